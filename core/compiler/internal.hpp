@@ -1,0 +1,122 @@
+// Private interfaces between the compiler's translation units. Only forward declarations of LLVM types here, so
+// that including this header costs nothing.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ww/compiler/compiler.hpp"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace ww::compiler::detail {
+
+// Stages that run on LLVM/MLIR frames (built without exceptions) report failure through this instead of throwing;
+// the driver throws once those frames are gone.
+struct Failure {
+  Stage stage = Stage::parse;
+  std::vector<Diagnostic> diagnostics;
+};
+
+inline Diagnostic error_diag(std::string message) {
+  Diagnostic d;
+  d.message = std::move(message);
+  return d;
+}
+
+class Stopwatch {
+ public:
+  double lap_ms() {
+    auto now = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return ms;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// --- fatal_error.cpp ---------------------------------------------------------------------------------------------
+// Runs `fn`, which must not throw. If LLVM reports a fatal error inside it, control comes back here (by longjmp:
+// whatever `fn` had allocated is leaked, its objects must not be used again), `*reason` gets LLVM's message and the
+// result is false. Outside such a call, a fatal error is printed with a warpweave prefix before LLVM exits.
+bool run_guarded(const std::function<void()>& fn, std::string* reason);
+
+// --- mlir_pipeline.cpp (the only translation unit with MLIR headers) ---------------------------------------------
+// Parse, verify, lower to the LLVM dialect and translate into `llvm_ctx`. On failure returns null and fills
+// `failure`. `stage` is kept current so that a fatal error can be attributed.
+std::unique_ptr<llvm::Module> lower_to_llvm_ir(std::string_view mlir_text, const CompileOptions& options,
+                                               llvm::LLVMContext& llvm_ctx, CompileResult& result,
+                                               Failure& failure, Stage& stage);
+// After a fatal error the MLIR context may be inconsistent: drop it (leaked, never destroyed) and make a new one.
+void abandon_mlir_context();
+
+// --- nvptx_codegen.cpp (LLVM only) -------------------------------------------------------------------------------
+// The whole MLIR -> PTX path: checks the target, lowers (above) into a fresh LLVMContext whose diagnostics are
+// collected, sets triple and data layout, optimises and emits PTX. False + `failure` on error.
+bool generate_ptx(std::string_view mlir_text, const Target& target, const CompileOptions& options,
+                  CompileResult& result, std::string& ptx, Failure& failure, Stage& stage);
+// After a fatal error inside LLVM the cached TargetMachines' state is unknown: drop (leak) them.
+void abandon_target_machines();
+
+// --- nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------------------------
+// What to ask of a cubin tool; each tool spells it its own way.
+struct CubinRequest {
+  std::string arch;  // "sm_90a"
+  int opt_level = 3;
+  bool verbose = false;    // resource usage report per kernel
+  bool line_info = false;
+  std::vector<std::string> ptxas_options;  // raw ptxas options
+};
+struct CubinOutput {
+  bool ok = false;
+  std::vector<uint8_t> cubin;
+  std::string log;  // the tool's info log on success; its error (and info) log on failure
+};
+// False when libnvJitLink cannot be loaded; `why` then says where it looked.
+bool nvjitlink_available(std::string* why = nullptr);
+CubinOutput nvjitlink_compile(std::string_view ptx, const CubinRequest& request);
+// Empty when no ptxas is found; `why` then says where it looked.
+std::string find_ptxas(std::string* why = nullptr);
+CubinOutput ptxas_compile(const std::string& ptxas, std::string_view ptx, const CubinRequest& request);
+
+// --- tools.cpp ---------------------------------------------------------------------------------------------------
+// Directories from set_search_dirs(), expanded with the sub-directories a pip wheel or a toolkit uses.
+std::vector<std::string> expand_search_dirs(const std::vector<std::string>& dirs);
+std::vector<std::string> configured_search_dirs();
+std::vector<std::string> split_path_list(std::string_view list);
+std::string getenv_str(const char* name);
+bool is_executable_file(const std::string& path);
+bool is_regular_file(const std::string& path);
+// First executable named one of `names` in `dirs`, then $PATH, then $CUDA_HOME/bin and /usr/local/cuda/bin.
+std::string find_tool(const std::vector<std::string>& names, const std::vector<std::string>& dirs);
+
+// Runs argv[0] (a path) with its output (stdout and stderr together) captured. Returns the exit status, or -1
+// with `output` explaining why it could not run.
+int run_process(const std::vector<std::string>& argv, std::string& output);
+
+// A private directory under $TMPDIR, removed with its files on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string write(const std::string& name, std::string_view data) const;  // returns the file's path
+  bool ok() const { return !path_.empty(); }
+
+ private:
+  std::string path_;
+};
+bool read_file(const std::string& path, std::string& out);
+
+}  // namespace ww::compiler::detail

@@ -1,0 +1,339 @@
+// Bindings of the layout algebra. Shapes, strides and coordinates cross as Python ints and tuples; dynamic
+// integers as SymInt; basis strides as ScaledBasis. The Python package (warpweave.cute) adds CuTe DSL's argument
+// conventions on top.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+
+#include "ww/layout/assumptions.hpp"
+#include "ww/layout/error.hpp"
+#include "ww/layout/notation.hpp"
+
+namespace nb = nanobind;
+using namespace ww;
+
+namespace {
+
+// A dynamic integer seen from Python.
+struct SymInt {
+  Int v;
+};
+
+// A stride that walks one mode of a tuple-valued codomain (CuTe's v@i@j).
+struct ScaledBasis {
+  Int value;
+  Basis basis;
+};
+
+std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
+
+Int to_int(nb::handle h, const char* what) {
+  if (PyBool_Check(h.ptr())) throw LayoutTypeError(std::string(what) + ": expected an integer, got a bool");
+  if (PyLong_Check(h.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow) throw LayoutError(std::string(what) + ": integer out of the 64-bit range");
+    return Int(v);
+  }
+  if (nb::isinstance<SymInt>(h)) return nb::cast<SymInt&>(h).v;
+  // DSL values (e.g. Int32 proxies) and numpy integers say how they enter the algebra.
+  if (nb::hasattr(h, "__ww_int__")) return to_int(h.attr("__ww_int__")(), what);
+  if (nb::hasattr(h, "__index__")) return to_int(h.attr("__index__")(), what);
+  throw LayoutTypeError(std::string(what) + ": expected an integer, got " + py_type_name(h));
+}
+
+IntTuple to_int_tuple(nb::handle h, const char* what, int depth = 0) {
+  if (depth > 64) throw LayoutError(std::string(what) + ": nesting deeper than 64 levels");
+  if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
+    std::vector<IntTuple> c;
+    for (nb::handle x : h) c.push_back(to_int_tuple(x, what, depth + 1));
+    return IntTuple::tuple(std::move(c));
+  }
+  if (nb::isinstance<ScaledBasis>(h)) {
+    auto& b = nb::cast<ScaledBasis&>(h);
+    return IntTuple::scaled_basis(b.value, b.basis);
+  }
+  return IntTuple(to_int(h, what));
+}
+
+nb::object from_int(const Int& v) {
+  if (auto s = v.static_value()) return nb::int_(*s);
+  return nb::cast(SymInt{v});
+}
+
+nb::object from_int_tuple(const IntTuple& t) {
+  if (t.is_leaf()) {
+    if (t.has_basis()) return nb::cast(ScaledBasis{t.value(), t.basis()});
+    return from_int(t.value());
+  }
+  nb::list l;
+  for (auto& c : t.children()) l.append(from_int_tuple(c));
+  return nb::tuple(l);
+}
+
+Tiler to_tiler(nb::handle h, int depth = 0) {
+  if (depth > 64) throw LayoutError("tiler: nesting deeper than 64 levels");
+  if (h.is_none()) return Tiler::underscore();
+  if (nb::isinstance<Layout>(h)) return Tiler(nb::cast<Layout&>(h));
+  if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
+    std::vector<Tiler> modes;
+    for (nb::handle x : h) {
+      // A tuple inside a tiler is a by-mode tiler again; a bare shape tuple of ints reads the same way.
+      modes.push_back(to_tiler(x, depth + 1));
+    }
+    return Tiler::tuple(std::move(modes));
+  }
+  if (nb::isinstance<ComposedLayout>(h))
+    throw LayoutTypeError("tiler: a composed (swizzled) layout cannot be a tiler");
+  return Tiler(to_int(h, "tiler"));
+}
+
+std::vector<int> to_mode(nb::handle h) {
+  std::vector<int> path;
+  if (h.is_none()) return path;
+  if (PyLong_Check(h.ptr())) return {nb::cast<int>(h)};
+  for (nb::handle x : h) path.push_back(nb::cast<int>(x));
+  return path;
+}
+
+std::optional<IntTuple> opt_tuple(nb::handle h, const char* what) {
+  if (h.is_none()) return std::nullopt;
+  return to_int_tuple(h, what);
+}
+
+Layout make_layout_py(nb::handle shape, nb::handle stride) {
+  IntTuple s = to_int_tuple(shape, "make_layout shape");
+  if (stride.is_none()) return make_layout(s);
+  return make_layout(s, to_int_tuple(stride, "make_layout stride"));
+}
+
+template <class T>
+size_t hash_of(const T& x) {
+  return x.hash();
+}
+
+}  // namespace
+
+void bind_layout(nb::module_& m) {
+  nb::class_<SymInt>(m, "SymInt", "A dynamic integer of the layout algebra (a runtime extent, stride or index).")
+      .def_static("symbol", [](uint64_t id, int64_t divisibility, bool nonneg, int bits, const std::string& name) {
+            return SymInt{Int::symbol(id, divisibility, nonneg, bits, name)};
+          }, nb::arg("id"), nb::arg("divisibility") = 1, nb::arg("nonneg") = true, nb::arg("bits") = 32,
+          nb::arg("name") = "")
+      .def_prop_ro("divisibility", [](const SymInt& s) { return s.v.divisibility(); })
+      .def_prop_ro("bits", [](const SymInt& s) { return s.v.bits(); })
+      .def_prop_ro("expr", [](const SymInt& s) { return s.v.expr_str(); })
+      .def("evaluate", [](const SymInt& s, const std::map<uint64_t, int64_t>& env) {
+            return s.v.evaluate([&](uint64_t id) {
+              auto it = env.find(id);
+              if (it == env.end()) throw LayoutError("evaluate: no value for the symbol " + std::to_string(id));
+              return it->second;
+            });
+          })
+      .def("__ww_int__", [](const SymInt& s) { return s; })
+      .def("__add__", [](const SymInt& a, nb::handle b) { return from_int(a.v + to_int(b, "+")); })
+      .def("__radd__", [](const SymInt& a, nb::handle b) { return from_int(to_int(b, "+") + a.v); })
+      .def("__sub__", [](const SymInt& a, nb::handle b) { return from_int(a.v - to_int(b, "-")); })
+      .def("__rsub__", [](const SymInt& a, nb::handle b) { return from_int(to_int(b, "-") - a.v); })
+      .def("__mul__", [](const SymInt& a, nb::handle b) { return from_int(a.v * to_int(b, "*")); })
+      .def("__rmul__", [](const SymInt& a, nb::handle b) { return from_int(to_int(b, "*") * a.v); })
+      .def("__floordiv__", [](const SymInt& a, nb::handle b) { return from_int(a.v / to_int(b, "//")); })
+      .def("__rfloordiv__", [](const SymInt& a, nb::handle b) { return from_int(to_int(b, "//") / a.v); })
+      .def("__mod__", [](const SymInt& a, nb::handle b) { return from_int(a.v % to_int(b, "%")); })
+      .def("__rmod__", [](const SymInt& a, nb::handle b) { return from_int(to_int(b, "%") % a.v); })
+      .def("__neg__", [](const SymInt& a) { return from_int(-a.v); })
+      .def("same", [](const SymInt& a, nb::handle b) { return a.v.same(to_int(b, "same")); })
+      .def("__hash__", [](const SymInt& a) { return a.v.hash(); })
+      .def("__str__", [](const SymInt& a) { return a.v.str(); })
+      .def("__repr__", [](const SymInt& a) { return "SymInt(" + a.v.expr_str() + ")"; });
+
+  nb::class_<ScaledBasis>(m, "ScaledBasis", "A basis stride v@i@j: v steps along mode (i, j) of a coordinate.")
+      .def("__init__", [](ScaledBasis* self, nb::handle value, const std::vector<int>& path) {
+            new (self) ScaledBasis{to_int(value, "ScaledBasis"), Basis::path(path)};
+          })
+      .def_prop_ro("value", [](const ScaledBasis& b) { return from_int(b.value); })
+      .def_prop_ro("mode", [](const ScaledBasis& b) {
+            std::vector<int> p;
+            for (int i = 0; i < b.basis.depth(); ++i) p.push_back(b.basis[i]);
+            return p;
+          })
+      .def("__eq__", [](const ScaledBasis& a, const ScaledBasis& b) { return a.basis == b.basis && a.value.same(b.value); })
+      .def("__hash__", [](const ScaledBasis& b) { return b.value.hash() * 31 + b.basis.raw(); })
+      .def("__repr__", [](const ScaledBasis& b) { return IntTuple::scaled_basis(b.value, b.basis).str(); });
+
+  nb::class_<Layout>(m, "Layout", "A CuTe layout: a shape and a congruent stride.")
+      .def("__init__", [](Layout* self, nb::handle shape, nb::handle stride) { new (self) Layout(make_layout_py(shape, stride)); },
+           nb::arg("shape"), nb::arg("stride") = nb::none())
+      .def_prop_ro("shape", [](const Layout& l) { return from_int_tuple(l.shape()); })
+      .def_prop_ro("stride", [](const Layout& l) { return from_int_tuple(l.stride()); })
+      .def("size", [](const Layout& l) { return from_int(l.size()); })
+      .def("cosize", [](const Layout& l) { return from_int_tuple(l.cosize()); })
+      .def_prop_ro("rank", &Layout::rank)
+      .def_prop_ro("depth", &Layout::depth)
+      .def("is_static", &Layout::is_static)
+      .def("__call__", [](const Layout& l, nb::handle coord) { return from_int_tuple(l(to_int_tuple(coord, "layout coordinate"))); })
+      .def("__eq__", [](const Layout& a, nb::handle b) { return nb::isinstance<Layout>(b) && a.same(nb::cast<Layout&>(b)); })
+      .def("__ne__", [](const Layout& a, nb::handle b) { return !(nb::isinstance<Layout>(b) && a.same(nb::cast<Layout&>(b))); })
+      .def("__hash__", &hash_of<Layout>)
+      .def("__str__", &Layout::str)
+      .def("__repr__", &Layout::str);
+
+  nb::class_<Swizzle>(m, "Swizzle", "Swizzle<B,M,S>: XORs B bits at position M+S into the B bits at M.")
+      .def(nb::init<int, int, int>(), nb::arg("bits"), nb::arg("base"), nb::arg("shift"))
+      .def_prop_ro("num_bits", &Swizzle::bits)
+      .def_prop_ro("num_base", &Swizzle::base)
+      .def_prop_ro("num_shift", &Swizzle::shift)
+      .def("__call__", [](const Swizzle& s, nb::handle offset) { return from_int(s(to_int(offset, "swizzle offset"))); })
+      .def("__eq__", [](const Swizzle& a, nb::handle b) { return nb::isinstance<Swizzle>(b) && a.same(nb::cast<Swizzle&>(b)); })
+      .def("__hash__", &hash_of<Swizzle>)
+      .def("__str__", &Swizzle::str)
+      .def("__repr__", &Swizzle::str);
+
+  nb::class_<ComposedLayout>(m, "ComposedLayout", "inner o offset o outer: f(c) = inner(offset + outer(c)).")
+      .def("__init__", [](ComposedLayout* self, nb::handle inner, nb::handle offset, const Layout& outer) {
+            IntTuple off = to_int_tuple(offset, "make_composed_layout offset");
+            if (nb::isinstance<Swizzle>(inner)) {
+              new (self) ComposedLayout(nb::cast<Swizzle&>(inner), off, outer);
+            } else if (nb::isinstance<Layout>(inner)) {
+              new (self) ComposedLayout(nb::cast<Layout&>(inner), off, outer);
+            } else {
+              throw LayoutTypeError("make_composed_layout: the inner function must be a Swizzle or a Layout, got " + py_type_name(inner));
+            }
+          })
+      .def_prop_ro("inner", [](const ComposedLayout& c) -> nb::object {
+            if (c.inner_is_swizzle()) return nb::cast(std::get<Swizzle>(c.inner()));
+            return nb::cast(std::get<Layout>(c.inner()));
+          })
+      .def_prop_ro("offset", [](const ComposedLayout& c) { return from_int_tuple(c.offset()); })
+      .def_prop_ro("outer", &ComposedLayout::outer)
+      .def_prop_ro("shape", [](const ComposedLayout& c) { return from_int_tuple(c.shape()); })
+      .def("size", [](const ComposedLayout& c) { return from_int(c.size()); })
+      .def("cosize", [](const ComposedLayout& c) { return from_int_tuple(c.cosize()); })
+      .def_prop_ro("rank", &ComposedLayout::rank)
+      .def_prop_ro("depth", [](const ComposedLayout& c) { return c.outer().depth(); })
+      .def("__call__", [](const ComposedLayout& c, nb::handle coord) { return from_int_tuple(c(to_int_tuple(coord, "layout coordinate"))); })
+      .def("__eq__", [](const ComposedLayout& a, nb::handle b) {
+            return nb::isinstance<ComposedLayout>(b) && a.same(nb::cast<ComposedLayout&>(b));
+          })
+      .def("__hash__", &hash_of<ComposedLayout>)
+      .def("__str__", &ComposedLayout::str)
+      .def("__repr__", &ComposedLayout::str);
+
+  // --- IntTuple functions ---------------------------------------------------------------------------------------
+  m.def("product", [](nb::handle t) { return from_int(product(to_int_tuple(t, "product"))); });
+  m.def("product_each", [](nb::handle t) { return from_int_tuple(product_each(to_int_tuple(t, "product_each"))); });
+  m.def("tuple_flatten", [](nb::handle t) { return from_int_tuple(flatten(to_int_tuple(t, "flatten"))); });
+  m.def("tuple_depth", [](nb::handle t) { return depth(to_int_tuple(t, "depth")); });
+  m.def("tuple_rank", [](nb::handle t) { return to_int_tuple(t, "rank").rank(); });
+  m.def("shape_div", [](nb::handle a, nb::handle b) {
+    return from_int_tuple(shape_div(to_int_tuple(a, "shape_div"), to_int_tuple(b, "shape_div")));
+  });
+  m.def("tuple_ceil_div", [](nb::handle a, nb::handle b) {
+    return from_int_tuple(ceil_div(to_int_tuple(a, "ceil_div"), to_int_tuple(b, "ceil_div")));
+  });
+  m.def("ceil_div", [](nb::handle target, nb::handle tiler) {
+    return from_int_tuple(ceil_div(to_int_tuple(target, "ceil_div"), to_tiler(tiler)));
+  });
+  m.def("congruent", [](nb::handle a, nb::handle b) { return congruent(to_int_tuple(a, "congruent"), to_int_tuple(b, "congruent")); });
+  m.def("compatible", [](nb::handle a, nb::handle b) { return compatible(to_int_tuple(a, "compatible"), to_int_tuple(b, "compatible")); });
+  m.def("weakly_congruent", [](nb::handle a, nb::handle b) {
+    return weakly_congruent(to_int_tuple(a, "weakly_congruent"), to_int_tuple(b, "weakly_congruent"));
+  });
+  m.def("idx2crd", [](nb::handle idx, nb::handle shape) {
+    return from_int_tuple(idx2crd(to_int_tuple(idx, "idx2crd index"), to_int_tuple(shape, "idx2crd shape")));
+  });
+  m.def("crd2idx", [](nb::handle coord, const Layout& l) { return from_int_tuple(l(to_int_tuple(coord, "crd2idx coordinate"))); });
+  m.def("crd2idx", [](nb::handle coord, const ComposedLayout& l) { return from_int_tuple(l(to_int_tuple(coord, "crd2idx coordinate"))); });
+  m.def("crd2idx_shape", [](nb::handle coord, nb::handle shape, nb::handle stride) {
+    return from_int_tuple(crd2idx(to_int_tuple(coord, "crd2idx"), to_int_tuple(shape, "crd2idx"), to_int_tuple(stride, "crd2idx")));
+  });
+  m.def("compact_col_major", [](nb::handle shape) { return from_int_tuple(compact_col_major(to_int_tuple(shape, "compact_col_major"))); });
+  m.def("compact_row_major", [](nb::handle shape) { return from_int_tuple(compact_row_major(to_int_tuple(shape, "compact_row_major"))); });
+
+  // --- Construction and modes -----------------------------------------------------------------------------------
+  m.def("make_layout", &make_layout_py, nb::arg("shape"), nb::arg("stride") = nb::none());
+  m.def("make_layout_from_modes", [](const std::vector<Layout>& modes) { return make_layout(modes); });
+  m.def("make_ordered_layout", [](nb::handle shape, nb::handle order) {
+    return make_ordered_layout(to_int_tuple(shape, "make_ordered_layout shape"), to_int_tuple(order, "make_ordered_layout order"));
+  });
+  m.def("make_identity_layout", [](nb::handle shape) { return make_identity_layout(to_int_tuple(shape, "make_identity_layout")); });
+  m.def("make_layout_tv", [](const Layout& thr, const Layout& val) {
+    auto [tiler, tv] = make_layout_tv(thr, val);
+    return nb::make_tuple(from_int_tuple(tiler), tv);
+  });
+  m.def("get", [](const Layout& l, nb::handle mode) { return get(l, to_mode(mode)); });
+  m.def("select", [](const Layout& l, nb::handle mode) { return select(l, to_mode(mode)); });
+  m.def("flatten", [](const Layout& l) { return flatten(l); });
+  m.def("flatten", [](const ComposedLayout& l) { return flatten(l); });
+  m.def("group_modes", [](const Layout& l, int b, int e) { return group_modes(l, b, e); });
+  m.def("append", [](const Layout& l, const Layout& x) { return append(l, x); });
+  m.def("append_to_rank", [](const Layout& l, int n, const Layout& x) { return append(l, n, x); });
+  m.def("prepend", [](const Layout& l, const Layout& x) { return prepend(l, x); });
+  m.def("prepend_to_rank", [](const Layout& l, int n, const Layout& x) { return prepend(l, n, x); });
+
+  // --- Algebra --------------------------------------------------------------------------------------------------
+  m.def("coalesce", [](const Layout& l, nb::handle profile) {
+    if (profile.is_none()) return coalesce(l);
+    return coalesce(l, to_int_tuple(profile, "coalesce target_profile"));
+  }, nb::arg("layout"), nb::arg("target_profile") = nb::none());
+  m.def("coalesce", [](const ComposedLayout& l, nb::handle) { return coalesce(l); }, nb::arg("layout"),
+        nb::arg("target_profile") = nb::none());
+  m.def("filter_zeros", [](const Layout& l, nb::handle profile) {
+    if (profile.is_none()) return filter_zeros(l);
+    return filter_zeros(l, to_int_tuple(profile, "filter_zeros target_profile"));
+  }, nb::arg("layout"), nb::arg("target_profile") = nb::none());
+  m.def("filter", [](const Layout& l, nb::handle profile) {
+    if (profile.is_none()) return filter(l);
+    return filter(l, to_int_tuple(profile, "filter target_profile"));
+  }, nb::arg("layout"), nb::arg("target_profile") = nb::none());
+  m.def("composition", [](const Layout& a, nb::handle b) { return composition(a, to_tiler(b)); });
+  m.def("composition", [](const ComposedLayout& a, nb::handle b) { return composition(a, to_tiler(b)); });
+  m.def("composition", [](const Swizzle& a, const Layout& b) { return composition(a, b); });
+  m.def("complement", [](const Layout& a, nb::handle cotarget) {
+    if (cotarget.is_none()) return complement(a);
+    return complement(a, to_int_tuple(cotarget, "complement cotarget"));
+  }, nb::arg("layout"), nb::arg("cotarget") = nb::none());
+  m.def("right_inverse", [](const Layout& a) { return right_inverse(a); });
+  m.def("left_inverse", [](const Layout& a) { return left_inverse(a); });
+
+#define WW_TILER_OP(name)                                                                              \
+  m.def(#name, [](const Layout& a, nb::handle t) { return name(a, to_tiler(t)); });                  \
+  m.def(#name, [](const ComposedLayout& a, nb::handle t) { return name(a, to_tiler(t)); });
+  WW_TILER_OP(logical_divide)
+  WW_TILER_OP(zipped_divide)
+  WW_TILER_OP(tiled_divide)
+  WW_TILER_OP(flat_divide)
+  WW_TILER_OP(logical_product)
+  WW_TILER_OP(zipped_product)
+  WW_TILER_OP(tiled_product)
+  WW_TILER_OP(flat_product)
+#undef WW_TILER_OP
+  m.def("blocked_product", [](const Layout& a, const Layout& b) { return blocked_product(a, b); });
+  m.def("blocked_product", [](const ComposedLayout& a, const Layout& b) { return blocked_product(a, b); });
+  m.def("raked_product", [](const Layout& a, const Layout& b) { return raked_product(a, b); });
+  m.def("raked_product", [](const ComposedLayout& a, const Layout& b) { return raked_product(a, b); });
+  m.def("tile_to_shape", [](const Layout& a, nb::handle shape, nb::handle order) {
+    return tile_to_shape(a, to_int_tuple(shape, "tile_to_shape"), opt_tuple(order, "tile_to_shape order"));
+  }, nb::arg("block"), nb::arg("target_shape"), nb::arg("order") = nb::none());
+  m.def("tile_to_shape", [](const ComposedLayout& a, nb::handle shape, nb::handle order) {
+    return tile_to_shape(a, to_int_tuple(shape, "tile_to_shape"), opt_tuple(order, "tile_to_shape order"));
+  }, nb::arg("block"), nb::arg("target_shape"), nb::arg("order") = nb::none());
+  m.def("max_common_layout", [](const Layout& a, const Layout& b) { return max_common_layout(a, b); });
+  m.def("max_common_vector", [](const Layout& a, const Layout& b) { return from_int(max_common_vector(a, b)); });
+  m.def("recast_layout", [](int new_bits, int old_bits, const Layout& l) { return recast_layout(new_bits, old_bits, l); });
+  m.def("upcast", [](const Layout& l, int64_t n) { return upcast(l, n); });
+  m.def("downcast", [](const Layout& l, int64_t n) { return downcast(l, n); });
+
+  // --- Notation -------------------------------------------------------------------------------------------------
+  m.def("parse_layout", [](const std::string& text) -> nb::object {
+    auto any = parse_any_layout(text);
+    if (auto* l = std::get_if<Layout>(&any)) return nb::cast(*l);
+    return nb::cast(std::get<ComposedLayout>(any));
+  });
+  m.def("parse_int_tuple", [](const std::string& text) { return from_int_tuple(parse_int_tuple(text)); });
+}

@@ -1,0 +1,23 @@
+// warpweave._core: thin typed bindings over the core. Each area binds itself in its own file.
+#include <nanobind/nanobind.h>
+
+#include "ww/layout/error.hpp"
+
+namespace nb = nanobind;
+
+void bind_layout(nb::module_& m);
+
+NB_MODULE(_core, m) {
+  m.doc() = "warpweave core: layout algebra, compiler, runtime and plugin host";
+  // Violated preconditions are ValueError, wrong kinds of operands TypeError, as Python users expect.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ww::LayoutTypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ww::LayoutError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  bind_layout(m);
+}

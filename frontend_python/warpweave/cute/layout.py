@@ -1,0 +1,344 @@
+"""CuTe layout algebra with CuTe DSL's names and argument conventions, over the C++ core.
+
+Everything here works in plain Python, outside any kernel. Shapes, strides and coordinates are ints and tuples;
+dynamic (runtime) integers are SymInt. A tensor passes through every operation that acts on its layout: an object
+with a ``layout`` attribute and a ``_ww_with_layout(layout)`` method gets its layout replaced.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .. import _core
+
+Layout = _core.Layout
+ComposedLayout = _core.ComposedLayout
+Swizzle = _core.Swizzle
+SymInt = _core.SymInt
+ScaledBasis = _core.ScaledBasis
+
+_LAYOUTS = (Layout, ComposedLayout)
+
+__all__ = [
+    "Layout", "ComposedLayout", "Swizzle", "SymInt", "ScaledBasis",
+    "make_layout", "make_ordered_layout", "make_identity_layout", "make_layout_tv", "make_swizzle",
+    "make_composed_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride", "get", "select",
+    "flatten", "group_modes", "append", "prepend", "crd2idx", "idx2crd", "coalesce", "filter", "filter_zeros",
+    "composition", "complement", "right_inverse", "left_inverse", "logical_divide", "zipped_divide", "tiled_divide",
+    "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
+    "raked_product", "max_common_layout", "max_common_vector", "tile_to_shape", "recast_layout", "ceil_div",
+    "shape_div", "product", "product_each", "is_static",
+]
+
+
+def _is_layout(x: Any) -> bool:
+    return isinstance(x, _LAYOUTS)
+
+
+def _layout_of(x: Any, op: str):
+    if _is_layout(x):
+        return x
+    inner = getattr(x, "layout", None)
+    if _is_layout(inner):
+        return inner
+    raise TypeError(f"{op}: expected a Layout, ComposedLayout or Tensor, got {type(x).__name__}")
+
+
+def _rewrap(x: Any, new_layout):
+    """Returns new_layout for a layout argument, or the tensor x with new_layout."""
+    if _is_layout(x):
+        return new_layout
+    return x._ww_with_layout(new_layout)
+
+
+def _mode_path(mode) -> list[int]:
+    if mode is None:
+        return []
+    if isinstance(mode, int):
+        return [mode]
+    return list(mode)
+
+
+def _tuple_get(t, path: Sequence[int]):
+    for i in path:
+        if isinstance(t, tuple):
+            if not -len(t) <= i < len(t):
+                raise ValueError(f"get: mode {i} out of range for {t}")
+            t = t[i]
+        elif i != 0:
+            raise ValueError(f"get: mode {i} out of range for the integer {t}")
+    return t
+
+
+def _select_layout(x, mode, op):
+    lay = _layout_of(x, op)
+    path = _mode_path(mode)
+    if not path:
+        return lay
+    if isinstance(lay, ComposedLayout):
+        raise TypeError(f"{op}: mode selection on a composed layout; select on its outer layout instead")
+    return _core.get(lay, path)
+
+
+# --- Construction ---------------------------------------------------------------------------------------------
+
+def make_layout(*args, stride=None):
+    """make_layout(shape, stride=None): compact column-major by default. make_layout(L0, L1, ...) concatenates
+    layouts as modes."""
+    if args and all(_is_layout(a) for a in args):
+        if stride is not None:
+            raise TypeError("make_layout: stride= is not taken with layouts as modes")
+        return _core.make_layout_from_modes(list(args))
+    if len(args) != 1:
+        raise TypeError("make_layout: expected a shape (and stride=), or layouts as modes")
+    return _core.make_layout(args[0], stride)
+
+
+def make_ordered_layout(shape, order):
+    return _core.make_ordered_layout(shape, order)
+
+
+def make_identity_layout(shape):
+    return _core.make_identity_layout(shape)
+
+
+def make_layout_tv(thr_layout, val_layout):
+    """Returns (tiler_mn, layout_tv): layout_tv maps (thread, value) into the tiler_mn tile of
+    raked_product(thr_layout, val_layout)."""
+    return _core.make_layout_tv(thr_layout, val_layout)
+
+
+def make_swizzle(b: int, m: int, s: int):
+    return Swizzle(b, m, s)
+
+
+def make_composed_layout(inner, offset, outer):
+    return ComposedLayout(inner, offset, outer)
+
+
+def parse_layout(text: str):
+    """Reads CuTe's notation, e.g. ``(4,(2,3)):(1,(4,8))`` or ``Sw<3,4,3> o 0 o (8,64):(64,1)``."""
+    if not isinstance(text, str):
+        raise TypeError(f"parse_layout: expected a str, got {type(text).__name__}")
+    return _core.parse_layout(text)
+
+
+# --- Queries --------------------------------------------------------------------------------------------------
+
+def _shape_of(x):
+    if isinstance(x, (int, tuple, SymInt)) or hasattr(x, "__ww_int__"):
+        return x
+    return _layout_of(x, "shape").shape
+
+
+def size(a, mode=[]):  # noqa: B006 (CuTe DSL's signature)
+    path = _mode_path(mode)
+    if isinstance(a, (int, tuple, SymInt)) or hasattr(a, "__ww_int__"):
+        return _core.product(_tuple_get(a, path))
+    return _select_layout(a, path, "size").size()
+
+
+def cosize(a, mode=[]):  # noqa: B006
+    return _select_layout(a, mode, "cosize").cosize()
+
+
+def rank(a, mode=[]):  # noqa: B006
+    path = _mode_path(mode)
+    if isinstance(a, (int, tuple)):
+        return _core.tuple_rank(_tuple_get(a, path))
+    return _select_layout(a, path, "rank").rank
+
+
+def depth(a, mode=[]):  # noqa: B006
+    path = _mode_path(mode)
+    if isinstance(a, (int, tuple)):
+        return _core.tuple_depth(_tuple_get(a, path))
+    return _select_layout(a, path, "depth").depth
+
+
+def shape(a, mode=[]):  # noqa: B006
+    path = _mode_path(mode)
+    return _tuple_get(_shape_of(a), path) if path else _shape_of(a)
+
+
+def stride(a, mode=[]):  # noqa: B006
+    lay = _layout_of(a, "stride")
+    if isinstance(lay, ComposedLayout):
+        raise TypeError("stride: a composed layout has no single stride; use its outer layout")
+    return _tuple_get(lay.stride, _mode_path(mode))
+
+
+def is_static(x) -> bool:
+    if isinstance(x, int):
+        return True
+    if isinstance(x, tuple):
+        return all(is_static(c) for c in x)
+    if isinstance(x, SymInt):
+        return False
+    if isinstance(x, Layout):
+        return x.is_static()
+    if isinstance(x, ComposedLayout):
+        return x.outer.is_static()
+    return False
+
+
+def product(a):
+    return _core.product(a)
+
+
+def product_each(a):
+    return _core.product_each(a)
+
+
+# --- Modes ----------------------------------------------------------------------------------------------------
+
+def get(input, mode):
+    """The sub-tuple or sub-layout at a mode path, e.g. get(layout, mode=[1, 0])."""
+    path = _mode_path(mode)
+    if isinstance(input, tuple) or isinstance(input, int):
+        return _tuple_get(input, path)
+    return _rewrap(input, _select_layout(input, path, "get"))
+
+
+def select(input, mode):
+    path = _mode_path(mode)
+    if isinstance(input, tuple):
+        return tuple(input[i] for i in path)
+    return _rewrap(input, _core.select(_layout_of(input, "select"), path))
+
+
+def flatten(a):
+    if isinstance(a, (int, tuple)):
+        return _core.tuple_flatten(a)
+    return _rewrap(a, _core.flatten(_layout_of(a, "flatten")))
+
+
+def group_modes(input, begin: int, end: int = None):
+    if isinstance(input, tuple):
+        end = len(input) if end is None else end
+        return input[:begin] + (tuple(input[begin:end]),) + input[end:]
+    lay = _layout_of(input, "group_modes")
+    end = lay.rank if end is None else end
+    return _rewrap(input, _core.group_modes(lay, begin, end))
+
+
+def append(input, elem, up_to_rank: int = None):
+    if isinstance(input, (int, tuple)):
+        t = input if isinstance(input, tuple) else (input,)
+        if up_to_rank is None:
+            return t + (elem,)
+        return t + (elem,) * max(0, up_to_rank - len(t))
+    lay = _layout_of(input, "append")
+    if up_to_rank is None:
+        return _rewrap(input, _core.append(lay, elem))
+    return _rewrap(input, _core.append_to_rank(lay, up_to_rank, elem))
+
+
+def prepend(input, elem, up_to_rank: int = None):
+    if isinstance(input, (int, tuple)):
+        t = input if isinstance(input, tuple) else (input,)
+        if up_to_rank is None:
+            return (elem,) + t
+        return (elem,) * max(0, up_to_rank - len(t)) + t
+    lay = _layout_of(input, "prepend")
+    if up_to_rank is None:
+        return _rewrap(input, _core.prepend(lay, elem))
+    return _rewrap(input, _core.prepend_to_rank(lay, up_to_rank, elem))
+
+
+# --- Coordinates ----------------------------------------------------------------------------------------------
+
+def crd2idx(coord, layout):
+    """The offset of a coordinate (or 1-D index) under a layout."""
+    return _core.crd2idx(coord, _layout_of(layout, "crd2idx"))
+
+
+def idx2crd(idx, shape):
+    """The colexicographic coordinate of an index in a shape."""
+    return _core.idx2crd(idx, shape)
+
+
+# --- Algebra --------------------------------------------------------------------------------------------------
+
+def coalesce(input, *, target_profile=None):
+    return _rewrap(input, _core.coalesce(_layout_of(input, "coalesce"), target_profile))
+
+
+def filter_zeros(input, *, target_profile=None):
+    return _rewrap(input, _core.filter_zeros(_layout_of(input, "filter_zeros"), target_profile))
+
+
+def filter(input, *, target_profile=None):  # noqa: A001 (CuTe's name)
+    return _rewrap(input, _core.filter(_layout_of(input, "filter"), target_profile))
+
+
+def composition(lhs, rhs):
+    """lhs o rhs: (lhs o rhs)(c) == lhs(rhs(c)). rhs may be a layout or a tiler (a tuple of layouts/ints/None)."""
+    if isinstance(lhs, Swizzle):
+        return _core.composition(lhs, rhs)
+    return _rewrap(lhs, _core.composition(_layout_of(lhs, "composition"), rhs))
+
+
+def complement(input, cotarget=None):
+    return _core.complement(_layout_of(input, "complement"), cotarget)
+
+
+def right_inverse(input):
+    return _core.right_inverse(_layout_of(input, "right_inverse"))
+
+
+def left_inverse(input):
+    return _core.left_inverse(_layout_of(input, "left_inverse"))
+
+
+def _tiler_op(name):
+    fn = getattr(_core, name)
+
+    def op(target, tiler):
+        return _rewrap(target, fn(_layout_of(target, name), tiler))
+
+    op.__name__ = name
+    op.__doc__ = f"CuTe's {name}(target, tiler); a tensor target keeps its data and gets the new layout."
+    return op
+
+
+logical_divide = _tiler_op("logical_divide")
+zipped_divide = _tiler_op("zipped_divide")
+tiled_divide = _tiler_op("tiled_divide")
+flat_divide = _tiler_op("flat_divide")
+logical_product = _tiler_op("logical_product")
+zipped_product = _tiler_op("zipped_product")
+tiled_product = _tiler_op("tiled_product")
+flat_product = _tiler_op("flat_product")
+
+
+def blocked_product(block, tiler):
+    return _core.blocked_product(_layout_of(block, "blocked_product"), tiler)
+
+
+def raked_product(block, tiler):
+    return _core.raked_product(_layout_of(block, "raked_product"), tiler)
+
+
+def tile_to_shape(atom, trg_shape, order=None):
+    return _core.tile_to_shape(_layout_of(atom, "tile_to_shape"), trg_shape, order)
+
+
+def max_common_layout(a, b):
+    return _core.max_common_layout(_layout_of(a, "max_common_layout"), _layout_of(b, "max_common_layout"))
+
+
+def max_common_vector(a, b):
+    return _core.max_common_vector(_layout_of(a, "max_common_vector"), _layout_of(b, "max_common_vector"))
+
+
+def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
+    return _core.recast_layout(new_type_bits, old_type_bits, _layout_of(src_layout, "recast_layout"))
+
+
+def ceil_div(input, tiler):
+    """The number of tiles of `tiler` along each mode of the shape `input` (the rest modes of a divide)."""
+    return _core.ceil_div(_shape_of(input), tiler)
+
+
+def shape_div(a, b):
+    return _core.shape_div(a, b)
