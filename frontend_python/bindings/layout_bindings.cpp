@@ -9,26 +9,17 @@
 #include <nanobind/stl/vector.h>
 
 #include <map>
+#include <memory>
 
 #include "ww/layout/assumptions.hpp"
 #include "ww/layout/error.hpp"
 #include "ww/layout/notation.hpp"
+#include "layout_convert.hpp"
 
 namespace nb = nanobind;
 using namespace ww;
 
-namespace {
-
-// A dynamic integer seen from Python.
-struct SymInt {
-  Int v;
-};
-
-// A stride that walks one mode of a tuple-valued codomain (CuTe's v@i@j).
-struct ScaledBasis {
-  Int value;
-  Basis basis;
-};
+namespace ww::py {
 
 std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
 
@@ -47,7 +38,7 @@ Int to_int(nb::handle h, const char* what) {
   throw LayoutTypeError(std::string(what) + ": expected an integer, got " + py_type_name(h));
 }
 
-IntTuple to_int_tuple(nb::handle h, const char* what, int depth = 0) {
+IntTuple to_int_tuple(nb::handle h, const char* what, int depth) {
   if (depth > 64) throw LayoutError(std::string(what) + ": nesting deeper than 64 levels");
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
     std::vector<IntTuple> c;
@@ -75,6 +66,11 @@ nb::object from_int_tuple(const IntTuple& t) {
   for (auto& c : t.children()) l.append(from_int_tuple(c));
   return nb::tuple(l);
 }
+
+}  // namespace ww::py
+
+namespace {
+using namespace ww::py;
 
 Tiler to_tiler(nb::handle h, int depth = 0) {
   if (depth > 64) throw LayoutError("tiler: nesting deeper than 64 levels");
@@ -328,6 +324,42 @@ void bind_layout(nb::module_& m) {
   m.def("recast_layout", [](int new_bits, int old_bits, const Layout& l) { return recast_layout(new_bits, old_bits, l); });
   m.def("upcast", [](const Layout& l, int64_t n) { return upcast(l, n); });
   m.def("downcast", [](const Layout& l, int64_t n) { return downcast(l, n); });
+
+  // --- Assumptions about dynamic values (recorded while tracing, checked at launch) -----------------------------
+  struct PyAssumptions {
+    std::unique_ptr<AssumptionScope> scope;
+    std::vector<Assumption> captured;
+  };
+  nb::class_<PyAssumptions>(m, "AssumptionScope",
+                            "Records what the algebra assumes about dynamic values while open (a context manager).")
+      .def(nb::init<>())
+      .def("__enter__", [](PyAssumptions& a) -> PyAssumptions& {
+            a.scope = std::make_unique<AssumptionScope>();
+            return a;
+          }, nb::rv_policy::reference)
+      .def("__exit__", [](PyAssumptions& a, nb::handle, nb::handle, nb::handle) {
+            if (a.scope) a.captured = a.scope->assumptions();
+            a.scope.reset();
+            return false;
+          })
+      .def("__len__", [](const PyAssumptions& a) { return a.scope ? a.scope->assumptions().size() : a.captured.size(); })
+      .def("descriptions", [](const PyAssumptions& a) {
+            std::vector<std::string> out;
+            for (auto& x : a.scope ? a.scope->assumptions() : a.captured) out.push_back(x.what + " (" + x.str() + ")");
+            return out;
+          })
+      // The descriptions of the assumptions that fail for these symbol values (empty: all hold).
+      .def("failed", [](const PyAssumptions& a, const std::map<uint64_t, int64_t>& env) {
+            std::vector<std::string> out;
+            auto val = [&](uint64_t id) {
+              auto it = env.find(id);
+              if (it == env.end()) throw LayoutError("no value for the symbol " + std::to_string(id));
+              return it->second;
+            };
+            for (auto& x : a.scope ? a.scope->assumptions() : a.captured)
+              if (!x.holds(val)) out.push_back(x.what + " (" + x.str() + ")");
+            return out;
+          });
 
   // --- Notation -------------------------------------------------------------------------------------------------
   m.def("parse_layout", [](const std::string& text) -> nb::object {

@@ -6,6 +6,10 @@
 namespace nb = nanobind;
 
 void bind_layout(nb::module_& m);
+void bind_ir(nb::module_& m);
+void bind_compiler(nb::module_& m);
+void bind_runtime(nb::module_& m);
+void bind_jit_cache(nb::module_& m);
 
 NB_MODULE(_core, m) {
   m.doc() = "warpweave core: layout algebra, compiler, runtime and plugin host";
@@ -20,4 +24,8 @@ NB_MODULE(_core, m) {
     }
   });
   bind_layout(m);
+  bind_ir(m);
+  bind_compiler(m);
+  bind_runtime(m);
+  bind_jit_cache(m);
 }

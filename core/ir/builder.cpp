@@ -1,0 +1,399 @@
+// The IR builder: MLIR text in generic syntax, regions as nested text buffers, symbolic integers materialised
+// with per-region reuse.
+#include "ww/ir/builder.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+namespace ww::ir {
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += c;
+    } else if (c == '\n') {
+      r += "\\0A";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\%02X", static_cast<unsigned char>(c));
+      r += buf;
+    } else {
+      r += c;
+    }
+  }
+  return r + "\"";
+}
+
+std::string value_name(Value v) { return "%" + std::to_string(v); }
+
+struct IntKey {
+  Int value;
+  std::string type;
+};
+struct IntKeyHash {
+  size_t operator()(const IntKey& k) const { return k.value.hash() ^ std::hash<std::string>()(k.type); }
+};
+struct IntKeyEq {
+  bool operator()(const IntKey& a, const IntKey& b) const { return a.type == b.type && a.value.same(b.value); }
+};
+
+// One open region (or function body): its text and what may be reused inside it.
+struct Frame {
+  std::string text;
+  std::unordered_map<uint64_t, Value> symbols;
+  std::unordered_map<IntKey, Value, IntKeyHash, IntKeyEq> ints;
+  std::unordered_map<std::string, Value> float_constants;
+};
+
+}  // namespace
+
+struct Builder::Impl {
+  std::vector<std::string> types{""};  // value 0 is unused
+  std::string module_text;
+  std::string function_header;
+  std::vector<Frame> frames;  // frames[0] is the function body when in a function
+  std::vector<std::string> closed_regions;
+  Location loc;
+  std::string loc_text = "loc(unknown)";
+  uint64_t next_symbol = uint64_t{1} << 48;  // host-side ids stay below
+  size_t ops = 0;
+
+  Value new_value(const std::string& type) {
+    types.push_back(type);
+    return static_cast<Value>(types.size() - 1);
+  }
+  Frame& top() {
+    if (frames.empty()) throw IRError("IR builder: an operation was created outside any function");
+    return frames.back();
+  }
+  void line(const std::string& s) {
+    std::string& t = top().text;
+    t.append(2 * frames.size(), ' ');
+    t += s;
+    t += '\n';
+  }
+  const std::string& type(Value v) const {
+    if (v == 0 || v >= types.size()) throw IRError("IR builder: unknown value %" + std::to_string(v));
+    return types[v];
+  }
+  Value lookup_symbol(uint64_t id) const {
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+      auto f = it->symbols.find(id);
+      if (f != it->symbols.end()) return f->second;
+    }
+    return 0;
+  }
+};
+
+Builder::Builder() : impl_(std::make_unique<Impl>()) {}
+Builder::~Builder() = default;
+
+void Builder::add_module_text(std::string text) {
+  impl_->module_text += "  " + text + "\n";
+}
+
+std::vector<Value> Builder::begin_function(const std::string& name, const std::vector<std::string>& arg_types,
+                                           const std::string& attributes,
+                                           const std::vector<std::string>& arg_attributes) {
+  if (!impl_->frames.empty()) throw IRError("IR builder: functions do not nest (" + name + ")");
+  std::vector<Value> args;
+  std::string h = "llvm.func @" + name + "(";
+  for (size_t i = 0; i < arg_types.size(); ++i) {
+    Value v = impl_->new_value(arg_types[i]);
+    args.push_back(v);
+    if (i) h += ", ";
+    h += value_name(v) + ": " + arg_types[i];
+    if (i < arg_attributes.size() && !arg_attributes[i].empty()) h += " {" + arg_attributes[i] + "}";
+  }
+  h += ")";
+  if (!attributes.empty()) h += " attributes {" + attributes + "}";
+  impl_->function_header = h + " {\n";
+  impl_->frames.emplace_back();
+  return args;
+}
+
+void Builder::end_function() {
+  if (impl_->frames.size() != 1) throw IRError("IR builder: end_function with regions still open");
+  impl_->line("llvm.return " + impl_->loc_text);
+  impl_->module_text += "  " + impl_->function_header + impl_->frames.back().text + "  }\n";
+  impl_->frames.clear();
+}
+
+bool Builder::in_function() const { return !impl_->frames.empty(); }
+
+std::string Builder::str() const { return "module {\n" + impl_->module_text + "}\n"; }
+
+std::vector<Value> Builder::op(std::string_view name, std::span<const Value> operands,
+                               std::span<const std::string> result_types, std::string_view properties,
+                               std::string_view attributes, int num_regions) {
+  Impl& m = *impl_;
+  if (num_regions < 0 || num_regions > static_cast<int>(m.closed_regions.size()))
+    throw IRError("IR builder: " + std::string(name) + " takes " + std::to_string(num_regions) +
+                  " regions but only " + std::to_string(m.closed_regions.size()) + " are closed");
+  std::vector<Value> results;
+  std::string s;
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    Value v = m.new_value(result_types[i]);
+    results.push_back(v);
+    s += (i ? ", " : "") + value_name(v);
+  }
+  if (!results.empty()) s += " = ";
+  s += quote(std::string(name)) + "(";
+  std::string in_types;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string& t = m.type(operands[i]);
+    s += (i ? ", " : "") + value_name(operands[i]);
+    in_types += (i ? ", " : "") + t;
+  }
+  s += ")";
+  if (!properties.empty()) s += " <{" + std::string(properties) + "}>";
+  if (num_regions > 0) {
+    s += " (";
+    size_t first = m.closed_regions.size() - static_cast<size_t>(num_regions);
+    for (size_t i = first; i < m.closed_regions.size(); ++i) s += (i > first ? ", " : "") + m.closed_regions[i];
+    s += ")";
+    m.closed_regions.resize(first);
+  }
+  if (!attributes.empty()) s += " {" + std::string(attributes) + "}";
+  s += " : (" + in_types + ") -> (";
+  for (size_t i = 0; i < result_types.size(); ++i) s += (i ? ", " : "") + result_types[i];
+  s += ") " + m.loc_text;
+  m.line(s);
+  ++m.ops;
+  return results;
+}
+
+Value Builder::op1(std::string_view name, std::span<const Value> operands, const std::string& result_type,
+                   std::string_view properties, std::string_view attributes) {
+  std::string t[1] = {result_type};
+  return op(name, operands, t, properties, attributes)[0];
+}
+
+void Builder::op0(std::string_view name, std::span<const Value> operands, std::string_view properties,
+                  std::string_view attributes, int num_regions) {
+  op(name, operands, {}, properties, attributes, num_regions);
+}
+
+std::vector<Value> Builder::inline_asm(const std::string& asm_text, const std::string& constraints,
+                                       std::span<const Value> operands, std::span<const std::string> result_types,
+                                       bool side_effects) {
+  std::string props = "asm_string = " + quote(asm_text) + ", constraints = " + quote(constraints) +
+                      (side_effects ? ", has_side_effects" : "");
+  if (result_types.empty()) {
+    op("llvm.inline_asm", operands, {}, props);
+    return {};
+  }
+  if (result_types.size() == 1) return op("llvm.inline_asm", operands, result_types, props);
+  std::string st = "!llvm.struct<(";
+  for (size_t i = 0; i < result_types.size(); ++i) st += (i ? ", " : "") + result_types[i];
+  st += ")>";
+  std::string sts[1] = {st};
+  Value s = op("llvm.inline_asm", operands, sts, props)[0];
+  std::vector<Value> out;
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    Value src[1] = {s};
+    out.push_back(op1("llvm.extractvalue", src, result_types[i], "position = array<i64: " + std::to_string(i) + ">"));
+  }
+  return out;
+}
+
+std::vector<Value> Builder::begin_region(std::span<const std::string> arg_types) {
+  Impl& m = *impl_;
+  if (m.frames.empty()) throw IRError("IR builder: a region was opened outside any function");
+  std::vector<Value> args;
+  std::string header = "^bb0(";
+  for (size_t i = 0; i < arg_types.size(); ++i) {
+    Value v = m.new_value(arg_types[i]);
+    args.push_back(v);
+    header += (i ? ", " : "") + value_name(v) + ": " + arg_types[i];
+  }
+  header += "):";
+  m.frames.emplace_back();
+  m.frames.back().text = std::string(2 * (m.frames.size() - 1), ' ') + header + "\n";
+  return args;
+}
+
+void Builder::end_region() {
+  Impl& m = *impl_;
+  if (m.frames.size() < 2) throw IRError("IR builder: end_region without an open region");
+  std::string body = std::move(m.frames.back().text);
+  m.frames.pop_back();
+  m.closed_regions.push_back("{\n" + body + std::string(2 * m.frames.size(), ' ') + "}");
+}
+
+int Builder::region_depth() const { return static_cast<int>(impl_->frames.size()) - 1; }
+
+const std::string& Builder::type_of(Value v) const { return impl_->type(v); }
+
+void Builder::set_location(Location loc) {
+  impl_->loc = std::move(loc);
+  if (impl_->loc.file.empty()) {
+    impl_->loc_text = "loc(unknown)";
+  } else {
+    impl_->loc_text = "loc(" + quote(impl_->loc.file) + ":" + std::to_string(impl_->loc.line) + ":" +
+                      std::to_string(std::max(impl_->loc.col, 1)) + ")";
+  }
+}
+
+const Location& Builder::location() const { return impl_->loc; }
+
+Value Builder::constant_int(int64_t v, const std::string& type) {
+  IntKey key{Int(v), type};
+  for (auto it = impl_->frames.rbegin(); it != impl_->frames.rend(); ++it) {
+    auto f = it->ints.find(key);
+    if (f != it->ints.end()) return f->second;
+  }
+  std::string attr = type == "i1" ? (v ? "true" : "false") : std::to_string(v) + " : " + type;
+  Value r = op1("arith.constant", {}, type, "value = " + attr);
+  impl_->top().ints.emplace(std::move(key), r);
+  return r;
+}
+
+Value Builder::constant_float(double v, const std::string& type) {
+  char buf[64];
+  if (std::isnan(v)) {
+    std::snprintf(buf, sizeof(buf), "%s", type == "f64" ? "0x7FF8000000000000" : type == "f32" ? "0x7FC00000" : "0x7E00");
+  } else if (std::isinf(v)) {
+    const char* pos = type == "f64" ? "0x7FF0000000000000" : type == "f32" ? "0x7F800000" : type == "bf16" ? "0x7F80" : "0x7C00";
+    const char* neg = type == "f64" ? "0xFFF0000000000000" : type == "f32" ? "0xFF800000" : type == "bf16" ? "0xFF80" : "0xFC00";
+    std::snprintf(buf, sizeof(buf), "%s", v > 0 ? pos : neg);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.17g", v);
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    std::snprintf(buf, sizeof(buf), "%s", s.c_str());
+  }
+  std::string key = type + ":" + buf;
+  for (auto it = impl_->frames.rbegin(); it != impl_->frames.rend(); ++it) {
+    auto f = it->float_constants.find(key);
+    if (f != it->float_constants.end()) return f->second;
+  }
+  Value r = op1("arith.constant", {}, type, "value = " + std::string(buf) + " : " + type);
+  impl_->top().float_constants.emplace(key, r);
+  return r;
+}
+
+void Builder::bind_symbol(uint64_t id, Value v) { impl_->top().symbols[id] = v; }
+
+bool Builder::has_symbol(uint64_t id) const { return impl_->lookup_symbol(id) != 0; }
+
+uint64_t Builder::fresh_symbol_id() { return impl_->next_symbol++; }
+
+size_t Builder::num_ops() const { return impl_->ops; }
+
+namespace {
+
+// Emits the arithmetic of a dynamic Int; `type` is the integer type of the result.
+class IntEmitter {
+ public:
+  IntEmitter(Builder& b, Builder::Impl& m, std::string type) : b_(b), m_(m), type_(std::move(type)) {}
+
+  Value emit(const Int& x) {
+    if (auto v = x.static_value()) return b_.constant_int(*v, type_);
+    IntKey key{x, type_};
+    for (auto it = m_.frames.rbegin(); it != m_.frames.rend(); ++it) {
+      auto f = it->ints.find(key);
+      if (f != it->ints.end()) return f->second;
+    }
+    const sym::Poly& p = *x.poly();
+    Value sum = 0;
+    for (auto& t : p.terms) {
+      Value prod = 0;
+      for (auto& f : t.factors) {
+        Value a = atom(*f);
+        prod = prod ? binary("arith.muli", prod, a, true) : a;
+      }
+      if (t.coef != 1) prod = binary("arith.muli", prod, b_.constant_int(t.coef, type_), true);
+      sum = sum ? binary("arith.addi", sum, prod, true) : prod;
+    }
+    if (p.constant != 0) sum = binary("arith.addi", sum, b_.constant_int(p.constant, type_), true);
+    m_.top().ints.emplace(std::move(key), sum);
+    return sum;
+  }
+
+ private:
+  Value binary(const char* name, Value a, Value c, bool nsw) {
+    Value ops[2] = {a, c};
+    return b_.op1(name, ops, type_, nsw ? "overflowFlags = #arith.overflow<nsw>" : "");
+  }
+
+  Value atom(const sym::Atom& a) {
+    using K = sym::Atom::Kind;
+    switch (a.kind) {
+      case K::Symbol: {
+        Value v = m_.lookup_symbol(a.id);
+        if (!v) {
+          std::string n = a.name.empty() ? "s" + std::to_string(a.id) : a.name;
+          throw IRError("the dynamic value " + n +
+                        " is not available here: it was defined in another kernel, or inside a dynamic loop or "
+                        "branch that has ended");
+        }
+        return convert(v, a.nonneg);
+      }
+      case K::Div:
+      case K::Mod: {
+        Value x = emit(a.a), y = emit(a.b);
+        bool nonneg = a.a.known_nonneg() && a.b.known_nonneg();
+        if (nonneg) return binary(a.kind == K::Div ? "arith.divui" : "arith.remui", x, y, false);
+        // Floor semantics for operands of unknown sign: adjust the truncating result where signs differ.
+        Value q = binary("arith.divsi", x, y, false);
+        Value r = binary("arith.remsi", x, y, false);
+        Value zero = b_.constant_int(0, type_);
+        Value rz[2] = {r, zero}, yz[2] = {y, zero};
+        Value r_nonzero = b_.op1("arith.cmpi", rz, "i1", "predicate = 1 : i64");  // ne
+        Value rneg = b_.op1("arith.cmpi", rz, "i1", "predicate = 2 : i64");       // slt
+        Value yneg = b_.op1("arith.cmpi", yz, "i1", "predicate = 2 : i64");
+        Value diff[2] = {rneg, yneg};
+        Value d = b_.op1("arith.xori", diff, "i1");
+        Value both[2] = {r_nonzero, d};
+        Value adjust = b_.op1("arith.andi", both, "i1");
+        if (a.kind == K::Div) {
+          Value one = b_.constant_int(1, type_);
+          Value qm1 = binary("arith.subi", q, one, false);
+          Value sel[3] = {adjust, qm1, q};
+          return b_.op1("arith.select", sel, type_);
+        }
+        Value rpy = binary("arith.addi", r, y, false);
+        Value sel[3] = {adjust, rpy, r};
+        return b_.op1("arith.select", sel, type_);
+      }
+      case K::Min: return binary("arith.minsi", emit(a.a), emit(a.b), false);
+      case K::Max: return binary("arith.maxsi", emit(a.a), emit(a.b), false);
+      case K::Xor: return binary("arith.xori", emit(a.a), emit(a.b), false);
+    }
+    throw IRError("IR builder: unknown atom");
+  }
+
+  Value convert(Value v, bool nonneg) {
+    const std::string& t = m_.type(v);
+    if (t == type_) return v;
+    if (t == "index") {
+      Value in[1] = {v};
+      return b_.op1("arith.index_castui", in, type_);
+    }
+    int from = std::stoi(t.substr(1)), to = std::stoi(type_.substr(1));
+    Value in[1] = {v};
+    return b_.op1(from < to ? (nonneg ? "arith.extui" : "arith.extsi") : "arith.trunci", in, type_);
+  }
+
+  Builder& b_;
+  Builder::Impl& m_;
+  std::string type_;
+};
+
+}  // namespace
+
+Value Builder::materialize(const Int& x, const std::string& type) {
+  if (type != "i32" && type != "i64" && type != "i16" && type != "i8")
+    throw IRError("IR builder: integers materialise as i8..i64, not " + type);
+  IntEmitter e(*this, *impl_, type);
+  return e.emit(x);
+}
+
+}  // namespace ww::ir
