@@ -2,6 +2,7 @@
 // with per-region reuse.
 #include "ww/ir/builder.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -63,6 +64,7 @@ struct Builder::Impl {
   std::string loc_text = "loc(unknown)";
   uint64_t next_symbol = uint64_t{1} << 48;  // host-side ids stay below
   size_t ops = 0;
+  bool at_entry = false;
 
   Value new_value(const std::string& type) {
     types.push_back(type);
@@ -70,11 +72,11 @@ struct Builder::Impl {
   }
   Frame& top() {
     if (frames.empty()) throw IRError("IR builder: an operation was created outside any function");
-    return frames.back();
+    return at_entry ? frames.front() : frames.back();
   }
   void line(const std::string& s) {
     std::string& t = top().text;
-    t.append(2 * frames.size(), ' ');
+    t.append(2 * (at_entry ? 1 : frames.size()), ' ');
     t += s;
     t += '\n';
   }
@@ -82,8 +84,11 @@ struct Builder::Impl {
     if (v == 0 || v >= types.size()) throw IRError("IR builder: unknown value %" + std::to_string(v));
     return types[v];
   }
+  // The frames whose values the current insertion point sees: all of them, or only the entry block's.
+  std::vector<Frame>::reverse_iterator visible_begin() { return at_entry ? frames.rend() - 1 : frames.rbegin(); }
   Value lookup_symbol(uint64_t id) const {
-    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    auto begin = at_entry ? frames.rend() - 1 : frames.rbegin();
+    for (auto it = begin; it != frames.rend(); ++it) {
       auto f = it->symbols.find(id);
       if (f != it->symbols.end()) return f->second;
     }
@@ -203,6 +208,33 @@ std::vector<Value> Builder::inline_asm(const std::string& asm_text, const std::s
   return out;
 }
 
+std::vector<Value> Builder::custom_op(const std::string& format, std::span<const Value> operands,
+                                     std::span<const std::string> result_types) {
+  Impl& m = *impl_;
+  std::vector<Value> results;
+  for (auto& t : result_types) results.push_back(m.new_value(t));
+  std::string s;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '$') {
+      s += format[i];
+      continue;
+    }
+    bool result = i + 1 < format.size() && format[i + 1] == 'r';
+    size_t j = i + 1 + (result ? 1 : 0), k = j;
+    while (k < format.size() && std::isdigit(static_cast<unsigned char>(format[k]))) ++k;
+    if (k == j) throw IRError("IR builder: bad placeholder in '" + format + "'");
+    size_t n = std::stoul(format.substr(j, k - j));
+    if (result ? n >= results.size() : n >= operands.size())
+      throw IRError("IR builder: placeholder out of range in '" + format + "'");
+    if (!result) m.type(operands[n]);  // validates the operand
+    s += value_name(result ? results[n] : operands[n]);
+    i = k - 1;
+  }
+  m.line(s + " " + m.loc_text);
+  ++m.ops;
+  return results;
+}
+
 std::vector<Value> Builder::begin_region(std::span<const std::string> arg_types) {
   Impl& m = *impl_;
   if (m.frames.empty()) throw IRError("IR builder: a region was opened outside any function");
@@ -229,6 +261,8 @@ void Builder::end_region() {
 
 int Builder::region_depth() const { return static_cast<int>(impl_->frames.size()) - 1; }
 
+void Builder::set_emit_at_entry(bool at_entry) { impl_->at_entry = at_entry; }
+
 const std::string& Builder::type_of(Value v) const { return impl_->type(v); }
 
 void Builder::set_location(Location loc) {
@@ -245,7 +279,7 @@ const Location& Builder::location() const { return impl_->loc; }
 
 Value Builder::constant_int(int64_t v, const std::string& type) {
   IntKey key{Int(v), type};
-  for (auto it = impl_->frames.rbegin(); it != impl_->frames.rend(); ++it) {
+  for (auto it = impl_->visible_begin(); it != impl_->frames.rend(); ++it) {
     auto f = it->ints.find(key);
     if (f != it->ints.end()) return f->second;
   }
@@ -270,7 +304,7 @@ Value Builder::constant_float(double v, const std::string& type) {
     std::snprintf(buf, sizeof(buf), "%s", s.c_str());
   }
   std::string key = type + ":" + buf;
-  for (auto it = impl_->frames.rbegin(); it != impl_->frames.rend(); ++it) {
+  for (auto it = impl_->visible_begin(); it != impl_->frames.rend(); ++it) {
     auto f = it->float_constants.find(key);
     if (f != it->float_constants.end()) return f->second;
   }
@@ -297,7 +331,7 @@ class IntEmitter {
   Value emit(const Int& x) {
     if (auto v = x.static_value()) return b_.constant_int(*v, type_);
     IntKey key{x, type_};
-    for (auto it = m_.frames.rbegin(); it != m_.frames.rend(); ++it) {
+    for (auto it = m_.visible_begin(); it != m_.frames.rend(); ++it) {
       auto f = it->ints.find(key);
       if (f != it->ints.end()) return f->second;
     }
@@ -307,20 +341,21 @@ class IntEmitter {
       Value prod = 0;
       for (auto& f : t.factors) {
         Value a = atom(*f);
-        prod = prod ? binary("arith.muli", prod, a, true) : a;
+        prod = prod ? binary("arith.muli", prod, a) : a;
       }
-      if (t.coef != 1) prod = binary("arith.muli", prod, b_.constant_int(t.coef, type_), true);
-      sum = sum ? binary("arith.addi", sum, prod, true) : prod;
+      if (t.coef != 1) prod = binary("arith.muli", prod, b_.constant_int(t.coef, type_));
+      sum = sum ? binary("arith.addi", sum, prod) : prod;
     }
-    if (p.constant != 0) sum = binary("arith.addi", sum, b_.constant_int(p.constant, type_), true);
+    if (p.constant != 0) sum = binary("arith.addi", sum, b_.constant_int(p.constant, type_));
     m_.top().ints.emplace(std::move(key), sum);
     return sum;
   }
 
  private:
-  Value binary(const char* name, Value a, Value c, bool nsw) {
+  // No overflow flags: user arithmetic may rely on wrapping, and LLVM derives what index math needs.
+  Value binary(const char* name, Value a, Value c) {
     Value ops[2] = {a, c};
-    return b_.op1(name, ops, type_, nsw ? "overflowFlags = #arith.overflow<nsw>" : "");
+    return b_.op1(name, ops, type_);
   }
 
   Value atom(const sym::Atom& a) {
@@ -340,10 +375,10 @@ class IntEmitter {
       case K::Mod: {
         Value x = emit(a.a), y = emit(a.b);
         bool nonneg = a.a.known_nonneg() && a.b.known_nonneg();
-        if (nonneg) return binary(a.kind == K::Div ? "arith.divui" : "arith.remui", x, y, false);
+        if (nonneg) return binary(a.kind == K::Div ? "arith.divui" : "arith.remui", x, y);
         // Floor semantics for operands of unknown sign: adjust the truncating result where signs differ.
-        Value q = binary("arith.divsi", x, y, false);
-        Value r = binary("arith.remsi", x, y, false);
+        Value q = binary("arith.divsi", x, y);
+        Value r = binary("arith.remsi", x, y);
         Value zero = b_.constant_int(0, type_);
         Value rz[2] = {r, zero}, yz[2] = {y, zero};
         Value r_nonzero = b_.op1("arith.cmpi", rz, "i1", "predicate = 1 : i64");  // ne
@@ -355,17 +390,17 @@ class IntEmitter {
         Value adjust = b_.op1("arith.andi", both, "i1");
         if (a.kind == K::Div) {
           Value one = b_.constant_int(1, type_);
-          Value qm1 = binary("arith.subi", q, one, false);
+          Value qm1 = binary("arith.subi", q, one);
           Value sel[3] = {adjust, qm1, q};
           return b_.op1("arith.select", sel, type_);
         }
-        Value rpy = binary("arith.addi", r, y, false);
+        Value rpy = binary("arith.addi", r, y);
         Value sel[3] = {adjust, rpy, r};
         return b_.op1("arith.select", sel, type_);
       }
-      case K::Min: return binary("arith.minsi", emit(a.a), emit(a.b), false);
-      case K::Max: return binary("arith.maxsi", emit(a.a), emit(a.b), false);
-      case K::Xor: return binary("arith.xori", emit(a.a), emit(a.b), false);
+      case K::Min: return binary("arith.minsi", emit(a.a), emit(a.b));
+      case K::Max: return binary("arith.maxsi", emit(a.a), emit(a.b));
+      case K::Xor: return binary("arith.xori", emit(a.a), emit(a.b));
     }
     throw IRError("IR builder: unknown atom");
   }

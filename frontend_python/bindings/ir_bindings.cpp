@@ -40,9 +40,13 @@ void bind_ir(nb::module_& m) {
                             bool side_effects) { return b.inline_asm(text, constraints, operands, result_types, side_effects); },
            nb::arg("asm"), nb::arg("constraints"), nb::arg("operands"), nb::arg("result_types"),
            nb::arg("side_effects") = true)
+      .def("custom_op", [](Builder& b, const std::string& format, const std::vector<Value>& operands,
+                           const std::vector<std::string>& result_types) { return b.custom_op(format, operands, result_types); },
+           nb::arg("format"), nb::arg("operands"), nb::arg("result_types"))
       .def("begin_region", [](Builder& b, const std::vector<std::string>& types) { return b.begin_region(types); })
       .def("end_region", &Builder::end_region)
       .def_prop_ro("region_depth", &Builder::region_depth)
+      .def("set_emit_at_entry", &Builder::set_emit_at_entry)
       .def("type_of", &Builder::type_of)
       .def("set_location", [](Builder& b, const std::string& file, int line, int col) {
              b.set_location({file, line, col});

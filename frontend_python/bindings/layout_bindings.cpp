@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <map>
+#include <set>
 #include <memory>
 
 #include "ww/layout/assumptions.hpp"
@@ -71,6 +72,49 @@ nb::object from_int_tuple(const IntTuple& t) {
 
 namespace {
 using namespace ww::py;
+
+void collect_symbols(const Int& x, std::set<uint64_t>& out) {
+  if (x.is_static()) return;
+  for (auto& t : x.poly()->terms)
+    for (auto& f : t.factors) {
+      if (f->kind == sym::Atom::Kind::Symbol) {
+        out.insert(f->id);
+      } else {
+        collect_symbols(f->a, out);
+        collect_symbols(f->b, out);
+      }
+    }
+}
+
+void collect_symbols(const IntTuple& t, std::set<uint64_t>& out) {
+  if (t.is_leaf()) {
+    collect_symbols(t.value(), out);
+    return;
+  }
+  for (auto& c : t.children()) collect_symbols(c, out);
+}
+
+// The ids of the symbols a value depends on: what must be known to evaluate it.
+std::vector<uint64_t> symbols_of(nb::handle h) {
+  std::set<uint64_t> out;
+  if (nb::isinstance<Layout>(h)) {
+    auto& l = nb::cast<Layout&>(h);
+    collect_symbols(l.shape(), out);
+    collect_symbols(l.stride(), out);
+  } else if (nb::isinstance<ComposedLayout>(h)) {
+    auto& c = nb::cast<ComposedLayout&>(h);
+    collect_symbols(c.outer().shape(), out);
+    collect_symbols(c.outer().stride(), out);
+    collect_symbols(c.offset(), out);
+    if (!c.inner_is_swizzle()) {
+      collect_symbols(std::get<Layout>(c.inner()).shape(), out);
+      collect_symbols(std::get<Layout>(c.inner()).stride(), out);
+    }
+  } else {
+    collect_symbols(to_int_tuple(h, "symbols_of"), out);
+  }
+  return {out.begin(), out.end()};
+}
 
 Tiler to_tiler(nb::handle h, int depth = 0) {
   if (depth > 64) throw LayoutError("tiler: nesting deeper than 64 levels");
@@ -337,7 +381,7 @@ void bind_layout(nb::module_& m) {
             a.scope = std::make_unique<AssumptionScope>();
             return a;
           }, nb::rv_policy::reference)
-      .def("__exit__", [](PyAssumptions& a, nb::handle, nb::handle, nb::handle) {
+      .def("__exit__", [](PyAssumptions& a, nb::args) {
             if (a.scope) a.captured = a.scope->assumptions();
             a.scope.reset();
             return false;
@@ -360,6 +404,19 @@ void bind_layout(nb::module_& m) {
               if (!x.holds(val)) out.push_back(x.what + " (" + x.str() + ")");
             return out;
           });
+
+  m.def("symbols_of", &symbols_of, "The ids of the symbols a SymInt, shape or layout depends on.");
+  m.def("evaluate", [](nb::handle x, const std::map<uint64_t, int64_t>& env) {
+    IntTuple t = to_int_tuple(x, "evaluate");
+    auto val = [&](uint64_t id) {
+      auto it = env.find(id);
+      if (it == env.end()) throw LayoutError("evaluate: no value for the symbol " + std::to_string(id));
+      return it->second;
+    };
+    std::vector<IntTuple> leaves = flatten_leaves(wrap(t));
+    for (auto& l : leaves) l = IntTuple(Int(l.value().evaluate(val)));
+    return from_int_tuple(t.is_leaf() ? leaves[0] : unflatten(leaves, t));
+  }, "Evaluates an int, SymInt or tuple of them with values for its symbols.");
 
   // --- Notation -------------------------------------------------------------------------------------------------
   m.def("parse_layout", [](const std::string& text) -> nb::object {

@@ -4,4 +4,31 @@
 """
 __version__ = "0.1.0"
 
+
+def _tell_core_where_python_keeps_cuda_tools():
+    """pip's CUDA wheels (nvJitLink, nvdisasm) live in this environment's site-packages; a venv's interpreter
+    resolves to the base interpreter, so the core cannot find them from /proc/self/exe alone."""
+    import site
+    import sys
+
+    from . import _core
+
+    dirs = [os.path.join(sys.prefix, "bin")] + list(site.getsitepackages()) + [site.getusersitepackages()]
+    _core.set_search_dirs([d for d in dirs if os.path.isdir(d)])
+
+
+import os  # noqa: E402
+
+_tell_core_where_python_keeps_cuda_tools()
+
+from ._dsl.control_flow import const_expr, dsl_range as range, range_constexpr  # noqa: E402,A001
+from ._dsl.errors import CompilationError, DSLError  # noqa: E402
+from ._dsl.jit import Constexpr  # noqa: E402
+from ._dsl.numeric import (BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64,  # noqa: E402
+                           Int8, Int16, Int32, Int64, Integer, Numeric, TFloat32, Uint8, Uint16, Uint32, Uint64,
+                           dtype)
 from . import cute  # noqa: E402,F401
+
+__all__ = ["cute", "Constexpr", "range", "range_constexpr", "const_expr", "dtype", "Numeric", "Integer", "Float",
+           "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
+           "TFloat32", "Float32", "Float64", "Float8E4M3FN", "Float8E5M2", "DSLError", "CompilationError"]

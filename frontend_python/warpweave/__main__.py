@@ -1,6 +1,36 @@
 """python -m warpweave COMMAND: the project's command-line entry points."""
 import argparse
+import importlib.util
+import os
 import sys
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+
+# The examples the main job runs (on a GPU) or compiles for every target (without one), with their arguments.
+MAIN_EXAMPLES = [
+    ("elementwise_add", ["--M", "3", "--N", "12"]),
+    ("elementwise_add", ["--M", "1000", "--N", "1003"]),
+    ("elementwise_add", ["--M", "2048", "--N", "2048", "--dtype", "Float16"]),
+]
+
+
+def _example(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_main_job() -> int:
+    from ._demo import layout_demo
+
+    layout_demo()
+    for name, args in MAIN_EXAMPLES:
+        print(f"\n$ python {name}.py {' '.join(args)}")
+        rc = _example(name).main(args)
+        if rc:
+            return rc
+    return 0
 
 
 def main(argv=None) -> int:
@@ -9,10 +39,12 @@ def main(argv=None) -> int:
     sub.add_parser("demo", help="print a short tour of the layout algebra")
     sub.add_parser("main", help="the main job: the demo, then the examples (run on a GPU, else compiled)")
     args = parser.parse_args(argv)
-    if args.command in ("demo", "main"):
+    if args.command == "demo":
         from ._demo import layout_demo
         layout_demo()
         return 0
+    if args.command == "main":
+        return run_main_job()
     return 2
 
 

@@ -1,7 +1,10 @@
 import os
 import random
+import sys
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
 
 
 @pytest.fixture
@@ -10,3 +13,11 @@ def rng():
     seed = int(os.environ.get("WARPWEAVE_TEST_SEED", random.randrange(1 << 30)))
     print(f"WARPWEAVE_TEST_SEED={seed}")
     return random.Random(seed)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """Each test compiles into its own JIT cache, so that tests neither share nor pollute entries."""
+    monkeypatch.setenv("WARPWEAVE_CACHE_DIR", str(tmp_path / "jit-cache"))
+    from warpweave._dsl import compile_module
+    monkeypatch.setattr(compile_module, "_cache", None)

@@ -71,9 +71,17 @@ class Builder {
                                 std::span<const Value> operands, std::span<const std::string> result_types,
                                 bool side_effects = true);
 
+  // An op written in its custom syntax, for ops whose generic form is unwieldy (llvm.call). In `format`, $r0,
+  // $r1, ... stand for the results and $0, $1, ... for the operands; the location is appended.
+  std::vector<Value> custom_op(const std::string& format, std::span<const Value> operands,
+                               std::span<const std::string> result_types);
+
   std::vector<Value> begin_region(std::span<const std::string> arg_types);
   void end_region();
   int region_depth() const;
+  // While set, ops go to the function's entry block (ahead of any open region), e.g. allocas of register
+  // fragments and reads of thread indices, which must dominate every use.
+  void set_emit_at_entry(bool at_entry);
 
   const std::string& type_of(Value v) const;
   void set_location(Location loc);

@@ -1,0 +1,177 @@
+"""Thread and block indices, barriers and device printf (cute.arch, cute.printf).
+
+Index registers are read once per kernel, in its entry block, and enter the layout algebra as non-negative
+symbols, so index arithmetic built on them simplifies and is available in every region.
+"""
+from __future__ import annotations
+
+import re
+
+from . import trace
+from .errors import DSLTypeError, DSLValueError, user_location
+from .numeric import Boolean, Float32, Float64, Int32, Int64, Numeric, Uint32, as_numeric
+
+
+def _sreg(name: str, axis: str) -> Int32:
+    st = trace.current()
+    if st.kernel is None:
+        raise DSLTypeError(f"cute.arch.{name}() is only available inside a @cute.kernel function", user_location(2))
+    cache = st.kernel.sregs
+    key = (name, axis)
+    if key not in cache:
+        b = trace.builder()
+        op = {"thread_idx": "tid", "block_idx": "ctaid", "block_dim": "ntid", "grid_dim": "nctaid"}[name]
+        with trace.at_entry():
+            v = b.op1(f"nvvm.read.ptx.sreg.{op}.{axis}", [], "i32")
+            cache[key] = Int32._wrap(trace.lift_int(v, "i32", nonneg=True))
+    return cache[key]
+
+
+def thread_idx():
+    """(x, y, z) of this thread in its block."""
+    return tuple(_sreg("thread_idx", a) for a in "xyz")
+
+
+def block_idx():
+    return tuple(_sreg("block_idx", a) for a in "xyz")
+
+
+def block_dim():
+    return tuple(_sreg("block_dim", a) for a in "xyz")
+
+
+def grid_dim():
+    return tuple(_sreg("grid_dim", a) for a in "xyz")
+
+
+def lane_idx():
+    return thread_idx()[0] % 32
+
+
+def warp_idx():
+    return thread_idx()[0] // 32
+
+
+def barrier(*, barrier_id=None, number_of_threads=None):
+    """Waits until every thread of the block (or of the named barrier) arrives: bar.sync."""
+    b = trace.builder()
+    if barrier_id is None and number_of_threads is None:
+        b.op0("nvvm.barrier0", [])
+        return
+    ops = [as_numeric(barrier_id if barrier_id is not None else 0, Int32).ir()]
+    seg = "1, 0"
+    if number_of_threads is not None:
+        ops.append(as_numeric(number_of_threads, Int32).ir())
+        seg = "1, 1"
+    b.op0("nvvm.barrier", ops, f"operandSegmentSizes = array<i32: {seg}>")
+
+
+sync_threads = barrier
+
+
+# --- printf -------------------------------------------------------------------------------------------------------
+
+_SPEC = {"i32": "%d", "i64": "%lld", "u32": "%u", "u64": "%llu", "f": "%f", "b": "%d"}
+
+
+def _printf_arg(x):
+    """(value, MLIR type, printf conversion) with C's default promotions."""
+    if isinstance(x, (int, bool, float)) or hasattr(x, "__ww_int__") and not isinstance(x, Numeric):
+        x = as_numeric(x.__ww_int__() if hasattr(x, "__ww_int__") else x)
+    if not isinstance(x, Numeric):
+        raise DSLTypeError(f"cute.printf: cannot print a {type(x).__name__}", user_location(3))
+    t = type(x)
+    if t.is_float:
+        return Float64(x).ir(), "f64", _SPEC["f"]
+    if t.is_boolean:
+        return Int32(x).ir(), "i32", _SPEC["b"]
+    if t.width <= 32:
+        v = (Int32(x) if t.signed else Uint32(x)).ir()
+        return v, "i32", _SPEC["i32" if t.signed else "u32"]
+    return Int64(x).ir(), "i64", _SPEC["i64" if t.signed else "u64"]
+
+
+def _flatten_args(args):
+    out = []
+    for a in args:
+        if isinstance(a, tuple):
+            out.append(("(", None))
+            for i, x in enumerate(a):
+                if i:
+                    out.append((",", None))
+                out.extend(_flatten_args([x]))
+            out.append((")", None))
+        else:
+            out.append((None, a))
+    return out
+
+
+def _escape(s: str) -> str:
+    out = []
+    for ch in s.encode("utf-8"):
+        if 32 <= ch < 127 and ch not in (34, 92):
+            out.append(chr(ch))
+        else:
+            out.append(f"\\{ch:02X}")
+    return "".join(out)
+
+
+def printf(fmt, *args):
+    """Prints from the device. `{}` placeholders take each argument's natural format; C conversions (%d, %f) are
+    passed through as they are. Tuples print as (a,b,...)."""
+    if not isinstance(fmt, str):
+        args = (fmt,) + args
+        fmt = " ".join("{}" for _ in args)
+    st = trace.current()
+    if st.kernel is None:
+        raise DSLTypeError("cute.printf is only available inside a @cute.kernel function", user_location(2))
+    b = trace.builder()
+    values, types = [], []
+    if "{}" in fmt:
+        pieces = fmt.split("{}")
+        if len(pieces) - 1 != len(args):
+            raise DSLValueError(f"cute.printf: {len(pieces) - 1} placeholders for {len(args)} arguments",
+                                user_location(2))
+        text = pieces[0].replace("%", "%%")
+        for piece, arg in zip(pieces[1:], args):
+            for lit, x in _flatten_args([arg]):
+                if lit is not None:
+                    text += lit
+                    continue
+                v, t, spec = _printf_arg(x)
+                values.append(v)
+                types.append(t)
+                text += spec
+            text += piece.replace("%", "%%")
+    else:
+        text = fmt
+        n = len(re.findall(r"%[^%]", fmt.replace("%%", "")))
+        if n != len(args):
+            raise DSLValueError(f"cute.printf: {n} conversions for {len(args)} arguments", user_location(2))
+        for x in args:
+            v, t, _ = _printf_arg(x)
+            values.append(v)
+            types.append(t)
+    if not text.endswith("\n"):
+        text += "\n"
+    name = f"__ww_fmt_{st.globals_count}"
+    st.globals_count += 1
+    data = text.encode("utf-8") + b"\0"
+    st.builder.add_module_text(
+        f'llvm.mlir.global internal constant @{name}("{_escape(text)}\\00") {{addr_space = 0 : i32}}')
+    if not st.has_vprintf:
+        st.builder.add_module_text("llvm.func @vprintf(!llvm.ptr, !llvm.ptr) -> i32")
+        st.has_vprintf = True
+    fmt_ptr = b.op1("llvm.mlir.addressof", [], "!llvm.ptr", f"global_name = @{name}")
+    if values:
+        struct = "!llvm.struct<(" + ", ".join(types) + ")>"
+        with trace.at_entry():
+            one = b.constant_int(1, "i32")
+            buf = b.op1("llvm.alloca", [one], "!llvm.ptr", f"alignment = 8 : i64, elem_type = {struct}")
+        for i, v in enumerate(values):
+            p = b.op1("llvm.getelementptr", [buf], "!llvm.ptr", f"elem_type = {struct}, rawConstantIndices = array<i32: 0, {i}>")
+            b.op0("llvm.store", [v, p], "alignment = 4 : i64")
+    else:
+        buf = b.op1("llvm.mlir.zero", [], "!llvm.ptr")
+    b.custom_op("$r0 = llvm.call @vprintf($0, $1) : (!llvm.ptr, !llvm.ptr) -> i32", [fmt_ptr, buf], ["i32"])
+    del data

@@ -1,0 +1,342 @@
+"""The preprocessor: rewrites a @cute.jit / @cute.kernel function once, before tracing.
+
+`for ... in range(...)` (and cutlass.range), `if` and `while` become calls into control_flow, with the body as a
+nested function whose parameters and return values are the variables the body assigns; at trace time those
+helpers emit structured IR (scf.for, scf.if, scf.while) for dynamic conditions and bounds, and run plain Python
+for static ones. `cutlass.range_constexpr` loops and `cutlass.const_expr` conditions stay Python. `and`, `or`,
+`not` and conditional expressions become calls that keep Python's short-circuit for static values.
+
+Line numbers are kept, so tracebacks, diagnostics and the IR's locations point at the user's source.
+"""
+from __future__ import annotations
+
+import __future__
+import ast
+import functools
+import inspect
+import textwrap
+from typing import Callable
+
+from .errors import DSLNotImplementedError, DSLTypeError
+
+_H = "__ww_cf"  # the control_flow module inside rewritten code
+
+
+def _is_call_to(node, names: set[str]) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id in names
+    if isinstance(f, ast.Attribute):
+        return f.attr in names
+    return False
+
+
+def _assigned_names(stmts) -> list[str]:
+    """Names a block assigns (not inside nested functions, lambdas or comprehensions), in first-seen order."""
+    found: list[str] = []
+
+    class V(ast.NodeVisitor):
+        def add(self, name):
+            if name not in found and not name.startswith("__ww"):
+                found.append(name)
+
+        def visit_Name(self, node):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.add(node.id)
+
+        def visit_FunctionDef(self, node):
+            if not node.name.startswith("__ww"):
+                self.add(node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_ClassDef(self, node):
+            self.add(node.name)
+
+        def visit_Lambda(self, node):
+            pass
+
+        def visit_ListComp(self, node):
+            pass
+
+        visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    v = V()
+    for s in stmts:
+        v.visit(s)
+    return found
+
+
+def _contains(stmts, types) -> ast.AST | None:
+    """The first node of the given types in a block, not looking into nested functions or loops they end."""
+
+    class V(ast.NodeVisitor):
+        hit = None
+
+        def generic_visit(self, node):
+            if self.hit is None:
+                super().generic_visit(node)
+
+        def visit_FunctionDef(self, node):
+            pass
+
+        visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+        def visit(self, node):
+            if self.hit is None and isinstance(node, types):
+                self.hit = node
+            else:
+                super().visit(node)
+
+    v = V()
+    for s in stmts:
+        v.visit(s)
+    return v.hit
+
+
+def _loop_escapes(stmts) -> ast.AST | None:
+    """break/continue that leave this loop (not those of nested loops), and return anywhere."""
+
+    class V(ast.NodeVisitor):
+        hit = None
+
+        def visit_For(self, node):
+            # break/continue inside a nested loop belong to it; return still escapes.
+            r = _contains(node.body + node.orelse, (ast.Return,))
+            if r is not None and self.hit is None:
+                self.hit = r
+
+        visit_While = visit_For
+
+        def visit_FunctionDef(self, node):
+            pass
+
+        visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+        def visit_Break(self, node):
+            if self.hit is None:
+                self.hit = node
+
+        visit_Continue = visit_Return = visit_Break
+
+    v = V()
+    for s in stmts:
+        v.visit(s)
+    return v.hit
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.counter = 0
+
+    def fresh(self, kind: str) -> str:
+        self.counter += 1
+        return f"__ww_{kind}_{self.counter}"
+
+    def error(self, node, message, cls=DSLNotImplementedError):
+        raise cls(message, (self.filename, getattr(node, "lineno", 0)))
+
+    # --- helpers to build code ----------------------------------------------------------------------------------
+    @staticmethod
+    def _helper(name: str) -> ast.expr:
+        return ast.Attribute(value=ast.Name(id=_H, ctx=ast.Load()), attr=name, ctx=ast.Load())
+
+    @staticmethod
+    def _names_tuple(names) -> ast.expr:
+        return ast.Tuple(elts=[ast.Constant(value=n) for n in names], ctx=ast.Load())
+
+    def _values_tuple(self, names) -> ast.expr:
+        # Each value is read through a lambda, so that a name not yet bound reads as Undefined.
+        return ast.Tuple(
+            elts=[ast.Call(func=self._helper("read"),
+                           args=[ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                               defaults=[]),
+                                            body=ast.Name(id=n, ctx=ast.Load())),
+                                 ast.Constant(value=n)], keywords=[])
+                  for n in names], ctx=ast.Load())
+
+    def _func(self, name, params, body, returns) -> ast.FunctionDef:
+        body = list(body) if body else []
+        body.append(ast.Return(value=ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in returns], ctx=ast.Load())))
+        return ast.FunctionDef(
+            name=name,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], kwonlyargs=[], kw_defaults=[],
+                               defaults=[]),
+            body=body, decorator_list=[], returns=None, type_params=[])
+
+    def _assign_back(self, names, call) -> ast.stmt:
+        if not names:
+            return ast.Expr(value=call)
+        return ast.Assign(targets=[ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())],
+                          value=call)
+
+    # --- statements ---------------------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node):
+        node.body = self._block(node.body)
+        return node
+
+    def _block(self, stmts):
+        out = []
+        for s in stmts:
+            r = self.visit(s)
+            if isinstance(r, list):
+                out.extend(r)
+            elif r is not None:
+                out.append(r)
+        return out
+
+    def visit_For(self, node: ast.For):
+        if _is_call_to(node.iter, {"range_constexpr"}):
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        if not _is_call_to(node.iter, {"range"}):
+            # A Python loop over a Python iterable (list, tuple, zip, ...).
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        if not isinstance(node.target, ast.Name):
+            self.error(node, "the variable of a dynamic `for ... in range(...)` loop must be a single name")
+        if node.orelse:
+            self.error(node, "`for ... else` is not supported on a dynamic loop")
+        esc = _loop_escapes(node.body)
+        if esc is not None:
+            self.error(esc, f"`{type(esc).__name__.lower()}` inside a dynamic `for ... in range(...)` loop is not "
+                            "supported; use cutlass.range_constexpr for a loop unrolled in Python")
+        names = [n for n in _assigned_names(node.body) if n != node.target.id]
+        body = self._block(node.body)
+        fname = self.fresh("for")
+        fdef = self._func(fname, [node.target.id] + names, body, names)
+        call = ast.Call(func=self._helper("for_range"),
+                        args=[ast.Name(id=fname, ctx=ast.Load()),
+                              ast.Tuple(elts=node.iter.args, ctx=ast.Load()),
+                              self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
+                        keywords=node.iter.keywords)
+        out = [fdef, self._assign_back(names, call)]
+        for s in out:
+            ast.copy_location(s, node)
+        return out
+
+    def visit_If(self, node: ast.If):
+        if _is_call_to(node.test, {"const_expr"}):
+            node.test = self.visit(node.test)
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        node.test = self.visit(node.test)
+        if _contains(node.body + node.orelse, (ast.Return, ast.Break, ast.Continue)) is not None:
+            # Cannot be a region: allowed only when the condition is static at trace time.
+            node.test = ast.Call(func=self._helper("static_condition"), args=[node.test, ast.Constant(value=node.lineno)],
+                                 keywords=[])
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        names = _assigned_names(node.body + node.orelse)
+        then_name, else_name = self.fresh("then"), self.fresh("else")
+        then_def = self._func(then_name, names, self._block(node.body), names)
+        else_def = self._func(else_name, names, self._block(node.orelse), names)
+        call = ast.Call(func=self._helper("if_"),
+                        args=[node.test, ast.Name(id=then_name, ctx=ast.Load()), ast.Name(id=else_name, ctx=ast.Load()),
+                              self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
+                        keywords=[])
+        out = [then_def, else_def, self._assign_back(names, call)]
+        for s in out:
+            ast.copy_location(s, node)
+        return out
+
+    def visit_While(self, node: ast.While):
+        if _is_call_to(node.test, {"const_expr"}):
+            node.test = self.visit(node.test)
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        if node.orelse:
+            self.error(node, "`while ... else` is not supported on a dynamic loop")
+        esc = _loop_escapes(node.body)
+        if esc is not None:
+            node.test = ast.Call(func=self._helper("static_condition"), args=[self.visit(node.test),
+                                                                               ast.Constant(value=node.lineno)],
+                                 keywords=[])
+            node.body = self._block(node.body)
+            return node
+        names = _assigned_names(node.body)
+        cond_name, body_name = self.fresh("cond"), self.fresh("while")
+        cond_def = ast.FunctionDef(
+            name=cond_name,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in names], kwonlyargs=[], kw_defaults=[],
+                               defaults=[]),
+            body=[ast.Return(value=self.visit(node.test))], decorator_list=[], returns=None, type_params=[])
+        body_def = self._func(body_name, names, self._block(node.body), names)
+        call = ast.Call(func=self._helper("while_"),
+                        args=[ast.Name(id=cond_name, ctx=ast.Load()), ast.Name(id=body_name, ctx=ast.Load()),
+                              self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
+                        keywords=[])
+        out = [cond_def, body_def, self._assign_back(names, call)]
+        for s in out:
+            ast.copy_location(s, node)
+        return out
+
+    # --- expressions --------------------------------------------------------------------------------------------
+    def visit_BoolOp(self, node: ast.BoolOp):
+        values = [self.visit(v) for v in node.values]
+        helper = "and_" if isinstance(node.op, ast.And) else "or_"
+        lambdas = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                              body=v) for v in values[1:]]
+        return ast.copy_location(ast.Call(func=self._helper(helper), args=[values[0]] + lambdas, keywords=[]), node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        node.operand = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(ast.Call(func=self._helper("not_"), args=[node.operand], keywords=[]), node)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp):
+        empty = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        call = ast.Call(func=self._helper("ifexp"),
+                        args=[self.visit(node.test), ast.Lambda(args=empty, body=self.visit(node.body)),
+                              ast.Lambda(args=empty, body=self.visit(node.orelse))], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def rewrite(fn: Callable) -> Callable:
+    """The function with its control flow rewritten (see the module doc), closures and defaults kept."""
+    from . import control_flow
+
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise DSLTypeError(f"cannot read the source of {fn.__qualname__}: warpweave rewrites a decorated function's "
+                           f"source, so it must live in a file ({e})") from None
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    src = textwrap.dedent("".join(lines))
+    tree = ast.parse(src)
+    ast.increment_lineno(tree, first - 1)  # absolute lines before rewriting: the helpers receive them
+    fdef = tree.body[0]
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise DSLTypeError(f"{fn.__qualname__} is not a plain function definition")
+    fdef.decorator_list = []
+    fdef = _Rewriter(filename).visit(fdef)
+    # Free variables of the original become parameters of a factory, so the rewritten function sees them too.
+    freevars = fn.__code__.co_freevars
+    factory = ast.FunctionDef(
+        name="__ww_factory",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=_H)] + [ast.arg(arg=v) for v in freevars], kwonlyargs=[],
+                           kw_defaults=[], defaults=[]),
+        body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))], decorator_list=[], returns=None,
+        type_params=[])
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    flags = fn.__code__.co_flags & __future__.annotations.compiler_flag
+    code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
+    ns: dict = {}
+    exec(code, fn.__globals__, ns)
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    new = ns["__ww_factory"](control_flow, *cells)
+    new.__defaults__ = fn.__defaults__
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__wrapped__ = fn
+    functools.update_wrapper(new, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
+    return new

@@ -1,0 +1,345 @@
+"""Run-time side of the preprocessor: dynamic loops and branches become scf.for / scf.if / scf.while; static
+ones run as Python.
+
+Variables a dynamic body assigns are carried through the region when they are defined before it: numbers (DSL
+numbers, and Python numbers, which become dynamic) as region results; other objects (tensors, layouts, ...) must
+stay the same object. A variable first defined inside a dynamic body is not available after it, as in CuTe DSL.
+A variable may not change type inside a dynamic body.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+from . import trace
+from .errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, user_location
+from .numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt
+
+
+class Undefined:
+    """The value of a variable that a dynamic body defines but that is not available after it."""
+    __slots__ = ("name", "line")
+
+    def __init__(self, name, line=None):
+        self.name = name
+        self.line = line
+
+    def _fail(self, *args, **kwargs):
+        where = f" (line {self.line})" if self.line else ""
+        raise DSLTypeError(
+            f"variable '{self.name}' is not defined here: it is assigned inside a dynamic if/loop{where} but not "
+            "defined before it; define it before (e.g. x = cutlass.Int32(0)) so that it is carried out of the region",
+            user_location(3))
+
+    __getattr__ = __call__ = __getitem__ = __setitem__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __bool__ = __neg__ = __index__ = _fail
+
+    def __repr__(self):
+        return f"<undefined {self.name}>"
+
+
+def read(getter, name):
+    try:
+        return getter()
+    except NameError:
+        return Undefined(name)
+
+
+def _is_static(v) -> bool:
+    if isinstance(v, Numeric):
+        return v.is_static
+    return not isinstance(v, SymInt)
+
+
+def _static_value(v):
+    return v.value if isinstance(v, Numeric) else v
+
+
+def _numeric_type_of(v):
+    """The DSL type a carried value has, or None for values that are not carried."""
+    if isinstance(v, Numeric):
+        return type(v)
+    if isinstance(v, bool):
+        return Boolean
+    if isinstance(v, int):
+        return Int32 if -(1 << 31) <= v < (1 << 31) else Int64
+    if isinstance(v, float):
+        return Float32
+    if isinstance(v, SymInt):
+        return Int32 if v.bits <= 32 else Int64
+    return None
+
+
+def _as_type(name, v, t, lineno, where):
+    if isinstance(v, Undefined):
+        raise DSLTypeError(f"variable '{name}' is deleted inside the dynamic {where} at line {lineno}",
+                           user_location(3))
+    if isinstance(v, Numeric) and type(v) is not t:
+        raise DSLTypeError(f"variable '{name}' changes type from {t.__name__} to {type(v).__name__} inside the "
+                           f"dynamic {where} at line {lineno}; convert it explicitly (e.g. {t.__name__}(x))",
+                           user_location(3))
+    if not isinstance(v, (Numeric, bool, int, float, SymInt)):
+        raise DSLTypeError(f"variable '{name}' changes from a {t.__name__} to a {type(v).__name__} inside the dynamic "
+                           f"{where} at line {lineno}", user_location(3))
+    return v if isinstance(v, Numeric) else t(v)
+
+
+def _check_unchanged(name, before, after, lineno, where):
+    if after is before or isinstance(before, Undefined):
+        return
+    if isinstance(before, (tuple, str)) and before == after:
+        return
+    raise DSLTypeError(
+        f"variable '{name}' is reassigned inside the dynamic {where} at line {lineno} to a different "
+        f"{type(after).__name__}; only numbers can change inside dynamic control flow", user_location(3))
+
+
+class _Carry:
+    """Which variables a region carries, with their types."""
+
+    def __init__(self, names, values):
+        self.names = names
+        self.values = list(values)
+        self.index = []  # positions of carried values
+        self.types = []
+        for i, v in enumerate(self.values):
+            t = _numeric_type_of(v)
+            if t is not None:
+                self.index.append(i)
+                self.types.append(t)
+
+    def inits(self):
+        return [self.types[k](self.values[i]).ir() for k, i in enumerate(self.index)]
+
+    def inner(self, block_args):
+        vals = list(self.values)
+        for k, i in enumerate(self.index):
+            vals[i] = self.types[k].from_ir(block_args[k])
+        return vals
+
+    def yields(self, results, lineno, where):
+        if not isinstance(results, tuple) or len(results) != len(self.values):
+            raise DSLRuntimeError("internal: a rewritten body returned the wrong number of values")
+        out = []
+        for k, i in enumerate(self.index):
+            out.append(_as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
+        for i, (before, after) in enumerate(zip(self.values, results)):
+            if i not in self.index:
+                _check_unchanged(self.names[i], before, after, lineno, where)
+        return out
+
+    def outputs(self, result_values, lineno):
+        vals = []
+        carried = dict(zip(self.index, result_values))
+        for i, v in enumerate(self.values):
+            if i in carried:
+                k = self.index.index(i)
+                vals.append(self.types[k].from_ir(carried[i]))
+            elif isinstance(v, Undefined):
+                vals.append(Undefined(self.names[i], lineno))
+            else:
+                vals.append(v)
+        return tuple(vals)
+
+
+def _at_line(b, lineno):
+    loc = user_location(1)
+    if loc is not None:
+        b.set_location(loc[0], lineno, 1)
+
+
+# --- for ----------------------------------------------------------------------------------------------------------
+
+def _range_bounds(args):
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    if len(args) == 3:
+        return args
+    raise DSLTypeError(f"range expects 1 to 3 arguments, got {len(args)}", user_location(3))
+
+
+def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, **kwargs):
+    start, stop, step = _range_bounds(range_args)
+    st = trace.current()
+    static = all(_is_static(x) for x in (start, stop, step))
+    if st.kernel is None:
+        if not static:
+            raise DSLNotImplementedError(
+                "a loop over a runtime bound in host code (@cute.jit) is not supported: loop inside the kernel, or "
+                "make the bound cutlass.Constexpr", user_location(2))
+        vals = tuple(values)
+        for i in builtins.range(_static_value(start), _static_value(stop), _static_value(step)):
+            vals = body(i, *vals)
+        return vals
+    if static and _static_value(step) == 0:
+        raise DSLTypeError("range() step must not be zero", user_location(2))
+    t = Int64 if any(isinstance(x, Numeric) and type(x) in (Int64,) for x in (start, stop, step)) else Int32
+    start, stop, step = t(start), t(stop), t(step)
+    carry = _Carry(names, values)
+    b = st.builder
+    _at_line(b, lineno)
+    lb, ub, sp = start.ir(), stop.ir(), step.ir()
+    inits = carry.inits()
+    block = b.begin_region([t.ir_type] + [ty.ir_type for ty in carry.types])
+    nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
+    div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
+    iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
+    results = body(iv, *carry.inner(block[1:]))
+    ys = carry.yields(results, lineno, "loop")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    outs = b.op("scf.for", [lb, ub, sp] + inits, [ty.ir_type for ty in carry.types], num_regions=1)
+    return carry.outputs(outs, lineno)
+
+
+# --- if -----------------------------------------------------------------------------------------------------------
+
+def _as_condition(c):
+    if isinstance(c, Numeric):
+        return c if type(c) is Boolean else c != 0
+    if isinstance(c, SymInt):
+        return Int32._wrap(c) != 0
+    return c
+
+
+def if_(cond, then_fn, else_fn, names, values, lineno):
+    cond = _as_condition(cond)
+    if _is_static(cond):
+        return then_fn(*values) if _static_value(cond) else else_fn(*values)
+    st = trace.current()
+    if st.kernel is None:
+        raise DSLNotImplementedError("host code (@cute.jit) cannot branch on a runtime value; branch inside the "
+                                     "kernel, or make the value cutlass.Constexpr", user_location(2))
+    carry = _Carry(names, values)
+    b = st.builder
+    _at_line(b, lineno)
+    c = cond.ir()
+    b.begin_region([])
+    ys = carry.yields(then_fn(*values), lineno, "if")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    b.begin_region([])
+    ys = carry.yields(else_fn(*values), lineno, "if")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    outs = b.op("scf.if", [c], [ty.ir_type for ty in carry.types], num_regions=2)
+    return carry.outputs(outs, lineno)
+
+
+def static_condition(cond, lineno):
+    cond = _as_condition(cond)
+    if not _is_static(cond):
+        raise DSLNotImplementedError(f"the if/while at line {lineno} holds a return, break or continue, so its "
+                                     "condition must be known while tracing (it is a runtime value here)",
+                                     user_location(2))
+    return bool(_static_value(cond))
+
+
+# --- while --------------------------------------------------------------------------------------------------------
+
+def while_(cond_fn, body_fn, names, values, lineno):
+    st = trace.current()
+    probe = _as_condition(cond_fn(*values))
+    if _is_static(probe):
+        vals = tuple(values)
+        while True:
+            c = _as_condition(cond_fn(*vals))
+            if not _is_static(c):
+                raise DSLTypeError(f"the condition of the while loop at line {lineno} became a runtime value after "
+                                   "some iterations; make it dynamic from the start (e.g. with cutlass.Int32)",
+                                   user_location(2))
+            if not _static_value(c):
+                return vals
+            vals = body_fn(*vals)
+    if st.kernel is None:
+        raise DSLNotImplementedError("host code (@cute.jit) cannot loop on a runtime condition", user_location(2))
+    carry = _Carry(names, values)
+    b = st.builder
+    _at_line(b, lineno)
+    inits = carry.inits()
+    types = [ty.ir_type for ty in carry.types]
+    before = b.begin_region(types)
+    c = _as_condition(cond_fn(*carry.inner(before)))
+    c = (c if isinstance(c, Numeric) else Boolean(c)).ir()
+    _at_line(b, lineno)
+    b.op0("scf.condition", [c] + list(before))
+    b.end_region()
+    after = b.begin_region(types)
+    ys = carry.yields(body_fn(*carry.inner(after)), lineno, "while loop")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    outs = b.op("scf.while", inits, types, num_regions=2)
+    return carry.outputs(outs, lineno)
+
+
+# --- boolean operators --------------------------------------------------------------------------------------------
+
+def and_(first, *rest):
+    v = first
+    for f in rest:
+        if _is_static(v):
+            if not _static_value(v):
+                return v
+            v = f()
+        else:
+            w = _as_condition(f())
+            v = _as_condition(v) & (w if isinstance(w, Numeric) else Boolean(bool(w)))
+    return v
+
+
+def or_(first, *rest):
+    v = first
+    for f in rest:
+        if _is_static(v):
+            if _static_value(v):
+                return v
+            v = f()
+        else:
+            w = _as_condition(f())
+            v = _as_condition(v) | (w if isinstance(w, Numeric) else Boolean(bool(w)))
+    return v
+
+
+def not_(x):
+    if _is_static(x):
+        return not _static_value(x)
+    return ~_as_condition(x)
+
+
+def ifexp(cond, a, b):
+    cond = _as_condition(cond)
+    if _is_static(cond):
+        return a() if _static_value(cond) else b()
+    from .numeric import select
+    return select(cond, a(), b())
+
+
+# --- ranges and compile-time markers --------------------------------------------------------------------------
+
+def range_constexpr(*args):
+    """A loop unrolled while tracing: every bound must be known (Constexpr)."""
+    for a in args:
+        if not _is_static(a):
+            raise DSLTypeError("cutlass.range_constexpr needs bounds known while tracing; use range() for a runtime "
+                               "bound", user_location(2))
+    return builtins.range(*(int(_static_value(a)) for a in args))
+
+
+def dsl_range(*args, unroll=None, unroll_full=False, **kwargs):
+    """cutlass.range: in a `for` statement of a kernel it emits a loop (rewritten); elsewhere a Python range."""
+    return range_constexpr(*args)
+
+
+def const_expr(x):
+    """Marks a condition evaluated while tracing; a runtime value here is an error."""
+    if isinstance(x, Numeric) and not x.is_static or isinstance(x, SymInt):
+        raise DSLTypeError("cutlass.const_expr got a runtime value; its condition must be known while tracing",
+                           user_location(2))
+    return _static_value(x)

@@ -1,0 +1,97 @@
+"""Errors of the DSL. A user's mistake raises an exception that names the user's file and line; it never aborts.
+
+Each DSL error class also derives from the matching built-in (DSLTypeError is a TypeError, ...), so code that
+catches built-in exceptions keeps working.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from types import TracebackType
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class DSLError(Exception):
+    """A mistake in a warpweave kernel or host function, reported at the user's source line."""
+
+    def __init__(self, message: str, location: tuple[str, int] | None = None):
+        self.location = location
+        self.bare_message = message
+        if location is not None:
+            message = f"{location[0]}:{location[1]}: {message}"
+        super().__init__(message)
+
+
+class DSLTypeError(DSLError, TypeError):
+    pass
+
+
+class DSLValueError(DSLError, ValueError):
+    pass
+
+
+class DSLRuntimeError(DSLError, RuntimeError):
+    pass
+
+
+class DSLNotImplementedError(DSLError, NotImplementedError):
+    pass
+
+
+class CompilationError(DSLError, RuntimeError):
+    """The compiler (MLIR, LLVM, ptxas) refused the traced kernel."""
+
+
+def is_user_file(filename: str) -> bool:
+    if not filename or filename.startswith("<frozen") or filename.startswith("<string"):
+        return False
+    return not os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def user_location(skip_frames: int = 1) -> tuple[str, int] | None:
+    """The innermost frame of user code on the current stack."""
+    f = sys._getframe(skip_frames)
+    while f is not None:
+        if is_user_file(f.f_code.co_filename):
+            return (f.f_code.co_filename, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def location_in_traceback(tb: TracebackType | None) -> tuple[str, int] | None:
+    """The innermost user frame of an exception's traceback."""
+    loc = None
+    for frame, lineno in traceback.walk_tb(tb):
+        if is_user_file(frame.f_code.co_filename):
+            loc = (frame.f_code.co_filename, lineno)
+    return loc
+
+
+def _matching_class(exc: BaseException) -> type[DSLError]:
+    if isinstance(exc, TypeError):
+        return DSLTypeError
+    if isinstance(exc, ValueError):
+        return DSLValueError
+    if isinstance(exc, NotImplementedError):
+        return DSLNotImplementedError
+    return DSLRuntimeError
+
+
+def as_dsl_error(exc: BaseException) -> DSLError:
+    """An exception raised while tracing, restated at the user's line (DSL errors pass through unchanged)."""
+    if isinstance(exc, DSLError) and exc.location is not None:
+        return exc
+    loc = location_in_traceback(exc.__traceback__)
+    if isinstance(exc, DSLError):
+        err = type(exc)(exc.bare_message, loc)
+    else:
+        err = _matching_class(exc)(f"{type(exc).__name__}: {exc}", loc)
+    err.__cause__ = exc
+    return err
+
+
+def fail(message: str, cls: type[DSLError] = DSLTypeError) -> None:
+    """Raises cls(message) at the user's current line."""
+    raise cls(message, user_location(2))

@@ -1,0 +1,554 @@
+"""Tensors: an iterator (a pointer into global, shared or register memory, or a coordinate) and a layout.
+
+Indexing with a full coordinate reads or writes one element; a coordinate holding None slices (CuTe's slice: the
+None modes stay, the pointer moves to the rest). Offsets are integers of the layout algebra, static or symbolic,
+and become IR only at a memory access, where their known divisibility gives the access its alignment.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from .. import _core
+from . import trace
+from .errors import DSLTypeError, DSLValueError, user_location
+from .numeric import (Boolean, FLOAT8_TYPES, Int32, Int64, IRVal, Numeric, SymInt, as_numeric, cast, dtype as
+                      dtype_of)
+
+Layout = _core.Layout
+ComposedLayout = _core.ComposedLayout
+
+GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
+_ADDRSPACE = {GMEM: 1, SMEM: 3, RMEM: 0, GENERIC: 0}
+
+
+def ptr_type(memspace: str) -> str:
+    a = _ADDRSPACE[memspace]
+    return "!llvm.ptr" if a == 0 else f"!llvm.ptr<{a}>"
+
+
+def mem_type(t) -> str:
+    """How a value of type t is stored in memory (Booleans as bytes)."""
+    return "i8" if t.is_boolean else t.ir_type
+
+
+def elem_bytes(t) -> int:
+    return max(1, t.width // 8) if not t.is_boolean else 1
+
+
+class Pointer:
+    """A typed address: an SSA base value plus an element offset kept symbolic; `align` is the base's known
+    alignment in bytes."""
+
+    __slots__ = ("base", "offset", "dtype", "memspace", "align", "host", "wide")
+
+    def __init__(self, base, dtype, memspace, align, offset=0, host=None, wide=False):
+        self.base = base        # SSA value id, or None for a host-side placeholder
+        self.offset = offset    # int or SymInt, in elements
+        self.dtype = dtype
+        self.memspace = memspace
+        self.align = align
+        self.host = host        # host placeholder: the jit argument it stands for
+        self.wide = wide        # offsets may pass 2**31 elements: index with 64-bit integers
+
+    def with_base(self, base):
+        return Pointer(base, self.dtype, self.memspace, self.align, self.offset, None, self.wide)
+
+    def __add__(self, off):
+        off = off.__ww_int__() if hasattr(off, "__ww_int__") else off
+        return Pointer(self.base, self.dtype, self.memspace, self.align, self.offset + off, self.host, self.wide)
+
+    __radd__ = __add__
+
+    @property
+    def element_type(self):
+        return self.dtype
+
+    @property
+    def memspace_name(self):
+        return self.memspace
+
+    def alignment_at(self, offset) -> int:
+        """Known alignment in bytes of the address `offset` elements past this pointer."""
+        total = self.offset + offset
+        eb = elem_bytes(self.dtype)
+        if isinstance(total, int):
+            d = abs(total) * eb
+            return self.align if d == 0 else math.gcd(self.align, d)
+        return math.gcd(self.align, total.divisibility * eb)
+
+    def address(self, offset):
+        """The SSA address `offset` elements past this pointer (a GEP)."""
+        if self.base is None:
+            raise DSLTypeError("this tensor lives on the host side of a @cute.jit function: pass it to a kernel to "
+                               "access its elements", user_location(1))
+        b = trace.builder()
+        total = self.offset + offset
+        et = mem_type(self.dtype)
+        if isinstance(total, int):
+            if total == 0:
+                return self.base
+            if -(1 << 31) <= total < (1 << 31):
+                return b.op1("llvm.getelementptr", [self.base], ptr_type(self.memspace),
+                             f"elem_type = {et}, rawConstantIndices = array<i32: {total}>")
+        idx_type = "i64" if self.wide or isinstance(total, int) or total.bits > 32 else "i32"
+        idx = b.materialize(total, idx_type)
+        return b.op1("llvm.getelementptr", [self.base, idx], ptr_type(self.memspace),
+                     f"elem_type = {et}, rawConstantIndices = array<i32: -2147483648>")
+
+    def __repr__(self):
+        return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.align}>"
+
+
+class CoordIterator:
+    """The iterator of an identity tensor: elements are coordinates (base + layout(c))."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base  # a coordinate tuple (ints or SymInts), or 0
+
+    def __add__(self, off):
+        return CoordIterator(_core_add(self.base, off))
+
+
+def _core_add(a, b):
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        a = a if isinstance(a, tuple) else ()
+        b = b if isinstance(b, tuple) else ()
+        n = max(len(a), len(b))
+        return tuple(_core_add(a[i] if i < len(a) else 0, b[i] if i < len(b) else 0) for i in range(n))
+    return a + b
+
+
+def _int_of(x):
+    if isinstance(x, Numeric):
+        if not x.is_integer:
+            raise DSLTypeError(f"a coordinate must be an integer, got {type(x).__name__}", user_location(2))
+        return x.__ww_int__()
+    if hasattr(x, "__ww_int__"):
+        return x.__ww_int__()
+    return x
+
+
+def _norm_coord(c):
+    """A coordinate with DSL integers replaced by their algebra values."""
+    if isinstance(c, tuple):
+        return tuple(_norm_coord(x) for x in c)
+    if c is None:
+        return None
+    return _int_of(c)
+
+
+def _has_none(c) -> bool:
+    return c is None or (isinstance(c, tuple) and any(_has_none(x) for x in c))
+
+
+def _zero_nones(c):
+    if isinstance(c, tuple):
+        return tuple(_zero_nones(x) for x in c)
+    return 0 if c is None else c
+
+
+def _lift_slice(c, t, out: list):
+    if isinstance(c, tuple):
+        if not isinstance(t, tuple) or len(c) != len(t):
+            raise DSLValueError(f"the coordinate {c} does not match the shape {t}", user_location(3))
+        for ci, ti in zip(c, t):
+            _lift_slice(ci, ti, out)
+    elif c is None:
+        out.append(t)
+
+
+def slice_tuple(coord, t):
+    """CuTe's slice: the parts of t under the None leaves of coord, one level of nesting removed."""
+    if coord is None:
+        return t
+    if not isinstance(coord, tuple):
+        return ()
+    out: list = []
+    _lift_slice(coord, t, out)
+    return tuple(out)
+
+
+def slice_layout(coord, layout):
+    if isinstance(layout, ComposedLayout):
+        raise DSLTypeError("slicing a swizzled tensor: slice its outer layout first", user_location(2))
+    return _core.make_layout(slice_tuple(coord, layout.shape), slice_tuple(coord, layout.stride))
+
+
+class Tensor:
+    """A CuTe tensor: iterator and layout."""
+
+    def __init__(self, iterator, layout, dtype=None):
+        if not isinstance(layout, (Layout, ComposedLayout)):
+            raise DSLTypeError(f"make_tensor: expected a Layout, got {type(layout).__name__}", user_location(2))
+        self.iterator = iterator
+        self.layout = layout
+        self._dtype = dtype if dtype is not None else getattr(iterator, "dtype", None)
+
+    # --- properties -------------------------------------------------------------------------------------------
+    @property
+    def element_type(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return self.layout.shape
+
+    @property
+    def stride(self):
+        if isinstance(self.layout, ComposedLayout):
+            raise DSLTypeError("a swizzled tensor has no single stride", user_location(2))
+        return self.layout.stride
+
+    @property
+    def memspace(self):
+        return self.iterator.memspace if isinstance(self.iterator, Pointer) else "coord"
+
+    @property
+    def is_coordinate_tensor(self) -> bool:
+        return isinstance(self.iterator, CoordIterator)
+
+    @property
+    def type(self) -> str:
+        if self.is_coordinate_tensor:
+            return f"coord_tensor<{self.layout}>"
+        p = self.iterator
+        return f"tensor<{self._dtype.__name__}, {p.memspace}, align {p.alignment_at(0)}, {self.layout}>"
+
+    def __repr__(self):
+        return self.type
+
+    __str__ = __repr__
+
+    def _ww_with_layout(self, layout):
+        return Tensor(self.iterator, layout, self._dtype)
+
+    # --- indexing ---------------------------------------------------------------------------------------------
+    def _offset(self, coord):
+        return self.layout(coord)
+
+    def __getitem__(self, coord):
+        coord = _norm_coord(coord)
+        if _has_none(coord):
+            offset = self._offset(_zero_nones(coord))
+            return Tensor(self.iterator + offset, slice_layout(coord, self.layout), self._dtype)
+        offset = self._offset(coord)
+        if self.is_coordinate_tensor:
+            return _coord_value(_core_add(self.iterator.base, offset))
+        return load_scalar(self.iterator, offset)
+
+    def __setitem__(self, coord, value):
+        coord = _norm_coord(coord)
+        if _has_none(coord):
+            raise DSLTypeError("assigning to a slice: use .store() or cute.copy", user_location(2))
+        if self.is_coordinate_tensor:
+            raise DSLTypeError("a coordinate (identity) tensor is read-only", user_location(2))
+        store_scalar(self.iterator, self._offset(coord), value)
+
+    def __iter__(self):
+        raise DSLTypeError("iterate a tensor with an index range: for i in range(cute.size(t)): t[i]", user_location(2))
+
+    # --- whole-tensor values ----------------------------------------------------------------------------------
+    def load(self):
+        """All elements as a TensorSSA (in the order of the tensor's coordinates)."""
+        n = _static_size(self, "load")
+        if self.is_coordinate_tensor:
+            return [self[i] for i in range(n)]
+        return TensorSSA([self[i] for i in range(n)], self.shape, self._dtype)
+
+    def store(self, value):
+        n = _static_size(self, "store")
+        if isinstance(value, TensorSSA):
+            if len(value.values) != n:
+                raise DSLValueError(f"store: {len(value.values)} values into a tensor of {n} elements",
+                                    user_location(2))
+            for i, v in enumerate(value.values):
+                self[i] = v
+        else:
+            for i in range(n):
+                self[i] = value
+
+    def fill(self, value):
+        self.store(value)
+
+
+def _static_size(t, op):
+    n = _core.product(t.shape)
+    if not isinstance(n, int):
+        raise DSLTypeError(f"{op}: needs a tensor of static size, got shape {t.shape}", user_location(3))
+    return n
+
+
+def _coord_value(c):
+    if isinstance(c, tuple):
+        return tuple(_coord_value(x) for x in c)
+    if isinstance(c, int):
+        return c
+    return Int32._wrap(c) if c.bits <= 32 else Int64._wrap(c)
+
+
+# --- element access -----------------------------------------------------------------------------------------------
+
+def load_scalar(ptr: Pointer, offset):
+    t = ptr.dtype
+    b = trace.builder()
+    addr = ptr.address(offset)
+    align = ptr.alignment_at(offset)
+    v = b.op1("llvm.load", [addr], mem_type(t), f"alignment = {min(align, elem_bytes(t))} : i64")
+    if t.is_boolean:
+        v = b.op1("arith.trunci", [v], "i1")
+    return t.from_ir(v)
+
+
+def store_scalar(ptr: Pointer, offset, value):
+    t = ptr.dtype
+    v = value if isinstance(value, Numeric) and type(value) is t else t(value)
+    b = trace.builder()
+    x = v.ir()
+    if t.is_boolean:
+        x = b.op1("arith.extui", [x], "i8")
+    addr = ptr.address(offset)
+    align = ptr.alignment_at(offset)
+    b.op0("llvm.store", [x, addr], f"alignment = {min(align, elem_bytes(t))} : i64")
+
+
+def load_vector(ptr: Pointer, offset, n: int):
+    """n consecutive elements as SSA values, with one vector load."""
+    t = ptr.dtype
+    b = trace.builder()
+    vt = f"vector<{n}x{mem_type(t)}>"
+    addr = ptr.address(offset)
+    v = b.op1("llvm.load", [addr], vt, f"alignment = {min(ptr.alignment_at(offset), n * elem_bytes(t))} : i64")
+    out = []
+    for i in range(n):
+        e = b.op1("vector.extract", [v], mem_type(t), f"static_position = array<i64: {i}>")
+        if t.is_boolean:
+            e = b.op1("arith.trunci", [e], "i1")
+        out.append(t.from_ir(e))
+    return out
+
+
+def store_vector(ptr: Pointer, offset, values):
+    t = ptr.dtype
+    b = trace.builder()
+    n = len(values)
+    mt = mem_type(t)
+    xs = []
+    for v in values:
+        x = (v if isinstance(v, Numeric) and type(v) is t else t(v)).ir()
+        if t.is_boolean:
+            x = b.op1("arith.extui", [x], "i8")
+        xs.append(x)
+    vec = b.op1("vector.from_elements", xs, f"vector<{n}x{mt}>")
+    addr = ptr.address(offset)
+    b.op0("llvm.store", [vec, addr], f"alignment = {min(ptr.alignment_at(offset), n * elem_bytes(t))} : i64")
+
+
+# --- construction -------------------------------------------------------------------------------------------------
+
+def make_tensor(iterator, layout):
+    """A tensor over a pointer (or a coordinate iterator) with a layout (or a shape, made column-major)."""
+    if not isinstance(layout, (Layout, ComposedLayout)):
+        layout = _core.make_layout(layout)
+    return Tensor(iterator, layout)
+
+
+def make_identity_tensor(shape):
+    """A tensor whose element at coordinate c is c (the global coordinates of tiles, for predication)."""
+    shape = _norm_coord(shape)
+    return Tensor(CoordIterator(0), _core.make_identity_layout(shape), None)
+
+
+def _alloca(dtype, n: int, align: int) -> int:
+    b = trace.builder()
+    with trace.at_entry():
+        count = b.constant_int(n, "i32")
+        return b.op1("llvm.alloca", [count], "!llvm.ptr", f"alignment = {align} : i64, elem_type = {mem_type(dtype)}")
+
+
+def make_rmem_tensor(layout_or_shape, dtype):
+    """A register tensor: a layout (or a shape, column-major) over registers of `dtype`."""
+    dtype = dtype_of(dtype)
+    layout = layout_or_shape if isinstance(layout_or_shape, (Layout, ComposedLayout)) \
+        else _core.make_layout(_norm_coord(layout_or_shape))
+    cos = layout.cosize()
+    if not isinstance(cos, int):
+        raise DSLTypeError(f"a register tensor needs a static layout, got {layout}", user_location(2))
+    # 16-byte alignment lets copies into and out of registers use vector accesses.
+    align = 16
+    base = _alloca(dtype, max(cos, 1), align)
+    return Tensor(Pointer(base, dtype, RMEM, align), layout, dtype)
+
+
+make_fragment = make_rmem_tensor
+
+
+def _fragment_layout(layout):
+    """CuTe's make_fragment_like: mode 0 compact in the order of its strides, the other modes after it."""
+    if isinstance(layout, ComposedLayout):
+        layout = layout.outer
+    shape = layout.shape
+    if not isinstance(shape, tuple) or len(shape) <= 1 or not _core.Layout.is_static(layout):
+        return _core.make_layout(shape)
+    mode0 = _core.get(layout, [0])
+    order0 = _order_of(mode0.stride)
+    first = _core.make_ordered_layout(mode0.shape, order0)
+    rest = _core.make_layout(tuple(shape[1:]))
+    return _core.tiled_product(first, rest)
+
+
+def _order_of(stride):
+    """The rank of each leaf of a stride among all leaves (stable), as CuTe's compact_order uses it."""
+    leaves = []
+
+    def walk(s):
+        if isinstance(s, tuple):
+            for x in s:
+                walk(x)
+        else:
+            leaves.append(s if isinstance(s, int) else 1 << 40)
+
+    walk(stride)
+    ranks = sorted(range(len(leaves)), key=lambda i: (abs(leaves[i]) if leaves[i] else 1 << 41, i))
+    order = [0] * len(leaves)
+    for r, i in enumerate(ranks):
+        order[i] = r
+    it = iter(order)
+
+    def build(s):
+        return tuple(build(x) for x in s) if isinstance(s, tuple) else next(it)
+
+    return build(stride)
+
+
+def make_fragment_like(src, dtype=None):
+    """A register tensor shaped like `src` (a tensor or layout), ordered for vector copies from it."""
+    if isinstance(src, Tensor):
+        layout = src.layout
+        dtype = dtype or src.element_type
+        if dtype is None:
+            raise DSLTypeError("make_fragment_like of a coordinate tensor needs dtype=", user_location(2))
+    elif isinstance(src, (Layout, ComposedLayout)):
+        layout = src
+        if dtype is None:
+            raise DSLTypeError("make_fragment_like of a layout needs dtype=", user_location(2))
+    else:
+        raise DSLTypeError(f"make_fragment_like expects a Tensor or Layout, got {type(src).__name__}", user_location(2))
+    return make_rmem_tensor(_fragment_layout(layout), dtype)
+
+
+# --- TensorSSA ----------------------------------------------------------------------------------------------------
+
+class TensorSSA:
+    """The values of a tensor, held in registers: elementwise arithmetic, conversion, reduction."""
+
+    def __init__(self, values, shape, dtype):
+        self.values = list(values)
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def element_type(self):
+        return self.dtype
+
+    def __len__(self):
+        return len(self.values)
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def _map2(self, other, fn):
+        if isinstance(other, TensorSSA):
+            if len(other.values) != len(self.values):
+                raise DSLValueError(f"elementwise operation on {len(self.values)} and {len(other.values)} values",
+                                    user_location(3))
+            vals = [fn(a, b) for a, b in zip(self.values, other.values)]
+        else:
+            vals = [fn(a, other) for a in self.values]
+        t = type(vals[0]) if vals and isinstance(vals[0], Numeric) else self.dtype
+        return TensorSSA(vals, self.shape, t)
+
+    def _rmap2(self, other, fn):
+        vals = [fn(other, a) for a in self.values]
+        t = type(vals[0]) if vals and isinstance(vals[0], Numeric) else self.dtype
+        return TensorSSA(vals, self.shape, t)
+
+    def __add__(self, o): return self._map2(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._rmap2(o, lambda a, b: a + b)
+    def __sub__(self, o): return self._map2(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._rmap2(o, lambda a, b: a - b)
+    def __mul__(self, o): return self._map2(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._rmap2(o, lambda a, b: a * b)
+    def __truediv__(self, o): return self._map2(o, lambda a, b: a / b)
+    def __rtruediv__(self, o): return self._rmap2(o, lambda a, b: a / b)
+    def __floordiv__(self, o): return self._map2(o, lambda a, b: a // b)
+    def __mod__(self, o): return self._map2(o, lambda a, b: a % b)
+    def __and__(self, o): return self._map2(o, lambda a, b: a & b)
+    def __or__(self, o): return self._map2(o, lambda a, b: a | b)
+    def __xor__(self, o): return self._map2(o, lambda a, b: a ^ b)
+    def __lt__(self, o): return self._map2(o, lambda a, b: a < b)
+    def __le__(self, o): return self._map2(o, lambda a, b: a <= b)
+    def __gt__(self, o): return self._map2(o, lambda a, b: a > b)
+    def __ge__(self, o): return self._map2(o, lambda a, b: a >= b)
+    def __eq__(self, o): return self._map2(o, lambda a, b: a == b)
+    def __ne__(self, o): return self._map2(o, lambda a, b: a != b)
+    def __neg__(self): return TensorSSA([-a for a in self.values], self.shape, self.dtype)
+    def __abs__(self): return TensorSSA([abs(a) for a in self.values], self.shape, self.dtype)
+
+    __hash__ = object.__hash__
+
+    def to(self, dtype):
+        dtype = dtype_of(dtype)
+        return TensorSSA([dtype(a) for a in self.values], self.shape, dtype)
+
+    def reduce(self, op, init_val=None, reduction_profile=0):
+        """Reduces all values with op ("add", "mul", "max", "min" or a binary callable)."""
+        from .numeric import max_, min_
+        fns = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max_, "min": min_}
+        fn = fns.get(op, op) if isinstance(op, str) else op
+        if not callable(fn):
+            raise DSLValueError(f"reduce: unknown operation {op!r}", user_location(2))
+        acc = init_val if init_val is not None else self.values[0]
+        for v in (self.values if init_val is not None else self.values[1:]):
+            acc = fn(acc, v)
+        return acc
+
+    def __repr__(self):
+        return f"TensorSSA<{self.dtype.__name__}, {self.shape}>"
+
+
+def full(shape, fill_value, dtype):
+    """A TensorSSA of `shape` with every value fill_value."""
+    dtype = dtype_of(dtype)
+    n = _core.product(shape)
+    return TensorSSA([dtype(fill_value)] * n, shape, dtype)
+
+
+def full_like(t, fill_value, dtype=None):
+    return full(t.shape, fill_value, dtype or t.element_type)
+
+
+def zeros_like(t, dtype=None):
+    return full_like(t, 0, dtype)
+
+
+# --- predicates ---------------------------------------------------------------------------------------------------
+
+def elem_less(lhs, rhs):
+    """True where every coordinate component of lhs is less than the one of rhs (bounds checks)."""
+    if isinstance(lhs, tuple) != isinstance(rhs, tuple):
+        if isinstance(rhs, tuple) and len(rhs) == 1:
+            return elem_less(lhs, rhs[0])
+        raise DSLValueError(f"elem_less: coordinate {lhs} and shape {rhs} differ in rank", user_location(2))
+    if isinstance(lhs, tuple):
+        if len(lhs) != len(rhs):
+            raise DSLValueError(f"elem_less: coordinate {lhs} and shape {rhs} differ in rank", user_location(2))
+        r = Boolean(True)
+        for a, c in zip(lhs, rhs):
+            r = r & elem_less(a, c)
+        return r
+    a = as_numeric(lhs) if not isinstance(lhs, Numeric) else lhs
+    r = a < rhs
+    return r if isinstance(r, Numeric) else Boolean(bool(r))

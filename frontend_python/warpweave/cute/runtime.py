@@ -1,0 +1,2 @@
+"""cute.runtime: host-side tensors for @cute.jit functions."""
+from .._dsl.runtime import RuntimeTensor, from_dlpack  # noqa: F401

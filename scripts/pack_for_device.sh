@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs and cannot build (it has no LLVM): the Python extension and the C++ test
+# binaries, stripped and xz-compressed into .devcarry/ (ignored by git; name it in the device tool's `carry`).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+stage=$(mktemp -d)
+mkdir -p "$stage/frontend_python/warpweave" "$stage/bin"
+cp frontend_python/warpweave/_core*.so "$stage/frontend_python/warpweave/"
+[ -d frontend_python/warpweave/plugins ] && cp -r frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
+for t in ww_runtime_test ww_layout_test; do [ -x build/tests/$t ] && cp build/tests/$t "$stage/bin/"; done
+find "$stage" -type f \( -name '*.so' -o -path '*/bin/*' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
+mkdir -p .devcarry
+tar -C "$stage" -cf - . | xz -T2 -6 > .devcarry/build.tar.xz
+rm -rf "$stage"
+ls -la .devcarry/build.tar.xz
