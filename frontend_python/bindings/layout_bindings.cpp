@@ -94,6 +94,50 @@ void collect_symbols(const IntTuple& t, std::set<uint64_t>& out) {
   for (auto& c : t.children()) collect_symbols(c, out);
 }
 
+// Python source evaluating a dynamic integer from variables named <prefix><symbol id>; Python's // and % floor,
+// as the algebra does, so the expression means the same thing.
+void python_expr(const Int& x, const std::string& prefix, std::string& out);
+
+void python_atom(const sym::Atom& a, const std::string& prefix, std::string& out) {
+  using K = sym::Atom::Kind;
+  auto bin = [&](const char* op) {
+    out += "(";
+    python_expr(a.a, prefix, out);
+    out += op;
+    python_expr(a.b, prefix, out);
+    out += ")";
+  };
+  switch (a.kind) {
+    case K::Symbol: out += prefix + std::to_string(a.id); return;
+    case K::Div: bin(" // "); return;
+    case K::Mod: bin(" % "); return;
+    case K::Xor: bin(" ^ "); return;
+    case K::Min: out += "min"; bin(", "); return;
+    case K::Max: out += "max"; bin(", "); return;
+  }
+}
+
+void python_expr(const Int& x, const std::string& prefix, std::string& out) {
+  if (auto v = x.static_value()) {
+    out += "(" + std::to_string(*v) + ")";
+    return;
+  }
+  const sym::Poly& p = *x.poly();
+  out += "(";
+  bool first = true;
+  for (auto& t : p.terms) {
+    if (!first) out += " + ";
+    first = false;
+    out += "(" + std::to_string(t.coef) + ")";
+    for (auto& f : t.factors) {
+      out += "*";
+      python_atom(*f, prefix, out);
+    }
+  }
+  if (p.constant) out += " + (" + std::to_string(p.constant) + ")";
+  out += ")";
+}
+
 // The ids of the symbols a value depends on: what must be known to evaluate it.
 std::vector<uint64_t> symbols_of(nb::handle h) {
   std::set<uint64_t> out;
@@ -405,6 +449,11 @@ void bind_layout(nb::module_& m) {
             return out;
           });
 
+  m.def("python_expr", [](nb::handle x, const std::string& prefix) {
+    std::string out;
+    python_expr(to_int(x, "python_expr"), prefix, out);
+    return out;
+  }, "Python source that evaluates an integer from variables named <prefix><symbol id>.");
   m.def("symbols_of", &symbols_of, "The ids of the symbols a SymInt, shape or layout depends on.");
   m.def("evaluate", [](nb::handle x, const std::map<uint64_t, int64_t>& env) {
     IntTuple t = to_int_tuple(x, "evaluate");

@@ -77,6 +77,32 @@ void bind_runtime(nb::module_& m) {
   }, nb::arg("function"), nb::arg("grid"), nb::arg("block"), nb::arg("cluster"), nb::arg("smem"), nb::arg("stream"),
      nb::arg("params"), nb::arg("offsets"), nb::arg("cooperative") = false);
 
+  // A kernel with its launch shape fixed but the grid, stream and parameters given per call: the hot path of a
+  // compiled function's call.
+  struct Launcher {
+    rt::Function function;
+    rt::Dim3 block, cluster;
+    size_t smem;
+    std::vector<size_t> offsets;
+  };
+  nb::class_<Launcher>(m, "Launcher")
+      .def("__init__", [](Launcher* self, const rt::Function& f, const std::vector<unsigned>& block,
+                          const std::vector<unsigned>& cluster, size_t smem, const std::vector<size_t>& offsets) {
+        if (offsets.size() > 256) throw std::invalid_argument("Launcher: more than 256 kernel parameters");
+        new (self) Launcher{f, dim3(block, "block"), cluster.empty() ? rt::Dim3(0, 0, 0) : dim3(cluster, "cluster"),
+                            smem, offsets};
+      })
+      .def("__call__", [](const Launcher& l, unsigned gx, unsigned gy, unsigned gz, uintptr_t stream, nb::bytes params) {
+        void* ptrs[256];
+        char* base = const_cast<char*>(params.c_str());
+        for (size_t i = 0; i < l.offsets.size(); ++i) {
+          if (l.offsets[i] >= params.size()) throw std::invalid_argument("launch: a parameter offset is past the buffer");
+          ptrs[i] = base + l.offsets[i];
+        }
+        rt::launch(l.function, rt::LaunchConfig{rt::Dim3(gx, gy, gz), l.block, l.cluster, l.smem, rt::StreamRef(stream), false},
+                   ptrs);
+      });
+
   nb::class_<rt::DeviceBuffer>(m, "DeviceBuffer", "Device memory (cuMemAlloc), freed with the object.")
       .def(nb::init<size_t>())
       .def_prop_ro("ptr", [](const rt::DeviceBuffer& b) { return static_cast<uint64_t>(b.ptr()); })

@@ -419,3 +419,18 @@ def test_example_compile_only_mode(monkeypatch, capsys, ew):
     assert "no GPU: compiling only" in out
     for arch in ("sm_80", "sm_90a", "sm_100a"):
         assert f"compiled elementwise_add for {arch}" in out
+
+
+def test_local_tile_and_slicing_layouts():
+    from warpweave._dsl.tensor import Pointer, Tensor
+
+    t = Tensor(Pointer(None, cutlass.Float32, "gmem", 16), cute.make_layout((64, 32, 8), stride=(1, 64, 2048)))
+    tile = cute.local_tile(t, (16, 8, 4), (1, 2, 0))
+    assert str(tile.layout) == "(16,8,4):(1,64,2048)"
+    assert tile.iterator.offset == 16 * 1 + 8 * 2 * 64
+    a = Tensor(Pointer(None, cutlass.Float32, "gmem", 16), cute.make_layout((64, 8), stride=(8, 1)))  # (M, K)
+    mk = cute.local_tile(a, (16, 32, 4), (3, 5, None), proj=(1, None, 1))  # the (BLK_M, BLK_K) tiles of A
+    assert str(mk.layout) == "(16,4,2):(8,1,4)"
+    assert mk.iterator.offset == 3 * 16 * 8
+    assert str(t[(None, 3, None)].layout) == "(64,8):(1,2048)"
+    assert t[(None, 3, None)].iterator.offset == 3 * 64

@@ -9,6 +9,7 @@ compiled code of its own.
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 import os
 import struct
@@ -487,6 +488,7 @@ class JitCompiledFunction:
         self._module = None
         self._functions = {}
         self._has_assumptions = len(assumptions) > 0
+        self._fast = None
         self._packers = {l.kernel: _packer(l.params) for l in self.launches}
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
@@ -582,8 +584,85 @@ class JitCompiledFunction:
         return out
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast and not kwargs:
+            return fast(*args)
+        # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         for launch in self.prepare(*args, **kwargs):
             _core.launch(*launch)
+        if fast is None:
+            self._fast = self._build_fast_call()
+
+    def _build_fast_call(self):
+        """A Python function specialised to this compiled function's arguments and launches: it reads only what
+        the launches need and packs it in one struct call (the hot path of a launch)."""
+        self._load()
+        if any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
+            return False
+        env = {"RT": RuntimeTensor, "view": _runtime_view, "satisfies": satisfies, "mismatch": _spec_mismatch,
+               "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
+               "const_mismatch": _const_mismatch, "asm": self.assumptions, "assumption_error": _assumption_error}
+        n = self._nargs
+        nreq = n - len(self._defaults)
+        sig = ", ".join(f"a{i}" if i < nreq else f"a{i}=D{i}" for i in range(n))
+        for i in range(nreq, n):
+            env[f"D{i}"] = self._defaults[i - nreq]
+        body = []
+        for plan in self.plans:
+            i = plan.index
+            if plan.kind == "tensor":
+                env[f"S{i}"] = plan.spec
+                body += [f"t = a{i} if type(a{i}) is RT else view(a{i})",
+                         "sp = t._spec or t.spec()",
+                         f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
+                         f"p{i} = t.data_ptr"]
+                for sid, what, k in plan.symbols:
+                    body.append(f"s{sid} = t._{'shape' if what == 'shape' else 'strides'}[{k}]")
+            elif plan.kind == "int":
+                body.append(f"s{plan.symbols[0]} = int(a{i}.value if isinstance(a{i}, Numeric) else a{i})")
+            elif plan.kind == "scalar":
+                body.append(f"x{i} = a{i}.value if isinstance(a{i}, Numeric) else a{i}")
+            elif plan.kind == "stream":
+                body.append(f"q{i} = stream_of(a{i})")
+            else:
+                env[f"K{i}"] = plan.spec[1]
+                body.append(f"if const_key(a{i}) != K{i}: const_mismatch(plans[{i}], a{i})")
+        if self._has_assumptions:
+            syms = sorted({sid for p in self.plans for sid in _plan_symbols(p)})
+            body.append("f = asm.failed({" + ", ".join(f"{sid}: s{sid}" for sid in syms) + "})")
+            body.append("if f: assumption_error(f)")
+        for k, l in enumerate(self.launches):
+            packer, offsets = self._packers[l.kernel]
+            env[f"L{k}"] = _core.Launcher(self._functions[l.kernel], list(l.static_block),
+                                          [int(c) for c in l.cluster] if l.cluster else [], int(l.smem), offsets)
+            env[f"P{k}"] = packer.pack
+            if l.smem > 48 * 1024:
+                self._functions[l.kernel].set_max_dynamic_shared_memory(int(l.smem))
+            vals = []
+            for p in l.params:
+                if p.kind == "ptr":
+                    vals.append(f"p{p.source}")
+                elif p.kind == "sym":
+                    vals.append(f"s{p.source}")
+                else:
+                    vals.append(f"int(x{p.source})" if p.fmt in "bBhiq" else f"x{p.source}")
+            grid = [_core.python_expr(g, "s") if not isinstance(g, int) else str(g) for g in l.grid]
+            if isinstance(l.stream, HostStream):
+                stream = f"q{l.stream.arg_index}"
+            else:
+                stream = str(_stream_handle(l.stream))
+            call = f"L{k}({', '.join(grid)}, {stream}, P{k}({', '.join(vals)}))"
+            if l.static_grid is None:
+                body.append(f"g = ({', '.join(grid)})")
+                body.append(f"if g[0] > 0 and g[1] > 0 and g[2] > 0: L{k}(g[0], g[1], g[2], {stream}, "
+                            f"P{k}({', '.join(vals)}))")
+            else:
+                body.append(call)
+        src = f"def fast_call({sig}):\n" + "\n".join("    " + line for line in body) + "\n"
+        ns: dict = {}
+        exec(builtins.compile(src, f"<warpweave call of {self.jit_function.fn.__name__}>", "exec"), env, ns)
+        self._fast_source = src
+        return ns["fast_call"]
 
     def __repr__(self):
         names = ", ".join(l.kernel for l in self.launches)
@@ -607,6 +686,22 @@ def _eval_dim(x, env):
     if isinstance(x, int):
         return x
     return int(_core.evaluate(x, env))
+
+
+def _plan_symbols(plan):
+    if plan.kind == "tensor":
+        return [sid for sid, _, _ in plan.symbols]
+    return list(plan.symbols)
+
+
+def _const_mismatch(plan, v):
+    raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with {plan.spec[1][1]!r}, "
+                        f"called with {v!r}; compile again for this value", None)
+
+
+def _assumption_error(failed):
+    raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " + "\n  ".join(failed),
+                        None)
 
 
 def _spec_mismatch(plan, rt):

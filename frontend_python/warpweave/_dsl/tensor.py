@@ -552,3 +552,26 @@ def elem_less(lhs, rhs):
     a = as_numeric(lhs) if not isinstance(lhs, Numeric) else lhs
     r = a < rhs
     return r if isinstance(r, Numeric) else Boolean(bool(r))
+
+
+def _dice(proj, x):
+    """The modes of x where proj is not None (CuTe's dice with projection steps)."""
+    if not isinstance(x, tuple):
+        return x
+    return tuple(v for v, p in zip(x, proj) if p is not None)
+
+
+def local_tile(input, tiler, coord, proj=None):
+    """The tile of `input` at `coord` in the grid of `tiler`-sized tiles; with proj, only the modes of tiler and
+    coord where proj is not None are used (e.g. proj=(1, None, 1) takes M and K of an (M, N, K) tiler)."""
+    if proj is not None:
+        tiler, coord = _dice(proj, tiler), _dice(proj, coord)
+    r0 = len(tiler) if isinstance(tiler, tuple) else 1
+    rank = _core.tuple_rank(input.shape)
+    coord = tuple(coord) if isinstance(coord, tuple) else (coord,)
+    rest = coord + (None,) * (rank - len(coord))
+    z = _core.zipped_divide(input.layout, tiler) if isinstance(input.layout, Layout) else None
+    if z is None:
+        raise DSLTypeError("local_tile of a swizzled tensor: tile its outer layout", user_location(2))
+    tile_sel = (None,) * r0 if r0 > 1 else None
+    return Tensor(input.iterator, z, input.element_type)[(tile_sel, rest if len(rest) > 1 else rest[0])]

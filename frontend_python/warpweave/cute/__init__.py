@@ -7,8 +7,8 @@ from .layout import __all__ as _layout_all
 from .._dsl.copy import (CopyAtom, TiledCopy, ThrCopy, autovec_copy, basic_copy, copy, make_copy_atom,  # noqa: F401
                          make_tiled_copy, make_tiled_copy_tv)
 from .._dsl.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
-from .._dsl.tensor import (Pointer, Tensor, TensorSSA, elem_less, full, full_like, make_fragment,  # noqa: F401
-                           make_fragment_like, make_identity_tensor, make_rmem_tensor, make_tensor, zeros_like)
+from .._dsl.tensor import (Pointer, Tensor, TensorSSA, elem_less, full, full_like, local_tile,  # noqa: F401
+                           make_fragment, make_fragment_like, make_identity_tensor, make_rmem_tensor, make_tensor, zeros_like)
 from .._dsl.arch import printf  # noqa: F401
 from . import arch, nvgpu, runtime, testing  # noqa: F401
 
@@ -22,6 +22,6 @@ Tile = tuple
 __all__ = list(_layout_all) + [
     "CopyAtom", "TiledCopy", "ThrCopy", "copy", "autovec_copy", "basic_copy", "make_copy_atom", "make_tiled_copy",
     "make_tiled_copy_tv", "JitCompiledFunction", "compile", "jit", "kernel", "Pointer", "Tensor", "TensorSSA",
-    "elem_less", "full", "full_like", "make_fragment", "make_fragment_like", "make_identity_tensor",
+    "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "zeros_like", "printf", "arch", "nvgpu", "runtime", "testing", "Shape",
     "Coord", "IntTuple", "Stride", "Tile"]
