@@ -124,3 +124,11 @@ function(ww_self_contained_link target)
     -Wl,--exclude-libs,ALL  # LLVM's symbols stay private: no clash with another LLVM in the same process
     -Wl,--gc-sections -Wl,--as-needed)
 endfunction()
+
+# For the Python extension: LLVM/MLIR inside and private, the C++ runtime shared (the process already has one:
+# PyTorch loads libstdc++, and libprotobuf needs it).
+function(ww_private_llvm_link target)
+  target_link_options(${target} PRIVATE
+    -Wl,--exclude-libs,ALL
+    -Wl,--gc-sections -Wl,--as-needed)
+endfunction()

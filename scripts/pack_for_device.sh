@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 stage=$(mktemp -d)
 mkdir -p "$stage/frontend_python/warpweave" "$stage/bin"
-cp frontend_python/warpweave/_core*.so "$stage/frontend_python/warpweave/"
+cp frontend_python/warpweave/_core*.so frontend_python/warpweave/libprotobuf.so.32 "$stage/frontend_python/warpweave/"
 [ -d frontend_python/warpweave/plugins ] && cp -r frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
 for t in ww_runtime_test ww_layout_test; do [ -x build/tests/$t ] && cp build/tests/$t "$stage/bin/"; done
 find "$stage" -type f \( -name '*.so' -o -path '*/bin/*' \) -exec strip --strip-unneeded {} + 2>/dev/null || true

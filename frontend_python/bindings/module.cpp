@@ -10,6 +10,7 @@ void bind_ir(nb::module_& m);
 void bind_compiler(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_jit_cache(nb::module_& m);
+void bind_plugins(nb::module_& m);
 
 NB_MODULE(_core, m) {
   m.doc() = "warpweave core: layout algebra, compiler, runtime and plugin host";
@@ -28,4 +29,5 @@ NB_MODULE(_core, m) {
   bind_compiler(m);
   bind_runtime(m);
   bind_jit_cache(m);
+  bind_plugins(m);
 }

@@ -4,4 +4,6 @@ warpweave.cute; these modules are internal."""
 
 def plugins_digest() -> str:
     """Digest of the backend plugins whose atoms a module may use (part of every JIT cache key)."""
-    return ""
+    from .plugins import registry
+
+    return registry.digest()

@@ -1,4 +1,5 @@
-"""Which GPU target code is generated for: WARPWEAVE_ARCH, else the current device's compute capability."""
+"""Which GPU target code is generated for: WARPWEAVE_ARCH, else the current device's compute capability, mapped
+to a target of the loaded backends (their manifests carry the per-architecture knowledge)."""
 from __future__ import annotations
 
 import os
@@ -14,36 +15,50 @@ class Target:
     llvm_cpu: str
     ptx_features: str
     jit_arch: str
-    compute_capability: tuple
+    compute_capability: int   # e.g. 90
+    backend: str
 
     def as_dict(self) -> dict:
         return {"name": self.name, "llvm_cpu": self.llvm_cpu, "ptx_features": self.ptx_features,
                 "jit_arch": self.jit_arch}
 
+    def usable_backends(self):
+        """The backends whose atoms run on this target's devices (the primary one first)."""
+        from .plugins import registry
 
-# The architecture-specific variants (a) unlock the instructions of their generation (wgmma, tcgen05).
-_FOR_CC = {(9, 0): "sm_90a", (10, 0): "sm_100a", (10, 3): "sm_103a", (12, 0): "sm_120a"}
+        bs = registry.usable_backends(self.compute_capability)
+        return sorted(bs, key=lambda b: b.name != self.backend)
+
+
+def _from_info(t) -> Target:
+    return Target(t.name, t.llvm_cpu or t.name, t.ptx_features, t.jit_arch or t.name, t.compute_capability, t.backend)
 
 
 def target_named(name: str) -> Target:
-    name = name.strip()
-    digits = "".join(c for c in name[3:] if c.isdigit())
-    if not name.startswith("sm_") or not digits:
-        raise DSLRuntimeError(f"unknown target {name!r}: expected sm_<N>[a|f], e.g. sm_80, sm_90a, sm_100a")
-    cc = (int(digits[:-1]), int(digits[-1]))
-    ptx = "+ptx88" if cc >= (10, 0) else "+ptx86"
-    return Target(name, name, ptx, name, cc)
+    from .plugins import registry
+
+    t = registry.target_named(name.strip())
+    if t is None:
+        known = ", ".join(sorted(x.name for x in registry.targets())) or "none: no backend plugin is loaded"
+        raise DSLRuntimeError(f"no loaded backend offers the target {name!r} (known: {known})")
+    return _from_info(t)
 
 
 def target_for_capability(major: int, minor: int) -> Target:
-    return target_named(_FOR_CC.get((major, minor), f"sm_{major}{minor}"))
+    from .plugins import registry
+
+    cc = major * 10 + minor
+    t = registry.primary_target(cc)
+    if t is None:
+        raise DSLRuntimeError(f"no loaded backend serves compute capability {major}.{minor}")
+    return _from_info(t)
 
 
 _chosen: dict = {}
 
 
 def select_target() -> Target:
-    """WARPWEAVE_ARCH if set (compiling without a GPU), else the current device."""
+    """WARPWEAVE_ARCH if set (compiling without a GPU), else the current device's primary backend's target."""
     env = os.environ.get("WARPWEAVE_ARCH", "")
     if env:
         t = _chosen.get(env)

@@ -1,0 +1,76 @@
+#pragma once
+// The plugin host: finds backend plugins, loads them with Boost.DLL, checks their ABI version and manifest, and
+// keeps the registry of targets, atoms and primitives they offer.
+//
+// A plugin that cannot be used (wrong ABI version, no entry point, a manifest that does not parse or validate,
+// an id that clashes with one already registered) is refused with a reason naming the file; the others load.
+// No protobuf or Boost type appears here: manifests cross as JSON text (protobuf's JSON mapping of manifest.proto).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpweave/plugin_abi.h"
+
+namespace ww::ir {
+class Builder;
+}
+
+namespace ww::plugins {
+
+struct Plugin {
+  std::string name;
+  std::string version;
+  std::string path;
+  std::string digest;          // SHA-256 of the manifest and the library file: part of JIT cache keys
+  std::string manifest_json;   // the validated manifest, protobuf JSON mapping
+  std::string manifest_text;   // as embedded (protobuf text format)
+  const ww_plugin_v1* abi = nullptr;
+};
+
+struct Refusal {
+  std::string path;
+  std::string reason;
+};
+
+class PluginError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class PluginHost {
+ public:
+  static PluginHost& instance();
+
+  // Loads every plugin library (*.so) in these directories that is not loaded yet, in sorted order per
+  // directory. Returns the number of plugins loaded by this call.
+  int load_directories(const std::vector<std::string>& dirs);
+  // Loads one library file; false (and a refusal) if it cannot be used.
+  bool load_file(const std::string& path);
+
+  const std::vector<Plugin>& plugins() const { return plugins_; }
+  const std::vector<Refusal>& refusals() const { return refusals_; }
+  const Plugin* find(const std::string& name) const;
+
+  // Lowers an instruction through its plugin's hook, emitting into `builder`. Throws PluginError with the
+  // plugin's message when the hook fails.
+  std::vector<uint32_t> lower(const std::string& plugin, const std::string& hook, const std::string& id,
+                              ir::Builder& builder, const std::vector<uint32_t>& operands,
+                              const std::vector<ww_attr>& attrs, size_t max_results);
+  // Runs a host hook; returns the bytes it wrote.
+  std::vector<uint8_t> host_call(const std::string& plugin, const std::string& name, const std::vector<ww_attr>& attrs,
+                                 size_t out_size);
+
+  // Validates a manifest given as text (the manifest tier of conformance, and plugin loading): an empty list
+  // when it is valid, else one message per problem ("line:col: ..." for parse errors).
+  static std::vector<std::string> validate_manifest_text(const std::string& text, std::string* json = nullptr,
+                                                         std::string* name = nullptr);
+
+ private:
+  PluginHost() = default;
+  std::vector<Plugin> plugins_;
+  std::vector<Refusal> refusals_;
+  std::vector<std::shared_ptr<void>> libraries_;  // keeps loaded libraries alive
+};
+
+}  // namespace ww::plugins

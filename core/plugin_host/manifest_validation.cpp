@@ -1,0 +1,216 @@
+// Manifest validation: the schema and the invariants the core relies on, one message per problem.
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "manifest.pb.h"
+#include "manifest_validation.hpp"
+#include "warpweave/plugin_abi.h"
+#include "ww/layout/error.hpp"
+#include "ww/layout/notation.hpp"
+
+namespace ww::plugins {
+namespace {
+
+namespace pb = google::protobuf;
+using warpweave::manifest::Instruction;
+using warpweave::manifest::Manifest;
+using warpweave::manifest::Operand;
+
+class Collector : public pb::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    errors.push_back(std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message);
+  }
+  void AddWarning(int line, int column, const std::string& message) override {
+    errors.push_back(std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message);
+  }
+  std::vector<std::string> errors;
+};
+
+// Count of distinct $N operand references in an inline-asm template, as max index + 1.
+int template_operands(const std::string& t) {
+  int n = 0;
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i] == '$' && std::isdigit(static_cast<unsigned char>(t[i + 1]))) {
+      size_t j = i + 1;
+      int v = 0;
+      while (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) v = v * 10 + (t[j++] - '0');
+      n = std::max(n, v + 1);
+    }
+  }
+  return n;
+}
+
+int constraint_operands(const std::string& c) {
+  if (c.empty()) return 0;
+  int n = 0;
+  std::stringstream ss(c);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.rfind("~{", 0) == 0) continue;  // clobbers
+    ++n;
+  }
+  return n;
+}
+
+int operand_slots(const Operand& o) {
+  if (o.role() == Operand::REGISTERS) return static_cast<int>(o.registers());
+  return o.count() ? static_cast<int>(o.count()) : 1;
+}
+
+// Layout checks: `size` points of the (thread, value) domain land exactly once on [0, size) once stride-0
+// (broadcast) modes are set aside.
+std::string check_bijection(const std::string& text, int64_t expect_size, int64_t tile) {
+  try {
+    Layout l = parse_layout(text);
+    if (!l.is_static()) return "layout " + text + " is not static";
+    if (expect_size > 0 && l.size().value() != expect_size)
+      return "layout " + text + " has size " + std::to_string(l.size().value()) + ", expected " +
+             std::to_string(expect_size) + " (threads x values)";
+    Layout f = filter_zeros(l);
+    int64_t n = f.size().value();
+    if (n > (int64_t{1} << 22)) return "layout " + text + " is too large to check";
+    std::vector<char> seen(static_cast<size_t>(tile > 0 ? tile : n), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = f(IntTuple(i)).value().value();
+      if (v < 0 || v >= static_cast<int64_t>(seen.size()))
+        return "layout " + text + " maps " + std::to_string(i) + " to " + std::to_string(v) + ", outside the tile of " +
+               std::to_string(seen.size());
+      if (seen[v]++) return "layout " + text + " is not injective: offset " + std::to_string(v) + " is reached twice";
+    }
+    if (tile > 0 && n != tile)
+      return "layout " + text + " covers " + std::to_string(n) + " of the " + std::to_string(tile) +
+             " positions of the tile";
+    return {};
+  } catch (const std::exception& e) {
+    return "layout " + text + ": " + e.what();
+  }
+}
+
+void validate_instruction(const Instruction& ins, bool is_atom, const std::string& backend,
+                          const std::set<std::string>& targets, std::vector<std::string>& out) {
+  std::string what = std::string(is_atom ? "atom " : "primitive ") + (ins.id().empty() ? "<no id>" : ins.id());
+  auto err = [&](const std::string& m) { out.push_back(what + ": " + m); };
+  if (ins.id().empty()) err("needs an id");
+  if (ins.id().rfind(backend + ".", 0) != 0) err("its id must start with \"" + backend + ".\"");
+  if (ins.kind() == warpweave::manifest::KIND_UNSPECIFIED) err("needs a kind");
+  if (ins.targets().empty()) err("names no target");
+  for (auto& t : ins.targets())
+    if (!targets.count(t)) err("names the unknown target \"" + t + "\"");
+  bool has_template = !ins.ptx_template().empty(), has_hook = !ins.lowering_hook().empty();
+  if (has_template == has_hook) err("needs exactly one of ptx_template and lowering_hook");
+  if (is_atom && ins.python_name().empty()) err("needs a python_name (the Python class it appears as)");
+  int slots = 0;
+  bool seen_input = false;
+  for (auto& o : ins.operands()) {
+    // The template numbers outputs first ($0..), then inputs, in the order the operands are listed.
+    if (o.direction() == Operand::OUT && seen_input) err("output operand " + o.name() + " is listed after an input");
+    if (o.direction() != Operand::OUT) seen_input = true;
+    if (o.direction() == Operand::INOUT) err("operand " + o.name() + ": INOUT is not supported; list an output and an input");
+    slots += operand_slots(o);
+    if (o.role() == Operand::ROLE_UNSPECIFIED) err("operand " + o.name() + " needs a role");
+    if (o.role() == Operand::REGISTERS && (o.registers() == 0 || o.values() == 0))
+      err("register operand " + o.name() + " needs values and registers");
+  }
+  if (has_template) {
+    int t = template_operands(ins.ptx_template()), c = constraint_operands(ins.constraints());
+    if (t != c) err("the template uses " + std::to_string(t) + " operands but the constraints list " + std::to_string(c));
+    if (t != slots) err("the template uses " + std::to_string(t) + " operands but the operands provide " + std::to_string(slots));
+    std::set<std::string> declared;
+    for (auto& a : ins.attributes()) declared.insert(a.name());
+    std::regex attr(R"(\{([A-Za-z_][A-Za-z_0-9]*)\})");
+    for (auto it = std::sregex_iterator(ins.ptx_template().begin(), ins.ptx_template().end(), attr);
+         it != std::sregex_iterator(); ++it)
+      if (!declared.count((*it)[1].str())) err("the template uses the undeclared attribute {" + (*it)[1].str() + "}");
+  }
+  int64_t threads = 0;
+  if (!ins.thr_id().empty()) {
+    try {
+      threads = parse_layout(ins.thr_id()).size().value();
+    } catch (const std::exception& e) {
+      err(std::string("thr_id: ") + e.what());
+    }
+  }
+  if (ins.kind() == warpweave::manifest::MMA) {
+    int64_t m = 0, n = 0, k = 0;
+    try {
+      IntTuple s = parse_int_tuple(ins.shape_mnk());
+      if (s.rank() != 3) throw LayoutError("expected (M,N,K)");
+      m = s[0].value().value(), n = s[1].value().value(), k = s[2].value().value();
+    } catch (const std::exception& e) {
+      err("shape_mnk \"" + ins.shape_mnk() + "\": " + e.what());
+    }
+    if (threads == 0) err("an MMA atom needs thr_id");
+    for (auto& o : ins.operands()) {
+      if (o.layout_tv().empty()) continue;
+      int64_t tile = (o.name() == "a") ? m * k : (o.name() == "b") ? n * k : m * n;
+      if (auto p = check_bijection(o.layout_tv(), threads * o.values(), tile); !p.empty())
+        err("operand " + o.name() + ": " + p);
+    }
+    for (const char* name : {"a", "b", "d"}) {
+      bool found = false;
+      for (auto& o : ins.operands()) found |= o.name() == name;
+      if (!found && !(std::string(name) == "a" && has_hook)) err(std::string("an MMA atom needs an operand named ") + name);
+    }
+  } else if (ins.kind() == warpweave::manifest::COPY) {
+    for (auto& o : ins.operands()) {
+      if (o.layout_tv().empty()) continue;
+      if (auto p = check_bijection(o.layout_tv(), 0, 0); !p.empty()) err("operand " + o.name() + ": " + p);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> validate_manifest(const Manifest& m) {
+  std::vector<std::string> out;
+  if (!std::regex_match(m.name(), std::regex("[a-z][a-z0-9_]*")))
+    out.push_back("the name \"" + m.name() + "\" must be lower-case letters, digits and _");
+  if (m.abi_version() != WW_PLUGIN_ABI_VERSION)
+    out.push_back("abi_version " + std::to_string(m.abi_version()) + ", the core expects " +
+                  std::to_string(WW_PLUGIN_ABI_VERSION));
+  std::set<std::string> targets;
+  for (auto& t : m.targets()) {
+    if (t.name().empty() || !targets.insert(t.name()).second)
+      out.push_back("target \"" + t.name() + "\" is empty or repeated");
+    if (t.compute_capability() == 0) out.push_back("target " + t.name() + " needs a compute_capability");
+  }
+  std::set<std::string> ids;
+  for (auto& a : m.atoms()) {
+    if (!ids.insert(a.id()).second) out.push_back("atom " + a.id() + ": the id is repeated");
+    validate_instruction(a, true, m.name(), targets, out);
+  }
+  for (auto& p : m.primitives()) {
+    if (!ids.insert(p.id()).second) out.push_back("primitive " + p.id() + ": the id is repeated");
+    validate_instruction(p, false, m.name(), targets, out);
+  }
+  return out;
+}
+
+std::vector<std::string> parse_manifest(const std::string& text, Manifest& m) {
+  Collector errors;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &m)) {
+    if (errors.errors.empty()) errors.errors.push_back("the manifest does not parse");
+    return errors.errors;
+  }
+  return {};
+}
+
+std::string manifest_json(const Manifest& m) {
+  std::string json;
+  pb::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  (void)pb::util::MessageToJsonString(m, &json, options);
+  return json;
+}
+
+}  // namespace ww::plugins

@@ -1,0 +1,254 @@
+// Discovery and loading of backend plugins (Boost.DLL), ABI and manifest checks, the registry, and the bridges
+// a plugin's hooks use: the IR emitter and the host services.
+#define BOOST_DLL_USE_STD_FS 1
+#include "ww/plugin_host/plugin_host.hpp"
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "manifest_validation.hpp"
+#include "ww/ir/builder.hpp"
+#include "ww/jit_cache/jit_cache.hpp"
+#include "ww/runtime/tensor_map.hpp"
+
+namespace ww::plugins {
+namespace {
+
+std::mutex g_mutex;
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// --- the emitter a hook writes IR through ------------------------------------------------------------------------
+
+struct EmitterContext {
+  ir::Builder* builder;
+  std::string error;
+  std::vector<std::string> type_strings;
+};
+
+int em_op(void* ctx, const char* name, const ww_value* operands, size_t n, const char* const* result_types,
+          size_t nr, const char* properties, ww_value* results) {
+  auto* c = static_cast<EmitterContext*>(ctx);
+  try {
+    std::vector<std::string> types(result_types, result_types + nr);
+    auto r = c->builder->op(name, std::span<const uint32_t>(operands, n), types, properties ? properties : "");
+    std::copy(r.begin(), r.end(), results);
+    return WW_OK;
+  } catch (const std::exception& e) {
+    c->error = e.what();
+    return WW_ERROR;
+  }
+}
+
+int em_inline_asm(void* ctx, const char* text, const char* constraints, const ww_value* operands, size_t n,
+                  const char* const* result_types, size_t nr, int side_effects, ww_value* results) {
+  auto* c = static_cast<EmitterContext*>(ctx);
+  try {
+    std::vector<std::string> types(result_types, result_types + nr);
+    auto r = c->builder->inline_asm(text, constraints, std::span<const uint32_t>(operands, n), types, side_effects != 0);
+    std::copy(r.begin(), r.end(), results);
+    return WW_OK;
+  } catch (const std::exception& e) {
+    c->error = e.what();
+    return WW_ERROR;
+  }
+}
+
+int em_constant_int(void* ctx, int64_t v, const char* type, ww_value* result) {
+  auto* c = static_cast<EmitterContext*>(ctx);
+  try {
+    *result = c->builder->constant_int(v, type);
+    return WW_OK;
+  } catch (const std::exception& e) {
+    c->error = e.what();
+    return WW_ERROR;
+  }
+}
+
+const char* em_type_of(void* ctx, ww_value v) {
+  auto* c = static_cast<EmitterContext*>(ctx);
+  try {
+    c->type_strings.push_back(c->builder->type_of(v));
+    return c->type_strings.back().c_str();
+  } catch (const std::exception& e) {
+    c->error = e.what();
+    return "";
+  }
+}
+
+void em_error(void* ctx, const char* message) { static_cast<EmitterContext*>(ctx)->error = message ? message : "error"; }
+
+// --- host services ----------------------------------------------------------------------------------------------
+
+int hs_encode_tiled(void*, int data_type, uint32_t rank, uint64_t address, const uint64_t* dims,
+                    const uint64_t* strides, const uint32_t* box, const uint32_t* elem_strides, int interleave,
+                    int swizzle, int l2, int oob, void* out, char* error, size_t error_size) {
+  try {
+    namespace tm = runtime::tensor_map;
+    std::vector<uint64_t> d(dims, dims + rank), s(strides, strides + (rank ? rank - 1 : 0));
+    std::vector<uint32_t> b(box, box + rank), e(elem_strides, elem_strides + rank);
+    runtime::TensorMap m = runtime::encode_tiled(static_cast<tm::DataType>(data_type), address, d, s, b, e,
+                                                 static_cast<tm::Interleave>(interleave), static_cast<tm::Swizzle>(swizzle),
+                                                 static_cast<tm::L2Promotion>(l2), static_cast<tm::OobFill>(oob));
+    std::memcpy(out, &m, sizeof(m));
+    return WW_OK;
+  } catch (const std::exception& ex) {
+    std::snprintf(error, error_size, "%s", ex.what());
+    return WW_ERROR;
+  }
+}
+
+}  // namespace
+
+PluginHost& PluginHost::instance() {
+  static PluginHost host;
+  return host;
+}
+
+const Plugin* PluginHost::find(const std::string& name) const {
+  for (auto& p : plugins_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+int PluginHost::load_directories(const std::vector<std::string>& dirs) {
+  int loaded = 0;
+  for (auto& dir : dirs) {
+    std::error_code ec;
+    if (dir.empty() || !std::filesystem::is_directory(dir, ec)) continue;
+    std::vector<std::string> files;
+    for (auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      auto p = entry.path();
+      if (entry.is_regular_file(ec) && p.extension() == ".so") files.push_back(std::filesystem::absolute(p).string());
+    }
+    std::sort(files.begin(), files.end());
+    for (auto& f : files) loaded += load_file(f) ? 1 : 0;
+  }
+  return loaded;
+}
+
+bool PluginHost::load_file(const std::string& path) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto& p : plugins_)
+    if (p.path == path) return false;
+  for (auto& r : refusals_)
+    if (r.path == path) return false;
+  auto refuse = [&](const std::string& reason) {
+    refusals_.push_back({path, reason});
+    return false;
+  };
+  std::shared_ptr<boost::dll::shared_library> lib;
+  try {
+    lib = std::make_shared<boost::dll::shared_library>(
+        path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    return refuse(std::string("the library does not load: ") + e.what());
+  }
+  if (!lib->has(WW_PLUGIN_ENTRY_NAME))
+    return refuse(std::string("no entry point ") + WW_PLUGIN_ENTRY_NAME + " (export one with WARPWEAVE_PLUGIN)");
+  const ww_plugin_v1* abi = nullptr;
+  try {
+    auto entry = lib->get_alias<const ww_plugin_v1*()>(WW_PLUGIN_ENTRY_NAME);
+    abi = entry();
+  } catch (const std::exception& e) {
+    return refuse(std::string("the entry point failed: ") + e.what());
+  }
+  if (!abi) return refuse("the entry point returned no plugin description");
+  if (abi->abi_version != WW_PLUGIN_ABI_VERSION)
+    return refuse("plugin ABI version " + std::to_string(abi->abi_version) + ", but this warpweave core speaks " +
+                  std::to_string(WW_PLUGIN_ABI_VERSION) + ": rebuild the plugin against this warpweave SDK");
+  if (!abi->manifest_text) return refuse("the plugin carries no manifest");
+  std::string text(abi->manifest_text, abi->manifest_size);
+  std::string json, name;
+  auto problems = validate_manifest_text(text, &json, &name);
+  if (!problems.empty()) {
+    std::string reason = "invalid manifest:";
+    for (auto& p : problems) reason += "\n  " + p;
+    return refuse(reason);
+  }
+  if (!abi->name || name != abi->name)
+    return refuse("the plugin calls itself \"" + std::string(abi->name ? abi->name : "") +
+                  "\" but its manifest is named \"" + name + "\"");
+  // Ids must be unique across plugins: the registry resolves atoms by id.
+  warpweave::manifest::Manifest m;
+  parse_manifest(text, m);
+  for (auto& other : plugins_) {
+    if (other.name == name) return refuse("a plugin named \"" + name + "\" is already loaded from " + other.path);
+    warpweave::manifest::Manifest om;
+    parse_manifest(other.manifest_text, om);
+    std::set<std::string> ids;
+    for (auto& a : om.atoms()) ids.insert(a.id());
+    for (auto& a : om.primitives()) ids.insert(a.id());
+    for (auto& a : m.atoms())
+      if (ids.count(a.id())) return refuse("atom id " + a.id() + " clashes with the plugin \"" + other.name + "\"");
+    for (auto& a : m.primitives())
+      if (ids.count(a.id())) return refuse("primitive id " + a.id() + " clashes with the plugin \"" + other.name + "\"");
+  }
+  Plugin p;
+  p.name = name;
+  p.version = m.version();
+  p.path = path;
+  p.digest = jit_cache::key_of({text, read_file(path)});
+  p.manifest_json = std::move(json);
+  p.manifest_text = std::move(text);
+  p.abi = abi;
+  plugins_.push_back(std::move(p));
+  libraries_.push_back(lib);
+  return true;
+}
+
+std::vector<std::string> PluginHost::validate_manifest_text(const std::string& text, std::string* json, std::string* name) {
+  warpweave::manifest::Manifest m;
+  auto problems = parse_manifest(text, m);
+  if (!problems.empty()) return problems;
+  problems = validate_manifest(m);
+  if (json) *json = manifest_json(m);
+  if (name) *name = m.name();
+  return problems;
+}
+
+std::vector<uint32_t> PluginHost::lower(const std::string& plugin, const std::string& hook, const std::string& id,
+                                        ir::Builder& builder, const std::vector<uint32_t>& operands,
+                                        const std::vector<ww_attr>& attrs, size_t max_results) {
+  const Plugin* p = find(plugin);
+  if (!p) throw PluginError("no plugin named \"" + plugin + "\" is loaded");
+  if (!p->abi->lower) throw PluginError("the plugin \"" + plugin + "\" has no lowering hooks");
+  EmitterContext ctx{&builder, {}, {}};
+  ww_emitter_v1 em{&ctx, em_op, em_inline_asm, em_constant_int, em_type_of, em_error};
+  std::vector<uint32_t> results(max_results);
+  size_t n = 0;
+  int rc = p->abi->lower(hook.c_str(), id.c_str(), &em, operands.data(), operands.size(), attrs.data(), attrs.size(),
+                         results.data(), max_results, &n);
+  if (rc == WW_UNKNOWN_HOOK) throw PluginError("the plugin \"" + plugin + "\" has no lowering hook \"" + hook + "\"");
+  if (rc != WW_OK)
+    throw PluginError(plugin + " hook " + hook + " for " + id + ": " + (ctx.error.empty() ? "failed" : ctx.error));
+  results.resize(std::min(n, max_results));
+  return results;
+}
+
+std::vector<uint8_t> PluginHost::host_call(const std::string& plugin, const std::string& name,
+                                           const std::vector<ww_attr>& attrs, size_t out_size) {
+  const Plugin* p = find(plugin);
+  if (!p) throw PluginError("no plugin named \"" + plugin + "\" is loaded");
+  if (!p->abi->host_call) throw PluginError("the plugin \"" + plugin + "\" has no host hooks");
+  ww_host_services_v1 services{nullptr, hs_encode_tiled};
+  std::vector<uint8_t> out(out_size);
+  char error[1024] = {0};
+  int rc = p->abi->host_call(name.c_str(), &services, attrs.data(), attrs.size(), out.data(), out.size(), error,
+                             sizeof(error));
+  if (rc == WW_UNKNOWN_HOOK) throw PluginError("the plugin \"" + plugin + "\" has no host hook \"" + name + "\"");
+  if (rc != WW_OK) throw PluginError(plugin + " host hook " + name + ": " + (error[0] ? error : "failed"));
+  return out;
+}
+
+}  // namespace ww::plugins

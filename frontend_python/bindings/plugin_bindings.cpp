@@ -1,0 +1,85 @@
+// Bindings of the plugin host: loading, the loaded plugins and their manifests (JSON), refusals, hooks.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ww/ir/builder.hpp"
+#include "ww/plugin_host/plugin_host.hpp"
+
+namespace nb = nanobind;
+namespace wp = ww::plugins;
+
+namespace {
+
+// Attributes from a Python dict {name: int | str}; the strings live in `keep`.
+std::vector<ww_attr> to_attrs(const nb::dict& d, std::vector<std::string>& keep) {
+  keep.reserve(2 * d.size());
+  std::vector<ww_attr> out;
+  for (auto [k, v] : d) {
+    keep.push_back(nb::cast<std::string>(nb::str(k)));
+    ww_attr a{nullptr, 0, nullptr};
+    if (PyLong_Check(v.ptr())) {
+      a.int_value = nb::cast<int64_t>(v);
+    } else {
+      keep.push_back(nb::cast<std::string>(nb::str(v)));
+      a.str_value = keep.back().c_str();
+    }
+    out.push_back(a);
+  }
+  // Names: the keys were pushed in order, each followed by its string value when it has one.
+  size_t pos = 0, i = 0;
+  for (auto [k, v] : d) {
+    out[i].name = keep[pos].c_str();
+    pos += PyLong_Check(v.ptr()) ? 1 : 2;
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_plugins(nb::module_& m) {
+  nb::exception<wp::PluginError>(m, "PluginError", PyExc_RuntimeError);
+  m.def("load_plugins", [](const std::vector<std::string>& dirs) { return wp::PluginHost::instance().load_directories(dirs); },
+        "Loads the plugins in these directories (once each); returns how many were loaded now.");
+  m.def("load_plugin_file", [](const std::string& path) { return wp::PluginHost::instance().load_file(path); });
+  m.def("plugins", []() {
+    nb::list out;
+    for (auto& p : wp::PluginHost::instance().plugins()) {
+      nb::dict d;
+      d["name"] = p.name;
+      d["version"] = p.version;
+      d["path"] = p.path;
+      d["digest"] = p.digest;
+      d["manifest_json"] = p.manifest_json;
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("plugin_refusals", []() {
+    nb::list out;
+    for (auto& r : wp::PluginHost::instance().refusals()) out.append(nb::make_tuple(r.path, r.reason));
+    return out;
+  });
+  m.def("validate_manifest", [](const std::string& text) { return wp::PluginHost::validate_manifest_text(text); },
+        "The problems of a manifest in protobuf text format (empty when valid).");
+  m.def("manifest_to_json", [](const std::string& text) {
+    std::string json;
+    auto problems = wp::PluginHost::validate_manifest_text(text, &json);
+    return nb::make_tuple(json, problems);
+  });
+  m.def("plugin_lower", [](const std::string& plugin, const std::string& hook, const std::string& id,
+                           ww::ir::Builder& b, const std::vector<uint32_t>& operands, const nb::dict& attrs,
+                           size_t max_results) {
+    std::vector<std::string> keep;
+    auto a = to_attrs(attrs, keep);
+    return wp::PluginHost::instance().lower(plugin, hook, id, b, operands, a, max_results);
+  });
+  m.def("plugin_host_call", [](const std::string& plugin, const std::string& name, const nb::dict& attrs,
+                               size_t out_size) {
+    std::vector<std::string> keep;
+    auto a = to_attrs(attrs, keep);
+    auto out = wp::PluginHost::instance().host_call(plugin, name, a, out_size);
+    return nb::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+  });
+}

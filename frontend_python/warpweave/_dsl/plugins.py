@@ -1,0 +1,124 @@
+"""The backends as Python sees them: plugins loaded by the core, their manifests, and the choice of target.
+
+Plugins are found in warpweave/plugins (installed with warpweave) and in every directory of
+WARPWEAVE_PLUGIN_PATH. The device's compute capability (or WARPWEAVE_ARCH) picks the primary backend, whose
+target drives code generation; the atoms of every backend whose targets the device satisfies are usable too.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from .. import _core
+
+PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins")
+
+
+@dataclass
+class TargetInfo:
+    name: str
+    backend: str
+    compute_capability: int
+    arch_specific: bool
+    llvm_cpu: str
+    ptx_features: str
+    jit_arch: str
+    also_serves: tuple
+
+    def usable_on(self, cc: int) -> bool:
+        """Whether code for this target runs on a device of compute capability cc (e.g. 90)."""
+        return cc == self.compute_capability if self.arch_specific else cc >= self.compute_capability
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "llvm_cpu": self.llvm_cpu or self.name, "ptx_features": self.ptx_features,
+                "jit_arch": self.jit_arch or self.name}
+
+
+@dataclass
+class Backend:
+    name: str
+    version: str
+    path: str
+    digest: str
+    manifest: dict
+    targets: list = field(default_factory=list)
+
+    @property
+    def atoms(self) -> list:
+        return self.manifest.get("atoms", [])
+
+    @property
+    def primitives(self) -> list:
+        return self.manifest.get("primitives", [])
+
+
+class Registry:
+    """Every loaded backend, its targets, atoms and primitives by id."""
+
+    def __init__(self):
+        self.backends: dict[str, Backend] = {}
+        self.instructions: dict[str, tuple[Backend, dict]] = {}
+        self.loaded_dirs: set[str] = set()
+
+    def load(self) -> None:
+        dirs = [PACKAGE_PLUGIN_DIR] + [d for d in os.environ.get("WARPWEAVE_PLUGIN_PATH", "").split(os.pathsep) if d]
+        new = [d for d in dirs if d not in self.loaded_dirs]
+        if not new:
+            return
+        _core.load_plugins(new)
+        self.loaded_dirs.update(new)
+        for p in _core.plugins():
+            if p["name"] in self.backends:
+                continue
+            manifest = json.loads(p["manifest_json"])
+            b = Backend(p["name"], p["version"], p["path"], p["digest"], manifest)
+            for t in manifest.get("targets", []):
+                b.targets.append(TargetInfo(t["name"], b.name, int(t["compute_capability"]), bool(t["arch_specific"]),
+                                            t["llvm_cpu"], t["ptx_features"], t["jit_arch"],
+                                            tuple(int(x) for x in t.get("also_serves", []))))
+            self.backends[b.name] = b
+            for ins in b.atoms + b.primitives:
+                self.instructions[ins["id"]] = (b, ins)
+
+    def refusals(self) -> list[tuple[str, str]]:
+        self.load()
+        return list(_core.plugin_refusals())
+
+    def targets(self) -> list[TargetInfo]:
+        self.load()
+        return [t for b in self.backends.values() for t in b.targets]
+
+    def target_named(self, name: str) -> TargetInfo | None:
+        for t in self.targets():
+            if t.name == name:
+                return t
+        return None
+
+    def primary_target(self, cc: int) -> TargetInfo | None:
+        """The target that drives code generation on a device of compute capability cc: an exact match, a target
+        that serves cc, else the newest one below it that is usable there."""
+        ts = self.targets()
+        exact = [t for t in ts if t.compute_capability == cc]
+        if exact:
+            return sorted(exact, key=lambda t: not t.arch_specific)[0]
+        serving = [t for t in ts if cc in t.also_serves]
+        if serving:
+            return serving[0]
+        usable = [t for t in ts if t.usable_on(cc)]
+        return max(usable, key=lambda t: t.compute_capability) if usable else None
+
+    def usable_backends(self, cc: int) -> list[Backend]:
+        self.load()
+        return [b for b in self.backends.values() if any(t.usable_on(cc) for t in b.targets)]
+
+    def instruction(self, ident: str):
+        self.load()
+        return self.instructions.get(ident)
+
+    def digest(self) -> str:
+        self.load()
+        return ",".join(f"{b.name}:{b.digest}" for b in sorted(self.backends.values(), key=lambda b: b.name))
+
+
+registry = Registry()
