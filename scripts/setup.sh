@@ -50,8 +50,10 @@ if [ "$(cat .venv/.requirements 2>/dev/null)" != "$req_hash" ]; then
   echo "$req_hash" > .venv/.requirements
 fi
 # The package imports in place (editable): the build writes warpweave/_core*.so into frontend_python/warpweave.
+# The conformance suite (conformance/warpweave_conformance) and the pipelines (pipelines/warpweave_pipelines,
+# public as warpweave.pipeline) are importable the same way.
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-echo "$root/frontend_python" > "$site/warpweave.pth"
+printf '%s\n' "$root/frontend_python" "$root/conformance" "$root/pipelines" > "$site/warpweave.pth"
 
 # --- Configure and build --------------------------------------------------------------------------------------
 if [ ! -f build/build.ninja ]; then

@@ -1,18 +1,359 @@
-// The Blackwell backend plugin: every instruction lowers through its manifest's PTX template, so the library
-// carries the manifest and no hooks.
+// The Blackwell backend plugin. Most instructions lower through their manifest's PTX template; the library adds
+// what a template cannot do:
+//   lowering hooks  tcgen05_instr_desc  the 32-bit tcgen05.mma instruction descriptor, a constant from attributes
+//                   umma_smem_desc      the 64-bit UMMA shared-memory matrix descriptor of a run-time address
+//   host hook       encode_tma_descriptor  a TMA tensor map, through the driver function the core lends
+// The bit layouts are the hardware's (PTX ISA, "Instruction descriptor" and "Shared memory descriptor" of
+// tcgen05); blackwell.textproto's descriptions repeat them for users of the manifest.
 #include <warpweave/plugin.hpp>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 extern "C" const char ww_manifest_text[];
 extern "C" const size_t ww_manifest_size;
 
 namespace {
 
-int lower(const char*, const char*, const ww_emitter_v1*, const ww_value*, size_t, const ww_attr*, size_t, ww_value*,
-          size_t, size_t*) {
-  return WW_UNKNOWN_HOOK;
+namespace wp = warpweave::plugin;
+using wp::HookError;
+
+// --- attributes --------------------------------------------------------------------------------------------------
+
+class Attrs {
+ public:
+  Attrs(const ww_attr* a, size_t n) : a_(a), n_(n) {}
+
+  const ww_attr* find(const char* name) const {
+    for (size_t i = 0; i < n_; ++i)
+      if (a_[i].name && std::strcmp(a_[i].name, name) == 0) return &a_[i];
+    return nullptr;
+  }
+  bool has(const char* name) const { return find(name) != nullptr; }
+
+  // Integers also come as strings from callers that build attributes from text.
+  int64_t integer(const char* name, int64_t fallback) const {
+    const ww_attr* a = find(name);
+    if (!a) return fallback;
+    if (!a->str_value) return a->int_value;
+    char* end = nullptr;
+    long long v = std::strtoll(a->str_value, &end, 0);
+    if (!*a->str_value || *end) throw HookError(std::string("attribute ") + name + " must be an integer, not \"" + a->str_value + "\"");
+    return v;
+  }
+  int64_t required(const char* name) const {
+    if (!has(name)) throw HookError(std::string("needs the attribute ") + name);
+    return integer(name, 0);
+  }
+  // Strings; an integer attribute reads as its decimal text.
+  std::string text(const char* name, const std::string& fallback) const {
+    const ww_attr* a = find(name);
+    if (!a) return fallback;
+    return a->str_value ? a->str_value : std::to_string(a->int_value);
+  }
+
+ private:
+  const ww_attr* a_;
+  size_t n_;
+};
+
+std::string lower_case(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
-const ww_plugin_v1 plugin = {WW_PLUGIN_ABI_VERSION, "blackwell", ww_manifest_text, ww_manifest_size, lower, nullptr};
+// --- tcgen05.mma instruction descriptor ------------------------------------------------------------------------
+
+struct OperandFormat {
+  const char* name;
+  const char* kind;  // the .kind of tcgen05.mma that takes it
+  uint32_t code;     // the 3-bit A/B format field
+  bool mn_major_ok;  // sub-byte formats exist only K-major
+};
+
+const OperandFormat kFormats[] = {
+    {"f16", "f16", 0, true},     {"bf16", "f16", 1, true},     {"tf32", "tf32", 2, true},
+    {"e4m3", "f8f6f4", 0, true}, {"e5m2", "f8f6f4", 1, true},  {"e2m3", "f8f6f4", 3, false},
+    {"e3m2", "f8f6f4", 4, false}, {"e2m1", "f8f6f4", 5, false}, {"u8", "i8", 0, true},
+    {"s8", "i8", 1, true},
+};
+
+const OperandFormat& operand_format(const std::string& t, const char* which) {
+  for (auto& f : kFormats)
+    if (t == f.name) return f;
+  throw HookError(std::string(which) + " \"" + t +
+                  "\" is not an input type of tcgen05.mma (f16 bf16 tf32 e4m3 e5m2 e2m3 e3m2 e2m1 s8 u8)");
+}
+
+uint32_t d_format(const std::string& t) {
+  if (t == "f16") return 0;
+  if (t == "f32") return 1;
+  if (t == "s32") return 2;
+  throw HookError("d_type \"" + t + "\" is not an accumulator type of tcgen05.mma (f16 f32 s32)");
+}
+
+uint32_t major_bit(const Attrs& at, const char* name) {
+  std::string v = at.text(name, "K");
+  if (v == "K" || v == "k" || v == "0") return 0;
+  if (v == "MN" || v == "mn" || v == "1") return 1;
+  throw HookError(std::string(name) + " must be \"K\" or \"MN\" (or 0 / 1), not \"" + v + "\"");
+}
+
+uint32_t flag(const Attrs& at, const char* name) {
+  int64_t v = at.integer(name, 0);
+  if (v != 0 && v != 1) throw HookError(std::string(name) + " must be 0 or 1");
+  return static_cast<uint32_t>(v);
+}
+
+// What an MMA atom id (blackwell.tcgen05.mma.cta<g>.<kind>.m<M>n<N>k<K>.<ab>.<acc>.<ss|ts>) says.
+struct AtomShape {
+  int cta_group = 0;
+  std::string kind, ab, acc;
+  int64_t m = 0, n = 0;
+  bool a_in_tmem = false;
+};
+
+AtomShape parse_atom(const std::string& id) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= id.size(); ++i)
+    if (i == id.size() || id[i] == '.') parts.push_back(id.substr(start, i - start)), start = i + 1;
+  AtomShape s;
+  long long m = 0, n = 0, k = 0;
+  if (parts.size() != 9 || parts[0] != "blackwell" || parts[1] != "tcgen05" || parts[2] != "mma" ||
+      (parts[3] != "cta1" && parts[3] != "cta2") || std::sscanf(parts[5].c_str(), "m%lldn%lldk%lld", &m, &n, &k) != 3 ||
+      (parts[8] != "ss" && parts[8] != "ts"))
+    throw HookError("atom \"" + id + "\" is not a tcgen05.mma atom of this backend");
+  s.cta_group = parts[3] == "cta1" ? 1 : 2;
+  s.kind = parts[4];
+  s.m = m, s.n = n;
+  s.ab = parts[6];
+  s.acc = parts[7];
+  s.a_in_tmem = parts[8] == "ts";
+  return s;
+}
+
+uint32_t instr_desc(const Attrs& at) {
+  AtomShape atom;
+  bool from_atom = at.has("atom");
+  if (from_atom) atom = parse_atom(at.text("atom", ""));
+  auto type_attr = [&](const char* name, const std::string& dflt) {
+    if (at.has(name)) return at.text(name, "");
+    if (dflt.empty()) throw HookError(std::string("needs the attribute ") + name + " (or atom)");
+    return dflt;
+  };
+  std::string a_type = type_attr("a_type", atom.ab), b_type = type_attr("b_type", atom.ab);
+  std::string d_type = type_attr("d_type", atom.acc);
+  const OperandFormat& fa = operand_format(a_type, "a_type");
+  const OperandFormat& fb = operand_format(b_type, "b_type");
+  uint32_t df = d_format(d_type);
+  std::string kind = fa.kind;
+  if (kind != fb.kind)
+    throw HookError("a_type " + a_type + " and b_type " + b_type + " belong to different kinds of tcgen05.mma (" +
+                    fa.kind + ", " + fb.kind + ")");
+  // The atom fixes the kind in its PTX; types may vary only within it (f8f6f4 and i8 take mixed A and B).
+  if (from_atom && kind != atom.kind)
+    throw HookError("a_type " + a_type + " is not of kind::" + atom.kind + ", the kind of the atom");
+  if (kind == "f16" && a_type != b_type) throw HookError("kind::f16 needs A and B of one type (f16 or bf16)");
+  bool ok_d = kind == "i8" ? d_type == "s32"
+              : kind == "tf32" ? d_type == "f32"
+              : kind == "f16" ? (d_type == "f32" || (d_type == "f16" && a_type == "f16"))
+                              : (d_type == "f32" || d_type == "f16");
+  if (!ok_d) throw HookError("kind::" + kind + " with " + a_type + " inputs cannot accumulate in " + d_type);
+
+  int64_t m = from_atom ? atom.m : at.required("m");
+  int64_t n = from_atom ? atom.n : at.required("n");
+  if (from_atom && ((at.has("m") && at.integer("m", 0) != m) || (at.has("n") && at.integer("n", 0) != n)))
+    throw HookError("m and n must match the atom's shape " + std::to_string(m) + "x" + std::to_string(n));
+  if (m != 64 && m != 128 && m != 256) throw HookError("m must be 64, 128 or 256 (the pair's M with cta_group 2)");
+  if (n < 8 || n > 256 || n % 8) throw HookError("n must be a multiple of 8 from 8 to 256");
+
+  uint32_t a_major = major_bit(at, "a_major"), b_major = major_bit(at, "b_major");
+  if ((a_major && !fa.mn_major_ok) || (b_major && !fb.mn_major_ok))
+    throw HookError("sub-byte formats (e2m3 e3m2 e2m1) must be K-major");
+  if (from_atom && atom.a_in_tmem && a_major) throw HookError("A in tensor memory is K-major; a_major must be K");
+  // CuTe's F8F6F4 traits: an MN-major B needs N in steps of 16.
+  if (kind == "f8f6f4" && b_major && n % 16) throw HookError("kind::f8f6f4 with an MN-major B needs n % 16 == 0");
+  uint32_t neg_a = flag(at, "negate_a"), neg_b = flag(at, "negate_b"), sat = flag(at, "saturate");
+  if (kind == "i8" && (neg_a || neg_b)) throw HookError("kind::i8 cannot negate its inputs");
+  if (kind != "i8" && sat) throw HookError("saturate exists for kind::i8 only");
+
+  uint32_t d = 0;
+  d |= sat << 3;
+  d |= df << 4;
+  d |= fa.code << 7;
+  d |= fb.code << 10;
+  d |= neg_a << 13;
+  d |= neg_b << 14;
+  d |= a_major << 15;
+  d |= b_major << 16;
+  d |= static_cast<uint32_t>(n >> 3) << 17;
+  d |= static_cast<uint32_t>(m >> 4) << 24;
+  return d;
+}
+
+// --- UMMA shared-memory descriptor -----------------------------------------------------------------------------
+
+uint64_t layout_code(const Attrs& at) {
+  const ww_attr* a = at.find("swizzle");
+  if (!a) return 0;
+  if (!a->str_value) {
+    switch (a->int_value) {  // the swizzle span in bytes
+      case 0: return 0;
+      case 32: return 6;
+      case 64: return 4;
+      case 128: return 2;
+    }
+    throw HookError("swizzle " + std::to_string(a->int_value) + ": give 0, 32, 64 or 128 (bytes) or a name");
+  }
+  std::string s = lower_case(a->str_value);
+  if (s.rfind("swizzle_", 0) == 0) s = s.substr(8);
+  if (s == "none" || s == "0") return 0;
+  if (s == "128b_base32b") return 1;
+  if (s == "128b" || s == "128") return 2;
+  if (s == "64b" || s == "64") return 4;
+  if (s == "32b" || s == "32") return 6;
+  throw HookError(std::string("swizzle \"") + a->str_value + "\" is not one of NONE 128B_BASE32B 128B 64B 32B");
+}
+
+// Every field but the start address: the constant half of the descriptor.
+uint64_t smem_desc_fields(const Attrs& at) {
+  auto offset = [&](const char* name, int64_t v) {
+    if (v < 0 || v % 16 || v >= (int64_t{1} << 18))
+      throw HookError(std::string(name) + " " + std::to_string(v) + " must be a multiple of 16 below 2^18 bytes");
+    return static_cast<uint64_t>(v >> 4);
+  };
+  uint64_t lbo = offset("leading_byte_offset", at.integer("leading_byte_offset", 16));
+  uint64_t sbo = offset("stride_byte_offset", at.required("stride_byte_offset"));
+  int64_t base = at.integer("base_offset", 0);
+  if (base < 0 || base > 7) throw HookError("base_offset must be 0..7");
+  uint64_t lbo_mode = flag(at, "lbo_mode");
+  return lbo << 16 | sbo << 32 | uint64_t{1} << 46 /* version 1: Blackwell */ | static_cast<uint64_t>(base) << 49 |
+         lbo_mode << 52 | layout_code(at) << 61;
+}
+
+ww_value smem_desc(const wp::Emitter& em, ww_value addr, const Attrs& at) {
+  uint64_t fields = smem_desc_fields(at);
+  std::string t = em.type_of(addr);
+  if (t == "i64") {
+    addr = em.op("arith.trunci", {addr}, "i32");
+  } else if (t != "i32") {
+    throw HookError("addr must be a 32-bit shared-memory address (i32), not " + t);
+  }
+  ww_value shifted = em.op("arith.shrui", {addr, em.constant(4, "i32")}, "i32");
+  ww_value start = em.op("arith.andi", {shifted, em.constant(0x3FFF, "i32")}, "i32");
+  ww_value wide = em.op("arith.extui", {start}, "i64");
+  return em.op("arith.ori", {wide, em.constant(static_cast<int64_t>(fields), "i64")}, "i64");
+}
+
+// --- lowering --------------------------------------------------------------------------------------------------
+
+int lower(const char* hook, const char*, const ww_emitter_v1* emitter, const ww_value* operands, size_t num_operands,
+          const ww_attr* attrs, size_t num_attrs, ww_value* results, size_t max_results, size_t* num_results) {
+  std::string h = hook ? hook : "";
+  if (h != "tcgen05_instr_desc" && h != "umma_smem_desc") return WW_UNKNOWN_HOOK;
+  wp::Emitter em(emitter);
+  Attrs at(attrs, num_attrs);
+  try {
+    if (max_results < 1) throw HookError("the hook returns one value");
+    if (h == "tcgen05_instr_desc") {
+      if (num_operands != 0) throw HookError("takes no operands, only attributes");
+      results[0] = em.constant(static_cast<int32_t>(instr_desc(at)), "i32");
+    } else {
+      if (num_operands != 1) throw HookError("takes one operand, addr");
+      results[0] = smem_desc(em, operands[0], at);
+    }
+    *num_results = 1;
+    return WW_OK;
+  } catch (const std::exception& e) {
+    em.fail(e.what());  // the core names the plugin, hook and instruction
+    return WW_ERROR;
+  } catch (...) {
+    em.fail(h + ": failed");
+    return WW_ERROR;
+  }
+}
+
+// --- host: TMA tensor maps -------------------------------------------------------------------------------------
+
+struct DataType {
+  const char* name;
+  int code;   // CUtensorMapDataType
+  int bytes;
+};
+const DataType kDataTypes[] = {{"u8", 0, 1},   {"u16", 1, 2},  {"u32", 2, 4},      {"s32", 3, 4}, {"u64", 4, 8},
+                               {"s64", 5, 8},  {"f16", 6, 2},  {"f32", 7, 4},      {"f64", 8, 8}, {"bf16", 9, 2},
+                               {"f32_ftz", 10, 4}, {"tf32", 11, 4}, {"tf32_ftz", 12, 4}};
+
+int tma_swizzle(const Attrs& at) {
+  const ww_attr* a = at.find("swizzle");
+  if (!a) return 0;
+  if (!a->str_value) {
+    if (a->int_value < 0 || a->int_value > 6) throw HookError("swizzle must be 0..6 (CUtensorMapSwizzle)");
+    return static_cast<int>(a->int_value);
+  }
+  std::string s = lower_case(a->str_value);
+  const char* names[] = {"none", "32b", "64b", "128b", "128b_atom_32b", "128b_atom_32b_flip_8b", "128b_atom_64b"};
+  for (int i = 0; i < 7; ++i)
+    if (s == names[i]) return i;
+  throw HookError(std::string("swizzle \"") + a->str_value + "\" is not one of none 32B 64B 128B 128B_atom_32B "
+                  "128B_atom_32B_flip_8B 128B_atom_64B");
+}
+
+void encode_tma(const ww_host_services_v1* services, const Attrs& at, void* out, size_t out_size) {
+  if (out_size < 128) throw HookError("the tensor map needs 128 bytes");
+  if (!services || !services->encode_tensor_map_tiled) throw HookError("the core lent no cuTensorMapEncodeTiled");
+  const ww_attr* dt = at.find("data_type");
+  if (!dt) throw HookError("needs the attribute data_type");
+  int code = -1, bytes = 0;
+  for (auto& t : kDataTypes)
+    if (dt->str_value ? lower_case(dt->str_value) == t.name : dt->int_value == t.code) code = t.code, bytes = t.bytes;
+  // The packed sub-byte types of sm_100 (13..15) have no name here and no whole-byte element size.
+  if (code < 0 && !dt->str_value && dt->int_value >= 13 && dt->int_value <= 15) code = static_cast<int>(dt->int_value);
+  if (code < 0) throw HookError("data_type " + at.text("data_type", "") + " is not a tensor-map type");
+  int64_t rank = at.required("rank");
+  if (rank < 1 || rank > 5) throw HookError("rank must be 1..5");
+  uint64_t address = static_cast<uint64_t>(at.required("address"));
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box, estrides;
+  auto key = [](const char* base, int64_t i) { return std::string(base) + std::to_string(i); };
+  for (int64_t i = 0; i < rank; ++i) {
+    dims.push_back(static_cast<uint64_t>(at.required(key("dim", i).c_str())));
+    box.push_back(static_cast<uint32_t>(at.required(key("box", i).c_str())));
+    estrides.push_back(static_cast<uint32_t>(at.integer(key("elem_stride", i).c_str(), 1)));
+    if (i > 0) strides.push_back(static_cast<uint64_t>(at.required(key("stride", i).c_str())));
+  }
+  if (bytes && at.has("stride0") && at.integer("stride0", 0) != bytes)
+    throw HookError("stride0 must be the element size (" + std::to_string(bytes) + " bytes): dimension 0 is contiguous");
+  char error[512] = {0};
+  int rc = services->encode_tensor_map_tiled(
+      services->ctx, code, static_cast<uint32_t>(rank), address, dims.data(), strides.data(), box.data(),
+      estrides.data(), static_cast<int>(at.integer("interleave", 0)), tma_swizzle(at),
+      static_cast<int>(at.integer("l2_promotion", 0)), static_cast<int>(at.integer("oob_fill", 0)), out, error,
+      sizeof(error));
+  if (rc != WW_OK) throw HookError(error[0] ? error : "cuTensorMapEncodeTiled failed");
+}
+
+int host_call(const char* name, const ww_host_services_v1* services, const ww_attr* attrs, size_t num_attrs, void* out,
+              size_t out_size, char* error, size_t error_size) {
+  if (!name || std::strcmp(name, "encode_tma_descriptor") != 0) return WW_UNKNOWN_HOOK;
+  try {
+    encode_tma(services, Attrs(attrs, num_attrs), out, out_size);
+    return WW_OK;
+  } catch (const std::exception& e) {
+    std::snprintf(error, error_size, "encode_tma_descriptor: %s", e.what());
+    return WW_ERROR;
+  } catch (...) {
+    std::snprintf(error, error_size, "encode_tma_descriptor failed");
+    return WW_ERROR;
+  }
+}
+
+const ww_plugin_v1 plugin = {WW_PLUGIN_ABI_VERSION, "blackwell", ww_manifest_text, ww_manifest_size, lower, host_call};
 
 }  // namespace
 

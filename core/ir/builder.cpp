@@ -59,6 +59,10 @@ struct Builder::Impl {
   std::string module_text;
   std::string function_header;
   std::vector<Frame> frames;  // frames[0] is the function body when in a function
+  // What the function computes once, before anything else (allocas, special registers): kept apart from the body
+  // so that it stays in the entry block even after the body's first structured op (LLVM's SROA and mem2reg only
+  // promote entry-block allocas).
+  Frame prologue;
   std::vector<std::string> closed_regions;
   Location loc;
   std::string loc_text = "loc(unknown)";
@@ -72,7 +76,7 @@ struct Builder::Impl {
   }
   Frame& top() {
     if (frames.empty()) throw IRError("IR builder: an operation was created outside any function");
-    return at_entry ? frames.front() : frames.back();
+    return at_entry ? prologue : frames.back();
   }
   void line(const std::string& s) {
     std::string& t = top().text;
@@ -80,17 +84,23 @@ struct Builder::Impl {
     t += s;
     t += '\n';
   }
+  // The frames whose values the current insertion point sees, innermost first: the prologue alone, or the open
+  // regions and then the prologue.
+  std::vector<Frame*> visible() {
+    std::vector<Frame*> out;
+    if (!at_entry)
+      for (auto it = frames.rbegin(); it != frames.rend(); ++it) out.push_back(&*it);
+    out.push_back(&prologue);
+    return out;
+  }
   const std::string& type(Value v) const {
     if (v == 0 || v >= types.size()) throw IRError("IR builder: unknown value %" + std::to_string(v));
     return types[v];
   }
-  // The frames whose values the current insertion point sees: all of them, or only the entry block's.
-  std::vector<Frame>::reverse_iterator visible_begin() { return at_entry ? frames.rend() - 1 : frames.rbegin(); }
-  Value lookup_symbol(uint64_t id) const {
-    auto begin = at_entry ? frames.rend() - 1 : frames.rbegin();
-    for (auto it = begin; it != frames.rend(); ++it) {
-      auto f = it->symbols.find(id);
-      if (f != it->symbols.end()) return f->second;
+  Value lookup_symbol(uint64_t id) {
+    for (Frame* fr : visible()) {
+      auto f = fr->symbols.find(id);
+      if (f != fr->symbols.end()) return f->second;
     }
     return 0;
   }
@@ -126,8 +136,9 @@ std::vector<Value> Builder::begin_function(const std::string& name, const std::v
 void Builder::end_function() {
   if (impl_->frames.size() != 1) throw IRError("IR builder: end_function with regions still open");
   impl_->line("llvm.return " + impl_->loc_text);
-  impl_->module_text += "  " + impl_->function_header + impl_->frames.back().text + "  }\n";
+  impl_->module_text += "  " + impl_->function_header + impl_->prologue.text + impl_->frames.back().text + "  }\n";
   impl_->frames.clear();
+  impl_->prologue = Frame{};
 }
 
 bool Builder::in_function() const { return !impl_->frames.empty(); }
@@ -279,9 +290,9 @@ const Location& Builder::location() const { return impl_->loc; }
 
 Value Builder::constant_int(int64_t v, const std::string& type) {
   IntKey key{Int(v), type};
-  for (auto it = impl_->visible_begin(); it != impl_->frames.rend(); ++it) {
-    auto f = it->ints.find(key);
-    if (f != it->ints.end()) return f->second;
+  for (Frame* fr : impl_->visible()) {
+    auto f = fr->ints.find(key);
+    if (f != fr->ints.end()) return f->second;
   }
   std::string attr = type == "i1" ? (v ? "true" : "false") : std::to_string(v) + " : " + type;
   Value r = op1("arith.constant", {}, type, "value = " + attr);
@@ -304,9 +315,9 @@ Value Builder::constant_float(double v, const std::string& type) {
     std::snprintf(buf, sizeof(buf), "%s", s.c_str());
   }
   std::string key = type + ":" + buf;
-  for (auto it = impl_->visible_begin(); it != impl_->frames.rend(); ++it) {
-    auto f = it->float_constants.find(key);
-    if (f != it->float_constants.end()) return f->second;
+  for (Frame* fr : impl_->visible()) {
+    auto f = fr->float_constants.find(key);
+    if (f != fr->float_constants.end()) return f->second;
   }
   Value r = op1("arith.constant", {}, type, "value = " + std::string(buf) + " : " + type);
   impl_->top().float_constants.emplace(key, r);
@@ -331,9 +342,9 @@ class IntEmitter {
   Value emit(const Int& x) {
     if (auto v = x.static_value()) return b_.constant_int(*v, type_);
     IntKey key{x, type_};
-    for (auto it = m_.visible_begin(); it != m_.frames.rend(); ++it) {
-      auto f = it->ints.find(key);
-      if (f != it->ints.end()) return f->second;
+    for (Frame* fr : m_.visible()) {
+      auto f = fr->ints.find(key);
+      if (f != fr->ints.end()) return f->second;
     }
     const sym::Poly& p = *x.poly();
     Value sum = 0;

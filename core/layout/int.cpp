@@ -546,6 +546,19 @@ Int bit_xor(const Int& a, const Int& b) {
   return make_op(sym::Atom::Kind::Xor, swap ? b : a, swap ? a : b, std::min(pa, pb), a.known_nonneg() && b.known_nonneg());
 }
 
+std::pair<Int, Int> split_divisible(const Int& x, int64_t m) {
+  if (m <= 0) throw LayoutError("split_divisible: the modulus must be positive, got " + std::to_string(m));
+  Work w = to_work(x), d, r;
+  d.constant = checked_mul(floor_div(w.constant, m), m);
+  r.constant = floor_mod(w.constant, m);
+  for (auto& t : w.terms) {
+    int64_t td = t.coef < 0 ? -t.coef : t.coef;
+    for (auto& f : t.factors) td = saturating_mul(td, f->divisibility);
+    (td % m == 0 ? d : r).terms.push_back(t);
+  }
+  return {finish(std::move(d)), finish(std::move(r))};
+}
+
 Int gcd(const Int& a, const Int& b) {
   return Int(std::gcd(a.value("gcd"), b.value("gcd")));
 }

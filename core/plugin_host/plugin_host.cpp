@@ -169,31 +169,31 @@ bool PluginHost::load_file(const std::string& path) {
                   std::to_string(WW_PLUGIN_ABI_VERSION) + ": rebuild the plugin against this warpweave SDK");
   if (!abi->manifest_text) return refuse("the plugin carries no manifest");
   std::string text(abi->manifest_text, abi->manifest_size);
-  std::string json, name;
-  auto problems = validate_manifest_text(text, &json, &name);
+  // One parse: validation, the JSON that Python reads and the ids all come from it (a large manifest, like a
+  // backend's thousand generated wgmma atoms, takes tens of milliseconds to parse).
+  warpweave::manifest::Manifest m;
+  auto problems = parse_manifest(text, m);
+  if (problems.empty()) problems = validate_manifest(m);
   if (!problems.empty()) {
     std::string reason = "invalid manifest:";
     for (auto& p : problems) reason += "\n  " + p;
     return refuse(reason);
   }
+  const std::string& name = m.name();
   if (!abi->name || name != abi->name)
     return refuse("the plugin calls itself \"" + std::string(abi->name ? abi->name : "") +
                   "\" but its manifest is named \"" + name + "\"");
+  std::vector<std::string> ids;
+  for (auto& a : m.atoms()) ids.push_back(a.id());
+  for (auto& a : m.primitives()) ids.push_back(a.id());
   // Ids must be unique across plugins: the registry resolves atoms by id.
-  warpweave::manifest::Manifest m;
-  parse_manifest(text, m);
   for (auto& other : plugins_) {
     if (other.name == name) return refuse("a plugin named \"" + name + "\" is already loaded from " + other.path);
-    warpweave::manifest::Manifest om;
-    parse_manifest(other.manifest_text, om);
-    std::set<std::string> ids;
-    for (auto& a : om.atoms()) ids.insert(a.id());
-    for (auto& a : om.primitives()) ids.insert(a.id());
-    for (auto& a : m.atoms())
-      if (ids.count(a.id())) return refuse("atom id " + a.id() + " clashes with the plugin \"" + other.name + "\"");
-    for (auto& a : m.primitives())
-      if (ids.count(a.id())) return refuse("primitive id " + a.id() + " clashes with the plugin \"" + other.name + "\"");
+    std::set<std::string> taken(other.ids.begin(), other.ids.end());
+    for (auto& id : ids)
+      if (taken.count(id)) return refuse("id " + id + " clashes with the plugin \"" + other.name + "\"");
   }
+  std::string json = manifest_json(m);
   Plugin p;
   p.name = name;
   p.version = m.version();
@@ -201,6 +201,7 @@ bool PluginHost::load_file(const std::string& path) {
   p.digest = jit_cache::key_of({text, read_file(path)});
   p.manifest_json = std::move(json);
   p.manifest_text = std::move(text);
+  p.ids = std::move(ids);
   p.abi = abi;
   plugins_.push_back(std::move(p));
   libraries_.push_back(lib);

@@ -454,6 +454,10 @@ void bind_layout(nb::module_& m) {
     python_expr(to_int(x, "python_expr"), prefix, out);
     return out;
   }, "Python source that evaluates an integer from variables named <prefix><symbol id>.");
+  m.def("split_divisible", [](nb::handle x, int64_t m) {
+    auto [d, r] = split_divisible(to_int(x, "split_divisible"), m);
+    return nb::make_tuple(from_int(d), from_int(r));
+  }, "(d, r) with x == d + r and d known to be a multiple of m (its terms that are).");
   m.def("symbols_of", &symbols_of, "The ids of the symbols a SymInt, shape or layout depends on.");
   m.def("evaluate", [](nb::handle x, const std::map<uint64_t, int64_t>& env) {
     IntTuple t = to_int_tuple(x, "evaluate");

@@ -33,11 +33,26 @@ def run_main_job() -> int:
     return 0
 
 
+def _conformance_cli():
+    """The conformance package (conformance/warpweave_conformance), found through the .venv's path file, or
+    next to frontend_python in a source tree run with only frontend_python on PYTHONPATH (the GPU job)."""
+    try:
+        from warpweave_conformance import cli
+    except ImportError:
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        sys.path.insert(0, os.path.join(here, "conformance"))
+        from warpweave_conformance import cli
+    return cli
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m warpweave")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="print a short tour of the layout algebra")
     sub.add_parser("main", help="the main job: the demo, then the examples (run on a GPU, else compiled)")
+    conformance = _conformance_cli()
+    conformance.add_plugins_parser(sub)
+    conformance.add_conformance_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         from ._demo import layout_demo
@@ -45,6 +60,10 @@ def main(argv=None) -> int:
         return 0
     if args.command == "main":
         return run_main_job()
+    if args.command == "plugins":
+        return conformance.plugins_main(args)
+    if args.command == "conformance":
+        return conformance.conformance_main(args)
     return 2
 
 

@@ -69,6 +69,32 @@ def barrier(*, barrier_id=None, number_of_threads=None):
 sync_threads = barrier
 
 
+# --- backend primitives -------------------------------------------------------------------------------------------
+
+def _backend_primitive(python_name: str):
+    from .atoms import primitive
+
+    f = primitive(python_name)
+    if f is None:
+        raise DSLTypeError(f"no loaded backend offers {python_name} (see `python -m warpweave plugins`)",
+                           user_location(3))
+    return f
+
+
+def cp_async_commit_group():
+    """Closes this thread's group of cp.async copies issued since the last commit."""
+    _backend_primitive("cpasync.commit_group")()
+
+
+def cp_async_wait_group(n=0):
+    """Waits until at most n of this thread's committed cp.async groups are pending."""
+    _backend_primitive("cpasync.wait_group")(n=n)
+
+
+def cp_async_wait_all():
+    _backend_primitive("cpasync.wait_all")()
+
+
 # --- printf -------------------------------------------------------------------------------------------------------
 
 _SPEC = {"i32": "%d", "i64": "%lld", "u32": "%u", "u64": "%llu", "f": "%f", "b": "%d"}

@@ -69,6 +69,20 @@ def _assigned_names(stmts) -> list[str]:
     return found
 
 
+def _method_receivers(stmts, assigned) -> list[str]:
+    """Names whose methods a block calls (x.advance()): objects it may change in place, which a dynamic region
+    carries when they hold run-time values (e.g. a pipeline state)."""
+    found: list[str] = []
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name):
+                n = node.func.value.id
+                if n not in found and n not in assigned and not n.startswith("__ww"):
+                    found.append(n)
+    return found
+
+
 def _contains(stmts, types) -> ast.AST | None:
     """The first node of the given types in a block, not looking into nested functions or loops they end."""
 
@@ -210,11 +224,13 @@ class _Rewriter(ast.NodeTransformer):
         body = self._block(node.body)
         fname = self.fresh("for")
         fdef = self._func(fname, [node.target.id] + names, body, names)
+        mutables = _method_receivers(node.body, set(names) | {node.target.id})
         call = ast.Call(func=self._helper("for_range"),
                         args=[ast.Name(id=fname, ctx=ast.Load()),
                               ast.Tuple(elts=node.iter.args, ctx=ast.Load()),
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
-                        keywords=node.iter.keywords)
+                        keywords=node.iter.keywords + [ast.keyword(arg="mutables",
+                                                                   value=self._values_tuple(mutables))])
         out = [fdef, self._assign_back(names, call)]
         for s in out:
             ast.copy_location(s, node)
@@ -238,10 +254,11 @@ class _Rewriter(ast.NodeTransformer):
         then_name, else_name = self.fresh("then"), self.fresh("else")
         then_def = self._func(then_name, names, self._block(node.body), names)
         else_def = self._func(else_name, names, self._block(node.orelse), names)
+        mutables = _method_receivers(node.body + node.orelse, set(names))
         call = ast.Call(func=self._helper("if_"),
                         args=[node.test, ast.Name(id=then_name, ctx=ast.Load()), ast.Name(id=else_name, ctx=ast.Load()),
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
-                        keywords=[])
+                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables))])
         out = [then_def, else_def, self._assign_back(names, call)]
         for s in out:
             ast.copy_location(s, node)
@@ -270,10 +287,11 @@ class _Rewriter(ast.NodeTransformer):
                                defaults=[]),
             body=[ast.Return(value=self.visit(node.test))], decorator_list=[], returns=None, type_params=[])
         body_def = self._func(body_name, names, self._block(node.body), names)
+        mutables = _method_receivers(node.body, set(names))
         call = ast.Call(func=self._helper("while_"),
                         args=[ast.Name(id=cond_name, ctx=ast.Load()), ast.Name(id=body_name, ctx=ast.Load()),
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
-                        keywords=[])
+                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables))])
         out = [cond_def, body_def, self._assign_back(names, call)]
         for s in out:
             ast.copy_location(s, node)

@@ -53,7 +53,8 @@ def compile_module(module_text: str, target, opts, kernel_names):
     """(cubin, info) for a traced module; info holds the PTX when it was compiled here and the timings."""
     keep = _keep()
     name = kernel_names[0] if kernel_names else "module"
-    use_cache = not _core.JitCache.disabled_by_env() and not keep
+    # A resource report (ptxas -v) is asked of the assembler, so such a compile does not come from the cache.
+    use_cache = not _core.JitCache.disabled_by_env() and not keep and "-v" not in opts.ptxas_options
     key = cache_key(module_text, target, opts)
     if use_cache:
         hit = _jit_cache().load(key)

@@ -95,27 +95,109 @@ def _check_unchanged(name, before, after, lineno, where):
         f"{type(after).__name__}; only numbers can change inside dynamic control flow", user_location(3))
 
 
-class _Carry:
-    """Which variables a region carries, with their types."""
+class _CarriedTensor:
+    """How a tensor in global or shared memory is carried through a region: its address as a pointer value, its
+    layout, element type and the alignment the region may assume (that of the value it enters with)."""
 
-    def __init__(self, names, values):
+    def __init__(self, name, t):
+        from .tensor import ptr_type
+
+        self.name = name
+        self.layout = t.layout
+        self.dtype = t.element_type
+        self.memspace = t.iterator.memspace
+        self.align = t.iterator.alignment_at(0)
+        self.wide = t.iterator.wide
+        self.ir_type = ptr_type(self.memspace)
+
+    def value(self, t):
+        return t.iterator.address(0)
+
+    def rebuild(self, ir_value):
+        from .tensor import Pointer, Tensor
+
+        return Tensor(Pointer(ir_value, self.dtype, self.memspace, self.align, wide=self.wide), self.layout,
+                      self.dtype)
+
+    def check(self, after, lineno, where):
+        from .tensor import Tensor
+
+        if not isinstance(after, Tensor) or not _is_carried_tensor(after):
+            raise DSLTypeError(f"variable '{self.name}' changes from a tensor to a {type(after).__name__} inside the "
+                               f"dynamic {where} at line {lineno}", user_location(4))
+        if after.element_type is not self.dtype or after.iterator.memspace != self.memspace:
+            raise DSLTypeError(f"variable '{self.name}' changes its element type or memory inside the dynamic "
+                               f"{where} at line {lineno}", user_location(4))
+        if not (after.layout == self.layout):
+            raise DSLTypeError(f"variable '{self.name}' changes its layout inside the dynamic {where} at line "
+                               f"{lineno} ({self.layout} before, {after.layout} after); a tensor carried through "
+                               "dynamic control flow may only move its pointer", user_location(4))
+        got = after.iterator.alignment_at(0)
+        if got < self.align and got % self.align:
+            raise DSLTypeError(f"variable '{self.name}' enters the dynamic {where} at line {lineno} {self.align}-byte "
+                               f"aligned but is only {got}-byte aligned at its end; the region assumes what it "
+                               "entered with", user_location(4))
+
+
+def _is_carried_tensor(v) -> bool:
+    from .tensor import GMEM, SMEM, Pointer, Tensor
+
+    return (isinstance(v, Tensor) and isinstance(v.iterator, Pointer) and v.iterator.base is not None
+            and v.iterator.memspace in (GMEM, SMEM))
+
+
+class _Carry:
+    """Which variables a region carries, with their types; and the objects it may change in place (a pipeline
+    state's advance()), carried through their _ww_carry_get / _ww_carry_set values."""
+
+    def __init__(self, names, values, mutables=()):
         self.names = names
         self.values = list(values)
         self.index = []  # positions of carried values
-        self.types = []
+        self.types = []  # a DSL numeric type, or a _CarriedTensor
         for i, v in enumerate(self.values):
-            t = _numeric_type_of(v)
+            t = _CarriedTensor(names[i], v) if _is_carried_tensor(v) else _numeric_type_of(v)
             if t is not None:
                 self.index.append(i)
                 self.types.append(t)
+        self.objects = []
+        for m in mutables:
+            if hasattr(m, "_ww_carry_get") and not any(m is o for o in self.objects):
+                self.objects.append(m)
+        self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
+        self.object_types = [[type(x) for x in vals] for vals in self.snapshot]
+
+    def ir_types(self):
+        return [ty.ir_type for ty in self.types] + [t.ir_type for ts in self.object_types for t in ts]
 
     def inits(self):
-        return [self.types[k](self.values[i]).ir() for k, i in enumerate(self.index)]
+        out = []
+        for k, i in enumerate(self.index):
+            t = self.types[k]
+            out.append(t.value(self.values[i]) if isinstance(t, _CarriedTensor) else t(self.values[i]).ir())
+        for vals in self.snapshot:
+            out.extend(v.ir() for v in vals)
+        return out
+
+    def _wrap(self, k, v):
+        t = self.types[k]
+        return t.rebuild(v) if isinstance(t, _CarriedTensor) else t.from_ir(v)
+
+    def _set_objects(self, ir_values):
+        pos = 0
+        for o, ts in zip(self.objects, self.object_types):
+            o._ww_carry_set([t.from_ir(x) for t, x in zip(ts, ir_values[pos:pos + len(ts)])])
+            pos += len(ts)
+
+    def restore_objects(self):
+        for o, vals in zip(self.objects, self.snapshot):
+            o._ww_carry_set(vals)
 
     def inner(self, block_args):
         vals = list(self.values)
         for k, i in enumerate(self.index):
-            vals[i] = self.types[k].from_ir(block_args[k])
+            vals[i] = self._wrap(k, block_args[k])
+        self._set_objects(block_args[len(self.index):])
         return vals
 
     def yields(self, results, lineno, where):
@@ -123,10 +205,21 @@ class _Carry:
             raise DSLRuntimeError("internal: a rewritten body returned the wrong number of values")
         out = []
         for k, i in enumerate(self.index):
-            out.append(_as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
+            t = self.types[k]
+            if isinstance(t, _CarriedTensor):
+                t.check(results[i], lineno, where)
+                out.append(t.value(results[i]))
+            else:
+                out.append(_as_type(self.names[i], results[i], t, lineno, where).ir())
         for i, (before, after) in enumerate(zip(self.values, results)):
             if i not in self.index:
                 _check_unchanged(self.names[i], before, after, lineno, where)
+        for o, ts in zip(self.objects, self.object_types):
+            now = list(o._ww_carry_get())
+            if len(now) != len(ts):
+                raise DSLTypeError(f"{type(o).__name__} changed its number of values inside the dynamic {where} at "
+                                   f"line {lineno}", user_location(3))
+            out.extend(t(v).ir() for t, v in zip(ts, now))
         return out
 
     def outputs(self, result_values, lineno):
@@ -134,12 +227,12 @@ class _Carry:
         carried = dict(zip(self.index, result_values))
         for i, v in enumerate(self.values):
             if i in carried:
-                k = self.index.index(i)
-                vals.append(self.types[k].from_ir(carried[i]))
+                vals.append(self._wrap(self.index.index(i), carried[i]))
             elif isinstance(v, Undefined):
                 vals.append(Undefined(self.names[i], lineno))
             else:
                 vals.append(v)
+        self._set_objects(list(result_values)[len(self.index):])
         return tuple(vals)
 
 
@@ -161,11 +254,12 @@ def _range_bounds(args):
     raise DSLTypeError(f"range expects 1 to 3 arguments, got {len(args)}", user_location(3))
 
 
-def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, **kwargs):
+def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(), **kwargs):
     start, stop, step = _range_bounds(range_args)
     st = trace.current()
     static = all(_is_static(x) for x in (start, stop, step))
-    if st.kernel is None:
+    if st.kernel is None or (unroll_full and static):
+        # Host code runs as Python; a fully unrolled loop is unrolled while tracing, so its index is a constant.
         if not static:
             raise DSLNotImplementedError(
                 "a loop over a runtime bound in host code (@cute.jit) is not supported: loop inside the kernel, or "
@@ -178,12 +272,12 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
         raise DSLTypeError("range() step must not be zero", user_location(2))
     t = Int64 if any(isinstance(x, Numeric) and type(x) in (Int64,) for x in (start, stop, step)) else Int32
     start, stop, step = t(start), t(stop), t(step)
-    carry = _Carry(names, values)
+    carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)
     lb, ub, sp = start.ir(), stop.ir(), step.ir()
     inits = carry.inits()
-    block = b.begin_region([t.ir_type] + [ty.ir_type for ty in carry.types])
+    block = b.begin_region([t.ir_type] + carry.ir_types())
     nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
     div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
     iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
@@ -192,7 +286,7 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
-    outs = b.op("scf.for", [lb, ub, sp] + inits, [ty.ir_type for ty in carry.types], num_regions=1)
+    outs = b.op("scf.for", [lb, ub, sp] + inits, carry.ir_types(), num_regions=1)
     return carry.outputs(outs, lineno)
 
 
@@ -206,7 +300,7 @@ def _as_condition(c):
     return c
 
 
-def if_(cond, then_fn, else_fn, names, values, lineno):
+def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     cond = _as_condition(cond)
     if _is_static(cond):
         return then_fn(*values) if _static_value(cond) else else_fn(*values)
@@ -214,7 +308,7 @@ def if_(cond, then_fn, else_fn, names, values, lineno):
     if st.kernel is None:
         raise DSLNotImplementedError("host code (@cute.jit) cannot branch on a runtime value; branch inside the "
                                      "kernel, or make the value cutlass.Constexpr", user_location(2))
-    carry = _Carry(names, values)
+    carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)
     c = cond.ir()
@@ -223,13 +317,23 @@ def if_(cond, then_fn, else_fn, names, values, lineno):
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
+    carry.restore_objects()  # the else branch starts from the state before the if
     b.begin_region([])
     ys = carry.yields(else_fn(*values), lineno, "if")
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
-    outs = b.op("scf.if", [c], [ty.ir_type for ty in carry.types], num_regions=2)
+    outs = b.op("scf.if", [c], carry.ir_types(), num_regions=2)
     return carry.outputs(outs, lineno)
+
+
+def when(cond, fn):
+    """`if cond: fn()` for library code, which the preprocessor does not rewrite (user code writes the if)."""
+    def then():
+        fn()
+        return ()
+
+    return if_(cond, then, lambda: (), (), (), 0)
 
 
 def static_condition(cond, lineno):
@@ -243,7 +347,7 @@ def static_condition(cond, lineno):
 
 # --- while --------------------------------------------------------------------------------------------------------
 
-def while_(cond_fn, body_fn, names, values, lineno):
+def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
     st = trace.current()
     probe = _as_condition(cond_fn(*values))
     if _is_static(probe):
@@ -259,11 +363,11 @@ def while_(cond_fn, body_fn, names, values, lineno):
             vals = body_fn(*vals)
     if st.kernel is None:
         raise DSLNotImplementedError("host code (@cute.jit) cannot loop on a runtime condition", user_location(2))
-    carry = _Carry(names, values)
+    carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)
     inits = carry.inits()
-    types = [ty.ir_type for ty in carry.types]
+    types = carry.ir_types()
     before = b.begin_region(types)
     c = _as_condition(cond_fn(*carry.inner(before)))
     c = (c if isinstance(c, Numeric) else Boolean(c)).ir()

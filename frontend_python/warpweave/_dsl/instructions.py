@@ -31,6 +31,15 @@ class InstructionError(ValueError):
     pass
 
 
+# Roles that an instruction can produce. An address operand marked OUT names where a copy writes (its
+# destination): the instruction still takes the address as an input.
+RESULT_ROLES = ("REGISTERS", "SCALAR", "PREDICATE", "COORDINATE")
+
+
+def is_result(op: dict) -> bool:
+    return op["direction"] == "OUT" and op["role"] in RESULT_ROLES
+
+
 def operand_slots(op: dict) -> int:
     if op["role"] == "REGISTERS":
         return int(op["registers"])
@@ -115,8 +124,8 @@ def emit_instruction(b, backend: str, ins: dict, inputs: dict, attrs: dict | Non
     ({operand name: [values]}); returns {output operand name: [values]}."""
     attrs = attrs or {}
     ops = ins.get("operands", [])
-    outs = [o for o in ops if o["direction"] == "OUT"]
-    ins_ops = [o for o in ops if o["direction"] != "OUT"]
+    outs = [o for o in ops if is_result(o)]
+    ins_ops = [o for o in ops if not is_result(o)]
     for o in ins_ops:
         if o["name"] not in inputs:
             raise InstructionError(f"{ins['id']} needs the operand {o['name']}")

@@ -251,6 +251,11 @@ class KernelFunction:
     def set_name_prefix(self, prefix: str):
         self.name_prefix = prefix
 
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return _BoundKernel(self, obj)
+
     def __call__(self, *args, **kwargs):
         st = trace.current_or_none()
         if st is None:
@@ -260,6 +265,17 @@ class KernelFunction:
             raise DSLTypeError(f"a kernel cannot launch the kernel {self.fn.__name__}; call a @cute.jit helper "
                                "instead", user_location(1))
         return KernelLaunch(self, args, kwargs)
+
+
+class _BoundKernel:
+    """A @cute.kernel method of an object: the object is a compile-time argument."""
+
+    def __init__(self, kernel: KernelFunction, obj):
+        self.kernel = kernel
+        self.obj = obj
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel(self.obj, *args, **kwargs)
 
 
 def _dims(x, what):
@@ -297,6 +313,10 @@ class KernelLaunch:
             smem = smem._v
         name = trace_kernel(st, self.kernel, self.args, self.kwargs, block_d, cluster_d)
         params = st.kernel_params[name]
+        carved = st.kernel_smem.get(name, 0)
+        if carved and isinstance(smem, int):
+            # The launch gives at least what the kernel's allocators carved (a run-time smem= is the caller's).
+            smem = max(smem, carved)
         st.launches.append(Launch(name, params, grid_d, block_d, cluster_d, smem, stream))
 
 
@@ -326,7 +346,7 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     arg_attrs = []
     for p in params:
         if p.kind == "ptr":
-            arg_attrs.append(f"llvm.align = {ptrs[p.source].align} : i64")
+            arg_attrs.append(f"llvm.align = {ptrs[p.source].base_align} : i64")
         else:
             arg_attrs.append("")
     b = st.builder
@@ -337,20 +357,22 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     st.kernel = trace.KernelState(name, values)
     try:
         ptr_values, scalar_values = {}, {}
-        for p, v in zip(params, values):
-            if p.kind == "ptr":
-                ptr_values[p.source] = v
-            elif p.kind == "sym":
-                b.bind_symbol(p.source, v)
-            else:
-                t = scalars[p.source]
-                if t.is_boolean:
-                    v = b.op1("arith.trunci", [v], "i1")
-                scalar_values[p.source] = t.from_ir(v)
+        with trace.at_entry():  # parameters are visible everywhere, the entry's prologue included
+            for p, v in zip(params, values):
+                if p.kind == "ptr":
+                    ptr_values[p.source] = v
+                elif p.kind == "sym":
+                    b.bind_symbol(p.source, v)
+                else:
+                    t = scalars[p.source]
+                    if t.is_boolean:
+                        v = b.op1("arith.trunci", [v], "i1")
+                    scalar_values[p.source] = t.from_ir(v)
         dargs = _to_device(tuple(args), ptr_values, scalar_values)
         dkwargs = {k: _to_device(x, ptr_values, scalar_values) for k, x in kwargs.items()}
         kernel.rewritten(*dargs, **dkwargs)
         b.end_function()
+        st.kernel_smem[name] = st.kernel.smem_bytes
     finally:
         st.kernel = None
     st.kernel_params[name] = params
@@ -382,6 +404,11 @@ class JitFunction:
     def set_name_prefix(self, prefix: str):
         self.name_prefix = prefix
 
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return BoundJitFunction(self, obj)
+
     def __call__(self, *args, **kwargs):
         if trace.current_or_none() is not None:
             return self.rewritten(*args, **kwargs)  # a helper called while tracing: inline it
@@ -391,6 +418,31 @@ class JitFunction:
         if compiled is None:
             compiled = compile_function(self, args, kwargs, target=target)
             self._compiled[key] = compiled
+        return compiled(*args, **kwargs)
+
+
+class BoundJitFunction:
+    """A @cute.jit method of an object (e.g. a kernel class's __call__): the object is a compile-time argument,
+    and what it holds configures the compilation."""
+
+    def __init__(self, jf: JitFunction, obj):
+        self.jit_function = jf
+        self.obj = obj
+        self.__name__ = jf.__name__
+        self.__doc__ = jf.__doc__
+
+    def __call__(self, *args, **kwargs):
+        if trace.current_or_none() is not None:
+            return self.jit_function.rewritten(self.obj, *args, **kwargs)
+        jf = self.jit_function
+        target = select_target()
+        full = (self.obj,) + args
+        key = (target.name, _spec_key(jf, full, kwargs))
+        compiled = jf._compiled.get(key)
+        if compiled is None:
+            compiled = compile_function(jf, full, kwargs, target=target)
+            compiled.bound_self = (self.obj,)
+            jf._compiled[key] = compiled
         return compiled(*args, **kwargs)
 
 
@@ -489,6 +541,7 @@ class JitCompiledFunction:
         self._functions = {}
         self._has_assumptions = len(assumptions) > 0
         self._fast = None
+        self.bound_self = ()  # the object of a @cute.jit method, passed before the caller's arguments
         self._packers = {l.kernel: _packer(l.params) for l in self.launches}
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
@@ -524,7 +577,7 @@ class JitCompiledFunction:
 
     def prepare(self, *args, **kwargs):
         """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
-        values = self._bind(args, kwargs)
+        values = self._bind(self.bound_self + args, kwargs)
         env, ptrs, scalars, streams = {}, {}, {}, {}
         for plan in self.plans:
             v = values[plan.index]
@@ -535,6 +588,9 @@ class JitCompiledFunction:
                     raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
                 if rt.spec() != plan.spec and not satisfies(rt.spec(), plan.spec):
                     _spec_mismatch(plan, rt)
+                if rt.device == "fake":
+                    raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be "
+                                        "compiled for but not run on", None)
                 ptrs[plan.index] = rt.data_ptr
                 shape, stride = rt.shape, rt.stride
                 for sid, what, k in plan.symbols:
@@ -586,7 +642,7 @@ class JitCompiledFunction:
     def __call__(self, *args, **kwargs):
         fast = self._fast
         if fast and not kwargs:
-            return fast(*args)
+            return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         for launch in self.prepare(*args, **kwargs):
             _core.launch(*launch)
@@ -726,9 +782,16 @@ def kernel(fn=None, **kwargs):
 
 def compile(fn, *args, options=None, **kwargs):  # noqa: A001 - CuTe DSL's name
     """Compiles a @cute.jit function for these arguments and returns the callable compiled function."""
-    if not isinstance(fn, JitFunction):
-        if callable(fn):
+    if not isinstance(fn, (JitFunction, BoundJitFunction)):
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, JitFunction):
+            fn = call.__get__(fn, type(fn))  # an object whose __call__ is a @cute.jit method
+        elif callable(fn):
             fn = JitFunction(fn)
         else:
             raise DSLTypeError(f"cute.compile expects a @cute.jit function, got {type(fn).__name__}", user_location(1))
+    if isinstance(fn, BoundJitFunction):
+        compiled = compile_function(fn.jit_function, (fn.obj,) + args, kwargs, options=options)
+        compiled.bound_self = (fn.obj,)
+        return compiled
     return compile_function(fn, args, kwargs, options=options)

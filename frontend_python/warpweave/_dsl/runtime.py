@@ -191,3 +191,18 @@ def is_torch_tensor(x) -> bool:
 
 def numeric_dtype_of_torch(t):
     return _TORCH_TYPES.get(_torch_dtype_name(t))
+
+
+def make_fake_tensor(dtype, shape, stride=None, assumed_align: int = 16) -> RuntimeTensor:
+    """A tensor with a shape, strides and element type but no memory: for compiling without a GPU (cute.compile
+    accepts it like any tensor; calling the compiled function with it is refused)."""
+    from .numeric import dtype as dtype_of
+
+    dtype = dtype_of(dtype)
+    shape = tuple(int(s) for s in shape)
+    if stride is None:
+        stride, acc = [], 1
+        for s in shape:
+            stride.append(acc)
+            acc *= s
+    return RuntimeTensor(None, 0, shape, tuple(int(s) for s in stride), dtype, "fake", assumed_align)

@@ -37,28 +37,47 @@ def elem_bytes(t) -> int:
 
 
 class Pointer:
-    """A typed address: an SSA base value plus an element offset kept symbolic; `align` is the base's known
-    alignment in bytes."""
+    """A typed address: an SSA base value plus an element offset kept symbolic. `base_align` is the base's known
+    alignment in bytes; `assumed` is an alignment the user promised for base + offset (Pointer.align)."""
 
-    __slots__ = ("base", "offset", "dtype", "memspace", "align", "host", "wide")
+    __slots__ = ("base", "offset", "dtype", "memspace", "base_align", "host", "wide", "assumed")
 
-    def __init__(self, base, dtype, memspace, align, offset=0, host=None, wide=False):
+    def __init__(self, base, dtype, memspace, align, offset=0, host=None, wide=False, assumed=0):
         self.base = base        # SSA value id, or None for a host-side placeholder
         self.offset = offset    # int or SymInt, in elements
         self.dtype = dtype
         self.memspace = memspace
-        self.align = align
+        self.base_align = align
         self.host = host        # host placeholder: the jit argument it stands for
         self.wide = wide        # offsets may pass 2**31 elements: index with 64-bit integers
+        self.assumed = assumed
+
+    def _copy(self, **kw):
+        f = {k: getattr(self, k) for k in self.__slots__}
+        f.update(kw)
+        return Pointer(f["base"], f["dtype"], f["memspace"], f["base_align"], f["offset"], f["host"], f["wide"],
+                       f["assumed"])
 
     def with_base(self, base):
-        return Pointer(base, self.dtype, self.memspace, self.align, self.offset, None, self.wide)
+        return self._copy(base=base, host=None)
 
     def __add__(self, off):
         off = off.__ww_int__() if hasattr(off, "__ww_int__") else off
-        return Pointer(self.base, self.dtype, self.memspace, self.align, self.offset + off, self.host, self.wide)
+        assumed = 0
+        if self.assumed:
+            d = off * elem_bytes(self.dtype)
+            assumed = math.gcd(self.assumed, abs(d) if isinstance(d, int) else d.divisibility) or self.assumed
+        return self._copy(offset=self.offset + off, assumed=assumed)
 
     __radd__ = __add__
+
+    def align(self, min_align: int):
+        """This pointer, with the promise that its address is a multiple of min_align bytes (CuTe DSL's
+        Pointer.align): accesses through it may then be vectorized that wide."""
+        if not isinstance(min_align, int) or min_align <= 0 or min_align & (min_align - 1):
+            raise DSLValueError(f"Pointer.align: the alignment must be a power of two, got {min_align}",
+                                user_location(2))
+        return self._copy(assumed=max(self.assumed, min_align))
 
     @property
     def element_type(self):
@@ -68,14 +87,33 @@ class Pointer:
     def memspace_name(self):
         return self.memspace
 
+    @property
+    def alignment(self) -> int:
+        return self.alignment_at(0)
+
     def alignment_at(self, offset) -> int:
         """Known alignment in bytes of the address `offset` elements past this pointer."""
         total = self.offset + offset
         eb = elem_bytes(self.dtype)
         if isinstance(total, int):
             d = abs(total) * eb
-            return self.align if d == 0 else math.gcd(self.align, d)
-        return math.gcd(self.align, total.divisibility * eb)
+            known = self.base_align if d == 0 else math.gcd(self.base_align, d)
+        else:
+            known = math.gcd(self.base_align, total.divisibility * eb)
+        if self.assumed:
+            rel = offset * eb
+            rd = (abs(rel) if isinstance(rel, int) else rel.divisibility)
+            known = max(known, math.gcd(self.assumed, rd) if rd else self.assumed)
+        return known
+
+    def recast(self, dtype):
+        """The same address, as a pointer to `dtype` values."""
+        ob, nb = elem_bytes(self.dtype), elem_bytes(dtype)
+        off = self.offset * ob
+        if isinstance(off, int) and off % nb or not isinstance(off, int) and off.divisibility % nb:
+            raise DSLValueError(f"recast_ptr: the offset of {self} is not a whole number of {dtype.__name__} values",
+                                user_location(3))
+        return self._copy(dtype=dtype, offset=off // nb)
 
     def address(self, offset):
         """The SSA address `offset` elements past this pointer (a GEP)."""
@@ -97,7 +135,7 @@ class Pointer:
                      f"elem_type = {et}, rawConstantIndices = array<i32: -2147483648>")
 
     def __repr__(self):
-        return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.align}>"
+        return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.alignment_at(0)}>"
 
 
 class CoordIterator:
@@ -173,8 +211,34 @@ def slice_tuple(coord, t):
 
 def slice_layout(coord, layout):
     if isinstance(layout, ComposedLayout):
-        raise DSLTypeError("slicing a swizzled tensor: slice its outer layout first", user_location(2))
+        raise DSLTypeError("slicing a swizzled layout: slice the tensor, or the layout's outer part",
+                           user_location(2))
     return _core.make_layout(slice_tuple(coord, layout.shape), slice_tuple(coord, layout.stride))
+
+
+def swizzle_span(inner) -> int:
+    """The period of a swizzle: adding a multiple of it commutes with the swizzle, so such offsets can move from
+    inside a composed layout to the pointer."""
+    if isinstance(inner, _core.Swizzle):
+        return 1 << (inner.num_base + inner.num_bits + abs(inner.num_shift))
+    return 0
+
+
+def view(tensor, outer_offset, outer_layout):
+    """`tensor` moved by outer_offset (in units of its layout's codomain; for a composed layout, of the outer
+    layout's) and given outer_layout. A swizzled tensor keeps what the swizzle must see inside its composed
+    offset and moves the rest, a multiple of the swizzle's span, into the pointer."""
+    L = tensor.layout
+    if isinstance(L, ComposedLayout):
+        total = L.offset + outer_offset
+        span = swizzle_span(L.inner)
+        d, r = _core.split_divisible(total, span) if span else (0, total)
+        return Tensor(tensor.iterator + d, _core.ComposedLayout(L.inner, r, outer_layout), tensor.element_type)
+    return Tensor(tensor.iterator + outer_offset, outer_layout, tensor.element_type)
+
+
+def outer_of(layout):
+    return layout.outer if isinstance(layout, ComposedLayout) else layout
 
 
 class Tensor:
@@ -232,8 +296,8 @@ class Tensor:
     def __getitem__(self, coord):
         coord = _norm_coord(coord)
         if _has_none(coord):
-            offset = self._offset(_zero_nones(coord))
-            return Tensor(self.iterator + offset, slice_layout(coord, self.layout), self._dtype)
+            outer = outer_of(self.layout)
+            return view(self, outer(_zero_nones(coord)), slice_layout(coord, outer))
         offset = self._offset(coord)
         if self.is_coordinate_tensor:
             return _coord_value(_core_add(self.iterator.base, offset))
@@ -241,10 +305,11 @@ class Tensor:
 
     def __setitem__(self, coord, value):
         coord = _norm_coord(coord)
-        if _has_none(coord):
-            raise DSLTypeError("assigning to a slice: use .store() or cute.copy", user_location(2))
         if self.is_coordinate_tensor:
             raise DSLTypeError("a coordinate (identity) tensor is read-only", user_location(2))
+        if _has_none(coord):
+            self[coord].store(value)
+            return
         store_scalar(self.iterator, self._offset(coord), value)
 
     def __iter__(self):
@@ -364,8 +429,11 @@ def make_identity_tensor(shape):
 def _alloca(dtype, n: int, align: int) -> int:
     b = trace.builder()
     with trace.at_entry():
-        count = b.constant_int(n, "i32")
-        return b.op1("llvm.alloca", [count], "!llvm.ptr", f"alignment = {align} : i64, elem_type = {mem_type(dtype)}")
+        # One alloca of an array type (not n of the element type): LLVM's SROA splits only single allocations, and
+        # it must, so that fragments live in registers.
+        one = b.constant_int(1, "i32")
+        return b.op1("llvm.alloca", [one], "!llvm.ptr",
+                     f"alignment = {align} : i64, elem_type = !llvm.array<{n} x {mem_type(dtype)}>")
 
 
 def make_rmem_tensor(layout_or_shape, dtype):
@@ -386,17 +454,32 @@ make_fragment = make_rmem_tensor
 
 
 def _fragment_layout(layout):
-    """CuTe's make_fragment_like: mode 0 compact in the order of its strides, the other modes after it."""
-    if isinstance(layout, ComposedLayout):
-        layout = layout.outer
+    """CuTe's make_fragment_like: mode 0 compact column-major (keeping its stride-0 leaves at 0, as an atom's
+    broadcast values need no registers), the other modes compact in the order of their strides."""
+    layout = outer_of(layout)
     shape = layout.shape
-    if not isinstance(shape, tuple) or len(shape) <= 1 or not _core.Layout.is_static(layout):
+    if not isinstance(shape, tuple) or len(shape) <= 1 or not isinstance(_core.product(shape), int):
         return _core.make_layout(shape)
     mode0 = _core.get(layout, [0])
-    order0 = _order_of(mode0.stride)
-    first = _core.make_ordered_layout(mode0.shape, order0)
-    rest = _core.make_layout(tuple(shape[1:]))
+    first = _core.make_layout(mode0.shape, _compact_keeping_zeros(mode0.shape, mode0.stride))
+    rest_shape, rest_stride = tuple(shape[1:]), tuple(layout.stride[1:])
+    rest = _core.make_ordered_layout(rest_shape, _order_of(rest_stride))
     return _core.tiled_product(first, rest)
+
+
+def _compact_keeping_zeros(shape, stride):
+    run = [1]
+
+    def walk(sh, st):
+        if isinstance(sh, tuple):
+            return tuple(walk(a, b) for a, b in zip(sh, st))
+        if isinstance(st, int) and st == 0:
+            return 0
+        d = run[0]
+        run[0] *= sh
+        return d
+
+    return walk(shape, stride)
 
 
 def _order_of(stride):
@@ -408,10 +491,10 @@ def _order_of(stride):
             for x in s:
                 walk(x)
         else:
-            leaves.append(s if isinstance(s, int) else 1 << 40)
+            leaves.append(abs(s) if isinstance(s, int) else 1 << 40)
 
     walk(stride)
-    ranks = sorted(range(len(leaves)), key=lambda i: (abs(leaves[i]) if leaves[i] else 1 << 41, i))
+    ranks = sorted(range(len(leaves)), key=lambda i: (leaves[i], i))
     order = [0] * len(leaves)
     for r, i in enumerate(ranks):
         order[i] = r
@@ -575,3 +658,32 @@ def local_tile(input, tiler, coord, proj=None):
         raise DSLTypeError("local_tile of a swizzled tensor: tile its outer layout", user_location(2))
     tile_sel = (None,) * r0 if r0 > 1 else None
     return Tensor(input.iterator, z, input.element_type)[(tile_sel, rest if len(rest) > 1 else rest[0])]
+
+
+# --- views --------------------------------------------------------------------------------------------------------
+
+def domain_offset(coord, tensor):
+    """`tensor` with its origin moved to `coord` (a coordinate of its layout, possibly negative): element c of the
+    result is element coord + c of the input."""
+    coord = _norm_coord(coord)
+    if tensor.is_coordinate_tensor:
+        return Tensor(tensor.iterator + tensor.layout(coord), tensor.layout, None)
+    outer = outer_of(tensor.layout)
+    return view(tensor, outer(coord), outer)
+
+
+def recast_ptr(ptr, swizzle_=None, dtype=None):
+    """The pointer as one to `dtype` values."""
+    if not isinstance(ptr, Pointer):
+        raise DSLTypeError(f"recast_ptr expects a pointer, got {type(ptr).__name__}", user_location(2))
+    if swizzle_ is not None:
+        raise DSLTypeError("recast_ptr(swizzle_=...): compose the swizzle with the layout instead "
+                           "(cute.make_composed_layout)", user_location(2))
+    return ptr.recast(dtype_of(dtype)) if dtype is not None else ptr
+
+
+def size_in_bytes(dtype, layout) -> int:
+    """The bytes a tensor of `dtype` over `layout` occupies (its cosize)."""
+    dtype = dtype_of(dtype)
+    cos = layout.cosize()
+    return cos * dtype.width // 8 if isinstance(cos, int) else cos * dtype.width // 8

@@ -32,6 +32,8 @@ class KernelState:
     name: str
     params: list = field(default_factory=list)  # kernel parameter values (IR ids)
     sregs: dict = field(default_factory=dict)   # (register, axis) -> Int32 read once at entry
+    smem_base: Any = None                       # the dynamic shared memory's address, once used
+    smem_bytes: int = 0                         # shared memory the kernel's allocators carved
 
 
 @dataclass
@@ -44,8 +46,10 @@ class TraceState:
     kernel_names: set = field(default_factory=set)
     globals_count: int = 0
     has_vprintf: bool = False
+    declared_dynamic_smem: bool = False
     next_host_symbol: int = 1
     kernel_params: dict = field(default_factory=dict)  # kernel name -> its parameters
+    kernel_smem: dict = field(default_factory=dict)    # kernel name -> shared memory bytes it carved
 
     def new_host_symbol(self, arg_index, path, bits=32, divisibility=1, name="") -> _core.SymInt:
         sid = self.next_host_symbol

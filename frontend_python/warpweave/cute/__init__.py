@@ -5,10 +5,14 @@
 from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
 from .._dsl.copy import (CopyAtom, TiledCopy, ThrCopy, autovec_copy, basic_copy, copy, make_copy_atom,  # noqa: F401
-                         make_tiled_copy, make_tiled_copy_tv)
+                         make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_D,
+                         make_tiled_copy_S, make_tiled_copy_tv)
+from .._dsl.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
 from .._dsl.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
-from .._dsl.tensor import (Pointer, Tensor, TensorSSA, elem_less, full, full_like, local_tile,  # noqa: F401
-                           make_fragment, make_fragment_like, make_identity_tensor, make_rmem_tensor, make_tensor, zeros_like)
+from .._dsl.smem import struct  # noqa: F401
+from .._dsl.tensor import (Pointer, Tensor, TensorSSA, domain_offset, elem_less, full, full_like,  # noqa: F401
+                           local_tile, make_fragment, make_fragment_like, make_identity_tensor, make_rmem_tensor,
+                           make_tensor, recast_ptr, size_in_bytes, zeros_like)
 from .._dsl.arch import printf  # noqa: F401
 from . import arch, nvgpu, runtime, testing  # noqa: F401
 
@@ -21,7 +25,9 @@ Tile = tuple
 
 __all__ = list(_layout_all) + [
     "CopyAtom", "TiledCopy", "ThrCopy", "copy", "autovec_copy", "basic_copy", "make_copy_atom", "make_tiled_copy",
-    "make_tiled_copy_tv", "JitCompiledFunction", "compile", "jit", "kernel", "Pointer", "Tensor", "TensorSSA",
+    "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_S", "make_tiled_copy_D",
+    "make_tiled_copy_tv", "MmaAtom", "TiledMma", "ThrMma", "gemm", "make_mma_atom", "make_tiled_mma",
+    "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
-    "make_rmem_tensor", "make_tensor", "zeros_like", "printf", "arch", "nvgpu", "runtime", "testing", "Shape",
-    "Coord", "IntTuple", "Stride", "Tile"]
+    "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
+    "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile"]

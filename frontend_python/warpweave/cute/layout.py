@@ -69,12 +69,14 @@ def _tuple_get(t, path: Sequence[int]):
     return t
 
 
-def _select_layout(x, mode, op):
+def _select_layout(x, mode, op, shape_only=False):
     lay = _layout_of(x, op)
     path = _mode_path(mode)
     if not path:
         return lay
     if isinstance(lay, ComposedLayout):
+        if shape_only:
+            return _core.get(lay.outer, path)  # a composed layout has its outer layout's shape
         raise TypeError(f"{op}: mode selection on a composed layout; select on its outer layout instead")
     return _core.get(lay, path)
 
@@ -130,29 +132,38 @@ def _shape_of(x):
     return _layout_of(x, "shape").shape
 
 
+def _dsl_int(x):
+    """A dynamic result as a DSL integer (comparable, usable in control flow); static results stay ints."""
+    if isinstance(x, SymInt):
+        from .._dsl.numeric import Int32, Int64
+
+        return (Int64 if x.bits > 32 else Int32)._wrap(x)
+    return x
+
+
 def size(a, mode=[]):  # noqa: B006 (CuTe DSL's signature)
     path = _mode_path(mode)
     if isinstance(a, (int, tuple, SymInt)) or hasattr(a, "__ww_int__"):
-        return _core.product(_tuple_get(a, path))
-    return _select_layout(a, path, "size").size()
+        return _dsl_int(_core.product(_tuple_get(a, path)))
+    return _dsl_int(_select_layout(a, path, "size", True).size())
 
 
 def cosize(a, mode=[]):  # noqa: B006
-    return _select_layout(a, mode, "cosize").cosize()
+    return _dsl_int(_select_layout(a, mode, "cosize").cosize())
 
 
 def rank(a, mode=[]):  # noqa: B006
     path = _mode_path(mode)
     if isinstance(a, (int, tuple)):
         return _core.tuple_rank(_tuple_get(a, path))
-    return _select_layout(a, path, "rank").rank
+    return _select_layout(a, path, "rank", True).rank
 
 
 def depth(a, mode=[]):  # noqa: B006
     path = _mode_path(mode)
     if isinstance(a, (int, tuple)):
         return _core.tuple_depth(_tuple_get(a, path))
-    return _select_layout(a, path, "depth").depth
+    return _select_layout(a, path, "depth", True).depth
 
 
 def shape(a, mode=[]):  # noqa: B006

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ww {
@@ -99,6 +100,10 @@ Int ceil_div(const Int& a, const Int& b);
 Int gcd(const Int& a, const Int& b);
 // Bitwise exclusive or, for swizzled offsets (operands are non-negative offsets).
 Int bit_xor(const Int& a, const Int& b);
+// x split as `divisible + rest` where `divisible` is known to be a multiple of m (m > 0) and gathers every term of x
+// that is (and the floor multiple of m of its constant). Swizzled tensors use it: a multiple of the swizzle's span
+// passes through the swizzle unchanged, so it can move into the pointer.
+std::pair<Int, Int> split_divisible(const Int& x, int64_t m);
 
 namespace sym {
 

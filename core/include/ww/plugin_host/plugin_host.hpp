@@ -25,6 +25,7 @@ struct Plugin {
   std::string digest;          // SHA-256 of the manifest and the library file: part of JIT cache keys
   std::string manifest_json;   // the validated manifest, protobuf JSON mapping
   std::string manifest_text;   // as embedded (protobuf text format)
+  std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
   const ww_plugin_v1* abi = nullptr;
 };
 

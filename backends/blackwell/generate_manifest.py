@@ -1,0 +1,603 @@
+#!/usr/bin/env python3
+"""Writes blackwell.textproto, the manifest of the Blackwell backend (sm_100a).
+
+The committed textproto is the source the plugin embeds; this script only saves typing out ~1500 tcgen05.mma
+atoms that differ in shape and types. Edit the tables here, run
+
+    python3 backends/blackwell/generate_manifest.py
+
+and commit both files. Plain Python 3, no dependencies, so it runs anywhere the repository is checked out.
+"""
+from __future__ import annotations
+
+import os
+
+TARGET = "sm_100a"
+
+# Entries that duplicate what the Hopper backend offers for sm_90a (TMA, mbarrier, bulk groups, proxy fence) get
+# Python names under this prefix, so that the two backends' classes and functions never share a name; the ids
+# are unique through the "blackwell." prefix anyway. Set to "" to share Hopper's names and let the frontend pick
+# the backend by target.
+DUP_PY_PREFIX = "blackwell."
+
+# ---------------------------------------------------------------------------------------------------------------
+# tcgen05.mma
+# ---------------------------------------------------------------------------------------------------------------
+
+# Manifest element type -> the DSL's numeric type name (python_params).
+PY_DTYPE = {"f16": "Float16", "bf16": "BFloat16", "tf32": "TFloat32", "f32": "Float32", "e4m3": "Float8E4M3FN",
+            "e5m2": "Float8E5M2", "s8": "Int8", "u8": "Uint8", "s32": "Int32"}
+
+# kind -> the Python constructor's positional parameters (CuTe DSL's order) and the parameters it implies.
+MMA_SIGNATURES = {
+    "f16": (["ab_dtype", "acc_dtype", "shape_mnk", "cta_group", "a_src"], {}),
+    "tf32": (["shape_mnk", "cta_group", "a_src"], {"ab_dtype": "TFloat32", "acc_dtype": "Float32"}),
+    "f8f6f4": (["ab_dtype", "acc_dtype", "shape_mnk", "cta_group", "a_src"], {}),
+    "i8": (["ab_dtype", "shape_mnk", "cta_group", "a_src"], {"acc_dtype": "Int32"}),
+}
+
+# kind -> (python class, K of one instruction, [(A/B element type, accumulator type)]). K is always 256 bits of A.
+MMA_KINDS = {
+    "f16": ("tcgen05.MmaF16BF16Op", 16, [("f16", "f16"), ("f16", "f32"), ("bf16", "f32")]),
+    "tf32": ("tcgen05.MmaTF32Op", 8, [("tf32", "f32")]),
+    "f8f6f4": ("tcgen05.MmaF8F6F4Op", 32, [("e4m3", "f16"), ("e4m3", "f32"), ("e5m2", "f16"), ("e5m2", "f32")]),
+    "i8": ("tcgen05.MmaI8Op", 32, [("s8", "s32"), ("u8", "s32")]),
+}
+
+
+def mma_shapes(kind: str, cta_group: int, a_src: str):
+    """(M, N) pairs. With A in shared memory: the PTX ISA's table of dense shapes (cta_group::1: M 64/128, N in
+    steps of 8; cta_group::2: M 128/256, N in steps of 16). With A in tensor memory CuTe's SM100 traits are
+    stricter (cta_group::1 M=128 needs N % 16, cta_group::2 needs N % 32) and we keep to them: the hardware rules
+    are in the idesc, which ptxas cannot check, so a shape we are unsure of is better left out. kind::i8 follows
+    CuTe's S8 traits (cta_group::1: N = 8 or a multiple of 16; cta_group::2: a multiple of 32)."""
+    out = []
+    ms = (64, 128) if cta_group == 1 else (128, 256)
+    for m in ms:
+        if kind == "i8":
+            ns = [8] + list(range(16, 257, 16)) if cta_group == 1 else list(range(32, 257, 32))
+        elif cta_group == 1:
+            step = 16 if (a_src == "TMEM" and m == 128) else 8
+            ns = list(range(step, 257, step))
+        else:
+            step = 32 if a_src == "TMEM" else 16
+            ns = list(range(step, 257, step))
+        out += [(m, n) for n in ns]
+    return out
+
+
+# Observed in the cubins of the probe kernels (nvdisasm of ptxas 13.0 output for sm_100a); tf32 shares f16's.
+MMA_SASS = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA"}
+
+
+def mma_sass(kind: str, cta_group: int) -> str:
+    return MMA_SASS[kind] + (".2CTA" if cta_group == 2 else "")
+
+
+def mma_atoms():
+    for kind, (py, k, types) in MMA_KINDS.items():
+        for ab, acc in types:
+            for cta in (1, 2):
+                for a_src in ("SMEM", "TMEM"):
+                    for m, n in mma_shapes(kind, cta, a_src):
+                        yield mma_atom(kind, py, k, ab, acc, cta, a_src, m, n)
+
+
+def mma_atom(kind, py, k, ab, acc, cta, a_src, m, n):
+    src = "ss" if a_src == "SMEM" else "ts"
+    ident = f"blackwell.tcgen05.mma.cta{cta}.{kind}.m{m}n{n}k{k}.{ab}.{acc}.{src}"
+    a_role = "SMEM_DESCRIPTOR" if a_src == "SMEM" else "TMEM_ADDRESS"
+    a_where = "shared memory (a UMMA descriptor)" if a_src == "SMEM" else "tensor memory (A is K-major there)"
+    desc = (f"tcgen05.mma.cta_group::{cta}.kind::{kind} {m}x{n}x{k}: D[{acc}] (+)= A[{ab}] B[{ab}], A from {a_where}, "
+            f"B from shared memory, D in tensor memory at d; one thread issues it"
+            + (" for the CTA pair (the even CTA)" if cta == 2 else "")
+            + ". idesc: from blackwell.tcgen05.make_instr_desc; enable_input_d false overwrites D")
+    a_op = "[$1]" if a_src == "TMEM" else "$1"
+    return entry(
+        "atoms", id=ident, kind="MMA", description=desc, python_name=py,
+        python_params={"ab_dtype": PY_DTYPE[ab], "acc_dtype": PY_DTYPE[acc], "shape_mnk": f"({m},{n},{k})",
+                       "cta_group": str(cta), "a_src": a_src},
+        python_signature=MMA_SIGNATURES[kind][0], python_defaults=MMA_SIGNATURES[kind][1],
+        shape_mnk=f"({m},{n},{k})", thr_id=f"{cta}:1",
+        operands=[
+            op("d", "TMEM_ADDRESS", element_type=acc),
+            op("a", a_role, element_type=ab),
+            op("b", "SMEM_DESCRIPTOR", element_type=ab),
+            op("idesc", "INSTRUCTION_DESCRIPTOR"),
+            op("enable_input_d", "PREDICATE"),
+        ],
+        ptx_template=f"tcgen05.mma.cta_group::{cta}.kind::{kind} [$0], {a_op}, $2, $3, $4;",
+        constraints="r,r,l,r,b" if a_src == "TMEM" else "r,l,l,r,b",
+        has_side_effects=True, sass_opcodes=[mma_sass(kind, cta)], conformance="tcgen05_mma")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# tcgen05.ld / tcgen05.st
+# ---------------------------------------------------------------------------------------------------------------
+
+# shape -> (lanes, bits per lane of one repetition, registers per thread of one repetition, largest .num)
+TMEM_SHAPES = {"32x32b": (32, 32, 1, 128), "16x64b": (16, 64, 1, 128), "16x128b": (16, 128, 2, 64),
+               "16x256b": (16, 256, 4, 32)}
+
+
+def tmem_reg_layout(shape: str, num: int) -> str:
+    """(thread, register) -> 32-bit element of the tile, element = column + C * lane with C the 32-bit columns per
+    lane of the whole access: CuTe's SM100_TMEM_LOAD_<lanes>dp<bits>b<num>x thread-value layouts, in 32-bit units
+    instead of bits (each register is one tensor-memory column of one lane)."""
+    bits = TMEM_SHAPES[shape][1]
+    c = bits // 32 * num
+    if shape == "32x32b":
+        return f"(32,{num}):({num},1)"
+    if shape == "16x64b":
+        # Thread t: lane t/4 + 8 (t%2), column (t/2)%2 of each 2-column repetition.
+        return f"((2,2,8),{num}):(({8 * c},1,{c}),2)"
+    if shape == "16x128b":
+        # Thread t: column t%4 of each repetition, lane t/4 in register 2r and lane t/4 + 8 in register 2r+1.
+        return f"((4,8),(2,{num})):((1,{c}),({8 * c},4))"
+    # 16x256b: thread t: columns 2 (t%4) and 2 (t%4) + 1, lanes t/4 and t/4 + 8.
+    return f"((4,8),(2,2,{num})):((2,{c}),(1,{8 * c},8))"
+
+
+def tmem_addr_layout(shape: str, num: int) -> str:
+    # Every thread names the same base address: the whole tile, broadcast over the warp (a stride-0 mode).
+    lanes, bits, _, _ = TMEM_SHAPES[shape]
+    return f"(32,{lanes * bits // 32 * num}):(0,1)"
+
+
+def tmem_sass(op: str, shape: str, num: int) -> str:
+    # Observed: LDTM / STTM, then .16dp<bits>bit for the 16-lane shapes, then .x<num> from x2 on.
+    dp = "" if shape == "32x32b" else f".16dp{shape.split('x')[1][:-1]}bit"
+    return op + dp + (f".x{num}" if num > 1 else "")
+
+
+def tmem_copy_atoms():
+    for shape, (lanes, bits, regs1, max_num) in TMEM_SHAPES.items():
+        num = 1
+        while num <= max_num:
+            regs = regs1 * num
+            rl, al = tmem_reg_layout(shape, num), tmem_addr_layout(shape, num)
+            cls = shape[0].upper() + shape[1:]
+            lst = ", ".join(f"${i}" for i in range(regs))
+            yield entry(
+                "atoms", id=f"blackwell.tcgen05.ld.{shape}.x{num}", kind="COPY",
+                description=(f"tcgen05.ld .{shape}.x{num}: {lanes} lanes x {bits * num} bits of tensor memory at src "
+                             f"to {regs} b32 registers per thread; warp w of a warpgroup reaches lanes "
+                             f"32 (w % 4) .. +31 only; complete with blackwell.tcgen05.wait_ld before use"),
+                python_name=f"tcgen05.Ld{cls}Op", python_params={"repeat": f"x{num}"},
+                python_signature=["repeat"], thr_id="32:1",
+                layout_unit_bits=32,
+                operands=[op("dst", "REGISTERS", "OUT", element_type="b32", values=regs, registers=regs,
+                             register_type="b32", layout_tv=rl),
+                          op("src", "TMEM_ADDRESS", layout_tv=al)],
+                ptx_template=f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32 {{{lst}}}, [${regs}];",
+                constraints=",".join(["=r"] * regs + ["r"]), has_side_effects=True,
+                sass_opcodes=[tmem_sass("LDTM", shape, num)], conformance="tcgen05_ld")
+            lst = ", ".join(f"${i + 1}" for i in range(regs))
+            yield entry(
+                "atoms", id=f"blackwell.tcgen05.st.{shape}.x{num}", kind="COPY",
+                description=(f"tcgen05.st .{shape}.x{num}: {regs} b32 registers per thread to {lanes} lanes x "
+                             f"{bits * num} bits of tensor memory at dst; complete with blackwell.tcgen05.wait_st "
+                             f"before tcgen05.mma reads it"),
+                python_name=f"tcgen05.St{cls}Op", python_params={"repeat": f"x{num}"},
+                python_signature=["repeat"], thr_id="32:1",
+                layout_unit_bits=32,
+                operands=[op("dst", "TMEM_ADDRESS", layout_tv=al),
+                          op("src", "REGISTERS", element_type="b32", values=regs, registers=regs,
+                             register_type="b32", layout_tv=rl)],
+                ptx_template=f"tcgen05.st.sync.aligned.{shape}.x{num}.b32 [$0], {{{lst}}};",
+                constraints=",".join(["r"] * (regs + 1)), has_side_effects=True,
+                sass_opcodes=[tmem_sass("STTM", shape, num)], conformance="tcgen05_st")
+            num *= 2
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# tcgen05.cp
+# ---------------------------------------------------------------------------------------------------------------
+
+# PTX shape -> (Python class, bits read from shared memory, what lands in tensor memory)
+CP_SHAPES = {
+    "128x256b": ("Cp128x256bOp", 128 * 256, "128 lanes x 256 bits"),
+    "4x256b": ("Cp4x256bOp", 4 * 256, "4 lanes x 256 bits"),
+    "128x128b": ("Cp128x128bOp", 128 * 128, "128 lanes x 128 bits"),
+    "64x128b.warpx2::02_13": ("Cp2x64x128b0213Op", 64 * 128,
+                              "64 rows x 128 bits, multicast: the lane quarters of warps 0 and 2 get one half, "
+                              "those of warps 1 and 3 the other"),
+    "64x128b.warpx2::01_23": ("Cp2x64x128b0123Op", 64 * 128,
+                              "64 rows x 128 bits, multicast: the lane quarters of warps 0 and 1 get one half, "
+                              "those of warps 2 and 3 the other"),
+    "32x128b.warpx4": ("Cp4x32x128bOp", 32 * 128, "32 rows x 128 bits, multicast to the lane quarters of all four "
+                       "warps"),
+}
+
+
+def cp_atoms():
+    for cta in (1, 2):
+        for shape, (cls, bits, what) in CP_SHAPES.items():
+            yield entry(
+                "atoms", id=f"blackwell.tcgen05.cp.cta{cta}.{shape.replace('::', '_')}", kind="COPY",
+                description=(f"tcgen05.cp.cta_group::{cta}.{shape}: from shared memory (the UMMA descriptor src) to "
+                             f"tensor memory at dst, {what}; one thread issues it; asynchronous, completion through "
+                             f"blackwell.tcgen05.commit"),
+                python_name=f"tcgen05.{cls}", python_params={"cta_group": str(cta)},
+                python_signature=["cta_group"], thr_id="1:1",
+                layout_unit_bits=32,
+                operands=[op("dst", "TMEM_ADDRESS", layout_tv=f"(1,{bits // 32}):(0,1)"),
+                          op("src", "SMEM_DESCRIPTOR", layout_tv=f"(1,{bits // 32}):(0,1)")],
+                ptx_template=f"tcgen05.cp.cta_group::{cta}.{shape} [$0], $1;", constraints="r,l",
+                has_side_effects=True, sass_opcodes=[cp_sass(shape, cta)], conformance="tcgen05_cp")
+
+
+def cp_sass(shape: str, cta: int) -> str:
+    # Observed: UTCCP.T.S[.2CTA][.<dp shape>], the 128x256b shape without a suffix of its own.
+    suffix = {"128x256b": "", "4x256b": ".4dp256bit", "128x128b": ".128dp128bit",
+              "64x128b.warpx2::02_13": ".2x64dp128bit_lw02_lw13", "64x128b.warpx2::01_23": ".2x64dp128bit_lw01_lw23",
+              "32x128b.warpx4": ".4x32dp128bit"}[shape]
+    return "UTCCP.T.S" + (".2CTA" if cta == 2 else "") + suffix
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# TMA for sm_100a (same PTX as on Hopper) and its 2-CTA form
+# ---------------------------------------------------------------------------------------------------------------
+
+TMA_HOST_ATTRS = (
+    "host hook encode_tma_descriptor writes the 128-byte tensor map (the lent cuTensorMapEncodeTiled) from attrs: "
+    "data_type (driver enum int 0-15, or u8 u16 u32 s32 u64 s64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz), rank (1-5), "
+    "address (global, 16-byte aligned), dim0..dim{rank-1} (elements, innermost first), stride1..stride{rank-1} "
+    "(bytes, multiples of 16), box0..box{rank-1} (1..256), elem_stride0.. (default 1), interleave (0 none, 1 16B, "
+    "2 32B), swizzle (0 none, 1 32B, 2 64B, 3 128B, 4 128B_ATOM_32B, 5 128B_ATOM_32B_FLIP_8B, 6 128B_ATOM_64B, or "
+    "\"none\" \"32B\" \"64B\" \"128B\"), l2_promotion (0 none, 1 64B, 2 128B, 3 256B), oob_fill (0 zeros, 1 NaN); "
+    "pass the map as a __grid_constant__ kernel parameter and its generic address as tmap")
+
+MASK = "{{ .reg .b16 ww_mask; cvt.u16.u32 ww_mask, ${m}; {ins} }}"
+
+
+def tma_atoms():
+    for rank in range(1, 6):
+        for cta in (1, 2):
+            for mc in (False, True):
+                coords = ", ".join(f"${3 + i}" for i in range(rank))
+                cg = ".cta_group::2" if cta == 2 else ""
+                ins = (f"cp.async.bulk.tensor.{rank}d{cg}.shared::cluster.global.mbarrier::complete_tx::bytes"
+                       + (".multicast::cluster" if mc else "") + f" [$0], [$1, {{{coords}}}], [$2]"
+                       + (", ww_mask;" if mc else ";"))
+                ops = [op("dst", "SMEM_ADDRESS"), op("tmap", "TMA_DESCRIPTOR"), op("mbar", "MBARRIER"),
+                       op("coords", "COORDINATE", count=rank)]
+                if mc:
+                    ops.append(op("cta_mask", "SCALAR"))
+                    ins = MASK.format(m=3 + rank, ins=ins)
+                what = ("TMA tile load" + (" with multicast" if mc else "") + f", {rank}-D"
+                        + (", 2-CTA (.cta_group::2)" if cta == 2 else ""))
+                more = (" into the same shared-memory and mbarrier offsets of every CTA whose bit is set in cta_mask"
+                        " (low 16 bits)" if mc else "")
+                more += ("; mbar may be the mbarrier of either CTA of the pair (a shared::cluster address), so that "
+                         "one barrier tracks the loads of both CTAs for a cta_group::2 tcgen05.mma" if cta == 2 else "")
+                yield entry(
+                    "atoms",
+                    id=f"blackwell.tma.load{'.multicast' if mc else ''}{'.cta2' if cta == 2 else ''}.{rank}d",
+                    kind="COPY",
+                    description=(f"{what}: the box at coords (elements, innermost first) of the tensor map to shared "
+                                 f"memory at dst{more}, completing transaction bytes on mbar; one thread issues it. "
+                                 + TMA_HOST_ATTRS),
+                    python_name=DUP_PY_PREFIX + ("cpasync.CopyBulkTensorTileG2SMulticastOp" if mc
+                                                 else "cpasync.CopyBulkTensorTileG2SOp"),
+                    python_params={"rank": str(rank), "cta_group": str(cta)},
+                    python_signature=["cta_group"], python_defaults={"cta_group": "1"}, thr_id="1:1", operands=ops,
+                    ptx_template=ins, constraints=",".join(["r", "l", "r"] + ["r"] * rank + (["r"] if mc else [])),
+                    has_side_effects=True,
+                    sass_opcodes=[f"UTMALDG.{rank}D" + (".MULTICAST" if mc else "") + (".2CTA" if cta == 2 else "")],
+                    host_hook="encode_tma_descriptor", conformance="tma_load")
+        coords = ", ".join(f"${2 + i}" for i in range(rank))
+        yield entry(
+            "atoms", id=f"blackwell.tma.store.{rank}d", kind="COPY",
+            description=(f"TMA tile store, {rank}-D: shared memory at src to the box at coords of the tensor map; one "
+                         f"thread issues it after blackwell.fence.proxy_async.shared_cta; completion through "
+                         f"blackwell.tma.commit_group / wait_group. " + TMA_HOST_ATTRS),
+            python_name=DUP_PY_PREFIX + "cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": str(rank)},
+            thr_id="1:1",
+            operands=[op("tmap", "TMA_DESCRIPTOR"), op("src", "SMEM_ADDRESS"), op("coords", "COORDINATE", count=rank)],
+            ptx_template=f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {{{coords}}}], [$1];",
+            constraints=",".join(["l", "r"] + ["r"] * rank), has_side_effects=True,
+            sass_opcodes=[f"UTMASTG.{rank}D"], host_hook="encode_tma_descriptor", conformance="tma_store")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Primitives
+# ---------------------------------------------------------------------------------------------------------------
+
+CTA_GROUP = {"name": "cta_group", "type": "int", "allowed": ["1", "2"], "default_value": "1"}
+
+
+def primitives():
+    P = lambda **kw: entry("primitives", **kw)  # noqa: E731
+    # Descriptors. Their results are SCALAR operands (an i32 / an i64 through register_type) because the core
+    # returns only register, scalar, predicate and coordinate outputs as results.
+    yield P(id="blackwell.tcgen05.make_instr_desc", kind="DESCRIPTOR",
+            description=(
+                "the 32-bit tcgen05.mma instruction descriptor, a constant built by the hook tcgen05_instr_desc from "
+                "attrs: atom (an MMA atom id; supplies the types, M and N), or a_type b_type (f16 bf16 tf32 e4m3 "
+                "e5m2 e2m3 e3m2 e2m1 s8 u8), d_type (f16 f32 s32), m (64 128 256: the whole pair's M for "
+                "cta_group::2), n (8..256, multiple of 8); and a_major b_major (\"K\" or \"MN\", or 0/1; default K), "
+                "negate_a negate_b (0/1, float kinds), saturate (0/1, i8 only). Bits: [3] saturate, [4,6) D format "
+                "(f16 0, f32 1, s32 2), [7,10) A format, [10,13) B format (f16 0 bf16 1 tf32 2; e4m3 0 e5m2 1 e2m3 3 "
+                "e3m2 4 e2m1 5; u8 0 s8 1), [13] negate A, [14] negate B, [15] A MN-major, [16] B MN-major, "
+                "[17,23) N>>3, [24,29) M>>4; the rest 0 (dense, no shift)"),
+            python_name="tcgen05.make_instr_desc",
+            operands=[op("idesc", "SCALAR", "OUT", register_type="b32")],
+            attributes=[{"name": "atom", "type": "string"}, {"name": "a_type", "type": "string"},
+                        {"name": "b_type", "type": "string"}, {"name": "d_type", "type": "string"},
+                        {"name": "m", "type": "int"}, {"name": "n", "type": "int"},
+                        {"name": "a_major", "type": "string", "allowed": ["K", "MN"], "default_value": "K"},
+                        {"name": "b_major", "type": "string", "allowed": ["K", "MN"], "default_value": "K"},
+                        {"name": "negate_a", "type": "int", "allowed": ["0", "1"], "default_value": "0"},
+                        {"name": "negate_b", "type": "int", "allowed": ["0", "1"], "default_value": "0"},
+                        {"name": "saturate", "type": "int", "allowed": ["0", "1"], "default_value": "0"}],
+            lowering_hook="tcgen05_instr_desc")
+    yield P(id="blackwell.tcgen05.make_smem_desc", kind="DESCRIPTOR",
+            description=(
+                "the 64-bit UMMA shared-memory matrix descriptor (tcgen05.mma A/B, tcgen05.cp source) of the tile at "
+                "addr (a 32-bit shared address), integer ops from the hook umma_smem_desc. Attrs: "
+                "leading_byte_offset and stride_byte_offset (bytes, multiples of 16, < 2^18), swizzle (\"NONE\" "
+                "\"128B_BASE32B\" \"128B\" \"64B\" \"32B\", or the span in bytes 0 32 64 128; default NONE), base_offset "
+                "(0..7, default 0), lbo_mode (0 relative, 1 absolute; default 0). Bits: [0,14) (addr>>4) mod 2^14, "
+                "[16,30) LBO>>4, [32,46) SBO>>4, [46,48) version 1, [49,52) base offset, [52] LBO mode, [61,64) "
+                "layout (none 0, 128B with 32B atoms 1, 128B 2, 64B 4, 32B 6)"),
+            python_name="tcgen05.make_smem_desc",
+            operands=[op("desc", "SCALAR", "OUT", register_type="b64"), op("addr", "SMEM_ADDRESS")],
+            attributes=[{"name": "leading_byte_offset", "type": "int", "default_value": "16"},
+                        {"name": "stride_byte_offset", "type": "int"},
+                        {"name": "swizzle", "type": "string", "default_value": "NONE"},
+                        {"name": "base_offset", "type": "int", "allowed": [str(i) for i in range(8)],
+                         "default_value": "0"},
+                        {"name": "lbo_mode", "type": "int", "allowed": ["0", "1"], "default_value": "0"}],
+            lowering_hook="umma_smem_desc")
+    # Tensor memory allocation: one warp executes each (sync.aligned).
+    yield P(id="blackwell.tcgen05.alloc", kind="ALLOCATOR",
+            description=("tcgen05.alloc: one warp allocates ncols columns (a power of two, 32..512) of tensor memory "
+                         "(for both CTAs of the pair with cta_group 2) and writes the base address to shared memory "
+                         "at dst; blocks while the columns are taken"),
+            python_name="tcgen05.alloc_tmem",
+            operands=[op("dst", "SMEM_ADDRESS"), op("ncols", "SCALAR")], attributes=[CTA_GROUP],
+            ptx_template="tcgen05.alloc.cta_group::{cta_group}.sync.aligned.shared::cta.b32 [$0], $1;",
+            constraints="r,r", has_side_effects=True, sass_opcodes=["UTCATOMSWS"])
+    yield P(id="blackwell.tcgen05.dealloc", kind="ALLOCATOR",
+            description="tcgen05.dealloc: the allocating warp frees ncols columns of tensor memory at taddr",
+            python_name="tcgen05.dealloc_tmem",
+            operands=[op("taddr", "TMEM_ADDRESS"), op("ncols", "SCALAR")], attributes=[CTA_GROUP],
+            ptx_template="tcgen05.dealloc.cta_group::{cta_group}.sync.aligned.b32 $0, $1;",
+            constraints="r,r", has_side_effects=True, sass_opcodes=["UTCATOMSWS.AND"])
+    yield P(id="blackwell.tcgen05.relinquish_alloc_permit", kind="ALLOCATOR",
+            description="tcgen05.relinquish_alloc_permit: this CTA will allocate no more tensor memory",
+            python_name="tcgen05.relinquish_tmem_alloc_permit", attributes=[CTA_GROUP],
+            ptx_template="tcgen05.relinquish_alloc_permit.cta_group::{cta_group}.sync.aligned;",
+            has_side_effects=True, sass_opcodes=["UVIRTCOUNT.DEALLOC.SMPOOL"])
+    yield P(id="blackwell.tcgen05.commit", kind="COMMIT",
+            description=("tcgen05.commit: the mbarrier at mbar (shared::cluster address; with cta_group 2 it may be "
+                         "the peer CTA's) gets one arrival once all prior async tcgen05 operations of this thread "
+                         "(mma, cp, shift) have completed"),
+            python_name="tcgen05.commit", operands=[op("mbar", "MBARRIER")], attributes=[CTA_GROUP],
+            ptx_template="tcgen05.commit.cta_group::{cta_group}.mbarrier::arrive::one.shared::cluster.b64 [$0];",
+            constraints="r", has_side_effects=True, sass_opcodes=["UTCBAR"])
+    yield P(id="blackwell.tcgen05.commit.multicast", kind="COMMIT",
+            description=("tcgen05.commit with multicast: as blackwell.tcgen05.commit, arriving on the mbarrier at the "
+                         "same offset in every CTA of the cluster whose bit is set in cta_mask (low 16 bits)"),
+            python_name="tcgen05.commit_multicast", operands=[op("mbar", "MBARRIER"), op("cta_mask", "SCALAR")],
+            attributes=[CTA_GROUP],
+            ptx_template=("{ .reg .b16 ww_mask; cvt.u16.u32 ww_mask, $1; tcgen05.commit.cta_group::{cta_group}"
+                          ".mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [$0], ww_mask; }"),
+            constraints="r,r", has_side_effects=True, sass_opcodes=["UTCBAR"])
+    yield P(id="blackwell.tcgen05.shift", kind="OTHER",
+            description=("tcgen05.shift.down: shifts the 32-byte rows of tensor memory at taddr down by one lane "
+                         "(lanes 0..126 move to 1..127); asynchronous, completion through blackwell.tcgen05.commit"),
+            python_name="tcgen05.shift", operands=[op("taddr", "TMEM_ADDRESS")], attributes=[CTA_GROUP],
+            ptx_template="tcgen05.shift.cta_group::{cta_group}.down [$0];", constraints="r",
+            has_side_effects=True, sass_opcodes=["UTCSHIFT"])
+    yield P(id="blackwell.tcgen05.wait_ld", kind="WAIT",
+            description="tcgen05.wait::ld: waits until this thread's prior tcgen05.ld have completed (their registers are valid)",
+            python_name="tcgen05.wait_ld", ptx_template="tcgen05.wait::ld.sync.aligned;", has_side_effects=True,
+            sass_opcodes=[])
+    yield P(id="blackwell.tcgen05.wait_st", kind="WAIT",
+            description="tcgen05.wait::st: waits until this thread's prior tcgen05.st have completed",
+            python_name="tcgen05.wait_st", ptx_template="tcgen05.wait::st.sync.aligned;", has_side_effects=True,
+            sass_opcodes=["FENCE.VIEW.ASYNC.T"])
+    yield P(id="blackwell.tcgen05.fence.before_thread_sync", kind="FENCE",
+            description=("tcgen05.fence::before_thread_sync: orders this thread's prior async tcgen05 operations "
+                         "before a following thread synchronisation (barrier, mbarrier arrive)"),
+            python_name="tcgen05.fence_before_thread_sync", ptx_template="tcgen05.fence::before_thread_sync;",
+            has_side_effects=True, sass_opcodes=[])
+    yield P(id="blackwell.tcgen05.fence.after_thread_sync", kind="FENCE",
+            description=("tcgen05.fence::after_thread_sync: orders this thread's following async tcgen05 operations "
+                         "after a preceding thread synchronisation (barrier, mbarrier wait)"),
+            python_name="tcgen05.fence_after_thread_sync", ptx_template="tcgen05.fence::after_thread_sync;",
+            has_side_effects=True, sass_opcodes=[])
+    # Bulk-group completion of TMA stores and the proxy fence before them.
+    yield P(id="blackwell.tma.commit_group", kind="COMMIT",
+            description="cp.async.bulk.commit_group: closes the bulk group of this thread's TMA stores issued so far",
+            python_name=DUP_PY_PREFIX + "arch.cp_async_bulk_commit_group",
+            ptx_template="cp.async.bulk.commit_group;", has_side_effects=True, sass_opcodes=["UTMACMDFLUSH"])
+    yield P(id="blackwell.tma.wait_group.read", kind="WAIT",
+            description=("cp.async.bulk.wait_group.read n: waits until at most n bulk groups still read their "
+                         "shared-memory source (the buffer may then be reused)"),
+            python_name=DUP_PY_PREFIX + "arch.cp_async_bulk_wait_group_read",
+            attributes=[{"name": "n", "type": "int"}], ptx_template="cp.async.bulk.wait_group.read {n};",
+            has_side_effects=True, sass_opcodes=["DEPBAR.LE"])
+    yield P(id="blackwell.tma.wait_group", kind="WAIT",
+            description="cp.async.bulk.wait_group n: waits until at most n bulk groups are pending (writes visible)",
+            python_name=DUP_PY_PREFIX + "arch.cp_async_bulk_wait_group",
+            attributes=[{"name": "n", "type": "int"}], ptx_template="cp.async.bulk.wait_group {n};",
+            has_side_effects=True, sass_opcodes=["DEPBAR.LE"])
+    yield P(id="blackwell.fence.proxy_async.shared_cta", kind="FENCE",
+            description=("fence.proxy.async.shared::cta: makes this thread's generic-proxy shared-memory writes visible "
+                         "to the async proxy (TMA store, tcgen05.mma and tcgen05.cp reading shared memory)"),
+            python_name=DUP_PY_PREFIX + "arch.fence_proxy_async_shared_cta",
+            ptx_template="fence.proxy.async.shared::cta;", has_side_effects=True, sass_opcodes=["FENCE.VIEW.ASYNC.S"])
+    # mbarrier basics, for TMA loads and tcgen05.commit.
+    yield P(id="blackwell.mbarrier.init", kind="BARRIER",
+            description="mbarrier.init: the 8-byte mbarrier at mbar expects count arrivals per phase",
+            python_name=DUP_PY_PREFIX + "arch.mbarrier_init",
+            operands=[op("mbar", "MBARRIER"), op("count", "SCALAR")],
+            ptx_template="mbarrier.init.shared::cta.b64 [$0], $1;", constraints="r,r", has_side_effects=True,
+            sass_opcodes=["STS.64", "SYNCS.CCTL.IVALL"])
+    yield P(id="blackwell.mbarrier.init_fence", kind="FENCE",
+            description=("fence.mbarrier_init.release.cluster: makes mbarrier.init visible to the cluster, TMA and "
+                         "tcgen05.commit before they use the barrier"),
+            python_name=DUP_PY_PREFIX + "arch.mbarrier_init_fence",
+            ptx_template="fence.mbarrier_init.release.cluster;", has_side_effects=True,
+            sass_opcodes=[])
+    yield P(id="blackwell.mbarrier.arrive", kind="ARRIVE",
+            description="mbarrier.arrive: one arrival on this CTA's mbarrier (release, CTA scope)",
+            python_name=DUP_PY_PREFIX + "arch.mbarrier_arrive", operands=[op("mbar", "MBARRIER")],
+            ptx_template="mbarrier.arrive.shared::cta.b64 _, [$0];", constraints="r", has_side_effects=True,
+            sass_opcodes=["SYNCS.ARRIVE.TRANS64.A1T0"])
+    yield P(id="blackwell.mbarrier.arrive_expect_tx", kind="ARRIVE",
+            description=("mbarrier.arrive.expect_tx: one arrival that also expects tx_count more transaction bytes "
+                         "(e.g. of TMA loads) in this phase"),
+            python_name=DUP_PY_PREFIX + "arch.mbarrier_arrive_and_expect_tx",
+            operands=[op("mbar", "MBARRIER"), op("tx_count", "SCALAR")],
+            ptx_template="mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", constraints="r,r",
+            has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"])
+    yield P(id="blackwell.mbarrier.try_wait.parity", kind="WAIT",
+            description=("mbarrier.try_wait.parity: true once the phase of parity phase (0 or 1) has completed; may "
+                         "block for a time-limit first. Loop on it, or use blackwell.mbarrier.wait.parity"),
+            python_name=DUP_PY_PREFIX + "arch.mbarrier_try_wait",
+            operands=[op("done", "PREDICATE", "OUT"), op("mbar", "MBARRIER"), op("phase", "SCALAR")],
+            ptx_template="mbarrier.try_wait.parity.shared::cta.b64 $0, [$1], $2;", constraints="=b,r,r",
+            has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"])
+    yield P(id="blackwell.mbarrier.wait.parity", kind="WAIT",
+            description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
+            python_name=DUP_PY_PREFIX + "arch.mbarrier_wait",
+            operands=[op("mbar", "MBARRIER"), op("phase", "SCALAR")],
+            ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, [$0], $1; "
+                          "@!ww_done bra ww_wait; }"),
+            constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Text format
+# ---------------------------------------------------------------------------------------------------------------
+
+def op(name, role, direction="IN", **kw):
+    d = {"name": name, "role": role, "direction": direction}
+    d.update(kw)
+    return d
+
+
+def entry(section, **kw):
+    return section, kw
+
+
+def q(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def fmt_operand(o: dict) -> str:
+    parts = [f"name: {q(o['name'])}", f"role: {o['role']}", f"direction: {o['direction']}"]
+    for k in ("element_type", "values", "registers", "register_type", "count", "layout_tv"):
+        if k in o:
+            parts.append(f"{k}: {q(o[k]) if isinstance(o[k], str) else o[k]}")
+    return "  operands { " + " ".join(parts) + " }"
+
+
+def fmt_attribute(a: dict) -> str:
+    parts = [f"name: {q(a['name'])}", f"type: {q(a['type'])}"]
+    parts += [f"allowed: {q(v)}" for v in a.get("allowed", [])]
+    if "default_value" in a:
+        parts.append(f"default_value: {q(a['default_value'])}")
+    return "  attributes { " + " ".join(parts) + " }"
+
+
+def fmt_entry(section: str, e: dict) -> str:
+    lines = [section + " {", f"  id: {q(e['id'])}", f"  kind: {e['kind']}", f"  targets: {q(TARGET)}"]
+    for key in ("description", "python_name"):
+        if key in e:
+            lines.append(f"  {key}: {q(e[key])}")
+    for k, v in e.get("python_params", {}).items():
+        lines.append(f"  python_params {{ key: {q(k)} value: {q(v)} }}")
+    lines += [f"  python_signature: {q(v)}" for v in e.get("python_signature", [])]
+    for k, v in e.get("python_defaults", {}).items():
+        lines.append(f"  python_defaults {{ key: {q(k)} value: {q(v)} }}")
+    for key in ("shape_mnk", "thr_id"):
+        if key in e:
+            lines.append(f"  {key}: {q(e[key])}")
+    if "layout_unit_bits" in e:
+        lines.append(f"  layout_unit_bits: {e['layout_unit_bits']}")
+    lines += [fmt_operand(o) for o in e.get("operands", [])]
+    lines += [fmt_attribute(a) for a in e.get("attributes", [])]
+    for key in ("ptx_template", "constraints"):
+        if e.get(key):
+            lines.append(f"  {key}: {q(e[key])}")
+    if e.get("has_side_effects"):
+        lines.append("  has_side_effects: true")
+    if e.get("lowering_hook"):
+        lines.append(f"  lowering_hook: {q(e['lowering_hook'])}")
+    lines += [f"  sass_opcodes: {q(s)}" for s in e.get("sass_opcodes", [])]
+    for key in ("host_hook", "conformance"):
+        if e.get(key):
+            lines.append(f"  {key}: {q(e[key])}")
+    return "\n".join(lines) + "\n}\n"
+
+
+HEADER = """\
+# proto-file: plugins_api/proto/manifest.proto
+# proto-message: warpweave.manifest.Manifest
+#
+# GENERATED by backends/blackwell/generate_manifest.py: edit the script, run
+#   python3 backends/blackwell/generate_manifest.py
+# and commit both. This file is the source: the plugin embeds it as it is, nothing is generated at build time.
+#
+# The Blackwell backend (sm_100a). Conventions beyond manifest.proto's:
+# - tcgen05.mma atoms have no register operands, hence no layout_tv: A and B are UMMA shared-memory descriptors
+#   (or A a tensor-memory address), D a tensor-memory address; element_type names what the memory holds. thr_id
+#   counts CTAs, as CuTe's SM100 MMA traits do: 1, or the 2 CTAs of a cta_group::2 pair, CTA p holding rows
+#   [p M/2, (p+1) M/2) of A and D and columns [p N/2, (p+1) N/2) of B. The instruction descriptor comes from
+#   blackwell.tcgen05.make_instr_desc and shared-memory descriptors from blackwell.tcgen05.make_smem_desc (both
+#   lowering hooks of this plugin); enable_input_d is a predicate (false: D = A B, true: D += A B).
+# - tcgen05.ld/st/cp layouts are in 32-bit units (layout_unit_bits: 32), one unit per tensor-memory column of a
+#   lane and per b32 register: a tile element is column + C * lane, C the columns per lane of the whole access
+#   (bits of the shape x .num / 32), lanes counted from the address's lane. They are CuTe's SM100_TMEM_LOAD/STORE
+#   thread-value layouts with bits grouped by 32. The tensor-memory side is one address for the warp (a stride-0
+#   thread mode).
+# - Addresses are IN operands, also where the instruction writes through them (the instruction reads them).
+# - Ids: blackwell.tcgen05.mma.cta<1|2>.<kind>.m<M>n<N>k<K>.<ab>.<acc>.<ss|ts> (ss: A in shared memory, ts: A in
+#   tensor memory), blackwell.tcgen05.{ld,st}.<shape>.x<num>, blackwell.tcgen05.cp.cta<g>.<shape>,
+#   blackwell.tcgen05.*, blackwell.tma.*, blackwell.mbarrier.*, blackwell.fence.*.
+# - sass_opcodes are what nvdisasm shows for ptxas 13.0's sm_100a code of each probe kernel.
+"""
+
+
+def manifest_text() -> str:
+    out = [HEADER,
+           'name: "blackwell"\nversion: "0.2.0"\nabi_version: 1\n'
+           'description: "NVIDIA Blackwell (sm_100a): tcgen05.mma (1 and 2 CTA), tensor memory alloc/ld/st/cp, UMMA '
+           'descriptors, tcgen05 commit and fences, TMA and mbarrier for sm_100a"\n'
+           'python_modules: "tcgen05"\n'
+           'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'
+           'python_enums { name: "tcgen05.OperandMajorMode" members: "K" members: "MN" }\n'
+           'python_enums { name: "tcgen05.Repetition"'
+           + "".join(f' members: "x{1 << i}"' for i in range(8)) + " }\n\n"
+           f'targets {{\n  name: "{TARGET}"\n  compute_capability: 100\n  arch_specific: true\n'
+           f'  llvm_cpu: "sm_100a"\n  ptx_features: "+ptx88"\n  jit_arch: "sm_100a"\n}}\n']
+    sections = [
+        ("tcgen05.mma: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",
+         mma_atoms()),
+        ("tcgen05.ld / tcgen05.st: tensor memory <-> registers", tmem_copy_atoms()),
+        ("tcgen05.cp: shared memory -> tensor memory", cp_atoms()),
+        ("TMA tile loads and stores (the Hopper PTX, for sm_100a), with the 2-CTA load", tma_atoms()),
+        ("Primitives: descriptors, tensor-memory allocation, commit, waits, fences, bulk groups, mbarriers",
+         primitives()),
+    ]
+    for title, entries in sections:
+        out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")
+        out.append("\n".join(fmt_entry(s, e) for s, e in entries))
+    return "".join(out)
+
+
+def main():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "blackwell.textproto")
+    text = manifest_text()
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"wrote {path} ({text.count(chr(10))} lines)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,635 @@
+#!/usr/bin/env python3
+"""Writes backends/hopper/hopper.textproto, the Hopper backend's manifest.
+
+The manifest has close to a thousand wgmma atoms (every type combination x every N x both A sources), which are
+regular enough to generate; everything else is listed here too so that the file has one author. The committed
+textproto is what the plugin embeds: edit this script, run it, and commit both.
+
+    python3 backends/hopper/generate_manifest.py            # rewrites hopper.textproto next to this script
+    python3 backends/hopper/generate_manifest.py --check    # exits 1 if the committed file is stale
+
+Facts about the hardware used below (PTX ISA 8.x, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" and
+"Tensor Copy" chapters; the layouts agree with CuTe's GMMA ALayout/CLayout and STSM copy traits):
+- wgmma D/C fragment of a 64xN tile over 128 threads: the i-th accumulator value of lane l of warp w is
+  row 16*w + l/4 + 8*((i/2)%2), column 2*(l%4) + i%2 + 8*(i/4). As a CuTe layout of (thread, value) onto the
+  column-major (m + 64*n) tile: ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512)).
+- wgmma A from registers (K-major only) has the same row pattern, with the K columns of one 32-bit register
+  contiguous: 16-bit types ((4,8,4),(2,2,2)):((128,1,16),(64,8,512)), tf32 ((4,8,4),(2,2)):((64,1,16),(8,256)),
+  8-bit types ((4,8,4),(4,2,2)):((256,1,16),(64,8,1024)).
+- A or B from shared memory is read through a 64-bit matrix descriptor; every thread of the warpgroup passes the
+  same one, so its layout is the whole tile with a stride-0 thread mode: (128,(M,K)):(0,(1,M)). Descriptor
+  operands carry the tile's element_type and values = M*K (the tile) for that layout; the core passes them as one
+  i64 either way.
+- Only 16-bit inputs accept the transpose immediates (MN-major A/B); tf32, fp8 and integer inputs are K-major.
+- Integer wgmma has no scale immediates and supports N in {8,16,24} and multiples of 16 up to 256.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "hopper.textproto")
+TARGET = "sm_90a"
+
+# --------------------------------------------------------------------------------------------------------------
+# textproto writing
+
+
+def q(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def operand(name, role, direction, *, element_type=None, values=None, registers=None, register_type=None,
+            layout_tv=None, count=None):
+    parts = [f"name: {q(name)}", f"role: {role}", f"direction: {direction}"]
+    if element_type:
+        parts.append(f"element_type: {q(element_type)}")
+    if values:
+        parts.append(f"values: {values}")
+    if registers:
+        parts.append(f"registers: {registers}")
+    if register_type:
+        parts.append(f"register_type: {q(register_type)}")
+    if layout_tv:
+        parts.append(f"layout_tv: {q(layout_tv)}")
+    if count:
+        parts.append(f"count: {count}")
+    return "  operands { " + " ".join(parts) + " }"
+
+
+def attribute(name, *, allowed=(), default=None, type_="int"):
+    parts = [f"name: {q(name)}", f"type: {q(type_)}"]
+    parts += [f"allowed: {q(str(a))}" for a in allowed]
+    if default is not None:
+        parts.append(f"default_value: {q(str(default))}")
+    return "  attributes { " + " ".join(parts) + " }"
+
+
+def entry(section, id_, kind, *, description="", python_name="", python_params=None, python_signature=(),
+          python_defaults=None, shape_mnk="", thr_id="", operands=(), attributes=(), ptx_template="", constraints="",
+          has_side_effects=False, lowering_hook="", sass=(), host_hook="", conformance="", layout_unit_bits=0):
+    lines = [section + " {", f"  id: {q(id_)}", f"  kind: {kind}", f"  targets: {q(TARGET)}"]
+    if description:
+        lines.append(f"  description: {q(description)}")
+    if python_name:
+        lines.append(f"  python_name: {q(python_name)}")
+    for k, v in (python_params or {}).items():
+        lines.append(f"  python_params {{ key: {q(k)} value: {q(v)} }}")
+    for k in python_signature:
+        lines.append(f"  python_signature: {q(k)}")
+    for k, v in (python_defaults or {}).items():
+        lines.append(f"  python_defaults {{ key: {q(k)} value: {q(v)} }}")
+    if shape_mnk:
+        lines.append(f"  shape_mnk: {q(shape_mnk)}")
+    if thr_id:
+        lines.append(f"  thr_id: {q(thr_id)}")
+    if layout_unit_bits:
+        lines.append(f"  layout_unit_bits: {layout_unit_bits}")
+    lines += list(operands)
+    lines += list(attributes)
+    if ptx_template:
+        lines.append(f"  ptx_template: {q(ptx_template)}")
+    if constraints:
+        lines.append(f"  constraints: {q(constraints)}")
+    if has_side_effects:
+        lines.append("  has_side_effects: true")
+    if lowering_hook:
+        lines.append(f"  lowering_hook: {q(lowering_hook)}")
+    for s in sass:
+        lines.append(f"  sass_opcodes: {q(s)}")
+    if host_hook:
+        lines.append(f"  host_hook: {q(host_hook)}")
+    if conformance:
+        lines.append(f"  conformance: {q(conformance)}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def atom(id_, kind, **kw):
+    return entry("atoms", id_, kind, **kw)
+
+
+def primitive(id_, kind, **kw):
+    return entry("primitives", id_, kind, **kw)
+
+
+def regs(first: int, n: int) -> str:
+    return ", ".join(f"${i}" for i in range(first, first + n))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# wgmma
+
+# PTX type -> (bits, DSL type name)
+TYPES = {"f16": (16, "Float16"), "bf16": (16, "BFloat16"), "tf32": (32, "TFloat32"), "e4m3": (8, "Float8E4M3FN"),
+         "e5m2": (8, "Float8E5M2"), "s8": (8, "Int8"), "u8": (8, "Uint8"), "f32": (32, "Float32"),
+         "s32": (32, "Int32")}
+
+N_ALL = list(range(8, 257, 8))
+N_INT = [8, 16, 24] + list(range(32, 257, 16))
+
+# (family python_name, A type, B type, accumulator type, N values)
+WGMMA_FAMILIES = []
+for acc in ("f16", "f32"):
+    WGMMA_FAMILIES.append(("warpgroup.MmaF16BF16Op", "f16", "f16", acc, N_ALL))
+WGMMA_FAMILIES.append(("warpgroup.MmaF16BF16Op", "bf16", "bf16", "f32", N_ALL))
+WGMMA_FAMILIES.append(("warpgroup.MmaTF32Op", "tf32", "tf32", "f32", N_ALL))
+for acc in ("f32", "f16"):
+    for a in ("e4m3", "e5m2"):
+        for b in ("e4m3", "e5m2"):
+            WGMMA_FAMILIES.append(("warpgroup.MmaF8Op", a, b, acc, N_ALL))
+for a in ("s8", "u8"):
+    for b in ("s8", "u8"):
+        WGMMA_FAMILIES.append(("warpgroup.MmaI8Op", a, b, "s32", N_INT))
+
+A_REG_LAYOUT = {
+    16: "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))",
+    32: "((4,8,4),(2,2)):((64,1,16),(8,256))",
+    8: "((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))",
+}
+
+
+def c_layout(n: int) -> str:
+    return f"((4,8,4),(2,2,{n // 8})):((128,1,16),(64,8,512))"
+
+
+def smem_layout(mn: int, k: int) -> str:
+    return f"(128,({mn},{k})):(0,(1,{mn}))"
+
+
+def wgmma_atom(pyname, at, bt, acc, n, a_src):
+    abits = TYPES[at][0]
+    k = 256 // abits
+    rs = a_src == "RMEM"
+    is_int = acc == "s32"
+    is_16 = abits == 16
+    # D/C: N/2 values per thread; 16-bit accumulators pack two per 32-bit register.
+    nvals = n // 2
+    acc_bits = TYPES[acc][0]
+    dregs = nvals * acc_bits // 32
+    dreg_type, dcons = ("f32", "f") if acc == "f32" else ("b32", "r")
+    ops = [operand("d", "REGISTERS", "OUT", element_type=acc, values=nvals, registers=dregs, register_type=dreg_type,
+                   layout_tv=c_layout(n))]
+    cons = ["=" + dcons] * dregs
+    if rs:
+        avals = 64 * k // 128
+        ops.append(operand("a", "REGISTERS", "IN", element_type=at, values=avals, registers=4, register_type="b32",
+                           layout_tv=A_REG_LAYOUT[abits]))
+        cons += ["r"] * 4
+        a_text = "{" + regs(dregs, 4) + "}"
+        nxt = dregs + 4
+    else:
+        ops.append(operand("a", "SMEM_DESCRIPTOR", "IN", element_type=at, values=64 * k, layout_tv=smem_layout(64, k)))
+        cons.append("l")
+        a_text = f"${dregs}"
+        nxt = dregs + 1
+    ops.append(operand("b", "SMEM_DESCRIPTOR", "IN", element_type=bt, values=n * k, layout_tv=smem_layout(n, k)))
+    cons.append("l")
+    b_idx = nxt
+    # C is the same registers as D: wgmma reads and writes its accumulators in place.
+    ops.append(operand("c", "REGISTERS", "IN", element_type=acc, values=nvals, registers=dregs,
+                       register_type=dreg_type, layout_tv=c_layout(n)))
+    cons += [str(i) for i in range(dregs)]
+    scale_idx = b_idx + 1 + dregs
+    ops.append(operand("scale_d", "PREDICATE", "IN"))
+    cons.append("b")
+    attrs = []
+    tail = ""
+    if not is_int:
+        attrs.append(attribute("scale_a", allowed=("1", "-1"), default="1"))
+        attrs.append(attribute("scale_b", allowed=("1", "-1"), default="1"))
+        tail += ", {scale_a}, {scale_b}"
+    if is_16:
+        if not rs:
+            attrs.append(attribute("tnsp_a", allowed=("0", "1"), default="0"))
+            tail += ", {tnsp_a}"
+        attrs.append(attribute("tnsp_b", allowed=("0", "1"), default="0"))
+        tail += ", {tnsp_b}"
+    shape = f"m64n{n}k{k}"
+    template = (f"wgmma.mma_async.sync.aligned.{shape}.{acc}.{at}.{bt} {{{regs(0, dregs)}}}, {a_text}, ${b_idx}, "
+                f"${scale_idx}{tail};")
+    params = {}
+    if at == bt:
+        params["ab_dtype"] = TYPES[at][1]
+    if pyname in ("warpgroup.MmaF8Op", "warpgroup.MmaI8Op"):
+        params["a_dtype"] = TYPES[at][1]
+        params["b_dtype"] = TYPES[bt][1]
+    params["acc_dtype"] = TYPES[acc][1]
+    params["shape_mnk"] = f"(64,{n},{k})"
+    params["a_src"] = a_src
+    # Positional order of CuTe DSL's constructors (instruction shape before the A source); with mixed fp8/int8
+    # types A and B are named apart, and ab_dtype still selects the same-type atoms.
+    signature = (["a_dtype", "b_dtype"] if "a_dtype" in params else ["ab_dtype"]) + ["acc_dtype", "shape_mnk",
+                                                                                      "a_src"]
+    src = "registers" if rs else "shared memory (descriptor)"
+    majors = ("A/B K-major or MN-major (tnsp_a/tnsp_b: 0 = K-major, 1 = MN-major" +
+              ("; A from registers is K-major)" if rs else ")")) if is_16 else "A and B K-major"
+    scale = "; scale_d false: D = A*B, true: D = A*B + C" + ("" if is_int else "; scale_a/scale_b negate A/B with -1")
+    desc = (f"wgmma.mma_async {shape}, {at} x {bt} -> {acc}, A from {src}, B from shared memory (descriptor); "
+            f"{majors}{scale}; asynchronous: fence, commit and wait with hopper.wgmma.*")
+    # What ptxas 13.0 prints (checked for every atom): HGMMA.64xNx16.F32[.BF16] / .F16, HGMMA.64xNx8.F32.TF32,
+    # QGMMA.64xNx32.<acc>.<A>.<B>, IGMMA.64xNx32.<A>.<B>.
+    if at in ("f16", "bf16", "tf32"):
+        sass_op = f"HGMMA.64x{n}x{k}.{acc.upper()}" + ("" if at == "f16" else "." + at.upper())
+    elif is_int:
+        sass_op = f"IGMMA.64x{n}x{k}.{at.upper()}.{bt.upper()}"
+    else:
+        sass_op = f"QGMMA.64x{n}x{k}.{acc.upper()}.{at.upper()}.{bt.upper()}"
+    return atom(f"hopper.wgmma.{shape}.{acc}.{at}.{bt}.{'rs' if rs else 'ss'}", "MMA", description=desc,
+                python_name=pyname, python_params=params, python_signature=signature, shape_mnk=f"(64,{n},{k})",
+                thr_id="128:1", operands=ops,
+                attributes=attrs, ptx_template=template, constraints=",".join(cons), has_side_effects=True,
+                sass=[sass_op], conformance="hopper_wgmma")
+
+
+def wgmma_atoms():
+    out = []
+    for pyname, at, bt, acc, ns in WGMMA_FAMILIES:
+        for a_src in ("SMEM", "RMEM"):
+            for n in ns:
+                out.append(wgmma_atom(pyname, at, bt, acc, n, a_src))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# stmatrix: CuTe's SM90_U32x{1,2,4}_STSM_N and SM90_U16x{2,4,8}_STSM_T, layouts in bits
+
+STSM_LAYOUTS = {
+    # x: (source registers (thread, bit), destination (thread supplying the row address, bit))
+    (1, False): ("(32,32):(32,1)", "((8,4),128):((128,0),1)"),
+    (2, False): ("(32,(32,2)):(32,(1,1024))", "((16,2),128):((128,0),1)"),
+    (4, False): ("(32,(32,4)):(32,(1,1024))", "(32,128):(128,1)"),
+    (1, True): ("((4,8),(16,2)):((256,16),(1,128))", "((8,4),128):((128,0),1)"),
+    (2, True): ("((4,8),(16,2,2)):((256,16),(1,128,1024))", "((16,2),128):((128,0),1)"),
+    (4, True): ("((4,8),(16,2,4)):((256,16),(1,128,1024))", "(32,128):(128,1)"),
+}
+
+
+def stmatrix_atoms():
+    out = []
+    for trans in (False, True):
+        for x in (1, 2, 4):
+            src_l, dst_l = STSM_LAYOUTS[(x, trans)]
+            t = ".trans" if trans else ""
+            rows = 8 * x
+            out.append(atom(
+                f"hopper.stmatrix.x{x}{t}.b16", "COPY",
+                description=(f"stmatrix x{x}{t}: {x} 8x8 b16 matri{'ces' if x > 1 else 'x'} from registers to shared "
+                             f"memory{', transposed' if trans else ''}; threads 0..{rows - 1} give the row addresses "
+                             f"(16-byte aligned), thread t's register j holds two b16 of matrix j"),
+                python_name="warp.StMatrix8x8x16bOp",
+                python_params={"transpose": str(trans), "num_matrices": str(x)},
+                python_signature=["transpose", "num_matrices"], python_defaults={"transpose": "False"},
+                thr_id="32:1", layout_unit_bits=1,
+                operands=[operand("dst", "SMEM_ADDRESS", "OUT", layout_tv=dst_l),
+                          operand("src", "REGISTERS", "IN", element_type="b16", values=2 * x, registers=x,
+                                  register_type="b32", layout_tv=src_l)],
+                ptx_template=f"stmatrix.sync.aligned.m8n8.x{x}{t}.shared.b16 [$0], {{{regs(1, x)}}};",
+                constraints=",".join(["r"] * (1 + x)), has_side_effects=True,
+                sass=[f"STSM.16.{'MT88' if trans else 'M88'}{'' if x == 1 else '.' + str(x)}"],
+                conformance="hopper_stmatrix"))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# TMA
+
+TMA_HOST_DOC = (
+    "host hook encode_tma_descriptor writes the 128-byte tensor map (the lent cuTensorMapEncodeTiled) from attrs: "
+    "data_type (driver enum int, or u8 u16 u32 s32 u64 s64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz), rank (1-5), "
+    "address (global, 16-byte aligned), dim0..dim{rank-1} (elements, innermost first), stride1..stride{rank-1} "
+    "(bytes, multiples of 16; stride0, if given, must be the element size), box0..box{rank-1} (1..256), "
+    "elem_stride0.. (default 1), interleave (0 none, 1 16B, 2 32B), swizzle (0 none, 1 32B, 2 64B, 3 128B, or "
+    "\"none\" \"32B\" \"64B\" \"128B\"), l2_promotion (0 none, 1 64B, 2 128B, 3 256B), oob_fill (0 zeros, 1 NaN); "
+    "pass the map as a __grid_constant__ kernel parameter and its generic address as tmap")
+
+
+def tma_entries():
+    out = []
+    for r in range(1, 6):
+        coords = lambda first: "{" + regs(first, r) + "}"  # noqa: E731
+        cop = operand("coords", "COORDINATE", "IN", count=r)
+        # Loads: dst, tmap, mbar, coords[, cta_mask]
+        load_ops = [operand("dst", "SMEM_ADDRESS", "OUT"), operand("tmap", "TMA_DESCRIPTOR", "IN"),
+                    operand("mbar", "MBARRIER", "IN"), cop]
+        out.append(atom(
+            f"hopper.tma.load.{r}d", "COPY",
+            description=(f"TMA tile load, {r}-D: the box at coords (elements, innermost first) of the tensor map to "
+                         "shared memory at dst (128-byte aligned), completing mbar's transaction bytes; one thread "
+                         "issues it. " + TMA_HOST_DOC),
+            python_name="cpasync.CopyBulkTensorTileG2SOp", python_params={"rank": str(r)}, thr_id="1:1",
+            operands=load_ops,
+            ptx_template=(f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                          f"[$0], [$1, {coords(3)}], [$2];"),
+            constraints=",".join(["r", "l", "r"] + ["r"] * r), has_side_effects=True, sass=[f"UTMALDG.{r}D"],
+            host_hook="encode_tma_descriptor", conformance="hopper_tma"))
+        out.append(atom(
+            f"hopper.tma.load.multicast.{r}d", "COPY",
+            description=(f"TMA tile load with multicast, {r}-D: as hopper.tma.load.{r}d, into the same shared-memory "
+                         "offset and mbarrier offset of every CTA of the cluster whose bit is set in cta_mask (low 16 "
+                         "bits, by %cluster_ctarank). " + TMA_HOST_DOC),
+            python_name="cpasync.CopyBulkTensorTileG2SMulticastOp", python_params={"rank": str(r)}, thr_id="1:1",
+            operands=load_ops + [operand("cta_mask", "SCALAR", "IN")],
+            ptx_template=("{ .reg .b16 ww_mask; cvt.u16.u32 ww_mask, $" + str(3 + r) + "; "
+                          f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                          f".multicast::cluster [$0], [$1, {coords(3)}], [$2], ww_mask; }}"),
+            constraints=",".join(["r", "l", "r"] + ["r"] * r + ["r"]), has_side_effects=True,
+            sass=[f"UTMALDG.{r}D.MULTICAST"], host_hook="encode_tma_descriptor", conformance="hopper_tma"))
+        store_ops = [operand("tmap", "TMA_DESCRIPTOR", "IN"), operand("src", "SMEM_ADDRESS", "IN"), cop]
+        out.append(atom(
+            f"hopper.tma.store.{r}d", "COPY",
+            description=(f"TMA tile store, {r}-D: shared memory at src to the box at coords of the tensor map; one "
+                         "thread issues it after fence.proxy.async.shared::cta; completion through "
+                         "hopper.tma.commit_group / wait_group. " + TMA_HOST_DOC),
+            python_name="cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": str(r)}, thr_id="1:1",
+            operands=store_ops,
+            ptx_template=f"cp.async.bulk.tensor.{r}d.global.shared::cta.bulk_group [$0, {coords(2)}], [$1];",
+            constraints=",".join(["l", "r"] + ["r"] * r), has_side_effects=True, sass=[f"UTMASTG.{r}D"],
+            host_hook="encode_tma_descriptor", conformance="hopper_tma"))
+        out.append(atom(
+            f"hopper.tma.reduce.{r}d", "COPY",
+            description=(f"TMA tile reduction store, {r}-D: combines shared memory at src into the box at coords "
+                         "with op (add by default; min, max, inc, dec, and, or, xor where the tensor map's type "
+                         "allows). " + TMA_HOST_DOC),
+            python_name="cpasync.CopyReduceBulkTensorTileS2GOp", python_params={"rank": str(r)}, thr_id="1:1",
+            operands=store_ops,
+            attributes=[attribute("op", type_="string",
+                                  allowed=("add", "min", "max", "inc", "dec", "and", "or", "xor"), default="add")],
+            ptx_template=(f"cp.reduce.async.bulk.tensor.{r}d.global.shared::cta.{{op}}.bulk_group "
+                          f"[$0, {coords(2)}], [$1];"),
+            constraints=",".join(["l", "r"] + ["r"] * r), has_side_effects=True, sass=[f"UTMAREDG.{r}D"],
+            host_hook="encode_tma_descriptor", conformance="hopper_tma"))
+        out.append(primitive(
+            f"hopper.tma.prefetch.{r}d", "OTHER",
+            description=f"TMA tile prefetch into L2, {r}-D: the box at coords of the tensor map. " + TMA_HOST_DOC,
+            python_name=f"cpasync.prefetch_tile_{r}d", operands=[operand("tmap", "TMA_DESCRIPTOR", "IN"), cop],
+            ptx_template=f"cp.async.bulk.prefetch.tensor.{r}d.L2.global [$0, {coords(1)}];",
+            constraints=",".join(["l"] + ["r"] * r), has_side_effects=True, sass=[f"UTMAPF.L2.{r}D"],
+            host_hook="encode_tma_descriptor"))
+    out.append(primitive(
+        "hopper.tma.prefetch_descriptor", "OTHER",
+        description=("prefetch.tensormap: brings the tensor map at tmap (generic address) into the cache. " +
+                     TMA_HOST_DOC),
+        python_name="cpasync.prefetch_descriptor", operands=[operand("tmap", "TMA_DESCRIPTOR", "IN")],
+        ptx_template="prefetch.tensormap [$0];", constraints="l", has_side_effects=True, sass=["UTMACCTL.PF"],
+        host_hook="encode_tma_descriptor"))
+    out.append(primitive(
+        "hopper.tma.commit_group", "COMMIT",
+        description="cp.async.bulk.commit_group: closes the bulk group of this thread's TMA stores issued so far",
+        python_name="arch.cp_async_bulk_commit_group", ptx_template="cp.async.bulk.commit_group;",
+        has_side_effects=True, sass=["UTMACMDFLUSH"]))
+    out.append(primitive(
+        "hopper.tma.wait_group.read", "WAIT",
+        description="cp.async.bulk.wait_group.read n: waits until at most n bulk groups still read their shared-memory "
+                    "source (the buffer may then be reused)",
+        python_name="arch.cp_async_bulk_wait_group_read",
+        attributes=[attribute("n")], ptx_template="cp.async.bulk.wait_group.read {n};", has_side_effects=True,
+        sass=["DEPBAR.LE"]))
+    out.append(primitive(
+        "hopper.tma.wait_group", "WAIT",
+        description="cp.async.bulk.wait_group n: waits until at most n bulk groups are pending (writes visible)",
+        python_name="arch.cp_async_bulk_wait_group",
+        attributes=[attribute("n")], ptx_template="cp.async.bulk.wait_group {n};", has_side_effects=True,
+        sass=["DEPBAR.LE"]))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# barriers, fences, clusters, registers, wgmma control, the descriptor hook
+
+def other_primitives():
+    out = []
+    P = primitive
+    out.append(P(
+        "hopper.wgmma.make_smem_desc", "DESCRIPTOR",
+        description=("the 64-bit wgmma shared-memory matrix descriptor of the tile at addr (a 32-bit shared address), "
+                     "computed with integer ops by the hook make_smem_desc. Attrs: leading_byte_offset and "
+                     "stride_byte_offset (bytes, multiples of 16, < 2^18; LBO is ignored by the hardware for "
+                     "swizzled K-major layouts), swizzle (0 none, 32, 64 or 128 bytes), base_offset (0..7, for "
+                     "swizzle patterns that do not start on a pattern boundary; default 0). Bits: [0,14) addr>>4 "
+                     "(addr mod 2^18), [16,30) LBO>>4, [32,46) SBO>>4, [49,52) base offset, [62,64) swizzle "
+                     "(0 none, 1 128B, 2 64B, 3 32B)"),
+        python_name="warpgroup.make_smem_desc",
+        operands=[operand("desc", "SCALAR", "OUT", register_type="b64"), operand("addr", "SMEM_ADDRESS", "IN")],
+        attributes=[attribute("leading_byte_offset", default="16"), attribute("stride_byte_offset"),
+                    attribute("swizzle", allowed=("0", "32", "64", "128"), default="0"),
+                    attribute("base_offset", allowed=tuple(str(i) for i in range(8)), default="0")],
+        lowering_hook="make_smem_desc"))
+    out.append(P("hopper.wgmma.fence", "FENCE",
+                 description="wgmma.fence: orders register and shared-memory accesses before the next wgmma "
+                             "(needed before the first wgmma and whenever its accumulators or A registers changed)",
+                 python_name="warpgroup.fence", ptx_template="wgmma.fence.sync.aligned;", has_side_effects=True,
+                 sass=["WARPGROUP.ARRIVE"]))
+    out.append(P("hopper.wgmma.commit_group", "COMMIT",
+                 description="wgmma.commit_group: closes a group of the wgmma issued so far (in SASS: the group's "
+                             "last HGMMA carries gsb0; an empty group becomes a no-op HGMMA with gsb0)",
+                 python_name="warpgroup.commit_group", ptx_template="wgmma.commit_group.sync.aligned;",
+                 has_side_effects=True, sass=["gsb0"]))
+    out.append(P("hopper.wgmma.wait_group", "WAIT",
+                 description="wgmma.wait_group n: waits until at most n wgmma groups are pending",
+                 python_name="warpgroup.wait_group", attributes=[attribute("n")],
+                 ptx_template="wgmma.wait_group.sync.aligned {n};", has_side_effects=True,
+                 sass=["WARPGROUP.DEPBAR.LE"]))
+    for rt, cons in (("f32", "f"), ("b32", "r")):
+        et = "f32" if rt == "f32" else "b32"
+        out.append(P(
+            f"hopper.wgmma.fence_operand.{rt}", "FENCE",
+            description=("a compiler-only fence on one accumulator register (emits a PTX comment): keeps the "
+                         "compiler from moving its reads and writes across wgmma issue and wait"),
+            python_name=f"warpgroup.fence_operand_{rt}",
+            operands=[operand("out", "REGISTERS", "OUT", element_type=et, values=1, registers=1, register_type=rt),
+                      operand("in", "REGISTERS", "IN", element_type=et, values=1, registers=1, register_type=rt)],
+            ptx_template="// wgmma operand $0 $1", constraints=f"={cons},0", has_side_effects=True))
+
+    # mbarrier
+    out.append(P("hopper.mbarrier.init", "BARRIER",
+                 description="mbarrier.init: the 8-byte mbarrier at mbar expects count arrivals per phase",
+                 python_name="arch.mbarrier_init",
+                 operands=[operand("mbar", "MBARRIER", "IN"), operand("count", "SCALAR", "IN")],
+                 ptx_template="mbarrier.init.shared::cta.b64 [$0], $1;", constraints="r,r", has_side_effects=True,
+                 sass=["SYNCS.EXCH.64"]))
+    out.append(P("hopper.mbarrier.init_fence", "FENCE",
+                 description="fence.mbarrier_init.release.cluster: makes mbarrier.init visible to the cluster (and "
+                             "to TMA) before they use the barrier. No SASS of its own under ptxas 13.0 (mbarrier.init "
+                             "already carries FENCE.VIEW.ASYNC.S)",
+                 python_name="arch.mbarrier_init_fence", ptx_template="fence.mbarrier_init.release.cluster;",
+                 has_side_effects=True))
+    out.append(P("hopper.mbarrier.arrive", "ARRIVE",
+                 description="mbarrier.arrive: one arrival on this CTA's mbarrier (release, CTA scope)",
+                 python_name="arch.mbarrier_arrive", operands=[operand("mbar", "MBARRIER", "IN")],
+                 ptx_template="mbarrier.arrive.shared::cta.b64 _, [$0];", constraints="r", has_side_effects=True,
+                 sass=["SYNCS.ARRIVE.TRANS64.A1T0"]))
+    out.append(P("hopper.mbarrier.arrive.cluster", "ARRIVE",
+                 description="mbarrier.arrive on the mbarrier at the same offset in the CTA of rank cta_id in the "
+                             "cluster (release, cluster scope)",
+                 python_name="arch.mbarrier_arrive_cluster",
+                 operands=[operand("mbar", "MBARRIER", "IN"), operand("cta_id", "SCALAR", "IN")],
+                 ptx_template=("{ .reg .b32 ww_remote; mapa.shared::cluster.u32 ww_remote, $0, $1; "
+                               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ww_remote]; }"),
+                 constraints="r,r", has_side_effects=True, sass=["SYNCS.ARRIVE.TRANS64.RED.A1T0"]))
+    out.append(P("hopper.mbarrier.arrive_expect_tx", "ARRIVE",
+                 description="mbarrier.arrive.expect_tx: one arrival that also expects tx_count more transaction "
+                             "bytes (e.g. of TMA loads) in this phase",
+                 python_name="arch.mbarrier_arrive_and_expect_tx",
+                 operands=[operand("mbar", "MBARRIER", "IN"), operand("tx_count", "SCALAR", "IN")],
+                 ptx_template="mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", constraints="r,r",
+                 has_side_effects=True, sass=["SYNCS.ARRIVE.TRANS64"]))
+    out.append(P("hopper.mbarrier.expect_tx", "BARRIER",
+                 description="mbarrier.expect_tx: expects tx_count more transaction bytes in the current phase, "
+                             "without arriving",
+                 python_name="arch.mbarrier_expect_tx",
+                 operands=[operand("mbar", "MBARRIER", "IN"), operand("tx_count", "SCALAR", "IN")],
+                 ptx_template="mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], $1;", constraints="r,r",
+                 has_side_effects=True, sass=["SYNCS.ARRIVE.TRANS64.RED.A0TR"]))
+    out.append(P("hopper.mbarrier.try_wait.parity", "WAIT",
+                 description="mbarrier.try_wait.parity: true once the phase of parity phase (0 or 1) has completed; "
+                             "may block for a time-limit first. Loop on it, or use hopper.mbarrier.wait.parity",
+                 python_name="arch.mbarrier_try_wait",
+                 operands=[operand("done", "PREDICATE", "OUT"), operand("mbar", "MBARRIER", "IN"),
+                           operand("phase", "SCALAR", "IN")],
+                 ptx_template="mbarrier.try_wait.parity.shared::cta.b64 $0, [$1], $2;", constraints="=b,r,r",
+                 has_side_effects=True, sass=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
+    out.append(P("hopper.mbarrier.wait.parity", "WAIT",
+                 description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
+                 python_name="arch.mbarrier_wait",
+                 operands=[operand("mbar", "MBARRIER", "IN"), operand("phase", "SCALAR", "IN")],
+                 ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, "
+                               "[$0], $1; @!ww_done bra ww_wait; }"),
+                 constraints="r,r", has_side_effects=True, sass=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
+    out.append(P("hopper.mbarrier.inval", "BARRIER",
+                 description="mbarrier.inval: invalidates the mbarrier so that its memory can be reused",
+                 python_name="arch.mbarrier_inval", operands=[operand("mbar", "MBARRIER", "IN")],
+                 ptx_template="mbarrier.inval.shared::cta.b64 [$0];", constraints="r", has_side_effects=True,
+                 sass=["SYNCS.CCTL.IV"]))
+
+    # proxy fences
+    # SASS seen: FENCE.VIEW.ASYNC.S for the shared spaces and for the unqualified fence (with MEMBARs), .G for global.
+    for suffix, what, sass in (("", "all state spaces", "FENCE.VIEW.ASYNC.S"),
+                               (".shared::cta", "this CTA's shared memory", "FENCE.VIEW.ASYNC.S"),
+                               (".shared::cluster", "the cluster's shared memory", "FENCE.VIEW.ASYNC.S"),
+                               (".global", "global memory", "FENCE.VIEW.ASYNC.G")):
+        name = "hopper.fence.proxy.async" + suffix.replace("::", "_")
+        out.append(P(name, "FENCE",
+                     description=f"fence.proxy.async{suffix}: orders generic-proxy accesses of {what} with async-proxy "
+                                 "ones (TMA, wgmma), e.g. smem writes before a TMA store reads them",
+                     python_name="arch.fence_proxy_async" + suffix.replace("::", "_").replace(".", "_"),
+                     ptx_template=f"fence.proxy.async{suffix};", has_side_effects=True, sass=[sass]))
+
+    # clusters
+    for name, ptx, pyn, sass in (
+            ("hopper.cluster.arrive", "barrier.cluster.arrive.aligned;", "arch.cluster_arrive", "UCGABAR_ARV"),
+            ("hopper.cluster.arrive.relaxed", "barrier.cluster.arrive.relaxed.aligned;", "arch.cluster_arrive_relaxed",
+             "UCGABAR_ARV"),
+            ("hopper.cluster.wait", "barrier.cluster.wait.aligned;", "arch.cluster_wait", "UCGABAR_WAIT")):
+        out.append(P(name, "CLUSTER",
+                     description=f"{ptx[:-1]}: every thread of the CTA executes it (aligned); arrive (release, or "
+                                 "relaxed: no ordering) then wait (acquire) synchronises the cluster's CTAs",
+                     python_name=pyn, ptx_template=ptx, has_side_effects=True, sass=[sass]))
+    xyz = attribute("dim", type_="string", allowed=("x", "y", "z"))
+    # ptxas reads most of these from the launch's constant bank (LDC) or derives them from %ctaid, so only
+    # %cluster_ctarank has a recognisable SASS operand (SR_CgaCtaId).
+    for name, reg, pyn, what, has_dim in (
+            ("hopper.cluster.ctaid", "cluster_ctaid", "arch.block_idx_in_cluster", "this CTA's index in its cluster",
+             True),
+            ("hopper.cluster.nctaid", "cluster_nctaid", "arch.cluster_dim", "the cluster's shape in CTAs", True),
+            ("hopper.cluster.ctarank", "cluster_ctarank", "arch.block_rank_in_cluster",
+             "this CTA's linear rank in its cluster", False),
+            ("hopper.cluster.nctarank", "cluster_nctarank", "arch.cluster_size", "the number of CTAs of the cluster",
+             False),
+            ("hopper.cluster.clusterid", "clusterid", "arch.cluster_idx", "the cluster's index in the grid", True),
+            ("hopper.cluster.nclusterid", "nclusterid", "arch.cluster_grid_dim", "the grid's shape in clusters", True)):
+        sreg = f"%{reg}.{{dim}}" if has_dim else f"%{reg}"
+        out.append(P(name, "CLUSTER", description=f"%{reg}{'.{x,y,z}' if has_dim else ''}: {what}",
+                     python_name=pyn, operands=[operand("value", "SCALAR", "OUT")],
+                     attributes=[xyz] if has_dim else [], ptx_template=f"mov.u32 $0, {sreg};", constraints="=r",
+                     sass=["SR_CgaCtaId"] if reg == "cluster_ctarank" else []))
+    out.append(P("hopper.cluster.is_explicit", "CLUSTER",
+                 description="%is_explicit_cluster: whether the launch named a cluster shape",
+                 python_name="arch.is_explicit_cluster", operands=[operand("value", "PREDICATE", "OUT")],
+                 ptx_template="mov.pred $0, %is_explicit_cluster;", constraints="=b"))
+    out.append(P("hopper.cluster.mapa", "CLUSTER",
+                 description="mapa.shared::cluster: the shared::cluster address of addr (a shared::cta address) in "
+                             "the CTA of rank cta_id",
+                 python_name="arch.mapa",
+                 operands=[operand("remote", "SCALAR", "OUT"), operand("addr", "SMEM_ADDRESS", "IN"),
+                           operand("cta_id", "SCALAR", "IN")],
+                 ptx_template="mapa.shared::cluster.u32 $0, $1, $2;", constraints="=r,r,r", sass=["PRMT"]))
+
+    # elect, registers
+    out.append(P("hopper.elect.sync", "ELECT",
+                 description="elect.sync: true in exactly one active lane of membermask (the lowest)",
+                 python_name="arch.elect_one", operands=[operand("elected", "PREDICATE", "OUT")],
+                 attributes=[attribute("membermask", default="0xffffffff")],
+                 ptx_template="{ .reg .b32 ww_lane; elect.sync ww_lane|$0, {membermask}; }", constraints="=b",
+                 has_side_effects=True, sass=["ELECT"]))
+    regs_allowed = tuple(str(n) for n in range(24, 257, 8))
+    # No sass_opcodes: ptxas emits USETMAXREG only for a kernel whose register count at entry it knows (launch
+    # bounds: maxntid and minctasm, or maxnreg) and only in whole-program mode; nvJitLink, the core's default
+    # cubin path, drops the instruction (C7504, "to maintain compatibility across compilation units"). The
+    # backend's test checks USETMAXREG through ptxas and tracks the nvJitLink behaviour.
+    for d, pyn in (("inc", "arch.setmaxregister_increase"), ("dec", "arch.setmaxregister_decrease")):
+        out.append(P(f"hopper.setmaxnreg.{d}", "REGISTER_CONTROL",
+                     description=f"setmaxnreg.{d}: every warp of the warpgroup {'raises' if d == 'inc' else 'lowers'} "
+                                 "its per-thread register budget to n (24..256, multiple of 8). SASS USETMAXREG, "
+                                 "but only from ptxas in whole-program mode with launch bounds: nvJitLink drops it",
+                     python_name=pyn, attributes=[attribute("n", allowed=regs_allowed)],
+                     ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};", has_side_effects=True))
+    return out
+
+
+HEADER = """\
+# proto-file: plugins_api/proto/manifest.proto
+# proto-message: warpweave.manifest.Manifest
+#
+# GENERATED by backends/hopper/generate_manifest.py: edit the script, run
+#   python3 backends/hopper/generate_manifest.py
+# and commit both. The plugin embeds this file.
+#
+# The Hopper backend (sm_90a). Thread-value layouts are in CuTe notation; MMA layouts map (thread, value) to the
+# column-major index of (m,k), (n,k) or (m,n); copy layouts map (thread, value) to the bit (layout_unit_bits: 1).
+# Ids: hopper.wgmma.m64n<N>k<K>.<acc>.<a>.<b>.<ss|rs>, hopper.stmatrix.*, hopper.tma.*, hopper.mbarrier.*,
+# hopper.fence.*, hopper.cluster.*, hopper.elect.sync, hopper.setmaxnreg.*.
+name: "hopper"
+version: "0.1.0"
+abi_version: 1
+description: "NVIDIA Hopper (sm_90a): wgmma, TMA, mbarrier, clusters, setmaxnreg, stmatrix, proxy fences"
+python_modules: "warp"
+python_modules: "warpgroup"
+python_modules: "cpasync"
+
+targets {
+  name: "sm_90a"
+  compute_capability: 90
+  arch_specific: true
+  llvm_cpu: "sm_90a"
+  ptx_features: "+ptx86"
+  jit_arch: "sm_90a"
+}
+"""
+
+
+def render() -> str:
+    blocks = wgmma_atoms() + stmatrix_atoms() + [b for b in tma_entries()] + other_primitives()
+    # atoms first, then primitives, each group in generation order
+    atoms = [b for b in blocks if b.startswith("atoms {")]
+    prims = [b for b in blocks if b.startswith("primitives {")]
+    return HEADER + "\n" + "\n\n".join(atoms + prims) + "\n"
+
+
+def main(argv) -> int:
+    text = render()
+    if "--check" in argv:
+        with open(OUT) as f:
+            if f.read() != text:
+                print(f"{OUT} is stale: run {sys.argv[0]}", file=sys.stderr)
+                return 1
+        return 0
+    with open(OUT, "w") as f:
+        f.write(text)
+    print(f"wrote {OUT}: {text.count(chr(10) + 'atoms {')} atoms, {text.count(chr(10) + 'primitives {')} primitives")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""What the suite tests: the loaded plugins' manifests, or manifest text files given on the command line."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from warpweave import _core
+from warpweave._dsl.plugins import TargetInfo, registry
+
+
+@dataclass
+class Source:
+    name: str
+    path: str                 # the plugin library, or the manifest file
+    manifest: dict            # protobuf JSON mapping; {} when the text does not parse
+    text: str                 # protobuf text format ("" for a loaded plugin: the core validated it on loading)
+    plugin: bool              # loaded as a plugin: lowering hooks can run
+    targets: dict = field(default_factory=dict)  # name -> TargetInfo
+
+    def entries(self):
+        """(entry, "atom" | "primitive") for every instruction of the manifest."""
+        for e in self.manifest.get("atoms", []):
+            yield e, "atom"
+        for e in self.manifest.get("primitives", []):
+            yield e, "primitive"
+
+
+def _targets(name: str, manifest: dict) -> dict:
+    out = {}
+    for t in manifest.get("targets", []):
+        out[t["name"]] = TargetInfo(t["name"], name, int(t.get("compute_capability", 0)),
+                                    bool(t.get("arch_specific", False)), t.get("llvm_cpu", ""),
+                                    t.get("ptx_features", ""), t.get("jit_arch", ""),
+                                    tuple(int(x) for x in t.get("also_serves", [])))
+    return out
+
+
+def loaded_sources(names=None) -> list[Source]:
+    registry.load()
+    out = []
+    for b in registry.backends.values():
+        if names and b.name not in names:
+            continue
+        out.append(Source(b.name, b.path, b.manifest, "", True, _targets(b.name, b.manifest)))
+    return out
+
+
+def refusals() -> list[tuple[str, str]]:
+    return list(registry.refusals())
+
+
+def file_source(path: str) -> Source:
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    js, _problems = _core.manifest_to_json(text)
+    manifest = json.loads(js) if js else {}
+    name = manifest.get("name") or os.path.splitext(os.path.basename(path))[0]
+    return Source(name, os.path.abspath(path), manifest, text, False, _targets(name, manifest))
+
+
+def plugin_dirs() -> list[str]:
+    """Where this process found plugins; workers load the same ones."""
+    registry.load()
+    return sorted(registry.loaded_dirs)

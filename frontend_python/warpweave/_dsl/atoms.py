@@ -1,0 +1,302 @@
+"""Python classes for the backends' atoms and primitives, made from the manifests.
+
+`cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)` and its kin exist because a loaded manifest has
+atoms whose python_name is "warp.MmaF16BF16Op"; the constructor's arguments select the atom by its
+python_params. Primitives (python_name like "cpasync.commit_group") become functions. A third party's plugin
+adds classes the same way, with no change here.
+"""
+from __future__ import annotations
+
+import enum
+import types
+
+from . import trace
+from .errors import DSLTypeError, DSLValueError, user_location
+from .plugins import registry
+
+
+def canonical(value) -> str:
+    """A parameter value as manifests spell it."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, type):
+        return value.__name__
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(canonical(v) for v in value) + ")"
+    return str(value)
+
+
+def _current_cc() -> int | None:
+    st = trace.current_or_none()
+    if st is None:
+        return None
+    from .target import target_named
+
+    return target_named(st.target["name"]).compute_capability
+
+
+def _entries(python_name: str):
+    registry.load()
+    out = []
+    for b in registry.backends.values():
+        for ins in b.atoms + b.primitives:
+            if ins.get("python_name") == python_name:
+                out.append((b, ins))
+    return out
+
+
+def _usable(b, ins, cc) -> bool:
+    if cc is None:
+        return True
+    names = set(ins.get("targets", []))
+    return any(t.name in names and t.usable_on(cc) for t in b.targets)
+
+
+def _preference(b, ins):
+    """Entries made for the current target first, then those of newer targets (a Hopper kernel prefers Hopper's
+    mbarrier primitives to Ampere's)."""
+    st = trace.current_or_none()
+    current = st.target["name"] if st is not None else None
+    ccs = [t.compute_capability for t in b.targets if t.name in set(ins.get("targets", []))]
+    return (0 if current in ins.get("targets", []) else 1, -max(ccs, default=0))
+
+
+def select(python_name: str, params: dict, operands: set | None = None):
+    """The (backend, entry) whose python_params match `params` (and, for primitives, whose input operands are
+    exactly `operands`) and that the current target can use."""
+    from .instructions import is_result
+
+    def fits(ins):
+        if not all(ins.get("python_params", {}).get(k) == v for k, v in params.items()):
+            return False
+        if operands is not None:
+            names = {o["name"] for o in ins.get("operands", []) if not is_result(o)}
+            return names == operands
+        return True
+
+    matches = [(b, ins) for b, ins in _entries(python_name) if fits(ins)]
+    if not matches:
+        known = sorted({canonical(tuple(sorted(ins.get("python_params", {}).items())))
+                        for _, ins in _entries(python_name)})
+        what = f"operands {sorted(operands)}" if operands is not None and not params else str(params)
+        raise DSLValueError(f"no loaded backend offers {python_name} with {what}; offered: "
+                            f"{', '.join(known) or 'none'}", user_location(3))
+    cc = _current_cc()
+    usable = [(b, ins) for b, ins in matches if _usable(b, ins, cc)]
+    if not usable:
+        raise DSLValueError(f"{python_name}({params}) exists ({', '.join(i['id'] for _, i in matches)}) but not for "
+                            f"the current target (compute capability {cc})", user_location(3))
+    usable.sort(key=lambda e: _preference(*e))
+    return usable[0]
+
+
+class ManifestOp:
+    """An operation class made from a manifest: holds the selecting parameters; the atom is chosen when it is
+    used (make_mma_atom / make_copy_atom), so that creation-time parameters such as the copy width join in."""
+
+    python_name = ""
+    signature: tuple = ()
+    kind = ""
+    defaults: dict = {}
+    param_names: frozenset = frozenset()
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(self.signature):
+            raise DSLTypeError(f"{self.python_name} takes at most {len(self.signature)} positional arguments "
+                               f"({', '.join(self.signature)})", user_location(2))
+        params = dict(zip(self.signature, args))
+        for k, v in kwargs.items():
+            if k in params:
+                raise DSLTypeError(f"{self.python_name}: {k} given twice", user_location(2))
+            if k not in self.param_names:
+                raise DSLTypeError(f"{self.python_name} has no parameter {k} (its parameters: "
+                                   f"{', '.join(sorted(self.param_names))})", user_location(2))
+            params[k] = v
+        for k, v in self.defaults.items():
+            params.setdefault(k, v)
+        self.params = {k: canonical(v) for k, v in params.items()}
+        self.raw_params = params
+
+    def parameter_names(self):
+        return self.param_names
+
+    def entry(self, **extra):
+        more = {k: canonical(v) for k, v in extra.items() if k in self.param_names and k not in self.params}
+        return select(self.python_name, {**self.params, **more})
+
+    def __repr__(self):
+        return f"{self.python_name}({', '.join(f'{k}={v}' for k, v in self.params.items())})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params
+
+    def __hash__(self):
+        return hash((self.python_name, tuple(sorted(self.params.items()))))
+
+
+def _make_class(python_name: str):
+    entries = _entries(python_name)
+    if not entries:
+        return None
+    first = entries[0][1]
+    sig = tuple(first.get("python_signature") or sorted(first.get("python_params", {}).keys()))
+    kind = first.get("kind", "")
+    short = python_name.split(".")[-1]
+    if kind in ("MMA", "COPY"):
+        names = frozenset(k for _, ins in entries for k in ins.get("python_params", {}))
+        defaults = {}
+        for _, ins in entries:
+            for k, v in ins.get("python_defaults", {}).items():
+                defaults.setdefault(k, v)
+        return type(short, (ManifestOp,), {"python_name": python_name, "signature": sig, "kind": kind,
+                                           "defaults": defaults, "param_names": names,
+                                           "__doc__": first.get("description", "")})
+    return _primitive_function(python_name, short, first)
+
+
+def _primitive_function(python_name, short, first):
+    from .instructions import is_result
+
+    def primitive(*args, **kwargs):
+        from .instructions import emit_instruction, value_type
+        from .numeric import Boolean, Int32, Int64
+
+        # Positional arguments fill the input operands, then the attributes, in the manifest's order; the entry
+        # is the one whose operands are exactly those given (e.g. bar.sync with or without a thread count).
+        candidates = [ins for _, ins in _entries(python_name)]
+        chosen = None
+        for ins in candidates:
+            in_ops = [o["name"] for o in ins.get("operands", []) if not is_result(o)]
+            attrs = [a["name"] for a in ins.get("attributes", [])]
+            names = in_ops + attrs
+            if len(args) > len(names):
+                continue
+            given = dict(zip(names, args))
+            if any(k in given for k in kwargs) or any(k not in names for k in kwargs):
+                continue
+            given.update(kwargs)
+            if set(in_ops) <= set(given):
+                chosen = (set(in_ops), given)
+                break
+        if chosen is None:
+            sigs = "; ".join("(" + ", ".join([o["name"] for o in i.get("operands", []) if not is_result(o)]
+                                              + [a["name"] + "=" for a in i.get("attributes", [])]) + ")"
+                             for i in candidates)
+            raise DSLTypeError(f"{python_name}: no form takes these arguments; its forms: {sigs}", user_location(2))
+        in_names, given = chosen
+        b, ins = select(python_name, {}, in_names)
+        bld = trace.builder()
+        inputs = {}
+        for o in ins.get("operands", []):
+            if not is_result(o):
+                inputs[o["name"]] = _operand_values(o, given.pop(o["name"]))
+        static = {}
+        for k, v in given.items():
+            if hasattr(v, "is_static"):
+                if not v.is_static:
+                    raise DSLTypeError(f"{python_name}: {k} must be known while tracing (it is an immediate of the "
+                                       "instruction)", user_location(2))
+                v = v.value
+            static[k] = v
+        out = emit_instruction(bld, b.name, ins, inputs, static)
+        outs = [o for o in ins.get("operands", []) if is_result(o)]
+        results = [v for o in outs for v in out[o["name"]]]
+        if not results:
+            return None
+        ty = value_type(outs[0])
+        wrap = {"i1": Boolean, "i32": Int32, "i64": Int64}.get(ty)
+        vals = [wrap.from_ir(r) if wrap else r for r in results]
+        return vals[0] if len(vals) == 1 else tuple(vals)
+
+    primitive.__name__ = short
+    primitive.__qualname__ = short
+    primitive.__doc__ = first.get("description", "")
+    return primitive
+
+
+def primitive(python_name: str):
+    """The function of a backend primitive (e.g. "cpasync.commit_group"), or None when no backend offers it."""
+    if python_name not in _primitives:
+        entries = _entries(python_name)
+        _primitives[python_name] = _primitive_function(python_name, python_name.split(".")[-1], entries[0][1]) \
+            if entries else None
+    return _primitives[python_name]
+
+
+_primitives: dict = {}
+
+
+def _operand_values(o, v):
+    """IR values for a primitive's operand from DSL values (numbers, or shared-memory pointers)."""
+    from .instructions import value_type
+    from .numeric import Boolean, Int32, Int64, Numeric, as_numeric
+    from .tensor import Pointer, Tensor
+
+    vals = v if isinstance(v, (list, tuple)) else [v]
+    out = []
+    ty = value_type(o)
+    for x in vals:
+        if isinstance(x, Tensor) and isinstance(x.iterator, Pointer):
+            x = x.iterator
+        if isinstance(x, Pointer):
+            out.append(pointer_operand(x, 0, ty))
+            continue
+        n = x if isinstance(x, Numeric) else as_numeric(x)
+        t = {"i1": Boolean, "i32": Int32, "i64": Int64}.get(ty)
+        if t is None:
+            out.append(n.ir())
+        else:
+            out.append((t(n) if type(n) is not t else n).ir())
+    return out
+
+
+def pointer_operand(ptr, offset, ir_type: str) -> int:
+    """A pointer `offset` elements past `ptr` as the integer an instruction takes: a 32-bit shared address or a
+    64-bit global one."""
+    b = trace.builder()
+    addr = ptr.address(offset)
+    return b.op1("llvm.ptrtoint", [addr], ir_type)
+
+
+class _Namespace(types.ModuleType):
+    """A cute.nvgpu submodule whose names come from the manifests."""
+
+    def __init__(self, name: str, prefix: str, static: dict | None = None):
+        super().__init__(name)
+        self._prefix = prefix
+        self._cache = dict(static or {})
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if attr in self._cache:
+            return self._cache[attr]
+        full = f"{self._prefix}.{attr}"
+        registry.load()
+        for b in registry.backends.values():
+            for e in b.manifest.get("python_enums", []):
+                if e["name"] == full or e["name"].endswith("." + attr) and self._prefix == "nvgpu":
+                    val = enum.Enum(attr, {m: m for m in e.get("members", [])})
+                    self._cache[attr] = val
+                    return val
+        cls = _make_class(full)
+        if cls is None:
+            raise AttributeError(f"no loaded backend offers {full} (check `python -m warpweave plugins`)")
+        self._cache[attr] = cls
+        return cls
+
+    def __dir__(self):
+        registry.load()
+        names = set(self._cache)
+        for b in registry.backends.values():
+            for ins in b.atoms + b.primitives:
+                n = ins.get("python_name", "")
+                if n.startswith(self._prefix + "."):
+                    names.add(n[len(self._prefix) + 1:])
+        return sorted(names)
+
+
+def namespace(name: str, prefix: str, static: dict | None = None) -> _Namespace:
+    return _Namespace(name, prefix, static)

@@ -1,0 +1,431 @@
+"""MMA atoms, tiled MMAs and cute.gemm.
+
+An MMA atom computes D = A * B + C for one (M, N, K) tile with the threads of its thr_id; its thread-value layouts
+map (thread, value) to the column-major index of the (M, K), (N, K) and (M, N) tiles. A tiled MMA lays atoms out
+over more threads (atom_layout_mnk) and may permute the tile (permutation_mnk); partitioning follows CuTe's
+thrfrg: divide by the permutation, zip-divide by the atom's shape, compose with the atom's layout, and divide the
+thread mode by the atom layout.
+
+The universal atom is one thread's fused multiply-add; the backends' atoms (mma.sync, ...) come from their
+manifests and are emitted through emit_instruction.
+"""
+from __future__ import annotations
+
+from .. import _core
+from . import trace
+from .errors import DSLTypeError, DSLValueError, user_location
+from .numeric import Numeric, dtype as dtype_of
+from .tensor import Layout, Tensor, load_scalar, make_fragment_like, make_rmem_tensor, outer_of, store_scalar
+
+
+def _mode(layout, i):
+    return _core.get(layout, [i])
+
+
+def _modes(*ms):
+    return _core.make_layout_from_modes(list(ms))
+
+
+class MmaUniversalOp:
+    """One thread's multiply-add D = A * B + C on scalars of abacc_dtype (an atom of shape 1x1x1)."""
+
+    def __init__(self, abacc_dtype):
+        self.abacc_dtype = dtype_of(abacc_dtype)
+
+    def __repr__(self):
+        return f"MmaUniversalOp({self.abacc_dtype.__name__})"
+
+    def __eq__(self, other):
+        return isinstance(other, MmaUniversalOp) and other.abacc_dtype is self.abacc_dtype
+
+    def __hash__(self):
+        return hash(("MmaUniversalOp", self.abacc_dtype.__name__))
+
+
+class MmaAtom:
+    """An MMA atom: shape_mnk, thr_id and the thread-value layouts of A, B and C."""
+
+    manifest = None
+
+    def __init__(self, op):
+        self.op = op
+        if isinstance(op, MmaUniversalOp):
+            t = op.abacc_dtype
+            self.a_dtype = self.b_dtype = self.acc_dtype = t
+            self.shape_mnk = (1, 1, 1)
+            self.thr_id = _core.make_layout(1)
+            one = _core.make_layout((1, 1), (0, 0))
+            self.layout_a_tv = self.layout_b_tv = self.layout_c_tv = one
+            return
+        from .atoms import ManifestOp
+
+        if not isinstance(op, ManifestOp) or op.kind != "MMA":
+            raise DSLTypeError(f"make_mma_atom: {op!r} is not an MMA operation", user_location(3))
+        self.backend, self.manifest = op.entry()
+        ins = self.manifest
+        ops = {o["name"]: o for o in ins.get("operands", [])}
+        for name in ("a", "b", "c", "d"):
+            if name not in ops or not ops[name].get("layout_tv"):
+                raise DSLTypeError(f"the MMA atom {ins['id']} has no layout for operand {name}", user_location(3))
+        self.operands = ops
+        self.shape_mnk = tuple(_core.parse_int_tuple(ins["shape_mnk"]))
+        self.thr_id = _core.parse_layout(ins.get("thr_id") or "1:1")
+        self.layout_a_tv = _core.parse_layout(ops["a"]["layout_tv"])
+        self.layout_b_tv = _core.parse_layout(ops["b"]["layout_tv"])
+        self.layout_c_tv = _core.parse_layout(ops["c"]["layout_tv"])
+        self.a_dtype = _dtype_of_element(ops["a"]["element_type"], op.raw_params.get("ab_dtype")
+                                         or op.raw_params.get("a_dtype"))
+        self.b_dtype = _dtype_of_element(ops["b"]["element_type"], op.raw_params.get("ab_dtype")
+                                         or op.raw_params.get("b_dtype"))
+        self.acc_dtype = _dtype_of_element(ops["c"]["element_type"], op.raw_params.get("acc_dtype"))
+
+    @property
+    def num_threads(self):
+        return _core.product(self.thr_id.shape)
+
+    def __repr__(self):
+        what = self.manifest["id"] if self.manifest else repr(self.op)
+        return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
+
+    def call(self, d_vals, a_vals, b_vals, c_vals):
+        """IR values of D for one atom instance (lists in the atom's value order)."""
+        b = trace.builder()
+        if self.manifest is None:
+            t = self.acc_dtype
+            r = b.op1("llvm.intr.fma", [a_vals[0], b_vals[0], c_vals[0]], t.ir_type) if t.is_float else \
+                b.op1("arith.addi", [b.op1("arith.muli", [a_vals[0], b_vals[0]], t.ir_type), c_vals[0]], t.ir_type)
+            return [r]
+        from .instructions import emit_instruction
+
+        out = emit_instruction(b, self.backend.name, self.manifest, {"a": a_vals, "b": b_vals, "c": c_vals}, {})
+        return out["d"]
+
+
+_ELEMENT_DTYPES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "tf32": "TFloat32", "f64": "Float64",
+                   "s8": "Int8", "u8": "Uint8", "s32": "Int32", "e4m3": "Float8E4M3FN", "e5m2": "Float8E5M2"}
+
+
+def _dtype_of_element(et, hint):
+    from . import numeric
+
+    if hint is not None:
+        return dtype_of(hint)
+    name = _ELEMENT_DTYPES.get(et)
+    if name is None:
+        raise DSLTypeError(f"no DSL type for the MMA element type {et}", user_location(4))
+    return getattr(numeric, name)
+
+
+def make_mma_atom(op, **kwargs):
+    return MmaAtom(op)
+
+
+def _as_layout(x):
+    if isinstance(x, Layout):
+        return x
+    if isinstance(x, tuple):
+        return _core.make_layout(x)
+    return _core.make_layout(x)
+
+
+class TiledMma:
+    """MMA atoms over a layout of atoms (atom_layout_mnk), with an optional permutation of the tile."""
+
+    def __init__(self, atom: MmaAtom, atom_layout_mnk, permutation_mnk=None):
+        self.atom = atom
+        lay = _as_layout(atom_layout_mnk)
+        r = _core.tuple_rank(lay.shape)
+        if r > 3:
+            raise DSLValueError(f"make_tiled_mma: atom_layout_mnk {lay} has more than three modes", user_location(3))
+        while r < 3:
+            lay = _core.append(lay, _core.make_layout(1, 0))
+            r += 1
+        self.atom_layout_mnk = lay
+        self.thr_layout_vmnk = _core.tiled_product(atom.thr_id, lay)
+        perm = tuple(permutation_mnk) if permutation_mnk is not None else (None, None, None)
+        if len(perm) != 3:
+            raise DSLValueError(f"make_tiled_mma: permutation_mnk needs three entries, got {permutation_mnk}",
+                                user_location(3))
+        self.permutation_mnk = perm
+
+    def __repr__(self):
+        return f"TiledMma({self.atom}, atoms {self.atom_layout_mnk}, permutation {self.permutation_mnk})"
+
+    @property
+    def size(self) -> int:
+        return _core.product(self.thr_layout_vmnk.shape)
+
+    @property
+    def shape_mnk(self):
+        return tuple(self.tile_size(i) for i in range(3))
+
+    @property
+    def op(self):
+        return self.atom.op
+
+    def _thr_size(self, i):
+        return _core.product(_mode(self.thr_layout_vmnk, i).shape)
+
+    def tile_size(self, i: int) -> int:
+        """The tile extent of mode i (0: M, 1: N, 2: K): the permutation's size, or atoms times the atom shape."""
+        p = self.permutation_mnk[i]
+        if p is None:
+            return self.atom.shape_mnk[i] * self._thr_size(i + 1)
+        if isinstance(p, Layout):
+            return _core.product(p.shape)
+        return _core.product(p)
+
+    def get_tile_size(self, i):
+        return self.tile_size(i)
+
+    # --- thrfrg ---------------------------------------------------------------------------------------------------
+    def _thrfrg(self, layout, perm_modes, atom_dims, atom_tv, thr_modes):
+        perm = tuple(self.permutation_mnk[i] for i in perm_modes)
+        t = _core.logical_divide(layout, perm) if any(p is not None for p in perm) else layout
+        atom_tile = tuple(_core.make_layout(self.atom.shape_mnk[i]) for i in atom_dims)
+        c = _core.zipped_divide(t, atom_tile)
+        tv = _core.composition(c, (atom_tv, None))
+        thr_tile = (None, tuple(_core.make_layout(self._thr_size(i)) for i in thr_modes))
+        return _core.zipped_divide(tv, thr_tile)
+
+    def thrfrg_A(self, layout):
+        """((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK,...)))."""
+        return self._thrfrg(layout, (0, 2), (0, 2), self.atom.layout_a_tv, (1, 3))
+
+    def thrfrg_B(self, layout):
+        return self._thrfrg(layout, (1, 2), (1, 2), self.atom.layout_b_tv, (2, 3))
+
+    def thrfrg_C(self, layout):
+        return self._thrfrg(layout, (0, 1), (0, 1), self.atom.layout_c_tv, (1, 2))
+
+    # --- thread-value layouts of the whole tile -------------------------------------------------------------------
+    def _thridx(self):
+        return _core.right_inverse(self.thr_layout_vmnk)
+
+    def _layout_tv(self, which):
+        M, N, K = (self.tile_size(i) for i in range(3))
+        vm, vn = self._thr_size(1), self._thr_size(2)
+        if which == "C":
+            tv = self.thrfrg_C(_core.make_layout((M, N)))
+            return _compose_mode0(tv, self._thridx())
+        if which == "A":
+            tv = self.thrfrg_A(_core.make_layout((M, K)))
+            bcast = _core.make_layout((vm, vn), (1, 0))
+        else:
+            tv = self.thrfrg_B(_core.make_layout((N, K)))
+            bcast = _core.make_layout((vm, vn), (0, 1))
+        thr = _mode(tv, 0)
+        thr = _core.composition(thr, (None, (bcast, None)))
+        thr = _core.composition(thr, self._thridx())
+        return _modes(thr, _mode(tv, 1))
+
+    def get_layoutA_TV(self):
+        """(thread index, value) -> the (M, K) tile's column-major index."""
+        return self._layout_tv("A")
+
+    def get_layoutB_TV(self):
+        return self._layout_tv("B")
+
+    def get_layoutC_TV(self):
+        return self._layout_tv("C")
+
+    @property
+    def tv_layout_A(self):
+        return self.get_layoutA_TV()
+
+    @property
+    def tv_layout_B(self):
+        return self.get_layoutB_TV()
+
+    @property
+    def tv_layout_C(self):
+        return self.get_layoutC_TV()
+
+    # --- slices and fragments -------------------------------------------------------------------------------------
+    def get_slice(self, thr_idx):
+        return ThrMma(self, thr_idx)
+
+    get_thread_slice = get_slice
+
+    def thr_vmnk(self, thr_idx):
+        """The (v, m, n, k) coordinate of thread thr_idx in the thread layout (CuTe's get_flat_coord)."""
+        out = []
+        for i in range(4):
+            m = _mode(self.thr_layout_vmnk, i)
+            out.append(_flat_coord(thr_idx, m))
+        return tuple(out)
+
+    def _frag(self, tensor, which, dtype):
+        if not isinstance(tensor, Tensor):
+            layout = tensor
+            return make_rmem_tensor(_core.make_layout(outer_of(layout).shape), dtype)
+        if which == "C":
+            return make_rmem_tensor(_core.make_layout(outer_of(tensor.layout).shape), dtype)
+        return make_fragment_like(tensor, dtype)
+
+    def make_fragment_A(self, tensor):
+        """Registers for this thread's A partition (the atom's A value type)."""
+        return self._frag(tensor, "A", self.atom.a_dtype)
+
+    def make_fragment_B(self, tensor):
+        return self._frag(tensor, "B", self.atom.b_dtype)
+
+    def make_fragment_C(self, tensor):
+        return self._frag(tensor, "C", self.atom.acc_dtype)
+
+    def partition_shape_A(self, shape_mk):
+        return _partition_shape(self.thrfrg_A(_core.make_layout(shape_mk)))
+
+    def partition_shape_B(self, shape_nk):
+        return _partition_shape(self.thrfrg_B(_core.make_layout(shape_nk)))
+
+    def partition_shape_C(self, shape_mn):
+        return _partition_shape(self.thrfrg_C(_core.make_layout(shape_mn)))
+
+
+def _partition_shape(thrfrg):
+    """(FrgV, RestM, RestN, ...) of one thread's partition."""
+    frg = _mode(thrfrg, 1)
+    rest = _mode(frg, 1).shape
+    rest = rest if isinstance(rest, tuple) else (rest,)
+    return (_mode(frg, 0).shape,) + tuple(rest)
+
+
+def _compose_mode0(tv, f):
+    return _modes(_core.composition(_mode(tv, 0), f), _mode(tv, 1))
+
+
+def _flat_coord(idx, mode):
+    """The linear coordinate within `mode` (a layout) of index idx: per leaf (idx / stride) % shape, a stride-0
+    leaf giving 0, then the leaves' coordinates linearized column-major."""
+    shape, stride = mode.shape, mode.stride
+    shapes, strides = _leaves(shape), _leaves(stride)
+    total, scale = 0, 1
+    for s, d in zip(shapes, strides):
+        if isinstance(d, int) and d == 0:
+            c = 0
+        else:
+            c = (idx // d) % s if s != 1 else 0
+        total = total + c * scale
+        scale *= s
+    return total
+
+
+def _leaves(t):
+    if isinstance(t, tuple):
+        out = []
+        for x in t:
+            out.extend(_leaves(x))
+        return out
+    return [t]
+
+
+class ThrMma:
+    """One thread's view of a tiled MMA."""
+
+    def __init__(self, tiled: TiledMma, thr_idx):
+        self.tiled = tiled
+        self.thr_idx = thr_idx
+        self.v, self.m, self.n, self.k = tiled.thr_vmnk(_int_of(thr_idx))
+
+    def _partition(self, tensor, frg, thr_coord):
+        from .copy import _with_outer
+
+        if not isinstance(tensor, Tensor):
+            raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))
+        layout = frg(outer_of(tensor.layout))
+        rest_rank = _core.tuple_rank(_mode(_mode(layout, 1), 1).shape)
+        rest = (None,) * rest_rank if rest_rank > 1 else None
+        return _with_outer(tensor, layout)[(thr_coord, (None, rest))]
+
+    def partition_A(self, tensor):
+        """This thread's A values: (MMA values, MMA_M, MMA_K, rest...)."""
+        return self._partition(tensor, self.tiled.thrfrg_A, (self.v, (self.m, self.k)))
+
+    def partition_B(self, tensor):
+        return self._partition(tensor, self.tiled.thrfrg_B, (self.v, (self.n, self.k)))
+
+    def partition_C(self, tensor):
+        return self._partition(tensor, self.tiled.thrfrg_C, (self.v, (self.m, self.n)))
+
+    def partition_fragment_A(self, tensor):
+        return self.tiled.make_fragment_A(self.partition_A(tensor))
+
+    def partition_fragment_B(self, tensor):
+        return self.tiled.make_fragment_B(self.partition_B(tensor))
+
+    def partition_fragment_C(self, tensor):
+        return self.tiled.make_fragment_C(self.partition_C(tensor))
+
+
+def _int_of(x):
+    if isinstance(x, Numeric):
+        return x.__ww_int__()
+    return x
+
+
+def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None, **kwargs):
+    """A tiled MMA of an MMA operation (or atom) laid out by atom_layout_mnk (a layout or shape over M, N, K)."""
+    atom = op_or_atom if isinstance(op_or_atom, MmaAtom) else MmaAtom(op_or_atom)
+    return TiledMma(atom, atom_layout_mnk, permutation_mnk)
+
+
+# --- cute.gemm ----------------------------------------------------------------------------------------------------
+
+def gemm(atom, d, a, b, c, **kwargs):
+    """D = A * B + C over a thread's register fragments: d, c (V, M, N); a (V, M[, K]); b (V, N[, K])."""
+    mma = atom.atom if isinstance(atom, TiledMma) else atom
+    if not isinstance(mma, MmaAtom):
+        raise DSLTypeError(f"cute.gemm: expected a tiled MMA or MMA atom, got {type(atom).__name__}", user_location(2))
+    for name, t in (("d", d), ("a", a), ("b", b), ("c", c)):
+        if not isinstance(t, Tensor) or t.iterator.memspace != "rmem":
+            raise DSLTypeError(f"cute.gemm: {name} must be a register fragment, got {t!r}", user_location(2))
+    ra, rb, rd = (_core.tuple_rank(t.shape) for t in (a, b, d))
+    if rd != 3 or _core.tuple_rank(c.shape) != 3:
+        raise DSLValueError(f"cute.gemm: d and c must be (V, M, N) fragments, got {d.shape} and {c.shape}",
+                            user_location(2))
+    if ra == 2 and rb == 2:
+        _gemm_mn(mma, d, a, b, c)
+        return
+    if ra != 3 or rb != 3:
+        raise DSLValueError(f"cute.gemm: a and b must both be (V, M) / (V, N) or (V, M, K) / (V, N, K); got "
+                            f"{a.shape} and {b.shape}", user_location(2))
+    K = _core.product(_mode(outer_of(a.layout), 2).shape)
+    if K != _core.product(_mode(outer_of(b.layout), 2).shape):
+        raise DSLValueError(f"cute.gemm: a and b disagree on K ({a.shape} vs {b.shape})", user_location(2))
+    for k in range(K):
+        _gemm_mn(mma, d, a[None, None, k], b[None, None, k], c if k == 0 else d)
+
+
+def _gemm_mn(mma: MmaAtom, d, a, b, c):
+    V_a, V_b, V_c = (_core.product(_mode(outer_of(t.layout), 0).shape) for t in (a, b, c))
+    want = (_core.product(_mode(mma.layout_a_tv, 1).shape), _core.product(_mode(mma.layout_b_tv, 1).shape),
+            _core.product(_mode(mma.layout_c_tv, 1).shape))
+    if (V_a, V_b, V_c) != want:
+        raise DSLValueError(f"cute.gemm: the fragments hold {V_a}, {V_b}, {V_c} values per atom; {mma} takes "
+                            f"{want[0]}, {want[1]}, {want[2]} (partition with this tiled MMA)", user_location(3))
+    M = _core.product(_mode(outer_of(a.layout), 1).shape)
+    N = _core.product(_mode(outer_of(b.layout), 1).shape)
+    if (M, N) != tuple(_core.product(_mode(outer_of(d.layout), i).shape) for i in (1, 2)):
+        raise DSLValueError(f"cute.gemm: d {d.shape} does not match a {a.shape} and b {b.shape}", user_location(3))
+
+    def vals(t, idx, n):
+        out = []
+        for v in range(n):
+            x = load_scalar(t.iterator, t.layout(idx(v)))
+            out.append(x.ir())
+        return out
+
+    # Serpentine order over the (M, N) atoms: consecutive atoms share an A or B fragment.
+    for n in range(N):
+        ms = range(M) if n % 2 == 0 else range(M - 1, -1, -1)
+        for m in ms:
+            av = vals(a, lambda v: (v, m), V_a)
+            bv = vals(b, lambda v: (v, n), V_b)
+            cv = vals(c, lambda v: (v, m, n), V_c)
+            dv = mma.call(None, av, bv, cv)
+            for v, x in enumerate(dv):
+                store_scalar(d.iterator, d.layout((v, m, n)), mma.acc_dtype.from_ir(x))
+
+
+__all__ = ["MmaUniversalOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm"]

@@ -1,0 +1,15 @@
+"""warpweave.pipeline: producer/consumer pipelines (PipelineAsync, PipelineCpAsync, ...), named barriers and
+pipeline states. They live in the project's pipelines/ component (warpweave_pipelines); this module is their
+public name."""
+try:
+    import warpweave_pipelines as _impl
+except ImportError:  # a checkout whose environment lacks the path file: the component sits beside the package
+    import os as _os
+    import sys as _sys
+
+    _sys.path.insert(0, _os.path.join(_os.path.dirname(__file__), "..", "..", "pipelines"))
+    import warpweave_pipelines as _impl
+
+from warpweave_pipelines import *  # noqa: E402,F401,F403
+
+__all__ = list(_impl.__all__)

@@ -1,0 +1,44 @@
+"""warpweave.utils: helpers of CuTe DSL's cutlass.utils: shared-memory allocation and operand majorness."""
+import enum
+
+from .._dsl.errors import DSLTypeError, user_location
+from .._dsl.smem import SmemAllocator  # noqa: F401
+
+
+class LayoutEnum(enum.Enum):
+    """Which mode of a matrix (M, N, K or its 2D view) is contiguous: ROW_MAJOR when mode 1 is, COL_MAJOR when
+    mode 0 is."""
+    ROW_MAJOR = "row_major"
+    COL_MAJOR = "col_major"
+
+    @staticmethod
+    def from_tensor(tensor) -> "LayoutEnum":
+        stride = tensor.layout.outer.stride if hasattr(tensor.layout, "outer") else tensor.layout.stride
+        if isinstance(stride, tuple) and len(stride) >= 2:
+            if isinstance(stride[1], int) and stride[1] == 1:
+                return LayoutEnum.ROW_MAJOR
+            if isinstance(stride[0], int) and stride[0] == 1:
+                return LayoutEnum.COL_MAJOR
+        raise DSLTypeError(f"LayoutEnum.from_tensor: neither mode 0 nor mode 1 of {tensor.layout} is contiguous "
+                           "(stride 1)", user_location(2))
+
+    def is_m_major_a(self) -> bool:
+        return self is LayoutEnum.COL_MAJOR
+
+    def is_k_major_a(self) -> bool:
+        return self is LayoutEnum.ROW_MAJOR
+
+    def is_n_major_b(self) -> bool:
+        return self is LayoutEnum.COL_MAJOR
+
+    def is_k_major_b(self) -> bool:
+        return self is LayoutEnum.ROW_MAJOR
+
+    def is_n_major_c(self) -> bool:
+        return self is LayoutEnum.ROW_MAJOR
+
+    def is_m_major_c(self) -> bool:
+        return self is LayoutEnum.COL_MAJOR
+
+
+__all__ = ["LayoutEnum", "SmemAllocator"]

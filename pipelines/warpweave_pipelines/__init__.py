@@ -1,0 +1,17 @@
+"""warpweave's producer/consumer pipelines (warpweave.pipeline).
+
+A pipeline is a ring of `num_stages` buffers guarded by two arrays of mbarriers: `full[i]` tells consumers that
+stage i holds data, `empty[i]` tells producers that consumers are done with it. Producers and consumers walk the
+ring with a PipelineState (index, phase); the phase flips at each wrap, and waits are on the phase's parity.
+
+Everything here is composed from primitives the loaded backends publish (arch.mbarrier_init, arch.mbarrier_arrive,
+arch.mbarrier_wait, cpasync.mbarrier_arrive_noinc, named barriers): no instruction is spelled here, so a backend
+that publishes those primitives gets the pipelines.
+"""
+from .barriers import MbarrierArray, NamedBarrier
+from .pipeline_async import Agent, CooperativeGroup, PipelineAsync
+from .pipeline_cp_async import PipelineCpAsync
+from .state import PipelineState, PipelineUserType, make_pipeline_state
+
+__all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
+           "PipelineState", "PipelineUserType", "make_pipeline_state"]

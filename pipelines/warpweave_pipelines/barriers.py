@@ -1,0 +1,56 @@
+"""Barriers the pipelines are made of, from the backends' primitives."""
+from __future__ import annotations
+
+import warpweave as cutlass
+import warpweave.cute as cute
+
+
+class MbarrierArray:
+    """`num` 8-byte mbarriers in shared memory, at `ptr` (a pointer to Int64 values)."""
+
+    def __init__(self, ptr, num: int):
+        if ptr.dtype is not cutlass.Int64 and ptr.dtype is not cutlass.Uint64:
+            raise TypeError(f"mbarriers are 64-bit: give a pointer to Int64 values, got {ptr}")
+        if ptr.memspace != "smem":
+            raise TypeError(f"mbarriers live in shared memory, got {ptr}")
+        self.ptr = ptr
+        self.num = num
+
+    def at(self, i):
+        return self.ptr + i
+
+    def init(self, count):
+        """Every barrier expects `count` arrivals per phase. Call from one thread, then sync the block."""
+        for i in cutlass.range_constexpr(self.num):
+            cute.arch.mbarrier_init(self.at(i), cutlass.Int32(count))
+
+    def arrive(self, i):
+        cute.arch.mbarrier_arrive(self.at(i))
+
+    def arrive_cp_async(self, i):
+        """Arrives once this thread's cp.async copies issued so far have landed."""
+        cute.nvgpu.cpasync.mbarrier_arrive_noinc(self.at(i))
+
+    def wait(self, i, phase):
+        cute.arch.mbarrier_wait(self.at(i), cutlass.Int32(phase))
+
+
+class NamedBarrier:
+    """A hardware named barrier (ids 1..15; 0 is the block's __syncthreads) over num_threads threads."""
+
+    def __init__(self, barrier_id: int, num_threads: int):
+        if not 0 <= barrier_id < 16:
+            raise ValueError(f"named barrier ids are 0..15, got {barrier_id}")
+        if num_threads % 32:
+            raise ValueError(f"a named barrier counts whole warps, got {num_threads} threads")
+        self.barrier_id = barrier_id
+        self.num_threads = num_threads
+
+    def arrive_and_wait(self):
+        cute.arch.barrier(barrier_id=self.barrier_id, number_of_threads=self.num_threads)
+
+    def arrive(self):
+        cute.arch.barrier_arrive(barrier_id=self.barrier_id, number_of_threads=self.num_threads)
+
+    def sync(self):
+        self.arrive_and_wait()

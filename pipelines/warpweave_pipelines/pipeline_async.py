@@ -1,0 +1,94 @@
+"""PipelineAsync: producers and consumers that signal each other with mbarrier arrivals."""
+from __future__ import annotations
+
+import enum
+
+import warpweave as cutlass
+import warpweave.cute as cute
+
+from warpweave._dsl.control_flow import when
+
+from .barriers import MbarrierArray
+
+
+class Agent(enum.Enum):
+    Thread = "thread"
+    Warp = "warp"
+
+
+class CooperativeGroup:
+    """The threads of one side of a pipeline: `size` threads (or warps) each arrive once per stage."""
+
+    def __init__(self, agent: Agent, size: int = 1, alignment: int = 1):
+        if size <= 0:
+            raise ValueError(f"a cooperative group has at least one member, got {size}")
+        self.agent = agent
+        self.size = size
+
+    @property
+    def arrivals(self) -> int:
+        return self.size
+
+
+class PipelineAsync:
+    """A ring of num_stages stages between a producer and a consumer group, synchronised by mbarriers.
+
+    producer_acquire(state)  waits until consumers released stage state.index;
+    producer_commit(state)   marks it full (each producer thread arrives);
+    consumer_wait(state)     waits until it is full;
+    consumer_release(state)  marks it empty again (each consumer thread arrives).
+    """
+
+    def __init__(self, full: MbarrierArray, empty: MbarrierArray, num_stages: int, producer_group, consumer_group):
+        self.full = full
+        self.empty = empty
+        self.num_stages = num_stages
+        self.producer_group = producer_group
+        self.consumer_group = consumer_group
+
+    @classmethod
+    def _barrier_count(cls) -> int:
+        return 2
+
+    @classmethod
+    def create(cls, *, barrier_storage, num_stages: int, producer_group: CooperativeGroup,
+               consumer_group: CooperativeGroup, init_thread=None, **kwargs):
+        """The pipeline over 2 * num_stages mbarriers at barrier_storage (a shared-memory pointer to Int64).
+        Every thread of the block calls it: one thread initializes the barriers, then the block syncs."""
+        if num_stages < 1:
+            raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
+        full = MbarrierArray(barrier_storage, num_stages)
+        empty = MbarrierArray(barrier_storage + num_stages, num_stages)
+        p = cls(full, empty, num_stages, producer_group, consumer_group)
+        tidx, _, _ = cute.arch.thread_idx()
+        first = tidx == (0 if init_thread is None else init_thread)
+        p._init_barriers(first)
+        cute.arch.sync_threads()
+        return p
+
+    def _init_barriers(self, first):
+        def init():
+            self.full.init(self.producer_group.arrivals)
+            self.empty.init(self.consumer_group.arrivals)
+
+        when(first, init)
+
+    # --- producer ---------------------------------------------------------------------------------------------
+    def producer_acquire(self, state):
+        self.empty.wait(state.index, state.phase)
+
+    def producer_commit(self, state):
+        self.full.arrive(state.index)
+
+    def producer_tail(self, state):
+        """Waits until consumers released every stage (before the block exits while copies may be in flight)."""
+        for _ in cutlass.range_constexpr(self.num_stages):
+            self.producer_acquire(state)
+            state.advance()
+
+    # --- consumer ---------------------------------------------------------------------------------------------
+    def consumer_wait(self, state):
+        self.full.wait(state.index, state.phase)
+
+    def consumer_release(self, state):
+        self.empty.arrive(state.index)

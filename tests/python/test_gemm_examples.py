@@ -1,0 +1,142 @@
+"""The GEMM examples (frontend_python/examples/tensorop_gemm.py and sgemm.py).
+
+Without a GPU: both compile for sm_80 and sm_90a; tensorop_gemm's SASS holds HMMA, LDSM and LDGSTS, and ptxas
+reports no local memory (no stack frame, no spills); sgemm's holds FFMA, 128-bit shared loads and LDGSTS.
+On the GPU: both are checked against a float64/float32 PyTorch reference on fresh random data (outputs poisoned
+with NaN first), over sizes that are not multiples of the tile, every operand major, both 16-bit types, and a
+batch L > 1.
+"""
+import os
+import re
+import sys
+
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import _core
+
+from dsl_helpers import requires_gpu, target
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "frontend_python", "examples"))
+import sgemm  # noqa: E402
+import tensorop_gemm  # noqa: E402
+
+SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
+
+
+def opcodes(cubin):
+    sass = _core.disassemble_sass(cubin)
+    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", sass, re.M)
+
+
+def ptxas_report(compiled):
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", compiled.info["jit_log"])
+    regs = re.search(r"Used (\d+) registers", compiled.info["jit_log"])
+    assert m and regs, compiled.info["jit_log"]
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), int(regs.group(1))
+
+
+def fake_tensorop_args(a_major, b_major, c_major, ab, c, mnkl=(128, 128, 64, 1)):
+    M, N, K, L = mnkl
+
+    def fake(m0, m1, mode0_major, dtype):
+        from warpweave.cute.runtime import make_fake_tensor
+
+        stride = (1, m0, m0 * m1) if mode0_major else (m1, 1, m0 * m1)
+        t = make_fake_tensor(dtype, (m0, m1, L), stride)
+        return t.mark_layout_dynamic(leading_dim=0 if mode0_major else 1).mark_compact_shape_dynamic(
+            mode=0 if mode0_major else 1, stride_order=(2, 1, 0) if mode0_major else (2, 0, 1),
+            divisibility=128 // dtype.width)
+
+    return fake(M, K, a_major == "m", ab), fake(N, K, b_major == "n", ab), fake(M, N, c_major == "m", c)
+
+
+@SASS
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("majors", ["mnn", "kkn", "mkm"])
+def test_tensorop_gemm_sass(arch, majors):
+    gemm = tensorop_gemm.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, (2, 2, 1))
+    with target(arch):
+        compiled = cute.compile(gemm, *fake_tensorop_args(*majors, cutlass.Float16, cutlass.Float16), options="-v")
+    ops = opcodes(compiled.cubin)
+    count = lambda prefix: sum(1 for o in ops if o.startswith(prefix))  # noqa: E731
+    # One 64x64 warp tile per k-tile of 32: 2 k-blocks x 4 x 8 atoms; 4 ldmatrix.x4 for A and 4 for B per k-block.
+    assert count("HMMA.16816.F32") == 64
+    assert count("LDSM.16.") == 24
+    assert count("LDGSTS.E.BYPASS") == 24
+    assert count("STG.E.128") == 16
+    stack, spill_st, spill_ld, regs = ptxas_report(compiled)
+    assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
+    assert regs <= 255
+
+
+@SASS
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_sgemm_sass(arch):
+    from warpweave.cute.runtime import make_fake_tensor
+
+    def fake(m0, m1, mode0_major):
+        t = make_fake_tensor(cutlass.Float32, (m0, m1), (1, m0) if mode0_major else (m1, 1))
+        return t.mark_layout_dynamic(leading_dim=0 if mode0_major else 1).mark_compact_shape_dynamic(
+            mode=0 if mode0_major else 1, divisibility=4)
+
+    with target(arch):
+        compiled = cute.compile(sgemm.SGemm(), fake(128, 64, True), fake(128, 64, True), fake(128, 128, False),
+                                options="-v")
+    ops = opcodes(compiled.cubin)
+    assert sum(o == "FFMA" for o in ops) == 8 * 64      # 8 k-blocks of an 8x8 thread tile
+    assert sum(o == "LDS.128" for o in ops) == 32       # two 4-wide runs of A and of B per k-block
+    assert any(o.startswith("LDGSTS.E.128") for o in ops)
+    stack, spill_st, spill_ld, _ = ptxas_report(compiled)
+    assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
+
+
+def test_examples_compile_without_a_gpu(capsys):
+    if os.environ.get("WARPWEAVE_ARCH") is None and _core.driver_available() and _core.device_count() > 0:
+        pytest.skip("a GPU is present: the examples run instead (see the GPU tests)")
+    assert tensorop_gemm.main(["--mnkl", "112,136,40,1"]) == 0
+    assert sgemm.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.count("compiled tensorop_gemm for") == 2 and out.count("compiled sgemm for") == 2
+
+
+def test_bad_configuration_is_refused():
+    with pytest.raises(ValueError, match="not a multiple"):
+        tensorop_gemm.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, (2, 2, 1), (100, 128, 32))
+    with pytest.raises(ValueError, match="num_stages"):
+        sgemm.SGemm(num_stages=2)
+
+
+TENSOROP_CASES = [
+    # (mnkl, majors, ab, c, atoms)
+    ((112, 136, 40, 1), "mnn", cutlass.Float16, cutlass.Float16, (2, 2, 1)),
+    ((128, 128, 32, 1), "kkn", cutlass.Float16, cutlass.Float16, (2, 2, 1)),
+    ((200, 72, 264, 3), "kkn", cutlass.BFloat16, cutlass.BFloat16, (2, 2, 1)),
+    ((256, 264, 96, 2), "mkm", cutlass.Float16, cutlass.Float32, (2, 2, 1)),
+    ((136, 200, 520, 1), "knm", cutlass.BFloat16, cutlass.Float16, (2, 2, 1)),
+    ((520, 264, 1000, 1), "mnn", cutlass.BFloat16, cutlass.BFloat16, (2, 4, 1)),
+    ((64, 64, 8, 1), "kkm", cutlass.Float16, cutlass.Float16, (2, 2, 1)),
+]
+
+
+@requires_gpu
+@pytest.mark.parametrize("mnkl,majors,ab,c,atoms", TENSOROP_CASES)
+def test_tensorop_gemm_matches_torch(mnkl, majors, ab, c, atoms):
+    tile = (128, 256, 32) if atoms == (2, 4, 1) else (128, 128, 32)
+    stages = 4 if atoms == (2, 4, 1) else 3
+    # fp16/bf16 outputs round at 2**-11 / 2**-8 of |C| ~ sqrt(K) * 1.3.
+    tol = 2e-2 if c is cutlass.BFloat16 else 5e-3
+    tensorop_gemm.run(majors[0], majors[1], majors[2], ab, c, cutlass.Float32, mnkl, atoms, tolerance=tol,
+                      cta_tiler=tile, num_stages=stages)
+
+
+SGEMM_CASES = [((100, 200, 30), "mnn"), ((256, 256, 64), "kkn"), ((130, 66, 12), "knm"), ((130, 66, 9), "mnm"),
+               ((512, 384, 1000), "mkm"),
+               ((128, 128, 8), "mnn")]
+
+
+@requires_gpu
+@pytest.mark.parametrize("mnk,majors", SGEMM_CASES)
+def test_sgemm_matches_torch(mnk, majors):
+    sgemm.run(mnk, majors[0], majors[1], majors[2])

@@ -1,0 +1,257 @@
+"""Third-party plugins: the example plugin (plugins_api/examples/b1_mma) built out of tree against an installed
+SDK, loaded through WARPWEAVE_PLUGIN_PATH and tested by the conformance suite with no test code of its own; and
+the plugins the core must refuse, each with a message naming the file and the reason, the others still loading.
+
+The SDK comes from `cmake --install build --prefix <tmp>` of the build scripts/setup.sh made; the plugins are
+built with the SDK's warpweave_add_backend, in subprocesses, in a temporary directory.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, "build")
+EXAMPLE = os.path.join(ROOT, "plugins_api", "examples", "b1_mma")
+B1_ATOMS = {"example_b1.mma.m16n8k256.s32.b1.b1.s32.and.popc", "example_b1.mma.m16n8k256.s32.b1.b1.s32.xor.popc"}
+
+CMAKE = shutil.which("cmake")
+
+
+def _why_not() -> str:
+    """Why the plugins cannot be built here ("" when they can)."""
+    cache = os.path.join(BUILD, "CMakeCache.txt")
+    if CMAKE is None:
+        return "needs cmake"
+    if not os.path.isfile(cache):
+        return "needs the build directory scripts/setup.sh makes (build/)"
+    with open(cache, encoding="utf-8", errors="replace") as f:
+        home = [line.split("=", 1)[1].strip() for line in f if line.startswith("CMAKE_HOME_DIRECTORY:")]
+    if home and os.path.realpath(home[0]) != os.path.realpath(ROOT):
+        return f"build/ was configured for another checkout ({home[0]})"
+    if not any(os.path.isfile(os.path.join(d, "boost", "dll", "alias.hpp")) for d in ("/usr/include", "/usr/local/include")):
+        return "needs Boost.DLL's headers (libboost-dev) to build plugins"
+    return ""
+
+
+pytestmark = pytest.mark.skipif(bool(_why_not()), reason=_why_not() or "-")
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert r.returncode == 0, f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def generator():
+    return ["-G", "Ninja"] if shutil.which("ninja") else []
+
+
+def warpweave(*args, plugin_path, timeout=900):
+    env = dict(os.environ)
+    env["WARPWEAVE_PLUGIN_PATH"] = os.pathsep.join(plugin_path)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "frontend_python"), os.path.join(ROOT, "conformance")])
+    return subprocess.run([sys.executable, "-m", "warpweave", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def sdk(tmp_path_factory):
+    prefix = tmp_path_factory.mktemp("sdk")
+    r = subprocess.run([CMAKE, "--install", BUILD, "--prefix", str(prefix)], capture_output=True, text=True)
+    config = prefix / "lib" / "cmake" / "warpweave" / "warpweaveConfig.cmake"
+    if not config.is_file():
+        pytest.fail("`cmake --install build` installed no warpweave SDK (build/ configured before "
+                    f"cmake/WarpweaveInstall.cmake? re-run scripts/setup.sh):\n{r.stdout}\n{r.stderr}")
+    return prefix
+
+
+def build_project(src, build_dir, sdk_prefix):
+    run([CMAKE, "-S", str(src), "-B", str(build_dir), *generator(), "-DCMAKE_BUILD_TYPE=Release",
+         f"-DCMAKE_PREFIX_PATH={sdk_prefix}"])
+    run([CMAKE, "--build", str(build_dir), "-j2"])
+
+
+@pytest.fixture(scope="module")
+def example_plugin(sdk, tmp_path_factory):
+    build_dir = tmp_path_factory.mktemp("b1_build")
+    build_project(EXAMPLE, build_dir, sdk)
+    libs = list(build_dir.glob("*.so"))
+    assert len(libs) == 1, libs
+    plugin_dir = tmp_path_factory.mktemp("b1_plugins")
+    shutil.copy(libs[0], plugin_dir)
+    return plugin_dir
+
+
+def test_sdk_layout(sdk):
+    for rel in ("include/warpweave/plugin_abi.h", "include/warpweave/plugin.hpp", "share/warpweave/proto/manifest.proto",
+                "lib/cmake/warpweave/WarpweavePlugin.cmake", "lib/cmake/warpweave/WarpweaveEmbed.cmake",
+                "lib/cmake/warpweave/warpweaveConfigVersion.cmake"):
+        assert (sdk / rel).is_file(), rel
+    # relocatable: nothing points back into the source tree or the build
+    config = (sdk / "lib" / "cmake" / "warpweave" / "warpweaveConfig.cmake").read_text()
+    assert ROOT not in config
+
+
+def test_example_plugin_loads_and_is_listed(example_plugin):
+    r = warpweave("plugins", "--json", plugin_path=[str(example_plugin)])
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    plugins = {p["name"]: p for p in report if "name" in p}
+    assert "example_b1" in plugins, report
+    b1 = plugins["example_b1"]
+    assert set(b1["atoms"]) == B1_ATOMS
+    assert b1["primitives"] == []
+    assert b1["targets"] == ["sm_80"]
+    assert b1["path"].startswith(str(example_plugin))
+    assert "ampere" in plugins  # the in-tree plugins load next to it
+    assert not [p for p in report if "refused" in p and str(example_plugin) in p["refused"]]
+    text = warpweave("plugins", plugin_path=[str(example_plugin)])
+    assert "example_b1" in text.stdout and "example_b1.mma.m16n8k256.s32.b1.b1.s32.xor.popc" in text.stdout
+
+
+def test_example_plugin_passes_conformance(example_plugin, tmp_path):
+    out = tmp_path / "records.json"
+    r = warpweave("conformance", "--backend", "example_b1", "--json", str(out), plugin_path=[str(example_plugin)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    records = json.loads(out.read_text())
+    assert {x["backend"] for x in records} == {"example_b1"}
+    for tier in ("manifest", "compile"):
+        got = {x["atom"]: x for x in records if x["tier"] == tier and x["atom"] in B1_ATOMS}
+        assert set(got) == B1_ATOMS, tier
+        assert all(x["status"] == "pass" for x in got.values()), got
+    compiled = [x for x in records if x["tier"] == "compile"]
+    assert {x["target"] for x in compiled} == {"sm_80"}
+    if all("SASS has" in x["reason"] for x in compiled):
+        assert any("BMMA.168256.XOR.POPC" in x["reason"] for x in compiled)
+    execute = [x for x in records if x["tier"] == "execute"]
+    assert {x["atom"] for x in execute} == B1_ATOMS
+    assert all(x["status"] in ("pass", "skip") and x["reason"] for x in execute), execute
+
+
+# --- plugins the core refuses ----------------------------------------------------------------------------------
+
+BAD_SOURCE = r"""
+// A test plugin whose defects are chosen by macros: WW_TEST_ABI (the ABI version it claims), WW_TEST_NO_ENTRY.
+#include <warpweave/plugin.hpp>
+
+extern "C" const char ww_manifest_text[];
+extern "C" const size_t ww_manifest_size;
+
+#ifndef WW_TEST_ABI
+#define WW_TEST_ABI WW_PLUGIN_ABI_VERSION
+#endif
+
+namespace {
+const ww_plugin_v1 plugin = {WW_TEST_ABI, WW_TEST_NAME, ww_manifest_text, ww_manifest_size, nullptr, nullptr};
+}
+
+#ifdef WW_TEST_NO_ENTRY
+extern "C" __attribute__((visibility("default"))) const void* not_the_entry_point() { return &plugin; }
+#else
+WARPWEAVE_PLUGIN(plugin)
+#endif
+"""
+
+ATOM = """
+atoms {{
+  id: "{id}"
+  kind: MMA
+  targets: "sm_80"
+  python_name: "warp.TestOp"
+  shape_mnk: "(16,8,16)"
+  thr_id: "32:1"
+  operands {{ name: "d" role: REGISTERS direction: OUT element_type: "f32" values: 4 registers: 4 register_type: "f32"
+             layout_tv: "((4,8),(2,2)):((32,1),(16,8))" }}
+  operands {{ name: "a" role: REGISTERS direction: IN element_type: "f16" values: 8 registers: 4 register_type: "b32"
+             layout_tv: "((4,8),(2,2,2)):((32,1),(16,8,128))" }}
+  operands {{ name: "b" role: REGISTERS direction: IN element_type: "f16" values: 4 registers: 2 register_type: "b32"
+             layout_tv: "((4,8),(2,2)):((16,1),(8,64))" }}
+  operands {{ name: "c" role: REGISTERS direction: IN element_type: "f32" values: 4 registers: 4 register_type: "f32"
+             layout_tv: "((4,8),(2,2)):((32,1),(16,8))" }}
+  ptx_template: "{template}"
+  constraints: "{constraints}"
+  sass_opcodes: "HMMA.16816.F32"
+}}
+"""
+TEMPLATE = ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, "
+            "{{$10, $11, $12, $13}};")
+CONSTRAINTS = "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f"
+
+
+def manifest(name, atom_id=None, template=TEMPLATE, constraints=CONSTRAINTS):
+    head = (f'name: "{name}"\nversion: "0.0.1"\nabi_version: 1\n'
+            'targets { name: "sm_80" compute_capability: 80 llvm_cpu: "sm_80" ptx_features: "+ptx86" jit_arch: "sm_80" }\n')
+    return head + ATOM.format(id=atom_id or f"{name}.mma", template=template.format(), constraints=constraints)
+
+
+# name -> (manifest text, compile definitions, what the refusal must say)
+BAD = {
+    "bad_abi": (manifest("bad_abi"), ['WW_TEST_NAME="bad_abi"', "WW_TEST_ABI=2"], ["ABI version 2", "speaks 1"]),
+    "no_entry": (manifest("no_entry"), ['WW_TEST_NAME="no_entry"', "WW_TEST_NO_ENTRY=1"],
+                 ["no entry point warpweave_plugin_entry_v1"]),
+    "bad_parse": ('name: "bad_parse"\nthis is not protobuf text format\n', ['WW_TEST_NAME="bad_parse"'],
+                  ["invalid manifest", "2:"]),
+    # one register of b missing: the template's 14 operands against 13 from the manifest
+    "bad_operands": (manifest("bad_operands").replace("values: 4 registers: 2", "values: 2 registers: 1"),
+                     ['WW_TEST_NAME="bad_operands"'],
+                     ["invalid manifest", "bad_operands.mma", "the template uses 14 operands but the operands provide 13"]),
+    # ampere's atom id; ids are namespaced by the plugin's name, so the clash comes with ampere's name too
+    "clash": (manifest("ampere", atom_id="ampere.mma.m16n8k16.f32.f16.f16.f32"), ['WW_TEST_NAME="ampere"'],
+              ["ampere"]),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_plugins(sdk, tmp_path_factory):
+    src = tmp_path_factory.mktemp("bad_src")
+    (src / "plugin.cpp").write_text(BAD_SOURCE)
+    lines = ["cmake_minimum_required(VERSION 3.25)", "project(bad_plugins LANGUAGES C CXX)",
+             "find_package(warpweave CONFIG REQUIRED)"]
+    for name, (text, defs, _) in BAD.items():
+        (src / f"{name}.textproto").write_text(text)
+        lines.append(f"warpweave_add_backend({name} SOURCES plugin.cpp MANIFEST ${{CMAKE_CURRENT_SOURCE_DIR}}/{name}.textproto)")
+        quoted = " ".join('"' + d.replace('"', '\\"') + '"' for d in defs)
+        lines.append(f"target_compile_definitions({name} PRIVATE {quoted})")
+    (src / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+    build_dir = tmp_path_factory.mktemp("bad_build")
+    build_project(src, build_dir, sdk)
+    plugin_dir = tmp_path_factory.mktemp("bad_plugins")
+    for name in BAD:
+        shutil.copy(build_dir / f"{name}.so", plugin_dir)
+    return plugin_dir
+
+
+def test_bad_plugins_are_refused_and_the_others_load(bad_plugins, example_plugin):
+    r = warpweave("plugins", "--json", plugin_path=[str(bad_plugins), str(example_plugin)])
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    loaded = {p["name"] for p in report if "name" in p}
+    assert {"ampere", "example_b1"} <= loaded, report
+    assert not loaded & {"bad_abi", "no_entry", "bad_parse", "bad_operands"}
+    refused = {os.path.basename(p["refused"]): p["reason"] for p in report if "refused" in p}
+    for name, (_, _, expect) in BAD.items():
+        assert f"{name}.so" in refused, (name, refused)
+        for text in expect:
+            assert text in refused[f"{name}.so"], (name, refused[f"{name}.so"])
+    assert "already loaded" in refused["clash.so"] or "clashes" in refused["clash.so"]
+    # the loaded ampere is the in-tree one, not the impostor
+    amp = [p for p in report if p.get("name") == "ampere"][0]
+    assert not amp["path"].startswith(str(bad_plugins))
+    # the human listing names each refused file and why
+    text = warpweave("plugins", plugin_path=[str(bad_plugins), str(example_plugin)]).stdout
+    for name in BAD:
+        assert os.path.join(str(bad_plugins), f"{name}.so") in text
+    assert "no entry point" in text
+
+
+def test_refusals_fail_the_conformance_manifest_tier(bad_plugins, tmp_path):
+    out = tmp_path / "r.json"
+    r = warpweave("conformance", "--tier", "manifest", "--json", str(out), plugin_path=[str(bad_plugins)])
+    assert r.returncode == 1
+    records = json.loads(out.read_text())
+    refused = [x for x in records if x["status"] == "fail" and x["reason"].startswith("plugin refused")]
+    assert {os.path.basename(x["backend"]) for x in refused} == {f"{n}.so" for n in BAD}
