@@ -27,7 +27,7 @@ PROBE_TIMEOUT = 120.0   # one probe: building, compiling, launching, checking
 def _backend(spec, hooks: bool) -> Backend:
     name, path, manifest, plugin, targets = spec
     if plugin and hooks:
-        # A hook runs inside the plugin library, which must then be loaded in this process too.
+        # A hook (lowering or host) runs inside the plugin library, which must then be loaded in this process too.
         from warpweave._dsl.plugins import registry
         registry.load()
     b = Backend(name, manifest.get("version", ""), path, "", manifest)
@@ -61,7 +61,8 @@ def _worker(jobs, q, cc):
         t0 = time.perf_counter()
         try:
             if spec[0] not in backends:
-                backends[spec[0]] = _backend(spec, any(e.get("lowering_hook") for _, s, e in jobs if s[0] == spec[0]))
+                backends[spec[0]] = _backend(spec, any(e.get("lowering_hook") or e.get("host_hook")
+                                                       for _, s, e in jobs if s[0] == spec[0]))
             mod = probe_module(entry.get("conformance", ""))
             status, reason = mod.execute(backends[spec[0]], entry, torch)
         except Exception as e:  # noqa: BLE001 - the probe's failure, reported with the instruction

@@ -61,9 +61,12 @@ TensorMap encode_tiled(int data_type, DevicePtr global_address, std::span<const 
 
   detail::ensure_context(kCall);
   TensorMap map;
+  // A rank-1 map has no strides, but the driver refuses a null array: hand it a valid (unread) one.
+  const std::uint64_t no_strides[1] = {0};
+  const std::uint64_t* strides_ptr = global_strides.empty() ? no_strides : global_strides.data();
   const detail::CUresult r = WW_CU_RESULT(cuTensorMapEncodeTiled, &map, data_type, static_cast<std::uint32_t>(rank),
                                           reinterpret_cast<void*>(static_cast<std::uintptr_t>(global_address)),
-                                          global_dim.data(), global_strides.data(), box_dim.data(),
+                                          global_dim.data(), strides_ptr, box_dim.data(),
                                           strides.values.data(), interleave, swizzle, l2_promotion, oob_fill);
   if (r != detail::CUDA_SUCCESS) {
     detail::throw_error(r, kCall,

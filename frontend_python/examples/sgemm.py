@@ -15,7 +15,7 @@ Each thread block computes a (bM, bN) tile of C with 256 threads, each holding a
     python sgemm.py --mnk 100,200,30
     python sgemm.py --mnk 4096,4096,4096 --benchmark --skip_ref_check
 
-Without a GPU it compiles for WARPWEAVE_ARCH, or for sm_80 and sm_90a.
+Without a GPU it compiles for WARPWEAVE_ARCH, or for sm_80, sm_90a and sm_100a.
 """
 import argparse
 import os
@@ -229,7 +229,7 @@ def _runtime(t, mode0_major):
 
 
 def compile_only(gemm, a_major, b_major, c_major, mnk=(128, 128, 64)) -> list:
-    """Compiles for WARPWEAVE_ARCH, or for sm_80 and sm_90a, with fake tensors standing in; nothing runs."""
+    """Compiles for WARPWEAVE_ARCH, or for sm_80, sm_90a and sm_100a, with fake tensors standing in; nothing runs."""
     M, N, K = mnk
 
     def fake(mode0, mode1, mode0_major):
@@ -239,7 +239,7 @@ def compile_only(gemm, a_major, b_major, c_major, mnk=(128, 128, 64)) -> list:
 
     out = []
     chosen = os.environ.get("WARPWEAVE_ARCH")
-    for arch in [chosen] if chosen else ["sm_80", "sm_90a"]:
+    for arch in [chosen] if chosen else ["sm_80", "sm_90a", "sm_100a"]:
         os.environ["WARPWEAVE_ARCH"] = arch
         try:
             compiled = cute.compile(gemm, fake(M, K, a_major == "m"), fake(N, K, b_major == "n"),

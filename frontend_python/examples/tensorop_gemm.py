@@ -14,7 +14,7 @@ Each thread block computes a (bM, bN) tile of C:
     python tensorop_gemm.py --mnkl 112,136,40,1
     python tensorop_gemm.py --mnkl 8192,8192,8192,1 --atom_layout_mnk 2,2,1 --benchmark --skip_ref_check
 
-Without a GPU it compiles for WARPWEAVE_ARCH, or for sm_80 and sm_90a, and reports the SASS it got.
+Without a GPU it compiles for WARPWEAVE_ARCH, or for sm_80, sm_90a and sm_100a.
 """
 import argparse
 import math
@@ -330,7 +330,7 @@ def _as_runtime(t, mode0_major, dtype):
 
 
 def compile_only(gemm, a_major, b_major, c_major, ab_dtype, c_dtype, mnkl=(128, 128, 64, 1)) -> list:
-    """Compiles for WARPWEAVE_ARCH, or for sm_80 and sm_90a, with fake tensors standing in; nothing runs."""
+    """Compiles for WARPWEAVE_ARCH, or for sm_80, sm_90a and sm_100a, with fake tensors standing in; nothing runs."""
     M, N, K, L = mnkl
 
     def fake(mode0, mode1, mode0_major, dtype):
@@ -342,7 +342,7 @@ def compile_only(gemm, a_major, b_major, c_major, ab_dtype, c_dtype, mnkl=(128, 
 
     out = []
     chosen = os.environ.get("WARPWEAVE_ARCH")
-    for arch in [chosen] if chosen else ["sm_80", "sm_90a"]:
+    for arch in [chosen] if chosen else ["sm_80", "sm_90a", "sm_100a"]:
         os.environ["WARPWEAVE_ARCH"] = arch
         try:
             compiled = cute.compile(gemm, fake(M, K, a_major == "m", ab_dtype), fake(N, K, b_major == "n", ab_dtype),

@@ -11,6 +11,10 @@ MAIN_EXAMPLES = [
     ("elementwise_add", ["--M", "3", "--N", "12"]),
     ("elementwise_add", ["--M", "1000", "--N", "1003"]),
     ("elementwise_add", ["--M", "2048", "--N", "2048", "--dtype", "Float16"]),
+    ("tensorop_gemm", ["--mnkl", "112,136,40,1"]),
+    ("tensorop_gemm", ["--mnkl", "1000,520,264,2", "--ab_dtype", "BFloat16", "--c_dtype", "BFloat16",
+                       "--a_major", "k", "--b_major", "k", "--tolerance", "2e-2"]),
+    ("sgemm", ["--mnk", "300,200,100"]),
 ]
 
 

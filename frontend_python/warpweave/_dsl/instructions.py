@@ -134,6 +134,9 @@ def emit_instruction(b, backend: str, ins: dict, inputs: dict, attrs: dict | Non
         for o in ins_ops:
             flat.extend(inputs[o["name"]])
         nres = sum(values_of(o) for o in outs)
+        from .plugins import registry
+
+        registry.load()  # the hook lives in the plugin: make sure this process loaded it (e.g. a probe worker)
         res = _core.plugin_lower(backend, ins["lowering_hook"], ins["id"], b, flat, dict(attrs), nres)
         out, pos = {}, 0
         for o in outs:
