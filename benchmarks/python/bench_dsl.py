@@ -11,31 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "frontend_python"))
-sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples"))
-
-
-def median_ms(fn, torch, warmup=3, reps=20):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import compile_times, median_ms, per_call_us  # noqa: E402
 
 
 def bandwidth(size_gb: float):
@@ -87,10 +66,7 @@ def bandwidth(size_gb: float):
     }
 
 
-_COMPILE_SNIPPET = r"""
-import sys, time, json
-t0 = time.perf_counter()
-sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
+_COMPILE_BODY = r"""
 import torch
 import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
@@ -103,23 +79,7 @@ c = cute.compile(ew.elementwise_add, *args)
 t3 = time.perf_counter()
 c(*args); torch.cuda.synchronize()
 t4 = time.perf_counter()
-print(json.dumps({{"import_s": t1 - t0, "compile_s": t3 - t2, "trace_s": c.timings["trace_s"],
-                  "first_call_s": t4 - t3, "cache": c.info["cache"]}}))
 """
-
-
-def compile_times():
-    out = {}
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, WARPWEAVE_CACHE_DIR=cache)
-        env.pop("WARPWEAVE_DISABLE_CACHE", None)
-        code = _COMPILE_SNIPPET.format(root=ROOT)
-        for label in ("cold", "warm"):
-            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-            if r.returncode != 0:
-                raise RuntimeError(r.stderr)
-            out[label] = json.loads(r.stdout.strip().splitlines()[-1])
-    return out
 
 
 def launch_overhead(calls=20000):
@@ -136,25 +96,12 @@ def launch_overhead(calls=20000):
     compiled(*args)
     torch.cuda.synchronize()
 
-    def per_call_us(fn):
-        for _ in range(200):
-            fn()
-        torch.cuda.synchronize()
-        samples = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(calls // 5):
-                fn()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            samples.append((t1 - t0) / (calls // 5) * 1e6)
-        return statistics.median(samples)
 
-    ww_us = per_call_us(lambda: compiled(*args))
-    torch_us = per_call_us(lambda: torch.add(a, b, out=c))
+    ww_us = per_call_us(lambda: compiled(*args), torch, calls)
+    torch_us = per_call_us(lambda: torch.add(a, b, out=c), torch, calls)
     # The same launch with its arguments already packed: the driver call underneath, the floor on this VM.
     packed = compiled.prepare(*args)
-    raw_us = per_call_us(lambda: [_core.launch(*p) for p in packed])
+    raw_us = per_call_us(lambda: [_core.launch(*p) for p in packed], torch, calls)
     return {"ww_call_us": ww_us, "torch_add_us": torch_us, "raw_launch_us": raw_us}
 
 
@@ -163,7 +110,7 @@ def main(argv=None):
     p.add_argument("--size-gb", type=float, default=3.0)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
-    results = {"bandwidth": bandwidth(args.size_gb), "compile": compile_times(), "launch": launch_overhead()}
+    results = {"bandwidth": bandwidth(args.size_gb), "compile": compile_times(_COMPILE_BODY), "launch": launch_overhead()}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

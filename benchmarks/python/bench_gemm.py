@@ -16,35 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "frontend_python"))
-sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import compile_times, median_ms, per_call_us  # noqa: E402
 
 # (cta_tiler, atom_layout_mnk, num_stages)
 TENSOROP_CONFIGS = [((128, 128, 32), (2, 2, 1), 3), ((128, 256, 32), (2, 4, 1), 4), ((128, 256, 32), (2, 4, 1), 3),
                     ((256, 128, 32), (4, 2, 1), 4)]
-
-
-def median_ms(fn, torch, warmup=5, reps=30):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
 
 
 def _tensorop_operands(torch, n, dtype):
@@ -144,10 +123,7 @@ def sgemm_bench(torch, n):
             "cublas_tflops": flops / cublas_ms / 1e9, "ratio": cublas_ms / ms, "max_rel_err": err}
 
 
-_COMPILE_SNIPPET = r"""
-import sys, time, json
-t0 = time.perf_counter()
-sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
+_COMPILE_BODY = r"""
 import torch
 import warpweave as cutlass
 import warpweave.cute as cute
@@ -161,23 +137,7 @@ c = cute.compile(gemm, *args)
 t3 = time.perf_counter()
 c(*args); torch.cuda.synchronize()
 t4 = time.perf_counter()
-print(json.dumps({{"import_s": t1 - t0, "compile_s": t3 - t2, "trace_s": c.timings["trace_s"],
-                  "first_call_s": t4 - t3, "cache": c.info["cache"]}}))
 """
-
-
-def compile_times():
-    out = {}
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, WARPWEAVE_CACHE_DIR=cache)
-        env.pop("WARPWEAVE_DISABLE_CACHE", None)
-        code = _COMPILE_SNIPPET.format(root=ROOT)
-        for label in ("cold", "warm"):
-            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-            if r.returncode != 0:
-                raise RuntimeError(r.stderr)
-            out[label] = json.loads(r.stdout.strip().splitlines()[-1])
-    return out
 
 
 def launch_overhead(torch, calls=20000):
@@ -192,23 +152,10 @@ def launch_overhead(torch, calls=20000):
     compiled(*args)
     torch.cuda.synchronize()
 
-    def per_call_us(fn):
-        for _ in range(200):
-            fn()
-        torch.cuda.synchronize()
-        samples = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(calls // 5):
-                fn()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            samples.append((t1 - t0) / (calls // 5) * 1e6)
-        return statistics.median(samples)
 
-    ww_us = per_call_us(lambda: compiled(*args))
+    ww_us = per_call_us(lambda: compiled(*args), torch, calls)
     packed = compiled.prepare(*args)
-    raw_us = per_call_us(lambda: [_core.launch(*p) for p in packed])
+    raw_us = per_call_us(lambda: [_core.launch(*p) for p in packed], torch, calls)
     return {"ww_call_us": ww_us, "raw_launch_us": raw_us}
 
 
@@ -231,7 +178,7 @@ def main(argv=None):
             print(json.dumps(r), flush=True)
     results["sgemm"] = sgemm_bench(torch, args.sgemm_size)
     print(json.dumps(results["sgemm"]), flush=True)
-    results["compile"] = compile_times()
+    results["compile"] = compile_times(_COMPILE_BODY)
     results["launch"] = launch_overhead(torch)
     if args.json:
         with open(args.json, "w") as f:

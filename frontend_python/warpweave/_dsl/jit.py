@@ -232,8 +232,11 @@ _SCALAR_FMT = {"i1": "B", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": 
                "bf16": "H"}
 
 
-class KernelFunction:
-    """A @cute.kernel: device code, launched from a @cute.jit function with kernel(...).launch(...)."""
+class _Decorated:
+    """What @cute.kernel and @cute.jit functions share: the rewritten function (made once, on first use) and,
+    as methods, binding to their object (`bound`: the class of the bound form)."""
+
+    bound: type
 
     def __init__(self, fn: Callable):
         self.fn = fn
@@ -241,6 +244,7 @@ class KernelFunction:
         self.name_prefix = ""
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
 
     @property
     def rewritten(self):
@@ -254,7 +258,11 @@ class KernelFunction:
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        return _BoundKernel(self, obj)
+        return self.bound(self, obj)
+
+
+class KernelFunction(_Decorated):
+    """A @cute.kernel: device code, launched from a @cute.jit function with kernel(...).launch(...)."""
 
     def __call__(self, *args, **kwargs):
         st = trace.current_or_none()
@@ -381,33 +389,14 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
 
 # --- jit functions ----------------------------------------------------------------------------------------------
 
-class JitFunction:
+class JitFunction(_Decorated):
     """A @cute.jit function: host code that launches kernels. Calling it compiles (once per argument
     specialisation) and runs; cute.compile(fn, *args) compiles without running."""
 
     def __init__(self, fn: Callable):
-        self.fn = fn
-        self._rewritten = None
+        super().__init__(fn)
         self.signature = inspect.signature(fn)
         self._compiled: dict = {}
-        self.name_prefix = ""
-        self.__name__ = fn.__name__
-        self.__doc__ = fn.__doc__
-        self.__wrapped__ = fn
-
-    @property
-    def rewritten(self):
-        if self._rewritten is None:
-            self._rewritten = ast_rewrite.rewrite(self.fn)
-        return self._rewritten
-
-    def set_name_prefix(self, prefix: str):
-        self.name_prefix = prefix
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return BoundJitFunction(self, obj)
 
     def __call__(self, *args, **kwargs):
         if trace.current_or_none() is not None:
@@ -444,6 +433,10 @@ class BoundJitFunction:
             compiled.bound_self = (self.obj,)
             jf._compiled[key] = compiled
         return compiled(*args, **kwargs)
+
+
+KernelFunction.bound = _BoundKernel
+JitFunction.bound = BoundJitFunction
 
 
 def _spec_key(jf: JitFunction, args, kwargs):

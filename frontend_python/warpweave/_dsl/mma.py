@@ -6,8 +6,8 @@ over more threads (atom_layout_mnk) and may permute the tile (permutation_mnk); 
 thrfrg: divide by the permutation, zip-divide by the atom's shape, compose with the atom's layout, and divide the
 thread mode by the atom layout.
 
-The universal atom is one thread's fused multiply-add; the backends' atoms (mma.sync, ...) come from their
-manifests and are emitted through emit_instruction.
+The universal atom is one thread's fused multiply-add; the backends' atoms (warp-level and warpgroup MMAs, ...)
+come from their manifests and are emitted through emit_instruction.
 """
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class MmaAtom:
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
 
-    def call(self, d_vals, a_vals, b_vals, c_vals):
+    def call(self, a_vals, b_vals, c_vals):
         """IR values of D for one atom instance (lists in the atom's value order)."""
         b = trace.builder()
         if self.manifest is None:
@@ -374,8 +374,8 @@ def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None, 
 
 def gemm(atom, d, a, b, c, **kwargs):
     """D = A * B + C over a thread's register fragments: d, c (V, M, N); a (V, M[, K]); b (V, N[, K])."""
-    mma = atom.atom if isinstance(atom, TiledMma) else atom
-    if not isinstance(mma, MmaAtom):
+    mma_atom = atom.atom if isinstance(atom, TiledMma) else atom
+    if not isinstance(mma_atom, MmaAtom):
         raise DSLTypeError(f"cute.gemm: expected a tiled MMA or MMA atom, got {type(atom).__name__}", user_location(2))
     for name, t in (("d", d), ("a", a), ("b", b), ("c", c)):
         if not isinstance(t, Tensor) or t.iterator.memspace != "rmem":
@@ -385,7 +385,7 @@ def gemm(atom, d, a, b, c, **kwargs):
         raise DSLValueError(f"cute.gemm: d and c must be (V, M, N) fragments, got {d.shape} and {c.shape}",
                             user_location(2))
     if ra == 2 and rb == 2:
-        _gemm_mn(mma, d, a, b, c)
+        _gemm_mn(mma_atom, d, a, b, c)
         return
     if ra != 3 or rb != 3:
         raise DSLValueError(f"cute.gemm: a and b must both be (V, M) / (V, N) or (V, M, K) / (V, N, K); got "
@@ -394,15 +394,15 @@ def gemm(atom, d, a, b, c, **kwargs):
     if K != _core.product(_mode(outer_of(b.layout), 2).shape):
         raise DSLValueError(f"cute.gemm: a and b disagree on K ({a.shape} vs {b.shape})", user_location(2))
     for k in range(K):
-        _gemm_mn(mma, d, a[None, None, k], b[None, None, k], c if k == 0 else d)
+        _gemm_mn(mma_atom, d, a[None, None, k], b[None, None, k], c if k == 0 else d)
 
 
-def _gemm_mn(mma: MmaAtom, d, a, b, c):
+def _gemm_mn(atom: MmaAtom, d, a, b, c):
     V_a, V_b, V_c = (_core.product(_mode(outer_of(t.layout), 0).shape) for t in (a, b, c))
-    want = (_core.product(_mode(mma.layout_a_tv, 1).shape), _core.product(_mode(mma.layout_b_tv, 1).shape),
-            _core.product(_mode(mma.layout_c_tv, 1).shape))
+    want = (_core.product(_mode(atom.layout_a_tv, 1).shape), _core.product(_mode(atom.layout_b_tv, 1).shape),
+            _core.product(_mode(atom.layout_c_tv, 1).shape))
     if (V_a, V_b, V_c) != want:
-        raise DSLValueError(f"cute.gemm: the fragments hold {V_a}, {V_b}, {V_c} values per atom; {mma} takes "
+        raise DSLValueError(f"cute.gemm: the fragments hold {V_a}, {V_b}, {V_c} values per atom; {atom} takes "
                             f"{want[0]}, {want[1]}, {want[2]} (partition with this tiled MMA)", user_location(3))
     M = _core.product(_mode(outer_of(a.layout), 1).shape)
     N = _core.product(_mode(outer_of(b.layout), 1).shape)
@@ -423,9 +423,9 @@ def _gemm_mn(mma: MmaAtom, d, a, b, c):
             av = vals(a, lambda v: (v, m), V_a)
             bv = vals(b, lambda v: (v, n), V_b)
             cv = vals(c, lambda v: (v, m, n), V_c)
-            dv = mma.call(None, av, bv, cv)
+            dv = atom.call(av, bv, cv)
             for v, x in enumerate(dv):
-                store_scalar(d.iterator, d.layout((v, m, n)), mma.acc_dtype.from_ir(x))
+                store_scalar(d.iterator, d.layout((v, m, n)), atom.acc_dtype.from_ir(x))
 
 
 __all__ = ["MmaUniversalOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm"]

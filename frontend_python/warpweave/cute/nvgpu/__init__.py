@@ -1,6 +1,6 @@
 """cute.nvgpu: copy and MMA operations. The universal copy and MMA live here; the architecture-specific
-operations come from the loaded backends' manifests: cute.nvgpu.warp (mma.sync, ldmatrix), cpasync, warpgroup,
-tcgen05, ... A third party's backend adds names to these namespaces (or new ones) without a change here."""
+operations come from the loaded backends' manifests: cute.nvgpu.warp (warp-level MMAs and matrix loads), cpasync,
+warpgroup, tcgen05, ... A third party's backend adds names to these namespaces (or new ones) without a change here."""
 from ..._dsl.atoms import namespace as _namespace
 from ..._dsl.copy import CopyUniversalOp  # noqa: F401
 from ..._dsl.mma import MmaUniversalOp  # noqa: F401
