@@ -27,8 +27,9 @@ from ._dsl.jit import Constexpr  # noqa: E402
 from ._dsl.numeric import (BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64,  # noqa: E402
                            Int8, Int16, Int32, Int64, Integer, Numeric, TFloat32, Uint8, Uint16, Uint32, Uint64,
                            dtype)
+from ._dsl.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
 
-__all__ = ["cute", "utils", "Constexpr", "range", "range_constexpr", "const_expr", "dtype", "Numeric", "Integer", "Float",
+__all__ = ["cute", "utils", "current_target", "Target", "Constexpr", "range", "range_constexpr", "const_expr", "dtype", "Numeric", "Integer", "Float",
            "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
            "TFloat32", "Float32", "Float64", "Float8E4M3FN", "Float8E5M2", "DSLError", "CompilationError"]

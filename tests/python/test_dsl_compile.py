@@ -434,3 +434,13 @@ def test_local_tile_and_slicing_layouts():
     assert mk.iterator.offset == 3 * 16 * 8
     assert str(t[(None, 3, None)].layout) == "(64,8):(1,2048)"
     assert t[(None, 3, None)].iterator.offset == 3 * 64
+
+
+def test_current_target_names_the_backend_and_its_usable_peers():
+    import warpweave
+
+    with target("sm_90a"):
+        t = warpweave.current_target()
+    assert (t.name, t.backend, t.compute_capability) == ("sm_90a", "hopper", 90)
+    names = [b.name for b in t.usable_backends()]
+    assert names[0] == "hopper" and "ampere" in names and "blackwell" not in names
