@@ -135,3 +135,14 @@ def popcount(x: np.ndarray) -> np.ndarray:
     for i in range(64):
         out += ((x >> np.uint64(i)) & np.uint64(1)).astype(np.int64)
     return out
+
+
+def mismatches(t: ElementType, got: np.ndarray, exp: np.ndarray, tol: float, bound: np.ndarray) -> np.ndarray:
+    """Where a device result `got` of type t misses the reference `exp`: floats beyond tol * bound (the magnitude
+    the accumulation went through), integers unequal once exp wraps to t's width as the hardware's does."""
+    if t.kind == "float":
+        return ~(np.abs(got - exp) <= 1e-300 + tol * bound)
+    bits = t.bits
+    e = exp.astype(np.int64)
+    wrap = ((e + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1)) if t.signed else e % (1 << bits)
+    return got.astype(np.int64) != wrap

@@ -1,4 +1,4 @@
-"""Tensor-core GEMM C = A * B (fp16/bf16 in, fp32 accumulate) with warp-level mma.sync, in the structure of CuTe
+"""Tensor-core GEMM C = A * B (fp16/bf16 in, fp32 accumulate) with warp-level MMA atoms, in the structure of CuTe
 DSL's Ampere example of that name.
 
   A: (M, K, L), K-major ("k") or M-major ("m");  B: (N, K, L), "k" or "n";  C: (M, N, L), "n" or "m".
@@ -8,7 +8,7 @@ Each thread block computes a (bM, bN) tile of C:
      tiles that stick out of the matrices are predicated (zero-filled). The K residue is taken first: the tile
      grid is shifted so that the first k-tile is the partial one and the main loop needs no K predicates.
   2. ldmatrix moves each k-block from shared memory into the MMA's register fragments (bank-conflict free through
-     the swizzle), one k-block ahead of the mma.sync instructions that consume it.
+     the swizzle), one k-block ahead of the MMA instructions that consume it.
   3. The accumulators go through shared memory to be written to C with 128-bit stores.
 
     python tensorop_gemm.py --mnkl 112,136,40,1
@@ -77,7 +77,7 @@ class TensorOpGemm:
 
         op = cute.nvgpu.warp.MmaF16BF16Op(self.ab_dtype, self.acc_dtype, self.mma_inst_shape)
         am, an, ak = self.atom_layout_mnk
-        # N is doubled so that each warp's B fragment is a full ldmatrix.x4 (two 8-wide atoms side by side).
+        # N is doubled so that each warp's B fragment is one 4-matrix ldmatrix (two 8-wide atoms side by side).
         permutation_mnk = (am * self.mma_inst_shape[0], an * self.mma_inst_shape[1] * 2, ak * self.mma_inst_shape[2])
         tiled_mma = cute.make_tiled_mma(op, cute.make_layout(self.atom_layout_mnk), permutation_mnk=permutation_mnk)
 

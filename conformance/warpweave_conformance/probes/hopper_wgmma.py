@@ -190,10 +190,7 @@ def prepare(backend, entry: dict, seed: int | None = None):
         got_raw = out_rec.get(out_records(out, nc, block, out_rec), "d")[:, thr, :]
         got = nx.decode(td, nx.from_bytes(td, got_raw))          # (cases, T, values)
         exp = ref[:, idx["d"]]
-        if td.kind == "float":
-            bad = ~(np.abs(got - exp) <= 1e-300 + tol * bound[:, idx["d"]])
-        else:
-            bad = got.astype(np.int64) != exp.astype(np.int64)
+        bad = nx.mismatches(td, got, exp, tol, bound[:, idx["d"]])
         if not bad.any():
             return PASS, (f"{RANDOM_CASES + 1} random cases (one with scale_d false) and {K} one-hot-row cases each "
                           "for A and B match the reference" + (f" within rtol {tol:.1e}" if tol else " exactly"))

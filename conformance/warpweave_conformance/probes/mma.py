@@ -171,13 +171,7 @@ def prepare(backend, entry: dict, seed: int | None = None, one_hot: bool = True)
         got_raw = out_rec.get(out_records(out, n, block, out_rec), "d")[:, thr, :]
         got = nx.decode(td, nx.from_bytes(td, got_raw))            # (cases, T, Vd)
         exp = ref[:, idx["d"]]
-        if td.kind == "float":
-            bad = ~(np.abs(got - exp) <= 1e-300 + tol * bound[:, idx["d"]])
-        else:
-            bits = td.bits
-            wrap = ((exp.astype(np.int64) + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1)) if td.signed \
-                else exp.astype(np.int64) % (1 << bits)
-            bad = got.astype(np.int64) != wrap
+        bad = nx.mismatches(td, got, exp, tol, bound[:, idx["d"]])
         if not bad.any():
             hot = len(cases) - RANDOM_CASES
             return PASS, (f"{RANDOM_CASES} random cases and {hot} one-hot cases (A {M * K}, B {N * K}, C {M * N}) "
