@@ -24,7 +24,7 @@ case " $what " in *" all "*|*" pytest "*)
   run runtime_test ./bin/ww_runtime_test --gtest_brief=1 ;;
 esac
 case " $what " in *" conformance "*)
-  run conformance timeout 240 python3 -m warpweave conformance --tier execute --json "$OUT/conformance.json" ;;
+  run conformance timeout 500 python3 -m warpweave conformance --tier execute --json "$OUT/conformance.json" ;;
 esac
 case " $what " in *" all "*|*" examples "*)
   run main_job python3 -m warpweave main ;;

@@ -14,11 +14,8 @@ import os
 
 TARGET = "sm_100a"
 
-# Entries that duplicate what the Hopper backend offers for sm_90a (TMA, mbarrier, bulk groups, proxy fence) get
-# Python names under this prefix, so that the two backends' classes and functions never share a name; the ids
-# are unique through the "blackwell." prefix anyway. Set to "" to share Hopper's names and let the frontend pick
-# the backend by target.
-DUP_PY_PREFIX = "blackwell."
+# Entries that Hopper offers too (TMA, mbarrier, bulk groups, proxy fence) share its Python names, as in CuTe DSL;
+# the frontend picks the entry made for the target being compiled for.
 
 # ---------------------------------------------------------------------------------------------------------------
 # tcgen05.mma
@@ -278,7 +275,7 @@ def tma_atoms():
                     description=(f"{what}: the box at coords (elements, innermost first) of the tensor map to shared "
                                  f"memory at dst{more}, completing transaction bytes on mbar; one thread issues it. "
                                  + TMA_HOST_ATTRS),
-                    python_name=DUP_PY_PREFIX + ("cpasync.CopyBulkTensorTileG2SMulticastOp" if mc
+                    python_name=("cpasync.CopyBulkTensorTileG2SMulticastOp" if mc
                                                  else "cpasync.CopyBulkTensorTileG2SOp"),
                     python_params={"rank": str(rank), "cta_group": str(cta)},
                     python_signature=["cta_group"], python_defaults={"cta_group": "1"}, thr_id="1:1", operands=ops,
@@ -292,7 +289,7 @@ def tma_atoms():
             description=(f"TMA tile store, {rank}-D: shared memory at src to the box at coords of the tensor map; one "
                          f"thread issues it after blackwell.fence.proxy_async.shared_cta; completion through "
                          f"blackwell.tma.commit_group / wait_group. " + TMA_HOST_ATTRS),
-            python_name=DUP_PY_PREFIX + "cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": str(rank)},
+            python_name="cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": str(rank)},
             thr_id="1:1",
             operands=[op("tmap", "TMA_DESCRIPTOR"), op("src", "SMEM_ADDRESS"), op("coords", "COORDINATE", count=rank)],
             ptx_template=f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {{{coords}}}], [$1];",
@@ -412,59 +409,59 @@ def primitives():
     # Bulk-group completion of TMA stores and the proxy fence before them.
     yield P(id="blackwell.tma.commit_group", kind="COMMIT",
             description="cp.async.bulk.commit_group: closes the bulk group of this thread's TMA stores issued so far",
-            python_name=DUP_PY_PREFIX + "arch.cp_async_bulk_commit_group",
+            python_name="arch.cp_async_bulk_commit_group",
             ptx_template="cp.async.bulk.commit_group;", has_side_effects=True, sass_opcodes=["UTMACMDFLUSH"])
     yield P(id="blackwell.tma.wait_group.read", kind="WAIT",
             description=("cp.async.bulk.wait_group.read n: waits until at most n bulk groups still read their "
                          "shared-memory source (the buffer may then be reused)"),
-            python_name=DUP_PY_PREFIX + "arch.cp_async_bulk_wait_group_read",
+            python_name="arch.cp_async_bulk_wait_group_read",
             attributes=[{"name": "n", "type": "int"}], ptx_template="cp.async.bulk.wait_group.read {n};",
             has_side_effects=True, sass_opcodes=["DEPBAR.LE"])
     yield P(id="blackwell.tma.wait_group", kind="WAIT",
             description="cp.async.bulk.wait_group n: waits until at most n bulk groups are pending (writes visible)",
-            python_name=DUP_PY_PREFIX + "arch.cp_async_bulk_wait_group",
+            python_name="arch.cp_async_bulk_wait_group",
             attributes=[{"name": "n", "type": "int"}], ptx_template="cp.async.bulk.wait_group {n};",
             has_side_effects=True, sass_opcodes=["DEPBAR.LE"])
     yield P(id="blackwell.fence.proxy_async.shared_cta", kind="FENCE",
             description=("fence.proxy.async.shared::cta: makes this thread's generic-proxy shared-memory writes visible "
                          "to the async proxy (TMA store, tcgen05.mma and tcgen05.cp reading shared memory)"),
-            python_name=DUP_PY_PREFIX + "arch.fence_proxy_async_shared_cta",
+            python_name="arch.fence_proxy_async_shared_cta",
             ptx_template="fence.proxy.async.shared::cta;", has_side_effects=True, sass_opcodes=["FENCE.VIEW.ASYNC.S"])
     # mbarrier basics, for TMA loads and tcgen05.commit.
     yield P(id="blackwell.mbarrier.init", kind="BARRIER",
             description="mbarrier.init: the 8-byte mbarrier at mbar expects count arrivals per phase",
-            python_name=DUP_PY_PREFIX + "arch.mbarrier_init",
+            python_name="arch.mbarrier_init",
             operands=[op("mbar", "MBARRIER"), op("count", "SCALAR")],
             ptx_template="mbarrier.init.shared::cta.b64 [$0], $1;", constraints="r,r", has_side_effects=True,
             sass_opcodes=["STS.64", "SYNCS.CCTL.IVALL"])
     yield P(id="blackwell.mbarrier.init_fence", kind="FENCE",
             description=("fence.mbarrier_init.release.cluster: makes mbarrier.init visible to the cluster, TMA and "
                          "tcgen05.commit before they use the barrier"),
-            python_name=DUP_PY_PREFIX + "arch.mbarrier_init_fence",
+            python_name="arch.mbarrier_init_fence",
             ptx_template="fence.mbarrier_init.release.cluster;", has_side_effects=True,
             sass_opcodes=[])
     yield P(id="blackwell.mbarrier.arrive", kind="ARRIVE",
             description="mbarrier.arrive: one arrival on this CTA's mbarrier (release, CTA scope)",
-            python_name=DUP_PY_PREFIX + "arch.mbarrier_arrive", operands=[op("mbar", "MBARRIER")],
+            python_name="arch.mbarrier_arrive", operands=[op("mbar", "MBARRIER")],
             ptx_template="mbarrier.arrive.shared::cta.b64 _, [$0];", constraints="r", has_side_effects=True,
             sass_opcodes=["SYNCS.ARRIVE.TRANS64.A1T0"])
     yield P(id="blackwell.mbarrier.arrive_expect_tx", kind="ARRIVE",
             description=("mbarrier.arrive.expect_tx: one arrival that also expects tx_count more transaction bytes "
                          "(e.g. of TMA loads) in this phase"),
-            python_name=DUP_PY_PREFIX + "arch.mbarrier_arrive_and_expect_tx",
+            python_name="arch.mbarrier_arrive_and_expect_tx",
             operands=[op("mbar", "MBARRIER"), op("tx_count", "SCALAR")],
             ptx_template="mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", constraints="r,r",
             has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"])
     yield P(id="blackwell.mbarrier.try_wait.parity", kind="WAIT",
             description=("mbarrier.try_wait.parity: true once the phase of parity phase (0 or 1) has completed; may "
                          "block for a time-limit first. Loop on it, or use blackwell.mbarrier.wait.parity"),
-            python_name=DUP_PY_PREFIX + "arch.mbarrier_try_wait",
+            python_name="arch.mbarrier_try_wait",
             operands=[op("done", "PREDICATE", "OUT"), op("mbar", "MBARRIER"), op("phase", "SCALAR")],
             ptx_template="mbarrier.try_wait.parity.shared::cta.b64 $0, [$1], $2;", constraints="=b,r,r",
             has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"])
     yield P(id="blackwell.mbarrier.wait.parity", kind="WAIT",
             description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
-            python_name=DUP_PY_PREFIX + "arch.mbarrier_wait",
+            python_name="arch.mbarrier_wait",
             operands=[op("mbar", "MBARRIER"), op("phase", "SCALAR")],
             ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, [$0], $1; "
                           "@!ww_done bra ww_wait; }"),

@@ -304,6 +304,19 @@ TMA_HOST_DOC = (
     "\"none\" \"32B\" \"64B\" \"128B\"), l2_promotion (0 none, 1 64B, 2 128B, 3 256B), oob_fill (0 zeros, 1 NaN); "
     "pass the map as a __grid_constant__ kernel parameter and its generic address as tmap")
 
+# Measured on the H200 (driver 580): a box whose innermost start coords[0] * element size is not a multiple of
+# 16 bytes faults with an illegal instruction, for loads and stores alike; a store at a negative coordinate
+# faults too, while a load there reads zeros.
+TMA_LOAD_COORDS = ("coords[0] * element size must be a multiple of 16 bytes (another start faults: illegal "
+                   "instruction); a box may hang off either end of the tensor, and what lies outside reads as zero "
+                   "(or NaN, per oob_fill). ")
+TMA_STORE_COORDS = ("coords must be non-negative and coords[0] * element size a multiple of 16 bytes (either "
+                    "violation faults: illegal instruction); elements past the tensor's high end are not written. ")
+
+
+# The Python ops are CuTe DSL's, shared with Blackwell's TMA loads: there cta_group picks 1 or 2 CTAs, here only 1.
+CTA_GROUP_ONE = {"cta_group": "1"}
+
 
 def tma_entries():
     out = []
@@ -317,8 +330,9 @@ def tma_entries():
             f"hopper.tma.load.{r}d", "COPY",
             description=(f"TMA tile load, {r}-D: the box at coords (elements, innermost first) of the tensor map to "
                          "shared memory at dst (128-byte aligned), completing mbar's transaction bytes; one thread "
-                         "issues it. " + TMA_HOST_DOC),
-            python_name="cpasync.CopyBulkTensorTileG2SOp", python_params={"rank": str(r)}, thr_id="1:1",
+                         "issues it. " + TMA_LOAD_COORDS + TMA_HOST_DOC),
+            python_name="cpasync.CopyBulkTensorTileG2SOp", python_params={"rank": str(r), **CTA_GROUP_ONE},
+            python_signature=["cta_group"], python_defaults=CTA_GROUP_ONE, thr_id="1:1",
             operands=load_ops,
             ptx_template=(f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes "
                           f"[$0], [$1, {coords(3)}], [$2];"),
@@ -328,8 +342,9 @@ def tma_entries():
             f"hopper.tma.load.multicast.{r}d", "COPY",
             description=(f"TMA tile load with multicast, {r}-D: as hopper.tma.load.{r}d, into the same shared-memory "
                          "offset and mbarrier offset of every CTA of the cluster whose bit is set in cta_mask (low 16 "
-                         "bits, by %cluster_ctarank). " + TMA_HOST_DOC),
-            python_name="cpasync.CopyBulkTensorTileG2SMulticastOp", python_params={"rank": str(r)}, thr_id="1:1",
+                         "bits, by %cluster_ctarank). " + TMA_LOAD_COORDS + TMA_HOST_DOC),
+            python_name="cpasync.CopyBulkTensorTileG2SMulticastOp", python_params={"rank": str(r), **CTA_GROUP_ONE},
+            python_signature=["cta_group"], python_defaults=CTA_GROUP_ONE, thr_id="1:1",
             operands=load_ops + [operand("cta_mask", "SCALAR", "IN")],
             ptx_template=("{ .reg .b16 ww_mask; cvt.u16.u32 ww_mask, $" + str(3 + r) + "; "
                           f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes"
@@ -341,7 +356,7 @@ def tma_entries():
             f"hopper.tma.store.{r}d", "COPY",
             description=(f"TMA tile store, {r}-D: shared memory at src to the box at coords of the tensor map; one "
                          "thread issues it after fence.proxy.async.shared::cta; completion through "
-                         "hopper.tma.commit_group / wait_group. " + TMA_HOST_DOC),
+                         "hopper.tma.commit_group / wait_group. " + TMA_STORE_COORDS + TMA_HOST_DOC),
             python_name="cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": str(r)}, thr_id="1:1",
             operands=store_ops,
             ptx_template=f"cp.async.bulk.tensor.{r}d.global.shared::cta.bulk_group [$0, {coords(2)}], [$1];",
@@ -351,7 +366,7 @@ def tma_entries():
             f"hopper.tma.reduce.{r}d", "COPY",
             description=(f"TMA tile reduction store, {r}-D: combines shared memory at src into the box at coords "
                          "with op (add by default; min, max, inc, dec, and, or, xor where the tensor map's type "
-                         "allows). " + TMA_HOST_DOC),
+                         "allows). " + TMA_STORE_COORDS + TMA_HOST_DOC),
             python_name="cpasync.CopyReduceBulkTensorTileS2GOp", python_params={"rank": str(r)}, thr_id="1:1",
             operands=store_ops,
             attributes=[attribute("op", type_="string",
@@ -564,17 +579,18 @@ def other_primitives():
                  ptx_template="{ .reg .b32 ww_lane; elect.sync ww_lane|$0, {membermask}; }", constraints="=b",
                  has_side_effects=True, sass=["ELECT"]))
     regs_allowed = tuple(str(n) for n in range(24, 257, 8))
-    # No sass_opcodes: ptxas emits USETMAXREG only for a kernel whose register count at entry it knows (launch
-    # bounds: maxntid and minctasm, or maxnreg) and only in whole-program mode; nvJitLink, the core's default
-    # cubin path, drops the instruction (C7504, "to maintain compatibility across compilation units"). The
-    # backend's test checks USETMAXREG through ptxas and tracks the nvJitLink behaviour.
+    # ptxas emits USETMAXREG only for a kernel whose register count at entry it knows (launch bounds: maxntid and
+    # minctasm, or maxnreg); nvJitLink drops the instruction (C7504, "to maintain compatibility across compilation
+    # units"), so the core assembles PTX that holds setmaxnreg with ptxas.
     for d, pyn in (("inc", "arch.setmaxregister_increase"), ("dec", "arch.setmaxregister_decrease")):
         out.append(P(f"hopper.setmaxnreg.{d}", "REGISTER_CONTROL",
                      description=f"setmaxnreg.{d}: every warp of the warpgroup {'raises' if d == 'inc' else 'lowers'} "
-                                 "its per-thread register budget to n (24..256, multiple of 8). SASS USETMAXREG, "
-                                 "but only from ptxas in whole-program mode with launch bounds: nvJitLink drops it",
+                                 "its per-thread register budget to n (24..256, multiple of 8). Takes effect only "
+                                 "in a kernel with launch bounds (maxntid and minctasm 1, or maxnreg); the core "
+                                 "assembles such PTX with ptxas, as nvJitLink drops the instruction",
                      python_name=pyn, attributes=[attribute("n", allowed=regs_allowed)],
-                     ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};", has_side_effects=True))
+                     ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};", has_side_effects=True,
+                     sass=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"]))
     return out
 
 

@@ -54,6 +54,7 @@ def conformance_main(args) -> int:
 def add_plugins_parser(sub) -> None:
     p = sub.add_parser("plugins", help="the loaded backend plugins, their targets, atoms and primitives, and refusals")
     p.add_argument("--json", action="store_true", help="print JSON: one object per plugin, one per refused file")
+    p.add_argument("--manifest", metavar="NAME", help="print the manifest plugin NAME carries (protobuf text format)")
 
 
 def plugins_report() -> list[dict]:
@@ -86,6 +87,18 @@ def plugins_main(args) -> int:
 
 
 def _print_plugins(args) -> int:
+    if args.manifest:
+        from warpweave import _core
+        from warpweave._dsl.plugins import registry
+
+        registry.load()
+        try:
+            sys.stdout.write(_core.plugin_manifest_text(args.manifest))
+        except RuntimeError as e:
+            names = ", ".join(registry.backends) or "none"
+            print(f"warpweave plugins: {e} (loaded: {names})", file=sys.stderr)
+            return 2
+        return 0
     report = plugins_report()
     if args.json:
         json.dump(report, sys.stdout, indent=1)

@@ -80,6 +80,18 @@ def device_label(cc) -> str:
     return f"sm_{cc}" if cc else ""
 
 
+def _primitives_run_by_kind(src, backend) -> dict:
+    """kind -> the primitive ids that its probe module says its kernels run (probes/__init__.py: uses)."""
+    out = {}
+    for kind in sorted({e.get("conformance", "") for e, _ in src.entries()} - {""}):
+        try:
+            mod = probe_module(kind)
+            out[kind] = set(mod.uses(backend)) if mod is not None and hasattr(mod, "uses") else set()
+        except Exception:  # noqa: BLE001 - a broken probe module is reported with its own instructions
+            out[kind] = set()
+    return out
+
+
 def plan(sources, cc):
     """(jobs, records decided without running anything)."""
     jobs, records = [], []
@@ -88,6 +100,7 @@ def plan(sources, cc):
         backend = Backend(src.name, src.manifest.get("version", ""), src.path, "", src.manifest)
         backend.targets = list(src.targets.values())
         spec = (src.name, src.path, src.manifest, src.plugin, list(src.targets.values()))
+        runs = None
         for entry, what in src.entries():
             kind = entry.get("conformance", "")
             usable = gpu.usable_targets(backend, entry, cc)
@@ -96,8 +109,13 @@ def plan(sources, cc):
                                           f"not usable on {label} (targets: {', '.join(entry.get('targets', []))})"))
                 continue
             if not kind:
+                if runs is None:
+                    runs = _primitives_run_by_kind(src, backend)
+                runs_in = sorted(k for k, ids in runs.items() if entry.get("id") in ids)
                 records.append(record_for(src, entry, what, "execute", label, SKIP,
-                                          "the manifest names no conformance probe kind for it"))
+                                          "no probe of its own" + (f"; it runs inside the {', '.join(runs_in)} probes"
+                                                                   if runs_in else
+                                                                   " (the manifest names no conformance kind)")))
                 continue
             try:
                 mod = probe_module(kind)

@@ -111,12 +111,24 @@ std::vector<uint8_t> ptx_to_cubin(std::string_view ptx, const Target& target, co
   request.line_info = options.line_info;
   request.ptxas_options = options.ptxas_options;
 
+  // nvJitLink (CUDA 13.0) drops setmaxnreg "to maintain compatibility across compilation units" (ptxas info
+  // C7504): a warp-specialized kernel would silently lose its register split. ptxas keeps it, so the automatic
+  // choice takes ptxas for such PTX when there is one.
+  const bool sets_registers = ptx.find("setmaxnreg") != std::string_view::npos;
+  std::string why_no_ptxas;
+  std::string ptxas;
+  if (choice == CubinTool::automatic && sets_registers) ptxas = detail::find_ptxas(&why_no_ptxas);
+
   std::string why_no_nvjitlink;
-  if (choice != CubinTool::ptxas && detail::nvjitlink_available(&why_no_nvjitlink)) {
+  if (choice != CubinTool::ptxas && ptxas.empty() && detail::nvjitlink_available(&why_no_nvjitlink)) {
     detail::CubinOutput out = detail::nvjitlink_compile(ptx, request);
     if (!out.ok) {
       throw CompileError(Stage::ptxas, tool_diagnostics(out.log, "nvJitLink rejected the PTX for " + request.arch),
                          out.log);
+    }
+    if (sets_registers) {
+      out.log += "warning: nvJitLink ignores setmaxnreg (C7504); the kernel runs with one register count for all "
+                 "warps" + std::string(why_no_ptxas.empty() ? "" : " (" + why_no_ptxas + ")") + "\n";
     }
     if (log) *log = std::move(out.log);
     if (tool) *tool = "nvJitLink";
@@ -124,8 +136,7 @@ std::vector<uint8_t> ptx_to_cubin(std::string_view ptx, const Target& target, co
   }
   if (choice == CubinTool::nvjitlink) throw CompileError(Stage::ptxas, {detail::error_diag(why_no_nvjitlink)});
 
-  std::string why_no_ptxas;
-  std::string ptxas = detail::find_ptxas(&why_no_ptxas);
+  if (ptxas.empty()) ptxas = detail::find_ptxas(&why_no_ptxas);
   if (ptxas.empty()) {
     std::vector<Diagnostic> diags = {detail::error_diag(why_no_ptxas)};
     if (!why_no_nvjitlink.empty()) diags.push_back(detail::error_diag(why_no_nvjitlink));

@@ -67,6 +67,10 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
 // After a fatal error inside LLVM the cached TargetMachines' state is unknown: drop (leak) them.
 void abandon_target_machines();
 
+// --- convergence.cpp (LLVM only) ---------------------------------------------------------------------------------
+// Marks every defined function, every inline-asm call and every call to a non-intrinsic convergent (see the file).
+void mark_calls_convergent(llvm::Module& module);
+
 // --- nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.
 struct CubinRequest {

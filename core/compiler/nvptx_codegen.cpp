@@ -209,6 +209,7 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
   std::string broken;
   llvm::raw_string_ostream broken_os(broken);
   if (llvm::verifyModule(*module, &broken_os)) return fail(Stage::llvm, "invalid LLVM IR: " + broken);
+  mark_calls_convergent(*module);
   optimize(*module, *machine, opt_level);
   if (diags.error_count) return fail(Stage::llvm, {});
   if (options.want_llvm_ir) {

@@ -56,6 +56,11 @@ void bind_plugins(nb::module_& m) {
     }
     return out;
   });
+  m.def("plugin_manifest_text", [](const std::string& name) {
+    for (auto& p : wp::PluginHost::instance().plugins())
+      if (p.name == name) return p.manifest_text;
+    throw wp::PluginError("no loaded plugin is named \"" + name + "\"");
+  }, "The manifest a loaded plugin carries, as embedded (protobuf text format).");
   m.def("plugin_refusals", []() {
     nb::list out;
     for (auto& r : wp::PluginHost::instance().refusals()) out.append(nb::make_tuple(r.path, r.reason));

@@ -240,6 +240,12 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+int count(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
 bool is_elf(const std::vector<uint8_t>& bytes) {
   return bytes.size() > 4 && bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F';
 }
@@ -391,6 +397,41 @@ TEST(Compiler, KernelAttributesAndGridConstants) {
   }
 }
 
+// Thread 0 initialises, then the whole block meets at a cluster barrier, then thread 0 goes on alone. Without
+// convergent calls LLVM duplicates the barrier's inline asm into both arms of the first branch: thread 0 and the
+// rest of its warp would then execute different copies of an `.aligned` instruction (a hang on the GPU).
+const char* const kBarrierBetweenBranches = R"(module {
+  llvm.func @k(%out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+    %tid = nvvm.read.ptx.sreg.tid.x : i32
+    %c0 = llvm.mlir.constant(0 : i32) : i32
+    %is0 = llvm.icmp "eq" %tid, %c0 : i32
+    llvm.cond_br %is0, ^init, ^join
+  ^init:
+    llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 1;", "r" %c0 : (i32) -> ()
+    llvm.br ^join
+  ^join:
+    llvm.inline_asm has_side_effects "barrier.cluster.arrive.aligned;", "" : () -> ()
+    llvm.inline_asm has_side_effects "barrier.cluster.wait.aligned;", "" : () -> ()
+    llvm.cond_br %is0, ^issue, ^done
+  ^issue:
+    llvm.store %tid, %out : i32, !llvm.ptr<1>
+    llvm.br ^done
+  ^done:
+    llvm.return
+  }
+}
+)";
+
+TEST(Compiler, InlineAsmIsNeverDuplicatedIntoDivergentBranches) {
+  for (int opt : {1, 2, 3}) {
+    wc::CompileOptions options;
+    options.opt_level = opt;
+    std::string ptx = ptx_ok(kBarrierBetweenBranches, "sm_90a", options);
+    EXPECT_EQ(count(ptx, "barrier.cluster.arrive.aligned"), 1) << "-O" << opt << "\n" << ptx;
+    EXPECT_EQ(count(ptx, "barrier.cluster.wait.aligned"), 1) << "-O" << opt << "\n" << ptx;
+  }
+}
+
 TEST(Compiler, EmptyModuleGivesAnEmptyPtxModule) {
   std::string ptx = ptx_ok("module {}", "sm_90a");
   EXPECT_TRUE(contains(ptx, ".target sm_90a"));
@@ -493,6 +534,61 @@ TEST_P(CubinTool, UnknownArchIsRejected) {
     if (contains(e.what(), "cannot load") || contains(e.what(), "no ptxas found")) GTEST_SKIP();
     EXPECT_EQ(e.stage(), wc::Stage::ptxas);
   }
+}
+
+// Warps 0-3 give registers back, warps 4-7 take them: a warp-specialized kernel's register split.
+constexpr const char* kRegisterSplit = R"mlir(
+module {
+  llvm.func @split(%out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>,
+                                                   nvvm.minctasm = 1 : i32} {
+    %tid = nvvm.read.ptx.sreg.tid.x : i32
+    %c128 = llvm.mlir.constant(128 : i32) : i32
+    %producer = llvm.icmp "ult" %tid, %c128 : i32
+    llvm.cond_br %producer, ^give, ^take
+  ^give:
+    llvm.inline_asm has_side_effects "setmaxnreg.dec.sync.aligned.u32 40;", "" : () -> ()
+    llvm.store %tid, %out : i32, !llvm.ptr<1>
+    llvm.br ^done
+  ^take:
+    llvm.inline_asm has_side_effects "setmaxnreg.inc.sync.aligned.u32 232;", "" : () -> ()
+    llvm.store %c128, %out : i32, !llvm.ptr<1>
+    llvm.br ^done
+  ^done:
+    llvm.return
+  }
+}
+)mlir";
+
+TEST(CubinTool, RegisterSplitsGoToPtxasWhichKeepsThem) {
+  wc::CompileOptions ptxas_only;
+  ptxas_only.cubin_tool = "ptxas";
+  std::string ptx = ptx_ok(kRegisterSplit, "sm_90a");
+  try {
+    wc::ptx_to_cubin(ptx, wc::default_target("sm_90a"), ptxas_only);
+  } catch (const wc::CompileError& e) {
+    GTEST_SKIP() << "no ptxas here: " << e.what();
+  }
+  std::string log, tool;
+  std::vector<uint8_t> cubin = wc::ptx_to_cubin(ptx, wc::default_target("sm_90a"), {}, &log, &tool);
+  EXPECT_EQ(tool, "ptxas") << log;
+  if (wc::sass_tool_available()) {
+    std::string sass = wc::disassemble_sass(cubin);
+    EXPECT_TRUE(contains(sass, "USETMAXREG.DEALLOC")) << sass;
+    EXPECT_TRUE(contains(sass, "USETMAXREG.TRY_ALLOC")) << sass;
+  }
+}
+
+TEST(CubinTool, NvJitLinkDroppingARegisterSplitSaysSo) {
+  wc::CompileOptions options;
+  options.cubin_tool = "nvjitlink";
+  std::string log, tool;
+  try {
+    wc::ptx_to_cubin(ptx_ok(kRegisterSplit, "sm_90a"), wc::default_target("sm_90a"), options, &log, &tool);
+  } catch (const wc::CompileError& e) {
+    GTEST_SKIP() << "no nvJitLink here: " << e.what();
+  }
+  EXPECT_EQ(tool, "nvJitLink");
+  EXPECT_TRUE(contains(log, "warning: nvJitLink ignores setmaxnreg")) << log;
 }
 
 INSTANTIATE_TEST_SUITE_P(Compiler, CubinTool, testing::Values("nvjitlink", "ptxas"),

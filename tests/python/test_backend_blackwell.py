@@ -170,9 +170,33 @@ def test_python_names_are_unambiguous(blackwell):
         key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())))
         assert key not in seen, f"{ins['id']} and {seen[key]} share {key}"
         seen[key] = ins["id"]
-        # Names that Hopper also has for sm_90a carry the backend's prefix, so that the two never collide.
-        if ins["id"].startswith(("blackwell.tma.", "blackwell.mbarrier.", "blackwell.fence.")):
-            assert ins["python_name"].startswith("blackwell."), ins["id"]
+        # Names are CuTe DSL's, with no backend prefix: Hopper's TMA and mbarrier names are shared, and the
+        # frontend picks by target (test_shared_python_names_select_by_target).
+        assert not ins.get("python_name", "").startswith("blackwell."), ins["id"]
+
+
+def _select_for(arch, python_name, params, operands=None):
+    from warpweave._dsl import atoms, trace
+
+    with trace.tracing(trace.TraceState(target={"name": arch})):
+        return atoms.select(python_name, params, operands)[1]["id"]
+
+
+def test_shared_python_names_select_by_target(blackwell):
+    from warpweave._dsl.errors import DSLValueError
+
+    load = "cpasync.CopyBulkTensorTileG2SOp"
+    assert _select_for("sm_90a", load, {"rank": "2"}) == "hopper.tma.load.2d"
+    assert _select_for("sm_100a", load, {"rank": "2"}) == "blackwell.tma.load.2d"        # cta_group defaults to 1
+    assert _select_for("sm_100a", load, {"rank": "2", "cta_group": "2"}) == "blackwell.tma.load.cta2.2d"
+    assert _select_for("sm_90a", load, {"rank": "2", "cta_group": "1"}) == "hopper.tma.load.2d"
+    with pytest.raises(DSLValueError, match="not for the current target"):
+        _select_for("sm_90a", load, {"rank": "2", "cta_group": "2"})
+    assert _select_for("sm_90a", "cpasync.CopyBulkTensorTileS2GOp", {"rank": "3"}) == "hopper.tma.store.3d"
+    assert _select_for("sm_100a", "cpasync.CopyBulkTensorTileS2GOp", {"rank": "3"}) == "blackwell.tma.store.3d"
+    init = {"mbar", "count"}
+    assert _select_for("sm_90a", "arch.mbarrier_init", {}, init).startswith("hopper.")
+    assert _select_for("sm_100a", "arch.mbarrier_init", {}, init).startswith("blackwell.")
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -432,14 +432,15 @@ def test_setmaxnreg_through_ptxas(hopper, monkeypatch, ident, n):
     assert "USETMAXREG" in sass
 
 
-@pytest.mark.xfail(strict=True, reason="nvJitLink drops setmaxnreg (C7504: 'ignored to maintain compatibility across "
-                   "compilation units'); when this passes, give hopper.setmaxnreg.* sass_opcodes USETMAXREG again")
 def test_setmaxnreg_survives_the_default_cubin_path(hopper, monkeypatch):
+    # nvJitLink drops setmaxnreg (C7504), so the core's automatic choice assembles such PTX with ptxas.
+    if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas") or os.environ.get("WARPWEAVE_PTXAS")):
+        pytest.skip("no ptxas, the only tool that keeps setmaxnreg")
     monkeypatch.delenv("WARPWEAVE_CUBIN_TOOL", raising=False)
     ptx, sass = _compile(["hopper.setmaxnreg.dec"], {"n": 40})["hopper.setmaxnreg.dec"]
     if sass is None:
         pytest.skip("no SASS disassembler")
-    assert "USETMAXREG" in sass
+    assert "USETMAXREG.DEALLOC" in sass
 
 
 def test_mbarrier_wait_loop_can_be_used_twice(hopper):

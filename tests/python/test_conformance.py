@@ -384,6 +384,27 @@ def test_execute_tier_skips_cleanly_without_gpu_or_torch():
     assert r.records and all(x.status == "skip" and x.reason for x in r.records)
 
 
+def test_execute_plan_names_the_probes_a_primitive_runs_in():
+    # Planning needs no GPU: which entries run where, and why the others do not, for an sm_90 device.
+    from warpweave_conformance import execute_tier
+
+    srcs = [s for s in sources.loaded_sources() if s.name in ("ampere", "hopper")]
+    if len(srcs) < 2:
+        pytest.skip("the ampere and hopper plugins are not built")
+    jobs, records = execute_tier.plan(srcs, 90)
+    reason = {r.atom: r.reason for r in records}
+    assert "runs inside the hopper_tma probes" in reason["hopper.mbarrier.init"]
+    assert "runs inside the hopper_wgmma probes" in reason["hopper.wgmma.commit_group"]
+    assert "hopper_tma" in reason["hopper.fence.proxy.async.shared_cta"]
+    assert "hopper_wgmma" in reason["hopper.fence.proxy.async.shared_cta"]
+    assert "runs inside the cp_async probes" in reason["ampere.cp_async.commit_group"]
+    assert reason["hopper.cluster.clusterid"] == "no probe of its own (the manifest names no conformance kind)"
+    planned = {entry["id"] for _, entry, _, _ in jobs}
+    assert {"hopper.tma.load.multicast.5d", "hopper.wgmma.m64n256k16.f32.bf16.bf16.ss",
+            "ampere.mma.m16n8k16.f32.bf16.bf16.f32"} <= planned
+    assert not planned & set(reason)
+
+
 @pytest.mark.skipif(not (has_gpu() and has_torch_cuda()), reason="needs a CUDA GPU and PyTorch with CUDA")
 def test_execute_tier_on_gpu():
     """The execute tier on the machine's GPU: the in-tree backends (their probes' kinds) and the example manifest."""

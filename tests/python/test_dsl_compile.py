@@ -444,3 +444,48 @@ def test_current_target_names_the_backend_and_its_usable_peers():
     assert (t.name, t.backend, t.compute_capability) == ("sm_90a", "hopper", 90)
     names = [b.name for b in t.usable_backends()]
     assert names[0] == "hopper" and "ampere" in names and "blackwell" not in names
+
+
+@cute.kernel
+def register_split_kernel(gA: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx < 128:
+        cute.arch.setmaxregister_decrease(40)
+    else:
+        cute.arch.setmaxregister_increase(232)
+    gA[tidx] = cutlass.Float32(1.0)
+
+
+@cute.jit
+def register_split(mA):
+    register_split_kernel(mA).launch(grid=[1, 1, 1], block=[256, 1, 1])
+
+
+def test_a_cubin_tool_warning_reaches_the_user(monkeypatch):
+    # nvJitLink drops setmaxnreg; forced to use it, the compile says so instead of leaving it in a log.
+    monkeypatch.setenv("WARPWEAVE_CUBIN_TOOL", "nvjitlink")
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    with target("sm_90a"):
+        try:
+            with pytest.warns(RuntimeWarning, match="nvJitLink ignores setmaxnreg"):
+                cute.compile(register_split, dyn(256))
+        except cutlass.CompilationError as e:
+            if "cannot load" in str(e):
+                pytest.skip(f"no nvJitLink here: {e}")
+            raise
+
+
+def test_cache_key_names_the_compiler_build_and_the_cubin_tool(monkeypatch):
+    from types import SimpleNamespace
+
+    from warpweave._dsl import compile_module as cm
+
+    t = SimpleNamespace(name="sm_90a", llvm_cpu="sm_90a", ptx_features="+ptx86", jit_arch="sm_90a")
+    monkeypatch.delenv("WARPWEAVE_CUBIN_TOOL", raising=False)
+    base = cm.cache_key("module {}", t, None)
+    assert cm.cache_key("module {}", t, None) == base
+    monkeypatch.setenv("WARPWEAVE_CUBIN_TOOL", "ptxas")
+    assert cm.cache_key("module {}", t, None) != base
+    monkeypatch.delenv("WARPWEAVE_CUBIN_TOOL")
+    monkeypatch.setattr(cm, "_core_identity", "a rebuilt core")
+    assert cm.cache_key("module {}", t, None) != base

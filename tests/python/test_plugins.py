@@ -113,6 +113,18 @@ def test_example_plugin_loads_and_is_listed(example_plugin):
     assert "example_b1" in text.stdout and "example_b1.mma.m16n8k256.s32.b1.b1.s32.xor.popc" in text.stdout
 
 
+def test_plugins_print_the_manifest_they_carry(example_plugin):
+    r = warpweave("plugins", "--manifest", "hopper", plugin_path=[])
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(ROOT, "backends", "hopper", "hopper.textproto")) as f:
+        assert r.stdout == f.read()
+    r = warpweave("plugins", "--manifest", "example_b1", plugin_path=[str(example_plugin)])
+    assert r.returncode == 0 and 'name: "example_b1"' in r.stdout, r.stderr
+    r = warpweave("plugins", "--manifest", "volta", plugin_path=[])
+    assert r.returncode == 2 and r.stdout == ""
+    assert 'no loaded plugin is named "volta"' in r.stderr and "hopper" in r.stderr
+
+
 def test_example_plugin_passes_conformance(example_plugin, tmp_path):
     out = tmp_path / "records.json"
     r = warpweave("conformance", "--backend", "example_b1", "--json", str(out), plugin_path=[str(example_plugin)])

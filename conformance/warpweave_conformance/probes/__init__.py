@@ -10,7 +10,8 @@ is called only on a GPU that can use one of the entry's targets, in a worker pro
 faults or hangs costs that worker, not the suite). A kind without a module is reported as skipped.
 
 A module may also expose build_compile_probe(b, kernel_name, backend_name, entry) to replace the compile tier's
-generic probe kernel for its kind.
+generic probe kernel for its kind, and uses(backend) -> set of the backend's primitive ids its kernels run (a
+primitive with no probe of its own is then reported as run inside those probes).
 
 The built-in probes split their work in `prepare(...) -> gpu.Probe` (host side: kernel, inputs, reference
 check; runs anywhere) and `gpu.run` (device side), so the tests exercise everything but the launch on machines

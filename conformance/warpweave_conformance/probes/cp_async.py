@@ -35,6 +35,11 @@ def _partner(backend, kind: str):
     return None, None
 
 
+def uses(backend) -> set:
+    """The backend's primitives that every probe of this kind runs (named in the execute tier's report)."""
+    return {p["id"] for p, _ in (_partner(backend, "COMMIT"), _partner(backend, "WAIT")) if p is not None}
+
+
 def prepare(backend, entry: dict, seed: int | None = None):
     name = getattr(backend, "name", backend)
     ops = entry.get("operands", [])

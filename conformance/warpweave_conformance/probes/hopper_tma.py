@@ -8,15 +8,17 @@ the generic probes' (in, out) kernels have neither.
 - load: each block (one case) initialises an mbarrier, arrives on it expecting the box's bytes, issues the load
   of the box at the case's coordinates into shared memory, waits on the barrier's phase 0 and copies the box to
   `out`. Cases: a box inside the tensor, one hanging off the low end (negative coordinates) and one off the high
-  end; out-of-bounds elements must read as zero.
+  end (in every dimension); out-of-bounds elements must read as zero.
 - load.multicast: a cluster of two CTAs; rank 0 issues the load with cta_mask 0b11, both CTAs' barriers expect
   the bytes, and both must receive the box (exercises clusters, the mbarrier-init fence and cluster barriers).
 - store / reduce (add): one block fills shared memory with the box from `in`, fences it into the async proxy,
-  stores (or adds) it at coordinates hanging off both ends, commits and waits for the bulk group; the tensor
+  stores (or adds) it at coordinates hanging off the high end, commits and waits for the bulk group; the tensor
   must hold the box where it is in bounds and be untouched elsewhere.
 
-The tensor map lives in global memory (written before the launch, so no tensormap proxy fence is needed); the
-kernel takes (tmap, in, out) and the tensor's address is only in the map.
+The kernel takes (tmap, in, out): the tensor map by value as a grid-constant parameter (the convention the
+manifest documents: the instruction gets the parameter's generic address), and the tensor's address is only in
+the map. Coordinates keep the hardware's rules that the manifest states: the innermost start is a multiple of
+16 bytes, and stores start at non-negative coordinates (the H200 faults otherwise).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ DIMS = [36, 7, 5, 4, 3]     # innermost first; 36 * 4 bytes keeps every stride a
 BOX = [8, 4, 2, 2, 2]       # 8 * 4 bytes: the inner box extent must be a multiple of 16 bytes
 BLOCK = 128
 EBYTES = 4
+TMAP_BYTES = 128            # CUtensorMap
 
 
 def _kind(entry: dict):
@@ -42,12 +45,16 @@ def _kind(entry: dict):
 
 
 def load_cases(rank: int) -> list:
-    return [[3, 1, 1, 1, 0][:rank], [-4, -1, -1, 0, -1][:rank],
-            [DIMS[0] - 4, DIMS[1] - 2, DIMS[2] - 1, DIMS[3] - 1, DIMS[4] - 1][:rank]]
+    return [[4, 1, 1, 1, 0][:rank], [-4, -1, -1, -1, -1][:rank], _high_end(rank)]
 
 
 def store_case(rank: int) -> list:
-    return [DIMS[0] - 4, -1, 1, 0, 1][:rank]
+    return _high_end(rank)
+
+
+def _high_end(rank: int) -> list:
+    # Off the high end in every dimension; DIMS[0] - 4 keeps the innermost start a multiple of 16 bytes.
+    return [DIMS[0] - 4, DIMS[1] - 2, DIMS[2] - 1, DIMS[3] - 1, DIMS[4] - 1][:rank]
 
 
 def tensor_map_attrs(rank: int, address: int) -> dict:
@@ -129,14 +136,16 @@ def build(backend_name: str, entry: dict, prims: dict, kname: str, kind: str, ra
     smem = f"{kname}_smem"
     b.add_module_text(f"llvm.mlir.global internal @{smem}() {{addr_space = 3 : i32, alignment = 128 : i64}} : "
                       f"!llvm.array<{box_bytes + 16} x i8>")
-    tmap, inp, out = b.begin_function(kname, ["!llvm.ptr<1>"] * 3, "nvvm.kernel")
+    tmap, inp, out = b.begin_function(
+        kname, ["!llvm.ptr", "!llvm.ptr<1>", "!llvm.ptr<1>"], "nvvm.kernel",
+        [f"llvm.byval = !llvm.array<{TMAP_BYTES} x i8>, llvm.align = 64 : i64, nvvm.grid_constant", "", ""])
     k = _K(b)
     tid = b.op1("nvvm.read.ptx.sreg.tid.x", [], "i32")
     bid = b.op1("nvvm.read.ptx.sreg.ctaid.x", [], "i32")
     sptr = b.op1("llvm.mlir.addressof", [], "!llvm.ptr<3>", f"global_name = @{smem}")
     sbase = b.op1("llvm.ptrtoint", [sptr], "i32")
     mbar = k.add(sbase, k.i32(box_bytes))
-    tmap_addr = b.op1("llvm.ptrtoint", [tmap], "i64")
+    tmap_addr = b.op1("llvm.ptrtoint", [tmap], "i64")   # the parameter's generic address
     case = bid
     if kind == "load.multicast":
         # One case per cluster of two: both CTAs read the same coordinates and write their own copy.
@@ -214,6 +223,12 @@ NEEDED = {
     "store": ["fence.proxy.async.shared_cta", "tma.commit_group", "tma.wait_group"],
     "reduce": ["fence.proxy.async.shared_cta", "tma.commit_group", "tma.wait_group"],
 }
+
+
+def uses(backend) -> set:
+    """The backend's primitives that the probes of this kind run (named in the execute tier's report)."""
+    name = getattr(backend, "name", backend)
+    return {f"{name}.{i}" for ids in NEEDED.values() for i in ids}
 
 
 def prepare(backend, entry: dict, seed: int | None = None):
@@ -294,9 +309,7 @@ def execute(backend, entry, torch):
     dev = "cuda"
     tensor = torch.from_numpy(plan["tensor"].copy()).to(dev)
     attrs = tensor_map_attrs(plan["rank"], tensor.data_ptr())
-    tmap_bytes = _core.plugin_host_call(backend.name, entry["host_hook"], attrs, 128)
-    # CUDA allocations are at least 256-byte aligned: the map's 64-byte alignment holds.
-    tmap = torch.frombuffer(bytearray(tmap_bytes), dtype=torch.uint8).to(dev)
+    tmap = bytes(_core.plugin_host_call(backend.name, entry["host_hook"], attrs, TMAP_BYTES))
     d_in = torch.from_numpy(plan["in"].copy()).to(dev)
     multicast = plan["kind"] == "load.multicast"
     blocks = len(plan["cases"]) * (2 if multicast else 1)
@@ -304,9 +317,12 @@ def execute(backend, entry, torch):
     torch.cuda.synchronize()
     module = _core.Module.load(cubin)
     fn = module.function(plan["kernel"])
-    params = struct.pack("<QQQ", tmap.data_ptr(), d_in.data_ptr(), d_out.data_ptr())
+    # The driver copies each parameter from its offset in this buffer; the map's 64-byte alignment is the
+    # parameter's own (declared in the kernel), not the buffer's.
+    params = tmap + struct.pack("<QQ", d_in.data_ptr(), d_out.data_ptr())
     stream = torch.cuda.current_stream().cuda_stream
-    _core.launch(fn, [blocks, 1, 1], [BLOCK, 1, 1], [2, 1, 1] if multicast else [], 0, int(stream), params, [0, 8, 16])
+    _core.launch(fn, [blocks, 1, 1], [BLOCK, 1, 1], [2, 1, 1] if multicast else [], 0, int(stream), params,
+                 [0, TMAP_BYTES, TMAP_BYTES + 8])
     torch.cuda.synchronize()
     out = d_out.cpu().numpy()
     after = tensor.cpu().numpy()

@@ -61,6 +61,16 @@ def tolerance(ta: nx.ElementType, td: nx.ElementType, k: int) -> float:
     return 2.0 ** -18
 
 
+HELPERS = ("wgmma.make_smem_desc", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group",
+           "fence.proxy.async.shared_cta")
+
+
+def uses(backend) -> set:
+    """The backend's primitives that every probe of this kind runs (named in the execute tier's report)."""
+    name = getattr(backend, "name", backend)
+    return {f"{name}.{i}" for i in HELPERS}
+
+
 def _primitive(backend, ident):
     for p in backend.manifest.get("primitives", []):
         if p.get("id") == ident:
@@ -73,9 +83,7 @@ def prepare(backend, entry: dict, seed: int | None = None):
     ops = {o["name"]: o for o in entry.get("operands", [])}
     if set(ops) != {"d", "a", "b", "c", "scale_d"} or ops["b"]["role"] != "SMEM_DESCRIPTOR" or not is_result(ops["d"]):
         return SKIP, "the hopper_wgmma probe takes d <- a (descriptor or registers), b (descriptor), c, scale_d"
-    helpers = {i: _primitive(backend, f"{name}.{i}") for i in
-               ("wgmma.make_smem_desc", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group",
-                "fence.proxy.async.shared_cta")}
+    helpers = {i: _primitive(backend, f"{name}.{i}") for i in HELPERS}
     missing = [i for i, p in helpers.items() if p is None]
     if missing:
         return SKIP, f"the backend lacks the primitives {', '.join(missing)} the probe needs"

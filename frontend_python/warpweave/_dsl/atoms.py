@@ -69,7 +69,11 @@ def select(python_name: str, params: dict, operands: set | None = None):
     from .instructions import is_result
 
     def fits(ins):
-        if not all(ins.get("python_params", {}).get(k) == v for k, v in params.items()):
+        # An entry's own defaults fill what the caller left out. They are per entry, not per name: Hopper's and
+        # Blackwell's TMA ops share a name, and only Blackwell's have a cta_group (default 1).
+        own = ins.get("python_params", {})
+        want = {**{k: canonical(v) for k, v in ins.get("python_defaults", {}).items()}, **params}
+        if not all(own.get(k) == v for k, v in want.items()):
             return False
         if operands is not None:
             names = {o["name"] for o in ins.get("operands", []) if not is_result(o)}
@@ -99,7 +103,6 @@ class ManifestOp:
     python_name = ""
     signature: tuple = ()
     kind = ""
-    defaults: dict = {}
     param_names: frozenset = frozenset()
 
     def __init__(self, *args, **kwargs):
@@ -114,9 +117,7 @@ class ManifestOp:
                 raise DSLTypeError(f"{self.python_name} has no parameter {k} (its parameters: "
                                    f"{', '.join(sorted(self.param_names))})", user_location(2))
             params[k] = v
-        for k, v in self.defaults.items():
-            params.setdefault(k, v)
-        self.params = {k: canonical(v) for k, v in params.items()}
+        self.params = {k: canonical(v) for k, v in params.items()}   # as given: each entry has its own defaults
         self.raw_params = params
 
     def parameter_names(self):
@@ -146,12 +147,8 @@ def _make_class(python_name: str):
     short = python_name.split(".")[-1]
     if kind in ("MMA", "COPY"):
         names = frozenset(k for _, ins in entries for k in ins.get("python_params", {}))
-        defaults = {}
-        for _, ins in entries:
-            for k, v in ins.get("python_defaults", {}).items():
-                defaults.setdefault(k, v)
         return type(short, (ManifestOp,), {"python_name": python_name, "signature": sig, "kind": kind,
-                                           "defaults": defaults, "param_names": names,
+                                           "param_names": names,
                                            "__doc__": first.get("description", "")})
     return _primitive_function(python_name, short, first)
 

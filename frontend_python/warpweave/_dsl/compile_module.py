@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 from .. import _core
 from .errors import CompilationError
@@ -20,12 +21,25 @@ def _keep() -> set[str]:
     return {k.strip() for k in os.environ.get("WARPWEAVE_KEEP", "").split(",") if k.strip()}
 
 
+_core_identity = None
+
+
+def _compiler_identity() -> str:
+    """The compiler's build (the core extension's size and time) and the cubin tool asked for: a rebuilt compiler
+    may make different code from the same module, so its cubins must not come from an older build's cache."""
+    global _core_identity
+    if _core_identity is None:
+        st = os.stat(_core.__file__)
+        _core_identity = f"{st.st_size}:{st.st_mtime_ns}"
+    return _core_identity + ":" + os.environ.get("WARPWEAVE_CUBIN_TOOL", "")
+
+
 def cache_key(module_text: str, target, opts) -> str:
     from .. import __version__
     from . import plugins_digest
 
     return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
-                            repr(opts), __version__, plugins_digest()])
+                            repr(opts), __version__, plugins_digest(), _compiler_identity()])
 
 
 def _dump(name: str, ext: str, data) -> None:
@@ -49,6 +63,14 @@ def _raise_compile_error(e) -> None:
     raise CompilationError(msg, loc) from None
 
 
+def _warn_tool_warnings(log: str, name: str) -> None:
+    # The cubin tool's warnings (e.g. a register split it ignored) change how the kernel runs: say so once, here,
+    # rather than leave them in a log nobody reads. A cache hit does not repeat them.
+    for line in log.splitlines():
+        if line.startswith("warning:") or "ptxas warning" in line:
+            warnings.warn(f"{name}: {line.strip()}", RuntimeWarning, stacklevel=4)
+
+
 def compile_module(module_text: str, target, opts, kernel_names):
     """(cubin, info) for a traced module; info holds the PTX when it was compiled here and the timings."""
     keep = _keep()
@@ -68,6 +90,7 @@ def compile_module(module_text: str, target, opts, kernel_names):
     except _core.CompileError as e:
         _raise_compile_error(e)
     cubin = r["cubin"]
+    _warn_tool_warnings(r["jit_log"], name)
     info = {"cache": "miss", "key": key, "ptx": r["ptx"], "jit_log": r["jit_log"], "timings": r["timings"],
             "cubin_tool": r["cubin_tool"]}
     if "ptx" in keep:

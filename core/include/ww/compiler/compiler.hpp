@@ -36,7 +36,8 @@ struct CompileOptions {
   bool line_info = false;       // emit .loc from MLIR locations and ask ptxas for -lineinfo (profilers)
   std::string source_name = "<warpweave>";  // buffer name the diagnostics use when the IR has no locations
   std::string cubin_tool;       // "", "nvjitlink" or "ptxas"; empty: $WARPWEAVE_CUBIN_TOOL, else nvJitLink
-                                // if it loads, else ptxas
+                                // if it loads, else ptxas; but ptxas first for PTX that holds setmaxnreg,
+                                // which nvJitLink drops
   std::vector<std::string> ptxas_options;  // passed through, e.g. "-maxrregcount=128"
 };
 
