@@ -68,7 +68,8 @@ def attribute(name, *, allowed=(), default=None, type_="int"):
 
 def entry(section, id_, kind, *, description="", python_name="", python_params=None, python_signature=(),
           python_defaults=None, shape_mnk="", thr_id="", operands=(), attributes=(), ptx_template="", constraints="",
-          has_side_effects=False, lowering_hook="", sass=(), host_hook="", conformance="", layout_unit_bits=0):
+          has_side_effects=False, lowering_hook="", sass=(), host_hook="", conformance="", layout_unit_bits=0,
+          cubin_tool=""):
     lines = [section + " {", f"  id: {q(id_)}", f"  kind: {kind}", f"  targets: {q(TARGET)}"]
     if description:
         lines.append(f"  description: {q(description)}")
@@ -102,6 +103,8 @@ def entry(section, id_, kind, *, description="", python_name="", python_params=N
         lines.append(f"  host_hook: {q(host_hook)}")
     if conformance:
         lines.append(f"  conformance: {q(conformance)}")
+    if cubin_tool:
+        lines.append(f"  cubin_tool: {q(cubin_tool)}")
     lines.append("}")
     return "\n".join(lines)
 
@@ -581,16 +584,16 @@ def other_primitives():
     regs_allowed = tuple(str(n) for n in range(24, 257, 8))
     # ptxas emits USETMAXREG only for a kernel whose register count at entry it knows (launch bounds: maxntid and
     # minctasm, or maxnreg); nvJitLink drops the instruction (C7504, "to maintain compatibility across compilation
-    # units"), so the core assembles PTX that holds setmaxnreg with ptxas.
+    # units"): cubin_tool "ptxas" makes the core assemble a module that uses them with ptxas.
     for d, pyn in (("inc", "arch.setmaxregister_increase"), ("dec", "arch.setmaxregister_decrease")):
         out.append(P(f"hopper.setmaxnreg.{d}", "REGISTER_CONTROL",
                      description=f"setmaxnreg.{d}: every warp of the warpgroup {'raises' if d == 'inc' else 'lowers'} "
                                  "its per-thread register budget to n (24..256, multiple of 8). Takes effect only "
-                                 "in a kernel with launch bounds (maxntid and minctasm 1, or maxnreg); the core "
-                                 "assembles such PTX with ptxas, as nvJitLink drops the instruction",
+                                 "in a kernel with launch bounds (maxntid and minctasm 1, or maxnreg); a kernel "
+                                 "that uses it is assembled with ptxas, as nvJitLink drops the instruction",
                      python_name=pyn, attributes=[attribute("n", allowed=regs_allowed)],
                      ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};", has_side_effects=True,
-                     sass=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"]))
+                     sass=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"], cubin_tool="ptxas"))
     return out
 
 

@@ -119,11 +119,13 @@ def build_probe(b, kname: str, backend: str, entry: dict, plugin: bool) -> None:
     k.end()
 
 
-def _module_body(text: str) -> str | None:
-    t = text.strip()
-    if not (t.startswith("module {") and t.endswith("}")):
+def _module_body(text: str) -> tuple | None:
+    """(module attributes, body) of the IR builder's module text; the attributes (e.g. a request for ptxas) go
+    onto the batch module that holds the body."""
+    m = re.match(r"module (?:attributes \{(.*?)\} )?\{(.*)\}$", text.strip(), re.S)
+    if m is None:
         return None
-    return t[len("module {"):-1].strip("\n")
+    return ({m.group(1)} if m.group(1) else set()), m.group(2).strip("\n")
 
 
 def split_sass(sass: str) -> dict:
@@ -202,7 +204,9 @@ def compile_batch(task):
         return results
 
     def compile_text(parts):
-        text = "module {\n" + "\n".join(p[3] for p in parts) + "\n}\n"
+        attrs = sorted(set().union(*(p[3][0] for p in parts)))
+        head = f"module attributes {{{', '.join(attrs)}}} {{" if attrs else "module {"
+        text = head + "\n" + "\n".join(p[3][1] for p in parts) + "\n}\n"
         return _core.compile(text, target)
 
     def sass_of(cubin):

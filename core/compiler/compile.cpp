@@ -111,13 +111,12 @@ std::vector<uint8_t> ptx_to_cubin(std::string_view ptx, const Target& target, co
   request.line_info = options.line_info;
   request.ptxas_options = options.ptxas_options;
 
-  // nvJitLink (CUDA 13.0) drops setmaxnreg "to maintain compatibility across compilation units" (ptxas info
-  // C7504): a warp-specialized kernel would silently lose its register split. ptxas keeps it, so the automatic
-  // choice takes ptxas for such PTX when there is one.
-  const bool sets_registers = ptx.find("setmaxnreg") != std::string_view::npos;
+  // Some instructions survive only ptxas: nvJitLink assembles "to maintain compatibility across compilation
+  // units" and drops them (e.g. a warp-specialized kernel's register split, ptxas info C7504). Their manifests say
+  // so, and the automatic choice then takes ptxas when there is one.
   std::string why_no_ptxas;
   std::string ptxas;
-  if (choice == CubinTool::automatic && sets_registers) ptxas = detail::find_ptxas(&why_no_ptxas);
+  if (choice == CubinTool::automatic && options.prefer_ptxas) ptxas = detail::find_ptxas(&why_no_ptxas);
 
   std::string why_no_nvjitlink;
   if (choice != CubinTool::ptxas && ptxas.empty() && detail::nvjitlink_available(&why_no_nvjitlink)) {
@@ -126,9 +125,9 @@ std::vector<uint8_t> ptx_to_cubin(std::string_view ptx, const Target& target, co
       throw CompileError(Stage::ptxas, tool_diagnostics(out.log, "nvJitLink rejected the PTX for " + request.arch),
                          out.log);
     }
-    if (sets_registers) {
-      out.log += "warning: nvJitLink ignores setmaxnreg (C7504); the kernel runs with one register count for all "
-                 "warps" + std::string(why_no_ptxas.empty() ? "" : " (" + why_no_ptxas + ")") + "\n";
+    if (options.prefer_ptxas) {
+      out.log += "warning: nvJitLink assembled code that asks for ptxas (it holds an instruction nvJitLink drops): " +
+                 (why_no_ptxas.empty() ? std::string("nvJitLink was chosen explicitly") : why_no_ptxas) + "\n";
     }
     if (log) *log = std::move(out.log);
     if (tool) *tool = "nvJitLink";
@@ -156,7 +155,9 @@ CompileResult compile(std::string_view mlir_text, const Target& target, const Co
   CompileResult result;
   mlir_to_ptx(mlir_text, target, options, &result);
   detail::Stopwatch watch;
-  result.cubin = ptx_to_cubin(result.ptx, target, options, &result.jit_log, &result.cubin_tool);
+  CompileOptions cubin_options = options;
+  cubin_options.prefer_ptxas |= result.requested_cubin_tool == "ptxas";
+  result.cubin = ptx_to_cubin(result.ptx, target, cubin_options, &result.jit_log, &result.cubin_tool);
   result.timings.cubin_ms = watch.lap_ms();
   return result;
 }

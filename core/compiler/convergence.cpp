@@ -1,10 +1,10 @@
 // Calls in kernel code are convergent, as Clang treats every call in CUDA device code.
 //
 // MLIR's translation leaves inline assembly without the attribute, and LLVM is then free to duplicate such a
-// call into both arms of a divergent branch (tail duplication, sinking). For an `.aligned` instruction
-// (barrier.cluster.arrive.aligned, bar.sync, wgmma.fence.sync.aligned, mma.sync, ...) that is a hang or undefined
-// behaviour: the threads of a warp must execute the *same* instruction, not two copies of it. Intrinsics carry
-// their own attributes and are left alone.
+// call into both arms of a divergent branch (tail duplication, sinking). For a backend's `.aligned` instruction
+// (barriers, warp- and warpgroup-wide matrix operations) that is a hang or undefined behaviour: the threads of a
+// warp must execute the *same* instruction, not two copies of it. Intrinsics carry their own attributes and are
+// left alone.
 #include <llvm/IR/Function.h>
 #include <llvm/IR/InstrTypes.h>
 #include <llvm/IR/Module.h>

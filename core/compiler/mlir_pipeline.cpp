@@ -295,6 +295,8 @@ void abandon_mlir_context() {
   (void)s.ctx.release();
 }
 
+constexpr const char* kCubinToolAttribute = "ww.cubin_tool";
+
 std::unique_ptr<llvm::Module> lower_to_llvm_ir(std::string_view mlir_text, const CompileOptions& options,
                                                llvm::LLVMContext& llvm_ctx, CompileResult& result,
                                                Failure& failure, Stage& stage) {
@@ -316,6 +318,17 @@ std::unique_ptr<llvm::Module> lower_to_llvm_ir(std::string_view mlir_text, const
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
       llvm::StringRef(mlir_text.data(), mlir_text.size()), config, options.source_name);
   if (!module) return fail(Stage::parse);
+  // The module's request for a cubin tool is the driver's business, not LLVM's: take it off before lowering.
+  if (mlir::Attribute tool = (*module)->getAttr(kCubinToolAttribute)) {
+    auto name = mlir::dyn_cast<mlir::StringAttr>(tool);
+    if (!name || name.getValue() != "ptxas") {
+      diags.errors.push_back(error_diag(std::string("the module attribute ") + kCubinToolAttribute +
+                                        " must be \"ptxas\" (the only tool a module can ask for)"));
+      return fail(Stage::parse);
+    }
+    result.requested_cubin_tool = name.getValue().str();
+    (*module)->removeAttr(kCubinToolAttribute);
+  }
   stage = Stage::verify;
   if (mlir::failed(mlir::verify(*module))) return fail(Stage::verify);
   result.timings.parse_ms = watch.lap_ms();

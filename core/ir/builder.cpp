@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -57,6 +58,7 @@ struct Frame {
 struct Builder::Impl {
   std::vector<std::string> types{""};  // value 0 is unused
   std::string module_text;
+  std::map<std::string, std::string> module_attributes;
   std::string function_header;
   std::vector<Frame> frames;  // frames[0] is the function body when in a function
   // What the function computes once, before anything else (allocas, special registers): kept apart from the body
@@ -143,7 +145,20 @@ void Builder::end_function() {
 
 bool Builder::in_function() const { return !impl_->frames.empty(); }
 
-std::string Builder::str() const { return "module {\n" + impl_->module_text + "}\n"; }
+void Builder::set_module_attribute(const std::string& name, std::string value) {
+  impl_->module_attributes[name] = std::move(value);
+}
+
+std::string Builder::str() const {
+  std::string head = "module ";
+  if (!impl_->module_attributes.empty()) {
+    head += "attributes {";
+    for (const auto& [name, value] : impl_->module_attributes)
+      head += (head.back() == '{' ? "" : ", ") + name + " = " + value;
+    head += "} ";
+  }
+  return head + "{\n" + impl_->module_text + "}\n";
+}
 
 std::vector<Value> Builder::op(std::string_view name, std::span<const Value> operands,
                                std::span<const std::string> result_types, std::string_view properties,

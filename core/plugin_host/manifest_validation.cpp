@@ -130,6 +130,8 @@ void validate_instruction(const Instruction& ins, bool is_atom, const std::strin
   bool has_template = !ins.ptx_template().empty(), has_hook = !ins.lowering_hook().empty();
   if (has_template == has_hook) err("needs exactly one of ptx_template and lowering_hook");
   if (is_atom && ins.python_name().empty()) err("needs a python_name (the Python class it appears as)");
+  if (!ins.cubin_tool().empty() && ins.cubin_tool() != "ptxas")
+    err("cubin_tool \"" + ins.cubin_tool() + "\" is not \"ptxas\" (the only tool an instruction can ask for)");
   int slots = 0;
   bool seen_input = false;
   for (auto& o : ins.operands()) {

@@ -15,6 +15,7 @@ void bind_ir(nb::module_& m) {
   nb::class_<Builder>(m, "IRBuilder", "Writes MLIR text; what tracing produces.")
       .def(nb::init<>())
       .def("add_module_text", &Builder::add_module_text)
+      .def("set_module_attribute", &Builder::set_module_attribute, nb::arg("name"), nb::arg("value"))
       .def("begin_function", &Builder::begin_function, nb::arg("name"), nb::arg("arg_types"),
            nb::arg("attributes") = "", nb::arg("arg_attributes") = std::vector<std::string>{})
       .def("end_function", &Builder::end_function)

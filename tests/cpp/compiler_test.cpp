@@ -536,9 +536,10 @@ TEST_P(CubinTool, UnknownArchIsRejected) {
   }
 }
 
-// Warps 0-3 give registers back, warps 4-7 take them: a warp-specialized kernel's register split.
+// Warps 0-3 give registers back, warps 4-7 take them: a warp-specialized kernel's register split. nvJitLink drops
+// the instruction, so the module asks for ptxas (as the IR builder does for a manifest entry with cubin_tool).
 constexpr const char* kRegisterSplit = R"mlir(
-module {
+module attributes {ww.cubin_tool = "ptxas"} {
   llvm.func @split(%out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>,
                                                    nvvm.minctasm = 1 : i32} {
     %tid = nvvm.read.ptx.sreg.tid.x : i32
@@ -559,28 +560,30 @@ module {
 }
 )mlir";
 
-TEST(CubinTool, RegisterSplitsGoToPtxasWhichKeepsThem) {
+TEST(CubinTool, AModuleThatAsksForPtxasGetsIt) {
   wc::CompileOptions ptxas_only;
   ptxas_only.cubin_tool = "ptxas";
-  std::string ptx = ptx_ok(kRegisterSplit, "sm_90a");
+  wc::CompileResult r;
+  std::string ptx = ptx_ok(kRegisterSplit, "sm_90a", {}, &r);
+  EXPECT_EQ(r.requested_cubin_tool, "ptxas");
   try {
     wc::ptx_to_cubin(ptx, wc::default_target("sm_90a"), ptxas_only);
   } catch (const wc::CompileError& e) {
     GTEST_SKIP() << "no ptxas here: " << e.what();
   }
-  std::string log, tool;
-  std::vector<uint8_t> cubin = wc::ptx_to_cubin(ptx, wc::default_target("sm_90a"), {}, &log, &tool);
-  EXPECT_EQ(tool, "ptxas") << log;
+  r = compile_ok(kRegisterSplit, "sm_90a");
+  EXPECT_EQ(r.cubin_tool, "ptxas") << r.jit_log;
   if (wc::sass_tool_available()) {
-    std::string sass = wc::disassemble_sass(cubin);
+    std::string sass = wc::disassemble_sass(r.cubin);
     EXPECT_TRUE(contains(sass, "USETMAXREG.DEALLOC")) << sass;
     EXPECT_TRUE(contains(sass, "USETMAXREG.TRY_ALLOC")) << sass;
   }
 }
 
-TEST(CubinTool, NvJitLinkDroppingARegisterSplitSaysSo) {
+TEST(CubinTool, ForcedNvJitLinkOnCodeThatAsksForPtxasSaysSo) {
   wc::CompileOptions options;
   options.cubin_tool = "nvjitlink";
+  options.prefer_ptxas = true;
   std::string log, tool;
   try {
     wc::ptx_to_cubin(ptx_ok(kRegisterSplit, "sm_90a"), wc::default_target("sm_90a"), options, &log, &tool);
@@ -588,7 +591,14 @@ TEST(CubinTool, NvJitLinkDroppingARegisterSplitSaysSo) {
     GTEST_SKIP() << "no nvJitLink here: " << e.what();
   }
   EXPECT_EQ(tool, "nvJitLink");
-  EXPECT_TRUE(contains(log, "warning: nvJitLink ignores setmaxnreg")) << log;
+  EXPECT_TRUE(contains(log, "warning: nvJitLink assembled code that asks for ptxas")) << log;
+}
+
+TEST(CubinTool, AModuleCanAskOnlyForPtxas) {
+  std::string text = kRegisterSplit;
+  text.replace(text.find("\"ptxas\""), 7, "\"nvcc\"");
+  wc::CompileError e = expect_error(wc::Stage::parse, [&] { wc::mlir_to_ptx(text, wc::default_target("sm_90a")); });
+  EXPECT_TRUE(contains(e.what(), "ww.cubin_tool must be \"ptxas\"")) << e.what();
 }
 
 INSTANTIATE_TEST_SUITE_P(Compiler, CubinTool, testing::Values("nvjitlink", "ptxas"),

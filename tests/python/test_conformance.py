@@ -19,6 +19,7 @@ from dsl_helpers import has_gpu, has_torch_cuda
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "conformance"))
 
+from warpweave import _core  # noqa: E402
 import warpweave_conformance as wc  # noqa: E402
 from warpweave_conformance import numerics as nx  # noqa: E402
 from warpweave_conformance import sources  # noqa: E402
@@ -130,6 +131,14 @@ def test_broken_manifest_fails_with_exit_code(tmp_path):
     assert [x["atom"] for x in bad] == ["example_b1.mma.m16n8k256.s32.b1.b1.s32.and.popc"]
     assert "template uses 14 operands but the operands provide 13" in bad[0]["reason"]
     assert "FAIL" in r.stdout
+
+
+def test_an_instruction_can_ask_only_for_ptxas():
+    text = open(EXAMPLE_MANIFEST).read()
+    first = text.index("atoms {") + len("atoms {")
+    assert _core.validate_manifest(text[:first] + '\n  cubin_tool: "ptxas"' + text[first:]) == []
+    problems = _core.validate_manifest(text[:first] + '\n  cubin_tool: "nvcc"' + text[first:])
+    assert len(problems) == 1 and 'cubin_tool "nvcc" is not "ptxas"' in problems[0], problems
 
 
 def test_unparsable_manifest_fails(tmp_path):

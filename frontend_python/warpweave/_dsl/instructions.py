@@ -123,6 +123,9 @@ def emit_instruction(b, backend: str, ins: dict, inputs: dict, attrs: dict | Non
     """Emits instruction `ins` (a manifest entry of `backend`) with IR values for its input operands
     ({operand name: [values]}); returns {output operand name: [values]}."""
     attrs = attrs or {}
+    if ins.get("cubin_tool"):
+        # The module asks the compiler for the tool that keeps this instruction (manifest.proto: cubin_tool).
+        b.set_module_attribute("ww.cubin_tool", '"' + ins["cubin_tool"] + '"')
     ops = ins.get("operands", [])
     outs = [o for o in ops if is_result(o)]
     ins_ops = [o for o in ops if not is_result(o)]

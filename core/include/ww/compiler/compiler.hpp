@@ -36,8 +36,11 @@ struct CompileOptions {
   bool line_info = false;       // emit .loc from MLIR locations and ask ptxas for -lineinfo (profilers)
   std::string source_name = "<warpweave>";  // buffer name the diagnostics use when the IR has no locations
   std::string cubin_tool;       // "", "nvjitlink" or "ptxas"; empty: $WARPWEAVE_CUBIN_TOOL, else nvJitLink
-                                // if it loads, else ptxas; but ptxas first for PTX that holds setmaxnreg,
-                                // which nvJitLink drops
+                                // if it loads, else ptxas; but ptxas first when prefer_ptxas
+  // The code holds an instruction that only ptxas keeps (nvJitLink drops it). A module says so itself with the
+  // attribute `ww.cubin_tool = "ptxas"`, which the frontend sets when it emits a manifest entry whose cubin_tool
+  // is "ptxas"; this option is for ptx_to_cubin on PTX text. A forced nvJitLink then notes it in the tool log.
+  bool prefer_ptxas = false;
   std::vector<std::string> ptxas_options;  // passed through, e.g. "-maxrregcount=128"
 };
 
@@ -58,6 +61,7 @@ struct CompileResult {
   std::vector<uint8_t> cubin;
   std::string jit_log;     // ptxas -v style resource report when verbose_ptxas, plus any tool warnings
   std::string cubin_tool;  // "nvJitLink" or "ptxas"
+  std::string requested_cubin_tool;  // the module's ww.cubin_tool attribute ("ptxas" or empty)
   std::vector<Diagnostic> warnings;  // non-fatal MLIR / LLVM diagnostics
   struct Timings {
     double parse_ms = 0, lower_ms = 0, llvm_opt_ms = 0, codegen_ms = 0, cubin_ms = 0;

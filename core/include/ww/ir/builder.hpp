@@ -45,6 +45,9 @@ class Builder {
   // --- Module -----------------------------------------------------------------------------------------------
   // Text placed at module level (e.g. an llvm.mlir.global for shared memory).
   void add_module_text(std::string text);
+  // An attribute of the module itself, e.g. ("ww.cubin_tool", "\"ptxas\""); `value` is MLIR attribute text. Setting
+  // a name again replaces its value.
+  void set_module_attribute(const std::string& name, std::string value);
   // Opens an llvm.func; returns its arguments. `attributes` is an attribute-dictionary body such as
   // "nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>"; `arg_attributes` (one per argument, may be empty) such as
   // "llvm.noalias, llvm.align = 16 : i64".
