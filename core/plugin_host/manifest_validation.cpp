@@ -1,7 +1,6 @@
 // Manifest validation: the schema and the invariants the core relies on, one message per problem.
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <map>
@@ -46,6 +45,23 @@ int template_operands(const std::string& t) {
     }
   }
   return n;
+}
+
+// The attributes a template names as {identifier}. (PTX's own braces hold operand lists, never a bare
+// identifier.) A scan, not std::regex: this runs once per instruction of every manifest at load.
+std::vector<std::string> template_attributes(const std::string& t) {
+  auto ident = [](char c, bool first) {
+    const auto u = static_cast<unsigned char>(c);
+    return std::isalpha(u) || c == '_' || (!first && std::isdigit(u));
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] != '{' || i + 1 >= t.size() || !ident(t[i + 1], true)) continue;
+    size_t j = i + 2;
+    while (j < t.size() && ident(t[j], false)) ++j;
+    if (j < t.size() && t[j] == '}') out.push_back(t.substr(i + 1, j - i - 1));
+  }
+  return out;
 }
 
 int constraint_operands(const std::string& c) {
@@ -154,10 +170,8 @@ void validate_instruction(const Instruction& ins, bool is_atom, const std::strin
     if (t != slots) err("the template uses " + std::to_string(t) + " operands but the operands provide " + std::to_string(slots));
     std::set<std::string> declared;
     for (auto& a : ins.attributes()) declared.insert(a.name());
-    std::regex attr(R"(\{([A-Za-z_][A-Za-z_0-9]*)\})");
-    for (auto it = std::sregex_iterator(ins.ptx_template().begin(), ins.ptx_template().end(), attr);
-         it != std::sregex_iterator(); ++it)
-      if (!declared.count((*it)[1].str())) err("the template uses the undeclared attribute {" + (*it)[1].str() + "}");
+    for (const std::string& name : template_attributes(ins.ptx_template()))
+      if (!declared.count(name)) err("the template uses the undeclared attribute {" + name + "}");
   }
   int64_t threads = 0;
   if (!ins.thr_id().empty()) {
@@ -232,15 +246,6 @@ std::vector<std::string> parse_manifest(const std::string& text, Manifest& m) {
     return errors.errors;
   }
   return {};
-}
-
-std::string manifest_json(const Manifest& m) {
-  std::string json;
-  pb::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  (void)pb::util::MessageToJsonString(m, &json, options);
-  return json;
 }
 
 }  // namespace ww::plugins

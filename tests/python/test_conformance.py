@@ -141,6 +141,16 @@ def test_an_instruction_can_ask_only_for_ptxas():
     assert len(problems) == 1 and 'cubin_tool "nvcc" is not "ptxas"' in problems[0], problems
 
 
+def test_a_template_names_only_declared_attributes():
+    # {name} in a template is an attribute; PTX's own braces ({ .reg ...; }, {$1, $2}) are not.
+    text = open(EXAMPLE_MANIFEST).read()
+    at = text.index('ptx_template: "') + len('ptx_template: "')
+    assert _core.validate_manifest(text[:at] + "{ .reg .b32 x; } {$0} " + text[at:]) == []
+    problems = _core.validate_manifest(text[:at] + "{nope} {also_1} " + text[at:])
+    assert [p.split(": ", 1)[1] for p in problems] == ["the template uses the undeclared attribute {nope}",
+                                                       "the template uses the undeclared attribute {also_1}"], problems
+
+
 def test_unparsable_manifest_fails(tmp_path):
     path = tmp_path / "junk.textproto"
     path.write_text('name: "junk"\nthis is not a manifest\n')

@@ -5,6 +5,7 @@ catches built-in exceptions keeps working.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
@@ -44,7 +45,10 @@ class CompilationError(DSLError, RuntimeError):
     """The compiler (MLIR, LLVM, ptxas) refused the traced kernel."""
 
 
+@functools.lru_cache(maxsize=4096)
 def is_user_file(filename: str) -> bool:
+    # Asked for every traced operation (its source location): cached per file name, since a relative name is
+    # resolved against the working directory, which a tracer does not change.
     if not filename or filename.startswith("<frozen") or filename.startswith("<string"):
         return False
     return not os.path.abspath(filename).startswith(_PACKAGE_DIR)
