@@ -1,0 +1,158 @@
+"""Argument plans: how each argument of a @cute.jit function is stood in for while tracing (tensors become
+layouts over a placeholder pointer, runtime integers become symbols of the layout algebra) and read again at each
+call of the compiled function."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _core
+from . import trace
+from .errors import DSLTypeError, user_location
+from .numeric import Boolean, Float32, HostRef, Int32, Int64, Numeric, SymInt
+from .runtime import RuntimeTensor, from_dlpack, is_torch_tensor
+from .tensor import GMEM, Pointer, Tensor
+
+
+class Constexpr:
+    """Annotation of a parameter whose value is part of the compiled code (a compile-time constant)."""
+
+    def __class_getitem__(cls, item):
+        return cls
+
+
+def _is_constexpr(annotation) -> bool:
+    return annotation is Constexpr or (isinstance(annotation, str) and annotation.split(".")[-1].startswith("Constexpr"))
+
+
+
+class HostStream:
+    """The stream argument of a jit function (its handle is read at each call)."""
+
+    def __init__(self, arg_index):
+        self.arg_index = arg_index
+
+
+def _stream_handle(x) -> int:
+    if x is None:
+        return 0
+    if isinstance(x, int):
+        return x
+    for attr in ("cuda_stream", "ptr", "handle"):
+        v = getattr(x, attr, None)
+        if v is not None:
+            return int(v)
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        raise DSLTypeError(f"cannot use a {type(x).__name__} as a CUDA stream", user_location(3)) from None
+
+
+def _is_stream(x) -> bool:
+    name = type(x).__name__
+    return name in ("Stream", "ExternalStream", "CUstream") and not isinstance(x, (int, float))
+
+
+def _runtime_view(value):
+    """The RuntimeTensor of a tensor argument (a torch tensor passed directly gets a dynamic layout)."""
+    if isinstance(value, RuntimeTensor):
+        return value
+    if is_torch_tensor(value):
+        return from_dlpack(value).mark_layout_dynamic()
+    return None
+
+
+@dataclass
+class ArgPlan:
+    """How one argument of a jit function is read at each call."""
+    kind: str                 # "tensor", "int", "scalar", "stream", "const"
+    index: int
+    name: str
+    spec: Any
+    dtype: Any = None
+    symbols: list = field(default_factory=list)  # (symbol id, "shape"/"stride", mode) for tensors; id for ints
+
+
+def _make_host_arg(st: trace.TraceState, index: int, name: str, value, annotation):
+    """(host stand-in, ArgPlan) for one jit argument."""
+    if _is_constexpr(annotation):
+        return value, ArgPlan("const", index, name, ("const", _const_key(value)))
+    rt = _runtime_view(value)
+    if rt is not None:
+        plan = ArgPlan("tensor", index, name, rt.spec(), rt.element_type)
+        shape, stride = [], []
+        cosize = 1 + sum((s - 1) * abs(d) for s, d in zip(rt.shape, rt.stride))
+        wide = cosize >= (1 << 31)
+        bits = 64 if wide else 32
+        for k, (s, dyn) in enumerate(zip(rt.shape, rt.dynamic_shape)):
+            if dyn:
+                div = plan.spec[2][k][1]
+                sym = st.new_host_symbol(index, ("shape", k), bits, div, f"{name}.shape[{k}]")
+                plan.symbols.append((int(_sym_id(sym)), "shape", k))
+                shape.append(sym)
+            else:
+                shape.append(s)
+        for k, (d, dyn) in enumerate(zip(rt.stride, rt.dynamic_stride)):
+            if dyn:
+                div = plan.spec[3][k][1]
+                sym = st.new_host_symbol(index, ("stride", k), bits, div, f"{name}.stride[{k}]")
+                plan.symbols.append((int(_sym_id(sym)), "stride", k))
+                stride.append(sym)
+            else:
+                stride.append(d)
+        layout = _core.make_layout(tuple(shape), stride=tuple(stride)) if shape else _core.make_layout(1)
+        ptr = Pointer(None, rt.element_type, GMEM, rt.assumed_align, host=index, wide=wide)
+        return Tensor(ptr, layout, rt.element_type), plan
+    if _is_stream(value) or annotation is not inspect.Parameter.empty and getattr(annotation, "__name__", "") == "CUstream":
+        return HostStream(index), ArgPlan("stream", index, name, ("stream",))
+    if isinstance(value, bool) or isinstance(value, Boolean):
+        return Boolean._wrap(HostRef(index, name)), ArgPlan("scalar", index, name, ("scalar", "Boolean"), Boolean)
+    if isinstance(value, Numeric):
+        t = type(value)
+        if t.is_integer and t.width in (32, 64):
+            sym = st.new_host_symbol(index, ("value",), t.width, 1, name)
+            return t._wrap(sym), ArgPlan("int", index, name, ("int", t.__name__), t, [int(_sym_id(sym))])
+        return t._wrap(HostRef(index, name)), ArgPlan("scalar", index, name, ("scalar", t.__name__), t)
+    if isinstance(value, int):
+        t = Int32 if -(1 << 31) <= value < (1 << 31) else Int64
+        sym = st.new_host_symbol(index, ("value",), t.width, 1, name)
+        return t._wrap(sym), ArgPlan("int", index, name, ("int", t.__name__), t, [int(_sym_id(sym))])
+    if isinstance(value, float):
+        return Float32._wrap(HostRef(index, name)), ArgPlan("scalar", index, name, ("scalar", "Float32"), Float32)
+    # Layouts, tuples, atoms and other Python objects are compile-time values.
+    return value, ArgPlan("const", index, name, ("const", _const_key(value)))
+
+
+def _sym_id(sym: SymInt) -> int:
+    ids = _core.symbols_of(sym)
+    return ids[0]
+
+
+def _const_key(value):
+    try:
+        hash(value)
+        return (type(value).__qualname__, value)
+    except TypeError:
+        return (type(value).__qualname__, id(value))
+
+
+
+def spec_key(signature: inspect.Signature, args, kwargs):
+    """What selects one compiled specialisation among a jit function's compilations."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    key = []
+    for name, value in bound.arguments.items():
+        ann = signature.parameters[name].annotation
+        if _is_constexpr(ann):
+            key.append(_const_key(value))
+            continue
+        rt = _runtime_view(value)
+        if rt is not None:
+            key.append(rt.spec())
+        elif isinstance(value, (bool, int, float, Numeric)) or _is_stream(value):
+            key.append(type(value).__name__)
+        else:
+            key.append(_const_key(value))
+    return tuple(key)

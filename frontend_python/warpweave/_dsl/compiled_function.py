@@ -1,0 +1,240 @@
+"""A compiled jit function: binds call arguments to the argument plans, checks them against the compiled
+specialisation and launches through the launch plan (a general path for the first call, then a generated fast
+path specialised to the arguments)."""
+from __future__ import annotations
+
+import builtins
+import inspect
+
+from .. import _core
+from .arg_plan import HostStream, _const_key, _runtime_view, _stream_handle
+from .errors import DSLTypeError, DSLValueError
+from .launch_plan import eval_dim, packer
+from .numeric import Numeric
+from .runtime import RuntimeTensor, satisfies
+
+
+class JitCompiledFunction:
+    """A compiled jit function: call it with arguments of the same specialisation."""
+
+    def __init__(self, jf, plans, st, module, cubin, info, assumptions, timings):
+        self.jit_function = jf
+        self.plans = plans
+        self.host_symbols = st.host_symbols
+        self.launches = st.launches
+        self.ir = module
+        self.cubin = cubin
+        self.info = info
+        self.assumptions = assumptions
+        self.timings = timings
+        self.target = st.target
+        self._module = None
+        self._functions = {}
+        self._has_assumptions = len(assumptions) > 0
+        self._fast = None
+        self.bound_self = ()  # the object of a @cute.jit method, passed before the caller's arguments
+        self._packers = {l.kernel: packer(l.params) for l in self.launches}
+        params = list(jf.signature.parameters.values())
+        self._nargs = len(params)
+        defaults = []
+        for p in reversed(params):
+            if p.default is inspect.Parameter.empty or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY):
+                break
+            defaults.insert(0, p.default)
+        self._defaults = tuple(defaults)
+
+    @property
+    def ptx(self):
+        return self.info.get("ptx")
+
+    def _load(self):
+        if self._module is None:
+            self._module = _core.Module.load(self.cubin)
+            for l in self.launches:
+                f = self._module.function(l.kernel)
+                self._functions[l.kernel] = f
+        return self._module
+
+    def _bind(self, args, kwargs):
+        n = len(args)
+        if not kwargs:
+            if n == self._nargs:
+                return args
+            if self._nargs - len(self._defaults) <= n < self._nargs:
+                return args + self._defaults[n - self._nargs:]
+        bound = self.jit_function.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return list(bound.arguments.values())
+
+    def prepare(self, *args, **kwargs):
+        """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
+        values = self._bind(self.bound_self + args, kwargs)
+        env, ptrs, scalars, streams = {}, {}, {}, {}
+        for plan in self.plans:
+            v = values[plan.index]
+            kind = plan.kind
+            if kind == "tensor":
+                rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+                if rt is None:
+                    raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
+                if rt.spec() != plan.spec and not satisfies(rt.spec(), plan.spec):
+                    _spec_mismatch(plan, rt)
+                if rt.device == "fake":
+                    raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be "
+                                        "compiled for but not run on", None)
+                ptrs[plan.index] = rt.data_ptr
+                shape, stride = rt.shape, rt.stride
+                for sid, what, k in plan.symbols:
+                    env[sid] = shape[k] if what == "shape" else stride[k]
+            elif kind == "int":
+                env[plan.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
+            elif kind == "scalar":
+                scalars[plan.index] = v.value if isinstance(v, Numeric) else v
+            elif kind == "stream":
+                streams[plan.index] = _stream_handle(v)
+            elif _const_key(v) != plan.spec[1]:
+                raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with "
+                                    f"{plan.spec[1][1]!r}, called with {v!r}; compile again for this value", None)
+        if self._has_assumptions:
+            failed = self.assumptions.failed(env)
+            if failed:
+                raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " +
+                                    "\n  ".join(failed), None)
+        self._load()
+        out = []
+        for l in self.launches:
+            packer, offsets = self._packers[l.kernel]
+            vals = []
+            for p in l.params:
+                if p.kind == "ptr":
+                    vals.append(ptrs[p.source])
+                elif p.kind == "sym":
+                    vals.append(env[p.source])
+                else:
+                    x = scalars[p.source]
+                    vals.append(int(x) if p.fmt in "bBhiq" else x)
+            grid = l.static_grid if l.static_grid is not None else [eval_dim(x, env) for x in l.grid]
+            if l.static_grid is None and any(g <= 0 for g in grid):
+                continue  # an empty problem: nothing to launch
+            block = l.static_block if l.static_block is not None else [eval_dim(x, env) for x in l.block]
+            cluster = [eval_dim(x, env) for x in l.cluster] if l.cluster else []
+            smem = eval_dim(l.smem, env)
+            if isinstance(l.stream, HostStream):
+                stream = streams[l.stream.arg_index]
+            else:
+                stream = _stream_handle(l.stream)
+            f = self._functions[l.kernel]
+            if smem > 48 * 1024 and l.max_dynamic_smem < smem:
+                f.set_max_dynamic_shared_memory(int(smem))
+                l.max_dynamic_smem = smem
+            out.append((f, grid, block, cluster, smem, stream, packer.pack(*vals), offsets))
+        return out
+
+    def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast and not kwargs:
+            return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
+        # The first call goes the general way (checks everything, loads the module), later ones the fast one.
+        for launch in self.prepare(*args, **kwargs):
+            _core.launch(*launch)
+        if fast is None:
+            self._fast = self._build_fast_call()
+
+    def _build_fast_call(self):
+        """A Python function specialised to this compiled function's arguments and launches: it reads only what
+        the launches need and packs it in one struct call (the hot path of a launch)."""
+        self._load()
+        if any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
+            return False
+        env = {"RT": RuntimeTensor, "view": _runtime_view, "satisfies": satisfies, "mismatch": _spec_mismatch,
+               "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
+               "const_mismatch": _const_mismatch, "asm": self.assumptions, "assumption_error": _assumption_error}
+        n = self._nargs
+        nreq = n - len(self._defaults)
+        sig = ", ".join(f"a{i}" if i < nreq else f"a{i}=D{i}" for i in range(n))
+        for i in range(nreq, n):
+            env[f"D{i}"] = self._defaults[i - nreq]
+        body = []
+        for plan in self.plans:
+            i = plan.index
+            if plan.kind == "tensor":
+                env[f"S{i}"] = plan.spec
+                body += [f"t = a{i} if type(a{i}) is RT else view(a{i})",
+                         "sp = t._spec or t.spec()",
+                         f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
+                         f"p{i} = t.data_ptr"]
+                for sid, what, k in plan.symbols:
+                    body.append(f"s{sid} = t._{'shape' if what == 'shape' else 'strides'}[{k}]")
+            elif plan.kind == "int":
+                body.append(f"s{plan.symbols[0]} = int(a{i}.value if isinstance(a{i}, Numeric) else a{i})")
+            elif plan.kind == "scalar":
+                body.append(f"x{i} = a{i}.value if isinstance(a{i}, Numeric) else a{i}")
+            elif plan.kind == "stream":
+                body.append(f"q{i} = stream_of(a{i})")
+            else:
+                env[f"K{i}"] = plan.spec[1]
+                body.append(f"if const_key(a{i}) != K{i}: const_mismatch(plans[{i}], a{i})")
+        if self._has_assumptions:
+            syms = sorted({sid for p in self.plans for sid in _plan_symbols(p)})
+            body.append("f = asm.failed({" + ", ".join(f"{sid}: s{sid}" for sid in syms) + "})")
+            body.append("if f: assumption_error(f)")
+        for k, l in enumerate(self.launches):
+            packer, offsets = self._packers[l.kernel]
+            env[f"L{k}"] = _core.Launcher(self._functions[l.kernel], list(l.static_block),
+                                          [int(c) for c in l.cluster] if l.cluster else [], int(l.smem), offsets)
+            env[f"P{k}"] = packer.pack
+            if l.smem > 48 * 1024:
+                self._functions[l.kernel].set_max_dynamic_shared_memory(int(l.smem))
+            vals = []
+            for p in l.params:
+                if p.kind == "ptr":
+                    vals.append(f"p{p.source}")
+                elif p.kind == "sym":
+                    vals.append(f"s{p.source}")
+                else:
+                    vals.append(f"int(x{p.source})" if p.fmt in "bBhiq" else f"x{p.source}")
+            grid = [_core.python_expr(g, "s") if not isinstance(g, int) else str(g) for g in l.grid]
+            if isinstance(l.stream, HostStream):
+                stream = f"q{l.stream.arg_index}"
+            else:
+                stream = str(_stream_handle(l.stream))
+            call = f"L{k}({', '.join(grid)}, {stream}, P{k}({', '.join(vals)}))"
+            if l.static_grid is None:
+                body.append(f"g = ({', '.join(grid)})")
+                body.append(f"if g[0] > 0 and g[1] > 0 and g[2] > 0: L{k}(g[0], g[1], g[2], {stream}, "
+                            f"P{k}({', '.join(vals)}))")
+            else:
+                body.append(call)
+        src = f"def fast_call({sig}):\n" + "\n".join("    " + line for line in body) + "\n"
+        ns: dict = {}
+        exec(builtins.compile(src, f"<warpweave call of {self.jit_function.fn.__name__}>", "exec"), env, ns)
+        self._fast_source = src
+        return ns["fast_call"]
+
+    def __repr__(self):
+        names = ", ".join(l.kernel for l in self.launches)
+        return f"<compiled {self.jit_function.fn.__name__}: {names} for {self.target['name']}>"
+
+
+
+def _plan_symbols(plan):
+    if plan.kind == "tensor":
+        return [sid for sid, _, _ in plan.symbols]
+    return list(plan.symbols)
+
+
+def _const_mismatch(plan, v):
+    raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with {plan.spec[1][1]!r}, "
+                        f"called with {v!r}; compile again for this value", None)
+
+
+def _assumption_error(failed):
+    raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " + "\n  ".join(failed),
+                        None)
+
+
+def _spec_mismatch(plan, rt):
+    raise DSLValueError(f"argument '{plan.name}' does not match the compiled specialisation: compiled for "
+                        f"{plan.spec}, called with {rt.spec()}; call the @cute.jit function itself to compile "
+                        "for these arguments", None)
+

@@ -1,0 +1,223 @@
+"""@cute.kernel functions and their launches: tracing a kernel into the module being built, with the pointers,
+symbols and scalars it uses as its parameters."""
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import _core
+from . import ast_rewrite, trace
+from .errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
+from .launch_plan import Launch, Param, SCALAR_FMT
+from .numeric import HostRef, IRVal, Numeric, SymInt
+from .tensor import ComposedLayout, Layout, Pointer, Tensor
+
+
+def _collect(obj, ptrs: dict, syms: set, scalars: dict, depth=0):
+    if depth > 32:
+        return
+    if isinstance(obj, Tensor):
+        it = obj.iterator
+        if isinstance(it, Pointer):
+            if it.host is not None:
+                ptrs.setdefault(it.host, it)
+            if not isinstance(it.offset, int):
+                syms.update(_core.symbols_of(it.offset))
+        elif hasattr(it, "base") and not isinstance(it.base, int):
+            syms.update(_core.symbols_of(it.base))
+        syms.update(_core.symbols_of(obj.layout))
+    elif isinstance(obj, (Layout, ComposedLayout)):
+        syms.update(_core.symbols_of(obj))
+    elif isinstance(obj, SymInt):
+        syms.update(_core.symbols_of(obj))
+    elif isinstance(obj, Numeric):
+        if isinstance(obj._v, SymInt):
+            syms.update(_core.symbols_of(obj._v))
+        elif isinstance(obj._v, HostRef):
+            scalars.setdefault(obj._v.arg_index, type(obj))
+        elif isinstance(obj._v, IRVal):
+            raise DSLTypeError("a value computed in device code cannot be passed to a kernel launch",
+                               user_location(4))
+    elif isinstance(obj, (tuple, list)):
+        for x in obj:
+            _collect(x, ptrs, syms, scalars, depth + 1)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _collect(x, ptrs, syms, scalars, depth + 1)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj):
+        for x in vars(obj).values():
+            _collect(x, ptrs, syms, scalars, depth + 1)
+
+
+def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
+    """The kernel-side object for a host-side argument: pointers and scalars become kernel parameters."""
+    if isinstance(obj, Tensor):
+        it = obj.iterator
+        if isinstance(it, Pointer) and it.host is not None:
+            return Tensor(it.with_base(ptr_values[it.host]), obj.layout, obj.element_type)
+        return obj
+    if isinstance(obj, Numeric) and isinstance(obj._v, HostRef):
+        return scalar_values[obj._v.arg_index]
+    if isinstance(obj, tuple):
+        return tuple(_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj)
+    if isinstance(obj, list):
+        return [_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj]
+    return obj
+
+
+
+class _Decorated:
+    """What @cute.kernel and @cute.jit functions share: the rewritten function (made once, on first use) and,
+    as methods, binding to their object (`bound`: the class of the bound form)."""
+
+    bound: type
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self._rewritten = None
+        self.name_prefix = ""
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    @property
+    def rewritten(self):
+        if self._rewritten is None:
+            self._rewritten = ast_rewrite.rewrite(self.fn)
+        return self._rewritten
+
+    def set_name_prefix(self, prefix: str):
+        self.name_prefix = prefix
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return self.bound(self, obj)
+
+
+class KernelFunction(_Decorated):
+    """A @cute.kernel: device code, launched from a @cute.jit function with kernel(...).launch(...)."""
+
+    def __call__(self, *args, **kwargs):
+        st = trace.current_or_none()
+        if st is None:
+            raise DSLRuntimeError(f"the kernel {self.fn.__name__} is launched from a @cute.jit function: "
+                                  f"{self.fn.__name__}(...).launch(grid=..., block=...)", user_location(1))
+        if st.kernel is not None:
+            raise DSLTypeError(f"a kernel cannot launch the kernel {self.fn.__name__}; call a @cute.jit helper "
+                               "instead", user_location(1))
+        return KernelLaunch(self, args, kwargs)
+
+
+class _BoundKernel:
+    """A @cute.kernel method of an object: the object is a compile-time argument."""
+
+    def __init__(self, kernel: KernelFunction, obj):
+        self.kernel = kernel
+        self.obj = obj
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel(self.obj, *args, **kwargs)
+
+
+def _dims(x, what):
+    if x is None:
+        return None
+    if isinstance(x, (int, SymInt, Numeric)) or hasattr(x, "__ww_int__"):
+        x = [x]
+    out = []
+    for v in list(x):
+        if isinstance(v, Numeric):
+            if isinstance(v._v, HostRef):
+                raise DSLTypeError(f"{what} must be an integer expression of the arguments", user_location(3))
+            v = v._v
+        elif hasattr(v, "__ww_int__"):
+            v = v.__ww_int__()
+        out.append(v)
+    while len(out) < 3:
+        out.append(1)
+    if len(out) > 3:
+        raise DSLValueError(f"{what} has more than 3 dimensions", user_location(3))
+    return tuple(out)
+
+
+class KernelLaunch:
+    def __init__(self, kernel: KernelFunction, args, kwargs):
+        self.kernel = kernel
+        self.args = args
+        self.kwargs = kwargs
+
+    def launch(self, *, grid, block, smem=0, stream=None, cluster=None, shared_memory=None, **kwargs):
+        st = trace.current()
+        grid_d, block_d, cluster_d = _dims(grid, "grid"), _dims(block, "block"), _dims(cluster, "cluster")
+        smem = shared_memory if shared_memory is not None else smem
+        if isinstance(smem, Numeric):
+            smem = smem._v
+        name = trace_kernel(st, self.kernel, self.args, self.kwargs, block_d, cluster_d)
+        params = st.kernel_params[name]
+        carved = st.kernel_smem.get(name, 0)
+        if carved and isinstance(smem, int):
+            # The launch gives at least what the kernel's allocators carved (a run-time smem= is the caller's).
+            smem = max(smem, carved)
+        st.launches.append(Launch(name, params, grid_d, block_d, cluster_d, smem, stream))
+
+
+def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, block, cluster) -> str:
+    ptrs: dict = {}
+    syms: set = set()
+    scalars: dict = {}
+    _collect((args, kwargs), ptrs, syms, scalars)
+    host_syms = sorted(s for s in syms if s in st.host_symbols)
+    params: list[Param] = []
+    for idx, p in sorted(ptrs.items()):
+        params.append(Param("ptr", idx, "!llvm.ptr<1>", "Q"))
+    for sid in host_syms:
+        hs = st.host_symbols[sid]
+        t = "i64" if hs.bits == 64 else "i32"
+        params.append(Param("sym", sid, t, SCALAR_FMT[t]))
+    for idx, t in sorted(scalars.items()):
+        ir = "i8" if t.is_boolean else t.ir_type
+        params.append(Param("scalar", idx, ir, SCALAR_FMT[ir]))
+    base = (kernel.name_prefix + "_" if kernel.name_prefix else "") + kernel.fn.__name__
+    name = st.unique_kernel_name(base)
+    attrs = ["nvvm.kernel"]
+    if block is not None and all(isinstance(x, int) for x in block):
+        attrs.append(f"nvvm.reqntid = array<i32: {block[0]}, {block[1]}, {block[2]}>")
+    if cluster is not None and all(isinstance(x, int) for x in cluster):
+        attrs.append(f"nvvm.cluster_dim = array<i32: {cluster[0]}, {cluster[1]}, {cluster[2]}>")
+    arg_attrs = []
+    for p in params:
+        if p.kind == "ptr":
+            arg_attrs.append(f"llvm.align = {ptrs[p.source].base_align} : i64")
+        else:
+            arg_attrs.append("")
+    b = st.builder
+    loc = user_location(1)
+    if loc:
+        b.set_location(loc[0], loc[1], 1)
+    values = b.begin_function(name, [p.ir_type for p in params], ", ".join(attrs), arg_attrs)
+    st.kernel = trace.KernelState(name, values)
+    try:
+        ptr_values, scalar_values = {}, {}
+        with trace.at_entry():  # parameters are visible everywhere, the entry's prologue included
+            for p, v in zip(params, values):
+                if p.kind == "ptr":
+                    ptr_values[p.source] = v
+                elif p.kind == "sym":
+                    b.bind_symbol(p.source, v)
+                else:
+                    t = scalars[p.source]
+                    if t.is_boolean:
+                        v = b.op1("arith.trunci", [v], "i1")
+                    scalar_values[p.source] = t.from_ir(v)
+        dargs = _to_device(tuple(args), ptr_values, scalar_values)
+        dkwargs = {k: _to_device(x, ptr_values, scalar_values) for k, x in kwargs.items()}
+        kernel.rewritten(*dargs, **dkwargs)
+        b.end_function()
+        st.kernel_smem[name] = st.kernel.smem_bytes
+    finally:
+        st.kernel = None
+    st.kernel_params[name] = params
+    return name
+
+
+KernelFunction.bound = _BoundKernel
