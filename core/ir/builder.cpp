@@ -47,6 +47,7 @@ struct IntKeyEq {
 
 // One open region (or function body): its text and what may be reused inside it.
 struct Frame {
+  uint64_t id = 0;  // which scope its values belong to (values of a closed frame are visible nowhere)
   std::string text;
   std::unordered_map<uint64_t, Value> symbols;
   std::unordered_map<IntKey, Value, IntKeyHash, IntKeyEq> ints;
@@ -72,9 +73,35 @@ struct Builder::Impl {
   size_t ops = 0;
   bool at_entry = false;
 
+  // The scope (frame id) each value is defined in, and where each region was opened: a value used outside its
+  // region (it escaped through a Python list, attribute or closure, which dynamic control flow does not carry) is
+  // refused when the op is built, naming that region, instead of failing to parse later.
+  std::vector<uint64_t> scopes{0};
+  std::unordered_map<uint64_t, Location> region_opened_at;
+  uint64_t next_frame_id = 1;
+
   Value new_value(const std::string& type) {
     types.push_back(type);
+    scopes.push_back(frames.empty() ? 0 : (at_entry ? prologue.id : frames.back().id));
     return static_cast<Value>(types.size() - 1);
+  }
+  void check_visible(Value v) {
+    type(v);  // an unknown value
+    uint64_t s = scopes[v];
+    if (s == 0) return;
+    for (Frame* f : visible())
+      if (f->id == s) return;
+    auto r = region_opened_at.find(s);
+    if (r == region_opened_at.end())
+      throw IRError("a value of another kernel or function (or of the kernel's body, in code that runs at its "
+                    "entry) is used here");
+    std::string where = r->second.file.empty() ? std::string("a dynamic loop or branch")
+                                               : "the dynamic loop or branch at line " + std::to_string(r->second.line);
+    throw IRError("a value computed inside " + where + " is used after that region has ended: dynamic control "
+                  "flow carries only plain variables assigned before it, not values kept in a list, dict, "
+                  "attribute or a nonlocal/global variable; assign it to a plain variable defined before the "
+                  "loop or branch (e.g. `acc = cutlass.Float32(0.0)` before, `acc += x` inside), or keep several "
+                  "values in a register tensor (cute.make_rmem_tensor)");
   }
   Frame& top() {
     if (frames.empty()) throw IRError("IR builder: an operation was created outside any function");
@@ -132,6 +159,9 @@ std::vector<Value> Builder::begin_function(const std::string& name, const std::v
   if (!attributes.empty()) h += " attributes {" + attributes + "}";
   impl_->function_header = h + " {\n";
   impl_->frames.emplace_back();
+  impl_->frames.back().id = impl_->next_frame_id++;
+  impl_->prologue.id = impl_->next_frame_id++;
+  for (Value v : args) impl_->scopes[v] = impl_->frames.back().id;
   return args;
 }
 
@@ -178,6 +208,7 @@ std::vector<Value> Builder::op(std::string_view name, std::span<const Value> ope
   s += quote(std::string(name)) + "(";
   std::string in_types;
   for (size_t i = 0; i < operands.size(); ++i) {
+    m.check_visible(operands[i]);
     const std::string& t = m.type(operands[i]);
     s += (i ? ", " : "") + value_name(operands[i]);
     in_types += (i ? ", " : "") + t;
@@ -252,7 +283,7 @@ std::vector<Value> Builder::custom_op(const std::string& format, std::span<const
     size_t n = std::stoul(format.substr(j, k - j));
     if (result ? n >= results.size() : n >= operands.size())
       throw IRError("IR builder: placeholder out of range in '" + format + "'");
-    if (!result) m.type(operands[n]);  // validates the operand
+    if (!result) m.check_visible(operands[n]);  // validates the operand
     s += value_name(result ? results[n] : operands[n]);
     i = k - 1;
   }
@@ -274,6 +305,9 @@ std::vector<Value> Builder::begin_region(std::span<const std::string> arg_types)
   header += "):";
   m.frames.emplace_back();
   m.frames.back().text = std::string(2 * (m.frames.size() - 1), ' ') + header + "\n";
+  m.frames.back().id = m.next_frame_id++;
+  m.region_opened_at[m.frames.back().id] = m.loc;
+  for (Value v : args) m.scopes[v] = m.frames.back().id;
   return args;
 }
 

@@ -19,7 +19,9 @@ from typing import Callable
 
 from .errors import DSLNotImplementedError, DSLTypeError
 
-_H = "__ww_cf"  # the control_flow module inside rewritten code
+# The control_flow module inside rewritten code. It ends in "__" so that Python's private-name mangling leaves it
+# alone in the methods of a class defined inside a kernel (where "__ww_cf" would be read as "_Class__ww_cf").
+_H = "__ww_cf__"
 
 
 def _is_call_to(node, names: set[str]) -> bool:
@@ -139,6 +141,56 @@ def _loop_escapes(stmts) -> ast.AST | None:
     for s in stmts:
         v.visit(s)
     return v.hit
+
+
+def _own_scope_nodes(fdef):
+    """The nodes of a function's own scope: not inside nested functions, lambdas or classes."""
+    stack = list(fdef.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _check_function(fdef, filename, qualname):
+    """Refuses what a traced function cannot be (a generator, a coroutine, a writer of enclosing variables), and
+    hoists `global` statements to the top of the function, where they mean the same (a global declaration covers
+    the whole function) and do not end up inside the nested functions that dynamic bodies become."""
+    def refuse(node, message):
+        raise DSLTypeError(message, (filename, getattr(node, "lineno", fdef.lineno)))
+
+    if isinstance(fdef, ast.AsyncFunctionDef):
+        refuse(fdef, f"{qualname} is an `async def`; a @cute.kernel or @cute.jit function must be a plain `def`")
+    names = []
+    for node in _own_scope_nodes(fdef):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            refuse(node, f"`yield` makes {qualname} a generator, which is never traced (the kernel would be empty); "
+                         "a @cute.kernel or @cute.jit function must not yield: write results to a tensor or return "
+                         "them")
+        if isinstance(node, ast.Await):
+            refuse(node, f"`await` is not supported in {qualname}")
+        if isinstance(node, ast.Nonlocal):
+            refuse(node, f"`nonlocal {', '.join(node.names)}` in {qualname}: a @cute.kernel or @cute.jit function "
+                         "cannot assign the variables of the function that encloses it; return the value instead "
+                         "(a `nonlocal` inside a helper function defined within the kernel is fine)")
+        if isinstance(node, ast.Global):
+            names.extend(n for n in node.names if n not in names)
+
+    if names:
+        class Drop(ast.NodeTransformer):
+            def visit_Global(self, node):
+                return None
+
+            def visit_FunctionDef(self, node):
+                return node  # nested scopes keep their own declarations
+
+            visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+        fdef.body = [Drop().visit(st) for st in fdef.body]
+        fdef.body = [st for st in fdef.body if st is not None] or [ast.Pass()]
+        fdef.body.insert(0, ast.copy_location(ast.Global(names=names), fdef))
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -336,6 +388,7 @@ def rewrite(fn: Callable) -> Callable:
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise DSLTypeError(f"{fn.__qualname__} is not a plain function definition")
     fdef.decorator_list = []
+    _check_function(fdef, filename, fn.__qualname__)
     fdef = _Rewriter(filename).visit(fdef)
     # Free variables of the original become parameters of a factory, so the rewritten function sees them too.
     freevars = fn.__code__.co_freevars

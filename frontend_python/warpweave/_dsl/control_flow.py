@@ -277,6 +277,7 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     _at_line(b, lineno)
     lb, ub, sp = start.ir(), stop.ir(), step.ir()
     inits = carry.inits()
+    _at_line(b, lineno)  # the region's own line: the builder names it when a value escapes the region
     block = b.begin_region([t.ir_type] + carry.ir_types())
     nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
     div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
@@ -312,12 +313,14 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     b = st.builder
     _at_line(b, lineno)
     c = cond.ir()
+    _at_line(b, lineno)
     b.begin_region([])
     ys = carry.yields(then_fn(*values), lineno, "if")
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
     carry.restore_objects()  # the else branch starts from the state before the if
+    _at_line(b, lineno)
     b.begin_region([])
     ys = carry.yields(else_fn(*values), lineno, "if")
     _at_line(b, lineno)
@@ -368,12 +371,14 @@ def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
     _at_line(b, lineno)
     inits = carry.inits()
     types = carry.ir_types()
+    _at_line(b, lineno)
     before = b.begin_region(types)
     c = _as_condition(cond_fn(*carry.inner(before)))
     c = (c if isinstance(c, Numeric) else Boolean(c)).ir()
     _at_line(b, lineno)
     b.op0("scf.condition", [c] + list(before))
     b.end_region()
+    _at_line(b, lineno)
     after = b.begin_region(types)
     ys = carry.yields(body_fn(*carry.inner(after)), lineno, "while loop")
     _at_line(b, lineno)
@@ -422,7 +427,25 @@ def ifexp(cond, a, b):
     if _is_static(cond):
         return a() if _static_value(cond) else b()
     from .numeric import select
-    return select(cond, a(), b())
+    va, vb = a(), b()
+    if not isinstance(va, Numeric) and not isinstance(vb, Numeric):
+        # Python numbers on both sides (`1.0 if tidx > 3 else 2.0`): they become DSL numbers of one type, as they
+        # would in arithmetic with a DSL number.
+        ta, tb = _numeric_type_of(va), _numeric_type_of(vb)
+        if ta is None or tb is None:
+            raise DSLTypeError(f"`a if cond else b` with a runtime condition picks between numbers, not a "
+                               f"{type(va).__name__} and a {type(vb).__name__}; use an if statement (or "
+                               "cutlass.const_expr for a condition known while tracing)", user_location(2))
+        order = (Boolean, Int32, Int64, Float32)
+        t = max(ta, tb, key=order.index)
+        va, vb = t(va), t(vb)
+    elif not isinstance(va, Numeric) or not isinstance(vb, Numeric):
+        other = vb if isinstance(va, Numeric) else va
+        if _numeric_type_of(other) is None:
+            raise DSLTypeError(f"`a if cond else b` with a runtime condition picks between numbers, not a "
+                               f"{type(va).__name__} and a {type(vb).__name__}; use an if statement",
+                               user_location(2))
+    return select(cond, va, vb)
 
 
 # --- ranges and compile-time markers --------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""Hostile but realistic input (issue 15): each mistake gets a clear exception naming the user's own source line
+(or, for the plugin host and the cache, a clear refusal naming the file), never a crash, a hang, an internal
+traceback or a silently wrong kernel. One case per defect found, and the cases that already held."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import _core
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import target
+
+THIS = os.path.abspath(__file__)
+ROOT = os.path.abspath(os.path.join(os.path.dirname(THIS), "..", ".."))
+PLUGIN_DIR = os.path.join(ROOT, "frontend_python", "warpweave", "plugins")
+
+
+def line_of(text: str) -> int:
+    with open(THIS) as f:
+        hits = [i for i, line in enumerate(f, 1) if text in line and f'"{text}"' not in line]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+def dyn(shape, dtype=np.float32):
+    return from_dlpack(np.zeros(shape, dtype=dtype)).mark_layout_dynamic()
+
+
+def refused_at(fn, *args, match, line, cls=cutlass.DSLError, arch="sm_80"):
+    """Compiling fn(*args) raises cls at `line` of this file (a marker text on it) with a message matching `match`."""
+    with target(arch), pytest.raises(cls) as info:
+        cute.compile(fn, *args)
+    err = info.value
+    assert isinstance(err, cutlass.DSLError), type(err)
+    assert err.location is not None and err.location[0] == THIS, (err.location, str(err))
+    assert err.location[1] == line_of(line), (err.location, line_of(line), str(err))
+    assert re.search(match, str(err)), str(err)
+    assert "Traceback" not in str(err)
+    return err
+
+
+def launch1(kernel):
+    @cute.jit
+    def host(a: cute.Tensor, n: cutlass.Int32):
+        kernel(a, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    return host
+
+
+# --- item 4: state kept outside plain variables inside dynamic control flow ------------------------------------
+
+@cute.kernel
+def escape_through_list(gA: cute.Tensor, n: cutlass.Int32):
+    acc = [cutlass.Float32(0.0)]
+    for i in range(n):  # escape-list loop
+        acc[0] += gA[i]
+    gA[0] = acc[0]  # escape-list use
+
+
+class Holder:
+    pass
+
+
+@cute.kernel
+def escape_through_attribute(gA: cute.Tensor, n: cutlass.Int32):
+    h = Holder()
+    h.total = cutlass.Float32(0.0)
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx > n:  # escape-attribute branch
+        h.total = gA[1] * 2.0
+    gA[0] = h.total  # escape-attribute use
+
+
+@cute.kernel
+def escape_through_nonlocal(gA: cute.Tensor, n: cutlass.Int32):
+    total = cutlass.Float32(0.0)
+
+    def add(v):
+        nonlocal total
+        total = total + v
+
+    i = cutlass.Int32(0)
+    while i < n:  # escape-nonlocal loop
+        add(gA[i])
+        i += 1
+    gA[0] = total  # escape-nonlocal use
+
+
+@pytest.mark.parametrize("kernel,use,region", [
+    (escape_through_list, "escape-list use", "escape-list loop"),
+    (escape_through_attribute, "escape-attribute use", "escape-attribute branch"),
+    (escape_through_nonlocal, "escape-nonlocal use", "escape-nonlocal loop"),
+])
+def test_state_escaping_a_dynamic_region_is_refused_at_the_use(kernel, use, region):
+    err = refused_at(launch1(kernel), dyn(16), cutlass.Int32(4), line=use,
+                     match=rf"computed inside the dynamic loop or branch at line {line_of(region)} is used after")
+    assert "plain variable defined before" in str(err) and "SSA" not in str(err)
+
+
+TOTAL = 0.0
+
+
+@cute.kernel
+def global_in_dynamic_loop(gA: cute.Tensor, n: cutlass.Int32):
+    acc = cutlass.Float32(0.0)
+    for i in range(n):
+        global TOTAL
+        TOTAL = acc + gA[i]
+        acc = TOTAL
+    gA[0] = acc
+
+
+def test_global_inside_a_dynamic_loop_is_carried():
+    # `global` inside the body used to land in the nested function the body becomes ("parameter and global").
+    with target("sm_80"):
+        c = cute.compile(launch1(global_in_dynamic_loop), dyn(16), cutlass.Int32(4))
+    assert c.ir.count('"scf.for"') == 1 and "(i32, i32, i32, f32, f32) -> (f32, f32)" in c.ir  # acc and TOTAL
+
+
+def outer_with_nonlocal():
+    seen = 0
+
+    @cute.kernel
+    def k(gA: cute.Tensor, n: cutlass.Int32):
+        nonlocal seen  # nonlocal in kernel
+        seen = 1
+
+    return k
+
+
+def test_nonlocal_of_the_kernel_itself_is_refused():
+    refused_at(launch1(outer_with_nonlocal()), dyn(16), cutlass.Int32(4), line="# nonlocal in kernel",
+               match=r"cannot assign the variables of the function that encloses it", cls=TypeError)
+
+
+# --- item 5: a generator kernel ----------------------------------------------------------------------------------
+
+@cute.kernel
+def generator_kernel(gA: cute.Tensor, n: cutlass.Int32):
+    gA[0] = 1.0
+    yield n  # the yield
+
+
+def test_yield_in_a_kernel_is_refused():
+    refused_at(launch1(generator_kernel), dyn(16), cutlass.Int32(4), line="# the yield",
+               match=r"`yield` makes generator_kernel a generator", cls=TypeError)
+
+
+# --- item 10 (DSL front end) -----------------------------------------------------------------------------------
+
+@cute.kernel
+def class_inside_kernel(gA: cute.Tensor, n: cutlass.Int32):
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        def apply(self, x):
+            if x > 2:  # dynamic branch in a method of a class defined in a kernel
+                x = x * self.k
+            return x
+
+    gA[0] = Scaler(3).apply(n).to(cutlass.Float32)
+
+
+def test_class_defined_inside_a_kernel_traces():
+    with target("sm_80"):
+        c = cute.compile(launch1(class_inside_kernel), dyn(16), cutlass.Int32(4))
+    assert c.ir.count('"scf.if"') == 1 and "arith.muli" in c.ir
+
+
+@cute.kernel
+def conditional_expression_of_python_numbers(gA: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    gA[0] = 1.0 if tidx > 3 else 2.0
+    gA[1] = (7 if tidx > n else 9).to(cutlass.Float32)
+
+
+def test_conditional_expression_of_python_numbers_selects():
+    with target("sm_80"):
+        c = cute.compile(launch1(conditional_expression_of_python_numbers), dyn(16), cutlass.Int32(4))
+    selects = re.findall(r'"arith.select"\(.*\) : \(i1, (\w+), (\w+)\)', c.ir)
+    assert ("f32", "f32") in selects and ("i32", "i32") in selects
+
+
+@cute.kernel
+def conditional_expression_of_a_tensor(gA: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    gA[0] = gA if tidx > 3 else 4  # tensor ifexp
+
+
+def test_conditional_expression_of_non_numbers_is_refused():
+    refused_at(launch1(conditional_expression_of_a_tensor), dyn(16), cutlass.Int32(4), line="# tensor ifexp",
+               match=r"picks between numbers, not a Tensor and a int", cls=TypeError)
