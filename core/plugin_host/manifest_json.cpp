@@ -139,4 +139,10 @@ std::string manifest_json(const warpweave::manifest::Manifest& m) {
   return out;
 }
 
+std::string message_json(const google::protobuf::Message& m) {
+  std::string out;
+  put_message(out, m);
+  return out;
+}
+
 }  // namespace ww::plugins

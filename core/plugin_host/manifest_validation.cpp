@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "atom_family.hpp"
 #include "manifest.pb.h"
 #include "manifest_validation.hpp"
 #include "warpweave/plugin_abi.h"
@@ -234,6 +235,15 @@ std::vector<std::string> validate_manifest(const Manifest& m) {
     if (!ids.insert(p.id()).second) out.push_back("primitive " + p.id() + ": the id is repeated");
     validate_instruction(p, false, m.name(), targets, out);
   }
+  validate_families(m, ids, out);
+  return out;
+}
+
+std::vector<std::string> validate_instance(const Instruction& ins, bool is_atom, const Manifest& m) {
+  std::set<std::string> targets;
+  for (auto& t : m.targets()) targets.insert(t.name());
+  std::vector<std::string> out;
+  validate_instruction(ins, is_atom, m.name(), targets, out);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // Private: parsing and validating manifests (the only place protobuf types are used).
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,5 +12,13 @@ std::vector<std::string> parse_manifest(const std::string& text, warpweave::mani
 std::vector<std::string> validate_manifest(const warpweave::manifest::Manifest& m);
 // manifest_json.cpp: the protobuf JSON mapping (field names as in the proto, every scalar printed).
 std::string manifest_json(const warpweave::manifest::Manifest& m);
+// The same mapping for any message of the schema (an expanded family instance is an Instruction).
+std::string message_json(const google::protobuf::Message& m);
+// atom_family.cpp: the families of a validated manifest, ready to expand.
+std::shared_ptr<const class FamilySet> make_family_set(const warpweave::manifest::Manifest& m);
+// The checks of one atom (is_atom) or primitive against manifest m's targets: what validate_manifest says of a
+// plain entry, used for the instances of families.
+std::vector<std::string> validate_instance(const warpweave::manifest::Instruction& ins, bool is_atom,
+                                           const warpweave::manifest::Manifest& m);
 
 }  // namespace ww::plugins

@@ -186,6 +186,7 @@ bool PluginHost::load_file(const std::string& path) {
   std::vector<std::string> ids;
   for (auto& a : m.atoms()) ids.push_back(a.id());
   for (auto& a : m.primitives()) ids.push_back(a.id());
+  for (auto& f : m.families()) ids.push_back(f.id());
   // Ids must be unique across plugins: the registry resolves atoms by id.
   for (auto& other : plugins_) {
     if (other.name == name) return refuse("a plugin named \"" + name + "\" is already loaded from " + other.path);
@@ -203,6 +204,7 @@ bool PluginHost::load_file(const std::string& path) {
   p.manifest_text = std::move(text);
   p.ids = std::move(ids);
   p.abi = abi;
+  if (m.families_size()) p.families = make_family_set(m);  // validated above
   plugins_.push_back(std::move(p));
   libraries_.push_back(lib);
   return true;

@@ -1,5 +1,6 @@
 // Bindings of the plugin host: loading, the loaded plugins and their manifests (JSON), refusals, hooks.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -86,5 +87,29 @@ void bind_plugins(nb::module_& m) {
     auto a = to_attrs(attrs, keep);
     auto out = wp::PluginHost::instance().host_call(plugin, name, a, out_size);
     return nb::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+  });
+  // Atom families: instances expanded on request (memoised in the core), each as (plugin, family, instruction JSON).
+  auto expansion = [](const wp::Expansion& e) { return nb::make_tuple(e.plugin, e.family, e.json); };
+  m.def("expand_atom", [expansion](const std::string& python_name, const std::map<std::string, std::string>& params) {
+    std::vector<std::string> problems;
+    nb::list found;
+    for (auto& e : wp::PluginHost::instance().expand_python(python_name, params, problems)) found.append(expansion(e));
+    return nb::make_tuple(found, problems);
+  }, "The family instances named python_name with these Python parameters (canonical spellings), and, when there "
+     "is none, one sentence per family quoting the rule the parameters break.");
+  m.def("expand_atom_id", [expansion](const std::string& id) -> nb::object {
+    auto e = wp::PluginHost::instance().expand_id(id);
+    return e ? nb::object(expansion(*e)) : nb::none();
+  });
+  m.def("family_instances", [expansion](const std::string& plugin, const std::string& family, uint64_t seed,
+                                        size_t sample) {
+    nb::list out;
+    for (auto& e : wp::PluginHost::instance().family_instances(plugin, family, seed, sample)) out.append(expansion(e));
+    return out;
+  }, "A loaded family's legal corners, then a seeded sample of further instances.");
+  m.def("family_instances_of_text", [expansion](const std::string& text, uint64_t seed, size_t sample) {
+    nb::list out;
+    for (auto& e : wp::PluginHost::family_instances_of_text(text, seed, sample)) out.append(expansion(e));
+    return out;
   });
 }

@@ -6,7 +6,9 @@
 // an id that clashes with one already registered) is refused with a reason naming the file; the others load.
 // No protobuf or Boost type appears here: manifests cross as JSON text (protobuf's JSON mapping of manifest.proto).
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,8 @@ class Builder;
 
 namespace ww::plugins {
 
+class FamilySet;  // atom_family.hpp: a manifest's atom families, expanded on request
+
 struct Plugin {
   std::string name;
   std::string version;
@@ -27,6 +31,14 @@ struct Plugin {
   std::string manifest_text;   // as embedded (protobuf text format)
   std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
   const ww_plugin_v1* abi = nullptr;
+  std::shared_ptr<const FamilySet> families;  // null when the manifest has none
+};
+
+// One instance of an atom family, as the JSON of one Instruction (the same mapping as manifest_json).
+struct Expansion {
+  std::string plugin;
+  std::string family;
+  std::string json;
 };
 
 struct Refusal {
@@ -61,6 +73,22 @@ class PluginHost {
   // Runs a host hook; returns the bytes it wrote.
   std::vector<uint8_t> host_call(const std::string& plugin, const std::string& name, const std::vector<ww_attr>& attrs,
                                  size_t out_size);
+
+  // Instances of the loaded families whose Python name is `python_name` and whose Python parameters (canonical
+  // spellings) are `params`, each family's python_defaults filling the names left out. When none fits, `problems`
+  // gets one sentence per family of that name that has the parameters' form, quoting the rule the values break,
+  // e.g. `warpgroup.MmaF16BF16Op: shape_mnk (64,12,16) breaks "N is a multiple of 8 from 8 to 256"`.
+  // Expansions are memoised per request.
+  std::vector<Expansion> expand_python(const std::string& python_name, const std::map<std::string, std::string>& params,
+                                       std::vector<std::string>& problems) const;
+  // The instance of a loaded family with this id.
+  std::optional<Expansion> expand_id(const std::string& id) const;
+  // Conformance: a family's legal corners, then a seeded sample of `sample` further instances (all the others when
+  // there are no more than that). Throws PluginError for an unknown plugin or family.
+  std::vector<Expansion> family_instances(const std::string& plugin, const std::string& family, uint64_t seed,
+                                          size_t sample) const;
+  // The same for a manifest given as text (the conformance suite's manifest files): every family's instances.
+  static std::vector<Expansion> family_instances_of_text(const std::string& text, uint64_t seed, size_t sample);
 
   // Validates a manifest given as text (the manifest tier of conformance, and plugin loading): an empty list
   // when it is valid, else one message per problem ("line:col: ..." for parse errors).
