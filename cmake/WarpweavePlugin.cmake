@@ -1,10 +1,14 @@
-# warpweave_add_backend(<name> SOURCES <files...> MANIFEST <file.textproto> [OUTPUT_DIRECTORY <dir>])
+# warpweave_add_backend(<name> SOURCES <files...> MANIFEST <file.textproto> [OUTPUT_DIRECTORY <dir>]
+#                       [PYTHON_DIR <dir>])
 #
 # Builds a warpweave backend plugin: a shared library with the manifest embedded (as ww_manifest_text /
 # ww_manifest_size), linked against nothing of the core (only the plugin ABI headers). Used in tree and by
 # out-of-tree plugins through find_package(warpweave).
+#
+# PYTHON_DIR: the backend's Python package (manifest.proto, PythonPackage). It is linked beside the library as
+# <name>.python, so that edits to it take effect without a rebuild; `cmake --install` copies it.
 function(warpweave_add_backend name)
-  cmake_parse_arguments(ARG "" "MANIFEST;OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "MANIFEST;OUTPUT_DIRECTORY;PYTHON_DIR" "SOURCES" ${ARGN})
   if(NOT ARG_MANIFEST)
     message(FATAL_ERROR "warpweave_add_backend(${name}): MANIFEST is required")
   endif()
@@ -22,7 +26,17 @@ function(warpweave_add_backend name)
   target_compile_definitions(${name} PRIVATE BOOST_DLL_USE_STD_FS=1)
   target_compile_features(${name} PRIVATE cxx_std_17)
   target_link_options(${name} PRIVATE -static-libstdc++ -static-libgcc)
+  set(out_dir ${CMAKE_CURRENT_BINARY_DIR})
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+    set(out_dir ${ARG_OUTPUT_DIRECTORY})
+  endif()
+  if(ARG_PYTHON_DIR)
+    get_filename_component(py_dir ${ARG_PYTHON_DIR} ABSOLUTE)
+    if(NOT EXISTS ${py_dir}/__init__.py)
+      message(FATAL_ERROR "warpweave_add_backend(${name}): PYTHON_DIR ${py_dir} has no __init__.py")
+    endif()
+    file(MAKE_DIRECTORY ${out_dir})
+    file(CREATE_LINK ${py_dir} ${out_dir}/${name}.python SYMBOLIC)
   endif()
 endfunction()

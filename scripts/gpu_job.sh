@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
-# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|examples|all]...
+# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|examples|cutedsl|sanitize|all]...
+# cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
+# `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
+# sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples.
 # WW_PYTEST_ARGS and WW_GEMM_ARGS pass arguments to pytest and to benchmarks/python/bench_gemm.py.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +31,33 @@ case " $what " in *" conformance "*)
 esac
 case " $what " in *" all "*|*" examples "*)
   run main_job python3 -m warpweave main ;;
+esac
+case " $what " in *" all "*|*" cutedsl "*)
+  if [ -f .devcarry/cutedsl.tar.xz ]; then
+    mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
+    ex=/tmp/cutedsl/examples/python/CuTeDSL/cute/ampere/kernel
+    cutedsl_run() { local name=$1; shift; run "cutedsl_$name" timeout 300 python3 -m warpweave run "$@"; }
+    cutedsl_run add       $ex/elementwise/elementwise_add.py
+    cutedsl_run add_odd   $ex/elementwise/elementwise_add.py --M 1000 --N 777
+    cutedsl_run add_odd2  $ex/elementwise/elementwise_add.py --M 3 --N 4100
+    cutedsl_run apply     $ex/elementwise/elementwise_apply.py
+    cutedsl_run apply_odd $ex/elementwise/elementwise_apply.py --M 1001 --N 513 --op mul
+    cutedsl_run sgemm     $ex/dense_gemm/sgemm.py
+    cutedsl_run sgemm_odd $ex/dense_gemm/sgemm.py --mnkl 1000,777,333,1
+    cutedsl_run sgemm_odd2 $ex/dense_gemm/sgemm.py --mnkl 129,65,17,2 --a_major k --c_major m
+    cutedsl_run tensorop  $ex/dense_gemm/tensorop_gemm.py
+    cutedsl_run tensorop_odd  $ex/dense_gemm/tensorop_gemm.py --mnkl 1000,776,328,1
+    cutedsl_run tensorop_odd2 $ex/dense_gemm/tensorop_gemm.py --mnkl 136,200,520,3 --ab_dtype BFloat16 --c_dtype BFloat16
+  else
+    echo "cutedsl: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl <cutlass checkout>)" | tee "$OUT/cutedsl.log"
+  fi ;;
+esac
+case " $what " in *" sanitize "*)
+  for tool in memcheck racecheck synccheck; do
+    run "san_${tool}_add" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/elementwise_add.py --M 256 --N 384 --iterations 1 --warmup_iterations 0
+    run "san_${tool}_sgemm" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/sgemm.py --mnk 136,72,40 --iterations 1 --warmup_iterations 0
+    run "san_${tool}_tensorop" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/tensorop_gemm.py --iterations 1 --warmup_iterations 0
+  done ;;
 esac
 case " $what " in *" all "*|*" bench "*)
   run bench_dsl python3 benchmarks/python/bench_dsl.py --json "$OUT/bench_dsl.json" ;;

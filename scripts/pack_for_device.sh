@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs and cannot build (it has no LLVM): the Python extension and the C++ test
 # binaries, stripped and xz-compressed into .devcarry/ (ignored by git; name it in the device tool's `carry`).
+# --cutedsl <NVIDIA/cutlass checkout or git dir>: also packs that checkout's public CuTe DSL example programs
+# (examples/python/CuTeDSL) for gpu_job.sh's cutedsl step. They are never committed here.
 set -euo pipefail
+cutedsl=""
+if [ "${1:-}" = "--cutedsl" ]; then cutedsl=$2; fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 stage=$(mktemp -d)
 mkdir -p "$stage/frontend_python/warpweave" "$stage/bin"
 cp frontend_python/warpweave/_core*.so frontend_python/warpweave/libprotobuf.so.32 "$stage/frontend_python/warpweave/"
-[ -d frontend_python/warpweave/plugins ] && cp -r frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
+# -L: the plugins' Python packages are links into backends/ here; the GPU machine gets copies.
+[ -d frontend_python/warpweave/plugins ] && cp -rL frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
 for t in ww_runtime_test ww_layout_test; do [ -x build/tests/$t ] && cp build/tests/$t "$stage/bin/"; done
 find "$stage" -type f \( -name '*.so' -o -path '*/bin/*' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
 mkdir -p .devcarry
 tar -C "$stage" -cf - . | xz -T2 -6 > .devcarry/build.tar.xz
 rm -rf "$stage"
-ls -la .devcarry/build.tar.xz
+if [ -n "$cutedsl" ]; then
+  if [ -d "$cutedsl/examples/python/CuTeDSL" ]; then
+    tar -C "$cutedsl" -cf - examples/python/CuTeDSL | xz -T2 -6 > .devcarry/cutedsl.tar.xz
+  else  # a bare git directory (the fetch tool's mirror)
+    git --git-dir "$cutedsl" archive HEAD examples/python/CuTeDSL | xz -T2 -6 > .devcarry/cutedsl.tar.xz
+  fi
+fi
+ls -la .devcarry/

@@ -29,6 +29,9 @@ from ._dsl.numeric import (BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, F
                            dtype)
 from ._dsl.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
+from ._dsl.backend_python import install_finder as _install_finder  # noqa: E402
+
+_install_finder()  # backends' public module names (warpweave.utils.hopper_helpers, ...) import as modules
 
 __all__ = ["cute", "utils", "current_target", "Target", "Constexpr", "range", "range_constexpr", "const_expr", "dtype", "Numeric", "Integer", "Float",
            "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",

@@ -83,6 +83,10 @@ def example_plugin(sdk, tmp_path_factory):
     assert len(libs) == 1, libs
     plugin_dir = tmp_path_factory.mktemp("b1_plugins")
     shutil.copy(libs[0], plugin_dir)
+    # The plugin's Python package ships beside it (warpweave_add_backend PYTHON_DIR links it into the build).
+    package = libs[0].with_suffix(".python")
+    assert (package / "__init__.py").is_file(), package
+    shutil.copytree(package, plugin_dir / package.name)
     return plugin_dir
 
 
@@ -267,3 +271,125 @@ def test_refusals_fail_the_conformance_manifest_tier(bad_plugins, tmp_path):
     records = json.loads(out.read_text())
     refused = [x for x in records if x["status"] == "fail" and x["reason"].startswith("plugin refused")]
     assert {os.path.basename(x["backend"]) for x in refused} == {f"{n}.so" for n in BAD}
+
+
+# --- what the example plugin's Python package adds (manifest.proto, PythonPackage) ------------------------------
+
+def _run_python(code: str, plugin_dir, arch="sm_80"):
+    """Runs `code` as a program file (decorated functions need their source) in a process of its own."""
+    prog = plugin_dir.parent / f"prog_{abs(hash(code))}.py"
+    prog.write_text(code)
+    env = dict(os.environ)
+    env["WARPWEAVE_PLUGIN_PATH"] = str(plugin_dir)
+    env["WARPWEAVE_ARCH"] = arch
+    env["WARPWEAVE_DISABLE_CACHE"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "frontend_python"), os.path.join(ROOT, "pipelines")])
+    return subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, timeout=600,
+                          cwd=ROOT)
+
+
+def test_example_plugin_helper_module_is_a_public_name(example_plugin):
+    code = """
+import numpy as np
+import warpweave.utils.b1_helpers as b1
+import warpweave.backends.example_b1.helpers as own
+from warpweave.utils import b1_helpers
+import warpweave.utils
+assert b1 is own is b1_helpers is warpweave.utils.b1_helpers
+rng = np.random.default_rng(7)
+bits = rng.integers(0, 2, size=(5, 96))
+words = b1.pack_bits(bits)
+assert words.shape == (5, 3) and words.dtype == np.uint32
+assert (b1.unpack_bits(words) == bits).all()
+assert ((words[:, 0] >> 3) & 1 == bits[:, 3]).all()   # bit i of word w is column 32 w + i
+print("ok")
+"""
+    r = _run_python(code, example_plugin)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+    # Without the plugin the name does not exist, with a message saying why.
+    empty = example_plugin.parent / "no_plugins"
+    empty.mkdir(exist_ok=True)
+    r = _run_python("import warpweave.utils.b1_helpers", empty)
+    assert r.returncode != 0 and "No module named 'warpweave.utils.b1_helpers'" in r.stderr, r.stderr
+    r = _run_python("import warpweave.utils as u; u.b1_helpers", empty)
+    assert "no loaded backend ships warpweave.utils.b1_helpers" in r.stderr, r.stderr
+
+
+B1_GEMM = """
+import warpweave as cutlass
+import warpweave.cute as cute
+import warpweave.utils.b1_helpers as b1
+
+@cute.kernel
+def k(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    mma = b1.make_b1_tiled_mma("xor_popc")
+    thr = mma.get_slice(cute.arch.thread_idx()[0])
+    tA = mma.make_fragment_A(thr.partition_A(gA))
+    tB = mma.make_fragment_B(thr.partition_B(gB))
+    tC = thr.partition_C(gC)
+    acc = mma.make_fragment_C(tC)
+    cute.autovec_copy(thr.partition_A(gA), tA)
+    cute.autovec_copy(thr.partition_B(gB), tB)
+    {retype}
+    acc.fill(0)
+    cute.gemm(mma, acc, tA, tB, acc)
+    cute.autovec_copy(acc, tC)
+
+@cute.jit
+def run(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
+    k(a, b, c).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+a = cute.runtime.make_fake_tensor(cutlass.Uint32, (16, 8), stride=(8, 1))
+b = cute.runtime.make_fake_tensor(cutlass.Uint32, (8, 8), stride=(8, 1))
+c = cute.runtime.make_fake_tensor(cutlass.Int32, (16, 8), stride=(8, 1))
+f = cute.compile(run, a, b, c)
+print("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc" in f.ptx)
+"""
+
+
+def test_example_plugin_operand_kind_drives_cute_gemm(example_plugin):
+    r = _run_python(B1_GEMM.format(retype="pass"), example_plugin)
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stdout + r.stderr
+    # The kind's adapter refuses a fragment of other values at the user's line (the generic register adapter
+    # could not have typed the "b32" words at all).
+    r = _run_python(B1_GEMM.format(retype="tA = cute.make_fragment_like(tA, cutlass.Float32)"), example_plugin)
+    assert r.returncode != 0
+    assert "packed 32 to a word" in r.stderr and "prog_" in r.stderr.splitlines()[-1], r.stderr
+
+
+B1_DESCRIPTOR = """
+import warpweave as cutlass
+import warpweave.cute as cute
+import warpweave.utils.b1_helpers as b1
+
+@cute.kernel
+def k(desc, out: cute.Tensor):
+    out[0] = b1.descriptor_rows(desc)
+    out[1] = b1.descriptor_words_per_row(desc)
+
+@cute.jit
+def run(words: cute.Tensor, out: cute.Tensor):
+    k(b1.bit_matrix_descriptor(words), out).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+words = cute.runtime.make_fake_tensor(cutlass.Uint32, (64, 8), stride=(8, 1))
+out = cute.runtime.make_fake_tensor(cutlass.Int32, (2,), stride=(1,))
+f = cute.compile(run, words, out)
+import re
+print(bool(re.search(r"\\.param \\.align 8 \\.b8 \\w+_param_\\d+\\[16\\]", f.ptx)))
+(h,) = f.host_arguments.values()
+
+class T:  # what a call's tensor offers the producer
+    def __init__(self, ptr, shape):
+        self.data_ptr, self.shape, self.stride = ptr, shape, (shape[1], 1)
+
+import struct
+v = h.value(T(0x7000, (64, 8)))
+print(struct.unpack("<QII", v) == (0x7000, 64, 8), h.value(T(0x7000, (64, 8))) is v,
+      struct.unpack("<QII", h.value(T(0x9000, (3, 5)))) == (0x9000, 3, 5))
+"""
+
+
+def test_example_plugin_host_argument_is_a_grid_constant_parameter(example_plugin):
+    r = _run_python(B1_DESCRIPTOR, example_plugin)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == ["True", "True", "True", "True"], r.stdout

@@ -8,8 +8,10 @@ import inspect
 
 from .. import _core
 from .arg_plan import HostStream, _const_key, _runtime_view, _stream_handle
+from . import compile_only
 from .errors import DSLTypeError, DSLValueError
-from .launch_plan import eval_dim, packer
+from .host_actions import host_side
+from .launch_plan import dim_source, eval_dim, packer
 from .numeric import Numeric
 from .runtime import RuntimeTensor, satisfies
 
@@ -22,6 +24,8 @@ class JitCompiledFunction:
         self.plans = plans
         self.host_symbols = st.host_symbols
         self.launches = st.launches
+        self.host_arguments = st.host_arguments  # id -> HostArgument, computed at each call
+        self.host_actions = list(st.host_actions)  # host-side work of the function (cute.printf), at each call
         self.ir = module
         self.cubin = cubin
         self.info = info
@@ -48,7 +52,7 @@ class JitCompiledFunction:
         return self.info.get("ptx")
 
     def _load(self):
-        if self._module is None:
+        if self._module is None and self.launches:
             self._module = _core.Module.load(self.cubin)
             for l in self.launches:
                 f = self._module.function(l.kernel)
@@ -69,7 +73,7 @@ class JitCompiledFunction:
     def prepare(self, *args, **kwargs):
         """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
         values = self._bind(self.bound_self + args, kwargs)
-        env, ptrs, scalars, streams = {}, {}, {}, {}
+        env, ptrs, scalars, streams, tensors = {}, {}, {}, {}, {}
         for plan in self.plans:
             v = values[plan.index]
             kind = plan.kind
@@ -83,11 +87,14 @@ class JitCompiledFunction:
                     raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be "
                                         "compiled for but not run on", None)
                 ptrs[plan.index] = rt.data_ptr
+                tensors[plan.index] = rt
                 shape, stride = rt.shape, rt.stride
                 for sid, what, k in plan.symbols:
                     env[sid] = shape[k] if what == "shape" else stride[k]
             elif kind == "int":
                 env[plan.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
+            elif kind == "pointer":
+                ptrs[plan.index] = _pointer_address(plan, v)
             elif kind == "scalar":
                 scalars[plan.index] = v.value if isinstance(v, Numeric) else v
             elif kind == "stream":
@@ -100,6 +107,7 @@ class JitCompiledFunction:
             if failed:
                 raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " +
                                     "\n  ".join(failed), None)
+        hosts = {hid: h.value(tensors[h.tensor_index]) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
         for l in self.launches:
@@ -110,6 +118,8 @@ class JitCompiledFunction:
                     vals.append(ptrs[p.source])
                 elif p.kind == "sym":
                     vals.append(env[p.source])
+                elif p.kind == "host":
+                    vals.append(hosts[p.source])
                 else:
                     x = scalars[p.source]
                     vals.append(int(x) if p.fmt in "bBhiq" else x)
@@ -135,6 +145,8 @@ class JitCompiledFunction:
         if fast and not kwargs:
             return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
+        if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
+            return None  # a compile-only run: the launches are not made
         for launch in self.prepare(*args, **kwargs):
             _core.launch(*launch)
         if fast is None:
@@ -144,11 +156,11 @@ class JitCompiledFunction:
         """A Python function specialised to this compiled function's arguments and launches: it reads only what
         the launches need and packs it in one struct call (the hot path of a launch)."""
         self._load()
-        if any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
+        if self.host_actions or any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
             return False
         env = {"RT": RuntimeTensor, "view": _runtime_view, "satisfies": satisfies, "mismatch": _spec_mismatch,
                "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
-               "const_mismatch": _const_mismatch, "asm": self.assumptions, "assumption_error": _assumption_error}
+               "const_mismatch": _const_mismatch, "pointer_address": _pointer_address, "asm": self.assumptions, "assumption_error": _assumption_error}
         n = self._nargs
         nreq = n - len(self._defaults)
         sig = ", ".join(f"a{i}" if i < nreq else f"a{i}=D{i}" for i in range(n))
@@ -163,10 +175,14 @@ class JitCompiledFunction:
                          "sp = t._spec or t.spec()",
                          f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
                          f"p{i} = t.data_ptr"]
+                if any(h.tensor_index == i for h in self.host_arguments.values()):
+                    body.append(f"t{i} = t")
                 for sid, what, k in plan.symbols:
                     body.append(f"s{sid} = t._{'shape' if what == 'shape' else 'strides'}[{k}]")
             elif plan.kind == "int":
                 body.append(f"s{plan.symbols[0]} = int(a{i}.value if isinstance(a{i}, Numeric) else a{i})")
+            elif plan.kind == "pointer":
+                body.append(f"p{i} = pointer_address(plans[{i}], a{i})")
             elif plan.kind == "scalar":
                 body.append(f"x{i} = a{i}.value if isinstance(a{i}, Numeric) else a{i}")
             elif plan.kind == "stream":
@@ -178,6 +194,9 @@ class JitCompiledFunction:
             syms = sorted({sid for p in self.plans for sid in _plan_symbols(p)})
             body.append("f = asm.failed({" + ", ".join(f"{sid}: s{sid}" for sid in syms) + "})")
             body.append("if f: assumption_error(f)")
+        for hid, h in self.host_arguments.items():
+            env[f"H{hid}"] = h.value
+            body.append(f"h{hid} = H{hid}(t{h.tensor_index})")
         for k, l in enumerate(self.launches):
             packer, offsets = self._packers[l.kernel]
             env[f"L{k}"] = _core.Launcher(self._functions[l.kernel], list(l.static_block),
@@ -191,9 +210,11 @@ class JitCompiledFunction:
                     vals.append(f"p{p.source}")
                 elif p.kind == "sym":
                     vals.append(f"s{p.source}")
+                elif p.kind == "host":
+                    vals.append(f"h{p.source}")
                 else:
                     vals.append(f"int(x{p.source})" if p.fmt in "bBhiq" else f"x{p.source}")
-            grid = [_core.python_expr(g, "s") if not isinstance(g, int) else str(g) for g in l.grid]
+            grid = [dim_source(g) for g in l.grid]
             if isinstance(l.stream, HostStream):
                 stream = f"q{l.stream.arg_index}"
             else:
@@ -238,3 +259,11 @@ def _spec_mismatch(plan, rt):
                         f"{plan.spec}, called with {rt.spec()}; call the @cute.jit function itself to compile "
                         "for these arguments", None)
 
+
+def _pointer_address(plan, v):
+    from .runtime import RuntimePointer
+
+    if not isinstance(v, RuntimePointer) or v.spec() != plan.spec:
+        raise DSLValueError(f"argument '{plan.name}' must be a pointer like the one compiled for ({plan.spec}), "
+                            f"got {v!r}", None)
+    return v.address

@@ -45,13 +45,29 @@ class CompilationError(DSLError, RuntimeError):
     """The compiler (MLIR, LLVM, ptxas) refused the traced kernel."""
 
 
+# Library code whose frames are never the user's: the package itself, and what registers here (the pipelines
+# component, each backend's Python package), so that a mistake caught inside a library names the user's line.
+_LIBRARY_DIRS = [_PACKAGE_DIR + os.sep]
+
+
+def register_library_dir(path: str) -> None:
+    d = os.path.abspath(path).rstrip(os.sep) + os.sep
+    if d not in _LIBRARY_DIRS:
+        _LIBRARY_DIRS.append(d)
+        real = os.path.realpath(d).rstrip(os.sep) + os.sep
+        if real != d and real not in _LIBRARY_DIRS:
+            _LIBRARY_DIRS.append(real)
+        is_user_file.cache_clear()
+
+
 @functools.lru_cache(maxsize=4096)
 def is_user_file(filename: str) -> bool:
     # Asked for every traced operation (its source location): cached per file name, since a relative name is
     # resolved against the working directory, which a tracer does not change.
     if not filename or filename.startswith("<frozen") or filename.startswith("<string"):
         return False
-    return not os.path.abspath(filename).startswith(_PACKAGE_DIR)
+    path = os.path.abspath(filename)
+    return not any(path.startswith(d) for d in _LIBRARY_DIRS)
 
 
 def user_location(skip_frames: int = 1) -> tuple[str, int] | None:

@@ -2,20 +2,24 @@
 symbols and scalars it uses as its parameters."""
 from __future__ import annotations
 
+import copy
 from typing import Callable
 
 from .. import _core
-from . import ast_rewrite, trace
+from . import ast_rewrite, function_cache, trace
 from .errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
+from .host_arguments import DeviceHostArgument, HostArgument
 from .launch_plan import Launch, Param, SCALAR_FMT
 from .numeric import HostRef, IRVal, Numeric, SymInt
 from .tensor import ComposedLayout, Layout, Pointer, Tensor
 
 
-def _collect(obj, ptrs: dict, syms: set, scalars: dict, depth=0):
+def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
     if depth > 32:
         return
-    if isinstance(obj, Tensor):
+    if isinstance(obj, HostArgument):
+        hosts.setdefault(obj.id, obj)
+    elif isinstance(obj, Tensor):
         it = obj.iterator
         if isinstance(it, Pointer):
             if it.host is not None:
@@ -39,17 +43,20 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, depth=0):
                                user_location(4))
     elif isinstance(obj, (tuple, list)):
         for x in obj:
-            _collect(x, ptrs, syms, scalars, depth + 1)
+            _collect(x, ptrs, syms, scalars, hosts, depth + 1)
     elif isinstance(obj, dict):
         for x in obj.values():
-            _collect(x, ptrs, syms, scalars, depth + 1)
+            _collect(x, ptrs, syms, scalars, hosts, depth + 1)
     elif hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj):
         for x in vars(obj).values():
-            _collect(x, ptrs, syms, scalars, depth + 1)
+            _collect(x, ptrs, syms, scalars, hosts, depth + 1)
 
 
 def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
-    """The kernel-side object for a host-side argument: pointers and scalars become kernel parameters."""
+    """The kernel-side object for a host-side argument: pointers, scalars and host arguments become kernel
+    parameters."""
+    if isinstance(obj, HostArgument):
+        return DeviceHostArgument(obj, ptr_values[("host", obj.id)])
     if isinstance(obj, Tensor):
         it = obj.iterator
         if isinstance(it, Pointer) and it.host is not None:
@@ -61,6 +68,15 @@ def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
         return tuple(_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj)
     if isinstance(obj, list):
         return [_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj]
+    if hasattr(obj, "__dict__") and not isinstance(obj, type) and any(
+            isinstance(x, HostArgument) for x in vars(obj).values()):
+        # An object carrying a host argument (e.g. an atom with its tensor map): the kernel sees a copy that
+        # carries the parameter instead.
+        dev = copy.copy(obj)
+        for k, x in vars(obj).items():
+            if isinstance(x, HostArgument):
+                setattr(dev, k, DeviceHostArgument(x, ptr_values[("host", x.id)]))
+        return dev
     return obj
 
 
@@ -81,6 +97,8 @@ class _Decorated:
 
     @property
     def rewritten(self):
+        if function_cache._recording is not None:
+            function_cache.note_reached(self)  # the trace reaches this function: its entry depends on it
         if self._rewritten is None:
             self._rewritten = ast_rewrite.rewrite(self.fn)
         return self._rewritten
@@ -165,7 +183,8 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     ptrs: dict = {}
     syms: set = set()
     scalars: dict = {}
-    _collect((args, kwargs), ptrs, syms, scalars)
+    hosts: dict = {}
+    _collect((args, kwargs), ptrs, syms, scalars, hosts)
     host_syms = sorted(s for s in syms if s in st.host_symbols)
     params: list[Param] = []
     for idx, p in sorted(ptrs.items()):
@@ -177,6 +196,8 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     for idx, t in sorted(scalars.items()):
         ir = "i8" if t.is_boolean else t.ir_type
         params.append(Param("scalar", idx, ir, SCALAR_FMT[ir]))
+    for hid, h in sorted(hosts.items()):
+        params.append(Param("host", hid, "!llvm.ptr", f"{h.size}s"))
     base = (kernel.name_prefix + "_" if kernel.name_prefix else "") + kernel.fn.__name__
     name = st.unique_kernel_name(base)
     attrs = ["nvvm.kernel"]
@@ -188,6 +209,11 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     for p in params:
         if p.kind == "ptr":
             arg_attrs.append(f"llvm.align = {ptrs[p.source].base_align} : i64")
+        elif p.kind == "host":
+            # Passed by value and read in place (grid-constant): its address is what instructions take.
+            h = hosts[p.source]
+            arg_attrs.append(f"llvm.byval = !llvm.array<{h.size} x i8>, llvm.align = {h.producer.align} : i64, "
+                             "nvvm.grid_constant")
         else:
             arg_attrs.append("")
     b = st.builder
@@ -202,6 +228,8 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
             for p, v in zip(params, values):
                 if p.kind == "ptr":
                     ptr_values[p.source] = v
+                elif p.kind == "host":
+                    ptr_values[("host", p.source)] = v
                 elif p.kind == "sym":
                     b.bind_symbol(p.source, v)
                 else:

@@ -15,7 +15,8 @@ from .. import _core
 from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
 from .numeric import Numeric, dtype as dtype_of
-from .tensor import Layout, Tensor, load_scalar, make_fragment_like, make_rmem_tensor, outer_of, store_scalar
+from .operand_kinds import RegistersKind, adapter
+from .tensor import Layout, Tensor, make_fragment_like, make_rmem_tensor, outer_of
 
 
 def _mode(layout, i):
@@ -64,20 +65,22 @@ class MmaAtom:
         self.backend, self.manifest = op.entry()
         ins = self.manifest
         ops = {o["name"]: o for o in ins.get("operands", [])}
-        for name in ("a", "b", "c", "d"):
-            if name not in ops or not ops[name].get("layout_tv"):
-                raise DSLTypeError(f"the MMA atom {ins['id']} has no layout for operand {name}", user_location(3))
+        missing = [n for n in ("a", "b", "c", "d") if n not in ops]
+        if missing:
+            raise DSLTypeError(f"the MMA atom {ins['id']} has no operand {', '.join(missing)}", user_location(3))
         self.operands = ops
+        # Each operand's kind decides what its fragments hold (operand_kinds.py); a backend registers the kinds of
+        # its non-register operands (descriptors, tensor memory).
+        self.kinds = {n: adapter(ops[n], ins["id"]) for n in ("a", "b", "c", "d")}
         self.shape_mnk = tuple(_core.parse_int_tuple(ins["shape_mnk"]))
         self.thr_id = _core.parse_layout(ins.get("thr_id") or "1:1")
-        self.layout_a_tv = _core.parse_layout(ops["a"]["layout_tv"])
-        self.layout_b_tv = _core.parse_layout(ops["b"]["layout_tv"])
-        self.layout_c_tv = _core.parse_layout(ops["c"]["layout_tv"])
-        self.a_dtype = _dtype_of_element(ops["a"]["element_type"], op.raw_params.get("ab_dtype")
-                                         or op.raw_params.get("a_dtype"))
-        self.b_dtype = _dtype_of_element(ops["b"]["element_type"], op.raw_params.get("ab_dtype")
-                                         or op.raw_params.get("b_dtype"))
-        self.acc_dtype = _dtype_of_element(ops["c"]["element_type"], op.raw_params.get("acc_dtype"))
+        self.layout_a_tv = self.kinds["a"].layout_tv(ins["id"], ops["a"])
+        self.layout_b_tv = self.kinds["b"].layout_tv(ins["id"], ops["b"])
+        self.layout_c_tv = self.kinds["c"].layout_tv(ins["id"], ops["c"])
+        p = op.raw_params
+        self.a_dtype = self.kinds["a"].element_dtype(ins["id"], ops["a"], p.get("ab_dtype") or p.get("a_dtype"))
+        self.b_dtype = self.kinds["b"].element_dtype(ins["id"], ops["b"], p.get("ab_dtype") or p.get("b_dtype"))
+        self.acc_dtype = self.kinds["c"].element_dtype(ins["id"], ops["c"], p.get("acc_dtype"))
 
     @property
     def num_threads(self):
@@ -99,21 +102,6 @@ class MmaAtom:
 
         out = emit_instruction(b, self.backend.name, self.manifest, {"a": a_vals, "b": b_vals, "c": c_vals}, {})
         return out["d"]
-
-
-_ELEMENT_DTYPES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "tf32": "TFloat32", "f64": "Float64",
-                   "s8": "Int8", "u8": "Uint8", "s32": "Int32", "e4m3": "Float8E4M3FN", "e5m2": "Float8E5M2"}
-
-
-def _dtype_of_element(et, hint):
-    from . import numeric
-
-    if hint is not None:
-        return dtype_of(hint)
-    name = _ELEMENT_DTYPES.get(et)
-    if name is None:
-        raise DSLTypeError(f"no DSL type for the MMA element type {et}", user_location(4))
-    return getattr(numeric, name)
 
 
 def make_mma_atom(op, **kwargs):
@@ -378,8 +366,10 @@ def gemm(atom, d, a, b, c, **kwargs):
     if not isinstance(mma_atom, MmaAtom):
         raise DSLTypeError(f"cute.gemm: expected a tiled MMA or MMA atom, got {type(atom).__name__}", user_location(2))
     for name, t in (("d", d), ("a", a), ("b", b), ("c", c)):
-        if not isinstance(t, Tensor) or t.iterator.memspace != "rmem":
-            raise DSLTypeError(f"cute.gemm: {name} must be a register fragment, got {t!r}", user_location(2))
+        if mma_atom.manifest is None:
+            _REGISTERS.check_fragment("cute.gemm", {"name": name}, t)
+        else:
+            mma_atom.kinds[name].check_fragment(mma_atom.manifest["id"], mma_atom.operands[name], t)
     ra, rb, rd = (_core.tuple_rank(t.shape) for t in (a, b, d))
     if rd != 3 or _core.tuple_rank(c.shape) != 3:
         raise DSLValueError(f"cute.gemm: d and c must be (V, M, N) fragments, got {d.shape} and {c.shape}",
@@ -409,23 +399,20 @@ def _gemm_mn(atom: MmaAtom, d, a, b, c):
     if (M, N) != tuple(_core.product(_mode(outer_of(d.layout), i).shape) for i in (1, 2)):
         raise DSLValueError(f"cute.gemm: d {d.shape} does not match a {a.shape} and b {b.shape}", user_location(3))
 
-    def vals(t, idx, n):
-        out = []
-        for v in range(n):
-            x = load_scalar(t.iterator, t.layout(idx(v)))
-            out.append(x.ir())
-        return out
+    kinds = atom.kinds if atom.manifest is not None else dict.fromkeys("abcd", _REGISTERS)
+    ops = atom.operands if atom.manifest is not None else {n: {"name": n} for n in "abcd"}
 
     # Serpentine order over the (M, N) atoms: consecutive atoms share an A or B fragment.
     for n in range(N):
         ms = range(M) if n % 2 == 0 else range(M - 1, -1, -1)
         for m in ms:
-            av = vals(a, lambda v: (v, m), V_a)
-            bv = vals(b, lambda v: (v, n), V_b)
-            cv = vals(c, lambda v: (v, m, n), V_c)
+            av = kinds["a"].read(ops["a"], a, [(v, m) for v in range(V_a)])
+            bv = kinds["b"].read(ops["b"], b, [(v, n) for v in range(V_b)])
+            cv = kinds["c"].read(ops["c"], c, [(v, m, n) for v in range(V_c)])
             dv = atom.call(av, bv, cv)
-            for v, x in enumerate(dv):
-                store_scalar(d.iterator, d.layout((v, m, n)), atom.acc_dtype.from_ir(x))
+            kinds["d"].write(ops["d"], d, [(v, m, n) for v in range(len(dv))], dv, atom.acc_dtype)
 
+
+_REGISTERS = RegistersKind()
 
 __all__ = ["MmaUniversalOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm"]

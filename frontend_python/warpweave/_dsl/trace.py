@@ -50,6 +50,8 @@ class TraceState:
     next_host_symbol: int = 1
     kernel_params: dict = field(default_factory=dict)  # kernel name -> its parameters
     kernel_smem: dict = field(default_factory=dict)    # kernel name -> shared memory bytes it carved
+    host_arguments: dict = field(default_factory=dict)  # id -> HostArgument (host_arguments.py)
+    host_actions: list = field(default_factory=list)    # host-side work at each call (host_actions.py)
 
     def new_host_symbol(self, arg_index, path, bits=32, divisibility=1, name="") -> _core.SymInt:
         sid = self.next_host_symbol

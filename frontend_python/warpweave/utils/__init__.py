@@ -42,3 +42,13 @@ class LayoutEnum(enum.Enum):
 
 
 __all__ = ["LayoutEnum", "SmemAllocator"]
+
+
+def __getattr__(name):
+    """Helper modules that loaded backends ship (e.g. hopper_helpers), by their manifests' module maps."""
+    from .._dsl.backend_python import public_attribute
+
+    module = public_attribute(__name__, name)
+    if module is None:
+        raise AttributeError(f"warpweave.utils has no {name}, and no loaded backend ships warpweave.utils.{name}")
+    return module

@@ -1,0 +1,13 @@
+"""warpweave.backends.<name>: each loaded backend's own Python package (helpers, operand adapters, host-argument
+producers, conformance probes), shipped beside its plugin library. The public names they fill (e.g.
+warpweave.utils.hopper_helpers) are the way users reach them; this namespace is for tools and tests."""
+
+
+def __getattr__(name):
+    from .._dsl.backend_python import ensure_loaded
+
+    module = ensure_loaded().mounted.get(name)
+    if module is None or name.startswith("__"):
+        raise AttributeError(f"warpweave.backends has no {name}: no loaded backend of that name ships a Python "
+                             "package")
+    return module

@@ -1,0 +1,114 @@
+"""warpweave.ext: the stable API for backends' Python packages.
+
+A backend's package (manifest.proto, PythonPackage) imports warpweave's public modules (warpweave, warpweave.cute,
+...) and this module, never warpweave._dsl: what the frontend does internally may change between releases, this
+does not without a version bump (EXT_API_VERSION).
+
+What a backend can do here:
+- register operand kinds (how fragments of its non-register operands are made and passed at a call),
+  memory spaces (e.g. tensor memory) and host-argument producers (e.g. a TMA tensor map computed per call);
+- emit its manifest's instructions and read its manifest entries;
+- call its plugin's host hooks;
+- raise errors that name the user's line.
+"""
+from __future__ import annotations
+
+from ._dsl import host_arguments as _host_arguments
+from ._dsl import operand_kinds as _operand_kinds
+from ._dsl.errors import (DSLError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir,  # noqa: F401
+                          user_location)
+from ._dsl.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
+from ._dsl.operand_kinds import OperandKind, kind_of  # noqa: F401
+from ._dsl.target import Target, select_target as current_target  # noqa: F401
+
+EXT_API_VERSION = 1
+
+
+def user_error(message: str, cls: type[DSLError] = DSLValueError) -> DSLError:
+    """An exception at the user's current line (the innermost frame outside warpweave and the backends), to raise."""
+    return cls(message, user_location(2))
+
+
+# --- operand kinds, memory spaces, host arguments -------------------------------------------------------------
+
+def register_operand_kind(name: str, adapter: OperandKind) -> None:
+    """Makes `adapter` the way the DSL handles manifest operands of kind `name` (Operand.kind)."""
+    _operand_kinds.register(adapter, name)
+
+
+def register_memory_space(name: str, address_space: int) -> None:
+    """A memory space tensors may live in (e.g. "tmem" in LLVM address space 6), besides gmem, smem and rmem."""
+    from ._dsl import tensor
+
+    tensor.register_memory_space(name, address_space)
+
+
+def register_host_argument(name: str, producer, *, size: int, align: int = 8) -> None:
+    """A per-call kernel parameter: producer(tensor, **attrs) -> `size` bytes, where tensor is the call's tensor
+    argument (data_ptr, shape, stride, element_type). Kernels receive it as a grid-constant parameter."""
+    _host_arguments.register(name, producer, size=size, align=align)
+
+
+def host_argument(name: str, tensor, **attrs) -> HostArgument:
+    """In @cute.jit host code: the stand-in of host argument `name` computed from `tensor` (a tensor argument of
+    the jit function) and static attrs. Pass it to a kernel (directly or as an attribute of an object); inside,
+    it is a DeviceHostArgument whose `address` is the IR value of a generic pointer to its bytes."""
+    return _host_arguments.make(name, tensor, attrs)
+
+
+# --- instructions and the IR ----------------------------------------------------------------------------------
+
+def in_kernel() -> bool:
+    from ._dsl import trace
+
+    return trace.in_kernel()
+
+
+def builder():
+    """The IR builder of the kernel being traced (warpweave._core.IRBuilder)."""
+    from ._dsl import trace
+
+    return trace.builder()
+
+
+def emit_instruction(builder, backend: str, entry: dict, inputs: dict, attrs: dict | None = None) -> dict:
+    """Emits a manifest entry of `backend` with IR values for its inputs ({operand: [values]}); returns
+    {output operand: [values]}."""
+    from ._dsl.instructions import emit_instruction as _emit
+
+    return _emit(builder, backend, entry, inputs, attrs)
+
+
+def manifest_entry(ident: str) -> tuple:
+    """(backend, entry) of an atom or primitive id of a loaded manifest; KeyError if none has it."""
+    from ._dsl.plugins import registry
+
+    hit = registry.instruction(ident)
+    if hit is None:
+        raise KeyError(f"no loaded backend has the instruction {ident!r}")
+    return hit
+
+
+def backend(name: str):
+    """A loaded backend (name, version, path, manifest, targets); KeyError if none of that name is loaded."""
+    from ._dsl.plugins import registry
+
+    registry.load()
+    b = registry.backends.get(name)
+    if b is None:
+        raise KeyError(f"no backend {name!r} is loaded")
+    return b
+
+
+def host_call(backend_name: str, hook: str, attrs: dict, out_size: int) -> bytes:
+    """Calls a host hook of a backend's plugin (plugin_abi.h, host_call) with integer or string attributes."""
+    from . import _core
+
+    return bytes(_core.plugin_host_call(backend_name, hook, attrs, out_size))
+
+
+__all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLRuntimeError", "user_error",
+           "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
+           "register_memory_space", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
+           "in_kernel", "builder", "emit_instruction", "manifest_entry", "backend", "host_call", "Target",
+           "current_target"]
