@@ -1,8 +1,10 @@
-// On-disk entries: header, payload digest, meta, payload; written atomically.
+// On-disk entries: header (with the entry's own key), digest, meta, payload; written atomically, read only from a
+// regular file of bounded size.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -14,7 +16,9 @@
 namespace ww::jit_cache {
 namespace {
 
-constexpr char kMagic[] = "WWJC1\n";
+// Version 2 carries the key: a file copied or moved over another key's path is a miss, never that key's cubin.
+constexpr char kMagic[] = "WWJC2\n";
+constexpr char kOldMagic[] = "WWJC1\n";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -62,20 +66,67 @@ bool Cache::disabled_by_env() {
 
 std::string Cache::path_of(const std::string& key) const { return dir_ + "/" + key.substr(0, 2) + "/" + key + ".wwc"; }
 
-std::optional<Entry> Cache::load(const std::string& key) const {
+namespace {
+
+// The whole of a regular file of at most `limit` bytes, or nullopt with `problem` set. O_NOFOLLOW: a link in the
+// entry's place is not followed (a link to /dev/zero would never end); O_NONBLOCK: opening a FIFO does not wait
+// for a writer, and fstat then shows it is no regular file.
+std::optional<std::string> read_regular_file(const std::string& path, size_t limit, std::string& problem) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) problem = "it is a symbolic link, which the cache does not follow";
+    else if (errno != ENOENT && errno != ENOTDIR) problem = std::string("it cannot be opened: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::optional<std::string> out;
+  if (::fstat(fd, &st) != 0) {
+    problem = std::string("it cannot be examined: ") + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = "it is not a regular file";
+  } else if (static_cast<uint64_t>(st.st_size) > limit) {
+    problem = "it holds " + std::to_string(st.st_size) + " bytes, more than an entry may (" + std::to_string(limit) + ")";
+  } else {
+    std::string data(static_cast<size_t>(st.st_size), '\0');
+    size_t got = 0;
+    while (got < data.size()) {
+      ssize_t r = ::read(fd, data.data() + got, data.size() - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    data.resize(got);  // shorter if it shrank meanwhile: the digest check then fails
+    out = std::move(data);
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::optional<Entry> Cache::load(const std::string& key, std::string* problem) const {
   std::string path = path_of(key);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string data = ss.str();
+  auto report = [&](const std::string& what) {
+    if (problem) *problem = "warpweave JIT cache: " + path + " " + what + "; compiling afresh";
+  };
+  std::string why;
+  std::optional<std::string> read = read_regular_file(path, kMaxEntryBytes, why);
+  if (!read) {
+    if (!why.empty()) report("is not used: " + why);
+    return std::nullopt;
+  }
+  std::string& data = *read;
   auto damaged = [&]() -> std::optional<Entry> {
     ::unlink(path.c_str());
     return std::nullopt;
   };
-  // magic, 64 hex digest, '\n', meta length (decimal) '\n', meta, payload
+  // magic, 64 hex key, '\n', 64 hex digest of key + meta + payload, '\n', meta length (decimal) '\n', meta, payload
   size_t pos = sizeof(kMagic) - 1;
-  if (data.compare(0, pos, kMagic) != 0 || data.size() < pos + 65) return damaged();
+  if (data.compare(0, pos, kOldMagic) == 0) return damaged();  // an older warpweave's entry: replaced when stored
+  if (data.compare(0, pos, kMagic) != 0 || data.size() < pos + 130) return damaged();
+  std::string stored_key = data.substr(pos, 64);
+  pos += 64;
+  if (data[pos++] != '\n') return damaged();
   std::string digest = data.substr(pos, 64);
   pos += 64;
   if (data[pos++] != '\n') return damaged();
@@ -92,7 +143,13 @@ std::optional<Entry> Cache::load(const std::string& key) const {
   e.meta = data.substr(pos, meta_len);
   pos += meta_len;
   std::string_view payload(data.data() + pos, data.size() - pos);
-  if (key_of({e.meta, payload}) != digest) return damaged();
+  if (key_of({stored_key, e.meta, payload}) != digest) return damaged();
+  if (stored_key != key) {
+    // An intact entry of another key (copied over this one's file): never served as this key's result. It stays
+    // (the compile that follows replaces it); the warning says where it came from.
+    report("holds the entry of another key (" + stored_key + "), copied or moved there");
+    return std::nullopt;
+  }
   e.payload.assign(payload.begin(), payload.end());
   return e;
 }
@@ -106,7 +163,8 @@ bool Cache::store(const std::string& key, const Entry& entry) const {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) return false;
   std::string_view payload(reinterpret_cast<const char*>(entry.payload.data()), entry.payload.size());
-  std::string header = std::string(kMagic) + key_of({entry.meta, payload}) + "\n" + std::to_string(entry.meta.size()) + "\n";
+  std::string header = std::string(kMagic) + key + "\n" + key_of({key, entry.meta, payload}) + "\n" +
+                       std::to_string(entry.meta.size()) + "\n";
   bool ok = write_all(fd, header.data(), header.size()) && write_all(fd, entry.meta.data(), entry.meta.size()) &&
             write_all(fd, payload.data(), payload.size()) && ::fsync(fd) == 0;
   ok = (::close(fd) == 0) && ok;

@@ -34,15 +34,36 @@ class Collector : public pb::io::ErrorCollector {
   std::vector<std::string> errors;
 };
 
-// Count of distinct $N operand references in an inline-asm template, as max index + 1.
-int template_operands(const std::string& t) {
+// Bounds on every number a manifest gives, far above what any instruction needs: a hostile or mistyped manifest
+// is refused at once with a message, instead of sizing allocations (a tile of 16 x 400000000) or wrapping
+// (an operand $4294967309 read as $13).
+constexpr int64_t kMaxOperandIndex = 4095;      // $N in a template
+constexpr int64_t kMaxRegisters = 1024;         // PTX registers of one operand (an sm_90 accumulator has 128)
+constexpr int64_t kMaxCount = 1024;             // operands of a non-register role
+constexpr int64_t kMaxValues = int64_t{1} << 16;  // values per thread of one operand
+constexpr int64_t kMaxExtent = int64_t{1} << 16;  // each of M, N, K
+constexpr int64_t kMaxTile = int64_t{1} << 22;    // M*K, N*K, M*N: the tiles whose coverage is checked point by point
+constexpr int64_t kMaxThreads = 4096;           // threads of an atom (thr_id's size)
+constexpr int64_t kMaxUnitBits = 1024;          // layout_unit_bits
+constexpr int64_t kMaxComputeCapability = 10000;
+
+// Count of distinct $N operand references in an inline-asm template, as max index + 1; -1 (and the index as text
+// in `bad`) when one is beyond kMaxOperandIndex.
+int template_operands(const std::string& t, std::string* bad) {
   int n = 0;
   for (size_t i = 0; i + 1 < t.size(); ++i) {
     if (t[i] == '$' && std::isdigit(static_cast<unsigned char>(t[i + 1]))) {
       size_t j = i + 1;
-      int v = 0;
-      while (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) v = v * 10 + (t[j++] - '0');
-      n = std::max(n, v + 1);
+      int64_t v = 0;
+      while (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) {
+        if (v <= kMaxOperandIndex) v = v * 10 + (t[j] - '0');
+        ++j;
+      }
+      if (v > kMaxOperandIndex) {
+        *bad = t.substr(i, std::min<size_t>(j - i, 24));
+        return -1;
+      }
+      n = std::max(n, static_cast<int>(v) + 1);
     }
   }
   return n;
@@ -77,9 +98,10 @@ int constraint_operands(const std::string& c) {
   return n;
 }
 
-int operand_slots(const Operand& o) {
-  if (o.role() == Operand::REGISTERS) return static_cast<int>(o.registers());
-  return o.count() ? static_cast<int>(o.count()) : 1;
+// Template operands an operand takes (its registers or count, each bounded by validate_instruction).
+int64_t operand_slots(const Operand& o) {
+  if (o.role() == Operand::REGISTERS) return std::min<int64_t>(o.registers(), kMaxRegisters);
+  return o.count() ? std::min<int64_t>(o.count(), kMaxCount) : 1;
 }
 
 // True when the layout's leaves (shape > 1), sorted by stride, have strides 1, s0, s0*s1, ...
@@ -149,9 +171,18 @@ void validate_instruction(const Instruction& ins, bool is_atom, const std::strin
   if (is_atom && ins.python_name().empty()) err("needs a python_name (the Python class it appears as)");
   if (!ins.cubin_tool().empty() && ins.cubin_tool() != "ptxas")
     err("cubin_tool \"" + ins.cubin_tool() + "\" is not \"ptxas\" (the only tool an instruction can ask for)");
-  int slots = 0;
+  if (ins.layout_unit_bits() > kMaxUnitBits)
+    err("layout_unit_bits " + std::to_string(ins.layout_unit_bits()) + " is above " + std::to_string(kMaxUnitBits));
+  int64_t slots = 0;
   bool seen_input = false;
   for (auto& o : ins.operands()) {
+    if (o.registers() > kMaxRegisters)
+      err("operand " + o.name() + ": registers " + std::to_string(o.registers()) + " is above " +
+          std::to_string(kMaxRegisters));
+    if (o.count() > kMaxCount)
+      err("operand " + o.name() + ": count " + std::to_string(o.count()) + " is above " + std::to_string(kMaxCount));
+    if (o.values() > kMaxValues)
+      err("operand " + o.name() + ": values " + std::to_string(o.values()) + " is above " + std::to_string(kMaxValues));
     // The template numbers results first ($0..), then inputs, in the order the operands are listed. An address
     // operand marked OUT names a copy's destination: the instruction takes it as an input.
     bool result = o.direction() == Operand::OUT &&
@@ -166,9 +197,12 @@ void validate_instruction(const Instruction& ins, bool is_atom, const std::strin
       err("register operand " + o.name() + " needs values and registers");
   }
   if (has_template) {
-    int t = template_operands(ins.ptx_template()), c = constraint_operands(ins.constraints());
-    if (t != c) err("the template uses " + std::to_string(t) + " operands but the constraints list " + std::to_string(c));
-    if (t != slots) err("the template uses " + std::to_string(t) + " operands but the operands provide " + std::to_string(slots));
+    std::string bad;
+    int t = template_operands(ins.ptx_template(), &bad), c = constraint_operands(ins.constraints());
+    if (t < 0)
+      err("the template names the operand " + bad + ", beyond the largest index " + std::to_string(kMaxOperandIndex));
+    else if (t != c) err("the template uses " + std::to_string(t) + " operands but the constraints list " + std::to_string(c));
+    if (t >= 0 && t != slots) err("the template uses " + std::to_string(t) + " operands but the operands provide " + std::to_string(slots));
     std::set<std::string> declared;
     for (auto& a : ins.attributes()) declared.insert(a.name());
     for (const std::string& name : template_attributes(ins.ptx_template()))
@@ -178,6 +212,11 @@ void validate_instruction(const Instruction& ins, bool is_atom, const std::strin
   if (!ins.thr_id().empty()) {
     try {
       threads = parse_layout(ins.thr_id()).size().value();
+      if (threads < 1 || threads > kMaxThreads) {
+        err("thr_id " + ins.thr_id() + " has " + std::to_string(threads) + " threads, outside 1.." +
+            std::to_string(kMaxThreads));
+        threads = 0;
+      }
     } catch (const std::exception& e) {
       err(std::string("thr_id: ") + e.what());
     }
@@ -188,12 +227,22 @@ void validate_instruction(const Instruction& ins, bool is_atom, const std::strin
       IntTuple s = parse_int_tuple(ins.shape_mnk());
       if (s.rank() != 3) throw LayoutError("expected (M,N,K)");
       m = s[0].value().value(), n = s[1].value().value(), k = s[2].value().value();
+      // Each extent bounded first, so that the products below cannot overflow; then the tiles whose coverage is
+      // checked point by point (their size is allocated).
+      for (int64_t e : {m, n, k})
+        if (e < 1 || e > kMaxExtent)
+          throw LayoutError("each extent must be in 1.." + std::to_string(kMaxExtent) + ", not " + std::to_string(e));
+      for (int64_t tile : {m * k, n * k, m * n})
+        if (tile > kMaxTile)
+          throw LayoutError("an operand tile of " + std::to_string(tile) + " elements is above " +
+                            std::to_string(kMaxTile));
     } catch (const std::exception& e) {
       err("shape_mnk \"" + ins.shape_mnk() + "\": " + e.what());
+      m = n = k = 0;
     }
-    if (threads == 0) err("an MMA atom needs thr_id");
+    if (threads == 0 && ins.thr_id().empty()) err("an MMA atom needs thr_id");
     for (auto& o : ins.operands()) {
-      if (o.layout_tv().empty()) continue;
+      if (o.layout_tv().empty() || m == 0 || threads == 0 || o.values() > kMaxValues) continue;
       int64_t tile = (o.name() == "a") ? m * k : (o.name() == "b") ? n * k : m * n;
       if (auto p = check_bijection(o.layout_tv(), threads * o.values(), tile); !p.empty())
         err("operand " + o.name() + ": " + p);
@@ -225,6 +274,12 @@ std::vector<std::string> validate_manifest(const Manifest& m) {
     if (t.name().empty() || !targets.insert(t.name()).second)
       out.push_back("target \"" + t.name() + "\" is empty or repeated");
     if (t.compute_capability() == 0) out.push_back("target " + t.name() + " needs a compute_capability");
+    if (t.compute_capability() > kMaxComputeCapability)
+      out.push_back("target " + t.name() + ": compute_capability " + std::to_string(t.compute_capability()) +
+                    " is above " + std::to_string(kMaxComputeCapability));
+    for (uint32_t cc : t.also_serves())
+      if (cc == 0 || cc > kMaxComputeCapability)
+        out.push_back("target " + t.name() + ": also_serves " + std::to_string(cc) + " is not a compute capability");
   }
   std::set<std::string> ids;
   for (auto& a : m.atoms()) {

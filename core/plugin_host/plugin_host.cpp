@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "manifest_validation.hpp"
+#include "plugin_library.hpp"
 #include "ww/ir/builder.hpp"
 #include "ww/jit_cache/jit_cache.hpp"
 #include "ww/runtime/tensor_map.hpp"
@@ -143,31 +144,36 @@ bool PluginHost::load_file(const std::string& path) {
     if (p.path == path) return false;
   for (auto& r : refusals_)
     if (r.path == path) return false;
+  // Whatever goes wrong with one file (even an exception that is no std::exception, thrown by a plugin's code)
+  // refuses that file; the others still load.
+  try {
+    return load_file_locked(path);
+  } catch (const std::exception& e) {
+    refusals_.push_back({path, std::string("loading failed: ") + e.what()});
+  } catch (...) {
+    refusals_.push_back({path, "loading failed with an exception that is not a std::exception"});
+  }
+  return false;
+}
+
+// A target's code-generation settings: two plugins may share a target (one adds atoms to another's generation)
+// only when they agree on these.
+static std::string target_settings(const warpweave::manifest::Target& t) {
+  return "compute capability " + std::to_string(t.compute_capability()) + (t.arch_specific() ? " arch-specific" : "") +
+         ", llvm_cpu \"" + t.llvm_cpu() + "\", ptx_features \"" + t.ptx_features() + "\", jit_arch \"" +
+         t.jit_arch() + "\"";
+}
+
+bool PluginHost::load_file_locked(const std::string& path) {
   auto refuse = [&](const std::string& reason) {
     refusals_.push_back({path, reason});
     return false;
   };
-  std::shared_ptr<boost::dll::shared_library> lib;
-  try {
-    lib = std::make_shared<boost::dll::shared_library>(
-        path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-  } catch (const std::exception& e) {
-    return refuse(std::string("the library does not load: ") + e.what());
-  }
-  if (!lib->has(WW_PLUGIN_ENTRY_NAME))
-    return refuse(std::string("no entry point ") + WW_PLUGIN_ENTRY_NAME + " (export one with WARPWEAVE_PLUGIN)");
-  const ww_plugin_v1* abi = nullptr;
-  try {
-    auto entry = lib->get_alias<const ww_plugin_v1*()>(WW_PLUGIN_ENTRY_NAME);
-    abi = entry();
-  } catch (const std::exception& e) {
-    return refuse(std::string("the entry point failed: ") + e.what());
-  }
-  if (!abi) return refuse("the entry point returned no plugin description");
-  if (abi->abi_version != WW_PLUGIN_ABI_VERSION)
-    return refuse("plugin ABI version " + std::to_string(abi->abi_version) + ", but this warpweave core speaks " +
-                  std::to_string(WW_PLUGIN_ABI_VERSION) + ": rebuild the plugin against this warpweave SDK");
-  if (!abi->manifest_text) return refuse("the plugin carries no manifest");
+  std::string why;
+  PluginLibrary opened = open_plugin_library(path, why);
+  if (!opened.lib) return refuse(why);
+  std::shared_ptr<boost::dll::shared_library> lib = opened.lib;
+  const ww_plugin_v1* abi = opened.abi;
   std::string text(abi->manifest_text, abi->manifest_size);
   // One parse: validation, the JSON that Python reads and the ids all come from it (a large manifest, like a
   // backend's thousand generated wgmma atoms, takes tens of milliseconds to parse).
@@ -187,6 +193,16 @@ bool PluginHost::load_file(const std::string& path) {
   for (auto& a : m.atoms()) ids.push_back(a.id());
   for (auto& a : m.primitives()) ids.push_back(a.id());
   for (auto& f : m.families()) ids.push_back(f.id());
+  // A target name means one set of code-generation settings: a plugin that redefines a loaded target differently
+  // is refused (the plugins installed with warpweave load first, then WARPWEAVE_PLUGIN_PATH in order), rather
+  // than letting the load order pick the code silently.
+  for (auto& t : m.targets()) {
+    auto it = targets_.find(t.name());
+    if (it != targets_.end() && it->second.second != target_settings(t))
+      return refuse("it defines the target " + t.name() + " with " + target_settings(t) + ", but the plugin \"" +
+                    it->second.first + "\" already loaded defines it with " + it->second.second +
+                    "; a plugin may add atoms to a loaded target only with the same settings");
+  }
   // Ids must be unique across plugins: the registry resolves atoms by id.
   for (auto& other : plugins_) {
     if (other.name == name) return refuse("a plugin named \"" + name + "\" is already loaded from " + other.path);
@@ -205,6 +221,7 @@ bool PluginHost::load_file(const std::string& path) {
   p.ids = std::move(ids);
   p.abi = abi;
   if (m.families_size()) p.families = make_family_set(m);  // validated above
+  for (auto& t : m.targets()) targets_.emplace(t.name(), std::make_pair(name, target_settings(t)));
   plugins_.push_back(std::move(p));
   libraries_.push_back(lib);
   return true;

@@ -21,10 +21,13 @@ void bind_jit_cache(nb::module_& m) {
       .def("path_of", &jc::Cache::path_of)
       .def("load", [](const jc::Cache& c, const std::string& key) -> nb::object {
         std::optional<jc::Entry> e;
+        std::string problem;
         {
           nb::gil_scoped_release release;
-          e = c.load(key);
+          e = c.load(key, &problem);
         }
+        // A file in the entry's place that is not this key's entry: a miss, and a warning that names the file.
+        if (!problem.empty() && PyErr_WarnEx(PyExc_RuntimeWarning, problem.c_str(), 1) != 0) throw nb::python_error();
         if (!e) return nb::none();
         return nb::make_tuple(nb::bytes(reinterpret_cast<const char*>(e->payload.data()), e->payload.size()), e->meta);
       })

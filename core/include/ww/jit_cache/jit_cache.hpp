@@ -3,8 +3,10 @@
 //
 // A key is the SHA-256 of everything the result depends on (the IR, the target, the options, the warpweave
 // version, the digests of the plugins used). Entries are written to a temporary file and renamed into place, so
-// concurrent writers never leave a partial entry; each entry carries the digest of its payload, so a damaged file
-// reads as a miss (and is removed) rather than as a wrong cubin.
+// concurrent writers never leave a partial entry; each entry carries its own key and a digest of key and payload,
+// so a damaged file reads as a miss (and is removed) and another key's entry copied into its place reads as a miss
+// with a warning, never as a wrong cubin. Only regular files are read (no links, FIFOs or devices), and at most
+// kMaxEntryBytes of them.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,7 +32,12 @@ class Cache {
   // $WARPWEAVE_DISABLE_CACHE set to anything but "" or "0".
   static bool disabled_by_env();
 
-  std::optional<Entry> load(const std::string& key) const;
+  // The largest entry read (cubins are at most a few MB).
+  static constexpr size_t kMaxEntryBytes = size_t{256} << 20;
+
+  // The entry stored under `key`, or nullopt. `problem` (when given) says why a file present in the entry's place
+  // was not used, when that is worth a warning (another key's entry, a link, a FIFO, an oversized file).
+  std::optional<Entry> load(const std::string& key, std::string* problem = nullptr) const;
   // Returns false (and leaves no partial file) if the entry could not be written.
   bool store(const std::string& key, const Entry& entry) const;
   std::string path_of(const std::string& key) const;

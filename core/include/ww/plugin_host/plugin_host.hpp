@@ -97,7 +97,9 @@ class PluginHost {
 
  private:
   PluginHost() = default;
+  bool load_file_locked(const std::string& path);
   std::vector<Plugin> plugins_;
+  std::map<std::string, std::pair<std::string, std::string>> targets_;  // target -> (plugin, its settings)
   std::vector<Refusal> refusals_;
   std::vector<std::shared_ptr<void>> libraries_;  // keeps loaded libraries alive
 };
