@@ -12,6 +12,7 @@ OUT=${OUT:-/tmp/ww-out}
 mkdir -p "$OUT"
 tar -xJf .devcarry/build.tar.xz
 export PYTHONPATH=$PWD/frontend_python:$PWD/conformance:$PWD/pipelines PYTHONUNBUFFERED=1 WARPWEAVE_CACHE_DIR=/tmp/ww-cache
+export WARPWEAVE_EXAMPLE_PLUGIN_DIR=$PWD/example_plugin
 what=${*:-all}
 summary=()
 run() {  # name, command...

@@ -14,6 +14,15 @@ cp frontend_python/warpweave/_core*.so frontend_python/warpweave/libprotobuf.so.
 # -L: the plugins' Python packages are links into backends/ here; the GPU machine gets copies.
 [ -d frontend_python/warpweave/plugins ] && cp -rL frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
 for t in ww_runtime_test ww_layout_test; do [ -x build/tests/$t ] && cp build/tests/$t "$stage/bin/"; done
+# The out-of-tree example plugin, built against an SDK install as a third party would (the GPU machine cannot build
+# it); its tests find it through WARPWEAVE_EXAMPLE_PLUGIN_DIR.
+sdk=$(mktemp -d); b1=$(mktemp -d)
+cmake --install build --prefix "$sdk" >/dev/null
+cmake -S plugins_api/examples/b1_mma -B "$b1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$sdk" >/dev/null
+cmake --build "$b1" >/dev/null
+mkdir -p "$stage/example_plugin"
+cp "$b1"/ww_example_b1.so "$stage/example_plugin/" && cp -rL "$b1"/ww_example_b1.python "$stage/example_plugin/"
+rm -rf "$sdk" "$b1"
 find "$stage" -type f \( -name '*.so' -o -path '*/bin/*' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
 mkdir -p .devcarry
 tar -C "$stage" -cf - . | xz -T2 -6 > .devcarry/build.tar.xz
