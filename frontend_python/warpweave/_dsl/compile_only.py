@@ -1,0 +1,139 @@
+"""Compile-only runs: a program's kernels are compiled (for WARPWEAVE_ARCH, no GPU needed), and the calls that
+would launch them are not made.
+
+What changes inside `compile_only()`:
+- A call of a compiled function that launches kernels is not made. With on_launch="stop" the program ends there
+  (LaunchSkipped, a BaseException so that a program's `except Exception` does not swallow it); with "skip" the
+  call returns None and the program goes on (what it computes from the kernels' results is then meaningless,
+  so this is for notebooks and drivers that only compile). Compiled functions that launch no kernel (host-only
+  @cute.jit functions, e.g. printing layouts) run as usual.
+- PyTorch, when installed, makes "cuda" tensors in host memory: factory functions and `.to()`/`.cuda()` given a
+  CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
+  handle is 0 and `synchronize()` does nothing. Such tensors have real addresses, shapes, strides and dtypes,
+  which is all that compiling needs.
+- `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
+
+Nothing of this is active outside the context, and warpweave never enters it by itself.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+
+from .errors import user_location
+
+
+class LaunchSkipped(BaseException):
+    """A compile-only run reached a call that would launch kernels (on_launch="stop")."""
+
+
+class Session:
+    def __init__(self, on_launch: str):
+        if on_launch not in ("stop", "skip"):
+            raise ValueError(f"on_launch must be 'stop' or 'skip', got {on_launch!r}")
+        self.on_launch = on_launch
+        self.compiled = []   # JitCompiledFunction, in compilation order
+        self.skipped = []    # (function name, "file:line") of each call not made
+
+    def note_compiled(self, compiled) -> None:
+        self.compiled.append(compiled)
+
+    def launch_reached(self, compiled):
+        loc = user_location(2)
+        where = f"{loc[0]}:{loc[1]}" if loc else "?"
+        name = compiled.jit_function.fn.__name__
+        self.skipped.append((name, where))
+        msg = (f"compile-only: the call of the compiled {name} at {where} would launch "
+               f"{', '.join(l.kernel for l in compiled.launches)}; not made")
+        if self.on_launch == "stop":
+            raise LaunchSkipped(msg + " (the program ends here)")
+        print(f"[warpweave run] {msg}")
+        return None
+
+    def summary(self) -> str:
+        lines = [f"[warpweave run] compile-only: {len(self.compiled)} compiled function(s), "
+                 f"{len(self.skipped)} launching call(s) not made"]
+        for c in self.compiled:
+            kernels = ", ".join(l.kernel for l in c.launches) or "no kernel (host only)"
+            size = f", cubin {len(c.cubin)} bytes" if c.cubin else ""
+            lines.append(f"  {c.jit_function.fn.__name__} for {c.target['name']}: {kernels}{size}")
+        return "\n".join(lines)
+
+
+_session: Session | None = None
+
+
+def current() -> Session | None:
+    """The compile-only session in force, or None."""
+    return _session
+
+
+@contextlib.contextmanager
+def compile_only(on_launch: str = "stop"):
+    global _session
+    if _session is not None:
+        raise RuntimeError("compile_only() is already active")
+    session = Session(on_launch)
+    _session = session
+    with contextlib.ExitStack() as stack:
+        if importlib.util.find_spec("torch") is not None:
+            stack.enter_context(_torch_on_host())
+        try:
+            yield session
+        finally:
+            _session = None
+
+
+# --- PyTorch's CUDA device made of host memory -----------------------------------------------------------------
+
+class _HostStream:
+    """torch.cuda.current_stream() in a compile-only run: the default stream's handle, 0."""
+    cuda_stream = 0
+    device = "cuda:0"
+
+    def synchronize(self):
+        pass
+
+    def wait_stream(self, other):
+        pass
+
+
+def _is_cuda(d) -> bool:
+    import torch
+
+    if isinstance(d, torch.device):
+        return d.type == "cuda"
+    if isinstance(d, str):
+        return d == "cuda" or d.startswith("cuda:")
+    return False
+
+
+@contextlib.contextmanager
+def _torch_on_host():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class HostForCuda(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func is torch.Tensor.cuda:
+                return args[0]
+            if "device" in kwargs and _is_cuda(kwargs["device"]):
+                kwargs["device"] = "cpu"
+            if func is torch.Tensor.to:
+                args = tuple("cpu" if _is_cuda(a) else a for a in args)
+            return func(*args, **kwargs)  # the mode is not active inside its own handler
+
+    patches = {"is_available": lambda: True, "device_count": lambda: 1,
+               "current_stream": lambda device=None: _HostStream(),
+               "default_stream": lambda device=None: _HostStream(),
+               "synchronize": lambda device=None: None, "init": lambda: None}
+    saved = {k: getattr(torch.cuda, k) for k in patches}
+    for k, v in patches.items():
+        setattr(torch.cuda, k, v)
+    try:
+        with HostForCuda():
+            yield
+    finally:
+        for k, v in saved.items():
+            setattr(torch.cuda, k, v)
