@@ -416,6 +416,23 @@ def tma_entries():
 # --------------------------------------------------------------------------------------------------------------
 # barriers, fences, clusters, registers, wgmma control, the descriptor hook
 
+def grid_dependency_primitives():
+    """Programmatic dependent launch (sm_90 on): a kernel launched with use_pdl may start before the one it
+    depends on has finished, and waits for it where it needs its results."""
+    return [
+        primitive("hopper.griddepcontrol.wait", "WAIT",
+                  description=("griddepcontrol.wait: waits until the grids this one depends on have completed and "
+                               "their memory operations are visible (a no-op when launched without a dependency)"),
+                  python_name="arch.griddepcontrol_wait", ptx_template="griddepcontrol.wait;",
+                  has_side_effects=True),
+        primitive("hopper.griddepcontrol.launch_dependents", "OTHER",
+                  description=("griddepcontrol.launch_dependents: lets the grids that depend on this one be "
+                               "scheduled once every CTA of this grid has issued it or exited"),
+                  python_name="arch.griddepcontrol_launch_dependents",
+                  ptx_template="griddepcontrol.launch_dependents;", has_side_effects=True),
+    ]
+
+
 def other_primitives():
     out = []
     P = primitive
@@ -629,7 +646,8 @@ targets {
 
 
 def render() -> str:
-    blocks = wgmma_atoms() + stmatrix_atoms() + [b for b in tma_entries()] + other_primitives()
+    blocks = wgmma_atoms() + stmatrix_atoms() + [b for b in tma_entries()] + other_primitives() \
+        + grid_dependency_primitives()
     # atoms first, then primitives, each group in generation order
     atoms = [b for b in blocks if b.startswith("atoms {")]
     prims = [b for b in blocks if b.startswith("primitives {")]

@@ -27,6 +27,9 @@ from ._dsl.jit import Constexpr  # noqa: E402
 from ._dsl.numeric import (BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64,  # noqa: E402
                            Int8, Int16, Int32, Int64, Integer, Numeric, TFloat32, Uint8, Uint16, Uint32, Uint64,
                            dtype)
+from ._dsl.numeric import (Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Int4, Int128,  # noqa: E402
+                           Uint4)
+from ._dsl.math import max, min  # noqa: E402,A004  (cutlass.max / cutlass.min: variadic, DSL and Python values)
 from ._dsl.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
 from ._dsl.backend_python import install_finder as _install_finder  # noqa: E402
@@ -35,4 +38,5 @@ _install_finder()  # backends' public module names (warpweave.utils.hopper_helpe
 
 __all__ = ["cute", "utils", "current_target", "Target", "Constexpr", "range", "range_constexpr", "const_expr", "dtype", "Numeric", "Integer", "Float",
            "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
-           "TFloat32", "Float32", "Float64", "Float8E4M3FN", "Float8E5M2", "DSLError", "CompilationError"]
+           "TFloat32", "Float32", "Float64", "Float8E4M3FN", "Float8E5M2", "DSLError", "CompilationError",
+           "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU", "Int4", "Uint4", "Int128", "max", "min"]

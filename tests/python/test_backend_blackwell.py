@@ -77,7 +77,8 @@ _OTHER_PRIMITIVES = [
     "blackwell.tma.commit_group", "blackwell.tma.wait_group.read", "blackwell.tma.wait_group",
     "blackwell.fence.proxy_async.shared_cta", "blackwell.mbarrier.init", "blackwell.mbarrier.init_fence",
     "blackwell.mbarrier.arrive", "blackwell.mbarrier.arrive_expect_tx", "blackwell.mbarrier.try_wait.parity",
-    "blackwell.mbarrier.wait.parity",
+    "blackwell.mbarrier.wait.parity", "blackwell.add.rn.f32x2", "blackwell.sub.rn.f32x2", "blackwell.mul.rn.f32x2",
+    "blackwell.fma.rn.f32x2", "blackwell.griddepcontrol.wait", "blackwell.griddepcontrol.launch_dependents",
 ]
 _TMEM_NUMS = {"32x32b": 128, "16x64b": 128, "16x128b": 64, "16x256b": 32}
 _LD_ST = [f"blackwell.tcgen05.{op}.{shape}.x{1 << i}" for op in ("ld", "st") for shape, top in _TMEM_NUMS.items()

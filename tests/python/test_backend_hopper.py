@@ -59,7 +59,8 @@ PRIMITIVES = (
      "hopper.cluster.arrive", "hopper.cluster.arrive.relaxed", "hopper.cluster.wait", "hopper.cluster.ctaid",
      "hopper.cluster.nctaid", "hopper.cluster.ctarank", "hopper.cluster.nctarank", "hopper.cluster.clusterid",
      "hopper.cluster.nclusterid", "hopper.cluster.is_explicit", "hopper.cluster.mapa",
-     "hopper.elect.sync", "hopper.setmaxnreg.inc", "hopper.setmaxnreg.dec"])
+     "hopper.elect.sync", "hopper.setmaxnreg.inc", "hopper.setmaxnreg.dec",
+     "hopper.griddepcontrol.wait", "hopper.griddepcontrol.launch_dependents"])
 NON_WGMMA = STMATRIX + TMA_ATOMS + PRIMITIVES
 
 

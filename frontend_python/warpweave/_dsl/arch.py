@@ -81,6 +81,133 @@ def _backend_primitive(python_name: str):
     return f
 
 
+def _target_primitive(python_name: str, cute_name: str):
+    """A backend primitive the current target must have (its PTX is specific to some generations): a clear error
+    naming the target and the backends that do offer it otherwise."""
+    from .atoms import _current_cc, _entries, _usable, primitive
+
+    entries = _entries(python_name)
+    cc = _current_cc()
+    if not any(_usable(b, ins, cc) for b, ins in entries):
+        from .plugins import registry
+
+        # To say who has it: a trace loads only the backends usable on its target, so load every one found.
+        everything = list(getattr(registry, "candidates", None) or [])
+        registry.load(everything) if everything else registry.load()
+        entries = _entries(python_name)
+        st = trace.current_or_none()
+        name = st.target["name"] if st is not None else "?"
+        offered = "; ".join(f"{b.name} for {', '.join(ins.get('targets', []))}" for b, ins in entries)
+        raise DSLTypeError(f"cute.arch.{cute_name} is not available when compiling for {name}: its instruction "
+                           f"comes from a backend, and " + (f"only these offer it: {offered}" if offered else
+                                                             "no loaded backend offers it"), user_location(3))
+    return primitive(python_name)
+
+
+def griddepcontrol_wait():
+    """Waits until the grids this kernel depends on (programmatic dependent launch) have completed and their
+    writes are visible. From the target's backend (sm_90 and later)."""
+    _target_primitive("arch.griddepcontrol_wait", "griddepcontrol_wait")()
+
+
+def griddepcontrol_launch_dependents():
+    """Lets the kernels that depend on this one start once every CTA has issued this (or exited). From the
+    target's backend (sm_90 and later)."""
+    _target_primitive("arch.griddepcontrol_launch_dependents", "griddepcontrol_launch_dependents")()
+
+
+def _f32_pair(x, what):
+    if not isinstance(x, (tuple, list)) or len(x) != 2:
+        raise DSLTypeError(f"cute.arch.{what}: each operand is a pair (x, y) of Float32 values, got {x!r}",
+                           user_location(4))
+    return [v if isinstance(v, Numeric) and type(v) is Float32 else Float32(v) for v in x]
+
+
+def _packed(name, *operands):
+    f = _target_primitive(f"arch.{name}", name)
+    pairs = [_f32_pair(x, name) for x in operands]
+    r = f(*pairs)
+    return tuple(Float32.from_ir(v) for v in r)
+
+
+def add_packed_f32x2(a, b):
+    """(a0 + b0, a1 + b1) in one instruction (sm_100 and later, from the target's backend)."""
+    return _packed("add_packed_f32x2", a, b)
+
+
+def sub_packed_f32x2(a, b):
+    """(a0 - b0, a1 - b1) in one instruction (sm_100 and later)."""
+    return _packed("sub_packed_f32x2", a, b)
+
+
+def mul_packed_f32x2(a, b):
+    """(a0 * b0, a1 * b1) in one instruction (sm_100 and later)."""
+    return _packed("mul_packed_f32x2", a, b)
+
+
+def fma_packed_f32x2(a, b, c):
+    """(a0 * b0 + c0, a1 * b1 + c1), each with one rounding, in one instruction (sm_100 and later)."""
+    return _packed("fma_packed_f32x2", a, b, c)
+
+
+# --- float min/max, clocks ----------------------------------------------------------------------------------------
+
+def _fminmax(name, a, b):
+    from .numeric import _coerce_pair
+
+    if not isinstance(a, Numeric) and not isinstance(b, Numeric):
+        a = Float32(a)
+    x, y, t = _coerce_pair(a, b)
+    if not t.is_float:
+        x, y, t = Float32(x), Float32(y), Float32
+    if x.is_static and y.is_static:
+        u, v = float(x.value), float(y.value)
+        if u != u:
+            return t(v)
+        if v != v:
+            return t(u)
+        return t(max(u, v) if name == "maxnum" else min(u, v))
+    if t.ir_type not in ("f32", "f64", "f16", "bf16"):
+        return t(_fminmax(name, Float32(x), Float32(y)))
+    bld = trace.builder()
+    return t.from_ir(bld.op1(f"llvm.intr.{name}", [x.ir(), y.ir()], t.ir_type))
+
+
+def fmax(a, b):
+    """The larger of two floats; a NaN operand is ignored (max.f32)."""
+    return _fminmax("maxnum", a, b)
+
+
+def fmin(a, b):
+    """The smaller of two floats; a NaN operand is ignored (min.f32)."""
+    return _fminmax("minnum", a, b)
+
+
+def _clock(reg, t):
+    b = trace.builder()
+    return t.from_ir(b.op1(f"nvvm.read.ptx.sreg.{reg}", [], t.ir_type))
+
+
+def clock():
+    """The SM's 32-bit cycle counter."""
+    return _clock("clock", Int32)
+
+
+def clock64():
+    """The SM's 64-bit cycle counter."""
+    return _clock("clock64", Int64)
+
+
+def globaltimer():
+    """The global nanosecond timer (64-bit)."""
+    return _clock("globaltimer", Int64)
+
+
+def globaltimer_lo():
+    """The low 32 bits of the global nanosecond timer."""
+    return _clock("globaltimer.lo", Int32)
+
+
 def cp_async_commit_group():
     """Closes this thread's group of cp.async copies issued since the last commit."""
     _backend_primitive("cpasync.commit_group")()
@@ -142,15 +269,23 @@ def _escape(s: str) -> str:
     return "".join(out)
 
 
-def printf(fmt, *args):
+def printf(fmt, *args, end=None):
     """Prints from the device. `{}` placeholders take each argument's natural format; C conversions (%d, %f) are
-    passed through as they are. Tuples print as (a,b,...)."""
+    passed through as they are. Tuples print as (a,b,...). `end` is written after the text (by default a newline,
+    unless the text ends with one)."""
+    if end is not None and not isinstance(end, str):
+        raise DSLTypeError(f"cute.printf: end must be a string, got {type(end).__name__}", user_location(2))
+    from .tensor import TensorSSA
+    if any(isinstance(a, TensorSSA) for a in args) or isinstance(fmt, TensorSSA):
+        raise DSLTypeError("cute.printf prints numbers; print a TensorSSA with cute.print_tensor", user_location(2))
     if not isinstance(fmt, str):
         args = (fmt,) + args
         fmt = " ".join("{}" for _ in args)
     st = trace.current()
-    if st.kernel is None:
-        raise DSLTypeError("cute.printf is only available inside a @cute.kernel function", user_location(2))
+    if st.kernel is None:  # the host side of a @cute.jit function: printed at each call (host_actions.py)
+        from .host_actions import host_printf
+
+        return host_printf(fmt, *args)
     b = trace.builder()
     values, types = [], []
     if "{}" in fmt:
@@ -178,8 +313,11 @@ def printf(fmt, *args):
             v, t, _ = _printf_arg(x)
             values.append(v)
             types.append(t)
-    if not text.endswith("\n"):
-        text += "\n"
+    if end is None:
+        if not text.endswith("\n"):
+            text += "\n"
+    else:
+        text += end.replace("%", "%%")
     name = f"__ww_fmt_{st.globals_count}"
     st.globals_count += 1
     data = text.encode("utf-8") + b"\0"

@@ -18,8 +18,8 @@ from .. import _core
 from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
 from .numeric import Boolean, Int32, Numeric, dtype as dtype_of
-from .tensor import (ComposedLayout, Layout, Pointer, Tensor, elem_bytes, load_scalar, mem_type, outer_of,
-                     slice_layout, store_scalar, view)
+from .tensor import (ComposedLayout, Layout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type,
+                     outer_of, slice_layout, store_scalar, view)
 
 
 class CopyUniversalOp:
@@ -521,6 +521,10 @@ def copy(atom, src, dst, *, pred=None, **kwargs):
 
 def _copy_universal(atom, sa: _Access, da: _Access, n: int, p: _Pred):
     t = sa.ptr.dtype
+    if is_packed(t) or is_packed(da.ptr.dtype):
+        # Vector accesses here count whole bytes per element.
+        raise DSLTypeError(f"cute.copy of packed 4-bit {t.__name__} tensors is not supported: copy element by "
+                           "element (dst[i] = src[i]), or recast_tensor both to Uint8", user_location(3))
     same = sa.ptr.dtype is da.ptr.dtype
     cap = max(1, atom.max_vector_bits // max(t.width, 8)) if same else 1
     eb = elem_bytes(t)

@@ -14,9 +14,13 @@ from typing import Any
 
 from .. import _core
 from . import trace
-from .errors import DSLTypeError, DSLValueError, user_location
+from .errors import DSLError, DSLTypeError, DSLValueError, user_location
 
 SymInt = _core.SymInt
+
+
+class DSLOverflowError(DSLError, OverflowError):
+    """A Python integer that does not fit the DSL integer type it is given to."""
 
 
 class IRVal(int):
@@ -200,11 +204,36 @@ Float64 = _float_type("Float64", 64, "f64")
 Float8E4M3FN = _float_type("Float8E4M3FN", 8, "i8")
 Float8E5M2 = _float_type("Float8E5M2", 8, "i8")
 FLOAT8_TYPES = (Float8E4M3FN, Float8E5M2)
+# The OCP microscaling formats, also in i8 registers (the code in the low bits): E2M1 (4 bits), E2M3 and E3M2 (6
+# bits), finite only; E8M0, an unsigned power-of-two scale (no zero; 0xFF is NaN).
+Float4E2M1FN = _float_type("Float4E2M1FN", 4, "i8")
+Float6E2M3FN = _float_type("Float6E2M3FN", 6, "i8")
+Float6E3M2FN = _float_type("Float6E3M2FN", 6, "i8")
+Float8E8M0FNU = _float_type("Float8E8M0FNU", 8, "i8")
+# Floats without an LLVM type: converted by fp8.py's codecs, computed with through Float32.
+SOFT_FLOAT_TYPES = FLOAT8_TYPES + (Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU)
+Int4 = _int_type("Int4", 4, True)
+Uint4 = _int_type("Uint4", 4, False)
+Int128 = _int_type("Int128", 128, True)
+# Types whose tensors hold two values per byte (low nibble first), as the hardware's 4-bit operands do.
+PACKED_TYPES = (Float4E2M1FN, Int4, Uint4)
 
-ALL_TYPES = [Boolean, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Float16, BFloat16, TFloat32,
-             Float32, Float64, Float8E4M3FN, Float8E5M2]
+ALL_TYPES = [Boolean, Int4, Int8, Int16, Int32, Int64, Int128, Uint4, Uint8, Uint16, Uint32, Uint64, Float16,
+             BFloat16, TFloat32, Float32, Float64, Float8E4M3FN, Float8E5M2, Float8E8M0FNU, Float6E2M3FN,
+             Float6E3M2FN, Float4E2M1FN]
 _BY_NAME = {t.__name__: t for t in ALL_TYPES}
 _BY_NAME.update({"Float8E4M3": Float8E4M3FN, "Bool": Boolean})
+# The names cute and cutlass both export.
+NUMERIC_EXPORTS = ["Numeric", "Integer", "Float", "Boolean"] + [t.__name__ for t in ALL_TYPES]
+
+
+def _float_limits():
+    for t in ALL_TYPES:
+        if t.is_float:
+            t.inf, t.nan = math.inf, math.nan
+
+
+_float_limits()
 
 
 def dtype(name):
@@ -238,10 +267,41 @@ def _round_float(v: float, t) -> float:
             return struct.unpack("e", struct.pack("e", v))[0]
         except OverflowError:
             return math.copysign(math.inf, v)
+    if t is BFloat16:
+        return _round_binary(v, 7, -126, (2 - 2.0 ** -7) * 2.0 ** 127)
+    if t in SOFT_FLOAT_TYPES:
+        from .fp8 import decode_static, encode_static, has_nan
+        if math.isnan(v) and not has_nan(t):
+            raise DSLValueError(f"{t.__name__} has no NaN", user_location(4))
+        return decode_static(t, encode_static(t, v))
     return v
 
 
-def _static_value(t, x):
+def _round_binary(v: float, frac_bits: int, emin: int, max_finite: float) -> float:
+    """v rounded to nearest even with frac_bits fraction bits and normals from 2**emin (IEEE-style, inf past
+    max_finite), directly from the double (no double rounding through f32)."""
+    if v == 0 or not math.isfinite(v):
+        return v
+    _, e = math.frexp(abs(v))
+    q = max(e - 1, emin) - frac_bits
+    r = round(math.ldexp(abs(v), -q)) * 2.0 ** q
+    if r > max_finite:
+        r = math.inf
+    return math.copysign(r, v)
+
+
+def _check_fits(t, x: int):
+    """A Python integer must fit t: its signed or its unsigned reading of t's bits (so that Int32(0xFFFFFFFF)
+    stays the all-ones mask). Arithmetic and conversions between DSL integer types wrap, as in C."""
+    lo, hi = -(1 << (t.width - 1)), (1 << t.width) - 1
+    if not lo <= x <= hi:
+        raise DSLOverflowError(f"{x} does not fit {t.__name__} ({'' if t.signed else 'un'}signed {t.width}-bit); use "
+                               f"a wider type, or wrap it explicitly: {t.__name__}(x & {hex((1 << t.width) - 1)})",
+                               user_location(4))
+
+
+def _static_value(t, x, exact=False):
+    """The value of type t for x; `exact` (a Python value given by the user) refuses integers out of range."""
     if t.is_boolean:
         return bool(x)
     if t.is_integer:
@@ -249,6 +309,10 @@ def _static_value(t, x):
             if not math.isfinite(x):
                 raise DSLValueError(f"cannot convert {x} to {t.__name__}", user_location(3))
             x = int(x)
+            if exact:
+                _check_fits(t, x)
+        elif exact and not isinstance(x, bool):
+            _check_fits(t, int(x))
         return _wrap_int(int(x), t.width, t.signed)
     return _round_float(float(x), t)
 
@@ -276,7 +340,7 @@ def _convert_to(t, value):
     if hasattr(value, "__ww_int__") and t.is_integer:
         return value.__ww_int__()
     if isinstance(value, (bool, int, float)):
-        return _static_value(t, value)
+        return _static_value(t, value, exact=True)
     raise DSLTypeError(f"cannot make a {t.__name__} from {type(value).__name__}", user_location(3))
 
 
@@ -314,7 +378,7 @@ def _materialize(t, v) -> int:
         return b.constant_int(1 if v else 0, "i1")
     if t.is_integer:
         return b.constant_int(int(v), t.ir_type)
-    if t in FLOAT8_TYPES:
+    if t in SOFT_FLOAT_TYPES:
         from .fp8 import encode_static
         return b.constant_int(encode_static(t, float(v)), "i8")
     return b.constant_float(float(v), t.ir_type)
@@ -325,7 +389,7 @@ def cast(x: Numeric, t):
     src = type(x)
     if src is t:
         return x
-    if t in FLOAT8_TYPES or src in FLOAT8_TYPES:
+    if t in SOFT_FLOAT_TYPES or src in SOFT_FLOAT_TYPES:
         from .fp8 import convert_fp8
         return convert_fp8(x, t)
     b = trace.builder()
@@ -430,6 +494,8 @@ def _static_binary(op, a, b, t):
     elif op == "shr": r = a >> b
     else:
         raise AssertionError(op)
+    if t.is_integer:
+        return t._wrap(_wrap_int(int(r), t.width, t.signed))   # static integer arithmetic wraps, as in C
     return t(r)
 
 
@@ -443,7 +509,7 @@ def _binary(op, a, b):
         a, b, t = _coerce_pair(a, b)
     except DSLTypeError:
         return NotImplemented
-    if t in FLOAT8_TYPES:
+    if t in SOFT_FLOAT_TYPES:
         return t(_binary(op, Float32(a), Float32(b)))
     if a.is_static and b.is_static:
         if t.is_float and op in ("and", "or", "xor", "shl", "shr"):
@@ -510,7 +576,7 @@ def _compare(op, a, b):
         a, b, t = _coerce_pair(a, b)
     except DSLTypeError:
         return NotImplemented
-    if t in FLOAT8_TYPES:
+    if t in SOFT_FLOAT_TYPES:
         return _compare(op, Float32(a), Float32(b))
     if a.is_static and b.is_static:
         x, y = a._v, b._v
@@ -521,6 +587,12 @@ def _compare(op, a, b):
         d = a._v - b._v
         if isinstance(d, int):
             return Boolean({"lt": d < 0, "le": d <= 0, "gt": d > 0, "ge": d >= 0, "eq": d == 0, "ne": d != 0}[op])
+    if not trace.in_kernel() and t.is_integer and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
+        from .host_guards import decide
+
+        r = decide(op, a._v, b._v)  # with the values compiled for, kept as a guard of the compiled function
+        if r is not None:
+            return Boolean(r)
     if not trace.in_kernel():
         raise DSLTypeError("host code (@cute.jit) cannot compare runtime values: they are known only when a kernel "
                            "runs; compare inside the kernel, or make the value cutlass.Constexpr", user_location(1))
@@ -533,7 +605,7 @@ def _compare(op, a, b):
 
 def _unary(op, a):
     t = type(a)
-    if t in FLOAT8_TYPES:
+    if t in SOFT_FLOAT_TYPES:
         return t(_unary(op, Float32(a)))
     if a.is_static:
         v = a._v
@@ -594,3 +666,38 @@ def max_(a, b):
     bld = trace.builder()
     name = "arith.maximumf" if t.is_float else ("arith.maxsi" if t.signed else "arith.maxui")
     return t.from_ir(bld.op1(name, [a.ir(), b.ir()], t.ir_type))
+
+
+def assume(src, divby=None):
+    """`src` with the promise that it is a multiple of `divby` (CuTe DSL's cute.assume): index arithmetic and
+    memory accesses built on it may then rely on the divisibility (e.g. vectorize). A static value is checked; a
+    dynamic one is taken at its word (a broken promise rounds it down to a multiple)."""
+    if divby is None:
+        return src
+    if isinstance(divby, Numeric):
+        divby = divby.value
+    if not isinstance(divby, int) or isinstance(divby, bool) or divby <= 0:
+        raise DSLValueError(f"assume: divby must be a positive integer, got {divby!r}", user_location(2))
+    if isinstance(src, Numeric):
+        if not src.is_integer:
+            raise DSLTypeError(f"assume: divisibility is a property of integers, got {type(src).__name__}",
+                               user_location(2))
+        v = src._v
+        t = type(src)
+    elif isinstance(src, (int, SymInt)) and not isinstance(src, bool):
+        v, t = src, None
+    elif hasattr(src, "__ww_int__"):
+        v, t = src.__ww_int__(), None
+    else:
+        raise DSLTypeError(f"assume expects an integer, got {type(src).__name__}", user_location(2))
+    if isinstance(v, int):
+        if v % divby:
+            raise DSLValueError(f"assume: {v} is not a multiple of {divby}", user_location(2))
+        return src
+    if isinstance(v, IRVal):
+        v = trace.lift_int(int(v), t.ir_type, nonneg=not t.signed)
+    if isinstance(v, HostRef):
+        raise DSLTypeError(f"assume: the runtime argument '{v.name}' is known only when a kernel runs",
+                           user_location(2))
+    r = v if v.divisibility % divby == 0 else (v // divby) * divby
+    return t._wrap(r) if t is not None else r

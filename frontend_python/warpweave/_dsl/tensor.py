@@ -11,29 +11,55 @@ from typing import Any, Sequence
 
 from .. import _core
 from . import trace
-from .errors import DSLTypeError, DSLValueError, user_location
-from .numeric import (Boolean, FLOAT8_TYPES, Int32, Int64, IRVal, Numeric, SymInt, as_numeric, cast, dtype as
+from .errors import DSLError, DSLTypeError, DSLValueError, user_location
+from .numeric import (PACKED_TYPES, Uint8 as _Uint8, Boolean, FLOAT8_TYPES, Int32, Int64, IRVal, Numeric, SymInt,
+                      as_numeric, cast, dtype as
                       dtype_of)
 
 Layout = _core.Layout
 ComposedLayout = _core.ComposedLayout
 
 GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
+
+
+class DSLIndexError(DSLError, IndexError):
+    """A static index outside a tensor whose extent is known while tracing."""
 _ADDRSPACE = {GMEM: 1, SMEM: 3, RMEM: 0, GENERIC: 0}
 
 
+def register_memory_space(name: str, address_space: int) -> None:
+    """A backend's memory space (warpweave.ext.register_memory_space), e.g. tensor memory."""
+    known = _ADDRSPACE.get(name)
+    if known is not None and known != address_space:
+        raise ValueError(f"memory space {name!r} is already address space {known}")
+    _ADDRSPACE[name] = int(address_space)
+
+
 def ptr_type(memspace: str) -> str:
-    a = _ADDRSPACE[memspace]
+    a = _ADDRSPACE.get(memspace)
+    if a is None:
+        raise DSLValueError(f"no loaded backend registers the memory space {memspace!r} (known: "
+                            f"{', '.join(sorted(_ADDRSPACE))})", user_location(3))
     return "!llvm.ptr" if a == 0 else f"!llvm.ptr<{a}>"
 
 
 def mem_type(t) -> str:
-    """How a value of type t is stored in memory (Booleans as bytes)."""
-    return "i8" if t.is_boolean else t.ir_type
+    """How a value of type t is stored in memory (Booleans and sub-byte types in bytes)."""
+    return "i8" if t.is_boolean or t.width < 8 else t.ir_type
 
 
 def elem_bytes(t) -> int:
     return max(1, t.width // 8) if not t.is_boolean else 1
+
+
+def is_packed(t) -> bool:
+    """Two values per byte (4-bit types), low nibble first."""
+    return t in PACKED_TYPES
+
+
+def storage_bits(t) -> int:
+    """The bits one element occupies in memory (6-bit floats take a byte each, as the MMA operands keep them)."""
+    return 4 if is_packed(t) else 8 * elem_bytes(t)
 
 
 class Pointer:
@@ -84,6 +110,11 @@ class Pointer:
         return self.dtype
 
     @property
+    def llvm_ptr(self):
+        """The pointer itself (CuTe DSL code passes `ptr.llvm_ptr` to cute.arch's atomics)."""
+        return self
+
+    @property
     def memspace_name(self):
         return self.memspace
 
@@ -94,6 +125,10 @@ class Pointer:
     def alignment_at(self, offset) -> int:
         """Known alignment in bytes of the address `offset` elements past this pointer."""
         total = self.offset + offset
+        if is_packed(self.dtype):
+            # Two elements per byte: the byte offset is total / 2.
+            d = total.divisibility if not isinstance(total, int) else abs(total)
+            return self.base_align if d == 0 else (math.gcd(self.base_align, d // 2) if d % 2 == 0 else 1)
         eb = elem_bytes(self.dtype)
         if isinstance(total, int):
             d = abs(total) * eb
@@ -108,7 +143,7 @@ class Pointer:
 
     def recast(self, dtype):
         """The same address, as a pointer to `dtype` values."""
-        ob, nb = elem_bytes(self.dtype), elem_bytes(dtype)
+        ob, nb = storage_bits(self.dtype), storage_bits(dtype)
         off = self.offset * ob
         if isinstance(off, int) and off % nb or not isinstance(off, int) and off.divisibility % nb:
             raise DSLValueError(f"recast_ptr: the offset of {self} is not a whole number of {dtype.__name__} values",
@@ -123,6 +158,12 @@ class Pointer:
         b = trace.builder()
         total = self.offset + offset
         et = mem_type(self.dtype)
+        if is_packed(self.dtype):
+            odd = total % 2 if isinstance(total, int) else (0 if total.divisibility % 2 == 0 else 1)
+            if odd:
+                raise DSLValueError(f"the address of element {total} of a packed {self.dtype.__name__} buffer is "
+                                    "inside a byte: start accesses at an even element", user_location(3))
+            return self._copy(dtype=_Uint8, offset=0).address(total // 2)
         if isinstance(total, int):
             if total == 0:
                 return self.base
@@ -291,7 +332,21 @@ class Tensor:
 
     # --- indexing ---------------------------------------------------------------------------------------------
     def _offset(self, coord):
-        return self.layout(coord)
+        off = self.layout(coord)
+        if isinstance(off, int) and isinstance(self.iterator, Pointer) and self.iterator.memspace == RMEM:
+            self._check_static_index(coord, off)
+        return off
+
+    def _check_static_index(self, coord, off):
+        """A register tensor is a fixed array: a static index outside it would be an out-of-bounds store or load
+        (undefined behaviour in the kernel), so it is refused while tracing."""
+        n = _core.product(self.shape)
+        cos = outer_of(self.layout).cosize()
+        bad = isinstance(coord, int) and isinstance(n, int) and not 0 <= coord < n
+        bad = bad or (isinstance(cos, int) and not 0 <= off < max(cos, 1))
+        if bad:
+            raise DSLIndexError(f"index {coord} is out of range for the register tensor of shape {self.shape} "
+                                f"({n} elements, layout {self.layout})", user_location(3))
 
     def __getitem__(self, coord):
         coord = _norm_coord(coord)
@@ -356,8 +411,49 @@ def _coord_value(c):
 
 # --- element access -----------------------------------------------------------------------------------------------
 
+def _nibble(ptr: Pointer, offset):
+    """(the byte's address, the shift of the element's nibble as an i8 value) of a packed element."""
+    b = trace.builder()
+    total = ptr.offset + offset
+    byte_ptr = ptr._copy(dtype=_Uint8, offset=0)
+    addr = byte_ptr.address(total // 2)
+    if isinstance(total, int):
+        return addr, b.constant_int(4 * (total % 2), "i8")
+    odd = b.materialize(total % 2, "i32")
+    return addr, b.op1("arith.trunci", [b.op1("arith.shli", [odd, b.constant_int(2, "i32")], "i32")], "i8")
+
+
+def _load_packed(ptr: Pointer, offset):
+    t = ptr.dtype
+    b = trace.builder()
+    addr, sh = _nibble(ptr, offset)
+    byte = b.op1("llvm.load", [addr], "i8", "alignment = 1 : i64")
+    code = b.op1("arith.andi", [b.op1("arith.shrui", [byte, sh], "i8"), b.constant_int(15, "i8")], "i8")
+    return t.from_ir(code if t.ir_type == "i8" else b.op1("arith.trunci", [code], t.ir_type))
+
+
+def _store_packed(ptr: Pointer, offset, value):
+    """Read-modify-write of the element's byte: not atomic, so two threads must not write the two halves of one
+    byte at the same time (as with CuTe's sub-byte references)."""
+    t = ptr.dtype
+    v = value if isinstance(value, Numeric) and type(value) is t else t(value)
+    b = trace.builder()
+    code = v.ir()
+    if t.ir_type != "i8":
+        code = b.op1("arith.extui", [code], "i8")
+    code = b.op1("arith.andi", [code, b.constant_int(15, "i8")], "i8")
+    addr, sh = _nibble(ptr, offset)
+    old = b.op1("llvm.load", [addr], "i8", "alignment = 1 : i64")
+    keep = b.op1("arith.xori", [b.op1("arith.shli", [b.constant_int(15, "i8"), sh], "i8"),
+                                b.constant_int(-1, "i8")], "i8")
+    new = b.op1("arith.ori", [b.op1("arith.andi", [old, keep], "i8"), b.op1("arith.shli", [code, sh], "i8")], "i8")
+    b.op0("llvm.store", [new, addr], "alignment = 1 : i64")
+
+
 def load_scalar(ptr: Pointer, offset):
     t = ptr.dtype
+    if is_packed(t):
+        return _load_packed(ptr, offset)
     b = trace.builder()
     addr = ptr.address(offset)
     align = ptr.alignment_at(offset)
@@ -369,6 +465,9 @@ def load_scalar(ptr: Pointer, offset):
 
 def store_scalar(ptr: Pointer, offset, value):
     t = ptr.dtype
+    if is_packed(t):
+        _store_packed(ptr, offset, value)
+        return
     v = value if isinstance(value, Numeric) and type(value) is t else t(value)
     b = trace.builder()
     x = v.ir()
@@ -379,9 +478,16 @@ def store_scalar(ptr: Pointer, offset, value):
     b.op0("llvm.store", [x, addr], f"alignment = {min(align, elem_bytes(t))} : i64")
 
 
+def _refuse_packed(t, what):
+    if is_packed(t):
+        raise DSLTypeError(f"{what} of packed {t.__name__} values: access them one by one, or recast_tensor the "
+                           "tensor to bytes", user_location(3))
+
+
 def load_vector(ptr: Pointer, offset, n: int):
     """n consecutive elements as SSA values, with one vector load."""
     t = ptr.dtype
+    _refuse_packed(t, "a vector load")
     b = trace.builder()
     vt = f"vector<{n}x{mem_type(t)}>"
     addr = ptr.address(offset)
@@ -397,6 +503,7 @@ def load_vector(ptr: Pointer, offset, n: int):
 
 def store_vector(ptr: Pointer, offset, values):
     t = ptr.dtype
+    _refuse_packed(t, "a vector store")
     b = trace.builder()
     n = len(values)
     mt = mem_type(t)
@@ -446,7 +553,8 @@ def make_rmem_tensor(layout_or_shape, dtype):
         raise DSLTypeError(f"a register tensor needs a static layout, got {layout}", user_location(2))
     # 16-byte alignment lets copies into and out of registers use vector accesses.
     align = 16
-    base = _alloca(dtype, max(cos, 1), align)
+    n = (cos + 1) // 2 if is_packed(dtype) else cos
+    base = _alloca(dtype, max(n, 1), align)
     return Tensor(Pointer(base, dtype, RMEM, align), layout, dtype)
 
 
@@ -587,16 +695,11 @@ class TensorSSA:
         return TensorSSA([dtype(a) for a in self.values], self.shape, dtype)
 
     def reduce(self, op, init_val=None, reduction_profile=0):
-        """Reduces all values with op ("add", "mul", "max", "min" or a binary callable)."""
-        from .numeric import max_, min_
-        fns = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max_, "min": min_}
-        fn = fns.get(op, op) if isinstance(op, str) else op
-        if not callable(fn):
-            raise DSLValueError(f"reduce: unknown operation {op!r}", user_location(2))
-        acc = init_val if init_val is not None else self.values[0]
-        for v in (self.values if init_val is not None else self.values[1:]):
-            acc = fn(acc, v)
-        return acc
+        """Reduces with op (a cute.ReductionOp, "add"/"mul"/"max"/"min", or a function of two values) over every
+        mode (reduction_profile=0: a number) or over the modes the profile marks 1 (a TensorSSA of the modes it
+        marks None); init_val joins each result once."""
+        from .reduction import reduce
+        return reduce(self, op, init_val, reduction_profile)
 
     def __repr__(self):
         return f"TensorSSA<{self.dtype.__name__}, {self.shape}>"
@@ -686,4 +789,173 @@ def size_in_bytes(dtype, layout) -> int:
     """The bytes a tensor of `dtype` over `layout` occupies (its cosize)."""
     dtype = dtype_of(dtype)
     cos = layout.cosize()
-    return cos * dtype.width // 8 if isinstance(cos, int) else cos * dtype.width // 8
+    bits = storage_bits(dtype)
+    return (cos * bits + 7) // 8 if isinstance(cos, int) else cos * bits // 8
+
+
+# --- CuTe DSL's tensor-level helpers ------------------------------------------------------------------------------
+
+def make_rmem_tensor_like(src, dtype=None):
+    """A register tensor shaped like `src` (a Tensor, a Layout, or a TensorSSA), of src's element type or dtype."""
+    if isinstance(src, TensorSSA):
+        return make_rmem_tensor(src.shape, dtype_of(dtype) if dtype is not None else src.dtype)
+    return make_fragment_like(src, dtype_of(dtype) if dtype is not None else None)
+
+
+def where(cond, x, y):
+    """Elementwise cond ? x : y; cond a TensorSSA of Booleans (or one Boolean), x and y TensorSSA values or numbers
+    (broadcast)."""
+    from .numeric import select
+
+    sizes = {len(v.values) for v in (cond, x, y) if isinstance(v, TensorSSA)}
+    if len(sizes) > 1:
+        raise DSLValueError(f"where: TensorSSA operands of different sizes {sorted(sizes)}", user_location(2))
+    if not sizes:
+        return select(cond, x, y)
+    n = sizes.pop()
+    shape = next(v.shape for v in (cond, x, y) if isinstance(v, TensorSSA))
+
+    def at(v, i):
+        return v.values[i] if isinstance(v, TensorSSA) else v
+
+    vals = []
+    for i in range(n):
+        c = at(cond, i)
+        if not isinstance(c, Numeric):
+            c = Boolean(bool(c))
+        elif not c.is_boolean:
+            c = c != 0
+        a, b = at(x, i), at(y, i)
+        if not isinstance(a, Numeric) and isinstance(b, Numeric):
+            a = type(b)(a)
+        elif not isinstance(b, Numeric) and isinstance(a, Numeric):
+            b = type(a)(b)
+        vals.append(select(c, a, b))
+    dt = type(vals[0]) if vals and isinstance(vals[0], Numeric) else None
+    return TensorSSA(vals, shape, dt)
+
+
+def _recast_layout(layout, old_bits: int, new_bits: int):
+    """CuTe's recast_layout for a static or dynamic non-swizzled layout: the unit-stride mode's extent and every
+    other stride scaled by old_bits / new_bits."""
+    def walk(sh, st, up):
+        if isinstance(sh, tuple):
+            parts = [walk(a, b, up) for a, b in zip(sh, st)]
+            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+        if isinstance(st, int) and st == 0:
+            return sh, 0
+        if up > 1:   # fewer, wider elements
+            if isinstance(st, int) and st == 1:
+                if isinstance(sh, int) and sh % up:
+                    raise DSLValueError(f"recast_tensor: the unit-stride extent {sh} is not a multiple of {up}",
+                                        user_location(5))
+                return sh // up, 1
+            if isinstance(st, int) and st % up:
+                raise DSLValueError(f"recast_tensor: the stride {st} is not a multiple of {up}", user_location(5))
+            return sh, st // up
+        down = -up
+        if isinstance(st, int) and st == 1:
+            return sh * down, 1
+        return sh, st * down
+
+    if old_bits == new_bits:
+        return layout
+    up = new_bits // old_bits if new_bits > old_bits else -(old_bits // new_bits)
+    if (new_bits > old_bits and new_bits % old_bits) or (old_bits > new_bits and old_bits % new_bits):
+        raise DSLValueError(f"recast_tensor: {old_bits}-bit and {new_bits}-bit elements do not divide each other",
+                            user_location(3))
+    shape, stride = walk(layout.shape, layout.stride, up)
+    return _core.make_layout(shape, stride)
+
+
+def recast_tensor(src, dtype, swizzle_=None):
+    """The same memory viewed as `dtype` elements (e.g. four Float8 values as one Int32): the pointer and the
+    layout are recast."""
+    dtype = dtype_of(dtype)
+    if swizzle_ is not None:
+        raise DSLTypeError("recast_tensor(swizzle_=...): compose the swizzle with the layout instead",
+                           user_location(2))
+    if not isinstance(src, Tensor) or not isinstance(src.iterator, Pointer):
+        raise DSLTypeError(f"recast_tensor expects a tensor in memory, got {type(src).__name__}", user_location(2))
+    if isinstance(src.layout, ComposedLayout):
+        raise DSLTypeError("recast_tensor of a swizzled tensor: recast its outer layout's tensor", user_location(2))
+    old, new = src.element_type, dtype
+    layout = _recast_layout(src.layout, storage_bits(old), storage_bits(new))
+    return Tensor(src.iterator.recast(new), layout, new)
+
+
+def _flat_coord(tile, index):
+    """The coordinate of `index` in the thread layout `tile`, one integer per top mode (CuTe's get_flat_coord)."""
+    index = _int_of(index)
+    modes = [_core.get(tile, [i]) for i in range(_core.tuple_rank(tile.shape))] if isinstance(tile.shape, tuple) \
+        else [tile]
+    out = []
+    for m in modes:
+        leaves = []
+
+        def walk(sh, st):
+            if isinstance(sh, tuple):
+                for a, b in zip(sh, st):
+                    walk(a, b)
+            else:
+                leaves.append((sh, st))
+
+        walk(m.shape, m.stride)
+        c, scale = 0, 1
+        for sh, st in leaves:
+            if isinstance(st, int) and st == 0:
+                part = 0
+            else:
+                part = (index // st) % sh
+            c = c + part * scale
+            scale = scale * sh
+        out.append(c)
+    return tuple(out)
+
+
+def local_partition(target, tiler, index, proj=None):
+    """The elements of `target` that thread `index` of the thread layout `tiler` owns: target is divided into
+    tiles of tiler's shape and the thread takes its position in every tile (CuTe's local_partition)."""
+    if not isinstance(tiler, (Layout, ComposedLayout)):
+        tiler = _core.make_layout(_norm_coord(tiler))
+    if proj is not None:
+        keep = [i for i, p in enumerate(proj) if p is not None]
+        tiler = _core.make_layout(tuple(tiler.shape[i] for i in keep), tuple(tiler.stride[i] for i in keep))
+    if isinstance(target.layout, ComposedLayout):
+        raise DSLTypeError("local_partition of a swizzled tensor: partition its outer layout", user_location(2))
+    tile_shape = tuple(_core.product(s) for s in tiler.shape) if isinstance(tiler.shape, tuple) \
+        else _core.product(tiler.shape)
+    coord = _flat_coord(tiler, index)
+    z = _core.zipped_divide(target.layout, tile_shape)
+    rank = _core.tuple_rank(target.shape)
+    rest = (None,) * rank if rank > 1 else None
+    inner = coord if len(coord) > 1 else coord[0]
+    return Tensor(target.iterator, z, target.element_type)[(inner, rest)]
+
+
+def print_tensor(tensor, *, verbose: bool = False):
+    """Prints a tensor's type and values from the device (each thread that calls it): one line per row of the
+    first two modes, later modes one after another."""
+    from .arch import printf
+
+    if isinstance(tensor, TensorSSA):
+        vals, shape, what = tensor.values, tensor.shape, repr(tensor)
+    elif isinstance(tensor, Tensor):
+        n = _static_size(tensor, "print_tensor")
+        vals, shape, what = [tensor[i] for i in range(n)], tensor.shape, tensor.type
+    else:
+        raise DSLTypeError(f"print_tensor expects a Tensor or a TensorSSA, got {type(tensor).__name__}",
+                           user_location(2))
+    printf(what.replace("{", "(").replace("}", ")").replace("%", "%%") + " data=", end="\n")
+    flat = shape if isinstance(shape, tuple) else (shape,)
+    dims = [_core.product(s) for s in flat]
+    rows = dims[0] if len(dims) > 1 else 1
+    cols = max(1, len(vals) // max(rows, 1)) if len(dims) > 1 else len(vals)
+    for r in range(rows):
+        row = [vals[r + rows * c] if len(dims) > 1 else vals[c] for c in range(cols)]
+        for start in range(0, len(row), 16):   # vprintf takes a bounded argument buffer
+            chunk = row[start:start + 16]
+            lead = "  [" if start == 0 else "   "
+            tail = "]" if start + 16 >= len(row) else ""
+            printf(lead + ", ".join("{}" for _ in chunk) + tail, *chunk, end="\n")
+    del verbose

@@ -14,6 +14,15 @@ from .._dsl.tensor import (Pointer, Tensor, TensorSSA, domain_offset, elem_less,
                            local_tile, make_fragment, make_fragment_like, make_identity_tensor, make_rmem_tensor,
                            make_tensor, recast_ptr, size_in_bytes, zeros_like)
 from .._dsl.arch import printf  # noqa: F401
+from .._dsl.tensor import (local_partition, make_rmem_tensor_like, print_tensor, recast_tensor,  # noqa: F401
+                           where)
+from .._dsl.reduction import ReductionOp  # noqa: F401
+from .._dsl.numeric import assume  # noqa: F401
+from .._dsl.numeric import NUMERIC_EXPORTS as _numeric_exports
+from .._dsl import numeric as _numeric
+from . import math  # noqa: F401
+
+globals().update({_n: getattr(_numeric, _n) for _n in _numeric_exports})  # cute.Int32 as well as cutlass.Int32
 from . import arch, nvgpu, runtime, testing  # noqa: F401
 
 # Annotation types, as in CuTe DSL (any Python value is accepted where they annotate).
@@ -30,4 +39,6 @@ __all__ = list(_layout_all) + [
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
-    "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile"]
+    "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile", "local_partition",
+    "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume",
+    "math"] + list(_numeric_exports)
