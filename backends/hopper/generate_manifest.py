@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes backends/hopper/hopper.textproto, the Hopper backend's manifest.
 
-The manifest has close to a thousand wgmma atoms (every type combination x every N x both A sources), which are
-regular enough to generate; everything else is listed here too so that the file has one author. The committed
+The wgmma atoms (every type combination x every N x both A sources, 912 of them) are four families
+(manifest.proto, message Family): parameters with their legal domains, the rules tying them together, and one
+templated instruction each; the core expands an atom when it is selected. Everything else is listed here too so
+that the file has one author. The committed
 textproto is what the plugin embeds: edit this script, run it, and commit both.
 
     python3 backends/hopper/generate_manifest.py            # rewrites hopper.textproto next to this script
@@ -41,7 +43,7 @@ def q(s: str) -> str:
 
 
 def operand(name, role, direction, *, element_type=None, values=None, registers=None, register_type=None,
-            layout_tv=None, count=None):
+            layout_tv=None, count=None, values_expr=None, registers_expr=None, count_expr=None, when=None):
     parts = [f"name: {q(name)}", f"role: {role}", f"direction: {direction}"]
     if element_type:
         parts.append(f"element_type: {q(element_type)}")
@@ -55,14 +57,21 @@ def operand(name, role, direction, *, element_type=None, values=None, registers=
         parts.append(f"layout_tv: {q(layout_tv)}")
     if count:
         parts.append(f"count: {count}")
+    # In a family's template: numbers and presence written over the parameters.
+    for key, v in (("values_expr", values_expr), ("registers_expr", registers_expr), ("count_expr", count_expr),
+                   ("when", when)):
+        if v:
+            parts.append(f"{key}: {q(v)}")
     return "  operands { " + " ".join(parts) + " }"
 
 
-def attribute(name, *, allowed=(), default=None, type_="int"):
+def attribute(name, *, allowed=(), default=None, type_="int", when=None):
     parts = [f"name: {q(name)}", f"type: {q(type_)}"]
     parts += [f"allowed: {q(str(a))}" for a in allowed]
     if default is not None:
         parts.append(f"default_value: {q(str(default))}")
+    if when:
+        parts.append(f"when: {q(when)}")
     return "  attributes { " + " ".join(parts) + " }"
 
 
@@ -153,50 +162,87 @@ A_REG_LAYOUT = {
 }
 
 
-def c_layout(n: int) -> str:
-    return f"((4,8,4),(2,2,{n // 8})):((128,1,16),(64,8,512))"
-
-
 def smem_layout(mn: int, k: int) -> str:
     return f"(128,({mn},{k})):(0,(1,{mn}))"
 
 
-def wgmma_atom(pyname, at, bt, acc, n, a_src):
-    abits = TYPES[at][0]
-    k = 256 // abits
-    rs = a_src == "RMEM"
-    is_int = acc == "s32"
+def parameter(name, *, values=(), range_=None, set_=(), rule=""):
+    parts = [f"name: {q(name)}"]
+    parts += [f"values: {q(v)}" for v in values]
+    if range_:
+        lo, hi, step = range_
+        parts.append(f"range {{ min: {lo} max: {hi} step: {step} }}")
+    parts += [f"set: {v}" for v in set_]
+    if rule:
+        parts.append(f"rule: {q(rule)}")
+    return "  parameters { " + " ".join(parts) + " }"
+
+
+def family(id_, *, parameters, derived=(), rules=(), primitive=False, template_id, kind, **template):
+    """A Family entry: its parameters, derived values, constraints (rule sentence, expression) and the templated
+    instruction (the keyword arguments of entry(); strings may hold {expr} over the parameters)."""
+    lines = ["families {", f"  id: {q(id_)}"]
+    if primitive:
+        lines.append("  primitive: true")
+    lines += list(parameters)
+    lines += [f"  derived {{ name: {q(n)} expr: {q(e)} }}" for n, e in derived]
+    lines += [f"  constraints {{ rule: {q(r)} expr: {q(e)} }}" for r, e in rules]
+    body = entry("template", template_id, kind, **template).split("\n")
+    lines += ["  " + line for line in body]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def element_types() -> str:
+    return "\n".join(f"element_types {{ name: {q(t)} bits: {bits} dsl_name: {q(dsl)} }}"
+                     for t, (bits, dsl) in TYPES.items())
+
+
+# (family id, Python class, A types, B types (None: B is A's type), accumulator types, K, N domain and its rule,
+#  type rules)
+N_RANGE = dict(range_=(8, 256, 8), rule="N is a multiple of 8 from 8 to 256")
+N_INT_SET = dict(set_=N_INT, rule="N is 8, 16, 24 or a multiple of 16 from 32 to 256")
+WGMMA_FAMILY_SPECS = [
+    ("hopper.wgmma.f16bf16", "warpgroup.MmaF16BF16Op", ("f16", "bf16"), None, ("f16", "f32"), 16, N_RANGE,
+     [("bf16 inputs accumulate in f32", "a != 'bf16' || acc == 'f32'")]),
+    ("hopper.wgmma.tf32", "warpgroup.MmaTF32Op", ("tf32",), None, ("f32",), 8, N_RANGE, []),
+    ("hopper.wgmma.f8", "warpgroup.MmaF8Op", ("e4m3", "e5m2"), ("e4m3", "e5m2"), ("f32", "f16"), 32, N_RANGE, []),
+    ("hopper.wgmma.i8", "warpgroup.MmaI8Op", ("s8", "u8"), ("s8", "u8"), ("s32",), 32, N_INT_SET, []),
+]
+
+
+def wgmma_family(fid, pyname, a_types, b_types, accs, k, n_domain, rules):
+    abits = TYPES[a_types[0]][0]
+    is_int = accs == ("s32",)
     is_16 = abits == 16
-    # D/C: N/2 values per thread; 16-bit accumulators pack two per 32-bit register.
-    nvals = n // 2
-    acc_bits = TYPES[acc][0]
-    dregs = nvals * acc_bits // 32
-    dreg_type, dcons = ("f32", "f") if acc == "f32" else ("b32", "r")
-    ops = [operand("d", "REGISTERS", "OUT", element_type=acc, values=nvals, registers=dregs, register_type=dreg_type,
-                   layout_tv=c_layout(n))]
-    cons = ["=" + dcons] * dregs
-    if rs:
-        avals = 64 * k // 128
-        ops.append(operand("a", "REGISTERS", "IN", element_type=at, values=avals, registers=4, register_type="b32",
-                           layout_tv=A_REG_LAYOUT[abits]))
-        cons += ["r"] * 4
-        a_text = "{" + regs(dregs, 4) + "}"
-        nxt = dregs + 4
+    params = [parameter("a", values=a_types)]
+    derived = []
+    if b_types:
+        params.append(parameter("b", values=b_types))
     else:
-        ops.append(operand("a", "SMEM_DESCRIPTOR", "IN", element_type=at, values=64 * k, layout_tv=smem_layout(64, k)))
-        cons.append("l")
-        a_text = f"${dregs}"
-        nxt = dregs + 1
-    ops.append(operand("b", "SMEM_DESCRIPTOR", "IN", element_type=bt, values=n * k, layout_tv=smem_layout(n, k)))
-    cons.append("l")
-    b_idx = nxt
-    # C is the same registers as D: wgmma reads and writes its accumulators in place.
-    ops.append(operand("c", "REGISTERS", "IN", element_type=acc, values=nvals, registers=dregs,
-                       register_type=dreg_type, layout_tv=c_layout(n)))
-    cons += [str(i) for i in range(dregs)]
-    scale_idx = b_idx + 1 + dregs
-    ops.append(operand("scale_d", "PREDICATE", "IN"))
-    cons.append("b")
+        derived.append(("b", "a"))
+    params += [parameter("acc", values=accs),
+               parameter("m", set_=(64,), rule="M is 64: a warpgroup MMA covers 64 rows"),
+               parameter("n", **n_domain),
+               parameter("k", set_=(k,), rule=f"K is {k}: 256 bits of the {abits}-bit input type"),
+               parameter("a_src", values=("SMEM", "RMEM"))]
+    # D/C: N/2 values per thread; 16-bit accumulators pack two per 32-bit register. The template numbers D's
+    # registers first, then A (4 registers or one descriptor), B's descriptor, C (tied to D) and scale_d.
+    derived += [("rs", "a_src == 'RMEM'"), ("dregs", "n / 2 * bits(acc) / 32"), ("b_idx", "dregs + (rs ? 4 : 1)"),
+                ("scale_idx", "b_idx + 1 + dregs"), ("dtype", "acc == 'f32' ? 'f32' : 'b32'")]
+    d_layout = "((4,8,4),(2,2,{n / 8})):((128,1,16),(64,8,512))"
+    ops = [operand("d", "REGISTERS", "OUT", element_type="{acc}", values_expr="n / 2", registers_expr="dregs",
+                   register_type="{dtype}", layout_tv=d_layout),
+           operand("a", "REGISTERS", "IN", element_type="{a}", values=64 * k // 128, registers=4, register_type="b32",
+                   layout_tv=A_REG_LAYOUT[abits], when="rs"),
+           operand("a", "SMEM_DESCRIPTOR", "IN", element_type="{a}", values=64 * k, layout_tv=smem_layout(64, k),
+                   when="!rs"),
+           operand("b", "SMEM_DESCRIPTOR", "IN", element_type="{b}", values_expr="n * k",
+                   layout_tv="(128,({n},{k})):(0,(1,{n}))"),
+           # C is the same registers as D: wgmma reads and writes its accumulators in place.
+           operand("c", "REGISTERS", "IN", element_type="{acc}", values_expr="n / 2", registers_expr="dregs",
+                   register_type="{dtype}", layout_tv=d_layout),
+           operand("scale_d", "PREDICATE", "IN")]
     attrs = []
     tail = ""
     if not is_int:
@@ -204,55 +250,47 @@ def wgmma_atom(pyname, at, bt, acc, n, a_src):
         attrs.append(attribute("scale_b", allowed=("1", "-1"), default="1"))
         tail += ", {scale_a}, {scale_b}"
     if is_16:
-        if not rs:
-            attrs.append(attribute("tnsp_a", allowed=("0", "1"), default="0"))
-            tail += ", {tnsp_a}"
+        attrs.append(attribute("tnsp_a", allowed=("0", "1"), default="0", when="!rs"))
         attrs.append(attribute("tnsp_b", allowed=("0", "1"), default="0"))
-        tail += ", {tnsp_b}"
-    shape = f"m64n{n}k{k}"
-    template = (f"wgmma.mma_async.sync.aligned.{shape}.{acc}.{at}.{bt} {{{regs(0, dregs)}}}, {a_text}, ${b_idx}, "
-                f"${scale_idx}{tail};")
-    params = {}
-    if at == bt:
-        params["ab_dtype"] = TYPES[at][1]
-    if pyname in ("warpgroup.MmaF8Op", "warpgroup.MmaI8Op"):
-        params["a_dtype"] = TYPES[at][1]
-        params["b_dtype"] = TYPES[bt][1]
-    params["acc_dtype"] = TYPES[acc][1]
-    params["shape_mnk"] = f"(64,{n},{k})"
-    params["a_src"] = a_src
+        tail += "{rs ? '' : ', {tnsp_a}'}, {tnsp_b}"
+    template = ("wgmma.mma_async.sync.aligned.m{m}n{n}k{k}.{acc}.{a}.{b} {{seq(0, dregs, '$', ', ')}}, "
+                "{rs ? '{' + seq(dregs, 4, '$', ', ') + '}' : '$' + str(dregs)}, ${b_idx}, ${scale_idx}" + tail + ";")
+    constraints = ("{join(',', repeat(acc == 'f32' ? '=f' : '=r', dregs), rs ? 'r,r,r,r' : 'l', 'l', seq(0, dregs), "
+                   "'b')}")
+    python_params = {}
+    if b_types:
+        python_params["ab_dtype"] = "{a == b ? dsl(a) : ''}"   # same-type atoms are selectable by ab_dtype too
+        python_params["a_dtype"] = "{dsl(a)}"
+        python_params["b_dtype"] = "{dsl(b)}"
+    else:
+        python_params["ab_dtype"] = "{dsl(a)}"
+    python_params.update({"acc_dtype": "{dsl(acc)}", "shape_mnk": "({m},{n},{k})", "a_src": "{a_src}"})
     # Positional order of CuTe DSL's constructors (instruction shape before the A source); with mixed fp8/int8
     # types A and B are named apart, and ab_dtype still selects the same-type atoms.
-    signature = (["a_dtype", "b_dtype"] if "a_dtype" in params else ["ab_dtype"]) + ["acc_dtype", "shape_mnk",
-                                                                                      "a_src"]
-    src = "registers" if rs else "shared memory (descriptor)"
-    majors = ("A/B K-major or MN-major (tnsp_a/tnsp_b: 0 = K-major, 1 = MN-major" +
-              ("; A from registers is K-major)" if rs else ")")) if is_16 else "A and B K-major"
+    signature = (["a_dtype", "b_dtype"] if b_types else ["ab_dtype"]) + ["acc_dtype", "shape_mnk", "a_src"]
+    majors = ("A/B K-major or MN-major (tnsp_a/tnsp_b: 0 = K-major, 1 = MN-major"
+              "{rs ? '; A from registers is K-major)' : ')'}") if is_16 else "A and B K-major"
     scale = "; scale_d false: D = A*B, true: D = A*B + C" + ("" if is_int else "; scale_a/scale_b negate A/B with -1")
-    desc = (f"wgmma.mma_async {shape}, {at} x {bt} -> {acc}, A from {src}, B from shared memory (descriptor); "
-            f"{majors}{scale}; asynchronous: fence, commit and wait with hopper.wgmma.*")
+    desc = ("wgmma.mma_async m{m}n{n}k{k}, {a} x {b} -> {acc}, A from {rs ? 'registers' : 'shared memory (descriptor)'}"
+            ", B from shared memory (descriptor); " + majors + scale +
+            "; asynchronous: fence, commit and wait with hopper.wgmma.*")
     # What ptxas 13.0 prints (checked for every atom): HGMMA.64xNx16.F32[.BF16] / .F16, HGMMA.64xNx8.F32.TF32,
     # QGMMA.64xNx32.<acc>.<A>.<B>, IGMMA.64xNx32.<A>.<B>.
-    if at in ("f16", "bf16", "tf32"):
-        sass_op = f"HGMMA.64x{n}x{k}.{acc.upper()}" + ("" if at == "f16" else "." + at.upper())
-    elif is_int:
-        sass_op = f"IGMMA.64x{n}x{k}.{at.upper()}.{bt.upper()}"
+    if is_int:
+        sass_op = "IGMMA.64x{n}x{k}.{upper(a)}.{upper(b)}"
+    elif abits == 8:
+        sass_op = "QGMMA.64x{n}x{k}.{upper(acc)}.{upper(a)}.{upper(b)}"
     else:
-        sass_op = f"QGMMA.64x{n}x{k}.{acc.upper()}.{at.upper()}.{bt.upper()}"
-    return atom(f"hopper.wgmma.{shape}.{acc}.{at}.{bt}.{'rs' if rs else 'ss'}", "MMA", description=desc,
-                python_name=pyname, python_params=params, python_signature=signature, shape_mnk=f"(64,{n},{k})",
-                thr_id="128:1", operands=ops,
-                attributes=attrs, ptx_template=template, constraints=",".join(cons), has_side_effects=True,
-                sass=[sass_op], conformance="hopper_wgmma")
+        sass_op = "HGMMA.64x{n}x{k}.{upper(acc)}{a == 'f16' ? '' : '.' + upper(a)}"
+    return family(fid, parameters=params, derived=derived, rules=rules,
+                  template_id="hopper.wgmma.m{m}n{n}k{k}.{acc}.{a}.{b}.{rs ? 'rs' : 'ss'}", kind="MMA",
+                  description=desc, python_name=pyname, python_params=python_params, python_signature=signature,
+                  shape_mnk="({m},{n},{k})", thr_id="128:1", operands=ops, attributes=attrs, ptx_template=template,
+                  constraints=constraints, has_side_effects=True, sass=[sass_op], conformance="hopper_wgmma")
 
 
-def wgmma_atoms():
-    out = []
-    for pyname, at, bt, acc, ns in WGMMA_FAMILIES:
-        for a_src in ("SMEM", "RMEM"):
-            for n in ns:
-                out.append(wgmma_atom(pyname, at, bt, acc, n, a_src))
-    return out
+def wgmma_families():
+    return [wgmma_family(*spec) for spec in WGMMA_FAMILY_SPECS]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -415,23 +453,6 @@ def tma_entries():
 
 # --------------------------------------------------------------------------------------------------------------
 # barriers, fences, clusters, registers, wgmma control, the descriptor hook
-
-def grid_dependency_primitives():
-    """Programmatic dependent launch (sm_90 on): a kernel launched with use_pdl may start before the one it
-    depends on has finished, and waits for it where it needs its results."""
-    return [
-        primitive("hopper.griddepcontrol.wait", "WAIT",
-                  description=("griddepcontrol.wait: waits until the grids this one depends on have completed and "
-                               "their memory operations are visible (a no-op when launched without a dependency)"),
-                  python_name="arch.griddepcontrol_wait", ptx_template="griddepcontrol.wait;",
-                  has_side_effects=True),
-        primitive("hopper.griddepcontrol.launch_dependents", "OTHER",
-                  description=("griddepcontrol.launch_dependents: lets the grids that depend on this one be "
-                               "scheduled once every CTA of this grid has issued it or exited"),
-                  python_name="arch.griddepcontrol_launch_dependents",
-                  ptx_template="griddepcontrol.launch_dependents;", has_side_effects=True),
-    ]
-
 
 def other_primitives():
     out = []
@@ -624,7 +645,7 @@ HEADER = """\
 #
 # The Hopper backend (sm_90a). Thread-value layouts are in CuTe notation; MMA layouts map (thread, value) to the
 # column-major index of (m,k), (n,k) or (m,n); copy layouts map (thread, value) to the bit (layout_unit_bits: 1).
-# Ids: hopper.wgmma.m64n<N>k<K>.<acc>.<a>.<b>.<ss|rs>, hopper.stmatrix.*, hopper.tma.*, hopper.mbarrier.*,
+# Ids: hopper.wgmma.m64n<N>k<K>.<acc>.<a>.<b>.<ss|rs> (instances of the hopper.wgmma.* families), hopper.stmatrix.*, hopper.tma.*, hopper.mbarrier.*,
 # hopper.fence.*, hopper.cluster.*, hopper.elect.sync, hopper.setmaxnreg.*.
 name: "hopper"
 version: "0.1.0"
@@ -646,12 +667,12 @@ targets {
 
 
 def render() -> str:
-    blocks = wgmma_atoms() + stmatrix_atoms() + [b for b in tma_entries()] + other_primitives() \
-        + grid_dependency_primitives()
+    blocks = stmatrix_atoms() + [b for b in tma_entries()] + other_primitives()
     # atoms first, then primitives, each group in generation order
     atoms = [b for b in blocks if b.startswith("atoms {")]
     prims = [b for b in blocks if b.startswith("primitives {")]
-    return HEADER + "\n" + "\n\n".join(atoms + prims) + "\n"
+    return (HEADER + "\n" + element_types() + "\n\n" + "\n\n".join(wgmma_families()) + "\n\n" +
+            "\n\n".join(atoms + prims) + "\n")
 
 
 def main(argv) -> int:
@@ -664,7 +685,8 @@ def main(argv) -> int:
         return 0
     with open(OUT, "w") as f:
         f.write(text)
-    print(f"wrote {OUT}: {text.count(chr(10) + 'atoms {')} atoms, {text.count(chr(10) + 'primitives {')} primitives")
+    print(f"wrote {OUT}: {text.count(chr(10) + 'families {')} families, {text.count(chr(10) + 'atoms {')} atoms, "
+          f"{text.count(chr(10) + 'primitives {')} primitives")
     return 0
 
 

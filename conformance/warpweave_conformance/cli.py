@@ -19,12 +19,22 @@ def add_conformance_parser(sub) -> None:
                    help="test a manifest text file (protobuf text format) instead of the loaded plugins")
     p.add_argument("--json", metavar="FILE", help="write every record (backend, atom, tier, target, status, reason)")
     p.add_argument("--quiet", action="store_true", help="no table, only the summary line")
+    p.add_argument("--family-sample", type=int, metavar="N",
+                   help="instances of each atom family beyond its corners (default 1024: every instance of families "
+                        "that have no more)")
+    p.add_argument("--seed", type=int, metavar="S", help="the seed of the families' samples (default 1)")
 
 
 def conformance_main(args) -> int:
     from warpweave._dsl.plugins import registry
 
     tiers = TIERS if args.tier == "all" else (args.tier,)
+    from . import sources
+
+    if args.family_sample is not None:
+        sources.FAMILY_SAMPLE = max(0, args.family_sample)
+    if args.seed is not None:
+        sources.FAMILY_SEED = args.seed
     if args.backend and not args.manifest:
         registry.load()
         unknown = [b for b in args.backend if b not in registry.backends]
@@ -72,6 +82,7 @@ def plugins_report() -> list[dict]:
                                for t in b.targets],
             "atoms": [a["id"] for a in b.atoms],
             "primitives": [p["id"] for p in b.primitives],
+            "families": [f["id"] for f in b.families],
         })
     for path, reason in registry.refusals():
         out.append({"refused": path, "reason": reason})
@@ -112,7 +123,7 @@ def _print_plugins(args) -> int:
             extra = " arch-specific" if t["arch_specific"] else ""
             serves = f", also serves {', '.join(str(c) for c in t['also_serves'])}" if t["also_serves"] else ""
             print(f"  target {t['name']} (compute capability {t['compute_capability']}{extra}{serves})")
-        for what in ("atoms", "primitives"):
+        for what in ("families", "atoms", "primitives"):
             ids = p[what]
             print(f"  {len(ids)} {what}" + (":" if ids else ""))
             for i in ids:

@@ -9,6 +9,13 @@ from warpweave import _core
 from warpweave._dsl.plugins import TargetInfo, registry
 
 
+# Each family contributes its corners and this many further instances drawn with FAMILY_SEED: every instance of
+# the in-tree families (the largest has 512), so that coverage equals the instance lists they replace; a family
+# larger than that is sampled. `python -m warpweave conformance --family-sample N --seed S` sets them.
+FAMILY_SAMPLE = 1024
+FAMILY_SEED = 1
+
+
 @dataclass
 class Source:
     name: str
@@ -18,12 +25,25 @@ class Source:
     plugin: bool              # loaded as a plugin: lowering hooks can run
     targets: dict = field(default_factory=dict)  # name -> TargetInfo
 
+    _instances: list | None = None
+
     def entries(self):
-        """(entry, "atom" | "primitive") for every instruction of the manifest."""
+        """(entry, "atom" | "primitive") for every instruction of the manifest: its plain entries, then each atom
+        family's legal corners and a seeded sample of FAMILY_SAMPLE further instances (every instance of a family
+        that has no more than that)."""
         for e in self.manifest.get("atoms", []):
             yield e, "atom"
         for e in self.manifest.get("primitives", []):
             yield e, "primitive"
+        yield from self.family_instances()
+
+    def family_instances(self):
+        if self._instances is None:
+            primitive = {f["id"]: f.get("primitive", False) for f in self.manifest.get("families", [])}
+            found = (_core.family_instances_of_text(self.text, FAMILY_SEED, FAMILY_SAMPLE) if not self.plugin else
+                     [x for f in primitive for x in _core.family_instances(self.name, f, FAMILY_SEED, FAMILY_SAMPLE)])
+            self._instances = [(json.loads(js), "primitive" if primitive.get(fam) else "atom") for _p, fam, js in found]
+        return self._instances
 
 
 def _targets(name: str, manifest: dict) -> dict:

@@ -108,20 +108,20 @@ def test_source_manifest_validates_and_is_the_embedded_one(hopper):
 
 def test_ids_are_exactly_the_published_set(hopper):
     assert len(WGMMA_ALL) == 912
-    assert sorted(a["id"] for a in hopper.atoms) == sorted(WGMMA_ALL + STMATRIX + TMA_ATOMS)
+    assert sorted(a["id"] for a in hopper.atoms + hopper.all_instances()) == sorted(WGMMA_ALL + STMATRIX + TMA_ATOMS)
     assert sorted(p["id"] for p in hopper.primitives) == sorted(PRIMITIVES)
 
 
 def test_targets(hopper):
     assert [(t.name, t.compute_capability, t.arch_specific) for t in hopper.targets] == [("sm_90a", 90, True)]
     assert registry.primary_target(90).name == "sm_90a"
-    for ins in hopper.atoms + hopper.primitives:
+    for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
         assert ins["targets"] == ["sm_90a"], ins["id"]
 
 
 def test_python_names_are_unambiguous(hopper):
     seen = {}
-    for ins in hopper.atoms + hopper.primitives:
+    for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
         key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())))
         assert key not in seen, f"{ins['id']} and {seen[key]} share {key}"
         seen[key] = ins["id"]
@@ -165,7 +165,7 @@ def test_wgmma_python_params_and_attributes(hopper, a, b, acc):
 
 def test_int_wgmma_n_values(hopper):
     ns = sorted(int(re.match(r"hopper\.wgmma\.m64n(\d+)k32\.s32\.s8\.s8\.ss$", a["id"]).group(1))
-                for a in hopper.atoms if re.match(r"hopper\.wgmma\.m64n\d+k32\.s32\.s8\.s8\.ss$", a["id"]))
+                for a in hopper.atoms + hopper.all_instances() if re.match(r"hopper\.wgmma\.m64n\d+k32\.s32\.s8\.s8\.ss$", a["id"]))
     assert ns == _N_INT
 
 

@@ -8,6 +8,7 @@ adds classes the same way, with no change here.
 from __future__ import annotations
 
 import enum
+import json
 import types
 
 from . import trace
@@ -47,6 +48,46 @@ def _entries(python_name: str):
     return out
 
 
+def _families(python_name: str):
+    """(backend, family) of every loaded atom family whose instances are named python_name."""
+    registry.load()
+    return [(b, f) for b in registry.backends.values() for f in b.manifest.get("families", [])
+            if f["template"].get("python_name") == python_name]
+
+
+_expansions: dict = {}
+
+
+def _expand(python_name: str, params: dict):
+    """The family instances named python_name with these Python parameters, as (backend, entry), and the
+    sentences saying why there is none (the rule each family's parameters break). The core expands each
+    instance once per process; this keeps the parsed entries."""
+    key = (python_name, tuple(sorted(params.items())))
+    if key not in _expansions:
+        from .. import _core
+
+        found, problems = _core.expand_atom(python_name, params)
+        _expansions[key] = ([(registry.backends[p], json.loads(js)) for p, _f, js in found if p in registry.backends],
+                            list(problems))
+    return _expansions[key]
+
+
+def _family_forms(python_name: str) -> list[str]:
+    """What each family of this name offers, in a line: its Python parameters over its parameters' domains."""
+    out = []
+    for _, f in _families(python_name):
+        params = ", ".join(f"{k}={v}" for k, v in sorted(f["template"].get("python_params", {}).items()))
+        doms = []
+        for p in f.get("parameters", []):
+            r = p.get("range")
+            dom = ("|".join(p["values"]) if p.get("values") else
+                   f"{r['min']}..{r['max']} step {r.get('step') or 1}" if r and not p.get("set") else
+                   "|".join(str(v) for v in p.get("set", [])))
+            doms.append(f"{p['name']} in {dom}")
+        out.append(f"{f['id']} ({params}; {', '.join(doms)})")
+    return out
+
+
 def _usable(b, ins, cc) -> bool:
     if cc is None:
         return True
@@ -81,9 +122,17 @@ def select(python_name: str, params: dict, operands: set | None = None):
         return True
 
     matches = [(b, ins) for b, ins in _entries(python_name) if fits(ins)]
+    problems = []
+    if _families(python_name):
+        # Atom families: the core inverts their templated Python parameters (each family's own defaults fill
+        # what the caller left out) and expands the instance.
+        found, problems = _expand(python_name, params)
+        matches += [(b, ins) for b, ins in found if operands is None or fits(ins)]
     if not matches:
+        if problems:
+            raise DSLValueError("; ".join(problems), user_location(3))
         known = sorted({canonical(tuple(sorted(ins.get("python_params", {}).items())))
-                        for _, ins in _entries(python_name)})
+                        for _, ins in _entries(python_name)}) + _family_forms(python_name)
         what = f"operands {sorted(operands)}" if operands is not None and not params else str(params)
         raise DSLValueError(f"no loaded backend offers {python_name} with {what}; offered: "
                             f"{', '.join(known) or 'none'}", user_location(3))
@@ -138,7 +187,10 @@ class ManifestOp:
 
 
 def _make_class(python_name: str):
-    entries = _entries(python_name)
+    # A family's template carries what the class needs: its signature, kind and the names of its parameters.
+    entries = _entries(python_name) + [(b, {**f["template"], "description": f.get("description") or
+                                            f["template"].get("description", "")})
+                                       for b, f in _families(python_name)]
     if not entries:
         return None
     first = entries[0][1]
@@ -288,7 +340,7 @@ class _Namespace(types.ModuleType):
         registry.load()
         names = set(self._cache)
         for b in registry.backends.values():
-            for ins in b.atoms + b.primitives:
+            for ins in b.atoms + b.primitives + [f["template"] for f in b.manifest.get("families", [])]:
                 n = ins.get("python_name", "")
                 if n.startswith(self._prefix + "."):
                     names.add(n[len(self._prefix) + 1:])

@@ -52,6 +52,20 @@ class Backend:
     def primitives(self) -> list:
         return self.manifest.get("primitives", [])
 
+    @property
+    def families(self) -> list:
+        """Atom families: each stands for the instances its parameters allow (expanded by the core on request)."""
+        return self.manifest.get("families", [])
+
+    def instances(self, family_id: str, seed: int = 1, sample: int = 1 << 20) -> list:
+        """A family's legal corners, then a seeded sample of `sample` further instances (every other one when
+        no more remain), each an entry like those of `atoms`."""
+        return [json.loads(js) for _p, _f, js in _core.family_instances(self.name, family_id, seed, sample)]
+
+    def all_instances(self) -> list:
+        """Every instance of every family (for tests and listings: selection never needs this)."""
+        return [e for f in self.families for e in self.instances(f["id"])]
+
 
 class Registry:
     """Every loaded backend, its targets, atoms and primitives by id."""
@@ -114,7 +128,19 @@ class Registry:
 
     def instruction(self, ident: str):
         self.load()
-        return self.instructions.get(ident)
+        found = self.instructions.get(ident)
+        if found is None:
+            found = self._family_instance(ident)
+        return found
+
+    def _family_instance(self, ident: str):
+        """The instance of an atom family with this id (expanded by the core), kept like a plain entry."""
+        hit = _core.expand_atom_id(ident)
+        if hit is None or hit[0] not in self.backends:
+            return None
+        found = (self.backends[hit[0]], json.loads(hit[2]))
+        self.instructions[ident] = found
+        return found
 
     def digest(self) -> str:
         self.load()

@@ -1,0 +1,137 @@
+"""Atom families (manifest.proto, message Family) as the DSL sees them: the set of atoms did not shrink when the
+generated instance lists became families, selection expands instances by Python parameters and by id, and a
+wrong parameter raises one sentence quoting the broken rule at the user's line."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import pytest
+
+import warpweave as cutlass
+from warpweave import _core
+from warpweave._dsl.errors import DSLValueError
+from warpweave._dsl.plugins import registry
+
+_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "manifest_entries_before_families.json")
+
+# The fields an entry had before families existed: the digest covers exactly these, so that a field added to the
+# schema later (printed at its default) does not change it.
+_FIELDS = ["id", "kind", "targets", "description", "python_name", "python_params", "shape_mnk", "thr_id", "operands",
+           "attributes", "ptx_template", "constraints", "has_side_effects", "lowering_hook", "sass_opcodes",
+           "host_hook", "conformance", "layout_unit_bits", "python_signature", "python_defaults", "cubin_tool"]
+_OPERAND = ["name", "role", "direction", "element_type", "values", "registers", "register_type", "layout_tv", "count"]
+_ATTRIBUTE = ["name", "type", "allowed", "default_value"]
+
+
+def _project(e):
+    out = {k: e.get(k) for k in _FIELDS}
+    out["operands"] = [{k: o.get(k) for k in _OPERAND} for o in e.get("operands", [])]
+    out["attributes"] = [{k: a.get(k) for k in _ATTRIBUTE} for a in e.get("attributes", [])]
+    return out
+
+
+def _digest(entries):
+    h = hashlib.sha256()
+    for e in sorted(entries, key=lambda e: e["id"]):
+        h.update(json.dumps(_project(e), sort_keys=True).encode() + b"\n")
+    return h.hexdigest()
+
+
+def _backend(name):
+    registry.load()
+    if name not in registry.backends:
+        pytest.fail(f"the {name} plugin is not loaded (refusals: {registry.refusals()})")
+    return registry.backends[name]
+
+
+@pytest.mark.parametrize("name", ["ampere", "hopper", "blackwell"])
+def test_every_entry_of_before_families_expands_with_the_same_fields(name):
+    before = json.load(open(_DATA))[name]
+    b = _backend(name)
+    now = {e["id"]: e for e in b.atoms + b.primitives}
+    for e in b.all_instances():
+        assert e["id"] not in now, f"{e['id']} is both a plain entry and a family instance"
+        now[e["id"]] = e
+    missing = sorted(set(before["ids"]) - set(now))
+    assert not missing, f"{len(missing)} entries are gone, e.g. {missing[:5]}"
+    assert _digest(now[i] for i in before["ids"]) == before["digest"], \
+        "an entry that existed before families changed one of its fields"
+
+
+def test_instances_expand_on_request_by_id_and_by_python_parameters():
+    b = _backend("hopper")
+    fams = {f["id"]: f for f in b.families}
+    assert {"hopper.wgmma.f16bf16", "hopper.wgmma.tf32", "hopper.wgmma.f8", "hopper.wgmma.i8"} <= set(fams)
+    for fid in fams:
+        sample = b.instances(fid, seed=3, sample=6)
+        assert sample, fid
+        for e in sample:
+            plugin, family, js = _core.expand_atom_id(e["id"])
+            assert (plugin, family) == ("hopper", fid)
+            assert json.loads(js) == e
+            found, problems = _core.expand_atom(e["python_name"], e["python_params"])
+            assert [json.loads(x[2]) for x in found] == [e] and problems == []
+
+
+def test_corners_and_seeded_samples_are_deterministic():
+    b = _backend("hopper")
+    one = [e["id"] for e in b.instances("hopper.wgmma.f8", seed=11, sample=20)]
+    assert one == [e["id"] for e in b.instances("hopper.wgmma.f8", seed=11, sample=20)]
+    assert one != [e["id"] for e in b.instances("hopper.wgmma.f8", seed=12, sample=20)]
+    assert len(set(one)) == len(one)
+    # The corners come first: every parameter at an end of its domain, e.g. N = 8 and N = 256.
+    ns = {int(i.split("m64n")[1].split("k")[0]) for i in one[:8]}
+    assert ns <= {8, 256}
+
+
+def _select(cls_name, *args):
+    from warpweave.cute.nvgpu import warpgroup
+
+    return getattr(warpgroup, cls_name)(*args).entry()
+
+
+@pytest.mark.parametrize("cls,args,rule", [
+    ("MmaF16BF16Op", (cutlass.Float16, cutlass.Float32, (64, 12, 16), "SMEM"),
+     'warpgroup.MmaF16BF16Op: shape_mnk (64,12,16) breaks "N is a multiple of 8 from 8 to 256"'),
+    ("MmaF16BF16Op", (cutlass.BFloat16, cutlass.Float16, (64, 64, 16), "SMEM"),
+     'ab_dtype BFloat16, acc_dtype Float16 breaks "bf16 inputs accumulate in f32"'),
+    ("MmaF16BF16Op", (cutlass.Float16, cutlass.Float32, (128, 64, 16), "RMEM"),
+     'shape_mnk (128,64,16) breaks "M is 64'),
+    ("MmaTF32Op", (cutlass.TFloat32, cutlass.Float32, (64, 64, 16), "SMEM"),
+     'shape_mnk (64,64,16) breaks "K is 8: 256 bits of the 32-bit input type"'),
+    ("MmaI8Op", (cutlass.Int8, cutlass.Uint8, cutlass.Int32, (64, 40, 32), "SMEM"),
+     'breaks "N is 8, 16, 24 or a multiple of 16 from 32 to 256"'),
+])
+def test_a_wrong_parameter_quotes_the_rule_in_one_sentence_at_the_users_line(cls, args, rule):
+    _backend("hopper")
+    with pytest.raises(DSLValueError) as info:
+        _select(cls, *args)  # the line the error names
+    msg = str(info.value)
+    assert rule in msg
+    assert len(msg) < 300, msg  # before families: a 15,308-character list of every alternative
+    assert "test_atom_families.py" in msg
+
+
+def test_good_parameters_select_the_instance_and_mixed_types_keep_their_names():
+    _backend("hopper")
+    assert _select("MmaF16BF16Op", cutlass.Float16, cutlass.Float32, (64, 256, 16), "RMEM")[1]["id"] == \
+        "hopper.wgmma.m64n256k16.f32.f16.f16.rs"
+    assert _select("MmaF8Op", cutlass.Float8E4M3FN, cutlass.Float8E5M2, cutlass.Float16, (64, 8, 32), "SMEM")[1]["id"] \
+        == "hopper.wgmma.m64n8k32.f16.e4m3.e5m2.ss"
+    from warpweave.cute.nvgpu import warpgroup
+
+    # Same-type fp8 atoms are selectable by ab_dtype alone, as before families.
+    e = warpgroup.MmaF8Op(ab_dtype=cutlass.Float8E5M2, acc_dtype=cutlass.Float32, shape_mnk=(64, 128, 32),
+                          a_src="SMEM").entry()[1]
+    assert e["id"] == "hopper.wgmma.m64n128k32.f32.e5m2.e5m2.ss"
+
+
+def test_the_text_manifest_is_a_fraction_of_the_instances_it_stands_for():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, most in (("hopper", 3000),):
+        path = os.path.join(here, "..", "..", "backends", name, f"{name}.textproto")
+        with open(path) as f:
+            lines = f.read().count("\n")
+        assert lines < most, f"{name}.textproto has {lines} lines"
