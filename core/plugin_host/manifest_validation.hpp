@@ -2,6 +2,7 @@
 // Private: parsing and validating manifests (the only place protobuf types are used).
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest.pb.h"
@@ -10,6 +11,9 @@ namespace ww::plugins {
 
 std::vector<std::string> parse_manifest(const std::string& text, warpweave::manifest::Manifest& m);
 std::vector<std::string> validate_manifest(const warpweave::manifest::Manifest& m);
+// plugin_discovery.cpp: the top-level name, version and targets fields of a text-format manifest, copied out
+// verbatim (empty if the text is not laid out as expected).
+std::string summary_fields(std::string_view text);
 // manifest_json.cpp: the protobuf JSON mapping (field names as in the proto, every scalar printed).
 std::string manifest_json(const warpweave::manifest::Manifest& m);
 // The same mapping for any message of the schema (an expanded family instance is an Instruction).

@@ -436,6 +436,20 @@ void bind_layout(nb::module_& m) {
             for (auto& x : a.scope ? a.scope->assumptions() : a.captured) out.push_back(x.what + " (" + x.str() + ")");
             return out;
           })
+      // Each assumption as (kind, a, b, c, d, description) with its operands as Python source over variables
+      // s<symbol id> (python_expr): what a cached compilation stores to check them in a later process.
+      .def("exported", [](const PyAssumptions& a) {
+            nb::list out;
+            for (auto& x : a.scope ? a.scope->assumptions() : a.captured) {
+              std::string ea, eb, ec, ed;
+              python_expr(x.a, "s", ea);
+              python_expr(x.b, "s", eb);
+              python_expr(x.c, "s", ec);
+              python_expr(x.d, "s", ed);
+              out.append(nb::make_tuple(static_cast<int>(x.kind), ea, eb, ec, ed, x.what + " (" + x.str() + ")"));
+            }
+            return out;
+          })
       // The descriptions of the assumptions that fail for these symbol values (empty: all hold).
       .def("failed", [](const PyAssumptions& a, const std::map<uint64_t, int64_t>& env) {
             std::vector<std::string> out;

@@ -43,6 +43,30 @@ void bind_plugins(nb::module_& m) {
   nb::exception<wp::PluginError>(m, "PluginError", PyExc_RuntimeError);
   m.def("load_plugins", [](const std::vector<std::string>& dirs) { return wp::PluginHost::instance().load_directories(dirs); },
         "Loads the plugins in these directories (once each); returns how many were loaded now.");
+  m.def("discover_plugins", [](const std::vector<std::string>& dirs) {
+    nb::list out;
+    for (auto& c : wp::PluginHost::instance().discover_directories(dirs)) {
+      nb::list targets;
+      for (auto& t : c.targets) {
+        nb::dict d;
+        d["name"] = t.name;
+        d["compute_capability"] = t.compute_capability;
+        d["arch_specific"] = t.arch_specific;
+        d["llvm_cpu"] = t.llvm_cpu;
+        d["ptx_features"] = t.ptx_features;
+        d["jit_arch"] = t.jit_arch;
+        d["also_serves"] = t.also_serves;
+        targets.append(d);
+      }
+      nb::dict d;
+      d["path"] = c.path;
+      d["name"] = c.name;
+      d["version"] = c.version;
+      d["targets"] = targets;
+      out.append(d);
+    }
+    return out;
+  }, "The plugins in these directories, each with its name, version and targets, read without loading its atoms.");
   m.def("load_plugin_file", [](const std::string& path) { return wp::PluginHost::instance().load_file(path); });
   m.def("plugins", []() {
     nb::list out;

@@ -2,8 +2,9 @@
 warpweave.cute; these modules are internal."""
 
 
-def plugins_digest() -> str:
-    """Digest of the backend plugins whose atoms a module may use (part of every JIT cache key)."""
+def plugins_digest(target=None) -> str:
+    """Digest of the backend plugins whose atoms a module may use (part of every JIT cache key): with a target,
+    those usable on it, else every loaded one."""
     from .plugins import registry
 
-    return registry.digest()
+    return registry.digest(target.compute_capability if target is not None else None)

@@ -39,7 +39,7 @@ def cache_key(module_text: str, target, opts) -> str:
     from . import plugins_digest
 
     return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
-                            repr(opts), __version__, plugins_digest(), _compiler_identity()])
+                            repr(opts), __version__, plugins_digest(target), _compiler_identity()])
 
 
 def _dump(name: str, ext: str, data) -> None:

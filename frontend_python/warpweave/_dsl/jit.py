@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import _core
-from . import trace
+from . import function_cache, trace
 from .arg_plan import Constexpr, _make_host_arg, spec_key  # noqa: F401 - Constexpr is public here too
 from .compiled_function import JitCompiledFunction
 from .errors import DSLError, DSLRuntimeError, DSLTypeError, as_dsl_error, user_location
@@ -105,8 +105,11 @@ class CompileOptions:
 
 def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = None, options=None):
     """Traces jf with the given arguments, compiles the module and returns the compiled function."""
-    target = target or select_target()
     opts = CompileOptions.parse(options)
+    fkey, compiled, fwhy = function_cache.lookup(jf, args, kwargs, target, opts)
+    if compiled is not None:  # found before tracing: no trace, no MLIR
+        return compiled
+    target = target or select_target()
     st = trace.TraceState(target=target.as_dict())
     t0 = time.perf_counter()
     bound = jf.signature.bind(*args, **kwargs)
@@ -118,7 +121,8 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
         host_args.append(host)
         plans.append(plan)
     assumptions = _core.AssumptionScope()
-    with trace.tracing(st), assumptions:
+    recording = function_cache.Recording()
+    with trace.tracing(st), assumptions, recording:
         try:
             jf.rewritten(*host_args)
         except DSLError as e:
@@ -132,8 +136,10 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
     from .compile_module import compile_module
     cubin, info = compile_module(module, target, opts, [l.kernel for l in st.launches])
     t2 = time.perf_counter()
-    return JitCompiledFunction(jf, plans, st, module, cubin, info, assumptions,
-                               {"trace_s": t1 - t0, "compile_s": t2 - t1})
+    compiled = JitCompiledFunction(jf, plans, st, module, cubin, info, assumptions,
+                                   {"trace_s": t1 - t0, "compile_s": t2 - t1})
+    function_cache.remember(fkey, compiled, st, recording, fwhy)
+    return compiled
 
 
 

@@ -51,7 +51,30 @@ def packer(params):
     return struct.Struct(fmt), offsets
 
 
+class DimExpr:
+    """A launch dimension read back from the JIT cache (function_cache.py): Python source over the symbols'
+    values s<id>, as _core.python_expr writes it."""
+
+    def __init__(self, src: str):
+        self.src = src
+        self._code = compile(src, "<warpweave launch dimension>", "eval")
+
+    def evaluate(self, env) -> int:
+        return int(eval(self._code, {"__builtins__": {}, "min": min, "max": max}, {f"s{k}": v for k, v in env.items()}))
+
+
 def eval_dim(x, env):
     if isinstance(x, int):
         return x
+    if isinstance(x, DimExpr):
+        return x.evaluate(env)
     return int(_core.evaluate(x, env))
+
+
+def dim_source(x) -> str:
+    """Python source of a launch dimension over variables s<symbol id> (the generated fast call uses it)."""
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, DimExpr):
+        return x.src
+    return _core.python_expr(x, "s")

@@ -3,6 +3,10 @@
 Plugins are found in warpweave/plugins (installed with warpweave) and in every directory of
 WARPWEAVE_PLUGIN_PATH. The device's compute capability (or WARPWEAVE_ARCH) picks the primary backend, whose
 target drives code generation; the atoms of every backend whose targets the device satisfies are usable too.
+
+Loading is lazy: discovery reads each plugin's name and targets without parsing its manifest's atoms, and a
+backend is loaded (its manifest parsed and validated) only when a target needs it. While a kernel is traced,
+`load()` loads the backends usable on the traced target; outside a trace it loads every plugin (listings, tests).
 """
 from __future__ import annotations
 
@@ -74,14 +78,50 @@ class Registry:
         self.backends: dict[str, Backend] = {}
         self.instructions: dict[str, tuple[Backend, dict]] = {}
         self.loaded_dirs: set[str] = set()
+        self.candidates: dict[str, dict] = {}      # name -> discovered plugin (path, version, targets)
+        self._targets: list[TargetInfo] = []      # of every discovered plugin, loaded or not
+        self._dirs: list[str] = []                # in search order
+        self._all_loaded = False
 
-    def load(self) -> None:
+    def discover(self) -> None:
+        """Finds the plugins of the package and WARPWEAVE_PLUGIN_PATH and reads their targets (cheap: no atoms)."""
         dirs = [PACKAGE_PLUGIN_DIR] + [d for d in os.environ.get("WARPWEAVE_PLUGIN_PATH", "").split(os.pathsep) if d]
         new = [d for d in dirs if d not in self.loaded_dirs]
         if not new:
             return
-        _core.load_plugins(new)
         self.loaded_dirs.update(new)
+        self._dirs += new
+        self._all_loaded = False
+        for c in _core.discover_plugins(new):
+            if c["name"] in self.candidates:
+                continue  # a second plugin of that name: refused when everything is loaded
+            self.candidates[c["name"]] = c
+            for t in c["targets"]:
+                self._targets.append(TargetInfo(t["name"], c["name"], int(t["compute_capability"]),
+                                                bool(t["arch_specific"]), t["llvm_cpu"], t["ptx_features"],
+                                                t["jit_arch"], tuple(int(x) for x in t["also_serves"])))
+
+    def load(self, names=None) -> None:
+        """Loads the named backends; without names, those usable on the target being traced, or outside a trace
+        every plugin found."""
+        self.discover()
+        if names is None:
+            from . import trace
+
+            st = trace.current_or_none()
+            t = self.target_named(st.target["name"]) if st is not None else None
+            if t is not None:
+                names = self._usable_names(t.compute_capability)
+            else:
+                names = list(self.candidates)
+                if not self._all_loaded:
+                    _core.load_plugins(self._dirs)  # every library, also a second one of a name (refused, reported)
+                    self._all_loaded = True
+        wanted = [c for n, c in self.candidates.items() if n in set(names) and n not in self.backends]
+        if not wanted:
+            return
+        for c in wanted:
+            _core.load_plugin_file(c["path"])
         for p in _core.plugins():
             if p["name"] in self.backends:
                 continue
@@ -100,8 +140,13 @@ class Registry:
         return list(_core.plugin_refusals())
 
     def targets(self) -> list[TargetInfo]:
-        self.load()
-        return [t for b in self.backends.values() for t in b.targets]
+        """Every discovered plugin's targets (no plugin is loaded for this)."""
+        self.discover()
+        return list(self._targets)
+
+    def _usable_names(self, cc: int) -> list[str]:
+        return [n for n, c in self.candidates.items()
+                if any(t.backend == n and t.usable_on(cc) for t in self._targets)]
 
     def target_named(self, name: str) -> TargetInfo | None:
         for t in self.targets():
@@ -123,12 +168,18 @@ class Registry:
         return max(usable, key=lambda t: t.compute_capability) if usable else None
 
     def usable_backends(self, cc: int) -> list[Backend]:
-        self.load()
-        return [b for b in self.backends.values() if any(t.usable_on(cc) for t in b.targets)]
+        """The backends whose targets run on compute capability cc, loaded now if they were not yet."""
+        self.discover()
+        names = self._usable_names(cc)
+        self.load(names)
+        return [self.backends[n] for n in names if n in self.backends]
 
     def instruction(self, ident: str):
         self.load()
         found = self.instructions.get(ident)
+        if found is None and len(self.backends) < len(self.candidates):
+            self.load(list(self.candidates))  # an id of a backend the traced target does not use
+            found = self.instructions.get(ident)
         if found is None:
             found = self._family_instance(ident)
         return found
@@ -142,9 +193,11 @@ class Registry:
         self.instructions[ident] = found
         return found
 
-    def digest(self) -> str:
-        self.load()
-        return ",".join(f"{b.name}:{b.digest}" for b in sorted(self.backends.values(), key=lambda b: b.name))
+    def digest(self, cc: int | None = None) -> str:
+        """The loaded backends' digests; with cc, those of the backends usable there (what a module for that
+        target may use), so that the key does not depend on what else this process loaded."""
+        backends = self.usable_backends(cc) if cc is not None else (self.load() or self.backends.values())
+        return ",".join(f"{b.name}:{b.digest}" for b in sorted(backends, key=lambda b: b.name))
 
 
 registry = Registry()

@@ -41,6 +41,23 @@ struct Expansion {
   std::string json;
 };
 
+// A target as discovery reads it (manifest.proto's Target).
+struct TargetInfo {
+  std::string name;
+  uint32_t compute_capability = 0;
+  bool arch_specific = false;
+  std::string llvm_cpu, ptx_features, jit_arch;
+  std::vector<uint32_t> also_serves;
+};
+
+// A plugin found but not loaded: what discovery reads without parsing its manifest's atoms.
+struct Candidate {
+  std::string path;
+  std::string name;
+  std::string version;
+  std::vector<TargetInfo> targets;
+};
+
 struct Refusal {
   std::string path;
   std::string reason;
@@ -60,6 +77,12 @@ class PluginHost {
   int load_directories(const std::vector<std::string>& dirs);
   // Loads one library file; false (and a refusal) if it cannot be used.
   bool load_file(const std::string& path);
+
+  // Discovery (plugin_discovery.cpp): the name, version and targets of each plugin library in these directories,
+  // read without parsing the atoms of its manifest, so that only the plugins a target needs are loaded. A library
+  // that does not load or speaks another ABI version is refused here already.
+  std::vector<Candidate> discover_directories(const std::vector<std::string>& dirs);
+  std::optional<Candidate> discover_file(const std::string& path);
 
   const std::vector<Plugin>& plugins() const { return plugins_; }
   const std::vector<Refusal>& refusals() const { return refusals_; }
@@ -101,6 +124,7 @@ class PluginHost {
   std::vector<Plugin> plugins_;
   std::map<std::string, std::pair<std::string, std::string>> targets_;  // target -> (plugin, its settings)
   std::vector<Refusal> refusals_;
+  std::vector<Candidate> candidates_;  // discovered, loaded or not
   std::vector<std::shared_ptr<void>> libraries_;  // keeps loaded libraries alive
 };
 
