@@ -1,6 +1,7 @@
 # The plugin SDK: what a third party needs to build a backend plugin against an installed warpweave, without the
 # core's sources or its build (DESIGN.md, invariant 4):
 #   include/warpweave/plugin_abi.h, plugin.hpp       the versioned C ABI and its C++ helpers
+#   include/warpweave/plugin_attrs.hpp, tma_encoding.hpp   hook attributes, TMA tensor maps
 #   share/warpweave/proto/manifest.proto              the manifest schema
 #   lib/cmake/warpweave/                              find_package(warpweave): warpweave_add_backend()
 # Included by the top-level CMakeLists.txt, and by plugins_api/CMakeLists.txt for an SDK-only install.
@@ -20,6 +21,8 @@ set(WW_SDK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/warpweave)
 
 install(FILES ${WW_SDK_ROOT}/plugins_api/include/warpweave/plugin_abi.h
               ${WW_SDK_ROOT}/plugins_api/include/warpweave/plugin.hpp
+              ${WW_SDK_ROOT}/plugins_api/include/warpweave/plugin_attrs.hpp
+              ${WW_SDK_ROOT}/plugins_api/include/warpweave/tma_encoding.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/warpweave COMPONENT sdk)
 install(FILES ${WW_SDK_ROOT}/plugins_api/proto/manifest.proto
         DESTINATION ${CMAKE_INSTALL_DATADIR}/warpweave/proto COMPONENT sdk)

@@ -6,6 +6,8 @@
 // The bit layouts are the hardware's (PTX ISA, "Instruction descriptor" and "Shared memory descriptor" of
 // tcgen05); blackwell.textproto's descriptions repeat them for users of the manifest.
 #include <warpweave/plugin.hpp>
+#include <warpweave/plugin_attrs.hpp>
+#include <warpweave/tma_encoding.hpp>
 
 #include <cctype>
 #include <cstdio>
@@ -14,52 +16,12 @@
 #include <string>
 #include <vector>
 
-extern "C" const char ww_manifest_text[];
-extern "C" const size_t ww_manifest_size;
-
 namespace {
 
 namespace wp = warpweave::plugin;
 using wp::HookError;
 
-// --- attributes --------------------------------------------------------------------------------------------------
-
-class Attrs {
- public:
-  Attrs(const ww_attr* a, size_t n) : a_(a), n_(n) {}
-
-  const ww_attr* find(const char* name) const {
-    for (size_t i = 0; i < n_; ++i)
-      if (a_[i].name && std::strcmp(a_[i].name, name) == 0) return &a_[i];
-    return nullptr;
-  }
-  bool has(const char* name) const { return find(name) != nullptr; }
-
-  // Integers also come as strings from callers that build attributes from text.
-  int64_t integer(const char* name, int64_t fallback) const {
-    const ww_attr* a = find(name);
-    if (!a) return fallback;
-    if (!a->str_value) return a->int_value;
-    char* end = nullptr;
-    long long v = std::strtoll(a->str_value, &end, 0);
-    if (!*a->str_value || *end) throw HookError(std::string("attribute ") + name + " must be an integer, not \"" + a->str_value + "\"");
-    return v;
-  }
-  int64_t required(const char* name) const {
-    if (!has(name)) throw HookError(std::string("needs the attribute ") + name);
-    return integer(name, 0);
-  }
-  // Strings; an integer attribute reads as its decimal text.
-  std::string text(const char* name, const std::string& fallback) const {
-    const ww_attr* a = find(name);
-    if (!a) return fallback;
-    return a->str_value ? a->str_value : std::to_string(a->int_value);
-  }
-
- private:
-  const ww_attr* a_;
-  size_t n_;
-};
+using wp::Attrs;
 
 std::string lower_case(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -256,9 +218,8 @@ int lower(const char* hook, const char*, const ww_emitter_v1* emitter, const ww_
           const ww_attr* attrs, size_t num_attrs, ww_value* results, size_t max_results, size_t* num_results) {
   std::string h = hook ? hook : "";
   if (h != "tcgen05_instr_desc" && h != "umma_smem_desc") return WW_UNKNOWN_HOOK;
-  wp::Emitter em(emitter);
   Attrs at(attrs, num_attrs);
-  try {
+  return wp::run_lowering_hook(emitter, [&](const wp::Emitter& em) {  // the core names plugin, hook and instruction
     if (max_results < 1) throw HookError("the hook returns one value");
     if (h == "tcgen05_instr_desc") {
       if (num_operands != 0) throw HookError("takes no operands, only attributes");
@@ -268,93 +229,21 @@ int lower(const char* hook, const char*, const ww_emitter_v1* emitter, const ww_
       results[0] = smem_desc(em, operands[0], at);
     }
     *num_results = 1;
-    return WW_OK;
-  } catch (const std::exception& e) {
-    em.fail(e.what());  // the core names the plugin, hook and instruction
-    return WW_ERROR;
-  } catch (...) {
-    em.fail(h + ": failed");
-    return WW_ERROR;
-  }
+  });
 }
 
 // --- host: TMA tensor maps -------------------------------------------------------------------------------------
-
-struct DataType {
-  const char* name;
-  int code;   // CUtensorMapDataType
-  int bytes;
-};
-const DataType kDataTypes[] = {{"u8", 0, 1},   {"u16", 1, 2},  {"u32", 2, 4},      {"s32", 3, 4}, {"u64", 4, 8},
-                               {"s64", 5, 8},  {"f16", 6, 2},  {"f32", 7, 4},      {"f64", 8, 8}, {"bf16", 9, 2},
-                               {"f32_ftz", 10, 4}, {"tf32", 11, 4}, {"tf32_ftz", 12, 4}};
-
-int tma_swizzle(const Attrs& at) {
-  const ww_attr* a = at.find("swizzle");
-  if (!a) return 0;
-  if (!a->str_value) {
-    if (a->int_value < 0 || a->int_value > 6) throw HookError("swizzle must be 0..6 (CUtensorMapSwizzle)");
-    return static_cast<int>(a->int_value);
-  }
-  std::string s = lower_case(a->str_value);
-  const char* names[] = {"none", "32b", "64b", "128b", "128b_atom_32b", "128b_atom_32b_flip_8b", "128b_atom_64b"};
-  for (int i = 0; i < 7; ++i)
-    if (s == names[i]) return i;
-  throw HookError(std::string("swizzle \"") + a->str_value + "\" is not one of none 32B 64B 128B 128B_atom_32B "
-                  "128B_atom_32B_flip_8B 128B_atom_64B");
-}
-
-void encode_tma(const ww_host_services_v1* services, const Attrs& at, void* out, size_t out_size) {
-  if (out_size < 128) throw HookError("the tensor map needs 128 bytes");
-  if (!services || !services->encode_tensor_map_tiled) throw HookError("the core lent no cuTensorMapEncodeTiled");
-  const ww_attr* dt = at.find("data_type");
-  if (!dt) throw HookError("needs the attribute data_type");
-  int code = -1, bytes = 0;
-  for (auto& t : kDataTypes)
-    if (dt->str_value ? lower_case(dt->str_value) == t.name : dt->int_value == t.code) code = t.code, bytes = t.bytes;
-  // The packed sub-byte types of sm_100 (13..15) have no name here and no whole-byte element size.
-  if (code < 0 && !dt->str_value && dt->int_value >= 13 && dt->int_value <= 15) code = static_cast<int>(dt->int_value);
-  if (code < 0) throw HookError("data_type " + at.text("data_type", "") + " is not a tensor-map type");
-  int64_t rank = at.required("rank");
-  if (rank < 1 || rank > 5) throw HookError("rank must be 1..5");
-  uint64_t address = static_cast<uint64_t>(at.required("address"));
-  std::vector<uint64_t> dims, strides;
-  std::vector<uint32_t> box, estrides;
-  auto key = [](const char* base, int64_t i) { return std::string(base) + std::to_string(i); };
-  for (int64_t i = 0; i < rank; ++i) {
-    dims.push_back(static_cast<uint64_t>(at.required(key("dim", i).c_str())));
-    box.push_back(static_cast<uint32_t>(at.required(key("box", i).c_str())));
-    estrides.push_back(static_cast<uint32_t>(at.integer(key("elem_stride", i).c_str(), 1)));
-    if (i > 0) strides.push_back(static_cast<uint64_t>(at.required(key("stride", i).c_str())));
-  }
-  if (bytes && at.has("stride0") && at.integer("stride0", 0) != bytes)
-    throw HookError("stride0 must be the element size (" + std::to_string(bytes) + " bytes): dimension 0 is contiguous");
-  char error[512] = {0};
-  int rc = services->encode_tensor_map_tiled(
-      services->ctx, code, static_cast<uint32_t>(rank), address, dims.data(), strides.data(), box.data(),
-      estrides.data(), static_cast<int>(at.integer("interleave", 0)), tma_swizzle(at),
-      static_cast<int>(at.integer("l2_promotion", 0)), static_cast<int>(at.integer("oob_fill", 0)), out, error,
-      sizeof(error));
-  if (rc != WW_OK) throw HookError(error[0] ? error : "cuTensorMapEncodeTiled failed");
-}
+// Blackwell's TMA adds the 128B swizzles with 32B/64B atoms and the packed sub-byte element types (13..15).
+const wp::TmaLimits kTma{{"none", "32B", "64B", "128B", "128B_atom_32B", "128B_atom_32B_flip_8B", "128B_atom_64B"},
+                         true};
 
 int host_call(const char* name, const ww_host_services_v1* services, const ww_attr* attrs, size_t num_attrs, void* out,
               size_t out_size, char* error, size_t error_size) {
   if (!name || std::strcmp(name, "encode_tma_descriptor") != 0) return WW_UNKNOWN_HOOK;
-  try {
-    encode_tma(services, Attrs(attrs, num_attrs), out, out_size);
-    return WW_OK;
-  } catch (const std::exception& e) {
-    std::snprintf(error, error_size, "encode_tma_descriptor: %s", e.what());
-    return WW_ERROR;
-  } catch (...) {
-    std::snprintf(error, error_size, "encode_tma_descriptor failed");
-    return WW_ERROR;
-  }
+  return wp::run_host_hook(error, error_size,
+                           [&] { wp::encode_tma_tiled(services, Attrs(attrs, num_attrs), out, out_size, kTma); });
 }
-
-const ww_plugin_v1 plugin = {WW_PLUGIN_ABI_VERSION, "blackwell", ww_manifest_text, ww_manifest_size, lower, host_call};
 
 }  // namespace
 
-WARPWEAVE_PLUGIN(plugin)
+WARPWEAVE_DEFINE_PLUGIN("blackwell", lower, host_call)

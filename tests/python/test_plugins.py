@@ -104,7 +104,8 @@ def example_plugin(request, tmp_path_factory):
 
 @needs_build
 def test_sdk_layout(sdk):
-    for rel in ("include/warpweave/plugin_abi.h", "include/warpweave/plugin.hpp", "share/warpweave/proto/manifest.proto",
+    for rel in ("include/warpweave/plugin_abi.h", "include/warpweave/plugin.hpp", "include/warpweave/plugin_attrs.hpp",
+                "include/warpweave/tma_encoding.hpp", "share/warpweave/proto/manifest.proto",
                 "lib/cmake/warpweave/WarpweavePlugin.cmake", "lib/cmake/warpweave/WarpweaveEmbed.cmake",
                 "lib/cmake/warpweave/warpweaveConfigVersion.cmake"):
         assert (sdk / rel).is_file(), rel

@@ -1,15 +1,15 @@
 // Thin C++ helpers over the plugin ABI (warpweave/plugin_abi.h) for backend authors.
 //
 //   #include <warpweave/plugin.hpp>
-//   extern "C" const char ww_manifest_text[]; extern "C" const size_t ww_manifest_size;  // embedded by CMake
-//   static int lower(...) { ... }
-//   static const ww_plugin_v1 plugin = {WW_PLUGIN_ABI_VERSION, "mybackend", ww_manifest_text, ww_manifest_size,
-//                                       lower, nullptr};
-//   WARPWEAVE_PLUGIN(plugin)
+//   static int lower(...) { ... }                 // or warpweave::plugin::no_lowering_hooks
+//   WARPWEAVE_DEFINE_PLUGIN("mybackend", lower, nullptr)   // the manifest is the one CMake embeds
+//
+// warpweave/plugin_attrs.hpp reads hook attributes; warpweave/tma_encoding.hpp encodes TMA tensor maps.
 #pragma once
 
 #include <boost/dll/alias.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -21,6 +21,15 @@
 #define WARPWEAVE_PLUGIN(plugin)                                              \
   static const ww_plugin_v1* warpweave_plugin_entry_fn() { return &(plugin); } \
   BOOST_DLL_ALIAS(warpweave_plugin_entry_fn, warpweave_plugin_entry_v1)
+
+// The whole plugin description in one line, at namespace scope: its name (the manifest's), its `lower` and its
+// `host_call` (nullptr for none), with the manifest warpweave_add_backend embeds.
+#define WARPWEAVE_DEFINE_PLUGIN(name, lower_fn, host_call_fn)                                              \
+  extern "C" const char ww_manifest_text[];                                                               \
+  extern "C" const size_t ww_manifest_size;                                                               \
+  static const ww_plugin_v1 ww_plugin_description = {WW_PLUGIN_ABI_VERSION, name, ww_manifest_text,        \
+                                                     ww_manifest_size, lower_fn, host_call_fn};            \
+  WARPWEAVE_PLUGIN(ww_plugin_description)
 
 namespace warpweave::plugin {
 
@@ -67,11 +76,43 @@ class Emitter {
   const ww_emitter_v1* em_;
 };
 
-// The integer value of attribute `name`, or `fallback`.
-inline int64_t attr_int(const ww_attr* attrs, size_t n, const char* name, int64_t fallback) {
-  for (size_t i = 0; i < n; ++i)
-    if (std::string(attrs[i].name) == name) return attrs[i].int_value;
-  return fallback;
+// `lower` of a plugin whose instructions all lower through their PTX templates.
+inline int no_lowering_hooks(const char*, const char*, const ww_emitter_v1*, const ww_value*, size_t, const ww_attr*,
+                             size_t, ww_value*, size_t, size_t*) {
+  return WW_UNKNOWN_HOOK;
+}
+
+// Runs a lowering hook's body, turning what it throws into the ABI's status: the message goes to the core through
+// the emitter (which names the user's line), unless a refused emitter call already reported the core's reason.
+template <class Body>
+int run_lowering_hook(const ww_emitter_v1* em_c, Body&& body) {
+  Emitter em(em_c);
+  try {
+    body(em);
+    return WW_OK;
+  } catch (const std::exception& e) {
+    if (dynamic_cast<const HookError*>(&e) && std::string(e.what()) == "the core's emitter refused an operation")
+      return WW_ERROR;
+    em.fail(e.what());
+  } catch (...) {
+    em.fail("the lowering hook failed");
+  }
+  return WW_ERROR;
+}
+
+// Runs a host hook's body, turning what it throws into WW_ERROR with the message in `error` (the core prefixes the
+// plugin's and the hook's names).
+template <class Body>
+int run_host_hook(char* error, size_t error_size, Body&& body) {
+  try {
+    body();
+    return WW_OK;
+  } catch (const std::exception& e) {
+    if (error_size) std::snprintf(error, error_size, "%s", e.what());
+  } catch (...) {
+    if (error_size) std::snprintf(error, error_size, "the host hook failed");
+  }
+  return WW_ERROR;
 }
 
 }  // namespace warpweave::plugin
