@@ -2,6 +2,9 @@
 // manifest's presence and size.
 #include "plugin_library.hpp"
 
+#include <mutex>
+#include <vector>
+
 #include "elf_check.hpp"
 
 namespace ww::plugins {
@@ -23,12 +26,24 @@ void prepare_unwinder() {
   (void)ready;
 }
 
+// Libraries refused after their code ran (static initialisers, the entry point) stay mapped: what that code set
+// up (atexit handlers, thread-local destructors, the allocations of its own C++ runtime) may point into it, and
+// unmapping it would turn a refusal into a crash later.
+void keep_mapped(std::shared_ptr<boost::dll::shared_library> lib) {
+  static std::mutex mutex;
+  using Kept = std::vector<std::shared_ptr<boost::dll::shared_library>>;
+  static Kept* kept = new Kept;  // never destroyed: nothing unloads them at exit either
+  std::lock_guard<std::mutex> lock(mutex);
+  kept->push_back(std::move(lib));
+}
+
 }  // namespace
 
 PluginLibrary open_plugin_library(const std::string& path, std::string& why) {
   PluginLibrary out;
   auto refuse = [&](std::string reason) {
     why = std::move(reason);
+    if (out.lib) keep_mapped(std::move(out.lib));
     return PluginLibrary{};
   };
   if (std::string bad = check_elf_file(path); !bad.empty()) return refuse(bad);

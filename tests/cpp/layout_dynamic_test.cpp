@@ -142,7 +142,7 @@ bool run_dynamic(F&& f, const std::map<uint64_t, int64_t>& env, Layout& out) {
 TEST(DynamicLayout, AgreesWithStaticAlgebra) {
   LayoutGen g(21);
   int checked = 0, refused = 0;
-  for (int t = 0; t < 1500; ++t) {
+  for (int t = 0; t < 1500 / WW_TRIAL_SCALE; ++t) {
     Layout a = g.injective(2, g.uniform(0, 1));
     uint64_t ids = 100;
     Dynamized d = dynamize(a, g, ids);
@@ -177,7 +177,7 @@ TEST(DynamicLayout, AgreesWithStaticAlgebra) {
         ASSERT_EQ(at(a, ri(IntTuple(i)).value().evaluate(val)), i) << "right_inverse " << what;
     }
   }
-  EXPECT_GT(checked, 300);
+  EXPECT_GT(checked, 300 / WW_TRIAL_SCALE);
   std::cout << "dynamic compositions checked: " << checked << ", refused by their assumptions: " << refused << "\n";
 }
 

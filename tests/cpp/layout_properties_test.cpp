@@ -8,7 +8,7 @@
 namespace ww::test {
 namespace {
 
-constexpr int kTrials = 3000;
+constexpr int kTrials = 3000 / WW_TRIAL_SCALE;
 
 TEST(Properties, CoalesceKeepsSizeAndFunction) {
   LayoutGen g(1);
@@ -128,9 +128,16 @@ TEST(Properties, LeftInverseInverts) {
     } catch (const LayoutError&) {
       continue;
     }
-    ASSERT_TRUE(inj) << "left_inverse accepted the non-injective " << a.str();
     ++ok;
-    for (int64_t i = 0; i < a.size().value(); ++i) ASSERT_EQ(at(r, at(a, i)), i) << a.str() << " l " << r.str();
+    // Injective: r inverts a. Otherwise (stride-0 or overlapping modes) r inverts a on its image, CuTe's
+    // quasi-inverse: a(r(a(i))) == a(i), r read past its domain where the last mode extends it.
+    for (int64_t i = 0; i < a.size().value(); ++i) {
+      if (inj) {
+        ASSERT_EQ(at(r, at(a, i)), i) << a.str() << " l " << r.str();
+      } else {
+        ASSERT_EQ(at(a, at(r, at(a, i))), at(a, i)) << a.str() << " l " << r.str();
+      }
+    }
   }
   EXPECT_GT(ok, kTrials / 3);
 }

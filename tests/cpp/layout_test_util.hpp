@@ -1,4 +1,10 @@
 #pragma once
+
+// The sanitizer build (build-asan/, about ten times slower) runs a fraction of the random trials: the same
+// properties over fewer layouts, in CI time.
+#ifndef WW_TRIAL_SCALE
+#define WW_TRIAL_SCALE 1
+#endif
 // Helpers for the layout tests: parsing shorthands and random layouts for property tests.
 #include <random>
 #include <set>
