@@ -21,7 +21,11 @@ constexpr std::size_t kMaxSharedMemoryArgument = 0xffffffffu;  // CUlaunchConfig
 
 bool has_cluster(const LaunchConfig& c) { return c.cluster.x != 0 && c.cluster.y != 0 && c.cluster.z != 0; }
 
-// Builds the attributes into `attrs` (room for 2) and returns how many were used.
+bool has_preferred_cluster(const LaunchConfig& c) {
+  return c.preferred_cluster.x != 0 && c.preferred_cluster.y != 0 && c.preferred_cluster.z != 0;
+}
+
+// Builds the attributes into `attrs` (room for 4) and returns how many were used.
 unsigned fill_attributes(const LaunchConfig& c, detail::CUlaunchAttribute* attrs) {
   unsigned n = 0;
   if (has_cluster(c)) {
@@ -36,11 +40,23 @@ unsigned fill_attributes(const LaunchConfig& c, detail::CUlaunchAttribute* attrs
     attrs[n].value.cooperative = 1;
     ++n;
   }
+  if (c.programmatic_serialization) {
+    attrs[n] = {};
+    attrs[n].id = detail::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n].value.cooperative = 1;  // the union's int member
+    ++n;
+  }
+  if (has_preferred_cluster(c)) {
+    attrs[n] = {};
+    attrs[n].id = detail::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim = {c.preferred_cluster.x, c.preferred_cluster.y, c.preferred_cluster.z};
+    ++n;
+  }
   return n;
 }
 
 CUresult launch_ex(LaunchKernelExFn fn, const Function& f, const LaunchConfig& c, void** params) {
-  detail::CUlaunchAttribute attrs[2];
+  detail::CUlaunchAttribute attrs[4];
   detail::CUlaunchConfig cfg;
   cfg.gridDimX = c.grid.x;
   cfg.gridDimY = c.grid.y;
@@ -124,7 +140,9 @@ void launch(const Function& function, const LaunchConfig& config, void** params)
 }
 
 PreparedLaunch::PreparedLaunch(const Function& function, const LaunchConfig& config)
-    : function_(function), config_(config), extended_(has_cluster(config) || config.cooperative) {
+    : function_(function), config_(config), extended_(has_cluster(config) || config.cooperative ||
+                                                     config.programmatic_serialization ||
+                                                     has_preferred_cluster(config)) {
   const char* call = extended_ ? "cuLaunchKernelEx" : "cuLaunchKernel";
   const detail::DriverApi& a = detail::api(call);
   driver_entry_ = extended_ ? reinterpret_cast<void*>(a.cuLaunchKernelEx) : reinterpret_cast<void*>(a.cuLaunchKernel);

@@ -63,7 +63,8 @@ void bind_runtime(nb::module_& m) {
   // argument; offsets[i] is where argument i starts in it.
   m.def("launch", [](const rt::Function& f, const std::vector<unsigned>& grid, const std::vector<unsigned>& block,
                      const std::vector<unsigned>& cluster, size_t smem, uintptr_t stream, nb::bytes params,
-                     const std::vector<size_t>& offsets, bool cooperative) {
+                     const std::vector<size_t>& offsets, bool cooperative, bool pdl,
+                     const std::vector<unsigned>& preferred_cluster) {
     void* ptrs[256];
     if (offsets.size() > 256) throw std::invalid_argument("launch: more than 256 kernel parameters");
     char* base = const_cast<char*>(params.c_str());
@@ -72,10 +73,13 @@ void bind_runtime(nb::module_& m) {
       ptrs[i] = base + offsets[i];
     }
     rt::Dim3 c = cluster.empty() ? rt::Dim3(0, 0, 0) : dim3(cluster, "cluster");
-    rt::launch(f, rt::LaunchConfig{dim3(grid, "grid"), dim3(block, "block"), c, smem, rt::StreamRef(stream), cooperative},
+    rt::Dim3 pc = preferred_cluster.empty() ? rt::Dim3(0, 0, 0) : dim3(preferred_cluster, "preferred cluster");
+    rt::launch(f, rt::LaunchConfig{dim3(grid, "grid"), dim3(block, "block"), c, smem, rt::StreamRef(stream), cooperative,
+                                   pdl, pc},
                ptrs);
   }, nb::arg("function"), nb::arg("grid"), nb::arg("block"), nb::arg("cluster"), nb::arg("smem"), nb::arg("stream"),
-     nb::arg("params"), nb::arg("offsets"), nb::arg("cooperative") = false);
+     nb::arg("params"), nb::arg("offsets"), nb::arg("cooperative") = false, nb::arg("pdl") = false,
+     nb::arg("preferred_cluster") = std::vector<unsigned>{});
 
   // A kernel with its launch shape fixed but the grid, stream and parameters given per call: the hot path of a
   // compiled function's call.

@@ -32,6 +32,19 @@ from ._dsl.numeric import (Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0F
 from ._dsl.math import max, min  # noqa: E402,A004  (cutlass.max / cutlass.min: variadic, DSL and Python values)
 from ._dsl.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
+from ._dsl.markers import dsl_user_op, dynamic_expr  # noqa: E402,F401
+from ._dsl.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL names them here too
+
+# Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
+_LAZY_SUBMODULES = ("cuda", "migrate", "pipeline", "runtime", "testing", "torch")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'warpweave' has no attribute {name!r}")
 from ._dsl.backend_python import install_finder as _install_finder  # noqa: E402
 
 _install_finder()  # backends' public module names (warpweave.utils.hopper_helpers, ...) import as modules

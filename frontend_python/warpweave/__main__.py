@@ -50,10 +50,16 @@ def _conformance_cli():
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:  # its own arguments follow the program's path unparsed (migrate.py)
+        from .migrate import main as run_main
+        return run_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m warpweave")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="print a short tour of the layout algebra")
     sub.add_parser("main", help="the main job: the demo, then the examples (run on a GPU, else compiled)")
+    sub.add_parser("run", help="run a CuTe DSL program with `import cutlass` mapped to warpweave "
+                               "(python -m warpweave run [--compile-only --arch sm_80] prog.py args...)")
     conformance = _conformance_cli()
     conformance.add_plugins_parser(sub)
     conformance.add_conformance_parser(sub)

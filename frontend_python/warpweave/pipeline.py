@@ -16,3 +16,26 @@ from ._dsl.errors import register_library_dir as _register_library_dir  # noqa: 
 _register_library_dir(_impl.__path__[0])  # a mistake caught inside a pipeline names the user's line
 
 __all__ = list(_impl.__all__)
+
+# CuTe DSL's pipelines that are not built here yet: importing one says so (an ImportError, so that
+# `from warpweave.pipeline import PipelineTmaAsync` carries this message rather than Python's generic one).
+_NOT_YET = {
+    "PipelineTmaAsync": "a TMA-load pipeline (transaction-count mbarriers, Hopper and later)",
+    "PipelineTmaMultiConsumersAsync": "a TMA-load pipeline with several consumer groups",
+    "PipelineTmaStore": "a TMA-store pipeline (bulk async groups, Hopper and later)",
+    "PipelineTmaUmma": "a TMA-to-UMMA pipeline (Blackwell)",
+    "PipelineUmmaAsync": "a UMMA-to-async pipeline (Blackwell)",
+    "PipelineAsyncUmma": "an async-to-UMMA pipeline (Blackwell)",
+    "PipelineClcFetchAsync": "a cluster-launch-control pipeline (Blackwell)",
+    "PipelineProducer": "the producer handle API of pipelines",
+    "PipelineConsumer": "the consumer handle API of pipelines",
+    "PipelineOrder": "ordered pipelines",
+    "PipelineOp": "pipeline operation kinds",
+}
+
+
+def __getattr__(name):
+    if name in _NOT_YET:
+        raise ImportError(f"warpweave.pipeline.{name} ({_NOT_YET[name]}) is not implemented yet; the pipelines "
+                          f"here: {', '.join(__all__)}", name=__name__)
+    raise AttributeError(f"module 'warpweave.pipeline' has no attribute {name!r}")

@@ -1,21 +1,187 @@
-"""PyTorch interop: dtypes and the current stream."""
+"""PyTorch interop (CuTe DSL's cutlass.torch): dtypes, streams, and making test tensors for kernels.
+
+`matrix(l, mode0, mode1, is_mode0_major, dtype)` makes an (mode0, mode1, l) tensor on the host with the given
+majorness; `cute_tensor_like(t, dtype, is_dynamic_layout)` copies it to the GPU and wraps it for a kernel;
+`create_and_permute_torch_tensor` and `convert_cute_tensor` do the same pieces for any rank. Element types that
+torch stores differently (fp8 held as uint8) are converted here, so that the kernel sees the values asked for.
+"""
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass
+
 from ._dsl import numeric as _n
+from ._dsl.errors import DSLTypeError, DSLValueError, user_location
 
 
-def dtype(t):
-    """The torch dtype of a warpweave numeric type."""
+def _torch():
     import torch
 
+    return torch
+
+
+def _table():
+    torch = _torch()
     table = {_n.Float16: torch.float16, _n.BFloat16: torch.bfloat16, _n.Float32: torch.float32,
              _n.TFloat32: torch.float32, _n.Float64: torch.float64, _n.Int8: torch.int8, _n.Int16: torch.int16,
              _n.Int32: torch.int32, _n.Int64: torch.int64, _n.Uint8: torch.uint8, _n.Boolean: torch.bool,
              _n.Float8E4M3FN: torch.float8_e4m3fn, _n.Float8E5M2: torch.float8_e5m2}
-    return table[_n.dtype(t)]
+    for name, tname in (("Uint16", "uint16"), ("Uint32", "uint32"), ("Uint64", "uint64"),
+                        ("Float8E8M0FNU", "float8_e8m0fnu"), ("Float4E2M1FN", "float4_e2m1fn_x2")):
+        t, tt = getattr(_n, name, None), getattr(torch, tname, None)
+        if t is not None and tt is not None:
+            table[t] = tt
+    return table
+
+
+def dtype(t):
+    """The torch dtype of a warpweave numeric type."""
+    table = _table()
+    t = _n.dtype(t)
+    if t not in table:
+        raise DSLTypeError(f"cutlass.torch.dtype: torch has no dtype for {t.__name__}", user_location(2))
+    return table[t]
 
 
 def current_stream():
-    import torch
+    """torch's current CUDA stream (usable wherever a kernel takes a stream)."""
+    return _torch().cuda.current_stream()
 
-    return torch.cuda.current_stream()
+
+def default_stream():
+    """torch's default CUDA stream."""
+    return _torch().cuda.default_stream()
+
+
+class TensorInitType(enum.Enum):
+    SKIP = "skip"          # uninitialised (torch.empty)
+    SCALAR = "scalar"      # every element ScalarInitConfig.value
+    RANDOM = "random"      # integers uniform in [min_val, max_val] (exact in every element type)
+    GAUSSIAN = "gaussian"  # normal(mean, std) * scale
+
+
+@dataclass
+class ScalarInitConfig:
+    value: float = 0.0
+
+
+@dataclass
+class RandomInitConfig:
+    min_val: int = -2
+    max_val: int = 2
+
+
+@dataclass
+class GaussianInitConfig:
+    mean: float = 0.0
+    std: float = 1.0
+    scale: float = 1.0
+
+
+def _fill(t, init_type, init_config):
+    torch = _torch()
+    if init_type is TensorInitType.SKIP:
+        return t
+    if init_type is TensorInitType.SCALAR:
+        cfg = init_config or ScalarInitConfig()
+        return t.fill_(cfg.value)
+    if init_type is TensorInitType.RANDOM:
+        cfg = init_config or RandomInitConfig()
+        if cfg.max_val < cfg.min_val:
+            raise DSLValueError(f"RandomInitConfig: max_val {cfg.max_val} < min_val {cfg.min_val}", user_location(3))
+        src = torch.randint(int(cfg.min_val), int(cfg.max_val) + 1, tuple(t.shape), dtype=torch.int64)
+        return t.copy_(src.to(t.dtype))
+    if init_type is TensorInitType.GAUSSIAN:
+        cfg = init_config or GaussianInitConfig()
+        src = torch.randn(tuple(t.shape), dtype=torch.float32) * cfg.std + cfg.mean
+        return t.copy_((src * cfg.scale).to(t.dtype))
+    raise DSLTypeError(f"init_type is a TensorInitType, got {init_type!r}", user_location(3))
+
+
+def create_and_permute_torch_tensor(shape, dtype, permute_order=None, init_type=TensorInitType.RANDOM,
+                                    init_config=None, device=None):
+    """A torch tensor of `shape` (torch dtype) whose memory order is permute_order: it is made compact with
+    extents shape[permute_order[i]] and then permuted back, so that mode permute_order[-1] is contiguous."""
+    torch = _torch()
+    shape = tuple(int(s) for s in shape)
+    order = tuple(range(len(shape))) if permute_order is None else tuple(permute_order)
+    if sorted(order) != list(range(len(shape))):
+        raise DSLValueError(f"create_and_permute_torch_tensor: permute_order {order} is not a permutation of "
+                            f"0..{len(shape) - 1}", user_location(2))
+    stored = torch.empty(tuple(shape[i] for i in order), dtype=dtype, device=device or "cpu")
+    inverse = [order.index(i) for i in range(len(shape))]
+    t = stored.permute(*inverse)
+    _fill(t, init_type, init_config)
+    return t
+
+
+def matrix(l, mode0, mode1, is_mode0_major, cutlass_dtype, init_type=TensorInitType.RANDOM, init_config=None,
+           device=None):
+    """An (mode0, mode1, l) matrix batch in host memory (float32 values, exact in cutlass_dtype for the default
+    integer fill): mode 0 contiguous when is_mode0_major, else mode 1."""
+    torch = _torch()
+    order = (2, 1, 0) if is_mode0_major else (2, 0, 1)
+    t = create_and_permute_torch_tensor((mode0, mode1, l), torch.float32, permute_order=order,
+                                        init_type=init_type, init_config=init_config, device=device)
+    if cutlass_dtype is not None and _n.dtype(cutlass_dtype).is_integer and init_type is TensorInitType.GAUSSIAN:
+        t.round_()
+    return t
+
+
+def get_leading_dim(t) -> int | None:
+    """The mode of a torch tensor whose stride is 1 (None when there is none or several)."""
+    ones = [i for i, s in enumerate(t.stride()) if s == 1 and t.shape[i] != 1]
+    return ones[0] if len(ones) == 1 else None
+
+
+def _store(dst, values, cutlass_dtype):
+    """Writes float values into dst (a torch tensor) as cutlass_dtype, through its storage type."""
+    torch = _torch()
+    want = dtype(cutlass_dtype)
+    converted = values.to(device=dst.device).to(want)
+    if dst.dtype == want:
+        dst.copy_(converted)
+    elif converted.element_size() == dst.element_size():
+        dst.copy_(converted.view(dst.dtype))
+    else:
+        raise DSLTypeError(f"cannot store {cutlass_dtype.__name__} values in a torch {dst.dtype} tensor",
+                           user_location(3))
+    return dst
+
+
+def convert_cute_tensor(f32_torch_tensor, cute_tensor, dtype, is_dynamic_layout=True):
+    """Fills the memory of cute_tensor (made by from_dlpack over a torch tensor, possibly of a storage type such
+    as uint8 for fp8) with f32_torch_tensor's values converted to `dtype`; returns cute_tensor with that element
+    type."""
+    from ._dsl.runtime import RuntimeTensor
+
+    if not isinstance(cute_tensor, RuntimeTensor) or cute_tensor.source is None:
+        raise DSLTypeError("convert_cute_tensor: cute_tensor must come from from_dlpack over a torch tensor",
+                           user_location(2))
+    src = cute_tensor.source
+    if tuple(src.shape) != tuple(f32_torch_tensor.shape):
+        raise DSLValueError(f"convert_cute_tensor: shapes differ ({tuple(f32_torch_tensor.shape)} vs "
+                            f"{tuple(src.shape)})", user_location(2))
+    _store(src, f32_torch_tensor, _n.dtype(dtype))
+    cute_tensor.element_type = _n.dtype(dtype)
+    return cute_tensor
+
+
+def cute_tensor_like(data_ref, cutlass_dtype, is_dynamic_layout, assumed_align=None, device=None):
+    """(cute tensor, torch tensor): a copy of data_ref on the GPU (or `device`) holding cutlass_dtype values, and
+    its cute.runtime view, with a dynamic layout (leading mode kept static) when is_dynamic_layout."""
+    from ._dsl.runtime import from_dlpack
+
+    torch = _torch()
+    t = _n.dtype(cutlass_dtype)
+    storage = dtype(t)
+    if t.is_float and t.width == 8:
+        storage = torch.uint8  # DLPack carries no fp8: kernels see the element type set below
+    dev = device if device is not None else "cuda"
+    gpu = torch.empty_strided(tuple(data_ref.shape), tuple(data_ref.stride()), dtype=storage, device=dev)
+    _store(gpu, data_ref, t)
+    cute_tensor = from_dlpack(gpu, assumed_align=assumed_align)
+    cute_tensor.element_type = t
+    if is_dynamic_layout:
+        cute_tensor = cute_tensor.mark_layout_dynamic(leading_dim=get_leading_dim(gpu))
+    return cute_tensor, gpu

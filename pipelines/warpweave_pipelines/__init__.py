@@ -9,9 +9,10 @@ arch.mbarrier_wait, cpasync.mbarrier_arrive_noinc, named barriers): no instructi
 that publishes those primitives gets the pipelines.
 """
 from .barriers import MbarrierArray, NamedBarrier
+from .init_sync import pipeline_init_arrive, pipeline_init_wait
 from .pipeline_async import Agent, CooperativeGroup, PipelineAsync
 from .pipeline_cp_async import PipelineCpAsync
 from .state import PipelineState, PipelineUserType, make_pipeline_state
 
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
-           "PipelineState", "PipelineUserType", "make_pipeline_state"]
+           "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]

@@ -52,9 +52,18 @@ class PipelineAsync:
 
     @classmethod
     def create(cls, *, barrier_storage, num_stages: int, producer_group: CooperativeGroup,
-               consumer_group: CooperativeGroup, init_thread=None, **kwargs):
+               consumer_group: CooperativeGroup, init_thread=None, defer_sync: bool = False,
+               producer_mask=None, consumer_mask=None, cta_layout_vmnk=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage (a shared-memory pointer to Int64).
-        Every thread of the block calls it: one thread initializes the barriers, then the block syncs."""
+        Every thread of the block calls it: one thread initializes the barriers, then the block syncs (with
+        defer_sync=True the kernel syncs later, with pipeline_init_arrive / pipeline_init_wait).
+        producer_mask, consumer_mask and cta_layout_vmnk address the barriers of other CTAs of a cluster:
+        pipelines across a cluster are not built here yet, so they are refused rather than ignored."""
+        for name, value in (("producer_mask", producer_mask), ("consumer_mask", consumer_mask),
+                            ("cta_layout_vmnk", cta_layout_vmnk)):
+            if value is not None:
+                raise NotImplementedError(f"{cls.__name__}.create({name}=...): pipelines across the CTAs of a "
+                                          "cluster are not implemented")
         if num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
         full = MbarrierArray(barrier_storage, num_stages)
@@ -63,7 +72,8 @@ class PipelineAsync:
         tidx, _, _ = cute.arch.thread_idx()
         first = tidx == (0 if init_thread is None else init_thread)
         p._init_barriers(first)
-        cute.arch.sync_threads()
+        if not defer_sync:
+            cute.arch.sync_threads()
         return p
 
     def _init_barriers(self, first):

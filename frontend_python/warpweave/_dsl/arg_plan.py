@@ -9,9 +9,9 @@ from typing import Any
 
 from .. import _core
 from . import trace
-from .errors import DSLTypeError, user_location
+from .errors import DSLTypeError, DSLValueError, user_location
 from .numeric import Boolean, Float32, HostRef, Int32, Int64, Numeric, SymInt
-from .runtime import RuntimeTensor, from_dlpack, is_torch_tensor
+from .runtime import FakeStream, RuntimePointer, RuntimeTensor, from_dlpack, is_torch_tensor
 from .tensor import GMEM, Pointer, Tensor
 
 
@@ -35,10 +35,15 @@ class HostStream:
 
 
 def _stream_handle(x) -> int:
+    """The CUstream handle of a stream argument: None (the default stream), an int, a torch stream, a
+    cuda.bindings CUstream (int() of it), or anything with cuda_stream / ptr / handle."""
     if x is None:
         return 0
     if isinstance(x, int):
         return x
+    if isinstance(x, FakeStream):
+        raise DSLValueError("a fake stream (make_fake_stream) can be compiled for but not launched on: pass a "
+                            "real stream to the compiled function", user_location(3))
     for attr in ("cuda_stream", "ptr", "handle"):
         v = getattr(x, attr, None)
         if v is not None:
@@ -51,7 +56,8 @@ def _stream_handle(x) -> int:
 
 def _is_stream(x) -> bool:
     name = type(x).__name__
-    return name in ("Stream", "ExternalStream", "CUstream") and not isinstance(x, (int, float))
+    return isinstance(x, FakeStream) or name in ("Stream", "ExternalStream", "CUstream") and not isinstance(
+        x, (int, float))
 
 
 def _runtime_view(value):
@@ -77,19 +83,26 @@ class ArgPlan:
 def _make_host_arg(st: trace.TraceState, index: int, name: str, value, annotation):
     """(host stand-in, ArgPlan) for one jit argument."""
     if _is_constexpr(annotation):
-        return value, ArgPlan("const", index, name, ("const", _const_key(value)))
+        plan = ArgPlan("const", index, name, ("const", _const_key(value)))
+        plan.constexpr, plan.const_value = True, value  # a call of the compiled function may leave it out
+        return value, plan
     rt = _runtime_view(value)
     if rt is not None:
         plan = ArgPlan("tensor", index, name, rt.spec(), rt.element_type)
         shape, stride = [], []
         cosize = 1 + sum((s - 1) * abs(d) for s, d in zip(rt.shape, rt.stride))
-        wide = cosize >= (1 << 31)
+        wide = cosize >= (1 << 31) if rt.index_bits is None else rt.index_bits == 64
+        if wide and rt.use_32bit_stride:
+            raise DSLValueError(f"argument '{name}': use_32bit_stride=True, but the tensor spans {cosize} elements, "
+                                "more than 32-bit strides can index", user_location(3))
         bits = 64 if wide else 32
         for k, (s, dyn) in enumerate(zip(rt.shape, rt.dynamic_shape)):
             if dyn:
                 div = plan.spec[2][k][1]
                 sym = st.new_host_symbol(index, ("shape", k), bits, div, f"{name}.shape[{k}]")
                 plan.symbols.append((int(_sym_id(sym)), "shape", k))
+                if rt.device != "fake":
+                    st.host_values[int(_sym_id(sym))] = s
                 shape.append(sym)
             else:
                 shape.append(s)
@@ -98,12 +111,28 @@ def _make_host_arg(st: trace.TraceState, index: int, name: str, value, annotatio
                 div = plan.spec[3][k][1]
                 sym = st.new_host_symbol(index, ("stride", k), bits, div, f"{name}.stride[{k}]")
                 plan.symbols.append((int(_sym_id(sym)), "stride", k))
+                if rt.device != "fake":
+                    st.host_values[int(_sym_id(sym))] = d
                 stride.append(sym)
             else:
                 stride.append(d)
         layout = _core.make_layout(tuple(shape), stride=tuple(stride)) if shape else _core.make_layout(1)
         ptr = Pointer(None, rt.element_type, GMEM, rt.assumed_align, host=index, wide=wide)
         return Tensor(ptr, layout, rt.element_type), plan
+    if isinstance(value, (list, tuple)) and _holds_runtime_values(value):
+        # A list or tuple of tensors (and numbers): each element is an argument of its own, keyed (index, k).
+        hosts, children = [], []
+        for k, x in enumerate(value):
+            h, p = _make_host_arg(st, (index, k) if isinstance(index, int) else index + (k,), f"{name}[{k}]", x,
+                                  inspect.Parameter.empty)
+            hosts.append(h)
+            children.append(p)
+        plan = ArgPlan("tree", index, name, ("tree", type(value).__name__, tuple(c.spec for c in children)))
+        plan.children = children
+        return (tuple(hosts) if isinstance(value, tuple) else hosts), plan
+    if isinstance(value, RuntimePointer):
+        ptr = Pointer(None, value.element_type, GMEM, value.assumed_align, host=index, wide=True)
+        return ptr, ArgPlan("pointer", index, name, value.spec(), value.element_type)
     if _is_stream(value) or annotation is not inspect.Parameter.empty and getattr(annotation, "__name__", "") == "CUstream":
         return HostStream(index), ArgPlan("stream", index, name, ("stream",))
     if isinstance(value, bool) or isinstance(value, Boolean):
@@ -112,16 +141,24 @@ def _make_host_arg(st: trace.TraceState, index: int, name: str, value, annotatio
         t = type(value)
         if t.is_integer and t.width in (32, 64):
             sym = st.new_host_symbol(index, ("value",), t.width, 1, name)
+            if value.is_static:
+                st.host_values[int(_sym_id(sym))] = int(value.value)
             return t._wrap(sym), ArgPlan("int", index, name, ("int", t.__name__), t, [int(_sym_id(sym))])
         return t._wrap(HostRef(index, name)), ArgPlan("scalar", index, name, ("scalar", t.__name__), t)
     if isinstance(value, int):
         t = Int32 if -(1 << 31) <= value < (1 << 31) else Int64
         sym = st.new_host_symbol(index, ("value",), t.width, 1, name)
+        st.host_values[int(_sym_id(sym))] = value
         return t._wrap(sym), ArgPlan("int", index, name, ("int", t.__name__), t, [int(_sym_id(sym))])
     if isinstance(value, float):
         return Float32._wrap(HostRef(index, name)), ArgPlan("scalar", index, name, ("scalar", "Float32"), Float32)
     # Layouts, tuples, atoms and other Python objects are compile-time values.
     return value, ArgPlan("const", index, name, ("const", _const_key(value)))
+
+
+def _holds_runtime_values(value) -> bool:
+    return any(isinstance(x, (RuntimeTensor, RuntimePointer)) or is_torch_tensor(x) or
+               isinstance(x, (list, tuple)) and _holds_runtime_values(x) for x in value)
 
 
 def _sym_id(sym: SymInt) -> int:
@@ -151,8 +188,29 @@ def spec_key(signature: inspect.Signature, args, kwargs):
         rt = _runtime_view(value)
         if rt is not None:
             key.append(rt.spec())
+        elif isinstance(value, RuntimePointer):
+            key.append(value.spec())
+        elif isinstance(value, (list, tuple)) and _holds_runtime_values(value):
+            key.append(_tree_key(value))
         elif isinstance(value, (bool, int, float, Numeric)) or _is_stream(value):
             key.append(type(value).__name__)
         else:
             key.append(_const_key(value))
     return tuple(key)
+
+
+def _tree_key(value):
+    out = []
+    for x in value:
+        rt = _runtime_view(x)
+        if rt is not None:
+            out.append(rt.spec())
+        elif isinstance(x, RuntimePointer):
+            out.append(x.spec())
+        elif isinstance(x, (list, tuple)) and _holds_runtime_values(x):
+            out.append(_tree_key(x))
+        elif isinstance(x, (bool, int, float, Numeric)):
+            out.append(type(x).__name__)
+        else:
+            out.append(_const_key(x))
+    return (type(value).__name__, tuple(out))

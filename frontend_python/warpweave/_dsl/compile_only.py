@@ -9,7 +9,7 @@ What changes inside `compile_only()`:
   @cute.jit functions, e.g. printing layouts) run as usual.
 - PyTorch, when installed, makes "cuda" tensors in host memory: factory functions and `.to()`/`.cuda()` given a
   CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
-  handle is 0 and `synchronize()` does nothing. Such tensors have real addresses, shapes, strides and dtypes,
+  handle is 0 (so is that of a new `torch.cuda.Stream()`) and `synchronize()` does nothing. Such tensors have real addresses, shapes, strides and dtypes,
   which is all that compiling needs.
 - `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
 
@@ -127,7 +127,8 @@ def _torch_on_host():
     patches = {"is_available": lambda: True, "device_count": lambda: 1,
                "current_stream": lambda device=None: _HostStream(),
                "default_stream": lambda device=None: _HostStream(),
-               "synchronize": lambda device=None: None, "init": lambda: None}
+               "synchronize": lambda device=None: None, "init": lambda: None,
+               "Stream": lambda *args, **kwargs: _HostStream()}
     saved = {k: getattr(torch.cuda, k) for k in patches}
     for k, v in patches.items():
         setattr(torch.cuda, k, v)

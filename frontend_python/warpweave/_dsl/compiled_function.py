@@ -11,6 +11,7 @@ from .arg_plan import HostStream, _const_key, _runtime_view, _stream_handle
 from . import compile_only
 from .errors import DSLTypeError, DSLValueError
 from .host_actions import host_side
+from .host_guards import check as check_guards
 from .launch_plan import dim_source, eval_dim, packer
 from .numeric import Numeric
 from .runtime import RuntimeTensor, satisfies
@@ -26,6 +27,7 @@ class JitCompiledFunction:
         self.launches = st.launches
         self.host_arguments = st.host_arguments  # id -> HostArgument, computed at each call
         self.host_actions = list(st.host_actions)  # host-side work of the function (cute.printf), at each call
+        self.host_guards = list(getattr(st, "host_guards", ()))  # host comparisons decided when compiled
         self.ir = module
         self.cubin = cubin
         self.info = info
@@ -37,9 +39,12 @@ class JitCompiledFunction:
         self._has_assumptions = len(assumptions) > 0
         self._fast = None
         self.bound_self = ()  # the object of a @cute.jit method, passed before the caller's arguments
+        self._call_nargs = -1  # the arguments a call of the fast path takes (set when it is built)
         self._packers = {l.kernel: packer(l.params) for l in self.launches}
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
+        # index -> value of each Constexpr-annotated argument (a call may leave them out, as in CuTe DSL)
+        self._constexprs = {p.index: p.const_value for p in plans if getattr(p, "constexpr", False)}
         defaults = []
         for p in reversed(params):
             if p.default is inspect.Parameter.empty or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY):
@@ -64,6 +69,11 @@ class JitCompiledFunction:
         if not kwargs:
             if n == self._nargs:
                 return args
+            if self._constexprs and n == self._nargs - len(self._constexprs):
+                # CuTe DSL calls a compiled function without its Constexpr arguments: they are compiled in.
+                rest = iter(args)
+                return tuple(self._constexprs[i] if i in self._constexprs else next(rest) for i in range(n + len(
+                    self._constexprs)))
             if self._nargs - len(self._defaults) <= n < self._nargs:
                 return args + self._defaults[n - self._nargs:]
         bound = self.jit_function.signature.bind(*args, **kwargs)
@@ -74,39 +84,16 @@ class JitCompiledFunction:
         """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
         values = self._bind(self.bound_self + args, kwargs)
         env, ptrs, scalars, streams, tensors = {}, {}, {}, {}, {}
+        read = (env, ptrs, scalars, streams, tensors)
         for plan in self.plans:
-            v = values[plan.index]
-            kind = plan.kind
-            if kind == "tensor":
-                rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
-                if rt is None:
-                    raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
-                if rt.spec() != plan.spec and not satisfies(rt.spec(), plan.spec):
-                    _spec_mismatch(plan, rt)
-                if rt.device == "fake":
-                    raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be "
-                                        "compiled for but not run on", None)
-                ptrs[plan.index] = rt.data_ptr
-                tensors[plan.index] = rt
-                shape, stride = rt.shape, rt.stride
-                for sid, what, k in plan.symbols:
-                    env[sid] = shape[k] if what == "shape" else stride[k]
-            elif kind == "int":
-                env[plan.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
-            elif kind == "pointer":
-                ptrs[plan.index] = _pointer_address(plan, v)
-            elif kind == "scalar":
-                scalars[plan.index] = v.value if isinstance(v, Numeric) else v
-            elif kind == "stream":
-                streams[plan.index] = _stream_handle(v)
-            elif _const_key(v) != plan.spec[1]:
-                raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with "
-                                    f"{plan.spec[1][1]!r}, called with {v!r}; compile again for this value", None)
+            _read_argument(plan, values[plan.index], read)
         if self._has_assumptions:
             failed = self.assumptions.failed(env)
             if failed:
                 raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " +
                                     "\n  ".join(failed), None)
+        if self.host_guards:
+            check_guards(self.host_guards, env)
         hosts = {hid: h.value(tensors[h.tensor_index]) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
@@ -137,12 +124,16 @@ class JitCompiledFunction:
             if smem > 48 * 1024 and l.max_dynamic_smem < smem:
                 f.set_max_dynamic_shared_memory(int(smem))
                 l.max_dynamic_smem = smem
-            out.append((f, grid, block, cluster, smem, stream, packer.pack(*vals), offsets))
+            launch = (f, grid, block, cluster, smem, stream, packer.pack(*vals), offsets)
+            if _launch_options(l):  # cooperative, programmatic dependent launch, preferred cluster
+                pc = getattr(l, "preferred_cluster", None)
+                launch += (getattr(l, "cooperative", False), getattr(l, "pdl", False), list(pc) if pc else [])
+            out.append(launch)
         return out
 
     def __call__(self, *args, **kwargs):
         fast = self._fast
-        if fast and not kwargs:
+        if fast and not kwargs and len(args) == self._call_nargs:
             return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
@@ -156,8 +147,9 @@ class JitCompiledFunction:
         """A Python function specialised to this compiled function's arguments and launches: it reads only what
         the launches need and packs it in one struct call (the hot path of a launch)."""
         self._load()
-        if self.host_actions or any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
+        if not self.launches or self.host_actions or self.host_guards or any(p.kind == "tree" for p in self.plans) or any(_launch_options(l) for l in self.launches) or any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
             return False
+        self._call_nargs = self._nargs - len(self.bound_self)
         env = {"RT": RuntimeTensor, "view": _runtime_view, "satisfies": satisfies, "mismatch": _spec_mismatch,
                "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
                "const_mismatch": _const_mismatch, "pointer_address": _pointer_address, "asm": self.assumptions, "assumption_error": _assumption_error}
@@ -267,3 +259,46 @@ def _pointer_address(plan, v):
         raise DSLValueError(f"argument '{plan.name}' must be a pointer like the one compiled for ({plan.spec}), "
                             f"got {v!r}", None)
     return v.address
+
+
+def _launch_options(launch) -> bool:
+    """Whether a launch needs driver launch attributes beyond a cluster (the fast path passes none)."""
+    return bool(getattr(launch, "cooperative", False) or getattr(launch, "pdl", False)
+                or getattr(launch, "preferred_cluster", None))
+
+def _read_argument(plan, v, read):
+    """Reads one argument of a call into (symbol values, pointers, scalars, streams, tensors), checking it
+    against what was compiled; a list or tuple of tensors (kind "tree") element by element."""
+    env, ptrs, scalars, streams, tensors = read
+    kind = plan.kind
+    if kind == "tensor":
+        rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+        if rt is None:
+            raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
+        if rt.spec() != plan.spec and not satisfies(rt.spec(), plan.spec):
+            _spec_mismatch(plan, rt)
+        if rt.device == "fake":
+            raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be "
+                                "compiled for but not run on", None)
+        ptrs[plan.index] = rt.data_ptr
+        tensors[plan.index] = rt
+        shape, stride = rt.shape, rt.stride
+        for sid, what, k in plan.symbols:
+            env[sid] = shape[k] if what == "shape" else stride[k]
+    elif kind == "tree":
+        if not isinstance(v, (list, tuple)) or len(v) != len(plan.children):
+            raise DSLTypeError(f"argument '{plan.name}' must be a {plan.spec[1]} of {len(plan.children)} elements, "
+                               f"got {v!r}", None)
+        for child, x in zip(plan.children, v):
+            _read_argument(child, x, read)
+    elif kind == "int":
+        env[plan.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
+    elif kind == "pointer":
+        ptrs[plan.index] = _pointer_address(plan, v)
+    elif kind == "scalar":
+        scalars[plan.index] = v.value if isinstance(v, Numeric) else v
+    elif kind == "stream":
+        streams[plan.index] = _stream_handle(v)
+    elif _const_key(v) != plan.spec[1]:
+        raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with "
+                            f"{plan.spec[1][1]!r}, called with {v!r}; compile again for this value", None)

@@ -131,7 +131,7 @@ class ManifestCopyAtom(CopyAtom):
         return f"CopyAtom({self.manifest['id']}, {self.value_type.__name__})"
 
 
-def make_copy_atom(op, copy_internal_type, *, num_bits_per_copy=None, **kwargs):
+def make_copy_atom(op, copy_internal_type, *, num_bits_per_copy=None, loc=None, ip=None):
     """A copy atom of operation `op` for values of `copy_internal_type`."""
     from .atoms import ManifestOp
 
@@ -494,11 +494,16 @@ class _Pred:
         return _as_bool(load_scalar(self.pred.iterator, self.pred.layout(k)))
 
 
-def copy(atom, src, dst, *, pred=None, **kwargs):
+def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
     """Copies the per-thread partition src into dst (element i of src to element i of dst); with pred, only the
-    elements (or atom instances) whose predicate is true."""
+    elements (or atom instances) whose predicate is true. Atoms that take more operands (a barrier, a multicast
+    mask, ...) take them as keywords; one that an atom does not take is an error, never ignored."""
     if isinstance(atom, TiledCopy):
         atom = atom.atom
+    if kwargs:
+        what = atom.manifest["id"] if isinstance(atom, ManifestCopyAtom) else "the universal copy"
+        raise DSLTypeError(f"cute.copy() got an unexpected keyword argument {next(iter(kwargs))!r}: {what} takes "
+                           "no such operand", user_location(2))
     if not isinstance(atom, CopyAtom):
         raise DSLTypeError(f"cute.copy: expected a copy atom or tiled copy, got {type(atom).__name__}",
                            user_location(2))

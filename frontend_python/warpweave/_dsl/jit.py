@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass
 from typing import Callable
 
 from .. import _core
-from . import function_cache, trace
+from . import compile_only, function_cache, trace
 from .arg_plan import Constexpr, _make_host_arg, spec_key  # noqa: F401 - Constexpr is public here too
 from .compiled_function import JitCompiledFunction
-from .errors import DSLError, DSLRuntimeError, DSLTypeError, as_dsl_error, user_location
+from .host_guards import GuardMismatch
+from .compile_options import CompileOptions, merge as merge_options  # noqa: F401 - CompileOptions is public here
+from .errors import DSLError, DSLTypeError, as_dsl_error, user_location
 from .kernel_trace import KernelFunction, _Decorated
 from .target import Target, select_target
 
@@ -45,7 +46,11 @@ class JitFunction(_Decorated):
         if compiled is None:
             compiled = compile_function(self, args, kwargs, target=target)
             self._compiled[key] = compiled
-        return compiled(*args, **kwargs)
+        try:
+            return compiled(*args, **kwargs)
+        except GuardMismatch:  # host code branches otherwise for these arguments: compile for them
+            compiled = self._compiled[key] = compile_function(self, args, kwargs, target=target)
+            return compiled(*args, **kwargs)
 
 
 class BoundJitFunction:
@@ -70,7 +75,12 @@ class BoundJitFunction:
             compiled = compile_function(jf, full, kwargs, target=target)
             compiled.bound_self = (self.obj,)
             jf._compiled[key] = compiled
-        return compiled(*args, **kwargs)
+        try:
+            return compiled(*args, **kwargs)
+        except GuardMismatch:  # host code branches otherwise for these arguments: compile for them
+            compiled = jf._compiled[key] = compile_function(jf, full, kwargs, target=target)
+            compiled.bound_self = (self.obj,)
+            return compiled(*args, **kwargs)
 
 
 
@@ -78,36 +88,17 @@ class BoundJitFunction:
 JitFunction.bound = BoundJitFunction
 
 
-@dataclass
-class CompileOptions:
-    line_info: bool = False
-    opt_level: int = 3
-    ptxas_options: tuple = ()
-
-    @staticmethod
-    def parse(options) -> "CompileOptions":
-        o = CompileOptions()
-        if options is None:
-            return o
-        if isinstance(options, str):
-            options = options.split()
-        extra = []
-        for opt in options:
-            if opt in ("--generate-line-info", "-lineinfo"):
-                o.line_info = True
-            elif opt.startswith("--opt-level=") or opt.startswith("-O"):
-                o.opt_level = int(opt.split("=")[-1].lstrip("-O"))
-            else:
-                extra.append(opt)
-        o.ptxas_options = tuple(extra)
-        return o
-
-
 def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = None, options=None):
     """Traces jf with the given arguments, compiles the module and returns the compiled function."""
-    opts = CompileOptions.parse(options)
+    opts = options if isinstance(options, CompileOptions) else merge_options(CompileOptions(), options)
+    if opts.gpu_arch:
+        from .target import target_named
+        target = target_named(opts.gpu_arch)
     fkey, compiled, fwhy = function_cache.lookup(jf, args, kwargs, target, opts)
     if compiled is not None:  # found before tracing: no trace, no MLIR
+        session = compile_only.current()
+        if session is not None:
+            session.note_compiled(compiled)
         return compiled
     target = target or select_target()
     st = trace.TraceState(target=target.as_dict())
@@ -129,46 +120,100 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
             raise as_dsl_error(e) from None
         except Exception as e:  # noqa: BLE001 - every mistake becomes a DSL error at the user's line
             raise as_dsl_error(e) from None
-    if not st.launches:
-        raise DSLRuntimeError(f"{jf.fn.__name__} launched no kernel", None)
     t1 = time.perf_counter()
     module = st.builder.__str__()
-    from .compile_module import compile_module
-    cubin, info = compile_module(module, target, opts, [l.kernel for l in st.launches])
+    if st.launches:
+        cubin, info = _compile_kernels(module, target, opts, [l.kernel for l in st.launches])
+    else:  # a host-only function (it prints, computes layouts): nothing to compile for the device
+        cubin, info = None, {"cache": "none"}
     t2 = time.perf_counter()
     compiled = JitCompiledFunction(jf, plans, st, module, cubin, info, assumptions,
                                    {"trace_s": t1 - t0, "compile_s": t2 - t1})
+    # The entry records host decisions on argument values (checked before a hit is used) and launch attributes;
+    # what it cannot record (host prints, host arguments) is not stored, and info["function_cache"] says so.
     function_cache.remember(fkey, compiled, st, recording, fwhy)
+    session = compile_only.current()
+    if session is not None:
+        session.note_compiled(compiled)
     return compiled
+
+
+def _compile_kernels(module, target, opts, kernel_names):
+    from .compile_module import compile_module
+
+    if not opts.keep:
+        return compile_module(module, target, opts, kernel_names)
+    # KeepPTX / KeepCUBIN: the WARPWEAVE_KEEP dumps, for this compilation only.
+    import os
+
+    saved = os.environ.get("WARPWEAVE_KEEP")
+    kept = {k for k in (saved or "").split(",") if k} | set(opts.keep)
+    os.environ["WARPWEAVE_KEEP"] = ",".join(sorted(kept))
+    try:
+        return compile_module(module, target, opts, kernel_names)
+    finally:
+        if saved is None:
+            del os.environ["WARPWEAVE_KEEP"]
+        else:
+            os.environ["WARPWEAVE_KEEP"] = saved
 
 
 
 # --- decorators -------------------------------------------------------------------------------------------------
 
-def jit(fn=None, **kwargs):
+def _decorate(cls, fn, preprocessor: bool):
+    d = cls(fn)
+    if not preprocessor:  # CuTe DSL's preprocessor=False: Python control flow stays Python (no IR if/for)
+        d._rewritten = fn
+    return d
+
+
+def jit(fn=None, *, preprocessor: bool = True):
+    """@cute.jit / @cute.jit(preprocessor=False): a host function that compiles and launches kernels."""
     if fn is None:
-        return lambda f: JitFunction(f)
-    return JitFunction(fn)
+        return lambda f: _decorate(JitFunction, f, preprocessor)
+    return _decorate(JitFunction, fn, preprocessor)
 
 
-def kernel(fn=None, **kwargs):
+def kernel(fn=None, *, preprocessor: bool = True):
+    """@cute.kernel / @cute.kernel(preprocessor=False): device code, launched with kernel(...).launch(...)."""
     if fn is None:
-        return lambda f: KernelFunction(f)
-    return KernelFunction(fn)
+        return lambda f: _decorate(KernelFunction, f, preprocessor)
+    return _decorate(KernelFunction, fn, preprocessor)
 
 
-def compile(fn, *args, options=None, **kwargs):  # noqa: A001 - CuTe DSL's name
-    """Compiles a @cute.jit function for these arguments and returns the callable compiled function."""
-    if not isinstance(fn, (JitFunction, BoundJitFunction)):
-        call = getattr(type(fn), "__call__", None)
-        if isinstance(call, JitFunction):
-            fn = call.__get__(fn, type(fn))  # an object whose __call__ is a @cute.jit method
-        elif callable(fn):
-            fn = JitFunction(fn)
-        else:
-            raise DSLTypeError(f"cute.compile expects a @cute.jit function, got {type(fn).__name__}", user_location(1))
-    if isinstance(fn, BoundJitFunction):
-        compiled = compile_function(fn.jit_function, (fn.obj,) + args, kwargs, options=options)
-        compiled.bound_self = (fn.obj,)
-        return compiled
-    return compile_function(fn, args, kwargs, options=options)
+class _Compile:
+    """cute.compile(fn, *args, options=...) compiles a @cute.jit function for these arguments and returns the
+    callable compiled function; cute.compile[Option, ...](fn, *args) is the same with compile options
+    (compile_options.py)."""
+
+    def __init__(self, preset=()):
+        self._preset = tuple(preset)
+
+    def __getitem__(self, options):
+        from .compile_options import as_options
+
+        return _Compile(self._preset + tuple(as_options(options)))
+
+    def __repr__(self):
+        return f"cute.compile[{', '.join(map(repr, self._preset))}]" if self._preset else "cute.compile"
+
+    def __call__(self, fn, *args, options=None, **kwargs):
+        opts = merge_options(merge_options(CompileOptions(), list(self._preset)), options)
+        if not isinstance(fn, (JitFunction, BoundJitFunction)):
+            call = getattr(type(fn), "__call__", None)
+            if isinstance(call, JitFunction):
+                fn = call.__get__(fn, type(fn))  # an object whose __call__ is a @cute.jit method
+            elif callable(fn):
+                fn = JitFunction(fn)
+            else:
+                raise DSLTypeError(f"cute.compile expects a @cute.jit function, got {type(fn).__name__}",
+                                   user_location(1))
+        if isinstance(fn, BoundJitFunction):
+            compiled = compile_function(fn.jit_function, (fn.obj,) + args, kwargs, options=opts)
+            compiled.bound_self = (fn.obj,)
+            return compiled
+        return compile_function(fn, args, kwargs, options=opts)
+
+
+compile = _Compile()  # noqa: A001 - CuTe DSL's name

@@ -9,6 +9,7 @@ from .. import _core
 from . import ast_rewrite, function_cache, trace
 from .errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from .host_arguments import DeviceHostArgument, HostArgument
+from .launch_config import launch_config
 from .launch_plan import Launch, Param, SCALAR_FMT
 from .numeric import HostRef, IRVal, Numeric, SymInt
 from .tensor import ComposedLayout, Layout, Pointer, Tensor
@@ -164,22 +165,41 @@ class KernelLaunch:
         self.args = args
         self.kwargs = kwargs
 
-    def launch(self, *, grid, block, smem=0, stream=None, cluster=None, shared_memory=None, **kwargs):
+    def launch(self, **kwargs):
+        """Records the launch; its keywords (grid, block, smem, stream, cluster, min_blocks_per_mp, use_pdl,
+        cooperative, fallback_cluster, or config=LaunchConfig) are described in launch_config.py."""
+        c = launch_config(kwargs)
         st = trace.current()
-        grid_d, block_d, cluster_d = _dims(grid, "grid"), _dims(block, "block"), _dims(cluster, "cluster")
-        smem = shared_memory if shared_memory is not None else smem
+        grid_d, block_d = _dims(c.grid, "grid"), _dims(c.block, "block")
+        cluster_d = _dims(c.cluster, "cluster")
+        fallback_d = _dims(c.fallback_cluster, "fallback_cluster")
+        if fallback_d is not None and any(not isinstance(x, int) for x in cluster_d + fallback_d):
+            raise DSLValueError("launch(): cluster and fallback_cluster must be known while tracing", user_location(2))
+        smem, stream = c.smem, c.stream
         if isinstance(smem, Numeric):
             smem = smem._v
-        name = trace_kernel(st, self.kernel, self.args, self.kwargs, block_d, cluster_d)
+        # With a fallback, the kernel is not compiled for one cluster shape: the driver picks it per launch.
+        name = trace_kernel(st, self.kernel, self.args, self.kwargs, block_d,
+                            cluster_d if fallback_d is None else None, min_blocks_per_mp=c.min_blocks_per_mp)
         params = st.kernel_params[name]
         carved = st.kernel_smem.get(name, 0)
         if carved and isinstance(smem, int):
             # The launch gives at least what the kernel's allocators carved (a run-time smem= is the caller's).
             smem = max(smem, carved)
-        st.launches.append(Launch(name, params, grid_d, block_d, cluster_d, smem, stream))
+        launch = Launch(name, params, grid_d, block_d, cluster_d if fallback_d is None else fallback_d, smem, stream)
+        launch.cooperative, launch.pdl = c.cooperative, c.use_pdl
+        launch.preferred_cluster = cluster_d if fallback_d is not None else None
+        st.launches.append(launch)
 
 
-def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, block, cluster) -> str:
+def _host_order(item):
+    """Arguments in order; an element of a list argument is keyed (index, k) and follows index's place."""
+    key = item[0]
+    return key if isinstance(key, tuple) else (key,)
+
+
+def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, block, cluster,
+                 min_blocks_per_mp: int | None = None) -> str:
     ptrs: dict = {}
     syms: set = set()
     scalars: dict = {}
@@ -187,13 +207,13 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     _collect((args, kwargs), ptrs, syms, scalars, hosts)
     host_syms = sorted(s for s in syms if s in st.host_symbols)
     params: list[Param] = []
-    for idx, p in sorted(ptrs.items()):
+    for idx, p in sorted(ptrs.items(), key=_host_order):
         params.append(Param("ptr", idx, "!llvm.ptr<1>", "Q"))
     for sid in host_syms:
         hs = st.host_symbols[sid]
         t = "i64" if hs.bits == 64 else "i32"
         params.append(Param("sym", sid, t, SCALAR_FMT[t]))
-    for idx, t in sorted(scalars.items()):
+    for idx, t in sorted(scalars.items(), key=_host_order):
         ir = "i8" if t.is_boolean else t.ir_type
         params.append(Param("scalar", idx, ir, SCALAR_FMT[ir]))
     for hid, h in sorted(hosts.items()):
@@ -205,6 +225,8 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         attrs.append(f"nvvm.reqntid = array<i32: {block[0]}, {block[1]}, {block[2]}>")
     if cluster is not None and all(isinstance(x, int) for x in cluster):
         attrs.append(f"nvvm.cluster_dim = array<i32: {cluster[0]}, {cluster[1]}, {cluster[2]}>")
+    if min_blocks_per_mp is not None:
+        attrs.append(f"nvvm.minctasm = {int(min_blocks_per_mp)} : i32")
     arg_attrs = []
     for p in params:
         if p.kind == "ptr":

@@ -104,7 +104,8 @@ class MmaAtom:
         return out["d"]
 
 
-def make_mma_atom(op, **kwargs):
+def make_mma_atom(op, *, loc=None, ip=None):
+    # loc and ip: CuTe DSL's source-location keywords (tracing records the user's line by itself).
     return MmaAtom(op)
 
 
@@ -352,7 +353,7 @@ def _int_of(x):
     return x
 
 
-def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None, **kwargs):
+def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None, *, loc=None, ip=None):
     """A tiled MMA of an MMA operation (or atom) laid out by atom_layout_mnk (a layout or shape over M, N, K)."""
     atom = op_or_atom if isinstance(op_or_atom, MmaAtom) else MmaAtom(op_or_atom)
     return TiledMma(atom, atom_layout_mnk, permutation_mnk)
@@ -360,7 +361,7 @@ def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None, 
 
 # --- cute.gemm ----------------------------------------------------------------------------------------------------
 
-def gemm(atom, d, a, b, c, **kwargs):
+def gemm(atom, d, a, b, c, *, loc=None, ip=None):
     """D = A * B + C over a thread's register fragments: d, c (V, M, N); a (V, M[, K]); b (V, N[, K])."""
     mma_atom = atom.atom if isinstance(atom, TiledMma) else atom
     if not isinstance(mma_atom, MmaAtom):

@@ -9,6 +9,7 @@ an explicitly compiled function).
 """
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from .errors import DSLTypeError, DSLValueError, user_location
@@ -55,6 +56,8 @@ class RuntimeTensor:
         self.dynamic_stride = [False] * len(self._strides)
         self.shape_divisibility = [None] * len(self._shape)
         self.stride_divisibility = [None] * len(self._strides)
+        self.use_32bit_stride = None  # None: 64-bit extents and strides only where the buffer needs them
+        self.index_bits = None        # 32 or 64 where forced (fake tensors of 64-bit sym_ints), else by size
         self._spec = None
 
     # --- marks ------------------------------------------------------------------------------------------------
@@ -76,26 +79,64 @@ class RuntimeTensor:
 
     def mark_compact_shape_dynamic(self, mode: int, stride_order=None, divisibility: int = 1):
         """Extent `mode` becomes a runtime value (a multiple of `divisibility`), and the strides that depend on
-        it with it."""
-        if not 0 <= mode < len(self._shape):
-            raise DSLValueError(f"mark_compact_shape_dynamic: mode {mode} out of range", user_location(2))
+        it with it: those of the modes outside it in the compact order.
+
+        stride_order reads as torch's `Tensor.dim_order()`: the modes from the outermost (largest stride) to the
+        innermost (stride 1); e.g. (0, 1, 2) for a row-major (L, M, K) tensor, (0, 2, 1) for one whose mode 1 is
+        contiguous. Without it, the order of the strides is used."""
+        rank = len(self._shape)
+        if not isinstance(mode, int) or not 0 <= mode < rank:
+            raise DSLValueError(f"mark_compact_shape_dynamic: mode {mode} out of range for rank {rank}",
+                                user_location(2))
+        if not isinstance(divisibility, int) or divisibility < 1:
+            raise DSLValueError(f"mark_compact_shape_dynamic: divisibility must be a positive integer, got "
+                                f"{divisibility!r}", user_location(2))
         if self._shape[mode] % divisibility:
             raise DSLValueError(f"mark_compact_shape_dynamic: extent {self._shape[mode]} of mode {mode} is not a "
                                 f"multiple of {divisibility}", user_location(2))
+        if stride_order is None:
+            inner_to_outer = sorted(range(rank), key=lambda i: (self._strides[i], -i))
+        else:
+            order = tuple(stride_order)
+            if sorted(order) != list(range(rank)):
+                raise DSLValueError(f"mark_compact_shape_dynamic: stride_order {order} is not a permutation of the "
+                                    f"modes 0..{rank - 1}", user_location(2))
+            inner_to_outer = list(reversed(order))
+            strides = [abs(self._strides[i]) for i in inner_to_outer if self._shape[i] != 1]
+            if any(a > b for a, b in zip(strides, strides[1:])):
+                raise DSLValueError(f"mark_compact_shape_dynamic: stride_order {order} (outermost mode first, as "
+                                    f"torch's dim_order) does not match the strides {self._strides}",
+                                    user_location(2))
         self.dynamic_shape[mode] = True
         self.shape_divisibility[mode] = divisibility
-        order = stride_order if stride_order is not None else sorted(range(len(self._strides)),
-                                                                       key=lambda i: self._strides[i])
-        seen = False
-        for i in order:
-            if seen:
-                self.dynamic_stride[i] = True
-            if i == mode:
-                seen = True
+        for i in inner_to_outer[inner_to_outer.index(mode) + 1:]:
+            self.dynamic_stride[i] = True
         self._spec = None
         return self
 
+    @property
+    def leading_dim(self):
+        """The mode whose stride is 1 (None when no single mode has it)."""
+        ones = [i for i, s in enumerate(self._strides) if s == 1 and self._shape[i] != 1]
+        if len(ones) != 1:
+            ones = [i for i, s in enumerate(self._strides) if s == 1]
+        return ones[0] if len(ones) == 1 else None
+
     # --- views ------------------------------------------------------------------------------------------------
+    @property
+    def element_type(self):
+        return self._element_type
+
+    @element_type.setter
+    def element_type(self, t):
+        """The element type kernels see (e.g. fp8 over a uint8 torch tensor); its width must be the storage's."""
+        old = self.__dict__.get("_element_type")
+        if old is not None and old.width != t.width:
+            raise DSLTypeError(f"element_type: {t.__name__} is {t.width} bits wide, the buffer holds {old.width}-bit "
+                               "elements", user_location(2))
+        self._element_type = t
+        self._spec = None
+
     @property
     def shape(self):
         return self._shape
@@ -150,13 +191,28 @@ def _torch_dtype_name(t) -> str:
     return str(t).replace("torch.", "")
 
 
-def from_dlpack(tensor, assumed_align: int | None = None, **kwargs) -> RuntimeTensor:
-    """Wraps a PyTorch tensor, a NumPy array, or any object with __cuda_array_interface__ / __array_interface__."""
+def from_dlpack(tensor, assumed_align: int | None = None, use_32bit_stride: bool = False,
+                enable_tvm_ffi: bool = False) -> RuntimeTensor:
+    """Wraps a PyTorch tensor, a NumPy array, or any object with __cuda_array_interface__ / __array_interface__.
+
+    assumed_align: the alignment in bytes the kernels may assume of the address (default: what the address
+    has, up to 16). use_32bit_stride: dynamic extents and strides are 32-bit integers even where the buffer
+    would need 64 bits to be indexed (refused then); by default 64 bits are used only where needed."""
+    if enable_tvm_ffi:
+        raise DSLValueError("from_dlpack(enable_tvm_ffi=True): warpweave calls compiled functions without TVM FFI",
+                            user_location(2))
+    rt = _from_dlpack(tensor, assumed_align)
+    if use_32bit_stride:
+        rt.use_32bit_stride = True
+    return rt
+
+
+def _from_dlpack(tensor, assumed_align):
     mod = type(tensor).__module__
     if mod.startswith("torch"):
         name = _torch_dtype_name(tensor.dtype)
         if name not in _TORCH_TYPES:
-            raise DSLTypeError(f"from_dlpack: unsupported torch dtype {tensor.dtype}", user_location(2))
+            raise DSLTypeError(f"from_dlpack: unsupported torch dtype {tensor.dtype}", user_location(3))
         device = "cuda" if tensor.is_cuda else "cpu"
         return RuntimeTensor(tensor, tensor.data_ptr(), tensor.shape, tensor.stride(), _TORCH_TYPES[name], device,
                              assumed_align)
@@ -193,16 +249,160 @@ def numeric_dtype_of_torch(t):
     return _TORCH_TYPES.get(_torch_dtype_name(t))
 
 
-def make_fake_tensor(dtype, shape, stride=None, assumed_align: int = 16) -> RuntimeTensor:
-    """A tensor with a shape, strides and element type but no memory: for compiling without a GPU (cute.compile
-    accepts it like any tensor; calling the compiled function with it is refused)."""
+class SymbolicInt:
+    """An extent or stride of a fake tensor known only as a multiple of `divisibility` (cute.sym_int): the
+    compiled code takes it at each call."""
+
+    def __init__(self, width: int = 32, divisibility: int = 1):
+        if width not in (32, 64):
+            raise DSLValueError(f"sym_int: width is 32 or 64, got {width!r}", user_location(2))
+        if not isinstance(divisibility, int) or divisibility < 1:
+            raise DSLValueError(f"sym_int: divisibility must be a positive integer, got {divisibility!r}",
+                                user_location(2))
+        self.width = width
+        self.divisibility = divisibility
+
+    def __mul__(self, other):
+        if isinstance(other, int):
+            return SymbolicInt(self.width, self.divisibility * abs(other) if other else _MAX_DIV)
+        if isinstance(other, SymbolicInt):
+            return SymbolicInt(max(self.width, other.width), self.divisibility * other.divisibility)
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __repr__(self):
+        return f"?{{div={self.divisibility}}}" if self.divisibility > 1 else "?"
+
+
+def sym_int(width: int = 32, divisibility: int = 1) -> SymbolicInt:
+    """A symbolic integer for the shapes and strides of fake tensors (make_fake_tensor,
+    make_fake_compact_tensor): the compiled function takes its value at each call, and may assume that value
+    is a multiple of `divisibility`."""
+    return SymbolicInt(width, divisibility)
+
+
+def _fake(dtype, shape, stride, assumed_align, what) -> RuntimeTensor:
     from .numeric import dtype as dtype_of
 
     dtype = dtype_of(dtype)
-    shape = tuple(int(s) for s in shape)
+    if assumed_align is None:
+        assumed_align = max(1, dtype.width // 8)
+    if not isinstance(assumed_align, int) or assumed_align < 1 or assumed_align & (assumed_align - 1):
+        raise DSLValueError(f"{what}: assumed_align must be a power of two, got {assumed_align!r}", user_location(3))
+    if len(shape) != len(stride):
+        raise DSLValueError(f"{what}: shape {shape} and stride {stride} differ in rank", user_location(3))
+    for x in tuple(shape) + tuple(stride):
+        if not isinstance(x, (int, SymbolicInt)) or isinstance(x, bool):
+            raise DSLTypeError(f"{what}: extents and strides are integers or cute.sym_int(), got {x!r}",
+                               user_location(3))
+    # A symbolic entry stands as its divisibility (a value it may take) where a number is needed.
+    stand = lambda x: x.divisibility if isinstance(x, SymbolicInt) else x  # noqa: E731
+    rt = RuntimeTensor(None, 0, [stand(x) for x in shape], [stand(x) for x in stride], dtype, "fake", assumed_align)
+    for i, x in enumerate(shape):
+        if isinstance(x, SymbolicInt):
+            rt.dynamic_shape[i] = True
+            rt.shape_divisibility[i] = x.divisibility
+    for i, x in enumerate(stride):
+        if isinstance(x, SymbolicInt):
+            rt.dynamic_stride[i] = True
+            rt.stride_divisibility[i] = min(_MAX_DIV, pow2_divisibility(x.divisibility))
+    if any(isinstance(x, SymbolicInt) and x.width == 64 for x in tuple(shape) + tuple(stride)):
+        rt.use_32bit_stride = False
+        rt.index_bits = 64
+    return rt
+
+
+def make_fake_tensor(dtype, shape, stride=None, assumed_align: int | None = 16) -> RuntimeTensor:
+    """A tensor with a shape, strides and element type but no memory: for compiling without a GPU (cute.compile
+    accepts it like any tensor; calling the compiled function with it is refused). Extents and strides may be
+    cute.sym_int(): the compiled function takes them at each call. Without strides, the tensor is compact with
+    mode 0 innermost. assumed_align (bytes, default 16; None: the element size) is what the kernels may assume
+    of the address; a call with a less aligned tensor is refused."""
+    shape = tuple(shape)
     if stride is None:
         stride, acc = [], 1
         for s in shape:
             stride.append(acc)
-            acc *= s
-    return RuntimeTensor(None, 0, shape, tuple(int(s) for s in stride), dtype, "fake", assumed_align)
+            acc = acc * s
+    return _fake(dtype, shape, tuple(stride), assumed_align, "make_fake_tensor")
+
+
+def make_fake_compact_tensor(dtype, shape, stride_order=None, assumed_align: int | None = 16) -> RuntimeTensor:
+    """A compact fake tensor: strides follow stride_order, which reads as torch's dim_order (the modes from the
+    outermost to the innermost; default: the last mode innermost, as a row-major torch tensor). Symbolic extents
+    (cute.sym_int) make the strides outside them symbolic too, with the divisibility they imply."""
+    shape = tuple(shape)
+    rank = len(shape)
+    order = tuple(range(rank)) if stride_order is None else tuple(stride_order)
+    if sorted(order) != list(range(rank)):
+        raise DSLValueError(f"make_fake_compact_tensor: stride_order {order} is not a permutation of the modes "
+                            f"0..{rank - 1}", user_location(2))
+    stride = [0] * rank
+    acc = 1
+    for i in reversed(order):
+        stride[i] = acc
+        acc = acc * shape[i]
+    return _fake(dtype, shape, tuple(stride), assumed_align, "make_fake_compact_tensor")
+
+
+class FakeStream:
+    """A stream to compile for (make_fake_stream): a compiled function takes a real stream in its place."""
+
+    def __repr__(self):
+        return "FakeStream()"
+
+
+def make_fake_stream() -> FakeStream:
+    return FakeStream()
+
+
+class AddressSpace(enum.Enum):
+    """Where a pointer points (CuTe DSL's cute.AddressSpace)."""
+    generic = "generic"
+    gmem = "gmem"
+    smem = "smem"
+    rmem = "rmem"
+    tmem = "tmem"
+
+
+class RuntimePointer:
+    """A raw address of elements of one type, passed to a @cute.jit function as a cute.Pointer (make_ptr)."""
+
+    def __init__(self, dtype, address: int, mem_space: AddressSpace, assumed_align: int):
+        self.element_type = dtype
+        self.address = int(address)
+        self.mem_space = mem_space
+        self.assumed_align = assumed_align
+
+    def spec(self) -> tuple:
+        return ("ptr", self.element_type.__name__, self.mem_space.value, self.assumed_align)
+
+    def __repr__(self):
+        return f"RuntimePointer<{self.element_type.__name__}, {self.mem_space.name}, {self.address:#x}, " \
+               f"align {self.assumed_align}>"
+
+
+def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, assumed_align: int | None = None):
+    """A pointer to elements of `dtype` at address `value` (an int, or an object with data_ptr() / ptr)."""
+    from .numeric import dtype as dtype_of
+
+    dtype = dtype_of(dtype)
+    if not isinstance(mem_space, AddressSpace):
+        raise DSLTypeError(f"make_ptr: mem_space is a cute.AddressSpace, got {mem_space!r}", user_location(2))
+    if mem_space not in (AddressSpace.generic, AddressSpace.gmem):
+        raise DSLValueError(f"make_ptr: a host pointer is to global memory, not {mem_space.name}", user_location(2))
+    if not isinstance(value, int):
+        for attr in ("data_ptr", "ptr"):
+            v = getattr(value, attr, None)
+            if v is not None:
+                value = v() if callable(v) else v
+                break
+    if not isinstance(value, int) or value < 0:
+        raise DSLTypeError(f"make_ptr: the address is a non-negative integer, got {value!r}", user_location(2))
+    eb = max(1, dtype.width // 8)
+    align = assumed_align if assumed_align is not None else eb
+    if align < 1 or align & (align - 1) or value % align:
+        raise DSLValueError(f"make_ptr: the address {value:#x} is not aligned to assumed_align={align}",
+                            user_location(2))
+    return RuntimePointer(dtype, value, mem_space, align)

@@ -217,7 +217,11 @@ class Struct:
     _size = 0
     _align = 1
 
-    def __init__(self, offset: int):
+    def __init__(self, offset):
+        # CuTe DSL builds a struct over a shared-memory pointer (e.g. one SmemAllocator.allocate returned): the
+        # fields are laid out from its byte offset in the kernel's shared memory.
+        if isinstance(offset, Pointer):
+            offset = _offset_of(offset, type(self))
         self._offset = offset
         for name, ft, off in self._fields:
             setattr(self, name, ft.bind(offset + off))
@@ -233,6 +237,20 @@ class Struct:
     @classmethod
     def _bind(cls, off):
         return cls(off)
+
+
+def _offset_of(ptr: Pointer, cls) -> int:
+    """The byte offset of a pointer into the kernel's shared memory, for a struct of cls laid out there."""
+    st = _kernel()
+    base = getattr(st.kernel, "smem_base", None)
+    if ptr.memspace != SMEM or base is None or ptr.base != base or not isinstance(ptr.offset, int):
+        raise DSLTypeError(f"{cls.__name__}(ptr): a struct is laid out over a pointer into the kernel's shared "
+                           f"memory at a static offset (from SmemAllocator), got {ptr!r}", user_location(3))
+    off = ptr.offset * elem_bytes(ptr.dtype)
+    if off % cls.alignment():
+        raise DSLValueError(f"{cls.__name__}(ptr): offset {off} is not {cls.alignment()}-byte aligned",
+                            user_location(3))
+    return off
 
 
 def struct(cls):

@@ -1,2 +1,8 @@
-"""cute.runtime: host-side tensors for @cute.jit functions."""
-from .._dsl.runtime import RuntimeTensor, from_dlpack, make_fake_tensor  # noqa: F401
+"""cute.runtime: host-side tensors, pointers and streams for @cute.jit functions: from_dlpack, make_ptr, and,
+for compiling without memory or a GPU, make_fake_tensor, make_fake_compact_tensor and make_fake_stream."""
+from .._dsl.runtime import (AddressSpace, FakeStream, RuntimePointer, RuntimeTensor, SymbolicInt,  # noqa: F401
+                            from_dlpack, make_fake_compact_tensor, make_fake_stream, make_fake_tensor, make_ptr,
+                            sym_int)
+
+__all__ = ["AddressSpace", "FakeStream", "RuntimePointer", "RuntimeTensor", "SymbolicInt", "from_dlpack",
+           "make_fake_compact_tensor", "make_fake_stream", "make_fake_tensor", "make_ptr", "sym_int"]

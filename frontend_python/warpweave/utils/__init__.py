@@ -3,6 +3,8 @@ import enum
 
 from .._dsl.errors import DSLTypeError, user_location
 from .._dsl.smem import SmemAllocator  # noqa: F401
+from . import hardware_info, tensor_helpers  # noqa: F401,E402
+from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
 
 
 class LayoutEnum(enum.Enum):
@@ -41,7 +43,8 @@ class LayoutEnum(enum.Enum):
         return self is LayoutEnum.COL_MAJOR
 
 
-__all__ = ["LayoutEnum", "SmemAllocator"]
+__all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
+           "tensor_helpers"]
 
 
 def __getattr__(name):

@@ -34,6 +34,12 @@ struct LaunchConfig {
   std::size_t dynamic_smem = 0;  // bytes; above 48 KiB see Function::set_max_dynamic_shared_memory
   StreamRef stream;              // 0: the legacy default stream
   bool cooperative = false;      // grid-wide sync allowed; the whole grid must be co-resident
+  // Programmatic dependent launch: the kernel may start before the previous one in the stream ends (it waits
+  // with griddepcontrol.wait where it needs that kernel's results).
+  bool programmatic_serialization = false;
+  // A preferred cluster shape (sm_100+), a multiple of `cluster`, which is then the fallback the driver uses
+  // where the preferred one cannot be scheduled; {0, 0, 0}: none.
+  Dim3 preferred_cluster{0, 0, 0};
 };
 
 // Throws CudaError naming cuLaunchKernelEx, with the kernel name and configuration in detail(), when the
@@ -43,7 +49,7 @@ void launch(const Function& function, const LaunchConfig& config, void** params)
 
 inline void launch(const Function& function, Dim3 grid, Dim3 block, Dim3 cluster, std::size_t dynamic_smem,
                    StreamRef stream, void** params, bool cooperative = false) {
-  launch(function, LaunchConfig{grid, block, cluster, dynamic_smem, stream, cooperative}, params);
+  launch(function, LaunchConfig{grid, block, cluster, dynamic_smem, stream, cooperative, false, {0, 0, 0}}, params);
 }
 
 // A launch with a fixed kernel and configuration. Without cluster or cooperative attributes it calls

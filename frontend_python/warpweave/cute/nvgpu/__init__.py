@@ -1,25 +1,77 @@
 """cute.nvgpu: copy and MMA operations. The universal copy and MMA live here; the architecture-specific
 operations come from the loaded backends' manifests: cute.nvgpu.warp (warp-level MMAs and matrix loads), cpasync,
-warpgroup, tcgen05, ... A third party's backend adds names to these namespaces (or new ones) without a change here."""
+warpgroup, tcgen05, ... Each is a module (`import warpweave.cute.nvgpu.warp` works) whose names are looked up in
+the manifests when first used. A third party's backend adds names to these modules, or new modules (its
+manifest's python_modules), without a change here."""
+import importlib.abc
+import importlib.util
+import sys
+
 from ..._dsl.atoms import namespace as _namespace
 from ..._dsl.copy import CopyUniversalOp  # noqa: F401
 from ..._dsl.mma import MmaUniversalOp  # noqa: F401
 
-warp = _namespace("warpweave.cute.nvgpu.warp", "warp")
-cpasync = _namespace("warpweave.cute.nvgpu.cpasync", "cpasync")
-warpgroup = _namespace("warpweave.cute.nvgpu.warpgroup", "warpgroup")
-tcgen05 = _namespace("warpweave.cute.nvgpu.tcgen05", "tcgen05")
-cpasync_bulk = _namespace("warpweave.cute.nvgpu.cpasync_bulk", "cpasync_bulk")
+# CuTe DSL's submodules: importable whether or not a loaded backend fills them (their names fail clearly then).
+STANDARD_SUBMODULES = ("warp", "cpasync", "warpgroup", "tcgen05", "cpasync_bulk")
 
 
-def __getattr__(name):
-    """Namespaces of backends beyond the ones above (a manifest's python_modules)."""
+def _offered_by_a_backend(name: str) -> bool:
+    from ..._dsl.plugins import registry
+
+    registry.load()
+    return any(name in b.manifest.get("python_modules", []) for b in registry.backends.values())
+
+
+class _ManifestModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds warpweave.cute.nvgpu.<name> for the standard names and every name a loaded manifest lists in
+    python_modules; the module is the manifest-driven namespace (it answers only for this package)."""
+
+    prefix = __name__ + "."
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(self.prefix):
+            return None
+        name = fullname[len(self.prefix):]
+        if "." in name or not (name in STANDARD_SUBMODULES or _offered_by_a_backend(name)):
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        return _namespace(spec.name, spec.name[len(self.prefix):])
+
+    def exec_module(self, module):
+        pass
+
+
+if not any(isinstance(f, _ManifestModuleFinder) for f in sys.meta_path):
+    sys.meta_path.append(_ManifestModuleFinder())
+
+from . import cpasync, cpasync_bulk, tcgen05, warp, warpgroup  # noqa: E402,F401
+
+
+def _enum_home(name: str):
+    """The submodule whose manifest enum is called `name` (CuTe DSL also names them here: nvgpu.LoadCacheMode is
+    cpasync.LoadCacheMode)."""
     from ..._dsl.plugins import registry
 
     registry.load()
     for b in registry.backends.values():
-        if name in b.manifest.get("python_modules", []):
-            ns = _namespace(f"warpweave.cute.nvgpu.{name}", name)
-            globals()[name] = ns
-            return ns
+        for e in b.manifest.get("python_enums", []):
+            home, _, short = e["name"].rpartition(".")
+            if short == name and home:
+                return home
+    return None
+
+
+def __getattr__(name):
+    """Modules of backends beyond the standard ones (a manifest's python_modules), and the manifests' enums."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    if _offered_by_a_backend(name):
+        return importlib.import_module(f"{__name__}.{name}")
+    home = _enum_home(name)
+    if home is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"warpweave.cute.nvgpu has no {name}: no loaded backend offers it")

@@ -1,0 +1,71 @@
+"""The settings of a kernel launch: `kernel(...).launch(grid=..., block=..., ...)` or, the same as one object,
+`launch(config=LaunchConfig(...))`.
+
+| keyword | meaning |
+| --- | --- |
+| grid, block | extents (1 to 3), integers or expressions of the jit function's arguments |
+| smem (shared_memory) | dynamic shared memory in bytes (at least what the kernel's allocators carved) |
+| stream | the stream (None: the jit function's stream argument if any, else the default stream) |
+| cluster | thread block cluster shape (sm_90+) |
+| min_blocks_per_mp | the compiler keeps the kernel's resources low enough for this many resident blocks per SM |
+| use_pdl | programmatic dependent launch: may start before the previous kernel in the stream ends |
+| cooperative | a cooperative launch (the whole grid co-resident) |
+| fallback_cluster | with cluster: `cluster` is the preferred shape, this the one used where it cannot be scheduled |
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .errors import DSLTypeError, DSLValueError, user_location
+
+
+@dataclass
+class LaunchConfig:
+    grid: Any = None
+    block: Any = None
+    smem: Any = 0
+    stream: Any = None
+    cluster: Any = None
+    min_blocks_per_mp: int | None = None
+    use_pdl: bool = False
+    cooperative: bool = False
+    fallback_cluster: Any = None
+
+
+KEYWORDS = tuple(f.name for f in fields(LaunchConfig)) + ("shared_memory", "config")
+
+
+def launch_config(kwargs: dict) -> LaunchConfig:
+    """The LaunchConfig of launch(...)'s keywords; an unknown keyword is a TypeError naming it."""
+    unknown = [k for k in kwargs if k not in KEYWORDS]
+    if unknown:
+        raise DSLTypeError(f"launch() got an unexpected keyword argument {unknown[0]!r} (its keywords: "
+                           f"{', '.join(KEYWORDS)})", user_location(3))
+    config = kwargs.pop("config", None)
+    if config is not None:
+        if not isinstance(config, LaunchConfig):
+            raise DSLTypeError(f"launch(config=...) takes a LaunchConfig, got {type(config).__name__}",
+                               user_location(3))
+        if kwargs:
+            raise DSLTypeError(f"launch(config=...) takes no other keywords (got {', '.join(kwargs)})",
+                               user_location(3))
+        c = LaunchConfig(**{f.name: getattr(config, f.name) for f in fields(LaunchConfig)})
+    else:
+        shared = kwargs.pop("shared_memory", None)
+        c = LaunchConfig(**kwargs)
+        if shared is not None:
+            c.smem = shared
+    if c.grid is None or c.block is None:
+        raise DSLTypeError("launch() needs grid= and block=", user_location(3))
+    if c.min_blocks_per_mp is not None and (not isinstance(c.min_blocks_per_mp, int) or isinstance(
+            c.min_blocks_per_mp, bool) or c.min_blocks_per_mp < 1):
+        raise DSLValueError(f"launch(min_blocks_per_mp=...) is a positive integer known while tracing, got "
+                            f"{c.min_blocks_per_mp!r}", user_location(3))
+    for name in ("use_pdl", "cooperative"):
+        if not isinstance(getattr(c, name), bool):
+            raise DSLTypeError(f"launch({name}=...) is True or False, got {getattr(c, name)!r}", user_location(3))
+    if c.fallback_cluster is not None and c.cluster is None:
+        raise DSLValueError("launch(fallback_cluster=...) needs cluster= (the preferred cluster shape)",
+                            user_location(3))
+    return c

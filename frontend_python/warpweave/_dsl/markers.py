@@ -1,0 +1,19 @@
+"""CuTe DSL's markers that need no machinery of their own here."""
+from __future__ import annotations
+
+import functools
+
+
+def dynamic_expr(value):
+    """Marks a condition as evaluated at run time. A condition that is a runtime value already becomes IR
+    control flow (and a Python value folds, with the same result), so the marker returns its value."""
+    return value
+
+
+def dsl_user_op(fn):
+    """Decorator of user helpers that CuTe DSL passes source locations to (`loc=`, `ip=` keywords). Tracing here
+    records the user's line by itself; the helper is called as it is, with loc and ip left to their defaults."""
+    @functools.wraps(fn)
+    def op(*args, loc=None, ip=None, **kwargs):
+        return fn(*args, **kwargs)
+    return op

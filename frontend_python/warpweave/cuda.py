@@ -1,0 +1,21 @@
+"""warpweave.cuda (CuTe DSL's cutlass.cuda): the CUDA context kernels run in."""
+from __future__ import annotations
+
+from ._dsl.errors import DSLRuntimeError, user_location
+
+
+def initialize_cuda_context(device_id: int = 0) -> None:
+    """Makes device_id's primary context current (warpweave otherwise does so at the first launch). In a
+    compile-only run (python -m warpweave run --compile-only) there is no device, and nothing is done."""
+    from . import _core
+    from ._dsl import compile_only
+
+    if compile_only.current() is not None:
+        return
+    if not _core.driver_available():
+        raise DSLRuntimeError(f"initialize_cuda_context: no CUDA driver ({_core.driver_unavailable_reason()})",
+                              user_location(2))
+    if not 0 <= device_id < _core.device_count():
+        raise DSLRuntimeError(f"initialize_cuda_context: no CUDA device {device_id} ({_core.device_count()} present)",
+                              user_location(2))
+    _core.set_device(device_id)

@@ -1,0 +1,246 @@
+"""Running CuTe DSL programs unchanged: `python -m warpweave run prog.py [args]`.
+
+For the run only, an import hook maps CuTe DSL's package names onto warpweave's: `import cutlass`,
+`import cutlass.cute as cute`, `from cutlass.cute.runtime import from_dlpack`, `import cutlass.utils.X` give the
+very module objects of `warpweave`, `warpweave.cute`, ... (`cutlass.cute is warpweave.cute`). Nothing else is
+mapped: `cuda.bindings` stays the real package. The hook is opt-in: the runner installs it in its own process (or
+a caller uses `cutlass_alias()` as a context manager); importing warpweave never installs it.
+
+The program runs as `python prog.py args` would run it: `sys.argv` is `[prog.py, args...]`, its directory leads
+`sys.path`, and it runs as `__main__`. A notebook (.ipynb) runs its code cells in order in one `__main__`
+namespace; IPython magics and shell lines (`%...`, `!...`) are skipped and reported.
+
+With `compile_only` (see `_dsl/compile_only.py`) kernels are compiled for WARPWEAVE_ARCH without a GPU and the
+calls that would launch them are not made.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import linecache
+import os
+import runpy
+import sys
+import traceback
+
+ALIAS = "cutlass"
+REAL = "warpweave"
+
+
+def _real_name(fullname: str) -> str | None:
+    if fullname == ALIAS:
+        return REAL
+    if fullname.startswith(ALIAS + "."):
+        return REAL + fullname[len(ALIAS):]
+    return None
+
+
+class CutlassAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Resolves `cutlass[.sub...]` to the module `warpweave[.sub...]` itself."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        real = _real_name(fullname)
+        if real is None:
+            return None
+        try:
+            module = importlib.import_module(real)
+        except ModuleNotFoundError as e:
+            if e.name != real:
+                raise  # the module exists and failed to import something of its own
+            raise ModuleNotFoundError(f"No module named {fullname!r}: this run maps {ALIAS} to {REAL}, and "
+                                      f"{real} does not exist (not implemented, or no loaded backend provides it)",
+                                      name=fullname) from None
+        spec = importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
+        spec.loader_state = module
+        return spec
+
+    def create_module(self, spec):
+        module = spec.loader_state
+        spec.loader_state = (module, module.__spec__)  # the import machinery overwrites __spec__: restored below
+        return module
+
+    def exec_module(self, module):
+        real_module, real_spec = module.__spec__.loader_state
+        module.__spec__ = real_spec
+
+
+def install() -> CutlassAliasFinder:
+    """Puts the alias hook first on sys.meta_path (idempotent) and returns it."""
+    for f in sys.meta_path:
+        if isinstance(f, CutlassAliasFinder):
+            return f
+    f = CutlassAliasFinder()
+    sys.meta_path.insert(0, f)
+    return f
+
+
+def uninstall() -> None:
+    """Removes the hook and forgets every `cutlass...` module name (the warpweave modules stay imported)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, CutlassAliasFinder)]
+    for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
+        del sys.modules[name]
+
+
+@contextlib.contextmanager
+def cutlass_alias():
+    """`import cutlass...` resolves to warpweave inside the block only."""
+    already = any(isinstance(f, CutlassAliasFinder) for f in sys.meta_path)
+    install()
+    try:
+        yield
+    finally:
+        if not already:
+            uninstall()
+
+
+# --- running a program ----------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _as_program(path: str, args: list[str]):
+    """sys.argv and sys.path as `python path args...` has them."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [path] + list(args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        yield
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+
+
+def notebook_cells(path: str) -> list[tuple[int, str]]:
+    """(cell index, source) of each code cell of a .ipynb, in order."""
+    with open(path, encoding="utf-8") as f:
+        nb = json.load(f)
+    out = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        out.append((i, "".join(src) if isinstance(src, list) else src))
+    return out
+
+
+def _strip_magics(source: str) -> tuple[str, list[str]]:
+    """The cell without IPython magics and shell escapes (kept as blank lines, so line numbers hold)."""
+    kept, skipped = [], []
+    for line in source.splitlines():
+        if line.lstrip().startswith(("%", "!")):
+            skipped.append(line.strip())
+            kept.append("")
+        else:
+            kept.append(line)
+    return "\n".join(kept) + "\n", skipped
+
+
+class CellResult:
+    def __init__(self, index: int, status: str, detail: str = ""):
+        self.index = index
+        self.status = status  # "ok", "error", "launch skipped" (compile-only)
+        self.detail = detail
+
+
+def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[CellResult]:
+    """Runs the code cells of a notebook in order in one __main__ namespace. Each cell gets a file name of its
+    own in linecache (`nb.ipynb#cell3`), so kernels defined in cells find their source and errors name the
+    cell's line. on_error: "stop" ends at the first failing cell, "continue" runs the rest."""
+    from ._dsl import compile_only
+
+    results = []
+    main = type(sys)("__main__")
+    main.__file__ = path
+    main.__builtins__ = __builtins__
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        for index, source in notebook_cells(path):
+            code, skipped = _strip_magics(source)
+            for line in skipped:
+                report(f"[warpweave run] cell {index}: skipped the IPython line {line!r}")
+            filename = f"{os.path.abspath(path)}#cell{index}"
+            linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+            try:
+                exec(compile(code, filename, "exec"), main.__dict__)  # noqa: S102 - running the user's program
+                results.append(CellResult(index, "ok"))
+            except compile_only.LaunchSkipped as e:
+                results.append(CellResult(index, "launch skipped", str(e)))
+                report(f"[warpweave run] cell {index}: {e}")
+            except Exception as e:  # noqa: BLE001 - reported per cell, as a notebook would show it
+                detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+                results.append(CellResult(index, "error", detail))
+                traceback.print_exc()
+                if on_error == "stop":
+                    break
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+    return results
+
+
+def run_program(path: str, args: list[str] | None = None, *, compile_only: bool = False, arch: str | None = None,
+                on_launch: str | None = None, keep_going: bool = False, report=print) -> int:
+    """Runs a CuTe DSL program (.py or .ipynb) with `import cutlass` mapped to warpweave; the exit status."""
+    from ._dsl import compile_only as co
+
+    args = list(args or [])
+    if not os.path.exists(path):
+        report(f"warpweave run: no such file: {path}")
+        return 2
+    if arch:
+        os.environ["WARPWEAVE_ARCH"] = arch
+    notebook = path.endswith(".ipynb")
+    mode = on_launch or ("skip" if notebook else "stop")
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(cutlass_alias())
+        stack.enter_context(_as_program(path, args))
+        session = stack.enter_context(co.compile_only(on_launch=mode)) if compile_only else None
+        status = 0
+        try:
+            if notebook:
+                results = run_notebook(path, on_error="continue" if keep_going else "stop", report=report)
+                failed = [r.index for r in results if r.status == "error"]
+                status = 1 if failed else 0
+                report(f"[warpweave run] notebook: {len(results)} code cell(s) run, "
+                       f"{len(results) - len(failed)} without error" +
+                       (f"; failed: {', '.join(f'cell {i}' for i in failed)}" if failed else ""))
+            else:
+                runpy.run_path(path, run_name="__main__")
+        except co.LaunchSkipped as e:
+            report(f"[warpweave run] {e}")
+        except SystemExit as e:
+            code = e.code
+            status = code if isinstance(code, int) else (0 if code is None else 1)
+            if not isinstance(code, int) and code is not None:
+                report(str(code))
+        if session is not None:
+            report(session.summary())
+            if status == 0 and not session.compiled:
+                report("[warpweave run] compile-only: the program compiled no kernel")
+        return status
+
+
+def main(argv: list[str]) -> int:
+    """`python -m warpweave run [--compile-only] [--arch sm_80] [--on-launch stop|skip] prog.py [args...]`."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m warpweave run",
+                                description="run a CuTe DSL program with `import cutlass` mapped to warpweave")
+    p.add_argument("--compile-only", action="store_true",
+                   help="compile without a GPU: kernels compile for --arch (or WARPWEAVE_ARCH); calls that would "
+                        "launch them are not made; torch's CUDA tensors are made in host memory")
+    p.add_argument("--arch", help="the target to compile for (e.g. sm_80, sm_90a); sets WARPWEAVE_ARCH")
+    p.add_argument("--on-launch", choices=("stop", "skip"),
+                   help="compile-only: at the first call that would launch kernels, end the program (stop, the "
+                        "default for .py) or skip the call and go on (skip, the default for notebooks)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="notebooks: run the cells after a failing one too (the status still says it failed)")
+    p.add_argument("program")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    ns = p.parse_args(argv)
+    if ns.compile_only and not (ns.arch or os.environ.get("WARPWEAVE_ARCH")):
+        p.error("--compile-only needs --arch (or WARPWEAVE_ARCH): the target to compile for")
+    return run_program(ns.program, ns.args, compile_only=ns.compile_only, arch=ns.arch, on_launch=ns.on_launch,
+                       keep_going=ns.keep_going)
