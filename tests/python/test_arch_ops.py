@@ -363,22 +363,37 @@ def test_warp_reductions_on_the_gpu(group):
     np.testing.assert_array_equal(got[2], x.cpu().numpy().reshape(-1, 2)[:, ::-1].reshape(-1))
 
 
+@cute.kernel
+def _ballot_and_atomics(gA: cute.Tensor, gB: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    ballot = cute.arch.vote_ballot_sync(gA[t] > 0.0)
+    if t % 32 == 0:
+        cute.arch.atomic_add(gB.iterator + 1, cute.arch.popc(ballot))
+        cute.arch.atomic_xor(gB.iterator + 2, ballot)
+    cute.arch.atomic_add(gB.iterator, cutlass.Int32(1))
+    cute.arch.atomic_max(gB.iterator + 3, cutlass.Int32(t))
+
+
+@cute.jit
+def _ballot_and_atomics_host(a, b):
+    _ballot_and_atomics(a, b).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+
+def test_ballot_and_atomics_compile():
+    with target("sm_80"):
+        ptx = cute.compile(_ballot_and_atomics_host, from_dlpack(np.zeros(64, np.float32)),
+                           from_dlpack(np.zeros(8, np.int32))).info["ptx"]
+    assert "vote.sync.ballot.b32" in ptx and "popc.b32" in ptx and "atom.global.xor.b32" in ptx
+
+
 @requires_gpu
 def test_ballot_and_atomics_on_the_gpu():
     import torch
 
     x = torch.randn(64, device="cuda")
     out = torch.zeros(8, device="cuda", dtype=torch.int32)
-
-    def body(gA, gB, t):
-        ballot = cute.arch.vote_ballot_sync(gA[t] > 0.0)
-        if t % 32 == 0:
-            cute.arch.atomic_add(gB.iterator + 1, cute.arch.popc(ballot))
-            cute.arch.atomic_xor(gB.iterator + 2, ballot)
-        cute.arch.atomic_add(gB.iterator, cutlass.Int32(1))
-        cute.arch.atomic_max(gB.iterator + 3, cutlass.Int32(t))
-
-    _run(body, x, out)
+    _ballot_and_atomics_host(from_dlpack(x), from_dlpack(out))
+    torch.cuda.synchronize()
     pos = (x > 0).cpu().numpy()
     words = [int(sum(1 << i for i in range(32) if pos[w * 32 + i])) for w in range(2)]
     got = out.cpu().numpy().astype(np.int64) & 0xFFFFFFFF

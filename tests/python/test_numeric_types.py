@@ -203,6 +203,7 @@ def test_device_conversions_match_the_host_codec(t):
 
     n = 256 * 16
     valid = [c for c in range(1 << t.width) if not math.isnan(fp8.decode_static(t, c))]
+    valid = [c for c in valid if math.isfinite(fp8.decode_static(t, c))]
     top = max(abs(fp8.decode_static(t, c)) for c in valid)
     x = np.random.default_rng().uniform(-1.2 * top, 1.2 * top, n)
     x[: len(valid)] = [fp8.decode_static(t, c) for c in valid]    # every code's value converts to itself
