@@ -198,3 +198,133 @@ def conditional_expression_of_a_tensor(gA: cute.Tensor, n: cutlass.Int32):
 def test_conditional_expression_of_non_numbers_is_refused():
     refused_at(launch1(conditional_expression_of_a_tensor), dyn(16), cutlass.Int32(4), line="# tensor ifexp",
                match=r"picks between numbers, not a Tensor and a int", cls=TypeError)
+
+
+# --- items 1, 2, 10: plugins that must be refused, the others loading --------------------------------------------
+
+TEST_PLUGINS = os.path.join(ROOT, "build", "tests", "test_plugins")
+
+
+def warpweave_cli(*args, plugin_path, timeout=120):
+    env = dict(os.environ)
+    env["WARPWEAVE_PLUGIN_PATH"] = os.pathsep.join(plugin_path)
+    return subprocess.run([sys.executable, "-m", "warpweave", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, cwd=ROOT)
+
+
+def plugins_report(plugin_path):
+    import json
+
+    r = warpweave_cli("plugins", "--json", plugin_path=plugin_path)
+    assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+    report = json.loads(r.stdout)
+    loaded = {p["name"] for p in report if "name" in p}
+    refused = {p["refused"]: p["reason"] for p in report if "refused" in p}
+    return loaded, refused, r
+
+
+def test_truncated_plugin_is_refused_and_the_others_load(tmp_path):
+    ampere = os.path.join(PLUGIN_DIR, "ww_backend_ampere.so")
+    with open(ampere, "rb") as f:
+        data = f.read()
+    cuts = {"ww_x.so": 4096, "ww_empty.so": 0, "ww_half.so": len(data) // 2, "ww_header.so": 64}
+    for name, n in cuts.items():
+        (tmp_path / name).write_bytes(data[:n])
+    (tmp_path / "ww_text.so").write_text("not a library\n")
+    loaded, refused, r = plugins_report([str(tmp_path)])
+    assert {"ampere", "hopper", "blackwell"} <= loaded
+    for name in list(cuts) + ["ww_text.so"]:
+        path = str(tmp_path / name)
+        assert path in refused, (name, refused)
+    assert "truncated" in refused[str(tmp_path / "ww_x.so")]
+    # the human listing names the file and the reason
+    text = warpweave_cli("plugins", plugin_path=[str(tmp_path)]).stdout
+    assert str(tmp_path / "ww_x.so") in text and "truncated" in text
+
+
+@pytest.mark.skipif(not os.path.isdir(TEST_PLUGINS), reason="needs the test plugins of the C++ build (build/tests)")
+def test_throwing_and_target_redefining_plugins_are_refused(tmp_path):
+    loaded, refused, r = plugins_report([TEST_PLUGINS])
+    assert {"ampere", "hostile_good"} <= loaded, (loaded, refused)
+    throws = refused[os.path.join(TEST_PLUGINS, "hostile_throws.so")]
+    assert "entry point threw an exception that is not a std::exception" in throws
+    conflict = refused[os.path.join(TEST_PLUGINS, "hostile_conflict.so")]
+    assert "target sm_80" in conflict and '"ampere"' in conflict and "sm_86" in conflict
+    assert "SystemError" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_missing_plugin_directory_is_named(tmp_path):
+    missing = str(tmp_path / "no" / "such" / "dir")
+    r = warpweave_cli("plugins", plugin_path=[missing])
+    assert r.returncode == 0
+    assert f"WARPWEAVE_PLUGIN_PATH names '{missing}', which is not a directory" in r.stderr
+
+
+# --- item 9: the JIT cache --------------------------------------------------------------------------------------
+
+CACHE_SCRIPT = r'''
+import json, sys, warnings
+import numpy as np
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+
+@cute.kernel
+def scale_kernel(gA: cute.Tensor, factor: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    gA[tidx] = gA[tidx] * factor
+
+@cute.jit
+def scale(a: cute.Tensor, factor: cutlass.Constexpr):
+    scale_kernel(a, factor).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+out = {}
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    for factor in map(float, sys.argv[1:]):
+        c = cute.compile(scale, from_dlpack(np.zeros(32, np.float32)), factor)
+        out[str(factor)] = {"cache": c.info["cache"], "key": c.info["key"], "cubin": c.cubin.hex()}
+out["warnings"] = [str(x.message) for x in w]
+print(json.dumps(out))
+'''
+
+
+def run_cache_script(cache_dir, *factors):
+    import json
+
+    env = dict(os.environ, WARPWEAVE_CACHE_DIR=str(cache_dir), WARPWEAVE_ARCH="sm_80")
+    env.pop("WARPWEAVE_DISABLE_CACHE", None)
+    script = os.path.join(os.path.dirname(str(cache_dir)), "cache_probe.py")  # traced source must be a file
+    with open(script, "w") as f:
+        f.write(CACHE_SCRIPT)
+    r = subprocess.run([sys.executable, script, *map(str, factors)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_foreign_cache_entry_is_a_miss_with_a_warning(tmp_path):
+    first = run_cache_script(tmp_path / "cache", 2.0, 3.0)
+    two, three = first["2.0"], first["3.0"]
+    assert two["cache"] == three["cache"] == "miss" and two["cubin"] != three["cubin"]
+    cache = _core.JitCache(str(tmp_path / "cache"))
+    shutil.copyfile(cache.path_of(two["key"]), cache.path_of(three["key"]))  # the factor-2.0 entry in 3.0's place
+    again = run_cache_script(tmp_path / "cache", 3.0, 2.0)
+    assert again["3.0"]["cache"] == "miss", "another key's entry was served as a hit"
+    assert again["3.0"]["cubin"] == three["cubin"]
+    assert again["2.0"]["cache"] == "hit" and again["2.0"]["cubin"] == two["cubin"]
+    assert any("holds the entry of another key" in m and cache.path_of(three["key"]) in m for m in again["warnings"])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero_link"])
+def test_cache_path_that_is_no_regular_file_does_not_hang(tmp_path, kind):
+    first = run_cache_script(tmp_path / "cache", 2.0)
+    path = _core.JitCache(str(tmp_path / "cache")).path_of(first["2.0"]["key"])
+    os.unlink(path)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink("/dev/zero", path)
+    again = run_cache_script(tmp_path / "cache", 2.0)  # a hang here times the subprocess out
+    assert again["2.0"]["cache"] == "miss" and again["2.0"]["cubin"] == first["2.0"]["cubin"]
+    assert any(path in m for m in again["warnings"]), again["warnings"]
