@@ -1,10 +1,12 @@
 // The Hopper backend plugin (sm_90a). Most instructions lower through their manifest's PTX template; this library
-// adds two hooks:
+// adds three hooks:
 //   lower("make_smem_desc"): the 64-bit wgmma shared-memory matrix descriptor, as integer IR, so that the address
 //     part stays a runtime value while the offsets and the swizzle mode (static attributes) fold into constants;
 //   host_call("encode_tma_descriptor"): a TMA tensor map (CUtensorMap, 128 bytes) through the driver function the
-//     core lends, so that this library never loads the driver itself.
-// The attributes of both are documented in hopper.textproto (hopper.wgmma.make_smem_desc, hopper.tma.*).
+//     core lends, so that this library never loads the driver itself;
+//   host_call(WW_OPTIONS_HOOK): how modules using its instructions are built (setmaxnreg needs ptxas).
+// The attributes of the first two are documented in hopper.textproto (hopper.wgmma.make_smem_desc, hopper.tma.*).
+#include <cstdio>
 #include <string>
 #include <warpweave/plugin.hpp>
 #include <warpweave/plugin_attrs.hpp>
@@ -66,8 +68,25 @@ int lower(const char* hook, const char* /*id*/, const ww_emitter_v1* em, const w
 
 // --- host_call("encode_tma_descriptor") ----------------------------------------------------------------------
 // Hopper's TMA: the four classic swizzle modes, no packed sub-byte element types.
+// --- host_call(WW_OPTIONS_HOOK) ----------------------------------------------------------------------------
+// nvJitLink drops setmaxnreg ("ignored to maintain compatibility across compilation units"), which silently undoes
+// a warp-specialized register split: a module that uses it is assembled with ptxas.
+int options(const wp::Attrs& at, char* out, size_t out_size) {
+  if (at.text("stage", "") != "compile") return WW_UNKNOWN_HOOK;
+  if (at.text("instruction", "").rfind("hopper.setmaxnreg.", 0) != 0) return WW_UNKNOWN_HOOK;
+  std::snprintf(static_cast<char*>(out), out_size, "cubin_tool=ptxas\n");
+  return WW_OK;
+}
+
 int host_call(const char* name, const ww_host_services_v1* services, const ww_attr* attrs, size_t num_attrs,
               void* out, size_t out_size, char* error, size_t error_size) {
+  if (name && std::string(name) == WW_OPTIONS_HOOK) {
+    int rc = WW_ERROR;
+    int status = wp::run_host_hook(error, error_size, [&] {
+      rc = options(wp::Attrs(attrs, num_attrs), static_cast<char*>(out), out_size);
+    });
+    return status == WW_OK ? rc : status;
+  }
   if (!name || std::string(name) != "encode_tma_descriptor") return WW_UNKNOWN_HOOK;
   return wp::run_host_hook(error, error_size, [&] {
     wp::encode_tma_tiled(services, wp::Attrs(attrs, num_attrs), out, out_size, wp::TmaLimits{});

@@ -118,3 +118,15 @@ def test_pipelines_are_library_code():
 
     d = os.path.dirname(warpweave_pipelines.__file__)
     assert not errors.is_user_file(os.path.join(d, "pipeline_async.py"))
+
+
+def test_backends_answer_option_queries_through_their_host_hook():
+    from warpweave._dsl import backend_options
+
+    assert backend_options.parse("cubin_tool=ptxas\nptxas_option=-O3\nptxas_option=-v\nnoise\n") == {
+        "cubin_tool": ["ptxas"], "ptxas_option": ["-O3", "-v"]}
+    # Hopper keeps setmaxnreg in the cubin only through ptxas; its other instructions build with either tool.
+    assert backend_options.cubin_tool("hopper", "hopper.setmaxnreg.inc.sync.aligned.u32") == "ptxas"
+    assert backend_options.cubin_tool("hopper", "hopper.mbarrier.init") == ""
+    # A backend without the hook (Ampere has no host hooks at all) has nothing to say.
+    assert backend_options.ask("ampere", "compile", instruction="ampere.anything") == {}

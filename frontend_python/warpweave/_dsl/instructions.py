@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .. import _core
+from . import backend_options
 
 # Manifest element types -> the MLIR type that holds one value, and its width in bits.
 ELEMENT_TYPES = {
@@ -123,9 +124,11 @@ def emit_instruction(b, backend: str, ins: dict, inputs: dict, attrs: dict | Non
     """Emits instruction `ins` (a manifest entry of `backend`) with IR values for its input operands
     ({operand name: [values]}); returns {output operand name: [values]}."""
     attrs = attrs or {}
-    if ins.get("cubin_tool"):
-        # The module asks the compiler for the tool that keeps this instruction (manifest.proto: cubin_tool).
-        b.set_module_attribute("ww.cubin_tool", '"' + ins["cubin_tool"] + '"')
+    # The module asks the compiler for the tool that keeps this instruction, as its backend says
+    # (backend_options.py); the manifest's cubin_tool field says the same for backends without the options hook.
+    tool = backend_options.cubin_tool(backend, ins["id"]) or ins.get("cubin_tool")
+    if tool:
+        b.set_module_attribute("ww.cubin_tool", '"' + tool + '"')
     ops = ins.get("operands", [])
     outs = [o for o in ops if is_result(o)]
     ins_ops = [o for o in ops if not is_result(o)]

@@ -23,6 +23,8 @@ extern "C" {
 
 #define WW_PLUGIN_ABI_VERSION 1u
 /* The name under which a plugin exports its entry point (a function of type ww_plugin_entry_fn). */
+/* The host hook a backend answers option queries with (see host_call). */
+#define WW_OPTIONS_HOOK "options"
 #define WW_PLUGIN_ENTRY_NAME "warpweave_plugin_entry_v1"
 
 /* Return codes of plugin functions. */
@@ -77,7 +79,14 @@ typedef struct ww_plugin_v1 {
   int (*lower)(const char* hook, const char* atom_or_primitive, const ww_emitter_v1* em, const ww_value* operands,
                size_t num_operands, const ww_attr* attrs, size_t num_attrs, ww_value* results, size_t max_results,
                size_t* num_results);
-  /* Host-side work named by the manifest (e.g. "encode_tma_descriptor"): reads attrs, writes out. NULL if none. */
+  /* Host-side work named by the manifest (e.g. "encode_tma_descriptor"): reads attrs, writes out. NULL if none.
+   *
+   * The host hook named WW_OPTIONS_HOOK is the backend's say in how code is built and run, in C strings only
+   * (so that no schema field is needed per choice). Attributes: "stage" and the stage's own:
+   *   stage "compile", "instruction" (an id of the manifest the module uses), "target": how to build a module
+   *   that uses it. Keys: cubin_tool (ptxas | nvjitlink: the tool that keeps the instruction in the cubin).
+   * It writes NUL-terminated "key=value" lines (a key may repeat) to out and returns WW_OK, or WW_UNKNOWN_HOOK
+   * when it has nothing to say; the core ignores keys it does not know. */
   int (*host_call)(const char* name, const ww_host_services_v1* services, const ww_attr* attrs, size_t num_attrs,
                    void* out, size_t out_size, char* error, size_t error_size);
 } ww_plugin_v1;
