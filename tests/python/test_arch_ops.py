@@ -399,3 +399,16 @@ def test_ballot_and_atomics_on_the_gpu():
     got = out.cpu().numpy().astype(np.int64) & 0xFFFFFFFF
     assert got[0] == 64 and got[1] == pos.sum() and got[3] == 63
     assert got[2] == (words[0] ^ words[1])
+
+
+def test_sync_warp_and_cute_dsl_location_keywords():
+    def body(gA, gB, tidx):
+        cute.arch.sync_warp()
+        cute.arch.sync_warp(mask=0xFFFF)
+        v = cute.arch.shuffle_sync_bfly(gA[tidx], offset=1, mask=-1, mask_and_clamp=31, loc=None, ip=None)
+        w = cute.arch.warp_idx(loc=None, ip=None)
+        gB[tidx] = cute.math.exp(v, fastmath=True, loc=None, ip=None) + cutlass.Float32(w)
+
+    ptx = ptx_of(body, "sm_80")
+    assert "shfl.sync.bfly.b32" in ptx and "ex2.approx" in ptx
+    assert "bar.warp.sync \t-1;" in ptx and "bar.warp.sync \t65535;" in ptx

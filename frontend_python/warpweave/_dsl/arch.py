@@ -183,6 +183,14 @@ def fmin(a, b):
     return _fminmax("minnum", a, b)
 
 
+def sync_warp(mask=-1):
+    """The lanes of `mask` (default: the whole warp) wait for each other and order their memory accesses
+    (bar.warp.sync, __syncwarp)."""
+    from .warp import _i32
+
+    trace.builder().op0("nvvm.bar.warp.sync", [_i32(mask, "mask")])
+
+
 def _clock(reg, t):
     b = trace.builder()
     return t.from_ir(b.op1(f"nvvm.read.ptx.sreg.{reg}", [], t.ir_type))
@@ -339,3 +347,23 @@ def printf(fmt, *args, end=None):
         buf = b.op1("llvm.mlir.zero", [], "!llvm.ptr")
     b.custom_op("$r0 = llvm.call @vprintf($0, $1) : (!llvm.ptr, !llvm.ptr) -> i32", [fmt_ptr, buf], ["i32"])
     del data
+
+
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "barrier", "sync_threads",
+           "sync_warp", "griddepcontrol_wait", "griddepcontrol_launch_dependents", "add_packed_f32x2",
+           "sub_packed_f32x2", "mul_packed_f32x2", "fma_packed_f32x2", "fmax", "fmin", "clock", "clock64",
+           "globaltimer", "globaltimer_lo", "cp_async_commit_group", "cp_async_wait_group", "cp_async_wait_all",
+           "printf"]
+
+
+def _accept_locations():
+    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
+    from .markers import dsl_user_op
+
+    g = globals()
+    for name in __all__:
+        if callable(g[name]) and not isinstance(g[name], type):
+            g[name] = dsl_user_op(g[name])
+
+
+_accept_locations()

@@ -220,3 +220,16 @@ def atomic_cas(ptr, cmp, val, *, sem=None, scope=None):
 
 __all__ = ["atomic_add", "atomic_sub", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
            "atomic_exch", "atomic_fmax", "atomic_fmin", "atomic_cas"]
+
+
+def _accept_locations():
+    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
+    from .markers import dsl_user_op
+
+    g = globals()
+    for name in __all__:
+        if callable(g[name]) and not isinstance(g[name], type):
+            g[name] = dsl_user_op(g[name])
+
+
+_accept_locations()

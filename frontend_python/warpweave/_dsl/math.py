@@ -324,3 +324,16 @@ __all__ = ["exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos",
            "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "erf", "erfc", "expm1", "log1p", "cbrt",
            "floor", "ceil", "trunc", "round", "roundeven", "abs", "absf", "copysign", "pow", "fma", "rcp", "max",
            "min"]
+
+
+def _accept_locations():
+    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
+    from .markers import dsl_user_op
+
+    g = globals()
+    for name in __all__:
+        if callable(g[name]) and not isinstance(g[name], type):
+            g[name] = dsl_user_op(g[name])
+
+
+_accept_locations()

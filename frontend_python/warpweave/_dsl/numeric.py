@@ -377,6 +377,13 @@ def _materialize(t, v) -> int:
     if t.is_boolean:
         return b.constant_int(1 if v else 0, "i1")
     if t.is_integer:
+        if t.width > 64 and not -(1 << 63) <= int(v) < (1 << 63):
+            # The builder's constants are 64-bit: a wider one is assembled from its two halves.
+            lo, hi = int(v) & ((1 << 64) - 1), int(v) >> 64
+            lo = b.op1("arith.extui", [b.constant_int(_wrap_int(lo, 64, True), "i64")], t.ir_type)
+            hi = b.op1("arith.extsi", [b.constant_int(_wrap_int(hi, 64, True), "i64")], t.ir_type)
+            hi = b.op1("arith.shli", [hi, b.constant_int(64, t.ir_type)], t.ir_type)
+            return b.op1("arith.ori", [hi, lo], t.ir_type)
         return b.constant_int(int(v), t.ir_type)
     if t in SOFT_FLOAT_TYPES:
         from .fp8 import encode_static

@@ -211,3 +211,16 @@ def popc(value):
 __all__ = ["WARP_SIZE", "FULL_MASK", "shuffle_sync", "shuffle_sync_up", "shuffle_sync_down", "shuffle_sync_bfly",
            "vote_ballot_sync", "vote_any_sync", "vote_all_sync", "vote_uni_sync", "warp_reduction",
            "warp_reduction_sum", "warp_reduction_max", "warp_reduction_min", "make_warp_uniform", "popc"]
+
+
+def _accept_locations():
+    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
+    from .markers import dsl_user_op
+
+    g = globals()
+    for name in __all__:
+        if callable(g[name]) and not isinstance(g[name], type):
+            g[name] = dsl_user_op(g[name])
+
+
+_accept_locations()

@@ -4,7 +4,8 @@ grid dependency control, ...): a name the loaded backends publish as "arch.<name
 from .._dsl.arch import (add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64,  # noqa: F401
                          cp_async_commit_group, cp_async_wait_all, cp_async_wait_group, fma_packed_f32x2, fmax, fmin,
                          globaltimer, globaltimer_lo, grid_dim, griddepcontrol_launch_dependents, griddepcontrol_wait,
-                         lane_idx, mul_packed_f32x2, sub_packed_f32x2, sync_threads, thread_idx, warp_idx)
+                         lane_idx, mul_packed_f32x2, sub_packed_f32x2, sync_threads, sync_warp, thread_idx,
+                         warp_idx)
 from .._dsl.atomics import (atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_fmax, atomic_fmin,  # noqa: F401
                             atomic_max, atomic_min, atomic_or, atomic_sub, atomic_xor)
 from .._dsl.math import rcp as _rcp
@@ -13,7 +14,7 @@ from .._dsl.warp import (FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_
                          vote_uni_sync, warp_reduction, warp_reduction_max, warp_reduction_min, warp_reduction_sum)
 
 
-def rcp_approx(a):
+def rcp_approx(a, *, loc=None, ip=None):
     """1/a with the hardware's approximate reciprocal (rcp.approx.ftz)."""
     return _rcp(a, approx=True, ftz=True)
 
