@@ -139,9 +139,92 @@ def host_side(compiled, args, kwargs) -> bool:
         session.launch_reached(compiled)  # raises LaunchSkipped
     if compiled.host_actions:
         values, env = _call_values(compiled, args, kwargs)
+        guards = getattr(compiled, "host_guards", None)
+        if guards:
+            from .host_guards import check
+
+            check(guards, env)
         for action in compiled.host_actions:
             action.run(values, env)
     if session is not None and compiled.launches:
         session.launch_reached(compiled)
         return True
     return False
+
+
+class HostPrintTensor:
+    """One host cute.print_tensor of a tensor argument (or a view of one): its elements read from the
+    argument's memory at each call, in the layout of the view."""
+
+    def __init__(self, header: str, key, layout, offset):
+        self.header = header
+        self.key = key          # the argument: an index, or (index, k, ...) inside a list argument
+        self.layout = layout
+        self.offset = offset    # elements from the argument's first element (int or SymInt)
+
+    def _values(self, values, env):
+        from .arg_plan import _runtime_view
+        from .runtime import RuntimeTensor
+
+        v = values[self.key[0]] if isinstance(self.key, tuple) else values[self.key]
+        for k in (self.key[1:] if isinstance(self.key, tuple) else ()):
+            v = v[k]
+        rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+        shape, stride = _core.evaluate(self.layout.shape, env), _core.evaluate(self.layout.stride, env)
+        layout = _core.make_layout(shape, stride=stride)
+        base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
+        n = int(_core.product(shape))
+        offsets = [base + int(layout(i)) for i in range(n)]
+        return _read_elements(rt, offsets), shape, layout
+
+    def run(self, values, env) -> None:
+        vals, shape, layout = self._values(values, env)
+        flat = shape if isinstance(shape, tuple) else (shape,)
+        dims = [int(_core.product(s)) for s in flat]
+        rows = dims[0] if len(dims) > 1 else 1
+        cols = max(1, len(vals) // max(rows, 1)) if len(dims) > 1 else len(vals)
+        lines = [self.header.replace(str(self.layout), str(layout)) + " data="]  # with the call's extents
+        for r in range(rows):
+            row = [vals[r + rows * c] if len(dims) > 1 else vals[c] for c in range(cols)]
+            lines.append("  [" + ", ".join(_as_text(x) for x in row) + "]")
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+
+
+def _read_elements(rt, offsets):
+    """The elements at these offsets (in elements from the tensor's first) of a host or torch tensor."""
+    from .runtime import is_torch_tensor
+
+    src = rt.source
+    if src is None:
+        raise DSLValueError("print_tensor: a fake tensor has no memory to print", None)
+    top = max(offsets) + 1 if offsets else 1
+    if is_torch_tensor(src):
+        flat = src.as_strided((top,), (1,), src.storage_offset()).detach().cpu()
+        if not rt.element_type.is_integer and not rt.element_type.is_boolean:
+            flat = flat.float()
+        return [flat[o].item() for o in offsets]
+    import numpy as np
+
+    if rt.device != "cpu":
+        raise DSLValueError("print_tensor on the host reads host memory (NumPy arrays, torch tensors)", None)
+    flat = np.lib.stride_tricks.as_strided(src, shape=(top,), strides=(src.itemsize,))
+    return [flat[o].item() for o in offsets]
+
+
+def host_print_tensor(tensor, verbose: bool = False) -> None:
+    """cute.print_tensor outside a kernel: the elements of a tensor argument (or a view of one) are read from its
+    memory and printed at each call; verbose is accepted and prints the same."""
+    from . import trace
+    from .tensor import Pointer, Tensor
+
+    where = user_location(3)
+    st = trace.current()
+    it = getattr(tensor, "iterator", None)
+    if not isinstance(tensor, Tensor) or not isinstance(it, Pointer) or it.host is None:
+        raise DSLTypeError("cute.print_tensor on the host prints a tensor argument of the @cute.jit function (or a "
+                           "view of one); this tensor is made in device code", where)
+    if not isinstance(tensor.layout, _core.Layout):
+        raise DSLTypeError(f"cute.print_tensor on the host: the layout {tensor.layout} is not a plain layout",
+                           where)
+    st.host_actions.append(HostPrintTensor(tensor.type, it.host, tensor.layout, it.offset))

@@ -30,6 +30,11 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
         elif hasattr(it, "base") and not isinstance(it.base, int):
             syms.update(_core.symbols_of(it.base))
         syms.update(_core.symbols_of(obj.layout))
+    elif isinstance(obj, Pointer):  # a pointer argument (cute.runtime.make_ptr) passed to the kernel as it is
+        if obj.host is not None:
+            ptrs.setdefault(obj.host, obj)
+        if not isinstance(obj.offset, int):
+            syms.update(_core.symbols_of(obj.offset))
     elif isinstance(obj, (Layout, ComposedLayout)):
         syms.update(_core.symbols_of(obj))
     elif isinstance(obj, SymInt):
@@ -63,6 +68,8 @@ def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
         if isinstance(it, Pointer) and it.host is not None:
             return Tensor(it.with_base(ptr_values[it.host]), obj.layout, obj.element_type)
         return obj
+    if isinstance(obj, Pointer) and obj.host is not None:
+        return obj.with_base(ptr_values[obj.host])
     if isinstance(obj, Numeric) and isinstance(obj._v, HostRef):
         return scalar_values[obj._v.arg_index]
     if isinstance(obj, tuple):

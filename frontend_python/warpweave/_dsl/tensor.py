@@ -938,6 +938,10 @@ def print_tensor(tensor, *, verbose: bool = False):
     first two modes, later modes one after another."""
     from .arch import printf
 
+    if not trace.in_kernel() and isinstance(tensor, Tensor):  # host side: read at each call (host_actions.py)
+        from .host_actions import host_print_tensor
+
+        return host_print_tensor(tensor, verbose)
     if isinstance(tensor, TensorSSA):
         vals, shape, what = tensor.values, tensor.shape, repr(tensor)
     elif isinstance(tensor, Tensor):

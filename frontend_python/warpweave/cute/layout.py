@@ -26,7 +26,7 @@ __all__ = [
     "composition", "complement", "right_inverse", "left_inverse", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
     "raked_product", "max_common_layout", "max_common_vector", "tile_to_shape", "recast_layout", "ceil_div",
-    "shape_div", "product", "product_each", "is_static",
+    "shape_div", "product", "product_each", "is_static", "repeat_like",
 ]
 
 
@@ -353,3 +353,11 @@ def ceil_div(input, tiler):
 
 def shape_div(a, b):
     return _core.shape_div(a, b)
+
+
+def repeat_like(x, target):
+    """A tuple of target's nesting with x at every leaf (CuTe's repeat_like): repeat_like(0, (2, (3, 4))) is
+    (0, (0, 0))."""
+    if isinstance(target, tuple):
+        return tuple(repeat_like(x, t) for t in target)
+    return x

@@ -1,0 +1,201 @@
+"""CuTe DSL's public example programs through `python -m warpweave run --compile-only`, for each target, with a
+pass/fail table; and, with --surface, which of the names they use warpweave has, by module.
+
+    python benchmarks/python/cutedsl_examples.py /path/to/cutlass [--archs sm_80,sm_90a] [--python PY] [--surface]
+
+The programs are read from the given checkout (examples/python/CuTeDSL/...); nothing of them is copied here. A
+program passes for a target when it runs to its end or to its first kernel launch (which a compile-only run does
+not make) with every kernel it asked for compiled; a notebook passes when every code cell runs. PY must have
+warpweave, numpy, torch and cuda-bindings importable (scripts/cutedsl_examples.sh makes such an environment).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+BASE = "examples/python/CuTeDSL/cute"
+PROGRAMS = [
+    ("elementwise_add", f"{BASE}/ampere/kernel/elementwise/elementwise_add.py", ["--M", "256", "--N", "512"]),
+    ("elementwise_apply", f"{BASE}/ampere/kernel/elementwise/elementwise_apply.py", []),
+    ("sgemm", f"{BASE}/ampere/kernel/dense_gemm/sgemm.py", []),
+    ("tensorop_gemm", f"{BASE}/ampere/kernel/dense_gemm/tensorop_gemm.py", []),
+    ("hello_world.ipynb", f"{BASE}/notebooks/hello_world.ipynb", []),
+    ("tensor.ipynb", f"{BASE}/notebooks/tensor.ipynb", []),
+    ("cute_layout_algebra.ipynb", f"{BASE}/notebooks/cute_layout_algebra.ipynb", []),
+    ("data_types.ipynb", f"{BASE}/notebooks/data_types.ipynb", []),
+    ("print.ipynb", f"{BASE}/notebooks/print.ipynb", []),
+]
+
+
+def run_one(python: str, path: str, args: list[str], arch: str, timeout: int) -> tuple[bool, str, float]:
+    cmd = [python, "-m", "warpweave", "run", "--compile-only", "--arch", arch]
+    if path.endswith(".ipynb"):
+        cmd.append("--keep-going")
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd + [path] + args, capture_output=True, text=True, timeout=timeout,
+                           cwd=os.path.dirname(path))
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout} s", time.perf_counter() - t0
+    dt = time.perf_counter() - t0
+    out = r.stdout + r.stderr
+    m = re.search(r"compile-only: (\d+) compiled function", out)
+    compiled = int(m.group(1)) if m else 0
+    nb = re.search(r"notebook: (\d+) code cell\(s\) run, (\d+) without error(; failed: (.*))?", out)
+    if r.returncode == 0 and (compiled > 0 or nb):
+        detail = f"{compiled} compiled" + (f", {nb.group(2)}/{nb.group(1)} cells" if nb else "")
+        return True, detail, dt
+    errors = [l for l in out.splitlines() if re.match(r"^[\w.]+(Error|Exception)\b", l)]
+    detail = errors[0] if errors else (out.strip().splitlines() or ["no output"])[-1]
+    if nb:
+        detail = f"cells {nb.group(2)}/{nb.group(1)} ({nb.group(4)}): " + detail
+    return False, detail[:160], dt
+
+
+# --- the names the programs use -----------------------------------------------------------------------------------
+
+def _program_source(path: str) -> str:
+    if path.endswith(".ipynb"):
+        with open(path, encoding="utf-8") as f:
+            nb = json.load(f)
+        cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                 for c in nb["cells"] if c.get("cell_type") == "code"]
+        return "\n".join("\n".join(l for l in c.splitlines() if not l.lstrip().startswith(("%", "!")))
+                         for c in cells)
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def uses(path: str):
+    """(full dotted name, count) of every cutlass name the program uses: imports, and attribute chains on
+    names bound by `import cutlass...` / `from cutlass... import ...`."""
+    tree = ast.parse(_program_source(path))
+    alias: dict[str, str] = {}
+    counts: dict[str, int] = defaultdict(int)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "cutlass" or a.name.startswith("cutlass."):
+                    alias[a.asname or a.name.split(".")[0]] = a.name if a.asname else "cutlass"
+        elif isinstance(node, ast.ImportFrom) and node.module and (node.module == "cutlass" or
+                                                                   node.module.startswith("cutlass.")):
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                alias[a.asname or a.name] = full
+                counts[full] += 1
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            chain = []
+            n = node
+            while isinstance(n, ast.Attribute):
+                chain.append(n.attr)
+                n = n.value
+            if isinstance(n, ast.Name) and n.id in alias:
+                counts[".".join([alias[n.id]] + list(reversed(chain)))] += 1
+    # An attribute chain also counts its prefixes (cute.nvgpu.warp.X uses cute.nvgpu): keep the longest only.
+    names = sorted(counts)
+    return {k: v for k, v in counts.items() if not any(o.startswith(k + ".") for o in names)}
+
+
+def resolve(full: str):
+    """(module that holds the last name, present?) for a dotted cutlass name, with the alias installed."""
+    parts = full.split(".")
+    obj, holder = None, "cutlass"
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+            holder = ".".join(parts[:i])
+            rest = parts[i:]
+            break
+        except Exception:  # noqa: BLE001 - not a module: an attribute further up
+            continue
+    else:
+        return "cutlass", False
+    for k, attr in enumerate(rest):
+        try:
+            obj = getattr(obj, attr)
+        except Exception:  # noqa: BLE001 - absent (AttributeError, or a clear ImportError of a missing name)
+            return ".".join(parts[:len(parts) - len(rest) + k]), False
+        if isinstance(obj, type(sys)):
+            holder = obj.__name__.replace("warpweave", "cutlass", 1)
+        elif not isinstance(obj, type):
+            break  # a value's attributes (an enum member's, an instance's) are not module surface
+    return holder, True
+
+
+def surface(root: str, all_examples: bool) -> None:
+    from warpweave import migrate
+
+    paths = [os.path.join(root, p) for _, p, _ in PROGRAMS]
+    if all_examples:
+        base = os.path.join(root, "examples/python/CuTeDSL")
+        paths = [os.path.join(d, f) for d, _, fs in os.walk(base) for f in fs if f.endswith((".py", ".ipynb"))]
+    total: dict[str, int] = defaultdict(int)
+    for p in paths:
+        try:
+            for k, v in uses(p).items():
+                total[k] += v
+        except SyntaxError:
+            continue
+    by_module: dict[str, list] = defaultdict(list)
+    present_uses = all_uses = 0
+    with migrate.cutlass_alias():
+        for name, n in sorted(total.items()):
+            holder, ok = resolve(name)
+            all_uses += n
+            present_uses += n if ok else 0
+            if not ok:
+                by_module[holder].append((name, n))
+    distinct_absent = sum(len(v) for v in by_module.values())
+    print(f"\nNames of cutlass used by {len(paths)} program(s): {len(total)} distinct, {all_uses} uses; "
+          f"present: {len(total) - distinct_absent} names, {present_uses} uses "
+          f"({100.0 * present_uses / max(all_uses, 1):.0f}% of the uses)")
+    for mod in sorted(by_module):
+        items = sorted(by_module[mod], key=lambda x: -x[1])
+        print(f"  {mod}: {len(items)} absent: " + ", ".join(f"{n.split('.')[-1] if n.startswith(mod + '.') else n}"
+                                                             f" ({c})" for n, c in items))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("cutlass", help="a checkout of NVIDIA/cutlass (holds examples/python/CuTeDSL)")
+    p.add_argument("--archs", default="sm_80,sm_90a")
+    p.add_argument("--python", default=sys.executable, help="the interpreter to run the programs with")
+    p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--only", help="comma-separated program names")
+    p.add_argument("--surface", action="store_true", help="also report the names the programs use that are absent")
+    p.add_argument("--surface-all", action="store_true", help="the same over every CuTe DSL example")
+    ns = p.parse_args(argv)
+    root = os.path.abspath(ns.cutlass)
+    if not os.path.isdir(os.path.join(root, BASE)):
+        p.error(f"{root} holds no {BASE}")
+    archs = ns.archs.split(",")
+    chosen = [x for x in PROGRAMS if not ns.only or x[0] in ns.only.split(",")]
+    rows, failures = [], 0
+    for name, rel, args in chosen:
+        row = [name]
+        for arch in archs:
+            ok, detail, dt = run_one(ns.python, os.path.join(root, rel), args, arch, ns.timeout)
+            failures += not ok
+            row.append(("pass" if ok else "FAIL") + f" ({dt:.0f} s) {detail}")
+        rows.append(row)
+        print(" | ".join(row), flush=True)
+    print("\n| program | " + " | ".join(archs) + " |\n|---|" + "---|" * len(archs))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print(f"\n{sum(len(archs) for _ in chosen) - failures} passed, {failures} failed")
+    if ns.surface or ns.surface_all:
+        surface(root, ns.surface_all)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

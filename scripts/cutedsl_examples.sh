@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Compiles CuTe DSL's public example programs unmodified through `python -m warpweave run --compile-only` for
+# sm_80 and sm_90a (no GPU needed) and prints a pass/fail table.
+#
+#   scripts/cutedsl_examples.sh /path/to/cutlass [more options of benchmarks/python/cutedsl_examples.py]
+#
+# The programs need PyTorch and cuda-bindings besides warpweave: a separate environment, build/cutedsl-venv, is
+# made on first use (PyTorch is large; WARPWEAVE_EXAMPLES_PYTHON names an existing interpreter instead).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+[ $# -ge 1 ] || { echo "usage: $0 /path/to/cutlass [options]" >&2; exit 2; }
+py=${WARPWEAVE_EXAMPLES_PYTHON:-}
+if [ -z "$py" ]; then
+  venv="$root/build/cutedsl-venv"
+  if [ ! -x "$venv/bin/python" ]; then
+    base=$("$root/.venv/bin/python" -c 'import sys; print(sys.base_prefix)')/bin/python3.12
+    "$base" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements.txt" torch
+  fi
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  printf '%s\n' "$root/frontend_python" "$root/conformance" "$root/pipelines" > "$site/warpweave.pth"
+  py="$venv/bin/python"
+fi
+exec "$root/.venv/bin/python" "$root/benchmarks/python/cutedsl_examples.py" --python "$py" "$@"

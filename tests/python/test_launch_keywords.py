@@ -1,0 +1,147 @@
+"""Launch keywords (min_blocks_per_mp, use_pdl, cooperative, fallback_cluster, LaunchConfig) and keywords that
+are not understood: each raises a TypeError naming it at the user's line instead of being ignored."""
+import os
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import target
+
+THIS = os.path.abspath(__file__)
+
+
+def line_of(text: str) -> int:
+    with open(THIS) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise AssertionError(text)
+
+
+@cute.kernel
+def touch(x: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x[tidx] = 1.0
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compilations(monkeypatch):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")  # each compilation makes its PTX here
+
+
+def compiled_with(**launch_kwargs):
+    @cute.jit
+    def host(x: cute.Tensor):
+        touch(x).launch(**launch_kwargs)
+
+    with target(launch_kwargs.pop("_arch", "sm_90a")):
+        return cute.compile(host, from_dlpack(np.zeros(32, np.float32)))
+
+
+def test_min_blocks_per_mp_reaches_the_ptx():
+    c = compiled_with(grid=[1, 1, 1], block=[32, 1, 1], min_blocks_per_mp=3)
+    assert ".minnctapersm 3" in c.ptx
+    assert ".minnctapersm" not in compiled_with(grid=[1, 1, 1], block=[32, 1, 1]).ptx
+
+
+def test_launch_attributes_are_recorded():
+    c = compiled_with(grid=[4, 1, 1], block=[32, 1, 1], use_pdl=True, cooperative=True)
+    (l,) = c.launches
+    assert l.pdl and l.cooperative and l.preferred_cluster is None
+    c = compiled_with(grid=[4, 1, 1], block=[32, 1, 1], cluster=[4, 1, 1], fallback_cluster=[2, 1, 1])
+    (l,) = c.launches
+    assert l.preferred_cluster == (4, 1, 1) and l.cluster == (2, 1, 1)
+    assert ".reqnctapercluster" not in c.ptx  # the driver picks the cluster per launch
+    fixed = compiled_with(grid=[4, 1, 1], block=[32, 1, 1], cluster=[2, 1, 1])
+    assert ".reqnctapercluster 2, 1, 1" in fixed.ptx and fixed.launches[0].preferred_cluster is None
+
+
+def test_launch_config_object():
+    from warpweave._dsl.launch_config import LaunchConfig
+
+    c = compiled_with(config=LaunchConfig(grid=[1, 1, 1], block=[32, 1, 1], min_blocks_per_mp=2))
+    assert ".minnctapersm 2" in c.ptx
+
+
+@cute.jit
+def bad_keyword(x: cute.Tensor):
+    touch(x).launch(grid=[1, 1, 1], block=[32, 1, 1], smem_bytes=0)  # not a launch keyword
+
+
+@cute.jit
+def bad_fallback(x: cute.Tensor):
+    touch(x).launch(grid=[1, 1, 1], block=[32, 1, 1], fallback_cluster=[1, 1, 1])  # needs cluster=
+
+
+@cute.jit
+def bad_min_blocks(x: cute.Tensor):
+    touch(x).launch(grid=[1, 1, 1], block=[32, 1, 1], min_blocks_per_mp=0)
+
+
+@pytest.mark.parametrize("fn,exc,text,marker", [
+    (bad_keyword, TypeError, "'smem_bytes'", "smem_bytes=0)  # not a launch keyword"),
+    (bad_fallback, ValueError, "needs cluster=", "fallback_cluster=[1, 1, 1])  # needs cluster="),
+    (bad_min_blocks, ValueError, "positive integer", "min_blocks_per_mp=0)"),
+])
+def test_bad_launch_keywords_name_the_line(fn, exc, text, marker):
+    with target("sm_80"), pytest.raises(exc, match=text) as info:
+        cute.compile(fn, from_dlpack(np.zeros(32, np.float32)))
+    assert isinstance(info.value, cutlass.DSLError)
+    assert info.value.location == (THIS, line_of(marker))
+
+
+@cute.kernel
+def copy_with_barrier(x: cute.Tensor):
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32)
+    r = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
+    cute.copy(atom, x[None], r, tma_bar_ptr=None)  # an operand this atom does not take
+
+
+@cute.jit
+def launch_copy_with_barrier(x: cute.Tensor):
+    copy_with_barrier(x).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+def test_copy_refuses_operands_it_does_not_take():
+    with target("sm_80"), pytest.raises(TypeError, match="'tma_bar_ptr'") as info:
+        cute.compile(launch_copy_with_barrier, from_dlpack(np.zeros(1, np.float32)))
+    assert info.value.location == (THIS, line_of("tma_bar_ptr=None)  # an operand"))
+
+
+def test_other_keywords_are_not_swallowed():
+    op = cute.nvgpu.MmaUniversalOp(cutlass.Float32)
+    with pytest.raises(TypeError, match="permutaton_mnk"):
+        cute.make_tiled_mma(op, (1, 1, 1), permutaton_mnk=None)  # misspelt
+    with pytest.raises(TypeError, match="bogus"):
+        cute.make_mma_atom(op, bogus=1)
+    with pytest.raises(TypeError, match="num_bits"):
+        cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits=32)
+    with pytest.raises(TypeError, match="mcast_mask"):
+        cute.gemm(None, None, None, None, None, mcast_mask=1)
+    with pytest.raises(TypeError, match="no_cache"):
+        cute.jit(no_cache=True)
+    with pytest.raises(TypeError, match="bogus"):
+        from_dlpack(np.zeros(2, np.float32), bogus=True)
+    from warpweave.pipeline import PipelineAsync
+
+    with pytest.raises(TypeError, match="tx_count"):
+        PipelineAsync.create(barrier_storage=None, num_stages=2, producer_group=None, consumer_group=None,
+                             tx_count=128)
+    with pytest.raises(NotImplementedError, match="producer_mask"):
+        PipelineAsync.create(barrier_storage=None, num_stages=2, producer_group=None, consumer_group=None,
+                             producer_mask=1)
+
+
+def test_preprocessor_false_keeps_python_control_flow():
+    calls = []
+
+    @cute.jit(preprocessor=False)
+    def host(n):
+        for i in range(n):  # stays a Python loop: no IR
+            calls.append(i)
+
+    assert host.rewritten is host.fn

@@ -1,0 +1,200 @@
+"""python -m warpweave run: CuTe DSL-style programs (written here, in that import style) run unchanged, as
+`python prog.py` would run them, and compile-only runs compile their kernels without a GPU."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def run(tmp_path, source, *args, name="prog.py", runner_args=()):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("WARPWEAVE_ARCH", None)
+    return subprocess.run([sys.executable, "-m", "warpweave", "run", *runner_args, str(path), *args],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+
+
+def test_program_runs_as_main_with_its_argv(tmp_path):
+    (tmp_path / "helper_mod.py").write_text("VALUE = 41\n")
+    r = run(tmp_path, """
+        import sys
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+        import warpweave
+        import helper_mod  # the program's directory leads sys.path, as with `python prog.py`
+
+        def main():
+            print("argv", sys.argv[1:], "name", __name__)
+            print("same", cutlass is warpweave, cute is warpweave.cute, from_dlpack is warpweave.cute.runtime.from_dlpack)
+            print("helper", helper_mod.VALUE + 1)
+
+        if __name__ == "__main__":
+            main()
+        """, "--M", "3", "x")
+    assert r.returncode == 0, r.stderr
+    assert "argv ['--M', '3', 'x'] name __main__" in r.stdout
+    assert "same True True True" in r.stdout and "helper 42" in r.stdout
+
+
+def test_exit_status_and_errors_are_the_programs(tmp_path):
+    r = run(tmp_path, "import sys\nimport cutlass\nsys.exit(3)\n")
+    assert r.returncode == 3
+    r = run(tmp_path, "import cutlass\n\ndef f():\n    raise ValueError('broken here')\n\nf()\n")
+    assert r.returncode != 0 and "broken here" in r.stderr and "prog.py\", line 4" in r.stderr
+    r = run(tmp_path, "import cutlass.utils.no_such_helpers\n")
+    assert r.returncode != 0 and "warpweave.utils.no_such_helpers does not exist" in r.stderr
+
+
+def test_missing_program_and_compile_only_without_target(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("WARPWEAVE_ARCH", None)
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", str(tmp_path / "absent.py")], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 2 and "no such file" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", str(tmp_path / "absent.py")],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "--arch" in r.stderr
+
+
+HOST_PRINT = """
+    import cutlass
+    import cutlass.cute as cute
+
+    @cute.jit
+    def show(a: cutlass.Int32, b: cutlass.Constexpr[int]):
+        print("traced", b)
+        cute.printf("a={} b={} layout={}", a, b, cute.make_layout((a, b)))
+
+    show(cutlass.Int32(8), 2)
+    compiled = cute.compile(show, cutlass.Int32(8), 2)
+    compiled(cutlass.Int32(5))       # Constexpr arguments may be left out of a compiled call
+    compiled(cutlass.Int32(6), 2)
+    """
+
+
+def test_host_printf_prints_each_call_with_its_values(tmp_path):
+    r = run(tmp_path, HOST_PRINT, runner_args=("--arch", "sm_80"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines.count("traced 2") == 2  # Python's print runs while tracing: once per compilation
+    assert [l for l in lines if l.startswith("a=")] == ["a=8 b=2 layout=(8,2):(1,8)", "a=5 b=2 layout=(5,2):(1,5)",
+                                                        "a=6 b=2 layout=(6,2):(1,6)"]
+
+
+KERNEL_PROGRAM = """
+    import cutlass
+    import cutlass.cute as cute
+    import numpy as np
+    from cutlass.cute.runtime import from_dlpack
+
+    @cute.kernel
+    def add_one(x: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        x[tidx] = x[tidx] + 1.0
+
+    @cute.jit
+    def launch(x: cute.Tensor):
+        cute.printf("launching for {}", cute.size(x))
+        add_one(x).launch(grid=[1, 1, 1], block=[cute.size(x), 1, 1])
+
+    x = from_dlpack(np.zeros(32, np.float32))
+    f = cute.compile(launch, x)
+    print("compiled", f.cubin is not None and len(f.cubin) > 0)
+    f(x)
+    print("after the call")
+    """
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_compile_only_stops_at_the_first_launch(tmp_path, arch):
+    r = run(tmp_path, KERNEL_PROGRAM, runner_args=("--compile-only", "--arch", arch))
+    assert r.returncode == 0, r.stderr
+    assert "compiled True" in r.stdout
+    assert "after the call" not in r.stdout and "launching for" not in r.stdout
+    assert "would launch add_one" in r.stdout and "prog.py:20 " in r.stdout
+    assert f"launch for {arch}: add_one" in r.stdout
+
+
+def test_compile_only_skip_goes_on_and_runs_host_prints(tmp_path):
+    r = run(tmp_path, KERNEL_PROGRAM, runner_args=("--compile-only", "--arch", "sm_80", "--on-launch", "skip"))
+    assert r.returncode == 0, r.stderr
+    assert "launching for 32" in r.stdout and "after the call" in r.stdout
+    assert "1 compiled function(s), 1 launching call(s) not made" in r.stdout
+
+
+def test_compile_only_makes_torch_cuda_tensors_in_host_memory(tmp_path):
+    pytest.importorskip("torch")
+    r = run(tmp_path, """
+        import torch
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+        assert torch.cuda.is_available()
+        a = torch.randn(4, 8, device=torch.device("cuda"))
+        b = torch.zeros(4, 8).cuda()
+        c = a.to("cuda:0")
+        print(a.device, b.device, c.device, torch.cuda.current_stream().cuda_stream)
+        """, runner_args=("--compile-only", "--arch", "sm_80"))
+    assert r.returncode == 0, r.stderr
+    assert "cpu cpu cpu 0" in r.stdout
+
+
+def notebook(tmp_path, cells):
+    nb = {"cells": [{"cell_type": "markdown", "source": ["# a notebook\n"]}] +
+          [{"cell_type": "code", "source": textwrap.dedent(c).splitlines(True), "outputs": []} for c in cells],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    p = tmp_path / "nb.ipynb"
+    p.write_text(json.dumps(nb))
+    return p
+
+
+def test_notebook_cells_run_in_order_in_one_namespace(tmp_path):
+    notebook(tmp_path, ["import cutlass\nimport cutlass.cute as cute\n%matplotlib inline\n",
+                        """
+                        @cute.jit
+                        def show(n: cutlass.Int32):
+                            cute.printf("n = {}", n)
+                        """,
+                        "show(cutlass.Int32(7))\nprint(__name__)\n",
+                        "raise RuntimeError('cell three fails')\n",
+                        "print('after the failing cell')\n"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "WARPWEAVE_ARCH": "sm_80"}
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", str(tmp_path / "nb.ipynb")], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert r.returncode == 1
+    assert "n = 7\n__main__" in r.stdout and "skipped the IPython line '%matplotlib inline'" in r.stdout
+    assert "cell three fails" in r.stderr and "nb.ipynb#cell4" in r.stderr  # the failing cell's own name
+    assert "after the failing cell" not in r.stdout
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--keep-going", str(tmp_path / "nb.ipynb")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1 and "after the failing cell" in r.stdout
+    assert "5 code cell(s) run, 4 without error; failed: cell 4" in r.stdout
+
+
+def test_notebook_compile_only_skips_launches_and_goes_on(tmp_path):
+    notebook(tmp_path, ["""
+        import cutlass
+        import cutlass.cute as cute
+
+        @cute.kernel
+        def k():
+            cute.printf("device")
+
+        @cute.jit
+        def hello():
+            cute.printf("host")
+            k().launch(grid=(1, 1, 1), block=(32, 1, 1))
+        """,
+        "cutlass.cuda.initialize_cuda_context()\nhello()\nc = cute.compile[cute.KeepPTX](hello)\nc()\n",
+        "print('last cell')\n"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "WARPWEAVE_DUMP_DIR": str(tmp_path / "dump")}
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_90a",
+                        str(tmp_path / "nb.ipynb")], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("host\n") == 2 and "last cell" in r.stdout
+    assert r.stdout.count("would launch k; not made") == 2
+    assert any(f.endswith(".ptx") for f in os.listdir(tmp_path / "dump"))  # KeepPTX kept it

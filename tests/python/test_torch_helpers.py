@@ -1,0 +1,65 @@
+"""warpweave.torch (CuTe DSL's cutlass.torch) and cutlass.utils.tensor_helpers: test tensors with the asked
+majorness and values, fp8 held in uint8 storage, on the host (device="cpu") where no GPU is present."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import warpweave as cutlass  # noqa: E402
+import warpweave.torch as cutlass_torch  # noqa: E402
+from warpweave.utils.tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: E402
+
+
+def test_dtype_mapping():
+    assert cutlass_torch.dtype(cutlass.Float16) is torch.float16
+    assert cutlass_torch.dtype(cutlass.BFloat16) is torch.bfloat16
+    assert cutlass_torch.dtype(cutlass.Float8E4M3FN) is torch.float8_e4m3fn
+    with pytest.raises(TypeError, match="no dtype"):
+        cutlass_torch.dtype(cutlass.Float6E2M3FN)
+
+
+@pytest.mark.parametrize("mode0_major", [True, False])
+def test_matrix_majorness_and_values(mode0_major):
+    t = cutlass_torch.matrix(3, 8, 6, mode0_major, cutlass.Float16,
+                             init_config=cutlass_torch.RandomInitConfig(min_val=-2, max_val=2))
+    assert t.shape == (8, 6, 3) and t.dtype is torch.float32
+    assert t.stride()[0 if mode0_major else 1] == 1 and cutlass_torch.get_leading_dim(t) == (0 if mode0_major else 1)
+    assert t.min() >= -2 and t.max() <= 2 and torch.equal(t, t.round())  # integers: exact in every type
+
+
+def test_create_and_permute_puts_the_last_mode_of_the_order_innermost():
+    for order in [(0, 1, 2), (2, 0, 1), (1, 2, 0)]:
+        t = cutlass_torch.create_and_permute_torch_tensor((2, 3, 4), torch.float32, permute_order=order,
+                                                          init_type=cutlass_torch.TensorInitType.SCALAR,
+                                                          init_config=cutlass_torch.ScalarInitConfig(value=1.5))
+        assert t.shape == (2, 3, 4) and t.stride()[order[-1]] == 1 and bool((t == 1.5).all())
+    with pytest.raises(ValueError, match="permutation"):
+        cutlass_torch.create_and_permute_torch_tensor((2, 3), torch.float32, permute_order=(0, 0))
+
+
+def test_cute_tensor_like_converts_to_the_element_type():
+    ref = cutlass_torch.matrix(1, 16, 8, False, cutlass.Float8E4M3FN,
+                               init_type=cutlass_torch.TensorInitType.GAUSSIAN)
+    cute_t, storage = cutlass_torch.cute_tensor_like(ref, cutlass.Float8E4M3FN, is_dynamic_layout=True,
+                                                     assumed_align=16, device="cpu")
+    assert storage.dtype is torch.uint8 and cute_t.element_type is cutlass.Float8E4M3FN
+    # The bytes are exactly torch's own fp8 rounding of the values.
+    assert torch.equal(storage, ref.to(torch.float8_e4m3fn).view(torch.uint8))
+    assert cute_t.dynamic_shape == [True, True, True] and not cute_t.dynamic_stride[1]
+    back = storage.view(torch.float8_e4m3fn).float()
+    assert torch.allclose(back, ref, rtol=0.07, atol=2 ** -9)
+
+
+def test_fp8_tensor_helper_and_convert():
+    assert is_fp8_dtype(cutlass.Float8E5M2) and not is_fp8_dtype(cutlass.Float16)
+    src = torch.randn(4, 16)
+    storage = torch.empty(4, 16, dtype=torch.uint8)
+    t = create_cute_tensor_for_fp8(storage, cutlass.Float8E5M2, leading_dim=1, source_f32_tensor=src)
+    assert t.element_type is cutlass.Float8E5M2
+    assert torch.equal(storage, src.to(torch.float8_e5m2).view(torch.uint8))
+    h = torch.empty(4, 16, dtype=torch.float16)
+    from warpweave.cute.runtime import from_dlpack
+
+    out = cutlass_torch.convert_cute_tensor(src, from_dlpack(h), cutlass.Float16)
+    assert out.element_type is cutlass.Float16 and torch.equal(h, src.half())
+    with pytest.raises(ValueError, match="shapes differ"):
+        cutlass_torch.convert_cute_tensor(torch.zeros(2, 2), from_dlpack(h), cutlass.Float16)
