@@ -662,6 +662,8 @@ targets {
   llvm_cpu: "sm_90a"
   ptx_features: "+ptx86"
   jit_arch: "sm_90a"
+  max_threads_per_block: 1024
+  max_cluster_size: 8
 }
 """
 

@@ -46,6 +46,8 @@ constexpr int64_t kMaxTile = int64_t{1} << 22;    // M*K, N*K, M*N: the tiles wh
 constexpr int64_t kMaxThreads = 4096;           // threads of an atom (thr_id's size)
 constexpr int64_t kMaxUnitBits = 1024;          // layout_unit_bits
 constexpr int64_t kMaxComputeCapability = 10000;
+constexpr int64_t kMaxThreadsPerBlock = 4096;   // a target's launch limits
+constexpr int64_t kMaxClusterSize = 64;
 
 // Count of distinct $N operand references in an inline-asm template, as max index + 1; -1 (and the index as text
 // in `bad`) when one is beyond kMaxOperandIndex.
@@ -277,6 +279,12 @@ std::vector<std::string> validate_manifest(const Manifest& m) {
     if (t.compute_capability() > kMaxComputeCapability)
       out.push_back("target " + t.name() + ": compute_capability " + std::to_string(t.compute_capability()) +
                     " is above " + std::to_string(kMaxComputeCapability));
+    if (t.max_threads_per_block() > kMaxThreadsPerBlock)
+      out.push_back("target " + t.name() + ": max_threads_per_block " + std::to_string(t.max_threads_per_block()) +
+                    " is above " + std::to_string(kMaxThreadsPerBlock));
+    if (t.max_cluster_size() > kMaxClusterSize)
+      out.push_back("target " + t.name() + ": max_cluster_size " + std::to_string(t.max_cluster_size()) +
+                    " is above " + std::to_string(kMaxClusterSize));
     for (uint32_t cc : t.also_serves())
       if (cc == 0 || cc > kMaxComputeCapability)
         out.push_back("target " + t.name() + ": also_serves " + std::to_string(cc) + " is not a compute capability");

@@ -328,3 +328,146 @@ def test_cache_path_that_is_no_regular_file_does_not_hang(tmp_path, kind):
     again = run_cache_script(tmp_path / "cache", 2.0)  # a hang here times the subprocess out
     assert again["2.0"]["cache"] == "miss" and again["2.0"]["cubin"] == first["2.0"]["cubin"]
     assert any(path in m for m in again["warnings"]), again["warnings"]
+
+
+# --- item 8: launch settings against the target's limits, at the user's launch line -----------------------------
+
+@cute.kernel
+def plain_kernel(gA: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    gA[tidx] = 1.0
+
+
+def launching(**settings):
+    @cute.jit
+    def host(a: cute.Tensor):
+        plain_kernel(a).launch(**settings)  # the launch line
+
+    return host
+
+
+@pytest.mark.parametrize("arch,settings,match,cls", [
+    ("sm_80", dict(grid=(-1, 1, 1), block=(32, 1, 1)), r"grid extent x is -1; it must be from 1 to 2147483647", ValueError),
+    ("sm_80", dict(grid=(1.5, 1, 1), block=(32, 1, 1)), r"grid extents are integers .* got 1.5 \(float\)", TypeError),
+    ("sm_80", dict(grid=("4", 1, 1), block=(32, 1, 1)), r"got '4' \(str\)", TypeError),
+    ("sm_80", dict(grid=(2**31, 1, 1), block=(32, 1, 1)), r"grid extent x is 2147483648", ValueError),
+    ("sm_80", dict(grid=(1, 70000, 1), block=(32, 1, 1)), r"grid extent y is 70000; it must be from 1 to 65535", ValueError),
+    ("sm_80", dict(grid=(1, 1, 1), block=(32, 1, 1), smem=-5), r"smem=-5", ValueError),
+    ("sm_80", dict(grid=(1, 1, 1), block=(32, 1, 1), smem=1.5), r"smem is a number of bytes", TypeError),
+    ("sm_80", dict(grid=(1, 1, 1), block=(2000, 1, 1)), r"block extent x is 2000; it must be from 1 to 1024", ValueError),
+    ("sm_80", dict(grid=(1, 1, 1), block=(64, 32, 1)), r"2048 threads, more than the 1024 a block may have on sm_80",
+     ValueError),
+    ("sm_80", dict(grid=(1, 1, 1), block=(0, 1, 1)), r"block extent x is 0", ValueError),
+    ("sm_80", dict(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1)), r"sm_80 has no thread block clusters",
+     ValueError),
+    ("sm_80", dict(grid=(1, 1, 1), block=(32, 1, 1), smem=4 << 20),
+     r"4194304 bytes of shared memory per block, more than the 166912 sm_80 offers", ValueError),
+    ("sm_90a", dict(grid=(16, 1, 1), block=(32, 1, 1), cluster=(16, 1, 1)), r"16 blocks, more than the 8", ValueError),
+    ("sm_90a", dict(grid=(3, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1)), r"not a multiple of the cluster", ValueError),
+])
+def test_launch_settings_are_checked_at_the_launch_line(monkeypatch, arch, settings, match, cls):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    refused_at(launching(**settings), from_dlpack(np.zeros(32, np.float32)), match=match, line="# the launch line",
+               cls=cls, arch=arch)
+
+
+def test_launch_within_the_limits_compiles():
+    with target("sm_90a"):
+        c = cute.compile(launching(grid=(4, 1, 1), block=(32, 4, 1), cluster=(2, 1, 1), smem=200 * 1024),
+                         from_dlpack(np.zeros(32, np.float32)))
+    assert c.cubin[:4] == b"\x7fELF"
+
+
+def test_a_grid_computed_at_call_time_is_checked_at_the_call():
+    from warpweave._dsl.launch_limits import check_call_grid
+
+    with pytest.raises(ValueError, match=r"grid evaluates to \(-3, 1, 1\).*must be from 1 to"):
+        check_call_grid("k", [-3, 1, 1])
+    with pytest.raises(ValueError, match=r"extent y must be from 1 to 65535"):
+        check_call_grid("k", [1, 65536, 1])
+    with pytest.warns(RuntimeWarning, match=r"grid evaluates to \(0, 1, 1\).*nothing is launched"):
+        assert check_call_grid("k", [0, 1, 1]) is False
+    assert check_call_grid("k", [5, 1, 1]) is True
+
+
+# --- item 10 (arguments) and the cases that already held -------------------------------------------------------
+
+@cute.kernel
+def constexpr_kernel(gA: cute.Tensor, f: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    gA[tidx] = gA[tidx] * f
+
+
+@cute.jit
+def passes_a_runtime_value_as_constexpr(a: cute.Tensor, n: cutlass.Int32):
+    constexpr_kernel(a, n).launch(grid=[1, 1, 1], block=[32, 1, 1])  # runtime into Constexpr
+
+
+@cute.jit
+def scale_host(a: cute.Tensor, f: cutlass.Constexpr):
+    constexpr_kernel(a, f).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_runtime_value_for_a_constexpr_parameter_is_refused():
+    refused_at(passes_a_runtime_value_as_constexpr, dyn(32), cutlass.Int32(2), line="# runtime into Constexpr",
+               match=r"argument 'f' of the kernel constexpr_kernel is cutlass.Constexpr.*runtime Int32", cls=TypeError)
+
+
+def compile_here(fn, *args):  # the calls below name this line
+    with target("sm_80"), pytest.raises(cutlass.DSLError) as info:
+        cute.compile(fn, *args)  # the compile line
+    err = info.value
+    assert err.location == (THIS, line_of("# the compile line")), (err.location, str(err))
+    return str(err)
+
+
+@pytest.mark.parametrize("args,match", [
+    ((np.zeros(32, np.float32), 2.0), r"argument 'a' is a numpy.ndarray; pass it as a tensor with .*from_dlpack"),
+    ((from_dlpack(np.zeros(0, np.float32)), 2.0), r"argument 'a' is a tensor of shape \(0,\), with an extent of 0"),
+    ((from_dlpack(np.zeros(32, np.float32)),), r"scale_host\(\): missing a required argument: 'f'"),
+    ((from_dlpack(np.zeros(32, np.float32)), 2.0, 3), r"scale_host\(\): too many positional arguments"),
+    ((3, 2.0), r"argument 'a' is annotated cute.Tensor but is a int"),
+    ((from_dlpack(np.zeros(32, np.float32)), from_dlpack(np.zeros(4, np.float32))),
+     r"argument 'f' is cutlass.Constexpr.*runtime RuntimeTensor"),
+])
+def test_unusable_arguments_are_refused_at_the_compile_line(args, match):
+    assert re.search(match, compile_here(scale_host, *args))
+
+
+@cute.kernel
+def rank2_kernel(gA: cute.Tensor):
+    gA[0, 1] = 1.0  # rank-2 index
+
+
+@cute.jit
+def rank2_host(a: cute.Tensor):
+    rank2_kernel(a).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+def test_wrong_rank_is_refused_at_the_users_line():
+    refused_at(rank2_host, from_dlpack(np.zeros(8, np.float32)), line="# rank-2 index", match=r"rank|mode|coordinate")
+
+
+def test_another_specialisation_at_call_time_is_refused_before_launch():
+    a = from_dlpack(np.zeros((8, 8), np.float32))
+    with target("sm_80"):
+        c = cute.compile(scale_host, a, 2.0)
+    with pytest.raises(ValueError, match="does not match the compiled specialisation"):
+        c(from_dlpack(np.zeros((8, 8), np.float32).T), 2.0)  # other strides
+    with pytest.raises(ValueError, match="does not match the compiled specialisation"):
+        c(from_dlpack(np.zeros((4, 8), np.float32)), 2.0)  # other shape
+
+
+@cute.kernel
+def wrong_target_kernel(gA: cute.Tensor):
+    cute.arch.griddepcontrol_wait()  # not on sm_80
+
+
+@cute.jit
+def wrong_target_host(a: cute.Tensor):
+    wrong_target_kernel(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_an_instruction_of_another_target_is_refused():
+    refused_at(wrong_target_host, dyn(32), line="# not on sm_80", cls=TypeError,
+               match=r"griddepcontrol_wait is not available when compiling for sm_80.*only these offer it")

@@ -80,8 +80,49 @@ class ArgPlan:
     symbols: list = field(default_factory=list)  # (symbol id, "shape"/"stride", mode) for tensors; id for ints
 
 
+def _is_tensor_annotation(annotation) -> bool:
+    return annotation is Tensor or (isinstance(annotation, str) and annotation.split(".")[-1] == "Tensor")
+
+
+def _refuse_unusable(name, value, annotation):
+    """Arguments that cannot be what they are used as, refused at the user's line with what to write instead."""
+    if _is_constexpr(annotation):
+        if isinstance(value, (RuntimeTensor, RuntimePointer)) or is_torch_tensor(value) or isinstance(value, SymInt) \
+                or isinstance(value, Numeric) and not value.is_static:
+            raise DSLTypeError(f"argument '{name}' is cutlass.Constexpr, so its value must be known when compiling, "
+                               f"but it is a runtime {type(value).__name__}; pass a Python value, or drop the "
+                               "Constexpr annotation to make it a runtime argument", user_location(3))
+        return
+    array_like = type(value).__module__.split(".")[0] in ("numpy", "cupy") or \
+        (hasattr(value, "__dlpack__") and not is_torch_tensor(value) and not isinstance(value, RuntimeTensor))
+    if array_like and _runtime_view(value) is None:
+        raise DSLTypeError(f"argument '{name}' is a {type(value).__module__}.{type(value).__name__}; pass it as a "
+                           "tensor with warpweave.cute.runtime.from_dlpack(...)", user_location(3))
+    if _is_tensor_annotation(annotation) and _runtime_view(value) is None and not isinstance(value, Tensor):
+        raise DSLTypeError(f"argument '{name}' is annotated cute.Tensor but is a {type(value).__name__}",
+                           user_location(3))
+    rt = _runtime_view(value)
+    if rt is not None and any(s == 0 for s, dyn in zip(rt.shape, rt.dynamic_shape) if not dyn):
+        raise DSLValueError(f"argument '{name}' is a tensor of shape {tuple(rt.shape)}, with an extent of 0 known "
+                            "when compiling; a kernel over no elements has nothing to do: skip the call, or mark the "
+                            "extent dynamic (mark_layout_dynamic) so that it is read at each call", user_location(3))
+
+
+def check_arguments(fn_name: str, signature: inspect.Signature, args, kwargs) -> None:
+    """The arguments of a compile, checked before anything else reads them (the cache key included): their
+    number, and each against what it is used as; mistakes raise at the user's line."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise DSLTypeError(f"{fn_name}(): {e}", user_location(2)) from None
+    bound.apply_defaults()
+    for name, value in bound.arguments.items():
+        _refuse_unusable(name, value, signature.parameters[name].annotation)
+
+
 def _make_host_arg(st: trace.TraceState, index: int, name: str, value, annotation):
     """(host stand-in, ArgPlan) for one jit argument."""
+    _refuse_unusable(name, value, annotation)
     if _is_constexpr(annotation):
         plan = ArgPlan("const", index, name, ("const", _const_key(value)))
         plan.constexpr, plan.const_value = True, value  # a call of the compiled function may leave it out

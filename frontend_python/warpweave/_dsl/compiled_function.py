@@ -12,6 +12,7 @@ from . import compile_only
 from .errors import DSLTypeError, DSLValueError
 from .host_actions import host_side
 from .host_guards import check as check_guards
+from .launch_limits import check_call_grid
 from .launch_plan import dim_source, eval_dim, packer
 from .numeric import Numeric
 from .runtime import RuntimeTensor, satisfies
@@ -111,8 +112,8 @@ class JitCompiledFunction:
                     x = scalars[p.source]
                     vals.append(int(x) if p.fmt in "bBhiq" else x)
             grid = l.static_grid if l.static_grid is not None else [eval_dim(x, env) for x in l.grid]
-            if l.static_grid is None and any(g <= 0 for g in grid):
-                continue  # an empty problem: nothing to launch
+            if l.static_grid is None and not check_call_grid(l.kernel, grid):
+                continue  # an empty problem: nothing to launch (a warning says so)
             block = l.static_block if l.static_block is not None else [eval_dim(x, env) for x in l.block]
             cluster = [eval_dim(x, env) for x in l.cluster] if l.cluster else []
             smem = eval_dim(l.smem, env)
@@ -151,6 +152,7 @@ class JitCompiledFunction:
             return False
         self._call_nargs = self._nargs - len(self.bound_self)
         env = {"RT": RuntimeTensor, "view": _runtime_view, "satisfies": satisfies, "mismatch": _spec_mismatch,
+               "_check_call_grid": check_call_grid,
                "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
                "const_mismatch": _const_mismatch, "pointer_address": _pointer_address, "asm": self.assumptions, "assumption_error": _assumption_error}
         n = self._nargs
@@ -216,6 +218,7 @@ class JitCompiledFunction:
                 body.append(f"g = ({', '.join(grid)})")
                 body.append(f"if g[0] > 0 and g[1] > 0 and g[2] > 0: L{k}(g[0], g[1], g[2], {stream}, "
                             f"P{k}({', '.join(vals)}))")
+                body.append(f"else: _check_call_grid({l.kernel!r}, g)")
             else:
                 body.append(call)
         src = f"def fast_call({sig}):\n" + "\n".join("    " + line for line in body) + "\n"

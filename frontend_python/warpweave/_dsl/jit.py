@@ -19,7 +19,7 @@ from typing import Callable
 
 from .. import _core
 from . import compile_only, function_cache, trace
-from .arg_plan import Constexpr, _make_host_arg, spec_key  # noqa: F401 - Constexpr is public here too
+from .arg_plan import Constexpr, _make_host_arg, check_arguments, spec_key  # noqa: F401 - Constexpr is public here too
 from .compiled_function import JitCompiledFunction
 from .host_guards import GuardMismatch
 from .compile_options import CompileOptions, merge as merge_options  # noqa: F401 - CompileOptions is public here
@@ -40,6 +40,7 @@ class JitFunction(_Decorated):
     def __call__(self, *args, **kwargs):
         if trace.current_or_none() is not None:
             return self.rewritten(*args, **kwargs)  # a helper called while tracing: inline it
+        check_arguments(self.fn.__name__, self.signature, args, kwargs)
         target = select_target()
         key = (target.name, spec_key(self.signature, args, kwargs))
         compiled = self._compiled.get(key)
@@ -90,6 +91,7 @@ JitFunction.bound = BoundJitFunction
 
 def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = None, options=None):
     """Traces jf with the given arguments, compiles the module and returns the compiled function."""
+    check_arguments(jf.fn.__name__, jf.signature, args, kwargs)
     opts = options if isinstance(options, CompileOptions) else merge_options(CompileOptions(), options)
     if opts.gpu_arch:
         from .target import target_named

@@ -6,7 +6,7 @@ import copy
 from typing import Callable
 
 from .. import _core
-from . import ast_rewrite, function_cache, trace
+from . import ast_rewrite, function_cache, launch_limits, trace
 from .errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from .host_arguments import DeviceHostArgument, HostArgument
 from .launch_config import launch_config
@@ -131,7 +131,30 @@ class KernelFunction(_Decorated):
         if st.kernel is not None:
             raise DSLTypeError(f"a kernel cannot launch the kernel {self.fn.__name__}; call a @cute.jit helper "
                                "instead", user_location(1))
+        _check_constexpr_arguments(self.fn, args, kwargs)
         return KernelLaunch(self, args, kwargs)
+
+
+def _check_constexpr_arguments(fn, args, kwargs):
+    """A kernel parameter annotated cutlass.Constexpr takes a value known while tracing; a runtime value there
+    would be used as whatever it traces to, silently."""
+    import inspect
+
+    from .arg_plan import _is_constexpr
+
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise DSLTypeError(f"{fn.__name__}(): {e}", user_location(2)) from None
+    for name, value in bound.arguments.items():
+        if not _is_constexpr(sig.parameters[name].annotation):
+            continue
+        if isinstance(value, SymInt) or isinstance(value, Numeric) and not value.is_static:
+            raise DSLTypeError(f"argument '{name}' of the kernel {fn.__name__} is cutlass.Constexpr, so its value "
+                               f"must be known while tracing, but it is a runtime {type(value).__name__}; pass a "
+                               "Python value (or a Constexpr of the jit function), or drop the annotation",
+                               user_location(2))
 
 
 class _BoundKernel:
@@ -177,6 +200,8 @@ class KernelLaunch:
         cooperative, fallback_cluster, or config=LaunchConfig) are described in launch_config.py."""
         c = launch_config(kwargs)
         st = trace.current()
+        for what in ("grid", "block", "cluster"):
+            launch_limits.check_raw_extents(getattr(c, what), what)
         grid_d, block_d = _dims(c.grid, "grid"), _dims(c.block, "block")
         cluster_d = _dims(c.cluster, "cluster")
         fallback_d = _dims(c.fallback_cluster, "fallback_cluster")
@@ -190,6 +215,10 @@ class KernelLaunch:
                             cluster_d if fallback_d is None else None, min_blocks_per_mp=c.min_blocks_per_mp)
         params = st.kernel_params[name]
         carved = st.kernel_smem.get(name, 0)
+        # Against the target's limits (its backend's manifest), at this line: the driver would refuse them only
+        # at run time, and some (a cluster on a target without clusters) not at all.
+        launch_limits.check_launch(st.target, self.kernel.fn.__name__, grid_d, block_d,
+                                   cluster_d if fallback_d is None else fallback_d, smem, carved)
         if carved and isinstance(smem, int):
             # The launch gives at least what the kernel's allocators carved (a run-time smem= is the caller's).
             smem = max(smem, carved)

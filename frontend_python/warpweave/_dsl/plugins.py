@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 
 from .. import _core
@@ -92,6 +93,11 @@ class Registry:
         self.loaded_dirs.update(new)
         self._dirs += new
         self._all_loaded = False
+        for d in new:
+            if d != PACKAGE_PLUGIN_DIR and not os.path.isdir(d):
+                # A mistyped path would otherwise just leave its backends out, and the target they serve unknown.
+                warnings.warn(f"WARPWEAVE_PLUGIN_PATH names {d!r}, which is not a directory: no plugins are loaded "
+                              "from it", RuntimeWarning, stacklevel=2)
         for c in _core.discover_plugins(new):
             if c["name"] in self.candidates:
                 continue  # a second plugin of that name: refused when everything is loaded
