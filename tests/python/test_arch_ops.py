@@ -412,3 +412,24 @@ def test_sync_warp_and_cute_dsl_location_keywords():
     ptx = ptx_of(body, "sm_80")
     assert "shfl.sync.bfly.b32" in ptx and "ex2.approx" in ptx
     assert "bar.warp.sync \t-1;" in ptx and "bar.warp.sync \t65535;" in ptx
+
+
+def test_warp_redux_sync():
+    from functools import partial
+
+    warp_fmax = partial(cute.arch.warp_redux_sync, kind="fmax", nan=True)
+
+    def body(gA, gB, tidx):
+        i = cute.arch.warp_redux_sync(cutlass.Int32(tidx), "add")
+        u = cute.arch.warp_redux_sync(cutlass.Uint32(tidx), "max", mask=0xFF)
+        f = warp_fmax(gA[tidx])
+        g = cute.arch.warp_redux_sync(gA[tidx], "fmin", abs=True)
+        gB[tidx] = cutlass.Float32(i) + cutlass.Float32(u) + f + g
+
+    ptx = ptx_of(body, "sm_80")
+    assert "redux.sync.add.s32" in ptx and "redux.sync.max.u32" in ptx
+    assert count(r"shfl\.sync\.bfly\.b32", ptx) == 10 and "max.NaN.f32" in ptx and "abs.f32" in ptx
+    with pytest.raises(TypeError, match="32-bit integer"):
+        ptx_of(lambda gA, gB, t: cute.arch.warp_redux_sync(gA[t], "add"))
+    with pytest.raises(ValueError, match="whole warp"):
+        ptx_of(lambda gA, gB, t: cute.arch.warp_redux_sync(gA[t], "fmax", mask=0xFF))

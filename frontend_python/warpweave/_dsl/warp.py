@@ -179,6 +179,48 @@ def warp_reduction_min(val, threads_in_group: int = 32):
     return warp_reduction(val, "min", threads_in_group)
 
 
+_REDUX_INT = {"add": "add", "and": "and", "or": "or", "xor": "xor", "max": "max", "min": "min"}
+
+
+def warp_redux_sync(value, kind: str, mask=-1, abs: bool = False, nan: bool = False):  # noqa: A002
+    """The reduction of `value` over the lanes of `mask`, in every one of them. Integers (kind "add", "min",
+    "max", "and", "or", "xor") use redux.sync. Floats (kind "fmax" or "fmin", with `abs` taking magnitudes and
+    `nan` making a NaN win) combine by butterfly shuffles, over the whole warp."""
+    if not isinstance(value, Numeric):
+        value = as_numeric(value)
+    t = type(value)
+    b = trace.builder()
+    if kind in ("fmax", "fmin"):
+        if not t.is_float:
+            raise DSLTypeError(f"warp_redux_sync: kind={kind!r} needs a float, got {t.__name__}", user_location(2))
+        if not (isinstance(mask, int) and mask in (-1, FULL_MASK)):
+            raise DSLValueError("warp_redux_sync: float reductions cover the whole warp (mask=-1)", user_location(2))
+        from .arch import fmax, fmin
+
+        x = value
+        if abs:
+            x = t.from_ir(b.op1("math.absf", [x.ir()], t.ir_type)) if t.ir_type in ("f32", "f64", "f16", "bf16") \
+                else x.__abs__()
+        if nan:
+            def fn(u, v):
+                op = "arith.maximumf" if kind == "fmax" else "arith.minimumf"   # NaN-propagating
+                return type(u).from_ir(trace.builder().op1(op, [u.ir(), v.ir()], type(u).ir_type))
+        else:
+            fn = fmax if kind == "fmax" else fmin
+        return warp_reduction(x, fn)
+    if kind not in _REDUX_INT:
+        kinds = ", ".join(list(_REDUX_INT) + ["fmax", "fmin"])
+        raise DSLValueError(f"warp_redux_sync: kind={kind!r} is not one of {kinds}", user_location(2))
+    if not t.is_integer or t.width != 32:
+        raise DSLTypeError(f"warp_redux_sync: kind={kind!r} needs a 32-bit integer, got {t.__name__}",
+                           user_location(2))
+    k = kind
+    if kind in ("max", "min") and not t.signed:
+        k = "u" + kind
+    r = b.op1("nvvm.redux.sync", [value.ir(), _i32(mask, "mask")], "i32", f"kind = #nvvm<redux_kind {k}>")
+    return t.from_ir(r)
+
+
 def make_warp_uniform(value):
     """`value` as the compiler's warp-uniform value: lane 0's, broadcast (so that it lives in a uniform register
     and branches on it do not diverge). Static values are returned as they are."""
@@ -210,7 +252,8 @@ def popc(value):
 
 __all__ = ["WARP_SIZE", "FULL_MASK", "shuffle_sync", "shuffle_sync_up", "shuffle_sync_down", "shuffle_sync_bfly",
            "vote_ballot_sync", "vote_any_sync", "vote_all_sync", "vote_uni_sync", "warp_reduction",
-           "warp_reduction_sum", "warp_reduction_max", "warp_reduction_min", "make_warp_uniform", "popc"]
+           "warp_reduction_sum", "warp_reduction_max", "warp_reduction_min", "warp_redux_sync", "make_warp_uniform",
+           "popc"]
 
 
 def _accept_locations():
