@@ -158,8 +158,8 @@ def test_atomics_on_global_memory():
     assert re.search(r"atom\.global\.add\.f32", ptx)
     # Scope cta runs at GPU scope (a superset); sys uses the system-scope atom; orderings are fences around it.
     assert re.search(r"atom\.global\.max\.s32", ptx)
-    assert re.search(r"fence\.(release|acq_rel)\.sys;[^;]*;?\s+atom\.sys\.min\.s32[^\n]*\n\s+fence\.(acquire|acq_rel)\.sys;",
-                     ptx)
+    assert re.search(r"fence\.(release|acq_rel)\.sys;[^;]*;?\s+atom\.sys\.min\.s32[^\n]*\n"
+                     r"\s+fence\.(acquire|acq_rel)\.sys;", ptx)
     assert re.search(r"atom\.global\.or\.b32", ptx)
     assert re.search(r"atom\.global\.exch\.b32", ptx)
     assert re.search(r"atom\.relaxed\.gpu\.global\.cas\.b32", ptx)

@@ -69,10 +69,10 @@ _UNARY = {
     "asinh": (_pymath.asinh, "math.asinh"), "acosh": (_pymath.acosh, "math.acosh"),
     "atanh": (_pymath.atanh, "math.atanh"),
     "erf": (_pymath.erf, "math.erf"), "erfc": (_pymath.erfc, "math.erfc"), "expm1": (_pymath.expm1, "math.expm1"),
-    "log1p": (_pymath.log1p, "math.log1p"), "cbrt": (lambda x: _pymath.copysign(_builtins.abs(x) ** (1 / 3), x), "math.cbrt"),
-    "floor": (_pymath.floor, "math.floor"), "ceil": (_pymath.ceil, "math.ceil"),
-    "trunc": (_pymath.trunc, "math.trunc"), "round": (lambda x: _pymath.copysign(_pymath.floor(_builtins.abs(x) + 0.5), x),
-                                                        "math.round"),
+    "log1p": (_pymath.log1p, "math.log1p"),
+    "cbrt": (lambda x: _pymath.copysign(_builtins.abs(x) ** (1 / 3), x), "math.cbrt"),
+    "floor": (_pymath.floor, "math.floor"), "ceil": (_pymath.ceil, "math.ceil"), "trunc": (_pymath.trunc, "math.trunc"),
+    "round": (lambda x: _pymath.copysign(_pymath.floor(_builtins.abs(x) + 0.5), x), "math.round"),
     "roundeven": (lambda x: float(_builtins.round(x)), "math.roundeven"), "absf": (_builtins.abs, "math.absf"),
 }
 
