@@ -654,6 +654,10 @@ description: "NVIDIA Hopper (sm_90a): wgmma, TMA, mbarrier, clusters, setmaxnreg
 python_modules: "warp"
 python_modules: "warpgroup"
 python_modules: "cpasync"
+python_package {
+  module_map { key: "warpweave.utils.hopper_helpers" value: "helpers" }
+  on_load: "adapters"
+}
 
 targets {
   name: "sm_90a"

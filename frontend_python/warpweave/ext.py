@@ -56,12 +56,46 @@ def host_argument(name: str, tensor, **attrs) -> HostArgument:
     return _host_arguments.make(name, tensor, attrs)
 
 
+def register_python_name(qualified: str, obj) -> None:
+    """Defines `obj` as cute.nvgpu.<module>.<name> (qualified "<module>.<name>", e.g. "cpasync.tma_partition"):
+    functions and classes a backend's users call by CuTe DSL's names. It takes precedence over a manifest class of
+    the same name, which stays reachable through manifest_class (to wrap it)."""
+    from ._dsl import atoms
+
+    atoms.register_python_name(qualified, obj)
+
+
+def manifest_class(python_name: str):
+    """The class made from the loaded manifests for an op name (e.g. "warpgroup.MmaF16BF16Op"): construct it with
+    the manifest's Python parameters; its .entry() selects the atom. None when no manifest has the name."""
+    from ._dsl import atoms
+
+    return atoms.manifest_class(python_name)
+
+
+def select_instruction(python_name: str, params: dict | None = None, operands: set | None = None) -> tuple:
+    """(backend name, entry) of the loaded instruction named python_name whose Python parameters are `params`
+    (and, for a primitive, whose input operands are `operands`), usable on the current target."""
+    from ._dsl import atoms
+
+    b, entry = atoms.select(python_name, {k: atoms.canonical(v) for k, v in (params or {}).items()}, operands)
+    return b.name, entry
+
+
 # --- instructions and the IR ----------------------------------------------------------------------------------
 
 def in_kernel() -> bool:
     from ._dsl import trace
 
     return trace.in_kernel()
+
+
+def when(cond, fn) -> None:
+    """In a kernel: `if cond: fn()` for library code (a run-time condition becomes IR control flow; fn's effects
+    must not rebind values the caller uses after it)."""
+    from ._dsl.control_flow import when as _when
+
+    _when(cond, fn)
 
 
 def builder():
@@ -110,5 +144,5 @@ def host_call(backend_name: str, hook: str, attrs: dict, out_size: int) -> bytes
 __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLRuntimeError", "user_error",
            "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
            "register_memory_space", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
-           "in_kernel", "builder", "emit_instruction", "manifest_entry", "backend", "host_call", "Target",
-           "current_target"]
+           "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
+           "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target"]

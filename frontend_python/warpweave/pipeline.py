@@ -20,7 +20,6 @@ __all__ = list(_impl.__all__)
 # CuTe DSL's pipelines that are not built here yet: importing one says so (an ImportError, so that
 # `from warpweave.pipeline import PipelineTmaAsync` carries this message rather than Python's generic one).
 _NOT_YET = {
-    "PipelineTmaAsync": "a TMA-load pipeline (transaction-count mbarriers, Hopper and later)",
     "PipelineTmaMultiConsumersAsync": "a TMA-load pipeline with several consumer groups",
     "PipelineTmaStore": "a TMA-store pipeline (bulk async groups, Hopper and later)",
     "PipelineTmaUmma": "a TMA-to-UMMA pipeline (Blackwell)",

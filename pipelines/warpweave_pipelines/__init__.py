@@ -12,7 +12,9 @@ from .barriers import MbarrierArray, NamedBarrier
 from .init_sync import pipeline_init_arrive, pipeline_init_wait
 from .pipeline_async import Agent, CooperativeGroup, PipelineAsync
 from .pipeline_cp_async import PipelineCpAsync
+from .pipeline_tma_async import PipelineTmaAsync
 from .state import PipelineState, PipelineUserType, make_pipeline_state
 
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
+           "PipelineTmaAsync",
            "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]

@@ -8,7 +8,6 @@ adds classes the same way, with no change here.
 from __future__ import annotations
 
 import enum
-import json
 import types
 
 from . import trace
@@ -67,8 +66,10 @@ def _expand(python_name: str, params: dict):
         from .. import _core
 
         found, problems = _core.expand_atom(python_name, params)
-        _expansions[key] = ([(registry.backends[p], json.loads(js)) for p, _f, js in found if p in registry.backends],
-                            list(problems))
+        from .manifest_view import instruction_dict
+
+        _expansions[key] = ([(registry.backends[p], instruction_dict(data)) for p, _f, data in found
+                             if p in registry.backends], list(problems))
     return _expansions[key]
 
 
@@ -309,8 +310,36 @@ def pointer_operand(ptr, offset, ir_type: str) -> int:
     return b.op1("llvm.ptrtoint", [addr], ir_type)
 
 
+# Names that backends' Python packages define in these namespaces (warpweave.ext.register_python_name), e.g. a
+# function building an atom from a tensor, or a class wrapping a manifest class with the constructor its users know.
+# They take precedence over the manifest-made classes of the same name.
+_python_names: dict[str, object] = {}
+
+
+def register_python_name(qualified: str, obj) -> None:
+    if qualified.count(".") != 1 or not all(p.isidentifier() for p in qualified.split(".")):
+        raise ValueError(f"register_python_name: {qualified!r} is not '<module>.<name>' (e.g. 'cpasync.tma_partition')")
+    _python_names[qualified] = obj
+
+
+def manifest_class(python_name: str):
+    """The class (or primitive function) made from the manifests for python_name, whatever a backend registered
+    under that name; None when no manifest has it."""
+    return _make_class(python_name)
+
+
+def _backend_name(full: str):
+    hit = _python_names.get(full)
+    if hit is None:
+        from .backend_python import ensure_loaded
+
+        ensure_loaded()  # mounting a backend's package registers its names
+        hit = _python_names.get(full)
+    return hit
+
+
 class _Namespace(types.ModuleType):
-    """A cute.nvgpu submodule whose names come from the manifests."""
+    """A cute.nvgpu submodule whose names come from the manifests (and from the backends' Python packages)."""
 
     def __init__(self, name: str, prefix: str, static: dict | None = None):
         super().__init__(name)
@@ -324,6 +353,10 @@ class _Namespace(types.ModuleType):
             return self._cache[attr]
         full = f"{self._prefix}.{attr}"
         registry.load()
+        own = _backend_name(full)
+        if own is not None:
+            self._cache[attr] = own
+            return own
         for b in registry.backends.values():
             for e in b.manifest.get("python_enums", []):
                 if e["name"] == full or e["name"].endswith("." + attr) and self._prefix == "nvgpu":
@@ -344,6 +377,7 @@ class _Namespace(types.ModuleType):
                 n = ins.get("python_name", "")
                 if n.startswith(self._prefix + "."):
                     names.add(n[len(self._prefix) + 1:])
+        names.update(k.split(".", 1)[1] for k in _python_names if k.startswith(self._prefix + "."))
         return sorted(names)
 
 

@@ -500,6 +500,10 @@ def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
     mask, ...) take them as keywords; one that an atom does not take is an error, never ignored."""
     if isinstance(atom, TiledCopy):
         atom = atom.atom
+    own = getattr(atom, "__ww_copy__", None)
+    if own is not None:
+        # An atom from a backend's Python (e.g. one that moves a whole tile with one instruction) copies itself.
+        return own(src, dst, pred=pred, **kwargs)
     if kwargs:
         what = atom.manifest["id"] if isinstance(atom, ManifestCopyAtom) else "the universal copy"
         raise DSLTypeError(f"cute.copy() got an unexpected keyword argument {next(iter(kwargs))!r}: {what} takes "

@@ -15,7 +15,7 @@ from .. import _core
 from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
 from .numeric import Numeric, dtype as dtype_of
-from .operand_kinds import RegistersKind, adapter
+from .operand_kinds import OperandKind, RegistersKind, adapter
 from .tensor import Layout, Tensor, make_fragment_like, make_rmem_tensor, outer_of
 
 
@@ -86,6 +86,19 @@ class MmaAtom:
     def num_threads(self):
         return _core.product(self.thr_id.shape)
 
+    # --- runtime fields (CuTe DSL's atom.set(Field.X, value)) ------------------------------------------------
+    # What a field means is the operation's business: an op from a backend's Python may define
+    # instruction_operands(fields) -> (inputs, attrs), the instruction's operands beyond a, b and c (e.g. a
+    # predicate saying whether to accumulate) and its attributes, from the fields set so far.
+    def set(self, field, value, *, loc=None, ip=None):
+        fields = getattr(self, "fields", None)
+        if fields is None:
+            fields = self.fields = {}
+        fields[field] = value
+
+    def get(self, field, *, loc=None, ip=None):
+        return getattr(self, "fields", {}).get(field)
+
     def __repr__(self):
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
@@ -100,7 +113,12 @@ class MmaAtom:
             return [r]
         from .instructions import emit_instruction
 
-        out = emit_instruction(b, self.backend.name, self.manifest, {"a": a_vals, "b": b_vals, "c": c_vals}, {})
+        inputs, attrs = {"a": a_vals, "b": b_vals, "c": c_vals}, {}
+        hook = getattr(self.op, "instruction_operands", None)
+        if hook is not None:
+            more, attrs = hook(getattr(self, "fields", {}))
+            inputs.update(more)
+        out = emit_instruction(b, self.backend.name, self.manifest, inputs, attrs)
         return out["d"]
 
 
@@ -244,10 +262,21 @@ class TiledMma:
             out.append(_flat_coord(thr_idx, m))
         return tuple(out)
 
+    def set(self, field, value, *, loc=None, ip=None):
+        """Sets a runtime field of the atom (e.g. warpgroup.Field.ACCUMULATE) for the cute.gemm calls that follow."""
+        self.atom.set(field, value)
+
+    def get(self, field, *, loc=None, ip=None):
+        return self.atom.get(field)
+
     def _frag(self, tensor, which, dtype):
         if not isinstance(tensor, Tensor):
             layout = tensor
             return make_rmem_tensor(_core.make_layout(outer_of(layout).shape), dtype)
+        atom = self.atom
+        kind = atom.kinds[which.lower()] if atom.manifest is not None else None
+        if kind is not None and type(kind).make_fragment is not OperandKind.make_fragment:
+            return kind.make_fragment(atom.manifest["id"], atom.operands[which.lower()], tensor, dtype)
         if which == "C":
             return make_rmem_tensor(_core.make_layout(outer_of(tensor.layout).shape), dtype)
         return make_fragment_like(tensor, dtype)

@@ -54,6 +54,14 @@ class OperandKind:
             raise DSLTypeError(f"cute.gemm: {operand['name']} must be a register fragment for {atom_id}, got "
                                f"{tensor!r}", user_location(4))
 
+    def make_fragment(self, atom_id: str, operand: dict, tensor, dtype):
+        """The fragment a tiled MMA makes for this operand from a thread's partition (make_fragment_A/B/C):
+        registers shaped like the partition by default. A kind whose atom reads memory directly (a shared-memory
+        descriptor) returns the partition itself."""
+        from .tensor import make_fragment_like
+
+        return make_fragment_like(tensor, dtype)
+
     def read(self, operand: dict, tensor, coords) -> list:
         """IR values of one atom instance: the fragment's values at coords (one coordinate per value)."""
         from .tensor import load_scalar

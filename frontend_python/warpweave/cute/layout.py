@@ -228,6 +228,11 @@ def group_modes(input, begin: int, end: int = None):
         end = len(input) if end is None else end
         return input[:begin] + (tuple(input[begin:end]),) + input[end:]
     lay = _layout_of(input, "group_modes")
+    if isinstance(lay, _core.ComposedLayout):
+        # Grouping modes changes no offset: the swizzle and its offset stay as they are around the outer layout.
+        outer = lay.outer
+        end = outer.rank if end is None else end
+        return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, _core.group_modes(outer, begin, end)))
     end = lay.rank if end is None else end
     return _rewrap(input, _core.group_modes(lay, begin, end))
 

@@ -1,0 +1,10 @@
+"""The Hopper backend's Python package: mounted as warpweave.backends.hopper when the plugin loads.
+
+- adapters.py (run on load): the "smem_descriptor" operand kind of the wgmma atoms, the "hopper.tma_descriptor"
+  host argument (a TMA tensor map encoded per call), and the names CuTe DSL's users call in cute.nvgpu.cpasync
+  (make_tiled_tma_atom, tma_partition, prefetch_descriptor, create_tma_multicast_mask) and cute.nvgpu.warpgroup
+  (MmaF16BF16Op, MmaF8Op, OperandMajorMode, OperandSource, Field, SmemLayoutAtomKind, make_smem_layout_atom);
+- tma.py: TMA atoms; wgmma.py: warpgroup MMA ops, layout atoms, descriptors;
+- helpers.py, public as warpweave.utils.hopper_helpers.
+It imports warpweave's public modules and warpweave.ext only.
+"""

@@ -1,0 +1,15 @@
+"""What the Hopper backend registers with warpweave when it loads (see the package's docstring)."""
+from warpweave import ext
+
+from . import tma, wgmma
+
+ext.register_operand_kind("smem_descriptor", wgmma.SmemDescriptorKind())
+ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_BYTES, align=64)
+
+for _name in ("make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "create_tma_multicast_mask"):
+    ext.register_python_name(f"cpasync.{_name}", getattr(tma, _name))
+ext.register_python_name("cpasync.TmaCopyAtom", tma.TmaCopyAtom)
+for _name in ("OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom"):
+    ext.register_python_name(f"warpgroup.{_name}", getattr(wgmma, _name))
+for _name, _cls in wgmma._make_op_classes().items():
+    ext.register_python_name(f"warpgroup.{_name}", _cls)

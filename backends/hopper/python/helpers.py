@@ -1,0 +1,101 @@
+"""warpweave.utils.hopper_helpers: the Hopper choices a GEMM makes, with CuTe DSL's names.
+
+    import warpweave.utils.hopper_helpers as sm90_utils
+    tiled_mma = sm90_utils.make_trivial_tiled_mma(a_dtype, b_dtype, a_major, b_major, acc_dtype, (2, 1, 1),
+                                                  tiler_mn=(64, 128))
+    sA_layout = sm90_utils.make_smem_layout_a(a_layout, (128, 128, 64), a_dtype, num_stages)
+
+Shared-memory layouts are tiled from the widest swizzled atom whose rows divide the tile's major mode, K-major
+tiles atom after atom along MN first, MN-major ones along K first, so that each stage is a few dense TMA boxes
+and every wgmma tile is one of the canonical layouts its descriptor describes.
+"""
+from __future__ import annotations
+
+import warpweave.cute as cute
+from warpweave import ext
+from warpweave.utils import LayoutEnum
+
+from .wgmma import (OperandMajorMode, OperandSource, SmemLayoutAtomKind, make_smem_layout_atom,  # noqa: F401
+                    smem_layout_atom_kind)
+
+SMEM_CAPACITY = {"sm90": 232448}
+
+
+def _op_classes():
+    from warpweave.cute.nvgpu import warpgroup
+
+    return warpgroup.MmaF16BF16Op, warpgroup.MmaF8Op
+
+
+def make_trivial_tiled_mma(a_dtype, b_dtype, a_leading_mode: OperandMajorMode, b_leading_mode: OperandMajorMode,
+                           acc_dtype, atom_layout_mnk, tiler_mn, a_source: OperandSource = OperandSource.SMEM):
+    """A tiled MMA of one wgmma atom of shape (64, tiler_mn[1], 256 bits of K) laid out by atom_layout_mnk."""
+    tiler_mn = tuple(tiler_mn)
+    if len(tiler_mn) != 2 or tiler_mn[0] != 64:
+        raise ext.user_error(f"make_trivial_tiled_mma: tiler_mn is (64, N) (a warpgroup MMA covers 64 rows), got "
+                             f"{tiler_mn}", ext.DSLValueError)
+    n = tiler_mn[1]
+    if n % 8 or not 8 <= n <= 256:
+        raise ext.user_error(f"make_trivial_tiled_mma: N={n} must be a multiple of 8 from 8 to 256",
+                             ext.DSLValueError)
+    F16, F8 = _op_classes()
+    if a_dtype.width == 16:
+        if b_dtype is not a_dtype:
+            raise ext.user_error(f"make_trivial_tiled_mma: 16-bit A and B must be of one type, got "
+                                 f"{a_dtype.__name__} and {b_dtype.__name__}", ext.DSLTypeError)
+        op = F16(a_dtype, acc_dtype, (64, n, 16), a_source, a_leading_mode, b_leading_mode)
+    elif a_dtype.width == 8 and a_dtype.is_float:
+        op = F8(a_dtype, b_dtype, acc_dtype, (64, n, 32), a_source, a_leading_mode, b_leading_mode)
+    else:
+        raise ext.user_error(f"make_trivial_tiled_mma: no warpgroup MMA for {a_dtype.__name__} inputs here",
+                             ext.DSLTypeError)
+    return cute.make_tiled_mma(op, atom_layout_mnk)
+
+
+def get_smem_layout_atom(layout: LayoutEnum, element_type, major_mode_size: int):
+    """The SmemLayoutAtomKind for an operand whose contiguous mode has major_mode_size elements in the tile."""
+    return smem_layout_atom_kind(OperandMajorMode.K if layout == LayoutEnum.ROW_MAJOR else OperandMajorMode.MN,
+                                 element_type, major_mode_size)
+
+
+def _staged(layout: LayoutEnum, rows: int, cols: int, dtype, stages: int):
+    # (rows, cols) with cols the contiguous mode when ROW_MAJOR, rows when COL_MAJOR
+    k_major = layout == LayoutEnum.ROW_MAJOR
+    kind = get_smem_layout_atom(layout, dtype, cols if k_major else rows)
+    atom = make_smem_layout_atom(kind, dtype)
+    return cute.tile_to_shape(atom, (rows, cols, stages), (0, 1, 2) if k_major else (1, 0, 2))
+
+
+def make_smem_layout_a(a_layout: LayoutEnum, mma_tiler_mnk, a_dtype, num_stages: int):
+    """A's (M, K, stages) shared-memory layout for a tile of mma_tiler_mnk."""
+    return _staged(a_layout, mma_tiler_mnk[0], mma_tiler_mnk[2], a_dtype, num_stages)
+
+
+def make_smem_layout_b(b_layout: LayoutEnum, mma_tiler_mnk, b_dtype, num_stages: int):
+    """B's (N, K, stages) shared-memory layout."""
+    return _staged(b_layout, mma_tiler_mnk[1], mma_tiler_mnk[2], b_dtype, num_stages)
+
+
+def make_smem_layout_epi(epi_dtype, epi_layout: LayoutEnum, epi_tile, epi_stage: int):
+    """The epilogue's (M, N, stages) shared-memory layout for C tiles of epi_tile."""
+    return _staged(epi_layout, epi_tile[0], epi_tile[1], epi_dtype, epi_stage)
+
+
+def compute_tile_shape_or_override(tile_shape_mnk, element_type, is_cooperative: bool = False,
+                                   epi_tile_override=None):
+    """The epilogue's sub-tile of the CTA tile: the override if given, else (M of one warpgroup or two, up to 32
+    columns)."""
+    if epi_tile_override is not None:
+        return tuple(epi_tile_override)
+    m = min(tile_shape_mnk[0], 128 if is_cooperative else 64)
+    n = min(tile_shape_mnk[1], 32 if element_type.width >= 16 else 64)
+    return (m, n)
+
+
+def get_smem_capacity_in_bytes(arch: str = "sm90") -> int:
+    return SMEM_CAPACITY.get(arch.replace("_", ""), SMEM_CAPACITY["sm90"])
+
+
+__all__ = ["make_trivial_tiled_mma", "get_smem_layout_atom", "make_smem_layout_a", "make_smem_layout_b",
+           "make_smem_layout_epi", "compute_tile_shape_or_override", "get_smem_capacity_in_bytes",
+           "OperandMajorMode", "OperandSource", "SmemLayoutAtomKind", "make_smem_layout_atom"]

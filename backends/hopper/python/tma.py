@@ -1,0 +1,381 @@
+"""TMA atoms: cpasync.make_tiled_tma_atom, tma_partition, prefetch_descriptor, create_tma_multicast_mask.
+
+A TMA atom moves a whole shared-memory tile (one pipeline stage of A, say) with a few instructions, each copying
+a box of the global tensor described by a tensor map. make_tiled_tma_atom, in @cute.jit host code, reads the
+tile's shared-memory layout and derives the boxes:
+
+- the global tensor's contiguous mode (static stride 1) is the tensor map's dimension 0, its other modes follow in
+  order; the shared-memory tile must be contiguous along the same mode;
+- box 0 is the longest run of that mode that is contiguous in shared memory (at most the swizzle's width, 256
+  elements and the tile), box 1 the longest run of the other tile mode that continues it densely (at most 256);
+  boxes of that size tile the whole tile, each at its own shared-memory offset; the remaining modes have box 1;
+- the swizzle of the layout (32, 64 or 128 bytes, or none) is the tensor map's swizzle, which only matches if
+  the layout's swizzle is the one TMA applies to addresses (Swizzle<b, log2(16 / element bytes), 3>, a
+  1024-byte-aligned buffer).
+
+The tensor map itself is a host argument ("hopper.tma_descriptor"): encoded at each call from the call's tensor
+(its address, shape and strides) by the plugin's encode_tma_descriptor hook and passed as a 128-byte grid-constant
+kernel parameter, so one compilation serves every shape. The atom's TMA tensor is a coordinate tensor of the
+global tensor's shape: tile and partition it like the tensor; cute.copy(atom, coords, smem, tma_bar_ptr=...)
+takes the coordinates of its first element and issues the boxes. Like CuTe DSL's, the copy is made by a whole
+warp (the pipelines' producer warp): one elected lane issues it.
+
+With num_multicast = n, each of the n CTAs of a multicast group loads 1/n of every box (box 1 split) into the
+same offset of all n CTAs' shared memory (mcast_mask), so each CTA still receives the whole tile;
+tma_partition offsets the tensors to the CTA's slice.
+"""
+from __future__ import annotations
+
+import math
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import ext
+
+DESCRIPTOR = "hopper.tma_descriptor"
+TMAP_BYTES = 128
+
+# DSL type name -> the tensor map's data type (8-bit floats move as bytes).
+_TMA_TYPES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32": "tf32", "Float64": "f64",
+              "Int8": "u8", "Uint8": "u8", "Float8E4M3FN": "u8", "Float8E5M2": "u8", "Int16": "u16",
+              "Uint16": "u16", "Int32": "s32", "Uint32": "u32", "Int64": "s64", "Uint64": "u64"}
+_SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
+
+
+def _name(op) -> str:
+    return getattr(op, "python_name", "") or type(op).__name__
+
+
+def _is_load(op) -> bool:
+    return _name(op).endswith("G2SOp") or _name(op).endswith("G2SMulticastOp")
+
+
+def _is_multicast(op) -> bool:
+    return _name(op).endswith("G2SMulticastOp")
+
+
+def _static(x, what):
+    if not isinstance(x, int):
+        raise ext.user_error(f"make_tiled_tma_atom: {what} must be static, got {x!r}", ext.DSLTypeError)
+    return x
+
+
+def _swizzle_bytes(layout, ebytes: int) -> int:
+    """The TMA swizzle (bytes) a shared-memory layout's swizzle stands for; an error for any other swizzle."""
+    inner = getattr(layout, "inner", None)
+    if inner is None or not hasattr(inner, "num_bits"):
+        return 0
+    b, m, s = inner.num_bits, inner.num_base, inner.num_shift
+    if b == 0:
+        return 0
+    want_m = int(math.log2(16 // ebytes)) if ebytes <= 16 else -1
+    if m != want_m or s != 3 or b not in (1, 2, 3):
+        raise ext.user_error(f"make_tiled_tma_atom: the shared-memory swizzle {inner} is not one TMA applies: for "
+                             f"{ebytes}-byte elements it is Swizzle<b,{want_m},3> with b = 1, 2, 3 (32, 64, 128 "
+                             "bytes)", ext.DSLValueError)
+    return 16 << b
+
+
+class TmaCopyAtom:
+    """A TMA atom (what cpasync.make_tiled_tma_atom returns with its TMA tensor). `tma_desc` is the per-call
+    tensor map: a HostArgument on the host, a DeviceHostArgument inside a kernel."""
+
+    def __init__(self, op, tma_desc, element_type, dims, boxes, box, num_multicast, smem_bytes, swizzle):
+        self.op = op
+        self.tma_desc = tma_desc
+        self.element_type = element_type
+        self.dims = dims                  # global tensor mode of each tensor-map dimension (innermost first)
+        self.boxes = boxes                # [(coordinate offsets per global mode, shared-memory element offset)]
+        self.box = box                    # box extents per tensor-map dimension (this CTA's share)
+        self.num_multicast = num_multicast
+        self.smem_bytes = smem_bytes      # bytes one copy brings into each CTA (the whole tile)
+        self.swizzle = swizzle
+        self.value_type = element_type
+
+    def __repr__(self):
+        return (f"TmaCopyAtom({_name(self.op)}, {self.element_type.__name__}, box {self.box}, "
+                f"{len(self.boxes)} per copy, multicast {self.num_multicast}, swizzle {self.swizzle}B)")
+
+    # --- in a kernel ------------------------------------------------------------------------------------------
+    def _descriptor_address(self):
+        d = self.tma_desc
+        if not isinstance(d, ext.DeviceHostArgument):
+            raise ext.user_error("a TMA atom is used inside a kernel: pass it to the kernel as an argument",
+                                 ext.DSLTypeError)
+        return ext.builder().op1("llvm.ptrtoint", [d.address], "i64")
+
+    def _entry(self, kind):
+        rank = len(self.dims)
+        params = {"rank": rank}
+        if kind != "store":
+            params["cta_group"] = 1
+        name = {"load": "cpasync.CopyBulkTensorTileG2SOp", "multicast": "cpasync.CopyBulkTensorTileG2SMulticastOp",
+                "store": "cpasync.CopyBulkTensorTileS2GOp"}[kind]
+        return ext.select_instruction(name, params)
+
+    def __ww_copy__(self, src, dst, *, pred=None, tma_bar_ptr=None, mcast_mask=None, **kwargs):
+        if kwargs:
+            raise ext.user_error(f"cute.copy of a TMA atom got an unexpected keyword argument {next(iter(kwargs))!r} "
+                                 "(it takes tma_bar_ptr= for loads and mcast_mask= for multicast loads)",
+                                 ext.DSLTypeError)
+        if pred is not None:
+            raise ext.user_error("cute.copy of a TMA atom takes no pred=: the box's elements outside the tensor read "
+                                 "as zero and are not written", ext.DSLTypeError)
+        load = _is_load(self.op)
+        coords_t, smem_t = (src, dst) if load else (dst, src)
+        if not getattr(coords_t, "is_coordinate_tensor", False):
+            raise ext.user_error(f"cute.copy of a TMA atom: the {'source' if load else 'destination'} is the atom's "
+                                 f"TMA tensor (tiled and partitioned), got {coords_t!r}", ext.DSLTypeError)
+        if getattr(smem_t, "memspace", None) != "smem":
+            raise ext.user_error(f"cute.copy of a TMA atom: the {'destination' if load else 'source'} is a shared "
+                                 f"memory tensor, got {smem_t!r}", ext.DSLTypeError)
+        if load and tma_bar_ptr is None:
+            raise ext.user_error("cute.copy of a TMA load needs tma_bar_ptr= (the mbarrier its bytes complete)",
+                                 ext.DSLTypeError)
+        if not load and (tma_bar_ptr is not None or mcast_mask is not None):
+            raise ext.user_error("cute.copy of a TMA store takes neither tma_bar_ptr= nor mcast_mask=",
+                                 ext.DSLTypeError)
+        multicast = load and _is_multicast(self.op)
+        if multicast and mcast_mask is None:
+            raise ext.user_error("cute.copy of a multicast TMA load needs mcast_mask= (the CTAs that receive it)",
+                                 ext.DSLTypeError)
+        if load and not multicast and mcast_mask not in (None, 0):
+            raise ext.user_error("cute.copy: mcast_mask= needs a multicast TMA atom "
+                                 "(CopyBulkTensorTileG2SMulticastOp)", ext.DSLTypeError)
+        b = ext.builder()
+        backend, entry = self._entry("multicast" if multicast else "load" if load else "store")
+        tmap = self._descriptor_address()
+        origin = coords_t[0]
+        origin = origin if isinstance(origin, tuple) else (origin,)
+        ptr = smem_t.iterator
+        # TMA swizzles by address bits: it takes the box's unswizzled start (the swizzle's period sits in the
+        # pointer, see cute's views of swizzled tensors)
+        lay = smem_t.layout
+        base_off = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)
+        mbar = None
+        if load:
+            bp = tma_bar_ptr.iterator if hasattr(tma_bar_ptr, "iterator") else tma_bar_ptr
+            mbar = b.op1("llvm.ptrtoint", [bp.address(0)], "i32")
+        mask = cutlass.Int32(mcast_mask).ir() if multicast else None
+        ext.when(cute.arch.elect_one(), lambda: self._issue(b, backend, entry, load, multicast, tmap, origin, ptr,
+                                                            base_off, mbar, mask))
+
+    def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask):
+        for coord_off, smem_off in self.boxes:
+            coords = []
+            for mode in self.dims:
+                c = origin[mode] if mode < len(origin) else 0
+                c = c + coord_off[mode] if coord_off[mode] else c
+                coords.append(cutlass.Int32(c).ir())
+            addr = b.op1("llvm.ptrtoint", [ptr.address(base_off + smem_off)], "i32")
+            if load:
+                inputs = {"dst": [addr], "tmap": [tmap], "mbar": [mbar], "coords": coords}
+                if multicast:
+                    inputs["cta_mask"] = [mask]
+            else:
+                inputs = {"tmap": [tmap], "src": [addr], "coords": coords}
+            ext.emit_instruction(b, backend, entry, inputs)
+
+
+def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: int = 1, *, internal_type=None,
+                        loc=None, ip=None):
+    """(TMA atom, TMA tensor) copying tiles of gmem_tensor of shape cta_tiler laid out in shared memory as
+    smem_layout (one stage). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast
+    CTAs sharing each load) or CopyBulkTensorTileS2GOp."""
+    name = _name(op)
+    if not (name.endswith("G2SOp") or name.endswith("G2SMulticastOp") or name.endswith("S2GOp")):
+        raise ext.user_error(f"make_tiled_tma_atom: {op!r} is not a TMA tile operation (CopyBulkTensorTileG2SOp, "
+                             "CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileS2GOp)", ext.DSLTypeError)
+    num_multicast = _static(num_multicast, "num_multicast")
+    if num_multicast < 1 or (num_multicast > 1 and not _is_multicast(op)):
+        raise ext.user_error(f"make_tiled_tma_atom: num_multicast={num_multicast} needs "
+                             "CopyBulkTensorTileG2SMulticastOp (and is at least 1)", ext.DSLValueError)
+    et = internal_type or gmem_tensor.element_type
+    tma_type = _TMA_TYPES.get(et.__name__)
+    if tma_type is None:
+        raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
+    ebytes = et.width // 8
+    layout = gmem_tensor.layout
+    stride = layout.stride if not hasattr(layout, "outer") else layout.outer.stride
+    shape = layout.shape
+    stride = stride if isinstance(stride, tuple) else (stride,)
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    rank = len(shape)
+    if any(isinstance(s, tuple) for s in shape) or not 1 <= rank <= 5:
+        raise ext.user_error(f"make_tiled_tma_atom: the tensor must have 1 to 5 flat modes, got shape {shape}",
+                             ext.DSLValueError)
+    contiguous = [i for i, d in enumerate(stride) if isinstance(d, int) and d == 1]
+    if not contiguous:
+        raise ext.user_error(f"make_tiled_tma_atom: no mode of the tensor has a static stride of 1 (strides "
+                             f"{stride}); mark its layout dynamic with leading_dim", ext.DSLValueError)
+    c = contiguous[0]
+    dims = [c] + [i for i in range(rank) if i != c]
+    tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    tiler = tuple(_static(t, "cta_tiler") for t in tiler)
+    if c >= len(tiler):
+        raise ext.user_error(f"make_tiled_tma_atom: the tile {tiler} does not cover the tensor's contiguous mode "
+                             f"{c}", ext.DSLValueError)
+    outer = getattr(smem_layout, "outer", smem_layout)
+    smem_shape = outer.shape if isinstance(outer.shape, tuple) else (outer.shape,)
+    if len(smem_shape) != len(tiler) or any(cute.size(s) != t for s, t in zip(smem_shape, tiler)):
+        raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not of the tile's "
+                             f"shape {tiler}", ext.DSLValueError)
+    swizzle = _swizzle_bytes(smem_layout, ebytes)
+
+    def at(coord):
+        return outer(coord)
+
+    # box 0: the contiguous run along the tensor's contiguous mode
+    zero = [0] * len(tiler)
+    tc = tiler[c]
+    limit = min(tc, 256, swizzle // ebytes if swizzle else tc)
+
+    def co(**kw):
+        x = list(zero)
+        for k, v in kw.items():
+            x[int(k[1:])] = v
+        return tuple(x) if len(x) > 1 else x[0]
+
+    run = 1
+    while run < limit and at(co(**{f"m{c}": run})) == run:
+        run += 1
+    box0 = 1 << int(math.log2(run))
+    if box0 * ebytes < 16 or tc % box0:
+        raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} has only {run} "
+                             f"elements contiguous along the tensor's contiguous mode {c}; TMA needs runs of at least "
+                             "16 bytes that divide the tile", ext.DSLValueError)
+    if swizzle and box0 * ebytes != swizzle:
+        raise ext.user_error(f"make_tiled_tma_atom: a {swizzle}-byte swizzle needs rows of {swizzle} bytes along the "
+                             f"contiguous mode, the layout {smem_layout} has {box0 * ebytes}", ext.DSLValueError)
+    others = [i for i in range(len(tiler)) if i != c]
+    box1, o = 1, None
+    if others:
+        o = others[0]
+        to = tiler[o]
+        while box1 < min(to, 256) and at(co(**{f"m{o}": box1})) == box1 * box0:
+            box1 += 1
+        while to % box1:
+            box1 -= 1
+    for extra in others[1:]:
+        if tiler[extra] != 1:
+            raise ext.user_error("make_tiled_tma_atom: tiles of more than two non-unit modes are not supported",
+                                 ext.DSLValueError)
+    if num_multicast > 1 and (o is None or box1 % num_multicast or (swizzle and (box1 // num_multicast) % 8)):
+        raise ext.user_error(f"make_tiled_tma_atom: {num_multicast} CTAs cannot share boxes of {box1} rows (each "
+                             "takes an equal share, a multiple of 8 rows when swizzled)", ext.DSLValueError)
+    # Every box of the tile, with its coordinate offset (per global mode) and shared-memory offset, checked to be
+    # the dense row-major image TMA writes.
+    boxes = []
+    n_o = (tiler[o] // box1) if o is not None else 1
+    for jo in range(n_o):
+        for jc in range(tc // box0):
+            origin = co(**{f"m{c}": jc * box0, **({f"m{o}": jo * box1} if o is not None else {})})
+            base = at(origin)
+            for r in range(box1):
+                for e in (0, 1, box0 - 1):
+                    cc = co(**{f"m{c}": jc * box0 + e, **({f"m{o}": jo * box1 + r} if o is not None else {})})
+                    if at(cc) != base + r * box0 + e:
+                        raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not "
+                                             f"made of dense {box0}x{box1} boxes (element {cc} is at "
+                                             f"{at(cc)}, not {base + r * box0 + e})", ext.DSLValueError)
+            off = [0] * rank
+            off[c] = jc * box0
+            if o is not None:
+                off[o] = jo * box1
+            boxes.append((tuple(off), base))
+    box = [1] * rank
+    box[0] = box0
+    if o is not None:
+        box[dims.index(o)] = box1 // num_multicast
+    attrs = {"data_type": tma_type, "rank": rank, "swizzle": _SWIZZLE_NAMES[swizzle], "dims": ",".join(map(str, dims)),
+             "ebytes": ebytes}
+    for i, bx in enumerate(box):
+        attrs[f"box{i}"] = bx
+    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs)
+    smem_bytes = cute.size(outer) * ebytes
+    atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
+    atom.rows_mode = o
+    tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
+    return atom, tma_tensor
+
+
+def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, **boxes) -> bytes:
+    """The host-argument producer: the tensor map of the call's tensor."""
+    order = [int(x) for x in dims.split(",")]
+    if len(tensor.shape) != rank:
+        raise ValueError(f"TMA descriptor: the tensor has {len(tensor.shape)} modes, the atom was made for {rank}")
+    strides = tensor.stride
+    if strides[order[0]] != 1:
+        raise ValueError(f"TMA descriptor: mode {order[0]} of the tensor must be contiguous (stride 1), its strides "
+                         f"are {tuple(strides)}")
+    if tensor.data_ptr % 16:
+        raise ValueError(f"TMA descriptor: the tensor's address {tensor.data_ptr:#x} is not 16-byte aligned")
+    attrs = {"data_type": data_type, "rank": rank, "address": int(tensor.data_ptr), "swizzle": swizzle}
+    for i, mode in enumerate(order):
+        attrs[f"dim{i}"] = int(tensor.shape[mode])
+        attrs[f"box{i}"] = int(boxes[f"box{i}"])
+        if i:
+            s = int(strides[mode]) * ebytes
+            if s % 16:
+                raise ValueError(f"TMA descriptor: mode {mode} of the tensor has a stride of {s} bytes; TMA needs "
+                                 f"multiples of 16 (strides {tuple(strides)}, {ebytes}-byte elements)")
+            attrs[f"stride{i}"] = s
+    return ext.host_call("hopper", "encode_tma_descriptor", attrs, TMAP_BYTES)
+
+
+def tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor, *, loc=None, ip=None):
+    """(smem, gmem) views for cute.copy(atom, gmem[(None, k)], smem[(None, stage)]): mode 0 of both is the tile (as
+    grouped by the caller), offset to this CTA's share of each box when the atom multicasts over cta_layout."""
+    if not isinstance(atom, TmaCopyAtom):
+        raise ext.user_error(f"tma_partition: expected a TMA atom (make_tiled_tma_atom), got {atom!r}",
+                             ext.DSLTypeError)
+    n = cute.size(cta_layout)
+    if atom.num_multicast > 1 and n != atom.num_multicast:
+        raise ext.user_error(f"tma_partition: the CTA layout {cta_layout} has {n} CTAs, the atom multicasts to "
+                             f"{atom.num_multicast}", ext.DSLValueError)
+    if atom.num_multicast == 1:
+        return smem_tensor, gmem_tensor
+    rows = atom.box[atom.dims.index(atom.rows_mode)]
+    share = cta_coord * rows
+
+    def tile_coord(tensor, value):
+        # mode 0 is the grouped tile; shift its rows mode
+        sh = tensor.shape[0]
+        sub = [0] * len(sh) if isinstance(sh, tuple) else [0]
+        sub[atom.rows_mode] = value
+        first = tuple(sub) if isinstance(sh, tuple) else sub[0]
+        rest = tuple(0 for _ in range(len(tensor.shape) - 1))
+        return (first,) + rest
+
+    return (cute.domain_offset(tile_coord(smem_tensor, share), smem_tensor),
+            cute.domain_offset(tile_coord(gmem_tensor, share), gmem_tensor))
+
+
+def prefetch_descriptor(atom, *, loc=None, ip=None):
+    """Brings the atom's tensor map into the cache (once per kernel, before the first copy)."""
+    if not isinstance(atom, TmaCopyAtom):
+        raise ext.user_error(f"prefetch_descriptor: expected a TMA atom, got {atom!r}", ext.DSLTypeError)
+    backend, entry = ext.select_instruction("cpasync.prefetch_descriptor", {}, {"tmap"})
+    ext.emit_instruction(ext.builder(), backend, entry, {"tmap": [atom._descriptor_address()]})
+
+
+def create_tma_multicast_mask(cta_layout_vmnk, cta_coord_vmnk, mcast_mode: int, *, loc=None, ip=None):
+    """The mask (bit r: the CTA of rank r in the cluster) of the CTAs whose coordinates in cta_layout_vmnk equal
+    cta_coord_vmnk except along mode mcast_mode: the CTAs one multicast load along that mode reaches."""
+    shape = cta_layout_vmnk.shape if isinstance(cta_layout_vmnk.shape, tuple) else (cta_layout_vmnk.shape,)
+    stride = cta_layout_vmnk.stride if isinstance(cta_layout_vmnk.stride, tuple) else (cta_layout_vmnk.stride,)
+    if any(isinstance(x, tuple) or not isinstance(x, int) for x in shape + stride):
+        raise ext.user_error(f"create_tma_multicast_mask: the CTA layout {cta_layout_vmnk} must be flat and static",
+                             ext.DSLValueError)
+    coord = tuple(cta_coord_vmnk) if isinstance(cta_coord_vmnk, tuple) else (cta_coord_vmnk,)
+    if len(coord) != len(shape) or not 0 <= mcast_mode < len(shape):
+        raise ext.user_error(f"create_tma_multicast_mask: coordinate {coord} and mode {mcast_mode} do not fit the "
+                             f"layout {cta_layout_vmnk}", ext.DSLValueError)
+    base = cutlass.Int32(0)
+    for i, (c, d) in enumerate(zip(coord, stride)):
+        if i != mcast_mode and shape[i] > 1:
+            base = base + cutlass.Int32(c) * d
+    pattern = 0
+    for j in range(shape[mcast_mode]):
+        pattern |= 1 << (j * stride[mcast_mode])
+    return cutlass.Int32(pattern) << base

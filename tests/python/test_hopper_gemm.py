@@ -1,0 +1,342 @@
+"""Hopper in the DSL: TMA atoms, warpgroup MMA, PipelineTmaAsync and frontend_python/examples/hopper/dense_gemm.py.
+
+Without a GPU:
+- the warpgroup tiled MMA's thread-value layouts against the PTX ISA's wgmma fragment formulas, and its A/B
+  partitions of shared memory (each warpgroup's whole 64-row tile per thread);
+- the shared-memory descriptor's (major, swizzle, LBO, SBO) of every layout atom, the conformance probe's
+  no-swizzle layout (whose descriptor ran correctly on the H200) and the refusal of layouts wgmma cannot read;
+- make_tiled_tma_atom's boxes and tensor-map attributes, tma_partition's per-CTA share with multicast, and the
+  errors of bad TMA uses, naming the user's line;
+- dense_gemm compiled for sm_90a: its SASS holds HGMMA (one per wgmma k-block issued), UTMALDG (.MULTICAST with
+  clusters), SYNCS, and ptxas reports no stack frame and no spills (the report is printed).
+On the GPU (skipped here): dense_gemm against a float32 torch reference on fresh random data, C poisoned with NaN
+first, over sizes that are not multiples of the tile, every major, fp16 and bf16, L > 1 and clusters 1x1, 2x1, 1x2.
+"""
+import os
+import re
+import sys
+
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import _core
+
+from dsl_helpers import requires_gpu, target
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "frontend_python", "examples", "hopper"))
+import dense_gemm  # noqa: E402
+
+SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
+
+
+def hopper():
+    from warpweave.cute.nvgpu import cpasync, warpgroup
+    import warpweave.utils.hopper_helpers as sm90
+
+    return cpasync, warpgroup, sm90
+
+
+# --- warpgroup MMA layouts ------------------------------------------------------------------------------------------
+
+def wgmma_d_coord(thread, i):
+    """(row, column) of accumulator value i of a thread of one warpgroup (PTX ISA, wgmma D fragment)."""
+    w, lane = thread // 32, thread % 32
+    return 16 * w + lane // 4 + 8 * ((i // 2) % 2), 2 * (lane % 4) + i % 2 + 8 * (i // 4)
+
+
+@pytest.mark.parametrize("n,warpgroups", [(128, 2), (64, 1), (256, 1), (24, 2)])
+def test_tiled_mma_c_layout_is_the_wgmma_fragment(n, warpgroups):
+    _, warpgroup, sm90 = hopper()
+    K = warpgroup.OperandMajorMode.K
+    with target("sm_90a"):
+        mma = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32,
+                                          (warpgroups, 1, 1), tiler_mn=(64, n))
+    assert mma.size == 128 * warpgroups
+    assert mma.shape_mnk == (64 * warpgroups, n, 16)
+    tv = mma.get_layoutC_TV()
+    M = 64 * warpgroups
+    seen = set()
+    for t in range(128 * warpgroups):
+        for i in range(n // 2):
+            idx = tv((t, i))
+            r, c = wgmma_d_coord(t % 128, i)
+            assert (idx % M, idx // M) == (64 * (t // 128) + r, c), (t, i)
+            seen.add(idx)
+    assert len(seen) == M * n          # a bijection onto the tile
+
+
+def test_tiled_mma_a_b_partitions_are_whole_tiles():
+    # A from shared memory: every thread of a warpgroup names its warpgroup's whole (64, 16) A tile; B's (N, 16)
+    # tile is the same for all threads.
+    _, warpgroup, sm90 = hopper()
+    K = warpgroup.OperandMajorMode.K
+    with target("sm_90a"):
+        mma = sm90.make_trivial_tiled_mma(cutlass.BFloat16, cutlass.BFloat16, K, K, cutlass.Float32, (2, 1, 1),
+                                          tiler_mn=(64, 64))
+    tva, tvb = mma.get_layoutA_TV(), mma.get_layoutB_TV()
+    for t in (0, 1, 77, 127, 128, 200, 255):
+        a = sorted(tva((t, v)) for v in range(64 * 16))
+        wg = t // 128
+        assert a == sorted(64 * wg + m + 128 * k for k in range(16) for m in range(64))
+        b = sorted(tvb((t, v)) for v in range(64 * 16))
+        assert b == list(range(64 * 16))
+    # partition_A of an (M, K, stages) tile: (MMA, MMA_M, MMA_K, stages), value v of k-block kb at (m, 16 kb + k).
+    cA = cute.make_identity_tensor((128, 64, 3))
+    for t in (5, 130):
+        p = mma.get_slice(t).partition_A(cA)
+        assert cute.size(p, mode=[0]) == 64 * 16 and cute.size(p, mode=[1]) == 1
+        assert cute.size(p, mode=[2]) == 4 and cute.size(p, mode=[3]) == 3
+        for v in (0, 1, 63, 64, 1023):
+            for kb in range(4):
+                assert p[(v, 0, kb, 2)] == (64 * (t // 128) + v % 64, 16 * kb + v // 64, 2)
+
+
+# --- shared-memory descriptors --------------------------------------------------------------------------------------
+
+class _Tile:
+    def __init__(self, layout, dtype):
+        self.layout, self.element_type = layout, dtype
+
+
+def _form(layout, dtype, values):
+    from warpweave.backends.hopper import wgmma
+
+    return wgmma.SmemDescriptorKind().form({"name": "a", "values": values}, _Tile(layout, dtype))
+
+
+def _mma_tile(staged, mn, k_elems):
+    """The (MN, K) layout of the first wgmma tile (k-block 0, stage 0) of an (MN, K, stages) smem layout, as
+    partition_A makes it: the stage composed with the (MN, K) corner of its (rows, K) domain."""
+    rows = cute.size(staged.outer, mode=[0])
+    outer = cute.composition(cute.slice_(staged.outer, (None, None, 0)),
+                             cute.make_layout((mn, k_elems), stride=(1, rows)))
+    return cute.make_composed_layout(staged.inner, 0, outer)
+
+
+@pytest.mark.parametrize("dtype", [cutlass.Float16, cutlass.BFloat16])
+@pytest.mark.parametrize("major,tile_k,want_swizzle", [("k", 64, 128), ("k", 32, 64), ("k", 16, 32),
+                                                       ("m", 64, 128), ("m", 64, 128)])
+def test_descriptor_of_helper_layouts(dtype, major, tile_k, want_swizzle):
+    _, _, sm90 = hopper()
+    layout = cutlass.utils.LayoutEnum.ROW_MAJOR if major == "k" else cutlass.utils.LayoutEnum.COL_MAJOR
+    staged = sm90.make_smem_layout_a(layout, (128, 128, tile_k), dtype, 3)
+    got = _form(_mma_tile(staged, 64, 16), dtype, 64 * 16)
+    if major == "k":
+        # rows of tile_k elements (tile_k * 2 bytes = the swizzle), 8-row groups 8 rows apart
+        assert got == ("K", want_swizzle, 16, 8 * want_swizzle)
+    else:
+        # 64 M-contiguous elements per row of K; 8 rows of K apart = 1024 bytes; M = 64 fits one swizzle row
+        assert got == ("MN", 128, 16, 1024)
+
+
+def test_descriptor_of_mn_major_b_spans_swizzle_rows():
+    # B (N=128, K), N-major: two 64-element swizzle rows along N, LBO between them = one (64, tile_k) column block.
+    _, _, sm90 = hopper()
+    staged = sm90.make_smem_layout_b(cutlass.utils.LayoutEnum.COL_MAJOR, (128, 128, 64), cutlass.Float16, 2)
+    assert _form(_mma_tile(staged, 128, 16), cutlass.Float16, 128 * 16) == ("MN", 128, 64 * 64 * 2, 1024)
+
+
+def test_descriptor_of_the_probe_layout():
+    # The conformance probe's no-swizzle K-major layout (LBO 128, SBO 256 bytes), which ran on the H200:
+    # element (row, k) of fp16 at (row % 8) * 8 + k % 8 + (row // 8) * 128 + (k // 8) * 64 elements.
+    lay = cute.make_layout(((8, 8), (8, 2)), stride=((8, 128), (1, 64)))
+    assert _form(lay, cutlass.Float16, 64 * 16) == ("K", 0, 128, 256)
+
+
+def test_descriptor_refuses_unreadable_layouts():
+    from warpweave import ext
+
+    # row-major with a padded pitch (no canonical form), and a swizzle TMA/wgmma do not use
+    with pytest.raises(ext.DSLValueError, match="not a layout wgmma reads"):
+        _form(cute.make_layout((64, 16), stride=(24, 1)), cutlass.Float16, 64 * 16)
+    with pytest.raises(ext.DSLValueError, match="swizzle"):
+        _form(cute.make_composed_layout(cute.make_swizzle(3, 4, 3), 0, cute.make_layout((64, 16), stride=(64, 1))),
+              cutlass.Float16, 64 * 16)
+    with pytest.raises(ext.DSLValueError, match="neither along"):
+        _form(cute.make_layout((64, 16), stride=(16 * 3, 3)), cutlass.Float16, 64 * 16)
+
+
+# --- TMA atoms ------------------------------------------------------------------------------------------------------
+
+def _atoms(layout_a, mnkl=(256, 192, 128, 2), tile=(128, 64), multicast=1, dtype=cutlass.Float16):
+    """make_tiled_tma_atom in a @cute.jit function compiled with fake tensors; returns what it made."""
+    cpasync, _, sm90 = hopper()
+    made = {}
+    M, N, K, L = mnkl
+
+    @cute.jit
+    def host(mA: cute.Tensor):
+        staged = sm90.make_smem_layout_a(layout_a, (tile[0], 128, tile[1]), dtype, 2)
+        one = cute.make_composed_layout(staged.inner, 0, cute.slice_(staged.outer, (None, None, 0)))
+        op = cpasync.CopyBulkTensorTileG2SMulticastOp() if multicast > 1 else cpasync.CopyBulkTensorTileG2SOp()
+        atom, tensor = cpasync.make_tiled_tma_atom(op, mA, one, tile, num_multicast=multicast)
+        made["atom"], made["tensor"] = atom, tensor
+        made["parts"] = [cpasync.tma_partition(atom, i, cute.make_layout(multicast), tensor, tensor)[1]
+                         for i in range(multicast)]
+
+    k_major = layout_a == cutlass.utils.LayoutEnum.ROW_MAJOR
+    a = dense_gemm.fake_arguments("k" if k_major else "m", "k", "n", dtype, dtype, (M, N, K, L))[0]
+    with target("sm_90a"):
+        cute.compile(host, a)
+    return made
+
+
+def test_tma_atom_k_major():
+    made = _atoms(cutlass.utils.LayoutEnum.ROW_MAJOR)
+    atom = made["atom"]
+    assert atom.dims == [1, 0, 2]                 # K innermost, then M, then L
+    assert atom.box == (64, 128, 1) and atom.swizzle == 128
+    assert atom.boxes == [((0, 0, 0), 0)]         # one box covers the (128, 64) tile
+    assert atom.smem_bytes == 128 * 64 * 2
+    h = atom.tma_desc
+    assert h.producer.name == "hopper.tma_descriptor" and h.size == 128
+    assert h.attrs["data_type"] == "f16" and h.attrs["swizzle"] == "128B"
+    assert (h.attrs["box0"], h.attrs["box1"], h.attrs["box2"]) == (64, 128, 1)
+
+
+def test_tma_atom_m_major_tiles_boxes_along_m():
+    made = _atoms(cutlass.utils.LayoutEnum.COL_MAJOR)
+    atom = made["atom"]
+    assert atom.dims == [0, 1, 2]
+    assert atom.box == (64, 64, 1)
+    # two 64-row boxes along M, the second one (64 x 64) elements further in shared memory
+    assert atom.boxes == [((0, 0, 0), 0), ((64, 0, 0), 64 * 64)]
+
+
+def test_tma_partition_multicast_shares_rows():
+    made = _atoms(cutlass.utils.LayoutEnum.ROW_MAJOR, multicast=2)
+    atom = made["atom"]
+    assert atom.num_multicast == 2 and atom.box == (64, 64, 1)      # each CTA loads half of the 128 rows
+    assert atom.tma_desc.attrs["box1"] == 64
+    first = [p[0] for p in made["parts"]]
+    assert first[0] == (0, 0, 0) and first[1] == (64, 0, 0)          # CTA 1 starts 64 rows (M) further
+
+
+def test_tma_host_descriptor_checks_the_tensor():
+    from warpweave.backends.hopper import tma
+
+    class T:
+        data_ptr = 0x10000
+        shape = (100, 30, 1)
+        stride = (30, 1, 3000)
+
+    attrs = dict(data_type="f16", rank=3, swizzle="128B", dims="1,0,2", ebytes=2, box0=64, box1=128, box2=1)
+    with pytest.raises(ValueError, match="stride of 60 bytes"):
+        tma.encode_descriptor(T(), **attrs)
+    T.stride = (32, 2, 3200)
+    with pytest.raises(ValueError, match="contiguous"):
+        tma.encode_descriptor(T(), **attrs)
+
+
+def test_tma_atom_errors_name_the_user_line():
+    from warpweave import ext
+
+    cpasync, _, _ = hopper()
+
+    @cute.jit
+    def bad_swizzle(mA: cute.Tensor):
+        lay = cute.make_composed_layout(cute.make_swizzle(2, 4, 3), 0, cute.make_layout((64, 64), stride=(64, 1)))
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA, lay, (64, 64))  # the line named
+
+    a = dense_gemm.fake_arguments("k", "k", "n", cutlass.Float16, cutlass.Float16)[0]
+    with target("sm_90a"), pytest.raises(ext.DSLError) as e:
+        cute.compile(bad_swizzle, a)
+    assert "not one TMA applies" in str(e.value) and "test_hopper_gemm.py" in str(e.value)
+
+    @cute.jit
+    def bad_multicast(mA: cute.Tensor):
+        lay = cute.make_layout((64, 64), stride=(64, 1))
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA, lay, (64, 64), num_multicast=2)
+
+    with target("sm_90a"), pytest.raises(ext.DSLError, match="num_multicast=2 needs"):
+        cute.compile(bad_multicast, a)
+
+
+# --- the example on sm_90a ------------------------------------------------------------------------------------------
+
+def opcodes(cubin):
+    sass = _core.disassemble_sass(cubin)
+    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
+
+
+def ptxas_report(compiled):
+    log = compiled.info["jit_log"]
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    regs = re.search(r"Used (\d+) registers", log)
+    assert m and regs, log
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), int(regs.group(1))
+
+
+SASS_CASES = [
+    # majors, tile, cluster, TMA loads of A per copy, of B per copy
+    ("kkn", (128, 128), (1, 1), 1, 1),
+    ("mnm", (128, 128), (1, 1), 2, 2),
+    ("kkn", (64, 256), (1, 1), 1, 1),
+    ("kkn", (128, 128), (2, 1), 1, 1),
+    ("knn", (128, 256), (1, 2), 1, 4),
+]
+
+
+@SASS
+@pytest.mark.parametrize("majors,tile,cluster,tma_a,tma_b", SASS_CASES)
+def test_dense_gemm_sass(majors, tile, cluster, tma_a, tma_b):
+    gemm = dense_gemm.HopperDenseGemm(cutlass.Float32, tile, cluster)
+    compiled = dense_gemm.compile_only(gemm, majors[0], majors[1], majors[2], cutlass.Float16, cutlass.Float16,
+                                       options="-v")
+    print(compiled.info["jit_log"])
+    ops = opcodes(compiled.cubin)
+    count = lambda prefix: sum(1 for o in ops if o.startswith(prefix))  # noqa: E731
+    # Four k-blocks of 16 per 64-wide k-tile, issued in the peeled first k-tile and in the main loop.
+    assert count(f"HGMMA.64x{tile[1]}x16.F32") == 8, ops
+    # The two load sites (prologue, main loop); multicast for the operand shared across the cluster.
+    mc_a, mc_b = cluster[1] > 1, cluster[0] > 1
+    assert count("UTMALDG.3D.MULTICAST") == 2 * (tma_a * mc_a + tma_b * mc_b)
+    assert count("UTMALDG.3D") == 2 * (tma_a + tma_b)
+    assert count("SYNCS.EXCH.64") >= 2 and count("SYNCS.PHASECHK.TRANS64") >= 2 and count("SYNCS.ARRIVE") >= 2
+    if cluster != (1, 1):
+        assert count("SYNCS.ARRIVE.TRANS64.RED") >= 1     # stages released in the peer CTAs
+    assert count("WARPGROUP.ARRIVE") == 2 and count("WARPGROUP.DEPBAR.LE") == 2
+    assert not any(o.startswith(("LDL", "STL")) for o in ops)
+    stack, spill_st, spill_ld, regs = ptxas_report(compiled)
+    assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
+    assert "wgmma" not in compiled.info["jit_log"].lower() or "serializ" not in compiled.info["jit_log"].lower()
+    assert regs <= 255
+
+
+def test_dense_gemm_compiles_without_a_gpu(capsys):
+    if os.environ.get("WARPWEAVE_ARCH") is None and _core.driver_available() and _core.device_count() > 0:
+        pytest.skip("a GPU is present: the example runs instead (see the GPU tests)")
+    assert dense_gemm.main(["--cluster_shape_mn", "2,1", "--a_dtype", "BFloat16", "--b_dtype", "BFloat16"]) == 0
+    assert "compiled dense_gemm for sm_90a" in capsys.readouterr().out
+
+
+def test_dense_gemm_refuses_bad_configurations():
+    with pytest.raises(ValueError, match="tile M"):
+        dense_gemm.HopperDenseGemm(cutlass.Float32, (96, 128))
+    with pytest.raises(ValueError, match="tile N"):
+        dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 120))
+    with pytest.raises(ValueError, match="cluster"):
+        dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 128), (4, 4))
+
+
+# --- on the GPU -----------------------------------------------------------------------------------------------------
+
+GPU_CASES = [
+    # mnkl, majors, ab, c, tile, cluster
+    ((200, 136, 264, 2), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1)),
+    ((200, 136, 264, 1), "kkn", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (1, 1)),
+    ((136, 200, 520, 1), "mnm", cutlass.Float16, cutlass.Float32, (128, 128), (1, 1)),
+    ((264, 72, 1000, 3), "knn", cutlass.BFloat16, cutlass.BFloat16, (64, 256), (1, 1)),
+    ((1000, 520, 136, 1), "mkn", cutlass.Float16, cutlass.Float16, (128, 256), (1, 1)),
+    ((520, 264, 400, 2), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (2, 1)),
+    ((520, 264, 400, 1), "mnn", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (1, 2)),
+    ((8, 16, 8, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1)),
+    ((1024, 1024, 2048, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 256), (2, 1)),
+]
+
+
+@requires_gpu
+@pytest.mark.parametrize("mnkl,majors,ab,c,tile,cluster", GPU_CASES)
+def test_dense_gemm_matches_torch(mnkl, majors, ab, c, tile, cluster):
+    dense_gemm.run(mnkl, ab, ab, c, cutlass.Float32, majors[0], majors[1], majors[2], tile, cluster, iterations=0)
