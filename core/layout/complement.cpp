@@ -1,5 +1,7 @@
 // complement: the layout of what a layout misses, up to a cotarget.
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "algebra_detail.hpp"
 #include "ww/layout/assumptions.hpp"
@@ -7,6 +9,8 @@
 
 namespace ww {
 namespace {
+
+constexpr int64_t kMaxCheckedSize = int64_t{1} << 16;  // left_inverse checks overlapping layouts up to this size
 
 // Index of the smallest stride; the strides must be comparable now.
 size_t min_stride_index(const std::vector<IntTuple>& strides, const char* op) {
@@ -24,8 +28,17 @@ void check_plain_strides(const Layout& l, const char* op) {
   if (l.has_basis_stride()) throw LayoutTypeError(std::string(op) + ": needs integer strides, got " + l.str());
 }
 
+void check_cotarget(const IntTuple& cotarget) {
+  for (auto& c : flatten_leaves(cotarget)) {
+    if (c.has_basis()) throw LayoutTypeError("the cotarget " + cotarget.str() + " must be a shape of integers");
+    if (auto v = c.value().static_value(); v && *v < 1)
+      throw LayoutError("the cotarget " + cotarget.str() + " must be a shape of positive extents");
+  }
+}
+
 Layout complement_impl(const Layout& a, const IntTuple& cotarget) {
   check_plain_strides(a, "complement");
+  check_cotarget(cotarget);
   Layout f = filter(a);
   std::vector<IntTuple> shape = flatten_leaves(f.shape());
   std::vector<IntTuple> stride = flatten_leaves(f.stride());
@@ -38,15 +51,14 @@ Layout complement_impl(const Layout& a, const IntTuple& cotarget) {
   Int last_stride = 1;  // stride of the next result mode: the extent covered so far
   std::vector<IntTuple> rd{IntTuple(1)};
   auto add_mode = [&](const Int& min_stride) {
-    // The gap below min_stride must be a whole number of the modes found so far, or the complement is no layout.
-    auto why = [&] {
-      return "the layout is not injective, or its modes interleave so that no layout complements it (stride " +
-             min_stride.str() + " against the extent " + last_stride.str() + " below it)";
-    };
-    require({Assumption::Kind::Less, last_stride - Int(1), min_stride}, why);
-    require({Assumption::Kind::Divides, last_stride, min_stride}, why);
-    Int new_shape = min_stride / last_stride;
-    rs.emplace_back(new_shape);
+    // The gap below min_stride holds floor(min_stride / extent so far) copies of what was found so far (CuTe's
+    // rounding: a gap that is not a whole number of copies is left partly unused). A stride below that extent
+    // lands on offsets already reached: the layout is not injective.
+    require({Assumption::Kind::Less, last_stride - Int(1), min_stride}, [&] {
+      return "the layout is not injective: the stride " + min_stride.str() + " lands inside the offsets [0," +
+             last_stride.str() + ") that its smaller modes already reach";
+    });
+    rs.emplace_back(min_stride / last_stride);
   };
   while (shape.size() > 1) {
     size_t i = min_stride_index(stride, "complement");
@@ -104,6 +116,9 @@ Layout right_inverse(const Layout& a) {
   });
 }
 
+// r(a(i)) == i for an injective a; for any a, a(r(a(i))) == a(i) (CuTe's quasi-inverse: stride-0 modes, which
+// a cannot tell apart, are skipped and r inverts a on its image). The modes are taken in order of increasing
+// stride; each stride must be a multiple of the extent the faster modes span (CuTe's divisibility condition).
 Layout left_inverse(const Layout& a) {
   return detail::with_context([&] { return "left_inverse(" + a.str() + ")"; }, [&] {
     check_plain_strides(a, "left_inverse");
@@ -117,30 +132,47 @@ Layout left_inverse(const Layout& a) {
     for (int i = 0; i < shape.rank(); ++i) {
       auto v = stride[i].value().static_value();
       if (!v) throw LayoutError("needs static strides to order the modes, got " + stride[i].str());
-      if (*v <= 0) throw LayoutError("the layout is not injective: a mode of extent " + shape[i].str() +
-                                     " has stride " + stride[i].str());
+      if (*v < 0) throw LayoutError("a negative stride (" + stride[i].str() + ") has no left inverse");
     }
     std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
       return *stride[x].value().static_value() < *stride[y].value().static_value();
     });
-    // Injective with an inverse that is a layout: each stride lies past every offset the faster modes reach and is
-    // a multiple of the extent they span (CuTe's divisibility condition).
-    Int reach = 0, span = 1;
+    Int span = 1;   // size of the result so far
+    Int reach = 0;  // the largest offset the faster non-zero modes reach
+    std::optional<std::string> overlap;
     std::vector<IntTuple> rs, rd{IntTuple(0)};
     for (int i : order) {
       Int d = stride[i].value();
-      if (!reach.known_lt(d).value_or(false))
-        throw LayoutError("the layout is not injective: the stride " + d.str() + " lands inside offsets [0," +
-                          (reach + Int(1)).str() + ") that faster modes already reach");
+      if (d.is_constant(0)) continue;
       if (!(d % span).is_constant(0))
-        throw LayoutError("no layout inverts it: the stride " + d.str() + " is not a multiple of " + span.str());
+        throw LayoutError("left inverse divisibility condition violated: the stride " + d.str() +
+                          " is not a multiple of " + span.str() + ", the extent its faster modes span");
+      if (!reach.known_lt(d).value_or(false) && !overlap)
+        overlap = "the stride " + d.str() + " lands inside offsets [0," + (reach + Int(1)).str() +
+                  ") that faster modes already reach";
+      reach = reach + (shape[i].value() - Int(1)) * d;
       rs.emplace_back(d / span);
       rd.emplace_back(preprod[i]);
       span = d;
-      reach = reach + (shape[i].value() - Int(1)) * d;
     }
     rs.push_back(shape[order.back()]);
-    return coalesce(Layout::trusted(IntTuple::tuple(std::move(rs)), IntTuple::tuple(std::move(rd))));
+    Layout r = coalesce(Layout::trusted(IntTuple::tuple(std::move(rs)), IntTuple::tuple(std::move(rd))));
+    // Stride-0 modes only repeat offsets: r inverts a on its image. Modes of non-zero stride that overlap give
+    // CuTe's construction no such guarantee (for (8,2,3):(16,16,2), a(r(a(1))) == 2 != 32), so its result is
+    // returned only where a(r(a(i))) == a(i) is checked to hold.
+    if (overlap) {
+      auto n = a.size().static_value();
+      if (!a.is_static() || !n || *n > kMaxCheckedSize)
+        throw LayoutError("the layout is not injective apart from its stride-0 modes (" + *overlap +
+                          "), and is too large or dynamic to check a quasi-inverse");
+      for (int64_t i = 0; i < *n; ++i) {
+        IntTuple ai = a(IntTuple(i));
+        if (!a(r(ai)).same(ai))
+          throw LayoutError("the layout is not injective apart from its stride-0 modes (" + *overlap +
+                            "), and no layout inverts it on its image");
+      }
+    }
+    return r;
   });
 }
 

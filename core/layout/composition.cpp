@@ -45,9 +45,12 @@ Layout compose_mode(const IntTuple& a_shape, const IntTuple& a_stride, const Int
   const Int& d = d_leaf.value();
   if (d.is_constant(0)) return Layout::trusted(IntTuple(s), IntTuple(0));
   if (a_shape.is_leaf()) return Layout::trusted(IntTuple(s), scale_stride(a_stride, d));
-  // Only a single-mode (linear) left operand is defined at the negative offsets a negative stride reaches.
-  require({Assumption::Kind::Less, Int(-1), d},
-          [&] { return "the negative stride " + d.str() + " reaches negative offsets, where the left operand is undefined"; });
+  // A static negative stride walks a at negative indices, where a(-k) == -a(k) (C++'s truncating division splits
+  // -k into the negated digits of k): the walk below mirrors the one for |d|, with CuTe's signs. A dynamic stride
+  // is assumed non-negative, as the floor division of dynamic values has no such symmetry.
+  if (!d.is_static())
+    require({Assumption::Kind::Less, Int(-1), d},
+            [&] { return "the dynamic stride " + d.str() + " must be non-negative"; });
 
   const int r = a_shape.rank();
   std::vector<IntTuple> rs, rd;
@@ -55,10 +58,12 @@ Layout compose_mode(const IntTuple& a_shape, const IntTuple& a_stride, const Int
   Int rest_stride = d;
   for (int i = 0; i < r - 1; ++i) {
     const Int& cs = a_shape[i].value();
-    // Stride divisibility: b's stride must step over whole modes of a, or stay inside the first one.
-    require({Assumption::Kind::MultipleOrLess, rest_stride, cs}, [&] { return "stride divisibility condition violated: the stride " + rest_stride.str() +
-                " neither is a multiple of nor is less than the extent " + cs.str(); });
+    // Stride divisibility: b's stride must step over whole modes of a, or stay inside the first one. The test is
+    // on |stride| (CuTe compares the signed stride, which lets any negative stride through: 3:-5 over
+    // (4,2,3):(5,4,0) would give 3:0).
     Int abs_stride = abs(rest_stride);
+    require({Assumption::Kind::MultipleOrLess, abs_stride, cs}, [&] { return "stride divisibility condition violated: the stride " + rest_stride.str() +
+                " neither is a multiple of nor is less than the extent " + cs.str(); });
     Int next_shape = ceil_div(cs, abs_stride);
     Int next_stride = ceil_div(abs_stride, cs) * signum(rest_stride);
     if (next_shape.is_constant(1) || rest_shape.is_constant(1)) {
@@ -122,12 +127,31 @@ IntTuple coprofile(const Layout& b) {
   return IntTuple::tuple(std::move(p));
 }
 
+// a(x + y) == a(x) + a(y) holds for offsets of one sign (a(-k) == -a(k)), not across signs once a has several
+// modes: a(-3 + 1) is not a(-3) + a(1) for (3,4):(1,36). So b's strides must not mix signs there.
+void check_signs(const Layout& flat, const Layout& b) {
+  if (flat.shape().is_leaf() || flat.rank() < 2 || b.has_basis_stride()) return;
+  bool pos = false, neg = false;
+  auto extents = flatten_leaves(b.shape());
+  auto strides = flatten_leaves(b.stride());
+  for (size_t i = 0; i < strides.size(); ++i) {
+    if (extents[i].value().is_constant(1)) continue;  // its stride is never used
+    auto v = strides[i].value().static_value();
+    if (v && *v > 0) pos = true;
+    if (v && *v < 0) neg = true;
+  }
+  if (pos && neg)
+    throw LayoutError("strides of both signs in the right operand: offsets that cross zero do not add up in the "
+                      "left one, so the result would not be a(b(i))");
+}
+
 }  // namespace
 
 Layout composition(const Layout& a, const Layout& b) {
   return detail::with_context([&] { return "composition(" + a.str() + ", " + b.str() + ")"; },
                               [&] {
                                 Layout flat = detail::coalesce_x(a, coprofile(b));
+                                check_signs(flat, b);
                                 Reach reach;
                                 Layout r = compose_impl(flat.shape(), flat.stride(), b.shape(), b.stride(), reach, 0);
                                 reach.check();
@@ -136,6 +160,7 @@ Layout composition(const Layout& a, const Layout& b) {
 }
 
 Layout composition(const Layout& a, const Tiler& b) {
+  if (b.is_integer()) return composition(a, Layout::trusted(b.layout().shape(), IntTuple(1)));
   if (b.is_layout()) return composition(a, b.layout());
   if (b.is_underscore()) return a;
   if (b.rank() > a.rank())

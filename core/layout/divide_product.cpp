@@ -37,13 +37,14 @@ Layout tile_unzip(const Layout& l, const Tiler& t) {
   return Layout::trusted(zip2_by(l.shape(), t), zip2_by(l.stride(), t));
 }
 
-// Unpacks the chosen top-level modes one level: (X,(a,b)) with mode 1 unpacked is (X,a,b).
+// Unpacks the chosen top-level modes one level: (X,(a,b)) with mode 1 unpacked is (X,a,b). As in CuTe (which
+// slices the mode with `_` repeated rank times), a mode of rank 1 is kept as it is: (X,(a)) stays (X,(a)).
 Layout unpack_modes(const Layout& l, bool first, bool second) {
   std::vector<Layout> modes;
   for (int i = 0; i < l.rank(); ++i) {
     Layout m = l[i];
     bool unpack = (i == 0 && first) || (i == 1 && second);
-    if (unpack && m.shape().is_tuple()) {
+    if (unpack && m.shape().is_tuple() && m.rank() > 1) {
       for (int j = 0; j < m.rank(); ++j) modes.push_back(m[j]);
     } else {
       modes.push_back(m);

@@ -228,9 +228,11 @@ Layout prepend(const Layout& l, int n, const Layout& x) {
 }
 
 Layout zip_layouts(const Layout& a, const Layout& b) {
-  // CuTe's zip of two layouts: with two plain modes the pair itself, otherwise the transpose.
-  if (a.shape().is_leaf() && b.shape().is_leaf()) return make_layout(std::vector<Layout>{a, b});
-  if (a.rank() != b.rank()) throw LayoutError("zip: mismatched ranks of " + a.str() + " and " + b.str());
+  // CuTe's zip of two layouts transposes the pair (a, b): with a single-mode `a` (an integer shape) the pair
+  // itself becomes the one mode, ((a,b)); otherwise mode i is (a_i, b_i), which needs b to have as many modes.
+  if (a.shape().is_leaf()) return make_layout(std::vector<Layout>{make_layout(std::vector<Layout>{a, b})});
+  if (b.shape().is_leaf() || a.rank() != b.rank())
+    throw LayoutError("zip: " + a.str() + " and " + b.str() + " do not have the same number of modes");
   std::vector<Layout> modes;
   for (int i = 0; i < a.rank(); ++i) modes.push_back(make_layout(std::vector<Layout>{a[i], b[i]}));
   return make_layout(modes);

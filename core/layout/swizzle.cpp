@@ -87,6 +87,9 @@ ComposedLayout tile_to_shape(const ComposedLayout& block, const IntTuple& target
   return block.with_outer(tile_to_shape(block.outer(), target_shape, order));
 }
 ComposedLayout coalesce(const ComposedLayout& l) { return l.with_outer(coalesce(l.outer())); }
+ComposedLayout coalesce(const ComposedLayout& l, const IntTuple& profile) {
+  return l.with_outer(coalesce(l.outer(), profile));
+}
 ComposedLayout flatten(const ComposedLayout& l) { return l.with_outer(flatten(l.outer())); }
 
 }  // namespace ww

@@ -177,11 +177,39 @@ Tiler to_tiler(nb::handle h, int depth = 0) {
   return Tiler(to_int(h, "tiler"));
 }
 
+// A mode index, rank or type width from Python: an int (or an object with __index__) in [lo, hi]. Anything else
+// is a TypeError, anything out of range a ValueError naming the value (never a failed C++ cast).
+int to_small_int(nb::handle h, const char* what, long long lo, long long hi) {
+  if (PyBool_Check(h.ptr())) throw LayoutTypeError(std::string(what) + ": expected an integer, got a bool");
+  nb::object idx;
+  if (PyLong_Check(h.ptr())) {
+    idx = nb::borrow(h);
+  } else if (PyIndex_Check(h.ptr())) {
+    idx = nb::steal(PyNumber_Index(h.ptr()));
+    if (!idx.is_valid()) throw nb::python_error();
+  } else {
+    throw LayoutTypeError(std::string(what) + ": expected an integer, got " + py_type_name(h));
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
+  if (overflow || v < lo || v > hi)
+    throw LayoutError(std::string(what) + ": " + nb::cast<std::string>(nb::str(idx)) + " is out of the range [" +
+                      std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
+constexpr long long kMaxIndex = 1 << 20;
+constexpr long long kMaxRank = 1 << 12;  // ranks a layout may be padded to
+
+// A mode path: an int or a sequence of ints. Negative or too large indices reach the algebra, which names the
+// mode that is out of range.
 std::vector<int> to_mode(nb::handle h) {
   std::vector<int> path;
   if (h.is_none()) return path;
-  if (PyLong_Check(h.ptr())) return {nb::cast<int>(h)};
-  for (nb::handle x : h) path.push_back(nb::cast<int>(x));
+  if (PyLong_Check(h.ptr()) || PyBool_Check(h.ptr())) return {to_small_int(h, "mode", -kMaxIndex, kMaxIndex)};
+  if (!PyTuple_Check(h.ptr()) && !PyList_Check(h.ptr()))
+    throw LayoutTypeError("mode: expected an int or a list of ints, got " + py_type_name(h));
+  for (nb::handle x : h) path.push_back(to_small_int(x, "mode", -kMaxIndex, kMaxIndex));
   return path;
 }
 
@@ -237,8 +265,8 @@ void bind_layout(nb::module_& m) {
       .def("__repr__", [](const SymInt& a) { return "SymInt(" + a.v.expr_str() + ")"; });
 
   nb::class_<ScaledBasis>(m, "ScaledBasis", "A basis stride v@i@j: v steps along mode (i, j) of a coordinate.")
-      .def("__init__", [](ScaledBasis* self, nb::handle value, const std::vector<int>& path) {
-            new (self) ScaledBasis{to_int(value, "ScaledBasis"), Basis::path(path)};
+      .def("__init__", [](ScaledBasis* self, nb::handle value, nb::handle mode) {
+            new (self) ScaledBasis{to_int(value, "ScaledBasis"), Basis::path(to_mode(mode))};
           })
       .def_prop_ro("value", [](const ScaledBasis& b) { return from_int(b.value); })
       .def_prop_ro("mode", [](const ScaledBasis& b) {
@@ -268,7 +296,11 @@ void bind_layout(nb::module_& m) {
       .def("__repr__", &Layout::str);
 
   nb::class_<Swizzle>(m, "Swizzle", "Swizzle<B,M,S>: XORs B bits at position M+S into the B bits at M.")
-      .def(nb::init<int, int, int>(), nb::arg("bits"), nb::arg("base"), nb::arg("shift"))
+      .def("__init__", [](Swizzle* self, nb::handle b, nb::handle m, nb::handle sh) {
+            new (self) Swizzle(to_small_int(b, "make_swizzle bits", -1024, 1024),
+                               to_small_int(m, "make_swizzle base", -1024, 1024),
+                               to_small_int(sh, "make_swizzle shift", -1024, 1024));
+          }, nb::arg("bits"), nb::arg("base"), nb::arg("shift"))
       .def_prop_ro("num_bits", &Swizzle::bits)
       .def_prop_ro("num_base", &Swizzle::base)
       .def_prop_ro("num_shift", &Swizzle::shift)
@@ -354,19 +386,28 @@ void bind_layout(nb::module_& m) {
   m.def("select", [](const Layout& l, nb::handle mode) { return select(l, to_mode(mode)); });
   m.def("flatten", [](const Layout& l) { return flatten(l); });
   m.def("flatten", [](const ComposedLayout& l) { return flatten(l); });
-  m.def("group_modes", [](const Layout& l, int b, int e) { return group_modes(l, b, e); });
+  m.def("group_modes", [](const Layout& l, nb::handle b, nb::handle e) {
+    return group_modes(l, to_small_int(b, "group_modes begin", -kMaxIndex, kMaxIndex),
+                       to_small_int(e, "group_modes end", -kMaxIndex, kMaxIndex));
+  });
   m.def("append", [](const Layout& l, const Layout& x) { return append(l, x); });
-  m.def("append_to_rank", [](const Layout& l, int n, const Layout& x) { return append(l, n, x); });
+  m.def("append_to_rank", [](const Layout& l, nb::handle n, const Layout& x) {
+    return append(l, to_small_int(n, "append up_to_rank", 0, kMaxRank), x);
+  });
   m.def("prepend", [](const Layout& l, const Layout& x) { return prepend(l, x); });
-  m.def("prepend_to_rank", [](const Layout& l, int n, const Layout& x) { return prepend(l, n, x); });
+  m.def("prepend_to_rank", [](const Layout& l, nb::handle n, const Layout& x) {
+    return prepend(l, to_small_int(n, "prepend up_to_rank", 0, kMaxRank), x);
+  });
 
   // --- Algebra --------------------------------------------------------------------------------------------------
   m.def("coalesce", [](const Layout& l, nb::handle profile) {
     if (profile.is_none()) return coalesce(l);
     return coalesce(l, to_int_tuple(profile, "coalesce target_profile"));
   }, nb::arg("layout"), nb::arg("target_profile") = nb::none());
-  m.def("coalesce", [](const ComposedLayout& l, nb::handle) { return coalesce(l); }, nb::arg("layout"),
-        nb::arg("target_profile") = nb::none());
+  m.def("coalesce", [](const ComposedLayout& l, nb::handle profile) {
+    if (profile.is_none()) return coalesce(l);
+    return coalesce(l, to_int_tuple(profile, "coalesce target_profile"));
+  }, nb::arg("layout"), nb::arg("target_profile") = nb::none());
   m.def("filter_zeros", [](const Layout& l, nb::handle profile) {
     if (profile.is_none()) return filter_zeros(l);
     return filter_zeros(l, to_int_tuple(profile, "filter_zeros target_profile"));
@@ -409,9 +450,12 @@ void bind_layout(nb::module_& m) {
   }, nb::arg("block"), nb::arg("target_shape"), nb::arg("order") = nb::none());
   m.def("max_common_layout", [](const Layout& a, const Layout& b) { return max_common_layout(a, b); });
   m.def("max_common_vector", [](const Layout& a, const Layout& b) { return from_int(max_common_vector(a, b)); });
-  m.def("recast_layout", [](int new_bits, int old_bits, const Layout& l) { return recast_layout(new_bits, old_bits, l); });
-  m.def("upcast", [](const Layout& l, int64_t n) { return upcast(l, n); });
-  m.def("downcast", [](const Layout& l, int64_t n) { return downcast(l, n); });
+  m.def("recast_layout", [](nb::handle new_bits, nb::handle old_bits, const Layout& l) {
+    return recast_layout(to_small_int(new_bits, "recast_layout new_type_bits", -(1 << 20), 1 << 20),
+                         to_small_int(old_bits, "recast_layout old_type_bits", -(1 << 20), 1 << 20), l);
+  });
+  m.def("upcast", [](const Layout& l, nb::handle n) { return upcast(l, to_int(n, "upcast").value("upcast factor")); });
+  m.def("downcast", [](const Layout& l, nb::handle n) { return downcast(l, to_int(n, "downcast").value("downcast factor")); });
 
   // --- Assumptions about dynamic values (recorded while tracing, checked at launch) -----------------------------
   struct PyAssumptions {

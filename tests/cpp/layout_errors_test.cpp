@@ -39,18 +39,28 @@ TEST(Errors, ComplementOfNonInjective) {
   std::string e = error_of([] { complement(L("(2,2):(1,1)"), IntTuple(8)); });
   EXPECT_NE(e.find("complement((2,2):(1,1), 8)"), std::string::npos) << e;
   EXPECT_NE(e.find("not injective"), std::string::npos) << e;
-  EXPECT_NE(error_of([] { complement(L("(2,2):(1,3)"), IntTuple(8)); }).find("complement"), std::string::npos);
   EXPECT_EQ(error_of([] { complement(make_identity_layout(T("(2,2)")), IntTuple(8)); }).rfind("type:", 0), 0u);
 }
 
-TEST(Errors, LeftInverseNeedsInjective) {
-  std::string e = error_of([] { left_inverse(L("(4,2):(1,0)")); });
-  EXPECT_NE(e.find("left_inverse((4,2):(1,0))"), std::string::npos) << e;
-  EXPECT_NE(e.find("not injective"), std::string::npos) << e;
-  e = error_of([] { left_inverse(L("(2,2):(1,1)")); });
-  EXPECT_NE(e.find("not injective"), std::string::npos) << e;
-  e = error_of([] { left_inverse(L("(3,2):(2,3)")); });
-  EXPECT_NE(e.find("left_inverse"), std::string::npos) << e;
+TEST(Errors, ComplementCotargetMustBePositive) {
+  // A cotarget below 1 names no codomain to complement into (it used to give (2,0):(1,8)).
+  for (const char* c : {"-8", "0", "(2,-2)", "(4,0)"}) {
+    std::string e = error_of([&] { complement(L("4:2"), T(c)); });
+    EXPECT_NE(e.find("complement(4:2, "), std::string::npos) << c << ": " << e;
+    EXPECT_NE(e.find("positive"), std::string::npos) << c << ": " << e;
+  }
+  EXPECT_NE(error_of([] { complement(L("4:0"), T("-1")); }).find("positive"), std::string::npos);
+}
+
+TEST(Errors, LeftInversePreconditions) {
+  // CuTe's divisibility condition: each stride a multiple of the extent its faster modes span.
+  std::string e = error_of([] { left_inverse(L("(3,2):(2,3)")); });
+  EXPECT_NE(e.find("left_inverse((3,2):(2,3))"), std::string::npos) << e;
+  EXPECT_NE(e.find("divisibility"), std::string::npos) << e;
+  e = error_of([] { left_inverse(L("(4,2):(1,-4)")); });
+  EXPECT_NE(e.find("negative stride"), std::string::npos) << e;
+  e = error_of([] { left_inverse(make_layout(T("(4,2)"), tup({IntTuple(1), IntTuple(Int::symbol(1))}))); });
+  EXPECT_NE(e.find("static strides"), std::string::npos) << e;
 }
 
 TEST(Errors, ShapeDivAndTileToShape) {

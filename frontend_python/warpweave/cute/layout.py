@@ -26,7 +26,7 @@ __all__ = [
     "composition", "complement", "right_inverse", "left_inverse", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
     "raked_product", "max_common_layout", "max_common_vector", "tile_to_shape", "recast_layout", "ceil_div",
-    "shape_div", "product", "product_each", "is_static", "repeat_like",
+    "shape_div", "product", "product_each", "is_static", "round_up", "slice_", "pretty_str", "repeat_like",
 ]
 
 
@@ -83,9 +83,13 @@ def _select_layout(x, mode, op, shape_only=False):
 
 # --- Construction ---------------------------------------------------------------------------------------------
 
-def make_layout(*args, stride=None):
-    """make_layout(shape, stride=None): compact column-major by default. make_layout(L0, L1, ...) concatenates
-    layouts as modes."""
+def make_layout(*args, shape=None, stride=None):
+    """make_layout(shape, stride=None) (also with shape= as a keyword): compact column-major by default.
+    make_layout(L0, L1, ...) concatenates layouts as modes."""
+    if shape is not None:
+        if args:
+            raise TypeError("make_layout: the shape is given both positionally and as shape=")
+        args = (shape,)
     if args and all(_is_layout(a) for a in args):
         if stride is not None:
             raise TypeError("make_layout: stride= is not taken with layouts as modes")
@@ -275,7 +279,7 @@ def idx2crd(idx, shape):
 
 # --- Algebra --------------------------------------------------------------------------------------------------
 
-def coalesce(input, *, target_profile=None):
+def coalesce(input, target_profile=None):
     return _rewrap(input, _core.coalesce(_layout_of(input, "coalesce"), target_profile))
 
 
@@ -349,6 +353,69 @@ def max_common_vector(a, b):
 
 def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
     return _core.recast_layout(new_type_bits, old_type_bits, _layout_of(src_layout, "recast_layout"))
+
+
+def round_up(a, b):
+    """a rounded up to a multiple of b; for tuples mode by mode, modes missing in b counting as 1 (CuTe's
+    round_up)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if len(b) > len(a):
+            raise ValueError(f"round_up: {b} has more modes than {a}")
+        return tuple(round_up(x, y) for x, y in zip(a, b + (1,) * (len(a) - len(b))))
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        raise TypeError(f"round_up: expected two integers or two tuples, got {a!r} and {b!r}")
+    if isinstance(b, int) and not isinstance(b, bool) and b <= 0:
+        raise ValueError(f"round_up: the multiple must be positive, got {b}")
+    return ((a + b - 1) // b) * b
+
+
+def _slice_tuple(coord, t, op):
+    """CuTe's slice: what lies under the None (`_`) leaves of coord, with one level of nesting removed."""
+    if coord is None:
+        return t
+    if not isinstance(coord, tuple):
+        return ()
+    out = []
+
+    def lift(c, x):
+        if isinstance(c, tuple):
+            if not isinstance(x, tuple) or len(c) != len(x):
+                raise ValueError(f"{op}: the coordinate {coord} does not match the shape of {t}")
+            for ci, xi in zip(c, x):
+                lift(ci, xi)
+        elif c is None:
+            out.append(x)
+
+    lift(coord, t)
+    return tuple(out)
+
+
+def slice_(src, coord):
+    """The part of src (a tuple, layout or tensor) that the None leaves of coord keep, as CuTe's slice: for a
+    layout, the layout of the modes left free; a tensor is indexed (src[coord])."""
+    if isinstance(src, (int, tuple)):
+        return _slice_tuple(coord, src, "slice_")
+    if isinstance(src, ComposedLayout):
+        raise TypeError("slice_: a composed (swizzled) layout has no stride to slice; slice its outer layout")
+    if isinstance(src, Layout):
+        if coord is None:
+            return src
+        shape_part = _slice_tuple(coord, src.shape, "slice_")
+        if shape_part == ():
+            return Layout(1, 0)
+        return _core.make_layout(shape_part, _slice_tuple(coord, src.stride, "slice_"))
+    if hasattr(src, "__getitem__") and _is_layout(getattr(src, "layout", None)):
+        return src[coord]
+    raise TypeError(f"slice_: expected a tuple, Layout or Tensor, got {type(src).__name__}")
+
+
+def pretty_str(arg) -> str:
+    """CuTe's notation for a value: layouts as shape:stride, tuples as (a,b,...), other values as str()."""
+    if isinstance(arg, tuple):
+        return "(" + ",".join(pretty_str(x) for x in arg) + ")"
+    if isinstance(arg, list):
+        return "[" + ",".join(pretty_str(x) for x in arg) + "]"
+    return str(arg)
 
 
 def ceil_div(input, tiler):

@@ -15,7 +15,7 @@ namespace ww {
 class Tiler {
  public:
   Tiler(Layout l) : v_(std::move(l)) {}  // NOLINT
-  Tiler(const Int& n) : v_(Layout(IntTuple(n))) {}  // NOLINT
+  Tiler(const Int& n) : v_(Layout(IntTuple(n))), integer_(true) {}  // NOLINT
   Tiler(int n) : Tiler(Int(n)) {}  // NOLINT
   static Tiler underscore() { return Tiler(Underscore{}); }
   static Tiler tuple(std::vector<Tiler> modes) { return Tiler(std::move(modes)); }
@@ -28,6 +28,8 @@ class Tiler {
   const Layout& layout() const { return std::get<Layout>(v_); }
   const std::vector<Tiler>& modes() const { return std::get<std::vector<Tiler>>(v_); }
   int rank() const { return is_tuple() ? static_cast<int>(modes().size()) : 1; }
+  // An integer n: divides and products read it as make_layout(n) (1:0 for n == 1), composition as n:1 (CuTe).
+  bool is_integer() const { return integer_; }
   std::string str() const;
 
  private:
@@ -35,6 +37,7 @@ class Tiler {
   explicit Tiler(Underscore u) : v_(u) {}
   explicit Tiler(std::vector<Tiler> m) : v_(std::move(m)) {}
   std::variant<Layout, Underscore, std::vector<Tiler>> v_;
+  bool integer_ = false;
 };
 
 // --- Construction -----------------------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ ComposedLayout raked_product(const ComposedLayout& a, const Layout& b);
 ComposedLayout tile_to_shape(const ComposedLayout& block, const IntTuple& target_shape,
                              const std::optional<IntTuple>& order = {});
 ComposedLayout coalesce(const ComposedLayout& l);
+ComposedLayout coalesce(const ComposedLayout& l, const IntTuple& profile);
 ComposedLayout flatten(const ComposedLayout& l);
 
 }  // namespace ww
