@@ -69,6 +69,8 @@ class PipelineTmaAsync(PipelineAsync):
             # One arrival (the elected producer lane's expect_tx) per phase of a full barrier.
             p.full.init(1)
             p.empty.init(consumer_group.arrivals)
+            # TMA (the async proxy) and, in a cluster, peer CTAs arrive on them: make the inits visible to both.
+            cute.arch.mbarrier_init_fence()
 
         when(first, init)
         if not defer_sync:

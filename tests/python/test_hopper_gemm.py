@@ -8,7 +8,8 @@ Without a GPU:
 - make_tiled_tma_atom's boxes and tensor-map attributes, tma_partition's per-CTA share with multicast, and the
   errors of bad TMA uses, naming the user's line;
 - dense_gemm compiled for sm_90a: its SASS holds HGMMA (one per wgmma k-block issued), UTMALDG (.MULTICAST with
-  clusters), SYNCS, and ptxas reports no stack frame and no spills (the report is printed).
+  clusters), SYNCS, UTMASTG (the TMA-store epilogue), and ptxas reports no stack frame and no spills (the report
+  is printed).
 On the GPU (skipped here): dense_gemm against a float32 torch reference on fresh random data, C poisoned with NaN
 first, over sizes that are not multiples of the tile, every major, fp16 and bf16, L > 1 and clusters 1x1, 2x1, 1x2.
 """
@@ -269,19 +270,20 @@ def ptxas_report(compiled):
 
 
 SASS_CASES = [
-    # majors, tile, cluster, TMA loads of A per copy, of B per copy
-    ("kkn", (128, 128), (1, 1), 1, 1),
-    ("mnm", (128, 128), (1, 1), 2, 2),
-    ("kkn", (64, 256), (1, 1), 1, 1),
-    ("kkn", (128, 128), (2, 1), 1, 1),
-    ("knn", (128, 256), (1, 2), 1, 4),
+    # majors, tile, cluster, epilogue, TMA loads of A per copy, of B per copy, TMA stores of C (64-element boxes)
+    ("kkn", (128, 128), (1, 1), "tma", 1, 1, 2),
+    ("mnm", (128, 128), (1, 1), "tma", 2, 2, 2),
+    ("kkn", (64, 256), (1, 1), "tma", 1, 1, 4),
+    ("kkn", (128, 128), (2, 1), "tma", 1, 1, 2),
+    ("knn", (128, 256), (1, 2), "tma", 1, 4, 4),
+    ("kkn", (128, 128), (1, 1), "registers", 1, 1, 0),
 ]
 
 
 @SASS
-@pytest.mark.parametrize("majors,tile,cluster,tma_a,tma_b", SASS_CASES)
-def test_dense_gemm_sass(majors, tile, cluster, tma_a, tma_b):
-    gemm = dense_gemm.HopperDenseGemm(cutlass.Float32, tile, cluster)
+@pytest.mark.parametrize("majors,tile,cluster,epilogue,tma_a,tma_b,tma_c", SASS_CASES)
+def test_dense_gemm_sass(majors, tile, cluster, epilogue, tma_a, tma_b, tma_c):
+    gemm = dense_gemm.HopperDenseGemm(cutlass.Float32, tile, cluster, epilogue=epilogue)
     compiled = dense_gemm.compile_only(gemm, majors[0], majors[1], majors[2], cutlass.Float16, cutlass.Float16,
                                        options="-v")
     print(compiled.info["jit_log"])
@@ -297,6 +299,14 @@ def test_dense_gemm_sass(majors, tile, cluster, tma_a, tma_b):
     if cluster != (1, 1):
         assert count("SYNCS.ARRIVE.TRANS64.RED") >= 1     # stages released in the peer CTAs
     assert count("WARPGROUP.ARRIVE") == 2 and count("WARPGROUP.DEPBAR.LE") == 2
+    assert count("UTMASTG.3D") == tma_c
+    if epilogue == "tma":
+        # accumulators into shared memory, no global stores of C from registers: pairs of adjacent columns with
+        # 32-bit stores into an N-major tile, one value at a time into an M-major one
+        per_thread = tile[0] * tile[1] // gemm.num_threads
+        assert count("STS") == (per_thread // 2 if majors[2] == "n" else per_thread) and count("STG") == 0
+    else:
+        assert count("STG.E.U16") == tile[0] * tile[1] // gemm.num_threads
     assert not any(o.startswith(("LDL", "STL")) for o in ops)
     stack, spill_st, spill_ld, regs = ptxas_report(compiled)
     assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
@@ -318,12 +328,15 @@ def test_dense_gemm_refuses_bad_configurations():
         dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 120))
     with pytest.raises(ValueError, match="cluster"):
         dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 128), (4, 4))
+    with pytest.raises(ValueError, match="epilogue"):
+        dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 128), epilogue="stsm")
 
 
 # --- on the GPU -----------------------------------------------------------------------------------------------------
 
 GPU_CASES = [
-    # mnkl, majors, ab, c, tile, cluster
+    # mnkl, majors, ab, c, tile, cluster[, epilogue]
+    ((200, 136, 264, 2), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1), "registers"),
     ((200, 136, 264, 2), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1)),
     ((200, 136, 264, 1), "kkn", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (1, 1)),
     ((136, 200, 520, 1), "mnm", cutlass.Float16, cutlass.Float32, (128, 128), (1, 1)),
@@ -337,6 +350,9 @@ GPU_CASES = [
 
 
 @requires_gpu
-@pytest.mark.parametrize("mnkl,majors,ab,c,tile,cluster", GPU_CASES)
-def test_dense_gemm_matches_torch(mnkl, majors, ab, c, tile, cluster):
-    dense_gemm.run(mnkl, ab, ab, c, cutlass.Float32, majors[0], majors[1], majors[2], tile, cluster, iterations=0)
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "-".join(str(x) for x in c))
+def test_dense_gemm_matches_torch(case):
+    mnkl, majors, ab, c, tile, cluster = case[:6]
+    epilogue = case[6] if len(case) > 6 else "tma"
+    dense_gemm.run(mnkl, ab, ab, c, cutlass.Float32, majors[0], majors[1], majors[2], tile, cluster, iterations=0,
+                   epilogue=epilogue)

@@ -11,7 +11,9 @@ Each thread block (one or two warpgroups: 64 rows of the tile each) computes a (
   2. Every warpgroup issues wgmma instructions that read A and B from shared memory through descriptors, one
      k-tile of them in flight while the next stage is waited for; a stage is released once the wgmma that read it
      have completed.
-  3. The fp32 accumulators are converted and stored from registers to C, predicated on C's bounds.
+  3. Epilogue: the fp32 accumulators are converted and written to a swizzled shared-memory tile of C, which a TMA
+     store copies to C (the parts past C's bounds are not written). epilogue="registers" stores them from
+     registers to C instead, predicated element by element.
 
     python dense_gemm.py --mnkl 200,136,264,2
     python dense_gemm.py --mnkl 4096,4096,4096,1 --cluster_shape_mn 2,1 --skip_ref_check --iterations 100
@@ -35,7 +37,7 @@ WARPGROUP = 128
 
 class HopperDenseGemm:
     def __init__(self, acc_dtype: Type[cutlass.Numeric] = cutlass.Float32, tile_shape_mn: Tuple[int, int] = (128, 128),
-                 cluster_shape_mn: Tuple[int, int] = (1, 1), max_stages: int = 8):
+                 cluster_shape_mn: Tuple[int, int] = (1, 1), max_stages: int = 8, epilogue: str = "tma"):
         self.acc_dtype = acc_dtype
         self.tile_shape_mn = tuple(tile_shape_mn)
         self.cluster_shape_mn = tuple(cluster_shape_mn)
@@ -48,6 +50,9 @@ class HopperDenseGemm:
         if cm < 1 or cn < 1 or cm * cn > 8:
             raise ValueError(f"the cluster has 1 to 8 CTAs, got {cluster_shape_mn}")
         self.max_stages = max_stages
+        if epilogue not in ("tma", "registers"):
+            raise ValueError(f"epilogue must be 'tma' or 'registers', got {epilogue!r}")
+        self.epilogue = epilogue
         self.num_warpgroups = bm // 64
         self.num_threads = WARPGROUP * self.num_warpgroups
 
@@ -74,10 +79,15 @@ class HopperDenseGemm:
         bk = cute.size(tiled_mma.shape_mnk, mode=[2]) * 4          # four wgmma k-blocks per k-tile: 128 bytes
         tile_mnk = (bm, bn, bk)
         stage_bytes = (bm + bn) * bk * a_dtype.width // 8
-        capacity = utils.get_smem_capacity_in_bytes("sm_90") - 1024  # the mbarriers and alignment
+        c_bytes = bm * bn * c_dtype.width // 8 if cutlass.const_expr(self.epilogue == "tma") else 0
+        capacity = utils.get_smem_capacity_in_bytes("sm_90") - 1024 - c_bytes  # the mbarriers, alignment, C
         stages = min(self.max_stages, capacity // stage_bytes)
         sA_layout = sm90_utils.make_smem_layout_a(a_layout, tile_mnk, a_dtype, stages)
         sB_layout = sm90_utils.make_smem_layout_b(b_layout, tile_mnk, b_dtype, stages)
+        # The epilogue's tile of C in shared memory, written to C by a TMA store.
+        sC_layout = sm90_utils.make_smem_layout_epi(c_dtype, utils.LayoutEnum.from_tensor(mC), (bm, bn), 1)
+        tma_c, tC = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), mC, self.one_stage(sC_layout),
+                                                (bm, bn))
 
         # A is shared by the CTAs of a cluster row (same M), B by those of a column (same N).
         op_a = cpasync.CopyBulkTensorTileG2SMulticastOp() if cn > 1 else cpasync.CopyBulkTensorTileG2SOp()
@@ -86,7 +96,8 @@ class HopperDenseGemm:
         tma_b, tB = cpasync.make_tiled_tma_atom(op_b, mB, self.one_stage(sB_layout), (bn, bk), num_multicast=cm)
         tiles = cute.ceil_div(mC.shape, (bm, bn, 1))
         grid = ((tiles[0] + cm - 1) // cm * cm, (tiles[1] + cn - 1) // cn * cn, tiles[2])
-        self.kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, sA_layout, sB_layout, stages, stage_bytes).launch(
+        self.kernel(tma_a, tA, tma_b, tB, tma_c, tC, mC, tiled_mma, sA_layout, sB_layout, sC_layout, stages,
+                    stage_bytes).launch(
             grid=grid, block=[self.num_threads, 1, 1], cluster=[cm, cn, 1])
 
     @staticmethod
@@ -96,9 +107,9 @@ class HopperDenseGemm:
 
     # --- device side ---------------------------------------------------------------------------------------------
     @cute.kernel
-    def kernel(self, tma_a, mA: cute.Tensor, tma_b, mB: cute.Tensor, mC: cute.Tensor, tiled_mma: cute.TiledMma,
-               sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout, stages: cutlass.Constexpr,
-               stage_bytes: cutlass.Constexpr):
+    def kernel(self, tma_a, mA: cute.Tensor, tma_b, mB: cute.Tensor, tma_c, mC_tma: cute.Tensor, mC: cute.Tensor,
+               tiled_mma: cute.TiledMma, sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
+               sC_layout: cute.ComposedLayout, stages: cutlass.Constexpr, stage_bytes: cutlass.Constexpr):
         from warpweave.cute.nvgpu import cpasync, warpgroup
 
         bm, bn = self.tile_shape_mn
@@ -117,6 +128,9 @@ class HopperDenseGemm:
         sA = smem.allocate_tensor(tma_a.element_type, sA_layout.outer, 1024,
                                   swizzle=sA_layout.inner)
         sB = smem.allocate_tensor(tma_b.element_type, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        if cutlass.const_expr(self.epilogue == "tma"):
+            sC = smem.allocate_tensor(mC.element_type, cute.slice_(sC_layout.outer, (None, None, 0)), 1024,
+                                      swizzle=sC_layout.inner)
 
         # Every warp of the block consumes; each releases a stage once for each CTA that writes it (its cluster row
         # and column).
@@ -194,10 +208,27 @@ class HopperDenseGemm:
                     produce.advance()
         warpgroup.wait_group(0)
 
-        # Epilogue: registers to C, element by element within C's bounds.
-        for i in cutlass.range_constexpr(cute.size(acc)):
-            if cute.elem_less(tCcC[i], mC.shape):
-                tCgC[i] = acc[i].to(mC.element_type)
+        if cutlass.const_expr(self.epilogue == "tma"):
+            # Epilogue: registers to the shared-memory tile (C's partition of it), made visible to the async proxy,
+            # then one TMA store of the tile by warp 0; the block leaves once the store has read shared memory.
+            tCsC = thr_mma.partition_C(sC)
+            tCrD = cute.make_fragment_like(acc, mC.element_type)
+            tCrD.store(acc.load().to(mC.element_type))
+            cute.autovec_copy(tCrD, tCsC)
+            cute.arch.fence_proxy_async_shared_cta()
+            cute.arch.sync_threads()
+            if warp_idx == 0:
+                gC_tma = cute.local_tile(mC_tma, (bm, bn), (bidx, bidy, bidz))
+                tSsC, tSgC = cpasync.tma_partition(tma_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
+                                                   cute.group_modes(gC_tma, 0, 2))
+                cute.copy(tma_c, tSsC, tSgC)
+                cute.arch.cp_async_bulk_commit_group()
+                cute.arch.cp_async_bulk_wait_group_read(0)
+        else:
+            # Epilogue: registers to C, element by element within C's bounds.
+            for i in cutlass.range_constexpr(cute.size(acc)):
+                if cute.elem_less(tCcC[i], mC.shape):
+                    tCgC[i] = acc[i].to(mC.element_type)
 
         # No CTA leaves while a peer may still multicast into its shared memory or arrive on its barriers.
         if cutlass.const_expr(cm * cn > 1):
@@ -273,7 +304,8 @@ def compile_only(gemm, a_major, b_major, c_major, ab_dtype, c_dtype, options=Non
 
 
 def run(mnkl, a_dtype, b_dtype, c_dtype, acc_dtype, a_major, b_major, c_major, tile_shape_mn=(128, 128),
-        cluster_shape_mn=(1, 1), tolerance=None, warmup_iterations=2, iterations=10, skip_ref_check=False):
+        cluster_shape_mn=(1, 1), tolerance=None, warmup_iterations=2, iterations=10, skip_ref_check=False,
+        epilogue="tma"):
     import torch
 
     import warpweave.torch as wwt
@@ -282,7 +314,7 @@ def run(mnkl, a_dtype, b_dtype, c_dtype, acc_dtype, a_major, b_major, c_major, t
     M, N, K, L = mnkl
     print(f"dense_gemm: mnkl {mnkl}, {a_dtype.__name__} x {b_dtype.__name__} -> {c_dtype.__name__} "
           f"(acc {acc_dtype.__name__}), majors A {a_major} B {b_major} C {c_major}, tile {tile_shape_mn}, "
-          f"cluster {cluster_shape_mn}")
+          f"cluster {cluster_shape_mn}, epilogue {epilogue}")
 
     def random(shape, dtype):
         return torch.empty(shape, dtype=torch.float32, device="cuda").uniform_(-2, 2).to(wwt.dtype(dtype))
@@ -297,7 +329,7 @@ def run(mnkl, a_dtype, b_dtype, c_dtype, acc_dtype, a_major, b_major, c_major, t
 
     mA, mB, mC = runtime(a, a_major == "m", a_dtype), runtime(b, b_major == "n", b_dtype), \
         runtime(c, c_major == "m", c_dtype)
-    gemm = HopperDenseGemm(acc_dtype, tile_shape_mn, cluster_shape_mn)
+    gemm = HopperDenseGemm(acc_dtype, tile_shape_mn, cluster_shape_mn, epilogue=epilogue)
     compiled = cute.compile(gemm, mA, mB, mC)
     if not skip_ref_check:
         compiled(mA, mB, mC)
@@ -339,19 +371,20 @@ def main(argv=None) -> int:
     p.add_argument("--warmup_iterations", type=int, default=2)
     p.add_argument("--iterations", type=int, default=10)
     p.add_argument("--skip_ref_check", action="store_true")
+    p.add_argument("--epilogue", choices=["tma", "registers"], default="tma")
     args = p.parse_args(argv)
     if args.a_dtype is not args.b_dtype or args.a_dtype not in (cutlass.Float16, cutlass.BFloat16):
         p.error("--a_dtype and --b_dtype must both be Float16 or BFloat16")
     if args.acc_dtype is not cutlass.Float32:
         p.error("--acc_dtype must be Float32")
-    gemm = HopperDenseGemm(args.acc_dtype, args.tile_shape_mn, args.cluster_shape_mn)
+    gemm = HopperDenseGemm(args.acc_dtype, args.tile_shape_mn, args.cluster_shape_mn, epilogue=args.epilogue)
     if not _has_gpu():
         print("no GPU: compiling only")
         compile_only(gemm, args.a_major, args.b_major, args.c_major, args.a_dtype, args.c_dtype)
         return 0
     run(args.mnkl, args.a_dtype, args.b_dtype, args.c_dtype, args.acc_dtype, args.a_major, args.b_major,
         args.c_major, args.tile_shape_mn, args.cluster_shape_mn, args.tolerance, args.warmup_iterations,
-        args.iterations, args.skip_ref_check)
+        args.iterations, args.skip_ref_check, args.epilogue)
     return 0
 
 
