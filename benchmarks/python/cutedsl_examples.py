@@ -106,29 +106,30 @@ def uses(path: str):
 
 
 def resolve(full: str):
-    """(module that holds the last name, present?) for a dotted cutlass name, with the alias installed."""
+    """(the module that should hold it, the first absent name or None) for a dotted cutlass name, with the alias
+    installed: cutlass.cute.experimental.foo is absent at cutlass.cute's `experimental`."""
     parts = full.split(".")
-    obj, holder = None, "cutlass"
     for i in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:i]))
-            holder = ".".join(parts[:i])
-            rest = parts[i:]
-            break
         except Exception:  # noqa: BLE001 - not a module: an attribute further up
             continue
+        holder, rest = ".".join(parts[:i]), parts[i:]
+        break
     else:
-        return "cutlass", False
-    for k, attr in enumerate(rest):
+        return "cutlass", parts[0]
+    for attr in rest:
         try:
             obj = getattr(obj, attr)
         except Exception:  # noqa: BLE001 - absent (AttributeError, or a clear ImportError of a missing name)
-            return ".".join(parts[:len(parts) - len(rest) + k]), False
+            return holder, attr
         if isinstance(obj, type(sys)):
             holder = obj.__name__.replace("warpweave", "cutlass", 1)
-        elif not isinstance(obj, type):
-            break  # a value's attributes (an enum member's, an instance's) are not module surface
-    return holder, True
+        elif isinstance(obj, type):
+            holder = f"{holder}.{attr}"
+        else:
+            break  # a value's attributes (an instance's, an enum member's) are not module surface
+    return holder, None
 
 
 def surface(root: str, all_examples: bool) -> None:
@@ -145,23 +146,24 @@ def surface(root: str, all_examples: bool) -> None:
                 total[k] += v
         except SyntaxError:
             continue
-    by_module: dict[str, list] = defaultdict(list)
-    present_uses = all_uses = 0
+    absent: dict[str, dict] = defaultdict(lambda: defaultdict(int))  # module -> absent name -> uses
+    present_uses = all_uses = present_names = 0
     with migrate.cutlass_alias():
         for name, n in sorted(total.items()):
-            holder, ok = resolve(name)
+            holder, missing = resolve(name)
             all_uses += n
-            present_uses += n if ok else 0
-            if not ok:
-                by_module[holder].append((name, n))
-    distinct_absent = sum(len(v) for v in by_module.values())
-    print(f"\nNames of cutlass used by {len(paths)} program(s): {len(total)} distinct, {all_uses} uses; "
-          f"present: {len(total) - distinct_absent} names, {present_uses} uses "
-          f"({100.0 * present_uses / max(all_uses, 1):.0f}% of the uses)")
-    for mod in sorted(by_module):
-        items = sorted(by_module[mod], key=lambda x: -x[1])
-        print(f"  {mod}: {len(items)} absent: " + ", ".join(f"{n.split('.')[-1] if n.startswith(mod + '.') else n}"
-                                                             f" ({c})" for n, c in items))
+            if missing is None:
+                present_uses += n
+                present_names += 1
+            else:
+                absent[holder][missing] += n
+    n_absent = sum(len(v) for v in absent.values())
+    print(f"\nNames of cutlass used by {len(paths)} program(s): {len(total)} distinct dotted names, {all_uses} uses; "
+          f"{present_names} present ({present_uses} uses, {100.0 * present_uses / max(all_uses, 1):.0f}%); "
+          f"{n_absent} absent names, by module (uses):")
+    for mod in sorted(absent):
+        items = sorted(absent[mod].items(), key=lambda x: (-x[1], x[0]))
+        print(f"  {mod}: {len(items)}: " + ", ".join(f"{k} ({c})" for k, c in items))
 
 
 def main(argv=None) -> int:

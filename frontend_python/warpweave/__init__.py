@@ -34,6 +34,7 @@ from ._dsl.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
 from ._dsl.markers import dsl_user_op, dynamic_expr  # noqa: E402,F401
 from ._dsl.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL names them here too
+from ._dsl.runtime import AddressSpace  # noqa: E402,F401
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
 _LAZY_SUBMODULES = ("cuda", "migrate", "pipeline", "runtime", "testing", "torch")

@@ -19,3 +19,26 @@ def initialize_cuda_context(device_id: int = 0) -> None:
         raise DSLRuntimeError(f"initialize_cuda_context: no CUDA device {device_id} ({_core.device_count()} present)",
                               user_location(2))
     _core.set_device(device_id)
+
+
+def default_stream():
+    """The default stream as a cuda.bindings CUstream (handle 0)."""
+    from cuda.bindings import driver
+
+    return driver.CUstream(0)
+
+
+def stream_sync(stream) -> None:
+    """Waits until the work queued on `stream` (a CUstream, torch stream or handle) has finished."""
+    from . import _core
+    from ._dsl.arg_plan import _stream_handle
+
+    handle = _stream_handle(stream)
+    if not _core.driver_available():
+        raise DSLRuntimeError(f"stream_sync: no CUDA driver ({_core.driver_unavailable_reason()})", user_location(2))
+    from cuda.bindings import driver
+
+    (err,) = driver.cuStreamSynchronize(driver.CUstream(handle))
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise DSLRuntimeError(f"stream_sync: cuStreamSynchronize failed: {err.name}", user_location(2))
+

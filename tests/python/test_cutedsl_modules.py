@@ -63,6 +63,11 @@ def test_names_at_cute_dsl_places():
     from warpweave.pipeline import pipeline_init_arrive, pipeline_init_wait  # noqa: F401
     x = object()
     assert cutlass.dynamic_expr(x) is x
+    assert cutlass.AddressSpace is cute.AddressSpace
+    assert cutlass.utils.is_fp8_dtype is cutlass.utils.tensor_helpers.is_fp8_dtype
+    assert cute.sym_int64().width == 64 and cute.sym_int32(divisibility=2).divisibility == 2
+    wide = cute.runtime.make_fake_compact_tensor(cutlass.Float32, (cute.sym_int64(), 4))
+    assert wide.index_bits == 64  # 64-bit extents: the kernel indexes with 64 bits
 
 
 def test_missing_pipelines_say_so_on_import():

@@ -282,6 +282,16 @@ def sym_int(width: int = 32, divisibility: int = 1) -> SymbolicInt:
     return SymbolicInt(width, divisibility)
 
 
+def sym_int32(divisibility: int = 1) -> SymbolicInt:
+    """sym_int(32, divisibility)."""
+    return SymbolicInt(32, divisibility)
+
+
+def sym_int64(divisibility: int = 1) -> SymbolicInt:
+    """sym_int(64, divisibility): extents and strides that may pass 2**31 (the tensor indexes with 64 bits)."""
+    return SymbolicInt(64, divisibility)
+
+
 def _fake(dtype, shape, stride, assumed_align, what) -> RuntimeTensor:
     from .numeric import dtype as dtype_of
 

@@ -26,7 +26,7 @@ globals().update({_n: getattr(_numeric, _n) for _n in _numeric_exports})  # cute
 from . import arch, nvgpu, runtime, testing  # noqa: F401
 from .._dsl.compile_options import (EnableAssertions, GenerateLineInfo, GPUArch, KeepCUBIN, KeepPTX,  # noqa: F401
                                     OptLevel, PtxasOptions)
-from .._dsl.runtime import AddressSpace, sym_int  # noqa: F401
+from .._dsl.runtime import AddressSpace, sym_int, sym_int32, sym_int64  # noqa: F401
 
 # Annotation types, as in CuTe DSL (any Python value is accepted where they annotate).
 Shape = tuple
@@ -43,6 +43,6 @@ __all__ = list(_layout_all) + [
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
     "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "GenerateLineInfo",
-    "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "local_partition",
+    "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume",
     "math"] + list(_numeric_exports)

@@ -5,6 +5,7 @@ from .._dsl.errors import DSLTypeError, user_location
 from .._dsl.smem import SmemAllocator  # noqa: F401
 from . import hardware_info, tensor_helpers  # noqa: F401,E402
 from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
+from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401,E402
 
 
 class LayoutEnum(enum.Enum):
@@ -44,7 +45,7 @@ class LayoutEnum(enum.Enum):
 
 
 __all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
-           "tensor_helpers"]
+           "tensor_helpers", "create_cute_tensor_for_fp8", "is_fp8_dtype"]
 
 
 def __getattr__(name):
