@@ -104,7 +104,11 @@ size_t skip_value(std::string_view t, size_t i) {
   return i;
 }
 
-bool wanted_field(std::string_view name) { return name == "name" || name == "version" || name == "targets"; }
+// python_package too: its module map says which public module names the backend serves, so that importing one
+// loads only that backend.
+bool wanted_field(std::string_view name) {
+  return name == "name" || name == "version" || name == "targets" || name == "python_package";
+}
 
 }  // namespace
 
@@ -176,6 +180,7 @@ std::optional<Candidate> PluginHost::discover_file(const std::string& path) {
     ti.also_serves.assign(t.also_serves().begin(), t.also_serves().end());
     c.targets.push_back(std::move(ti));
   }
+  for (auto& [public_name, module] : m.python_package().module_map()) c.module_map.emplace(public_name, module);
   std::lock_guard<std::mutex> lock(g_discovery_mutex);
   candidates_.push_back(c);
   libraries_.push_back(lib);  // loading it later finds it mapped already

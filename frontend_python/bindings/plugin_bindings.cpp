@@ -63,6 +63,7 @@ void bind_plugins(nb::module_& m) {
       d["name"] = c.name;
       d["version"] = c.version;
       d["targets"] = targets;
+      d["module_map"] = c.module_map;
       out.append(d);
     }
     return out;
@@ -77,6 +78,7 @@ void bind_plugins(nb::module_& m) {
       d["path"] = p.path;
       d["digest"] = p.digest;
       d["manifest_json"] = p.manifest_json;
+      d["manifest_binary"] = nb::bytes(p.manifest_binary.data(), p.manifest_binary.size());
       out.append(d);
     }
     return out;
@@ -112,8 +114,19 @@ void bind_plugins(nb::module_& m) {
     auto out = wp::PluginHost::instance().host_call(plugin, name, a, out_size);
     return nb::bytes(reinterpret_cast<const char*>(out.data()), out.size());
   });
+  // The typed view's schema and manifests as bytes (warpweave/_dsl/manifest_view.py parses them).
+  m.def("manifest_schema", []() {
+    std::string s = wp::PluginHost::manifest_schema();
+    return nb::bytes(s.data(), s.size());
+  }, "manifest.proto as a serialized FileDescriptorProto.");
+  m.def("manifest_to_binary", [](const std::string& text) {
+    std::string s = wp::PluginHost::manifest_binary_of_text(text);
+    return nb::bytes(s.data(), s.size());
+  }, "A manifest in protobuf text format, serialized (empty when it does not parse).");
   // Atom families: instances expanded on request (memoised in the core), each as (plugin, family, instruction JSON).
-  auto expansion = [](const wp::Expansion& e) { return nb::make_tuple(e.plugin, e.family, e.json); };
+  auto expansion = [](const wp::Expansion& e) {
+    return nb::make_tuple(e.plugin, e.family, nb::bytes(e.binary.data(), e.binary.size()));
+  };
   m.def("expand_atom", [expansion](const std::string& python_name, const std::map<std::string, std::string>& params) {
     std::vector<std::string> problems;
     nb::list found;

@@ -121,11 +121,35 @@ packages = Packages()
 
 
 def ensure_loaded() -> Packages:
+    """Mounts the packages of the loaded backends (loading them as registry.load() does)."""
     from .plugins import registry
 
     registry.load()
     packages.mount_all(registry.backends.values())
     return packages
+
+
+def mount_backend(name: str) -> types.ModuleType | None:
+    """Loads one backend (not the others) and mounts its package."""
+    from .plugins import registry
+
+    registry.load([name])
+    b = registry.backends.get(name)
+    if b is None:
+        return None
+    packages.mount_all([b])
+    return packages.mounted.get(name)
+
+
+def claimant(public: str) -> str | None:
+    """The discovered backend whose module map has `public` (discovery reads module maps without loading)."""
+    from .plugins import registry
+
+    registry.discover()
+    for name, c in registry.candidates.items():
+        if public in (c.get("module_map") or {}):
+            return name
+    return None
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -147,15 +171,13 @@ class PublicNameFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith(PUBLIC_PREFIXES) and not fullname.startswith(PACKAGE_ROOT + "."):
             return None
-        pk = ensure_loaded()
-        if fullname.startswith(PACKAGE_ROOT + ".") and fullname.count(".") == 2:
-            backend = fullname.rsplit(".", 1)[1]
-            module = pk.mounted.get(backend)
+        if fullname.startswith(PACKAGE_ROOT + "."):
+            if fullname.count(".") != 2:
+                return None  # a module inside a mounted package: its own path finds it
+            module = mount_backend(fullname.rsplit(".", 1)[1])
             return importlib.util.spec_from_loader(fullname, _AliasLoader(module)) if module else None
-        if fullname not in pk.module_map:
-            return None
-        module = pk.resolve(fullname)
-        return importlib.util.spec_from_loader(fullname, _AliasLoader(module))
+        module = _resolve_public(fullname)
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(module)) if module else None
 
 
 _finder = PublicNameFinder()
@@ -166,9 +188,19 @@ def install_finder() -> None:
         sys.meta_path.append(_finder)
 
 
+def _resolve_public(fullname: str) -> types.ModuleType | None:
+    if fullname not in packages.module_map:
+        owner = claimant(fullname)
+        if owner is None or mount_backend(owner) is None:
+            return None
+        if owner in packages.refused:
+            raise BackendPythonError(packages.refused[owner])
+    return packages.resolve(fullname)
+
+
 def public_attribute(package: str, name: str):
     """`warpweave.utils.hopper_helpers` as an attribute of warpweave.utils (after `import warpweave.utils`)."""
     full = f"{package}.{name}"
-    if name.startswith("__") or full not in ensure_loaded().module_map:
+    if name.startswith("__") or (full not in packages.module_map and claimant(full) is None):
         return None
     return importlib.import_module(full)

@@ -4,10 +4,10 @@ warpweave.utils.hopper_helpers) are the way users reach them; this namespace is 
 
 
 def __getattr__(name):
-    from .._dsl.backend_python import ensure_loaded
+    from .._dsl.backend_python import mount_backend
 
-    module = ensure_loaded().mounted.get(name)
-    if module is None or name.startswith("__"):
+    module = None if name.startswith("__") else mount_backend(name)
+    if module is None:
         raise AttributeError(f"warpweave.backends has no {name}: no loaded backend of that name ships a Python "
                              "package")
     return module

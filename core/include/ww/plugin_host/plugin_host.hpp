@@ -29,16 +29,17 @@ struct Plugin {
   std::string digest;          // SHA-256 of the manifest and the library file: part of JIT cache keys
   std::string manifest_json;   // the validated manifest, protobuf JSON mapping
   std::string manifest_text;   // as embedded (protobuf text format)
+  std::string manifest_binary; // the validated manifest, serialized (what Python's typed view parses)
   std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
   const ww_plugin_v1* abi = nullptr;
   std::shared_ptr<const FamilySet> families;  // null when the manifest has none
 };
 
-// One instance of an atom family, as the JSON of one Instruction (the same mapping as manifest_json).
+// One instance of an atom family: a serialized Instruction (manifest.proto).
 struct Expansion {
   std::string plugin;
   std::string family;
-  std::string json;
+  std::string binary;
 };
 
 // A target as discovery reads it (manifest.proto's Target).
@@ -56,6 +57,7 @@ struct Candidate {
   std::string name;
   std::string version;
   std::vector<TargetInfo> targets;
+  std::map<std::string, std::string> module_map;  // manifest.proto PythonPackage.module_map
 };
 
 struct Refusal {
@@ -110,6 +112,10 @@ class PluginHost {
   // there are no more than that). Throws PluginError for an unknown plugin or family.
   std::vector<Expansion> family_instances(const std::string& plugin, const std::string& family, uint64_t seed,
                                           size_t sample) const;
+  // manifest.proto itself, as a serialized FileDescriptorProto: Python builds its typed view of manifests from it.
+  static std::string manifest_schema();
+  // A manifest given as text, serialized ("" when it does not parse).
+  static std::string manifest_binary_of_text(const std::string& text);
   // The same for a manifest given as text (the conformance suite's manifest files): every family's instances.
   static std::vector<Expansion> family_instances_of_text(const std::string& text, uint64_t seed, size_t sample);
 
