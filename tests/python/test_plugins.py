@@ -335,14 +335,15 @@ print("ok")
     assert "no loaded backend ships warpweave.utils.b1_helpers" in r.stderr, r.stderr
 
 
-B1_GEMM = """
+B1_KERNEL = """
 import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.utils.b1_helpers as b1
 
 @cute.kernel
-def k(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
-    mma = b1.make_b1_tiled_mma("xor_popc")
+def gemm(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    # D = C + popcount(A op B): the plugin's 1-bit MMA, its A and B fragments typed by its operand kind.
+    mma = b1.make_b1_tiled_mma("{op}")
     thr = mma.get_slice(cute.arch.thread_idx()[0])
     tA = mma.make_fragment_A(thr.partition_A(gA))
     tB = mma.make_fragment_B(thr.partition_B(gB))
@@ -350,15 +351,18 @@ def k(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
     acc = mma.make_fragment_C(tC)
     cute.autovec_copy(thr.partition_A(gA), tA)
     cute.autovec_copy(thr.partition_B(gB), tB)
+    cute.autovec_copy(tC, acc)
     {retype}
-    acc.fill(0)
     cute.gemm(mma, acc, tA, tB, acc)
     cute.autovec_copy(acc, tC)
 
 @cute.jit
 def run(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
-    k(a, b, c).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    gemm(a, b, c).launch(grid=(1, 1, 1), block=(32, 1, 1))
+"""
 
+
+B1_GEMM = B1_KERNEL + """
 a = cute.runtime.make_fake_tensor(cutlass.Uint32, (16, 8), stride=(8, 1))
 b = cute.runtime.make_fake_tensor(cutlass.Uint32, (8, 8), stride=(8, 1))
 c = cute.runtime.make_fake_tensor(cutlass.Int32, (16, 8), stride=(8, 1))
@@ -368,11 +372,12 @@ print("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc" in f.ptx)
 
 
 def test_example_plugin_operand_kind_drives_cute_gemm(example_plugin):
-    r = _run_python(B1_GEMM.format(retype="pass"), example_plugin)
+    r = _run_python(B1_GEMM.replace("{op}", "xor_popc").replace("{retype}", "pass"), example_plugin)
     assert r.returncode == 0 and r.stdout.strip() == "True", r.stdout + r.stderr
     # The kind's adapter refuses a fragment of other values at the user's line (the generic register adapter
     # could not have typed the "b32" words at all).
-    r = _run_python(B1_GEMM.format(retype="tA = cute.make_fragment_like(tA, cutlass.Float32)"), example_plugin)
+    r = _run_python(B1_GEMM.replace("{op}", "xor_popc").replace(
+        "{retype}", "tA = cute.make_fragment_like(tA, cutlass.Float32)"), example_plugin)
     assert r.returncode != 0
     assert "packed 32 to a word" in r.stderr and "prog_" in r.stderr.splitlines()[-1], r.stderr
 
@@ -415,36 +420,15 @@ def test_example_plugin_host_argument_is_a_grid_constant_parameter(example_plugi
     assert r.stdout.split() == ["True", "True", "True", "True"], r.stdout
 
 
-B1_ON_GPU = """
+B1_ON_GPU = B1_KERNEL.replace("{retype}", "pass") + """
 import numpy as np
 import torch
-import warpweave as cutlass
-import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
-import warpweave.utils.b1_helpers as b1
-
-@cute.kernel
-def gemm(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
-    mma = b1.make_b1_tiled_mma("{op}")
-    thr = mma.get_slice(cute.arch.thread_idx()[0])
-    tA = mma.make_fragment_A(thr.partition_A(gA))
-    tB = mma.make_fragment_B(thr.partition_B(gB))
-    tC = thr.partition_C(gC)
-    acc = mma.make_fragment_C(tC)
-    cute.autovec_copy(thr.partition_A(gA), tA)
-    cute.autovec_copy(thr.partition_B(gB), tB)
-    cute.autovec_copy(tC, acc)
-    cute.gemm(mma, acc, tA, tB, acc)
-    cute.autovec_copy(acc, tC)
 
 @cute.kernel
 def describe(desc, out: cute.Tensor):
     out[0] = b1.descriptor_rows(desc)
     out[1] = b1.descriptor_words_per_row(desc)
-
-@cute.jit
-def run(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
-    gemm(a, b, c).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
 @cute.jit
 def run_describe(words: cute.Tensor, out: cute.Tensor):
