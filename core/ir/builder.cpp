@@ -45,6 +45,23 @@ struct IntKeyEq {
   bool operator()(const IntKey& a, const IntKey& b) const { return a.type == b.type && a.value.same(b.value); }
 };
 
+// A division or modulo of the algebra, by its operands.
+struct DivKey {
+  sym::Atom::Kind kind;
+  Int a, b;
+  std::string type;
+};
+struct DivKeyHash {
+  size_t operator()(const DivKey& k) const {
+    return k.a.hash() * 31 ^ k.b.hash() ^ static_cast<size_t>(k.kind) ^ std::hash<std::string>()(k.type);
+  }
+};
+struct DivKeyEq {
+  bool operator()(const DivKey& x, const DivKey& y) const {
+    return x.kind == y.kind && x.type == y.type && x.a.same(y.a) && x.b.same(y.b);
+  }
+};
+
 // One open region (or function body): its text and what may be reused inside it.
 struct Frame {
   uint64_t id = 0;  // which scope its values belong to (values of a closed frame are visible nowhere)
@@ -52,6 +69,10 @@ struct Frame {
   std::unordered_map<uint64_t, Value> symbols;
   std::unordered_map<IntKey, Value, IntKeyHash, IntKeyEq> ints;
   std::unordered_map<std::string, Value> float_constants;
+  std::unordered_map<DivKey, Value, DivKeyHash, DivKeyEq> divisions;  // by runtime divisors (IntEmitter)
+  // A region with block arguments: a loop body (scf.for, scf.while). Divisions are not moved out of it: what
+  // is invariant LLVM hoists itself when registers allow, and a GEMM's main loop has none to spare.
+  bool loop = false;
 };
 
 }  // namespace
@@ -72,6 +93,10 @@ struct Builder::Impl {
   uint64_t next_symbol = uint64_t{1} << 48;  // host-side ids stay below
   size_t ops = 0;
   bool at_entry = false;
+  // A division by a runtime value is emitted in the outermost open region where its operands are defined
+  // (IntEmitter), not in every branch that uses it: LLVM does not move a division out of a branch, nor share it
+  // between sibling branches. The region ops are appended to while it is emitted; -1: the innermost.
+  int hoist_to = -1;
 
   // The scope (frame id) each value is defined in, and where each region was opened: a value used outside its
   // region (it escaped through a Python list, attribute or closure, which dynamic control flow does not carry) is
@@ -82,7 +107,7 @@ struct Builder::Impl {
 
   Value new_value(const std::string& type) {
     types.push_back(type);
-    scopes.push_back(frames.empty() ? 0 : (at_entry ? prologue.id : frames.back().id));
+    scopes.push_back(frames.empty() ? 0 : top().id);
     return static_cast<Value>(types.size() - 1);
   }
   void check_visible(Value v) {
@@ -105,11 +130,13 @@ struct Builder::Impl {
   }
   Frame& top() {
     if (frames.empty()) throw IRError("IR builder: an operation was created outside any function");
-    return at_entry ? prologue : frames.back();
+    if (at_entry) return prologue;
+    return hoist_to >= 0 ? frames[hoist_to] : frames.back();
   }
+  size_t depth() const { return hoist_to >= 0 ? static_cast<size_t>(hoist_to) + 1 : frames.size(); }
   void line(const std::string& s) {
     std::string& t = top().text;
-    t.append(2 * (at_entry ? 1 : frames.size()), ' ');
+    t.append(2 * (at_entry ? 1 : depth()), ' ');
     t += s;
     t += '\n';
   }
@@ -118,9 +145,17 @@ struct Builder::Impl {
   std::vector<Frame*> visible() {
     std::vector<Frame*> out;
     if (!at_entry)
-      for (auto it = frames.rbegin(); it != frames.rend(); ++it) out.push_back(&*it);
+      for (size_t i = depth(); i-- > 0;) out.push_back(&frames[i]);
     out.push_back(&prologue);
     return out;
+  }
+  // The index of the innermost open region that defines symbol `id` (0 for the function body and its prologue),
+  // or -1 when no visible region does.
+  int symbol_depth(uint64_t id) {
+    if (at_entry) return prologue.symbols.count(id) ? 0 : -1;
+    for (size_t i = depth(); i-- > 0;)
+      if (frames[i].symbols.count(id)) return static_cast<int>(i);
+    return prologue.symbols.count(id) ? 0 : -1;
   }
   const std::string& type(Value v) const {
     if (v == 0 || v >= types.size()) throw IRError("IR builder: unknown value %" + std::to_string(v));
@@ -306,6 +341,7 @@ std::vector<Value> Builder::begin_region(std::span<const std::string> arg_types)
   m.frames.emplace_back();
   m.frames.back().text = std::string(2 * (m.frames.size() - 1), ' ') + header + "\n";
   m.frames.back().id = m.next_frame_id++;
+  m.frames.back().loop = !arg_types.empty();
   m.region_opened_at[m.frames.back().id] = m.loc;
   for (Value v : args) m.scopes[v] = m.frames.back().id;
   return args;
@@ -418,6 +454,57 @@ class IntEmitter {
     return b_.op1(name, ops, type_);
   }
 
+  // Insertion in region `depth` while it lives (nothing changes for the innermost region or at the entry).
+  struct Hoist {
+    Builder::Impl& m;
+    int saved;
+    Hoist(Builder::Impl& impl, int depth) : m(impl), saved(impl.hoist_to) {
+      if (!m.at_entry && depth >= 0 && static_cast<size_t>(depth) + 1 < m.depth()) m.hoist_to = depth;
+    }
+    ~Hoist() { m.hoist_to = saved; }
+  };
+
+  // The innermost region that defines a symbol of x (where x can first be computed); -1 leaves x where it is
+  // used (a symbol no region defines: the emission reports it).
+  int home_of(const Int& x) {
+    if (x.is_static()) return 0;
+    int home = 0;
+    for (size_t i = m_.depth(); i-- > 0;) {
+      if (m_.frames[i].loop) {
+        home = static_cast<int>(i);  // not out of the innermost loop
+        break;
+      }
+    }
+    for (auto& t : x.poly()->terms) {
+      for (auto& f : t.factors) {
+        int d;
+        if (f->kind == sym::Atom::Kind::Symbol) {
+          d = m_.symbol_depth(f->id);
+        } else {
+          int da = home_of(f->a), db = home_of(f->b);
+          d = da < 0 || db < 0 ? -1 : std::max(da, db);
+        }
+        if (d < 0) return -1;
+        home = std::max(home, d);
+      }
+    }
+    return home;
+  }
+
+  // A divisor that is not known to be positive, when its division runs outside the region that used it: a
+  // division by zero is undefined in LLVM, so one moved out of `if n != 0:` must not divide by zero. Where the
+  // divisor is positive (always, when the division was reached before) the result is the same.
+  Value safe_divisor(const sym::Atom& a, Value y, bool nonneg) {
+    if (m_.hoist_to < 0 || a.b.known_lt(Int(0)) == true || Int(0).known_lt(a.b) == true) return y;
+    Value one = b_.constant_int(1, type_);
+    if (nonneg) return binary("arith.maxui", y, one);
+    Value zero = b_.constant_int(0, type_);
+    Value yz[2] = {y, zero};
+    Value is_zero = b_.op1("arith.cmpi", yz, "i1", "predicate = 0 : i64");  // eq
+    Value sel[3] = {is_zero, one, y};
+    return b_.op1("arith.select", sel, type_);
+  }
+
   Value atom(const sym::Atom& a) {
     using K = sym::Atom::Kind;
     switch (a.kind) {
@@ -433,36 +520,55 @@ class IntEmitter {
       }
       case K::Div:
       case K::Mod: {
-        Value x = emit(a.a), y = emit(a.b);
-        bool nonneg = a.a.known_nonneg() && a.b.known_nonneg();
-        if (nonneg) return binary(a.kind == K::Div ? "arith.divui" : "arith.remui", x, y);
-        // Floor semantics for operands of unknown sign: adjust the truncating result where signs differ.
-        Value q = binary("arith.divsi", x, y);
-        Value r = binary("arith.remsi", x, y);
-        Value zero = b_.constant_int(0, type_);
-        Value rz[2] = {r, zero}, yz[2] = {y, zero};
-        Value r_nonzero = b_.op1("arith.cmpi", rz, "i1", "predicate = 1 : i64");  // ne
-        Value rneg = b_.op1("arith.cmpi", rz, "i1", "predicate = 2 : i64");       // slt
-        Value yneg = b_.op1("arith.cmpi", yz, "i1", "predicate = 2 : i64");
-        Value diff[2] = {rneg, yneg};
-        Value d = b_.op1("arith.xori", diff, "i1");
-        Value both[2] = {r_nonzero, d};
-        Value adjust = b_.op1("arith.andi", both, "i1");
-        if (a.kind == K::Div) {
-          Value one = b_.constant_int(1, type_);
-          Value qm1 = binary("arith.subi", q, one);
-          Value sel[3] = {adjust, qm1, q};
-          return b_.op1("arith.select", sel, type_);
+        // A division by a runtime value costs ~20 instructions: emit it once, where its operands are defined,
+        // and reuse it (in a predicated copy every element's address divides by the same extent). Everything
+        // else stays where it is used, so that it does not live longer than needed (register pressure).
+        if (a.b.is_static()) return divide(a);
+        int ha = home_of(a.a), hb = home_of(a.b);
+        Hoist hoist(m_, ha < 0 || hb < 0 ? -1 : std::max(ha, hb));
+        DivKey key{a.kind, a.a, a.b, type_};
+        for (Frame* fr : m_.visible()) {
+          auto f = fr->divisions.find(key);
+          if (f != fr->divisions.end()) return f->second;
         }
-        Value rpy = binary("arith.addi", r, y);
-        Value sel[3] = {adjust, rpy, r};
-        return b_.op1("arith.select", sel, type_);
+        Value r = divide(a);
+        m_.top().divisions.emplace(std::move(key), r);
+        return r;
       }
       case K::Min: return binary("arith.minsi", emit(a.a), emit(a.b));
       case K::Max: return binary("arith.maxsi", emit(a.a), emit(a.b));
       case K::Xor: return binary("arith.xori", emit(a.a), emit(a.b));
     }
     throw IRError("IR builder: unknown atom");
+  }
+
+  Value divide(const sym::Atom& a) {
+    using K = sym::Atom::Kind;
+    Value x = emit(a.a), y = emit(a.b);
+    bool nonneg = a.a.known_nonneg() && a.b.known_nonneg();
+    y = safe_divisor(a, y, nonneg);
+    if (nonneg) return binary(a.kind == K::Div ? "arith.divui" : "arith.remui", x, y);
+    // Floor semantics for operands of unknown sign: adjust the truncating result where signs differ.
+    Value q = binary("arith.divsi", x, y);
+    Value r = binary("arith.remsi", x, y);
+    Value zero = b_.constant_int(0, type_);
+    Value rz[2] = {r, zero}, yz[2] = {y, zero};
+    Value r_nonzero = b_.op1("arith.cmpi", rz, "i1", "predicate = 1 : i64");  // ne
+    Value rneg = b_.op1("arith.cmpi", rz, "i1", "predicate = 2 : i64");       // slt
+    Value yneg = b_.op1("arith.cmpi", yz, "i1", "predicate = 2 : i64");
+    Value diff[2] = {rneg, yneg};
+    Value d = b_.op1("arith.xori", diff, "i1");
+    Value both[2] = {r_nonzero, d};
+    Value adjust = b_.op1("arith.andi", both, "i1");
+    if (a.kind == K::Div) {
+      Value one = b_.constant_int(1, type_);
+      Value qm1 = binary("arith.subi", q, one);
+      Value sel[3] = {adjust, qm1, q};
+      return b_.op1("arith.select", sel, type_);
+    }
+    Value rpy = binary("arith.addi", r, y);
+    Value sel[3] = {adjust, rpy, r};
+    return b_.op1("arith.select", sel, type_);
   }
 
   Value convert(Value v, bool nonneg) {

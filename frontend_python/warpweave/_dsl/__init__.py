@@ -7,4 +7,4 @@ def plugins_digest(target=None) -> str:
     those usable on it, else every loaded one."""
     from .plugins import registry
 
-    return registry.digest(target.compute_capability if target is not None else None)
+    return registry.digest(getattr(target, "compute_capability", None))

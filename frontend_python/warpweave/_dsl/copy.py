@@ -563,6 +563,10 @@ def _copy_run_pred(sa, da, run, p: _Pred):
     if p.pred is None:
         whole()
         return
+    for j in run:  # the index arithmetic ahead of the branches below, which then share it
+        for acc in (sa, da):
+            if not acc.registers:
+                acc.ptr.prepare_address(acc.post(j))
     preds = [p.at(j) for j in run] if p.per == 1 else [p.at(i)]
     if len(preds) == 1 or all(q is preds[0] for q in preds):
         _emit_if(preds[0], whole)

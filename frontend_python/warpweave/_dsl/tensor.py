@@ -170,10 +170,20 @@ class Pointer:
             if -(1 << 31) <= total < (1 << 31):
                 return b.op1("llvm.getelementptr", [self.base], ptr_type(self.memspace),
                              f"elem_type = {et}, rawConstantIndices = array<i32: {total}>")
-        idx_type = "i64" if self.wide or isinstance(total, int) or total.bits > 32 else "i32"
-        idx = b.materialize(total, idx_type)
+        idx = self._index(total)
         return b.op1("llvm.getelementptr", [self.base, idx], ptr_type(self.memspace),
                      f"elem_type = {et}, rawConstantIndices = array<i32: -2147483648>")
+
+    def _index(self, total):
+        idx_type = "i64" if self.wide or isinstance(total, int) or total.bits > 32 else "i32"
+        return trace.builder().materialize(total, idx_type)
+
+    def prepare_address(self, offset) -> None:
+        """Computes the index of `offset` here, ahead of a branch that accesses it (a predicated copy): every
+        element's branch then reuses the index arithmetic, which the compiler does not share between branches."""
+        total = self.offset + offset
+        if self.base is not None and not isinstance(total, int) and not is_packed(self.dtype):
+            self._index(total)
 
     def __repr__(self):
         return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.alignment_at(0)}>"
@@ -736,8 +746,29 @@ def elem_less(lhs, rhs):
             r = r & elem_less(a, c)
         return r
     a = as_numeric(lhs) if not isinstance(lhs, Numeric) else lhs
+    a, rhs = _lane_shared_bound(a, rhs)
     r = a < rhs
     return r if isinstance(r, Numeric) else Boolean(bool(r))
+
+
+def _lane_shared_bound(a, rhs):
+    """(a, rhs) or an equivalent (a // g, rhs // g) that the lanes of one vector access share: when rhs is a
+    multiple of g and a = d + r with d a multiple of g and 0 <= r < g static, a < rhs exactly when d/g < rhs/g,
+    the same comparison for the g consecutive coordinates of a vector. The copy's per-lane predicates are then
+    one value, and the compiler keeps only its vector path (no scalar fallback for a partial vector)."""
+    x = a._v if isinstance(a, Numeric) else a
+    bound = rhs._v if isinstance(rhs, Numeric) else rhs
+    if not isinstance(x, SymInt) or not isinstance(bound, (SymInt, int)) or isinstance(bound, bool):
+        return a, rhs
+    div = bound.divisibility if isinstance(bound, SymInt) else (abs(bound) & -abs(bound) if bound else 0)
+    g = 16
+    while g > 1:
+        if div and div % g == 0:
+            d, r = _core.split_divisible(x, g)
+            if isinstance(r, int) and 0 <= r < g:
+                return type(a)._wrap(d // g), bound // g
+        g //= 2
+    return a, rhs
 
 
 def _dice(proj, x):
