@@ -471,3 +471,23 @@ def wrong_target_host(a: cute.Tensor):
 def test_an_instruction_of_another_target_is_refused():
     refused_at(wrong_target_host, dyn(32), line="# not on sm_80", cls=TypeError,
                match=r"griddepcontrol_wait is not available when compiling for sm_80.*only these offer it")
+
+
+# --- the function cache: a module-level container the function reads is part of its key -----------------------
+
+LAUNCH_SETTINGS = {"grid": (1, 1, 1), "block": (32, 1, 1)}
+
+
+@cute.jit
+def launches_with_module_settings(a: cute.Tensor):
+    plain_kernel(a).launch(**LAUNCH_SETTINGS)
+
+
+def test_a_changed_module_level_dict_is_not_served_from_the_cache(monkeypatch):
+    a = from_dlpack(np.zeros(32, np.float32))
+    with target("sm_80"):
+        first = cute.compile(launches_with_module_settings, a)
+        monkeypatch.setitem(LAUNCH_SETTINGS, "block", (64, 1, 1))
+        second = cute.compile(launches_with_module_settings, a)
+    assert [l.block for l in first.launches] == [(32, 1, 1)]
+    assert [l.block for l in second.launches] == [(64, 1, 1)], "the compile of the old settings came back"

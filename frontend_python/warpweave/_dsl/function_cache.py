@@ -143,10 +143,24 @@ def function_identity(fn, _seen=None, _depth=0) -> str:
                 parts.append(f"{name}={stable(v)}")
             except Unstable:
                 pass
+        elif v is not _MISSING and _is_data(v):
+            # A module-level container or data object the function reads (a config dict, a list of tile sizes)
+            # can change while the code does not: its contents are part of the key, and one without a stable
+            # key makes the function uncacheable (Unstable propagates) rather than served stale.
+            parts.append(f"{name}={stable(v)}")
     return _digest(parts)
 
 
 _MISSING = object()
+
+
+def _is_data(v) -> bool:
+    """Mutable containers and plain data objects (not modules, classes, functions or kernels, which are keyed by
+    what they are, through the files the trace reaches)."""
+    if isinstance(v, (dict, list, set, bytearray)):
+        return True
+    return (not callable(v) and not isinstance(v, (types.ModuleType, type)) and hasattr(v, "__dict__")
+            and not type(v).__module__.startswith("warpweave"))
 
 
 def _arguments_key(jf, args, kwargs) -> list:
