@@ -8,13 +8,14 @@ Everything here is composed from primitives the loaded backends publish (arch.mb
 arch.mbarrier_wait, cpasync.mbarrier_arrive_noinc, named barriers): no instruction is spelled here, so a backend
 that publishes those primitives gets the pipelines.
 """
-from .barriers import MbarrierArray, NamedBarrier
+from .barriers import MbarrierArray, NamedBarrier, sync
 from .init_sync import pipeline_init_arrive, pipeline_init_wait
 from .pipeline_async import Agent, CooperativeGroup, PipelineAsync
 from .pipeline_cp_async import PipelineCpAsync
 from .pipeline_tma_async import PipelineTmaAsync
+from .pipeline_tma_store import PipelineTmaStore
 from .state import PipelineState, PipelineUserType, make_pipeline_state
 
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
-           "PipelineTmaAsync",
+           "PipelineTmaAsync", "PipelineTmaStore", "sync",
            "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]

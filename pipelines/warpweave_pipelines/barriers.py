@@ -54,3 +54,14 @@ class NamedBarrier:
 
     def sync(self):
         self.arrive_and_wait()
+
+
+def sync(barrier_id: int = 0, num_threads: int | None = None):
+    """All threads of the block (or num_threads of them) meet at hardware barrier barrier_id (CuTe DSL's
+    pipeline.sync)."""
+    if not 0 <= barrier_id < 16:
+        raise ValueError(f"named barrier ids are 0..15, got {barrier_id}")
+    if num_threads is None:
+        cute.arch.barrier(barrier_id=barrier_id)
+    else:
+        cute.arch.barrier(barrier_id=barrier_id, number_of_threads=num_threads)

@@ -254,6 +254,66 @@ def test_tma_atom_errors_name_the_user_line():
         cute.compile(bad_multicast, a)
 
 
+# --- cluster helpers, proxy fences, TMA store pipeline ---------------------------------------------------------------
+
+def _ptx(body, cluster=(2, 1, 1)):
+    import numpy as np
+    from warpweave.cute.runtime import from_dlpack
+
+    @cute.kernel
+    def k(g: cute.Tensor):
+        body(g)
+
+    @cute.jit
+    def h(a):
+        k(a).launch(grid=[2, 1, 1], block=[128, 1, 1], cluster=list(cluster))
+
+    with target("sm_90a"):
+        return cute.compile(h, from_dlpack(np.zeros(64, np.int32))).info["ptx"]
+
+
+def test_cluster_helpers_have_cute_dsl_signatures():
+    def body(g):
+        x, y, z = cute.arch.block_in_cluster_idx()
+        cx, cy, _ = cute.arch.cluster_idx()
+        dx, dy, _ = cute.arch.cluster_dim()
+        nx, _, _ = cute.arch.block_in_cluster_dim()
+        g[0] = x + y + z + cx + cy + dx + dy + nx + cute.arch.block_idx_in_cluster() + cute.arch.cluster_idx("y")
+        cute.arch.fence_proxy("async.shared", space="cta")
+        cute.arch.fence_proxy("async.global")
+
+    ptx = _ptx(body)
+    for reg in ("%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z", "%clusterid.x", "%clusterid.y",
+                "%nclusterid.x", "%cluster_nctaid.x", "%cluster_ctarank"):
+        assert reg in ptx, reg
+    assert "fence.proxy.async.shared::cta;" in ptx and "fence.proxy.async.global;" in ptx
+
+
+def test_fence_proxy_refuses_unknown_kinds():
+    from warpweave import ext
+
+    with pytest.raises(ext.DSLError, match="the fences are"):
+        _ptx(lambda g: cute.arch.fence_proxy("async.shared", space="gpu"))
+
+
+def test_tma_store_pipeline_and_named_sync():
+    import warpweave.pipeline as pipeline
+
+    def body(g):
+        pipeline.sync(barrier_id=1, num_threads=128)
+        store = pipeline.PipelineTmaStore.create(num_stages=3)
+        store.producer_commit()
+        store.producer_acquire()
+        store.producer_tail()
+
+    ptx = _ptx(body, cluster=(1, 1, 1))
+    assert re.search(r"bar\.sync\s+1, 128;", ptx)
+    assert ptx.count("cp.async.bulk.commit_group;") == 1
+    assert "cp.async.bulk.wait_group.read 2;" in ptx and "cp.async.bulk.wait_group.read 0;" in ptx
+    with pytest.raises(ValueError, match="at least one stage"):
+        pipeline.PipelineTmaStore.create(num_stages=0)
+
+
 # --- the example on sm_90a ------------------------------------------------------------------------------------------
 
 def opcodes(cubin):

@@ -13,3 +13,8 @@ for _name in ("OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind"
     ext.register_python_name(f"warpgroup.{_name}", getattr(wgmma, _name))
 for _name, _cls in wgmma._make_op_classes().items():
     ext.register_python_name(f"warpgroup.{_name}", _cls)
+
+from . import cluster  # noqa: E402
+
+for _name in cluster.NAMES:
+    ext.register_python_name(f"arch.{_name}", getattr(cluster, _name))

@@ -215,15 +215,16 @@ class HopperDenseGemm:
             tCrD = cute.make_fragment_like(acc, mC.element_type)
             tCrD.store(acc.load().to(mC.element_type))
             cute.autovec_copy(tCrD, tCsC)
-            cute.arch.fence_proxy_async_shared_cta()
-            cute.arch.sync_threads()
+            cute.arch.fence_proxy("async.shared", space="cta")
+            pipeline.sync(barrier_id=1, num_threads=self.num_threads)
             if warp_idx == 0:
+                store = pipeline.PipelineTmaStore.create(num_stages=1)
                 gC_tma = cute.local_tile(mC_tma, (bm, bn), (bidx, bidy, bidz))
                 tSsC, tSgC = cpasync.tma_partition(tma_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
                                                    cute.group_modes(gC_tma, 0, 2))
                 cute.copy(tma_c, tSsC, tSgC)
-                cute.arch.cp_async_bulk_commit_group()
-                cute.arch.cp_async_bulk_wait_group_read(0)
+                store.producer_commit()
+                store.producer_tail()
         else:
             # Epilogue: registers to C, element by element within C's bounds.
             for i in cutlass.range_constexpr(cute.size(acc)):

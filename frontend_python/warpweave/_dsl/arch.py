@@ -59,10 +59,11 @@ def barrier(*, barrier_id=None, number_of_threads=None):
         b.op0("nvvm.barrier0", [])
         return
     ops = [as_numeric(barrier_id if barrier_id is not None else 0, Int32).ir()]
-    seg = "1, 0"
+    # nvvm.barrier's operand segments: barrier id, number of threads, reduction predicate
+    seg = "1, 0, 0"
     if number_of_threads is not None:
         ops.append(as_numeric(number_of_threads, Int32).ir())
-        seg = "1, 1"
+        seg = "1, 1, 0"
     b.op0("nvvm.barrier", ops, f"operandSegmentSizes = array<i32: {seg}>")
 
 

@@ -21,9 +21,13 @@ def rcp_approx(a, *, loc=None, ip=None):
 
 
 def __getattr__(name):
-    from .._dsl.atoms import primitive
+    from .._dsl.atoms import _backend_name, primitive
 
-    f = primitive("arch." + name) if not name.startswith("__") else None
+    if name.startswith("__"):
+        raise AttributeError(name)
+    # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
+    # composed of several of its primitives; otherwise the manifests' primitive of that name.
+    f = _backend_name("arch." + name) or primitive("arch." + name)
     if f is None:
         raise AttributeError(f"cute.arch has no {name}, and no loaded backend offers arch.{name}")
     globals()[name] = f
