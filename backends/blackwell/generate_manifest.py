@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes blackwell.textproto, the manifest of the Blackwell backend (sm_100a).
 
-The committed textproto is the source the plugin embeds; this script only saves typing out ~1500 tcgen05.mma
-atoms that differ in shape and types. Edit the tables here, run
+The committed textproto is the source the plugin embeds. The tcgen05.mma atoms (~1500 that differ in shape and
+types), tcgen05.ld/st and the TMA loads and stores are atom families (manifest.proto, message Family): parameters,
+the rules on them and one templated instruction each, expanded by the core when an atom is selected. Edit the tables here, run
 
     python3 backends/blackwell/generate_manifest.py
 
@@ -42,70 +43,12 @@ MMA_KINDS = {
 }
 
 
-def mma_shapes(kind: str, cta_group: int, a_src: str):
-    """(M, N) pairs. With A in shared memory: the PTX ISA's table of dense shapes (cta_group::1: M 64/128, N in
-    steps of 8; cta_group::2: M 128/256, N in steps of 16). With A in tensor memory CuTe's SM100 traits are
-    stricter (cta_group::1 M=128 needs N % 16, cta_group::2 needs N % 32) and we keep to them: the hardware rules
-    are in the idesc, which ptxas cannot check, so a shape we are unsure of is better left out. kind::i8 follows
-    CuTe's S8 traits (cta_group::1: N = 8 or a multiple of 16; cta_group::2: a multiple of 32)."""
-    out = []
-    ms = (64, 128) if cta_group == 1 else (128, 256)
-    for m in ms:
-        if kind == "i8":
-            ns = [8] + list(range(16, 257, 16)) if cta_group == 1 else list(range(32, 257, 32))
-        elif cta_group == 1:
-            step = 16 if (a_src == "TMEM" and m == 128) else 8
-            ns = list(range(step, 257, step))
-        else:
-            step = 32 if a_src == "TMEM" else 16
-            ns = list(range(step, 257, step))
-        out += [(m, n) for n in ns]
-    return out
-
-
-# Observed in the cubins of the probe kernels (nvdisasm of ptxas 13.0 output for sm_100a); tf32 shares f16's.
-MMA_SASS = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA"}
-
-
-def mma_sass(kind: str, cta_group: int) -> str:
-    return MMA_SASS[kind] + (".2CTA" if cta_group == 2 else "")
-
-
-def mma_atoms():
-    for kind, (py, k, types) in MMA_KINDS.items():
-        for ab, acc in types:
-            for cta in (1, 2):
-                for a_src in ("SMEM", "TMEM"):
-                    for m, n in mma_shapes(kind, cta, a_src):
-                        yield mma_atom(kind, py, k, ab, acc, cta, a_src, m, n)
-
-
-def mma_atom(kind, py, k, ab, acc, cta, a_src, m, n):
-    src = "ss" if a_src == "SMEM" else "ts"
-    ident = f"blackwell.tcgen05.mma.cta{cta}.{kind}.m{m}n{n}k{k}.{ab}.{acc}.{src}"
-    a_role = "SMEM_DESCRIPTOR" if a_src == "SMEM" else "TMEM_ADDRESS"
-    a_where = "shared memory (a UMMA descriptor)" if a_src == "SMEM" else "tensor memory (A is K-major there)"
-    desc = (f"tcgen05.mma.cta_group::{cta}.kind::{kind} {m}x{n}x{k}: D[{acc}] (+)= A[{ab}] B[{ab}], A from {a_where}, "
-            f"B from shared memory, D in tensor memory at d; one thread issues it"
-            + (" for the CTA pair (the even CTA)" if cta == 2 else "")
-            + ". idesc: from blackwell.tcgen05.make_instr_desc; enable_input_d false overwrites D")
-    a_op = "[$1]" if a_src == "TMEM" else "$1"
-    return entry(
-        "atoms", id=ident, kind="MMA", description=desc, python_name=py,
-        python_params={"ab_dtype": PY_DTYPE[ab], "acc_dtype": PY_DTYPE[acc], "shape_mnk": f"({m},{n},{k})",
-                       "cta_group": str(cta), "a_src": a_src},
-        python_signature=MMA_SIGNATURES[kind][0], python_defaults=MMA_SIGNATURES[kind][1],
-        shape_mnk=f"({m},{n},{k})", thr_id=f"{cta}:1",
-        operands=[
-            op("d", "TMEM_ADDRESS", element_type=acc),
-            op("a", a_role, element_type=ab),
-            op("b", "SMEM_DESCRIPTOR", element_type=ab),
-            op("idesc", "INSTRUCTION_DESCRIPTOR"),
-            op("enable_input_d", "PREDICATE"),
-        ],
-        ptx_template=f"tcgen05.mma.cta_group::{cta}.kind::{kind} [$0], {a_op}, $2, $3, $4;",
-        constraints="r,r,l,r,b" if a_src == "TMEM" else "r,l,l,r,b",
-        has_side_effects=True, sass_opcodes=[mma_sass(kind, cta)], conformance="tcgen05_mma")
+# The dense shapes (MMA_N_RULES below says them as rules):
+# (M, N) pairs. With A in shared memory: the PTX ISA's table of dense shapes (cta_group::1: M 64/128, N in
+# steps of 8; cta_group::2: M 128/256, N in steps of 16). With A in tensor memory CuTe's SM100 traits are
+# stricter (cta_group::1 M=128 needs N % 16, cta_group::2 needs N % 32) and we keep to them: the hardware rules
+# are in the idesc, which ptxas cannot check, so a shape we are unsure of is better left out. kind::i8 follows
+# CuTe's S8 traits (cta_group::1: N = 8 or a multiple of 16; cta_group::2: a multiple of 32).
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -115,76 +58,6 @@ def mma_atom(kind, py, k, ab, acc, cta, a_src, m, n):
 # shape -> (lanes, bits per lane of one repetition, registers per thread of one repetition, largest .num)
 TMEM_SHAPES = {"32x32b": (32, 32, 1, 128), "16x64b": (16, 64, 1, 128), "16x128b": (16, 128, 2, 64),
                "16x256b": (16, 256, 4, 32)}
-
-
-def tmem_reg_layout(shape: str, num: int) -> str:
-    """(thread, register) -> 32-bit element of the tile, element = column + C * lane with C the 32-bit columns per
-    lane of the whole access: CuTe's SM100_TMEM_LOAD_<lanes>dp<bits>b<num>x thread-value layouts, in 32-bit units
-    instead of bits (each register is one tensor-memory column of one lane)."""
-    bits = TMEM_SHAPES[shape][1]
-    c = bits // 32 * num
-    if shape == "32x32b":
-        return f"(32,{num}):({num},1)"
-    if shape == "16x64b":
-        # Thread t: lane t/4 + 8 (t%2), column (t/2)%2 of each 2-column repetition.
-        return f"((2,2,8),{num}):(({8 * c},1,{c}),2)"
-    if shape == "16x128b":
-        # Thread t: column t%4 of each repetition, lane t/4 in register 2r and lane t/4 + 8 in register 2r+1.
-        return f"((4,8),(2,{num})):((1,{c}),({8 * c},4))"
-    # 16x256b: thread t: columns 2 (t%4) and 2 (t%4) + 1, lanes t/4 and t/4 + 8.
-    return f"((4,8),(2,2,{num})):((2,{c}),(1,{8 * c},8))"
-
-
-def tmem_addr_layout(shape: str, num: int) -> str:
-    # Every thread names the same base address: the whole tile, broadcast over the warp (a stride-0 mode).
-    lanes, bits, _, _ = TMEM_SHAPES[shape]
-    return f"(32,{lanes * bits // 32 * num}):(0,1)"
-
-
-def tmem_sass(op: str, shape: str, num: int) -> str:
-    # Observed: LDTM / STTM, then .16dp<bits>bit for the 16-lane shapes, then .x<num> from x2 on.
-    dp = "" if shape == "32x32b" else f".16dp{shape.split('x')[1][:-1]}bit"
-    return op + dp + (f".x{num}" if num > 1 else "")
-
-
-def tmem_copy_atoms():
-    for shape, (lanes, bits, regs1, max_num) in TMEM_SHAPES.items():
-        num = 1
-        while num <= max_num:
-            regs = regs1 * num
-            rl, al = tmem_reg_layout(shape, num), tmem_addr_layout(shape, num)
-            cls = shape[0].upper() + shape[1:]
-            lst = ", ".join(f"${i}" for i in range(regs))
-            yield entry(
-                "atoms", id=f"blackwell.tcgen05.ld.{shape}.x{num}", kind="COPY",
-                description=(f"tcgen05.ld .{shape}.x{num}: {lanes} lanes x {bits * num} bits of tensor memory at src "
-                             f"to {regs} b32 registers per thread; warp w of a warpgroup reaches lanes "
-                             f"32 (w % 4) .. +31 only; complete with blackwell.tcgen05.wait_ld before use"),
-                python_name=f"tcgen05.Ld{cls}Op", python_params={"repeat": f"x{num}"},
-                python_signature=["repeat"], thr_id="32:1",
-                layout_unit_bits=32,
-                operands=[op("dst", "REGISTERS", "OUT", element_type="b32", values=regs, registers=regs,
-                             register_type="b32", layout_tv=rl),
-                          op("src", "TMEM_ADDRESS", layout_tv=al)],
-                ptx_template=f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32 {{{lst}}}, [${regs}];",
-                constraints=",".join(["=r"] * regs + ["r"]), has_side_effects=True,
-                sass_opcodes=[tmem_sass("LDTM", shape, num)], conformance="tcgen05_ld")
-            lst = ", ".join(f"${i + 1}" for i in range(regs))
-            yield entry(
-                "atoms", id=f"blackwell.tcgen05.st.{shape}.x{num}", kind="COPY",
-                description=(f"tcgen05.st .{shape}.x{num}: {regs} b32 registers per thread to {lanes} lanes x "
-                             f"{bits * num} bits of tensor memory at dst; complete with blackwell.tcgen05.wait_st "
-                             f"before tcgen05.mma reads it"),
-                python_name=f"tcgen05.St{cls}Op", python_params={"repeat": f"x{num}"},
-                python_signature=["repeat"], thr_id="32:1",
-                layout_unit_bits=32,
-                operands=[op("dst", "TMEM_ADDRESS", layout_tv=al),
-                          op("src", "REGISTERS", element_type="b32", values=regs, registers=regs,
-                             register_type="b32", layout_tv=rl)],
-                ptx_template=f"tcgen05.st.sync.aligned.{shape}.x{num}.b32 [$0], {{{lst}}};",
-                constraints=",".join(["r"] * (regs + 1)), has_side_effects=True,
-                sass_opcodes=[tmem_sass("STTM", shape, num)], conformance="tcgen05_st")
-            num *= 2
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -244,58 +117,6 @@ TMA_HOST_ATTRS = (
     "2 32B), swizzle (0 none, 1 32B, 2 64B, 3 128B, 4 128B_ATOM_32B, 5 128B_ATOM_32B_FLIP_8B, 6 128B_ATOM_64B, or "
     "\"none\" \"32B\" \"64B\" \"128B\"), l2_promotion (0 none, 1 64B, 2 128B, 3 256B), oob_fill (0 zeros, 1 NaN); "
     "pass the map as a __grid_constant__ kernel parameter and its generic address as tmap")
-
-MASK = "{{ .reg .b16 ww_mask; cvt.u16.u32 ww_mask, ${m}; {ins} }}"
-
-
-def tma_atoms():
-    for rank in range(1, 6):
-        for cta in (1, 2):
-            for mc in (False, True):
-                coords = ", ".join(f"${3 + i}" for i in range(rank))
-                cg = ".cta_group::2" if cta == 2 else ""
-                ins = (f"cp.async.bulk.tensor.{rank}d{cg}.shared::cluster.global.mbarrier::complete_tx::bytes"
-                       + (".multicast::cluster" if mc else "") + f" [$0], [$1, {{{coords}}}], [$2]"
-                       + (", ww_mask;" if mc else ";"))
-                ops = [op("dst", "SMEM_ADDRESS"), op("tmap", "TMA_DESCRIPTOR"), op("mbar", "MBARRIER"),
-                       op("coords", "COORDINATE", count=rank)]
-                if mc:
-                    ops.append(op("cta_mask", "SCALAR"))
-                    ins = MASK.format(m=3 + rank, ins=ins)
-                what = ("TMA tile load" + (" with multicast" if mc else "") + f", {rank}-D"
-                        + (", 2-CTA (.cta_group::2)" if cta == 2 else ""))
-                more = (" into the same shared-memory and mbarrier offsets of every CTA whose bit is set in cta_mask"
-                        " (low 16 bits)" if mc else "")
-                more += ("; mbar may be the mbarrier of either CTA of the pair (a shared::cluster address), so that "
-                         "one barrier tracks the loads of both CTAs for a cta_group::2 tcgen05.mma" if cta == 2 else "")
-                yield entry(
-                    "atoms",
-                    id=f"blackwell.tma.load{'.multicast' if mc else ''}{'.cta2' if cta == 2 else ''}.{rank}d",
-                    kind="COPY",
-                    description=(f"{what}: the box at coords (elements, innermost first) of the tensor map to shared "
-                                 f"memory at dst{more}, completing transaction bytes on mbar; one thread issues it. "
-                                 + TMA_HOST_ATTRS),
-                    python_name=("cpasync.CopyBulkTensorTileG2SMulticastOp" if mc
-                                                 else "cpasync.CopyBulkTensorTileG2SOp"),
-                    python_params={"rank": str(rank), "cta_group": str(cta)},
-                    python_signature=["cta_group"], python_defaults={"cta_group": "1"}, thr_id="1:1", operands=ops,
-                    ptx_template=ins, constraints=",".join(["r", "l", "r"] + ["r"] * rank + (["r"] if mc else [])),
-                    has_side_effects=True,
-                    sass_opcodes=[f"UTMALDG.{rank}D" + (".MULTICAST" if mc else "") + (".2CTA" if cta == 2 else "")],
-                    host_hook="encode_tma_descriptor", conformance="tma_load")
-        coords = ", ".join(f"${2 + i}" for i in range(rank))
-        yield entry(
-            "atoms", id=f"blackwell.tma.store.{rank}d", kind="COPY",
-            description=(f"TMA tile store, {rank}-D: shared memory at src to the box at coords of the tensor map; one "
-                         f"thread issues it after blackwell.fence.proxy_async.shared_cta; completion through "
-                         f"blackwell.tma.commit_group / wait_group. " + TMA_HOST_ATTRS),
-            python_name="cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": str(rank)},
-            thr_id="1:1",
-            operands=[op("tmap", "TMA_DESCRIPTOR"), op("src", "SMEM_ADDRESS"), op("coords", "COORDINATE", count=rank)],
-            ptx_template=f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {{{coords}}}], [$1];",
-            constraints=",".join(["l", "r"] + ["r"] * rank), has_side_effects=True,
-            sass_opcodes=[f"UTMASTG.{rank}D"], host_hook="encode_tma_descriptor", conformance="tma_store")
-
 
 # ---------------------------------------------------------------------------------------------------------------
 # Primitives
@@ -519,7 +340,8 @@ def q(s: str) -> str:
 
 def fmt_operand(o: dict) -> str:
     parts = [f"name: {q(o['name'])}", f"role: {o['role']}", f"direction: {o['direction']}"]
-    for k in ("element_type", "values", "registers", "register_type", "count", "layout_tv"):
+    for k in ("element_type", "values", "registers", "register_type", "count", "layout_tv", "values_expr",
+              "registers_expr", "count_expr", "when"):
         if k in o:
             parts.append(f"{k}: {q(o[k]) if isinstance(o[k], str) else o[k]}")
     return "  operands { " + " ".join(parts) + " }"
@@ -534,6 +356,8 @@ def fmt_attribute(a: dict) -> str:
 
 
 def fmt_entry(section: str, e: dict) -> str:
+    if section == "families":
+        return fmt_family(e)
     lines = [section + " {", f"  id: {q(e['id'])}", f"  kind: {e['kind']}", f"  targets: {q(TARGET)}"]
     for key in ("description", "python_name"):
         if key in e:
@@ -562,6 +386,217 @@ def fmt_entry(section: str, e: dict) -> str:
         if e.get(key):
             lines.append(f"  {key}: {q(e[key])}")
     return "\n".join(lines) + "\n}\n"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Atom families (manifest.proto, message Family): one description per instruction family, expanded by the core
+# when an atom is selected. Strings of a template may hold {expr} over the family's parameters.
+# ---------------------------------------------------------------------------------------------------------------
+
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "s32": 32}
+
+
+def param(name, *, values=(), range_=None, set_=(), rule=""):
+    return {"name": name, "values": list(values), "range": range_, "set": list(set_), "rule": rule}
+
+
+def family(id_, *, parameters, template, derived=(), rules=(), primitive=False):
+    return {"id": id_, "primitive": primitive, "parameters": parameters, "derived": list(derived),
+            "rules": list(rules), "template": template}
+
+
+def fmt_family(f: dict) -> str:
+    lines = ["families {", f"  id: {q(f['id'])}"]
+    if f["primitive"]:
+        lines.append("  primitive: true")
+    for p in f["parameters"]:
+        parts = [f"name: {q(p['name'])}"] + [f"values: {q(v)}" for v in p["values"]]
+        if p["range"]:
+            lo, hi, step = p["range"]
+            parts.append(f"range {{ min: {lo} max: {hi} step: {step} }}")
+        parts += [f"set: {v}" for v in p["set"]]
+        if p["rule"]:
+            parts.append(f"rule: {q(p['rule'])}")
+        lines.append("  parameters { " + " ".join(parts) + " }")
+    lines += [f"  derived {{ name: {q(n)} expr: {q(e)} }}" for n, e in f["derived"]]
+    lines += [f"  constraints {{ rule: {q(r)} expr: {q(e)} }}" for r, e in f["rules"]]
+    lines += ["  " + line for line in fmt_entry("template", f["template"]).rstrip("\n").split("\n")]
+    return "\n".join(lines) + "\n}\n"
+
+
+# The MLIR type a value of each element type is held in (fp8 and integers as integers of their width).
+IR_TYPES = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "f32": "f32"}
+
+
+def element_types_text() -> str:
+    """The manifest's element type table: every type an operand names, with its width, the DSL type a Python
+    parameter names it by (none for b32), and the MLIR type its values are held in."""
+    rows = [(t, BITS[t], d) for t, d in PY_DTYPE.items()] + [("b32", 32, "")]
+    return "".join(f"element_types {{ name: {q(t)} bits: {bits} dsl_name: {q(d)} ir_type: "
+                   f"{q(IR_TYPES.get(t, f'i{bits}'))} }}\n" for t, bits, d in rows)
+
+
+# Observed in the cubins of the probe kernels (nvdisasm of ptxas 13.0 output for sm_100a); tf32 shares f16's.
+MMA_SASS = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA"}
+
+N_RULE = "N is a multiple of 8 from 8 to 256"
+
+# kind -> the rules on N beyond N_RULE, as (sentence, expression): mma_shapes() above, said once.
+MMA_N_RULES = {
+    "i8": [("with cta_group 1, kind::i8 takes N = 8 or a multiple of 16", "cta == 2 || n == 8 || n % 16 == 0"),
+           ("with cta_group 2, kind::i8 takes N a multiple of 32", "cta == 1 || n % 32 == 0")],
+    "other": [("with cta_group 1, M = 128 and A in tensor memory, N is a multiple of 16",
+               "!(cta == 1 && m == 128 && a_src == 'TMEM') || n % 16 == 0"),
+              ("with cta_group 2, N is a multiple of 16 (32 with A in tensor memory)",
+               "cta == 1 || n % (a_src == 'TMEM' ? 32 : 16) == 0")],
+}
+
+
+def mma_families():
+    for kind, (py, k, types) in MMA_KINDS.items():
+        abs_ = list(dict.fromkeys(ab for ab, _ in types))
+        accs = list(dict.fromkeys(acc for _, acc in types))
+        rules = [("cta_group 1 takes M 64 or 128, cta_group 2 M 128 or 256",
+                  "cta == 1 ? m <= 128 : m >= 128")] + MMA_N_RULES["i8" if kind == "i8" else "other"]
+        pairs = [f"(ab == '{ab}' && acc == '{acc}')" for ab, acc in types]
+        if len(pairs) < len(abs_) * len(accs):
+            rules.insert(0, ("the input and accumulator types are one of " +
+                             ", ".join(f"{ab}->{acc}" for ab, acc in types), " || ".join(pairs)))
+        desc = ("tcgen05.mma.cta_group::{cta}.kind::" + kind + " {m}x{n}x{k}: D[{acc}] (+)= A[{ab}] B[{ab}], A from "
+                "{a_src == 'SMEM' ? 'shared memory (a UMMA descriptor)' : 'tensor memory (A is K-major there)'}, "
+                "B from shared memory, D in tensor memory at d; one thread issues it"
+                "{cta == 2 ? ' for the CTA pair (the even CTA)' : ''}"
+                ". idesc: from blackwell.tcgen05.make_instr_desc; enable_input_d false overwrites D")
+        yield entry("families", **family(
+            f"blackwell.tcgen05.mma.{kind}",
+            parameters=[param("ab", values=abs_), param("acc", values=accs),
+                        param("cta", set_=(1, 2), rule="cta_group is 1 or 2"),
+                        param("a_src", values=("SMEM", "TMEM")),
+                        param("m", set_=(64, 128, 256), rule="M is 64, 128 or 256"),
+                        param("n", range_=(8, 256, 8), rule=N_RULE),
+                        param("k", set_=(k,), rule=f"K is {k} for kind::{kind}: 256 bits of A")],
+            rules=rules,
+            template=dict(
+                id="blackwell.tcgen05.mma.cta{cta}." + kind + ".m{m}n{n}k{k}.{ab}.{acc}.{a_src == 'SMEM' ? 'ss' : 'ts'}",
+                kind="MMA", description=desc, python_name=py,
+                python_params={"ab_dtype": "{dsl(ab)}", "acc_dtype": "{dsl(acc)}", "shape_mnk": "({m},{n},{k})",
+                               "cta_group": "{cta}", "a_src": "{a_src}"},
+                python_signature=MMA_SIGNATURES[kind][0], python_defaults=MMA_SIGNATURES[kind][1],
+                shape_mnk="({m},{n},{k})", thr_id="{cta}:1",
+                operands=[
+                    op("d", "TMEM_ADDRESS", element_type="{acc}"),
+                    op("a", "SMEM_DESCRIPTOR", element_type="{ab}", when="a_src == 'SMEM'"),
+                    op("a", "TMEM_ADDRESS", element_type="{ab}", when="a_src == 'TMEM'"),
+                    op("b", "SMEM_DESCRIPTOR", element_type="{ab}"),
+                    op("idesc", "INSTRUCTION_DESCRIPTOR"),
+                    op("enable_input_d", "PREDICATE"),
+                ],
+                ptx_template=("tcgen05.mma.cta_group::{cta}.kind::" + kind +
+                              " [$0], {a_src == 'TMEM' ? '[$1]' : '$1'}, $2, $3, $4;"),
+                constraints="{a_src == 'TMEM' ? 'r,r,l,r,b' : 'r,l,l,r,b'}",
+                has_side_effects=True, sass_opcodes=[MMA_SASS[kind] + "{cta == 2 ? '.2CTA' : ''}"],
+                conformance="tcgen05_mma")))
+
+
+# shape -> (thread-value layout of the registers over num and c, the 32-bit columns per lane of the access)
+TMEM_REG_LAYOUTS = {
+    "32x32b": "(32,{num}):({num},1)",
+    "16x64b": "((2,2,8),{num}):(({8 * c},1,{c}),2)",
+    "16x128b": "((4,8),(2,{num})):((1,{c}),({8 * c},4))",
+    "16x256b": "((4,8),(2,2,{num})):((2,{c}),(1,{8 * c},8))",
+}
+
+
+def tmem_copy_families():
+    for shape, (lanes, bits, regs1, max_num) in TMEM_SHAPES.items():
+        nums = [1 << i for i in range(max_num.bit_length())]
+        cls = shape[0].upper() + shape[1:]
+        common = dict(
+            parameters=[param("num", set_=nums, rule=f"repeat is x1, x2, x4, ... up to x{max_num} for .{shape}")],
+            derived=[("regs", f"{regs1} * num"), ("c", f"{bits // 32} * num")])
+        rl, al = TMEM_REG_LAYOUTS[shape], f"(32,{{{lanes} * c}}):(0,1)"
+        dp = "" if shape == "32x32b" else f".16dp{shape.split('x')[1][:-1]}bit"
+        rep = "{num > 1 ? '.x' + str(num) : ''}"
+        yield entry("families", **family(
+            f"blackwell.tcgen05.ld.{shape}", **common, template=dict(
+                id=f"blackwell.tcgen05.ld.{shape}.x{{num}}", kind="COPY",
+                description=(f"tcgen05.ld .{shape}.x{{num}}: {lanes} lanes x {{{bits} * num}} bits of tensor memory "
+                             "at src to {regs} b32 registers per thread; warp w of a warpgroup reaches lanes "
+                             "32 (w % 4) .. +31 only; complete with blackwell.tcgen05.wait_ld before use"),
+                python_name=f"tcgen05.Ld{cls}Op", python_params={"repeat": "x{num}"},
+                python_signature=["repeat"], thr_id="32:1", layout_unit_bits=32,
+                operands=[op("dst", "REGISTERS", "OUT", element_type="b32", values_expr="regs",
+                             registers_expr="regs", register_type="b32", layout_tv=rl),
+                          op("src", "TMEM_ADDRESS", layout_tv=al)],
+                ptx_template=f"tcgen05.ld.sync.aligned.{shape}.x{{num}}.b32 {{{{seq(0, regs, '$', ', ')}}}}, [${{regs}}];",
+                constraints="{repeat('=r', regs)},r", has_side_effects=True,
+                sass_opcodes=["LDTM" + dp + rep], conformance="tcgen05_ld")))
+        yield entry("families", **family(
+            f"blackwell.tcgen05.st.{shape}", **common, template=dict(
+                id=f"blackwell.tcgen05.st.{shape}.x{{num}}", kind="COPY",
+                description=(f"tcgen05.st .{shape}.x{{num}}: {{regs}} b32 registers per thread to {lanes} lanes x "
+                             f"{{{bits} * num}} bits of tensor memory at dst; complete with blackwell.tcgen05.wait_st "
+                             "before tcgen05.mma reads it"),
+                python_name=f"tcgen05.St{cls}Op", python_params={"repeat": "x{num}"},
+                python_signature=["repeat"], thr_id="32:1", layout_unit_bits=32,
+                operands=[op("dst", "TMEM_ADDRESS", layout_tv=al),
+                          op("src", "REGISTERS", element_type="b32", values_expr="regs", registers_expr="regs",
+                             register_type="b32", layout_tv=rl)],
+                ptx_template=f"tcgen05.st.sync.aligned.{shape}.x{{num}}.b32 [$0], {{{{seq(1, regs, '$', ', ')}}}};",
+                constraints="{repeat('r', regs + 1)}", has_side_effects=True,
+                sass_opcodes=["STTM" + dp + rep], conformance="tcgen05_st")))
+
+
+def _literal_braces(text: str) -> str:
+    """Text whose {...} must stay as written inside a family's template (e.g. dim{rank-1} in a description)."""
+    return text.replace("{rank-1}", "{'{rank-1}'}")
+
+
+def tma_families():
+    rank = param("rank", range_=(1, 5, 1), rule="rank is from 1 to 5")
+    cta = param("cta", set_=(1, 2), rule="cta_group is 1 or 2")
+    host = _literal_braces(TMA_HOST_ATTRS)
+    for mc in (False, True):
+        ins = ("cp.async.bulk.tensor.{rank}d{cta == 2 ? '.cta_group::2' : ''}.shared::cluster.global."
+               "mbarrier::complete_tx::bytes" + (".multicast::cluster" if mc else "") +
+               " [$0], [$1, {{seq(3, rank, '$', ', ')}}], [$2]" + (", ww_mask;" if mc else ";"))
+        if mc:
+            ins = "{ .reg .b16 ww_mask; cvt.u16.u32 ww_mask, ${3 + rank}; " + ins + " }"
+        ops = [op("dst", "SMEM_ADDRESS"), op("tmap", "TMA_DESCRIPTOR"), op("mbar", "MBARRIER"),
+               op("coords", "COORDINATE", count_expr="rank")] + ([op("cta_mask", "SCALAR")] if mc else [])
+        more = (" into the same shared-memory and mbarrier offsets of every CTA whose bit is set in cta_mask"
+                " (low 16 bits)" if mc else "")
+        more += ("{cta == 2 ? '; mbar may be the mbarrier of either CTA of the pair (a shared::cluster address), so "
+                 "that one barrier tracks the loads of both CTAs for a cta_group::2 tcgen05.mma' : ''}")
+        what = ("TMA tile load" + (" with multicast" if mc else "") + ", {rank}-D"
+                "{cta == 2 ? ', 2-CTA (.cta_group::2)' : ''}")
+        name = "load.multicast" if mc else "load"
+        yield entry("families", **family(
+            f"blackwell.tma.{name}", parameters=[rank, cta], template=dict(
+                id=f"blackwell.tma.{name}" + "{cta == 2 ? '.cta2' : ''}.{rank}d", kind="COPY",
+                description=(f"{what}: the box at coords (elements, innermost first) of the tensor map to shared "
+                             f"memory at dst{more}, completing transaction bytes on mbar; one thread issues it. "
+                             + host),
+                python_name=("cpasync.CopyBulkTensorTileG2SMulticastOp" if mc else "cpasync.CopyBulkTensorTileG2SOp"),
+                python_params={"rank": "{rank}", "cta_group": "{cta}"},
+                python_signature=["cta_group"], python_defaults={"cta_group": "1"}, thr_id="1:1", operands=ops,
+                ptx_template=ins, constraints="r,l,r,{repeat('r', rank)}" + (",r" if mc else ""),
+                has_side_effects=True,
+                sass_opcodes=["UTMALDG.{rank}D" + (".MULTICAST" if mc else "") + "{cta == 2 ? '.2CTA' : ''}"],
+                host_hook="encode_tma_descriptor", conformance="tma_load")))
+    yield entry("families", **family(
+        "blackwell.tma.store", parameters=[rank], template=dict(
+            id="blackwell.tma.store.{rank}d", kind="COPY",
+            description=("TMA tile store, {rank}-D: shared memory at src to the box at coords of the tensor map; one "
+                         "thread issues it after blackwell.fence.proxy_async.shared_cta; completion through "
+                         "blackwell.tma.commit_group / wait_group. " + host),
+            python_name="cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": "{rank}"},
+            thr_id="1:1",
+            operands=[op("tmap", "TMA_DESCRIPTOR"), op("src", "SMEM_ADDRESS"), op("coords", "COORDINATE",
+                                                                                  count_expr="rank")],
+            ptx_template="cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {{seq(2, rank, '$', ', ')}}], [$1];",
+            constraints="l,r,{repeat('r', rank)}", has_side_effects=True,
+            sass_opcodes=["UTMASTG.{rank}D"], host_hook="encode_tma_descriptor", conformance="tma_store")))
 
 
 HEADER = """\
@@ -605,12 +640,15 @@ def manifest_text() -> str:
            f'targets {{\n  name: "{TARGET}"\n  compute_capability: 100\n  arch_specific: true\n'
            f'  llvm_cpu: "sm_100a"\n  ptx_features: "+ptx88"\n  jit_arch: "sm_100a"\n'
            f'  max_threads_per_block: 1024\n  max_cluster_size: 8\n}}\n']
+    out.append("\n" + element_types_text())
     sections = [
-        ("tcgen05.mma: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",
-         mma_atoms()),
-        ("tcgen05.ld / tcgen05.st: tensor memory <-> registers", tmem_copy_atoms()),
+        ("tcgen05.mma families: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",
+         mma_families()),
+        ("tcgen05.ld / tcgen05.st families: tensor memory <-> registers, by shape, over the repetition",
+         tmem_copy_families()),
         ("tcgen05.cp: shared memory -> tensor memory", cp_atoms()),
-        ("TMA tile loads and stores (the Hopper PTX, for sm_100a), with the 2-CTA load", tma_atoms()),
+        ("TMA tile load and store families (the Hopper PTX, for sm_100a) over the rank, with the 2-CTA load",
+         tma_families()),
         ("Primitives: descriptors, tensor-memory allocation, commit, waits, fences, bulk groups, mbarriers",
          primitives()),
         ("Primitives: packed f32x2 arithmetic, grid dependency control", arithmetic_and_grid_primitives()),

@@ -193,9 +193,17 @@ def family(id_, *, parameters, derived=(), rules=(), primitive=False, template_i
     return "\n".join(lines)
 
 
+# The MLIR type a value of each element type is held in (fp8 and integers as integers of their width).
+IR_TYPES = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "f32": "f32"}
+
+
 def element_types() -> str:
-    return "\n".join(f"element_types {{ name: {q(t)} bits: {bits} dsl_name: {q(dsl)} }}"
-                     for t, (bits, dsl) in TYPES.items())
+    """The manifest's element type table: every type an operand names, with its width, the DSL type a Python
+    parameter names it by (none for the untyped bNN), and the MLIR type its values are held in."""
+    rows = [(t, bits, dsl) for t, (bits, dsl) in TYPES.items()] + [("b16", 16, ""), ("b32", 32, "")]
+    return "\n".join(f"element_types {{ name: {q(t)} bits: {bits} dsl_name: {q(dsl)} "
+                     f"ir_type: {q(IR_TYPES.get(t, f'i{bits}'))} }}" for t, bits, dsl in rows)
+
 
 
 # (family id, Python class, A types, B types (None: B is A's type), accumulator types, K, N domain and its rule,

@@ -183,7 +183,11 @@ def compile_batch(task):
     Returns [(job index, status, reason, seconds)]."""
     from warpweave import _core
 
-    target, jobs = task
+    target, jobs = task[0], task[1]
+    if len(task) > 2:  # the element types of the manifests under test, as the parent process read them
+        from warpweave._dsl.element_types import ELEMENT_TYPES
+
+        ELEMENT_TYPES.add_table(task[2])
     # Only hooks need the plugin libraries in this process; loading them re-validates every manifest.
     if any(j[4] and j[3].get("lowering_hook") for j in jobs):
         _ensure_plugins()
@@ -297,11 +301,14 @@ def run(sources, progress=None, workers: int | None = None, targets_filter=None)
     for i, (src, entry, what, tname, tdict) in enumerate(jobs):
         by_target.setdefault((tname, needs_plugin(i)), (tdict, []))[1].append(i)
     tasks, local = [], []
+    from warpweave._dsl.element_types import ELEMENT_TYPES
+
+    element_table = dict(ELEMENT_TYPES.table())
     for (tname, here), (tdict, idxs) in sorted(by_target.items()):
         size = min(BATCH, max(8, math.ceil(len(idxs) / 2)))
         for s in range(0, len(idxs), size):
             chunk = [(i, f"ww_probe_{i}", jobs[i][0].name, jobs[i][1], jobs[i][0].plugin) for i in idxs[s:s + size]]
-            (local if here else tasks).append((tdict, chunk))
+            (local if here else tasks).append((tdict, chunk, element_table))
     if workers is None:
         workers = min(MAX_WORKERS, os.cpu_count() or 1)
     workers = max(1, min(workers, MAX_WORKERS, len(tasks)))

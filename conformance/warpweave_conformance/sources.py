@@ -1,11 +1,11 @@
 """What the suite tests: the loaded plugins' manifests, or manifest text files given on the command line."""
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
 from warpweave import _core
+from warpweave._dsl import manifest_view
 from warpweave._dsl.plugins import TargetInfo, registry
 
 
@@ -42,7 +42,8 @@ class Source:
             primitive = {f["id"]: f.get("primitive", False) for f in self.manifest.get("families", [])}
             found = (_core.family_instances_of_text(self.text, FAMILY_SEED, FAMILY_SAMPLE) if not self.plugin else
                      [x for f in primitive for x in _core.family_instances(self.name, f, FAMILY_SEED, FAMILY_SAMPLE)])
-            self._instances = [(json.loads(js), "primitive" if primitive.get(fam) else "atom") for _p, fam, js in found]
+            self._instances = [(manifest_view.instruction_dict(data), "primitive" if primitive.get(fam) else "atom")
+                               for _p, fam, data in found]
         return self._instances
 
 
@@ -73,8 +74,12 @@ def refusals() -> list[tuple[str, str]]:
 def file_source(path: str) -> Source:
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    js, _problems = _core.manifest_to_json(text)
-    manifest = json.loads(js) if js else {}
+    typed = manifest_view.manifest_of_text(text)  # None when it does not parse: the manifest tier says why
+    manifest = manifest_view.as_dict(typed) if typed is not None else {}
+    if typed is not None:
+        from warpweave._dsl.element_types import ELEMENT_TYPES
+
+        ELEMENT_TYPES.add_manifest(typed)  # the file's element types, as a loaded plugin's would be
     name = manifest.get("name") or os.path.splitext(os.path.basename(path))[0]
     return Source(name, os.path.abspath(path), manifest, text, False, _targets(name, manifest))
 

@@ -452,8 +452,11 @@ AtomFamily::Selection AtomFamily::select_text(const std::map<std::string, std::s
       // mismatch: another family's, or a value no family has.
       return sel;
     }
-    // The first way that binds consistently; the others differ only for templates no family here uses.
-    bool ok = false;
+    // The first way that binds consistently with every value in its domain (an id "x.cta2.3d" against
+    // "x{cta == 2 ? '.cta2' : ''}.{rank}d" splits two ways), else the first consistent one, for its error.
+    bool ok = false, fallback = false;
+    std::vector<std::optional<Value>> fallback_fixed;
+    std::vector<std::string> fallback_origin;
     for (auto& way : ways) {
       auto trial = fixed;
       auto trial_origin = origin;
@@ -492,12 +495,25 @@ AtomFamily::Selection AtomFamily::select_text(const std::map<std::string, std::s
         trial[p] = v;
         trial_origin[p] = by_id ? "id" : key;
       }
-      if (consistent) {
+      if (!consistent) continue;
+      bool legal = true;
+      for (size_t p = 0; p < n; ++p) legal &= !trial[p] || in_domain(p, *trial[p]);
+      if (legal) {
         fixed = std::move(trial);
         origin = std::move(trial_origin);
         ok = true;
         break;
       }
+      if (!fallback) {
+        fallback = true;
+        fallback_fixed = std::move(trial);
+        fallback_origin = std::move(trial_origin);
+      }
+    }
+    if (!ok && fallback) {
+      fixed = std::move(fallback_fixed);
+      origin = std::move(fallback_origin);
+      ok = true;
     }
     if (!ok) return sel;
   }
@@ -613,8 +629,8 @@ const AtomFamily* FamilySet::find(const std::string& family_id) const {
   return nullptr;
 }
 
-std::string FamilySet::instance_json(const AtomFamily& f, const Assignment& a) const {
-  return message_json(f.expand(a));
+std::string FamilySet::instance_binary(const AtomFamily& f, const Assignment& a) const {
+  return f.expand(a).SerializeAsString();
 }
 
 std::vector<FamilySet::Found> FamilySet::select_python(const std::string& python_name,
@@ -630,7 +646,7 @@ std::vector<FamilySet::Found> FamilySet::select_python(const std::string& python
     for (auto& f : families_) {
       if (f.python_name() != python_name) continue;
       auto sel = f.select_python(params);
-      for (auto& a : sel.hits) found.push_back({&f, instance_json(f, a)});
+      for (auto& a : sel.hits) found.push_back({&f, instance_binary(f, a)});
       why.insert(why.end(), sel.problems.begin(), sel.problems.end());
     }
     it = by_python_.emplace(key, std::make_pair(std::move(found), std::move(why))).first;
@@ -647,7 +663,7 @@ std::optional<FamilySet::Found> FamilySet::select_id(const std::string& id) cons
   for (auto& f : families_) {
     auto sel = f.select_id(id);
     if (!sel.hits.empty()) {
-      out = Found{&f, instance_json(f, sel.hits.front())};
+      out = Found{&f, instance_binary(f, sel.hits.front())};
       break;
     }
   }
@@ -658,11 +674,24 @@ std::optional<FamilySet::Found> FamilySet::select_id(const std::string& id) cons
 // --- validation --------------------------------------------------------------------------------------------------
 
 void validate_families(const Manifest& m, const std::set<std::string>& ids, std::vector<std::string>& out) {
-  if (m.families_size() == 0) return;
+  // The element type table: the frontend reads it to pack values, so a manifest that declares one declares every
+  // type its operands name.
   std::set<std::string> type_names;
-  for (auto& e : m.element_types())
+  for (auto& e : m.element_types()) {
     if (e.name().empty() || !type_names.insert(e.name()).second)
       out.push_back("element type \"" + e.name() + "\" is empty or repeated");
+    if (e.bits() == 0 || e.bits() > 1024) out.push_back("element type " + e.name() + " needs bits (1 to 1024)");
+  }
+  auto undeclared = [&](const Instruction& ins, const std::string& what) {
+    if (type_names.empty()) return;
+    for (auto& o : ins.operands())
+      if (!o.element_type().empty() && !type_names.count(o.element_type()))
+        out.push_back(what + ": operand " + o.name() + " names the element type \"" + o.element_type() +
+                      "\", which element_types does not declare");
+  };
+  for (auto& a : m.atoms()) undeclared(a, "atom " + a.id());
+  for (auto& p : m.primitives()) undeclared(p, "primitive " + p.id());
+  if (m.families_size() == 0) return;
   std::unique_ptr<FamilySet> set;
   try {
     set = std::make_unique<FamilySet>(m);
@@ -692,6 +721,7 @@ void validate_families(const Manifest& m, const std::set<std::string>& ids, std:
         continue;
       }
       for (auto& p : validate_instance(ins, !f.proto().primitive(), m)) err(inst + ": " + p);
+      undeclared(ins, what + ": " + inst);
       auto [pos, fresh] = instance_owner.emplace(ins.id(), f.id());
       if (!fresh && pos->second == f.id()) err(inst + ": its id " + ins.id() + " is that of another instance: the id "
                                                "template must spell every parameter");

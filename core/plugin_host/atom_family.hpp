@@ -91,13 +91,13 @@ class FamilySet {
 
   struct Found {
     const AtomFamily* family;
-    std::string json;  // the instance, protobuf JSON mapping of an Instruction
+    std::string binary;  // the instance: a serialized Instruction
   };
   // Memoised: each distinct request expands once per process.
   std::vector<Found> select_python(const std::string& python_name, const std::map<std::string, std::string>& params,
                                    std::vector<std::string>& problems) const;
   std::optional<Found> select_id(const std::string& id) const;
-  std::string instance_json(const AtomFamily& f, const Assignment& a) const;
+  std::string instance_binary(const AtomFamily& f, const Assignment& a) const;
 
  private:
   warpweave::manifest::Manifest m_;   // owns the families the AtomFamily objects point into

@@ -1,10 +1,24 @@
 // The plugin host's side of atom families: selection across the loaded plugins, and the instances conformance
 // enumerates. The families themselves are in atom_family.cpp.
+#include <google/protobuf/descriptor.pb.h>
+
 #include "atom_family.hpp"
 #include "manifest_validation.hpp"
 #include "ww/plugin_host/plugin_host.hpp"
 
 namespace ww::plugins {
+
+std::string PluginHost::manifest_schema() {
+  google::protobuf::FileDescriptorProto fd;
+  warpweave::manifest::Manifest::descriptor()->file()->CopyTo(&fd);
+  return fd.SerializeAsString();
+}
+
+std::string PluginHost::manifest_binary_of_text(const std::string& text) {
+  warpweave::manifest::Manifest m;
+  if (!parse_manifest(text, m).empty()) return {};
+  return m.SerializeAsString();
+}
 
 std::shared_ptr<const FamilySet> make_family_set(const warpweave::manifest::Manifest& m) {
   return std::make_shared<const FamilySet>(m);
@@ -18,7 +32,7 @@ std::vector<Expansion> PluginHost::expand_python(const std::string& python_name,
     for (auto& p : plugins_) {
       if (!p.families) continue;
       for (auto& f : p.families->select_python(python_name, params, problems))
-        out.push_back({p.name, f.family->id(), f.json});
+        out.push_back({p.name, f.family->id(), f.binary});
     }
   } catch (const FamilyError& e) {
     throw PluginError(python_name + ": " + e.what());
@@ -30,7 +44,7 @@ std::optional<Expansion> PluginHost::expand_id(const std::string& id) const {
   for (auto& p : plugins_) {
     if (!p.families || id.rfind(p.name + ".", 0) != 0) continue;
     try {
-      if (auto f = p.families->select_id(id)) return Expansion{p.name, f->family->id(), f->json};
+      if (auto f = p.families->select_id(id)) return Expansion{p.name, f->family->id(), f->binary};
     } catch (const FamilyError& e) {
       throw PluginError(id + ": " + e.what());
     }
@@ -44,7 +58,7 @@ std::vector<Expansion> instances_of(const FamilySet& set, const AtomFamily& f, u
   std::vector<Expansion> out;
   std::vector<Assignment> all = f.corners(), more = f.sample(seed, sample);
   all.insert(all.end(), more.begin(), more.end());
-  for (auto& a : all) out.push_back({set.backend(), f.id(), set.instance_json(f, a)});
+  for (auto& a : all) out.push_back({set.backend(), f.id(), set.instance_binary(f, a)});
   return out;
 }
 

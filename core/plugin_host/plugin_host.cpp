@@ -218,6 +218,7 @@ bool PluginHost::load_file_locked(const std::string& path) {
   p.digest = jit_cache::key_of({text, read_file(path)});
   p.manifest_json = std::move(json);
   p.manifest_text = std::move(text);
+  p.manifest_binary = m.SerializeAsString();
   p.ids = std::move(ids);
   p.abi = abi;
   if (m.families_size()) p.families = make_family_set(m);  // validated above

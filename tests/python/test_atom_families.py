@@ -12,6 +12,7 @@ import pytest
 import warpweave as cutlass
 from warpweave import _core
 from warpweave._dsl.errors import DSLValueError
+from warpweave._dsl.manifest_view import instruction_dict
 from warpweave._dsl.plugins import registry
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "manifest_entries_before_families.json")
@@ -68,11 +69,11 @@ def test_instances_expand_on_request_by_id_and_by_python_parameters():
         sample = b.instances(fid, seed=3, sample=6)
         assert sample, fid
         for e in sample:
-            plugin, family, js = _core.expand_atom_id(e["id"])
+            plugin, family, data = _core.expand_atom_id(e["id"])
             assert (plugin, family) == ("hopper", fid)
-            assert json.loads(js) == e
+            assert instruction_dict(data) == e
             found, problems = _core.expand_atom(e["python_name"], e["python_params"])
-            assert [json.loads(x[2]) for x in found] == [e] and problems == []
+            assert [instruction_dict(x[2]) for x in found] == [e] and problems == []
 
 
 def test_corners_and_seeded_samples_are_deterministic():
@@ -89,6 +90,8 @@ def test_corners_and_seeded_samples_are_deterministic():
 def _select(cls_name, *args):
     from warpweave.cute.nvgpu import warpgroup
 
+    # The A source as the Hopper backend's Python spells it (warpgroup.OperandSource).
+    args = tuple(warpgroup.OperandSource[a] if a in ("SMEM", "RMEM") else a for a in args)
     return getattr(warpgroup, cls_name)(*args).entry()
 
 
@@ -120,18 +123,38 @@ def test_good_parameters_select_the_instance_and_mixed_types_keep_their_names():
         "hopper.wgmma.m64n256k16.f32.f16.f16.rs"
     assert _select("MmaF8Op", cutlass.Float8E4M3FN, cutlass.Float8E5M2, cutlass.Float16, (64, 8, 32), "SMEM")[1]["id"] \
         == "hopper.wgmma.m64n8k32.f16.e4m3.e5m2.ss"
-    from warpweave.cute.nvgpu import warpgroup
+    from warpweave._dsl.atoms import select
 
     # Same-type fp8 atoms are selectable by ab_dtype alone, as before families.
-    e = warpgroup.MmaF8Op(ab_dtype=cutlass.Float8E5M2, acc_dtype=cutlass.Float32, shape_mnk=(64, 128, 32),
-                          a_src="SMEM").entry()[1]
+    e = select("warpgroup.MmaF8Op", {"ab_dtype": "Float8E5M2", "acc_dtype": "Float32", "shape_mnk": "(64,128,32)",
+                                     "a_src": "SMEM"})[1]
     assert e["id"] == "hopper.wgmma.m64n128k32.f32.e5m2.e5m2.ss"
 
 
 def test_the_text_manifest_is_a_fraction_of_the_instances_it_stands_for():
     here = os.path.dirname(os.path.abspath(__file__))
-    for name, most in (("hopper", 3000),):
+    for name, most in (("hopper", 3000), ("blackwell", 3000)):
         path = os.path.join(here, "..", "..", "backends", name, f"{name}.textproto")
         with open(path) as f:
             lines = f.read().count("\n")
         assert lines < most, f"{name}.textproto has {lines} lines"
+
+
+def test_blackwell_families_quote_their_rules_and_expand_ids_that_split_two_ways():
+    _backend("blackwell")
+    from warpweave.cute.nvgpu import tcgen05
+
+    op = tcgen05.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (64, 128, 16), 2, "SMEM")
+    with pytest.raises(DSLValueError, match='cta_group 1 takes M 64 or 128, cta_group 2 M 128 or 256'):
+        op.entry()
+    op = tcgen05.MmaI8Op(cutlass.Int8, (128, 48, 32), 2, "SMEM")
+    with pytest.raises(DSLValueError, match='with cta_group 2, kind::i8 takes N a multiple of 32'):
+        op.entry()
+    assert tcgen05.MmaI8Op(cutlass.Int8, (128, 64, 32), 2, "TMEM").entry()[1]["id"] == \
+        "blackwell.tcgen05.mma.cta2.i8.m128n64k32.s8.s32.ts"
+    # "load{cta == 2 ? '.cta2' : ''}.{rank}d" reads "load.cta2.3d" as cta 2, rank 3 (not as rank "cta2.3").
+    for ident in ("blackwell.tma.load.cta2.3d", "blackwell.tma.load.3d", "blackwell.tma.load.multicast.cta2.5d",
+                  "blackwell.tcgen05.ld.16x256b.x32", "blackwell.tcgen05.st.32x32b.x128"):
+        found = registry.instruction(ident)
+        assert found is not None and found[1]["id"] == ident
+    assert registry.instruction("blackwell.tcgen05.ld.16x256b.x64") is None  # .16x256b goes up to x32

@@ -62,7 +62,7 @@ def test_target_is_sm_100a_only(blackwell):
     assert [t.name for t in blackwell.targets] == ["sm_100a"]
     t = blackwell.targets[0]
     assert t.compute_capability == 100 and t.arch_specific
-    for ins in blackwell.atoms + blackwell.primitives:
+    for ins in blackwell.atoms + blackwell.primitives + blackwell.all_instances():
         assert ins["targets"] == ["sm_100a"], ins["id"]
 
 
@@ -91,7 +91,7 @@ _MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta([12])\.(f16|tf32|f8f6f4|i8)\
 
 
 def test_non_mma_ids_are_exactly_the_published_set(blackwell):
-    atoms = sorted(a["id"] for a in blackwell.atoms if not _MMA_RE.match(a["id"]))
+    atoms = sorted(a["id"] for a in blackwell.atoms + blackwell.all_instances() if not _MMA_RE.match(a["id"]))
     assert atoms == sorted(_LD_ST + _CP + _TMA)
     assert sorted(p["id"] for p in blackwell.primitives) == sorted(_TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES)
 
@@ -113,7 +113,7 @@ _KINDS = {"f16": (16, {("f16", "f16"), ("f16", "f32"), ("bf16", "f32")}), "tf32"
 
 def test_mma_shapes_cover_the_isa_table(blackwell):
     got = {}
-    for a in blackwell.atoms:
+    for a in blackwell.atoms + blackwell.all_instances():
         m = _MMA_RE.match(a["id"])
         if m:
             cta, kind, mm, n, k, ab, acc, src = m.groups()
@@ -137,7 +137,7 @@ _PY_CLASS = {"f16": "tcgen05.MmaF16BF16Op", "tf32": "tcgen05.MmaTF32Op", "f8f6f4
 
 def test_mma_atoms_describe_their_operands(blackwell):
     n = 0
-    for ins in blackwell.atoms:
+    for ins in blackwell.atoms + blackwell.all_instances():
         m = _MMA_RE.match(ins["id"])
         if not m:
             continue
@@ -167,7 +167,7 @@ def test_mma_atoms_describe_their_operands(blackwell):
 
 def test_python_names_are_unambiguous(blackwell):
     seen = {}
-    for ins in blackwell.atoms + blackwell.primitives:
+    for ins in blackwell.atoms + blackwell.primitives + blackwell.all_instances():
         key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())))
         assert key not in seen, f"{ins['id']} and {seen[key]} share {key}"
         seen[key] = ins["id"]
@@ -319,7 +319,7 @@ def test_instr_desc_bits(blackwell, case):
 def test_instr_desc_from_atoms(blackwell):
     # Every kind and type pair, both CTA groups and A sources: the atom supplies types and shape.
     n = 0
-    for ins in blackwell.atoms:
+    for ins in blackwell.atoms + blackwell.all_instances():
         m = _MMA_RE.match(ins["id"])
         if not m or int(m.group(4)) != 64:
             continue

@@ -12,14 +12,8 @@ import re
 from .. import _core
 from . import backend_options
 
-# Manifest element types -> the MLIR type that holds one value, and its width in bits.
-ELEMENT_TYPES = {
-    "f16": ("f16", 16), "bf16": ("bf16", 16), "f32": ("f32", 32), "tf32": ("f32", 32), "f64": ("f64", 64),
-    "s8": ("i8", 8), "u8": ("i8", 8), "e4m3": ("i8", 8), "e5m2": ("i8", 8), "b8": ("i8", 8),
-    "s16": ("i16", 16), "u16": ("i16", 16), "b16": ("i16", 16),
-    "s32": ("i32", 32), "u32": ("i32", 32), "b32": ("i32", 32),
-    "s64": ("i64", 64), "u64": ("i64", 64), "b64": ("i64", 64),
-}
+# element_type -> (MLIR type, bits): the table the loaded manifests declare (Manifest.element_types).
+from .element_types import ELEMENT_TYPES  # noqa: E402
 REGISTER_TYPES = {"b32": ("i32", 32), "f32": ("f32", 32), "f64": ("f64", 64), "b64": ("i64", 64),
                   "b16": ("i16", 16), "pred": ("i1", 1)}
 # Non-register operand roles -> the MLIR type of the value the template receives.

@@ -10,12 +10,12 @@ backend is loaded (its manifest parsed and validated) only when a target needs i
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from dataclasses import dataclass, field
 
 from .. import _core
+from . import manifest_view
 
 PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins")
 
@@ -48,6 +48,7 @@ class Backend:
     digest: str
     manifest: dict
     targets: list = field(default_factory=list)
+    typed: object = None   # the manifest as a typed message (manifest_view); `manifest` is its JSON mapping
 
     @property
     def atoms(self) -> list:
@@ -65,7 +66,9 @@ class Backend:
     def instances(self, family_id: str, seed: int = 1, sample: int = 1 << 20) -> list:
         """A family's legal corners, then a seeded sample of `sample` further instances (every other one when
         no more remain), each an entry like those of `atoms`."""
-        return [json.loads(js) for _p, _f, js in _core.family_instances(self.name, family_id, seed, sample)]
+        from .manifest_view import instruction_dict
+
+        return [instruction_dict(data) for _p, _f, data in _core.family_instances(self.name, family_id, seed, sample)]
 
     def all_instances(self) -> list:
         """Every instance of every family (for tests and listings: selection never needs this)."""
@@ -131,12 +134,13 @@ class Registry:
         for p in _core.plugins():
             if p["name"] in self.backends:
                 continue
-            manifest = json.loads(p["manifest_json"])
-            b = Backend(p["name"], p["version"], p["path"], p["digest"], manifest)
-            for t in manifest.get("targets", []):
-                b.targets.append(TargetInfo(t["name"], b.name, int(t["compute_capability"]), bool(t["arch_specific"]),
-                                            t["llvm_cpu"], t["ptx_features"], t["jit_arch"],
-                                            tuple(int(x) for x in t.get("also_serves", []))))
+            # The typed view of the manifest as the core validated it (no JSON on the way).
+            typed = manifest_view.parse_manifest(p["manifest_binary"])
+            manifest = manifest_view.as_dict(typed)
+            b = Backend(p["name"], p["version"], p["path"], p["digest"], manifest, typed=typed)
+            for t in typed.targets:
+                b.targets.append(TargetInfo(t.name, b.name, t.compute_capability, t.arch_specific, t.llvm_cpu,
+                                            t.ptx_features, t.jit_arch, tuple(t.also_serves)))
             self.backends[b.name] = b
             for ins in b.atoms + b.primitives:
                 self.instructions[ins["id"]] = (b, ins)
@@ -195,7 +199,7 @@ class Registry:
         hit = _core.expand_atom_id(ident)
         if hit is None or hit[0] not in self.backends:
             return None
-        found = (self.backends[hit[0]], json.loads(hit[2]))
+        found = (self.backends[hit[0]], manifest_view.instruction_dict(hit[2]))
         self.instructions[ident] = found
         return found
 
