@@ -65,6 +65,7 @@ Layout coalesce_x(const Layout& l, const IntTuple& profile) {
 IntTuple coalesce_shape(const IntTuple& shape) {
   // Static extents merge with static ones and dynamic with dynamic (CuTe's coalesce of a shape).
   auto leaves = flatten_leaves(shape);
+  if (leaves.empty()) return IntTuple(1);  // () has size 1
   std::vector<IntTuple> out{leaves[0]};
   for (size_t i = 1; i < leaves.size(); ++i) {
     const Int& a = leaves[i].value();

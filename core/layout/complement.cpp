@@ -28,7 +28,17 @@ void check_plain_strides(const Layout& l, const char* op) {
   if (l.has_basis_stride()) throw LayoutTypeError(std::string(op) + ": needs integer strides, got " + l.str());
 }
 
+bool holds_empty_tuple(const IntTuple& t) {
+  if (t.is_leaf()) return false;
+  if (t.rank() == 0) return true;
+  for (auto& c : t.children())
+    if (holds_empty_tuple(c)) return true;
+  return false;
+}
+
 void check_cotarget(const IntTuple& cotarget) {
+  if (holds_empty_tuple(cotarget))
+    throw LayoutError("the cotarget " + cotarget.str() + " must be a shape: it holds the empty tuple ()");
   for (auto& c : flatten_leaves(cotarget)) {
     if (c.has_basis()) throw LayoutTypeError("the cotarget " + cotarget.str() + " must be a shape of integers");
     if (auto v = c.value().static_value(); v && *v < 1)
@@ -73,9 +83,17 @@ Layout complement_impl(const Layout& a, const IntTuple& cotarget) {
   Int new_stride = stride[0].value() * shape[0].value();
   IntTuple rest_shape = detail::coalesce_shape(ceil_div(cotarget, IntTuple(new_stride)));
   IntTuple rest_stride = compact_col_major(rest_shape, new_stride);
-  Layout result = Layout::trusted(tup({IntTuple::tuple(std::move(rs)), rest_shape}),
-                                  tup({IntTuple::tuple(std::move(rd)), rest_stride}));
-  return coalesce(result);
+  Layout result = coalesce(Layout::trusted(tup({IntTuple::tuple(std::move(rs)), rest_shape}),
+                                           tup({IntTuple::tuple(std::move(rd)), rest_stride})));
+  // CuTe's documented post-condition: size(result) >= size(cotarget) / size(filter(a)). Rounded gaps can break
+  // it (for (4,4):(6,1) into 96 the copies would cover 64 offsets); a divide built on such a complement would
+  // silently miss part of its target, so it is refused.
+  auto have = result.size().static_value(), want = product(cotarget).static_value(), n = f.size().static_value();
+  if (have && want && n && *have < *want / *n)
+    throw LayoutError("the gaps between its modes round down so that " + result.str() + " (size " +
+                      std::to_string(*have) + ") misses part of the cotarget: size(complement) must be at least " +
+                      std::to_string(*want / *n));
+  return result;
 }
 
 }  // namespace

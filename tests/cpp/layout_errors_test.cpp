@@ -50,6 +50,9 @@ TEST(Errors, ComplementCotargetMustBePositive) {
     EXPECT_NE(e.find("positive"), std::string::npos) << c << ": " << e;
   }
   EXPECT_NE(error_of([] { complement(L("4:0"), T("-1")); }).find("positive"), std::string::npos);
+  // The empty tuple is no cotarget (it used to crash: found by the Python hostile-argument fuzz).
+  for (const char* c : {"()", "(())", "(4,())"})
+    EXPECT_NE(error_of([&] { complement(L("(4,4):(4,1)"), T(c)); }).find("empty tuple"), std::string::npos) << c;
 }
 
 TEST(Errors, LeftInversePreconditions) {

@@ -99,6 +99,12 @@ def test_complement_refuses_cotarget_below_one(cotarget):
         cute.complement(L("4:2"), cotarget)
 
 
+@pytest.mark.parametrize("cotarget", [(), ((),), (4, ())])
+def test_complement_refuses_empty_tuple_cotarget(cotarget):
+    with pytest.raises(ValueError, match="empty tuple"):
+        cute.complement(L("(4,4):(4,1)"), cotarget)
+
+
 # --- inverses and composition -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["(4,2):(1,0)", "(2,4):(0,2)", "(2,2,2):(4,0,1)", "((3,7)):((0,0))", "4:0",

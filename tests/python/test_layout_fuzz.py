@@ -3,7 +3,7 @@ checked against the operation's defining property, and hostile arguments (zero, 
 types, deep nesting) that must raise TypeError or ValueError, never crash or return nonsense.
 
 Seeded (WARPWEAVE_TEST_SEED reproduces a run) and bounded twice: a count of cases and a time budget
-(WARPWEAVE_FUZZ_SECONDS, default 6 s per test); each test states how many cases it checked.
+(WARPWEAVE_FUZZ_SECONDS, default 3 s per test); each test states how many cases it checked.
 """
 import os
 import random
@@ -13,7 +13,7 @@ import pytest
 
 import warpweave.cute as cute
 
-BUDGET = float(os.environ.get("WARPWEAVE_FUZZ_SECONDS", "6"))
+BUDGET = float(os.environ.get("WARPWEAVE_FUZZ_SECONDS", "3"))
 MAX_CASES = 20000
 MAX_POINTS = 1 << 14  # a property is checked on every point of layouts up to this size
 
@@ -136,12 +136,16 @@ def test_complement(rng):
         except ValueError:
             continue
         values = points(c)
+        if values is None or points(a) is None:
+            continue  # too large to check point by point
         assert values == sorted(values), (a, cotarget, c)  # ordered
         image = set(points(a))
         assert not image.intersection(values[1:]), (a, c)  # disjoint from a (but at 0)
         both = cute.make_layout(a, c)
         assert is_injective(both) is not False, (a, c)  # (a, complement) is injective ...
-        assert cute.size(both) >= cotarget // max(1, cute.cosize(a) // cute.size(a))  # ... and fills the cotarget
+        # ... and fills the cotarget as far as CuTe promises: gaps between a's modes that are no whole number of
+        # copies round down, size(complement) >= size(cotarget) / size(filter(a)).
+        assert cute.size(c) >= cotarget // cute.size(cute.filter(a)), (a, cotarget, c)
         checked += 1
     assert checked > 50
 
@@ -154,10 +158,12 @@ def test_divides_are_compositions_with_the_tiler_and_its_complement(rng, op):
         b = injective(rng, depth=0)
         try:
             d = getattr(cute, op)(a, b)
-            ref = cute.composition(a, cute.make_layout(b, cute.complement(b, cute.size(a))))
+            # CuTe's definition: the tiler and its complement in the shape of the coalesced layout.
+            ref = cute.composition(a, cute.make_layout(b, cute.complement(b, cute.shape(cute.coalesce(a)))))
         except ValueError:
             continue
-        assert cute.size(d) == cute.size(a), (op, a, b, d)
+        # The tiles cover a up to less than one tile (the complement's bound size(a) / size(b), rounded down).
+        assert cute.size(d) > cute.size(a) - cute.size(b), (op, a, b, d)
         # same offsets, in the same order for a rank-1 tiler; the first mode is the tile
         assert points(d) == points(ref), (op, a, b, d, ref)
         tile = cute.get(d, mode=[0]) if op != "flat_divide" else None
