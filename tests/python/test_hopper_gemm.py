@@ -11,7 +11,8 @@ Without a GPU:
   clusters), SYNCS, UTMASTG (the TMA-store epilogue), and ptxas reports no stack frame and no spills (the report
   is printed).
 On the GPU (skipped here): dense_gemm against a float32 torch reference on fresh random data, C poisoned with NaN
-first, over sizes that are not multiples of the tile, every major, fp16 and bf16, L > 1 and clusters 1x1, 2x1, 1x2.
+first, over sizes that are not multiples of the tile, every major, fp16, bf16 and fp8, L > 1, clusters 1x1, 2x1,
+1x2, both epilogues; the error bound is relative to sum |a b| (accumulation) plus C's rounding.
 """
 import os
 import re
@@ -156,6 +157,18 @@ def test_descriptor_refuses_unreadable_layouts():
               cutlass.Float16, 64 * 16)
     with pytest.raises(ext.DSLValueError, match="neither along"):
         _form(cute.make_layout((64, 16), stride=(16 * 3, 3)), cutlass.Float16, 64 * 16)
+
+
+def test_staged_layouts_slice_to_a_stage_and_name_their_major():
+    _, warpgroup, sm90 = hopper()
+    staged = sm90.make_smem_layout_b(cutlass.utils.LayoutEnum.ROW_MAJOR, (128, 128, 64), cutlass.Float16, 4)
+    for s in range(4):
+        one = cute.slice_(staged, (None, None, s))
+        assert str(one.inner) == str(staged.inner) and cute.size(one) == 128 * 64
+        for c in ((0, 0), (5, 17), (127, 63)):
+            assert one(c) == staged((c[0], c[1], s))       # the same swizzled offsets as the staged layout
+    assert cutlass.utils.LayoutEnum.ROW_MAJOR.sm90_mma_major_mode() == warpgroup.OperandMajorMode.K
+    assert cutlass.utils.LayoutEnum.COL_MAJOR.sm90_mma_major_mode() == warpgroup.OperandMajorMode.MN
 
 
 # --- TMA atoms ------------------------------------------------------------------------------------------------------
@@ -374,6 +387,27 @@ def test_dense_gemm_sass(majors, tile, cluster, epilogue, tma_a, tma_b, tma_c):
     assert regs <= 255
 
 
+@SASS
+@pytest.mark.parametrize("a,b", [(cutlass.Float8E4M3FN, cutlass.Float8E4M3FN),
+                                 (cutlass.Float8E4M3FN, cutlass.Float8E5M2)])
+def test_dense_gemm_fp8_sass(a, b):
+    gemm = dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 256), (2, 1))
+    compiled = dense_gemm.compile_only(gemm, "k", "k", "n", a, cutlass.BFloat16, options="-v", b_dtype=b)
+    print(compiled.info["jit_log"])
+    ops = opcodes(compiled.cubin)
+    names = {cutlass.Float8E4M3FN: "E4M3", cutlass.Float8E5M2: "E5M2"}
+    # 128 bytes of K per k-tile: four k-blocks of 32 fp8 values
+    assert sum(o == f"QGMMA.64x256x32.F32.{names[a]}.{names[b]}" for o in ops) == 8
+    assert sum(o == "UTMALDG.3D.MULTICAST" for o in ops) == 2     # B shared by the two CTAs of a cluster column
+    assert ptxas_report(compiled)[:3] == (0, 0, 0)
+
+
+def test_dense_gemm_fp8_must_be_k_major():
+    gemm = dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 128))
+    with pytest.raises(Exception, match="8-bit inputs are K-major"):
+        dense_gemm.compile_only(gemm, "m", "k", "n", cutlass.Float8E4M3FN, cutlass.Float16)
+
+
 def test_dense_gemm_compiles_without_a_gpu(capsys):
     if os.environ.get("WARPWEAVE_ARCH") is None and _core.driver_available() and _core.device_count() > 0:
         pytest.skip("a GPU is present: the example runs instead (see the GPU tests)")
@@ -406,6 +440,8 @@ GPU_CASES = [
     ((520, 264, 400, 1), "mnn", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (1, 2)),
     ((8, 16, 8, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1)),
     ((1024, 1024, 2048, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 256), (2, 1)),
+    ((200, 136, 264, 2), "kkn", cutlass.Float8E4M3FN, cutlass.Float16, (128, 128), (1, 1)),
+    ((520, 264, 1040, 1), "kkn", cutlass.Float8E5M2, cutlass.BFloat16, (128, 256), (2, 1)),
 ]
 
 

@@ -396,7 +396,13 @@ def slice_(src, coord):
     if isinstance(src, (int, tuple)):
         return _slice_tuple(coord, src, "slice_")
     if isinstance(src, ComposedLayout):
-        raise TypeError("slice_: a composed (swizzled) layout has no stride to slice; slice its outer layout")
+        # CuTe's slice of a composed layout: the outer layout's slice, its fixed coordinates' offset added to the
+        # composed offset (the swizzle then sees the same offsets as before).
+        if coord is None:
+            return src
+        zeros = _core.make_layout(src.outer.shape, src.outer.stride)
+        fixed = zeros(_zero_free(coord))
+        return _core.ComposedLayout(src.inner, src.offset + fixed, slice_(zeros, coord))
     if isinstance(src, Layout):
         if coord is None:
             return src
@@ -407,6 +413,13 @@ def slice_(src, coord):
     if hasattr(src, "__getitem__") and _is_layout(getattr(src, "layout", None)):
         return src[coord]
     raise TypeError(f"slice_: expected a tuple, Layout or Tensor, got {type(src).__name__}")
+
+
+def _zero_free(coord):
+    """coord with its None leaves (the free modes) at 0."""
+    if isinstance(coord, tuple):
+        return tuple(_zero_free(c) for c in coord)
+    return 0 if coord is None else coord
 
 
 def pretty_str(arg) -> str:
