@@ -267,6 +267,48 @@ def test_tma_atom_errors_name_the_user_line():
         cute.compile(bad_multicast, a)
 
 
+# --- the stmatrix epilogue's partition -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("transpose,tile,warpgroups", [(False, (128, 128), 2), (True, (128, 128), 2),
+                                                       (False, (64, 256), 1), (True, (64, 64), 1)])
+def test_stmatrix_tiled_copy_of_the_wgmma_accumulators(transpose, tile, warpgroups):
+    """make_tiled_copy_C of stmatrix.x4 over the warpgroup MMA, simulated with the PTX ISA's stmatrix semantics:
+    lane 8 j + i of a warp gives the address of row i of matrix j, and row i's elements c come from lane
+    4 i + c / 2, register j, half c % 2 (transposed: row i is column i of the registers' matrix, element c from
+    lane 4 c + i / 2, half i % 2). Every element of the tile must land where its accumulator belongs, once."""
+    _, warpgroup, sm90 = hopper()
+    K = warpgroup.OperandMajorMode.K
+    bm, bn = tile
+    with target("sm_90a"):
+        mma = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32,
+                                          (warpgroups, 1, 1), tiler_mn=(64, bn))
+        atom = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, 4), cutlass.Float16)
+        r2s = cute.make_tiled_copy_C(atom, mma)
+    cS = cute.make_identity_tensor((bm, bn))
+    regs, dst = {}, {}
+    for t in range(128 * warpgroups):
+        pc = mma.get_slice(t).partition_C(cS)               # accumulator index -> (m, n)
+        rl = r2s.retile_layout(cute.make_layout(pc.shape))  # the copy's value q -> accumulator index
+        regs[t] = [tuple(pc[rl(q)][:2]) for q in range(cute.size(rl))]
+        d = r2s.get_slice(t).partition_D(cS)
+        dst[t] = [tuple(d[q][:2]) for q in range(cute.size(d))]
+    assert len(regs[0]) == len(dst[0]) == bm * bn // (128 * warpgroups)
+    seen = set()
+    for w in range(4 * warpgroups):
+        for r in range(len(regs[0]) // 8):
+            for j in range(4):
+                for i in range(8):
+                    m0, n0 = dst[w * 32 + 8 * j + i][8 * r]
+                    for c in range(8):
+                        want = (m0 + c, n0) if transpose else (m0, n0 + c)
+                        assert dst[w * 32 + 8 * j + i][8 * r + c] == want      # the row is contiguous
+                        lane, q = (4 * c + i // 2, 8 * r + 2 * j + i % 2) if transpose else \
+                            (4 * i + c // 2, 8 * r + 2 * j + c % 2)
+                        assert regs[w * 32 + lane][q] == want
+                        seen.add(want)
+    assert len(seen) == bm * bn
+
+
 # --- cluster helpers, proxy fences, TMA store pipeline ---------------------------------------------------------------
 
 def _ptx(body, cluster=(2, 1, 1)):
@@ -343,21 +385,23 @@ def ptxas_report(compiled):
 
 
 SASS_CASES = [
-    # majors, tile, cluster, epilogue, TMA loads of A per copy, of B per copy, TMA stores of C (64-element boxes)
-    ("kkn", (128, 128), (1, 1), "tma", 1, 1, 2),
-    ("mnm", (128, 128), (1, 1), "tma", 2, 2, 2),
-    ("kkn", (64, 256), (1, 1), "tma", 1, 1, 4),
-    ("kkn", (128, 128), (2, 1), "tma", 1, 1, 2),
-    ("knn", (128, 256), (1, 2), "tma", 1, 4, 4),
-    ("kkn", (128, 128), (1, 1), "registers", 1, 1, 0),
+    # majors, C type, tile, cluster, epilogue, TMA loads of A per copy, of B per copy, TMA stores of C (boxes)
+    ("kkn", cutlass.Float16, (128, 128), (1, 1), "tma", 1, 1, 2),
+    ("mnm", cutlass.Float16, (128, 128), (1, 1), "tma", 2, 2, 2),
+    ("kkn", cutlass.BFloat16, (64, 256), (1, 1), "tma", 1, 1, 4),
+    ("kkn", cutlass.Float16, (128, 128), (2, 1), "tma", 1, 1, 2),
+    ("knn", cutlass.Float16, (128, 256), (1, 2), "tma", 1, 4, 4),
+    ("kkn", cutlass.Float32, (128, 128), (1, 1), "tma", 1, 1, 4),
+    ("mnm", cutlass.Float32, (128, 128), (1, 1), "tma", 2, 2, 4),
+    ("kkn", cutlass.Float16, (128, 128), (1, 1), "registers", 1, 1, 0),
 ]
 
 
 @SASS
-@pytest.mark.parametrize("majors,tile,cluster,epilogue,tma_a,tma_b,tma_c", SASS_CASES)
-def test_dense_gemm_sass(majors, tile, cluster, epilogue, tma_a, tma_b, tma_c):
+@pytest.mark.parametrize("majors,c_dtype,tile,cluster,epilogue,tma_a,tma_b,tma_c", SASS_CASES)
+def test_dense_gemm_sass(majors, c_dtype, tile, cluster, epilogue, tma_a, tma_b, tma_c):
     gemm = dense_gemm.HopperDenseGemm(cutlass.Float32, tile, cluster, epilogue=epilogue)
-    compiled = dense_gemm.compile_only(gemm, majors[0], majors[1], majors[2], cutlass.Float16, cutlass.Float16,
+    compiled = dense_gemm.compile_only(gemm, majors[0], majors[1], majors[2], cutlass.Float16, c_dtype,
                                        options="-v")
     print(compiled.info["jit_log"])
     ops = opcodes(compiled.cubin)
@@ -373,10 +417,13 @@ def test_dense_gemm_sass(majors, tile, cluster, epilogue, tma_a, tma_b, tma_c):
         assert count("SYNCS.ARRIVE.TRANS64.RED") >= 1     # stages released in the peer CTAs
     assert count("WARPGROUP.ARRIVE") == 2 and count("WARPGROUP.DEPBAR.LE") == 2
     assert count("UTMASTG.3D") == tma_c
-    if epilogue == "tma":
-        # accumulators into shared memory, no global stores of C from registers: pairs of adjacent columns with
-        # 32-bit stores into an N-major tile, one value at a time into an M-major one
-        per_thread = tile[0] * tile[1] // gemm.num_threads
+    per_thread = tile[0] * tile[1] // gemm.num_threads
+    if epilogue == "tma" and c_dtype.width == 16:
+        # stmatrix: eight values (four 8x8 matrices per warp) per instruction, transposed into an M-major tile
+        form = "STSM.16.M88.4" if majors[2] == "n" else "STSM.16.MT88.4"
+        assert count(form) == per_thread // 8 and count("STS.") == 0 and count("STG") == 0
+    elif epilogue == "tma":
+        # fp32 C: adjacent column pairs with 64-bit stores into an N-major tile, one value at a time into M-major
         assert count("STS") == (per_thread // 2 if majors[2] == "n" else per_thread) and count("STG") == 0
     else:
         assert count("STG.E.U16") == tile[0] * tile[1] // gemm.num_threads
@@ -440,6 +487,8 @@ GPU_CASES = [
     ((520, 264, 400, 1), "mnn", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (1, 2)),
     ((8, 16, 8, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1)),
     ((1024, 1024, 2048, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 256), (2, 1)),
+    ((200, 136, 264, 2), "kkm", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1)),       # stmatrix.trans
+    ((200, 136, 264, 1), "kkn", cutlass.BFloat16, cutlass.Float32, (128, 128), (1, 1)),     # fp32 C
     ((200, 136, 264, 2), "kkn", cutlass.Float8E4M3FN, cutlass.Float16, (128, 128), (1, 1)),
     ((520, 264, 1040, 1), "kkn", cutlass.Float8E5M2, cutlass.BFloat16, (128, 256), (2, 1)),
 ]

@@ -12,8 +12,8 @@ Each thread block (one or two warpgroups: 64 rows of the tile each) computes a (
   2. Every warpgroup issues wgmma instructions that read A and B from shared memory through descriptors, one
      k-tile of them in flight while the next stage is waited for; a stage is released once the wgmma that read it
      have completed.
-  3. Epilogue: the fp32 accumulators are converted and written to a swizzled shared-memory tile of C, which a TMA
-     store copies to C (the parts past C's bounds are not written). epilogue="registers" stores them from
+  3. Epilogue: the fp32 accumulators are converted and written to a swizzled shared-memory tile of C (stmatrix
+     for 16-bit C), which a TMA store copies to C (the parts past C's bounds are not written). epilogue="registers" stores them from
      registers to C instead, predicated element by element.
 
     python dense_gemm.py --mnkl 200,136,264,2
@@ -214,12 +214,20 @@ class HopperDenseGemm:
         warpgroup.wait_group(0)
 
         if cutlass.const_expr(self.epilogue == "tma"):
-            # Epilogue: registers to the shared-memory tile (C's partition of it), made visible to the async proxy,
-            # then one TMA store of the tile by warp 0; the block leaves once the store has read shared memory.
-            tCsC = thr_mma.partition_C(sC)
+            # Epilogue: registers to the shared-memory tile, made visible to the async proxy, then one TMA store of
+            # the tile by warp 0; the block leaves once the store has read shared memory. 16-bit C goes through
+            # stmatrix (four 8x8 matrices per instruction, transposed into an M-major tile); other types are
+            # stored element pair by element pair in C's MMA partition.
             tCrD = cute.make_fragment_like(acc, mC.element_type)
             tCrD.store(acc.load().to(mC.element_type))
-            cute.autovec_copy(tCrD, tCsC)
+            if cutlass.const_expr(mC.element_type.width == 16):
+                m_major = utils.LayoutEnum.from_tensor(mC) == utils.LayoutEnum.COL_MAJOR
+                stsm = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(m_major, 4), mC.element_type)
+                r2s = cute.make_tiled_copy_C(stsm, tiled_mma)
+                thr_r2s = r2s.get_slice(tidx)
+                cute.copy(r2s, thr_r2s.retile(tCrD), thr_r2s.partition_D(sC))
+            else:
+                cute.autovec_copy(tCrD, thr_mma.partition_C(sC))
             cute.arch.fence_proxy("async.shared", space="cta")
             pipeline.sync(barrier_id=1, num_threads=self.num_threads)
             if warp_idx == 0:
