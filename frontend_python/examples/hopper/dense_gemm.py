@@ -13,8 +13,8 @@ Each thread block (one or two warpgroups: 64 rows of the tile each) computes a (
      k-tile of them in flight while the next stage is waited for; a stage is released once the wgmma that read it
      have completed.
   3. Epilogue: the fp32 accumulators are converted and written to a swizzled shared-memory tile of C (stmatrix
-     for 16-bit C), which a TMA store copies to C (the parts past C's bounds are not written). epilogue="registers" stores them from
-     registers to C instead, predicated element by element.
+     for 16-bit C), which a TMA store copies to C (the parts past C's bounds are not written).
+     epilogue="registers" stores them from registers to C instead, predicated element by element.
 
     python dense_gemm.py --mnkl 200,136,264,2
     python dense_gemm.py --mnkl 4096,4096,4096,1 --cluster_shape_mn 2,1 --skip_ref_check --iterations 100
