@@ -253,3 +253,17 @@ def test_testing_convert_compiles():
     with target("sm_80"):
         c = cute.compile(_convert_kernel._convert, src, dst, cutlass.Int32(32))
     assert "cvt.rn.f16.f32" in c.ptx
+
+
+@cute.jit
+def print_coords(a: cute.Tensor):
+    cute.print_tensor(cute.make_identity_tensor(a.layout.shape))
+
+
+def test_host_print_of_a_coordinate_tensor(capsys):
+    with target("sm_80"):
+        print_coords(from_dlpack(np.zeros((2, 3), np.float32)).mark_layout_dynamic())
+        print_coords(from_dlpack(np.zeros((3, 1), np.float32)).mark_layout_dynamic())
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == ["coord_tensor<(2,3):(1@0,1@1)> data=", "  [(0,0), (0,1), (0,2)]", "  [(1,0), (1,1), (1,2)]"]
+    assert out[3:] == ["coord_tensor<(3,1):(1@0,1@1)> data=", "  [(0,0)]", "  [(1,0)]", "  [(2,0)]"]

@@ -212,6 +212,34 @@ def _read_elements(rt, offsets):
     return [flat[o].item() for o in offsets]
 
 
+class HostPrintCoords(HostPrintTensor):
+    """A host cute.print_tensor of a coordinate (identity) tensor: its coordinates, with the call's extents."""
+
+    def __init__(self, header: str, layout, base):
+        super().__init__(header, None, layout, 0)
+        self.base = base
+
+    def _values(self, values, env):
+        shape = _core.evaluate(self.layout.shape, env)
+        layout = _core.make_layout(shape, stride=self.layout.stride)
+        base = self.base if not _core.symbols_of(self.base) else _core.evaluate(self.base, env)
+        n = int(_core.product(shape))
+        return [_coordinate_text(_add_coords(base, layout(i))) for i in range(n)], shape, layout
+
+
+def _add_coords(a, b):
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        a = a if isinstance(a, tuple) else ()
+        b = b if isinstance(b, tuple) else ()
+        return tuple(_add_coords(a[i] if i < len(a) else 0, b[i] if i < len(b) else 0)
+                     for i in range(max(len(a), len(b))))
+    return int(a) + int(b)
+
+
+def _coordinate_text(c) -> str:
+    return "(" + ",".join(_coordinate_text(x) for x in c) + ")" if isinstance(c, tuple) else str(c)
+
+
 def host_print_tensor(tensor, verbose: bool = False) -> None:
     """cute.print_tensor outside a kernel: the elements of a tensor argument (or a view of one) are read from its
     memory and printed at each call; verbose is accepted and prints the same."""
@@ -221,6 +249,9 @@ def host_print_tensor(tensor, verbose: bool = False) -> None:
     where = user_location(3)
     st = trace.current()
     it = getattr(tensor, "iterator", None)
+    if isinstance(tensor, Tensor) and tensor.is_coordinate_tensor and isinstance(tensor.layout, _core.Layout):
+        st.host_actions.append(HostPrintCoords(tensor.type, tensor.layout, it.base))
+        return
     if not isinstance(tensor, Tensor) or not isinstance(it, Pointer) or it.host is None:
         raise DSLTypeError("cute.print_tensor on the host prints a tensor argument of the @cute.jit function (or a "
                            "view of one); this tensor is made in device code", where)
