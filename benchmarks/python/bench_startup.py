@@ -187,9 +187,27 @@ def base_env(project, arch):
     return env
 
 
+def snapshot(work) -> str:
+    """A copy of frontend_python (the package with its core library and plugins, and the examples) that the
+    children import: what they measure cannot change under them while the tree is rebuilt."""
+    import shutil
+
+    dst = os.path.join(work, "tree", "frontend_python")
+    for attempt in range(30):
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(os.path.join(ROOT, "frontend_python"), dst, ignore=shutil.ignore_patterns("__pycache__"))
+        probe = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                                "from warpweave import _core", dst], capture_output=True, text=True)
+        if probe.returncode == 0:
+            return dst
+        time.sleep(10)  # a build is writing the core library: try again
+    raise RuntimeError(f"the copied warpweave does not import: {probe.stderr[-2000:]}")
+
+
 def bench_warpweave(args, work):
     python = sys.executable
-    paths = [work, os.path.join(ROOT, "frontend_python"), os.path.join(ROOT, "frontend_python", "examples")]
+    tree = args.tree
+    paths = [work, tree, os.path.join(tree, "examples")]
     env = base_env("warpweave", args.arch)
     cold_env = dict(env, WARPWEAVE_DISABLE_CACHE="1")
     res = {}
@@ -232,11 +250,46 @@ def bench_cutedsl(args, work):
     return res
 
 
+def sass_instructions(cubin: bytes) -> dict:
+    """Instruction count, runtime integer divisions and vector accesses of a cubin's SASS (nvdisasm)."""
+    import re
+
+    from warpweave import _core
+
+    sass = _core.disassemble_sass(cubin)
+    ops = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", sass, re.M)
+    return {"instructions": len(ops), "divisions": sum(1 for o in ops if o.startswith("I2F") and "F16" not in o),
+            "vector_accesses": sum(1 for o in ops if o.startswith(("LDG", "STG")) and o.endswith(".128")),
+            "scalar_accesses": sum(1 for o in ops if o in ("LDG.E", "STG.E"))}
+
+
+def add_sass(args, work):
+    """The 2-D add's SASS from each project, compiled once more (not timed)."""
+    out = {}
+    wdir = os.path.join(work, "warpweave")
+    paths = [wdir, args.tree]
+    code = child_code("warpweave", "add", paths).replace(
+        '"extra": {"cache"', '"extra": {"cubin": c.cubin.hex(), "cache"')
+    r = run_child(sys.executable, code, dict(base_env("warpweave", args.arch), WARPWEAVE_DISABLE_CACHE="1"), wdir)
+    out["warpweave"] = sass_instructions(bytes.fromhex(r["extra"]["cubin"]))
+    if args.cutedsl_python:
+        cdir = os.path.join(work, "cutedsl")
+        dump = os.path.join(cdir, "dump")
+        os.makedirs(dump, exist_ok=True)
+        env = dict(base_env("cutedsl", args.arch), CUTE_DSL_KEEP="cubin", CUTE_DSL_DUMP_DIR=dump)
+        run_child(args.cutedsl_python, child_code("cutedsl", "add", [cdir]), env, cdir)
+        cubins = [f for f in os.listdir(dump) if f.endswith(".cubin") and "add_2d" in f]
+        if cubins:
+            with open(os.path.join(dump, sorted(cubins)[-1]), "rb") as f:
+                out["cutedsl"] = sass_instructions(f.read())
+    return out
+
+
 def fmt(x):
     return f"{x['median']:.1f} ({x['min']:.1f})" if x else "—"
 
 
-def table(ww, cd):
+def table(ww, cd, sass=None):
     rows = []
 
     def row(name, w, c):
@@ -258,6 +311,13 @@ def table(ww, cd):
         row("tensorop_gemm: cold compile, ptxas -O3", ww["gemm_ptxas"]["compile_ms"], None)
         row("tensorop_gemm: cubin step, nvJitLink", ww["gemm_nvjitlink"]["cubin_ms"], None)
         row("tensorop_gemm: cubin step, ptxas -O3", ww["gemm_ptxas"]["cubin_ms"], None)
+    for k, label in (("instructions", "2-D add SASS instructions (count)"),
+                     ("divisions", "2-D add SASS runtime integer divisions"),
+                     ("vector_accesses", "2-D add SASS 128-bit accesses"),
+                     ("scalar_accesses", "2-D add SASS scalar accesses")):
+        if sass and "warpweave" in sass:
+            w, c = sass["warpweave"][k], sass.get("cutedsl", {}).get(k)
+            rows.append((label, "—" if c is None else str(c), str(w), f"{w / c:.2f}" if c else "—"))
     w0 = max(len(r[0]) for r in rows)
     lines = [f"| {'figure (ms, median (min))':<{w0}} | CuTe DSL | warpweave | ww / CuTe DSL |",
              f"| {'-' * w0} | --- | --- | --- |"]
@@ -277,18 +337,22 @@ def main(argv=None):
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ww-bench-startup-") as work:
+        args.tree = snapshot(work)
+        sys.path.insert(0, args.tree)
         for project in ("warpweave", "cutedsl"):
             os.makedirs(os.path.join(work, project), exist_ok=True)
             with open(os.path.join(work, project, "bench_add_kernel.py"), "w") as f:
                 f.write(ADD_KERNEL.format(imports=IMPORTS[project]))
         ww = bench_warpweave(args, os.path.join(work, "warpweave"))
         cd = bench_cutedsl(args, os.path.join(work, "cutedsl")) if args.cutedsl_python else None
+        sass = add_sass(args, work)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"warpweave": ww, "cutedsl": cd, "arch": args.arch, "reps": args.reps}, f, indent=2)
+            json.dump({"warpweave": ww, "cutedsl": cd, "sass": sass, "arch": args.arch, "reps": args.reps}, f,
+                      indent=2)
     print(f"\n== start-up and compile, {args.arch}, {args.reps} fresh processes per figure after {args.warmups} "
           "warm-up ==")
-    print(table(ww, cd))
+    print(table(ww, cd, sass))
     return 0
 
 
