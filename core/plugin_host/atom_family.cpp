@@ -554,18 +554,25 @@ AtomFamily::Selection AtomFamily::select_text(const std::map<std::string, std::s
   };
   rec(0);
   std::string mismatch;
+  // Only the texts asked about are expanded (not the whole instruction): selection runs once per distinct
+  // request, validation once per sampled instance.
+  auto text_of = [&](const std::string& tmpl, const Scope& sc) {
+    auto it = c_->texts.find(tmpl);
+    return it == c_->texts.end() ? tmpl : it->second.expand(sc);
+  };
   for (auto& cand : found) {
-    Instruction ins = expand(cand);
+    std::vector<Value> derived;
+    Scope sc = scope_of(cand, derived);
     bool same = true;
     if (by_id) {
-      same = ins.id() == given.begin()->second;
+      same = text_of(t.id(), sc) == given.begin()->second;
     } else {
       for (auto& [key, value] : given) {
-        auto it = ins.python_params().find(key);
-        if (it == ins.python_params().end() || it->second != value) {
+        std::string got = text_of(t.python_params().at(key), sc);
+        if (got != value) {
           if (mismatch.empty())
             mismatch = python_name() + ": " + key + " " + value + " is not what " + f_->id() + " offers with the other "
-                       "parameters (" + (it == ins.python_params().end() ? std::string("no ") + key : it->second) + ")";
+                       "parameters (" + (got.empty() ? std::string("no ") + key : got) + ")";
           same = false;
           break;
         }

@@ -158,3 +158,31 @@ def test_blackwell_families_quote_their_rules_and_expand_ids_that_split_two_ways
         found = registry.instruction(ident)
         assert found is not None and found[1]["id"] == ident
     assert registry.instruction("blackwell.tcgen05.ld.16x256b.x64") is None  # .16x256b goes up to x32
+
+
+def test_the_typed_view_reads_what_the_core_validated():
+    """Python's manifests come from the typed view (protobuf binary parsed with classes made from manifest.proto);
+    its dict form is protobuf's JSON mapping, the same as the core's JSON writer and as json_format's."""
+    from warpweave._dsl import manifest_view
+
+    for name in ("ampere", "hopper", "blackwell"):
+        b = _backend(name)
+        assert b.typed is not None and b.typed.name == name
+        assert manifest_view.as_dict(b.typed) == manifest_view.as_dict_reference(b.typed) == b.manifest
+        text = _core.plugin_manifest_text(name)
+        parsed, problems = _core.manifest_to_json(text)
+        assert problems == [] and json.loads(parsed) == b.manifest
+        for e in b.instances(b.families[0]["id"], seed=5, sample=3) if b.families else []:
+            typed = manifest_view.parse_instruction(_core.expand_atom_id(e["id"])[2])
+            assert manifest_view.as_dict_reference(typed) == e
+        # One element type table, declared by the manifests: every operand's type is in it, with its width.
+        from warpweave._dsl.element_types import ELEMENT_TYPES
+
+        declared = {e.name: e.bits for e in b.typed.element_types}
+        for ins in b.atoms + b.primitives + b.all_instances():
+            for o in ins.get("operands", []):
+                if o.get("element_type"):
+                    assert o["element_type"] in declared, (ins["id"], o["element_type"])
+                    assert ELEMENT_TYPES[o["element_type"]][1] == declared[o["element_type"]]
+    with pytest.raises(KeyError, match="declared by no manifest"):
+        ELEMENT_TYPES["q7"]
