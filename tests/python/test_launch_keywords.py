@@ -145,3 +145,22 @@ def test_preprocessor_false_keeps_python_control_flow():
             calls.append(i)
 
     assert host.rewritten is host.fn
+
+
+@cute.kernel
+def loop_kernel(x: cute.Tensor, n: cutlass.Int32):
+    for i in cutlass.range(n, unroll=2, prefetch_stages=2):  # a scheduling hint: accepted
+        x[i] = 1.0
+    for i in cutlass.range(n, unrol=2):  # misspelt
+        x[i] = 2.0
+
+
+@cute.jit
+def loop_host(x: cute.Tensor, n: cutlass.Int32):
+    loop_kernel(x, n).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+def test_range_refuses_unknown_keywords():
+    with target("sm_80"), pytest.raises(TypeError, match="'unrol'") as info:
+        cute.compile(loop_host, from_dlpack(np.zeros(8, np.float32)), 8)
+    assert info.value.location == (THIS, line_of("unrol=2):  # misspelt"))

@@ -254,7 +254,14 @@ def _range_bounds(args):
     raise DSLTypeError(f"range expects 1 to 3 arguments, got {len(args)}", user_location(3))
 
 
-def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(), **kwargs):
+def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(),
+              prefetch_stages=None, **kwargs):
+    # prefetch_stages: CuTe DSL's request to software-pipeline the loop's loads; a scheduling hint that does not
+    # change what the loop computes, and that is not applied here. Any other keyword is refused, not ignored.
+    if kwargs:
+        loc = user_location(2)
+        raise DSLTypeError(f"cutlass.range() got an unexpected keyword argument {next(iter(kwargs))!r} (its "
+                           "keywords: unroll, unroll_full, prefetch_stages)", (loc[0], lineno) if loc else None)
     start, stop, step = _range_bounds(range_args)
     st = trace.current()
     static = all(_is_static(x) for x in (start, stop, step))
@@ -459,7 +466,7 @@ def range_constexpr(*args):
     return builtins.range(*(int(_static_value(a)) for a in args))
 
 
-def dsl_range(*args, unroll=None, unroll_full=False, **kwargs):
+def dsl_range(*args, unroll=None, unroll_full=False, prefetch_stages=None):
     """cutlass.range: in a `for` statement of a kernel it emits a loop (rewritten); elsewhere a Python range."""
     return range_constexpr(*args)
 
