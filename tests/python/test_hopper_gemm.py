@@ -171,6 +171,26 @@ def test_staged_layouts_slice_to_a_stage_and_name_their_major():
     assert cutlass.utils.LayoutEnum.COL_MAJOR.sm90_mma_major_mode() == warpgroup.OperandMajorMode.MN
 
 
+def test_local_tile_projection_keeps_trailing_coordinates():
+    # CuTe DSL tiles (M, K, L) with an (M, N, K) tiler, an (m, n, k, l) coordinate and proj=(1, None, 1): the l
+    # past the projection's end selects the batch.
+    t = cute.make_identity_tensor((300, 200, 3))
+    g = cute.local_tile(t, (128, 128, 64), (2, 7, None, 1), proj=(1, None, 1))
+    assert g.shape == (128, 64, 4)
+    assert g[(5, 6, 3)] == (2 * 128 + 5, 3 * 64 + 6, 1)
+
+
+def test_smem_store_op_per_type():
+    _, _, sm90 = hopper()
+    row, col = cutlass.utils.LayoutEnum.ROW_MAJOR, cutlass.utils.LayoutEnum.COL_MAJOR
+    with target("sm_90a"):
+        assert sm90.sm90_get_smem_store_op(row, cutlass.Float16, cutlass.Float32).manifest["id"] == \
+            "hopper.stmatrix.x4.b16"
+        assert sm90.sm90_get_smem_store_op(col, cutlass.BFloat16, cutlass.Float32).manifest["id"] == \
+            "hopper.stmatrix.x4.trans.b16"
+        assert sm90.sm90_get_smem_store_op(row, cutlass.Float32, cutlass.Float32).manifest is None
+
+
 # --- TMA atoms ------------------------------------------------------------------------------------------------------
 
 def _atoms(layout_a, mnkl=(256, 192, 128, 2), tile=(128, 64), multicast=1, dtype=cutlass.Float16):

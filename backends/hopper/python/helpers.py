@@ -92,10 +92,24 @@ def compute_tile_shape_or_override(tile_shape_mnk, element_type, is_cooperative:
     return (m, n)
 
 
+def sm90_get_smem_store_op(layout_d: LayoutEnum, elem_ty_d, elem_ty_acc, *, loc=None, ip=None):
+    """The copy atom that writes accumulators (converted to elem_ty_d) into shared memory: stmatrix x4 for 16-bit
+    D (transposed for an M-major D), a universal copy of elem_ty_d otherwise."""
+    if elem_ty_d.width == 16:
+        from warpweave.cute.nvgpu import warp
+
+        return cute.make_copy_atom(warp.StMatrix8x8x16bOp(layout_d == LayoutEnum.COL_MAJOR, 4), elem_ty_d)
+    return cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), elem_ty_d)
+
+
+get_smem_store_op = sm90_get_smem_store_op
+
+
 def get_smem_capacity_in_bytes(arch: str = "sm90") -> int:
     return SMEM_CAPACITY.get(arch.replace("_", ""), SMEM_CAPACITY["sm90"])
 
 
 __all__ = ["make_trivial_tiled_mma", "get_smem_layout_atom", "make_smem_layout_a", "make_smem_layout_b",
            "make_smem_layout_epi", "compute_tile_shape_or_override", "get_smem_capacity_in_bytes",
+           "sm90_get_smem_store_op", "get_smem_store_op",
            "OperandMajorMode", "OperandSource", "SmemLayoutAtomKind", "make_smem_layout_atom"]

@@ -772,10 +772,11 @@ def _lane_shared_bound(a, rhs):
 
 
 def _dice(proj, x):
-    """The modes of x where proj is not None (CuTe's dice with projection steps)."""
+    """The modes of x where proj is not None (CuTe's dice with projection steps); modes of x past the end of proj
+    are kept (a (m, n, k, l) tile coordinate diced by an (M, N, K) projection keeps l)."""
     if not isinstance(x, tuple):
         return x
-    return tuple(v for v, p in zip(x, proj) if p is not None)
+    return tuple(v for v, p in zip(x, proj) if p is not None) + tuple(x[len(proj):])
 
 
 def local_tile(input, tiler, coord, proj=None):
