@@ -639,7 +639,7 @@ def manifest_text() -> str:
            + "".join(f' members: "x{1 << i}"' for i in range(8)) + " }\n\n"
            f'targets {{\n  name: "{TARGET}"\n  compute_capability: 100\n  arch_specific: true\n'
            f'  llvm_cpu: "sm_100a"\n  ptx_features: "+ptx88"\n  jit_arch: "sm_100a"\n'
-           f'  max_threads_per_block: 1024\n  max_cluster_size: 8\n}}\n']
+           f'  smem_capacity_bytes: 232448\n  max_threads_per_block: 1024\n  max_cluster_size: 8\n}}\n']
     out.append("\n" + element_types_text())
     sections = [
         ("tcgen05.mma families: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",

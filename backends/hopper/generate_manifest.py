@@ -674,6 +674,7 @@ targets {
   llvm_cpu: "sm_90a"
   ptx_features: "+ptx86"
   jit_arch: "sm_90a"
+  smem_capacity_bytes: 232448
   max_threads_per_block: 1024
   max_cluster_size: 8
 }
