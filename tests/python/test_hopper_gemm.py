@@ -94,6 +94,54 @@ def test_tiled_mma_a_b_partitions_are_whole_tiles():
                 assert p[(v, 0, kb, 2)] == (64 * (t // 128) + v % 64, 16 * kb + v // 64, 2)
 
 
+def test_accumulate_field_set_in_a_dynamic_loop_is_carried():
+    """tiled_mma.set(Field.ACCUMULATE, True) inside a run-time loop: the first trip computes D = A * B, the
+    following ones accumulate, so the wgmma's scale-d is a value carried around the loop, not the constant the
+    loop body was traced with."""
+    import numpy as np
+    from warpweave.cute.runtime import from_dlpack
+
+    _, warpgroup, sm90 = hopper()
+    K = warpgroup.OperandMajorMode.K
+    seen = {}
+
+    @cute.kernel
+    def k(g: cute.Tensor, trips: cutlass.Int32):
+        mma = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32, (1, 1, 1),
+                                          tiler_mn=(64, 64))
+        layout = sm90.make_smem_layout_a(cutlass.utils.LayoutEnum.ROW_MAJOR, (64, 64, 64), cutlass.Float16, 1)
+        smem = cutlass.utils.SmemAllocator()
+        sA = smem.allocate_tensor(cutlass.Float16, layout.outer, 1024, swizzle=layout.inner)
+        sB = smem.allocate_tensor(cutlass.Float16, layout.outer, 1024, swizzle=layout.inner)
+        tidx, _, _ = cute.arch.thread_idx()
+        thr = mma.get_slice(tidx)
+        tCrA = mma.make_fragment_A(thr.partition_A(sA))
+        tCrB = mma.make_fragment_B(thr.partition_B(sB))
+        acc = cute.make_rmem_tensor(mma.partition_shape_C((64, 64)), cutlass.Float32)
+        mma.set(warpgroup.Field.ACCUMULATE, False)
+        for _ in cutlass.range(trips, unroll=1):
+            warpgroup.fence()
+            cute.gemm(mma, acc, tCrA[None, None, 0, 0], tCrB[None, None, 0, 0], acc)
+            mma.set(warpgroup.Field.ACCUMULATE, True)
+            warpgroup.commit_group()
+            warpgroup.wait_group(0)
+        seen["after"] = mma.get(warpgroup.Field.ACCUMULATE)
+        g[tidx] = acc[0]
+
+    @cute.jit
+    def h(a, trips: cutlass.Int32):
+        k(a, trips).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_90a"):
+        compiled = cute.compile(h, from_dlpack(np.zeros(128, np.float32)), 3)
+    assert isinstance(seen["after"], cutlass.Boolean) and not isinstance(seen["after"], bool)
+    hgmma = [line for line in _core.disassemble_sass(compiled.cubin).splitlines() if "HGMMA" in line]
+    # ptxas may peel the loop: a wgmma that overwrites (scale-d false, no C) and ones that accumulate; traced with
+    # the constant False every one would overwrite.
+    overwrite = [h for h in hgmma if "!UPT" in h or ", RZ," in h]
+    assert overwrite and len(overwrite) < len(hgmma), hgmma
+
+
 # --- shared-memory descriptors --------------------------------------------------------------------------------------
 
 class _Tile:

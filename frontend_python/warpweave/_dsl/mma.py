@@ -99,6 +99,20 @@ class MmaAtom:
     def get(self, field, *, loc=None, ip=None):
         return getattr(self, "fields", {}).get(field)
 
+    # A field set inside a dynamic loop or if is carried through it like a variable (the control flow carries
+    # objects whose methods a region calls): its values as DSL numbers, Python booleans as Booleans.
+    def _ww_carry_get(self):
+        from .numeric import Boolean
+
+        fields = getattr(self, "fields", {})
+        self._carried = [k for k in fields if isinstance(fields[k], (bool, Numeric))]
+        return [Boolean(fields[k]) if isinstance(fields[k], bool) else fields[k] for k in self._carried]
+
+    def _ww_carry_set(self, values):
+        fields = getattr(self, "fields", {})
+        for k, v in zip(self._carried, values):
+            fields[k] = v
+
     def __repr__(self):
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
@@ -268,6 +282,12 @@ class TiledMma:
 
     def get(self, field, *, loc=None, ip=None):
         return self.atom.get(field)
+
+    def _ww_carry_get(self):
+        return self.atom._ww_carry_get()
+
+    def _ww_carry_set(self, values):
+        self.atom._ww_carry_set(values)
 
     def _frag(self, tensor, which, dtype):
         if not isinstance(tensor, Tensor):
