@@ -311,6 +311,34 @@ def test_tma_host_descriptor_checks_the_tensor():
         tma.encode_descriptor(T(), **attrs)
 
 
+@pytest.mark.parametrize("k_major", [True, False])
+def test_tma_host_descriptor_attributes(monkeypatch, k_major):
+    """What the host argument asks the plugin's encode_tma_descriptor for, per call: dimensions innermost first
+    (the contiguous mode, then the others in order), byte strides of the outer ones, the boxes and the swizzle."""
+    from warpweave.backends.hopper import tma
+
+    calls = []
+    monkeypatch.setattr(tma.ext, "host_call", lambda *a: calls.append(a) or bytes(128))
+    M, K, L = 200, 264, 3
+
+    class T:
+        data_ptr = 0x7f0000001000
+        shape = (M, K, L)
+        stride = (K, 1, M * K) if k_major else (1, M, M * K)
+
+    made = _atoms(cutlass.utils.LayoutEnum.ROW_MAJOR if k_major else cutlass.utils.LayoutEnum.COL_MAJOR,
+                  mnkl=(M, 64, K, L))
+    h = made["atom"].tma_desc
+    assert len(h.value(T())) == 128
+    assert h.value(T()) and len(calls) == 1                      # memoised on the tensor's address and layout
+    backend, hook, attrs, size = calls[0]
+    assert (backend, hook, size) == ("hopper", "encode_tma_descriptor", 128)
+    inner, outer = (K, M) if k_major else (M, K)
+    assert attrs == {"data_type": "f16", "rank": 3, "address": T.data_ptr, "swizzle": "128B",
+                     "dim0": inner, "dim1": outer, "dim2": L, "stride1": inner * 2, "stride2": M * K * 2,
+                     "box0": 64, "box1": 128 if k_major else 64, "box2": 1}
+
+
 def test_tma_atom_errors_name_the_user_line():
     from warpweave import ext
 
@@ -389,7 +417,7 @@ def _ptx(body, cluster=(2, 1, 1)):
 
     @cute.jit
     def h(a):
-        k(a).launch(grid=[2, 1, 1], block=[128, 1, 1], cluster=list(cluster))
+        k(a).launch(grid=[2 * cluster[0], cluster[1], 1], block=[128, 1, 1], cluster=list(cluster))
 
     with target("sm_90a"):
         return cute.compile(h, from_dlpack(np.zeros(64, np.int32))).info["ptx"]
@@ -410,6 +438,63 @@ def test_cluster_helpers_have_cute_dsl_signatures():
                 "%nclusterid.x", "%cluster_nctaid.x", "%cluster_ctarank"):
         assert reg in ptx, reg
     assert "fence.proxy.async.shared::cta;" in ptx and "fence.proxy.async.global;" in ptx
+
+
+@pytest.mark.parametrize("cluster", [(1, 1), (2, 1), (2, 2)])
+def test_pipeline_tma_async(cluster):
+    """The TMA pipeline's barriers and signals: full barriers expect one arrival (the elected producer lane's
+    expect_tx of tx_count bytes), empty ones (consumer warps) x (peer CTAs); consumers release in the peer CTAs
+    through mapa and cluster-scope arrivals when the cluster has several CTAs."""
+    import warpweave.pipeline as pipeline
+
+    cm, cn = cluster
+    peers = cm + cn - 1
+
+    def body(g):
+        smem = cutlass.utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 8, byte_alignment=8)
+        p = pipeline.PipelineTmaAsync.create(
+            barrier_storage=bars, num_stages=4, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4 * peers), tx_count=24576,
+            cta_layout_vmnk=cute.make_layout((1, cm, cn, 1)))
+        st = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 4)
+        p.producer_acquire(st)
+        cs = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 4)
+        ok = p.consumer_try_wait(cs)
+        p.consumer_wait(cs, ok)
+        p.consumer_release(cs)
+
+    ptx = _ptx(body, cluster=(cm, cn, 1))
+    inits = re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], %r(\d+);", ptx)
+    assert len(inits) == 8
+    assert re.search(r"mov\.(?:b|u)32\s+%r\d+, 1;", ptx) and str(4 * peers) in ptx
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "24576" in ptx
+    assert "elect.sync" in ptx and "fence.mbarrier_init.release.cluster;" in ptx
+    assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
+    remote = "mbarrier.arrive.release.cluster.shared::cluster.b64" in ptx
+    assert remote == (cluster != (1, 1)) and ("mapa.shared::cluster.u32" in ptx) == remote
+    if cluster == (1, 1):
+        assert "mbarrier.arrive.shared::cta.b64" in ptx
+
+
+def test_pipeline_tma_async_refuses_bad_arguments():
+    import warpweave.pipeline as pipeline
+
+    def make(**kw):
+        def body(g):
+            smem = cutlass.utils.SmemAllocator()
+            bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+            args = dict(barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(
+                pipeline.Agent.Thread), consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4),
+                tx_count=1024)
+            args.update(kw)
+            pipeline.PipelineTmaAsync.create(**args)
+        return _ptx(body, cluster=(1, 1, 1))
+
+    with pytest.raises(Exception, match="tx_count"):
+        make(tx_count=0)
+    with pytest.raises(Exception, match=r"\(1, M, N, 1\)"):
+        make(cta_layout_vmnk=cute.make_layout((2, 2)))
 
 
 def test_fence_proxy_refuses_unknown_kinds():
