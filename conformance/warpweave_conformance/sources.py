@@ -10,8 +10,9 @@ from warpweave._dsl.plugins import TargetInfo, registry
 
 
 # Each family contributes its corners and this many further instances drawn with FAMILY_SEED: every instance of
-# the in-tree families (the largest has 512), so that coverage equals the instance lists they replace; a family
-# larger than that is sampled. `python -m warpweave conformance --family-sample N --seed S` sets them.
+# the in-tree families (the largest, blackwell.tcgen05.mma.f8f6f4, has 640), so that coverage equals the instance
+# lists they replace; a larger family is sampled. `python -m warpweave conformance --family-sample N --seed S`
+# sets them.
 FAMILY_SAMPLE = 1024
 FAMILY_SEED = 1
 

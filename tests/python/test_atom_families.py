@@ -186,3 +186,23 @@ def test_the_typed_view_reads_what_the_core_validated():
                     assert ELEMENT_TYPES[o["element_type"]][1] == declared[o["element_type"]]
     with pytest.raises(KeyError, match="declared by no manifest"):
         ELEMENT_TYPES["q7"]
+
+
+def test_conformance_takes_every_family_s_corners_and_a_seeded_sample(monkeypatch):
+    from warpweave_conformance import sources
+
+    b = _backend("blackwell")
+    monkeypatch.setattr(sources, "FAMILY_SAMPLE", 4)
+    monkeypatch.setattr(sources, "FAMILY_SEED", 9)
+    src = sources.loaded_sources(["blackwell"])[0]
+    ids = [e["id"] for e, _ in src.entries()]
+    expected = [e["id"] for e in b.atoms + b.primitives]
+    for f in b.families:
+        corners_and_sample = [e["id"] for e in b.instances(f["id"], seed=9, sample=4)]
+        assert len(corners_and_sample) >= 5, f["id"]  # at least one corner, then four drawn
+        expected += corners_and_sample
+    assert ids == expected
+    # The default covers every instance of the in-tree families: as many records as the lists they replaced.
+    monkeypatch.setattr(sources, "FAMILY_SAMPLE", 1024)
+    full = sources.loaded_sources(["blackwell"])[0]
+    assert len(list(full.entries())) == len(b.atoms) + len(b.primitives) + len(b.all_instances())
