@@ -7,7 +7,9 @@ does not without a version bump (EXT_API_VERSION).
 What a backend can do here:
 - register operand kinds (how fragments of its non-register operands are made and passed at a call),
   memory spaces (e.g. tensor memory) and host-argument producers (e.g. a TMA tensor map computed per call);
-- emit its manifest's instructions and read its manifest entries;
+- define names in cute.nvgpu.<module> and cute.arch (functions, or classes wrapping the manifest's op classes),
+  select its instructions by Python name and parameters;
+- emit its manifest's instructions and read its manifest entries, with `if` regions for library code;
 - call its plugin's host hooks;
 - raise errors that name the user's line.
 """

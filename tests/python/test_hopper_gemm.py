@@ -39,6 +39,30 @@ def hopper():
     return cpasync, warpgroup, sm90
 
 
+def test_backend_names_wrap_manifest_classes():
+    """The Hopper package's warpgroup.MmaF16BF16Op (CuTe DSL's constructor, with majors) wraps the class the
+    manifest's family makes, which ext.manifest_class still reaches; the accumulate field and the majors become
+    the instruction's scale-d operand and transpose immediates."""
+    from warpweave import ext
+
+    _, warpgroup, _ = hopper()
+    base = ext.manifest_class("warpgroup.MmaF16BF16Op")
+    assert warpgroup.MmaF16BF16Op is not base and issubclass(warpgroup.MmaF16BF16Op, base)
+    MN = warpgroup.OperandMajorMode.MN
+    op = warpgroup.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (64, 96, 16), warpgroup.OperandSource.SMEM,
+                                MN, warpgroup.OperandMajorMode.K)
+    with target("sm_90a"):
+        assert op.entry()[1]["id"] == "hopper.wgmma.m64n96k16.f32.bf16.bf16.ss"
+    assert "MmaF16BF16Op" in dir(warpgroup) and "make_tiled_tma_atom" in dir(cute.nvgpu.cpasync)
+    with pytest.raises(ext.DSLValueError, match="A from registers is K-major"):
+        warpgroup.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (64, 64, 16), warpgroup.OperandSource.RMEM, MN)
+    with pytest.raises(ext.DSLValueError, match="only 16-bit inputs may be MN-major"):
+        warpgroup.MmaF8Op(cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, cutlass.Float32, (64, 64, 32),
+                          warpgroup.OperandSource.SMEM, MN)
+    with pytest.raises(ValueError, match="module>.<name>"):
+        ext.register_python_name("no_module_part", object())
+
+
 # --- warpgroup MMA layouts ------------------------------------------------------------------------------------------
 
 def wgmma_d_coord(thread, i):

@@ -322,10 +322,15 @@ def register_python_name(qualified: str, obj) -> None:
     _python_names[qualified] = obj
 
 
+_manifest_classes: dict = {}
+
+
 def manifest_class(python_name: str):
     """The class (or primitive function) made from the manifests for python_name, whatever a backend registered
-    under that name; None when no manifest has it."""
-    return _make_class(python_name)
+    under that name; None when no manifest has it. One class per name (a backend's subclass stays its subclass)."""
+    if python_name not in _manifest_classes:
+        _manifest_classes[python_name] = _make_class(python_name)
+    return _manifest_classes[python_name]
 
 
 def _backend_name(full: str):
@@ -363,7 +368,7 @@ class _Namespace(types.ModuleType):
                     val = enum.Enum(attr, {m: m for m in e.get("members", [])})
                     self._cache[attr] = val
                     return val
-        cls = _make_class(full)
+        cls = manifest_class(full)
         if cls is None:
             raise AttributeError(f"no loaded backend offers {full} (check `python -m warpweave plugins`)")
         self._cache[attr] = cls
