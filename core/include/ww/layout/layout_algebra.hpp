@@ -69,7 +69,7 @@ Layout prepend(const Layout& l, const Layout& x);
 // Pads with x (default 1:0) up to rank n.
 Layout append(const Layout& l, int n, const Layout& x = Layout());
 Layout prepend(const Layout& l, int n, const Layout& x = Layout());
-Layout zip_layouts(const Layout& a, const Layout& b);  // ((a0,b0),(a1,b1),...)
+Layout zip_layouts(const Layout& a, const Layout& b);  // ((a0,b0),(a1,b1),...); ((a,b)) for an integer-shaped a
 
 // --- Simplification ---------------------------------------------------------------------------------------------
 // Same function on [0, size), fewest modes, depth <= 1. @post size(r) == size(l), r(i) == l(i).
@@ -84,23 +84,29 @@ Layout filter(const Layout& l);
 Layout filter(const Layout& l, const IntTuple& profile);
 
 // --- Composition and inverses ----------------------------------------------------------------------------------
-// (a o b)(c) == a(b(c)) for every c in b's domain; the result's shape is compatible with b's.
+// (a o b)(c) == a(b(c)) for every c in b's domain; the result's shape is compatible with b's. Negative strides in
+// b are taken (a(-k) == -a(k)), but not of both signs over a left operand of several modes.
 Layout composition(const Layout& a, const Layout& b);
-// By-mode composition; modes of `a` without a tiler mode are dropped (CuTe), `_` keeps a mode.
+// By-mode composition; modes of `a` without a tiler mode are dropped (CuTe), `_` keeps a mode, an integer n is n:1.
 Layout composition(const Layout& a, const Tiler& b);
-// The layout of the offsets that `a` misses, up to `cotarget`: disjoint from a's image, with increasing strides,
-// and with size(a) * size(result) >= size(cotarget).
+// The layout of the offsets that `a` misses, up to `cotarget` (a shape of positive extents): disjoint from a's
+// image, with increasing strides. A gap between a's modes that is no whole number of copies of the modes below it
+// rounds down (CuTe), within CuTe's documented bound size(result) >= size(cotarget) / size(filter(a)).
 Layout complement(const Layout& a, const IntTuple& cotarget);
 Layout complement(const Layout& a);  // cotarget = cosize(a)
 // r such that a(r(i)) == i for every i < size(r), r as large as possible.
 Layout right_inverse(const Layout& a);
-// r such that r(a(i)) == i for every i < size(a); a LayoutError when a is not injective.
+// r such that r(a(i)) == i for every i < size(a) when a is injective; otherwise (stride-0 modes) r inverts a on
+// its image: a(r(a(i))) == a(i) (CuTe's quasi-inverse). A LayoutError for negative or dynamic strides, CuTe's
+// divisibility condition, and overlapping modes where no such r exists.
 Layout left_inverse(const Layout& a);
 
 // --- Divide and product -----------------------------------------------------------------------------------------
 // composition(a, (b, complement(b, shape(a)))): mode 0 is the tile, mode 1 the tiles' layout.
 Layout logical_divide(const Layout& a, const Tiler& b);
 Layout zipped_divide(const Layout& a, const Tiler& b);  // ((tile modes), (rest modes))
+// tiled_* and flat_* unpack a mode of rank r > 1 into r modes and keep a mode of rank 1 as it is, a 1-tuple
+// included (CuTe slices with `_` repeated rank times).
 Layout tiled_divide(const Layout& a, const Tiler& b);   // ((tile modes), rest0, rest1, ...)
 Layout flat_divide(const Layout& a, const Tiler& b);    // (tile0, tile1, ..., rest0, rest1, ...)
 // (a, composition(complement(a, size(a) * cosize(b)), b)): b's layout of copies of a.
