@@ -15,7 +15,6 @@ import warnings
 from dataclasses import dataclass, field
 
 from .. import _core
-from . import manifest_view
 
 PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins")
 
@@ -135,6 +134,8 @@ class Registry:
             if p["name"] in self.backends:
                 continue
             # The typed view of the manifest as the core validated it (no JSON on the way).
+            from . import manifest_view  # here, not at import: it brings protobuf's Python runtime (~20 ms)
+
             typed = manifest_view.parse_manifest(p["manifest_binary"])
             manifest = manifest_view.as_dict(typed)
             b = Backend(p["name"], p["version"], p["path"], p["digest"], manifest, typed=typed)
@@ -199,7 +200,9 @@ class Registry:
         hit = _core.expand_atom_id(ident)
         if hit is None or hit[0] not in self.backends:
             return None
-        found = (self.backends[hit[0]], manifest_view.instruction_dict(hit[2]))
+        from .manifest_view import instruction_dict
+
+        found = (self.backends[hit[0]], instruction_dict(hit[2]))
         self.instructions[ident] = found
         return found
 
