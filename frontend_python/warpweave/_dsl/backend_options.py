@@ -25,7 +25,9 @@ def parse(text: str) -> dict[str, list[str]]:
 def _ask(backend: str, attrs: tuple) -> tuple:
     from .plugins import registry
 
-    registry.load()
+    registry.load([backend])
+    if backend not in registry.backends:
+        return ()  # a manifest read from a file (conformance) without its plugin: no library to ask
     try:
         raw = bytes(_core.plugin_host_call(backend, OPTIONS_HOOK, dict(attrs), OUT_BYTES))
     except RuntimeError as e:
