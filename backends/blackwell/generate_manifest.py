@@ -308,16 +308,18 @@ def arithmetic_and_grid_primitives():
                 operands=[pair("d", "OUT")] + [pair(x) for x in ins],
                 ptx_template=("{ .reg .b64 ww_d, " + regs + "; " + movs + f" {name}.rn.f32x2 ww_d, {regs}; "
                               "mov.b64 {$0, $1}, ww_d; }"),
-                constraints=",".join(["=f", "=f"] + ["f"] * (2 * n_in)))
+                constraints=",".join(["=f", "=f"] + ["f"] * (2 * n_in)),
+                sass_opcodes=[{"add": "FADD2", "sub": "FADD2", "mul": "FMUL2", "fma": "FFMA2"}[name]])
     yield P(id="blackwell.griddepcontrol.wait", kind="WAIT",
             description=("griddepcontrol.wait: waits until the grids this one depends on have completed and their "
                          "memory operations are visible (a no-op when launched without a dependency)"),
-            python_name="arch.griddepcontrol_wait", ptx_template="griddepcontrol.wait;", has_side_effects=True)
+            python_name="arch.griddepcontrol_wait", ptx_template="griddepcontrol.wait;", has_side_effects=True,
+            sass_opcodes=["ACQBULK"])
     yield P(id="blackwell.griddepcontrol.launch_dependents", kind="OTHER",
             description=("griddepcontrol.launch_dependents: lets the grids that depend on this one be scheduled once "
                          "every CTA of this grid has issued it or exited"),
             python_name="arch.griddepcontrol_launch_dependents", ptx_template="griddepcontrol.launch_dependents;",
-            has_side_effects=True)
+            has_side_effects=True, sass_opcodes=["PREEXIT"])
 
 
 # ---------------------------------------------------------------------------------------------------------------

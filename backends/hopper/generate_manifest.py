@@ -205,7 +205,6 @@ def element_types() -> str:
                      f"ir_type: {q(IR_TYPES.get(t, f'i{bits}'))} }}" for t, bits, dsl in rows)
 
 
-
 # (family id, Python class, A types, B types (None: B is A's type), accumulator types, K, N domain and its rule,
 #  type rules)
 N_RANGE = dict(range_=(8, 256, 8), rule="N is a multiple of 8 from 8 to 256")
@@ -462,6 +461,23 @@ def tma_entries():
 # --------------------------------------------------------------------------------------------------------------
 # barriers, fences, clusters, registers, wgmma control, the descriptor hook
 
+def grid_dependency_primitives():
+    """Programmatic dependent launch (sm_90 on): a kernel launched with use_pdl may start before the one it
+    depends on has finished, and waits for it where it needs its results."""
+    return [
+        primitive("hopper.griddepcontrol.wait", "WAIT",
+                  description=("griddepcontrol.wait: waits until the grids this one depends on have completed and "
+                               "their memory operations are visible (a no-op when launched without a dependency)"),
+                  python_name="arch.griddepcontrol_wait", ptx_template="griddepcontrol.wait;",
+                  has_side_effects=True, sass=["ACQBULK"]),
+        primitive("hopper.griddepcontrol.launch_dependents", "OTHER",
+                  description=("griddepcontrol.launch_dependents: lets the grids that depend on this one be "
+                               "scheduled once every CTA of this grid has issued it or exited"),
+                  python_name="arch.griddepcontrol_launch_dependents",
+                  ptx_template="griddepcontrol.launch_dependents;", has_side_effects=True, sass=["PREEXIT"]),
+    ]
+
+
 def other_primitives():
     out = []
     P = primitive
@@ -682,7 +698,8 @@ targets {
 
 
 def render() -> str:
-    blocks = stmatrix_atoms() + [b for b in tma_entries()] + other_primitives()
+    blocks = stmatrix_atoms() + [b for b in tma_entries()] + other_primitives() \
+        + grid_dependency_primitives()
     # atoms first, then primitives, each group in generation order
     atoms = [b for b in blocks if b.startswith("atoms {")]
     prims = [b for b in blocks if b.startswith("primitives {")]
