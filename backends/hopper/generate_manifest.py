@@ -681,6 +681,9 @@ python_modules: "cpasync"
 python_package {
   module_map { key: "warpweave.utils.hopper_helpers" value: "helpers" }
   on_load: "adapters"
+  conformance_probes { key: "hopper_wgmma" value: "conformance.wgmma" }
+  conformance_probes { key: "hopper_tma" value: "conformance.tma" }
+  conformance_probes { key: "hopper_stmatrix" value: "conformance.stmatrix" }
 }
 
 targets {

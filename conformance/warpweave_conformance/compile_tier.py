@@ -30,9 +30,17 @@ class Skip(Exception):
 
 
 def probe_module(kind: str):
-    """probes/<kind>.py if it exists (None otherwise)."""
+    """The probe of a conformance kind: a backend's own (its manifest's python_package.conformance_probes), else
+    probes/<kind>.py; None when neither has one."""
     if not kind:
         return None
+    from warpweave._dsl.backend_python import ensure_loaded
+
+    packages = ensure_loaded()
+    for backend in list(packages.mounted):
+        own = packages.probe_modules(backend).get(kind)
+        if own:
+            return importlib.import_module(own)
     mod = re.sub(r"[^0-9A-Za-z_]", "_", kind)
     try:
         return importlib.import_module(f"{__package__}.probes.{mod}")

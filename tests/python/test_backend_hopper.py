@@ -665,7 +665,9 @@ def conformance():
     try:
         import numpy  # noqa: F401
         from warpweave_conformance import kernels, numerics
-        from warpweave_conformance.probes import hopper_stmatrix, hopper_tma, hopper_wgmma, layout_table
+        from warpweave.backends.hopper.conformance import stmatrix as hopper_stmatrix, tma as hopper_tma, \
+            wgmma as hopper_wgmma
+        from warpweave_conformance.probes import layout_table
     except ImportError as e:
         pytest.skip(f"the conformance package is not importable here: {e}")
     return dict(kernels=kernels, nx=numerics, wgmma=hopper_wgmma, tma=hopper_tma, stmatrix=hopper_stmatrix,

@@ -27,12 +27,12 @@ from __future__ import annotations
 import numpy as np
 
 from warpweave import _core
-from warpweave._dsl.instructions import emit_instruction
+from warpweave.ext import emit_instruction
 
-from .. import gpu, numerics as nx
-from ..kernels import (ProbeKernel, Record, default_attrs, host_buffers, in_image, is_result, out_records, plan_inputs,
+from warpweave_conformance import gpu, numerics as nx
+from warpweave_conformance.kernels import (ProbeKernel, Record, default_attrs, host_buffers, in_image, is_result, out_records, plan_inputs,
                        value_type)
-from . import FAIL, PASS, SKIP, block_for, execute_probe, kernel_name, layout_table, parse_shape, thread_ids
+from warpweave_conformance.probes import FAIL, PASS, SKIP, block_for, execute_probe, kernel_name, layout_table, parse_shape, thread_ids
 
 LBO, SBO = 128, 256
 RANDOM_CASES = 3

@@ -12,9 +12,9 @@ import numpy as np
 
 from warpweave import _core
 
-from .. import gpu
-from ..kernels import ProbeKernel, Record, default_attrs, host_buffers, in_image, is_result, plan_inputs
-from . import FAIL, PASS, SKIP, block_for, execute_probe, kernel_name, layout_table, thread_ids
+from warpweave_conformance import gpu
+from warpweave_conformance.kernels import ProbeKernel, Record, default_attrs, host_buffers, in_image, is_result, plan_inputs
+from warpweave_conformance.probes import FAIL, PASS, SKIP, block_for, execute_probe, kernel_name, layout_table, thread_ids
 
 
 def prepare(backend, entry: dict, seed: int | None = None):

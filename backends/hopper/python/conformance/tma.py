@@ -28,9 +28,9 @@ import struct
 import numpy as np
 
 from warpweave import _core
-from warpweave._dsl.instructions import emit_instruction
+from warpweave.ext import emit_instruction
 
-from . import FAIL, PASS, SKIP, kernel_name
+from warpweave_conformance.probes import FAIL, PASS, SKIP, kernel_name
 
 DIMS = [36, 7, 5, 4, 3]     # innermost first; 36 * 4 bytes keeps every stride a multiple of 16
 BOX = [8, 4, 2, 2, 2]       # 8 * 4 bytes: the inner box extent must be a multiple of 16 bytes
@@ -299,7 +299,7 @@ def check(plan: dict, tensor_after: np.ndarray, out: np.ndarray) -> tuple:
 
 
 def execute(backend, entry, torch):
-    from .. import gpu
+    from warpweave_conformance import gpu
 
     plan = prepare(backend, entry)
     if isinstance(plan, tuple):
