@@ -1,6 +1,7 @@
 // Bindings of the layout algebra. Shapes, strides and coordinates cross as Python ints and tuples; dynamic
 // integers as SymInt; basis strides as ScaledBasis. The Python package (warpweave.cute) adds CuTe DSL's argument
 // conventions on top.
+#include <algorithm>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -288,6 +289,16 @@ void bind_layout(nb::module_& m) {
       .def_prop_ro("rank", &Layout::rank)
       .def_prop_ro("depth", &Layout::depth)
       .def("is_static", &Layout::is_static)
+      // CuTe DSL: layout[i] is mode i (cute.get(layout, mode=[i])).
+      .def("__getitem__", [](const Layout& l, nb::handle mode) { return get(l, to_mode(mode)); })
+      // The largest run of elements known to be contiguous from every multiple of it: the divisibility of the first
+      // mode's extent when that mode has stride 1, else 1 (what decides whether accesses along it can be widened).
+      .def_prop_ro("max_alignment", [](const Layout& l) -> int64_t {
+        auto shapes = flatten_leaves(l.shape());
+        auto strides = flatten_leaves(l.stride());
+        if (shapes.empty() || !strides[0].is_leaf() || !strides[0].value().is_constant(1)) return 1;
+        return std::max<int64_t>(shapes[0].value().divisibility(), 1);
+      })
       .def("__call__", [](const Layout& l, nb::handle coord) { return from_int_tuple(l(to_int_tuple(coord, "layout coordinate"))); })
       .def("__eq__", [](const Layout& a, nb::handle b) { return nb::isinstance<Layout>(b) && a.same(nb::cast<Layout&>(b)); })
       .def("__ne__", [](const Layout& a, nb::handle b) { return !(nb::isinstance<Layout>(b) && a.same(nb::cast<Layout&>(b))); })

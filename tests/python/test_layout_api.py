@@ -165,3 +165,20 @@ def test_dynamic_integers():
     assert c.stride == 1 and c.shape.same(m * n)
     assert (m * 4 // 4).same(m)
     assert ((n * 2) % 16).evaluate({2: 24}) == 48 % 16
+
+
+def test_layouts_index_by_mode_and_know_their_contiguous_alignment():
+    # CuTe DSL programs read mode i as layout[i] and widen copies by layout[i].max_alignment.
+    col = cute.make_layout((256, 64), stride=(1, 256))
+    assert col[0] == cute.make_layout(256, stride=1) and col[1] == cute.make_layout(64, stride=256)
+    nested = cute.make_layout(((2, 4), 3), stride=((1, 2), 8))
+    assert nested[0, 1] == cute.get(nested, mode=[0, 1])
+    assert col[0].max_alignment == 256 and col.max_alignment == 256
+    assert cute.make_layout((1000, 4), stride=(1, 1000))[0].max_alignment == 1000  # 1000 % 16 != 0: not widened
+    assert cute.make_layout((8, 4), stride=(4, 1)).max_alignment == 1               # mode 0 is not contiguous
+    from warpweave import _core
+
+    m = _core.SymInt.symbol(7, divisibility=16)  # a dynamic extent known to be a multiple of 16
+    assert cute.make_layout((m, 8), stride=(1, m)).max_alignment == 16
+    with pytest.raises((IndexError, ValueError)):
+        col[2]
