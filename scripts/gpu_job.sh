@@ -24,7 +24,7 @@ run() {  # name, command...
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 case " $what " in *" all "*|*" pytest "*)
-  run pytest python3 -m pytest -q -p no:cacheprovider tests/python ${WW_PYTEST_ARGS:-}
+  run pytest python3 -m pytest -q -p no:cacheprovider tests/python backends ${WW_PYTEST_ARGS:-}
   run runtime_test ./bin/ww_runtime_test --gtest_brief=1 ;;
 esac
 case " $what " in *" conformance "*)
@@ -44,8 +44,8 @@ case " $what " in *" all "*|*" cutedsl "*)
     cutedsl_run apply     $ex/elementwise/elementwise_apply.py
     cutedsl_run apply_odd $ex/elementwise/elementwise_apply.py --M 1001 --N 513 --op mul
     cutedsl_run sgemm     $ex/dense_gemm/sgemm.py
-    cutedsl_run sgemm_odd $ex/dense_gemm/sgemm.py --mnkl 1000,777,333,1
-    cutedsl_run sgemm_odd2 $ex/dense_gemm/sgemm.py --mnkl 129,65,17,2 --a_major k --c_major m
+    cutedsl_run sgemm_odd $ex/dense_gemm/sgemm.py --mnk 1000,777,333
+    cutedsl_run sgemm_odd2 $ex/dense_gemm/sgemm.py --mnk 129,65,17 --a_major k --c_major m
     cutedsl_run tensorop  $ex/dense_gemm/tensorop_gemm.py
     cutedsl_run tensorop_odd  $ex/dense_gemm/tensorop_gemm.py --mnkl 1000,776,328,1
     cutedsl_run tensorop_odd2 $ex/dense_gemm/tensorop_gemm.py --mnkl 136,200,520,3 --ab_dtype BFloat16 --c_dtype BFloat16
@@ -66,5 +66,9 @@ esac
 case " $what " in *" all "*|*" gemm "*)
   run bench_gemm python3 benchmarks/python/bench_gemm.py ${WW_GEMM_ARGS:-} --json "$OUT/bench_gemm.json" ;;
 esac
+# The device tool returns few files: the failures of every step, gathered into one.
+{ for f in "$OUT"/*.log; do
+    grep -E "^(FAILED|ERROR) |^E  +[A-Za-z]|Error|FAIL" "$f" | head -n 60 | sed "s|^|$(basename "$f"): |"
+  done; } > "$OUT/failures.txt" 2>/dev/null
 for f in "$OUT"/*.log; do echo "== $f"; tail -n 25 "$f"; done
 printf '\n== summary ==\n'; printf '%s\n' "${summary[@]}"

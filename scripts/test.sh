@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh"
 cd "$root"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
-.venv/bin/python -m pytest -q tests/python
+.venv/bin/python -m pytest -q tests/python backends
 
 # The sanitizer build (build-asan/): the core that needs no MLIR (layout algebra, IR builder, runtime, JIT cache,
 # plugin host) and its GoogleTest suites under AddressSanitizer and UndefinedBehaviorSanitizer, and the bounded

@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
+# The tests of tests/python and of each backend (backends/<arch>/tests) share the helpers of tests/python.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests", "python"))
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from warpweave._dsl.instructions import emit_instruction, value_type
 from warpweave._dsl.plugins import registry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BACKEND_DIR = os.path.join(HERE, "..", "..", "backends", "blackwell")
+BACKEND_DIR = os.path.join(HERE, "..")
 
 
 @pytest.fixture(scope="module")

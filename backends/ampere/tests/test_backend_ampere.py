@@ -42,8 +42,7 @@ PRIMITIVES = [
     "ampere.mbarrier.init", "ampere.mbarrier.arrive", "ampere.mbarrier.wait.parity", "ampere.mbarrier.test_wait.parity",
     "ampere.cp_async.mbarrier.arrive.noinc",
 ]
-_MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                         "backends", "ampere", "ampere.textproto")
+_MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "ampere.textproto")
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from warpweave import _core
 from warpweave._dsl.instructions import InstructionError, emit_instruction, is_result, value_type, values_of
 from warpweave._dsl.plugins import registry
 
-_BACKEND_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "backends", "hopper")
+_BACKEND_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 _MANIFEST = os.path.join(_BACKEND_DIR, "hopper.textproto")
 
 _BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
@@ -659,7 +659,7 @@ def test_random_descriptor_attributes_never_crash(hopper, rng):
 def conformance():
     import sys
 
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conformance")
+    root = os.path.join(_BACKEND_DIR, "..", "..", "conformance")
     if root not in sys.path:
         sys.path.insert(0, root)
     try:
