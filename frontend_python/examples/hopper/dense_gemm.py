@@ -84,9 +84,14 @@ class HopperDenseGemm:
         bk = cute.size(tiled_mma.shape_mnk, mode=[2]) * 4          # four wgmma k-blocks per k-tile: 128 bytes
         tile_mnk = (bm, bn, bk)
         stage_bytes = (bm + bn) * bk * a_dtype.width // 8
+        # The epilogue's C tile reuses the stages' memory (they are all consumed by then) when it fits in them;
+        # otherwise it has its own buffer, and fewer stages fit.
+        capacity = utils.get_smem_capacity_in_bytes("sm_90") - 1024          # the mbarriers and alignment
         c_bytes = bm * bn * c_dtype.width // 8 if cutlass.const_expr(self.epilogue == "tma") else 0
-        capacity = utils.get_smem_capacity_in_bytes("sm_90") - 1024 - c_bytes  # the mbarriers, alignment, C
         stages = min(self.max_stages, capacity // stage_bytes)
+        c_own = c_bytes > stages * stage_bytes
+        if cutlass.const_expr(c_own):
+            stages = min(self.max_stages, (capacity - c_bytes) // stage_bytes)
         sA_layout = sm90_utils.make_smem_layout_a(a_layout, tile_mnk, a_dtype, stages)
         sB_layout = sm90_utils.make_smem_layout_b(b_layout, tile_mnk, b_dtype, stages)
         # The epilogue's tile of C in shared memory, written to C by a TMA store.
@@ -102,7 +107,7 @@ class HopperDenseGemm:
         tiles = cute.ceil_div(mC.shape, (bm, bn, 1))
         grid = ((tiles[0] + cm - 1) // cm * cm, (tiles[1] + cn - 1) // cn * cn, tiles[2])
         self.kernel(tma_a, tA, tma_b, tB, tma_c, tC, mC, tiled_mma, sA_layout, sB_layout, sC_layout, stages,
-                    stage_bytes).launch(
+                    stage_bytes, c_own).launch(
             grid=grid, block=[self.num_threads, 1, 1], cluster=[cm, cn, 1])
 
     @staticmethod
@@ -114,7 +119,8 @@ class HopperDenseGemm:
     @cute.kernel
     def kernel(self, tma_a, mA: cute.Tensor, tma_b, mB: cute.Tensor, tma_c, mC_tma: cute.Tensor, mC: cute.Tensor,
                tiled_mma: cute.TiledMma, sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
-               sC_layout: cute.ComposedLayout, stages: cutlass.Constexpr, stage_bytes: cutlass.Constexpr):
+               sC_layout: cute.ComposedLayout, stages: cutlass.Constexpr, stage_bytes: cutlass.Constexpr,
+               c_own: cutlass.Constexpr):
         from warpweave.cute.nvgpu import cpasync, warpgroup
 
         bm, bn = self.tile_shape_mn
@@ -127,15 +133,20 @@ class HopperDenseGemm:
             cpasync.prefetch_descriptor(tma_a)
             cpasync.prefetch_descriptor(tma_b)
 
-        # Shared memory: the pipeline's mbarriers, then the A and B stages (1024-byte aligned for the swizzle).
+        # Shared memory: the pipeline's mbarriers, then the A and B stages (1024-byte aligned for the swizzle), back
+        # to back, and C's tile over them (or after them).
         smem = utils.SmemAllocator()
         barriers = smem.allocate_array(cutlass.Int64, 2 * stages, byte_alignment=8)
         sA = smem.allocate_tensor(tma_a.element_type, sA_layout.outer, 1024,
                                   swizzle=sA_layout.inner)
         sB = smem.allocate_tensor(tma_b.element_type, sB_layout.outer, 1024, swizzle=sB_layout.inner)
         if cutlass.const_expr(self.epilogue == "tma"):
-            sC = smem.allocate_tensor(mC.element_type, cute.slice_(sC_layout.outer, (None, None, 0)), 1024,
-                                      swizzle=sC_layout.inner)
+            sC_stage = cute.slice_(sC_layout.outer, (None, None, 0))
+            if cutlass.const_expr(c_own):
+                sC = smem.allocate_tensor(mC.element_type, sC_stage, 1024, swizzle=sC_layout.inner)
+            else:
+                sC = cute.make_tensor(cute.recast_ptr(sA.iterator, dtype=mC.element_type),
+                                      cute.make_composed_layout(sC_layout.inner, 0, sC_stage))
 
         # Every warp of the block consumes; each releases a stage once for each CTA that writes it (its cluster row
         # and column).
@@ -214,6 +225,10 @@ class HopperDenseGemm:
         warpgroup.wait_group(0)
 
         if cutlass.const_expr(self.epilogue == "tma"):
+            if cutlass.const_expr(not c_own):
+                # Every warpgroup's wgmma have read the stages C's tile overwrites (no load is in flight: each
+                # was consumed).
+                cute.arch.sync_threads()
             # Epilogue: registers to the shared-memory tile, made visible to the async proxy, then one TMA store of
             # the tile by warp 0; the block leaves once the store has read shared memory. 16-bit C goes through
             # stmatrix (four 8x8 matrices per instruction, transposed into an M-major tile); other types are
