@@ -29,6 +29,8 @@ from warpweave_conformance.probes import barrier, cp_async, layout_table, ldmatr
 from warpweave_conformance.probes import thread_ids  # noqa: E402
 
 EXAMPLE_MANIFEST = os.path.join(ROOT, "plugins_api", "examples", "b1_mma", "example_b1.textproto")
+# The same atoms written out as instances: the validator tests edit one atom's text.
+EXAMPLE_INSTANCES = os.path.join(ROOT, "tests", "python", "data", "example_b1_instances.textproto")
 RECORD_KEYS = {"backend", "atom", "tier", "target", "status", "reason"}
 
 
@@ -117,7 +119,7 @@ def test_manifest_file_passes_and_json_schema(tmp_path):
 
 
 def test_broken_manifest_fails_with_exit_code(tmp_path):
-    text = open(EXAMPLE_MANIFEST).read()
+    text = open(EXAMPLE_INSTANCES).read()
     # drop one register of b from the first atom: the template then uses more operands than the manifest gives
     broken = text.replace('values: 2 registers: 2 register_type: "b32"', 'values: 1 registers: 1 register_type: "b32"', 1)
     assert broken != text
@@ -134,7 +136,7 @@ def test_broken_manifest_fails_with_exit_code(tmp_path):
 
 
 def test_an_instruction_can_ask_only_for_ptxas():
-    text = open(EXAMPLE_MANIFEST).read()
+    text = open(EXAMPLE_INSTANCES).read()
     first = text.index("atoms {") + len("atoms {")
     assert _core.validate_manifest(text[:first] + '\n  cubin_tool: "ptxas"' + text[first:]) == []
     problems = _core.validate_manifest(text[:first] + '\n  cubin_tool: "nvcc"' + text[first:])
@@ -143,7 +145,7 @@ def test_an_instruction_can_ask_only_for_ptxas():
 
 def test_a_template_names_only_declared_attributes():
     # {name} in a template is an attribute; PTX's own braces ({ .reg ...; }, {$1, $2}) are not.
-    text = open(EXAMPLE_MANIFEST).read()
+    text = open(EXAMPLE_INSTANCES).read()
     at = text.index('ptx_template: "') + len('ptx_template: "')
     assert _core.validate_manifest(text[:at] + "{ .reg .b32 x; } {$0} " + text[at:]) == []
     problems = _core.validate_manifest(text[:at] + "{nope} {also_1} " + text[at:])
