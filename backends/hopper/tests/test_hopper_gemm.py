@@ -26,7 +26,7 @@ from warpweave import _core
 
 from dsl_helpers import requires_gpu, target
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "frontend_python", "examples", "hopper"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python", "examples", "hopper"))
 import dense_gemm  # noqa: E402
 
 SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
