@@ -18,10 +18,10 @@ std::string summary_fields(std::string_view text);
 std::string manifest_json(const warpweave::manifest::Manifest& m);
 // The same mapping for any message of the schema (an expanded family instance is an Instruction).
 std::string message_json(const google::protobuf::Message& m);
-// atom_family.cpp: the families of a validated manifest, ready to expand.
-std::shared_ptr<const class FamilySet> make_family_set(const warpweave::manifest::Manifest& m);
 // The checks of one atom (is_atom) or primitive against manifest m's targets: what validate_manifest says of a
 // plain entry, used for the instances of families.
+// atom_family.cpp: the families of a validated manifest, ready to expand.
+std::shared_ptr<const class FamilySet> make_family_set(const warpweave::manifest::Manifest& m);
 std::vector<std::string> validate_instance(const warpweave::manifest::Instruction& ins, bool is_atom,
                                            const warpweave::manifest::Manifest& m);
 

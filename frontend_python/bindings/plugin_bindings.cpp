@@ -79,7 +79,6 @@ void bind_plugins(nb::module_& m) {
       d["digest"] = p.digest;
       d["manifest_json"] = p.manifest_json;
       d["manifest_binary"] = nb::bytes(p.manifest_binary.data(), p.manifest_binary.size());
-      d["manifest_binary"] = nb::bytes(p.manifest_binary.data(), p.manifest_binary.size());
       out.append(d);
     }
     return out;
@@ -115,15 +114,6 @@ void bind_plugins(nb::module_& m) {
     auto out = wp::PluginHost::instance().host_call(plugin, name, a, out_size);
     return nb::bytes(reinterpret_cast<const char*>(out.data()), out.size());
   });
-  // The typed view's schema and manifests as bytes (warpweave/_dsl/manifest_view.py parses them).
-  m.def("manifest_schema", []() {
-    std::string s = wp::PluginHost::manifest_schema();
-    return nb::bytes(s.data(), s.size());
-  }, "manifest.proto as a serialized FileDescriptorProto.");
-  m.def("manifest_to_binary", [](const std::string& text) {
-    std::string s = wp::PluginHost::manifest_binary_of_text(text);
-    return nb::bytes(s.data(), s.size());
-  }, "A manifest in protobuf text format, serialized (empty when it does not parse).");
   // The typed view's schema and manifests as bytes (warpweave/_dsl/manifest_view.py parses them).
   m.def("manifest_schema", []() {
     std::string s = wp::PluginHost::manifest_schema();

@@ -30,7 +30,6 @@ struct Plugin {
   std::string manifest_json;   // the validated manifest, protobuf JSON mapping
   std::string manifest_text;   // as embedded (protobuf text format)
   std::string manifest_binary; // the validated manifest, serialized (what Python's typed view parses)
-  std::string manifest_binary; // the validated manifest, serialized (what Python's typed view parses)
   std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
   const ww_plugin_v1* abi = nullptr;
   std::shared_ptr<const FamilySet> families;  // null when the manifest has none
@@ -113,10 +112,6 @@ class PluginHost {
   // there are no more than that). Throws PluginError for an unknown plugin or family.
   std::vector<Expansion> family_instances(const std::string& plugin, const std::string& family, uint64_t seed,
                                           size_t sample) const;
-  // manifest.proto itself, as a serialized FileDescriptorProto: Python builds its typed view of manifests from it.
-  static std::string manifest_schema();
-  // A manifest given as text, serialized ("" when it does not parse).
-  static std::string manifest_binary_of_text(const std::string& text);
   // manifest.proto itself, as a serialized FileDescriptorProto: Python builds its typed view of manifests from it.
   static std::string manifest_schema();
   // A manifest given as text, serialized ("" when it does not parse).
