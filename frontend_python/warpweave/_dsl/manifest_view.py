@@ -75,6 +75,15 @@ def _kind(f):
     return _INT64 if f.type in _INT64_TYPES else _SCALAR
 
 
+def _is_repeated(f) -> bool:
+    # protobuf 6 has FieldDescriptor.is_repeated and no `label` (the GPU machine's torch environment has it);
+    # older versions only `label`.
+    r = getattr(f, "is_repeated", None)
+    if r is not None:
+        return bool(r() if callable(r) else r)
+    return f.label == f.LABEL_REPEATED
+
+
 def _plan(desc):
     """[(name, shape, kind, enum names or sub-plan, value kind for maps)] for a message type, made once."""
     plan = _plans.get(desc.full_name)
@@ -86,7 +95,7 @@ def _plan(desc):
                 vf = f.message_type.fields_by_name["value"]
                 plan.append((f.name, "map", _kind(vf), _sub(vf)))
             else:
-                shape = "repeated" if f.label == f.LABEL_REPEATED else "single"
+                shape = "repeated" if _is_repeated(f) else "single"
                 plan.append((f.name, shape, _kind(f), _sub(f)))
     return plan
 
