@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
-# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|examples|cutedsl|sanitize|all]...
+# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|examples|cutedsl|sanitize|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples.
@@ -58,7 +58,12 @@ case " $what " in *" sanitize "*)
     run "san_${tool}_add" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/elementwise_add.py --M 256 --N 384 --iterations 1 --warmup_iterations 0
     run "san_${tool}_sgemm" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/sgemm.py --mnk 136,72,40 --iterations 1 --warmup_iterations 0
     run "san_${tool}_tensorop" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/tensorop_gemm.py --iterations 1 --warmup_iterations 0
+    run "san_${tool}_hopper" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/hopper/dense_gemm.py --iterations 1 --warmup_iterations 0
+    run "san_${tool}_hopper_2x1" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/hopper/dense_gemm.py --cluster_shape_mn 2,1 --mnkl 264,136,200,1 --iterations 1 --warmup_iterations 0
   done ;;
+esac
+case " $what " in *" all "*|*" hopper "*)
+  run bench_hopper python3 benchmarks/python/bench_hopper_gemm.py --sizes 4096,8192 --json "$OUT/bench_hopper.json" ;;
 esac
 case " $what " in *" all "*|*" bench "*)
   run bench_dsl python3 benchmarks/python/bench_dsl.py --json "$OUT/bench_dsl.json" ;;

@@ -67,6 +67,24 @@ def test_one_compilation_serves_other_sizes(torch, ew):
         compiled(*[from_dlpack(t).mark_layout_dynamic() for t in (x, x, x)])
 
 
+def test_calls_after_the_first_take_the_fast_path(torch, ew):
+    # The launch's hot path is a generated function; a compiled call must reach it also when it leaves out
+    # trailing parameters that have defaults (elementwise_add's Constexpr), and it must still check its arguments.
+    a = torch.randn(64, 96, device="cuda")
+    args = [from_dlpack(t).mark_layout_dynamic() for t in (a, a.clone(), torch.empty_like(a))]
+    compiled = cute.compile(ew.elementwise_add, *args)
+    compiled(*args)
+    assert callable(compiled._fast), compiled._fast
+    x, y = torch.randn(40, 32, device="cuda"), torch.randn(40, 32, device="cuda")
+    z = torch.full_like(x, float("nan"))
+    compiled(*[from_dlpack(t).mark_layout_dynamic() for t in (x, y, z)])
+    torch.cuda.synchronize()
+    assert torch.equal(z, x + y)
+    bad = torch.randn(16, 4, device="cuda")
+    with pytest.raises(ValueError, match="does not match the compiled specialisation"):
+        compiled(*[from_dlpack(t).mark_layout_dynamic() for t in (bad, bad, bad)])
+
+
 def test_implicit_compile_and_torch_tensors_directly(torch, ew):
     a, b = torch.randn(300, 200, device="cuda"), torch.randn(300, 200, device="cuda")
     c = torch.full_like(a, float("nan"))

@@ -311,15 +311,21 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, **boxes
     if tensor.data_ptr % 16:
         raise ValueError(f"TMA descriptor: the tensor's address {tensor.data_ptr:#x} is not 16-byte aligned")
     attrs = {"data_type": data_type, "rank": rank, "address": int(tensor.data_ptr), "swizzle": swizzle}
+    compact = ebytes  # the byte stride mode i would have if the tensor were packed in this order
     for i, mode in enumerate(order):
         attrs[f"dim{i}"] = int(tensor.shape[mode])
         attrs[f"box{i}"] = int(boxes[f"box{i}"])
         if i:
             s = int(strides[mode]) * ebytes
+            if tensor.shape[mode] == 1:
+                # A mode of extent 1 is never stepped along, so its stride is arbitrary (torch gives such modes
+                # stride 1); the tensor map gets a legal one.
+                s = -(-compact // 16) * 16
             if s % 16:
                 raise ValueError(f"TMA descriptor: mode {mode} of the tensor has a stride of {s} bytes; TMA needs "
                                  f"multiples of 16 (strides {tuple(strides)}, {ebytes}-byte elements)")
             attrs[f"stride{i}"] = s
+        compact = max(compact, int(tensor.shape[mode]) * (attrs.get(f"stride{i}") or ebytes))
     return ext.host_call("hopper", "encode_tma_descriptor", attrs, TMAP_BYTES)
 
 

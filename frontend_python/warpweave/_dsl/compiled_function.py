@@ -40,7 +40,9 @@ class JitCompiledFunction:
         self._has_assumptions = len(assumptions) > 0
         self._fast = None
         self.bound_self = ()  # the object of a @cute.jit method, passed before the caller's arguments
-        self._call_nargs = -1  # the arguments a call of the fast path takes (set when it is built)
+        # The argument counts a call of the fast path takes (set when it is built): trailing parameters with
+        # defaults (e.g. a Constexpr) may be left out.
+        self._call_nargs = self._call_min = -1
         self._packers = {l.kernel: packer(l.params) for l in self.launches}
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
@@ -134,7 +136,7 @@ class JitCompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fast = self._fast
-        if fast and not kwargs and len(args) == self._call_nargs:
+        if fast and not kwargs and self._call_min <= len(args) <= self._call_nargs:
             return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
@@ -151,6 +153,7 @@ class JitCompiledFunction:
         if not self.launches or self.host_actions or self.host_guards or any(p.kind == "tree" for p in self.plans) or any(_launch_options(l) for l in self.launches) or any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
             return False
         self._call_nargs = self._nargs - len(self.bound_self)
+        self._call_min = self._call_nargs - len(self._defaults)
         env = {"RT": RuntimeTensor, "view": _runtime_view, "satisfies": satisfies, "mismatch": _spec_mismatch,
                "_check_call_grid": check_call_grid,
                "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
