@@ -635,6 +635,7 @@ def manifest_text() -> str:
            'description: "NVIDIA Blackwell (sm_100a): tcgen05.mma (1 and 2 CTA), tensor memory alloc/ld/st/cp, UMMA '
            'descriptors, tcgen05 commit and fences, TMA and mbarrier for sm_100a"\n'
            'python_modules: "tcgen05"\n'
+           'python_package {\n  on_load: "adapters"\n}\n'
            'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'
            'python_enums { name: "tcgen05.OperandMajorMode" members: "K" members: "MN" }\n'
            'python_enums { name: "tcgen05.Repetition"'

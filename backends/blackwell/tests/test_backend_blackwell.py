@@ -558,3 +558,12 @@ def test_tcgen05_assembles_for_sm_100a_only(blackwell):
     b.end_function()
     with pytest.raises(_core.CompileError, match="not supported on .target 'sm_100'"):
         _core.compile(str(b), {"name": "sm_100", "llvm_cpu": "sm_100", "ptx_features": "+ptx88", "jit_arch": "sm_100"})
+
+
+def test_the_backend_package_registers_tensor_memory(blackwell):
+    # Tensor memory is Blackwell's: the frontend knows the space only once this backend's package is mounted.
+    from warpweave._dsl import tensor
+    from warpweave._dsl.backend_python import mount_backend
+
+    assert mount_backend("blackwell") is not None
+    assert tensor.ptr_type("tmem") == "!llvm.ptr<6>"
