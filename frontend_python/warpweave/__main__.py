@@ -15,11 +15,14 @@ MAIN_EXAMPLES = [
     ("tensorop_gemm", ["--mnkl", "1000,520,264,2", "--ab_dtype", "BFloat16", "--c_dtype", "BFloat16",
                        "--a_major", "k", "--b_major", "k", "--tolerance", "2e-2"]),
     ("sgemm", ["--mnk", "300,200,100"]),
+    # sm_90a only (its TMA and warpgroup MMA exist there): run on a Hopper GPU, else compiled for sm_90a.
+    ("hopper/dense_gemm", ["--mnkl", "200,136,264,2"]),
+    ("hopper/dense_gemm", ["--mnkl", "264,136,200,1", "--cluster_shape_mn", "2,1", "--a_major", "m"]),
 ]
 
 
 def _example(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(name.replace("/", "_"), os.path.join(EXAMPLES, f"{name}.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
