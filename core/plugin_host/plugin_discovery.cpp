@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <boost/dll/shared_library.hpp>
-#include <filesystem>
 #include <cctype>
 #include <mutex>
 #include <optional>
@@ -189,18 +188,8 @@ std::optional<Candidate> PluginHost::discover_file(const std::string& path) {
 
 std::vector<Candidate> PluginHost::discover_directories(const std::vector<std::string>& dirs) {
   std::vector<Candidate> out;
-  for (auto& dir : dirs) {
-    std::error_code ec;
-    if (dir.empty() || !std::filesystem::is_directory(dir, ec)) continue;
-    std::vector<std::string> files;
-    for (auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      auto p = entry.path();
-      if (entry.is_regular_file(ec) && p.extension() == ".so") files.push_back(std::filesystem::absolute(p).string());
-    }
-    std::sort(files.begin(), files.end());
-    for (auto& f : files)
-      if (auto c = discover_file(f)) out.push_back(std::move(*c));
-  }
+  for (auto& f : plugin_files(dirs))
+    if (auto c = discover_file(f)) out.push_back(std::move(*c));
   return out;
 }
 

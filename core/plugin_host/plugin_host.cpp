@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -124,17 +123,7 @@ const Plugin* PluginHost::find(const std::string& name) const {
 
 int PluginHost::load_directories(const std::vector<std::string>& dirs) {
   int loaded = 0;
-  for (auto& dir : dirs) {
-    std::error_code ec;
-    if (dir.empty() || !std::filesystem::is_directory(dir, ec)) continue;
-    std::vector<std::string> files;
-    for (auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      auto p = entry.path();
-      if (entry.is_regular_file(ec) && p.extension() == ".so") files.push_back(std::filesystem::absolute(p).string());
-    }
-    std::sort(files.begin(), files.end());
-    for (auto& f : files) loaded += load_file(f) ? 1 : 0;
-  }
+  for (auto& f : plugin_files(dirs)) loaded += load_file(f) ? 1 : 0;
   return loaded;
 }
 

@@ -2,6 +2,8 @@
 // manifest's presence and size.
 #include "plugin_library.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <mutex>
 #include <vector>
 
@@ -74,6 +76,22 @@ PluginLibrary open_plugin_library(const std::string& path, std::string& why) {
   if (abi->manifest_size > kMaxManifestBytes)
     return refuse("its manifest claims " + std::to_string(abi->manifest_size) + " bytes, more than the " +
                   std::to_string(kMaxManifestBytes) + " a manifest may have");
+  return out;
+}
+
+std::vector<std::string> plugin_files(const std::vector<std::string>& dirs) {
+  std::vector<std::string> out;
+  for (auto& dir : dirs) {
+    std::error_code ec;
+    if (dir.empty() || !std::filesystem::is_directory(dir, ec)) continue;
+    std::vector<std::string> files;
+    for (auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      auto p = entry.path();
+      if (entry.is_regular_file(ec) && p.extension() == ".so") files.push_back(std::filesystem::absolute(p).string());
+    }
+    std::sort(files.begin(), files.end());
+    out.insert(out.end(), files.begin(), files.end());
+  }
   return out;
 }
 

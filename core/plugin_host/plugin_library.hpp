@@ -7,6 +7,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "warpweave/plugin_abi.h"
 
@@ -22,5 +23,9 @@ struct PluginLibrary {
 
 // The library and its description, or an empty `lib` with `why` set (a sentence; the caller names the file).
 PluginLibrary open_plugin_library(const std::string& path, std::string& why);
+
+// The plugin libraries (*.so regular files) of these directories, absolute, sorted within each directory, the
+// directories in the order given; a missing directory contributes none. Loading and discovery both read this.
+std::vector<std::string> plugin_files(const std::vector<std::string>& dirs);
 
 }  // namespace ww::plugins
