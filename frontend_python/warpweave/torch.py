@@ -100,17 +100,17 @@ def _fill(t, init_type, init_config):
 
 def create_and_permute_torch_tensor(shape, dtype, permute_order=None, init_type=TensorInitType.RANDOM,
                                     init_config=None, device=None):
-    """A torch tensor of `shape` (torch dtype) whose memory order is permute_order: it is made compact with
-    extents shape[permute_order[i]] and then permuted back, so that mode permute_order[-1] is contiguous."""
+    """A compact (row-major) torch tensor of `shape` and torch dtype, filled, then permuted: the result is
+    `torch.empty(shape).permute(permute_order)`, so its mode i is mode permute_order[i] of `shape`, and the mode
+    for which permute_order names the last one of `shape` is contiguous. E.g. shape (l, n, m) with order (2, 1, 0)
+    gives an (m, n, l) tensor with m contiguous."""
     torch = _torch()
     shape = tuple(int(s) for s in shape)
     order = tuple(range(len(shape))) if permute_order is None else tuple(permute_order)
     if sorted(order) != list(range(len(shape))):
         raise DSLValueError(f"create_and_permute_torch_tensor: permute_order {order} is not a permutation of "
                             f"0..{len(shape) - 1}", user_location(2))
-    stored = torch.empty(tuple(shape[i] for i in order), dtype=dtype, device=device or "cpu")
-    inverse = [order.index(i) for i in range(len(shape))]
-    t = stored.permute(*inverse)
+    t = torch.empty(shape, dtype=dtype, device=device or "cpu").permute(*order)
     _fill(t, init_type, init_config)
     return t
 
@@ -120,9 +120,10 @@ def matrix(l, mode0, mode1, is_mode0_major, cutlass_dtype, init_type=TensorInitT
     """An (mode0, mode1, l) matrix batch in host memory (float32 values, exact in cutlass_dtype for the default
     integer fill): mode 0 contiguous when is_mode0_major, else mode 1."""
     torch = _torch()
-    order = (2, 1, 0) if is_mode0_major else (2, 0, 1)
-    t = create_and_permute_torch_tensor((mode0, mode1, l), torch.float32, permute_order=order,
-                                        init_type=init_type, init_config=init_config, device=device)
+    shape = (l, mode1, mode0) if is_mode0_major else (l, mode0, mode1)
+    order = (2, 1, 0) if is_mode0_major else (1, 2, 0)
+    t = create_and_permute_torch_tensor(shape, torch.float32, permute_order=order, init_type=init_type,
+                                        init_config=init_config, device=device)
     if cutlass_dtype is not None and _n.dtype(cutlass_dtype).is_integer and init_type is TensorInitType.GAUSSIAN:
         t.round_()
     return t

@@ -72,3 +72,16 @@ def test_dynamic_values_have_no_python_truth_outside_kernels():
     x = cutlass.Int32._wrap(cutlass.cute.SymInt.symbol(5))
     with pytest.raises(TypeError, match="truth value"):
         bool(x)
+
+
+def test_is_same_kind_groups_floats_integers_and_booleans():
+    from warpweave._dsl.numeric import ALL_TYPES
+
+    for a in ALL_TYPES:
+        for b in ALL_TYPES:
+            kind = lambda t: "float" if t.is_float else "int" if t.is_integer else "bool"  # noqa: E731
+            assert a.is_same_kind(b) == (kind(a) == kind(b)) == b.is_same_kind(a), (a, b)
+    assert cutlass.Float8E4M3FN.is_same_kind(cutlass.Float8E5M2) and cutlass.Int8.is_same_kind(cutlass.Uint8)
+    assert not cutlass.Float16.is_same_kind(cutlass.Int16)
+    with pytest.raises(TypeError, match="is_same_kind"):
+        cutlass.Float16.is_same_kind(16)

@@ -1,5 +1,7 @@
 """warpweave.torch (CuTe DSL's cutlass.torch) and cutlass.utils.tensor_helpers: test tensors with the asked
 majorness and values, fp8 held in uint8 storage, on the host (device="cpu") where no GPU is present."""
+import itertools
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -26,12 +28,21 @@ def test_matrix_majorness_and_values(mode0_major):
     assert t.min() >= -2 and t.max() <= 2 and torch.equal(t, t.round())  # integers: exact in every type
 
 
-def test_create_and_permute_puts_the_last_mode_of_the_order_innermost():
-    for order in [(0, 1, 2), (2, 0, 1), (1, 2, 0)]:
-        t = cutlass_torch.create_and_permute_torch_tensor((2, 3, 4), torch.float32, permute_order=order,
+def test_create_and_permute_is_a_permuted_compact_tensor():
+    # The result is torch.empty(shape).permute(order): mode i has extent shape[order[i]] and the stride that mode
+    # had in the compact row-major tensor, so the mode that order maps to shape's last mode is contiguous.
+    shape = (2, 3, 4)
+    compact = (12, 4, 1)
+    for order in itertools.permutations(range(3)):
+        t = cutlass_torch.create_and_permute_torch_tensor(shape, torch.float32, permute_order=order,
                                                           init_type=cutlass_torch.TensorInitType.SCALAR,
                                                           init_config=cutlass_torch.ScalarInitConfig(value=1.5))
-        assert t.shape == (2, 3, 4) and t.stride()[order[-1]] == 1 and bool((t == 1.5).all())
+        assert t.shape == tuple(shape[o] for o in order)
+        assert t.stride() == tuple(compact[o] for o in order)
+        assert t.stride()[order.index(2)] == 1 and bool((t == 1.5).all())
+    # CuTe DSL's GEMM idiom: (l, n, m) permuted by (2, 1, 0) is an M-major (m, n, l) matrix batch.
+    t = cutlass_torch.create_and_permute_torch_tensor((5, 6, 7), torch.float16, permute_order=(2, 1, 0))
+    assert t.shape == (7, 6, 5) and t.stride()[0] == 1 and cutlass_torch.get_leading_dim(t) == 0
     with pytest.raises(ValueError, match="permutation"):
         cutlass_torch.create_and_permute_torch_tensor((2, 3), torch.float32, permute_order=(0, 0))
 

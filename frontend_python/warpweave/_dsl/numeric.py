@@ -94,6 +94,14 @@ class Numeric(metaclass=NumericMeta):
     def to(self, dtype):
         return dtype(self)
 
+    @classmethod
+    def is_same_kind(cls, other) -> bool:
+        """Whether `other` is a type of the same kind: both floats, both integers (of either signedness) or both
+        booleans. Widths may differ (Float8E4M3FN and Float8E5M2 are of one kind, Int8 and Uint8 too)."""
+        if not (isinstance(other, type) and issubclass(other, Numeric)):
+            raise DSLTypeError(f"is_same_kind compares numeric types, got {other!r}", user_location(2))
+        return (cls.is_float, cls.is_integer, cls.is_boolean) == (other.is_float, other.is_integer, other.is_boolean)
+
     def __bool__(self):
         if self.is_static:
             return bool(self._v)
