@@ -6,6 +6,8 @@ from .._dsl.smem import SmemAllocator  # noqa: F401
 from . import hardware_info, tensor_helpers  # noqa: F401,E402
 from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
 from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401,E402
+from .static_persistent_tile_scheduler import (PersistentTileSchedulerParams,  # noqa: F401,E402
+                                               StaticPersistentTileScheduler, WorkTileInfo)
 
 
 class LayoutEnum(enum.Enum):
@@ -45,7 +47,8 @@ class LayoutEnum(enum.Enum):
 
 
 __all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
-           "tensor_helpers", "create_cute_tensor_for_fp8", "is_fp8_dtype"]
+           "tensor_helpers", "create_cute_tensor_for_fp8", "is_fp8_dtype", "PersistentTileSchedulerParams",
+           "StaticPersistentTileScheduler", "WorkTileInfo"]
 
 
 def __getattr__(name):
