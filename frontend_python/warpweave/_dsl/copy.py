@@ -184,6 +184,12 @@ class TiledCopy:
     def __repr__(self):
         return f"TiledCopy({self.atom}, tiler {self.tiler_mn}, tv {self.layout_tv_tiled})"
 
+    def _repr_svg_(self):
+        """Jupyter's picture: the source and destination thread-value layouts (warpweave.viz)."""
+        from ..viz import repr_svg
+
+        return repr_svg(self)
+
     def _ref2trg(self, trg):
         return _core.composition(_core.right_inverse(self.atom.layout_ref_tv), trg)
 

@@ -6,6 +6,7 @@ from .._dsl.smem import SmemAllocator  # noqa: F401
 from . import hardware_info, tensor_helpers  # noqa: F401,E402
 from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
 from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401,E402
+from ..viz import print_latex, print_latex_tv  # noqa: F401,E402 (pictures of layouts, warpweave.viz)
 from .static_persistent_tile_scheduler import (PersistentTileSchedulerParams,  # noqa: F401,E402
                                                StaticPersistentTileScheduler, WorkTileInfo)
 

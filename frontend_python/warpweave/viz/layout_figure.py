@@ -1,0 +1,91 @@
+"""The picture of a layout: a grid of its coordinates, each cell showing the layout's value there.
+
+A rank-2 layout (M, N) is an M x N grid: row m, column n shows layout((m, n)), where m and n are the 1-D
+coordinates of the (possibly nested) modes, so that cell (m, n) is also layout(m + M * n). A rank-1 layout is a
+column (M x 1), as CuTe draws it. A layout of rank 3 or more is drawn as one M x N panel per coordinate of the
+modes after the second (their 1-D index, the modes grouped), side by side.
+"""
+from __future__ import annotations
+
+from .. import _core
+from ..cute.layout import pretty_str
+from . import palette
+from .errors import DEFAULT_MAX_CELLS, check_cells, fail_type, fail_value
+from .figure import Cell, Figure, Panel
+
+_PANELS_PER_ROW = 4
+
+
+def as_layout(obj, what: str = "warpweave.viz"):
+    """The layout of a Layout, ComposedLayout or Tensor."""
+    if isinstance(obj, (_core.Layout, _core.ComposedLayout)):
+        return obj
+    inner = getattr(obj, "layout", None)
+    if isinstance(inner, (_core.Layout, _core.ComposedLayout)):
+        return inner
+    fail_type(f"{what} draws a Layout, ComposedLayout, Tensor, TiledCopy or TiledMma; got {type(obj).__name__}")
+
+
+def outer_layout(layout):
+    return layout.outer if isinstance(layout, _core.ComposedLayout) else layout
+
+
+def static_size(x, what: str) -> int:
+    n = _core.product(x) if isinstance(x, tuple) else x
+    if not isinstance(n, int):
+        fail_value(f"{what} has the dynamic extent {x}; pictures need static shapes")
+    return n
+
+
+def is_static_layout(layout) -> bool:
+    if isinstance(layout, _core.ComposedLayout):
+        return layout.outer.is_static() and isinstance(layout.offset, int)
+    return layout.is_static()
+
+
+def mode_sizes(layout) -> list[int]:
+    """The 1-D extent of each top-level mode."""
+    shape = outer_layout(layout).shape
+    modes = shape if isinstance(shape, tuple) else (shape,)
+    return [static_size(m, f"the layout {layout}") for m in modes]
+
+
+def layout_figure(obj, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
+    layout = as_layout(obj)
+    if not is_static_layout(layout):
+        fail_value(f"the layout {layout} has dynamic shapes or strides; pictures need a static layout (draw the "
+                   "layout a kernel builds from static values, or a fake tensor's static layout)")
+    sizes = mode_sizes(layout)
+    rank = len(sizes)
+    M = sizes[0]
+    N = sizes[1] if rank >= 2 else 1
+    K = 1
+    for s in sizes[2:]:
+        K *= s
+    check_cells(f"the layout {layout}", M * N * K, max_cells)
+    rest_shape = tuple(outer_layout(layout).shape[2:]) if rank >= 3 else ()
+
+    def value_at(m, n, k):
+        if rank == 1:
+            return layout(m)
+        if rank == 2:
+            return layout((m, n))
+        # The rest modes' coordinate from their 1-D index k, as the layout reads a grouped mode.
+        rest = _core.idx2crd(k, rest_shape)
+        return layout((m, n) + tuple(rest))
+
+    panels = []
+    for k in range(K):
+        cells = {}
+        for n in range(N):
+            for m in range(M):
+                v = value_at(m, n, k)
+                cells[(m, n)] = Cell((pretty_str(v),), palette.value_color(v), value=v)
+        title = "" if K == 1 else _slice_title(rank, _core.idx2crd(k, rest_shape) if rank > 3 else k)
+        panels.append(Panel(title, M, N, cells, slot=(k // _PANELS_PER_ROW, k % _PANELS_PER_ROW)))
+    return Figure(str(layout), panels, "layout")
+
+
+def _slice_title(rank, rest_coord) -> str:
+    rest = rest_coord if isinstance(rest_coord, tuple) else (rest_coord,)
+    return "(_,_," + ",".join(pretty_str(c) for c in rest) + ")"
