@@ -25,8 +25,6 @@ _NOT_YET = {
     "PipelineUmmaAsync": "a UMMA-to-async pipeline (Blackwell)",
     "PipelineAsyncUmma": "an async-to-UMMA pipeline (Blackwell)",
     "PipelineClcFetchAsync": "a cluster-launch-control pipeline (Blackwell)",
-    "PipelineProducer": "the producer handle API of pipelines",
-    "PipelineConsumer": "the consumer handle API of pipelines",
     "PipelineOrder": "ordered pipelines",
     "PipelineOp": "pipeline operation kinds",
 }

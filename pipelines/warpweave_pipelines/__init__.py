@@ -10,6 +10,7 @@ that publishes those primitives gets the pipelines.
 """
 from .barriers import MbarrierArray, NamedBarrier, sync
 from .init_sync import pipeline_init_arrive, pipeline_init_wait
+from .participants import PipelineConsumer, PipelineProducer
 from .pipeline_async import Agent, CooperativeGroup, PipelineAsync
 from .pipeline_cp_async import PipelineCpAsync
 from .pipeline_tma_async import PipelineTmaAsync
@@ -17,5 +18,5 @@ from .pipeline_tma_store import PipelineTmaStore
 from .state import PipelineState, PipelineUserType, make_pipeline_state
 
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
-           "PipelineTmaAsync", "PipelineTmaStore", "sync",
+           "PipelineTmaAsync", "PipelineTmaStore", "PipelineProducer", "PipelineConsumer", "sync",
            "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]

@@ -83,9 +83,25 @@ class PipelineAsync:
 
         when(first, init)
 
+    def make_participants(self):
+        """(PipelineProducer, PipelineConsumer): the handle API over this pipeline (participants.py)."""
+        from .participants import make_participants
+
+        return make_participants(self)
+
+    def _wait_unless(self, barriers, state, token):
+        """Waits on barriers[state.index] unless a try-wait token says the phase completed already."""
+        if token is None or (isinstance(token, bool) and not token):
+            barriers.wait(state.index, state.phase)
+        elif not isinstance(token, bool):
+            when(~cutlass.Boolean(token), lambda: barriers.wait(state.index, state.phase))
+
     # --- producer ---------------------------------------------------------------------------------------------
-    def producer_acquire(self, state):
-        self.empty.wait(state.index, state.phase)
+    def producer_try_acquire(self, state):
+        return cute.arch.mbarrier_try_wait(self.empty.at(state.index), cutlass.Int32(state.phase))
+
+    def producer_acquire(self, state, try_acquire_token=None):
+        self._wait_unless(self.empty, state, try_acquire_token)
 
     def producer_commit(self, state):
         self.full.arrive(state.index)
@@ -97,8 +113,11 @@ class PipelineAsync:
             state.advance()
 
     # --- consumer ---------------------------------------------------------------------------------------------
-    def consumer_wait(self, state):
-        self.full.wait(state.index, state.phase)
+    def consumer_try_wait(self, state):
+        return cute.arch.mbarrier_try_wait(self.full.at(state.index), cutlass.Int32(state.phase))
+
+    def consumer_wait(self, state, try_wait_token=None):
+        self._wait_unless(self.full, state, try_wait_token)
 
     def consumer_release(self, state):
         self.empty.arrive(state.index)

@@ -41,6 +41,10 @@ class PipelineState:
         self._index = select(wrap, cutlass.Int32(0), nxt)
         self._phase = select(wrap, self._phase ^ 1, self._phase)
 
+    def reset_count(self):
+        """Counts from 0 again (e.g. the k-tiles of each new output tile), keeping the place in the ring."""
+        self._count = cutlass.Int32(0)
+
     def clone(self) -> "PipelineState":
         return PipelineState(self.stages, self._count, self._index, self._phase)
 

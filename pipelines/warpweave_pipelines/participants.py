@@ -1,0 +1,222 @@
+"""PipelineProducer and PipelineConsumer: the handle API of a pipeline (CuTe DSL's names), one object per side
+that keeps its own PipelineState, so that a kernel writes
+
+    producer, consumer = pipe.make_participants()
+    handle = producer.acquire_and_advance()      # waits for a free stage; handle.index, .count, .barrier
+    ... fill stage handle.index (TMA: cute.copy(..., tma_bar_ptr=handle.barrier)) ...
+    handle.commit()
+    producer.tail()                              # before the block exits
+
+    handle = consumer.wait_and_advance()          # waits for a full stage
+    ... read stage handle.index ...
+    handle.release()
+
+instead of passing states to producer_acquire / consumer_wait. A handle is an immutable snapshot of the state it
+was taken at (index, count, phase); commit() / release() act on that stage whatever the participant did since.
+try_acquire() / try_wait() return a token (a Boolean: the stage is ready) that acquire / wait then skip the wait
+on. reset() starts the count again (per output tile of a persistent kernel), keeping the place in the ring.
+
+They are composed only of the pipeline's own producer_* / consumer_* methods, so they work with every pipeline
+here (PipelineAsync, PipelineCpAsync, PipelineTmaAsync) and spell no instruction. A participant is carried
+through dynamic loops with its state (it is changed in place by advance()).
+"""
+from __future__ import annotations
+
+from .state import PipelineState, PipelineUserType, make_pipeline_state
+
+
+class _Handle:
+    """A stage of the ring as a participant took it: index, count (how many stages before it, since the last
+    reset), phase."""
+
+    def __init__(self, pipeline, state: PipelineState):
+        self._pipeline = pipeline
+        self._state = state
+
+    @property
+    def index(self):
+        return self._state.index
+
+    @property
+    def count(self):
+        return self._state.count
+
+    @property
+    def phase(self):
+        return self._state.phase
+
+    def __repr__(self):
+        return f"{type(self).__qualname__}(index={self.index}, count={self.count}, phase={self.phase})"
+
+
+class PipelineProducer:
+    """The producer side of `pipeline`, starting at the beginning of the ring (or at `state`)."""
+
+    class ImmutableResourceHandle(_Handle):
+        @property
+        def barrier(self):
+            """The stage's full barrier, which the TMA loads that fill it complete (a pipeline without one, such
+            as PipelineAsync, has it too: its producers arrive on it in commit())."""
+            getter = getattr(self._pipeline, "producer_get_barrier", None)
+            if getter is not None:
+                return getter(self._state)
+            return self._pipeline.full.at(self._state.index)
+
+        def commit(self):
+            self._pipeline.producer_commit(self._state)
+
+    def __init__(self, pipeline, state: PipelineState | None = None, group=None):
+        self.__pipeline = pipeline
+        self.__state = state if state is not None else make_pipeline_state(PipelineUserType.Producer,
+                                                                           pipeline.num_stages)
+        self.__group = group if group is not None else getattr(pipeline, "producer_group", None)
+        self.__last = None
+
+    @property
+    def pipeline(self):
+        return self.__pipeline
+
+    @property
+    def state(self) -> PipelineState:
+        return self.__state
+
+    @property
+    def index(self):
+        return self.__state.index
+
+    @property
+    def count(self):
+        return self.__state.count
+
+    def try_acquire(self):
+        """Whether the next stage is already free (does not wait): a token for acquire()."""
+        return self.__pipeline.producer_try_acquire(self.__state)
+
+    def acquire(self, try_acquire_token=None) -> "PipelineProducer.ImmutableResourceHandle":
+        """Waits until the next stage is free (not when try_acquire_token says it is) and returns it."""
+        if try_acquire_token is None:
+            self.__pipeline.producer_acquire(self.__state)
+        else:
+            self.__pipeline.producer_acquire(self.__state, try_acquire_token)
+        self.__last = PipelineProducer.ImmutableResourceHandle(self.__pipeline, self.__state.clone())
+        return self.__last
+
+    def acquire_and_advance(self, try_acquire_token=None) -> "PipelineProducer.ImmutableResourceHandle":
+        handle = self.acquire(try_acquire_token)
+        self.advance()
+        return handle
+
+    def advance(self):
+        self.__state.advance()
+
+    def commit(self, handle: "PipelineProducer.ImmutableResourceHandle | None" = None):
+        """Marks a stage full: `handle`'s, or the one acquired last."""
+        if handle is None:
+            if self.__last is None:
+                raise ValueError("PipelineProducer.commit(): no stage was acquired; acquire() first or pass a handle")
+            handle = self.__last
+        handle.commit()
+
+    def tail(self):
+        """Waits until the consumers have released every stage (before the block exits while a peer may still
+        arrive on this block's barriers)."""
+        self.__pipeline.producer_tail(self.__state.clone())
+
+    def reset(self):
+        """Counts from 0 again, keeping the place in the ring."""
+        self.__state.reset_count()
+
+    def clone(self) -> "PipelineProducer":
+        return PipelineProducer(self.__pipeline, self.__state.clone(), self.__group)
+
+    def _ww_carry_get(self):
+        return self.__state._ww_carry_get()
+
+    def _ww_carry_set(self, values):
+        self.__state._ww_carry_set(values)
+
+    def __repr__(self):
+        return f"PipelineProducer({type(self.__pipeline).__name__}, {self.__state})"
+
+
+class PipelineConsumer:
+    """The consumer side of `pipeline`, starting at the beginning of the ring (or at `state`)."""
+
+    class ImmutableResourceHandle(_Handle):
+        def release(self):
+            self._pipeline.consumer_release(self._state)
+
+    def __init__(self, pipeline, state: PipelineState | None = None, group=None):
+        self.__pipeline = pipeline
+        self.__state = state if state is not None else make_pipeline_state(PipelineUserType.Consumer,
+                                                                           pipeline.num_stages)
+        self.__group = group if group is not None else getattr(pipeline, "consumer_group", None)
+        self.__last = None
+
+    @property
+    def pipeline(self):
+        return self.__pipeline
+
+    @property
+    def state(self) -> PipelineState:
+        return self.__state
+
+    @property
+    def index(self):
+        return self.__state.index
+
+    @property
+    def count(self):
+        return self.__state.count
+
+    def try_wait(self):
+        """Whether the next stage is already full (does not wait): a token for wait()."""
+        try_wait = getattr(self.__pipeline, "consumer_try_wait", None)
+        if try_wait is None:
+            raise NotImplementedError(f"{type(self.__pipeline).__name__} has no consumer_try_wait")
+        return try_wait(self.__state)
+
+    def wait(self, try_wait_token=None) -> "PipelineConsumer.ImmutableResourceHandle":
+        """Waits until the next stage is full (not when try_wait_token says it is) and returns it."""
+        if try_wait_token is None:
+            self.__pipeline.consumer_wait(self.__state)
+        else:
+            self.__pipeline.consumer_wait(self.__state, try_wait_token)
+        self.__last = PipelineConsumer.ImmutableResourceHandle(self.__pipeline, self.__state.clone())
+        return self.__last
+
+    def wait_and_advance(self, try_wait_token=None) -> "PipelineConsumer.ImmutableResourceHandle":
+        handle = self.wait(try_wait_token)
+        self.advance()
+        return handle
+
+    def advance(self):
+        self.__state.advance()
+
+    def release(self, handle: "PipelineConsumer.ImmutableResourceHandle | None" = None):
+        """Marks a stage empty again: `handle`'s, or the one waited for last."""
+        if handle is None:
+            if self.__last is None:
+                raise ValueError("PipelineConsumer.release(): no stage was waited for; wait() first or pass a handle")
+            handle = self.__last
+        handle.release()
+
+    def reset(self):
+        self.__state.reset_count()
+
+    def clone(self) -> "PipelineConsumer":
+        return PipelineConsumer(self.__pipeline, self.__state.clone(), self.__group)
+
+    def _ww_carry_get(self):
+        return self.__state._ww_carry_get()
+
+    def _ww_carry_set(self, values):
+        self.__state._ww_carry_set(values)
+
+    def __repr__(self):
+        return f"PipelineConsumer({type(self.__pipeline).__name__}, {self.__state})"
+
+
+def make_participants(pipeline):
+    """(producer, consumer) of `pipeline`, both at the beginning of the ring."""
+    return PipelineProducer(pipeline), PipelineConsumer(pipeline)

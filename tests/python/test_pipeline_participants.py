@@ -1,0 +1,150 @@
+"""PipelineProducer / PipelineConsumer (pipe.make_participants()): the handle API over the pipelines.
+
+Compiled for sm_90a on the CPU: a warp-specialized kernel (warp 0 produces through a ring of S stages, warp 1
+consumes) whose handles name the stage they were taken at while the participants advance; the barriers they wait
+and arrive on; try_acquire / try_wait tokens; reset() of the count; a commit without a stage refused. On the GPU
+(skipped here): the kernel streams N values through the ring and every one arrives, in order, for several S.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+import warpweave.pipeline as pipeline
+import warpweave.utils as utils
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import requires_gpu, target
+
+
+def test_public_names():
+    from warpweave.pipeline import PipelineConsumer, PipelineProducer
+
+    assert PipelineProducer.ImmutableResourceHandle is not PipelineConsumer.ImmutableResourceHandle
+    assert "PipelineProducer" in pipeline.__all__ and "PipelineConsumer" in pipeline.__all__
+
+
+def make_stream(stages, seen=None):
+    """res[i] = i + 1, passed value by value from warp 0 to warp 1 through `stages` shared-memory slots."""
+
+    @cute.struct
+    class Storage:
+        bars: cute.struct.MemRange[cutlass.Int64, 2 * stages]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 128]
+
+    @cute.kernel
+    def stream(res: cute.Tensor):
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        s = utils.SmemAllocator().allocate(Storage)
+        pipe = pipeline.PipelineAsync.create(
+            barrier_storage=s.bars.data_ptr(), num_stages=stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32))
+        slots = s.buf.get_tensor(cute.make_layout(stages))
+        producer, consumer = pipe.make_participants()
+        if cutlass.const_expr(seen is not None):
+            first = producer.acquire_and_advance()
+            seen["first"] = (first.index, first.count, producer.index, producer.count)
+            first.commit()
+            producer.reset()
+            seen["reset"] = producer.count
+            producer.tail()
+        else:
+            if warp == 0:
+                for i in cutlass.range(cute.size(res), unroll=1):
+                    handle = producer.acquire_and_advance()
+                    slots[handle.index] = cutlass.Float32(handle.count + 1)
+                    handle.commit()
+                producer.tail()
+            if warp == 1:
+                for i in cutlass.range(cute.size(res), unroll=1):
+                    token = consumer.try_wait()
+                    handle = consumer.wait_and_advance(token)
+                    res[i] = slots[handle.index]
+                    handle.release()
+
+    @cute.jit
+    def launch(res: cute.Tensor):
+        stream(res).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+    return launch
+
+
+def test_handles_snapshot_the_state():
+    seen = {}
+    with target("sm_90a"):
+        ptx = cute.compile(make_stream(4, seen), from_dlpack(np.zeros(8, np.float32))).info["ptx"]
+    idx, cnt, now_idx, now_cnt = seen["first"]
+    # the handle keeps the stage it was taken at; the producer has moved on
+    assert (int(idx), int(cnt)) == (0, 0) and (int(now_idx), int(now_cnt)) == (1, 1)
+    assert int(seen["reset"]) == 0
+    assert "mbarrier.arrive" in ptx
+
+
+def test_stream_kernel_barriers():
+    with target("sm_90a"):
+        ptx = cute.compile(make_stream(3), from_dlpack(np.zeros(8, np.float32))).info["ptx"]
+    inits = re.findall(r"mbarrier\.init\.shared(?:::cta)?\.b64", ptx)
+    assert len(inits) == 6                                  # full and empty barrier of each stage
+    assert ptx.count("mbarrier.try_wait") >= 3              # producer wait, consumer try_wait and wait
+    assert "mbarrier.arrive" in ptx
+
+
+def test_tma_pipeline_handle_barrier_is_the_full_barrier():
+    got = {}
+
+    @cute.kernel
+    def k(g: cute.Tensor):
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        pipe = pipeline.PipelineTmaAsync.create(
+            barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4), tx_count=4096)
+        producer, consumer = pipe.make_participants()
+        h = producer.acquire_and_advance()
+        got["barrier"], got["full0"] = h.barrier, pipe.producer_get_barrier(h._state)
+        h2 = producer.acquire(producer.try_acquire())
+        got["second"] = pipe.producer_get_barrier(h2._state)
+        c = consumer.wait_and_advance()
+        c.release()
+
+    @cute.jit
+    def h(a):
+        k(a).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_90a"):
+        ptx = cute.compile(h, from_dlpack(np.zeros(4, np.int32))).info["ptx"]
+    assert str(got["barrier"]) == str(got["full0"]) and str(got["second"]) != str(got["full0"])
+    assert ptx.count("mbarrier.arrive.expect_tx") == 2 and "4096" in ptx
+
+
+def test_commit_without_a_stage_is_refused():
+    @cute.kernel
+    def k(g: cute.Tensor):
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
+        pipe = pipeline.PipelineAsync.create(barrier_storage=bars, num_stages=1,
+                                             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                                             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread))
+        producer, _ = pipe.make_participants()
+        producer.commit()
+
+    @cute.jit
+    def h(a):
+        k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"), pytest.raises(Exception, match="no stage was acquired"):
+        cute.compile(h, from_dlpack(np.zeros(4, np.int32)))
+
+
+@requires_gpu
+@pytest.mark.parametrize("stages,n", [(1, 8), (3, 100), (5, 1000)])
+def test_stream_on_the_gpu(stages, n):
+    import torch
+
+    res = torch.zeros(n, device="cuda")
+    cute.compile(make_stream(stages), from_dlpack(res))(from_dlpack(res))
+    torch.cuda.synchronize()
+    assert torch.equal(res.cpu(), torch.arange(1, n + 1, dtype=torch.float32))
