@@ -1,60 +1,21 @@
-"""The human side: a progress bar on stderr, and the table of instructions x tiers per backend."""
+"""The human side: a progress bar on stderr (a terminal only), and the table of instructions x tiers per backend."""
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter, OrderedDict
+
+from warpweave.progress import Progress as _Progress
 
 from .records import FAIL, MANIFEST_ENTRY, PASS, SKIP
 
 CELL = {PASS: "pass", FAIL: "FAIL", SKIP: "skip"}
 
 
-class Progress:
-    """A one-line bar on a terminal; on a pipe or file, a line at each tenth, so logs stay short."""
+class Progress(_Progress):
+    """The suite's bar: warpweave.progress's (drawn on a terminal only, quiet on a pipe or file)."""
 
     def __init__(self, stream=None, width: int = 30):
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.width = width
-        self.total = 0
-        self.done = 0
-        self.label = ""
-        self.t0 = time.perf_counter()
-        self._last_tenth = -1
-
-    def start(self, label: str, total: int) -> None:
-        self.label, self.total, self.done, self._last_tenth = label, max(0, total), 0, -1
-        self.t0 = time.perf_counter()
-        self._draw(force=True)
-
-    def step(self, n: int = 1) -> None:
-        self.done = min(self.total, self.done + n) if self.total else self.done + n
-        self._draw()
-
-    def finish(self, note: str = "") -> None:
-        self.done = self.total
-        self._draw(force=True)
-        if self.tty:
-            self.stream.write("\n")
-        if note:
-            self.stream.write(f"  {note}\n")
-        self.stream.flush()
-
-    def _draw(self, force: bool = False) -> None:
-        frac = self.done / self.total if self.total else 1.0
-        fill = int(frac * self.width)
-        line = (f"{self.label:<9} [{'#' * fill}{'.' * (self.width - fill)}] {self.done}/{self.total} "
-                f"{time.perf_counter() - self.t0:6.1f}s")
-        if self.tty:
-            self.stream.write("\r" + line)
-            self.stream.flush()
-            return
-        tenth = int(frac * 10)
-        if force and self.done == 0 or tenth != self._last_tenth:
-            self._last_tenth = tenth
-            self.stream.write(line + "\n")
-            self.stream.flush()
+        super().__init__(stream=stream, width=width)
 
 
 def _columns(records):

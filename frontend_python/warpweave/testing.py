@@ -1,5 +1,6 @@
 """warpweave.testing (CuTe DSL's cutlass.testing): the same helpers as warpweave.cute.testing."""
-from .cute.testing import (CantImplementError, JitArguments, benchmark, convert,  # noqa: F401
-                           get_workspace_count)
+from .cute.testing import (CandidateWarning, CantImplementError, JitArguments, autotune_jit,  # noqa: F401
+                           benchmark, convert, get_workspace_count, tune)
 
-__all__ = ["CantImplementError", "JitArguments", "benchmark", "convert", "get_workspace_count"]
+__all__ = ["CandidateWarning", "CantImplementError", "JitArguments", "autotune_jit", "benchmark", "convert",
+           "get_workspace_count", "tune"]

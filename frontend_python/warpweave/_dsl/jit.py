@@ -14,6 +14,7 @@ callable result).
 from __future__ import annotations
 
 import inspect
+import threading
 import time
 from typing import Callable
 
@@ -26,6 +27,9 @@ from .compile_options import CompileOptions, merge as merge_options  # noqa: F40
 from .errors import DSLError, DSLTypeError, as_dsl_error, user_location
 from .kernel_trace import KernelFunction, _Decorated
 from .target import Target, select_target
+
+
+_TRACE_LOCK = threading.RLock()
 
 
 class JitFunction(_Decorated):
@@ -96,34 +100,37 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
     if opts.gpu_arch:
         from .target import target_named
         target = target_named(opts.gpu_arch)
-    fkey, compiled, fwhy = function_cache.lookup(jf, args, kwargs, target, opts)
-    if compiled is not None:  # found before tracing: no trace, no MLIR
-        session = compile_only.current()
-        if session is not None:
-            session.note_compiled(compiled)
-        return compiled
-    target = target or select_target()
-    st = trace.TraceState(target=target.as_dict())
-    t0 = time.perf_counter()
-    bound = jf.signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    host_args, plans = [], []
-    for i, (name, value) in enumerate(bound.arguments.items()):
-        ann = jf.signature.parameters[name].annotation
-        host, plan = _make_host_arg(st, i, name, value, ann)
-        host_args.append(host)
-        plans.append(plan)
-    assumptions = _core.AssumptionScope()
-    recording = function_cache.Recording()
-    with trace.tracing(st), assumptions, recording:
-        try:
-            jf.rewritten(*host_args)
-        except DSLError as e:
-            raise as_dsl_error(e) from None
-        except Exception as e:  # noqa: BLE001 - every mistake becomes a DSL error at the user's line
-            raise as_dsl_error(e) from None
-    t1 = time.perf_counter()
-    module = st.builder.__str__()
+    # Tracing runs one compilation at a time (its recording of the code it reaches is process-wide); the
+    # compile itself runs outside the lock, so that threads compiling several candidates overlap (autotune).
+    with _TRACE_LOCK:
+        fkey, compiled, fwhy = function_cache.lookup(jf, args, kwargs, target, opts)
+        if compiled is not None:  # found before tracing: no trace, no MLIR
+            session = compile_only.current()
+            if session is not None:
+                session.note_compiled(compiled)
+            return compiled
+        target = target or select_target()
+        st = trace.TraceState(target=target.as_dict())
+        t0 = time.perf_counter()
+        bound = jf.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        host_args, plans = [], []
+        for i, (name, value) in enumerate(bound.arguments.items()):
+            ann = jf.signature.parameters[name].annotation
+            host, plan = _make_host_arg(st, i, name, value, ann)
+            host_args.append(host)
+            plans.append(plan)
+        assumptions = _core.AssumptionScope()
+        recording = function_cache.Recording()
+        with trace.tracing(st), assumptions, recording:
+            try:
+                jf.rewritten(*host_args)
+            except DSLError as e:
+                raise as_dsl_error(e) from None
+            except Exception as e:  # noqa: BLE001 - every mistake becomes a DSL error at the user's line
+                raise as_dsl_error(e) from None
+        t1 = time.perf_counter()
+        module = st.builder.__str__()
     if st.launches:
         cubin, info = _compile_kernels(module, target, opts, [l.kernel for l in st.launches])
     else:  # a host-only function (it prints, computes layouts): nothing to compile for the device

@@ -1,11 +1,13 @@
 """cute.testing (also warpweave.testing): timing compiled functions on the GPU, workspaces that defeat the L2
-cache, element-type conversion of device tensors, and the error a kernel's configuration check raises."""
+cache, autotuning (autotune_jit, tune: _dsl/autotune.py), element-type conversion of device tensors, and the error
+a kernel's configuration check raises."""
 from __future__ import annotations
 
 import math
 import statistics
 from typing import Callable
 
+from .._dsl.autotune import CandidateWarning, autotune_jit, tune  # noqa: F401 - public here
 from .._dsl.errors import DSLValueError, user_location
 
 
