@@ -107,6 +107,14 @@ class PipelineTmaAsync(PipelineAsync):
     def producer_get_barrier(self, state):
         return self.full.at(state.index)
 
+    def producer_tail(self, state):
+        """Waits until the consumers (in every peer CTA) have released each stage this producer filled, so that no
+        arrival on this CTA's barriers is still to come when it exits. Only waits: it fills nothing, so unlike
+        producer_acquire it expects no bytes on the full barriers."""
+        for _ in cutlass.range_constexpr(self.num_stages):
+            self.empty.wait(state.index, state.phase)
+            state.advance()
+
     # --- consumer ---------------------------------------------------------------------------------------------
     def consumer_try_wait(self, state):
         return cute.arch.mbarrier_try_wait(self.full.at(state.index), cutlass.Int32(state.phase))

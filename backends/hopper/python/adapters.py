@@ -19,6 +19,11 @@ from . import cluster  # noqa: E402
 for _name in cluster.NAMES:
     ext.register_python_name(f"arch.{_name}", getattr(cluster, _name))
 
+from . import registers  # noqa: E402
+
+for _name in registers.NAMES:
+    ext.register_python_name(f"arch.{_name}", getattr(registers, _name))
+
 # CuTe DSL's LayoutEnum.sm90_mma_major_mode(): the warpgroup MMA major of an operand of that layout (a row-major
 # A (M, K) or B (N, K) is K-major). Hopper's knowledge, so the Hopper package adds it.
 from warpweave.utils import LayoutEnum as _LayoutEnum  # noqa: E402
