@@ -60,9 +60,12 @@ case " $what " in *" sanitize "*)
     run "san_${tool}_tensorop" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/tensorop_gemm.py --iterations 1 --warmup_iterations 0
     run "san_${tool}_hopper" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/hopper/dense_gemm.py --iterations 1 --warmup_iterations 0
     run "san_${tool}_hopper_2x1" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/hopper/dense_gemm.py --cluster_shape_mn 2,1 --mnkl 264,136,200,1 --iterations 1 --warmup_iterations 0
+    run "san_${tool}_persist" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/hopper/dense_gemm_persistent.py --mnkl 264,136,200,2 --iterations 1 --warmup_iterations 0
+    run "san_${tool}_persist_2x1" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/hopper/dense_gemm_persistent.py --cluster_shape_mn 2,1 --mnkl 520,264,200,1 --iterations 1 --warmup_iterations 0
   done ;;
 esac
 case " $what " in *" all "*|*" hopper "*)
+  run hopper_persistent python3 -m pytest -q -p no:cacheprovider backends/hopper/tests/test_hopper_gemm_persistent.py tests/python/test_persistent_tile_scheduler.py tests/python/test_pipeline_participants.py
   run bench_hopper python3 benchmarks/python/bench_hopper_gemm.py --sizes 4096,8192 --json "$OUT/bench_hopper.json" ;;
 esac
 case " $what " in *" all "*|*" bench "*)

@@ -1,8 +1,10 @@
-"""The Hopper dense GEMM (frontend_python/examples/hopper/dense_gemm.py) against cuBLAS (torch.matmul) in the same
-process, as ratios: fp16 and bf16 in, fp32 accumulate, same-type C, K-major A and B, N-major C, at each size and
-each (tile, cluster) configuration given; the best configuration is reported per size.
+"""The Hopper dense GEMMs (frontend_python/examples/hopper/dense_gemm.py and the persistent, warp-specialized
+dense_gemm_persistent.py) against cuBLAS (torch.matmul) in the same process, as ratios: fp16 and bf16 in, fp32
+accumulate, same-type C, K-major A and B, N-major C, at each size and each (kernel, tile, cluster) configuration
+given; the best configuration is reported per size.
 
-    python benchmarks/python/bench_hopper_gemm.py [--sizes 4096,8192] [--dtypes Float16,BFloat16] [--json out.json]
+    python benchmarks/python/bench_hopper_gemm.py [--sizes 4096,8192] [--dtypes Float16,BFloat16]
+                                                  [--kernels dense_gemm,persistent] [--json out.json]
 
 Timing: CUDA events around each launch, warm-up first, median; operands rotate over two sets. Each configuration's
 result is checked against cuBLAS (relative to max |C|) before it is timed.
@@ -19,9 +21,22 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "frontend_python", "examples", "hopper"))
 from bench_common import median_ms  # noqa: E402
 
-# (tile_shape_mn, cluster_shape_mn)
-CONFIGS = [((128, 128), (1, 1)), ((128, 256), (1, 1)), ((128, 128), (2, 1)), ((128, 256), (2, 1)),
-           ((128, 256), (1, 2))]
+# (kernel, tile_shape_mn, cluster_shape_mn)
+CONFIGS = [("dense_gemm", (128, 128), (1, 1)), ("dense_gemm", (128, 256), (1, 1)), ("dense_gemm", (128, 128), (2, 1)),
+           ("dense_gemm", (128, 256), (2, 1)), ("dense_gemm", (128, 256), (1, 2)),
+           ("persistent", (128, 256), (1, 1)), ("persistent", (128, 256), (2, 1)), ("persistent", (128, 256), (1, 2))]
+
+
+def make_gemm(kernel, tile, cluster):
+    import warpweave as cutlass
+
+    if kernel == "persistent":
+        import dense_gemm_persistent as dgp
+
+        return dgp.HopperPersistentDenseGemm(cutlass.Float32, tile, cluster)
+    import dense_gemm as dg
+
+    return dg.HopperDenseGemm(cutlass.Float32, tile, cluster)
 
 
 def bench(torch, n, dtype_name, configs):
@@ -56,8 +71,8 @@ def bench(torch, n, dtype_name, configs):
     out = {"n": n, "dtype": dtype_name, "cublas_ms": cublas_ms, "cublas_tflops": flops / cublas_ms / 1e9,
            "configs": []}
     ref = None
-    for tile, cluster in configs:
-        gemm = dg.HopperDenseGemm(cutlass.Float32, tile, cluster)
+    for kernel, tile, cluster in configs:
+        gemm = make_gemm(kernel, tile, cluster)
         compiled = cute.compile(gemm, *args[0])
         a, b, c = sets[0]
         c.fill_(float("nan"))
@@ -67,14 +82,15 @@ def bench(torch, n, dtype_name, configs):
             ref = torch.matmul(a.float(), b.float().t())
         err = ((c.float() - ref).abs().max() / ref.abs().max()).item()
         if not err < 1e-2:
-            raise AssertionError(f"dense_gemm {tile} cluster {cluster} is wrong at {n}: relative error {err}")
+            raise AssertionError(f"{kernel} {tile} cluster {cluster} is wrong at {n}: relative error {err}")
 
         def run_ww():
             compiled(*args[k[0] % 2])
             k[0] += 1
 
         ms = median_ms(run_ww, torch)
-        out["configs"].append({"tile": tile, "cluster": cluster, "ms": ms, "tflops": flops / ms / 1e9,
+        out["configs"].append({"kernel": kernel, "tile": tile, "cluster": cluster, "ms": ms,
+                               "tflops": flops / ms / 1e9,
                                "ratio": cublas_ms / ms, "max_rel_err": err})
     out["cublas_ms_after"] = median_ms(run_cublas, torch)   # again: clocks settle during long runs
     out["best"] = max(out["configs"], key=lambda r: r["tflops"])
@@ -85,22 +101,28 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="4096,8192")
     p.add_argument("--dtypes", default="Float16,BFloat16")
+    p.add_argument("--kernels", default="dense_gemm,persistent", help="which kernels' configurations to time")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
+    kernels = args.kernels.split(",")
+    unknown = set(kernels) - {k for k, _, _ in CONFIGS}
+    if unknown:
+        p.error(f"--kernels: unknown {sorted(unknown)}; known: dense_gemm, persistent")
+    configs = [c for c in CONFIGS if c[0] in kernels]
     import torch
 
     results = {"device": torch.cuda.get_device_name(), "runs": []}
     for n in (int(x) for x in args.sizes.split(",")):
         for dt in args.dtypes.split(","):
-            r = bench(torch, n, dt, CONFIGS)
+            r = bench(torch, n, dt, configs)
             results["runs"].append(r)
             for c in r["configs"]:
-                print(f"hopper dense_gemm {dt} {n}^3 tile {c['tile'][0]}x{c['tile'][1]} cluster "
+                print(f"hopper {c['kernel']:<10} {dt} {n}^3 tile {c['tile'][0]}x{c['tile'][1]} cluster "
                       f"{c['cluster'][0]}x{c['cluster'][1]}: {c['tflops']:.0f} TFLOP/s, {c['ratio']:.2f}x cuBLAS "
                       f"({r['cublas_tflops']:.0f} TFLOP/s)")
             b = r["best"]
             print(f"best {dt} {n}^3: {b['tflops']:.0f} TFLOP/s = {b['ratio']:.2f}x cuBLAS "
-                  f"(tile {b['tile']}, cluster {b['cluster']})")
+                  f"({b['kernel']}, tile {b['tile']}, cluster {b['cluster']})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
