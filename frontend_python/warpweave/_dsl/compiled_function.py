@@ -230,6 +230,14 @@ class JitCompiledFunction:
         self._fast_source = src
         return ns["fast_call"]
 
+    def export_to_c(self, file_path=".", file_name=None, function_prefix=None):
+        """Writes {file_path}/{file_name}.h and .o: this function for C and C++ programs (export.py)."""
+        from .export import export_to_c
+
+        if file_name is None:
+            file_name = self.jit_function.fn.__name__
+        return export_to_c(self, file_path, file_name, function_prefix)
+
     def __repr__(self):
         names = ", ".join(l.kernel for l in self.launches)
         return f"<compiled {self.jit_function.fn.__name__}: {names} for {self.target['name']}>"

@@ -421,6 +421,7 @@ class CachedAssumptions:
     """The assumptions of a cached compilation (AssumptionScope's interface for a compiled function)."""
 
     def __init__(self, exported):
+        self.sources = [tuple(e) for e in exported]  # the expressions' text (export_c.py writes them as C)
         self._items = [(int(k), [compile(e, "<warpweave assumption>", "eval") for e in (a, b, c, d)], what)
                        for k, a, b, c, d, what in exported]
 

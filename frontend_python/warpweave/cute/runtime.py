@@ -1,9 +1,11 @@
 """cute.runtime: host-side tensors, pointers and streams for @cute.jit functions: from_dlpack, make_ptr, and,
-for compiling without memory or a GPU, make_fake_tensor, make_fake_compact_tensor and make_fake_stream."""
+for compiling without memory or a GPU, make_fake_tensor, make_fake_compact_tensor and make_fake_stream;
+load_module for functions exported with export_to_c."""
 from .._dsl.runtime import (AddressSpace, FakeStream, RuntimePointer, RuntimeTensor, SymbolicInt,  # noqa: F401
                             from_dlpack, make_fake_compact_tensor, make_fake_stream, make_fake_tensor, make_ptr,
                             sym_int, sym_int32, sym_int64)
+from .._dsl.exported_module import load_module  # noqa: F401
 
 __all__ = ["AddressSpace", "FakeStream", "RuntimePointer", "RuntimeTensor", "SymbolicInt", "from_dlpack",
-           "make_fake_compact_tensor", "make_fake_stream", "make_fake_tensor", "make_ptr", "sym_int", "sym_int32",
+           "load_module", "make_fake_compact_tensor", "make_fake_stream", "make_fake_tensor", "make_ptr", "sym_int", "sym_int32",
            "sym_int64"]

@@ -1,0 +1,115 @@
+/* A stand-in for libcuda.so.1 with the entry points an exported warpweave wrapper calls, for testing exported
+   functions on machines without a GPU: it checks that the module image is an ELF cubin (and writes it to
+   $WW_MOCK_DUMP), and prints every launch (grid, block, shared memory, stream, attributes, and the bytes of each
+   parameter, whose sizes $WW_MOCK_PARAM_SIZES lists, comma-separated) to stdout. Nothing runs. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef struct { unsigned x, y, z; } dim3_t;
+typedef struct { int id; char pad[4]; union { char pad[64]; dim3_t clusterDim; int cooperative; } value; } attr_t;
+typedef struct {
+  unsigned gx, gy, gz, bx, by, bz, smem;
+  CUstream stream;
+  attr_t *attrs;
+  unsigned num_attrs;
+} config_t;
+
+static int ctx_token, module_token;
+static CUcontext current;
+
+CUresult cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return 0; }
+CUresult cuCtxSetCurrent(CUcontext c) { current = c; return 0; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int d) { (void)d; *c = &ctx_token; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+CUresult cuGetErrorString(CUresult e, const char **s) { (void)e; *s = "mock driver error"; return 0; }
+
+CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+  const unsigned char *p = (const unsigned char *)image;
+  uint64_t shoff, phoff, end;
+  uint16_t shentsize, shnum, phentsize, phnum;
+  if (memcmp(p, "\x7f" "ELF", 4) != 0 || p[4] != 2) return 200; /* CUDA_ERROR_INVALID_IMAGE */
+  memcpy(&shoff, p + 0x28, 8);
+  memcpy(&shentsize, p + 0x3A, 2);
+  memcpy(&shnum, p + 0x3C, 2);
+  memcpy(&phoff, p + 0x20, 8);
+  memcpy(&phentsize, p + 0x36, 2);
+  memcpy(&phnum, p + 0x38, 2);
+  end = shoff + (uint64_t)shentsize * shnum; /* the image ends with its last header table */
+  if (phoff + (uint64_t)phentsize * phnum > end) end = phoff + (uint64_t)phentsize * phnum;
+  const char *dump = getenv("WW_MOCK_DUMP");
+  if (dump) {
+    FILE *f = fopen(dump, "wb");
+    if (!f) return 999;
+    fwrite(p, 1, (size_t)end, f);
+    fclose(f);
+  }
+  printf("load %s\n", current ? "in-context" : "no-context");
+  *m = &module_token;
+  return 0;
+}
+
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  if (m != &module_token) return 400;
+  *f = strdup(name);
+  printf("function %s\n", name);
+  return 0;
+}
+
+CUresult cuModuleUnload(CUmodule m) { printf("unload\n"); return m == &module_token ? 0 : 400; }
+
+CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
+  printf("attribute %s %d %d\n", (const char *)f, attribute, value);
+  return 0;
+}
+
+static void print_params(void **params) {
+  const char *sizes = getenv("WW_MOCK_PARAM_SIZES");
+  int j = 0;
+  while (sizes && *sizes) {
+    long n = strtol(sizes, (char **)&sizes, 10);
+    if (*sizes == ',') ++sizes;
+    printf("param %d ", j);
+    for (long k = 0; k < n; ++k) printf("%02x", ((const unsigned char *)params[j])[k]);
+    printf("\n");
+    ++j;
+  }
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned smem, CUstream stream, void **params, void **extra) {
+  printf("launch %s grid %u %u %u block %u %u %u smem %u stream %llu extra %d\n", (const char *)f, gx, gy, gz, bx,
+         by, bz, smem, (unsigned long long)(uintptr_t)stream, extra != NULL);
+  print_params(params);
+  return 0;
+}
+
+CUresult cuLaunchKernelEx(const config_t *c, CUfunction f, void **params, void **extra) {
+  printf("launch %s grid %u %u %u block %u %u %u smem %u stream %llu extra %d\n", (const char *)f, c->gx, c->gy,
+         c->gz, c->bx, c->by, c->bz, c->smem, (unsigned long long)(uintptr_t)c->stream, extra != NULL);
+  for (unsigned i = 0; i < c->num_attrs; ++i)
+    printf("attr %d %u %u %u\n", c->attrs[i].id, c->attrs[i].value.clusterDim.x, c->attrs[i].value.clusterDim.y,
+           c->attrs[i].value.clusterDim.z);
+  print_params(params);
+  return 0;
+}
+
+/* Memory and streams for programs that allocate (host memory stands in; kernels never run, so results are not
+   computed). */
+typedef unsigned long long CUdeviceptr;
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { *p = (CUdeviceptr)(uintptr_t)malloc(bytes); return *p ? 0 : 2; }
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (const void *)(uintptr_t)s, n); return 0; }
+static int stream_token;
+CUresult cuStreamCreate(CUstream *s, unsigned flags) { (void)flags; *s = &stream_token; return 0; }
+CUresult cuStreamSynchronize(CUstream s) { (void)s; return 0; }
+CUresult cuStreamDestroy_v2(CUstream s) { return s == &stream_token ? 0 : 400; }
