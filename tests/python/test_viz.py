@@ -142,6 +142,14 @@ def test_identity_layout_cells_show_coordinates():
     assert text_of(cells[(2, 1)]) == ["(2,1)"]
 
 
+def test_coordinate_tensor_cells_show_its_coordinates():
+    tile = cute.local_tile(cute.make_identity_tensor((8, 12)), (4, 4), (1, 2))
+    (_, rows, cols, cells), = panels(parse(viz.svg(tile)))
+    assert (rows, cols) == (4, 4)
+    for (m, n), cell in cells.items():
+        assert text_of(cell) == [cute.pretty_str(tile[m, n])] == [f"({4 + m},{8 + n})"]
+
+
 def test_random_layouts():
     rng = random.Random(1234)
 

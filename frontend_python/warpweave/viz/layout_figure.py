@@ -8,7 +8,8 @@ modes after the second (their 1-D index, the modes grouped), side by side.
 from __future__ import annotations
 
 from .. import _core
-from ..cute.layout import pretty_str
+from .._dsl.tensor import _core_add as coordinate_sum
+from ..cute.layout import is_static, pretty_str
 from . import palette
 from .errors import DEFAULT_MAX_CELLS, check_cells, fail_type, fail_value
 from .figure import Cell, Figure, Panel
@@ -50,8 +51,21 @@ def mode_sizes(layout) -> list[int]:
     return [static_size(m, f"the layout {layout}") for m in modes]
 
 
+def _coordinate_base(obj):
+    """The first coordinate of a coordinate (identity) tensor, whose elements are base + layout(c); else None."""
+    from .._dsl.tensor import CoordIterator
+
+    it = getattr(obj, "iterator", None)
+    return it.base if isinstance(it, CoordIterator) else None
+
+
 def layout_figure(obj, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
+    """A layout's picture; a coordinate tensor (e.g. a tile of make_identity_tensor) shows its coordinates."""
     layout = as_layout(obj)
+    base = _coordinate_base(obj)
+    if base is not None and not is_static(base):
+        fail_value(f"the coordinate tensor {obj} starts at the dynamic coordinate {base}; pictures need static "
+                   "coordinates")
     if not is_static_layout(layout):
         fail_value(f"the layout {layout} has dynamic shapes or strides; pictures need a static layout (draw the "
                    "layout a kernel builds from static values, or a fake tensor's static layout)")
@@ -80,10 +94,13 @@ def layout_figure(obj, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
         for n in range(N):
             for m in range(M):
                 v = value_at(m, n, k)
+                if base is not None:
+                    v = coordinate_sum(base, v)
                 cells[(m, n)] = Cell((pretty_str(v),), palette.value_color(v), value=v)
         title = "" if K == 1 else _slice_title(rank, _core.idx2crd(k, rest_shape) if rank > 3 else k)
         panels.append(Panel(title, M, N, cells, slot=(k // _PANELS_PER_ROW, k % _PANELS_PER_ROW)))
-    return Figure(str(layout), panels, "layout")
+    title = str(layout) if base is None else f"coordinates {pretty_str(base)} + {layout}"
+    return Figure(title, panels, "layout")
 
 
 def _slice_title(rank, rest_coord) -> str:
