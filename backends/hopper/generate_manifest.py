@@ -542,11 +542,13 @@ def other_primitives():
                  sass=["SYNCS.ARRIVE.TRANS64.A1T0"]))
     out.append(P("hopper.mbarrier.arrive.cluster", "ARRIVE",
                  description="mbarrier.arrive on the mbarrier at the same offset in the CTA of rank cta_id in the "
-                             "cluster (release, cluster scope)",
+                             "cluster (release, CTA scope: a pipeline's consumer arrives once its reads of the "
+                             "stage have completed, so the peer's TMA writes that the arrival permits cannot "
+                             "overtake them; a cluster-scope release would cost a MEMBAR.ALL.GPU per arrival)",
                  python_name="arch.mbarrier_arrive_cluster",
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("cta_id", "SCALAR", "IN")],
                  ptx_template=("{ .reg .b32 ww_remote; mapa.shared::cluster.u32 ww_remote, $0, $1; "
-                               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ww_remote]; }"),
+                               "mbarrier.arrive.shared::cluster.b64 _, [ww_remote]; }"),
                  constraints="r,r", has_side_effects=True, sass=["SYNCS.ARRIVE.TRANS64.RED.A1T0"]))
     out.append(P("hopper.mbarrier.arrive_expect_tx", "ARRIVE",
                  description="mbarrier.arrive.expect_tx: one arrival that also expects tx_count more transaction "

@@ -252,8 +252,25 @@ class SmemDescriptorKind(ext.OperandKind):
                                  ext.DSLValueError)
         start = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)
         b = ext.builder()
-        addr = b.op1("llvm.ptrtoint", [ptr.address(start)], "i32")
         backend, entry = ext.select_instruction("warpgroup.make_smem_desc", {}, {"addr"})
-        out = ext.emit_instruction(b, backend, entry, {"addr": [addr]},
-                                   {"leading_byte_offset": lbo, "stride_byte_offset": sbo, "swizzle": swizzle})
-        return out["desc"][0]
+        attrs = {"leading_byte_offset": lbo, "stride_byte_offset": sbo, "swizzle": swizzle}
+        # The start address field is the address in 16-byte units (shared addresses are below 2^18, so it never
+        # wraps): the descriptor of base + offset is the buffer base's descriptor plus offset / 16. Writing it so
+        # leaves one descriptor per buffer, which the compiler keeps in uniform registers, and a constant add per
+        # k-block and stage, as CuTe's descriptor iterators do; built from each tile's own address, every k-block
+        # re-derives the field with shifts and masks in the issue path of the wgmma.
+        byte = (ptr.offset + start) * _elem_bytes(tile.element_type)
+        aligned = byte % 16 == 0 if isinstance(byte, int) else byte.divisibility % 16 == 0
+        if not aligned or ptr.base_align < 16:
+            addr = b.op1("llvm.ptrtoint", [ptr.address(start)], "i32")
+            return ext.emit_instruction(b, backend, entry, {"addr": [addr]}, attrs)["desc"][0]
+        base = b.op1("llvm.ptrtoint", [ptr.base], "i32")
+        desc = ext.emit_instruction(b, backend, entry, {"addr": [base]}, attrs)["desc"][0]
+        units = byte // 16
+        if isinstance(units, int):
+            if units == 0:
+                return desc
+            delta = b.constant_int(units, "i64")
+        else:
+            delta = b.materialize(units, "i64")
+        return b.op1("arith.addi", [desc, delta], "i64")

@@ -477,7 +477,7 @@ def test_cluster_helpers_have_cute_dsl_signatures():
 def test_pipeline_tma_async(cluster):
     """The TMA pipeline's barriers and signals: full barriers expect one arrival (the elected producer lane's
     expect_tx of tx_count bytes), empty ones (consumer warps) x (peer CTAs); consumers release in the peer CTAs
-    through mapa and cluster-scope arrivals when the cluster has several CTAs."""
+    through mapa and remote arrivals when the cluster has several CTAs."""
     import warpweave.pipeline as pipeline
 
     cm, cn = cluster
@@ -504,8 +504,10 @@ def test_pipeline_tma_async(cluster):
     assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "24576" in ptx
     assert "elect.sync" in ptx and "fence.mbarrier_init.release.cluster;" in ptx
     assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
-    remote = "mbarrier.arrive.release.cluster.shared::cluster.b64" in ptx
+    # Remote arrivals release at CTA scope (the default): a cluster-scope release is a MEMBAR.ALL.GPU per arrival.
+    remote = "mbarrier.arrive.shared::cluster.b64" in ptx
     assert remote == (cluster != (1, 1)) and ("mapa.shared::cluster.u32" in ptx) == remote
+    assert "mbarrier.arrive.release.cluster" not in ptx
     if cluster == (1, 1):
         assert "mbarrier.arrive.shared::cta.b64" in ptx
 
@@ -560,6 +562,22 @@ def test_tma_store_pipeline_and_named_sync():
 def opcodes(cubin):
     sass = _core.disassemble_sass(cubin)
     return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
+
+
+def wgmma_gaps(cubin):
+    """The opcodes between consecutive HGMMA/QGMMA of one wgmma group (the group ends at the one carrying gsb0)."""
+    gaps, cur = [], None
+    for line in _core.disassemble_sass(cubin).splitlines():
+        m = re.match(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", line)
+        if not m:
+            continue
+        if m.group(1).startswith(("HGMMA", "QGMMA")):
+            if cur is not None:
+                gaps.append(cur)
+            cur = None if "gsb0" in line else []
+        elif cur is not None:
+            cur.append(m.group(1))
+    return gaps
 
 
 def ptxas_report(compiled):
@@ -618,6 +636,12 @@ def test_dense_gemm_sass(majors, c_dtype, tile, cluster, epilogue, tma_a, tma_b,
     else:
         assert count("STG.E.U16") == tile[0] * tile[1] // gemm.num_threads
     assert not any(o.startswith(("LDL", "STL")) for o in ops)
+    # The wgmma of a k-tile issue back to back: their descriptors are in uniform registers already (no R2UR moves
+    # between them), and no memory barrier is waited on between k-tiles; the one MEMBAR.ALL.GPU allowed is the
+    # cluster barrier's release before the CTA leaves.
+    for between in wgmma_gaps(compiled.cubin):
+        assert not any(o.startswith(("R2UR", "MEMBAR")) for o in between), between
+    assert count("MEMBAR.ALL.GPU") <= (cluster != (1, 1))
     stack, spill_st, spill_ld, regs = ptxas_report(compiled)
     assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
     assert "wgmma" not in compiled.info["jit_log"].lower() or "serializ" not in compiled.info["jit_log"].lower()

@@ -176,8 +176,12 @@ class HopperDenseGemm:
                                            cute.group_modes(gB, 0, 2))
 
         thr_mma = tiled_mma.get_slice(tidx)
-        tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))    # (MMA, MMA_M, MMA_K, stages): descriptors
-        tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+        # A warpgroup's threads share its A and B tiles: slicing them by the (warp-uniform) warpgroup keeps their
+        # shared-memory descriptors in uniform registers, next to the wgmma that read them.
+        warpgroup_idx = cute.arch.make_warp_uniform(tidx // WARPGROUP)
+        thr_mma_ab = tiled_mma.get_slice(warpgroup_idx * WARPGROUP)
+        tCrA = tiled_mma.make_fragment_A(thr_mma_ab.partition_A(sA))  # (MMA, MMA_M, MMA_K, stages): descriptors
+        tCrB = tiled_mma.make_fragment_B(thr_mma_ab.partition_B(sB))
         tCgC = thr_mma.partition_C(gC)
         tCcC = thr_mma.partition_C(cC)
         acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
