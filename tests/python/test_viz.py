@@ -178,6 +178,20 @@ def test_hierarchical_layout_rows_follow_the_nested_coordinate():
     assert [text_of(cells[(0, n)])[0] for n in range(4)] == ["0", "2", "4", "6"]
 
 
+def test_nested_modes_draw_their_sub_mode_boundaries():
+    # Rows of ((2,3),...) carry every 2 rows (lines after rows 1 and 3); columns of (...,(2,2)) after column 1; a
+    # flat layout has none.
+    def boundaries(layout):
+        root = parse(viz.svg(layout))
+        lines = [ln for ln in root.iter(SVG + "line") if ln.get("class") == "mode-boundary"]
+        horizontal = sum(1 for ln in lines if ln.get("y1") == ln.get("y2"))
+        return horizontal, len(lines) - horizontal
+
+    assert boundaries(cute.make_layout(((2, 3), (2, 2)), stride=((1, 8), (2, 24)))) == (2, 1)
+    assert boundaries(cute.make_layout(((2, (3, 2)), 2))) == (5 + 1, 0)   # every 2 rows, and after 6 again
+    assert boundaries(cute.make_layout((6, 4))) == (0, 0)
+
+
 # --- thread-value layouts ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("thr,val", [((4, 32), (4, 1)), ((4, 8), (2, 4)), ((2, 2), (1, 1)), ((8, 4), (1, 8))])

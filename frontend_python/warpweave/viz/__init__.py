@@ -14,14 +14,33 @@ from __future__ import annotations
 import sys
 
 from .errors import DEFAULT_MAX_CELLS
-from .picture import AUTO_MAX_CELLS, Picture, figure_of, repr_svg
+
+# The figure model and its writers load at the first picture: warpweave.utils imports this package for its
+# print_latex names, and most programs draw nothing.
 
 
-def picture(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> Picture:
+def picture(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS):
     """The picture of a Layout / ComposedLayout / Tensor (cell (m, n) shows layout((m, n))), of a thread-value
     layout over its tile (tiler_mn given: each element shows the thread and value that hold it), of a TiledCopy
     (source and destination) or of a TiledMma / MMA atom (A, B and C)."""
+    from .drawing import Picture, figure_of
+
     return Picture(figure_of(obj, tiler_mn, max_cells=max_cells))
+
+
+def repr_svg(obj):
+    """What Jupyter shows for obj: its SVG, or None (its text then) when it is dynamic, large or not drawable."""
+    from .drawing import repr_svg as _repr_svg
+
+    return _repr_svg(obj)
+
+
+def __getattr__(name):
+    if name in ("Picture", "AUTO_MAX_CELLS"):
+        from . import drawing as _drawing
+
+        return getattr(_drawing, name)
+    raise AttributeError(f"module 'warpweave.viz' has no attribute {name!r}")
 
 
 def svg(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> str:

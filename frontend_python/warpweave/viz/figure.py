@@ -29,6 +29,9 @@ class Panel:
     row_label: str = ""                          # the mode the rows walk (e.g. "m"), shown at the corner
     col_label: str = ""
     slot: tuple[int, int] = (0, 0)               # where the panel sits in the figure's arrangement
+    # Periods of a nested mode's sub-modes, innermost first: rows of ((2,3),4) group by 2 (a line every 2 rows).
+    row_periods: tuple[int, ...] = ()
+    col_periods: tuple[int, ...] = ()
 
     def cell(self, r: int, c: int) -> Cell | None:
         return self.cells.get((r, c))

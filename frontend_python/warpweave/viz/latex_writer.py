@@ -49,6 +49,17 @@ def to_latex(figure: Figure) -> str:
                        rf"rectangle ({_c(x + cw)},{_c(y + ch)});")
             text = r"\\".join(_tex(line) for line in cell.lines)
             out.append(rf"\node[align=center] at ({_c(x + cw / 2)},{_c(y + ch / 2)}) {{{text}}};")
+        for (r, c) in ((r, c) for r in range(p.rows) for c in range(p.cols) if (r, c) not in p.cells):
+            x, y = pp.x + c * cw, pp.y + r * ch
+            out.append(rf"\draw[draw=black!25,line width=0.2pt] ({_c(x)},{_c(y)}) rectangle ({_c(x + cw)},{_c(y + ch)});")
+        for depth, period in enumerate(p.row_periods):
+            for r in range(period, p.rows, period):
+                out.append(rf"\draw[line width={0.4 + 0.2 * depth:.1f}pt] ({_c(pp.x)},{_c(pp.y + r * ch)}) -- "
+                           rf"({_c(pp.x + p.cols * cw)},{_c(pp.y + r * ch)});")
+        for depth, period in enumerate(p.col_periods):
+            for c in range(period, p.cols, period):
+                out.append(rf"\draw[line width={0.4 + 0.2 * depth:.1f}pt] ({_c(pp.x + c * cw)},{_c(pp.y)}) -- "
+                           rf"({_c(pp.x + c * cw)},{_c(pp.y + p.rows * ch)});")
         out.append(rf"\draw[line width=0.6pt] ({_c(pp.x)},{_c(pp.y)}) rectangle ({_c(pp.x + p.cols * cw)},"
                    rf"{_c(pp.y + p.rows * ch)});")
     out += [r"\end{tikzpicture}", r"\end{document}"]

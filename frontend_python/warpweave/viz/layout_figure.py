@@ -59,6 +59,19 @@ def _coordinate_base(obj):
     return it.base if isinstance(it, CoordIterator) else None
 
 
+def sub_mode_periods(mode_shape) -> tuple[int, ...]:
+    """The extents after which a nested mode's coordinate carries into its next sub-mode: (2, 3) -> (2,),
+    (2, (3, 2)) -> (2, 6); a flat mode has none."""
+    leaves = _core.tuple_flatten(mode_shape) if isinstance(mode_shape, tuple) else (mode_shape,)
+    leaves = leaves if isinstance(leaves, tuple) else (leaves,)
+    out, p = [], 1
+    for leaf in leaves[:-1]:
+        p *= leaf
+        if 1 < p and (not out or out[-1] != p):
+            out.append(p)
+    return tuple(out)
+
+
 def layout_figure(obj, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
     """A layout's picture; a coordinate tensor (e.g. a tile of make_identity_tensor) shows its coordinates."""
     layout = as_layout(obj)
@@ -98,7 +111,11 @@ def layout_figure(obj, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
                     v = coordinate_sum(base, v)
                 cells[(m, n)] = Cell((pretty_str(v),), palette.value_color(v), value=v)
         title = "" if K == 1 else _slice_title(rank, _core.idx2crd(k, rest_shape) if rank > 3 else k)
-        panels.append(Panel(title, M, N, cells, slot=(k // _PANELS_PER_ROW, k % _PANELS_PER_ROW)))
+        shape = outer_layout(layout).shape
+        modes = shape if isinstance(shape, tuple) else (shape,)
+        panels.append(Panel(title, M, N, cells, slot=(k // _PANELS_PER_ROW, k % _PANELS_PER_ROW),
+                            row_periods=sub_mode_periods(modes[0]),
+                            col_periods=sub_mode_periods(modes[1]) if rank >= 2 else ()))
     title = str(layout) if base is None else f"coordinates {pretty_str(base)} + {layout}"
     return Figure(title, panels, "layout")
 

@@ -67,6 +67,17 @@ def to_svg(figure: Figure) -> str:
                     parts.append(f'<tspan x="{_f(x + cw / 2)}" y="{_f(top + 14 * i)}">{escape(line)}</tspan>')
                 parts.append("</text></g>")
                 out.append("".join(parts))
+        # Lines where a nested mode carries into its next sub-mode, heavier for outer sub-modes.
+        for depth, period in enumerate(p.row_periods):
+            for r in range(period, p.rows, period):
+                y = pp.y + r * ch
+                out.append(f'<line class="mode-boundary" x1="{_f(pp.x)}" y1="{_f(y)}" x2="{_f(pp.x + p.cols * cw)}" '
+                           f'y2="{_f(y)}" stroke="#000000" stroke-width="{0.9 + 0.5 * depth}"/>')
+        for depth, period in enumerate(p.col_periods):
+            for c in range(period, p.cols, period):
+                x = pp.x + c * cw
+                out.append(f'<line class="mode-boundary" x1="{_f(x)}" y1="{_f(pp.y)}" x2="{_f(x)}" '
+                           f'y2="{_f(pp.y + p.rows * ch)}" stroke="#000000" stroke-width="{0.9 + 0.5 * depth}"/>')
         out.append(f'<rect class="frame" x="{_f(pp.x)}" y="{_f(pp.y)}" width="{_f(p.cols * cw)}" '
                    f'height="{_f(p.rows * ch)}" fill="none" stroke="#000000" stroke-width="1.2"/>')
         out.append("</g>")
