@@ -217,6 +217,7 @@ class TensorOpGemm:
             # Main loop. Per k-tile: k-block by k-block, load the next k-block's fragments, issue the next
             # k-tile's cp.async (A before the MMAs, B after, to interleave memory and math), and run the MMAs.
             # At the last k-block, move to the next stage once its copies have landed.
+            cute.profile.begin("mainloop")  # timed regions: only when compiled with warpweave.profile.Profile
             for k_tile in range(k_tile_count):
                 for k_block in cutlass.range(num_k_block, unroll_full=True):
                     if k_block == num_k_block - 1:
@@ -245,8 +246,10 @@ class TensorOpGemm:
 
             cute.arch.cp_async_wait_group(0)
             cute.arch.sync_threads()
+            cute.profile.end("mainloop")
 
             # Epilogue: registers -> shared memory (C's layout) -> 128-bit stores to global memory.
+            cute.profile.begin("epilogue")
             tCrD = cute.make_fragment_like(tCrC, self.c_dtype)
             tCrD[None] = epilogue_op(tCrC.load()).to(self.c_dtype)
             cute.autovec_copy(tCrD, tCsC)
@@ -270,6 +273,7 @@ class TensorOpGemm:
                     if cute.elem_less(tCcC[(0, v), 0, n][1], mC.shape[1]):
                         cute.copy(tiled_copy_C, tCrC_out[None, None, n], tCgC_out[None, None, n],
                                   pred=tCpC[None, None, n])
+            cute.profile.end("epilogue")
 
     def _smem_layout_AB(self, dtype, major, copy_bits, tiler):
         # An 8-row atom of up to 64 contiguous elements, swizzled so that ldmatrix's eight 16-byte rows fall in

@@ -11,6 +11,7 @@
 | `KeepCUBIN` | `--keep-cubin` | the cubin is written there too |
 | `PtxasOptions("...")` | `--ptxas-options "..."` | options for the cubin tool (ptxas / nvJitLink) |
 | `GPUArch("sm_90a")` | `--gpu-arch sm_90a` | the target, instead of the device's (or WARPWEAVE_ARCH) |
+| `EnableTVMFFI` | `--enable-tvm-ffi` | the compiled function is called through Apache TVM FFI (tvm_ffi_call.py) |
 
 An option type may be given as the class (`GenerateLineInfo`) or an instance (`GenerateLineInfo(True)`).
 A string that is not one of these options but looks like one (`-v`, `-lineinfo`, `-O2`) is passed to the cubin
@@ -33,6 +34,8 @@ class CompileOptions:
     ptxas_options: tuple = ()
     keep: frozenset = field(default_factory=frozenset)   # of "ptx", "cubin"
     gpu_arch: str | None = None
+    tvm_ffi: bool = False   # called through TVM FFI (the kernels are the same)
+    profile: tuple | None = None   # warpweave.profile.Profile: the event buffer kernels record into
 
     @staticmethod
     def parse(options) -> "CompileOptions":
@@ -99,6 +102,11 @@ class GPUArch(CompileOption):
         return replace(opts, gpu_arch=self.arch)
 
 
+class EnableTVMFFI(_Flag):
+    def apply(self, opts):
+        return replace(opts, tvm_ffi=self.enabled)
+
+
 class EnableAssertions(_Flag):
     def apply(self, opts):
         if self.enabled:
@@ -107,7 +115,7 @@ class EnableAssertions(_Flag):
         return opts
 
 
-OPTION_TYPES = (OptLevel, GenerateLineInfo, KeepPTX, KeepCUBIN, PtxasOptions, GPUArch, EnableAssertions)
+OPTION_TYPES = (OptLevel, GenerateLineInfo, KeepPTX, KeepCUBIN, PtxasOptions, GPUArch, EnableTVMFFI, EnableAssertions)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-cubin", action="store_true")
     p.add_argument("--ptxas-options")
     p.add_argument("--gpu-arch")
+    p.add_argument("--enable-tvm-ffi", action="store_true")
     p.add_argument("--enable-assertions", "--enable-device-assertions", action="store_true")
     return p
 
@@ -148,6 +157,8 @@ def _from_string(text: str) -> list[CompileOption]:
         out.append(PtxasOptions(ns.ptxas_options))
     if ns.gpu_arch:
         out.append(GPUArch(ns.gpu_arch))
+    if ns.enable_tvm_ffi:
+        out.append(EnableTVMFFI())
     if ns.enable_assertions:
         out.append(EnableAssertions())
     if rest:

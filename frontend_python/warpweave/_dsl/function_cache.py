@@ -589,8 +589,9 @@ def _usable(opts) -> bool:
     from .compile_module import _keep
 
     # As the module-text level: no cache when disabled, when artefacts are dumped, or for a resource report.
+    # A profiled compilation traces (its regions' names are learnt there), so it is not served before tracing.
     return not (_core.JitCache.disabled_by_env() or _keep() or getattr(opts, "keep", None)
-                or "-v" in getattr(opts, "ptxas_options", ()))
+                or "-v" in getattr(opts, "ptxas_options", ()) or getattr(opts, "profile", None))
 
 
 def lookup(jf, args, kwargs, target, opts):

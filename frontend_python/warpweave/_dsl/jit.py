@@ -110,7 +110,7 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
                 session.note_compiled(compiled)
             return compiled
         target = target or select_target()
-        st = trace.TraceState(target=target.as_dict())
+        st = trace.TraceState(target=target.as_dict(), profile=opts.profile)
         t0 = time.perf_counter()
         bound = jf.signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -221,8 +221,13 @@ class _Compile:
         if isinstance(fn, BoundJitFunction):
             compiled = compile_function(fn.jit_function, (fn.obj,) + args, kwargs, options=opts)
             compiled.bound_self = (fn.obj,)
-            return compiled
-        return compile_function(fn, args, kwargs, options=opts)
+        else:
+            compiled = compile_function(fn, args, kwargs, options=opts)
+        if opts.tvm_ffi:  # called through TVM FFI (tvm_ffi_call.py); the kernels are the same
+            from .tvm_ffi_call import wrap
+
+            return wrap(compiled)
+        return compiled
 
 
 compile = _Compile()  # noqa: A001 - CuTe DSL's name

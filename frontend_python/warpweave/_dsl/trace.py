@@ -54,6 +54,7 @@ class TraceState:
     host_actions: list = field(default_factory=list)    # host-side work at each call (host_actions.py)
     host_values: dict = field(default_factory=dict)     # host symbol id -> the value being compiled for, if known
     host_guards: list = field(default_factory=list)     # host comparisons decided with them (host_guards.py)
+    profile: Any = None                                 # the profiler's token while profiled (warpweave.profile)
 
     def new_host_symbol(self, arg_index, path, bits=32, divisibility=1, name="") -> _core.SymInt:
         sid = self.next_host_symbol

@@ -24,6 +24,7 @@ from . import math  # noqa: F401
 
 globals().update({_n: getattr(_numeric, _n) for _n in _numeric_exports})  # cute.Int32 as well as cutlass.Int32
 from . import arch, nvgpu, runtime, testing  # noqa: F401
+from .. import profile  # noqa: F401 - cute.profile.region(...): warpweave.profile
 from .._dsl.compile_options import (EnableAssertions, GenerateLineInfo, GPUArch, KeepCUBIN, KeepPTX,  # noqa: F401
                                     OptLevel, PtxasOptions)
 from .._dsl.runtime import AddressSpace, sym_int, sym_int32, sym_int64  # noqa: F401
