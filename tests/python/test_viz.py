@@ -388,3 +388,20 @@ def test_print_latex_inside_a_jit_function(capsys, monkeypatch):
     show()
     out = capsys.readouterr().out
     assert out.count(r"\filldraw") == 16
+
+
+def test_a_dynamic_layout_inside_a_jit_function_names_the_users_line(monkeypatch):
+    from warpweave.cute.runtime import make_fake_tensor
+
+    monkeypatch.setenv("WARPWEAVE_ARCH", "sm_80")
+    line = []
+
+    @cute.jit
+    def show(x: cute.Tensor):
+        line.append(_here() + 1)
+        utils.print_latex(x.layout)
+
+    t = make_fake_tensor(cutlass.Float32, (8, 8)).mark_layout_dynamic()
+    with pytest.raises(DSLValueError, match="dynamic") as e:
+        show(t)
+    assert e.value.location == (THIS_FILE, line[0])
