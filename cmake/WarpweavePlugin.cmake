@@ -1,5 +1,5 @@
 # warpweave_add_backend(<name> SOURCES <files...> MANIFEST <file.textproto> [OUTPUT_DIRECTORY <dir>]
-#                       [PYTHON_DIR <dir>])
+#                       [PYTHON_DIR <dir>] [INSTALL_DIR <dir>])
 #
 # Builds a warpweave backend plugin: a shared library with the manifest embedded (as ww_manifest_text /
 # ww_manifest_size), linked against nothing of the core (only the plugin ABI headers). Used in tree and by
@@ -7,8 +7,15 @@
 #
 # PYTHON_DIR: the backend's Python package (manifest.proto, PythonPackage). It is linked beside the library as
 # <name>.python, so that edits to it take effect without a rebuild; `cmake --install` copies it.
+#
+# INSTALL_DIR (default: the variable WARPWEAVE_PLUGIN_INSTALL_DIR, if set): `cmake --install` puts the library
+# there, and its Python package, as a real folder, beside it as <name>.python. A directory that the core searches
+# (warpweave/plugins of an installed warpweave, or one named in WARPWEAVE_PLUGIN_PATH).
 function(warpweave_add_backend name)
-  cmake_parse_arguments(ARG "" "MANIFEST;OUTPUT_DIRECTORY;PYTHON_DIR" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "MANIFEST;OUTPUT_DIRECTORY;PYTHON_DIR;INSTALL_DIR" "SOURCES" ${ARGN})
+  if(NOT ARG_INSTALL_DIR AND WARPWEAVE_PLUGIN_INSTALL_DIR)
+    set(ARG_INSTALL_DIR ${WARPWEAVE_PLUGIN_INSTALL_DIR})
+  endif()
   if(NOT ARG_MANIFEST)
     message(FATAL_ERROR "warpweave_add_backend(${name}): MANIFEST is required")
   endif()
@@ -38,5 +45,12 @@ function(warpweave_add_backend name)
     endif()
     file(MAKE_DIRECTORY ${out_dir})
     file(CREATE_LINK ${py_dir} ${out_dir}/${name}.python SYMBOLIC)
+  endif()
+  if(ARG_INSTALL_DIR)
+    install(TARGETS ${name} LIBRARY DESTINATION ${ARG_INSTALL_DIR})
+    if(ARG_PYTHON_DIR)
+      install(DIRECTORY ${py_dir}/ DESTINATION ${ARG_INSTALL_DIR}/${name}.python
+              PATTERN __pycache__ EXCLUDE PATTERN "*.pyc" EXCLUDE)
+    endif()
   endif()
 endfunction()

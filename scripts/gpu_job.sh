@@ -11,7 +11,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/tmp/ww-out}
 mkdir -p "$OUT"
 tar -xJf .devcarry/build.tar.xz
-export PYTHONPATH=$PWD/frontend_python:$PWD/conformance:$PWD/pipelines PYTHONUNBUFFERED=1 WARPWEAVE_CACHE_DIR=/tmp/ww-cache
+wheel=$(ls .devcarry/wheel/warpweave-*.whl 2>/dev/null | head -n1)
+if [ -n "$wheel" ]; then
+  # The wheel (pack_for_device.sh --wheel), installed into a folder of its own that PYTHONPATH names: everything
+  # below runs against the installed package (the machine's torch and numpy stay in use). No index is reachable
+  # there; where pip is missing, a wheel unpacks as a zip.
+  site=/tmp/ww-site
+  rm -rf "$site"
+  python3 -m pip install -q --no-deps --no-index --target "$site" "$wheel" > "$OUT/wheel_install.log" 2>&1 \
+    || python3 -m zipfile -e "$wheel" "$site"
+  export PYTHONPATH=$site
+else
+  export PYTHONPATH=$PWD/frontend_python:$PWD/conformance:$PWD/pipelines
+fi
+export PYTHONUNBUFFERED=1 WARPWEAVE_CACHE_DIR=/tmp/ww-cache
 export WARPWEAVE_EXAMPLE_PLUGIN_DIR=$PWD/example_plugin
 what=${*:-all}
 summary=()

@@ -3,16 +3,32 @@
 # binaries, stripped and xz-compressed into .devcarry/ (ignored by git; name it in the device tool's `carry`).
 # --cutedsl <NVIDIA/cutlass checkout or git dir>: also packs that checkout's public CuTe DSL example programs
 # (examples/python/CuTeDSL) for gpu_job.sh's cutedsl step. They are never committed here.
+# --wheel [FILE]: carries the warpweave wheel (FILE, or one scripts/build_wheel.sh builds) in .devcarry/wheel/
+# instead of the build's extension and plugins; gpu_job.sh installs it and runs everything against the installed
+# package. The wheel is 19.6 MiB (2026-12-01; deflated already: xz -6 of it gives 19.5 MiB, so it travels as it
+# is), against 13.2 MiB for build.tar.xz; either fits the device tool's 64 MiB.
 set -euo pipefail
 cutedsl=""
-if [ "${1:-}" = "--cutedsl" ]; then cutedsl=$2; fi
+wheel=""
+while (($#)); do
+  case $1 in
+    --cutedsl) cutedsl=$2; shift 2 ;;
+    --wheel)
+      if [ -n "${2:-}" ] && [ "${2#--}" = "$2" ]; then wheel=$(realpath "$2"); shift 2; else wheel=build; shift; fi ;;
+    *) echo "pack_for_device.sh: unknown argument $1 (--cutedsl DIR, --wheel [FILE])" >&2; exit 2 ;;
+  esac
+done
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+if [ "$wheel" = build ]; then wheel=$("$root/scripts/build_wheel.sh" --out /tmp/ww-wheel/dist | tail -n1); fi
 stage=$(mktemp -d)
-mkdir -p "$stage/frontend_python/warpweave" "$stage/bin"
-cp frontend_python/warpweave/_core*.so frontend_python/warpweave/libprotobuf.so.32 "$stage/frontend_python/warpweave/"
-# -L: the plugins' Python packages are links into backends/ here; the GPU machine gets copies.
-[ -d frontend_python/warpweave/plugins ] && cp -rL frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
+mkdir -p "$stage/bin"
+if [ -z "$wheel" ]; then
+  mkdir -p "$stage/frontend_python/warpweave"
+  cp frontend_python/warpweave/_core*.so frontend_python/warpweave/libprotobuf.so.32 "$stage/frontend_python/warpweave/"
+  # -L: the plugins' Python packages are links into backends/ here; the GPU machine gets copies.
+  [ -d frontend_python/warpweave/plugins ] && cp -rL frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
+fi
 for t in ww_runtime_test ww_layout_test; do [ -x build/tests/$t ] && cp build/tests/$t "$stage/bin/"; done
 # The out-of-tree example plugin, built against an SDK install as a third party would (the GPU machine cannot build
 # it); its tests find it through WARPWEAVE_EXAMPLE_PLUGIN_DIR.
@@ -26,7 +42,10 @@ rm -rf "$sdk" "$b1"
 find "$stage" -type f \( -name '*.so' -o -path '*/bin/*' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
 mkdir -p .devcarry
 tar -C "$stage" -cf - . | xz -T2 -6 > .devcarry/build.tar.xz
-rm -rf "$stage"
+rm -rf "$stage" .devcarry/wheel
+if [ -n "$wheel" ]; then
+  mkdir -p .devcarry/wheel && cp "$wheel" .devcarry/wheel/
+fi
 if [ -n "$cutedsl" ]; then
   if [ -d "$cutedsl/examples/python/CuTeDSL" ]; then
     tar -C "$cutedsl" -cf - examples/python/CuTeDSL | xz -T2 -6 > .devcarry/cutedsl.tar.xz

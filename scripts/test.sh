@@ -23,3 +23,9 @@ if [ ! -f build-asan/build.ninja ]; then
 fi
 cmake --build build-asan -j"$(nproc)"
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+
+# WW_TEST_WHEEL=1 (CI sets it, .ci/run): the wheel, built (a second full build of the project, through ccache),
+# installed into a fresh environment outside the checkout and checked there, the example plugin built against it.
+if [ "${WW_TEST_WHEEL:-0}" = 1 ]; then
+  "$root/scripts/test_wheel.sh"
+fi

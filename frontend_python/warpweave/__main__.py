@@ -4,7 +4,10 @@ import importlib.util
 import os
 import sys
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+# An installed wheel carries the examples inside the package; a checkout has them beside it (frontend_python/).
+EXAMPLES = next((d for d in (os.path.join(_PACKAGE, "examples"), os.path.join(os.path.dirname(_PACKAGE), "examples"))
+                 if os.path.isdir(d)), os.path.join(os.path.dirname(_PACKAGE), "examples"))
 
 # The examples the main job runs (on a GPU) or compiles for every target (without one), with their arguments.
 MAIN_EXAMPLES = [
@@ -52,6 +55,25 @@ def _conformance_cli():
     return cli
 
 
+def _sdk_main(args) -> int:
+    """The SDK an installed wheel carries (cmake/WarpweaveWheel.cmake): warpweave/lib/cmake/warpweave and
+    warpweave/include. A checkout has none (`cmake --install build --prefix <dir>` makes one)."""
+    cmake_dir = os.path.join(_PACKAGE, "lib", "cmake", "warpweave")
+    if not os.path.isfile(os.path.join(cmake_dir, "warpweaveConfig.cmake")):
+        print(f"python -m warpweave sdk: this warpweave ({_PACKAGE}) has no plugin SDK: it is not an installed wheel; "
+              "`cmake --install <build> --prefix <dir>` installs one from a build", file=sys.stderr)
+        return 1
+    if args.cmake_dir:
+        print(cmake_dir)
+    elif args.include_dir:
+        print(os.path.join(_PACKAGE, "include"))
+    elif args.prefix:
+        print(_PACKAGE)
+    else:
+        print(f"find_package(warpweave): cmake -Dwarpweave_DIR={cmake_dir} ...  (or -DCMAKE_PREFIX_PATH={_PACKAGE})")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["run"]:  # its own arguments follow the program's path unparsed (migrate.py)
@@ -63,6 +85,11 @@ def main(argv=None) -> int:
     sub.add_parser("main", help="the main job: the demo, then the examples (run on a GPU, else compiled)")
     sub.add_parser("run", help="run a CuTe DSL program with `import cutlass` mapped to warpweave "
                                "(python -m warpweave run [--compile-only --arch sm_80] prog.py args...)")
+    sdk = sub.add_parser("sdk", help="where the plugin SDK of this installation is (for find_package(warpweave))")
+    sdk_what = sdk.add_mutually_exclusive_group()
+    sdk_what.add_argument("--cmake-dir", action="store_true", help="the folder of warpweaveConfig.cmake (warpweave_DIR)")
+    sdk_what.add_argument("--prefix", action="store_true", help="a CMAKE_PREFIX_PATH entry that finds it")
+    sdk_what.add_argument("--include-dir", action="store_true", help="the plugin ABI headers")
     conformance = _conformance_cli()
     conformance.add_plugins_parser(sub)
     conformance.add_conformance_parser(sub)
@@ -73,6 +100,8 @@ def main(argv=None) -> int:
         return 0
     if args.command == "main":
         return run_main_job()
+    if args.command == "sdk":
+        return _sdk_main(args)
     if args.command == "plugins":
         return conformance.plugins_main(args)
     if args.command == "conformance":

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The wheel test: builds the wheel (scripts/build_wheel.sh), installs it into a fresh virtual environment outside the
+# checkout, and checks the installed package there (tests/wheel/check_installed.py: imports from site-packages, the
+# backends and their Python packages found relative to the package, a kernel compiled for every shipped target,
+# `python -m warpweave main` and the conformance compile tier), then builds the out-of-tree example plugin
+# (plugins_api/examples/b1_mma) with find_package(warpweave) from the installed package alone and loads it.
+#
+#   scripts/test_wheel.sh [--wheel FILE] [--keep]
+#
+# --wheel FILE  test that wheel instead of building one
+# --keep        keep the environment and the plugin build (their folder is printed)
+# A full build of the project (minutes); scripts/test.sh runs it when WW_TEST_WHEEL=1 (README, "Installing").
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+whl=""
+keep=0
+while (($#)); do
+  case $1 in
+    --wheel) whl=$(realpath "$2"); shift 2 ;;
+    --keep) keep=1; shift ;;
+    *) echo "test_wheel.sh: unknown argument $1 (--wheel FILE, --keep)" >&2; exit 2 ;;
+  esac
+done
+log() { printf '\033[1m[wheel test]\033[0m %s\n' "$*"; }
+if [ -z "$whl" ]; then
+  whl=$("$root/scripts/build_wheel.sh" --out /tmp/ww-wheel/dist | tail -n1)
+fi
+[ -f "$whl" ] || { echo "test_wheel.sh: no wheel at $whl" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/ww-wheel-test.XXXXXX)
+if ((keep)); then log "keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
+tools=/tmp/ww-wheel/tools-venv
+py=$tools/bin/python
+[ -x "$py" ] || py=$(command -v python3.12)
+"$(realpath "$py")" -m venv "$work/venv"  # the base interpreter: the tools' packages stay out
+venv=$work/venv
+log "installing $(basename "$whl") into $venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "$whl"
+
+# Everything below runs outside the checkout, with nothing of it on any path.
+cd "$work"
+unset PYTHONPATH WARPWEAVE_PLUGIN_PATH
+export WARPWEAVE_CACHE_DIR=$work/jit-cache
+cp "$root/tests/wheel/check_installed.py" "$work/"
+"$venv/bin/python" check_installed.py --checkout "$root"
+
+# A third party's plugin, built against the installed package's SDK only (a copy of the example, so that nothing of
+# the checkout is in reach of its build).
+log "building the example plugin with find_package(warpweave) from the installed package"
+cp -r "$root/plugins_api/examples/b1_mma" "$work/b1_src"
+prefix=$("$venv/bin/python" -m warpweave sdk --prefix)
+cmake -S "$work/b1_src" -B "$work/b1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+nice -n 15 cmake --build "$work/b1" -j2 >/dev/null
+WARPWEAVE_PLUGIN_PATH=$work/b1 "$venv/bin/python" -m warpweave plugins --json > "$work/plugins.json"
+"$venv/bin/python" - "$work/plugins.json" "$work/b1" <<'EOF'
+import json, os, sys
+listed = json.load(open(sys.argv[1]))
+names = {p["name"]: p for p in listed if "name" in p}
+assert not [p for p in listed if "refused" in p], f"refused plugin files: {[p for p in listed if 'refused' in p]}"
+assert "example_b1" in names, f"the example plugin is not loaded (loaded: {sorted(names)})"
+assert os.path.dirname(names["example_b1"]["path"]) == sys.argv[2], names["example_b1"]["path"]
+assert {"ampere", "hopper", "blackwell"} <= set(names), sorted(names)
+print(f"ok    the example plugin built against the installed SDK loads beside {sorted(set(names) - {'example_b1'})}")
+EOF
+WARPWEAVE_PLUGIN_PATH=$work/b1 "$venv/bin/python" -m warpweave conformance --backend example_b1 --tier compile --quiet
+log "passed"
