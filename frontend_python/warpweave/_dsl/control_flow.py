@@ -2,8 +2,9 @@
 ones run as Python.
 
 Variables a dynamic body assigns are carried through the region when they are defined before it: numbers (DSL
-numbers, and Python numbers, which become dynamic) as region results; other objects (tensors, layouts, ...) must
-stay the same object. A variable first defined inside a dynamic body is not available after it, as in CuTe DSL.
+numbers, and Python numbers, which become dynamic) as region results; tuples that hold a DSL number (a
+coordinate such as (None, None, k, stage)) number by number, their other elements unchanged; other objects
+(tensors, layouts, ...) must stay the same object. A variable first defined inside a dynamic body is not available after it, as in CuTe DSL.
 A variable may not change type inside a dynamic body.
 """
 from __future__ import annotations
@@ -85,10 +86,24 @@ def _as_type(name, v, t, lineno, where):
     return v if isinstance(v, Numeric) else t(v)
 
 
+def _same_static(a, b) -> bool:
+    """a and b are the same value, compared without asking a runtime number for a truth value."""
+    if a is b:
+        return True
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(_same_static(x, y) for x, y in zip(a, b))
+    if isinstance(a, Numeric) or isinstance(b, Numeric):
+        return (isinstance(a, Numeric) and isinstance(b, Numeric) and type(a) is type(b) and a.is_static
+                and b.is_static and a.value == b.value)
+    if isinstance(a, (bool, int, float, str)) and isinstance(b, (bool, int, float, str)):
+        return type(a) is type(b) and a == b
+    return False
+
+
 def _check_unchanged(name, before, after, lineno, where):
     if after is before or isinstance(before, Undefined):
         return
-    if isinstance(before, (tuple, str)) and before == after:
+    if isinstance(before, (tuple, str)) and _same_static(before, after):
         return
     raise DSLTypeError(
         f"variable '{name}' is reassigned inside the dynamic {where} at line {lineno} to a different "
@@ -146,6 +161,69 @@ def _is_carried_tensor(v) -> bool:
             and v.iterator.memspace in (GMEM, SMEM))
 
 
+def _tuple_leaves(t):
+    return [x for c in t for x in _tuple_leaves(c)] if isinstance(t, tuple) else [t]
+
+
+def _tuple_profile(t):
+    return tuple(_tuple_profile(c) for c in t) if isinstance(t, tuple) else None
+
+
+def _profile_str(p) -> str:
+    return "(" + ", ".join(_profile_str(c) for c in p) + ("," if len(p) == 1 else "") + ")" \
+        if isinstance(p, tuple) else "_"
+
+
+def _holds_dsl_number(t) -> bool:
+    """A tuple with a DSL number (or a runtime integer) in it: carried element by element. Tuples of only Python
+    values (a tile shape) stay as they are and must not change."""
+    return isinstance(t, tuple) and any(isinstance(x, (Numeric, SymInt)) for x in _tuple_leaves(t))
+
+
+class _CarriedTuple:
+    """How a tuple holding a DSL number is carried through a region: each number in it (static ones too, which
+    become dynamic, as carried Python numbers do) is a region value; its other elements (None, layouts, ...) and
+    its nesting must stay the same."""
+
+    def __init__(self, name, t):
+        self.name = name
+        self.template = t
+        self.profile = _tuple_profile(t)
+        self.leaves = _tuple_leaves(t)
+        self.leaf_types = [_numeric_type_of(x) for x in self.leaves]
+
+    def ir_types(self):
+        return [lt.ir_type for lt in self.leaf_types if lt is not None]
+
+    def values(self, t):
+        return [lt(x).ir() for x, lt in zip(_tuple_leaves(t), self.leaf_types) if lt is not None]
+
+    def rebuild(self, ir_values):
+        it = iter(ir_values)
+        leaves = iter([lt.from_ir(next(it)) if lt is not None else x for x, lt in zip(self.leaves, self.leaf_types)])
+
+        def build(p):
+            return tuple(build(c) for c in p) if isinstance(p, tuple) else next(leaves)
+
+        return build(self.profile)
+
+    def yields(self, after, lineno, where):
+        if not isinstance(after, tuple) or _tuple_profile(after) != self.profile:
+            got = _profile_str(_tuple_profile(after)) if isinstance(after, tuple) else f"a {type(after).__name__}"
+            raise DSLTypeError(f"variable '{self.name}' changes from a tuple {_profile_str(self.profile)} to {got} "
+                               f"inside the dynamic {where} at line {lineno}; a tuple carried through dynamic "
+                               "control flow keeps its nesting", user_location(4))
+        out = []
+        for k, (x, before, lt) in enumerate(zip(_tuple_leaves(after), self.leaves, self.leaf_types)):
+            if lt is not None:
+                out.append(_as_type(f"{self.name}[{k}]", x, lt, lineno, where).ir())
+            elif x is not before and not (isinstance(before, str) and before == x):
+                raise DSLTypeError(f"element {k} of the tuple '{self.name}' is reassigned inside the dynamic {where} "
+                                   f"at line {lineno} to a different {type(x).__name__}; only its numbers can "
+                                   "change inside dynamic control flow", user_location(4))
+        return out
+
+
 class _Carry:
     """Which variables a region carries, with their types; and the objects it may change in place (a pipeline
     state's advance()), carried through their _ww_carry_get / _ww_carry_set values."""
@@ -155,11 +233,14 @@ class _Carry:
         self.values = list(values)
         self.index = []  # positions of carried values
         self.types = []  # a DSL numeric type, or a _CarriedTensor
+        self.tuples = []  # (position, _CarriedTuple) of carried tuples: their values follow the others'
         for i, v in enumerate(self.values):
             t = _CarriedTensor(names[i], v) if _is_carried_tensor(v) else _numeric_type_of(v)
             if t is not None:
                 self.index.append(i)
                 self.types.append(t)
+            elif _holds_dsl_number(v):
+                self.tuples.append((i, _CarriedTuple(names[i], v)))
         self.objects = []
         for m in mutables:
             if hasattr(m, "_ww_carry_get") and not any(m is o for o in self.objects):
@@ -168,13 +249,26 @@ class _Carry:
         self.object_types = [[type(x) for x in vals] for vals in self.snapshot]
 
     def ir_types(self):
-        return [ty.ir_type for ty in self.types] + [t.ir_type for ts in self.object_types for t in ts]
+        return ([ty.ir_type for ty in self.types] + [t for _, ct in self.tuples for t in ct.ir_types()] +
+                [t.ir_type for ts in self.object_types for t in ts])
+
+    def _split(self, ir_values):
+        """(scalar and tensor values, per-tuple value lists, object values) of a flat list of region values."""
+        n = len(self.index)
+        scalars, pos, per_tuple = ir_values[:n], n, []
+        for _, ct in self.tuples:
+            k = len(ct.ir_types())
+            per_tuple.append(ir_values[pos:pos + k])
+            pos += k
+        return scalars, per_tuple, ir_values[pos:]
 
     def inits(self):
         out = []
         for k, i in enumerate(self.index):
             t = self.types[k]
             out.append(t.value(self.values[i]) if isinstance(t, _CarriedTensor) else t(self.values[i]).ir())
+        for i, ct in self.tuples:
+            out.extend(ct.values(self.values[i]))
         for vals in self.snapshot:
             out.extend(v.ir() for v in vals)
         return out
@@ -195,9 +289,12 @@ class _Carry:
 
     def inner(self, block_args):
         vals = list(self.values)
+        scalars, per_tuple, objects = self._split(list(block_args))
         for k, i in enumerate(self.index):
-            vals[i] = self._wrap(k, block_args[k])
-        self._set_objects(block_args[len(self.index):])
+            vals[i] = self._wrap(k, scalars[k])
+        for (i, ct), v in zip(self.tuples, per_tuple):
+            vals[i] = ct.rebuild(v)
+        self._set_objects(objects)
         return vals
 
     def yields(self, results, lineno, where):
@@ -211,8 +308,11 @@ class _Carry:
                 out.append(t.value(results[i]))
             else:
                 out.append(_as_type(self.names[i], results[i], t, lineno, where).ir())
+        tuples = dict(self.tuples)
+        for i, ct in self.tuples:
+            out.extend(ct.yields(results[i], lineno, where))
         for i, (before, after) in enumerate(zip(self.values, results)):
-            if i not in self.index:
+            if i not in self.index and i not in tuples:
                 _check_unchanged(self.names[i], before, after, lineno, where)
         for o, ts in zip(self.objects, self.object_types):
             now = list(o._ww_carry_get())
@@ -224,15 +324,19 @@ class _Carry:
 
     def outputs(self, result_values, lineno):
         vals = []
-        carried = dict(zip(self.index, result_values))
+        scalars, per_tuple, objects = self._split(list(result_values))
+        carried = dict(zip(self.index, scalars))
+        tuples = {i: ct.rebuild(v) for (i, ct), v in zip(self.tuples, per_tuple)}
         for i, v in enumerate(self.values):
             if i in carried:
                 vals.append(self._wrap(self.index.index(i), carried[i]))
+            elif i in tuples:
+                vals.append(tuples[i])
             elif isinstance(v, Undefined):
                 vals.append(Undefined(self.names[i], lineno))
             else:
                 vals.append(v)
-        self._set_objects(list(result_values)[len(self.index):])
+        self._set_objects(objects)
         return tuple(vals)
 
 

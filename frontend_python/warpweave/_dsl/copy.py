@@ -246,6 +246,13 @@ class TiledCopy:
 
     get_thread_slice = get_slice
 
+    def retile(self, tensor):
+        """A register partition of an MMA (V, M, N, ...) viewed with this copy's value grouping (the same for every
+        thread, so the tiled copy has it as well as its thread slices)."""
+        if not isinstance(tensor, Tensor):
+            raise DSLTypeError(f"retile expects a Tensor, got {type(tensor).__name__}", user_location(2))
+        return _with_outer(tensor, self.retile_layout(tensor.layout))
+
 
 def _flatten_tv(tv):
     """((thr, val), rest) -> (thr, val, rest)."""
@@ -264,7 +271,7 @@ class ThrCopy:
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))
         outer = outer_of(tensor.layout)
-        if _core.tuple_rank(outer.shape) < _core.tuple_rank(self.tiled.tiler_mn):
+        if _core.tuple_rank(outer.shape) < _core.tuple_rank(_shape_of_tiler(self.tiled.tiler_mn)):
             raise DSLValueError(f"partition: the tensor {outer} has fewer modes than the tiler {self.tiled.tiler_mn}",
                                 user_location(3))
         thr_layout = frg_fn(outer)
@@ -331,6 +338,30 @@ def make_tiled_copy_B(atom, tiled_mma):
 
 def make_tiled_copy_C(atom, tiled_mma):
     return TiledCopy(atom, tiled_mma.get_layoutC_TV(), (tiled_mma.tile_size(0), tiled_mma.tile_size(1)))
+
+
+def make_tiled_copy_C_atom(atom, tiled_mma):
+    """The smallest tiled copy of `atom` over the tiled MMA's C layout (CuTe's make_tiled_copy_C_atom): each
+    thread keeps only its first atom's worth of C values, and the tiler is cut down, mode by mode, to the C
+    elements those values reach, so that an epilogue can copy C one such subtile at a time."""
+    layout_c = tiled_mma.get_layoutC_TV()
+    n_thr = _core.product(_mode(layout_c, 0).shape)
+    n_val = atom.num_values_src
+    if n_val > _core.product(_mode(layout_c, 1).shape):
+        raise DSLValueError(f"make_tiled_copy_C_atom: the atom moves {n_val} values per thread, more than the "
+                            f"{_core.product(_mode(layout_c, 1).shape)} C values each thread of the MMA holds",
+                            user_location(2))
+    # (thread, value) -> C element, for the atom's values only (in C's value order).
+    layout_tv = _core.composition(layout_c, _core.make_layout((n_thr, n_val)))
+    mma_tiler = (tiled_mma.tile_size(0), tiled_mma.tile_size(1))
+    # Per mode: the coordinates of that mode the truncated values reach, as a layout into the mode.
+    tiler = tuple(_core.filter(_core.composition(_core.make_layout(mma_tiler, tuple(1 if j == i else 0
+                                                                                     for j in range(2))),
+                                                 layout_tv), None)
+                  for i in range(2))
+    # The subtile's coordinates back to the MMA tile's, then (thread, value) -> subtile coordinate.
+    tile2mma = _core.composition(_core.make_layout(mma_tiler), tiler)
+    return TiledCopy(atom, _core.composition(_core.left_inverse(tile2mma), layout_tv), tiler)
 
 
 # --- element access plans -----------------------------------------------------------------------------------------

@@ -64,11 +64,13 @@ def storage_bits(t) -> int:
 
 class Pointer:
     """A typed address: an SSA base value plus an element offset kept symbolic. `base_align` is the base's known
-    alignment in bytes; `assumed` is an alignment the user promised for base + offset (Pointer.align)."""
+    alignment in bytes; `assumed` is an alignment the user promised for base + offset (Pointer.align). A pointer
+    from recast_ptr(ptr, swizzle_) carries a swizzle of its element addresses, which make_tensor composes with the
+    tensor's layout."""
 
-    __slots__ = ("base", "offset", "dtype", "memspace", "base_align", "host", "wide", "assumed")
+    __slots__ = ("base", "offset", "dtype", "memspace", "base_align", "host", "wide", "assumed", "swizzle")
 
-    def __init__(self, base, dtype, memspace, align, offset=0, host=None, wide=False, assumed=0):
+    def __init__(self, base, dtype, memspace, align, offset=0, host=None, wide=False, assumed=0, swizzle=None):
         self.base = base        # SSA value id, or None for a host-side placeholder
         self.offset = offset    # int or SymInt, in elements
         self.dtype = dtype
@@ -77,12 +79,13 @@ class Pointer:
         self.host = host        # host placeholder: the jit argument it stands for
         self.wide = wide        # offsets may pass 2**31 elements: index with 64-bit integers
         self.assumed = assumed
+        self.swizzle = swizzle  # a Swizzle of the element addresses (CuTe's swizzle_ptr), or None
 
     def _copy(self, **kw):
         f = {k: getattr(self, k) for k in self.__slots__}
         f.update(kw)
         return Pointer(f["base"], f["dtype"], f["memspace"], f["base_align"], f["offset"], f["host"], f["wide"],
-                       f["assumed"])
+                       f["assumed"], f["swizzle"])
 
     def with_base(self, base):
         return self._copy(base=base, host=None)
@@ -534,7 +537,28 @@ def make_tensor(iterator, layout):
     """A tensor over a pointer (or a coordinate iterator) with a layout (or a shape, made column-major)."""
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = _core.make_layout(layout)
+    if isinstance(iterator, Pointer) and iterator.swizzle is not None:
+        return _swizzled_tensor(iterator, layout)
     return Tensor(iterator, layout)
+
+
+def _swizzled_tensor(ptr, layout):
+    """make_tensor over a swizzled pointer: element c lives at the swizzle of ptr's element address + layout(c).
+    The allocation's base is aligned to the swizzle's span, so the swizzle of the address is the base plus the
+    swizzle of the offset from it: the tensor is the base with Swizzle o offset o layout (the offset's multiples
+    of the span move to the pointer, as tensor views keep them)."""
+    sw = ptr.swizzle
+    if isinstance(layout, ComposedLayout):
+        raise DSLTypeError(f"make_tensor: the pointer is swizzled ({sw}) and the layout {layout} is composed too; "
+                           "give one swizzle", user_location(3))
+    span = swizzle_span(sw)
+    span_bytes = span * storage_bits(ptr.dtype) // 8
+    if ptr.base_align % span_bytes:
+        raise DSLValueError(f"make_tensor: a pointer swizzled by {sw} must lie in a buffer aligned to the swizzle's "
+                            f"{span_bytes} bytes (its known alignment is {ptr.base_align} bytes)", user_location(3))
+    d, r = _core.split_divisible(ptr.offset, span)
+    base = ptr._copy(offset=0, swizzle=None) + d
+    return Tensor(base, _core.ComposedLayout(sw, r, layout), ptr.dtype)
 
 
 def make_identity_tensor(shape):
@@ -808,13 +832,21 @@ def domain_offset(coord, tensor):
 
 
 def recast_ptr(ptr, swizzle_=None, dtype=None):
-    """The pointer as one to `dtype` values."""
+    """The pointer as one to `dtype` values; with swizzle_ (a Swizzle, over `dtype` elements' addresses), a
+    swizzled shared-memory pointer: make_tensor(recast_ptr(p, sw, dtype=T), layout) is the tensor sw o layout
+    from p."""
     if not isinstance(ptr, Pointer):
         raise DSLTypeError(f"recast_ptr expects a pointer, got {type(ptr).__name__}", user_location(2))
-    if swizzle_ is not None:
-        raise DSLTypeError("recast_ptr(swizzle_=...): compose the swizzle with the layout instead "
-                           "(cute.make_composed_layout)", user_location(2))
-    return ptr.recast(dtype_of(dtype)) if dtype is not None else ptr
+    if swizzle_ is not None and not isinstance(swizzle_, _core.Swizzle):
+        raise DSLTypeError(f"recast_ptr: swizzle_ must be a Swizzle (e.g. a composed layout's .inner), got "
+                           f"{type(swizzle_).__name__}", user_location(2))
+    if swizzle_ is not None and ptr.swizzle is not None:
+        raise DSLTypeError(f"recast_ptr: the pointer is already swizzled ({ptr.swizzle})", user_location(2))
+    if swizzle_ is not None and ptr.memspace != SMEM:
+        raise DSLValueError(f"recast_ptr: only shared-memory pointers are swizzled, this one is {ptr.memspace}",
+                            user_location(2))
+    out = ptr.recast(dtype_of(dtype)) if dtype is not None else ptr
+    return out._copy(swizzle=swizzle_) if swizzle_ is not None else out
 
 
 def size_in_bytes(dtype, layout) -> int:

@@ -6,7 +6,7 @@ from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
 from .._dsl.copy import (CopyAtom, TiledCopy, ThrCopy, autovec_copy, basic_copy, copy, make_copy_atom,  # noqa: F401
                          make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_D,
-                         make_tiled_copy_S, make_tiled_copy_tv)
+                         make_tiled_copy_S, make_tiled_copy_tv, make_tiled_copy_C_atom)
 from .._dsl.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
 from .._dsl.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
 from .._dsl.smem import struct  # noqa: F401
@@ -18,6 +18,7 @@ from .._dsl.tensor import (local_partition, make_rmem_tensor_like, print_tensor,
                            where)
 from .._dsl.reduction import ReductionOp  # noqa: F401
 from .._dsl.numeric import assume  # noqa: F401
+from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .._dsl.numeric import NUMERIC_EXPORTS as _numeric_exports
 from .._dsl import numeric as _numeric
 from . import math  # noqa: F401
@@ -39,11 +40,11 @@ Tile = tuple
 __all__ = list(_layout_all) + [
     "CopyAtom", "TiledCopy", "ThrCopy", "copy", "autovec_copy", "basic_copy", "make_copy_atom", "make_tiled_copy",
     "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_S", "make_tiled_copy_D",
-    "make_tiled_copy_tv", "MmaAtom", "TiledMma", "ThrMma", "gemm", "make_mma_atom", "make_tiled_mma",
+    "make_tiled_copy_tv", "make_tiled_copy_C_atom", "MmaAtom", "TiledMma", "ThrMma", "gemm", "make_mma_atom", "make_tiled_mma",
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
     "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
-    "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume",
+    "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
     "math"] + list(_numeric_exports)

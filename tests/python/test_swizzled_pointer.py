@@ -1,0 +1,151 @@
+"""cute.recast_ptr(ptr, swizzle_, dtype=): a swizzled shared-memory pointer; make_tensor over it is the tensor
+whose element c lives at the swizzle of (the pointer's element address + layout(c)), as CuTe's swizzle pointers
+are. Checked while tracing against that definition (allocations at offsets that are and are not multiples of the
+swizzle's span, other element types), errors on the CPU, and the bytes in shared memory on a GPU."""
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import requires_gpu, target
+
+SEEN = {}
+LAYOUT = cute.make_layout((16, 64), stride=(64, 1))
+SW = cute.make_swizzle(3, 3, 3)          # 128-byte rows of 16-bit values
+
+
+@cute.kernel
+def trace_kernel(gOut: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    pad = smem.allocate_array(cutlass.Float16, 136)          # 272 bytes: the next buffer is not span aligned
+    raw = smem.allocate_tensor(cutlass.Float16, LAYOUT, 16)
+    t = cute.make_tensor(cute.recast_ptr(raw.iterator, SW, dtype=cutlass.Float16), LAYOUT)
+    SEEN["offset"] = raw.iterator.offset
+    SEEN["tensor"] = t
+    as_u32 = cute.make_tensor(cute.recast_ptr(raw.iterator, cute.make_swizzle(2, 2, 3), dtype=cutlass.Uint32),
+                              cute.make_layout((16, 32), stride=(32, 1)))
+    SEEN["u32"] = as_u32
+    gOut[0] = cutlass.Float16(0.0)
+
+
+@cute.jit
+def trace_it(out):
+    trace_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def absolute(t, c):
+    """Element address (from the shared-memory base, in t's elements) of coordinate c of t."""
+    lay = t.layout
+    return t.iterator.offset + lay(c)
+
+
+def test_tensor_over_a_swizzled_pointer_swizzles_the_element_addresses():
+    with target("sm_80"):
+        cute.compile(trace_it, from_dlpack(np.zeros(4, dtype=np.float16)))
+    base = SEEN["offset"]
+    assert base % 512 != 0, "the test wants a buffer that is not aligned to the swizzle's span"
+    t = SEEN["tensor"]
+    for m in range(16):
+        for k in range(64):
+            assert absolute(t, (m, k)) == SW(base + LAYOUT((m, k))), (m, k)
+    u = SEEN["u32"]
+    sw32 = cute.make_swizzle(2, 2, 3)
+    for m in range(16):
+        for k in range(32):
+            assert absolute(u, (m, k)) == sw32(base // 2 + m * 32 + k)
+
+
+@cute.kernel
+def gmem_kernel(gOut: cute.Tensor):
+    p = cute.recast_ptr(gOut.iterator, SW, dtype=cutlass.Float16)
+    gOut[0] = cutlass.Float16(0.0) if p is None else cutlass.Float16(1.0)
+
+
+@cute.jit
+def gmem_swizzle(out):
+    gmem_kernel(out).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+@cute.kernel
+def double_kernel(gOut: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    raw = smem.allocate_tensor(cutlass.Float16, LAYOUT, 1024)
+    p = cute.recast_ptr(raw.iterator, SW, dtype=cutlass.Float16)
+    cute.make_tensor(p, cute.make_composed_layout(SW, 0, LAYOUT))
+
+
+@cute.jit
+def double_swizzle(out):
+    double_kernel(out).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+@cute.kernel
+def wide_kernel(gOut: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    raw = smem.allocate_tensor(cutlass.Float16, cute.make_layout(4096), 1024)
+    cute.make_tensor(cute.recast_ptr(raw.iterator, cute.make_swizzle(3, 4, 4), dtype=cutlass.Float16), 4096)
+
+
+@cute.jit
+def wide_swizzle(out):
+    wide_kernel(out).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+@pytest.mark.parametrize("fn,kind,message", [
+    (gmem_swizzle, ValueError, "only shared-memory pointers"),
+    (double_swizzle, TypeError, "composed too"),
+    (wide_swizzle, ValueError, "aligned to the swizzle"),
+])
+def test_swizzled_pointer_errors(fn, kind, message):
+    with target("sm_80"), pytest.raises(kind, match=message):
+        cute.compile(fn, from_dlpack(np.zeros(4, dtype=np.float16)))
+
+
+def test_recast_ptr_takes_only_a_swizzle():
+    @cute.kernel
+    def k(gOut: cute.Tensor):
+        cute.recast_ptr(gOut.iterator, LAYOUT, dtype=cutlass.Float16)
+
+    @cute.jit
+    def j(out):
+        k(out).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    with target("sm_80"), pytest.raises(TypeError, match="must be a Swizzle"):
+        cute.compile(j, from_dlpack(np.zeros(4, dtype=np.float16)))
+
+
+@cute.kernel
+def roundtrip_kernel(gOut: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    smem.allocate_array(cutlass.Float16, 512)                 # one span: the buffer is a permutation of itself
+    raw = smem.allocate_tensor(cutlass.Float16, cute.make_layout(16 * 64), 16)
+    t = cute.make_tensor(cute.recast_ptr(raw.iterator, SW, dtype=cutlass.Float16), LAYOUT)
+    for i in cutlass.range_constexpr(32):
+        c = tidx * 32 + i
+        t[c // 64, c % 64] = cutlass.Float16(c)
+    cute.arch.sync_threads()
+    for i in cutlass.range_constexpr(32):
+        gOut[tidx * 32 + i] = raw[tidx * 32 + i]
+
+
+@cute.jit
+def roundtrip(out):
+    roundtrip_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+@requires_gpu
+def test_swizzled_writes_land_at_the_swizzled_addresses():
+    import torch
+
+    out = torch.zeros(1024, dtype=torch.float16, device="cuda")
+    roundtrip(from_dlpack(out))
+    torch.cuda.synchronize()
+    base = 512
+    want = np.zeros(1024)
+    for c in range(1024):
+        m, k = divmod(c, 64)
+        want[SW(base + LAYOUT((m, k))) - base] = c
+    assert np.array_equal(out.cpu().numpy().astype(np.float64), want)
