@@ -310,7 +310,13 @@ _PRELUDE = r"""
 #include <string.h>
 
 /* The few CUDA driver entry points this file calls, declared as cuda.h does (the driver's ABI is stable), so that
-   building it needs no CUDA headers; linking needs -lcuda. */
+   building it needs no CUDA headers; linking needs -lcuda. Built for a Python module (WW_WEAK_DRIVER), they are
+   weak: the module loads without a driver, and says so when called. */
+#ifdef WW_WEAK_DRIVER
+#define WW_DRIVER_ENTRY extern __attribute__((weak))
+#else
+#define WW_DRIVER_ENTRY extern
+#endif
 typedef int ww_CUresult;
 typedef struct { unsigned x, y, z; } ww_dim3;
 typedef struct { int id; char pad[4]; union { char pad[64]; ww_dim3 clusterDim; int cooperative; } value; }
@@ -321,22 +327,23 @@ typedef struct {
   ww_CUlaunchAttribute *attrs;
   unsigned numAttrs;
 } ww_CUlaunchConfig;
-extern ww_CUresult cuInit(unsigned flags);
-extern ww_CUresult cuDeviceGet(int *device, int ordinal);
-extern ww_CUresult cuCtxGetCurrent(CUcontext *ctx);
-extern ww_CUresult cuCtxSetCurrent(CUcontext ctx);
-extern ww_CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, int device);
-extern ww_CUresult cuDevicePrimaryCtxRelease_v2(int device);
-extern ww_CUresult cuModuleLoadData(CUmodule *module, const void *image);
-extern ww_CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name);
-extern ww_CUresult cuModuleUnload(CUmodule module);
-extern ww_CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value);
-extern ww_CUresult cuGetErrorString(ww_CUresult error, const char **text);
-extern ww_CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+WW_DRIVER_ENTRY ww_CUresult cuInit(unsigned flags);
+WW_DRIVER_ENTRY ww_CUresult cuDeviceGet(int *device, int ordinal);
+WW_DRIVER_ENTRY ww_CUresult cuCtxGetCurrent(CUcontext *ctx);
+WW_DRIVER_ENTRY ww_CUresult cuCtxSetCurrent(CUcontext ctx);
+WW_DRIVER_ENTRY ww_CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, int device);
+WW_DRIVER_ENTRY ww_CUresult cuDevicePrimaryCtxRelease_v2(int device);
+WW_DRIVER_ENTRY ww_CUresult cuModuleLoadData(CUmodule *module, const void *image);
+WW_DRIVER_ENTRY ww_CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name);
+WW_DRIVER_ENTRY ww_CUresult cuModuleUnload(CUmodule module);
+WW_DRIVER_ENTRY ww_CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value);
+WW_DRIVER_ENTRY ww_CUresult cuGetErrorString(ww_CUresult error, const char **text);
+WW_DRIVER_ENTRY ww_CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                   unsigned bz, unsigned smem, CUstream stream, void **params, void **extra);
-extern ww_CUresult cuLaunchKernelEx(const ww_CUlaunchConfig *config, CUfunction f, void **params, void **extra);
+WW_DRIVER_ENTRY ww_CUresult cuLaunchKernelEx(const ww_CUlaunchConfig *config, CUfunction f, void **params, void **extra);
 
 #define WW_INVALID_VALUE 1              /* CUDA_ERROR_INVALID_VALUE */
+#define WW_NO_DRIVER 35                 /* CUDA_ERROR_INSUFFICIENT_DRIVER */
 #define WW_MAX_DYNAMIC_SHARED_SIZE 8    /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 #define WW_ATTR_COOPERATIVE 2
 #define WW_ATTR_CLUSTER_DIMENSION 4
@@ -384,6 +391,10 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     o.append("  int32_t r; int dev = 0; unsigned i;")
     o.append(f'  if (m == NULL) return ww_fail(WW_INVALID_VALUE, "the module is NULL");')
     o.append("  memset(m, 0, sizeof *m);")
+    o.append("#ifdef WW_WEAK_DRIVER")
+    o.append('  if (cuInit == NULL || cuLaunchKernelEx == NULL) return ww_fail(WW_NO_DRIVER, '
+             '"no CUDA driver (libcuda.so.1) is loaded in this process");')
+    o.append("#endif")
     o.append('  if ((r = cuInit(0)) != 0) return ww_driver(r, "cuInit");')
     o.append('  if ((r = cuCtxGetCurrent(&m->context)) != 0) return ww_driver(r, "cuCtxGetCurrent");')
     o.append("  if (m->context == NULL) {  /* none current: device 0's primary context, as the runtime API does */")

@@ -197,13 +197,14 @@ def from_dlpack(tensor, assumed_align: int | None = None, use_32bit_stride: bool
 
     assumed_align: the alignment in bytes the kernels may assume of the address (default: what the address
     has, up to 16). use_32bit_stride: dynamic extents and strides are 32-bit integers even where the buffer
-    would need 64 bits to be indexed (refused then); by default 64 bits are used only where needed."""
-    if enable_tvm_ffi:
-        raise DSLValueError("from_dlpack(enable_tvm_ffi=True): warpweave calls compiled functions without TVM FFI",
-                            user_location(2))
+    would need 64 bits to be indexed (refused then); by default 64 bits are used only where needed.
+    enable_tvm_ffi: the view is for compiling a function called through TVM FFI (cute.compile(...,
+    options="--enable-tvm-ffi"), tvm_ffi_call.py), which then takes the framework's tensors themselves; the view
+    is the same either way."""
     rt = _from_dlpack(tensor, assumed_align)
     if use_32bit_stride:
         rt.use_32bit_stride = True
+    rt.enable_tvm_ffi = bool(enable_tvm_ffi)
     return rt
 
 

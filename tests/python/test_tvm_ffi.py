@@ -1,0 +1,190 @@
+"""Calls through Apache TVM FFI (cute.compile(..., options="--enable-tvm-ffi"), from_dlpack(enable_tvm_ffi=True)).
+
+Without a GPU: the option parses and leaves the ordinary path alone; the entry reads DLPack tensors in C and refuses
+host memory, wrong element types, ranks, compiled-in extents and argument counts with Python exceptions; through a
+stand-in driver (in a subprocess) it makes the launches the ordinary call makes for the same arguments, on the
+given stream or, for None, on TVM FFI's current stream. With a GPU: torch tensors and torch's current stream
+directly, checked against torch, and capture into a CUDA graph of both call paths.
+"""
+import ctypes
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave._dsl.compile_options import CompileOptions, merge
+from warpweave._dsl.compiled_function import JitCompiledFunction
+from warpweave.cute.runtime import from_dlpack, make_fake_stream, make_fake_tensor
+
+import aot_helpers as aot
+from dsl_helpers import requires_gpu, target
+from test_export import axpy
+
+tvm_ffi = pytest.importorskip("tvm_ffi")
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManaged(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class CudaLike:
+    """A DLPack producer that claims CUDA memory at a made-up address (nothing reads it without a GPU)."""
+    _keep = []
+
+    def __init__(self, addr, shape, code=2, bits=32, device_type=2):
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.m = _DLManaged()
+        t = self.m.dl_tensor
+        t.data, t.device, t.ndim = addr, _DLDevice(device_type, 0), len(shape)
+        t.dtype, t.shape, t.strides, t.byte_offset = _DLDataType(code, bits, 1), self.shape, None, 0
+        CudaLike._keep.append(self)
+
+    def __dlpack_device__(self):
+        return (self.m.dl_tensor.device.device_type, 0)
+
+    def __dlpack__(self, stream=None, **kw):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self.m), b"dltensor", None)
+
+
+def compiled_axpy(**kw):
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        return cute.compile(axpy, t, t, 1, 1.0, make_fake_stream(), **kw)
+
+
+def test_option_parses_and_the_ordinary_path_is_unchanged():
+    assert merge(CompileOptions(), "--enable-tvm-ffi").tvm_ffi is True
+    assert merge(CompileOptions(), cute.EnableTVMFFI if hasattr(cute, "EnableTVMFFI") else "--enable-tvm-ffi").tvm_ffi
+    plain = compiled_axpy()
+    assert isinstance(plain, JitCompiledFunction)
+    ffi = compiled_axpy(options="--enable-tvm-ffi")
+    assert isinstance(ffi.function, tvm_ffi.Function) and ffi.cubin == plain.cubin
+    a = np.zeros(8, np.float32)
+    assert from_dlpack(a, enable_tvm_ffi=True).spec() == from_dlpack(a).spec()
+
+
+def test_entry_refuses_bad_arguments():
+    f = compiled_axpy(options="--enable-tvm-ffi")
+    host = tvm_ffi.from_dlpack(np.zeros(16, np.float32))
+    with pytest.raises(ValueError, match="argument x is not in CUDA memory"):
+        f(host, host, 16, 1.0, None)
+    with pytest.raises(TypeError, match=r"axpy\(\) takes 5 arguments"):
+        f(host)
+    x = tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,)))
+    with pytest.raises(TypeError, match="argument y must be a tensor"):
+        f(x, 3, 16, 1.0, None)
+    with pytest.raises(TypeError, match="argument y must be a Float32 tensor"):
+        f(x, tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,), code=2, bits=16)), 16, 1.0, None)
+    with pytest.raises(ValueError, match="argument y must have rank 1"):
+        f(x, tvm_ffi.from_dlpack(CudaLike(1 << 32, (8, 8))), 16, 1.0, None)
+    with pytest.raises(ValueError, match="does not fit the 32-bit integer"):
+        f(x, x, 1 << 40, 1.0, None)
+    with pytest.raises(TypeError, match="alpha must be a number"):
+        f(x, x, 16, "one", None)
+    if not __import__("dsl_helpers").has_gpu():  # a valid call without a driver: an exception, not an abort
+        with pytest.raises(RuntimeError, match="no CUDA driver"):
+            f(x, x, 16, 1.0, None)
+
+
+_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import tvm_ffi
+from test_tvm_ffi import CudaLike, compiled_axpy
+f = compiled_axpy(options="--enable-tvm-ffi")
+x = tvm_ffi.from_dlpack(CudaLike(0x30000000, (1000,)))
+y = tvm_ffi.from_dlpack(CudaLike(0x70000000, (1000,)))
+f(x, y, 1000, 2.5, 4096)
+with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda:0"), 8192):
+    f(x, y, 7, -1.0, None)
+try:
+    f(x, tvm_ffi.from_dlpack(CudaLike(0x70000004, (1000,))), 7, 1.0, None)
+except ValueError as e:
+    print("refused", e)
+"""
+
+
+def test_entry_launches_as_the_ordinary_call_does(tmp_path):
+    from warpweave._dsl.runtime import RuntimeTensor
+
+    plain = compiled_axpy()
+    mock = aot.build_mock_driver(str(tmp_path))
+    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in plain.launches[0].params)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
+    p = subprocess.run([sys.executable, "-c", _SCRIPT, os.path.dirname(__file__)], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+    x = RuntimeTensor(None, 0x30000000, (1000,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    y = RuntimeTensor(None, 0x70000000, (1000,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    expected = aot.python_launches(plain, x, y, 1000, 2.5, 4096) + aot.python_launches(plain, x, y, 7, -1.0, 8192)
+    assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == expected
+    assert "refused" in p.stdout and "y: data is not aligned to 16 bytes" in p.stdout
+
+
+@requires_gpu
+def test_torch_tensors_and_current_stream_on_the_gpu():
+    import torch
+
+    with target("sm_90a" if torch.cuda.get_device_capability()[0] == 9 else "sm_80"):
+        pass
+    n = 100_003
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    ref = 2.5 * x + y
+    tx, ty = (from_dlpack(t, enable_tvm_ffi=True).mark_layout_dynamic() for t in (x, y))
+    f = cute.compile(axpy, tx, ty, n, 2.5, None if False else torch.cuda.current_stream().cuda_stream,
+                     options="--enable-tvm-ffi")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        f(x, y, n, 2.5, None)  # torch's current stream, s
+    s.synchronize()
+    torch.testing.assert_close(y, ref)
+
+
+@requires_gpu
+@pytest.mark.parametrize("tvm", [False, True])
+def test_cuda_graph_capture(tvm):
+    import torch
+
+    n = 4096
+    x, y = torch.randn(n, device="cuda"), torch.zeros(n, device="cuda")
+    tx, ty = (from_dlpack(t).mark_layout_dynamic() for t in (x, y))
+    opts = {"options": "--enable-tvm-ffi"} if tvm else {}
+    f = cute.compile(axpy, tx, ty, n, 1.0, torch.cuda.current_stream().cuda_stream, **opts)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):  # warm-up outside the capture (loads the module)
+        f(x, y, n, 1.0, None) if tvm else f(tx, ty, n, 1.0, s.cuda_stream)
+    torch.cuda.synchronize()
+    y.zero_()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        if tvm:
+            f(x, y, n, 1.0, None)
+        else:
+            f(tx, ty, n, 1.0, torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    assert torch.count_nonzero(y) == 0  # captured, not run
+    for k in range(3):
+        g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, 3 * x)
