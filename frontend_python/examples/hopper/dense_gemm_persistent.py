@@ -26,7 +26,6 @@ output tiles with a StaticPersistentTileScheduler. A thread block has three warp
 Without a GPU it compiles for sm_90a.
 """
 import argparse
-import math
 import os
 import sys
 from typing import Tuple, Type
@@ -81,7 +80,7 @@ class HopperPersistentDenseGemm:
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
         import warpweave.utils.hopper_helpers as sm90_utils
-        from warpweave.cute.nvgpu import cpasync, warpgroup
+        from warpweave.cute.nvgpu import cpasync
 
         a_dtype, b_dtype, c_dtype = mA.element_type, mB.element_type, mC.element_type
         a_layout = utils.LayoutEnum.from_tensor(mA)
@@ -206,6 +205,7 @@ class HopperPersistentDenseGemm:
                     tBsB, tBgB = cpasync.tma_partition(tma_b, cta_m, cute.make_layout(cm), cute.group_modes(sB, 0, 2),
                                                        cute.group_modes(gB, 0, 2))
                     producer.reset()
+                    cute.profile.begin("load")  # timed regions: only when compiled with warpweave.profile.Profile
                     for _ in cutlass.range(k_tiles, unroll=1):
                         stage = producer.acquire_and_advance()
                         if cutlass.const_expr(cn > 1):
@@ -221,6 +221,7 @@ class HopperPersistentDenseGemm:
                             cute.copy(tma_b, tBgB[None, stage.count], tBsB[None, stage.index],
                                       tma_bar_ptr=stage.barrier)
                         stage.commit()
+                    cute.profile.end("load")
                     sched.advance_to_next_work()
                     work = sched.get_current_work()
                 # No CTA leaves while a peer may still arrive on its barriers: every stage it filled is released.
@@ -272,6 +273,7 @@ class HopperPersistentDenseGemm:
 
             # Mainloop. The first k-tile overwrites the accumulators (D = A * B), the others accumulate; one
             # k-tile of wgmma stays in flight, and the stage the previous one read is released once it completed.
+            cute.profile.begin("mainloop")
             mainloop.consumer_wait(read)
             warpgroup.fence()
             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
@@ -294,10 +296,12 @@ class HopperPersistentDenseGemm:
             warpgroup.wait_group(0)
             mainloop.consumer_release(release)
             release.advance()
+            cute.profile.end("mainloop")
 
             # Epilogue, sub-tile by sub-tile through buffer j % epi_stages: registers -> shared memory (visible to
             # the async proxy), a block-wide barrier of the consumers, one TMA store by the store warp, which then
             # waits until the buffer the next sub-tile writes has been read; a second barrier lets the others on.
+            cute.profile.begin("epilogue")
             for j in cutlass.range_constexpr(subtiles):
                 buf = j % epi_stages
                 sub = cute.make_tensor(acc.iterator + j * per_sub, sub_layout)
@@ -317,6 +321,7 @@ class HopperPersistentDenseGemm:
                     store.producer_commit()
                     store.producer_acquire()
                 epi_sync.arrive_and_wait()
+            cute.profile.end("epilogue")
 
             sched.advance_to_next_work()
             work = sched.get_current_work()
@@ -371,7 +376,7 @@ def check(c, a, b, c_dtype, a_dtype, tolerance=None):
 
 def run(mnkl, a_dtype, b_dtype, c_dtype, acc_dtype, a_major, b_major, c_major, tile_shape_mn=(128, 256),
         cluster_shape_mn=(1, 1), tolerance=None, warmup_iterations=2, iterations=10, skip_ref_check=False,
-        swizzle_size=1, raster_along_m=True, max_active_clusters=None):
+        swizzle_size=1, raster_along_m=True, max_active_clusters=None, profile=None):
     import torch
 
     import warpweave.torch as wwt
@@ -399,7 +404,23 @@ def run(mnkl, a_dtype, b_dtype, c_dtype, acc_dtype, a_major, b_major, c_major, t
         runtime(c, c_major == "m", c_dtype)
     gemm = HopperPersistentDenseGemm(acc_dtype, tile_shape_mn, cluster_shape_mn, swizzle_size, raster_along_m,
                                      max_active_clusters)
-    compiled = cute.compile(gemm, mA, mB, mC)
+    prof = None
+    if profile:  # producer and consumer warps as tracks of a Perfetto trace (warpweave.profile)
+        import warpweave.profile
+
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        tiles = -(-M // tile_shape_mn[0]) * -(-N // tile_shape_mn[1]) * L
+        prof = warpweave.profile.Profiler(max_warps=sms * gemm.num_threads // 32,
+                                          events_per_warp=4 * -(-tiles // sms) + 4)
+        compiled = prof.compile(gemm, mA, mB, mC)
+    else:
+        compiled = cute.compile(gemm, mA, mB, mC)
+    if prof is not None:
+        compiled(mA, mB, mC)
+        trace = prof.write_trace(profile)
+        spans = sum(e["ph"] == "X" for e in trace["traceEvents"])
+        print(f"profile: {spans} regions written to {profile}; problems: {trace['otherData']['problems'] or 'none'}")
+        c.fill_(float("nan"))
     if not skip_ref_check:
         compiled(mA, mB, mC)
         torch.cuda.synchronize()
@@ -435,6 +456,7 @@ def main(argv=None) -> int:
     p.add_argument("--warmup_iterations", type=int, default=2)
     p.add_argument("--iterations", type=int, default=10)
     p.add_argument("--skip_ref_check", action="store_true")
+    p.add_argument("--profile", metavar="TRACE_JSON", help="write a Perfetto trace of the producer and consumer warps")
     args = p.parse_args(argv)
     if len(args.mnkl) != 4 or len(args.tile_shape_mn) != 2 or len(args.cluster_shape_mn) != 2:
         p.error("--mnkl takes 4 values, --tile_shape_mn and --cluster_shape_mn 2")
@@ -452,7 +474,7 @@ def main(argv=None) -> int:
         return 0
     run(args.mnkl, args.a_dtype, args.b_dtype, args.c_dtype, args.acc_dtype, args.a_major, args.b_major,
         args.c_major, args.tile_shape_mn, args.cluster_shape_mn, args.tolerance, args.warmup_iterations,
-        args.iterations, args.skip_ref_check, args.swizzle_size, along_m)
+        args.iterations, args.skip_ref_check, args.swizzle_size, along_m, profile=args.profile)
     return 0
 
 
