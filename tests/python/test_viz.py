@@ -300,6 +300,55 @@ def test_universal_tiled_mma_picture():
     assert seen_c == {(t, 0): (t % 4, t // 4) for t in range(32)}
 
 
+def _cells_by_thread(panel, transpose=False):
+    out = {}
+    for (r, c), cell in panel[3].items():
+        for t, _ in holders_of(cell):
+            out.setdefault(t, set()).add((c, r) if transpose else (r, c))
+    return out
+
+
+def _coords(t):
+    # A coordinate tensor's element can come back shorter than its rank when its trailing components are 0
+    # ((1,) for (1, 0), from a partition whose offset had no K part): padded back to (m, k).
+    return {tuple(c) + (0,) * (2 - len(c)) for c in (t[i] for i in range(cute.size(t)))}
+
+
+@pytest.mark.parametrize("atoms,perm", [((4, 8, 1), None), ((2, 2, 1), (8, 8, None)),
+                                        ((4, 2, 1), (cute.make_layout((4, 2), stride=(2, 1)), None, None)),
+                                        ((8, 4, 1), (cute.make_layout((8, 2), stride=(2, 1)),
+                                                     cute.make_layout((4, 4), stride=(4, 1)), None))])
+def test_tiled_mma_picture_agrees_with_its_partitions(atoms, perm):
+    # Two roads to "which thread holds what": the picture (from the thread-value layouts) and each thread's
+    # partition of coordinate tensors. They must give the same elements for every thread.
+    tm = cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cutlass.Float32), cute.make_layout(atoms),
+                             permutation_mnk=perm)
+    M, N, K = tm.shape_mnk
+    a, b, c = panels(parse(viz.svg(tm)))
+    by_a, by_b, by_c = _cells_by_thread(a), _cells_by_thread(b, transpose=True), _cells_by_thread(c)
+    cA, cB, cC = (cute.make_identity_tensor(s) for s in ((M, K), (N, K), (M, N)))
+    for t in range(tm.size):
+        thr = tm.get_slice(t)
+        assert by_c[t] == _coords(thr.partition_C(cC)), t
+        assert by_a[t] == _coords(thr.partition_A(cA)), t
+        assert by_b[t] == _coords(thr.partition_B(cB)), t
+
+
+def test_tiled_copy_picture_agrees_with_its_partitions():
+    rng = random.Random(7)
+    for _ in range(10):
+        thr = cute.make_ordered_layout((rng.choice([2, 4, 8]), rng.choice([2, 4])), order=rng.choice([(0, 1), (1, 0)]))
+        val = cute.make_ordered_layout((rng.choice([1, 2]), rng.choice([1, 2, 4])), order=rng.choice([(0, 1), (1, 0)]))
+        atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float16)
+        tc = cute.make_tiled_copy_tv(atom, thr, val)
+        s, d = panels(parse(viz.svg(tc)))
+        ident = cute.make_identity_tensor(tc.tiler_mn)
+        by_s, by_d = _cells_by_thread(s), _cells_by_thread(d)
+        for t in range(tc.size):
+            thr_copy = tc.get_slice(t)
+            assert by_s[t] == _coords(thr_copy.partition_S(ident)) == by_d[t] == _coords(thr_copy.partition_D(ident))
+
+
 # --- LaTeX, files, Jupyter ----------------------------------------------------------------------------------------
 
 def test_print_latex_draws_every_cell():
