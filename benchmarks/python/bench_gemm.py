@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import compile_times, median_ms, per_call_us  # noqa: E402
 
 # (cta_tiler, atom_layout_mnk, num_stages)
-TENSOROP_CONFIGS = [((128, 128, 32), (2, 2, 1), 3), ((128, 256, 32), (2, 4, 1), 4), ((128, 256, 32), (2, 4, 1), 3),
-                    ((256, 128, 32), (4, 2, 1), 4)]
+TENSOROP_CONFIGS = [((128, 128, 32), (2, 2, 1), 4), ((128, 128, 32), (2, 2, 1), 3), ((128, 256, 32), (2, 4, 1), 4),
+                    ((128, 256, 32), (2, 4, 1), 3), ((256, 128, 32), (4, 2, 1), 4)]
 
 
 def _tensorop_operands(torch, n, dtype):

@@ -4,10 +4,11 @@
         --cutedsl-examples <NVIDIA/cutlass checkout>/examples/python/CuTeDSL [--shapes 4096,4096,4096 ...] \
         [--dtypes Float16,BFloat16] [--json out.json]
 
-For each (M, N, K) shape and input type, in this order: cuBLAS (torch.matmul), CuTe DSL's own Hopper example
-kernels (`dense_gemm` 128x256 with clusters 1x1 and 2x1, `dense_gemm_persistent` 128x256 1x1 and 2x1; fp16 and 8-bit
-only, as those examples accept), warpweave's Hopper examples (`frontend_python/examples/hopper/`, every
-configuration in WW_CONFIGS, the persistent one when it exists), and cuBLAS again (clocks settle in long runs). The
+For each (M, N, K) shape and input type, in this order: cuBLAS (torch.matmul), CuTe DSL's own Hopper example kernels
+(`dense_gemm` 128x256 with clusters 1x1 and 2x1, `dense_gemm_persistent` 128x256 1x1 and 2x1; fp16 and 8-bit only,
+as those examples accept), warpweave's Hopper examples (`frontend_python/examples/hopper/`, every configuration in
+WW_CONFIGS, the persistent one when it exists), and cuBLAS again (clocks settle in long runs). With --ampere, the
+mma.sync `tensorop_gemm` of both projects instead (CuTe DSL's one configuration, warpweave's WW_TENSOROP). The
 best of each project per shape is reported and the sweep's geomean of warpweave-best / CuTe-DSL-best.
 
 Both projects' kernels take the same torch tensors (K-major A and B, N-major C, fp32 accumulate, C of the input type),
@@ -30,7 +31,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-HOPPER_EXAMPLES = os.path.join(ROOT, "frontend_python", "examples", "hopper")
+EXAMPLES = os.path.join(ROOT, "frontend_python", "examples")
+HOPPER_EXAMPLES = os.path.join(EXAMPLES, "hopper")
 
 SWEEP = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (6144, 6144, 6144), (8192, 8192, 1024),
          (16384, 2048, 8192), (2048, 16384, 8192), (4096, 4096, 16384), (12288, 12288, 512)]
@@ -40,6 +42,9 @@ WW_CONFIGS = [("dense_gemm", (128, 256), (1, 1)), ("dense_gemm", (128, 256), (2,
               ("dense_gemm_persistent", (128, 256), (2, 1))]
 CD_CONFIGS = [("dense_gemm", (128, 256), (1, 1)), ("dense_gemm", (128, 256), (2, 1)),
               ("dense_gemm_persistent", (128, 256), (1, 1)), ("dense_gemm_persistent", (128, 256), (2, 1))]
+# --ampere: the mma.sync GEMMs. CuTe DSL's tensorop_gemm has one configuration (128x128x32, 2x2x1 atoms, 4 stages);
+# warpweave's: (cta_tiler, atom_layout_mnk, num_stages)
+WW_TENSOROP = [((128, 128, 32), (2, 2, 1), 4), ((128, 128, 32), (2, 2, 1), 3), ((128, 256, 32), (2, 4, 1), 4)]
 
 
 def _load(name, path):
@@ -166,6 +171,63 @@ def bench_cutedsl(torch, ops, dtype_name, example, tile, cluster, args):
     return time_launches(torch, lambda i: compiled(*targs[i % 2], stream), args.launches, args.reps), err
 
 
+def bench_warpweave_tensorop(torch, ops, dtype_name, tiler, atoms, stages, args):
+    import warpweave as cutlass
+    import warpweave.cute as cute
+
+    mod = sys.modules.get("ww_tensorop_gemm") or _load("ww_tensorop_gemm", os.path.join(EXAMPLES, "tensorop_gemm.py"))
+    ab = cutlass.dtype(dtype_name)
+    gemm = mod.TensorOpGemm(ab, ab, cutlass.Float32, atoms, tiler, stages)
+    targs = [tuple(mod._as_runtime(t.view(1, *t.shape).permute(1, 2, 0), False, ab) for t in st) for st in ops.sets]
+    compiled = cute.compile(gemm, *targs[0])
+    err = ops.check(f"warpweave tensorop_gemm {tiler} {atoms} {stages}", lambda: compiled(*targs[0]))
+    return time_launches(torch, lambda i: compiled(*targs[i % 2]), args.launches, args.reps), err
+
+
+def bench_cutedsl_tensorop(torch, ops, dtype_name, args):
+    import cuda.bindings.driver as cuda
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+
+    path = os.path.join(args.cutedsl_examples, "cute", "ampere", "kernel", "dense_gemm", "tensorop_gemm.py")
+    mod = sys.modules.get("cd_tensorop_gemm") or _load("cd_tensorop_gemm", path)
+    ab = getattr(cutlass, dtype_name)
+
+    def rt(t):
+        x = from_dlpack(t.view(1, *t.shape).permute(1, 2, 0), assumed_align=16)
+        return x.mark_layout_dynamic(leading_dim=1)
+
+    targs = [tuple(rt(t) for t in st) for st in ops.sets]
+    stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+    gemm = mod.TensorOpGemm(ab, ab, cutlass.Float32, (2, 2, 1))
+    compiled = cute.compile(gemm, *targs[0], stream)
+    err = ops.check("CuTe DSL tensorop_gemm", lambda: compiled(*targs[0], stream))
+    return time_launches(torch, lambda i: compiled(*targs[i % 2], stream), args.launches, args.reps), err
+
+
+def kernels_of(args, with_cd, dt):
+    """(project, example, label, thunk(torch, ops)) of every kernel timed at one shape."""
+    out = []
+    if args.ampere:
+        if with_cd:
+            out.append(("cutedsl", "tensorop_gemm", ((128, 128, 32), (2, 2, 1), 4),
+                        lambda torch, ops: bench_cutedsl_tensorop(torch, ops, dt, args)))
+        for tiler, atoms, stages in WW_TENSOROP:
+            out.append(("warpweave", "tensorop_gemm", (tiler, atoms, stages),
+                        lambda torch, ops, c=(tiler, atoms, stages): bench_warpweave_tensorop(torch, ops, dt, *c,
+                                                                                              args)))
+        return out
+    if with_cd:
+        for ex, tile, cl in CD_CONFIGS:
+            out.append(("cutedsl", ex, (tile, cl),
+                        lambda torch, ops, c=(ex, tile, cl): bench_cutedsl(torch, ops, dt, *c, args)))
+    for ex, tile, cl in WW_CONFIGS:
+        out.append(("warpweave", ex, (tile, cl),
+                    lambda torch, ops, c=(ex, tile, cl): bench_warpweave(torch, ops, dt, *c, args)))
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cutedsl-examples", default=None, help="CuTe DSL's examples/python/CuTeDSL directory")
@@ -173,12 +235,14 @@ def main(argv=None) -> int:
     p.add_argument("--dtypes", default="Float16,BFloat16")
     p.add_argument("--launches", type=int, default=20)
     p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--ampere", action="store_true", help="the mma.sync tensorop GEMMs instead of the Hopper ones")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     import torch
 
     sys.path.insert(0, os.path.join(ROOT, "frontend_python"))
-    shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else SWEEP
+    shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else (
+        [(4096, 4096, 4096), (8192, 8192, 8192)] if args.ampere else SWEEP)
     with_cd = bool(args.cutedsl_examples) and cutedsl_available()
     if not with_cd:
         print("CuTe DSL rows left out: " + ("no --cutedsl-examples" if not args.cutedsl_examples else
@@ -193,31 +257,23 @@ def main(argv=None) -> int:
             row = {"shape": [m, n, k], "dtype": dt, "kernels": []}
             row["cublas_ms"] = bench_cublas(torch, ops, args)
 
-            def add(project, example, tile, cluster, r):
-                if r is None:
-                    return
-                ms, err = r
-                row["kernels"].append({"project": project, "example": example, "tile": tile, "cluster": cluster,
-                                       "ms": ms, "tflops": flops / ms / 1e9, "vs_cublas": row["cublas_ms"] / ms,
-                                       "max_rel_err": err})
-
-            if with_cd:
-                for ex, tile, cl in CD_CONFIGS:
-                    try:
-                        add("cutedsl", ex, tile, cl, bench_cutedsl(torch, ops, dt, ex, tile, cl, args))
-                    except Exception as e:  # noqa: BLE001 - one failing kernel must not hide the others
-                        row.setdefault("errors", []).append(f"CuTe DSL {ex} {tile} {cl}: {type(e).__name__}: {e}")
-            for ex, tile, cl in WW_CONFIGS:
+            for project, example, config, thunk in kernels_of(args, with_cd, dt):
                 try:
-                    add("warpweave", ex, tile, cl, bench_warpweave(torch, ops, dt, ex, tile, cl, args))
-                except Exception as e:  # noqa: BLE001
-                    row.setdefault("errors", []).append(f"warpweave {ex} {tile} {cl}: {type(e).__name__}: {e}")
+                    r = thunk(torch, ops)
+                except Exception as e:  # noqa: BLE001 - one failing kernel must not hide the others
+                    row.setdefault("errors", []).append(f"{project} {example} {config}: {type(e).__name__}: {e}")
+                    continue
+                if r is None:
+                    continue
+                ms, err = r
+                row["kernels"].append({"project": project, "example": example, "config": config, "ms": ms,
+                                       "tflops": flops / ms / 1e9, "vs_cublas": row["cublas_ms"] / ms,
+                                       "max_rel_err": err})
             row["cublas_ms_after"] = bench_cublas(torch, ops, args)
             cub = flops / row["cublas_ms"] / 1e9
             for kr in row["kernels"]:
-                print(f"{dt} {m}x{n}x{k} {kr['project']:9s} {kr['example']:22s} {kr['tile'][0]}x{kr['tile'][1]} "
-                      f"cl {kr['cluster'][0]}x{kr['cluster'][1]}: {kr['tflops']:6.0f} TFLOP/s "
-                      f"{kr['vs_cublas']:.2f}x cuBLAS ({cub:.0f})")
+                print(f"{dt} {m}x{n}x{k} {kr['project']:9s} {kr['example']:22s} {str(kr['config']):34s}: "
+                      f"{kr['tflops']:6.0f} TFLOP/s {kr['vs_cublas']:.2f}x cuBLAS ({cub:.0f})")
             for err in row.get("errors", []):
                 print(f"{dt} {m}x{n}x{k} ERROR {err}")
             best = {}

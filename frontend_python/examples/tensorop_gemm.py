@@ -31,7 +31,7 @@ from warpweave.cute.runtime import from_dlpack, make_fake_tensor
 class TensorOpGemm:
     def __init__(self, ab_dtype: Type[cutlass.Numeric], c_dtype: Type[cutlass.Numeric],
                  acc_dtype: Type[cutlass.Numeric], atom_layout_mnk: Tuple[int, int, int],
-                 cta_tiler: Tuple[int, int, int] = (128, 128, 32), num_stages: int = 3, raster_factor: int = 8):
+                 cta_tiler: Tuple[int, int, int] = (128, 128, 32), num_stages: int = 4, raster_factor: int = 8):
         self.ab_dtype, self.c_dtype, self.acc_dtype = ab_dtype, c_dtype, acc_dtype
         self.atom_layout_mnk = atom_layout_mnk
         self.cta_tiler = cta_tiler
@@ -362,7 +362,7 @@ def compile_only(gemm, a_major, b_major, c_major, ab_dtype, c_dtype, mnkl=(128, 
 
 def run(a_major, b_major, c_major, ab_dtype, c_dtype, acc_dtype, mnkl, atom_layout_mnk, warmup_iterations=2,
         iterations=100, skip_ref_check=False, benchmark=False, tolerance=1e-2, cta_tiler=(128, 128, 32),
-        num_stages=3):
+        num_stages=4):
     import torch
 
     import warpweave.torch as wwt
@@ -427,7 +427,7 @@ def main(argv=None) -> int:
     p.add_argument("--b_major", choices=["k", "n"], default="n")
     p.add_argument("--c_major", choices=["n", "m"], default="n")
     p.add_argument("--cta_tiler", type=_ints, default=(128, 128, 32))
-    p.add_argument("--num_stages", type=int, default=3)
+    p.add_argument("--num_stages", type=int, default=4)
     p.add_argument("--tolerance", type=float, default=1e-2)
     p.add_argument("--warmup_iterations", type=int, default=2)
     p.add_argument("--iterations", type=int, default=100)

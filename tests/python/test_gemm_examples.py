@@ -64,7 +64,8 @@ def test_tensorop_gemm_sass(arch, majors):
     # One 64x64 warp tile per k-tile of 32: 2 k-blocks x 4 x 8 atoms; 4 ldmatrix.x4 for A and 4 for B per k-block.
     assert count("HMMA.16816.F32") == 64
     assert count("LDSM.16.") == 24
-    assert count("LDGSTS.E.BYPASS") == 24
+    # 16-byte copies: 4 of A and 4 of B per thread and k-tile, in the prologue (stages - 1 k-tiles) and the loop.
+    assert count("LDGSTS.E.BYPASS") == 8 * gemm.num_stages
     assert count("STG.E.128") == 16
     stack, spill_st, spill_ld, regs = ptxas_report(compiled)
     assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
