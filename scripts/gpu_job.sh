@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
-# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|examples|cutedsl|sanitize|all]...
+# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|integration|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples.
@@ -23,6 +23,12 @@ if [ -n "$wheel" ]; then
   export PYTHONPATH=$site
 else
   export PYTHONPATH=$PWD/frontend_python:$PWD/conformance:$PWD/pipelines
+fi
+if ls .devcarry/deps/*.whl > /dev/null 2>&1; then  # apache-tvm-ffi and the like (pack_for_device.sh)
+  rm -rf /tmp/ww-deps
+  python3 -m pip install -q --no-deps --no-index --target /tmp/ww-deps .devcarry/deps/*.whl > "$OUT/deps_install.log" 2>&1 \
+    || for w in .devcarry/deps/*.whl; do python3 -m zipfile -e "$w" /tmp/ww-deps; done
+  export PYTHONPATH=$PYTHONPATH:/tmp/ww-deps
 fi
 export PYTHONUNBUFFERED=1 WARPWEAVE_CACHE_DIR=/tmp/ww-cache
 export WARPWEAVE_EXAMPLE_PLUGIN_DIR=$PWD/example_plugin
@@ -81,8 +87,22 @@ case " $what " in *" all "*|*" hopper "*)
   run hopper_persistent python3 -m pytest -q -p no:cacheprovider backends/hopper/tests/test_hopper_gemm_persistent.py tests/python/test_persistent_tile_scheduler.py tests/python/test_pipeline_participants.py
   run bench_hopper python3 benchmarks/python/bench_hopper_gemm.py --sizes 4096,8192 --json "$OUT/bench_hopper.json" ;;
 esac
+case " $what " in *" all "*|*" profile "*)
+  # intra-kernel profiling and autotuning: their GPU tests, a Perfetto trace of the persistent GEMM's producer and
+  # consumer warps, and the profiling overhead on the GEMMs (traces under $OUT)
+  run profile_tests python3 -m pytest -q -p no:cacheprovider tests/python/test_profile.py tests/python/test_autotune.py
+  run profile_persistent python3 frontend_python/examples/hopper/dense_gemm_persistent.py --mnkl 4096,4096,4096,1 --profile "$OUT/trace_persistent.json"
+  run bench_profile python3 benchmarks/python/bench_profile_overhead.py --json "$OUT/bench_profile.json" --trace-dir "$OUT" ;;
+esac
 case " $what " in *" all "*|*" bench "*)
   run bench_dsl python3 benchmarks/python/bench_dsl.py --json "$OUT/bench_dsl.json" ;;
+esac
+case " $what " in *" all "*|*" integration "*)
+  # Ahead-of-time export run from C++ and load_module, TVM FFI calls with torch tensors, CUDA graph capture, and
+  # the host cost of a call (compiled, TVM FFI, raw cuLaunchKernel, torch.add).
+  run integration python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_export.py \
+    tests/python/test_export_example.py tests/python/test_tvm_ffi.py
+  run bench_launch python3 benchmarks/python/bench_launch_overhead.py --json "$OUT/bench_launch.json" ;;
 esac
 case " $what " in *" all "*|*" gemm "*)
   run bench_gemm python3 benchmarks/python/bench_gemm.py ${WW_GEMM_ARGS:-} --json "$OUT/bench_gemm.json" ;;

@@ -127,6 +127,26 @@ def test_tensorop_gemm_marks_cost_nothing_unprofiled(monkeypatch):
     assert "mma.sync" in profiled.info["ptx"] and len(profiled.cubin) > 0
 
 
+def test_persistent_hopper_gemm_profiles_producer_and_consumer_warps_without_spilling(monkeypatch):
+    sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples", "hopper"))
+    import dense_gemm_persistent as dg
+
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    monkeypatch.setenv("WARPWEAVE_CUBIN_TOOL", "ptxas")
+    gemm = dg.HopperPersistentDenseGemm(cutlass.Float32, (128, 256), (1, 1), 1, True)
+    args = dg.fake_arguments("k", "k", "n", cutlass.Float16, cutlass.Float16)
+    prof = wp.Profiler(max_warps=132 * 12, events_per_warp=64)
+    with target("sm_90a"):
+        plain = cute.compile(gemm, *args, options=cute.PtxasOptions("-v"))
+        profiled = prof.compile(gemm, *args, options=cute.PtxasOptions("-v"))
+    assert "%globaltimer" not in plain.info["ptx"] and "%globaltimer" in profiled.info["ptx"]
+    assert prof.names == {0: "load", 1: "mainloop", 2: "epilogue"}
+    # the producer warpgroup runs at 40 registers: the events' state must not push anything to local memory
+    log = profiled.info["jit_log"]
+    assert "0 bytes spill stores" in log and "bytes stack frame" in log, log
+    assert not re.search(r"[1-9]\d* bytes spill", log), log
+
+
 def test_region_misuse_is_a_clear_error_at_the_users_line(monkeypatch):
     with pytest.raises(DSLError, match="inside a @cute.kernel"):
         cute.profile.begin("x")
@@ -311,3 +331,28 @@ def test_profiled_tensorop_gemm_records_every_warp(tmp_path):
         assert main["dur"] > 0 and epi["dur"] > 0 and main["ts"] + main["dur"] <= epi["ts"] + 1e-3
         assert main["pid"] == epi["pid"] and main["tid"] == epi["tid"]
     assert len({e["pid"] for e in xs}) > 1  # the CTAs ran on several SMs
+
+
+@requires_gpu
+def test_persistent_gemm_trace_shows_producer_and_consumer_warps(tmp_path):
+    import torch
+
+    sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples", "hopper"))
+    import dense_gemm_persistent as dg
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the persistent GEMM is an sm_90a kernel")
+    path = tmp_path / "persistent.json"
+    dg.run((2048, 2048, 1024, 1), cutlass.Float16, cutlass.Float16, cutlass.Float16, cutlass.Float32, "k", "k", "n",
+           profile=str(path))
+    trace = json.loads(path.read_text())
+    assert trace["otherData"]["problems"] == []
+    xs = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    roles = {}
+    for e in xs:
+        roles.setdefault(e["name"], set()).add(e["args"]["warp"])
+    assert roles["load"] == {0}                        # the producer's TMA warp
+    assert roles["mainloop"] == roles["epilogue"] == set(range(4, 12))  # the two consumer warpgroups
+    tiles = (2048 // 128) * (2048 // 256)
+    assert sum(e["name"] == "load" for e in xs) == tiles  # one load region per tile, over all CTAs
+    assert sum(e["name"] == "epilogue" for e in xs) == tiles * 8
