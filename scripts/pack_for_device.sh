@@ -46,6 +46,14 @@ rm -rf "$stage" .devcarry/wheel
 if [ -n "$wheel" ]; then
   mkdir -p .devcarry/wheel && cp "$wheel" .devcarry/wheel/
 fi
+# Python packages the GPU machine lacks and cannot fetch (no index there): apache-tvm-ffi (TVM FFI calls), as the
+# wheel pinned in requirements.txt (3.2 MiB), for gpu_job.sh to install.
+rm -rf .devcarry/deps && mkdir -p .devcarry/deps
+tvm_ffi=$(grep -E '^apache-tvm-ffi==' requirements.txt || true)
+if [ -n "$tvm_ffi" ]; then
+  .venv/bin/python -m pip download -q --no-deps --only-binary :all: --python-version 3.12 -d .devcarry/deps "$tvm_ffi" \
+    || echo "pack_for_device.sh: could not download $tvm_ffi; the GPU job's TVM FFI tests will skip" >&2
+fi
 if [ -n "$cutedsl" ]; then
   if [ -d "$cutedsl/examples/python/CuTeDSL" ]; then
     tar -C "$cutedsl" -cf - examples/python/CuTeDSL | xz -T2 -6 > .devcarry/cutedsl.tar.xz

@@ -205,6 +205,8 @@ class TVMFFICompiledFunction:
         return self.function(*args)
 
     def __getattr__(self, name):  # cubin, ptx, launches, export_to_c ... of the compiled function
+        if name == "compiled":
+            raise AttributeError(name)
         return getattr(self.compiled, name)
 
     def __repr__(self):
