@@ -349,6 +349,32 @@ def test_tiled_copy_picture_agrees_with_its_partitions():
             assert by_s[t] == _coords(thr_copy.partition_S(ident)) == by_d[t] == _coords(thr_copy.partition_D(ident))
 
 
+def ptx_wgmma_d(t, i):
+    """PTX ISA, wgmma's accumulator D fragment for m64nNk16: (row, column) of thread t's value i."""
+    warp_, lane = t // 32, t % 32
+    return 16 * warp_ + 8 * ((i >> 1) & 1) + lane // 4, 8 * (i >> 2) + 2 * (lane % 4) + (i & 1)
+
+
+def test_warpgroup_mma_picture_shared_operands_and_the_ptx_accumulator():
+    from warpweave.cute.nvgpu import warpgroup
+    from warpweave.utils import hopper_helpers
+    from warpweave.viz.palette import SHARED
+
+    k_major = warpgroup.OperandMajorMode.K
+    tm = hopper_helpers.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, k_major, k_major, cutlass.Float32,
+                                               (1, 1, 1), (64, 16))
+    assert tm.shape_mnk == (64, 16, 16) and tm.size == 128
+    a, b, c = panels(parse(viz.svg(tm)))
+    # A and B come from shared memory through descriptors: every thread sees them whole, so no cell names one.
+    for title, rows, cols, cells in (a, b):
+        assert title.endswith("(all 128 threads)")
+        assert len(cells) == rows * cols
+        for cell in cells.values():
+            assert fill_of(cell) == SHARED and len(text_of(cell)) == 1 and cell.get("data-holders") == "128"
+    seen = check_tv_panel(c, tm.get_layoutC_TV(), 64, 16)
+    assert seen == {(t, i): ptx_wgmma_d(t, i) for t in range(128) for i in range(8)}
+
+
 # --- LaTeX, files, Jupyter ----------------------------------------------------------------------------------------
 
 def test_print_latex_draws_every_cell():

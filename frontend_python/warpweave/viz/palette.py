@@ -43,4 +43,5 @@ def value_color(value) -> str:
     return _GREYS[0]
 
 
-EMPTY = "#ffffff"  # a tile element no thread holds
+EMPTY = "#ffffff"   # a tile element no thread holds
+SHARED = "#e4ecf4"  # an element every thread holds (an operand read whole by all the threads)

@@ -12,6 +12,11 @@ from .figure import Figure
 from .placement import INDEX_H, place
 
 
+# A tooltip lists this many holders of a cell, then their count: an operand all 128 threads of a warpgroup see
+# would otherwise list 128 pairs in each of its cells.
+_TOOLTIP_HOLDERS = 8
+
+
 def _f(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
 
@@ -57,7 +62,11 @@ def to_svg(figure: Figure) -> str:
                     attrs += f" data-value={quoteattr(str(cell.value))}"
                 parts = [f'<g class="cell" {attrs}>']
                 if len(cell.holders) > 1:
-                    parts.append("<title>" + escape(", ".join(f"T{t} V{v}" for t, v in cell.holders)) + "</title>")
+                    attrs_n = len(cell.holders)
+                    parts[0] = parts[0][:-1] + f' data-holders="{attrs_n}">'
+                    shown = ", ".join(f"T{t} V{v}" for t, v in cell.holders[:_TOOLTIP_HOLDERS])
+                    more = f", ... ({attrs_n} in all)" if attrs_n > _TOOLTIP_HOLDERS else ""
+                    parts.append("<title>" + escape(shown + more) + "</title>")
                 parts.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cw)}" height="{_f(ch)}" fill="{cell.fill}" '
                              'stroke="#444444" stroke-width="0.5"/>')
                 n = len(cell.lines)

@@ -61,12 +61,17 @@ def tv_panel(layout_tv, tile_mn: tuple[int, int], title: str, *, transpose: bool
                 fail_value(f"the thread-value layout {layout_tv} maps thread {t}, value {v} to {idx}, outside the "
                            f"{M}x{N} tile (its indices are 0..{M * N - 1}, column-major)")
             holders.setdefault(idx, []).append((t, v))
+    # An operand every thread sees whole (its thread mode has stride 0: shared memory that a warpgroup's MMA reads
+    # through a descriptor, say) names no owner: its cells show the value index alone, in one colour.
+    everyone = threads > 1 and all(len(hs) == threads for hs in holders.values())
     cells = {}
     for idx, hs in holders.items():
         m, n = idx % M, idx // M
         t, v = hs[0]
-        cells[(n, m) if transpose else (m, n)] = Cell((f"T{t}", f"V{v}"), palette.thread_color(t), value=idx,
-                                                      holders=tuple(hs))
+        lines, fill = ((f"V{v}",), palette.SHARED) if everyone else ((f"T{t}", f"V{v}"), palette.thread_color(t))
+        cells[(n, m) if transpose else (m, n)] = Cell(lines, fill, value=idx, holders=tuple(hs))
+    if everyone:
+        title = f"{title} (all {threads} threads)" if title else f"all {threads} threads"
     rows, cols = (N, M) if transpose else (M, N)
     return Panel(title, rows, cols, cells, row_label=row_label, col_label=col_label, slot=slot)
 
