@@ -3,7 +3,8 @@
 Without a GPU, compiled for sm_90a (the ptxas report is printed): its SASS holds HGMMA (QGMMA for fp8), one per
 wgmma k-block issued; UTMALDG in the producer's one load site (.MULTICAST for the operand a 2x1 or 1x2 cluster
 shares); UTMASTG for each epilogue sub-tile and STSM for 16-bit C; SYNCS (two mbarriers per stage, the remote
-arrivals of a cluster); USETMAXREG down to 40 registers for the producer warpgroup and up to 232 for the consumers;
+arrivals of a cluster); USETMAXREG down to 40 registers for the producer warpgroup and up to 232 for the two
+consumer warpgroups;
 no local memory, no spills, no stack frame. The PTX carries the launch bounds setmaxnreg needs. Bad
 configurations are refused.
 On the GPU (skipped here): against a float32 torch reference on fresh random data, C poisoned with NaN first,
@@ -90,11 +91,15 @@ def test_persistent_gemm_sass(majors, ab, c, tile, cluster, boxes_a, boxes_b, bo
     assert count("SYNCS.PHASECHK.TRANS64") >= 4 and count("SYNCS.ARRIVE") >= 2
     if cluster != (1, 1):
         assert count("SYNCS.ARRIVE.TRANS64.RED") >= 1          # stages released in the peer CTAs
-    # Register reallocation: the producer warpgroup down to 40, the consumers up.
+    # Register reallocation with two consumer warpgroups: the producer warpgroup down to 40, the consumers up to
+    # 232 (with one, 256 threads have 255 registers each already, and nothing moves).
     dealloc = [line for line in sass.splitlines() if "USETMAXREG.DEALLOC" in line]
     alloc = [line for line in sass.splitlines() if "USETMAXREG.TRY_ALLOC" in line]
-    assert len(dealloc) == 1 and "0x28" in dealloc[0], dealloc
-    assert len(alloc) == 1 and hex(gemm.consumer_registers) in alloc[0], alloc
+    if bm == 128:
+        assert len(dealloc) == 1 and "0x28" in dealloc[0], dealloc
+        assert len(alloc) == 1 and "0xe8" in alloc[0], alloc
+    else:
+        assert not dealloc and not alloc
     # No local memory, no spills.
     assert not any(o.startswith(("LDL", "STL")) for o in ops)
     stack, spill_st, spill_ld, regs = ptxas_report(compiled)

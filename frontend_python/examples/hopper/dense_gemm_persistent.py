@@ -71,9 +71,12 @@ class HopperPersistentDenseGemm:
         self.num_consumer_warpgroups = bm // 64
         self.num_consumer_threads = WARPGROUP * self.num_consumer_warpgroups
         self.num_threads = WARPGROUP * (1 + self.num_consumer_warpgroups)
-        # The producer warpgroup keeps 40 registers a thread, the consumers take the rest of the 64K register file.
+        # With two consumer warpgroups (384 threads, at most 168 registers each at launch) the producer warpgroup
+        # keeps 40 registers a thread and the consumers take the rest of the 64K register file (232). With one
+        # (256 threads) every thread has up to 255 already: no reallocation.
+        self.reallocate_registers = self.num_consumer_warpgroups == 2
         self.producer_registers = 40
-        self.consumer_registers = 232 if self.num_consumer_warpgroups == 2 else 256
+        self.consumer_registers = 232
         self.store_warp = 4          # the first consumer warp issues the TMA stores of C
 
     # --- host side: configuration from the tensors ----------------------------------------------------------------
@@ -190,7 +193,8 @@ class HopperPersistentDenseGemm:
 
         if warp_idx < 4:
             # --- producer warpgroup -------------------------------------------------------------------------------
-            cute.arch.setmaxregister_decrease(self.producer_registers)
+            if cutlass.const_expr(self.reallocate_registers):
+                cute.arch.setmaxregister_decrease(self.producer_registers)
             if warp_idx == 0:
                 sched = utils.StaticPersistentTileScheduler.create(sched_params, cute.arch.block_idx(),
                                                                    cute.arch.grid_dim())
@@ -228,7 +232,8 @@ class HopperPersistentDenseGemm:
                 producer.tail()
         else:
             # --- consumer warpgroups ------------------------------------------------------------------------------
-            cute.arch.setmaxregister_increase(self.consumer_registers)
+            if cutlass.const_expr(self.reallocate_registers):
+                cute.arch.setmaxregister_increase(self.consumer_registers)
             self.consume(mainloop, sched_params, tma_c, mC, tiled_mma, epi_mma, sA, sB, sC, k_tiles, stages,
                          epi_stages, warp_idx, tidx - WARPGROUP)
 
