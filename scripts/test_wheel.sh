@@ -49,18 +49,32 @@ cp "$root/tests/wheel/check_installed.py" "$work/"
 log "building the example plugin with find_package(warpweave) from the installed package"
 cp -r "$root/plugins_api/examples/b1_mma" "$work/b1_src"
 prefix=$("$venv/bin/python" -m warpweave sdk --prefix)
-cmake -S "$work/b1_src" -B "$work/b1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+# WARPWEAVE_PLUGIN_INSTALL_DIR: `cmake --install` puts the plugin and a copy of its Python package there.
+cmake -S "$work/b1_src" -B "$work/b1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+      -DWARPWEAVE_PLUGIN_INSTALL_DIR=plugins >/dev/null
 nice -n 15 cmake --build "$work/b1" -j2 >/dev/null
-WARPWEAVE_PLUGIN_PATH=$work/b1 "$venv/bin/python" -m warpweave plugins --json > "$work/plugins.json"
-"$venv/bin/python" - "$work/plugins.json" "$work/b1" <<'EOF'
+cmake --install "$work/b1" --prefix "$work/b1-installed" >/dev/null
+plugins=$work/b1-installed/plugins
+WARPWEAVE_PLUGIN_PATH=$plugins "$venv/bin/python" -m warpweave plugins --json > "$work/plugins.json"
+"$venv/bin/python" - "$work/plugins.json" "$plugins" <<'EOF'
 import json, os, sys
 listed = json.load(open(sys.argv[1]))
 names = {p["name"]: p for p in listed if "name" in p}
 assert not [p for p in listed if "refused" in p], f"refused plugin files: {[p for p in listed if 'refused' in p]}"
 assert "example_b1" in names, f"the example plugin is not loaded (loaded: {sorted(names)})"
-assert os.path.dirname(names["example_b1"]["path"]) == sys.argv[2], names["example_b1"]["path"]
+path = names["example_b1"]["path"]
+assert os.path.dirname(path) == sys.argv[2], path
+pydir = os.path.splitext(path)[0] + ".python"
+assert os.path.isdir(pydir) and not os.path.islink(pydir), f"{pydir}: not an installed copy"
 assert {"ampere", "hopper", "blackwell"} <= set(names), sorted(names)
-print(f"ok    the example plugin built against the installed SDK loads beside {sorted(set(names) - {'example_b1'})}")
+print("ok    the example plugin, built against the installed SDK and installed with its Python package, loads "
+      f"beside {sorted(set(names) - {'example_b1'})}")
 EOF
-WARPWEAVE_PLUGIN_PATH=$work/b1 "$venv/bin/python" -m warpweave conformance --backend example_b1 --tier compile --quiet
+# Its Python package (warpweave.utils.b1_helpers) comes from the installed copy; its atoms compile.
+WARPWEAVE_PLUGIN_PATH=$plugins "$venv/bin/python" -c "
+import os, sys
+import warpweave.utils.b1_helpers as h
+assert os.path.realpath(h.__file__).startswith(os.path.realpath(sys.argv[1]) + os.sep), h.__file__
+print('ok    warpweave.utils.b1_helpers from', h.__file__)" "$plugins"
+WARPWEAVE_PLUGIN_PATH=$plugins "$venv/bin/python" -m warpweave conformance --backend example_b1 --tier compile --quiet
 log "passed"
