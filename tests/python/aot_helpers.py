@@ -95,15 +95,22 @@ def call_numbers(meta: dict, values: dict) -> list[str]:
     return out
 
 
+class _Function(str):
+    """A kernel's name standing in for its driver function (the Python call sets its shared memory limit)."""
+
+    def set_max_dynamic_shared_memory(self, n):
+        pass
+
+
 def python_launches(compiled, *args) -> list[dict]:
     """The launches the compiled function makes for these arguments in Python, read from its launch plan."""
     compiled._module = object()  # no driver here: the functions are named by their kernels
-    compiled._functions = {l.kernel: l.kernel for l in compiled.launches}
+    compiled._functions = {l.kernel: _Function(l.kernel) for l in compiled.launches}
     out = []
     sizes = {l.kernel: [struct.calcsize("=" + p.fmt) for p in l.params] for l in compiled.launches}
     for launch in compiled.prepare(*args):
         f, grid, block, cluster, smem, stream, params, offsets = launch[:8]
-        out.append({"kernel": f, "grid": list(grid), "block": list(block), "smem": int(smem), "stream": int(stream),
+        out.append({"kernel": str(f), "grid": list(grid), "block": list(block), "smem": int(smem), "stream": int(stream),
                     "cluster": list(cluster),
                     "params": [params[o:o + n].hex() for o, n in zip(offsets, sizes[f])]})
     return out

@@ -11,7 +11,6 @@ prefix, a per-call TMA descriptor) raise DSL errors at the user's line.
 With a GPU: the exported elementwise add runs through load_module, checked against torch (test_export_example.py
 runs the C++ program).
 """
-import json
 import os
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from warpweave._dsl.runtime import RuntimeTensor
 from warpweave.cute.runtime import load_module, make_fake_compact_tensor, make_fake_stream, make_fake_tensor
 
 import aot_helpers as aot
-from dsl_helpers import has_gpu, requires_gpu, target
+from dsl_helpers import requires_gpu, target
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "frontend_python", "examples")
 sys.path.insert(0, EXAMPLES)
@@ -70,7 +69,7 @@ def export(compiled, tmp_path, name):
     return h, o
 
 
-def metadata_of(c_path_header, compiled, name, tmp_path):
+def metadata_of(compiled, name):
     from warpweave._dsl import export_c
 
     return export_c.metadata(compiled, export_c.c_arguments(compiled), name)
@@ -78,7 +77,7 @@ def metadata_of(c_path_header, compiled, name, tmp_path):
 
 def build_harness(tmp_path, compiled, name, link_dir):
     h, o = export(compiled, tmp_path, name)
-    meta = metadata_of(h, compiled, name, tmp_path)
+    meta = metadata_of(compiled, name)
     src = tmp_path / f"{name}_main.cpp"
     src.write_text(aot.harness_source(meta, os.path.basename(h)))
     exe = str(tmp_path / f"{name}_main")

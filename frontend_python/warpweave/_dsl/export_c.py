@@ -28,7 +28,7 @@ import json
 import re
 
 from .arg_plan import HostStream, _stream_handle
-from .errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
+from .errors import DSLNotImplementedError, DSLValueError, user_location
 from .launch_plan import dim_source
 
 ABI_VERSION = 1

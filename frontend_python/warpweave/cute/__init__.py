@@ -26,8 +26,8 @@ from . import math  # noqa: F401
 globals().update({_n: getattr(_numeric, _n) for _n in _numeric_exports})  # cute.Int32 as well as cutlass.Int32
 from . import arch, nvgpu, runtime, testing  # noqa: F401
 from .. import profile  # noqa: F401 - cute.profile.region(...): warpweave.profile
-from .._dsl.compile_options import (EnableAssertions, GenerateLineInfo, GPUArch, KeepCUBIN, KeepPTX,  # noqa: F401
-                                    OptLevel, PtxasOptions)
+from .._dsl.compile_options import (EnableAssertions, EnableTVMFFI, GenerateLineInfo, GPUArch, KeepCUBIN,  # noqa: F401
+                                    KeepPTX, OptLevel, PtxasOptions)
 from .._dsl.runtime import AddressSpace, sym_int, sym_int32, sym_int64  # noqa: F401
 
 # Annotation types, as in CuTe DSL (any Python value is accepted where they annotate).
@@ -44,7 +44,7 @@ __all__ = list(_layout_all) + [
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
-    "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "GenerateLineInfo",
+    "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
     "math"] + list(_numeric_exports)
