@@ -247,6 +247,70 @@ def test_a_candidate_that_raises_while_running_is_left_out(monkeypatch):
     assert cfg == {"mode": "ok"}
 
 
+def _accumulate(x, out, M, block=1):
+    """out += x (an accumulating kernel: tuning must not leave its runs in the caller's out)."""
+    out[...] += x + (0.5 if block == 8 else 0.0)   # block=8 computes otherwise
+
+
+def test_autotune_jit_search_restores_arguments_and_runs_the_winner(tmp_path, monkeypatch):
+    """The search of autotune_jit with its compiler and timer stood in for by Python (no GPU): every candidate
+    starts from the caller's values, the winner runs once on them, and a second process-local function object
+    over the same kernel is served from the table."""
+    from warpweave._dsl import jit as jit_module
+
+    costs = {1: 9.0, 2: 4.0, 4: 6.0, 8: 1.0}
+    built, timed_args = [], []
+
+    def fake_compile(jf, args, kwargs, target=None):
+        built.append(kwargs["block"])
+
+        def run(*a, **k):
+            bound = jf.signature.bind(*a, **k)
+            bound.apply_defaults()
+            jf.fn(**bound.arguments)
+        run.cost = costs[kwargs["block"]]
+        return run
+
+    def fake_time(fn, workspaces, warmup, iterations, stream):
+        timed_args.append(workspaces)
+        for w in workspaces:
+            fn(*w.args, **w.kwargs)
+        return fn.cost
+
+    monkeypatch.setattr(jit_module, "compile_function", fake_compile)
+    monkeypatch.setattr(autotune, "device_identity", lambda: "fake GPU")
+    monkeypatch.setattr(autotune, "time_call", fake_time)
+    monkeypatch.setattr(autotune, "compile_only_run", lambda: False)
+    monkeypatch.setattr(autotune, "workspace_count", lambda *a: 3)  # (from the device's L2 size)
+    monkeypatch.setenv("WARPWEAVE_ARCH", "sm_80")  # the target the candidates would be compiled for
+    from warpweave._dsl.jit import JitFunction
+
+    kernel = JitFunction(_accumulate)
+    x = np.arange(16, dtype=np.float32)
+    out = np.ones(16, np.float32)
+    tuned = cute.testing.autotune_jit(params_dict={"block": [1, 2, 4, 8]}, update_on_change=["M"])(kernel)
+    with pytest.warns(cute.testing.CandidateWarning, match="'block': 8.*wrong results"):
+        assert tuned.best_config(x, out, 16) == {"block": 2}
+    assert sorted(built) == [1, 2, 4, 8]
+    np.testing.assert_array_equal(out, 1.0)                   # the search left the caller's arrays as they were
+    assert all(w.args[1] is not out for ws in timed_args for w in ws)  # timing ran on copies
+    assert all(len(ws) == 3 and len(w.args) == 4 and w.args[3] in (1, 2, 4) for ws in timed_args for w in ws)
+    tuned(x, out, 16)
+    np.testing.assert_array_equal(out, 1.0 + x)               # the winner ran once, on the caller's arrays
+    assert tuned.last_search.source == "memory"
+
+    built.clear()
+    again = cute.testing.autotune_jit(params_dict={"block": [1, 2, 4, 8]}, update_on_change=["M"])(kernel)
+    assert again.best_config(x, out, 16) == {"block": 2} and again.last_search.source == "table" and built == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cute.testing.CandidateWarning)
+        again.best_config(x, out, 32)                         # M is in update_on_change: a new search
+    assert sorted(built) == [1, 2, 4, 8]
+    # the caller fixing a tuned parameter: no search, that configuration runs
+    built.clear()
+    assert again.best_config(x, out, 16, block=4) == {} and built == []
+
+
 # --- progress bar ---------------------------------------------------------------------------------------------------
 
 class _Tty(io.StringIO):
