@@ -150,6 +150,22 @@ def test_coordinate_tensor_cells_show_its_coordinates():
         assert text_of(cell) == [cute.pretty_str(tile[m, n])] == [f"({4 + m},{8 + n})"]
 
 
+def test_host_tensors_draw_their_layout():
+    import numpy as np
+
+    from warpweave.cute.runtime import from_dlpack, make_fake_tensor
+
+    a = np.zeros((3, 5), dtype=np.float32)
+    assert viz.svg(from_dlpack(a)) == viz.svg(cute.make_layout((3, 5), stride=(5, 1)))
+    assert viz.svg(from_dlpack(a.T)) == viz.svg(cute.make_layout((5, 3), stride=(1, 5)))
+    check_layout_picture(cute.make_layout((4, 6), stride=(1, 8)))
+    assert viz.svg(make_fake_tensor(cutlass.Float16, (4, 6), (1, 8))) == viz.svg(cute.make_layout((4, 6), stride=(1, 8)))
+    with pytest.raises(DSLValueError, match="mark_layout_dynamic") as e:
+        line = _here() + 1
+        viz.svg(from_dlpack(a).mark_layout_dynamic())
+    assert e.value.location == (THIS_FILE, line)
+
+
 def test_random_layouts():
     rng = random.Random(1234)
 

@@ -24,6 +24,13 @@ def as_layout(obj, what: str = "warpweave.viz"):
     inner = getattr(obj, "layout", None)
     if isinstance(inner, (_core.Layout, _core.ComposedLayout)):
         return inner
+    from .._dsl.runtime import RuntimeTensor
+
+    if isinstance(obj, RuntimeTensor):  # a host tensor (from_dlpack, a fake tensor): its shape and strides
+        if any(obj.dynamic_shape) or any(obj.dynamic_stride):
+            fail_value(f"the tensor {obj} has dynamic extents or strides (mark_layout_dynamic); pictures need "
+                       "static layouts: draw the tensor before marking it")
+        return _core.make_layout(tuple(obj.shape), tuple(obj.stride))
     fail_type(f"{what} draws a Layout, ComposedLayout, Tensor, TiledCopy or TiledMma; got {type(obj).__name__}")
 
 
