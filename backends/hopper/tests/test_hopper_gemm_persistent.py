@@ -130,7 +130,11 @@ def test_launch_bounds_and_register_split_in_ptx():
     assert re.search(r"\.reqntid 384, 1, 1", ptx) and re.search(r"\.minnctapersm 1", ptx), ptx[:2000]
     assert "setmaxnreg.dec.sync.aligned.u32 40;" in ptx and "setmaxnreg.inc.sync.aligned.u32 232;" in ptx
     assert ptx.count("cp.async.bulk.tensor.3d.global.shared::cta") == 256 // dgp.EPI_N   # a store per sub-tile
-    assert re.search(r"bar\.sync\s+1, 256;", ptx)          # the epilogue's barrier of the two consumer warpgroups
+    # The epilogue: one barrier of the two consumer warpgroups per sub-tile, before which the store warp waits until
+    # at most 2 of its stores still read their buffers (of 4: the one just written, the next one, free, and 2).
+    assert len(re.findall(r"bar\.sync\s+1, 256;", ptx)) == 256 // dgp.EPI_N
+    assert ptx.count("cp.async.bulk.wait_group.read 2;") == 256 // dgp.EPI_N
+    assert ptx.count("cp.async.bulk.wait_group.read 0;") == 1          # before the block leaves
     # Only the k-loop's acquire arms a full barrier: the producer's tail waits on the empty ones and expects nothing.
     assert ptx.count("mbarrier.arrive.expect_tx") == 1
 
@@ -209,6 +213,9 @@ GPU_CASES = [
     ((520, 264, 1040, 1), "kkn", cutlass.Float8E5M2, cutlass.BFloat16, (128, 256), (2, 1)),
     ((8, 16, 8, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 256), (1, 1)),
     ((264, 200, 136, 1), "kkn", cutlass.Float16, cutlass.Float16, (64, 128), (1, 1)),        # one consumer WG
+    ((200, 136, 264, 2), "kkn", cutlass.Float16, cutlass.Float16, (128, 64), (1, 1)),        # 2 epilogue buffers
+    ((136, 72, 264, 2), "kkn", cutlass.BFloat16, cutlass.BFloat16, (64, 32), (1, 1)),       # 1 buffer
+    ((264, 136, 200, 1), "mnm", cutlass.Float16, cutlass.Float16, (128, 32), (2, 1)),
     # Few clusters, many tiles each: the pipelines' phases and the epilogue buffers wrap across tiles.
     ((1000, 1000, 200, 2), "kkn", cutlass.Float16, cutlass.Float16, (128, 256), (1, 1), 1, True, 3),
     ((1000, 1000, 200, 1), "mnm", cutlass.BFloat16, cutlass.BFloat16, (128, 256), (2, 1), 2, True, 2),

@@ -15,10 +15,10 @@ output tiles with a StaticPersistentTileScheduler. A thread block has three warp
     (bM, bN) tile with warpgroup MMA from shared memory, one k-tile of wgmma in flight while the next stage is
     waited for, and releases each stage once the wgmma that read it completed.
   - The epilogue (consumers) converts the fp32 accumulators and writes them in (bM, 32) sub-tiles to a ring of
-    shared-memory buffers of C (stmatrix for 16-bit C), each copied to C by a TMA store that one warp issues. The
-    stores are asynchronous bulk groups: a buffer is reused only once the store that read it has read it, and the
-    consumers go on to the next tile's mainloop while the last stores drain; meanwhile the producer has already
-    filled the stages for it.
+    shared-memory buffers of C (stmatrix for 16-bit C), each copied to C by a TMA store that one warp issues, one
+    barrier of the consumers per sub-tile. The stores are asynchronous bulk groups: a buffer is reused only once
+    the store that read it has read it, and the consumers go on to the next tile's mainloop while the last stores
+    drain; meanwhile the producer has already filled the stages for it.
 
     python dense_gemm_persistent.py --mnkl 200,136,264,2
     python dense_gemm_persistent.py --mnkl 4096,4096,4096,1 --skip_ref_check --iterations 100
@@ -265,7 +265,10 @@ class HopperPersistentDenseGemm:
             r2s = cute.make_tiled_copy_C(stsm, epi_mma)
             thr_r2s = r2s.get_slice(cidx)
             rD_view = thr_r2s.retile(rD)
-        store = pipeline.PipelineTmaStore.create(num_stages=epi_stages)
+        # With two buffers or more, a buffer is known free one barrier early (see the epilogue): the store pipeline
+        # tracks epi_stages - 1 stores in flight, the last buffer being the one written meanwhile.
+        one_barrier = epi_stages >= 2
+        store = pipeline.PipelineTmaStore.create(num_stages=epi_stages - 1 if one_barrier else 1)
         epi_sync = pipeline.NamedBarrier(barrier_id=1, num_threads=self.num_consumer_threads)
 
         sched = utils.StaticPersistentTileScheduler.create(sched_params, cute.arch.block_idx(), cute.arch.grid_dim())
@@ -303,9 +306,13 @@ class HopperPersistentDenseGemm:
             release.advance()
             cute.profile.end("mainloop")
 
-            # Epilogue, sub-tile by sub-tile through buffer j % epi_stages: registers -> shared memory (visible to
-            # the async proxy), a block-wide barrier of the consumers, one TMA store by the store warp, which then
-            # waits until the buffer the next sub-tile writes has been read; a second barrier lets the others on.
+            # Epilogue, sub-tile by sub-tile through buffer j % E (E = epi_stages): registers -> shared memory
+            # (made visible to the async proxy), a barrier of the consumers, then one TMA store of the buffer by the
+            # store warp. Before it arrives at sub-tile j's barrier, the store warp waits until at most E - 2 of its
+            # stores (those of sub-tiles up to j - 1) still read shared memory, so that after the barrier the store
+            # of sub-tile j + 1 - E has read buffer (j + 1) % E, which everyone then writes: one barrier a sub-tile.
+            # With a single buffer, the store warp waits for its store after issuing it, and a second barrier lets
+            # the others on.
             cute.profile.begin("epilogue")
             for j in cutlass.range_constexpr(subtiles):
                 buf = j % epi_stages
@@ -317,6 +324,9 @@ class HopperPersistentDenseGemm:
                 else:
                     cute.autovec_copy(rD, epi_thr.partition_C(sC_buf))
                 cute.arch.fence_proxy("async.shared", space="cta")
+                if cutlass.const_expr(one_barrier):
+                    if warp_idx == self.store_warp:
+                        store.producer_acquire()
                 epi_sync.arrive_and_wait()
                 if warp_idx == self.store_warp:
                     gC = cute.local_tile(mC, (bm, EPI_N), (tile_m, tile_n * subtiles + j, tile_l))
@@ -324,8 +334,10 @@ class HopperPersistentDenseGemm:
                                                        cute.group_modes(gC, 0, 2))
                     cute.copy(tma_c, tSsC, tSgC)
                     store.producer_commit()
-                    store.producer_acquire()
-                epi_sync.arrive_and_wait()
+                    if cutlass.const_expr(not one_barrier):
+                        store.producer_acquire()
+                if cutlass.const_expr(not one_barrier):
+                    epi_sync.arrive_and_wait()
             cute.profile.end("epilogue")
 
             sched.advance_to_next_work()
