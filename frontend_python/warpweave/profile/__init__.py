@@ -15,7 +15,9 @@ Each warp's lane 0 records a begin and an end event per region (the global timer
 SM, the hardware warp slot, the CTA, the warp in the CTA) into its own slot of the buffer (_device.py says how).
 Regions nest; call them where the whole warp runs them (warp-uniform code: a warp-specialised kernel's role
 branches are). Without the Profile option a region adds nothing to the kernel: no parameter, no instruction.
-The buffer's address is a constant of the profiled kernels, so a compilation serves that Profiler only.
+The buffer's address is a constant of the profiled kernels, so a compilation serves that Profiler only (on the
+device that was current when it was made), and a Profiler a kernel was compiled against is kept for the rest of
+the process.
 """
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ from . import _device
 from .trace import Event, ProfileData, Span, chrome_trace, decode, spans, write_chrome_trace
 
 _profilers: "weakref.WeakValueDictionary[tuple, Profiler]" = weakref.WeakValueDictionary()
+# A profiler whose address a kernel holds lives as long as the process: its kernels may run (and write into its
+# buffer) after the caller dropped it.
+_compiled_against: dict = {}
 
 # Where a profiler without a device (compile-only) pretends its buffer is: page-aligned, never dereferenced.
 _NO_DEVICE_ADDRESS = 0x7F0000000000
@@ -141,6 +146,7 @@ def _active(what: str):
     prof = _profilers.get(token)
     if prof is None:
         raise DSLRuntimeError("cute.profile: the Profiler of this compilation no longer exists", user_location(3))
+    _compiled_against[token] = prof
     return prof
 
 
