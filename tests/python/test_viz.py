@@ -414,6 +414,24 @@ def test_print_latex_tv():
     assert sorted((int(t), int(v)) for t, v in nodes) == [(t, v) for t in range(8) for v in range(2)]
 
 
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None,
+                    reason="pdflatex is not installed (texlive-latex-base, -pictures, -latex-extra)")
+def test_latex_documents_compile(tmp_path):
+    import subprocess
+
+    op = warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
+    tiler, tv = cute.make_layout_tv(cute.make_layout((2, 4)), cute.make_layout((2, 1)))
+    things = {"mma": (cute.make_tiled_mma(op), None), "tv": (tv, tiler),
+              "swizzle": (cute.make_composed_layout(cute.make_swizzle(2, 0, 3), 0,
+                                                    cute.make_layout(((2, 4), 8), stride=((8, 16), 1))), None)}
+    for name, (obj, tile) in things.items():
+        viz.save(obj, tmp_path / f"{name}.tex", tile)
+        r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout[-3000:]
+        assert (tmp_path / f"{name}.pdf").stat().st_size > 1000
+
+
 def test_save(tmp_path):
     layout = cute.make_layout((4, 4))
     parse(open(viz.save(layout, tmp_path / "l.svg")).read())
