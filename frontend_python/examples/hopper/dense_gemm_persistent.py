@@ -246,7 +246,10 @@ class HopperPersistentDenseGemm:
         bm, bn = self.tile_shape_mn
         subtiles = bn // EPI_N
         c_dtype = tma_c.element_type
-        thr_mma = tiled_mma.get_slice(cidx)
+        # The A and B partitions from shared memory are the same for every thread of a warpgroup: slicing by the
+        # warpgroup's first thread (a warp-uniform value) keeps the descriptor arithmetic in uniform registers.
+        warpgroup_first = cute.arch.make_warp_uniform(warp_idx // 4 - 1) * WARPGROUP
+        thr_mma = tiled_mma.get_slice(warpgroup_first)
         tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))    # (MMA, MMA_M, MMA_K, stages): descriptors
         tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
         acc = cute.make_rmem_tensor(tiled_mma.partition_shape_C((bm, bn)), self.acc_dtype)
