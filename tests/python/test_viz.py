@@ -309,6 +309,27 @@ def test_tiled_mma_picture_with_broadcast_operands():
     assert len(set(seen_c.values())) == 32 * 16  # C is held once per element
 
 
+def test_matrix_load_copy_picture_delivers_the_mma_fragments():
+    # A shared-memory-to-register copy shaped by a tiled MMA (make_tiled_copy_A): its destination panel is the
+    # MMA's A panel cell for cell, and on its source side each thread names one 8-element row segment (the row
+    # address it supplies).
+    op = warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
+    tm = cute.make_tiled_mma(op, cute.make_layout((2, 2, 1)))
+    atom = cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, 4), cutlass.Float16)
+    tc = cute.make_tiled_copy_A(atom, tm)
+    s, d = panels(parse(viz.svg(tc)))
+    a = panels(parse(viz.svg(tm)))[0]
+    assert {k: holders_of(c) for k, c in d[3].items()} == {k: holders_of(c) for k, c in a[3].items()}
+    rows = {}
+    for (m, k), cell in s[3].items():
+        for t, _ in holders_of(cell):
+            rows.setdefault(t, set()).add((m, k // 8))
+    assert sorted(rows) == list(range(128)) and all(len(segments) == 1 for segments in rows.values())
+    # The two warps along N load the same A: each of its 64 row segments is named by two threads 64 apart.
+    assert all(rows[t] == rows[t + 64] for t in range(64))
+    assert len(set().union(*rows.values())) == 64
+
+
 def test_universal_tiled_mma_picture():
     tm = cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cutlass.Float32), cute.make_layout((4, 8, 1)))
     a, b, c = panels(parse(viz.svg(tm)))
