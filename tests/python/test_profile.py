@@ -88,6 +88,23 @@ def test_profiled_kernel_reads_the_timers_and_stores_records(arch, monkeypatch):
     assert prof.names == {0: "body", 1: "store", 2: "loop"}
 
 
+@pytest.mark.skipif(not __import__("warpweave")._core.sass_tool_available(), reason="no SASS disassembler")
+def test_profiled_kernel_sass_reads_the_timers_and_stores_16_byte_records(monkeypatch):
+    from warpweave import _core
+
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    prof = wp.Profiler(max_warps=64, events_per_warp=16)
+    with target("sm_90a"):
+        sass = _core.disassemble_sass(prof.compile(run_marked, *tensors()).cubin)
+        plain = _core.disassemble_sass(cute.compile(run_plain, *tensors()).cubin)
+    for needle in ("SR_GLOBALTIMERLO", "SR_CLOCKLO", "SR_LANEID"):
+        assert needle in sass and needle not in plain, needle
+    # every event site: one global-timer and one clock read, two 16-byte record stores
+    sites = len(re.findall(r"SR_GLOBALTIMERLO", sass))
+    assert sites >= 6 and len(re.findall(r"SR_CLOCKLO", sass)) == sites
+    assert len(re.findall(r"STG\.E\.128", sass)) >= 2 * sites
+
+
 def _normalised(ptx, name):
     return "\n".join(l for l in ptx.splitlines() if not l.startswith("//")).replace(name, "KERNEL")
 
