@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from .. import _core
 from .errors import DEFAULT_MAX_CELLS, fail_type, fail_value
 from .figure import Figure
 
@@ -85,7 +84,3 @@ def repr_svg(obj):
         return Picture(figure_of(obj, max_cells=AUTO_MAX_CELLS)).svg()
     except DSLError:
         return None
-
-
-def is_layout(obj) -> bool:
-    return isinstance(obj, (_core.Layout, _core.ComposedLayout))

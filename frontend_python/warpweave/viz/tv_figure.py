@@ -53,7 +53,7 @@ def tv_panel(layout_tv, tile_mn: tuple[int, int], title: str, *, transpose: bool
     threads, values = sizes
     M, N = tile_shape(tile_mn, f"the thread-value layout {layout_tv}")
     check_cells(f"the thread-value layout {layout_tv}", M * N, max_cells)
-    holders: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    holders: dict[int, list[tuple[int, int]]] = {}  # tile index -> the (thread, value) pairs holding it
     for t in range(threads):
         for v in range(values):
             idx = layout_tv((t, v))
