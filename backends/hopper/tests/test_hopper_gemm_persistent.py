@@ -5,8 +5,9 @@ wgmma k-block issued; UTMALDG in the producer's one load site (.MULTICAST for th
 shares); UTMASTG for each epilogue sub-tile and STSM for 16-bit C; SYNCS (two mbarriers per stage, the remote
 arrivals of a cluster); USETMAXREG down to 40 registers for the producer warpgroup and up to 232 for the two
 consumer warpgroups;
-no local memory, no spills, no stack frame. The PTX carries the launch bounds setmaxnreg needs. Bad
-configurations are refused.
+no local memory, no spills, no stack frame. The PTX carries the launch bounds setmaxnreg needs. The epilogue's
+sub-tiles put every accumulator where it belongs (layout algebra against the wgmma fragment). Bad configurations
+are refused.
 On the GPU (skipped here): against a float32 torch reference on fresh random data, C poisoned with NaN first,
 over sizes that are not multiples of the tile, every major, fp16, bf16 and fp8, L > 1, clusters 1x1, 2x1, 1x2,
 fp32 C, both raster orders and a swizzle, and grids of few clusters, so that every CTA walks many tiles and the
@@ -119,6 +120,42 @@ def test_persistent_gemm_fp8_sass(a, b):
     assert sum(o == "UTMALDG.3D.MULTICAST" for o in ops) == 1     # B, shared by the two CTAs of a cluster column
     assert any(o.startswith("USETMAXREG") for o in ops)
     assert ptxas_report(compiled)[:3] == (0, 0, 0)
+
+
+@pytest.mark.parametrize("bn,warpgroups", [(256, 2), (128, 2), (64, 1)])
+@pytest.mark.parametrize("m_major", [False, True])
+def test_epilogue_subtiles_put_each_accumulator_in_its_place(bn, warpgroups, m_major):
+    """The epilogue's view of sub-tile j (accumulator values [j * n, (j + 1) * n) of each thread, as the C partition
+    of the same MMA over EPI_N columns) names the same (m, n - EPI_N * j) as the full tile's C partition; and the
+    stmatrix copy built over that sub-tile MMA sends register k of its retiled view to where that MMA value
+    belongs."""
+    import warpweave.cute as cute
+    from warpweave.cute.nvgpu import warp, warpgroup
+    import warpweave.utils.hopper_helpers as sm90
+
+    K = warpgroup.OperandMajorMode.K
+    bm, epi_n = 64 * warpgroups, dgp.EPI_N
+    with target("sm_90a"):
+        full = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32, (warpgroups, 1, 1),
+                                           tiler_mn=(64, bn))
+        epi = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32, (warpgroups, 1, 1),
+                                          tiler_mn=(64, epi_n))
+        r2s = cute.make_tiled_copy_C(cute.make_copy_atom(warp.StMatrix8x8x16bOp(m_major, 4), cutlass.Float16), epi)
+    sub_layout = cute.make_layout(epi.partition_shape_C((bm, epi_n)))
+    n = cute.size(sub_layout)
+    assert n * (bn // epi_n) == cute.size(full.partition_shape_C((bm, bn)))
+    retiled = r2s.retile_layout(sub_layout)
+    src_tv, c_tv = r2s.get_layoutS_TV(), epi.get_layoutC_TV()
+    id_full, id_sub = cute.make_identity_tensor((bm, bn)), cute.make_identity_tensor((bm, epi_n))
+    for t in sorted({0, 1, 5, 31, 32, 77, 127, 64 * warpgroups + 3, 128 * warpgroups - 1}):
+        pf = full.get_slice(t).partition_C(id_full)
+        pe = epi.get_slice(t).partition_C(id_sub)
+        for j in range(bn // epi_n):
+            for v in range(n):
+                m, c = pf[j * n + v]
+                assert (m, c - epi_n * j) == tuple(pe[v]), (t, j, v)
+        for k in range(n):
+            assert src_tv((t, k)) == c_tv((t, retiled(k))), (t, k)
 
 
 def test_launch_bounds_and_register_split_in_ptx():
