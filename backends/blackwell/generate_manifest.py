@@ -322,6 +322,73 @@ def arithmetic_and_grid_primitives():
             has_side_effects=True, sass_opcodes=["PREEXIT"])
 
 
+def cluster_primitives():
+    """What a cluster of CTAs (and a 2-CTA tcgen05.mma pair) needs beyond the mbarrier basics: cluster barriers,
+    the cluster special registers, mapa and remote arrivals, elect.sync, the TMA descriptor prefetch and the proxy
+    fences. The PTX is Hopper's; sm_100a code needs entries of its own target (an arch-specific sm_90a entry does
+    not run on sm_100a)."""
+    P = lambda **kw: entry("primitives", **kw)  # noqa: E731
+    for name, ptx, pyn in (("blackwell.cluster.arrive", "barrier.cluster.arrive.aligned;", "arch.cluster_arrive"),
+                           ("blackwell.cluster.arrive.relaxed", "barrier.cluster.arrive.relaxed.aligned;",
+                            "arch.cluster_arrive_relaxed"),
+                           ("blackwell.cluster.wait", "barrier.cluster.wait.aligned;", "arch.cluster_wait")):
+        yield P(id=name, kind="CLUSTER",
+                description=(f"{ptx[:-1]}: every thread of the CTA executes it (aligned); arrive (release, or relaxed: "
+                             "no ordering) then wait (acquire) synchronises the cluster's CTAs"),
+                python_name=pyn, ptx_template=ptx, has_side_effects=True,
+                sass_opcodes=["UCGABAR_WAIT" if name.endswith("wait") else "UCGABAR_ARV"])
+    xyz = {"name": "dim", "type": "string", "allowed": ["x", "y", "z"]}
+    for name, reg, pyn, what, has_dim in (
+            ("blackwell.cluster.ctaid", "cluster_ctaid", "arch.block_idx_in_cluster", "this CTA's index in its cluster",
+             True),
+            ("blackwell.cluster.nctaid", "cluster_nctaid", "arch.cluster_dim", "the cluster's shape in CTAs", True),
+            ("blackwell.cluster.ctarank", "cluster_ctarank", "arch.block_rank_in_cluster",
+             "this CTA's linear rank in its cluster", False),
+            ("blackwell.cluster.nctarank", "cluster_nctarank", "arch.cluster_size", "the number of CTAs of the cluster",
+             False),
+            ("blackwell.cluster.clusterid", "clusterid", "arch.cluster_idx", "the cluster's index in the grid", True),
+            ("blackwell.cluster.nclusterid", "nclusterid", "arch.cluster_grid_dim", "the grid's shape in clusters",
+             True)):
+        sreg = f"%{reg}.{{dim}}" if has_dim else f"%{reg}"
+        yield P(id=name, kind="CLUSTER", description=f"%{reg}{'.{x,y,z}' if has_dim else ''}: {what}",
+                python_name=pyn, operands=[op("value", "SCALAR", "OUT")], attributes=[xyz] if has_dim else [],
+                ptx_template=f"mov.u32 $0, {sreg};", constraints="=r",
+                sass_opcodes=["S2R"] if reg == "cluster_ctarank" else [])   # S2R of SR_CgaCtaId
+    yield P(id="blackwell.cluster.mapa", kind="CLUSTER",
+            description=("mapa.shared::cluster: the shared::cluster address of addr (a shared::cta address) in the CTA "
+                         "of rank cta_id (e.g. the even CTA of a tcgen05 pair, whose mbarriers track both CTAs' loads)"),
+            python_name="arch.mapa",
+            operands=[op("remote", "SCALAR", "OUT"), op("addr", "SMEM_ADDRESS"), op("cta_id", "SCALAR")],
+            ptx_template="mapa.shared::cluster.u32 $0, $1, $2;", constraints="=r,r,r", sass_opcodes=[])
+    yield P(id="blackwell.mbarrier.arrive.cluster", kind="ARRIVE",
+            description=("mbarrier.arrive on the mbarrier at the same offset in the CTA of rank cta_id in the cluster "
+                         "(release, CTA scope)"),
+            python_name="arch.mbarrier_arrive_cluster", operands=[op("mbar", "MBARRIER"), op("cta_id", "SCALAR")],
+            ptx_template=("{ .reg .b32 ww_remote; mapa.shared::cluster.u32 ww_remote, $0, $1; "
+                          "mbarrier.arrive.shared::cluster.b64 _, [ww_remote]; }"),
+            constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED.A1T0"])
+    yield P(id="blackwell.elect.sync", kind="ELECT",
+            description="elect.sync: true in exactly one active lane of membermask (the lowest)",
+            python_name="arch.elect_one", operands=[op("elected", "PREDICATE", "OUT")],
+            attributes=[{"name": "membermask", "type": "int", "default_value": "0xffffffff"}],
+            ptx_template="{ .reg .b32 ww_lane; elect.sync ww_lane|$0, {membermask}; }", constraints="=b",
+            has_side_effects=True, sass_opcodes=["ELECT"])
+    yield P(id="blackwell.tma.prefetch_descriptor", kind="OTHER",
+            description="prefetch.tensormap: brings the tensor map at tmap (generic address) into the cache. " +
+            TMA_HOST_ATTRS,
+            python_name="cpasync.prefetch_descriptor", operands=[op("tmap", "TMA_DESCRIPTOR")],
+            ptx_template="prefetch.tensormap [$0];", constraints="l", has_side_effects=True,
+            sass_opcodes=["UTMACCTL.PF"], host_hook="encode_tma_descriptor")
+    for suffix, what, sass in (("", "all state spaces", "FENCE.VIEW.ASYNC.S"),
+                               (".shared::cluster", "the cluster's shared memory", "FENCE.VIEW.ASYNC.S"),
+                               (".global", "global memory", "FENCE.VIEW.ASYNC.G")):
+        yield P(id="blackwell.fence.proxy_async" + suffix.replace("::", "_"), kind="FENCE",
+                description=(f"fence.proxy.async{suffix}: orders generic-proxy accesses of {what} with async-proxy ones "
+                             "(TMA, tcgen05.mma)"),
+                python_name="arch.fence_proxy_async" + suffix.replace("::", "_").replace(".", "_"),
+                ptx_template=f"fence.proxy.async{suffix};", has_side_effects=True, sass_opcodes=[sass])
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Text format
 # ---------------------------------------------------------------------------------------------------------------
@@ -343,7 +410,7 @@ def q(s: str) -> str:
 def fmt_operand(o: dict) -> str:
     parts = [f"name: {q(o['name'])}", f"role: {o['role']}", f"direction: {o['direction']}"]
     for k in ("element_type", "values", "registers", "register_type", "count", "layout_tv", "values_expr",
-              "registers_expr", "count_expr", "when"):
+              "registers_expr", "count_expr", "when", "kind"):
         if k in o:
             parts.append(f"{k}: {q(o[k]) if isinstance(o[k], str) else o[k]}")
     return "  operands { " + " ".join(parts) + " }"
@@ -454,6 +521,12 @@ MMA_N_RULES = {
 }
 
 
+# The operand kinds of tcgen05.mma (manifest.proto, Operand.kind): adapters the backend's Python package registers
+# (python/tcgen05_mma.py). Named apart from wgmma's "smem_descriptor": a UMMA descriptor is another format.
+TMEM_KIND = "tmem"
+UMMA_DESC_KIND = "umma_smem_descriptor"
+
+
 def mma_families():
     for kind, (py, k, types) in MMA_KINDS.items():
         abs_ = list(dict.fromkeys(ab for ab, _ in types))
@@ -486,10 +559,10 @@ def mma_families():
                 python_signature=MMA_SIGNATURES[kind][0], python_defaults=MMA_SIGNATURES[kind][1],
                 shape_mnk="({m},{n},{k})", thr_id="{cta}:1",
                 operands=[
-                    op("d", "TMEM_ADDRESS", element_type="{acc}"),
-                    op("a", "SMEM_DESCRIPTOR", element_type="{ab}", when="a_src == 'SMEM'"),
-                    op("a", "TMEM_ADDRESS", element_type="{ab}", when="a_src == 'TMEM'"),
-                    op("b", "SMEM_DESCRIPTOR", element_type="{ab}"),
+                    op("d", "TMEM_ADDRESS", element_type="{acc}", kind=TMEM_KIND),
+                    op("a", "SMEM_DESCRIPTOR", element_type="{ab}", when="a_src == 'SMEM'", kind=UMMA_DESC_KIND),
+                    op("a", "TMEM_ADDRESS", element_type="{ab}", when="a_src == 'TMEM'", kind=TMEM_KIND),
+                    op("b", "SMEM_DESCRIPTOR", element_type="{ab}", kind=UMMA_DESC_KIND),
                     op("idesc", "INSTRUCTION_DESCRIPTOR"),
                     op("enable_input_d", "PREDICATE"),
                 ],
@@ -635,7 +708,8 @@ def manifest_text() -> str:
            'description: "NVIDIA Blackwell (sm_100a): tcgen05.mma (1 and 2 CTA), tensor memory alloc/ld/st/cp, UMMA '
            'descriptors, tcgen05 commit and fences, TMA and mbarrier for sm_100a"\n'
            'python_modules: "tcgen05"\n'
-           'python_package {\n  on_load: "adapters"\n}\n'
+           'python_package {\n  module_map { key: "warpweave.utils.blackwell_helpers" value: "helpers" }\n'
+           '  on_load: "adapters"\n}\n'
            'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'
            'python_enums { name: "tcgen05.OperandMajorMode" members: "K" members: "MN" }\n'
            'python_enums { name: "tcgen05.Repetition"'
@@ -655,6 +729,8 @@ def manifest_text() -> str:
         ("Primitives: descriptors, tensor-memory allocation, commit, waits, fences, bulk groups, mbarriers",
          primitives()),
         ("Primitives: packed f32x2 arithmetic, grid dependency control", arithmetic_and_grid_primitives()),
+        ("Primitives: clusters (barriers, special registers, mapa, remote arrivals), elect, TMA descriptor prefetch, "
+         "proxy fences", cluster_primitives()),
     ]
     for title, entries in sections:
         out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")

@@ -45,10 +45,12 @@ def register_memory_space(name: str, address_space: int) -> None:
     tensor.register_memory_space(name, address_space)
 
 
-def register_host_argument(name: str, producer, *, size: int, align: int = 8) -> None:
+def register_host_argument(name: str, producer, *, size: int, align: int = 8, export_c=None) -> None:
     """A per-call kernel parameter: producer(tensor, **attrs) -> `size` bytes, where tensor is the call's tensor
-    argument (data_ptr, shape, stride, element_type). Kernels receive it as a grid-constant parameter."""
-    _host_arguments.register(name, producer, size=size, align=align)
+    argument (data_ptr, shape, stride, element_type). Kernels receive it as a grid-constant parameter.
+    export_c(tensor, dst, **attrs) -> (C declarations, C statements): the same computed in C, for exported and
+    TVM FFI calls (host_arguments.py says what the statements may use)."""
+    _host_arguments.register(name, producer, size=size, align=align, export_c=export_c)
 
 
 def host_argument(name: str, tensor, **attrs) -> HostArgument:
@@ -82,6 +84,18 @@ def select_instruction(python_name: str, params: dict | None = None, operands: s
 
     b, entry = atoms.select(python_name, {k: atoms.canonical(v) for k, v in (params or {}).items()}, operands)
     return b.name, entry
+
+
+def make_pointer(address, dtype, memspace: str, align: int = 1):
+    """A pointer to `dtype` values in memory space `memspace` (e.g. a registered "tmem") whose base is the IR value
+    `address` (an !llvm.ptr of that space), known aligned to `align` bytes: make tensors over it with
+    cute.make_tensor. Its element offsets stay symbolic (Pointer.offset); Pointer.address(i) is a GEP."""
+    from ._dsl.tensor import Pointer, ptr_type
+
+    ptr_type(memspace)  # a clear error for an unregistered space
+    from ._dsl.numeric import dtype as _dtype
+
+    return Pointer(address, _dtype(dtype), memspace, align)
 
 
 # --- instructions and the IR ----------------------------------------------------------------------------------
@@ -145,6 +159,6 @@ def host_call(backend_name: str, hook: str, attrs: dict, out_size: int) -> bytes
 
 __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLRuntimeError", "user_error",
            "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
-           "register_memory_space", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
+           "register_memory_space", "make_pointer", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
            "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
            "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target"]

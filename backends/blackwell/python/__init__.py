@@ -1,7 +1,12 @@
 """The Blackwell backend's Python package: mounted as warpweave.backends.blackwell when the plugin loads.
 
-adapters.py (run on load) registers what Blackwell adds to the DSL's model of memory: the tensor memory space
-(tcgen05's accumulators live there; LLVM's NVPTX address space 6). The tcgen05 operand kinds, TMEM copies and
-blackwell_helpers come with the Blackwell programming model. It imports warpweave's public modules and
-warpweave.ext only.
+- adapters.py (run on load): the tensor memory space, the operand kinds of the tcgen05.mma atoms
+  ("umma_smem_descriptor", "tmem"), and the names CuTe DSL's users call: cute.nvgpu.tcgen05 (MmaF16BF16Op,
+  MmaTF32Op, MmaI8Op, MmaF8F6F4Op, CtaGroup, OperandMajorMode, OperandSource, Field, SmemLayoutAtomKind,
+  make_smem_layout_atom, make_tmem_copy, commit, ...), cute.nvgpu.make_tiled_tma_atom_A/B, cute.arch's
+  tensor-memory functions, utils.TmemAllocator and utils.get_num_tmem_alloc_cols;
+- tcgen05_mma.py: the MMA ops, their descriptors and operand kinds; tmem_layouts.py: where D lives in tensor
+  memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
+- helpers.py, public as warpweave.utils.blackwell_helpers.
+It imports warpweave's public modules and warpweave.ext only.
 """

@@ -79,6 +79,12 @@ _OTHER_PRIMITIVES = [
     "blackwell.mbarrier.arrive", "blackwell.mbarrier.arrive_expect_tx", "blackwell.mbarrier.try_wait.parity",
     "blackwell.mbarrier.wait.parity", "blackwell.add.rn.f32x2", "blackwell.sub.rn.f32x2", "blackwell.mul.rn.f32x2",
     "blackwell.fma.rn.f32x2", "blackwell.griddepcontrol.wait", "blackwell.griddepcontrol.launch_dependents",
+    # clusters, elect, descriptor prefetch and proxy fences of sm_100a (2-CTA MMAs, multicast TMA)
+    "blackwell.cluster.arrive", "blackwell.cluster.arrive.relaxed", "blackwell.cluster.wait",
+    "blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwell.cluster.ctarank", "blackwell.cluster.nctarank",
+    "blackwell.cluster.clusterid", "blackwell.cluster.nclusterid", "blackwell.cluster.mapa",
+    "blackwell.mbarrier.arrive.cluster", "blackwell.elect.sync", "blackwell.tma.prefetch_descriptor",
+    "blackwell.fence.proxy_async", "blackwell.fence.proxy_async.shared_cluster", "blackwell.fence.proxy_async.global",
 ]
 _TMEM_NUMS = {"32x32b": 128, "16x64b": 128, "16x128b": 64, "16x256b": 32}
 _LD_ST = [f"blackwell.tcgen05.{op}.{shape}.x{1 << i}" for op in ("ld", "st") for shape, top in _TMEM_NUMS.items()
@@ -514,6 +520,10 @@ _MMA_SUBSET = sorted({f"blackwell.tcgen05.mma.cta{cta}.{kind}.m128n64k{k}.{ab}.{
                         "blackwell.tcgen05.mma.cta2.f8f6f4.m256n16k32.e5m2.f16.ss"})
 
 
+_CLUSTER_XYZ = ("blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwell.cluster.clusterid",
+                "blackwell.cluster.nclusterid")
+
+
 def _cases():
     out = []
     for ident in _MMA_SUBSET + _LD_ST + _CP + _TMA + _TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES:
@@ -524,6 +534,10 @@ def _cases():
             out += [pytest.param(ident, {"cta_group": g}, id=f"{ident}-cta{g}") for g in (1, 2)]
         elif ident.startswith(("blackwell.tma.wait_group")):
             out.append(pytest.param(ident, {"n": 1}, id=ident))
+        elif ident == "blackwell.elect.sync":
+            out.append(pytest.param(ident, {"membermask": "0xffffffff"}, id=ident))
+        elif ident in _CLUSTER_XYZ:
+            out.append(pytest.param(ident, {"dim": "y"}, id=ident))
         else:
             out.append(pytest.param(ident, {}, id=ident))
     return out
@@ -532,7 +546,10 @@ def _cases():
 # Entries whose instruction leaves no opcode of its own in SASS (ptxas folds them into its scheduling); the test
 # records that, so that a new toolchain which starts emitting one is noticed.
 _NO_SASS = {"blackwell.tcgen05.wait_ld", "blackwell.tcgen05.fence.before_thread_sync",
-            "blackwell.tcgen05.fence.after_thread_sync", "blackwell.mbarrier.init_fence"}
+            "blackwell.tcgen05.fence.after_thread_sync", "blackwell.mbarrier.init_fence",
+            # ptxas reads these special registers from the launch's constants or derives them from %ctaid
+            "blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwell.cluster.nctarank",
+            "blackwell.cluster.clusterid", "blackwell.cluster.nclusterid", "blackwell.cluster.mapa"}
 
 
 @pytest.mark.parametrize("ident, attrs", _cases())

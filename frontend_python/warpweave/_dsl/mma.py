@@ -63,8 +63,15 @@ class MmaAtom:
         if not isinstance(op, ManifestOp) or op.kind != "MMA":
             raise DSLTypeError(f"make_mma_atom: {op!r} is not an MMA operation", user_location(3))
         self.backend, self.manifest = op.entry()
+        defaults = getattr(op, "default_fields", None)
+        if defaults:
+            # fields an op starts with (e.g. tcgen05's ACCUMULATE False), carried through control flow from here on
+            self.fields = dict(defaults)
         ins = self.manifest
         ops = {o["name"]: o for o in ins.get("operands", [])}
+        if "c" not in ops and "d" in ops:
+            # An MMA without a c operand accumulates into D in place (D = A * B, or D += A * B): C is D.
+            ops["c"] = ops["d"]
         missing = [n for n in ("a", "b", "c", "d") if n not in ops]
         if missing:
             raise DSLTypeError(f"the MMA atom {ins['id']} has no operand {', '.join(missing)}", user_location(3))
@@ -138,8 +145,10 @@ class MmaAtom:
         if hook is not None:
             more, attrs = hook(getattr(self, "fields", {}))
             inputs.update(more)
-        out = emit_instruction(b, self.backend.name, self.manifest, inputs, attrs)
-        return out["d"]
+        # An op may issue its instruction itself (e.g. from one elected thread of the calling warp).
+        emit = getattr(self.op, "emit_instruction", None) or emit_instruction
+        out = emit(b, self.backend.name, self.manifest, inputs, attrs)
+        return out.get("d", [])   # none when D is written in place (a memory operand)
 
 
 def make_mma_atom(op, *, loc=None, ip=None):
@@ -195,6 +204,11 @@ class TiledMma:
     @property
     def op(self):
         return self.atom.op
+
+    @property
+    def thr_id(self):
+        """The atom's thread (or, for MMAs of several CTAs, CTA) layout."""
+        return self.atom.thr_id
 
     def _thr_size(self, i):
         return _core.product(_mode(self.thr_layout_vmnk, i).shape)
@@ -302,11 +316,14 @@ class TiledMma:
         self.atom._ww_carry_set(values)
 
     def _frag(self, tensor, which, dtype):
-        if not isinstance(tensor, Tensor):
-            layout = tensor
-            return make_rmem_tensor(_core.make_layout(outer_of(layout).shape), dtype)
         atom = self.atom
         kind = atom.kinds[which.lower()] if atom.manifest is not None else None
+        if not isinstance(tensor, Tensor):
+            if kind is not None and getattr(kind, "fragments_from_shapes", False):
+                # e.g. accumulators in tensor memory: the kind lays the fragment out from the partition's shape
+                return kind.make_fragment(atom.manifest["id"], atom.operands[which.lower()], tensor, dtype)
+            layout = tensor
+            return make_rmem_tensor(_core.make_layout(outer_of(layout).shape), dtype)
         if kind is not None and type(kind).make_fragment is not OperandKind.make_fragment:
             return kind.make_fragment(atom.manifest["id"], atom.operands[which.lower()], tensor, dtype)
         if which == "C":

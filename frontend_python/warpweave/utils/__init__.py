@@ -54,8 +54,13 @@ __all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_
 
 def __getattr__(name):
     """Helper modules that loaded backends ship (e.g. hopper_helpers), by their manifests' module maps."""
+    from .._dsl.atoms import _backend_name
     from .._dsl.backend_python import public_attribute
 
+    if not name.startswith("__"):
+        own = _backend_name(f"utils.{name}")   # a class or function a backend's package defines (TmemAllocator)
+        if own is not None:
+            return own
     module = public_attribute(__name__, name)
     if module is None:
         raise AttributeError(f"warpweave.utils has no {name}, and no loaded backend ships warpweave.utils.{name}")

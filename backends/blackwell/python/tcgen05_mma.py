@@ -1,0 +1,439 @@
+"""tcgen05.mma in the DSL: CTA groups, operand majors and sources, runtime fields, shared-memory layout atoms, the
+ops with CuTe DSL's constructors, and the two operand kinds of their manifest atoms.
+
+A tcgen05.mma is issued by one thread for the whole CTA (or, with cta_group::2, by the even CTA of a pair for
+both): A and B come from shared memory through 64-bit UMMA matrix descriptors (or A from tensor memory), D lives
+in tensor memory and is accumulated in place. CuTe's SM100 traits give the atom's thread-value layouts over CTAs,
+not threads: thr_id is the CTA group, and CTA v of a pair holds rows [v M/2, (v+1) M/2) of A and D and columns
+[v N/2, (v+1) N/2) of B:
+
+    A: (cta, (M/cta, K)) : (M/cta, (1, M))     B: (cta, (N/cta, K)) : (N/cta, (1, N))
+    C: (cta, (M/cta, N)) : (M/cta, (1, M))
+
+So a thread's partition is its CTA's whole share of the tile, and make_fragment_A/B return the shared-memory
+partition itself ("umma_smem_descriptor" kind): at cute.gemm the adapter checks the (MN, K) tile of each
+instruction element by element against the canonical layouts a descriptor can describe (the PTX ISA's "Shared
+Memory Matrix Layouts", the same forms wgmma reads; T = 16 bytes, W = the swizzle's bytes, both in elements):
+
+  K-major, swizzled:    offset(mn, k) = (mn % 8) W + (mn / 8) SBO + k                    (K of 32 bytes <= W)
+  K-major, no swizzle:  offset(mn, k) = (mn % 8) T + (mn / 8) SBO + (k % T) + (k / T) LBO
+  MN-major, swizzled:   offset(mn, k) = (mn % W) + (mn / W) LBO + (k % 8) W + (k / 8) SBO
+
+and writes the descriptor with the plugin's umma_smem_desc hook. The accumulator fragment ("tmem" kind,
+make_fragment_C of a shape) is laid out in tensor memory as the instruction writes D (PTX ISA, "Data path layout
+organization"), see tmem_layouts.py. The instruction descriptor comes from the plugin's tcgen05_instr_desc hook.
+"""
+from __future__ import annotations
+
+import enum
+import math
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import ext
+
+from . import tmem_layouts
+
+
+class CtaGroup(int):
+    """How many CTAs one tcgen05 instruction works for: ONE, or TWO (a pair of CTAs of a cluster, ranks 2i and
+    2i+1, the even one issuing). An int, so that it selects the manifest's cta_group parameter as 1 or 2."""
+
+    ONE: "CtaGroup"
+    TWO: "CtaGroup"
+
+    def __repr__(self):
+        return "CtaGroup.ONE" if self == 1 else "CtaGroup.TWO"
+
+    __str__ = int.__repr__
+
+
+CtaGroup.ONE = CtaGroup(1)
+CtaGroup.TWO = CtaGroup(2)
+
+
+class OperandMajorMode(enum.Enum):
+    """Which mode of an A (M, K) or B (N, K) operand is contiguous in shared memory."""
+    K = "k"
+    MN = "mn"
+
+
+class OperandSource(enum.Enum):
+    SMEM = "SMEM"
+    TMEM = "TMEM"
+
+
+class Field(enum.Enum):
+    """Runtime fields of a tcgen05 MMA atom. ACCUMULATE (False at first, as in CuTe DSL): False makes the next
+    cute.gemm compute D = A * B, True D = A * B + D. NEGATE_A / NEGATE_B negate an operand (float kinds)."""
+    ACCUMULATE = "accumulate"
+    NEGATE_A = "negate_a"
+    NEGATE_B = "negate_b"
+
+
+class SmemLayoutAtomKind(enum.Enum):
+    MN_INTER = ("MN", 0)
+    MN_SW32 = ("MN", 32)
+    MN_SW64 = ("MN", 64)
+    MN_SW128 = ("MN", 128)
+    K_INTER = ("K", 0)
+    K_SW32 = ("K", 32)
+    K_SW64 = ("K", 64)
+    K_SW128 = ("K", 128)
+
+
+def make_smem_layout_atom(kind: SmemLayoutAtomKind, element_type, *, loc=None, ip=None):
+    """The shared-memory layout atom of a kind, in elements of element_type: 8 rows of the swizzle's width (16
+    bytes for the interleaved kinds) along the major mode, swizzled as TMA writes and tcgen05.mma reads it."""
+    if not isinstance(kind, SmemLayoutAtomKind):
+        raise ext.user_error(f"make_smem_layout_atom: expected a SmemLayoutAtomKind, got {kind!r}", ext.DSLTypeError)
+    et = cutlass.dtype(element_type) if not isinstance(element_type, type) else element_type
+    major, width = kind.value
+    if et.width not in (8, 16, 32):
+        raise ext.user_error(f"make_smem_layout_atom: {et.__name__} is not an 8, 16 or 32-bit type",
+                             ext.DSLTypeError)
+    row = (width or 16) * 8 // et.width
+    base = int(math.log2(128 // et.width))
+    bits = int(math.log2(width // 16)) if width else 0
+    outer = (cute.make_layout((8, row), stride=(row, 1)) if major == "K"
+             else cute.make_layout((row, 8), stride=(1, row)))
+    return cute.make_composed_layout(cute.make_swizzle(bits, base, 3), 0, outer)
+
+
+def smem_layout_atom_kind(major: OperandMajorMode, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
+    """The widest swizzle whose rows divide major_mode_size elements."""
+    bits = major_mode_size * element_type.width
+    prefix = "K" if major == OperandMajorMode.K else "MN"
+    for width in (128, 64, 32):
+        if bits % (width * 8) == 0:
+            return SmemLayoutAtomKind[f"{prefix}_SW{width}"]
+    return SmemLayoutAtomKind[f"{prefix}_INTER"]
+
+
+# --- the ops ----------------------------------------------------------------------------------------------------
+
+def _flag(fields, field, default):
+    v = fields.get(field, default)
+    return v if isinstance(v, cutlass.Boolean) else cutlass.Boolean(bool(v))
+
+
+class _Tcgen05Mma:
+    """What the four op classes share (mixed into subclasses of the manifest's classes)."""
+
+    default_fields = {Field.ACCUMULATE: False}
+
+    def _setup(self, name, cta_group, a_src, a_major, b_major):
+        if not isinstance(cta_group, int) or cta_group not in (1, 2):
+            raise ext.user_error(f"{name}: cta_group must be tcgen05.CtaGroup.ONE or TWO, got {cta_group!r}",
+                                 ext.DSLTypeError)
+        for what, v, cls in (("a_src", a_src, OperandSource), ("a_major_mode", a_major, OperandMajorMode),
+                             ("b_major_mode", b_major, OperandMajorMode)):
+            if not isinstance(v, cls):
+                raise ext.user_error(f"{name}: {what} must be a tcgen05.{cls.__name__}, got {v!r}", ext.DSLTypeError)
+        if a_src == OperandSource.TMEM and a_major != OperandMajorMode.K:
+            raise ext.user_error(f"{name}: A in tensor memory is K-major", ext.DSLValueError)
+        self.cta_group = CtaGroup(cta_group)
+        self.a_src, self.a_major_mode, self.b_major_mode = a_src, a_major, b_major
+
+    @property
+    def shape_mnk(self):
+        return tuple(self.raw_params["shape_mnk"])
+
+    def instruction_operands(self, fields):
+        """The instruction descriptor (a constant from the plugin's hook: types, M, N from the atom; majors and
+        negations from the op and its fields) and enable_input_d (Field.ACCUMULATE)."""
+        backend, entry = self.entry()
+        idesc_backend, idesc_entry = ext.select_instruction("tcgen05.make_instr_desc", {}, set())
+        attrs = {"atom": entry["id"], "a_major": "K" if self.a_major_mode == OperandMajorMode.K else "MN",
+                 "b_major": "K" if self.b_major_mode == OperandMajorMode.K else "MN"}
+        for f, key in ((Field.NEGATE_A, "negate_a"), (Field.NEGATE_B, "negate_b")):
+            v = fields.get(f, False)
+            if not isinstance(v, bool):
+                raise ext.user_error(f"tcgen05 {f}: the negation is part of the instruction descriptor, a constant: "
+                                     "set it to True or False", ext.DSLTypeError)
+            attrs[key] = int(v)
+        idesc = ext.emit_instruction(ext.builder(), idesc_backend, idesc_entry, {}, attrs)["idesc"][0]
+        return {"idesc": [idesc], "enable_input_d": [_flag(fields, Field.ACCUMULATE, False).ir()]}, {}
+
+    def emit_instruction(self, b, backend, entry, inputs, attrs):
+        """One elected thread of the calling warp issues the instruction (CuTe DSL's kernels call cute.gemm from
+        the whole MMA warp). D is both the accumulator read and the one written: cute.gemm's c is it."""
+        ins = dict(inputs)
+        ins["d"] = ins.pop("c")
+        ext.when(cute.arch.elect_one(), lambda: ext.emit_instruction(b, backend, entry, ins, attrs))
+        return {}
+
+    def _key(self):
+        return (self.a_major_mode, self.b_major_mode)
+
+    def __eq__(self, other):
+        return super().__eq__(other) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash((super().__hash__(), self._key()))
+
+    def __repr__(self):
+        return (f"{type(self).__name__}({self.shape_mnk}, {self.cta_group!r}, {self.a_src}, A {self.a_major_mode.name}"
+                f"-major, B {self.b_major_mode.name}-major)")
+
+
+def _make_op_classes():
+    out = {}
+    S, K = OperandSource.SMEM, OperandMajorMode.K
+
+    base = ext.manifest_class("tcgen05.MmaF16BF16Op")
+    if base is not None:
+        class MmaF16BF16Op(_Tcgen05Mma, base):
+            """tcgen05.mma kind::f16: MmaF16BF16Op(ab_dtype, acc_dtype, instruction_shape, cta_group, a_src,
+            a_major_mode, b_major_mode); fp16 or bf16 inputs, K = 16."""
+
+            def __init__(self, ab_dtype, acc_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
+                         a_major_mode=K, b_major_mode=K):
+                self._setup("MmaF16BF16Op", cta_group, a_src, a_major_mode, b_major_mode)
+                super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, a_src)
+
+        out["MmaF16BF16Op"] = MmaF16BF16Op
+    base = ext.manifest_class("tcgen05.MmaTF32Op")
+    if base is not None:
+        class MmaTF32Op(_Tcgen05Mma, base):
+            """tcgen05.mma kind::tf32: MmaTF32Op(instruction_shape, cta_group, a_src, a_major_mode, b_major_mode);
+            fp32 accumulators, K = 8."""
+
+            def __init__(self, instruction_shape, cta_group=CtaGroup.ONE, a_src=S, a_major_mode=K, b_major_mode=K):
+                self._setup("MmaTF32Op", cta_group, a_src, a_major_mode, b_major_mode)
+                super().__init__(tuple(instruction_shape), self.cta_group, a_src)
+
+        out["MmaTF32Op"] = MmaTF32Op
+    base = ext.manifest_class("tcgen05.MmaI8Op")
+    if base is not None:
+        class MmaI8Op(_Tcgen05Mma, base):
+            """tcgen05.mma kind::i8: MmaI8Op(ab_dtype, instruction_shape, cta_group, a_src, a_major_mode,
+            b_major_mode); Int8 or Uint8 inputs, Int32 accumulators, K = 32."""
+
+            def __init__(self, ab_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S, a_major_mode=K,
+                         b_major_mode=K):
+                self._setup("MmaI8Op", cta_group, a_src, a_major_mode, b_major_mode)
+                super().__init__(ab_dtype, tuple(instruction_shape), self.cta_group, a_src)
+
+        out["MmaI8Op"] = MmaI8Op
+    base = ext.manifest_class("tcgen05.MmaF8F6F4Op")
+    if base is not None:
+        class MmaF8F6F4Op(_Tcgen05Mma, base):
+            """tcgen05.mma kind::f8f6f4 with 8-bit floats: MmaF8F6F4Op(ab_dtype, acc_dtype, instruction_shape,
+            cta_group, a_src, a_major_mode, b_major_mode); Float8E4M3FN or Float8E5M2, K = 32."""
+
+            def __init__(self, ab_dtype, acc_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
+                         a_major_mode=K, b_major_mode=K):
+                self._setup("MmaF8F6F4Op", cta_group, a_src, a_major_mode, b_major_mode)
+                super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, a_src)
+
+        out["MmaF8F6F4Op"] = MmaF8F6F4Op
+    return out
+
+
+# --- operand kinds ---------------------------------------------------------------------------------------------
+
+def atom_geometry(atom_id: str):
+    """(M, N, K, CTAs) of a tcgen05.mma atom."""
+    _, entry = ext.manifest_entry(atom_id)
+    m, n, k = (int(x) for x in entry["shape_mnk"].strip("()").split(","))
+    cta = int(entry.get("thr_id", "1:1").split(":")[0])
+    return m, n, k, cta
+
+
+def operand_layout_tv(atom_id: str, name: str):
+    """CuTe's SM100 thread-value layout of operand a, b or c/d (the thread mode counts CTAs)."""
+    m, n, k, cta = atom_geometry(atom_id)
+    if name == "a":
+        return cute.make_layout((cta, (m // cta, k)), stride=(m // cta, (1, m)))
+    if name == "b":
+        return cute.make_layout((cta, (n // cta, k)), stride=(n // cta, (1, n)))
+    return cute.make_layout((cta, (m // cta, n)), stride=(m // cta, (1, m)))
+
+
+def _ebytes(t) -> int:
+    return t.width // 8
+
+
+class UmmaSmemDescriptorKind(ext.OperandKind):
+    """tcgen05.mma operands read from shared memory through a UMMA matrix descriptor."""
+
+    name = "umma_smem_descriptor"
+
+    def __init__(self):
+        self._forms = {}
+
+    def layout_tv(self, atom_id, operand):
+        return operand_layout_tv(atom_id, operand["name"])
+
+    def check_fragment(self, atom_id, operand, tensor):
+        if getattr(tensor, "memspace", None) != "smem":
+            raise ext.user_error(f"cute.gemm: {operand['name']} of {atom_id} is read from shared memory: pass "
+                                 f"make_fragment_{operand['name'].upper()} of the shared-memory tensor, got {tensor!r}",
+                                 ext.DSLTypeError)
+
+    def make_fragment(self, atom_id, operand, tensor, dtype):
+        self.check_fragment(atom_id, operand, tensor)
+        return tensor
+
+    def read(self, operand, tensor, coords):
+        return [self.descriptor(operand, tensor[(None, coords[0][1])])]
+
+    def form(self, operand_name, tile):
+        """(major, swizzle bytes, LBO bytes, SBO bytes) of one instruction's (MN, K) tile, checked element by
+        element against the canonical form it claims."""
+        lay = tile.layout
+        outer = lay.outer if hasattr(lay, "outer") else lay
+        inner = lay.inner if hasattr(lay, "outer") else None
+        e = _ebytes(tile.element_type)
+        key = (str(outer), str(inner), e)
+        hit = self._forms.get(key)
+        if hit is not None:
+            return hit
+        K = 32 // e
+        total = cute.size(outer)
+        if total % K:
+            raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} does not hold whole 32-byte K "
+                                 "blocks", ext.DSLValueError)
+        MN = total // K
+        o0 = outer(0)
+
+        def off(mn, k):
+            return outer(mn + MN * k) - o0
+
+        swizzle = 0
+        if inner is not None and getattr(inner, "num_bits", 0):
+            if inner.num_base != int(math.log2(16 // e)) or inner.num_shift != 3 or inner.num_bits > 3:
+                raise ext.user_error(f"cute.gemm: operand {operand_name}'s swizzle {inner} is not one tcgen05.mma "
+                                     f"reads (Swizzle<b,{int(math.log2(16 // e))},3>, b = 1, 2, 3); make the layout "
+                                     "with tcgen05.make_smem_layout_atom or blackwell_helpers.make_smem_layout_a/b",
+                                     ext.DSLValueError)
+            swizzle = 16 << inner.num_bits
+        T = 16 // e
+        if off(0, 1) == 1:
+            major = "K"
+            sbo = off(8, 0) if MN > 8 else 0
+            if swizzle:
+                w = swizzle // e
+                lbo = T   # not read for swizzled K-major tiles; 16 bytes, as CuTe writes it
+                expect = lambda mn, k: (mn % 8) * w + (mn // 8) * sbo + k  # noqa: E731
+            else:
+                lbo = off(0, T)
+                expect = lambda mn, k: (mn % 8) * T + (mn // 8) * sbo + (k % T) + (k // T) * lbo  # noqa: E731
+        elif off(1, 0) == 1:
+            major = "MN"
+            if not swizzle:
+                raise ext.user_error(f"cute.gemm: operand {operand_name} is MN-major without a swizzle; use an "
+                                     "MN_SW32/64/128 layout atom (tcgen05.make_smem_layout_atom)", ext.DSLValueError)
+            w = swizzle // e
+            lbo = off(w, 0) if MN > w else T
+            sbo = off(0, 8)
+            expect = lambda mn, k: (mn % w) + (mn // w) * lbo + (k % 8) * w + (k // 8) * sbo  # noqa: E731
+        else:
+            raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} is contiguous neither along K "
+                                 "nor along M/N, which a UMMA descriptor cannot describe", ext.DSLValueError)
+        for k in range(K):
+            for mn in range(MN):
+                if off(mn, k) != expect(mn, k):
+                    raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} (swizzle "
+                                         f"{swizzle or 'none'}) is not a layout tcgen05.mma reads: element ({mn}, {k}) "
+                                         f"is at {off(mn, k)}, the {major}-major form puts it at {expect(mn, k)}",
+                                         ext.DSLValueError)
+        hit = (major, swizzle, lbo * e, sbo * e)
+        self._forms[key] = hit
+        return hit
+
+    def descriptor(self, operand, tile):
+        major, swizzle, lbo, sbo = self.form(operand["name"], tile)
+        lay = tile.layout
+        ptr = tile.iterator
+        if swizzle and ptr.alignment_at(0) < 8 * swizzle:
+            raise ext.user_error(f"cute.gemm: a {swizzle}-byte swizzled operand needs its buffer aligned to "
+                                 f"{8 * swizzle} bytes (the swizzle's period), this one is known aligned to "
+                                 f"{ptr.alignment_at(0)} (allocate it with byte_alignment={8 * swizzle})",
+                                 ext.DSLValueError)
+        start = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)
+        b = ext.builder()
+        addr = b.op1("llvm.ptrtoint", [ptr.address(start)], "i32")
+        backend, entry = ext.select_instruction("tcgen05.make_smem_desc", {}, {"addr"})
+        out = ext.emit_instruction(b, backend, entry, {"addr": [addr]},
+                                   {"leading_byte_offset": lbo, "stride_byte_offset": sbo, "swizzle": swizzle})
+        return out["desc"][0]
+
+
+def _i32(x):
+    if isinstance(x, int):
+        return cutlass.Int32(x).ir()
+    if hasattr(x, "ir"):
+        return cutlass.Int32(x).ir()
+    return ext.builder().materialize(x, "i32")
+
+
+def tmem_address(tensor, offset):
+    """The 32-bit tensor-memory address (lane << 16 | column) of element `offset` of a tensor in tensor memory:
+    element offsets count 32-bit columns (lane steps are 1 << 16), the unit of the accumulator layouts here."""
+    ptr = tensor.iterator
+    if getattr(ptr, "memspace", None) != "tmem":
+        raise ext.user_error(f"expected a tensor in tensor memory, got {tensor!r}", ext.DSLTypeError)
+    if ptr.base is None:
+        raise ext.user_error("this tensor-memory tensor has no address yet: make it with cute.make_tensor(tmem_ptr, "
+                             "fragment.layout), tmem_ptr from TmemAllocator.retrieve_ptr", ext.DSLTypeError)
+    if ptr.dtype.width != 32:
+        raise ext.user_error(f"tensor-memory tensors of {ptr.dtype.__name__} (not 32 bits) are not supported here",
+                             ext.DSLTypeError)
+    b = ext.builder()
+    base = b.op1("llvm.ptrtoint", [ptr.base], "i32")
+    total = ptr.offset + offset
+    if isinstance(total, int) and total == 0:
+        return base
+    return b.op1("arith.addi", [base, _i32(total)], "i32")
+
+
+class TmemKind(ext.OperandKind):
+    """tcgen05.mma operands in tensor memory: the accumulator D (cute.gemm's c and d, one tensor) and A with
+    OperandSource.TMEM. make_fragment_C of a partition shape lays D out as the instruction writes it."""
+
+    name = "tmem"
+    fragments_from_shapes = True
+
+    def __init__(self):
+        self._pending_d = None
+
+    def layout_tv(self, atom_id, operand):
+        return operand_layout_tv(atom_id, "a" if operand["name"] == "a" else "c")
+
+    def check_fragment(self, atom_id, operand, tensor):
+        if getattr(tensor, "memspace", None) != "tmem":
+            raise ext.user_error(f"cute.gemm: {operand['name']} of {atom_id} lives in tensor memory: make it with "
+                                 "cute.make_tensor(tmem_ptr, tiled_mma.make_fragment_C(shape).layout), got "
+                                 f"{tensor!r}", ext.DSLTypeError)
+        if operand["name"] != "d":
+            return
+        # cute.gemm checks d, a, b, then c: the instruction accumulates in place, so c must be d.
+        if self._pending_d is None:
+            self._pending_d = tensor
+            return
+        d, self._pending_d = self._pending_d, None
+        if not (d is tensor or (d.iterator is tensor.iterator and str(d.layout) == str(tensor.layout))):
+            raise ext.user_error("cute.gemm: tcgen05.mma accumulates into D in place: pass the same tensor-memory "
+                                 "tensor as d and c", ext.DSLValueError)
+
+    def make_fragment(self, atom_id, operand, tensor, dtype):
+        if hasattr(tensor, "iterator"):
+            self.check_fragment(atom_id, {**operand, "name": "a"}, tensor)
+            return tensor
+        if operand["name"] == "a":
+            raise ext.user_error("make_fragment_A: A in tensor memory is made with cute.make_tensor over a tensor-memory "
+                                 "pointer here (no fragment from a shape)", ext.DSLValueError)
+        m, n, _, cta = atom_geometry(atom_id)
+        if dtype.width != 32:
+            raise ext.user_error(f"make_fragment_C: accumulators of {dtype.__name__} in tensor memory are not "
+                                 "supported here (Float32 or Int32)", ext.DSLTypeError)
+        layout = tmem_layouts.accumulator_layout(m, n, cta, tensor)
+        return cute.make_tensor(ext.make_pointer(None, dtype, "tmem", 16), layout)
+
+    def read(self, operand, tensor, coords):
+        return [tmem_address(tensor, tensor.layout(coords[0]))]
+
+    def write(self, operand, tensor, coords, values, dtype):
+        pass   # written in place by the instruction

@@ -1,0 +1,377 @@
+"""Tensor memory in the DSL: allocation (utils.TmemAllocator, cute.arch.alloc_tmem ...), copies between tensor
+memory and registers (tcgen05.make_tmem_copy with the Ld/St ops), the tensor-memory fences, and the tcgen05
+commit that makes an mbarrier track this thread's MMAs.
+
+make_tmem_copy(atom, tmem_tensor) arranges the atom over the four warps of a warpgroup: warp w moves lanes
+32 (w % 4) .. +31 of the tile (its only reachable lanes), and each thread's values follow the atom's register
+layout (the manifest's layout_tv: thread l, register r -> (lane, column) of one instruction), repeated over the
+lane halves (16-lane shapes) and then over the columns of the tile. The tiled copy's thread-value layout maps
+into the tile's coordinates through the tile's own tensor-memory layout, so partitioning the tensor-memory tile
+(partition_S) and a tile of the same shape elsewhere (partition_D, e.g. of C in global memory) pairs each register
+with the element whose accumulator it holds. At cute.copy each instruction gets the warp's address (its first
+lane and column: every thread passes the same one) and a load waits for its registers (tcgen05.wait::ld).
+"""
+from __future__ import annotations
+
+import copy as _copy
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import ext
+
+from .tcgen05_mma import CtaGroup, _i32, tmem_address
+from .tmem_layouts import LANE, LANES, columns_of
+
+WARPS = LANES // 32
+
+
+def _is_tmem_op(atom, prefix):
+    name = getattr(getattr(atom, "op", None), "python_name", "")
+    return name.startswith(f"tcgen05.{prefix}") and name.endswith("Op")
+
+
+def _shape_of_atom(atom):
+    """(lanes, 32-bit columns per lane) of one instruction of a tcgen05.ld/st atom, from its manifest entry."""
+    text = atom.manifest["id"].split(".")[3]                 # blackwell.tcgen05.ld.<shape>.x<num>
+    lanes, bits = text.split("x")
+    num = int(atom.manifest["id"].rsplit(".x", 1)[1])
+    return int(lanes), int(bits[:-1]) * num // 32
+
+
+def _flat(t):
+    if isinstance(t, tuple):
+        return [x for e in t for x in _flat(e)]
+    return [t]
+
+
+def _eval(shapes, strides, idx):
+    """Layout (shapes, strides) applied to a run-time Int32 index (static shapes and strides)."""
+    total = cutlass.Int32(0)
+    div = 1
+    for s, d in zip(shapes, strides):
+        if s != 1 and d != 0:
+            total = total + ((idx // div) % s) * d
+        div *= s
+    return total
+
+
+class TmemCopyAtom:
+    """Mixin of a tcgen05.ld/st copy atom arranged by make_tmem_copy: the copy of one thread's partition."""
+
+    def _setup_tmem(self, lanes, cols, thread_offset):
+        self.tmem_lanes, self.tmem_cols = lanes, cols
+        self.thread_offset = thread_offset   # (thread shapes, strides): offset of a thread's first value
+        self.is_load = self.dst_op["role"] == "REGISTERS"
+
+    def __ww_copy__(self, src, dst, *, pred=None, **kwargs):
+        if kwargs:
+            raise ext.user_error(f"cute.copy of a tensor-memory copy got an unexpected keyword argument "
+                                 f"{next(iter(kwargs))!r}", ext.DSLTypeError)
+        if pred is not None:
+            raise ext.user_error("cute.copy of a tensor-memory copy takes no pred=: every lane of the warp moves its "
+                                 "values", ext.DSLTypeError)
+        tm, rg = (src, dst) if self.is_load else (dst, src)
+        if getattr(tm, "memspace", None) != "tmem":
+            raise ext.user_error(f"cute.copy with {self.manifest['id']}: the {'source' if self.is_load else 'destination'} "
+                                 f"is this thread's partition of tensor memory (partition_{'S' if self.is_load else 'D'}),"
+                                 f" got {tm!r}", ext.DSLTypeError)
+        if getattr(rg, "memspace", None) != "rmem":
+            raise ext.user_error(f"cute.copy with {self.manifest['id']}: the {'destination' if self.is_load else 'source'}"
+                                 f" is a register tensor, got {rg!r}", ext.DSLTypeError)
+        if rg.element_type.width != 32 or tm.element_type.width != 32:
+            raise ext.user_error("cute.copy of tensor memory moves 32-bit values (Float32, Int32 ...); convert "
+                                 "after loading", ext.DSLTypeError)
+        n, m = cute.size(tm), cute.size(rg)
+        per = self.num_values
+        if n != m or n % per:
+            raise ext.user_error(f"cute.copy with {self.manifest['id']}: the tensor-memory side has {n} values and the "
+                                 f"registers {m}; each instruction moves {per} per thread", ext.DSLValueError)
+        b = ext.builder()
+        lane = cute.arch.lane_idx()
+        own = _eval(*self.thread_offset, lane)   # where this thread's first value sits within the instruction
+        et = rg.element_type
+        for j in range(n // per):
+            addr = b.op1("arith.subi", [tmem_address(tm, tm.layout(j * per)), own.ir()], "i32")
+            if self.is_load:
+                out = ext.emit_instruction(b, self.backend.name, self.manifest, {"src": [addr]})
+                for r, v in enumerate(out["dst"]):
+                    rg[j * per + r] = et.from_ir(v if et.ir_type == "i32" else b.op1("llvm.bitcast", [v], et.ir_type))
+            else:
+                vals = []
+                for r in range(per):
+                    x = rg[j * per + r].ir()
+                    vals.append(x if et.ir_type == "i32" else b.op1("llvm.bitcast", [x], "i32"))
+                ext.emit_instruction(b, self.backend.name, self.manifest, {"dst": [addr], "src": vals})
+        if self.is_load:
+            fence_view_async_tmem_load()
+
+
+_atom_classes: dict = {}
+
+
+def _tmem_atom(atom, lanes, cols, thread_offset):
+    base = type(atom)
+    cls = _atom_classes.get(base)
+    if cls is None:
+        cls = _atom_classes[base] = type("TmemCopyAtom", (TmemCopyAtom, base), {})
+    new = _copy.copy(atom)
+    new.__class__ = cls
+    # Both sides are counted on the registers' thread-value layout (the tensor-memory side is one address for the
+    # warp): partition_S and partition_D then pair a register with the element it holds.
+    reg = atom.layout_dst_tv if atom.dst_op["role"] == "REGISTERS" else atom.layout_src_tv
+    new.layout_src_tv = new.layout_dst_tv = new.layout_ref_tv = reg
+    new._setup_tmem(lanes, cols, thread_offset)
+    return new
+
+
+class TmemTiledCopy(cute.TiledCopy):
+    """A tiled copy between a tensor-memory tile and registers (make_tmem_copy). Its tiler is the size of each of
+    the tile's modes, so that tiles of the same sizes partition alike however their modes are grouped (the
+    accumulator's rows of layout F are (16, 4), those of a tile of C in global memory 64)."""
+
+
+def make_tmem_copy(atom, tmem_tensor, *, loc=None, ip=None):
+    """The tiled copy of a tcgen05.ld or tcgen05.st atom (cute.make_copy_atom(tcgen05.Ld32x32bOp(...), Float32))
+    over a tensor-memory tile (e.g. one epilogue sub-tile of the accumulators) for the 128 threads of a warpgroup."""
+    if not (_is_tmem_op(atom, "Ld") or _is_tmem_op(atom, "St")):
+        raise ext.user_error(f"make_tmem_copy: expected a copy atom of a tcgen05 Ld or St op, got {atom!r}",
+                             ext.DSLTypeError)
+    if getattr(tmem_tensor, "memspace", None) != "tmem":
+        raise ext.user_error(f"make_tmem_copy: the tile must be a tensor in tensor memory, got {tmem_tensor!r}",
+                             ext.DSLTypeError)
+    if atom.value_type.width != 32:
+        raise ext.user_error(f"make_tmem_copy: tensor-memory copies move 32-bit values, not {atom.value_type.__name__}",
+                             ext.DSLTypeError)
+    T = tmem_tensor.layout
+    T = getattr(T, "outer", T)
+    lanes, C = _shape_of_atom(atom)
+    reg = atom.layout_dst_tv if atom.dst_op["role"] == "REGISTERS" else atom.layout_src_tv
+    # one instruction: (thread, register) -> lane_rel * LANE + column
+    atom_off = cute.composition(cute.make_layout((C, lanes), stride=(1, LANE)), reg)
+    R = cute.size(atom_off, mode=[1])
+    total = cute.size(T)
+    if total % (LANES * R):
+        raise ext.user_error(f"make_tmem_copy: the tile {T} holds {total} values, not a multiple of the {LANES * R} "
+                             f"that one {atom.manifest['id']} per warp of a warpgroup moves", ext.DSLValueError)
+    values = total // LANES
+    halves = 32 // lanes
+    th_s, th_d = _flat(atom_off.shape[0]), _flat(atom_off.stride[0])
+    v_s, v_d = _flat(atom_off.shape[1]), _flat(atom_off.stride[1])
+    inv = cute.left_inverse(T)
+    thr = cute.make_layout(tuple(th_s) + (WARPS,), stride=tuple(th_d) + (32 * LANE,))
+    own = cute.make_layout(tuple(v_s), stride=tuple(v_d))
+    problems = []
+    for h in (halves, 1) if halves > 1 else (1,):
+        blocks = values // (R * h)
+        if blocks * R * h != values:
+            continue
+        # (thread, (the instruction's registers, its repetitions over lane halves and column blocks)) -> tmem
+        rep = cute.make_layout((h, blocks), stride=(lanes * LANE, C))
+        tmem_tv = cute.make_layout((thr.shape, (own.shape, rep.shape)), stride=(thr.stride, (own.stride, rep.stride)))
+        # ... -> the tile's coordinates, mode by mode (composition distributes over the modes of its right side)
+        parts = [cute.composition(inv, x) for x in (thr, own, rep)]
+        tv = cute.make_layout((parts[0].shape, (parts[1].shape, parts[2].shape)),
+                              stride=(parts[0].stride, (parts[1].stride, parts[2].stride)))
+        bad = _first_mismatch(T, tv, tmem_tv, values)
+        if bad is None:
+            shape = T.shape if isinstance(T.shape, tuple) else (T.shape,)
+            tiler = tuple(cute.size(s) for s in shape)
+            return TmemTiledCopy(_tmem_atom(atom, lanes, C, (th_s, th_d)), tv, tiler)
+        problems.append(bad)
+    raise ext.user_error(f"make_tmem_copy: {atom.manifest['id']} over the tile {T} does not reach exactly the tile's "
+                         f"tensor-memory cells ({problems[0] if problems else 'no arrangement'}); choose the copy "
+                         "op for the accumulator's data path (blackwell_helpers.get_tmem_load_op)", ext.DSLValueError)
+
+
+def _first_mismatch(T, tv, tmem_tv, values):
+    """None when T(tv(t, v)) == tmem_tv(t, v) on every thread of a sample of values, else a sentence."""
+    size = cute.size(T)
+    for t in range(LANES):
+        for v in sorted({0, 1, values // 2, values - 1}):
+            want = tmem_tv((t, v))
+            i = tv((t, v))
+            if not 0 <= i < size or T(i) != want:
+                lane, col = divmod(want, LANE)
+                return f"thread {t} value {v} would reach lane {lane} column {col}"
+    return None
+
+
+def make_s2t_copy(atom, tmem_tensor, *, loc=None, ip=None):
+    raise ext.user_error("make_s2t_copy (tcgen05.cp from shared to tensor memory) is not implemented yet",
+                         ext.DSLValueError)
+
+
+# --- allocation ---------------------------------------------------------------------------------------------------
+
+def _cta(is_two_cta):
+    return 2 if is_two_cta else 1
+
+
+def alloc_tmem(num_columns, smem_ptr_to_write_address, is_two_cta=None, *, loc=None, ip=None):
+    """tcgen05.alloc by the calling warp: num_columns (a power of two, 32..512) columns of tensor memory (of both
+    CTAs of the pair with is_two_cta); the address is written to shared memory at smem_ptr_to_write_address."""
+    _check_columns(num_columns)
+    backend, entry = ext.select_instruction("tcgen05.alloc_tmem", {}, {"dst", "ncols"})
+    b = ext.builder()
+    dst = b.op1("llvm.ptrtoint", [smem_ptr_to_write_address.address(0)], "i32")
+    ext.emit_instruction(b, backend, entry, {"dst": [dst], "ncols": [_i32(num_columns)]},
+                         {"cta_group": _cta(is_two_cta)})
+
+
+def dealloc_tmem(tmem_ptr, num_columns, is_two_cta=None, *, loc=None, ip=None):
+    """tcgen05.dealloc by the allocating warp."""
+    _check_columns(num_columns)
+    backend, entry = ext.select_instruction("tcgen05.dealloc_tmem", {}, {"taddr", "ncols"})
+    b = ext.builder()
+    addr = b.op1("llvm.ptrtoint", [tmem_ptr.base], "i32") if tmem_ptr.offset == 0 else \
+        tmem_address(cute.make_tensor(tmem_ptr, cute.make_layout(1)), 0)
+    ext.emit_instruction(b, backend, entry, {"taddr": [addr], "ncols": [_i32(num_columns)]},
+                         {"cta_group": _cta(is_two_cta)})
+
+
+def relinquish_tmem_alloc_permit(is_two_cta=None, *, loc=None, ip=None):
+    """This CTA (pair) allocates no more tensor memory: a CTA waiting to allocate may proceed."""
+    backend, entry = ext.select_instruction("tcgen05.relinquish_tmem_alloc_permit", {}, set())
+    ext.emit_instruction(ext.builder(), backend, entry, {}, {"cta_group": _cta(is_two_cta)})
+
+
+def _check_columns(n):
+    if isinstance(n, int) and (n < 32 or n > 512 or n & (n - 1)):
+        raise ext.user_error(f"tensor memory is allocated in powers of two from 32 to 512 columns, got {n}",
+                             ext.DSLValueError)
+
+
+def get_num_tmem_alloc_cols(tmem_tensors, rounding: bool = True, *, arch=None, loc=None, ip=None) -> int:
+    """The columns to allocate for tensor-memory tensors (one, or a list laid side by side): the columns their
+    layouts reach, rounded up to a power of two of at least 32."""
+    ts = tmem_tensors if isinstance(tmem_tensors, (list, tuple)) else [tmem_tensors]
+    cols = 0
+    for t in ts:
+        cols += columns_of(getattr(t, "layout", t))
+    if cols > 512:
+        raise ext.user_error(f"get_num_tmem_alloc_cols: the tensors take {cols} columns; a CTA has 512",
+                             ext.DSLValueError)
+    if not rounding:
+        return cols
+    n = 32
+    while n < cols:
+        n *= 2
+    return n
+
+
+class TmemAllocator:
+    """Tensor-memory allocation for a kernel, with CuTe DSL's interface: allocate (by allocator_warp_id's warp),
+    wait_for_alloc (every thread that uses the memory meets at barrier_for_retrieve), retrieve_ptr, relinquish_
+    alloc_permit, free. With is_two_cta the CTA pair allocates together (cta_group::2), and before freeing each CTA
+    waits, on two_cta_tmem_dealloc_mbar_ptr, until its peer is done with the memory."""
+
+    def __init__(self, alloc_result_dst_smem_ptr, barrier_for_retrieve, allocator_warp_id: int = 0,
+                 is_two_cta: bool = False, num_allocated_columns: int = 0, two_cta_tmem_dealloc_mbar_ptr=None,
+                 *, loc=None, ip=None):
+        ptr = getattr(alloc_result_dst_smem_ptr, "iterator", alloc_result_dst_smem_ptr)
+        if getattr(ptr, "memspace", None) != "smem" or ptr.dtype.width != 32:
+            raise ext.user_error(f"TmemAllocator: the allocation's address is written to a 32-bit shared-memory "
+                                 f"word; got {alloc_result_dst_smem_ptr!r}", ext.DSLTypeError)
+        if is_two_cta and two_cta_tmem_dealloc_mbar_ptr is None:
+            raise ext.user_error("TmemAllocator(is_two_cta=True) needs two_cta_tmem_dealloc_mbar_ptr (an Int64 in "
+                                 "shared memory): the pair frees its memory only when both CTAs are done",
+                                 ext.DSLValueError)
+        self.ptr = ptr
+        self.barrier = barrier_for_retrieve
+        self.warp = allocator_warp_id
+        self.is_two_cta = bool(is_two_cta)
+        self.columns = num_allocated_columns
+        self.dealloc_mbar = two_cta_tmem_dealloc_mbar_ptr
+        if self.is_two_cta:
+            def init():
+                cute.arch.mbarrier_init(self.dealloc_mbar, cutlass.Int32(1))
+                cute.arch.mbarrier_init_fence()
+            ext.when(self._is_allocator_warp() & cute.arch.elect_one(), init)
+
+    def _is_allocator_warp(self):
+        return cute.arch.make_warp_uniform(cute.arch.warp_idx()) == self.warp
+
+    def allocate(self, num_columns: int):
+        """The allocator warp allocates num_columns columns (every thread may call it)."""
+        _check_columns(num_columns)
+        self.columns = num_columns
+        ext.when(self._is_allocator_warp(), lambda: alloc_tmem(num_columns, self.ptr, self.is_two_cta))
+
+    def wait_for_alloc(self):
+        """Every thread of barrier_for_retrieve waits until the address is in shared memory."""
+        self.barrier.arrive_and_wait()
+
+    def retrieve_ptr(self, dtype=cutlass.Float32):
+        """The allocation as a pointer to dtype values in tensor memory."""
+        b = ext.builder()
+        word = b.op1("llvm.load", [self.ptr.address(0)], "i32", "alignment = 4 : i64")
+        base = b.op1("llvm.inttoptr", [word], "!llvm.ptr<6>")
+        return ext.make_pointer(base, dtype, "tmem", 16)
+
+    def relinquish_alloc_permit(self):
+        ext.when(self._is_allocator_warp(), lambda: relinquish_tmem_alloc_permit(self.is_two_cta))
+
+    def free(self, tmem_ptr, num_columns: int = 0):
+        """The allocator warp frees the allocation (with is_two_cta, once the peer CTA has arrived on this CTA's
+        dealloc barrier: each CTA tells its peer it is done, then waits for the peer's word)."""
+        n = num_columns or self.columns
+        if not n:
+            raise ext.user_error("TmemAllocator.free: how many columns? allocate() was not called on this allocator "
+                                 "and num_columns was not given", ext.DSLValueError)
+
+        def release():
+            if self.is_two_cta:
+                peer = cute.arch.block_rank_in_cluster() ^ 1
+                ext.when(cute.arch.elect_one(), lambda: cute.arch.mbarrier_arrive_cluster(self.dealloc_mbar, peer))
+                cute.arch.mbarrier_wait(self.dealloc_mbar, cutlass.Int32(0))
+            dealloc_tmem(tmem_ptr, n, self.is_two_cta)
+
+        ext.when(self._is_allocator_warp(), release)
+
+
+# --- fences and commit ---------------------------------------------------------------------------------------
+
+def _primitive(name, **attrs):
+    backend, entry = ext.select_instruction(name, {}, set())
+    ext.emit_instruction(ext.builder(), backend, entry, {}, attrs)
+
+
+def fence_view_async_tmem_load(*, loc=None, ip=None):
+    """This thread's tensor-memory loads have completed: their registers may be read (tcgen05.wait::ld)."""
+    _primitive("tcgen05.wait_ld")
+
+
+def fence_view_async_tmem_store(*, loc=None, ip=None):
+    """This thread's tensor-memory stores have completed: an MMA issued after a following sync reads them."""
+    _primitive("tcgen05.wait_st")
+
+
+def fence_before_thread_sync(*, loc=None, ip=None):
+    _primitive("tcgen05.fence_before_thread_sync")
+
+
+def fence_after_thread_sync(*, loc=None, ip=None):
+    _primitive("tcgen05.fence_after_thread_sync")
+
+
+def commit(mbar_ptr, mask=None, cta_group=CtaGroup.ONE, *, loc=None, ip=None):
+    """One elected thread of the calling warp commits: the mbarrier at mbar_ptr gets one arrival once every
+    tcgen05 operation this thread issued before (mma, cp) has completed. With mask, the mbarrier at the same offset
+    in every CTA of the cluster whose bit is set gets it (cta_group TWO: the pair's MMAs)."""
+    if cta_group not in (1, 2):
+        raise ext.user_error(f"tcgen05.commit: cta_group is CtaGroup.ONE or TWO, got {cta_group!r}", ext.DSLTypeError)
+    ptr = getattr(mbar_ptr, "iterator", mbar_ptr)
+    b = ext.builder()
+    bar = b.op1("llvm.ptrtoint", [ptr.address(0)], "i32")
+    if mask is None:
+        backend, entry = ext.select_instruction("tcgen05.commit", {}, {"mbar"})
+        inputs = {"mbar": [bar]}
+    else:
+        backend, entry = ext.select_instruction("tcgen05.commit_multicast", {}, {"mbar", "cta_mask"})
+        inputs = {"mbar": [bar], "cta_mask": [_i32(mask)]}
+    ext.when(cute.arch.elect_one(),
+             lambda: ext.emit_instruction(b, backend, entry, inputs, {"cta_group": int(cta_group)}))
+
+
+NAMES = ("alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "get_num_tmem_alloc_cols",
+         "fence_view_async_tmem_load", "fence_view_async_tmem_store")
