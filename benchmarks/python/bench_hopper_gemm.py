@@ -21,19 +21,20 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "frontend_python", "examples", "hopper"))
 from bench_common import median_ms  # noqa: E402
 
-# (kernel, tile_shape_mn, cluster_shape_mn)
+# (kernel, tile_shape_mn, cluster_shape_mn[, swizzle_size of the persistent kernel's tile order])
 CONFIGS = [("dense_gemm", (128, 128), (1, 1)), ("dense_gemm", (128, 256), (1, 1)), ("dense_gemm", (128, 128), (2, 1)),
            ("dense_gemm", (128, 256), (2, 1)), ("dense_gemm", (128, 256), (1, 2)),
-           ("persistent", (128, 256), (1, 1)), ("persistent", (128, 256), (2, 1)), ("persistent", (128, 256), (1, 2))]
+           ("persistent", (128, 256), (1, 1)), ("persistent", (128, 256), (2, 1)), ("persistent", (128, 256), (1, 2)),
+           ("persistent", (128, 256), (2, 1), 8)]
 
 
-def make_gemm(kernel, tile, cluster):
+def make_gemm(kernel, tile, cluster, swizzle=1):
     import warpweave as cutlass
 
     if kernel == "persistent":
         import dense_gemm_persistent as dgp
 
-        return dgp.HopperPersistentDenseGemm(cutlass.Float32, tile, cluster)
+        return dgp.HopperPersistentDenseGemm(cutlass.Float32, tile, cluster, swizzle_size=swizzle)
     import dense_gemm as dg
 
     return dg.HopperDenseGemm(cutlass.Float32, tile, cluster)
@@ -71,8 +72,9 @@ def bench(torch, n, dtype_name, configs):
     out = {"n": n, "dtype": dtype_name, "cublas_ms": cublas_ms, "cublas_tflops": flops / cublas_ms / 1e9,
            "configs": []}
     ref = None
-    for kernel, tile, cluster in configs:
-        gemm = make_gemm(kernel, tile, cluster)
+    for kernel, tile, cluster, *swizzle in configs:
+        swizzle = swizzle[0] if swizzle else 1
+        gemm = make_gemm(kernel, tile, cluster, swizzle)
         compiled = cute.compile(gemm, *args[0])
         a, b, c = sets[0]
         c.fill_(float("nan"))
@@ -89,7 +91,7 @@ def bench(torch, n, dtype_name, configs):
             k[0] += 1
 
         ms = median_ms(run_ww, torch)
-        out["configs"].append({"kernel": kernel, "tile": tile, "cluster": cluster, "ms": ms,
+        out["configs"].append({"kernel": kernel, "tile": tile, "cluster": cluster, "swizzle": swizzle, "ms": ms,
                                "tflops": flops / ms / 1e9,
                                "ratio": cublas_ms / ms, "max_rel_err": err})
     out["cublas_ms_after"] = median_ms(run_cublas, torch)   # again: clocks settle during long runs
@@ -105,7 +107,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     kernels = args.kernels.split(",")
-    unknown = set(kernels) - {k for k, _, _ in CONFIGS}
+    unknown = set(kernels) - {c[0] for c in CONFIGS}
     if unknown:
         p.error(f"--kernels: unknown {sorted(unknown)}; known: dense_gemm, persistent")
     configs = [c for c in CONFIGS if c[0] in kernels]
@@ -118,11 +120,11 @@ def main(argv=None) -> int:
             results["runs"].append(r)
             for c in r["configs"]:
                 print(f"hopper {c['kernel']:<10} {dt} {n}^3 tile {c['tile'][0]}x{c['tile'][1]} cluster "
-                      f"{c['cluster'][0]}x{c['cluster'][1]}: {c['tflops']:.0f} TFLOP/s, {c['ratio']:.2f}x cuBLAS "
-                      f"({r['cublas_tflops']:.0f} TFLOP/s)")
+                      f"{c['cluster'][0]}x{c['cluster'][1]} swizzle {c['swizzle']}: {c['tflops']:.0f} TFLOP/s, "
+                      f"{c['ratio']:.2f}x cuBLAS ({r['cublas_tflops']:.0f} TFLOP/s)")
             b = r["best"]
             print(f"best {dt} {n}^3: {b['tflops']:.0f} TFLOP/s = {b['ratio']:.2f}x cuBLAS "
-                  f"({b['kernel']}, tile {b['tile']}, cluster {b['cluster']})")
+                  f"({b['kernel']}, tile {b['tile']}, cluster {b['cluster']}, swizzle {b['swizzle']})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
