@@ -119,7 +119,7 @@ def python_launches(compiled, *args) -> list[dict]:
 def parse_mock_output(text: str) -> dict:
     """{'load': ..., 'calls': [(rc, message, [launch, ...])], 'unload': rc} from the harness and the mock."""
     calls, launches, cur = [], [], None
-    res = {"functions": [], "attributes": []}
+    res = {"functions": [], "attributes": [], "tensormaps": []}
     for line in text.splitlines():
         w = line.split()
         if not w:
@@ -134,6 +134,16 @@ def parse_mock_output(text: str) -> dict:
                 cur["cluster"] = [int(x) for x in w[2:5]]
         elif w[0] == "param":
             cur["params"].append(w[2] if len(w) > 2 else "")
+        elif w[0] == "tensormap":
+            m = {"dtype": int(w[2]), "rank": int(w[4]), "addr": int(w[6]), "dims": [], "strides": [], "box": [],
+                 "elem": []}
+            for key, val in zip(w[7::2], w[8::2]):
+                lists = {"dim": "dims", "stride": "strides", "box": "box", "elem": "elem"}
+                if key in lists:
+                    m[lists[key]].append(int(val))
+                else:
+                    m[key] = int(val)
+            res.setdefault("tensormaps", []).append(m)
         elif w[0] == "function":
             res["functions"].append(w[1])
         elif w[0] == "attribute":

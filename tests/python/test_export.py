@@ -290,20 +290,106 @@ def test_export_refuses_an_unwritable_directory(tmp_path):
         d.chmod(0o700)
 
 
-def test_tma_descriptor_cannot_be_exported(tmp_path):
+@cute.kernel
+def _with_host_argument_kernel(desc, out: cute.Tensor):
+    out[0] = 1.0
+
+
+@cute.jit
+def _with_host_argument(x: cute.Tensor):
+    from warpweave import ext
+
+    _with_host_argument_kernel(ext.host_argument("test.export.no_c_form", x), x).launch(grid=(1, 1, 1),
+                                                                                         block=(1, 1, 1))
+
+
+def test_host_argument_without_c_form_cannot_be_exported(tmp_path):
+    from warpweave import ext
+
+    ext.register_host_argument("test.export.no_c_form", lambda t: b"\0" * 16, size=16)
+    with target("sm_80"):
+        compiled = cute.compile(_with_host_argument, make_fake_tensor(cutlass.Float32, (8,), (1,)))
+    assert compiled.host_arguments
+    with pytest.raises(NotImplementedError, match="'test.export.no_c_form'.*argument 'x'.*cannot be computed by "
+                                                  "exported C code") as e:
+        compiled.export_to_c(file_path=str(tmp_path), file_name="noc")
+    assert os.path.basename(__file__) in str(e.value)
+    assert not os.path.exists(tmp_path / "noc.o")
+    with pytest.raises(TypeError, match="export_c is a callable"):
+        ext.register_host_argument("test.export.bad", lambda t: b"", size=8, export_c="not callable")
+
+
+def _dense_gemm_module():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("hopper_dense_gemm", os.path.join(EXAMPLES, "hopper", "dense_gemm.py"))
     dg = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dg)
-    gemm = dg.HopperDenseGemm(cutlass.Float32, (128, 128), (1, 1))
+    return dg
+
+
+def _tma_pattern(attrs) -> bytes:
+    """What the stand-in driver's cuTensorMapEncodeTiled writes for these encoder arguments."""
+    swizzle = ["none", "32B", "64B", "128B"].index(attrs["swizzle"])
+    return bytes((i * 7 + attrs["dim0"] + attrs["box0"] + swizzle) & 0xFF for i in range(128))
+
+
+@needs_compilers
+@pytest.mark.parametrize("cluster", [(1, 1), (2, 1)])
+def test_hopper_gemm_exports_with_its_tma_descriptors_encoded_in_c(tmp_path, monkeypatch, rng, cluster):
+    """The TMA descriptors (per-call host arguments) are encoded in the exported C by cuTensorMapEncodeTiled with
+    the arguments the backend's Python encoder gives the plugin for the same tensors, and land in the kernel's
+    parameters."""
+    from warpweave.backends.hopper import tma
+
+    dg = _dense_gemm_module()
+    gemm = dg.HopperDenseGemm(cutlass.Float32, (128, 128), cluster)
     with target("sm_90a"):
         compiled = dg.compile_only(gemm, "k", "k", "n", cutlass.Float16, cutlass.Float16)
     assert compiled.host_arguments
-    with pytest.raises(NotImplementedError, match="cannot be computed by exported C code") as e:
-        compiled.export_to_c(file_path=str(tmp_path), file_name="hgemm")
-    assert os.path.basename(__file__) in str(e.value)
-    assert not os.path.exists(tmp_path / "hgemm.o")
+    exe, meta = build_harness(tmp_path, compiled, "hgemm", aot.build_mock_driver(str(tmp_path)))
+    encoded = []
+
+    def host_call(backend, hook, attrs, size):  # the plugin's encoder, standing in: record what it is given
+        assert (backend, hook, size) == ("hopper", "encode_tma_descriptor", 128)
+        encoded.append(dict(attrs))
+        return _tma_pattern(attrs)
+
+    monkeypatch.setattr(tma.ext, "host_call", host_call)
+    calls, expected = [], []
+    for k in range(3):
+        M, N, K, L = (rng.randint(1, 6) * 128 + rng.choice([0, 8, 64]), rng.randint(1, 6) * 128, rng.randint(1, 8) * 64,
+                      rng.randint(1, 3))
+
+        def t(mode0, mode1, addr):  # K-major A, B and N-major C: (mode0, mode1, L), mode 1 contiguous
+            rt = RuntimeTensor(None, addr, (mode0, mode1, L), (mode1, 1, mode0 * mode1), cutlass.Float16, "cuda", 16)
+            return dg._mark(rt, False, cutlass.Float16)
+
+        a, b, c = t(M, K, 0x10000000 * (k + 1)), t(N, K, 0x50000000 + 4096 * k), t(M, N, 0x90000000)
+        calls.append({"mA": a, "mB": b, "mC": c})
+        for h in compiled.host_arguments.values():
+            h.memo.clear()
+        expected.append(aot.python_launches(compiled, a, b, c))
+    out = run_harness(exe, meta, calls, compiled)
+    for (rc, msg, launches), exp in zip(out["calls"], expected):
+        assert rc == 0, msg
+        assert [{k: v for k, v in l.items() if k != "attrs"} for l in launches] == exp
+    got = out["tensormaps"]
+    assert len(got) == len(encoded) == 3 * len(compiled.host_arguments)
+    for g, e in zip(got, encoded):
+        assert g["dtype"] == tma_export_types().index(e["data_type"])
+        assert g["rank"] == e["rank"] and g["addr"] == e["address"]
+        assert g["dims"] == [e[f"dim{i}"] for i in range(e["rank"])]
+        assert g["strides"] == [e[f"stride{i}"] for i in range(1, e["rank"])]
+        assert g["box"] == [e[f"box{i}"] for i in range(e["rank"])]
+        assert g["swizzle"] == ["none", "32B", "64B", "128B"].index(e["swizzle"])
+        assert g["elem"] == [1] * e["rank"] and g["interleave"] == g["l2"] == g["oob"] == 0
+
+
+def tma_export_types():
+    from warpweave.backends.hopper import tma_export
+
+    return tma_export._DATA_TYPES
 
 
 # ---- load_module -------------------------------------------------------------------------------------------------

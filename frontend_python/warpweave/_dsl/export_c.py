@@ -66,6 +66,30 @@ volatile while class delete new operator private protected public template this 
 virtual friend module current""".split())
 
 
+class CTensor:
+    """C expressions of a tensor argument inside the wrapper, for a host argument's C form (host_arguments.py):
+    data (a `void *`), shape(k) and stride(k) (int64_t; compiled-in values where the mode is static)."""
+
+    def __init__(self, arg: "CArg"):
+        self.name = arg.name
+        self.spec = arg.spec
+        self.rank = len(arg.spec[2])
+        self.element_type = arg.spec[1]
+        self.data = f"{arg.name}->data"
+        self._shapes = {k: j for j, (_, k) in enumerate(arg.shapes)}
+        self._strides = {k: j for j, (_, k) in enumerate(arg.strides)}
+
+    def shape(self, k: int) -> str:
+        if k in self._shapes:
+            return f"((int64_t){self.name}->dynamic_shapes[{self._shapes[k]}])"
+        return f"INT64_C({self.spec[2][k]})"
+
+    def stride(self, k: int) -> str:
+        if k in self._strides:
+            return f"((int64_t){self.name}->dynamic_strides[{self._strides[k]}])"
+        return f"INT64_C({self.spec[3][k]})"
+
+
 def c_identifier(name: str) -> str:
     """A C name of an argument: its Python name where that is one and is not taken (else arg_<name>)."""
     out = re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -376,6 +400,11 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     o.append(f'  snprintf(ww_error, sizeof ww_error, "{prefix}: %s failed: %s (%d)", call, text, (int)r);')
     o.append("  return r;")
     o.append("}")
+    declared = set()
+    for h in compiled.host_arguments.values():  # the C forms' own declarations (e.g. driver entry points)
+        if h.producer.name not in declared:
+            declared.add(h.producer.name)
+            o.append(_host_argument_c(h, by_index, "ww_unused")[0])
     o.append(f"const char *{prefix}_Last_Error(void) {{ return ww_error; }}")
     o.append(f"const char *{prefix}_Metadata(void) {{ return {_c_string(meta)}; }}")
     # The cubin, 8-byte aligned as the driver's loader reads it.
@@ -475,6 +504,16 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     return "\n".join(o) + "\n"
 
 
+def _host_argument_c(h, by_index, dst) -> tuple[str, str]:
+    """(declarations, statements) of host argument h written at dst, from its producer's C form."""
+    a = by_index.get(h.tensor_index)
+    if a is None or a.kind != "tensor":
+        raise DSLNotImplementedError(f"export_to_c: host argument {h.producer.name!r} is computed from an argument "
+                                     "the C wrapper does not take as a tensor", user_location(4))
+    decls, code = h.producer.export_c(CTensor(a), dst, **h.attrs)
+    return decls, code
+
+
 def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
     from .compiled_function import _launch_options  # noqa: PLC0415 - the same test as the Python call
 
@@ -515,10 +554,11 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
                 o.append(f"      {{ uint16_t v = {a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
             else:
                 o.append(f"      {{ {ct} v = ({ct}){a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
-        else:  # a per-call host argument: checked exportable before (check_exportable)
+        else:  # a per-call host argument, in the C form of its producer (checked there: check_exportable)
             h = compiled.host_arguments[p.source]
-            a = by_index[h.tensor_index]
-            o.append(h.producer.export_c(h, f"ww_params + {off}", a.name, a.shapes, a.strides))
+            o.append("      {")
+            o.append(_host_argument_c(h, by_index, f"ww_params + {off}")[1])
+            o.append("      }")
         o.append(f"      ww_args[{j}] = ww_params + {off};")
     o.append(f"      if (ww_smem > 48 * 1024 && ww_smem > module->max_dynamic_smem[{fi}]) {{")
     o.append(f"        ww_r = cuFuncSetAttribute(module->functions[{fi}], WW_MAX_DYNAMIC_SHARED_SIZE, (int)ww_smem);")

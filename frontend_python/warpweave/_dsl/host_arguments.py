@@ -6,6 +6,13 @@ parameter's bytes. While tracing, warpweave.ext.host_argument(name, tensor, **at
 launched with it receives a grid-constant parameter of that size (a pointer to it inside the kernel), and each
 call of the compiled function asks the producer again, memoised on the tensor's address, shape and strides, so
 that one compilation serves every shape of a dynamic layout.
+
+A producer may also give its C form (export_c), with which an exported function (export.py) and a TVM FFI call
+compute the parameter in C at each call: export_c(tensor, dst, **attrs) -> (declarations, statements), where
+`tensor` is an export_c.CTensor (C expressions of the call's tensor: data, shape(k), stride(k)) and the statements
+write the `size` bytes at `dst` (an `unsigned char *`). They may call driver functions they declare (with
+WW_DRIVER_ENTRY before the declaration) and fail with `return ww_fail(WW_INVALID_VALUE, "...")` or
+`return ww_driver(result, "call")`. Without a C form, such a function cannot be exported.
 """
 from __future__ import annotations
 
@@ -24,18 +31,21 @@ class Producer:
     fn: Callable
     size: int
     align: int
+    export_c: Callable | None = None  # (CTensor, dst, **attrs) -> (C declarations, C statements)
 
 
 _producers: dict[str, Producer] = {}
 
 
-def register(name: str, fn: Callable, *, size: int, align: int = 8) -> None:
+def register(name: str, fn: Callable, *, size: int, align: int = 8, export_c: Callable | None = None) -> None:
+    if export_c is not None and not callable(export_c):
+        raise TypeError(f"host argument {name!r}: export_c is a callable giving the parameter's C form")
     if not name or not callable(fn):
         raise TypeError("register_host_argument(name, producer, size=...): a name and a callable are required")
     if not (0 < size <= 4096) or align not in (1, 2, 4, 8, 16, 32, 64, 128) or size % align:
         raise ValueError(f"host argument {name!r}: size {size} must be in 1..4096 and a multiple of align {align} "
                          "(a power of two up to 128)")
-    _producers[name] = Producer(name, fn, size, align)
+    _producers[name] = Producer(name, fn, size, align, export_c)
 
 
 def producer(name: str) -> Producer:

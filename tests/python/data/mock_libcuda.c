@@ -113,3 +113,20 @@ static int stream_token;
 CUresult cuStreamCreate(CUstream *s, unsigned flags) { (void)flags; *s = &stream_token; return 0; }
 CUresult cuStreamSynchronize(CUstream s) { (void)s; return 0; }
 CUresult cuStreamDestroy_v2(CUstream s) { return s == &stream_token ? 0 : 400; }
+
+/* A tensor map: its arguments printed, its 128 bytes a pattern of them (so that a test sees them copied into the
+   kernel's parameters). */
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
+                                const unsigned long long *strides, const unsigned *box, const unsigned *elem,
+                                int interleave, int swizzle, int l2, int oob) {
+  unsigned char *m = (unsigned char *)map;
+  if ((uintptr_t)map % 64 != 0) return 1;
+  printf("tensormap dtype %d rank %u addr %llu", dtype, rank, (unsigned long long)(uintptr_t)addr);
+  for (unsigned i = 0; i < rank; ++i) printf(" dim %llu", dims[i]);
+  for (unsigned i = 0; i + 1 < rank; ++i) printf(" stride %llu", strides[i]);
+  for (unsigned i = 0; i < rank; ++i) printf(" box %u", box[i]);
+  for (unsigned i = 0; i < rank; ++i) printf(" elem %u", elem[i]);
+  printf(" interleave %d swizzle %d l2 %d oob %d\n", interleave, swizzle, l2, oob);
+  for (int i = 0; i < 128; ++i) m[i] = (unsigned char)(i * 7 + dims[0] + box[0] + swizzle);
+  return 0;
+}

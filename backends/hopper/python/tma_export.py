@@ -1,0 +1,62 @@
+"""The C form of the TMA descriptor host argument (tma.encode_descriptor), for exported functions and TVM FFI calls:
+the same tensor map, encoded at each call by the driver's cuTensorMapEncodeTiled from the call's tensor, with the
+same checks and the same choice of strides (warpweave.ext.register_host_argument's export_c)."""
+from __future__ import annotations
+
+# CUtensorMapDataType by the names the plugin's encoder reads (plugins_api tma_encoding.hpp: index = value).
+_DATA_TYPES = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f64", "bf16", "f32_ftz", "tf32", "tf32_ftz"]
+# CUtensorMapSwizzle of Hopper's four modes (index = value).
+_SWIZZLES = ["none", "32B", "64B", "128B"]
+
+DECLARATIONS = """\
+/* cuTensorMapEncodeTiled, as cuda.h declares it (the enumerations as int, the CUtensorMap as its 128 bytes). */
+WW_DRIVER_ENTRY int cuTensorMapEncodeTiled(void *tensorMap, int dataType, unsigned rank, void *globalAddress,
+                                           const unsigned long long *globalDim,
+                                           const unsigned long long *globalStrides, const unsigned *boxDim,
+                                           const unsigned *elementStrides, int interleave, int swizzle,
+                                           int l2Promotion, int oobFill);
+"""
+
+
+def _enum(value, names, what):
+    if isinstance(value, int):
+        return value
+    if value not in names:
+        raise ValueError(f"TMA descriptor: unknown {what} {value!r}")
+    return names.index(value)
+
+
+def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, **boxes):
+    """(declarations, statements) writing the tensor map of `tensor` (an export_c.CTensor) at dst."""
+    order = [int(x) for x in dims.split(",")]
+    name = tensor.name
+    fail = 'return ww_fail(WW_INVALID_VALUE, "TMA descriptor of ' + name + ': {}");'
+    o = [f"if ({tensor.rank} != {rank}) {fail.format(f'the tensor has {tensor.rank} modes, the atom was made for {rank}')}",
+         f"if ({tensor.stride(order[0])} != 1) {fail.format(f'mode {order[0]} must be contiguous (stride 1)')}",
+         f"if ((uintptr_t){tensor.data} % 16 != 0) {fail.format('the address is not 16-byte aligned')}",
+         "{",
+         f"  _Alignas(64) unsigned char map[128];",
+         f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
+         f"  const unsigned box[{rank}] = {{{', '.join(str(int(boxes[f'box{i}'])) for i in range(rank))}}};",
+         f"  const unsigned elem[{rank}] = {{{', '.join('1' for _ in range(rank))}}};",
+         f"  int64_t compact = {int(ebytes)}, s = 0;",
+         "  int r;"]
+    for i, mode in enumerate(order):
+        extent = tensor.shape(mode)
+        o.append(f"  if ({extent} < 1) {fail.format(f'mode {mode} has no elements')}")
+        o.append(f"  dims[{i}] = (unsigned long long){extent};")
+        if i:
+            # A mode of extent 1 is never stepped along: it gets a legal stride, as the Python producer gives it.
+            o.append(f"  s = {extent} == 1 ? (compact + 15) / 16 * 16 : {tensor.stride(mode)} * {int(ebytes)};")
+            o.append(f"  if (s % 16 != 0) {fail.format(f'mode {mode} has a stride that is not a multiple of 16 bytes')}")
+            o.append(f"  strides[{i - 1}] = (unsigned long long)s;")
+            o.append(f"  if ({extent} * s > compact) compact = {extent} * s;")
+        else:
+            o.append(f"  if ({extent} * {int(ebytes)} > compact) compact = {extent} * {int(ebytes)};")
+    o += ["  (void)s; (void)compact;",
+          f"  r = cuTensorMapEncodeTiled(map, {_enum(data_type, _DATA_TYPES, 'data type')}, {rank}, {tensor.data}, "
+          f"dims, strides, box, elem, 0, {_enum(swizzle, _SWIZZLES, 'swizzle')}, 0, 0);",
+          f'  if (r != 0) return ww_driver(r, "cuTensorMapEncodeTiled of {name}");',
+          f"  memcpy({dst}, map, 128);",
+          "}"]
+    return DECLARATIONS, "\n".join("        " + line for line in o)
