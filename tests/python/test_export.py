@@ -257,6 +257,9 @@ def test_export_errors_name_the_users_line(tmp_path):
     with pytest.raises(TypeError, match="exports a compiled function") as e:
         export_to_c(elementwise_add.elementwise_add, str(tmp_path), "x")
     assert here in str(e.value)
+    with pytest.raises(TypeError, match="not a compiled one: export what cute.compile") as e:
+        elementwise_add.elementwise_add.export_to_c(file_path=str(tmp_path), file_name="x")
+    assert here in str(e.value)
     with pytest.raises(ValueError, match="not an existing directory") as e:
         compiled.export_to_c(file_path=str(tmp_path / "missing"), file_name="x")
     assert here in str(e.value)
@@ -439,6 +442,40 @@ def test_load_module_calls_the_exported_wrapper(tmp_path):
     assert "must be a tensor" in errors[1]
     assert "does not fit the 32-bit integer" in errors[2]
     assert errors[3].startswith("error AttributeError") and "nothing" in errors[3]
+
+
+@needs_compilers
+def test_load_module_reads_a_library_of_several_exports(tmp_path):
+    """As CuTe DSL's example links two exports into one shared library: each is found by its prefix; without a
+    driver, a call raises instead of aborting."""
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        f1 = cute.compile(axpy, t, t, 1, 1.0, make_fake_stream())
+        f2 = cute.compile(elementwise_add.elementwise_add, fake_2d(8), fake_2d(8), fake_2d(8))
+    _, o1 = export(f1, tmp_path, "first")
+    _, o2 = export(f2, tmp_path, "second")
+    lib = str(tmp_path / "libboth.so")
+    subprocess.run([aot.cc(), "-shared", "-o", lib, o1, o2], check=True)
+    mod = load_module(lib)
+    assert mod.first.parameters == ["x", "y", "n", "alpha", "stream"] and mod.second.parameters == ["mA", "mB", "mC"]
+    assert mod.first.meta["target"] == "sm_80" and mod.second.meta["kernels"] == [f2.launches[0].kernel]
+    with pytest.raises(AttributeError, match="no function with prefix 'third'"):
+        mod.third
+    x = RuntimeTensor(None, 0x30000000, (100,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    assert len(mod.first.convert(x, x, 100, 1.0, 0)) == 6  # the module and five arguments
+    if not aot_driver_present():
+        with pytest.raises(RuntimeError, match="no CUDA driver"):
+            mod.first(x, x, 100, 1.0, 0)
+
+
+def aot_driver_present() -> bool:
+    import ctypes
+
+    try:
+        ctypes.CDLL(os.environ.get("WARPWEAVE_LIBCUDA") or "libcuda.so.1")
+        return True
+    except OSError:
+        return False
 
 
 def test_load_module_refuses_what_is_not_an_export(tmp_path):

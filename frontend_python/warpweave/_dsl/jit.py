@@ -57,6 +57,10 @@ class JitFunction(_Decorated):
             compiled = self._compiled[key] = compile_function(self, args, kwargs, target=target)
             return compiled(*args, **kwargs)
 
+    def export_to_c(self, *args, **kwargs):
+        raise DSLTypeError(f"{self.fn.__name__} is a @cute.jit function, not a compiled one: export what "
+                           f"cute.compile({self.fn.__name__}, ...) returns", user_location(2))
+
 
 class BoundJitFunction:
     """A @cute.jit method of an object (e.g. a kernel class's __call__): the object is a compile-time argument,
