@@ -60,6 +60,18 @@ def register_library_dir(path: str) -> None:
         is_user_file.cache_clear()
 
 
+@functools.lru_cache(maxsize=1)
+def _stdlib_dirs() -> tuple[list[str], list[str]]:
+    """Python's own library (a mistake found in a callback that re or functools runs is not there), and the
+    site-packages that an interpreter without a virtual environment keeps inside it (user code may live there)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    own = [os.path.abspath(paths[k]).rstrip(os.sep) + os.sep for k in ("stdlib", "platstdlib") if paths.get(k)]
+    sites = [os.path.abspath(paths[k]).rstrip(os.sep) + os.sep for k in ("purelib", "platlib") if paths.get(k)]
+    return own, sites
+
+
 @functools.lru_cache(maxsize=4096)
 def is_user_file(filename: str) -> bool:
     # Asked for every traced operation (its source location): cached per file name, since a relative name is
@@ -67,7 +79,10 @@ def is_user_file(filename: str) -> bool:
     if not filename or filename.startswith("<frozen") or filename.startswith("<string"):
         return False
     path = os.path.abspath(filename)
-    return not any(path.startswith(d) for d in _LIBRARY_DIRS)
+    if any(path.startswith(d) for d in _LIBRARY_DIRS):
+        return False
+    own, sites = _stdlib_dirs()
+    return not (any(path.startswith(d) for d in own) and not any(path.startswith(d) for d in sites))
 
 
 def user_location(skip_frames: int = 1) -> tuple[str, int] | None:
