@@ -92,7 +92,8 @@ case " $what " in *" all "*|*" profile "*)
   # consumer warps, and the profiling overhead on the GEMMs (traces under $OUT)
   run profile_tests python3 -m pytest -q -p no:cacheprovider tests/python/test_profile.py tests/python/test_autotune.py
   run profile_persistent python3 frontend_python/examples/hopper/dense_gemm_persistent.py --mnkl 4096,4096,4096,1 --profile "$OUT/trace_persistent.json"
-  run bench_profile python3 benchmarks/python/bench_profile_overhead.py --json "$OUT/bench_profile.json" --trace-dir "$OUT" ;;
+  run bench_profile python3 benchmarks/python/bench_profile_overhead.py --json "$OUT/bench_profile.json" --trace-dir "$OUT"
+  run bench_autotune python3 benchmarks/python/bench_autotune.py --json "$OUT/bench_autotune.json" ;;
 esac
 case " $what " in *" all "*|*" bench "*)
   run bench_dsl python3 benchmarks/python/bench_dsl.py --json "$OUT/bench_dsl.json" ;;

@@ -1,8 +1,10 @@
 """Autotuning (cute.testing.autotune_jit and cute.testing.tune): a search over compile-time parameters.
 
 Every candidate of the search space (the product of params_dict's value lists) is compiled, several at a time on
-threads: tracing runs one at a time (jit.py's trace lock) while the compiler's MLIR/LLVM stage of one candidate
-and the cubin tool of another run outside the GIL. A candidate that does not compile is reported (a
+threads, as a pipeline: tracing runs one candidate at a time (jit.py's trace lock, under the GIL), so does the
+compiler's MLIR/LLVM stage (the core's pipeline mutex, outside the GIL), and the cubin tool (nvJitLink or ptxas)
+runs for several at once. For the Ampere tensorop GEMM (trace ~0.17 s, MLIR/LLVM ~0.44 s, cubin ~0.53 s) that
+bounds the gain at ~2.6x whatever the cores; benchmarks/python/bench_autotune.py measures it. A candidate that does not compile is reported (a
 CandidateWarning naming it and the error) and left out. Each compiled candidate is then run once from the same
 inputs and its results are compared with the reference candidate's (the function's defaults when they are in the
 space, else the first that compiled), so that a fast wrong configuration is never picked; then it is timed with
@@ -14,7 +16,8 @@ The winner is kept in memory and on disk, in the JIT cache's folder (`<cache dir
 key: the kernel (its code, closure and defaults and the text of the file that defines it), the search space, the
 device (name, compute capability, SM count) and the arguments (tensors by element type, shape and strides, the
 update_on_change arguments by value). The next process with the same key starts tuned. WARPWEAVE_DISABLE_CACHE
-turns the table off; WARPWEAVE_LOG_AUTOTUNE=1 logs each configuration's time and the choice.
+turns the table off; WARPWEAVE_LOG_AUTOTUNE=1 (or CuTe DSL's CUTE_DSL_LOG_AUTOTUNE) logs each configuration's
+time and the choice; WARPWEAVE_AUTOTUNE_WORKERS sets the compile threads (default up to 4).
 
 Without a GPU (WARPWEAVE_ARCH, or a `python -m warpweave run --compile-only` session) the search compiles every
 candidate, reports those that fail, and uses the reference configuration: nothing is timed or stored.
@@ -45,7 +48,9 @@ class CandidateWarning(UserWarning):
 
 
 def _logging_on() -> bool:
-    return os.environ.get("WARPWEAVE_LOG_AUTOTUNE", "").strip() not in ("", "0")
+    # CUTE_DSL_LOG_AUTOTUNE too: CuTe DSL programs run through `python -m warpweave run` set that one
+    return any(os.environ.get(v, "").strip() not in ("", "0") for v in ("WARPWEAVE_LOG_AUTOTUNE",
+                                                                           "CUTE_DSL_LOG_AUTOTUNE"))
 
 
 def _info(msg, *args):

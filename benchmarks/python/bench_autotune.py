@@ -1,0 +1,168 @@
+"""Autotuning figures: how much compiling the candidates on threads saves, and what a search finds on the GPU.
+
+  - compile: the 8 candidates of a tensorop GEMM search (4 tiles x 2 stage counts) compiled with 1, 2, 4 and 8
+    threads, each count in a fresh process with the JIT cache off (no GPU needed: WARPWEAVE_ARCH=sm_80 then);
+  - on a GPU: autotune_jit over elementwise_add's copy_bits at 8192^2 fp16, and tune over the tensorop GEMM's tile
+    and stages at n^3 (fp16 -> fp32): the configuration found, its time against the default configuration's (timed
+    again, independently), the search's wall time, and the time a new process takes to start tuned from the table.
+
+    python benchmarks/python/bench_autotune.py [--n 4096] [--json out.json] [--compile-only]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import ROOT  # noqa: E402
+
+SPACE = {"tile": [(128, 128, 32), (128, 256, 32), (256, 128, 32), (64, 128, 32)], "stages": [3, 4]}
+ATOMS = {(128, 128, 32): (2, 2, 1), (128, 256, 32): (2, 4, 1), (256, 128, 32): (4, 2, 1), (64, 128, 32): (2, 2, 1)}
+
+_COMPILE = r"""
+import os, sys, time, json
+sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
+import warpweave as cutlass, warpweave.cute as cute
+from warpweave._dsl import autotune
+from warpweave.cute.runtime import make_fake_tensor
+import tensorop_gemm as tg
+SPACE, ATOMS = {space!r}, {atoms!r}
+def fake(m0, m1):
+    t = make_fake_tensor(cutlass.Float16, (m0, m1, 1), (m1, 1, m0 * m1), assumed_align=16)
+    return t.mark_layout_dynamic(leading_dim=1).mark_compact_shape_dynamic(mode=1, stride_order=(2, 0, 1),
+                                                                            divisibility=8)
+a, b, c = fake(4096, 4096), fake(4096, 4096), fake(4096, 4096)
+def build(cfg):
+    g = tg.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, ATOMS[cfg["tile"]],
+                        cta_tiler=cfg["tile"], num_stages=cfg["stages"])
+    return cute.compile(g, a, b, c)
+build({{"tile": (128, 128, 32), "stages": 3}})   # warm: libraries loaded, first-use costs paid
+trials = [autotune.Trial(x) for x in autotune.search_space(SPACE)]
+t0 = time.perf_counter()
+autotune.compile_all(trials, build, {workers}, "bench")
+print(json.dumps({{"workers": {workers}, "seconds": time.perf_counter() - t0,
+                  "failed": [autotune.config_text(t.config) for t in trials if t.error]}}))
+"""
+
+
+def compile_parallelism(arch):
+    rows = []
+    env = dict(os.environ, WARPWEAVE_DISABLE_CACHE="1", WARPWEAVE_PROGRESS="0")
+    if arch:
+        env["WARPWEAVE_ARCH"] = arch
+    for workers in (1, 2, 4, 8):
+        code = _COMPILE.format(root=ROOT, space=SPACE, atoms=ATOMS, workers=workers)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr[-2000:])
+        rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    base = rows[0]["seconds"]
+    for row in rows:
+        row["speedup"] = round(base / row["seconds"], 2)
+        print(f"compile 8 GEMM candidates, {row['workers']} thread(s): {row['seconds']:6.2f} s  "
+              f"(x{row['speedup']:.2f}){'  failed: ' + ', '.join(row['failed']) if row['failed'] else ''}")
+    return {"cpus": os.cpu_count(), "rows": rows}
+
+
+_TUNE = r"""
+import os, sys, time, json
+sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
+import torch
+import warpweave as cutlass, warpweave.cute as cute
+import tensorop_gemm as tg
+SPACE, ATOMS, n = {space!r}, {atoms!r}, {n}
+a = torch.randn(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
+b = torch.randn(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
+c = torch.empty(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
+args = [tg._as_runtime(t, False, cutlass.Float16) for t in (a, b, c)]
+def build(mA, mB, mC, tile=(128, 128, 32), stages=3):
+    g = tg.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, ATOMS[tile], cta_tiler=tile,
+                        num_stages=stages)
+    compiled = cute.compile(g, mA, mB, mC)
+    return lambda: compiled(mA, mB, mC)
+t0 = time.perf_counter()
+best = cute.testing.tune(build, SPACE, cute.testing.JitArguments(*args), warmup_iterations=5, iterations=20)
+seconds = time.perf_counter() - t0
+def timed(cfg):
+    return cute.testing.benchmark(build(*args, **cfg), warmup_iterations=10, iterations=50)
+out = {{"best": {{k: list(v) if isinstance(v, tuple) else v for k, v in best.items()}}, "search_s": seconds}}
+if {measure}:
+    out["best_us"], out["default_us"] = timed(best), timed({{}})
+print(json.dumps(out))
+"""
+
+
+def gemm_search(n):
+    rows = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, WARPWEAVE_CACHE_DIR=cache, WARPWEAVE_PROGRESS="0")
+        for label, measure in (("first process", True), ("next process", False)):
+            code = _TUNE.format(root=ROOT, space=SPACE, atoms=ATOMS, n=n, measure=measure)
+            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                raise RuntimeError(r.stderr[-2000:])
+            rows[label] = json.loads(r.stdout.strip().splitlines()[-1])
+    first, nxt = rows["first process"], rows["next process"]
+    flops = 2 * n ** 3
+    print(f"tune tensorop_gemm {n}^3: best {first['best']} {first['best_us']:.1f} us "
+          f"({flops / first['best_us'] / 1e6:.1f} TFLOP/s) against the default's {first['default_us']:.1f} us; "
+          f"search {first['search_s']:.1f} s, next process starts tuned in {nxt['search_s']:.2f} s "
+          f"(same choice: {nxt['best'] == first['best']})")
+    return rows
+
+
+def elementwise(torch):
+    import warpweave.cute as cute
+    from elementwise_add import elementwise_add
+
+    M = N = 8192
+    a, b = (torch.randn(M, N, device="cuda", dtype=torch.float16) for _ in range(2))
+    c = torch.empty_like(a)
+    tuned = cute.testing.autotune_jit(params_dict={"copy_bits": [16, 32, 64, 128]}, warmup_iterations=20,
+                                      iterations=100, use_table=False)(elementwise_add)
+    t0 = time.perf_counter()
+    tuned(a, b, c)
+    seconds = time.perf_counter() - t0
+    torch.testing.assert_close(c, a + b)
+    s = tuned.last_search
+    trials = {autotune_text(t.config): t.time_us for t in s.trials}
+    print(f"autotune_jit elementwise_add 8192^2 fp16: {s.best} in {seconds:.2f} s; times (us) {trials}")
+    return {"best": s.best, "trials_us": trials, "search_s": seconds}
+
+
+def autotune_text(cfg):
+    from warpweave._dsl.autotune import config_text
+
+    return config_text(cfg)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--compile-only", action="store_true", help="only the compile figures (no GPU needed)")
+    args = p.parse_args(argv)
+    sys.path.insert(0, os.path.join(ROOT, "frontend_python"))
+    sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples"))
+    from warpweave import _core
+
+    gpu = _core.driver_available() and _core.device_count() > 0
+    out = {"compile": compile_parallelism(None if gpu else (os.environ.get("WARPWEAVE_ARCH") or "sm_80"))}
+    if gpu and not args.compile_only:
+        import torch
+
+        out["elementwise"] = elementwise(torch)
+        out["gemm"] = gemm_search(args.n)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
