@@ -15,8 +15,12 @@ from .pipeline_async import Agent, CooperativeGroup, PipelineAsync
 from .pipeline_cp_async import PipelineCpAsync
 from .pipeline_tma_async import PipelineTmaAsync
 from .pipeline_tma_store import PipelineTmaStore
+from .pipeline_tma_umma import PipelineTmaUmma
+from .pipeline_umma_async import PipelineUmmaAsync
+from .pipeline_async_umma import PipelineAsyncUmma
 from .state import PipelineState, PipelineUserType, make_pipeline_state
 
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
            "PipelineTmaAsync", "PipelineTmaStore", "PipelineProducer", "PipelineConsumer", "sync",
+           "PipelineTmaUmma", "PipelineUmmaAsync", "PipelineAsyncUmma",
            "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]

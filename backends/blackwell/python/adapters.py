@@ -27,3 +27,23 @@ for _name in tmem.NAMES:
 ext.register_python_name("utils.TmemAllocator", tmem.TmemAllocator)
 ext.register_python_name("utils.get_num_tmem_alloc_cols", tmem.get_num_tmem_alloc_cols)
 
+# cute.nvgpu: TMA atoms of tcgen05 operands.
+from . import tma  # noqa: E402
+
+for _name in ("make_tiled_tma_atom_A", "make_tiled_tma_atom_B"):
+    ext.register_python_name(f"nvgpu.{_name}", getattr(tma, _name))
+
+# CuTe DSL's LayoutEnum.mma_major_mode(): the tcgen05 MMA major of an operand of that layout (a row-major A (M, K)
+# or B (N, K) is K-major).
+from warpweave.utils import LayoutEnum as _LayoutEnum  # noqa: E402
+
+
+def _mma_major_mode(self):
+    return tcgen05_mma.OperandMajorMode.K if self == _LayoutEnum.ROW_MAJOR else tcgen05_mma.OperandMajorMode.MN
+
+
+_LayoutEnum.mma_major_mode = _mma_major_mode
+
+# cute.arch.umma_commit_arrive: the MMA completion the pipelines of warpweave.pipeline arrive with (PipelineTmaUmma,
+# PipelineUmmaAsync, PipelineAsyncUmma): a tcgen05 commit of the calling warp's elected thread.
+ext.register_python_name("arch.umma_commit_arrive", tmem.commit)

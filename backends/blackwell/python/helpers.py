@@ -1,0 +1,149 @@
+"""warpweave.utils.blackwell_helpers: the Blackwell choices a tcgen05 GEMM makes, with CuTe DSL's names.
+
+    import warpweave.utils.blackwell_helpers as sm100_utils
+    tiled_mma = sm100_utils.make_trivial_tiled_mma(ab_dtype, a_major, b_major, acc_dtype, cta_group, (128, 256))
+    sA_layout = sm100_utils.make_smem_layout_a(tiled_mma, (128, 256, 64), ab_dtype, num_stages)
+
+Shared-memory layouts of A and B are tiled from the widest swizzled atom whose rows divide the tile's major mode
+(K-major tiles atom after atom along MN first, MN-major ones along K first) and then viewed in the MMA's shape
+((MN of one instruction for this CTA, K of one instruction), rest MN, rest K, stages), so that each instruction's
+tile is one canonical layout its UMMA descriptor describes and each stage is a few dense TMA boxes.
+"""
+from __future__ import annotations
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import ext
+from warpweave.utils import LayoutEnum
+
+from .tcgen05_mma import (CtaGroup, OperandMajorMode, OperandSource, SmemLayoutAtomKind,  # noqa: F401
+                          make_smem_layout_atom, smem_layout_atom_kind)
+from .tma import cluster_shape_to_tma_atom_A, cluster_shape_to_tma_atom_B  # noqa: F401
+from .tmem_layouts import datapath
+
+SMEM_CAPACITY = {"sm100": 232448}
+
+
+def _tcgen05():
+    from warpweave.cute.nvgpu import tcgen05
+
+    return tcgen05
+
+
+def make_trivial_tiled_mma(ab_dtype, a_leading_mode: OperandMajorMode, b_leading_mode: OperandMajorMode,
+                           acc_dtype, cta_group, mma_tiler_mn, a_source: OperandSource = OperandSource.SMEM, *,
+                           loc=None, ip=None):
+    """A tiled MMA of one tcgen05.mma atom of shape (mma_tiler_mn, 256 bits of K): kind::f16 for Float16/BFloat16,
+    kind::tf32 for TFloat32/Float32, kind::i8 for Int8/Uint8, kind::f8f6f4 for 8-bit floats."""
+    t = _tcgen05()
+    mn = tuple(mma_tiler_mn)
+    if len(mn) != 2:
+        raise ext.user_error(f"make_trivial_tiled_mma: mma_tiler_mn is (M, N), got {mma_tiler_mn}", ext.DSLValueError)
+    if cta_group not in (1, 2):
+        raise ext.user_error(f"make_trivial_tiled_mma: cta_group is CtaGroup.ONE or TWO, got {cta_group!r}",
+                             ext.DSLTypeError)
+    group = CtaGroup(cta_group)
+    if ab_dtype in (cutlass.Float16, cutlass.BFloat16):
+        op = t.MmaF16BF16Op(ab_dtype, acc_dtype, (*mn, 16), group, a_source, a_leading_mode, b_leading_mode)
+    elif ab_dtype in (cutlass.TFloat32, cutlass.Float32):
+        if acc_dtype is not cutlass.Float32:
+            raise ext.user_error("make_trivial_tiled_mma: tf32 MMAs accumulate in Float32", ext.DSLTypeError)
+        op = t.MmaTF32Op((*mn, 8), group, a_source, a_leading_mode, b_leading_mode)
+    elif ab_dtype in (cutlass.Int8, cutlass.Uint8):
+        if acc_dtype is not cutlass.Int32:
+            raise ext.user_error("make_trivial_tiled_mma: 8-bit integer MMAs accumulate in Int32", ext.DSLTypeError)
+        op = t.MmaI8Op(ab_dtype, (*mn, 32), group, a_source, a_leading_mode, b_leading_mode)
+    elif ab_dtype in (cutlass.Float8E4M3FN, cutlass.Float8E5M2):
+        op = t.MmaF8F6F4Op(ab_dtype, acc_dtype, (*mn, 32), group, a_source, a_leading_mode, b_leading_mode)
+    else:
+        raise ext.user_error(f"make_trivial_tiled_mma: no tcgen05 MMA for {ab_dtype.__name__} inputs here",
+                             ext.DSLTypeError)
+    return cute.make_tiled_mma(op)
+
+
+def get_smem_layout_atom_ab(major_mode: OperandMajorMode, element_type, smem_shape_mn_k, *, loc=None, ip=None):
+    """The SmemLayoutAtomKind for an (MN, K) tile of element_type whose contiguous mode is major_mode."""
+    mn, k = smem_shape_mn_k
+    return smem_layout_atom_kind(major_mode, element_type, k if major_mode == OperandMajorMode.K else mn)
+
+
+def _mma_shaped(tiled_mma, which: str, mma_tiler_mnk, dtype, stages: int):
+    mode = (mma_tiler_mnk[0], mma_tiler_mnk[2]) if which == "A" else (mma_tiler_mnk[1], mma_tiler_mnk[2])
+    part = tiled_mma.partition_shape_A(mode) if which == "A" else tiled_mma.partition_shape_B(mode)
+    (ma, ka), rmn, rk = part[0], part[1], part[2]
+    mn, k = ma * rmn, ka * rk
+    major = tiled_mma.op.a_major_mode if which == "A" else tiled_mma.op.b_major_mode
+    kind = get_smem_layout_atom_ab(major, dtype, (mn, k))
+    atom = make_smem_layout_atom(kind, dtype)
+    k_major = major == OperandMajorMode.K
+    staged = cute.tile_to_shape(atom, (mn, k, stages), (0, 1, 2) if k_major else (1, 0, 2))
+    # ((ma, ka), rmn, rk, stages) -> the (mn, k, stage) index of the plain tiling
+    view = cute.make_layout(((ma, ka), rmn, rk, stages), stride=((1, mn), ma, mn * ka, mn * k))
+    return cute.make_composed_layout(staged.inner, 0, cute.composition(staged.outer, view))
+
+
+def make_smem_layout_a(tiled_mma, mma_tiler_mnk, a_dtype, num_stages: int, *, loc=None, ip=None):
+    """A's ((MMA M, MMA K), rest M, rest K, stages) shared-memory layout for an MMA tile of mma_tiler_mnk."""
+    return _mma_shaped(tiled_mma, "A", mma_tiler_mnk, a_dtype, num_stages)
+
+
+def make_smem_layout_b(tiled_mma, mma_tiler_mnk, b_dtype, num_stages: int, *, loc=None, ip=None):
+    """B's ((MMA N, MMA K), rest N, rest K, stages) shared-memory layout."""
+    return _mma_shaped(tiled_mma, "B", mma_tiler_mnk, b_dtype, num_stages)
+
+
+def make_smem_layout_epi(epi_dtype, epi_layout: LayoutEnum, epi_tile, epi_stage: int, *, loc=None, ip=None):
+    """The epilogue's (M, N, stages) shared-memory layout for C tiles of epi_tile (N-contiguous for a ROW_MAJOR C)."""
+    m, n = (cute.size(x) for x in epi_tile)
+    n_major = epi_layout == LayoutEnum.ROW_MAJOR
+    kind = smem_layout_atom_kind(OperandMajorMode.K if n_major else OperandMajorMode.MN, epi_dtype, n if n_major else m)
+    atom = make_smem_layout_atom(kind, epi_dtype)
+    return cute.tile_to_shape(atom, (m, n, epi_stage), (0, 1, 2) if n_major else (1, 0, 2))
+
+
+def compute_epilogue_tile_shape(cta_tile_shape, use_2cta_instrs: bool, layout_d: LayoutEnum, elem_ty_d, *,
+                                layout_c=None, elem_ty_c=None, loc=None, ip=None):
+    """The epilogue's sub-tile of this CTA's (M, N) tile: all of its rows (as the accumulator's lanes hold them:
+    128, or 64 for a 64-row tile) and up to 32 columns (64 for 8-bit D), so that a sub-tile of C fits in
+    registers and shared memory while the next one is loaded from tensor memory."""
+    m, n = cta_tile_shape[0], cta_tile_shape[1]
+    tile_m = min(m, 128)
+    tile_n = min(n, 64 if elem_ty_d.width <= 8 else 32)
+    while n % tile_n:
+        tile_n //= 2
+    return (tile_m, tile_n)
+
+
+def get_tmem_load_op(cta_tile_shape, layout_d: LayoutEnum, elem_ty_d, elem_ty_acc, epi_tile, use_2cta_instrs: bool,
+                     *, loc=None, ip=None):
+    """The tensor-memory load atom of the epilogue: tcgen05.ld .32x32b (one accumulator row per thread) for the
+    data paths with one row per lane (M = 128 per CTA), .16x256b for those of 64 rows per CTA; repeated over the
+    sub-tile's columns (up to .x32)."""
+    t = _tcgen05()
+    m = cta_tile_shape[0]
+    cta = 2 if use_2cta_instrs else 1
+    dp = datapath(m * cta, cta)
+    cols = cute.size(epi_tile[1]) * elem_ty_acc.width // 32
+    if dp in ("A", "D"):
+        num = min(cols, 32)
+        op = t.Ld32x32bOp(t.Repetition[f"x{num}"])
+    else:
+        num = max(1, min(cols // 8, 32))
+        op = t.Ld16x256bOp(t.Repetition[f"x{num}"])
+    return cute.make_copy_atom(op, elem_ty_acc)
+
+
+def get_smem_store_op(layout_d: LayoutEnum, elem_ty_d, elem_ty_acc, tiled_tmem_load=None, *, loc=None, ip=None):
+    """The copy atom that writes the converted accumulators into the epilogue's shared-memory tile (a universal
+    copy: each thread holds its row's values)."""
+    return cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), elem_ty_d)
+
+
+def get_smem_capacity_in_bytes(arch: str = "sm100") -> int:
+    return SMEM_CAPACITY.get(arch.replace("_", "").rstrip("a"), SMEM_CAPACITY["sm100"])
+
+
+__all__ = ["make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
+           "make_smem_layout_epi", "compute_epilogue_tile_shape", "get_tmem_load_op", "get_smem_store_op",
+           "cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "get_smem_capacity_in_bytes",
+           "OperandMajorMode", "OperandSource", "CtaGroup", "SmemLayoutAtomKind", "make_smem_layout_atom"]

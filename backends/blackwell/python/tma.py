@@ -1,0 +1,154 @@
+"""TMA atoms for tcgen05.mma operands: cute.nvgpu.make_tiled_tma_atom_A/B and the ops they take.
+
+The shared-memory layouts of A and B here are in the MMA's shape, ((atom M or N, atom K), rest MN, rest K) per
+stage (blackwell_helpers.make_smem_layout_a/b), as tcgen05 kernels partition them. make_tiled_tma_atom_A/B view a
+stage as the plain (MN, K) tile of this CTA's share of the MMA tile and build the TMA atom of cpasync (boxes,
+swizzle, the per-call tensor map) over it; the atom keeps the op's CTA group:
+
+- cta_group ONE: the loads complete on the CTA's own mbarrier;
+- cta_group TWO (a pair of CTAs under one 2-CTA MMA): each CTA loads its half of A and of B into its own shared
+  memory, and the loads complete on the mbarrier of the pair's even CTA, whose MMA reads both halves. The
+  instruction takes that barrier as the CTA's own barrier address with the CTA-rank bit of the pair cleared (bit
+  24 of a shared::cluster address of the executing CTA's window, CuTe's Sm100MmaPeerBitMask).
+
+With a cluster, A is multicast to the CTAs of its cluster row (same M, cluster_shape_vmnk mode 2) and B to those
+of its column (mode 1), as cluster_shape_to_tma_atom_A/B choose.
+"""
+from __future__ import annotations
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import ext
+
+from .tcgen05_mma import CtaGroup, OperandMajorMode
+
+PEER_BIT_MASK = 0xFEFFFFFF
+
+
+def _cpasync():
+    from warpweave.cute.nvgpu import cpasync
+
+    return cpasync
+
+
+def _op_cta_group(op) -> int:
+    return int(getattr(op, "params", {}).get("cta_group", "1"))
+
+
+_classes: dict = {}
+
+
+def _umma_class(base):
+    cls = _classes.get(base)
+    if cls is None:
+        class UmmaTmaCopyAtom(base):
+            """A TMA atom of a tcgen05 kernel's operand: its loads use the op's CTA group."""
+
+            def _entry(self, kind):
+                if kind == "store" or self.cta_group == 1:
+                    return super()._entry(kind)
+                name = ("cpasync.CopyBulkTensorTileG2SMulticastOp" if kind == "multicast"
+                        else "cpasync.CopyBulkTensorTileG2SOp")
+                return ext.select_instruction(name, {"rank": len(self.dims), "cta_group": self.cta_group})
+
+            def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask):
+                if load and self.cta_group == 2:
+                    mbar = b.op1("arith.andi", [mbar, cutlass.Int32(PEER_BIT_MASK - (1 << 32)).ir()], "i32")
+                super()._issue(b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask)
+
+        cls = _classes[base] = UmmaTmaCopyAtom
+    return cls
+
+
+def plain_stage_layout(smem_layout):
+    """The (MN, K) view of one stage of an MMA-shaped ((MN atom, K atom), rest MN, rest K) layout (swizzle kept)."""
+    outer = getattr(smem_layout, "outer", smem_layout)
+    shape = outer.shape
+    if not (isinstance(shape, tuple) and len(shape) == 3 and isinstance(shape[0], tuple) and len(shape[0]) == 2):
+        raise ext.user_error(f"the shared-memory layout of one stage is ((MN, K) of the MMA atom, rest MN, rest K) "
+                             f"(blackwell_helpers.make_smem_layout_a/b sliced at a stage), got {smem_layout}",
+                             ext.DSLValueError)
+    (ma, ka), rm, rk = shape
+    if not all(isinstance(cute.size(x), int) for x in (ma, ka, rm, rk)):
+        raise ext.user_error(f"the shared-memory layout {smem_layout} must be static", ext.DSLValueError)
+    ma, ka, rm, rk = (cute.size(x) for x in (ma, ka, rm, rk))
+    view = cute.make_layout(((ma, rm), (ka, rk)), stride=((1, ma * ka), (ma, ma * ka * rm)))
+    plain = cute.composition(outer, view)
+    if hasattr(smem_layout, "outer"):
+        return cute.make_composed_layout(smem_layout.inner, 0, plain)
+    return plain
+
+
+def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type, which):
+    cpasync = _cpasync()
+    name = getattr(op, "python_name", "")
+    if not name.startswith("cpasync.CopyBulkTensorTileG2S"):
+        raise ext.user_error(f"make_tiled_tma_atom_{which}: expected CopyBulkTensorTileG2SOp or "
+                             f"CopyBulkTensorTileG2SMulticastOp, got {op!r}", ext.DSLTypeError)
+    cta = _op_cta_group(op)
+    atom_ctas = cute.size(tiled_mma.thr_id.shape)
+    if cta != atom_ctas:
+        raise ext.user_error(f"make_tiled_tma_atom_{which}: the op's cta_group is {cta}, the tiled MMA's atom spans "
+                             f"{atom_ctas} CTA(s)", ext.DSLValueError)
+    plain = plain_stage_layout(smem_layout)
+    po = getattr(plain, "outer", plain)
+    tile = (cute.size(po, mode=[0]), cute.size(po, mode=[1]))
+    major = tiled_mma.op.a_major_mode if which == "A" else tiled_mma.op.b_major_mode
+    if num_multicast > 1 and major != OperandMajorMode.K:
+        raise ext.user_error(f"make_tiled_tma_atom_{which}: multicast of an MN-major operand is not supported here "
+                             "(use K-major, or a cluster without multicast of this operand)", ext.DSLValueError)
+    atom, tensor = cpasync.make_tiled_tma_atom(op, gmem_tensor, plain, tile, num_multicast,
+                                               internal_type=internal_type)
+    atom.__class__ = _umma_class(type(atom))
+    atom.cta_group = cta
+    return atom, tensor
+
+
+def make_tiled_tma_atom_A(op, gmem_tensor, smem_layout, mma_tiler_mnk, tiled_mma, cluster_shape_vmnk=None, *,
+                          internal_type=None, loc=None, ip=None):
+    """(TMA atom, TMA tensor) loading this CTA's share of A's (M, K) MMA tiles into one stage of smem_layout;
+    multicast over the cluster's N mode (cluster_shape_vmnk[2]) with a multicast op."""
+    n = _mcast(op, cluster_shape_vmnk, 2)
+    return _make(op, gmem_tensor, smem_layout, tiled_mma, n, internal_type, "A")
+
+
+def make_tiled_tma_atom_B(op, gmem_tensor, smem_layout, mma_tiler_mnk, tiled_mma, cluster_shape_vmnk=None, *,
+                          internal_type=None, loc=None, ip=None):
+    """(TMA atom, TMA tensor) loading this CTA's share of B's (N, K) MMA tiles; multicast over the cluster's M mode
+    (cluster_shape_vmnk[1])."""
+    n = _mcast(op, cluster_shape_vmnk, 1)
+    return _make(op, gmem_tensor, smem_layout, tiled_mma, n, internal_type, "B")
+
+
+def _mcast(op, cluster_shape_vmnk, mode):
+    multicast = getattr(op, "python_name", "").endswith("MulticastOp")
+    if cluster_shape_vmnk is None:
+        if multicast:
+            raise ext.user_error("a multicast TMA op needs cluster_shape_vmnk (the cluster's (V, M, N, K) shape)",
+                                 ext.DSLValueError)
+        return 1
+    shape = tuple(cluster_shape_vmnk)
+    n = cute.size(shape[mode])
+    if n > 1 and not multicast:
+        return 1   # each CTA loads the whole tile itself
+    return n if multicast else 1
+
+
+def cluster_shape_to_tma_atom_A(cluster_shape_mn, atom_thr_id, *, loc=None, ip=None):
+    """The TMA op for A: multicast when several CTAs of the cluster share A (cluster N > 1), with the MMA's CTA
+    group."""
+    return _op_for(cluster_shape_mn[1] > 1, atom_thr_id)
+
+
+def cluster_shape_to_tma_atom_B(cluster_shape_mn, atom_thr_id, *, loc=None, ip=None):
+    """The TMA op for B: multicast when several MMA tiles of the cluster share B (cluster M / CTA group > 1)."""
+    cta = cute.size(atom_thr_id.shape if hasattr(atom_thr_id, "shape") else atom_thr_id)
+    return _op_for(cluster_shape_mn[0] // cta > 1, atom_thr_id)
+
+
+def _op_for(multicast: bool, atom_thr_id):
+    cpasync = _cpasync()
+    cta = cute.size(atom_thr_id.shape if hasattr(atom_thr_id, "shape") else atom_thr_id)
+    group = CtaGroup.TWO if cta == 2 else CtaGroup.ONE
+    return (cpasync.CopyBulkTensorTileG2SMulticastOp(group) if multicast
+            else cpasync.CopyBulkTensorTileG2SOp(group))

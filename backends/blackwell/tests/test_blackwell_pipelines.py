@@ -1,0 +1,278 @@
+"""Blackwell's helpers, TMA atoms of MMA operands and the UMMA pipelines, without a GPU.
+
+- blackwell_helpers: the op make_trivial_tiled_mma picks per input type, the MMA-shaped staged layouts (each stage
+  slices to ((MMA MN, MMA K), rest MN, rest K), every instruction's tile one the descriptor reads), the epilogue
+  tile and the tensor-memory load op per data path.
+- make_tiled_tma_atom_A/B: boxes of this CTA's share of the MMA tile, the CTA group of the op, multicast counts
+  from the cluster, the refusal of a CTA group that differs from the MMA's.
+- PipelineTmaUmma / PipelineUmmaAsync / PipelineAsyncUmma in PTX: barrier counts, the leader-only expect_tx, the
+  MMA commit (multicast to the CTAs whose loads the MMA read, both CTAs of a pair), remote arrivals at the leader.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+
+from dsl_helpers import target
+
+
+def tc():
+    from warpweave.cute.nvgpu import tcgen05
+
+    return tcgen05
+
+
+def sm100():
+    import warpweave.utils.blackwell_helpers as h
+
+    return h
+
+
+# --- helpers ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ab,acc,kind,k", [(cutlass.Float16, cutlass.Float32, "f16", 16),
+                                         (cutlass.BFloat16, cutlass.Float32, "f16", 16),
+                                         (cutlass.TFloat32, cutlass.Float32, "tf32", 8),
+                                         (cutlass.Float32, cutlass.Float32, "tf32", 8),
+                                         (cutlass.Int8, cutlass.Int32, "i8", 32),
+                                         (cutlass.Float8E5M2, cutlass.Float16, "f8f6f4", 32)])
+def test_trivial_tiled_mma_per_type(ab, acc, kind, k):
+    t = tc()
+    for cta, m in ((t.CtaGroup.ONE, 128), (t.CtaGroup.TWO, 256)):
+        tm = sm100().make_trivial_tiled_mma(ab, t.OperandMajorMode.K, t.OperandMajorMode.K, acc, cta, (m, 128))
+        ident = tm.atom.manifest["id"]
+        assert f".cta{int(cta)}.{kind}.m{m}n128k{k}." in ident, ident
+        assert tm.shape_mnk == (m, 128, k)
+    with pytest.raises(Exception, match="no tcgen05 MMA for Float64"):
+        sm100().make_trivial_tiled_mma(cutlass.Float64, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                       t.CtaGroup.ONE, (128, 128))
+
+
+@pytest.mark.parametrize("cta,m,major", [(1, 128, "K"), (1, 64, "MN"), (2, 256, "K"), (2, 256, "MN")])
+def test_staged_layouts_are_mma_shaped(cta, m, major):
+    t = tc()
+    group = t.CtaGroup.TWO if cta == 2 else t.CtaGroup.ONE
+    tm = sm100().make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode[major], t.OperandMajorMode[major],
+                                        cutlass.Float32, group, (m, 128))
+    a = sm100().make_smem_layout_a(tm, (m, 128, 64), cutlass.Float16, 4)
+    b = sm100().make_smem_layout_b(tm, (m, 128, 64), cutlass.Float16, 4)
+    for lay, mn in ((a, m // cta), (b, 128 // cta)):
+        o = lay.outer
+        assert cute.size(o, mode=[0]) == mn * 16 and cute.size(o, mode=[2]) == 4 and cute.size(o, mode=[3]) == 4
+        # the stages are disjoint and dense: the layout is a bijection onto 4 stages of (mn x 64) elements
+        seen = {o(i) for i in range(cute.size(o))}
+        assert seen == set(range(mn * 64 * 4))
+        assert lay.inner.num_bits == 3                      # 128-byte swizzle
+
+
+def test_epilogue_tile_and_tmem_load_op():
+    h = sm100()
+    from warpweave.utils import LayoutEnum
+
+    assert h.compute_epilogue_tile_shape((128, 256), False, LayoutEnum.ROW_MAJOR, cutlass.Float16) == (128, 32)
+    assert h.compute_epilogue_tile_shape((64, 48), False, LayoutEnum.ROW_MAJOR, cutlass.Float16) == (64, 16)
+    assert h.compute_epilogue_tile_shape((128, 128), True, LayoutEnum.ROW_MAJOR, cutlass.Float8E4M3FN) == (128, 64)
+    one_row_per_lane = h.get_tmem_load_op((128, 256), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32,
+                                          (128, 32), False)
+    assert one_row_per_lane.manifest["id"] == "blackwell.tcgen05.ld.32x32b.x32"
+    pair = h.get_tmem_load_op((128, 256), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32, (128, 32), True)
+    assert pair.manifest["id"] == "blackwell.tcgen05.ld.32x32b.x32"
+    half = h.get_tmem_load_op((64, 128), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32, (64, 32), False)
+    assert half.manifest["id"] == "blackwell.tcgen05.ld.16x256b.x4"
+
+
+# --- TMA atoms of the MMA's operands ------------------------------------------------------------------------------
+
+def _fake(shape, stride, dtype=cutlass.Float16):
+    from warpweave.cute.runtime import make_fake_tensor
+
+    return make_fake_tensor(dtype, shape, stride, assumed_align=16)
+
+
+def _atoms(cta, cluster, captured):
+    t = tc()
+    h = sm100()
+    m = 128 * cta
+    group = t.CtaGroup.TWO if cta == 2 else t.CtaGroup.ONE
+
+    @cute.jit
+    def host(a: cute.Tensor, b: cute.Tensor):
+        tm = h.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                      group, (m, 128))
+        sa = h.make_smem_layout_a(tm, (m, 128, 64), cutlass.Float16, 2)
+        sb = h.make_smem_layout_b(tm, (m, 128, 64), cutlass.Float16, 2)
+        vmnk = cute.make_layout((cta, cluster[0] // cta, cluster[1], 1))
+        one = lambda s: cute.make_composed_layout(s.inner, 0, cute.slice_(s.outer, (None, None, None, 0)))  # noqa
+        op_a = h.cluster_shape_to_tma_atom_A(cluster, tm.thr_id)
+        op_b = h.cluster_shape_to_tma_atom_B(cluster, tm.thr_id)
+        captured["a"] = cute.nvgpu.make_tiled_tma_atom_A(op_a, a, one(sa), (m, 128, 64), tm, vmnk.shape)[0]
+        captured["b"] = cute.nvgpu.make_tiled_tma_atom_B(op_b, b, one(sb), (m, 128, 64), tm, vmnk.shape)[0]
+        captured["ops"] = (op_a, op_b)
+
+    with target("sm_100a"):
+        try:
+            cute.compile(host, _fake((512, 512, 1), (512, 1, 512 * 512)), _fake((512, 512, 1), (512, 1, 512 * 512)))
+        except Exception as e:  # noqa: BLE001 - a host function without a kernel may refuse to build; the atoms exist
+            if "a" not in captured:
+                raise e
+
+
+@pytest.mark.parametrize("cta,cluster,mc_a,mc_b", [(1, (1, 1), 1, 1), (1, (2, 2), 2, 2), (2, (2, 1), 1, 1),
+                                                  (2, (4, 2), 2, 2)])
+def test_tma_atoms_of_the_mma_operands(cta, cluster, mc_a, mc_b):
+    got = {}
+    _atoms(cta, cluster, got)
+    a, b = got["a"], got["b"]
+    assert (a.cta_group, b.cta_group) == (cta, cta)
+    assert (a.num_multicast, b.num_multicast) == (mc_a, mc_b)
+    # this CTA's share: 128 rows of A, 128 / cta rows of B, 64 elements (128 bytes) of K, split among multicast CTAs
+    assert a.box[0] == 64 and a.box[1] == 128 // mc_a
+    assert b.box[0] == 64 and b.box[1] == 128 // cta // mc_b
+    assert a.smem_bytes == 128 * 64 * 2 and b.smem_bytes == 128 // cta * 64 * 2
+    names = [op.python_name for op in got["ops"]]
+    assert names[0].endswith("MulticastOp") == (mc_a > 1) and names[1].endswith("MulticastOp") == (mc_b > 1)
+    assert a._entry("multicast" if mc_a > 1 else "load")[1]["id"].startswith(
+        "blackwell.tma.load" + (".multicast" if mc_a > 1 else "") + (".cta2" if cta == 2 else ""))
+
+
+def test_tma_atom_refuses_another_cta_group():
+    t = tc()
+    h = sm100()
+
+    @cute.jit
+    def host(a: cute.Tensor):
+        tm = h.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                      t.CtaGroup.TWO, (256, 128))
+        sa = h.make_smem_layout_a(tm, (256, 128, 64), cutlass.Float16, 2)
+        one = cute.make_composed_layout(sa.inner, 0, cute.slice_(sa.outer, (None, None, None, 0)))
+        from warpweave.cute.nvgpu import cpasync
+
+        cute.nvgpu.make_tiled_tma_atom_A(cpasync.CopyBulkTensorTileG2SOp(t.CtaGroup.ONE), a, one, (256, 128, 64), tm)
+
+    with target("sm_100a"), pytest.raises(Exception, match=r"test_blackwell_pipelines.py:\d+: .*cta_group is 1"):
+        cute.compile(host, _fake((512, 512, 1), (512, 1, 512 * 512)))
+
+
+# --- pipelines ------------------------------------------------------------------------------------------------------
+
+def _ptx(body, cluster):
+    import numpy as np
+
+    from warpweave.cute.runtime import from_dlpack
+
+    @cute.kernel
+    def k(g: cute.Tensor):
+        body(g)
+
+    @cute.jit
+    def h(a):
+        k(a).launch(grid=[cluster[0], cluster[1], 1], block=[128, 1, 1], cluster=[cluster[0], cluster[1], 1])
+
+    with target("sm_100a"):
+        return cute.compile(h, from_dlpack(np.zeros(64, np.int32))).info["ptx"]
+
+
+def _inits(ptx):
+    """The arrival count of each mbarrier.init (an immediate, or a register set by a mov of one)."""
+    consts = dict(re.findall(r"mov\.b32 \t?(%r\d+), (\d+);", ptx))
+    return [int(consts.get(x, x)) for x in re.findall(r"mbarrier\.init\.shared::cta\.b64 \[[^]]+\], (%r\d+|\d+);", ptx)]
+
+
+@pytest.mark.parametrize("cta,cluster", [(1, (1, 1)), (1, (2, 2)), (2, (2, 1)), (2, (4, 2))])
+def test_pipeline_tma_umma(cta, cluster):
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+
+    mc_a, mc_b = cluster[1], cluster[0] // cta
+
+    def body(g):
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        p = pipeline.PipelineTmaUmma.create(
+            barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, mc_a + mc_b - 1), tx_count=4096,
+            cta_layout_vmnk=cute.make_layout((cta, cluster[0] // cta, cluster[1], 1)))
+        producer, consumer = p.make_participants()
+        stage = producer.acquire_and_advance()
+        g[0] = stage.index
+        full = consumer.wait_and_advance()
+        full.release()
+        producer.tail()
+
+    ptx = _ptx(body, cluster)
+    # two full barriers of one arrival (the leader's expect_tx), two empty ones of one per MMA reading this CTA's
+    # loads
+    assert sorted(_inits(ptx)) == sorted([1, 1, mc_a + mc_b - 1, mc_a + mc_b - 1])
+    assert ptx.count("mbarrier.arrive.expect_tx") == 1 and "4096" in ptx
+    multicast = cluster != (1, 1)
+    commit = re.findall(r"tcgen05\.commit\.cta_group::(\d)\.mbarrier::arrive::one\.shared::cluster"
+                        r"(\.multicast::cluster)?", ptx)
+    assert commit == [(str(cta), ".multicast::cluster" if multicast else "")]
+    if multicast:
+        # the leader's mask: A's CTAs (its cluster row) and B's (its column), both CTAs of each pair; the
+        # pattern constants of the row and the column appear
+        pattern_n = sum(1 << (j * cluster[0]) for j in range(cluster[1]))
+        pattern_m = sum(1 << (j * cta) for j in range(cluster[0] // cta))
+        for pat in {pattern_n, pattern_m} - {1}:
+            assert re.search(rf"\b{pat}\b", ptx), pat
+    # tail: one wait per stage on the empty barriers after the loop
+    assert ptx.count("mbarrier.try_wait.parity") >= 2 + 1 + 1
+
+
+@pytest.mark.parametrize("cta", [1, 2])
+def test_pipeline_umma_async_and_async_umma(cta):
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+
+    cluster = (cta, 1)
+
+    def body(g):
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        vmnk = cute.make_layout((cta, 1, 1, 1))
+        acc = pipeline.PipelineUmmaAsync.create(
+            barrier_storage=bars, num_stages=1, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128), cta_layout_vmnk=vmnk)
+        ops = pipeline.PipelineAsyncUmma.create(
+            barrier_storage=bars + 2, num_stages=1, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 64),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread), cta_layout_vmnk=vmnk)
+        s = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 1)
+        acc.producer_acquire(s)
+        acc.producer_commit(s)
+        c = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 1)
+        acc.consumer_wait(c)
+        acc.consumer_release(c)
+        ops.producer_acquire(s)
+        ops.producer_commit(s)
+        ops.consumer_wait(c)
+        ops.consumer_release(c)
+
+    ptx = _ptx(body, cluster)
+    # acc: full 1 (the commit), empty 128 per CTA of the MMA; operands: full 64 per CTA of the MMA, empty 1
+    assert sorted(_inits(ptx)) == sorted([1, 128 * cta, 64 * cta, 1])
+    commits = re.findall(r"tcgen05\.commit\.cta_group::(\d)[^;]*?(multicast::cluster)?\.b64", ptx)
+    assert [c[0] for c in commits] == [str(cta)] * 2
+    assert all(bool(c[1]) == (cta == 2) for c in commits)
+    if cta == 2:
+        # the consumers' and producers' arrivals go to the leader CTA's barrier
+        assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 2
+    else:
+        assert ptx.count("mbarrier.arrive.shared::cta.b64") == 2
+
+
+def test_pipelines_refuse_bad_arguments():
+    import warpweave.pipeline as pipeline
+
+    with pytest.raises(ValueError, match="at least one stage"):
+        pipeline.PipelineTmaUmma.create(barrier_storage=None, num_stages=0, producer_group=None, consumer_group=None,
+                                        tx_count=16)
+    with pytest.raises(ValueError, match="tx_count"):
+        pipeline.PipelineTmaUmma.create(barrier_storage=None, num_stages=2, producer_group=None, consumer_group=None,
+                                        tx_count=0)
+    with pytest.raises(ValueError, match="V mode"):
+        pipeline.PipelineUmmaAsync.create(barrier_storage=None, num_stages=1, producer_group=None,
+                                          consumer_group=None, cta_layout_vmnk=cute.make_layout((4, 1, 1, 1)))
