@@ -49,16 +49,17 @@ class CudaLike:
     """A DLPack producer that claims CUDA memory at a made-up address (nothing reads it without a GPU)."""
     _keep = []
 
-    def __init__(self, addr, shape, code=2, bits=32, device_type=2):
+    def __init__(self, addr, shape, code=2, bits=32, device_type=2, device_id=0, strides=None):
         self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.strides = (ctypes.c_int64 * len(shape))(*strides) if strides else None
         self.m = _DLManaged()
         t = self.m.dl_tensor
-        t.data, t.device, t.ndim = addr, _DLDevice(device_type, 0), len(shape)
-        t.dtype, t.shape, t.strides, t.byte_offset = _DLDataType(code, bits, 1), self.shape, None, 0
+        t.data, t.device, t.ndim = addr, _DLDevice(device_type, device_id), len(shape)
+        t.dtype, t.shape, t.strides, t.byte_offset = _DLDataType(code, bits, 1), self.shape, self.strides, 0
         CudaLike._keep.append(self)
 
     def __dlpack_device__(self):
-        return (self.m.dl_tensor.device.device_type, 0)
+        return (self.m.dl_tensor.device.device_type, self.m.dl_tensor.device.device_id)
 
     def __dlpack__(self, stream=None, **kw):
         new = ctypes.pythonapi.PyCapsule_New
@@ -97,6 +98,8 @@ def test_entry_refuses_bad_arguments():
         f(x, tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,), code=2, bits=16)), 16, 1.0, None)
     with pytest.raises(ValueError, match="argument y must have rank 1"):
         f(x, tvm_ffi.from_dlpack(CudaLike(1 << 32, (8, 8))), 16, 1.0, None)
+    with pytest.raises(ValueError, match="argument y is on another CUDA device"):
+        f(x, tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,), device_id=1)), 16, 1.0, None)
     with pytest.raises(ValueError, match="does not fit the 32-bit integer"):
         f(x, x, 1 << 40, 1.0, None)
     with pytest.raises(TypeError, match="alpha must be a number"):
@@ -140,6 +143,57 @@ def test_entry_launches_as_the_ordinary_call_does(tmp_path):
     expected = aot.python_launches(plain, x, y, 1000, 2.5, 4096) + aot.python_launches(plain, x, y, 7, -1.0, 8192)
     assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == expected
     assert "refused" in p.stdout and "y: data is not aligned to 16 bytes" in p.stdout
+
+
+_GEMM_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import tvm_ffi
+import warpweave as cutlass
+from test_tvm_ffi import CudaLike
+from test_export import _dense_gemm_module
+from dsl_helpers import target
+dg = _dense_gemm_module()
+gemm = dg.HopperDenseGemm(cutlass.Float32, (128, 128), (2, 1))
+with target("sm_90a"):
+    f = dg.compile_only(gemm, "k", "k", "n", cutlass.Float16, cutlass.Float16, options="--enable-tvm-ffi")
+M, N, K, L = 384, 256, 192, 2
+t = lambda m0, m1, addr: tvm_ffi.from_dlpack(CudaLike(addr, (m0, m1, L), code=2, bits=16,
+                                                      strides=(m1, 1, m0 * m1)))
+f(t(M, K, 0x10000000), t(N, K, 0x50000000), t(M, N, 0x90000000))
+"""
+
+
+def test_hopper_gemm_through_tvm_ffi_encodes_its_tma_descriptors(tmp_path, monkeypatch):
+    """The TVM FFI entry of a function with per-call host arguments (the Hopper GEMM's TMA descriptors, encoded in
+    C) launches what the ordinary call launches."""
+    from warpweave._dsl.runtime import RuntimeTensor
+    from warpweave.backends.hopper import tma
+
+    from test_export import _dense_gemm_module, _tma_pattern
+
+    dg = _dense_gemm_module()
+    gemm = dg.HopperDenseGemm(cutlass.Float32, (128, 128), (2, 1))
+    with target("sm_90a"):
+        plain = dg.compile_only(gemm, "k", "k", "n", cutlass.Float16, cutlass.Float16)
+    monkeypatch.setattr(tma.ext, "host_call", lambda backend, hook, attrs, size: _tma_pattern(attrs))
+    M, N, K, L = 384, 256, 192, 2
+
+    def t(m0, m1, addr):
+        rt = RuntimeTensor(None, addr, (m0, m1, L), (m1, 1, m0 * m1), cutlass.Float16, "cuda", 16)
+        return dg._mark(rt, False, cutlass.Float16)
+
+    expected = aot.python_launches(plain, t(M, K, 0x10000000), t(N, K, 0x50000000), t(M, N, 0x90000000))
+    mock = aot.build_mock_driver(str(tmp_path))
+    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in plain.launches[0].params)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
+    p = subprocess.run([sys.executable, "-c", _GEMM_SCRIPT, os.path.dirname(__file__)], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+    assert len(out["tensormaps"]) == len(plain.host_arguments) == 3
+    got = [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]]
+    assert got == expected and got[0]["cluster"] == [2, 1, 1]
 
 
 @requires_gpu

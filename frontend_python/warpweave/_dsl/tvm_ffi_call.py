@@ -41,7 +41,7 @@ def entry_source(compiled, args, prefix: str) -> str:
     name = f"cute_dsl_{prefix}_wrapper"
     n = len(args)
     o = ["#include <tvm/ffi/c_api.h>", "#include <tvm/ffi/extra/c_env_api.h>", "",
-         f"static {prefix}_Kernel_Module_t ww_tvm_module;", "static int ww_tvm_loaded;", "",
+         f"static {prefix}_Kernel_Module_t ww_tvm_module;", "static int ww_tvm_loaded, ww_tvm_device = -1;", "",
          "static int ww_tvm_error(const char *kind, const char *what) {",
          "  TVMFFIErrorSetRaisedFromCStr(kind, what);", "  return -1;", "}", "",
          "static DLTensor *ww_tvm_tensor(const TVMFFIAny *a) {",
@@ -77,6 +77,8 @@ def entry_source(compiled, args, prefix: str) -> str:
                   f"  if ({t}->ndim != {rank}) return ww_tvm_error(\"ValueError\", \"argument {a.name} must have "
                   f"rank {rank}\");",
                   f"  if (device_id < 0) device_id = {t}->device.device_id;",
+                  f"  else if ({t}->device.device_id != device_id) return ww_tvm_error(\"ValueError\", \"argument "
+                  f"{a.name} is on another CUDA device than the arguments before it\");",
                   f"  x{i}.data = (char *){t}->data + {t}->byte_offset;"]
             # strides: DLPack may leave them NULL for a compact row-major tensor
             o.append(f"  {{ int64_t st[{rank}]; int64_t acc = 1; int k;")
@@ -136,10 +138,16 @@ def entry_source(compiled, args, prefix: str) -> str:
     for i in stream_args:  # None: the environment's stream of the tensors' device
         o.append(f"  if (args[{i}].type_index == kTVMFFINone) q{i} = (CUstream)TVMFFIEnvGetStream(2, "
                  "device_id < 0 ? 0 : device_id);")
+    # The module is loaded once, into the context current at the first call (the device of its tensors, as
+    # torch makes it current); a later call with tensors of another device is refused rather than misdirected.
     o += ["  if (!ww_tvm_loaded) {",
           f"    if ((r = {prefix}_Kernel_Module_Load(&ww_tvm_module)) != 0) return ww_tvm_error(\"RuntimeError\", "
           f"{prefix}_Last_Error());",
-          "    ww_tvm_loaded = 1;", "  }",
+          "    ww_tvm_loaded = 1;", "    ww_tvm_device = device_id;", "  }",
+          "  if (device_id >= 0 && ww_tvm_device >= 0 && device_id != ww_tvm_device) {",
+          '    snprintf(msg, sizeof msg, "the tensors are on CUDA device %d, the kernels were loaded for device %d '
+          '(one compiled function per device)", device_id, ww_tvm_device);',
+          '    return ww_tvm_error("ValueError", msg);', "  }",
           f"  r = {name}({', '.join(call)});",
           f"  if (r == 1) return ww_tvm_error(\"ValueError\", {prefix}_Last_Error());",
           f"  if (r != 0) return ww_tvm_error(\"RuntimeError\", {prefix}_Last_Error());",
