@@ -1,0 +1,162 @@
+"""frontend_python/examples/blackwell/dense_gemm.py: compiled for sm_100a here, run against torch on a Blackwell GPU.
+
+Without a GPU: the example compiled for sm_100a over 1-CTA and 2-CTA MMAs, clusters with multicast, every major,
+fp16, bf16, tf32 and fp8; its SASS holds UTCHMMA (UTCQMMA for fp8; .2CTA with 2-CTA instructions), UTCBAR (the MMA
+commits; .MULTICAST in a cluster or a pair), LDTM (one per epilogue sub-tile and thread), UTMALDG (.MULTICAST,
+.2CTA where selected), UTMASTG, SYNCS, the tensor-memory allocation (UTCATOMSWS, .2CTA for a pair), and ptxas
+reports no stack frame, no spills and no local memory (the report is printed). On a Blackwell GPU (skipped here:
+none exists in this project's machines): the product against a float32 torch reference on random data, C poisoned
+with NaN first, sizes that are not multiples of the tile.
+"""
+import os
+import re
+import sys
+
+import pytest
+
+import warpweave as cutlass
+from warpweave import _core
+
+from dsl_helpers import has_gpu, has_torch_cuda
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python", "examples",
+                                "blackwell"))
+import dense_gemm  # noqa: E402
+
+SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
+
+
+def _blackwell_gpu() -> bool:
+    if not (has_gpu() and has_torch_cuda()):
+        return False
+    return _core.device_info(_core.current_device())["compute_capability"][0] == 10
+
+
+requires_blackwell = pytest.mark.skipif(not _blackwell_gpu(), reason="needs a Blackwell (sm_100) GPU and PyTorch "
+                                        "with CUDA")
+
+
+def opcodes(cubin):
+    sass = _core.disassemble_sass(cubin)
+    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
+
+
+def ptxas_report(compiled):
+    log = compiled.info["jit_log"]
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    regs = re.search(r"Used (\d+) registers", log)
+    assert m and regs, log
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), int(regs.group(1))
+
+
+SASS_CASES = [
+    # majors, A/B type, C type, MMA tile, cluster, 2-CTA
+    ("kkn", cutlass.Float16, cutlass.Float16, (128, 256), (1, 1), False),
+    ("kkn", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (2, 2), False),
+    ("knn", cutlass.Float16, cutlass.Float32, (128, 64), (1, 2), False),
+    ("mnm", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1), False),
+    ("kkn", cutlass.Float16, cutlass.Float16, (64, 128), (1, 1), False),
+    ("kkn", cutlass.Float16, cutlass.Float16, (256, 256), (2, 1), True),
+    ("kkn", cutlass.Float16, cutlass.BFloat16, (256, 128), (4, 2), True),
+    ("mkm", cutlass.BFloat16, cutlass.BFloat16, (256, 128), (2, 1), True),
+    ("kkn", cutlass.Float8E4M3FN, cutlass.BFloat16, (128, 256), (1, 1), False),
+    ("kkn", cutlass.Float8E5M2, cutlass.Float16, (256, 256), (2, 2), True),
+    ("kkn", cutlass.Float32, cutlass.Float32, (128, 128), (1, 1), False),
+]
+
+
+@SASS
+@pytest.mark.parametrize("majors,ab,c,tile,cluster,two", SASS_CASES,
+                         ids=lambda x: getattr(x, "__name__", str(x)))
+def test_dense_gemm_sass(majors, ab, c, tile, cluster, two):
+    gemm = dense_gemm.BlackwellDenseGemm(cutlass.Float32, two, tile, cluster)
+    compiled = dense_gemm.compile_only(gemm, majors[0], majors[1], majors[2], ab, c, options="-v")
+    print(compiled.info["jit_log"])
+    ops = opcodes(compiled.cubin)
+    count = lambda prefix: sum(1 for o in ops if o == prefix or o.startswith(prefix + "."))  # noqa: E731
+    pair = ".2CTA" if two else ""
+    mma = "UTCQMMA" if ab.width == 8 else "UTCHMMA"
+    # four instructions of K per k-tile, all of the CTA group asked for
+    n_mma = sum(1 for o in ops if o.startswith(("UTCHMMA", "UTCQMMA")))
+    assert n_mma and n_mma % 4 == 0 and count(mma + pair) == n_mma, ops
+    # the MMAs' commits: to the stage's empty barriers and to the accumulator's full one; multicast to the other
+    # CTAs of a pair or a cluster
+    bars = [o for o in ops if o.startswith("UTCBAR")]
+    assert len(bars) >= 2 and all(o.startswith("UTCBAR" + pair) for o in bars)
+    assert any("MULTICAST" in o for o in bars) == (two or cluster != (1, 1))
+    # TMA loads of A and B (A multicast along the cluster's N, B along its M per MMA tile), of the pair's group
+    mc_a, mc_b = cluster[1] > 1, cluster[0] // (2 if two else 1) > 1
+    loads = [o for o in ops if o.startswith("UTMALDG")]
+    assert loads and all(o.endswith(pair) or not two for o in loads), loads
+    assert any(".MULTICAST" in o for o in loads) == (mc_a or mc_b)
+    # epilogue: one tensor-memory load per sub-tile and thread (32 columns of fp32, a 16-lane shape for M = 64),
+    # TMA stores of C's sub-tiles
+    cta_rows = tile[0] // (2 if two else 1)
+    sub_n = 64 if c.width <= 8 else 32
+    subtiles = tile[1] // sub_n
+    ld = [o for o in ops if o.startswith("LDTM")]
+    assert len(ld) == subtiles, ld
+    assert all(o.startswith("LDTM.16dp256bit") for o in ld) if cta_rows == 64 else all(o == "LDTM.x32" for o in ld)
+    assert count("UTMASTG") >= subtiles
+    assert count("SYNCS.PHASECHK.TRANS64") >= 3 and count("SYNCS.ARRIVE.TRANS64") >= 1
+    alloc = [o for o in ops if o.startswith("UTCATOMSWS")]
+    assert any(o.startswith("UTCATOMSWS" + pair + ".FIND_AND_SET") for o in alloc), alloc
+    assert not any(o.startswith(("LDL", "STL")) for o in ops)
+    stack, spill_st, spill_ld, regs = ptxas_report(compiled)
+    assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
+    assert regs <= 128
+
+
+def test_dense_gemm_compiles_without_a_gpu(capsys):
+    if os.environ.get("WARPWEAVE_ARCH") is None and _blackwell_gpu():
+        pytest.skip("a Blackwell GPU is present: the example runs instead (see the GPU tests)")
+    if has_gpu():
+        pytest.skip("a GPU of another generation is present: the example would try to run there")
+    assert dense_gemm.main(["--use_2cta_instrs", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled dense_gemm for sm_100a" in out and "bytes stack frame" in out
+
+
+def test_dense_gemm_refuses_bad_configurations():
+    B = dense_gemm.BlackwellDenseGemm
+    with pytest.raises(ValueError, match="M must be 64 or 128"):
+        B(cutlass.Float32, False, (256, 128))
+    with pytest.raises(ValueError, match="M must be 128 or 256"):
+        B(cutlass.Float32, True, (64, 128))
+    with pytest.raises(ValueError, match="M = 128 with 2-CTA"):
+        B(cutlass.Float32, True, (128, 128), (2, 1))
+    with pytest.raises(ValueError, match="N must be a multiple of 16"):
+        B(cutlass.Float32, False, (128, 120))
+    with pytest.raises(ValueError, match="even"):
+        B(cutlass.Float32, True, (256, 128), (1, 2))
+    with pytest.raises(ValueError, match="Float32"):
+        B(cutlass.Float16)
+    with pytest.raises(Exception, match="multicast of an MN-major operand"):
+        dense_gemm.compile_only(B(cutlass.Float32, False, (128, 128), (1, 2)), "m", "k", "n", cutlass.Float16,
+                                cutlass.Float16)
+
+
+# --- on a Blackwell GPU ----------------------------------------------------------------------------------------------
+
+GPU_CASES = [
+    # mnkl, majors, ab, c, MMA tile, cluster, 2-CTA
+    ((256, 256, 512, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 256), (1, 1), False),
+    ((200, 136, 264, 2), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1), False),
+    ((200, 136, 264, 1), "mnm", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (1, 1), False),
+    ((136, 200, 520, 1), "knn", cutlass.Float16, cutlass.Float32, (64, 128), (1, 1), False),
+    ((520, 264, 400, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (2, 2), False),
+    ((520, 264, 400, 2), "kkn", cutlass.BFloat16, cutlass.BFloat16, (256, 128), (2, 1), True),
+    ((1024, 520, 264, 1), "kkn", cutlass.Float16, cutlass.Float16, (256, 256), (4, 2), True),
+    ((520, 264, 400, 1), "mkm", cutlass.Float16, cutlass.Float16, (256, 128), (2, 1), True),
+    ((200, 136, 272, 1), "kkn", cutlass.Float8E4M3FN, cutlass.BFloat16, (128, 256), (1, 1), False),
+    ((520, 264, 1040, 1), "kkn", cutlass.Float8E5M2, cutlass.Float16, (256, 256), (2, 2), True),
+    ((200, 136, 264, 1), "kkn", cutlass.Float32, cutlass.Float32, (128, 128), (1, 1), False),
+    ((8, 16, 8, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (1, 1), False),
+]
+
+
+@requires_blackwell
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "-".join(str(x) for x in c))
+def test_dense_gemm_matches_torch(case):
+    mnkl, majors, ab, c, tile, cluster, two = case
+    dense_gemm.run(mnkl, ab, c, cutlass.Float32, majors[0], majors[1], majors[2], tile, cluster, two, iterations=0)
