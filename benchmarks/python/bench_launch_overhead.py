@@ -50,7 +50,7 @@ class RawLaunch:
     """The compiled kernel loaded through libcuda with ctypes, its parameters packed once."""
 
     def __init__(self, compiled, launch):
-        self.cuda = ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+        self.cuda = ctypes.CDLL(os.environ.get("WARPWEAVE_LIBCUDA") or "libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
         f, grid, block, cluster, smem, stream, params, offsets = launch[:8]
         assert not cluster and smem == 0 and grid[1:] == [1, 1] and block[1:] == [1, 1]
         self.grid, self.block = grid[0], block[0]
@@ -62,13 +62,14 @@ class RawLaunch:
         self.buf = ctypes.create_string_buffer(bytes(params), len(params))
         base = ctypes.addressof(self.buf)
         self.args = (ctypes.c_void_p * len(offsets))(*[base + o for o in offsets])
+        self.args_ptr = ctypes.cast(self.args, ctypes.c_void_p)
         self.launch = self.cuda.cuLaunchKernel
         self.launch.restype = ctypes.c_int
         self.launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p, ctypes.c_void_p,
                                                                           ctypes.c_void_p]
 
     def __call__(self):
-        self.launch(self.fn, self.grid, 1, 1, self.block, 1, 1, 0, None, self.args, None)
+        self.launch(self.fn, self.grid, 1, 1, self.block, 1, 1, 0, None, self.args_ptr, None)
 
     def c_loop_us(self, n) -> float:
         cc = os.environ.get("CC", "cc")
@@ -82,10 +83,10 @@ class RawLaunch:
         lib.ww_launch_loop.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint,
                                        ctypes.c_void_p, ctypes.c_int]
         entry = ctypes.cast(self.launch, ctypes.c_void_p)
-        lib.ww_launch_loop(entry, self.fn, self.grid, self.block, self.args, 200)  # warm-up
+        lib.ww_launch_loop(entry, self.fn, self.grid, self.block, self.args_ptr, 200)  # warm-up
         samples = []
         for _ in range(5):
-            us = lib.ww_launch_loop(entry, self.fn, self.grid, self.block, self.args, n // 5)
+            us = lib.ww_launch_loop(entry, self.fn, self.grid, self.block, self.args_ptr, n // 5)
             assert us >= 0, "cuLaunchKernel failed in the C loop"
             self.cuda.cuCtxSynchronize()
             samples.append(us)

@@ -112,6 +112,7 @@ CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (const vo
 static int stream_token;
 CUresult cuStreamCreate(CUstream *s, unsigned flags) { (void)flags; *s = &stream_token; return 0; }
 CUresult cuStreamSynchronize(CUstream s) { (void)s; return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuStreamDestroy_v2(CUstream s) { return s == &stream_token ? 0 : 400; }
 
 /* A tensor map: its arguments printed, its 128 bytes a pattern of them (so that a test sees them copied into the
