@@ -22,6 +22,9 @@ import time
 from collections import defaultdict
 
 BASE = "examples/python/CuTeDSL/cute"
+HOPPER = f"{BASE}/hopper/kernel/dense_gemm"
+# SASS the Hopper GEMMs must hold (opcode prefixes; none of them may use local memory).
+HGMMA_TMA = ("HGMMA", "UTMALDG", "SYNCS", "UTMASTG", "STSM")
 PROGRAMS = [
     ("elementwise_add", f"{BASE}/ampere/kernel/elementwise/elementwise_add.py", ["--M", "256", "--N", "512"]),
     ("elementwise_apply", f"{BASE}/ampere/kernel/elementwise/elementwise_apply.py", []),
@@ -32,17 +35,49 @@ PROGRAMS = [
     ("cute_layout_algebra.ipynb", f"{BASE}/notebooks/cute_layout_algebra.ipynb", []),
     ("data_types.ipynb", f"{BASE}/notebooks/data_types.ipynb", []),
     ("print.ipynb", f"{BASE}/notebooks/print.ipynb", []),
+    # (name, path, args, targets the program is for, SASS it must hold there)
+    ("hopper_dense_gemm", f"{HOPPER}/dense_gemm.py", [], ("sm_90a",), HGMMA_TMA),
+    ("hopper_dense_gemm_2x1", f"{HOPPER}/dense_gemm.py", ["--cluster_shape_mn", "2,1"], ("sm_90a",),
+     HGMMA_TMA + ("UTMALDG.3D.MULTICAST",)),
+    ("hopper_dense_gemm_128x256_1x2", f"{HOPPER}/dense_gemm.py", ["--tile_shape_mn", "128,256", "--cluster_shape_mn",
+                                                              "1,2"], ("sm_90a",), HGMMA_TMA + ("UTMALDG.3D.MULTICAST",)),
+    ("hopper_dense_gemm_persistent", f"{HOPPER}/dense_gemm_persistent.py", [], ("sm_90a",),
+     HGMMA_TMA + ("USETMAXREG",)),
+    ("hopper_dense_gemm_persistent_2x1", f"{HOPPER}/dense_gemm_persistent.py", ["--cluster_shape_mn", "2,1"],
+     ("sm_90a",), HGMMA_TMA + ("USETMAXREG", "UTMALDG.3D.MULTICAST")),
 ]
 
 
-def run_one(python: str, path: str, args: list[str], arch: str, timeout: int) -> tuple[bool, str, float]:
+def sass_check(dump_dir: str, required) -> tuple[bool, str]:
+    """Whether the kept SASS holds every required opcode prefix and no local-memory access (LDL/STL)."""
+    import glob
+
+    text = "".join(open(f, encoding="utf-8", errors="replace").read()
+                   for f in glob.glob(os.path.join(dump_dir, "**", "*.sass"), recursive=True))
+    if not text or "no SASS" in text[:200]:
+        return False, "no SASS kept (nvdisasm missing? set WARPWEAVE_NVDISASM)"
+    ops = set(re.findall(r"\b([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\b", text))
+    missing = [r for r in required if not any(o == r or o.startswith(r + ".") for o in ops)]
+    local = sorted(o for o in ops if o.split(".")[0] in ("LDL", "STL"))
+    if missing or local:
+        return False, "SASS lacks " + ", ".join(missing) + (f"; local memory: {', '.join(local)}" if local else "")
+    return True, "SASS " + " ".join(required)
+
+
+def run_one(python: str, path: str, args: list[str], arch: str, timeout: int, sass=()) -> tuple[bool, str, float]:
+    import tempfile
+
     cmd = [python, "-m", "warpweave", "run", "--compile-only", "--arch", arch]
     if path.endswith(".ipynb"):
         cmd.append("--keep-going")
+    env = dict(os.environ)
+    dump = tempfile.mkdtemp(prefix="ww_sass_") if sass else None
+    if dump:
+        env.update(WARPWEAVE_KEEP="sass", WARPWEAVE_DUMP_DIR=dump, WARPWEAVE_DISABLE_CACHE="1")
     t0 = time.perf_counter()
     try:
         r = subprocess.run(cmd + [path] + args, capture_output=True, text=True, timeout=timeout,
-                           cwd=os.path.dirname(path))
+                           cwd=os.path.dirname(path), env=env)
     except subprocess.TimeoutExpired:
         return False, f"timed out after {timeout} s", time.perf_counter() - t0
     dt = time.perf_counter() - t0
@@ -52,6 +87,9 @@ def run_one(python: str, path: str, args: list[str], arch: str, timeout: int) ->
     nb = re.search(r"notebook: (\d+) code cell\(s\) run, (\d+) without error(; failed: (.*))?", out)
     if r.returncode == 0 and (compiled > 0 or nb):
         detail = f"{compiled} compiled" + (f", {nb.group(2)}/{nb.group(1)} cells" if nb else "")
+        if dump:
+            ok, what = sass_check(dump, sass)
+            return ok, f"{detail}; {what}", dt
         return True, detail, dt
     errors = [l for l in out.splitlines() if re.match(r"^[\w.]+(Error|Exception)\b", l)]
     detail = errors[0] if errors else (out.strip().splitlines() or ["no output"])[-1]
@@ -135,7 +173,7 @@ def resolve(full: str):
 def surface(root: str, all_examples: bool) -> None:
     from warpweave import migrate
 
-    paths = [os.path.join(root, p) for _, p, _ in PROGRAMS]
+    paths = sorted({os.path.join(root, p[1]) for p in PROGRAMS})
     if all_examples:
         base = os.path.join(root, "examples/python/CuTeDSL")
         paths = [os.path.join(d, f) for d, _, fs in os.walk(base) for f in fs if f.endswith((".py", ".ipynb"))]
@@ -182,10 +220,14 @@ def main(argv=None) -> int:
     archs = ns.archs.split(",")
     chosen = [x for x in PROGRAMS if not ns.only or x[0] in ns.only.split(",")]
     rows, failures = [], 0
-    for name, rel, args in chosen:
+    for name, rel, args, *rest in chosen:
         row = [name]
+        targets, sass = (rest + [None, ()])[:2]
         for arch in archs:
-            ok, detail, dt = run_one(ns.python, os.path.join(root, rel), args, arch, ns.timeout)
+            if targets and arch not in targets:
+                row.append("n/a")   # a program for other targets (e.g. Hopper's, sm_90a only)
+                continue
+            ok, detail, dt = run_one(ns.python, os.path.join(root, rel), args, arch, ns.timeout, sass)
             failures += not ok
             row.append(("pass" if ok else "FAIL") + f" ({dt:.0f} s) {detail}")
         rows.append(row)
@@ -193,7 +235,8 @@ def main(argv=None) -> int:
     print("\n| program | " + " | ".join(archs) + " |\n|---|" + "---|" * len(archs))
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    print(f"\n{sum(len(archs) for _ in chosen) - failures} passed, {failures} failed")
+    runs = sum(1 for row in rows for cell in row[1:] if cell != "n/a")
+    print(f"\n{runs - failures} passed, {failures} failed")
     if ns.surface or ns.surface_all:
         surface(root, ns.surface_all)
     return 1 if failures else 0

@@ -98,3 +98,35 @@ def test_subtiled_stmatrix_epilogue_writes_each_accumulator_to_its_coordinate(ti
                 assert dst not in written, f"{dst} written by threads {written[dst]} and {t}"
                 written[dst] = t
     assert len(written) == tile_mn[0] * tile_mn[1]
+
+
+def test_atom_of_another_width_gives_layouts_but_does_not_copy():
+    # CuTe DSL tiles a 32-bit C with stmatrix's (16-bit) layouts: the atom's layouts are in bits, so a Float32
+    # stmatrix atom holds 4 values per thread (8 halves), and make_tiled_copy_C_atom works; copying through it
+    # would move 32-bit values with a 16-bit instruction, which is refused at the copy.
+    sm90, warpgroup = _hopper()
+    K = warpgroup.OperandMajorMode.K
+    tiled_mma = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32, (1, 1, 1),
+                                            tiler_mn=(64, 64))
+    a16 = cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, 4), cutlass.Float16)
+    a32 = cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, 4), cutlass.Float32)
+    assert (a16.num_values_src, a32.num_values_src) == (8, 4)
+    check_truncated_c_layout(a32, tiled_mma)
+
+    from dsl_helpers import target
+    import numpy as np
+    from warpweave.cute.runtime import from_dlpack
+
+    @cute.kernel
+    def k(g: cute.Tensor):
+        smem = cutlass.utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.Float32, cute.make_layout((64, 64)), 1024)
+        r = cute.make_rmem_tensor((4,), cutlass.Float32)
+        cute.copy(a32, r, s[(None, 0)][None])  # refused: 32-bit values through a 16-bit stmatrix
+
+    @cute.jit
+    def j(g):
+        k(g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_90a"), pytest.raises(TypeError, match="moves 16-bit values"):
+        cute.compile(j, from_dlpack(np.zeros(4, dtype=np.float32)))

@@ -116,6 +116,8 @@ def _make_op_classes():
             """wgmma with fp16 or bf16 inputs: MmaF16BF16Op(ab_dtype, acc_dtype, instruction_shape, a_src,
             a_major_mode, b_major_mode); instruction_shape (64, N, 16), N a multiple of 8 up to 256."""
             transposable = True
+            # Every atom has the field from the start, so that a first set() inside a run-time loop is carried.
+            default_fields = {Field.ACCUMULATE: True}
 
             def __init__(self, ab_dtype, acc_dtype, instruction_shape, a_src=OperandSource.SMEM,
                          a_major_mode=OperandMajorMode.K, b_major_mode=OperandMajorMode.K):
@@ -139,6 +141,7 @@ def _make_op_classes():
             """wgmma with fp8 inputs (E4M3, E5M2), K-major: MmaF8Op(a_dtype, b_dtype, acc_dtype,
             instruction_shape, a_src, a_major_mode, b_major_mode); instruction_shape (64, N, 32)."""
             transposable = False
+            default_fields = {Field.ACCUMULATE: True}
 
             def __init__(self, a_dtype, b_dtype, acc_dtype, instruction_shape, a_src=OperandSource.SMEM,
                          a_major_mode=OperandMajorMode.K, b_major_mode=OperandMajorMode.K):

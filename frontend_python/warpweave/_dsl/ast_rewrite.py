@@ -4,7 +4,9 @@
 nested function whose parameters and return values are the variables the body assigns; at trace time those
 helpers emit structured IR (scf.for, scf.if, scf.while) for dynamic conditions and bounds, and run plain Python
 for static ones. `cutlass.range_constexpr` loops and `cutlass.const_expr` conditions stay Python. `and`, `or`,
-`not` and conditional expressions become calls that keep Python's short-circuit for static values.
+`not` and conditional expressions become calls that keep Python's short-circuit for static values. Calls of the
+names `min` and `max` go through control_flow.builtin_min_max, which, when they are Python's builtins and an
+argument is a DSL number, compares at run time (cutlass.min / cutlass.max) instead of asking it for a truth value.
 
 Line numbers are kept, so tracebacks, diagnostics and the IR's locations point at the user's source.
 """
@@ -361,6 +363,16 @@ class _Rewriter(ast.NodeTransformer):
         node.operand = self.visit(node.operand)
         if isinstance(node.op, ast.Not):
             return ast.copy_location(ast.Call(func=self._helper("not_"), args=[node.operand], keywords=[]), node)
+        return node
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and node.args and \
+                not any(isinstance(a, ast.Starred) for a in node.args) and not node.keywords:
+            call = ast.Call(func=self._helper("builtin_min_max"),
+                            args=[ast.Name(id=node.func.id, ctx=ast.Load()), ast.Constant(value=node.func.id)] +
+                            node.args, keywords=[])
+            return ast.copy_location(call, node)
         return node
 
     def visit_IfExp(self, node: ast.IfExp):

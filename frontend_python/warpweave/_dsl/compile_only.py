@@ -12,6 +12,11 @@ What changes inside `compile_only()`:
   handle is 0 (so is that of a new `torch.cuda.Stream()`) and `synchronize()` does nothing. Such tensors have real addresses, shapes, strides and dtypes,
   which is all that compiling needs.
 - `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
+- Where no GPU is present, `utils.HardwareInfo()` describes a stand-in device of the target (stand_in_device):
+  its compute capability and shared memory per block from the target's manifest entry, cluster launch where the
+  target has clusters, and WARPWEAVE_COMPILE_ONLY_SMS multiprocessors (default 132, as the H100 SXM and H200
+  have) with WARPWEAVE_COMPILE_ONLY_L2_BYTES of L2 (default 50 MiB). Programs size persistent grids by it; the
+  kernels' code does not depend on it.
 
 Nothing of this is active outside the context, and warpweave never enters it by itself.
 """
@@ -61,6 +66,38 @@ class Session:
 
 
 _session: Session | None = None
+
+STAND_IN_SMS = 132
+STAND_IN_L2_BYTES = 50 * 1024 * 1024
+
+
+def stand_in_device() -> dict:
+    """What HardwareInfo reports in a compile-only run without a GPU: a device of the target being compiled for
+    (the keys of the driver's device_info)."""
+    import os
+
+    from .plugins import registry
+    from .target import select_target
+
+    t = select_target()
+    registry.load()
+    entry = next((x for b in registry.backends.values() for x in b.manifest.get("targets", [])
+                  if x.get("name") == t.name), {})
+
+    def env_int(name, default):
+        v = os.environ.get(name, "")
+        if not v:
+            return default
+        if not v.isdigit() or int(v) <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        return int(v)
+
+    return {"name": f"compile-only stand-in for {t.name}",
+            "compute_capability": (t.compute_capability // 10, t.compute_capability % 10),
+            "multiprocessor_count": env_int("WARPWEAVE_COMPILE_ONLY_SMS", STAND_IN_SMS),
+            "l2_cache_size": env_int("WARPWEAVE_COMPILE_ONLY_L2_BYTES", STAND_IN_L2_BYTES),
+            "max_shared_memory_per_block_optin": int(entry.get("smem_capacity_bytes", 0) or 0),
+            "cluster_launch": int(entry.get("max_cluster_size", 1) or 1) > 1}
 
 
 def current() -> Session | None:

@@ -559,6 +559,18 @@ def ifexp(cond, a, b):
     return select(cond, va, vb)
 
 
+def builtin_min_max(fn, name, *args):
+    """`min(a, b, ...)` / `max(...)` in a kernel: Python's builtin on Python values; where `fn` is the builtin and
+    an argument is a DSL number (or a runtime integer), cutlass.min / cutlass.max, which compare at run time. A
+    user's own min/max (a shadowing name) is called as it is."""
+    if fn is getattr(builtins, name) and len(args) > 1 and \
+            any(isinstance(a, (Numeric, SymInt)) or hasattr(a, "__ww_int__") for a in args):
+        from . import math as dsl_math
+
+        return getattr(dsl_math, name)(*args)
+    return fn(*args)
+
+
 # --- ranges and compile-time markers --------------------------------------------------------------------------
 
 def range_constexpr(*args):

@@ -19,7 +19,7 @@ from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
 from .numeric import Boolean, Int32, Numeric, dtype as dtype_of
 from .tensor import (ComposedLayout, Layout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type,
-                     outer_of, slice_layout, store_scalar, view)
+                     outer_of, slice_layout, store_scalar, store_scalars, view)
 
 
 class CopyUniversalOp:
@@ -101,13 +101,17 @@ class ManifestCopyAtom(CopyAtom):
         self.src_size_op = ops.get("src_size")
         unit = int(ins.get("layout_unit_bits") or 1)
         w = self.value_type.width
+        # The atom's layouts are in bits, read here in units of the value type (CuTe's Copy_Atom<Op, T>): an atom of
+        # another width than its registers' values still describes a partition (e.g. CuTe DSL's epilogues tile a
+        # 32-bit C with stmatrix's layouts). Copying through it needs the registers' width: see width_mismatch.
+        self.width_mismatch = None
         for o in (self.src_op, self.dst_op):
             if o["role"] == "REGISTERS":
                 from .instructions import ELEMENT_TYPES
                 et_bits = ELEMENT_TYPES[o["element_type"]][1]
                 if et_bits != w:
-                    raise DSLTypeError(f"{op.python_name} moves {et_bits}-bit values ({ins['id']}); "
-                                       f"{self.value_type.__name__} is {w}-bit", user_location(3))
+                    self.width_mismatch = (f"{op.python_name} moves {et_bits}-bit values ({ins['id']}); "
+                                           f"{self.value_type.__name__} is {w}-bit")
 
         def tv(o):
             text = o.get("layout_tv")
@@ -673,6 +677,9 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
     from .instructions import ELEMENT_TYPES, emit_instruction
 
     ins = atom.manifest
+    if atom.width_mismatch:
+        raise DSLTypeError(f"cute.copy: {atom.width_mismatch}; this atom gives layouts (a tiled copy's partition) "
+                           "but copies only values of its own width", user_location(3))
     for name, t in (("source", src), ("destination", dst)):
         _check_memory_tensor(t, name)
     n, m = _static_size(src, "source"), _static_size(dst, "destination")
@@ -734,9 +741,8 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
             if atom.dst_op["role"] == "REGISTERS" and atom.dst_op["direction"] == "OUT":
                 vals = out["dst"]
                 et = ELEMENT_TYPES[atom.dst_op["element_type"]][0]
-                for j, v in enumerate(vals):
-                    x = v if et == vt.ir_type else b.op1("llvm.bitcast", [v], vt.ir_type)
-                    store_scalar(da.ptr, da.post(i_d + j), vt.from_ir(x))
+                xs = [vt.from_ir(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], vt.ir_type)) for v in vals]
+                store_scalars(da.ptr, [da.post(i_d + j) for j in range(len(xs))], xs)
 
         q = p.at(i_s) if p.pred is not None else None
         if q is None:

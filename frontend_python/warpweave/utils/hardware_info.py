@@ -52,7 +52,14 @@ class HardwareInfo:
 
     def __init__(self, device_id: int | None = None):
         from .. import _core
+        from .._dsl import compile_only
 
+        have_gpu = _core.driver_available() and _core.device_count() > 0
+        if not have_gpu and compile_only.current() is not None:
+            # A compile-only run without a GPU: a stand-in device of the target (see _dsl/compile_only.py).
+            self.device_id = 0 if device_id is None else int(device_id)
+            self._info = compile_only.stand_in_device()
+            return
         if not _core.driver_available():
             raise DSLRuntimeError(f"HardwareInfo needs a CUDA device ({_core.driver_unavailable_reason()})",
                                   user_location(2))

@@ -1,0 +1,46 @@
+"""utils.HardwareInfo in a compile-only run without a GPU: a stand-in device of the target (its manifest's shared
+memory and clusters, a documented multiprocessor count that WARPWEAVE_COMPILE_ONLY_SMS overrides), so that
+programs that size persistent grids by it compile; outside a compile-only run it still needs a device."""
+import pytest
+
+import warpweave as cutlass
+from warpweave import _core
+from warpweave._dsl import compile_only
+
+from dsl_helpers import has_gpu, target
+
+pytestmark = pytest.mark.skipif(has_gpu(), reason="checks the stand-in used where no GPU is present")
+
+
+def test_stand_in_follows_the_target(monkeypatch):
+    monkeypatch.delenv("WARPWEAVE_COMPILE_ONLY_SMS", raising=False)
+    from warpweave.utils.hardware_info import smem_capacity_of_capability
+
+    for arch, cc in (("sm_90a", (9, 0)), ("sm_80", (8, 0))):
+        with target(arch), compile_only.compile_only():
+            hw = cutlass.utils.HardwareInfo()
+            assert hw.get_compute_capability() == cc
+            assert hw.get_device_multiprocessor_count() == compile_only.STAND_IN_SMS
+            assert hw.get_smem_capacity_in_bytes() == smem_capacity_of_capability(cc[0] * 10 + cc[1]) > 0
+            assert hw.get_l2_cache_size_in_bytes() == compile_only.STAND_IN_L2_BYTES
+    with target("sm_90a"), compile_only.compile_only():
+        assert cutlass.utils.HardwareInfo().get_max_active_clusters(2) == compile_only.STAND_IN_SMS // 2
+    with target("sm_80"), compile_only.compile_only():
+        with pytest.raises(RuntimeError, match="clusters"):
+            cutlass.utils.HardwareInfo().get_max_active_clusters(2)   # sm_80 has no clusters
+
+
+def test_multiprocessor_count_override(monkeypatch):
+    monkeypatch.setenv("WARPWEAVE_COMPILE_ONLY_SMS", "114")
+    with target("sm_90a"), compile_only.compile_only():
+        hw = cutlass.utils.HardwareInfo()
+        assert hw.get_device_multiprocessor_count() == 114 and hw.get_max_active_clusters(4) == 28
+    monkeypatch.setenv("WARPWEAVE_COMPILE_ONLY_SMS", "many")
+    with target("sm_90a"), compile_only.compile_only(), pytest.raises(ValueError, match="positive integer"):
+        cutlass.utils.HardwareInfo()
+
+
+def test_outside_a_compile_only_run_a_device_is_needed():
+    assert not (_core.driver_available() and _core.device_count() > 0)
+    with target("sm_90a"), pytest.raises(RuntimeError, match="needs a CUDA device"):
+        cutlass.utils.HardwareInfo()
