@@ -80,6 +80,7 @@ def test_option_parses_and_the_ordinary_path_is_unchanged():
     assert isinstance(plain, JitCompiledFunction)
     ffi = compiled_axpy(options="--enable-tvm-ffi")
     assert isinstance(ffi.function, tvm_ffi.Function) and ffi.cubin == plain.cubin
+    assert type(ffi).__dict__["__call__"].__func__ is ffi.function  # called with no Python frame in between
     a = np.zeros(8, np.float32)
     assert from_dlpack(a, enable_tvm_ffi=True).spec() == from_dlpack(a).spec()
 
