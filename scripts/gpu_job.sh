@@ -68,6 +68,18 @@ case " $what " in *" all "*|*" cutedsl "*)
     cutedsl_run tensorop  $ex/dense_gemm/tensorop_gemm.py
     cutedsl_run tensorop_odd  $ex/dense_gemm/tensorop_gemm.py --mnkl 1000,776,328,1
     cutedsl_run tensorop_odd2 $ex/dense_gemm/tensorop_gemm.py --mnkl 136,200,520,3 --ab_dtype BFloat16 --c_dtype BFloat16
+    # Hopper: TMA + wgmma GEMMs (1x1 and 2x1 clusters) and the warp-specialized persistent one, each checked
+    # against its own reference at the default size and two that are not multiples of the tile.
+    hx=/tmp/cutedsl/examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm
+    cutedsl_run hopper_gemm           $hx/dense_gemm.py
+    cutedsl_run hopper_gemm_odd       $hx/dense_gemm.py --mnkl 1000,776,328,1
+    cutedsl_run hopper_gemm_odd2      $hx/dense_gemm.py --mnkl 136,200,520,3 --a_major m --c_major m
+    cutedsl_run hopper_gemm_2x1       $hx/dense_gemm.py --cluster_shape_mn 2,1
+    cutedsl_run hopper_gemm_2x1_odd   $hx/dense_gemm.py --cluster_shape_mn 2,1 --mnkl 1000,776,328,1
+    cutedsl_run hopper_gemm_2x1_odd2  $hx/dense_gemm.py --cluster_shape_mn 2,1 --tile_shape_mn 128,256 --mnkl 136,200,520,3
+    cutedsl_run hopper_persistent     $hx/dense_gemm_persistent.py
+    cutedsl_run hopper_persistent_odd $hx/dense_gemm_persistent.py --mnkl 1000,776,328,1
+    cutedsl_run hopper_persistent_odd2 $hx/dense_gemm_persistent.py --mnkl 136,200,520,3 --cluster_shape_mn 2,1
   else
     echo "cutedsl: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl <cutlass checkout>)" | tee "$OUT/cutedsl.log"
   fi ;;
