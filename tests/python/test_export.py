@@ -322,6 +322,21 @@ def test_host_argument_without_c_form_cannot_be_exported(tmp_path):
         ext.register_host_argument("test.export.bad", lambda t: b"", size=8, export_c="not callable")
 
 
+@cute.jit
+def _prints_on_the_host(x: cute.Tensor, n: cutlass.Int32):
+    cute.printf("n = {}", n)  # host code: printed at each call, by Python
+    axpy_kernel(x, x, n, 1.0).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+
+def test_host_side_work_cannot_be_exported(tmp_path):
+    with target("sm_80"):
+        compiled = cute.compile(_prints_on_the_host, make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,)), 1)
+    assert compiled.host_actions
+    with pytest.raises(NotImplementedError, match="does host-side work at each call") as e:
+        compiled.export_to_c(file_path=str(tmp_path), file_name="prints")
+    assert os.path.basename(__file__) in str(e.value)
+
+
 def _dense_gemm_module():
     import importlib.util
 
@@ -506,3 +521,14 @@ def test_exported_elementwise_add_runs_through_load_module(tmp_path):
     mod.eadd(ta, tb, tc)
     torch.cuda.synchronize()
     torch.testing.assert_close(c.float(), a.float() + b.float(), atol=1e-2, rtol=1e-3)
+    # A stream, an integer and a float scalar through the exported wrapper: y = alpha * x + y on a torch stream.
+    n = 70_001
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    ref = 2.5 * x + y
+    tx, ty = (from_dlpack(t).mark_layout_dynamic() for t in (x, y))
+    s = torch.cuda.Stream()
+    f = cute.compile(axpy, tx, ty, n, 2.5, s)
+    _, o2 = export(f, tmp_path, "axpy")
+    load_module(o2).axpy(tx, ty, n, 2.5, s)
+    s.synchronize()
+    torch.testing.assert_close(y, ref)
