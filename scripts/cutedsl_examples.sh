@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compiles CuTe DSL's public example programs unmodified through `python -m warpweave run --compile-only` for
-# sm_80 and sm_90a (no GPU needed) and prints a pass/fail table.
+# sm_80 and sm_90a (no GPU needed) and prints a pass/fail table; the Hopper GEMMs (sm_90a only) must also hold
+# HGMMA, UTMALDG (multicast with clusters), SYNCS, UTMASTG, STSM (USETMAXREG when warp-specialized) and no local
+# memory in their SASS.
 #
 #   scripts/cutedsl_examples.sh /path/to/cutlass [more options of benchmarks/python/cutedsl_examples.py]
 #
@@ -20,5 +22,10 @@ if [ -z "$py" ]; then
   site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   printf '%s\n' "$root/frontend_python" "$root/conformance" "$root/pipelines" > "$site/warpweave.pth"
   py="$venv/bin/python"
+fi
+# The Hopper programs' SASS is checked: an interpreter without nvidia-cuda-nvdisasm uses the project's.
+if [ -z "${WARPWEAVE_NVDISASM:-}" ]; then
+  own=$("$root/.venv/bin/python" -c 'import glob, sysconfig; print(next(iter(glob.glob(sysconfig.get_paths()["purelib"] + "/nvidia/*/bin/nvdisasm")), ""))')
+  [ -n "$own" ] && export WARPWEAVE_NVDISASM="$own"
 fi
 exec "$root/.venv/bin/python" "$root/benchmarks/python/cutedsl_examples.py" --python "$py" "$@"
