@@ -487,7 +487,7 @@ def test_errors_name_the_users_line():
         line = _here() + 1
         viz.picture(cute.make_layout((64, 64)), max_cells=1000)
     assert e.value.location == (THIS_FILE, line)
-    with pytest.raises(DSLTypeError, match="draws a Layout") as e:
+    with pytest.raises(DSLTypeError, match="warpweave.viz: cannot draw a str") as e:
         line = _here() + 1
         viz.svg("4:1")
     assert e.value.location == (THIS_FILE, line)
@@ -501,6 +501,8 @@ def test_tv_mistakes():
         viz.svg(tv, (4, 4, 1))
     with pytest.raises(DSLValueError, match="two modes"):
         viz.svg(cute.make_layout((2, 2, 2)), (4, 2))
+    with pytest.raises(DSLTypeError, match="needs the tile"):
+        utils.print_latex_tv(tv, None)
     with pytest.raises(DSLTypeError, match="tiler_mn= is for thread-value layouts"):
         tm = cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cutlass.Float32), cute.make_layout((2, 2, 1)))
         viz.svg(tm, (2, 2))

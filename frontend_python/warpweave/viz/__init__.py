@@ -64,6 +64,11 @@ def print_latex(x, *, file=None) -> None:
 
 def print_latex_tv(layout_tv, tiler_mn, *, file=None) -> None:
     """Prints the LaTeX document of a thread-value layout over the tile tiler_mn (CuTe's print_latex_tv)."""
+    if tiler_mn is None:
+        from .errors import fail_type
+
+        fail_type("print_latex_tv(layout_tv, tiler_mn) needs the tile the layout maps into (make_layout_tv gives "
+                  "both)")
     print(latex(layout_tv, tiler_mn), end="", file=file if file is not None else sys.stdout)
 
 

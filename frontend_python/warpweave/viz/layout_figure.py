@@ -17,7 +17,7 @@ from .figure import Cell, Figure, Panel
 _PANELS_PER_ROW = 4
 
 
-def as_layout(obj, what: str = "warpweave.viz"):
+def as_layout(obj, what: str = ""):
     """The layout of a Layout, ComposedLayout or Tensor."""
     if isinstance(obj, (_core.Layout, _core.ComposedLayout)):
         return obj
@@ -31,7 +31,8 @@ def as_layout(obj, what: str = "warpweave.viz"):
             fail_value(f"the tensor {obj} has dynamic extents or strides (mark_layout_dynamic); pictures need "
                        "static layouts: draw the tensor before marking it")
         return _core.make_layout(tuple(obj.shape), tuple(obj.stride))
-    fail_type(f"{what} draws a Layout, ComposedLayout, Tensor, TiledCopy or TiledMma; got {type(obj).__name__}")
+    fail_type(f"{what}cannot draw a {type(obj).__name__}: it draws layouts, tensors, thread-value layouts (with "
+              "their tile), tiled copies, tiled MMAs and MMA atoms")
 
 
 def outer_layout(layout):
