@@ -311,6 +311,30 @@ def test_autotune_jit_search_restores_arguments_and_runs_the_winner(tmp_path, mo
     assert again.best_config(x, out, 16, block=4) == {} and built == []
 
 
+def test_from_dlpack_views_are_checked_and_restored_through_their_memory(monkeypatch):
+    from warpweave.cute.runtime import from_dlpack
+
+    monkeypatch.setattr(autotune, "device_identity", lambda: "fake")
+    monkeypatch.setattr(autotune, "time_call", lambda fn, *a: fn.cost)
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    views = (from_dlpack(x).mark_layout_dynamic(), from_dlpack(out).mark_layout_dynamic())
+
+    def build(vx, vo, shift=0):
+        def run():
+            vo.source[...] += vx.source + shift     # shift != 0 computes otherwise
+        run.cost = 5.0 - shift
+        return run
+
+    with pytest.warns(cute.testing.CandidateWarning, match="'shift': 1.*wrong results"):
+        cfg = cute.testing.tune(build, {"shift": [0, 1]}, cute.testing.JitArguments(*views), use_table=False)
+    assert cfg == {"shift": 0}
+    np.testing.assert_array_equal(out, 0.0)           # restored after the search
+    copy = autotune._clone_tree(views)
+    assert copy[1].source is not out and copy[1].spec() == views[1].spec()
+    assert copy[1].dynamic_shape == views[1].dynamic_shape and copy[1].dynamic_shape is not views[1].dynamic_shape
+
+
 # --- progress bar ---------------------------------------------------------------------------------------------------
 
 class _Tty(io.StringIO):

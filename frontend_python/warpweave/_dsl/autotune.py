@@ -360,8 +360,12 @@ def _arrays(values):
     out = []
 
     def walk(v):
+        from .runtime import RuntimeTensor
+
         if _is_array(v):
             out.append(v)
+        elif isinstance(v, RuntimeTensor) and _is_array(getattr(v, "source", None)):
+            out.append(v.source)  # from_dlpack's view of a torch tensor (or numpy array)
         elif isinstance(v, (list, tuple)):
             for x in v:
                 walk(x)
@@ -384,8 +388,23 @@ def _copy_into(dst, src) -> None:
 
 
 def _clone_tree(v):
+    import copy
+
+    from .runtime import RuntimeTensor
+
     if _is_array(v):
         return _clone(v)
+    if isinstance(v, RuntimeTensor) and _is_array(getattr(v, "source", None)):
+        # the same view (marks, alignment) of a copy of its memory
+        c = _clone(v.source)
+        out = copy.copy(v)
+        out.source = c
+        out.data_ptr = int(c.data_ptr() if hasattr(c, "data_ptr") else c.ctypes.data)
+        for k, val in vars(out).items():
+            if isinstance(val, list):  # the marks: the copy's own
+                setattr(out, k, list(val))
+        out._spec = None
+        return out
     if isinstance(v, tuple):
         return tuple(_clone_tree(x) for x in v)
     if isinstance(v, list):
