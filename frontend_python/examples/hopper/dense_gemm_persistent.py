@@ -34,10 +34,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.pipeline as pipeline
 import warpweave.utils as utils
-from warpweave.cute.runtime import from_dlpack
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dense_gemm import _has_gpu, _mark, _supported_inputs, _tensor_like, fake_arguments  # noqa: E402
+from warpweave.cute.runtime import from_dlpack, make_fake_tensor
 
 WARPGROUP = 128
 EPI_N = 32                 # columns of C per epilogue sub-tile
@@ -351,6 +348,48 @@ class HopperPersistentDenseGemm:
 
 
 # --- host side ----------------------------------------------------------------------------------------------------
+
+def _supported_inputs(a_dtype, b_dtype) -> bool:
+    fp8 = (cutlass.Float8E4M3FN, cutlass.Float8E5M2)
+    return (a_dtype is b_dtype and a_dtype in (cutlass.Float16, cutlass.BFloat16)) or (a_dtype in fp8 and
+                                                                                          b_dtype in fp8)
+
+
+def _has_gpu() -> bool:
+    from warpweave import _core
+
+    try:
+        return _core.driver_available() and _core.device_count() > 0
+    except RuntimeError:
+        return False
+
+
+def _tensor_like(mode0, mode1, l, mode0_major, make):
+    """An (mode0, mode1, l) tensor whose contiguous mode is mode 0 (mode0_major) or mode 1."""
+    if mode0_major:
+        return make((l, mode1, mode0)).permute(2, 1, 0)
+    return make((l, mode0, mode1)).permute(1, 2, 0)
+
+
+def _mark(t, mode0_major, dtype):
+    """The tensor with dynamic extents and strides, its contiguous mode a multiple of 16 bytes (as TMA needs)."""
+    return (t.mark_layout_dynamic(leading_dim=0 if mode0_major else 1)
+            .mark_compact_shape_dynamic(mode=0 if mode0_major else 1, stride_order=(2, 1, 0) if mode0_major
+                                        else (2, 0, 1), divisibility=128 // dtype.width))
+
+
+def fake_arguments(a_major, b_major, c_major, ab_dtype, c_dtype, mnkl=(256, 256, 256, 1), b_dtype=None):
+    """Stand-ins of A, B and C for compiling without a GPU."""
+    M, N, K, L = mnkl
+    b_dtype = b_dtype or ab_dtype
+
+    def fake(mode0, mode1, mode0_major, dtype):
+        stride = (1, mode0, mode0 * mode1) if mode0_major else (mode1, 1, mode0 * mode1)
+        return _mark(make_fake_tensor(dtype, (mode0, mode1, L), stride, assumed_align=16), mode0_major, dtype)
+
+    return (fake(M, K, a_major == "m", ab_dtype), fake(N, K, b_major == "n", b_dtype),
+            fake(M, N, c_major == "m", c_dtype))
+
 
 def compile_only(gemm, a_major, b_major, c_major, ab_dtype, c_dtype, options=None, b_dtype=None):
     """Compiles for sm_90a (or WARPWEAVE_ARCH) with fake tensors standing in; nothing runs."""
