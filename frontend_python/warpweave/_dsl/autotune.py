@@ -377,7 +377,13 @@ def _arrays(values):
 
 
 def _clone(a):
-    return a.clone() if hasattr(a, "clone") else a.copy()
+    """A copy of a torch tensor with the same strides (a view into a larger buffer included: a kernel reads the
+    copy by the strides it was compiled for); numpy arrays (host data, tests) are copied plainly."""
+    if hasattr(a, "clone"):
+        import torch
+
+        return torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device).copy_(a)
+    return a.copy()
 
 
 def _copy_into(dst, src) -> None:
@@ -409,6 +415,8 @@ def _clone_tree(v):
         return tuple(_clone_tree(x) for x in v)
     if isinstance(v, list):
         return [_clone_tree(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _clone_tree(x) for k, x in v.items()}
     return v
 
 
