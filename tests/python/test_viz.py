@@ -330,6 +330,30 @@ def test_matrix_load_copy_picture_delivers_the_mma_fragments():
     assert len(set().union(*rows.values())) == 64
 
 
+def test_one_threads_slice_highlights_its_elements():
+    op = warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
+    tm = cute.make_tiled_mma(op, cute.make_layout((2, 2, 1)))
+    whole = panels(parse(viz.svg(tm)))
+    for t in (0, 5, 70):
+        part = panels(parse(tm.get_slice(t)._repr_svg_()))
+        for (_, _, _, cells), (_, _, _, all_cells) in zip(part, whole):
+            assert cells.keys() == all_cells.keys()
+            for rc, cell in cells.items():
+                held = [h for h in holders_of(all_cells[rc]) if h[0] == t]
+                if held:
+                    assert text_of(cell) == [f"T{t}", f"V{held[0][1]}"] and fill_of(cell) == thread_color(t)
+                else:
+                    assert text_of(cell) is None and fill_of(cell) != thread_color(t)
+        # C: thread t's 4 accumulators, at the PTX places of its lane within its warp's 16x8 block.
+        c_cells = {rc for rc, cell in part[2][3].items() if text_of(cell)}
+        w, lane = t // 32, t % 32
+        assert c_cells == {(16 * (w % 2) + m, 8 * (w // 2) + n) for m, n in (ptx_c(lane, i) for i in range(4))}
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32)
+    tc = cute.make_tiled_copy_tv(atom, cute.make_layout((4, 2)), cute.make_layout((2, 4)))
+    s, d = panels(parse(tc.get_slice(5)._repr_svg_()))
+    assert {rc for rc, cell in s[3].items() if text_of(cell)} == {(2 + a, 4 + b) for a in range(2) for b in range(4)}
+
+
 def test_universal_tiled_mma_picture():
     tm = cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cutlass.Float32), cute.make_layout((4, 8, 1)))
     a, b, c = panels(parse(viz.svg(tm)))

@@ -271,6 +271,12 @@ class ThrCopy:
         self.tiled = tiled
         self.thr_idx = thr_idx
 
+    def _repr_svg_(self):
+        """Jupyter's picture: the tiled copy with this thread's elements highlighted (warpweave.viz)."""
+        from ..viz import repr_svg
+
+        return repr_svg(self)
+
     def _partition(self, tensor, frg_fn):
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))

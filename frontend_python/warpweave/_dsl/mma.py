@@ -395,6 +395,12 @@ class ThrMma:
         self.thr_idx = thr_idx
         self.v, self.m, self.n, self.k = tiled.thr_vmnk(_int_of(thr_idx))
 
+    def _repr_svg_(self):
+        """Jupyter's picture: the tiled MMA with this thread's elements highlighted (warpweave.viz)."""
+        from ..viz import repr_svg
+
+        return repr_svg(self)
+
     def _partition(self, tensor, frg, thr_coord):
         from .copy import _with_outer
 

@@ -10,9 +10,10 @@ from .figure import Figure
 
 def figure_of(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
     """The figure of obj: a Layout, ComposedLayout or Tensor (its layout), a thread-value layout with the tile it
-    maps into (tiler_mn given), a TiledCopy, a TiledMma or an MMA atom (a tiled MMA of one atom)."""
-    from .._dsl.copy import TiledCopy
-    from .._dsl.mma import MmaAtom, TiledMma
+    maps into (tiler_mn given), a TiledCopy, a TiledMma or an MMA atom (a tiled MMA of one atom), or one thread's
+    slice of a tiled copy or MMA (ThrCopy, ThrMma: that thread's elements highlighted)."""
+    from .._dsl.copy import ThrCopy, TiledCopy
+    from .._dsl.mma import MmaAtom, ThrMma, TiledMma
     from .copy_figure import tiled_copy_figure
     from .layout_figure import as_layout, layout_figure
     from .mma_figure import tiled_mma_figure
@@ -24,6 +25,10 @@ def figure_of(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figu
         if isinstance(obj, (TiledCopy, TiledMma, MmaAtom)):
             fail_type(f"tiler_mn= is for thread-value layouts; a {type(obj).__name__} knows its tile")
         return tv_figure(as_layout(obj), tiler_mn, max_cells=max_cells)
+    if isinstance(obj, (ThrCopy, ThrMma)):
+        from .thread_highlight import highlight_thread
+
+        return highlight_thread(figure_of(obj.tiled, max_cells=max_cells), _static_int(obj.thr_idx))
     if isinstance(obj, TiledCopy):
         return tiled_copy_figure(obj, max_cells=max_cells)
     if isinstance(obj, TiledMma):
@@ -31,6 +36,15 @@ def figure_of(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figu
     if isinstance(obj, MmaAtom):
         return tiled_mma_figure(TiledMma(obj, (1, 1, 1)), max_cells=max_cells)
     return layout_figure(obj, max_cells=max_cells)
+
+
+def _static_int(x):
+    """A thread index as an int where it is one (a DSL Int32 of a known value too); else as it is."""
+    if isinstance(x, int):
+        return x
+    if getattr(x, "is_static", False) and isinstance(x.value, int):
+        return x.value
+    return x
 
 
 class Picture:

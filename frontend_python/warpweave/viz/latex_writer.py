@@ -47,8 +47,9 @@ def to_latex(figure: Figure) -> str:
             x, y = pp.x + c * cw, pp.y + r * ch
             out.append(rf"\filldraw[fill={colors[cell.fill]},draw=black!70,line width=0.2pt] ({_c(x)},{_c(y)}) "
                        rf"rectangle ({_c(x + cw)},{_c(y + ch)});")
-            text = r"\\".join(_tex(line) for line in cell.lines)
-            out.append(rf"\node[align=center] at ({_c(x + cw / 2)},{_c(y + ch / 2)}) {{{text}}};")
+            if cell.lines:
+                text = r"\\".join(_tex(line) for line in cell.lines)
+                out.append(rf"\node[align=center] at ({_c(x + cw / 2)},{_c(y + ch / 2)}) {{{text}}};")
         for (r, c) in ((r, c) for r in range(p.rows) for c in range(p.cols) if (r, c) not in p.cells):
             x, y = pp.x + c * cw, pp.y + r * ch
             out.append(rf"\draw[draw=black!25,line width=0.2pt] ({_c(x)},{_c(y)}) rectangle ({_c(x + cw)},{_c(y + ch)});")

@@ -70,11 +70,13 @@ def to_svg(figure: Figure) -> str:
                 parts.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cw)}" height="{_f(ch)}" fill="{cell.fill}" '
                              'stroke="#444444" stroke-width="0.5"/>')
                 n = len(cell.lines)
-                top = y + ch / 2 - 7 * (n - 1) + 4
-                parts.append(f'<text x="{_f(x + cw / 2)}" y="{_f(top)}" text-anchor="middle">')
-                for i, line in enumerate(cell.lines):
-                    parts.append(f'<tspan x="{_f(x + cw / 2)}" y="{_f(top + 14 * i)}">{escape(line)}</tspan>')
-                parts.append("</text></g>")
+                if n:
+                    top = y + ch / 2 - 7 * (n - 1) + 4
+                    parts.append(f'<text x="{_f(x + cw / 2)}" y="{_f(top)}" text-anchor="middle">')
+                    for i, line in enumerate(cell.lines):
+                        parts.append(f'<tspan x="{_f(x + cw / 2)}" y="{_f(top + 14 * i)}">{escape(line)}</tspan>')
+                    parts.append("</text>")
+                parts.append("</g>")
                 out.append("".join(parts))
         # Lines where a nested mode carries into its next sub-mode, heavier for outer sub-modes.
         for depth, period in enumerate(p.row_periods):
