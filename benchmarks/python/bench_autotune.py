@@ -1,7 +1,8 @@
 """Autotuning figures: how much compiling the candidates on threads saves, and what a search finds on the GPU.
 
   - compile: the 8 candidates of a tensorop GEMM search (4 tiles x 2 stage counts) compiled with 1, 2, 4 and 8
-    threads, each count in a fresh process with the JIT cache off (no GPU needed: WARPWEAVE_ARCH=sm_80 then);
+    threads, and with 2, 4 and 8 worker processes first (autotune_workers.py), each way in a fresh process with an
+    empty JIT cache (no GPU needed: WARPWEAVE_ARCH=sm_80 then);
   - on a GPU: autotune_jit over elementwise_add's copy_bits at 8192^2 fp16, and tune over the tensorop GEMM's tile
     and stages at n^3 (fp16 -> fp32): the configuration found, its time against the default configuration's (timed
     again, independently), the search's wall time, and the time a new process takes to start tuned from the table.
@@ -24,48 +25,74 @@ from bench_common import ROOT  # noqa: E402
 SPACE = {"tile": [(128, 128, 32), (128, 256, 32), (256, 128, 32), (64, 128, 32)], "stages": [3, 4]}
 ATOMS = {(128, 128, 32): (2, 2, 1), (128, 256, 32): (2, 4, 1), (256, 128, 32): (4, 2, 1), (64, 128, 32): (2, 2, 1)}
 
+# The search's function: the tensorop GEMM with its tile and stage count as compile-time parameters, in a module of
+# its own (worker processes import it by name).
+_GEMM_MODULE = r"""
+import warpweave as cutlass
+import warpweave.cute as cute
+import tensorop_gemm as tg
+
+ATOMS = {atoms!r}
+
+
+@cute.jit
+def gemm(a, b, c, tile: cutlass.Constexpr = (128, 128, 32), stages: cutlass.Constexpr = 3):
+    tg.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, ATOMS[tile], cta_tiler=tile,
+                    num_stages=stages)(a, b, c)
+"""
+
 _COMPILE = r"""
 import os, sys, time, json
 sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
+sys.path.insert(0, {moddir!r})
 import warpweave as cutlass, warpweave.cute as cute
-from warpweave._dsl import autotune
+from warpweave._dsl import autotune, autotune_workers
+from warpweave._dsl.jit import compile_function
+from warpweave._dsl.target import select_target
 from warpweave.cute.runtime import make_fake_tensor
-import tensorop_gemm as tg
-SPACE, ATOMS = {space!r}, {atoms!r}
+import ww_bench_gemm_search as m
+SPACE = {space!r}
 def fake(m0, m1):
     t = make_fake_tensor(cutlass.Float16, (m0, m1, 1), (m1, 1, m0 * m1), assumed_align=16)
     return t.mark_layout_dynamic(leading_dim=1).mark_compact_shape_dynamic(mode=1, stride_order=(2, 0, 1),
                                                                             divisibility=8)
-a, b, c = fake(4096, 4096), fake(4096, 4096), fake(4096, 4096)
-def build(cfg):
-    g = tg.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, ATOMS[cfg["tile"]],
-                        cta_tiler=cfg["tile"], num_stages=cfg["stages"])
-    return cute.compile(g, a, b, c)
-build({{"tile": (128, 128, 32), "stages": 3}})   # warm: libraries loaded, first-use costs paid
-trials = [autotune.Trial(x) for x in autotune.search_space(SPACE)]
+args = (fake(4096, 4096), fake(4096, 4096), fake(4096, 4096))
+target = select_target()
+build = lambda cfg: compile_function(m.gemm, args, dict(cfg), target=target)  # noqa: E731
+cute.compile(m.gemm, *args, stages=5)  # warm: libraries loaded, first-use costs paid (not a candidate)
+space = autotune.search_space(SPACE)
+trials = [autotune.Trial(x) for x in space]
 t0 = time.perf_counter()
+if {processes}:
+    autotune_workers.run_workers(autotune_workers.plan(m.gemm, args, {{}}, target), space, {processes})
 autotune.compile_all(trials, build, {workers}, "bench")
-print(json.dumps({{"workers": {workers}, "seconds": time.perf_counter() - t0,
+print(json.dumps({{"workers": {workers}, "processes": {processes}, "seconds": time.perf_counter() - t0,
+                  "hits": sum(t.compiled is not None and t.compiled.info.get("level") == "function" for t in trials),
                   "failed": [autotune.config_text(t.config) for t in trials if t.error]}}))
 """
 
 
 def compile_parallelism(arch):
     rows = []
-    env = dict(os.environ, WARPWEAVE_DISABLE_CACHE="1", WARPWEAVE_PROGRESS="0")
-    if arch:
-        env["WARPWEAVE_ARCH"] = arch
-    for workers in (1, 2, 4, 8):
-        code = _COMPILE.format(root=ROOT, space=SPACE, atoms=ATOMS, workers=workers)
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            raise RuntimeError(r.stderr[-2000:])
-        rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "ww_bench_gemm_search.py"), "w") as f:
+            f.write(_GEMM_MODULE.format(atoms=ATOMS))
+        for workers, processes in ((1, 0), (2, 0), (4, 0), (8, 0), (1, 2), (1, 4), (1, 8)):
+            env = dict(os.environ, WARPWEAVE_PROGRESS="0", WARPWEAVE_CACHE_DIR=os.path.join(tmp, f"c{workers}{processes}"))
+            env.pop("WARPWEAVE_DISABLE_CACHE", None)  # the workers hand their compilations over through the cache
+            if arch:
+                env["WARPWEAVE_ARCH"] = arch
+            code = _COMPILE.format(root=ROOT, moddir=tmp, space=SPACE, workers=workers, processes=processes)
+            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+            if r.returncode != 0:
+                raise RuntimeError(r.stderr[-2000:])
+            rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
     base = rows[0]["seconds"]
     for row in rows:
         row["speedup"] = round(base / row["seconds"], 2)
-        print(f"compile 8 GEMM candidates, {row['workers']} thread(s): {row['seconds']:6.2f} s  "
-              f"(x{row['speedup']:.2f}){'  failed: ' + ', '.join(row['failed']) if row['failed'] else ''}")
+        how = f"{row['processes']} processes" if row["processes"] else f"{row['workers']} thread(s)"
+        print(f"compile 8 GEMM candidates, {how:<12}: {row['seconds']:6.2f} s  (x{row['speedup']:.2f})"
+              f"{'  failed: ' + ', '.join(row['failed']) if row['failed'] else ''}")
     return {"cpus": os.cpu_count(), "rows": rows}
 
 

@@ -150,6 +150,36 @@ def test_parallel_compilation_builds_the_same_kernels_as_one_at_a_time(monkeypat
     assert len(set(cubins[1])) == len(space)
 
 
+def test_worker_processes_hand_their_compilations_to_the_parent_through_the_cache():
+    tuned = cute.testing.autotune_jit(params_dict={"copy_bits": [16, 32, 64, 128]}, processes=2)(elementwise_add)
+    with target("sm_80"):
+        assert tuned.best_config(fake(), fake(), fake()) == {"copy_bits": 128}
+    trials = tuned.last_search.trials
+    # every candidate was compiled by a worker: the parent's compile found it before tracing
+    assert [t.compiled.info.get("level") for t in trials] == ["function"] * 4
+    with target("sm_80"):
+        direct = [cute.compile(elementwise_add, fake(), fake(), fake(), copy_bits=b) for b in (16, 32, 64, 128)]
+    assert [t.compiled.cubin for t in trials] == [d.cubin for d in direct]
+
+
+def test_what_cannot_go_to_a_worker_compiles_on_threads(monkeypatch):
+    from warpweave._dsl import autotune_workers
+    from warpweave._dsl.jit import JitFunction
+    from warpweave._dsl.target import target_named
+
+    def local(a, b, c, copy_bits: cutlass.Constexpr = 128):
+        elementwise_add(a, b, c, copy_bits)
+
+    with pytest.raises(autotune_workers._NotShippable, match="local to a function"):
+        autotune_workers.plan(JitFunction(local), (fake(),) * 3, {}, target_named("sm_80"))
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    with pytest.raises(autotune_workers._NotShippable, match="cache is off"):
+        autotune_workers.plan(elementwise_add, (fake(),) * 3, {}, target_named("sm_80"))
+    tuned = cute.testing.autotune_jit(params_dict={"copy_bits": [32, 128]}, processes=2)(JitFunction(local))
+    with target("sm_80"):
+        assert tuned.best_config(fake(), fake(), fake()) == {"copy_bits": 128}  # on threads, as without workers
+
+
 def test_tune_in_compile_only_returns_the_default_of_func():
     calls = []
 

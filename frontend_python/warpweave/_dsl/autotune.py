@@ -4,7 +4,10 @@ Every candidate of the search space (the product of params_dict's value lists) i
 threads, as a pipeline: tracing runs one candidate at a time (jit.py's trace lock, under the GIL), so does the
 compiler's MLIR/LLVM stage (the core's pipeline mutex, outside the GIL), and the cubin tool (nvJitLink or ptxas)
 runs for several at once. For the Ampere tensorop GEMM (trace ~0.17 s, MLIR/LLVM ~0.44 s, cubin ~0.53 s) that
-bounds the gain at ~2.6x whatever the cores; benchmarks/python/bench_autotune.py measures it. A candidate that does not compile is reported (a
+bounds the gain at ~2.6x whatever the cores. With processes=N (WARPWEAVE_AUTOTUNE_PROCESSES) worker processes
+compile the candidates first, every stage in parallel, and hand them over through the JIT cache
+(autotune_workers.py); a worker costs an interpreter start, so this pays on many cores and large kernels.
+benchmarks/python/bench_autotune.py measures both. A candidate that does not compile is reported (a
 CandidateWarning naming it and the error) and left out. Each compiled candidate is then run once from the same
 inputs and its results are compared with the reference candidate's (the function's defaults when they are in the
 space, else the first that compiled), so that a fast wrong configuration is never picked; then it is timed with
@@ -687,7 +690,8 @@ class AutotunedFunction:
     arguments (once per key: the function, the device, the tensors' types and shapes and the update_on_change
     arguments' values), then runs the fastest configuration. `last_search` describes the latest choice."""
 
-    def __init__(self, jf, params_dict, update_on_change, warmup_iterations, iterations, check, workers, use_table):
+    def __init__(self, jf, params_dict, update_on_change, warmup_iterations, iterations, check, workers, use_table,
+                 processes=None):
         from .jit import BoundJitFunction, JitFunction
 
         if not isinstance(jf, (JitFunction, BoundJitFunction)):
@@ -705,6 +709,7 @@ class AutotunedFunction:
         self.update_on_change = tuple(update_on_change or ())
         self.warmup_iterations, self.iterations = warmup_iterations, iterations
         self.check, self.workers = check, workers
+        self.processes = processes
         self._tuner = _Tuner(jf.__name__, jf, self.space, _defaults_of(jf, self.space[0]), use_table)
         self._compiled: dict = {}
         self.__name__ = jf.__name__
@@ -755,6 +760,7 @@ class AutotunedFunction:
         trials = [Trial(c) for c in self.space]
         t0 = time.perf_counter()
         label = self.__name__
+        self._precompile_in_processes(args, kwargs, target, label)
         compile_all(trials, compile_one, self.workers or default_workers(len(trials)), label)
         ref = reference_index(trials, self._tuner.defaults)
         if ref is None:
@@ -783,6 +789,25 @@ class AutotunedFunction:
         best = next(t for t in trials if t.config is result.best)
         self._compiled[(key, config_text(best.config))] = best.compiled
         return best.config, best.compiled
+
+    def _precompile_in_processes(self, args, kwargs, target, label) -> None:
+        """Workers compile the candidates into the JIT cache first (autotune_workers.py), when asked to."""
+        n = self.processes
+        if n is None:
+            env = os.environ.get("WARPWEAVE_AUTOTUNE_PROCESSES", "").strip()
+            n = int(env) if env.isdigit() else 0
+        if n < 2 or len(self.space) < 2:
+            return
+        from . import autotune_workers
+
+        try:
+            payload = autotune_workers.plan(self.jit_function, args, kwargs, target)
+        except autotune_workers._NotShippable as e:
+            _info("autotune %s: compiling on threads only (%s)", label, e)
+            return
+        results = autotune_workers.run_workers(payload, self.space, n)
+        _info("autotune %s: %d of %d candidates compiled in %d processes", label, sum(r["ok"] for r in results),
+              len(results), min(n, len(results)))
 
     def _positional(self, args, kwargs, cfg):
         bound = self.jit_function.signature.bind(*args, **kwargs, **cfg)
@@ -821,9 +846,10 @@ class _BoundAutotuned:
 
 def autotune_jit(params_dict: dict | None = None, update_on_change=None, warmup_iterations: int = 10,
                  iterations: int = 100, *, check: Callable | None = None, workers: int | None = None,
-                 use_table: bool = True):
+                 use_table: bool = True, processes: int | None = None):
     """@cute.testing.autotune_jit(params_dict={...}, update_on_change=[...]) over a @cute.jit function: see
-    AutotunedFunction."""
+    AutotunedFunction. workers: compile threads (WARPWEAVE_AUTOTUNE_WORKERS); processes: worker processes that
+    compile the candidates first (WARPWEAVE_AUTOTUNE_PROCESSES; autotune_workers.py)."""
     for what, n in (("warmup_iterations", warmup_iterations), ("iterations", iterations)):
         if not isinstance(n, int) or isinstance(n, bool) or n < (0 if what == "warmup_iterations" else 1):
             raise DSLValueError(f"autotune_jit: {what} must be a {'non-negative' if what[0] == 'w' else 'positive'} "
@@ -833,5 +859,5 @@ def autotune_jit(params_dict: dict | None = None, update_on_change=None, warmup_
 
     def decorate(jf):
         return AutotunedFunction(jf, params_dict, update_on_change, warmup_iterations, iterations, check, workers,
-                                 use_table)
+                                 use_table, processes)
     return decorate
