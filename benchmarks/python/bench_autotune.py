@@ -96,22 +96,34 @@ def compile_parallelism(arch):
     return {"cpus": os.cpu_count(), "rows": rows}
 
 
-_TUNE = r"""
-import os, sys, time, json
-sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
-import torch
-import warpweave as cutlass, warpweave.cute as cute
+_TUNE_MODULE = r"""
+import warpweave as cutlass
+import warpweave.cute as cute
 import tensorop_gemm as tg
-SPACE, ATOMS, n = {space!r}, {atoms!r}, {n}
-a = torch.randn(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
-b = torch.randn(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
-c = torch.empty(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
-args = [tg._as_runtime(t, False, cutlass.Float16) for t in (a, b, c)]
+
+ATOMS = {atoms!r}
+
+
 def build(mA, mB, mC, tile=(128, 128, 32), stages=3):
     g = tg.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, ATOMS[tile], cta_tiler=tile,
                         num_stages=stages)
     compiled = cute.compile(g, mA, mB, mC)
     return lambda: compiled(mA, mB, mC)
+"""
+
+_TUNE = r"""
+import os, sys, time, json
+sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
+sys.path.insert(0, {moddir!r})
+import torch
+import warpweave as cutlass, warpweave.cute as cute
+import tensorop_gemm as tg
+from ww_bench_gemm_tune import build
+SPACE, n = {space!r}, {n}
+a = torch.randn(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
+b = torch.randn(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
+c = torch.empty(1, n, n, device="cuda", dtype=torch.float16).permute(1, 2, 0)
+args = [tg._as_runtime(t, False, cutlass.Float16) for t in (a, b, c)]
 t0 = time.perf_counter()
 best = cute.testing.tune(build, SPACE, cute.testing.JitArguments(*args), warmup_iterations=5, iterations=20)
 seconds = time.perf_counter() - t0
@@ -126,10 +138,13 @@ print(json.dumps(out))
 
 def gemm_search(n):
     rows = {}
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, WARPWEAVE_CACHE_DIR=cache, WARPWEAVE_PROGRESS="0")
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "ww_bench_gemm_tune.py"), "w") as f:
+            f.write(_TUNE_MODULE.format(atoms=ATOMS))
+        env = dict(os.environ, WARPWEAVE_CACHE_DIR=os.path.join(tmp, "cache"), WARPWEAVE_PROGRESS="0")
+        env.pop("WARPWEAVE_DISABLE_CACHE", None)
         for label, measure in (("first process", True), ("next process", False)):
-            code = _TUNE.format(root=ROOT, space=SPACE, atoms=ATOMS, n=n, measure=measure)
+            code = _TUNE.format(root=ROOT, moddir=tmp, space=SPACE, n=n, measure=measure)
             r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
             if r.returncode != 0:
                 raise RuntimeError(r.stderr[-2000:])
