@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
-# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|integration|all]...
+# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|integration|
+# stash|vs_cutedsl|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples.
+# stash, vs_cutedsl: CuTe DSL itself beside warpweave (scripts/pack_cutedsl_for_device.sh): `stash` in one call, then
+# `vs_cutedsl` in the next while the machine is warm.
 # WW_PYTEST_ARGS and WW_GEMM_ARGS pass arguments to pytest and to benchmarks/python/bench_gemm.py.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -82,6 +85,29 @@ case " $what " in *" all "*|*" cutedsl "*)
     cutedsl_run hopper_persistent_odd2 $hx/dense_gemm_persistent.py --mnkl 136,200,520,3 --cluster_shape_mn 2,1
   else
     echo "cutedsl: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl <cutlass checkout>)" | tee "$OUT/cutedsl.log"
+  fi ;;
+esac
+case " $what " in *" stash "*)
+  # Part 1 of CuTe DSL's packages (scripts/pack_cutedsl_for_device.sh), kept for the next call's vs_cutedsl step.
+  mkdir -p /tmp/cdstash && cp .devcarry/cd_part1 /tmp/cdstash/part1 && echo "stashed $(du -h /tmp/cdstash/part1)" ;;
+esac
+case " $what " in *" vs_cutedsl "*)
+  # CuTe DSL's own example kernels beside warpweave's and cuBLAS, in one process per table (bench_vs_cutedsl.py).
+  pk=/tmp/cdpk
+  if [ ! -d $pk/nvidia_cutlass_dsl ] && [ -f /tmp/cdstash/part1 ] && [ -f .devcarry/cd_part2 ]; then
+    mkdir -p $pk && cat /tmp/cdstash/part1 .devcarry/cd_part2 | xz -d | tar -C $pk -xf -
+  fi
+  if [ -d $pk/nvidia_cutlass_dsl ] && [ -f .devcarry/cutedsl.tar.xz ]; then
+    mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
+    cd_env=(env "PYTHONPATH=$pk:$pk/nvidia_cutlass_dsl/dsl_packages:$PYTHONPATH")
+    cd_ex=/tmp/cutedsl/examples/python/CuTeDSL
+    run vs_cutedsl "${cd_env[@]}" python3 benchmarks/python/bench_vs_cutedsl.py --cutedsl-examples $cd_ex \
+      ${WW_VS_SHAPES:+--shapes $WW_VS_SHAPES} --json "$OUT/vs_cutedsl.json"
+    run vs_cutedsl_ampere "${cd_env[@]}" python3 benchmarks/python/bench_vs_cutedsl.py --ampere \
+      --cutedsl-examples $cd_ex --json "$OUT/vs_cutedsl_ampere.json"
+  else
+    echo "vs_cutedsl: no CuTe DSL packages (stash part 1 in the call before) or no .devcarry/cutedsl.tar.xz" |
+      tee "$OUT/vs_cutedsl.log"
   fi ;;
 esac
 case " $what " in *" sanitize "*)

@@ -194,9 +194,10 @@ def bench_cutedsl_tensorop(torch, ops, dtype_name, args):
     mod = sys.modules.get("cd_tensorop_gemm") or _load("cd_tensorop_gemm", path)
     ab = getattr(cutlass, dtype_name)
 
-    def rt(t):
-        x = from_dlpack(t.view(1, *t.shape).permute(1, 2, 0), assumed_align=16)
-        return x.mark_layout_dynamic(leading_dim=1)
+    def rt(t):   # this example takes (L, M|N, K|N) tensors, the last mode contiguous
+        x = from_dlpack(t.view(1, *t.shape), assumed_align=16)
+        x.mark_compact_shape_dynamic(mode=2, stride_order=(0, 1, 2), divisibility=128 // ab.width)
+        return x
 
     targs = [tuple(rt(t) for t in st) for st in ops.sets]
     stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)

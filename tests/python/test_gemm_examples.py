@@ -30,6 +30,23 @@ def opcodes(cubin):
     return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", sass, re.M)
 
 
+def loop_bodies(cubin):
+    """The opcodes of each loop of a kernel's SASS: from a label to the branch back to it."""
+    lines = _core.disassemble_sass(cubin).splitlines()
+    labels, body = {}, []
+    for line in lines:
+        m = re.match(r"^(\.L_x_\d+):", line)
+        if m:
+            labels[m.group(1)] = len(body)
+            continue
+        op = re.match(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", line)
+        if op:
+            body.append(op.group(1))
+            back = re.search(r"BRA `\((\.L_x_\d+)\)", line)
+            if back and back.group(1) in labels:
+                yield body[labels[back.group(1)]:]
+
+
 def ptxas_report(compiled):
     m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", compiled.info["jit_log"])
     regs = re.search(r"Used (\d+) registers", compiled.info["jit_log"])
@@ -67,6 +84,10 @@ def test_tensorop_gemm_sass(arch, majors):
     # 16-byte copies: 4 of A and 4 of B per thread and k-tile, in the prologue (stages - 1 k-tiles) and the loop.
     assert count("LDGSTS.E.BYPASS") == 8 * gemm.num_stages
     assert count("STG.E.128") == 16
+    # The main loop carries the next k-block's ldmatrix results as whole 32-bit registers: no PRMT repacks 16-bit
+    # halves before the HMMA that read them.
+    main = [b for b in loop_bodies(compiled.cubin) if sum(o.startswith("HMMA") for o in b) == 64]
+    assert len(main) == 1 and not any(o.startswith("PRMT") for o in main[0]), main
     stack, spill_st, spill_ld, regs = ptxas_report(compiled)
     assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
     assert regs <= 255

@@ -64,15 +64,14 @@ class OperandKind:
 
     def read(self, operand: dict, tensor, coords) -> list:
         """IR values of one atom instance: the fragment's values at coords (one coordinate per value)."""
-        from .tensor import load_scalar
+        from .tensor import load_scalars
 
-        return [load_scalar(tensor.iterator, tensor.layout(c)).ir() for c in coords]
+        return [v.ir() for v in load_scalars(tensor.iterator, [tensor.layout(c) for c in coords])]
 
     def write(self, operand: dict, tensor, coords, values, dtype) -> None:
-        from .tensor import store_scalar
+        from .tensor import store_scalars
 
-        for c, x in zip(coords, values):
-            store_scalar(tensor.iterator, tensor.layout(c), dtype.from_ir(x))
+        store_scalars(tensor.iterator, [tensor.layout(c) for c in coords], [dtype.from_ir(x) for x in values])
 
 
 class RegistersKind(OperandKind):

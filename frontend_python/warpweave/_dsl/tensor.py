@@ -491,6 +491,46 @@ def store_scalar(ptr: Pointer, offset, value):
     b.op0("llvm.store", [x, addr], f"alignment = {min(align, elem_bytes(t))} : i64")
 
 
+def _register_runs(ptr: Pointer, offsets):
+    """Splits a list of element offsets into runs that one 32-bit access covers: for 8- and 16-bit elements, 4 or 2
+    consecutive static offsets starting 4-byte aligned; every other offset alone. Instructions read and write
+    registers 32 bits at a time: accessing a register fragment so keeps each such register one value for LLVM (its
+    SROA slices the fragment by access), where per-element accesses leave 16-bit halves that a loop carries apart and
+    ptxas repacks with PRMT before every use."""
+    t = ptr.dtype
+    n = 32 // t.width if t.width in (8, 16) and not t.is_boolean and not is_packed(t) else 1
+    runs, i = [], 0
+    while i < len(offsets):
+        o = offsets[i]
+        if (n > 1 and isinstance(o, int) and i + n <= len(offsets)
+                and all(isinstance(offsets[i + k], int) and offsets[i + k] == o + k for k in range(n))
+                and ptr.alignment_at(o) >= 4):
+            runs.append((i, n))
+            i += n
+        else:
+            runs.append((i, 1))
+            i += 1
+    return runs
+
+
+def load_scalars(ptr: Pointer, offsets) -> list:
+    """The elements at `offsets` (DSL numbers), read 32 bits at a time where they share a register
+    (_register_runs)."""
+    out = []
+    for i, n in _register_runs(ptr, offsets):
+        out.extend(load_vector(ptr, offsets[i], n) if n > 1 else [load_scalar(ptr, offsets[i])])
+    return out
+
+
+def store_scalars(ptr: Pointer, offsets, values) -> None:
+    """Stores values at `offsets`, 32 bits at a time where they share a register (_register_runs)."""
+    for i, n in _register_runs(ptr, offsets):
+        if n > 1:
+            store_vector(ptr, offsets[i], values[i:i + n])
+        else:
+            store_scalar(ptr, offsets[i], values[i])
+
+
 def _refuse_packed(t, what):
     if is_packed(t):
         raise DSLTypeError(f"{what} of packed {t.__name__} values: access them one by one, or recast_tensor the "
