@@ -85,6 +85,9 @@ def test_profiled_kernel_reads_the_timers_and_stores_records(arch, monkeypatch):
     assert str(prof.address + prof.counters_offset) in ptx or hex(prof.address) in ptx.lower() \
         or str(prof.address) in ptx
     assert ".local" not in ptx and "ld.local" not in ptx
+    # warps beyond the slots count their events with a relaxed atomic add into the word after the counters
+    assert re.search(r"atom\.global\.add\.u32|red\.global\.add\.u32|atom\.relaxed\.gpu\.global\.add", ptx), ptx
+    assert str(prof.address + prof.lost_offset) in ptx
     assert prof.names == {0: "body", 1: "store", 2: "loop"}
 
 
@@ -192,7 +195,7 @@ def test_region_misuse_is_a_clear_error_at_the_users_line(monkeypatch):
 
 # --- decoding and the trace (synthetic buffers) --------------------------------------------------------------------
 
-def encode(prof_shape, warps):
+def encode(prof_shape, warps, unrecorded=0):
     """A raw buffer as the device writes it: warps is {slot: [(gtime, clock, sm, hw, region, end, cta, warp)]}."""
     max_warps, per = prof_shape
     words = np.zeros((max_warps, per, 4), "<u8")
@@ -201,7 +204,7 @@ def encode(prof_shape, warps):
         counts[slot] = len(evs)
         for i, (g, c, sm, hw, rid, end, cta, warp) in enumerate(evs[:per]):
             words[slot, i] = (g, c, sm | hw << 16 | rid << 32 | int(end) << 48, cta | warp << 32)
-    return words.tobytes() + counts.tobytes()
+    return words.tobytes() + counts.tobytes() + np.array([unrecorded, 0], "<u4").tobytes()
 
 
 def synthetic_run(rng, n_sms=4, warps_per_cta=4, ctas=12, per=64):
@@ -295,13 +298,13 @@ def test_dropped_and_unbalanced_events_are_reported():
     full = [ev(100 * i, 0, i % 2 == 1) for i in range(10)]         # 5 begin/end pairs into a slot of 4
     unbalanced = [ev(10, 0, False, 1), ev(20, 1, True, 1), ev(30, 1, True, 1)]
     orphan = [ev(40, 1, True, 2)]
-    raw = encode((4, 4), {0: full, 2: unbalanced, 3: orphan})
+    raw = encode((4, 4), {0: full, 2: unbalanced, 3: orphan}, unrecorded=17)
     data = wp.decode(raw, 4, 4, names)
-    assert data.dropped == {0: 6} and len(data.events) == 4 + 3 + 1
+    assert data.dropped == {0: 6} and len(data.events) == 4 + 3 + 1 and data.unrecorded == 17
     found, problems = wp.spans(data)
     assert len([s for s in found if s.warp == 0]) == 2
     text = "\n".join(problems)
-    assert "6 events dropped in 1 warps" in text
+    assert "6 events dropped in 1 warps" in text and "17 events of warps beyond the buffer's slots" in text
     assert text.count("CTA 7 warp 1: end of 'b' inside 'a'") == 2  # stray ends leave the open region open
     assert "CTA 7 warp 1: 'a' never ended" in text and "CTA 7 warp 2: end of 'b' without a begin" in text
     with pytest.raises(DSLError, match="expected"):
@@ -311,7 +314,7 @@ def test_dropped_and_unbalanced_events_are_reported():
 
 
 def test_empty_buffer_gives_an_empty_trace():
-    data = wp.decode(bytes(2 * 8 * 32 + 2 * 4), 2, 8, {})
+    data = wp.decode(bytes(2 * 8 * 32 + 2 * 4 + 8), 2, 8, {})
     t = wp.chrome_trace(data)
     assert t["traceEvents"] == [] and t["otherData"]["problems"] == []
 

@@ -39,7 +39,9 @@ _NO_DEVICE_ADDRESS = 0x7F0000000000
 
 class Profiler:
     """The event buffer of profiled kernels: `max_warps` warp slots of `events_per_warp` events each (32 bytes
-    an event). Without a GPU it is a compile-only profiler: kernels compile against it, nothing can be read."""
+    an event). A launch's warps start their slots afresh: reset() and read() between launches keep each one's
+    events apart, else a later launch overwrites an earlier one's. Without a GPU it is a compile-only profiler:
+    kernels compile against it, nothing can be read."""
 
     def __init__(self, max_warps: int = 8192, events_per_warp: int = 128):
         for what, v, hi in (("max_warps", max_warps, 1 << 24), ("events_per_warp", events_per_warp, 1 << 20)):
@@ -47,7 +49,8 @@ class Profiler:
                 raise DSLValueError(f"Profiler: {what} is an integer in 1..{hi}, got {v!r}", user_location(2))
         self.max_warps, self.events_per_warp = max_warps, events_per_warp
         self.counters_offset = max_warps * events_per_warp * _device.RECORD_BYTES
-        self.nbytes = self.counters_offset + 4 * max_warps
+        self.lost_offset = self.counters_offset + 4 * max_warps  # events of warps beyond max_warps (a u32)
+        self.nbytes = self.lost_offset + 8
         self._names: dict[str, int] = {}
         self.buffer = None
         from .. import _core

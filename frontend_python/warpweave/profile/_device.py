@@ -11,7 +11,8 @@ at record `n` of its slot, and the event count n + 1 into the slot's counter (so
 were dropped once the slot is full). The count lives in a private variable of the thread, set to 0 at the
 kernel's entry: LLVM keeps it in a register (loops included), so an event costs two timer reads, a compare and
 lane 0's stores. The special registers are read through the NVVM dialect (architecture-neutral). Warps beyond the
-buffer's slots, and events beyond a slot's capacity, are not recorded.
+buffer's slots are not recorded, only counted (one relaxed atomic add per event, into the word after the
+counters); events beyond a slot's capacity are counted by the slot's counter.
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ END_BIT = 48
 class _KernelProfile:
     """What one kernel's events share, emitted once at its entry."""
 
-    def __init__(self, counter, lane_ok, slot_records, slot_counter, who, where):
+    def __init__(self, counter, lane_ok, lost, slot_records, slot_counter, who, where):
         self.counter = counter          # !llvm.ptr to the thread's private event count (i32)
         self.lane_ok = lane_ok          # i1: lane 0 of a warp that has a slot
+        self.lost = lost                # i1: lane 0 of a warp beyond the slots (its events are only counted)
         self.slot_records = slot_records  # i64: the address of the warp's first record
         self.slot_counter = slot_counter  # i64: the address of the warp's counter
         self.who = who                  # i64: word 2 without the region and kind
@@ -64,13 +66,15 @@ def _setup(b, prof) -> _KernelProfile:
         has_slot = b.op1("arith.cmpi", [slot, c(prof.max_warps)], "i1", "predicate = 6 : i64")  # ult
         lane0 = b.op1("arith.cmpi", [lane, c(0, "i32")], "i1", "predicate = 0 : i64")  # eq
         lane_ok = b.op1("arith.andi", [has_slot, lane0], "i1")
+        no_slot = b.op1("arith.xori", [has_slot, b.constant_int(1, "i1")], "i1")
+        lost = b.op1("arith.andi", [no_slot, lane0], "i1")
         records = add(c(prof.address), mul(slot, c(prof.events_per_warp * RECORD_BYTES)))
         counters = add(c(prof.address + prof.counters_offset), mul(slot, c(4)))
         smid = _i64(b, _sreg(b, "smid"))
         hw_warp = _i64(b, _sreg(b, "warpid"))
         who = b.op1("arith.ori", [smid, b.op1("arith.shli", [hw_warp, c(16)], "i64")], "i64")
         where = b.op1("arith.ori", [block, b.op1("arith.shli", [warp, c(32)], "i64")], "i64")
-    return _KernelProfile(counter, lane_ok, records, counters, who, where)
+    return _KernelProfile(counter, lane_ok, lost, records, counters, who, where)
 
 
 def _store(b, value, address_i64, offset):
@@ -131,6 +135,12 @@ def event(prof, name: str, end: bool) -> None:
             _store_record(b, at, [gtime, clock, word2, kp.where])
         _if(b, room, write)
     _if(b, kp.lane_ok, record)
+
+    def count_lost():
+        p = b.op1("llvm.inttoptr", [c(prof.address + prof.lost_offset, "i64")], "!llvm.ptr<1>")
+        b.op1("llvm.atomicrmw", [p, c(1, "i32")], "i32",
+              'bin_op = 1 : i64, ordering = 2 : i64, syncscope = "device", alignment = 4 : i64')  # add, relaxed
+    _if(b, kp.lost, count_lost)
 
 
 def check_in_kernel(what: str) -> None:

@@ -37,6 +37,7 @@ class ProfileData:
     events: list
     names: dict
     dropped: dict = field(default_factory=dict)
+    unrecorded: int = 0     # events of warps beyond the buffer's slots
 
     @property
     def total_dropped(self) -> int:
@@ -44,10 +45,11 @@ class ProfileData:
 
 
 def decode(buffer: bytes, max_warps: int, events_per_warp: int, names: dict) -> ProfileData:
-    """The events of a raw event buffer (records, then one 32-bit count per warp slot)."""
+    """The events of a raw event buffer (records, one 32-bit count per warp slot, then the 32-bit count of events
+    of warps beyond the slots and 4 bytes of padding)."""
     import numpy as np
 
-    need = max_warps * events_per_warp * RECORD_BYTES + max_warps * 4
+    need = max_warps * events_per_warp * RECORD_BYTES + max_warps * 4 + 8
     if len(buffer) < need:
         raise DSLValueError(f"profile buffer of {len(buffer)} bytes, expected {need} for {max_warps} warps of "
                             f"{events_per_warp} events", user_location(3))
@@ -63,7 +65,9 @@ def decode(buffer: bytes, max_warps: int, events_per_warp: int, names: dict) -> 
         for w0, w1, w2, w3 in words[slot, :kept].tolist():
             events.append(Event(w0, w1, w2 & 0xFFFF, (w2 >> 16) & 0xFFFF, (w2 >> 32) & 0xFFFF, bool(w2 >> END_BIT & 1),
                                 w3 & 0xFFFFFFFF, w3 >> 32, int(slot)))
-    return ProfileData(events, dict(names), dropped)
+    lost = int(np.frombuffer(buffer, dtype="<u4", count=1, offset=max_warps * events_per_warp * RECORD_BYTES +
+                             max_warps * 4)[0])
+    return ProfileData(events, dict(names), dropped, lost)
 
 
 def _clock_maps(events) -> dict:
@@ -141,6 +145,9 @@ def spans(data: ProfileData, clock: str = "clock64"):
         for b, _ in stack:
             if slot not in data.dropped:  # a full slot loses its ends: said once, as dropped events
                 problems.append(f"CTA {cta} warp {warp}: {data.names.get(b.region, b.region)!r} never ended")
+    if data.unrecorded:
+        problems.append(f"{data.unrecorded} events of warps beyond the buffer's slots were not recorded (give the "
+                        "Profiler more max_warps)")
     if data.dropped:
         problems.append(f"{data.total_dropped} events dropped in {len(data.dropped)} warps (give the Profiler more "
                         "events_per_warp)")
@@ -168,7 +175,7 @@ def chrome_trace(data: ProfileData, clock: str = "clock64") -> dict:
                        "args": {"cta": s.cta, "warp": s.warp}})
     return {"traceEvents": events, "displayTimeUnit": "ns",
             "otherData": {"producer": "warpweave.profile", "clock": clock, "problems": problems,
-                          "dropped_events": data.total_dropped}}
+                          "dropped_events": data.total_dropped, "unrecorded_events": data.unrecorded}}
 
 
 def write_chrome_trace(data: ProfileData, path: str, clock: str = "clock64") -> dict:
