@@ -180,6 +180,16 @@ def test_what_cannot_go_to_a_worker_compiles_on_threads(monkeypatch):
         assert tuned.best_config(fake(), fake(), fake()) == {"copy_bits": 128}  # on threads, as without workers
 
 
+def test_cute_compile_of_an_autotuned_function_compiles_the_configuration_given():
+    tuned = cute.testing.autotune_jit(params_dict={"copy_bits": [32, 128]})(elementwise_add)
+    with target("sm_80"):
+        c32 = cute.compile(tuned, fake(), fake(), fake(), copy_bits=32)
+        c_default = cute.compile(tuned, fake(), fake(), fake())
+        ref = cute.compile(elementwise_add, fake(), fake(), fake(), copy_bits=32)
+    assert c32.cubin == ref.cubin and c_default.cubin != c32.cubin
+    assert tuned.last_search is None  # compiling is not tuning
+
+
 def test_tune_in_compile_only_returns_the_default_of_func():
     calls = []
 

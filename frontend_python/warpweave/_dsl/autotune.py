@@ -720,6 +720,12 @@ class AutotunedFunction:
     def last_search(self) -> SearchResult | None:
         return self._tuner.last
 
+    @property
+    def __ww_jit__(self):
+        """What cute.compile(autotuned, *args, **params) compiles: the @cute.jit function itself (the parameters
+        as given, else its defaults), as CuTe DSL's tune examples compile an autotuned function."""
+        return self.jit_function
+
     def _bind(self, args, kwargs):
         from ..cute.testing import JitArguments  # noqa: F401 - the same module family
 
@@ -842,6 +848,10 @@ class _BoundAutotuned:
     @property
     def last_search(self):
         return self.tuned.last_search
+
+    @property
+    def __ww_jit__(self):
+        return self.tuned.jit_function.__get__(self.obj, type(self.obj))
 
 
 def autotune_jit(params_dict: dict | None = None, update_on_change=None, warmup_iterations: int = 10,

@@ -213,6 +213,7 @@ class _Compile:
 
     def __call__(self, fn, *args, options=None, **kwargs):
         opts = merge_options(merge_options(CompileOptions(), list(self._preset)), options)
+        fn = getattr(fn, "__ww_jit__", fn)  # an autotuned function (autotune.py) compiles its @cute.jit function
         if not isinstance(fn, (JitFunction, BoundJitFunction)):
             call = getattr(type(fn), "__call__", None)
             if isinstance(call, JitFunction):
