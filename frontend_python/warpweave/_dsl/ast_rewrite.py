@@ -87,6 +87,19 @@ def _method_receivers(stmts, assigned) -> list[str]:
     return found
 
 
+def _indexed_by(stmts, var: str) -> list[str]:
+    """Names a block subscripts with an index that uses `var` (x[i], x[i, 0], x[(None, i)]): where they are
+    register tensors, a loop over `var` must be unrolled for them to stay in registers."""
+    found: list[str] = []
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                    any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(node.slice)) and \
+                    node.value.id not in found and not node.value.id.startswith("__ww"):
+                found.append(node.value.id)
+    return found
+
+
 def _contains(stmts, types) -> ast.AST | None:
     """The first node of the given types in a block, not looking into nested functions or loops they end."""
 
@@ -279,12 +292,15 @@ class _Rewriter(ast.NodeTransformer):
         fname = self.fresh("for")
         fdef = self._func(fname, [node.target.id] + names, body, names)
         mutables = _method_receivers(node.body, set(names) | {node.target.id})
+        indexed = [n for n in _indexed_by(node.body, node.target.id) if n not in names]
         call = ast.Call(func=self._helper("for_range"),
                         args=[ast.Name(id=fname, ctx=ast.Load()),
                               ast.Tuple(elts=node.iter.args, ctx=ast.Load()),
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
                         keywords=node.iter.keywords + [ast.keyword(arg="mutables",
-                                                                   value=self._values_tuple(mutables))])
+                                                                   value=self._values_tuple(mutables)),
+                                                       ast.keyword(arg="indexed",
+                                                                   value=self._values_tuple(indexed))])
         out = [fdef, self._assign_back(names, call)]
         for s in out:
             ast.copy_location(s, node)

@@ -358,10 +358,24 @@ def _range_bounds(args):
     raise DSLTypeError(f"range expects 1 to 3 arguments, got {len(args)}", user_location(3))
 
 
+# A loop with static bounds that indexes a register tensor with its variable is unrolled while tracing (up to this
+# many trips): registers cannot be indexed at run time, so a loop kept in the IR would move the tensor to local
+# memory. (CuTe DSL programs write `for i in range(cute.size(acc)): acc[i] = ...`.)
+UNROLL_REGISTER_LOOPS_UP_TO = 512
+
+
+def _indexes_registers(indexed) -> bool:
+    from .tensor import RMEM, Pointer, Tensor
+
+    return any(isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
+               for t in indexed)
+
+
 def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(),
-              prefetch_stages=None, **kwargs):
+              prefetch_stages=None, indexed=(), **kwargs):
     # prefetch_stages: CuTe DSL's request to software-pipeline the loop's loads; a scheduling hint that does not
     # change what the loop computes, and that is not applied here. Any other keyword is refused, not ignored.
+    # indexed: the values of the names the body subscripts with the loop variable (from the preprocessor).
     if kwargs:
         loc = user_location(2)
         raise DSLTypeError(f"cutlass.range() got an unexpected keyword argument {next(iter(kwargs))!r} (its "
@@ -369,6 +383,9 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     start, stop, step = _range_bounds(range_args)
     st = trace.current()
     static = all(_is_static(x) for x in (start, stop, step))
+    if static and unroll is None and not unroll_full and _static_value(step) != 0 and _indexes_registers(indexed):
+        trips = len(builtins.range(_static_value(start), _static_value(stop), _static_value(step)))
+        unroll_full = trips <= UNROLL_REGISTER_LOOPS_UP_TO
     if st.kernel is None or (unroll_full and static):
         # Host code runs as Python; a fully unrolled loop is unrolled while tracing, so its index is a constant.
         if not static:
