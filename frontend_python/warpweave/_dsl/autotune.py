@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import DSLError, DSLTypeError, DSLValueError, user_location
+from .runtime import RuntimeTensor, is_torch_tensor
 
 _FORMAT = 1
 log = logging.getLogger("warpweave.autotune")
@@ -148,9 +149,6 @@ def device_identity() -> str | None:
 
 def _tensor_view(v):
     """(element type, shape, strides) of a tensor argument, or None."""
-    from .runtime import RuntimeTensor
-    from .runtime import is_torch_tensor
-
     if is_torch_tensor(v):
         return ("torch", str(v.dtype), tuple(v.shape), tuple(v.stride()), v.data_ptr() % 16)
     if isinstance(v, RuntimeTensor):
@@ -712,6 +710,8 @@ class AutotunedFunction:
         self.processes = processes
         self._tuner = _Tuner(jf.__name__, jf, self.space, _defaults_of(jf, self.space[0]), use_table)
         self._compiled: dict = {}
+        self._fast: dict = {}
+        self._names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self.__name__ = jf.__name__
         self.__doc__ = jf.__doc__
         self.__wrapped__ = jf
@@ -741,14 +741,56 @@ class AutotunedFunction:
         return dict(self._choose(args, kwargs)[0])
 
     def _choose(self, args, kwargs):
+        if not kwargs and len(args) <= len(self._names):  # the common call: positional, no signature binding
+            arguments = dict(zip(self._names, args))
+        else:
+            arguments = self._bind(args, kwargs).arguments
+        if any(n in arguments for n in self.space[0]):
+            return {}, None  # the caller chose the parameters: no tuning
+        fast = self._fast_key(arguments)
+        known = self._fast.get(fast) if fast is not None else None
+        if known is not None:  # a call like an earlier one of this process: no key to hash
+            self._tuner.last = SearchResult(known[0], source="memory")
+            return known
+        bound = self._bind(args, kwargs)
+        chosen = self._choose_slow(bound, args, kwargs)
+        if fast is not None and chosen[1] is not None:
+            self._fast[fast] = chosen
+        return chosen
+
+    def _fast_key(self, arguments):
+        """A cheap in-process key of what the full key hashes (None when some argument has none)."""
+        from .. import _core
+
+        parts = [_current_device(_core)]
+        for name, v in arguments.items():
+            t = _tensor_view(v)
+            if t is not None:
+                parts.append(t)
+            elif name == "self":  # by what it holds, as the full key (it may change between calls)
+                from . import function_cache
+
+                try:
+                    parts.append(function_cache.stable(v))
+                except function_cache.Unstable:
+                    return None
+            elif name in self.update_on_change:
+                try:
+                    hash(v)
+                except TypeError:
+                    return None
+                parts.append((name, type(v), v))
+            elif isinstance(v, (list, tuple)):
+                return None
+            else:
+                parts.append(type(v))
+        return tuple(parts)
+
+    def _choose_slow(self, bound, args, kwargs):
         from .jit import compile_function
         from .target import select_target
         from ..cute.testing import JitArguments
 
-        bound = self._bind(args, kwargs)
-        given = [n for n in self.space[0] if n in bound.arguments]
-        if given:
-            return {}, None  # the caller chose the parameters: no tuning
         named = list(bound.arguments.items())
         params = list(self.jit_function.signature.parameters)
         by_value = set(self.update_on_change)
@@ -758,7 +800,11 @@ class AutotunedFunction:
         target = select_target()
         hit = self._tuner.cached(key)
         if hit is not None:
-            return hit, self._compiled.get((key, config_text(hit)))
+            compiled = self._compiled.get((key, config_text(hit)))
+            if compiled is None:  # found in the table: compile the winner (a JIT cache hit, usually)
+                compiled = self._compiled[(key, config_text(hit))] = compile_function(
+                    self.jit_function, args, {**kwargs, **hit}, target=target)
+            return hit, compiled
 
         def compile_one(cfg):
             return compile_function(self.jit_function, args, {**kwargs, **cfg}, target=target)
@@ -832,6 +878,13 @@ class AutotunedFunction:
         if obj is None:
             return self
         return _BoundAutotuned(self, obj)
+
+
+def _current_device(core):
+    try:
+        return core.current_device() if core.driver_available() else None
+    except RuntimeError:
+        return None
 
 
 class _BoundAutotuned:
