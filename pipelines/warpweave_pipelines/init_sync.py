@@ -14,6 +14,12 @@ import warpweave.cute as cute
 def _cluster_size(cluster_shape_mn) -> int:
     if cluster_shape_mn is None:
         return 1
+    if hasattr(cluster_shape_mn, "shape"):
+        # a layout of the cluster's CTAs (CuTe DSL's kernels pass their cluster_layout_vmnk)
+        size = cute.size(cluster_shape_mn)
+        if not isinstance(size, int):
+            raise TypeError(f"the cluster's layout must be static, got {cluster_shape_mn}")
+        return size
     shape = tuple(cluster_shape_mn) if isinstance(cluster_shape_mn, (tuple, list)) else (cluster_shape_mn,)
     size = 1
     for s in shape:

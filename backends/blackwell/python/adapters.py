@@ -18,7 +18,8 @@ for _name in ("CtaGroup", "OperandMajorMode", "OperandSource", "Field", "SmemLay
     ext.register_python_name(f"tcgen05.{_name}", getattr(tcgen05_mma, _name))
 for _name, _cls in tcgen05_mma._make_op_classes().items():
     ext.register_python_name(f"tcgen05.{_name}", _cls)
-for _name in ("make_tmem_copy", "make_s2t_copy", "commit", "fence_before_thread_sync", "fence_after_thread_sync"):
+for _name in ("make_tmem_copy", "make_s2t_copy", "get_s2t_smem_desc_tensor", "commit", "fence_before_thread_sync",
+              "fence_after_thread_sync"):
     ext.register_python_name(f"tcgen05.{_name}", getattr(tmem, _name))
 
 # cute.arch and warpweave.utils: tensor memory.
@@ -26,6 +27,10 @@ for _name in tmem.NAMES:
     ext.register_python_name(f"arch.{_name}", getattr(tmem, _name))
 ext.register_python_name("utils.TmemAllocator", tmem.TmemAllocator)
 ext.register_python_name("utils.get_num_tmem_alloc_cols", tmem.get_num_tmem_alloc_cols)
+# CuTe DSL's cutlass.utils names this helper too
+from . import helpers as _helpers  # noqa: E402
+
+ext.register_python_name("utils.compute_epilogue_tile_shape", _helpers.compute_epilogue_tile_shape)
 
 # cute.nvgpu: TMA atoms of tcgen05 operands.
 from . import tma  # noqa: E402

@@ -279,18 +279,18 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
     def read(self, operand, tensor, coords):
         return [self.descriptor(operand, tensor[(None, coords[0][1])])]
 
-    def form(self, operand_name, tile):
-        """(major, swizzle bytes, LBO bytes, SBO bytes) of one instruction's (MN, K) tile, checked element by
-        element against the canonical form it claims."""
+    def form(self, operand_name, tile, k_bytes: int = 32):
+        """(major, swizzle bytes, LBO bytes, SBO bytes) of one instruction's (MN, K) tile (K of k_bytes: 32 for
+        the MMAs), checked element by element against the canonical form it claims."""
         lay = tile.layout
         outer = lay.outer if hasattr(lay, "outer") else lay
         inner = lay.inner if hasattr(lay, "outer") else None
         e = _ebytes(tile.element_type)
-        key = (str(outer), str(inner), e)
+        key = (str(outer), str(inner), e, k_bytes)
         hit = self._forms.get(key)
         if hit is not None:
             return hit
-        K = 32 // e
+        K = k_bytes // e
         total = cute.size(outer)
         if total % K:
             raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} does not hold whole 32-byte K "
@@ -343,8 +343,8 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
         self._forms[key] = hit
         return hit
 
-    def descriptor(self, operand, tile):
-        major, swizzle, lbo, sbo = self.form(operand["name"], tile)
+    def descriptor(self, operand, tile, k_bytes: int = 32):
+        major, swizzle, lbo, sbo = self.form(operand["name"], tile, k_bytes)
         lay = tile.layout
         ptr = tile.iterator
         if swizzle and ptr.alignment_at(0) < 8 * swizzle:
@@ -378,15 +378,26 @@ def tmem_address(tensor, offset):
     if ptr.base is None:
         raise ext.user_error("this tensor-memory tensor has no address yet: make it with cute.make_tensor(tmem_ptr, "
                              "fragment.layout), tmem_ptr from TmemAllocator.retrieve_ptr", ext.DSLTypeError)
-    if ptr.dtype.width != 32:
-        raise ext.user_error(f"tensor-memory tensors of {ptr.dtype.__name__} (not 32 bits) are not supported here",
-                             ext.DSLTypeError)
+    width = ptr.dtype.width
+    if width > 32 or 32 % width:
+        raise ext.user_error(f"tensor-memory tensors of {ptr.dtype.__name__} are not supported here (32-bit values, "
+                             "or 8/16-bit ones packed in 32-bit columns)", ext.DSLTypeError)
     b = ext.builder()
     base = b.op1("llvm.ptrtoint", [ptr.base], "i32")
     total = ptr.offset + offset
-    if isinstance(total, int) and total == 0:
-        return base
-    return b.op1("arith.addi", [base, _i32(total)], "i32")
+    per = 32 // width           # elements per 32-bit column (their lane steps are per * LANE)
+    if isinstance(total, int):
+        if total % per:
+            raise ext.user_error(f"tensor memory is addressed by 32-bit column: element {total} of {ptr.dtype.__name__}"
+                                 " values is inside one", ext.DSLValueError)
+        total //= per
+        if total == 0:
+            return base
+        return b.op1("arith.addi", [base, _i32(total)], "i32")
+    idx = _i32(total)
+    if per > 1:
+        idx = b.op1("arith.shrui", [idx, _i32(per.bit_length() - 1)], "i32")
+    return b.op1("arith.addi", [base, idx], "i32")
 
 
 class TmemKind(ext.OperandKind):

@@ -51,6 +51,15 @@ def _umma_class(base):
                         else "cpasync.CopyBulkTensorTileG2SOp")
                 return ext.select_instruction(name, {"rank": len(self.dims), "cta_group": self.cta_group})
 
+            def __ww_copy__(self, src, dst, *, mcast_mask=None, **kwargs):
+                # A kernel may compute one mask for both operands' loads and pass it to each (CuTe DSL's do): a
+                # load that is not multicast here needs none.
+                if not getattr(self.op, "python_name", "").endswith("MulticastOp"):
+                    mcast_mask = None
+                if mcast_mask is not None:
+                    kwargs["mcast_mask"] = mcast_mask
+                return super().__ww_copy__(src, dst, **kwargs)
+
             def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask):
                 if load and self.cta_group == 2:
                     mbar = b.op1("arith.andi", [mbar, cutlass.Int32(PEER_BIT_MASK - (1 << 32)).ir()], "i32")

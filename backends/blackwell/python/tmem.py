@@ -196,9 +196,109 @@ def _first_mismatch(T, tv, tmem_tv, values):
     return None
 
 
+# tcgen05.cp shapes the copy below drives: (rows = lanes, bytes per row) of one instruction
+_S2T_SHAPES = {"Cp128x256bOp": (128, 32), "Cp128x128bOp": (128, 16)}
+
+
+class S2TCopy:
+    """A shared -> tensor memory copy (make_s2t_copy): one elected thread issues one tcgen05.cp per tile of
+    (128 rows, 32 or 16 bytes); row r lands in lane r, its bytes in consecutive 32-bit columns. Each shared-memory
+    tile is read through a UMMA descriptor, so it must be in a canonical K-major layout (the MMAs' forms, K the
+    row's bytes)."""
+
+    def __init__(self, atom, rows, row_bytes, tiler):
+        self.atom = atom
+        self.rows, self.row_bytes = rows, row_bytes
+        self.tiler_mn = tiler
+        self.size = 1
+
+    def get_slice(self, thr_idx):
+        return self
+
+    get_thread_slice = get_slice
+
+    def _partition(self, tensor):
+        outer = getattr(tensor.layout, "outer", tensor.layout)
+        if cute.size(outer, mode=[0]) % self.rows or cute.size(outer, mode=[1]) % self.tiler_mn[1]:
+            raise ext.user_error(f"make_s2t_copy: the tensor {tensor} is not made of ({self.rows}, "
+                                 f"{self.tiler_mn[1]}) tiles", ext.DSLValueError)
+        return cute.zipped_divide(tensor, self.tiler_mn)
+
+    def partition_S(self, tensor):
+        """The shared-memory tensor as ((one instruction's tile), (tiles...))."""
+        return self._partition(tensor)
+
+    def partition_D(self, tensor):
+        return self._partition(tensor)
+
+    def __ww_copy__(self, src, dst, *, pred=None, **kwargs):
+        from .tcgen05_mma import UmmaSmemDescriptorKind
+
+        if kwargs or pred is not None:
+            raise ext.user_error("cute.copy of a shared -> tensor memory copy takes no keywords", ext.DSLTypeError)
+        if getattr(src, "memspace", None) != "smem" or getattr(dst, "memspace", None) != "tmem":
+            raise ext.user_error(f"cute.copy with {self.atom.manifest['id']}: from a shared-memory partition "
+                                 f"(partition_S) to a tensor-memory one (partition_D), got {src!r} and {dst!r}",
+                                 ext.DSLTypeError)
+        n = cute.size(src, mode=[1]) if len(src.shape) > 1 else 1
+        if n != (cute.size(dst, mode=[1]) if len(dst.shape) > 1 else 1):
+            raise ext.user_error("cute.copy of a shared -> tensor memory copy: the two partitions have different "
+                                 "numbers of tiles", ext.DSLValueError)
+        kind = UmmaSmemDescriptorKind()
+        b = ext.builder()
+        insts = []
+        for j in range(n):
+            s_tile = src[(None, j)] if len(src.shape) > 1 else src
+            d_tile = dst[(None, j)] if len(dst.shape) > 1 else dst
+            self._check_tmem_tile(d_tile)
+            desc = kind.descriptor({"name": "src"}, s_tile, self.row_bytes)
+            insts.append((tmem_address(d_tile, d_tile.layout(0)), desc))
+
+        def issue():
+            for addr, desc in insts:
+                ext.emit_instruction(b, self.atom.backend.name, self.atom.manifest, {"dst": [addr], "src": [desc]})
+
+        ext.when(cute.arch.elect_one(), issue)
+
+    def _check_tmem_tile(self, tile):
+        per = 32 // tile.element_type.width
+        lay = getattr(tile.layout, "outer", tile.layout)
+        o0 = lay(0)
+        cols = self.tiler_mn[1]
+        for r in (0, 1, self.rows - 1):
+            for c in (0, cols - 1):
+                want = r * LANE * per + c
+                if lay(r + self.rows * c) - o0 != want:
+                    raise ext.user_error(f"make_s2t_copy: the tensor-memory tile {lay} does not put row {r} in lane "
+                                         f"{r} and its elements in consecutive columns", ext.DSLValueError)
+
+
 def make_s2t_copy(atom, tmem_tensor, *, loc=None, ip=None):
-    raise ext.user_error("make_s2t_copy (tcgen05.cp from shared to tensor memory) is not implemented yet",
-                         ext.DSLValueError)
+    """The shared -> tensor memory copy of a tcgen05.cp atom (cute.make_copy_atom(tcgen05.Cp128x256bOp(
+    CtaGroup.ONE), dtype)) for tiles of tmem_tensor (rows in lanes). Supported here: the .128x256b and .128x128b
+    shapes (the multicast shapes of block-scaled GEMMs are not)."""
+    name = getattr(getattr(atom, "op", None), "python_name", "").split(".")[-1]
+    if name not in _S2T_SHAPES:
+        raise ext.user_error(f"make_s2t_copy: supported ops are tcgen05.{' and tcgen05.'.join(_S2T_SHAPES)}, got "
+                             f"{atom!r}", ext.DSLValueError)
+    if getattr(tmem_tensor, "memspace", None) != "tmem":
+        raise ext.user_error(f"make_s2t_copy: the destination is a tensor in tensor memory, got {tmem_tensor!r}",
+                             ext.DSLTypeError)
+    rows, row_bytes = _S2T_SHAPES[name]
+    width = atom.value_type.width
+    if width > 32 or 32 % width:
+        raise ext.user_error(f"make_s2t_copy: {atom.value_type.__name__} values do not pack into 32-bit columns",
+                             ext.DSLTypeError)
+    return S2TCopy(atom, rows, row_bytes, (rows, row_bytes * 8 // width))
+
+
+def get_s2t_smem_desc_tensor(tiled_copy, smem_partition, *, loc=None, ip=None):
+    """The shared-memory partition of a shared -> tensor memory copy as its copy takes it (the descriptors are
+    made when it is copied)."""
+    if not isinstance(tiled_copy, S2TCopy):
+        raise ext.user_error(f"get_s2t_smem_desc_tensor: expected a copy of make_s2t_copy, got {tiled_copy!r}",
+                             ext.DSLTypeError)
+    return smem_partition
 
 
 # --- allocation ---------------------------------------------------------------------------------------------------
@@ -295,11 +395,18 @@ class TmemAllocator:
         """The allocator warp allocates num_columns columns (every thread may call it)."""
         _check_columns(num_columns)
         self.columns = num_columns
-        ext.when(self._is_allocator_warp(), lambda: alloc_tmem(num_columns, self.ptr, self.is_two_cta))
+
+        def alloc():
+            alloc_tmem(num_columns, self.ptr, self.is_two_cta)
+            fence_before_thread_sync()   # the allocation is ordered before the barrier of wait_for_alloc
+
+        ext.when(self._is_allocator_warp(), alloc)
 
     def wait_for_alloc(self):
-        """Every thread of barrier_for_retrieve waits until the address is in shared memory."""
+        """Every thread of barrier_for_retrieve waits until the address is in shared memory (and its tcgen05
+        operations after are ordered after the allocation)."""
         self.barrier.arrive_and_wait()
+        fence_after_thread_sync()
 
     def retrieve_ptr(self, dtype=cutlass.Float32):
         """The allocation as a pointer to dtype values in tensor memory."""
@@ -313,13 +420,16 @@ class TmemAllocator:
 
     def free(self, tmem_ptr, num_columns: int = 0):
         """The allocator warp frees the allocation (with is_two_cta, once the peer CTA has arrived on this CTA's
-        dealloc barrier: each CTA tells its peer it is done, then waits for the peer's word)."""
+        dealloc barrier: each CTA tells its peer it is done, then waits for the peer's word). Call it after a
+        barrier of the threads that used the memory, each having issued tcgen05.fence_before_thread_sync."""
         n = num_columns or self.columns
         if not n:
             raise ext.user_error("TmemAllocator.free: how many columns? allocate() was not called on this allocator "
                                  "and num_columns was not given", ext.DSLValueError)
 
         def release():
+            # the kernel's barrier before free() ordered the other warps' tensor-memory accesses before it
+            fence_after_thread_sync()
             if self.is_two_cta:
                 peer = cute.arch.block_rank_in_cluster() ^ 1
                 ext.when(cute.arch.elect_one(), lambda: cute.arch.mbarrier_arrive_cluster(self.dealloc_mbar, peer))
@@ -354,6 +464,12 @@ def fence_after_thread_sync(*, loc=None, ip=None):
     _primitive("tcgen05.fence_after_thread_sync")
 
 
+def fence_view_async_shared(*, loc=None, ip=None):
+    """This thread's generic-proxy writes of shared memory are visible to the async proxy (TMA stores, MMAs
+    reading shared memory): fence.proxy.async.shared::cta, the target's primitive."""
+    _primitive("arch.fence_proxy_async_shared_cta")
+
+
 def commit(mbar_ptr, mask=None, cta_group=CtaGroup.ONE, *, loc=None, ip=None):
     """One elected thread of the calling warp commits: the mbarrier at mbar_ptr gets one arrival once every
     tcgen05 operation this thread issued before (mma, cp) has completed. With mask, the mbarrier at the same offset
@@ -374,4 +490,4 @@ def commit(mbar_ptr, mask=None, cta_group=CtaGroup.ONE, *, loc=None, ip=None):
 
 
 NAMES = ("alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "get_num_tmem_alloc_cols",
-         "fence_view_async_tmem_load", "fence_view_async_tmem_store")
+         "fence_view_async_tmem_load", "fence_view_async_tmem_store", "fence_view_async_shared")

@@ -8,6 +8,7 @@ reports no stack frame, no spills and no local memory (the report is printed). O
 none exists in this project's machines): the product against a float32 torch reference on random data, C poisoned
 with NaN first, sizes that are not multiples of the tile.
 """
+import importlib.util
 import os
 import re
 import sys
@@ -19,9 +20,13 @@ from warpweave import _core
 
 from dsl_helpers import has_gpu, has_torch_cuda
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python", "examples",
-                                "blackwell"))
-import dense_gemm  # noqa: E402
+# Loaded under a name of its own: the Hopper example is a dense_gemm.py too, and both tests share a session.
+_spec = importlib.util.spec_from_file_location(
+    "blackwell_dense_gemm", os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python", "examples",
+                                         "blackwell", "dense_gemm.py"))
+dense_gemm = importlib.util.module_from_spec(_spec)
+sys.modules["blackwell_dense_gemm"] = dense_gemm
+_spec.loader.exec_module(dense_gemm)
 
 SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
 

@@ -276,3 +276,34 @@ def test_pipelines_refuse_bad_arguments():
     with pytest.raises(ValueError, match="V mode"):
         pipeline.PipelineUmmaAsync.create(barrier_storage=None, num_stages=1, producer_group=None,
                                           consumer_group=None, cta_layout_vmnk=cute.make_layout((4, 1, 1, 1)))
+
+
+# --- idioms of CuTe DSL's Blackwell programs -------------------------------------------------------------------------
+
+def test_cutedsl_program_idioms():
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+    from warpweave.cute.nvgpu import cpasync
+
+    t = tc()
+    tm = sm100().make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                        t.CtaGroup.TWO, (256, 128))
+    staged = sm100().make_smem_layout_a(tm, (256, 128, 64), cutlass.Float16, 3)
+    # cute.select of a staged swizzled layout keeps the swizzle (one stage for make_tiled_tma_atom_A)
+    one = cute.select(staged, mode=[0, 1, 2])
+    assert str(one.inner) == str(staged.inner) and cute.size(one.outer) == cute.size(staged.outer) // 3
+    # cute.tiled_divide's ((V), M, N, K) cluster layout
+    vmnk = cute.tiled_divide(cute.make_layout((4, 2, 1)), (2,))
+
+    def body(g):
+        smem = utils.SmemAllocator()
+        word = smem.allocate_array(cutlass.Int32, 1)
+        s = smem.allocate_tensor(cutlass.Float16, staged.outer, 128, swizzle=staged.inner)
+        # a swizzled buffer starts at a multiple of its swizzle's period, whatever alignment was asked
+        assert s.iterator.alignment >= 1024 and word.ptr is word
+        pipeline.pipeline_init_arrive(cluster_shape_mn=vmnk, is_relaxed=True)
+        pipeline.pipeline_init_wait(cluster_shape_mn=vmnk)
+        g[0] = cpasync.create_tma_multicast_mask(vmnk, (0, 1, 1, 0), 2)
+
+    ptx = _ptx(body, (4, 2))
+    assert "barrier.cluster.arrive.relaxed.aligned;" in ptx and "barrier.cluster.wait.aligned;" in ptx

@@ -187,8 +187,12 @@ def _frag_16x128b(l, r):
     return l // 4 + 8 * r, l % 4 + 4 * k
 
 
+def _frag_16x64b(l, r):
+    return l // 4 + 8 * (l % 2), (l // 2) % 2 + 2 * r
+
+
 _FRAGMENTS = {"Ld32x32bOp": (_frag_32x32b, 32, 1), "Ld16x256bOp": (_frag_16x256b, 16, 8),
-              "Ld16x128bOp": (_frag_16x128b, 16, 4)}
+              "Ld16x128bOp": (_frag_16x128b, 16, 4), "Ld16x64bOp": (_frag_16x64b, 16, 2)}
 
 
 def _tmem_tile(rows_per_cta, n, cta, cols):
@@ -200,7 +204,8 @@ def _tmem_tile(rows_per_cta, n, cta, cols):
 
 @pytest.mark.parametrize("op,num,m,cta,cols", [("Ld32x32bOp", 32, 128, 1, 32), ("Ld32x32bOp", 8, 128, 1, 32),
                                                 ("Ld32x32bOp", 16, 256, 2, 64), ("Ld16x256bOp", 4, 128, 1, 32),
-                                                ("Ld16x128bOp", 8, 128, 1, 32), ("Ld16x256bOp", 2, 64, 1, 32)])
+                                                ("Ld16x128bOp", 8, 128, 1, 32), ("Ld16x256bOp", 2, 64, 1, 32),
+                                                ("Ld16x64bOp", 16, 128, 1, 32), ("Ld16x64bOp", 8, 64, 1, 32)])
 def test_tmem_copy_partition_matches_the_fragment_layout(op, num, m, cta, cols):
     t = tc()
     rows = m // cta
@@ -397,3 +402,108 @@ def test_small_tcgen05_kernel_sass(ld):
     assert count("LDTM") == per_thread // regs_per_ld, ops
     assert count("UTCATOMSWS") >= 2                     # alloc and dealloc
     assert not any(o.startswith(("LDL", "STL")) for o in ops)
+
+
+@SASS
+def test_tmem_store_then_load_round_trip_compiles():
+    # registers -> tensor memory (tcgen05.st) -> registers (tcgen05.ld) over the same partition
+    import numpy as np
+
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+    from warpweave.cute.runtime import from_dlpack
+
+    t = tc()
+
+    @cute.kernel
+    def kern(tiled_mma: cute.TiledMma, g: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = utils.SmemAllocator()
+        hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
+        tmem.allocate(32)
+        tmem.wait_for_alloc()
+        frag = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((128, 32)))
+        acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), frag.layout)[((None, None), 0, 0)]
+        st = t.make_tmem_copy(cute.make_copy_atom(t.St32x32bOp(t.Repetition.x16), cutlass.Float32), acc)
+        ld = t.make_tmem_copy(cute.make_copy_atom(t.Ld32x32bOp(t.Repetition.x16), cutlass.Float32), acc)
+        src = st.get_slice(tidx).partition_D(acc)
+        gpart = ld.get_slice(tidx).partition_D(g)
+        r = cute.make_rmem_tensor(src.shape, cutlass.Float32)
+        for i in cutlass.range_constexpr(cute.size(r)):
+            r[i] = cutlass.Float32(tidx + i)
+        cute.copy(st, r, src)
+        cute.arch.fence_view_async_tmem_store()
+        back = cute.make_rmem_tensor(src.shape, cutlass.Float32)
+        cute.copy(ld, ld.get_slice(tidx).partition_S(acc), back)
+        cute.autovec_copy(back, gpart)
+        tmem.relinquish_alloc_permit()
+        pipeline.sync(barrier_id=1, num_threads=128)
+        tmem.free(acc.iterator)
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        kern(mma(128, 32), g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_100a"):
+        compiled = cute.compile(host, from_dlpack(np.zeros((128, 32), np.float32)))
+    ops = opcodes(compiled.cubin)
+    assert sum(o.startswith("STTM.x16") for o in ops) == 2 and sum(o.startswith("LDTM.x16") for o in ops) == 2
+    assert "tcgen05.wait::st" in compiled.info["ptx"] and "tcgen05.wait::ld" in compiled.info["ptx"]
+
+
+def _s2t_kernel(op_name, smem_layout, cols, tiles=2):
+    import numpy as np
+
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+    from warpweave.cute.runtime import from_dlpack
+
+    t = tc()
+
+    @cute.kernel
+    def kern(g: cute.Tensor):
+        smem = utils.SmemAllocator()
+        hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        s = smem.allocate_tensor(cutlass.Float16, smem_layout, 1024)
+        tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
+        tmem.allocate(32)
+        tmem.wait_for_alloc()
+        # rows in lanes, two fp16 values per 32-bit column
+        tm = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float16), cute.make_layout((128, cols * tiles),
+                                                                                   stride=(2 * LANE, 1)))
+        s2t = t.make_s2t_copy(cute.make_copy_atom(getattr(t, op_name)(t.CtaGroup.ONE), cutlass.Float16), tm)
+        thr = s2t.get_slice(0)
+        src = t.get_s2t_smem_desc_tensor(s2t, thr.partition_S(s))
+        if cute.arch.make_warp_uniform(cute.arch.warp_idx()) == 0:
+            cute.copy(s2t, src, thr.partition_D(tm))
+        tmem.relinquish_alloc_permit()
+        pipeline.sync(barrier_id=1, num_threads=128)
+        tmem.free(tm.iterator)
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        kern(g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_100a"):
+        return cute.compile(host, from_dlpack(np.zeros(4, np.float32)))
+
+
+@SASS
+def test_s2t_copy_128x256b_and_128x128b():
+    # canonical no-swizzle K-major tiles: 8 x 16-byte core matrices, 128 bytes each; 16 row groups 256 bytes apart
+    # (two core matrices of K per 32-byte row) and the K halves 128 bytes apart
+    two_tiles = cute.make_layout(((8, 16), ((8, 2), 2)), stride=((8, 128), ((1, 64), 2048)))
+    compiled = _s2t_kernel("Cp128x256bOp", two_tiles, 16)
+    ops = opcodes(compiled.cubin)
+    assert sum(o == "UTCCP.T.S" for o in ops) == 2, ops
+    half = cute.make_layout(((8, 16), (8, 2)), stride=((8, 64), (1, 1024)))
+    ops = opcodes(_s2t_kernel("Cp128x128bOp", half, 8).cubin)
+    assert sum(o == "UTCCP.T.S.128dp128bit" for o in ops) == 2, ops
+
+
+def test_s2t_copy_refuses_unreadable_tiles_and_other_shapes():
+    with pytest.raises(Exception, match="not a layout tcgen05.mma reads"):
+        _s2t_kernel("Cp128x256bOp", cute.make_layout((128, 32), stride=(32, 1)), 16)
+    with pytest.raises(Exception, match="supported ops are"):
+        _s2t_kernel("Cp4x256bOp", cute.make_layout((128, 32), stride=(32, 1)), 16)

@@ -370,6 +370,9 @@ def create_tma_multicast_mask(cta_layout_vmnk, cta_coord_vmnk, mcast_mode: int, 
     cta_coord_vmnk except along mode mcast_mode: the CTAs one multicast load along that mode reaches."""
     shape = cta_layout_vmnk.shape if isinstance(cta_layout_vmnk.shape, tuple) else (cta_layout_vmnk.shape,)
     stride = cta_layout_vmnk.stride if isinstance(cta_layout_vmnk.stride, tuple) else (cta_layout_vmnk.stride,)
+    # a mode of one extent written as a 1-tuple (cute.tiled_divide's ((V), M, N, K)) is that extent
+    shape = tuple(x[0] if isinstance(x, tuple) and len(x) == 1 else x for x in shape)
+    stride = tuple(x[0] if isinstance(x, tuple) and len(x) == 1 else x for x in stride)
     if any(isinstance(x, tuple) or not isinstance(x, int) for x in shape + stride):
         raise ext.user_error(f"create_tma_multicast_mask: the CTA layout {cta_layout_vmnk} must be flat and static",
                              ext.DSLValueError)

@@ -232,6 +232,7 @@ class BlackwellDenseGemm:
         # Epilogue: tensor memory -> registers -> C's type -> a shared-memory sub-tile -> TMA store.
         acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 1)
         acc_pipeline.consumer_wait(acc_state)
+        tcgen05.fence_after_thread_sync()              # the tensor-memory loads below after the MMAs' commit
         cta_tile = (bm_mma // cta, bn)
         t2r_atom = sm100_utils.get_tmem_load_op(cta_tile, utils.LayoutEnum.ROW_MAJOR, c_dtype, self.acc_dtype,
                                                 epi_tile, self.use_2cta_instrs)
@@ -268,6 +269,7 @@ class BlackwellDenseGemm:
 
         # Tensor memory is freed once every warp has read it (and, for a pair, the peer too); no CTA leaves while a
         # peer may still multicast into its shared memory or arrive on its barriers.
+        tcgen05.fence_before_thread_sync()             # this warp's tensor-memory loads before the barrier
         pipeline.sync(barrier_id=1, num_threads=THREADS)
         tmem.free(acc.iterator)
         if cutlass.const_expr(cm * cn > 1):

@@ -94,7 +94,13 @@ class SmemAllocator:
         if not isinstance(cos, int):
             raise DSLTypeError(f"allocate_tensor: shared memory layouts must be static, got {layout}",
                                user_location(2))
-        ptr = _pointer(_carve(cos * elem_bytes(t), max(byte_alignment, elem_bytes(t))), t)
+        align = max(byte_alignment, elem_bytes(t))
+        inner = layout.inner if isinstance(layout, ComposedLayout) else None
+        if isinstance(inner, _core.Swizzle) and inner.num_bits:
+            # A swizzle permutes address bits below its period: the buffer starts at a multiple of the period, so
+            # that the swizzle of offsets is the swizzle of addresses (what TMA and the MMAs apply).
+            align = max(align, (1 << (inner.num_bits + inner.num_base + inner.num_shift)) * elem_bytes(t))
+        ptr = _pointer(_carve(cos * elem_bytes(t), align), t)
         return Tensor(ptr, layout, t)
 
 

@@ -113,6 +113,11 @@ class Pointer:
         return self.dtype
 
     @property
+    def ptr(self):
+        """The pointer itself (CuTe DSL code reads a shared-storage scalar's address as `storage.field.ptr`)."""
+        return self
+
+    @property
     def llvm_ptr(self):
         """The pointer itself (CuTe DSL code passes `ptr.llvm_ptr` to cute.arch's atomics)."""
         return self

@@ -228,6 +228,9 @@ def select(input, mode):
     path = _mode_path(mode)
     if isinstance(input, tuple):
         return tuple(input[i] for i in path)
+    if isinstance(input, _core.ComposedLayout):
+        # the modes of the outer layout, under the same swizzle and offset (one stage of a staged layout)
+        return _core.ComposedLayout(input.inner, input.offset, _core.select(input.outer, path))
     return _rewrap(input, _core.select(_layout_of(input, "select"), path))
 
 
