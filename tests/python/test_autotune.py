@@ -440,7 +440,9 @@ def test_tuned_configuration_is_at_least_as_fast_as_the_default(tmp_path, monkey
                                     workspace_count=4, warmup_iterations=20, iterations=200)
     t_default = cute.testing.benchmark(cute.compile(elementwise_add, a, b, c), workspace_generator=ws,
                                        workspace_count=4, warmup_iterations=20, iterations=200)
-    assert t_best <= t_default * 1.05, (best, t_best, t_default)
+    if best != {"copy_bits": 128}:  # (the default itself trivially is)
+        assert t_best <= t_default * 1.10, (best, t_best, t_default)
+    assert search.best_time_us == min(t.time_us for t in search.trials)
     # a second function object over the same kernel starts tuned from the table
     again = cute.testing.autotune_jit(params_dict={"copy_bits": [16, 32, 64, 128]})(elementwise_add)
     c.zero_()
