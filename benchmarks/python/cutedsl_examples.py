@@ -45,6 +45,9 @@ PROGRAMS = [
      HGMMA_TMA + ("USETMAXREG",)),
     ("hopper_dense_gemm_persistent_2x1", f"{HOPPER}/dense_gemm_persistent.py", ["--cluster_shape_mn", "2,1"],
      ("sm_90a",), HGMMA_TMA + ("USETMAXREG", "UTMALDG.3D.MULTICAST")),
+    # fp8 with a second fp32 accumulator every few k-blocks (its default cluster is 1x2: A multicast); fp8 wgmma is QGMMA.
+    ("hopper_dense_gemm_fp8_2xacc", f"{HOPPER}/dense_gemm_fp8_2xacc.py", [], ("sm_90a",),
+     ("QGMMA", "UTMALDG.3D.MULTICAST", "SYNCS", "UTMASTG", "STSM", "USETMAXREG")),
 ]
 
 
@@ -60,7 +63,9 @@ def sass_check(dump_dir: str, required) -> tuple[bool, str]:
     missing = [r for r in required if not any(o == r or o.startswith(r + ".") for o in ops)]
     local = sorted(o for o in ops if o.split(".")[0] in ("LDL", "STL"))
     if missing or local:
-        return False, "SASS lacks " + ", ".join(missing) + (f"; local memory: {', '.join(local)}" if local else "")
+        why = ([f"SASS lacks {', '.join(missing)}"] if missing else []) + \
+            ([f"local memory: {', '.join(local)}"] if local else [])
+        return False, "; ".join(why)
     return True, "SASS " + " ".join(required)
 
 
