@@ -1,4 +1,5 @@
-"""frontend_python/examples/blackwell/dense_gemm.py: compiled for sm_100a here, run against torch on a Blackwell GPU.
+"""frontend_python/examples/blackwell/dense_gemm.py and dense_gemm_persistent.py: compiled for sm_100a here, run
+against torch on a Blackwell GPU.
 
 Without a GPU: the example compiled for sm_100a over 1-CTA and 2-CTA MMAs, clusters with multicast, every major,
 fp16, bf16, tf32 and fp8; its SASS holds UTCHMMA (UTCQMMA for fp8; .2CTA with 2-CTA instructions), UTCBAR (the MMA
@@ -165,3 +166,56 @@ GPU_CASES = [
 def test_dense_gemm_matches_torch(case):
     mnkl, majors, ab, c, tile, cluster, two = case
     dense_gemm.run(mnkl, ab, c, cutlass.Float32, majors[0], majors[1], majors[2], tile, cluster, two, iterations=0)
+
+
+# --- the persistent, warp-specialized example ---------------------------------------------------------------------
+
+_pspec = importlib.util.spec_from_file_location(
+    "blackwell_dense_gemm_persistent", os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python",
+                                                    "examples", "blackwell", "dense_gemm_persistent.py"))
+persistent = importlib.util.module_from_spec(_pspec)
+sys.modules["blackwell_dense_gemm_persistent"] = persistent
+_pspec.loader.exec_module(persistent)
+
+PERSISTENT_CASES = [
+    ("kkn", cutlass.Float16, cutlass.Float16, (128, 256), (1, 1), False),
+    ("kkn", cutlass.Float16, cutlass.Float16, (128, 128), (2, 2), False),
+    ("kkn", cutlass.Float16, cutlass.Float16, (256, 256), (2, 1), True),
+    ("kkn", cutlass.BFloat16, cutlass.BFloat16, (256, 128), (4, 2), True),
+    ("mnm", cutlass.Float8E4M3FN, cutlass.BFloat16, (64, 128), (1, 1), False),
+]
+
+
+@SASS
+@pytest.mark.parametrize("majors,ab,c,tile,cluster,two", PERSISTENT_CASES,
+                         ids=lambda x: getattr(x, "__name__", str(x)))
+def test_dense_gemm_persistent_sass(majors, ab, c, tile, cluster, two):
+    gemm = persistent.BlackwellPersistentDenseGemm(cutlass.Float32, two, tile, cluster, max_active_clusters=16)
+    compiled = persistent.compile_only(gemm, majors[0], majors[1], majors[2], ab, c, options="-v")
+    print(compiled.info["jit_log"])
+    ops = opcodes(compiled.cubin)
+    pair = ".2CTA" if two else ""
+    mma = [o for o in ops if o.startswith(("UTCHMMA", "UTCQMMA"))]
+    assert mma and len(mma) % 4 == 0 and all(o == ("UTCQMMA" if ab.width == 8 else "UTCHMMA") + pair for o in mma)
+    assert len([o for o in ops if o.startswith("UTCBAR" + pair)]) >= 2
+    subtiles = tile[1] // (64 if c.width <= 8 else 32)
+    assert len([o for o in ops if o.startswith("LDTM")]) == subtiles
+    assert any(o.startswith("UTMALDG") for o in ops) and any(o.startswith("UTMASTG") for o in ops)
+    if two:
+        # the epilogue's releases of an accumulator buffer arrive on the leader CTA's barrier
+        assert any(o.startswith("SYNCS.ARRIVE.TRANS64.RED") for o in ops)
+    assert not any(o.startswith(("LDL", "STL")) for o in ops)
+    assert ptxas_report(compiled)[:3] == (0, 0, 0)
+
+
+@requires_blackwell
+@pytest.mark.parametrize("case", [
+    ((1024, 1024, 512, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 256), (1, 1), False),
+    ((1000, 520, 264, 2), "kkn", cutlass.BFloat16, cutlass.BFloat16, (128, 128), (2, 2), False),
+    ((2048, 1024, 1024, 1), "kkn", cutlass.Float16, cutlass.Float16, (256, 256), (2, 1), True),
+    ((1040, 776, 520, 1), "kkm", cutlass.Float16, cutlass.Float16, (256, 128), (4, 2), True),
+], ids=lambda c: "-".join(str(x) for x in c))
+def test_dense_gemm_persistent_matches_torch(case):
+    mnkl, majors, ab, c, tile, cluster, two = case
+    # few clusters, so that each walks several tiles (both accumulator buffers, the rings wrapping)
+    persistent.run(mnkl, ab, c, majors[0], majors[1], majors[2], tile, cluster, two, max_active_clusters=4)
