@@ -65,7 +65,7 @@ class MmaAtom:
         self.backend, self.manifest = op.entry()
         defaults = getattr(op, "default_fields", None)
         if defaults:
-            # fields an op starts with (e.g. tcgen05's ACCUMULATE False), carried through control flow from here on
+            # fields an op starts with (e.g. an accumulate flag that starts False), carried through control flow
             self.fields = dict(defaults)
         ins = self.manifest
         ops = {o["name"]: o for o in ins.get("operands", [])}
