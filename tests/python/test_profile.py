@@ -62,6 +62,21 @@ def run_plain(x: cute.Tensor, y: cute.Tensor):
     plain_kernel(x, y, n).launch(grid=[(n + 127) // 128, 1, 1], block=[128, 1, 1])
 
 
+def _persistent_example():
+    """examples/hopper/dense_gemm_persistent.py, imported by its path (the hopper folder stays off sys.path: it
+    holds a dense_gemm.py, a name other examples share)."""
+    import importlib.util
+
+    name = "dense_gemm_persistent"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(ROOT, "frontend_python", "examples", "hopper", f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def tensors():
     return make_fake_compact_tensor(cutlass.Float32, (4096,)), make_fake_compact_tensor(cutlass.Float32, (4096,))
 
@@ -148,8 +163,7 @@ def test_tensorop_gemm_marks_cost_nothing_unprofiled(monkeypatch):
 
 
 def test_persistent_hopper_gemm_profiles_producer_and_consumer_warps_without_spilling(monkeypatch):
-    sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples", "hopper"))
-    import dense_gemm_persistent as dg
+    dg = _persistent_example()
 
     monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
     monkeypatch.setenv("WARPWEAVE_CUBIN_TOOL", "ptxas")
@@ -357,8 +371,7 @@ def test_profiled_tensorop_gemm_records_every_warp(tmp_path):
 def test_persistent_gemm_trace_shows_producer_and_consumer_warps(tmp_path):
     import torch
 
-    sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples", "hopper"))
-    import dense_gemm_persistent as dg
+    dg = _persistent_example()
 
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the persistent GEMM is an sm_90a kernel")
