@@ -30,18 +30,18 @@ def opcodes(cubin):
     return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", sass, re.M)
 
 
+_OP = re.compile(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)")
+
+
 def loop_bodies(cubin):
-    """The opcodes of each loop of a kernel's SASS: from a label to the branch back to it."""
-    lines = _core.disassemble_sass(cubin).splitlines()
+    """The instruction lines of each loop of a kernel's SASS: from a label to the branch back to it."""
     labels, body = {}, []
-    for line in lines:
+    for line in _core.disassemble_sass(cubin).splitlines():
         m = re.match(r"^(\.L_x_\d+):", line)
         if m:
             labels[m.group(1)] = len(body)
-            continue
-        op = re.match(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", line)
-        if op:
-            body.append(op.group(1))
+        elif _OP.match(line):
+            body.append(line)
             back = re.search(r"BRA `\((\.L_x_\d+)\)", line)
             if back and back.group(1) in labels:
                 yield body[labels[back.group(1)]:]
@@ -86,8 +86,15 @@ def test_tensorop_gemm_sass(arch, majors):
     assert count("STG.E.128") == 16
     # The main loop carries the next k-block's ldmatrix results as whole 32-bit registers: no PRMT repacks 16-bit
     # halves before the HMMA that read them.
-    main = [b for b in loop_bodies(compiled.cubin) if sum(o.startswith("HMMA") for o in b) == 64]
+    main = [[_OP.match(x).group(1) for x in b] for b in loop_bodies(compiled.cubin)]
+    main = [b for b in main if sum(o.startswith("HMMA") for o in b) == 64]
     assert len(main) == 1 and not any(o.startswith("PRMT") for o in main[0]), main
+    # Its 16 ldmatrix (4 of A and 4 of B per k-block) address the swizzled tiles from one base register per operand
+    # and k-block when both are K-major, 16-row steps as immediate offsets (they commute with the swizzle); an
+    # M-major A's transposed loads step along M inside the swizzle's span, and need a few more.
+    loop = next(b for b in loop_bodies(compiled.cubin) if sum("HMMA" in x for x in b) == 64)
+    bases = [re.search(r"LDSM\S* R\d+, \[(R\d+)", x).group(1) for x in loop if "LDSM" in x]
+    assert len(bases) == 16 and len(set(bases)) <= (4 if majors[:2] == "kk" else 8), bases
     stack, spill_st, spill_ld, regs = ptxas_report(compiled)
     assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
     assert regs <= 255

@@ -19,7 +19,7 @@ from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
 from .numeric import Boolean, Int32, Numeric, dtype as dtype_of
 from .tensor import (ComposedLayout, Layout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type,
-                     outer_of, slice_layout, store_scalar, store_scalars, view)
+                     outer_of, slice_layout, store_scalar, store_scalars, swizzle_span, view)
 
 
 class CopyUniversalOp:
@@ -403,7 +403,17 @@ class _Access:
 
     def post(self, i):
         x = self.pre(i)
-        return self.t.layout.inner(x) if self.composed else x
+        if not self.composed:
+            return x
+        # The multiples of the swizzle's span commute with it: they are added after it, so the accesses of one
+        # thread that differ by such offsets share one swizzled base and an immediate offset (an ldmatrix per
+        # 16 rows of a tile), where the swizzle of each whole offset is computed anew.
+        span = swizzle_span(self.t.layout.inner)
+        if span:
+            d, r = _core.split_divisible(x, span)
+            if not (isinstance(d, int) and d == 0):
+                return self.t.layout.inner(r) + d
+        return self.t.layout.inner(x)
 
     def contiguous(self, idx) -> bool:
         """Whether the elements at linear indices idx (in order) are consecutive in memory."""
