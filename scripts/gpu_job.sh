@@ -122,7 +122,7 @@ case " $what " in *" sanitize "*)
   done ;;
 esac
 case " $what " in *" all "*|*" hopper "*)
-  run hopper_persistent python3 -m pytest -q -p no:cacheprovider backends/hopper/tests/test_hopper_gemm_persistent.py tests/python/test_persistent_tile_scheduler.py tests/python/test_pipeline_participants.py
+  run hopper_persistent python3 -m pytest -q -rP -p no:cacheprovider backends/hopper/tests/test_hopper_gemm_persistent.py tests/python/test_persistent_tile_scheduler.py tests/python/test_pipeline_participants.py
   run bench_hopper python3 benchmarks/python/bench_hopper_gemm.py --sizes 4096,8192 --json "$OUT/bench_hopper.json" ;;
 esac
 case " $what " in *" all "*|*" profile "*)
