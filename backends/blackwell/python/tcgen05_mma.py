@@ -418,14 +418,15 @@ class TmemKind(ext.OperandKind):
             raise ext.user_error(f"cute.gemm: {operand['name']} of {atom_id} lives in tensor memory: make it with "
                                  "cute.make_tensor(tmem_ptr, tiled_mma.make_fragment_C(shape).layout), got "
                                  f"{tensor!r}", ext.DSLTypeError)
-        if operand["name"] != "d":
-            return
         # cute.gemm checks d, a, b, then c: the instruction accumulates in place, so c must be d.
-        if self._pending_d is None:
+        if operand["name"] == "d":
             self._pending_d = tensor
             return
+        if operand["name"] != "c":
+            return
         d, self._pending_d = self._pending_d, None
-        if not (d is tensor or (d.iterator is tensor.iterator and str(d.layout) == str(tensor.layout))):
+        if d is not None and not (d is tensor or (d.iterator is tensor.iterator and
+                                                  str(d.layout) == str(tensor.layout))):
             raise ext.user_error("cute.gemm: tcgen05.mma accumulates into D in place: pass the same tensor-memory "
                                  "tensor as d and c", ext.DSLValueError)
 

@@ -507,3 +507,41 @@ def test_s2t_copy_refuses_unreadable_tiles_and_other_shapes():
         _s2t_kernel("Cp128x256bOp", cute.make_layout((128, 32), stride=(32, 1)), 16)
     with pytest.raises(Exception, match="supported ops are"):
         _s2t_kernel("Cp4x256bOp", cute.make_layout((128, 32), stride=(32, 1)), 16)
+
+
+def test_gemm_accumulates_in_place_only():
+    # cute.gemm(tiled_mma, d, a, b, c) with a c other than d is refused at the user's line
+    import numpy as np
+
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+    from warpweave.cute.runtime import from_dlpack
+
+    sm = helpers()
+    t = tc()
+
+    @cute.kernel
+    def kern(tiled_mma: cute.TiledMma, sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout):
+        smem = utils.SmemAllocator()
+        hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        sA = smem.allocate_tensor(cutlass.Float16, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+        sB = smem.allocate_tensor(cutlass.Float16, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
+        tmem.allocate(128)
+        tmem.wait_for_alloc()
+        layout = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((128, 64)) + (2,)).layout
+        acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), layout)
+        tCrA = tiled_mma.make_fragment_A(sA)
+        tCrB = tiled_mma.make_fragment_B(sB)
+        cute.gemm(tiled_mma, acc[(None, None, None, 0)], tCrA[None, None, 0, 0], tCrB[None, None, 0, 0],
+                  acc[(None, None, None, 1)])
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        tm = sm.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                       t.CtaGroup.ONE, (128, 64))
+        kern(tm, sm.make_smem_layout_a(tm, (128, 64, 64), cutlass.Float16, 1),
+             sm.make_smem_layout_b(tm, (128, 64, 64), cutlass.Float16, 1)).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_100a"), pytest.raises(Exception, match=r"test_tcgen05_dsl.py:\d+: .*accumulates into D in place"):
+        cute.compile(host, from_dlpack(np.zeros(4, np.float32)))

@@ -71,7 +71,7 @@ class MmaAtom:
         ops = {o["name"]: o for o in ins.get("operands", [])}
         if "c" not in ops and "d" in ops:
             # An MMA without a c operand accumulates into D in place (D = A * B, or D += A * B): C is D.
-            ops["c"] = ops["d"]
+            ops["c"] = {**ops["d"], "name": "c"}
         missing = [n for n in ("a", "b", "c", "d") if n not in ops]
         if missing:
             raise DSLTypeError(f"the MMA atom {ins['id']} has no operand {', '.join(missing)}", user_location(3))
