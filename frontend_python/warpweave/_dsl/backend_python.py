@@ -9,7 +9,6 @@ the names appear because a loaded manifest claims them.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.util
 import os
 import sys
@@ -152,8 +151,9 @@ def claimant(public: str) -> str | None:
     return None
 
 
-class _AliasLoader(importlib.abc.Loader):
-    """Serves a public name with the backend's module object itself (the two names are one module)."""
+class _AliasLoader:
+    """Serves a public name with the backend's module object itself (the two names are one module). Finder and
+    loader here are such by protocol: importlib.abc would bring importlib.resources into every process."""
 
     def __init__(self, module):
         self.module = module
@@ -165,7 +165,7 @@ class _AliasLoader(importlib.abc.Loader):
         pass
 
 
-class PublicNameFinder(importlib.abc.MetaPathFinder):
+class PublicNameFinder:
     """Answers only for warpweave's public namespaces that backends fill; every other import is left alone."""
 
     def find_spec(self, fullname, path=None, target=None):

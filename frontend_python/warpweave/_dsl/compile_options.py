@@ -20,7 +20,6 @@ warpweave's kernels have no device assertions to enable.
 """
 from __future__ import annotations
 
-import argparse
 import shlex
 from dataclasses import dataclass, field, replace
 
@@ -118,7 +117,9 @@ class EnableAssertions(_Flag):
 OPTION_TYPES = (OptLevel, GenerateLineInfo, KeepPTX, KeepCUBIN, PtxasOptions, GPUArch, EnableTVMFFI, EnableAssertions)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> "argparse.ArgumentParser":
+    import argparse  # here: only an options string needs it (~3 ms of every process's import otherwise)
+
     p = argparse.ArgumentParser(prog="cute.compile options", add_help=False, exit_on_error=False)
     p.add_argument("--opt-level", type=int)
     p.add_argument("--generate-line-info", "-lineinfo", action="store_true")
@@ -132,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _from_string(text: str) -> list[CompileOption]:
+    import argparse
+
     tokens = shlex.split(text)
     # warpweave's earlier spelling -O<n> is CuTe DSL's --opt-level n.
     tokens = [t for tok in tokens for t in (["--opt-level", tok[2:]] if tok[:2] == "-O" and tok[2:].isdigit()

@@ -24,7 +24,18 @@ from .._dsl import numeric as _numeric
 from . import math  # noqa: F401
 
 globals().update({_n: getattr(_numeric, _n) for _n in _numeric_exports})  # cute.Int32 as well as cutlass.Int32
-from . import arch, nvgpu, runtime, testing  # noqa: F401
+from . import arch, nvgpu, runtime  # noqa: F401
+
+
+def __getattr__(name):
+    # cute.testing (benchmarking, autotuning: statistics, logging, threads) is imported when first named
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.testing")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 from .. import profile  # noqa: F401 - cute.profile.region(...): warpweave.profile
 from .._dsl.compile_options import (EnableAssertions, EnableTVMFFI, GenerateLineInfo, GPUArch, KeepCUBIN,  # noqa: F401
                                     KeepPTX, OptLevel, PtxasOptions)

@@ -4,7 +4,16 @@ load_module for functions exported with export_to_c."""
 from .._dsl.runtime import (AddressSpace, FakeStream, RuntimePointer, RuntimeTensor, SymbolicInt,  # noqa: F401
                             from_dlpack, make_fake_compact_tensor, make_fake_stream, make_fake_tensor, make_ptr,
                             sym_int, sym_int32, sym_int64)
-from .._dsl.exported_module import load_module  # noqa: F401
+
+
+def __getattr__(name):
+    # load_module (exported_module: ctypes, subprocess, tempfile) is imported when first named, not with cute
+    if name == "load_module":
+        from .._dsl.exported_module import load_module
+
+        return load_module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["AddressSpace", "FakeStream", "RuntimePointer", "RuntimeTensor", "SymbolicInt", "from_dlpack",
            "load_module", "make_fake_compact_tensor", "make_fake_stream", "make_fake_tensor", "make_ptr", "sym_int", "sym_int32",

@@ -3,7 +3,7 @@ operations come from the loaded backends' manifests: cute.nvgpu.warp (warp-level
 warpgroup, tcgen05, ... Each is a module (`import warpweave.cute.nvgpu.warp` works) whose names are looked up in
 the manifests when first used. A third party's backend adds names to these modules, or new modules (its
 manifest's python_modules), without a change here."""
-import importlib.abc
+import importlib
 import importlib.util
 import sys
 
@@ -22,9 +22,11 @@ def _offered_by_a_backend(name: str) -> bool:
     return any(name in b.manifest.get("python_modules", []) for b in registry.backends.values())
 
 
-class _ManifestModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _ManifestModuleFinder:
     """Finds warpweave.cute.nvgpu.<name> for the standard names and every name a loaded manifest lists in
-    python_modules; the module is the manifest-driven namespace (it answers only for this package)."""
+    python_modules; the module is the manifest-driven namespace (it answers only for this package). A finder and
+    loader by protocol (find_spec, create_module, exec_module): importlib.abc would bring importlib.resources
+    into every process (~8 ms of import)."""
 
     prefix = __name__ + "."
 
