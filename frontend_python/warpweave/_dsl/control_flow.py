@@ -243,6 +243,10 @@ class _Carry:
                 self.tuples.append((i, _CarriedTuple(names[i], v)))
         self.objects = []
         for m in mutables:
+            # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
+            # asking it for its attributes would report it as used.
+            if isinstance(m, Undefined):
+                continue
             if hasattr(m, "_ww_carry_get") and not any(m is o for o in self.objects):
                 self.objects.append(m)
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
