@@ -18,6 +18,10 @@ for _name in ("CtaGroup", "OperandMajorMode", "OperandSource", "Field", "SmemLay
     ext.register_python_name(f"tcgen05.{_name}", getattr(tcgen05_mma, _name))
 for _name, _cls in tcgen05_mma._make_op_classes().items():
     ext.register_python_name(f"tcgen05.{_name}", _cls)
+ext.register_python_name("tcgen05.Pack", tmem.Pack)
+ext.register_python_name("tcgen05.Unpack", tmem.Unpack)
+for _name, _cls in tmem._make_copy_op_classes().items():
+    ext.register_python_name(f"tcgen05.{_name}", _cls)
 for _name in ("make_tmem_copy", "make_s2t_copy", "get_s2t_smem_desc_tensor", "commit", "fence_before_thread_sync",
               "fence_after_thread_sync"):
     ext.register_python_name(f"tcgen05.{_name}", getattr(tmem, _name))

@@ -14,6 +14,7 @@ lane and column: every thread passes the same one) and a load waits for its regi
 from __future__ import annotations
 
 import copy as _copy
+import enum
 
 import warpweave as cutlass
 import warpweave.cute as cute
@@ -23,6 +24,45 @@ from .tcgen05_mma import CtaGroup, _i32, tmem_address
 from .tmem_layouts import LANE, LANES, columns_of
 
 WARPS = LANES // 32
+
+
+class Pack(enum.Enum):
+    """tcgen05.ld's packing: NONE (one 32-bit column per register), or PACK_16b_IN_32b (two 16-bit columns into
+    one register; not supported here)."""
+    NONE = "none"
+    PACK_16b_IN_32b = "pack_16b_in_32b"
+
+
+class Unpack(enum.Enum):
+    """tcgen05.st's unpacking: NONE, or UNPACK_32b_IN_16b (not supported here)."""
+    NONE = "none"
+    UNPACK_32b_IN_16b = "unpack_32b_in_16b"
+
+
+_TMEM_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
+
+
+def _make_copy_op_classes():
+    """tcgen05.Ld<shape>Op(repeat, pack) and St<shape>Op(repeat, unpack) over the manifest's classes (whose only
+    parameter is the repetition)."""
+    out = {}
+    for shape in _TMEM_SHAPES:
+        cls_name = shape[0].upper() + shape[1:]
+        for kind, flag, none in (("Ld", "pack", Pack.NONE), ("St", "unpack", Unpack.NONE)):
+            base = ext.manifest_class(f"tcgen05.{kind}{cls_name}Op")
+            if base is None:
+                continue
+
+            def init(self, repeat, mode=none, *, _flag=flag, _none=none, _base=base, **kwargs):
+                if mode is not _none:
+                    raise ext.user_error(f"{type(self).__name__}: {_flag}={mode} is not supported here (values move "
+                                         f"32 bits per column); use {type(_none).__name__}.NONE", ext.DSLValueError)
+                _base.__init__(self, repeat, **kwargs)
+
+            out[f"{kind}{cls_name}Op"] = type(f"{kind}{cls_name}Op", (base,), {
+                "__init__": init, "__doc__": (f"tcgen05.{'ld' if kind == 'Ld' else 'st'}.{shape}: {kind}{cls_name}Op("
+                                              f"repeat, {flag}={type(none).__name__}.NONE)")})
+    return out
 
 
 def _is_tmem_op(atom, prefix):

@@ -545,3 +545,13 @@ def test_gemm_accumulates_in_place_only():
 
     with target("sm_100a"), pytest.raises(Exception, match=r"test_tcgen05_dsl.py:\d+: .*accumulates into D in place"):
         cute.compile(host, from_dlpack(np.zeros(4, np.float32)))
+
+
+def test_tmem_copy_ops_take_cute_dsl_pack_arguments():
+    t = tc()
+    atom = cute.make_copy_atom(t.Ld32x32bOp(t.Repetition.x32, t.Pack.NONE), cutlass.Float32)
+    assert atom.manifest["id"] == "blackwell.tcgen05.ld.32x32b.x32"
+    assert cute.make_copy_atom(t.St16x256bOp(t.Repetition.x2, t.Unpack.NONE),
+                               cutlass.Float32).manifest["id"] == "blackwell.tcgen05.st.16x256b.x2"
+    with pytest.raises(Exception, match=r"test_tcgen05_dsl.py:\d+: .*pack=Pack.PACK_16b_IN_32b is not supported"):
+        t.Ld16x128bOp(t.Repetition.x4, t.Pack.PACK_16b_IN_32b)
