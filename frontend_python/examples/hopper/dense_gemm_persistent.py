@@ -13,7 +13,8 @@ output tiles with a StaticPersistentTileScheduler. A thread block has three warp
     of the consumers by as many stages as fit, across tile boundaries.
   - warpgroups 1 and 2, the consumers, take the registers (setmaxnreg up to 232): each computes 64 rows of the
     (bM, bN) tile with warpgroup MMA from shared memory, one k-tile of wgmma in flight while the next stage is
-    waited for, and releases each stage once the wgmma that read it completed.
+    waited for, and releases each stage once the wgmma that read it completed. (A tile of 64 rows has one
+    consumer warpgroup, and 256 threads keep 255 registers each without reallocation.)
   - The epilogue (consumers) converts the fp32 accumulators and writes them in (bM, 32) sub-tiles to a ring of
     shared-memory buffers of C (stmatrix for 16-bit C), each copied to C by a TMA store that one warp issues, one
     barrier of the consumers per sub-tile. The stores are asynchronous bulk groups: a buffer is reused only once
@@ -22,6 +23,8 @@ output tiles with a StaticPersistentTileScheduler. A thread block has three warp
 
     python dense_gemm_persistent.py --mnkl 200,136,264,2
     python dense_gemm_persistent.py --mnkl 4096,4096,4096,1 --skip_ref_check --iterations 100
+    python dense_gemm_persistent.py --mnkl 8192,8192,8192,1 --cluster_shape_mn 2,1 --swizzle_size 8 \
+        --skip_ref_check --iterations 100
 
 Without a GPU it compiles for sm_90a.
 """
