@@ -117,8 +117,10 @@ def test_compile_only_compiles_every_candidate_and_skips_those_that_fail(tmp_pat
         warnings.simplefilter("always")
         cfg = tuned.best_config(fake(), fake(), fake())
     assert cfg == {"copy_bits": 128}  # the function's default: nothing was timed
-    left_out = [str(x.message) for x in w if issubclass(x.category, cute.testing.CandidateWarning)]
-    assert len(left_out) == 1 and "{'copy_bits': 8}" in left_out[0] and "did not compile" in left_out[0]
+    left_out = [x for x in w if issubclass(x.category, cute.testing.CandidateWarning)]
+    assert len(left_out) == 1 and "{'copy_bits': 8}" in str(left_out[0].message)
+    assert "did not compile" in str(left_out[0].message)
+    assert left_out[0].filename == __file__  # the warning names the caller's line
     trials = {t.config["copy_bits"]: t for t in tuned.last_search.trials}
     assert trials[8].error and trials[8].compiled is None
     assert trials[32].compiled is not None and trials[128].compiled is not None

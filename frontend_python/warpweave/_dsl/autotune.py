@@ -45,6 +45,8 @@ from .runtime import RuntimeTensor, is_torch_tensor
 
 _FORMAT = 1
 log = logging.getLogger("warpweave.autotune")
+# Warnings name the user's line: the first frame outside the warpweave package.
+_OURS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
 
 
 class CandidateWarning(UserWarning):
@@ -241,7 +243,8 @@ class TuningTable:
                 json.dump(entry, f, indent=1)
             os.replace(tmp, self.path(key))
         except OSError as e:  # a read-only cache folder: the search result is kept in memory only
-            warnings.warn(f"autotune: the table entry cannot be written to {d} ({e})", RuntimeWarning, stacklevel=3)
+            warnings.warn(f"autotune: the table entry cannot be written to {d} ({e})", RuntimeWarning,
+                          skip_file_prefixes=_OURS)
 
     def lookup(self, key: str, space: list[dict]) -> dict | None:
         """The stored configuration of `key`, when its index and text still name the same candidate."""
@@ -325,7 +328,7 @@ def compile_all(trials: list[Trial], compile_one: Callable[[dict], Any], workers
     for t in trials:
         if t.error is not None:
             warnings.warn(f"autotune {label}: configuration {config_text(t.config)} is left out: it did not "
-                          f"compile ({t.error})", CandidateWarning, stacklevel=4)
+                          f"compile ({t.error})", CandidateWarning, skip_file_prefixes=_OURS)
 
 
 def reference_index(trials: list[Trial], defaults: dict) -> int | None:
@@ -512,7 +515,7 @@ def search(label: str, trials: list[Trial], run_once: Callable[[Trial], list], t
                 t.error = f"{type(e).__name__}: {e}"
             if t.error is not None:
                 warnings.warn(f"autotune {label}: configuration {config_text(t.config)} is left out: {t.error}",
-                              CandidateWarning, stacklevel=4)
+                              CandidateWarning, skip_file_prefixes=_OURS)
             bar.step()
     finally:
         restore()
