@@ -78,7 +78,8 @@ def compile_parallelism(arch):
         with open(os.path.join(tmp, "ww_bench_gemm_search.py"), "w") as f:
             f.write(_GEMM_MODULE.format(atoms=ATOMS))
         for workers, processes in ((1, 0), (2, 0), (4, 0), (8, 0), (1, 2), (1, 4), (1, 8)):
-            env = dict(os.environ, WARPWEAVE_PROGRESS="0", WARPWEAVE_CACHE_DIR=os.path.join(tmp, f"c{workers}{processes}"))
+            cache = os.path.join(tmp, f"c{workers}{processes}")
+            env = dict(os.environ, WARPWEAVE_PROGRESS="0", WARPWEAVE_CACHE_DIR=cache)
             env.pop("WARPWEAVE_DISABLE_CACHE", None)  # the workers hand their compilations over through the cache
             if arch:
                 env["WARPWEAVE_ARCH"] = arch
