@@ -3,7 +3,6 @@ unprofiled one is what it was without marks, the event buffer's decoding and the
 from it (on synthetic buffers laid out as _device.py describes), and, on a GPU, a profiled GEMM."""
 import json
 import os
-import random
 import re
 import sys
 
@@ -339,7 +338,6 @@ def test_empty_buffer_gives_an_empty_trace():
 def test_profiled_tensorop_gemm_records_every_warp(tmp_path):
     import torch
     import tensorop_gemm as tg
-    from warpweave.cute.runtime import from_dlpack
 
     M, N, K = 1024, 1024, 512
     a = torch.randn(1, M, K, device="cuda", dtype=torch.float16).permute(1, 2, 0)

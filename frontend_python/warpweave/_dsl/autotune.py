@@ -730,8 +730,6 @@ class AutotunedFunction:
         return self.jit_function
 
     def _bind(self, args, kwargs):
-        from ..cute.testing import JitArguments  # noqa: F401 - the same module family
-
         sig = self.jit_function.signature
         try:
             bound = sig.bind_partial(*args, **kwargs)
