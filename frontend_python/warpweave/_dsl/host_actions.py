@@ -18,6 +18,7 @@ import sys
 
 from .. import _core
 from .errors import DSLTypeError, DSLValueError, user_location
+from .host_values import HostLocal, HostValue, _argument, _Memory, evaluate
 from .numeric import HostRef, Numeric, SymInt
 
 
@@ -53,6 +54,11 @@ def _as_text(v) -> str:
     return str(v)
 
 
+def _python_value(x):
+    t = type(x)
+    return bool(x._v) if t.is_boolean else (float(x._v) if t.is_float else int(x._v))
+
+
 def _renderer(x, where):
     """A function (call values, symbol values) -> the Python value or text of x at a call."""
     if isinstance(x, (str, int, float, bool)) or x is None:
@@ -64,6 +70,8 @@ def _renderer(x, where):
             return lambda values, env, py=py: py
         if isinstance(v, SymInt):
             return lambda values, env, v=v: int(_core.evaluate(v, env))
+        if isinstance(v, HostValue):  # computed from tensor elements at each call (host_values.py)
+            return lambda values, env, x=x: _python_value(evaluate(x, values, env))
         if isinstance(v, HostRef):
             index, t = v.arg_index, type(x)
 
@@ -144,8 +152,11 @@ def host_side(compiled, args, kwargs) -> bool:
             from .host_guards import check
 
             check(guards, env)
-        for action in compiled.host_actions:
-            action.run(values, env)
+        from .host_values import call_slots
+
+        with call_slots():
+            for action in compiled.host_actions:
+                action.run(values, env)
     if session is not None and compiled.launches:
         session.launch_reached(compiled)
         return True
@@ -164,8 +175,17 @@ class HostPrintTensor:
 
     def _values(self, values, env):
         from .arg_plan import _runtime_view
-        from .runtime import RuntimeTensor
+        from .runtime import RuntimePointer, RuntimeTensor
 
+        arg = None if isinstance(self.key, HostLocal) else _argument(values, self.key)
+        if arg is None or isinstance(arg, RuntimePointer):
+            # A register tensor of the host side as the call has filled it, or memory a pointer argument points to.
+            layout = _core.make_layout(_core.evaluate(self.layout.shape, env),
+                                       stride=_core.evaluate(self.layout.stride, env))
+            base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
+            mem = _Memory(self.key, self.key.dtype if arg is None else arg.element_type, values, env)
+            vals = [_python_value(mem.read(base + int(layout(i)))) for i in range(int(_core.product(layout.shape)))]
+            return vals, layout.shape, layout
         v = values[self.key[0]] if isinstance(self.key, tuple) else values[self.key]
         for k in (self.key[1:] if isinstance(self.key, tuple) else ()):
             v = v[k]
@@ -251,6 +271,9 @@ def host_print_tensor(tensor, verbose: bool = False) -> None:
     it = getattr(tensor, "iterator", None)
     if isinstance(tensor, Tensor) and tensor.is_coordinate_tensor and isinstance(tensor.layout, _core.Layout):
         st.host_actions.append(HostPrintCoords(tensor.type, tensor.layout, it.base))
+        return
+    if isinstance(tensor, Tensor) and isinstance(it, Pointer) and isinstance(it.base, HostLocal):
+        st.host_actions.append(HostPrintTensor(tensor.type, it.base, tensor.layout, it.offset))
         return
     if not isinstance(tensor, Tensor) or not isinstance(it, Pointer) or it.host is None:
         raise DSLTypeError("cute.print_tensor on the host prints a tensor argument of the @cute.jit function (or a "

@@ -43,6 +43,10 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
         if isinstance(obj._v, SymInt):
             syms.update(_core.symbols_of(obj._v))
         elif isinstance(obj._v, HostRef):
+            if obj._v.arg_index is None:
+                raise DSLTypeError("a number the host side computes from tensor elements (known at each call) "
+                                   "cannot be passed to a kernel launch: pass the tensor and read it in the kernel",
+                                   user_location(4))
             scalars.setdefault(obj._v.arg_index, type(obj))
         elif isinstance(obj._v, IRVal):
             raise DSLTypeError("a value computed in device code cannot be passed to a kernel launch",

@@ -117,12 +117,21 @@ def _fast_f32(b, name, v):
     return None
 
 
+def _host_value(x) -> bool:
+    """A number the host side of a @cute.jit function knows only at each call (host_values.py)."""
+    from .host_values import is_host
+    return is_host(x) and not trace.in_kernel()
+
+
 def _unary_scalar(name, x, fastmath):
     fn, op = _UNARY[name]
     x = _as_float(x, name)
     t = type(x)
     if x.is_static:
         return t(_static_unary(name, fn, float(x.value)))
+    if _host_value(x):
+        from .host_values import defer
+        return defer(lambda s: _unary_scalar(name, s, fastmath), (x,), t)  # at each call (host_values.py)
     ct = _compute_type(t)
     xc = x if t is ct else ct(x)
     b = trace.builder()
@@ -222,6 +231,9 @@ def _binary_float(name, a, b, fastmath):
             except (ValueError, OverflowError, ZeroDivisionError):
                 return t(_pymath.nan if fx < 0 else _pymath.inf)
         raise AssertionError(name)
+    if _host_value(x) or _host_value(y):
+        from .host_values import defer
+        return defer(lambda p, q: _binary_float(name, p, q, fastmath), (x, y), t)  # at each call
     ct = _compute_type(t)
     xs, ys = (x, y) if ct is t else (ct(x), ct(y))
     bld = trace.builder()
@@ -261,6 +273,9 @@ def fma(a, b, c):
         if all(_pymath.isfinite(v) for v in (fx, fy, fz)):
             return t(float(Fraction(fx) * Fraction(fy) + Fraction(fz)))
         return t(fx * fy + fz)
+    if _host_value(x) or _host_value(y) or _host_value(z):
+        from .host_values import defer
+        return defer(fma, (x, y, z), t)  # computed at each call (host_values.py)
     ct = _compute_type(t)
     if ct is not t:
         return t(fma(ct(x), ct(y), ct(z)))

@@ -340,6 +340,9 @@ def _convert_to(t, value):
             return _static_value(t, value._v)
         if src is t or _same_bits(src, t):
             return value._v
+        if isinstance(value._v, HostRef) and not trace.in_kernel():
+            from .host_values import HostValue
+            return HostValue(lambda x: t(x), (value,))  # converted at each call (host_values.py)
         return cast(value, t)._v
     if isinstance(value, SymInt):
         if not t.is_integer:
@@ -530,6 +533,9 @@ def _binary(op, a, b):
         if t.is_float and op in ("and", "or", "xor", "shl", "shr"):
             raise DSLTypeError(f"operator {op} needs integers, got {t.__name__}", user_location(3))
         return _static_binary(op, a._v, b._v, t)
+    if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
+        from .host_values import defer
+        return defer(lambda x, y: _binary(op, x, y), (a, b))  # computed at each call (host_values.py)
     if t.is_integer and op == "truediv":
         return _binary("truediv", Float32(a), Float32(b))
     if t.is_integer and t.width < 32 and op in ("add", "sub", "mul", "floordiv", "mod", "pow"):
@@ -597,6 +603,9 @@ def _compare(op, a, b):
         x, y = a._v, b._v
         r = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op]
         return Boolean(r)
+    if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
+        from .host_values import defer
+        return defer(lambda x, y: _compare(op, x, y), (a, b), Boolean)  # at each call (host_values.py)
     if t.is_integer and isinstance(a._v, SymInt) and isinstance(b._v, (SymInt, int)):
         # Decided by the normal form when possible (e.g. x + 1 > x).
         d = a._v - b._v
@@ -632,6 +641,9 @@ def _unary(op, a):
             if t.is_float:
                 raise DSLTypeError("~ needs an integer or a Boolean", user_location(3))
             return Boolean(not v) if t.is_boolean else t(~v)
+    if isinstance(a._v, HostRef) and not trace.in_kernel():
+        from .host_values import defer
+        return defer(lambda x: _unary(op, x), (a,))  # computed at each call (host_values.py)
     if t.is_integer and t.width in (32, 64) and op == "neg":
         return t._wrap(-a._v)
     bld = trace.builder()
@@ -659,6 +671,9 @@ def select(cond, a, b):
     if cond.is_static:
         return a if cond._v else b
     a2, b2, t = _coerce_pair(a, b)
+    if any(isinstance(x._v, HostRef) for x in (cond, a2, b2)) and not trace.in_kernel():
+        from .host_values import defer
+        return defer(lambda c, x, y: select(c, x, y), (cond, a2, b2), t)  # at each call (host_values.py)
     bld = trace.builder()
     return t.from_ir(bld.op1("arith.select", [cond.ir(), a2.ir(), b2.ir()], t.ir_type))
 
@@ -667,6 +682,9 @@ def min_(a, b):
     a, b, t = _coerce_pair(a, b)
     if a.is_static and b.is_static:
         return t(min(a._v, b._v))
+    if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
+        from .host_values import defer
+        return defer(min_, (a, b), t)  # computed at each call (host_values.py)
     if t.is_integer and t.width in (32, 64) and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
         return select(a < b, a, b)
     bld = trace.builder()
@@ -678,6 +696,9 @@ def max_(a, b):
     a, b, t = _coerce_pair(a, b)
     if a.is_static and b.is_static:
         return t(max(a._v, b._v))
+    if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
+        from .host_values import defer
+        return defer(max_, (a, b), t)  # computed at each call (host_values.py)
     bld = trace.builder()
     name = "arith.maximumf" if t.is_float else ("arith.maxsi" if t.signed else "arith.maxui")
     return t.from_ir(bld.op1(name, [a.ir(), b.ir()], t.ir_type))

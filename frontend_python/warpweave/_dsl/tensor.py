@@ -470,6 +470,9 @@ def _store_packed(ptr: Pointer, offset, value):
 
 def load_scalar(ptr: Pointer, offset):
     t = ptr.dtype
+    if not trace.in_kernel():  # the host side of a @cute.jit function: read at each call (host_values.py)
+        from .host_values import load
+        return load(ptr, offset)
     if is_packed(t):
         return _load_packed(ptr, offset)
     b = trace.builder()
@@ -483,6 +486,10 @@ def load_scalar(ptr: Pointer, offset):
 
 def store_scalar(ptr: Pointer, offset, value):
     t = ptr.dtype
+    if not trace.in_kernel():  # the host side of a @cute.jit function: written at each call (host_values.py)
+        from .host_values import store
+        store(ptr, offset, value)
+        return
     if is_packed(t):
         _store_packed(ptr, offset, value)
         return
@@ -630,6 +637,9 @@ def make_rmem_tensor(layout_or_shape, dtype):
     cos = layout.cosize()
     if not isinstance(cos, int):
         raise DSLTypeError(f"a register tensor needs a static layout, got {layout}", user_location(2))
+    if not trace.in_kernel():  # the host side of a @cute.jit function: an array of each call (host_values.py)
+        from .host_values import make_local_tensor
+        return make_local_tensor(layout, dtype)
     # 16-byte alignment lets copies into and out of registers use vector accesses.
     align = 16
     n = (cos + 1) // 2 if is_packed(dtype) else cos
@@ -727,9 +737,42 @@ class TensorSSA:
         return len(self.values)
 
     def __getitem__(self, i):
-        return self.values[i]
+        """The value at a linear index or a coordinate; a coordinate with None modes is the TensorSSA of the
+        values it leaves (as slicing a tensor of this shape gives)."""
+        if not isinstance(i, tuple):
+            return self.values[i]
+        coord = _norm_coord(i)
+        compact = _core.make_layout(self.shape)  # values are in the colexicographic order of the coordinates
+        if not _has_none(coord):
+            return self.values[compact(coord)]
+        base, sub = compact(_zero_nones(coord)), slice_layout(coord, compact)
+        n = _core.product(sub.shape)
+        return TensorSSA([self.values[base + sub(k)] for k in range(n)], sub.shape, self.dtype)
+
+    def broadcast_to(self, shape):
+        """The values repeated along the modes of extent 1 to `shape` (of the same rank; other extents equal)."""
+        shape = _norm_coord(shape)
+        src = self.shape if isinstance(self.shape, tuple) else (self.shape,)
+        dst = shape if isinstance(shape, tuple) else (shape,)
+        if len(src) != len(dst) or any(isinstance(x, tuple) for x in src + dst) or \
+                any(a != b and a != 1 for a, b in zip(src, dst)):
+            raise DSLValueError(f"broadcast_to: a TensorSSA of shape {self.shape} does not broadcast to {shape} "
+                                "(same rank, flat modes, each extent equal or 1)", user_location(2))
+        out = []
+        for k in range(_core.product(dst)):
+            off, stride, rest = 0, 1, k
+            for a, b in zip(src, dst):
+                c, rest = rest % b, rest // b
+                off += (c if a != 1 else 0) * stride
+                stride *= a
+            out.append(self.values[off])
+        return TensorSSA(out, shape, self.dtype)
 
     def _map2(self, other, fn):
+        if isinstance(other, TensorSSA) and other.shape != self.shape:
+            common = _broadcast_shape(self.shape, other.shape)
+            if common is not None:
+                return self.broadcast_to(common)._map2(other.broadcast_to(common), fn)
         if isinstance(other, TensorSSA):
             if len(other.values) != len(self.values):
                 raise DSLValueError(f"elementwise operation on {len(self.values)} and {len(other.values)} values",
@@ -782,6 +825,17 @@ class TensorSSA:
 
     def __repr__(self):
         return f"TensorSSA<{self.dtype.__name__}, {self.shape}>"
+
+
+def _broadcast_shape(a, b):
+    """The shape two TensorSSA shapes broadcast to (flat, same rank, extents equal or 1), or None."""
+    a = a if isinstance(a, tuple) else (a,)
+    b = b if isinstance(b, tuple) else (b,)
+    if len(a) != len(b) or any(isinstance(x, tuple) or not isinstance(x, int) for x in a + b):
+        return None
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        return None
+    return tuple(max(x, y) for x, y in zip(a, b))
 
 
 def full(shape, fill_value, dtype):
