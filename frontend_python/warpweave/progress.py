@@ -29,6 +29,7 @@ class Progress:
         self.t0 = time.perf_counter()
         self._shown = 0  # characters of the last line drawn (to blank a longer one)
         self._active = False
+        self._drawn_at = 0.0
 
     def __enter__(self):
         self.start(self.label, self.total)
@@ -42,19 +43,19 @@ class Progress:
         self.label, self.total, self.done, self.detail = label, max(0, int(total)), 0, ""
         self.t0 = time.perf_counter()
         self._active = True
-        self._draw()
+        self._draw(force=True)
 
     def step(self, n: int = 1, detail: str | None = None) -> None:
         self.done = min(self.total, self.done + n) if self.total else self.done + n
         if detail is not None:
             self.detail = detail
-        self._draw()
+        self._draw(force=self.done == self.total)
 
     def finish(self, note: str = "") -> None:
         """Ends the bar's line; `note` is written on a line of its own whether or not a bar is drawn."""
         if self._active:
             self.done = max(self.done, self.total)
-            self._draw()
+            self._draw(force=True)
             if self.enabled:
                 self.stream.write("\n")
             self._active = False
@@ -70,9 +71,13 @@ class Progress:
                 f"{time.perf_counter() - self.t0:6.1f}s")
         return text + (f"  {self.detail}" if self.detail else "")
 
-    def _draw(self) -> None:
+    def _draw(self, force: bool = False) -> None:
         if not self.enabled:
             return
+        now = time.perf_counter()
+        if not force and now - self._drawn_at < 0.1:  # at most ten redraws a second
+            return
+        self._drawn_at = now
         text = self.line()
         pad = max(0, self._shown - len(text))
         self.stream.write("\r" + text + " " * pad)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 
 import numpy as np
@@ -395,7 +396,10 @@ def test_progress_is_quiet_off_a_terminal_and_drawn_on_one(monkeypatch):
     assert pipe.getvalue() == ""
     tty = _Tty()
     with Progress("tune", 4, stream=tty) as p:
-        p.step(2, detail="copy_bits=64")
+        p.step(1)
+        assert "1/4" not in tty.getvalue()  # at most ten redraws a second
+        time.sleep(0.12)
+        p.step(1, detail="copy_bits=64")
         assert "[###############...............] 2/4" in tty.getvalue() and "copy_bits=64" in tty.getvalue()
     assert tty.getvalue().endswith("\n") and "4/4" in tty.getvalue()
     monkeypatch.setenv("WARPWEAVE_PROGRESS", "0")
