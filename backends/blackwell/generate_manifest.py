@@ -709,6 +709,7 @@ def manifest_text() -> str:
            'descriptors, tcgen05 commit and fences, TMA and mbarrier for sm_100a"\n'
            'python_modules: "tcgen05"\n'
            'python_package {\n  module_map { key: "warpweave.utils.blackwell_helpers" value: "helpers" }\n'
+           '  module_map { key: "warpweave.utils.sm100" value: "helpers" }\n'
            '  on_load: "adapters"\n}\n'
            'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'
            'python_enums { name: "tcgen05.OperandMajorMode" members: "K" members: "MN" }\n'

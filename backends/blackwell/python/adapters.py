@@ -56,3 +56,8 @@ _LayoutEnum.mma_major_mode = _mma_major_mode
 # cute.arch.umma_commit_arrive: the MMA completion the pipelines of warpweave.pipeline arrive with (PipelineTmaUmma,
 # PipelineUmmaAsync, PipelineAsyncUmma): a tcgen05 commit of the calling warp's elected thread.
 ext.register_python_name("arch.umma_commit_arrive", tmem.commit)
+
+# cute.arch.elect_one as CuTe DSL's kernels use it (`if` and `with`), over the target's election primitive.
+from . import elect  # noqa: E402
+
+ext.register_python_name("arch.elect_one", elect.elect_one)

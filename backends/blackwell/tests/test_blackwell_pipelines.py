@@ -307,3 +307,24 @@ def test_cutedsl_program_idioms():
 
     ptx = _ptx(body, (4, 2))
     assert "barrier.cluster.arrive.relaxed.aligned;" in ptx and "barrier.cluster.wait.aligned;" in ptx
+
+
+def test_elect_one_as_a_block_and_the_sm100_helpers_alias():
+    import warpweave.utils.sm100 as sm100_alias
+
+    assert sm100_alias is sm100()                         # CuTe DSL's newer name of blackwell_helpers
+
+    def body(g):
+        with cute.arch.elect_one():
+            g[0] = cutlass.Int32(7)
+        # still a Boolean for `if` and library code
+        assert isinstance(cute.arch.elect_one(), cutlass.Boolean)
+        g[1] = cutlass.Int32(8)
+
+    ptx = _ptx(body, (1, 1))
+    assert ptx.count("elect.sync") == 2
+    # the block's store is branched around (or predicated on) the election, the other is not
+    lines = ptx.splitlines()
+    seven = next(i for i, l in enumerate(lines) if re.search(r"st\.global\.[bsu]32\s+\[[^]]+\],\s*7;", l) or
+                 ("mov.b32" in l and ", 7;" in l))
+    assert any(re.search(r"@%p\d+ bra|@!%p\d+ bra|@%p\d+ st", l) for l in lines[:seven + 2]), ptx
