@@ -230,3 +230,9 @@ def test_accuracy_on_the_gpu(name, fastmath):
     err = np.abs(got - want) / np.maximum(np.abs(want), 1e-30 if name not in ("sin", "cos", "tan") else 1.0)
     assert np.all(np.isfinite(got))
     assert err.max() <= TOLERANCE[name][1 if fastmath else 0], (name, float(err.max()), float(x[err.argmax()]))
+
+
+def test_transcendentals_at_cute_top_level_are_cute_math_functions():
+    # CuTe DSL programs call cute.exp, cute.rsqrt, cute.erf, cute.tanh as well as cute.math.*.
+    for name in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "erf", "tanh", "sin", "cos", "atan2"):
+        assert getattr(cute, name) is getattr(cute.math, name) and name in cute.__all__

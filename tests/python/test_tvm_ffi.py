@@ -240,3 +240,21 @@ def test_cuda_graph_capture(tvm):
         g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(y, 3 * x)
+
+
+@pytest.mark.parametrize("on_launch", ["stop", "skip"])
+def test_compile_only_runs_build_the_entry_but_do_not_launch(on_launch):
+    # CuTe DSL programs compiled with --enable-tvm-ffi under `python -m warpweave run --compile-only`: the call is
+    # the session's (as any compiled function's), not the TVM FFI entry's, which would launch.
+    from warpweave._dsl import compile_only
+
+    with compile_only.compile_only(on_launch=on_launch) as session:
+        f = compiled_axpy(options="--enable-tvm-ffi")
+        assert "TVM FFI" in repr(f)
+        x = CudaLike(0x1000, (16,))
+        if on_launch == "stop":
+            with pytest.raises(compile_only.LaunchSkipped, match="would launch"):
+                f(x, x, 16, 1.0, None)
+        else:
+            assert f(x, x, 16, 1.0, None) is None
+        assert len(session.skipped) == 1 and session.skipped[0][1].startswith(os.path.abspath(__file__))

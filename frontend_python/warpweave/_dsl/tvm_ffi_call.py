@@ -224,7 +224,16 @@ class TVMFFICompiledFunction:
 def wrap(compiled):
     """The TVM FFI function of `compiled`. Its call is the tvm_ffi.Function itself, set as the __call__ of a class of
     its own: no Python frame between the caller and TVM FFI (a method forwarding to it costs ~0.2 us per call)."""
+    from . import compile_only
+
     f = TVMFFICompiledFunction(compiled)
-    cls = type("TVMFFICompiledFunction", (TVMFFICompiledFunction,), {"__call__": staticmethod(f.function)})
+    session = compile_only.current()
+    if session is not None and compiled.launches:
+        # A compile-only run: the entry is built (so it is checked) but its launches are not made; the call goes to
+        # the session as any compiled function's does (ending the program, or returning None to go on).
+        call = staticmethod(lambda *args: session.launch_reached(compiled))
+    else:
+        call = staticmethod(f.function)
+    cls = type("TVMFFICompiledFunction", (TVMFFICompiledFunction,), {"__call__": call})
     f.__class__ = cls
     return f

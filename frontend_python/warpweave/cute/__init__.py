@@ -22,6 +22,13 @@ from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .._dsl.numeric import NUMERIC_EXPORTS as _numeric_exports
 from .._dsl import numeric as _numeric
 from . import math  # noqa: F401
+# CuTe DSL programs also call the transcendental functions at cute's top level (cute.exp, cute.rsqrt, cute.erf, ...):
+# the same functions as cute.math's.
+from .math import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos, cosh, erf, erfc, exp, exp2,  # noqa: F401
+                   expm1, log, log1p, log2, log10, rsqrt, sin, sinh, sqrt, tan, tanh)
+_TOP_LEVEL_MATH = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "cos", "cosh", "erf", "erfc",
+                   "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "rsqrt", "sin", "sinh", "sqrt", "tan",
+                   "tanh"]
 
 globals().update({_n: getattr(_numeric, _n) for _n in _numeric_exports})  # cute.Int32 as well as cutlass.Int32
 from . import arch, nvgpu, runtime  # noqa: F401
@@ -58,4 +65,4 @@ __all__ = list(_layout_all) + [
     "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
-    "math"] + list(_numeric_exports)
+    "math"] + list(_numeric_exports) + _TOP_LEVEL_MATH
