@@ -50,6 +50,10 @@ PROGRAMS = [
     # the 255 registers a thread has, so some spill; 128x64 fits.
     ("hopper_dense_gemm_fp8_2xacc", f"{HOPPER}/dense_gemm_fp8_2xacc.py", ["--tile_shape_mn", "128,64"], ("sm_90a",),
      ("QGMMA", "UTMALDG.3D.MULTICAST", "SYNCS", "UTMASTG", "STSM", "USETMAXREG")),
+    ("hopper_dense_gemm_fp8_gelu_persistent", f"{HOPPER}/dense_gemm_fp8_gelu_persistent.py", [], ("sm_90a",),
+     ("QGMMA", "UTMALDG", "SYNCS", "UTMASTG", "STSM", "USETMAXREG")),
+    # A layer norm over CTA-wide reductions (warp shuffles, shared memory), called through TVM FFI.
+    ("hopper_cta_norm", f"{BASE}/hopper/kernel/cta_norm/cta_norm.py", [], ("sm_90a",), ("SHFL", "LDG", "STG")),
 ]
 
 

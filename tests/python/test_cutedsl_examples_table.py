@@ -41,4 +41,4 @@ def test_no_sass_fails(tmp_path):
 @pytest.mark.parametrize("row", [p for p in table.PROGRAMS if "hopper" in p[1]], ids=lambda p: p[0])
 def test_hopper_rows_are_for_sm_90a_with_sass_requirements(row):
     name, path, args, targets, sass = row
-    assert targets == ("sm_90a",) and sass and os.path.basename(path).endswith(".py")
+    assert targets == ("sm_90a",) and sass and os.path.basename(path).endswith(".py") and "/hopper/kernel/" in path
