@@ -31,7 +31,7 @@ def measure(calls: int) -> list:
     from warpweave.cute.runtime import make_fake_compact_tensor
 
     with target("sm_80"):
-        t = make_fake_compact_tensor(cutlass.Float32, (cute.sym_int(), cute.sym_int()), stride_order=(0, 1),
+        t = make_fake_compact_tensor(cutlass.Float32, (cute.sym_int(), cute.sym_int()), stride_order=(1, 0),
                                      assumed_align=16)
         f = cute.compile(ew.elementwise_add, t, t, t, options="--enable-tvm-ffi")
     a, b, c = (tvm_ffi.from_dlpack(CudaLike(1 << 32, (128, 128))) for _ in range(3))

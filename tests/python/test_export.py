@@ -55,7 +55,7 @@ def axpy_cluster(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32, alpha: cutlas
 
 def fake_2d(div=1, dtype=cutlass.Float16):
     m, n = cute.sym_int(), cute.sym_int(divisibility=div)
-    return make_fake_compact_tensor(dtype, (m, n), stride_order=(1, 0), assumed_align=16)  # mode 0 contiguous
+    return make_fake_compact_tensor(dtype, (m, n), stride_order=(0, 1), assumed_align=16)  # mode 0 contiguous
 
 
 def tensor(addr, shape, stride, dtype=cutlass.Float16):

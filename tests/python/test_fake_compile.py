@@ -36,32 +36,38 @@ def dim_order(strides):
     return tuple(sorted(range(len(strides)), key=lambda i: -strides[i]))
 
 
-def test_fake_compact_strides_follow_dim_order():
+def test_fake_compact_strides_rank_like_cute_dsl():
     rng = random.Random(5)
     for _ in range(50):
         rank = rng.randint(1, 4)
         shape = tuple(rng.randint(2, 7) for _ in range(rank))
         order = tuple(rng.sample(range(rank), rank))
         t = make_fake_compact_tensor(cutlass.Float32, shape, stride_order=order)
-        # The same tensor made by numpy: the modes laid out in `order` (outermost first), then viewed back.
-        ref = np.empty(tuple(shape[i] for i in order), np.float32).transpose([order.index(i) for i in range(rank)])
+        # CuTe DSL's stride_order ranks the strides: order[i] == 0 for the contiguous mode. The same tensor made by
+        # numpy lays the modes out from the largest rank (outermost) to rank 0, then views them back.
+        outer_first = sorted(range(rank), key=lambda m: -order[m])
+        ref = np.empty(tuple(shape[i] for i in outer_first), np.float32).transpose(
+            [outer_first.index(i) for i in range(rank)])
         assert t.stride == tuple(s // 4 for s in ref.strides), (shape, order)
-        assert dim_order(t.stride) == order
-    assert make_fake_compact_tensor(cutlass.Float16, (3, 4, 5)).stride == (20, 5, 1)  # default: row-major
+        assert dim_order(t.stride) == tuple(outer_first)
+    # CuTe DSL's own figures: (64, 32, 2) with (1, 0, 2) is (32, 1, 2048); the default is column-major.
+    assert make_fake_compact_tensor(cutlass.Float16, (64, 32, 2), stride_order=(1, 0, 2)).stride == (32, 1, 2048)
+    assert make_fake_compact_tensor(cutlass.Float16, (64, 32, 2), stride_order=(2, 0, 1)).stride == (64, 1, 32)
+    assert make_fake_compact_tensor(cutlass.Float16, (3, 4, 5)).stride == (1, 3, 12)
     with pytest.raises(ValueError, match="not a permutation"):
         make_fake_compact_tensor(cutlass.Float32, (3, 4), stride_order=(0, 0))
 
 
 def test_sym_int_extents_make_dynamic_specialisations():
     m = cute.sym_int(divisibility=8)
-    t = make_fake_compact_tensor(cutlass.Float16, (m, 64), stride_order=(0, 1))
+    t = make_fake_compact_tensor(cutlass.Float16, (m, 64), stride_order=(1, 0))  # mode 1 contiguous
     spec = t.spec()
     assert spec[2] == (("?", 8), 64) and spec[3] == (64, 1)
-    u = make_fake_compact_tensor(cutlass.Float16, (32, m), stride_order=(1, 0))  # mode 0 contiguous
+    u = make_fake_compact_tensor(cutlass.Float16, (32, m), stride_order=(0, 1))  # mode 0 contiguous
     assert u.spec()[2] == (32, ("?", 8)) and u.spec()[3] == (1, 32)
     k = cute.sym_int()
-    v = make_fake_compact_tensor(cutlass.Float32, (4, k, 6))  # the stride outside k is symbolic too
-    assert v.spec()[3][0][0] == "?" and v.spec()[3][1:] == (6, 1)
+    v = make_fake_compact_tensor(cutlass.Float32, (4, k, 6))  # column-major: the stride outside k is symbolic too
+    assert v.spec()[3][:2] == (1, 4) and v.spec()[3][2][0] == "?"
     w = make_fake_tensor(cutlass.Float32, (cute.sym_int(), 16), stride=(cute.sym_int(divisibility=4), 1))
     assert w.spec()[2][0] == ("?", 1) and w.spec()[3][0] == ("?", 4)
     with pytest.raises(ValueError, match="divisibility"):

@@ -52,7 +52,7 @@ def export_all(out: str, arch: str) -> dict:
     os.environ["WARPWEAVE_ARCH"] = arch
     # The add: row-major (M, N) halves, N a multiple of 8 (one 128-bit access), 16-byte aligned rows.
     rows = make_fake_compact_tensor(cutlass.Float16, (cute.sym_int(), cute.sym_int(divisibility=8)),
-                                    stride_order=(0, 1), assumed_align=16)
+                                    stride_order=(1, 0), assumed_align=16)
     add = cute.compile(add_on_stream, rows, rows, rows, make_fake_stream())
     done = {"aot_add": (add, *add.export_to_c(file_path=out, file_name="aot_add", function_prefix="aot_add"))}
     # The GEMM: K-major A (M, K, L) and B (N, K, L), N-major C (M, N, L), fp16 in, fp32 accumulation, fp16 out.

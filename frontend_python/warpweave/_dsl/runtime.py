@@ -340,9 +340,10 @@ def make_fake_tensor(dtype, shape, stride=None, assumed_align: int | None = 16) 
 
 
 def make_fake_compact_tensor(dtype, shape, stride_order=None, assumed_align: int | None = 16) -> RuntimeTensor:
-    """A compact fake tensor: strides follow stride_order, which reads as torch's dim_order (the modes from the
-    outermost to the innermost; default: the last mode innermost, as a row-major torch tensor). Symbolic extents
-    (cute.sym_int) make the strides outside them symbolic too, with the divisibility they imply."""
+    """A compact fake tensor, as CuTe DSL makes it: stride_order[i] is the rank of mode i's stride, 0 for the
+    contiguous mode (shape (64, 32, 2) with stride_order (1, 0, 2): strides (32, 1, 2048)); by default mode 0 is
+    contiguous, then mode 1, ... (column-major). Symbolic extents (cute.sym_int) make the strides outside them
+    symbolic too, with the divisibility they imply."""
     shape = tuple(shape)
     rank = len(shape)
     order = tuple(range(rank)) if stride_order is None else tuple(stride_order)
@@ -351,7 +352,7 @@ def make_fake_compact_tensor(dtype, shape, stride_order=None, assumed_align: int
                             f"0..{rank - 1}", user_location(2))
     stride = [0] * rank
     acc = 1
-    for i in reversed(order):
+    for i in sorted(range(rank), key=lambda m: order[m]):
         stride[i] = acc
         acc = acc * shape[i]
     return _fake(dtype, shape, tuple(stride), assumed_align, "make_fake_compact_tensor")
