@@ -53,6 +53,21 @@ cp "$root/tests/wheel/check_installed.py" "$work/"
 log "building the example plugin with find_package(warpweave) from the installed package"
 cp -r "$root/plugins_api/examples/b1_mma" "$work/b1_src"
 prefix=$("$venv/bin/python" -m warpweave sdk --prefix)
+# The variables the config promises name files of the installed package.
+mkdir -p "$work/sdk_probe"
+cat > "$work/sdk_probe/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(sdk_probe LANGUAGES NONE)
+find_package(warpweave 0.1 CONFIG REQUIRED)
+foreach(f ${WARPWEAVE_MANIFEST_PROTO} ${WARPWEAVE_INCLUDE_DIR}/warpweave/plugin_abi.h
+          ${WARPWEAVE_INCLUDE_DIR}/warpweave/plugin.hpp ${WARPWEAVE_PLUGIN_CMAKE_DIR}/WarpweavePlugin.cmake)
+  if(NOT EXISTS "${f}" OR NOT "${f}" MATCHES "^${PREFIX}/")
+    message(FATAL_ERROR "find_package(warpweave): ${f} is missing or outside the installed package ${PREFIX}")
+  endif()
+endforeach()
+CMAKE
+cmake -S "$work/sdk_probe" -B "$work/sdk_probe/build" -DCMAKE_PREFIX_PATH="$prefix" -DPREFIX="$prefix" >/dev/null
+echo "ok    find_package(warpweave) from the installed package: its headers, manifest.proto and CMake helpers"
 # WARPWEAVE_PLUGIN_INSTALL_DIR: `cmake --install` puts the plugin and a copy of its Python package there.
 cmake -S "$work/b1_src" -B "$work/b1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
       -DWARPWEAVE_PLUGIN_INSTALL_DIR=plugins >/dev/null
