@@ -95,7 +95,8 @@ def run_one(python: str, path: str, args: list[str], arch: str, timeout: int, sa
     out = r.stdout + r.stderr
     m = re.search(r"compile-only: (\d+) compiled function", out)
     compiled = int(m.group(1)) if m else 0
-    nb = re.search(r"notebook: (\d+) code cell\(s\) run, (\d+) without error(; failed: (.*))?", out)
+    nb = re.search(r"notebook: (\d+) code cell\(s\) run, (\d+) without error(?: \(\d+ ended at a launch not "
+                   r"made\))?(; failed: (.*))?", out)
     if r.returncode == 0 and (compiled > 0 or nb):
         detail = f"{compiled} compiled" + (f", {nb.group(2)}/{nb.group(1)} cells" if nb else "")
         if dump:

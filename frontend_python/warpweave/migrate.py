@@ -11,7 +11,8 @@ The program runs as `python prog.py args` would run it: `sys.argv` is `[prog.py,
 namespace; IPython magics and shell lines (`%...`, `!...`) are skipped and reported.
 
 With `compile_only` (see `_dsl/compile_only.py`) kernels are compiled for WARPWEAVE_ARCH without a GPU and the
-calls that would launch them are not made.
+calls that would launch them are not made. A program ends at its first such call; in a notebook, the cell ends
+there (what follows in it checks or uses results that were not computed) and the next cell runs.
 """
 from __future__ import annotations
 
@@ -163,11 +164,14 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
             filename = f"{os.path.abspath(path)}#cell{index}"
             linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
             try:
-                exec(compile(code, filename, "exec"), main.__dict__)  # noqa: S102 - running the user's program
+                # dont_inherit: the cell is compiled with its own future flags, not this module's (annotations
+                # would become strings).
+                exec(compile(code, filename, "exec", dont_inherit=True), main.__dict__)  # noqa: S102
                 results.append(CellResult(index, "ok"))
             except compile_only.LaunchSkipped as e:
-                results.append(CellResult(index, "launch skipped", str(e)))
-                report(f"[warpweave run] cell {index}: {e}")
+                msg = str(e).replace("(the program ends here)", "(the rest of the cell is not run)")
+                results.append(CellResult(index, "launch skipped", msg))
+                report(f"[warpweave run] cell {index}: {msg}")
             except Exception as e:  # noqa: BLE001 - reported per cell, as a notebook would show it
                 detail = "".join(traceback.format_exception_only(type(e), e)).strip()
                 results.append(CellResult(index, "error", detail))
@@ -192,7 +196,7 @@ def run_program(path: str, args: list[str] | None = None, *, compile_only: bool 
     if arch:
         os.environ["WARPWEAVE_ARCH"] = arch
     notebook = path.endswith(".ipynb")
-    mode = on_launch or ("skip" if notebook else "stop")
+    mode = on_launch or "stop"
     with contextlib.ExitStack() as stack:
         stack.enter_context(cutlass_alias())
         stack.enter_context(_as_program(path, args))
@@ -203,8 +207,10 @@ def run_program(path: str, args: list[str] | None = None, *, compile_only: bool 
                 results = run_notebook(path, on_error="continue" if keep_going else "stop", report=report)
                 failed = [r.index for r in results if r.status == "error"]
                 status = 1 if failed else 0
+                ended = sum(r.status == "launch skipped" for r in results)
                 report(f"[warpweave run] notebook: {len(results)} code cell(s) run, "
                        f"{len(results) - len(failed)} without error" +
+                       (f" ({ended} ended at a launch not made)" if ended else "") +
                        (f"; failed: {', '.join(f'cell {i}' for i in failed)}" if failed else ""))
             else:
                 runpy.run_path(path, run_name="__main__")
@@ -233,8 +239,8 @@ def main(argv: list[str]) -> int:
                         "launch them are not made; torch's CUDA tensors are made in host memory")
     p.add_argument("--arch", help="the target to compile for (e.g. sm_80, sm_90a); sets WARPWEAVE_ARCH")
     p.add_argument("--on-launch", choices=("stop", "skip"),
-                   help="compile-only: at the first call that would launch kernels, end the program (stop, the "
-                        "default for .py) or skip the call and go on (skip, the default for notebooks)")
+                   help="compile-only: at a call that would launch kernels, end the program, or the notebook "
+                        "cell (stop, the default), or skip the call and go on (skip)")
     p.add_argument("--keep-going", action="store_true",
                    help="notebooks: run the cells after a failing one too (the status still says it failed)")
     p.add_argument("program")

@@ -175,6 +175,23 @@ def test_notebook_cells_run_in_order_in_one_namespace(tmp_path):
     assert "5 code cell(s) run, 4 without error; failed: cell 4" in r.stdout
 
 
+def test_notebook_cells_keep_their_own_future_flags(tmp_path):
+    # Annotations are evaluated (the runner's own `from __future__ import annotations` is not inherited): cute.struct
+    # fields are annotations, and one sized by a local variable must see its value.
+    notebook(tmp_path, ["""
+        def sized(n):
+            class S:
+                field: tuple[int, n]
+            return S.__annotations__["field"]
+        print(sized(4))
+        """])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", str(tmp_path / "nb.ipynb")], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "tuple[int, 4]" in r.stdout
+
+
 def test_notebook_compile_only_skips_launches_and_goes_on(tmp_path):
     notebook(tmp_path, ["""
         import cutlass
@@ -192,8 +209,17 @@ def test_notebook_compile_only_skips_launches_and_goes_on(tmp_path):
         "cutlass.cuda.initialize_cuda_context()\nhello()\nc = cute.compile[cute.KeepPTX](hello)\nc()\n",
         "print('last cell')\n"])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "WARPWEAVE_DUMP_DIR": str(tmp_path / "dump")}
+    # By default a cell ends at its first launch (what follows would use results not computed); the next runs.
     r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_90a",
                         str(tmp_path / "nb.ipynb")], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("host\n") == 0 and "last cell" in r.stdout  # the host print comes with the launch
+    assert r.stdout.count("would launch k; not made (the rest of the cell is not run)") == 1
+    assert "3 code cell(s) run, 3 without error (1 ended at a launch not made)" in r.stdout
+    # --on-launch skip goes on inside the cell: each launching call is skipped.
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_90a",
+                        "--on-launch", "skip", str(tmp_path / "nb.ipynb")], capture_output=True, text=True, env=env,
+                       timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("host\n") == 2 and "last cell" in r.stdout
     assert r.stdout.count("would launch k; not made") == 2
