@@ -8,7 +8,8 @@
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples.
 # stash, vs_cutedsl: CuTe DSL itself beside warpweave (scripts/pack_cutedsl_for_device.sh): `stash` in one call, then
 # `vs_cutedsl` in the next while the machine is warm.
-# WW_PYTEST_ARGS and WW_GEMM_ARGS pass arguments to pytest and to benchmarks/python/bench_gemm.py.
+# WW_PYTEST_ARGS and WW_GEMM_ARGS pass arguments to pytest and to benchmarks/python/bench_gemm.py; WW_PYTEST_PATHS
+# narrows the pytest step (e.g. to the files with GPU tests: scripts/gpu_test_files.sh).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/tmp/ww-out}
@@ -24,6 +25,11 @@ if [ -n "$wheel" ]; then
   python3 -m pip install -q --no-deps --no-index --target "$site" "$wheel" > "$OUT/wheel_install.log" 2>&1 \
     || python3 -m zipfile -e "$wheel" "$site"
   export PYTHONPATH=$site
+  # Tests that start Python with the tree's package folders on PYTHONPATH get the installed packages too: in this
+  # copy of the tree (the device tool's, thrown away after the call) those folders become links to them.
+  for d in frontend_python/warpweave conformance/warpweave_conformance pipelines/warpweave_pipelines; do
+    rm -rf "$d" && ln -s "$site/$(basename "$d")" "$d"
+  done
 else
   export PYTHONPATH=$PWD/frontend_python:$PWD/conformance:$PWD/pipelines
 fi
@@ -40,13 +46,14 @@ summary=()
 run() {  # name, command...
   local name=$1; shift
   local t0=$SECONDS
-  "$@" > "$OUT/$name.log" 2>&1
+  # WW_STEP_TIMEOUT (seconds): a step that hangs (a deadlocked kernel) ends there, and the steps after it still run.
+  timeout "${WW_STEP_TIMEOUT:-0}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   summary+=("$(printf '%-14s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(tail -n 1 "$OUT/$name.log")")")
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 case " $what " in *" all "*|*" pytest "*)
-  run pytest python3 -m pytest -q -p no:cacheprovider tests/python backends ${WW_PYTEST_ARGS:-}
+  run pytest python3 -m pytest -q -p no:cacheprovider ${WW_PYTEST_PATHS:-tests/python backends} ${WW_PYTEST_ARGS:-}
   run runtime_test ./bin/ww_runtime_test --gtest_brief=1 ;;
 esac
 case " $what " in *" conformance "*)
@@ -150,5 +157,6 @@ esac
 { for f in "$OUT"/*.log; do
     grep -E "^(FAILED|ERROR) |^E  +[A-Za-z]|Error|FAIL" "$f" | head -n 60 | sed "s|^|$(basename "$f"): |"
   done; } > "$OUT/failures.txt" 2>/dev/null
-for f in "$OUT"/*.log; do echo "== $f"; tail -n 25 "$f"; done
+tar -C "$OUT" -cJf "$OUT/logs.tar.xz" $(cd "$OUT" && ls *.log 2>/dev/null) 2>/dev/null  # every log, in one file
+for f in "$OUT"/*.log; do echo "== $f"; tail -n ${WW_TAIL:-25} "$f"; done
 printf '\n== summary ==\n'; printf '%s\n' "${summary[@]}"
