@@ -128,6 +128,12 @@ def make_swizzle(b: int, m: int, s: int):
 
 
 def make_composed_layout(inner, offset, outer):
+    """inner o offset o outer: R(c) = inner(offset + outer(c)); inner is a Swizzle, a Layout, or a Python function
+    of a coordinate (custom_composed_layout.py)."""
+    if callable(inner) and not isinstance(inner, (Layout, ComposedLayout, Swizzle)):
+        from .custom_composed_layout import CustomComposedLayout
+
+        return CustomComposedLayout(inner, offset, outer)
     return ComposedLayout(inner, offset, outer)
 
 
