@@ -85,12 +85,29 @@ def is_user_file(filename: str) -> bool:
     return not (any(path.startswith(d) for d in own) and not any(path.startswith(d) for d in sites))
 
 
+# (id of a code object, instruction offset) -> (the code object, line). A frame's f_lineno scans its code's line
+# table from the start, and the tracer asks for the user's line at every operation it emits, mostly from the same
+# few places of a large kernel function: remembered, a location costs a dictionary lookup. Keyed by id (a code
+# object's own hash walks its bytecode); the entry holds the code object, so that its id is not reused meanwhile.
+_LINES: dict = {}
+_LINES_LIMIT = 1 << 16
+
+
 def user_location(skip_frames: int = 1) -> tuple[str, int] | None:
     """The innermost frame of user code on the current stack."""
     f = sys._getframe(skip_frames)
     while f is not None:
-        if is_user_file(f.f_code.co_filename):
-            return (f.f_code.co_filename, f.f_lineno)
+        code = f.f_code
+        if is_user_file(code.co_filename):
+            key = (id(code), f.f_lasti)
+            hit = _LINES.get(key)
+            if hit is not None and hit[0] is code:
+                return (code.co_filename, hit[1])
+            line = f.f_lineno
+            if len(_LINES) >= _LINES_LIMIT:
+                _LINES.clear()
+            _LINES[key] = (code, line)
+            return (code.co_filename, line)
         f = f.f_back
     return None
 

@@ -13,6 +13,7 @@ callable result).
 """
 from __future__ import annotations
 
+import gc
 import inspect
 import threading
 import time
@@ -126,13 +127,22 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
             plans.append(plan)
         assumptions = _core.AssumptionScope()
         recording = function_cache.Recording()
-        with trace.tracing(st), assumptions, recording:
-            try:
-                jf.rewritten(*host_args)
-            except DSLError as e:
-                raise as_dsl_error(e) from None
-            except Exception as e:  # noqa: BLE001 - every mistake becomes a DSL error at the user's line
-                raise as_dsl_error(e) from None
+        # A trace allocates objects by the hundred thousand and frees nearly all of them by reference count; the
+        # cyclic collector's passes over the process's heap meanwhile cost a GEMM example 10-20 ms. It runs again
+        # after the trace (cycles made here are collected then).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with trace.tracing(st), assumptions, recording:
+                try:
+                    jf.rewritten(*host_args)
+                except DSLError as e:
+                    raise as_dsl_error(e) from None
+                except Exception as e:  # noqa: BLE001 - every mistake becomes a DSL error at the user's line
+                    raise as_dsl_error(e) from None
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         t1 = time.perf_counter()
         module = st.builder.__str__()
     if st.launches:
