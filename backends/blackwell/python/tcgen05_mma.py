@@ -126,10 +126,15 @@ class _Tcgen05Mma:
         if not isinstance(cta_group, int) or cta_group not in (1, 2):
             raise ext.user_error(f"{name}: cta_group must be tcgen05.CtaGroup.ONE or TWO, got {cta_group!r}",
                                  ext.DSLTypeError)
+        checked = []
         for what, v, cls in (("a_src", a_src, OperandSource), ("a_major_mode", a_major, OperandMajorMode),
                              ("b_major_mode", b_major, OperandMajorMode)):
+            if isinstance(v, str) and v in cls.__members__:
+                v = cls[v]          # the member's name, as the manifest spells it
             if not isinstance(v, cls):
                 raise ext.user_error(f"{name}: {what} must be a tcgen05.{cls.__name__}, got {v!r}", ext.DSLTypeError)
+            checked.append(v)
+        a_src, a_major, b_major = checked
         if a_src == OperandSource.TMEM and a_major != OperandMajorMode.K:
             raise ext.user_error(f"{name}: A in tensor memory is K-major", ext.DSLValueError)
         self.cta_group = CtaGroup(cta_group)
@@ -190,7 +195,7 @@ def _make_op_classes():
             def __init__(self, ab_dtype, acc_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
                          a_major_mode=K, b_major_mode=K):
                 self._setup("MmaF16BF16Op", cta_group, a_src, a_major_mode, b_major_mode)
-                super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, a_src)
+                super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
 
         out["MmaF16BF16Op"] = MmaF16BF16Op
     base = ext.manifest_class("tcgen05.MmaTF32Op")
@@ -201,7 +206,7 @@ def _make_op_classes():
 
             def __init__(self, instruction_shape, cta_group=CtaGroup.ONE, a_src=S, a_major_mode=K, b_major_mode=K):
                 self._setup("MmaTF32Op", cta_group, a_src, a_major_mode, b_major_mode)
-                super().__init__(tuple(instruction_shape), self.cta_group, a_src)
+                super().__init__(tuple(instruction_shape), self.cta_group, self.a_src)
 
         out["MmaTF32Op"] = MmaTF32Op
     base = ext.manifest_class("tcgen05.MmaI8Op")
@@ -213,7 +218,7 @@ def _make_op_classes():
             def __init__(self, ab_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S, a_major_mode=K,
                          b_major_mode=K):
                 self._setup("MmaI8Op", cta_group, a_src, a_major_mode, b_major_mode)
-                super().__init__(ab_dtype, tuple(instruction_shape), self.cta_group, a_src)
+                super().__init__(ab_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
 
         out["MmaI8Op"] = MmaI8Op
     base = ext.manifest_class("tcgen05.MmaF8F6F4Op")
@@ -225,7 +230,7 @@ def _make_op_classes():
             def __init__(self, ab_dtype, acc_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
                          a_major_mode=K, b_major_mode=K):
                 self._setup("MmaF8F6F4Op", cta_group, a_src, a_major_mode, b_major_mode)
-                super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, a_src)
+                super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
 
         out["MmaF8F6F4Op"] = MmaF8F6F4Op
     return out
@@ -435,8 +440,8 @@ class TmemKind(ext.OperandKind):
             self.check_fragment(atom_id, {**operand, "name": "a"}, tensor)
             return tensor
         if operand["name"] == "a":
-            raise ext.user_error("make_fragment_A: A in tensor memory is made with cute.make_tensor over a tensor-memory "
-                                 "pointer here (no fragment from a shape)", ext.DSLValueError)
+            raise ext.user_error("make_fragment_A: A in tensor memory is made with cute.make_tensor over a "
+                                 "tensor-memory pointer here (no fragment from a shape)", ext.DSLValueError)
         m, n, _, cta = atom_geometry(atom_id)
         if dtype.width != 32:
             raise ext.user_error(f"make_fragment_C: accumulators of {dtype.__name__} in tensor memory are not "

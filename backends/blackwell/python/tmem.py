@@ -111,13 +111,13 @@ class TmemCopyAtom:
             raise ext.user_error("cute.copy of a tensor-memory copy takes no pred=: every lane of the warp moves its "
                                  "values", ext.DSLTypeError)
         tm, rg = (src, dst) if self.is_load else (dst, src)
+        tm_side, rg_side, part = ("source", "destination", "S") if self.is_load else ("destination", "source", "D")
         if getattr(tm, "memspace", None) != "tmem":
-            raise ext.user_error(f"cute.copy with {self.manifest['id']}: the {'source' if self.is_load else 'destination'} "
-                                 f"is this thread's partition of tensor memory (partition_{'S' if self.is_load else 'D'}),"
-                                 f" got {tm!r}", ext.DSLTypeError)
+            raise ext.user_error(f"cute.copy with {self.manifest['id']}: the {tm_side} is this thread's partition of "
+                                 f"tensor memory (partition_{part}), got {tm!r}", ext.DSLTypeError)
         if getattr(rg, "memspace", None) != "rmem":
-            raise ext.user_error(f"cute.copy with {self.manifest['id']}: the {'destination' if self.is_load else 'source'}"
-                                 f" is a register tensor, got {rg!r}", ext.DSLTypeError)
+            raise ext.user_error(f"cute.copy with {self.manifest['id']}: the {rg_side} is a register tensor, got "
+                                 f"{rg!r}", ext.DSLTypeError)
         if rg.element_type.width != 32 or tm.element_type.width != 32:
             raise ext.user_error("cute.copy of tensor memory moves 32-bit values (Float32, Int32 ...); convert "
                                  "after loading", ext.DSLTypeError)

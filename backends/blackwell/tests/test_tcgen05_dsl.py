@@ -81,7 +81,10 @@ def test_ops_refuse_bad_arguments_at_the_users_line():
         t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, 64, 16), t.CtaGroup.ONE, t.OperandSource.TMEM,
                        t.OperandMajorMode.MN)
     with pytest.raises(Exception, match=r"test_tcgen05_dsl.py:\d+: .*a_major_mode must be"):
-        t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, 64, 16), t.CtaGroup.ONE, t.OperandSource.SMEM, "K")
+        t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, 64, 16), t.CtaGroup.ONE, t.OperandSource.SMEM, "k")
+    # the members' names, as the manifest spells them, are accepted
+    assert t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, 64, 16), t.CtaGroup.ONE, "SMEM",
+                          "MN").a_major_mode == t.OperandMajorMode.MN
     # the manifest's rules name the broken one
     with pytest.raises(Exception, match="cta_group 1 takes M 64 or 128"):
         cute.make_mma_atom(t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (256, 64, 16), t.CtaGroup.ONE))

@@ -9,7 +9,8 @@ CTA's warps have one job each, in the structure of CuTe DSL's Blackwell persiste
   warps 2-5   epilogue: tensor memory -> registers -> C's type -> swizzled shared-memory sub-tiles -> TMA store,
               then the accumulator buffer is released to the MMA warp.
 
-    python dense_gemm_persistent.py --mnkl 2048,2048,1024,1 --mma_tiler_mn 256,256 --use_2cta_instrs --cluster_shape_mn 2,1
+    python dense_gemm_persistent.py --mnkl 2048,2048,1024,1 --mma_tiler_mn 256,256 --use_2cta_instrs \
+        --cluster_shape_mn 2,1
 
 Without a GPU it compiles for sm_100a and prints ptxas's report.
 """
