@@ -37,14 +37,23 @@ def _current_cc() -> int | None:
     return target_named(st.target["name"]).compute_capability
 
 
+_by_python_name: dict = {}
+_indexed: tuple = ()
+
+
 def _entries(python_name: str):
+    """(backend, entry) of every loaded atom and primitive named python_name, in manifest order."""
+    global _by_python_name, _indexed
     registry.load()
-    out = []
-    for b in registry.backends.values():
-        for ins in b.atoms + b.primitives:
-            if ins.get("python_name") == python_name:
-                out.append((b, ins))
-    return out
+    # An index per set of loaded manifests: a trace asks this at most operations it emits.
+    state = tuple((b.name, id(b.manifest), len(b.atoms), len(b.primitives)) for b in registry.backends.values())
+    if state != _indexed:
+        index: dict = {}
+        for b in registry.backends.values():
+            for ins in b.atoms + b.primitives:
+                index.setdefault(ins.get("python_name"), []).append((b, ins))
+        _by_python_name, _indexed = index, state
+    return list(_by_python_name.get(python_name, ()))
 
 
 def _families(python_name: str):

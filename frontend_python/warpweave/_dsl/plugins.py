@@ -85,6 +85,7 @@ class Registry:
         self._targets: list[TargetInfo] = []      # of every discovered plugin, loaded or not
         self._dirs: list[str] = []                # in search order
         self._all_loaded = False
+        self._usable_for: dict[str, list[str]] = {}  # target name -> backends usable there (load() asks often)
 
     def discover(self) -> None:
         """Finds the plugins of the package and WARPWEAVE_PLUGIN_PATH and reads their targets (cheap: no atoms)."""
@@ -95,6 +96,7 @@ class Registry:
         self.loaded_dirs.update(new)
         self._dirs += new
         self._all_loaded = False
+        self._usable_for.clear()
         for d in new:
             if d != PACKAGE_PLUGIN_DIR and not os.path.isdir(d):
                 # A mistyped path would otherwise just leave its backends out, and the target they serve unknown.
@@ -117,15 +119,22 @@ class Registry:
             from . import trace
 
             st = trace.current_or_none()
-            t = self.target_named(st.target["name"]) if st is not None else None
-            if t is not None:
-                names = self._usable_names(t.compute_capability)
-            else:
+            if st is not None:
+                # Asked at most operations of a trace: the backends of a target are worked out once per discovery.
+                names = self._usable_for.get(st.target["name"])
+                if names is None:
+                    t = self.target_named(st.target["name"])
+                    if t is not None:
+                        names = self._usable_for[t.name] = self._usable_names(t.compute_capability)
+            if names is None:
                 names = list(self.candidates)
                 if not self._all_loaded:
                     _core.load_plugins(self._dirs)  # every library, also a second one of a name (refused, reported)
                     self._all_loaded = True
-        wanted = [c for n, c in self.candidates.items() if n in set(names) and n not in self.backends]
+        if all(n in self.backends for n in names):
+            return
+        wanted_names = set(names)
+        wanted = [c for n, c in self.candidates.items() if n in wanted_names and n not in self.backends]
         if not wanted:
             return
         for c in wanted:
