@@ -23,7 +23,7 @@ ext.register_python_name("tcgen05.Unpack", tmem.Unpack)
 for _name, _cls in tmem._make_copy_op_classes().items():
     ext.register_python_name(f"tcgen05.{_name}", _cls)
 for _name in ("make_tmem_copy", "make_s2t_copy", "get_s2t_smem_desc_tensor", "commit", "fence_before_thread_sync",
-              "fence_after_thread_sync"):
+              "fence_after_thread_sync", "find_tmem_tensor_col_offset"):
     ext.register_python_name(f"tcgen05.{_name}", getattr(tmem, _name))
 
 # cute.arch and warpweave.utils: tensor memory.

@@ -399,6 +399,25 @@ def get_num_tmem_alloc_cols(tmem_tensors, rounding: bool = True, *, arch=None, l
     return n
 
 
+TMEM_COLUMNS = 512          # per CTA: 128 lanes x 512 columns of 32 bits
+MIN_ALLOC_COLUMNS = 32
+
+
+def get_max_tmem_alloc_cols(arch: str = "sm_100", *, loc=None, ip=None) -> int:
+    """The most columns one allocation may take (all of a CTA's tensor memory)."""
+    return TMEM_COLUMNS
+
+
+def get_min_tmem_alloc_cols(arch: str = "sm_100", *, loc=None, ip=None) -> int:
+    return MIN_ALLOC_COLUMNS
+
+
+def find_tmem_tensor_col_offset(tmem_tensor, *, loc=None, ip=None) -> int:
+    """The columns a tensor-memory tensor reaches from its start: the offset, in 32-bit columns, at which the next
+    tensor may start (tmem_ptr + find_tmem_tensor_col_offset(acc) for 32-bit elements)."""
+    return columns_of(getattr(tmem_tensor, "layout", tmem_tensor))
+
+
 class TmemAllocator:
     """Tensor-memory allocation for a kernel, with CuTe DSL's interface: allocate (by allocator_warp_id's warp),
     wait_for_alloc (every thread that uses the memory meets at barrier_for_retrieve), retrieve_ptr, relinquish_
@@ -530,4 +549,5 @@ def commit(mbar_ptr, mask=None, cta_group=CtaGroup.ONE, *, loc=None, ip=None):
 
 
 NAMES = ("alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "get_num_tmem_alloc_cols",
-         "fence_view_async_tmem_load", "fence_view_async_tmem_store", "fence_view_async_shared")
+         "fence_view_async_tmem_load", "fence_view_async_tmem_store", "fence_view_async_shared",
+         "get_max_tmem_alloc_cols", "get_min_tmem_alloc_cols")

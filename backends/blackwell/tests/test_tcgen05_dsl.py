@@ -165,6 +165,10 @@ def test_accumulator_columns_and_refusals():
     assert utils.get_num_tmem_alloc_cols(mma(128, 48, 1).make_fragment_C(((128, 48), 1, 1))) == 64
     with pytest.raises(Exception, match="512"):
         tm.make_fragment_C(tm.partition_shape_C((128, 256)) + (3,))
+    # where the next tensor may start, and the allocation bounds, by CuTe DSL's names
+    assert tc().find_tmem_tensor_col_offset(frag) == 256
+    assert tc().find_tmem_tensor_col_offset(mma(128, 128, 2).make_fragment_C(((64, 128), 1, 1))) == 64
+    assert cute.arch.get_max_tmem_alloc_cols("sm_100") == 512 and cute.arch.get_min_tmem_alloc_cols("sm_100") == 32
     t = tc()
     f16acc = cute.make_tiled_mma(t.MmaF16BF16Op(cutlass.Float16, cutlass.Float16, (128, 64, 16), t.CtaGroup.ONE))
     with pytest.raises(Exception, match="Float16.*not supported"):
