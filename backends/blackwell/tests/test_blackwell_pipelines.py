@@ -328,3 +328,28 @@ def test_elect_one_as_a_block_and_the_sm100_helpers_alias():
     seven = next(i for i, l in enumerate(lines) if re.search(r"st\.global\.[bsu]32\s+\[[^]]+\],\s*7;", l) or
                  ("mov.b32" in l and ", 7;" in l))
     assert any(re.search(r"@%p\d+ bra|@!%p\d+ bra|@%p\d+ st", l) for l in lines[:seven + 2]), ptx
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 2, 2), (2, 1, 1), (2, 2, 1), (2, 1, 4), (2, 2, 2), (1, 4, 2)])
+def test_cta_masks_against_enumeration(shape):
+    # the masks of the pipelines' cluster arithmetic, for every CTA of a (V, M, N) cluster, against the sets
+    # enumerated from coordinates: rank = v + V (m + M n)
+    from warpweave_pipelines import cta_masks
+
+    V, M, N = shape
+    modes = cta_masks.flat_modes(cute.make_layout((V, M, N, 1)))
+    coords = {v + V * (m + M * n): (v, m, n) for v in range(V) for m in range(M) for n in range(N)}
+
+    def mask_of(pred):
+        return sum(1 << r for r, c in coords.items() if pred(c))
+
+    for rank, (v, m, n) in coords.items():
+        r = cutlass.Int32(rank)
+        got = [int(cta_masks.coordinate(r, modes, i).value) for i in range(3)]
+        assert got == [v, m, n]
+        # along N (A's multicast) and along M (B's) from the leader of this CTA's pair, and along the pair
+        assert int(cta_masks.along(r, modes, 2, {0: cutlass.Int32(0)}).value) == mask_of(
+            lambda c: c[0] == 0 and c[1] == m)
+        assert int(cta_masks.along(r, modes, 1, {0: cutlass.Int32(0)}).value) == mask_of(
+            lambda c: c[0] == 0 and c[2] == n)
+        assert int(cta_masks.along(r, modes, 0).value) == mask_of(lambda c: c[1] == m and c[2] == n)
