@@ -35,6 +35,13 @@ PROGRAMS = [
     ("cute_layout_algebra.ipynb", f"{BASE}/notebooks/cute_layout_algebra.ipynb", []),
     ("data_types.ipynb", f"{BASE}/notebooks/data_types.ipynb", []),
     ("print.ipynb", f"{BASE}/notebooks/print.ipynb", []),
+    ("tensorssa.ipynb", f"{BASE}/notebooks/tensorssa.ipynb", []),
+    ("composed_layout.ipynb", f"{BASE}/notebooks/composed_layout.ipynb", []),
+    ("elementwise_add.ipynb", f"{BASE}/notebooks/elementwise_add.ipynb", []),
+    ("async_pipeline.ipynb", f"{BASE}/notebooks/async_pipeline.ipynb", []),
+    ("benchmark_autotune.ipynb", f"{BASE}/notebooks/benchmark_autotune.ipynb", []),
+    ("cuda_graphs.ipynb", f"{BASE}/notebooks/cuda_graphs.ipynb", []),
+    ("tour_to_sol_gemm.ipynb", f"{BASE}/notebooks/tour_to_sol_gemm.ipynb", [], ("sm_100a",)),
     # (name, path, args, targets the program is for, SASS it must hold there)
     ("hopper_dense_gemm", f"{HOPPER}/dense_gemm.py", [], ("sm_90a",), HGMMA_TMA),
     ("hopper_dense_gemm_2x1", f"{HOPPER}/dense_gemm.py", ["--cluster_shape_mn", "2,1"], ("sm_90a",),
@@ -96,7 +103,7 @@ def run_one(python: str, path: str, args: list[str], arch: str, timeout: int, sa
     m = re.search(r"compile-only: (\d+) compiled function", out)
     compiled = int(m.group(1)) if m else 0
     nb = re.search(r"notebook: (\d+) code cell\(s\) run, (\d+) without error(?: \(\d+ ended at a launch not "
-                   r"made\))?(; failed: (.*))?", out)
+                   r"made\))?(?:; checks after launches not made: [^;\n]*)?(; failed: (.*))?", out)
     if r.returncode == 0 and (compiled > 0 or nb):
         detail = f"{compiled} compiled" + (f", {nb.group(2)}/{nb.group(1)} cells" if nb else "")
         if dump:

@@ -11,8 +11,9 @@ The program runs as `python prog.py args` would run it: `sys.argv` is `[prog.py,
 namespace; IPython magics and shell lines (`%...`, `!...`) are skipped and reported.
 
 With `compile_only` (see `_dsl/compile_only.py`) kernels are compiled for WARPWEAVE_ARCH without a GPU and the
-calls that would launch them are not made. A program ends at its first such call; in a notebook, the cell ends
-there (what follows in it checks or uses results that were not computed) and the next cell runs.
+calls that would launch them are not made. A program ends at its first such call; a notebook skips each such call
+and goes on. A cell whose check of results fails (AssertionError) after a launch it did not make is reported as
+such, apart from the errors: the kernels' results were not computed, so nothing could pass that check.
 """
 from __future__ import annotations
 
@@ -163,6 +164,8 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
                 report(f"[warpweave run] cell {index}: skipped the IPython line {line!r}")
             filename = f"{os.path.abspath(path)}#cell{index}"
             linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+            session = compile_only.current()
+            not_made = len(session.skipped) if session is not None else 0
             try:
                 # dont_inherit: the cell is compiled with its own future flags, not this module's (annotations
                 # would become strings).
@@ -174,6 +177,11 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
                 report(f"[warpweave run] cell {index}: {msg}")
             except Exception as e:  # noqa: BLE001 - reported per cell, as a notebook would show it
                 detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+                if isinstance(e, AssertionError) and session is not None and len(session.skipped) > not_made:
+                    results.append(CellResult(index, "unchecked", detail))
+                    report(f"[warpweave run] cell {index}: a check failed after a launch not made (compile-only: "
+                           f"the kernels' results were not computed): {detail.splitlines()[0][:200]}")
+                    continue
                 results.append(CellResult(index, "error", detail))
                 traceback.print_exc()
                 if on_error == "stop":
@@ -196,7 +204,7 @@ def run_program(path: str, args: list[str] | None = None, *, compile_only: bool 
     if arch:
         os.environ["WARPWEAVE_ARCH"] = arch
     notebook = path.endswith(".ipynb")
-    mode = on_launch or "stop"
+    mode = on_launch or ("skip" if notebook else "stop")
     with contextlib.ExitStack() as stack:
         stack.enter_context(cutlass_alias())
         stack.enter_context(_as_program(path, args))
@@ -208,9 +216,12 @@ def run_program(path: str, args: list[str] | None = None, *, compile_only: bool 
                 failed = [r.index for r in results if r.status == "error"]
                 status = 1 if failed else 0
                 ended = sum(r.status == "launch skipped" for r in results)
+                unchecked = [r.index for r in results if r.status == "unchecked"]
                 report(f"[warpweave run] notebook: {len(results)} code cell(s) run, "
-                       f"{len(results) - len(failed)} without error" +
+                       f"{len(results) - len(failed) - len(unchecked)} without error" +
                        (f" ({ended} ended at a launch not made)" if ended else "") +
+                       (f"; checks after launches not made: {', '.join(f'cell {i}' for i in unchecked)}"
+                        if unchecked else "") +
                        (f"; failed: {', '.join(f'cell {i}' for i in failed)}" if failed else ""))
             else:
                 runpy.run_path(path, run_name="__main__")
@@ -239,8 +250,9 @@ def main(argv: list[str]) -> int:
                         "launch them are not made; torch's CUDA tensors are made in host memory")
     p.add_argument("--arch", help="the target to compile for (e.g. sm_80, sm_90a); sets WARPWEAVE_ARCH")
     p.add_argument("--on-launch", choices=("stop", "skip"),
-                   help="compile-only: at a call that would launch kernels, end the program, or the notebook "
-                        "cell (stop, the default), or skip the call and go on (skip)")
+                   help="compile-only: at the first call that would launch kernels, end the program (or the "
+                        "notebook cell) (stop, the default for .py) or skip the call and go on (skip, the default "
+                        "for notebooks)")
     p.add_argument("--keep-going", action="store_true",
                    help="notebooks: run the cells after a failing one too (the status still says it failed)")
     p.add_argument("program")

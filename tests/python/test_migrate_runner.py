@@ -143,6 +143,44 @@ def test_compile_only_makes_torch_cuda_tensors_in_host_memory(tmp_path):
     assert "cpu cpu cpu 0" in r.stdout
 
 
+def test_compile_only_torch_graphs_and_events_time_nothing(tmp_path):
+    pytest.importorskip("torch")
+    r = run(tmp_path, """
+        import math
+        import torch
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            pass
+        g.replay()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        end.record()
+        torch.cuda.synchronize()
+        print("elapsed nan", math.isnan(start.elapsed_time(end)))
+        """, runner_args=("--compile-only", "--arch", "sm_80"))
+    assert r.returncode == 0, r.stderr
+    assert "elapsed nan True" in r.stdout
+
+
+BENCHMARKED = KERNEL_PROGRAM.split("f = cute.compile")[0] + """
+    import math
+    f = cute.compile(launch, x)
+    t = cute.testing.benchmark(f, kernel_arguments=cute.testing.JitArguments(x), warmup_iterations=2, iterations=5)
+    print("time is nan", math.isnan(t))
+    """
+
+
+def test_compile_only_benchmark_reaches_the_launches_it_would_time(tmp_path):
+    # One call: its launch is reached (recorded as not made, or the program ends there), nothing is timed.
+    r = run(tmp_path, BENCHMARKED, runner_args=("--compile-only", "--arch", "sm_80", "--on-launch", "skip"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("would launch add_one; not made") == 1 and "time is nan True" in r.stdout
+    assert "1 launching call(s) not made" in r.stdout
+    r = run(tmp_path, BENCHMARKED, runner_args=("--compile-only", "--arch", "sm_80"))
+    assert r.returncode == 0, r.stderr
+    assert "(the program ends here)" in r.stdout and "time is nan" not in r.stdout
+
+
 def notebook(tmp_path, cells):
     nb = {"cells": [{"cell_type": "markdown", "source": ["# a notebook\n"]}] +
           [{"cell_type": "code", "source": textwrap.dedent(c).splitlines(True), "outputs": []} for c in cells],
@@ -209,18 +247,48 @@ def test_notebook_compile_only_skips_launches_and_goes_on(tmp_path):
         "cutlass.cuda.initialize_cuda_context()\nhello()\nc = cute.compile[cute.KeepPTX](hello)\nc()\n",
         "print('last cell')\n"])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "WARPWEAVE_DUMP_DIR": str(tmp_path / "dump")}
-    # By default a cell ends at its first launch (what follows would use results not computed); the next runs.
     r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_90a",
                         str(tmp_path / "nb.ipynb")], capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.count("host\n") == 0 and "last cell" in r.stdout  # the host print comes with the launch
-    assert r.stdout.count("would launch k; not made (the rest of the cell is not run)") == 1
-    assert "3 code cell(s) run, 3 without error (1 ended at a launch not made)" in r.stdout
-    # --on-launch skip goes on inside the cell: each launching call is skipped.
-    r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_90a",
-                        "--on-launch", "skip", str(tmp_path / "nb.ipynb")], capture_output=True, text=True, env=env,
-                       timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("host\n") == 2 and "last cell" in r.stdout
     assert r.stdout.count("would launch k; not made") == 2
     assert any(f.endswith(".ptx") for f in os.listdir(tmp_path / "dump"))  # KeepPTX kept it
+    # --on-launch stop ends the cell at its first launch (the rest would use results not computed); the next runs.
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_90a",
+                        "--on-launch", "stop", str(tmp_path / "nb.ipynb")], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("host\n") == 0 and "last cell" in r.stdout  # the host print comes with the launch
+    assert r.stdout.count("would launch k; not made (the rest of the cell is not run)") == 1
+    assert "3 code cell(s) run, 3 without error (1 ended at a launch not made)" in r.stdout
+
+
+def test_notebook_checks_after_launches_not_made_are_reported_apart(tmp_path):
+    notebook(tmp_path, ["""
+        import numpy as np
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def fill(x: cute.Tensor):
+            x[cute.arch.thread_idx()[0]] = 1.0
+
+        @cute.jit
+        def run(x: cute.Tensor):
+            fill(x).launch(grid=(1, 1, 1), block=(8, 1, 1))
+        """,
+        "x = np.zeros(8, np.float32)\nrun(from_dlpack(x))\nassert (x == 1).all(), 'results differ'\n",
+        "assert False, 'a check that no launch precedes'\n",
+        "run(from_dlpack(x))\nundefined_name\n",
+        "print('last cell')\n"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_80", "--keep-going",
+                        str(tmp_path / "nb.ipynb")], capture_output=True, text=True, env=env, timeout=300)
+    # Only a failed check (AssertionError) after a launch the cell did not make is set apart; the other failures
+    # (a check with no launch before it, any other error after a launch) are errors.
+    assert r.returncode == 1
+    assert "cell 2: a check failed after a launch not made" in r.stdout and "results differ" in r.stdout
+    assert ("5 code cell(s) run, 2 without error; checks after launches not made: cell 2; failed: cell 3, cell 4"
+            in r.stdout)
+    assert "last cell" in r.stdout

@@ -9,7 +9,8 @@ What changes inside `compile_only()`:
   @cute.jit functions, e.g. printing layouts) run as usual.
 - PyTorch, when installed, makes "cuda" tensors in host memory: factory functions and `.to()`/`.cuda()` given a
   CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
-  handle is 0 (so is that of a new `torch.cuda.Stream()`) and `synchronize()` does nothing. Such tensors have real addresses, shapes, strides and dtypes,
+  handle is 0 (so is that of a new `torch.cuda.Stream()`) and `synchronize()` does nothing. CUDA graphs capture
+  and replay nothing (the launches in them are not made), and events measure nothing (elapsed_time is NaN). Such tensors have real addresses, shapes, strides and dtypes,
   which is all that compiling needs.
 - `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
 - Where no GPU is present, `utils.HardwareInfo()` describes a stand-in device of the target (stand_in_device):
@@ -123,6 +124,53 @@ def compile_only(on_launch: str = "stop"):
 
 # --- PyTorch's CUDA device made of host memory -----------------------------------------------------------------
 
+class _HostEvent:
+    """torch.cuda.Event in a compile-only run: nothing ran, so nothing is timed."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def record(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, end):
+        return float("nan")
+
+
+class _HostGraph:
+    """torch.cuda.CUDAGraph in a compile-only run: the launches captured are not made, so there is nothing to
+    replay."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def capture_begin(self, *args, **kwargs):
+        pass
+
+    def capture_end(self):
+        pass
+
+    def replay(self):
+        pass
+
+    def reset(self):
+        pass
+
+
+@contextlib.contextmanager
+def _host_graph_capture(graph, *args, **kwargs):
+    yield graph
+
+
 class _HostStream:
     """torch.cuda.current_stream() in a compile-only run: the default stream's handle, 0."""
     cuda_stream = 0
@@ -165,7 +213,8 @@ def _torch_on_host():
                "current_stream": lambda device=None: _HostStream(),
                "default_stream": lambda device=None: _HostStream(),
                "synchronize": lambda device=None: None, "init": lambda: None,
-               "Stream": lambda *args, **kwargs: _HostStream()}
+               "Stream": lambda *args, **kwargs: _HostStream(), "Event": _HostEvent, "CUDAGraph": _HostGraph,
+               "graph": _host_graph_capture}
     saved = {k: getattr(torch.cuda, k) for k in patches}
     for k, v in patches.items():
         setattr(torch.cuda, k, v)
