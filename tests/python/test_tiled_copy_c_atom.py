@@ -58,9 +58,12 @@ def _hopper():
     return sm90, warpgroup
 
 
-@pytest.mark.parametrize("tile_mn,atom_mnk,c_major", [((128, 128), (1, 1, 1), "n"), ((128, 256), (2, 1, 1), "n"),
-                                                      ((64, 64), (1, 1, 1), "m"), ((128, 256), (2, 1, 1), "m")])
-def test_subtiled_stmatrix_epilogue_writes_each_accumulator_to_its_coordinate(tile_mn, atom_mnk, c_major):
+@pytest.mark.parametrize("tile_mn,atom_mnk,c_major,c_dtype", [
+    ((128, 128), (1, 1, 1), "n", "Float16"), ((128, 256), (2, 1, 1), "n", "Float16"),
+    ((64, 64), (1, 1, 1), "m", "Float16"), ((128, 256), (2, 1, 1), "m", "Float16"),
+    ((128, 128), (1, 1, 1), "n", "Float32"), ((128, 64), (1, 1, 1), "m", "Float32")])
+def test_subtiled_stmatrix_epilogue_writes_each_accumulator_to_its_coordinate(tile_mn, atom_mnk, c_major, c_dtype):
+    # A 32-bit C is stored by a universal atom in the partition of stmatrix's layouts read as 32-bit values.
     sm90, warpgroup = _hopper()
     LayoutEnum = cutlass.utils.LayoutEnum
     c_layout = LayoutEnum.ROW_MAJOR if c_major == "n" else LayoutEnum.COL_MAJOR
@@ -68,9 +71,10 @@ def test_subtiled_stmatrix_epilogue_writes_each_accumulator_to_its_coordinate(ti
     tiled_mma = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32, atom_mnk,
                                             tiler_mn=(64, tile_mn[1]))
     tile = (tile_mn[0], tile_mn[1], 64)
-    epi_tile = sm90.compute_tile_shape_or_override(tile, cutlass.Float16, is_cooperative=atom_mnk == (2, 1, 1))
-    store = sm90.sm90_get_smem_store_op(c_layout, elem_ty_d=cutlass.Float16, elem_ty_acc=cutlass.Float32)
-    stsm = cute.make_copy_atom(warp.StMatrix8x8x16bOp(c_layout.is_m_major_c(), 4), cutlass.Float16)
+    c_dtype = getattr(cutlass, c_dtype)
+    epi_tile = sm90.compute_tile_shape_or_override(tile, c_dtype, is_cooperative=atom_mnk == (2, 1, 1))
+    store = sm90.sm90_get_smem_store_op(c_layout, elem_ty_d=c_dtype, elem_ty_acc=cutlass.Float32)
+    stsm = cute.make_copy_atom(warp.StMatrix8x8x16bOp(c_layout.is_m_major_c(), 4), c_dtype)
     check_truncated_c_layout(stsm, tiled_mma)
     r2s = cute.make_tiled_copy_S(store, cute.make_tiled_copy_C_atom(stsm, tiled_mma))
     threads = 128 * atom_mnk[0]
@@ -112,6 +116,11 @@ def test_atom_of_another_width_gives_layouts_but_does_not_copy():
     a32 = cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, 4), cutlass.Float32)
     assert (a16.num_values_src, a32.num_values_src) == (8, 4)
     check_truncated_c_layout(a32, tiled_mma)
+    # The transposing stmatrix pairs 16-bit elements across threads: its 32-bit reading counts each thread's 128
+    # register bits as 4 values, as CuTe does, still 32 threads.
+    t32 = cute.make_copy_atom(warp.StMatrix8x8x16bOp(True, 4), cutlass.Float32)
+    assert t32.num_values_src == 4 and cute.size(t32.layout_src_tv, mode=[0]) == 32
+    check_truncated_c_layout(t32, tiled_mma)
 
     from dsl_helpers import target
     import numpy as np

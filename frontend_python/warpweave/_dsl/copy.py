@@ -123,6 +123,18 @@ class ManifestCopyAtom(CopyAtom):
         self.thr_id = _core.parse_layout(ins.get("thr_id") or "1:1")
         self.layout_src_tv = tv(self.src_op)
         self.layout_dst_tv = tv(self.dst_op)
+        if self.width_mismatch:
+            # Values wider than the registers' elements: where the registers' layout does not regroup into such
+            # values within each thread (a transposing stmatrix pairs 16-bit elements across threads), the
+            # register side is counted as CuTe counts it, each thread's register bits in order; the atom then only
+            # gives partitions (copying through it is refused).
+            n_thr = _core.product(self.thr_id.shape)
+            for o, attr in ((self.src_op, "layout_src_tv"), (self.dst_op, "layout_dst_tv")):
+                lay = getattr(self, attr)
+                if o["role"] == "REGISTERS" and _core.product(_core.get(lay, [0]).shape) != n_thr:
+                    bits = _core.product(_core.get(_core.parse_layout(o["layout_tv"]), [1]).shape) * unit
+                    n = bits // w
+                    setattr(self, attr, _core.make_layout((n_thr, n), (n, 1)))
         # The reference side is the registers' one (CuTe's RefLayout): values are counted where they are held.
         self.layout_ref_tv = self.layout_dst_tv if self.dst_op["role"] == "REGISTERS" else self.layout_src_tv
         self.num_bits_per_copy = self.num_values_src * w
