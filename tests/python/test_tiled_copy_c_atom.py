@@ -61,9 +61,10 @@ def _hopper():
 @pytest.mark.parametrize("tile_mn,atom_mnk,c_major,c_dtype", [
     ((128, 128), (1, 1, 1), "n", "Float16"), ((128, 256), (2, 1, 1), "n", "Float16"),
     ((64, 64), (1, 1, 1), "m", "Float16"), ((128, 256), (2, 1, 1), "m", "Float16"),
-    ((128, 128), (1, 1, 1), "n", "Float32"), ((128, 64), (1, 1, 1), "m", "Float32")])
+    ((128, 128), (1, 1, 1), "n", "Float32"), ((128, 64), (1, 1, 1), "m", "Float32"),
+    ((128, 128), (1, 1, 1), "n", "Float8E4M3FN"), ((128, 256), (2, 1, 1), "m", "Float8E4M3FN")])
 def test_subtiled_stmatrix_epilogue_writes_each_accumulator_to_its_coordinate(tile_mn, atom_mnk, c_major, c_dtype):
-    # A 32-bit C is stored by a universal atom in the partition of stmatrix's layouts read as 32-bit values.
+    # A 32-bit or 8-bit C is stored by a universal atom in the partition of stmatrix's layouts read in its width.
     sm90, warpgroup = _hopper()
     LayoutEnum = cutlass.utils.LayoutEnum
     c_layout = LayoutEnum.ROW_MAJOR if c_major == "n" else LayoutEnum.COL_MAJOR
