@@ -323,7 +323,7 @@ def test_autotune_jit_search_restores_arguments_and_runs_the_winner(tmp_path, mo
     monkeypatch.setattr(jit_module, "compile_function", fake_compile)
     monkeypatch.setattr(autotune, "device_identity", lambda: "fake GPU")
     monkeypatch.setattr(autotune, "time_call", fake_time)
-    monkeypatch.setattr(autotune, "compile_only_run", lambda: False)
+    monkeypatch.setattr(autotune, "compile_only_run", lambda *a, **k: False)
     monkeypatch.setattr(autotune, "workspace_count", lambda *a: 3)  # (from the device's L2 size)
     monkeypatch.setenv("WARPWEAVE_ARCH", "sm_80")  # the target the candidates would be compiled for
     from warpweave._dsl.jit import JitFunction

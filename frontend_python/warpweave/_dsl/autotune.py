@@ -285,11 +285,16 @@ class SearchResult:
         return "\n".join(lines)
 
 
-def compile_only_run() -> bool:
-    """Whether this process compiles without running (no device, or a compile-only session)."""
+def compile_only_run(args=(), kwargs=None) -> bool:
+    """Whether this search compiles without running: no device, a compile-only session, or fake tensors
+    (make_fake_tensor) among the arguments, which can be compiled for on any machine but never run."""
     from . import compile_only
+    from .runtime import RuntimeTensor
 
-    return compile_only.current() is not None or device_identity() is None
+    if compile_only.current() is not None or device_identity() is None:
+        return True
+    values = list(args) + list((kwargs or {}).values())
+    return any(isinstance(v, RuntimeTensor) and v.device == "fake" for v in values)
 
 
 def default_workers(n: int) -> int:
@@ -610,7 +615,7 @@ def tune(func: Callable, params_dict: dict | None = None, kernel_arguments=None,
     ref = reference_index(trials, defaults)
     if ref is None:
         raise no_candidate(label, trials)
-    if compile_only_run():
+    if compile_only_run(args, kwargs):
         return dict(trials[ref].config)
     tensors, restore = _restorer((args, kwargs))
 
@@ -818,7 +823,7 @@ class AutotunedFunction:
         ref = reference_index(trials, self._tuner.defaults)
         if ref is None:
             raise no_candidate(label, trials)
-        if key is None or compile_only_run():
+        if key is None or compile_only_run(args, kwargs):
             self._tuner.last = SearchResult(trials[ref].config, trials, source="compile-only")
             return trials[ref].config, trials[ref].compiled
         tensors, restore = _restorer((args, kwargs))
