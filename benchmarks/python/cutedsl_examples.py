@@ -189,7 +189,27 @@ def resolve(full: str):
     return holder, None
 
 
-def surface(root: str, all_examples: bool) -> None:
+# Where an absent name belongs: a backend's (architecture-specific), CuTe DSL's internals (its MLIR bindings and
+# other frontends), or the architecture-neutral surface (cute.*, cutlass.*, utils.*, ...).
+ARCH_MODULES = ("cutlass.cute.nvgpu.tcgen05", "cutlass.cute.nvgpu.warpgroup", "cutlass.cute.nvgpu.cpasync",
+                "cutlass.cute.nvgpu.warp", "cutlass.utils.blackwell_helpers", "cutlass.utils.hopper_helpers",
+                "cutlass.utils.sm90", "cutlass.utils.sm100", "cutlass.utils.sm120", "cutlass.utils.blockscaled_layout",
+                "cutlass.utils.mixed_input_helpers", "cutlass.utils.distributed", "cutlass.pipeline")
+ARCH_WORDS = re.compile(r"tmem|tma|umma|wgmma|clc|tcgen05|blockscaled|sm1\d\d|cluster|dsmem|Tensormap|TensorMap|"
+                        r"_SF[AB]|SF[AB]$|ldmatrix|LdMatrix|fp4|F4|F6|MX", re.I)
+INTERNAL = {"_mlir", "_mlir_helpers", "cutlass_dsl", "base_dsl", "jax", "extract_mlir_values", "new_from_mlir_values",
+            "mlir_type", "experimental"}
+
+
+def kind_of(holder: str, name: str) -> str:
+    if name in INTERNAL:
+        return "internal"
+    if f"{holder}.{name}".startswith(ARCH_MODULES) or ARCH_WORDS.search(name):
+        return "arch"
+    return "neutral"
+
+
+def surface(root: str, all_examples: bool, rank: int = 0) -> None:
     from warpweave import migrate
 
     paths = sorted({os.path.join(root, p[1]) for p in PROGRAMS})
@@ -197,13 +217,16 @@ def surface(root: str, all_examples: bool) -> None:
         base = os.path.join(root, "examples/python/CuTeDSL")
         paths = [os.path.join(d, f) for d, _, fs in os.walk(base) for f in fs if f.endswith((".py", ".ipynb"))]
     total: dict[str, int] = defaultdict(int)
+    users: dict[str, set] = defaultdict(set)  # dotted name -> the programs that use it
     for p in paths:
         try:
             for k, v in uses(p).items():
                 total[k] += v
+                users[k].add(p)
         except SyntaxError:
             continue
     absent: dict[str, dict] = defaultdict(lambda: defaultdict(int))  # module -> absent name -> uses
+    absent_users: dict[tuple, set] = defaultdict(set)                  # (module, absent name) -> programs
     present_uses = all_uses = present_names = 0
     with migrate.cutlass_alias():
         for name, n in sorted(total.items()):
@@ -214,6 +237,7 @@ def surface(root: str, all_examples: bool) -> None:
                 present_names += 1
             else:
                 absent[holder][missing] += n
+                absent_users[(holder, missing)] |= users[name]
     n_absent = sum(len(v) for v in absent.values())
     print(f"\nNames of cutlass used by {len(paths)} program(s): {len(total)} distinct dotted names, {all_uses} uses; "
           f"{present_names} present ({present_uses} uses, {100.0 * present_uses / max(all_uses, 1):.0f}%); "
@@ -221,6 +245,18 @@ def surface(root: str, all_examples: bool) -> None:
     for mod in sorted(absent):
         items = sorted(absent[mod].items(), key=lambda x: (-x[1], x[0]))
         print(f"  {mod}: {len(items)}: " + ", ".join(f"{k} ({c})" for k, c in items))
+    if rank:
+        ranked = sorted(absent_users, key=lambda k: (-len(absent_users[k]), -absent[k[0]][k[1]], k))
+        by_kind = defaultdict(list)
+        for k in ranked:
+            by_kind[kind_of(*k)].append(k)
+        print(f"\nAbsent names by the number of programs that use them ({len(paths)} programs; "
+              + ", ".join(f"{kd}: {len(v)} names" for kd, v in sorted(by_kind.items())) + "):")
+        for kd in ("neutral", "arch", "internal"):
+            print(f"  {kd}:")
+            for holder, name in by_kind[kd][:rank]:
+                print(f"    {len(absent_users[(holder, name)]):4d} programs {absent[holder][name]:5d} uses  "
+                      f"{holder}.{name}")
 
 
 def main(argv=None) -> int:
@@ -232,6 +268,9 @@ def main(argv=None) -> int:
     p.add_argument("--only", help="comma-separated program names")
     p.add_argument("--surface", action="store_true", help="also report the names the programs use that are absent")
     p.add_argument("--surface-all", action="store_true", help="the same over every CuTe DSL example")
+    p.add_argument("--rank", type=int, default=0, metavar="N",
+                   help="with --surface(-all): the N absent names of each kind (architecture-neutral, "
+                        "architecture-specific, CuTe DSL internals) used by the most programs")
     ns = p.parse_args(argv)
     root = os.path.abspath(ns.cutlass)
     if not os.path.isdir(os.path.join(root, BASE)):
@@ -257,7 +296,7 @@ def main(argv=None) -> int:
     runs = sum(1 for row in rows for cell in row[1:] if cell != "n/a")
     print(f"\n{runs - failures} passed, {failures} failed")
     if ns.surface or ns.surface_all:
-        surface(root, ns.surface_all)
+        surface(root, ns.surface_all, ns.rank)
     return 1 if failures else 0
 
 

@@ -19,6 +19,8 @@ from .._dsl.tensor import (local_partition, make_rmem_tensor_like, print_tensor,
 from .._dsl.reduction import ReductionOp  # noqa: F401
 from .._dsl.numeric import assume  # noqa: F401
 from .layout_image_mask import make_layout_image_mask  # noqa: F401
+from .tuple_modes import append_ones, dice, prepend_ones  # noqa: F401
+from .._dsl.device_pointer import make_ptr  # noqa: F401
 from .._dsl.numeric import NUMERIC_EXPORTS as _numeric_exports
 from .._dsl import numeric as _numeric
 from . import math  # noqa: F401
@@ -62,7 +64,7 @@ __all__ = list(_layout_all) + [
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
-    "runtime", "testing", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
+    "runtime", "testing", "dice", "append_ones", "prepend_ones", "make_ptr", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
     "math"] + list(_numeric_exports) + _TOP_LEVEL_MATH

@@ -1,0 +1,19 @@
+"""cute.typing: the names of CuTe DSL's types, gathered in one module as CuTe DSL programs import them
+(`from cutlass.cute.typing import Int32, Pointer`): the numeric types, tensors, pointers, layouts and the
+type names of shapes, strides, coordinates and tiles. Each is the very object warpweave.cute has by that name."""
+from __future__ import annotations
+
+from .. import cute as _cute
+from .._dsl.arg_plan import Constexpr  # noqa: F401
+from .._dsl.numeric import Numeric  # noqa: F401
+
+_NUMERIC = [n for n in ("Integer", "Float", "Boolean", "Int4", "Int8", "Int16", "Int32", "Int64", "Int128", "Uint4",
+                        "Uint8", "Uint16", "Uint32", "Uint64", "Uint128", "Float16", "BFloat16", "Float32", "Float64",
+                        "TFloat32", "Float8E4M3FN", "Float8E4M3B11FNUZ", "Float8E5M2", "Float8E8M0FNU",
+                        "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN") if hasattr(_cute, n)]
+_STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swizzle", "ScaledBasis", "AddressSpace",
+              "Shape", "Stride", "Coord", "IntTuple", "Tile"]
+globals().update({n: getattr(_cute, n) for n in _NUMERIC + _STRUCTURE})
+Tiler = _cute.Tile  # a tiler is a tile (of layouts or extents) that divides or tiles another layout
+
+__all__ = ["Numeric", "Constexpr", "Tiler"] + _NUMERIC + _STRUCTURE
