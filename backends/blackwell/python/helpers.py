@@ -116,16 +116,17 @@ def compute_epilogue_tile_shape(cta_tile_shape, use_2cta_instrs: bool, layout_d:
 
 def get_tmem_load_op(cta_tile_shape, layout_d: LayoutEnum, elem_ty_d, elem_ty_acc, epi_tile, use_2cta_instrs: bool,
                      *, loc=None, ip=None):
-    """The tensor-memory load atom of the epilogue: tcgen05.ld .32x32b (one accumulator row per thread) for the
-    data paths with one row per lane (M = 128 per CTA), .16x256b for those of 64 rows per CTA; repeated over the
-    sub-tile's columns (up to .x32)."""
+    """The tensor-memory load atom of the epilogue: tcgen05.ld .32x32b (one accumulator row per lane) for the
+    data paths that fill all 128 lanes (A, D: a row per lane; B: the pair's 64 rows per CTA in two lane halves, one
+    per half of the columns, so a sub-tile's columns are split between them), .16x256b for layout F (M = 64:
+    16 lanes of each warp); repeated over the sub-tile's columns (up to .x32)."""
     t = _tcgen05()
     m = cta_tile_shape[0]
     cta = 2 if use_2cta_instrs else 1
     dp = datapath(m * cta, cta)
     cols = cute.size(epi_tile[1]) * elem_ty_acc.width // 32
-    if dp in ("A", "D"):
-        num = min(cols, 32)
+    if dp in ("A", "D", "B"):
+        num = min(cols // 2 if dp == "B" else cols, 32)
         op = t.Ld32x32bOp(t.Repetition[f"x{num}"])
     else:
         num = max(1, min(cols // 8, 32))

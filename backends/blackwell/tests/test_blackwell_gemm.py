@@ -65,6 +65,8 @@ SASS_CASES = [
     ("kkn", cutlass.Float16, cutlass.Float16, (256, 256), (2, 1), True),
     ("kkn", cutlass.Float16, cutlass.BFloat16, (256, 128), (4, 2), True),
     ("mkm", cutlass.BFloat16, cutlass.BFloat16, (256, 128), (2, 1), True),
+    ("kkn", cutlass.Float16, cutlass.Float16, (128, 128), (2, 1), True),        # data-path layout B
+    ("knn", cutlass.BFloat16, cutlass.Float32, (128, 256), (2, 2), True),
     ("kkn", cutlass.Float8E4M3FN, cutlass.BFloat16, (128, 256), (1, 1), False),
     ("kkn", cutlass.Float8E5M2, cutlass.Float16, (256, 256), (2, 2), True),
     ("kkn", cutlass.Float32, cutlass.Float32, (128, 128), (1, 1), False),
@@ -102,8 +104,14 @@ def test_dense_gemm_sass(majors, ab, c, tile, cluster, two):
     subtiles = tile[1] // sub_n
     ld = [o for o in ops if o.startswith("LDTM")]
     assert len(ld) == subtiles, ld
-    assert all(o.startswith("LDTM.16dp256bit") for o in ld) if cta_rows == 64 else all(o == "LDTM.x32" for o in ld)
-    assert count("UTMASTG") >= subtiles
+    if cta_rows == 64 and not two:
+        assert all(o.startswith("LDTM.16dp256bit") for o in ld)         # layout F: 16 lanes of each warp
+    elif cta_rows == 64:
+        assert all(o == f"LDTM.x{sub_n // 2}" for o in ld)               # layout B: half a sub-tile per lane half
+    else:
+        assert all(o == "LDTM.x32" for o in ld)
+    # one box per sub-tile (two for layout B: a block of each half of the columns)
+    assert count("UTMASTG") >= subtiles * (2 if two and cta_rows == 64 else 1)
     assert count("SYNCS.PHASECHK.TRANS64") >= 3 and count("SYNCS.ARRIVE.TRANS64") >= 1
     alloc = [o for o in ops if o.startswith("UTCATOMSWS")]
     assert any(o.startswith("UTCATOMSWS" + pair + ".FIND_AND_SET") for o in alloc), alloc
@@ -129,8 +137,6 @@ def test_dense_gemm_refuses_bad_configurations():
         B(cutlass.Float32, False, (256, 128))
     with pytest.raises(ValueError, match="M must be 128 or 256"):
         B(cutlass.Float32, True, (64, 128))
-    with pytest.raises(ValueError, match="M = 128 with 2-CTA"):
-        B(cutlass.Float32, True, (128, 128), (2, 1))
     with pytest.raises(ValueError, match="N must be a multiple of 16"):
         B(cutlass.Float32, False, (128, 120))
     with pytest.raises(ValueError, match="even"):
@@ -154,6 +160,8 @@ GPU_CASES = [
     ((520, 264, 400, 2), "kkn", cutlass.BFloat16, cutlass.BFloat16, (256, 128), (2, 1), True),
     ((1024, 520, 264, 1), "kkn", cutlass.Float16, cutlass.Float16, (256, 256), (4, 2), True),
     ((520, 264, 400, 1), "mkm", cutlass.Float16, cutlass.Float16, (256, 128), (2, 1), True),
+    ((264, 520, 400, 1), "kkn", cutlass.Float16, cutlass.Float16, (128, 128), (2, 1), True),     # layout B
+    ((520, 1000, 264, 1), "kkm", cutlass.BFloat16, cutlass.Float32, (128, 256), (2, 2), True),
     ((200, 136, 272, 1), "kkn", cutlass.Float8E4M3FN, cutlass.BFloat16, (128, 256), (1, 1), False),
     ((520, 264, 1040, 1), "kkn", cutlass.Float8E5M2, cutlass.Float16, (256, 256), (2, 2), True),
     ((200, 136, 264, 1), "kkn", cutlass.Float32, cutlass.Float32, (128, 128), (1, 1), False),
@@ -219,3 +227,34 @@ def test_dense_gemm_persistent_matches_torch(case):
     mnkl, majors, ab, c, tile, cluster, two = case
     # few clusters, so that each walks several tiles (both accumulator buffers, the rings wrapping)
     persistent.run(mnkl, ab, c, majors[0], majors[1], majors[2], tile, cluster, two, max_active_clusters=4)
+
+
+def test_layout_b_epilogue_pairs_registers_with_their_elements():
+    # 2-CTA M = 128 (data-path layout B): the example's sub-tile is a block of box_n columns of each half of the
+    # CTA's (64, N) share of D; each register a thread loads is paired with the C coordinate whose accumulator the
+    # MMA wrote into that tensor-memory cell
+    import warpweave.cute as cute
+    from warpweave.cute.nvgpu import tcgen05
+
+    n, box_n = 128, 16
+    tm = cute.make_tiled_mma(tcgen05.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, n, 16),
+                                                   tcgen05.CtaGroup.TWO))
+    frag = tm.make_fragment_C(tm.partition_shape_C((128, n)))
+    tiler = (64, cute.make_layout((box_n, 2), stride=(1, n // 2)))
+    tAcc = cute.flat_divide(frag[((None, None), 0, 0)], tiler)
+    t2r = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32),
+                                 tAcc[(None, None, 0, 0)])
+    coords = cute.flat_divide(cute.make_identity_tensor((64, n)), tiler)
+    seen = set()
+    for tid in (0, 5, 31, 32, 63, 64, 100, 127):
+        ps = t2r.get_slice(tid).partition_S(cute.make_tensor(frag.iterator, tAcc.layout))
+        pd = t2r.get_slice(tid).partition_D(coords)
+        for j in range(cute.size(tAcc, mode=[3])):
+            for v in range(16):
+                row, col = pd[(v, 0, 0, 0, j)]
+                off = ps.iterator.offset + ps.layout((v, 0, 0, 0, j))
+                assert frag.layout(((row, col), 0, 0)) == off
+                # warps 0-1 hold the first half of the columns, warps 2-3 the second
+                assert (col >= n // 2) == (tid >= 64) and col % (n // 2) // box_n == j
+                seen.add((row, col))
+    assert len(seen) == 8 * 16 * cute.size(tAcc, mode=[3])

@@ -83,6 +83,9 @@ def test_epilogue_tile_and_tmem_load_op():
     assert pair.manifest["id"] == "blackwell.tcgen05.ld.32x32b.x32"
     half = h.get_tmem_load_op((64, 128), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32, (64, 32), False)
     assert half.manifest["id"] == "blackwell.tcgen05.ld.16x256b.x4"
+    # layout B (a pair's M = 128): all 128 lanes, half of a sub-tile's columns in each lane half
+    folded = h.get_tmem_load_op((64, 128), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32, (64, 32), True)
+    assert folded.manifest["id"] == "blackwell.tcgen05.ld.32x32b.x16"
 
 
 # --- TMA atoms of the MMA's operands ------------------------------------------------------------------------------

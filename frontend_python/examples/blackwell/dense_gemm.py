@@ -11,7 +11,8 @@ Each CTA (four warps) computes its share of an MMA tile of (M_mma, N) elements o
      through descriptors and accumulate into tensor memory; a stage is released by the MMAs' commit once they have
      read it. With --use_2cta_instrs a pair of CTAs shares each MMA (M_mma 256 or 128 for the pair): each CTA loads
      its half of A and of B, the even CTA issues MMAs over both halves, and each CTA's share of D lands in its own
-     tensor memory.
+     tensor memory (for M_mma = 128, its 64 rows with the two halves of the columns in the two halves of the lanes,
+     so that an epilogue sub-tile there is a block of columns of each half, stored as two boxes).
   3. Epilogue (all four warps, a PipelineUmmaAsync tells them D is complete): tensor memory -> registers
      (tcgen05.ld), converted to C's type -> a swizzled shared-memory sub-tile of C -> TMA store, sub-tile by
      sub-tile with two buffers in flight.
@@ -50,11 +51,9 @@ class BlackwellDenseGemm:
         if m not in legal_m:
             raise ValueError(f"the MMA tile's M must be {' or '.join(map(str, legal_m))} with "
                              f"{'2-CTA' if self.use_2cta_instrs else '1-CTA'} instructions, got {m}")
-        if self.use_2cta_instrs and m == 128:
-            # D of M = 128 over a pair (data-path layout B) puts the two column halves in the two lane halves; the
-            # epilogue here reads sub-tiles of whole rows
-            raise ValueError("an MMA tile of M = 128 with 2-CTA instructions is not supported by this example's "
-                             "epilogue; use M = 256")
+        # D of M = 128 over a pair (data-path layout B): each CTA's 64 rows hold the first N/2 columns in lanes
+        # 0-63 and the others in lanes 64-127, so an epilogue sub-tile is a column block of each half.
+        self.halves = 2 if self.use_2cta_instrs and m == 128 else 1
         if n % 16 or not 16 <= n <= 256:
             raise ValueError(f"the MMA tile's N must be a multiple of 16 from 16 to 256, got {n}")
         cm, cn = self.cluster_shape_mn
@@ -97,7 +96,9 @@ class BlackwellDenseGemm:
         stages = min(self.max_stages, capacity // stage_bytes)
         sA_layout = sm100_utils.make_smem_layout_a(tiled_mma, mma_tiler, a_dtype, stages)
         sB_layout = sm100_utils.make_smem_layout_b(tiled_mma, mma_tiler, b_dtype, stages)
-        sC_layout = sm100_utils.make_smem_layout_epi(c_dtype, c_layout, epi_tile, self.epi_stages)
+        # C's shared-memory buffers hold one TMA box each: a sub-tile, or one of its halves
+        store_tile = (epi_tile[0], epi_tile[1] // self.halves)
+        sC_layout = sm100_utils.make_smem_layout_epi(c_dtype, c_layout, store_tile, self.epi_stages * self.halves)
 
         # TMA: A multicast along the cluster's N, B along its M; the loads of a CTA pair complete on the leader's
         # barrier. C is stored sub-tile by sub-tile.
@@ -109,7 +110,7 @@ class BlackwellDenseGemm:
         tma_b, tB = cute.nvgpu.make_tiled_tma_atom_B(op_b, mB, self.one_stage(sB_layout, 3), mma_tiler, tiled_mma,
                                                      cluster_vmnk.shape, internal_type=internal)
         tma_c, tC = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), mC,
-                                                self.one_stage(sC_layout, 2), epi_tile)
+                                                self.one_stage(sC_layout, 2), store_tile)
         tx_bytes = stage_bytes * self.cta
 
         tiles = cute.ceil_div(mC.shape, (cta_tile[0], cta_tile[1], 1))
@@ -236,14 +237,29 @@ class BlackwellDenseGemm:
         cta_tile = (bm_mma // cta, bn)
         t2r_atom = sm100_utils.get_tmem_load_op(cta_tile, utils.LayoutEnum.ROW_MAJOR, c_dtype, self.acc_dtype,
                                                 epi_tile, self.use_2cta_instrs)
-        tAcc = cute.flat_divide(acc[((None, None), 0, 0)], epi_tile)        # (EPI_M, EPI_N, 1, subtiles)
+        halves = self.halves
+        box_n = epi_tile[1] // halves
+        if cutlass.const_expr(halves == 1):
+            epi_tiler = epi_tile
+            sC_view = sC
+        else:
+            # a sub-tile: box_n columns of each half of D, (rows, (box_n, half)); the shared-memory buffers viewed
+            # the same way, two boxes per sub-tile
+            epi_tiler = (epi_tile[0], cute.make_layout((box_n, 2), stride=(1, bn // 2)))
+            rows = epi_tile[0]
+            view = cute.make_layout((rows, (box_n, 2), self.epi_stages),
+                                    stride=(1, (rows, rows * box_n), 2 * rows * box_n))
+            sC_view = cute.make_tensor(sC.iterator, cute.make_composed_layout(
+                sC_layout.inner, 0, cute.composition(sC_layout.outer, view)))
+        tAcc = cute.flat_divide(acc[((None, None), 0, 0)], epi_tiler)       # (EPI_M, EPI_N, 1, subtiles)
         t2r = tcgen05.make_tmem_copy(t2r_atom, tAcc[(None, None, 0, 0)])
         thr_t2r = t2r.get_slice(tidx)
         tTR_tAcc = thr_t2r.partition_S(tAcc)
-        tTR_sC = thr_t2r.partition_D(sC)
+        tTR_sC = thr_t2r.partition_D(sC_view)
         tTR_rAcc = cute.make_rmem_tensor(tTR_tAcc[(None, None, None, 0, 0)].shape, self.acc_dtype)
         tTR_rC = cute.make_rmem_tensor(tTR_tAcc[(None, None, None, 0, 0)].shape, c_dtype)
-        gC = cute.flat_divide(cute.local_tile(mC, cta_tile, (bidx, bidy, bidz)), epi_tile)
+        # C's boxes: (rows, box_n) tiles of this CTA's tile
+        gC = cute.flat_divide(cute.local_tile(mC, cta_tile, (bidx, bidy, bidz)), (epi_tile[0], box_n))
         store = pipeline.PipelineTmaStore.create(num_stages=self.epi_stages)
         subtiles = cute.size(tAcc, mode=[3])
         for j in cutlass.range_constexpr(subtiles):
@@ -259,10 +275,12 @@ class BlackwellDenseGemm:
             cute.arch.fence_proxy("async.shared", space="cta")
             pipeline.sync(barrier_id=2, num_threads=THREADS)
             if warp == 0:
-                tSsC, tSgC = cpasync.tma_partition(tma_c, 0, cute.make_layout(1),
-                                                   cute.group_modes(sC[(None, None, buf)], 0, 2),
-                                                   cute.group_modes(gC[(None, None, 0, j)], 0, 2))
-                cute.copy(tma_c, tSsC, tSgC)
+                for h in cutlass.range_constexpr(halves):
+                    # box h of sub-tile j: columns (h N / 2 + j box_n) of the CTA's tile
+                    tSsC, tSgC = cpasync.tma_partition(
+                        tma_c, 0, cute.make_layout(1), cute.group_modes(sC[(None, None, halves * buf + h)], 0, 2),
+                        cute.group_modes(gC[(None, None, 0, h * (bn // 2 // box_n) + j)], 0, 2))
+                    cute.copy(tma_c, tSsC, tSgC)
                 store.producer_commit()
         if warp == 0:
             store.producer_tail()
