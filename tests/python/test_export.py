@@ -82,7 +82,7 @@ def build_harness(tmp_path, compiled, name, link_dir):
     src.write_text(aot.harness_source(meta, os.path.basename(h)))
     exe = str(tmp_path / f"{name}_main")
     subprocess.run([aot.cxx(), "-std=c++17", "-Wall", "-Werror", "-I", str(tmp_path), str(src), o, "-L", link_dir,
-                    "-lcuda", f"-Wl,-rpath,{link_dir}", "-o", exe], check=True)
+                    "-lcuda", f"-Wl,-rpath,{link_dir}", "-Wl,--disable-new-dtags", "-o", exe], check=True)
     return exe, meta
 
 

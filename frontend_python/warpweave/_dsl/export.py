@@ -80,7 +80,10 @@ def export_to_c(compiled, file_path, file_name, function_prefix=None) -> tuple[s
         keep_c = "c" in os.environ.get("WARPWEAVE_KEEP", "").split(",")
         if keep_c:
             shutil.copyfile(c_tmp, os.path.join(file_path, file_name + ".c"))
-        cmd = [cc, "-std=c11", "-O2", "-fPIC", "-fvisibility=default", "-Wall", "-Wno-unused-function",
+        # -U_FORTIFY_SOURCE: compilers that fortify by default (Ubuntu's) would make the object need glibc's
+        # checked variants (__snprintf_chk); the object asks only for the C library's plain functions.
+        cmd = [cc, "-std=c11", "-O2", "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=0", "-fPIC", "-fvisibility=default",
+               "-Wall", "-Wno-unused-function",
                "-I", tmp, "-c", c_tmp, "-o", o_tmp]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True)
