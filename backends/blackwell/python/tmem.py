@@ -418,6 +418,18 @@ def find_tmem_tensor_col_offset(tmem_tensor, *, loc=None, ip=None) -> int:
     return columns_of(getattr(tmem_tensor, "layout", tmem_tensor))
 
 
+def retrieve_tmem_ptr(element_type, alignment: int, ptr_to_buffer_holding_addr, *, loc=None, ip=None):
+    """The tensor-memory address tcgen05.alloc wrote into shared memory, as a pointer to element_type values."""
+    ptr = getattr(ptr_to_buffer_holding_addr, "iterator", ptr_to_buffer_holding_addr)
+    if getattr(ptr, "memspace", None) != "smem" or ptr.dtype.width != 32:
+        raise ext.user_error(f"retrieve_tmem_ptr: the address is read from a 32-bit shared-memory word, got "
+                             f"{ptr_to_buffer_holding_addr!r}", ext.DSLTypeError)
+    b = ext.builder()
+    word = b.op1("llvm.load", [ptr.address(0)], "i32", "alignment = 4 : i64")
+    base = b.op1("llvm.inttoptr", [word], "!llvm.ptr<6>")
+    return ext.make_pointer(base, element_type, "tmem", alignment)
+
+
 class TmemAllocator:
     """Tensor-memory allocation for a kernel, with CuTe DSL's interface: allocate (by allocator_warp_id's warp),
     wait_for_alloc (every thread that uses the memory meets at barrier_for_retrieve), retrieve_ptr, relinquish_
@@ -469,10 +481,7 @@ class TmemAllocator:
 
     def retrieve_ptr(self, dtype=cutlass.Float32):
         """The allocation as a pointer to dtype values in tensor memory."""
-        b = ext.builder()
-        word = b.op1("llvm.load", [self.ptr.address(0)], "i32", "alignment = 4 : i64")
-        base = b.op1("llvm.inttoptr", [word], "!llvm.ptr<6>")
-        return ext.make_pointer(base, dtype, "tmem", 16)
+        return retrieve_tmem_ptr(dtype, 16, self.ptr)
 
     def relinquish_alloc_permit(self):
         ext.when(self._is_allocator_warp(), lambda: relinquish_tmem_alloc_permit(self.is_two_cta))
@@ -550,4 +559,4 @@ def commit(mbar_ptr, mask=None, cta_group=CtaGroup.ONE, *, loc=None, ip=None):
 
 NAMES = ("alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "get_num_tmem_alloc_cols",
          "fence_view_async_tmem_load", "fence_view_async_tmem_store", "fence_view_async_shared",
-         "get_max_tmem_alloc_cols", "get_min_tmem_alloc_cols")
+         "get_max_tmem_alloc_cols", "get_min_tmem_alloc_cols", "retrieve_tmem_ptr")

@@ -431,7 +431,8 @@ def test_tmem_store_then_load_round_trip_compiles():
         tmem.allocate(32)
         tmem.wait_for_alloc()
         frag = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((128, 32)))
-        acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), frag.layout)[((None, None), 0, 0)]
+        # CuTe DSL's cute.arch form of TmemAllocator.retrieve_ptr
+        acc = cute.make_tensor(cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, hold), frag.layout)[((None, None), 0, 0)]
         st = t.make_tmem_copy(cute.make_copy_atom(t.St32x32bOp(t.Repetition.x16), cutlass.Float32), acc)
         ld = t.make_tmem_copy(cute.make_copy_atom(t.Ld32x32bOp(t.Repetition.x16), cutlass.Float32), acc)
         src = st.get_slice(tidx).partition_D(acc)
