@@ -209,13 +209,14 @@ def kind_of(holder: str, name: str) -> str:
     return "neutral"
 
 
-def surface(root: str, all_examples: bool, rank: int = 0) -> None:
+def surface(root: str, all_examples: bool, rank: int = 0, exclude: tuple = ()) -> None:
     from warpweave import migrate
 
     paths = sorted({os.path.join(root, p[1]) for p in PROGRAMS})
     if all_examples:
         base = os.path.join(root, "examples/python/CuTeDSL")
-        paths = [os.path.join(d, f) for d, _, fs in os.walk(base) for f in fs if f.endswith((".py", ".ipynb"))]
+        paths = [os.path.join(d, f) for d, _, fs in os.walk(base) for f in fs if f.endswith((".py", ".ipynb"))
+                 and not os.path.relpath(os.path.join(d, f), base).startswith(exclude)]
     total: dict[str, int] = defaultdict(int)
     users: dict[str, set] = defaultdict(set)  # dotted name -> the programs that use it
     for p in paths:
@@ -268,6 +269,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", help="comma-separated program names")
     p.add_argument("--surface", action="store_true", help="also report the names the programs use that are absent")
     p.add_argument("--surface-all", action="store_true", help="the same over every CuTe DSL example")
+    p.add_argument("--exclude", default="", help="--surface-all: comma-separated folders of examples/python/CuTeDSL "
+                                                 "to leave out (e.g. experimental)")
     p.add_argument("--rank", type=int, default=0, metavar="N",
                    help="with --surface(-all): the N absent names of each kind (architecture-neutral, "
                         "architecture-specific, CuTe DSL internals) used by the most programs")
@@ -296,7 +299,7 @@ def main(argv=None) -> int:
     runs = sum(1 for row in rows for cell in row[1:] if cell != "n/a")
     print(f"\n{runs - failures} passed, {failures} failed")
     if ns.surface or ns.surface_all:
-        surface(root, ns.surface_all, ns.rank)
+        surface(root, ns.surface_all, ns.rank, tuple(x for x in ns.exclude.split(",") if x))
     return 1 if failures else 0
 
 

@@ -112,3 +112,36 @@ def reduce(ssa, op, init_val=None, reduction_profile=0):
     dt = type(outs[0]) if outs and isinstance(outs[0], Numeric) else ssa.dtype
     return TensorSSA(outs, kept if kept is not None else (1,), dt)
 
+
+
+def _truths(x, fname):
+    from .numeric import Boolean, Numeric
+    from .tensor import TensorSSA
+
+    vals = x.values if isinstance(x, TensorSSA) else [x]
+    if not vals:
+        raise DSLValueError(f"{fname}: no values", user_location(3))
+    out = []
+    for v in vals:
+        if not isinstance(v, (Numeric, bool, int, float)):
+            raise DSLTypeError(f"{fname} expects a TensorSSA or a number, got {type(v).__name__}", user_location(3))
+        out.append(v if isinstance(v, Numeric) and type(v) is Boolean else Boolean(v))
+    return out
+
+
+def all_(x):
+    """Whether every value of a TensorSSA (or a number) is true: nonzero, for numbers (CuTe DSL's cute.all_)."""
+    vals = _truths(x, "all_")
+    r = vals[0]
+    for v in vals[1:]:
+        r = r & v
+    return r
+
+
+def any_(x):
+    """Whether some value of a TensorSSA (or a number) is true (CuTe DSL's cute.any_)."""
+    vals = _truths(x, "any_")
+    r = vals[0]
+    for v in vals[1:]:
+        r = r | v
+    return r

@@ -16,7 +16,7 @@ from .._dsl.tensor import (Pointer, Tensor, TensorSSA, domain_offset, elem_less,
 from .._dsl.arch import printf  # noqa: F401
 from .._dsl.tensor import (local_partition, make_rmem_tensor_like, print_tensor, recast_tensor,  # noqa: F401
                            where)
-from .._dsl.reduction import ReductionOp  # noqa: F401
+from .._dsl.reduction import ReductionOp, all_, any_  # noqa: F401
 from .._dsl.numeric import assume  # noqa: F401
 from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .tuple_modes import append_ones, dice, prepend_ones  # noqa: F401
@@ -64,7 +64,7 @@ __all__ = list(_layout_all) + [
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
-    "runtime", "testing", "dice", "append_ones", "prepend_ones", "make_ptr", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
+    "runtime", "testing", "dice", "append_ones", "prepend_ones", "make_ptr", "all_", "any_", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
     "math"] + list(_numeric_exports) + _TOP_LEVEL_MATH

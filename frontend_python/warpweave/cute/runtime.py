@@ -5,6 +5,8 @@ from .._dsl.runtime import (AddressSpace, FakeStream, RuntimePointer, RuntimeTen
                             from_dlpack, make_fake_compact_tensor, make_fake_stream, make_fake_tensor, make_ptr,
                             sym_int, sym_int32, sym_int64)
 
+Pointer = RuntimePointer  # what make_ptr returns: the annotation of a pointer argument (CuTe DSL's runtime Pointer)
+
 
 def __getattr__(name):
     # load_module (exported_module: ctypes, subprocess, tempfile) is imported when first named, not with cute
@@ -16,5 +18,5 @@ def __getattr__(name):
 
 
 __all__ = ["AddressSpace", "FakeStream", "RuntimePointer", "RuntimeTensor", "SymbolicInt", "from_dlpack",
-           "load_module", "make_fake_compact_tensor", "make_fake_stream", "make_fake_tensor", "make_ptr", "sym_int", "sym_int32",
+           "load_module", "Pointer", "make_fake_compact_tensor", "make_fake_stream", "make_fake_tensor", "make_ptr", "sym_int", "sym_int32",
            "sym_int64"]
