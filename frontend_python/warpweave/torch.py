@@ -186,3 +186,56 @@ def cute_tensor_like(data_ref, cutlass_dtype, is_dynamic_layout, assumed_align=N
     if is_dynamic_layout:
         cute_tensor = cute_tensor.mark_layout_dynamic(leading_dim=get_leading_dim(gpu))
     return cute_tensor, gpu
+
+
+def _is_device_memory(address: int) -> bool:
+    """Whether the driver knows the address as device memory (False without a driver: host memory)."""
+    try:
+        from cuda.bindings import driver
+
+        err, kind = driver.cuPointerGetAttribute(driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                 address)
+    except (ImportError, RuntimeError):
+        return False
+    return err == driver.CUresult.CUDA_SUCCESS and int(kind) == int(driver.CUmemorytype.CU_MEMORYTYPE_DEVICE)
+
+
+class _DeviceBytes:
+    """n bytes of device memory at an address, as torch.as_tensor reads them (the CUDA array interface)."""
+
+    def __init__(self, address: int, n: int):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (address, False), "version": 3,
+                                         "strides": None}
+
+
+def as_tensor(pointer, shape, torch_type):
+    """A contiguous (row-major) torch tensor of `shape` over the memory at `pointer` (an address, or an object with
+    data_ptr() or ptr), of torch_type (a torch dtype or a warpweave numeric type). The tensor does not own the
+    memory, which must outlive it: device memory gives a CUDA tensor, host memory a CPU one."""
+    torch = _torch()
+    address = pointer
+    if not isinstance(address, int):
+        for attr in ("data_ptr", "ptr", "address"):
+            v = getattr(pointer, attr, None)
+            if v is not None:
+                address = v() if callable(v) else v
+                break
+    if not isinstance(address, int) or isinstance(address, bool) or address <= 0:
+        raise DSLTypeError(f"as_tensor: the pointer is a positive address, got {pointer!r}", user_location(2))
+    tt = torch_type if isinstance(torch_type, torch.dtype) else dtype(torch_type)
+    shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise DSLValueError(f"as_tensor: the shape {shape} has a negative extent", user_location(2))
+    count = 1
+    for s in shape:
+        count *= s
+    nbytes = count * torch.empty((), dtype=tt).element_size()
+    if _is_device_memory(address):
+        raw = torch.as_tensor(_DeviceBytes(address, nbytes), device="cuda")
+    else:
+        import ctypes
+
+        import numpy as np
+
+        raw = torch.from_numpy(np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address)))
+    return raw.view(tt).view(shape)
