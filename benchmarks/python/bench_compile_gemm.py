@@ -2,7 +2,7 @@
 each in a fresh process with an empty JIT cache, and the SASS each produces (instructions, registers).
 
     python benchmarks/python/bench_compile_gemm.py [--reps 3] [--warmups 1] [--cases hopper_dense,...]
-        [--cutedsl-python /work/cutedsl-venv/bin/python] [--cutedsl-examples DIR] [--json out.json]
+        [--cutedsl-python /work/cutedsl-venv/bin/python] [--cutedsl-examples DIR] [--ptxas] [--json out.json]
 
 The cases (fp16 A and B, K-major, fp16 C N-major, fp32 accumulation, runtime M, N, K, L):
   hopper_dense       warpweave examples/hopper/dense_gemm.py HopperDenseGemm 128x256, cluster 2x1, for sm_90a;
@@ -19,7 +19,8 @@ Every figure is the median and the minimum over --reps fresh processes after --w
 process gets a new, empty warpweave cache directory. Besides wall time, each child reports the CPU time of its
 compile (process time of all its threads plus any tool it waited for): on a shared machine the wall figures carry
 the other load, the CPU figures much less. The SASS (nvdisasm) and the register count (the cubin's
-EIATTR_REGCOUNT) come from one more, untimed compile of each.
+EIATTR_REGCOUNT) come from one more, untimed compile of each. With --ptxas, warpweave's compiles are repeated
+with a ptxas subprocess (-O3) as the cubin tool instead of nvJitLink.
 """
 from __future__ import annotations
 
@@ -203,6 +204,12 @@ def bench_case(case, args, work):
             stages.setdefault(k, []).append(v)
         stages.setdefault("trace_ms", []).append(s["extra"]["trace_ms"])
     ww["stages"] = {k: statistics.median(v) for k, v in stages.items()}
+    if args.ptxas:   # the same compile with a ptxas subprocess instead of nvJitLink (its CPU is counted too)
+        px = measure(sys.executable, ww_child(case, paths), dict(env, WARPWEAVE_CUBIN_TOOL="ptxas"), wdir,
+                     args.reps, args.warmups, cache_root=os.path.join(work, "ww-cache"))
+        px["cubin_ms"] = stats([s["extra"]["timings"] or {} for s in px["samples"]], "cubin_ms")
+        ww["ptxas"] = px
+        ww["cubin_ms"] = stats([s["extra"]["timings"] or {} for s in ww["samples"]], "cubin_ms")
     cubin_path = os.path.join(wdir, case + ".cubin")
     bs.run_child(sys.executable, ww_child(case, paths, cubin_path), dict(env, WARPWEAVE_DISABLE_CACHE="1"), wdir)
     with open(cubin_path, "rb") as f:
@@ -241,6 +248,11 @@ def table(results, args):
                            ("process_ms", "whole process, wall")):
             w, c = ww[key], cd[key] if cd else None
             rows.append((f"{case}: {label}", fmt(c), fmt(w), f"{w['median'] / c['median']:.2f}" if w and c else "—"))
+        if ww.get("ptxas"):
+            for label, x in (("cold cute.compile, CPU, ptxas -O3", ww["ptxas"]["compile_cpu_ms"]),
+                             ("cubin step (wall), nvJitLink", ww["cubin_ms"]),
+                             ("cubin step (wall), ptxas -O3", ww["ptxas"]["cubin_ms"])):
+                rows.append((f"{case}: {label}", "—", fmt(x), "—"))
         for key, label in (("instructions", "SASS instructions"), ("registers", "registers")):
             w, c = ww["sass"].get(key), (cd or {}).get("sass", {}).get(key)
             rows.append((f"{case}: {label}", "—" if c is None else str(c), str(w), f"{w / c:.2f}" if w and c else "—"))
@@ -264,6 +276,7 @@ def main(argv=None):
     p.add_argument("--cutedsl-python", default=None, help="python of an environment with nvidia-cutlass-dsl")
     p.add_argument("--cutedsl-examples", default="/work/cutedsl/examples/python/CuTeDSL",
                    help="CuTe DSL's public examples directory")
+    p.add_argument("--ptxas", action="store_true", help="also compile with a ptxas subprocess instead of nvJitLink")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     cases = [c for c in args.cases.split(",") if c]
