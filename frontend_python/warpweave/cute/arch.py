@@ -11,6 +11,8 @@ from .._dsl.atomics import (atomic_add, atomic_and, atomic_cas, atomic_exch, ato
 from .._dsl.fences import fence_acq_rel_cluster, fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys  # noqa: F401
 from .._dsl.math import rcp as _rcp
 from .._dsl.ordered_memory import load, store  # noqa: F401
+from .._dsl.thread_sleep import nanosleep  # noqa: F401
+from .._dsl.smem_size import dynamic_smem_size  # noqa: F401
 from .._dsl.warp import (FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly,  # noqa: F401
                          shuffle_sync_down, shuffle_sync_up, vote_all_sync, vote_any_sync, vote_ballot_sync,
                          vote_uni_sync, warp_reduction, warp_reduction_max, warp_reduction_min, warp_reduction_sum,

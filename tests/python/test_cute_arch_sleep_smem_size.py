@@ -1,0 +1,67 @@
+"""cute.arch.nanosleep and cute.arch.dynamic_smem_size."""
+import re
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave._dsl.errors import DSLError
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import requires_gpu, target
+
+
+def _program(body, smem=None):
+    @cute.kernel
+    def k(x: cute.Tensor):
+        body(x)
+
+    @cute.jit
+    def h(x: cute.Tensor):
+        k(x).launch(grid=[1, 1, 1], block=[1, 1, 1], smem=smem)
+    return h
+
+
+def test_nanosleep_takes_static_and_runtime_durations():
+    def body(x):
+        cute.arch.nanosleep(sleep_time=250)
+        cute.arch.nanosleep(sleep_time=x[0])
+
+    with target("sm_80"):
+        ptx = cute.compile(_program(body), from_dlpack(np.zeros(4, np.int32))).info["ptx"]
+    sleeps = re.findall(r"nanosleep\.u32\s+([^;]+);", ptx)
+    assert len(sleeps) == 2 and sleeps[0].strip() == "250" and sleeps[1].strip().startswith("%r")
+
+
+@pytest.mark.parametrize("bad,msg", [(-1, r"\[0, 2\*\*32\)"), (1.5, "integer number of nanoseconds")])
+def test_nanosleep_refuses_what_is_no_duration(bad, msg):
+    def body(x):
+        cute.arch.nanosleep(sleep_time=bad)
+
+    with target("sm_80"), pytest.raises(DSLError, match=msg) as e:
+        cute.compile(_program(body), from_dlpack(np.zeros(4, np.int32)))
+    assert "test_cute_arch_sleep_smem_size.py" in str(e.value)
+
+
+def test_dynamic_smem_size_reads_the_special_register():
+    def body(x):
+        x[0] = cute.arch.dynamic_smem_size()
+
+    with target("sm_90a"):
+        ptx = cute.compile(_program(body, smem=4096), from_dlpack(np.zeros(4, np.int32))).info["ptx"]
+    assert re.search(r"mov\.u32\s+%r\d+, %dynamic_smem_size;", ptx)
+
+
+@requires_gpu
+@pytest.mark.parametrize("smem", [0, 1024, 48 * 1024])
+def test_dynamic_smem_size_is_the_launchs(smem):
+    import torch
+
+    def body(x):
+        x[0] = cute.arch.dynamic_smem_size()
+
+    out = torch.full((4,), -1, dtype=torch.int32, device="cuda")
+    _program(body, smem=smem)(from_dlpack(out))
+    torch.cuda.synchronize()
+    assert int(out[0]) == smem
