@@ -145,6 +145,9 @@ def uses(path: str):
         elif isinstance(node, ast.ImportFrom) and node.module and (node.module == "cutlass" or
                                                                    node.module.startswith("cutlass.")):
             for a in node.names:
+                if a.name == "*":  # a star import uses the module itself
+                    counts[node.module] += 1
+                    continue
                 full = f"{node.module}.{a.name}"
                 alias[a.asname or a.name] = full
                 counts[full] += 1
