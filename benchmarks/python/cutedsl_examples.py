@@ -197,11 +197,12 @@ def resolve(full: str):
 ARCH_MODULES = ("cutlass.cute.nvgpu.tcgen05", "cutlass.cute.nvgpu.warpgroup", "cutlass.cute.nvgpu.cpasync",
                 "cutlass.cute.nvgpu.warp", "cutlass.utils.blackwell_helpers", "cutlass.utils.hopper_helpers",
                 "cutlass.utils.sm90", "cutlass.utils.sm100", "cutlass.utils.sm120", "cutlass.utils.blockscaled_layout",
-                "cutlass.utils.mixed_input_helpers", "cutlass.utils.distributed", "cutlass.pipeline")
+                "cutlass.utils.mixed_input_helpers", "cutlass.utils.distributed", "cutlass.utils.gemm",
+                "cutlass.pipeline", "cutlass.cute.prefetch")  # prefetch: of TMA atoms
 ARCH_WORDS = re.compile(r"tmem|tma|umma|wgmma|clc|tcgen05|blockscaled|sm1\d\d|cluster|dsmem|Tensormap|TensorMap|"
                         r"_SF[AB]|SF[AB]$|ldmatrix|LdMatrix|fp4|F4|F6|MX", re.I)
 INTERNAL = {"_mlir", "_mlir_helpers", "cutlass_dsl", "base_dsl", "jax", "extract_mlir_values", "new_from_mlir_values",
-            "mlir_type", "experimental"}
+            "mlir_type", "experimental", "nvvm_wrappers", "for_generate", "yield_out", "_pack_shape", "_pack_tile"}
 
 
 def kind_of(holder: str, name: str) -> str:
