@@ -3,6 +3,8 @@
 type names of shapes, strides, coordinates and tiles. Each is the very object warpweave.cute has by that name."""
 from __future__ import annotations
 
+from typing import Union as _Union
+
 from .. import cute as _cute
 from .._dsl.arg_plan import Constexpr  # noqa: F401
 from .._dsl.numeric import Numeric  # noqa: F401
@@ -15,5 +17,6 @@ _STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swi
               "Shape", "Stride", "Coord", "IntTuple", "Tile"]
 globals().update({n: getattr(_cute, n) for n in _NUMERIC + _STRUCTURE})
 Tiler = _cute.Tile  # a tiler is a tile (of layouts or extents) that divides or tiles another layout
+Int = _Union[int, _cute.Integer]  # an integer annotation: a Python int or a DSL integer
 
-__all__ = ["Numeric", "Constexpr", "Tiler"] + _NUMERIC + _STRUCTURE
+__all__ = ["Numeric", "Constexpr", "Tiler", "Int"] + _NUMERIC + _STRUCTURE
