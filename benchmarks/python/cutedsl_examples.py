@@ -103,9 +103,11 @@ def run_one(python: str, path: str, args: list[str], arch: str, timeout: int, sa
     m = re.search(r"compile-only: (\d+) compiled function", out)
     compiled = int(m.group(1)) if m else 0
     nb = re.search(r"notebook: (\d+) code cell\(s\) run, (\d+) without error(?: \(\d+ ended at a launch not "
-                   r"made\))?(?:; checks after launches not made: [^;\n]*)?(; failed: (.*))?", out)
+                   r"made\))?(?:; checks after launches not made: ([^;\n]*))?(; failed: (.*))?", out)
     if r.returncode == 0 and (compiled > 0 or nb):
         detail = f"{compiled} compiled" + (f", {nb.group(2)}/{nb.group(1)} cells" if nb else "")
+        if nb and nb.group(3):
+            detail += f" (results unchecked in {nb.group(3).count('cell')}: their launches were not made)"
         if dump:
             ok, what = sass_check(dump, sass)
             return ok, f"{detail}; {what}", dt
@@ -113,7 +115,7 @@ def run_one(python: str, path: str, args: list[str], arch: str, timeout: int, sa
     errors = [l for l in out.splitlines() if re.match(r"^[\w.]+(Error|Exception)\b", l)]
     detail = errors[0] if errors else (out.strip().splitlines() or ["no output"])[-1]
     if nb:
-        detail = f"cells {nb.group(2)}/{nb.group(1)} ({nb.group(4)}): " + detail
+        detail = f"cells {nb.group(2)}/{nb.group(1)} ({nb.group(5)}): " + detail
     return False, detail[:160], dt
 
 
