@@ -5,8 +5,9 @@ A @cute.jit function's host side is not compiled to machine code here: it is tra
 run time is recorded (kernel launches in the launch plan, host prints here). A host `cute.printf` prints at each
 call, with the call's values: static values are fixed when tracing; runtime integers (Int32/Int64 arguments,
 dynamic extents and strides of tensors) and the layouts made of them are evaluated from the call's arguments;
-runtime scalars (Float32 arguments, ...) print their value. A value computed by device code, or a tensor's
-elements, cannot be printed from the host (an error at the call of cute.printf names the line). Python's own
+runtime scalars (Float32 arguments, ...) print their value; tensor elements and what the host side computes from
+them (host_values.py) print the call's numbers. A value computed by device code cannot be printed from the host
+(an error at the call of cute.printf names the line). Python's own
 `print` inside a @cute.jit function runs while tracing, so it shows runtime values as `?`.
 
 The prints of a call are made before its kernels are launched; what the kernels print appears when the device
