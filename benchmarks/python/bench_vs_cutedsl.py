@@ -36,10 +36,10 @@ HOPPER_EXAMPLES = os.path.join(EXAMPLES, "hopper")
 
 SWEEP = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (6144, 6144, 6144), (8192, 8192, 1024),
          (16384, 2048, 8192), (2048, 16384, 8192), (4096, 4096, 16384), (12288, 12288, 512)]
-# warpweave's configurations: (example, tile_shape_mn, cluster_shape_mn)
+# warpweave's configurations: (example, tile_shape_mn, cluster_shape_mn[, swizzle_size])
 WW_CONFIGS = [("dense_gemm", (128, 256), (1, 1)), ("dense_gemm", (128, 256), (2, 1)),
               ("dense_gemm", (128, 256), (1, 2)), ("dense_gemm_persistent", (128, 256), (1, 1)),
-              ("dense_gemm_persistent", (128, 256), (2, 1))]
+              ("dense_gemm_persistent", (128, 256), (1, 2)), ("dense_gemm_persistent", (128, 256), (2, 1), 8)]
 CD_CONFIGS = [("dense_gemm", (128, 256), (1, 1)), ("dense_gemm", (128, 256), (2, 1)),
               ("dense_gemm_persistent", (128, 256), (1, 1)), ("dense_gemm_persistent", (128, 256), (2, 1))]
 # --ampere: the mma.sync GEMMs. CuTe DSL's tensorop_gemm has one configuration (128x128x32, 2x2x1 atoms, 4 stages);
@@ -105,7 +105,7 @@ def bench_cublas(torch, ops, args):
     return time_launches(torch, launch, args.launches, args.reps)
 
 
-def bench_warpweave(torch, ops, dtype_name, example, tile, cluster, args):
+def bench_warpweave(torch, ops, dtype_name, example, tile, cluster, args, swizzle=1):
     import warpweave as cutlass
     import warpweave.cute as cute
     from warpweave.cute.runtime import from_dlpack
@@ -116,10 +116,10 @@ def bench_warpweave(torch, ops, dtype_name, example, tile, cluster, args):
     sys.path.insert(0, HOPPER_EXAMPLES)
     mod = sys.modules.get("ww_" + example) or _load("ww_" + example, path)
     ab = cutlass.dtype(dtype_name)
-    cls = mod.HopperDenseGemm if example == "dense_gemm" else getattr(mod, "HopperDenseGemmPersistent", None)
-    if cls is None:
-        return None
-    gemm = cls(cutlass.Float32, tile, cluster)
+    if example == "dense_gemm":
+        gemm = mod.HopperDenseGemm(cutlass.Float32, tile, cluster)
+    else:
+        gemm = mod.HopperPersistentDenseGemm(cutlass.Float32, tile, cluster, swizzle_size=swizzle)
     mark = getattr(mod, "_mark", None) or sys.modules["ww_dense_gemm"]._mark
 
     def rt(t):
@@ -223,9 +223,9 @@ def kernels_of(args, with_cd, dt):
         for ex, tile, cl in CD_CONFIGS:
             out.append(("cutedsl", ex, (tile, cl),
                         lambda torch, ops, c=(ex, tile, cl): bench_cutedsl(torch, ops, dt, *c, args)))
-    for ex, tile, cl in WW_CONFIGS:
-        out.append(("warpweave", ex, (tile, cl),
-                    lambda torch, ops, c=(ex, tile, cl): bench_warpweave(torch, ops, dt, *c, args)))
+    for ex, tile, cl, *swz in WW_CONFIGS:
+        out.append(("warpweave", ex, (tile, cl, *swz),
+                    lambda torch, ops, c=(ex, tile, cl), z=swz: bench_warpweave(torch, ops, dt, *c, args, *z)))
     return out
 
 

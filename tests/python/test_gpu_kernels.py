@@ -299,3 +299,35 @@ def test_bfloat16_conversions(torch):
     bf16_fma(a, b, c)
     torch.cuda.synchronize()
     assert torch.equal(c, (a.float() * b.float() + 1.0).to(torch.bfloat16))
+
+
+@cute.kernel
+def scale_kernel(gA: cute.Tensor, gC: cute.Tensor, op: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 128 + tidx
+    gC[i] = op(gA[i])
+
+
+@cute.jit
+def scale_on_stream(mA, mC, op: cutlass.Constexpr = lambda x: x * 2.0, stream=None):
+    scale_kernel(mA, mC, op).launch(grid=[cute.size(mA) // 128, 1, 1], block=[128, 1, 1], stream=stream)
+
+
+def test_compiled_calls_without_their_constexpr_arguments(torch):
+    # CuTe DSL programs call a compiled function without its Constexpr arguments (sgemm: compiled(a, b, c,
+    # stream) of a function taking (a, b, c, epilogue_op, stream)); every call, the fast ones after the first too,
+    # must read the stream as the stream.
+    a = torch.randn(1 << 12, device="cuda")
+    compiled = cute.compile(scale_on_stream, from_dlpack(a), from_dlpack(torch.empty_like(a)),
+                            stream=torch.cuda.current_stream())
+    s = torch.cuda.Stream()
+    for k in range(3):
+        x = torch.randn(1 << 12, device="cuda")
+        c = torch.full_like(x, float("nan"))
+        torch.cuda.synchronize()
+        with torch.cuda.stream(s):
+            compiled(from_dlpack(x), from_dlpack(c), s)
+        s.synchronize()
+        assert torch.equal(c, x * 2.0), k
+    assert callable(compiled._fast)

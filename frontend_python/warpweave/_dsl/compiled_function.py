@@ -136,6 +136,11 @@ class JitCompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fast = self._fast
+        if fast and not kwargs and self._constexprs and \
+                len(self.bound_self) + len(args) == self._nargs - len(self._constexprs):
+            # A CuTe DSL call leaves the Constexpr arguments out (they are compiled in): put them back where the
+            # fast path reads every argument by position, as _bind does for the general path.
+            args = tuple(self._bind(self.bound_self + args, {}))[len(self.bound_self):]
         if fast and not kwargs and self._call_min <= len(args) <= self._call_nargs:
             return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
