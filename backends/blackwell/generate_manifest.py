@@ -394,6 +394,51 @@ def cluster_primitives():
                 ptx_template=f"fence.proxy.async{suffix};", has_side_effects=True, sass_opcodes=[sass])
 
 
+def clc_primitives():
+    """Cluster launch control (sm_100a): a running cluster asks the hardware to cancel the launch of a cluster that
+    has not started, and takes over its work (CuTe DSL's dynamic persistent tile scheduler and
+    PipelineClcFetchAsync are built from these). The response is 16 opaque bytes in shared memory; the try_cancel
+    completes its mbarrier by 16 transaction bytes (in every CTA of the cluster when multicast), and the query reads
+    it back. A CTA that has seen a failed response must not issue another try_cancel."""
+    P = lambda **kw: entry("primitives", **kw)  # noqa: E731
+    resp, mbar = op("response", "SMEM_ADDRESS"), op("mbar", "MBARRIER")
+    for suffix, pyn, where, sass in (
+            ("", "arch.clc_try_cancel", "this CTA's shared memory at response; its mbarrier at mbar gets",
+             "UGETNEXTWORKID.SELFCAST"),
+            (".multicast::cluster::all", "arch.clc_try_cancel_multicast",
+             "the shared memory of every CTA of the cluster at response's offset; the mbarrier at mbar's offset in "
+             "each of them gets", "UGETNEXTWORKID.BROADCAST")):
+        yield P(id="blackwell.clc.try_cancel" + (".multicast" if suffix else ""), kind="OTHER",
+                description=(f"clusterlaunchcontrol.try_cancel{suffix}: asynchronously asks to cancel the launch of a "
+                             "cluster of this grid that has not started; the 16-byte response (canceled or not, and "
+                             f"the first CTA id of the canceled cluster) is written to {where} a complete_tx of 16 "
+                             "bytes. response is 16-byte aligned; the executing warp's one elected lane should issue it"),
+                python_name=pyn, operands=[resp, mbar],
+                ptx_template=("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes"
+                              f"{suffix}.b128 [$0], [$1];"),
+                constraints="r,r", has_side_effects=True, sass_opcodes=[sass])
+    yield P(id="blackwell.clc.query_cancel", kind="OTHER",
+            description=("clusterlaunchcontrol.query_cancel on the 16-byte response at response (shared memory, "
+                         "read with ld.shared.b128 after its mbarrier phase completed): is_canceled, and the first "
+                         "CTA id (x, y, z) of the canceled cluster (undefined when is_canceled is false)"),
+            python_name="arch.clc_query_cancel",
+            operands=[op("is_canceled", "PREDICATE", "OUT"), op("x", "SCALAR", "OUT"), op("y", "SCALAR", "OUT"),
+                      op("z", "SCALAR", "OUT"), resp],
+            ptx_template=("{ .reg .b128 ww_resp; ld.shared.b128 ww_resp, [$4]; "
+                          "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 $0, ww_resp; "
+                          "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {$1, $2, $3, _}, ww_resp; }"),
+            constraints="=b,=r,=r,=r,r", has_side_effects=True, sass_opcodes=["LDS.128"])
+    yield P(id="blackwell.mbarrier.arrive_expect_tx.cluster", kind="ARRIVE",
+            description=("mbarrier.arrive.expect_tx on the mbarrier at the same offset in the CTA of rank cta_id in "
+                         "the cluster: one arrival that also expects tx_count transaction bytes there (release, "
+                         "cluster scope), e.g. for a response multicast to every CTA of the cluster"),
+            python_name="arch.mbarrier_arrive_and_expect_tx_cluster",
+            operands=[op("mbar", "MBARRIER"), op("tx_count", "SCALAR"), op("cta_id", "SCALAR")],
+            ptx_template=("{ .reg .b32 ww_remote; mapa.shared::cluster.u32 ww_remote, $0, $2; "
+                          "mbarrier.arrive.expect_tx.shared::cluster.b64 _, [ww_remote], $1; }"),
+            constraints="r,r,r", has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"])
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Text format
 # ---------------------------------------------------------------------------------------------------------------
@@ -737,6 +782,8 @@ def manifest_text() -> str:
         ("Primitives: packed f32x2 arithmetic, grid dependency control", arithmetic_and_grid_primitives()),
         ("Primitives: clusters (barriers, special registers, mapa, remote arrivals), elect, TMA descriptor prefetch, "
          "proxy fences", cluster_primitives()),
+        ("Primitives: cluster launch control (try_cancel, query_cancel) and the remote arrive with expect_tx",
+         clc_primitives()),
     ]
     for title, entries in sections:
         out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")
