@@ -18,6 +18,23 @@ from .numeric import Numeric
 from .runtime import RuntimeTensor, satisfies
 
 
+
+def _torch_key(dtype, ptr, strides):
+    """What the specialisation of a torch tensor's dynamic view depends on (arg_plan._runtime_view), or finer: its
+    dtype, its address's low bits (its alignment up to 16 bytes) and, per mode, whether the stride is 1 (-1) or else
+    its lowest set bit (its power-of-two divisor). Finer keys only cost a check more."""
+    return (dtype, ptr & 15, *[-1 if x == 1 else x & -x for x in strides])
+
+
+def _torch_check(plan, tensor, compiled_spec, ok, key):
+    """A torch tensor of a key not seen yet: its view checked against the compiled specialisation as the general
+    path checks it (an error if it does not match); a match is remembered for the key."""
+    t = _runtime_view(tensor)
+    sp = t.spec()
+    if sp != compiled_spec and not satisfies(sp, compiled_spec):
+        _spec_mismatch(plan, t)
+    ok[key] = True
+
 class JitCompiledFunction:
     """A compiled jit function: call it with arguments of the same specialisation."""
 
@@ -173,14 +190,30 @@ class JitCompiledFunction:
             i = plan.index
             if plan.kind == "tensor":
                 env[f"S{i}"] = plan.spec
-                body += [f"t = a{i} if type(a{i}) is RT else view(a{i})",
-                         "sp = t._spec or t.spec()",
-                         f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
-                         f"p{i} = t.data_ptr"]
-                if any(h.tensor_index == i for h in self.host_arguments.values()):
+                hosted = any(h.tensor_index == i for h in self.host_arguments.values())
+                if not hosted:
+                    # A torch tensor passed directly: its view's specialisation depends only on its dtype, the
+                    # alignment of its address and which strides are 1 (and their powers of two), so the
+                    # answer of the check is kept per such key; the view itself is built only for a new key.
+                    env[f"OK{i}"] = {}
+                    env["torch_key"] = _torch_key
+                    env["torch_check"] = _torch_check
+                    body += [f"if type(a{i}).__name__ == 'Tensor' and type(a{i}).__module__ == 'torch':",
+                             f"    st = a{i}.stride(); p{i} = a{i}.data_ptr(); k = torch_key(a{i}.dtype, p{i}, st)",
+                             f"    if k not in OK{i}: torch_check(plans[{i}], a{i}, S{i}, OK{i}, k)",
+                             f"    sh = a{i}.shape"]
+                    for sid, what, k in plan.symbols:
+                        body.append(f"    s{sid} = {'sh' if what == 'shape' else 'st'}[{k}]")
+                    body.append("else:")
+                pad = "" if hosted else "    "
+                body += [pad + f"t = a{i} if type(a{i}) is RT else view(a{i})",
+                         pad + "sp = t._spec or t.spec()",
+                         pad + f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
+                         pad + f"p{i} = t.data_ptr"]
+                if hosted:
                     body.append(f"t{i} = t")
                 for sid, what, k in plan.symbols:
-                    body.append(f"s{sid} = t._{'shape' if what == 'shape' else 'strides'}[{k}]")
+                    body.append(pad + f"s{sid} = t._{'shape' if what == 'shape' else 'strides'}[{k}]")
             elif plan.kind == "int":
                 body.append(f"s{plan.symbols[0]} = int(a{i}.value if isinstance(a{i}, Numeric) else a{i})")
             elif plan.kind == "pointer":
