@@ -45,10 +45,12 @@ def register_memory_space(name: str, address_space: int) -> None:
     tensor.register_memory_space(name, address_space)
 
 
-def register_host_argument(name: str, producer, *, size: int, align: int = 8) -> None:
+def register_host_argument(name: str, producer, *, size: int, align: int = 8, export_c=None) -> None:
     """A per-call kernel parameter: producer(tensor, **attrs) -> `size` bytes, where tensor is the call's tensor
-    argument (data_ptr, shape, stride, element_type). Kernels receive it as a grid-constant parameter."""
-    _host_arguments.register(name, producer, size=size, align=align)
+    argument (data_ptr, shape, stride, element_type). Kernels receive it as a grid-constant parameter.
+    export_c(tensor, dst, **attrs) -> (C declarations, C statements): the same computed in C, for exported and
+    TVM FFI calls (host_arguments.py says what the statements may use)."""
+    _host_arguments.register(name, producer, size=size, align=align, export_c=export_c)
 
 
 def host_argument(name: str, tensor, **attrs) -> HostArgument:
