@@ -21,7 +21,6 @@ __all__ = list(_impl.__all__)
 # `from warpweave.pipeline import PipelineTmaAsync` carries this message rather than Python's generic one).
 _NOT_YET = {
     "PipelineTmaMultiConsumersAsync": "a TMA-load pipeline with several consumer groups",
-    "PipelineClcFetchAsync": "a cluster-launch-control pipeline (Blackwell)",
     "PipelineOrder": "ordered pipelines",
     "PipelineOp": "pipeline operation kinds",
 }

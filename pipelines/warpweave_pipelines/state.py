@@ -10,6 +10,9 @@ from warpweave._dsl.numeric import select
 class PipelineUserType(enum.Enum):
     Producer = "producer"
     Consumer = "consumer"
+    # A warp that produces a pipeline's stages and also consumes them (the scheduler warp of PipelineClcFetchAsync):
+    # its producer state starts as a producer's.
+    ProducerConsumer = "producer_consumer"
 
 
 class PipelineState:
@@ -62,5 +65,5 @@ class PipelineState:
 def make_pipeline_state(user_type: PipelineUserType, stages: int) -> PipelineState:
     """The start of the ring: a producer starts in phase 1 (its first wait on `empty` passes at once: the buffers
     start empty), a consumer in phase 0."""
-    phase = 1 if user_type == PipelineUserType.Producer else 0
+    phase = 1 if user_type in (PipelineUserType.Producer, PipelineUserType.ProducerConsumer) else 0
     return PipelineState(stages, 0, 0, phase)

@@ -7,6 +7,7 @@
   tensor-memory functions, utils.TmemAllocator and utils.get_num_tmem_alloc_cols;
 - tcgen05_mma.py: the MMA ops, their descriptors and operand kinds; tmem_layouts.py: where D lives in tensor
   memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
+- clc.py: the decoded response of cluster launch control (arch.clc_query_cancel);
 - helpers.py, public as warpweave.utils.blackwell_helpers.
 It imports warpweave's public modules and warpweave.ext only.
 """

@@ -61,3 +61,8 @@ ext.register_python_name("arch.umma_commit_arrive", tmem.commit)
 from . import elect  # noqa: E402
 
 ext.register_python_name("arch.elect_one", elect.elect_one)
+
+# cute.arch.clc_query_cancel: the decoded cluster-launch-control response (utils.ClcDynamicPersistentTileScheduler).
+from . import clc  # noqa: E402
+
+ext.register_python_name("arch.clc_query_cancel", clc.clc_query_cancel)

@@ -9,6 +9,8 @@ from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F4
 from ..viz import print_latex, print_latex_tv  # noqa: F401,E402 (pictures of layouts, warpweave.viz)
 from .static_persistent_tile_scheduler import (PersistentTileSchedulerParams,  # noqa: F401,E402
                                                StaticPersistentTileScheduler, WorkTileInfo)
+from .clc_dynamic_persistent_tile_scheduler import (ClcDynamicPersistentTileScheduler,  # noqa: F401,E402
+                                                    ClcDynamicPersistentTileSchedulerParams)
 
 
 class LayoutEnum(enum.Enum):
@@ -49,7 +51,8 @@ class LayoutEnum(enum.Enum):
 
 __all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
            "tensor_helpers", "create_cute_tensor_for_fp8", "is_fp8_dtype", "PersistentTileSchedulerParams",
-           "StaticPersistentTileScheduler", "WorkTileInfo"]
+           "StaticPersistentTileScheduler", "WorkTileInfo",
+           "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams"]
 
 
 def __getattr__(name):
