@@ -88,6 +88,18 @@ def plain_stage_layout(smem_layout):
     return plain
 
 
+def _one_stage(smem_layout):
+    """A staged layout (make_smem_layout_a/b with a stage count: ((MN, K) atom, rest MN, rest K, stage)) sliced at
+    its first stage, as CuTe DSL's programs pass either; one stage as it is."""
+    outer = getattr(smem_layout, "outer", smem_layout)
+    if not (isinstance(outer.shape, tuple) and len(outer.shape) == 4):
+        return smem_layout
+    stage = cute.slice_(outer, (None, None, None, 0))
+    if hasattr(smem_layout, "outer"):          # the swizzle stays the stage's
+        return cute.make_composed_layout(smem_layout.inner, smem_layout.offset, stage)
+    return stage
+
+
 def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type, which):
     cpasync = _cpasync()
     name = getattr(op, "python_name", "")
@@ -99,7 +111,7 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
     if cta != atom_ctas:
         raise ext.user_error(f"make_tiled_tma_atom_{which}: the op's cta_group is {cta}, the tiled MMA's atom spans "
                              f"{atom_ctas} CTA(s)", ext.DSLValueError)
-    plain = plain_stage_layout(smem_layout)
+    plain = plain_stage_layout(_one_stage(smem_layout))
     po = getattr(plain, "outer", plain)
     tile = (cute.size(po, mode=[0]), cute.size(po, mode=[1]))
     major = tiled_mma.op.a_major_mode if which == "A" else tiled_mma.op.b_major_mode

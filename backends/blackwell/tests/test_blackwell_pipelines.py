@@ -142,6 +142,39 @@ def test_tma_atoms_of_the_mma_operands(cta, cluster, mc_a, mc_b):
         "blackwell.tma.load" + (".multicast" if mc_a > 1 else "") + (".cta2" if cta == 2 else ""))
 
 
+@pytest.mark.parametrize("cta", [1, 2])
+def test_tma_atoms_take_a_staged_layout_as_its_first_stage(cta):
+    """CuTe DSL's programs pass make_smem_layout_a/b's staged layout as it is (its GEMM tutorial) or one stage of
+    it (its dense GEMM): both make the same atom, swizzle included."""
+    t = tc()
+    h = sm100()
+    m = 128 * cta
+    got = {}
+
+    @cute.jit
+    def host(a: cute.Tensor):
+        tm = h.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                      t.CtaGroup.TWO if cta == 2 else t.CtaGroup.ONE, (m, 128))
+        sa = h.make_smem_layout_a(tm, (m, 128, 64), cutlass.Float16, 3)
+        one = cute.make_composed_layout(sa.inner, 0, cute.slice_(sa.outer, (None, None, None, 0)))
+        op = h.cluster_shape_to_tma_atom_A((cta, 1), tm.thr_id)
+        got["staged"] = cute.nvgpu.make_tiled_tma_atom_A(op, a, sa, (m, 128, 64), tm, (cta, 1, 1, 1))[0]
+        got["one"] = cute.nvgpu.make_tiled_tma_atom_A(op, a, one, (m, 128, 64), tm, (cta, 1, 1, 1))[0]
+
+    with target("sm_100a"):
+        try:
+            cute.compile(host, _fake((512, 512, 1), (512, 1, 512 * 512)))
+        except Exception as e:  # noqa: BLE001 - a host function without a kernel may refuse to build
+            if "one" not in got:
+                raise e
+    staged, one = got["staged"], got["one"]
+    fields = ("box", "boxes", "dims", "swizzle", "smem_bytes", "num_multicast", "cta_group", "rows_mode")
+    assert {f: getattr(staged, f) for f in fields} == {f: getattr(one, f) for f in fields}
+    assert one.swizzle == 128 and one.smem_bytes == 128 * 64 * 2 and one.box[:2] == (64, 128)
+    # the tensor map the host computes is the same too (same attributes of the same argument)
+    assert repr(staged.tma_desc) == repr(one.tma_desc) and staged.tma_desc.attrs == one.tma_desc.attrs
+
+
 def test_tma_atom_refuses_another_cta_group():
     t = tc()
     h = sm100()
