@@ -86,6 +86,9 @@ _OTHER_PRIMITIVES = [
     "blackwell.mbarrier.arrive.cluster", "blackwell.elect.sync", "blackwell.tma.prefetch_descriptor",
     "blackwell.fence.proxy_async", "blackwell.fence.proxy_async.shared_cluster", "blackwell.fence.proxy_async.global",
     "blackwell.fence.acq_rel.cta",
+    # cluster launch control (the dynamic persistent tile scheduler) and the remote arrive with expect_tx
+    "blackwell.clc.try_cancel", "blackwell.clc.try_cancel.multicast", "blackwell.clc.query_cancel",
+    "blackwell.mbarrier.arrive_expect_tx.cluster",
 ]
 _TMEM_NUMS = {"32x32b": 128, "16x64b": 128, "16x128b": 64, "16x256b": 32}
 _LD_ST = [f"blackwell.tcgen05.{op}.{shape}.x{1 << i}" for op in ("ld", "st") for shape, top in _TMEM_NUMS.items()
