@@ -161,6 +161,10 @@ def test_pipeline_and_scheduler_refuse_bad_arguments():
         utils.ClcDynamicPersistentTileSchedulerParams((4, "x", 1), (1, 1, 1))
     with pytest.raises(Exception, match=r"\(cm, cn, 1\) of at most 16"):
         utils.ClcDynamicPersistentTileSchedulerParams((4, 4, 1), (1, 1, 2))
+    with pytest.raises(Exception, match="only swizzle_size=1 and raster_along_m=True") as e:
+        utils.ClcDynamicPersistentTileSchedulerParams((4, 4, 1), (1, 1, 1), 2, True)
+    assert os.path.basename(__file__) in str(e.value)
+    utils.ClcDynamicPersistentTileSchedulerParams((4, 4, 1), (1, 1, 1), 1, True)     # CuTe DSL's positional form
     with pytest.raises(Exception, match="expected ClcDynamicPersistentTileSchedulerParams"):
         utils.ClcDynamicPersistentTileScheduler.get_grid_shape(utils.PersistentTileSchedulerParams((4, 4, 1),
                                                                                                   (1, 1, 1)))

@@ -3,7 +3,7 @@ cluster per cluster of output tiles, and a running cluster takes over the work o
 yet by cancelling their launch (cluster launch control), so that clusters that finish early do more tiles and a
 GPU partly taken by other work still balances the load.
 
-    params = utils.ClcDynamicPersistentTileSchedulerParams((tiles_m, tiles_n, L), (cm, cn, 1))
+    params = utils.ClcDynamicPersistentTileSchedulerParams((tiles_m, tiles_n, L), (cm, cn, 1))  # swizzle 1, along M
     grid = utils.ClcDynamicPersistentTileScheduler.get_grid_shape(params)     # (tiles_m, tiles_n, L), rounded up
     ...                                                                       # to whole clusters
     # in the kernel; response: 16 bytes of shared memory, a PipelineClcFetchAsync `clc` around it
@@ -17,7 +17,7 @@ GPU partly taken by other work still balances the load.
 
 The walk: a CTA's first tile is its block index (x -> M, y -> N, z -> L, in CTA tiles); every next one is the block
 index of the same CTA of a canceled cluster, i.e. the canceled cluster's first CTA id plus this CTA's place in its
-cluster. When no cluster is left to cancel, the response says so and the tile is not valid: the loops end. Tiles are
+cluster (in a kernel, %cluster_ctaid: a launch cluster that also spans z works too). When no cluster is left to cancel, the response says so and the tile is not valid: the loops end. Tiles are
 handed out in the order the hardware would have launched the canceled clusters, so unlike the static scheduler
 there is no swizzle or raster order to choose.
 
@@ -36,7 +36,14 @@ class ClcDynamicPersistentTileSchedulerParams:
     """The problem in CTA tiles (tiles_m, tiles_n, L) and the cluster shape (cm, cn, 1). The tile counts may be
     run-time values (from a tensor's dynamic shape); the cluster is static."""
 
-    def __init__(self, problem_shape_ntile_mnl, cluster_shape_mnk, *, loc=None, ip=None):
+    def __init__(self, problem_shape_ntile_mnl, cluster_shape_mnk, swizzle_size: int = 1,
+                 raster_along_m: bool = True, *, loc=None, ip=None):
+        # The walk follows the order the hardware hands out canceled clusters: a swizzle or an N-first raster would
+        # remap block indices to tiles, which this scheduler does not do (yet); refused rather than ignored.
+        if _static_int(swizzle_size) != 1 or raster_along_m is not True:
+            raise DSLValueError(f"ClcDynamicPersistentTileSchedulerParams: only swizzle_size=1 and raster_along_m="
+                                f"True are supported here (tiles follow the block index), got swizzle_size="
+                                f"{swizzle_size!r}, raster_along_m={raster_along_m!r}", user_location(2))
         shape = tuple(problem_shape_ntile_mnl) if isinstance(problem_shape_ntile_mnl, (tuple, list)) else None
         if shape is None or len(shape) != 3:
             raise DSLValueError(f"ClcDynamicPersistentTileSchedulerParams: problem_shape_ntile_mnl is (tiles_m, "
@@ -78,10 +85,10 @@ class ClcDynamicPersistentTileSchedulerParams:
 class ClcDynamicPersistentTileScheduler:
     """One CTA's walk through the tiles its cluster is given (see the module's docstring)."""
 
-    def __init__(self, params, block_idx, cta_coord_mn, response, dynamic: bool):
+    def __init__(self, params, block_idx, cta_coord, response, dynamic: bool):
         self.params = params
         self._block_idx = block_idx
-        self._cta_m, self._cta_n = cta_coord_mn
+        self._cta_m, self._cta_n, self._cta_l = cta_coord
         self._response = response
         self._dynamic = dynamic
         self._executed = self._int(0)
@@ -131,7 +138,14 @@ class ClcDynamicPersistentTileScheduler:
         _, Int32, _ = _numeric()
         conv = Int32 if dynamic else (lambda v: v)
         bx, by, bz = conv(bx), conv(by), conv(bz)
-        cta = (bx % cm if cm > 1 else conv(0), by % cn if cn > 1 else conv(0))
+        if dynamic:
+            # In a kernel, the CTA's place in its cluster as the hardware has it (%cluster_ctaid): the launch's
+            # cluster may also span z (e.g. CTAs of one tile splitting K), which the parameters' cluster does not.
+            import warpweave.cute as cute
+
+            cta = tuple(cute.arch.block_idx_in_cluster(dim=d) for d in "xyz")
+        else:
+            cta = (bx % cm, by % cn, 0)
         return ClcDynamicPersistentTileScheduler(params, (bx, by, bz), cta, clc_response_ptr, dynamic)
 
     def _int(self, v):
@@ -146,7 +160,7 @@ class ClcDynamicPersistentTileScheduler:
     def work_tile_from_response(self, is_canceled, first_x, first_y, first_z):
         """The work tile of this CTA given a response (whether a cluster was canceled, and its first CTA id): the
         same CTA of the canceled cluster; not valid when none was canceled."""
-        return ((first_x + self._cta_m, first_y + self._cta_n, first_z), is_canceled)
+        return ((first_x + self._cta_m, first_y + self._cta_n, first_z + self._cta_l), is_canceled)
 
     def _require_response(self, what):
         if self._response is None:
