@@ -1,7 +1,9 @@
 """The GEMM examples (frontend_python/examples/tensorop_gemm.py and sgemm.py).
 
 Without a GPU: both compile for sm_80 and sm_90a; tensorop_gemm's SASS holds HMMA, LDSM and LDGSTS, and ptxas
-reports no local memory (no stack frame, no spills); sgemm's holds FFMA, 128-bit shared loads and LDGSTS.
+reports no local memory (no stack frame, no spills), its main loop advances one global pointer per operand
+(not an index per copy) and is no longer than CuTe DSL's for K-major A and B; sgemm's holds FFMA, 128-bit
+shared loads and LDGSTS.
 On the GPU: both are checked against a float64/float32 PyTorch reference on fresh random data (outputs poisoned
 with NaN first), over sizes that are not multiples of the tile, every operand major, both 16-bit types, and a
 batch L > 1.
@@ -95,9 +97,30 @@ def test_tensorop_gemm_sass(arch, majors):
     loop = next(b for b in loop_bodies(compiled.cubin) if sum("HMMA" in x for x in b) == 64)
     bases = [re.search(r"LDSM\S* R\d+, \[(R\d+)", x).group(1) for x in loop if "LDSM" in x]
     assert len(bases) == 16 and len(set(bases)) <= (4 if majors[:2] == "kk" else 8), bases
+    # Its 8 cp.async (4 of A and 4 of B) address a k-tile from one pointer per operand that advances by a k-tile a
+    # trip, each copy that pointer plus a loop-invariant offset: the loop carries an integer addition per operand,
+    # not one per copy (8 then, one index each, widened to a 64-bit address per copy).
+    carried = loop_carried_additions(loop)
+    assert sum("LDGSTS" in x for x in loop) == 8
+    assert len(carried) <= 3, carried
     stack, spill_st, spill_ld, regs = ptxas_report(compiled)
     assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]
     assert regs <= 255
+    if majors[:2] == "kk":
+        # CuTe DSL's tensorop_gemm for this tile, K-major A and B (4.8.1, sm_90a): 142 instructions a k-tile in the
+        # main loop, 250 registers.
+        assert len(loop) <= 142 and regs <= 250, (len(loop), regs)
+
+
+def loop_carried_additions(loop):
+    """The integer additions of a loop body whose destination is also an operand (x += y: an induction)."""
+    out = []
+    for line in loop:
+        m = re.match(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?(?:IADD3|VIADD|IMAD\.IADD|IADD)(?:\.\w+)*\s+(R\d+),(.*);",
+                     line)
+        if m and re.search(r"\b%s\b" % m.group(1), m.group(2)):
+            out.append(line.strip())
+    return out
 
 
 @SASS

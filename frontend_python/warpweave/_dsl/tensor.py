@@ -159,27 +159,43 @@ class Pointer:
         return self._copy(dtype=dtype, offset=off // nb)
 
     def address(self, offset):
-        """The SSA address `offset` elements past this pointer (a GEP)."""
+        """The SSA address `offset` elements past this pointer: a GEP by the pointer's own offset (where a view or
+        slice of a tensor starts), then one by `offset` (the element's place in the layout). Kept apart, the two
+        index computations do not mix: in a loop over the k-tiles of a tensor the first changes per k-tile and is
+        the same for all of a thread's accesses, the second is per access and loop-invariant, so each access is the
+        shared pointer plus a hoisted offset. One index of their sum (a 32-bit sum, sign-extended) would be neither,
+        and the loop would carry an index per access. Without `inbounds` a GEP is plain 64-bit arithmetic, so LLVM
+        may reassociate the two."""
         if self.base is None:
             raise DSLTypeError("this tensor lives on the host side of a @cute.jit function: pass it to a kernel to "
                                "access its elements", user_location(1))
-        b = trace.builder()
-        total = self.offset + offset
-        et = mem_type(self.dtype)
         if is_packed(self.dtype):
+            total = self.offset + offset
             odd = total % 2 if isinstance(total, int) else (0 if total.divisibility % 2 == 0 else 1)
             if odd:
                 raise DSLValueError(f"the address of element {total} of a packed {self.dtype.__name__} buffer is "
                                     "inside a byte: start accesses at an even element", user_location(3))
             return self._copy(dtype=_Uint8, offset=0).address(total // 2)
+        if self._split(offset):
+            return self._gep(self._gep(self.base, self.offset), offset)
+        return self._gep(self.base, self.offset + offset)
+
+    def _split(self, offset) -> bool:
+        """Whether address(offset) indexes by the pointer's offset and by `offset` in two GEPs (the pointer's
+        offset is dynamic and `offset` is not zero); otherwise by their sum, in one."""
+        return not isinstance(self.offset, int) and not (isinstance(offset, int) and offset == 0)
+
+    def _gep(self, base, total):
+        b = trace.builder()
+        et = mem_type(self.dtype)
         if isinstance(total, int):
             if total == 0:
-                return self.base
+                return base
             if -(1 << 31) <= total < (1 << 31):
-                return b.op1("llvm.getelementptr", [self.base], ptr_type(self.memspace),
+                return b.op1("llvm.getelementptr", [base], ptr_type(self.memspace),
                              f"elem_type = {et}, rawConstantIndices = array<i32: {total}>")
         idx = self._index(total)
-        return b.op1("llvm.getelementptr", [self.base, idx], ptr_type(self.memspace),
+        return b.op1("llvm.getelementptr", [base, idx], ptr_type(self.memspace),
                      f"elem_type = {et}, rawConstantIndices = array<i32: -2147483648>")
 
     def _index(self, total):
@@ -187,11 +203,15 @@ class Pointer:
         return trace.builder().materialize(total, idx_type)
 
     def prepare_address(self, offset) -> None:
-        """Computes the index of `offset` here, ahead of a branch that accesses it (a predicated copy): every
-        element's branch then reuses the index arithmetic, which the compiler does not share between branches."""
-        total = self.offset + offset
-        if self.base is not None and not isinstance(total, int) and not is_packed(self.dtype):
-            self._index(total)
+        """Computes the indices of address(offset) here, ahead of a branch that accesses it (a predicated copy):
+        every element's branch then reuses the index arithmetic, which the compiler does not share between
+        branches."""
+        if self.base is None or is_packed(self.dtype):
+            return
+        parts = (self.offset, offset) if self._split(offset) else (self.offset + offset,)
+        for part in parts:
+            if not isinstance(part, int):
+                self._index(part)
 
     def __repr__(self):
         return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.alignment_at(0)}>"
