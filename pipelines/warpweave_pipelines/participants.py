@@ -49,8 +49,60 @@ class _Handle:
         return f"{type(self).__qualname__}(index={self.index}, count={self.count}, phase={self.phase})"
 
 
-class PipelineProducer:
+class _Participant:
+    """What both sides share: the pipeline, this side's own PipelineState (advanced in place, carried through
+    dynamic loops), its cooperative group and the handle it took last."""
+
+    _user_type = None      # PipelineUserType of the side's starting state
+    _group_attr = None     # the pipeline's attribute naming this side's cooperative group
+
+    def __init__(self, pipeline, state: PipelineState | None = None, group=None):
+        self._pipeline = pipeline
+        self._state = state if state is not None else make_pipeline_state(self._user_type, pipeline.num_stages)
+        self._group = group if group is not None else getattr(pipeline, self._group_attr, None)
+        self._last = None
+
+    @property
+    def pipeline(self):
+        return self._pipeline
+
+    @property
+    def state(self) -> PipelineState:
+        return self._state
+
+    @property
+    def index(self):
+        return self._state.index
+
+    @property
+    def count(self):
+        return self._state.count
+
+    def advance(self):
+        self._state.advance()
+
+    def reset(self):
+        """Counts from 0 again, keeping the place in the ring."""
+        self._state.reset_count()
+
+    def clone(self):
+        return type(self)(self._pipeline, self._state.clone(), self._group)
+
+    def _ww_carry_get(self):
+        return self._state._ww_carry_get()
+
+    def _ww_carry_set(self, values):
+        self._state._ww_carry_set(values)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({type(self._pipeline).__name__}, {self._state})"
+
+
+class PipelineProducer(_Participant):
     """The producer side of `pipeline`, starting at the beginning of the ring (or at `state`)."""
+
+    _user_type = PipelineUserType.Producer
+    _group_attr = "producer_group"
 
     class ImmutableResourceHandle(_Handle):
         @property
@@ -65,156 +117,76 @@ class PipelineProducer:
         def commit(self):
             self._pipeline.producer_commit(self._state)
 
-    def __init__(self, pipeline, state: PipelineState | None = None, group=None):
-        self.__pipeline = pipeline
-        self.__state = state if state is not None else make_pipeline_state(PipelineUserType.Producer,
-                                                                           pipeline.num_stages)
-        self.__group = group if group is not None else getattr(pipeline, "producer_group", None)
-        self.__last = None
-
-    @property
-    def pipeline(self):
-        return self.__pipeline
-
-    @property
-    def state(self) -> PipelineState:
-        return self.__state
-
-    @property
-    def index(self):
-        return self.__state.index
-
-    @property
-    def count(self):
-        return self.__state.count
-
     def try_acquire(self):
         """Whether the next stage is already free (does not wait): a token for acquire()."""
-        return self.__pipeline.producer_try_acquire(self.__state)
+        return self._pipeline.producer_try_acquire(self._state)
 
     def acquire(self, try_acquire_token=None) -> "PipelineProducer.ImmutableResourceHandle":
         """Waits until the next stage is free (not when try_acquire_token says it is) and returns it."""
         if try_acquire_token is None:
-            self.__pipeline.producer_acquire(self.__state)
+            self._pipeline.producer_acquire(self._state)
         else:
-            self.__pipeline.producer_acquire(self.__state, try_acquire_token)
-        self.__last = PipelineProducer.ImmutableResourceHandle(self.__pipeline, self.__state.clone())
-        return self.__last
+            self._pipeline.producer_acquire(self._state, try_acquire_token)
+        self._last = PipelineProducer.ImmutableResourceHandle(self._pipeline, self._state.clone())
+        return self._last
 
     def acquire_and_advance(self, try_acquire_token=None) -> "PipelineProducer.ImmutableResourceHandle":
         handle = self.acquire(try_acquire_token)
         self.advance()
         return handle
 
-    def advance(self):
-        self.__state.advance()
-
     def commit(self, handle: "PipelineProducer.ImmutableResourceHandle | None" = None):
         """Marks a stage full: `handle`'s, or the one acquired last."""
         if handle is None:
-            if self.__last is None:
+            if self._last is None:
                 raise ValueError("PipelineProducer.commit(): no stage was acquired; acquire() first or pass a handle")
-            handle = self.__last
+            handle = self._last
         handle.commit()
 
     def tail(self):
         """Waits until the consumers have released every stage (before the block exits while a peer may still
         arrive on this block's barriers)."""
-        self.__pipeline.producer_tail(self.__state.clone())
-
-    def reset(self):
-        """Counts from 0 again, keeping the place in the ring."""
-        self.__state.reset_count()
-
-    def clone(self) -> "PipelineProducer":
-        return PipelineProducer(self.__pipeline, self.__state.clone(), self.__group)
-
-    def _ww_carry_get(self):
-        return self.__state._ww_carry_get()
-
-    def _ww_carry_set(self, values):
-        self.__state._ww_carry_set(values)
-
-    def __repr__(self):
-        return f"PipelineProducer({type(self.__pipeline).__name__}, {self.__state})"
+        self._pipeline.producer_tail(self._state.clone())
 
 
-class PipelineConsumer:
+class PipelineConsumer(_Participant):
     """The consumer side of `pipeline`, starting at the beginning of the ring (or at `state`)."""
+
+    _user_type = PipelineUserType.Consumer
+    _group_attr = "consumer_group"
 
     class ImmutableResourceHandle(_Handle):
         def release(self):
             self._pipeline.consumer_release(self._state)
 
-    def __init__(self, pipeline, state: PipelineState | None = None, group=None):
-        self.__pipeline = pipeline
-        self.__state = state if state is not None else make_pipeline_state(PipelineUserType.Consumer,
-                                                                           pipeline.num_stages)
-        self.__group = group if group is not None else getattr(pipeline, "consumer_group", None)
-        self.__last = None
-
-    @property
-    def pipeline(self):
-        return self.__pipeline
-
-    @property
-    def state(self) -> PipelineState:
-        return self.__state
-
-    @property
-    def index(self):
-        return self.__state.index
-
-    @property
-    def count(self):
-        return self.__state.count
-
     def try_wait(self):
         """Whether the next stage is already full (does not wait): a token for wait()."""
-        try_wait = getattr(self.__pipeline, "consumer_try_wait", None)
+        try_wait = getattr(self._pipeline, "consumer_try_wait", None)
         if try_wait is None:
-            raise NotImplementedError(f"{type(self.__pipeline).__name__} has no consumer_try_wait")
-        return try_wait(self.__state)
+            raise NotImplementedError(f"{type(self._pipeline).__name__} has no consumer_try_wait")
+        return try_wait(self._state)
 
     def wait(self, try_wait_token=None) -> "PipelineConsumer.ImmutableResourceHandle":
         """Waits until the next stage is full (not when try_wait_token says it is) and returns it."""
         if try_wait_token is None:
-            self.__pipeline.consumer_wait(self.__state)
+            self._pipeline.consumer_wait(self._state)
         else:
-            self.__pipeline.consumer_wait(self.__state, try_wait_token)
-        self.__last = PipelineConsumer.ImmutableResourceHandle(self.__pipeline, self.__state.clone())
-        return self.__last
+            self._pipeline.consumer_wait(self._state, try_wait_token)
+        self._last = PipelineConsumer.ImmutableResourceHandle(self._pipeline, self._state.clone())
+        return self._last
 
     def wait_and_advance(self, try_wait_token=None) -> "PipelineConsumer.ImmutableResourceHandle":
         handle = self.wait(try_wait_token)
         self.advance()
         return handle
 
-    def advance(self):
-        self.__state.advance()
-
     def release(self, handle: "PipelineConsumer.ImmutableResourceHandle | None" = None):
         """Marks a stage empty again: `handle`'s, or the one waited for last."""
         if handle is None:
-            if self.__last is None:
+            if self._last is None:
                 raise ValueError("PipelineConsumer.release(): no stage was waited for; wait() first or pass a handle")
-            handle = self.__last
+            handle = self._last
         handle.release()
-
-    def reset(self):
-        self.__state.reset_count()
-
-    def clone(self) -> "PipelineConsumer":
-        return PipelineConsumer(self.__pipeline, self.__state.clone(), self.__group)
-
-    def _ww_carry_get(self):
-        return self.__state._ww_carry_get()
-
-    def _ww_carry_set(self, values):
-        self.__state._ww_carry_set(values)
-
-    def __repr__(self):
-        return f"PipelineConsumer({type(self.__pipeline).__name__}, {self.__state})"
 
 
 def make_participants(pipeline):
