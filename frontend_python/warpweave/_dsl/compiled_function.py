@@ -198,7 +198,8 @@ class JitCompiledFunction:
                     env[f"OK{i}"] = {}
                     env["torch_key"] = _torch_key
                     env["torch_check"] = _torch_check
-                    body += [f"if type(a{i}).__name__ == 'Tensor' and type(a{i}).__module__ == 'torch':",
+                    body += [f"if type(a{i}) is not RT and type(a{i}).__name__ == 'Tensor' and "
+                             f"type(a{i}).__module__ == 'torch':",
                              f"    st = a{i}.stride(); p{i} = a{i}.data_ptr(); k = torch_key(a{i}.dtype, p{i}, st)",
                              f"    if k not in OK{i}: torch_check(plans[{i}], a{i}, S{i}, OK{i}, k)",
                              f"    sh = a{i}.shape"]
