@@ -379,11 +379,6 @@ def cluster_primitives():
             python_name="cpasync.prefetch_descriptor", operands=[op("tmap", "TMA_DESCRIPTOR")],
             ptx_template="prefetch.tensormap [$0];", constraints="l", has_side_effects=True,
             sass_opcodes=["UTMACCTL.PF"], host_hook="encode_tma_descriptor")
-    yield P(id="blackwell.fence.acq_rel.cta", kind="FENCE",
-            description=("fence.acq_rel.cta: a release-acquire fence at CTA scope (orders this thread's memory "
-                         "accesses before and after it for the CTA's other threads)"),
-            python_name="arch.fence_acq_rel_cta", ptx_template="fence.acq_rel.cta;", has_side_effects=True,
-            sass_opcodes=["MEMBAR"])
     for suffix, what, sass in (("", "all state spaces", "FENCE.VIEW.ASYNC.S"),
                                (".shared::cluster", "the cluster's shared memory", "FENCE.VIEW.ASYNC.S"),
                                (".global", "global memory", "FENCE.VIEW.ASYNC.G")):

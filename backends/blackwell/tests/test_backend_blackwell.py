@@ -85,7 +85,6 @@ _OTHER_PRIMITIVES = [
     "blackwell.cluster.clusterid", "blackwell.cluster.nclusterid", "blackwell.cluster.mapa",
     "blackwell.mbarrier.arrive.cluster", "blackwell.elect.sync", "blackwell.tma.prefetch_descriptor",
     "blackwell.fence.proxy_async", "blackwell.fence.proxy_async.shared_cluster", "blackwell.fence.proxy_async.global",
-    "blackwell.fence.acq_rel.cta",
     # cluster launch control (the dynamic persistent tile scheduler) and the remote arrive with expect_tx
     "blackwell.clc.try_cancel", "blackwell.clc.try_cancel.multicast", "blackwell.clc.query_cancel",
     "blackwell.mbarrier.arrive_expect_tx.cluster",
