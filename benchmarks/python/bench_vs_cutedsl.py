@@ -188,21 +188,22 @@ def bench_cutedsl_tensorop(torch, ops, dtype_name, args):
     import cuda.bindings.driver as cuda
     import cutlass
     import cutlass.cute as cute
-    from cutlass.cute.runtime import from_dlpack
 
     path = os.path.join(args.cutedsl_examples, "cute", "ampere", "kernel", "dense_gemm", "tensorop_gemm.py")
     mod = sys.modules.get("cd_tensorop_gemm") or _load("cd_tensorop_gemm", path)
     ab = getattr(cutlass, dtype_name)
 
-    def rt(t):   # this example takes (L, M|N, K|N) tensors, the last mode contiguous
-        x = from_dlpack(t.view(1, *t.shape), assumed_align=16)
-        x.mark_compact_shape_dynamic(mode=2, stride_order=(0, 1, 2), divisibility=128 // ab.width)
-        return x
+    # The example's own preparation: its bmm wrapper takes A (L, M, K), B (L, K, N) and C (L, M, N); here A and C are
+    # contiguous in their last mode and B in its middle one (K-major), marked dynamic as its run() marks them.
+    def rt(st):
+        a, b, c = st
+        return mod.mark_dynamic_layout(a.view(1, *a.shape), b.view(1, *b.shape).permute(0, 2, 1), c.view(1, *c.shape),
+                                       2, 1, 2, ab, ab)
 
-    targs = [tuple(rt(t) for t in st) for st in ops.sets]
+    targs = [rt(st) for st in ops.sets]
     stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
-    gemm = mod.TensorOpGemm(ab, ab, cutlass.Float32, (2, 2, 1))
-    compiled = cute.compile(gemm, *targs[0], stream)
+    m, k = ops.sets[0][0].shape
+    compiled = mod.compile_bmm((m, ops.sets[0][1].shape[0], k, 1), *targs[0], ab, ab, cutlass.Float32, (2, 2, 1))
     err = ops.check("CuTe DSL tensorop_gemm", lambda: compiled(*targs[0], stream))
     return time_launches(torch, lambda i: compiled(*targs[i % 2], stream), args.launches, args.reps), err
 

@@ -59,7 +59,7 @@ class JitCompiledFunction:
         self.bound_self = ()  # the object of a @cute.jit method, passed before the caller's arguments
         # The argument counts a call of the fast path takes (set when it is built): trailing parameters with
         # defaults (e.g. a Constexpr) may be left out.
-        self._call_nargs = self._call_min = -1
+        self._call_nargs = self._call_min = self._omit_nargs = -1
         self._packers = {l.kernel: packer(l.params) for l in self.launches}
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
@@ -153,13 +153,17 @@ class JitCompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fast = self._fast
-        if fast and not kwargs and self._constexprs and \
-                len(self.bound_self) + len(args) == self._nargs - len(self._constexprs):
-            # A CuTe DSL call leaves the Constexpr arguments out (they are compiled in): put them back where the
-            # fast path reads every argument by position, as _bind does for the general path.
-            args = tuple(self._bind(self.bound_self + args, {}))[len(self.bound_self):]
-        if fast and not kwargs and self._call_min <= len(args) <= self._call_nargs:
-            return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
+        if fast and not kwargs:
+            n = len(args)
+            if n == self._omit_nargs:
+                # A CuTe DSL call leaves the Constexpr arguments out (they are compiled in): a second entry of the
+                # fast path takes the others and sets those to their compiled values, as _bind does for the
+                # general path (an omitted trailing Constexpr is its compiled value, not its default).
+                fast = self._fast_omitting
+            elif not self._call_min <= n <= self._call_nargs:
+                fast = None
+            if fast:
+                return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
             return None  # a compile-only run: the launches are not made
@@ -185,7 +189,7 @@ class JitCompiledFunction:
         sig = ", ".join(f"a{i}" if i < nreq else f"a{i}=D{i}" for i in range(n))
         for i in range(nreq, n):
             env[f"D{i}"] = self._defaults[i - nreq]
-        body = []
+        body, const_checks = [], set()   # const_checks: the lines checking a compile-time argument
         for plan in self.plans:
             i = plan.index
             if plan.kind == "tensor":
@@ -225,6 +229,7 @@ class JitCompiledFunction:
                 body.append(f"q{i} = stream_of(a{i})")
             else:
                 env[f"K{i}"] = plan.spec[1]
+                const_checks.add(len(body))
                 body.append(f"if const_key(a{i}) != K{i}: const_mismatch(plans[{i}], a{i})")
         if self._has_assumptions:
             syms = sorted({sid for p in self.plans for sid in _plan_symbols(p)})
@@ -264,9 +269,20 @@ class JitCompiledFunction:
             else:
                 body.append(call)
         src = f"def fast_call({sig}):\n" + "\n".join("    " + line for line in body) + "\n"
+        if self._constexprs:
+            # The entry for calls that leave the Constexpr arguments out: those take their compiled values.
+            for i, v in self._constexprs.items():
+                env[f"C{i}"] = v
+            kept = ", ".join(f"a{i}" for i in range(n) if i not in self._constexprs)
+            src += (f"def fast_call_omitting({kept}):\n" +
+                    "".join(f"    a{i} = C{i}\n" for i in self._constexprs) +
+                    "\n".join("    " + line for k, line in enumerate(body) if k not in const_checks) + "\n")
         ns: dict = {}
         exec(builtins.compile(src, f"<warpweave call of {self.jit_function.fn.__name__}>", "exec"), env, ns)
         self._fast_source = src
+        if self._constexprs:
+            self._fast_omitting = ns["fast_call_omitting"]
+            self._omit_nargs = n - len(self._constexprs) - len(self.bound_self)
         return ns["fast_call"]
 
     def export_to_c(self, file_path=".", file_name=None, function_prefix=None):
