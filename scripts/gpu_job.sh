@@ -2,7 +2,7 @@
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
 # summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|integration|
-# stash|vs_cutedsl|all]...
+# stash|vs_cutedsl|ncu|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples.
@@ -139,6 +139,25 @@ case " $what " in *" all "*|*" profile "*)
   run profile_persistent python3 frontend_python/examples/hopper/dense_gemm_persistent.py --mnkl 4096,4096,4096,1 --profile "$OUT/trace_persistent.json"
   run bench_profile python3 benchmarks/python/bench_profile_overhead.py --json "$OUT/bench_profile.json" --trace-dir "$OUT"
   run bench_autotune python3 benchmarks/python/bench_autotune.py --json "$OUT/bench_autotune.json" ;;
+esac
+case " $what " in *" ncu "*)
+  # Nsight Compute on the Hopper GEMMs at the clocks the GPU runs at (not locked to base): speed of light, pipe
+  # utilisation, warp stalls, shared-memory bank conflicts and L2 hit rate of one launch after the warm-ups (by
+  # their mangled names: the DSL's kernels are plain identifiers, torch's C++ names start with _Z; the reference
+  # check, hence cuBLAS, is skipped).
+  ncu_run() {  # name, example, args...
+    local name=$1 ex=$2; shift 2
+    run "ncu_$name" ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats \
+      --section SchedulerStats --section Occupancy --print-details all --kernel-name-base mangled \
+      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum \
+      -k 'regex:^[A-Za-z][A-Za-z_0-9]*$' --launch-skip 2 --launch-count 1 \
+      python3 "frontend_python/examples/hopper/$ex.py" "$@" --iterations 1 --warmup_iterations 2 --skip_ref_check
+  }
+  ncu_run persistent_8192 dense_gemm_persistent --mnkl 8192,8192,8192,1 --cluster_shape_mn 2,1 --swizzle_size 8
+  ncu_run dense_4096 dense_gemm --mnkl 4096,4096,4096,1 --tile_shape_mn 128,256
+  ncu_run persistent_16k_2k dense_gemm_persistent --mnkl 16384,2048,8192,1 --cluster_shape_mn 2,1 --swizzle_size 8
+  ncu --query-metrics --chip gh100 2>&1 | grep -i -E "tensor_op|gmma" > "$OUT/ncu_metrics.log" ;;
 esac
 case " $what " in *" all "*|*" bench "*)
   run bench_dsl python3 benchmarks/python/bench_dsl.py --json "$OUT/bench_dsl.json" ;;
