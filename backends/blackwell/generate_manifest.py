@@ -273,6 +273,13 @@ def primitives():
             operands=[op("mbar", "MBARRIER"), op("tx_count", "SCALAR")],
             ptx_template="mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", constraints="r,r",
             has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"])
+    yield P(id="blackwell.mbarrier.expect_tx", kind="BARRIER",
+            description=("mbarrier.expect_tx: expects tx_count more transaction bytes in the current phase, without "
+                         "arriving (the arrival comes apart, e.g. from mbarrier.arrive)"),
+            python_name="arch.mbarrier_expect_tx",
+            operands=[op("mbar", "MBARRIER"), op("tx_count", "SCALAR")],
+            ptx_template="mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], $1;", constraints="r,r",
+            has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED.A0TR"])
     yield P(id="blackwell.mbarrier.try_wait.parity", kind="WAIT",
             description=("mbarrier.try_wait.parity: true once the phase of parity phase (0 or 1) has completed; may "
                          "block for a time-limit first. Loop on it, or use blackwell.mbarrier.wait.parity"),
@@ -379,6 +386,17 @@ def cluster_primitives():
             python_name="cpasync.prefetch_descriptor", operands=[op("tmap", "TMA_DESCRIPTOR")],
             ptx_template="prefetch.tensormap [$0];", constraints="l", has_side_effects=True,
             sass_opcodes=["UTMACCTL.PF"], host_hook="encode_tma_descriptor")
+    for r in range(1, 6):   # cute.prefetch of a TMA load atom: the boxes its copy would load, into L2
+        coords = ", ".join(f"${i}" for i in range(1, r + 1))
+        yield P(id=f"blackwell.tma.prefetch.{r}d", kind="OTHER",
+                description=(f"cp.async.bulk.prefetch.tensor.{r}d.L2: brings the box at coords (elements, innermost "
+                             "first) of the tensor map into L2, writing no shared memory; one thread issues it. " +
+                             TMA_HOST_ATTRS),
+                python_name=f"cpasync.prefetch_tile_{r}d",
+                operands=[op("tmap", "TMA_DESCRIPTOR"), op("coords", "COORDINATE", count=r)],
+                ptx_template=f"cp.async.bulk.prefetch.tensor.{r}d.L2.global [$0, {{{coords}}}];",
+                constraints=",".join(["l"] + ["r"] * r), has_side_effects=True,
+                sass_opcodes=[f"UTMAPF.L2.{r}D"], host_hook="encode_tma_descriptor")
     for suffix, what, sass in (("", "all state spaces", "FENCE.VIEW.ASYNC.S"),
                                (".shared::cluster", "the cluster's shared memory", "FENCE.VIEW.ASYNC.S"),
                                (".global", "global memory", "FENCE.VIEW.ASYNC.G")):
@@ -755,6 +773,7 @@ def manifest_text() -> str:
            'python_modules: "tcgen05"\n'
            'python_package {\n  module_map { key: "warpweave.utils.blackwell_helpers" value: "helpers" }\n'
            '  module_map { key: "warpweave.utils.sm100" value: "helpers" }\n'
+           '  module_map { key: "warpweave.utils.gemm.sm100" value: "gemm_sm100" }\n'
            '  on_load: "adapters"\n}\n'
            'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'
            'python_enums { name: "tcgen05.OperandMajorMode" members: "K" members: "MN" }\n'

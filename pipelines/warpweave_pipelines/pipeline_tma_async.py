@@ -28,6 +28,8 @@ from .pipeline_async import PipelineAsync
 
 def _flat_shape(layout):
     shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
+    # a mode of one extent written as a 1-tuple (cute.tiled_divide's ((V), M, N, K)) is that extent
+    shape = tuple(s[0] if isinstance(s, tuple) and len(s) == 1 else s for s in shape)
     if any(isinstance(s, tuple) or not isinstance(s, int) for s in shape):
         raise ValueError(f"cta_layout_vmnk must be a flat static layout, got {layout}")
     return shape

@@ -8,6 +8,7 @@
 - tcgen05_mma.py: the MMA ops, their descriptors and operand kinds; tmem_layouts.py: where D lives in tensor
   memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
 - clc.py: the decoded response of cluster launch control (arch.clc_query_cancel);
-- helpers.py, public as warpweave.utils.blackwell_helpers.
+- helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100);
+- gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM.
 It imports warpweave's public modules and warpweave.ext only.
 """

@@ -67,6 +67,21 @@ def get_smem_layout_atom_ab(major_mode: OperandMajorMode, element_type, smem_sha
     return smem_layout_atom_kind(major_mode, element_type, k if major_mode == OperandMajorMode.K else mn)
 
 
+def make_smem_layout(leading_mode: OperandMajorMode, smem_tile_shape, dtype, num_stages: int = 1, *, loc=None,
+                     ip=None):
+    """A plain (MN, K, stages) shared-memory layout of a tile whose contiguous mode is leading_mode (K: mode 1, MN:
+    mode 0), tiled from the widest swizzled atom whose rows divide that mode (as make_smem_layout_a/b tile theirs,
+    without their MMA-shaped view): what a TMA copy of a plain tile takes."""
+    mn, k = (cute.size(x) for x in smem_tile_shape)
+    if not isinstance(num_stages, int) or num_stages < 1:
+        raise ext.user_error(f"make_smem_layout: num_stages is a positive integer, got {num_stages!r}",
+                             ext.DSLValueError)
+    kind = get_smem_layout_atom_ab(leading_mode, dtype, (mn, k))
+    atom = make_smem_layout_atom(kind, dtype)
+    k_major = leading_mode == OperandMajorMode.K
+    return cute.tile_to_shape(atom, (mn, k, num_stages), (0, 1, 2) if k_major else (1, 0, 2))
+
+
 def _mma_shaped(tiled_mma, which: str, mma_tiler_mnk, dtype, stages: int):
     mode = (mma_tiler_mnk[0], mma_tiler_mnk[2]) if which == "A" else (mma_tiler_mnk[1], mma_tiler_mnk[2])
     part = tiled_mma.partition_shape_A(mode) if which == "A" else tiled_mma.partition_shape_B(mode)

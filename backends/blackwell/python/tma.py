@@ -122,12 +122,13 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
                                                internal_type=internal_type)
     atom.__class__ = _umma_class(type(atom))
     atom.cta_group = cta
-    return atom, tensor
+    return cpasync.TmaInfo(atom, tensor, smem_layout)   # the layout as given (staged or one stage)
 
 
 def make_tiled_tma_atom_A(op, gmem_tensor, smem_layout, mma_tiler_mnk, tiled_mma, cluster_shape_vmnk=None, *,
                           internal_type=None, loc=None, ip=None):
-    """(TMA atom, TMA tensor) loading this CTA's share of A's (M, K) MMA tiles into one stage of smem_layout;
+    """cpasync.TmaInfo (unpacks as (TMA atom, TMA tensor)) loading this CTA's share of A's (M, K) MMA tiles into
+    one stage of smem_layout;
     multicast over the cluster's N mode (cluster_shape_vmnk[2]) with a multicast op."""
     n = _mcast(op, cluster_shape_vmnk, 2)
     return _make(op, gmem_tensor, smem_layout, tiled_mma, n, internal_type, "A")
@@ -135,8 +136,8 @@ def make_tiled_tma_atom_A(op, gmem_tensor, smem_layout, mma_tiler_mnk, tiled_mma
 
 def make_tiled_tma_atom_B(op, gmem_tensor, smem_layout, mma_tiler_mnk, tiled_mma, cluster_shape_vmnk=None, *,
                           internal_type=None, loc=None, ip=None):
-    """(TMA atom, TMA tensor) loading this CTA's share of B's (N, K) MMA tiles; multicast over the cluster's M mode
-    (cluster_shape_vmnk[1])."""
+    """cpasync.TmaInfo (unpacks as (TMA atom, TMA tensor)) loading this CTA's share of B's (N, K) MMA tiles;
+    multicast over the cluster's M mode (cluster_shape_vmnk[1])."""
     n = _mcast(op, cluster_shape_vmnk, 1)
     return _make(op, gmem_tensor, smem_layout, tiled_mma, n, internal_type, "B")
 

@@ -88,7 +88,9 @@ _OTHER_PRIMITIVES = [
     # cluster launch control (the dynamic persistent tile scheduler) and the remote arrive with expect_tx
     "blackwell.clc.try_cancel", "blackwell.clc.try_cancel.multicast", "blackwell.clc.query_cancel",
     "blackwell.mbarrier.arrive_expect_tx.cluster",
-]
+    # the transaction count without an arrival (the TMA tutorial), and the L2 prefetch of TMA boxes (cute.prefetch)
+    "blackwell.mbarrier.expect_tx",
+] + [f"blackwell.tma.prefetch.{r}d" for r in range(1, 6)]
 _TMEM_NUMS = {"32x32b": 128, "16x64b": 128, "16x128b": 64, "16x256b": 32}
 _LD_ST = [f"blackwell.tcgen05.{op}.{shape}.x{1 << i}" for op in ("ld", "st") for shape, top in _TMEM_NUMS.items()
           for i in range(top.bit_length())]

@@ -6,8 +6,10 @@
   barrier counts; no local memory.
 - The scheduler's arithmetic on Python integers: the first tiles of get_grid_shape's grid cover the problem once,
   and a response names, for each CTA, the first tile of the same CTA of the canceled cluster.
-- CuTe DSL's GEMM tutorial steps 3_1, 4 and 5 (a fetched copy of its examples, nothing committed) compile for
-  sm_100a through `python -m warpweave run --compile-only`.
+- CuTe DSL's Blackwell GEMM tutorial steps 3 to 6, its TMA tutorials and its persistent (utils.gemm.sm100's
+  epilogues), software-pipelined, prefetching and alpha-beta persistent dense GEMMs (a fetched copy of its
+  examples, nothing committed) compile unmodified for sm_100a through `python -m warpweave run --compile-only`,
+  their SASS holding UTCHMMA and UTMALDG (and UTMAPF, LDTM, UTMASTG where they use them).
 What this cannot show without a Blackwell GPU: that the hardware cancels clusters and the walk visits every tile
 once at run time (test_clc_walk_on_the_gpu does, on one).
 """
@@ -246,23 +248,58 @@ def _python_with_torch():
     return None
 
 
-TUTORIAL = "/work/cutedsl/examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm"
+CUTEDSL_BLACKWELL = "/work/cutedsl/examples/python/CuTeDSL/cute/blackwell"
+
+# CuTe DSL's Blackwell programs (a fetched copy, nothing of it committed) with the SASS opcodes their kernels must
+# hold: the tcgen05 MMA (2-CTA where the program picks it), the TMA loads, the L2 prefetch of the prefetching ones.
+CUTEDSL_PROGRAMS = [
+    ("tutorial/tutorial_gemm/fp16_gemm_3.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA", "UTMASTG.2D"]),
+    ("tutorial/tutorial_gemm/fp16_gemm_3_1.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA", "UTMACCTL.PF"]),
+    ("tutorial/tutorial_gemm/fp16_gemm_4.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA"]),
+    ("tutorial/tutorial_gemm/fp16_gemm_5.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA", "UTMAPF.L2.2D"]),
+    ("tutorial/tutorial_gemm/fp16_gemm_6.py", [], ["UTCHMMA", "UTMALDG.2D"]),
+    ("tutorial/tutorial_tma/tma_v0.py", [], ["UTMALDG.2D", "UTMASTG.2D"]),
+    ("tutorial/tutorial_tma/tma_v1.py", [], ["UTMALDG.2D", "UTMASTG.2D"]),
+    ("tutorial/tutorial_tma/tma_v2.py", [], ["UTMALDG.2D", "UTMASTG.2D"]),
+    ("kernel/dense_gemm/dense_gemm_software_pipeline.py", [], ["UTCHMMA", "UTMALDG"]),
+    ("kernel/dense_gemm/dense_gemm_persistent_prefetch.py", [], ["UTCHMMA", "UTMALDG", "UTMAPF.L2"]),
+    ("kernel/dense_gemm/dense_gemm_alpha_beta_persistent.py", [], ["UTCHMMA", "UTMALDG"]),
+    # utils.gemm.sm100.epilogue (tf32, registers to global memory) and epilogue_tma_store (2-CTA, fp16)
+    ("kernel/dense_gemm/dense_gemm_persistent.py", [], ["UTCHMMA", "UTMALDG", "LDTM", "STG"]),
+    ("kernel/dense_gemm/dense_gemm_persistent.py",
+     ["--use_tma_store", "--use_2cta_instrs", "--cluster_shape_mn", "2,1", "--mma_tiler_mn", "256,128",
+      "--ab_dtype", "Float16", "--c_dtype", "Float16"], ["UTCHMMA.2CTA", "UTMALDG", "LDTM", "UTMASTG", "UTCBAR.2CTA.MULTICAST"]),
+]
 
 
-@pytest.mark.skipif(not os.path.isdir(TUTORIAL), reason=f"CuTe DSL's examples are not fetched at {TUTORIAL}")
-@pytest.mark.parametrize("step", ["fp16_gemm_3_1.py", "fp16_gemm_4.py", "fp16_gemm_5.py"])
-def test_cutedsl_tutorial_steps_compile(step):
+@pytest.mark.skipif(not os.path.isdir(CUTEDSL_BLACKWELL),
+                    reason=f"CuTe DSL's examples are not fetched at {CUTEDSL_BLACKWELL}")
+@pytest.mark.parametrize("program,args,opcodes", CUTEDSL_PROGRAMS,
+                         ids=[os.path.basename(p) + ("-tma_store" if a else "") for p, a, _ in CUTEDSL_PROGRAMS])
+def test_cutedsl_blackwell_programs_compile(program, args, opcodes, tmp_path):
+    """`python -m warpweave run --compile-only --arch sm_100a PROGRAM ARGS` in the program's folder, unmodified; its
+    kernels' cubins (WARPWEAVE_KEEP) disassembled here hold the expected opcodes (prefixes of SASS opcodes)."""
     python = _python_with_torch()
     if python is None:
-        pytest.skip("the tutorial steps import torch, which neither this environment nor /tmp/exvenv has")
-    env = dict(os.environ, WARPWEAVE_DISABLE_CACHE="1")
-    r = subprocess.run([python, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_100a", step],
-                       cwd=TUTORIAL, env=env, capture_output=True, text=True, timeout=900)
+        pytest.skip("the programs import torch, which neither this environment nor /tmp/exvenv has")
+    path = os.path.join(CUTEDSL_BLACKWELL, program)
+    env = dict(os.environ, WARPWEAVE_DISABLE_CACHE="1", WARPWEAVE_KEEP="cubin", WARPWEAVE_DUMP_DIR=str(tmp_path))
+    r = subprocess.run([python, "-m", "warpweave", "run", "--compile-only", "--arch", "sm_100a",
+                        os.path.basename(path), *args], cwd=os.path.dirname(path), env=env, capture_output=True,
+                       text=True, timeout=900)
     out = r.stdout + r.stderr
-    if r.returncode != 0 and "cpasync.TmaInfo" in out:
-        pytest.xfail("the step passes TMA atoms as cpasync.TmaInfo (make_tiled_tma_atom returning one object), "
-                     "which warpweave does not have yet")
     assert r.returncode == 0, out[-4000:]
+    assert "launching call(s) not made" in out and "for sm_100a" in out, out[-2000:]
+    cubins = sorted(tmp_path.glob("*.cubin"))
+    assert cubins, f"no cubin kept in {tmp_path}"
+    if not _core.sass_tool_available():
+        return  # compiled; the opcodes need a disassembler (nvdisasm), absent here
+    found = set()
+    for c in cubins:
+        sass = _core.disassemble_sass(c.read_bytes())
+        found.update(re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M))
+    for want in opcodes:
+        assert any(op == want or op.startswith(want + ".") for op in found), (want, sorted(found))
 
 
 # --- on a Blackwell GPU -------------------------------------------------------------------------------------------

@@ -160,6 +160,38 @@ class TmaCopyAtom:
         ext.when(cute.arch.elect_one(), lambda: self._issue(b, backend, entry, load, multicast, tmap, origin, ptr,
                                                             base_off, mbar, mask))
 
+    def __ww_prefetch__(self, src, **kwargs):
+        """cute.prefetch(atom, src): each box cute.copy(atom, src, ...) would load, prefetched into L2
+        (cp.async.bulk.prefetch.tensor) by one thread of the warp; nothing is written to shared memory."""
+        if kwargs:
+            raise ext.user_error(f"cute.prefetch of a TMA atom got an unexpected keyword argument "
+                                 f"{next(iter(kwargs))!r} (it takes none)", ext.DSLTypeError)
+        if not _is_load(self.op):
+            raise ext.user_error("cute.prefetch: a TMA store atom reads shared memory; only a load's global boxes "
+                                 "can be prefetched", ext.DSLTypeError)
+        if not getattr(src, "is_coordinate_tensor", False):
+            raise ext.user_error(f"cute.prefetch of a TMA atom: the source is the atom's TMA tensor (tiled and "
+                                 f"partitioned, as for cute.copy), got {src!r}", ext.DSLTypeError)
+        b = ext.builder()
+        backend, entry = ext.select_instruction(f"cpasync.prefetch_tile_{len(self.dims)}d", {}, {"tmap", "coords"})
+        tmap = self._descriptor_address()
+        origin = src[0]
+        origin = origin if isinstance(origin, tuple) else (origin,)
+
+        def issue():
+            for coord_off, _ in self.boxes:
+                ext.emit_instruction(b, backend, entry, {"tmap": [tmap], "coords": self._coords(origin, coord_off)})
+
+        ext.when(cute.arch.elect_one(), issue)
+
+    def _coords(self, origin, coord_off):
+        coords = []
+        for mode in self.dims:
+            c = origin[mode] if mode < len(origin) else 0
+            c = c + coord_off[mode] if coord_off[mode] else c
+            coords.append(cutlass.Int32(c).ir())
+        return coords
+
     def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask):
         for coord_off, smem_off in self.boxes:
             coords = []
@@ -179,9 +211,10 @@ class TmaCopyAtom:
 
 def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: int = 1, *, internal_type=None,
                         loc=None, ip=None):
-    """(TMA atom, TMA tensor) copying tiles of gmem_tensor of shape cta_tiler laid out in shared memory as
-    smem_layout (one stage). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast
-    CTAs sharing each load) or CopyBulkTensorTileS2GOp."""
+    """cpasync.TmaInfo (unpacks as (TMA atom, TMA tensor)) copying tiles of gmem_tensor of shape cta_tiler laid out
+    in shared memory as smem_layout (one stage, or stages as its last mode: the first is used; the TmaInfo keeps
+    the layout as given). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast CTAs
+    sharing each load) or CopyBulkTensorTileS2GOp."""
     name = _name(op)
     if not (name.endswith("G2SOp") or name.endswith("G2SMulticastOp") or name.endswith("S2GOp")):
         raise ext.user_error(f"make_tiled_tma_atom: {op!r} is not a TMA tile operation (CopyBulkTensorTileG2SOp, "
@@ -215,6 +248,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if c >= len(tiler):
         raise ext.user_error(f"make_tiled_tma_atom: the tile {tiler} does not cover the tensor's contiguous mode "
                              f"{c}", ext.DSLValueError)
+    given_layout = smem_layout
+    smem_layout = _first_stage(smem_layout, len(tiler))
     outer = getattr(smem_layout, "outer", smem_layout)
     smem_shape = outer.shape if isinstance(outer.shape, tuple) else (outer.shape,)
     if len(smem_shape) != len(tiler) or any(cute.size(s) != t for s, t in zip(smem_shape, tiler)):
@@ -296,7 +331,20 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
     atom.rows_mode = o
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
-    return atom, tma_tensor
+    return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
+
+
+def _first_stage(smem_layout, tile_rank: int):
+    """A staged layout (the tile's modes and a last stage mode, as CuTe DSL's programs pass an epilogue's staged
+    layout) as its first stage, swizzle kept; a layout of the tile's rank as it is."""
+    outer = getattr(smem_layout, "outer", smem_layout)
+    shape = outer.shape if isinstance(outer.shape, tuple) else (outer.shape,)
+    if len(shape) != tile_rank + 1:
+        return smem_layout
+    stage = cute.slice_(outer, (None,) * tile_rank + (0,))
+    if hasattr(smem_layout, "outer"):
+        return cute.make_composed_layout(smem_layout.inner, smem_layout.offset, stage)
+    return stage
 
 
 def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, **boxes) -> bytes:

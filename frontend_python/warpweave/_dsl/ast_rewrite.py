@@ -74,16 +74,25 @@ def _assigned_names(stmts) -> list[str]:
 
 
 def _method_receivers(stmts, assigned) -> list[str]:
-    """Names whose methods a block calls (x.advance()): objects it may change in place, which a dynamic region
-    carries when they hold run-time values (e.g. a pipeline state)."""
+    """Names whose methods a block calls (x.advance()), and names it passes to a plain function call (helper(x),
+    a @cute.jit helper that may call x.set(...)): objects it may change in place, which a dynamic region carries
+    when they hold run-time values (e.g. a pipeline state, a tiled MMA's ACCUMULATE field)."""
     found: list[str] = []
+
+    def note(n):
+        if n not in found and n not in assigned and not n.startswith("__ww"):
+            found.append(n)
+
     for s in stmts:
         for node in ast.walk(s):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    isinstance(node.func.value, ast.Name):
-                n = node.func.value.id
-                if n not in found and n not in assigned and not n.startswith("__ww"):
-                    found.append(n)
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                note(node.func.value.id)
+            elif isinstance(node.func, ast.Name) and not node.func.id.startswith("__ww"):
+                for a in list(node.args) + [k.value for k in node.keywords]:
+                    if isinstance(a, ast.Name):
+                        note(a.id)
     return found
 
 
@@ -289,6 +298,11 @@ class _Rewriter(ast.NodeTransformer):
                             "supported; use cutlass.range_constexpr for a loop unrolled in Python")
         names = [n for n in _assigned_names(node.body) if n != node.target.id]
         body = self._block(node.body)
+        # The bounds are expressions of the enclosing code: rewritten as it is (range(0, min(d, n)) compares at
+        # run time where n is a runtime value).
+        node.iter.args = [self.visit(a) for a in node.iter.args]
+        for k in node.iter.keywords:
+            k.value = self.visit(k.value)
         fname = self.fresh("for")
         fdef = self._func(fname, [node.target.id] + names, body, names)
         mutables = _method_receivers(node.body, set(names) | {node.target.id})

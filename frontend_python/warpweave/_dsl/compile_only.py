@@ -12,6 +12,8 @@ What changes inside `compile_only()`:
   handle is 0 (so is that of a new `torch.cuda.Stream()`) and `synchronize()` does nothing. CUDA graphs capture
   and replay nothing (the launches in them are not made), and events measure nothing (elapsed_time is NaN). Such tensors have real addresses, shapes, strides and dtypes,
   which is all that compiling needs.
+- Where cuda-bindings is installed but no CUDA driver can be loaded, `cuda.bindings.driver.cuInit` succeeds and
+  `cuDeviceGetCount` reports one device (the stand-in below), as programs check both before compiling anything.
 - `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
 - Where no GPU is present, `utils.HardwareInfo()` describes a stand-in device of the target (stand_in_device):
   its compute capability and shared memory per block from the target's manifest entry, cluster launch where the
@@ -116,6 +118,8 @@ def compile_only(on_launch: str = "stop"):
     with contextlib.ExitStack() as stack:
         if importlib.util.find_spec("torch") is not None:
             stack.enter_context(_torch_on_host())
+        if _driver_bindings_without_driver():
+            stack.enter_context(_driver_stand_ins())
         try:
             yield session
         finally:
@@ -224,3 +228,34 @@ def _torch_on_host():
     finally:
         for k, v in saved.items():
             setattr(torch.cuda, k, v)
+
+
+# --- the driver API of cuda-bindings without a driver ------------------------------------------------------------
+
+def _driver_bindings_without_driver() -> bool:
+    try:
+        if importlib.util.find_spec("cuda.bindings") is None:
+            return False
+    except (ImportError, ValueError):   # no "cuda" package, or one that is not a package
+        return False
+    from .. import _core
+
+    return not _core.driver_available()
+
+
+@contextlib.contextmanager
+def _driver_stand_ins():
+    """cuInit and cuDeviceGetCount of cuda.bindings.driver answer as with one device; the real functions would
+    raise (libcuda cannot be opened). Nothing else of the module changes: a call that needs a device still fails."""
+    from cuda.bindings import driver
+
+    ok = driver.CUresult.CUDA_SUCCESS
+    patches = {"cuInit": lambda flags=0: (ok,), "cuDeviceGetCount": lambda: (ok, 1)}
+    saved = {k: getattr(driver, k) for k in patches}
+    for k, v in patches.items():
+        setattr(driver, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(driver, k, v)

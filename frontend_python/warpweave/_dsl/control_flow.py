@@ -445,6 +445,8 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     b = st.builder
     _at_line(b, lineno)
     c = cond.ir()
+    k = st.kernel
+    smem_before = k.smem_bytes
     _at_line(b, lineno)
     b.begin_region([])
     ys = carry.yields(then_fn(*values), lineno, "if")
@@ -452,12 +454,16 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     b.op0("scf.yield", ys)
     b.end_region()
     carry.restore_objects()  # the else branch starts from the state before the if
+    smem_then = k.smem_bytes
+    if k.merge_branch_allocs:  # launch(smem_merge_branch_allocs=True): the else branch reuses the then's space
+        k.smem_bytes = smem_before
     _at_line(b, lineno)
     b.begin_region([])
     ys = carry.yields(else_fn(*values), lineno, "if")
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
+    k.smem_bytes = max(k.smem_bytes, smem_then)
     outs = b.op("scf.if", [c], carry.ir_types(), num_regions=2)
     return carry.outputs(outs, lineno)
 

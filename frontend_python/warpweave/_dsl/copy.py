@@ -597,6 +597,18 @@ def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
     _copy_universal(atom, _Access(src), _Access(dst), n, p)
 
 
+def prefetch(atom, src, *, loc=None, ip=None, **kwargs):
+    """Starts bringing into the cache what cute.copy(atom, src, ...) would read (e.g. a TMA load's box into L2),
+    without copying it anywhere. Only atoms whose backend knows such a prefetch take it; the others refuse."""
+    if isinstance(atom, TiledCopy):
+        atom = atom.atom
+    own = getattr(atom, "__ww_prefetch__", None)
+    if own is None:
+        raise DSLTypeError(f"cute.prefetch: {atom!r} has no prefetch of its source (a TMA load atom has)",
+                           user_location(2))
+    return own(src, **kwargs)
+
+
 def _copy_universal(atom, sa: _Access, da: _Access, n: int, p: _Pred):
     t = sa.ptr.dtype
     if is_packed(t) or is_packed(da.ptr.dtype):

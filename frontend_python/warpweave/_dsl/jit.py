@@ -45,6 +45,16 @@ class JitFunction(_Decorated):
     def __call__(self, *args, **kwargs):
         if trace.current_or_none() is not None:
             return self.rewritten(*args, **kwargs)  # a helper called while tracing: inline it
+        if "no_cache" in kwargs and "no_cache" not in self.signature.parameters:
+            # CuTe DSL's call option: compile for this call, and keep the result neither here nor in the
+            # on-disk function cache (the cubin cache, keyed by the module's text, may still supply the cubin).
+            no_cache = kwargs.pop("no_cache")
+            if not isinstance(no_cache, bool):
+                raise DSLTypeError(f"{self.fn.__name__}(no_cache=...) takes True or False, got {no_cache!r}",
+                                   user_location(2))
+            if no_cache:
+                check_arguments(self.fn.__name__, self.signature, args, kwargs)
+                return compile_function(self, args, kwargs, use_cache=False)(*args, **kwargs)
         check_arguments(self.fn.__name__, self.signature, args, kwargs)
         target = select_target()
         key = (target.name, spec_key(self.signature, args, kwargs))
@@ -98,8 +108,10 @@ class BoundJitFunction:
 JitFunction.bound = BoundJitFunction
 
 
-def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = None, options=None):
-    """Traces jf with the given arguments, compiles the module and returns the compiled function."""
+def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = None, options=None,
+                     use_cache: bool = True):
+    """Traces jf with the given arguments, compiles the module and returns the compiled function (use_cache=False:
+    without looking in or storing into the function cache)."""
     check_arguments(jf.fn.__name__, jf.signature, args, kwargs)
     opts = options if isinstance(options, CompileOptions) else merge_options(CompileOptions(), options)
     if opts.gpu_arch:
@@ -108,7 +120,10 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
     # Tracing runs one compilation at a time (its recording of the code it reaches is process-wide); the
     # compile itself runs outside the lock, so that threads compiling several candidates overlap (autotune).
     with _TRACE_LOCK:
-        fkey, compiled, fwhy = function_cache.lookup(jf, args, kwargs, target, opts)
+        if use_cache:
+            fkey, compiled, fwhy = function_cache.lookup(jf, args, kwargs, target, opts)
+        else:
+            fkey, compiled, fwhy = None, None, "no_cache=True"
         if compiled is not None:  # found before tracing: no trace, no MLIR
             session = compile_only.current()
             if session is not None:

@@ -76,19 +76,30 @@ def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
         return obj.with_base(ptr_values[obj.host])
     if isinstance(obj, Numeric) and isinstance(obj._v, HostRef):
         return scalar_values[obj._v.arg_index]
-    if isinstance(obj, tuple):
-        return tuple(_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj)
-    if isinstance(obj, list):
-        return [_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj]
-    if hasattr(obj, "__dict__") and not isinstance(obj, type) and any(
-            isinstance(x, HostArgument) for x in vars(obj).values()):
-        # An object carrying a host argument (e.g. an atom with its tensor map): the kernel sees a copy that
-        # carries the parameter instead.
-        dev = copy.copy(obj)
-        for k, x in vars(obj).items():
-            if isinstance(x, HostArgument):
-                setattr(dev, k, DeviceHostArgument(x, ptr_values[("host", x.id)]))
-        return dev
+    if isinstance(obj, (tuple, list)):
+        items = [_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj]
+        if all(d is x for d, x in zip(items, obj)):
+            return obj  # nothing in it becomes a parameter
+        return tuple(items) if isinstance(obj, tuple) else items
+    if hasattr(obj, "__dict__") and not isinstance(obj, type) and depth <= 32:
+        # An object carrying a host argument (e.g. an atom with its tensor map), or objects that do (a TmaInfo
+        # holding such an atom, a tensor of the arguments): the kernel sees a copy that carries the parameters
+        # instead. Objects with nothing to convert are passed as they are.
+        fields = vars(obj)
+        if callable(obj):  # only its own host arguments (as _collect walks no callable)
+            changed = {k: DeviceHostArgument(x, ptr_values[("host", x.id)]) for k, x in fields.items()
+                       if isinstance(x, HostArgument)}
+        else:
+            changed = {}
+            for k, x in fields.items():
+                dx = _to_device(x, ptr_values, scalar_values, depth + 1)
+                if dx is not x:
+                    changed[k] = dx
+        if changed:
+            dev = copy.copy(obj)
+            for k, x in changed.items():
+                object.__setattr__(dev, k, x)  # a frozen dataclass too
+            return dev
     return obj
 
 
@@ -216,7 +227,8 @@ class KernelLaunch:
             smem = smem._v
         # With a fallback, the kernel is not compiled for one cluster shape: the driver picks it per launch.
         name = trace_kernel(st, self.kernel, self.args, self.kwargs, block_d,
-                            cluster_d if fallback_d is None else None, min_blocks_per_mp=c.min_blocks_per_mp)
+                            cluster_d if fallback_d is None else None, min_blocks_per_mp=c.min_blocks_per_mp,
+                            merge_branch_allocs=c.smem_merge_branch_allocs)
         params = st.kernel_params[name]
         carved = st.kernel_smem.get(name, 0)
         # Against the target's limits (its backend's manifest), at this line: the driver would refuse them only
@@ -239,7 +251,7 @@ def _host_order(item):
 
 
 def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, block, cluster,
-                 min_blocks_per_mp: int | None = None) -> str:
+                 min_blocks_per_mp: int | None = None, merge_branch_allocs: bool = False) -> str:
     ptrs: dict = {}
     syms: set = set()
     scalars: dict = {}
@@ -283,7 +295,7 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     if loc:
         b.set_location(loc[0], loc[1], 1)
     values = b.begin_function(name, [p.ir_type for p in params], ", ".join(attrs), arg_attrs)
-    st.kernel = trace.KernelState(name, values)
+    st.kernel = trace.KernelState(name, values, merge_branch_allocs=merge_branch_allocs)
     try:
         ptr_values, scalar_values = {}, {}
         with trace.at_entry():  # parameters are visible everywhere, the entry's prologue included

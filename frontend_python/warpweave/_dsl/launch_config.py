@@ -11,6 +11,7 @@
 | use_pdl | programmatic dependent launch: may start before the previous kernel in the stream ends |
 | cooperative | a cooperative launch (the whole grid co-resident) |
 | fallback_cluster | with cluster: `cluster` is the preferred shape, this the one used where it cannot be scheduled |
+| smem_merge_branch_allocs | the two branches of each runtime `if` in the kernel carve shared memory from the same offset (the caller promises that only one runs and nothing carved in one is used after it), so the kernel needs the larger branch's, not the sum |
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class LaunchConfig:
     use_pdl: bool = False
     cooperative: bool = False
     fallback_cluster: Any = None
+    smem_merge_branch_allocs: bool = False
 
 
 KEYWORDS = tuple(f.name for f in fields(LaunchConfig)) + ("shared_memory", "config")
@@ -62,7 +64,7 @@ def launch_config(kwargs: dict) -> LaunchConfig:
             c.min_blocks_per_mp, bool) or c.min_blocks_per_mp < 1):
         raise DSLValueError(f"launch(min_blocks_per_mp=...) is a positive integer known while tracing, got "
                             f"{c.min_blocks_per_mp!r}", user_location(3))
-    for name in ("use_pdl", "cooperative"):
+    for name in ("use_pdl", "cooperative", "smem_merge_branch_allocs"):
         if not isinstance(getattr(c, name), bool):
             raise DSLTypeError(f"launch({name}=...) is True or False, got {getattr(c, name)!r}", user_location(3))
     if c.fallback_cluster is not None and c.cluster is None:

@@ -969,8 +969,11 @@ def recast_ptr(ptr, swizzle_=None, dtype=None):
 
 
 def size_in_bytes(dtype, layout) -> int:
-    """The bytes a tensor of `dtype` over `layout` occupies (its cosize)."""
+    """The bytes a tensor of `dtype` over `layout` occupies (its cosize); 0 for no layout (None), as a program
+    sizing an optional buffer passes it."""
     dtype = dtype_of(dtype)
+    if layout is None:
+        return 0
     cos = layout.cosize()
     bits = storage_bits(dtype)
     return (cos * bits + 7) // 8 if isinstance(cos, int) else cos * bits // 8

@@ -34,6 +34,7 @@ class KernelState:
     sregs: dict = field(default_factory=dict)   # (register, axis) -> Int32 read once at entry
     smem_base: Any = None                       # the dynamic shared memory's address, once used
     smem_bytes: int = 0                         # shared memory the kernel's allocators carved
+    merge_branch_allocs: bool = False           # launch(smem_merge_branch_allocs=True): branches share smem
 
 
 @dataclass

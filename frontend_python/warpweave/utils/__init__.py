@@ -3,7 +3,7 @@ import enum
 
 from .._dsl.errors import DSLTypeError, user_location
 from .._dsl.smem import SmemAllocator  # noqa: F401
-from . import hardware_info, tensor_helpers  # noqa: F401,E402
+from . import gemm, hardware_info, tensor_helpers  # noqa: F401,E402
 from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
 from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401,E402
 from ..viz import print_latex, print_latex_tv  # noqa: F401,E402 (pictures of layouts, warpweave.viz)
@@ -21,13 +21,18 @@ class LayoutEnum(enum.Enum):
 
     @staticmethod
     def from_tensor(tensor) -> "LayoutEnum":
-        stride = tensor.layout.outer.stride if hasattr(tensor.layout, "outer") else tensor.layout.stride
+        layout = getattr(tensor, "layout", None)
+        if layout is None:  # a host tensor (from_dlpack) before any @cute.jit call: its strides
+            stride = tuple(tensor.stride)
+        else:
+            stride = layout.outer.stride if hasattr(layout, "outer") else layout.stride
         if isinstance(stride, tuple) and len(stride) >= 2:
             if isinstance(stride[1], int) and stride[1] == 1:
                 return LayoutEnum.ROW_MAJOR
             if isinstance(stride[0], int) and stride[0] == 1:
                 return LayoutEnum.COL_MAJOR
-        raise DSLTypeError(f"LayoutEnum.from_tensor: neither mode 0 nor mode 1 of {tensor.layout} is contiguous "
+        what = layout if layout is not None else stride
+        raise DSLTypeError(f"LayoutEnum.from_tensor: neither mode 0 nor mode 1 of {what} is contiguous "
                            "(stride 1)", user_location(2))
 
     def is_m_major_a(self) -> bool:

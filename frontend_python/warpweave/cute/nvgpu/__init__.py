@@ -49,6 +49,11 @@ if not any(isinstance(f, _ManifestModuleFinder) for f in sys.meta_path):
     sys.meta_path.append(_ManifestModuleFinder())
 
 from . import cpasync, cpasync_bulk, tcgen05, warp, warpgroup  # noqa: E402,F401
+from ..._dsl.tma_info import TmaInfo as _TmaInfo  # noqa: E402
+
+# What the backends' TMA atom builders return (a plain container, _dsl/tma_info.py): cpasync.TmaInfo whichever
+# backend fills it, so that kernels can annotate their parameters with it.
+cpasync._cache.setdefault("TmaInfo", _TmaInfo)
 
 
 def _enum_home(name: str):

@@ -1,0 +1,136 @@
+"""warpweave.utils.gemm.sm100: the epilogue of a tcgen05 GEMM's epilogue warps, with CuTe DSL's names.
+
+A persistent GEMM's epilogue warps call one of these per output tile, inside their tile loop:
+
+    acc_state = utils.gemm.sm100.epilogue_tma_store(gemm, tidx, warp_idx, tma_atom_c, tCtAcc_base, sC, tCgC,
+                                                    epi_tile, num_tiles_executed, epilogue_op, tile_coord_mnl,
+                                                    acc_state, acc_pipeline, c_pipeline)
+    acc_state = utils.gemm.sm100.epilogue(gemm, tidx, tCtAcc_base, tCgC, epi_tile, epilogue_op, tile_coord_mnl,
+                                          acc_state, acc_pipeline)
+
+`gemm` is the kernel object; what it must carry is what these read: acc_dtype, c_dtype, c_layout (LayoutEnum),
+use_2cta_instrs, cta_tile_shape_mnk, epilogue_warp_id (the epilogue warps, the first of which issues the TMA
+stores), and for the TMA-store form epilog_sync_bar_id (a named barrier of the epilogue warps) and num_c_stage.
+tCtAcc_base is the accumulator in tensor memory, (MMA, MMA_M, MMA_N, STAGE); tCgC the MMA partition of C (its TMA
+tensor for the TMA-store form, C itself otherwise), (MMA, MMA_M, MMA_N, RestM, RestN, RestL); sC the staged
+shared-memory sub-tiles (EPI_TILE_M, EPI_TILE_N, STAGE).
+
+Per sub-tile of epi_tile (in order along M, then N): tcgen05.ld of the accumulators (the load op of
+blackwell_helpers.get_tmem_load_op, each epilogue thread a row of its warp's 32 lanes), conversion to C's type,
+epilogue_op, then either into the sub-tile's shared-memory buffer and out by TMA (the first epilogue warp issuing
+the store once every epilogue thread's writes are fenced, buffers reused once PipelineTmaStore says their store has
+read them) or straight to global memory. The accumulator stage is released to the MMA warp (one arrival per
+epilogue warp) once its last sub-tile is in registers; the returned state is the next stage's.
+"""
+from __future__ import annotations
+
+import warpweave as cutlass
+import warpweave.cute as cute
+import warpweave.pipeline as pipeline
+
+from . import helpers
+
+
+def _tcgen05():
+    from warpweave.cute.nvgpu import tcgen05
+
+    return tcgen05
+
+
+def _epilogue_threads(gemm) -> int:
+    return 32 * len(gemm.epilogue_warp_id)
+
+
+def _tmem_copy(gemm, epi_tidx, tAcc_epi, epi_tile):
+    """The tiled tcgen05.ld of one sub-tile and this thread's slice of it."""
+    t = _tcgen05()
+    atom = helpers.get_tmem_load_op(gemm.cta_tile_shape_mnk, gemm.c_layout, gemm.c_dtype, gemm.acc_dtype, epi_tile,
+                                    gemm.use_2cta_instrs)
+    t2r = t.make_tmem_copy(atom, tAcc_epi[(None, None, 0, 0)])
+    return t2r, t2r.get_slice(epi_tidx)
+
+
+@cute.jit
+def epilogue_tma_store(gemm, tidx, warp_idx, tma_atom_c, tCtAcc_base, sC, tCgC, epi_tile, num_tiles_executed,
+                       epilogue_op, mma_tile_coord_mnl, acc_consumer_state, acc_pipeline, c_pipeline):
+    """One tile's accumulators through shared memory and TMA stores to C; returns the next accumulator state."""
+    t = _tcgen05()
+    from warpweave.cute.nvgpu import cpasync
+
+    epi_threads = _epilogue_threads(gemm)
+    epi_tidx = tidx % epi_threads
+    first_warp = gemm.epilogue_warp_id[0]
+    barrier = pipeline.NamedBarrier(barrier_id=gemm.epilog_sync_bar_id, num_threads=epi_threads)
+
+    # (EPI_TILE_M, EPI_TILE_N, EPI_M, EPI_N) of this stage's accumulators and of this tile of C
+    tAcc_epi = cute.flat_divide(tCtAcc_base[((None, None), 0, 0, acc_consumer_state.index)], epi_tile)
+    gC_epi = cute.flat_divide(tCgC[((None, None), 0, 0, *mma_tile_coord_mnl)], epi_tile)
+    t2r, thr = _tmem_copy(gemm, epi_tidx, tAcc_epi, epi_tile)
+    tTR_tAcc = thr.partition_S(tAcc_epi)          # (T2R, T2R_M, T2R_N, EPI_M, EPI_N)
+    tTR_sC = thr.partition_D(sC)                  # (T2R, T2R_M, T2R_N, STAGE)
+    regs = tTR_tAcc[(None, None, None, 0, 0)].shape
+    tTR_rAcc = cute.make_rmem_tensor(regs, gemm.acc_dtype)
+    tTR_rC = cute.make_rmem_tensor(regs, gemm.c_dtype)
+    tTR_tAcc = cute.group_modes(tTR_tAcc, 3, cute.rank(tTR_tAcc))
+    bSG_sC, bSG_gC = cpasync.tma_partition(tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
+                                           cute.group_modes(gC_epi, 0, 2))
+    bSG_gC = cute.group_modes(bSG_gC, 1, cute.rank(bSG_gC))
+    subtiles = cute.size(tTR_tAcc.shape, mode=[3])
+    first_buffer = num_tiles_executed * subtiles
+
+    acc_pipeline.consumer_wait(acc_consumer_state)
+    t.fence_after_thread_sync()
+    for j in cutlass.range_constexpr(subtiles):
+        cute.copy(t2r, tTR_tAcc[(None, None, None, j)], tTR_rAcc)
+        if cutlass.const_expr(j == subtiles - 1):
+            # the whole stage is in registers: the MMA warp may accumulate into it again
+            t.fence_before_thread_sync()
+            with cute.arch.elect_one():
+                acc_pipeline.consumer_release(acc_consumer_state)
+        tTR_rC.store(epilogue_op(tTR_rAcc.load().to(gemm.c_dtype)))
+        buf = (first_buffer + j) % gemm.num_c_stage
+        # the store that last read this buffer has read it
+        if warp_idx == first_warp:
+            c_pipeline.producer_acquire()
+        barrier.arrive_and_wait()
+        cute.autovec_copy(tTR_rC, tTR_sC[(None, None, None, buf)])
+        cute.arch.fence_proxy("async.shared", space="cta")
+        barrier.arrive_and_wait()
+        if warp_idx == first_warp:
+            cute.copy(tma_atom_c, bSG_sC[(None, buf)], bSG_gC[(None, j)])
+            c_pipeline.producer_commit()
+    acc_consumer_state.advance()
+    return acc_consumer_state
+
+
+@cute.jit
+def epilogue(gemm, tidx, tCtAcc_base, tCgC, epi_tile, epilogue_op, mma_tile_coord_mnl, acc_consumer_state,
+             acc_pipeline):
+    """One tile's accumulators stored from registers to C in global memory; returns the next accumulator state."""
+    t = _tcgen05()
+    epi_tidx = tidx % _epilogue_threads(gemm)
+
+    tAcc_epi = cute.flat_divide(tCtAcc_base[((None, None), 0, 0, acc_consumer_state.index)], epi_tile)
+    gC_epi = cute.flat_divide(tCgC[((None, None), 0, 0, *mma_tile_coord_mnl)], epi_tile)
+    t2r, thr = _tmem_copy(gemm, epi_tidx, tAcc_epi, epi_tile)
+    tTR_tAcc = thr.partition_S(tAcc_epi)          # (T2R, T2R_M, T2R_N, EPI_M, EPI_N)
+    tTR_gC = thr.partition_D(gC_epi)              # (T2R, T2R_M, T2R_N, EPI_M, EPI_N)
+    regs = tTR_tAcc[(None, None, None, 0, 0)].shape
+    tTR_rAcc = cute.make_rmem_tensor(regs, gemm.acc_dtype)
+    tTR_rC = cute.make_rmem_tensor(regs, gemm.c_dtype)
+    tTR_tAcc = cute.group_modes(tTR_tAcc, 3, cute.rank(tTR_tAcc))
+    tTR_gC = cute.group_modes(tTR_gC, 3, cute.rank(tTR_gC))
+    subtiles = cute.size(tTR_tAcc.shape, mode=[3])
+
+    acc_pipeline.consumer_wait(acc_consumer_state)
+    t.fence_after_thread_sync()
+    for j in cutlass.range_constexpr(subtiles):
+        cute.copy(t2r, tTR_tAcc[(None, None, None, j)], tTR_rAcc)
+        if cutlass.const_expr(j == subtiles - 1):
+            t.fence_before_thread_sync()
+            with cute.arch.elect_one():
+                acc_pipeline.consumer_release(acc_consumer_state)
+        tTR_rC.store(epilogue_op(tTR_rAcc.load().to(gemm.c_dtype)))
+        cute.autovec_copy(tTR_rC, tTR_gC[(None, None, None, j)])
+    acc_consumer_state.advance()
+    return acc_consumer_state

@@ -1,0 +1,126 @@
+"""warpweave.utils.gemm.sm100 (the Blackwell backend's gemm_sm100.py) without a GPU.
+
+- The name resolves to the backend's module; a generation no backend ships is an AttributeError naming it.
+- epilogue_tma_store in a kernel of four epilogue warps over a 128 x 128 accumulator stage: one tcgen05.ld and one
+  TMA store per epilogue sub-tile, the stores issued by the first epilogue warp only, the accumulator stage released
+  once (one elected arrival per warp) after its last load; the shared-memory buffers alternate.
+- epilogue: the same loads, then global stores of every element of the thread's row (no TMA, no shared memory).
+What needs a Blackwell GPU (the values in C): the CuTe DSL dense_gemm_persistent run on one.
+"""
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+import warpweave.pipeline as pipeline
+from warpweave import utils
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import target
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compilations(monkeypatch):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+
+
+def test_the_name_is_the_backends_module():
+    import warpweave.utils.gemm.sm100 as sm100
+    from warpweave.backends.blackwell import gemm_sm100
+
+    assert sm100 is gemm_sm100 and utils.gemm.sm100 is gemm_sm100
+    assert callable(sm100.epilogue) and callable(sm100.epilogue_tma_store)
+    with pytest.raises(AttributeError, match="warpweave.utils.gemm.sm42"):
+        utils.gemm.sm42
+
+
+def _gemm(c_dtype):
+    return SimpleNamespace(acc_dtype=cutlass.Float32, c_dtype=c_dtype, c_layout=utils.LayoutEnum.ROW_MAJOR,
+                           use_2cta_instrs=False, cta_tile_shape_mnk=(128, 128, 64), epilogue_warp_id=(0, 1, 2, 3),
+                           epilog_sync_bar_id=1, num_c_stage=2)
+
+
+def _compile(tma_store: bool, c_dtype=cutlass.Float16):
+    from warpweave.cute.nvgpu import cpasync, tcgen05 as t
+    import warpweave.utils.blackwell_helpers as h
+    import warpweave.utils.gemm.sm100 as sm100
+
+    gemm = _gemm(c_dtype)
+
+    @cute.kernel
+    def k(tiled_mma: cute.TiledMma, tma_c, mC: cute.Tensor, sC_layout: cute.ComposedLayout, epi_tile: cute.Tile,
+          out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        holder = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        acc_pipeline = pipeline.PipelineUmmaAsync.create(
+            barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4),
+            cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)))
+        tmem = utils.TmemAllocator(holder, barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=128),
+                                   allocator_warp_id=0)
+        tmem.allocate(256)
+        tmem.wait_for_alloc()
+        acc_shape = tiled_mma.partition_shape_C((128, 128))
+        acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32),
+                               tiled_mma.make_fragment_C(cute.append(acc_shape, 2)).layout)
+        tCgC = tiled_mma.get_slice(0).partition_C(cute.local_tile(mC, (128, 128), (None, None, None)))
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        if cutlass.const_expr(tma_store):
+            sC = smem.allocate_tensor(c_dtype, sC_layout.outer, byte_alignment=128, swizzle=sC_layout.inner)
+            c_pipeline = pipeline.PipelineTmaStore.create(
+                num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128))
+            state = sm100.epilogue_tma_store(gemm, tidx, warp, tma_c, acc, sC, tCgC, epi_tile, cutlass.Int32(0),
+                                             lambda x: x, (0, 0, 0), state, acc_pipeline, c_pipeline)
+            c_pipeline.producer_tail()
+        else:
+            state = sm100.epilogue(gemm, tidx, acc, tCgC, epi_tile, lambda x: x, (0, 0, 0), state, acc_pipeline)
+        out[0] = state.index   # the returned state is the next stage's
+
+    @cute.jit
+    def host(c: cute.Tensor, out: cute.Tensor):
+        tiled_mma = h.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K,
+                                             cutlass.Float32, t.CtaGroup.ONE, (128, 128))
+        if cutlass.const_expr(tma_store):
+            epi_tile = h.compute_epilogue_tile_shape((128, 128, 64), False, gemm.c_layout, c_dtype)
+            staged = h.make_smem_layout_epi(c_dtype, gemm.c_layout, epi_tile, 2)
+            tma_c, tC = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c,
+                                                    cute.select(staged, mode=[0, 1]), epi_tile)
+            k(tiled_mma, tma_c, tC, staged, epi_tile, out).launch(grid=(1, 1, 1), block=(128, 1, 1))
+        else:
+            k(tiled_mma, None, c, None, (128, 128), out).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+    c = np.zeros((128, 128, 1), np.float16 if c_dtype is cutlass.Float16 else np.float32)
+    with target("sm_100a"):
+        return cute.compile(host, from_dlpack(c), from_dlpack(np.zeros(1, np.int32)))
+
+
+def test_epilogue_tma_store_one_load_and_one_store_per_subtile():
+    ptx = _compile(True).ptx
+    loads = re.findall(r"tcgen05\.ld\.sync\.aligned\.32x32b\.x(\d+)\.b32", ptx)
+    stores = re.findall(r"cp\.async\.bulk\.tensor\.3d\.global\.shared::cta\.bulk_group \[%rd\d+, \{([^}]*)\}\]", ptx)
+    # a 128 x 128 fp32 accumulator in 128 x 32 sub-tiles: 4 loads of 32 columns, 4 stores of 32 columns of C
+    assert loads == ["32"] * 4 and len(stores) == 4, (loads, stores)
+    consts = dict(re.findall(r"mov\.b32 \t?(%r\d+), (\d+);", ptx))
+    cols = sorted(int(consts.get(s.split(",")[0].strip(), -1)) for s in stores)
+    assert cols == [0, 32, 64, 96], stores
+    # one release of the stage: an elected arrival per warp on its empty barrier
+    assert len(re.findall(r"mbarrier\.arrive(\.release\.cta)?\.shared::cta\.b64", ptx)) == 1, ptx
+    assert ptx.count("cp.async.bulk.commit_group") == 4
+
+
+def test_epilogue_stores_every_element_of_the_row():
+    ptx = _compile(False, cutlass.Float32).ptx
+    loads = re.findall(r"tcgen05\.ld\.sync\.aligned\.32x32b\.x(\d+)\.b32", ptx)
+    assert sum(int(n) for n in loads) == 128, loads          # the thread's row: 128 columns
+    assert "cp.async.bulk.tensor" not in ptx and "st.shared" not in ptx
+    stored = sum({"v4": 4, "v2": 2}.get(v, 1) for v in re.findall(r"st\.global(?:\.(v\d))?\.(?:f32|b32) \t?\[%rd", ptx))
+    stored -= 1                                               # the state's index to out[0]
+    assert stored == 128, stored
