@@ -1,13 +1,15 @@
 // MLIR text -> LLVM dialect -> llvm::Module. The only translation unit that includes MLIR headers (each one costs
 // ~20 s and 1.5 GiB to compile), so everything MLIR lives here.
 #include <mlir/Conversion/ArithToLLVM/ArithToLLVM.h>
+#include <mlir/Conversion/LLVMCommon/ConversionTarget.h>
+#include <mlir/Conversion/LLVMCommon/TypeConverter.h>
+#include <mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h>
 #include <mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h>
 #include <mlir/Conversion/MathToLLVM/MathToLLVM.h>
 #include <mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h>
 #include <mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h>
 #include <mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h>
 #include <mlir/Conversion/UBToLLVM/UBToLLVM.h>
-#include <mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/ControlFlow/IR/ControlFlow.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
@@ -28,6 +30,7 @@
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Export.h>
+#include <mlir/Transforms/DialectConversion.h>
 #include <mlir/Transforms/GreedyPatternRewriteDriver.h>
 #include <mlir/Transforms/Passes.h>
 #include <mlir/IR/TypeUtilities.h>
@@ -136,6 +139,43 @@ struct ApproximateMathPass : mlir::PassWrapper<ApproximateMathPass, mlir::Operat
   std::shared_ptr<const mlir::FrozenRewritePatternSet> patterns;
 };
 
+// --- to the LLVM dialect ------------------------------------------------------------------------------------------
+// Arith, control flow, math, NVVM (the ops with a PTX form but no intrinsic become inline asm), UB and vector in one
+// dialect conversion: one walk of the module instead of one per dialect, each of which visits every op and
+// checks its legality (for a GEMM's ~7000 ops, most of the lowering time). The patterns are those the separate
+// passes use. The vector ops the frontend emits (from_elements, extract of 1-D vectors) convert directly, so the
+// vector pass's greedy pre-lowering phase (contractions, transfers, n-D shapes), which also re-folds the whole
+// module, is left out.
+struct ConvertToLlvmPass : mlir::PassWrapper<ConvertToLlvmPass, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvertToLlvmPass)
+
+  llvm::StringRef getArgument() const final { return "ww-convert-to-llvm"; }
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    registry.insert<mlir::LLVM::LLVMDialect>();
+  }
+
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    converter = std::make_shared<mlir::LLVMTypeConverter>(ctx, mlir::LowerToLLVMOptions(ctx));
+    mlir::RewritePatternSet set(ctx);
+    mlir::arith::populateArithToLLVMConversionPatterns(*converter, set);
+    mlir::cf::populateControlFlowToLLVMConversionPatterns(*converter, set);
+    mlir::populateMathToLLVMConversionPatterns(*converter, set);
+    mlir::populateNVVMToLLVMConversionPatterns(set);
+    mlir::ub::populateUBToLLVMConversionPatterns(*converter, set);
+    mlir::populateVectorToLLVMConversionPatterns(*converter, set);
+    patterns = std::make_shared<mlir::FrozenRewritePatternSet>(std::move(set));
+    return mlir::success();
+  }
+
+  void runOnOperation() override {
+    mlir::LLVMConversionTarget target(getContext());
+    if (mlir::failed(mlir::applyPartialConversion(getOperation(), target, *patterns))) signalPassFailure();
+  }
+
+  std::shared_ptr<mlir::LLVMTypeConverter> converter;  // the patterns keep a reference to it
+  std::shared_ptr<const mlir::FrozenRewritePatternSet> patterns;
+};
+
 // --- diagnostics ---------------------------------------------------------------------------------------------------
 void locate(Diagnostic& out, mlir::Location loc) {
   if (auto file = llvm::dyn_cast<mlir::FileLineColRange>(loc)) {
@@ -209,16 +249,15 @@ mlir::DialectRegistry make_registry() {
 }
 
 void add_lowering_passes(mlir::PassManager& pm, bool line_info) {
+  // The module is verified once, after parsing (a malformed op is the frontend's or a plugin's, and is reported
+  // at the `verify` stage); the passes' results are not verified again after each pass (for a GEMM's ~7000 ops,
+  // as long as a pass), translation and LLVM's verifier check the end result.
+  pm.enableVerifier(false);
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(std::make_unique<ApproximateMathPass>());
   pm.addPass(mlir::createSCFToControlFlowPass());
-  pm.addPass(mlir::createConvertVectorToLLVMPass());
-  pm.addPass(mlir::createConvertMathToLLVMPass());
-  pm.addPass(mlir::createArithToLLVMConversionPass());
-  pm.addPass(mlir::createConvertControlFlowToLLVMPass());
-  pm.addPass(mlir::createConvertNVVMToLLVMPass());
-  pm.addPass(mlir::createUBToLLVMConversionPass());
+  pm.addPass(std::make_unique<ConvertToLlvmPass>());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
   // The ops' locations (the tracer's Python lines) become .loc directives in the PTX. DebugDirectivesOnly, not
   // LineTablesOnly: with the latter NVPTX marks the module ".target ..., debug" and ptxas refuses optimised code.

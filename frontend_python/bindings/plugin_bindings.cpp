@@ -39,7 +39,10 @@ std::vector<ww_attr> to_attrs(const nb::dict& d, std::vector<std::string>& keep)
 
 }  // namespace
 
+void bind_manifest_dict(nb::module_& m);  // manifest_dict.cpp
+
 void bind_plugins(nb::module_& m) {
+  bind_manifest_dict(m);
   nb::exception<wp::PluginError>(m, "PluginError", PyExc_RuntimeError);
   m.def("load_plugins", [](const std::vector<std::string>& dirs) { return wp::PluginHost::instance().load_directories(dirs); },
         "Loads the plugins in these directories (once each); returns how many were loaded now.");

@@ -38,29 +38,39 @@ def _current_cc() -> int | None:
 
 
 _by_python_name: dict = {}
+_families_by_python_name: dict = {}
 _indexed: tuple = ()
+
+
+def _index_state() -> tuple:
+    """The loaded manifests (after loading what the current trace needs): the indexes below and select()'s
+    memo are valid for one such state. A trace asks this at most operations it emits."""
+    global _by_python_name, _families_by_python_name, _indexed
+    registry.load()
+    state = tuple((b.name, id(b.manifest), len(b.atoms), len(b.primitives)) for b in registry.backends.values())
+    if state != _indexed:
+        index: dict = {}
+        families: dict = {}
+        for b in registry.backends.values():
+            for ins in b.atoms + b.primitives:
+                index.setdefault(ins.get("python_name"), []).append((b, ins))
+            for f in b.manifest.get("families", []):
+                families.setdefault(f["template"].get("python_name"), []).append((b, f))
+        _by_python_name, _families_by_python_name, _indexed = index, families, state
+        _selected.clear()
+    return state
 
 
 def _entries(python_name: str):
     """(backend, entry) of every loaded atom and primitive named python_name, in manifest order."""
-    global _by_python_name, _indexed
-    registry.load()
-    # An index per set of loaded manifests: a trace asks this at most operations it emits.
-    state = tuple((b.name, id(b.manifest), len(b.atoms), len(b.primitives)) for b in registry.backends.values())
-    if state != _indexed:
-        index: dict = {}
-        for b in registry.backends.values():
-            for ins in b.atoms + b.primitives:
-                index.setdefault(ins.get("python_name"), []).append((b, ins))
-        _by_python_name, _indexed = index, state
+    _index_state()
     return list(_by_python_name.get(python_name, ()))
 
 
 def _families(python_name: str):
     """(backend, family) of every loaded atom family whose instances are named python_name."""
-    registry.load()
-    return [(b, f) for b in registry.backends.values() for f in b.manifest.get("families", [])
-            if f["template"].get("python_name") == python_name]
+    _index_state()
+    return list(_families_by_python_name.get(python_name, ()))
 
 
 _expansions: dict = {}
@@ -75,9 +85,7 @@ def _expand(python_name: str, params: dict):
         from .. import _core
 
         found, problems = _core.expand_atom(python_name, params)
-        from .manifest_view import instruction_dict
-
-        _expansions[key] = ([(registry.backends[p], instruction_dict(data)) for p, _f, data in found
+        _expansions[key] = ([(registry.backends[p], _core.manifest_dict(data, "Instruction")) for p, _f, data in found
                              if p in registry.backends], list(problems))
     return _expansions[key]
 
@@ -114,9 +122,31 @@ def _preference(b, ins):
     return (0 if current in ins.get("targets", []) else 1, -max(ccs, default=0))
 
 
+# select()'s answers for the loaded manifests (_index_state) and target: a trace selects the same few entries
+# again and again (every barrier wait, every copy), and each selection scans and sorts its candidates.
+_selected: dict = {}
+
+
 def select(python_name: str, params: dict, operands: set | None = None):
     """The (backend, entry) whose python_params match `params` (and, for primitives, whose input operands are
     exactly `operands`) and that the current target can use."""
+    _index_state()
+    st = trace.current_or_none()
+    try:
+        key = (python_name, tuple(sorted(params.items())), None if operands is None else frozenset(operands),
+               st.target["name"] if st is not None else None)
+        hit = _selected.get(key)
+    except TypeError:   # an unhashable parameter value: select without the memo
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    found = _select(python_name, params, operands)
+    if key is not None:
+        _selected[key] = found
+    return found
+
+
+def _select(python_name: str, params: dict, operands: set | None):
     from .instructions import is_result
 
     def fits(ins):
@@ -352,6 +382,18 @@ def _backend_name(full: str):
     return hit
 
 
+def _mount_every_backend() -> bool:
+    """Loads every discovered backend and mounts its package; False when all of them already were."""
+    from .backend_python import packages
+
+    if len(registry.backends) >= len(registry.candidates) and all(b in packages.mounted or b in packages.refused
+                                                                  for b in registry.backends):
+        return False
+    registry.load(list(registry.candidates))
+    packages.mount_all(registry.backends.values())
+    return True
+
+
 class _Namespace(types.ModuleType):
     """A cute.nvgpu submodule whose names come from the manifests (and from the backends' Python packages)."""
 
@@ -378,6 +420,14 @@ class _Namespace(types.ModuleType):
                     self._cache[attr] = val
                     return val
         cls = manifest_class(full)
+        if cls is None and not attr.startswith("_") and _mount_every_backend():
+            # A name from the package of a backend whose atoms the traced target does not use (a Blackwell kernel
+            # builds its TMA atoms with Hopper's cpasync.make_tiled_tma_atom): only now is every backend loaded.
+            # Not for private names: hasattr() probes them (control flow asks every object for _ww_carry_get).
+            cls = _python_names.get(full)
+            if cls is None:
+                _manifest_classes.pop(full, None)
+                cls = manifest_class(full)
         if cls is None:
             raise AttributeError(f"no loaded backend offers {full} (check `python -m warpweave plugins`)")
         self._cache[attr] = cls

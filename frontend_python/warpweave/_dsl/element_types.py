@@ -33,7 +33,11 @@ class ElementTypes(Mapping):
         backends = tuple(registry.backends)
         if backends != self._key:
             table = dict(self._given)
-            for m in [b.typed for b in registry.backends.values() if b.typed is not None] + self._extra:
+            # The loaded backends' manifests as dicts (no typed view: that needs protobuf's Python runtime).
+            for b in registry.backends.values():
+                for e in b.manifest.get("element_types", []):
+                    table.setdefault(e["name"], (e["ir_type"] or f"i{e['bits']}", int(e["bits"])))
+            for m in self._extra:
                 for e in m.element_types:
                     table.setdefault(e.name, (e.ir_type or f"i{e.bits}", int(e.bits)))
             self._table, self._key = table, backends
@@ -42,7 +46,7 @@ class ElementTypes(Mapping):
     def declared_by(self, name: str) -> list[str]:
         """The loaded backends that declare element type `name`."""
         return [b.name for b in registry.backends.values()
-                if b.typed is not None and any(e.name == name for e in b.typed.element_types)]
+                if any(e["name"] == name for e in b.manifest.get("element_types", []))]
 
 
     def __getitem__(self, name):

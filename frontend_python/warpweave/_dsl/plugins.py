@@ -45,9 +45,19 @@ class Backend:
     version: str
     path: str
     digest: str
-    manifest: dict
+    manifest: dict         # the validated manifest in protobuf's JSON mapping (made by the core)
     targets: list = field(default_factory=list)
-    typed: object = None   # the manifest as a typed message (manifest_view); `manifest` is its JSON mapping
+    binary: bytes = b""    # the same manifest, serialized
+
+    @property
+    def typed(self):
+        """The manifest as a typed message (manifest_view). Made on first use: it brings protobuf's Python runtime,
+        which compiling a kernel never needs."""
+        if "_typed" not in self.__dict__:
+            from . import manifest_view
+
+            self.__dict__["_typed"] = manifest_view.parse_manifest(self.binary) if self.binary else None
+        return self.__dict__["_typed"]
 
     @property
     def atoms(self) -> list:
@@ -65,9 +75,8 @@ class Backend:
     def instances(self, family_id: str, seed: int = 1, sample: int = 1 << 20) -> list:
         """A family's legal corners, then a seeded sample of `sample` further instances (every other one when
         no more remain), each an entry like those of `atoms`."""
-        from .manifest_view import instruction_dict
-
-        return [instruction_dict(data) for _p, _f, data in _core.family_instances(self.name, family_id, seed, sample)]
+        return [_core.manifest_dict(data, "Instruction")
+                for _p, _f, data in _core.family_instances(self.name, family_id, seed, sample)]
 
     def all_instances(self) -> list:
         """Every instance of every family (for tests and listings: selection never needs this)."""
@@ -86,10 +95,15 @@ class Registry:
         self._dirs: list[str] = []                # in search order
         self._all_loaded = False
         self._usable_for: dict[str, list[str]] = {}  # target name -> backends usable there (load() asks often)
+        self._discovered_path: str | None = None     # WARPWEAVE_PLUGIN_PATH as discover() last read it
 
     def discover(self) -> None:
         """Finds the plugins of the package and WARPWEAVE_PLUGIN_PATH and reads their targets (cheap: no atoms)."""
-        dirs = [PACKAGE_PLUGIN_DIR] + [d for d in os.environ.get("WARPWEAVE_PLUGIN_PATH", "").split(os.pathsep) if d]
+        path = os.environ.get("WARPWEAVE_PLUGIN_PATH", "")
+        if path == self._discovered_path:
+            return  # asked at most operations of a trace (through load()): nothing new unless the path changed
+        self._discovered_path = path
+        dirs = [PACKAGE_PLUGIN_DIR] + [d for d in path.split(os.pathsep) if d]
         new = [d for d in dirs if d not in self.loaded_dirs]
         if not new:
             return
@@ -142,15 +156,13 @@ class Registry:
         for p in _core.plugins():
             if p["name"] in self.backends:
                 continue
-            # The typed view of the manifest as the core validated it (no JSON on the way).
-            from . import manifest_view  # here, not at import: it brings protobuf's Python runtime (~20 ms)
-
-            typed = manifest_view.parse_manifest(p["manifest_binary"])
-            manifest = manifest_view.as_dict(typed)
-            b = Backend(p["name"], p["version"], p["path"], p["digest"], manifest, typed=typed)
-            for t in typed.targets:
-                b.targets.append(TargetInfo(t.name, b.name, t.compute_capability, t.arch_specific, t.llvm_cpu,
-                                            t.ptx_features, t.jit_arch, tuple(t.also_serves)))
+            # The manifest as the core validated it, mapped to dicts by the core (no JSON on the way, and no
+            # protobuf in Python: its runtime costs ~20 ms to import).
+            manifest = _core.manifest_dict(p["manifest_binary"])
+            b = Backend(p["name"], p["version"], p["path"], p["digest"], manifest, binary=p["manifest_binary"])
+            for t in manifest.get("targets", []):
+                b.targets.append(TargetInfo(t["name"], b.name, t["compute_capability"], t["arch_specific"],
+                                            t["llvm_cpu"], t["ptx_features"], t["jit_arch"], tuple(t["also_serves"])))
             self.backends[b.name] = b
             for ins in b.atoms + b.primitives:
                 self.instructions[ins["id"]] = (b, ins)
@@ -197,11 +209,12 @@ class Registry:
     def instruction(self, ident: str):
         self.load()
         found = self.instructions.get(ident)
+        if found is None:
+            # An instance of a loaded backend's family (most atoms are): no other backend needs loading for it.
+            found = self._family_instance(ident)
         if found is None and len(self.backends) < len(self.candidates):
             self.load(list(self.candidates))  # an id of a backend the traced target does not use
-            found = self.instructions.get(ident)
-        if found is None:
-            found = self._family_instance(ident)
+            found = self.instructions.get(ident) or self._family_instance(ident)
         return found
 
     def _family_instance(self, ident: str):
@@ -209,9 +222,7 @@ class Registry:
         hit = _core.expand_atom_id(ident)
         if hit is None or hit[0] not in self.backends:
             return None
-        from .manifest_view import instruction_dict
-
-        found = (self.backends[hit[0]], instruction_dict(hit[2]))
+        found = (self.backends[hit[0]], _core.manifest_dict(hit[2], "Instruction"))
         self.instructions[ident] = found
         return found
 
