@@ -11,6 +11,7 @@ void bind_layout(nb::module_& m);
 void bind_ir(nb::module_& m);
 void bind_compiler(nb::module_& m);
 void bind_runtime(nb::module_& m);
+void bind_fast_call(nb::module_& m);
 void bind_jit_cache(nb::module_& m);
 void bind_plugins(nb::module_& m);
 
@@ -35,6 +36,7 @@ NB_MODULE(_core, m) {
   bind_ir(m);
   bind_compiler(m);
   bind_runtime(m);
+  bind_fast_call(m);  // after bind_runtime: it drives its Launcher
   bind_jit_cache(m);
   bind_plugins(m);
 }

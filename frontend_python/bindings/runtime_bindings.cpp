@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "launcher.hpp"
 #include "ww/runtime/runtime.hpp"
 
 namespace nb = nanobind;
@@ -82,29 +83,19 @@ void bind_runtime(nb::module_& m) {
      nb::arg("preferred_cluster") = std::vector<unsigned>{});
 
   // A kernel with its launch shape fixed but the grid, stream and parameters given per call: the hot path of a
-  // compiled function's call.
-  struct Launcher {
-    rt::Function function;
-    rt::Dim3 block, cluster;
-    size_t smem;
-    std::vector<size_t> offsets;
-  };
-  nb::class_<Launcher>(m, "Launcher")
-      .def("__init__", [](Launcher* self, const rt::Function& f, const std::vector<unsigned>& block,
+  // compiled function's call (launcher.hpp; the native fast call drives the same object without Python).
+  nb::class_<ww::py::Launcher>(m, "Launcher")
+      .def("__init__", [](ww::py::Launcher* self, const rt::Function& f, const std::vector<unsigned>& block,
                           const std::vector<unsigned>& cluster, size_t smem, const std::vector<size_t>& offsets) {
         if (offsets.size() > 256) throw std::invalid_argument("Launcher: more than 256 kernel parameters");
-        new (self) Launcher{f, dim3(block, "block"), cluster.empty() ? rt::Dim3(0, 0, 0) : dim3(cluster, "cluster"),
-                            smem, offsets};
+        rt::LaunchConfig config{rt::Dim3(1, 1, 1), dim3(block, "block"),
+                                cluster.empty() ? rt::Dim3(0, 0, 0) : dim3(cluster, "cluster"), smem, rt::StreamRef(),
+                                false, false, rt::Dim3(0, 0, 0)};
+        new (self) ww::py::Launcher{rt::PreparedLaunch(f, config), offsets};
       })
-      .def("__call__", [](const Launcher& l, unsigned gx, unsigned gy, unsigned gz, uintptr_t stream, nb::bytes params) {
-        void* ptrs[256];
-        char* base = const_cast<char*>(params.c_str());
-        for (size_t i = 0; i < l.offsets.size(); ++i) {
-          if (l.offsets[i] >= params.size()) throw std::invalid_argument("launch: a parameter offset is past the buffer");
-          ptrs[i] = base + l.offsets[i];
-        }
-        rt::launch(l.function, rt::LaunchConfig{rt::Dim3(gx, gy, gz), l.block, l.cluster, l.smem, rt::StreamRef(stream), false},
-                   ptrs);
+      .def("__call__", [](ww::py::Launcher& l, unsigned gx, unsigned gy, unsigned gz, uintptr_t stream,
+                          nb::bytes params) {
+        l.launch(rt::Dim3(gx, gy, gz), stream, const_cast<char*>(params.c_str()), params.size());
       });
 
   nb::class_<rt::DeviceBuffer>(m, "DeviceBuffer", "Device memory (cuMemAlloc), freed with the object.")

@@ -8,7 +8,7 @@ import inspect
 
 from .. import _core
 from .arg_plan import HostStream, _const_key, _runtime_view, _stream_handle
-from . import compile_only
+from . import compile_only, native_call
 from .errors import DSLTypeError, DSLValueError
 from .host_actions import host_side
 from .host_guards import check as check_guards
@@ -56,6 +56,7 @@ class JitCompiledFunction:
         self._functions = {}
         self._has_assumptions = len(assumptions) > 0
         self._fast = None
+        self._native = None  # the native fast path (native_call.py), which __call__ tries first
         self.bound_self = ()  # the object of a @cute.jit method, passed before the caller's arguments
         # The argument counts a call of the fast path takes (set when it is built): trailing parameters with
         # defaults (e.g. a Constexpr) may be left out.
@@ -71,6 +72,15 @@ class JitCompiledFunction:
                 break
             defaults.insert(0, p.default)
         self._defaults = tuple(defaults)
+
+    @property
+    def bound_self(self):
+        return self._bound_self
+
+    @bound_self.setter
+    def bound_self(self, value):
+        self._bound_self = value
+        self._native = None  # it holds the object it was built with
 
     @property
     def ptx(self):
@@ -151,7 +161,9 @@ class JitCompiledFunction:
             out.append(launch)
         return out
 
-    def __call__(self, *args, **kwargs):
+    def _call(self, *args, **kwargs):
+        """The Python call: the generated fast path, or the general one (prepare) for the first call and for
+        arguments the fast path does not take."""
         fast = self._fast
         if fast and not kwargs:
             n = len(args)
@@ -172,15 +184,21 @@ class JitCompiledFunction:
         if fast is None:
             self._fast = self._build_fast_call()
 
+    # A call goes straight to the native fast path (self._native, built with the Python one), which hands every
+    # call it does not accept to _call: no Python frame in front of it.
+    __call__ = _core.CompiledCall(_call) if hasattr(_core, "CompiledCall") else _call
+
     def _build_fast_call(self):
         """A Python function specialised to this compiled function's arguments and launches: it reads only what
-        the launches need and packs it in one struct call (the hot path of a launch)."""
+        the launches need and packs it in one struct call (the hot path of a launch). The native fast path
+        (native_call.py) is built from the same plan."""
+        self._native = None
         self._load()
         if not self.launches or self.host_actions or self.host_guards or any(p.kind == "tree" for p in self.plans) or any(_launch_options(l) for l in self.launches) or any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
             return False
         self._call_nargs = self._nargs - len(self.bound_self)
         self._call_min = self._call_nargs - len(self._defaults)
-        env = {"RT": RuntimeTensor, "view": _runtime_view, "satisfies": satisfies, "mismatch": _spec_mismatch,
+        env = {"RT": RuntimeTensor, "view": _view_or_error, "satisfies": satisfies, "mismatch": _spec_mismatch,
                "_check_call_grid": check_call_grid,
                "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
                "const_mismatch": _const_mismatch, "pointer_address": _pointer_address, "asm": self.assumptions, "assumption_error": _assumption_error}
@@ -189,7 +207,7 @@ class JitCompiledFunction:
         sig = ", ".join(f"a{i}" if i < nreq else f"a{i}=D{i}" for i in range(n))
         for i in range(nreq, n):
             env[f"D{i}"] = self._defaults[i - nreq]
-        body, const_checks = [], set()   # const_checks: the lines checking a compile-time argument
+        body, const_checks = [], set()   # const_checks: the lines checking a Constexpr argument
         for plan in self.plans:
             i = plan.index
             if plan.kind == "tensor":
@@ -211,7 +229,7 @@ class JitCompiledFunction:
                         body.append(f"    s{sid} = {'sh' if what == 'shape' else 'st'}[{k}]")
                     body.append("else:")
                 pad = "" if hosted else "    "
-                body += [pad + f"t = a{i} if type(a{i}) is RT else view(a{i})",
+                body += [pad + f"t = a{i} if type(a{i}) is RT else view(plans[{i}], a{i})",
                          pad + "sp = t._spec or t.spec()",
                          pad + f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
                          pad + f"p{i} = t.data_ptr"]
@@ -229,7 +247,8 @@ class JitCompiledFunction:
                 body.append(f"q{i} = stream_of(a{i})")
             else:
                 env[f"K{i}"] = plan.spec[1]
-                const_checks.add(len(body))
+                if i in self._constexprs:  # set to its compiled value by the omitting entry: no check there
+                    const_checks.add(len(body))
                 body.append(f"if const_key(a{i}) != K{i}: const_mismatch(plans[{i}], a{i})")
         if self._has_assumptions:
             syms = sorted({sid for p in self.plans for sid in _plan_symbols(p)})
@@ -283,6 +302,7 @@ class JitCompiledFunction:
         if self._constexprs:
             self._fast_omitting = ns["fast_call_omitting"]
             self._omit_nargs = n - len(self._constexprs) - len(self.bound_self)
+        self._native = native_call.build(self, [env[f"L{k}"] for k in range(len(self.launches))])
         return ns["fast_call"]
 
     def export_to_c(self, file_path=".", file_name=None, function_prefix=None):
@@ -313,6 +333,14 @@ def _const_mismatch(plan, v):
 def _assumption_error(failed):
     raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " + "\n  ".join(failed),
                         None)
+
+
+def _view_or_error(plan, v):
+    """The view of a tensor argument of the fast path, or the general path's error for a non-tensor."""
+    rt = _runtime_view(v)
+    if rt is None:
+        raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
+    return rt
 
 
 def _spec_mismatch(plan, rt):
