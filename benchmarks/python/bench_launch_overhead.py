@@ -3,17 +3,22 @@ in the same process, on the GPU:
 
 | path | what runs per call |
 | --- | --- |
-| compiled, views | JitCompiledFunction(a, b, c) on from_dlpack views (the generated fast call) |
-| compiled, torch | JitCompiledFunction(a, b, c) on the torch tensors (a view made at each call) |
+| compiled, views | JitCompiledFunction(a, b, c) on from_dlpack views (the native fast call, _core.FastCall) |
+| compiled, torch | JitCompiledFunction(a, b, c) on the torch tensors (read through torch's DLPack exchange table) |
+| Python fast path | the generated Python fast call on the views (what a call took before the native one) |
 | TVM FFI | cute.compile(..., options="--enable-tvm-ffi") called on the torch tensors |
 | raw, ctypes | cuLaunchKernel through ctypes, arguments packed once |
 | raw, C | cuLaunchKernel in a C loop, arguments packed once: the driver's own cost, the floor |
 | torch.add | torch.add(a, b, out=c) |
 
     python benchmarks/python/bench_launch_overhead.py [--calls 20000] [--json out.json]
+    python benchmarks/python/bench_launch_overhead.py --stub    # without a GPU: everything but the driver call
 
-Prints microseconds per call and each path's ratio to the raw launch from C (the goal for TVM FFI: at most 1.3x).
-Needs a C compiler (the C loop and the TVM FFI entry are built with it) and apache-tvm-ffi.
+Prints microseconds per call and each path's ratio to the raw launch from C (goals: the compiled call at most 1.2x,
+with views and with torch tensors; TVM FFI at most 1.3x). Needs a C compiler (the C loop and the TVM FFI entry are
+built with it) and apache-tvm-ffi. --stub runs on any machine against the stand-in driver of
+tests/python/data/mock_libcuda.c, whose cuLaunchKernel returns at once: the host side of the compiled call (and of
+TVM FFI's, torch CPU tensors, where installed), compiled for WARPWEAVE_ARCH (default sm_90a).
 """
 from __future__ import annotations
 
@@ -107,7 +112,10 @@ def measure(calls: int) -> dict:
     ffi = cute.compile(ew.elementwise_add, *[from_dlpack(t, enable_tvm_ffi=True).mark_layout_dynamic()
                                              for t in (a, b, c)], options="--enable-tvm-ffi")
     out = {}
+    compiled(*views)
+    python_fast = compiled._fast_omitting if compiled._constexprs else compiled._fast
     for name, fn in [("compiled_views_us", lambda: compiled(*views)), ("compiled_torch_us", lambda: compiled(a, b, c)),
+                     ("compiled_python_views_us", lambda: python_fast(*views)),
                      ("tvm_ffi_us", lambda: ffi(a, b, c)), ("tvm_ffi_function_us", lambda: ffi.function(a, b, c)),
                      ("torch_add_us", lambda: torch.add(a, b, out=c))]:
         out[name] = per_call_us(fn, torch, calls)
@@ -116,25 +124,108 @@ def measure(calls: int) -> dict:
     ffi(a, b, c)
     torch.cuda.synchronize()
     torch.testing.assert_close(c, a + b)  # the TVM FFI path computed the sum
+    out["native_calls"], out["native_fallbacks"] = compiled._native.stats if compiled._native else (0, 0)
     raw = RawLaunch(compiled, compiled.prepare(*views)[0])
     out["raw_ctypes_us"] = per_call_us(raw, torch, calls)
     out["raw_c_us"] = raw.c_loop_us(calls)
     return out
 
 
+def measure_stub(calls: int) -> dict:
+    """Without a GPU, against the stand-in driver of tests/python/data/mock_libcuda.c (WW_MOCK_QUIET: its
+    cuLaunchKernel returns at once): the whole compiled call but the driver's own work, microseconds per call,
+    best of 5 batches; the Python fast path and TVM FFI's call (apache-tvm-ffi installed) in the same run."""
+    import time
+
+    import numpy as np
+
+    import elementwise_add as ew
+    import warpweave.cute as cute
+    from warpweave.cute.runtime import from_dlpack
+
+    arrays = [np.zeros((128, 128), np.float32) for _ in range(3)]
+    views = [from_dlpack(x).mark_layout_dynamic() for x in arrays]
+    compiled = cute.compile(ew.elementwise_add, *views)
+    compiled(*views)  # the general path (loads the module through the stand-in), then the fast paths are built
+    python_fast = compiled._fast_omitting if compiled._constexprs else compiled._fast
+
+    def best(fn):
+        for _ in range(1000):
+            fn()
+        out = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(calls // 5):
+                fn()
+            out.append((time.perf_counter() - t0) / (calls // 5) * 1e6)
+        return min(out)
+
+    r = {"compiled_views_us": best(lambda: compiled(*views)),
+         "compiled_python_views_us": best(lambda: python_fast(*views)), "empty_call_us": best(lambda: None)}
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        ts = [torch.zeros(128, 128) for _ in range(3)]
+        r["compiled_torch_us"] = best(lambda: compiled(*ts))
+        r["compiled_python_torch_us"] = best(lambda: python_fast(*ts))
+    try:
+        import tvm_ffi
+    except ImportError:
+        tvm_ffi = None
+    if tvm_ffi is not None:
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "python"))
+        from test_tvm_ffi import CudaLike
+
+        ffi = cute.compile(ew.elementwise_add, *[from_dlpack(x, enable_tvm_ffi=True).mark_layout_dynamic()
+                                                 for x in arrays], options="--enable-tvm-ffi")
+        t = [tvm_ffi.from_dlpack(CudaLike(1 << 32, (128, 128))) for _ in range(3)]
+        r["tvm_ffi_us"] = best(lambda: ffi(*t))
+    r["native_calls"], r["native_fallbacks"] = compiled._native.stats
+    return r
+
+
+def run_stub(calls: int, json_path) -> int:
+    """measure_stub in a process of its own whose driver is the stand-in (built here with the C compiler)."""
+    if not os.environ.get("WW_MOCK_QUIET"):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "python"))
+        import aot_helpers
+
+        with tempfile.TemporaryDirectory() as tmp:
+            mock = aot_helpers.build_mock_driver(tmp)
+            env = dict(os.environ, WW_MOCK_QUIET="1", WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"))
+            env.setdefault("WARPWEAVE_ARCH", "sm_90a")
+            cmd = [sys.executable, os.path.abspath(__file__), "--stub", "--calls", str(calls)]
+            return subprocess.run(cmd + (["--json", json_path] if json_path else []), env=env).returncode
+    r = measure_stub(calls * 10)
+    print(f"{'host side, stand-in driver':<28} {'us/call':>8}")
+    for k, v in r.items():
+        print(f"{k:<28} {v:8.3f}" if isinstance(v, float) else f"{k:<28} {v:8d}")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(r, f, indent=1)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--calls", type=int, default=20000)
     p.add_argument("--json", default=None)
+    p.add_argument("--stub", action="store_true", help="no GPU: the host side only, the driver call left out")
     args = p.parse_args(argv)
+    if args.stub:
+        return run_stub(args.calls, args.json)
     r = measure(args.calls)
     floor = r["raw_c_us"]
     print(f"{'path':<28} {'us/call':>8} {'x raw C':>8}")
     for k, label in [("raw_c_us", "raw cuLaunchKernel, C loop"), ("raw_ctypes_us", "raw cuLaunchKernel, ctypes"),
                      ("tvm_ffi_function_us", "TVM FFI (tvm_ffi.Function)"), ("tvm_ffi_us", "TVM FFI (compiled obj)"),
                      ("compiled_views_us", "compiled, from_dlpack views"), ("compiled_torch_us", "compiled, torch"),
+                     ("compiled_python_views_us", "Python fast path, views"),
                      ("torch_add_us", "torch.add")]:
         print(f"{label:<28} {r[k]:8.2f} {r[k] / floor:8.2f}")
+    print(f"native calls {r['native_calls']}, fallbacks {r['native_fallbacks']}")
     r["ratios_to_raw_c"] = {k: v / floor for k, v in r.items() if k.endswith("_us")}
     if args.json:
         with open(args.json, "w") as f:

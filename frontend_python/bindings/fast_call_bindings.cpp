@@ -71,6 +71,25 @@ struct TorchKeys {
   }
 };
 
+// The values last read from a view for one argument. Valid while it is the same object with the same __dict__
+// and no watched view __dict__ has changed since (g_view_epoch: a dict watcher counts every change, and the
+// deallocation, of the dicts of cached views), so a view passed again costs three comparisons.
+uint64_t g_view_epoch = 1;
+int g_view_watcher = -1;
+
+int view_dict_changed(PyDict_WatchEvent, PyObject*, PyObject*, PyObject*) {
+  ++g_view_epoch;
+  return 0;
+}
+
+struct ViewCache {
+  PyObject* object = nullptr;  // identities only: no reference is held
+  PyObject* dict = nullptr;
+  uint64_t epoch = 0;
+  uint64_t ptr = 0;
+  std::vector<int64_t> syms;
+};
+
 struct ArgPlan {
   ArgKind kind = ArgKind::Skip;
   int slot = -1;               // Tensor: its address; Int: its symbol; Scalar: its object; Stream: its handle
@@ -79,6 +98,7 @@ struct ArgPlan {
   bool torch = false;          // Tensor: a torch tensor may be passed directly
   std::vector<SymRead> reads;
   TorchKeys keys;
+  ViewCache view;
 };
 
 struct Param {
@@ -409,7 +429,26 @@ struct FastCall {
       PyErr_Clear();
       return Outcome::Fallback;
     }
+    ViewCache& c = p.view;
+    if (c.object == v && c.dict == d && c.epoch == g_view_epoch) {
+      Py_DECREF(d);
+      out.ptrs[p.slot] = c.ptr;
+      for (size_t i = 0; i < p.reads.size(); ++i) out.syms[p.reads[i].slot] = c.syms[i];
+      return Outcome::Ready;
+    }
     Outcome o = read_view_fields(p, v, d, out);
+    if (o == Outcome::Ready && g_view_watcher >= 0) {
+      if (PyDict_Watch(g_view_watcher, d) == 0) {
+        c.object = v;
+        c.dict = d;
+        c.epoch = g_view_epoch;  // after every change this read made (spec(), the spec's interning)
+        c.ptr = out.ptrs[p.slot];
+        c.syms.resize(p.reads.size());
+        for (size_t i = 0; i < p.reads.size(); ++i) c.syms[i] = out.syms[p.reads[i].slot];
+      } else {
+        PyErr_Clear();
+      }
+    }
     Py_DECREF(d);
     return o;
   }
@@ -948,6 +987,8 @@ void bind_fast_call(nb::module_& m) {
              intern("dtype"), intern("stride"), intern("shape"), intern("cuda_stream"), intern("__name__"),
              intern("__module__")};
   if (nb::hasattr(m, "CudaError")) g_cuda_error = nb::getattr(m, "CudaError").inc_ref().ptr();
+  g_view_watcher = PyDict_AddWatcher(view_dict_changed);  // -1 (no cache) when the interpreter has none left
+  if (g_view_watcher < 0) PyErr_Clear();
 
   nb::class_<FastCall> fc(m, "FastCall", nb::type_slots(g_fast_call_slots),
                           "The native fast path of one compiled function's calls (built by _dsl/native_call.py).");

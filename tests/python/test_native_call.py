@@ -438,3 +438,86 @@ def test_real_torch_tensors_through_dlpack_launch_as_the_general_path():
     has_exchange = subprocess.run([py, "-c", "import torch, sys; sys.exit(not hasattr(torch.Tensor, "
                                    "'__dlpack_c_exchange_api__'))"]).returncode == 0
     assert r["dlpack"] == [["torch.Tensor", has_exchange]], r
+
+
+def test_a_view_changed_after_a_call_is_read_again(recorded):
+    # The native path keeps what it last read from each view; any change of a view's fields is seen.
+    launched, _ = recorded
+    compiled = compiled_add(recorded, *[view(1 << 40, (64, 96), (96, 1))] * 3)
+    vs = [view((1 << 40) + (1 << 24) * k, (64, 96), (96, 1)) for k in range(3)]
+    compiled(*vs)   # no _spec yet: the native path computes it
+    for change in [lambda v: setattr(v, "data_ptr", v.data_ptr + 4096), lambda v: setattr(v, "_shape", (32, 160)),
+                   lambda v: setattr(v, "_strides", (192, 1)), lambda v: v.__dict__.update(data_ptr=1 << 44),
+                   lambda v: setattr(v, "_spec", None), lambda v: setattr(v, "data_ptr", v.data_ptr + 2)]:
+        change(vs[1])
+        launched.clear()
+        try:
+            want, err = general(compiled, *vs), None
+        except ValueError as e:
+            want, err = None, str(e)
+        if err is None:
+            compiled(*vs)
+            assert launched == want
+            compiled(*vs)
+            assert launched == want * 2
+        else:   # an address no longer 16-byte aligned: refused
+            with pytest.raises(ValueError, match="does not match"):
+                compiled(*vs)
+    stats = compiled._native.stats
+    vs[1].data_ptr -= 2
+    for _ in range(3):
+        compiled(*vs)
+    assert compiled._native.stats[0] == stats[0] + 3
+
+
+def test_views_made_and_dropped_each_call(recorded):
+    # Views die between calls and new ones may take their addresses: each call reads its own.
+    launched, _ = recorded
+    compiled = compiled_add(recorded, *[view(1 << 40, (64, 96), (96, 1))] * 3)
+    rng = random.Random(2)
+    for i in range(300):
+        m, n = rng.randint(1, 999), 16 * rng.randint(1, 99)
+        ptrs = [(1 << 40) + (1 << 30) * k + 16 * rng.randint(0, 1 << 20) for k in range(3)]
+        launched.clear()
+        compiled(*[view(p, (m, n), (n, 1)) for p in ptrs])
+        assert launched == general(compiled, *[view(p, (m, n), (n, 1)) for p in ptrs]), i
+
+
+_MOCK_SCRIPT = r"""
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/../../frontend_python/examples"]
+import warpweave.cute as cute
+import elementwise_add as ew
+from test_native_call import view
+from dsl_helpers import target
+shapes = [(64, 96), (64, 96), (100, 48), (3, 16), (64, 96)]
+with target("sm_90a"):
+    compiled = cute.compile(ew.elementwise_add, *[view(1 << 40, (64, 96), (96, 1))] * 3)
+for m, n in shapes:
+    compiled(*[view((1 << 40) + (1 << 24) * k, (m, n), (n, 1)) for k in range(3)])
+print("stats", *compiled._native.stats)
+"""
+
+
+def test_the_real_launcher_through_a_stand_in_driver(tmp_path):
+    # The native path with warpweave's own Launcher (cuLaunchKernel) against the stand-in driver of
+    # data/mock_libcuda.c, which prints each launch: what it prints is the general path's launch plan.
+    import struct
+
+    import aot_helpers as aot
+
+    mock = aot.build_mock_driver(str(tmp_path))
+    with target("sm_90a"):
+        plain = cute.compile(ew.elementwise_add, *[view(1 << 40, (64, 96), (96, 1))] * 3)
+    sizes = ",".join(str(struct.calcsize("=" + p.fmt)) for p in plain.launches[0].params)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
+    p = subprocess.run([sys.executable, "-c", _MOCK_SCRIPT, HERE], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+    shapes = [(64, 96), (64, 96), (100, 48), (3, 16), (64, 96)]
+    want = []
+    for m, n in shapes:
+        want += aot.python_launches(plain, *[view((1 << 40) + (1 << 24) * k, (m, n), (n, 1)) for k in range(3)])
+    assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == want
+    assert "stats 4 0" in p.stdout   # the first call went the general way, the others natively

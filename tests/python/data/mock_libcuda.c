@@ -2,6 +2,8 @@
    functions on machines without a GPU: it checks that the module image is an ELF cubin (and writes it to
    $WW_MOCK_DUMP), and prints every launch (grid, block, shared memory, stream, attributes, and the bytes of each
    parameter, whose sizes $WW_MOCK_PARAM_SIZES lists, comma-separated) to stdout. Nothing runs. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,5 +134,37 @@ CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr,
   for (unsigned i = 0; i < rank; ++i) printf(" elem %u", elem[i]);
   printf(" interleave %d swizzle %d l2 %d oob %d\n", interleave, swizzle, l2, oob);
   for (int i = 0; i < 128; ++i) m[i] = (unsigned char)(i * 7 + dims[0] + box[0] + swizzle);
+  return 0;
+}
+
+/* The way in of warpweave's own runtime (core/runtime/driver_api.cpp), so that compiled calls load and launch
+   here too: cuDriverGetVersion and cuGetProcAddress_v2, which hands out this file's entries by name (the _v2 form
+   first, as the driver does for the versions the runtime asks for) and, for the others, a stub that refuses. */
+CUresult cuDriverGetVersion(int *v) { *v = 12080; return 0; }
+CUresult cuGetErrorName(CUresult e, const char **s) { (void)e; *s = "CUDA_ERROR_MOCK"; return 0; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+CUresult cuCtxGetDevice(int *d) { *d = 0; return 0; }
+CUresult cuFuncGetAttribute(int *v, int attribute, CUfunction f) { (void)attribute; (void)f; *v = 0; return 0; }
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *options, void **values) {
+  (void)n; (void)options; (void)values;
+  return cuModuleLoadData(m, image);
+}
+static CUresult mock_not_supported(void) { return 801; /* CUDA_ERROR_NOT_SUPPORTED */ }
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags, int *status) {
+  static void *self;
+  char name[160];
+  Dl_info info;
+  (void)version; (void)flags;
+  if (!self && dladdr((void *)&cuGetProcAddress_v2, &info) && info.dli_fname)
+    self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  *pfn = NULL;
+  if (self && strlen(symbol) + 4 < sizeof(name)) {
+    snprintf(name, sizeof(name), "%s_v2", symbol);
+    *pfn = dlsym(self, name);
+    if (!*pfn) *pfn = dlsym(self, symbol);
+  }
+  if (!*pfn) *pfn = (void *)&mock_not_supported;
+  if (status) *status = 0; /* CU_GET_PROC_ADDRESS_SUCCESS */
   return 0;
 }
