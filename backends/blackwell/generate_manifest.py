@@ -407,6 +407,22 @@ def cluster_primitives():
                 ptx_template=f"fence.proxy.async{suffix};", has_side_effects=True, sass_opcodes=[sass])
 
 
+def dsmem_primitives():
+    """Stores into another CTA's shared memory (distributed shared memory) that complete transaction bytes on an
+    mbarrier there: st.async (sm_90+), what cpasync.CopyDsmemStoreOp copies with. Both addresses are shared::cluster
+    addresses (arch.mapa of a shared::cta one)."""
+    P = lambda **kw: entry("primitives", **kw)  # noqa: E731
+    for bits, reg in ((32, "r"), (64, "l")):
+        yield P(id=f"blackwell.st_async.b{bits}", kind="OTHER",
+                description=(f"st.async.shared::cluster.mbarrier::complete_tx::bytes.b{bits}: stores value at dst (a "
+                             "shared::cluster address, possibly another CTA's) and completes its bytes on the "
+                             "mbarrier at mbar (a shared::cluster address in the same CTA as dst)"),
+                python_name=f"cpasync.dsmem_store_b{bits}",
+                operands=[op("dst", "SCALAR"), op("value", "SCALAR"), op("mbar", "SCALAR")],
+                ptx_template=f"st.async.shared::cluster.mbarrier::complete_tx::bytes.b{bits} [$0], $1, [$2];",
+                constraints=f"r,{reg},r", has_side_effects=True, sass_opcodes=["STAS" if bits == 32 else "STAS.64"])
+
+
 def clc_primitives():
     """Cluster launch control (sm_100a): a running cluster asks the hardware to cancel the launch of a cluster that
     has not started, and takes over its work (CuTe DSL's dynamic persistent tile scheduler and
@@ -774,6 +790,7 @@ def manifest_text() -> str:
            'python_package {\n  module_map { key: "warpweave.utils.blackwell_helpers" value: "helpers" }\n'
            '  module_map { key: "warpweave.utils.sm100" value: "helpers" }\n'
            '  module_map { key: "warpweave.utils.gemm.sm100" value: "gemm_sm100" }\n'
+           '  module_map { key: "warpweave.cute.arch.smem" value: "dsmem" }\n'
            '  on_load: "adapters"\n}\n'
            'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'
            'python_enums { name: "tcgen05.OperandMajorMode" members: "K" members: "MN" }\n'
@@ -798,6 +815,7 @@ def manifest_text() -> str:
          "proxy fences", cluster_primitives()),
         ("Primitives: cluster launch control (try_cancel, query_cancel) and the remote arrive with expect_tx",
          clc_primitives()),
+        ("Primitives: stores to distributed shared memory completing on an mbarrier", dsmem_primitives()),
     ]
     for title, entries in sections:
         out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")

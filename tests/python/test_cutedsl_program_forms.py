@@ -290,3 +290,32 @@ def test_compile_only_answers_cuinit_and_the_device_count_without_a_driver():
         err, n = driver.cuDeviceGetCount()
         assert err == driver.CUresult.CUDA_SUCCESS and n == 1
     assert driver.cuInit is real_init and driver.cuDeviceGetCount is real_count
+
+
+# --- testing.add_tensor_init_args / validate_tensor_init_args -------------------------------------------------------
+
+def test_tensor_init_args_parse_and_refuse_what_cannot_be_honoured(capsys):
+    import argparse
+
+    from warpweave import testing
+
+    def parser(ints):
+        p = argparse.ArgumentParser(prog="prog")
+        p.add_argument("--ab_dtype", type=cutlass.dtype, default=cutlass.Float16)
+        return testing.add_tensor_init_args(p, supports_int_dtypes=ints)
+
+    p = parser(False)
+    a = p.parse_args([])
+    assert (a.init_normal, a.normal_mean, a.normal_std) == (False, 0.0, 1.0)
+    testing.validate_tensor_init_args(a, p)
+    a = p.parse_args(["--init_normal", "--normal_mean", "0.5", "--normal_std", "2"])
+    assert (a.init_normal, a.normal_mean, a.normal_std) == (True, 0.5, 2.0)
+    testing.validate_tensor_init_args(a, p)
+    for argv, why in ((["--normal_std", "0"], "--normal_std must be a positive number"),
+                      (["--normal_std", "nan"], "--normal_std must be a positive number"),
+                      (["--init_normal", "--ab_dtype", "Int8"], "needs floating-point inputs")):
+        with pytest.raises(SystemExit) as e:
+            testing.validate_tensor_init_args(p.parse_args(argv), p)
+        assert e.value.code == 2 and why in capsys.readouterr().err
+    q = parser(True)                      # a program that initialises integer inputs itself
+    testing.validate_tensor_init_args(q.parse_args(["--init_normal", "--ab_dtype", "Int8"]), q)

@@ -30,11 +30,23 @@ def _tcgen05():
     return tcgen05
 
 
-def make_trivial_tiled_mma(ab_dtype, a_leading_mode: OperandMajorMode, b_leading_mode: OperandMajorMode,
-                           acc_dtype, cta_group, mma_tiler_mn, a_source: OperandSource = OperandSource.SMEM, *,
-                           loc=None, ip=None):
+def make_trivial_tiled_mma(ab_dtype, *args, loc=None, ip=None, **kwargs):
     """A tiled MMA of one tcgen05.mma atom of shape (mma_tiler_mn, 256 bits of K): kind::f16 for Float16/BFloat16,
-    kind::tf32 for TFloat32/Float32, kind::i8 for Int8/Uint8, kind::f8f6f4 for 8-bit floats."""
+    kind::tf32 for TFloat32/Float32, kind::i8 for Int8/Uint8, kind::f8f6f4 for 8-bit floats.
+
+    make_trivial_tiled_mma(ab_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group, mma_tiler_mn[, a_source])
+    or, with A's and B's types apart, (a_dtype, b_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group,
+    mma_tiler_mn[, a_source]); A and B then have the same type."""
+    if args and isinstance(args[0], type) and issubclass(args[0], cutlass.Numeric):
+        b_dtype, args = args[0], args[1:]
+        if b_dtype is not ab_dtype:
+            raise ext.user_error(f"make_trivial_tiled_mma: A is {ab_dtype.__name__} and B {b_dtype.__name__}; the "
+                                 "tcgen05 MMAs here take one type for both", ext.DSLTypeError)
+    return _trivial_tiled_mma(ab_dtype, *args, **kwargs)
+
+
+def _trivial_tiled_mma(ab_dtype, a_leading_mode: OperandMajorMode, b_leading_mode: OperandMajorMode, acc_dtype,
+                       cta_group, mma_tiler_mn, a_source: OperandSource = OperandSource.SMEM):
     t = _tcgen05()
     mn = tuple(mma_tiler_mn)
     if len(mn) != 2:

@@ -6,7 +6,7 @@
   barrier counts; no local memory.
 - The scheduler's arithmetic on Python integers: the first tiles of get_grid_shape's grid cover the problem once,
   and a response names, for each CTA, the first tile of the same CTA of the canceled cluster.
-- CuTe DSL's Blackwell GEMM tutorial steps 3 to 6, its TMA tutorials and its persistent (utils.gemm.sm100's
+- CuTe DSL's Blackwell GEMM tutorial steps 0 to 6, its TMA tutorials and its persistent (utils.gemm.sm100's
   epilogues), software-pipelined, prefetching and alpha-beta persistent dense GEMMs (a fetched copy of its
   examples, nothing committed) compile unmodified for sm_100a through `python -m warpweave run --compile-only`,
   their SASS holding UTCHMMA and UTMALDG (and UTMAPF, LDTM, UTMASTG where they use them).
@@ -253,6 +253,9 @@ CUTEDSL_BLACKWELL = "/work/cutedsl/examples/python/CuTeDSL/cute/blackwell"
 # CuTe DSL's Blackwell programs (a fetched copy, nothing of it committed) with the SASS opcodes their kernels must
 # hold: the tcgen05 MMA (2-CTA where the program picks it), the TMA loads, the L2 prefetch of the prefetching ones.
 CUTEDSL_PROGRAMS = [
+    ("tutorial/tutorial_gemm/fp16_gemm_0.py", [], ["UTCHMMA", "UTMALDG.2D"]),
+    ("tutorial/tutorial_gemm/fp16_gemm_1.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA"]),
+    ("tutorial/tutorial_gemm/fp16_gemm_2.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA", "UTMASTG.2D"]),
     ("tutorial/tutorial_gemm/fp16_gemm_3.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA", "UTMASTG.2D"]),
     ("tutorial/tutorial_gemm/fp16_gemm_3_1.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA", "UTMACCTL.PF"]),
     ("tutorial/tutorial_gemm/fp16_gemm_4.py", [], ["UTCHMMA.2CTA", "UTMALDG.2D.MULTICAST.2CTA"]),
@@ -264,6 +267,8 @@ CUTEDSL_PROGRAMS = [
     ("kernel/dense_gemm/dense_gemm_software_pipeline.py", [], ["UTCHMMA", "UTMALDG"]),
     ("kernel/dense_gemm/dense_gemm_persistent_prefetch.py", [], ["UTCHMMA", "UTMALDG", "UTMAPF.L2"]),
     ("kernel/dense_gemm/dense_gemm_alpha_beta_persistent.py", [], ["UTCHMMA", "UTMALDG"]),
+    # the CLC dynamic scheduler with utils.gemm.sm100's epilogue (split-K over the cluster's DSMEM is not covered)
+    ("kernel/dense_gemm/dense_gemm_persistent_dynamic.py", [], ["UTCHMMA", "UTMALDG", "LDTM"]),
     # utils.gemm.sm100.epilogue (tf32, registers to global memory) and epilogue_tma_store (2-CTA, fp16)
     ("kernel/dense_gemm/dense_gemm_persistent.py", [], ["UTCHMMA", "UTMALDG", "LDTM", "STG"]),
     ("kernel/dense_gemm/dense_gemm_persistent.py",

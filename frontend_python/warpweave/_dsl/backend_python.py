@@ -19,7 +19,7 @@ from .errors import DSLRuntimeError, register_library_dir
 PACKAGE_ROOT = "warpweave.backends"
 # Public namespaces a backend may fill; anything else in a module map is refused (a backend cannot replace
 # warpweave.cute or warpweave.ext).
-PUBLIC_PREFIXES = ("warpweave.utils.", "warpweave.cute.nvgpu.", "warpweave.pipeline.")
+PUBLIC_PREFIXES = ("warpweave.utils.", "warpweave.cute.nvgpu.", "warpweave.pipeline.", "warpweave.cute.arch.")
 
 
 class BackendPythonError(DSLRuntimeError):

@@ -151,6 +151,9 @@ def make_copy_atom(op, copy_internal_type, *, num_bits_per_copy=None, loc=None, 
     """A copy atom of operation `op` for values of `copy_internal_type`."""
     from .atoms import ManifestOp
 
+    own = getattr(op, "__ww_make_copy_atom__", None)
+    if own is not None:  # an operation of a backend's Python makes its own atom (e.g. cpasync.CopyDsmemStoreOp)
+        return own(copy_internal_type, num_bits_per_copy)
     if isinstance(op, ManifestOp):
         if op.kind != "COPY":
             raise DSLTypeError(f"make_copy_atom: {op.python_name} is not a copy operation", user_location(2))

@@ -19,6 +19,11 @@ from .._dsl.warp import (FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_
                          warp_redux_sync)
 
 
+# cute.arch's submodules (cute.arch.smem, ...) are backends' modules (their manifests' module maps): an empty
+# search path makes this module their package without a folder of its own.
+__path__ = []
+
+
 def rcp_approx(a, *, loc=None, ip=None):
     """1/a with the hardware's approximate reciprocal (rcp.approx.ftz)."""
     return _rcp(a, approx=True, ftz=True)
@@ -32,6 +37,10 @@ def __getattr__(name):
     # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
     f = _backend_name("arch." + name) or primitive("arch." + name)
+    if f is None:
+        from .._dsl.backend_python import public_attribute
+
+        f = public_attribute(__name__, name)   # a backend's submodule (cute.arch.smem)
     if f is None:
         raise AttributeError(f"cute.arch has no {name}, and no loaded backend offers arch.{name}")
     globals()[name] = f

@@ -1,0 +1,99 @@
+"""Distributed shared memory: another CTA's shared memory in the cluster, with CuTe DSL's names.
+
+- cute.arch.smem.map_dsmem_ptr(ptr, cta_rank): the pointer to the same offset as `ptr` (this CTA's shared memory)
+  in the shared memory of the cluster's CTA of rank cta_rank (arch.mapa), in the "dsmem" memory space (LLVM's
+  shared::cluster address space). Pointer arithmetic on it stays in that CTA's window.
+- cpasync.CopyDsmemStoreOp: cute.copy(atom, registers, remote tensor, mbar_ptr=remote barrier) stores each value
+  with st.async (the manifest's cpasync.dsmem_store_b32/b64) and completes its bytes on that mbarrier, which must be
+  in the same CTA as the destination (map_dsmem_ptr of the barrier with the same rank): the receiving CTA waits on
+  its barrier for the bytes its peers send.
+"""
+from __future__ import annotations
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import ext
+
+# LLVM NVPTX's shared::cluster address space: 32-bit addresses of any CTA's shared memory in the cluster.
+DSMEM_ADDRESS_SPACE = 7
+
+
+def _address32(ptr, what: str):
+    """The 32-bit address (shared::cta or shared::cluster) of a shared-memory pointer."""
+    if not (hasattr(ptr, "memspace") and ptr.memspace in ("smem", "dsmem")):
+        raise ext.user_error(f"{what} is a shared-memory pointer (this CTA's, or map_dsmem_ptr's), got {ptr!r}",
+                             ext.DSLTypeError)
+    return ext.builder().op1("llvm.ptrtoint", [ptr.address(0)], "i32")
+
+
+def map_dsmem_ptr(ptr, cta_rank, *, loc=None, ip=None):
+    """`ptr` (this CTA's shared memory) in the shared memory of the cluster's CTA of rank cta_rank."""
+    if hasattr(ptr, "iterator") and not hasattr(ptr, "memspace"):
+        ptr = ptr.iterator
+    if getattr(ptr, "memspace", None) != "smem":
+        raise ext.user_error(f"map_dsmem_ptr: expected a pointer to this CTA's shared memory, got {ptr!r}",
+                             ext.DSLTypeError)
+    b = ext.builder()
+    backend, entry = ext.select_instruction("arch.mapa", {}, {"addr", "cta_id"})
+    local = ptr.address(0)
+    out = ext.emit_instruction(b, backend, entry, {"addr": [b.op1("llvm.ptrtoint", [local], "i32")],
+                                                   "cta_id": [cutlass.Int32(cta_rank).ir()]})
+    remote = out["remote"][0]
+    address = b.op1("llvm.inttoptr", [remote], f"!llvm.ptr<{DSMEM_ADDRESS_SPACE}>")
+    return ext.make_pointer(address, ptr.dtype, "dsmem", ptr.alignment_at(0))
+
+
+class CopyDsmemStoreOp:
+    """Registers to another CTA's shared memory with st.async, completing on an mbarrier there."""
+
+    def __repr__(self):
+        return "cpasync.CopyDsmemStoreOp()"
+
+    def __ww_make_copy_atom__(self, value_type, num_bits_per_copy=None):
+        return DsmemStoreAtom(self, value_type)
+
+
+class DsmemStoreAtom:
+    """The copy atom of CopyDsmemStoreOp for values of value_type (32 or 64 bits each)."""
+
+    def __init__(self, op, value_type):
+        if value_type.width not in (32, 64):
+            raise ext.user_error(f"CopyDsmemStoreOp stores 32- or 64-bit values, not {value_type.__name__}",
+                                 ext.DSLTypeError)
+        self.op = op
+        self.value_type = value_type
+
+    def __repr__(self):
+        return f"CopyAtom(cpasync.CopyDsmemStoreOp, {self.value_type.__name__})"
+
+    def __ww_copy__(self, src, dst, *, pred=None, mbar_ptr=None, **kwargs):
+        if kwargs:
+            raise ext.user_error(f"cute.copy of CopyDsmemStoreOp got an unexpected keyword argument "
+                                 f"{next(iter(kwargs))!r} (it takes mbar_ptr=)", ext.DSLTypeError)
+        if pred is not None:
+            raise ext.user_error("cute.copy of CopyDsmemStoreOp takes no pred=", ext.DSLTypeError)
+        if mbar_ptr is None:
+            raise ext.user_error("cute.copy of CopyDsmemStoreOp needs mbar_ptr= (the receiving CTA's mbarrier, "
+                                 "map_dsmem_ptr of it)", ext.DSLTypeError)
+        if getattr(dst, "memspace", None) != "dsmem":
+            raise ext.user_error(f"cute.copy of CopyDsmemStoreOp: the destination is a tensor over a map_dsmem_ptr "
+                                 f"pointer, got {dst!r}", ext.DSLTypeError)
+        n, m = cute.size(src), cute.size(dst)
+        if not isinstance(n, int) or n != m:
+            raise ext.user_error(f"cute.copy of CopyDsmemStoreOp: the source has {n} elements and the destination "
+                                 f"{m}", ext.DSLValueError)
+        bits = self.value_type.width
+        if src.element_type.width != bits or dst.element_type.width != bits:
+            raise ext.user_error(f"cute.copy of CopyDsmemStoreOp: the atom stores {bits}-bit values, the tensors "
+                                 f"hold {src.element_type.__name__} and {dst.element_type.__name__}",
+                                 ext.DSLTypeError)
+        b = ext.builder()
+        backend, entry = ext.select_instruction(f"cpasync.dsmem_store_b{bits}", {}, {"dst", "value", "mbar"})
+        mbar = _address32(mbar_ptr.iterator if hasattr(mbar_ptr, "iterator") else mbar_ptr, "mbar_ptr")
+        word = f"i{bits}"
+        for i in range(n):
+            v = src[i].ir()
+            if not src.element_type.is_integer:
+                v = b.op1("llvm.bitcast", [v], word)
+            addr = b.op1("llvm.ptrtoint", [dst.iterator.address(dst.layout(i))], "i32")
+            ext.emit_instruction(b, backend, entry, {"dst": [addr], "value": [v], "mbar": [mbar]})
