@@ -350,6 +350,32 @@ TorchType* torch_type(PyTypeObject* tp) {
   return &g_torch_types[g_ntorch_types++];
 }
 
+// Whether arg_plan._stream_handle reads a stream of this type as int(x): a type that cannot change (static or
+// immutable), with the generic getattr and no instance dict, so that getattr(x, "cuda_stream" / "ptr" /
+// "handle", None) is None for each of its objects, and that int() converts. Kept per type.
+struct StreamType {
+  PyObject* type;
+  bool by_int;
+};
+StreamType g_stream_types[16];
+int g_nstream_types = 0;
+PyObject *g_cuda_stream_name, *g_ptr_name, *g_handle_name;
+
+bool stream_by_int(PyTypeObject* tp) {
+  for (int i = 0; i < g_nstream_types; ++i)
+    if (g_stream_types[i].type == reinterpret_cast<PyObject*>(tp)) return g_stream_types[i].by_int;
+  bool fixed = !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) || (tp->tp_flags & Py_TPFLAGS_IMMUTABLETYPE);
+  bool by_int = fixed && tp->tp_getattro == PyObject_GenericGetAttr && tp->tp_dictoffset == 0 &&
+                tp->tp_as_number && (tp->tp_as_number->nb_int || tp->tp_as_number->nb_index) &&
+                !_PyType_Lookup(tp, g_cuda_stream_name) && !_PyType_Lookup(tp, g_ptr_name) &&
+                !_PyType_Lookup(tp, g_handle_name);
+  if (g_nstream_types < 16) {
+    Py_INCREF(reinterpret_cast<PyObject*>(tp));
+    g_stream_types[g_nstream_types++] = {reinterpret_cast<PyObject*>(tp), by_int};
+  }
+  return by_int;
+}
+
 // A torch tensor's description read for one argument, kept when its key was not yet accepted.
 struct TorchRead {
   PyObject* tensor;
@@ -557,6 +583,13 @@ struct FastCall {
       return true;
     }
     if (PyLong_Check(v)) return !PyBool_Check(v) && read_u64(v, out);
+    if (stream_by_int(Py_TYPE(v))) {  // cuda.bindings' CUstream: int() of it, as arg_plan._stream_handle ends
+      PyObject* i = PyNumber_Long(v);
+      bool ok = i && read_u64(i, out);
+      if (!i) PyErr_Clear();
+      Py_XDECREF(i);
+      return ok;
+    }
     PyObject* h = PyObject_GetAttr(v, g_names.cuda_stream);  // torch streams; the rest go the Python way
     if (!h) {
       PyErr_Clear();
@@ -987,6 +1020,9 @@ void bind_fast_call(nb::module_& m) {
              intern("dtype"), intern("stride"), intern("shape"), intern("cuda_stream"), intern("__name__"),
              intern("__module__")};
   if (nb::hasattr(m, "CudaError")) g_cuda_error = nb::getattr(m, "CudaError").inc_ref().ptr();
+  g_cuda_stream_name = g_names.cuda_stream;
+  g_ptr_name = intern("ptr");
+  g_handle_name = intern("handle");
   g_view_watcher = PyDict_AddWatcher(view_dict_changed);  // -1 (no cache) when the interpreter has none left
   if (g_view_watcher < 0) PyErr_Clear();
 
