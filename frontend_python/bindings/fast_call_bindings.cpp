@@ -137,7 +137,7 @@ std::vector<PyObject*> g_not_torch;  // types seen that are not torch.Tensor (st
 PyObject* g_cuda_error = nullptr;  // warpweave._core.CudaError
 
 struct Names {
-  PyObject *spec, *spec_method, *data_ptr, *shape_, *strides_, *native, *dtype, *stride, *shape, *cuda_stream, *name, *module;
+  PyObject *spec, *spec_method, *numeric_value, *data_ptr, *shape_, *strides_, *native, *dtype, *stride, *shape, *cuda_stream, *name, *module;
 };
 Names g_names;
 
@@ -397,11 +397,14 @@ struct Values {
   TorchRead misses[4];
   int nmisses = 0;
   bool need_fallback = false;
+  PyObject* owned[kMaxArgs];  // the numbers read out of Numeric arguments (references held for the call)
+  int nowned = 0;
 
   Values() = default;
   Values(const Values&) = delete;
   ~Values() {
     for (int i = 0; i < nmisses; ++i) Py_XDECREF(misses[i].dtype);
+    for (int i = 0; i < nowned; ++i) Py_DECREF(owned[i]);
   }
 };
 
@@ -439,6 +442,7 @@ struct FastCall {
   std::vector<LaunchPlan> launches;
   PyObject* view_type = nullptr;
   PyObject* satisfies = nullptr;
+  PyObject* numeric = nullptr;  // the DSL's Numeric base class
   uint64_t native_calls = 0, fallbacks = 0;
   bool cleared = false;
 
@@ -577,6 +581,22 @@ struct FastCall {
     return Outcome::Ready;
   }
 
+  // A number argument as the Python call reads it (`a.value if isinstance(a, Numeric) else a`): a Numeric's
+  // static value is its _v when that is a Python int, bool or float (a dynamic one is never those); null for a
+  // Numeric that is not static.
+  PyObject* number(PyObject* v, Values& out) {
+    if (PyLong_CheckExact(v) || PyBool_Check(v) || PyFloat_CheckExact(v) || !numeric ||
+        !PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(numeric)))
+      return v;
+    PyObject* x = PyObject_GetAttr(v, g_names.numeric_value);
+    if (!x) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    out.owned[out.nowned++] = x;
+    return PyLong_CheckExact(x) || PyBool_Check(x) || PyFloat_CheckExact(x) ? x : nullptr;
+  }
+
   static bool read_stream(PyObject* v, uint64_t& out) {
     if (v == Py_None) {
       out = 0;
@@ -638,9 +658,15 @@ struct FastCall {
           break;
         }
         case ArgKind::Int:
-          if (!(PyLong_CheckExact(v) || PyBool_Check(v)) || !read_i64(v, out.syms[p.slot])) return Outcome::Fallback;
+          v = number(v, out);
+          if (!v || !(PyLong_CheckExact(v) || PyBool_Check(v)) || !read_i64(v, out.syms[p.slot]))
+            return Outcome::Fallback;
           break;
-        case ArgKind::Scalar: out.objs[p.slot] = v; break;
+        case ArgKind::Scalar:
+          v = number(v, out);
+          if (!v) return Outcome::Fallback;
+          out.objs[p.slot] = v;  // packed by its field's format (pack_scalar), or the Python way
+          break;
         case ArgKind::Stream:
           if (!read_stream(v, out.ptrs[p.slot])) return Outcome::Fallback;
           break;
@@ -819,7 +845,8 @@ int checked_slot(nb::handle h) {
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
 // [(source, fmt, slot, offset)]).
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
-                     nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies) {
+                     nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
+                     nb::handle numeric) {
   if (nargs < 0 || nargs > kMaxArgs) throw std::invalid_argument("FastCall: too many arguments");
   if (nb::len(args) != static_cast<size_t>(nargs) || nb::len(constexprs) != static_cast<size_t>(nargs))
     throw std::invalid_argument("FastCall: one plan and one Constexpr entry per argument");
@@ -828,6 +855,10 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
   f->nargs = nargs;
   f->view_type = f->keep(view_type);
   f->satisfies = f->keep(satisfies);
+  if (!numeric.is_none()) {
+    if (!PyType_Check(numeric.ptr())) throw std::invalid_argument("FastCall: numeric must be a class");
+    f->numeric = f->keep(numeric);
+  }
   for (nb::handle h : bound_self) f->bound_self.push_back(f->keep(h));
   for (nb::handle h : defaults) f->defaults.push_back(f->keep(h));
   for (nb::handle h : constexprs) {
@@ -898,9 +929,10 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
 }
 
 void init_fast_call(FastCall* self, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
-                    nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies) {
+                    nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
+                    nb::handle numeric) {
   FastCall f;
-  build_fast_call(&f, bound_self, nargs, defaults, constexprs, args, launches, view_type, satisfies);
+  build_fast_call(&f, bound_self, nargs, defaults, constexprs, args, launches, view_type, satisfies, numeric);
   new (self) FastCall(std::move(f));
 }
 
@@ -1016,7 +1048,7 @@ PyType_Spec g_compiled_call_spec = {
 }  // namespace
 
 void bind_fast_call(nb::module_& m) {
-  g_names = {intern("_spec"), intern("spec"), intern("data_ptr"), intern("_shape"), intern("_strides"), intern("_native"),
+  g_names = {intern("_spec"), intern("spec"), intern("_v"), intern("data_ptr"), intern("_shape"), intern("_strides"), intern("_native"),
              intern("dtype"), intern("stride"), intern("shape"), intern("cuda_stream"), intern("__name__"),
              intern("__module__")};
   if (nb::hasattr(m, "CudaError")) g_cuda_error = nb::getattr(m, "CudaError").inc_ref().ptr();
@@ -1029,7 +1061,8 @@ void bind_fast_call(nb::module_& m) {
   nb::class_<FastCall> fc(m, "FastCall", nb::type_slots(g_fast_call_slots),
                           "The native fast path of one compiled function's calls (built by _dsl/native_call.py).");
   fc.def("__init__", &init_fast_call, nb::arg("bound_self"), nb::arg("nargs"), nb::arg("defaults"),
-         nb::arg("constexprs"), nb::arg("args"), nb::arg("launches"), nb::arg("view_type"), nb::arg("satisfies"))
+         nb::arg("constexprs"), nb::arg("args"), nb::arg("launches"), nb::arg("view_type"), nb::arg("satisfies"),
+         nb::arg("numeric") = nb::none())
       // The launches a call would make, [(grid, stream, parameter bytes)], without making them; None where the
       // call would go the Python way.
       .def("packed", [](FastCall& f, nb::args args) -> nb::object {

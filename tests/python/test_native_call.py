@@ -210,7 +210,10 @@ def test_scalars_ints_and_streams(recorded):
     for c in (compiled, clustered):
         for _ in range(100):
             n = rng.randint(1, 1 << 24)
-            alpha = rng.choice([rng.uniform(-1e30, 1e30), 0.0, -0.0, 1.5, 3, True, float("inf")])
+            alpha = rng.choice([rng.uniform(-1e30, 1e30), 0.0, -0.0, 1.5, 3, True, float("inf"),
+                                cutlass.Float32(rng.uniform(-8, 8)), cutlass.Int32(rng.randint(-99, 99))])
+            if rng.random() < 0.2:
+                n = cutlass.Int32(n)
             stream = rng.choice([None, 0, 7, Stream(rng.randint(0, 1 << 48)), rng.randint(1, 1 << 63),
                                  np.uint64(rng.randint(0, 1 << 63))])   # a type read by int(), as CUstream
             args = (x, y, n, alpha, stream)
@@ -219,15 +222,15 @@ def test_scalars_ints_and_streams(recorded):
             launched.clear()
             c(*args)
             assert launched == want
-    # Taken the Python way, with its results and errors: a Numeric, a value too large for its field, a float
-    # where an integer goes, a stream object with another attribute, keywords.
+    # Taken the Python way, with its results and errors: a float where an integer goes, a stream object with
+    # another attribute, keywords, a value too large for its field.
     class Handle:
         def __init__(self, h):
             self.handle = h
 
     stats = compiled._native.stats
-    for args, kw in [((x, y, cutlass.Int32(100), 2.0, None), {}), ((x, y, 100, cutlass.Float32(2.0), None), {}),
-                     ((x, y, 100, 2.0), {"stream": 3}), ((x, y, 100, 2.0, Handle(3)), {})]:
+    for args, kw in [((x, y, cutlass.Float32(100.0), 2.0, None), {}), ((x, y, 100, 2.0), {"stream": 3}),
+                     ((x, y, 100, 2.0, Handle(3)), {})]:
         if not kw:
             assert compiled._native.packed(*args) is None
         launched.clear()

@@ -10,6 +10,7 @@ import ast
 from .. import _core
 from .arg_plan import HostStream, _stream_handle
 from .launch_plan import dim_source
+from .numeric import Numeric
 from .runtime import RuntimeTensor, satisfies
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
@@ -138,4 +139,4 @@ def build(compiled, launchers):
         return None
     constexprs = [(compiled._constexprs[i],) if i in compiled._constexprs else None for i in range(n)]
     return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
-                          RuntimeTensor, satisfies)
+                          RuntimeTensor, satisfies, Numeric)
