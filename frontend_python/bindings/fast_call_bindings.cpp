@@ -36,7 +36,7 @@ constexpr int kMaxExprStack = 32;    // depth of a grid expression
 constexpr size_t kMaxTorchKeys = 64; // accepted torch specialisation keys kept per argument
 constexpr size_t kStackParams = 4096;
 
-enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const };
+enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer };
 enum class Source : uint8_t { Sym, Ptr, Scalar };
 // Grid expressions in postfix form over symbol slots, with Python's integer semantics (floor // and %).
 enum class Op : uint8_t { Const, Sym, Add, Sub, Mul, FloorDiv, Mod, Xor, Min, Max, Neg };
@@ -96,6 +96,10 @@ struct ArgPlan {
   PyObject* object = nullptr;  // Tensor: the compiled specialisation; Const: the compiled value (null: none)
   int rank = 0;
   bool torch = false;          // Tensor: a torch tensor may be passed directly
+  // Pointer: what a RuntimePointer must hold to match the compiled one (its type in `object`).
+  PyObject* element_type = nullptr;
+  PyObject* mem_space = nullptr;
+  int64_t align = 0;
   std::vector<SymRead> reads;
   TorchKeys keys;
   ViewCache view;
@@ -137,6 +141,7 @@ std::vector<PyObject*> g_not_torch;  // types seen that are not torch.Tensor (st
 PyObject* g_cuda_error = nullptr;  // warpweave._core.CudaError
 
 struct Names {
+  PyObject *element_type, *mem_space, *assumed_align, *address;
   PyObject *spec, *spec_method, *numeric_value, *data_ptr, *shape_, *strides_, *native, *dtype, *stride, *shape, *cuda_stream, *name, *module;
 };
 Names g_names;
@@ -597,6 +602,28 @@ struct FastCall {
     return PyLong_CheckExact(x) || PyBool_Check(x) || PyFloat_CheckExact(x) ? x : nullptr;
   }
 
+  // A RuntimePointer (make_ptr) of the compiled element type, memory space and alignment, by identity of the
+  // first two (the Python call compares its spec by value).
+  static bool read_pointer(ArgPlan& p, PyObject* v, Values& out) {
+    if (Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(p.object)) return false;
+    PyObject* d = PyObject_GenericGetDict(v, nullptr);
+    if (!d) {
+      PyErr_Clear();
+      return false;
+    }
+    // Its fields are plain instance attributes (runtime.py), read from its __dict__.
+    PyObject* et = PyDict_GetItemWithError(d, g_names.element_type);
+    PyObject* ms = et ? PyDict_GetItemWithError(d, g_names.mem_space) : nullptr;
+    PyObject* al = ms ? PyDict_GetItemWithError(d, g_names.assumed_align) : nullptr;
+    PyObject* ad = al ? PyDict_GetItemWithError(d, g_names.address) : nullptr;
+    int64_t align = 0;
+    bool ok = ad && et == p.element_type && ms == p.mem_space && PyLong_CheckExact(al) && read_i64(al, align) &&
+              align == p.align && PyLong_CheckExact(ad) && read_u64(ad, out.ptrs[p.slot]);
+    if (!ok) PyErr_Clear();
+    Py_DECREF(d);
+    return ok;
+  }
+
   static bool read_stream(PyObject* v, uint64_t& out) {
     if (v == Py_None) {
       out = 0;
@@ -669,6 +696,9 @@ struct FastCall {
           break;
         case ArgKind::Stream:
           if (!read_stream(v, out.ptrs[p.slot])) return Outcome::Fallback;
+          break;
+        case ArgKind::Pointer:
+          if (!read_pointer(p, v, out)) return Outcome::Fallback;
           break;
         case ArgKind::Const:
           if (omit && constexprs[i]) break;
@@ -841,7 +871,8 @@ int checked_slot(nb::handle h) {
 }
 
 // args: per argument ("skip",) | ("tensor", spec, ptr_slot, rank, torch, [(slot, is_stride, mode)]) |
-// ("int", slot) | ("scalar", slot) | ("stream", slot) | ("const", has_value, value).
+// ("int", slot) | ("scalar", slot) | ("stream", slot) | ("const", has_value, value) |
+// ("pointer", slot, RuntimePointer, element_type, mem_space, assumed_align).
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
 // [(source, fmt, slot, offset)]).
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
@@ -889,6 +920,14 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
     } else if (kind == "int" || kind == "scalar" || kind == "stream") {
       p.kind = kind == "int" ? ArgKind::Int : kind == "scalar" ? ArgKind::Scalar : ArgKind::Stream;
       p.slot = checked_slot(t[1]);
+    } else if (kind == "pointer") {
+      p.kind = ArgKind::Pointer;
+      p.slot = checked_slot(t[1]);
+      if (!PyType_Check(t[2].ptr())) throw std::invalid_argument("FastCall: a pointer's type must be a class");
+      p.object = f->keep(t[2]);
+      p.element_type = f->keep(t[3]);
+      p.mem_space = f->keep(t[4]);
+      p.align = nb::cast<int64_t>(t[5]);
     } else if (kind == "const") {
       p.kind = ArgKind::Const;
       p.object = nb::cast<bool>(t[1]) ? f->keep(t[2]) : nullptr;
@@ -1048,7 +1087,7 @@ PyType_Spec g_compiled_call_spec = {
 }  // namespace
 
 void bind_fast_call(nb::module_& m) {
-  g_names = {intern("_spec"), intern("spec"), intern("_v"), intern("data_ptr"), intern("_shape"), intern("_strides"), intern("_native"),
+  g_names = {intern("element_type"), intern("mem_space"), intern("assumed_align"), intern("address"), intern("_spec"), intern("spec"), intern("_v"), intern("data_ptr"), intern("_shape"), intern("_strides"), intern("_native"),
              intern("dtype"), intern("stride"), intern("shape"), intern("cuda_stream"), intern("__name__"),
              intern("__module__")};
   if (nb::hasattr(m, "CudaError")) g_cuda_error = nb::getattr(m, "CudaError").inc_ref().ptr();

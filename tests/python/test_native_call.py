@@ -529,3 +529,69 @@ def test_the_real_launcher_through_a_stand_in_driver(tmp_path):
         want += aot.python_launches(plain, *[view((1 << 40) + (1 << 24) * k, (m, n), (n, 1)) for k in range(3)])
     assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == want
     assert "stats 4 0" in p.stdout   # the first call went the general way, the others natively
+
+
+def test_a_jit_method_takes_the_native_path_with_its_object(recorded):
+    # sgemm's SGemm.__call__ is a @cute.jit method: the object is the first argument, compiled in.
+    import sgemm
+
+    launched, ready = recorded
+
+    def mat(ptr, rows, cols):   # K-major (mode 1 contiguous), as sgemm's run() marks it
+        return (RuntimeTensor(None, ptr, (rows, cols), (cols, 1), cutlass.Float32, "cuda", 16)
+                .mark_layout_dynamic(leading_dim=1).mark_compact_shape_dynamic(mode=1, divisibility=4))
+
+    gemm = sgemm.SGemm((128, 128, 8), 3)
+    with target("sm_80"):
+        compiled = ready(cute.compile(gemm, mat(1 << 40, 260, 68), mat(1 << 41, 260, 68), mat(1 << 42, 260, 260)))
+    assert compiled.bound_self == (gemm,)
+    rng = random.Random(8)
+    for _ in range(20):
+        m, n, k = (4 * rng.randint(1, 300) for _ in range(3))
+        args = (mat(1 << 40, m, k), mat(1 << 41, n, k), mat(1 << 42, m, n))
+        want = general(compiled, *args)
+        assert compiled._native.packed(*args) == want
+        launched.clear()
+        compiled(*args)
+        assert launched == want
+    assert compiled._native.stats[0] == 20
+
+
+@cute.kernel
+def _fill_kernel(p: cute.Pointer, n: cutlass.Int32):
+    t = cute.make_tensor(p, cute.make_layout(128))
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx < n:
+        t[tidx] = 1.0
+
+
+@cute.jit
+def _fill(p: cute.Pointer, n: cutlass.Int32, stream):
+    _fill_kernel(p, n).launch(grid=[(n + 127) // 128, 1, 1], block=[128, 1, 1], stream=stream)
+
+
+def test_pointer_arguments(recorded):
+    from warpweave.cute.runtime import make_ptr
+
+    launched, ready = recorded
+    with target("sm_80"):
+        compiled = ready(cute.compile(_fill, make_ptr(cutlass.Float32, 1 << 40, cute.AddressSpace.gmem, 16), 100,
+                                      Stream(3)))
+    rng = random.Random(4)
+    for _ in range(50):
+        args = (make_ptr(cutlass.Float32, 16 * rng.randint(0, 1 << 40), cute.AddressSpace.gmem, 16),
+                rng.randint(1, 1 << 20), rng.choice([None, 5]))
+        want = general(compiled, *args)
+        assert compiled._native.packed(*args) == want
+        launched.clear()
+        compiled(*args)
+        assert launched == want
+    # Another alignment, element type or memory space: the Python call's check and error.
+    for p in (make_ptr(cutlass.Float32, 1 << 40, cute.AddressSpace.gmem, 8),
+              make_ptr(cutlass.Int32, 1 << 40, cute.AddressSpace.gmem, 16),
+              make_ptr(cutlass.Float32, 1 << 40, cute.AddressSpace.generic, 16)):
+        assert compiled._native.packed(p, 10, None) is None
+        with pytest.raises(ValueError, match="must be a pointer like the one compiled for"):
+            compiled(p, 10, None)
+    with pytest.raises(ValueError, match="must be a pointer"):
+        compiled(view(1 << 40, (128,), (1,), cutlass.Float32), 10, None)

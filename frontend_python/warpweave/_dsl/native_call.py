@@ -11,7 +11,7 @@ from .. import _core
 from .arg_plan import HostStream, _stream_handle
 from .launch_plan import dim_source
 from .numeric import Numeric
-from .runtime import RuntimeTensor, satisfies
+from .runtime import AddressSpace, RuntimePointer, RuntimeTensor, satisfies
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
            ast.BitXor: "xor"}
@@ -67,7 +67,7 @@ def grid_program(src: str, slots: dict) -> list | None:
 def build(compiled, launchers):
     """The _core.FastCall of a compiled function whose Python fast path was just built (launchers: its
     _core.Launcher objects, one per launch), or None where the native path cannot describe it: host arguments
-    (TMA descriptors), assumptions, pointers, lists of tensors."""
+    (TMA descriptors), assumptions, lists of tensors."""
     if not hasattr(_core, "FastCall") or compiled._has_assumptions or compiled.host_arguments:
         return None
     n = compiled._nargs
@@ -95,6 +95,9 @@ def build(compiled, launchers):
             args[i] = ("scalar", slot(obj_slots, i))
         elif plan.kind == "stream":
             args[i] = ("stream", slot(ptr_slots, i))
+        elif plan.kind == "pointer":
+            _, _, space, align = plan.spec
+            args[i] = ("pointer", slot(ptr_slots, i), RuntimePointer, plan.dtype, AddressSpace(space), align)
         elif plan.kind == "const":
             key = plan.spec[1]
             if getattr(plan, "constexpr", False):
