@@ -124,6 +124,11 @@ def measure(calls: int) -> dict:
     ffi(a, b, c)
     torch.cuda.synchronize()
     torch.testing.assert_close(c, a + b)  # the TVM FFI path computed the sum
+    for call in (lambda: compiled(a, b, c), lambda: compiled(*views)):  # and the native call, both ways
+        c.zero_()
+        call()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(c, a + b)
     out["native_calls"], out["native_fallbacks"] = compiled._native.stats if compiled._native else (0, 0)
     raw = RawLaunch(compiled, compiled.prepare(*views)[0])
     out["raw_ctypes_us"] = per_call_us(raw, torch, calls)

@@ -30,7 +30,7 @@ from warpweave._dsl.arg_plan import _runtime_view
 from warpweave._dsl.runtime import RuntimeTensor
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import target
+from dsl_helpers import requires_gpu, target
 from test_export import axpy, axpy_cluster
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -595,3 +595,22 @@ def test_pointer_arguments(recorded):
             compiled(p, 10, None)
     with pytest.raises(ValueError, match="must be a pointer"):
         compiled(view(1 << 40, (128,), (1,), cutlass.Float32), 10, None)
+
+
+@requires_gpu
+def test_on_the_gpu_native_calls_compute_what_torch_does():
+    import torch
+
+    x = torch.zeros(64, 96, device="cuda", dtype=torch.float16)
+    compiled = cute.compile(ew.elementwise_add, x, x, x)   # torch tensors passed directly
+    for m, n in [(64, 96), (1, 16), (333, 160), (1024, 1024), (5, 4096), (64, 96)]:
+        a, b = (torch.randn(m, n, device="cuda", dtype=torch.float16) for _ in range(2))
+        for call in range(3):
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            if call < 2:
+                compiled(a, b, c)
+            else:
+                compiled(*[from_dlpack(t).mark_layout_dynamic() for t in (a, b, c)])
+            torch.cuda.synchronize()
+            torch.testing.assert_close(c, a + b, rtol=0, atol=0)
+    assert compiled._native is not None and compiled._native.stats[0] >= 8, compiled._native.stats
