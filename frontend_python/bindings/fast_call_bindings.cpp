@@ -914,7 +914,7 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
       for (nb::handle r : nb::cast<nb::list>(t[5])) {
         nb::tuple rr = nb::cast<nb::tuple>(r);
         SymRead s{nb::cast<bool>(rr[1]), nb::cast<int>(rr[2]), checked_slot(rr[0])};
-        if (s.mode < 0 || s.mode >= kMaxRank) throw std::invalid_argument("FastCall: a mode out of range");
+        if (s.mode < 0 || s.mode >= p.rank) throw std::invalid_argument("FastCall: a mode out of range");
         p.reads.push_back(s);
       }
     } else if (kind == "int" || kind == "scalar" || kind == "stream") {
