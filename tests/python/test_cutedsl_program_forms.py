@@ -319,3 +319,50 @@ def test_tensor_init_args_parse_and_refuse_what_cannot_be_honoured(capsys):
         assert e.value.code == 2 and why in capsys.readouterr().err
     q = parser(True)                      # a program that initialises integer inputs itself
     testing.validate_tensor_init_args(q.parse_args(["--init_normal", "--ab_dtype", "Int8"]), q)
+
+
+# --- Pointer.load / store, basic_copy_if, `_` in a dynamic region ----------------------------------------------------
+
+def test_pointer_load_and_store_and_predicated_basic_copy():
+    @cute.kernel
+    def k(x: cute.Tensor, n: cutlass.Int32):
+        smem = utils.SmemAllocator()
+        buf = smem.allocate_array(cutlass.Float32, 8, byte_alignment=16)
+        tidx, _, _ = cute.arch.thread_idx()
+        (buf + tidx).store(x[tidx] * 2.0)
+        cute.arch.barrier()
+        r = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float32)
+        for i in cutlass.range_constexpr(4):
+            r[i] = (buf + (tidx + i) % 8).load()
+        pred = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Boolean)
+        for i in cutlass.range_constexpr(4):
+            pred[i] = i < n
+        cute.basic_copy_if(pred, r, cute.local_tile(x, (4,), (1,)))
+
+    @cute.jit
+    def host(x: cute.Tensor, n: cutlass.Int32):
+        k(x, n).launch(grid=(1, 1, 1), block=(8, 1, 1))
+
+    with target("sm_90a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros(8, np.float32)), cutlass.Int32(3)).ptx
+    assert len(re.findall(r"st\.shared\.(f32|b32)", ptx)) == 1 and len(re.findall(r"ld\.shared\.(f32|b32)", ptx)) == 4
+    # four stores to x[4..8), each under its own predicate i < n (a branch around it, or the store's guard)
+    stores = re.findall(r"st\.global\.(?:f32|b32) \t?\[%rd\d+\+(\d+)\]", ptx)
+    assert sorted(int(o) for o in stores) == [16, 20, 24, 28], ptx
+    assert len(set(re.findall(r"@!?(%p\d+) (?:bra|st\.global)", ptx))) >= 4, ptx
+
+
+def test_underscore_is_not_carried_out_of_a_dynamic_region():
+    @cute.kernel
+    def k(x: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()               # `_` an Int32 here
+        if tidx < 4:
+            a, _ = x[tidx], cute.make_rmem_tensor(cute.make_layout(2), cutlass.Float32)  # a tensor there
+            x[tidx] = a + 1.0
+
+    @cute.jit
+    def host(x: cute.Tensor):
+        k(x).launch(grid=(1, 1, 1), block=(8, 1, 1))
+
+    with target("sm_90a"):
+        assert "st.global" in cute.compile(host, from_dlpack(np.zeros(8, np.float32))).ptx

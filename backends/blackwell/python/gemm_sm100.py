@@ -28,6 +28,8 @@ import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.pipeline as pipeline
 
+from warpweave import ext
+
 from . import helpers
 
 
@@ -46,8 +48,48 @@ def _tmem_copy(gemm, epi_tidx, tAcc_epi, epi_tile):
     t = _tcgen05()
     atom = helpers.get_tmem_load_op(gemm.cta_tile_shape_mnk, gemm.c_layout, gemm.c_dtype, gemm.acc_dtype, epi_tile,
                                     gemm.use_2cta_instrs)
-    t2r = t.make_tmem_copy(atom, tAcc_epi[(None, None, 0, 0)])
+    t2r = t.make_tmem_copy(atom, tAcc_epi[(None, None) + (0,) * (cute.rank(tAcc_epi) - 2)])
     return t2r, t2r.get_slice(epi_tidx)
+
+
+def transform_partitioned_tensor_layout(tensor):
+    """An MMA partition (MMA, MMA_M, MMA_N, rest...) whose MMA mode is the atom's (M, N) as the plain
+    ((atom M, MMA_M), (atom N, MMA_N), rest...) tensor over the same memory: the accumulators or C of the whole tile
+    as rows and columns, which flat_divide by an epilogue tile splits into sub-tiles."""
+    layout = tensor.layout
+    if cute.rank(layout) < 3 or cute.rank(cute.get(layout, mode=[0])) != 2:
+        raise ext.user_error(f"transform_partitioned_tensor_layout: expected an MMA partition ((atom M, atom N), "
+                             f"MMA_M, MMA_N, ...), got {layout}", ext.DSLValueError)
+    rest = [cute.get(layout, mode=[i]) for i in range(3, cute.rank(layout))]
+    rows = cute.make_layout(cute.get(layout, mode=[0, 0]), cute.get(layout, mode=[1]))
+    cols = cute.make_layout(cute.get(layout, mode=[0, 1]), cute.get(layout, mode=[2]))
+    return cute.make_tensor(tensor.iterator, cute.make_layout(rows, cols, *rest))
+
+
+def _rows_cols(tensor, extra: int):
+    """(M, N, extra modes...) of an MMA partition, or the tensor itself when it is already in that form."""
+    if cute.rank(tensor.layout) == 3 + extra and cute.rank(cute.get(tensor.layout, mode=[0])) == 2:
+        return transform_partitioned_tensor_layout(tensor)
+    return tensor
+
+
+def epilogue_tmem_copy_and_partition(gemm, tidx, tAcc, gC_mnl, epi_tile, use_2cta_instrs):
+    """(tiled tcgen05.ld, this thread's (T2R, T2R_M, T2R_N, EPI_M, EPI_N, STAGE) accumulators, a register
+    fragment (T2R, T2R_M, T2R_N) of one sub-tile): tAcc is (MMA, MMA_M, MMA_N, STAGE) or its rows-and-columns
+    form (M, N, STAGE) (transform_partitioned_tensor_layout), gC_mnl C's partition in either form, epi_tile the
+    sub-tile."""
+    if bool(use_2cta_instrs) != bool(gemm.use_2cta_instrs):
+        raise ext.user_error("epilogue_tmem_copy_and_partition: use_2cta_instrs differs from the kernel's",
+                             ext.DSLValueError)
+    epi_tidx = tidx % _epilogue_threads(gemm)
+    tAcc_epi = cute.flat_divide(_rows_cols(tAcc, 1), epi_tile)         # (EPI_TILE_M, EPI_TILE_N, EPI_M, EPI_N, STAGE)
+    t2r, thr = _tmem_copy(gemm, epi_tidx, tAcc_epi, epi_tile)
+    tTR_tAcc = thr.partition_S(tAcc_epi)
+    gC_epi = cute.flat_divide(_rows_cols(gC_mnl, 3), epi_tile)           # (EPI_TILE_M, EPI_TILE_N, EPI_M, EPI_N, ...)
+    tTR_gC = thr.partition_D(gC_epi)
+    first = (None, None, None) + (0,) * (cute.rank(tTR_gC) - 3)
+    tTR_rAcc = cute.make_rmem_tensor(tTR_gC[first].shape, gemm.acc_dtype)
+    return t2r, tTR_tAcc, tTR_rAcc
 
 
 @cute.jit

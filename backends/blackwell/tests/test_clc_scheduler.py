@@ -267,8 +267,11 @@ CUTEDSL_PROGRAMS = [
     ("kernel/dense_gemm/dense_gemm_software_pipeline.py", [], ["UTCHMMA", "UTMALDG"]),
     ("kernel/dense_gemm/dense_gemm_persistent_prefetch.py", [], ["UTCHMMA", "UTMALDG", "UTMAPF.L2"]),
     ("kernel/dense_gemm/dense_gemm_alpha_beta_persistent.py", [], ["UTCHMMA", "UTMALDG"]),
-    # the CLC dynamic scheduler with utils.gemm.sm100's epilogue (split-K over the cluster's DSMEM is not covered)
+    # the CLC dynamic scheduler with utils.gemm.sm100's epilogue, and its split-K reduced through the peers' shared
+    # memory (utils.gemm.sm100's partitions, map_dsmem_ptr, CopyDsmemStoreOp)
     ("kernel/dense_gemm/dense_gemm_persistent_dynamic.py", [], ["UTCHMMA", "UTMALDG", "LDTM"]),
+    ("kernel/dense_gemm/dense_gemm_persistent_dynamic.py", ["--cluster_split_k", "2"],
+     ["UTCHMMA", "UTMALDG", "LDTM", "STAS"]),
     # utils.gemm.sm100.epilogue (tf32, registers to global memory) and epilogue_tma_store (2-CTA, fp16)
     ("kernel/dense_gemm/dense_gemm_persistent.py", [], ["UTCHMMA", "UTMALDG", "LDTM", "STG"]),
     ("kernel/dense_gemm/dense_gemm_persistent.py",
@@ -280,7 +283,7 @@ CUTEDSL_PROGRAMS = [
 @pytest.mark.skipif(not os.path.isdir(CUTEDSL_BLACKWELL),
                     reason=f"CuTe DSL's examples are not fetched at {CUTEDSL_BLACKWELL}")
 @pytest.mark.parametrize("program,args,opcodes", CUTEDSL_PROGRAMS,
-                         ids=[os.path.basename(p) + ("-tma_store" if a else "") for p, a, _ in CUTEDSL_PROGRAMS])
+                         ids=[os.path.basename(p) + ("-" + a[0].strip("-") if a else "") for p, a, _ in CUTEDSL_PROGRAMS])
 def test_cutedsl_blackwell_programs_compile(program, args, opcodes, tmp_path):
     """`python -m warpweave run --compile-only --arch sm_100a PROGRAM ARGS` in the program's folder, unmodified; its
     kernels' cubins (WARPWEAVE_KEEP) disassembled here hold the expected opcodes (prefixes of SASS opcodes)."""

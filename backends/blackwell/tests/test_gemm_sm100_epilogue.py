@@ -124,3 +124,60 @@ def test_epilogue_stores_every_element_of_the_row():
     stored = sum({"v4": 4, "v2": 2}.get(v, 1) for v in re.findall(r"st\.global(?:\.(v\d))?\.(?:f32|b32) \t?\[%rd", ptx))
     stored -= 1                                               # the state's index to out[0]
     assert stored == 128, stored
+
+
+def test_transform_partitioned_tensor_layout_is_the_rows_and_columns_view():
+    import warpweave.utils.gemm.sm100 as sm100
+
+    # ((atom M, atom N), MMA_M, MMA_N, rest) of a column-major 256 x 128 tile, 2 x 2 atoms of 128 x 64, 3 stages
+    lay = cute.make_layout(((128, 64), 2, 2, 3), stride=((1, 256), 128, 64 * 256, 256 * 128))
+    t = cute.make_tensor(cute.make_ptr(cutlass.Float32, 0, cute.AddressSpace.gmem), lay) \
+        if hasattr(cute, "make_ptr") else None
+    if t is None:
+        pytest.skip("cute.make_ptr is not available")
+    xf = sm100.transform_partitioned_tensor_layout(t)
+    assert tuple(cute.size(m) for m in xf.layout.shape) == (256, 128, 3)
+    for (i, j, s) in [(0, 0, 0), (5, 70, 1), (130, 3, 2), (255, 127, 2), (127, 64, 0)]:
+        want = lay(((i % 128, j % 64), i // 128, j // 64, s))
+        assert xf.layout((i, j, s)) == want == i + 256 * j + 256 * 128 * s
+    with pytest.raises(Exception, match="expected an MMA partition"):
+        sm100.transform_partitioned_tensor_layout(cute.make_tensor(t.iterator, cute.make_layout((4, 4))))
+
+
+def test_tmem_copy_and_partition_takes_either_form():
+    from warpweave.cute.nvgpu import tcgen05 as t
+    import warpweave.utils.blackwell_helpers as h
+    import warpweave.utils.gemm.sm100 as sm100
+
+    gemm = _gemm(cutlass.Float32)
+    got = {}
+
+    @cute.kernel
+    def k(tiled_mma: cute.TiledMma, mC: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = utils.SmemAllocator()
+        holder = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        tmem = utils.TmemAllocator(holder, barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=128),
+                                   allocator_warp_id=0)
+        tmem.allocate(256)
+        tmem.wait_for_alloc()
+        acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), tiled_mma.make_fragment_C(
+            cute.append(tiled_mma.partition_shape_C((128, 128)), 2)).layout)
+        tCgC = tiled_mma.get_slice(0).partition_C(cute.local_tile(mC, (128, 128), (None, None, None)))
+        for form, (a, c) in (("mma", (acc, tCgC)), ("rows", (sm100.transform_partitioned_tensor_layout(acc),
+                                                             sm100.transform_partitioned_tensor_layout(tCgC)))):
+            t2r, tTR_tAcc, tTR_rAcc = sm100.epilogue_tmem_copy_and_partition(gemm, tidx, a, c, (128, 32), False)
+            got[form] = (str(tTR_tAcc.layout), str(tTR_rAcc.layout))
+            cute.copy(t2r, tTR_tAcc[(None, None, None, 0, 1, 1)], tTR_rAcc)
+
+    @cute.jit
+    def host(c: cute.Tensor):
+        tiled_mma = h.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K,
+                                             cutlass.Float32, t.CtaGroup.ONE, (128, 128))
+        k(tiled_mma, c).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+    with target("sm_100a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros((256, 256, 1), np.float32))).ptx
+    assert got["mma"] == got["rows"]
+    # (T2R, T2R_M, T2R_N, EPI_M, EPI_N, STAGE): one 128 x 32 sub-tile per load, 4 along N, 2 stages
+    assert ptx.count("tcgen05.ld.sync.aligned.32x32b.x32.b32") == 2

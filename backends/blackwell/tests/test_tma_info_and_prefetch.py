@@ -346,3 +346,13 @@ def test_trivial_tiled_mma_takes_a_and_b_types_apart():
     assert repr(one.op) == repr(two.op) and str(one.thr_id) == str(two.thr_id)
     with pytest.raises(Exception, match="A is Float16 and B BFloat16"):
         h.make_trivial_tiled_mma(cutlass.Float16, cutlass.BFloat16, k, k, cutlass.Float32, t.CtaGroup.ONE, (128, 128))
+
+
+def test_mbarrier_arrive_on_a_peer_cta():
+    def body(bar, mailbox):
+        cute.arch.mbarrier_arrive(bar)
+        cute.arch.mbarrier_arrive(bar, peer_cta_rank_in_cluster=cute.arch.block_idx_in_cluster() ^ 1)
+
+    ptx = _dsmem_kernel(body).ptx
+    assert ptx.count("mbarrier.arrive.shared::cta.b64") == 1
+    assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 1 and "mapa.shared::cluster.u32" in ptx

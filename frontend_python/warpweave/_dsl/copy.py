@@ -809,3 +809,9 @@ def autovec_copy(src, dst):
 
 def basic_copy(src, dst):
     copy(CopyAtom(CopyUniversalOp(), src.element_type, src.element_type.width), src, dst)
+
+
+def basic_copy_if(pred, src, dst, *, loc=None, ip=None):
+    """basic_copy of the elements whose predicate (a Boolean tensor of src's shape) is true; the others of dst
+    are left as they are."""
+    copy(CopyAtom(CopyUniversalOp(), src.element_type, src.element_type.width), src, dst, pred=pred)

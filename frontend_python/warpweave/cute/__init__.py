@@ -7,7 +7,7 @@ from .layout import __all__ as _layout_all
 from .._dsl.copy import (CopyAtom, TiledCopy, ThrCopy, autovec_copy, basic_copy, copy, make_copy_atom,  # noqa: F401
                          make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_D,
                          make_tiled_copy_S, make_tiled_copy_tv, make_tiled_copy_C_atom)
-from .._dsl.copy import prefetch  # noqa: F401
+from .._dsl.copy import basic_copy_if, prefetch  # noqa: F401
 from .._dsl.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
 from .._dsl.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
 from .._dsl.smem import struct  # noqa: F401
@@ -59,7 +59,7 @@ Stride = tuple
 Tile = tuple
 
 __all__ = list(_layout_all) + [
-    "CopyAtom", "TiledCopy", "ThrCopy", "copy", "prefetch", "autovec_copy", "basic_copy", "make_copy_atom", "make_tiled_copy",
+    "CopyAtom", "TiledCopy", "ThrCopy", "copy", "prefetch", "autovec_copy", "basic_copy", "basic_copy_if", "make_copy_atom", "make_tiled_copy",
     "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_S", "make_tiled_copy_D",
     "make_tiled_copy_tv", "make_tiled_copy_C_atom", "MmaAtom", "TiledMma", "ThrMma", "gemm", "make_mma_atom", "make_tiled_mma",
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",

@@ -29,6 +29,20 @@ def rcp_approx(a, *, loc=None, ip=None):
     return _rcp(a, approx=True, ftz=True)
 
 
+def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=None):
+    """One arrival on the mbarrier at mbar_ptr, or with peer_cta_rank_in_cluster on the one at the same offset in
+    that CTA of the cluster: the loaded backends' arch.mbarrier_arrive / arch.mbarrier_arrive_cluster."""
+    from .._dsl.atoms import primitive
+
+    name = "arch.mbarrier_arrive" if peer_cta_rank_in_cluster is None else "arch.mbarrier_arrive_cluster"
+    f = primitive(name)
+    if f is None:
+        from .._dsl.errors import DSLTypeError, user_location
+
+        raise DSLTypeError(f"cute.arch.mbarrier_arrive: no loaded backend offers {name}", user_location(2))
+    return f(mbar_ptr) if peer_cta_rank_in_cluster is None else f(mbar_ptr, peer_cta_rank_in_cluster)
+
+
 def __getattr__(name):
     from .._dsl.atoms import _backend_name, primitive
 
