@@ -2,7 +2,7 @@
 each in a fresh process with an empty JIT cache, and the SASS each produces (instructions, registers).
 
     python benchmarks/python/bench_compile_gemm.py [--reps 3] [--warmups 1] [--cases hopper_dense,...]
-        [--cutedsl-python /work/cutedsl-venv/bin/python] [--cutedsl-examples DIR] [--ptxas] [--json out.json]
+        [--cutedsl-python /work/cutedsl-venv/bin/python] [--cutedsl-examples DIR] [--ptxas] [--no-warmup] [--json out.json]
 
 The cases (fp16 A and B, K-major, fp16 C N-major, fp32 accumulation, runtime M, N, K, L):
   hopper_dense       warpweave examples/hopper/dense_gemm.py HopperDenseGemm 128x256, cluster 2x1, for sm_90a;
@@ -16,7 +16,10 @@ The cases (fp16 A and B, K-major, fp16 C N-major, fp32 accumulation, runtime M, 
 
 No GPU is needed: both compile for the case's architecture (WARPWEAVE_ARCH / CUTE_DSL_ARCH) with fake tensors.
 Every figure is the median and the minimum over --reps fresh processes after --warmups discarded ones; each
-process gets a new, empty warpweave cache directory. Besides wall time, each child reports the CPU time of its
+process gets a new, empty warpweave cache directory. What lives beside Python's bytecode is kept, for both
+projects: each one's .pyc files, and warpweave's preprocessor results (_dsl/rewrite_cache.py), which the warm-up
+process writes. warpweave warms its compiler up in a thread while it traces (_dsl/compile_warmup.py): the wall
+figures have that overlap, the CPU figures count the thread's work too; --no-warmup turns it off. Besides wall time, each child reports the CPU time of its
 compile (process time of all its threads plus any tool it waited for): on a shared machine the wall figures carry
 the other load, the CPU figures much less. The SASS (nvdisasm) and the register count (the cubin's
 EIATTR_REGCOUNT) come from one more, untimed compile of each. With --ptxas, warpweave's compiles are repeated
@@ -196,6 +199,8 @@ def bench_case(case, args, work):
     paths = [wdir, args.tree, os.path.join(args.tree, "examples", c["ww_dir"])]
     env = bs.base_env("warpweave", c["arch"])
     env.pop("WARPWEAVE_DISABLE_CACHE", None)
+    if args.no_warmup:
+        env["WARPWEAVE_COMPILER_WARMUP"] = "0"
     ww = measure(sys.executable, ww_child(case, paths), env, wdir, args.reps, args.warmups,
                  cache_root=os.path.join(work, "ww-cache"))
     stages = {}
@@ -277,6 +282,8 @@ def main(argv=None):
     p.add_argument("--cutedsl-examples", default="/work/cutedsl/examples/python/CuTeDSL",
                    help="CuTe DSL's public examples directory")
     p.add_argument("--ptxas", action="store_true", help="also compile with a ptxas subprocess instead of nvJitLink")
+    p.add_argument("--no-warmup", action="store_true",
+                   help="warpweave without its compiler warm-up during the trace (WARPWEAVE_COMPILER_WARMUP=0)")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     cases = [c for c in args.cases.split(",") if c]
@@ -293,7 +300,8 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"results": results, "reps": args.reps, "warmups": args.warmups}, f, indent=2)
     print(f"\n== cold compile of the GEMM examples, {args.reps} fresh processes per figure after {args.warmups} "
-          f"warm-up, load average {os.getloadavg()[0]:.1f} ==")
+          f"warm-up, load average {os.getloadavg()[0]:.1f}, warpweave's compiler warm-up "
+          f"{'off' if args.no_warmup else 'on'} ==")
     print(table(results, args))
     return 0
 

@@ -640,6 +640,21 @@ std::string FamilySet::instance_binary(const AtomFamily& f, const Assignment& a)
   return f.expand(a).SerializeAsString();
 }
 
+std::vector<std::string> FamilySet::instance_problems(const AtomFamily& f, const Assignment& a,
+                                                      std::string* binary) const {
+  Instruction ins = f.expand(a);
+  std::vector<std::string> out = validate_instance(ins, !f.proto().primitive(), m_);
+  std::set<std::string> declared;
+  for (auto& e : types_) declared.insert(e.name);
+  for (auto& o : ins.operands())
+    if (!declared.empty() && !o.element_type().empty() && !declared.count(o.element_type()))
+      out.push_back("operand " + o.name() + " names the element type \"" + o.element_type() +
+                    "\", which element_types does not declare");
+  for (auto& p : out) p = "family " + f.id() + ": instance " + f.describe(a) + ": " + p;
+  if (binary) *binary = ins.SerializeAsString();
+  return out;
+}
+
 std::vector<FamilySet::Found> FamilySet::select_python(const std::string& python_name,
                                                        const std::map<std::string, std::string>& params,
                                                        std::vector<std::string>& problems) const {
@@ -653,7 +668,13 @@ std::vector<FamilySet::Found> FamilySet::select_python(const std::string& python
     for (auto& f : families_) {
       if (f.python_name() != python_name) continue;
       auto sel = f.select_python(params);
-      for (auto& a : sel.hits) found.push_back({&f, instance_binary(f, a)});
+      for (auto& a : sel.hits) {
+        // Loading checked the family's description only: an instance is checked when first selected.
+        std::string binary;
+        auto bad = instance_problems(f, a, &binary);
+        if (bad.empty()) found.push_back({&f, std::move(binary)});
+        why.insert(why.end(), bad.begin(), bad.end());
+      }
       why.insert(why.end(), sel.problems.begin(), sel.problems.end());
     }
     it = by_python_.emplace(key, std::make_pair(std::move(found), std::move(why))).first;
@@ -670,7 +691,14 @@ std::optional<FamilySet::Found> FamilySet::select_id(const std::string& id) cons
   for (auto& f : families_) {
     auto sel = f.select_id(id);
     if (!sel.hits.empty()) {
-      out = Found{&f, instance_binary(f, sel.hits.front())};
+      std::string binary;
+      auto bad = instance_problems(f, sel.hits.front(), &binary);
+      if (!bad.empty()) {
+        std::string all;
+        for (auto& p : bad) all += (all.empty() ? "" : "; ") + p;
+        throw FamilyError(all);
+      }
+      out = Found{&f, std::move(binary)};
       break;
     }
   }
@@ -680,7 +708,8 @@ std::optional<FamilySet::Found> FamilySet::select_id(const std::string& id) cons
 
 // --- validation --------------------------------------------------------------------------------------------------
 
-void validate_families(const Manifest& m, const std::set<std::string>& ids, std::vector<std::string>& out) {
+void validate_families(const Manifest& m, const std::set<std::string>& ids, std::vector<std::string>& out,
+                       bool sample_instances) {
   // The element type table: the frontend reads it to pack values, so a manifest that declares one declares every
   // type its operands name.
   std::set<std::string> type_names;
@@ -714,6 +743,7 @@ void validate_families(const Manifest& m, const std::set<std::string>& ids, std:
     if (!family_ids.insert(f.id()).second || ids.count(f.id())) err("the id is repeated");
     if (f.id().rfind(m.name() + ".", 0) != 0) err("its id must start with \"" + m.name() + ".\"");
     if (!f.proto().primitive() && f.python_name().empty()) err("needs a python_name (the Python class it appears as)");
+    if (!sample_instances) continue;
     std::vector<Assignment> corners = f.corners();
     if (corners.empty()) err("none of its corners (each parameter at its first or last value) is an instance");
     std::vector<Assignment> checked = corners, more = f.sample(1, 12);

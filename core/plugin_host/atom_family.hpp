@@ -100,6 +100,10 @@ class FamilySet {
   std::string instance_binary(const AtomFamily& f, const Assignment& a) const;
 
  private:
+  // What validate_manifest says of the instance as a plain entry (and of element types it names undeclared).
+  std::vector<std::string> instance_problems(const AtomFamily& f, const Assignment& a,
+                                             std::string* binary) const;
+
   warpweave::manifest::Manifest m_;   // owns the families the AtomFamily objects point into
   std::vector<ElementInfo> types_;
   std::vector<AtomFamily> families_;
@@ -111,7 +115,8 @@ class FamilySet {
 // manifest_validation.cpp calls this: every family's shape, its legal corners and a seeded sample expanded and
 // validated as instructions, ids unique (among them and against `ids`, the plain entries' ids), and selection by
 // Python parameters and by id returning each sampled instance.
+// Without sample_instances: only the element types, the family descriptions and their ids.
 void validate_families(const warpweave::manifest::Manifest& m, const std::set<std::string>& ids,
-                       std::vector<std::string>& out);
+                       std::vector<std::string>& out, bool sample_instances = true);
 
 }  // namespace ww::plugins

@@ -264,7 +264,7 @@ void validate_instruction(const Instruction& ins, bool is_atom, const std::strin
 
 }  // namespace
 
-std::vector<std::string> validate_manifest(const Manifest& m) {
+std::vector<std::string> validate_manifest(const Manifest& m, bool sample_families) {
   std::vector<std::string> out;
   if (!std::regex_match(m.name(), std::regex("[a-z][a-z0-9_]*")))
     out.push_back("the name \"" + m.name() + "\" must be lower-case letters, digits and _");
@@ -298,7 +298,7 @@ std::vector<std::string> validate_manifest(const Manifest& m) {
     if (!ids.insert(p.id()).second) out.push_back("primitive " + p.id() + ": the id is repeated");
     validate_instruction(p, false, m.name(), targets, out);
   }
-  validate_families(m, ids, out);
+  validate_families(m, ids, out, sample_families);
   return out;
 }
 

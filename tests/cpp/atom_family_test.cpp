@@ -2,6 +2,7 @@
 // instruction, corners and seeded samples, selection by Python parameters and by id, and the one-sentence errors.
 #include <gtest/gtest.h>
 #include <google/protobuf/text_format.h>
+#include <google/protobuf/util/message_differencer.h>
 
 #include <set>
 #include <string>
@@ -248,6 +249,54 @@ TEST(AtomFamily, ValidationFindsBrokenFamilies) {
   EXPECT_NE(problems_of("value: \"(64,{n},{k})\"", "value: \"(64,N,{k})\"").find("select"), std::string::npos);
   // A domain that is empty.
   EXPECT_NE(problems_of("min: 8 max: 64", "min: 80 max: 64").find("the range is empty"), std::string::npos);
+}
+
+// A plugin's load checks its families' descriptions only (validate_manifest without sample_families): an
+// instance's own problems are found when it is selected, by id or by Python parameters, and the full validation
+// (tools, the conformance manifest tier) still finds them up front.
+TEST(AtomFamily, InstanceProblemsAreFoundWhenSelected) {
+  std::string text = kManifest;
+  const std::string from = "registers_expr: \"dregs\"";
+  size_t p = text.find(from);
+  ASSERT_NE(p, std::string::npos);
+  text.replace(p, from.size(), "registers_expr: \"dregs + 1\"");
+  Manifest m;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &m));
+  std::string at_load;
+  for (auto& e : wp::validate_manifest(m, /*sample_families=*/false)) at_load += e + "\n";
+  EXPECT_TRUE(at_load.empty()) << at_load;
+  std::string full;
+  for (auto& e : wp::validate_manifest(m)) full += e + "\n";
+  EXPECT_NE(full.find("operands"), std::string::npos) << full;
+
+  wp::FamilySet set(m);
+  const wp::AtomFamily& f = set.families().at(0);
+  auto ins = f.expand(f.corners().at(0));
+  try {
+    set.select_id(ins.id());
+    ADD_FAILURE() << "selecting the broken instance " << ins.id() << " by id succeeded";
+  } catch (const wp::FamilyError& e) {
+    EXPECT_NE(std::string(e.what()).find("operands"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(f.id()), std::string::npos) << e.what();
+  }
+  std::map<std::string, std::string> params(ins.python_params().begin(), ins.python_params().end());
+  std::vector<std::string> problems;
+  auto found = set.select_python(f.python_name(), params, problems);
+  EXPECT_TRUE(found.empty());
+  std::string said;
+  for (auto& e : problems) said += e + "\n";
+  EXPECT_NE(said.find("operands"), std::string::npos) << said;
+
+  // The unbroken toy selects as before, and its instances are the same as expanded directly.
+  Manifest good = toy();
+  wp::FamilySet ok(good);
+  const wp::AtomFamily& g = ok.families().at(0);
+  auto gi = g.expand(g.corners().at(0));
+  auto hit = ok.select_id(gi.id());
+  ASSERT_TRUE(hit.has_value());
+  warpweave::manifest::Instruction back;
+  ASSERT_TRUE(back.ParseFromString(hit->binary));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back, gi)) << back.DebugString();
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ import time
 from typing import Callable
 
 from .. import _core
-from . import compile_only, function_cache, trace
+from . import compile_only, compile_warmup, function_cache, trace
 from .arg_plan import Constexpr, _make_host_arg, check_arguments, spec_key  # noqa: F401 - Constexpr is public here too
 from .compiled_function import JitCompiledFunction
 from .host_guards import GuardMismatch
@@ -130,6 +130,8 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
                 session.note_compiled(compiled)
             return compiled
         target = target or select_target()
+        # The compiler warms up on another core while this trace runs (once per process and target).
+        compile_warmup.start(target, opts)
         st = trace.TraceState(target=target.as_dict(), profile=opts.profile)
         t0 = time.perf_counter()
         bound = jf.signature.bind(*args, **kwargs)

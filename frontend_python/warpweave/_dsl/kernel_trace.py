@@ -3,6 +3,7 @@ symbols and scalars it uses as its parameters."""
 from __future__ import annotations
 
 import copy
+import enum
 from typing import Callable
 
 from .. import _core
@@ -12,11 +13,17 @@ from .host_arguments import DeviceHostArgument, HostArgument
 from .launch_config import launch_config
 from .launch_plan import Launch, Param, SCALAR_FMT
 from .numeric import HostRef, IRVal, Numeric, SymInt
+from .plugins import Backend
 from .tensor import ComposedLayout, Layout, Pointer, Tensor
 
 
+# What a kernel argument's walk stops at: values that hold no parameter, and a backend (its manifest is thousands
+# of strings, reached through the atoms an argument holds).
+_LEAVES = (str, bytes, int, float, bool, type(None), type, enum.Enum, Backend)
+
+
 def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
-    if depth > 32:
+    if depth > 32 or isinstance(obj, _LEAVES):
         return
     if isinstance(obj, HostArgument):
         hosts.setdefault(obj.id, obj)

@@ -11,6 +11,8 @@ come from their manifests and are emitted through emit_instruction.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import _core
 from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
@@ -491,11 +493,39 @@ def _gemm_mn(atom: MmaAtom, d, a, b, c):
     for n in range(N):
         ms = range(M) if n % 2 == 0 else range(M - 1, -1, -1)
         for m in ms:
-            av = kinds["a"].read(ops["a"], a, [(v, m) for v in range(V_a)])
-            bv = kinds["b"].read(ops["b"], b, [(v, n) for v in range(V_b)])
-            cv = kinds["c"].read(ops["c"], c, [(v, m, n) for v in range(V_c)])
+            av = kinds["a"].read(ops["a"], a, _AtomCoords(V_a, m))
+            bv = kinds["b"].read(ops["b"], b, _AtomCoords(V_b, n))
+            cv = kinds["c"].read(ops["c"], c, _AtomCoords(V_c, m, n))
             dv = atom.call(av, bv, cv)
-            kinds["d"].write(ops["d"], d, [(v, m, n) for v in range(len(dv))], dv, atom.acc_dtype)
+            kinds["d"].write(ops["d"], d, _AtomCoords(len(dv), m, n), dv, atom.acc_dtype)
+
+
+class _AtomCoords(Sequence):
+    """The coordinates (v, m[, n]) of values 0..count-1 of one atom instance, made as they are asked for: a
+    tensor-memory accumulator is one atom's whole tile (32768 values for 128x256), and the kinds that address it
+    read only the first coordinate."""
+
+    __slots__ = ("count", "rest")
+
+    def __init__(self, count: int, *rest):
+        self.count = count
+        self.rest = rest
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.count))]
+        if i < 0:
+            i += self.count
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        return (i, *self.rest)
+
+    def __iter__(self):
+        rest = self.rest
+        return ((v, *rest) for v in range(self.count))
 
 
 _REGISTERS = RegistersKind()

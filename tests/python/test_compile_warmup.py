@@ -1,0 +1,85 @@
+"""The compiler warm-up that overlaps a process's first trace (compile_warmup.py): it runs once per target and
+options, compiles through the whole pipeline for that target, never changes what the kernel compiles to, and can be
+turned off. Also the lazy per-atom coordinates cute.gemm hands the operand kinds."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+_CHILD = r"""
+import json, sys
+sys.path.insert(0, {examples!r})
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import make_fake_tensor
+from warpweave._dsl import compile_warmup
+import elementwise_add as ew
+ts = [make_fake_tensor(cutlass.Float16, (512, 256)).mark_layout_dynamic() for _ in range(3)]
+c = cute.compile(ew.elementwise_add, *ts)
+for t in compile_warmup.threads:
+    t.join()
+print(json.dumps({{"cubin": c.cubin.hex(), "warm_ups": len(compile_warmup.threads)}}))
+"""
+
+
+def _child(warmup: str):
+    env = dict(os.environ, WARPWEAVE_DISABLE_CACHE="1", WARPWEAVE_ARCH="sm_90a", WARPWEAVE_COMPILER_WARMUP=warmup)
+    code = _CHILD.format(examples=os.path.join(ROOT, "frontend_python", "examples"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_warm_up_runs_once_and_leaves_the_kernel_as_it_was():
+    on, off = _child("1"), _child("0")
+    assert on["warm_ups"] == 1 and off["warm_ups"] == 0
+    assert on["cubin"] == off["cubin"]
+
+
+def test_warm_up_starts_once_per_target_and_options():
+    from warpweave._dsl import compile_warmup
+    from warpweave._dsl.compile_options import CompileOptions
+    from warpweave._dsl.target import target_named
+
+    t80 = target_named("sm_80")
+    opts = CompileOptions()
+    first = compile_warmup.start(t80, opts)
+    again = compile_warmup.start(t80, opts)
+    assert again is False                     # the same target and options: never twice
+    assert first in (True, False)             # False when an earlier test of this process compiled for sm_80
+    other = CompileOptions(opt_level=1)
+    assert compile_warmup.start(t80, other) is True
+    for t in compile_warmup.threads:
+        t.join(timeout=120)
+        assert not t.is_alive()
+
+
+def test_warm_up_module_compiles_for_every_target():
+    from warpweave import _core
+    from warpweave._dsl import compile_warmup
+    from warpweave._dsl.target import target_named
+
+    for arch in ("sm_80", "sm_90a", "sm_100a"):
+        r = _core.compile(compile_warmup.WARM_UP_MODULE, target_named(arch).as_dict(), want_cubin=False)
+        assert ".entry __ww_warm_up" in r["ptx"] and "bar.sync" in r["ptx"]
+
+
+def test_atom_coordinates_are_the_list_they_stand_for():
+    from warpweave._dsl.mma import _AtomCoords
+
+    for count, rest in ((0, (1,)), (1, (0, 3)), (7, (2,)), (33, (1, 4))):
+        c = _AtomCoords(count, *rest)
+        want = [(v, *rest) for v in range(count)]
+        assert len(c) == count and list(c) == want and [c[i] for i in range(count)] == want
+        assert c[1:4] == want[1:4] and list(reversed(c)) == want[::-1]
+        if count:
+            assert c[-1] == want[-1] and want[0] in c
+        for bad in (count, -count - 1):
+            try:
+                c[bad]
+            except IndexError:
+                pass
+            else:
+                raise AssertionError(f"index {bad} of {count} coordinates")
