@@ -96,7 +96,7 @@ def _tile_layout():
     return cute.make_layout((64, (256, 2)), stride=(256, (1, 64 * 256)))
 
 
-def _prefetch_kernel(k_tiles: int, also_copy: bool):
+def _prefetch_kernel(k_tiles: int, also_copy: bool, arch: str = "sm_100a"):
     @cute.kernel
     def k(atom: cute.CopyAtom, coords: cute.Tensor):
         smem = utils.SmemAllocator()
@@ -115,7 +115,7 @@ def _prefetch_kernel(k_tiles: int, also_copy: bool):
         atom, coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, _tile_layout(), _TILE)
         k(atom, coords).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
-    with target("sm_100a"):
+    with target(arch):
         return cute.compile(host, from_dlpack(np.zeros((64, 2048), np.float16)))
 
 
@@ -126,8 +126,9 @@ def _coords(ptx, mnemonic):
             for c in re.findall(mnemonic + r"[^\n]*?\{([^}]*)\}", ptx)]
 
 
-def test_prefetch_reaches_every_box_the_copy_loads_at_its_coordinates():
-    ptx = _prefetch_kernel(2, True).ptx
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_90a"])   # Hopper's TMA atom, its prefetch primitive there
+def test_prefetch_reaches_every_box_the_copy_loads_at_its_coordinates(arch):
+    ptx = _prefetch_kernel(2, True, arch).ptx
     pf = _coords(ptx, r"cp\.async\.bulk\.prefetch\.tensor\.2d\.L2\.global")
     ld = _coords(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global")
     assert len(pf) == len(ld) == 2 * 2                 # 2 k-tiles, 2 boxes each
