@@ -614,3 +614,17 @@ def test_on_the_gpu_native_calls_compute_what_torch_does():
             torch.cuda.synchronize()
             torch.testing.assert_close(c, a + b, rtol=0, atol=0)
     assert compiled._native is not None and compiled._native.stats[0] >= 8, compiled._native.stats
+
+
+def test_a_fake_tensor_is_refused_by_every_path(recorded):
+    from warpweave.cute.runtime import make_fake_tensor
+
+    launched, _ = recorded
+    compiled = compiled_add(recorded, *[view(1 << 40, (64, 96), (96, 1))] * 3)
+    real = [view((1 << 40) + 4096 * k, (64, 96), (96, 1)) for k in range(3)]
+    fake = make_fake_tensor(cutlass.Float16, (64, 96), (96, 1)).mark_layout_dynamic()
+    launched.clear()
+    for call in (compiled, compiled._fast_omitting, compiled.prepare):
+        with pytest.raises(ValueError, match="is a fake tensor"):
+            call(real[0], fake, real[2])
+    assert launched == []

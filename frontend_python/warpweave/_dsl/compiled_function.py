@@ -199,6 +199,7 @@ class JitCompiledFunction:
         self._call_nargs = self._nargs - len(self.bound_self)
         self._call_min = self._call_nargs - len(self._defaults)
         env = {"RT": RuntimeTensor, "view": _view_or_error, "satisfies": satisfies, "mismatch": _spec_mismatch,
+               "fake": _fake_tensor_error,
                "_check_call_grid": check_call_grid,
                "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
                "const_mismatch": _const_mismatch, "pointer_address": _pointer_address, "asm": self.assumptions, "assumption_error": _assumption_error}
@@ -232,7 +233,8 @@ class JitCompiledFunction:
                 body += [pad + f"t = a{i} if type(a{i}) is RT else view(plans[{i}], a{i})",
                          pad + "sp = t._spec or t.spec()",
                          pad + f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
-                         pad + f"p{i} = t.data_ptr"]
+                         pad + f"p{i} = t.data_ptr",
+                         pad + f"if not p{i} and t.device == 'fake': fake(plans[{i}])"]
                 if hosted:
                     body.append(f"t{i} = t")
                 for sid, what, k in plan.symbols:
@@ -335,6 +337,11 @@ def _assumption_error(failed):
                         None)
 
 
+def _fake_tensor_error(plan):
+    raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be compiled for but not "
+                        "run on", None)
+
+
 def _view_or_error(plan, v):
     """The view of a tensor argument of the fast path, or the general path's error for a non-tensor."""
     rt = _runtime_view(v)
@@ -375,8 +382,7 @@ def _read_argument(plan, v, read):
         if rt.spec() != plan.spec and not satisfies(rt.spec(), plan.spec):
             _spec_mismatch(plan, rt)
         if rt.device == "fake":
-            raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be "
-                                "compiled for but not run on", None)
+            _fake_tensor_error(plan)
         ptrs[plan.index] = rt.data_ptr
         tensors[plan.index] = rt
         shape, stride = rt.shape, rt.stride
