@@ -150,7 +150,7 @@ def test_exported_elementwise_add_launches_as_python_does(tmp_path, arch, rng):
     calls, expected = [], []
     for _ in range(12):
         m, n = rng.randint(1, 3000), rng.randint(1, 3000)
-        ld = max(m, 2) + rng.choice([0, 8, 64])  # a padded leading dimension (never 1: one unit stride): read at run time
+        ld = max(m, 2) + rng.choice([0, 8, 64])  # padded, never 1 (one unit stride)
         ts = [tensor(0x10000000 * (k + 1) + 256 * rng.randint(0, 99), (m, n), (1, m + 8 * k)) if k == 1 else
               tensor(0x10000000 * (k + 1), (m, n), (1, ld)) for k in range(3)]
         calls.append(dict(zip(("mA", "mB", "mC"), ts)))
