@@ -423,6 +423,23 @@ def dsmem_primitives():
                 constraints=f"r,{reg},r", has_side_effects=True, sass_opcodes=["STAS" if bits == 32 else "STAS.64"])
 
 
+def register_primitives():
+    """setmaxnreg: warp-specialized kernels move registers between their warpgroups (the PTX is Hopper's; sm_100a
+    code needs entries of its own target). ptxas emits USETMAXREG only for a kernel whose register count at entry
+    it knows (launch bounds), and nvJitLink drops the instruction: cubin_tool "ptxas" assembles such modules with
+    ptxas."""
+    P = lambda **kw: entry("primitives", **kw)  # noqa: E731
+    regs = {"name": "n", "type": "int", "allowed": [str(n) for n in range(24, 257, 8)]}
+    for d, pyn in (("inc", "arch.setmaxregister_increase"), ("dec", "arch.setmaxregister_decrease")):
+        yield P(id=f"blackwell.setmaxnreg.{d}", kind="REGISTER_CONTROL",
+                description=(f"setmaxnreg.{d}: every warp of the warpgroup {'raises' if d == 'inc' else 'lowers'} its "
+                             "per-thread register budget to n (24..256, multiple of 8); only in a kernel with launch "
+                             "bounds"),
+                python_name=pyn, attributes=[regs], ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};",
+                has_side_effects=True,
+                sass_opcodes=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"], cubin_tool="ptxas")
+
+
 def clc_primitives():
     """Cluster launch control (sm_100a): a running cluster asks the hardware to cancel the launch of a cluster that
     has not started, and takes over its work (CuTe DSL's dynamic persistent tile scheduler and
@@ -530,7 +547,7 @@ def fmt_entry(section: str, e: dict) -> str:
     if e.get("lowering_hook"):
         lines.append(f"  lowering_hook: {q(e['lowering_hook'])}")
     lines += [f"  sass_opcodes: {q(s)}" for s in e.get("sass_opcodes", [])]
-    for key in ("host_hook", "conformance"):
+    for key in ("host_hook", "conformance", "cubin_tool"):
         if e.get(key):
             lines.append(f"  {key}: {q(e[key])}")
     return "\n".join(lines) + "\n}\n"
@@ -816,6 +833,7 @@ def manifest_text() -> str:
         ("Primitives: cluster launch control (try_cancel, query_cancel) and the remote arrive with expect_tx",
          clc_primitives()),
         ("Primitives: stores to distributed shared memory completing on an mbarrier", dsmem_primitives()),
+        ("Primitives: register budgets of warpgroups", register_primitives()),
     ]
     for title, entries in sections:
         out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")

@@ -20,8 +20,15 @@ for _name, _cls in tcgen05_mma._make_op_classes().items():
     ext.register_python_name(f"tcgen05.{_name}", _cls)
 ext.register_python_name("tcgen05.Pack", tmem.Pack)
 ext.register_python_name("tcgen05.Unpack", tmem.Unpack)
-for _name, _cls in tmem._make_copy_op_classes().items():
+ext.register_python_name("tcgen05.Repetition", tmem.Repetition)
+_copy_ops = tmem._make_copy_op_classes()
+for _name, _cls in _copy_ops.items():
     ext.register_python_name(f"tcgen05.{_name}", _cls)
+# CuTe DSL also names the tensor-memory copy operations in tcgen05.copy (tcgen05.copy.Ld32x32bOp(...)).
+import types as _types  # noqa: E402
+
+ext.register_python_name("tcgen05.copy", _types.SimpleNamespace(
+    Repetition=tmem.Repetition, Pack=tmem.Pack, Unpack=tmem.Unpack, **_copy_ops))
 for _name in ("make_tmem_copy", "make_s2t_copy", "get_s2t_smem_desc_tensor", "commit", "fence_before_thread_sync",
               "fence_after_thread_sync", "find_tmem_tensor_col_offset"):
     ext.register_python_name(f"tcgen05.{_name}", getattr(tmem, _name))

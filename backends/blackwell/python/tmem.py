@@ -42,6 +42,12 @@ class Unpack(enum.Enum):
 _TMEM_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
 
 
+# tcgen05.Repetition: how many times a tcgen05.ld/st repeats its shape (.x1 .. .x128), by name (Repetition.x32)
+# or by count (Repetition(32)); the manifest's atoms are selected by the name.
+Repetition = enum.Enum("Repetition", {f"x{1 << i}": 1 << i for i in range(8)})
+Repetition.__doc__ = "The repetitions of a tcgen05.ld/st shape: x1 .. x128 (Repetition(32) is x32)."
+
+
 def _make_copy_op_classes():
     """tcgen05.Ld<shape>Op(repeat, pack) and St<shape>Op(repeat, unpack) over the manifest's classes (whose only
     parameter is the repetition)."""

@@ -90,7 +90,8 @@ _OTHER_PRIMITIVES = [
     "blackwell.mbarrier.arrive_expect_tx.cluster",
     # the transaction count without an arrival (the TMA tutorial), and the L2 prefetch of TMA boxes (cute.prefetch)
     "blackwell.mbarrier.expect_tx",
-] + [f"blackwell.tma.prefetch.{r}d" for r in range(1, 6)] + ["blackwell.st_async.b32", "blackwell.st_async.b64"]
+] + [f"blackwell.tma.prefetch.{r}d" for r in range(1, 6)] + ["blackwell.st_async.b32", "blackwell.st_async.b64",
+                                                            "blackwell.setmaxnreg.inc", "blackwell.setmaxnreg.dec"]
 _TMEM_NUMS = {"32x32b": 128, "16x64b": 128, "16x128b": 64, "16x256b": 32}
 _LD_ST = [f"blackwell.tcgen05.{op}.{shape}.x{1 << i}" for op in ("ld", "st") for shape, top in _TMEM_NUMS.items()
           for i in range(top.bit_length())]
@@ -468,7 +469,10 @@ def _make_value(b, ty, tid):
 def _probe(ident, attrs):
     ins = _entry(ident)
     b = _core.IRBuilder()
-    out, scalar = b.begin_function("probe", ["!llvm.ptr<1>", "i32"], "nvvm.kernel")
+    # ptxas emits setmaxnreg only in a kernel whose register count at entry it knows (launch bounds)
+    kernel = "nvvm.kernel" if ins["kind"] != "REGISTER_CONTROL" else \
+        "nvvm.kernel, nvvm.reqntid = array<i32: 128, 1, 1>, nvvm.minctasm = 1 : i32"
+    out, scalar = b.begin_function("probe", ["!llvm.ptr<1>", "i32"], kernel)
     tid = b.op1("nvvm.read.ptx.sreg.tid.x", [], "i32")
     inputs = {}
     for o in ins.get("operands", []):
@@ -539,6 +543,8 @@ def _cases():
             out += [pytest.param(ident, {"cta_group": g}, id=f"{ident}-cta{g}") for g in (1, 2)]
         elif ident.startswith(("blackwell.tma.wait_group")):
             out.append(pytest.param(ident, {"n": 1}, id=ident))
+        elif ident.startswith("blackwell.setmaxnreg"):
+            out.append(pytest.param(ident, {"n": 232 if ident.endswith("inc") else 96}, id=ident))
         elif ident == "blackwell.elect.sync":
             out.append(pytest.param(ident, {"membermask": "0xffffffff"}, id=ident))
         elif ident in _CLUSTER_XYZ:

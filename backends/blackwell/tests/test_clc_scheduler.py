@@ -272,6 +272,8 @@ CUTEDSL_PROGRAMS = [
     ("kernel/dense_gemm/dense_gemm_persistent_dynamic.py", [], ["UTCHMMA", "UTMALDG", "LDTM"]),
     ("kernel/dense_gemm/dense_gemm_persistent_dynamic.py", ["--cluster_split_k", "2"],
      ["UTCHMMA", "UTMALDG", "LDTM", "STAS"]),
+    # warp-specialized with setmaxnreg, fp8 blockwise-scaled: tcgen05.ld/st of the accumulators in tensor memory
+    ("kernel/blockwise_gemm/blockwise_gemm.py", [], ["UTCQMMA", "UTMALDG", "LDTM", "STTM", "USETMAXREG.DEALLOC"]),
     # utils.gemm.sm100.epilogue (tf32, registers to global memory) and epilogue_tma_store (2-CTA, fp16)
     ("kernel/dense_gemm/dense_gemm_persistent.py", [], ["UTCHMMA", "UTMALDG", "LDTM", "STG"]),
     ("kernel/dense_gemm/dense_gemm_persistent.py",

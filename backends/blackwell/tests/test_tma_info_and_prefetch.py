@@ -357,3 +357,65 @@ def test_mbarrier_arrive_on_a_peer_cta():
     ptx = _dsmem_kernel(body).ptx
     assert ptx.count("mbarrier.arrive.shared::cta.b64") == 1
     assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 1 and "mapa.shared::cluster.u32" in ptx
+
+
+# --- what CuTe DSL's blockwise GEMM takes: an identity-layout tile, setmaxnreg, tcgen05.copy and Repetition(n) -----
+
+def test_tma_tile_given_as_an_identity_layout_is_its_shape():
+    got = {}
+
+    @cute.jit
+    def host(c: cute.Tensor):
+        smem = cute.make_layout((128, 32), stride=(32, 1))
+        tile = cute.composition(cute.make_identity_layout(c.shape), (128, 32))
+        got["layout"] = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c, smem, tile).atom
+        got["shape"] = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c, smem, (128, 32)).atom
+        skew = cute.make_layout((128, 32), stride=(cute.make_identity_layout(c.shape).stride[1],
+                                                  cute.make_identity_layout(c.shape).stride[0]))
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c, smem, skew)  # transposed tile
+
+    with target("sm_100a"), pytest.raises(Exception, match="other than one to one") as e:
+        cute.compile(host, from_dlpack(np.zeros((256, 64), np.float16)))
+    assert f"test_tma_info_and_prefetch.py:{line_of('# transposed tile')}" in str(e.value)
+    a, b = got["layout"], got["shape"]
+    assert (a.box, a.boxes, a.dims) == (b.box, b.boxes, b.dims) and a.tma_desc.attrs == b.tma_desc.attrs
+
+
+def _setmaxnreg_kernel():
+    @cute.kernel
+    def k(x: cute.Tensor):
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp < 4:
+            cute.arch.setmaxregister_decrease(96)
+        else:
+            cute.arch.setmaxregister_increase(232)
+        x[0] = 1
+
+    @cute.jit
+    def host(x: cute.Tensor):
+        k(x).launch(grid=(1, 1, 1), block=(256, 1, 1), min_blocks_per_mp=1)
+
+    with target("sm_100a"):
+        return cute.compile(host, from_dlpack(np.zeros(4, np.int32)))
+
+
+def test_setmaxnreg_on_sm100a():
+    c = _setmaxnreg_kernel()
+    assert "setmaxnreg.dec.sync.aligned.u32 96;" in c.ptx and "setmaxnreg.inc.sync.aligned.u32 232;" in c.ptx
+    if _core.sass_tool_available():
+        ops = opcodes(c.cubin)
+        assert any(o.startswith("USETMAXREG.DEALLOC") for o in ops) and \
+            any(o.startswith("USETMAXREG.TRY_ALLOC") for o in ops), sorted(set(ops))
+
+
+def test_tcgen05_copy_names_and_repetitions_by_count():
+    from warpweave.cute.nvgpu import tcgen05 as t
+
+    assert t.Repetition(32) is t.Repetition.x32 and t.copy.Repetition is t.Repetition
+    assert [r.value for r in t.Repetition] == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert t.copy.Ld32x32bOp is t.Ld32x32bOp and t.copy.St16x256bOp is t.St16x256bOp
+    a = cute.make_copy_atom(t.copy.Ld32x32bOp(t.copy.Repetition(32)), cutlass.Float32)
+    b = cute.make_copy_atom(t.Ld32x32bOp(t.Repetition.x32), cutlass.Float32)
+    assert a.manifest["id"] == b.manifest["id"] == "blackwell.tcgen05.ld.32x32b.x32"
+    with pytest.raises(ValueError):
+        t.Repetition(3)

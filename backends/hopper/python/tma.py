@@ -243,6 +243,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
                              f"{stride}); mark its layout dynamic with leading_dim", ext.DSLValueError)
     c = contiguous[0]
     dims = [c] + [i for i in range(rank) if i != c]
+    cta_tiler = _tile_of_identity_tiler(cta_tiler)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
     tiler = tuple(_static(t, "cta_tiler") for t in tiler)
     if c >= len(tiler):
@@ -332,6 +333,21 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     atom.rows_mode = o
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
+
+
+def _tile_of_identity_tiler(cta_tiler):
+    """A tile given as a layout of the tensor's coordinates (cute.composition(cute.make_identity_layout(shape),
+    tile), as CuTe DSL's programs build one) as its plain shape; only the identity mapping (mode i of the tile
+    along mode i of the tensor) is such a tile here."""
+    if not hasattr(cta_tiler, "shape") or not hasattr(cta_tiler, "stride"):
+        return cta_tiler
+    shape = cta_tiler.shape if isinstance(cta_tiler.shape, tuple) else (cta_tiler.shape,)
+    if any(isinstance(x, tuple) for x in shape) or \
+            str(cta_tiler) != str(cute.make_identity_layout(shape)):
+        raise ext.user_error(f"make_tiled_tma_atom: the tile {cta_tiler} maps its modes onto the tensor's other "
+                             "than one to one; give the tile's shape (or the identity layout of it)",
+                             ext.DSLValueError)
+    return shape
 
 
 def _first_stage(smem_layout, tile_rank: int):
