@@ -3,6 +3,8 @@
 #define BOOST_DLL_USE_STD_FS 1
 #include "ww/plugin_host/plugin_host.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <fstream>
@@ -21,11 +23,14 @@ namespace {
 
 std::mutex g_mutex;
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// The library file as a digest sees it: its size and modification time (and which file it is), as Python checks
+// a .pyc against its source. Hashing its bytes cost a third of loading a backend (a 450 KB library through
+// SHA-256); a rebuilt or replaced library has a new modification time, and the manifest text is hashed as it is.
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "unreadable:" + path;
+  return std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
 }
 
 // --- the emitter a hook writes IR through ------------------------------------------------------------------------
@@ -200,13 +205,11 @@ bool PluginHost::load_file_locked(const std::string& path) {
     for (auto& id : ids)
       if (taken.count(id)) return refuse("id " + id + " clashes with the plugin \"" + other.name + "\"");
   }
-  std::string json = manifest_json(m);
   Plugin p;
   p.name = name;
   p.version = m.version();
   p.path = path;
-  p.digest = jit_cache::key_of({text, read_file(path)});
-  p.manifest_json = std::move(json);
+  p.digest = jit_cache::key_of({text, file_identity(path)});
   p.manifest_text = std::move(text);
   p.manifest_binary = m.SerializeAsString();
   p.ids = std::move(ids);

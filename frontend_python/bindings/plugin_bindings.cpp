@@ -80,7 +80,6 @@ void bind_plugins(nb::module_& m) {
       d["version"] = p.version;
       d["path"] = p.path;
       d["digest"] = p.digest;
-      d["manifest_json"] = p.manifest_json;
       d["manifest_binary"] = nb::bytes(p.manifest_binary.data(), p.manifest_binary.size());
       out.append(d);
     }

@@ -151,3 +151,40 @@ def test_discovery_notices_a_changed_plugin_path(tmp_path, monkeypatch):
     before = set(reg.loaded_dirs)
     reg.discover()
     assert reg.loaded_dirs == before
+
+
+_DIGEST_CHILD = r"""
+import json, sys
+from warpweave import _core
+assert _core.load_plugin_file(sys.argv[1]), _core.plugin_refusals()
+print(json.dumps(_core.plugins()[0]["digest"]))
+"""
+
+
+def test_plugin_digest_follows_the_library_file(tmp_path):
+    """A plugin's digest (part of every JIT cache key) covers its manifest and its library file as a .pyc covers its
+    source: the same file gives the same digest in every process; a rewritten or touched file gives a new one."""
+    import shutil
+
+    from warpweave._dsl.plugins import registry
+
+    registry.discover()
+    lib = tmp_path / "ww_backend_ampere.so"
+    shutil.copy2(registry.candidates["ampere"]["path"], lib)
+
+    def digest():
+        r = subprocess.run([sys.executable, "-c", _DIGEST_CHILD, str(lib)], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first = digest()
+    assert len(first) == 64 and digest() == first
+    st = os.stat(lib)
+    os.utime(lib, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    touched = digest()
+    assert touched != first
+    data = lib.read_bytes()
+    lib.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))   # rewritten (a byte of the section table's padding)
+    os.utime(lib, ns=(st.st_atime_ns, st.st_mtime_ns + 2 * 10**9))
+    assert digest() not in (first, touched)

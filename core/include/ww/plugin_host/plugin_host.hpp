@@ -26,8 +26,8 @@ struct Plugin {
   std::string name;
   std::string version;
   std::string path;
-  std::string digest;          // SHA-256 of the manifest and the library file: part of JIT cache keys
-  std::string manifest_json;   // the validated manifest, protobuf JSON mapping
+  std::string digest;          // SHA-256 of the manifest and the library file's identity (size, modification
+                               // time, device, inode): part of JIT cache keys
   std::string manifest_text;   // as embedded (protobuf text format)
   std::string manifest_binary; // the validated manifest, serialized (what Python's typed view parses)
   std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
