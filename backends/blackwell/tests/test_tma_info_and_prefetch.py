@@ -292,8 +292,8 @@ def test_dsmem_store_reaches_the_peer_address_and_completes_on_its_barrier():
     c = _dsmem_kernel(body)
     ptx = c.ptx
     assert len(re.findall(r"mapa\.shared::cluster\.u32", ptx)) == 2
-    stores = re.findall(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.b32 \[(%r\d+)\], (%r\d+|0f[0-9A-F]+), "
-                        r"\[(%r\d+)\];", ptx)
+    stores = re.findall(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.b32 "
+                        r"\[(%r\d+)\], (%r\d+|0f[0-9A-F]+), \[(%r\d+)\];", ptx)
     assert len(stores) == 2 and stores[0][2] == stores[1][2], ptx     # both on the one remote barrier
     assert stores[0][0] != stores[1][0]                                 # at two addresses (elements 4 and 6)
     # 1.5 and 2.5, their bits stored as they are
