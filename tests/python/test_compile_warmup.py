@@ -83,3 +83,28 @@ def test_atom_coordinates_are_the_list_they_stand_for():
                 pass
             else:
                 raise AssertionError(f"index {bad} of {count} coordinates")
+
+
+_FORK_CHILD = r"""
+import os, sys
+from warpweave import _core
+from warpweave._dsl import compile_warmup
+from warpweave._dsl.compile_options import CompileOptions
+from warpweave._dsl.target import target_named
+t = target_named("sm_90a")
+assert compile_warmup.start(t, CompileOptions())
+pid = os.fork()   # at once, while the warm-up compiles: the fork waits for it
+if pid == 0:
+    r = _core.compile(compile_warmup.WARM_UP_MODULE, t.as_dict(), want_cubin=False)
+    os._exit(0 if ".entry __ww_warm_up" in r["ptx"] else 3)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_fork_during_the_warm_up_can_compile():
+    env = dict(os.environ, WARPWEAVE_DISABLE_CACHE="1")
+    env.pop("WARPWEAVE_COMPILER_WARMUP", None)
+    r = subprocess.run([sys.executable, "-c", _FORK_CHILD], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == "child 0"

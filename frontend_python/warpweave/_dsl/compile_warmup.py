@@ -41,6 +41,19 @@ _lock = threading.Lock()
 threads: list[threading.Thread] = []   # the warm-ups started (tests join them)
 
 
+def _finish_before_fork() -> None:
+    # A process forked while the warm-up holds the compiler's locks (MLIR's pipeline, nvJitLink's loader) would
+    # inherit them held and hang at its first compile: a fork waits for the warm-up to end (tens of ms, and only
+    # while one runs).
+    for t in list(threads):
+        if t.is_alive() and t is not threading.current_thread():
+            t.join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_finish_before_fork)
+
+
 def enabled() -> bool:
     return os.environ.get("WARPWEAVE_COMPILER_WARMUP", "1") not in ("0", "off", "no", "false")
 
