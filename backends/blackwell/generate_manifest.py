@@ -807,6 +807,7 @@ def manifest_text() -> str:
            'python_package {\n  module_map { key: "warpweave.utils.blackwell_helpers" value: "helpers" }\n'
            '  module_map { key: "warpweave.utils.sm100" value: "helpers" }\n'
            '  module_map { key: "warpweave.utils.gemm.sm100" value: "gemm_sm100" }\n'
+           '  module_map { key: "warpweave.utils.blockscaled_layout" value: "blockscaled_layout" }\n'
            '  module_map { key: "warpweave.cute.arch.smem" value: "dsmem" }\n'
            '  on_load: "adapters"\n}\n'
            'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'

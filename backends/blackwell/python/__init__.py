@@ -9,6 +9,8 @@
   memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
 - clc.py: the decoded response of cluster launch control (arch.clc_query_cancel);
 - helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100);
+- blockscaled_layout.py, public as warpweave.utils.blockscaled_layout: where a block-scaled GEMM's scale factors
+  live in global, shared and tensor memory;
 - gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM;
 - dsmem.py, public as warpweave.cute.arch.smem (map_dsmem_ptr), and cpasync.CopyDsmemStoreOp: distributed shared
   memory.

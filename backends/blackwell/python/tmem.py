@@ -420,8 +420,12 @@ def get_min_tmem_alloc_cols(arch: str = "sm_100", *, loc=None, ip=None) -> int:
 
 def find_tmem_tensor_col_offset(tmem_tensor, *, loc=None, ip=None) -> int:
     """The columns a tensor-memory tensor reaches from its start: the offset, in 32-bit columns, at which the next
-    tensor may start (tmem_ptr + find_tmem_tensor_col_offset(acc) for 32-bit elements)."""
-    return columns_of(getattr(tmem_tensor, "layout", tmem_tensor))
+    tensor may start (tmem_ptr + find_tmem_tensor_col_offset(acc) for 32-bit elements). A tensor of 8- or 16-bit
+    values (scale factors) counts whole columns of packed values."""
+    ptr = getattr(tmem_tensor, "iterator", None)
+    width = getattr(getattr(ptr, "dtype", None), "width", 32)
+    per = 32 // width if width < 32 and 32 % width == 0 else 1
+    return columns_of(getattr(tmem_tensor, "layout", tmem_tensor), per)
 
 
 def retrieve_tmem_ptr(element_type, alignment: int, ptr_to_buffer_holding_addr, *, loc=None, ip=None):

@@ -70,19 +70,21 @@ def _leaves(t):
     return [t]
 
 
-def columns_of(layout) -> int:
-    """How many tensor-memory columns a layout of offsets (lane steps multiples of LANE) reaches from column 0."""
+def columns_of(layout, per_column: int = 1) -> int:
+    """How many tensor-memory columns a layout of offsets reaches from column 0. Offsets count elements of which
+    per_column share a 32-bit column (1 for 32-bit values, 4 for bytes); a lane step is per_column * LANE."""
     outer = getattr(layout, "outer", layout)
-    cols = 1
+    lane = per_column * LANE
+    last = 0
     for s, d in zip(_leaves(outer.shape), _leaves(outer.stride)):
         if not isinstance(s, int) or not isinstance(d, int):
             raise ext.user_error(f"the tensor-memory layout {layout} must be static", ext.DSLValueError)
-        if d % LANE:
-            if d >= LANE:
+        if d % lane:
+            if d >= lane:
                 raise ext.user_error(f"the tensor-memory layout {layout} mixes lanes and columns in one stride",
                                      ext.DSLValueError)
-            cols += (s - 1) * d
-    return cols
+            last += (s - 1) * d
+    return last // per_column + 1
 
 
 def lane_and_column(offset: int):

@@ -1,0 +1,167 @@
+"""warpweave.utils.blockscaled_layout against the scale-factor layouts it must produce.
+
+The formulas stated here are the storage of block scale factors as the tcgen05 block-scaled MMAs and their
+shared -> tensor memory copies (tcgen05.cp .32x128b.warpx4) take them, the same "128 x 4" blocks that cuBLAS documents
+for its 1D block-scaling factors:
+- global memory: SF (mn, s) of an (MN, K) operand (s = k / sf_vec_size) is at
+    (mn % 32) 16 + ((mn / 32) % 4) 4 + s % 4 + 512 (s / 4 + Kc (mn / 128 + Mc l)),
+  Kc = ceil(K / (4 sf_vec_size)), Mc = ceil(MN / 128);
+- shared memory, one stage of an MMA tile: the tile's scale factors in 512-byte blocks of that same form, the
+  blocks along M/N first, then along K;
+- tensor memory: row mn of an instruction's block b (128 rows) in lane mn % 32, column 4 b + (mn / 32) % 4, byte
+  s % 4 of the 32-bit column, the blocks of one instruction side by side, then those of the next instruction along
+  K, then along M/N.
+Each is checked for every coordinate, against the formula written here (not the code's), for several shapes.
+"""
+from __future__ import annotations
+
+import itertools
+import types
+
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+
+LANE = 1 << 16
+
+
+def bsl():
+    import warpweave.utils.blockscaled_layout as m
+
+    return m
+
+
+def gmem_offset(mn, k, l, MN, K, vec):
+    s = k // vec
+    kc = -(-K // (4 * vec))
+    mc = -(-MN // 128)
+    return (mn % 32) * 16 + ((mn // 32) % 4) * 4 + s % 4 + 512 * (s // 4 + kc * (mn // 128 + mc * l))
+
+
+def fake_mma(m, n, k, cta):
+    # the layouts read only the instruction's shape and CTA group of the tiled MMA
+    return types.SimpleNamespace(op=types.SimpleNamespace(shape_mnk=(m, n, k), cta_group=cta))
+
+
+@pytest.mark.parametrize("MN,K,L,vec", [(128, 64, 1, 16), (256, 512, 2, 16), (384, 256, 3, 32), (200, 100, 1, 16)])
+def test_tile_atom_to_shape_sf_is_the_block_layout(MN, K, L, vec):
+    lay = bsl().tile_atom_to_shape_SF((MN, K, L), vec)
+    mn_s, k_s, l_s = cute.size(lay, mode=[0]), cute.size(lay, mode=[1]), cute.size(lay, mode=[2])
+    # padded to whole blocks: 128 rows, 4 scale factors
+    assert (mn_s, l_s) == (-(-MN // 128) * 128, L) and k_s == -(-K // (4 * vec)) * 4 * vec
+    seen = {}
+    for l, mn, k in itertools.product(range(L), range(mn_s), range(k_s)):
+        off = lay((mn, k, l))
+        assert off == gmem_offset(mn, k, l, MN, K, vec), (mn, k, l)
+        seen.setdefault(off, set()).add((mn, k // vec, l))
+    # one byte per scale factor: the run of vec elements shares it, and the bytes are dense
+    assert all(len(v) == 1 for v in seen.values())
+    assert sorted(seen) == list(range(len(seen)))
+
+
+def test_basic_chunk():
+    chunk = bsl().BlockScaledBasicChunk(16).layout
+    assert cute.size(chunk) == 128 * 64 and cute.cosize(chunk) == 512
+    for mn, k in itertools.product(range(128), range(64)):
+        assert chunk((mn, k)) == gmem_offset(mn, k, 0, 128, 64, 16)
+
+
+def _instr_coords(p_shape):
+    """(mma_mn, kinst) pairs of an (MMA, MMA_MN, MMA_K) layout's rest modes, kinst counting instructions along K."""
+    rest_mn = p_shape[1]
+    per_col, rest_k = p_shape[2]
+    return rest_mn, per_col, rest_k
+
+
+CASES = [  # instruction (M, N, K, CTAs), MMA tile (M, N, K), sf_vec_size
+    ((128, 256, 64, 1), (128, 256, 256), 16),   # nvf4, the GEMM tutorial's first step
+    ((256, 256, 64, 2), (256, 256, 256), 16),   # nvf4 on a CTA pair: 128 rows of SFA per CTA, all 256 of SFB
+    ((128, 128, 64, 1), (256, 128, 512), 32),   # mxf4: 2 scale factors per instruction, two instructions a block
+]
+
+
+@pytest.mark.parametrize("which", ["A", "B"])
+@pytest.mark.parametrize("inst,tile,vec", CASES)
+def test_smem_layout_is_the_tiles_block_layout(which, inst, tile, vec):
+    m, n, k, cta = inst
+    tm = fake_mma(*inst)
+    make = bsl().make_smem_layout_sfa if which == "A" else bsl().make_smem_layout_sfb
+    stages = 3
+    lay = make(tm, tile, vec, stages)
+    rows_inst = m // cta if which == "A" else n
+    rows_tile = tile[0] // cta if which == "A" else tile[1]
+    nsf = k // vec
+    assert cute.size(lay, mode=[0]) == rows_inst * k
+    rest_mn, per_col, rest_k = _instr_coords(lay.shape)
+    assert rest_mn == rows_tile // rows_inst and per_col == 4 // nsf and per_col * rest_k == tile[2] // k
+    inst_rows = rows_inst
+    stage_bytes = (inst_rows * rest_mn) * (tile[2] // vec)
+    mn_blocks = inst_rows * rest_mn // 128
+    for st in range(stages):
+        for i_mn, j in itertools.product(range(rest_mn), range(per_col * rest_k)):
+            for r, kk in itertools.product(range(inst_rows), range(0, k, vec)):
+                off = lay(((r, kk), i_mn, (j % per_col, j // per_col), st))
+                # element (mn, kt) of the stage's tile: its 512-byte block, blocks along MN first, then K
+                mn, kt = i_mn * inst_rows + r, j * k + kk
+                s = kt // vec
+                want = (mn % 32) * 16 + ((mn // 32) % 4) * 4 + s % 4 + 512 * (mn // 128 + mn_blocks * (s // 4))
+                assert off == want + st * stage_bytes
+                assert lay(((r, kk + vec - 1), i_mn, (j % per_col, j // per_col), st)) == off
+    assert cute.cosize(lay) == stages * stage_bytes
+
+
+@pytest.mark.parametrize("which", ["A", "B"])
+@pytest.mark.parametrize("inst,tile,vec", CASES)
+def test_tmem_layout_puts_blocks_in_lanes_and_columns(which, inst, tile, vec):
+    m, n, k, cta = inst
+    tm = fake_mma(*inst)
+    b = bsl()
+    smem = (b.make_smem_layout_sfa if which == "A" else b.make_smem_layout_sfb)(tm, tile, vec, 2)
+    one = cute.slice_(smem, (None, None, None, 0))
+    lay = (b.make_tmem_layout_sfa if which == "A" else b.make_tmem_layout_sfb)(tm, tile, vec, one)
+    rows_inst = m // cta if which == "A" else n
+    blocks = rows_inst // 128
+    rest_mn, per_col, rest_k = _instr_coords(lay.shape)
+    nsf = k // vec
+    cells = set()
+    for i_mn, j in itertools.product(range(rest_mn), range(per_col * rest_k)):
+        col0 = 4 * blocks * (j // per_col + rest_k * i_mn)
+        for r, kk in itertools.product(range(rows_inst), range(0, k, vec)):
+            off = lay(((r, kk), i_mn, (j % per_col, j // per_col)))
+            lane, rem = divmod(off, 4 * LANE)
+            col, byte = divmod(rem, 4)
+            s = (j % per_col) * nsf + kk // vec
+            assert (lane, col, byte) == (r % 32, col0 + 4 * (r // 128) + (r // 32) % 4, s), (i_mn, j, r, kk)
+            # the warpx4 copy moves row `lane` of a block's 16-byte rows into that lane: byte 4 c + b of the row
+            s_off = smem(((r, kk), i_mn, (j % per_col, j // per_col), 0))
+            assert s_off % 512 == 16 * lane + 4 * (col % 4) + byte
+            cells.add((lane, col, byte))
+    columns = 4 * blocks * rest_mn * rest_k
+    assert len(cells) == 32 * columns * 4  # every byte of lanes 0-31 of the columns used, once
+    t = cute.make_tensor(_tmem_ptr(cutlass.Float8E4M3FN), lay)
+    from warpweave.cute.nvgpu import tcgen05
+
+    assert tcgen05.find_tmem_tensor_col_offset(t) == columns
+
+
+def _tmem_ptr(dtype):
+    from warpweave import ext
+
+    return ext.make_pointer(None, dtype, "tmem", 16)
+
+
+def test_bad_arguments_are_refused_at_the_users_line():
+    b = bsl()
+    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*sf_vec_size is 16 or 32"):
+        b.tile_atom_to_shape_SF((128, 64, 1), 8)
+    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*Shape is \(MN, K\)"):
+        b.tile_atom_to_shape_SF(128, 16)
+    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*not whole instructions"):
+        b.make_smem_layout_sfa(fake_mma(128, 256, 64, 1), (128, 256, 96), 16, 2)
+    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*whole 128-row blocks"):
+        b.make_smem_layout_sfb(fake_mma(128, 64, 64, 1), (128, 128, 256), 16, 2)
+    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*expected a tiled MMA"):
+        b.make_smem_layout_sfb(object(), (128, 256, 256), 16, 2)
+    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*not one stage"):
+        b.make_tmem_layout_sfa(fake_mma(128, 256, 64, 1), (128, 256, 256), 16, cute.make_layout(64))
