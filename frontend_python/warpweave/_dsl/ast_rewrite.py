@@ -417,8 +417,25 @@ class _Rewriter(ast.NodeTransformer):
 
 def rewrite(fn: Callable) -> Callable:
     """The function with its control flow rewritten (see the module doc), closures and defaults kept."""
-    from . import control_flow
+    from . import control_flow, rewrite_cache
 
+    code = rewrite_cache.load(fn)   # an earlier process's rewrite of the same source
+    if code is None:
+        code = _rewritten_code(fn)
+        rewrite_cache.store(fn, code)
+    ns: dict = {}
+    exec(code, fn.__globals__, ns)
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    new = ns["__ww_factory"](control_flow, *cells)
+    new.__defaults__ = fn.__defaults__
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__wrapped__ = fn
+    functools.update_wrapper(new, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
+    return new
+
+
+def _rewritten_code(fn: Callable):
+    """The code of a module defining `__ww_factory(control_flow, *free variables)`, which returns fn rewritten."""
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -445,13 +462,4 @@ def rewrite(fn: Callable) -> Callable:
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     flags = fn.__code__.co_flags & __future__.annotations.compiler_flag
-    code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
-    ns: dict = {}
-    exec(code, fn.__globals__, ns)
-    cells = [c.cell_contents for c in (fn.__closure__ or ())]
-    new = ns["__ww_factory"](control_flow, *cells)
-    new.__defaults__ = fn.__defaults__
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__wrapped__ = fn
-    functools.update_wrapper(new, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
-    return new
+    return compile(module, filename, "exec", flags=flags, dont_inherit=True)
