@@ -71,10 +71,11 @@ uint32_t flag(const Attrs& at, const char* name) {
   return static_cast<uint32_t>(v);
 }
 
-// What an MMA atom id (blackwell.tcgen05.mma.cta<g>.<kind>.m<M>n<N>k<K>.<ab>.<acc>.<ss|ts>) says.
+// What an MMA atom id (blackwell.tcgen05.mma.cta<g>.<kind>.m<M>n<N>k<K>.<ab>.<acc>[.<scale type>].<ss|ts>) says;
+// the scale type is there for the block-scaled kinds only.
 struct AtomShape {
   int cta_group = 0;
-  std::string kind, ab, acc;
+  std::string kind, ab, acc, sf;
   int64_t m = 0, n = 0;
   bool a_in_tmem = false;
 };
@@ -86,23 +87,67 @@ AtomShape parse_atom(const std::string& id) {
     if (i == id.size() || id[i] == '.') parts.push_back(id.substr(start, i - start)), start = i + 1;
   AtomShape s;
   long long m = 0, n = 0, k = 0;
-  if (parts.size() != 9 || parts[0] != "blackwell" || parts[1] != "tcgen05" || parts[2] != "mma" ||
+  const bool scaled = parts.size() == 10;
+  const std::string& src = parts.empty() ? id : parts.back();
+  if ((parts.size() != 9 && !scaled) || parts[0] != "blackwell" || parts[1] != "tcgen05" || parts[2] != "mma" ||
       (parts[3] != "cta1" && parts[3] != "cta2") || std::sscanf(parts[5].c_str(), "m%lldn%lldk%lld", &m, &n, &k) != 3 ||
-      (parts[8] != "ss" && parts[8] != "ts"))
+      (src != "ss" && src != "ts"))
     throw HookError("atom \"" + id + "\" is not a tcgen05.mma atom of this backend");
   s.cta_group = parts[3] == "cta1" ? 1 : 2;
   s.kind = parts[4];
   s.m = m, s.n = n;
   s.ab = parts[6];
   s.acc = parts[7];
-  s.a_in_tmem = parts[8] == "ts";
+  if (scaled) s.sf = parts[8];
+  s.a_in_tmem = src == "ts";
   return s;
+}
+
+// The block-scaled kinds' descriptor (PTX ISA, tcgen05 "Instruction descriptor", the .kind::mxf8f6f4 / mxf4 /
+// mxf4nvf4 form): no D format (D is f32), the scale factors' type and the byte ids of SFA and SFB instead.
+bool is_block_scaled(const std::string& kind) { return kind == "mxf4nvf4" || kind == "mxf4"; }
+
+uint32_t id_attr(const Attrs& at, const char* name) {
+  int64_t v = at.integer(name, 0);
+  if (v < 0 || v > 3) throw HookError(std::string(name) + " must be 0..3 (a byte of a 32-bit column)");
+  return static_cast<uint32_t>(v);
+}
+
+uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
+  if (atom.ab != "e2m1") throw HookError("kind::" + atom.kind + " takes e2m1 inputs, the atom has " + atom.ab);
+  if (atom.acc != "f32") throw HookError("kind::" + atom.kind + " accumulates in f32");
+  uint32_t scale;
+  if (atom.sf == "e4m3" || atom.sf == "ue4m3") scale = 0;
+  else if (atom.sf == "ue8m0") scale = 1;
+  else throw HookError("scale type \"" + atom.sf + "\" is not one of kind::" + atom.kind + " (e4m3 ue8m0)");
+  if (atom.kind == "mxf4" && scale != 1) throw HookError("kind::mxf4 takes ue8m0 scale factors");
+  int64_t m = atom.m, n = atom.n;
+  if (m != 128 && m != 256) throw HookError("block-scaled m must be 128 or 256 (the pair's M with cta_group 2)");
+  if (n < 8 || n > 256 || n % 8) throw HookError("n must be a multiple of 8 from 8 to 256");
+  if (major_bit(at, "a_major") || major_bit(at, "b_major")) throw HookError("e2m1 operands must be K-major");
+  if (flag(at, "saturate")) throw HookError("saturate exists for kind::i8 only");
+  uint32_t neg_a = flag(at, "negate_a"), neg_b = flag(at, "negate_b");
+  const uint32_t e2m1 = 1;  // the 4-bit formats' code of E2M1 (kind::mxf4 / mxf4nvf4)
+  uint32_t d = 0;
+  d |= id_attr(at, "sfb_id") << 4;
+  d |= e2m1 << 7;
+  d |= e2m1 << 10;
+  d |= neg_a << 13;
+  d |= neg_b << 14;
+  d |= static_cast<uint32_t>(n >> 3) << 17;
+  d |= scale << 23;
+  d |= static_cast<uint32_t>(m >> 4) << 24;
+  d |= id_attr(at, "sfa_id") << 29;
+  return d;
 }
 
 uint32_t instr_desc(const Attrs& at) {
   AtomShape atom;
   bool from_atom = at.has("atom");
   if (from_atom) atom = parse_atom(at.text("atom", ""));
+  if (from_atom && is_block_scaled(atom.kind)) return block_scaled_instr_desc(at, atom);
+  if (at.integer("sfa_id", 0) || at.integer("sfb_id", 0))
+    throw HookError("sfa_id and sfb_id are fields of the block-scaled kinds' descriptor only");
   auto type_attr = [&](const char* name, const std::string& dflt) {
     if (at.has(name)) return at.text(name, "");
     if (dflt.empty()) throw HookError(std::string("needs the attribute ") + name + " (or atom)");

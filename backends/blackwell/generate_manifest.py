@@ -24,7 +24,8 @@ TARGET = "sm_100a"
 
 # Manifest element type -> the DSL's numeric type name (python_params).
 PY_DTYPE = {"f16": "Float16", "bf16": "BFloat16", "tf32": "TFloat32", "f32": "Float32", "e4m3": "Float8E4M3FN",
-            "e5m2": "Float8E5M2", "s8": "Int8", "u8": "Uint8", "s32": "Int32"}
+            "e5m2": "Float8E5M2", "s8": "Int8", "u8": "Uint8", "s32": "Int32", "e2m1": "Float4E2M1FN",
+            "ue8m0": "Float8E8M0FNU"}
 
 # kind -> the Python constructor's positional parameters (CuTe DSL's order) and the parameters it implies.
 MMA_SIGNATURES = {
@@ -138,7 +139,10 @@ def primitives():
                 "negate_a negate_b (0/1, float kinds), saturate (0/1, i8 only). Bits: [3] saturate, [4,6) D format "
                 "(f16 0, f32 1, s32 2), [7,10) A format, [10,13) B format (f16 0 bf16 1 tf32 2; e4m3 0 e5m2 1 e2m3 3 "
                 "e3m2 4 e2m1 5; u8 0 s8 1), [13] negate A, [14] negate B, [15] A MN-major, [16] B MN-major, "
-                "[17,23) N>>3, [24,29) M>>4; the rest 0 (dense, no shift)"),
+                "[17,23) N>>3, [24,29) M>>4; the rest 0 (dense, no shift). For a block-scaled atom (kind::mxf4nvf4; "
+                "a_type e2m1, code 1) D is f32 and has no field; its sfa_id and sfb_id (0..3, default 0: the byte of "
+                "the scale factors' tensor-memory column the instruction starts at) and scale type are: [4,6) SFB id, "
+                "[23] scale type (ue4m3 0, ue8m0 1), [29,31) SFA id"),
             python_name="tcgen05.make_instr_desc",
             operands=[op("idesc", "SCALAR", "OUT", register_type="b32")],
             attributes=[{"name": "atom", "type": "string"}, {"name": "a_type", "type": "string"},
@@ -148,7 +152,9 @@ def primitives():
                         {"name": "b_major", "type": "string", "allowed": ["K", "MN"], "default_value": "K"},
                         {"name": "negate_a", "type": "int", "allowed": ["0", "1"], "default_value": "0"},
                         {"name": "negate_b", "type": "int", "allowed": ["0", "1"], "default_value": "0"},
-                        {"name": "saturate", "type": "int", "allowed": ["0", "1"], "default_value": "0"}],
+                        {"name": "saturate", "type": "int", "allowed": ["0", "1"], "default_value": "0"},
+                        {"name": "sfa_id", "type": "int", "allowed": ["0", "1", "2", "3"], "default_value": "0"},
+                        {"name": "sfb_id", "type": "int", "allowed": ["0", "1", "2", "3"], "default_value": "0"}],
             lowering_hook="tcgen05_instr_desc")
     yield P(id="blackwell.tcgen05.make_smem_desc", kind="DESCRIPTOR",
             description=(
@@ -558,7 +564,8 @@ def fmt_entry(section: str, e: dict) -> str:
 # when an atom is selected. Strings of a template may hold {expr} over the family's parameters.
 # ---------------------------------------------------------------------------------------------------------------
 
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "s32": 32}
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "s32": 32, "e2m1": 4,
+        "ue8m0": 8}
 
 
 def param(name, *, values=(), range_=None, set_=(), rule=""):
@@ -602,7 +609,7 @@ def element_types_text() -> str:
 
 
 # Observed in the cubins of the probe kernels (nvdisasm of ptxas 13.0 output for sm_100a); tf32 shares f16's.
-MMA_SASS = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA"}
+MMA_SASS = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA", "mxf4nvf4": "UTCOMMA"}
 
 N_RULE = "N is a multiple of 8 from 8 to 256"
 
@@ -665,6 +672,57 @@ def mma_families():
                 ptx_template=("tcgen05.mma.cta_group::{cta}.kind::" + kind +
                               " [$0], {a_src == 'TMEM' ? '[$1]' : '$1'}, $2, $3, $4;"),
                 constraints="{a_src == 'TMEM' ? 'r,r,l,r,b' : 'r,l,l,r,b'}",
+                has_side_effects=True, sass_opcodes=[MMA_SASS[kind] + "{cta == 2 ? '.2CTA' : ''}"],
+                conformance="tcgen05_mma")))
+
+
+# Block-scaled MMAs: kind -> (python class, K, A/B type, scale-factor types, scale_vec, the constructor's
+# positional parameters). D is Float32; each row of A (column of B) has one scale factor per K / scale_vec
+# elements, read from tensor memory at scale_a / scale_b (PTX ISA, tcgen05.mma .block_scale). nvf4 is kind::mxf4nvf4
+# with scale_vec::4X (16 elements a scale factor, ue4m3 or ue8m0 scales). Only A in shared memory here.
+BLOCK_SCALED_KINDS = {
+    "mxf4nvf4": ("tcgen05.MmaMXF4NVF4Op", 64, "e2m1", ("e4m3", "ue8m0"), "4X",
+                 ["sf_dtype", "shape_mnk", "cta_group", "a_src"]),
+}
+
+
+def block_scaled_mma_families():
+    for kind, (py, k, ab, sfs, vec, sig) in BLOCK_SCALED_KINDS.items():
+        desc = ("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale.scale_vec::" + vec + " {m}x{n}x{k}: "
+                "D[f32] (+)= (A[" + ab + "] x SFA[{sf}]) (B[" + ab + "] x SFB[{sf}]), A and B from shared memory "
+                "(UMMA descriptors), D in tensor memory at d, the scale factors in tensor memory at scale_a and "
+                "scale_b; one thread issues it{cta == 2 ? ' for the CTA pair (the even CTA)' : ''}. idesc: from "
+                "blackwell.tcgen05.make_instr_desc (its scale-factor ids select the byte of scale_a's and scale_b's "
+                "columns where a scale_vec leaves some unused); enable_input_d false overwrites D")
+        yield entry("families", **family(
+            f"blackwell.tcgen05.mma.{kind}",
+            parameters=[param("ab", values=(ab,)), param("acc", values=("f32",)), param("sf", values=sfs),
+                        param("cta", set_=(1, 2), rule="cta_group is 1 or 2"),
+                        param("a_src", values=("SMEM",)),
+                        param("m", set_=(128, 256), rule="M is 128 (one CTA) or 256 (a CTA pair)"),
+                        param("n", range_=(8, 256, 8), rule=N_RULE),
+                        param("k", set_=(k,), rule=f"K is {k} for kind::{kind}: 256 bits of A")],
+            rules=[("cta_group 1 takes M 128, cta_group 2 M 256", "cta == 1 ? m == 128 : m == 256"),
+                   ("with cta_group 2, N is a multiple of 16", "cta == 1 || n % 16 == 0")],
+            template=dict(
+                id="blackwell.tcgen05.mma.cta{cta}." + kind + ".m{m}n{n}k{k}.{ab}.{acc}.{sf}.ss",
+                kind="MMA", description=desc, python_name=py,
+                python_params={"ab_dtype": "{dsl(ab)}", "acc_dtype": "{dsl(acc)}", "sf_dtype": "{dsl(sf)}",
+                               "shape_mnk": "({m},{n},{k})", "cta_group": "{cta}", "a_src": "{a_src}"},
+                python_signature=sig, python_defaults={"ab_dtype": PY_DTYPE[ab], "acc_dtype": "Float32"},
+                shape_mnk="({m},{n},{k})", thr_id="{cta}:1",
+                operands=[
+                    op("d", "TMEM_ADDRESS", element_type="f32", kind=TMEM_KIND),
+                    op("a", "SMEM_DESCRIPTOR", element_type=ab, kind=UMMA_DESC_KIND),
+                    op("b", "SMEM_DESCRIPTOR", element_type=ab, kind=UMMA_DESC_KIND),
+                    op("idesc", "INSTRUCTION_DESCRIPTOR"),
+                    op("scale_a", "TMEM_ADDRESS"),
+                    op("scale_b", "TMEM_ADDRESS"),
+                    op("enable_input_d", "PREDICATE"),
+                ],
+                ptx_template=("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale.scale_vec::" + vec +
+                              " [$0], $1, $2, $3, [$4], [$5], $6;"),
+                constraints="r,l,l,r,r,r,b",
                 has_side_effects=True, sass_opcodes=[MMA_SASS[kind] + "{cta == 2 ? '.2CTA' : ''}"],
                 conformance="tcgen05_mma")))
 
@@ -821,6 +879,8 @@ def manifest_text() -> str:
     sections = [
         ("tcgen05.mma families: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",
          mma_families()),
+        ("Block-scaled tcgen05.mma families: kind::mxf4nvf4 (nvf4 and mxf4 inputs, scale factors in tensor memory)",
+         block_scaled_mma_families()),
         ("tcgen05.ld / tcgen05.st families: tensor memory <-> registers, by shape, over the repetition",
          tmem_copy_families()),
         ("tcgen05.cp: shared memory -> tensor memory", cp_atoms()),

@@ -65,10 +65,14 @@ class OperandSource(enum.Enum):
 
 class Field(enum.Enum):
     """Runtime fields of a tcgen05 MMA atom. ACCUMULATE (False at first, as in CuTe DSL): False makes the next
-    cute.gemm compute D = A * B, True D = A * B + D. NEGATE_A / NEGATE_B negate an operand (float kinds)."""
+    cute.gemm compute D = A * B, True D = A * B + D. NEGATE_A / NEGATE_B negate an operand (float kinds). SFA / SFB
+    (block-scaled ops): where in tensor memory the next cute.gemm reads A's and B's scale factors, a tensor-memory
+    pointer (the iterator of the instruction's slice of make_tmem_layout_sfa/sfb's tensor)."""
     ACCUMULATE = "accumulate"
     NEGATE_A = "negate_a"
     NEGATE_B = "negate_b"
+    SFA = "sfa"
+    SFB = "sfb"
 
 
 class SmemLayoutAtomKind(enum.Enum):
@@ -89,8 +93,8 @@ def make_smem_layout_atom(kind: SmemLayoutAtomKind, element_type, *, loc=None, i
         raise ext.user_error(f"make_smem_layout_atom: expected a SmemLayoutAtomKind, got {kind!r}", ext.DSLTypeError)
     et = cutlass.dtype(element_type) if not isinstance(element_type, type) else element_type
     major, width = kind.value
-    if et.width not in (8, 16, 32):
-        raise ext.user_error(f"make_smem_layout_atom: {et.__name__} is not an 8, 16 or 32-bit type",
+    if et.width not in (4, 8, 16, 32):
+        raise ext.user_error(f"make_smem_layout_atom: {et.__name__} is not a 4, 8, 16 or 32-bit type",
                              ext.DSLTypeError)
     row = (width or 16) * 8 // et.width
     base = int(math.log2(128 // et.width))
@@ -147,6 +151,9 @@ class _Tcgen05Mma:
     def instruction_operands(self, fields):
         """The instruction descriptor (a constant from the plugin's hook: types, M, N from the atom; majors and
         negations from the op and its fields) and enable_input_d (Field.ACCUMULATE)."""
+        return self._base_operands(fields)
+
+    def _base_operands(self, fields, **more_attrs):
         backend, entry = self.entry()
         idesc_backend, idesc_entry = ext.select_instruction("tcgen05.make_instr_desc", {}, set())
         attrs = {"atom": entry["id"], "a_major": "K" if self.a_major_mode == OperandMajorMode.K else "MN",
@@ -157,6 +164,7 @@ class _Tcgen05Mma:
                 raise ext.user_error(f"tcgen05 {f}: the negation is part of the instruction descriptor, a constant: "
                                      "set it to True or False", ext.DSLTypeError)
             attrs[key] = int(v)
+        attrs.update(more_attrs)
         idesc = ext.emit_instruction(ext.builder(), idesc_backend, idesc_entry, {}, attrs)["idesc"][0]
         return {"idesc": [idesc], "enable_input_d": [_flag(fields, Field.ACCUMULATE, False).ir()]}, {}
 
@@ -233,7 +241,68 @@ def _make_op_classes():
                 super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
 
         out["MmaF8F6F4Op"] = MmaF8F6F4Op
+
+
+    base = ext.manifest_class("tcgen05.MmaMXF4NVF4Op")
+    if base is not None:
+        class MmaMXF4NVF4Op(_BlockScaled, _Tcgen05Mma, base):
+            """tcgen05.mma kind::mxf4nvf4 .block_scale.scale_vec::4X: MmaMXF4NVF4Op(sf_dtype, instruction_shape,
+            cta_group, a_src); Float4E2M1FN A and B (K-major), Float32 accumulators, K = 64, one scale factor of
+            sf_dtype (Float8E4M3FN for nvf4, Float8E8M0FNU) per 16 elements along K, read from tensor memory at
+            Field.SFA / Field.SFB."""
+
+            def __init__(self, sf_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S):
+                self._setup("MmaMXF4NVF4Op", cta_group, a_src, K, K)
+                if a_src != OperandSource.SMEM and a_src != "SMEM":
+                    raise ext.user_error("MmaMXF4NVF4Op: A is read from shared memory here (OperandSource.SMEM)",
+                                         ext.DSLValueError)
+                super().__init__(sf_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+                self.sf_dtype = sf_dtype
+
+        out["MmaMXF4NVF4Op"] = MmaMXF4NVF4Op
     return out
+
+
+class _BlockScaled:
+    """The block-scaled ops' scale factors: Field.SFA and Field.SFB point into tensor memory; the instruction takes
+    their 32-bit column addresses and, in its descriptor, the byte of the column each starts at."""
+
+    def instruction_operands(self, fields):
+        inputs, attrs = {}, {}
+        ids = {}
+        for f, name in ((Field.SFA, "scale_a"), (Field.SFB, "scale_b")):
+            ptr = fields.get(f)
+            if ptr is None:
+                raise ext.user_error(f"cute.gemm: {type(self).__name__} reads its scale factors from tensor memory: "
+                                     f"set tiled_mma.set(tcgen05.{f}, tmem_tensor.iterator) first", ext.DSLValueError)
+            addr, byte = _scale_address(ptr, f)
+            inputs[name] = [addr]
+            ids[f] = byte
+        base_inputs, base_attrs = self._base_operands(fields, sfa_id=ids[Field.SFA], sfb_id=ids[Field.SFB])
+        inputs.update(base_inputs)
+        attrs.update(base_attrs)
+        return inputs, attrs
+
+
+def _scale_address(ptr, field):
+    """(the 32-bit tensor-memory address of the column, the byte in it) of a scale-factor pointer."""
+    if getattr(ptr, "memspace", None) != "tmem" or getattr(ptr, "base", None) is None:
+        raise ext.user_error(f"tcgen05 {field}: expected a pointer into allocated tensor memory (the iterator of a "
+                             f"tensor made over TmemAllocator's pointer), got {ptr!r}", ext.DSLTypeError)
+    width = ptr.dtype.width
+    if width != 8:
+        raise ext.user_error(f"tcgen05 {field}: scale factors are 8-bit values, got a pointer to {ptr.dtype.__name__}",
+                             ext.DSLTypeError)
+    off = ptr.offset
+    if not isinstance(off, int):
+        raise ext.user_error(f"tcgen05 {field}: the scale factors' place in tensor memory goes into the instruction "
+                             "descriptor (a constant): index the scale-factor tensor with compile-time coordinates "
+                             "(e.g. in a cutlass.range(..., unroll_full=True) loop)", ext.DSLValueError)
+    lane_bytes = 4 * tmem_layouts.LANE
+    byte = (off % lane_bytes) % 4
+    aligned = off - byte
+    t = cute.make_tensor(ext.make_pointer(ptr.base, ptr.dtype, "tmem", 4), cute.make_layout(1))
+    return tmem_address(t, aligned), byte
 
 
 # --- operand kinds ---------------------------------------------------------------------------------------------
@@ -256,8 +325,8 @@ def operand_layout_tv(atom_id: str, name: str):
     return cute.make_layout((cta, (m // cta, n)), stride=(m // cta, (1, m)))
 
 
-def _ebytes(t) -> int:
-    return t.width // 8
+def _ebits(t) -> int:
+    return t.width
 
 
 class UmmaSmemDescriptorKind(ext.OperandKind):
@@ -290,12 +359,12 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
         lay = tile.layout
         outer = lay.outer if hasattr(lay, "outer") else lay
         inner = lay.inner if hasattr(lay, "outer") else None
-        e = _ebytes(tile.element_type)
-        key = (str(outer), str(inner), e, k_bytes)
+        bits = _ebits(tile.element_type)      # 4-bit operands (e2m1) are packed two to a byte
+        key = (str(outer), str(inner), bits, k_bytes)
         hit = self._forms.get(key)
         if hit is not None:
             return hit
-        K = k_bytes // e
+        K = k_bytes * 8 // bits
         total = cute.size(outer)
         if total % K:
             raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} does not hold whole 32-byte K "
@@ -308,18 +377,18 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
 
         swizzle = 0
         if inner is not None and getattr(inner, "num_bits", 0):
-            if inner.num_base != int(math.log2(16 // e)) or inner.num_shift != 3 or inner.num_bits > 3:
+            if inner.num_base != int(math.log2(128 // bits)) or inner.num_shift != 3 or inner.num_bits > 3:
                 raise ext.user_error(f"cute.gemm: operand {operand_name}'s swizzle {inner} is not one tcgen05.mma "
-                                     f"reads (Swizzle<b,{int(math.log2(16 // e))},3>, b = 1, 2, 3); make the layout "
+                                     f"reads (Swizzle<b,{int(math.log2(128 // bits))},3>, b = 1, 2, 3); make the layout "
                                      "with tcgen05.make_smem_layout_atom or blackwell_helpers.make_smem_layout_a/b",
                                      ext.DSLValueError)
             swizzle = 16 << inner.num_bits
-        T = 16 // e
+        T = 128 // bits
         if off(0, 1) == 1:
             major = "K"
             sbo = off(8, 0) if MN > 8 else 0
             if swizzle:
-                w = swizzle // e
+                w = swizzle * 8 // bits
                 lbo = T   # not read for swizzled K-major tiles; 16 bytes, as CuTe writes it
                 expect = lambda mn, k: (mn % 8) * w + (mn // 8) * sbo + k  # noqa: E731
             else:
@@ -330,7 +399,7 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
             if not swizzle:
                 raise ext.user_error(f"cute.gemm: operand {operand_name} is MN-major without a swizzle; use an "
                                      "MN_SW32/64/128 layout atom (tcgen05.make_smem_layout_atom)", ext.DSLValueError)
-            w = swizzle // e
+            w = swizzle * 8 // bits
             lbo = off(w, 0) if MN > w else T
             sbo = off(0, 8)
             expect = lambda mn, k: (mn % w) + (mn // w) * lbo + (k % 8) * w + (k // 8) * sbo  # noqa: E731
@@ -344,7 +413,7 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
                                          f"{swizzle or 'none'}) is not a layout tcgen05.mma reads: element ({mn}, {k}) "
                                          f"is at {off(mn, k)}, the {major}-major form puts it at {expect(mn, k)}",
                                          ext.DSLValueError)
-        hit = (major, swizzle, lbo * e, sbo * e)
+        hit = (major, swizzle, lbo * bits // 8, sbo * bits // 8)
         self._forms[key] = hit
         return hit
 

@@ -13,7 +13,7 @@ from .errors import DSLTypeError, user_location
 
 _ELEMENT_DTYPES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "tf32": "TFloat32", "f64": "Float64",
                    "s8": "Int8", "u8": "Uint8", "s32": "Int32", "u32": "Uint32", "s64": "Int64", "u64": "Uint64",
-                   "e4m3": "Float8E4M3FN", "e5m2": "Float8E5M2"}
+                   "e4m3": "Float8E4M3FN", "e5m2": "Float8E5M2", "e2m1": "Float4E2M1FN", "ue8m0": "Float8E8M0FNU"}
 
 
 def kind_of(operand: dict) -> str:

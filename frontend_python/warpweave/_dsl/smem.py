@@ -55,6 +55,10 @@ def _carve(nbytes: int, align: int) -> int:
 
 
 def _pointer(offset: int, dtype) -> Pointer:
+    from .tensor import is_packed
+
+    if is_packed(dtype):   # element offsets of 4-bit values count half bytes
+        return Pointer(_base_pointer(), dtype, SMEM, BASE_ALIGN, offset * 2)
     eb = elem_bytes(dtype)
     if offset % eb:
         raise DSLValueError(f"shared memory offset {offset} is not aligned for {dtype.__name__}", user_location(3))
@@ -79,7 +83,8 @@ class SmemAllocator:
         return _pointer(_carve(num_elems * elem_bytes(t), max(byte_alignment, elem_bytes(t))), t)
 
     def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None):
-        """A shared-memory tensor of `layout` (a Layout or a swizzled ComposedLayout); `swizzle` composes one."""
+        """A shared-memory tensor of `layout` (a Layout or a swizzled ComposedLayout); `swizzle` composes one.
+        4-bit types are packed two to a byte (tensor.is_packed): sizes and swizzle periods count their bytes."""
         t = dtype_of(element_type)
         if isinstance(layout, tuple) or isinstance(layout, int):
             layout = _core.make_layout(layout)
@@ -99,9 +104,16 @@ class SmemAllocator:
         if isinstance(inner, _core.Swizzle) and inner.num_bits:
             # A swizzle permutes address bits below its period: the buffer starts at a multiple of the period, so
             # that the swizzle of offsets is the swizzle of addresses (what TMA and the MMAs apply).
-            align = max(align, (1 << (inner.num_bits + inner.num_base + inner.num_shift)) * elem_bytes(t))
-        ptr = _pointer(_carve(cos * elem_bytes(t), align), t)
+            align = max(align, _bytes_of(1 << (inner.num_bits + inner.num_base + inner.num_shift), t))
+        ptr = _pointer(_carve(_bytes_of(cos, t), align), t)
         return Tensor(ptr, layout, t)
+
+
+def _bytes_of(num_elems: int, t) -> int:
+    """The bytes num_elems values of t take in memory (4-bit types packed two to a byte)."""
+    from .tensor import is_packed
+
+    return -(-num_elems // 2) if is_packed(t) else num_elems * elem_bytes(t)
 
 
 # --- cute.struct --------------------------------------------------------------------------------------------------

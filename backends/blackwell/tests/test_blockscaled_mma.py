@@ -1,0 +1,241 @@
+"""The block-scaled tcgen05 MMA (kind::mxf4nvf4 .block_scale.scale_vec::4X), without a GPU.
+
+- tcgen05.MmaMXF4NVF4Op(sf_dtype, instruction_shape, cta_group, a_src), CuTe DSL's constructor, selects the
+  manifest's atom and refuses what the instruction cannot do at the user's line.
+- Its instruction descriptor against the PTX ISA's block-scaled form, bit by bit: [4,6) SFB id, [7,10) A format,
+  [10,13) B format (E2M1 = 1 for the 4-bit kinds), [13]/[14] negate A/B, [17,23) N >> 3, [23] scale type (UE4M3 0,
+  UE8M0 1), [24,29) M >> 4, [29,31) SFA id; no D format (D is f32).
+- The atoms assemble with ptxas for sm_100a, the PTX holding the instruction and the SASS UTCOMMA (.2CTA for a pair).
+- 4-bit operands in shared memory: make_smem_layout_atom of Float4E2M1FN and the UMMA descriptor's form of a tile
+  of it (packed two to a byte: 128-byte swizzled rows of 256 elements).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import _core
+
+from test_backend_blackwell import _instr_desc, _probe, _ptx_pattern, _sass_opcodes, blackwell  # noqa: F401
+
+
+def tc():
+    from warpweave.cute.nvgpu import tcgen05
+
+    return tcgen05
+
+
+def test_op_selects_its_atom():
+    t = tc()
+    cases = [
+        (t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (128, 256, 64), t.CtaGroup.ONE, t.OperandSource.SMEM),
+         "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n256k64.e2m1.f32.e4m3.ss"),
+        (t.MmaMXF4NVF4Op(cutlass.Float8E8M0FNU, (256, 128, 64), t.CtaGroup.TWO),
+         "blackwell.tcgen05.mma.cta2.mxf4nvf4.m256n128k64.e2m1.f32.ue8m0.ss"),
+    ]
+    for op, ident in cases:
+        assert op.entry()[1]["id"] == ident
+        atom = cute.make_mma_atom(op)
+        assert atom.a_dtype is cutlass.Float4E2M1FN and atom.b_dtype is cutlass.Float4E2M1FN
+        assert atom.acc_dtype is cutlass.Float32
+    assert cute.size(cute.make_tiled_mma(cases[1][0]).thr_id.shape) == 2
+
+
+def test_op_refuses_bad_arguments_at_the_users_line():
+    t = tc()
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*A is read from shared memory"):
+        t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (128, 256, 64), t.CtaGroup.ONE, t.OperandSource.TMEM)
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*(no loaded backend|M is 128|breaks)"):
+        cute.make_mma_atom(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (64, 256, 64), t.CtaGroup.ONE))
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*sf_dtype Float16 breaks"):
+        cute.make_mma_atom(t.MmaMXF4NVF4Op(cutlass.Float16, (128, 256, 64), t.CtaGroup.ONE))
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*(no loaded backend|K is 64|breaks)"):
+        cute.make_mma_atom(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (128, 256, 32), t.CtaGroup.ONE))
+
+
+def test_atom_set_is_the_isa_shapes(blackwell):
+    # kind::mxf4nvf4 with A in shared memory: one CTA M = 128, N = 8..256 in steps of 8; a pair M = 256, N in steps
+    # of 16; ue4m3 (e4m3) or ue8m0 scale factors
+    got = sorted(a["id"] for a in blackwell.atoms + blackwell.all_instances() if ".mxf4nvf4." in a["id"])
+    want = sorted([f"blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n{n}k64.e2m1.f32.{sf}.ss"
+                   for n in range(8, 257, 8) for sf in ("e4m3", "ue8m0")] +
+                  [f"blackwell.tcgen05.mma.cta2.mxf4nvf4.m256n{n}k64.e2m1.f32.{sf}.ss"
+                   for n in range(16, 257, 16) for sf in ("e4m3", "ue8m0")])
+    assert got == want
+    for a in blackwell.all_instances():
+        if a["id"] == "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n8k64.e2m1.f32.e4m3.ss":
+            assert [(o["name"], o["role"]) for o in a["operands"]] == [
+                ("d", "TMEM_ADDRESS"), ("a", "SMEM_DESCRIPTOR"), ("b", "SMEM_DESCRIPTOR"),
+                ("idesc", "INSTRUCTION_DESCRIPTOR"), ("scale_a", "TMEM_ADDRESS"), ("scale_b", "TMEM_ADDRESS"),
+                ("enable_input_d", "PREDICATE")]
+            assert a["python_params"] == {"ab_dtype": "Float4E2M1FN", "acc_dtype": "Float32",
+                                          "sf_dtype": "Float8E4M3FN", "shape_mnk": "(128,8,64)", "cta_group": "1",
+                                          "a_src": "SMEM"}
+
+
+def _ref(m, n, scale, sfa_id=0, sfb_id=0, negate_a=0, negate_b=0):
+    e2m1 = 1
+    return (sfb_id << 4 | e2m1 << 7 | e2m1 << 10 | negate_a << 13 | negate_b << 14 | (n >> 3) << 17 | scale << 23
+            | (m >> 4) << 24 | sfa_id << 29)
+
+
+@pytest.mark.parametrize("cta,m,n,sf", [(1, 128, 256, "e4m3"), (1, 128, 8, "ue8m0"), (2, 256, 256, "e4m3"),
+                                        (2, 256, 16, "ue8m0")])
+@pytest.mark.parametrize("ids", [(0, 0), (1, 2), (3, 3)])
+def test_instr_desc_bits(cta, m, n, sf, ids):
+    atom = f"blackwell.tcgen05.mma.cta{cta}.mxf4nvf4.m{m}n{n}k64.e2m1.f32.{sf}.ss"
+    scale = {"e4m3": 0, "ue8m0": 1}[sf]
+    assert _instr_desc({"atom": atom, "sfa_id": ids[0], "sfb_id": ids[1]}) == _ref(m, n, scale, *ids)
+    assert _instr_desc({"atom": atom, "negate_a": 1}) == _ref(m, n, scale, negate_a=1)
+
+
+@pytest.mark.parametrize("attrs,message", [
+    ({"atom": "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n64k64.e2m1.f32.e4m3.ss", "b_major": "MN"}, "K-major"),
+    ({"atom": "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n64k64.e2m1.f32.e4m3.ss", "saturate": 1}, "saturate"),
+    ({"atom": "blackwell.tcgen05.mma.cta1.f16.m128n64k16.f16.f32.ss", "sfa_id": 1}, "block-scaled"),
+])
+def test_instr_desc_refusals(attrs, message):
+    with pytest.raises(Exception, match=message):
+        _instr_desc(attrs)
+
+
+@pytest.mark.parametrize("ident", ["blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n256k64.e2m1.f32.e4m3.ss",
+                                   "blackwell.tcgen05.mma.cta2.mxf4nvf4.m256n64k64.e2m1.f32.ue8m0.ss"])
+def test_atoms_compile_with_expected_ptx_and_sass(ident):
+    ins, result = _probe(ident, {})
+    assert _ptx_pattern(ins, {}).search(result["ptx"])
+    assert ".block_scale.scale_vec::4X" in result["ptx"]
+    if not _core.sass_tool_available():
+        pytest.skip("PTX and ptxas checked; no SASS disassembler (nvdisasm) to check the opcodes")
+    ops = _sass_opcodes(_core.disassemble_sass(result["cubin"]))
+    want = "UTCOMMA.2CTA" if ".cta2." in ident else "UTCOMMA"
+    assert any(o == want or o.startswith(want + ".") for o in ops), sorted(ops)
+    assert ins["sass_opcodes"] == [want]
+
+
+def test_4bit_smem_layout_atom_and_descriptor_form():
+    from warpweave import ext
+    from warpweave.backends.blackwell import tcgen05_mma
+
+    t = tc()
+    atom = t.make_smem_layout_atom(t.SmemLayoutAtomKind.K_SW128, cutlass.Float4E2M1FN)
+    # 8 rows of 128 bytes = 256 packed 4-bit elements, swizzled in 16-byte (32-element) units
+    assert cute.size(atom.outer) == 8 * 256
+    assert (atom.inner.num_bits, atom.inner.num_base, atom.inner.num_shift) == (3, 5, 3)
+    # the helpers' A and B layouts of an nvf4 tiled MMA: each instruction's (MN, 64) tile (64 elements = 32 bytes of
+    # K) is K-major with 128-byte rows (1024 bytes between 8-row groups), for every k-block and stage
+    import warpweave.utils.blackwell_helpers as sm100
+
+    tm = cute.make_tiled_mma(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (128, 256, 64), t.CtaGroup.ONE))
+    kind = tcgen05_mma.UmmaSmemDescriptorKind()
+    for which, make in (("a", sm100.make_smem_layout_a), ("b", sm100.make_smem_layout_b)):
+        staged = make(tm, (128, 256, 256), cutlass.Float4E2M1FN, 2)
+        tile = cute.make_tensor(ext.make_pointer(None, cutlass.Float4E2M1FN, "smem", 1024), staged)
+        assert cute.size(staged.outer, mode=[2]) == 4
+        for kb in range(4):
+            for st in range(2):
+                assert kind.form(which, tile[(None, 0, kb, st)]) == ("K", 128, 16, 1024)
+    with pytest.raises(Exception, match="not a 4, 8, 16 or 32-bit type"):
+        t.make_smem_layout_atom(t.SmemLayoutAtomKind.K_SW128, cutlass.Float6E2M3FN)
+
+
+# --- a kernel -------------------------------------------------------------------------------------------------------
+
+def _compile_nvfp4_mma(k_tile=256):
+    """One CTA: A and B (Float4E2M1FN) in shared memory, the scale factors in tensor memory where
+    blockscaled_layout puts them (after the accumulator's columns), the MMA warp issuing the tile's k-blocks with
+    Field.SFA / Field.SFB set to each k-block's scale factors."""
+    import numpy as np
+
+    import warpweave.pipeline as pipeline
+    import warpweave.utils.blackwell_helpers as sm100
+    import warpweave.utils.blockscaled_layout as bsl
+    from warpweave import utils
+    from warpweave.cute.runtime import from_dlpack
+
+    from dsl_helpers import target
+
+    t = tc()
+    m, n, vec = 128, 256, 16
+    tiler = (m, n, k_tile)
+
+    @cute.kernel
+    def kern(tiled_mma: cute.TiledMma, g: cute.Tensor, sA_layout: cute.ComposedLayout,
+             sB_layout: cute.ComposedLayout, sfa_layout: cute.Layout, sfb_layout: cute.Layout):
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
+        hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        sA = smem.allocate_tensor(cutlass.Float4E2M1FN, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+        sB = smem.allocate_tensor(cutlass.Float4E2M1FN, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
+        tmem.allocate(512)
+        if tidx == 0:
+            cute.arch.mbarrier_init(bars, cutlass.Int32(1))
+        tmem.wait_for_alloc()
+        acc_ptr = tmem.retrieve_ptr(cutlass.Float32)
+        acc = cute.make_tensor(acc_ptr, tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((m, n))).layout)
+        sfa_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc), dtype=cutlass.Float8E4M3FN)
+        tSFA = cute.make_tensor(sfa_ptr, bsl.make_tmem_layout_sfa(tiled_mma, tiler, vec, sfa_layout))
+        sfb_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc) + t.find_tmem_tensor_col_offset(tSFA),
+                                  dtype=cutlass.Float8E4M3FN)
+        tSFB = cute.make_tensor(sfb_ptr, bsl.make_tmem_layout_sfb(tiled_mma, tiler, vec, sfb_layout))
+        tCrA = tiled_mma.make_fragment_A(sA)
+        tCrB = tiled_mma.make_fragment_B(sB)
+        if warp == 0:
+            for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+                tiled_mma.set(t.Field.SFA, tSFA[(None, None, kb)].iterator)
+                tiled_mma.set(t.Field.SFB, tSFB[(None, None, kb)].iterator)
+                cute.gemm(tiled_mma, acc, tCrA[None, None, kb, 0], tCrB[None, None, kb, 0], acc)
+                tiled_mma.set(t.Field.ACCUMULATE, True)
+            t.commit(bars)
+        cute.arch.mbarrier_wait(bars, cutlass.Int32(0))
+        tmem.relinquish_alloc_permit()
+        pipeline.sync(barrier_id=1, num_threads=128)
+        tmem.free(acc_ptr)
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        tiled_mma = cute.make_tiled_mma(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (m, n, 64), t.CtaGroup.ONE))
+        sA = sm100.make_smem_layout_a(tiled_mma, tiler, cutlass.Float4E2M1FN, 1)
+        sB = sm100.make_smem_layout_b(tiled_mma, tiler, cutlass.Float4E2M1FN, 1)
+        sfa = cute.slice_(bsl.make_smem_layout_sfa(tiled_mma, tiler, vec, 1), (None, None, None, 0))
+        sfb = cute.slice_(bsl.make_smem_layout_sfb(tiled_mma, tiler, vec, 1), (None, None, None, 0))
+        kern(tiled_mma, g, sA, sB, sfa, sfb).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_100a"):
+        return cute.compile(host, from_dlpack(np.zeros((m, n), np.float32)), options="-v")
+
+
+def test_nvfp4_mma_kernel():
+    compiled = _compile_nvfp4_mma()
+    ptx = compiled.info["ptx"]
+    insts = [l for l in ptx.splitlines() if "tcgen05.mma" in l]
+    assert len(insts) == 4 and all(".kind::mxf4nvf4.block_scale.scale_vec::4X" in l for l in insts), insts
+    # every k-block's scale factors start at byte 0 of their columns: one descriptor for all
+    want = _ref(128, 256, 0)
+    assert re.search(rf"\b{want}\b", ptx) or f"0x{want:x}" in ptx.lower(), ptx[-3000:]
+    # the scale factors' columns: SFA after the accumulator's 256, 4 columns a k-block; SFB after SFA's 16, 8 columns
+    # a k-block (two 128-row blocks of N = 256); operands of the instructions in order
+    adds = dict(re.findall(r"add\.s32\s+(%r\d+),\s+%r\d+,\s+(\d+);", ptx))
+    scales = [tuple(int(adds[r]) if r in adds else 0 for r in m.groups())
+              for m in re.finditer(r"tcgen05\.mma\.[^\n]*\[(%r\d+)\], \[(%r\d+)\], %p\d+;", ptx)]
+    assert scales == [(256 + 4 * kb, 272 + 8 * kb) for kb in range(4)], scales
+    # packed 4-bit operands in shared memory: A (128 x 256, 16 KiB) at 1024 (after the barriers, aligned to the
+    # swizzle's period), B right after it; each k-block 32 bytes further
+    offs = {int(v) for v in adds.values()}
+    assert {1024 + 32 * kb for kb in range(4)} <= offs and {1024 + 16384 + 32 * kb for kb in range(4)} <= offs, offs
+    print(compiled.info["jit_log"])
+    if not _core.sass_tool_available():
+        pytest.skip("PTX checked; no SASS disassembler (nvdisasm) to check the opcodes")
+    ops = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)",
+                     _core.disassemble_sass(compiled.cubin), re.M)
+    count = lambda p: sum(1 for o in ops if o == p or o.startswith(p + "."))  # noqa: E731
+    assert count("UTCOMMA") == 4, sorted(set(ops))   # 256 of K in four instructions of K = 64
+    assert count("UTCBAR") == 1
+    assert not any(o.startswith(("LDL", "STL")) for o in ops)
+    assert "0 bytes stack frame" in compiled.info["jit_log"] or "spill" not in compiled.info["jit_log"]
