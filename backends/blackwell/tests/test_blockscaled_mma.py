@@ -239,3 +239,144 @@ def test_nvfp4_mma_kernel():
     assert count("UTCBAR") == 1
     assert not any(o.startswith(("LDL", "STL")) for o in ops)
     assert "0 bytes stack frame" in compiled.info["jit_log"] or "spill" not in compiled.info["jit_log"]
+
+
+# --- TMA of packed 4-bit operands -------------------------------------------------------------------------------------
+
+def _fp4_tma_atoms(m=512, k=1024):
+    """make_tiled_tma_atom_A/B of an nvfp4 tiled MMA over K-major (M, K, 1) / (N, K, 1) Float4E2M1FN tensors."""
+    from warpweave.cute.nvgpu import cpasync
+    from warpweave.cute.runtime import make_ptr
+    import warpweave.utils.blackwell_helpers as sm100
+
+    from dsl_helpers import target
+
+    t = tc()
+    made = {}
+
+    @cute.jit
+    def host(a_ptr: cute.Pointer):
+        tm = cute.make_tiled_mma(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (128, 256, 64), t.CtaGroup.ONE))
+        a = cute.make_tensor(a_ptr, cute.make_layout((m, k, 1), stride=(k, 1, m * k)))
+        for which, make, tiler in (("A", sm100.make_smem_layout_a, cute.nvgpu.make_tiled_tma_atom_A),
+                                   ("B", sm100.make_smem_layout_b, cute.nvgpu.make_tiled_tma_atom_B)):
+            staged = make(tm, (128, 256, 256), cutlass.Float4E2M1FN, 2)
+            atom, _ = tiler(cpasync.CopyBulkTensorTileG2SOp(t.CtaGroup.ONE), a,
+                            cute.slice_(staged, (None, None, None, 0)), (128, 256, 256), tm, (1, 1, 1, 1))
+            made[which] = atom
+
+    with target("sm_100a"):
+        cute.compile(host, make_ptr(cutlass.Float4E2M1FN, 0x10000, cute.AddressSpace.gmem, assumed_align=32))
+    return made
+
+
+def test_fp4_tma_atoms_move_bytes():
+    made = _fp4_tma_atoms()
+    for which, rows in (("A", 128), ("B", 256)):
+        atom = made[which]
+        # 256 elements of K = 128 bytes: one 128-byte swizzled box of u8 along K, up to 256 rows of it
+        assert atom.pack == 2 and atom.dims == [1, 0, 2] and atom.swizzle == 128
+        assert atom.box == (128, min(rows, 256), 1)
+        assert atom.smem_bytes == rows * 256 // 2
+        assert atom.boxes == [((0, 0, 0), 0)]
+        attrs = atom.tma_desc.attrs
+        assert attrs["data_type"] == "u8" and attrs["pack"] == 2 and attrs["ebytes"] == 1
+        assert (attrs["box0"], attrs["box1"]) == (128, min(rows, 256))
+
+
+def test_fp4_tma_descriptor_halves_the_contiguous_mode(monkeypatch):
+    from warpweave.backends.hopper import tma
+
+    seen = {}
+    monkeypatch.setattr(tma.ext, "host_call", lambda backend, hook, attrs, n: seen.update(attrs) or b"\0" * n)
+
+    class T:
+        data_ptr = 0x10000
+        shape = (512, 1024, 3)
+        stride = (1024, 1, 512 * 1024)
+
+    tma.encode_descriptor(T(), data_type="u8", rank=3, swizzle="128B", dims="1,0,2", ebytes=1, pack=2, box0=128,
+                          box1=128, box2=1)
+    # 1024 4-bit values of K are 512 bytes; rows 512 bytes apart, batches 256 KiB apart
+    assert (seen["dim0"], seen["dim1"], seen["dim2"]) == (512, 512, 3)
+    assert (seen["stride1"], seen["stride2"]) == (512, 512 * 512)
+    T.shape = (512, 1023, 3)
+    with pytest.raises(ValueError, match="even contiguous extent"):
+        tma.encode_descriptor(T(), data_type="u8", rank=3, swizzle="128B", dims="1,0,2", ebytes=1, pack=2,
+                              box0=128, box1=128, box2=1)
+
+
+def _compile_fp4_tma_kernel():
+    """One CTA loads the k-tile blockIdx.y of A (128 x 256) and B (256 x 256), Float4E2M1FN, with TMA into one stage
+    of the helpers' layouts and waits for the bytes on an mbarrier."""
+    from warpweave.cute.nvgpu import cpasync
+    from warpweave.cute.runtime import make_ptr
+    import warpweave.utils.blackwell_helpers as sm100
+    from warpweave import utils
+
+    from dsl_helpers import target
+
+    t = tc()
+    m, n, k = 128, 256, 1024
+    tiler = (128, 256, 256)
+
+    @cute.kernel
+    def kern(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom, mB: cute.Tensor,
+             sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout, nbytes: cutlass.Constexpr):
+        tidx, _, _ = cute.arch.thread_idx()
+        _, kt, _ = cute.arch.block_idx()
+        smem = utils.SmemAllocator()
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        sA = smem.allocate_tensor(cutlass.Float4E2M1FN, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+        sB = smem.allocate_tensor(cutlass.Float4E2M1FN, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        gA = cute.local_tile(mA, (128, 256), (None, None, None))
+        gB = cute.local_tile(mB, (256, 256), (None, None, None))
+        tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 3),
+                                           cute.group_modes(gA, 0, 2))
+        tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3),
+                                           cute.group_modes(gB, 0, 2))
+        if tidx == 0:
+            cute.arch.mbarrier_init(bar, cutlass.Int32(1))
+        cute.arch.sync_threads()
+        if tidx < 32:
+            if tidx == 0:
+                cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)
+            cute.copy(tma_a, tAgA[(None, 0, kt, 0)], tAsA[(None, 0)], tma_bar_ptr=bar)
+            cute.copy(tma_b, tBgB[(None, 0, kt, 0)], tBsB[(None, 0)], tma_bar_ptr=bar)
+        cute.arch.mbarrier_wait(bar, cutlass.Int32(0))
+
+    @cute.jit
+    def host(a_ptr: cute.Pointer, b_ptr: cute.Pointer):
+        tm = cute.make_tiled_mma(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (m, n, 64), t.CtaGroup.ONE))
+        a = cute.make_tensor(a_ptr, cute.make_layout((m, k, 1), stride=(k, 1, m * k)))
+        b = cute.make_tensor(b_ptr, cute.make_layout((n, k, 1), stride=(k, 1, n * k)))
+        sA_st = sm100.make_smem_layout_a(tm, tiler, cutlass.Float4E2M1FN, 1)
+        sB_st = sm100.make_smem_layout_b(tm, tiler, cutlass.Float4E2M1FN, 1)
+        sA = cute.slice_(sA_st, (None, None, None, 0))
+        sB = cute.slice_(sB_st, (None, None, None, 0))
+        op = cpasync.CopyBulkTensorTileG2SOp(t.CtaGroup.ONE)
+        tma_a, mA = cute.nvgpu.make_tiled_tma_atom_A(op, a, sA, tiler, tm, (1, 1, 1, 1))
+        tma_b, mB = cute.nvgpu.make_tiled_tma_atom_B(op, b, sB, tiler, tm, (1, 1, 1, 1))
+        nbytes = cute.size_in_bytes(cutlass.Float4E2M1FN, sA) + cute.size_in_bytes(cutlass.Float4E2M1FN, sB)
+        kern(tma_a, mA, tma_b, mB, sA_st, sB_st, nbytes).launch(grid=[1, k // 256, 1], block=[128, 1, 1])
+
+    ptr = lambda a: make_ptr(cutlass.Float4E2M1FN, a, cute.AddressSpace.gmem, assumed_align=32)  # noqa: E731
+    with target("sm_100a"):
+        return cute.compile(host, ptr(0x10000), ptr(0x20000), options="-v")
+
+
+def test_fp4_tma_kernel():
+    compiled = _compile_fp4_tma_kernel()
+    ptx = compiled.info["ptx"]
+    loads = re.findall(r"cp\.async\.bulk\.tensor\.3d[^\n]*", ptx)
+    assert len(loads) == 2, loads
+    # the expected bytes: 16 KiB of A and 32 KiB of B, packed
+    assert "mbarrier.arrive.expect_tx" in ptx and re.search(r"\b49152\b", ptx), ptx[-3000:]
+    # the K coordinate of the boxes is in bytes: k-tile * 128 (blockIdx.y << 7), not elements (<< 8)
+    assert re.search(r"shl\.b32\s+%r\d+,\s+%r\d+,\s+7;", ptx) and not re.search(r"shl\.b32\s+%r\d+,\s+%r\d+,\s+8;",
+                                                                               ptx), ptx[-3000:]
+    if not _core.sass_tool_available():
+        pytest.skip("PTX checked; no SASS disassembler (nvdisasm) to check the opcodes")
+    sass = _core.disassemble_sass(compiled.cubin)
+    assert len(re.findall(r"\bUTMALDG\.3D\b", sass)) == 2, sass[-2000:]
+    assert "LDL" not in sass and "STL" not in sass

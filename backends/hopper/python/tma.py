@@ -40,6 +40,7 @@ _TMA_TYPES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32"
               "Int8": "u8", "Uint8": "u8", "Float8E4M3FN": "u8", "Float8E5M2": "u8", "Int16": "u16",
               "Uint16": "u16", "Int32": "s32", "Uint32": "u32", "Int64": "s64", "Uint64": "u64"}
 _SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
+_PACKED_TYPES = ("Float4E2M1FN", "Int4", "Uint4")   # two values a byte
 
 
 def _name(op) -> str:
@@ -60,15 +61,16 @@ def _static(x, what):
     return x
 
 
-def _swizzle_bytes(layout, ebytes: int) -> int:
-    """The TMA swizzle (bytes) a shared-memory layout's swizzle stands for; an error for any other swizzle."""
+def _swizzle_bytes(layout, ebytes: int, pack: int = 1) -> int:
+    """The TMA swizzle (bytes) a shared-memory layout's swizzle stands for; an error for any other swizzle. pack:
+    elements per byte (2 for packed 4-bit types, whose layouts count half bytes)."""
     inner = getattr(layout, "inner", None)
     if inner is None or not hasattr(inner, "num_bits"):
         return 0
     b, m, s = inner.num_bits, inner.num_base, inner.num_shift
     if b == 0:
         return 0
-    want_m = int(math.log2(16 // ebytes)) if ebytes <= 16 else -1
+    want_m = int(math.log2(16 * pack // ebytes)) if ebytes <= 16 else -1
     if m != want_m or s != 3 or b not in (1, 2, 3):
         raise ext.user_error(f"make_tiled_tma_atom: the shared-memory swizzle {inner} is not one TMA applies: for "
                              f"{ebytes}-byte elements it is Swizzle<b,{want_m},3> with b = 1, 2, 3 (32, 64, 128 "
@@ -91,6 +93,7 @@ class TmaCopyAtom:
         self.smem_bytes = smem_bytes      # bytes one copy brings into each CTA (the whole tile)
         self.swizzle = swizzle
         self.value_type = element_type
+        self.pack = 1                     # elements per byte: 2 for packed 4-bit types, moved as bytes
 
     def __repr__(self):
         return (f"TmaCopyAtom({_name(self.op)}, {self.element_type.__name__}, box {self.box}, "
@@ -185,20 +188,20 @@ class TmaCopyAtom:
         ext.when(cute.arch.elect_one(), issue)
 
     def _coords(self, origin, coord_off):
+        """The tensor map's coordinates of a box: the tile's origin (element coordinates; bytes along the
+        contiguous mode of a packed type) plus the box's offsets (in the tensor map's units)."""
         coords = []
         for mode in self.dims:
             c = origin[mode] if mode < len(origin) else 0
+            if self.pack > 1 and mode == self.dims[0]:
+                c = c // self.pack
             c = c + coord_off[mode] if coord_off[mode] else c
             coords.append(cutlass.Int32(c).ir())
         return coords
 
     def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask):
         for coord_off, smem_off in self.boxes:
-            coords = []
-            for mode in self.dims:
-                c = origin[mode] if mode < len(origin) else 0
-                c = c + coord_off[mode] if coord_off[mode] else c
-                coords.append(cutlass.Int32(c).ir())
+            coords = self._coords(origin, coord_off)
             addr = b.op1("llvm.ptrtoint", [ptr.address(base_off + smem_off)], "i32")
             if load:
                 inputs = {"dst": [addr], "tmap": [tmap], "mbar": [mbar], "coords": coords}
@@ -224,10 +227,13 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: num_multicast={num_multicast} needs "
                              "CopyBulkTensorTileG2SMulticastOp (and is at least 1)", ext.DSLValueError)
     et = internal_type or gmem_tensor.element_type
-    tma_type = _TMA_TYPES.get(et.__name__)
+    # Packed 4-bit types (two to a byte) move as bytes: the atom works in bytes along the contiguous mode (the
+    # layouts' element offsets there are half bytes) and the tensor map is of u8 over half the extent.
+    pack = 2 if et.width == 4 and et.__name__ in _PACKED_TYPES else 1
+    tma_type = "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
     if tma_type is None:
         raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
-    ebytes = et.width // 8
+    ebytes = max(1, et.width // 8)
     layout = gmem_tensor.layout
     stride = layout.stride if not hasattr(layout, "outer") else layout.outer.stride
     shape = layout.shape
@@ -256,10 +262,20 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if len(smem_shape) != len(tiler) or any(cute.size(s) != t for s, t in zip(smem_shape, tiler)):
         raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not of the tile's "
                              f"shape {tiler}", ext.DSLValueError)
-    swizzle = _swizzle_bytes(smem_layout, ebytes)
+    swizzle = _swizzle_bytes(smem_layout, ebytes, pack)
+    if pack > 1:
+        if tiler[c] % pack:
+            raise ext.user_error(f"make_tiled_tma_atom: a tile of packed {et.__name__} values spans whole bytes along "
+                                 f"the contiguous mode (an even extent), got {tiler}", ext.DSLValueError)
+        tiler = tuple(t // pack if i == c else t for i, t in enumerate(tiler))
 
     def at(coord):
-        return outer(coord)
+        # byte coordinates along the contiguous mode of a packed type -> byte offsets
+        if pack == 1:
+            return outer(coord)
+        cc = list(coord) if isinstance(coord, tuple) else [coord]
+        cc[c] *= pack
+        return outer(tuple(cc) if len(cc) > 1 else cc[0]) // pack
 
     # box 0: the contiguous run along the tensor's contiguous mode
     zero = [0] * len(tiler)
@@ -318,18 +334,19 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
             off[c] = jc * box0
             if o is not None:
                 off[o] = jo * box1
-            boxes.append((tuple(off), base))
+            boxes.append((tuple(off), base * pack))   # the shared-memory offset in elements
     box = [1] * rank
     box[0] = box0
     if o is not None:
         box[dims.index(o)] = box1 // num_multicast
     attrs = {"data_type": tma_type, "rank": rank, "swizzle": _SWIZZLE_NAMES[swizzle], "dims": ",".join(map(str, dims)),
-             "ebytes": ebytes}
+             "ebytes": ebytes, "pack": pack}
     for i, bx in enumerate(box):
         attrs[f"box{i}"] = bx
     desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs)
-    smem_bytes = cute.size(outer) * ebytes
+    smem_bytes = cute.size(outer) * ebytes // pack
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
+    atom.pack = pack
     atom.rows_mode = o
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
@@ -363,8 +380,9 @@ def _first_stage(smem_layout, tile_rank: int):
     return stage
 
 
-def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, **boxes) -> bytes:
-    """The host-argument producer: the tensor map of the call's tensor."""
+def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, pack=1, **boxes) -> bytes:
+    """The host-argument producer: the tensor map of the call's tensor (of bytes for a packed 4-bit type: the
+    contiguous mode's extent and the strides, counted in elements, halved)."""
     order = [int(x) for x in dims.split(",")]
     if len(tensor.shape) != rank:
         raise ValueError(f"TMA descriptor: the tensor has {len(tensor.shape)} modes, the atom was made for {rank}")
@@ -376,11 +394,15 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, **boxes
         raise ValueError(f"TMA descriptor: the tensor's address {tensor.data_ptr:#x} is not 16-byte aligned")
     attrs = {"data_type": data_type, "rank": rank, "address": int(tensor.data_ptr), "swizzle": swizzle}
     compact = ebytes  # the byte stride mode i would have if the tensor were packed in this order
+    pack = int(pack)
+    if pack > 1 and (int(tensor.shape[order[0]]) % pack or any(int(strides[m]) % pack for m in order[1:])):
+        raise ValueError(f"TMA descriptor: a tensor of packed 4-bit values needs an even contiguous extent and even "
+                         f"strides (shape {tuple(tensor.shape)}, strides {tuple(strides)})")
     for i, mode in enumerate(order):
-        attrs[f"dim{i}"] = int(tensor.shape[mode])
+        attrs[f"dim{i}"] = int(tensor.shape[mode]) // (pack if i == 0 else 1)
         attrs[f"box{i}"] = int(boxes[f"box{i}"])
         if i:
-            s = int(strides[mode]) * ebytes
+            s = int(strides[mode]) // pack * ebytes
             if tensor.shape[mode] == 1:
                 # A mode of extent 1 is never stepped along, so its stride is arbitrary (torch gives such modes
                 # stride 1); the tensor map gets a legal one.
@@ -389,7 +411,7 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, **boxes
                 raise ValueError(f"TMA descriptor: mode {mode} of the tensor has a stride of {s} bytes; TMA needs "
                                  f"multiples of 16 (strides {tuple(strides)}, {ebytes}-byte elements)")
             attrs[f"stride{i}"] = s
-        compact = max(compact, int(tensor.shape[mode]) * (attrs.get(f"stride{i}") or ebytes))
+        compact = max(compact, attrs[f"dim{i}"] * (attrs.get(f"stride{i}") or ebytes))
     return ext.host_call("hopper", "encode_tma_descriptor", attrs, TMAP_BYTES)
 
 
