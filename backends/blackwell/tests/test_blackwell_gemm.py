@@ -97,13 +97,13 @@ def test_dense_gemm_sass(majors, ab, c, tile, cluster, two):
     loads = [o for o in ops if o.startswith("UTMALDG")]
     assert loads and all(o.endswith(pair) or not two for o in loads), loads
     assert any(".MULTICAST" in o for o in loads) == (mc_a or mc_b)
-    # epilogue: one tensor-memory load per sub-tile and thread (32 columns of fp32, a 16-lane shape for M = 64),
-    # TMA stores of C's sub-tiles
+    # epilogue: a loop over the sub-tiles, one tensor-memory load per sub-tile and thread in its body (32 columns
+    # of fp32, a 16-lane shape for M = 64), TMA stores of C's sub-tiles
     cta_rows = tile[0] // (2 if two else 1)
     sub_n = 64 if c.width <= 8 else 32
     subtiles = tile[1] // sub_n
     ld = [o for o in ops if o.startswith("LDTM")]
-    assert len(ld) == subtiles, ld
+    assert 1 <= len(ld) <= subtiles, ld                                 # the loop may be unrolled, no more
     if cta_rows == 64 and not two:
         assert all(o.startswith("LDTM.16dp256bit") for o in ld)         # layout F: 16 lanes of each warp
     elif cta_rows == 64:
@@ -111,7 +111,7 @@ def test_dense_gemm_sass(majors, ab, c, tile, cluster, two):
     else:
         assert all(o == "LDTM.x32" for o in ld)
     # one box per sub-tile (two for layout B: a block of each half of the columns)
-    assert count("UTMASTG") >= subtiles * (2 if two and cta_rows == 64 else 1)
+    assert count("UTMASTG") >= len(ld) * (2 if two and cta_rows == 64 else 1)
     assert count("SYNCS.PHASECHK.TRANS64") >= 3 and count("SYNCS.ARRIVE.TRANS64") >= 1
     alloc = [o for o in ops if o.startswith("UTCATOMSWS")]
     assert any(o.startswith("UTCATOMSWS" + pair + ".FIND_AND_SET") for o in alloc), alloc
