@@ -132,6 +132,14 @@ def measure(calls: int) -> dict:
     out["native_calls"], out["native_fallbacks"] = compiled._native.stats if compiled._native else (0, 0)
     raw = RawLaunch(compiled, compiled.prepare(*views)[0])
     out["raw_ctypes_us"] = per_call_us(raw, torch, calls)
+    # The floor of any call made from Python: the kernel's Launcher (cuLaunchKernel) called with its parameters
+    # packed once, from the same timing loop as the compiled call.
+    from warpweave import _core
+
+    f, grid, block, cluster, smem, stream, params, offsets = compiled.prepare(*views)[0][:8]
+    launcher = _core.Launcher(f, list(block), list(cluster), int(smem), list(offsets))
+    gx, gy, gz = grid
+    out["raw_python_us"] = per_call_us(lambda: launcher(gx, gy, gz, stream, params), torch, calls)
     out["raw_c_us"] = raw.c_loop_us(calls)
     return out
 
@@ -165,8 +173,14 @@ def measure_stub(calls: int) -> dict:
             out.append((time.perf_counter() - t0) / (calls // 5) * 1e6)
         return min(out)
 
+    from warpweave import _core
+
+    f, grid, block, cluster, smem, stream, params, offsets = compiled.prepare(*views)[0][:8]
+    launcher = _core.Launcher(f, list(block), list(cluster), int(smem), list(offsets))
+    gx, gy, gz = grid
     r = {"compiled_views_us": best(lambda: compiled(*views)),
-         "compiled_python_views_us": best(lambda: python_fast(*views)), "empty_call_us": best(lambda: None)}
+         "compiled_python_views_us": best(lambda: python_fast(*views)), "empty_call_us": best(lambda: None),
+         "raw_python_us": best(lambda: launcher(gx, gy, gz, stream, params))}
     try:
         import torch
     except ImportError:
@@ -225,6 +239,7 @@ def main(argv=None) -> int:
     floor = r["raw_c_us"]
     print(f"{'path':<28} {'us/call':>8} {'x raw C':>8}")
     for k, label in [("raw_c_us", "raw cuLaunchKernel, C loop"), ("raw_ctypes_us", "raw cuLaunchKernel, ctypes"),
+                     ("raw_python_us", "raw Launcher call, packed"),
                      ("tvm_ffi_function_us", "TVM FFI (tvm_ffi.Function)"), ("tvm_ffi_us", "TVM FFI (compiled obj)"),
                      ("compiled_views_us", "compiled, from_dlpack views"), ("compiled_torch_us", "compiled, torch"),
                      ("compiled_python_views_us", "Python fast path, views"),
