@@ -104,7 +104,8 @@ AtomShape parse_atom(const std::string& id) {
 }
 
 // The block-scaled kinds' descriptor (PTX ISA, tcgen05 "Instruction descriptor", the .kind::mxf8f6f4 / mxf4 /
-// mxf4nvf4 form): no D format (D is f32), the scale factors' type and the byte ids of SFA and SFB instead.
+// mxf4nvf4 form): no D format (D is f32), the scale factors' type and the byte ids of SFA and SFB instead, and M
+// in units of 128 at bits 27-28 (bits 24-26 reserved); bit 31 (K = 96 for the 4-bit kinds) stays 0 (K = 64).
 bool is_block_scaled(const std::string& kind) { return kind == "mxf4nvf4" || kind == "mxf4"; }
 
 uint32_t id_attr(const Attrs& at, const char* name) {
@@ -136,7 +137,7 @@ uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
   d |= neg_b << 14;
   d |= static_cast<uint32_t>(n >> 3) << 17;
   d |= scale << 23;
-  d |= static_cast<uint32_t>(m >> 4) << 24;
+  d |= static_cast<uint32_t>(m >> 7) << 27;  // bits 24-26 are reserved in this form: M in units of 128
   d |= id_attr(at, "sfa_id") << 29;
   return d;
 }

@@ -142,7 +142,7 @@ def primitives():
                 "[17,23) N>>3, [24,29) M>>4; the rest 0 (dense, no shift). For a block-scaled atom (kind::mxf4nvf4; "
                 "a_type e2m1, code 1) D is f32 and has no field; its sfa_id and sfb_id (0..3, default 0: the byte of "
                 "the scale factors' tensor-memory column the instruction starts at) and scale type are: [4,6) SFB id, "
-                "[23] scale type (ue4m3 0, ue8m0 1), [29,31) SFA id"),
+                "[23] scale type (ue4m3 0, ue8m0 1), [27,29) M>>7 (not [24,29) M>>4), [29,31) SFA id"),
             python_name="tcgen05.make_instr_desc",
             operands=[op("idesc", "SCALAR", "OUT", register_type="b32")],
             attributes=[{"name": "atom", "type": "string"}, {"name": "a_type", "type": "string"},

@@ -13,6 +13,8 @@ lane and column: every thread passes the same one) and a load waits for its regi
 """
 from __future__ import annotations
 
+import itertools
+
 import copy as _copy
 import enum
 
@@ -319,11 +321,97 @@ class S2TCopy:
                                          f"{r} and its elements in consecutive columns", ext.DSLValueError)
 
 
+class S2TScaleCopy(S2TCopy):
+    """The shared -> tensor memory copy of block scale factors (tcgen05.Cp4x32x128bOp, tcgen05.cp .32x128b.warpx4):
+    one instruction per 512-byte block of 128 rows x 4 scale factors (blockscaled_layout's basic chunk), whose 32
+    rows of 16 bytes land in lanes 0-31 of every lane quarter, 4 columns. partition_S / partition_D make an
+    (MMA, MMA_MN, MMA_K[, STAGE]) scale-factor tensor (filter_zeros of make_smem_layout_sfa/sfb or
+    make_tmem_layout_sfa/sfb) one of (block, the instruction's blocks, MMA_MN, MMA_K[, STAGE])."""
+
+    def __init__(self, atom):
+        super().__init__(atom, 32, 16, (32, 16))
+
+    def _partition(self, tensor):
+        lay = getattr(tensor.layout, "outer", tensor.layout)
+        shape, stride = lay.shape, lay.stride
+        try:
+            (rows, ks), (rows_d, ks_d) = shape[0], stride[0]
+            if isinstance(rows[0], tuple):
+                (r, blocks), (r_d, blocks_d) = rows, rows_d
+            else:
+                r, blocks, r_d, blocks_d = rows, 1, rows_d, 0
+            ok = tuple(r) == (32, 4) and cute.size(ks) == 4 and isinstance(blocks, int)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ext.user_error(f"make_s2t_copy: {self.atom.op!r} copies blocks of 128 rows x 4 scale factors; the "
+                                 f"tensor {tensor} is not an (MMA, ...) tensor of them (filter_zeros of a "
+                                 "blockscaled_layout layout)", ext.DSLValueError)
+        block = ((r, ks), (r_d, ks_d))
+        new = cute.make_layout((block[0], blocks) + tuple(shape[1:]), stride=(block[1], blocks_d) + tuple(stride[1:]))
+        return cute.make_tensor(tensor.iterator, new)
+
+    def __ww_copy__(self, src, dst, *, pred=None, **kwargs):
+        if kwargs or pred is not None:
+            raise ext.user_error("cute.copy of a shared -> tensor memory copy takes no keywords", ext.DSLTypeError)
+        if getattr(src, "memspace", None) != "smem" or getattr(dst, "memspace", None) != "tmem":
+            raise ext.user_error(f"cute.copy with {self.atom.manifest['id']}: from a shared-memory partition "
+                                 f"(partition_S) to a tensor-memory one (partition_D), got {src!r} and {dst!r}",
+                                 ext.DSLTypeError)
+        rest_s = [cute.size(src, mode=[i]) for i in range(1, len(src.shape))]
+        rest_d = [cute.size(dst, mode=[i]) for i in range(1, len(dst.shape))]
+        if rest_s != rest_d or not all(isinstance(x, int) for x in rest_s):
+            raise ext.user_error(f"cute.copy of scale factors: the partitions' blocks differ ({rest_s} and "
+                                 f"{rest_d}; slice the shared-memory one at its stage)", ext.DSLValueError)
+        b = ext.builder()
+        insts = []
+        for idx in itertools.product(*(range(x) for x in rest_s)):
+            s_blk, d_blk = src[(None,) + idx], dst[(None,) + idx]
+            self._check_block(s_blk, 16, 4, "shared-memory", 1)
+            self._check_block(d_blk, 4 * LANE, 4, "tensor-memory", 1)
+            insts.append((tmem_address(d_blk, d_blk.layout(0)), self._desc(b, s_blk)))
+
+        def issue():
+            for addr, desc in insts:
+                ext.emit_instruction(b, self.atom.backend.name, self.atom.manifest, {"dst": [addr], "src": [desc]})
+
+        ext.when(cute.arch.elect_one(), issue)
+
+    @staticmethod
+    def _check_block(blk, row_step, quarter_step, what, sf_step):
+        lay = getattr(blk.layout, "outer", blk.layout)
+        o0 = lay(0)
+        for r0, r1, sf in ((1, 0, 0), (31, 0, 0), (0, 1, 0), (0, 3, 0), (0, 0, 1), (5, 2, 3)):
+            got = lay(r0 + 32 * r1 + 128 * sf) - o0       # the block's ((32, 4), (1, 4)) modes, co-lexicographic
+            if got != r0 * row_step + r1 * quarter_step + sf * sf_step:
+                raise ext.user_error(f"cute.copy of scale factors: the {what} block {lay} does not hold row "
+                                     f"{r0 + 32 * r1}'s scale factor {sf} where a 32x128b.warpx4 copy takes it",
+                                     ext.DSLValueError)
+
+    @staticmethod
+    def _desc(b, blk):
+        """The UMMA descriptor of a 512-byte block: 32 rows of 16 bytes, K-major without swizzle (8-row groups 128
+        bytes apart)."""
+        lay = getattr(blk.layout, "outer", blk.layout)
+        addr = b.op1("llvm.ptrtoint", [blk.iterator.address(lay(0))], "i32")
+        backend, entry = ext.select_instruction("tcgen05.make_smem_desc", {}, {"addr"})
+        out = ext.emit_instruction(b, backend, entry, {"addr": [addr]},
+                                   {"leading_byte_offset": 16, "stride_byte_offset": 128, "swizzle": 0})
+        return out["desc"][0]
+
+
 def make_s2t_copy(atom, tmem_tensor, *, loc=None, ip=None):
     """The shared -> tensor memory copy of a tcgen05.cp atom (cute.make_copy_atom(tcgen05.Cp128x256bOp(
     CtaGroup.ONE), dtype)) for tiles of tmem_tensor (rows in lanes). Supported here: the .128x256b and .128x128b
-    shapes (the multicast shapes of block-scaled GEMMs are not)."""
+    shapes, and .32x128b.warpx4 (Cp4x32x128bOp) for block scale factors (S2TScaleCopy)."""
     name = getattr(getattr(atom, "op", None), "python_name", "").split(".")[-1]
+    if name == "Cp4x32x128bOp":
+        if getattr(tmem_tensor, "memspace", None) != "tmem" or atom.value_type.width != 8:
+            raise ext.user_error(f"make_s2t_copy: {name} copies 8-bit scale factors into tensor memory, got "
+                                 f"{atom.value_type.__name__} values and {tmem_tensor!r}", ext.DSLTypeError)
+        copy = S2TScaleCopy(atom)
+        copy._partition(tmem_tensor)   # refuses a tensor that is not of scale-factor blocks, at the user's line
+        return copy
     if name not in _S2T_SHAPES:
         raise ext.user_error(f"make_s2t_copy: supported ops are tcgen05.{' and tcgen05.'.join(_S2T_SHAPES)}, got "
                              f"{atom!r}", ext.DSLValueError)

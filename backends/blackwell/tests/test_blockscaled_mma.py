@@ -3,8 +3,8 @@
 - tcgen05.MmaMXF4NVF4Op(sf_dtype, instruction_shape, cta_group, a_src), CuTe DSL's constructor, selects the
   manifest's atom and refuses what the instruction cannot do at the user's line.
 - Its instruction descriptor against the PTX ISA's block-scaled form, bit by bit: [4,6) SFB id, [7,10) A format,
-  [10,13) B format (E2M1 = 1 for the 4-bit kinds), [13]/[14] negate A/B, [17,23) N >> 3, [23] scale type (UE4M3 0,
-  UE8M0 1), [24,29) M >> 4, [29,31) SFA id; no D format (D is f32).
+  [10,12) B format (E2M1 = 1 for the 4-bit kinds), [13]/[14] negate A/B, [17,23) N >> 3, [23] scale type (UE4M3 0,
+  UE8M0 1), [24,27) reserved, [27,29) M >> 7, [29,31) SFA id, [31] 0 (K = 64); no D format (D is f32).
 - The atoms assemble with ptxas for sm_100a, the PTX holding the instruction and the SASS UTCOMMA (.2CTA for a pair).
 - 4-bit operands in shared memory: make_smem_layout_atom of Float4E2M1FN and the UMMA descriptor's form of a tile
   of it (packed two to a byte: 128-byte swizzled rows of 256 elements).
@@ -79,7 +79,7 @@ def test_atom_set_is_the_isa_shapes(blackwell):
 def _ref(m, n, scale, sfa_id=0, sfb_id=0, negate_a=0, negate_b=0):
     e2m1 = 1
     return (sfb_id << 4 | e2m1 << 7 | e2m1 << 10 | negate_a << 13 | negate_b << 14 | (n >> 3) << 17 | scale << 23
-            | (m >> 4) << 24 | sfa_id << 29)
+            | (m >> 7) << 27 | sfa_id << 29)
 
 
 @pytest.mark.parametrize("cta,m,n,sf", [(1, 128, 256, "e4m3"), (1, 128, 8, "ue8m0"), (2, 256, 256, "e4m3"),
@@ -145,9 +145,9 @@ def test_4bit_smem_layout_atom_and_descriptor_form():
 # --- a kernel -------------------------------------------------------------------------------------------------------
 
 def _compile_nvfp4_mma(k_tile=256):
-    """One CTA: A and B (Float4E2M1FN) in shared memory, the scale factors in tensor memory where
-    blockscaled_layout puts them (after the accumulator's columns), the MMA warp issuing the tile's k-blocks with
-    Field.SFA / Field.SFB set to each k-block's scale factors."""
+    """One CTA: A and B (Float4E2M1FN) and their scale factors in shared memory, the scale factors copied into
+    tensor memory where blockscaled_layout puts them (after the accumulator's columns) with tcgen05.Cp4x32x128bOp,
+    the MMA warp issuing the tile's k-blocks with Field.SFA / Field.SFB set to each k-block's scale factors."""
     import numpy as np
 
     import warpweave.pipeline as pipeline
@@ -164,7 +164,9 @@ def _compile_nvfp4_mma(k_tile=256):
 
     @cute.kernel
     def kern(tiled_mma: cute.TiledMma, g: cute.Tensor, sA_layout: cute.ComposedLayout,
-             sB_layout: cute.ComposedLayout, sfa_layout: cute.Layout, sfb_layout: cute.Layout):
+             sB_layout: cute.ComposedLayout, sfa_staged: cute.Layout, sfb_staged: cute.Layout):
+        sfa_layout = cute.slice_(sfa_staged, (None, None, None, 0))
+        sfb_layout = cute.slice_(sfb_staged, (None, None, None, 0))
         tidx, _, _ = cute.arch.thread_idx()
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         smem = utils.SmemAllocator()
@@ -172,6 +174,8 @@ def _compile_nvfp4_mma(k_tile=256):
         hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
         sA = smem.allocate_tensor(cutlass.Float4E2M1FN, sA_layout.outer, 1024, swizzle=sA_layout.inner)
         sB = smem.allocate_tensor(cutlass.Float4E2M1FN, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        sSFA = smem.allocate_tensor(cutlass.Float8E4M3FN, sfa_staged, 128)
+        sSFB = smem.allocate_tensor(cutlass.Float8E4M3FN, sfb_staged, 128)
         tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
         tmem.allocate(512)
         if tidx == 0:
@@ -186,7 +190,18 @@ def _compile_nvfp4_mma(k_tile=256):
         tSFB = cute.make_tensor(sfb_ptr, bsl.make_tmem_layout_sfb(tiled_mma, tiler, vec, sfb_layout))
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = tiled_mma.make_fragment_B(sB)
+        # the scale factors, shared -> tensor memory, as CuTe DSL's block-scaled kernels copy them
+        s2t_atom = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup.ONE), cutlass.Float8E4M3FN)
+        copies = []
+        for s_sf, t_sf in ((sSFA, tSFA), (sSFB, tSFB)):
+            s_c, t_c = cute.filter_zeros(s_sf), cute.filter_zeros(t_sf)
+            s2t = t.make_s2t_copy(s2t_atom, t_c)
+            thr = s2t.get_slice(0)
+            src = t.get_s2t_smem_desc_tensor(s2t, thr.partition_S(s_c))
+            copies.append((s2t, src, thr.partition_D(t_c)))
         if warp == 0:
+            for s2t, src, dst in copies:
+                cute.copy(s2t, src[(None, None, None, None, 0)], dst)
             for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
                 tiled_mma.set(t.Field.SFA, tSFA[(None, None, kb)].iterator)
                 tiled_mma.set(t.Field.SFB, tSFB[(None, None, kb)].iterator)
@@ -203,8 +218,8 @@ def _compile_nvfp4_mma(k_tile=256):
         tiled_mma = cute.make_tiled_mma(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (m, n, 64), t.CtaGroup.ONE))
         sA = sm100.make_smem_layout_a(tiled_mma, tiler, cutlass.Float4E2M1FN, 1)
         sB = sm100.make_smem_layout_b(tiled_mma, tiler, cutlass.Float4E2M1FN, 1)
-        sfa = cute.slice_(bsl.make_smem_layout_sfa(tiled_mma, tiler, vec, 1), (None, None, None, 0))
-        sfb = cute.slice_(bsl.make_smem_layout_sfb(tiled_mma, tiler, vec, 1), (None, None, None, 0))
+        sfa = bsl.make_smem_layout_sfa(tiled_mma, tiler, vec, 1)
+        sfb = bsl.make_smem_layout_sfb(tiled_mma, tiler, vec, 1)
         kern(tiled_mma, g, sA, sB, sfa, sfb).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
     with target("sm_100a"):
@@ -236,6 +251,12 @@ def test_nvfp4_mma_kernel():
                      _core.disassemble_sass(compiled.cubin), re.M)
     count = lambda p: sum(1 for o in ops if o == p or o.startswith(p + "."))  # noqa: E731
     assert count("UTCOMMA") == 4, sorted(set(ops))   # 256 of K in four instructions of K = 64
+    # the scale factors' shared -> tensor memory copies: a 32x128b.warpx4 per 512-byte block, 4 of SFA and 8 of SFB,
+    # into the 48 columns after the accumulator's 256, each block 4 columns
+    cols = sorted(int(x, 16) for x in re.findall(r"UTCCP\.T\.S\.4x32dp128bit\s+tmem\[UR\d+\+0x([0-9a-f]+)\]",
+                                                 _core.disassemble_sass(compiled.cubin)))
+    assert cols == [256 + 4 * i for i in range(12)], cols
+    assert len(re.findall(r"tcgen05\.cp\.cta_group::1\.32x128b\.warpx4", ptx)) == 12
     assert count("UTCBAR") == 1
     assert not any(o.startswith(("LDL", "STL")) for o in ops)
     assert "0 bytes stack frame" in compiled.info["jit_log"] or "spill" not in compiled.info["jit_log"]
@@ -380,3 +401,17 @@ def test_fp4_tma_kernel():
     sass = _core.disassemble_sass(compiled.cubin)
     assert len(re.findall(r"\bUTMALDG\.3D\b", sass)) == 2, sass[-2000:]
     assert "LDL" not in sass and "STL" not in sass
+
+
+def test_s2t_scale_copy_refuses_other_tensors_at_the_users_line():
+    from warpweave import ext
+
+    t = tc()
+    atom = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup.ONE), cutlass.Float8E4M3FN)
+    plain = cute.make_tensor(ext.make_pointer(None, cutlass.Float8E4M3FN, "tmem", 16),
+                             cute.make_layout((128, 16), stride=(4 << 16, 1)))
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*blocks of 128 rows x 4 scale factors"):
+        t.make_s2t_copy(atom, plain)
+    wide = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup.ONE), cutlass.Float16)
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*8-bit scale factors"):
+        t.make_s2t_copy(wide, plain)
