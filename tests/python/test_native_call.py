@@ -628,3 +628,41 @@ def test_a_fake_tensor_is_refused_by_every_path(recorded):
         with pytest.raises(ValueError, match="is a fake tensor"):
             call(real[0], fake, real[2])
     assert launched == []
+
+
+# --- calls that leave out a Constexpr before the stream (CuTe DSL sgemm: compiled(a, b, c, stream)) -------------
+
+@cute.kernel
+def scale_kernel(gA: cute.Tensor, gC: cute.Tensor, op: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 128 + tidx
+    gC[i] = op(gA[i])
+
+
+@cute.jit
+def scale_on_stream(mA, mC, op: cutlass.Constexpr = lambda x: x * 2.0, stream=None):
+    scale_kernel(mA, mC, op).launch(grid=[cute.size(mA) // 128, 1, 1], block=[128, 1, 1], stream=stream)
+
+
+def test_calls_without_the_constexpr_read_the_stream_as_the_stream(recorded):
+    # Native, and the Python fast path's omitting entry (its fallback), launch what the general path computes;
+    # the stream is read as the stream, not as the left-out op.
+    launched, ready = recorded
+    n = 1 << 10
+    a, c = (view((1 << 40) + 4096 * k, (n,), (1,), cutlass.Float32) for k in range(2))
+    with target("sm_80"):
+        compiled = ready(cute.compile(scale_on_stream, a, c, stream=Stream(7)))
+    assert "def fast_call_omitting(a0, a1, a3)" in compiled._fast_source
+    op = compiled._constexprs[2]                                        # the compiled-in value
+    for n, handle in [(1 << 10, 11), (1 << 12, 12), (256, 0)]:
+        a, c = (view((1 << 40) + 65536 * k, (n,), (1,), cutlass.Float32) for k in range(2))
+        want = general(compiled, a, c, op, Stream(handle))
+        for call in [lambda: compiled(a, c, Stream(handle)),                   # the Constexpr left out
+                     lambda: compiled._fast_omitting(a, c, Stream(handle)),    # the Python entry for that
+                     lambda: compiled(a, c, op, Stream(handle))]:              # passed as compiled
+            launched.clear()
+            call()
+            assert launched == want and launched[0][1] == handle
+    with pytest.raises(ValueError, match="compile-time constant"):
+        compiled(a, c, lambda x: x + 1.0, Stream(3))                        # another Constexpr value: refused
