@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
-# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|integration|
+# summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|sanitize_tests|integration|
 # stash|vs_cutedsl|ncu|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
-# sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples.
+# sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples; sanitize_tests: over the GPU tests.
 # stash, vs_cutedsl: CuTe DSL itself beside warpweave (scripts/pack_cutedsl_for_device.sh): `stash` in one call, then
 # `vs_cutedsl` in the next while the machine is warm.
 # WW_PYTEST_ARGS and WW_GEMM_ARGS pass arguments to pytest and to benchmarks/python/bench_gemm.py; WW_PYTEST_PATHS
@@ -128,6 +128,19 @@ case " $what " in *" sanitize "*)
     run "san_${tool}_persist_2x1" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/hopper/dense_gemm_persistent.py --cluster_shape_mn 2,1 --mnkl 520,264,200,1 --iterations 1 --warmup_iterations 0
   done ;;
 esac
+case " $what " in *" sanitize_tests "*)
+  # The GPU tests under compute-sanitizer: memcheck over every GPU test file (WW_PYTEST_PATHS narrows it), racecheck
+  # and synccheck over the GEMM and kernel tests (WW_SAN_TESTS). A test that fails under a tool fails its step.
+  san_pytest() {  # name, tool, files...
+    local name=$1 tool=$2; shift 2
+    run "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 python3 -m pytest -q \
+      -p no:cacheprovider "$@"
+  }
+  san_pytest san_tests_memcheck memcheck ${WW_PYTEST_PATHS:-$(scripts/gpu_test_files.sh)}
+  for tool in racecheck synccheck; do
+    san_pytest "san_tests_$tool" $tool ${WW_SAN_TESTS:-tests/python/test_gpu_kernels.py backends/hopper/tests/test_hopper_gemm.py backends/hopper/tests/test_hopper_gemm_persistent.py}
+  done ;;
+esac
 case " $what " in *" all "*|*" hopper "*)
   run hopper_persistent python3 -m pytest -q -rP -p no:cacheprovider backends/hopper/tests/test_hopper_gemm_persistent.py tests/python/test_persistent_tile_scheduler.py tests/python/test_pipeline_participants.py
   run bench_hopper python3 benchmarks/python/bench_hopper_gemm.py --sizes 4096,8192 --json "$OUT/bench_hopper.json" ;;
@@ -167,7 +180,8 @@ case " $what " in *" all "*|*" integration "*)
   # the host cost of a call (compiled, TVM FFI, raw cuLaunchKernel, torch.add).
   run integration python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_export.py \
     tests/python/test_export_example.py tests/python/test_tvm_ffi.py
-  run bench_launch python3 benchmarks/python/bench_launch_overhead.py --json "$OUT/bench_launch.json" ;;
+  run bench_launch python3 benchmarks/python/bench_launch_overhead.py --json "$OUT/bench_launch.json"
+  run bench_launch_stub python3 benchmarks/python/bench_launch_overhead.py --stub ;;  # this host, driver left out
 esac
 case " $what " in *" all "*|*" gemm "*)
   run bench_gemm python3 benchmarks/python/bench_gemm.py ${WW_GEMM_ARGS:-} --json "$OUT/bench_gemm.json" ;;

@@ -8,8 +8,13 @@ in the same process, on the GPU:
 | Python fast path | the generated Python fast call on the views (what a call took before the native one) |
 | TVM FFI | cute.compile(..., options="--enable-tvm-ffi") called on the torch tensors |
 | raw, ctypes | cuLaunchKernel through ctypes, arguments packed once |
+| raw Launcher | the kernel's _core.Launcher called with its parameters packed once: the floor of a call from Python |
 | raw, C | cuLaunchKernel in a C loop, arguments packed once: the driver's own cost, the floor |
 | torch.add | torch.add(a, b, out=c) |
+
+The paths are timed round-robin (each round times every path in turn; a figure is the median over the rounds), in
+runs of 4,000 calls and of 100 calls in a row (the GPU's queue short), so that drift of the host's speed moves every
+path alike.
 
     python benchmarks/python/bench_launch_overhead.py [--calls 20000] [--json out.json]
     python benchmarks/python/bench_launch_overhead.py --stub    # without a GPU: everything but the driver call
@@ -26,14 +31,14 @@ import argparse
 import ctypes
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "frontend_python", "examples"))
-from bench_common import per_call_us  # noqa: E402
 
 _LOOP_C = r"""
 #include <time.h>
@@ -76,7 +81,9 @@ class RawLaunch:
     def __call__(self):
         self.launch(self.fn, self.grid, 1, 1, self.block, 1, 1, 0, None, self.args_ptr, None)
 
-    def c_loop_us(self, n) -> float:
+    def c_loop(self):
+        """timed(n): microseconds per launch of n cuLaunchKernel calls made in a C loop (no interpreter between
+        them)."""
         cc = os.environ.get("CC", "cc")
         with tempfile.TemporaryDirectory() as tmp:
             src, so = os.path.join(tmp, "loop.c"), os.path.join(tmp, "loop.so")
@@ -88,14 +95,42 @@ class RawLaunch:
         lib.ww_launch_loop.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint,
                                        ctypes.c_void_p, ctypes.c_int]
         entry = ctypes.cast(self.launch, ctypes.c_void_p)
-        lib.ww_launch_loop(entry, self.fn, self.grid, self.block, self.args_ptr, 200)  # warm-up
-        samples = []
-        for _ in range(5):
-            us = lib.ww_launch_loop(entry, self.fn, self.grid, self.block, self.args_ptr, n // 5)
+
+        def timed(n):
+            us = lib.ww_launch_loop(entry, self.fn, self.grid, self.block, self.args_ptr, n)
             assert us >= 0, "cuLaunchKernel failed in the C loop"
-            self.cuda.cuCtxSynchronize()
-            samples.append(us)
-        return sorted(samples)[2]
+            return us
+        return timed
+
+
+def python_loop(fn):
+    """timed(n): microseconds per call of n calls of fn from a Python loop."""
+    def timed(n):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        return (time.perf_counter() - t0) / n * 1e6
+    return timed
+
+
+def round_robin(paths: dict, sync, long_calls: int, rounds: int = 7, short_calls: int = 100) -> dict:
+    """{name: (long, short)}, microseconds per call: each round times every path in turn over long_calls calls in a
+    row, then over five runs of short_calls (the GPU's queue short), synchronizing after each; a figure is the
+    median over the rounds. Drift of the host's speed between rounds moves every path alike, so the ratios hold."""
+    for timed in paths.values():  # warm-up
+        timed(200)
+        sync()
+    samples = {k: ([], []) for k in paths}
+    for _ in range(rounds):
+        for k, timed in paths.items():
+            samples[k][0].append(timed(long_calls))
+            sync()
+            shorts = []
+            for _ in range(5):
+                shorts.append(timed(short_calls))
+                sync()
+            samples[k][1].append(statistics.median(shorts))
+    return {k: (statistics.median(lo), statistics.median(sh)) for k, (lo, sh) in samples.items()}
 
 
 def measure(calls: int) -> dict:
@@ -103,23 +138,17 @@ def measure(calls: int) -> dict:
 
     import elementwise_add as ew
     import warpweave.cute as cute
+    from warpweave import _core
     from warpweave.cute.runtime import from_dlpack
 
     a = torch.randn(128, 128, device="cuda")
     b, c = torch.randn_like(a), torch.empty_like(a)
     views = [from_dlpack(t).mark_layout_dynamic() for t in (a, b, c)]
+    va, vb, vc = views
     compiled = cute.compile(ew.elementwise_add, *views)
     ffi = cute.compile(ew.elementwise_add, *[from_dlpack(t, enable_tvm_ffi=True).mark_layout_dynamic()
                                              for t in (a, b, c)], options="--enable-tvm-ffi")
-    out = {}
     compiled(*views)
-    python_fast = compiled._fast_omitting if compiled._constexprs else compiled._fast
-    for name, fn in [("compiled_views_us", lambda: compiled(*views)), ("compiled_torch_us", lambda: compiled(a, b, c)),
-                     ("compiled_python_views_us", lambda: python_fast(*views)),
-                     ("tvm_ffi_us", lambda: ffi(a, b, c)), ("tvm_ffi_function_us", lambda: ffi.function(a, b, c)),
-                     ("torch_add_us", lambda: torch.add(a, b, out=c))]:
-        out[name] = per_call_us(fn, torch, calls)
-        torch.cuda.synchronize()
     c.zero_()
     ffi(a, b, c)
     torch.cuda.synchronize()
@@ -129,18 +158,28 @@ def measure(calls: int) -> dict:
         call()
         torch.cuda.synchronize()
         torch.testing.assert_close(c, a + b)
-    out["native_calls"], out["native_fallbacks"] = compiled._native.stats if compiled._native else (0, 0)
+    python_fast = compiled._fast_omitting if compiled._constexprs else compiled._fast
     raw = RawLaunch(compiled, compiled.prepare(*views)[0])
-    out["raw_ctypes_us"] = per_call_us(raw, torch, calls)
     # The floor of any call made from Python: the kernel's Launcher (cuLaunchKernel) called with its parameters
     # packed once, from the same timing loop as the compiled call.
-    from warpweave import _core
-
     f, grid, block, cluster, smem, stream, params, offsets = compiled.prepare(*views)[0][:8]
     launcher = _core.Launcher(f, list(block), list(cluster), int(smem), list(offsets))
     gx, gy, gz = grid
-    out["raw_python_us"] = per_call_us(lambda: launcher(gx, gy, gz, stream, params), torch, calls)
-    out["raw_c_us"] = raw.c_loop_us(calls)
+    paths = {"raw_c_us": raw.c_loop(), "raw_ctypes_us": python_loop(raw),
+             "raw_python_us": python_loop(lambda: launcher(gx, gy, gz, stream, params)),
+             "compiled_views_us": python_loop(lambda: compiled(va, vb, vc)),
+             "compiled_torch_us": python_loop(lambda: compiled(a, b, c)),
+             "compiled_python_views_us": python_loop(lambda: python_fast(va, vb, vc)),
+             "tvm_ffi_us": python_loop(lambda: ffi(a, b, c)),
+             "tvm_ffi_function_us": python_loop(lambda: ffi.function(a, b, c)),
+             "torch_add_us": python_loop(lambda: torch.add(a, b, out=c)),
+             "empty_call_us": python_loop(lambda: None)}  # the timing loop's own cost
+    stats0 = compiled._native.stats if compiled._native else (0, 0)
+    out = {}
+    for k, (lo, sh) in round_robin(paths, torch.cuda.synchronize, max(calls // 5, 100)).items():
+        out[k], out["short_" + k] = lo, sh
+    stats = compiled._native.stats if compiled._native else (0, 0)
+    out["native_calls"], out["native_fallbacks"] = stats[0] - stats0[0], stats[1] - stats0[1]
     return out
 
 
@@ -148,8 +187,6 @@ def measure_stub(calls: int) -> dict:
     """Without a GPU, against the stand-in driver of tests/python/data/mock_libcuda.c (WW_MOCK_QUIET: its
     cuLaunchKernel returns at once): the whole compiled call but the driver's own work, microseconds per call,
     best of 5 batches; the Python fast path and TVM FFI's call (apache-tvm-ffi installed) in the same run."""
-    import time
-
     import numpy as np
 
     import elementwise_add as ew
@@ -178,8 +215,9 @@ def measure_stub(calls: int) -> dict:
     f, grid, block, cluster, smem, stream, params, offsets = compiled.prepare(*views)[0][:8]
     launcher = _core.Launcher(f, list(block), list(cluster), int(smem), list(offsets))
     gx, gy, gz = grid
-    r = {"compiled_views_us": best(lambda: compiled(*views)),
-         "compiled_python_views_us": best(lambda: python_fast(*views)), "empty_call_us": best(lambda: None),
+    va, vb, vc = views
+    r = {"compiled_views_us": best(lambda: compiled(va, vb, vc)),
+         "compiled_python_views_us": best(lambda: python_fast(va, vb, vc)), "empty_call_us": best(lambda: None),
          "raw_python_us": best(lambda: launcher(gx, gy, gz, stream, params))}
     try:
         import torch
@@ -187,8 +225,9 @@ def measure_stub(calls: int) -> dict:
         torch = None
     if torch is not None:
         ts = [torch.zeros(128, 128) for _ in range(3)]
-        r["compiled_torch_us"] = best(lambda: compiled(*ts))
-        r["compiled_python_torch_us"] = best(lambda: python_fast(*ts))
+        ta, tb, tc = ts
+        r["compiled_torch_us"] = best(lambda: compiled(ta, tb, tc))
+        r["compiled_python_torch_us"] = best(lambda: python_fast(ta, tb, tc))
     try:
         import tvm_ffi
     except ImportError:
@@ -200,7 +239,8 @@ def measure_stub(calls: int) -> dict:
         ffi = cute.compile(ew.elementwise_add, *[from_dlpack(x, enable_tvm_ffi=True).mark_layout_dynamic()
                                                  for x in arrays], options="--enable-tvm-ffi")
         t = [tvm_ffi.from_dlpack(CudaLike(1 << 32, (128, 128))) for _ in range(3)]
-        r["tvm_ffi_us"] = best(lambda: ffi(*t))
+        t0, t1, t2 = t
+        r["tvm_ffi_us"] = best(lambda: ffi(t0, t1, t2))
     r["native_calls"], r["native_fallbacks"] = compiled._native.stats
     return r
 
@@ -236,17 +276,19 @@ def main(argv=None) -> int:
     if args.stub:
         return run_stub(args.calls, args.json)
     r = measure(args.calls)
-    floor = r["raw_c_us"]
-    print(f"{'path':<28} {'us/call':>8} {'x raw C':>8}")
+    floor, short_floor = r["raw_c_us"], r["short_raw_c_us"]
+    print(f"{'path':<28} {'us/call':>8} {'x raw C':>8} {'short':>8} {'x raw C':>8}   (short: 100 calls in a row)")
     for k, label in [("raw_c_us", "raw cuLaunchKernel, C loop"), ("raw_ctypes_us", "raw cuLaunchKernel, ctypes"),
                      ("raw_python_us", "raw Launcher call, packed"),
                      ("tvm_ffi_function_us", "TVM FFI (tvm_ffi.Function)"), ("tvm_ffi_us", "TVM FFI (compiled obj)"),
                      ("compiled_views_us", "compiled, from_dlpack views"), ("compiled_torch_us", "compiled, torch"),
                      ("compiled_python_views_us", "Python fast path, views"),
-                     ("torch_add_us", "torch.add")]:
-        print(f"{label:<28} {r[k]:8.2f} {r[k] / floor:8.2f}")
+                     ("torch_add_us", "torch.add"), ("empty_call_us", "empty Python call")]:
+        lo, sh = r[k], r["short_" + k]
+        print(f"{label:<28} {lo:8.2f} {lo / floor:8.2f} {sh:8.2f} {sh / short_floor:8.2f}")
     print(f"native calls {r['native_calls']}, fallbacks {r['native_fallbacks']}")
-    r["ratios_to_raw_c"] = {k: v / floor for k, v in r.items() if k.endswith("_us")}
+    r["ratios_to_raw_c"] = {k: v / (short_floor if k.startswith("short_") else floor) for k, v in r.items()
+                            if k.endswith("_us")}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(r, f, indent=1)

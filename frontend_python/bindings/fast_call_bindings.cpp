@@ -6,9 +6,9 @@
 // results and errors. No MLIR here: this file compiles in seconds.
 //
 // warpweave._core.FastCall   the plan and its reader/packer/launcher (packed() returns the launches instead)
-// warpweave._core.CompiledCall(fallback)
-//     JitCompiledFunction.__call__: a method descriptor whose vectorcall runs self._native (a FastCall) and
-//     calls fallback(self, *args, **kwargs) (the Python call) for whatever it does not accept.
+// warpweave._core.CompiledFunctionBase
+//     the C base of JitCompiledFunction: calling an instance runs its `_native` FastCall through the instance's
+//     vectorcall slot, and type(self)._call(self, *args, **kwargs) (the Python call) for what it does not accept.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/vector.h>
 
@@ -142,7 +142,7 @@ PyObject* g_cuda_error = nullptr;  // warpweave._core.CudaError
 
 struct Names {
   PyObject *element_type, *mem_space, *assumed_align, *address;
-  PyObject *spec, *spec_method, *numeric_value, *data_ptr, *shape_, *strides_, *native, *dtype, *stride, *shape, *cuda_stream, *name, *module;
+  PyObject *spec, *spec_method, *numeric_value, *data_ptr, *shape_, *strides_, *dtype, *stride, *shape, *cuda_stream, *name, *module;
 };
 Names g_names;
 
@@ -975,119 +975,133 @@ void init_fast_call(FastCall* self, nb::tuple bound_self, int nargs, nb::list de
   new (self) FastCall(std::move(f));
 }
 
-// CompiledCall: JitCompiledFunction.__call__.
-struct CompiledCallObject {
+// CompiledFunctionBase: the C base of JitCompiledFunction. Its instances are called through their own vectorcall
+// slot (a Python subclass inherits it when it does not define __call__), so a call reaches the FastCall held in
+// the `_native` field without the argument tuple, the __call__ lookup and the attribute read that a Python-level
+// __call__ costs. What the FastCall does not take goes to type(self)._call(self, *args, **kwargs).
+struct CompiledBaseObject {
   PyObject_HEAD
   vectorcallfunc vectorcall;
-  PyObject* fallback;
+  PyObject* native;  // a FastCall, or null
 };
 
-PyObject* compiled_call_vectorcall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  auto* self = reinterpret_cast<CompiledCallObject*>(callable);
+PyObject* g_call_name = nullptr;  // "_call"
+
+// type(self)._call(self, *args, **kwargs), the arguments given as a vectorcall's.
+PyObject* call_python(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (n >= 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0)) {
-    PyObject* native = PyObject_GetAttr(args[0], g_names.native);
-    if (!native) {
-      PyErr_Clear();
-    } else if (Py_TYPE(native) == g_fast_call_type) {
-      FastCall* f = nb::inst_ptr<FastCall>(native);
-      Values v;
-      bool fell_back;
-      PyObject* r = f->call(args + 1, n - 1, v, fell_back);
-      if (!fell_back) {
-        Py_DECREF(native);
-        return r;
-      }
-      ++f->fallbacks;
-      r = PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-      if (r && v.nmisses) f->learn(v);
-      Py_DECREF(native);
-      return r;
-    } else {
-      Py_DECREF(native);
-    }
+  Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {  // the caller lets args[-1] be borrowed for the call
+    PyObject** a = const_cast<PyObject**>(args) - 1;
+    PyObject* saved = a[0];
+    a[0] = self;
+    PyObject* r = PyObject_VectorcallMethod(g_call_name, a, (n + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    a[0] = saved;
+    return r;
   }
-  return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+  PyObject* small[16];
+  std::unique_ptr<PyObject*[]> big;
+  PyObject** a = small;
+  if (total + 1 > 16) {
+    big.reset(new PyObject*[total + 1]);
+    a = big.get();
+  }
+  a[0] = self;
+  for (Py_ssize_t i = 0; i < total; ++i) a[i + 1] = args[i];
+  return PyObject_VectorcallMethod(g_call_name, a, static_cast<size_t>(n + 1), kwnames);
 }
 
-PyObject* compiled_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  PyObject* fallback;
-  if ((kwargs && PyDict_GET_SIZE(kwargs)) || !PyArg_ParseTuple(args, "O:CompiledCall", &fallback)) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "CompiledCall(fallback) takes one argument");
-    return nullptr;
+PyObject* compiled_base_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* o = reinterpret_cast<CompiledBaseObject*>(self);
+  PyObject* native = o->native;
+  if (!native || (kwnames && PyTuple_GET_SIZE(kwnames))) return call_python(self, args, nargsf, kwnames);
+  Py_INCREF(native);  // reading an argument may run Python code that replaces self._native
+  FastCall* f = nb::inst_ptr<FastCall>(native);
+  Values v;
+  bool fell_back;
+  PyObject* r = f->call(args, PyVectorcall_NARGS(nargsf), v, fell_back);
+  if (fell_back) {
+    ++f->fallbacks;
+    r = call_python(self, args, nargsf, kwnames);
+    if (r && v.nmisses) f->learn(v);
   }
-  if (!PyCallable_Check(fallback)) {
-    PyErr_SetString(PyExc_TypeError, "CompiledCall: the fallback must be callable");
-    return nullptr;
-  }
-  auto* self = reinterpret_cast<CompiledCallObject*>(type->tp_alloc(type, 0));
+  Py_DECREF(native);
+  return r;
+}
+
+PyObject* compiled_base_new(PyTypeObject* type, PyObject*, PyObject*) {
+  auto* self = reinterpret_cast<CompiledBaseObject*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
-  self->vectorcall = compiled_call_vectorcall;
-  Py_INCREF(fallback);
-  self->fallback = fallback;
+  self->vectorcall = compiled_base_vectorcall;
+  self->native = nullptr;
   return reinterpret_cast<PyObject*>(self);
 }
 
-int compiled_call_traverse(PyObject* o, visitproc visit, void* arg) {
+int compiled_base_traverse(PyObject* o, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(o));
-  Py_VISIT(reinterpret_cast<CompiledCallObject*>(o)->fallback);
+  Py_VISIT(reinterpret_cast<CompiledBaseObject*>(o)->native);
   return 0;
 }
 
-int compiled_call_clear(PyObject* o) {
-  Py_CLEAR(reinterpret_cast<CompiledCallObject*>(o)->fallback);
+int compiled_base_clear(PyObject* o) {
+  Py_CLEAR(reinterpret_cast<CompiledBaseObject*>(o)->native);
   return 0;
 }
 
-void compiled_call_dealloc(PyObject* o) {
+void compiled_base_dealloc(PyObject* o) {
   PyTypeObject* tp = Py_TYPE(o);
   PyObject_GC_UnTrack(o);
-  compiled_call_clear(o);
+  compiled_base_clear(o);
   tp->tp_free(o);
   Py_DECREF(tp);
 }
 
-// Looked up on an instance, it binds like a function (so compiled.__call__ is a bound method).
-PyObject* compiled_call_get(PyObject* self, PyObject* obj, PyObject*) {
-  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
-  return PyMethod_New(self, obj);
+PyObject* compiled_base_get_native(PyObject* self, void*) {
+  PyObject* n = reinterpret_cast<CompiledBaseObject*>(self)->native;
+  return Py_NewRef(n ? n : Py_None);
 }
 
-PyObject* compiled_call_wrapped(PyObject* self, void*) {
-  PyObject* f = reinterpret_cast<CompiledCallObject*>(self)->fallback;
-  return Py_NewRef(f ? f : Py_None);
+int compiled_base_set_native(PyObject* self, PyObject* value, void*) {
+  if (value != nullptr && value != Py_None && Py_TYPE(value) != g_fast_call_type) {
+    PyErr_SetString(PyExc_TypeError, "_native: a warpweave._core.FastCall or None");
+    return -1;
+  }
+  auto* o = reinterpret_cast<CompiledBaseObject*>(self);
+  PyObject* old = o->native;
+  o->native = value == Py_None ? nullptr : Py_XNewRef(value);
+  Py_XDECREF(old);
+  return 0;
 }
 
-PyMemberDef g_compiled_call_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(CompiledCallObject, vectorcall), Py_READONLY, nullptr},
+PyMemberDef g_compiled_base_members[] = {
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(CompiledBaseObject, vectorcall), Py_READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr}};
 
-PyGetSetDef g_compiled_call_getset[] = {
-    {"__wrapped__", compiled_call_wrapped, nullptr, "the Python call it falls back to", nullptr},
+PyGetSetDef g_compiled_base_getset[] = {
+    {"_native", compiled_base_get_native, compiled_base_set_native,
+     "the native fast path (a FastCall) that a call tries first, or None", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
-PyType_Slot g_compiled_call_slots[] = {
-    {Py_tp_new, reinterpret_cast<void*>(compiled_call_new)},
+PyType_Slot g_compiled_base_slots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(compiled_base_new)},
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-    {Py_tp_descr_get, reinterpret_cast<void*>(compiled_call_get)},
-    {Py_tp_traverse, reinterpret_cast<void*>(compiled_call_traverse)},
-    {Py_tp_clear, reinterpret_cast<void*>(compiled_call_clear)},
-    {Py_tp_dealloc, reinterpret_cast<void*>(compiled_call_dealloc)},
-    {Py_tp_members, g_compiled_call_members},
-    {Py_tp_getset, g_compiled_call_getset},
-    {Py_tp_doc, const_cast<char*>("CompiledCall(fallback): a compiled function's __call__; self._native (a FastCall) "
-                                  "takes the calls it accepts, fallback(self, *args, **kwargs) the others.")},
+    {Py_tp_traverse, reinterpret_cast<void*>(compiled_base_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(compiled_base_clear)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(compiled_base_dealloc)},
+    {Py_tp_members, g_compiled_base_members},
+    {Py_tp_getset, g_compiled_base_getset},
+    {Py_tp_doc, const_cast<char*>("The base of a compiled function: a call runs self._native (a FastCall), and "
+                                  "type(self)._call(self, *args, **kwargs) for what that does not take.")},
     {0, nullptr}};
 
-PyType_Spec g_compiled_call_spec = {
-    "warpweave._core.CompiledCall", sizeof(CompiledCallObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    g_compiled_call_slots};
+PyType_Spec g_compiled_base_spec = {
+    "warpweave._core.CompiledFunctionBase", sizeof(CompiledBaseObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL, g_compiled_base_slots};
 
 }  // namespace
 
 void bind_fast_call(nb::module_& m) {
-  g_names = {intern("element_type"), intern("mem_space"), intern("assumed_align"), intern("address"), intern("_spec"), intern("spec"), intern("_v"), intern("data_ptr"), intern("_shape"), intern("_strides"), intern("_native"),
+  g_names = {intern("element_type"), intern("mem_space"), intern("assumed_align"), intern("address"), intern("_spec"), intern("spec"), intern("_v"), intern("data_ptr"), intern("_shape"), intern("_strides"),
              intern("dtype"), intern("stride"), intern("shape"), intern("cuda_stream"), intern("__name__"),
              intern("__module__")};
   if (nb::hasattr(m, "CudaError")) g_cuda_error = nb::getattr(m, "CudaError").inc_ref().ptr();
@@ -1146,7 +1160,8 @@ void bind_fast_call(nb::module_& m) {
     return out;
   }, "[(type, read through its DLPack exchange table)] of the torch tensor types compiled calls have seen");
 
-  PyObject* cc = PyType_FromModuleAndSpec(m.ptr(), &g_compiled_call_spec, nullptr);
-  if (!cc) throw nb::python_error();
-  m.attr("CompiledCall") = nb::steal(cc);
+  g_call_name = intern("_call");
+  PyObject* base = PyType_FromModuleAndSpec(m.ptr(), &g_compiled_base_spec, nullptr);
+  if (!base) throw nb::python_error();
+  m.attr("CompiledFunctionBase") = nb::steal(base);
 }

@@ -35,8 +35,12 @@ def _torch_check(plan, tensor, compiled_spec, ok, key):
         _spec_mismatch(plan, t)
     ok[key] = True
 
-class JitCompiledFunction:
-    """A compiled jit function: call it with arguments of the same specialisation."""
+class JitCompiledFunction(_core.CompiledFunctionBase):
+    """A compiled jit function: call it with arguments of the same specialisation.
+
+    A call goes straight to the native fast path (self._native, a FastCall built with the Python one) through the
+    C base's vectorcall slot; what that path does not take goes to _call. No __call__ here: defining one would
+    replace the inherited slot."""
 
     def __init__(self, jf, plans, st, module, cubin, info, assumptions, timings):
         self.jit_function = jf
@@ -183,10 +187,6 @@ class JitCompiledFunction:
             _core.launch(*launch)
         if fast is None:
             self._fast = self._build_fast_call()
-
-    # A call goes straight to the native fast path (self._native, built with the Python one), which hands every
-    # call it does not accept to _call: no Python frame in front of it.
-    __call__ = _core.CompiledCall(_call) if hasattr(_core, "CompiledCall") else _call
 
     def _build_fast_call(self):
         """A Python function specialised to this compiled function's arguments and launches: it reads only what
