@@ -8,8 +8,8 @@
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples; sanitize_tests: over the GPU tests.
 # stash, vs_cutedsl: CuTe DSL itself beside warpweave (scripts/pack_cutedsl_for_device.sh): `stash` in one call, then
 # `vs_cutedsl` in the next while the machine is warm.
-# WW_PYTEST_ARGS and WW_GEMM_ARGS pass arguments to pytest and to benchmarks/python/bench_gemm.py; WW_PYTEST_PATHS
-# narrows the pytest step (e.g. to the files with GPU tests: scripts/gpu_test_files.sh).
+# WW_PYTEST_ARGS, WW_GEMM_ARGS and WW_VS_ARGS pass arguments to pytest, benchmarks/python/bench_gemm.py and
+# bench_vs_cutedsl.py; WW_PYTEST_PATHS narrows the pytest step (e.g. to the files with GPU tests: scripts/gpu_test_files.sh).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/tmp/ww-out}
@@ -109,7 +109,7 @@ case " $what " in *" vs_cutedsl "*)
     cd_env=(env "PYTHONPATH=$pk:$pk/nvidia_cutlass_dsl/dsl_packages:$PYTHONPATH")
     cd_ex=/tmp/cutedsl/examples/python/CuTeDSL
     run vs_cutedsl "${cd_env[@]}" python3 benchmarks/python/bench_vs_cutedsl.py --cutedsl-examples $cd_ex \
-      ${WW_VS_SHAPES:+--shapes $WW_VS_SHAPES} --json "$OUT/vs_cutedsl.json"
+      ${WW_VS_SHAPES:+--shapes $WW_VS_SHAPES} ${WW_VS_ARGS:-} --json "$OUT/vs_cutedsl.json"
     run vs_cutedsl_ampere "${cd_env[@]}" python3 benchmarks/python/bench_vs_cutedsl.py --ampere \
       --cutedsl-examples $cd_ex --json "$OUT/vs_cutedsl_ampere.json"
   else
