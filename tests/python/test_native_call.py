@@ -10,7 +10,9 @@ parameters and launches; whatever it does not accept goes to the Python call. Pr
   whose specialisation differs is still refused with the general path's message;
 - mismatching arguments (other types, values out of their field's range, a different compile-time value, an
   empty grid, keywords) fall back and give the Python call's results and errors;
-- grid programs evaluate as Python evaluates the expressions _core.python_expr writes.
+- grid programs evaluate as Python evaluates the expressions _core.python_expr writes;
+- a call enters through the vectorcall slot of JitCompiledFunction's C base, whose `_native` field takes only a
+  FastCall or None.
 The launches are recorded by a stand-in of _core.Launcher (the native path calls it as it would the real one).
 """
 import os
@@ -666,3 +668,44 @@ def test_calls_without_the_constexpr_read_the_stream_as_the_stream(recorded):
             assert launched == want and launched[0][1] == handle
     with pytest.raises(ValueError, match="compile-time constant"):
         compiled(a, c, lambda x: x + 1.0, Stream(3))                        # another Constexpr value: refused
+
+
+def test_the_call_enters_through_the_c_base_and_its_native_field(recorded):
+    # A call of a compiled function goes through the vectorcall slot of its C base (no __call__ of its own could
+    # keep it: one would replace the slot); `_native` is a field of that base that takes a FastCall or None, and
+    # without one (or with keywords) the call is the Python one, with the same launches. The base takes part in
+    # garbage collection: a compiled function in a reference cycle is freed.
+    import gc
+    import weakref
+
+    from warpweave._dsl.compiled_function import JitCompiledFunction
+
+    launched, _ = recorded
+    assert JitCompiledFunction.__flags__ & (1 << 11)   # Py_TPFLAGS_HAVE_VECTORCALL, inherited from the base
+    assert "__call__" not in JitCompiledFunction.__dict__
+    vs = [view((1 << 40) + 4096 * k, (64, 96), (96, 1)) for k in range(3)]
+    compiled = compiled_add(recorded, *vs)
+    want = general(compiled, *vs)
+    native = compiled._native
+    with pytest.raises(TypeError, match="FastCall or None"):
+        compiled._native = object()
+    assert compiled._native is native                  # a refused value leaves the field as it was
+    for setting in (native, None):
+        compiled._native = setting
+        launched.clear()
+        before = native.stats
+        compiled(*vs)
+        compiled(vs[0], vs[1], mC=vs[2])               # keywords: always the Python call
+        assert launched == want * 2
+        # the keyword call never reaches the FastCall: not even as a fallback
+        assert native.stats == (before[0] + (setting is not None), before[1])
+    compiled._native = native
+    with pytest.raises(TypeError):
+        compiled(*vs[:2])                              # the Python call's error, through the base
+    with target("sm_80"):
+        cyclic = cute.compile(ew.elementwise_add, *vs)   # not made ready: the fixture's patches hold that one
+    cyclic.cycle = cyclic
+    ref = weakref.ref(cyclic)
+    del cyclic
+    gc.collect()
+    assert ref() is None
