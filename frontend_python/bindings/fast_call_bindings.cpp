@@ -992,10 +992,11 @@ PyObject* call_python(PyObject* self, PyObject* const* args, size_t nargsf, PyOb
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
   if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {  // the caller lets args[-1] be borrowed for the call
+    // (and only that slot: the call below does not pass the flag on, so a[-1] stays untouched)
     PyObject** a = const_cast<PyObject**>(args) - 1;
     PyObject* saved = a[0];
     a[0] = self;
-    PyObject* r = PyObject_VectorcallMethod(g_call_name, a, (n + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    PyObject* r = PyObject_VectorcallMethod(g_call_name, a, static_cast<size_t>(n + 1), kwnames);
     a[0] = saved;
     return r;
   }
