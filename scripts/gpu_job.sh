@@ -131,12 +131,19 @@ esac
 case " $what " in *" sanitize_tests "*)
   # The GPU tests under compute-sanitizer: memcheck over every GPU test file (WW_PYTEST_PATHS narrows it), racecheck
   # and synccheck over the GEMM and kernel tests (WW_SAN_TESTS). A test that fails under a tool fails its step.
+  # memcheck over all of them takes longer than one call (248 of 605 tests in 400 s, 2026-12-02): WW_SAN_SHARD=k/n
+  # runs every n-th file from the k-th (k = 1..n), and each test's outcome is logged as it ends (-v), so a step cut
+  # short by WW_STEP_TIMEOUT still says which tests passed.
   san_pytest() {  # name, tool, files...
     local name=$1 tool=$2; shift 2
-    run "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 python3 -m pytest -q \
+    run "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 python3 -m pytest -v -rfE \
       -p no:cacheprovider "$@"
   }
-  san_pytest san_tests_memcheck memcheck ${WW_PYTEST_PATHS:-$(scripts/gpu_test_files.sh)}
+  san_files=${WW_PYTEST_PATHS:-$(scripts/gpu_test_files.sh)}
+  if [ -n "${WW_SAN_SHARD:-}" ]; then
+    san_files=$(printf '%s\n' $san_files | awk -v k="${WW_SAN_SHARD%/*}" -v n="${WW_SAN_SHARD#*/}" '(NR - k) % n == 0')
+  fi
+  san_pytest san_tests_memcheck memcheck $san_files
   for tool in racecheck synccheck; do
     san_pytest "san_tests_$tool" $tool ${WW_SAN_TESTS:-tests/python/test_gpu_kernels.py backends/hopper/tests/test_hopper_gemm.py backends/hopper/tests/test_hopper_gemm_persistent.py}
   done ;;
