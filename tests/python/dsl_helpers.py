@@ -1,4 +1,5 @@
-"""Shared helpers of the DSL tests: compiling for a target without a GPU, and GPU availability."""
+"""Shared helpers of the DSL tests: compiling for a target without a GPU, GPU availability, and the source line a
+diagnostic should name."""
 import os
 
 import pytest
@@ -19,6 +20,15 @@ def has_torch_cuda() -> bool:
     except ImportError:
         return False
     return torch.cuda.is_available()
+
+
+def line_in(path: str, text: str) -> int:
+    """The number of the first line of the file `path` that contains `text`: the line an error should point at."""
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise AssertionError(text)
 
 
 requires_gpu = pytest.mark.skipif(not (has_gpu() and has_torch_cuda()),

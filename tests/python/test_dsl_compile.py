@@ -11,18 +11,14 @@ import warpweave.cute as cute
 from warpweave import _core
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import target
+from dsl_helpers import line_in, target
 
 THIS = os.path.abspath(__file__)
 EXAMPLES = os.path.join(os.path.dirname(THIS), "..", "..", "frontend_python", "examples")
 
 
 def line_of(text: str) -> int:
-    with open(THIS) as f:
-        for i, line in enumerate(f, 1):
-            if text in line:
-                return i
-    raise AssertionError(text)
+    return line_in(THIS, text)
 
 
 def load_example(name):

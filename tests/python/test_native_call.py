@@ -34,6 +34,8 @@ from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import requires_gpu, target
 from test_export import axpy, axpy_cluster
+from test_gpu_kernels import scale_on_stream
+from test_torch_call_key import Tensor  # a torch.Tensor stand-in: attributes only, no DLPack exchange table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -41,21 +43,6 @@ sys.path.insert(0, os.path.join(ROOT, "frontend_python", "examples"))
 import elementwise_add as ew  # noqa: E402
 
 
-class Tensor:
-    """Stands in for a torch.Tensor: the attributes the compiled call reads (no DLPack exchange table)."""
-
-    def __init__(self, dtype, ptr, shape, strides):
-        self.dtype, self._ptr, self.shape, self._strides = dtype, ptr, tuple(shape), tuple(strides)
-        self.is_cuda = True
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        return self._strides
-
-
-Tensor.__module__ = "torch"
 F16 = "torch.float16"
 
 
@@ -633,19 +620,7 @@ def test_a_fake_tensor_is_refused_by_every_path(recorded):
 
 
 # --- calls that leave out a Constexpr before the stream (CuTe DSL sgemm: compiled(a, b, c, stream)) -------------
-
-@cute.kernel
-def scale_kernel(gA: cute.Tensor, gC: cute.Tensor, op: cutlass.Constexpr):
-    tidx, _, _ = cute.arch.thread_idx()
-    bidx, _, _ = cute.arch.block_idx()
-    i = bidx * 128 + tidx
-    gC[i] = op(gA[i])
-
-
-@cute.jit
-def scale_on_stream(mA, mC, op: cutlass.Constexpr = lambda x: x * 2.0, stream=None):
-    scale_kernel(mA, mC, op).launch(grid=[cute.size(mA) // 128, 1, 1], block=[128, 1, 1], stream=stream)
-
+# scale_on_stream(mA, mC, op: Constexpr = ..., stream=None), the function test_gpu_kernels runs on the GPU.
 
 def test_calls_without_the_constexpr_read_the_stream_as_the_stream(recorded):
     # Native, and the Python fast path's omitting entry (its fallback), launch what the general path computes;
