@@ -92,6 +92,18 @@ def epilogue_tmem_copy_and_partition(gemm, tidx, tAcc, gC_mnl, epi_tile, use_2ct
     return t2r, tTR_tAcc, tTR_rAcc
 
 
+def _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
+                          acc_state):
+    """Sub-tile j (a Python int) of the accumulator stage into registers, converted to C's type by epilogue_op into
+    tTR_rC. After the last sub-tile the whole stage is in registers, so the MMA warp may accumulate into it again."""
+    cute.copy(t2r, tTR_tAcc[(None, None, None, j)], tTR_rAcc)
+    if j == subtiles - 1:
+        t.fence_before_thread_sync()
+        with cute.arch.elect_one():
+            acc_pipeline.consumer_release(acc_state)
+    tTR_rC.store(epilogue_op(tTR_rAcc.load().to(gemm.c_dtype)))
+
+
 @cute.jit
 def epilogue_tma_store(gemm, tidx, warp_idx, tma_atom_c, tCtAcc_base, sC, tCgC, epi_tile, num_tiles_executed,
                        epilogue_op, mma_tile_coord_mnl, acc_consumer_state, acc_pipeline, c_pipeline):
@@ -123,13 +135,8 @@ def epilogue_tma_store(gemm, tidx, warp_idx, tma_atom_c, tCtAcc_base, sC, tCgC, 
     acc_pipeline.consumer_wait(acc_consumer_state)
     t.fence_after_thread_sync()
     for j in cutlass.range_constexpr(subtiles):
-        cute.copy(t2r, tTR_tAcc[(None, None, None, j)], tTR_rAcc)
-        if cutlass.const_expr(j == subtiles - 1):
-            # the whole stage is in registers: the MMA warp may accumulate into it again
-            t.fence_before_thread_sync()
-            with cute.arch.elect_one():
-                acc_pipeline.consumer_release(acc_consumer_state)
-        tTR_rC.store(epilogue_op(tTR_rAcc.load().to(gemm.c_dtype)))
+        _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
+                              acc_consumer_state)
         buf = (first_buffer + j) % gemm.num_c_stage
         # the store that last read this buffer has read it
         if warp_idx == first_warp:
@@ -167,12 +174,8 @@ def epilogue(gemm, tidx, tCtAcc_base, tCgC, epi_tile, epilogue_op, mma_tile_coor
     acc_pipeline.consumer_wait(acc_consumer_state)
     t.fence_after_thread_sync()
     for j in cutlass.range_constexpr(subtiles):
-        cute.copy(t2r, tTR_tAcc[(None, None, None, j)], tTR_rAcc)
-        if cutlass.const_expr(j == subtiles - 1):
-            t.fence_before_thread_sync()
-            with cute.arch.elect_one():
-                acc_pipeline.consumer_release(acc_consumer_state)
-        tTR_rC.store(epilogue_op(tTR_rAcc.load().to(gemm.c_dtype)))
+        _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
+                              acc_consumer_state)
         cute.autovec_copy(tTR_rC, tTR_gC[(None, None, None, j)])
     acc_consumer_state.advance()
     return acc_consumer_state

@@ -279,15 +279,19 @@ class S2TCopy:
     def partition_D(self, tensor):
         return self._partition(tensor)
 
-    def __ww_copy__(self, src, dst, *, pred=None, **kwargs):
-        from .tcgen05_mma import UmmaSmemDescriptorKind
-
+    def _check_operands(self, src, dst, pred, kwargs):
+        """A shared-memory partition (partition_S) to a tensor-memory one (partition_D), without keywords."""
         if kwargs or pred is not None:
             raise ext.user_error("cute.copy of a shared -> tensor memory copy takes no keywords", ext.DSLTypeError)
         if getattr(src, "memspace", None) != "smem" or getattr(dst, "memspace", None) != "tmem":
             raise ext.user_error(f"cute.copy with {self.atom.manifest['id']}: from a shared-memory partition "
                                  f"(partition_S) to a tensor-memory one (partition_D), got {src!r} and {dst!r}",
                                  ext.DSLTypeError)
+
+    def __ww_copy__(self, src, dst, *, pred=None, **kwargs):
+        from .tcgen05_mma import UmmaSmemDescriptorKind
+
+        self._check_operands(src, dst, pred, kwargs)
         n = cute.size(src, mode=[1]) if len(src.shape) > 1 else 1
         if n != (cute.size(dst, mode=[1]) if len(dst.shape) > 1 else 1):
             raise ext.user_error("cute.copy of a shared -> tensor memory copy: the two partitions have different "
@@ -352,12 +356,7 @@ class S2TScaleCopy(S2TCopy):
         return cute.make_tensor(tensor.iterator, new)
 
     def __ww_copy__(self, src, dst, *, pred=None, **kwargs):
-        if kwargs or pred is not None:
-            raise ext.user_error("cute.copy of a shared -> tensor memory copy takes no keywords", ext.DSLTypeError)
-        if getattr(src, "memspace", None) != "smem" or getattr(dst, "memspace", None) != "tmem":
-            raise ext.user_error(f"cute.copy with {self.atom.manifest['id']}: from a shared-memory partition "
-                                 f"(partition_S) to a tensor-memory one (partition_D), got {src!r} and {dst!r}",
-                                 ext.DSLTypeError)
+        self._check_operands(src, dst, pred, kwargs)
         rest_s = [cute.size(src, mode=[i]) for i in range(1, len(src.shape))]
         rest_d = [cute.size(dst, mode=[i]) for i in range(1, len(dst.shape))]
         if rest_s != rest_d or not all(isinstance(x, int) for x in rest_s):
