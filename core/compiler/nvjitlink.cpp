@@ -137,8 +137,12 @@ CubinOutput nvjitlink_compile(std::string_view ptx, const CubinRequest& request)
   const Api* api = library().get(&out.log);
   if (!api) return out;
 
+  // -no-cache: with a driver on the machine, nvJitLink keeps the cubins it made in the driver's compute cache and,
+  // for PTX it has seen (in this process or another), returns one without running ptxas, so without ptxas's report:
+  // no resource use for -v, no warnings. warpweave's JIT cache is the one cache; a compile that reaches nvJitLink
+  // assembles.
   std::vector<std::string> options = {"-arch=" + request.arch,
-                                      "-O" + std::to_string(request.opt_level == 0 ? 0 : 3)};
+                                      "-O" + std::to_string(request.opt_level == 0 ? 0 : 3), "-no-cache"};
   // "-verbose" only reports nvJitLink's own steps; ptxas's resource report needs ptxas's -v.
   if (request.verbose) options.emplace_back("-Xptxas=-v");
   if (request.line_info) options.emplace_back("-lineinfo");

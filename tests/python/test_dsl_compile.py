@@ -11,7 +11,7 @@ import warpweave.cute as cute
 from warpweave import _core
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import line_in, target
+from dsl_helpers import line_in, requires_gpu, target
 
 THIS = os.path.abspath(__file__)
 EXAMPLES = os.path.join(os.path.dirname(THIS), "..", "..", "frontend_python", "examples")
@@ -345,6 +345,17 @@ def test_keep_writes_each_stage(tmp_path, monkeypatch, ew):
     for ext in ("mlir", "ptx", "cubin", "sass"):
         assert f"{base}.{ext}" in files
     assert "spill" in (tmp_path / "dump" / f"{base}.ptxas.log").read_text()
+
+
+@requires_gpu  # nvJitLink keeps its cubins in the driver's compute cache: it can hit only where a driver is loaded
+def test_every_compile_that_asks_for_a_report_gets_one(monkeypatch, ew):
+    """The same kernel compiled three times with -v (which bypasses warpweave's cache): ptxas's resource report each
+    time, so nvJitLink assembled each time rather than hand back a cubin it had kept from the first."""
+    monkeypatch.setenv("WARPWEAVE_CUBIN_TOOL", "nvjitlink")
+    for _ in range(3):
+        with target("sm_90a"):
+            c = cute.compile(ew.elementwise_add, dyn((64, 64)), dyn((64, 64)), dyn((64, 64)), options="-v")
+        assert c.info["cubin_tool"] == "nvJitLink" and re.search(r"Used \d+ registers", c.info["jit_log"]), c.info
 
 
 def test_call_with_another_specialisation_is_refused_before_launch():
