@@ -201,7 +201,7 @@ TOLERANCE = {"exp": (2e-6, 2e-5), "exp2": (2e-6, 2e-6), "log": (2e-6, 2e-5), "lo
 @requires_gpu
 @pytest.mark.parametrize("fastmath", [False, True])
 @pytest.mark.parametrize("name", sorted(TOLERANCE))
-def test_accuracy_on_the_gpu(name, fastmath):
+def test_accuracy_on_the_gpu(name, fastmath, rng):
     import torch
 
     ref, (lo, hi) = REFERENCE[name]
@@ -218,16 +218,19 @@ def test_accuracy_on_the_gpu(name, fastmath):
     def h(a, b):
         k(a, b).launch(grid=[64, 1, 1], block=[256, 1, 1])
 
-    x = np.random.default_rng().uniform(lo, hi, 64 * 256).astype(np.float32)
+    x = np.random.default_rng(rng.randrange(1 << 30)).uniform(lo, hi, 64 * 256).astype(np.float32)
     a = torch.from_numpy(x).cuda()
     b = torch.full_like(a, float("nan"))
     h(from_dlpack(a), from_dlpack(b))
     torch.cuda.synchronize()
     got = b.cpu().numpy().astype(np.float64)
     want = np.array([ref(float(v)) for v in x])
-    # Relative error; for the trigonometric functions, whose accuracy is absolute near their zeros, the error
-    # relative to max(|value|, 1).
-    err = np.abs(got - want) / np.maximum(np.abs(want), 1e-30 if name not in ("sin", "cos", "tan") else 1.0)
+    # Relative error, except near a zero of the function where the instruction's accuracy is absolute: there the
+    # error relative to max(|value|, 1). That holds for the trigonometric functions, and for the logarithms under
+    # fastmath: lg2.approx is accurate to an absolute 2^-22 on (0.5, 2), so its relative error grows without bound
+    # toward x = 1 (a draw of 1.00068 gave 7.6e-5).
+    absolute_near_zero = name in ("sin", "cos", "tan") or (fastmath and name in ("log", "log2", "log10"))
+    err = np.abs(got - want) / np.maximum(np.abs(want), 1.0 if absolute_near_zero else 1e-30)
     assert np.all(np.isfinite(got))
     assert err.max() <= TOLERANCE[name][1 if fastmath else 0], (name, float(err.max()), float(x[err.argmax()]))
 
