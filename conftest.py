@@ -8,6 +8,12 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests", "python"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "stand_in_driver: runs a program against the stand-in CUDA driver "
+                                       "(tests/python/data/mock_libcuda.c) in a child process")
+    config.addinivalue_line("markers", "timing: asserts on measured kernel times")
+
+
 @pytest.fixture
 def rng():
     """A seeded random generator; WARPWEAVE_TEST_SEED reproduces a run."""

@@ -129,24 +129,49 @@ case " $what " in *" sanitize "*)
   done ;;
 esac
 case " $what " in *" sanitize_tests "*)
-  # The GPU tests under compute-sanitizer: memcheck over every GPU test file (WW_PYTEST_PATHS narrows it), racecheck
-  # and synccheck over the GEMM and kernel tests (WW_SAN_TESTS). A test that fails under a tool fails its step.
-  # memcheck over all of them takes longer than one call (248 of 605 tests in 400 s, 2026-12-02): WW_SAN_SHARD=k/n
-  # runs every n-th file from the k-th (k = 1..n), and each test's outcome is logged as it ends (-v), so a step cut
-  # short by WW_STEP_TIMEOUT still says which tests passed.
-  san_pytest() {  # name, tool, files...
-    local name=$1 tool=$2; shift 2
-    run "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 python3 -m pytest -v -rfE \
-      -p no:cacheprovider "$@"
-  }
+  # The GPU tests under compute-sanitizer: every tool of WW_SAN_TOOLS (memcheck, racecheck, synccheck) over every GPU
+  # test file (WW_PYTEST_PATHS narrows it). A test that fails under a tool fails its step. One tool over all of them
+  # in one process takes longer than a device call (memcheck: 248 of 605 tests in 400 s, 2026-12-02), and the host
+  # side (tracing, compiling) is most of it: WW_SAN_JOBS=n splits the tests round-robin over n processes per tool,
+  # all running at once, each with a JIT cache of its own. WW_SAN_SHARD=k/n keeps every n-th file from the k-th.
+  # Each test's outcome is logged as it ends (-v), so a step cut short by WW_STEP_TIMEOUT still says which passed.
+  # Each process's report goes to a file of its own (--log-file, at most 20 errors printed), apart from pytest's
+  # output, and is summarised at the end.
   san_files=${WW_PYTEST_PATHS:-$(scripts/gpu_test_files.sh)}
   if [ -n "${WW_SAN_SHARD:-}" ]; then
     san_files=$(printf '%s\n' $san_files | awk -v k="${WW_SAN_SHARD%/*}" -v n="${WW_SAN_SHARD#*/}" '(NR - k) % n == 0')
   fi
-  san_pytest san_tests_memcheck memcheck $san_files
-  for tool in racecheck synccheck; do
-    san_pytest "san_tests_$tool" $tool ${WW_SAN_TESTS:-tests/python/test_gpu_kernels.py backends/hopper/tests/test_hopper_gemm.py backends/hopper/tests/test_hopper_gemm_persistent.py}
-  done ;;
+  san_jobs=${WW_SAN_JOBS:-1}
+  mkdir -p "$OUT/reports"
+  # Left out by default: programs run against the stand-in driver (no GPU work, and the tool, which follows child
+  # processes, crashes them) and assertions on kernel times (the tool distorts them). WW_SAN_SELECT replaces it.
+  python3 -m pytest --collect-only -q -p no:cacheprovider -m "${WW_SAN_SELECT:-not stand_in_driver and not timing}" \
+    $san_files 2>&1 | grep '::' > "$OUT/san_tests.txt"
+  for tool in ${WW_SAN_TOOLS:-memcheck racecheck synccheck}; do
+    for ((j = 0; j < san_jobs; j++)); do
+      name=san_tests_${tool}_$((j + 1))of$san_jobs
+      mapfile -t ids < <(awk -v j=$j -v n="$san_jobs" '(NR - 1) % n == j' "$OUT/san_tests.txt")
+      ( WARPWEAVE_CACHE_DIR=/tmp/ww-cache-$name
+        run "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
+          --log-file "$OUT/reports/$name.%p.txt" python3 -m pytest -v -rfE -p no:cacheprovider "${ids[@]}"
+        printf '%s\n' "${summary[-1]}" > "$OUT/$name.summary" ) &
+    done
+  done
+  wait
+  for f in "$OUT"/san_tests_*.summary; do summary+=("$(cat "$f")"); done
+  # Each process's summary and, counted, the headline of every error it reported (the lines below a headline, its
+  # backtrace, are indented); then the first report that found something, whole.
+  bad=$(grep -l -E "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT"/reports/*.txt 2>/dev/null)
+  { for f in "$OUT"/reports/*.txt; do
+      echo "== $(basename "$f"): $(grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | sed 's/^=* *//' | tr '\n' ' ')"
+      grep -E '^========= [^ ]' "$f" | grep -v -E "COMPUTE-SANITIZER|SUMMARY|Target application returned" |
+        sed 's/^=* //' | sort | uniq -c
+    done
+    for f in $bad; do echo "== first report with errors: $(basename "$f")"; head -n 80 "$f"; break; done
+    echo "$(ls "$OUT"/reports | wc -l) processes followed, $(printf '%s' "$bad" | grep -c .) of them with errors"
+  } > "$OUT/san_tests_reports.log"
+  summary+=("$(printf '%-14s %s' san_tests_reports "$(tail -n 1 "$OUT/san_tests_reports.log")")")
+  rm -rf "$OUT/reports" ;;
 esac
 case " $what " in *" all "*|*" hopper "*)
   run hopper_persistent python3 -m pytest -q -rP -p no:cacheprovider backends/hopper/tests/test_hopper_gemm_persistent.py tests/python/test_persistent_tile_scheduler.py tests/python/test_pipeline_participants.py

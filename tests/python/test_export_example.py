@@ -44,6 +44,7 @@ def build_example(tmp_path, exported, libcuda=None) -> str:
     return os.path.join(build, "aot_example")
 
 
+@pytest.mark.stand_in_driver  # run against the stand-in driver: nothing for compute-sanitizer (see test_export.py)
 @needs_tools
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_example_builds_links_and_launches(tmp_path, arch):
