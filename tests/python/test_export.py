@@ -97,8 +97,9 @@ def run_harness(exe, meta, calls, compiled, dump=None):
     return aot.parse_mock_output(p.stdout)
 
 
-# A program run against the stand-in driver has no GPU work for compute-sanitizer to check, and the tool's library,
-# which follows child processes, crashes it (SIGSEGV): gpu_job.sh's sanitize_tests leaves these tests out.
+# A program run against the stand-in driver has no GPU work for compute-sanitizer to check, and the tool, which
+# follows child processes, crashed the C++ ones (SIGSEGV under each of its tools, 2026-12-02): gpu_job.sh's
+# sanitize_tests leaves these tests out.
 stand_in_driver = pytest.mark.stand_in_driver
 
 
