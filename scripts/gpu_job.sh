@@ -133,14 +133,11 @@ case " $what " in *" sanitize_tests "*)
   # test file (WW_PYTEST_PATHS narrows it). A test that fails under a tool fails its step. One tool over all of them
   # in one process takes longer than a device call (memcheck: 248 of 605 tests in 400 s, 2026-12-02), and the host
   # side (tracing, compiling) is most of it: WW_SAN_JOBS=n splits the tests round-robin over n processes per tool,
-  # all running at once, each with a JIT cache of its own. WW_SAN_SHARD=k/n keeps every n-th file from the k-th.
+  # all running at once (each test compiles into a JIT cache of its own: conftest.py's private_cache).
   # Each test's outcome is logged as it ends (-v), so a step cut short by WW_STEP_TIMEOUT still says which passed.
   # Each process's report goes to a file of its own (--log-file, at most 20 errors printed), apart from pytest's
   # output, and is summarised at the end.
   san_files=${WW_PYTEST_PATHS:-$(scripts/gpu_test_files.sh)}
-  if [ -n "${WW_SAN_SHARD:-}" ]; then
-    san_files=$(printf '%s\n' $san_files | awk -v k="${WW_SAN_SHARD%/*}" -v n="${WW_SAN_SHARD#*/}" '(NR - k) % n == 0')
-  fi
   san_jobs=${WW_SAN_JOBS:-1}
   mkdir -p "$OUT/reports"
   # Left out by default: programs run against the stand-in driver (no GPU work, and the tool, which follows child
@@ -151,8 +148,7 @@ case " $what " in *" sanitize_tests "*)
     for ((j = 0; j < san_jobs; j++)); do
       name=san_tests_${tool}_$((j + 1))of$san_jobs
       mapfile -t ids < <(awk -v j=$j -v n="$san_jobs" '(NR - 1) % n == j' "$OUT/san_tests.txt")
-      ( WARPWEAVE_CACHE_DIR=/tmp/ww-cache-$name
-        run "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
+      ( run "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
           --log-file "$OUT/reports/$name.%p.txt" python3 -m pytest -v -rfE -p no:cacheprovider "${ids[@]}"
         printf '%s\n' "${summary[-1]}" > "$OUT/$name.summary" ) &
     done
@@ -160,14 +156,15 @@ case " $what " in *" sanitize_tests "*)
   wait
   for f in "$OUT"/san_tests_*.summary; do summary+=("$(cat "$f")"); done
   # Each process's summary and, counted, the headline of every error it reported (the lines below a headline, its
-  # backtrace, are indented); then the first report that found something, whole.
+  # backtrace, are indented); then the start of the first report that found something.
   bad=$(grep -l -E "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT"/reports/*.txt 2>/dev/null)
   { for f in "$OUT"/reports/*.txt; do
       echo "== $(basename "$f"): $(grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | sed 's/^=* *//' | tr '\n' ' ')"
       grep -E '^========= [^ ]' "$f" | grep -v -E "COMPUTE-SANITIZER|SUMMARY|Target application returned" |
         sed 's/^=* //' | sort | uniq -c
     done
-    for f in $bad; do echo "== first report with errors: $(basename "$f")"; head -n 80 "$f"; break; done
+    first=$(printf '%s\n' $bad | head -n 1)
+    [ -z "$first" ] || { echo "== first report with errors: $(basename "$first")"; head -n 80 "$first"; }
     echo "$(ls "$OUT"/reports | wc -l) processes followed, $(printf '%s' "$bad" | grep -c .) of them with errors"
   } > "$OUT/san_tests_reports.log"
   summary+=("$(printf '%-14s %s' san_tests_reports "$(tail -n 1 "$OUT/san_tests_reports.log")")")
