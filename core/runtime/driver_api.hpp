@@ -54,6 +54,7 @@ inline constexpr int CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH = 120;
 
 inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
+inline constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
 inline constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 
 inline constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
@@ -147,6 +148,7 @@ static_assert(sizeof(CUlaunchConfig) == 56 && offsetof(CUlaunchConfig, hStream) 
   X(cuMemsetD8Async, 12000, (CUdeviceptr, unsigned char, std::size_t, CUstream))                             \
   X(cuMemsetD32Async, 12000, (CUdeviceptr, unsigned, std::size_t, CUstream))                                 \
   X(cuPointerGetAttribute, 12000, (void*, int, CUdeviceptr))                                                 \
+  X(cuPointerGetAttributes, 12000, (unsigned, int*, void**, CUdeviceptr))                                    \
   /* the first parameter of both encoders is a CUtensorMap*: 128 bytes, 64-byte aligned */                \
   X(cuTensorMapEncodeTiled, 12000,                                                                           \
     (void*, int, std::uint32_t, void*, const std::uint64_t*, const std::uint64_t*,                          \

@@ -5,6 +5,7 @@
 
 #include "context_guard.hpp"
 #include "driver_api.hpp"
+#include "ww/runtime/driver.hpp"
 
 namespace ww::runtime {
 namespace {
@@ -107,6 +108,17 @@ int pointer_device(DevicePtr ptr) {
   int ordinal = -1;
   WW_CU(cuPointerGetAttribute, &ordinal, detail::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
   return ordinal;
+}
+
+MemoryType pointer_memory_type(std::uintptr_t address) {
+  if (!driver_available()) return MemoryType::unknown;
+  int attribute = detail::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+  unsigned type = 0;  // cuPointerGetAttributes leaves it 0 for an address the driver does not know
+  void* data[] = {&type};
+  // An error is read the same way: the driver knows no memory there.
+  if (WW_CU_RESULT(cuPointerGetAttributes, 1, &attribute, data, address) != detail::CUDA_SUCCESS)
+    return MemoryType::unknown;
+  return type >= 1 && type <= 4 ? static_cast<MemoryType>(type) : MemoryType::unknown;
 }
 
 }  // namespace ww::runtime

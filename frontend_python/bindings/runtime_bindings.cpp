@@ -40,6 +40,13 @@ void bind_runtime(nb::module_& m) {
   m.def("device_info", [](int i) { return device_dict(rt::device_info(i)); });
   m.def("current_device", &rt::current_device);
   m.def("set_device", &rt::set_device);
+  nb::enum_<rt::MemoryType>(m, "MemoryType")
+      .value("unknown", rt::MemoryType::unknown)
+      .value("host", rt::MemoryType::host)
+      .value("device", rt::MemoryType::device)
+      .value("array", rt::MemoryType::array)
+      .value("unified", rt::MemoryType::unified);
+  m.def("pointer_memory_type", &rt::pointer_memory_type, nb::arg("address"));
   m.def("synchronize", []() {
     nb::gil_scoped_release release;
     rt::synchronize();

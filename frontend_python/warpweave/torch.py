@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from . import _core
 from ._dsl import numeric as _n
 from ._dsl.errors import DSLTypeError, DSLValueError, user_location
 
@@ -190,14 +191,7 @@ def cute_tensor_like(data_ref, cutlass_dtype, is_dynamic_layout, assumed_align=N
 
 def _is_device_memory(address: int) -> bool:
     """Whether the driver knows the address as device memory (False without a driver: host memory)."""
-    try:
-        from cuda.bindings import driver
-
-        err, kind = driver.cuPointerGetAttribute(driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                                 address)
-    except (ImportError, RuntimeError):
-        return False
-    return err == driver.CUresult.CUDA_SUCCESS and int(kind) == int(driver.CUmemorytype.CU_MEMORYTYPE_DEVICE)
+    return _core.pointer_memory_type(address) == _core.MemoryType.device
 
 
 class _DeviceBytes:

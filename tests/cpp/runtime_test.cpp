@@ -187,6 +187,11 @@ int count_entry_points_not_failing_with(const std::vector<std::string>& needles)
     }
   }
   bad += count_entry_points_not_failing_with(needles);
+  static int on_the_host = 0;  // what an address is, is answered without a driver too: nothing the driver knows
+  if (rt::pointer_memory_type(reinterpret_cast<std::uintptr_t>(&on_the_host)) != rt::MemoryType::unknown) {
+    std::fprintf(stderr, "pointer_memory_type of a host address is not unknown without a driver\n");
+    ++bad;
+  }
   std::fprintf(stderr, "checked with WARPWEAVE_LIBCUDA=%s: %s\n", library, reason.c_str());
   std::exit(bad == 0 ? 0 : 1);
 }
@@ -634,8 +639,11 @@ TEST(Gpu, MemoryStreamsEvents) {
   const std::size_t n = (1 << 20) + 3;
   rt::DeviceBuffer a(n * 4), b(n * 4);
   EXPECT_EQ(rt::pointer_device(a.ptr()), rt::current_device());
+  EXPECT_EQ(rt::pointer_memory_type(a.ptr()), rt::MemoryType::device);
+  EXPECT_EQ(rt::pointer_memory_type(a.ptr() + n * 4 - 1), rt::MemoryType::device);  // inside, not only the start
 
   std::vector<std::uint32_t> host(n);
+  EXPECT_EQ(rt::pointer_memory_type(reinterpret_cast<std::uintptr_t>(host.data())), rt::MemoryType::unknown);
   std::mt19937 gen(7);
   for (auto& x : host) x = gen() | 1u;
   rt::memcpy_htod(a.ptr(), host.data(), n * 4);

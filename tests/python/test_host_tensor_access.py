@@ -13,6 +13,8 @@ import warpweave.cute as cute
 from warpweave._dsl.errors import DSLError
 from warpweave.cute.runtime import from_dlpack, make_ptr
 
+from dsl_helpers import requires_gpu
+
 
 @pytest.fixture(autouse=True)
 def _target(monkeypatch):
@@ -191,6 +193,15 @@ def test_pointer_to_host_memory():
     want[1, 2] = 2.5
     np.testing.assert_array_equal(a, want)
     assert ctypes.c_float.from_address(a.ctypes.data + 6 * 4).value == 2.5
+
+
+@requires_gpu
+def test_pointer_to_device_memory_is_refused():
+    torch = pytest.importorskip("torch", reason="torch is not installed in this environment")
+    t = torch.full((12,), 3.0, device="cuda")
+    with pytest.raises(DSLError, match="points to device memory"):
+        fill_through_pointer(make_ptr(cutlass.Float32, t.data_ptr()), cutlass.Float32(1.25))
+    assert torch.equal(t.cpu(), torch.full((12,), 3.0))  # nothing was written
 
 
 def test_writes_are_visible_in_torch_tensors():

@@ -43,3 +43,11 @@ def test_views_device_memory():
     assert torch.equal(t, x.reshape(6, 4))
     t.zero_()
     assert torch.count_nonzero(x) == 0
+
+
+@requires_gpu
+def test_pinned_host_memory_stays_on_the_host():
+    x = torch.randn(24).pin_memory()  # the driver knows it, as host memory: the view is a CPU tensor
+    t = cutlass_torch.as_tensor(x.data_ptr(), (4, 6), torch.float32)
+    assert not t.is_cuda and t.data_ptr() == x.data_ptr()
+    assert torch.equal(t, x.reshape(4, 6))

@@ -238,14 +238,7 @@ class _Memory:
 
 def _refuse_device_address(address: int) -> None:
     """A pointer the host reads through must be to host memory: where a driver is present, it is asked."""
-    try:
-        from cuda.bindings import driver
-
-        err, kind = driver.cuPointerGetAttribute(driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                                 address)
-    except (ImportError, RuntimeError):  # no driver on this machine: every address is of host memory
-        return
-    if err == driver.CUresult.CUDA_SUCCESS and int(kind) == int(driver.CUmemorytype.CU_MEMORYTYPE_DEVICE):
+    if _core.pointer_memory_type(address) == _core.MemoryType.device:
         raise DSLValueError(f"host-side element access through the pointer {address:#x}: it points to device "
                             "memory; the host side reads and writes host memory", None)
 

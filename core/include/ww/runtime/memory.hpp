@@ -63,4 +63,12 @@ void memset_d32_async(DevicePtr dst, std::uint32_t value, std::size_t count, Str
 // pointer or an address the driver does not know.
 int pointer_device(DevicePtr ptr);
 
+// What the driver knows an address as (CU_POINTER_ATTRIBUTE_MEMORY_TYPE). `unknown` for an address no CUDA
+// context allocated, mapped or registered (pageable host memory), and wherever no driver is usable: the
+// question is then answered, not refused. It never raises for an unknown address, so probing host memory
+// leaves no API error in a sanitizer's report (cuPointerGetAttribute would return CUDA_ERROR_INVALID_VALUE).
+// Makes no context current.
+enum class MemoryType { unknown = 0, host = 1, device = 2, array = 3, unified = 4 };
+MemoryType pointer_memory_type(std::uintptr_t address);
+
 }  // namespace ww::runtime
