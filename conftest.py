@@ -26,5 +26,5 @@ def rng():
 def private_cache(tmp_path, monkeypatch):
     """Each test compiles into its own JIT cache, so that tests neither share nor pollute entries."""
     monkeypatch.setenv("WARPWEAVE_CACHE_DIR", str(tmp_path / "jit-cache"))
-    from warpweave._dsl import compile_module
+    from warpweave._dsl.call import compile_module
     monkeypatch.setattr(compile_module, "_cache", None)

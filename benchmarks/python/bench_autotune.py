@@ -47,8 +47,8 @@ sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} +
 sys.path.insert(0, {moddir!r})
 import warpweave as cutlass, warpweave.cute as cute
 from warpweave._dsl import autotune, autotune_workers
-from warpweave._dsl.jit import compile_function
-from warpweave._dsl.target import select_target
+from warpweave._dsl.call.jit import compile_function
+from warpweave._dsl.registry.target import select_target
 from warpweave.cute.runtime import make_fake_tensor
 import ww_bench_gemm_search as m
 SPACE = {space!r}
@@ -179,7 +179,7 @@ def elementwise(torch):
 
 
 def autotune_text(cfg):
-    from warpweave._dsl.autotune import config_text
+    from warpweave._dsl.tuning.autotune import config_text
 
     return config_text(cfg)
 

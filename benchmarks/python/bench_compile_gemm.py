@@ -17,8 +17,8 @@ The cases (fp16 A and B, K-major, fp16 C N-major, fp32 accumulation, runtime M, 
 No GPU is needed: both compile for the case's architecture (WARPWEAVE_ARCH / CUTE_DSL_ARCH) with fake tensors.
 Every figure is the median and the minimum over --reps fresh processes after --warmups discarded ones; each
 process gets a new, empty warpweave cache directory. What lives beside Python's bytecode is kept, for both
-projects: each one's .pyc files, and warpweave's preprocessor results (_dsl/rewrite_cache.py), which the warm-up
-process writes. warpweave warms its compiler up in a thread while it traces (_dsl/compile_warmup.py): the wall
+projects: each one's .pyc files, and warpweave's preprocessor results (_dsl/tracing/rewrite_cache.py), which the warm-up
+process writes. warpweave warms its compiler up in a thread while it traces (_dsl/call/compile_warmup.py): the wall
 figures have that overlap, the CPU figures count the thread's work too; --no-warmup turns it off. Besides wall time, each child reports the CPU time of its
 compile (process time of all its threads plus any tool it waited for): on a shared machine the wall figures carry
 the other load, the CPU figures much less. The SASS (nvdisasm) and the register count (the cubin's

@@ -26,7 +26,7 @@ def add_conformance_parser(sub) -> None:
 
 
 def conformance_main(args) -> int:
-    from warpweave._dsl.plugins import registry
+    from warpweave._dsl.registry.plugins import registry
 
     tiers = TIERS if args.tier == "all" else (args.tier,)
     from . import sources
@@ -68,7 +68,7 @@ def add_plugins_parser(sub) -> None:
 
 
 def plugins_report() -> list[dict]:
-    from warpweave._dsl.plugins import registry
+    from warpweave._dsl.registry.plugins import registry
 
     registry.load()
     out = []
@@ -100,7 +100,7 @@ def plugins_main(args) -> int:
 def _print_plugins(args) -> int:
     if args.manifest:
         from warpweave import _core
-        from warpweave._dsl.plugins import registry
+        from warpweave._dsl.registry.plugins import registry
 
         registry.load()
         try:

@@ -34,7 +34,7 @@ def probe_module(kind: str):
     probes/<kind>.py; None when neither has one."""
     if not kind:
         return None
-    from warpweave._dsl.backend_python import ensure_loaded
+    from warpweave._dsl.registry.backend_python import ensure_loaded
 
     packages = ensure_loaded()
     for backend in list(packages.mounted):
@@ -181,7 +181,7 @@ _loaded = False
 def _ensure_plugins():
     global _loaded
     if not _loaded:
-        from warpweave._dsl.plugins import registry
+        from warpweave._dsl.registry.plugins import registry
         registry.load()
         _loaded = True
 
@@ -193,7 +193,7 @@ def compile_batch(task):
 
     target, jobs = task[0], task[1]
     if len(task) > 2:  # the element types of the manifests under test, as the parent process read them
-        from warpweave._dsl.element_types import ELEMENT_TYPES
+        from warpweave._dsl.registry.element_types import ELEMENT_TYPES
 
         ELEMENT_TYPES.add_table(task[2])
     # Only hooks need the plugin libraries in this process; loading them re-validates every manifest.
@@ -309,7 +309,7 @@ def run(sources, progress=None, workers: int | None = None, targets_filter=None)
     for i, (src, entry, what, tname, tdict) in enumerate(jobs):
         by_target.setdefault((tname, needs_plugin(i)), (tdict, []))[1].append(i)
     tasks, local = [], []
-    from warpweave._dsl.element_types import ELEMENT_TYPES
+    from warpweave._dsl.registry.element_types import ELEMENT_TYPES
 
     element_table = dict(ELEMENT_TYPES.table())
     for (tname, here), (tdict, idxs) in sorted(by_target.items()):

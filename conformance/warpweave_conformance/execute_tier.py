@@ -14,7 +14,7 @@ import multiprocessing
 import queue
 import time
 
-from warpweave._dsl.plugins import Backend
+from warpweave._dsl.registry.plugins import Backend
 
 from . import gpu
 from .compile_tier import probe_module
@@ -28,7 +28,7 @@ def _backend(spec, hooks: bool) -> Backend:
     name, path, manifest, plugin, targets = spec
     if plugin and hooks:
         # A hook (lowering or host) runs inside the plugin library, which must then be loaded in this process too.
-        from warpweave._dsl.plugins import registry
+        from warpweave._dsl.registry.plugins import registry
         registry.load()
     b = Backend(name, manifest.get("version", ""), path, "", manifest)
     b.targets = list(targets)

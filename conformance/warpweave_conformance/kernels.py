@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from warpweave._dsl import instructions as _ins
+from warpweave._dsl.atoms.atoms import instructions as _ins
 
 MEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 ADDRESS_ROLES = ("SMEM_ADDRESS", "MBARRIER", "GMEM_ADDRESS")
 
 
 def is_result(op: dict) -> bool:
-    """Whether the instruction produces this operand (same rule as warpweave._dsl.instructions)."""
+    """Whether the instruction produces this operand (same rule as warpweave._dsl.atoms.instructions)."""
     f = getattr(_ins, "is_result", None)
     if f is not None:
         return f(op)

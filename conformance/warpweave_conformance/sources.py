@@ -5,8 +5,8 @@ import os
 from dataclasses import dataclass, field
 
 from warpweave import _core
-from warpweave._dsl import manifest_view
-from warpweave._dsl.plugins import TargetInfo, registry
+from warpweave._dsl.registry import manifest_view
+from warpweave._dsl.registry.plugins import TargetInfo, registry
 
 
 # Each family contributes its corners and this many further instances drawn with FAMILY_SEED: every instance of
@@ -78,7 +78,7 @@ def file_source(path: str) -> Source:
     typed = manifest_view.manifest_of_text(text)  # None when it does not parse: the manifest tier says why
     manifest = manifest_view.as_dict(typed) if typed is not None else {}
     if typed is not None:
-        from warpweave._dsl.element_types import ELEMENT_TYPES
+        from warpweave._dsl.registry.element_types import ELEMENT_TYPES
 
         ELEMENT_TYPES.add_manifest(typed)  # the file's element types, as a loaded plugin's would be
     name = manifest.get("name") or os.path.splitext(os.path.basename(path))[0]

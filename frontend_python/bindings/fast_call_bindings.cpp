@@ -1,5 +1,5 @@
 // The native fast path of a compiled function's call: one C++ call reads the arguments by a plan fixed when the
-// fast path is built (warpweave/_dsl/native_call.py), evaluates the launch grids, packs the kernel parameters
+// fast path is built (warpweave/_dsl/call/native_call.py), evaluates the launch grids, packs the kernel parameters
 // into a stack buffer at their offsets and launches. It accepts only what it can check as strictly as the Python
 // fast path (compiled_function._build_fast_call) does; anything else (another type, an unseen specialisation key,
 // a value out of its field's range, an empty grid, keywords, ...) goes to the Python call, which gives today's
@@ -1113,7 +1113,7 @@ void bind_fast_call(nb::module_& m) {
   if (g_view_watcher < 0) PyErr_Clear();
 
   nb::class_<FastCall> fc(m, "FastCall", nb::type_slots(g_fast_call_slots),
-                          "The native fast path of one compiled function's calls (built by _dsl/native_call.py).");
+                          "The native fast path of one compiled function's calls (built by _dsl/call/native_call.py).");
   fc.def("__init__", &init_fast_call, nb::arg("bound_self"), nb::arg("nargs"), nb::arg("defaults"),
          nb::arg("constexprs"), nb::arg("args"), nb::arg("launches"), nb::arg("view_type"), nb::arg("satisfies"),
          nb::arg("numeric") = nb::none())

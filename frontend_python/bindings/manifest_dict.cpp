@@ -3,7 +3,7 @@
 // neither protobuf's Python runtime (~20 ms to import, on every process's first compile) nor a second parse.
 //
 // The mapping is protobuf's JSON mapping as json_format.MessageToDict(preserving_proto_field_name=True,
-// always_print_fields_with_no_presence=True) gives it (warpweave/_dsl/manifest_view.py's as_dict is the Python
+// always_print_fields_with_no_presence=True) gives it (warpweave/_dsl/registry/manifest_view.py's as_dict is the Python
 // form, and tests/python/test_atom_families.py compares the three): proto field names; every scalar and repeated
 // field present, also at its default; unset sub-messages left out; enum values by name; 64-bit integers as
 // decimal strings; map keys as strings.

@@ -116,7 +116,7 @@ void bind_plugins(nb::module_& m) {
     auto out = wp::PluginHost::instance().host_call(plugin, name, a, out_size);
     return nb::bytes(reinterpret_cast<const char*>(out.data()), out.size());
   });
-  // The typed view's schema and manifests as bytes (warpweave/_dsl/manifest_view.py parses them).
+  // The typed view's schema and manifests as bytes (warpweave/_dsl/registry/manifest_view.py parses them).
   m.def("manifest_schema", []() {
     std::string s = wp::PluginHost::manifest_schema();
     return nb::bytes(s.data(), s.size());

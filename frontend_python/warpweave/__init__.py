@@ -21,20 +21,24 @@ import os  # noqa: E402
 
 _tell_core_where_python_keeps_cuda_tools()
 
-from ._dsl.control_flow import const_expr, dsl_range as range, range_constexpr  # noqa: E402,A001
-from ._dsl.errors import CompilationError, DSLError  # noqa: E402
-from ._dsl.jit import Constexpr  # noqa: E402
-from ._dsl.numeric import (BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64,  # noqa: E402
-                           Int8, Int16, Int32, Int64, Integer, Numeric, TFloat32, Uint8, Uint16, Uint32, Uint64,
-                           dtype)
-from ._dsl.numeric import (Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Int4, Int128,  # noqa: E402
-                           Uint4)
-from ._dsl.math import max, min  # noqa: E402,A004  (cutlass.max / cutlass.min: variadic, DSL and Python values)
-from ._dsl.target import Target, select_target as current_target  # noqa: E402
+from ._dsl.tracing.control_flow import const_expr, dsl_range as range, range_constexpr  # noqa: E402,A001
+from ._dsl.base.errors import CompilationError, DSLError  # noqa: E402
+from ._dsl.call.jit import Constexpr  # noqa: E402
+from ._dsl.values.numeric import (  # noqa: E402
+    BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
+    Integer, Numeric, TFloat32, Uint8, Uint16, Uint32, Uint64, dtype,
+)
+from ._dsl.values.numeric import (  # noqa: E402
+    Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Int4, Int128, Uint4,
+)
+from ._dsl.device.math import (
+    max, min,
+)  # noqa: E402,A004  (cutlass.max / cutlass.min: variadic, DSL and Python values)
+from ._dsl.registry.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
-from ._dsl.markers import dsl_user_op, dynamic_expr  # noqa: E402,F401
-from ._dsl.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL names them here too
-from ._dsl.runtime import AddressSpace  # noqa: E402,F401
+from ._dsl.base.markers import dsl_user_op, dynamic_expr  # noqa: E402,F401
+from ._dsl.values.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL names them here too
+from ._dsl.values.runtime import AddressSpace  # noqa: E402,F401
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
 _LAZY_SUBMODULES = ("cuda", "migrate", "pipeline", "runtime", "testing", "torch")
@@ -46,7 +50,7 @@ def __getattr__(name):
 
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'warpweave' has no attribute {name!r}")
-from ._dsl.backend_python import install_finder as _install_finder  # noqa: E402
+from ._dsl.registry.backend_python import install_finder as _install_finder  # noqa: E402
 
 _install_finder()  # backends' public module names (warpweave.utils.hopper_helpers, ...) import as modules
 

@@ -15,13 +15,14 @@ What a backend can do here:
 """
 from __future__ import annotations
 
-from ._dsl import host_arguments as _host_arguments
-from ._dsl import operand_kinds as _operand_kinds
-from ._dsl.errors import (DSLError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir,  # noqa: F401
-                          user_location)
-from ._dsl.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
-from ._dsl.operand_kinds import OperandKind, kind_of  # noqa: F401
-from ._dsl.target import Target, select_target as current_target  # noqa: F401
+from ._dsl.atoms import host_arguments as _host_arguments
+from ._dsl.atoms import operand_kinds as _operand_kinds
+from ._dsl.base.errors import (  # noqa: F401
+    DSLError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir, user_location,
+)
+from ._dsl.atoms.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
+from ._dsl.atoms.operand_kinds import OperandKind, kind_of  # noqa: F401
+from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
 
 EXT_API_VERSION = 1
 
@@ -40,7 +41,7 @@ def register_operand_kind(name: str, adapter: OperandKind) -> None:
 
 def register_memory_space(name: str, address_space: int) -> None:
     """A memory space tensors may live in (e.g. "tmem" in LLVM address space 6), besides gmem, smem and rmem."""
-    from ._dsl import tensor
+    from ._dsl.values import tensor
 
     tensor.register_memory_space(name, address_space)
 
@@ -64,7 +65,7 @@ def register_python_name(qualified: str, obj) -> None:
     """Defines `obj` as cute.nvgpu.<module>.<name> (qualified "<module>.<name>", e.g. "cpasync.tma_partition"):
     functions and classes a backend's users call by CuTe DSL's names. It takes precedence over a manifest class of
     the same name, which stays reachable through manifest_class (to wrap it)."""
-    from ._dsl import atoms
+    from ._dsl.atoms import atoms
 
     atoms.register_python_name(qualified, obj)
 
@@ -72,7 +73,7 @@ def register_python_name(qualified: str, obj) -> None:
 def manifest_class(python_name: str):
     """The class made from the loaded manifests for an op name (e.g. "warpgroup.MmaF16BF16Op"): construct it with
     the manifest's Python parameters; its .entry() selects the atom. None when no manifest has the name."""
-    from ._dsl import atoms
+    from ._dsl.atoms import atoms
 
     return atoms.manifest_class(python_name)
 
@@ -80,7 +81,7 @@ def manifest_class(python_name: str):
 def select_instruction(python_name: str, params: dict | None = None, operands: set | None = None) -> tuple:
     """(backend name, entry) of the loaded instruction named python_name whose Python parameters are `params`
     (and, for a primitive, whose input operands are `operands`), usable on the current target."""
-    from ._dsl import atoms
+    from ._dsl.atoms import atoms
 
     b, entry = atoms.select(python_name, {k: atoms.canonical(v) for k, v in (params or {}).items()}, operands)
     return b.name, entry
@@ -90,10 +91,10 @@ def make_pointer(address, dtype, memspace: str, align: int = 1):
     """A pointer to `dtype` values in memory space `memspace` (e.g. a registered "tmem") whose base is the IR value
     `address` (an !llvm.ptr of that space), known aligned to `align` bytes: make tensors over it with
     cute.make_tensor. Its element offsets stay symbolic (Pointer.offset); Pointer.address(i) is a GEP."""
-    from ._dsl.tensor import Pointer, ptr_type
+    from ._dsl.values.tensor import Pointer, ptr_type
 
     ptr_type(memspace)  # a clear error for an unregistered space
-    from ._dsl.numeric import dtype as _dtype
+    from ._dsl.values.numeric import dtype as _dtype
 
     return Pointer(address, _dtype(dtype), memspace, align)
 
@@ -101,7 +102,7 @@ def make_pointer(address, dtype, memspace: str, align: int = 1):
 # --- instructions and the IR ----------------------------------------------------------------------------------
 
 def in_kernel() -> bool:
-    from ._dsl import trace
+    from ._dsl.base import trace
 
     return trace.in_kernel()
 
@@ -109,14 +110,14 @@ def in_kernel() -> bool:
 def when(cond, fn) -> None:
     """In a kernel: `if cond: fn()` for library code (a run-time condition becomes IR control flow; fn's effects
     must not rebind values the caller uses after it)."""
-    from ._dsl.control_flow import when as _when
+    from ._dsl.tracing.control_flow import when as _when
 
     _when(cond, fn)
 
 
 def builder():
     """The IR builder of the kernel being traced (warpweave._core.IRBuilder)."""
-    from ._dsl import trace
+    from ._dsl.base import trace
 
     return trace.builder()
 
@@ -124,14 +125,14 @@ def builder():
 def emit_instruction(builder, backend: str, entry: dict, inputs: dict, attrs: dict | None = None) -> dict:
     """Emits a manifest entry of `backend` with IR values for its inputs ({operand: [values]}); returns
     {output operand: [values]}."""
-    from ._dsl.instructions import emit_instruction as _emit
+    from ._dsl.atoms.instructions import emit_instruction as _emit
 
     return _emit(builder, backend, entry, inputs, attrs)
 
 
 def manifest_entry(ident: str) -> tuple:
     """(backend, entry) of an atom or primitive id of a loaded manifest; KeyError if none has it."""
-    from ._dsl.plugins import registry
+    from ._dsl.registry.plugins import registry
 
     hit = registry.instruction(ident)
     if hit is None:
@@ -141,7 +142,7 @@ def manifest_entry(ident: str) -> tuple:
 
 def backend(name: str):
     """A loaded backend (name, version, path, manifest, targets); KeyError if none of that name is loaded."""
-    from ._dsl.plugins import registry
+    from ._dsl.registry.plugins import registry
 
     registry.load()
     b = registry.backends.get(name)

@@ -10,7 +10,7 @@ The program runs as `python prog.py args` would run it: `sys.argv` is `[prog.py,
 `sys.path`, and it runs as `__main__`. A notebook (.ipynb) runs its code cells in order in one `__main__`
 namespace; IPython magics and shell lines (`%...`, `!...`) are skipped and reported.
 
-With `compile_only` (see `_dsl/compile_only.py`) kernels are compiled for WARPWEAVE_ARCH without a GPU and the
+With `compile_only` (see `_dsl/registry/compile_only.py`) kernels are compiled for WARPWEAVE_ARCH without a GPU and the
 calls that would launch them are not made. A program ends at its first such call; a notebook skips each such call
 and goes on. A cell whose check of results fails (AssertionError) after a launch it did not make is reported as
 such, apart from the errors: the kernels' results were not computed, so nothing could pass that check.
@@ -149,7 +149,7 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
     """Runs the code cells of a notebook in order in one __main__ namespace. Each cell gets a file name of its
     own in linecache (`nb.ipynb#cell3`), so kernels defined in cells find their source and errors name the
     cell's line. on_error: "stop" ends at the first failing cell, "continue" runs the rest."""
-    from ._dsl import compile_only
+    from ._dsl.registry import compile_only
 
     results = []
     main = type(sys)("__main__")
@@ -195,7 +195,7 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
 def run_program(path: str, args: list[str] | None = None, *, compile_only: bool = False, arch: str | None = None,
                 on_launch: str | None = None, keep_going: bool = False, report=print) -> int:
     """Runs a CuTe DSL program (.py or .ipynb) with `import cutlass` mapped to warpweave; the exit status."""
-    from ._dsl import compile_only as co
+    from ._dsl.registry import compile_only as co
 
     args = list(args or [])
     if not os.path.exists(path):

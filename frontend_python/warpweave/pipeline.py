@@ -11,7 +11,7 @@ except ImportError:  # a checkout whose environment lacks the path file: the com
     import warpweave_pipelines as _impl
 
 from warpweave_pipelines import *  # noqa: E402,F401,F403
-from ._dsl.errors import register_library_dir as _register_library_dir  # noqa: E402
+from ._dsl.base.errors import register_library_dir as _register_library_dir  # noqa: E402
 
 _register_library_dir(_impl.__path__[0])  # a mistake caught inside a pipeline names the user's line
 

@@ -11,8 +11,8 @@ import enum
 from dataclasses import dataclass
 
 from . import _core
-from ._dsl import numeric as _n
-from ._dsl.errors import DSLTypeError, DSLValueError, user_location
+from ._dsl.values import numeric as _n
+from ._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 
 
 def _torch():
@@ -155,7 +155,7 @@ def convert_cute_tensor(f32_torch_tensor, cute_tensor, dtype, is_dynamic_layout=
     """Fills the memory of cute_tensor (made by from_dlpack over a torch tensor, possibly of a storage type such
     as uint8 for fp8) with f32_torch_tensor's values converted to `dtype`; returns cute_tensor with that element
     type."""
-    from ._dsl.runtime import RuntimeTensor
+    from ._dsl.values.runtime import RuntimeTensor
 
     if not isinstance(cute_tensor, RuntimeTensor) or cute_tensor.source is None:
         raise DSLTypeError("convert_cute_tensor: cute_tensor must come from from_dlpack over a torch tensor",
@@ -172,7 +172,7 @@ def convert_cute_tensor(f32_torch_tensor, cute_tensor, dtype, is_dynamic_layout=
 def cute_tensor_like(data_ref, cutlass_dtype, is_dynamic_layout, assumed_align=None, device=None):
     """(cute tensor, torch tensor): a copy of data_ref on the GPU (or `device`) holding cutlass_dtype values, and
     its cute.runtime view, with a dynamic layout (leading mode kept static) when is_dynamic_layout."""
-    from ._dsl.runtime import from_dlpack
+    from ._dsl.values.runtime import from_dlpack
 
     torch = _torch()
     t = _n.dtype(cutlass_dtype)

@@ -11,9 +11,9 @@ import pytest
 
 import warpweave as cutlass
 from warpweave import _core
-from warpweave._dsl.errors import DSLValueError
-from warpweave._dsl.manifest_view import instruction_dict
-from warpweave._dsl.plugins import registry
+from warpweave._dsl.base.errors import DSLValueError
+from warpweave._dsl.registry.manifest_view import instruction_dict
+from warpweave._dsl.registry.plugins import registry
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "manifest_entries_before_families.json")
 
@@ -123,7 +123,7 @@ def test_good_parameters_select_the_instance_and_mixed_types_keep_their_names():
         "hopper.wgmma.m64n256k16.f32.f16.f16.rs"
     assert _select("MmaF8Op", cutlass.Float8E4M3FN, cutlass.Float8E5M2, cutlass.Float16, (64, 8, 32), "SMEM")[1]["id"] \
         == "hopper.wgmma.m64n8k32.f16.e4m3.e5m2.ss"
-    from warpweave._dsl.atoms import select
+    from warpweave._dsl.atoms.atoms import select
 
     # Same-type fp8 atoms are selectable by ab_dtype alone, as before families.
     e = select("warpgroup.MmaF8Op", {"ab_dtype": "Float8E5M2", "acc_dtype": "Float32", "shape_mnk": "(64,128,32)",
@@ -163,7 +163,7 @@ def test_blackwell_families_quote_their_rules_and_expand_ids_that_split_two_ways
 def test_the_typed_view_reads_what_the_core_validated():
     """Python's manifests come from the typed view (protobuf binary parsed with classes made from manifest.proto);
     its dict form is protobuf's JSON mapping, the same as the core's JSON writer and as json_format's."""
-    from warpweave._dsl import manifest_view
+    from warpweave._dsl.registry import manifest_view
 
     for name in ("ampere", "hopper", "blackwell"):
         b = _backend(name)
@@ -176,7 +176,7 @@ def test_the_typed_view_reads_what_the_core_validated():
             typed = manifest_view.parse_instruction(_core.expand_atom_id(e["id"])[2])
             assert manifest_view.as_dict_reference(typed) == e
         # One element type table, declared by the manifests: every operand's type is in it, with its width.
-        from warpweave._dsl.element_types import ELEMENT_TYPES
+        from warpweave._dsl.registry.element_types import ELEMENT_TYPES
 
         declared = {e.name: e.bits for e in b.typed.element_types}
         for ins in b.atoms + b.primitives + b.all_instances():

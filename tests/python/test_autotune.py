@@ -16,7 +16,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl import autotune
+from warpweave._dsl.tuning import autotune
 from warpweave.cute.runtime import make_fake_compact_tensor
 from warpweave.progress import Progress
 
@@ -111,7 +111,7 @@ def test_search_space_is_the_product_in_order_and_refuses_bad_input():
 
 def test_compile_only_compiles_every_candidate_and_skips_those_that_fail(tmp_path, monkeypatch):
     monkeypatch.setenv("WARPWEAVE_CACHE_DIR", str(tmp_path / "cache"))
-    from warpweave._dsl import compile_module
+    from warpweave._dsl.call import compile_module
     monkeypatch.setattr(compile_module, "_cache", None)
     tuned = cute.testing.autotune_jit(params_dict={"copy_bits": [32, 8, 128]})(elementwise_add)
     with target("sm_80"), warnings.catch_warnings(record=True) as w:
@@ -166,9 +166,9 @@ def test_worker_processes_hand_their_compilations_to_the_parent_through_the_cach
 
 
 def test_what_cannot_go_to_a_worker_compiles_on_threads(monkeypatch):
-    from warpweave._dsl import autotune_workers
-    from warpweave._dsl.jit import JitFunction
-    from warpweave._dsl.target import target_named
+    from warpweave._dsl.tuning import autotune_workers
+    from warpweave._dsl.call.jit import JitFunction
+    from warpweave._dsl.registry.target import target_named
 
     def local(a, b, c, copy_bits: cutlass.Constexpr = 128):
         elementwise_add(a, b, c, copy_bits)
@@ -299,7 +299,7 @@ def test_autotune_jit_search_restores_arguments_and_runs_the_winner(tmp_path, mo
     """The search of autotune_jit with its compiler and timer stood in for by Python (no GPU): every candidate
     starts from the caller's values, the winner runs once on them, and a second process-local function object
     over the same kernel is served from the table."""
-    from warpweave._dsl import jit as jit_module
+    from warpweave._dsl.call import jit as jit_module
 
     costs = {1: 9.0, 2: 4.0, 4: 6.0, 8: 1.0}
     built, timed_args = [], []
@@ -326,7 +326,7 @@ def test_autotune_jit_search_restores_arguments_and_runs_the_winner(tmp_path, mo
     monkeypatch.setattr(autotune, "compile_only_run", lambda *a, **k: False)
     monkeypatch.setattr(autotune, "workspace_count", lambda *a: 3)  # (from the device's L2 size)
     monkeypatch.setenv("WARPWEAVE_ARCH", "sm_80")  # the target the candidates would be compiled for
-    from warpweave._dsl.jit import JitFunction
+    from warpweave._dsl.call.jit import JitFunction
 
     kernel = JitFunction(_accumulate)
     x = np.arange(16, dtype=np.float32)
@@ -428,7 +428,7 @@ def test_tuned_configuration_is_at_least_as_fast_as_the_default(tmp_path, monkey
     import torch
 
     monkeypatch.setenv("WARPWEAVE_CACHE_DIR", str(tmp_path / "cache"))
-    from warpweave._dsl import compile_module
+    from warpweave._dsl.call import compile_module
     monkeypatch.setattr(compile_module, "_cache", None)
     M, N = 4096, 4096
     a = torch.randn(M, N, device="cuda", dtype=torch.float16)

@@ -46,7 +46,7 @@ def test_runtime_min_max_compile_to_comparisons():
 
 
 def test_helper_keeps_python_values_python():
-    from warpweave._dsl.control_flow import builtin_min_max
+    from warpweave._dsl.tracing.control_flow import builtin_min_max
 
     assert builtin_min_max(builtins.min, "min", 4, 8) == 4 and type(builtin_min_max(builtins.max, "max", 4, 8)) is int
     assert builtin_min_max(builtins.min, "min", [3, 1, 2]) == 1          # one iterable argument: the builtin

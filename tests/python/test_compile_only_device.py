@@ -5,7 +5,7 @@ import pytest
 
 import warpweave as cutlass
 from warpweave import _core
-from warpweave._dsl import compile_only
+from warpweave._dsl.registry import compile_only
 
 from dsl_helpers import has_gpu, target
 

@@ -51,8 +51,8 @@ def test_blackwell_gemm_compiles_without_protobuf_python():
 
 def test_manifest_dict_is_protobufs_json_mapping():
     from warpweave import _core
-    from warpweave._dsl import manifest_view
-    from warpweave._dsl.plugins import registry
+    from warpweave._dsl.registry import manifest_view
+    from warpweave._dsl.registry.plugins import registry
 
     registry.discover()
     registry.load(list(registry.candidates))
@@ -84,8 +84,8 @@ _FAMILY_CHILD = r"""
 import json
 from warpweave import _core
 from warpweave._dsl import trace
-from warpweave._dsl.plugins import registry
-from warpweave._dsl.target import target_named
+from warpweave._dsl.registry.plugins import registry
+from warpweave._dsl.registry.target import target_named
 with trace.tracing(trace.TraceState(target=target_named("sm_90a").as_dict())):
     registry.load()   # what a trace for sm_90a loads: Ampere's and Hopper's manifests
     fam = registry.backends["hopper"].families[0]["id"]
@@ -107,8 +107,9 @@ def test_a_family_instance_resolves_without_loading_other_backends():
 
 
 def test_selection_is_memoised_per_target_and_loaded_manifests():
-    from warpweave._dsl import atoms, trace
-    from warpweave._dsl.target import target_named
+    from warpweave._dsl.atoms.atoms import atoms
+    from warpweave._dsl.base import trace
+    from warpweave._dsl.registry.target import target_named
 
     calls = []
     real = atoms._select
@@ -139,7 +140,7 @@ def test_selection_is_memoised_per_target_and_loaded_manifests():
 
 
 def test_discovery_notices_a_changed_plugin_path(tmp_path, monkeypatch):
-    from warpweave._dsl.plugins import Registry
+    from warpweave._dsl.registry.plugins import Registry
 
     reg = Registry()
     reg.discover()
@@ -166,7 +167,7 @@ def test_plugin_digest_follows_the_library_file(tmp_path):
     source: the same file gives the same digest in every process; a rewritten or touched file gives a new one."""
     import shutil
 
-    from warpweave._dsl.plugins import registry
+    from warpweave._dsl.registry.plugins import registry
 
     registry.discover()
     lib = tmp_path / "ww_backend_ampere.so"

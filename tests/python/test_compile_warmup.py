@@ -39,9 +39,9 @@ def test_warm_up_runs_once_and_leaves_the_kernel_as_it_was():
 
 
 def test_warm_up_starts_once_per_target_and_options():
-    from warpweave._dsl import compile_warmup
-    from warpweave._dsl.compile_options import CompileOptions
-    from warpweave._dsl.target import target_named
+    from warpweave._dsl.call import compile_warmup
+    from warpweave._dsl.base.compile_options import CompileOptions
+    from warpweave._dsl.registry.target import target_named
 
     t80 = target_named("sm_80")
     opts = CompileOptions()
@@ -58,8 +58,8 @@ def test_warm_up_starts_once_per_target_and_options():
 
 def test_warm_up_module_compiles_for_every_target():
     from warpweave import _core
-    from warpweave._dsl import compile_warmup
-    from warpweave._dsl.target import target_named
+    from warpweave._dsl.call import compile_warmup
+    from warpweave._dsl.registry.target import target_named
 
     for arch in ("sm_80", "sm_90a", "sm_100a"):
         r = _core.compile(compile_warmup.WARM_UP_MODULE, target_named(arch).as_dict(), want_cubin=False)
@@ -67,7 +67,7 @@ def test_warm_up_module_compiles_for_every_target():
 
 
 def test_atom_coordinates_are_the_list_they_stand_for():
-    from warpweave._dsl.mma import _AtomCoords
+    from warpweave._dsl.atoms.mma import _AtomCoords
 
     for count, rest in ((0, (1,)), (1, (0, 3)), (7, (2,)), (33, (1, 4))):
         c = _AtomCoords(count, *rest)
@@ -89,8 +89,8 @@ _FORK_CHILD = r"""
 import os, sys
 from warpweave import _core
 from warpweave._dsl import compile_warmup
-from warpweave._dsl.compile_options import CompileOptions
-from warpweave._dsl.target import target_named
+from warpweave._dsl.base.compile_options import CompileOptions
+from warpweave._dsl.registry.target import target_named
 t = target_named("sm_90a")
 assert compile_warmup.start(t, CompileOptions())
 pid = os.fork()   # at once, while the warm-up compiles: the fork waits for it

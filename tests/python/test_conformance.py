@@ -336,7 +336,7 @@ def probe_entries():
 
 
 def src_backend(src):
-    from warpweave._dsl.plugins import Backend
+    from warpweave._dsl.registry.plugins import Backend
     b = Backend(src.name, "", src.path, "", src.manifest)
     b.targets = list(src.targets.values())
     return b

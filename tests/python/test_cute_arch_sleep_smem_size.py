@@ -6,7 +6,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl.errors import DSLError
+from warpweave._dsl.base.errors import DSLError
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import requires_gpu, target

@@ -33,7 +33,7 @@ def test_nvgpu_submodules_are_manifest_driven():
     import warpweave.cute.nvgpu.cpasync as cpasync
     import warpweave.cute.nvgpu.warp as warp
 
-    from warpweave._dsl.plugins import registry
+    from warpweave._dsl.registry.plugins import registry
 
     registry.load()
     offered = {ins["python_name"] for b in registry.backends.values() for ins in b.atoms + b.primitives
@@ -87,7 +87,7 @@ def test_dsl_user_op_drops_location_keywords():
 
 
 def test_smem_capacity_comes_from_the_manifests():
-    from warpweave._dsl.plugins import registry
+    from warpweave._dsl.registry.plugins import registry
 
     registry.load()
     seen = 0
@@ -152,7 +152,7 @@ def test_cuda_bindings_stays_the_real_package():
         import cuda.bindings.driver as drv
 
         assert not drv.__name__.startswith("warpweave")
-        from warpweave._dsl.arg_plan import _is_stream, _stream_handle
+        from warpweave._dsl.call.arg_plan import _is_stream, _stream_handle
 
         s = drv.CUstream(4096)
         assert _is_stream(s) and _stream_handle(s) == 4096

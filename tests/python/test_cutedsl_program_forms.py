@@ -23,7 +23,7 @@ import warpweave.pipeline as pipeline
 from warpweave import _core, utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
-from warpweave._dsl.errors import DSLTypeError
+from warpweave._dsl.base.errors import DSLTypeError
 
 from dsl_helpers import line_in, target
 
@@ -119,7 +119,8 @@ def _host_launching(x: cute.Tensor):
 
 
 def test_no_cache_compiles_for_the_call_and_keeps_nothing(monkeypatch):
-    from warpweave._dsl import compile_only, function_cache
+    from warpweave._dsl.registry import compile_only
+    from warpweave._dsl.call import function_cache
 
     def no_lookup(*a, **k):
         raise AssertionError("no_cache=True looked in the function cache")
@@ -276,7 +277,7 @@ def test_compile_only_answers_cuinit_and_the_device_count_without_a_driver():
     driver = pytest.importorskip("cuda.bindings.driver")
     if _core.driver_available():
         pytest.skip("a CUDA driver is present: the real cuInit answers")
-    from warpweave._dsl import compile_only
+    from warpweave._dsl.registry import compile_only
 
     real_init, real_count = driver.cuInit, driver.cuDeviceGetCount
     with pytest.raises(RuntimeError):

@@ -432,7 +432,7 @@ def test_example_compile_only_mode(monkeypatch, capsys, ew):
 
 
 def test_local_tile_and_slicing_layouts():
-    from warpweave._dsl.tensor import Pointer, Tensor
+    from warpweave._dsl.values.tensor import Pointer, Tensor
 
     t = Tensor(Pointer(None, cutlass.Float32, "gmem", 16), cute.make_layout((64, 32, 8), stride=(1, 64, 2048)))
     tile = cute.local_tile(t, (16, 8, 4), (1, 2, 0))
@@ -488,7 +488,7 @@ def test_a_cubin_tool_warning_reaches_the_user(monkeypatch):
 def test_cache_key_names_the_compiler_build_and_the_cubin_tool(monkeypatch):
     from types import SimpleNamespace
 
-    from warpweave._dsl import compile_module as cm
+    from warpweave._dsl.call import compile_module as cm
 
     t = SimpleNamespace(name="sm_90a", llvm_cpu="sm_90a", ptx_features="+ptx86", jit_arch="sm_90a")
     monkeypatch.delenv("WARPWEAVE_CUBIN_TOOL", raising=False)

@@ -20,7 +20,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl.runtime import RuntimeTensor
+from warpweave._dsl.values.runtime import RuntimeTensor
 from warpweave.cute.runtime import load_module, make_fake_compact_tensor, make_fake_stream, make_fake_tensor
 
 import aot_helpers as aot
@@ -70,7 +70,7 @@ def export(compiled, tmp_path, name):
 
 
 def metadata_of(compiled, name):
-    from warpweave._dsl import export_c
+    from warpweave._dsl.export.export import export_c
 
     return export_c.metadata(compiled, export_c.c_arguments(compiled), name)
 
@@ -259,7 +259,7 @@ def test_tensorop_gemm_exports_for_sm80(tmp_path):
 # ---- mistakes ---------------------------------------------------------------------------------------------------
 
 def test_export_errors_name_the_users_line(tmp_path):
-    from warpweave._dsl.export import export_to_c
+    from warpweave._dsl.export.export import export_to_c
 
     with target("sm_80"):
         t = fake_2d()
@@ -428,7 +428,7 @@ _LOAD_SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[2])
 import warpweave as cutlass
-from warpweave._dsl.runtime import RuntimeTensor
+from warpweave._dsl.values.runtime import RuntimeTensor
 from warpweave.cute.runtime import load_module
 mod = load_module(sys.argv[1])
 f = mod.axpy

@@ -67,7 +67,7 @@ def test_example_builds_links_and_launches(tmp_path, arch):
     assert p.returncode == 0, p.stdout + p.stderr
     out = aot.parse_mock_output(p.stdout)
     # The launches the compiled functions make in Python for the same sizes (tensors at made-up addresses).
-    from warpweave._dsl.runtime import RuntimeTensor
+    from warpweave._dsl.values.runtime import RuntimeTensor
     import warpweave as cutlass
 
     def t(shape, stride):  # mode 1 contiguous, its extent a multiple of 8, as the kernels were compiled for

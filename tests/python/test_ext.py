@@ -6,7 +6,9 @@ import types
 import pytest
 
 from warpweave import ext
-from warpweave._dsl import backend_python, errors, host_arguments, operand_kinds
+from warpweave._dsl.registry import backend_python
+from warpweave._dsl.base import errors
+from warpweave._dsl.atoms.atoms import host_arguments, operand_kinds
 
 
 def test_an_operand_kind_without_adapter_is_a_clear_error():
@@ -32,7 +34,7 @@ def test_operand_kinds_default_to_their_role_and_register_by_name():
 
 
 def test_memory_spaces_are_a_registry():
-    from warpweave._dsl import tensor
+    from warpweave._dsl.values import tensor
 
     ext.register_memory_space("test_space", 6)
     assert tensor.ptr_type("test_space") == "!llvm.ptr<6>"
@@ -121,7 +123,7 @@ def test_pipelines_are_library_code():
 
 
 def test_backends_answer_option_queries_through_their_host_hook():
-    from warpweave._dsl import backend_options
+    from warpweave._dsl.registry import backend_options
 
     assert backend_options.parse("cubin_tool=ptxas\nptxas_option=-O3\nptxas_option=-v\nnoise\n") == {
         "cubin_tool": ["ptxas"], "ptxas_option": ["-O3", "-v"]}

@@ -91,7 +91,7 @@ def test_divisible_extent_keeps_only_the_vector_path():
 
 
 def test_lane_shared_bound_is_the_same_comparison():
-    from warpweave._dsl.tensor import _lane_shared_bound
+    from warpweave._dsl.values.tensor import _lane_shared_bound
 
     S = _core.SymInt.symbol
     n = S(7, divisibility=8)

@@ -379,7 +379,7 @@ def test_launch_within_the_limits_compiles():
 
 
 def test_a_grid_computed_at_call_time_is_checked_at_the_call():
-    from warpweave._dsl.launch_limits import check_call_grid
+    from warpweave._dsl.registry.launch_limits import check_call_grid
 
     with pytest.raises(ValueError, match=r"grid evaluates to \(-3, 1, 1\).*must be from 1 to"):
         check_call_grid("k", [-3, 1, 1])

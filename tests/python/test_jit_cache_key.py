@@ -12,7 +12,8 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl import ast_rewrite, compile_module, function_cache
+from warpweave._dsl.tracing import ast_rewrite
+from warpweave._dsl.call import compile_module, function_cache
 from warpweave.cute.runtime import make_fake_tensor
 
 from dsl_helpers import target
@@ -94,7 +95,7 @@ def test_hit_skips_tracing_and_rebuilds_the_launch_plan(kernels, monkeypatch):
     a, b = first.launches[0], second.launches[0]
     assert (a.kernel, a.params, a.block, a.static_block) == (b.kernel, b.params, b.block, b.static_block)
     # The grid is an expression of the extent: the same values for every extent.
-    from warpweave._dsl.launch_plan import eval_dim
+    from warpweave._dsl.host.launch_plan import eval_dim
 
     for n in (1, 127, 128, 129, 4096, 1 << 20):
         env = {sid: n for p in first.plans if p.kind == "tensor" for sid, what, _ in p.symbols}

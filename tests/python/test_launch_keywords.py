@@ -57,7 +57,7 @@ def test_launch_attributes_are_recorded():
 
 
 def test_launch_config_object():
-    from warpweave._dsl.launch_config import LaunchConfig
+    from warpweave._dsl.base.launch_config import LaunchConfig
 
     c = compiled_with(config=LaunchConfig(grid=[1, 1, 1], block=[32, 1, 1], min_blocks_per_mp=2))
     assert ".minnctapersm 2" in c.ptx

@@ -12,8 +12,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 DEFERRED = ("importlib.abc", "importlib.resources", "argparse", "subprocess", "ctypes", "tempfile", "statistics",
-            "logging", "concurrent.futures", "google.protobuf", "warpweave._dsl.autotune",
-            "warpweave._dsl.exported_module", "warpweave.cute.testing")
+            "logging", "concurrent.futures", "google.protobuf", "warpweave._dsl.tuning.autotune",
+            "warpweave._dsl.export.exported_module", "warpweave.cute.testing")
 
 
 def _run(code: str) -> dict:
@@ -35,9 +35,9 @@ def test_deferred_names_resolve_when_used():
 import json
 import warpweave as cutlass, warpweave.cute as cute
 from warpweave.cute.runtime import load_module
-from warpweave._dsl.exported_module import load_module as real_load_module
+from warpweave._dsl.export.exported_module import load_module as real_load_module
 import warpweave.cute.testing as testing_module
-from warpweave._dsl.compile_options import as_options
+from warpweave._dsl.base.compile_options import as_options
 opts = as_options("--opt-level 2 -lineinfo")
 try:
     cute.no_such_name

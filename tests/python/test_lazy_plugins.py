@@ -12,7 +12,7 @@ _CHILD = r"""
 import json, os, sys
 sys.path.insert(0, {examples!r})
 from warpweave import _core
-from warpweave._dsl.plugins import registry
+from warpweave._dsl.registry.plugins import registry
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import make_fake_tensor
@@ -60,9 +60,10 @@ def test_the_listing_shows_every_plugin():
 
 
 def test_module_key_does_not_depend_on_other_loaded_plugins():
-    from warpweave._dsl import compile_module, plugins
-    from warpweave._dsl.jit import CompileOptions
-    from warpweave._dsl.target import target_named
+    from warpweave._dsl.call import compile_module
+    from warpweave._dsl.registry import plugins
+    from warpweave._dsl.call.jit import CompileOptions
+    from warpweave._dsl.registry.target import target_named
 
     t = target_named("sm_80")
     before = compile_module.cache_key("module {}", t, CompileOptions())

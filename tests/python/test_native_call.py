@@ -1,4 +1,4 @@
-"""The native fast path of a compiled call (_core.FastCall, _dsl/native_call.py), without a GPU.
+"""The native fast path of a compiled call (_core.FastCall, _dsl/call/native_call.py), without a GPU.
 
 A compiled call tries the native path first: one C++ call reads the arguments, evaluates the grids, packs the
 parameters and launches; whatever it does not accept goes to the Python call. Properties checked here:
@@ -27,9 +27,9 @@ import pytest
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
-from warpweave._dsl import native_call
-from warpweave._dsl.arg_plan import _runtime_view
-from warpweave._dsl.runtime import RuntimeTensor
+from warpweave._dsl.call import native_call
+from warpweave._dsl.call.arg_plan import _runtime_view
+from warpweave._dsl.values.runtime import RuntimeTensor
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import requires_gpu, target
@@ -350,7 +350,7 @@ sys.path[:0] = [root + "/frontend_python", root + "/tests/python", root + "/fron
 import torch
 import warpweave.cute as cute
 from warpweave import _core
-from warpweave._dsl.arg_plan import _runtime_view
+from warpweave._dsl.call.arg_plan import _runtime_view
 from dsl_helpers import target
 import elementwise_add as ew
 
@@ -653,7 +653,7 @@ def test_the_call_enters_through_the_c_base_and_its_native_field(recorded):
     import gc
     import weakref
 
-    from warpweave._dsl.compiled_function import JitCompiledFunction
+    from warpweave._dsl.call.compiled_function import JitCompiledFunction
 
     launched, _ = recorded
     assert JitCompiledFunction.__flags__ & (1 << 11)   # Py_TPFLAGS_HAVE_VECTORCALL, inherited from the base

@@ -4,7 +4,7 @@ import math
 import pytest
 
 import warpweave as cutlass
-from warpweave._dsl import fp8
+from warpweave._dsl.values import fp8
 
 
 def test_dtype_parsing_and_widths():
@@ -75,7 +75,7 @@ def test_dynamic_values_have_no_python_truth_outside_kernels():
 
 
 def test_is_same_kind_groups_floats_integers_and_booleans():
-    from warpweave._dsl.numeric import ALL_TYPES
+    from warpweave._dsl.values.numeric import ALL_TYPES
 
     for a in ALL_TYPES:
         for b in ALL_TYPES:

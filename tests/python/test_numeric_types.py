@@ -10,7 +10,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl import fp8
+from warpweave._dsl.values import fp8
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import requires_gpu, target

@@ -312,7 +312,7 @@ def test_example_plugin_helper_module_is_a_public_name(example_plugin):
     code = """
 import numpy as np
 import warpweave.utils.b1_helpers as b1
-from warpweave._dsl.plugins import registry
+from warpweave._dsl.registry.plugins import registry
 assert sorted(registry.backends) == ["example_b1"], registry.backends  # the import loads the claiming backend only
 import warpweave.backends.example_b1.helpers as own
 from warpweave.utils import b1_helpers

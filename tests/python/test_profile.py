@@ -12,7 +12,7 @@ import pytest
 import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.profile as wp
-from warpweave._dsl.errors import DSLError
+from warpweave._dsl.base.errors import DSLError
 from warpweave.cute.runtime import make_fake_compact_tensor
 
 from dsl_helpers import requires_gpu, target

@@ -118,7 +118,7 @@ def test_disabled_cache_and_no_bytecode_writing(tmp_path):
 
 
 def test_the_key_holds_the_rewriter_and_the_interpreter():
-    from warpweave._dsl import ast_rewrite, rewrite_cache
+    from warpweave._dsl.tracing import ast_rewrite, rewrite_cache
 
     path, file_key, fn_key = rewrite_cache._locate(ast_rewrite.rewrite)
     assert path.endswith(".ww-rewrite") and ("__pycache__" in path or sys.pycache_prefix)

@@ -10,7 +10,7 @@ import pytest
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
-from warpweave._dsl.tensor import TensorSSA
+from warpweave._dsl.values.tensor import TensorSSA
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import requires_gpu, target

@@ -7,7 +7,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl.tensor import CoordIterator, Tensor
+from warpweave._dsl.values.tensor import CoordIterator, Tensor
 from warpweave.cute.nvgpu import warp
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import warpweave as cutlass
-from warpweave._dsl.errors import DSLError
+from warpweave._dsl.base.errors import DSLError
 
 from dsl_helpers import requires_gpu
 

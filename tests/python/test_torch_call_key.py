@@ -4,8 +4,8 @@ view (what the general path checks): equal keys, equal specialisations. Checked 
 which is all the view reads, over random addresses, shapes and strides (unit, zero, odd, powers of two)."""
 import random
 
-from warpweave._dsl.arg_plan import _runtime_view
-from warpweave._dsl.compiled_function import _torch_key
+from warpweave._dsl.call.arg_plan import _runtime_view
+from warpweave._dsl.call.compiled_function import _torch_key
 
 
 class Tensor:
@@ -58,7 +58,7 @@ def test_fast_call_launches_torch_tensors_as_the_general_path_does(monkeypatch):
 
     import warpweave.cute as cute
     from warpweave import _core
-    from warpweave._dsl import compiled_function as cf
+    from warpweave._dsl.call import compiled_function as cf
     from dsl_helpers import target
 
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "frontend_python", "examples"))

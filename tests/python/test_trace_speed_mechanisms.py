@@ -9,7 +9,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl import errors
+from warpweave._dsl.base import errors
 
 
 def test_user_lines_are_those_of_the_calling_frame(tmp_path):

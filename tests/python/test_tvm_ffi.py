@@ -16,8 +16,8 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl.compile_options import CompileOptions, merge
-from warpweave._dsl.compiled_function import JitCompiledFunction
+from warpweave._dsl.base.compile_options import CompileOptions, merge
+from warpweave._dsl.call.compiled_function import JitCompiledFunction
 from warpweave.cute.runtime import from_dlpack, make_fake_stream, make_fake_tensor
 
 import aot_helpers as aot
@@ -129,7 +129,7 @@ except ValueError as e:
 
 
 def test_entry_launches_as_the_ordinary_call_does(tmp_path):
-    from warpweave._dsl.runtime import RuntimeTensor
+    from warpweave._dsl.values.runtime import RuntimeTensor
 
     plain = compiled_axpy()
     mock = aot.build_mock_driver(str(tmp_path))
@@ -168,7 +168,7 @@ f(t(M, K, 0x10000000), t(N, K, 0x50000000), t(M, N, 0x90000000))
 def test_hopper_gemm_through_tvm_ffi_encodes_its_tma_descriptors(tmp_path, monkeypatch):
     """The TVM FFI entry of a function with per-call host arguments (the Hopper GEMM's TMA descriptors, encoded in
     C) launches what the ordinary call launches."""
-    from warpweave._dsl.runtime import RuntimeTensor
+    from warpweave._dsl.values.runtime import RuntimeTensor
     from warpweave.backends.hopper import tma
 
     from test_export import _dense_gemm_module, _tma_pattern
@@ -246,7 +246,7 @@ def test_cuda_graph_capture(tvm):
 def test_compile_only_runs_build_the_entry_but_do_not_launch(on_launch):
     # CuTe DSL programs compiled with --enable-tvm-ffi under `python -m warpweave run --compile-only`: the call is
     # the session's (as any compiled function's), not the TVM FFI entry's, which would launch.
-    from warpweave._dsl import compile_only
+    from warpweave._dsl.registry import compile_only
 
     with compile_only.compile_only(on_launch=on_launch) as session:
         f = compiled_axpy(options="--enable-tvm-ffi")

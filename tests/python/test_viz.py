@@ -17,7 +17,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.viz as viz
 from warpweave import utils
-from warpweave._dsl.errors import DSLTypeError, DSLValueError
+from warpweave._dsl.base.errors import DSLTypeError, DSLValueError
 from warpweave.cute.nvgpu import warp
 from warpweave.viz.palette import thread_color
 

@@ -8,7 +8,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl import tensor as T
+from warpweave._dsl.values import tensor as T
 from warpweave.cute.runtime import make_fake_tensor
 
 N = 16

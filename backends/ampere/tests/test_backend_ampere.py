@@ -15,8 +15,8 @@ import re
 import pytest
 
 from warpweave import _core
-from warpweave._dsl.instructions import emit_instruction, is_result, value_type
-from warpweave._dsl.plugins import registry
+from warpweave._dsl.atoms.instructions import emit_instruction, is_result, value_type
+from warpweave._dsl.registry.plugins import registry
 
 _F16_MMAS = [
     "ampere.mma.m16n8k16.f32.f16.f16.f32",

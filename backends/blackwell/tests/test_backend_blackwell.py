@@ -16,8 +16,8 @@ import re
 import pytest
 
 from warpweave import _core
-from warpweave._dsl.instructions import emit_instruction, value_type
-from warpweave._dsl.plugins import registry
+from warpweave._dsl.atoms.instructions import emit_instruction, value_type
+from warpweave._dsl.registry.plugins import registry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BACKEND_DIR = os.path.join(HERE, "..")
@@ -192,14 +192,15 @@ def test_python_names_are_unambiguous(blackwell):
 
 
 def _select_for(arch, python_name, params, operands=None):
-    from warpweave._dsl import atoms, trace
+    from warpweave._dsl.atoms.atoms import atoms
+    from warpweave._dsl.base import trace
 
     with trace.tracing(trace.TraceState(target={"name": arch})):
         return atoms.select(python_name, params, operands)[1]["id"]
 
 
 def test_shared_python_names_select_by_target(blackwell):
-    from warpweave._dsl.errors import DSLValueError
+    from warpweave._dsl.base.errors import DSLValueError
 
     load = "cpasync.CopyBulkTensorTileG2SOp"
     assert _select_for("sm_90a", load, {"rank": "2"}) == "hopper.tma.load.2d"
@@ -593,8 +594,8 @@ def test_tcgen05_assembles_for_sm_100a_only(blackwell):
 
 def test_the_backend_package_registers_tensor_memory(blackwell):
     # Tensor memory is Blackwell's: the frontend knows the space only once this backend's package is mounted.
-    from warpweave._dsl import tensor
-    from warpweave._dsl.backend_python import mount_backend
+    from warpweave._dsl.values import tensor
+    from warpweave._dsl.registry.backend_python import mount_backend
 
     assert mount_backend("blackwell") is not None
     assert tensor.ptr_type("tmem") == "!llvm.ptr<6>"

@@ -21,8 +21,8 @@ import shutil
 import pytest
 
 from warpweave import _core
-from warpweave._dsl.instructions import InstructionError, emit_instruction, is_result, value_type, values_of
-from warpweave._dsl.plugins import registry
+from warpweave._dsl.atoms.instructions import InstructionError, emit_instruction, is_result, value_type, values_of
+from warpweave._dsl.registry.plugins import registry
 
 _BACKEND_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 _MANIFEST = os.path.join(_BACKEND_DIR, "hopper.textproto")

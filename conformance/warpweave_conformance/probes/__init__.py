@@ -4,7 +4,7 @@ A module `probes/<kind>.py` exposes
 
     execute(backend, entry, torch) -> (status, reason)
 
-where `backend` is the backend (warpweave._dsl.plugins.Backend: name, targets, manifest), `entry` the manifest
+where `backend` is the backend (warpweave._dsl.registry.plugins.Backend: name, targets, manifest), `entry` the manifest
 entry (protobuf JSON mapping), `torch` the imported torch module, and status one of "pass", "fail", "skip". It
 is called only on a GPU that can use one of the entry's targets, in a worker process of its own (a kernel that
 faults or hangs costs that worker, not the suite). A kind without a module is reported as skipped.

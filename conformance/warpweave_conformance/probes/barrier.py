@@ -103,7 +103,7 @@ def prepare(backend, entry: dict, seed: int | None = None):
         operands[count_op["name"]] = k.read(count_op["name"])
     mine = k.smem_at_value(k.mul(k.tid, k.i32(4)))
     theirs = k.smem_at_value(k.mul(nbv, k.i32(4)))
-    from warpweave._dsl.instructions import emit_instruction
+    from warpweave._dsl.atoms.instructions import emit_instruction
     if not arrive:
         k.store(val, mine)
         emit_instruction(b, name, entry, operands, attrs)

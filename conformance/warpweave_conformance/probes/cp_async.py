@@ -124,7 +124,7 @@ def prepare(backend, entry: dict, seed: int | None = None):
 
 
 def _ins_emit(k, backend_name, entry, attrs):
-    from warpweave._dsl.instructions import emit_instruction
+    from warpweave._dsl.atoms.instructions import emit_instruction
     emit_instruction(k.b, backend_name, entry, {}, attrs)
 
 

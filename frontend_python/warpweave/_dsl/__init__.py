@@ -5,6 +5,6 @@ warpweave.cute; these modules are internal."""
 def plugins_digest(target=None) -> str:
     """Digest of the backend plugins whose atoms a module may use (part of every JIT cache key): with a target,
     those usable on it, else every loaded one."""
-    from .plugins import registry
+    from .registry.plugins import registry
 
     return registry.digest(getattr(target, "compute_capability", None))

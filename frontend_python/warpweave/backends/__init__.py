@@ -4,7 +4,7 @@ warpweave.utils.hopper_helpers) are the way users reach them; this namespace is 
 
 
 def __getattr__(name):
-    from .._dsl.backend_python import mount_backend
+    from .._dsl.registry.backend_python import mount_backend
 
     module = None if name.startswith("__") else mount_backend(name)
     if module is None:

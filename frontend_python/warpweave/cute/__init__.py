@@ -4,31 +4,37 @@
 """
 from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
-from .._dsl.copy import (CopyAtom, TiledCopy, ThrCopy, autovec_copy, basic_copy, copy, make_copy_atom,  # noqa: F401
-                         make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_D,
-                         make_tiled_copy_S, make_tiled_copy_tv, make_tiled_copy_C_atom)
-from .._dsl.copy import basic_copy_if, prefetch  # noqa: F401
-from .._dsl.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
-from .._dsl.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
-from .._dsl.smem import struct  # noqa: F401
-from .._dsl.tensor import (Pointer, Tensor, TensorSSA, domain_offset, elem_less, full, full_like,  # noqa: F401
-                           local_tile, make_fragment, make_fragment_like, make_identity_tensor, make_rmem_tensor,
-                           make_tensor, recast_ptr, size_in_bytes, zeros_like)
-from .._dsl.arch import printf  # noqa: F401
-from .._dsl.tensor import (local_partition, make_rmem_tensor_like, print_tensor, recast_tensor,  # noqa: F401
-                           where)
-from .._dsl.reduction import ReductionOp, all_, any_  # noqa: F401
-from .._dsl.numeric import assume  # noqa: F401
+from .._dsl.atoms.copy import (  # noqa: F401
+    CopyAtom, TiledCopy, ThrCopy, autovec_copy, basic_copy, copy, make_copy_atom, make_tiled_copy, make_tiled_copy_A,
+    make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_D, make_tiled_copy_S, make_tiled_copy_tv,
+    make_tiled_copy_C_atom,
+)
+from .._dsl.atoms.copy import basic_copy_if, prefetch  # noqa: F401
+from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
+from .._dsl.call.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
+from .._dsl.device.smem import struct  # noqa: F401
+from .._dsl.values.tensor import (  # noqa: F401
+    Pointer, Tensor, TensorSSA, domain_offset, elem_less, full, full_like, local_tile, make_fragment,
+    make_fragment_like, make_identity_tensor, make_rmem_tensor, make_tensor, recast_ptr, size_in_bytes, zeros_like,
+)
+from .._dsl.device.arch import printf  # noqa: F401
+from .._dsl.values.tensor import (  # noqa: F401
+    local_partition, make_rmem_tensor_like, print_tensor, recast_tensor, where,
+)
+from .._dsl.device.reduction import ReductionOp, all_, any_  # noqa: F401
+from .._dsl.values.numeric import assume  # noqa: F401
 from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .tuple_modes import append_ones, dice, prepend_ones  # noqa: F401
-from .._dsl.device_pointer import make_ptr  # noqa: F401
-from .._dsl.numeric import NUMERIC_EXPORTS as _numeric_exports
-from .._dsl import numeric as _numeric
+from .._dsl.device.device_pointer import make_ptr  # noqa: F401
+from .._dsl.values.numeric import NUMERIC_EXPORTS as _numeric_exports
+from .._dsl.values import numeric as _numeric
 from . import math  # noqa: F401
 # CuTe DSL programs also call the transcendental functions at cute's top level (cute.exp, cute.rsqrt, cute.erf, ...):
 # the same functions as cute.math's.
-from .math import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos, cosh, erf, erfc, exp, exp2,  # noqa: F401
-                   expm1, log, log1p, log2, log10, rsqrt, sin, sinh, sqrt, tan, tanh)
+from .math import (  # noqa: F401
+    acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos, cosh, erf, erfc, exp, exp2, expm1, log, log1p, log2,
+    log10, rsqrt, sin, sinh, sqrt, tan, tanh,
+)
 _TOP_LEVEL_MATH = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "cos", "cosh", "erf", "erfc",
                    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "rsqrt", "sin", "sinh", "sqrt", "tan",
                    "tanh"]
@@ -47,9 +53,10 @@ def __getattr__(name):
 
 
 from .. import profile  # noqa: F401 - cute.profile.region(...): warpweave.profile
-from .._dsl.compile_options import (EnableAssertions, EnableTVMFFI, GenerateLineInfo, GPUArch, KeepCUBIN,  # noqa: F401
-                                    KeepPTX, OptLevel, PtxasOptions)
-from .._dsl.runtime import AddressSpace, sym_int, sym_int32, sym_int64  # noqa: F401
+from .._dsl.base.compile_options import (  # noqa: F401
+    EnableAssertions, EnableTVMFFI, GenerateLineInfo, GPUArch, KeepCUBIN, KeepPTX, OptLevel, PtxasOptions,
+)
+from .._dsl.values.runtime import AddressSpace, sym_int, sym_int32, sym_int64  # noqa: F401
 
 # Annotation types, as in CuTe DSL (any Python value is accepted where they annotate).
 Shape = tuple

@@ -22,8 +22,8 @@ def _convert(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
 
 
 def run(src, dst):
-    from .._dsl.errors import DSLValueError, user_location
-    from .._dsl.runtime import RuntimeTensor, from_dlpack
+    from .._dsl.base.errors import DSLValueError, user_location
+    from .._dsl.values.runtime import RuntimeTensor, from_dlpack
 
     s = src if isinstance(src, RuntimeTensor) else from_dlpack(src)
     d = dst if isinstance(dst, RuntimeTensor) else from_dlpack(dst)

@@ -1,22 +1,28 @@
 """cute.arch: thread and block indices, barriers, printf, warp collectives (shuffles, votes, reductions), atomics,
 float min/max, clocks, and the backends' primitives (cp.async groups, mbarriers, fences, packed f32x2 arithmetic,
 grid dependency control, ...): a name the loaded backends publish as "arch.<name>" is found here."""
-from .._dsl.arch import (add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64,  # noqa: F401
-                         cp_async_commit_group, cp_async_wait_all, cp_async_wait_group, fma_packed_f32x2, fmax, fmin,
-                         globaltimer, globaltimer_lo, grid_dim, griddepcontrol_launch_dependents, griddepcontrol_wait,
-                         lane_idx, mul_packed_f32x2, sub_packed_f32x2, sync_threads, sync_warp, thread_idx,
-                         warp_idx)
-from .._dsl.atomics import (atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_fmax, atomic_fmin,  # noqa: F401
-                            atomic_max, atomic_min, atomic_or, atomic_sub, atomic_xor)
-from .._dsl.fences import fence_acq_rel_cluster, fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys  # noqa: F401
-from .._dsl.math import rcp as _rcp
-from .._dsl.ordered_memory import load, store  # noqa: F401
-from .._dsl.thread_sleep import nanosleep  # noqa: F401
-from .._dsl.smem_size import dynamic_smem_size  # noqa: F401
-from .._dsl.warp import (FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly,  # noqa: F401
-                         shuffle_sync_down, shuffle_sync_up, vote_all_sync, vote_any_sync, vote_ballot_sync,
-                         vote_uni_sync, warp_reduction, warp_reduction_max, warp_reduction_min, warp_reduction_sum,
-                         warp_redux_sync)
+from .._dsl.device.arch import (  # noqa: F401
+    add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64, cp_async_commit_group, cp_async_wait_all,
+    cp_async_wait_group, fma_packed_f32x2, fmax, fmin, globaltimer, globaltimer_lo, grid_dim,
+    griddepcontrol_launch_dependents, griddepcontrol_wait, lane_idx, mul_packed_f32x2, sub_packed_f32x2,
+    sync_threads, sync_warp, thread_idx, warp_idx,
+)
+from .._dsl.device.atomics import (  # noqa: F401
+    atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_fmax, atomic_fmin, atomic_max, atomic_min, atomic_or,
+    atomic_sub, atomic_xor,
+)
+from .._dsl.device.fences import (
+    fence_acq_rel_cluster, fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys,
+)  # noqa: F401
+from .._dsl.device.math import rcp as _rcp
+from .._dsl.device.ordered_memory import load, store  # noqa: F401
+from .._dsl.device.thread_sleep import nanosleep  # noqa: F401
+from .._dsl.device.smem_size import dynamic_smem_size  # noqa: F401
+from .._dsl.device.warp import (  # noqa: F401
+    FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly, shuffle_sync_down,
+    shuffle_sync_up, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
+    warp_reduction_max, warp_reduction_min, warp_reduction_sum, warp_redux_sync,
+)
 
 
 # cute.arch's submodules (cute.arch.smem, ...) are backends' modules (their manifests' module maps): an empty
@@ -32,19 +38,19 @@ def rcp_approx(a, *, loc=None, ip=None):
 def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=None):
     """One arrival on the mbarrier at mbar_ptr, or with peer_cta_rank_in_cluster on the one at the same offset in
     that CTA of the cluster: the loaded backends' arch.mbarrier_arrive / arch.mbarrier_arrive_cluster."""
-    from .._dsl.atoms import primitive
+    from .._dsl.atoms.atoms import primitive
 
     name = "arch.mbarrier_arrive" if peer_cta_rank_in_cluster is None else "arch.mbarrier_arrive_cluster"
     f = primitive(name)
     if f is None:
-        from .._dsl.errors import DSLTypeError, user_location
+        from .._dsl.base.errors import DSLTypeError, user_location
 
         raise DSLTypeError(f"cute.arch.mbarrier_arrive: no loaded backend offers {name}", user_location(2))
     return f(mbar_ptr) if peer_cta_rank_in_cluster is None else f(mbar_ptr, peer_cta_rank_in_cluster)
 
 
 def __getattr__(name):
-    from .._dsl.atoms import _backend_name, primitive
+    from .._dsl.atoms.atoms import _backend_name, primitive
 
     if name.startswith("__"):
         raise AttributeError(name)
@@ -52,7 +58,7 @@ def __getattr__(name):
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
     f = _backend_name("arch." + name) or primitive("arch." + name)
     if f is None:
-        from .._dsl.backend_python import public_attribute
+        from .._dsl.registry.backend_python import public_attribute
 
         f = public_attribute(__name__, name)   # a backend's submodule (cute.arch.smem)
     if f is None:

@@ -155,7 +155,7 @@ def _shape_of(x):
 def _dsl_int(x):
     """A dynamic result as a DSL integer (comparable, usable in control flow); static results stay ints."""
     if isinstance(x, SymInt):
-        from .._dsl.numeric import Int32, Int64
+        from .._dsl.values.numeric import Int32, Int64
 
         return (Int64 if x.bits > 32 else Int32)._wrap(x)
     return x

@@ -8,7 +8,7 @@ coordinate of the other modes may be dynamic (it shifts the pattern).
 from __future__ import annotations
 
 from .. import _core
-from .._dsl.errors import DSLTypeError, DSLValueError, user_location
+from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 
 MASK_BITS = 16
 
@@ -17,7 +17,7 @@ def make_layout_image_mask(lay, coord, mode: int, *, loc=None, ip=None):
     """Int16 with bit lay(c) set for every coordinate c that equals `coord` in every top-level mode but `mode`
     (which takes all its values): the pattern of lay[mode]'s image, shifted by the offset of `coord` with its
     mode-`mode` coordinate at 0."""
-    from .._dsl import numeric
+    from .._dsl.values import numeric
 
     if not isinstance(lay, _core.Layout):
         raise DSLTypeError(f"make_layout_image_mask: expected a Layout, got {type(lay).__name__}", user_location(2))

@@ -1,9 +1,10 @@
 """cute.runtime: host-side tensors, pointers and streams for @cute.jit functions: from_dlpack, make_ptr, and,
 for compiling without memory or a GPU, make_fake_tensor, make_fake_compact_tensor and make_fake_stream;
 load_module for functions exported with export_to_c."""
-from .._dsl.runtime import (AddressSpace, FakeStream, RuntimePointer, RuntimeTensor, SymbolicInt,  # noqa: F401
-                            from_dlpack, make_fake_compact_tensor, make_fake_stream, make_fake_tensor, make_ptr,
-                            sym_int, sym_int32, sym_int64)
+from .._dsl.values.runtime import (  # noqa: F401
+    AddressSpace, FakeStream, RuntimePointer, RuntimeTensor, SymbolicInt, from_dlpack, make_fake_compact_tensor,
+    make_fake_stream, make_fake_tensor, make_ptr, sym_int, sym_int32, sym_int64,
+)
 
 Pointer = RuntimePointer  # what make_ptr returns: the annotation of a pointer argument (CuTe DSL's runtime Pointer)
 
@@ -11,7 +12,7 @@ Pointer = RuntimePointer  # what make_ptr returns: the annotation of a pointer a
 def __getattr__(name):
     # load_module (exported_module: ctypes, subprocess, tempfile) is imported when first named, not with cute
     if name == "load_module":
-        from .._dsl.exported_module import load_module
+        from .._dsl.export.exported_module import load_module
 
         return load_module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """cute.testing (also warpweave.testing): timing compiled functions on the GPU, workspaces that defeat the L2
-cache, autotuning (autotune_jit, tune: _dsl/autotune.py), element-type conversion of device tensors, and the error
+cache, autotuning (autotune_jit, tune: _dsl/tuning/autotune.py), element-type conversion of device tensors, and the error
 a kernel's configuration check raises."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import statistics
 from typing import Callable
 
-from .._dsl.autotune import CandidateWarning, autotune_jit, tune  # noqa: F401 - public here
-from .._dsl.errors import DSLValueError, user_location
+from .._dsl.tuning.autotune import CandidateWarning, autotune_jit, tune  # noqa: F401 - public here
+from .._dsl.base.errors import DSLValueError, user_location
 
 
 class CantImplementError(Exception):
@@ -43,7 +43,7 @@ def benchmark(callable_: Callable, *, workspace_generator: Callable | None = Non
     one), rotating workspaces so that inputs are not all served from the L2 cache. kernel_arguments gives one
     fixed set of arguments instead of a workspace_generator. In a compile-only run the callable is called once (its
     launches are not made) and nothing is timed: NaN."""
-    from .._dsl import compile_only
+    from .._dsl.registry import compile_only
 
     if workspace_generator is not None and kernel_arguments is not None:
         raise DSLValueError("benchmark: give workspace_generator or kernel_arguments, not both", user_location(2))
@@ -63,7 +63,7 @@ def benchmark(callable_: Callable, *, workspace_generator: Callable | None = Non
         workspaces = [kernel_arguments or JitArguments()]
     torch_stream = None
     if stream is not None:
-        from .._dsl.arg_plan import _stream_handle
+        from .._dsl.call.arg_plan import _stream_handle
 
         torch_stream = torch.cuda.ExternalStream(_stream_handle(stream))
     for i in range(warmup_iterations):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Union as _Union
 
 from .. import cute as _cute
-from .._dsl.arg_plan import Constexpr  # noqa: F401
-from .._dsl.numeric import Numeric  # noqa: F401
+from .._dsl.call.arg_plan import Constexpr  # noqa: F401
+from .._dsl.values.numeric import Numeric  # noqa: F401
 
 _NUMERIC = [n for n in ("Integer", "Float", "Boolean", "Int4", "Int8", "Int16", "Int32", "Int64", "Int128", "Uint4",
                         "Uint8", "Uint16", "Uint32", "Uint64", "Uint128", "Float16", "BFloat16", "Float32", "Float64",

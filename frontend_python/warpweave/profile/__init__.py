@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import weakref
 
-from .._dsl.compile_options import CompileOption
-from .._dsl.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
+from .._dsl.base.compile_options import CompileOption
+from .._dsl.base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from . import _device
 from .trace import Event, ProfileData, Span, chrome_trace, decode, spans, write_chrome_trace
 
@@ -113,8 +113,8 @@ class Profiler:
 
     def compile(self, fn, *args, options=None, **kwargs):
         """cute.compile(fn, *args, **kwargs) with this profiler (and any other options)."""
-        from .._dsl.compile_options import as_options
-        from .._dsl.jit import compile as cute_compile
+        from .._dsl.base.compile_options import as_options
+        from .._dsl.call.jit import compile as cute_compile
 
         return cute_compile(fn, *args, options=as_options(options) + [Profile(self)], **kwargs)
 
@@ -140,7 +140,7 @@ class Profile(CompileOption):
 
 def _active(what: str):
     """The profiler of the kernel being traced, or None when the compilation is not profiled."""
-    from .._dsl import trace
+    from .._dsl.base import trace
 
     _device.check_in_kernel(what)
     token = trace.current().profile

@@ -16,8 +16,8 @@ counters); events beyond a slot's capacity are counted by the slot's counter.
 """
 from __future__ import annotations
 
-from .._dsl import trace
-from .._dsl.errors import DSLTypeError, user_location
+from .._dsl.base import trace
+from .._dsl.base.errors import DSLTypeError, user_location
 
 RECORD_BYTES = 32
 END_BIT = 48

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .._dsl.errors import DSLValueError, user_location
+from .._dsl.base.errors import DSLValueError, user_location
 from ._device import END_BIT, RECORD_BYTES
 
 

@@ -1,16 +1,18 @@
 """warpweave.utils: helpers of CuTe DSL's cutlass.utils: shared-memory allocation and operand majorness."""
 import enum
 
-from .._dsl.errors import DSLTypeError, user_location
-from .._dsl.smem import SmemAllocator  # noqa: F401
+from .._dsl.base.errors import DSLTypeError, user_location
+from .._dsl.device.smem import SmemAllocator  # noqa: F401
 from . import gemm, hardware_info, tensor_helpers  # noqa: F401,E402
 from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
 from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401,E402
 from ..viz import print_latex, print_latex_tv  # noqa: F401,E402 (pictures of layouts, warpweave.viz)
-from .static_persistent_tile_scheduler import (PersistentTileSchedulerParams,  # noqa: F401,E402
-                                               StaticPersistentTileScheduler, WorkTileInfo)
-from .clc_dynamic_persistent_tile_scheduler import (ClcDynamicPersistentTileScheduler,  # noqa: F401,E402
-                                                    ClcDynamicPersistentTileSchedulerParams)
+from .static_persistent_tile_scheduler import (  # noqa: F401,E402
+    PersistentTileSchedulerParams, StaticPersistentTileScheduler, WorkTileInfo,
+)
+from .clc_dynamic_persistent_tile_scheduler import (  # noqa: F401,E402
+    ClcDynamicPersistentTileScheduler, ClcDynamicPersistentTileSchedulerParams,
+)
 
 
 class LayoutEnum(enum.Enum):
@@ -62,8 +64,8 @@ __all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_
 
 def __getattr__(name):
     """Helper modules that loaded backends ship (e.g. hopper_helpers), by their manifests' module maps."""
-    from .._dsl.atoms import _backend_name
-    from .._dsl.backend_python import public_attribute
+    from .._dsl.atoms.atoms import _backend_name
+    from .._dsl.registry.backend_python import public_attribute
 
     if not name.startswith("__"):
         own = _backend_name(f"utils.{name}")   # a class or function a backend's package defines (TmemAllocator)

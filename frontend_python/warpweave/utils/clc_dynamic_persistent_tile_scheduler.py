@@ -28,7 +28,7 @@ decoding of a response can be checked outside a kernel.
 """
 from __future__ import annotations
 
-from .._dsl.errors import DSLTypeError, DSLValueError, user_location
+from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from .static_persistent_tile_scheduler import WorkTileInfo, _ceil_div, _is_dynamic, _numeric, _static_int
 
 
@@ -178,7 +178,7 @@ class ClcDynamicPersistentTileScheduler:
                                 "other warps read the next tile with get_current_work after consumer_wait",
                                 user_location(2))
         import warpweave.cute as cute
-        from .._dsl.control_flow import when
+        from .._dsl.tracing.control_flow import when
 
         request = (cute.arch.clc_try_cancel_multicast if self.params.cluster_size > 1
                    else cute.arch.clc_try_cancel)

@@ -3,7 +3,7 @@ get_smem_capacity_in_bytes (a target's shared memory per block, from the loaded 
 target's smem_capacity_bytes)."""
 from __future__ import annotations
 
-from .._dsl.errors import DSLRuntimeError, DSLValueError, user_location
+from .._dsl.base.errors import DSLRuntimeError, DSLValueError, user_location
 
 
 def _capability_of(name: str) -> int:
@@ -16,7 +16,7 @@ def _capability_of(name: str) -> int:
 
 def smem_capacity_of_capability(cc: int) -> int | None:
     """The shared memory per block of devices of compute capability cc (e.g. 90), as the manifests say."""
-    from .._dsl.plugins import registry
+    from .._dsl.registry.plugins import registry
 
     registry.load()
     best = None
@@ -52,11 +52,11 @@ class HardwareInfo:
 
     def __init__(self, device_id: int | None = None):
         from .. import _core
-        from .._dsl import compile_only
+        from .._dsl.registry import compile_only
 
         have_gpu = _core.driver_available() and _core.device_count() > 0
         if not have_gpu and compile_only.current() is not None:
-            # A compile-only run without a GPU: a stand-in device of the target (see _dsl/compile_only.py).
+            # A compile-only run without a GPU: a stand-in device of the target (see _dsl/registry/compile_only.py).
             self.device_id = 0 if device_id is None else int(device_id)
             self._info = compile_only.stand_in_device()
             return

@@ -33,18 +33,18 @@ get_current_work), so that `work = sched.get_current_work()` inside a run-time l
 """
 from __future__ import annotations
 
-from .._dsl.errors import DSLTypeError, DSLValueError, user_location
+from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 
 
 def _numeric():
-    from .._dsl.numeric import Boolean, Int32, Numeric
+    from .._dsl.values.numeric import Boolean, Int32, Numeric
 
     return Boolean, Int32, Numeric
 
 
 def _is_dynamic(x) -> bool:
     _, _, Numeric = _numeric()
-    from .._dsl.numeric import SymInt
+    from .._dsl.values.numeric import SymInt
 
     return isinstance(x, SymInt) or (isinstance(x, Numeric) and not x.is_static)
 

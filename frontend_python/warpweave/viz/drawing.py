@@ -12,8 +12,8 @@ def figure_of(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figu
     """The figure of obj: a Layout, ComposedLayout or Tensor (its layout), a thread-value layout with the tile it
     maps into (tiler_mn given), a TiledCopy, a TiledMma or an MMA atom (a tiled MMA of one atom), or one thread's
     slice of a tiled copy or MMA (ThrCopy, ThrMma: that thread's elements highlighted)."""
-    from .._dsl.copy import ThrCopy, TiledCopy
-    from .._dsl.mma import MmaAtom, ThrMma, TiledMma
+    from .._dsl.atoms.copy import ThrCopy, TiledCopy
+    from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma
     from .copy_figure import tiled_copy_figure
     from .layout_figure import as_layout, layout_figure
     from .mma_figure import tiled_mma_figure
@@ -92,7 +92,7 @@ AUTO_MAX_CELLS = 4096
 def repr_svg(obj):
     """The SVG that Jupyter shows for obj, or None (Jupyter then shows its text) when obj has no picture:
     dynamic, too large for a notebook cell, or of a kind that cannot be drawn."""
-    from .._dsl.errors import DSLError
+    from .._dsl.base.errors import DSLError
 
     try:
         return Picture(figure_of(obj, max_cells=AUTO_MAX_CELLS)).svg()

@@ -1,7 +1,7 @@
 """The mistakes a picture reports: at the user's line, as every DSL error is (invariant 7)."""
 from __future__ import annotations
 
-from .._dsl.errors import DSLTypeError, DSLValueError, user_location
+from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 
 # Pictures larger than this many cells are refused unless the caller asks for more (max_cells=): a 256x256 tile
 # is 65536 cells, several megabytes of SVG, more than a notebook displays usefully.

@@ -8,7 +8,7 @@ modes after the second (their 1-D index, the modes grouped), side by side.
 from __future__ import annotations
 
 from .. import _core
-from .._dsl.tensor import _core_add as coordinate_sum
+from .._dsl.values.tensor import _core_add as coordinate_sum
 from ..cute.layout import is_static, pretty_str
 from . import palette
 from .errors import DEFAULT_MAX_CELLS, check_cells, fail_type, fail_value
@@ -24,7 +24,7 @@ def as_layout(obj, what: str = ""):
     inner = getattr(obj, "layout", None)
     if isinstance(inner, (_core.Layout, _core.ComposedLayout)):
         return inner
-    from .._dsl.runtime import RuntimeTensor
+    from .._dsl.values.runtime import RuntimeTensor
 
     if isinstance(obj, RuntimeTensor):  # a host tensor (from_dlpack, a fake tensor): its shape and strides
         if any(obj.dynamic_shape) or any(obj.dynamic_stride):
@@ -61,7 +61,7 @@ def mode_sizes(layout) -> list[int]:
 
 def _coordinate_base(obj):
     """The first coordinate of a coordinate (identity) tensor, whose elements are base + layout(c); else None."""
-    from .._dsl.tensor import CoordIterator
+    from .._dsl.values.tensor import CoordIterator
 
     it = getattr(obj, "iterator", None)
     return it.base if isinstance(it, CoordIterator) else None

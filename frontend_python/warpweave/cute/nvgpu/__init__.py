@@ -7,16 +7,16 @@ import importlib
 import importlib.util
 import sys
 
-from ..._dsl.atoms import namespace as _namespace
-from ..._dsl.copy import CopyUniversalOp  # noqa: F401
-from ..._dsl.mma import MmaUniversalOp  # noqa: F401
+from ..._dsl.atoms.atoms import namespace as _namespace
+from ..._dsl.atoms.copy import CopyUniversalOp  # noqa: F401
+from ..._dsl.atoms.mma import MmaUniversalOp  # noqa: F401
 
 # CuTe DSL's submodules: importable whether or not a loaded backend fills them (their names fail clearly then).
 STANDARD_SUBMODULES = ("warp", "cpasync", "warpgroup", "tcgen05", "cpasync_bulk")
 
 
 def _offered_by_a_backend(name: str) -> bool:
-    from ..._dsl.plugins import registry
+    from ..._dsl.registry.plugins import registry
 
     registry.load()
     return any(name in b.manifest.get("python_modules", []) for b in registry.backends.values())
@@ -49,9 +49,9 @@ if not any(isinstance(f, _ManifestModuleFinder) for f in sys.meta_path):
     sys.meta_path.append(_ManifestModuleFinder())
 
 from . import cpasync, cpasync_bulk, tcgen05, warp, warpgroup  # noqa: E402,F401
-from ..._dsl.tma_info import TmaInfo as _TmaInfo  # noqa: E402
+from ..._dsl.atoms.tma_info import TmaInfo as _TmaInfo  # noqa: E402
 
-# What the backends' TMA atom builders return (a plain container, _dsl/tma_info.py): cpasync.TmaInfo whichever
+# What the backends' TMA atom builders return (a plain container, _dsl/atoms/tma_info.py): cpasync.TmaInfo whichever
 # backend fills it, so that kernels can annotate their parameters with it.
 cpasync._cache.setdefault("TmaInfo", _TmaInfo)
 
@@ -59,7 +59,7 @@ cpasync._cache.setdefault("TmaInfo", _TmaInfo)
 def _enum_home(name: str):
     """The submodule whose manifest enum is called `name` (CuTe DSL also names them here: nvgpu.LoadCacheMode is
     cpasync.LoadCacheMode)."""
-    from ..._dsl.plugins import registry
+    from ..._dsl.registry.plugins import registry
 
     registry.load()
     for b in registry.backends.values():
@@ -74,7 +74,7 @@ def __getattr__(name):
     """Modules of backends beyond the standard ones (a manifest's python_modules), and the manifests' enums."""
     if name.startswith("__"):
         raise AttributeError(name)
-    from ..._dsl.atoms import _backend_name
+    from ..._dsl.atoms.atoms import _backend_name
 
     own = _backend_name(f"nvgpu.{name}")   # a function a backend's package defines here (make_tiled_tma_atom_A)
     if own is not None:

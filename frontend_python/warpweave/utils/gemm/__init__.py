@@ -4,7 +4,7 @@ manifest's module map; nothing of them lives here."""
 
 
 def __getattr__(name):
-    from ..._dsl.backend_python import public_attribute
+    from ..._dsl.registry.backend_python import public_attribute
 
     module = public_attribute(__name__, name)
     if module is None:

@@ -1,0 +1,116 @@
+"""Host arguments: kernel parameters that a backend computes on the host at each call, such as a TMA tensor map.
+
+A backend's Python registers a producer by name (warpweave.ext.register_host_argument): a function of one tensor
+argument of the jit function (its address, shape and strides at the call) and static attributes, returning the
+parameter's bytes. While tracing, warpweave.ext.host_argument(name, tensor, **attrs) makes a stand-in; a kernel
+launched with it receives a grid-constant parameter of that size (a pointer to it inside the kernel), and each
+call of the compiled function asks the producer again, memoised on the tensor's address, shape and strides, so
+that one compilation serves every shape of a dynamic layout.
+
+A producer may also give its C form (export_c), with which an exported function (export.py) and a TVM FFI call
+compute the parameter in C at each call: export_c(tensor, dst, **attrs) -> (declarations, statements), where
+`tensor` is an export_c.CTensor (C expressions of the call's tensor: data, shape(k), stride(k)) and the statements
+write the `size` bytes at `dst` (an `unsigned char *`). They may call driver functions they declare (with
+WW_DRIVER_ENTRY before the declaration) and fail with `return ww_fail(WW_INVALID_VALUE, "...")` or
+`return ww_driver(result, "call")`. Without a C form, such a function cannot be exported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..base import trace
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+
+MEMO_ENTRIES = 64
+
+
+@dataclass
+class Producer:
+    name: str
+    fn: Callable
+    size: int
+    align: int
+    export_c: Callable | None = None  # (CTensor, dst, **attrs) -> (C declarations, C statements)
+
+
+_producers: dict[str, Producer] = {}
+
+
+def register(name: str, fn: Callable, *, size: int, align: int = 8, export_c: Callable | None = None) -> None:
+    if export_c is not None and not callable(export_c):
+        raise TypeError(f"host argument {name!r}: export_c is a callable giving the parameter's C form")
+    if not name or not callable(fn):
+        raise TypeError("register_host_argument(name, producer, size=...): a name and a callable are required")
+    if not (0 < size <= 4096) or align not in (1, 2, 4, 8, 16, 32, 64, 128) or size % align:
+        raise ValueError(f"host argument {name!r}: size {size} must be in 1..4096 and a multiple of align {align} "
+                         "(a power of two up to 128)")
+    _producers[name] = Producer(name, fn, size, align, export_c)
+
+
+def producer(name: str) -> Producer:
+    p = _producers.get(name)
+    if p is None:
+        from ..registry.backend_python import ensure_loaded
+
+        ensure_loaded()  # a backend's package registers its producers when mounted
+        p = _producers.get(name)
+    if p is None:
+        raise DSLValueError(f"no loaded backend produces the host argument {name!r} (known: "
+                            f"{', '.join(sorted(_producers)) or 'none'})", user_location(4))
+    return p
+
+
+@dataclass(eq=False)
+class HostArgument:
+    """The host-side stand-in of a per-call parameter (made while tracing a @cute.jit function)."""
+    id: int
+    producer: Producer
+    tensor_index: int           # the jit argument (a tensor) it is computed from
+    attrs: dict
+    memo: dict = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return self.producer.size
+
+    def value(self, tensor) -> bytes:
+        """The parameter's bytes for the call's tensor (a RuntimeTensor)."""
+        key = (tensor.data_ptr, tuple(tensor.shape), tuple(tensor.stride))
+        out = self.memo.get(key)
+        if out is None:
+            out = bytes(self.producer.fn(tensor, **self.attrs))
+            if len(out) != self.size:
+                raise DSLValueError(f"host argument {self.producer.name!r}: the producer returned {len(out)} bytes, "
+                                    f"not {self.size}", None)
+            if len(self.memo) >= MEMO_ENTRIES:
+                self.memo.clear()
+            self.memo[key] = out
+        return out
+
+    def __repr__(self):
+        return f"HostArgument({self.producer.name}, of argument {self.tensor_index})"
+
+
+@dataclass(eq=False)
+class DeviceHostArgument:
+    """A host argument inside a kernel: `address` is the IR value of a generic pointer to its bytes."""
+    host: HostArgument
+    address: int
+
+
+def make(name: str, tensor, attrs: dict) -> HostArgument:
+    from ..values.tensor import Pointer, Tensor
+
+    st = trace.current_or_none()
+    if st is None or st.kernel is not None:
+        raise DSLTypeError(f"host argument {name!r} is made in @cute.jit host code, not inside a kernel",
+                           user_location(3))
+    it = getattr(tensor, "iterator", None)
+    if not isinstance(tensor, Tensor) or not isinstance(it, Pointer) or it.host is None:
+        raise DSLTypeError(f"host argument {name!r} is computed from a tensor argument of the @cute.jit function, "
+                           f"got {tensor!r}", user_location(3))
+    p = producer(name)
+    h = HostArgument(len(st.host_arguments) + 1, p, it.host, dict(attrs))
+    st.host_arguments[h.id] = h
+    return h

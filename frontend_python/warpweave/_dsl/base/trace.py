@@ -1,0 +1,138 @@
+"""The state of one compilation while it traces: the IR builder, the kernel being traced, symbols, location.
+
+Host-side jit functions and device kernels trace into one MLIR module. Symbols of the layout algebra stand for
+runtime values: host symbols (ids below 2**48) are extents, strides and scalars of the jit function's arguments,
+known at launch; kernel symbols are SSA values inside a kernel (thread indices, loaded values, loop variables).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from ... import _core
+from .errors import DSLRuntimeError, DSLTypeError, user_location
+
+_local = threading.local()
+
+
+@dataclass
+class HostSymbol:
+    """A runtime scalar of the jit function's arguments: where to read it at launch."""
+    id: int
+    arg_index: int
+    path: tuple            # ("shape", i) / ("stride", i) / ("value",)
+    bits: int = 32
+    divisibility: int = 1
+    name: str = ""
+
+
+@dataclass
+class KernelState:
+    name: str
+    params: list = field(default_factory=list)  # kernel parameter values (IR ids)
+    sregs: dict = field(default_factory=dict)   # (register, axis) -> Int32 read once at entry
+    smem_base: Any = None                       # the dynamic shared memory's address, once used
+    smem_bytes: int = 0                         # shared memory the kernel's allocators carved
+    merge_branch_allocs: bool = False           # launch(smem_merge_branch_allocs=True): branches share smem
+
+
+@dataclass
+class TraceState:
+    target: dict
+    builder: Any = field(default_factory=_core.IRBuilder)
+    host_symbols: dict = field(default_factory=dict)   # id -> HostSymbol
+    kernel: Optional[KernelState] = None
+    launches: list = field(default_factory=list)
+    kernel_names: set = field(default_factory=set)
+    globals_count: int = 0
+    has_vprintf: bool = False
+    declared_dynamic_smem: bool = False
+    next_host_symbol: int = 1
+    kernel_params: dict = field(default_factory=dict)  # kernel name -> its parameters
+    kernel_smem: dict = field(default_factory=dict)    # kernel name -> shared memory bytes it carved
+    host_arguments: dict = field(default_factory=dict)  # id -> HostArgument (host_arguments.py)
+    host_actions: list = field(default_factory=list)    # host-side work at each call (host_actions.py)
+    host_values: dict = field(default_factory=dict)     # host symbol id -> the value being compiled for, if known
+    host_guards: list = field(default_factory=list)     # host comparisons decided with them (host_guards.py)
+    profile: Any = None                                 # the profiler's token while profiled (warpweave.profile)
+
+    def new_host_symbol(self, arg_index, path, bits=32, divisibility=1, name="") -> _core.SymInt:
+        sid = self.next_host_symbol
+        self.next_host_symbol += 1
+        self.host_symbols[sid] = HostSymbol(sid, arg_index, path, bits, divisibility, name)
+        return _core.SymInt.symbol(sid, divisibility=divisibility, nonneg=True, bits=bits, name=name or f"a{sid}")
+
+    def unique_kernel_name(self, base: str) -> str:
+        name, k = base, 0
+        while name in self.kernel_names:
+            k += 1
+            name = f"{base}_{k}"
+        self.kernel_names.add(name)
+        return name
+
+
+def current() -> TraceState:
+    st = getattr(_local, "state", None)
+    if st is None:
+        raise DSLRuntimeError("this operation only works while a @cute.jit or @cute.kernel function is traced "
+                              "(call it from inside one)", user_location(2))
+    return st
+
+
+def current_or_none() -> Optional[TraceState]:
+    return getattr(_local, "state", None)
+
+
+class tracing:
+    """Context manager that makes a TraceState current."""
+
+    def __init__(self, state: TraceState):
+        self.state = state
+
+    def __enter__(self):
+        self.prev = getattr(_local, "state", None)
+        _local.state = self.state
+        return self.state
+
+    def __exit__(self, *exc):
+        _local.state = self.prev
+        return False
+
+
+def in_kernel() -> bool:
+    st = current_or_none()
+    return st is not None and st.kernel is not None
+
+
+def builder() -> _core.IRBuilder:
+    """The IR builder, with the location set to the user's current line."""
+    st = current()
+    if st.kernel is None:
+        raise DSLTypeError("this operation creates device code: call it inside a @cute.kernel function",
+                           user_location(2))
+    loc = user_location(2)
+    b = st.builder
+    if loc is not None:
+        b.set_location(loc[0], loc[1], 1)
+    return b
+
+
+def lift_int(value: int, ir_type: str, nonneg: bool = False, divisibility: int = 1) -> _core.SymInt:
+    """Makes an integer SSA value a symbol of the algebra (bound in the current region)."""
+    b = current().builder
+    sid = b.fresh_symbol_id()
+    b.bind_symbol(sid, value)
+    bits = 64 if ir_type == "i64" else 32
+    return _core.SymInt.symbol(sid, divisibility=divisibility, nonneg=nonneg, bits=bits)
+
+
+class at_entry:
+    """Emits into the kernel's entry block (values that must dominate every use)."""
+
+    def __enter__(self):
+        current().builder.set_emit_at_entry(True)
+
+    def __exit__(self, *exc):
+        current().builder.set_emit_at_entry(False)
+        return False

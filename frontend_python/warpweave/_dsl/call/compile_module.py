@@ -1,0 +1,109 @@
+"""Compiling a traced module: the disk cache, WARPWEAVE_KEEP dumps, and compile errors at the user's line."""
+from __future__ import annotations
+
+import os
+import warnings
+
+from ... import _core
+from ..base.errors import CompilationError
+
+_cache = None
+
+
+def _jit_cache():
+    global _cache
+    if _cache is None:
+        _cache = _core.JitCache(os.environ.get("WARPWEAVE_CACHE_DIR", ""))
+    return _cache
+
+
+def _keep() -> set[str]:
+    return {k.strip() for k in os.environ.get("WARPWEAVE_KEEP", "").split(",") if k.strip()}
+
+
+_core_identity = None
+
+
+def _compiler_identity() -> str:
+    """The compiler's build (the core extension's size and time) and the cubin tool asked for: a rebuilt compiler
+    may make different code from the same module, so its cubins must not come from an older build's cache."""
+    global _core_identity
+    if _core_identity is None:
+        st = os.stat(_core.__file__)
+        _core_identity = f"{st.st_size}:{st.st_mtime_ns}"
+    return _core_identity + ":" + os.environ.get("WARPWEAVE_CUBIN_TOOL", "")
+
+
+def cache_key(module_text: str, target, opts) -> str:
+    from ... import __version__
+    from .. import plugins_digest
+
+    return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
+                            repr(opts), __version__, plugins_digest(target), _compiler_identity()])
+
+
+def _dump(name: str, ext: str, data) -> None:
+    d = os.environ.get("WARPWEAVE_DUMP_DIR", "warpweave_dump")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"{name}.{ext}")
+    mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
+    with open(path, mode) as f:
+        f.write(data)
+
+
+def _raise_compile_error(e) -> None:
+    diags = list(getattr(e, "diagnostics", []) or [])
+    located = [d for d in diags if d[0] and d[1]]
+    loc = (located[0][0], located[0][1]) if located else None
+    lines = [f"{d[0]}:{d[1]}: {d[3]}" if d[0] else d[3] for d in diags] or [str(e)]
+    log = getattr(e, "log", "")
+    msg = f"the compiler refused the kernel ({getattr(e, 'stage', '?')} stage):\n  " + "\n  ".join(lines)
+    if log:
+        msg += "\n" + log.strip()
+    raise CompilationError(msg, loc) from None
+
+
+def _warn_tool_warnings(log: str, name: str) -> None:
+    # The cubin tool's warnings (e.g. a register split it ignored) change how the kernel runs: say so once, here,
+    # rather than leave them in a log nobody reads. A cache hit does not repeat them.
+    for line in log.splitlines():
+        if line.startswith("warning:") or "ptxas warning" in line:
+            warnings.warn(f"{name}: {line.strip()}", RuntimeWarning, stacklevel=4)
+
+
+def compile_module(module_text: str, target, opts, kernel_names):
+    """(cubin, info) for a traced module; info holds the PTX when it was compiled here and the timings."""
+    keep = _keep()
+    name = kernel_names[0] if kernel_names else "module"
+    # A resource report (ptxas -v) is asked of the assembler, so such a compile does not come from the cache.
+    use_cache = not _core.JitCache.disabled_by_env() and not keep and "-v" not in opts.ptxas_options
+    key = cache_key(module_text, target, opts)
+    if use_cache:
+        hit = _jit_cache().load(key)
+        if hit is not None:
+            return hit[0], {"cache": "hit", "key": key}
+    if "ir" in keep:
+        _dump(name, "mlir", module_text)
+    try:
+        r = _core.compile(module_text, target.as_dict(), opt_level=opts.opt_level, line_info=opts.line_info,
+                          ptxas_options=list(opts.ptxas_options), verbose_ptxas=bool(keep))
+    except _core.CompileError as e:
+        _raise_compile_error(e)
+    cubin = r["cubin"]
+    _warn_tool_warnings(r["jit_log"], name)
+    info = {"cache": "miss", "key": key, "ptx": r["ptx"], "jit_log": r["jit_log"], "timings": r["timings"],
+            "cubin_tool": r["cubin_tool"]}
+    if "ptx" in keep:
+        _dump(name, "ptx", r["ptx"])
+    if "cubin" in keep:
+        _dump(name, "cubin", cubin)
+    if "sass" in keep:
+        try:
+            _dump(name, "sass", _core.disassemble_sass(cubin))
+        except RuntimeError as e:
+            _dump(name, "sass", f"// no SASS: {e}\n")
+    if keep and r["jit_log"]:
+        _dump(name, "ptxas.log", r["jit_log"])
+    if use_cache:
+        _jit_cache().store(key, cubin, name)
+    return cubin, info

@@ -1,0 +1,145 @@
+"""The native fast path of a compiled call (_core.FastCall, bindings/fast_call_bindings.cpp): the plan of the
+generated Python fast path (compiled_function._build_fast_call) handed to C++ once, so that a call reads its
+arguments, evaluates the grids, packs the parameters and launches in one C++ call. Calls it does not accept go
+to the Python call, which keeps today's results and errors; functions it cannot describe get none (their calls
+take the Python fast path)."""
+from __future__ import annotations
+
+import ast
+
+from ... import _core
+from .arg_plan import HostStream, _stream_handle
+from ..host.launch_plan import dim_source
+from ..values.numeric import Numeric
+from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, satisfies
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
+           ast.BitXor: "xor"}
+_MAX_SLOTS = 256
+
+
+def grid_program(src: str, slots: dict) -> list | None:
+    """The postfix program of a launch extent, Python source over s<symbol id> (dim_source), over value slots:
+    [(operation, operand)]; None for anything outside the integer expressions _core.python_expr writes."""
+    try:
+        tree = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return None
+    out: list = []
+
+    def emit(node) -> bool:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            if not -(1 << 63) <= node.value < (1 << 63):
+                return False
+            out.append(("const", node.value))
+            return True
+        if isinstance(node, ast.Name) and node.id.startswith("s") and node.id[1:].isdigit():
+            sid = int(node.id[1:])
+            if sid not in slots:
+                return False
+            out.append(("sym", slots[sid]))
+            return True
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            if not emit(node.operand):
+                return False
+            if isinstance(node.op, ast.USub):
+                out.append(("neg", 0))
+            return True
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            if not (emit(node.left) and emit(node.right)):
+                return False
+            out.append((_BINARY[type(node.op)], 0))
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and \
+                len(node.args) >= 2 and not node.keywords:
+            if not emit(node.args[0]):
+                return False
+            for a in node.args[1:]:
+                if not emit(a):
+                    return False
+                out.append((node.func.id, 0))
+            return True
+        return False
+
+    return out if emit(tree) else None
+
+
+def build(compiled, launchers):
+    """The _core.FastCall of a compiled function whose Python fast path was just built (launchers: its
+    _core.Launcher objects, one per launch), or None where the native path cannot describe it: host arguments
+    (TMA descriptors), assumptions, lists of tensors."""
+    if not hasattr(_core, "FastCall") or compiled._has_assumptions or compiled.host_arguments:
+        return None
+    n = compiled._nargs
+    sym_slots: dict = {}   # symbol id -> slot
+    ptr_slots: dict = {}   # argument index -> slot (tensor addresses, stream handles)
+    obj_slots: dict = {}   # argument index -> slot (scalars)
+
+    def slot(table, key):
+        if key not in table:
+            table[key] = len(table)
+        return table[key]
+
+    args: list = [("skip",)] * n
+    for plan in compiled.plans:
+        i = plan.index
+        if not isinstance(i, int) or not 0 <= i < n:
+            return None
+        if plan.kind == "tensor":
+            rank = len(plan.spec[2])
+            reads = [(slot(sym_slots, sid), what == "stride", k) for sid, what, k in plan.symbols]
+            args[i] = ("tensor", plan.spec, slot(ptr_slots, i), rank, True, reads)
+        elif plan.kind == "int":
+            args[i] = ("int", slot(sym_slots, plan.symbols[0]))
+        elif plan.kind == "scalar":
+            args[i] = ("scalar", slot(obj_slots, i))
+        elif plan.kind == "stream":
+            args[i] = ("stream", slot(ptr_slots, i))
+        elif plan.kind == "pointer":
+            _, _, space, align = plan.spec
+            args[i] = ("pointer", slot(ptr_slots, i), RuntimePointer, plan.dtype, AddressSpace(space), align)
+        elif plan.kind == "const":
+            key = plan.spec[1]
+            if getattr(plan, "constexpr", False):
+                args[i] = ("const", True, plan.const_value)
+            else:
+                # _const_key keeps a hashable value itself (the same object passes by identity); of an
+                # unhashable one only its id, so every call of it goes the Python way, which compares.
+                hashable = isinstance(key, tuple) and len(key) == 2 and not (type(key[1]) is int and key[0] != "int")
+                args[i] = ("const", hashable, key[1] if hashable else None)
+        else:
+            return None
+    launches = []
+    for l, target in zip(compiled.launches, launchers):
+        grid = [grid_program(dim_source(g), sym_slots) for g in l.grid]
+        if len(grid) != 3 or any(g is None for g in grid):
+            return None
+        if isinstance(l.stream, HostStream):
+            if l.stream.arg_index not in ptr_slots or args[l.stream.arg_index][0] != "stream":
+                return None
+            stream_slot, stream = ptr_slots[l.stream.arg_index], 0
+        else:
+            stream_slot, stream = -1, _stream_handle(l.stream)
+        packer, offsets = compiled._packers[l.kernel]
+        params = []
+        for p, off in zip(l.params, offsets):
+            if p.kind == "ptr":
+                if p.source not in ptr_slots:
+                    return None
+                params.append(("ptr", p.fmt, ptr_slots[p.source], off))
+            elif p.kind == "sym":
+                if p.source not in sym_slots:
+                    return None
+                params.append(("sym", p.fmt, sym_slots[p.source], off))
+            elif p.kind == "scalar":
+                if p.source not in obj_slots:
+                    return None
+                params.append(("scalar", p.fmt, obj_slots[p.source], off))
+            else:
+                return None
+        launches.append((target, l.kernel, grid, stream_slot, stream, packer.size, params))
+    if max(len(sym_slots), len(ptr_slots), len(obj_slots), 0) > _MAX_SLOTS or len(launches) > 8 or n > 64:
+        return None
+    constexprs = [(compiled._constexprs[i],) if i in compiled._constexprs else None for i in range(n)]
+    return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
+                          RuntimeTensor, satisfies, Numeric)

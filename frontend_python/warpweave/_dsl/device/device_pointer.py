@@ -1,0 +1,50 @@
+"""cute.make_ptr: a pointer from an integer address, in device code (CuTe DSL's cute.make_ptr), e.g. the address
+of a group's tensor read from a table of addresses in global memory.
+
+In a kernel the address (an Int64, Int32 or Python int) becomes a pointer of the memory space with LLVM's
+inttoptr; the pointer indexes with 64-bit offsets. Outside any trace it is cute.runtime.make_ptr (a pointer
+argument for a @cute.jit function). On the host side of a @cute.jit function it is an error: that side is traced,
+and a pointer to pass to a kernel comes in as an argument.
+"""
+from __future__ import annotations
+
+from ..base import trace
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..values.numeric import Int64, Numeric, dtype as dtype_of
+from ..values.runtime import AddressSpace
+from ..values.tensor import Pointer, ptr_type
+
+
+def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, assumed_align: int | None = None):
+    """A pointer to `dtype` elements at the integer address `value` in `mem_space`; assumed_align (bytes, by
+    default the element's size) is what accesses through it may rely on."""
+    dtype = dtype_of(dtype)
+    if not isinstance(mem_space, AddressSpace):
+        raise DSLTypeError(f"make_ptr: mem_space is a cute.AddressSpace, got {mem_space!r}", user_location(2))
+    st = trace.current_or_none()
+    if st is None:
+        from ..values.runtime import make_ptr as runtime_make_ptr
+
+        return runtime_make_ptr(dtype, value, mem_space, assumed_align)
+    if st.kernel is None:
+        raise DSLTypeError("cute.make_ptr makes a pointer in device code; the host side of a @cute.jit function "
+                           "gets its pointers as arguments (cute.runtime.make_ptr outside the function)",
+                           user_location(2))
+    eb = max(1, dtype.width // 8)
+    align = eb if assumed_align is None else assumed_align
+    if not isinstance(align, int) or isinstance(align, bool) or align < 1 or align & (align - 1):
+        raise DSLValueError(f"make_ptr: assumed_align must be a power of two number of bytes, got {assumed_align!r}",
+                            user_location(2))
+    if isinstance(value, bool) or not isinstance(value, (int, Numeric)) or \
+            isinstance(value, Numeric) and not type(value).is_integer:
+        raise DSLTypeError(f"make_ptr: the address is an integer (Int64), got {type(value).__name__}",
+                           user_location(2))
+    if isinstance(value, int):
+        if value < 0 or value % align:
+            raise DSLValueError(f"make_ptr: the address {value:#x} is negative or not aligned to {align} bytes",
+                                user_location(2))
+    addr = Int64(value) if not isinstance(value, Int64) else value
+    memspace = mem_space.value
+    b = trace.builder()
+    base = b.op1("llvm.inttoptr", [addr.ir()], ptr_type(memspace))
+    return Pointer(base, dtype, memspace, align, wide=True)

@@ -1,0 +1,601 @@
+"""C source of an exported compiled function (export.py): a header that declares what a C or C++ program calls,
+and a translation unit that embeds the cubin and launches its kernels through the CUDA driver API alone.
+
+What a call of the compiled function does in Python (compiled_function.py: read the arguments into symbol values,
+check what the kernels assume of them, evaluate grid and shared memory, pack the parameters, launch) is written
+out here as C over the same launch plan, so that the exported wrapper launches exactly what the Python call would.
+
+The C interface, in CuTe DSL's names (prefix = function_prefix):
+
+    typedef struct { void *data; int32_t dynamic_shapes[n]; int32_t dynamic_strides[m]; } prefix_Tensor_<arg>_t;
+    typedef struct { ... } prefix_Kernel_Module_t;
+    int32_t prefix_Kernel_Module_Load(prefix_Kernel_Module_t *module);
+    int32_t prefix_Kernel_Module_Unload(prefix_Kernel_Module_t *module);
+    int32_t cute_dsl_prefix_wrapper(prefix_Kernel_Module_t *module, <arguments of the @cute.jit function>);
+    const char *prefix_Last_Error(void);      (what the last failing call of this thread refused, or "")
+    const char *prefix_Metadata(void);        (JSON: the arguments, for cute.runtime.load_module)
+
+Tensors are passed by pointer to their struct (the dynamic extents and strides only, in mode order; the static ones
+are compiled in and not passed; the integers are 64-bit where the tensor was compiled with 64-bit indexing), runtime
+integers and scalars by value, pointers as `void *`, a stream argument as a CUstream; compile-time constants are not
+passed. Every function returns a CUresult value: 0 on success, CUDA_ERROR_INVALID_VALUE (1) for arguments that break
+what the kernels were compiled for (prefix_Last_Error() says which), or the driver's error.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+from ..call.arg_plan import HostStream, _stream_handle
+from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
+from ..host.launch_plan import dim_source
+
+ABI_VERSION = 1
+
+# C types of a kernel parameter's struct format (launch_plan.SCALAR_FMT; half and bfloat16 travel as their bits).
+_FMT_CTYPE = {"B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int32_t", "q": "int64_t", "Q": "uint64_t",
+              "e": "uint16_t", "H": "uint16_t", "f": "float", "d": "double"}
+_FMT_SIZE = {"B": 1, "b": 1, "h": 2, "i": 4, "q": 8, "Q": 8, "e": 2, "H": 2, "f": 4, "d": 8}
+
+# C types of a scalar argument (a Numeric of the jit function) and its kernel parameter format.
+_SCALAR_CTYPE = {"Boolean": ("bool", "B"), "Int8": ("int8_t", "b"), "Int16": ("int16_t", "h"),
+                 "Int32": ("int32_t", "i"), "Int64": ("int64_t", "q"), "Uint8": ("uint8_t", "B"),
+                 "Uint16": ("uint16_t", "h"), "Uint32": ("uint32_t", "i"), "Uint64": ("uint64_t", "q"),
+                 "Float16": ("uint16_t", "e"), "BFloat16": ("uint16_t", "H"), "Float32": ("float", "f"),
+                 "Float64": ("double", "d")}
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class CArg:
+    """One parameter of the C wrapper, from one argument plan (a list of tensors gives one per element)."""
+
+    def __init__(self, plan, name, kind, ctype, **extra):
+        self.plan = plan
+        self.name = name
+        self.kind = kind          # "tensor", "pointer", "int", "scalar", "stream"
+        self.ctype = ctype
+        self.__dict__.update(extra)
+
+
+# Names a wrapper parameter may not have: C and C++ keywords, and the wrapper's own names.
+_RESERVED = set("""auto bool break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
+volatile while class delete new operator private protected public template this throw try catch namespace using
+virtual friend module current""".split())
+
+
+class CTensor:
+    """C expressions of a tensor argument inside the wrapper, for a host argument's C form (host_arguments.py):
+    data (a `void *`), shape(k) and stride(k) (int64_t; compiled-in values where the mode is static)."""
+
+    def __init__(self, arg: "CArg"):
+        self.name = arg.name
+        self.spec = arg.spec
+        self.rank = len(arg.spec[2])
+        self.element_type = arg.spec[1]
+        self.data = f"{arg.name}->data"
+        self._shapes = {k: j for j, (_, k) in enumerate(arg.shapes)}
+        self._strides = {k: j for j, (_, k) in enumerate(arg.strides)}
+
+    def shape(self, k: int) -> str:
+        if k in self._shapes:
+            return f"((int64_t){self.name}->dynamic_shapes[{self._shapes[k]}])"
+        return f"INT64_C({self.spec[2][k]})"
+
+    def stride(self, k: int) -> str:
+        if k in self._strides:
+            return f"((int64_t){self.name}->dynamic_strides[{self._strides[k]}])"
+        return f"INT64_C({self.spec[3][k]})"
+
+
+def c_identifier(name: str) -> str:
+    """A C name of an argument: its Python name where that is one and is not taken (else arg_<name>)."""
+    out = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if not _IDENT.match(out) or out in _RESERVED or out.startswith("ww_") or re.match(r"^s\d+$", out):
+        out = "arg_" + out
+    return out
+
+
+def c_arguments(compiled) -> list[CArg]:
+    """The C wrapper's parameters, in the order of the jit function's arguments (compile-time constants left out)."""
+    host_symbols = compiled.host_symbols
+    out: list[CArg] = []
+
+    def visit(plan, name):
+        kind = plan.kind
+        cname = c_identifier(name)
+        if kind == "tensor":
+            shapes = [(sid, k) for sid, what, k in plan.symbols if what == "shape"]
+            strides = [(sid, k) for sid, what, k in plan.symbols if what == "stride"]
+            bits = max([host_symbols[sid].bits for sid, _, _ in plan.symbols] or [32])
+            out.append(CArg(plan, cname, "tensor", f"{{prefix}}_Tensor_{cname}_t", shapes=shapes, strides=strides,
+                            bits=bits, spec=plan.spec, divisibility={sid: host_symbols[sid].divisibility
+                                                                    for sid, _, _ in plan.symbols}))
+        elif kind == "tree":
+            for k, child in enumerate(plan.children):
+                visit(child, f"{name}_{k}")
+        elif kind == "pointer":
+            out.append(CArg(plan, cname, "pointer", "void *", spec=plan.spec, align=plan.spec[3]))
+        elif kind == "int":
+            sid = plan.symbols[0]
+            bits = host_symbols[sid].bits
+            out.append(CArg(plan, cname, "int", f"int{bits}_t", sid=sid, bits=bits, dtype=plan.spec[1]))
+        elif kind == "scalar":
+            dname = plan.spec[1]
+            if dname not in _SCALAR_CTYPE:
+                raise DSLNotImplementedError(f"export_to_c: argument '{name}' is a {dname} scalar, which has no C "
+                                             "type in an exported function", user_location(2))
+            ctype, fmt = _SCALAR_CTYPE[dname]
+            out.append(CArg(plan, cname, "scalar", ctype, fmt=fmt, dtype=dname))
+        elif kind == "stream":
+            out.append(CArg(plan, cname, "stream", "CUstream"))
+        # "const": compiled in, not passed
+
+    for plan in compiled.plans:
+        if compiled.bound_self and plan.index == 0 and plan.kind != "const":
+            raise DSLNotImplementedError("export_to_c: a compiled @cute.jit method is bound to its object; export a "
+                                         "@cute.jit function instead", user_location(2))
+        visit(plan, plan.name)
+    names = [a.name for a in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise DSLValueError(f"export_to_c: the arguments {sorted(dup)} have the same C name", user_location(2))
+    return out
+
+
+# ---- expressions of the launch plan (Python source over s<id>, launch_plan.dim_source) as C over int64_t ----
+
+class _CExpr(ast.NodeVisitor):
+    _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitXor: "^"}
+
+    def visit_Expression(self, node):
+        return self.visit(node.body)
+
+    def visit_Constant(self, node):
+        if not isinstance(node.value, int) or isinstance(node.value, bool):
+            raise ValueError(f"constant {node.value!r}")
+        return f"INT64_C({node.value})"
+
+    def visit_Name(self, node):
+        if not re.match(r"^s\d+$", node.id):
+            raise ValueError(f"name {node.id}")
+        return node.id
+
+    def visit_UnaryOp(self, node):
+        if isinstance(node.op, ast.USub):
+            return f"(-{self.visit(node.operand)})"
+        raise ValueError("unary operator")
+
+    def visit_BinOp(self, node):
+        a, b = self.visit(node.left), self.visit(node.right)
+        if isinstance(node.op, ast.FloorDiv):
+            return f"ww_floordiv({a}, {b})"
+        if isinstance(node.op, ast.Mod):
+            return f"ww_floormod({a}, {b})"
+        op = self._BIN.get(type(node.op))
+        if op is None:
+            raise ValueError("binary operator")
+        return f"({a} {op} {b})"
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) == 2:
+            return f"ww_{node.func.id}({self.visit(node.args[0])}, {self.visit(node.args[1])})"
+        raise ValueError("call")
+
+    def generic_visit(self, node):
+        raise ValueError(type(node).__name__)
+
+
+def c_expr(x) -> str:
+    """C (int64_t arithmetic, Python's flooring // and %) of a launch dimension or a symbolic integer."""
+    src = x if isinstance(x, str) else dim_source(x)
+    return _CExpr().visit(ast.parse(src, mode="eval"))
+
+
+def symbols_in(x) -> set[int]:
+    src = x if isinstance(x, str) else dim_source(x)
+    return {int(n.id[1:]) for n in ast.walk(ast.parse(src, mode="eval")) if isinstance(n, ast.Name)}
+
+
+# ---- the pieces of the call that the C wrapper checks ----
+
+_ASSUMPTION_C = [
+    "({a} != 0 && ww_floormod({b}, {a}) == 0)",
+    "(({a} != 0 && ww_floormod({b}, {a}) == 0) || ({b} != 0 && ww_floormod({a}, {b}) == 0))",
+    "(({b} != 0 && ww_floormod({a}, {b}) == 0) || {a} < {b})",
+    "({a} < {b})",
+    "({c} == {d} || ({a} != 0 && ww_floormod({b}, {a}) == 0))",
+]  # function_cache._HOLDS, the kinds of _core.AssumptionScope
+
+
+def assumption_sources(assumptions) -> list[tuple]:
+    """(kind, a, b, c, d, what) of each assumption of a compiled function, fresh or read from the cache."""
+    src = getattr(assumptions, "sources", None)
+    if src is not None:
+        return list(src)
+    return [tuple(a) for a in assumptions.exported()]
+
+
+def _c_string(s: str) -> str:
+    return json.dumps(s, ensure_ascii=True).replace("?", "\\?")  # no trigraphs
+
+
+def launch_stream(launch, args_by_index) -> str:
+    """The C expression of a launch's stream: the stream argument, or the default stream."""
+    if isinstance(launch.stream, HostStream):
+        return args_by_index[launch.stream.arg_index].name
+    try:
+        handle = _stream_handle(launch.stream)
+    except (TypeError, ValueError):
+        handle = None
+    if handle != 0:
+        raise DSLNotImplementedError(f"export_to_c: kernel {launch.kernel} is launched on a stream fixed when "
+                                     "compiling; pass the stream as an argument of the @cute.jit function",
+                                     user_location(3))
+    return "(CUstream)0"
+
+
+def check_exportable(compiled) -> None:
+    if compiled.cubin is None or not compiled.launches:
+        raise DSLValueError(f"export_to_c: {compiled.jit_function.fn.__name__} launches no kernel; there is "
+                            "nothing to export", user_location(3))
+    if compiled.host_actions:
+        raise DSLNotImplementedError(f"export_to_c: {compiled.jit_function.fn.__name__} does host-side work at "
+                                     "each call (a host print in @cute.jit code), which needs Python; move it out "
+                                     "of the function to export it", user_location(3))
+    for hid, h in compiled.host_arguments.items():
+        export = getattr(h.producer, "export_c", None)
+        if export is None:
+            raise DSLNotImplementedError(
+                f"export_to_c: kernel parameter {h.producer.name!r} (computed from argument "
+                f"'{compiled.plans[h.tensor_index].name}' at each call by the backend's host hook) cannot be "
+                "computed by exported C code: its backend gives no C form of it. Export a kernel without it "
+                "(e.g. one without TMA), or call the compiled function from Python", user_location(3))
+
+
+def header(compiled, args: list[CArg], prefix: str, guard: str) -> str:
+    nfun = len({l.kernel for l in compiled.launches})
+    lines = [f"/* {prefix}: exported by warpweave from @cute.jit {compiled.jit_function.fn.__name__} for "
+             f"{compiled.target['name']}. */",
+             f"#ifndef {guard}", f"#define {guard}", "", "#include <stdbool.h>", "#include <stdint.h>", "",
+             "/* The CUDA driver API's handle types (cuda.h declares the same ones). */",
+             "#ifndef __cuda_cuda_h__",
+             "typedef struct CUstream_st *CUstream;", "typedef struct CUmod_st *CUmodule;",
+             "typedef struct CUfunc_st *CUfunction;", "typedef struct CUctx_st *CUcontext;", "#endif", "",
+             "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+    for a in args:
+        if a.kind != "tensor":
+            continue
+        it = f"int{a.bits}_t"
+        spec = a.spec
+        lines.append(f"/* {a.name}: {spec[1]} tensor, shape {_spec_text(spec[2])}, stride {_spec_text(spec[3])}, "
+                     f"data aligned to {spec[4]} bytes. */")
+        lines.append("typedef struct {")
+        lines.append("  void *data;")
+        if a.shapes:
+            lines.append(f"  {it} dynamic_shapes[{len(a.shapes)}];  /* modes {', '.join(str(k) for _, k in a.shapes)} */")
+        if a.strides:
+            lines.append(f"  {it} dynamic_strides[{len(a.strides)}];  /* modes "
+                         f"{', '.join(str(k) for _, k in a.strides)} */")
+        lines.append(f"}} {a.ctype.format(prefix=prefix)};")
+        lines.append("")
+    lines += ["/* The loaded cubin: load it once per CUDA context (the current one, or device 0's primary context",
+              "   when none is current), unload it when done. */",
+              "typedef struct {", "  CUmodule module;", "  CUcontext context;",
+              f"  CUfunction functions[{nfun}];", f"  int32_t max_dynamic_smem[{nfun}];", "  int32_t retained;",
+              f"}} {prefix}_Kernel_Module_t;", "",
+              f"int32_t {prefix}_Kernel_Module_Load({prefix}_Kernel_Module_t *module);",
+              f"int32_t {prefix}_Kernel_Module_Unload({prefix}_Kernel_Module_t *module);",
+              f"int32_t cute_dsl_{prefix}_wrapper({wrapper_params(args, prefix)});",
+              f"const char *{prefix}_Last_Error(void);", f"const char *{prefix}_Metadata(void);", "",
+              "#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def _spec_text(modes) -> str:
+    return "(" + ", ".join(f"?{'' if m[1] == 1 else f'(div {m[1]})'}" if isinstance(m, tuple) else str(m)
+                           for m in modes) + ")"
+
+
+def wrapper_params(args: list[CArg], prefix: str) -> str:
+    ps = [f"{prefix}_Kernel_Module_t *module"]
+    for a in args:
+        t = a.ctype.format(prefix=prefix)
+        ps.append(f"{t} *{a.name}" if a.kind == "tensor" else f"{t} {a.name}")
+    return ", ".join(ps)
+
+
+def metadata(compiled, args: list[CArg], prefix: str) -> dict:
+    out = []
+    for a in args:
+        d = {"name": a.name, "kind": a.kind, "index": a.plan.index if isinstance(a.plan.index, int)
+             else list(a.plan.index), "python_name": a.plan.name}
+        if a.kind == "tensor":
+            d.update(spec=a.spec, bits=a.bits, shapes=[k for _, k in a.shapes], strides=[k for _, k in a.strides])
+        elif a.kind == "pointer":
+            d.update(spec=a.spec)
+        elif a.kind == "int":
+            d.update(bits=a.bits, dtype=a.dtype)
+        elif a.kind == "scalar":
+            d.update(dtype=a.dtype, fmt=a.fmt)
+        out.append(d)
+    params = [p.name for p in compiled.jit_function.signature.parameters.values()]
+    consts = [p.name for p in compiled.plans if p.kind == "const"]
+    return {"abi": ABI_VERSION, "prefix": prefix, "function": compiled.jit_function.fn.__name__,
+            "target": compiled.target["name"], "parameters": params, "constants": consts, "arguments": out,
+            "kernels": [l.kernel for l in compiled.launches]}
+
+
+_PRELUDE = r"""
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The few CUDA driver entry points this file calls, declared as cuda.h does (the driver's ABI is stable), so that
+   building it needs no CUDA headers; linking needs -lcuda. Built for a Python module (WW_WEAK_DRIVER), they are
+   weak: the module loads without a driver, and says so when called. */
+#ifdef WW_WEAK_DRIVER
+#define WW_DRIVER_ENTRY extern __attribute__((weak))
+#else
+#define WW_DRIVER_ENTRY extern
+#endif
+typedef int ww_CUresult;
+typedef struct { unsigned x, y, z; } ww_dim3;
+typedef struct { int id; char pad[4]; union { char pad[64]; ww_dim3 clusterDim; int cooperative; } value; }
+    ww_CUlaunchAttribute;
+typedef struct {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  ww_CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+} ww_CUlaunchConfig;
+WW_DRIVER_ENTRY ww_CUresult cuInit(unsigned flags);
+WW_DRIVER_ENTRY ww_CUresult cuDeviceGet(int *device, int ordinal);
+WW_DRIVER_ENTRY ww_CUresult cuCtxGetCurrent(CUcontext *ctx);
+WW_DRIVER_ENTRY ww_CUresult cuCtxSetCurrent(CUcontext ctx);
+WW_DRIVER_ENTRY ww_CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, int device);
+WW_DRIVER_ENTRY ww_CUresult cuDevicePrimaryCtxRelease_v2(int device);
+WW_DRIVER_ENTRY ww_CUresult cuModuleLoadData(CUmodule *module, const void *image);
+WW_DRIVER_ENTRY ww_CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name);
+WW_DRIVER_ENTRY ww_CUresult cuModuleUnload(CUmodule module);
+WW_DRIVER_ENTRY ww_CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value);
+WW_DRIVER_ENTRY ww_CUresult cuGetErrorString(ww_CUresult error, const char **text);
+WW_DRIVER_ENTRY ww_CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                  unsigned bz, unsigned smem, CUstream stream, void **params, void **extra);
+WW_DRIVER_ENTRY ww_CUresult cuLaunchKernelEx(const ww_CUlaunchConfig *config, CUfunction f, void **params, void **extra);
+
+#define WW_INVALID_VALUE 1              /* CUDA_ERROR_INVALID_VALUE */
+#define WW_NO_DRIVER 35                 /* CUDA_ERROR_INSUFFICIENT_DRIVER */
+#define WW_MAX_DYNAMIC_SHARED_SIZE 8    /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+#define WW_ATTR_COOPERATIVE 2
+#define WW_ATTR_CLUSTER_DIMENSION 4
+#define WW_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION 6
+#define WW_ATTR_PREFERRED_CLUSTER_DIMENSION 11
+
+static int64_t ww_floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static int64_t ww_floormod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static int64_t ww_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ww_max(int64_t a, int64_t b) { return a > b ? a : b; }
+"""
+
+
+def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
+    kernels = list(dict.fromkeys(l.kernel for l in compiled.launches))
+    cubin = compiled.cubin
+    by_index = {a.plan.index: a for a in args}
+    meta = json.dumps(metadata(compiled, args, prefix), separators=(",", ":"))
+    o = [f'/* {prefix}: exported by warpweave (C wrapper ABI {ABI_VERSION}). */', f'#include "{header_name}"',
+         _PRELUDE]
+    o.append(f"static _Thread_local char ww_error[512];")
+    o.append("static int32_t ww_fail(int32_t code, const char *what) {")
+    o.append(f'  snprintf(ww_error, sizeof ww_error, "{prefix}: %s", what);')
+    o.append("  return code;")
+    o.append("}")
+    o.append("static int32_t ww_driver(int32_t r, const char *call) {")
+    o.append("  const char *text = NULL;")
+    o.append("  if (r == 0) return 0;")
+    o.append("  if (cuGetErrorString(r, &text) != 0 || text == NULL) text = \"unknown error\";")
+    o.append(f'  snprintf(ww_error, sizeof ww_error, "{prefix}: %s failed: %s (%d)", call, text, (int)r);')
+    o.append("  return r;")
+    o.append("}")
+    declared = set()
+    for h in compiled.host_arguments.values():  # the C forms' own declarations (e.g. driver entry points)
+        if h.producer.name not in declared:
+            declared.add(h.producer.name)
+            o.append(_host_argument_c(h, by_index, "ww_unused")[0])
+    o.append(f"const char *{prefix}_Last_Error(void) {{ return ww_error; }}")
+    o.append(f"const char *{prefix}_Metadata(void) {{ return {_c_string(meta)}; }}")
+    # The cubin, 8-byte aligned as the driver's loader reads it.
+    words = (len(cubin) + 7) // 8
+    padded = cubin + b"\0" * (words * 8 - len(cubin))
+    o.append(f"static const unsigned char ww_cubin[{words * 8}] __attribute__((aligned(16))) = {{")
+    for i in range(0, len(padded), 24):
+        o.append("  " + ",".join(str(b) for b in padded[i:i + 24]) + ",")
+    o.append("};")
+    o.append("static const char *const ww_kernel_names[] = {" + ", ".join(_c_string(k) for k in kernels) + "};")
+    # Load / unload.
+    o.append(f"int32_t {prefix}_Kernel_Module_Load({prefix}_Kernel_Module_t *m) {{")
+    o.append("  int32_t r; int dev = 0; unsigned i;")
+    o.append(f'  if (m == NULL) return ww_fail(WW_INVALID_VALUE, "the module is NULL");')
+    o.append("  memset(m, 0, sizeof *m);")
+    o.append("#ifdef WW_WEAK_DRIVER")
+    o.append('  if (cuInit == NULL || cuLaunchKernelEx == NULL) return ww_fail(WW_NO_DRIVER, '
+             '"no CUDA driver (libcuda.so.1) is loaded in this process");')
+    o.append("#endif")
+    o.append('  if ((r = cuInit(0)) != 0) return ww_driver(r, "cuInit");')
+    o.append('  if ((r = cuCtxGetCurrent(&m->context)) != 0) return ww_driver(r, "cuCtxGetCurrent");')
+    o.append("  if (m->context == NULL) {  /* none current: device 0's primary context, as the runtime API does */")
+    o.append('    if ((r = cuDeviceGet(&dev, 0)) != 0) return ww_driver(r, "cuDeviceGet");')
+    o.append('    if ((r = cuDevicePrimaryCtxRetain(&m->context, dev)) != 0) return ww_driver(r, "cuDevicePrimaryCtxRetain");')
+    o.append("    m->retained = 1;")
+    o.append('    if ((r = cuCtxSetCurrent(m->context)) != 0) return ww_driver(r, "cuCtxSetCurrent");')
+    o.append("  }")
+    o.append('  if ((r = cuModuleLoadData(&m->module, ww_cubin)) != 0) return ww_driver(r, "cuModuleLoadData");')
+    o.append(f"  for (i = 0; i < {len(kernels)}; ++i)")
+    o.append("    if ((r = cuModuleGetFunction(&m->functions[i], m->module, ww_kernel_names[i])) != 0) {")
+    o.append("      cuModuleUnload(m->module); m->module = NULL;")
+    o.append('      return ww_driver(r, "cuModuleGetFunction");')
+    o.append("    }")
+    o.append("  return 0;")
+    o.append("}")
+    o.append(f"int32_t {prefix}_Kernel_Module_Unload({prefix}_Kernel_Module_t *m) {{")
+    o.append("  int32_t r = 0;")
+    o.append('  if (m == NULL || m->module == NULL) return ww_fail(WW_INVALID_VALUE, "the module is not loaded");')
+    o.append('  r = ww_driver(cuModuleUnload(m->module), "cuModuleUnload");')
+    o.append("  m->module = NULL;")
+    o.append("  if (m->retained) { cuDevicePrimaryCtxRelease_v2(0); m->retained = 0; }")
+    o.append("  return r;")
+    o.append("}")
+    # The wrapper.
+    o.append(f"int32_t cute_dsl_{prefix}_wrapper({wrapper_params(args, prefix)}) {{")
+    o.append("  CUcontext current = NULL;")
+    o.append('  if (module == NULL || module->module == NULL) return ww_fail(WW_INVALID_VALUE, '
+             f'"the module is not loaded ({prefix}_Kernel_Module_Load)");')
+    o.append("  if (cuCtxGetCurrent(&current) == 0 && current == NULL) cuCtxSetCurrent(module->context);")
+    symbols: dict[int, str] = {}
+    for a in args:
+        if a.kind == "tensor":
+            o.append(f'  if ({a.name} == NULL) return ww_fail(WW_INVALID_VALUE, "argument {a.name} is NULL");')
+            align = a.spec[4]
+            if align > 1:
+                o.append(f"  if ((uintptr_t){a.name}->data % {align} != 0) return ww_fail(WW_INVALID_VALUE, "
+                         f'"argument {a.name}: data is not aligned to {align} bytes as compiled for");')
+            for field, modes in (("dynamic_shapes", a.shapes), ("dynamic_strides", a.strides)):
+                for j, (sid, k) in enumerate(modes):
+                    v = f"{a.name}->{field}[{j}]"
+                    symbols[sid] = v
+                    what = f"{a.name}.{'shape' if field == 'dynamic_shapes' else 'stride'}[{k}]"
+                    o.append(f"  if ({v} < 0) return ww_fail(WW_INVALID_VALUE, \"{what} is negative\");")
+                    div = a.divisibility[sid]
+                    if div > 1:
+                        o.append(f"  if ({v} % {div} != 0) return ww_fail(WW_INVALID_VALUE, \"{what} is not a "
+                                 f"multiple of {div}, as compiled for\");")
+        elif a.kind == "pointer":
+            if a.align > 1:
+                o.append(f"  if ((uintptr_t){a.name} % {a.align} != 0) return ww_fail(WW_INVALID_VALUE, "
+                         f'"argument {a.name} is not aligned to {a.align} bytes as compiled for");')
+        elif a.kind == "int":
+            symbols[a.sid] = a.name
+    for sid, v in sorted(symbols.items()):
+        o.append(f"  const int64_t s{sid} = (int64_t){v};")
+    o.append(f"  (void)0;")
+    used = set()
+    for kind, ea, eb, ec, ed, what in assumption_sources(compiled.assumptions):
+        exprs = {k: c_expr(e) for k, e in zip("abcd", (ea, eb, ec, ed))}
+        for e in (ea, eb, ec, ed):
+            used |= symbols_in(e)
+        o.append(f"  if (!{_ASSUMPTION_C[int(kind)].format(**exprs)}) return ww_fail(WW_INVALID_VALUE, "
+                 f"{_c_string('the arguments break what the kernels assume: ' + what)});")
+    ops = {"lt": "< 0", "le": "<= 0", "gt": "> 0", "ge": ">= 0", "eq": "== 0", "ne": "!= 0"}
+    for g in compiled.host_guards:
+        e = c_expr(g.diff)
+        used |= symbols_in(g.diff)
+        o.append(f"  if (({e} {ops[g.op]}) != {1 if g.outcome else 0}) return ww_fail(WW_INVALID_VALUE, "
+                 f"{_c_string('these arguments decide host code otherwise: ' + g.describe())});")
+    missing = used - set(symbols)
+    if missing:
+        raise DSLNotImplementedError(f"export_to_c: the symbols {sorted(missing)} have no C argument", user_location(3))
+    for k, l in enumerate(compiled.launches):
+        o += _launch_c(compiled, l, kernels.index(l.kernel), by_index, symbols)
+    o.append("  return 0;")
+    o.append("}")
+    return "\n".join(o) + "\n"
+
+
+def _host_argument_c(h, by_index, dst) -> tuple[str, str]:
+    """(declarations, statements) of host argument h written at dst, from its producer's C form."""
+    a = by_index.get(h.tensor_index)
+    if a is None or a.kind != "tensor":
+        raise DSLNotImplementedError(f"export_to_c: host argument {h.producer.name!r} is computed from an argument "
+                                     "the C wrapper does not take as a tensor", user_location(4))
+    decls, code = h.producer.export_c(CTensor(a), dst, **h.attrs)
+    return decls, code
+
+
+def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
+    from ..call.compiled_function import _launch_options  # noqa: PLC0415 - the same test as the Python call
+
+    packer, offsets = compiled._packers[l.kernel]
+    size = max(packer.size, 1)
+    o = ["  {", f"    /* launch of {l.kernel} */"]
+    dims = {}
+    for name, vals in (("g", l.grid), ("b", l.block)):
+        for j, x in enumerate(vals):
+            dims[f"ww_{name}{j}"] = c_expr(x)
+            if symbols_in(x) - set(symbols):
+                raise DSLNotImplementedError(f"export_to_c: a launch dimension of {l.kernel} depends on values "
+                                             "that the C wrapper does not take", user_location(4))
+    for n, e in dims.items():
+        o.append(f"    const int64_t {n} = {e};")
+    o.append(f"    const int64_t ww_smem = {c_expr(l.smem)};")
+    o.append("    unsigned char ww_params[" + str(size) + "] __attribute__((aligned(16)));")
+    o.append(f"    void *ww_args[{max(len(l.params), 1)}];")
+    o.append("    int32_t ww_r;")
+    o.append("    if (ww_g0 > 0 && ww_g1 > 0 && ww_g2 > 0) {  /* an empty grid is an empty problem: nothing to launch */")
+    o.append("      if (ww_g0 > 0x7fffffff || ww_g1 > 65535 || ww_g2 > 65535 || ww_b0 <= 0 || ww_b1 <= 0 || ww_b2 <= 0 || ww_smem < 0 "
+             "|| ww_smem > 0x7fffffff)")
+    o.append(f'        return ww_fail(WW_INVALID_VALUE, "kernel {l.kernel}: these arguments give a grid, block or '
+             'shared memory size beyond the driver\'s limits");')
+    o.append("      memset(ww_params, 0, sizeof ww_params);")
+    for j, (p, off) in enumerate(zip(l.params, offsets)):
+        if p.kind == "ptr":
+            a = by_index[p.source]
+            v = f"{a.name}->data" if a.kind == "tensor" else a.name
+            o.append(f"      {{ void *v = {v}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+        elif p.kind == "sym":
+            ct = _FMT_CTYPE[p.fmt]
+            o.append(f"      {{ {ct} v = ({ct})s{p.source}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+        elif p.kind == "scalar":
+            a = by_index[p.source]
+            ct = _FMT_CTYPE[p.fmt]
+            if _SCALAR_CTYPE[a.dtype][1] in ("e", "H") and p.fmt in ("e", "H"):
+                o.append(f"      {{ uint16_t v = {a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+            else:
+                o.append(f"      {{ {ct} v = ({ct}){a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+        else:  # a per-call host argument, in the C form of its producer (checked there: check_exportable)
+            h = compiled.host_arguments[p.source]
+            o.append("      {")
+            o.append(_host_argument_c(h, by_index, f"ww_params + {off}")[1])
+            o.append("      }")
+        o.append(f"      ww_args[{j}] = ww_params + {off};")
+    o.append(f"      if (ww_smem > 48 * 1024 && ww_smem > module->max_dynamic_smem[{fi}]) {{")
+    o.append(f"        ww_r = cuFuncSetAttribute(module->functions[{fi}], WW_MAX_DYNAMIC_SHARED_SIZE, (int)ww_smem);")
+    o.append('        if (ww_r != 0) return ww_driver(ww_r, "cuFuncSetAttribute");')
+    o.append(f"        module->max_dynamic_smem[{fi}] = (int32_t)ww_smem;")
+    o.append("      }")
+    stream = launch_stream(l, by_index)
+    cluster = [c_expr(c) for c in l.cluster] if l.cluster else []
+    if cluster or _launch_options(l):
+        attrs = []
+        if cluster:
+            attrs.append(("WW_ATTR_CLUSTER_DIMENSION", f"clusterDim.x = (unsigned)({cluster[0]}); "
+                          f"ww_a[ww_n].value.clusterDim.y = (unsigned)({cluster[1]}); "
+                          f"ww_a[ww_n].value.clusterDim.z = (unsigned)({cluster[2]})"))
+        if getattr(l, "cooperative", False):
+            attrs.append(("WW_ATTR_COOPERATIVE", "cooperative = 1"))
+        if getattr(l, "pdl", False):
+            attrs.append(("WW_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION", "cooperative = 1"))
+        pc = getattr(l, "preferred_cluster", None)
+        if pc:
+            attrs.append(("WW_ATTR_PREFERRED_CLUSTER_DIMENSION", f"clusterDim.x = {int(pc[0])}; "
+                          f"ww_a[ww_n].value.clusterDim.y = {int(pc[1])}; ww_a[ww_n].value.clusterDim.z = {int(pc[2])}"))
+        o.append(f"      {{ ww_CUlaunchAttribute ww_a[{len(attrs)}]; ww_CUlaunchConfig ww_c; unsigned ww_n = 0;")
+        o.append("        memset(ww_a, 0, sizeof ww_a); memset(&ww_c, 0, sizeof ww_c);")
+        for aid, val in attrs:
+            o.append(f"        ww_a[ww_n].id = {aid}; ww_a[ww_n].value.{val}; ++ww_n;")
+        o.append("        ww_c.gridDimX = (unsigned)ww_g0; ww_c.gridDimY = (unsigned)ww_g1; ww_c.gridDimZ = (unsigned)ww_g2;")
+        o.append("        ww_c.blockDimX = (unsigned)ww_b0; ww_c.blockDimY = (unsigned)ww_b1; ww_c.blockDimZ = (unsigned)ww_b2;")
+        o.append(f"        ww_c.sharedMemBytes = (unsigned)ww_smem; ww_c.hStream = {stream}; ww_c.attrs = ww_a; ww_c.numAttrs = ww_n;")
+        o.append(f"        ww_r = cuLaunchKernelEx(&ww_c, module->functions[{fi}], ww_args, NULL);")
+        o.append("      }")
+        call = "cuLaunchKernelEx"
+    else:
+        o.append(f"      ww_r = cuLaunchKernel(module->functions[{fi}], (unsigned)ww_g0, (unsigned)ww_g1, (unsigned)ww_g2, "
+                 f"(unsigned)ww_b0, (unsigned)ww_b1, (unsigned)ww_b2, (unsigned)ww_smem, {stream}, ww_args, NULL);")
+        call = "cuLaunchKernel"
+    o.append(f'      if (ww_r != 0) return ww_driver(ww_r, "{call} of {l.kernel}");')
+    o.append("    }")
+    o.append("  }")
+    return o

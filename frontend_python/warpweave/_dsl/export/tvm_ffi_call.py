@@ -1,0 +1,239 @@
+"""Framework-native calls through Apache TVM FFI: cute.compile(..., options="--enable-tvm-ffi").
+
+The compiled function's exported C wrapper (export_c.py) gets a TVM FFI entry (`__tvm_ffi_<name>`, the ABI's
+safe-call signature) that reads its arguments straight from TVM FFI values: tensors as DLPack tensors (torch
+tensors convert in C, without a Python-side view), integers, floats, and streams. It checks each tensor's device
+(CUDA), element type, rank and compiled-in extents and strides, then calls the wrapper, which checks divisibility
+and alignment and launches. A stream argument given as None is the current stream of TVM FFI's environment for
+the tensors' device (tvm_ffi.use_torch_stream, or torch's current stream where TVM FFI passes it). The entry is
+built into a shared library once per compiled function (cached on disk by its source) and loaded with
+tvm_ffi.load_module; cute.compile returns a TVMFFICompiledFunction whose call is that tvm_ffi.Function.
+
+The ordinary call path is unchanged: without the option, cute.compile returns a JitCompiledFunction.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+
+from . import export_c
+from ..base.errors import DSLNotImplementedError, DSLRuntimeError, user_location
+
+# DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6).
+_DL_DTYPE = {"Int8": (0, 8), "Int16": (0, 16), "Int32": (0, 32), "Int64": (0, 64), "Uint8": (1, 8),
+             "Uint16": (1, 16), "Uint32": (1, 32), "Uint64": (1, 64), "Float16": (2, 16), "Float32": (2, 32),
+             "Float64": (2, 64), "BFloat16": (4, 16), "Boolean": (6, 8)}
+
+
+def _tvm_ffi():
+    try:
+        import tvm_ffi
+    except ImportError:
+        raise DSLRuntimeError("options='--enable-tvm-ffi' needs the apache-tvm-ffi package (pip install "
+                              "apache-tvm-ffi)", user_location(3)) from None
+    return tvm_ffi
+
+
+def entry_source(compiled, args, prefix: str) -> str:
+    """The TVM FFI safe-call entry of the exported wrapper."""
+    name = f"cute_dsl_{prefix}_wrapper"
+    n = len(args)
+    o = ["#include <tvm/ffi/c_api.h>", "#include <tvm/ffi/extra/c_env_api.h>", "",
+         f"static {prefix}_Kernel_Module_t ww_tvm_module;", "static int ww_tvm_loaded, ww_tvm_device = -1;", "",
+         "static int ww_tvm_error(const char *kind, const char *what) {",
+         "  TVMFFIErrorSetRaisedFromCStr(kind, what);", "  return -1;", "}", "",
+         "static DLTensor *ww_tvm_tensor(const TVMFFIAny *a) {",
+         "  if (a->type_index == kTVMFFIDLTensorPtr) return (DLTensor *)a->v_ptr;",
+         "  if (a->type_index == kTVMFFITensor) return (DLTensor *)((char *)a->v_obj + sizeof(TVMFFIObject));",
+         "  return NULL;", "}", "",
+         f"int __tvm_ffi_{prefix}(void *self, const TVMFFIAny *args, int32_t num_args, TVMFFIAny *result) {{",
+         "  char msg[512];", "  int device_id = -1;", "  int32_t r;", "  (void)self;",
+         f"  if (num_args != {n}) {{",
+         f'    snprintf(msg, sizeof msg, "{compiled.jit_function.fn.__name__}() takes {n} arguments ({", ".join(a.name for a in args)}), '
+         'got %d", (int)num_args);',
+         '    return ww_tvm_error("TypeError", msg);', "  }"]
+    call = ["&ww_tvm_module"]
+    stream_args = []
+    for i, a in enumerate(args):
+        v = f"args[{i}]"
+        if a.kind == "tensor":
+            spec = a.spec
+            dname = spec[1]
+            if dname not in _DL_DTYPE:
+                raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a {dname} tensor, which "
+                                             "has no DLPack type code here", user_location(4))
+            code, bits = _DL_DTYPE[dname]
+            rank = len(spec[2])
+            t = f"t{i}"
+            o += [f"  DLTensor *{t} = ww_tvm_tensor(&{v});",
+                  f"  {prefix}_Tensor_{a.name}_t x{i};",
+                  f'  if ({t} == NULL) return ww_tvm_error("TypeError", "argument {a.name} must be a tensor");',
+                  f"  if ({t}->device.device_type != 2 && {t}->device.device_type != 13) return ww_tvm_error("
+                  f'"ValueError", "argument {a.name} is not in CUDA memory");',
+                  f"  if ({t}->dtype.code != {code} || {t}->dtype.bits != {bits} || {t}->dtype.lanes != 1) "
+                  f'return ww_tvm_error("TypeError", "argument {a.name} must be a {dname} tensor");',
+                  f"  if ({t}->ndim != {rank}) return ww_tvm_error(\"ValueError\", \"argument {a.name} must have "
+                  f"rank {rank}\");",
+                  f"  if (device_id < 0) device_id = {t}->device.device_id;",
+                  f"  else if ({t}->device.device_id != device_id) return ww_tvm_error(\"ValueError\", \"argument "
+                  f"{a.name} is on another CUDA device than the arguments before it\");",
+                  f"  x{i}.data = (char *){t}->data + {t}->byte_offset;"]
+            # strides: DLPack may leave them NULL for a compact row-major tensor
+            o.append(f"  {{ int64_t st[{rank}]; int64_t acc = 1; int k;")
+            o.append(f"    for (k = {rank} - 1; k >= 0; --k) {{ st[k] = {t}->strides ? {t}->strides[k] : acc; "
+                     f"acc *= {t}->shape[k]; }}")
+            dyn_shape = {k: j for j, (_, k) in enumerate(a.shapes)}
+            dyn_stride = {k: j for j, (_, k) in enumerate(a.strides)}
+            lim = (1 << (a.bits - 1)) - 1
+            for k in range(rank):
+                for what, arr, dyn, field in (("shape", f"{t}->shape", dyn_shape, "dynamic_shapes"),
+                                              ("stride", "st", dyn_stride, "dynamic_strides")):
+                    val = f"{arr}[{k}]"
+                    static = spec[2][k] if what == "shape" else spec[3][k]
+                    if k in dyn:
+                        o.append(f"    if ({val} > {lim}) return ww_tvm_error(\"ValueError\", \"argument {a.name}: "
+                                 f"{what} {k} exceeds the {a.bits}-bit index it was compiled with\");")
+                        o.append(f"    x{i}.{field}[{dyn[k]}] = ({'int64_t' if a.bits == 64 else 'int32_t'}){val};")
+                    elif not (what == "stride" and spec[2][k] == 1):  # an extent-1 mode's stride is never read
+                        o.append(f"    if ({val} != {static}) return ww_tvm_error(\"ValueError\", \"argument "
+                                 f"{a.name}: {what} {k} must be {static}, as compiled\");")
+            o.append("  }")
+            call.append(f"&x{i}")
+        elif a.kind == "int":
+            o += [f"  if ({v}.type_index != kTVMFFIInt && {v}.type_index != kTVMFFIBool) return ww_tvm_error("
+                  f'"TypeError", "argument {a.name} must be an integer");']
+            lim = 1 << (a.bits - 1)
+            o.append(f"  if ({v}.v_int64 < -{lim}LL || {v}.v_int64 > {lim - 1}LL) return ww_tvm_error(\"ValueError\", "
+                     f"\"argument {a.name} does not fit the {a.bits}-bit integer it was compiled as\");")
+            call.append(f"({a.ctype}){v}.v_int64")
+        elif a.kind == "scalar":
+            if a.fmt in ("e", "H"):
+                raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a {a.dtype} scalar; pass it "
+                                             "as Float32", user_location(4))
+            if a.fmt in "fd":
+                o.append(f"  double v{i};")
+                o.append(f"  if ({v}.type_index == kTVMFFIFloat) v{i} = {v}.v_float64;")
+                o.append(f"  else if ({v}.type_index == kTVMFFIInt || {v}.type_index == kTVMFFIBool) v{i} = "
+                         f"(double){v}.v_int64;")
+                o.append(f'  else return ww_tvm_error("TypeError", "argument {a.name} must be a number");')
+                call.append(f"({a.ctype})v{i}")
+            else:
+                o.append(f"  if ({v}.type_index != kTVMFFIInt && {v}.type_index != kTVMFFIBool) return ww_tvm_error("
+                         f'"TypeError", "argument {a.name} must be an integer or bool");')
+                call.append(f"({a.ctype}){v}.v_int64")
+        elif a.kind == "pointer":
+            o.append(f"  if ({v}.type_index != kTVMFFIOpaquePtr && {v}.type_index != kTVMFFIInt) return "
+                     f'ww_tvm_error("TypeError", "argument {a.name} must be a pointer");')
+            call.append(f"({v}.type_index == kTVMFFIOpaquePtr ? {v}.v_ptr : (void *)(intptr_t){v}.v_int64)")
+        elif a.kind == "stream":
+            stream_args.append(i)
+            o.append(f"  CUstream q{i};")
+            o.append(f"  if ({v}.type_index == kTVMFFIOpaquePtr) q{i} = (CUstream){v}.v_ptr;")
+            o.append(f"  else if ({v}.type_index == kTVMFFIInt) q{i} = (CUstream)(intptr_t){v}.v_int64;")
+            o.append(f"  else if ({v}.type_index != kTVMFFINone) return ww_tvm_error(\"TypeError\", \"argument "
+                     f"{a.name} must be a stream handle, or None for the current stream\");")
+            call.append(f"q{i}")
+    for i in stream_args:  # None: the environment's stream of the tensors' device
+        o.append(f"  if (args[{i}].type_index == kTVMFFINone) q{i} = (CUstream)TVMFFIEnvGetStream(2, "
+                 "device_id < 0 ? 0 : device_id);")
+    # The module is loaded once, into the context current at the first call (the device of its tensors, as
+    # torch makes it current); a later call with tensors of another device is refused rather than misdirected.
+    o += ["  if (!ww_tvm_loaded) {",
+          f"    if ((r = {prefix}_Kernel_Module_Load(&ww_tvm_module)) != 0) return ww_tvm_error(\"RuntimeError\", "
+          f"{prefix}_Last_Error());",
+          "    ww_tvm_loaded = 1;", "    ww_tvm_device = device_id;", "  }",
+          "  if (device_id >= 0 && ww_tvm_device >= 0 && device_id != ww_tvm_device) {",
+          '    snprintf(msg, sizeof msg, "the tensors are on CUDA device %d, the kernels were loaded for device %d '
+          '(one compiled function per device)", device_id, ww_tvm_device);',
+          '    return ww_tvm_error("ValueError", msg);', "  }",
+          f"  r = {name}({', '.join(call)});",
+          f"  if (r == 1) return ww_tvm_error(\"ValueError\", {prefix}_Last_Error());",
+          f"  if (r != 0) return ww_tvm_error(\"RuntimeError\", {prefix}_Last_Error());",
+          "  result->type_index = kTVMFFINone;", "  result->zero_padding = 0;", "  result->v_int64 = 0;",
+          "  return 0;", "}", ""]
+    return "\n".join(o)
+
+
+def _cache_dir() -> str:
+    base = os.environ.get("WARPWEAVE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "warpweave")
+    d = os.path.join(base, "tvm_ffi")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def build(compiled, prefix: str = "ww_fn") -> str:
+    """The shared library of the compiled function's TVM FFI entry (built, or found in the cache)."""
+    from .export import c_compiler
+
+    tvm_ffi = _tvm_ffi()
+    export_c.check_exportable(compiled)
+    args = export_c.c_arguments(compiled)
+    header = export_c.header(compiled, args, prefix, "WW_TVM_FFI_H")
+    source = "#define WW_WEAK_DRIVER 1\n" + export_c.source(compiled, args, prefix, "entry.h") + \
+        entry_source(compiled, args, prefix)
+    inc = tvm_ffi.libinfo.find_include_path()
+    lib = tvm_ffi.libinfo.find_libtvm_ffi()
+    key = hashlib.sha256((header + source + inc + lib).encode()).hexdigest()[:32]
+    so = os.path.join(_cache_dir(), f"{key}.so")
+    if os.path.isfile(so):
+        return so
+    with tempfile.TemporaryDirectory(prefix="ww_tvm_ffi_") as tmp:
+        with open(os.path.join(tmp, "entry.h"), "w") as f:
+            f.write(header)
+        src = os.path.join(tmp, "entry.c")
+        with open(src, "w") as f:
+            f.write(source)
+        out = os.path.join(tmp, "entry.so")
+        cmd = [c_compiler(), "-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wno-unused-function", "-I", tmp,
+               "-I", inc, src, "-o", out, "-L", os.path.dirname(lib), "-ltvm_ffi",
+               f"-Wl,-rpath,{os.path.dirname(lib)}"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise DSLRuntimeError(f"--enable-tvm-ffi: building the call entry failed (a warpweave bug):\n"
+                                  f"{p.stderr[-3000:]}", user_location(3))
+        os.replace(out, so)  # atomic: a concurrent build of the same entry writes the same bytes
+    return so
+
+
+class TVMFFICompiledFunction:
+    """A compiled function called through TVM FFI: compiled(torch tensors..., stream or None)."""
+
+    def __init__(self, compiled):
+        from .exported_module import _load_driver
+
+        tvm_ffi = _tvm_ffi()
+        self.compiled = compiled
+        _load_driver()  # its entry points bind to a driver already in the process, where there is one
+        self.module = tvm_ffi.load_module(build(compiled))
+        self.function = self.module["ww_fn"]
+
+    def __call__(self, *args):
+        return self.function(*args)
+
+    def __getattr__(self, name):  # cubin, ptx, launches, export_to_c ... of the compiled function
+        if name == "compiled":
+            raise AttributeError(name)
+        return getattr(self.compiled, name)
+
+    def __repr__(self):
+        return f"<TVM FFI {self.compiled!r}>"
+
+
+def wrap(compiled):
+    """The TVM FFI function of `compiled`. Its call is the tvm_ffi.Function itself, set as the __call__ of a class of
+    its own: no Python frame between the caller and TVM FFI (a method forwarding to it costs ~0.2 us per call)."""
+    from ..registry import compile_only
+
+    f = TVMFFICompiledFunction(compiled)
+    session = compile_only.current()
+    if session is not None and compiled.launches:
+        # A compile-only run: the entry is built (so it is checked) but its launches are not made; the call goes to
+        # the session as any compiled function's does (ending the program, or returning None to go on).
+        call = staticmethod(lambda *args: session.launch_reached(compiled))
+    else:
+        call = staticmethod(f.function)
+    cls = type("TVMFFICompiledFunction", (TVMFFICompiledFunction,), {"__call__": call})
+    f.__class__ = cls
+    return f

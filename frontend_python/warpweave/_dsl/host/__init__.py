@@ -1,0 +1,2 @@
+"""Layer 5 (beside `device`), host programs: what a @cute.jit function computes and decides on the host at each
+call (host values, guards, actions), kernels and their recorded launches. Imports the layers below."""

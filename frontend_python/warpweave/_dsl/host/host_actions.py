@@ -1,0 +1,285 @@
+"""Host-side work of a @cute.jit function, done at each call of the compiled function: `cute.printf` outside a
+kernel.
+
+A @cute.jit function's host side is not compiled to machine code here: it is traced once, and what it does at
+run time is recorded (kernel launches in the launch plan, host prints here). A host `cute.printf` prints at each
+call, with the call's values: static values are fixed when tracing; runtime integers (Int32/Int64 arguments,
+dynamic extents and strides of tensors) and the layouts made of them are evaluated from the call's arguments;
+runtime scalars (Float32 arguments, ...) print their value; tensor elements and what the host side computes from
+them (host_values.py) print the call's numbers. A value computed by device code cannot be printed from the host
+(an error at the call of cute.printf names the line). Python's own
+`print` inside a @cute.jit function runs while tracing, so it shows runtime values as `?`.
+
+The prints of a call are made before its kernels are launched; what the kernels print appears when the device
+is synchronised, after them.
+"""
+from __future__ import annotations
+
+import sys
+
+from ... import _core
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+from .host_values import HostLocal, HostValue, _argument, _Memory, evaluate
+from ..values.numeric import HostRef, Numeric, SymInt
+
+
+class HostPrint:
+    """One host cute.printf: text pieces and the renderers of its values."""
+
+    def __init__(self, fmt: str, renderers: list, percent: bool, end: str):
+        self.fmt = fmt
+        self.renderers = renderers
+        self.percent = percent
+        self.end = end
+
+    def text(self, values, env) -> str:
+        vals = [r(values, env) for r in self.renderers]
+        if self.percent:
+            return self.fmt % tuple(vals)
+        pieces = self.fmt.split("{}")
+        out = pieces[0]
+        for piece, v in zip(pieces[1:], vals):
+            out += _as_text(v) + piece
+        return out
+
+    def run(self, values, env) -> None:
+        sys.stdout.write(self.text(values, env) + self.end)
+        sys.stdout.flush()
+
+
+def _as_text(v) -> str:
+    if isinstance(v, bool):
+        return str(int(v))  # as the device's printf shows a Boolean
+    if isinstance(v, float):
+        return "%f" % v
+    return str(v)
+
+
+def _python_value(x):
+    t = type(x)
+    return bool(x._v) if t.is_boolean else (float(x._v) if t.is_float else int(x._v))
+
+
+def _renderer(x, where):
+    """A function (call values, symbol values) -> the Python value or text of x at a call."""
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return lambda values, env, x=x: x
+    if isinstance(x, Numeric):
+        v = x._v
+        if x.is_static:
+            py = bool(v) if type(x).is_boolean else (float(v) if type(x).is_float else int(v))
+            return lambda values, env, py=py: py
+        if isinstance(v, SymInt):
+            return lambda values, env, v=v: int(_core.evaluate(v, env))
+        if isinstance(v, HostValue):  # computed from tensor elements at each call (host_values.py)
+            return lambda values, env, x=x: _python_value(evaluate(x, values, env))
+        if isinstance(v, HostRef):
+            index, t = v.arg_index, type(x)
+
+            def scalar(values, env):
+                a = values[index]
+                a = a.value if isinstance(a, Numeric) else a
+                return bool(a) if t.is_boolean else (float(a) if t.is_float else int(a))
+            return scalar
+        raise DSLTypeError("cute.printf on the host cannot print a value computed in device code", where)
+    if isinstance(x, SymInt):
+        return lambda values, env, x=x: int(_core.evaluate(x, env))
+    if isinstance(x, tuple):
+        parts = [_renderer(e, where) for e in x]
+        return lambda values, env: "(" + ",".join(_as_text(p(values, env)) for p in parts) + ")"
+    if hasattr(x, "__ww_int__") and not hasattr(x, "shape"):
+        return _renderer(x.__ww_int__(), where)
+    if isinstance(x, (_core.Layout,)):
+        if not _core.symbols_of(x):
+            return lambda values, env, s=str(x): s
+        shape, stride = x.shape, x.stride
+
+        def layout(values, env):
+            return str(_core.make_layout(_core.evaluate(shape, env), stride=_core.evaluate(stride, env)))
+        return layout
+    if isinstance(x, _core.Swizzle) or isinstance(x, _core.ComposedLayout) and not _core.symbols_of(x):
+        return lambda values, env, s=str(x): s
+    raise DSLTypeError(f"cute.printf on the host prints numbers, tuples and layouts, not a {type(x).__name__} "
+                       "(print tensors with cute.print_tensor)", where)
+
+
+def host_printf(fmt, *args, end: str = "\n"):
+    """cute.printf outside a kernel (see the module's text): recorded, and made at each call."""
+    from ..base import trace
+
+    where = user_location(3)
+    st = trace.current()
+    if not isinstance(fmt, str):
+        args = (fmt,) + args
+        fmt = " ".join("{}" for _ in args)
+    percent = "{}" not in fmt and bool(args)
+    if not percent and fmt.count("{}") != len(args):
+        raise DSLValueError(f"cute.printf: {fmt.count('{}')} placeholders for {len(args)} arguments", where)
+    renderers = [_renderer(a, where) for a in args]
+    st.host_actions.append(HostPrint(fmt, renderers, percent, end))
+
+
+def _call_values(compiled, args, kwargs):
+    """The bound argument values of a call and the values of the host symbols they give."""
+    from ..call.arg_plan import _runtime_view
+    from ..values.runtime import RuntimeTensor
+
+    values = compiled._bind(compiled.bound_self + tuple(args), kwargs)
+    env = {}
+    for plan in compiled.plans:
+        v = values[plan.index]
+        if plan.kind == "tensor":
+            rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+            if rt is None:
+                raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
+            for sid, what, k in plan.symbols:
+                env[sid] = rt.shape[k] if what == "shape" else rt.stride[k]
+        elif plan.kind == "int":
+            env[plan.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
+    return values, env
+
+
+def host_side(compiled, args, kwargs) -> bool:
+    """Runs a call's host actions; True when its launches are not to be made (a compile-only run)."""
+    from ..registry import compile_only
+
+    session = compile_only.current()
+    if session is not None and compiled.launches and session.on_launch == "stop":
+        session.launch_reached(compiled)  # raises LaunchSkipped
+    if compiled.host_actions:
+        values, env = _call_values(compiled, args, kwargs)
+        guards = getattr(compiled, "host_guards", None)
+        if guards:
+            from .host_guards import check
+
+            check(guards, env)
+        from .host_values import call_slots
+
+        with call_slots():
+            for action in compiled.host_actions:
+                action.run(values, env)
+    if session is not None and compiled.launches:
+        session.launch_reached(compiled)
+        return True
+    return False
+
+
+class HostPrintTensor:
+    """One host cute.print_tensor of a tensor argument (or a view of one): its elements read from the
+    argument's memory at each call, in the layout of the view."""
+
+    def __init__(self, header: str, key, layout, offset):
+        self.header = header
+        self.key = key          # the argument: an index, or (index, k, ...) inside a list argument
+        self.layout = layout
+        self.offset = offset    # elements from the argument's first element (int or SymInt)
+
+    def _values(self, values, env):
+        from ..call.arg_plan import _runtime_view
+        from ..values.runtime import RuntimePointer, RuntimeTensor
+
+        arg = None if isinstance(self.key, HostLocal) else _argument(values, self.key)
+        if arg is None or isinstance(arg, RuntimePointer):
+            # A register tensor of the host side as the call has filled it, or memory a pointer argument points to.
+            layout = _core.make_layout(_core.evaluate(self.layout.shape, env),
+                                       stride=_core.evaluate(self.layout.stride, env))
+            base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
+            mem = _Memory(self.key, self.key.dtype if arg is None else arg.element_type, values, env)
+            vals = [_python_value(mem.read(base + int(layout(i)))) for i in range(int(_core.product(layout.shape)))]
+            return vals, layout.shape, layout
+        v = values[self.key[0]] if isinstance(self.key, tuple) else values[self.key]
+        for k in (self.key[1:] if isinstance(self.key, tuple) else ()):
+            v = v[k]
+        rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+        shape, stride = _core.evaluate(self.layout.shape, env), _core.evaluate(self.layout.stride, env)
+        layout = _core.make_layout(shape, stride=stride)
+        base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
+        n = int(_core.product(shape))
+        offsets = [base + int(layout(i)) for i in range(n)]
+        return _read_elements(rt, offsets), shape, layout
+
+    def run(self, values, env) -> None:
+        vals, shape, layout = self._values(values, env)
+        flat = shape if isinstance(shape, tuple) else (shape,)
+        dims = [int(_core.product(s)) for s in flat]
+        rows = dims[0] if len(dims) > 1 else 1
+        cols = max(1, len(vals) // max(rows, 1)) if len(dims) > 1 else len(vals)
+        lines = [self.header.replace(str(self.layout), str(layout)) + " data="]  # with the call's extents
+        for r in range(rows):
+            row = [vals[r + rows * c] if len(dims) > 1 else vals[c] for c in range(cols)]
+            lines.append("  [" + ", ".join(_as_text(x) for x in row) + "]")
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+
+
+def _read_elements(rt, offsets):
+    """The elements at these offsets (in elements from the tensor's first) of a host or torch tensor."""
+    from ..values.runtime import is_torch_tensor
+
+    src = rt.source
+    if src is None:
+        raise DSLValueError("print_tensor: a fake tensor has no memory to print", None)
+    top = max(offsets) + 1 if offsets else 1
+    if is_torch_tensor(src):
+        flat = src.as_strided((top,), (1,), src.storage_offset()).detach().cpu()
+        if not rt.element_type.is_integer and not rt.element_type.is_boolean:
+            flat = flat.float()
+        return [flat[o].item() for o in offsets]
+    import numpy as np
+
+    if rt.device != "cpu":
+        raise DSLValueError("print_tensor on the host reads host memory (NumPy arrays, torch tensors)", None)
+    flat = np.lib.stride_tricks.as_strided(src, shape=(top,), strides=(src.itemsize,))
+    return [flat[o].item() for o in offsets]
+
+
+class HostPrintCoords(HostPrintTensor):
+    """A host cute.print_tensor of a coordinate (identity) tensor: its coordinates, with the call's extents."""
+
+    def __init__(self, header: str, layout, base):
+        super().__init__(header, None, layout, 0)
+        self.base = base
+
+    def _values(self, values, env):
+        shape = _core.evaluate(self.layout.shape, env)
+        layout = _core.make_layout(shape, stride=self.layout.stride)
+        base = self.base if not _core.symbols_of(self.base) else _core.evaluate(self.base, env)
+        n = int(_core.product(shape))
+        return [_coordinate_text(_add_coords(base, layout(i))) for i in range(n)], shape, layout
+
+
+def _add_coords(a, b):
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        a = a if isinstance(a, tuple) else ()
+        b = b if isinstance(b, tuple) else ()
+        return tuple(_add_coords(a[i] if i < len(a) else 0, b[i] if i < len(b) else 0)
+                     for i in range(max(len(a), len(b))))
+    return int(a) + int(b)
+
+
+def _coordinate_text(c) -> str:
+    return "(" + ",".join(_coordinate_text(x) for x in c) + ")" if isinstance(c, tuple) else str(c)
+
+
+def host_print_tensor(tensor, verbose: bool = False) -> None:
+    """cute.print_tensor outside a kernel: the elements of a tensor argument (or a view of one) are read from its
+    memory and printed at each call; verbose is accepted and prints the same."""
+    from ..base import trace
+    from ..values.tensor import Pointer, Tensor
+
+    where = user_location(3)
+    st = trace.current()
+    it = getattr(tensor, "iterator", None)
+    if isinstance(tensor, Tensor) and tensor.is_coordinate_tensor and isinstance(tensor.layout, _core.Layout):
+        st.host_actions.append(HostPrintCoords(tensor.type, tensor.layout, it.base))
+        return
+    if isinstance(tensor, Tensor) and isinstance(it, Pointer) and isinstance(it.base, HostLocal):
+        st.host_actions.append(HostPrintTensor(tensor.type, it.base, tensor.layout, it.offset))
+        return
+    if not isinstance(tensor, Tensor) or not isinstance(it, Pointer) or it.host is None:
+        raise DSLTypeError("cute.print_tensor on the host prints a tensor argument of the @cute.jit function (or a "
+                           "view of one); this tensor is made in device code", where)
+    if not isinstance(tensor.layout, _core.Layout):
+        raise DSLTypeError(f"cute.print_tensor on the host: the layout {tensor.layout} is not a plain layout",
+                           where)
+    st.host_actions.append(HostPrintTensor(tensor.type, it.host, tensor.layout, it.offset))

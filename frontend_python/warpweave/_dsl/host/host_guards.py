@@ -1,0 +1,62 @@
+"""Host-side decisions on runtime integers: `if grid_n > 5:` in a @cute.jit function.
+
+The host side of a @cute.jit function is traced, not compiled, so a comparison of runtime integers (extents of
+dynamic tensors, Int32 arguments) has no value while tracing. When the function is compiled for real arguments,
+their values are known: the comparison is decided with them, and the outcome is recorded as a guard of the
+compiled function. A later call whose arguments decide it otherwise is refused by an explicitly compiled function
+(compile again) and recompiled by a @cute.jit function called directly. With fake tensors (cute.sym_int
+extents) there is no value, and such a comparison is an error naming the line.
+"""
+from __future__ import annotations
+
+from ... import _core
+from ..base.errors import DSLValueError, user_location
+
+_OPS = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lambda d: d > 0, "ge": lambda d: d >= 0,
+        "eq": lambda d: d == 0, "ne": lambda d: d != 0}
+
+
+class Guard:
+    def __init__(self, diff, op: str, outcome: bool, where):
+        self.diff = diff          # a SymInt: left - right
+        self.op = op
+        self.outcome = outcome
+        self.where = where
+
+    def holds(self, env) -> bool:
+        return _OPS[self.op](int(_core.evaluate(self.diff, env))) == self.outcome
+
+    def describe(self) -> str:
+        loc = f"{self.where[0]}:{self.where[1]}" if self.where else "?"
+        return f"the host comparison at {loc} was {self.outcome} when compiled"
+
+
+class GuardMismatch(DSLValueError):
+    """A call's arguments decide a host comparison otherwise than the compiled function did."""
+
+
+def decide(op: str, left, right):
+    """The outcome of `left op right` (SymInt or int) from the values of the arguments being compiled for, with a
+    guard recorded; None when some value is unknown (a fake tensor's extent)."""
+    from ..base import trace
+
+    st = trace.current_or_none()
+    if st is None or st.kernel is not None:
+        return None
+    diff = left - right
+    ids = _core.symbols_of(diff) if not isinstance(diff, int) else []
+    if any(i not in st.host_values for i in ids):
+        return None
+    value = int(_core.evaluate(diff, {i: st.host_values[i] for i in ids})) if ids else int(diff)
+    outcome = _OPS[op](value)
+    if ids:
+        st.host_guards.append(Guard(diff, op, outcome, user_location(3)))
+    return outcome
+
+
+def check(guards, env) -> None:
+    failed = [g.describe() for g in guards if not g.holds(env)]
+    if failed:
+        raise GuardMismatch("these arguments decide host code of the compiled function otherwise: " +
+                            "; ".join(failed) + ". Compile again for them (a @cute.jit function called directly "
+                            "does so itself)", None)

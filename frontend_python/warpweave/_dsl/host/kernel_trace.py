@@ -1,0 +1,335 @@
+"""@cute.kernel functions and their launches: tracing a kernel into the module being built, with the pointers,
+symbols and scalars it uses as its parameters."""
+from __future__ import annotations
+
+import copy
+import enum
+from typing import Callable
+
+from ... import _core
+from ..tracing import ast_rewrite
+from ..call import function_cache
+from ..registry import launch_limits
+from ..base import trace
+from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
+from ..atoms.host_arguments import DeviceHostArgument, HostArgument
+from ..base.launch_config import launch_config
+from .launch_plan import Launch, Param, SCALAR_FMT
+from ..values.numeric import HostRef, IRVal, Numeric, SymInt
+from ..registry.plugins import Backend
+from ..values.tensor import ComposedLayout, Layout, Pointer, Tensor
+
+
+# What a kernel argument's walk stops at: values that hold no parameter, and a backend (its manifest is thousands
+# of strings, reached through the atoms an argument holds).
+_LEAVES = (str, bytes, int, float, bool, type(None), type, enum.Enum, Backend)
+
+
+def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
+    if depth > 32 or isinstance(obj, _LEAVES):
+        return
+    if isinstance(obj, HostArgument):
+        hosts.setdefault(obj.id, obj)
+    elif isinstance(obj, Tensor):
+        it = obj.iterator
+        if isinstance(it, Pointer):
+            if it.host is not None:
+                ptrs.setdefault(it.host, it)
+            if not isinstance(it.offset, int):
+                syms.update(_core.symbols_of(it.offset))
+        elif hasattr(it, "base") and not isinstance(it.base, int):
+            syms.update(_core.symbols_of(it.base))
+        syms.update(_core.symbols_of(obj.layout))
+    elif isinstance(obj, Pointer):  # a pointer argument (cute.runtime.make_ptr) passed to the kernel as it is
+        if obj.host is not None:
+            ptrs.setdefault(obj.host, obj)
+        if not isinstance(obj.offset, int):
+            syms.update(_core.symbols_of(obj.offset))
+    elif isinstance(obj, (Layout, ComposedLayout)):
+        syms.update(_core.symbols_of(obj))
+    elif isinstance(obj, SymInt):
+        syms.update(_core.symbols_of(obj))
+    elif isinstance(obj, Numeric):
+        if isinstance(obj._v, SymInt):
+            syms.update(_core.symbols_of(obj._v))
+        elif isinstance(obj._v, HostRef):
+            if obj._v.arg_index is None:
+                raise DSLTypeError("a number the host side computes from tensor elements (known at each call) "
+                                   "cannot be passed to a kernel launch: pass the tensor and read it in the kernel",
+                                   user_location(4))
+            scalars.setdefault(obj._v.arg_index, type(obj))
+        elif isinstance(obj._v, IRVal):
+            raise DSLTypeError("a value computed in device code cannot be passed to a kernel launch",
+                               user_location(4))
+    elif isinstance(obj, (tuple, list)):
+        for x in obj:
+            _collect(x, ptrs, syms, scalars, hosts, depth + 1)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _collect(x, ptrs, syms, scalars, hosts, depth + 1)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj):
+        for x in vars(obj).values():
+            _collect(x, ptrs, syms, scalars, hosts, depth + 1)
+
+
+def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
+    """The kernel-side object for a host-side argument: pointers, scalars and host arguments become kernel
+    parameters."""
+    if isinstance(obj, HostArgument):
+        return DeviceHostArgument(obj, ptr_values[("host", obj.id)])
+    if isinstance(obj, Tensor):
+        it = obj.iterator
+        if isinstance(it, Pointer) and it.host is not None:
+            return Tensor(it.with_base(ptr_values[it.host]), obj.layout, obj.element_type)
+        return obj
+    if isinstance(obj, Pointer) and obj.host is not None:
+        return obj.with_base(ptr_values[obj.host])
+    if isinstance(obj, Numeric) and isinstance(obj._v, HostRef):
+        return scalar_values[obj._v.arg_index]
+    if isinstance(obj, (tuple, list)):
+        items = [_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj]
+        if all(d is x for d, x in zip(items, obj)):
+            return obj  # nothing in it becomes a parameter
+        return tuple(items) if isinstance(obj, tuple) else items
+    if hasattr(obj, "__dict__") and not isinstance(obj, type) and depth <= 32:
+        # An object carrying a host argument (e.g. an atom with its tensor map), or objects that do (a TmaInfo
+        # holding such an atom, a tensor of the arguments): the kernel sees a copy that carries the parameters
+        # instead. Objects with nothing to convert are passed as they are.
+        fields = vars(obj)
+        if callable(obj):  # only its own host arguments (as _collect walks no callable)
+            changed = {k: DeviceHostArgument(x, ptr_values[("host", x.id)]) for k, x in fields.items()
+                       if isinstance(x, HostArgument)}
+        else:
+            changed = {}
+            for k, x in fields.items():
+                dx = _to_device(x, ptr_values, scalar_values, depth + 1)
+                if dx is not x:
+                    changed[k] = dx
+        if changed:
+            dev = copy.copy(obj)
+            for k, x in changed.items():
+                object.__setattr__(dev, k, x)  # a frozen dataclass too
+            return dev
+    return obj
+
+
+
+class _Decorated:
+    """What @cute.kernel and @cute.jit functions share: the rewritten function (made once, on first use) and,
+    as methods, binding to their object (`bound`: the class of the bound form)."""
+
+    bound: type
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self._rewritten = None
+        self.name_prefix = ""
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    @property
+    def rewritten(self):
+        if function_cache._recording is not None:
+            function_cache.note_reached(self)  # the trace reaches this function: its entry depends on it
+        if self._rewritten is None:
+            self._rewritten = ast_rewrite.rewrite(self.fn)
+        return self._rewritten
+
+    def set_name_prefix(self, prefix: str):
+        self.name_prefix = prefix
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return self.bound(self, obj)
+
+
+class KernelFunction(_Decorated):
+    """A @cute.kernel: device code, launched from a @cute.jit function with kernel(...).launch(...)."""
+
+    def __call__(self, *args, **kwargs):
+        st = trace.current_or_none()
+        if st is None:
+            raise DSLRuntimeError(f"the kernel {self.fn.__name__} is launched from a @cute.jit function: "
+                                  f"{self.fn.__name__}(...).launch(grid=..., block=...)", user_location(1))
+        if st.kernel is not None:
+            raise DSLTypeError(f"a kernel cannot launch the kernel {self.fn.__name__}; call a @cute.jit helper "
+                               "instead", user_location(1))
+        _check_constexpr_arguments(self.fn, args, kwargs)
+        return KernelLaunch(self, args, kwargs)
+
+
+def _check_constexpr_arguments(fn, args, kwargs):
+    """A kernel parameter annotated cutlass.Constexpr takes a value known while tracing; a runtime value there
+    would be used as whatever it traces to, silently."""
+    import inspect
+
+    from ..call.arg_plan import _is_constexpr
+
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise DSLTypeError(f"{fn.__name__}(): {e}", user_location(2)) from None
+    for name, value in bound.arguments.items():
+        if not _is_constexpr(sig.parameters[name].annotation):
+            continue
+        if isinstance(value, SymInt) or isinstance(value, Numeric) and not value.is_static:
+            raise DSLTypeError(f"argument '{name}' of the kernel {fn.__name__} is cutlass.Constexpr, so its value "
+                               f"must be known while tracing, but it is a runtime {type(value).__name__}; pass a "
+                               "Python value (or a Constexpr of the jit function), or drop the annotation",
+                               user_location(2))
+
+
+class _BoundKernel:
+    """A @cute.kernel method of an object: the object is a compile-time argument."""
+
+    def __init__(self, kernel: KernelFunction, obj):
+        self.kernel = kernel
+        self.obj = obj
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel(self.obj, *args, **kwargs)
+
+
+def _dims(x, what):
+    if x is None:
+        return None
+    if isinstance(x, (int, SymInt, Numeric)) or hasattr(x, "__ww_int__"):
+        x = [x]
+    out = []
+    for v in list(x):
+        if isinstance(v, Numeric):
+            if isinstance(v._v, HostRef):
+                raise DSLTypeError(f"{what} must be an integer expression of the arguments", user_location(3))
+            v = v._v
+        elif hasattr(v, "__ww_int__"):
+            v = v.__ww_int__()
+        out.append(v)
+    while len(out) < 3:
+        out.append(1)
+    if len(out) > 3:
+        raise DSLValueError(f"{what} has more than 3 dimensions", user_location(3))
+    return tuple(out)
+
+
+class KernelLaunch:
+    def __init__(self, kernel: KernelFunction, args, kwargs):
+        self.kernel = kernel
+        self.args = args
+        self.kwargs = kwargs
+
+    def launch(self, **kwargs):
+        """Records the launch; its keywords (grid, block, smem, stream, cluster, min_blocks_per_mp, use_pdl,
+        cooperative, fallback_cluster, or config=LaunchConfig) are described in launch_config.py."""
+        c = launch_config(kwargs)
+        st = trace.current()
+        for what in ("grid", "block", "cluster"):
+            launch_limits.check_raw_extents(getattr(c, what), what)
+        grid_d, block_d = _dims(c.grid, "grid"), _dims(c.block, "block")
+        cluster_d = _dims(c.cluster, "cluster")
+        fallback_d = _dims(c.fallback_cluster, "fallback_cluster")
+        if fallback_d is not None and any(not isinstance(x, int) for x in cluster_d + fallback_d):
+            raise DSLValueError("launch(): cluster and fallback_cluster must be known while tracing", user_location(2))
+        smem, stream = c.smem, c.stream
+        if isinstance(smem, Numeric):
+            smem = smem._v
+        # With a fallback, the kernel is not compiled for one cluster shape: the driver picks it per launch.
+        name = trace_kernel(st, self.kernel, self.args, self.kwargs, block_d,
+                            cluster_d if fallback_d is None else None, min_blocks_per_mp=c.min_blocks_per_mp,
+                            merge_branch_allocs=c.smem_merge_branch_allocs)
+        params = st.kernel_params[name]
+        carved = st.kernel_smem.get(name, 0)
+        # Against the target's limits (its backend's manifest), at this line: the driver would refuse them only
+        # at run time, and some (a cluster on a target without clusters) not at all.
+        launch_limits.check_launch(st.target, self.kernel.fn.__name__, grid_d, block_d,
+                                   cluster_d if fallback_d is None else fallback_d, smem, carved)
+        if carved and isinstance(smem, int):
+            # The launch gives at least what the kernel's allocators carved (a run-time smem= is the caller's).
+            smem = max(smem, carved)
+        launch = Launch(name, params, grid_d, block_d, cluster_d if fallback_d is None else fallback_d, smem, stream)
+        launch.cooperative, launch.pdl = c.cooperative, c.use_pdl
+        launch.preferred_cluster = cluster_d if fallback_d is not None else None
+        st.launches.append(launch)
+
+
+def _host_order(item):
+    """Arguments in order; an element of a list argument is keyed (index, k) and follows index's place."""
+    key = item[0]
+    return key if isinstance(key, tuple) else (key,)
+
+
+def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, block, cluster,
+                 min_blocks_per_mp: int | None = None, merge_branch_allocs: bool = False) -> str:
+    ptrs: dict = {}
+    syms: set = set()
+    scalars: dict = {}
+    hosts: dict = {}
+    _collect((args, kwargs), ptrs, syms, scalars, hosts)
+    host_syms = sorted(s for s in syms if s in st.host_symbols)
+    params: list[Param] = []
+    for idx, p in sorted(ptrs.items(), key=_host_order):
+        params.append(Param("ptr", idx, "!llvm.ptr<1>", "Q"))
+    for sid in host_syms:
+        hs = st.host_symbols[sid]
+        t = "i64" if hs.bits == 64 else "i32"
+        params.append(Param("sym", sid, t, SCALAR_FMT[t]))
+    for idx, t in sorted(scalars.items(), key=_host_order):
+        ir = "i8" if t.is_boolean else t.ir_type
+        params.append(Param("scalar", idx, ir, SCALAR_FMT[ir]))
+    for hid, h in sorted(hosts.items()):
+        params.append(Param("host", hid, "!llvm.ptr", f"{h.size}s"))
+    base = (kernel.name_prefix + "_" if kernel.name_prefix else "") + kernel.fn.__name__
+    name = st.unique_kernel_name(base)
+    attrs = ["nvvm.kernel"]
+    if block is not None and all(isinstance(x, int) for x in block):
+        attrs.append(f"nvvm.reqntid = array<i32: {block[0]}, {block[1]}, {block[2]}>")
+    if cluster is not None and all(isinstance(x, int) for x in cluster):
+        attrs.append(f"nvvm.cluster_dim = array<i32: {cluster[0]}, {cluster[1]}, {cluster[2]}>")
+    if min_blocks_per_mp is not None:
+        attrs.append(f"nvvm.minctasm = {int(min_blocks_per_mp)} : i32")
+    arg_attrs = []
+    for p in params:
+        if p.kind == "ptr":
+            arg_attrs.append(f"llvm.align = {ptrs[p.source].base_align} : i64")
+        elif p.kind == "host":
+            # Passed by value and read in place (grid-constant): its address is what instructions take.
+            h = hosts[p.source]
+            arg_attrs.append(f"llvm.byval = !llvm.array<{h.size} x i8>, llvm.align = {h.producer.align} : i64, "
+                             "nvvm.grid_constant")
+        else:
+            arg_attrs.append("")
+    b = st.builder
+    loc = user_location(1)
+    if loc:
+        b.set_location(loc[0], loc[1], 1)
+    values = b.begin_function(name, [p.ir_type for p in params], ", ".join(attrs), arg_attrs)
+    st.kernel = trace.KernelState(name, values, merge_branch_allocs=merge_branch_allocs)
+    try:
+        ptr_values, scalar_values = {}, {}
+        with trace.at_entry():  # parameters are visible everywhere, the entry's prologue included
+            for p, v in zip(params, values):
+                if p.kind == "ptr":
+                    ptr_values[p.source] = v
+                elif p.kind == "host":
+                    ptr_values[("host", p.source)] = v
+                elif p.kind == "sym":
+                    b.bind_symbol(p.source, v)
+                else:
+                    t = scalars[p.source]
+                    if t.is_boolean:
+                        v = b.op1("arith.trunci", [v], "i1")
+                    scalar_values[p.source] = t.from_ir(v)
+        dargs = _to_device(tuple(args), ptr_values, scalar_values)
+        dkwargs = {k: _to_device(x, ptr_values, scalar_values) for k, x in kwargs.items()}
+        kernel.rewritten(*dargs, **dkwargs)
+        b.end_function()
+        st.kernel_smem[name] = st.kernel.smem_bytes
+    finally:
+        st.kernel = None
+    st.kernel_params[name] = params
+    return name
+
+
+KernelFunction.bound = _BoundKernel

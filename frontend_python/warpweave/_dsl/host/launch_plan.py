@@ -1,0 +1,80 @@
+"""The launch plan of a compiled function: each recorded kernel launch, its parameters and how they are packed
+(grid, block and shared memory are expressions of the arguments' symbols, evaluated at each call)."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from ... import _core
+
+
+@dataclass
+class Param:
+    kind: str       # "ptr" (jit argument index), "sym" (symbol id), "scalar" (jit argument index)
+    source: int
+    ir_type: str
+    fmt: str        # struct format of the value
+
+
+@dataclass
+class Launch:
+    kernel: str
+    params: list
+    grid: tuple
+    block: tuple
+    cluster: tuple | None
+    smem: Any
+    stream: Any
+    max_dynamic_smem: int = 0
+
+    def __post_init__(self):
+        static = lambda d: all(isinstance(x, int) for x in d)  # noqa: E731
+        self.static_grid = list(self.grid) if static(self.grid) and all(g > 0 for g in self.grid) else None
+        self.static_block = list(self.block) if static(self.block) else None
+
+
+SCALAR_FMT = {"i1": "B", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e", "f32": "f", "f64": "d",
+              "bf16": "H"}
+
+
+def packer(params):
+    """A struct packing the parameters in C layout (each aligned to its size), and each one's offset."""
+    fmt, offsets, size = "=", [], 0
+    for p in params:
+        n = struct.calcsize("=" + p.fmt)
+        pad = (-size) % n
+        fmt += "x" * pad + p.fmt
+        size += pad
+        offsets.append(size)
+        size += n
+    return struct.Struct(fmt), offsets
+
+
+class DimExpr:
+    """A launch dimension read back from the JIT cache (function_cache.py): Python source over the symbols'
+    values s<id>, as _core.python_expr writes it."""
+
+    def __init__(self, src: str):
+        self.src = src
+        self._code = compile(src, "<warpweave launch dimension>", "eval")
+
+    def evaluate(self, env) -> int:
+        return int(eval(self._code, {"__builtins__": {}, "min": min, "max": max}, {f"s{k}": v for k, v in env.items()}))
+
+
+def eval_dim(x, env):
+    if isinstance(x, int):
+        return x
+    if isinstance(x, DimExpr):
+        return x.evaluate(env)
+    return int(_core.evaluate(x, env))
+
+
+def dim_source(x) -> str:
+    """Python source of a launch dimension over variables s<symbol id> (the generated fast call uses it)."""
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, DimExpr):
+        return x.src
+    return _core.python_expr(x, "s")

@@ -1,0 +1,261 @@
+"""Compile-only runs: a program's kernels are compiled (for WARPWEAVE_ARCH, no GPU needed), and the calls that
+would launch them are not made.
+
+What changes inside `compile_only()`:
+- A call of a compiled function that launches kernels is not made. With on_launch="stop" the program ends there
+  (LaunchSkipped, a BaseException so that a program's `except Exception` does not swallow it); with "skip" the
+  call returns None and the program goes on (what it computes from the kernels' results is then meaningless,
+  so this is for notebooks and drivers that only compile). Compiled functions that launch no kernel (host-only
+  @cute.jit functions, e.g. printing layouts) run as usual.
+- PyTorch, when installed, makes "cuda" tensors in host memory: factory functions and `.to()`/`.cuda()` given a
+  CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
+  handle is 0 (so is that of a new `torch.cuda.Stream()`) and `synchronize()` does nothing. CUDA graphs capture
+  and replay nothing (the launches in them are not made), and events measure nothing (elapsed_time is NaN). Such tensors have real addresses, shapes, strides and dtypes,
+  which is all that compiling needs.
+- Where cuda-bindings is installed but no CUDA driver can be loaded, `cuda.bindings.driver.cuInit` succeeds and
+  `cuDeviceGetCount` reports one device (the stand-in below), as programs check both before compiling anything.
+- `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
+- Where no GPU is present, `utils.HardwareInfo()` describes a stand-in device of the target (stand_in_device):
+  its compute capability and shared memory per block from the target's manifest entry, cluster launch where the
+  target has clusters, and WARPWEAVE_COMPILE_ONLY_SMS multiprocessors (default 132, as the H100 SXM and H200
+  have) with WARPWEAVE_COMPILE_ONLY_L2_BYTES of L2 (default 50 MiB). Programs size persistent grids by it; the
+  kernels' code does not depend on it.
+
+Nothing of this is active outside the context, and warpweave never enters it by itself.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+
+from ..base.errors import user_location
+
+
+class LaunchSkipped(BaseException):
+    """A compile-only run reached a call that would launch kernels (on_launch="stop")."""
+
+
+class Session:
+    def __init__(self, on_launch: str):
+        if on_launch not in ("stop", "skip"):
+            raise ValueError(f"on_launch must be 'stop' or 'skip', got {on_launch!r}")
+        self.on_launch = on_launch
+        self.compiled = []   # JitCompiledFunction, in compilation order
+        self.skipped = []    # (function name, "file:line") of each call not made
+
+    def note_compiled(self, compiled) -> None:
+        self.compiled.append(compiled)
+
+    def launch_reached(self, compiled):
+        loc = user_location(2)
+        where = f"{loc[0]}:{loc[1]}" if loc else "?"
+        name = compiled.jit_function.fn.__name__
+        self.skipped.append((name, where))
+        msg = (f"compile-only: the call of the compiled {name} at {where} would launch "
+               f"{', '.join(l.kernel for l in compiled.launches)}; not made")
+        if self.on_launch == "stop":
+            raise LaunchSkipped(msg + " (the program ends here)")
+        print(f"[warpweave run] {msg}")
+        return None
+
+    def summary(self) -> str:
+        lines = [f"[warpweave run] compile-only: {len(self.compiled)} compiled function(s), "
+                 f"{len(self.skipped)} launching call(s) not made"]
+        for c in self.compiled:
+            kernels = ", ".join(l.kernel for l in c.launches) or "no kernel (host only)"
+            size = f", cubin {len(c.cubin)} bytes" if c.cubin else ""
+            lines.append(f"  {c.jit_function.fn.__name__} for {c.target['name']}: {kernels}{size}")
+        return "\n".join(lines)
+
+
+_session: Session | None = None
+
+STAND_IN_SMS = 132
+STAND_IN_L2_BYTES = 50 * 1024 * 1024
+
+
+def stand_in_device() -> dict:
+    """What HardwareInfo reports in a compile-only run without a GPU: a device of the target being compiled for
+    (the keys of the driver's device_info)."""
+    import os
+
+    from .plugins import registry
+    from .target import select_target
+
+    t = select_target()
+    registry.load()
+    entry = next((x for b in registry.backends.values() for x in b.manifest.get("targets", [])
+                  if x.get("name") == t.name), {})
+
+    def env_int(name, default):
+        v = os.environ.get(name, "")
+        if not v:
+            return default
+        if not v.isdigit() or int(v) <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        return int(v)
+
+    return {"name": f"compile-only stand-in for {t.name}",
+            "compute_capability": (t.compute_capability // 10, t.compute_capability % 10),
+            "multiprocessor_count": env_int("WARPWEAVE_COMPILE_ONLY_SMS", STAND_IN_SMS),
+            "l2_cache_size": env_int("WARPWEAVE_COMPILE_ONLY_L2_BYTES", STAND_IN_L2_BYTES),
+            "max_shared_memory_per_block_optin": int(entry.get("smem_capacity_bytes", 0) or 0),
+            "cluster_launch": int(entry.get("max_cluster_size", 1) or 1) > 1}
+
+
+def current() -> Session | None:
+    """The compile-only session in force, or None."""
+    return _session
+
+
+@contextlib.contextmanager
+def compile_only(on_launch: str = "stop"):
+    global _session
+    if _session is not None:
+        raise RuntimeError("compile_only() is already active")
+    session = Session(on_launch)
+    _session = session
+    with contextlib.ExitStack() as stack:
+        if importlib.util.find_spec("torch") is not None:
+            stack.enter_context(_torch_on_host())
+        if _driver_bindings_without_driver():
+            stack.enter_context(_driver_stand_ins())
+        try:
+            yield session
+        finally:
+            _session = None
+
+
+# --- PyTorch's CUDA device made of host memory -----------------------------------------------------------------
+
+class _HostEvent:
+    """torch.cuda.Event in a compile-only run: nothing ran, so nothing is timed."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def record(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, end):
+        return float("nan")
+
+
+class _HostGraph:
+    """torch.cuda.CUDAGraph in a compile-only run: the launches captured are not made, so there is nothing to
+    replay."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def capture_begin(self, *args, **kwargs):
+        pass
+
+    def capture_end(self):
+        pass
+
+    def replay(self):
+        pass
+
+    def reset(self):
+        pass
+
+
+@contextlib.contextmanager
+def _host_graph_capture(graph, *args, **kwargs):
+    yield graph
+
+
+class _HostStream:
+    """torch.cuda.current_stream() in a compile-only run: the default stream's handle, 0."""
+    cuda_stream = 0
+    device = "cuda:0"
+
+    def synchronize(self):
+        pass
+
+    def wait_stream(self, other):
+        pass
+
+
+def _is_cuda(d) -> bool:
+    import torch
+
+    if isinstance(d, torch.device):
+        return d.type == "cuda"
+    if isinstance(d, str):
+        return d == "cuda" or d.startswith("cuda:")
+    return False
+
+
+@contextlib.contextmanager
+def _torch_on_host():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class HostForCuda(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func is torch.Tensor.cuda:
+                return args[0]
+            if "device" in kwargs and _is_cuda(kwargs["device"]):
+                kwargs["device"] = "cpu"
+            if func is torch.Tensor.to:
+                args = tuple("cpu" if _is_cuda(a) else a for a in args)
+            return func(*args, **kwargs)  # the mode is not active inside its own handler
+
+    patches = {"is_available": lambda: True, "device_count": lambda: 1,
+               "current_stream": lambda device=None: _HostStream(),
+               "default_stream": lambda device=None: _HostStream(),
+               "synchronize": lambda device=None: None, "init": lambda: None,
+               "Stream": lambda *args, **kwargs: _HostStream(), "Event": _HostEvent, "CUDAGraph": _HostGraph,
+               "graph": _host_graph_capture}
+    saved = {k: getattr(torch.cuda, k) for k in patches}
+    for k, v in patches.items():
+        setattr(torch.cuda, k, v)
+    try:
+        with HostForCuda():
+            yield
+    finally:
+        for k, v in saved.items():
+            setattr(torch.cuda, k, v)
+
+
+# --- the driver API of cuda-bindings without a driver ------------------------------------------------------------
+
+def _driver_bindings_without_driver() -> bool:
+    try:
+        if importlib.util.find_spec("cuda.bindings") is None:
+            return False
+    except (ImportError, ValueError):   # no "cuda" package, or one that is not a package
+        return False
+    from ... import _core
+
+    return not _core.driver_available()
+
+
+@contextlib.contextmanager
+def _driver_stand_ins():
+    """cuInit and cuDeviceGetCount of cuda.bindings.driver answer as with one device; the real functions would
+    raise (libcuda cannot be opened). Nothing else of the module changes: a call that needs a device still fails."""
+    from cuda.bindings import driver
+
+    ok = driver.CUresult.CUDA_SUCCESS
+    patches = {"cuInit": lambda flags=0: (ok,), "cuDeviceGetCount": lambda: (ok, 1)}
+    saved = {k: getattr(driver, k) for k in patches}
+    for k, v in patches.items():
+        setattr(driver, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(driver, k, v)

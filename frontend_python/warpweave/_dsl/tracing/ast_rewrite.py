@@ -1,0 +1,465 @@
+"""The preprocessor: rewrites a @cute.jit / @cute.kernel function once, before tracing.
+
+`for ... in range(...)` (and cutlass.range), `if` and `while` become calls into control_flow, with the body as a
+nested function whose parameters and return values are the variables the body assigns; at trace time those
+helpers emit structured IR (scf.for, scf.if, scf.while) for dynamic conditions and bounds, and run plain Python
+for static ones. `cutlass.range_constexpr` loops and `cutlass.const_expr` conditions stay Python. `and`, `or`,
+`not` and conditional expressions become calls that keep Python's short-circuit for static values. Calls of the
+names `min` and `max` go through control_flow.builtin_min_max, which, when they are Python's builtins and an
+argument is a DSL number, compares at run time (cutlass.min / cutlass.max) instead of asking it for a truth value.
+
+Line numbers are kept, so tracebacks, diagnostics and the IR's locations point at the user's source.
+"""
+from __future__ import annotations
+
+import __future__
+import ast
+import functools
+import inspect
+import textwrap
+from typing import Callable
+
+from ..base.errors import DSLNotImplementedError, DSLTypeError
+
+# The control_flow module inside rewritten code. It ends in "__" so that Python's private-name mangling leaves it
+# alone in the methods of a class defined inside a kernel (where "__ww_cf" would be read as "_Class__ww_cf").
+_H = "__ww_cf__"
+
+
+def _is_call_to(node, names: set[str]) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id in names
+    if isinstance(f, ast.Attribute):
+        return f.attr in names
+    return False
+
+
+def _assigned_names(stmts) -> list[str]:
+    """Names a block assigns (not inside nested functions, lambdas or comprehensions), in first-seen order. `_`,
+    Python's name for a value thrown away (`a, _ = f()`), is not one: a dynamic region does not carry it out, so it
+    may hold values of other types in and after the region."""
+    found: list[str] = []
+
+    class V(ast.NodeVisitor):
+        def add(self, name):
+            if name not in found and not name.startswith("__ww") and name != "_":
+                found.append(name)
+
+        def visit_Name(self, node):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.add(node.id)
+
+        def visit_FunctionDef(self, node):
+            if not node.name.startswith("__ww"):
+                self.add(node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_ClassDef(self, node):
+            self.add(node.name)
+
+        def visit_Lambda(self, node):
+            pass
+
+        def visit_ListComp(self, node):
+            pass
+
+        visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    v = V()
+    for s in stmts:
+        v.visit(s)
+    return found
+
+
+def _method_receivers(stmts, assigned) -> list[str]:
+    """Names whose methods a block calls (x.advance()), and names it passes to a plain function call (helper(x),
+    a @cute.jit helper that may call x.set(...)): objects it may change in place, which a dynamic region carries
+    when they hold run-time values (e.g. a pipeline state, a tiled MMA's ACCUMULATE field)."""
+    found: list[str] = []
+
+    def note(n):
+        if n not in found and n not in assigned and not n.startswith("__ww"):
+            found.append(n)
+
+    for s in stmts:
+        for node in ast.walk(s):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                note(node.func.value.id)
+            elif isinstance(node.func, ast.Name) and not node.func.id.startswith("__ww"):
+                for a in list(node.args) + [k.value for k in node.keywords]:
+                    if isinstance(a, ast.Name):
+                        note(a.id)
+    return found
+
+
+def _indexed_by(stmts, var: str) -> list[str]:
+    """Names a block subscripts with an index that uses `var` (x[i], x[i, 0], x[(None, i)]): where they are
+    register tensors, a loop over `var` must be unrolled for them to stay in registers."""
+    found: list[str] = []
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                    any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(node.slice)) and \
+                    node.value.id not in found and not node.value.id.startswith("__ww"):
+                found.append(node.value.id)
+    return found
+
+
+def _contains(stmts, types) -> ast.AST | None:
+    """The first node of the given types in a block, not looking into nested functions or loops they end."""
+
+    class V(ast.NodeVisitor):
+        hit = None
+
+        def generic_visit(self, node):
+            if self.hit is None:
+                super().generic_visit(node)
+
+        def visit_FunctionDef(self, node):
+            pass
+
+        visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+        def visit(self, node):
+            if self.hit is None and isinstance(node, types):
+                self.hit = node
+            else:
+                super().visit(node)
+
+    v = V()
+    for s in stmts:
+        v.visit(s)
+    return v.hit
+
+
+def _loop_escapes(stmts) -> ast.AST | None:
+    """break/continue that leave this loop (not those of nested loops), and return anywhere."""
+
+    class V(ast.NodeVisitor):
+        hit = None
+
+        def visit_For(self, node):
+            # break/continue inside a nested loop belong to it; return still escapes.
+            r = _contains(node.body + node.orelse, (ast.Return,))
+            if r is not None and self.hit is None:
+                self.hit = r
+
+        visit_While = visit_For
+
+        def visit_FunctionDef(self, node):
+            pass
+
+        visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+        def visit_Break(self, node):
+            if self.hit is None:
+                self.hit = node
+
+        visit_Continue = visit_Return = visit_Break
+
+    v = V()
+    for s in stmts:
+        v.visit(s)
+    return v.hit
+
+
+def _own_scope_nodes(fdef):
+    """The nodes of a function's own scope: not inside nested functions, lambdas or classes."""
+    stack = list(fdef.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _check_function(fdef, filename, qualname):
+    """Refuses what a traced function cannot be (a generator, a coroutine, a writer of enclosing variables), and
+    hoists `global` statements to the top of the function, where they mean the same (a global declaration covers
+    the whole function) and do not end up inside the nested functions that dynamic bodies become."""
+    def refuse(node, message):
+        raise DSLTypeError(message, (filename, getattr(node, "lineno", fdef.lineno)))
+
+    if isinstance(fdef, ast.AsyncFunctionDef):
+        refuse(fdef, f"{qualname} is an `async def`; a @cute.kernel or @cute.jit function must be a plain `def`")
+    names = []
+    for node in _own_scope_nodes(fdef):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            refuse(node, f"`yield` makes {qualname} a generator, which is never traced (the kernel would be empty); "
+                         "a @cute.kernel or @cute.jit function must not yield: write results to a tensor or return "
+                         "them")
+        if isinstance(node, ast.Await):
+            refuse(node, f"`await` is not supported in {qualname}")
+        if isinstance(node, ast.Nonlocal):
+            refuse(node, f"`nonlocal {', '.join(node.names)}` in {qualname}: a @cute.kernel or @cute.jit function "
+                         "cannot assign the variables of the function that encloses it; return the value instead "
+                         "(a `nonlocal` inside a helper function defined within the kernel is fine)")
+        if isinstance(node, ast.Global):
+            names.extend(n for n in node.names if n not in names)
+
+    if names:
+        class Drop(ast.NodeTransformer):
+            def visit_Global(self, node):
+                return None
+
+            def visit_FunctionDef(self, node):
+                return node  # nested scopes keep their own declarations
+
+            visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+        fdef.body = [Drop().visit(st) for st in fdef.body]
+        fdef.body = [st for st in fdef.body if st is not None] or [ast.Pass()]
+        fdef.body.insert(0, ast.copy_location(ast.Global(names=names), fdef))
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.counter = 0
+
+    def fresh(self, kind: str) -> str:
+        self.counter += 1
+        return f"__ww_{kind}_{self.counter}"
+
+    def error(self, node, message, cls=DSLNotImplementedError):
+        raise cls(message, (self.filename, getattr(node, "lineno", 0)))
+
+    # --- helpers to build code ----------------------------------------------------------------------------------
+    @staticmethod
+    def _helper(name: str) -> ast.expr:
+        return ast.Attribute(value=ast.Name(id=_H, ctx=ast.Load()), attr=name, ctx=ast.Load())
+
+    @staticmethod
+    def _names_tuple(names) -> ast.expr:
+        return ast.Tuple(elts=[ast.Constant(value=n) for n in names], ctx=ast.Load())
+
+    def _values_tuple(self, names) -> ast.expr:
+        # Each value is read through a lambda, so that a name not yet bound reads as Undefined.
+        return ast.Tuple(
+            elts=[ast.Call(func=self._helper("read"),
+                           args=[ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                               defaults=[]),
+                                            body=ast.Name(id=n, ctx=ast.Load())),
+                                 ast.Constant(value=n)], keywords=[])
+                  for n in names], ctx=ast.Load())
+
+    def _func(self, name, params, body, returns) -> ast.FunctionDef:
+        body = list(body) if body else []
+        body.append(ast.Return(value=ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in returns], ctx=ast.Load())))
+        return ast.FunctionDef(
+            name=name,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], kwonlyargs=[], kw_defaults=[],
+                               defaults=[]),
+            body=body, decorator_list=[], returns=None, type_params=[])
+
+    def _assign_back(self, names, call) -> ast.stmt:
+        if not names:
+            return ast.Expr(value=call)
+        return ast.Assign(targets=[ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())],
+                          value=call)
+
+    # --- statements ---------------------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node):
+        node.body = self._block(node.body)
+        return node
+
+    def _block(self, stmts):
+        out = []
+        for s in stmts:
+            r = self.visit(s)
+            if isinstance(r, list):
+                out.extend(r)
+            elif r is not None:
+                out.append(r)
+        return out
+
+    def visit_For(self, node: ast.For):
+        if _is_call_to(node.iter, {"range_constexpr"}):
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        if not _is_call_to(node.iter, {"range"}):
+            # A Python loop over a Python iterable (list, tuple, zip, ...).
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        if not isinstance(node.target, ast.Name):
+            self.error(node, "the variable of a dynamic `for ... in range(...)` loop must be a single name")
+        if node.orelse:
+            self.error(node, "`for ... else` is not supported on a dynamic loop")
+        esc = _loop_escapes(node.body)
+        if esc is not None:
+            self.error(esc, f"`{type(esc).__name__.lower()}` inside a dynamic `for ... in range(...)` loop is not "
+                            "supported; use cutlass.range_constexpr for a loop unrolled in Python")
+        names = [n for n in _assigned_names(node.body) if n != node.target.id]
+        body = self._block(node.body)
+        # The bounds are expressions of the enclosing code: rewritten as it is (range(0, min(d, n)) compares at
+        # run time where n is a runtime value).
+        node.iter.args = [self.visit(a) for a in node.iter.args]
+        for k in node.iter.keywords:
+            k.value = self.visit(k.value)
+        fname = self.fresh("for")
+        fdef = self._func(fname, [node.target.id] + names, body, names)
+        mutables = _method_receivers(node.body, set(names) | {node.target.id})
+        indexed = [n for n in _indexed_by(node.body, node.target.id) if n not in names]
+        call = ast.Call(func=self._helper("for_range"),
+                        args=[ast.Name(id=fname, ctx=ast.Load()),
+                              ast.Tuple(elts=node.iter.args, ctx=ast.Load()),
+                              self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
+                        keywords=node.iter.keywords + [ast.keyword(arg="mutables",
+                                                                   value=self._values_tuple(mutables)),
+                                                       ast.keyword(arg="indexed",
+                                                                   value=self._values_tuple(indexed))])
+        out = [fdef, self._assign_back(names, call)]
+        for s in out:
+            ast.copy_location(s, node)
+        return out
+
+    def visit_If(self, node: ast.If):
+        if _is_call_to(node.test, {"const_expr"}):
+            node.test = self.visit(node.test)
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        node.test = self.visit(node.test)
+        if _contains(node.body + node.orelse, (ast.Return, ast.Break, ast.Continue)) is not None:
+            # Cannot be a region: allowed only when the condition is static at trace time.
+            node.test = ast.Call(func=self._helper("static_condition"), args=[node.test, ast.Constant(value=node.lineno)],
+                                 keywords=[])
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        names = _assigned_names(node.body + node.orelse)
+        then_name, else_name = self.fresh("then"), self.fresh("else")
+        then_def = self._func(then_name, names, self._block(node.body), names)
+        else_def = self._func(else_name, names, self._block(node.orelse), names)
+        mutables = _method_receivers(node.body + node.orelse, set(names))
+        call = ast.Call(func=self._helper("if_"),
+                        args=[node.test, ast.Name(id=then_name, ctx=ast.Load()), ast.Name(id=else_name, ctx=ast.Load()),
+                              self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
+                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables))])
+        out = [then_def, else_def, self._assign_back(names, call)]
+        for s in out:
+            ast.copy_location(s, node)
+        return out
+
+    def visit_While(self, node: ast.While):
+        if _is_call_to(node.test, {"const_expr"}):
+            node.test = self.visit(node.test)
+            node.body = self._block(node.body)
+            node.orelse = self._block(node.orelse)
+            return node
+        if node.orelse:
+            self.error(node, "`while ... else` is not supported on a dynamic loop")
+        esc = _loop_escapes(node.body)
+        if esc is not None:
+            node.test = ast.Call(func=self._helper("static_condition"), args=[self.visit(node.test),
+                                                                               ast.Constant(value=node.lineno)],
+                                 keywords=[])
+            node.body = self._block(node.body)
+            return node
+        names = _assigned_names(node.body)
+        cond_name, body_name = self.fresh("cond"), self.fresh("while")
+        cond_def = ast.FunctionDef(
+            name=cond_name,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in names], kwonlyargs=[], kw_defaults=[],
+                               defaults=[]),
+            body=[ast.Return(value=self.visit(node.test))], decorator_list=[], returns=None, type_params=[])
+        body_def = self._func(body_name, names, self._block(node.body), names)
+        mutables = _method_receivers(node.body, set(names))
+        call = ast.Call(func=self._helper("while_"),
+                        args=[ast.Name(id=cond_name, ctx=ast.Load()), ast.Name(id=body_name, ctx=ast.Load()),
+                              self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
+                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables))])
+        out = [cond_def, body_def, self._assign_back(names, call)]
+        for s in out:
+            ast.copy_location(s, node)
+        return out
+
+    # --- expressions --------------------------------------------------------------------------------------------
+    def visit_BoolOp(self, node: ast.BoolOp):
+        values = [self.visit(v) for v in node.values]
+        helper = "and_" if isinstance(node.op, ast.And) else "or_"
+        lambdas = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                              body=v) for v in values[1:]]
+        return ast.copy_location(ast.Call(func=self._helper(helper), args=[values[0]] + lambdas, keywords=[]), node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        node.operand = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(ast.Call(func=self._helper("not_"), args=[node.operand], keywords=[]), node)
+        return node
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and node.args and \
+                not any(isinstance(a, ast.Starred) for a in node.args) and not node.keywords:
+            call = ast.Call(func=self._helper("builtin_min_max"),
+                            args=[ast.Name(id=node.func.id, ctx=ast.Load()), ast.Constant(value=node.func.id)] +
+                            node.args, keywords=[])
+            return ast.copy_location(call, node)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp):
+        empty = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        call = ast.Call(func=self._helper("ifexp"),
+                        args=[self.visit(node.test), ast.Lambda(args=empty, body=self.visit(node.body)),
+                              ast.Lambda(args=empty, body=self.visit(node.orelse))], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def rewrite(fn: Callable) -> Callable:
+    """The function with its control flow rewritten (see the module doc), closures and defaults kept."""
+    from . import control_flow, rewrite_cache
+
+    code = rewrite_cache.load(fn)   # an earlier process's rewrite of the same source
+    if code is None:
+        code = _rewritten_code(fn)
+        rewrite_cache.store(fn, code)
+    ns: dict = {}
+    exec(code, fn.__globals__, ns)
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    new = ns["__ww_factory"](control_flow, *cells)
+    new.__defaults__ = fn.__defaults__
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__wrapped__ = fn
+    functools.update_wrapper(new, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
+    return new
+
+
+def _rewritten_code(fn: Callable):
+    """The code of a module defining `__ww_factory(control_flow, *free variables)`, which returns fn rewritten."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise DSLTypeError(f"cannot read the source of {fn.__qualname__}: warpweave rewrites a decorated function's "
+                           f"source, so it must live in a file ({e})") from None
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    src = textwrap.dedent("".join(lines))
+    tree = ast.parse(src)
+    ast.increment_lineno(tree, first - 1)  # absolute lines before rewriting: the helpers receive them
+    fdef = tree.body[0]
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise DSLTypeError(f"{fn.__qualname__} is not a plain function definition")
+    fdef.decorator_list = []
+    _check_function(fdef, filename, fn.__qualname__)
+    fdef = _Rewriter(filename).visit(fdef)
+    # Free variables of the original become parameters of a factory, so the rewritten function sees them too.
+    freevars = fn.__code__.co_freevars
+    factory = ast.FunctionDef(
+        name="__ww_factory",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=_H)] + [ast.arg(arg=v) for v in freevars], kwonlyargs=[],
+                           kw_defaults=[], defaults=[]),
+        body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))], decorator_list=[], returns=None,
+        type_params=[])
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    flags = fn.__code__.co_flags & __future__.annotations.compiler_flag
+    return compile(module, filename, "exec", flags=flags, dont_inherit=True)

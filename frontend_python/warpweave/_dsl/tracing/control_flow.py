@@ -1,0 +1,622 @@
+"""Run-time side of the preprocessor: dynamic loops and branches become scf.for / scf.if / scf.while; static
+ones run as Python.
+
+Variables a dynamic body assigns are carried through the region when they are defined before it: numbers (DSL
+numbers, and Python numbers, which become dynamic) as region results; tuples that hold a DSL number (a
+coordinate such as (None, None, k, stage)) number by number, their other elements unchanged; other objects
+(tensors, layouts, ...) must stay the same object. A variable first defined inside a dynamic body is not available after it, as in CuTe DSL.
+A variable may not change type inside a dynamic body.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+from ..base import trace
+from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, user_location
+from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt
+
+
+class Undefined:
+    """The value of a variable that a dynamic body defines but that is not available after it."""
+    __slots__ = ("name", "line")
+
+    def __init__(self, name, line=None):
+        self.name = name
+        self.line = line
+
+    def _fail(self, *args, **kwargs):
+        where = f" (line {self.line})" if self.line else ""
+        raise DSLTypeError(
+            f"variable '{self.name}' is not defined here: it is assigned inside a dynamic if/loop{where} but not "
+            "defined before it; define it before (e.g. x = cutlass.Int32(0)) so that it is carried out of the region",
+            user_location(3))
+
+    __getattr__ = __call__ = __getitem__ = __setitem__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __bool__ = __neg__ = __index__ = _fail
+
+    def __repr__(self):
+        return f"<undefined {self.name}>"
+
+
+def read(getter, name):
+    try:
+        return getter()
+    except NameError:
+        return Undefined(name)
+
+
+def _is_static(v) -> bool:
+    if isinstance(v, Numeric):
+        return v.is_static
+    return not isinstance(v, SymInt)
+
+
+def _static_value(v):
+    return v.value if isinstance(v, Numeric) else v
+
+
+def _numeric_type_of(v):
+    """The DSL type a carried value has, or None for values that are not carried."""
+    if isinstance(v, Numeric):
+        return type(v)
+    if isinstance(v, bool):
+        return Boolean
+    if isinstance(v, int):
+        return Int32 if -(1 << 31) <= v < (1 << 31) else Int64
+    if isinstance(v, float):
+        return Float32
+    if isinstance(v, SymInt):
+        return Int32 if v.bits <= 32 else Int64
+    return None
+
+
+def _as_type(name, v, t, lineno, where):
+    if isinstance(v, Undefined):
+        raise DSLTypeError(f"variable '{name}' is deleted inside the dynamic {where} at line {lineno}",
+                           user_location(3))
+    if isinstance(v, Numeric) and type(v) is not t:
+        raise DSLTypeError(f"variable '{name}' changes type from {t.__name__} to {type(v).__name__} inside the "
+                           f"dynamic {where} at line {lineno}; convert it explicitly (e.g. {t.__name__}(x))",
+                           user_location(3))
+    if not isinstance(v, (Numeric, bool, int, float, SymInt)):
+        raise DSLTypeError(f"variable '{name}' changes from a {t.__name__} to a {type(v).__name__} inside the dynamic "
+                           f"{where} at line {lineno}", user_location(3))
+    return v if isinstance(v, Numeric) else t(v)
+
+
+def _same_static(a, b) -> bool:
+    """a and b are the same value, compared without asking a runtime number for a truth value."""
+    if a is b:
+        return True
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(_same_static(x, y) for x, y in zip(a, b))
+    if isinstance(a, Numeric) or isinstance(b, Numeric):
+        return (isinstance(a, Numeric) and isinstance(b, Numeric) and type(a) is type(b) and a.is_static
+                and b.is_static and a.value == b.value)
+    if isinstance(a, (bool, int, float, str)) and isinstance(b, (bool, int, float, str)):
+        return type(a) is type(b) and a == b
+    return False
+
+
+def _check_unchanged(name, before, after, lineno, where):
+    if after is before or isinstance(before, Undefined):
+        return
+    if isinstance(before, (tuple, str)) and _same_static(before, after):
+        return
+    raise DSLTypeError(
+        f"variable '{name}' is reassigned inside the dynamic {where} at line {lineno} to a different "
+        f"{type(after).__name__}; only numbers can change inside dynamic control flow", user_location(3))
+
+
+class _CarriedTensor:
+    """How a tensor in global or shared memory is carried through a region: its address as a pointer value, its
+    layout, element type and the alignment the region may assume (that of the value it enters with)."""
+
+    def __init__(self, name, t):
+        from ..values.tensor import ptr_type
+
+        self.name = name
+        self.layout = t.layout
+        self.dtype = t.element_type
+        self.memspace = t.iterator.memspace
+        self.align = t.iterator.alignment_at(0)
+        self.wide = t.iterator.wide
+        self.ir_type = ptr_type(self.memspace)
+
+    def value(self, t):
+        return t.iterator.address(0)
+
+    def rebuild(self, ir_value):
+        from ..values.tensor import Pointer, Tensor
+
+        return Tensor(Pointer(ir_value, self.dtype, self.memspace, self.align, wide=self.wide), self.layout,
+                      self.dtype)
+
+    def check(self, after, lineno, where):
+        from ..values.tensor import Tensor
+
+        if not isinstance(after, Tensor) or not _is_carried_tensor(after):
+            raise DSLTypeError(f"variable '{self.name}' changes from a tensor to a {type(after).__name__} inside the "
+                               f"dynamic {where} at line {lineno}", user_location(4))
+        if after.element_type is not self.dtype or after.iterator.memspace != self.memspace:
+            raise DSLTypeError(f"variable '{self.name}' changes its element type or memory inside the dynamic "
+                               f"{where} at line {lineno}", user_location(4))
+        if not (after.layout == self.layout):
+            raise DSLTypeError(f"variable '{self.name}' changes its layout inside the dynamic {where} at line "
+                               f"{lineno} ({self.layout} before, {after.layout} after); a tensor carried through "
+                               "dynamic control flow may only move its pointer", user_location(4))
+        got = after.iterator.alignment_at(0)
+        if got < self.align and got % self.align:
+            raise DSLTypeError(f"variable '{self.name}' enters the dynamic {where} at line {lineno} {self.align}-byte "
+                               f"aligned but is only {got}-byte aligned at its end; the region assumes what it "
+                               "entered with", user_location(4))
+
+
+def _is_carried_tensor(v) -> bool:
+    from ..values.tensor import GMEM, SMEM, Pointer, Tensor
+
+    return (isinstance(v, Tensor) and isinstance(v.iterator, Pointer) and v.iterator.base is not None
+            and v.iterator.memspace in (GMEM, SMEM))
+
+
+def _tuple_leaves(t):
+    return [x for c in t for x in _tuple_leaves(c)] if isinstance(t, tuple) else [t]
+
+
+def _tuple_profile(t):
+    return tuple(_tuple_profile(c) for c in t) if isinstance(t, tuple) else None
+
+
+def _profile_str(p) -> str:
+    return "(" + ", ".join(_profile_str(c) for c in p) + ("," if len(p) == 1 else "") + ")" \
+        if isinstance(p, tuple) else "_"
+
+
+def _holds_dsl_number(t) -> bool:
+    """A tuple with a DSL number (or a runtime integer) in it: carried element by element. Tuples of only Python
+    values (a tile shape) stay as they are and must not change."""
+    return isinstance(t, tuple) and any(isinstance(x, (Numeric, SymInt)) for x in _tuple_leaves(t))
+
+
+class _CarriedTuple:
+    """How a tuple holding a DSL number is carried through a region: each number in it (static ones too, which
+    become dynamic, as carried Python numbers do) is a region value; its other elements (None, layouts, ...) and
+    its nesting must stay the same."""
+
+    def __init__(self, name, t):
+        self.name = name
+        self.template = t
+        self.profile = _tuple_profile(t)
+        self.leaves = _tuple_leaves(t)
+        self.leaf_types = [_numeric_type_of(x) for x in self.leaves]
+
+    def ir_types(self):
+        return [lt.ir_type for lt in self.leaf_types if lt is not None]
+
+    def values(self, t):
+        return [lt(x).ir() for x, lt in zip(_tuple_leaves(t), self.leaf_types) if lt is not None]
+
+    def rebuild(self, ir_values):
+        it = iter(ir_values)
+        leaves = iter([lt.from_ir(next(it)) if lt is not None else x for x, lt in zip(self.leaves, self.leaf_types)])
+
+        def build(p):
+            return tuple(build(c) for c in p) if isinstance(p, tuple) else next(leaves)
+
+        return build(self.profile)
+
+    def yields(self, after, lineno, where):
+        if not isinstance(after, tuple) or _tuple_profile(after) != self.profile:
+            got = _profile_str(_tuple_profile(after)) if isinstance(after, tuple) else f"a {type(after).__name__}"
+            raise DSLTypeError(f"variable '{self.name}' changes from a tuple {_profile_str(self.profile)} to {got} "
+                               f"inside the dynamic {where} at line {lineno}; a tuple carried through dynamic "
+                               "control flow keeps its nesting", user_location(4))
+        out = []
+        for k, (x, before, lt) in enumerate(zip(_tuple_leaves(after), self.leaves, self.leaf_types)):
+            if lt is not None:
+                out.append(_as_type(f"{self.name}[{k}]", x, lt, lineno, where).ir())
+            elif x is not before and not (isinstance(before, str) and before == x):
+                raise DSLTypeError(f"element {k} of the tuple '{self.name}' is reassigned inside the dynamic {where} "
+                                   f"at line {lineno} to a different {type(x).__name__}; only its numbers can "
+                                   "change inside dynamic control flow", user_location(4))
+        return out
+
+
+class _Carry:
+    """Which variables a region carries, with their types; and the objects it may change in place (a pipeline
+    state's advance()), carried through their _ww_carry_get / _ww_carry_set values."""
+
+    def __init__(self, names, values, mutables=()):
+        self.names = names
+        self.values = list(values)
+        self.index = []  # positions of carried values
+        self.types = []  # a DSL numeric type, or a _CarriedTensor
+        self.tuples = []  # (position, _CarriedTuple) of carried tuples: their values follow the others'
+        for i, v in enumerate(self.values):
+            t = _CarriedTensor(names[i], v) if _is_carried_tensor(v) else _numeric_type_of(v)
+            if t is not None:
+                self.index.append(i)
+                self.types.append(t)
+            elif _holds_dsl_number(v):
+                self.tuples.append((i, _CarriedTuple(names[i], v)))
+        self.objects = []
+        for m in mutables:
+            # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
+            # asking it for its attributes would report it as used.
+            if isinstance(m, Undefined):
+                continue
+            if hasattr(m, "_ww_carry_get") and not any(m is o for o in self.objects):
+                self.objects.append(m)
+        self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
+        self.object_types = [[type(x) for x in vals] for vals in self.snapshot]
+
+    def ir_types(self):
+        return ([ty.ir_type for ty in self.types] + [t for _, ct in self.tuples for t in ct.ir_types()] +
+                [t.ir_type for ts in self.object_types for t in ts])
+
+    def _split(self, ir_values):
+        """(scalar and tensor values, per-tuple value lists, object values) of a flat list of region values."""
+        n = len(self.index)
+        scalars, pos, per_tuple = ir_values[:n], n, []
+        for _, ct in self.tuples:
+            k = len(ct.ir_types())
+            per_tuple.append(ir_values[pos:pos + k])
+            pos += k
+        return scalars, per_tuple, ir_values[pos:]
+
+    def inits(self):
+        out = []
+        for k, i in enumerate(self.index):
+            t = self.types[k]
+            out.append(t.value(self.values[i]) if isinstance(t, _CarriedTensor) else t(self.values[i]).ir())
+        for i, ct in self.tuples:
+            out.extend(ct.values(self.values[i]))
+        for vals in self.snapshot:
+            out.extend(v.ir() for v in vals)
+        return out
+
+    def _wrap(self, k, v):
+        t = self.types[k]
+        return t.rebuild(v) if isinstance(t, _CarriedTensor) else t.from_ir(v)
+
+    def _set_objects(self, ir_values):
+        pos = 0
+        for o, ts in zip(self.objects, self.object_types):
+            o._ww_carry_set([t.from_ir(x) for t, x in zip(ts, ir_values[pos:pos + len(ts)])])
+            pos += len(ts)
+
+    def restore_objects(self):
+        for o, vals in zip(self.objects, self.snapshot):
+            o._ww_carry_set(vals)
+
+    def inner(self, block_args):
+        vals = list(self.values)
+        scalars, per_tuple, objects = self._split(list(block_args))
+        for k, i in enumerate(self.index):
+            vals[i] = self._wrap(k, scalars[k])
+        for (i, ct), v in zip(self.tuples, per_tuple):
+            vals[i] = ct.rebuild(v)
+        self._set_objects(objects)
+        return vals
+
+    def yields(self, results, lineno, where):
+        if not isinstance(results, tuple) or len(results) != len(self.values):
+            raise DSLRuntimeError("internal: a rewritten body returned the wrong number of values")
+        out = []
+        for k, i in enumerate(self.index):
+            t = self.types[k]
+            if isinstance(t, _CarriedTensor):
+                t.check(results[i], lineno, where)
+                out.append(t.value(results[i]))
+            else:
+                out.append(_as_type(self.names[i], results[i], t, lineno, where).ir())
+        tuples = dict(self.tuples)
+        for i, ct in self.tuples:
+            out.extend(ct.yields(results[i], lineno, where))
+        for i, (before, after) in enumerate(zip(self.values, results)):
+            if i not in self.index and i not in tuples:
+                _check_unchanged(self.names[i], before, after, lineno, where)
+        for o, ts in zip(self.objects, self.object_types):
+            now = list(o._ww_carry_get())
+            if len(now) != len(ts):
+                raise DSLTypeError(f"{type(o).__name__} changed its number of values inside the dynamic {where} at "
+                                   f"line {lineno}", user_location(3))
+            out.extend(t(v).ir() for t, v in zip(ts, now))
+        return out
+
+    def outputs(self, result_values, lineno):
+        vals = []
+        scalars, per_tuple, objects = self._split(list(result_values))
+        carried = dict(zip(self.index, scalars))
+        tuples = {i: ct.rebuild(v) for (i, ct), v in zip(self.tuples, per_tuple)}
+        for i, v in enumerate(self.values):
+            if i in carried:
+                vals.append(self._wrap(self.index.index(i), carried[i]))
+            elif i in tuples:
+                vals.append(tuples[i])
+            elif isinstance(v, Undefined):
+                vals.append(Undefined(self.names[i], lineno))
+            else:
+                vals.append(v)
+        self._set_objects(objects)
+        return tuple(vals)
+
+
+def _at_line(b, lineno):
+    loc = user_location(1)
+    if loc is not None:
+        b.set_location(loc[0], lineno, 1)
+
+
+# --- for ----------------------------------------------------------------------------------------------------------
+
+def _range_bounds(args):
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    if len(args) == 3:
+        return args
+    raise DSLTypeError(f"range expects 1 to 3 arguments, got {len(args)}", user_location(3))
+
+
+# A loop with static bounds that indexes a register tensor with its variable is unrolled while tracing (up to this
+# many trips): registers cannot be indexed at run time, so a loop kept in the IR would move the tensor to local
+# memory. (CuTe DSL programs write `for i in range(cute.size(acc)): acc[i] = ...`.)
+UNROLL_REGISTER_LOOPS_UP_TO = 512
+
+
+def _indexes_registers(indexed) -> bool:
+    from ..values.tensor import RMEM, Pointer, Tensor
+
+    return any(isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
+               for t in indexed)
+
+
+def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(),
+              prefetch_stages=None, indexed=(), **kwargs):
+    # prefetch_stages: CuTe DSL's request to software-pipeline the loop's loads; a scheduling hint that does not
+    # change what the loop computes, and that is not applied here. Any other keyword is refused, not ignored.
+    # indexed: the values of the names the body subscripts with the loop variable (from the preprocessor).
+    if kwargs:
+        loc = user_location(2)
+        raise DSLTypeError(f"cutlass.range() got an unexpected keyword argument {next(iter(kwargs))!r} (its "
+                           "keywords: unroll, unroll_full, prefetch_stages)", (loc[0], lineno) if loc else None)
+    start, stop, step = _range_bounds(range_args)
+    st = trace.current()
+    static = all(_is_static(x) for x in (start, stop, step))
+    if static and unroll is None and not unroll_full and _static_value(step) != 0 and _indexes_registers(indexed):
+        trips = len(builtins.range(_static_value(start), _static_value(stop), _static_value(step)))
+        unroll_full = trips <= UNROLL_REGISTER_LOOPS_UP_TO
+    if st.kernel is None or (unroll_full and static):
+        # Host code runs as Python; a fully unrolled loop is unrolled while tracing, so its index is a constant.
+        if not static:
+            raise DSLNotImplementedError(
+                "a loop over a runtime bound in host code (@cute.jit) is not supported: loop inside the kernel, or "
+                "make the bound cutlass.Constexpr", user_location(2))
+        vals = tuple(values)
+        for i in builtins.range(_static_value(start), _static_value(stop), _static_value(step)):
+            vals = body(i, *vals)
+        return vals
+    if static and _static_value(step) == 0:
+        raise DSLTypeError("range() step must not be zero", user_location(2))
+    t = Int64 if any(isinstance(x, Numeric) and type(x) in (Int64,) for x in (start, stop, step)) else Int32
+    start, stop, step = t(start), t(stop), t(step)
+    carry = _Carry(names, values, mutables)
+    b = st.builder
+    _at_line(b, lineno)
+    lb, ub, sp = start.ir(), stop.ir(), step.ir()
+    inits = carry.inits()
+    _at_line(b, lineno)  # the region's own line: the builder names it when a value escapes the region
+    block = b.begin_region([t.ir_type] + carry.ir_types())
+    nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
+    div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
+    iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
+    results = body(iv, *carry.inner(block[1:]))
+    ys = carry.yields(results, lineno, "loop")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    outs = b.op("scf.for", [lb, ub, sp] + inits, carry.ir_types(), num_regions=1)
+    return carry.outputs(outs, lineno)
+
+
+# --- if -----------------------------------------------------------------------------------------------------------
+
+def _as_condition(c):
+    if isinstance(c, Numeric):
+        return c if type(c) is Boolean else c != 0
+    if isinstance(c, SymInt):
+        return Int32._wrap(c) != 0
+    return c
+
+
+def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
+    cond = _as_condition(cond)
+    if _is_static(cond):
+        return then_fn(*values) if _static_value(cond) else else_fn(*values)
+    st = trace.current()
+    if st.kernel is None:
+        raise DSLNotImplementedError("host code (@cute.jit) cannot branch on a runtime value; branch inside the "
+                                     "kernel, or make the value cutlass.Constexpr", user_location(2))
+    carry = _Carry(names, values, mutables)
+    b = st.builder
+    _at_line(b, lineno)
+    c = cond.ir()
+    k = st.kernel
+    smem_before = k.smem_bytes
+    _at_line(b, lineno)
+    b.begin_region([])
+    ys = carry.yields(then_fn(*values), lineno, "if")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    carry.restore_objects()  # the else branch starts from the state before the if
+    smem_then = k.smem_bytes
+    if k.merge_branch_allocs:  # launch(smem_merge_branch_allocs=True): the else branch reuses the then's space
+        k.smem_bytes = smem_before
+    _at_line(b, lineno)
+    b.begin_region([])
+    ys = carry.yields(else_fn(*values), lineno, "if")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    k.smem_bytes = max(k.smem_bytes, smem_then)
+    outs = b.op("scf.if", [c], carry.ir_types(), num_regions=2)
+    return carry.outputs(outs, lineno)
+
+
+def when(cond, fn):
+    """`if cond: fn()` for library code, which the preprocessor does not rewrite (user code writes the if)."""
+    def then():
+        fn()
+        return ()
+
+    return if_(cond, then, lambda: (), (), (), 0)
+
+
+def static_condition(cond, lineno):
+    cond = _as_condition(cond)
+    if not _is_static(cond):
+        raise DSLNotImplementedError(f"the if/while at line {lineno} holds a return, break or continue, so its "
+                                     "condition must be known while tracing (it is a runtime value here)",
+                                     user_location(2))
+    return bool(_static_value(cond))
+
+
+# --- while --------------------------------------------------------------------------------------------------------
+
+def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
+    st = trace.current()
+    probe = _as_condition(cond_fn(*values))
+    if _is_static(probe):
+        vals = tuple(values)
+        while True:
+            c = _as_condition(cond_fn(*vals))
+            if not _is_static(c):
+                raise DSLTypeError(f"the condition of the while loop at line {lineno} became a runtime value after "
+                                   "some iterations; make it dynamic from the start (e.g. with cutlass.Int32)",
+                                   user_location(2))
+            if not _static_value(c):
+                return vals
+            vals = body_fn(*vals)
+    if st.kernel is None:
+        raise DSLNotImplementedError("host code (@cute.jit) cannot loop on a runtime condition", user_location(2))
+    carry = _Carry(names, values, mutables)
+    b = st.builder
+    _at_line(b, lineno)
+    inits = carry.inits()
+    types = carry.ir_types()
+    _at_line(b, lineno)
+    before = b.begin_region(types)
+    c = _as_condition(cond_fn(*carry.inner(before)))
+    c = (c if isinstance(c, Numeric) else Boolean(c)).ir()
+    _at_line(b, lineno)
+    b.op0("scf.condition", [c] + list(before))
+    b.end_region()
+    _at_line(b, lineno)
+    after = b.begin_region(types)
+    ys = carry.yields(body_fn(*carry.inner(after)), lineno, "while loop")
+    _at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    outs = b.op("scf.while", inits, types, num_regions=2)
+    return carry.outputs(outs, lineno)
+
+
+# --- boolean operators --------------------------------------------------------------------------------------------
+
+def and_(first, *rest):
+    v = first
+    for f in rest:
+        if _is_static(v):
+            if not _static_value(v):
+                return v
+            v = f()
+        else:
+            w = _as_condition(f())
+            v = _as_condition(v) & (w if isinstance(w, Numeric) else Boolean(bool(w)))
+    return v
+
+
+def or_(first, *rest):
+    v = first
+    for f in rest:
+        if _is_static(v):
+            if _static_value(v):
+                return v
+            v = f()
+        else:
+            w = _as_condition(f())
+            v = _as_condition(v) | (w if isinstance(w, Numeric) else Boolean(bool(w)))
+    return v
+
+
+def not_(x):
+    if _is_static(x):
+        return not _static_value(x)
+    return ~_as_condition(x)
+
+
+def ifexp(cond, a, b):
+    cond = _as_condition(cond)
+    if _is_static(cond):
+        return a() if _static_value(cond) else b()
+    from ..values.numeric import select
+    va, vb = a(), b()
+    if not isinstance(va, Numeric) and not isinstance(vb, Numeric):
+        # Python numbers on both sides (`1.0 if tidx > 3 else 2.0`): they become DSL numbers of one type, as they
+        # would in arithmetic with a DSL number.
+        ta, tb = _numeric_type_of(va), _numeric_type_of(vb)
+        if ta is None or tb is None:
+            raise DSLTypeError(f"`a if cond else b` with a runtime condition picks between numbers, not a "
+                               f"{type(va).__name__} and a {type(vb).__name__}; use an if statement (or "
+                               "cutlass.const_expr for a condition known while tracing)", user_location(2))
+        order = (Boolean, Int32, Int64, Float32)
+        t = max(ta, tb, key=order.index)
+        va, vb = t(va), t(vb)
+    elif not isinstance(va, Numeric) or not isinstance(vb, Numeric):
+        other = vb if isinstance(va, Numeric) else va
+        if _numeric_type_of(other) is None:
+            raise DSLTypeError(f"`a if cond else b` with a runtime condition picks between numbers, not a "
+                               f"{type(va).__name__} and a {type(vb).__name__}; use an if statement",
+                               user_location(2))
+    return select(cond, va, vb)
+
+
+def builtin_min_max(fn, name, *args):
+    """`min(a, b, ...)` / `max(...)` in a kernel: Python's builtin on Python values; where `fn` is the builtin and
+    an argument is a DSL number (or a runtime integer), cutlass.min / cutlass.max, which compare at run time. A
+    user's own min/max (a shadowing name) is called as it is."""
+    if fn is getattr(builtins, name) and len(args) > 1 and \
+            any(isinstance(a, (Numeric, SymInt)) or hasattr(a, "__ww_int__") for a in args):
+        from ..device import math as dsl_math
+
+        return getattr(dsl_math, name)(*args)
+    return fn(*args)
+
+
+# --- ranges and compile-time markers --------------------------------------------------------------------------
+
+def range_constexpr(*args):
+    """A loop unrolled while tracing: every bound must be known (Constexpr)."""
+    for a in args:
+        if not _is_static(a):
+            raise DSLTypeError("cutlass.range_constexpr needs bounds known while tracing; use range() for a runtime "
+                               "bound", user_location(2))
+    return builtins.range(*(int(_static_value(a)) for a in args))
+
+
+def dsl_range(*args, unroll=None, unroll_full=False, prefetch_stages=None):
+    """cutlass.range: in a `for` statement of a kernel it emits a loop (rewritten); elsewhere a Python range."""
+    return range_constexpr(*args)
+
+
+def const_expr(x):
+    """Marks a condition evaluated while tracing; a runtime value here is an error."""
+    if isinstance(x, Numeric) and not x.is_static or isinstance(x, SymInt):
+        raise DSLTypeError("cutlass.const_expr got a runtime value; its condition must be known while tracing",
+                           user_location(2))
+    return _static_value(x)

@@ -1,0 +1,211 @@
+"""The frontend's shape, read from its imports (ast): warpweave._dsl is a stack of layers imported only downward, no
+circle runs between files, no import hides inside a function unless the allow-list below says why, and no module
+takes another's `_private` name. DESIGN.md ("Layers of the Python frontend") states the rules this test holds.
+
+Run as a script (`python tests/python/test_frontend_layers.py`) it prints every violation, one a line.
+"""
+import ast
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PACKAGE = os.path.join(ROOT, "frontend_python", "warpweave")
+
+# warpweave._dsl's layers, bottom to top; layers of one rank may import each other (file circles are still refused).
+LAYER_RANK = {"base": 0, "values": 1, "tracing": 2, "registry": 3, "atoms": 4, "device": 5, "host": 5, "call": 6,
+              "export": 7, "tuning": 7}
+# Modules outside _dsl that any layer may import: the extension and leaf helpers that import nothing of warpweave.
+GROUND = {"warpweave._core": -1, "warpweave._version": -1, "warpweave.progress": 0}
+FACADE_RANK = 100  # everything else of warpweave: the public modules (cute, utils, ext, ...) over all of _dsl
+
+# Imports inside functions, each with the reason it cannot sit at the top of its module. Keyed by
+# (importing module, imported module).
+FUNCTION_IMPORTS_ALLOWED = {
+}
+
+
+def _module_files():
+    out = {}
+    for dirpath, _, files in os.walk(PACKAGE):
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, f)
+            parts = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].split(os.sep)
+            is_pkg = parts[-1] == "__init__"
+            if is_pkg:
+                parts = parts[:-1]
+            out[".".join(parts)] = (path, is_pkg)
+    out["warpweave._core"] = (None, False)  # the extension: imported, never read
+    return out
+
+
+def rank(module: str) -> int:
+    parts = module.split(".")
+    if parts[:2] == ["warpweave", "_dsl"]:
+        return LAYER_RANK.get(parts[2], -1) if len(parts) > 2 else -1
+    for ground, r in GROUND.items():
+        if module == ground or module.startswith(ground + "."):
+            return r
+    return FACADE_RANK
+
+
+class Import:
+    def __init__(self, importer, target, names, line, in_function):
+        self.importer, self.target, self.names, self.line, self.in_function = importer, target, names, line, in_function
+
+
+def read_imports(modules=None):
+    """Every import of a warpweave module by a warpweave module (targets resolved to the module imported: `from
+    pkg import mod` names pkg.mod where that is a module)."""
+    modules = modules or _module_files()
+    out = []
+    for mod, (path, is_pkg) in modules.items():
+        if path is None:
+            continue
+        tree = ast.parse(open(path).read(), path)
+        stack = [(tree, False)]
+        while stack:
+            node, in_fn = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                fn = in_fn or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                if isinstance(child, ast.Import):
+                    for a in child.names:
+                        out.append(Import(mod, a.name, [], child.lineno, in_fn))
+                elif isinstance(child, ast.ImportFrom):
+                    if child.level:
+                        base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                        base = base[:len(base) - (child.level - 1)]
+                        target = ".".join(base + ([child.module] if child.module else []))
+                    else:
+                        target = child.module or ""
+                    plain = []
+                    for a in child.names:
+                        if f"{target}.{a.name}" in modules:
+                            out.append(Import(mod, f"{target}.{a.name}", [], child.lineno, in_fn))
+                        else:
+                            plain.append(a.name)
+                    if plain:
+                        out.append(Import(mod, target, plain, child.lineno, in_fn))
+                stack.append((child, fn))
+    return out
+
+
+def _ours(target):
+    return target == "warpweave" or target.startswith("warpweave.")
+
+
+def upward_imports(imports):
+    return [f"{i.importer}:{i.line} imports {i.target} (rank {rank(i.target)} over {rank(i.importer)})"
+            for i in imports if _ours(i.target) and rank(i.target) > rank(i.importer)]
+
+
+def private_name_imports(imports):
+    return [f"{i.importer}:{i.line} takes {n} from {i.target}"
+            for i in imports if _ours(i.target) and i.target != i.importer
+            for n in i.names if n.startswith("_") and not n.startswith("__")]
+
+
+def function_imports(imports):
+    return [f"{i.importer}:{i.line} imports {i.target} inside a function"
+            for i in imports if i.in_function and (i.importer, i.target) not in FUNCTION_IMPORTS_ALLOWED]
+
+
+def circles(imports, modules=None):
+    """Strongly connected groups of more than one file in the import graph (Tarjan)."""
+    modules = modules or _module_files()
+    graph = {m: set() for m in modules}
+    for i in imports:
+        if i.target in modules and i.target != i.importer:
+            graph[i.importer].add(i.target)
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return [" <-> ".join(g) for g in out]
+
+
+def test_layers_are_imported_only_downward():
+    assert upward_imports(read_imports()) == []
+
+
+def test_no_import_circle_between_files():
+    assert circles(read_imports()) == []
+
+
+def test_imports_inside_functions_are_allowed_ones():
+    assert function_imports(read_imports()) == []
+
+
+def test_allow_list_names_imports_that_exist():
+    seen = {(i.importer, i.target) for i in read_imports() if i.in_function}
+    assert sorted(set(FUNCTION_IMPORTS_ALLOWED) - seen) == []
+
+
+def test_no_module_takes_anothers_private_name():
+    assert private_name_imports(read_imports()) == []
+
+
+def test_every_dsl_module_sits_in_a_layer():
+    stray = [m for m in _module_files() if m.startswith("warpweave._dsl.") and m.split(".")[2] not in LAYER_RANK]
+    assert stray == []
+
+
+def test_rank_reads_layers_ground_and_facade():
+    # The checks above are only as good as this reading of a module's place.
+    assert rank("warpweave._dsl.base.errors") < rank("warpweave._dsl.values.numeric") < rank("warpweave._dsl.call.jit")
+    assert rank("warpweave._dsl.device.arch") == rank("warpweave._dsl.host.host_values")
+    assert rank("warpweave._core") < rank("warpweave._dsl.base.errors") < rank("warpweave.cute")
+
+
+def test_checker_sees_each_kind_of_violation(tmp_path):
+    pkg = tmp_path / "warpweave"
+    (pkg / "_dsl" / "values").mkdir(parents=True)
+    (pkg / "_dsl" / "call").mkdir()
+    for p in (pkg, pkg / "_dsl", pkg / "_dsl" / "values", pkg / "_dsl" / "call"):
+        (p / "__init__.py").write_text("")
+    (pkg / "_dsl" / "values" / "low.py").write_text("from ..call import high\n_x = 1\n")
+    (pkg / "_dsl" / "call" / "high.py").write_text("def f():\n    from ..values.low import _x\n")
+    files = {}
+    for mod, rel in (("warpweave", "__init__.py"), ("warpweave._dsl", "_dsl/__init__.py"),
+                     ("warpweave._dsl.values", "_dsl/values/__init__.py"), ("warpweave._dsl.call", "_dsl/call/__init__.py"),
+                     ("warpweave._dsl.values.low", "_dsl/values/low.py"), ("warpweave._dsl.call.high", "_dsl/call/high.py")):
+        files[mod] = (str(pkg / rel), rel.endswith("__init__.py"))
+    imports = read_imports(files)
+    assert upward_imports(imports) == ["warpweave._dsl.values.low:1 imports warpweave._dsl.call.high (rank 6 over 1)"]
+    assert private_name_imports(imports) == ["warpweave._dsl.call.high:2 takes _x from warpweave._dsl.values.low"]
+    assert function_imports(imports) == ["warpweave._dsl.call.high:2 imports warpweave._dsl.values.low inside a function"]
+    assert circles(imports, files) == ["warpweave._dsl.call.high <-> warpweave._dsl.values.low"]
+
+
+if __name__ == "__main__":
+    found = read_imports()
+    for title, items in (("upward", upward_imports(found)), ("circle", circles(found)),
+                         ("function-level", function_imports(found)), ("private", private_name_imports(found))):
+        for item in items:
+            print(f"{title}: {item}")
+        print(f"# {title}: {len(items)}", file=sys.stderr)
