@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from warpweave._dsl.atoms.atoms import instructions as _ins
+from warpweave._dsl.atoms import instructions as _ins
 
 MEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 ADDRESS_ROLES = ("SMEM_ADDRESS", "MBARRIER", "GMEM_ADDRESS")

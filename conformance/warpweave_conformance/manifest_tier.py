@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from warpweave import _core
 from warpweave import cute
-from warpweave._dsl.atoms.atoms import instructions as _ins
+from warpweave._dsl.atoms import instructions as _ins
 
 from .records import FAIL, MANIFEST_ENTRY, PASS, Record, record_for
 

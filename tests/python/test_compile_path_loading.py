@@ -107,7 +107,7 @@ def test_a_family_instance_resolves_without_loading_other_backends():
 
 
 def test_selection_is_memoised_per_target_and_loaded_manifests():
-    from warpweave._dsl.atoms.atoms import atoms
+    from warpweave._dsl.atoms import atoms
     from warpweave._dsl.base import trace
     from warpweave._dsl.registry.target import target_named
 

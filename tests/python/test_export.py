@@ -70,7 +70,7 @@ def export(compiled, tmp_path, name):
 
 
 def metadata_of(compiled, name):
-    from warpweave._dsl.export.export import export_c
+    from warpweave._dsl.export import export_c
 
     return export_c.metadata(compiled, export_c.c_arguments(compiled), name)
 

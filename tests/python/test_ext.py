@@ -8,7 +8,7 @@ import pytest
 from warpweave import ext
 from warpweave._dsl.registry import backend_python
 from warpweave._dsl.base import errors
-from warpweave._dsl.atoms.atoms import host_arguments, operand_kinds
+from warpweave._dsl.atoms import host_arguments, operand_kinds
 
 
 def test_an_operand_kind_without_adapter_is_a_clear_error():

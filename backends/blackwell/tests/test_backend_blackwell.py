@@ -192,7 +192,7 @@ def test_python_names_are_unambiguous(blackwell):
 
 
 def _select_for(arch, python_name, params, operands=None):
-    from warpweave._dsl.atoms.atoms import atoms
+    from warpweave._dsl.atoms import atoms
     from warpweave._dsl.base import trace
 
     with trace.tracing(trace.TraceState(target={"name": arch})):
