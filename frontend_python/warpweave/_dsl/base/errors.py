@@ -11,7 +11,7 @@ import sys
 import traceback
 from types import TracebackType
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class DSLError(Exception):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ... import _core
 
-PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins")
+PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "plugins")
 
 
 @dataclass

@@ -46,7 +46,7 @@ from ..values.runtime import RuntimeTensor, is_torch_tensor
 _FORMAT = 1
 log = logging.getLogger("warpweave.autotune")
 # Warnings name the user's line: the first frame outside the warpweave package.
-_OURS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+_OURS = (os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,)
 
 
 class CandidateWarning(UserWarning):
