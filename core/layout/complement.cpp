@@ -46,7 +46,7 @@ void check_cotarget(const IntTuple& cotarget) {
   }
 }
 
-Layout complement_impl(const Layout& a, const IntTuple& cotarget) {
+Layout complement_impl(const Layout& a, const IntTuple& cotarget, bool check_cover) {
   check_plain_strides(a, "complement");
   check_cotarget(cotarget);
   Layout f = filter(a);
@@ -89,7 +89,7 @@ Layout complement_impl(const Layout& a, const IntTuple& cotarget) {
   // it (for (4,4):(6,1) into 96 the copies would cover 64 offsets); a divide built on such a complement would
   // silently miss part of its target, so it is refused.
   auto have = result.size().static_value(), want = product(cotarget).static_value(), n = f.size().static_value();
-  if (have && want && n && *have < *want / *n)
+  if (check_cover && have && want && n && *have < *want / *n)
     throw LayoutError("the gaps between its modes round down so that " + result.str() + " (size " +
                       std::to_string(*have) + ") misses part of the cotarget: size(complement) must be at least " +
                       std::to_string(*want / *n));
@@ -100,12 +100,17 @@ Layout complement_impl(const Layout& a, const IntTuple& cotarget) {
 
 Layout complement(const Layout& a, const IntTuple& cotarget) {
   return detail::with_context([&] { return "complement(" + a.str() + ", " + cotarget.str() + ")"; },
-                              [&] { return complement_impl(a, cotarget); });
+                              [&] { return complement_impl(a, cotarget, true); });
+}
+
+Layout detail::complement_unchecked_cover(const Layout& a, const IntTuple& cotarget) {
+  return detail::with_context([&] { return "complement(" + a.str() + ", " + cotarget.str() + ")"; },
+                              [&] { return complement_impl(a, cotarget, false); });
 }
 
 Layout complement(const Layout& a) {
   return detail::with_context([&] { return "complement(" + a.str() + ")"; },
-                              [&] { return complement_impl(a, filter(a).cosize()); });
+                              [&] { return complement_impl(a, filter(a).cosize(), true); });
 }
 
 // r(i) walks a's image in order: starting from offset 1, find the mode whose stride is the next offset not yet

@@ -182,10 +182,15 @@ def test_products_repeat_the_block_over_the_complement(rng, op):
         b = injective(rng, depth=0)
         try:
             p = getattr(cute, op)(a, b)
-            ref = cute.make_layout(a, cute.composition(cute.complement(a, cute.size(a) * cute.cosize(b)), b))
         except ValueError:
             continue
         assert cute.size(p) == cute.size(a) * cute.size(b), (op, a, b, p)
+        try:
+            ref = cute.make_layout(a, cute.composition(cute.complement(a, cute.size(a) * cute.cosize(b)), b))
+        except ValueError:  # the complement's rest falls short; the product runs past it: still each offset once
+            assert len(set(points(p))) == len(points(p)), (op, a, b, p)
+            checked += 1
+            continue
         if op in ("logical_product", "zipped_product", "tiled_product"):
             assert points(p) == points(ref), (op, a, b, p, ref)
         else:  # blocked and raked interleave the modes: the same offsets, each once
