@@ -192,14 +192,3 @@ def encode(t, f32_value: int) -> int:
     out = b.op1("arith.ori", [code, sign], "i32")
     return b.op1("arith.trunci", [out], "i8")
 
-
-def convert_fp8(x, t):
-    """x converted to t, where one of them is a narrow float (through f32)."""
-    from .numeric import SOFT_FLOAT_TYPES, Float32, cast
-
-    src = type(x)
-    if src in SOFT_FLOAT_TYPES:
-        f = Float32.from_ir(decode(src, x.ir()))
-        return f if t is Float32 else cast(f, t)
-    f = x if src is Float32 else cast(x, Float32)
-    return t.from_ir(encode(t, f.ir()))
