@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math as _pymath
-from fractions import Fraction
 
 from ..base import trace
 from ..base.markers import accept_locations
@@ -263,6 +262,7 @@ def fma(a, b, c):
     y = t(y) if type(y) is not t else y
     if x.is_static and y.is_static and z.is_static:
         fx, fy, fz = float(x.value), float(y.value), float(z.value)
+        from fractions import Fraction  # here: its decimal module would cost every import of warpweave ~3 ms
         if all(_pymath.isfinite(v) for v in (fx, fy, fz)):
             return t(float(Fraction(fx) * Fraction(fy) + Fraction(fz)))
         return t(fx * fy + fz)
