@@ -16,7 +16,7 @@ from ..values import hooks
 
 # Whether a comparison holds, from the difference of its sides.
 OUTCOMES = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lambda d: d > 0, "ge": lambda d: d >= 0,
-        "eq": lambda d: d == 0, "ne": lambda d: d != 0}
+            "eq": lambda d: d == 0, "ne": lambda d: d != 0}
 
 
 class Guard:
