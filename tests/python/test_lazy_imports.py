@@ -1,7 +1,8 @@
 """`import warpweave.cute` brings only what tracing and a cache hit need: the modules behind autotuning and
 benchmarking (cute.testing), exported-module loading (cute.runtime.load_module), compile-option strings
-(argparse), protobuf's runtime and importlib.abc (which imports importlib.resources) are imported when first
-used, and each still works when named. Every figure of bench_startup.py's warm process starts with this import."""
+(argparse), host access to NumPy arrays (numpy), static fused multiply-adds (fractions), protobuf's runtime and
+importlib.abc (which imports importlib.resources) are imported when first used, and each still works when named.
+Every figure of bench_startup.py's warm process starts with this import."""
 from __future__ import annotations
 
 import json
@@ -11,9 +12,9 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
-DEFERRED = ("importlib.abc", "importlib.resources", "argparse", "subprocess", "ctypes", "tempfile", "statistics",
-            "logging", "concurrent.futures", "google.protobuf", "warpweave._dsl.tuning.autotune",
-            "warpweave._dsl.export.exported_module", "warpweave.cute.testing")
+DEFERRED = ("importlib.abc", "importlib.resources", "argparse", "subprocess", "ctypes", "numpy", "fractions",
+            "tempfile", "statistics", "logging", "concurrent.futures", "google.protobuf",
+            "warpweave._dsl.tuning.autotune", "warpweave._dsl.export.exported_module", "warpweave.cute.testing")
 
 
 def _run(code: str) -> dict:

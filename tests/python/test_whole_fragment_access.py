@@ -1,5 +1,5 @@
 """A register fragment read or written whole (an MMA accumulator) is one array load or store in the module instead of
-an address and an access per element (tensor._whole_run): fewer ops to trace, parse and lower, the same code after
+an address and an access per element (pointer._whole_run): fewer ops to trace, parse and lower, the same code after
 SROA. Narrow element types, partial spans and dynamic offsets keep the per-element (or 32-bit) accesses."""
 import os
 import re
@@ -8,7 +8,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl.values import tensor as T
+from warpweave._dsl.values import pointer as T
 from warpweave.cute.runtime import make_fake_tensor
 
 N = 16

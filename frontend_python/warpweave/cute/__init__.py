@@ -17,9 +17,9 @@ from .._dsl.values.tensor import (  # noqa: F401
     Pointer, Tensor, TensorSSA, domain_offset, elem_less, full, full_like, local_tile, make_fragment,
     make_fragment_like, make_identity_tensor, make_rmem_tensor, make_tensor, recast_ptr, size_in_bytes, zeros_like,
 )
-from .._dsl.device.arch import printf  # noqa: F401
+from .._dsl.device.arch import print_tensor, printf  # noqa: F401
 from .._dsl.values.tensor import (  # noqa: F401
-    local_partition, make_rmem_tensor_like, print_tensor, recast_tensor, where,
+    local_partition, make_rmem_tensor_like, recast_tensor, where,
 )
 from .._dsl.device.reduction import ReductionOp, all_, any_  # noqa: F401
 from .._dsl.values.numeric import assume  # noqa: F401

@@ -5,7 +5,7 @@ from .._dsl.device.arch import (  # noqa: F401
     add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64, cp_async_commit_group, cp_async_wait_all,
     cp_async_wait_group, fma_packed_f32x2, fmax, fmin, globaltimer, globaltimer_lo, grid_dim,
     griddepcontrol_launch_dependents, griddepcontrol_wait, lane_idx, mul_packed_f32x2, sub_packed_f32x2,
-    sync_threads, sync_warp, thread_idx, warp_idx,
+    sync_threads, thread_idx, warp_idx,
 )
 from .._dsl.device.atomics import (  # noqa: F401
     atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_fmax, atomic_fmin, atomic_max, atomic_min, atomic_or,
@@ -20,7 +20,7 @@ from .._dsl.device.thread_sleep import nanosleep  # noqa: F401
 from .._dsl.device.smem_size import dynamic_smem_size  # noqa: F401
 from .._dsl.device.warp import (  # noqa: F401
     FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly, shuffle_sync_down,
-    shuffle_sync_up, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
+    shuffle_sync_up, sync_warp, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
     warp_reduction_max, warp_reduction_min, warp_reduction_sum, warp_redux_sync,
 )
 

@@ -8,7 +8,7 @@ modes after the second (their 1-D index, the modes grouped), side by side.
 from __future__ import annotations
 
 from .. import _core
-from .._dsl.values.tensor import _core_add as coordinate_sum
+from .._dsl.values.tensor import coordinate_sum
 from ..cute.layout import is_static, pretty_str
 from . import palette
 from .errors import DEFAULT_MAX_CELLS, check_cells, fail_type, fail_value

@@ -28,7 +28,7 @@ def canonical(value) -> str:
     return str(value)
 
 
-def _current_cc() -> int | None:
+def current_cc() -> int | None:
     st = trace.current_or_none()
     if st is None:
         return None
@@ -61,7 +61,7 @@ def _index_state() -> tuple:
     return state
 
 
-def _entries(python_name: str):
+def entries_named(python_name: str):
     """(backend, entry) of every loaded atom and primitive named python_name, in manifest order."""
     _index_state()
     return list(_by_python_name.get(python_name, ()))
@@ -106,7 +106,7 @@ def _family_forms(python_name: str) -> list[str]:
     return out
 
 
-def _usable(b, ins, cc) -> bool:
+def entry_usable(b, ins, cc) -> bool:
     if cc is None:
         return True
     names = set(ins.get("targets", []))
@@ -161,7 +161,7 @@ def _select(python_name: str, params: dict, operands: set | None):
             return names == operands
         return True
 
-    matches = [(b, ins) for b, ins in _entries(python_name) if fits(ins)]
+    matches = [(b, ins) for b, ins in entries_named(python_name) if fits(ins)]
     problems = []
     if _families(python_name):
         # Atom families: the core inverts their templated Python parameters (each family's own defaults fill
@@ -172,12 +172,12 @@ def _select(python_name: str, params: dict, operands: set | None):
         if problems:
             raise DSLValueError("; ".join(problems), user_location(3))
         known = sorted({canonical(tuple(sorted(ins.get("python_params", {}).items())))
-                        for _, ins in _entries(python_name)}) + _family_forms(python_name)
+                        for _, ins in entries_named(python_name)}) + _family_forms(python_name)
         what = f"operands {sorted(operands)}" if operands is not None and not params else str(params)
         raise DSLValueError(f"no loaded backend offers {python_name} with {what}; offered: "
                             f"{', '.join(known) or 'none'}", user_location(3))
-    cc = _current_cc()
-    usable = [(b, ins) for b, ins in matches if _usable(b, ins, cc)]
+    cc = current_cc()
+    usable = [(b, ins) for b, ins in matches if entry_usable(b, ins, cc)]
     if not usable:
         raise DSLValueError(f"{python_name}({params}) exists ({', '.join(i['id'] for _, i in matches)}) but not for "
                             f"the current target (compute capability {cc})", user_location(3))
@@ -228,7 +228,7 @@ class ManifestOp:
 
 def _make_class(python_name: str):
     # A family's template carries what the class needs: its signature, kind and the names of its parameters.
-    entries = _entries(python_name) + [(b, {**f["template"], "description": f.get("description") or
+    entries = entries_named(python_name) + [(b, {**f["template"], "description": f.get("description") or
                                             f["template"].get("description", "")})
                                        for b, f in _families(python_name)]
     if not entries:
@@ -254,7 +254,7 @@ def _primitive_function(python_name, short, first):
 
         # Positional arguments fill the input operands, then the attributes, in the manifest's order; the entry
         # is the one whose operands are exactly those given (e.g. bar.sync with or without a thread count).
-        candidates = [ins for _, ins in _entries(python_name)]
+        candidates = [ins for _, ins in entries_named(python_name)]
         chosen = None
         for ins in candidates:
             in_ops = [o["name"] for o in ins.get("operands", []) if not is_result(o)]
@@ -308,7 +308,7 @@ def _primitive_function(python_name, short, first):
 def primitive(python_name: str):
     """The function of a backend primitive (e.g. "cpasync.commit_group"), or None when no backend offers it."""
     if python_name not in _primitives:
-        entries = _entries(python_name)
+        entries = entries_named(python_name)
         _primitives[python_name] = _primitive_function(python_name, python_name.split(".")[-1], entries[0][1]) \
             if entries else None
     return _primitives[python_name]

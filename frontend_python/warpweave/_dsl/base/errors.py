@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import site
 import sys
 import traceback
 from types import TracebackType
@@ -67,8 +68,6 @@ def _stdlib_dirs() -> tuple[list[str], list[str]]:
     sysconfig's stdlib / platstdlib and purelib / platlib, worked out without importing sysconfig, which costs a
     process's first compile ~10 ms: the folder of the os module and <exec prefix>/<platlibdir>/pythonX.Y, and
     site's site-packages."""
-    import site
-
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     own = {os.path.dirname(os.path.abspath(os.__file__))}
     for prefix in {sys.exec_prefix, sys.base_exec_prefix}:

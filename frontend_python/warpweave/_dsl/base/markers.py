@@ -17,3 +17,11 @@ def dsl_user_op(fn):
     def op(*args, loc=None, ip=None, **kwargs):
         return fn(*args, **kwargs)
     return op
+
+
+def accept_locations(namespace: dict, names) -> None:
+    """Wraps the functions of `names` in a module's namespace with dsl_user_op: CuTe DSL passes loc= and ip= to them
+    from its helpers, and tracing records the user's line itself."""
+    for name in names:
+        if callable(namespace[name]) and not isinstance(namespace[name], type):
+            namespace[name] = dsl_user_op(namespace[name])

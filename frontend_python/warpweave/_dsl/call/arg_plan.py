@@ -11,7 +11,7 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Boolean, Float32, HostRef, Int32, Int64, Numeric, SymInt
-from ..values.runtime import FakeStream, RuntimePointer, RuntimeTensor, from_dlpack, is_torch_tensor
+from ..values.runtime import FakeStream, RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view as _runtime_view
 from ..values.tensor import GMEM, Pointer, Tensor
 
 
@@ -58,15 +58,6 @@ def _is_stream(x) -> bool:
     name = type(x).__name__
     return isinstance(x, FakeStream) or name in ("Stream", "ExternalStream", "CUstream") and not isinstance(
         x, (int, float))
-
-
-def _runtime_view(value):
-    """The RuntimeTensor of a tensor argument (a torch tensor passed directly gets a dynamic layout)."""
-    if isinstance(value, RuntimeTensor):
-        return value
-    if is_torch_tensor(value):
-        return from_dlpack(value).mark_layout_dynamic()
-    return None
 
 
 @dataclass

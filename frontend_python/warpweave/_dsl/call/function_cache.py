@@ -446,11 +446,11 @@ class CachedAssumptions:
 
 
 def _cached_guard(fields):
-    from ..host.host_guards import _OPS, Guard
+    from ..host.host_guards import OUTCOMES, Guard
 
     class CachedGuard(Guard):
         def holds(self, env) -> bool:
-            return _OPS[self.op](self.diff.evaluate(env)) == self.outcome
+            return OUTCOMES[self.op](self.diff.evaluate(env)) == self.outcome
 
     g = _decode(fields)
     return CachedGuard(g["diff"], g["op"], g["outcome"], g["where"])

@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import re
 
+from ... import _core
+from ..atoms.atoms import current_cc, entries_named, entry_usable, primitive
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..values.numeric import Boolean, Float32, Float64, Int32, Int64, Numeric, Uint32, as_numeric
+from ..base.markers import accept_locations
+from ..host.host_actions import host_print_tensor, host_printf
+from ..registry.plugins import registry
+from ..values.numeric import Boolean, Float32, Float64, Int32, Int64, Numeric, Uint32, as_numeric, coerce_pair
+from ..values.tensor import Tensor, TensorSSA, static_size
 
 
 def _sreg(name: str, axis: str) -> Int32:
@@ -73,8 +79,6 @@ sync_threads = barrier
 # --- backend primitives -------------------------------------------------------------------------------------------
 
 def _backend_primitive(python_name: str):
-    from ..atoms.atoms import primitive
-
     f = primitive(python_name)
     if f is None:
         raise DSLTypeError(f"no loaded backend offers {python_name} (see `python -m warpweave plugins`)",
@@ -85,17 +89,13 @@ def _backend_primitive(python_name: str):
 def _target_primitive(python_name: str, cute_name: str):
     """A backend primitive the current target must have (its PTX is specific to some generations): a clear error
     naming the target and the backends that do offer it otherwise."""
-    from ..atoms.atoms import _current_cc, _entries, _usable, primitive
-
-    entries = _entries(python_name)
-    cc = _current_cc()
-    if not any(_usable(b, ins, cc) for b, ins in entries):
-        from ..registry.plugins import registry
-
+    entries = entries_named(python_name)
+    cc = current_cc()
+    if not any(entry_usable(b, ins, cc) for b, ins in entries):
         # To say who has it: a trace loads only the backends usable on its target, so load every one found.
         everything = list(getattr(registry, "candidates", None) or [])
         registry.load(everything) if everything else registry.load()
-        entries = _entries(python_name)
+        entries = entries_named(python_name)
         st = trace.current_or_none()
         name = st.target["name"] if st is not None else "?"
         offered = "; ".join(f"{b.name} for {', '.join(ins.get('targets', []))}" for b, ins in entries)
@@ -154,11 +154,9 @@ def fma_packed_f32x2(a, b, c):
 # --- float min/max, clocks ----------------------------------------------------------------------------------------
 
 def _fminmax(name, a, b):
-    from ..values.numeric import _coerce_pair
-
     if not isinstance(a, Numeric) and not isinstance(b, Numeric):
         a = Float32(a)
-    x, y, t = _coerce_pair(a, b)
+    x, y, t = coerce_pair(a, b)
     if not t.is_float:
         x, y, t = Float32(x), Float32(y), Float32
     if x.is_static and y.is_static:
@@ -182,14 +180,6 @@ def fmax(a, b):
 def fmin(a, b):
     """The smaller of two floats; a NaN operand is ignored (min.f32)."""
     return _fminmax("minnum", a, b)
-
-
-def sync_warp(mask=-1):
-    """The lanes of `mask` (default: the whole warp) wait for each other and order their memory accesses
-    (bar.warp.sync, __syncwarp)."""
-    from .warp import _i32
-
-    trace.builder().op0("nvvm.bar.warp.sync", [_i32(mask, "mask")])
 
 
 def _clock(reg, t):
@@ -284,7 +274,6 @@ def printf(fmt, *args, end=None):
     unless the text ends with one)."""
     if end is not None and not isinstance(end, str):
         raise DSLTypeError(f"cute.printf: end must be a string, got {type(end).__name__}", user_location(2))
-    from ..values.tensor import TensorSSA
     if any(isinstance(a, TensorSSA) for a in args) or isinstance(fmt, TensorSSA):
         raise DSLTypeError("cute.printf prints numbers; print a TensorSSA with cute.print_tensor", user_location(2))
     if not isinstance(fmt, str):
@@ -292,8 +281,6 @@ def printf(fmt, *args, end=None):
         fmt = " ".join("{}" for _ in args)
     st = trace.current()
     if st.kernel is None:  # the host side of a @cute.jit function: printed at each call (host_actions.py)
-        from ..host.host_actions import host_printf
-
         return host_printf(fmt, *args)
     b = trace.builder()
     values, types = [], []
@@ -350,21 +337,39 @@ def printf(fmt, *args, end=None):
     del data
 
 
+def print_tensor(tensor, *, verbose: bool = False):
+    """Prints a tensor's type and values from the device (each thread that calls it): one line per row of the
+    first two modes, later modes one after another."""
+    if not trace.in_kernel() and isinstance(tensor, Tensor):  # host side: read at each call (host_actions.py)
+        return host_print_tensor(tensor, verbose)
+    if isinstance(tensor, TensorSSA):
+        vals, shape, what = tensor.values, tensor.shape, repr(tensor)
+    elif isinstance(tensor, Tensor):
+        n = static_size(tensor, "print_tensor")
+        vals, shape, what = [tensor[i] for i in range(n)], tensor.shape, tensor.type
+    else:
+        raise DSLTypeError(f"print_tensor expects a Tensor or a TensorSSA, got {type(tensor).__name__}",
+                           user_location(2))
+    printf(what.replace("{", "(").replace("}", ")").replace("%", "%%") + " data=", end="\n")
+    flat = shape if isinstance(shape, tuple) else (shape,)
+    dims = [_core.product(s) for s in flat]
+    rows = dims[0] if len(dims) > 1 else 1
+    cols = max(1, len(vals) // max(rows, 1)) if len(dims) > 1 else len(vals)
+    for r in range(rows):
+        row = [vals[r + rows * c] if len(dims) > 1 else vals[c] for c in range(cols)]
+        for start in range(0, len(row), 16):   # vprintf takes a bounded argument buffer
+            chunk = row[start:start + 16]
+            lead = "  [" if start == 0 else "   "
+            tail = "]" if start + 16 >= len(row) else ""
+            printf(lead + ", ".join("{}" for _ in chunk) + tail, *chunk, end="\n")
+    del verbose
+
+
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "barrier", "sync_threads",
-           "sync_warp", "griddepcontrol_wait", "griddepcontrol_launch_dependents", "add_packed_f32x2",
+           "griddepcontrol_wait", "griddepcontrol_launch_dependents", "add_packed_f32x2",
            "sub_packed_f32x2", "mul_packed_f32x2", "fma_packed_f32x2", "fmax", "fmin", "clock", "clock64",
            "globaltimer", "globaltimer_lo", "cp_async_commit_group", "cp_async_wait_group", "cp_async_wait_all",
            "printf"]
 
 
-def _accept_locations():
-    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
-    from ..base.markers import dsl_user_op
-
-    g = globals()
-    for name in __all__:
-        if callable(g[name]) and not isinstance(g[name], type):
-            g[name] = dsl_user_op(g[name])
-
-
-_accept_locations()
+accept_locations(globals(), __all__)

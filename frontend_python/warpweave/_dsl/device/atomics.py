@@ -14,20 +14,21 @@ itself.
 """
 from __future__ import annotations
 
+from ..atoms.atoms import current_cc
 from ..base import trace
+from ..base.markers import accept_locations
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Float32, Numeric
+from ..values.tensor import GENERIC, GMEM, SMEM, Pointer, Tensor, elem_bytes
 
 # LLVM's AtomicOrdering and AtomicBinOp numbers (the generic syntax spells the enums as integers).
-_ORDERING = {"relaxed": 2, "acquire": 4, "release": 5, "acq_rel": 6, "sc": 7, "seq_cst": 7}
-_SCOPE = {"cta": "block", "cluster": "cluster", "gpu": "device", "sys": ""}
+ORDERING = {"relaxed": 2, "acquire": 4, "release": 5, "acq_rel": 6, "sc": 7, "seq_cst": 7}
+SYNCSCOPE = {"cta": "block", "cluster": "cluster", "gpu": "device", "sys": ""}
 _BIN_OP = {"xchg": 0, "add": 1, "sub": 2, "and": 3, "or": 5, "xor": 6, "max": 7, "min": 8, "umax": 9, "umin": 10,
            "fadd": 11, "fsub": 12, "fmax": 13, "fmin": 14}
 
 
-def _pointer(ptr, fname):
-    from ..values.tensor import GMEM, SMEM, GENERIC, Pointer, Tensor
-
+def pointer_of(ptr, fname):
     if isinstance(ptr, Tensor) and isinstance(ptr.iterator, Pointer):
         ptr = ptr.iterator
     if not isinstance(ptr, Pointer):
@@ -39,18 +40,16 @@ def _pointer(ptr, fname):
     return ptr
 
 
-def _checked(sem, scope, fname):
+def checked_order(sem, scope, fname):
     sem = "relaxed" if sem is None else sem
     scope = "gpu" if scope is None else scope
-    if sem not in _ORDERING:
-        raise DSLValueError(f"cute.arch.{fname}: sem={sem!r} is not one of {', '.join(_ORDERING)}", user_location(4))
-    if scope not in _SCOPE:
-        raise DSLValueError(f"cute.arch.{fname}: scope={scope!r} is not one of {', '.join(_SCOPE)}",
+    if sem not in ORDERING:
+        raise DSLValueError(f"cute.arch.{fname}: sem={sem!r} is not one of {', '.join(ORDERING)}", user_location(4))
+    if scope not in SYNCSCOPE:
+        raise DSLValueError(f"cute.arch.{fname}: scope={scope!r} is not one of {', '.join(SYNCSCOPE)}",
                             user_location(4))
     if scope == "cluster":
-        from ..atoms.atoms import _current_cc
-
-        cc = _current_cc()
+        cc = current_cc()
         if cc is not None and cc < 90:
             name = trace.current().target["name"]
             raise DSLValueError(f"cute.arch.{fname}: scope='cluster' needs a target with thread-block clusters "
@@ -59,17 +58,17 @@ def _checked(sem, scope, fname):
 
 
 def _memory_order(sem, scope, fname):
-    sem, scope = _checked(sem, scope, fname)
-    props = f"ordering = {_ORDERING[sem]} : i64"
-    if _SCOPE[scope]:
-        props += f', syncscope = "{_SCOPE[scope]}"'
+    sem, scope = checked_order(sem, scope, fname)
+    props = f"ordering = {ORDERING[sem]} : i64"
+    if SYNCSCOPE[scope]:
+        props += f', syncscope = "{SYNCSCOPE[scope]}"'
     return props
 
 
-def _fence(b, ordering: int, scope: str):
+def fence(b, ordering: int, scope: str):
     props = f"ordering = {ordering} : i64"
-    if _SCOPE[scope]:
-        props += f', syncscope = "{_SCOPE[scope]}"'
+    if SYNCSCOPE[scope]:
+        props += f', syncscope = "{SYNCSCOPE[scope]}"'
     b.op0("llvm.fence", [], props)
 
 
@@ -80,10 +79,10 @@ _SYS_INTRINSIC = {"add": "add.gen.i", "fadd": "add.gen.f", "and": "and.gen.i", "
 
 def _emit_rmw(fname, op, addr, value, ty, sem, scope):
     """One atomic read-modify-write with its ordering as fences (see the module's note)."""
-    sem, scope = _checked(sem, scope, fname)
+    sem, scope = checked_order(sem, scope, fname)
     b = trace.builder()
     if sem in ("release", "acq_rel", "sc", "seq_cst"):
-        _fence(b, _ORDERING["sc"] if sem in ("sc", "seq_cst") else _ORDERING["release"], scope)
+        fence(b, ORDERING["sc"] if sem in ("sc", "seq_cst") else ORDERING["release"], scope)
     if scope == "sys":
         name = _SYS_INTRINSIC.get(op)
         if name is None or (op == "fadd" and ty != "f32" and ty != "f64"):
@@ -99,14 +98,14 @@ def _emit_rmw(fname, op, addr, value, ty, sem, scope):
         width = {"i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}[ty]
         # The scope still matters where LLVM expands the operation into a compare-and-swap loop.
         old = b.op1("llvm.atomicrmw", [addr, value], ty,
-                    f"bin_op = {_BIN_OP[op]} : i64, ordering = {_ORDERING['relaxed']} : i64, "
-                    f'syncscope = "{_SCOPE[scope]}", alignment = {width} : i64')
+                    f"bin_op = {_BIN_OP[op]} : i64, ordering = {ORDERING['relaxed']} : i64, "
+                    f'syncscope = "{SYNCSCOPE[scope]}", alignment = {width} : i64')
     if sem in ("acquire", "acq_rel", "sc", "seq_cst"):
-        _fence(b, _ORDERING["acquire"], scope)
+        fence(b, ORDERING["acquire"], scope)
     return old
 
 
-def _operand(t, val, fname):
+def operand(t, val, fname):
     if isinstance(val, Numeric):
         return val if type(val) is t else t(val)
     if isinstance(val, (bool, int, float)) or hasattr(val, "__ww_int__"):
@@ -115,7 +114,7 @@ def _operand(t, val, fname):
 
 
 def _rmw(fname, kind, ptr, val, sem, scope):
-    p = _pointer(ptr, fname)
+    p = pointer_of(ptr, fname)
     t = p.dtype
     if t.is_boolean or t.width not in (16, 32, 64) or t.ir_type == "i8":
         raise DSLTypeError(f"cute.arch.{fname}: no atomic on {t.__name__} values (16-, 32- or 64-bit numbers)",
@@ -129,7 +128,7 @@ def _rmw(fname, kind, ptr, val, sem, scope):
             raise DSLTypeError(f"cute.arch.{fname} needs a pointer to floats, got one to {t.__name__}",
                                user_location(2))
         op = ("u" + kind) if kind in ("max", "min") and not t.signed else kind
-    v = _operand(t, val, fname)
+    v = operand(t, val, fname)
     return t.from_ir(_emit_rmw(fname, op, p.address(0), v.ir(), t.ir_type, sem, scope))
 
 
@@ -171,14 +170,14 @@ def atomic_exch(ptr, val, *, sem=None, scope=None):
 
 
 def _float_extremum(fname, kind, ptr, val, sem, scope, sign_bit):
-    p = _pointer(ptr, fname)
+    p = pointer_of(ptr, fname)
     if p.dtype is not Float32:
         raise DSLTypeError(f"cute.arch.{fname} works on Float32 memory, got a pointer to {p.dtype.__name__}",
                            user_location(3))
     if sign_bit is False:
         # The caller promises non-negative values: their bit patterns order as the floats do, so a single
         # integer atomic does it (no compare-and-swap loop).
-        v = _operand(Float32, val, fname)
+        v = operand(Float32, val, fname)
         b = trace.builder()
         bits = b.op1("arith.bitcast", [v.ir()], "i32")
         old = _emit_rmw(fname, "max" if kind == "fmax" else "min", p.address(0), bits, "i32", sem, scope)
@@ -199,14 +198,12 @@ def atomic_fmin(ptr, val, *, sem=None, scope=None, sign_bit=None):
 
 def atomic_cas(ptr, cmp, val, *, sem=None, scope=None):
     """If *ptr == cmp, stores val; returns the old value either way."""
-    from ..values.tensor import elem_bytes
-
-    p = _pointer(ptr, "atomic_cas")
+    p = pointer_of(ptr, "atomic_cas")
     t = p.dtype
     if t.is_float or t.width not in (16, 32, 64):
         raise DSLTypeError(f"cute.arch.atomic_cas works on 16-, 32- or 64-bit integers, got {t.__name__}",
                            user_location(2))
-    c, v = _operand(t, cmp, "atomic_cas"), _operand(t, val, "atomic_cas")
+    c, v = operand(t, cmp, "atomic_cas"), operand(t, val, "atomic_cas")
     order = _memory_order(sem, scope, "atomic_cas")
     success = order.split(",")[0].split("=")[1].strip()
     failure = {"5 : i64": "2 : i64", "6 : i64": "4 : i64"}.get(success, success)  # no release on failure
@@ -222,14 +219,4 @@ __all__ = ["atomic_add", "atomic_sub", "atomic_max", "atomic_min", "atomic_and",
            "atomic_exch", "atomic_fmax", "atomic_fmin", "atomic_cas"]
 
 
-def _accept_locations():
-    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
-    from ..base.markers import dsl_user_op
-
-    g = globals()
-    for name in __all__:
-        if callable(g[name]) and not isinstance(g[name], type):
-            g[name] = dsl_user_op(g[name])
-
-
-_accept_locations()
+accept_locations(globals(), __all__)

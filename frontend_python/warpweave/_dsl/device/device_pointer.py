@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Int64, Numeric, dtype as dtype_of
-from ..values.runtime import AddressSpace
+from ..values.runtime import AddressSpace, make_ptr as runtime_make_ptr
 from ..values.tensor import Pointer, ptr_type
 
 
@@ -23,8 +23,6 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
         raise DSLTypeError(f"make_ptr: mem_space is a cute.AddressSpace, got {mem_space!r}", user_location(2))
     st = trace.current_or_none()
     if st is None:
-        from ..values.runtime import make_ptr as runtime_make_ptr
-
         return runtime_make_ptr(dtype, value, mem_space, assumed_align)
     if st.kernel is None:
         raise DSLTypeError("cute.make_ptr makes a pointer in device code; the host side of a @cute.jit function "

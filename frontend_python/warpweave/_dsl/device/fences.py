@@ -4,12 +4,12 @@ The cluster scope needs thread-block clusters (compute capability 9.0 and later)
 from __future__ import annotations
 
 from ..base import trace
-from .atomics import _ORDERING, _checked, _fence
+from .atomics import ORDERING, checked_order, fence
 
 
 def _acq_rel(scope: str, fname: str) -> None:
-    _checked("acq_rel", scope, fname)   # the cluster scope is refused on targets without clusters
-    _fence(trace.builder(), _ORDERING["acq_rel"], scope)
+    checked_order("acq_rel", scope, fname)   # the cluster scope is refused on targets without clusters
+    fence(trace.builder(), ORDERING["acq_rel"], scope)
 
 
 def fence_acq_rel_cta(*, loc=None, ip=None) -> None:

@@ -13,17 +13,18 @@ import builtins as _builtins
 import math as _pymath
 
 from ..base import trace
+from ..base.markers import accept_locations
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..values.numeric import Float, Float16, Float32, Float64, BFloat16, Numeric, TFloat32, as_numeric, max_, min_
+from ..host.host_values import defer, is_host
+from ..values import hooks
+from ..values.numeric import (
+    BFloat16, Float, Float16, Float32, Float64, Numeric, TFloat32, as_numeric, coerce_pair, max_, min_,
+)
+from ..values.tensor import TensorSSA
 
 _LOG2E = 1.4426950408889634
 _LN2 = 0.6931471805599453
 _LOG10_2 = 0.30102999566398120
-
-
-def _tensor_ssa():
-    from ..values.tensor import TensorSSA
-    return TensorSSA
 
 
 def _as_float(x, fname):
@@ -119,7 +120,6 @@ def _fast_f32(b, name, v):
 
 def _host_value(x) -> bool:
     """A number the host side of a @cute.jit function knows only at each call (host_values.py)."""
-    from ..host.host_values import is_host
     return is_host(x) and not trace.in_kernel()
 
 
@@ -130,7 +130,6 @@ def _unary_scalar(name, x, fastmath):
     if x.is_static:
         return t(_static_unary(name, fn, float(x.value)))
     if _host_value(x):
-        from ..host.host_values import defer
         return defer(lambda s: _unary_scalar(name, s, fastmath), (x,), t)  # at each call (host_values.py)
     ct = _compute_type(t)
     xc = x if t is ct else ct(x)
@@ -149,8 +148,7 @@ def _unary_scalar(name, x, fastmath):
 
 def _map(fn, *args):
     """fn over scalars, or value by value over TensorSSA arguments (a scalar argument broadcasts)."""
-    T = _tensor_ssa()
-    tensors = [a for a in args if isinstance(a, T)]
+    tensors = [a for a in args if isinstance(a, TensorSSA)]
     if not tensors:
         return fn(*args)
     n = len(tensors[0].values)
@@ -158,9 +156,9 @@ def _map(fn, *args):
         if len(t.values) != n:
             raise DSLValueError(f"elementwise math on TensorSSA values of {n} and {len(t.values)} elements",
                                 user_location(3))
-    vals = [fn(*[a.values[i] if isinstance(a, T) else a for a in args]) for i in range(n)]
+    vals = [fn(*[a.values[i] if isinstance(a, TensorSSA) else a for a in args]) for i in range(n)]
     dt = type(vals[0]) if vals else tensors[0].dtype
-    return T(vals, tensors[0].shape, dt)
+    return TensorSSA(vals, tensors[0].shape, dt)
 
 
 def _make_unary(name, doc):
@@ -213,12 +211,10 @@ def abs(a, fastmath: bool = False):  # noqa: A001
 
 
 def _binary_float(name, a, b, fastmath):
-    T = _tensor_ssa()
-    if isinstance(a, T) or isinstance(b, T):
+    if isinstance(a, TensorSSA) or isinstance(b, TensorSSA):
         return _map(lambda x, y: _binary_float(name, x, y, fastmath), a, b)
     x, y = _as_float(a, name), _as_float(b, name)
-    from ..values.numeric import _coerce_pair
-    x, y, t = _coerce_pair(x, y)
+    x, y, t = coerce_pair(x, y)
     if x.is_static and y.is_static:
         fx, fy = float(x.value), float(y.value)
         if name == "atan2":
@@ -232,7 +228,6 @@ def _binary_float(name, a, b, fastmath):
                 return t(_pymath.nan if fx < 0 else _pymath.inf)
         raise AssertionError(name)
     if _host_value(x) or _host_value(y):
-        from ..host.host_values import defer
         return defer(lambda p, q: _binary_float(name, p, q, fastmath), (x, y), t)  # at each call
     ct = _compute_type(t)
     xs, ys = (x, y) if ct is t else (ct(x), ct(y))
@@ -259,22 +254,19 @@ def pow(a, b, fastmath: bool = False):  # noqa: A001
 
 def fma(a, b, c):
     """a*b + c with one rounding."""
-    T = _tensor_ssa()
-    if any(isinstance(v, T) for v in (a, b, c)):
+    if any(isinstance(v, TensorSSA) for v in (a, b, c)):
         return _map(fma, a, b, c)
     x, y, z = (_as_float(v, "fma") for v in (a, b, c))
-    from ..values.numeric import _coerce_pair
-    x, y, t = _coerce_pair(x, y)
-    x, z, t = _coerce_pair(x, z)
+    x, y, t = coerce_pair(x, y)
+    x, z, t = coerce_pair(x, z)
     y = t(y) if type(y) is not t else y
     if x.is_static and y.is_static and z.is_static:
         fx, fy, fz = float(x.value), float(y.value), float(z.value)
-        from fractions import Fraction
+        from fractions import Fraction  # here: its decimal module would cost every import of warpweave ~3 ms
         if all(_pymath.isfinite(v) for v in (fx, fy, fz)):
             return t(float(Fraction(fx) * Fraction(fy) + Fraction(fz)))
         return t(fx * fy + fz)
     if _host_value(x) or _host_value(y) or _host_value(z):
-        from ..host.host_values import defer
         return defer(fma, (x, y, z), t)  # computed at each call (host_values.py)
     ct = _compute_type(t)
     if ct is not t:
@@ -301,19 +293,18 @@ def rcp(a, approx: bool = False, ftz: bool = False):
 
 
 def _fold(fn, args, name):
-    T = _tensor_ssa()
     if not args:
         raise DSLTypeError(f"{name} expects at least one argument", user_location(3))
     if len(args) == 1:
         only = args[0]
         if isinstance(only, (list, tuple)):
             return _fold(fn, tuple(only), name)
-        if isinstance(only, T):
+        if isinstance(only, TensorSSA):
             return only.reduce(name.split(".")[-1], None)
         return only
     acc = args[0]
     for x in args[1:]:
-        if isinstance(acc, T) or isinstance(x, T):
+        if isinstance(acc, TensorSSA) or isinstance(x, TensorSSA):
             acc = _map(fn, acc, x)
         elif not isinstance(acc, Numeric) and not isinstance(x, Numeric) and not hasattr(acc, "__ww_int__") \
                 and not hasattr(x, "__ww_int__"):
@@ -335,20 +326,17 @@ def min(*args, fastmath: bool = False):  # noqa: A001
     return _fold(min_, args, "min")
 
 
+@hooks.min_max.register
+def _builtin_min_max(name, *args):
+    """Python's min / max called in traced code with a DSL number (tracing/control_flow.builtin_min_max)."""
+    return _FOLDS[name](*args)
+
+
 __all__ = ["exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
            "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "erf", "erfc", "expm1", "log1p", "cbrt",
            "floor", "ceil", "trunc", "round", "roundeven", "abs", "absf", "copysign", "pow", "fma", "rcp", "max",
            "min"]
 
 
-def _accept_locations():
-    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
-    from ..base.markers import dsl_user_op
-
-    g = globals()
-    for name in __all__:
-        if callable(g[name]) and not isinstance(g[name], type):
-            g[name] = dsl_user_op(g[name])
-
-
-_accept_locations()
+accept_locations(globals(), __all__)
+_FOLDS = {"min": min, "max": max}  # as cute.math gives them (taking loc= and ip=)

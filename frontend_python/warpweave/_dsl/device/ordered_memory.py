@@ -6,7 +6,7 @@ the target's relaxed/acquire/release forms."""
 from __future__ import annotations
 
 from ..base import trace
-from .atomics import _ORDERING, _SCOPE, _checked, _operand, _pointer
+from .atomics import ORDERING, SYNCSCOPE, checked_order, operand, pointer_of
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Numeric, dtype as dtype_of
 from ..values.tensor import mem_type
@@ -27,16 +27,16 @@ def _attrs(t, sem, scope, fname, allowed):
     if t.is_boolean or t.width not in (8, 16, 32, 64):
         raise DSLTypeError(f"cute.arch.{fname}: an ordered access needs an 8-, 16-, 32- or 64-bit number, got "
                            f"{t.__name__}", user_location(3))
-    sem, scope = _checked(sem, scope, fname)
-    attrs += f", ordering = {_ORDERING[sem]} : i64"
-    if _SCOPE[scope]:
-        attrs += f', syncscope = "{_SCOPE[scope]}"'
+    sem, scope = checked_order(sem, scope, fname)
+    attrs += f", ordering = {ORDERING[sem]} : i64"
+    if SYNCSCOPE[scope]:
+        attrs += f', syncscope = "{SYNCSCOPE[scope]}"'
     return attrs
 
 
 def load(ptr, dtype, *, sem=None, scope=None, loc=None, ip=None):
     """The `dtype` value at ptr (a pointer, e.g. tensor.iterator + i, or its llvm_ptr)."""
-    p = _pointer(ptr, "load")
+    p = pointer_of(ptr, "load")
     t = dtype_of(dtype)
     attrs = _attrs(t, sem, scope, "load", _LOAD_SEMS)
     b = trace.builder()
@@ -48,12 +48,12 @@ def load(ptr, dtype, *, sem=None, scope=None, loc=None, ip=None):
 
 def store(ptr, value, *, sem=None, scope=None, loc=None, ip=None):
     """Writes value (a number; its type, or the pointer's element type for a Python number) at ptr."""
-    p = _pointer(ptr, "store")
+    p = pointer_of(ptr, "store")
     if not isinstance(value, (Numeric, bool, int, float)):
         raise DSLTypeError(f"cute.arch.store: the value must be a number, got {type(value).__name__}",
                            user_location(2))
     t = type(value) if isinstance(value, Numeric) else p.dtype
-    v = _operand(t, value, "store")
+    v = operand(t, value, "store")
     attrs = _attrs(t, sem, scope, "store", _STORE_SEMS)
     b = trace.builder()
     x = v.ir()

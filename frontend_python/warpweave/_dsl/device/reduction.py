@@ -10,6 +10,9 @@ from __future__ import annotations
 import enum
 
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..values import hooks
+from ..values.numeric import Boolean, Numeric, max_, min_
+from ..values.tensor import TensorSSA
 
 
 class ReductionOp(enum.Enum):
@@ -20,8 +23,6 @@ class ReductionOp(enum.Enum):
 
 
 def _function(op):
-    from ..values.numeric import max_, min_
-
     fns = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max_, "min": min_}
     if isinstance(op, ReductionOp):
         return fns[op.value]
@@ -66,11 +67,9 @@ def _kept_shape(shape, profile):
     return parts[0] if len(parts) == 1 else tuple(parts)
 
 
+@hooks.reduce_tensor.register
 def reduce(ssa, op, init_val=None, reduction_profile=0):
     """The reduction of a TensorSSA: a number for a full reduction, else a TensorSSA of the kept modes."""
-    from ..values.numeric import Numeric
-    from ..values.tensor import TensorSSA
-
     fn = _function(op)
     vals = ssa.values
     if init_val is not None and not isinstance(init_val, Numeric):
@@ -115,9 +114,6 @@ def reduce(ssa, op, init_val=None, reduction_profile=0):
 
 
 def _truths(x, fname):
-    from ..values.numeric import Boolean, Numeric
-    from ..values.tensor import TensorSSA
-
     vals = x.values if isinstance(x, TensorSSA) else [x]
     if not vals:
         raise DSLValueError(f"{fname}: no values", user_location(3))

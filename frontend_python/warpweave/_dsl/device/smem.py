@@ -10,7 +10,7 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Numeric, Uint8, dtype as dtype_of
-from ..values.tensor import ComposedLayout, Layout, Pointer, SMEM, Tensor, elem_bytes
+from ..values.tensor import ComposedLayout, Layout, Pointer, SMEM, Tensor, elem_bytes, is_packed
 
 DYNAMIC_SMEM = "__ww_dynamic_smem"
 BASE_ALIGN = 1024
@@ -55,8 +55,6 @@ def _carve(nbytes: int, align: int) -> int:
 
 
 def _pointer(offset: int, dtype) -> Pointer:
-    from ..values.tensor import is_packed
-
     if is_packed(dtype):   # element offsets of 4-bit values count half bytes
         return Pointer(_base_pointer(), dtype, SMEM, BASE_ALIGN, offset * 2)
     eb = elem_bytes(dtype)
@@ -111,8 +109,6 @@ class SmemAllocator:
 
 def _bytes_of(num_elems: int, t) -> int:
     """The bytes num_elems values of t take in memory (4-bit types packed two to a byte)."""
-    from ..values.tensor import is_packed
-
     return -(-num_elems // 2) if is_packed(t) else num_elems * elem_bytes(t)
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import operator
 
 from ..base import trace
+from ..base.markers import accept_locations
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Boolean, Float, Int32, Numeric, as_numeric, max_, min_
+from .arch import fmax, fmin
 
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF
@@ -24,6 +26,12 @@ def _i32(x, what: str) -> int:
     if isinstance(x, bool) or not isinstance(x, int) and not hasattr(x, "__ww_int__"):
         raise DSLTypeError(f"{what} must be an integer, got {type(x).__name__}", user_location(3))
     return Int32(x).ir()
+
+
+def sync_warp(mask=-1):
+    """The lanes of `mask` (default: the whole warp) wait for each other and order their memory accesses
+    (bar.warp.sync, __syncwarp)."""
+    trace.builder().op0("nvvm.bar.warp.sync", [_i32(mask, "mask")])
 
 
 def _shfl32(kind: str, v: int, ty: str, offset, mask_and_clamp, mask) -> int:
@@ -123,8 +131,6 @@ def vote_uni_sync(pred, mask=-1):
 
 
 def _reduction_function(op):
-    from .arch import fmax, fmin
-
     def typed_max(a, b):
         return fmax(a, b) if isinstance(a, Float) else max_(a, b)
 
@@ -195,8 +201,6 @@ def warp_redux_sync(value, kind: str, mask=-1, abs: bool = False, nan: bool = Fa
             raise DSLTypeError(f"warp_redux_sync: kind={kind!r} needs a float, got {t.__name__}", user_location(2))
         if not (isinstance(mask, int) and mask in (-1, FULL_MASK)):
             raise DSLValueError("warp_redux_sync: float reductions cover the whole warp (mask=-1)", user_location(2))
-        from .arch import fmax, fmin
-
         x = value
         if abs:
             x = t.from_ir(b.op1("math.absf", [x.ir()], t.ir_type)) if t.ir_type in ("f32", "f64", "f16", "bf16") \
@@ -253,17 +257,7 @@ def popc(value):
 __all__ = ["WARP_SIZE", "FULL_MASK", "shuffle_sync", "shuffle_sync_up", "shuffle_sync_down", "shuffle_sync_bfly",
            "vote_ballot_sync", "vote_any_sync", "vote_all_sync", "vote_uni_sync", "warp_reduction",
            "warp_reduction_sum", "warp_reduction_max", "warp_reduction_min", "warp_redux_sync", "make_warp_uniform",
-           "popc"]
+           "popc", "sync_warp"]
 
 
-def _accept_locations():
-    """CuTe DSL passes loc= and ip= to these functions from its helpers; tracing records the user's line itself."""
-    from ..base.markers import dsl_user_op
-
-    g = globals()
-    for name in __all__:
-        if callable(g[name]) and not isinstance(g[name], type):
-            g[name] = dsl_user_op(g[name])
-
-
-_accept_locations()
+accept_locations(globals(), __all__)

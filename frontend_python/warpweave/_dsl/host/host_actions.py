@@ -18,9 +18,14 @@ from __future__ import annotations
 import sys
 
 from ... import _core
+from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from .host_values import HostLocal, HostValue, _argument, _Memory, evaluate
+from ..registry import compile_only
 from ..values.numeric import HostRef, Numeric, SymInt
+from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
+from ..values.tensor import Pointer, Tensor
+from .host_guards import check
+from .host_values import HostLocal, HostMemory, HostValue, argument_value, call_slots, evaluate
 
 
 class HostPrint:
@@ -105,8 +110,6 @@ def _renderer(x, where):
 
 def host_printf(fmt, *args, end: str = "\n"):
     """cute.printf outside a kernel (see the module's text): recorded, and made at each call."""
-    from ..base import trace
-
     where = user_location(3)
     st = trace.current()
     if not isinstance(fmt, str):
@@ -121,15 +124,12 @@ def host_printf(fmt, *args, end: str = "\n"):
 
 def _call_values(compiled, args, kwargs):
     """The bound argument values of a call and the values of the host symbols they give."""
-    from ..call.arg_plan import _runtime_view
-    from ..values.runtime import RuntimeTensor
-
     values = compiled._bind(compiled.bound_self + tuple(args), kwargs)
     env = {}
     for plan in compiled.plans:
         v = values[plan.index]
         if plan.kind == "tensor":
-            rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+            rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
             if rt is None:
                 raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
             for sid, what, k in plan.symbols:
@@ -141,8 +141,6 @@ def _call_values(compiled, args, kwargs):
 
 def host_side(compiled, args, kwargs) -> bool:
     """Runs a call's host actions; True when its launches are not to be made (a compile-only run)."""
-    from ..registry import compile_only
-
     session = compile_only.current()
     if session is not None and compiled.launches and session.on_launch == "stop":
         session.launch_reached(compiled)  # raises LaunchSkipped
@@ -150,11 +148,7 @@ def host_side(compiled, args, kwargs) -> bool:
         values, env = _call_values(compiled, args, kwargs)
         guards = getattr(compiled, "host_guards", None)
         if guards:
-            from .host_guards import check
-
             check(guards, env)
-        from .host_values import call_slots
-
         with call_slots():
             for action in compiled.host_actions:
                 action.run(values, env)
@@ -175,22 +169,19 @@ class HostPrintTensor:
         self.offset = offset    # elements from the argument's first element (int or SymInt)
 
     def _values(self, values, env):
-        from ..call.arg_plan import _runtime_view
-        from ..values.runtime import RuntimePointer, RuntimeTensor
-
-        arg = None if isinstance(self.key, HostLocal) else _argument(values, self.key)
+        arg = None if isinstance(self.key, HostLocal) else argument_value(values, self.key)
         if arg is None or isinstance(arg, RuntimePointer):
             # A register tensor of the host side as the call has filled it, or memory a pointer argument points to.
             layout = _core.make_layout(_core.evaluate(self.layout.shape, env),
                                        stride=_core.evaluate(self.layout.stride, env))
             base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
-            mem = _Memory(self.key, self.key.dtype if arg is None else arg.element_type, values, env)
+            mem = HostMemory(self.key, self.key.dtype if arg is None else arg.element_type, values, env)
             vals = [_python_value(mem.read(base + int(layout(i)))) for i in range(int(_core.product(layout.shape)))]
             return vals, layout.shape, layout
         v = values[self.key[0]] if isinstance(self.key, tuple) else values[self.key]
         for k in (self.key[1:] if isinstance(self.key, tuple) else ()):
             v = v[k]
-        rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+        rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
         shape, stride = _core.evaluate(self.layout.shape, env), _core.evaluate(self.layout.stride, env)
         layout = _core.make_layout(shape, stride=stride)
         base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
@@ -214,8 +205,6 @@ class HostPrintTensor:
 
 def _read_elements(rt, offsets):
     """The elements at these offsets (in elements from the tensor's first) of a host or torch tensor."""
-    from ..values.runtime import is_torch_tensor
-
     src = rt.source
     if src is None:
         raise DSLValueError("print_tensor: a fake tensor has no memory to print", None)
@@ -264,9 +253,6 @@ def _coordinate_text(c) -> str:
 def host_print_tensor(tensor, verbose: bool = False) -> None:
     """cute.print_tensor outside a kernel: the elements of a tensor argument (or a view of one) are read from its
     memory and printed at each call; verbose is accepted and prints the same."""
-    from ..base import trace
-    from ..values.tensor import Pointer, Tensor
-
     where = user_location(3)
     st = trace.current()
     it = getattr(tensor, "iterator", None)

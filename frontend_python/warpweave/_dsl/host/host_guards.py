@@ -10,10 +10,13 @@ extents) there is no value, and such a comparison is an error naming the line.
 from __future__ import annotations
 
 from ... import _core
+from ..base import trace
 from ..base.errors import DSLValueError, user_location
+from ..values import hooks
 
-_OPS = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lambda d: d > 0, "ge": lambda d: d >= 0,
-        "eq": lambda d: d == 0, "ne": lambda d: d != 0}
+# Whether a comparison holds, from the difference of its sides.
+OUTCOMES = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lambda d: d > 0, "ge": lambda d: d >= 0,
+            "eq": lambda d: d == 0, "ne": lambda d: d != 0}
 
 
 class Guard:
@@ -24,7 +27,7 @@ class Guard:
         self.where = where
 
     def holds(self, env) -> bool:
-        return _OPS[self.op](int(_core.evaluate(self.diff, env))) == self.outcome
+        return OUTCOMES[self.op](int(_core.evaluate(self.diff, env))) == self.outcome
 
     def describe(self) -> str:
         loc = f"{self.where[0]}:{self.where[1]}" if self.where else "?"
@@ -35,11 +38,10 @@ class GuardMismatch(DSLValueError):
     """A call's arguments decide a host comparison otherwise than the compiled function did."""
 
 
+@hooks.decide_on_host.register
 def decide(op: str, left, right):
     """The outcome of `left op right` (SymInt or int) from the values of the arguments being compiled for, with a
     guard recorded; None when some value is unknown (a fake tensor's extent)."""
-    from ..base import trace
-
     st = trace.current_or_none()
     if st is None or st.kernel is not None:
         return None
@@ -48,7 +50,7 @@ def decide(op: str, left, right):
     if any(i not in st.host_values for i in ids):
         return None
     value = int(_core.evaluate(diff, {i: st.host_values[i] for i in ids})) if ids else int(diff)
-    outcome = _OPS[op](value)
+    outcome = OUTCOMES[op](value)
     if ids:
         st.host_guards.append(Guard(diff, op, outcome, user_location(3)))
     return outcome

@@ -20,8 +20,12 @@ import itertools
 import threading
 
 from ... import _core
+from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..values import hooks
 from ..values.numeric import HostRef, Numeric, SymInt
+from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
+from ..values.tensor import RMEM, Pointer, Tensor, is_packed
 
 _ids = itertools.count()
 _call = threading.local()    # the slots of the call whose host actions are running: value -> its number
@@ -82,12 +86,11 @@ def is_host(x) -> bool:
 
 
 def on_host() -> bool:
-    from ..base import trace
-
     st = trace.current_or_none()
     return st is not None and st.kernel is None
 
 
+@hooks.defer_on_host.register
 def defer(fn, args, result_type=None):
     """fn(*args) made at each call: a Numeric of result_type (found by applying fn to ones when not given)."""
     if result_type is None:
@@ -130,31 +133,28 @@ def evaluate(x, values, env):
 
 # --- memory --------------------------------------------------------------------------------------------------
 
-def _argument(values, key):
+def argument_value(values, key):
     v = values[key[0]] if isinstance(key, tuple) else values[key]
     for k in (key[1:] if isinstance(key, tuple) else ()):
         v = v[k]
     return v
 
 
-class _Memory:
+class HostMemory:
     """Element access of one memory at a call: a tensor or pointer argument, or host registers."""
 
     def __init__(self, ref, dtype, values, env):
-        from ..call.arg_plan import _runtime_view
-        from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor
-
         self.dtype = dtype
         self.local = ref.array(env) if isinstance(ref, HostLocal) else None
         self.flat = self.address = None
         if self.local is not None:
             return
-        arg = _argument(values, ref)
+        arg = argument_value(values, ref)
         if isinstance(arg, RuntimePointer):
             self.address = arg.address
             _refuse_device_address(arg.address)
             return
-        rt = arg if isinstance(arg, RuntimeTensor) else _runtime_view(arg)
+        rt = arg if isinstance(arg, RuntimeTensor) else runtime_view(arg)
         src = getattr(rt, "source", None)
         if src is None:
             raise DSLValueError("host-side element access: a fake tensor has no memory", None)
@@ -260,7 +260,7 @@ class HostLoad:
     def run(self, values, env) -> None:
         off = self.offset if isinstance(self.offset, int) else int(_core.evaluate(self.offset, env))
         try:
-            _slots()[self.slot] = _Memory(self.ref, self.dtype, values, env).read(off)
+            _slots()[self.slot] = HostMemory(self.ref, self.dtype, values, env).read(off)
         except DSLValueError as e:
             raise DSLValueError(str(e), self.where) from None
 
@@ -274,7 +274,7 @@ class HostStore:
     def run(self, values, env) -> None:
         off = self.offset if isinstance(self.offset, int) else int(_core.evaluate(self.offset, env))
         try:
-            _Memory(self.ref, self.dtype, values, env).write(off, evaluate(self.value, values, env))
+            HostMemory(self.ref, self.dtype, values, env).write(off, evaluate(self.value, values, env))
         except DSLValueError as e:
             raise DSLValueError(str(e), self.where) from None
 
@@ -285,10 +285,9 @@ def _unusable(ptr, where):
                         "device memory made in device code", where)
 
 
+@hooks.load_on_host.register
 def load(ptr, offset):
     """An element of a tensor read on the host side (tensor.load_scalar outside a kernel)."""
-    from ..base import trace
-
     where = user_location(3)
     ref = _memory_ref(ptr)
     if ref is None:
@@ -299,10 +298,9 @@ def load(ptr, offset):
     return ptr.dtype._wrap(HostValue(slot=slot))
 
 
+@hooks.store_on_host.register
 def store(ptr, offset, value) -> None:
     """An element of a tensor written on the host side (tensor.store_scalar outside a kernel)."""
-    from ..base import trace
-
     where = user_location(3)
     ref = _memory_ref(ptr)
     if ref is None:
@@ -318,17 +316,14 @@ def store(ptr, offset, value) -> None:
 
 
 def _refuse_packed(t, where):
-    from ..values.tensor import is_packed
-
     if is_packed(t):
         raise DSLTypeError(f"host-side element access of {t.__name__} (packed sub-byte elements) is not supported",
                            where)
 
 
+@hooks.local_tensor_on_host.register
 def make_local_tensor(layout, dtype):
     """cute.make_rmem_tensor on the host side: registers of each call."""
-    from ..values.tensor import RMEM, Pointer, Tensor, is_packed
-
     if is_packed(dtype):
         raise DSLTypeError(f"a register tensor of {dtype.__name__} (packed sub-byte elements) cannot be made on the "
                            "host side", user_location(3))

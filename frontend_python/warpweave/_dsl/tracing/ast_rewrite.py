@@ -20,6 +20,7 @@ import textwrap
 from typing import Callable
 
 from ..base.errors import DSLNotImplementedError, DSLTypeError
+from . import control_flow, rewrite_cache
 
 # The control_flow module inside rewritten code. It ends in "__" so that Python's private-name mangling leaves it
 # alone in the methods of a class defined inside a kernel (where "__ww_cf" would be read as "_Class__ww_cf").
@@ -417,8 +418,6 @@ class _Rewriter(ast.NodeTransformer):
 
 def rewrite(fn: Callable) -> Callable:
     """The function with its control flow rewritten (see the module doc), closures and defaults kept."""
-    from . import control_flow, rewrite_cache
-
     code = rewrite_cache.load(fn)   # an earlier process's rewrite of the same source
     if code is None:
         code = _rewritten_code(fn)

@@ -14,7 +14,9 @@ import math
 
 from ..base import trace
 from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, user_location
-from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt
+from ..values import hooks
+from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt, select
+from ..values.tensor import GMEM, RMEM, SMEM, Pointer, Tensor, ptr_type
 
 
 class Undefined:
@@ -115,8 +117,6 @@ class _CarriedTensor:
     layout, element type and the alignment the region may assume (that of the value it enters with)."""
 
     def __init__(self, name, t):
-        from ..values.tensor import ptr_type
-
         self.name = name
         self.layout = t.layout
         self.dtype = t.element_type
@@ -129,14 +129,10 @@ class _CarriedTensor:
         return t.iterator.address(0)
 
     def rebuild(self, ir_value):
-        from ..values.tensor import Pointer, Tensor
-
         return Tensor(Pointer(ir_value, self.dtype, self.memspace, self.align, wide=self.wide), self.layout,
                       self.dtype)
 
     def check(self, after, lineno, where):
-        from ..values.tensor import Tensor
-
         if not isinstance(after, Tensor) or not _is_carried_tensor(after):
             raise DSLTypeError(f"variable '{self.name}' changes from a tensor to a {type(after).__name__} inside the "
                                f"dynamic {where} at line {lineno}", user_location(4))
@@ -155,8 +151,6 @@ class _CarriedTensor:
 
 
 def _is_carried_tensor(v) -> bool:
-    from ..values.tensor import GMEM, SMEM, Pointer, Tensor
-
     return (isinstance(v, Tensor) and isinstance(v.iterator, Pointer) and v.iterator.base is not None
             and v.iterator.memspace in (GMEM, SMEM))
 
@@ -369,8 +363,6 @@ UNROLL_REGISTER_LOOPS_UP_TO = 512
 
 
 def _indexes_registers(indexed) -> bool:
-    from ..values.tensor import RMEM, Pointer, Tensor
-
     return any(isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
                for t in indexed)
 
@@ -564,7 +556,6 @@ def ifexp(cond, a, b):
     cond = _as_condition(cond)
     if _is_static(cond):
         return a() if _static_value(cond) else b()
-    from ..values.numeric import select
     va, vb = a(), b()
     if not isinstance(va, Numeric) and not isinstance(vb, Numeric):
         # Python numbers on both sides (`1.0 if tidx > 3 else 2.0`): they become DSL numbers of one type, as they
@@ -592,9 +583,7 @@ def builtin_min_max(fn, name, *args):
     user's own min/max (a shadowing name) is called as it is."""
     if fn is getattr(builtins, name) and len(args) > 1 and \
             any(isinstance(a, (Numeric, SymInt)) or hasattr(a, "__ww_int__") for a in args):
-        from ..device import math as dsl_math
-
-        return getattr(dsl_math, name)(*args)
+        return hooks.min_max(name, *args)
     return fn(*args)
 
 

@@ -11,20 +11,21 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
 
 from ..base import trace
 
 
-@dataclass(frozen=True)
 class Format:
-    width: int
-    e_bits: int
-    m_bits: int
-    bias: int
-    max_code: int           # the largest finite magnitude's code
-    nan_code: int | None    # the magnitude code of NaN, if any
-    ieee_special: bool      # the all-ones exponent holds inf (m == 0) and NaN (E5M2)
+    """The bits of one narrow float format. A plain class: numeric.py imports this module with warpweave, and a
+    dataclass would cost every process ~2 ms to build."""
+    __slots__ = ("width", "e_bits", "m_bits", "bias", "max_code", "nan_code", "ieee_special")
+
+    def __init__(self, width: int, e_bits: int, m_bits: int, bias: int, max_code: int, nan_code: int | None,
+                 ieee_special: bool):
+        self.width, self.e_bits, self.m_bits, self.bias = width, e_bits, m_bits, bias
+        self.max_code = max_code            # the largest finite magnitude's code
+        self.nan_code = nan_code            # the magnitude code of NaN, if any
+        self.ieee_special = ieee_special    # the all-ones exponent holds inf (m == 0) and NaN (E5M2)
 
     @property
     def sign_bit(self) -> int:
@@ -192,14 +193,3 @@ def encode(t, f32_value: int) -> int:
     out = b.op1("arith.ori", [code, sign], "i32")
     return b.op1("arith.trunci", [out], "i8")
 
-
-def convert_fp8(x, t):
-    """x converted to t, where one of them is a narrow float (through f32)."""
-    from .numeric import SOFT_FLOAT_TYPES, Float32, cast
-
-    src = type(x)
-    if src in SOFT_FLOAT_TYPES:
-        f = Float32.from_ir(decode(src, x.ir()))
-        return f if t is Float32 else cast(f, t)
-    f = x if src is Float32 else cast(x, Float32)
-    return t.from_ir(encode(t, f.ir()))

@@ -15,6 +15,8 @@ from typing import Any
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
+from . import hooks
+from .fp8 import decode as decode_soft_float, decode_static, encode as encode_soft_float, encode_static, has_nan
 
 SymInt = _core.SymInt
 
@@ -278,7 +280,6 @@ def _round_float(v: float, t) -> float:
     if t is BFloat16:
         return _round_binary(v, 7, -126, (2 - 2.0 ** -7) * 2.0 ** 127)
     if t in SOFT_FLOAT_TYPES:
-        from .fp8 import decode_static, encode_static, has_nan
         if math.isnan(v) and not has_nan(t):
             raise DSLValueError(f"{t.__name__} has no NaN", user_location(4))
         return decode_static(t, encode_static(t, v))
@@ -341,8 +342,7 @@ def _convert_to(t, value):
         if src is t or _same_bits(src, t):
             return value._v
         if isinstance(value._v, HostRef) and not trace.in_kernel():
-            from ..host.host_values import HostValue
-            return HostValue(lambda x: t(x), (value,))  # converted at each call (host_values.py)
+            return hooks.defer_on_host(lambda x: t(x), (value,), t)._v  # converted at each call (host_values.py)
         return cast(value, t)._v
     if isinstance(value, SymInt):
         if not t.is_integer:
@@ -397,7 +397,6 @@ def _materialize(t, v) -> int:
             return b.op1("arith.ori", [hi, lo], t.ir_type)
         return b.constant_int(int(v), t.ir_type)
     if t in SOFT_FLOAT_TYPES:
-        from .fp8 import encode_static
         return b.constant_int(encode_static(t, float(v)), "i8")
     return b.constant_float(float(v), t.ir_type)
 
@@ -408,8 +407,7 @@ def cast(x: Numeric, t):
     if src is t:
         return x
     if t in SOFT_FLOAT_TYPES or src in SOFT_FLOAT_TYPES:
-        from .fp8 import convert_fp8
-        return convert_fp8(x, t)
+        return _convert_soft_float(x, t)
     b = trace.builder()
     v = x.ir()
     if _same_bits(src, t):
@@ -442,6 +440,16 @@ def cast(x: Numeric, t):
     return t.from_ir(b.op1("arith.truncf", [v], t.ir_type))
 
 
+def _convert_soft_float(x, t):
+    """x converted to t, where one of them is a narrow float (through f32, with fp8.py's codecs)."""
+    src = type(x)
+    if src in SOFT_FLOAT_TYPES:
+        f = Float32.from_ir(decode_soft_float(src, x.ir()))
+        return f if t is Float32 else cast(f, t)
+    f = x if src is Float32 else cast(x, Float32)
+    return t.from_ir(encode_soft_float(t, f.ir()))
+
+
 _RANK = {Float64: 50, Float32: 40, TFloat32: 39, BFloat16: 31, Float16: 30}
 
 
@@ -466,7 +474,7 @@ def _result_type(a, b, op):
     return ta if ta.signed == tb.signed else (ta if not ta.signed else tb)
 
 
-def _coerce_pair(a, b):
+def coerce_pair(a, b):
     """Two operands as numbers of one type; a Python value takes the type of the DSL operand."""
     if not isinstance(a, Numeric) and not isinstance(b, Numeric):
         raise DSLTypeError("expected a DSL number", user_location(4))
@@ -524,7 +532,7 @@ _INT_OPS = {"and": "arith.andi", "or": "arith.ori", "xor": "arith.xori", "shl": 
 
 def _binary(op, a, b):
     try:
-        a, b, t = _coerce_pair(a, b)
+        a, b, t = coerce_pair(a, b)
     except DSLTypeError:
         return NotImplemented
     if t in SOFT_FLOAT_TYPES:
@@ -534,8 +542,7 @@ def _binary(op, a, b):
             raise DSLTypeError(f"operator {op} needs integers, got {t.__name__}", user_location(3))
         return _static_binary(op, a._v, b._v, t)
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        from ..host.host_values import defer
-        return defer(lambda x, y: _binary(op, x, y), (a, b))  # computed at each call (host_values.py)
+        return hooks.defer_on_host(lambda x, y: _binary(op, x, y), (a, b))  # computed at each call (host_values.py)
     if t.is_integer and op == "truediv":
         return _binary("truediv", Float32(a), Float32(b))
     if t.is_integer and t.width < 32 and op in ("add", "sub", "mul", "floordiv", "mod", "pow"):
@@ -594,7 +601,7 @@ def _compare(op, a, b):
     if op in ("eq", "ne") and not isinstance(b, (Numeric, int, float, bool, SymInt)) and not hasattr(b, "__ww_int__"):
         return op == "ne"
     try:
-        a, b, t = _coerce_pair(a, b)
+        a, b, t = coerce_pair(a, b)
     except DSLTypeError:
         return NotImplemented
     if t in SOFT_FLOAT_TYPES:
@@ -604,17 +611,15 @@ def _compare(op, a, b):
         r = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op]
         return Boolean(r)
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        from ..host.host_values import defer
-        return defer(lambda x, y: _compare(op, x, y), (a, b), Boolean)  # at each call (host_values.py)
+        return hooks.defer_on_host(lambda x, y: _compare(op, x, y), (a, b), Boolean)  # at each call (host_values.py)
     if t.is_integer and isinstance(a._v, SymInt) and isinstance(b._v, (SymInt, int)):
         # Decided by the normal form when possible (e.g. x + 1 > x).
         d = a._v - b._v
         if isinstance(d, int):
             return Boolean({"lt": d < 0, "le": d <= 0, "gt": d > 0, "ge": d >= 0, "eq": d == 0, "ne": d != 0}[op])
     if not trace.in_kernel() and t.is_integer and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
-        from ..host.host_guards import decide
-
-        r = decide(op, a._v, b._v)  # with the values compiled for, kept as a guard of the compiled function
+        # Decided with the values compiled for, kept as a guard of the compiled function (host_guards.py).
+        r = hooks.decide_on_host(op, a._v, b._v)
         if r is not None:
             return Boolean(r)
     if not trace.in_kernel():
@@ -642,8 +647,7 @@ def _unary(op, a):
                 raise DSLTypeError("~ needs an integer or a Boolean", user_location(3))
             return Boolean(not v) if t.is_boolean else t(~v)
     if isinstance(a._v, HostRef) and not trace.in_kernel():
-        from ..host.host_values import defer
-        return defer(lambda x: _unary(op, x), (a,))  # computed at each call (host_values.py)
+        return hooks.defer_on_host(lambda x: _unary(op, x), (a,))  # computed at each call (host_values.py)
     if t.is_integer and t.width in (32, 64) and op == "neg":
         return t._wrap(-a._v)
     bld = trace.builder()
@@ -670,21 +674,19 @@ def select(cond, a, b):
     cond = cond if isinstance(cond, Numeric) else Boolean(cond)
     if cond.is_static:
         return a if cond._v else b
-    a2, b2, t = _coerce_pair(a, b)
+    a2, b2, t = coerce_pair(a, b)
     if any(isinstance(x._v, HostRef) for x in (cond, a2, b2)) and not trace.in_kernel():
-        from ..host.host_values import defer
-        return defer(lambda c, x, y: select(c, x, y), (cond, a2, b2), t)  # at each call (host_values.py)
+        return hooks.defer_on_host(lambda c, x, y: select(c, x, y), (cond, a2, b2), t)  # at each call (host_values.py)
     bld = trace.builder()
     return t.from_ir(bld.op1("arith.select", [cond.ir(), a2.ir(), b2.ir()], t.ir_type))
 
 
 def min_(a, b):
-    a, b, t = _coerce_pair(a, b)
+    a, b, t = coerce_pair(a, b)
     if a.is_static and b.is_static:
         return t(min(a._v, b._v))
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        from ..host.host_values import defer
-        return defer(min_, (a, b), t)  # computed at each call (host_values.py)
+        return hooks.defer_on_host(min_, (a, b), t)  # computed at each call (host_values.py)
     if t.is_integer and t.width in (32, 64) and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
         return select(a < b, a, b)
     bld = trace.builder()
@@ -693,12 +695,11 @@ def min_(a, b):
 
 
 def max_(a, b):
-    a, b, t = _coerce_pair(a, b)
+    a, b, t = coerce_pair(a, b)
     if a.is_static and b.is_static:
         return t(max(a._v, b._v))
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        from ..host.host_values import defer
-        return defer(max_, (a, b), t)  # computed at each call (host_values.py)
+        return hooks.defer_on_host(max_, (a, b), t)  # computed at each call (host_values.py)
     bld = trace.builder()
     name = "arith.maximumf" if t.is_float else ("arith.maxsi" if t.signed else "arith.maxui")
     return t.from_ir(bld.op1(name, [a.ir(), b.ir()], t.ir_type))

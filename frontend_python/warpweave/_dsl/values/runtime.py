@@ -15,7 +15,7 @@ from typing import Any
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from .numeric import (
     BFloat16, Boolean, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric,
-    Uint8, Uint16, Uint32, Uint64,
+    Uint8, Uint16, Uint32, Uint64, dtype as dtype_of,
 )
 
 _MAX_DIV = 16
@@ -248,6 +248,15 @@ def is_torch_tensor(x) -> bool:
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
 
 
+def runtime_view(value):
+    """The RuntimeTensor of a tensor argument (a torch tensor passed directly gets a dynamic layout), or None."""
+    if isinstance(value, RuntimeTensor):
+        return value
+    if is_torch_tensor(value):
+        return from_dlpack(value).mark_layout_dynamic()
+    return None
+
+
 def numeric_dtype_of_torch(t):
     return _TORCH_TYPES.get(_torch_dtype_name(t))
 
@@ -296,8 +305,6 @@ def sym_int64(divisibility: int = 1) -> SymbolicInt:
 
 
 def _fake(dtype, shape, stride, assumed_align, what) -> RuntimeTensor:
-    from .numeric import dtype as dtype_of
-
     dtype = dtype_of(dtype)
     if assumed_align is None:
         assumed_align = max(1, dtype.width // 8)
@@ -399,8 +406,6 @@ class RuntimePointer:
 
 def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, assumed_align: int | None = None):
     """A pointer to elements of `dtype` at address `value` (an int, or an object with data_ptr() / ptr)."""
-    from .numeric import dtype as dtype_of
-
     dtype = dtype_of(dtype)
     if not isinstance(mem_space, AddressSpace):
         raise DSLTypeError(f"make_ptr: mem_space is a cute.AddressSpace, got {mem_space!r}", user_location(2))

@@ -1,0 +1,426 @@
+"""Pointers: a typed address in a memory space (global, shared, registers, or one a backend registers), and the
+element accesses through one: scalars, packed 4-bit values, vectors, and register fragments read or written 32 bits
+or a whole array at a time.
+
+A pointer's offset is an integer of the layout algebra, static or symbolic, and becomes IR only at an access, where
+its known divisibility gives the access its alignment. Outside a kernel (the host side of a @cute.jit function) an
+access is recorded for each call by the host layer (values/hooks.py).
+"""
+from __future__ import annotations
+
+import math
+
+from ..base import trace
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+from . import hooks
+from .numeric import PACKED_TYPES, Numeric, Uint8
+
+GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
+
+_ADDRSPACE = {GMEM: 1, SMEM: 3, RMEM: 0, GENERIC: 0}
+
+
+def register_memory_space(name: str, address_space: int) -> None:
+    """A backend's memory space (warpweave.ext.register_memory_space), e.g. tensor memory."""
+    known = _ADDRSPACE.get(name)
+    if known is not None and known != address_space:
+        raise ValueError(f"memory space {name!r} is already address space {known}")
+    _ADDRSPACE[name] = int(address_space)
+
+
+def ptr_type(memspace: str) -> str:
+    a = _ADDRSPACE.get(memspace)
+    if a is None:
+        raise DSLValueError(f"no loaded backend registers the memory space {memspace!r} (known: "
+                            f"{', '.join(sorted(_ADDRSPACE))})", user_location(3))
+    return "!llvm.ptr" if a == 0 else f"!llvm.ptr<{a}>"
+
+
+def mem_type(t) -> str:
+    """How a value of type t is stored in memory (Booleans and sub-byte types in bytes)."""
+    return "i8" if t.is_boolean or t.width < 8 else t.ir_type
+
+
+def elem_bytes(t) -> int:
+    return max(1, t.width // 8) if not t.is_boolean else 1
+
+
+def is_packed(t) -> bool:
+    """Two values per byte (4-bit types), low nibble first."""
+    return t in PACKED_TYPES
+
+
+def storage_bits(t) -> int:
+    """The bits one element occupies in memory (6-bit floats take a byte each, as the MMA operands keep them)."""
+    return 4 if is_packed(t) else 8 * elem_bytes(t)
+
+
+class Pointer:
+    """A typed address: an SSA base value plus an element offset kept symbolic. `base_align` is the base's known
+    alignment in bytes; `assumed` is an alignment the user promised for base + offset (Pointer.align). A pointer
+    from recast_ptr(ptr, swizzle_) carries a swizzle of its element addresses, which make_tensor composes with the
+    tensor's layout."""
+
+    __slots__ = ("base", "offset", "dtype", "memspace", "base_align", "host", "wide", "assumed", "swizzle")
+
+    def __init__(self, base, dtype, memspace, align, offset=0, host=None, wide=False, assumed=0, swizzle=None):
+        self.base = base        # SSA value id, or None for a host-side placeholder
+        self.offset = offset    # int or SymInt, in elements
+        self.dtype = dtype
+        self.memspace = memspace
+        self.base_align = align
+        self.host = host        # host placeholder: the jit argument it stands for
+        self.wide = wide        # offsets may pass 2**31 elements: index with 64-bit integers
+        self.assumed = assumed
+        self.swizzle = swizzle  # a Swizzle of the element addresses (CuTe's swizzle_ptr), or None
+
+    def _copy(self, **kw):
+        f = {k: getattr(self, k) for k in self.__slots__}
+        f.update(kw)
+        return Pointer(f["base"], f["dtype"], f["memspace"], f["base_align"], f["offset"], f["host"], f["wide"],
+                       f["assumed"], f["swizzle"])
+
+    def with_base(self, base):
+        return self._copy(base=base, host=None)
+
+    def load(self, *, loc=None, ip=None):
+        """The element the pointer points to (CuTe DSL's Pointer.load: `(ptr + i).load()`)."""
+        return load_scalar(self, 0)
+
+    def store(self, value, *, loc=None, ip=None):
+        """Writes value (converted to the pointer's element type) where the pointer points."""
+        store_scalar(self, 0, value)
+
+    def __add__(self, off):
+        off = off.__ww_int__() if hasattr(off, "__ww_int__") else off
+        assumed = 0
+        if self.assumed:
+            d = off * elem_bytes(self.dtype)
+            assumed = math.gcd(self.assumed, abs(d) if isinstance(d, int) else d.divisibility) or self.assumed
+        return self._copy(offset=self.offset + off, assumed=assumed)
+
+    __radd__ = __add__
+
+    def align(self, min_align: int):
+        """This pointer, with the promise that its address is a multiple of min_align bytes (CuTe DSL's
+        Pointer.align): accesses through it may then be vectorized that wide."""
+        if not isinstance(min_align, int) or min_align <= 0 or min_align & (min_align - 1):
+            raise DSLValueError(f"Pointer.align: the alignment must be a power of two, got {min_align}",
+                                user_location(2))
+        return self._copy(assumed=max(self.assumed, min_align))
+
+    @property
+    def element_type(self):
+        return self.dtype
+
+    @property
+    def ptr(self):
+        """The pointer itself (CuTe DSL code reads a shared-storage scalar's address as `storage.field.ptr`)."""
+        return self
+
+    @property
+    def llvm_ptr(self):
+        """The pointer itself (CuTe DSL code passes `ptr.llvm_ptr` to cute.arch's atomics)."""
+        return self
+
+    @property
+    def memspace_name(self):
+        return self.memspace
+
+    @property
+    def alignment(self) -> int:
+        return self.alignment_at(0)
+
+    def alignment_at(self, offset) -> int:
+        """Known alignment in bytes of the address `offset` elements past this pointer."""
+        total = self.offset + offset
+        if is_packed(self.dtype):
+            # Two elements per byte: the byte offset is total / 2.
+            d = total.divisibility if not isinstance(total, int) else abs(total)
+            return self.base_align if d == 0 else (math.gcd(self.base_align, d // 2) if d % 2 == 0 else 1)
+        eb = elem_bytes(self.dtype)
+        if isinstance(total, int):
+            d = abs(total) * eb
+            known = self.base_align if d == 0 else math.gcd(self.base_align, d)
+        else:
+            known = math.gcd(self.base_align, total.divisibility * eb)
+        if self.assumed:
+            rel = offset * eb
+            rd = (abs(rel) if isinstance(rel, int) else rel.divisibility)
+            known = max(known, math.gcd(self.assumed, rd) if rd else self.assumed)
+        return known
+
+    def recast(self, dtype):
+        """The same address, as a pointer to `dtype` values."""
+        ob, nb = storage_bits(self.dtype), storage_bits(dtype)
+        off = self.offset * ob
+        if isinstance(off, int) and off % nb or not isinstance(off, int) and off.divisibility % nb:
+            raise DSLValueError(f"recast_ptr: the offset of {self} is not a whole number of {dtype.__name__} values",
+                                user_location(3))
+        return self._copy(dtype=dtype, offset=off // nb)
+
+    def address(self, offset):
+        """The SSA address `offset` elements past this pointer: a GEP by the pointer's own offset (where a view or
+        slice of a tensor starts), then one by `offset` (the element's place in the layout). Kept apart, the two
+        index computations do not mix: in a loop over the k-tiles of a tensor the first changes per k-tile and is
+        the same for all of a thread's accesses, the second is per access and loop-invariant, so each access is the
+        shared pointer plus a hoisted offset. One index of their sum (a 32-bit sum, sign-extended) would be neither,
+        and the loop would carry an index per access. Without `inbounds` a GEP is plain 64-bit arithmetic, so LLVM
+        may reassociate the two."""
+        if self.base is None:
+            raise DSLTypeError("this tensor lives on the host side of a @cute.jit function: pass it to a kernel to "
+                               "access its elements", user_location(1))
+        if is_packed(self.dtype):
+            total = self.offset + offset
+            odd = total % 2 if isinstance(total, int) else (0 if total.divisibility % 2 == 0 else 1)
+            if odd:
+                raise DSLValueError(f"the address of element {total} of a packed {self.dtype.__name__} buffer is "
+                                    "inside a byte: start accesses at an even element", user_location(3))
+            return self._copy(dtype=Uint8, offset=0).address(total // 2)
+        if self._split(offset):
+            return self._gep(self._gep(self.base, self.offset), offset)
+        return self._gep(self.base, self.offset + offset)
+
+    def _split(self, offset) -> bool:
+        """Whether address(offset) indexes by the pointer's offset and by `offset` in two GEPs (the pointer's
+        offset is dynamic and `offset` is not zero); otherwise by their sum, in one."""
+        return not isinstance(self.offset, int) and not (isinstance(offset, int) and offset == 0)
+
+    def _gep(self, base, total):
+        b = trace.builder()
+        et = mem_type(self.dtype)
+        if isinstance(total, int):
+            if total == 0:
+                return base
+            if -(1 << 31) <= total < (1 << 31):
+                return b.op1("llvm.getelementptr", [base], ptr_type(self.memspace),
+                             f"elem_type = {et}, rawConstantIndices = array<i32: {total}>")
+        idx = self._index(total)
+        return b.op1("llvm.getelementptr", [base, idx], ptr_type(self.memspace),
+                     f"elem_type = {et}, rawConstantIndices = array<i32: -2147483648>")
+
+    def _index(self, total):
+        idx_type = "i64" if self.wide or isinstance(total, int) or total.bits > 32 else "i32"
+        return trace.builder().materialize(total, idx_type)
+
+    def prepare_address(self, offset) -> None:
+        """Computes the indices of address(offset) here, ahead of a branch that accesses it (a predicated copy):
+        every element's branch then reuses the index arithmetic, which the compiler does not share between
+        branches."""
+        if self.base is None or is_packed(self.dtype):
+            return
+        parts = (self.offset, offset) if self._split(offset) else (self.offset + offset,)
+        for part in parts:
+            if not isinstance(part, int):
+                self._index(part)
+
+    def __repr__(self):
+        return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.alignment_at(0)}>"
+
+# --- element access -----------------------------------------------------------------------------------------------
+
+def _nibble(ptr: Pointer, offset):
+    """(the byte's address, the shift of the element's nibble as an i8 value) of a packed element."""
+    b = trace.builder()
+    total = ptr.offset + offset
+    byte_ptr = ptr._copy(dtype=Uint8, offset=0)
+    addr = byte_ptr.address(total // 2)
+    if isinstance(total, int):
+        return addr, b.constant_int(4 * (total % 2), "i8")
+    odd = b.materialize(total % 2, "i32")
+    return addr, b.op1("arith.trunci", [b.op1("arith.shli", [odd, b.constant_int(2, "i32")], "i32")], "i8")
+
+
+def _load_packed(ptr: Pointer, offset):
+    t = ptr.dtype
+    b = trace.builder()
+    addr, sh = _nibble(ptr, offset)
+    byte = b.op1("llvm.load", [addr], "i8", "alignment = 1 : i64")
+    code = b.op1("arith.andi", [b.op1("arith.shrui", [byte, sh], "i8"), b.constant_int(15, "i8")], "i8")
+    return t.from_ir(code if t.ir_type == "i8" else b.op1("arith.trunci", [code], t.ir_type))
+
+
+def _store_packed(ptr: Pointer, offset, value):
+    """Read-modify-write of the element's byte: not atomic, so two threads must not write the two halves of one
+    byte at the same time (as with CuTe's sub-byte references)."""
+    t = ptr.dtype
+    v = value if isinstance(value, Numeric) and type(value) is t else t(value)
+    b = trace.builder()
+    code = v.ir()
+    if t.ir_type != "i8":
+        code = b.op1("arith.extui", [code], "i8")
+    code = b.op1("arith.andi", [code, b.constant_int(15, "i8")], "i8")
+    addr, sh = _nibble(ptr, offset)
+    old = b.op1("llvm.load", [addr], "i8", "alignment = 1 : i64")
+    keep = b.op1("arith.xori", [b.op1("arith.shli", [b.constant_int(15, "i8"), sh], "i8"),
+                                b.constant_int(-1, "i8")], "i8")
+    new = b.op1("arith.ori", [b.op1("arith.andi", [old, keep], "i8"), b.op1("arith.shli", [code, sh], "i8")], "i8")
+    b.op0("llvm.store", [new, addr], "alignment = 1 : i64")
+
+
+def load_scalar(ptr: Pointer, offset):
+    t = ptr.dtype
+    if not trace.in_kernel():  # the host side of a @cute.jit function: read at each call (host_values.py)
+        return hooks.load_on_host(ptr, offset)
+    if is_packed(t):
+        return _load_packed(ptr, offset)
+    b = trace.builder()
+    addr = ptr.address(offset)
+    align = ptr.alignment_at(offset)
+    v = b.op1("llvm.load", [addr], mem_type(t), f"alignment = {min(align, elem_bytes(t))} : i64")
+    if t.is_boolean:
+        v = b.op1("arith.trunci", [v], "i1")
+    return t.from_ir(v)
+
+
+def store_scalar(ptr: Pointer, offset, value):
+    t = ptr.dtype
+    if not trace.in_kernel():  # the host side of a @cute.jit function: written at each call (host_values.py)
+        hooks.store_on_host(ptr, offset, value)
+        return
+    if is_packed(t):
+        _store_packed(ptr, offset, value)
+        return
+    v = value if isinstance(value, Numeric) and type(value) is t else t(value)
+    b = trace.builder()
+    x = v.ir()
+    if t.is_boolean:
+        x = b.op1("arith.extui", [x], "i8")
+    addr = ptr.address(offset)
+    align = ptr.alignment_at(offset)
+    b.op0("llvm.store", [x, addr], f"alignment = {min(align, elem_bytes(t))} : i64")
+
+
+def _register_runs(ptr: Pointer, offsets):
+    """Splits a list of element offsets into runs that one 32-bit access covers: for 8- and 16-bit elements, 4 or 2
+    consecutive static offsets starting 4-byte aligned; every other offset alone. Instructions read and write
+    registers 32 bits at a time: accessing a register fragment so keeps each such register one value for LLVM (its
+    SROA slices the fragment by access), where per-element accesses leave 16-bit halves that a loop carries apart and
+    ptxas repacks with PRMT before every use."""
+    t = ptr.dtype
+    n = 32 // t.width if t.width in (8, 16) and not t.is_boolean and not is_packed(t) else 1
+    runs, i = [], 0
+    while i < len(offsets):
+        o = offsets[i]
+        if (n > 1 and isinstance(o, int) and i + n <= len(offsets)
+                and all(isinstance(offsets[i + k], int) and offsets[i + k] == o + k for k in range(n))
+                and ptr.alignment_at(o) >= 4):
+            runs.append((i, n))
+            i += n
+        else:
+            runs.append((i, 1))
+            i += 1
+    return runs
+
+
+# A register fragment read or written whole by one instruction (an MMA's accumulator: 128 values for a 64x256
+# wgmma) is accessed as one array: one load and a value extracted per element, or the values inserted into one
+# array and one store, instead of an address and an access per element. SROA splits the array access into the
+# same per-element values, so the code is the same, and the module has ~40% fewer ops to trace, parse and lower.
+_WHOLE_MIN = 8
+
+
+def _whole_run(ptr: Pointer, offsets, store: bool):
+    """(first offset, span) when the offsets can be one array access of a register fragment, else None: 32- or
+    64-bit elements (narrower ones go 32 bits at a time, _register_runs), all offsets static and, to store, exactly
+    the span's elements (a store writes the whole array)."""
+    t = ptr.dtype
+    if (len(offsets) < _WHOLE_MIN or ptr.memspace != RMEM or not isinstance(ptr.offset, int) or t.is_boolean
+            or t.width not in (32, 64) or is_packed(t) or not trace.in_kernel()):
+        return None
+    if not all(type(o) is int for o in offsets):
+        return None
+    lo, hi = min(offsets), max(offsets)
+    span = hi - lo + 1
+    if store:
+        if span != len(offsets) or len(set(offsets)) != span:
+            return None
+    elif span > 2 * len(offsets):
+        return None
+    return lo, span
+
+
+def _load_whole(ptr: Pointer, offsets, lo: int, span: int) -> list:
+    t = ptr.dtype
+    b = trace.builder()
+    et = mem_type(t)
+    whole = b.op1("llvm.load", [ptr.address(lo)], f"!llvm.array<{span} x {et}>",
+                  f"alignment = {min(ptr.alignment_at(lo), elem_bytes(t))} : i64")
+    return [t.from_ir(b.op1("llvm.extractvalue", [whole], et, f"position = array<i64: {o - lo}>")) for o in offsets]
+
+
+def _store_whole(ptr: Pointer, offsets, values, lo: int, span: int) -> None:
+    t = ptr.dtype
+    b = trace.builder()
+    at = f"!llvm.array<{span} x {mem_type(t)}>"
+    whole = b.op1("llvm.mlir.undef", [], at)
+    for o, v in zip(offsets, values):
+        x = (v if isinstance(v, Numeric) and type(v) is t else t(v)).ir()
+        whole = b.op1("llvm.insertvalue", [whole, x], at, f"position = array<i64: {o - lo}>")
+    b.op0("llvm.store", [whole, ptr.address(lo)], f"alignment = {min(ptr.alignment_at(lo), elem_bytes(t))} : i64")
+
+
+def load_scalars(ptr: Pointer, offsets) -> list:
+    """The elements at `offsets` (DSL numbers), read 32 bits at a time where they share a register
+    (_register_runs), or a whole register fragment at once (_whole_run)."""
+    whole = _whole_run(ptr, offsets, store=False)
+    if whole is not None:
+        return _load_whole(ptr, offsets, *whole)
+    out = []
+    for i, n in _register_runs(ptr, offsets):
+        out.extend(load_vector(ptr, offsets[i], n) if n > 1 else [load_scalar(ptr, offsets[i])])
+    return out
+
+
+def store_scalars(ptr: Pointer, offsets, values) -> None:
+    """Stores values at `offsets`, 32 bits at a time where they share a register (_register_runs), or a whole
+    register fragment at once (_whole_run)."""
+    whole = _whole_run(ptr, offsets, store=True)
+    if whole is not None:
+        _store_whole(ptr, offsets, values, *whole)
+        return
+    for i, n in _register_runs(ptr, offsets):
+        if n > 1:
+            store_vector(ptr, offsets[i], values[i:i + n])
+        else:
+            store_scalar(ptr, offsets[i], values[i])
+
+
+def _refuse_packed(t, what):
+    if is_packed(t):
+        raise DSLTypeError(f"{what} of packed {t.__name__} values: access them one by one, or recast_tensor the "
+                           "tensor to bytes", user_location(3))
+
+
+def load_vector(ptr: Pointer, offset, n: int):
+    """n consecutive elements as SSA values, with one vector load."""
+    t = ptr.dtype
+    _refuse_packed(t, "a vector load")
+    b = trace.builder()
+    vt = f"vector<{n}x{mem_type(t)}>"
+    addr = ptr.address(offset)
+    v = b.op1("llvm.load", [addr], vt, f"alignment = {min(ptr.alignment_at(offset), n * elem_bytes(t))} : i64")
+    out = []
+    for i in range(n):
+        e = b.op1("vector.extract", [v], mem_type(t), f"static_position = array<i64: {i}>")
+        if t.is_boolean:
+            e = b.op1("arith.trunci", [e], "i1")
+        out.append(t.from_ir(e))
+    return out
+
+
+def store_vector(ptr: Pointer, offset, values):
+    t = ptr.dtype
+    _refuse_packed(t, "a vector store")
+    b = trace.builder()
+    n = len(values)
+    mt = mem_type(t)
+    xs = []
+    for v in values:
+        x = (v if isinstance(v, Numeric) and type(v) is t else t(v)).ir()
+        if t.is_boolean:
+            x = b.op1("arith.extui", [x], "i8")
+        xs.append(x)
+    vec = b.op1("vector.from_elements", xs, f"vector<{n}x{mt}>")
+    addr = ptr.address(offset)
+    b.op0("llvm.store", [vec, addr], f"alignment = {min(ptr.alignment_at(offset), n * elem_bytes(t))} : i64")

@@ -1,0 +1,171 @@
+"""TensorSSA: the values of a tensor held in registers, with elementwise arithmetic, broadcasting, conversion and
+reduction (the reduction itself is the device layer's, values/hooks.py), and the TensorSSA helpers (full, where)."""
+from __future__ import annotations
+
+from ... import _core
+from ..base.errors import DSLValueError, user_location
+from . import hooks
+from .coordinates import has_none, norm_coord, slice_layout, zero_nones
+from .numeric import Boolean, Numeric, dtype as dtype_of, select
+
+
+class TensorSSA:
+    """The values of a tensor, held in registers: elementwise arithmetic, conversion, reduction."""
+
+    def __init__(self, values, shape, dtype):
+        self.values = list(values)
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def element_type(self):
+        return self.dtype
+
+    def __len__(self):
+        return len(self.values)
+
+    def __getitem__(self, i):
+        """The value at a linear index or a coordinate; a coordinate with None modes is the TensorSSA of the
+        values it leaves (as slicing a tensor of this shape gives)."""
+        if not isinstance(i, tuple):
+            return self.values[i]
+        coord = norm_coord(i)
+        compact = _core.make_layout(self.shape)  # values are in the colexicographic order of the coordinates
+        if not has_none(coord):
+            return self.values[compact(coord)]
+        base, sub = compact(zero_nones(coord)), slice_layout(coord, compact)
+        n = _core.product(sub.shape)
+        return TensorSSA([self.values[base + sub(k)] for k in range(n)], sub.shape, self.dtype)
+
+    def broadcast_to(self, shape):
+        """The values repeated along the modes of extent 1 to `shape` (of the same rank; other extents equal)."""
+        shape = norm_coord(shape)
+        src = self.shape if isinstance(self.shape, tuple) else (self.shape,)
+        dst = shape if isinstance(shape, tuple) else (shape,)
+        if len(src) != len(dst) or any(isinstance(x, tuple) for x in src + dst) or \
+                any(a != b and a != 1 for a, b in zip(src, dst)):
+            raise DSLValueError(f"broadcast_to: a TensorSSA of shape {self.shape} does not broadcast to {shape} "
+                                "(same rank, flat modes, each extent equal or 1)", user_location(2))
+        out = []
+        for k in range(_core.product(dst)):
+            off, stride, rest = 0, 1, k
+            for a, b in zip(src, dst):
+                c, rest = rest % b, rest // b
+                off += (c if a != 1 else 0) * stride
+                stride *= a
+            out.append(self.values[off])
+        return TensorSSA(out, shape, self.dtype)
+
+    def _map2(self, other, fn):
+        if isinstance(other, TensorSSA) and other.shape != self.shape:
+            common = _broadcast_shape(self.shape, other.shape)
+            if common is not None:
+                return self.broadcast_to(common)._map2(other.broadcast_to(common), fn)
+        if isinstance(other, TensorSSA):
+            if len(other.values) != len(self.values):
+                raise DSLValueError(f"elementwise operation on {len(self.values)} and {len(other.values)} values",
+                                    user_location(3))
+            vals = [fn(a, b) for a, b in zip(self.values, other.values)]
+        else:
+            vals = [fn(a, other) for a in self.values]
+        t = type(vals[0]) if vals and isinstance(vals[0], Numeric) else self.dtype
+        return TensorSSA(vals, self.shape, t)
+
+    def _rmap2(self, other, fn):
+        vals = [fn(other, a) for a in self.values]
+        t = type(vals[0]) if vals and isinstance(vals[0], Numeric) else self.dtype
+        return TensorSSA(vals, self.shape, t)
+
+    def __add__(self, o): return self._map2(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._rmap2(o, lambda a, b: a + b)
+    def __sub__(self, o): return self._map2(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._rmap2(o, lambda a, b: a - b)
+    def __mul__(self, o): return self._map2(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._rmap2(o, lambda a, b: a * b)
+    def __truediv__(self, o): return self._map2(o, lambda a, b: a / b)
+    def __rtruediv__(self, o): return self._rmap2(o, lambda a, b: a / b)
+    def __floordiv__(self, o): return self._map2(o, lambda a, b: a // b)
+    def __mod__(self, o): return self._map2(o, lambda a, b: a % b)
+    def __and__(self, o): return self._map2(o, lambda a, b: a & b)
+    def __or__(self, o): return self._map2(o, lambda a, b: a | b)
+    def __xor__(self, o): return self._map2(o, lambda a, b: a ^ b)
+    def __lt__(self, o): return self._map2(o, lambda a, b: a < b)
+    def __le__(self, o): return self._map2(o, lambda a, b: a <= b)
+    def __gt__(self, o): return self._map2(o, lambda a, b: a > b)
+    def __ge__(self, o): return self._map2(o, lambda a, b: a >= b)
+    def __eq__(self, o): return self._map2(o, lambda a, b: a == b)
+    def __ne__(self, o): return self._map2(o, lambda a, b: a != b)
+    def __neg__(self): return TensorSSA([-a for a in self.values], self.shape, self.dtype)
+    def __abs__(self): return TensorSSA([abs(a) for a in self.values], self.shape, self.dtype)
+
+    __hash__ = object.__hash__
+
+    def to(self, dtype):
+        dtype = dtype_of(dtype)
+        return TensorSSA([dtype(a) for a in self.values], self.shape, dtype)
+
+    def reduce(self, op, init_val=None, reduction_profile=0):
+        """Reduces with op (a cute.ReductionOp, "add"/"mul"/"max"/"min", or a function of two values) over every
+        mode (reduction_profile=0: a number) or over the modes the profile marks 1 (a TensorSSA of the modes it
+        marks None); init_val joins each result once."""
+        return hooks.reduce_tensor(self, op, init_val, reduction_profile)
+
+    def __repr__(self):
+        return f"TensorSSA<{self.dtype.__name__}, {self.shape}>"
+
+
+def _broadcast_shape(a, b):
+    """The shape two TensorSSA shapes broadcast to (flat, same rank, extents equal or 1), or None."""
+    a = a if isinstance(a, tuple) else (a,)
+    b = b if isinstance(b, tuple) else (b,)
+    if len(a) != len(b) or any(isinstance(x, tuple) or not isinstance(x, int) for x in a + b):
+        return None
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        return None
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+def full(shape, fill_value, dtype):
+    """A TensorSSA of `shape` with every value fill_value."""
+    dtype = dtype_of(dtype)
+    n = _core.product(shape)
+    return TensorSSA([dtype(fill_value)] * n, shape, dtype)
+
+
+def full_like(t, fill_value, dtype=None):
+    return full(t.shape, fill_value, dtype or t.element_type)
+
+
+def zeros_like(t, dtype=None):
+    return full_like(t, 0, dtype)
+
+
+def where(cond, x, y):
+    """Elementwise cond ? x : y; cond a TensorSSA of Booleans (or one Boolean), x and y TensorSSA values or numbers
+    (broadcast)."""
+    sizes = {len(v.values) for v in (cond, x, y) if isinstance(v, TensorSSA)}
+    if len(sizes) > 1:
+        raise DSLValueError(f"where: TensorSSA operands of different sizes {sorted(sizes)}", user_location(2))
+    if not sizes:
+        return select(cond, x, y)
+    n = sizes.pop()
+    shape = next(v.shape for v in (cond, x, y) if isinstance(v, TensorSSA))
+
+    def at(v, i):
+        return v.values[i] if isinstance(v, TensorSSA) else v
+
+    vals = []
+    for i in range(n):
+        c = at(cond, i)
+        if not isinstance(c, Numeric):
+            c = Boolean(bool(c))
+        elif not c.is_boolean:
+            c = c != 0
+        a, b = at(x, i), at(y, i)
+        if not isinstance(a, Numeric) and isinstance(b, Numeric):
+            a = type(b)(a)
+        elif not isinstance(b, Numeric) and isinstance(a, Numeric):
+            b = type(a)(b)
+        vals.append(select(c, a, b))
+    dt = type(vals[0]) if vals and isinstance(vals[0], Numeric) else None
+    return TensorSSA(vals, shape, dt)

@@ -1,0 +1,173 @@
+"""The Tensor type: an iterator (a pointer into global, shared or register memory, or a coordinate) and a layout.
+
+Indexing with a full coordinate reads or writes one element; a coordinate holding None slices (CuTe's slice: the
+None modes stay, the pointer moves to the rest). A view moves the iterator and keeps what a swizzle must see in
+the layout.
+"""
+from __future__ import annotations
+
+from ... import _core
+from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
+from .coordinates import CoordIterator, coordinate_sum, has_none, norm_coord, slice_layout, zero_nones
+from .numeric import Int32, Int64
+from .pointer import RMEM, Pointer, load_scalar, store_scalar
+from .tensor_ssa import TensorSSA
+
+Layout = _core.Layout
+ComposedLayout = _core.ComposedLayout
+
+
+class DSLIndexError(DSLError, IndexError):
+    """A static index outside a tensor whose extent is known while tracing."""
+
+
+def swizzle_span(inner) -> int:
+    """The period of a swizzle: adding a multiple of it commutes with the swizzle, so such offsets can move from
+    inside a composed layout to the pointer."""
+    if isinstance(inner, _core.Swizzle):
+        return 1 << (inner.num_base + inner.num_bits + abs(inner.num_shift))
+    return 0
+
+
+def view(tensor, outer_offset, outer_layout):
+    """`tensor` moved by outer_offset (in units of its layout's codomain; for a composed layout, of the outer
+    layout's) and given outer_layout. A swizzled tensor keeps what the swizzle must see inside its composed
+    offset and moves the rest, a multiple of the swizzle's span, into the pointer."""
+    L = tensor.layout
+    if isinstance(L, ComposedLayout):
+        total = L.offset + outer_offset
+        span = swizzle_span(L.inner)
+        d, r = _core.split_divisible(total, span) if span else (0, total)
+        return Tensor(tensor.iterator + d, _core.ComposedLayout(L.inner, r, outer_layout), tensor.element_type)
+    return Tensor(tensor.iterator + outer_offset, outer_layout, tensor.element_type)
+
+
+def outer_of(layout):
+    return layout.outer if isinstance(layout, ComposedLayout) else layout
+
+
+class Tensor:
+    """A CuTe tensor: iterator and layout."""
+
+    def __init__(self, iterator, layout, dtype=None):
+        if not isinstance(layout, (Layout, ComposedLayout)):
+            raise DSLTypeError(f"make_tensor: expected a Layout, got {type(layout).__name__}", user_location(2))
+        self.iterator = iterator
+        self.layout = layout
+        self._dtype = dtype if dtype is not None else getattr(iterator, "dtype", None)
+
+    # --- properties -------------------------------------------------------------------------------------------
+    @property
+    def element_type(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return self.layout.shape
+
+    @property
+    def stride(self):
+        if isinstance(self.layout, ComposedLayout):
+            raise DSLTypeError("a swizzled tensor has no single stride", user_location(2))
+        return self.layout.stride
+
+    @property
+    def memspace(self):
+        return self.iterator.memspace if isinstance(self.iterator, Pointer) else "coord"
+
+    @property
+    def is_coordinate_tensor(self) -> bool:
+        return isinstance(self.iterator, CoordIterator)
+
+    @property
+    def type(self) -> str:
+        if self.is_coordinate_tensor:
+            return f"coord_tensor<{self.layout}>"
+        p = self.iterator
+        return f"tensor<{self._dtype.__name__}, {p.memspace}, align {p.alignment_at(0)}, {self.layout}>"
+
+    def __repr__(self):
+        return self.type
+
+    __str__ = __repr__
+
+    def _ww_with_layout(self, layout):
+        return Tensor(self.iterator, layout, self._dtype)
+
+    # --- indexing ---------------------------------------------------------------------------------------------
+    def _offset(self, coord):
+        off = self.layout(coord)
+        if isinstance(off, int) and isinstance(self.iterator, Pointer) and self.iterator.memspace == RMEM:
+            self._check_static_index(coord, off)
+        return off
+
+    def _check_static_index(self, coord, off):
+        """A register tensor is a fixed array: a static index outside it would be an out-of-bounds store or load
+        (undefined behaviour in the kernel), so it is refused while tracing."""
+        n = _core.product(self.shape)
+        cos = outer_of(self.layout).cosize()
+        bad = isinstance(coord, int) and isinstance(n, int) and not 0 <= coord < n
+        bad = bad or (isinstance(cos, int) and not 0 <= off < max(cos, 1))
+        if bad:
+            raise DSLIndexError(f"index {coord} is out of range for the register tensor of shape {self.shape} "
+                                f"({n} elements, layout {self.layout})", user_location(3))
+
+    def __getitem__(self, coord):
+        coord = norm_coord(coord)
+        if has_none(coord):
+            outer = outer_of(self.layout)
+            return view(self, outer(zero_nones(coord)), slice_layout(coord, outer))
+        offset = self._offset(coord)
+        if self.is_coordinate_tensor:
+            return _coord_value(coordinate_sum(self.iterator.base, offset))
+        return load_scalar(self.iterator, offset)
+
+    def __setitem__(self, coord, value):
+        coord = norm_coord(coord)
+        if self.is_coordinate_tensor:
+            raise DSLTypeError("a coordinate (identity) tensor is read-only", user_location(2))
+        if has_none(coord):
+            self[coord].store(value)
+            return
+        store_scalar(self.iterator, self._offset(coord), value)
+
+    def __iter__(self):
+        raise DSLTypeError("iterate a tensor with an index range: for i in range(cute.size(t)): t[i]", user_location(2))
+
+    # --- whole-tensor values ----------------------------------------------------------------------------------
+    def load(self):
+        """All elements as a TensorSSA (in the order of the tensor's coordinates)."""
+        n = static_size(self, "load")
+        if self.is_coordinate_tensor:
+            return [self[i] for i in range(n)]
+        return TensorSSA([self[i] for i in range(n)], self.shape, self._dtype)
+
+    def store(self, value):
+        n = static_size(self, "store")
+        if isinstance(value, TensorSSA):
+            if len(value.values) != n:
+                raise DSLValueError(f"store: {len(value.values)} values into a tensor of {n} elements",
+                                    user_location(2))
+            for i, v in enumerate(value.values):
+                self[i] = v
+        else:
+            for i in range(n):
+                self[i] = value
+
+    def fill(self, value):
+        self.store(value)
+
+
+def static_size(t, op):
+    n = _core.product(t.shape)
+    if not isinstance(n, int):
+        raise DSLTypeError(f"{op}: needs a tensor of static size, got shape {t.shape}", user_location(3))
+    return n
+
+
+def _coord_value(c):
+    if isinstance(c, tuple):
+        return tuple(_coord_value(x) for x in c)
+    if isinstance(c, int):
+        return c
+    return Int32._wrap(c) if c.bits <= 32 else Int64._wrap(c)
