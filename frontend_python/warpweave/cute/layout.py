@@ -19,15 +19,6 @@ ScaledBasis = _core.ScaledBasis
 _LAYOUTS = (Layout, ComposedLayout)
 
 
-def _repr_svg_(self):
-    """Jupyter's picture of a static, small layout (warpweave.viz); None keeps the text form."""
-    from ..viz import repr_svg
-
-    return repr_svg(self)
-
-
-Layout._repr_svg_ = ComposedLayout._repr_svg_ = _repr_svg_
-
 __all__ = [
     "Layout", "ComposedLayout", "Swizzle", "SymInt", "ScaledBasis",
     "make_layout", "make_ordered_layout", "make_identity_layout", "make_layout_tv", "make_swizzle",

@@ -205,12 +205,6 @@ class TiledCopy:
     def __repr__(self):
         return f"TiledCopy({self.atom}, tiler {self.tiler_mn}, tv {self.layout_tv_tiled})"
 
-    def _repr_svg_(self):
-        """Jupyter's picture: the source and destination thread-value layouts (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
-
     def _ref2trg(self, trg):
         return _core.composition(_core.right_inverse(self.atom.layout_ref_tv), trg)
 
@@ -287,12 +281,6 @@ class ThrCopy:
     def __init__(self, tiled, thr_idx):
         self.tiled = tiled
         self.thr_idx = thr_idx
-
-    def _repr_svg_(self):
-        """Jupyter's picture: the tiled copy with this thread's elements highlighted (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
 
     def _partition(self, tensor, frg_fn):
         if not isinstance(tensor, Tensor):

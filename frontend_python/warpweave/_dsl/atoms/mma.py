@@ -126,12 +126,6 @@ class MmaAtom:
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
 
-    def _repr_svg_(self):
-        """Jupyter's picture: the atom's A, B and C thread-value layouts (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
-
     def call(self, a_vals, b_vals, c_vals):
         """IR values of D for one atom instance (lists in the atom's value order)."""
         b = trace.builder()
@@ -188,12 +182,6 @@ class TiledMma:
 
     def __repr__(self):
         return f"TiledMma({self.atom}, atoms {self.atom_layout_mnk}, permutation {self.permutation_mnk})"
-
-    def _repr_svg_(self):
-        """Jupyter's picture: the A, B and C thread-value layouts (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
 
     @property
     def size(self) -> int:
@@ -396,12 +384,6 @@ class ThrMma:
         self.tiled = tiled
         self.thr_idx = thr_idx
         self.v, self.m, self.n, self.k = tiled.thr_vmnk(_int_of(thr_idx))
-
-    def _repr_svg_(self):
-        """Jupyter's picture: the tiled MMA with this thread's elements highlighted (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
 
     def _partition(self, tensor, frg, thr_coord):
         from .copy import _with_outer
