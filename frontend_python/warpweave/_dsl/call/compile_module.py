@@ -35,8 +35,8 @@ def _compiler_identity() -> str:
 
 
 def cache_key(module_text: str, target, opts) -> str:
-    from ... import __version__
-    from .. import plugins_digest
+    from ..._version import __version__
+    from ..registry.target import plugins_digest
 
     return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
                             repr(opts), __version__, plugins_digest(target), _compiler_identity()])

@@ -229,7 +229,8 @@ def target_selector(target) -> str:
 
 def function_key(jf, args, kwargs, target, opts) -> str:
     """The first-level key of compiling jf for these arguments (Unstable when there is none)."""
-    from ... import __version__, _core
+    from ... import _core
+    from ..._version import __version__
     from .compile_module import _compiler_identity
 
     parts = [f"warpweave function cache {_FORMAT}", sys.implementation.cache_tag, __version__, _compiler_identity(), _plugins_identity(),
