@@ -121,7 +121,7 @@ def host_printf(fmt, *args, end: str = "\n"):
 
 def _call_values(compiled, args, kwargs):
     """The bound argument values of a call and the values of the host symbols they give."""
-    from ..call.arg_plan import _runtime_view
+    from ..call.arg_plan import runtime_view
     from ..values.runtime import RuntimeTensor
 
     values = compiled._bind(compiled.bound_self + tuple(args), kwargs)
@@ -129,7 +129,7 @@ def _call_values(compiled, args, kwargs):
     for plan in compiled.plans:
         v = values[plan.index]
         if plan.kind == "tensor":
-            rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+            rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
             if rt is None:
                 raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
             for sid, what, k in plan.symbols:
@@ -175,7 +175,7 @@ class HostPrintTensor:
         self.offset = offset    # elements from the argument's first element (int or SymInt)
 
     def _values(self, values, env):
-        from ..call.arg_plan import _runtime_view
+        from ..call.arg_plan import runtime_view
         from ..values.runtime import RuntimePointer, RuntimeTensor
 
         arg = None if isinstance(self.key, HostLocal) else _argument(values, self.key)
@@ -190,7 +190,7 @@ class HostPrintTensor:
         v = values[self.key[0]] if isinstance(self.key, tuple) else values[self.key]
         for k in (self.key[1:] if isinstance(self.key, tuple) else ()):
             v = v[k]
-        rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+        rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
         shape, stride = _core.evaluate(self.layout.shape, env), _core.evaluate(self.layout.stride, env)
         layout = _core.make_layout(shape, stride=stride)
         base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset

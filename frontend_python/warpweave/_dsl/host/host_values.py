@@ -141,7 +141,7 @@ class _Memory:
     """Element access of one memory at a call: a tensor or pointer argument, or host registers."""
 
     def __init__(self, ref, dtype, values, env):
-        from ..call.arg_plan import _runtime_view
+        from ..call.arg_plan import runtime_view
         from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor
 
         self.dtype = dtype
@@ -154,7 +154,7 @@ class _Memory:
             self.address = arg.address
             _refuse_device_address(arg.address)
             return
-        rt = arg if isinstance(arg, RuntimeTensor) else _runtime_view(arg)
+        rt = arg if isinstance(arg, RuntimeTensor) else runtime_view(arg)
         src = getattr(rt, "source", None)
         if src is None:
             raise DSLValueError("host-side element access: a fake tensor has no memory", None)

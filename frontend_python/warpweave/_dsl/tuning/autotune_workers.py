@@ -27,12 +27,12 @@ class _NotShippable(Exception):
 
 def _tensor_state(v):
     """The fields of a tensor argument's runtime view, without its memory (None: not a tensor)."""
-    from ..call.arg_plan import _runtime_view
+    from ..call.arg_plan import runtime_view
     from ..values.runtime import RuntimeTensor, is_torch_tensor
 
     if not (isinstance(v, RuntimeTensor) or is_torch_tensor(v)):
         return None
-    rt = _runtime_view(v)
+    rt = runtime_view(v)
     state = {k: x for k, x in vars(rt).items() if k not in ("source", "_spec")}
     return ("tensor", state)
 
@@ -84,11 +84,11 @@ def plan(jf, args, kwargs, target) -> dict:
         function_cache.function_identity(fn)
     except function_cache.Unstable as e:
         raise _NotShippable(str(e)) from None
-    from ..call.compile_module import _jit_cache
+    from ..call.compile_module import jit_cache
 
     return {"module": fn.__module__, "qualname": fn.__qualname__, "target": target.name,
             "args": [_encode(a) for a in args], "kwargs": {k: _encode(x) for k, x in kwargs.items()},
-            "sys_path": [p for p in sys.path if p], "cache_dir": _jit_cache().dir}
+            "sys_path": [p for p in sys.path if p], "cache_dir": jit_cache().dir}
 
 
 def _resolve(module: str, qualname: str):
