@@ -24,6 +24,8 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave.viz", "warpweave.viz.drawing"):
         "the figures and their writers load at the first picture: the SVG writer's xml.sax.saxutils brings "
         "urllib.request and tempfile, which `import warpweave` defers (test_lazy_imports)",
+    ("warpweave._dsl.tuning.benchmark", "torch"): "torch is optional: benchmark times with its CUDA events",
+    ("warpweave._dsl.tuning.argument_copies", "torch"): "torch is optional: only torch tensors are copied with it",
 }
 
 
