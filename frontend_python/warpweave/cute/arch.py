@@ -50,13 +50,13 @@ def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=Non
 
 
 def __getattr__(name):
-    from .._dsl.atoms.atoms import _backend_name, primitive
+    from .._dsl.atoms.atoms import backend_python_name, primitive
 
     if name.startswith("__"):
         raise AttributeError(name)
     # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
-    f = _backend_name("arch." + name) or primitive("arch." + name)
+    f = backend_python_name("arch." + name) or primitive("arch." + name)
     if f is None:
         from .._dsl.registry.backend_python import public_attribute
 

@@ -64,11 +64,11 @@ __all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_
 
 def __getattr__(name):
     """Helper modules that loaded backends ship (e.g. hopper_helpers), by their manifests' module maps."""
-    from .._dsl.atoms.atoms import _backend_name
+    from .._dsl.atoms.atoms import backend_python_name
     from .._dsl.registry.backend_python import public_attribute
 
     if not name.startswith("__"):
-        own = _backend_name(f"utils.{name}")   # a class or function a backend's package defines (TmemAllocator)
+        own = backend_python_name(f"utils.{name}")   # a class or function a backend's package defines (TmemAllocator)
         if own is not None:
             return own
     module = public_attribute(__name__, name)

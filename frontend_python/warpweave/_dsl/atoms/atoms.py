@@ -10,9 +10,15 @@ from __future__ import annotations
 import enum
 import types
 
+from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..registry.backend_python import ensure_loaded, packages
 from ..registry.plugins import registry
+from ..registry.target import target_named
+from ..values.numeric import Boolean, Int32, Int64, Numeric, as_numeric
+from ..values.tensor import Pointer, Tensor
+from .instructions import emit_instruction, is_result, value_type
 
 
 def canonical(value) -> str:
@@ -28,12 +34,10 @@ def canonical(value) -> str:
     return str(value)
 
 
-def _current_cc() -> int | None:
+def traced_compute_capability() -> int | None:
     st = trace.current_or_none()
     if st is None:
         return None
-    from ..registry.target import target_named
-
     return target_named(st.target["name"]).compute_capability
 
 
@@ -61,7 +65,7 @@ def _index_state() -> tuple:
     return state
 
 
-def _entries(python_name: str):
+def entries_named(python_name: str):
     """(backend, entry) of every loaded atom and primitive named python_name, in manifest order."""
     _index_state()
     return list(_by_python_name.get(python_name, ()))
@@ -82,8 +86,6 @@ def _expand(python_name: str, params: dict):
     instance once per process; this keeps the parsed entries."""
     key = (python_name, tuple(sorted(params.items())))
     if key not in _expansions:
-        from ... import _core
-
         found, problems = _core.expand_atom(python_name, params)
         _expansions[key] = ([(registry.backends[p], _core.manifest_dict(data, "Instruction")) for p, _f, data in found
                              if p in registry.backends], list(problems))
@@ -106,7 +108,7 @@ def _family_forms(python_name: str) -> list[str]:
     return out
 
 
-def _usable(b, ins, cc) -> bool:
+def entry_usable(b, ins, cc) -> bool:
     if cc is None:
         return True
     names = set(ins.get("targets", []))
@@ -147,8 +149,6 @@ def select(python_name: str, params: dict, operands: set | None = None):
 
 
 def _select(python_name: str, params: dict, operands: set | None):
-    from .instructions import is_result
-
     def fits(ins):
         # An entry's own defaults fill what the caller left out. They are per entry, not per name: Hopper's and
         # Blackwell's TMA ops share a name, and only Blackwell's have a cta_group (default 1).
@@ -161,7 +161,7 @@ def _select(python_name: str, params: dict, operands: set | None):
             return names == operands
         return True
 
-    matches = [(b, ins) for b, ins in _entries(python_name) if fits(ins)]
+    matches = [(b, ins) for b, ins in entries_named(python_name) if fits(ins)]
     problems = []
     if _families(python_name):
         # Atom families: the core inverts their templated Python parameters (each family's own defaults fill
@@ -172,12 +172,12 @@ def _select(python_name: str, params: dict, operands: set | None):
         if problems:
             raise DSLValueError("; ".join(problems), user_location(3))
         known = sorted({canonical(tuple(sorted(ins.get("python_params", {}).items())))
-                        for _, ins in _entries(python_name)}) + _family_forms(python_name)
+                        for _, ins in entries_named(python_name)}) + _family_forms(python_name)
         what = f"operands {sorted(operands)}" if operands is not None and not params else str(params)
         raise DSLValueError(f"no loaded backend offers {python_name} with {what}; offered: "
                             f"{', '.join(known) or 'none'}", user_location(3))
-    cc = _current_cc()
-    usable = [(b, ins) for b, ins in matches if _usable(b, ins, cc)]
+    cc = traced_compute_capability()
+    usable = [(b, ins) for b, ins in matches if entry_usable(b, ins, cc)]
     if not usable:
         raise DSLValueError(f"{python_name}({params}) exists ({', '.join(i['id'] for _, i in matches)}) but not for "
                             f"the current target (compute capability {cc})", user_location(3))
@@ -228,7 +228,7 @@ class ManifestOp:
 
 def _make_class(python_name: str):
     # A family's template carries what the class needs: its signature, kind and the names of its parameters.
-    entries = _entries(python_name) + [(b, {**f["template"], "description": f.get("description") or
+    entries = entries_named(python_name) + [(b, {**f["template"], "description": f.get("description") or
                                             f["template"].get("description", "")})
                                        for b, f in _families(python_name)]
     if not entries:
@@ -246,15 +246,10 @@ def _make_class(python_name: str):
 
 
 def _primitive_function(python_name, short, first):
-    from .instructions import is_result
-
     def primitive(*args, **kwargs):
-        from .instructions import emit_instruction, value_type
-        from ..values.numeric import Boolean, Int32, Int64
-
         # Positional arguments fill the input operands, then the attributes, in the manifest's order; the entry
         # is the one whose operands are exactly those given (e.g. bar.sync with or without a thread count).
-        candidates = [ins for _, ins in _entries(python_name)]
+        candidates = [ins for _, ins in entries_named(python_name)]
         chosen = None
         for ins in candidates:
             in_ops = [o["name"] for o in ins.get("operands", []) if not is_result(o)]
@@ -308,7 +303,7 @@ def _primitive_function(python_name, short, first):
 def primitive(python_name: str):
     """The function of a backend primitive (e.g. "cpasync.commit_group"), or None when no backend offers it."""
     if python_name not in _primitives:
-        entries = _entries(python_name)
+        entries = entries_named(python_name)
         _primitives[python_name] = _primitive_function(python_name, python_name.split(".")[-1], entries[0][1]) \
             if entries else None
     return _primitives[python_name]
@@ -319,10 +314,6 @@ _primitives: dict = {}
 
 def _operand_values(o, v):
     """IR values for a primitive's operand from DSL values (numbers, or shared-memory pointers)."""
-    from .instructions import value_type
-    from ..values.numeric import Boolean, Int32, Int64, Numeric, as_numeric
-    from ..values.tensor import Pointer, Tensor
-
     vals = v if isinstance(v, (list, tuple)) else [v]
     out = []
     ty = value_type(o)
@@ -372,11 +363,9 @@ def manifest_class(python_name: str):
     return _manifest_classes[python_name]
 
 
-def _backend_name(full: str):
+def backend_python_name(full: str):
     hit = _python_names.get(full)
     if hit is None:
-        from ..registry.backend_python import ensure_loaded
-
         ensure_loaded()  # mounting a backend's package registers its names
         hit = _python_names.get(full)
     return hit
@@ -384,8 +373,6 @@ def _backend_name(full: str):
 
 def _mount_every_backend() -> bool:
     """Loads every discovered backend and mounts its package; False when all of them already were."""
-    from ..registry.backend_python import packages
-
     if len(registry.backends) >= len(registry.candidates) and all(b in packages.mounted or b in packages.refused
                                                                   for b in registry.backends):
         return False
@@ -409,7 +396,7 @@ class _Namespace(types.ModuleType):
             return self._cache[attr]
         full = f"{self._prefix}.{attr}"
         registry.load()
-        own = _backend_name(full)
+        own = backend_python_name(full)
         if own is not None:
             self._cache[attr] = own
             return own

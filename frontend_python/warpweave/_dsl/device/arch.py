@@ -85,17 +85,17 @@ def _backend_primitive(python_name: str):
 def _target_primitive(python_name: str, cute_name: str):
     """A backend primitive the current target must have (its PTX is specific to some generations): a clear error
     naming the target and the backends that do offer it otherwise."""
-    from ..atoms.atoms import _current_cc, _entries, _usable, primitive
+    from ..atoms.atoms import traced_compute_capability, entries_named, entry_usable, primitive
 
-    entries = _entries(python_name)
-    cc = _current_cc()
-    if not any(_usable(b, ins, cc) for b, ins in entries):
+    entries = entries_named(python_name)
+    cc = traced_compute_capability()
+    if not any(entry_usable(b, ins, cc) for b, ins in entries):
         from ..registry.plugins import registry
 
         # To say who has it: a trace loads only the backends usable on its target, so load every one found.
         everything = list(getattr(registry, "candidates", None) or [])
         registry.load(everything) if everything else registry.load()
-        entries = _entries(python_name)
+        entries = entries_named(python_name)
         st = trace.current_or_none()
         name = st.target["name"] if st is not None else "?"
         offered = "; ".join(f"{b.name} for {', '.join(ins.get('targets', []))}" for b, ins in entries)

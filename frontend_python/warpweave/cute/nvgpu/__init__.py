@@ -74,9 +74,9 @@ def __getattr__(name):
     """Modules of backends beyond the standard ones (a manifest's python_modules), and the manifests' enums."""
     if name.startswith("__"):
         raise AttributeError(name)
-    from ..._dsl.atoms.atoms import _backend_name
+    from ..._dsl.atoms.atoms import backend_python_name
 
-    own = _backend_name(f"nvgpu.{name}")   # a function a backend's package defines here (make_tiled_tma_atom_A)
+    own = backend_python_name(f"nvgpu.{name}")   # a function a backend's package defines here (make_tiled_tma_atom_A)
     if own is not None:
         return own
     if _offered_by_a_backend(name):
