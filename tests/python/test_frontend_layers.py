@@ -26,6 +26,11 @@ FUNCTION_IMPORTS_ALLOWED = {
         "urllib.request and tempfile, which `import warpweave` defers (test_lazy_imports)",
     ("warpweave._dsl.tuning.benchmark", "torch"): "torch is optional: benchmark times with its CUDA events",
     ("warpweave._dsl.tuning.argument_copies", "torch"): "torch is optional: only torch tensors are copied with it",
+    ("warpweave._dsl.registry.compile_only", "torch"):
+        "torch is optional: a compile-only run stands host memory in for its CUDA device only where it is installed",
+    ("warpweave._dsl.registry.compile_only", "torch.overrides"): "torch is optional (as above)",
+    ("warpweave._dsl.registry.compile_only", "cuda.bindings"):
+        "cuda-bindings is optional: its driver entry points are stood in for only where it is installed",
 }
 
 
