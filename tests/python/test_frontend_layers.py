@@ -31,6 +31,11 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.registry.compile_only", "torch.overrides"): "torch is optional (as above)",
     ("warpweave._dsl.registry.compile_only", "cuda.bindings"):
         "cuda-bindings is optional: its driver entry points are stood in for only where it is installed",
+    ("warpweave.torch", "torch"): "torch is optional: warpweave.torch imports it when one of its functions runs",
+    ("warpweave.profile.trace", "numpy"):
+        "numpy loads when a profile is decoded: `import warpweave` defers it (test_lazy_imports)",
+    ("warpweave.utils.tensor_helpers", "warpweave.torch"):
+        "warpweave.torch is a lazy submodule (numpy, ctypes): `import warpweave` defers it (test_lazy_imports)",
 }
 
 

@@ -12,8 +12,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 DEFERRED = ("importlib.abc", "importlib.resources", "argparse", "subprocess", "ctypes", "tempfile", "statistics",
-            "logging", "concurrent.futures", "google.protobuf", "warpweave._dsl.tuning.autotune",
-            "warpweave._dsl.export.exported_module", "warpweave.cute.testing")
+            "logging", "concurrent.futures", "google.protobuf", "numpy", "warpweave._dsl.tuning.autotune",
+            "warpweave._dsl.export.exported_module", "warpweave.cute.testing", "warpweave.torch")
 
 
 def _run(code: str) -> dict:

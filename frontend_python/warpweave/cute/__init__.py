@@ -2,6 +2,8 @@
 
 ``import warpweave.cute as cute`` gives CuTe DSL's names.
 """
+import importlib
+
 from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
 from .._dsl.atoms.copy import (  # noqa: F401
@@ -45,8 +47,6 @@ from . import arch, nvgpu, runtime  # noqa: F401
 def __getattr__(name):
     # cute.testing (benchmarking, autotuning: statistics, logging, threads) is imported when first named
     if name == "testing":
-        import importlib
-
         return importlib.import_module(f"{__name__}.testing")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
