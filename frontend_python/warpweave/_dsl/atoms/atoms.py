@@ -34,7 +34,7 @@ def canonical(value) -> str:
     return str(value)
 
 
-def traced_compute_capability() -> int | None:
+def current_cc() -> int | None:
     st = trace.current_or_none()
     if st is None:
         return None
@@ -176,7 +176,7 @@ def _select(python_name: str, params: dict, operands: set | None):
         what = f"operands {sorted(operands)}" if operands is not None and not params else str(params)
         raise DSLValueError(f"no loaded backend offers {python_name} with {what}; offered: "
                             f"{', '.join(known) or 'none'}", user_location(3))
-    cc = traced_compute_capability()
+    cc = current_cc()
     usable = [(b, ins) for b, ins in matches if entry_usable(b, ins, cc)]
     if not usable:
         raise DSLValueError(f"{python_name}({params}) exists ({', '.join(i['id'] for _, i in matches)}) but not for "

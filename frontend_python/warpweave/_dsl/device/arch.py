@@ -85,10 +85,10 @@ def _backend_primitive(python_name: str):
 def _target_primitive(python_name: str, cute_name: str):
     """A backend primitive the current target must have (its PTX is specific to some generations): a clear error
     naming the target and the backends that do offer it otherwise."""
-    from ..atoms.atoms import traced_compute_capability, entries_named, entry_usable, primitive
+    from ..atoms.atoms import current_cc, entries_named, entry_usable, primitive
 
     entries = entries_named(python_name)
-    cc = traced_compute_capability()
+    cc = current_cc()
     if not any(entry_usable(b, ins, cc) for b, ins in entries):
         from ..registry.plugins import registry
 

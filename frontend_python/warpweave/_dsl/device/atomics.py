@@ -48,9 +48,9 @@ def _checked(sem, scope, fname):
         raise DSLValueError(f"cute.arch.{fname}: scope={scope!r} is not one of {', '.join(_SCOPE)}",
                             user_location(4))
     if scope == "cluster":
-        from ..atoms.atoms import traced_compute_capability
+        from ..atoms.atoms import current_cc
 
-        cc = traced_compute_capability()
+        cc = current_cc()
         if cc is not None and cc < 90:
             name = trace.current().target["name"]
             raise DSLValueError(f"cute.arch.{fname}: scope='cluster' needs a target with thread-block clusters "
