@@ -2,22 +2,21 @@
 
 ``import warpweave as cutlass`` and ``import warpweave.cute as cute`` give CuTe DSL's names.
 """
-__version__ = "0.1.0"
+import importlib
+import os
+import site
+import sys
+
+from . import _core
+from ._version import __version__  # noqa: F401
 
 
 def _tell_core_where_python_keeps_cuda_tools():
     """pip's CUDA wheels (nvJitLink, nvdisasm) live in this environment's site-packages; a venv's interpreter
     resolves to the base interpreter, so the core cannot find them from /proc/self/exe alone."""
-    import site
-    import sys
-
-    from . import _core
-
     dirs = [os.path.join(sys.prefix, "bin")] + list(site.getsitepackages()) + [site.getusersitepackages()]
     _core.set_search_dirs([d for d in dirs if os.path.isdir(d)])
 
-
-import os  # noqa: E402
 
 _tell_core_where_python_keeps_cuda_tools()
 
@@ -49,8 +48,6 @@ _LAZY_SUBMODULES = ("cuda", "migrate", "pipeline", "runtime", "testing", "torch"
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'warpweave' has no attribute {name!r}")
 from ._dsl.registry.backend_python import install_finder as _install_finder  # noqa: E402

@@ -31,9 +31,9 @@ def default_stream():
 def stream_sync(stream) -> None:
     """Waits until the work queued on `stream` (a CUstream, torch stream or handle) has finished."""
     from . import _core
-    from ._dsl.call.arg_plan import _stream_handle
+    from ._dsl.call.arg_plan import stream_handle
 
-    handle = _stream_handle(stream)
+    handle = stream_handle(stream)
     if not _core.driver_available():
         raise DSLRuntimeError(f"stream_sync: no CUDA driver ({_core.driver_unavailable_reason()})", user_location(2))
     from cuda.bindings import driver

@@ -15,14 +15,22 @@ What a backend can do here:
 """
 from __future__ import annotations
 
+from . import _core
+from ._dsl.atoms import atoms as _atoms
 from ._dsl.atoms import host_arguments as _host_arguments
+from ._dsl.atoms import instructions as _instructions
 from ._dsl.atoms import operand_kinds as _operand_kinds
+from ._dsl.base import trace as _trace
 from ._dsl.base.errors import (  # noqa: F401
     DSLError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir, user_location,
 )
 from ._dsl.atoms.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
 from ._dsl.atoms.operand_kinds import OperandKind, kind_of  # noqa: F401
+from ._dsl.registry.plugins import registry as _registry
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
+from ._dsl.tracing import control_flow as _control_flow
+from ._dsl.values import tensor as _tensor
+from ._dsl.values.numeric import dtype as _dtype
 
 EXT_API_VERSION = 1
 
@@ -41,9 +49,7 @@ def register_operand_kind(name: str, adapter: OperandKind) -> None:
 
 def register_memory_space(name: str, address_space: int) -> None:
     """A memory space tensors may live in (e.g. "tmem" in LLVM address space 6), besides gmem, smem and rmem."""
-    from ._dsl.values import tensor
-
-    tensor.register_memory_space(name, address_space)
+    _tensor.register_memory_space(name, address_space)
 
 
 def register_host_argument(name: str, producer, *, size: int, align: int = 8, export_c=None) -> None:
@@ -65,25 +71,19 @@ def register_python_name(qualified: str, obj) -> None:
     """Defines `obj` as cute.nvgpu.<module>.<name> (qualified "<module>.<name>", e.g. "cpasync.tma_partition"):
     functions and classes a backend's users call by CuTe DSL's names. It takes precedence over a manifest class of
     the same name, which stays reachable through manifest_class (to wrap it)."""
-    from ._dsl.atoms import atoms
-
-    atoms.register_python_name(qualified, obj)
+    _atoms.register_python_name(qualified, obj)
 
 
 def manifest_class(python_name: str):
     """The class made from the loaded manifests for an op name (e.g. "warpgroup.MmaF16BF16Op"): construct it with
     the manifest's Python parameters; its .entry() selects the atom. None when no manifest has the name."""
-    from ._dsl.atoms import atoms
-
-    return atoms.manifest_class(python_name)
+    return _atoms.manifest_class(python_name)
 
 
 def select_instruction(python_name: str, params: dict | None = None, operands: set | None = None) -> tuple:
     """(backend name, entry) of the loaded instruction named python_name whose Python parameters are `params`
     (and, for a primitive, whose input operands are `operands`), usable on the current target."""
-    from ._dsl.atoms import atoms
-
-    b, entry = atoms.select(python_name, {k: atoms.canonical(v) for k, v in (params or {}).items()}, operands)
+    b, entry = _atoms.select(python_name, {k: _atoms.canonical(v) for k, v in (params or {}).items()}, operands)
     return b.name, entry
 
 
@@ -91,50 +91,36 @@ def make_pointer(address, dtype, memspace: str, align: int = 1):
     """A pointer to `dtype` values in memory space `memspace` (e.g. a registered "tmem") whose base is the IR value
     `address` (an !llvm.ptr of that space), known aligned to `align` bytes: make tensors over it with
     cute.make_tensor. Its element offsets stay symbolic (Pointer.offset); Pointer.address(i) is a GEP."""
-    from ._dsl.values.tensor import Pointer, ptr_type
-
-    ptr_type(memspace)  # a clear error for an unregistered space
-    from ._dsl.values.numeric import dtype as _dtype
-
-    return Pointer(address, _dtype(dtype), memspace, align)
+    _tensor.ptr_type(memspace)  # a clear error for an unregistered space
+    return _tensor.Pointer(address, _dtype(dtype), memspace, align)
 
 
 # --- instructions and the IR ----------------------------------------------------------------------------------
 
 def in_kernel() -> bool:
-    from ._dsl.base import trace
-
-    return trace.in_kernel()
+    return _trace.in_kernel()
 
 
 def when(cond, fn) -> None:
     """In a kernel: `if cond: fn()` for library code (a run-time condition becomes IR control flow; fn's effects
     must not rebind values the caller uses after it)."""
-    from ._dsl.tracing.control_flow import when as _when
-
-    _when(cond, fn)
+    _control_flow.when(cond, fn)
 
 
 def builder():
     """The IR builder of the kernel being traced (warpweave._core.IRBuilder)."""
-    from ._dsl.base import trace
-
-    return trace.builder()
+    return _trace.builder()
 
 
 def emit_instruction(builder, backend: str, entry: dict, inputs: dict, attrs: dict | None = None) -> dict:
     """Emits a manifest entry of `backend` with IR values for its inputs ({operand: [values]}); returns
     {output operand: [values]}."""
-    from ._dsl.atoms.instructions import emit_instruction as _emit
-
-    return _emit(builder, backend, entry, inputs, attrs)
+    return _instructions.emit_instruction(builder, backend, entry, inputs, attrs)
 
 
 def manifest_entry(ident: str) -> tuple:
     """(backend, entry) of an atom or primitive id of a loaded manifest; KeyError if none has it."""
-    from ._dsl.registry.plugins import registry
-
-    hit = registry.instruction(ident)
+    hit = _registry.instruction(ident)
     if hit is None:
         raise KeyError(f"no loaded backend has the instruction {ident!r}")
     return hit
@@ -142,10 +128,8 @@ def manifest_entry(ident: str) -> tuple:
 
 def backend(name: str):
     """A loaded backend (name, version, path, manifest, targets); KeyError if none of that name is loaded."""
-    from ._dsl.registry.plugins import registry
-
-    registry.load()
-    b = registry.backends.get(name)
+    _registry.load()
+    b = _registry.backends.get(name)
     if b is None:
         raise KeyError(f"no backend {name!r} is loaded")
     return b
@@ -153,8 +137,6 @@ def backend(name: str):
 
 def host_call(backend_name: str, hook: str, attrs: dict, out_size: int) -> bytes:
     """Calls a host hook of a backend's plugin (plugin_abi.h, host_call) with integer or string attributes."""
-    from . import _core
-
     return bytes(_core.plugin_host_call(backend_name, hook, attrs, out_size))
 
 

@@ -17,6 +17,7 @@ such, apart from the errors: the kernels' results were not computed, so nothing 
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import importlib.abc
@@ -27,6 +28,8 @@ import os
 import runpy
 import sys
 import traceback
+
+from ._dsl.registry import compile_only as co
 
 ALIAS = "cutlass"
 REAL = "warpweave"
@@ -149,8 +152,6 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
     """Runs the code cells of a notebook in order in one __main__ namespace. Each cell gets a file name of its
     own in linecache (`nb.ipynb#cell3`), so kernels defined in cells find their source and errors name the
     cell's line. on_error: "stop" ends at the first failing cell, "continue" runs the rest."""
-    from ._dsl.registry import compile_only
-
     results = []
     main = type(sys)("__main__")
     main.__file__ = path
@@ -164,14 +165,14 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
                 report(f"[warpweave run] cell {index}: skipped the IPython line {line!r}")
             filename = f"{os.path.abspath(path)}#cell{index}"
             linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-            session = compile_only.current()
+            session = co.current()
             not_made = len(session.skipped) if session is not None else 0
             try:
                 # dont_inherit: the cell is compiled with its own future flags, not this module's (annotations
                 # would become strings).
                 exec(compile(code, filename, "exec", dont_inherit=True), main.__dict__)  # noqa: S102
                 results.append(CellResult(index, "ok"))
-            except compile_only.LaunchSkipped as e:
+            except co.LaunchSkipped as e:
                 msg = str(e).replace("(the program ends here)", "(the rest of the cell is not run)")
                 results.append(CellResult(index, "launch skipped", msg))
                 report(f"[warpweave run] cell {index}: {msg}")
@@ -195,8 +196,6 @@ def run_notebook(path: str, *, on_error: str = "stop", report=print) -> list[Cel
 def run_program(path: str, args: list[str] | None = None, *, compile_only: bool = False, arch: str | None = None,
                 on_launch: str | None = None, keep_going: bool = False, report=print) -> int:
     """Runs a CuTe DSL program (.py or .ipynb) with `import cutlass` mapped to warpweave; the exit status."""
-    from ._dsl.registry import compile_only as co
-
     args = list(args or [])
     if not os.path.exists(path):
         report(f"warpweave run: no such file: {path}")
@@ -241,8 +240,6 @@ def run_program(path: str, args: list[str] | None = None, *, compile_only: bool 
 
 def main(argv: list[str]) -> int:
     """`python -m warpweave run [--compile-only] [--arch sm_80] [--on-launch stop|skip] prog.py [args...]`."""
-    import argparse
-
     p = argparse.ArgumentParser(prog="python -m warpweave run",
                                 description="run a CuTe DSL program with `import cutlass` mapped to warpweave")
     p.add_argument("--compile-only", action="store_true",

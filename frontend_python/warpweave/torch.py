@@ -7,12 +7,16 @@ torch stores differently (fp8 held as uint8) are converted here, so that the ker
 """
 from __future__ import annotations
 
+import ctypes
 import enum
 from dataclasses import dataclass
+
+import numpy as np
 
 from . import _core
 from ._dsl.values import numeric as _n
 from ._dsl.base.errors import DSLTypeError, DSLValueError, user_location
+from ._dsl.values.runtime import RuntimeTensor, from_dlpack
 
 
 def _torch():
@@ -155,8 +159,6 @@ def convert_cute_tensor(f32_torch_tensor, cute_tensor, dtype, is_dynamic_layout=
     """Fills the memory of cute_tensor (made by from_dlpack over a torch tensor, possibly of a storage type such
     as uint8 for fp8) with f32_torch_tensor's values converted to `dtype`; returns cute_tensor with that element
     type."""
-    from ._dsl.values.runtime import RuntimeTensor
-
     if not isinstance(cute_tensor, RuntimeTensor) or cute_tensor.source is None:
         raise DSLTypeError("convert_cute_tensor: cute_tensor must come from from_dlpack over a torch tensor",
                            user_location(2))
@@ -172,8 +174,6 @@ def convert_cute_tensor(f32_torch_tensor, cute_tensor, dtype, is_dynamic_layout=
 def cute_tensor_like(data_ref, cutlass_dtype, is_dynamic_layout, assumed_align=None, device=None):
     """(cute tensor, torch tensor): a copy of data_ref on the GPU (or `device`) holding cutlass_dtype values, and
     its cute.runtime view, with a dynamic layout (leading mode kept static) when is_dynamic_layout."""
-    from ._dsl.values.runtime import from_dlpack
-
     torch = _torch()
     t = _n.dtype(cutlass_dtype)
     storage = dtype(t)
@@ -227,9 +227,5 @@ def as_tensor(pointer, shape, torch_type):
     if _is_device_memory(address):
         raw = torch.as_tensor(_DeviceBytes(address, nbytes), device="cuda")
     else:
-        import ctypes
-
-        import numpy as np
-
         raw = torch.from_numpy(np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address)))
     return raw.view(tt).view(shape)

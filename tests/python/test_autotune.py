@@ -173,10 +173,10 @@ def test_what_cannot_go_to_a_worker_compiles_on_threads(monkeypatch):
     def local(a, b, c, copy_bits: cutlass.Constexpr = 128):
         elementwise_add(a, b, c, copy_bits)
 
-    with pytest.raises(autotune_workers._NotShippable, match="local to a function"):
+    with pytest.raises(autotune_workers.NotShippable, match="local to a function"):
         autotune_workers.plan(JitFunction(local), (fake(),) * 3, {}, target_named("sm_80"))
     monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
-    with pytest.raises(autotune_workers._NotShippable, match="cache is off"):
+    with pytest.raises(autotune_workers.NotShippable, match="cache is off"):
         autotune_workers.plan(elementwise_add, (fake(),) * 3, {}, target_named("sm_80"))
     tuned = cute.testing.autotune_jit(params_dict={"copy_bits": [32, 128]}, processes=2)(JitFunction(local))
     with target("sm_80"):
@@ -299,7 +299,6 @@ def test_autotune_jit_search_restores_arguments_and_runs_the_winner(tmp_path, mo
     """The search of autotune_jit with its compiler and timer stood in for by Python (no GPU): every candidate
     starts from the caller's values, the winner runs once on them, and a second process-local function object
     over the same kernel is served from the table."""
-    from warpweave._dsl.call import jit as jit_module
 
     costs = {1: 9.0, 2: 4.0, 4: 6.0, 8: 1.0}
     built, timed_args = [], []
@@ -320,7 +319,7 @@ def test_autotune_jit_search_restores_arguments_and_runs_the_winner(tmp_path, mo
             fn(*w.args, **w.kwargs)
         return fn.cost
 
-    monkeypatch.setattr(jit_module, "compile_function", fake_compile)
+    monkeypatch.setattr(autotune, "compile_function", fake_compile)
     monkeypatch.setattr(autotune, "device_identity", lambda: "fake GPU")
     monkeypatch.setattr(autotune, "time_call", fake_time)
     monkeypatch.setattr(autotune, "compile_only_run", lambda *a, **k: False)
@@ -375,7 +374,7 @@ def test_from_dlpack_views_are_checked_and_restored_through_their_memory(monkeyp
         cfg = cute.testing.tune(build, {"shift": [0, 1]}, cute.testing.JitArguments(*views), use_table=False)
     assert cfg == {"shift": 0}
     np.testing.assert_array_equal(out, 0.0)           # restored after the search
-    copy = autotune._clone_tree(views)
+    copy = autotune.clone_tree(views)
     assert copy[1].source is not out and copy[1].spec() == views[1].spec()
     assert copy[1].dynamic_shape == views[1].dynamic_shape and copy[1].dynamic_shape is not views[1].dynamic_shape
 

@@ -27,6 +27,21 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.host.host_values", "ctypes"): "host access through a pointer; test_lazy_imports defers ctypes",
     ("warpweave._dsl.host.host_actions", "numpy"): "host print of a NumPy array; test_lazy_imports defers numpy",
     ("warpweave._dsl.device.math", "fractions"): "only a static fma needs it; test_lazy_imports defers fractions",
+    ("warpweave.viz", "warpweave.viz.drawing"):
+        "the figures and their writers load at the first picture: the SVG writer's xml.sax.saxutils brings "
+        "urllib.request and tempfile, which `import warpweave` defers (test_lazy_imports)",
+    ("warpweave._dsl.tuning.benchmark", "torch"): "torch is optional: benchmark times with its CUDA events",
+    ("warpweave._dsl.tuning.argument_copies", "torch"): "torch is optional: only torch tensors are copied with it",
+    ("warpweave._dsl.registry.compile_only", "torch"):
+        "torch is optional: a compile-only run stands host memory in for its CUDA device only where it is installed",
+    ("warpweave._dsl.registry.compile_only", "torch.overrides"): "torch is optional (as above)",
+    ("warpweave._dsl.registry.compile_only", "cuda.bindings"):
+        "cuda-bindings is optional: its driver entry points are stood in for only where it is installed",
+    ("warpweave.torch", "torch"): "torch is optional: warpweave.torch imports it when one of its functions runs",
+    ("warpweave.profile.trace", "numpy"):
+        "numpy loads when a profile is decoded: `import warpweave` defers it (test_lazy_imports)",
+    ("warpweave.utils.tensor_helpers", "warpweave.torch"):
+        "warpweave.torch is a lazy submodule (numpy, ctypes): `import warpweave` defers it (test_lazy_imports)",
 }
 
 

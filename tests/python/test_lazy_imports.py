@@ -14,7 +14,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 DEFERRED = ("importlib.abc", "importlib.resources", "argparse", "subprocess", "ctypes", "numpy", "fractions",
             "tempfile", "statistics", "logging", "concurrent.futures", "google.protobuf",
-            "warpweave._dsl.tuning.autotune", "warpweave._dsl.export.exported_module", "warpweave.cute.testing")
+            "warpweave._dsl.tuning.autotune", "warpweave._dsl.export.exported_module", "warpweave.cute.testing",
+            "warpweave.torch")
 
 
 def _run(code: str) -> dict:

@@ -28,7 +28,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
 from warpweave._dsl.call import native_call
-from warpweave._dsl.call.arg_plan import _runtime_view
+from warpweave._dsl.call.arg_plan import runtime_view
 from warpweave._dsl.values.runtime import RuntimeTensor
 from warpweave.cute.runtime import from_dlpack
 
@@ -147,7 +147,7 @@ def test_torch_stand_ins_take_the_native_path_once_their_key_is_accepted(recorde
         ts = [Tensor(F16, (1 << 40) + 4096 * k + rng.choice([0, 0, 16, 2]), (m, n),
                      (n + rng.choice([0, 16, 48, 1]), 1)) for k in range(3)]
         try:
-            want, err = general(compiled, *[_runtime_view(t) for t in ts]), None
+            want, err = general(compiled, *[runtime_view(t) for t in ts]), None
         except ValueError as e:
             want, err = None, str(e)
         for attempt in range(2):
@@ -185,7 +185,7 @@ def test_keys_are_per_argument_and_as_fine_as_the_python_ones(recorded):
         compiled(misaligned, good[1], good[2])
     launched.clear()
     compiled(*good)
-    assert launched == general(compiled, *[_runtime_view(t) for t in good])
+    assert launched == general(compiled, *[runtime_view(t) for t in good])
 
 
 def test_scalars_ints_and_streams(recorded):
@@ -339,7 +339,7 @@ def test_views_and_torch_stand_ins_mixed_and_a_new_view_object_each_call(recorde
         vs = [from_dlpack(np.zeros((128, 256), np.float16)).mark_layout_dynamic() for _ in range(2)]
         launched.clear()
         compiled(vs[0], t, vs[1])
-        assert launched == general(compiled, vs[0], _runtime_view(t), vs[1])
+        assert launched == general(compiled, vs[0], runtime_view(t), vs[1])
     assert compiled._native.stats[0] >= 1
 
 
@@ -350,7 +350,7 @@ sys.path[:0] = [root + "/frontend_python", root + "/tests/python", root + "/fron
 import torch
 import warpweave.cute as cute
 from warpweave import _core
-from warpweave._dsl.call.arg_plan import _runtime_view
+from warpweave._dsl.call.arg_plan import runtime_view
 from dsl_helpers import target
 import elementwise_add as ew
 
@@ -388,7 +388,7 @@ for i in range(400):
     try:
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            want = [(tuple(w[1]), w[5], w[6]) for w in compiled.prepare(*[_runtime_view(t) for t in ts])]
+            want = [(tuple(w[1]), w[5], w[6]) for w in compiled.prepare(*[runtime_view(t) for t in ts])]
         err = None
     except Exception as e:
         want, err = None, f"{type(e).__name__}: {e}"

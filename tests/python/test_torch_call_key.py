@@ -4,7 +4,7 @@ view (what the general path checks): equal keys, equal specialisations. Checked 
 which is all the view reads, over random addresses, shapes and strides (unit, zero, odd, powers of two)."""
 import random
 
-from warpweave._dsl.call.arg_plan import _runtime_view
+from warpweave._dsl.call.arg_plan import runtime_view
 from warpweave._dsl.call.compiled_function import _torch_key
 
 
@@ -37,7 +37,7 @@ def test_equal_keys_mean_equal_view_specialisations():
         ptr = (1 << 40) + rng.choice([0, 2, 4, 8, 16, 6, 32, 48]) + 256 * rng.randint(0, 99)
         t = Tensor(dtype, ptr, shape, strides)
         key = (dtype, _torch_key(dtype, t.data_ptr(), t.stride()))
-        spec = _runtime_view(t).spec()
+        spec = runtime_view(t).spec()
         assert seen.setdefault(key, spec) == spec, (key, spec, seen[key])
     assert len(seen) > 100  # the sample covered many keys
 
@@ -92,7 +92,7 @@ def test_fast_call_launches_torch_tensors_as_the_general_path_does(monkeypatch):
         ts = [Tensor(f16, (1 << 40) + 4096 * k, (m, n), (n + 16 * rng.randint(0, 3), 1)) for k in range(3)]
         launched.clear()
         fast(*ts)
-        want = compiled.prepare(*[_runtime_view(t) for t in ts])
+        want = compiled.prepare(*[runtime_view(t) for t in ts])
         assert [g for g, _ in launched] == [tuple(w[1]) for w in want]
         assert [p for _, p in launched] == [w[6] for w in want]     # the packed parameters, byte for byte
     # A tensor whose row stride breaks the divisibility the kernel relies on is refused by the fast path too.

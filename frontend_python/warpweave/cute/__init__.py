@@ -2,14 +2,15 @@
 
 ``import warpweave.cute as cute`` gives CuTe DSL's names.
 """
+import importlib
+
 from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
 from .._dsl.atoms.copy import (  # noqa: F401
-    CopyAtom, TiledCopy, ThrCopy, autovec_copy, basic_copy, copy, make_copy_atom, make_tiled_copy, make_tiled_copy_A,
-    make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_D, make_tiled_copy_S, make_tiled_copy_tv,
-    make_tiled_copy_C_atom,
+    CopyAtom, TiledCopy, ThrCopy, make_copy_atom, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B,
+    make_tiled_copy_C, make_tiled_copy_D, make_tiled_copy_S, make_tiled_copy_tv, make_tiled_copy_C_atom,
 )
-from .._dsl.atoms.copy import basic_copy_if, prefetch  # noqa: F401
+from .._dsl.atoms.element_copy import autovec_copy, basic_copy, basic_copy_if, copy, prefetch  # noqa: F401
 from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
 from .._dsl.call.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
 from .._dsl.device.smem import struct  # noqa: F401
@@ -46,8 +47,6 @@ from . import arch, nvgpu, runtime  # noqa: F401
 def __getattr__(name):
     # cute.testing (benchmarking, autotuning: statistics, logging, threads) is imported when first named
     if name == "testing":
-        import importlib
-
         return importlib.import_module(f"{__name__}.testing")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 import warpweave as cutlass
 import warpweave.cute as cute
 
+from .._dsl.base.errors import DSLValueError, user_location
+from .._dsl.values.runtime import RuntimeTensor, from_dlpack
+
 _THREADS = 128
 
 
@@ -22,9 +25,6 @@ def _convert(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
 
 
 def run(src, dst):
-    from .._dsl.base.errors import DSLValueError, user_location
-    from .._dsl.values.runtime import RuntimeTensor, from_dlpack
-
     s = src if isinstance(src, RuntimeTensor) else from_dlpack(src)
     d = dst if isinstance(dst, RuntimeTensor) else from_dlpack(dst)
     if tuple(s.shape) != tuple(d.shape):

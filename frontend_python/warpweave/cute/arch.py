@@ -1,6 +1,9 @@
 """cute.arch: thread and block indices, barriers, printf, warp collectives (shuffles, votes, reductions), atomics,
 float min/max, clocks, and the backends' primitives (cp.async groups, mbarriers, fences, packed f32x2 arithmetic,
 grid dependency control, ...): a name the loaded backends publish as "arch.<name>" is found here."""
+from .._dsl.atoms.atoms import backend_python_name as _backend_python_name, primitive as _primitive
+from .._dsl.base.errors import DSLTypeError as _DSLTypeError, user_location as _user_location
+from .._dsl.registry.backend_python import public_attribute as _public_attribute
 from .._dsl.device.arch import (  # noqa: F401
     add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64, cp_async_commit_group, cp_async_wait_all,
     cp_async_wait_group, fma_packed_f32x2, fmax, fmin, globaltimer, globaltimer_lo, grid_dim,
@@ -38,29 +41,21 @@ def rcp_approx(a, *, loc=None, ip=None):
 def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=None):
     """One arrival on the mbarrier at mbar_ptr, or with peer_cta_rank_in_cluster on the one at the same offset in
     that CTA of the cluster: the loaded backends' arch.mbarrier_arrive / arch.mbarrier_arrive_cluster."""
-    from .._dsl.atoms.atoms import primitive
-
     name = "arch.mbarrier_arrive" if peer_cta_rank_in_cluster is None else "arch.mbarrier_arrive_cluster"
-    f = primitive(name)
+    f = _primitive(name)
     if f is None:
-        from .._dsl.base.errors import DSLTypeError, user_location
-
-        raise DSLTypeError(f"cute.arch.mbarrier_arrive: no loaded backend offers {name}", user_location(2))
+        raise _DSLTypeError(f"cute.arch.mbarrier_arrive: no loaded backend offers {name}", _user_location(2))
     return f(mbar_ptr) if peer_cta_rank_in_cluster is None else f(mbar_ptr, peer_cta_rank_in_cluster)
 
 
 def __getattr__(name):
-    from .._dsl.atoms.atoms import _backend_name, primitive
-
     if name.startswith("__"):
         raise AttributeError(name)
     # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
-    f = _backend_name("arch." + name) or primitive("arch." + name)
+    f = _backend_python_name("arch." + name) or _primitive("arch." + name)
     if f is None:
-        from .._dsl.registry.backend_python import public_attribute
-
-        f = public_attribute(__name__, name)   # a backend's submodule (cute.arch.smem)
+        f = _public_attribute(__name__, name)   # a backend's submodule (cute.arch.smem)
     if f is None:
         raise AttributeError(f"cute.arch has no {name}, and no loaded backend offers arch.{name}")
     globals()[name] = f

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import _core
+from .._dsl.values.numeric import Int32, Int64
+from .custom_composed_layout import CustomComposedLayout
 
 Layout = _core.Layout
 ComposedLayout = _core.ComposedLayout
@@ -18,15 +20,6 @@ ScaledBasis = _core.ScaledBasis
 
 _LAYOUTS = (Layout, ComposedLayout)
 
-
-def _repr_svg_(self):
-    """Jupyter's picture of a static, small layout (warpweave.viz); None keeps the text form."""
-    from ..viz import repr_svg
-
-    return repr_svg(self)
-
-
-Layout._repr_svg_ = ComposedLayout._repr_svg_ = _repr_svg_
 
 __all__ = [
     "Layout", "ComposedLayout", "Swizzle", "SymInt", "ScaledBasis",
@@ -131,8 +124,6 @@ def make_composed_layout(inner, offset, outer):
     """inner o offset o outer: R(c) = inner(offset + outer(c)); inner is a Swizzle, a Layout, or a Python function
     of a coordinate (custom_composed_layout.py)."""
     if callable(inner) and not isinstance(inner, (Layout, ComposedLayout, Swizzle)):
-        from .custom_composed_layout import CustomComposedLayout
-
         return CustomComposedLayout(inner, offset, outer)
     return ComposedLayout(inner, offset, outer)
 
@@ -155,8 +146,6 @@ def _shape_of(x):
 def _dsl_int(x):
     """A dynamic result as a DSL integer (comparable, usable in control flow); static results stay ints."""
     if isinstance(x, SymInt):
-        from .._dsl.values.numeric import Int32, Int64
-
         return (Int64 if x.bits > 32 else Int32)._wrap(x)
     return x
 

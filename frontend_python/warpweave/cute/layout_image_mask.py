@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import _core
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
+from .._dsl.values import numeric
 
 MASK_BITS = 16
 
@@ -17,8 +18,6 @@ def make_layout_image_mask(lay, coord, mode: int, *, loc=None, ip=None):
     """Int16 with bit lay(c) set for every coordinate c that equals `coord` in every top-level mode but `mode`
     (which takes all its values): the pattern of lay[mode]'s image, shifted by the offset of `coord` with its
     mode-`mode` coordinate at 0."""
-    from .._dsl.values import numeric
-
     if not isinstance(lay, _core.Layout):
         raise DSLTypeError(f"make_layout_image_mask: expected a Layout, got {type(lay).__name__}", user_location(2))
     rank = lay.rank if isinstance(lay.shape, tuple) else 1

@@ -3,6 +3,7 @@ of slicing), cute.append_ones and cute.prepend_ones (unit modes up to a rank).""
 from __future__ import annotations
 
 from .. import _core
+from .layout import append, prepend
 
 
 def _dice_tuple(coord, t):
@@ -33,8 +34,6 @@ def dice(src, dicer):
 
 
 def _unit_modes(src, up_to_rank, where):
-    from .layout import append, prepend
-
     if up_to_rank is not None and (not isinstance(up_to_rank, int) or isinstance(up_to_rank, bool)
                                    or up_to_rank < 0):
         raise ValueError(f"{where}: up_to_rank must be a non-negative integer, got {up_to_rank!r}")

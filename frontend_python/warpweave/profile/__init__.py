@@ -22,8 +22,12 @@ the process.
 from __future__ import annotations
 
 import weakref
+from dataclasses import replace
 
-from .._dsl.base.compile_options import CompileOption
+from .. import _core
+from .._dsl.base import trace as _trace
+from .._dsl.base.compile_options import CompileOption, as_options
+from .._dsl.call.jit import compile as cute_compile
 from .._dsl.base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from . import _device
 from .trace import Event, ProfileData, Span, chrome_trace, decode, spans, write_chrome_trace
@@ -53,8 +57,6 @@ class Profiler:
         self.nbytes = self.lost_offset + 8
         self._names: dict[str, int] = {}
         self.buffer = None
-        from .. import _core
-
         if _core.driver_available() and _core.device_count() > 0:
             self.buffer = _core.DeviceBuffer(self.nbytes)
             self.address = int(self.buffer.ptr)
@@ -95,8 +97,6 @@ class Profiler:
 
     def raw(self) -> bytes:
         self._need_device("raw")
-        from .. import _core
-
         _core.synchronize()
         return self.buffer.copy_to_host()
 
@@ -113,9 +113,6 @@ class Profiler:
 
     def compile(self, fn, *args, options=None, **kwargs):
         """cute.compile(fn, *args, **kwargs) with this profiler (and any other options)."""
-        from .._dsl.base.compile_options import as_options
-        from .._dsl.call.jit import compile as cute_compile
-
         return cute_compile(fn, *args, options=as_options(options) + [Profile(self)], **kwargs)
 
     def __repr__(self):
@@ -133,17 +130,13 @@ class Profile(CompileOption):
         self.profiler = profiler
 
     def apply(self, opts):
-        from dataclasses import replace
-
         return replace(opts, profile=self.profiler.token)
 
 
 def _active(what: str):
     """The profiler of the kernel being traced, or None when the compilation is not profiled."""
-    from .._dsl.base import trace
-
     _device.check_in_kernel(what)
-    token = trace.current().profile
+    token = _trace.current().profile
     if token is None:
         return None
     prof = _profilers.get(token)

@@ -1,7 +1,9 @@
 """warpweave.utils: helpers of CuTe DSL's cutlass.utils: shared-memory allocation and operand majorness."""
 import enum
 
+from .._dsl.atoms.atoms import backend_python_name as _backend_python_name
 from .._dsl.base.errors import DSLTypeError, user_location
+from .._dsl.registry.backend_python import public_attribute as _public_attribute
 from .._dsl.device.smem import SmemAllocator  # noqa: F401
 from . import gemm, hardware_info, tensor_helpers  # noqa: F401,E402
 from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
@@ -64,14 +66,11 @@ __all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_
 
 def __getattr__(name):
     """Helper modules that loaded backends ship (e.g. hopper_helpers), by their manifests' module maps."""
-    from .._dsl.atoms.atoms import _backend_name
-    from .._dsl.registry.backend_python import public_attribute
-
     if not name.startswith("__"):
-        own = _backend_name(f"utils.{name}")   # a class or function a backend's package defines (TmemAllocator)
+        own = _backend_python_name(f"utils.{name}")   # a class or function a backend's package defines (TmemAllocator)
         if own is not None:
             return own
-    module = public_attribute(__name__, name)
+    module = _public_attribute(__name__, name)
     if module is None:
         raise AttributeError(f"warpweave.utils has no {name}, and no loaded backend ships warpweave.utils.{name}")
     return module

@@ -28,8 +28,12 @@ decoding of a response can be checked outside a kernel.
 """
 from __future__ import annotations
 
+from .. import cute
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
-from .static_persistent_tile_scheduler import WorkTileInfo, _ceil_div, _is_dynamic, _numeric, _static_int
+from .._dsl.tracing.control_flow import when
+from .._dsl.values.numeric import Int32
+from .static_persistent_tile_scheduler import WorkTileInfo
+from .tile_scheduler_values import ceil_div, is_dynamic, static_int
 
 
 class ClcDynamicPersistentTileSchedulerParams:
@@ -40,7 +44,7 @@ class ClcDynamicPersistentTileSchedulerParams:
                  raster_along_m: bool = True, *, loc=None, ip=None):
         # The walk follows the order the hardware hands out canceled clusters: a swizzle or an N-first raster would
         # remap block indices to tiles, which this scheduler does not do (yet); refused rather than ignored.
-        if _static_int(swizzle_size) != 1 or raster_along_m is not True:
+        if static_int(swizzle_size) != 1 or raster_along_m is not True:
             raise DSLValueError(f"ClcDynamicPersistentTileSchedulerParams: only swizzle_size=1 and raster_along_m="
                                 f"True are supported here (tiles follow the block index), got swizzle_size="
                                 f"{swizzle_size!r}, raster_along_m={raster_along_m!r}", user_location(2))
@@ -49,26 +53,26 @@ class ClcDynamicPersistentTileSchedulerParams:
             raise DSLValueError(f"ClcDynamicPersistentTileSchedulerParams: problem_shape_ntile_mnl is (tiles_m, "
                                 f"tiles_n, L), got {problem_shape_ntile_mnl!r}", user_location(2))
         cluster = tuple(cluster_shape_mnk) if isinstance(cluster_shape_mnk, (tuple, list)) else None
-        if cluster is None or len(cluster) not in (2, 3) or any(_static_int(c) is None for c in cluster):
+        if cluster is None or len(cluster) not in (2, 3) or any(static_int(c) is None for c in cluster):
             raise DSLValueError(f"ClcDynamicPersistentTileSchedulerParams: cluster_shape_mnk is (cm, cn, 1) of "
                                 f"static integers, got {cluster_shape_mnk!r}", user_location(2))
-        cluster = tuple(_static_int(c) for c in cluster) + ((1,) if len(cluster) == 2 else ())
+        cluster = tuple(static_int(c) for c in cluster) + ((1,) if len(cluster) == 2 else ())
         if cluster[0] < 1 or cluster[1] < 1 or cluster[2] != 1 or cluster[0] * cluster[1] > 16:
             raise DSLValueError(f"ClcDynamicPersistentTileSchedulerParams: the cluster is (cm, cn, 1) of at most 16 "
                                 f"CTAs, got {cluster}", user_location(2))
         for what, v in zip("mnl", shape):
-            s = _static_int(v)
-            if s is None and not _is_dynamic(v):
+            s = static_int(v)
+            if s is None and not is_dynamic(v):
                 raise DSLTypeError(f"ClcDynamicPersistentTileSchedulerParams: the tile count along {what} must be an "
                                    f"integer, got {v!r}", user_location(2))
             if s is not None and s < 0:
                 raise DSLValueError(f"ClcDynamicPersistentTileSchedulerParams: negative tile count {s} along {what}",
                                     user_location(2))
-        self.problem_shape_ntile_mnl = tuple(_static_int(v) if _static_int(v) is not None else v for v in shape)
+        self.problem_shape_ntile_mnl = tuple(static_int(v) if static_int(v) is not None else v for v in shape)
         self.cluster_shape_mnk = cluster
         tm, tn, tl = self.problem_shape_ntile_mnl
         # The problem in clusters (the last cluster along a mode may hang over the problem's edge).
-        self.problem_shape_ncluster_mnl = (_ceil_div(tm, cluster[0]), _ceil_div(tn, cluster[1]), tl)
+        self.problem_shape_ncluster_mnl = (ceil_div(tm, cluster[0]), ceil_div(tn, cluster[1]), tl)
 
     @property
     def cluster_size(self) -> int:
@@ -133,16 +137,13 @@ class ClcDynamicPersistentTileScheduler:
             raise DSLTypeError(f"ClcDynamicPersistentTileScheduler.create: clc_response_ptr is a pointer to the "
                                f"16-byte response in shared memory, got {clc_response_ptr!r}", user_location(2))
         cm, cn, _ = params.cluster_shape_mnk
-        dynamic = any(_is_dynamic(v) for v in (bx, by, bz)) or any(
-            _is_dynamic(v) for v in params.problem_shape_ntile_mnl)
-        _, Int32, _ = _numeric()
+        dynamic = any(is_dynamic(v) for v in (bx, by, bz)) or any(
+            is_dynamic(v) for v in params.problem_shape_ntile_mnl)
         conv = Int32 if dynamic else (lambda v: v)
         bx, by, bz = conv(bx), conv(by), conv(bz)
         if dynamic:
             # In a kernel, the CTA's place in its cluster as the hardware has it (%cluster_ctaid): the launch's
             # cluster may also span z (e.g. CTAs of one tile splitting K), which the parameters' cluster does not.
-            import warpweave.cute as cute
-
             cta = tuple(cute.arch.block_idx_in_cluster(dim=d) for d in "xyz")
         else:
             cta = (bx % cm, by % cn, 0)
@@ -150,7 +151,6 @@ class ClcDynamicPersistentTileScheduler:
 
     def _int(self, v):
         if self._dynamic:
-            _, Int32, _ = _numeric()
             return Int32(v)
         return v
 
@@ -177,9 +177,6 @@ class ClcDynamicPersistentTileScheduler:
                                 "response completes (PipelineClcFetchAsync.producer_get_barrier(state)); the "
                                 "other warps read the next tile with get_current_work after consumer_wait",
                                 user_location(2))
-        import warpweave.cute as cute
-        from .._dsl.tracing.control_flow import when
-
         request = (cute.arch.clc_try_cancel_multicast if self.params.cluster_size > 1
                    else cute.arch.clc_try_cancel)
         response = self._response
@@ -188,8 +185,6 @@ class ClcDynamicPersistentTileScheduler:
     def get_current_work(self, *, loc=None, ip=None) -> WorkTileInfo:
         """The tile of the response that has landed in this CTA (call after the pipeline's consumer_wait)."""
         self._require_response("get_current_work")
-        import warpweave.cute as cute
-
         canceled, x, y, z = cute.arch.clc_query_cancel(self._response)
         tile, valid = self.work_tile_from_response(canceled, x, y, z)
         self._work._ww_carry_set([*tile, valid])

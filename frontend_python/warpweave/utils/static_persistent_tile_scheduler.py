@@ -34,43 +34,8 @@ get_current_work), so that `work = sched.get_current_work()` inside a run-time l
 from __future__ import annotations
 
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
-
-
-def _numeric():
-    from .._dsl.values.numeric import Boolean, Int32, Numeric
-
-    return Boolean, Int32, Numeric
-
-
-def _is_dynamic(x) -> bool:
-    _, _, Numeric = _numeric()
-    from .._dsl.values.numeric import SymInt
-
-    return isinstance(x, SymInt) or (isinstance(x, Numeric) and not x.is_static)
-
-
-def _static_int(x):
-    """x as a Python int when it is known while tracing, else None."""
-    _, _, Numeric = _numeric()
-    if isinstance(x, bool):
-        return None
-    if isinstance(x, int):
-        return x
-    if isinstance(x, Numeric) and x.is_static and x.is_integer:
-        return int(x.value)
-    return None
-
-
-def _min(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return min(a, b)
-    import warpweave as cutlass
-
-    return cutlass.min(a, b)
-
-
-def _ceil_div(a, b: int):
-    return (a + (b - 1)) // b
+from .._dsl.values.numeric import Boolean, Int32
+from .tile_scheduler_values import ceil_div, is_dynamic, smaller, static_int
 
 
 class PersistentTileSchedulerParams:
@@ -85,14 +50,14 @@ class PersistentTileSchedulerParams:
             raise DSLValueError(f"PersistentTileSchedulerParams: problem_shape_ntile_mnl is (tiles_m, tiles_n, L), "
                                 f"got {problem_shape_ntile_mnl!r}", user_location(2))
         cluster = tuple(cluster_shape_mnk) if isinstance(cluster_shape_mnk, (tuple, list)) else None
-        if cluster is None or len(cluster) not in (2, 3) or any(_static_int(c) is None for c in cluster):
+        if cluster is None or len(cluster) not in (2, 3) or any(static_int(c) is None for c in cluster):
             raise DSLValueError(f"PersistentTileSchedulerParams: cluster_shape_mnk is (cm, cn, 1) of static "
                                 f"integers, got {cluster_shape_mnk!r}", user_location(2))
-        cluster = tuple(_static_int(c) for c in cluster) + ((1,) if len(cluster) == 2 else ())
+        cluster = tuple(static_int(c) for c in cluster) + ((1,) if len(cluster) == 2 else ())
         if cluster[0] < 1 or cluster[1] < 1 or cluster[2] != 1:
             raise DSLValueError(f"PersistentTileSchedulerParams: the cluster is (cm >= 1, cn >= 1, 1), got {cluster}",
                                 user_location(2))
-        swz = _static_int(swizzle_size)
+        swz = static_int(swizzle_size)
         if swz is None or swz < 1:
             raise DSLValueError(f"PersistentTileSchedulerParams: swizzle_size is a static integer >= 1, got "
                                 f"{swizzle_size!r}", user_location(2))
@@ -100,20 +65,20 @@ class PersistentTileSchedulerParams:
             raise DSLTypeError(f"PersistentTileSchedulerParams: raster_along_m is a Python bool, got "
                                f"{raster_along_m!r}", user_location(2))
         for what, v in zip("mnl", shape):
-            s = _static_int(v)
-            if s is None and not _is_dynamic(v):
+            s = static_int(v)
+            if s is None and not is_dynamic(v):
                 raise DSLTypeError(f"PersistentTileSchedulerParams: the tile count along {what} must be an integer, "
                                    f"got {v!r}", user_location(2))
             if s is not None and s < 0:
                 raise DSLValueError(f"PersistentTileSchedulerParams: negative tile count {s} along {what}",
                                     user_location(2))
-        self.problem_shape_ntile_mnl = tuple(_static_int(v) if _static_int(v) is not None else v for v in shape)
+        self.problem_shape_ntile_mnl = tuple(static_int(v) if static_int(v) is not None else v for v in shape)
         self.cluster_shape_mnk = cluster
         self.swizzle_size = swz
         self.raster_along_m = raster_along_m
         tm, tn, tl = self.problem_shape_ntile_mnl
         # The problem in clusters (the last cluster along a mode may hang over the problem's edge).
-        self.problem_shape_ncluster_mnl = (_ceil_div(tm, cluster[0]), _ceil_div(tn, cluster[1]), tl)
+        self.problem_shape_ncluster_mnl = (ceil_div(tm, cluster[0]), ceil_div(tn, cluster[1]), tl)
 
     @property
     def num_clusters(self):
@@ -139,7 +104,7 @@ class PersistentTileSchedulerParams:
         else:
             band = r // (s * major)
             within = r - band * (s * major)
-            width = _min(s, minor - band * s)       # the last band may be narrower
+            width = smaller(s, minor - band * s)       # the last band may be narrower
             major_i = within // width
             minor_i = band * s + (within - major_i * width)
         return (major_i, minor_i, l) if self.raster_along_m else (minor_i, major_i, l)
@@ -198,12 +163,12 @@ class StaticPersistentTileScheduler:
         if not isinstance(params, PersistentTileSchedulerParams):
             raise DSLTypeError(f"get_grid_shape: expected PersistentTileSchedulerParams, got {params!r}",
                                user_location(2))
-        mac = _static_int(max_active_clusters)
+        mac = static_int(max_active_clusters)
         if mac is None or mac < 1:
             raise DSLValueError(f"get_grid_shape: max_active_clusters is a static integer >= 1, got "
                                 f"{max_active_clusters!r}", user_location(2))
         cm, cn, _ = params.cluster_shape_mnk
-        total = _static_int(params.num_clusters)
+        total = static_int(params.num_clusters)
         clusters = mac if total is None else max(1, min(total, mac))
         return (cm, cn, clusters)
 
@@ -222,9 +187,8 @@ class StaticPersistentTileScheduler:
             raise DSLTypeError("StaticPersistentTileScheduler.create: block_idx and grid_dim are (x, y, z) "
                                "triples", user_location(2)) from None
         cm, cn, _ = params.cluster_shape_mnk
-        dynamic = any(_is_dynamic(v) for v in (bx, by, bz, gz)) or any(
-            _is_dynamic(v) for v in params.problem_shape_ntile_mnl)
-        _, Int32, _ = _numeric()
+        dynamic = any(is_dynamic(v) for v in (bx, by, bz, gz)) or any(
+            is_dynamic(v) for v in params.problem_shape_ntile_mnl)
         conv = Int32 if dynamic else (lambda v: v)
         # The grid is (cm, cn, clusters): x and y place the CTA in its cluster, z is the cluster's first work.
         cta = (conv(bx) % cm if cm > 1 else conv(0), conv(by) % cn if cn > 1 else conv(0))
@@ -232,13 +196,11 @@ class StaticPersistentTileScheduler:
 
     def _int(self, v):
         if self._dynamic:
-            _, Int32, _ = _numeric()
             return Int32(v)
         return v
 
     def _bool(self, v):
         if self._dynamic:
-            Boolean, _, _ = _numeric()
             return Boolean(v)
         return bool(v)
 

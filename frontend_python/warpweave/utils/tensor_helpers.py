@@ -3,6 +3,7 @@ kernel's tensor carries the fp8 element type."""
 from __future__ import annotations
 
 from .._dsl.values import numeric as _n
+from .._dsl.values.runtime import from_dlpack
 
 
 def is_fp8_dtype(dtype) -> bool:
@@ -16,7 +17,6 @@ def create_cute_tensor_for_fp8(torch_tensor, dtype, leading_dim: int, source_f32
     `dtype`, torch_tensor is the uint8 storage: it is filled with source_f32_tensor's values as `dtype` (when
     given) and the tensor's element type is `dtype`; so it is for a type of the storage's width that torch cannot
     hold itself (TFloat32 over float32 storage)."""
-    from .._dsl.values.runtime import from_dlpack
     from ..torch import convert_cute_tensor
 
     t = from_dlpack(torch_tensor, assumed_align=assumed_align).mark_layout_dynamic(leading_dim=leading_dim)

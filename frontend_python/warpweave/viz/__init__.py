@@ -13,33 +13,49 @@ from __future__ import annotations
 
 import sys
 
-from .errors import DEFAULT_MAX_CELLS
+from .._core import ComposedLayout, Layout
+from .._dsl.atoms.copy import ThrCopy, TiledCopy
+from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma
+from .errors import DEFAULT_MAX_CELLS, fail_type
 
 # The figure model and its writers load at the first picture: warpweave.utils imports this package for its
-# print_latex names, and most programs draw nothing.
+# print_latex names, and most programs draw nothing (the SVG writer's xml.sax.saxutils alone brings urllib.request,
+# email and tempfile).
 
 
 def picture(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS):
     """The picture of a Layout / ComposedLayout / Tensor (cell (m, n) shows layout((m, n))), of a thread-value
     layout over its tile (tiler_mn given: each element shows the thread and value that hold it), of a TiledCopy
     (source and destination) or of a TiledMma / MMA atom (A, B and C)."""
-    from .drawing import Picture, figure_of
+    from . import drawing
 
-    return Picture(figure_of(obj, tiler_mn, max_cells=max_cells))
+    return drawing.Picture(drawing.figure_of(obj, tiler_mn, max_cells=max_cells))
 
 
 def repr_svg(obj):
     """What Jupyter shows for obj: its SVG, or None (its text then) when it is dynamic, large or not drawable."""
-    from .drawing import repr_svg as _repr_svg
+    from . import drawing
 
-    return _repr_svg(obj)
+    return drawing.repr_svg(obj)
+
+
+def _repr_svg_(self):
+    """Jupyter's picture of a static, small layout, thread-value layouts of a tiled copy or MMA, or one thread's
+    share of them (warpweave.viz); None keeps the text form."""
+    return repr_svg(self)
+
+
+# The layouts and tiled operations sit below this package and know nothing of pictures; their Jupyter form is
+# attached here, and `import warpweave` imports this package (through warpweave.utils) before any is shown.
+for _drawable in (Layout, ComposedLayout, TiledCopy, ThrCopy, MmaAtom, TiledMma, ThrMma):
+    _drawable._repr_svg_ = _repr_svg_
 
 
 def __getattr__(name):
     if name in ("Picture", "AUTO_MAX_CELLS"):
-        from . import drawing as _drawing
+        from . import drawing
 
-        return getattr(_drawing, name)
+        return getattr(drawing, name)
     raise AttributeError(f"module 'warpweave.viz' has no attribute {name!r}")
 
 
@@ -65,8 +81,6 @@ def print_latex(x, *, file=None) -> None:
 def print_latex_tv(layout_tv, tiler_mn, *, file=None) -> None:
     """Prints the LaTeX document of a thread-value layout over the tile tiler_mn (CuTe's print_latex_tv)."""
     if tiler_mn is None:
-        from .errors import fail_type
-
         fail_type("print_latex_tv(layout_tv, tiler_mn) needs the tile the layout maps into (make_layout_tv gives "
                   "both)")
     print(latex(layout_tv, tiler_mn), end="", file=file if file is not None else sys.stdout)

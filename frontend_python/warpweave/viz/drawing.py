@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import os
 
+from .._dsl.atoms.copy import ThrCopy, TiledCopy
+from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma
+from .._dsl.base.errors import DSLError
+from .copy_figure import tiled_copy_figure
 from .errors import DEFAULT_MAX_CELLS, fail_type, fail_value
 from .figure import Figure
+from .latex_writer import to_latex
+from .layout_figure import as_layout, layout_figure
+from .mma_figure import tiled_mma_figure
+from .svg_writer import to_svg
+from .thread_highlight import highlight_thread
+from .tv_figure import tv_figure
 
 
 def figure_of(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
     """The figure of obj: a Layout, ComposedLayout or Tensor (its layout), a thread-value layout with the tile it
     maps into (tiler_mn given), a TiledCopy, a TiledMma or an MMA atom (a tiled MMA of one atom), or one thread's
     slice of a tiled copy or MMA (ThrCopy, ThrMma: that thread's elements highlighted)."""
-    from .._dsl.atoms.copy import ThrCopy, TiledCopy
-    from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma
-    from .copy_figure import tiled_copy_figure
-    from .layout_figure import as_layout, layout_figure
-    from .mma_figure import tiled_mma_figure
-    from .tv_figure import tv_figure
-
     if isinstance(obj, Picture):
         return obj.figure
     if tiler_mn is not None:
@@ -26,8 +29,6 @@ def figure_of(obj, tiler_mn=None, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figu
             fail_type(f"tiler_mn= is for thread-value layouts; a {type(obj).__name__} knows its tile")
         return tv_figure(as_layout(obj), tiler_mn, max_cells=max_cells)
     if isinstance(obj, (ThrCopy, ThrMma)):
-        from .thread_highlight import highlight_thread
-
         return highlight_thread(figure_of(obj.tiled, max_cells=max_cells), _static_int(obj.thr_idx))
     if isinstance(obj, TiledCopy):
         return tiled_copy_figure(obj, max_cells=max_cells)
@@ -54,13 +55,9 @@ class Picture:
         self.figure = figure
 
     def svg(self) -> str:
-        from .svg_writer import to_svg
-
         return to_svg(self.figure)
 
     def latex(self) -> str:
-        from .latex_writer import to_latex
-
         return to_latex(self.figure)
 
     def _repr_svg_(self) -> str:
@@ -92,8 +89,6 @@ AUTO_MAX_CELLS = 4096
 def repr_svg(obj):
     """The SVG that Jupyter shows for obj, or None (Jupyter then shows its text) when obj has no picture:
     dynamic, too large for a notebook cell, or of a kind that cannot be drawn."""
-    from .._dsl.base.errors import DSLError
-
     try:
         return Picture(figure_of(obj, max_cells=AUTO_MAX_CELLS)).svg()
     except DSLError:

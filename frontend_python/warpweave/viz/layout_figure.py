@@ -8,7 +8,8 @@ modes after the second (their 1-D index, the modes grouped), side by side.
 from __future__ import annotations
 
 from .. import _core
-from .._dsl.values.tensor import coordinate_sum
+from .._dsl.values.runtime import RuntimeTensor
+from .._dsl.values.tensor import CoordIterator
 from ..cute.layout import is_static, pretty_str
 from . import palette
 from .errors import DEFAULT_MAX_CELLS, check_cells, fail_type, fail_value
@@ -24,8 +25,6 @@ def as_layout(obj, what: str = ""):
     inner = getattr(obj, "layout", None)
     if isinstance(inner, (_core.Layout, _core.ComposedLayout)):
         return inner
-    from .._dsl.values.runtime import RuntimeTensor
-
     if isinstance(obj, RuntimeTensor):  # a host tensor (from_dlpack, a fake tensor): its shape and strides
         if any(obj.dynamic_shape) or any(obj.dynamic_stride):
             fail_value(f"the tensor {obj} has dynamic extents or strides (mark_layout_dynamic); pictures need "
@@ -59,12 +58,10 @@ def mode_sizes(layout) -> list[int]:
     return [static_size(m, f"the layout {layout}") for m in modes]
 
 
-def _coordinate_base(obj):
-    """The first coordinate of a coordinate (identity) tensor, whose elements are base + layout(c); else None."""
-    from .._dsl.values.tensor import CoordIterator
-
+def _coordinate_iterator(obj):
+    """The iterator of a coordinate (identity) tensor, whose elements are its base + layout(c); else None."""
     it = getattr(obj, "iterator", None)
-    return it.base if isinstance(it, CoordIterator) else None
+    return it if isinstance(it, CoordIterator) else None
 
 
 def sub_mode_periods(mode_shape) -> tuple[int, ...]:
@@ -83,7 +80,8 @@ def sub_mode_periods(mode_shape) -> tuple[int, ...]:
 def layout_figure(obj, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
     """A layout's picture; a coordinate tensor (e.g. a tile of make_identity_tensor) shows its coordinates."""
     layout = as_layout(obj)
-    base = _coordinate_base(obj)
+    coords = _coordinate_iterator(obj)
+    base = None if coords is None else coords.base
     if base is not None and not is_static(base):
         fail_value(f"the coordinate tensor {obj} starts at the dynamic coordinate {base}; pictures need static "
                    "coordinates")
@@ -115,8 +113,8 @@ def layout_figure(obj, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figure:
         for n in range(N):
             for m in range(M):
                 v = value_at(m, n, k)
-                if base is not None:
-                    v = coordinate_sum(base, v)
+                if coords is not None:
+                    v = (coords + v).base
                 cells[(m, n)] = Cell((pretty_str(v),), palette.value_color(v), value=v)
         title = "" if K == 1 else _slice_title(rank, _core.idx2crd(k, rest_shape) if rank > 3 else k)
         shape = outer_layout(layout).shape

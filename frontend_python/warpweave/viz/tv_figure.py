@@ -9,6 +9,7 @@ order and lists them all in its tooltip; an element that no thread holds stays e
 from __future__ import annotations
 
 from .. import _core
+from ..cute.layout import pretty_str
 from . import palette
 from .errors import DEFAULT_MAX_CELLS, check_cells, fail_type, fail_value
 from .figure import Cell, Figure, Panel
@@ -82,6 +83,4 @@ def tv_figure(layout_tv, tile_mn, *, max_cells: int = DEFAULT_MAX_CELLS) -> Figu
 
 
 def _tile_text(tile_mn) -> str:
-    from ..cute.layout import pretty_str
-
     return pretty_str(tile_mn)

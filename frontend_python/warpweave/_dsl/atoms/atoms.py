@@ -10,9 +10,15 @@ from __future__ import annotations
 import enum
 import types
 
+from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..registry.backend_python import ensure_loaded, packages
 from ..registry.plugins import registry
+from ..registry.target import target_named
+from ..values.numeric import Boolean, Int32, Int64, Numeric, as_numeric
+from ..values.tensor import Pointer, Tensor
+from .instructions import emit_instruction, is_result, value_type
 
 
 def canonical(value) -> str:
@@ -32,8 +38,6 @@ def current_cc() -> int | None:
     st = trace.current_or_none()
     if st is None:
         return None
-    from ..registry.target import target_named
-
     return target_named(st.target["name"]).compute_capability
 
 
@@ -82,8 +86,6 @@ def _expand(python_name: str, params: dict):
     instance once per process; this keeps the parsed entries."""
     key = (python_name, tuple(sorted(params.items())))
     if key not in _expansions:
-        from ... import _core
-
         found, problems = _core.expand_atom(python_name, params)
         _expansions[key] = ([(registry.backends[p], _core.manifest_dict(data, "Instruction")) for p, _f, data in found
                              if p in registry.backends], list(problems))
@@ -147,8 +149,6 @@ def select(python_name: str, params: dict, operands: set | None = None):
 
 
 def _select(python_name: str, params: dict, operands: set | None):
-    from .instructions import is_result
-
     def fits(ins):
         # An entry's own defaults fill what the caller left out. They are per entry, not per name: Hopper's and
         # Blackwell's TMA ops share a name, and only Blackwell's have a cta_group (default 1).
@@ -246,12 +246,7 @@ def _make_class(python_name: str):
 
 
 def _primitive_function(python_name, short, first):
-    from .instructions import is_result
-
     def primitive(*args, **kwargs):
-        from .instructions import emit_instruction, value_type
-        from ..values.numeric import Boolean, Int32, Int64
-
         # Positional arguments fill the input operands, then the attributes, in the manifest's order; the entry
         # is the one whose operands are exactly those given (e.g. bar.sync with or without a thread count).
         candidates = [ins for _, ins in entries_named(python_name)]
@@ -319,10 +314,6 @@ _primitives: dict = {}
 
 def _operand_values(o, v):
     """IR values for a primitive's operand from DSL values (numbers, or shared-memory pointers)."""
-    from .instructions import value_type
-    from ..values.numeric import Boolean, Int32, Int64, Numeric, as_numeric
-    from ..values.tensor import Pointer, Tensor
-
     vals = v if isinstance(v, (list, tuple)) else [v]
     out = []
     ty = value_type(o)
@@ -372,11 +363,9 @@ def manifest_class(python_name: str):
     return _manifest_classes[python_name]
 
 
-def _backend_name(full: str):
+def backend_python_name(full: str):
     hit = _python_names.get(full)
     if hit is None:
-        from ..registry.backend_python import ensure_loaded
-
         ensure_loaded()  # mounting a backend's package registers its names
         hit = _python_names.get(full)
     return hit
@@ -384,8 +373,6 @@ def _backend_name(full: str):
 
 def _mount_every_backend() -> bool:
     """Loads every discovered backend and mounts its package; False when all of them already were."""
-    from ..registry.backend_python import packages
-
     if len(registry.backends) >= len(registry.candidates) and all(b in packages.mounted or b in packages.refused
                                                                   for b in registry.backends):
         return False
@@ -409,7 +396,7 @@ class _Namespace(types.ModuleType):
             return self._cache[attr]
         full = f"{self._prefix}.{attr}"
         registry.load()
-        own = _backend_name(full)
+        own = backend_python_name(full)
         if own is not None:
             self._cache[attr] = own
             return own

@@ -1,27 +1,18 @@
-"""Copy atoms, tiled copies and cute.copy.
+"""Copy atoms and tiled copies (cute.copy, which runs them, is element_copy.py).
 
 A copy atom says how the threads of one atom move a group of values: its thread-value layouts map (thread, value)
 to the atom's tile for the source, the destination and the reference (the side the values are counted on). A tiled
 copy arranges atoms over the threads of a block with a thread-value layout. Partitioning follows CuTe: the tile is
 divided by the tiler, composed with the thread-value layout, and sliced at the thread.
-
-The universal atom is a plain load and store: cute.copy vectorizes it over the longest runs that are contiguous in
-both tensors and whose alignment is proven. The backends' atoms (ldmatrix, cp.async, ...) come from their
-manifests: cute.copy emits one instruction per atom instance through emit_instruction, with the addresses and
-registers its operands name.
 """
 from __future__ import annotations
 
-import math
-
 from ... import _core
-from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..values.numeric import Boolean, Int32, Numeric, dtype as dtype_of
-from ..values.tensor import (
-    ComposedLayout, Layout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type, outer_of, slice_layout,
-    store_scalar, store_scalars, swizzle_span, view,
-)
+from ..values.numeric import dtype as dtype_of
+from ..values.tensor import ComposedLayout, Layout, Tensor, outer_of, slice_layout
+from .atoms import ManifestOp
+from .instructions import ELEMENT_TYPES
 
 
 class CopyUniversalOp:
@@ -109,7 +100,6 @@ class ManifestCopyAtom(CopyAtom):
         self.width_mismatch = None
         for o in (self.src_op, self.dst_op):
             if o["role"] == "REGISTERS":
-                from .instructions import ELEMENT_TYPES
                 et_bits = ELEMENT_TYPES[o["element_type"]][1]
                 if et_bits != w:
                     self.width_mismatch = (f"{op.python_name} moves {et_bits}-bit values ({ins['id']}); "
@@ -151,8 +141,6 @@ class ManifestCopyAtom(CopyAtom):
 
 def make_copy_atom(op, copy_internal_type, *, num_bits_per_copy=None, loc=None, ip=None):
     """A copy atom of operation `op` for values of `copy_internal_type`."""
-    from .atoms import ManifestOp
-
     own = getattr(op, "__ww_make_copy_atom__", None)
     if own is not None:  # an operation of a backend's Python makes its own atom (e.g. cpasync.CopyDsmemStoreOp)
         return own(copy_internal_type, num_bits_per_copy)
@@ -204,12 +192,6 @@ class TiledCopy:
 
     def __repr__(self):
         return f"TiledCopy({self.atom}, tiler {self.tiler_mn}, tv {self.layout_tv_tiled})"
-
-    def _repr_svg_(self):
-        """Jupyter's picture: the source and destination thread-value layouts (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
 
     def _ref2trg(self, trg):
         return _core.composition(_core.right_inverse(self.atom.layout_ref_tv), trg)
@@ -272,7 +254,7 @@ class TiledCopy:
         thread, so the tiled copy has it as well as its thread slices)."""
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"retile expects a Tensor, got {type(tensor).__name__}", user_location(2))
-        return _with_outer(tensor, self.retile_layout(tensor.layout))
+        return with_outer(tensor, self.retile_layout(tensor.layout))
 
 
 def _flatten_tv(tv):
@@ -288,12 +270,6 @@ class ThrCopy:
         self.tiled = tiled
         self.thr_idx = thr_idx
 
-    def _repr_svg_(self):
-        """Jupyter's picture: the tiled copy with this thread's elements highlighted (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
-
     def _partition(self, tensor, frg_fn):
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))
@@ -305,7 +281,7 @@ class ThrCopy:
         rank = _core.tuple_rank(_mode(thr_layout, 2).shape) if _core.tuple_rank(thr_layout.shape) > 2 else 0
         rest = (None,) * rank if rank > 1 else None
         coord = (self.thr_idx, None, rest)
-        return _with_outer(tensor, thr_layout)[coord]
+        return with_outer(tensor, thr_layout)[coord]
 
     def partition_S(self, tensor):
         """This thread's part of a source tile: (values, rest modes...)."""
@@ -318,7 +294,7 @@ class ThrCopy:
         """A register partition of an MMA (V, M, N, ...) viewed with this copy's value grouping."""
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"retile expects a Tensor, got {type(tensor).__name__}", user_location(2))
-        return _with_outer(tensor, self.tiled.retile_layout(tensor.layout))
+        return with_outer(tensor, self.tiled.retile_layout(tensor.layout))
 
     def retile_S(self, tensor):
         return self.retile(tensor)
@@ -327,7 +303,7 @@ class ThrCopy:
         return self.retile(tensor)
 
 
-def _with_outer(tensor, outer):
+def with_outer(tensor, outer):
     """tensor with its (outer) layout replaced by `outer`, whose codomain is the old outer layout's."""
     L = tensor.layout
     if isinstance(L, ComposedLayout):
@@ -389,431 +365,3 @@ def make_tiled_copy_C_atom(atom, tiled_mma):
     # The subtile's coordinates back to the MMA tile's, then (thread, value) -> subtile coordinate.
     tile2mma = _core.composition(_core.make_layout(mma_tiler), tiler)
     return TiledCopy(atom, _core.composition(_core.left_inverse(tile2mma), layout_tv), tiler)
-
-
-# --- element access plans -----------------------------------------------------------------------------------------
-
-class _Access:
-    """Where the elements of a per-thread tensor are, in order of its linear index. For a swizzled tensor, `pre`
-    is the offset the swizzle sees; runs that are contiguous there, start at a multiple of their length and do not
-    pass 2**M elements (the swizzle's unchanged low bits) are contiguous in memory too."""
-
-    def __init__(self, t: Tensor):
-        self.t = t
-        self.ptr = t.iterator
-        L = t.layout
-        self.composed = isinstance(L, ComposedLayout)
-        self.outer = outer_of(L)
-        self.max_run = 1 << 30
-        # Registers need no contiguity: any of a thread's values can be gathered into (or scattered from) a vector.
-        self.registers = self.ptr.memspace == "rmem" and not self.composed
-        if self.composed:
-            inner = L.inner
-            self.max_run = (1 << inner.num_base) if isinstance(inner, _core.Swizzle) else 1
-        self._pre = {}
-
-    def pre(self, i):
-        if i not in self._pre:
-            off = self.outer(i)
-            self._pre[i] = self.t.layout.offset + off if self.composed else off
-        return self._pre[i]
-
-    def post(self, i):
-        x = self.pre(i)
-        if not self.composed:
-            return x
-        # The multiples of the swizzle's span commute with it: they are added after it, so the accesses of one
-        # thread that differ by such offsets share one swizzled base and an immediate offset (an ldmatrix per
-        # 16 rows of a tile), where the swizzle of each whole offset is computed anew.
-        span = swizzle_span(self.t.layout.inner)
-        if span:
-            d, r = _core.split_divisible(x, span)
-            if not (isinstance(d, int) and d == 0):
-                return self.t.layout.inner(r) + d
-        return self.t.layout.inner(x)
-
-    def contiguous(self, idx) -> bool:
-        """Whether the elements at linear indices idx (in order) are consecutive in memory."""
-        n = len(idx)
-        if self.registers:
-            return True
-        if n > self.max_run:
-            return False
-        x0 = self.pre(idx[0])
-        for j in range(1, n):
-            d = self.pre(idx[j]) - x0
-            if not (isinstance(d, int) and d == j):
-                return False
-        if self.composed and n > 1:
-            return _divisibility(x0) % n == 0
-        return True
-
-    def alignment(self, i0, n) -> int:
-        """Proven alignment in bytes of the run of n elements starting at linear index i0 (a contiguous run)."""
-        if self.registers:
-            return 1 << 30
-        if not self.composed:
-            return self.ptr.alignment_at(self.pre(i0))
-        run = min(_pow2_part(_divisibility(self.pre(i0))), self.max_run)
-        return math.gcd(self.ptr.alignment_at(0), run * elem_bytes(self.ptr.dtype))
-
-
-def _vector_groups(sa: _Access, da: _Access, n: int, cap: int):
-    """The element indices in groups of v (a power of two <= cap) that are contiguous in both tensors, as CuTe's
-    max_common_layout finds them (the contiguous mode need not be the first): a list of index lists."""
-    v, common = 1, None
-    # The right inverse is taken of the second layout: try both, as one of them may have run-time strides. A
-    # register side constrains nothing: the memory side's own contiguous elements decide.
-    if sa.registers and da.registers:
-        pairs = ()
-    elif sa.registers or da.registers:
-        mem = da.outer if sa.registers else sa.outer
-        pairs = ((mem, mem),)
-    else:
-        pairs = ((sa.outer, da.outer), (da.outer, sa.outer))
-    for a, b in pairs:
-        try:
-            c = _core.max_common_layout(a, b)
-        except Exception:  # noqa: BLE001 - a layout the algebra cannot invert: try the other order
-            continue
-        size = c.size()
-        if isinstance(size, int):
-            w = _pow2_part(size)
-            while w > cap or w > min(sa.max_run, da.max_run) or n % w:
-                w //= 2
-            if w > v:
-                v, common = w, c
-    if v <= 1:
-        return [[i] for i in range(n)]
-    vec = _core.composition(common, _core.make_layout(v))
-    dom = _core.zipped_divide(_core.make_layout(n), vec)
-    return [[dom((j, r)) for j in range(v)] for r in range(n // v)]
-
-
-def _divisibility(x) -> int:
-    if isinstance(x, int):
-        return abs(x) if x else 1 << 30
-    return x.divisibility
-
-
-def _pow2_part(n: int) -> int:
-    return n & -n if n else 1 << 30
-
-
-def _static_size(t, what):
-    n = _core.product(outer_of(t.layout).shape)
-    if not isinstance(n, int):
-        raise DSLTypeError(f"cute.copy: the per-thread {what} needs a static size, got shape {t.shape}",
-                           user_location(3))
-    return n
-
-
-def _check_memory_tensor(t, name):
-    if not isinstance(t, Tensor) or not isinstance(t.iterator, Pointer):
-        raise DSLTypeError(f"cute.copy: the {name} must be a tensor in memory, got {t!r}", user_location(3))
-
-
-# --- cute.copy ----------------------------------------------------------------------------------------------------
-
-def _emit_if(cond, then_body, else_body=None):
-    if cond.is_static:
-        if cond.value:
-            then_body()
-        elif else_body is not None:
-            else_body()
-        return
-    b = trace.builder()
-    c = cond.ir()
-    b.begin_region([])
-    then_body()
-    b.op0("scf.yield", [])
-    b.end_region()
-    b.begin_region([])
-    if else_body is not None:
-        else_body()
-    b.op0("scf.yield", [])
-    b.end_region()
-    b.op0("scf.if", [c], num_regions=2)
-
-
-def _as_bool(p):
-    return p if isinstance(p, Numeric) else Boolean(p)
-
-
-class _Pred:
-    """A predicate tensor: one Boolean per element, or one per atom instance (CuTe's predicate tensors that omit
-    the atom's value mode)."""
-
-    def __init__(self, pred, n, per_atom, instances):
-        self.pred = pred
-        if pred is None:
-            self.per = 0
-            return
-        if not isinstance(pred, Tensor) or not isinstance(pred.iterator, Pointer):
-            raise DSLTypeError("cute.copy: pred must be a register tensor of Booleans", user_location(3))
-        m = _core.product(pred.shape)
-        if m == n:
-            self.per = 1
-        elif m == instances:
-            self.per = per_atom
-        else:
-            raise DSLValueError(f"cute.copy: pred has {m} predicates; the copy has {n} elements in {instances} atom "
-                                f"instances (one predicate per element or per instance)", user_location(3))
-
-    def at(self, i):
-        """The predicate of linear element index i, or None."""
-        if self.pred is None:
-            return None
-        k = i // self.per
-        return _as_bool(load_scalar(self.pred.iterator, self.pred.layout(k)))
-
-
-def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
-    """Copies the per-thread partition src into dst (element i of src to element i of dst); with pred, only the
-    elements (or atom instances) whose predicate is true. Atoms that take more operands (a barrier, a multicast
-    mask, ...) take them as keywords; one that an atom does not take is an error, never ignored."""
-    if isinstance(atom, TiledCopy):
-        atom = atom.atom
-    own = getattr(atom, "__ww_copy__", None)
-    if own is not None:
-        # An atom from a backend's Python (e.g. one that moves a whole tile with one instruction) copies itself.
-        return own(src, dst, pred=pred, **kwargs)
-    if kwargs:
-        what = atom.manifest["id"] if isinstance(atom, ManifestCopyAtom) else "the universal copy"
-        raise DSLTypeError(f"cute.copy() got an unexpected keyword argument {next(iter(kwargs))!r}: {what} takes "
-                           "no such operand", user_location(2))
-    if not isinstance(atom, CopyAtom):
-        raise DSLTypeError(f"cute.copy: expected a copy atom or tiled copy, got {type(atom).__name__}",
-                           user_location(2))
-    if isinstance(atom, ManifestCopyAtom):
-        return _copy_manifest(atom, src, dst, pred)
-    for name, t in (("source", src), ("destination", dst)):
-        _check_memory_tensor(t, name)
-    n = _static_size(src, "source")
-    m = _static_size(dst, "destination")
-    if n != m:
-        raise DSLValueError(f"cute.copy: the source has {n} elements and the destination {m} "
-                            f"({src.layout} vs {dst.layout})", user_location(2))
-    if src.element_type.width != dst.element_type.width:
-        raise DSLTypeError(f"cute.copy: {src.element_type.__name__} to {dst.element_type.__name__} changes the width; "
-                           "convert with .load().to(...) and .store()", user_location(2))
-    per_atom = atom.num_values if n % atom.num_values == 0 else 1
-    p = _Pred(pred, n, per_atom, n // per_atom)
-    _copy_universal(atom, _Access(src), _Access(dst), n, p)
-
-
-def prefetch(atom, src, *, loc=None, ip=None, **kwargs):
-    """Starts bringing into the cache what cute.copy(atom, src, ...) would read (e.g. a TMA load's box into L2),
-    without copying it anywhere. Only atoms whose backend knows such a prefetch take it; the others refuse."""
-    if isinstance(atom, TiledCopy):
-        atom = atom.atom
-    own = getattr(atom, "__ww_prefetch__", None)
-    if own is None:
-        raise DSLTypeError(f"cute.prefetch: {atom!r} has no prefetch of its source (a TMA load atom has)",
-                           user_location(2))
-    return own(src, **kwargs)
-
-
-def _copy_universal(atom, sa: _Access, da: _Access, n: int, p: _Pred):
-    t = sa.ptr.dtype
-    if is_packed(t) or is_packed(da.ptr.dtype):
-        # Vector accesses here count whole bytes per element.
-        raise DSLTypeError(f"cute.copy of packed 4-bit {t.__name__} tensors is not supported: copy element by "
-                           "element (dst[i] = src[i]), or recast_tensor both to Uint8", user_location(3))
-    same = sa.ptr.dtype is da.ptr.dtype
-    cap = max(1, atom.max_vector_bits // max(t.width, 8)) if same else 1
-    eb = elem_bytes(t)
-    for group in _vector_groups(sa, da, n, cap):
-        # The widest split of the group into runs that are contiguous and aligned in both tensors.
-        w = len(group)
-        while w > 1:
-            runs = [group[k:k + w] for k in range(0, len(group), w)]
-            if all(sa.contiguous(r) and da.contiguous(r) and sa.alignment(r[0], w) >= w * eb
-                   and da.alignment(r[0], w) >= w * eb for r in runs):
-                break
-            w //= 2
-        for k in range(0, len(group), w):
-            _copy_run_pred(sa, da, group[k:k + w], p)
-
-
-def _copy_run_pred(sa, da, run, p: _Pred):
-    w = len(run)
-    i = run[0]
-
-    def whole():
-        if w > 1 and (sa.registers or da.registers):
-            _copy_gather(sa, da, run)
-        else:
-            _copy_run(sa.ptr, sa.post(i), da.ptr, da.post(i), w)
-
-    if p.pred is None:
-        whole()
-        return
-    for j in run:  # the index arithmetic ahead of the branches below, which then share it
-        for acc in (sa, da):
-            if not acc.registers:
-                acc.ptr.prepare_address(acc.post(j))
-    preds = [p.at(j) for j in run] if p.per == 1 else [p.at(i)]
-    if len(preds) == 1 or all(q is preds[0] for q in preds):
-        _emit_if(preds[0], whole)
-        return
-    every = preds[0]
-    for q in preds[1:]:
-        every = every & q
-
-    def per_element():
-        for j, q in zip(run, preds):
-            _emit_if(q, lambda j=j: _copy_run(sa.ptr, sa.post(j), da.ptr, da.post(j), 1))
-
-    _emit_if(every, whole, per_element)
-
-
-def _copy_gather(sa: _Access, da: _Access, run):
-    """A run contiguous in memory on one side and spread over registers on the other: one vector access, the
-    register side element by element."""
-    b = trace.builder()
-    t = sa.ptr.dtype
-    n = len(run)
-    vt = f"vector<{n}x{mem_type(t)}>"
-    width = n * elem_bytes(t)
-    if sa.registers and da.registers:
-        for j in run:
-            _copy_run(sa.ptr, sa.post(j), da.ptr, da.post(j), 1)
-        return
-    if sa.registers:
-        xs = []
-        for j in run:
-            a = sa.ptr.address(sa.post(j))
-            xs.append(b.op1("llvm.load", [a], mem_type(t), f"alignment = {elem_bytes(t)} : i64"))
-        vec = b.op1("vector.from_elements", xs, vt)
-        b.op0("llvm.store", [vec, da.ptr.address(da.post(run[0]))], f"alignment = {width} : i64")
-        return
-    vec = b.op1("llvm.load", [sa.ptr.address(sa.post(run[0]))], vt, f"alignment = {width} : i64")
-    for k, j in enumerate(run):
-        x = b.op1("vector.extract", [vec], mem_type(t), f"static_position = array<i64: {k}>")
-        b.op0("llvm.store", [x, da.ptr.address(da.post(j))], f"alignment = {elem_bytes(t)} : i64")
-
-
-def _copy_run(src: Pointer, so, dst: Pointer, do, n: int):
-    """Copies n elements, contiguous in both, with one vector access (n == 1: scalar)."""
-    b = trace.builder()
-    t = src.dtype
-    if n == 1:
-        if src.dtype is dst.dtype:
-            a = src.address(so)
-            v = b.op1("llvm.load", [a], mem_type(t), f"alignment = {min(src.alignment_at(so), elem_bytes(t))} : i64")
-            d = dst.address(do)
-            b.op0("llvm.store", [v, d], f"alignment = {min(dst.alignment_at(do), elem_bytes(t))} : i64")
-        else:
-            store_scalar(dst, do, dst.dtype(load_scalar(src, so)))
-        return
-    vt = f"vector<{n}x{mem_type(t)}>"
-    width = n * elem_bytes(t)
-    a = src.address(so)
-    v = b.op1("llvm.load", [a], vt, f"alignment = {width} : i64")
-    d = dst.address(do)
-    b.op0("llvm.store", [v, d], f"alignment = {width} : i64")
-
-
-# --- backend atoms ------------------------------------------------------------------------------------------------
-
-def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
-    from .atoms import pointer_operand
-    from .instructions import ELEMENT_TYPES, emit_instruction
-
-    ins = atom.manifest
-    if atom.width_mismatch:
-        raise DSLTypeError(f"cute.copy: {atom.width_mismatch}; this atom gives layouts (a tiled copy's partition) "
-                           "but copies only values of its own width", user_location(3))
-    for name, t in (("source", src), ("destination", dst)):
-        _check_memory_tensor(t, name)
-    n, m = _static_size(src, "source"), _static_size(dst, "destination")
-    vs, vd = atom.num_values_src, atom.num_values_dst
-    if n % vs or m % vd or n // vs != m // vd:
-        raise DSLValueError(f"cute.copy with {ins['id']}: the source has {n} elements and the destination {m}; "
-                            f"each atom instance takes {vs} and gives {vd} per thread", user_location(3))
-    for t, o, side in ((src, atom.src_op, "source"), (dst, atom.dst_op, "destination")):
-        want = {"SMEM_ADDRESS": "smem", "GMEM_ADDRESS": "gmem", "REGISTERS": "rmem"}.get(o["role"])
-        if want is None:
-            raise DSLTypeError(f"cute.copy cannot drive the {o['role']} operand of {ins['id']}", user_location(3))
-        if t.iterator.memspace != want:
-            raise DSLTypeError(f"{ins['id']} takes its {side} in {want}; got a tensor in {t.iterator.memspace}",
-                               user_location(3))
-    instances = n // vs
-    p = _Pred(pred, n, vs, instances)
-    sa, da = _Access(src), _Access(dst)
-    b = trace.builder()
-    vt = atom.value_type
-    eb = elem_bytes(vt)
-
-    def address(acc: _Access, i0, count, o):
-        if not acc.contiguous(list(range(i0, i0 + count))):
-            raise DSLValueError(f"{ins['id']}: each thread's {count} values of an atom instance must be contiguous "
-                                f"in memory; the layout {acc.t.layout} does not place them so", user_location(5))
-        need = count * eb
-        got = acc.alignment(i0, count)
-        if got < need:
-            raise DSLValueError(f"{ins['id']}: each thread's {need}-byte run must be {need}-byte aligned; only "
-                                f"{got}-byte alignment is proven (promise more with Pointer.align or an aligned "
-                                "tensor)", user_location(5))
-        ty = "i32" if o["role"] == "SMEM_ADDRESS" else "i64"
-        return [pointer_operand(acc.ptr, acc.post(i0), ty)]
-
-    def registers(acc: _Access, i0, count, o):
-        et = ELEMENT_TYPES[o["element_type"]][0]
-        vals = []
-        for j in range(count):
-            v = load_scalar(acc.ptr, acc.post(i0 + j)).ir()
-            vals.append(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], et))
-        return vals
-
-    for r in range(instances):
-        i_s, i_d = r * vs, r * vd
-
-        def one(flag=None, r=r, i_s=i_s, i_d=i_d):
-            inputs = {}
-            for o, acc, i0, cnt in ((atom.src_op, sa, i_s, vs), (atom.dst_op, da, i_d, vd)):
-                if o["role"] == "REGISTERS":
-                    if o["direction"] != "OUT":
-                        inputs[o["name"]] = registers(acc, i0, cnt, o)
-                else:
-                    inputs[o["name"]] = address(acc, i0, cnt, o)
-            if atom.src_size_op is not None:
-                full = Int32(vs * eb)
-                size = full if flag is None else _select_int(flag, full)
-                inputs["src_size"] = [size.ir()]
-            out = emit_instruction(b, atom.backend.name, ins, inputs, {})
-            if atom.dst_op["role"] == "REGISTERS" and atom.dst_op["direction"] == "OUT":
-                vals = out["dst"]
-                et = ELEMENT_TYPES[atom.dst_op["element_type"]][0]
-                xs = [vt.from_ir(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], vt.ir_type)) for v in vals]
-                store_scalars(da.ptr, [da.post(i_d + j) for j in range(len(xs))], xs)
-
-        q = p.at(i_s) if p.pred is not None else None
-        if q is None:
-            one()
-        elif atom.src_size_op is not None:
-            one(q)  # zero-fill when predicated off: one instruction, no branch
-        else:
-            _emit_if(q, one)
-
-
-def _select_int(flag, full):
-    from ..values.numeric import select
-
-    return select(flag, full, Int32(0))
-
-
-def autovec_copy(src, dst):
-    """Copies src to dst with the widest accesses their layouts allow."""
-    copy(CopyAtom(CopyUniversalOp(), src.element_type), src, dst)
-
-
-def basic_copy(src, dst):
-    copy(CopyAtom(CopyUniversalOp(), src.element_type, src.element_type.width), src, dst)
-
-
-def basic_copy_if(pred, src, dst, *, loc=None, ip=None):
-    """basic_copy of the elements whose predicate (a Boolean tensor of src's shape) is true; the others of dst
-    are left as they are."""
-    copy(CopyAtom(CopyUniversalOp(), src.element_type, src.element_type.width), src, dst, pred=pred)

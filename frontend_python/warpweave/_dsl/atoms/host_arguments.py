@@ -21,6 +21,8 @@ from typing import Callable
 
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..registry.backend_python import ensure_loaded
+from ..values.tensor import Pointer, Tensor
 
 MEMO_ENTRIES = 64
 
@@ -51,8 +53,6 @@ def register(name: str, fn: Callable, *, size: int, align: int = 8, export_c: Ca
 def producer(name: str) -> Producer:
     p = _producers.get(name)
     if p is None:
-        from ..registry.backend_python import ensure_loaded
-
         ensure_loaded()  # a backend's package registers its producers when mounted
         p = _producers.get(name)
     if p is None:
@@ -100,8 +100,6 @@ class DeviceHostArgument:
 
 
 def make(name: str, tensor, attrs: dict) -> HostArgument:
-    from ..values.tensor import Pointer, Tensor
-
     st = trace.current_or_none()
     if st is None or st.kernel is not None:
         raise DSLTypeError(f"host argument {name!r} is made in @cute.jit host code, not inside a kernel",

@@ -11,6 +11,7 @@ import re
 
 from ... import _core
 from ..registry import backend_options
+from ..registry.plugins import registry
 
 # element_type -> (MLIR type, bits): the table the loaded manifests declare (Manifest.element_types).
 from ..registry.element_types import ELEMENT_TYPES  # noqa: E402
@@ -134,8 +135,6 @@ def emit_instruction(b, backend: str, ins: dict, inputs: dict, attrs: dict | Non
         for o in ins_ops:
             flat.extend(inputs[o["name"]])
         nres = sum(values_of(o) for o in outs)
-        from ..registry.plugins import registry
-
         registry.load()  # the hook lives in the plugin: make sure this process loaded it (e.g. a probe worker)
         res = _core.plugin_lower(backend, ins["lowering_hook"], ins["id"], b, flat, dict(attrs), nres)
         out, pos = {}, 0

@@ -16,9 +16,12 @@ from collections.abc import Sequence
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..values.numeric import Numeric, dtype as dtype_of
-from .operand_kinds import OperandKind, RegistersKind, adapter
+from ..values.numeric import Boolean, Numeric, dtype as dtype_of
 from ..values.tensor import Layout, Tensor, make_fragment_like, make_rmem_tensor, outer_of
+from .atoms import ManifestOp
+from .copy import with_outer
+from .instructions import emit_instruction
+from .operand_kinds import OperandKind, RegistersKind, adapter
 
 
 def _mode(layout, i):
@@ -60,8 +63,6 @@ class MmaAtom:
             one = _core.make_layout((1, 1), (0, 0))
             self.layout_a_tv = self.layout_b_tv = self.layout_c_tv = one
             return
-        from .atoms import ManifestOp
-
         if not isinstance(op, ManifestOp) or op.kind != "MMA":
             raise DSLTypeError(f"make_mma_atom: {op!r} is not an MMA operation", user_location(3))
         self.backend, self.manifest = op.entry()
@@ -111,8 +112,6 @@ class MmaAtom:
     # A field set inside a dynamic loop or if is carried through it like a variable (the control flow carries
     # objects whose methods a region calls): its values as DSL numbers, Python booleans as Booleans.
     def _ww_carry_get(self):
-        from ..values.numeric import Boolean
-
         fields = getattr(self, "fields", {})
         self._carried = [k for k in fields if isinstance(fields[k], (bool, Numeric))]
         return [Boolean(fields[k]) if isinstance(fields[k], bool) else fields[k] for k in self._carried]
@@ -126,12 +125,6 @@ class MmaAtom:
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
 
-    def _repr_svg_(self):
-        """Jupyter's picture: the atom's A, B and C thread-value layouts (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
-
     def call(self, a_vals, b_vals, c_vals):
         """IR values of D for one atom instance (lists in the atom's value order)."""
         b = trace.builder()
@@ -140,8 +133,6 @@ class MmaAtom:
             r = b.op1("llvm.intr.fma", [a_vals[0], b_vals[0], c_vals[0]], t.ir_type) if t.is_float else \
                 b.op1("arith.addi", [b.op1("arith.muli", [a_vals[0], b_vals[0]], t.ir_type), c_vals[0]], t.ir_type)
             return [r]
-        from .instructions import emit_instruction
-
         inputs, attrs = {"a": a_vals, "b": b_vals, "c": c_vals}, {}
         hook = getattr(self.op, "instruction_operands", None)
         if hook is not None:
@@ -188,12 +179,6 @@ class TiledMma:
 
     def __repr__(self):
         return f"TiledMma({self.atom}, atoms {self.atom_layout_mnk}, permutation {self.permutation_mnk})"
-
-    def _repr_svg_(self):
-        """Jupyter's picture: the A, B and C thread-value layouts (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
 
     @property
     def size(self) -> int:
@@ -397,21 +382,13 @@ class ThrMma:
         self.thr_idx = thr_idx
         self.v, self.m, self.n, self.k = tiled.thr_vmnk(_int_of(thr_idx))
 
-    def _repr_svg_(self):
-        """Jupyter's picture: the tiled MMA with this thread's elements highlighted (warpweave.viz)."""
-        from ...viz import repr_svg
-
-        return repr_svg(self)
-
     def _partition(self, tensor, frg, thr_coord):
-        from .copy import _with_outer
-
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))
         layout = frg(outer_of(tensor.layout))
         rest_rank = _core.tuple_rank(_mode(_mode(layout, 1), 1).shape)
         rest = (None,) * rest_rank if rest_rank > 1 else None
-        return _with_outer(tensor, layout)[(thr_coord, (None, rest))]
+        return with_outer(tensor, layout)[(thr_coord, (None, rest))]
 
     def partition_A(self, tensor):
         """This thread's A values: (MMA values, MMA_M, MMA_K, rest...)."""

@@ -9,7 +9,11 @@ of its own through warpweave.ext.register_operand_kind, so that a new operand mo
 """
 from __future__ import annotations
 
+from ... import _core
 from ..base.errors import DSLTypeError, user_location
+from ..registry.backend_python import ensure_loaded
+from ..values import numeric
+from ..values.tensor import RMEM, Tensor, load_scalars, make_fragment_like, store_scalars
 
 _ELEMENT_DTYPES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "tf32": "TFloat32", "f64": "Float64",
                    "s8": "Int8", "u8": "Uint8", "s32": "Int32", "u32": "Uint32", "s64": "Int64", "u64": "Uint64",
@@ -28,8 +32,6 @@ class OperandKind:
 
     def element_dtype(self, atom_id: str, operand: dict, hint):
         """The DSL type of the fragment's values (hint: the op's own dtype parameter, if it has one)."""
-        from ..values import numeric
-
         if hint is not None:
             return numeric.dtype(hint)
         name = _ELEMENT_DTYPES.get(operand.get("element_type", ""))
@@ -39,8 +41,6 @@ class OperandKind:
         return getattr(numeric, name)
 
     def layout_tv(self, atom_id: str, operand: dict):
-        from ... import _core
-
         text = operand.get("layout_tv")
         if not text:
             raise DSLTypeError(f"{atom_id}: operand {operand['name']} (kind {kind_of(operand)!r}) has no thread-value "
@@ -48,8 +48,6 @@ class OperandKind:
         return _core.parse_layout(text)
 
     def check_fragment(self, atom_id: str, operand: dict, tensor) -> None:
-        from ..values.tensor import RMEM, Tensor
-
         if not isinstance(tensor, Tensor) or tensor.iterator.memspace != RMEM:
             raise DSLTypeError(f"cute.gemm: {operand['name']} must be a register fragment for {atom_id}, got "
                                f"{tensor!r}", user_location(4))
@@ -58,19 +56,13 @@ class OperandKind:
         """The fragment a tiled MMA makes for this operand from a thread's partition (make_fragment_A/B/C):
         registers shaped like the partition by default. A kind whose atom reads memory directly (a shared-memory
         descriptor) returns the partition itself."""
-        from ..values.tensor import make_fragment_like
-
         return make_fragment_like(tensor, dtype)
 
     def read(self, operand: dict, tensor, coords) -> list:
         """IR values of one atom instance: the fragment's values at coords (one coordinate per value)."""
-        from ..values.tensor import load_scalars
-
         return [v.ir() for v in load_scalars(tensor.iterator, [tensor.layout(c) for c in coords])]
 
     def write(self, operand: dict, tensor, coords, values, dtype) -> None:
-        from ..values.tensor import store_scalars
-
         store_scalars(tensor.iterator, [tensor.layout(c) for c in coords], [dtype.from_ir(x) for x in values])
 
 
@@ -95,8 +87,6 @@ def adapter(operand: dict, atom_id: str) -> OperandKind:
     k = kind_of(operand)
     a = _kinds.get(k)
     if a is None:
-        from ..registry.backend_python import ensure_loaded
-
         ensure_loaded()  # a backend's package may register it when mounted
         a = _kinds.get(k)
     if a is None:

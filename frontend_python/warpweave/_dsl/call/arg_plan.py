@@ -11,7 +11,7 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Boolean, Float32, HostRef, Int32, Int64, Numeric, SymInt
-from ..values.runtime import FakeStream, RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view as _runtime_view
+from ..values.runtime import FakeStream, RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
 from ..values.tensor import GMEM, Pointer, Tensor
 
 
@@ -34,7 +34,7 @@ class HostStream:
         self.arg_index = arg_index
 
 
-def _stream_handle(x) -> int:
+def stream_handle(x) -> int:
     """The CUstream handle of a stream argument: None (the default stream), an int, a torch stream, a
     cuda.bindings CUstream (int() of it), or anything with cuda_stream / ptr / handle."""
     if x is None:
@@ -86,13 +86,13 @@ def _refuse_unusable(name, value, annotation):
         return
     array_like = type(value).__module__.split(".")[0] in ("numpy", "cupy") or \
         (hasattr(value, "__dlpack__") and not is_torch_tensor(value) and not isinstance(value, RuntimeTensor))
-    if array_like and _runtime_view(value) is None:
+    if array_like and runtime_view(value) is None:
         raise DSLTypeError(f"argument '{name}' is a {type(value).__module__}.{type(value).__name__}; pass it as a "
                            "tensor with warpweave.cute.runtime.from_dlpack(...)", user_location(3))
-    if _is_tensor_annotation(annotation) and _runtime_view(value) is None and not isinstance(value, Tensor):
+    if _is_tensor_annotation(annotation) and runtime_view(value) is None and not isinstance(value, Tensor):
         raise DSLTypeError(f"argument '{name}' is annotated cute.Tensor but is a {type(value).__name__}",
                            user_location(3))
-    rt = _runtime_view(value)
+    rt = runtime_view(value)
     if rt is not None and any(s == 0 for s, dyn in zip(rt.shape, rt.dynamic_shape) if not dyn):
         raise DSLValueError(f"argument '{name}' is a tensor of shape {tuple(rt.shape)}, with an extent of 0 known "
                             "when compiling; a kernel over no elements has nothing to do: skip the call, or mark the "
@@ -118,7 +118,7 @@ def _make_host_arg(st: trace.TraceState, index: int, name: str, value, annotatio
         plan = ArgPlan("const", index, name, ("const", _const_key(value)))
         plan.constexpr, plan.const_value = True, value  # a call of the compiled function may leave it out
         return value, plan
-    rt = _runtime_view(value)
+    rt = runtime_view(value)
     if rt is not None:
         plan = ArgPlan("tensor", index, name, rt.spec(), rt.element_type)
         shape, stride = [], []
@@ -217,7 +217,7 @@ def spec_key(signature: inspect.Signature, args, kwargs):
         if _is_constexpr(ann):
             key.append(_const_key(value))
             continue
-        rt = _runtime_view(value)
+        rt = runtime_view(value)
         if rt is not None:
             key.append(rt.spec())
         elif isinstance(value, RuntimePointer):
@@ -234,7 +234,7 @@ def spec_key(signature: inspect.Signature, args, kwargs):
 def _tree_key(value):
     out = []
     for x in value:
-        rt = _runtime_view(x)
+        rt = runtime_view(x)
         if rt is not None:
             out.append(rt.spec())
         elif isinstance(x, RuntimePointer):

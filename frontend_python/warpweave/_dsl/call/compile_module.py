@@ -10,7 +10,7 @@ from ..base.errors import CompilationError
 _cache = None
 
 
-def _jit_cache():
+def jit_cache():
     global _cache
     if _cache is None:
         _cache = _core.JitCache(os.environ.get("WARPWEAVE_CACHE_DIR", ""))
@@ -35,8 +35,8 @@ def _compiler_identity() -> str:
 
 
 def cache_key(module_text: str, target, opts) -> str:
-    from ... import __version__
-    from .. import plugins_digest
+    from ..._version import __version__
+    from ..registry.target import plugins_digest
 
     return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
                             repr(opts), __version__, plugins_digest(target), _compiler_identity()])
@@ -79,7 +79,7 @@ def compile_module(module_text: str, target, opts, kernel_names):
     use_cache = not _core.JitCache.disabled_by_env() and not keep and "-v" not in opts.ptxas_options
     key = cache_key(module_text, target, opts)
     if use_cache:
-        hit = _jit_cache().load(key)
+        hit = jit_cache().load(key)
         if hit is not None:
             return hit[0], {"cache": "hit", "key": key}
     if "ir" in keep:
@@ -105,5 +105,5 @@ def compile_module(module_text: str, target, opts, kernel_names):
     if keep and r["jit_log"]:
         _dump(name, "ptxas.log", r["jit_log"])
     if use_cache:
-        _jit_cache().store(key, cubin, name)
+        jit_cache().store(key, cubin, name)
     return cubin, info

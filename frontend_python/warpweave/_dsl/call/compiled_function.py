@@ -7,7 +7,7 @@ import builtins
 import inspect
 
 from ... import _core
-from .arg_plan import HostStream, _const_key, _runtime_view, _stream_handle
+from .arg_plan import HostStream, _const_key, runtime_view, stream_handle
 from ..registry import compile_only
 from . import native_call
 from ..base.errors import DSLTypeError, DSLValueError
@@ -21,7 +21,7 @@ from ..values.runtime import RuntimeTensor, satisfies
 
 
 def _torch_key(dtype, ptr, strides):
-    """What the specialisation of a torch tensor's dynamic view depends on (arg_plan._runtime_view), or finer: its
+    """What the specialisation of a torch tensor's dynamic view depends on (arg_plan.runtime_view), or finer: its
     dtype, its address's low bits (its alignment up to 16 bytes) and, per mode, whether the stride is 1 (-1) or else
     its lowest set bit (its power-of-two divisor). Finer keys only cost a check more."""
     return (dtype, ptr & 15, *[-1 if x == 1 else x & -x for x in strides])
@@ -30,7 +30,7 @@ def _torch_key(dtype, ptr, strides):
 def _torch_check(plan, tensor, compiled_spec, ok, key):
     """A torch tensor of a key not seen yet: its view checked against the compiled specialisation as the general
     path checks it (an error if it does not match); a match is remembered for the key."""
-    t = _runtime_view(tensor)
+    t = runtime_view(tensor)
     sp = t.spec()
     if sp != compiled_spec and not satisfies(sp, compiled_spec):
         _spec_mismatch(plan, t)
@@ -154,7 +154,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             if isinstance(l.stream, HostStream):
                 stream = streams[l.stream.arg_index]
             else:
-                stream = _stream_handle(l.stream)
+                stream = stream_handle(l.stream)
             f = self._functions[l.kernel]
             if smem > 48 * 1024 and l.max_dynamic_smem < smem:
                 f.set_max_dynamic_shared_memory(int(smem))
@@ -202,7 +202,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         env = {"RT": RuntimeTensor, "view": _view_or_error, "satisfies": satisfies, "mismatch": _spec_mismatch,
                "fake": _fake_tensor_error,
                "_check_call_grid": check_call_grid,
-               "plans": self.plans, "Numeric": Numeric, "stream_of": _stream_handle, "const_key": _const_key,
+               "plans": self.plans, "Numeric": Numeric, "stream_of": stream_handle, "const_key": _const_key,
                "const_mismatch": _const_mismatch, "pointer_address": _pointer_address, "asm": self.assumptions, "assumption_error": _assumption_error}
         n = self._nargs
         nreq = n - len(self._defaults)
@@ -281,7 +281,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             if isinstance(l.stream, HostStream):
                 stream = f"q{l.stream.arg_index}"
             else:
-                stream = str(_stream_handle(l.stream))
+                stream = str(stream_handle(l.stream))
             call = f"L{k}({', '.join(grid)}, {stream}, P{k}({', '.join(vals)}))"
             if l.static_grid is None:
                 body.append(f"g = ({', '.join(grid)})")
@@ -345,7 +345,7 @@ def _fake_tensor_error(plan):
 
 def _view_or_error(plan, v):
     """The view of a tensor argument of the fast path, or the general path's error for a non-tensor."""
-    rt = _runtime_view(v)
+    rt = runtime_view(v)
     if rt is None:
         raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
     return rt
@@ -377,7 +377,7 @@ def _read_argument(plan, v, read):
     env, ptrs, scalars, streams, tensors = read
     kind = plan.kind
     if kind == "tensor":
-        rt = v if isinstance(v, RuntimeTensor) else _runtime_view(v)
+        rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
         if rt is None:
             raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
         if rt.spec() != plan.spec and not satisfies(rt.spec(), plan.spec):
@@ -402,7 +402,7 @@ def _read_argument(plan, v, read):
     elif kind == "scalar":
         scalars[plan.index] = v.value if isinstance(v, Numeric) else v
     elif kind == "stream":
-        streams[plan.index] = _stream_handle(v)
+        streams[plan.index] = stream_handle(v)
     elif _const_key(v) != plan.spec[1]:
         raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with "
                             f"{plan.spec[1][1]!r}, called with {v!r}; compile again for this value", None)

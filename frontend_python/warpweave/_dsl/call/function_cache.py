@@ -99,9 +99,9 @@ def stable(value, _seen=None, _depth=0) -> str:
         return f"type:{value.__module__}.{value.__qualname__}"
     if isinstance(value, types.ModuleType):
         return f"module:{value.__name__}"
-    from ..host.kernel_trace import _Decorated
+    from ..host.kernel_trace import Decorated
 
-    if isinstance(value, _Decorated):
+    if isinstance(value, Decorated):
         return "decorated:" + function_identity(value.fn, _seen, nxt)
     if isinstance(value, types.FunctionType):
         return "function:" + function_identity(value, _seen, nxt)
@@ -165,7 +165,7 @@ def _is_data(v) -> bool:
 
 def _arguments_key(jf, args, kwargs) -> list:
     """spec_key's view of each argument, with compile-time values by stable value rather than by address."""
-    from .arg_plan import _is_constexpr, _is_stream, _runtime_view
+    from .arg_plan import _is_constexpr, _is_stream, runtime_view
     from ..values.numeric import Numeric
 
     bound = jf.signature.bind(*args, **kwargs)
@@ -176,7 +176,7 @@ def _arguments_key(jf, args, kwargs) -> list:
         if _is_constexpr(ann):
             out.append("const " + stable(value))
             continue
-        rt = _runtime_view(value)
+        rt = runtime_view(value)
         if rt is not None:
             out.append(repr(rt.spec()))
         elif isinstance(value, (bool, int, float, Numeric)) or _is_stream(value):
@@ -229,7 +229,8 @@ def target_selector(target) -> str:
 
 def function_key(jf, args, kwargs, target, opts) -> str:
     """The first-level key of compiling jf for these arguments (Unstable when there is none)."""
-    from ... import __version__, _core
+    from ... import _core
+    from ..._version import __version__
     from .compile_module import _compiler_identity
 
     parts = [f"warpweave function cache {_FORMAT}", sys.implementation.cache_tag, __version__, _compiler_identity(), _plugins_identity(),
@@ -458,14 +459,14 @@ def _cached_guard(fields):
 
 def _argument_env(plans, values) -> dict | None:
     """The symbols' values for these arguments (None when one has none: a fake tensor's extents are real)."""
-    from .arg_plan import _runtime_view
+    from .arg_plan import runtime_view
     from ..values.numeric import Numeric
 
     env = {}
     for p in plans:
         v = values[p.index]
         if p.kind == "tensor":
-            rt = _runtime_view(v)
+            rt = runtime_view(v)
             if rt is None:
                 return None
             for sid, what, k in p.symbols:
@@ -602,9 +603,9 @@ def lookup(jf, args, kwargs, target, opts):
         key = function_key(jf, args, kwargs, target, opts)
     except Unstable as e:
         return None, None, f"not cached before tracing: {e}"
-    from .compile_module import _jit_cache
+    from .compile_module import jit_cache
 
-    compiled, why = load(_jit_cache(), key, jf, args, kwargs)
+    compiled, why = load(jit_cache(), key, jf, args, kwargs)
     return key, compiled, why
 
 
@@ -613,13 +614,13 @@ def remember(key, compiled, st, recording, why) -> None:
     if key is None or compiled.info.get("cache") not in ("hit", "miss") or not compiled.info.get("key"):
         compiled.info["function_cache"] = why if key is None else "not cached: the function compiled no kernel"
         return
-    from .compile_module import _jit_cache
+    from .compile_module import jit_cache
 
     try:
         entry = serialise(compiled, st, compiled.info["key"], recording)
     except (Unstable, OSError) as e:
         compiled.info["function_cache"] = f"not cached before tracing: {e}"
         return
-    store(_jit_cache(), key, entry)
+    store(jit_cache(), key, entry)
     compiled.info["function_cache"] = "stored" if why == "miss" else f"stored ({why})"
     compiled.info["function_key"] = key

@@ -32,14 +32,14 @@ from ..base.compile_options import (
     CompileOptions, merge as merge_options,
 )  # noqa: F401 - CompileOptions is public here
 from ..base.errors import DSLError, DSLTypeError, as_dsl_error, user_location
-from ..host.kernel_trace import KernelFunction, _Decorated
+from ..host.kernel_trace import KernelFunction, Decorated
 from ..registry.target import Target, select_target
 
 
 _TRACE_LOCK = threading.RLock()
 
 
-class JitFunction(_Decorated):
+class JitFunction(Decorated):
     """A @cute.jit function: host code that launches kernels. Calling it compiles (once per argument
     specialisation) and runs; cute.compile(fn, *args) compiles without running."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from ... import _core
-from .arg_plan import HostStream, _stream_handle
+from .arg_plan import HostStream, stream_handle
 from ..host.launch_plan import dim_source
 from ..values.numeric import Numeric
 from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, satisfies
@@ -119,7 +119,7 @@ def build(compiled, launchers):
                 return None
             stream_slot, stream = ptr_slots[l.stream.arg_index], 0
         else:
-            stream_slot, stream = -1, _stream_handle(l.stream)
+            stream_slot, stream = -1, stream_handle(l.stream)
         packer, offsets = compiled._packers[l.kernel]
         params = []
         for p, off in zip(l.params, offsets):

@@ -27,7 +27,7 @@ import ast
 import json
 import re
 
-from ..call.arg_plan import HostStream, _stream_handle
+from ..call.arg_plan import HostStream, stream_handle
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 from ..host.launch_plan import dim_source
 
@@ -227,7 +227,7 @@ def launch_stream(launch, args_by_index) -> str:
     if isinstance(launch.stream, HostStream):
         return args_by_index[launch.stream.arg_index].name
     try:
-        handle = _stream_handle(launch.stream)
+        handle = stream_handle(launch.stream)
     except (TypeError, ValueError):
         handle = None
     if handle != 0:

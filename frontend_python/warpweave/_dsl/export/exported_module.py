@@ -171,7 +171,7 @@ class ExportedFunction:
 
     def convert(self, *args, **kwargs) -> list:
         """The C wrapper's arguments for a call (checked against what was compiled), module first."""
-        from ..call.arg_plan import _runtime_view, _stream_handle
+        from ..call.arg_plan import runtime_view, stream_handle
         from ..values.numeric import Numeric
         from ..values.runtime import satisfies
 
@@ -191,7 +191,7 @@ class ExportedFunction:
                         x = x[k]
                 kind = a["kind"]
                 if kind == "tensor":
-                    rt = _runtime_view(x)
+                    rt = runtime_view(x)
                     if rt is None:
                         raise DSLTypeError(f"{self.name}: argument '{a['python_name']}' must be a tensor, got "
                                            f"{type(x).__name__}", user_location(3))
@@ -214,7 +214,7 @@ class ExportedFunction:
                                             f"one exported ({_tuples(a['spec'])}), got {x!r}", user_location(3))
                     out.append(x.address)
                 elif kind == "stream":
-                    out.append(_stream_handle(x))
+                    out.append(stream_handle(x))
                 elif kind == "int":
                     n = int(x.value if isinstance(x, Numeric) else x)
                     lim = 1 << (a["bits"] - 1)

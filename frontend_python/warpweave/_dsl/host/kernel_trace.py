@@ -114,7 +114,7 @@ def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
 
 
 
-class _Decorated:
+class Decorated:
     """What @cute.kernel and @cute.jit functions share: the rewritten function (made once, on first use) and,
     as methods, binding to their object (`bound`: the class of the bound form)."""
 
@@ -145,7 +145,7 @@ class _Decorated:
         return self.bound(self, obj)
 
 
-class KernelFunction(_Decorated):
+class KernelFunction(Decorated):
     """A @cute.kernel: device code, launched from a @cute.jit function with kernel(...).launch(...)."""
 
     def __call__(self, *args, **kwargs):

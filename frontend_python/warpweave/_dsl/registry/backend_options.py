@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 from ... import _core
+from .plugins import registry
 
 OPTIONS_HOOK = "options"
 OUT_BYTES = 4096
@@ -23,8 +24,6 @@ def parse(text: str) -> dict[str, list[str]]:
 
 @functools.lru_cache(maxsize=4096)
 def _ask(backend: str, attrs: tuple) -> tuple:
-    from .plugins import registry
-
     registry.load([backend])
     if backend not in registry.backends:
         return ()  # a manifest read from a file (conformance) without its plugin: no library to ask

@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 
+from ... import _core
 from ..base.errors import user_location
+from .plugins import registry
+from .target import select_target
 
 
 class LaunchSkipped(BaseException):
@@ -77,11 +81,6 @@ STAND_IN_L2_BYTES = 50 * 1024 * 1024
 def stand_in_device() -> dict:
     """What HardwareInfo reports in a compile-only run without a GPU: a device of the target being compiled for
     (the keys of the driver's device_info)."""
-    import os
-
-    from .plugins import registry
-    from .target import select_target
-
     t = select_target()
     registry.load()
     entry = next((x for b in registry.backends.values() for x in b.manifest.get("targets", [])
@@ -238,8 +237,6 @@ def _driver_bindings_without_driver() -> bool:
             return False
     except (ImportError, ValueError):   # no "cuda" package, or one that is not a package
         return False
-    from ... import _core
-
     return not _core.driver_available()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from .plugins import registry
 
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 BLOCK_LIMITS = (1024, 1024, 64)
@@ -19,8 +20,6 @@ BLOCK_LIMITS = (1024, 1024, 64)
 
 def target_limits(target: dict) -> dict:
     """The launch limits of the target being compiled for, from its backend's manifest ({} if unknown)."""
-    from .plugins import registry
-
     name = target.get("name") if target else None
     info = registry.target_named(name) if name else None
     if info is None:

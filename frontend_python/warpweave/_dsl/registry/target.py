@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ... import _core
 from ..base.errors import DSLRuntimeError
+from .plugins import registry
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,14 @@ class Target:
 
     def usable_backends(self):
         """The backends whose atoms run on this target's devices (the primary one first)."""
-        from .plugins import registry
-
         bs = registry.usable_backends(self.compute_capability)
         return sorted(bs, key=lambda b: b.name != self.backend)
+
+
+def plugins_digest(target: Target | None = None) -> str:
+    """Digest of the backend plugins whose atoms a module may use (part of every JIT cache key): with a target,
+    those usable on it, else every loaded one."""
+    return registry.digest(getattr(target, "compute_capability", None))
 
 
 def _from_info(t) -> Target:
@@ -35,8 +40,6 @@ def _from_info(t) -> Target:
 
 
 def target_named(name: str) -> Target:
-    from .plugins import registry
-
     t = registry.target_named(name.strip())
     if t is None:
         known = ", ".join(sorted(x.name for x in registry.targets())) or "none: no backend plugin is loaded"
@@ -45,8 +48,6 @@ def target_named(name: str) -> Target:
 
 
 def target_for_capability(major: int, minor: int) -> Target:
-    from .plugins import registry
-
     cc = major * 10 + minor
     t = registry.primary_target(cc)
     if t is None:

@@ -27,448 +27,40 @@ candidate, reports those that fail, and uses the reference configuration: nothin
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import itertools
-import json
-import logging
 import os
-import tempfile
 import time
-import warnings
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
-from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
-from ..values.runtime import RuntimeTensor, is_torch_tensor
-
-_FORMAT = 1
-log = logging.getLogger("warpweave.autotune")
-# Warnings name the user's line: the first frame outside the warpweave package.
-_OURS = (os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,)
-
-
-class CandidateWarning(UserWarning):
-    """A configuration of an autotuning search was left out (it did not compile, failed, or computed otherwise)."""
-
-
-def _logging_on() -> bool:
-    # CUTE_DSL_LOG_AUTOTUNE too: CuTe DSL programs run through `python -m warpweave run` set that one
-    return any(os.environ.get(v, "").strip() not in ("", "0") for v in ("WARPWEAVE_LOG_AUTOTUNE",
-                                                                           "CUTE_DSL_LOG_AUTOTUNE"))
-
-
-def _info(msg, *args):
-    if _logging_on():
-        if not log.handlers and not logging.getLogger().handlers:
-            h = logging.StreamHandler()
-            h.setFormatter(logging.Formatter("%(asctime)s - %(name)s - %(levelname)s - %(message)s"))
-            log.addHandler(h)
-            log.setLevel(logging.INFO)
-        log.info(msg, *args)
-
-
-# --- the search space --------------------------------------------------------------------------------------------
-
-def search_space(params_dict) -> list[dict]:
-    """The configurations of params_dict ({name: [values]}), in the order of its names and values."""
-    if params_dict is None:
-        return [{}]
-    if not isinstance(params_dict, dict) or not all(isinstance(k, str) for k in params_dict):
-        raise DSLTypeError(f"params_dict maps parameter names to lists of values, got {params_dict!r}",
-                           user_location(3))
-    names = list(params_dict)
-    values = []
-    for n in names:
-        v = params_dict[n]
-        if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
-            raise DSLTypeError(f"params_dict[{n!r}] is a list of values to try, got {v!r}", user_location(3))
-        v = list(v)
-        if not v:
-            raise DSLValueError(f"params_dict[{n!r}] has no value to try", user_location(3))
-        values.append(v)
-    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
-
-
-def config_text(config: dict) -> str:
-    return "{" + ", ".join(f"{k!r}: {_value_text(v)}" for k, v in config.items()) + "}"
-
-
-def _value_text(v) -> str:
-    if isinstance(v, type):
-        return v.__name__
-    return repr(v)
-
-
-# --- keys ----------------------------------------------------------------------------------------------------------
-
-def _sha(parts) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(str(p).encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def kernel_identity(fn) -> str:
-    """The tuned function's identity: its code, closure, defaults and module constants (function_cache's), and the
-    text of the file that defines it (its kernels and helpers usually live there). Unstable when it has none."""
-    from ..call import function_cache
-    from ..host.kernel_trace import _Decorated
-
-    if isinstance(fn, _Decorated):
-        fn = fn.fn
-    fn = inspect.unwrap(fn)
-    if not hasattr(fn, "__code__"):
-        call = getattr(type(fn), "__call__", None)
-        fn = getattr(call, "fn", call)
-        if not hasattr(fn, "__code__"):
-            raise function_cache.Unstable(f"{type(fn).__name__} has no code to key")
-    ident = function_cache.function_identity(fn)
-    path = fn.__code__.co_filename
-    try:
-        with open(path, "rb") as f:
-            source = hashlib.sha256(f.read()).hexdigest()
-    except OSError as e:
-        raise function_cache.Unstable(f"the source of {fn.__qualname__} cannot be read ({e})") from None
-    return _sha([fn.__module__, fn.__qualname__, ident, source])
-
-
-def device_identity() -> str | None:
-    """Name, compute capability and SM count of the current device; None without one."""
-    from ... import _core
-
-    try:
-        if not _core.driver_available() or _core.device_count() == 0:
-            return None
-        d = _core.device_info(_core.current_device())
-    except RuntimeError:
-        return None
-    major, minor = d["compute_capability"]
-    return f"{d['name']} sm_{major}{minor} x{d['multiprocessor_count']}"
-
-
-def _tensor_view(v):
-    """(element type, shape, strides) of a tensor argument, or None."""
-    if is_torch_tensor(v):
-        return ("torch", str(v.dtype), tuple(v.shape), tuple(v.stride()), v.data_ptr() % 16)
-    if isinstance(v, RuntimeTensor):
-        return ("tensor", v.element_type.__name__, tuple(v._shape), tuple(v._strides))
-    return None
-
-
-def arguments_identity(args, kwargs, names_by_value=()) -> str:
-    """Tensors by element type, shape and strides (and address alignment); the arguments named in
-    names_by_value by value; every other argument by type."""
-    from ..call import function_cache
-
-    parts = []
-
-    def one(name, v):
-        t = _tensor_view(v)
-        if t is not None:
-            parts.append(f"{name}={t}")
-        elif name in names_by_value:
-            try:
-                parts.append(f"{name}={function_cache.stable(v)}")
-            except function_cache.Unstable:
-                parts.append(f"{name}={v!r}")
-        elif isinstance(v, (list, tuple)):
-            for i, x in enumerate(v):
-                one(f"{name}[{i}]", x)
-        else:
-            parts.append(f"{name}:{type(v).__qualname__}")
-
-    for name, v in args:
-        one(name, v)
-    for name, v in sorted(kwargs.items()):
-        one(name, v)
-    return _sha(parts)
-
-
-def space_identity(space: list[dict]) -> str:
-    from ..call import function_cache
-
-    try:
-        return _sha([function_cache.stable(c) for c in space])
-    except function_cache.Unstable:
-        return _sha([config_text(c) for c in space])
-
-
-# --- the on-disk table ---------------------------------------------------------------------------------------------
-
-class TuningTable:
-    """The winners of past searches: `<dir>/<key[:2]>/<key>.json`, written atomically (a concurrent writer of the
-    same key replaces the file whole). An entry records the candidate by its index in the space and by its text,
-    and is used only when both still agree."""
-
-    def __init__(self, directory: str | None = None):
-        if directory is None:
-            from ..call.compile_module import _jit_cache
-
-            directory = os.path.join(_jit_cache().dir, "autotune")
-        self.dir = directory
-
-    @staticmethod
-    def disabled() -> bool:
-        from ... import _core
-
-        return _core.JitCache.disabled_by_env()
-
-    @staticmethod
-    def key(kernel: str, device: str, arguments: str, space: str) -> str:
-        return _sha([f"warpweave autotune {_FORMAT}", kernel, device, arguments, space])
-
-    def path(self, key: str) -> str:
-        return os.path.join(self.dir, key[:2], key + ".json")
-
-    def load(self, key: str) -> dict | None:
-        try:
-            with open(self.path(key), encoding="utf-8") as f:
-                entry = json.load(f)
-        except (OSError, ValueError):
-            return None
-        if not isinstance(entry, dict) or entry.get("format") != _FORMAT or entry.get("key") != key:
-            return None
-        return entry
-
-    def store(self, key: str, entry: dict) -> None:
-        entry = dict(entry, format=_FORMAT, key=key)
-        d = os.path.dirname(self.path(key))
-        try:
-            os.makedirs(d, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f, indent=1)
-            os.replace(tmp, self.path(key))
-        except OSError as e:  # a read-only cache folder: the search result is kept in memory only
-            warnings.warn(f"autotune: the table entry cannot be written to {d} ({e})", RuntimeWarning,
-                          skip_file_prefixes=_OURS)
-
-    def lookup(self, key: str, space: list[dict]) -> dict | None:
-        """The stored configuration of `key`, when its index and text still name the same candidate."""
-        entry = self.load(key)
-        if entry is None:
-            return None
-        i = entry.get("index")
-        if not isinstance(i, int) or not 0 <= i < len(space) or config_text(space[i]) != entry.get("config"):
-            return None
-        return space[i]
-
-
-# --- the search ----------------------------------------------------------------------------------------------------
-
-@dataclass
-class Trial:
-    config: dict
-    compiled: Any = None
-    error: str | None = None
-    time_us: float | None = None
-    compile_s: float = 0.0
-
-
-@dataclass
-class SearchResult:
-    best: dict
-    trials: list = field(default_factory=list)
-    timed: bool = False
-    best_time_us: float | None = None
-    seconds: float = 0.0
-    source: str = "search"     # "search", "memory", "table"
-
-    def report(self) -> str:
-        lines = []
-        for t in self.trials:
-            what = f"{t.time_us:.2f} us" if t.time_us is not None else (t.error or "compiled")
-            lines.append(f"  {config_text(t.config)}: {what}")
-        return "\n".join(lines)
+from ... import _core
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..call import function_cache
+from ..call.jit import BoundJitFunction, JitFunction, compile_function
+from ..registry import compile_only
+from ..registry.target import select_target
+from ..values.runtime import RuntimeTensor
+from . import autotune_workers
+from .argument_copies import arrays_among, clone_tree, restorer, sync_torch
+from .benchmark import JitArguments, benchmark, get_workspace_count
+from .candidate_search import (
+    SearchResult, Trial, compile_all, config_text, default_workers, log_info, no_candidate, pick, reference_index,
+    search, search_space, table_entry,
+)
+from .tuning_table import TuningTable, arguments_identity, device_identity, kernel_identity, space_identity, tensor_view
 
 
 def compile_only_run(args=(), kwargs=None) -> bool:
     """Whether this search compiles without running: no device, a compile-only session, or fake tensors
     (make_fake_tensor) among the arguments, which can be compiled for on any machine but never run."""
-    from ..registry import compile_only
-    from ..values.runtime import RuntimeTensor
-
     if compile_only.current() is not None or device_identity() is None:
         return True
     values = list(args) + list((kwargs or {}).values())
     return any(isinstance(v, RuntimeTensor) and v.device == "fake" for v in values)
 
 
-def default_workers(n: int) -> int:
-    env = os.environ.get("WARPWEAVE_AUTOTUNE_WORKERS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return min(n, int(env))
-    return max(1, min(n, 4, os.cpu_count() or 1))
-
-
-def compile_all(trials: list[Trial], compile_one: Callable[[dict], Any], workers: int, label: str) -> None:
-    """Compiles every trial's configuration (on `workers` threads), recording the compiled object or the error."""
-    from ...progress import Progress
-
-    def run(t: Trial):
-        t0 = time.perf_counter()
-        try:
-            t.compiled = compile_one(t.config)
-        except (DSLError, Exception) as e:  # noqa: BLE001 - a candidate that cannot be built is reported, not fatal
-            t.error = f"{type(e).__name__}: {e}"
-        t.compile_s = time.perf_counter() - t0
-        return t
-
-    bar = Progress(f"{label} compile", len(trials))
-    bar.start(bar.label, len(trials))
-    try:
-        if workers <= 1 or len(trials) <= 1:
-            for t in trials:
-                run(t)
-                bar.step(detail=config_text(t.config))
-        else:
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ww-autotune") as pool:
-                for t in pool.map(run, trials):
-                    bar.step(detail=config_text(t.config))
-    finally:
-        bar.finish()
-    for t in trials:
-        if t.error is not None:
-            warnings.warn(f"autotune {label}: configuration {config_text(t.config)} is left out: it did not "
-                          f"compile ({t.error})", CandidateWarning, skip_file_prefixes=_OURS)
-
-
-def reference_index(trials: list[Trial], defaults: dict) -> int | None:
-    """The trial the others are checked against: the defaults' configuration if it compiled, else the first."""
-    for i, t in enumerate(trials):
-        if t.error is None and defaults and all(k in defaults and _same(defaults[k], v) for k, v in t.config.items()):
-            return i
-    for i, t in enumerate(trials):
-        if t.error is None:
-            return i
-    return None
-
-
-def _same(a, b) -> bool:
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # noqa: BLE001 - values without a plain equality
-        return a is b
-
-
-# --- tensors: snapshots, copies and comparisons --------------------------------------------------------------------
-
-def _is_array(v) -> bool:
-    from ..values.runtime import is_torch_tensor
-
-    if is_torch_tensor(v):
-        return True
-    return type(v).__module__ == "numpy" and type(v).__name__ == "ndarray"
-
-
-def _arrays(values):
-    """The torch tensors (and numpy arrays) among the arguments, in argument order."""
-    out = []
-
-    def walk(v):
-        from ..values.runtime import RuntimeTensor
-
-        if _is_array(v):
-            out.append(v)
-        elif isinstance(v, RuntimeTensor) and _is_array(getattr(v, "source", None)):
-            out.append(v.source)  # from_dlpack's view of a torch tensor (or numpy array)
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-    walk(values)
-    return out
-
-
-def _clone(a):
-    """A copy of a torch tensor with the same strides (a view into a larger buffer included: a kernel reads the
-    copy by the strides it was compiled for); numpy arrays (host data, tests) are copied plainly."""
-    if hasattr(a, "clone"):
-        import torch
-
-        return torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device).copy_(a)
-    return a.copy()
-
-
-def _copy_into(dst, src) -> None:
-    if hasattr(dst, "copy_"):
-        dst.copy_(src)
-    else:
-        dst[...] = src
-
-
-def _clone_tree(v):
-    import copy
-
-    from ..values.runtime import RuntimeTensor
-
-    if _is_array(v):
-        return _clone(v)
-    if isinstance(v, RuntimeTensor) and _is_array(getattr(v, "source", None)):
-        # the same view (marks, alignment) of a copy of its memory
-        c = _clone(v.source)
-        out = copy.copy(v)
-        out.source = c
-        out.data_ptr = int(c.data_ptr() if hasattr(c, "data_ptr") else c.ctypes.data)
-        for k, val in vars(out).items():
-            if isinstance(val, list):  # the marks: the copy's own
-                setattr(out, k, list(val))
-        out._spec = None
-        return out
-    if isinstance(v, tuple):
-        return tuple(_clone_tree(x) for x in v)
-    if isinstance(v, list):
-        return [_clone_tree(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _clone_tree(x) for k, x in v.items()}
-    return v
-
-
-def tolerance(dtype_name: str, itemsize: int, is_float: bool) -> tuple[float, float]:
-    """(rtol, atol) between two configurations of one kernel: their summation orders may differ."""
-    if not is_float:
-        return 0.0, 0.0
-    if itemsize == 1:  # fp8
-        return 0.125, 0.125
-    if itemsize == 2:  # fp16, bf16
-        return 2e-2, 2e-2
-    return 1e-4, 1e-5
-
-
-def same_results(ref: list, got: list) -> str | None:
-    """None when every tensor of `got` matches `ref` within tolerance, else what differs."""
-    import numpy as np
-
-    for i, (a, b) in enumerate(zip(ref, got)):
-        if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
-            return f"tensor {i}: {tuple(b.shape)} {b.dtype} against {tuple(a.shape)} {a.dtype}"
-        if hasattr(a, "clone"):  # torch
-            import torch
-
-            is_float, itemsize = a.dtype.is_floating_point, a.element_size()
-            x, y = (a.float(), b.float()) if is_float and itemsize == 1 else (a, b)
-            rtol, atol = tolerance(str(a.dtype), itemsize, is_float)
-            close = torch.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
-            bad, n = int((~close).sum().item()), a.numel()
-        else:
-            is_float = np.issubdtype(a.dtype, np.floating)
-            rtol, atol = tolerance(str(a.dtype), a.dtype.itemsize, is_float)
-            close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True) if is_float else a == b
-            bad, n = int((~close).sum()), a.size
-        if bad:
-            return f"tensor {i}: {bad} of {n} elements differ from the reference configuration's"
-    return None
-
-
 def time_call(fn, workspaces: list, warmup: int, iterations: int, stream) -> float:
     """Median microseconds of fn(*w.args, **w.kwargs), rotating the workspaces (testing.benchmark)."""
-    from ...cute.testing import benchmark
-
     it = itertools.cycle(workspaces)
     return benchmark(fn, workspace_generator=lambda: next(it), workspace_count=len(workspaces),
                      warmup_iterations=warmup, iterations=iterations, stream=stream)
@@ -476,72 +68,11 @@ def time_call(fn, workspaces: list, warmup: int, iterations: int, stream) -> flo
 
 def workspace_count(args_values, warmup: int, iterations: int) -> int:
     """How many fresh copies of the arguments the timing rotates through (bounded to 1 GiB of copies)."""
-    from ...cute.testing import get_workspace_count
-
-    nbytes = sum(t.numel() * t.element_size() if hasattr(t, "numel") else t.nbytes for t in _arrays(args_values))
+    nbytes = sum(t.numel() * t.element_size() if hasattr(t, "numel") else t.nbytes for t in arrays_among(args_values))
     if nbytes == 0:
         return 1
     n = get_workspace_count(nbytes, warmup, iterations)
     return max(1, min(n, (1 << 30) // nbytes))
-
-
-def search(label: str, trials: list[Trial], run_once: Callable[[Trial], list], timer: Callable[[Trial], float],
-           restore: Callable[[], None], ref: int | None, check: Callable | None) -> None:
-    """Checks and times the compiled trials (in place); candidates that fail or compute otherwise are left out."""
-    from ...progress import Progress
-
-    live = [t for t in trials if t.error is None]
-    ref_results = None
-    if ref is not None:
-        order = [trials[ref]] + [t for t in live if t is not trials[ref]]
-    else:
-        order = live
-    bar = Progress(f"{label} time", len(order))
-    bar.start(bar.label, len(order))
-    try:
-        for t in order:
-            bar.step(0, detail=config_text(t.config))
-            try:
-                restore()
-                got = run_once(t)
-                if t is order[0]:
-                    ref_results = [_clone(x) for x in got]
-                else:
-                    why = check(ref_results, got) if check is not None else same_results(ref_results, got)
-                    if why is False:
-                        why = "the check function refused its results"
-                    if why not in (None, True):
-                        t.error = f"wrong results: {why}"
-                if t.error is None:
-                    t.time_us = timer(t)
-                    _info("Tuning configuration: %s", config_text(t.config))
-                    _info("   Execution time: %s us", t.time_us)
-            except Exception as e:  # noqa: BLE001 - a candidate that faults at run time is left out
-                t.error = f"{type(e).__name__}: {e}"
-            if t.error is not None:
-                warnings.warn(f"autotune {label}: configuration {config_text(t.config)} is left out: {t.error}",
-                              CandidateWarning, skip_file_prefixes=_OURS)
-            bar.step()
-    finally:
-        restore()
-        bar.finish()
-
-
-def pick(trials: list[Trial]) -> Trial | None:
-    timed = [t for t in trials if t.error is None and t.time_us is not None and t.time_us == t.time_us]
-    return min(timed, key=lambda t: t.time_us) if timed else None
-
-
-def no_candidate(label: str, trials: list[Trial]) -> DSLValueError:
-    why = "\n".join(f"  {config_text(t.config)}: {t.error}" for t in trials)
-    return DSLValueError(f"autotune {label}: no configuration of the search space works:\n{why}", user_location(4))
-
-
-def table_entry(result: SearchResult, space: list[dict], best_index: int, kernel_name: str, device: str) -> dict:
-    return {"kernel": kernel_name, "device": device, "index": best_index, "config": config_text(space[best_index]),
-            "time_us": result.best_time_us, "seconds": round(result.seconds, 3),
-            "trials": [{"config": config_text(t.config), "time_us": t.time_us, "error": t.error}
-                       for t in result.trials]}
 
 
 # --- cute.testing.tune ---------------------------------------------------------------------------------------------
@@ -555,27 +86,6 @@ def _defaults_of(fn, names) -> dict:
             if n in names and p.default is not inspect.Parameter.empty}
 
 
-def _sync():
-    import sys
-
-    torch = sys.modules.get("torch")  # only a program that uses torch has device work of torch's to wait for
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def _restorer(values):
-    """(the arrays among `values`, a function that copies back into them the values they hold now)."""
-    arrays = _arrays(values)
-    saved = [_clone(a) for a in arrays]
-
-    def restore():
-        for a, s in zip(arrays, saved):
-            _copy_into(a, s)
-        if arrays:
-            _sync()
-    return arrays, restore
-
-
 def tune(func: Callable, params_dict: dict | None = None, kernel_arguments=None, warmup_iterations: int = 10,
          iterations: int = 100, stream=None, *, check: Callable | None = None, workers: int | None = None,
          use_table: bool = True) -> dict:
@@ -585,8 +95,6 @@ def tune(func: Callable, params_dict: dict | None = None, kernel_arguments=None,
     configuration's results (check(ref_tensors, tensors) -> None/True or a reason replaces the comparison), timed
     (warmup_iterations, then the median of iterations) and the fastest returned. The arguments' tensors hold their
     original values afterwards."""
-    from ...cute.testing import JitArguments
-
     kernel_arguments = kernel_arguments if kernel_arguments is not None else JitArguments()
     if not callable(func):
         raise DSLTypeError(f"tune: func is a callable that builds a candidate, got {type(func).__name__}",
@@ -617,11 +125,11 @@ def tune(func: Callable, params_dict: dict | None = None, kernel_arguments=None,
         raise no_candidate(label, trials)
     if compile_only_run(args, kwargs):
         return dict(trials[ref].config)
-    tensors, restore = _restorer((args, kwargs))
+    tensors, restore = restorer((args, kwargs))
 
     def run_once(t):
         t.compiled()
-        _sync()
+        sync_torch()
         return tensors
 
     def timer(t):
@@ -669,7 +177,7 @@ class _Tuner:
         table = self.table()
         cfg = table.lookup(key, self.space) if table is not None else None
         if cfg is not None:
-            _info("Using cached best configuration: %s", config_text(cfg))
+            log_info("Using cached best configuration: %s", config_text(cfg))
             self.memory[key] = cfg
             self.last = SearchResult(cfg, source="table")
         return cfg
@@ -679,8 +187,8 @@ class _Tuner:
         if best is None:
             raise no_candidate(self.label, trials)
         result = SearchResult(best.config, trials, True, best.time_us, time.perf_counter() - t0)
-        _info("Best configuration: %s, execution time: %s us", config_text(best.config), best.time_us)
-        _info("Total tuning time: %s s", result.seconds)
+        log_info("Best configuration: %s, execution time: %s us", config_text(best.config), best.time_us)
+        log_info("Total tuning time: %s s", result.seconds)
         self.last = result
         if key is not None:
             self.memory[key] = best.config
@@ -698,8 +206,6 @@ class AutotunedFunction:
 
     def __init__(self, jf, params_dict, update_on_change, warmup_iterations, iterations, check, workers, use_table,
                  processes=None):
-        from ..call.jit import BoundJitFunction, JitFunction
-
         if not isinstance(jf, (JitFunction, BoundJitFunction)):
             if callable(jf) and hasattr(jf, "__code__"):
                 jf = JitFunction(jf)
@@ -766,16 +272,12 @@ class AutotunedFunction:
 
     def _fast_key(self, arguments):
         """A cheap in-process key of what the full key hashes (None when some argument has none)."""
-        from ... import _core
-
         parts = [_current_device(_core)]
         for name, v in arguments.items():
-            t = _tensor_view(v)
+            t = tensor_view(v)
             if t is not None:
                 parts.append(t)
             elif name == "self":  # by what it holds, as the full key (it may change between calls)
-                from ..call import function_cache
-
                 try:
                     parts.append(function_cache.stable(v))
                 except function_cache.Unstable:
@@ -793,10 +295,6 @@ class AutotunedFunction:
         return tuple(parts)
 
     def _choose_slow(self, bound, args, kwargs):
-        from ..call.jit import compile_function
-        from ..registry.target import select_target
-        from ...cute.testing import JitArguments
-
         named = list(bound.arguments.items())
         params = list(self.jit_function.signature.parameters)
         by_value = set(self.update_on_change)
@@ -826,13 +324,13 @@ class AutotunedFunction:
         if key is None or compile_only_run(args, kwargs):
             self._tuner.last = SearchResult(trials[ref].config, trials, source="compile-only")
             return trials[ref].config, trials[ref].compiled
-        tensors, restore = _restorer((args, kwargs))
+        tensors, restore = restorer((args, kwargs))
         n = workspace_count((args, kwargs), self.warmup_iterations, self.iterations)
-        spaces = [JitArguments(*_clone_tree(args), **_clone_tree(kwargs)) for _ in range(n)]
+        spaces = [JitArguments(*clone_tree(args), **clone_tree(kwargs)) for _ in range(n)]
 
         def run_once(t):
             t.compiled(*args, **kwargs, **t.config)
-            _sync()
+            sync_torch()
             return tensors
 
         def timer(t):
@@ -856,15 +354,13 @@ class AutotunedFunction:
             n = int(env) if env.isdigit() else 0
         if n < 2 or len(self.space) < 2:
             return
-        from . import autotune_workers
-
         try:
             payload = autotune_workers.plan(self.jit_function, args, kwargs, target)
-        except autotune_workers._NotShippable as e:
-            _info("autotune %s: compiling on threads only (%s)", label, e)
+        except autotune_workers.NotShippable as e:
+            log_info("autotune %s: compiling on threads only (%s)", label, e)
             return
         results = autotune_workers.run_workers(payload, self.space, n)
-        _info("autotune %s: %d of %d candidates compiled in %d processes", label, sum(r["ok"] for r in results),
+        log_info("autotune %s: %d of %d candidates compiled in %d processes", label, sum(r["ok"] for r in results),
               len(results), min(n, len(results)))
 
     def _positional(self, args, kwargs, cfg):

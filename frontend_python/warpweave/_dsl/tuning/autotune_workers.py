@@ -13,6 +13,7 @@ turned off) makes the search compile on threads only, as without processes; a wo
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import pickle
@@ -20,19 +21,24 @@ import subprocess
 import sys
 import tempfile
 
+from ... import _core
+from ..call import function_cache
+from ..call.arg_plan import runtime_view
+from ..call.compile_module import jit_cache
+from ..call.jit import JitFunction, compile_function
+from ..registry.target import target_named
+from ..values.runtime import RuntimeTensor, is_torch_tensor
 
-class _NotShippable(Exception):
+
+class NotShippable(Exception):
     pass
 
 
 def _tensor_state(v):
     """The fields of a tensor argument's runtime view, without its memory (None: not a tensor)."""
-    from ..call.arg_plan import _runtime_view
-    from ..values.runtime import RuntimeTensor, is_torch_tensor
-
     if not (isinstance(v, RuntimeTensor) or is_torch_tensor(v)):
         return None
-    rt = _runtime_view(v)
+    rt = runtime_view(v)
     state = {k: x for k, x in vars(rt).items() if k not in ("source", "_spec")}
     return ("tensor", state)
 
@@ -48,14 +54,12 @@ def _encode(v):
     try:
         return ("pickle", pickle.dumps(v))
     except Exception as e:  # noqa: BLE001 - lambdas, device objects...
-        raise _NotShippable(f"an argument of type {type(v).__name__} does not pickle ({e})") from None
+        raise NotShippable(f"an argument of type {type(v).__name__} does not pickle ({e})") from None
 
 
 def _decode(v):
     kind, x = v
     if kind == "tensor":
-        from ..values.runtime import RuntimeTensor
-
         rt = RuntimeTensor.__new__(RuntimeTensor)
         rt.__dict__.update(x)
         rt.source = None
@@ -69,43 +73,33 @@ def _decode(v):
 
 
 def plan(jf, args, kwargs, target) -> dict:
-    """What a worker needs (raises _NotShippable when the search cannot use workers)."""
-    from ... import _core
-    from ..call import function_cache
-
+    """What a worker needs (raises NotShippable when the search cannot use workers)."""
     fn = jf.fn
     if _core.JitCache.disabled_by_env():
-        raise _NotShippable("the JIT cache is off (WARPWEAVE_DISABLE_CACHE)")
+        raise NotShippable("the JIT cache is off (WARPWEAVE_DISABLE_CACHE)")
     if fn.__module__ in ("__main__", "__mp_main__") or fn.__code__.co_filename.startswith("<"):
-        raise _NotShippable(f"{fn.__qualname__} is not in an importable module")
+        raise NotShippable(f"{fn.__qualname__} is not in an importable module")
     if "<locals>" in fn.__qualname__:
-        raise _NotShippable(f"{fn.__qualname__} is local to a function")
+        raise NotShippable(f"{fn.__qualname__} is local to a function")
     try:
         function_cache.function_identity(fn)
     except function_cache.Unstable as e:
-        raise _NotShippable(str(e)) from None
-    from ..call.compile_module import _jit_cache
-
+        raise NotShippable(str(e)) from None
     return {"module": fn.__module__, "qualname": fn.__qualname__, "target": target.name,
             "args": [_encode(a) for a in args], "kwargs": {k: _encode(x) for k, x in kwargs.items()},
-            "sys_path": [p for p in sys.path if p], "cache_dir": _jit_cache().dir}
+            "sys_path": [p for p in sys.path if p], "cache_dir": jit_cache().dir}
 
 
 def _resolve(module: str, qualname: str):
-    import importlib
-
-    from .autotune import AutotunedFunction
-    from ..call.jit import JitFunction
-
     obj = importlib.import_module(module)
     for part in qualname.split("."):
         if part == "<locals>":
-            raise _NotShippable(f"{qualname} is local to a function")
+            raise NotShippable(f"{qualname} is local to a function")
         obj = obj.__dict__[part] if isinstance(obj, type) and part in obj.__dict__ else getattr(obj, part)
-    if isinstance(obj, AutotunedFunction):
-        obj = obj.jit_function
+    if not isinstance(obj, JitFunction):  # an autotuned function (autotune.py) compiles the @cute.jit one it wraps
+        obj = getattr(obj, "jit_function", obj)
     if not isinstance(obj, JitFunction):
-        raise _NotShippable(f"{module}.{qualname} is a {type(obj).__name__}, not a @cute.jit function")
+        raise NotShippable(f"{module}.{qualname} is a {type(obj).__name__}, not a @cute.jit function")
     return obj
 
 
@@ -149,9 +143,6 @@ def main() -> None:
     with open(sys.argv[1], "rb") as f:
         job = pickle.load(f)
     sys.path[:0] = [p for p in job["sys_path"] if p not in sys.path]
-    from ..call.jit import compile_function
-    from ..registry.target import target_named
-
     results = []
     try:
         jf = _resolve(job["module"], job["qualname"])

@@ -7,19 +7,18 @@ import importlib
 import importlib.util
 import sys
 
-from ..._dsl.atoms.atoms import namespace as _namespace
+from ..._dsl.atoms.atoms import backend_python_name as _backend_python_name, namespace as _namespace
 from ..._dsl.atoms.copy import CopyUniversalOp  # noqa: F401
 from ..._dsl.atoms.mma import MmaUniversalOp  # noqa: F401
+from ..._dsl.registry.plugins import registry as _registry
 
 # CuTe DSL's submodules: importable whether or not a loaded backend fills them (their names fail clearly then).
 STANDARD_SUBMODULES = ("warp", "cpasync", "warpgroup", "tcgen05", "cpasync_bulk")
 
 
 def _offered_by_a_backend(name: str) -> bool:
-    from ..._dsl.registry.plugins import registry
-
-    registry.load()
-    return any(name in b.manifest.get("python_modules", []) for b in registry.backends.values())
+    _registry.load()
+    return any(name in b.manifest.get("python_modules", []) for b in _registry.backends.values())
 
 
 class _ManifestModuleFinder:
@@ -59,10 +58,8 @@ cpasync._cache.setdefault("TmaInfo", _TmaInfo)
 def _enum_home(name: str):
     """The submodule whose manifest enum is called `name` (CuTe DSL also names them here: nvgpu.LoadCacheMode is
     cpasync.LoadCacheMode)."""
-    from ..._dsl.registry.plugins import registry
-
-    registry.load()
-    for b in registry.backends.values():
+    _registry.load()
+    for b in _registry.backends.values():
         for e in b.manifest.get("python_enums", []):
             home, _, short = e["name"].rpartition(".")
             if short == name and home:
@@ -74,9 +71,7 @@ def __getattr__(name):
     """Modules of backends beyond the standard ones (a manifest's python_modules), and the manifests' enums."""
     if name.startswith("__"):
         raise AttributeError(name)
-    from ..._dsl.atoms.atoms import _backend_name
-
-    own = _backend_name(f"nvgpu.{name}")   # a function a backend's package defines here (make_tiled_tma_atom_A)
+    own = _backend_python_name(f"nvgpu.{name}")   # a function a backend's package defines here (make_tiled_tma_atom_A)
     if own is not None:
         return own
     if _offered_by_a_backend(name):
