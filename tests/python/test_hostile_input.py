@@ -289,11 +289,13 @@ print(json.dumps(out))
 '''
 
 
-def run_cache_script(cache_dir, *factors):
+def run_cache_script(cache_dir, *factors, plugin_path=None):
     import json
 
     env = dict(os.environ, WARPWEAVE_CACHE_DIR=str(cache_dir), WARPWEAVE_ARCH="sm_80")
     env.pop("WARPWEAVE_DISABLE_CACHE", None)
+    if plugin_path is not None:
+        env["WARPWEAVE_PLUGIN_PATH"] = plugin_path
     script = os.path.join(os.path.dirname(str(cache_dir)), "cache_probe.py")  # traced source must be a file
     with open(script, "w") as f:
         f.write(CACHE_SCRIPT)
@@ -328,6 +330,18 @@ def test_cache_path_that_is_no_regular_file_does_not_hang(tmp_path, kind):
     again = run_cache_script(tmp_path / "cache", 2.0)  # a hang here times the subprocess out
     assert again["2.0"]["cache"] == "miss" and again["2.0"]["cubin"] == first["2.0"]["cubin"]
     assert any(path in m for m in again["warnings"]), again["warnings"]
+
+
+def test_a_looping_link_among_the_plugins_leaves_compiles_and_the_cache_working(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    os.symlink("ww_loop.so", plugins / "ww_loop.so")  # itself: following it fails (too many levels of links)
+    first = run_cache_script(tmp_path / "cache", 2.0, plugin_path=str(plugins))
+    again = run_cache_script(tmp_path / "cache", 2.0, plugin_path=str(plugins))
+    assert first["2.0"]["cache"] == "miss" and again["2.0"]["cache"] == "hit"
+    assert again["2.0"]["cubin"] == first["2.0"]["cubin"]
+    loaded, _, _ = plugins_report([str(plugins)])  # listing passes over it too
+    assert {"ampere", "hopper", "blackwell"} <= loaded
 
 
 # --- item 8: launch settings against the target's limits, at the user's launch line -----------------------------
