@@ -726,7 +726,7 @@ std::optional<FamilySet::Found> FamilySet::select_id(const std::string& id) cons
 // --- validation --------------------------------------------------------------------------------------------------
 
 void validate_families(const Manifest& m, const std::set<std::string>& ids, std::vector<std::string>& out,
-                       bool sample_instances) {
+                       bool sample_instances, uint64_t seed, size_t sample) {
   // The element type table: the frontend reads it to pack values, so a manifest that declares one declares every
   // type its operands name.
   std::set<std::string> type_names;
@@ -763,7 +763,7 @@ void validate_families(const Manifest& m, const std::set<std::string>& ids, std:
     if (!sample_instances) continue;
     std::vector<Assignment> corners = f.corners();
     if (corners.empty()) err("none of its corners (each parameter at its first or last value) is an instance");
-    std::vector<Assignment> checked = corners, more = f.sample(1, 12);
+    std::vector<Assignment> checked = corners, more = f.sample(seed, sample);
     checked.insert(checked.end(), more.begin(), more.end());
     for (auto& a : checked) {
       const std::string inst = "instance " + f.describe(a);

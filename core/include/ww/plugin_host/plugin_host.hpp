@@ -112,6 +112,13 @@ class PluginHost {
   // there are no more than that). Throws PluginError for an unknown plugin or family.
   std::vector<Expansion> family_instances(const std::string& plugin, const std::string& family, uint64_t seed,
                                           size_t sample) const;
+  // Conformance's manifest tier: every instance family_instances gives, checked as validate_manifest_text checks
+  // the few it samples (as a plain entry, ids unique, found again by selection); one message per problem. Loading
+  // checks a plugin's family descriptions only, so that a broken instance shows here and not at first selection.
+  // Throws PluginError for an unknown plugin.
+  std::vector<std::string> validate_family_instances(const std::string& plugin, uint64_t seed, size_t sample) const;
+  static std::vector<std::string> validate_family_instances_of_text(const std::string& text, uint64_t seed,
+                                                                    size_t sample);
   // manifest.proto itself, as a serialized FileDescriptorProto: Python builds its typed view of manifests from it.
   static std::string manifest_schema();
   // A manifest given as text, serialized ("" when it does not parse).
