@@ -487,6 +487,43 @@ def test_an_instruction_of_another_target_is_refused():
                match=r"griddepcontrol_wait is not available when compiling for sm_80.*only these offer it")
 
 
+# --- register tensors no thread's register file can hold --------------------------------------------------------------
+
+def register_tensor_host(shape, dtype):
+    @cute.kernel
+    def kernel(gA: cute.Tensor):
+        r = cute.make_rmem_tensor(shape, dtype)  # the register tensor
+        r.fill(0.0)
+        gA[0] = r[0]
+
+    @cute.jit
+    def host(a: cute.Tensor):
+        kernel(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    return host
+
+
+@pytest.mark.parametrize("shape,dtype,what", [
+    ((1 << 16,), cutlass.Float32, r"65536 Float32 values \(262144 bytes\)"),
+    ((256,), cutlass.Float32, r"256 Float32 values \(1024 bytes\)"),
+    ((64, 9), cutlass.Float16, r"576 Float16 values \(1152 bytes\)"),
+    ((1 << 30,), cutlass.Float32, r"1073741824 Float32 values"),  # hung the compiler
+])
+def test_a_register_tensor_larger_than_the_register_file_is_refused(monkeypatch, shape, dtype, what):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    refused_at(register_tensor_host(shape, dtype), dyn(32), line="# the register tensor", cls=ValueError,
+               match=what + r".*more than a thread's 255 32-bit registers hold \(1020 bytes\)")
+
+
+@pytest.mark.parametrize("shape,dtype", [((255,), cutlass.Float32), ((510,), cutlass.Float16),
+                                         ((2040,), cutlass.Float4E2M1FN)])
+def test_a_register_tensor_the_register_file_holds_compiles(monkeypatch, shape, dtype):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    with target("sm_80"):
+        c = cute.compile(register_tensor_host(shape, dtype), dyn(32))
+    assert c.cubin[:4] == b"\x7fELF"
+
+
 # --- the function cache: a module-level container the function reads is part of its key -----------------------
 
 LAUNCH_SETTINGS = {"grid": (1, 1, 1), "block": (32, 1, 1)}

@@ -712,6 +712,9 @@ def _alloca(dtype, n: int, align: int) -> int:
                      f"alignment = {align} : i64, elem_type = !llvm.array<{n} x {mem_type(dtype)}>")
 
 
+_REGISTER_FILE_BYTES = 255 * 4
+
+
 def make_rmem_tensor(layout_or_shape, dtype):
     """A register tensor: a layout (or a shape, column-major) over registers of `dtype`."""
     dtype = dtype_of(dtype)
@@ -723,6 +726,15 @@ def make_rmem_tensor(layout_or_shape, dtype):
     if not trace.in_kernel():  # the host side of a @cute.jit function: an array of each call (host_values.py)
         from .host_values import make_local_tensor
         return make_local_tensor(layout, dtype)
+    # A thread has at most 255 32-bit registers (1020 bytes): a larger register tensor can never be held there.
+    # It is a mistake (a shape meant for shared memory, an extent too many), and a huge one stalls LLVM's
+    # promotion of the array to registers (2^30 values never finished). A smaller one may still spill, as in CUDA.
+    nbytes = (cos * storage_bits(dtype) + 7) // 8
+    if nbytes > _REGISTER_FILE_BYTES:
+        raise DSLValueError(f"make_rmem_tensor: a register tensor of {cos} {getattr(dtype, '__name__', dtype)} "
+                            f"values ({nbytes} bytes) is more than a thread's 255 32-bit registers hold "
+                            f"({_REGISTER_FILE_BYTES} bytes); partition it among the threads, or put it in shared "
+                            "memory", user_location(2))
     # 16-byte alignment lets copies into and out of registers use vector accesses.
     align = 16
     n = (cos + 1) // 2 if is_packed(dtype) else cos
