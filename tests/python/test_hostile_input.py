@@ -332,6 +332,19 @@ def test_cache_path_that_is_no_regular_file_does_not_hang(tmp_path, kind):
     assert any(path in m for m in again["warnings"]), again["warnings"]
 
 
+def test_a_directory_in_an_entrys_place_is_replaced_by_the_entry(tmp_path):
+    first = run_cache_script(tmp_path / "cache", 2.0)
+    path = _core.JitCache(str(tmp_path / "cache")).path_of(first["2.0"]["key"])
+    os.unlink(path)
+    os.makedirs(os.path.join(path, "inside"))
+    again = run_cache_script(tmp_path / "cache", 2.0)
+    assert again["2.0"]["cache"] == "miss" and again["2.0"]["cubin"] == first["2.0"]["cubin"]
+    assert any(path in m and "not a regular file" in m for m in again["warnings"]), again["warnings"]
+    third = run_cache_script(tmp_path / "cache", 2.0)
+    assert third["2.0"]["cache"] == "hit", "the key stayed uncached behind the directory"
+    assert os.path.isfile(path) and third["warnings"] == []
+
+
 def test_a_looping_link_among_the_plugins_leaves_compiles_and_the_cache_working(tmp_path):
     plugins = tmp_path / "plugins"
     plugins.mkdir()
@@ -522,6 +535,31 @@ def test_a_register_tensor_the_register_file_holds_compiles(monkeypatch, shape, 
     with target("sm_80"):
         c = cute.compile(register_tensor_host(shape, dtype), dyn(32))
     assert c.cubin[:4] == b"\x7fELF"
+
+
+@cute.kernel
+def tensor_as_condition(gA: cute.Tensor):
+    if gA:  # a tensor as a condition
+        gA[0] = 1.0
+
+
+@cute.jit
+def tensor_as_condition_host(a: cute.Tensor):
+    tensor_as_condition(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+@cute.jit
+def tensor_as_condition_in_host(a: cute.Tensor):
+    while not a:  # a host tensor as a condition
+        a = None
+
+
+def test_a_tensor_has_no_truth_value(monkeypatch):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    refused_at(tensor_as_condition_host, dyn(32), line="# a tensor as a condition", cls=TypeError,
+               match=r"a Tensor has no truth value")
+    refused_at(tensor_as_condition_in_host, dyn(32), line="# a host tensor as a condition", cls=TypeError,
+               match=r"a Tensor has no truth value")
 
 
 # --- the function cache: a module-level container the function reads is part of its key -----------------------

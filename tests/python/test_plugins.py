@@ -234,6 +234,10 @@ BAD = {
     # ampere's atom id; ids are namespaced by the plugin's name, so the clash comes with ampere's name too
     "clash": (manifest("ampere", atom_id="ampere.mma.m16n8k16.f32.f16.f16.f32"), ['WW_TEST_NAME="ampere"'],
               ["ampere"]),
+    # ampere's Python name on ampere's target: which plugin's atom a kernel got would depend on the load order
+    "dup_name": (manifest("dup_name").replace('"warp.TestOp"', '"warp.MmaF16BF16Op"'), ['WW_TEST_NAME="dup_name"'],
+                 ['atom dup_name.mma offers the Python name warp.MmaF16BF16Op for sm_80, which the plugin "ampere" '
+                  "already offers there"]),
 }
 
 

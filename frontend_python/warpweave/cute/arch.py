@@ -44,13 +44,17 @@ def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=Non
 
 
 def __getattr__(name):
-    from .._dsl.atoms import _backend_name, primitive
+    from .._dsl.atoms import _backend_name, _mount_every_backend, primitive
 
     if name.startswith("__"):
         raise AttributeError(name)
     # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
     f = _backend_name("arch." + name) or primitive("arch." + name)
+    if f is None and _mount_every_backend():
+        # A trace loads only its target's backends: a name of another generation (Hopper's cluster_arrive while
+        # compiling for sm_80) is found once every backend is, and selecting it then names the targets that have it.
+        f = _backend_name("arch." + name) or primitive("arch." + name)
     if f is None:
         from .._dsl.backend_python import public_attribute
 

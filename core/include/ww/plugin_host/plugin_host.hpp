@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct Plugin {
   std::string manifest_text;   // as embedded (protobuf text format)
   std::string manifest_binary; // the validated manifest, serialized (what Python's typed view parses)
   std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
+  // (Python name, target) of its atoms, primitives and families: one plugin's per target.
+  std::set<std::pair<std::string, std::string>> python_offers;
   const ww_plugin_v1* abi = nullptr;
   std::shared_ptr<const FamilySet> families;  // null when the manifest has none
 };
