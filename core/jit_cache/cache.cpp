@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -168,7 +169,18 @@ bool Cache::store(const std::string& key, const Entry& entry) const {
   bool ok = write_all(fd, header.data(), header.size()) && write_all(fd, entry.meta.data(), entry.meta.size()) &&
             write_all(fd, payload.data(), payload.size()) && ::fsync(fd) == 0;
   ok = (::close(fd) == 0) && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+  bool placed = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+  struct stat st {};
+  if (ok && !placed && (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST) &&
+      ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    // A directory in the entry's place (rename replaces files and links, not directories): nothing of the cache
+    // lives there, and left alone it would keep this key from ever being cached again. It goes, as a damaged
+    // entry does.
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    placed = !ec && ::rename(tmp.c_str(), path.c_str()) == 0;
+  }
+  if (!placed) {
     ::unlink(tmp.c_str());
     return false;
   }

@@ -178,7 +178,9 @@ Layout left_inverse(const Layout& a) {
       rd.emplace_back(preprod[i]);
       span = d;
     }
-    rs.push_back(shape[order.back()]);
+    // The fastest mode's extent closes the result; with no mode of non-zero stride a's image is {0}, which 1:0
+    // inverts (as CuTe's left_inverse(n:0) gives), not n:0.
+    rs.push_back(rs.empty() ? IntTuple(1) : shape[order.back()]);
     Layout r = coalesce(Layout::trusted(IntTuple::tuple(std::move(rs)), IntTuple::tuple(std::move(rd))));
     // Stride-0 modes only repeat offsets: r inverts a on its image. Modes of non-zero stride that overlap give
     // CuTe's construction no such guarantee (for (8,2,3):(16,16,2), a(r(a(1))) == 2 != 32), so its result is

@@ -33,13 +33,20 @@ std::optional<int64_t> parse_int(const std::string& s) {
   if (s.empty()) return std::nullopt;
   size_t i = s[0] == '-' ? 1 : 0;
   if (i == s.size()) return std::nullopt;
+  // Accumulated negative, so that INT64_MIN reads too; a number past 64 bits is no value of any domain.
   int64_t v = 0;
   for (; i < s.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
-    v = v * 10 + (s[i] - '0');
+    if (__builtin_mul_overflow(v, int64_t{10}, &v) || __builtin_sub_overflow(v, int64_t{s[i] - '0'}, &v))
+      return std::nullopt;
   }
-  return s[0] == '-' ? -v : v;
+  if (s[0] == '-') return v;
+  if (v == INT64_MIN) return std::nullopt;
+  return -v;
 }
+
+// Parameters of one family; in-tree families have up to 8.
+constexpr int kMaxParameters = 16;
 
 std::string join_values(const std::vector<Value>& v) {
   std::string out;
@@ -66,6 +73,9 @@ struct AtomFamily::Compiled {
 AtomFamily::AtomFamily(const Family& f, const std::vector<ElementInfo>* types) : f_(&f), types_(types) {
   auto fail = [&](const std::string& m) { throw FamilyError("family " + f.id() + ": " + m); };
   auto c = std::make_shared<Compiled>();
+  // The corners are every combination of the parameters' extremes: 2^n of them, counted in a 64-bit mask.
+  if (f.parameters_size() > kMaxParameters)
+    fail("has " + std::to_string(f.parameters_size()) + " parameters, more than " + std::to_string(kMaxParameters));
   std::set<std::string> taken;
   for (const Parameter& p : f.parameters()) {
     if (!is_identifier(p.name())) fail("parameter \"" + p.name() + "\" is not an identifier");
@@ -84,8 +94,15 @@ AtomFamily::AtomFamily(const Family& f, const std::vector<ElementInfo>* types) :
       const auto& r = p.range();
       int64_t step = r.step() ? r.step() : 1;
       if (step < 0 || r.min() > r.max()) fail("parameter " + p.name() + ": the range is empty");
-      if ((r.max() - r.min()) / step > (1 << 16)) fail("parameter " + p.name() + ": the range has over 65536 values");
-      for (int64_t v = r.min(); v <= r.max(); v += step) d.values.push_back(Value::of(v));
+      // In unsigned arithmetic: max - min of a 64-bit range may not fit in int64_t, and stepping past a max near
+      // INT64_MAX would overflow.
+      uint64_t span = static_cast<uint64_t>(r.max()) - static_cast<uint64_t>(r.min());
+      if (span / static_cast<uint64_t>(step) > (1 << 16))
+        fail("parameter " + p.name() + ": the range has over 65536 values");
+      for (uint64_t i = 0; i <= span / static_cast<uint64_t>(step); ++i) {
+        uint64_t v = static_cast<uint64_t>(r.min()) + i * static_cast<uint64_t>(step);
+        d.values.push_back(Value::of(static_cast<int64_t>(v)));
+      }
       auto_rule = step == 1 ? p.name() + " is from " + std::to_string(r.min()) + " to " + std::to_string(r.max())
                             : p.name() + " is a multiple of " + std::to_string(step) + " from " +
                                   std::to_string(r.min()) + " to " + std::to_string(r.max());
@@ -709,7 +726,7 @@ std::optional<FamilySet::Found> FamilySet::select_id(const std::string& id) cons
 // --- validation --------------------------------------------------------------------------------------------------
 
 void validate_families(const Manifest& m, const std::set<std::string>& ids, std::vector<std::string>& out,
-                       bool sample_instances) {
+                       bool sample_instances, uint64_t seed, size_t sample) {
   // The element type table: the frontend reads it to pack values, so a manifest that declares one declares every
   // type its operands name.
   std::set<std::string> type_names;
@@ -746,7 +763,7 @@ void validate_families(const Manifest& m, const std::set<std::string>& ids, std:
     if (!sample_instances) continue;
     std::vector<Assignment> corners = f.corners();
     if (corners.empty()) err("none of its corners (each parameter at its first or last value) is an instance");
-    std::vector<Assignment> checked = corners, more = f.sample(1, 12);
+    std::vector<Assignment> checked = corners, more = f.sample(seed, sample);
     checked.insert(checked.end(), more.begin(), more.end());
     for (auto& a : checked) {
       const std::string inst = "instance " + f.describe(a);

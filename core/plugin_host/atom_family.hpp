@@ -112,11 +112,12 @@ class FamilySet {
   mutable std::unordered_map<std::string, std::optional<Found>> by_id_;
 };
 
-// manifest_validation.cpp calls this: every family's shape, its legal corners and a seeded sample expanded and
-// validated as instructions, ids unique (among them and against `ids`, the plain entries' ids), and selection by
-// Python parameters and by id returning each sampled instance.
+// manifest_validation.cpp calls this: every family's shape, its legal corners and `sample` further instances drawn
+// with `seed` expanded and validated as instructions, ids unique (among them and against `ids`, the plain entries'
+// ids), and selection by Python parameters and by id returning each sampled instance.
 // Without sample_instances: only the element types, the family descriptions and their ids.
 void validate_families(const warpweave::manifest::Manifest& m, const std::set<std::string>& ids,
-                       std::vector<std::string>& out, bool sample_instances = true);
+                       std::vector<std::string>& out, bool sample_instances = true, uint64_t seed = 1,
+                       size_t sample = 12);
 
 }  // namespace ww::plugins

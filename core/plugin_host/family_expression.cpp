@@ -113,8 +113,16 @@ class Parser {
       return n;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t start = p_;
       int64_t v = 0;
-      while (p_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[p_]))) v = v * 10 + (t_[p_++] - '0');
+      while (p_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[p_]))) {
+        // A manifest is untrusted text: a literal past 64 bits is refused, not wrapped into another value.
+        if (__builtin_mul_overflow(v, int64_t{10}, &v) || __builtin_add_overflow(v, int64_t{t_[p_] - '0'}, &v)) {
+          p_ = start;
+          fail("the integer " + digits(start) + " does not fit in 64 bits");
+        }
+        ++p_;
+      }
       auto n = std::make_shared<Node>();
       n->op = Node::INT;
       n->value = Value::of(v);
@@ -147,9 +155,37 @@ class Parser {
     fail("unexpected '" + std::string(1, c) + "'");
   }
 
+  std::string digits(size_t from) const {
+    size_t end = from;
+    while (end < t_.size() && std::isdigit(static_cast<unsigned char>(t_[end]))) ++end;
+    return t_.substr(from, end - from);
+  }
+
   const std::string& t_;
   size_t p_ = 0;
 };
+
+// Integer arithmetic on manifest values is checked: a wrapped result would be some other legal-looking number
+// (an extent, a register count) in an expanded instance.
+int64_t checked(const char* op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  bool over = false;
+  switch (op[0]) {
+    case '+': over = __builtin_add_overflow(x, y, &r); break;
+    case '-': over = __builtin_sub_overflow(x, y, &r); break;
+    case '*': over = __builtin_mul_overflow(x, y, &r); break;
+    case '/':
+    case '%':
+      if (y == 0) throw FamilyError("division by zero");
+      // INT64_MIN / -1 is the one quotient that does not fit (and INT64_MIN % -1 traps on x86 alike).
+      over = x == INT64_MIN && y == -1;
+      if (!over) r = op[0] == '/' ? x / y : x % y;
+      break;
+  }
+  if (over)
+    throw FamilyError(std::to_string(x) + " " + op + " " + std::to_string(y) + " overflows a 64-bit integer");
+  return r;
+}
 
 int64_t as_int(const Value& v, const std::string& what) {
   if (!v.is_int) throw FamilyError(what + ": expected an integer, got '" + v.s + "'");
@@ -202,6 +238,7 @@ Value call(const Node& n, const std::vector<Value>& a, const Scope& sc) {
     want(2, 4);
     int64_t first = as_int(a[0], f), count = as_int(a[1], f);
     if (count < 0 || count > 4096) throw FamilyError("seq(): count " + std::to_string(count) + " is out of 0..4096");
+    if (count > 0) checked("+", first, count - 1);  // the last number written
     std::string prefix = a.size() > 2 ? a[2].text() : "", sep = a.size() > 3 ? a[3].text() : ",", out;
     for (int64_t i = 0; i < count; ++i) out += (i ? sep : "") + prefix + std::to_string(first + i);
     return Value::of(out);
@@ -247,7 +284,9 @@ Value eval_node(const Node& n, const Scope& sc) {
     case Node::UNARY: {
       Value v = eval_node(*n.kids[0], sc);
       if (n.name == "!") return Value::of(v.truth() ? 0 : 1);
-      return Value::of(-as_int(v, "unary -"));
+      int64_t x = as_int(v, "unary -");
+      if (x == INT64_MIN) throw FamilyError("-(" + std::to_string(x) + ") overflows a 64-bit integer");
+      return Value::of(-x);
     }
     case Node::TERNARY:
       return eval_node(*n.kids[0], sc).truth() ? eval_node(*n.kids[1], sc) : eval_node(*n.kids[2], sc);
@@ -260,13 +299,7 @@ Value eval_node(const Node& n, const Scope& sc) {
       if (op == "!=") return Value::of(l == r ? 0 : 1);
       if (op == "+" && (!l.is_int || !r.is_int)) return Value::of(l.text() + r.text());
       int64_t x = as_int(l, "operator " + op), y = as_int(r, "operator " + op);
-      if (op == "+") return Value::of(x + y);
-      if (op == "-") return Value::of(x - y);
-      if (op == "*") return Value::of(x * y);
-      if (op == "/" || op == "%") {
-        if (y == 0) throw FamilyError("division by zero");
-        return Value::of(op == "/" ? x / y : x % y);
-      }
+      if (op == "+" || op == "-" || op == "*" || op == "/" || op == "%") return Value::of(checked(op.c_str(), x, y));
       if (op == "<") return Value::of(x < y);
       if (op == "<=") return Value::of(x <= y);
       if (op == ">") return Value::of(x > y);

@@ -58,7 +58,14 @@ std::vector<Expansion> instances_of(const FamilySet& set, const AtomFamily& f, u
   std::vector<Expansion> out;
   std::vector<Assignment> all = f.corners(), more = f.sample(seed, sample);
   all.insert(all.end(), more.begin(), more.end());
-  for (auto& a : all) out.push_back({set.backend(), f.id(), set.instance_binary(f, a)});
+  for (auto& a : all) {
+    try {
+      out.push_back({set.backend(), f.id(), set.instance_binary(f, a)});
+    } catch (const FamilyError&) {
+      // An instance that does not expand is left out; validate_family_instances reports it, and the family's
+      // other instances are still tested.
+    }
+  }
   return out;
 }
 
@@ -75,6 +82,22 @@ std::vector<Expansion> PluginHost::family_instances(const std::string& plugin, c
   } catch (const FamilyError& e) {
     throw PluginError(family + ": " + e.what());
   }
+}
+
+std::vector<std::string> PluginHost::validate_family_instances(const std::string& plugin, uint64_t seed,
+                                                                size_t sample) const {
+  const Plugin* p = find(plugin);
+  if (!p) throw PluginError("no plugin named \"" + plugin + "\" is loaded");
+  warpweave::manifest::Manifest m;
+  if (!m.ParseFromString(p->manifest_binary)) throw PluginError("the manifest of \"" + plugin + "\" does not parse");
+  return ww::plugins::validate_family_instances(m, seed, sample);
+}
+
+std::vector<std::string> PluginHost::validate_family_instances_of_text(const std::string& text, uint64_t seed,
+                                                                       size_t sample) {
+  warpweave::manifest::Manifest m;
+  if (!parse_manifest(text, m).empty()) return {};  // validate_manifest_text says why
+  return ww::plugins::validate_family_instances(m, seed, sample);
 }
 
 std::vector<Expansion> PluginHost::family_instances_of_text(const std::string& text, uint64_t seed, size_t sample) {

@@ -302,6 +302,15 @@ std::vector<std::string> validate_manifest(const Manifest& m, bool sample_famili
   return out;
 }
 
+std::vector<std::string> validate_family_instances(const Manifest& m, uint64_t seed, size_t sample) {
+  std::set<std::string> ids;
+  for (auto& a : m.atoms()) ids.insert(a.id());
+  for (auto& p : m.primitives()) ids.insert(p.id());
+  std::vector<std::string> out;
+  validate_families(m, ids, out, /*sample_instances=*/true, seed, sample);
+  return out;
+}
+
 std::vector<std::string> validate_instance(const Instruction& ins, bool is_atom, const Manifest& m) {
   std::set<std::string> targets;
   for (auto& t : m.targets()) targets.insert(t.name());

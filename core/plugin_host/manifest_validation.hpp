@@ -14,6 +14,11 @@ std::vector<std::string> parse_manifest(const std::string& text, warpweave::mani
 // plugin leaves that out: each instance is checked when it is first selected (FamilySet), so a load costs what the
 // manifest's plain entries and family descriptions cost, not a sample of every family (11 ms for Hopper's).
 std::vector<std::string> validate_manifest(const warpweave::manifest::Manifest& m, bool sample_families = true);
+// The conformance suite's manifest tier: the instances it enumerates (each family's corners, then `sample` more drawn
+// with `seed`) checked as validate_manifest checks its few: as plain entries, ids unique, each found again by
+// selection. A loaded plugin's families were checked without instances, so this is where a broken one shows.
+std::vector<std::string> validate_family_instances(const warpweave::manifest::Manifest& m, uint64_t seed,
+                                                   size_t sample);
 // plugin_discovery.cpp: the top-level name, version and targets fields of a text-format manifest, copied out
 // verbatim (empty if the text is not laid out as expected).
 std::string summary_fields(std::string_view text);

@@ -198,12 +198,29 @@ bool PluginHost::load_file_locked(const std::string& path) {
                     it->second.first + "\" already loaded defines it with " + it->second.second +
                     "; a plugin may add atoms to a loaded target only with the same settings");
   }
+  // A Python name and a target, with the entry that offers it there (the first in manifest order).
+  std::map<std::pair<std::string, std::string>, std::string> offers;
+  auto offer = [&](const warpweave::manifest::Instruction& ins, const std::string& what) {
+    if (ins.python_name().empty()) return;
+    for (auto& t : ins.targets()) offers.emplace(std::make_pair(ins.python_name(), t), what);
+  };
+  for (auto& a : m.atoms()) offer(a, "atom " + a.id());
+  for (auto& a : m.primitives()) offer(a, "primitive " + a.id());
+  for (auto& f : m.families()) offer(f.template_(), "family " + f.id());
   // Ids must be unique across plugins: the registry resolves atoms by id.
   for (auto& other : plugins_) {
     if (other.name == name) return refuse("a plugin named \"" + name + "\" is already loaded from " + other.path);
     std::set<std::string> taken(other.ids.begin(), other.ids.end());
     for (auto& id : ids)
       if (taken.count(id)) return refuse("id " + id + " clashes with the plugin \"" + other.name + "\"");
+    // A Python name is one class or function, whose selection picks among the entries usable on the target: two
+    // plugins offering it on one target would leave the choice between them to the load order. (Generations may
+    // share a name on their own targets: Hopper's and Blackwell's TMA ops.)
+    for (auto& [key, what] : offers)
+      if (other.python_offers.count(key))
+        return refuse("its " + what + " offers the Python name " + key.first + " for " + key.second +
+                      ", which the plugin \"" + other.name + "\" already offers there; a Python name on a target "
+                      "belongs to one plugin");
   }
   Plugin p;
   p.name = name;
@@ -213,6 +230,7 @@ bool PluginHost::load_file_locked(const std::string& path) {
   p.manifest_text = std::move(text);
   p.manifest_binary = m.SerializeAsString();
   p.ids = std::move(ids);
+  for (auto& [key, what] : offers) p.python_offers.insert(key);
   p.abi = abi;
   if (m.families_size()) p.families = make_family_set(m);  // validated above
   for (auto& t : m.targets()) targets_.emplace(t.name(), std::make_pair(name, target_settings(t)));

@@ -151,4 +151,10 @@ void bind_plugins(nb::module_& m) {
     for (auto& e : wp::PluginHost::family_instances_of_text(text, seed, sample)) out.append(expansion(e));
     return out;
   });
+  m.def("validate_family_instances", [](const std::string& plugin, uint64_t seed, size_t sample) {
+    return wp::PluginHost::instance().validate_family_instances(plugin, seed, sample);
+  }, "The problems of a loaded plugin's family instances (the corners and seeded sample family_instances gives).");
+  m.def("validate_family_instances_of_text", [](const std::string& text, uint64_t seed, size_t sample) {
+    return wp::PluginHost::validate_family_instances_of_text(text, seed, sample);
+  });
 }

@@ -58,6 +58,39 @@ TEST(FamilyExpression, ErrorsNameTheProblem) {
   }
 }
 
+// A manifest is untrusted: a literal past 64 bits and arithmetic that overflows are refused with a FamilyError
+// naming the numbers, never wrapped into another legal-looking value (nor undefined behaviour).
+TEST(FamilyExpression, OverflowIsAnError) {
+  auto message = [](const std::string& text, const std::vector<std::pair<std::string, wp::Value>>& vars = {}) {
+    try {
+      eval(text, vars);
+    } catch (const wp::FamilyError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto has = [](const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; };
+  const wp::Value big = wp::Value::of(INT64_MAX), small = wp::Value::of(INT64_MIN);
+  std::string m = message("889849906929769152928 > 0");
+  EXPECT_TRUE(has(m, "the integer 889849906929769152928 does not fit in 64 bits") && has(m, "at 1:")) << m;
+  EXPECT_TRUE(has(message("9223372036854775808"), "does not fit in 64 bits"));
+  EXPECT_EQ(eval("9223372036854775807").i, INT64_MAX);
+  EXPECT_TRUE(has(message("x + 1", {{"x", big}}), "9223372036854775807 + 1 overflows a 64-bit integer"));
+  EXPECT_TRUE(has(message("x - 1", {{"x", small}}), "overflows a 64-bit integer"));
+  EXPECT_TRUE(has(message("x * 2", {{"x", big}}), "9223372036854775807 * 2 overflows"));
+  EXPECT_TRUE(has(message("4294967296 * 4294967296"), "overflows"));
+  EXPECT_TRUE(has(message("x / (0 - 1)", {{"x", small}}), "-9223372036854775808 / -1 overflows"));
+  EXPECT_TRUE(has(message("x % (0 - 1)", {{"x", small}}), "overflows"));
+  EXPECT_TRUE(has(message("-x", {{"x", small}}), "overflows a 64-bit integer"));
+  EXPECT_TRUE(has(message("seq(x, 2)", {{"x", big}}), "overflows"));
+  EXPECT_TRUE(has(message("1 % 0"), "division by zero"));
+  // The edges that do fit.
+  EXPECT_EQ(eval("x - 1 + 1", {{"x", big}}).i, INT64_MAX);
+  EXPECT_EQ(eval("-x - 1", {{"x", big}}).i, INT64_MIN);
+  EXPECT_EQ(eval("x / 1", {{"x", small}}).i, INT64_MIN);
+  EXPECT_EQ(eval("seq(x, 1)", {{"x", big}}).s, "9223372036854775807");
+}
+
 TEST(TemplateText, ExpressionsAttributesAndPtxBraces) {
   auto known = [](const std::string& n) { return n == "n" || n == "d"; };
   auto t = wp::TemplateText::parse("op.m{n} {{seq(0, d, '$', ', ')}}, [$1], {scale};{ .reg .b32 x; }{'{'}n}", known);
@@ -218,6 +251,14 @@ TEST(AtomFamily, ErrorsQuoteTheBrokenRuleInOneSentence) {
   ASSERT_EQ(bad_k.problems.size(), 1u);
   EXPECT_NE(bad_k.problems[0].find("shape_mnk (64,8,32) is not what toy.mma offers"), std::string::npos)
       << bad_k.problems[0];
+  // A number past 64 bits is no value of the domain (read unchecked, 2^64 + 8 wrapped to N = 8 and selected it).
+  auto huge = f.select_python({{"ab_dtype", "Float16"}, {"acc_dtype", "Float32"},
+                               {"shape_mnk", "(64,18446744073709551624,16)"}});
+  EXPECT_TRUE(huge.hits.empty());
+  ASSERT_EQ(huge.problems.size(), 1u);
+  EXPECT_NE(huge.problems[0].find("breaks \"N is a multiple of 8 from 8 to 64\""), std::string::npos)
+      << huge.problems[0];
+  EXPECT_TRUE(f.select_id("toy.mma.m64n18446744073709551624k16.f32.f16.ss").hits.empty());
   // Another family's form: not an error of this one.
   auto other = f.select_python({{"shape_mnk", "(16,8,16)"}});
   EXPECT_FALSE(other.applies);
@@ -249,6 +290,19 @@ TEST(AtomFamily, ValidationFindsBrokenFamilies) {
   EXPECT_NE(problems_of("value: \"(64,{n},{k})\"", "value: \"(64,N,{k})\"").find("select"), std::string::npos);
   // A domain that is empty.
   EXPECT_NE(problems_of("min: 8 max: 64", "min: 80 max: 64").find("the range is empty"), std::string::npos);
+  // Ranges at the ends of int64_t: their span and their steps are counted without overflowing.
+  EXPECT_NE(problems_of("min: 8 max: 64 step: 8", "min: -9223372036854775808 max: 9223372036854775807")
+                .find("the range has over 65536 values"), std::string::npos);
+  EXPECT_EQ(problems_of("min: 8 max: 64 step: 8", "min: 9223372036854775800 max: 9223372036854775807 step: 4")
+                .find("over 65536"), std::string::npos);
+  // So many parameters that their corners (2^n) would not fit a 64-bit mask.
+  std::string many;
+  for (int i = 0; i < 64; ++i) many += "parameters { name: \"p" + std::to_string(i) + "\" set: 1 } ";
+  EXPECT_NE(problems_of("parameters { name: \"a_src\"", many + "parameters { name: \"a_src\"")
+                .find("has 68 parameters, more than 16"), std::string::npos);
+  // A literal past 64 bits in a constraint: refused when the family is read, not wrapped.
+  EXPECT_NE(problems_of("acc == 'f32'\" }", "acc == 'f32' && 889849906929769152928 > 0\" }")
+                .find("does not fit in 64 bits"), std::string::npos);
 }
 
 // A plugin's load checks its families' descriptions only (validate_manifest without sample_families): an

@@ -210,7 +210,10 @@ TEST(CuteFidelity, LeftInverseOfCuTeTestInputs) {
   // Stride-0 modes are skipped: the inverse is that of the injective part.
   EXPECT_EQ(left_inverse(L("(4,2):(1,0)")).str(), "4:1");
   EXPECT_EQ(left_inverse(L("(2,4):(0,2)")).str(), "(2,4):(0,2)");
-  EXPECT_EQ(left_inverse(L("4:0")).str(), "4:0");
+  // Nothing but stride 0: the image is {0}, and CuTe's inverse is 1:0.
+  EXPECT_EQ(left_inverse(L("4:0")).str(), "1:0");
+  EXPECT_EQ(left_inverse(L("(4,3):(0,0)")).str(), "1:0");
+  EXPECT_EQ(left_inverse(L("((3,7)):((0,0))")).str(), "1:0");
   // Overlapping modes of non-zero stride: CuTe's construction, returned where it is a quasi-inverse.
   for (const char* c : {"(2,2):(1,1)", "((8,2)):((2,4))", "((3),(8,2)):((0),(1,1))"}) {
     Layout a = L(c);

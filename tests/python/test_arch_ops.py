@@ -278,6 +278,54 @@ def test_griddepcontrol_on_sm80_names_the_target():
     assert "hopper for sm_90a" in str(e.value)
 
 
+
+WRONG_TARGET_SCRIPT = r"""
+import json, os, sys
+import numpy as np
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+
+@cute.kernel
+def k(gA: cute.Tensor):
+    cute.arch.cluster_arrive()  # the Hopper name
+
+@cute.jit
+def h(a: cute.Tensor):
+    k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+out = {}
+for arch in sys.argv[1:]:
+    os.environ["WARPWEAVE_ARCH"] = arch
+    try:
+        cute.compile(h, from_dlpack(np.zeros(32, np.float32)))
+        out[arch] = "compiled"
+    except Exception as e:
+        out[arch] = [type(e).__name__, str(e), list(getattr(e, "location", None) or [])]
+print(json.dumps(out))
+"""
+
+
+def test_a_name_of_another_generation_names_where_it_exists(tmp_path):
+    # A process of its own: a trace loads only its target's backends, which is where the hint was lost.
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "wrong_target.py"
+    script.write_text(WRONG_TARGET_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "WARPWEAVE_ARCH"}
+    env["WARPWEAVE_DISABLE_CACHE"] = "1"
+    r = subprocess.run([sys.executable, str(script), "sm_80", "sm_90a"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    kind, message, location = out["sm_80"]
+    line = WRONG_TARGET_SCRIPT.splitlines().index("    cute.arch.cluster_arrive()  # the Hopper name") + 1
+    assert location == [str(script), line], (location, message)
+    assert "sm_80" in message and "hopper" in message and "sm_90a" in message, message
+    assert "no loaded backend offers" not in message, message
+    assert out["sm_90a"] == "compiled", out  # the miss on sm_80 is not remembered for other targets
+
 # --- printf end=, register tensor bounds --------------------------------------------------------------------------
 
 def test_printf_end():

@@ -289,11 +289,13 @@ print(json.dumps(out))
 '''
 
 
-def run_cache_script(cache_dir, *factors):
+def run_cache_script(cache_dir, *factors, plugin_path=None):
     import json
 
     env = dict(os.environ, WARPWEAVE_CACHE_DIR=str(cache_dir), WARPWEAVE_ARCH="sm_80")
     env.pop("WARPWEAVE_DISABLE_CACHE", None)
+    if plugin_path is not None:
+        env["WARPWEAVE_PLUGIN_PATH"] = plugin_path
     script = os.path.join(os.path.dirname(str(cache_dir)), "cache_probe.py")  # traced source must be a file
     with open(script, "w") as f:
         f.write(CACHE_SCRIPT)
@@ -328,6 +330,31 @@ def test_cache_path_that_is_no_regular_file_does_not_hang(tmp_path, kind):
     again = run_cache_script(tmp_path / "cache", 2.0)  # a hang here times the subprocess out
     assert again["2.0"]["cache"] == "miss" and again["2.0"]["cubin"] == first["2.0"]["cubin"]
     assert any(path in m for m in again["warnings"]), again["warnings"]
+
+
+def test_a_directory_in_an_entrys_place_is_replaced_by_the_entry(tmp_path):
+    first = run_cache_script(tmp_path / "cache", 2.0)
+    path = _core.JitCache(str(tmp_path / "cache")).path_of(first["2.0"]["key"])
+    os.unlink(path)
+    os.makedirs(os.path.join(path, "inside"))
+    again = run_cache_script(tmp_path / "cache", 2.0)
+    assert again["2.0"]["cache"] == "miss" and again["2.0"]["cubin"] == first["2.0"]["cubin"]
+    assert any(path in m and "not a regular file" in m for m in again["warnings"]), again["warnings"]
+    third = run_cache_script(tmp_path / "cache", 2.0)
+    assert third["2.0"]["cache"] == "hit", "the key stayed uncached behind the directory"
+    assert os.path.isfile(path) and third["warnings"] == []
+
+
+def test_a_looping_link_among_the_plugins_leaves_compiles_and_the_cache_working(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    os.symlink("ww_loop.so", plugins / "ww_loop.so")  # itself: following it fails (too many levels of links)
+    first = run_cache_script(tmp_path / "cache", 2.0, plugin_path=str(plugins))
+    again = run_cache_script(tmp_path / "cache", 2.0, plugin_path=str(plugins))
+    assert first["2.0"]["cache"] == "miss" and again["2.0"]["cache"] == "hit"
+    assert again["2.0"]["cubin"] == first["2.0"]["cubin"]
+    loaded, _, _ = plugins_report([str(plugins)])  # listing passes over it too
+    assert {"ampere", "hopper", "blackwell"} <= loaded
 
 
 # --- item 8: launch settings against the target's limits, at the user's launch line -----------------------------
@@ -471,6 +498,68 @@ def wrong_target_host(a: cute.Tensor):
 def test_an_instruction_of_another_target_is_refused():
     refused_at(wrong_target_host, dyn(32), line="# not on sm_80", cls=TypeError,
                match=r"griddepcontrol_wait is not available when compiling for sm_80.*only these offer it")
+
+
+# --- register tensors no thread's register file can hold --------------------------------------------------------------
+
+def register_tensor_host(shape, dtype):
+    @cute.kernel
+    def kernel(gA: cute.Tensor):
+        r = cute.make_rmem_tensor(shape, dtype)  # the register tensor
+        r.fill(0.0)
+        gA[0] = r[0]
+
+    @cute.jit
+    def host(a: cute.Tensor):
+        kernel(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    return host
+
+
+@pytest.mark.parametrize("shape,dtype,what", [
+    ((1 << 16,), cutlass.Float32, r"65536 Float32 values \(262144 bytes\)"),
+    ((256,), cutlass.Float32, r"256 Float32 values \(1024 bytes\)"),
+    ((64, 9), cutlass.Float16, r"576 Float16 values \(1152 bytes\)"),
+    ((1 << 30,), cutlass.Float32, r"1073741824 Float32 values"),  # hung the compiler
+])
+def test_a_register_tensor_larger_than_the_register_file_is_refused(monkeypatch, shape, dtype, what):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    refused_at(register_tensor_host(shape, dtype), dyn(32), line="# the register tensor", cls=ValueError,
+               match=what + r".*more than a thread's 255 32-bit registers hold \(1020 bytes\)")
+
+
+@pytest.mark.parametrize("shape,dtype", [((255,), cutlass.Float32), ((510,), cutlass.Float16),
+                                         ((2040,), cutlass.Float4E2M1FN)])
+def test_a_register_tensor_the_register_file_holds_compiles(monkeypatch, shape, dtype):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    with target("sm_80"):
+        c = cute.compile(register_tensor_host(shape, dtype), dyn(32))
+    assert c.cubin[:4] == b"\x7fELF"
+
+
+@cute.kernel
+def tensor_as_condition(gA: cute.Tensor):
+    if gA:  # a tensor as a condition
+        gA[0] = 1.0
+
+
+@cute.jit
+def tensor_as_condition_host(a: cute.Tensor):
+    tensor_as_condition(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+@cute.jit
+def tensor_as_condition_in_host(a: cute.Tensor):
+    while not a:  # a host tensor as a condition
+        a = None
+
+
+def test_a_tensor_has_no_truth_value(monkeypatch):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    refused_at(tensor_as_condition_host, dyn(32), line="# a tensor as a condition", cls=TypeError,
+               match=r"a Tensor has no truth value")
+    refused_at(tensor_as_condition_in_host, dyn(32), line="# a host tensor as a condition", cls=TypeError,
+               match=r"a Tensor has no truth value")
 
 
 # --- the function cache: a module-level container the function reads is part of its key -----------------------

@@ -234,16 +234,44 @@ BAD = {
     # ampere's atom id; ids are namespaced by the plugin's name, so the clash comes with ampere's name too
     "clash": (manifest("ampere", atom_id="ampere.mma.m16n8k16.f32.f16.f16.f32"), ['WW_TEST_NAME="ampere"'],
               ["ampere"]),
+    # ampere's Python name on ampere's target: which plugin's atom a kernel got would depend on the load order
+    "dup_name": (manifest("dup_name").replace('"warp.TestOp"', '"warp.MmaF16BF16Op"'), ['WW_TEST_NAME="dup_name"'],
+                 ['atom dup_name.mma offers the Python name warp.MmaF16BF16Op for sm_80, which the plugin "ampere" '
+                  "already offers there"]),
 }
 
 
+def family(name, suffix, parameter, edit=("", ""), id_template=None):
+    """The test atom as a family of one parameter p, the template's text edited by `edit`."""
+    body = ATOM.format(id=id_template or f"{name}.{suffix}.p{{p}}", template=TEMPLATE.format(), constraints=CONSTRAINTS)
+    body = body.strip().replace("atoms {", "template {", 1).replace(
+        '"warp.TestOp"', f'"warp.Broken{suffix.capitalize()}Op"\n  python_params {{ key: "p" value: "{{p}}" }}', 1)
+    assert edit[0] in body
+    body = body.replace(*edit, 1)
+    return f'families {{\n  id: "{name}.{suffix}"\n  {parameter}\n  {body}\n}}\n'
+
+
+# Plugins that load (a plugin's families are checked without expanding them then) but whose family instances are
+# broken where the parameter is at its last value: a TV layout that is not injective, an extent of 4e8, an id
+# outside the plugin's prefix. The conformance manifest tier must expand and check them.
+BROKEN_FAMILIES = manifest("broken_families").split("atoms {")[0] + "".join([
+    family("broken_families", "layout", 'parameters { name: "p" set: 1 set: 2 }',
+           ("((4,8),(2,2)):((32,1),(16,8))", "((4,8),(2,2)):((32,1),({16 / p},8))")),
+    family("broken_families", "extent", 'parameters { name: "p" set: 8 set: 400000000 }',
+           ('shape_mnk: "(16,8,16)"', 'shape_mnk: "(16,{p},16)"')),
+    family("broken_families", "id", 'parameters { name: "p" set: 1 }', id_template="elsewhere.mma.p{p}"),
+])
+LOADING = {"broken_families": (BROKEN_FAMILIES, ['WW_TEST_NAME="broken_families"'])}
+
+
 @pytest.fixture(scope="module")
-def bad_plugins(sdk, tmp_path_factory):
+def test_plugin_build(sdk, tmp_path_factory):
+    """Every plugin of BAD and LOADING, built in one project."""
     src = tmp_path_factory.mktemp("bad_src")
     (src / "plugin.cpp").write_text(BAD_SOURCE)
     lines = ["cmake_minimum_required(VERSION 3.25)", "project(bad_plugins LANGUAGES C CXX)",
              "find_package(warpweave CONFIG REQUIRED)"]
-    for name, (text, defs, _) in BAD.items():
+    for name, (text, defs, *_) in {**BAD, **LOADING}.items():
         (src / f"{name}.textproto").write_text(text)
         lines.append(f"warpweave_add_backend({name} SOURCES plugin.cpp MANIFEST ${{CMAKE_CURRENT_SOURCE_DIR}}/{name}.textproto)")
         quoted = " ".join('"' + d.replace('"', '\\"') + '"' for d in defs)
@@ -251,9 +279,22 @@ def bad_plugins(sdk, tmp_path_factory):
     (src / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
     build_dir = tmp_path_factory.mktemp("bad_build")
     build_project(src, build_dir, sdk)
+    return build_dir
+
+
+@pytest.fixture(scope="module")
+def bad_plugins(test_plugin_build, tmp_path_factory):
     plugin_dir = tmp_path_factory.mktemp("bad_plugins")
     for name in BAD:
-        shutil.copy(build_dir / f"{name}.so", plugin_dir)
+        shutil.copy(test_plugin_build / f"{name}.so", plugin_dir)
+    return plugin_dir
+
+
+@pytest.fixture(scope="module")
+def loading_plugins(test_plugin_build, tmp_path_factory):
+    plugin_dir = tmp_path_factory.mktemp("loading_plugins")
+    for name in LOADING:
+        shutil.copy(test_plugin_build / f"{name}.so", plugin_dir)
     return plugin_dir
 
 
@@ -289,6 +330,27 @@ def test_refusals_fail_the_conformance_manifest_tier(bad_plugins, tmp_path):
     records = json.loads(out.read_text())
     refused = [x for x in records if x["status"] == "fail" and x["reason"].startswith("plugin refused")]
     assert {os.path.basename(x["backend"]) for x in refused} == {f"{n}.so" for n in BAD}
+
+
+@needs_build
+def test_broken_family_instances_fail_the_conformance_manifest_tier(loading_plugins, tmp_path):
+    r = warpweave("plugins", "--json", plugin_path=[str(loading_plugins)])
+    assert "broken_families" in {p.get("name") for p in json.loads(r.stdout)}, r.stdout  # loading expands nothing
+    out = tmp_path / "r.json"
+    r = warpweave("conformance", "--backend", "broken_families", "--tier", "manifest", "--json", str(out),
+                  plugin_path=[str(loading_plugins)])
+    assert r.returncode == 1, r.stdout + r.stderr
+    records = {x["atom"]: x for x in json.loads(out.read_text())}
+    for good in ("broken_families.layout.p1", "broken_families.extent.p8"):
+        assert records[good]["status"] == "pass", records[good]
+    expect = {
+        "broken_families.layout.p2": "is not injective",
+        "broken_families.extent.p400000000": "each extent must be in 1..65536, not 400000000",
+        "elsewhere.mma.p1": 'its id must start with "broken_families."',
+    }
+    for atom, reason in expect.items():
+        assert records[atom]["status"] == "fail" and reason in records[atom]["reason"], records[atom]
+        assert "family broken_families." in records[atom]["reason"]  # the family and instance it comes from
 
 
 # --- what the example plugin's Python package adds (manifest.proto, PythonPackage) ------------------------------

@@ -1,7 +1,9 @@
 """cute.arch: thread and block indices, barriers, printf, warp collectives (shuffles, votes, reductions), atomics,
 float min/max, clocks, and the backends' primitives (cp.async groups, mbarriers, fences, packed f32x2 arithmetic,
 grid dependency control, ...): a name the loaded backends publish as "arch.<name>" is found here."""
-from .._dsl.atoms.atoms import backend_python_name as _backend_python_name, primitive as _primitive
+from .._dsl.atoms.atoms import (
+    backend_python_name as _backend_python_name, mount_every_backend as _mount_every_backend, primitive as _primitive,
+)
 from .._dsl.base.errors import DSLTypeError as _DSLTypeError, user_location as _user_location
 from .._dsl.registry.backend_python import public_attribute as _public_attribute
 from .._dsl.device.arch import (  # noqa: F401
@@ -54,6 +56,10 @@ def __getattr__(name):
     # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
     f = _backend_python_name("arch." + name) or _primitive("arch." + name)
+    if f is None and _mount_every_backend():
+        # A trace loads only its target's backends: a name of another generation (Hopper's cluster_arrive while
+        # compiling for sm_80) is found once every backend is, and selecting it then names the targets that have it.
+        f = _backend_python_name("arch." + name) or _primitive("arch." + name)
     if f is None:
         f = _public_attribute(__name__, name)   # a backend's submodule (cute.arch.smem)
     if f is None:

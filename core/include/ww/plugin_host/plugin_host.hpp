@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct Plugin {
   std::string manifest_text;   // as embedded (protobuf text format)
   std::string manifest_binary; // the validated manifest, serialized (what Python's typed view parses)
   std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
+  // (Python name, target) of its atoms, primitives and families: one plugin's per target.
+  std::set<std::pair<std::string, std::string>> python_offers;
   const ww_plugin_v1* abi = nullptr;
   std::shared_ptr<const FamilySet> families;  // null when the manifest has none
 };
@@ -112,6 +115,13 @@ class PluginHost {
   // there are no more than that). Throws PluginError for an unknown plugin or family.
   std::vector<Expansion> family_instances(const std::string& plugin, const std::string& family, uint64_t seed,
                                           size_t sample) const;
+  // Conformance's manifest tier: every instance family_instances gives, checked as validate_manifest_text checks
+  // the few it samples (as a plain entry, ids unique, found again by selection); one message per problem. Loading
+  // checks a plugin's family descriptions only, so that a broken instance shows here and not at first selection.
+  // Throws PluginError for an unknown plugin.
+  std::vector<std::string> validate_family_instances(const std::string& plugin, uint64_t seed, size_t sample) const;
+  static std::vector<std::string> validate_family_instances_of_text(const std::string& text, uint64_t seed,
+                                                                    size_t sample);
   // manifest.proto itself, as a serialized FileDescriptorProto: Python builds its typed view of manifests from it.
   static std::string manifest_schema();
   // A manifest given as text, serialized ("" when it does not parse).

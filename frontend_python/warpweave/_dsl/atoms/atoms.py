@@ -179,8 +179,10 @@ def _select(python_name: str, params: dict, operands: set | None):
     cc = current_cc()
     usable = [(b, ins) for b, ins in matches if entry_usable(b, ins, cc)]
     if not usable:
-        raise DSLValueError(f"{python_name}({params}) exists ({', '.join(i['id'] for _, i in matches)}) but not for "
-                            f"the current target (compute capability {cc})", user_location(3))
+        where = "; ".join(f"{i['id']} for {', '.join(i.get('targets', []))}" for _, i in matches)
+        name = st.target["name"] if (st := trace.current_or_none()) is not None else "?"
+        raise DSLValueError(f"{python_name}({params}) exists ({where}) but not for the current target {name} "
+                            f"(compute capability {cc}): compile for one of those targets", user_location(3))
     usable.sort(key=lambda e: _preference(*e))
     return usable[0]
 
@@ -302,11 +304,13 @@ def _primitive_function(python_name, short, first):
 
 def primitive(python_name: str):
     """The function of a backend primitive (e.g. "cpasync.commit_group"), or None when no backend offers it."""
-    if python_name not in _primitives:
+    f = _primitives.get(python_name)
+    if f is None:
         entries = entries_named(python_name)
-        _primitives[python_name] = _primitive_function(python_name, python_name.split(".")[-1], entries[0][1]) \
-            if entries else None
-    return _primitives[python_name]
+        if not entries:
+            return None  # not remembered: a backend loaded later (another target's) may offer it
+        f = _primitives[python_name] = _primitive_function(python_name, python_name.split(".")[-1], entries[0][1])
+    return f
 
 
 _primitives: dict = {}
@@ -371,7 +375,7 @@ def backend_python_name(full: str):
     return hit
 
 
-def _mount_every_backend() -> bool:
+def mount_every_backend() -> bool:
     """Loads every discovered backend and mounts its package; False when all of them already were."""
     if len(registry.backends) >= len(registry.candidates) and all(b in packages.mounted or b in packages.refused
                                                                   for b in registry.backends):
@@ -407,7 +411,7 @@ class _Namespace(types.ModuleType):
                     self._cache[attr] = val
                     return val
         cls = manifest_class(full)
-        if cls is None and not attr.startswith("_") and _mount_every_backend():
+        if cls is None and not attr.startswith("_") and mount_every_backend():
             # A name from the package of a backend whose atoms the traced target does not use (a Blackwell kernel
             # builds its TMA atoms with Hopper's cpasync.make_tiled_tma_atom): only now is every backend loaded.
             # Not for private names: hasattr() probes them (control flow asks every object for _ww_carry_get).

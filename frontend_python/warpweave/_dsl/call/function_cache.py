@@ -204,9 +204,17 @@ def _plugins_identity() -> str:
         except OSError:
             continue
         for e in entries:
-            if e.name.endswith(".so") and e.is_file():
+            if not e.name.endswith(".so"):
+                continue
+            try:
+                if not e.is_file():
+                    continue
                 st = e.stat()
-                parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                # A link that loops or cannot be followed is no plugin: discovery passes over it and loads the
+                # others, so it is no part of what compiled code depends on either.
+                continue
+            parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
     _plugin_identity = (dirs, ";".join(parts))
     return _plugin_identity[1]
 

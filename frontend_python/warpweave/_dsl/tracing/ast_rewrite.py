@@ -346,6 +346,9 @@ class _Rewriter(ast.NodeTransformer):
                         args=[node.test, ast.Name(id=then_name, ctx=ast.Load()), ast.Name(id=else_name, ctx=ast.Load()),
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
                         keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables))])
+        # On the condition's line: a statement's location spans its body, and the helper's call would report the
+        # last of those lines as the frame's line while it judges the condition.
+        ast.copy_location(call, node.test)
         out = [then_def, else_def, self._assign_back(names, call)]
         for s in out:
             ast.copy_location(s, node)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from ... import _core
 from ..base import trace
-from ..base.errors import DSLTypeError, user_location
+from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
 from .coordinates import norm_coord
 from .numeric import dtype as dtype_of
-from .pointer import RMEM, Pointer, is_packed, mem_type
+from .pointer import RMEM, Pointer, is_packed, mem_type, storage_bits
 from .tensor_ssa import TensorSSA
 from .tensor_type import ComposedLayout, Layout, Tensor, outer_of
 
@@ -24,6 +24,9 @@ def _alloca(dtype, n: int, align: int) -> int:
                      f"alignment = {align} : i64, elem_type = !llvm.array<{n} x {mem_type(dtype)}>")
 
 
+_REGISTER_FILE_BYTES = 255 * 4
+
+
 def make_rmem_tensor(layout_or_shape, dtype):
     """A register tensor: a layout (or a shape, column-major) over registers of `dtype`."""
     dtype = dtype_of(dtype)
@@ -34,6 +37,15 @@ def make_rmem_tensor(layout_or_shape, dtype):
         raise DSLTypeError(f"a register tensor needs a static layout, got {layout}", user_location(2))
     if not trace.in_kernel():  # the host side of a @cute.jit function: an array of each call (host_values.py)
         return hooks.local_tensor_on_host(layout, dtype)
+    # A thread has at most 255 32-bit registers (1020 bytes): a larger register tensor can never be held there.
+    # It is a mistake (a shape meant for shared memory, an extent too many), and a huge one stalls LLVM's
+    # promotion of the array to registers (2^30 values never finished). A smaller one may still spill, as in CUDA.
+    nbytes = (cos * storage_bits(dtype) + 7) // 8
+    if nbytes > _REGISTER_FILE_BYTES:
+        raise DSLValueError(f"make_rmem_tensor: a register tensor of {cos} {getattr(dtype, '__name__', dtype)} "
+                            f"values ({nbytes} bytes) is more than a thread's 255 32-bit registers hold "
+                            f"({_REGISTER_FILE_BYTES} bytes); partition it among the threads, or put it in shared "
+                            "memory", user_location(2))
     # 16-byte alignment lets copies into and out of registers use vector accesses.
     align = 16
     n = (cos + 1) // 2 if is_packed(dtype) else cos

@@ -134,6 +134,11 @@ class Tensor:
     def __iter__(self):
         raise DSLTypeError("iterate a tensor with an index range: for i in range(cute.size(t)): t[i]", user_location(2))
 
+    def __bool__(self):
+        # Python's default would make every tensor true, so `if t:` would silently take its branch.
+        raise DSLTypeError("a Tensor has no truth value: test an element (if t[i]: ...), or its size "
+                           "(cute.size(t) > 0), or `t is not None`", user_location(2))
+
     # --- whole-tensor values ----------------------------------------------------------------------------------
     def load(self):
         """All elements as a TensorSSA (in the order of the tensor's coordinates)."""
