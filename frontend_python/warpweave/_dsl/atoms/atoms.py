@@ -382,18 +382,6 @@ def _backend_name(full: str):
     return hit
 
 
-def _mount_every_backend() -> bool:
-    """Loads every discovered backend and mounts its package; False when all of them already were."""
-    from ..registry.backend_python import packages
-
-    if len(registry.backends) >= len(registry.candidates) and all(b in packages.mounted or b in packages.refused
-                                                                  for b in registry.backends):
-        return False
-    registry.load(list(registry.candidates))
-    packages.mount_all(registry.backends.values())
-    return True
-
-
 class _Namespace(types.ModuleType):
     """A cute.nvgpu submodule whose names come from the manifests (and from the backends' Python packages)."""
 
@@ -420,14 +408,6 @@ class _Namespace(types.ModuleType):
                     self._cache[attr] = val
                     return val
         cls = manifest_class(full)
-        if cls is None and not attr.startswith("_") and _mount_every_backend():
-            # A name from the package of a backend whose atoms the traced target does not use (a Blackwell kernel
-            # builds its TMA atoms with Hopper's cpasync.make_tiled_tma_atom): only now is every backend loaded.
-            # Not for private names: hasattr() probes them (control flow asks every object for _ww_carry_get).
-            cls = _python_names.get(full)
-            if cls is None:
-                _manifest_classes.pop(full, None)
-                cls = manifest_class(full)
         if cls is None:
             raise AttributeError(f"no loaded backend offers {full} (check `python -m warpweave plugins`)")
         self._cache[attr] = cls
