@@ -317,7 +317,8 @@ std::vector<uint8_t> PluginHost::host_call(const std::string& plugin, const std:
   if (!p->abi->host_call && p->extends.empty()) throw PluginError("the plugin \"" + plugin + "\" has no host hooks");
   std::string bases;
   for (auto& b : p->extends) bases += (bases.empty() ? " (nor has its base \"" : ", nor \"") + b + "\"";
-  throw PluginError("the plugin \"" + plugin + "\" has no host hook \"" + name + "\"" + (bases.empty() ? "" : bases + ")"));
+  if (!bases.empty()) bases += ")";
+  throw PluginError("the plugin \"" + plugin + "\" has no host hook \"" + name + "\"" + bases);
 }
 
 }  // namespace ww::plugins

@@ -1,7 +1,8 @@
-// Discovery reads a plugin's name, version, targets, Python package and bases from the top-level fields of its manifest text without
-// parsing its atoms (core/plugin_host/plugin_discovery.cpp). Its defining property: what it reads equals what the
-// whole parse gives, for every manifest in the tree and for texts laid out to mislead a scan (braces and quotes
-// inside strings and comments, targets after the atoms, the short `field {` and `field: <...>` forms).
+// Discovery reads a plugin's name, version, targets, Python package and bases from the top-level fields of its
+// manifest text without parsing its atoms (core/plugin_host/plugin_discovery.cpp). Its defining property: what it
+// reads equals what the whole parse gives, for every manifest in the tree and for texts laid out to mislead a scan
+// (braces and quotes inside strings and comments, targets after the atoms, the short `field {` and `field: <...>`
+// forms).
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 

@@ -14,9 +14,10 @@ So a thread's partition is its CTA's whole share of the tile, and make_fragment_
 partition itself ("umma_smem_descriptor" kind): at cute.gemm the adapter checks the (MN, K) tile of each
 instruction element by element against the canonical layouts a descriptor can describe (the PTX ISA's "Shared
 Memory Matrix Layouts", the same forms wgmma reads: Hopper's mma_smem_layouts, with the operand majors and layout
-atoms, which this backend builds on) and writes the descriptor with the plugin's umma_smem_desc hook. The accumulator fragment ("tmem" kind,
-make_fragment_C of a shape) is laid out in tensor memory as the instruction writes D (PTX ISA, "Data path layout
-organization"), see tmem_layouts.py. The instruction descriptor comes from the plugin's tcgen05_instr_desc hook.
+atoms, which this backend builds on) and writes the descriptor with the plugin's umma_smem_desc hook. The
+accumulator fragment ("tmem" kind, make_fragment_C of a shape) is laid out in tensor memory as the instruction
+writes D (PTX ISA, "Data path layout organization"), see tmem_layouts.py. The instruction descriptor comes from
+the plugin's tcgen05_instr_desc hook.
 """
 from __future__ import annotations
 
