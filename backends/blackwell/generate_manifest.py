@@ -12,6 +12,16 @@ and commit both files. Plain Python 3, no dependencies, so it runs anywhere the 
 from __future__ import annotations
 
 import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The writer the backends' generators share lives in backends/, beside this backend's folder; this script runs on
+# its own (no package holds it), so its parent folder is put on the path.
+sys.path.insert(0, os.path.dirname(HERE))
+from manifest_builder import (  # noqa: E402
+    entry, family, format_element_types, format_entry, format_header, format_target, operand as op, parameter as param,
+    write_or_check,
+)
 
 TARGET = "sm_100a"
 
@@ -492,108 +502,12 @@ def clc_primitives():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Text format
-# ---------------------------------------------------------------------------------------------------------------
-
-def op(name, role, direction="IN", **kw):
-    d = {"name": name, "role": role, "direction": direction}
-    d.update(kw)
-    return d
-
-
-def entry(section, **kw):
-    return section, kw
-
-
-def q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def fmt_operand(o: dict) -> str:
-    parts = [f"name: {q(o['name'])}", f"role: {o['role']}", f"direction: {o['direction']}"]
-    for k in ("element_type", "values", "registers", "register_type", "count", "layout_tv", "values_expr",
-              "registers_expr", "count_expr", "when", "kind"):
-        if k in o:
-            parts.append(f"{k}: {q(o[k]) if isinstance(o[k], str) else o[k]}")
-    return "  operands { " + " ".join(parts) + " }"
-
-
-def fmt_attribute(a: dict) -> str:
-    parts = [f"name: {q(a['name'])}", f"type: {q(a['type'])}"]
-    parts += [f"allowed: {q(v)}" for v in a.get("allowed", [])]
-    if "default_value" in a:
-        parts.append(f"default_value: {q(a['default_value'])}")
-    return "  attributes { " + " ".join(parts) + " }"
-
-
-def fmt_entry(section: str, e: dict) -> str:
-    if section == "families":
-        return fmt_family(e)
-    lines = [section + " {", f"  id: {q(e['id'])}", f"  kind: {e['kind']}", f"  targets: {q(TARGET)}"]
-    for key in ("description", "python_name"):
-        if key in e:
-            lines.append(f"  {key}: {q(e[key])}")
-    for k, v in e.get("python_params", {}).items():
-        lines.append(f"  python_params {{ key: {q(k)} value: {q(v)} }}")
-    lines += [f"  python_signature: {q(v)}" for v in e.get("python_signature", [])]
-    for k, v in e.get("python_defaults", {}).items():
-        lines.append(f"  python_defaults {{ key: {q(k)} value: {q(v)} }}")
-    for key in ("shape_mnk", "thr_id"):
-        if key in e:
-            lines.append(f"  {key}: {q(e[key])}")
-    if "layout_unit_bits" in e:
-        lines.append(f"  layout_unit_bits: {e['layout_unit_bits']}")
-    lines += [fmt_operand(o) for o in e.get("operands", [])]
-    lines += [fmt_attribute(a) for a in e.get("attributes", [])]
-    for key in ("ptx_template", "constraints"):
-        if e.get(key):
-            lines.append(f"  {key}: {q(e[key])}")
-    if e.get("has_side_effects"):
-        lines.append("  has_side_effects: true")
-    if e.get("lowering_hook"):
-        lines.append(f"  lowering_hook: {q(e['lowering_hook'])}")
-    lines += [f"  sass_opcodes: {q(s)}" for s in e.get("sass_opcodes", [])]
-    for key in ("host_hook", "conformance", "cubin_tool"):
-        if e.get(key):
-            lines.append(f"  {key}: {q(e[key])}")
-    return "\n".join(lines) + "\n}\n"
-
-
-# ---------------------------------------------------------------------------------------------------------------
 # Atom families (manifest.proto, message Family): one description per instruction family, expanded by the core
 # when an atom is selected. Strings of a template may hold {expr} over the family's parameters.
 # ---------------------------------------------------------------------------------------------------------------
 
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "s32": 32, "e2m1": 4,
         "ue8m0": 8}
-
-
-def param(name, *, values=(), range_=None, set_=(), rule=""):
-    return {"name": name, "values": list(values), "range": range_, "set": list(set_), "rule": rule}
-
-
-def family(id_, *, parameters, template, derived=(), rules=(), primitive=False):
-    return {"id": id_, "primitive": primitive, "parameters": parameters, "derived": list(derived),
-            "rules": list(rules), "template": template}
-
-
-def fmt_family(f: dict) -> str:
-    lines = ["families {", f"  id: {q(f['id'])}"]
-    if f["primitive"]:
-        lines.append("  primitive: true")
-    for p in f["parameters"]:
-        parts = [f"name: {q(p['name'])}"] + [f"values: {q(v)}" for v in p["values"]]
-        if p["range"]:
-            lo, hi, step = p["range"]
-            parts.append(f"range {{ min: {lo} max: {hi} step: {step} }}")
-        parts += [f"set: {v}" for v in p["set"]]
-        if p["rule"]:
-            parts.append(f"rule: {q(p['rule'])}")
-        lines.append("  parameters { " + " ".join(parts) + " }")
-    lines += [f"  derived {{ name: {q(n)} expr: {q(e)} }}" for n, e in f["derived"]]
-    lines += [f"  constraints {{ rule: {q(r)} expr: {q(e)} }}" for r, e in f["rules"]]
-    lines += ["  " + line for line in fmt_entry("template", f["template"]).rstrip("\n").split("\n")]
-    return "\n".join(lines) + "\n}\n"
 
 
 # The MLIR type a value of each element type is held in (fp8 and integers as integers of their width).
@@ -604,8 +518,7 @@ def element_types_text() -> str:
     """The manifest's element type table: every type an operand names, with its width, the DSL type a Python
     parameter names it by (none for b32), and the MLIR type its values are held in."""
     rows = [(t, BITS[t], d) for t, d in PY_DTYPE.items()] + [("b32", 32, "")]
-    return "".join(f"element_types {{ name: {q(t)} bits: {bits} dsl_name: {q(d)} ir_type: "
-                   f"{q(IR_TYPES.get(t, f'i{bits}'))} }}\n" for t, bits, d in rows)
+    return "".join(line + "\n" for line in format_element_types(rows, IR_TYPES))
 
 
 # Observed in the cubins of the probe kernels (nvdisasm of ptxas 13.0 output for sm_100a); tf32 shares f16's.
@@ -828,10 +741,7 @@ def tma_families():
             sass_opcodes=["UTMASTG.{rank}D"], host_hook="encode_tma_descriptor", conformance="tma_store")))
 
 
-HEADER = """\
-# proto-file: plugins_api/proto/manifest.proto
-# proto-message: warpweave.manifest.Manifest
-#
+COMMENT = """\
 # GENERATED by backends/blackwell/generate_manifest.py: edit the script, run
 #   python3 backends/blackwell/generate_manifest.py
 # and commit both. This file is the source: the plugin embeds it as it is, nothing is generated at build time.
@@ -857,24 +767,22 @@ HEADER = """\
 
 
 def manifest_text() -> str:
-    out = [HEADER,
-           'name: "blackwell"\nversion: "0.2.0"\nabi_version: 1\n'
-           'description: "NVIDIA Blackwell (sm_100a): tcgen05.mma (1 and 2 CTA), tensor memory alloc/ld/st/cp, UMMA '
-           'descriptors, tcgen05 commit and fences, TMA and mbarrier for sm_100a"\n'
-           'python_modules: "tcgen05"\n'
-           'python_package {\n  module_map { key: "warpweave.utils.blackwell_helpers" value: "helpers" }\n'
-           '  module_map { key: "warpweave.utils.sm100" value: "helpers" }\n'
-           '  module_map { key: "warpweave.utils.gemm.sm100" value: "gemm_sm100" }\n'
-           '  module_map { key: "warpweave.utils.blockscaled_layout" value: "blockscaled_layout" }\n'
-           '  module_map { key: "warpweave.cute.arch.smem" value: "dsmem" }\n'
-           '  on_load: "adapters"\n}\n'
-           'python_enums { name: "tcgen05.OperandSource" members: "SMEM" members: "TMEM" }\n'
-           'python_enums { name: "tcgen05.OperandMajorMode" members: "K" members: "MN" }\n'
-           'python_enums { name: "tcgen05.Repetition"'
-           + "".join(f' members: "x{1 << i}"' for i in range(8)) + " }\n\n"
-           f'targets {{\n  name: "{TARGET}"\n  compute_capability: 100\n  arch_specific: true\n'
-           f'  llvm_cpu: "sm_100a"\n  ptx_features: "+ptx88"\n  jit_arch: "sm_100a"\n'
-           f'  smem_capacity_bytes: 232448\n  max_threads_per_block: 1024\n  max_cluster_size: 8\n}}\n']
+    out = [format_header(
+        comment=COMMENT, name="blackwell", version="0.2.0",
+        description="NVIDIA Blackwell (sm_100a): tcgen05.mma (1 and 2 CTA), tensor memory alloc/ld/st/cp, UMMA "
+                    "descriptors, tcgen05 commit and fences, TMA and mbarrier for sm_100a",
+        # Its Python builds its TMA atoms and shared-memory layout atoms on Hopper's (warpweave.backends.hopper).
+        extends=("hopper",),
+        python_modules=("tcgen05",),
+        module_map={"warpweave.utils.blackwell_helpers": "helpers", "warpweave.utils.sm100": "helpers",
+                    "warpweave.utils.gemm.sm100": "gemm_sm100",
+                    "warpweave.utils.blockscaled_layout": "blockscaled_layout", "warpweave.cute.arch.smem": "dsmem"},
+        on_load=("adapters",),
+        python_enums=(("tcgen05.OperandSource", ("SMEM", "TMEM")), ("tcgen05.OperandMajorMode", ("K", "MN")),
+                      ("tcgen05.Repetition", tuple(f"x{1 << i}" for i in range(8))))),
+        "\n" + format_target(dict(name=TARGET, compute_capability=100, arch_specific=True, llvm_cpu="sm_100a",
+                                   ptx_features="+ptx88", jit_arch="sm_100a", smem_capacity_bytes=232448,
+                                   max_threads_per_block=1024, max_cluster_size=8)) + "\n"]
     out.append("\n" + element_types_text())
     sections = [
         ("tcgen05.mma families: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",
@@ -898,17 +806,14 @@ def manifest_text() -> str:
     ]
     for title, entries in sections:
         out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")
-        out.append("\n".join(fmt_entry(s, e) for s, e in entries))
+        out.append("\n".join(format_entry(s, e, TARGET) + "\n" for s, e in entries))
     return "".join(out)
 
 
-def main():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "blackwell.textproto")
-    text = manifest_text()
-    with open(path, "w") as f:
-        f.write(text)
-    print(f"wrote {path} ({text.count(chr(10))} lines)")
+def main(argv) -> int:
+    return write_or_check(os.path.join(HERE, "blackwell.textproto"), manifest_text(), argv,
+                          "backends/blackwell/generate_manifest.py")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

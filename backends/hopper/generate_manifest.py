@@ -31,99 +31,23 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The writer the backends' generators share lives in backends/, beside this backend's folder; this script runs on
+# its own (no package holds it), so its parent folder is put on the path.
+sys.path.insert(0, os.path.dirname(HERE))
+from manifest_builder import (  # noqa: E402
+    attribute, family, format_element_types, format_entry, format_header, format_instruction, format_target, operand,
+    parameter, write_or_check,
+)
+
 OUT = os.path.join(HERE, "hopper.textproto")
 TARGET = "sm_90a"
 
-# --------------------------------------------------------------------------------------------------------------
-# textproto writing
-
-
-def q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def operand(name, role, direction, *, element_type=None, values=None, registers=None, register_type=None,
-            layout_tv=None, count=None, values_expr=None, registers_expr=None, count_expr=None, when=None):
-    parts = [f"name: {q(name)}", f"role: {role}", f"direction: {direction}"]
-    if element_type:
-        parts.append(f"element_type: {q(element_type)}")
-    if values:
-        parts.append(f"values: {values}")
-    if registers:
-        parts.append(f"registers: {registers}")
-    if register_type:
-        parts.append(f"register_type: {q(register_type)}")
-    if layout_tv:
-        parts.append(f"layout_tv: {q(layout_tv)}")
-    if count:
-        parts.append(f"count: {count}")
-    # In a family's template: numbers and presence written over the parameters.
-    for key, v in (("values_expr", values_expr), ("registers_expr", registers_expr), ("count_expr", count_expr),
-                   ("when", when)):
-        if v:
-            parts.append(f"{key}: {q(v)}")
-    return "  operands { " + " ".join(parts) + " }"
-
-
-def attribute(name, *, allowed=(), default=None, type_="int", when=None):
-    parts = [f"name: {q(name)}", f"type: {q(type_)}"]
-    parts += [f"allowed: {q(str(a))}" for a in allowed]
-    if default is not None:
-        parts.append(f"default_value: {q(str(default))}")
-    if when:
-        parts.append(f"when: {q(when)}")
-    return "  attributes { " + " ".join(parts) + " }"
-
-
-def entry(section, id_, kind, *, description="", python_name="", python_params=None, python_signature=(),
-          python_defaults=None, shape_mnk="", thr_id="", operands=(), attributes=(), ptx_template="", constraints="",
-          has_side_effects=False, lowering_hook="", sass=(), host_hook="", conformance="", layout_unit_bits=0,
-          cubin_tool=""):
-    lines = [section + " {", f"  id: {q(id_)}", f"  kind: {kind}", f"  targets: {q(TARGET)}"]
-    if description:
-        lines.append(f"  description: {q(description)}")
-    if python_name:
-        lines.append(f"  python_name: {q(python_name)}")
-    for k, v in (python_params or {}).items():
-        lines.append(f"  python_params {{ key: {q(k)} value: {q(v)} }}")
-    for k in python_signature:
-        lines.append(f"  python_signature: {q(k)}")
-    for k, v in (python_defaults or {}).items():
-        lines.append(f"  python_defaults {{ key: {q(k)} value: {q(v)} }}")
-    if shape_mnk:
-        lines.append(f"  shape_mnk: {q(shape_mnk)}")
-    if thr_id:
-        lines.append(f"  thr_id: {q(thr_id)}")
-    if layout_unit_bits:
-        lines.append(f"  layout_unit_bits: {layout_unit_bits}")
-    lines += list(operands)
-    lines += list(attributes)
-    if ptx_template:
-        lines.append(f"  ptx_template: {q(ptx_template)}")
-    if constraints:
-        lines.append(f"  constraints: {q(constraints)}")
-    if has_side_effects:
-        lines.append("  has_side_effects: true")
-    if lowering_hook:
-        lines.append(f"  lowering_hook: {q(lowering_hook)}")
-    for s in sass:
-        lines.append(f"  sass_opcodes: {q(s)}")
-    if host_hook:
-        lines.append(f"  host_hook: {q(host_hook)}")
-    if conformance:
-        lines.append(f"  conformance: {q(conformance)}")
-    if cubin_tool:
-        lines.append(f"  cubin_tool: {q(cubin_tool)}")
-    lines.append("}")
-    return "\n".join(lines)
-
-
 def atom(id_, kind, **kw):
-    return entry("atoms", id_, kind, **kw)
+    return format_instruction("atoms", dict(id=id_, kind=kind, **kw), TARGET)
 
 
 def primitive(id_, kind, **kw):
-    return entry("primitives", id_, kind, **kw)
+    return format_instruction("primitives", dict(id=id_, kind=kind, **kw), TARGET)
 
 
 def regs(first: int, n: int) -> str:
@@ -166,33 +90,6 @@ def smem_layout(mn: int, k: int) -> str:
     return f"(128,({mn},{k})):(0,(1,{mn}))"
 
 
-def parameter(name, *, values=(), range_=None, set_=(), rule=""):
-    parts = [f"name: {q(name)}"]
-    parts += [f"values: {q(v)}" for v in values]
-    if range_:
-        lo, hi, step = range_
-        parts.append(f"range {{ min: {lo} max: {hi} step: {step} }}")
-    parts += [f"set: {v}" for v in set_]
-    if rule:
-        parts.append(f"rule: {q(rule)}")
-    return "  parameters { " + " ".join(parts) + " }"
-
-
-def family(id_, *, parameters, derived=(), rules=(), primitive=False, template_id, kind, **template):
-    """A Family entry: its parameters, derived values, constraints (rule sentence, expression) and the templated
-    instruction (the keyword arguments of entry(); strings may hold {expr} over the parameters)."""
-    lines = ["families {", f"  id: {q(id_)}"]
-    if primitive:
-        lines.append("  primitive: true")
-    lines += list(parameters)
-    lines += [f"  derived {{ name: {q(n)} expr: {q(e)} }}" for n, e in derived]
-    lines += [f"  constraints {{ rule: {q(r)} expr: {q(e)} }}" for r, e in rules]
-    body = entry("template", template_id, kind, **template).split("\n")
-    lines += ["  " + line for line in body]
-    lines.append("}")
-    return "\n".join(lines)
-
-
 # The MLIR type a value of each element type is held in (fp8 and integers as integers of their width).
 IR_TYPES = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "f32": "f32"}
 
@@ -201,8 +98,7 @@ def element_types() -> str:
     """The manifest's element type table: every type an operand names, with its width, the DSL type a Python
     parameter names it by (none for the untyped bNN), and the MLIR type its values are held in."""
     rows = [(t, bits, dsl) for t, (bits, dsl) in TYPES.items()] + [("b16", 16, ""), ("b32", 32, "")]
-    return "\n".join(f"element_types {{ name: {q(t)} bits: {bits} dsl_name: {q(dsl)} "
-                     f"ir_type: {q(IR_TYPES.get(t, f'i{bits}'))} }}" for t, bits, dsl in rows)
+    return "\n".join(format_element_types(rows, IR_TYPES))
 
 
 # (family id, Python class, A types, B types (None: B is A's type), accumulator types, K, N domain and its rule,
@@ -289,11 +185,13 @@ def wgmma_family(fid, pyname, a_types, b_types, accs, k, n_domain, rules):
         sass_op = "QGMMA.64x{n}x{k}.{upper(acc)}.{upper(a)}.{upper(b)}"
     else:
         sass_op = "HGMMA.64x{n}x{k}.{upper(acc)}{a == 'f16' ? '' : '.' + upper(a)}"
-    return family(fid, parameters=params, derived=derived, rules=rules,
-                  template_id="hopper.wgmma.m{m}n{n}k{k}.{acc}.{a}.{b}.{rs ? 'rs' : 'ss'}", kind="MMA",
-                  description=desc, python_name=pyname, python_params=python_params, python_signature=signature,
-                  shape_mnk="({m},{n},{k})", thr_id="128:1", operands=ops, attributes=attrs, ptx_template=template,
-                  constraints=constraints, has_side_effects=True, sass=[sass_op], conformance="hopper_wgmma")
+    return format_entry("families", family(
+        fid, parameters=params, derived=derived, rules=rules,
+        template=dict(id="hopper.wgmma.m{m}n{n}k{k}.{acc}.{a}.{b}.{rs ? 'rs' : 'ss'}", kind="MMA", description=desc,
+                      python_name=pyname, python_params=python_params, python_signature=signature,
+                      shape_mnk="({m},{n},{k})", thr_id="128:1", operands=ops, attributes=attrs,
+                      ptx_template=template, constraints=constraints, has_side_effects=True, sass_opcodes=[sass_op],
+                      conformance="hopper_wgmma")), TARGET)
 
 
 def wgmma_families():
@@ -335,7 +233,7 @@ def stmatrix_atoms():
                                   register_type="b32", layout_tv=src_l)],
                 ptx_template=f"stmatrix.sync.aligned.m8n8.x{x}{t}.shared.b16 [$0], {{{regs(1, x)}}};",
                 constraints=",".join(["r"] * (1 + x)), has_side_effects=True,
-                sass=[f"STSM.16.{'MT88' if trans else 'M88'}{'' if x == 1 else '.' + str(x)}"],
+                sass_opcodes=[f"STSM.16.{'MT88' if trans else 'M88'}{'' if x == 1 else '.' + str(x)}"],
                 conformance="hopper_stmatrix"))
     return out
 
@@ -384,7 +282,7 @@ def tma_entries():
             operands=load_ops,
             ptx_template=(f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes "
                           f"[$0], [$1, {coords(3)}], [$2];"),
-            constraints=",".join(["r", "l", "r"] + ["r"] * r), has_side_effects=True, sass=[f"UTMALDG.{r}D"],
+            constraints=",".join(["r", "l", "r"] + ["r"] * r), has_side_effects=True, sass_opcodes=[f"UTMALDG.{r}D"],
             host_hook="encode_tma_descriptor", conformance="hopper_tma"))
         out.append(atom(
             f"hopper.tma.load.multicast.{r}d", "COPY",
@@ -398,7 +296,7 @@ def tma_entries():
                           f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes"
                           f".multicast::cluster [$0], [$1, {coords(3)}], [$2], ww_mask; }}"),
             constraints=",".join(["r", "l", "r"] + ["r"] * r + ["r"]), has_side_effects=True,
-            sass=[f"UTMALDG.{r}D.MULTICAST"], host_hook="encode_tma_descriptor", conformance="hopper_tma"))
+            sass_opcodes=[f"UTMALDG.{r}D.MULTICAST"], host_hook="encode_tma_descriptor", conformance="hopper_tma"))
         store_ops = [operand("tmap", "TMA_DESCRIPTOR", "IN"), operand("src", "SMEM_ADDRESS", "IN"), cop]
         out.append(atom(
             f"hopper.tma.store.{r}d", "COPY",
@@ -408,7 +306,7 @@ def tma_entries():
             python_name="cpasync.CopyBulkTensorTileS2GOp", python_params={"rank": str(r)}, thr_id="1:1",
             operands=store_ops,
             ptx_template=f"cp.async.bulk.tensor.{r}d.global.shared::cta.bulk_group [$0, {coords(2)}], [$1];",
-            constraints=",".join(["l", "r"] + ["r"] * r), has_side_effects=True, sass=[f"UTMASTG.{r}D"],
+            constraints=",".join(["l", "r"] + ["r"] * r), has_side_effects=True, sass_opcodes=[f"UTMASTG.{r}D"],
             host_hook="encode_tma_descriptor", conformance="hopper_tma"))
         out.append(atom(
             f"hopper.tma.reduce.{r}d", "COPY",
@@ -421,40 +319,40 @@ def tma_entries():
                                   allowed=("add", "min", "max", "inc", "dec", "and", "or", "xor"), default="add")],
             ptx_template=(f"cp.reduce.async.bulk.tensor.{r}d.global.shared::cta.{{op}}.bulk_group "
                           f"[$0, {coords(2)}], [$1];"),
-            constraints=",".join(["l", "r"] + ["r"] * r), has_side_effects=True, sass=[f"UTMAREDG.{r}D"],
+            constraints=",".join(["l", "r"] + ["r"] * r), has_side_effects=True, sass_opcodes=[f"UTMAREDG.{r}D"],
             host_hook="encode_tma_descriptor", conformance="hopper_tma"))
         out.append(primitive(
             f"hopper.tma.prefetch.{r}d", "OTHER",
             description=f"TMA tile prefetch into L2, {r}-D: the box at coords of the tensor map. " + TMA_HOST_DOC,
             python_name=f"cpasync.prefetch_tile_{r}d", operands=[operand("tmap", "TMA_DESCRIPTOR", "IN"), cop],
             ptx_template=f"cp.async.bulk.prefetch.tensor.{r}d.L2.global [$0, {coords(1)}];",
-            constraints=",".join(["l"] + ["r"] * r), has_side_effects=True, sass=[f"UTMAPF.L2.{r}D"],
+            constraints=",".join(["l"] + ["r"] * r), has_side_effects=True, sass_opcodes=[f"UTMAPF.L2.{r}D"],
             host_hook="encode_tma_descriptor"))
     out.append(primitive(
         "hopper.tma.prefetch_descriptor", "OTHER",
         description=("prefetch.tensormap: brings the tensor map at tmap (generic address) into the cache. " +
                      TMA_HOST_DOC),
         python_name="cpasync.prefetch_descriptor", operands=[operand("tmap", "TMA_DESCRIPTOR", "IN")],
-        ptx_template="prefetch.tensormap [$0];", constraints="l", has_side_effects=True, sass=["UTMACCTL.PF"],
+        ptx_template="prefetch.tensormap [$0];", constraints="l", has_side_effects=True, sass_opcodes=["UTMACCTL.PF"],
         host_hook="encode_tma_descriptor"))
     out.append(primitive(
         "hopper.tma.commit_group", "COMMIT",
         description="cp.async.bulk.commit_group: closes the bulk group of this thread's TMA stores issued so far",
         python_name="arch.cp_async_bulk_commit_group", ptx_template="cp.async.bulk.commit_group;",
-        has_side_effects=True, sass=["UTMACMDFLUSH"]))
+        has_side_effects=True, sass_opcodes=["UTMACMDFLUSH"]))
     out.append(primitive(
         "hopper.tma.wait_group.read", "WAIT",
         description="cp.async.bulk.wait_group.read n: waits until at most n bulk groups still read their shared-memory "
                     "source (the buffer may then be reused)",
         python_name="arch.cp_async_bulk_wait_group_read",
         attributes=[attribute("n")], ptx_template="cp.async.bulk.wait_group.read {n};", has_side_effects=True,
-        sass=["DEPBAR.LE"]))
+        sass_opcodes=["DEPBAR.LE"]))
     out.append(primitive(
         "hopper.tma.wait_group", "WAIT",
         description="cp.async.bulk.wait_group n: waits until at most n bulk groups are pending (writes visible)",
         python_name="arch.cp_async_bulk_wait_group",
         attributes=[attribute("n")], ptx_template="cp.async.bulk.wait_group {n};", has_side_effects=True,
-        sass=["DEPBAR.LE"]))
+        sass_opcodes=["DEPBAR.LE"]))
     return out
 
 
@@ -469,12 +367,12 @@ def grid_dependency_primitives():
                   description=("griddepcontrol.wait: waits until the grids this one depends on have completed and "
                                "their memory operations are visible (a no-op when launched without a dependency)"),
                   python_name="arch.griddepcontrol_wait", ptx_template="griddepcontrol.wait;",
-                  has_side_effects=True, sass=["ACQBULK"]),
+                  has_side_effects=True, sass_opcodes=["ACQBULK"]),
         primitive("hopper.griddepcontrol.launch_dependents", "OTHER",
                   description=("griddepcontrol.launch_dependents: lets the grids that depend on this one be "
                                "scheduled once every CTA of this grid has issued it or exited"),
                   python_name="arch.griddepcontrol_launch_dependents",
-                  ptx_template="griddepcontrol.launch_dependents;", has_side_effects=True, sass=["PREEXIT"]),
+                  ptx_template="griddepcontrol.launch_dependents;", has_side_effects=True, sass_opcodes=["PREEXIT"]),
     ]
 
 
@@ -500,17 +398,17 @@ def other_primitives():
                  description="wgmma.fence: orders register and shared-memory accesses before the next wgmma "
                              "(needed before the first wgmma and whenever its accumulators or A registers changed)",
                  python_name="warpgroup.fence", ptx_template="wgmma.fence.sync.aligned;", has_side_effects=True,
-                 sass=["WARPGROUP.ARRIVE"]))
+                 sass_opcodes=["WARPGROUP.ARRIVE"]))
     out.append(P("hopper.wgmma.commit_group", "COMMIT",
                  description="wgmma.commit_group: closes a group of the wgmma issued so far (in SASS: the group's "
                              "last HGMMA carries gsb0; an empty group becomes a no-op HGMMA with gsb0)",
                  python_name="warpgroup.commit_group", ptx_template="wgmma.commit_group.sync.aligned;",
-                 has_side_effects=True, sass=["gsb0"]))
+                 has_side_effects=True, sass_opcodes=["gsb0"]))
     out.append(P("hopper.wgmma.wait_group", "WAIT",
                  description="wgmma.wait_group n: waits until at most n wgmma groups are pending",
                  python_name="warpgroup.wait_group", attributes=[attribute("n")],
                  ptx_template="wgmma.wait_group.sync.aligned {n};", has_side_effects=True,
-                 sass=["WARPGROUP.DEPBAR.LE"]))
+                 sass_opcodes=["WARPGROUP.DEPBAR.LE"]))
     for rt, cons in (("f32", "f"), ("b32", "r")):
         et = "f32" if rt == "f32" else "b32"
         out.append(P(
@@ -528,7 +426,7 @@ def other_primitives():
                  python_name="arch.mbarrier_init",
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("count", "SCALAR", "IN")],
                  ptx_template="mbarrier.init.shared::cta.b64 [$0], $1;", constraints="r,r", has_side_effects=True,
-                 sass=["SYNCS.EXCH.64"]))
+                 sass_opcodes=["SYNCS.EXCH.64"]))
     out.append(P("hopper.mbarrier.init_fence", "FENCE",
                  description="fence.mbarrier_init.release.cluster: makes mbarrier.init visible to the cluster (and "
                              "to TMA) before they use the barrier. No SASS of its own under ptxas 13.0 (mbarrier.init "
@@ -539,7 +437,7 @@ def other_primitives():
                  description="mbarrier.arrive: one arrival on this CTA's mbarrier (release, CTA scope)",
                  python_name="arch.mbarrier_arrive", operands=[operand("mbar", "MBARRIER", "IN")],
                  ptx_template="mbarrier.arrive.shared::cta.b64 _, [$0];", constraints="r", has_side_effects=True,
-                 sass=["SYNCS.ARRIVE.TRANS64.A1T0"]))
+                 sass_opcodes=["SYNCS.ARRIVE.TRANS64.A1T0"]))
     out.append(P("hopper.mbarrier.arrive.cluster", "ARRIVE",
                  description="mbarrier.arrive on the mbarrier at the same offset in the CTA of rank cta_id in the "
                              "cluster (release, CTA scope: a pipeline's consumer arrives once its reads of the "
@@ -549,21 +447,21 @@ def other_primitives():
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("cta_id", "SCALAR", "IN")],
                  ptx_template=("{ .reg .b32 ww_remote; mapa.shared::cluster.u32 ww_remote, $0, $1; "
                                "mbarrier.arrive.shared::cluster.b64 _, [ww_remote]; }"),
-                 constraints="r,r", has_side_effects=True, sass=["SYNCS.ARRIVE.TRANS64.RED.A1T0"]))
+                 constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED.A1T0"]))
     out.append(P("hopper.mbarrier.arrive_expect_tx", "ARRIVE",
                  description="mbarrier.arrive.expect_tx: one arrival that also expects tx_count more transaction "
                              "bytes (e.g. of TMA loads) in this phase",
                  python_name="arch.mbarrier_arrive_and_expect_tx",
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("tx_count", "SCALAR", "IN")],
                  ptx_template="mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", constraints="r,r",
-                 has_side_effects=True, sass=["SYNCS.ARRIVE.TRANS64"]))
+                 has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"]))
     out.append(P("hopper.mbarrier.expect_tx", "BARRIER",
                  description="mbarrier.expect_tx: expects tx_count more transaction bytes in the current phase, "
                              "without arriving",
                  python_name="arch.mbarrier_expect_tx",
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("tx_count", "SCALAR", "IN")],
                  ptx_template="mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], $1;", constraints="r,r",
-                 has_side_effects=True, sass=["SYNCS.ARRIVE.TRANS64.RED.A0TR"]))
+                 has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED.A0TR"]))
     out.append(P("hopper.mbarrier.try_wait.parity", "WAIT",
                  description="mbarrier.try_wait.parity: true once the phase of parity phase (0 or 1) has completed; "
                              "may block for a time-limit first. Loop on it, or use hopper.mbarrier.wait.parity",
@@ -571,19 +469,19 @@ def other_primitives():
                  operands=[operand("done", "PREDICATE", "OUT"), operand("mbar", "MBARRIER", "IN"),
                            operand("phase", "SCALAR", "IN")],
                  ptx_template="mbarrier.try_wait.parity.shared::cta.b64 $0, [$1], $2;", constraints="=b,r,r",
-                 has_side_effects=True, sass=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
+                 has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
     out.append(P("hopper.mbarrier.wait.parity", "WAIT",
                  description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
                  python_name="arch.mbarrier_wait",
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("phase", "SCALAR", "IN")],
                  ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, "
                                "[$0], $1; @!ww_done bra ww_wait; }"),
-                 constraints="r,r", has_side_effects=True, sass=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
+                 constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
     out.append(P("hopper.mbarrier.inval", "BARRIER",
                  description="mbarrier.inval: invalidates the mbarrier so that its memory can be reused",
                  python_name="arch.mbarrier_inval", operands=[operand("mbar", "MBARRIER", "IN")],
                  ptx_template="mbarrier.inval.shared::cta.b64 [$0];", constraints="r", has_side_effects=True,
-                 sass=["SYNCS.CCTL.IV"]))
+                 sass_opcodes=["SYNCS.CCTL.IV"]))
 
     # proxy fences
     # SASS seen: FENCE.VIEW.ASYNC.S for the shared spaces and for the unqualified fence (with MEMBARs), .G for global.
@@ -596,7 +494,7 @@ def other_primitives():
                      description=f"fence.proxy.async{suffix}: orders generic-proxy accesses of {what} with async-proxy "
                                  "ones (TMA, wgmma), e.g. smem writes before a TMA store reads them",
                      python_name="arch.fence_proxy_async" + suffix.replace("::", "_").replace(".", "_"),
-                     ptx_template=f"fence.proxy.async{suffix};", has_side_effects=True, sass=[sass]))
+                     ptx_template=f"fence.proxy.async{suffix};", has_side_effects=True, sass_opcodes=[sass]))
 
     # clusters
     for name, ptx, pyn, sass in (
@@ -607,7 +505,7 @@ def other_primitives():
         out.append(P(name, "CLUSTER",
                      description=f"{ptx[:-1]}: every thread of the CTA executes it (aligned); arrive (release, or "
                                  "relaxed: no ordering) then wait (acquire) synchronises the cluster's CTAs",
-                     python_name=pyn, ptx_template=ptx, has_side_effects=True, sass=[sass]))
+                     python_name=pyn, ptx_template=ptx, has_side_effects=True, sass_opcodes=[sass]))
     xyz = attribute("dim", type_="string", allowed=("x", "y", "z"))
     # ptxas reads most of these from the launch's constant bank (LDC) or derives them from %ctaid, so only
     # %cluster_ctarank has a recognisable SASS operand (SR_CgaCtaId).
@@ -625,7 +523,7 @@ def other_primitives():
         out.append(P(name, "CLUSTER", description=f"%{reg}{'.{x,y,z}' if has_dim else ''}: {what}",
                      python_name=pyn, operands=[operand("value", "SCALAR", "OUT")],
                      attributes=[xyz] if has_dim else [], ptx_template=f"mov.u32 $0, {sreg};", constraints="=r",
-                     sass=["SR_CgaCtaId"] if reg == "cluster_ctarank" else []))
+                     sass_opcodes=["SR_CgaCtaId"] if reg == "cluster_ctarank" else []))
     out.append(P("hopper.cluster.is_explicit", "CLUSTER",
                  description="%is_explicit_cluster: whether the launch named a cluster shape",
                  python_name="arch.is_explicit_cluster", operands=[operand("value", "PREDICATE", "OUT")],
@@ -636,7 +534,7 @@ def other_primitives():
                  python_name="arch.mapa",
                  operands=[operand("remote", "SCALAR", "OUT"), operand("addr", "SMEM_ADDRESS", "IN"),
                            operand("cta_id", "SCALAR", "IN")],
-                 ptx_template="mapa.shared::cluster.u32 $0, $1, $2;", constraints="=r,r,r", sass=["PRMT"]))
+                 ptx_template="mapa.shared::cluster.u32 $0, $1, $2;", constraints="=r,r,r", sass_opcodes=["PRMT"]))
 
     # elect, registers
     out.append(P("hopper.elect.sync", "ELECT",
@@ -644,7 +542,7 @@ def other_primitives():
                  python_name="arch.elect_one", operands=[operand("elected", "PREDICATE", "OUT")],
                  attributes=[attribute("membermask", default="0xffffffff")],
                  ptx_template="{ .reg .b32 ww_lane; elect.sync ww_lane|$0, {membermask}; }", constraints="=b",
-                 has_side_effects=True, sass=["ELECT"]))
+                 has_side_effects=True, sass_opcodes=["ELECT"]))
     regs_allowed = tuple(str(n) for n in range(24, 257, 8))
     # ptxas emits USETMAXREG only for a kernel whose register count at entry it knows (launch bounds: maxntid and
     # minctasm, or maxnreg); nvJitLink drops the instruction (C7504, "to maintain compatibility across compilation
@@ -657,14 +555,12 @@ def other_primitives():
                                  "that uses it is assembled with ptxas, as nvJitLink drops the instruction",
                      python_name=pyn, attributes=[attribute("n", allowed=regs_allowed)],
                      ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};", has_side_effects=True,
-                     sass=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"], cubin_tool="ptxas"))
+                     sass_opcodes=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"], cubin_tool="ptxas"))
     return out
 
 
-HEADER = """\
-# proto-file: plugins_api/proto/manifest.proto
-# proto-message: warpweave.manifest.Manifest
-#
+HEADER = format_header(
+    comment="""\
 # GENERATED by backends/hopper/generate_manifest.py: edit the script, run
 #   python3 backends/hopper/generate_manifest.py
 # and commit both. The plugin embeds this file.
@@ -672,34 +568,16 @@ HEADER = """\
 # The Hopper backend (sm_90a). Thread-value layouts are in CuTe notation; MMA layouts map (thread, value) to the
 # column-major index of (m,k), (n,k) or (m,n); copy layouts map (thread, value) to the bit (layout_unit_bits: 1).
 # Ids: hopper.wgmma.m64n<N>k<K>.<acc>.<a>.<b>.<ss|rs> (instances of the hopper.wgmma.* families), hopper.stmatrix.*, hopper.tma.*, hopper.mbarrier.*,
-# hopper.fence.*, hopper.cluster.*, hopper.elect.sync, hopper.setmaxnreg.*.
-name: "hopper"
-version: "0.1.0"
-abi_version: 1
-description: "NVIDIA Hopper (sm_90a): wgmma, TMA, mbarrier, clusters, setmaxnreg, stmatrix, proxy fences"
-python_modules: "warp"
-python_modules: "warpgroup"
-python_modules: "cpasync"
-python_package {
-  module_map { key: "warpweave.utils.hopper_helpers" value: "helpers" }
-  on_load: "adapters"
-  conformance_probes { key: "hopper_wgmma" value: "conformance.wgmma" }
-  conformance_probes { key: "hopper_tma" value: "conformance.tma" }
-  conformance_probes { key: "hopper_stmatrix" value: "conformance.stmatrix" }
-}
-
-targets {
-  name: "sm_90a"
-  compute_capability: 90
-  arch_specific: true
-  llvm_cpu: "sm_90a"
-  ptx_features: "+ptx86"
-  jit_arch: "sm_90a"
-  smem_capacity_bytes: 232448
-  max_threads_per_block: 1024
-  max_cluster_size: 8
-}
-"""
+# hopper.fence.*, hopper.cluster.*, hopper.elect.sync, hopper.setmaxnreg.*.""",
+    name="hopper", version="0.1.0",
+    description="NVIDIA Hopper (sm_90a): wgmma, TMA, mbarrier, clusters, setmaxnreg, stmatrix, proxy fences",
+    python_modules=("warp", "warpgroup", "cpasync"),
+    module_map={"warpweave.utils.hopper_helpers": "helpers"}, on_load=("adapters",),
+    conformance_probes={"hopper_wgmma": "conformance.wgmma", "hopper_tma": "conformance.tma",
+                        "hopper_stmatrix": "conformance.stmatrix"},
+) + "\n" + format_target(dict(name=TARGET, compute_capability=90, arch_specific=True, llvm_cpu="sm_90a",
+                                ptx_features="+ptx86", jit_arch="sm_90a", smem_capacity_bytes=232448,
+                                max_threads_per_block=1024, max_cluster_size=8)) + "\n"
 
 
 def render() -> str:
@@ -713,18 +591,7 @@ def render() -> str:
 
 
 def main(argv) -> int:
-    text = render()
-    if "--check" in argv:
-        with open(OUT) as f:
-            if f.read() != text:
-                print(f"{OUT} is stale: run {sys.argv[0]}", file=sys.stderr)
-                return 1
-        return 0
-    with open(OUT, "w") as f:
-        f.write(text)
-    print(f"wrote {OUT}: {text.count(chr(10) + 'families {')} families, {text.count(chr(10) + 'atoms {')} atoms, "
-          f"{text.count(chr(10) + 'primitives {')} primitives")
-    return 0
+    return write_or_check(OUT, render(), argv, "backends/hopper/generate_manifest.py")
 
 
 if __name__ == "__main__":

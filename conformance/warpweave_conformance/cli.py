@@ -76,6 +76,7 @@ def plugins_report() -> list[dict]:
         out.append({
             "name": b.name, "version": b.version, "path": b.path,
             "description": b.manifest.get("description", ""),
+            "extends": list(b.extends),
             "targets": [t.name for t in b.targets],
             "target_details": [{"name": t.name, "compute_capability": t.compute_capability,
                                 "arch_specific": t.arch_specific, "also_serves": list(t.also_serves)}
@@ -119,6 +120,8 @@ def _print_plugins(args) -> int:
         if "refused" in p:
             continue
         print(f"{p['name']} {p['version']}  {p['path']}")
+        if p["extends"]:
+            print(f"  extends {', '.join(p['extends'])} (loaded first)")
         for t in p["target_details"]:
             extra = " arch-specific" if t["arch_specific"] else ""
             serves = f", also serves {', '.join(str(c) for c in t['also_serves'])}" if t["also_serves"] else ""

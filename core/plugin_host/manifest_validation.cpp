@@ -271,6 +271,12 @@ std::vector<std::string> validate_manifest(const Manifest& m, bool sample_famili
   if (m.abi_version() != WW_PLUGIN_ABI_VERSION)
     out.push_back("abi_version " + std::to_string(m.abi_version()) + ", the core expects " +
                   std::to_string(WW_PLUGIN_ABI_VERSION));
+  std::set<std::string> bases;
+  for (auto& b : m.extends()) {
+    if (b == m.name()) out.push_back("it extends itself (extends \"" + b + "\")");
+    else if (!std::regex_match(b, std::regex("[a-z][a-z0-9_]*")) || !bases.insert(b).second)
+      out.push_back("extends \"" + b + "\": a base is the manifest name of another backend, named once");
+  }
   std::set<std::string> targets;
   for (auto& t : m.targets()) {
     if (t.name().empty() || !targets.insert(t.name()).second)

@@ -104,9 +104,9 @@ size_t skip_value(std::string_view t, size_t i) {
 }
 
 // python_package too: its module map says which public module names the backend serves, so that importing one
-// loads only that backend.
+// loads only that backend; and extends, the bases a backend is loaded after.
 bool wanted_field(std::string_view name) {
-  return name == "name" || name == "version" || name == "targets" || name == "python_package";
+  return name == "name" || name == "version" || name == "targets" || name == "python_package" || name == "extends";
 }
 
 }  // namespace
@@ -180,10 +180,19 @@ std::optional<Candidate> PluginHost::discover_file(const std::string& path) {
     c.targets.push_back(std::move(ti));
   }
   for (auto& [public_name, module] : m.python_package().module_map()) c.module_map.emplace(public_name, module);
+  c.extends.assign(m.extends().begin(), m.extends().end());
   std::lock_guard<std::mutex> lock(g_discovery_mutex);
   candidates_.push_back(c);
   libraries_.push_back(lib);  // loading it later finds it mapped already
   return c;
+}
+
+std::vector<std::string> PluginHost::candidate_paths(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(g_discovery_mutex);
+  std::vector<std::string> out;
+  for (auto& c : candidates_)
+    if (c.name == name) out.push_back(c.path);
+  return out;
 }
 
 std::vector<Candidate> PluginHost::discover_directories(const std::vector<std::string>& dirs) {

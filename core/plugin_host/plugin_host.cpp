@@ -127,13 +127,20 @@ const Plugin* PluginHost::find(const std::string& name) const {
 }
 
 int PluginHost::load_directories(const std::vector<std::string>& dirs) {
-  int loaded = 0;
-  for (auto& f : plugin_files(dirs)) loaded += load_file(f) ? 1 : 0;
-  return loaded;
+  // Discovered first, so that a plugin's bases are found among the candidates wherever their files sort.
+  const auto files = plugin_files(dirs);
+  for (auto& f : files) discover_file(f);
+  size_t before = plugins_.size();
+  for (auto& f : files) load_file(f);
+  return static_cast<int>(plugins_.size() - before);
 }
 
 bool PluginHost::load_file(const std::string& path) {
   std::lock_guard<std::mutex> lock(g_mutex);
+  return load_guarded(path);
+}
+
+bool PluginHost::load_guarded(const std::string& path) {
   for (auto& p : plugins_)
     if (p.path == path) return false;
   for (auto& r : refusals_)
@@ -148,6 +155,37 @@ bool PluginHost::load_file(const std::string& path) {
     refusals_.push_back({path, "loading failed with an exception that is not a std::exception"});
   }
   return false;
+}
+
+// Loads the bases a plugin's manifest names, each from the first discovered plugin of that name that loads; ""
+// when all of them are loaded, else why the plugin cannot be.
+std::string PluginHost::load_bases(const std::string& name, const std::vector<std::string>& bases) {
+  loading_.push_back(name);
+  struct Pop {
+    std::vector<std::string>& stack;
+    ~Pop() { stack.pop_back(); }
+  } pop{loading_};
+  for (auto& base : bases) {
+    if (find(base)) continue;
+    if (auto at = std::find(loading_.begin(), loading_.end(), base); at != loading_.end()) {
+      std::string chain;
+      for (auto it = at; it != loading_.end(); ++it) chain += "\"" + *it + "\" extends ";
+      return "its bases form a cycle: " + chain + "\"" + base + "\"";
+    }
+    std::vector<std::string> paths = candidate_paths(base);
+    if (paths.empty())
+      return "it extends \"" + base + "\", which no discovered plugin provides (install it beside this one or "
+             "add its directory to WARPWEAVE_PLUGIN_PATH)";
+    for (auto& p : paths)
+      if (load_guarded(p) || find(base)) break;
+    if (!find(base)) {
+      std::string why = "it does not load";
+      for (auto& r : refusals_)
+        if (r.path == paths.front()) why = r.reason;
+      return "it extends \"" + base + "\", which was refused: " + why;
+    }
+  }
+  return {};
 }
 
 // A target's code-generation settings: two plugins may share a target (one adds atoms to another's generation)
@@ -184,6 +222,8 @@ bool PluginHost::load_file_locked(const std::string& path) {
   if (!abi->name || name != abi->name)
     return refuse("the plugin calls itself \"" + std::string(abi->name ? abi->name : "") +
                   "\" but its manifest is named \"" + name + "\"");
+  std::vector<std::string> bases(m.extends().begin(), m.extends().end());
+  if (std::string why = load_bases(name, bases); !why.empty()) return refuse(why);
   std::vector<std::string> ids;
   for (auto& a : m.atoms()) ids.push_back(a.id());
   for (auto& a : m.primitives()) ids.push_back(a.id());
@@ -231,6 +271,7 @@ bool PluginHost::load_file_locked(const std::string& path) {
   p.manifest_binary = m.SerializeAsString();
   p.ids = std::move(ids);
   for (auto& [key, what] : offers) p.python_offers.insert(key);
+  p.extends = std::move(bases);
   p.abi = abi;
   if (m.families_size()) p.families = make_family_set(m);  // validated above
   for (auto& t : m.targets()) targets_.emplace(t.name(), std::make_pair(name, target_settings(t)));
@@ -268,19 +309,34 @@ std::vector<uint32_t> PluginHost::lower(const std::string& plugin, const std::st
   return results;
 }
 
+std::optional<std::vector<uint8_t>> PluginHost::host_call_in(const Plugin& p, const std::string& name,
+                                                             const std::vector<ww_attr>& attrs, size_t out_size) {
+  if (p.abi->host_call) {
+    ww_host_services_v1 services{nullptr, hs_encode_tiled};
+    std::vector<uint8_t> out(out_size);
+    char error[1024] = {0};
+    int rc = p.abi->host_call(name.c_str(), &services, attrs.data(), attrs.size(), out.data(), out.size(), error,
+                              sizeof(error));
+    if (rc == WW_OK) return out;
+    if (rc != WW_UNKNOWN_HOOK) throw PluginError(p.name + " host hook " + name + ": " + (error[0] ? error : "failed"));
+  }
+  // A base is loaded before the plugins that extend it, and never unloaded.
+  for (auto& base : p.extends)
+    if (const Plugin* b = find(base))
+      if (auto out = host_call_in(*b, name, attrs, out_size)) return out;
+  return std::nullopt;
+}
+
 std::vector<uint8_t> PluginHost::host_call(const std::string& plugin, const std::string& name,
                                            const std::vector<ww_attr>& attrs, size_t out_size) {
   const Plugin* p = find(plugin);
   if (!p) throw PluginError("no plugin named \"" + plugin + "\" is loaded");
-  if (!p->abi->host_call) throw PluginError("the plugin \"" + plugin + "\" has no host hooks");
-  ww_host_services_v1 services{nullptr, hs_encode_tiled};
-  std::vector<uint8_t> out(out_size);
-  char error[1024] = {0};
-  int rc = p->abi->host_call(name.c_str(), &services, attrs.data(), attrs.size(), out.data(), out.size(), error,
-                             sizeof(error));
-  if (rc == WW_UNKNOWN_HOOK) throw PluginError("the plugin \"" + plugin + "\" has no host hook \"" + name + "\"");
-  if (rc != WW_OK) throw PluginError(plugin + " host hook " + name + ": " + (error[0] ? error : "failed"));
-  return out;
+  if (auto out = host_call_in(*p, name, attrs, out_size)) return *out;
+  if (!p->abi->host_call && p->extends.empty()) throw PluginError("the plugin \"" + plugin + "\" has no host hooks");
+  std::string bases;
+  for (auto& b : p->extends) bases += (bases.empty() ? " (nor has its base \"" : ", nor \"") + b + "\"";
+  if (!bases.empty()) bases += ")";
+  throw PluginError("the plugin \"" + plugin + "\" has no host hook \"" + name + "\"" + bases);
 }
 
 }  // namespace ww::plugins

@@ -67,6 +67,7 @@ void bind_plugins(nb::module_& m) {
       d["version"] = c.version;
       d["targets"] = targets;
       d["module_map"] = c.module_map;
+      d["extends"] = c.extends;
       out.append(d);
     }
     return out;

@@ -4,6 +4,13 @@ import importlib.util
 import os
 import sys
 
+# The conformance suite is a package of its own (conformance/warpweave_conformance), installed with the wheel or on
+# the path of a checkout (scripts/setup.sh's warpweave.pth, or PYTHONPATH).
+from warpweave_conformance import cli as conformance_cli
+
+from . import migrate
+from ._demo import layout_demo
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 # An installed wheel carries the examples inside the package; a checkout has them beside it (frontend_python/).
 EXAMPLES = next((d for d in (os.path.join(_PACKAGE, "examples"), os.path.join(os.path.dirname(_PACKAGE), "examples"))
@@ -32,8 +39,6 @@ def _example(name):
 
 
 def run_main_job() -> int:
-    from ._demo import layout_demo
-
     layout_demo()
     for name, args in MAIN_EXAMPLES:
         print(f"\n$ python {name}.py {' '.join(args)}")
@@ -41,18 +46,6 @@ def run_main_job() -> int:
         if rc:
             return rc
     return 0
-
-
-def _conformance_cli():
-    """The conformance package (conformance/warpweave_conformance), found through the .venv's path file, or
-    next to frontend_python in a source tree run with only frontend_python on PYTHONPATH (the GPU job)."""
-    try:
-        from warpweave_conformance import cli
-    except ImportError:
-        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        sys.path.insert(0, os.path.join(here, "conformance"))
-        from warpweave_conformance import cli
-    return cli
 
 
 def _sdk_main(args) -> int:
@@ -77,8 +70,7 @@ def _sdk_main(args) -> int:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["run"]:  # its own arguments follow the program's path unparsed (migrate.py)
-        from .migrate import main as run_main
-        return run_main(argv[1:])
+        return migrate.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m warpweave")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="print a short tour of the layout algebra")
@@ -90,12 +82,10 @@ def main(argv=None) -> int:
     sdk_what.add_argument("--cmake-dir", action="store_true", help="the folder of warpweaveConfig.cmake (warpweave_DIR)")
     sdk_what.add_argument("--prefix", action="store_true", help="a CMAKE_PREFIX_PATH entry that finds it")
     sdk_what.add_argument("--include-dir", action="store_true", help="the plugin ABI headers")
-    conformance = _conformance_cli()
-    conformance.add_plugins_parser(sub)
-    conformance.add_conformance_parser(sub)
+    conformance_cli.add_plugins_parser(sub)
+    conformance_cli.add_conformance_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from ._demo import layout_demo
         layout_demo()
         return 0
     if args.command == "main":
@@ -103,9 +93,9 @@ def main(argv=None) -> int:
     if args.command == "sdk":
         return _sdk_main(args)
     if args.command == "plugins":
-        return conformance.plugins_main(args)
+        return conformance_cli.plugins_main(args)
     if args.command == "conformance":
-        return conformance.conformance_main(args)
+        return conformance_cli.conformance_main(args)
     return 2
 
 

@@ -31,6 +31,7 @@ from ._dsl.registry.target import Target, select_target as current_target  # noq
 from ._dsl.tracing import control_flow as _control_flow
 from ._dsl.values import tensor as _tensor
 from ._dsl.values.numeric import dtype as _dtype
+from ._dsl.values.numeric import select  # noqa: F401 - cond ? a : b over DSL numbers (pipelines' states)
 
 EXT_API_VERSION = 1
 
@@ -144,4 +145,4 @@ __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLR
            "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
            "register_memory_space", "make_pointer", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
            "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
-           "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target"]
+           "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target", "select"]

@@ -1,17 +1,10 @@
 """warpweave.pipeline: producer/consumer pipelines (PipelineAsync, PipelineCpAsync, ...), named barriers and
 pipeline states. They live in the project's pipelines/ component (warpweave_pipelines); this module is their
-public name."""
-try:
-    import warpweave_pipelines as _impl
-except ImportError:  # a checkout whose environment lacks the path file: the component sits beside the package
-    import os as _os
-    import sys as _sys
-
-    _sys.path.insert(0, _os.path.join(_os.path.dirname(__file__), "..", "..", "pipelines"))
-    import warpweave_pipelines as _impl
-
-from warpweave_pipelines import *  # noqa: E402,F401,F403
-from ._dsl.base.errors import register_library_dir as _register_library_dir  # noqa: E402
+public name. The component is a package of its own, installed with the wheel or on the path of a checkout
+(scripts/setup.sh's warpweave.pth, or PYTHONPATH)."""
+import warpweave_pipelines as _impl
+from warpweave_pipelines import *  # noqa: F401,F403
+from ._dsl.base.errors import register_library_dir as _register_library_dir
 
 _register_library_dir(_impl.__path__[0])  # a mistake caught inside a pipeline names the user's line
 

@@ -6,7 +6,7 @@ import enum
 import warpweave as cutlass
 import warpweave.cute as cute
 
-from warpweave._dsl.tracing.control_flow import when
+from warpweave.ext import when
 
 from .barriers import MbarrierArray
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import warpweave as cutlass
 import warpweave.cute as cute
 
-from warpweave._dsl.tracing.control_flow import when
+from warpweave.ext import when
 
 from .pipeline_async import PipelineAsync
 

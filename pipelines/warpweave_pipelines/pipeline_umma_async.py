@@ -15,7 +15,7 @@ from __future__ import annotations
 import warpweave as cutlass
 import warpweave.cute as cute
 
-from warpweave._dsl.tracing.control_flow import when
+from warpweave.ext import when
 
 from . import cta_masks
 from .barriers import MbarrierArray

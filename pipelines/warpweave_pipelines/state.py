@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 
 import warpweave as cutlass
-from warpweave._dsl.values.numeric import select
+from warpweave.ext import select
 
 
 class PipelineUserType(enum.Enum):

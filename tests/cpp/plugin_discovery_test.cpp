@@ -1,7 +1,8 @@
-// Discovery reads a plugin's name, version, targets and Python package from the top-level fields of its manifest text without
-// parsing its atoms (core/plugin_host/plugin_discovery.cpp). Its defining property: what it reads equals what the
-// whole parse gives, for every manifest in the tree and for texts laid out to mislead a scan (braces and quotes
-// inside strings and comments, targets after the atoms, the short `field {` and `field: <...>` forms).
+// Discovery reads a plugin's name, version, targets, Python package and bases from the top-level fields of its
+// manifest text without parsing its atoms (core/plugin_host/plugin_discovery.cpp). Its defining property: what it
+// reads equals what the whole parse gives, for every manifest in the tree and for texts laid out to mislead a scan
+// (braces and quotes inside strings and comments, targets after the atoms, the short `field {` and `field: <...>`
+// forms).
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
@@ -35,6 +36,7 @@ void expect_summary_matches(const std::string& text, const std::string& what) {
   expected.set_version(full.version());
   *expected.mutable_targets() = full.targets();
   if (full.has_python_package()) *expected.mutable_python_package() = full.python_package();  // its module map
+  *expected.mutable_extends() = full.extends();  // the bases, loaded first
   std::string report;
   google::protobuf::util::MessageDifferencer diff;
   diff.ReportDifferencesToString(&report);

@@ -14,10 +14,11 @@ from __future__ import annotations
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
+from warpweave.backends.hopper.mma_smem_layouts import smem_layout_atom_kind
 from warpweave.utils import LayoutEnum
 
 from .tcgen05_mma import (CtaGroup, OperandMajorMode, OperandSource, SmemLayoutAtomKind,  # noqa: F401
-                          make_smem_layout_atom, smem_layout_atom_kind)
+                          make_smem_layout_atom)
 from .tma import cluster_shape_to_tma_atom_A, cluster_shape_to_tma_atom_B  # noqa: F401
 from .tmem_layouts import datapath
 

@@ -13,24 +13,23 @@ not threads: thr_id is the CTA group, and CTA v of a pair holds rows [v M/2, (v+
 So a thread's partition is its CTA's whole share of the tile, and make_fragment_A/B return the shared-memory
 partition itself ("umma_smem_descriptor" kind): at cute.gemm the adapter checks the (MN, K) tile of each
 instruction element by element against the canonical layouts a descriptor can describe (the PTX ISA's "Shared
-Memory Matrix Layouts", the same forms wgmma reads; T = 16 bytes, W = the swizzle's bytes, both in elements):
-
-  K-major, swizzled:    offset(mn, k) = (mn % 8) W + (mn / 8) SBO + k                    (K of 32 bytes <= W)
-  K-major, no swizzle:  offset(mn, k) = (mn % 8) T + (mn / 8) SBO + (k % T) + (k / T) LBO
-  MN-major, swizzled:   offset(mn, k) = (mn % W) + (mn / W) LBO + (k % 8) W + (k / 8) SBO
-
-and writes the descriptor with the plugin's umma_smem_desc hook. The accumulator fragment ("tmem" kind,
-make_fragment_C of a shape) is laid out in tensor memory as the instruction writes D (PTX ISA, "Data path layout
-organization"), see tmem_layouts.py. The instruction descriptor comes from the plugin's tcgen05_instr_desc hook.
+Memory Matrix Layouts", the same forms wgmma reads: Hopper's mma_smem_layouts, with the operand majors and layout
+atoms, which this backend builds on) and writes the descriptor with the plugin's umma_smem_desc hook. The
+accumulator fragment ("tmem" kind, make_fragment_C of a shape) is laid out in tensor memory as the instruction
+writes D (PTX ISA, "Data path layout organization"), see tmem_layouts.py. The instruction descriptor comes from
+the plugin's tcgen05_instr_desc hook.
 """
 from __future__ import annotations
 
 import enum
-import math
 
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
+from warpweave.backends.hopper.mma_smem_layouts import (
+    OperandMajorMode, Reader, SmemDescriptorOperands, SmemLayoutAtomKind, check_swizzle_alignment, descriptor_form,
+    layout_atom,
+)
 
 from . import tmem_layouts
 
@@ -52,12 +51,6 @@ CtaGroup.ONE = CtaGroup(1)
 CtaGroup.TWO = CtaGroup(2)
 
 
-class OperandMajorMode(enum.Enum):
-    """Which mode of an A (M, K) or B (N, K) operand is contiguous in shared memory."""
-    K = "k"
-    MN = "mn"
-
-
 class OperandSource(enum.Enum):
     SMEM = "SMEM"
     TMEM = "TMEM"
@@ -75,43 +68,10 @@ class Field(enum.Enum):
     SFB = "sfb"
 
 
-class SmemLayoutAtomKind(enum.Enum):
-    MN_INTER = ("MN", 0)
-    MN_SW32 = ("MN", 32)
-    MN_SW64 = ("MN", 64)
-    MN_SW128 = ("MN", 128)
-    K_INTER = ("K", 0)
-    K_SW32 = ("K", 32)
-    K_SW64 = ("K", 64)
-    K_SW128 = ("K", 128)
-
-
 def make_smem_layout_atom(kind: SmemLayoutAtomKind, element_type, *, loc=None, ip=None):
     """The shared-memory layout atom of a kind, in elements of element_type: 8 rows of the swizzle's width (16
     bytes for the interleaved kinds) along the major mode, swizzled as TMA writes and tcgen05.mma reads it."""
-    if not isinstance(kind, SmemLayoutAtomKind):
-        raise ext.user_error(f"make_smem_layout_atom: expected a SmemLayoutAtomKind, got {kind!r}", ext.DSLTypeError)
-    et = cutlass.dtype(element_type) if not isinstance(element_type, type) else element_type
-    major, width = kind.value
-    if et.width not in (4, 8, 16, 32):
-        raise ext.user_error(f"make_smem_layout_atom: {et.__name__} is not a 4, 8, 16 or 32-bit type",
-                             ext.DSLTypeError)
-    row = (width or 16) * 8 // et.width
-    base = int(math.log2(128 // et.width))
-    bits = int(math.log2(width // 16)) if width else 0
-    outer = (cute.make_layout((8, row), stride=(row, 1)) if major == "K"
-             else cute.make_layout((row, 8), stride=(1, row)))
-    return cute.make_composed_layout(cute.make_swizzle(bits, base, 3), 0, outer)
-
-
-def smem_layout_atom_kind(major: OperandMajorMode, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
-    """The widest swizzle whose rows divide major_mode_size elements."""
-    bits = major_mode_size * element_type.width
-    prefix = "K" if major == OperandMajorMode.K else "MN"
-    for width in (128, 64, 32):
-        if bits % (width * 8) == 0:
-            return SmemLayoutAtomKind[f"{prefix}_SW{width}"]
-    return SmemLayoutAtomKind[f"{prefix}_INTER"]
+    return layout_atom(kind, element_type, (4, 8, 16, 32))
 
 
 # --- the ops ----------------------------------------------------------------------------------------------------
@@ -329,13 +289,15 @@ def _ebits(t) -> int:
     return t.width
 
 
-class UmmaSmemDescriptorKind(ext.OperandKind):
+READER = Reader("tcgen05.mma", "a UMMA descriptor",
+                "tcgen05.make_smem_layout_atom or blackwell_helpers.make_smem_layout_a/b",
+                "tcgen05.make_smem_layout_atom", "")
+
+
+class UmmaSmemDescriptorKind(SmemDescriptorOperands):
     """tcgen05.mma operands read from shared memory through a UMMA matrix descriptor."""
 
     name = "umma_smem_descriptor"
-
-    def __init__(self):
-        self._forms = {}
 
     def layout_tv(self, atom_id, operand):
         return operand_layout_tv(atom_id, operand["name"])
@@ -345,13 +307,6 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
             raise ext.user_error(f"cute.gemm: {operand['name']} of {atom_id} is read from shared memory: pass "
                                  f"make_fragment_{operand['name'].upper()} of the shared-memory tensor, got {tensor!r}",
                                  ext.DSLTypeError)
-
-    def make_fragment(self, atom_id, operand, tensor, dtype):
-        self.check_fragment(atom_id, operand, tensor)
-        return tensor
-
-    def read(self, operand, tensor, coords):
-        return [self.descriptor(operand, tensor[(None, coords[0][1])])]
 
     def form(self, operand_name, tile, k_bytes: int = 32):
         """(major, swizzle bytes, LBO bytes, SBO bytes) of one instruction's (MN, K) tile (K of k_bytes: 32 for
@@ -369,63 +324,14 @@ class UmmaSmemDescriptorKind(ext.OperandKind):
         if total % K:
             raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} does not hold whole 32-byte K "
                                  "blocks", ext.DSLValueError)
-        MN = total // K
-        o0 = outer(0)
-
-        def off(mn, k):
-            return outer(mn + MN * k) - o0
-
-        swizzle = 0
-        if inner is not None and getattr(inner, "num_bits", 0):
-            if inner.num_base != int(math.log2(128 // bits)) or inner.num_shift != 3 or inner.num_bits > 3:
-                raise ext.user_error(f"cute.gemm: operand {operand_name}'s swizzle {inner} is not one tcgen05.mma "
-                                     f"reads (Swizzle<b,{int(math.log2(128 // bits))},3>, b = 1, 2, 3); make the layout "
-                                     "with tcgen05.make_smem_layout_atom or blackwell_helpers.make_smem_layout_a/b",
-                                     ext.DSLValueError)
-            swizzle = 16 << inner.num_bits
-        T = 128 // bits
-        if off(0, 1) == 1:
-            major = "K"
-            sbo = off(8, 0) if MN > 8 else 0
-            if swizzle:
-                w = swizzle * 8 // bits
-                lbo = T   # not read for swizzled K-major tiles; 16 bytes, as CuTe writes it
-                expect = lambda mn, k: (mn % 8) * w + (mn // 8) * sbo + k  # noqa: E731
-            else:
-                lbo = off(0, T)
-                expect = lambda mn, k: (mn % 8) * T + (mn // 8) * sbo + (k % T) + (k // T) * lbo  # noqa: E731
-        elif off(1, 0) == 1:
-            major = "MN"
-            if not swizzle:
-                raise ext.user_error(f"cute.gemm: operand {operand_name} is MN-major without a swizzle; use an "
-                                     "MN_SW32/64/128 layout atom (tcgen05.make_smem_layout_atom)", ext.DSLValueError)
-            w = swizzle * 8 // bits
-            lbo = off(w, 0) if MN > w else T
-            sbo = off(0, 8)
-            expect = lambda mn, k: (mn % w) + (mn // w) * lbo + (k % 8) * w + (k // 8) * sbo  # noqa: E731
-        else:
-            raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} is contiguous neither along K "
-                                 "nor along M/N, which a UMMA descriptor cannot describe", ext.DSLValueError)
-        for k in range(K):
-            for mn in range(MN):
-                if off(mn, k) != expect(mn, k):
-                    raise ext.user_error(f"cute.gemm: operand {operand_name}'s tile {outer} (swizzle "
-                                         f"{swizzle or 'none'}) is not a layout tcgen05.mma reads: element ({mn}, {k}) "
-                                         f"is at {off(mn, k)}, the {major}-major form puts it at {expect(mn, k)}",
-                                         ext.DSLValueError)
-        hit = (major, swizzle, lbo * bits // 8, sbo * bits // 8)
-        self._forms[key] = hit
+        hit = self._forms[key] = descriptor_form(READER, operand_name, lay, bits, K, total // K)
         return hit
 
     def descriptor(self, operand, tile, k_bytes: int = 32):
         major, swizzle, lbo, sbo = self.form(operand["name"], tile, k_bytes)
         lay = tile.layout
         ptr = tile.iterator
-        if swizzle and ptr.alignment_at(0) < 8 * swizzle:
-            raise ext.user_error(f"cute.gemm: a {swizzle}-byte swizzled operand needs its buffer aligned to "
-                                 f"{8 * swizzle} bytes (the swizzle's period), this one is known aligned to "
-                                 f"{ptr.alignment_at(0)} (allocate it with byte_alignment={8 * swizzle})",
-                                 ext.DSLValueError)
+        check_swizzle_alignment(ptr, swizzle)
         start = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)
         b = ext.builder()
         addr = b.op1("llvm.ptrtoint", [ptr.address(start)], "i32")

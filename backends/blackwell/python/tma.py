@@ -2,8 +2,8 @@
 
 The shared-memory layouts of A and B here are in the MMA's shape, ((atom M or N, atom K), rest MN, rest K) per
 stage (blackwell_helpers.make_smem_layout_a/b), as tcgen05 kernels partition them. make_tiled_tma_atom_A/B view a
-stage as the plain (MN, K) tile of this CTA's share of the MMA tile and build the TMA atom of cpasync (boxes,
-swizzle, the per-call tensor map) over it; the atom keeps the op's CTA group:
+stage as the plain (MN, K) tile of this CTA's share of the MMA tile and build Hopper's TMA atom (boxes, swizzle,
+the per-call tensor map; this backend extends Hopper's) over it; the atom keeps the op's CTA group:
 
 - cta_group ONE: the loads complete on the CTA's own mbarrier;
 - cta_group TWO (a pair of CTAs under one 2-CTA MMA): each CTA loads its half of A and of B into its own shared
@@ -19,6 +19,7 @@ from __future__ import annotations
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
+from warpweave.backends.hopper import tma as hopper_tma
 
 from .tcgen05_mma import CtaGroup, OperandMajorMode
 
@@ -118,8 +119,8 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
     if num_multicast > 1 and major != OperandMajorMode.K:
         raise ext.user_error(f"make_tiled_tma_atom_{which}: multicast of an MN-major operand is not supported here "
                              "(use K-major, or a cluster without multicast of this operand)", ext.DSLValueError)
-    atom, tensor = cpasync.make_tiled_tma_atom(op, gmem_tensor, plain, tile, num_multicast,
-                                               internal_type=internal_type)
+    atom, tensor = hopper_tma.make_tiled_tma_atom(op, gmem_tensor, plain, tile, num_multicast,
+                                                  internal_type=internal_type)
     atom.__class__ = _umma_class(type(atom))
     atom.cta_group = cta
     return cpasync.TmaInfo(atom, tensor, smem_layout)   # the layout as given (staged or one stage)

@@ -317,14 +317,14 @@ def test_fp4_tma_descriptor_halves_the_contiguous_mode(monkeypatch):
         stride = (1024, 1, 512 * 1024)
 
     tma.encode_descriptor(T(), data_type="u8", rank=3, swizzle="128B", dims="1,0,2", ebytes=1, pack=2, box0=128,
-                          box1=128, box2=1)
+                          box1=128, box2=1, backend="blackwell", hook="encode_tma_descriptor")
     # 1024 4-bit values of K are 512 bytes; rows 512 bytes apart, batches 256 KiB apart
     assert (seen["dim0"], seen["dim1"], seen["dim2"]) == (512, 512, 3)
     assert (seen["stride1"], seen["stride2"]) == (512, 512 * 512)
     T.shape = (512, 1023, 3)
     with pytest.raises(ValueError, match="even contiguous extent"):
         tma.encode_descriptor(T(), data_type="u8", rank=3, swizzle="128B", dims="1,0,2", ebytes=1, pack=2,
-                              box0=128, box1=128, box2=1)
+                              box0=128, box1=128, box2=1, backend="blackwell", hook="encode_tma_descriptor")
 
 
 def _compile_fp4_tma_kernel():

@@ -15,8 +15,8 @@ import warpweave.cute as cute
 from warpweave import ext
 from warpweave.utils import LayoutEnum
 
-from .wgmma import (OperandMajorMode, OperandSource, SmemLayoutAtomKind, make_smem_layout_atom,  # noqa: F401
-                    smem_layout_atom_kind)
+from .mma_smem_layouts import OperandMajorMode, SmemLayoutAtomKind, smem_layout_atom_kind  # noqa: F401
+from .wgmma import OperandSource, make_smem_layout_atom  # noqa: F401
 
 SMEM_CAPACITY = {"sm90": 232448}
 

@@ -14,7 +14,8 @@ tile's shared-memory layout and derives the boxes:
   1024-byte-aligned buffer).
 
 The tensor map itself is a host argument ("hopper.tma_descriptor"): encoded at each call from the call's tensor
-(its address, shape and strides) by the plugin's encode_tma_descriptor hook and passed as a 128-byte grid-constant
+(its address, shape and strides) by the host hook the selected TMA instruction names (encode_tma_descriptor), in
+the plugin of that instruction's backend (Blackwell's on sm_100a), and passed as a 128-byte grid-constant
 kernel parameter, so one compilation serves every shape. The atom's TMA tensor is a coordinate tensor of the
 global tensor's shape: tile and partition it like the tensor; cute.copy(atom, coords, smem, tma_bar_ptr=...)
 takes the coordinates of its first element and issues the boxes. Like CuTe DSL's, the copy is made by a whole
@@ -78,6 +79,20 @@ def _swizzle_bytes(layout, ebytes: int, pack: int = 1) -> int:
     return 16 << b
 
 
+def _kind(op) -> str:
+    return "multicast" if _is_multicast(op) else "load" if _is_load(op) else "store"
+
+
+def _select(kind: str, rank: int) -> tuple:
+    """(backend, entry) of the TMA instruction of a kind ("load", "multicast", "store") and rank on the target."""
+    params = {"rank": rank}
+    if kind != "store":
+        params["cta_group"] = 1
+    name = {"load": "cpasync.CopyBulkTensorTileG2SOp", "multicast": "cpasync.CopyBulkTensorTileG2SMulticastOp",
+            "store": "cpasync.CopyBulkTensorTileS2GOp"}[kind]
+    return ext.select_instruction(name, params)
+
+
 class TmaCopyAtom:
     """A TMA atom (what cpasync.make_tiled_tma_atom returns with its TMA tensor). `tma_desc` is the per-call
     tensor map: a HostArgument on the host, a DeviceHostArgument inside a kernel."""
@@ -108,13 +123,7 @@ class TmaCopyAtom:
         return ext.builder().op1("llvm.ptrtoint", [d.address], "i64")
 
     def _entry(self, kind):
-        rank = len(self.dims)
-        params = {"rank": rank}
-        if kind != "store":
-            params["cta_group"] = 1
-        name = {"load": "cpasync.CopyBulkTensorTileG2SOp", "multicast": "cpasync.CopyBulkTensorTileG2SMulticastOp",
-                "store": "cpasync.CopyBulkTensorTileS2GOp"}[kind]
-        return ext.select_instruction(name, params)
+        return _select(kind, len(self.dims))
 
     def __ww_copy__(self, src, dst, *, pred=None, tma_bar_ptr=None, mcast_mask=None, **kwargs):
         if kwargs:
@@ -339,8 +348,14 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     box[0] = box0
     if o is not None:
         box[dims.index(o)] = box1 // num_multicast
+    # The tensor map is the work of the host hook the selected instruction names, in the plugin of its backend
+    # (which may inherit it from a backend it extends): the target's TMA limits are that backend's.
+    backend, entry = _select(_kind(op), rank)
+    if not entry.get("host_hook"):
+        raise ext.user_error(f"make_tiled_tma_atom: {entry['id']} names no host hook that encodes its tensor map",
+                             ext.DSLValueError)
     attrs = {"data_type": tma_type, "rank": rank, "swizzle": _SWIZZLE_NAMES[swizzle], "dims": ",".join(map(str, dims)),
-             "ebytes": ebytes, "pack": pack}
+             "ebytes": ebytes, "pack": pack, "backend": backend, "hook": entry["host_hook"]}
     for i, bx in enumerate(box):
         attrs[f"box{i}"] = bx
     desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs)
@@ -380,9 +395,9 @@ def _first_stage(smem_layout, tile_rank: int):
     return stage
 
 
-def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, pack=1, **boxes) -> bytes:
+def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend, hook, pack=1, **boxes) -> bytes:
     """The host-argument producer: the tensor map of the call's tensor (of bytes for a packed 4-bit type: the
-    contiguous mode's extent and the strides, counted in elements, halved)."""
+    contiguous mode's extent and the strides, counted in elements, halved), by host hook `hook` of `backend`."""
     order = [int(x) for x in dims.split(",")]
     if len(tensor.shape) != rank:
         raise ValueError(f"TMA descriptor: the tensor has {len(tensor.shape)} modes, the atom was made for {rank}")
@@ -412,7 +427,7 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, pack=1,
                                  f"multiples of 16 (strides {tuple(strides)}, {ebytes}-byte elements)")
             attrs[f"stride{i}"] = s
         compact = max(compact, attrs[f"dim{i}"] * (attrs.get(f"stride{i}") or ebytes))
-    return ext.host_call("hopper", "encode_tma_descriptor", attrs, TMAP_BYTES)
+    return ext.host_call(backend, hook, attrs, TMAP_BYTES)
 
 
 def tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor, *, loc=None, ip=None):

@@ -327,7 +327,8 @@ def test_tma_host_descriptor_checks_the_tensor():
         shape = (100, 30, 1)
         stride = (30, 1, 3000)
 
-    attrs = dict(data_type="f16", rank=3, swizzle="128B", dims="1,0,2", ebytes=2, box0=64, box1=128, box2=1)
+    attrs = dict(data_type="f16", rank=3, swizzle="128B", dims="1,0,2", ebytes=2, box0=64, box1=128, box2=1,
+                 backend="hopper", hook="encode_tma_descriptor")
     with pytest.raises(ValueError, match="stride of 60 bytes"):
         tma.encode_descriptor(T(), **attrs)
     T.stride = (32, 2, 3200)

@@ -34,6 +34,7 @@ struct Plugin {
   std::vector<std::string> ids;  // of its atoms and primitives (ids are unique across plugins)
   // (Python name, target) of its atoms, primitives and families: one plugin's per target.
   std::set<std::pair<std::string, std::string>> python_offers;
+  std::vector<std::string> extends;  // the backends it builds on (manifest.proto Manifest.extends), loaded first
   const ww_plugin_v1* abi = nullptr;
   std::shared_ptr<const FamilySet> families;  // null when the manifest has none
 };
@@ -61,6 +62,7 @@ struct Candidate {
   std::string version;
   std::vector<TargetInfo> targets;
   std::map<std::string, std::string> module_map;  // manifest.proto PythonPackage.module_map
+  std::vector<std::string> extends;               // manifest.proto Manifest.extends
 };
 
 struct Refusal {
@@ -78,9 +80,10 @@ class PluginHost {
   static PluginHost& instance();
 
   // Loads every plugin library (*.so) in these directories that is not loaded yet, in sorted order per
-  // directory. Returns the number of plugins loaded by this call.
+  // directory (a plugin's bases before it). Returns the number of plugins loaded by this call, bases included.
   int load_directories(const std::vector<std::string>& dirs);
-  // Loads one library file; false (and a refusal) if it cannot be used.
+  // Loads one library file, and first the plugins its manifest extends (found among the discovered ones); false
+  // (and a refusal) if it cannot be used, a base among the reasons: missing, refused, or extending it back.
   bool load_file(const std::string& path);
 
   // Discovery (plugin_discovery.cpp): the name, version and targets of each plugin library in these directories,
@@ -98,7 +101,8 @@ class PluginHost {
   std::vector<uint32_t> lower(const std::string& plugin, const std::string& hook, const std::string& id,
                               ir::Builder& builder, const std::vector<uint32_t>& operands,
                               const std::vector<ww_attr>& attrs, size_t max_results);
-  // Runs a host hook; returns the bytes it wrote.
+  // Runs a host hook of the plugin, or else of the first of its bases (depth first, in the order its manifest
+  // names them) that has it; returns the bytes it wrote.
   std::vector<uint8_t> host_call(const std::string& plugin, const std::string& name, const std::vector<ww_attr>& attrs,
                                  size_t out_size);
 
@@ -137,10 +141,16 @@ class PluginHost {
  private:
   PluginHost() = default;
   bool load_file_locked(const std::string& path);
+  bool load_guarded(const std::string& path);
+  std::vector<std::string> candidate_paths(const std::string& name) const;  // of the discovered plugins of a name
+  std::string load_bases(const std::string& name, const std::vector<std::string>& bases);
+  std::optional<std::vector<uint8_t>> host_call_in(const Plugin& p, const std::string& name,
+                                                  const std::vector<ww_attr>& attrs, size_t out_size);
   std::vector<Plugin> plugins_;
   std::map<std::string, std::pair<std::string, std::string>> targets_;  // target -> (plugin, its settings)
   std::vector<Refusal> refusals_;
   std::vector<Candidate> candidates_;  // discovered, loaded or not
+  std::vector<std::string> loading_;   // the plugins whose bases are being loaded, outermost first
   std::vector<std::shared_ptr<void>> libraries_;  // keeps loaded libraries alive
 };
 

@@ -376,7 +376,9 @@ def backend_python_name(full: str):
 
 
 def mount_every_backend() -> bool:
-    """Loads every discovered backend and mounts its package; False when all of them already were."""
+    """Loads every discovered backend and mounts its package; False when all of them already were. Only for
+    the error path of a name the traced target's backends lack (cute.arch): selecting it then names the targets
+    that have it, instead of a bare "not found"."""
     if len(registry.backends) >= len(registry.candidates) and all(b in packages.mounted or b in packages.refused
                                                                   for b in registry.backends):
         return False
@@ -411,14 +413,6 @@ class _Namespace(types.ModuleType):
                     self._cache[attr] = val
                     return val
         cls = manifest_class(full)
-        if cls is None and not attr.startswith("_") and mount_every_backend():
-            # A name from the package of a backend whose atoms the traced target does not use (a Blackwell kernel
-            # builds its TMA atoms with Hopper's cpasync.make_tiled_tma_atom): only now is every backend loaded.
-            # Not for private names: hasattr() probes them (control flow asks every object for _ww_carry_get).
-            cls = _python_names.get(full)
-            if cls is None:
-                _manifest_classes.pop(full, None)
-                cls = manifest_class(full)
         if cls is None:
             raise AttributeError(f"no loaded backend offers {full} (check `python -m warpweave plugins`)")
         self._cache[attr] = cls

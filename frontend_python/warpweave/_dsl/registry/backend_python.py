@@ -5,6 +5,10 @@ it as `warpweave.backends.<name>` when the backend is loaded, runs its `on_load`
 kinds, memory spaces and host-argument producers through warpweave.ext), and serves each name of its module map,
 e.g. `import warpweave.utils.hopper_helpers`, from it. Nothing of a generation's knowledge lives in the frontend:
 the names appear because a loaded manifest claims them.
+
+A backend that extends others (manifest.proto, Manifest.extends; the core loads them first) has their packages
+mounted before its own, so that its Python imports a base's modules by their stable names,
+`warpweave.backends.<base>.<module>` (Blackwell's imports Hopper's TMA atoms so).
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import sys
 import types
 
 from ..base.errors import DSLRuntimeError, register_library_dir
+from .plugins import registry
 
 PACKAGE_ROOT = "warpweave.backends"
 # Public namespaces a backend may fill; anything else in a module map is refused (a backend cannot replace
@@ -67,6 +72,7 @@ class Packages:
                     self.refused[b.name] = str(e)
 
     def mount(self, backend) -> types.ModuleType | None:
+        self.mount_bases(backend)
         spec = package_spec(backend)
         d = python_dir(backend)
         if d is None:
@@ -98,6 +104,24 @@ class Packages:
             self.module_map[public] = (backend.name, rel)
         return module
 
+    def mount_bases(self, backend) -> None:
+        """Mounts the packages of the backends `backend` extends (loaded with it by the core), bases first."""
+        for base in backend.manifest.get("extends") or []:
+            if base in self.mounted:
+                continue
+            b = registry.backends.get(base)
+            if b is None:
+                raise BackendPythonError(f"backend {backend.name!r} extends {base!r}, which is not loaded")
+            if base in self.refused:
+                raise BackendPythonError(f"backend {backend.name!r} extends {base!r}, whose Python package is "
+                                         f"refused: {self.refused[base]}")
+            try:
+                self.mount(b)
+            except BackendPythonError as e:
+                self.refused[base] = str(e)
+                raise BackendPythonError(f"backend {backend.name!r} extends {base!r}, whose Python package is "
+                                         f"refused: {e}") from e
+
     def resolve(self, public: str) -> types.ModuleType | None:
         hit = self.module_map.get(public)
         if hit is None:
@@ -107,8 +131,6 @@ class Packages:
 
     def probe_modules(self, backend_name: str) -> dict[str, str]:
         """conformance kind -> importable module name, for the backend's own probes."""
-        from .plugins import registry
-
         b = registry.backends.get(backend_name)
         if b is None or backend_name not in self.mounted:
             return {}
@@ -121,17 +143,13 @@ packages = Packages()
 
 def ensure_loaded() -> Packages:
     """Mounts the packages of the loaded backends (loading them as registry.load() does)."""
-    from .plugins import registry
-
     registry.load()
     packages.mount_all(registry.backends.values())
     return packages
 
 
 def mount_backend(name: str) -> types.ModuleType | None:
-    """Loads one backend (not the others) and mounts its package."""
-    from .plugins import registry
-
+    """Loads one backend (and the backends it extends, not the others) and mounts its package."""
     registry.load([name])
     b = registry.backends.get(name)
     if b is None:
@@ -142,8 +160,6 @@ def mount_backend(name: str) -> types.ModuleType | None:
 
 def claimant(public: str) -> str | None:
     """The discovered backend whose module map has `public` (discovery reads module maps without loading)."""
-    from .plugins import registry
-
     registry.discover()
     for name, c in registry.candidates.items():
         if public in (c.get("module_map") or {}):

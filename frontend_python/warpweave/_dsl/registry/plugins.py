@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ... import _core
+from ..base import trace
 
 PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "plugins")
 
@@ -58,6 +59,11 @@ class Backend:
 
             self.__dict__["_typed"] = manifest_view.parse_manifest(self.binary) if self.binary else None
         return self.__dict__["_typed"]
+
+    @property
+    def extends(self) -> list:
+        """The backends this one builds on (manifest.proto, Manifest.extends), loaded before it by the core."""
+        return self.manifest.get("extends", [])
 
     @property
     def atoms(self) -> list:
@@ -130,8 +136,6 @@ class Registry:
         every plugin found."""
         self.discover()
         if names is None:
-            from ..base import trace
-
             st = trace.current_or_none()
             if st is not None:
                 # Asked at most operations of a trace: the backends of a target are worked out once per discovery.
@@ -230,7 +234,15 @@ class Registry:
         """The loaded backends' digests; with cc, those of the backends usable there (what a module for that
         target may use), so that the key does not depend on what else this process loaded."""
         backends = self.usable_backends(cc) if cc is not None else (self.load() or self.backends.values())
-        return ",".join(f"{b.name}:{b.digest}" for b in sorted(backends, key=lambda b: b.name))
+        # With the backends they extend: a dependent's Python builds on its bases' (loaded with it by the core).
+        named = {b.name: b for b in backends}
+        todo = list(named.values())
+        while todo:
+            for base in todo.pop().extends:
+                if base not in named and base in self.backends:
+                    named[base] = self.backends[base]
+                    todo.append(named[base])
+        return ",".join(f"{b.name}:{b.digest}" for _, b in sorted(named.items()))
 
 
 registry = Registry()
