@@ -2,7 +2,7 @@
 
 ``import warpweave as cutlass`` and ``import warpweave.cute as cute`` give CuTe DSL's names.
 """
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401
 
 
 def _tell_core_where_python_keeps_cuda_tools():

@@ -21,6 +21,14 @@ FACADE_RANK = 100  # everything else of warpweave: the public modules (cute, uti
 # Imports inside functions, each with the reason it cannot sit at the top of its module. Keyed by
 # (importing module, imported module).
 FUNCTION_IMPORTS_ALLOWED = {
+    ("warpweave.cuda", "cuda.bindings"): "optional dependency (the cuda-python package)",
+    ("warpweave._dsl.export.tvm_ffi_call", "tvm_ffi"): "optional dependency (apache-tvm-ffi)",
+    ("warpweave.cute.runtime", "warpweave._dsl.export.exported_module"):
+        "load_module loads ctypes, subprocess and tempfile, which `import warpweave` defers (test_lazy_imports)",
+    ("warpweave._dsl.export.entry_points", "warpweave._dsl.export.export"):
+        "export_to_c runs the C compiler (subprocess, tempfile), which `import warpweave` defers (test_lazy_imports)",
+    ("warpweave._dsl.export.entry_points", "warpweave._dsl.export.tvm_ffi_call"):
+        "--enable-tvm-ffi builds and loads an entry (subprocess, tempfile, ctypes), deferred as export_to_c is",
 }
 
 

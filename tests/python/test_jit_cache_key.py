@@ -221,7 +221,7 @@ def test_second_level_still_serves_a_traced_compile(kernels):
     mod = kernels()
     with target("sm_80"):
         first = cute.compile(mod.add, *tensors())
-        cache = compile_module._jit_cache()
+        cache = compile_module.jit_cache()
         os.unlink(cache.path_of(first.info["function_key"]))
         second = cute.compile(mod.add, *tensors())
     assert level(second) == "hit"  # traced again, the cubin from the module-text key
@@ -232,7 +232,7 @@ def test_a_damaged_entry_is_a_miss(kernels):
     mod = kernels()
     with target("sm_80"):
         first = cute.compile(mod.add, *tensors())
-        path = compile_module._jit_cache().path_of(first.info["function_key"])
+        path = compile_module.jit_cache().path_of(first.info["function_key"])
         data = open(path, "rb").read()
         with open(path, "wb") as f:
             f.write(data[: len(data) // 2])

@@ -63,7 +63,7 @@ def benchmark(callable_: Callable, *, workspace_generator: Callable | None = Non
         workspaces = [kernel_arguments or JitArguments()]
     torch_stream = None
     if stream is not None:
-        from .._dsl.call.arg_plan import _stream_handle
+        from .._dsl.values.host_inputs import stream_handle as _stream_handle
 
         torch_stream = torch.cuda.ExternalStream(_stream_handle(stream))
     for i in range(warmup_iterations):

@@ -10,21 +10,23 @@ from ..base.errors import CompilationError
 _cache = None
 
 
-def _jit_cache():
+def jit_cache():
+    """The disk cache of compiled modules (and of the function cache's entries), made on first use."""
     global _cache
     if _cache is None:
         _cache = _core.JitCache(os.environ.get("WARPWEAVE_CACHE_DIR", ""))
     return _cache
 
 
-def _keep() -> set[str]:
+def keep_requested() -> set[str]:
+    """What WARPWEAVE_KEEP asks to dump (ir, ptx, cubin, sass, c)."""
     return {k.strip() for k in os.environ.get("WARPWEAVE_KEEP", "").split(",") if k.strip()}
 
 
 _core_identity = None
 
 
-def _compiler_identity() -> str:
+def compiler_identity() -> str:
     """The compiler's build (the core extension's size and time) and the cubin tool asked for: a rebuilt compiler
     may make different code from the same module, so its cubins must not come from an older build's cache."""
     global _core_identity
@@ -39,7 +41,7 @@ def cache_key(module_text: str, target, opts) -> str:
     from .. import plugins_digest
 
     return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
-                            repr(opts), __version__, plugins_digest(target), _compiler_identity()])
+                            repr(opts), __version__, plugins_digest(target), compiler_identity()])
 
 
 def _dump(name: str, ext: str, data) -> None:
@@ -73,13 +75,13 @@ def _warn_tool_warnings(log: str, name: str) -> None:
 
 def compile_module(module_text: str, target, opts, kernel_names):
     """(cubin, info) for a traced module; info holds the PTX when it was compiled here and the timings."""
-    keep = _keep()
+    keep = keep_requested()
     name = kernel_names[0] if kernel_names else "module"
     # A resource report (ptxas -v) is asked of the assembler, so such a compile does not come from the cache.
     use_cache = not _core.JitCache.disabled_by_env() and not keep and "-v" not in opts.ptxas_options
     key = cache_key(module_text, target, opts)
     if use_cache:
-        hit = _jit_cache().load(key)
+        hit = jit_cache().load(key)
         if hit is not None:
             return hit[0], {"cache": "hit", "key": key}
     if "ir" in keep:
@@ -105,5 +107,5 @@ def compile_module(module_text: str, target, opts, kernel_names):
     if keep and r["jit_log"]:
         _dump(name, "ptxas.log", r["jit_log"])
     if use_cache:
-        _jit_cache().store(key, cubin, name)
+        jit_cache().store(key, cubin, name)
     return cubin, info

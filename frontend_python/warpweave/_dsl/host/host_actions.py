@@ -121,7 +121,7 @@ def host_printf(fmt, *args, end: str = "\n"):
 
 def _call_values(compiled, args, kwargs):
     """The bound argument values of a call and the values of the host symbols they give."""
-    from ..call.arg_plan import _runtime_view
+    from ..values.host_inputs import runtime_view as _runtime_view
     from ..values.runtime import RuntimeTensor
 
     values = compiled._bind(compiled.bound_self + tuple(args), kwargs)
@@ -175,7 +175,7 @@ class HostPrintTensor:
         self.offset = offset    # elements from the argument's first element (int or SymInt)
 
     def _values(self, values, env):
-        from ..call.arg_plan import _runtime_view
+        from ..values.host_inputs import runtime_view as _runtime_view
         from ..values.runtime import RuntimePointer, RuntimeTensor
 
         arg = None if isinstance(self.key, HostLocal) else _argument(values, self.key)

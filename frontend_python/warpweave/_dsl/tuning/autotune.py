@@ -115,7 +115,7 @@ def kernel_identity(fn) -> str:
     """The tuned function's identity: its code, closure, defaults and module constants (function_cache's), and the
     text of the file that defines it (its kernels and helpers usually live there). Unstable when it has none."""
     from ..call import function_cache
-    from ..host.kernel_trace import _Decorated
+    from ..host.kernel_trace import Decorated as _Decorated
 
     if isinstance(fn, _Decorated):
         fn = fn.fn
@@ -205,7 +205,7 @@ class TuningTable:
 
     def __init__(self, directory: str | None = None):
         if directory is None:
-            from ..call.compile_module import _jit_cache
+            from ..call.compile_module import jit_cache as _jit_cache
 
             directory = os.path.join(_jit_cache().dir, "autotune")
         self.dir = directory

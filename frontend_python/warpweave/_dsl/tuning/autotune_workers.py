@@ -27,7 +27,7 @@ class _NotShippable(Exception):
 
 def _tensor_state(v):
     """The fields of a tensor argument's runtime view, without its memory (None: not a tensor)."""
-    from ..call.arg_plan import _runtime_view
+    from ..values.host_inputs import runtime_view as _runtime_view
     from ..values.runtime import RuntimeTensor, is_torch_tensor
 
     if not (isinstance(v, RuntimeTensor) or is_torch_tensor(v)):
@@ -84,7 +84,7 @@ def plan(jf, args, kwargs, target) -> dict:
         function_cache.function_identity(fn)
     except function_cache.Unstable as e:
         raise _NotShippable(str(e)) from None
-    from ..call.compile_module import _jit_cache
+    from ..call.compile_module import jit_cache as _jit_cache
 
     return {"module": fn.__module__, "qualname": fn.__qualname__, "target": target.name,
             "args": [_encode(a) for a in args], "kwargs": {k: _encode(x) for k, x in kwargs.items()},
