@@ -46,7 +46,7 @@ import os, sys, time, json
 sys.path.insert(0, {root!r} + "/frontend_python"); sys.path.insert(0, {root!r} + "/frontend_python/examples")
 sys.path.insert(0, {moddir!r})
 import warpweave as cutlass, warpweave.cute as cute
-from warpweave._dsl import autotune, autotune_workers
+from warpweave._dsl.tuning import autotune, autotune_workers
 from warpweave._dsl.call.jit import compile_function
 from warpweave._dsl.registry.target import select_target
 from warpweave.cute.runtime import make_fake_tensor

@@ -211,7 +211,7 @@ def test_tune_in_compile_only_returns_the_default_of_func():
 SEARCH_SCRIPT = r'''
 import json, os, sys
 import numpy as np
-from warpweave._dsl import autotune
+from warpweave._dsl.tuning import autotune
 import warpweave.cute as cute
 
 COST = {1: 30.0, 2: 10.0, 4: 20.0, 8: 5.0}    # microseconds each configuration "takes"

@@ -83,7 +83,7 @@ def test_manifest_dict_refuses_what_is_not_a_manifest_message():
 _FAMILY_CHILD = r"""
 import json
 from warpweave import _core
-from warpweave._dsl import trace
+from warpweave._dsl.base import trace
 from warpweave._dsl.registry.plugins import registry
 from warpweave._dsl.registry.target import target_named
 with trace.tracing(trace.TraceState(target=target_named("sm_90a").as_dict())):

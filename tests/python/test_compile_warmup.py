@@ -14,7 +14,7 @@ sys.path.insert(0, {examples!r})
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import make_fake_tensor
-from warpweave._dsl import compile_warmup
+from warpweave._dsl.call import compile_warmup
 import elementwise_add as ew
 ts = [make_fake_tensor(cutlass.Float16, (512, 256)).mark_layout_dynamic() for _ in range(3)]
 c = cute.compile(ew.elementwise_add, *ts)
@@ -88,7 +88,7 @@ def test_atom_coordinates_are_the_list_they_stand_for():
 _FORK_CHILD = r"""
 import os, sys
 from warpweave import _core
-from warpweave._dsl import compile_warmup
+from warpweave._dsl.call import compile_warmup
 from warpweave._dsl.base.compile_options import CompileOptions
 from warpweave._dsl.registry.target import target_named
 t = target_named("sm_90a")

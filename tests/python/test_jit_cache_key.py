@@ -246,7 +246,8 @@ t0 = time.perf_counter()
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import make_fake_tensor
-from warpweave._dsl import ast_rewrite, plugins
+from warpweave._dsl.tracing import ast_rewrite
+from warpweave._dsl.registry import plugins
 import {name} as mod
 ts = [make_fake_tensor(cutlass.Float32, (4096,)).mark_layout_dynamic() for _ in range(3)]
 rewritten = []

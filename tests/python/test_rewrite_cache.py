@@ -33,7 +33,7 @@ import json, sys
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import make_fake_tensor
-from warpweave._dsl import ast_rewrite
+from warpweave._dsl.tracing import ast_rewrite
 rewritten = []
 real = ast_rewrite._rewritten_code
 ast_rewrite._rewritten_code = lambda fn: rewritten.append(fn.__qualname__) or real(fn)
