@@ -1,5 +1,6 @@
-"""The native fast path of a compiled call (_core.FastCall, bindings/fast_call_bindings.cpp): the plan of the
-generated Python fast path (compiled_function._build_fast_call) handed to C++ once, so that a call reads its
+"""The native fast path of a compiled call (_core.FastCall, bindings/fast_call.hpp): the plan of the generated
+Python fast path (compiled_function._build_fast_call), each argument described by its plan class (ArgPlan.native),
+handed to C++ once, so that a call reads its
 arguments, evaluates the grids, packs the parameters and launches in one C++ call. Calls it does not accept go
 to the Python call, which keeps today's results and errors; functions it cannot describe get none (their calls
 take the Python fast path)."""
