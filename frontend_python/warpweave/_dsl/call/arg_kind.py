@@ -170,6 +170,12 @@ class ArgPlan:
         return x
 
 
+def keyed_by_value(cls, value, annotation, stable) -> str:
+    """The function cache's key of an argument known only by its value (a compile-time value, or one whose address
+    is part of it): the value, as `stable` writes it."""
+    return "const " + stable(value)
+
+
 def const_key(value):
     """A compile-time value's key: the value itself where it is hashable, else its identity."""
     try:

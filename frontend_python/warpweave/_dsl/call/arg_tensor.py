@@ -10,7 +10,7 @@ from ..values.host_inputs import runtime_view
 from ..values.numeric import Numeric
 from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_torch_tensor, satisfies
 from ..values.tensor import GMEM, Pointer, Tensor
-from .arg_kind import NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, sym_id
+from .arg_kind import NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id
 
 # DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6).
 DL_DTYPE = {"Int8": (0, 8), "Int16": (0, 16), "Int32": (0, 32), "Int64": (0, 64), "Uint8": (1, 8),
@@ -313,9 +313,7 @@ class PointerArg(ArgPlan):
     def spec_key(cls, value, annotation):
         return value.spec()
 
-    @classmethod
-    def cache_key(cls, value, annotation, stable) -> str:
-        return "const " + stable(value)
+    cache_key = classmethod(keyed_by_value)
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
@@ -404,14 +402,6 @@ class TreeArg(ArgPlan):
         return isinstance(value, (list, tuple)) and holds_runtime_values(value)
 
     @classmethod
-    def spec_key(cls, value, annotation):
-        return _tree_key(value)
-
-    @classmethod
-    def cache_key(cls, value, annotation, stable) -> str:
-        return "const " + stable(value)
-
-    @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         hosts, children = [], []
         for k, x in enumerate(value):
@@ -421,6 +411,12 @@ class TreeArg(ArgPlan):
             children.append(p)
         plan = cls(index, name, ("tree", type(value).__name__, tuple(c.spec for c in children)), children=children)
         return (tuple(hosts) if isinstance(value, tuple) else hosts), plan
+
+    @classmethod
+    def spec_key(cls, value, annotation):
+        return _tree_key(value)
+
+    cache_key = classmethod(keyed_by_value)
 
     def read(self, v, read):
         if not isinstance(v, (list, tuple)) or len(v) != len(self.children):

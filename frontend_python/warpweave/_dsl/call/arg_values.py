@@ -15,7 +15,7 @@ from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, u
 from ..values.host_inputs import is_stream, stream_handle
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from .arg_kind import NATIVE_CONST, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, const_key, \
-    sym_id
+    keyed_by_value, sym_id
 
 _NUMERIC_BY_NAME = {t.__name__: t for t in ALL_TYPES}
 
@@ -88,6 +88,11 @@ def _number_type(value, annotation):
     return Float32
 
 
+def number_key(cls, value, annotation, stable=None) -> str:
+    """The key of a number argument, in this process and across processes: the type it is passed as."""
+    return _number_type(value, annotation).__name__
+
+
 def _is_symbol_type(t) -> bool:
     return t.is_integer and t.width in (32, 64)
 
@@ -110,13 +115,7 @@ class IntArg(ArgPlan):
             t = _number_type(value, annotation)
         return _is_symbol_type(t)
 
-    @classmethod
-    def spec_key(cls, value, annotation):
-        return _number_type(value, annotation).__name__
-
-    @classmethod
-    def cache_key(cls, value, annotation, stable) -> str:
-        return _number_type(value, annotation).__name__
+    spec_key = cache_key = classmethod(number_key)
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
@@ -204,12 +203,7 @@ class ScalarArg(ArgPlan):
     def takes(cls, value, annotation) -> bool:
         return _is_number(value)
 
-    @classmethod
-    def spec_key(cls, value, annotation):
-        t = annotated_numeric(annotation)
-        return type(value).__name__ if t is None else t.__name__
-
-    cache_key = classmethod(lambda cls, value, annotation, stable: cls.spec_key(value, annotation))
+    spec_key = cache_key = classmethod(number_key)
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
@@ -352,9 +346,7 @@ class ConstArg(ArgPlan):
     def spec_key(cls, value, annotation):
         return const_key(value)
 
-    @classmethod
-    def cache_key(cls, value, annotation, stable) -> str:
-        return "const " + stable(value)
+    cache_key = classmethod(keyed_by_value)
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
@@ -393,14 +385,15 @@ class ConstexprArg(ConstArg):
     constexpr = True
 
     @classmethod
-    def takes(cls, value, annotation) -> bool:
-        return is_constexpr(annotation)
-
-    @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         plan = cls(index, name, ("const", const_key(value)))
         plan.const_value = value
         return value, plan
+
+    @classmethod
+    def takes(cls, value, annotation) -> bool:
+        """Whatever its value: the annotation decides (a runtime value there is refused by check_arguments)."""
+        return is_constexpr(annotation)
 
     def restore(self, values) -> None:
         super().restore(values)
