@@ -174,7 +174,7 @@ class IntArg(ArgPlan):
 
     @classmethod
     def ctypes_value(cls, meta, x, function, ctypes):
-        n = int(x.value if isinstance(x, Numeric) else x)
+        n = x if type(x) is int else int(number_value(meta["python_name"], x, Int64, 4))  # integral
         lim = 1 << (meta["bits"] - 1)
         if not -lim <= n < lim:
             raise DSLValueError(f"{function.name}: argument '{meta['python_name']}' = {n} does not fit the "
