@@ -6,7 +6,6 @@
 namespace ww::py::fast_call {
 namespace {
 
-
 int fast_call_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   if (!nb::inst_ready(self)) return 0;

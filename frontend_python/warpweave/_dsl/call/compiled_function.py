@@ -17,6 +17,7 @@ from ..values.host_inputs import stream_handle
 from . import native_call
 from .arg_kind import HostStream
 
+
 class JitCompiledFunction(_core.CompiledFunctionBase):
     """A compiled jit function: call it with arguments of the same specialisation.
 
@@ -254,7 +255,6 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
     def __repr__(self):
         names = ", ".join(l.kernel for l in self.launches)
         return f"<compiled {self.jit_function.fn.__name__}: {names} for {self.target['name']}>"
-
 
 
 def _assumption_error(failed):
