@@ -4,7 +4,7 @@ view (what the general path checks): equal keys, equal specialisations. Checked 
 which is all the view reads, over random addresses, shapes and strides (unit, zero, odd, powers of two)."""
 import random
 
-from warpweave._dsl.values.host_inputs import runtime_view as _runtime_view
+from warpweave._dsl.values.runtime import runtime_view as _runtime_view
 from warpweave._dsl.call.arg_tensor import torch_key as _torch_key
 
 

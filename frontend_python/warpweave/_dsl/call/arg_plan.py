@@ -9,9 +9,9 @@ import inspect
 from ..base import trace
 from ..base.constexpr import Constexpr, is_constexpr  # noqa: F401 - Constexpr is public here too
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..values.host_inputs import runtime_view
+from ..values.host_inputs import stream_handle  # noqa: F401 - how a call reads a stream, public here too
 from ..values.numeric import Numeric, SymInt
-from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor
+from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
 from ..values.tensor import Tensor
 from .arg_kind import ArgPlan, HostStream  # noqa: F401 - the plan's types, public here
 from .arg_tensor import PointerArg, TensorArg, TreeArg

@@ -6,7 +6,7 @@ import inspect
 
 from ... import _core
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
-from ..values.host_inputs import runtime_view
+from ..values.runtime import runtime_view
 from ..values.numeric import Numeric
 from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_torch_tensor, satisfies
 from ..values.tensor import GMEM, Pointer, Tensor

@@ -166,7 +166,7 @@ class HostPrintTensor:
         self.offset = offset    # elements from the argument's first element (int or SymInt)
 
     def _values(self, values, env):
-        from ..values.host_inputs import runtime_view as _runtime_view
+        from ..values.runtime import runtime_view as _runtime_view
         from ..values.runtime import RuntimePointer, RuntimeTensor
 
         arg = None if isinstance(self.key, HostLocal) else _argument(values, self.key)

@@ -141,7 +141,7 @@ class _Memory:
     """Element access of one memory at a call: a tensor or pointer argument, or host registers."""
 
     def __init__(self, ref, dtype, values, env):
-        from ..values.host_inputs import runtime_view as _runtime_view
+        from ..values.runtime import runtime_view as _runtime_view
         from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor
 
         self.dtype = dtype

@@ -27,7 +27,7 @@ class _NotShippable(Exception):
 
 def _tensor_state(v):
     """The fields of a tensor argument's runtime view, without its memory (None: not a tensor)."""
-    from ..values.host_inputs import runtime_view as _runtime_view
+    from ..values.runtime import runtime_view as _runtime_view
     from ..values.runtime import RuntimeTensor, is_torch_tensor
 
     if not (isinstance(v, RuntimeTensor) or is_torch_tensor(v)):

@@ -1,10 +1,9 @@
-"""What the host side reads from a call's inputs: the runtime view of a tensor argument (a torch tensor passed
-directly gets a dynamic layout) and the CUstream handle of a stream. The call path, host code (printing tensors,
-host values) and the CUDA facade all read inputs the same way."""
+"""What the host side reads from a stream input: its CUstream handle. The call path, exported modules, cute.testing
+and the CUDA facade all read streams the same way (a tensor input's view is runtime.runtime_view)."""
 from __future__ import annotations
 
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from .runtime import FakeStream, RuntimeTensor, from_dlpack, is_torch_tensor
+from .runtime import FakeStream
 
 
 def stream_handle(x) -> int:
@@ -31,12 +30,3 @@ def is_stream(x) -> bool:
     name = type(x).__name__
     return isinstance(x, FakeStream) or name in ("Stream", "ExternalStream", "CUstream") and not isinstance(
         x, (int, float))
-
-
-def runtime_view(value):
-    """The RuntimeTensor of a tensor argument (a torch tensor passed directly gets a dynamic layout), else None."""
-    if isinstance(value, RuntimeTensor):
-        return value
-    if is_torch_tensor(value):
-        return from_dlpack(value).mark_layout_dynamic()
-    return None

@@ -248,6 +248,15 @@ def is_torch_tensor(x) -> bool:
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
 
 
+def runtime_view(value):
+    """The RuntimeTensor of a tensor argument (a torch tensor passed directly gets a dynamic layout), or None."""
+    if isinstance(value, RuntimeTensor):
+        return value
+    if is_torch_tensor(value):
+        return from_dlpack(value).mark_layout_dynamic()
+    return None
+
+
 def numeric_dtype_of_torch(t):
     return _TORCH_TYPES.get(_torch_dtype_name(t))
 
