@@ -1,15 +1,15 @@
 """warpweave.cuda (CuTe DSL's cutlass.cuda): the CUDA context kernels run in."""
 from __future__ import annotations
 
+from . import _core
 from ._dsl.base.errors import DSLRuntimeError, user_location
+from ._dsl.registry import compile_only
+from ._dsl.values.host_inputs import stream_handle
 
 
 def initialize_cuda_context(device_id: int = 0) -> None:
     """Makes device_id's primary context current (warpweave otherwise does so at the first launch). In a
     compile-only run (python -m warpweave run --compile-only) there is no device, and nothing is done."""
-    from . import _core
-    from ._dsl.registry import compile_only
-
     if compile_only.current() is not None:
         return
     if not _core.driver_available():
@@ -30,9 +30,6 @@ def default_stream():
 
 def stream_sync(stream) -> None:
     """Waits until the work queued on `stream` (a CUstream, torch stream or handle) has finished."""
-    from . import _core
-    from ._dsl.call.arg_plan import stream_handle
-
     handle = stream_handle(stream)
     if not _core.driver_available():
         raise DSLRuntimeError(f"stream_sync: no CUDA driver ({_core.driver_unavailable_reason()})", user_location(2))

@@ -152,7 +152,7 @@ def test_cuda_bindings_stays_the_real_package():
         import cuda.bindings.driver as drv
 
         assert not drv.__name__.startswith("warpweave")
-        from warpweave._dsl.call.arg_plan import _is_stream, stream_handle
+        from warpweave._dsl.values.host_inputs import is_stream as _is_stream, stream_handle
 
         s = drv.CUstream(4096)
         assert _is_stream(s) and stream_handle(s) == 4096

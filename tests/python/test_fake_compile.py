@@ -87,7 +87,7 @@ def test_compile_fake_tensors_and_stream(arch):
     assert "mul.f32" in c.ptx or "mul.rn.f32" in c.ptx
     with pytest.raises(ValueError, match="fake tensor"):
         c(x, y, 0)
-    from warpweave._dsl.call.arg_plan import stream_handle
+    from warpweave._dsl.values.host_inputs import stream_handle
 
     with pytest.raises(ValueError, match="fake stream"):
         stream_handle(make_fake_stream())

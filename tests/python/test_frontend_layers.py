@@ -44,6 +44,14 @@ FUNCTION_IMPORTS_ALLOWED = {
         "warpweave.torch is a lazy submodule (numpy, ctypes): `import warpweave` defers it (test_lazy_imports)",
     ("warpweave._dsl.registry.plugins", "warpweave._dsl.registry.manifest_view"):
         "protobuf's Python runtime (~20 ms), which compiling a kernel never needs (test_lazy_imports)",
+    ("warpweave.cuda", "cuda.bindings"): "optional dependency (the cuda-python package)",
+    ("warpweave._dsl.export.tvm_ffi_call", "tvm_ffi"): "optional dependency (apache-tvm-ffi)",
+    ("warpweave.cute.runtime", "warpweave._dsl.export.exported_module"):
+        "load_module loads ctypes, subprocess and tempfile, which `import warpweave` defers (test_lazy_imports)",
+    ("warpweave._dsl.export.entry_points", "warpweave._dsl.export.export"):
+        "export_to_c runs the C compiler (subprocess, tempfile), which `import warpweave` defers (test_lazy_imports)",
+    ("warpweave._dsl.export.entry_points", "warpweave._dsl.export.tvm_ffi_call"):
+        "--enable-tvm-ffi builds and loads an entry (subprocess, tempfile, ctypes), deferred as export_to_c is",
 }
 
 

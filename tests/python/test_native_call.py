@@ -28,7 +28,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
 from warpweave._dsl.call import native_call
-from warpweave._dsl.call.arg_plan import runtime_view
+from warpweave._dsl.values.runtime import runtime_view
 from warpweave._dsl.values.runtime import RuntimeTensor
 from warpweave.cute.runtime import from_dlpack
 
@@ -350,7 +350,7 @@ sys.path[:0] = [root + "/frontend_python", root + "/tests/python", root + "/fron
 import torch
 import warpweave.cute as cute
 from warpweave import _core
-from warpweave._dsl.call.arg_plan import runtime_view
+from warpweave._dsl.values.runtime import runtime_view
 from dsl_helpers import target
 import elementwise_add as ew
 

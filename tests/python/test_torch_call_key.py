@@ -1,11 +1,11 @@
-"""The compiled call's fast path for torch tensors passed directly (compiled_function._torch_key): it keeps the
+"""The compiled call's fast path for torch tensors passed directly (arg_tensor.torch_key): it keeps the
 answer of the specialisation check per key, so the key must determine the specialisation of the tensor's dynamic
 view (what the general path checks): equal keys, equal specialisations. Checked on stand-ins of torch tensors,
 which is all the view reads, over random addresses, shapes and strides (unit, zero, odd, powers of two)."""
 import random
 
-from warpweave._dsl.call.arg_plan import runtime_view
-from warpweave._dsl.call.compiled_function import _torch_key
+from warpweave._dsl.values.runtime import runtime_view
+from warpweave._dsl.call.arg_tensor import torch_key as _torch_key
 
 
 class Tensor:

@@ -13,6 +13,7 @@ from .._dsl.atoms.copy import (  # noqa: F401
 from .._dsl.atoms.element_copy import autovec_copy, basic_copy, basic_copy_if, copy, prefetch  # noqa: F401
 from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
 from .._dsl.call.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
+from .._dsl.export import entry_points as _export_entry_points  # noqa: F401 - export_to_c, --enable-tvm-ffi
 from .._dsl.device.smem import struct  # noqa: F401
 from .._dsl.values.tensor import (  # noqa: F401
     Pointer, Tensor, TensorSSA, domain_offset, elem_less, full, full_like, local_tile, make_fragment,

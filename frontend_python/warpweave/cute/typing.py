@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Union as _Union
 
 from .. import cute as _cute
-from .._dsl.call.arg_plan import Constexpr  # noqa: F401
+from .._dsl.base.constexpr import Constexpr  # noqa: F401
 from .._dsl.values.numeric import Numeric  # noqa: F401
 
 _NUMERIC = [n for n in ("Integer", "Float", "Boolean", "Int4", "Int8", "Int16", "Int32", "Int64", "Int128", "Uint4",

@@ -5,26 +5,30 @@ import os
 import warnings
 
 from ... import _core
+from ..._version import __version__
 from ..base.errors import CompilationError
+from ..registry.target import plugins_digest
 
 _cache = None
 
 
 def jit_cache():
+    """The disk cache of compiled modules (and of the function cache's entries), made on first use."""
     global _cache
     if _cache is None:
         _cache = _core.JitCache(os.environ.get("WARPWEAVE_CACHE_DIR", ""))
     return _cache
 
 
-def _keep() -> set[str]:
+def keep_requested() -> set[str]:
+    """What WARPWEAVE_KEEP asks to dump (ir, ptx, cubin, sass, c)."""
     return {k.strip() for k in os.environ.get("WARPWEAVE_KEEP", "").split(",") if k.strip()}
 
 
 _core_identity = None
 
 
-def _compiler_identity() -> str:
+def compiler_identity() -> str:
     """The compiler's build (the core extension's size and time) and the cubin tool asked for: a rebuilt compiler
     may make different code from the same module, so its cubins must not come from an older build's cache."""
     global _core_identity
@@ -35,11 +39,8 @@ def _compiler_identity() -> str:
 
 
 def cache_key(module_text: str, target, opts) -> str:
-    from ..._version import __version__
-    from ..registry.target import plugins_digest
-
     return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
-                            repr(opts), __version__, plugins_digest(target), _compiler_identity()])
+                            repr(opts), __version__, plugins_digest(target), compiler_identity()])
 
 
 def _dump(name: str, ext: str, data) -> None:
@@ -73,7 +74,7 @@ def _warn_tool_warnings(log: str, name: str) -> None:
 
 def compile_module(module_text: str, target, opts, kernel_names):
     """(cubin, info) for a traced module; info holds the PTX when it was compiled here and the timings."""
-    keep = _keep()
+    keep = keep_requested()
     name = kernel_names[0] if kernel_names else "module"
     # A resource report (ptxas -v) is asked of the assembler, so such a compile does not come from the cache.
     use_cache = not _core.JitCache.disabled_by_env() and not keep and "-v" not in opts.ptxas_options

@@ -7,34 +7,16 @@ import builtins
 import inspect
 
 from ... import _core
-from .arg_plan import HostStream, _const_key, runtime_view, stream_handle
-from ..registry import compile_only
-from . import native_call
-from ..base.errors import DSLTypeError, DSLValueError
+from ..base.errors import DSLValueError
 from ..host.host_actions import host_side
 from ..host.host_guards import check as check_guards
+from ..host.launch_plan import dim_source, eval_dim, needs_launch_options, packer
+from ..registry import compile_only
 from ..registry.launch_limits import check_call_grid
-from ..host.launch_plan import dim_source, eval_dim, packer
-from ..values.numeric import Numeric
-from ..values.runtime import RuntimeTensor, satisfies
+from ..values.host_inputs import stream_handle
+from . import native_call
+from .arg_kind import HostStream
 
-
-
-def _torch_key(dtype, ptr, strides):
-    """What the specialisation of a torch tensor's dynamic view depends on (arg_plan.runtime_view), or finer: its
-    dtype, its address's low bits (its alignment up to 16 bytes) and, per mode, whether the stride is 1 (-1) or else
-    its lowest set bit (its power-of-two divisor). Finer keys only cost a check more."""
-    return (dtype, ptr & 15, *[-1 if x == 1 else x & -x for x in strides])
-
-
-def _torch_check(plan, tensor, compiled_spec, ok, key):
-    """A torch tensor of a key not seen yet: its view checked against the compiled specialisation as the general
-    path checks it (an error if it does not match); a match is remembered for the key."""
-    t = runtime_view(tensor)
-    sp = t.spec()
-    if sp != compiled_spec and not satisfies(sp, compiled_spec):
-        _spec_mismatch(plan, t)
-    ok[key] = True
 
 class JitCompiledFunction(_core.CompiledFunctionBase):
     """A compiled jit function: call it with arguments of the same specialisation.
@@ -70,7 +52,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
         # index -> value of each Constexpr-annotated argument (a call may leave them out, as in CuTe DSL)
-        self._constexprs = {p.index: p.const_value for p in plans if getattr(p, "constexpr", False)}
+        self._constexprs = {p.index: p.const_value for p in plans if p.constexpr}
         defaults = []
         for p in reversed(params):
             if p.default is inspect.Parameter.empty or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY):
@@ -121,7 +103,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         env, ptrs, scalars, streams, tensors = {}, {}, {}, {}, {}
         read = (env, ptrs, scalars, streams, tensors)
         for plan in self.plans:
-            _read_argument(plan, values[plan.index], read)
+            plan.read(values[plan.index], read)
         if self._has_assumptions:
             failed = self.assumptions.failed(env)
             if failed:
@@ -160,7 +142,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 f.set_max_dynamic_shared_memory(int(smem))
                 l.max_dynamic_smem = smem
             launch = (f, grid, block, cluster, smem, stream, packer.pack(*vals), offsets)
-            if _launch_options(l):  # cooperative, programmatic dependent launch, preferred cluster
+            if needs_launch_options(l):  # cooperative, programmatic dependent launch, preferred cluster
                 pc = getattr(l, "preferred_cluster", None)
                 launch += (getattr(l, "cooperative", False), getattr(l, "pdl", False), list(pc) if pc else [])
             out.append(launch)
@@ -195,66 +177,28 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         (native_call.py) is built from the same plan."""
         self._native = None
         self._load()
-        if not self.launches or self.host_actions or self.host_guards or any(p.kind == "tree" for p in self.plans) or any(_launch_options(l) for l in self.launches) or any(l.static_block is None or not isinstance(l.smem, int) for l in self.launches):
+        if not self.launches or self.host_actions or self.host_guards or not all(p.fast_path for p in self.plans) \
+                or any(needs_launch_options(l) or l.static_block is None or not isinstance(l.smem, int)
+                       for l in self.launches):
             return False
         self._call_nargs = self._nargs - len(self.bound_self)
         self._call_min = self._call_nargs - len(self._defaults)
-        env = {"RT": RuntimeTensor, "view": _view_or_error, "satisfies": satisfies, "mismatch": _spec_mismatch,
-               "fake": _fake_tensor_error,
-               "_check_call_grid": check_call_grid,
-               "plans": self.plans, "Numeric": Numeric, "stream_of": stream_handle, "const_key": _const_key,
-               "const_mismatch": _const_mismatch, "pointer_address": _pointer_address, "asm": self.assumptions, "assumption_error": _assumption_error}
+        env = {"_check_call_grid": check_call_grid, "plans": self.plans, "asm": self.assumptions,
+               "assumption_error": _assumption_error}
         n = self._nargs
         nreq = n - len(self._defaults)
         sig = ", ".join(f"a{i}" if i < nreq else f"a{i}=D{i}" for i in range(n))
         for i in range(nreq, n):
             env[f"D{i}"] = self._defaults[i - nreq]
         body, const_checks = [], set()   # const_checks: the lines checking a Constexpr argument
+        hosted = {h.tensor_index for h in self.host_arguments.values()}
         for plan in self.plans:
-            i = plan.index
-            if plan.kind == "tensor":
-                env[f"S{i}"] = plan.spec
-                hosted = any(h.tensor_index == i for h in self.host_arguments.values())
-                if not hosted:
-                    # A torch tensor passed directly: its view's specialisation depends only on its dtype, the
-                    # alignment of its address and which strides are 1 (and their powers of two), so the
-                    # answer of the check is kept per such key; the view itself is built only for a new key.
-                    env[f"OK{i}"] = {}
-                    env["torch_key"] = _torch_key
-                    env["torch_check"] = _torch_check
-                    body += [f"if type(a{i}) is not RT and type(a{i}).__name__ == 'Tensor' and "
-                             f"type(a{i}).__module__ == 'torch':",
-                             f"    st = a{i}.stride(); p{i} = a{i}.data_ptr(); k = torch_key(a{i}.dtype, p{i}, st)",
-                             f"    if k not in OK{i}: torch_check(plans[{i}], a{i}, S{i}, OK{i}, k)",
-                             f"    sh = a{i}.shape"]
-                    for sid, what, k in plan.symbols:
-                        body.append(f"    s{sid} = {'sh' if what == 'shape' else 'st'}[{k}]")
-                    body.append("else:")
-                pad = "" if hosted else "    "
-                body += [pad + f"t = a{i} if type(a{i}) is RT else view(plans[{i}], a{i})",
-                         pad + "sp = t._spec or t.spec()",
-                         pad + f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
-                         pad + f"p{i} = t.data_ptr",
-                         pad + f"if not p{i} and t.device == 'fake': fake(plans[{i}])"]
-                if hosted:
-                    body.append(f"t{i} = t")
-                for sid, what, k in plan.symbols:
-                    body.append(pad + f"s{sid} = t._{'shape' if what == 'shape' else 'strides'}[{k}]")
-            elif plan.kind == "int":
-                body.append(f"s{plan.symbols[0]} = int(a{i}.value if isinstance(a{i}, Numeric) else a{i})")
-            elif plan.kind == "pointer":
-                body.append(f"p{i} = pointer_address(plans[{i}], a{i})")
-            elif plan.kind == "scalar":
-                body.append(f"x{i} = a{i}.value if isinstance(a{i}, Numeric) else a{i}")
-            elif plan.kind == "stream":
-                body.append(f"q{i} = stream_of(a{i})")
-            else:
-                env[f"K{i}"] = plan.spec[1]
-                if i in self._constexprs:  # set to its compiled value by the omitting entry: no check there
-                    const_checks.add(len(body))
-                body.append(f"if const_key(a{i}) != K{i}: const_mismatch(plans[{i}], a{i})")
+            lines = plan.fast_lines(env, plan.index in hosted)
+            if plan.index in self._constexprs:  # set to its compiled value by the omitting entry: no check there
+                const_checks.update(range(len(body), len(body) + len(lines)))
+            body += lines
         if self._has_assumptions:
-            syms = sorted({sid for p in self.plans for sid in _plan_symbols(p)})
+            syms = sorted({sid for p in self.plans for sid in p.symbol_ids()})
             body.append("f = asm.failed({" + ", ".join(f"{sid}: s{sid}" for sid in syms) + "})")
             body.append("if f: assumption_error(f)")
         for hid, h in self.host_arguments.items():
@@ -308,101 +252,11 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         self._native = native_call.build(self, [env[f"L{k}"] for k in range(len(self.launches))])
         return ns["fast_call"]
 
-    def export_to_c(self, file_path=".", file_name=None, function_prefix=None):
-        """Writes {file_path}/{file_name}.h and .o: this function for C and C++ programs (export.py)."""
-        from ..export.export import export_to_c
-
-        if file_name is None:
-            file_name = self.jit_function.fn.__name__
-        return export_to_c(self, file_path, file_name, function_prefix)
-
     def __repr__(self):
         names = ", ".join(l.kernel for l in self.launches)
         return f"<compiled {self.jit_function.fn.__name__}: {names} for {self.target['name']}>"
 
 
-
-def _plan_symbols(plan):
-    if plan.kind == "tensor":
-        return [sid for sid, _, _ in plan.symbols]
-    return list(plan.symbols)
-
-
-def _const_mismatch(plan, v):
-    raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with {plan.spec[1][1]!r}, "
-                        f"called with {v!r}; compile again for this value", None)
-
-
 def _assumption_error(failed):
     raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " + "\n  ".join(failed),
                         None)
-
-
-def _fake_tensor_error(plan):
-    raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be compiled for but not "
-                        "run on", None)
-
-
-def _view_or_error(plan, v):
-    """The view of a tensor argument of the fast path, or the general path's error for a non-tensor."""
-    rt = runtime_view(v)
-    if rt is None:
-        raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
-    return rt
-
-
-def _spec_mismatch(plan, rt):
-    raise DSLValueError(f"argument '{plan.name}' does not match the compiled specialisation: compiled for "
-                        f"{plan.spec}, called with {rt.spec()}; call the @cute.jit function itself to compile "
-                        "for these arguments", None)
-
-
-def _pointer_address(plan, v):
-    from ..values.runtime import RuntimePointer
-
-    if not isinstance(v, RuntimePointer) or v.spec() != plan.spec:
-        raise DSLValueError(f"argument '{plan.name}' must be a pointer like the one compiled for ({plan.spec}), "
-                            f"got {v!r}", None)
-    return v.address
-
-
-def _launch_options(launch) -> bool:
-    """Whether a launch needs driver launch attributes beyond a cluster (the fast path passes none)."""
-    return bool(getattr(launch, "cooperative", False) or getattr(launch, "pdl", False)
-                or getattr(launch, "preferred_cluster", None))
-
-def _read_argument(plan, v, read):
-    """Reads one argument of a call into (symbol values, pointers, scalars, streams, tensors), checking it
-    against what was compiled; a list or tuple of tensors (kind "tree") element by element."""
-    env, ptrs, scalars, streams, tensors = read
-    kind = plan.kind
-    if kind == "tensor":
-        rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
-        if rt is None:
-            raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
-        if rt.spec() != plan.spec and not satisfies(rt.spec(), plan.spec):
-            _spec_mismatch(plan, rt)
-        if rt.device == "fake":
-            _fake_tensor_error(plan)
-        ptrs[plan.index] = rt.data_ptr
-        tensors[plan.index] = rt
-        shape, stride = rt.shape, rt.stride
-        for sid, what, k in plan.symbols:
-            env[sid] = shape[k] if what == "shape" else stride[k]
-    elif kind == "tree":
-        if not isinstance(v, (list, tuple)) or len(v) != len(plan.children):
-            raise DSLTypeError(f"argument '{plan.name}' must be a {plan.spec[1]} of {len(plan.children)} elements, "
-                               f"got {v!r}", None)
-        for child, x in zip(plan.children, v):
-            _read_argument(child, x, read)
-    elif kind == "int":
-        env[plan.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
-    elif kind == "pointer":
-        ptrs[plan.index] = _pointer_address(plan, v)
-    elif kind == "scalar":
-        scalars[plan.index] = v.value if isinstance(v, Numeric) else v
-    elif kind == "stream":
-        streams[plan.index] = stream_handle(v)
-    elif _const_key(v) != plan.spec[1]:
-        raise DSLValueError(f"argument '{plan.name}' is a compile-time constant: compiled with "
-                            f"{plan.spec[1][1]!r}, called with {v!r}; compile again for this value", None)

@@ -17,6 +17,7 @@ makes the compilation skip this level; compile_function traces then and says why
 """
 from __future__ import annotations
 
+import enum
 import importlib
 import marshal
 import os
@@ -24,8 +25,21 @@ import sys
 import types
 from types import SimpleNamespace
 
-_FORMAT = 1
-_STDLIB = os.path.realpath(os.path.dirname(os.__file__)) + os.sep  # the interpreter's own library
+from ... import _core
+from ..._version import __version__
+from ..base.trace import HostSymbol
+from ..host.host_guards import Guard
+from ..host.kernel_trace import Decorated
+from ..host.launch_plan import DimExpr, Launch, Param
+from ..registry.plugins import PACKAGE_PLUGIN_DIR
+from ..tracing.reach_recording import Recording
+from ..values.numeric import Numeric
+from .arg_kind import HostStream
+from .arg_plan import arguments_key, kind_named
+from .compile_module import compiler_identity, jit_cache, keep_requested
+from .compiled_function import JitCompiledFunction
+
+_FORMAT = 2  # 2: argument plans stored by kind (arg_plan.KINDS)
 
 
 class Unstable(Exception):
@@ -59,8 +73,6 @@ def _code_digest(code: types.CodeType) -> str:
 
 
 def _digest(parts) -> str:
-    from ... import _core
-
     return _core.cache_key(parts)
 
 
@@ -99,16 +111,12 @@ def stable(value, _seen=None, _depth=0) -> str:
         return f"type:{value.__module__}.{value.__qualname__}"
     if isinstance(value, types.ModuleType):
         return f"module:{value.__name__}"
-    from ..host.kernel_trace import Decorated
-
     if isinstance(value, Decorated):
         return "decorated:" + function_identity(value.fn, _seen, nxt)
     if isinstance(value, types.FunctionType):
         return "function:" + function_identity(value, _seen, nxt)
     if isinstance(value, types.MethodType):
         return "method:" + stable(value.__self__, _seen, nxt) + "." + function_identity(value.__func__, _seen, nxt)
-    import enum
-
     if isinstance(value, enum.Enum):
         return f"enum:{type(value).__module__}.{type(value).__qualname__}.{value.name}"
     t = type(value)
@@ -163,36 +171,11 @@ def _is_data(v) -> bool:
             and not type(v).__module__.startswith("warpweave"))
 
 
-def _arguments_key(jf, args, kwargs) -> list:
-    """spec_key's view of each argument, with compile-time values by stable value rather than by address."""
-    from .arg_plan import _is_constexpr, _is_stream, runtime_view
-    from ..values.numeric import Numeric
-
-    bound = jf.signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    out = []
-    for name, value in bound.arguments.items():
-        ann = jf.signature.parameters[name].annotation
-        if _is_constexpr(ann):
-            out.append("const " + stable(value))
-            continue
-        rt = runtime_view(value)
-        if rt is not None:
-            out.append(repr(rt.spec()))
-        elif isinstance(value, (bool, int, float, Numeric)) or _is_stream(value):
-            out.append(type(value).__name__)
-        else:
-            out.append("const " + stable(value))
-    return out
-
-
 _plugin_identity = None
 
 
 def _plugins_identity() -> str:
     """The installed plugin libraries by path, size and modification time (no library is opened for this)."""
-    from ..registry.plugins import PACKAGE_PLUGIN_DIR
-
     global _plugin_identity
     dirs = [PACKAGE_PLUGIN_DIR] + [d for d in os.environ.get("WARPWEAVE_PLUGIN_PATH", "").split(os.pathsep) if d]
     if _plugin_identity is not None and _plugin_identity[0] == dirs:
@@ -227,8 +210,6 @@ def target_selector(target) -> str:
     env = os.environ.get("WARPWEAVE_ARCH", "").strip()
     if env:
         return env
-    from ... import _core
-
     if not _core.driver_available() or _core.device_count() == 0:
         raise Unstable("no target: neither WARPWEAVE_ARCH nor a device")
     major, minor = _core.device_info(_core.current_device())["compute_capability"]
@@ -237,92 +218,19 @@ def target_selector(target) -> str:
 
 def function_key(jf, args, kwargs, target, opts) -> str:
     """The first-level key of compiling jf for these arguments (Unstable when there is none)."""
-    from ... import _core
-    from ..._version import __version__
-    from .compile_module import _compiler_identity
-
-    parts = [f"warpweave function cache {_FORMAT}", sys.implementation.cache_tag, __version__, _compiler_identity(), _plugins_identity(),
+    parts = [f"warpweave function cache {_FORMAT}", sys.implementation.cache_tag, __version__, compiler_identity(), _plugins_identity(),
              target_selector(target), stable(opts), jf.fn.__module__, jf.fn.__qualname__, function_identity(jf.fn)]
-    parts += _arguments_key(jf, args, kwargs)
+    parts += arguments_key(jf.signature, args, kwargs, stable)
     return _core.cache_key(parts)
 
 
-# --- what a trace reaches ----------------------------------------------------------------------------------------
-
-_recording = None  # the Recording of the trace running now
-
-
-def note_reached(decorated) -> None:
-    """Called when a trace uses a @cute.jit / @cute.kernel function."""
-    if _recording is not None:
-        _recording.functions.add(decorated)
-
-
-class Recording:
-    """The source files of the Python code a trace runs, and the decorated functions it reaches."""
-
-    def __init__(self):
-        self.codes: set = set()
-        self.functions: set = set()
-        self.tool = None
-        self.problem = None
-
-    def __enter__(self):
-        global _recording
-        mon = getattr(sys, "monitoring", None)
-        if mon is None:
-            self.problem = "this Python has no sys.monitoring to record what the trace runs"
-        else:
-            for tool in (3, 4):  # ids that no standard tool claims (debugger 0, coverage 1, profiler 2, optimizer 5)
-                if mon.get_tool(tool) is None:
-                    self.tool = tool
-                    break
-            if self.tool is None:
-                self.problem = "no free sys.monitoring tool id to record what the trace runs"
-            else:
-                mon.use_tool_id(self.tool, "warpweave function cache")
-                codes, disable = self.codes, mon.DISABLE
-
-                def started(code, offset):
-                    codes.add(code)
-                    return disable  # once per function is enough
-
-                mon.register_callback(self.tool, mon.events.PY_START, started)
-                mon.restart_events()  # functions a previous recording saw must be seen again
-                mon.set_events(self.tool, mon.events.PY_START)
-        self._prev = _recording
-        _recording = self
-        return self
-
-    def __exit__(self, *exc):
-        global _recording
-        _recording = self._prev
-        if self.tool is not None:
-            mon = sys.monitoring
-            mon.set_events(self.tool, 0)
-            mon.register_callback(self.tool, mon.events.PY_START, None)
-            mon.free_tool_id(self.tool)
-        return False
-
-    def files(self) -> list:
-        paths = {c.co_filename for c in self.codes} | {f.fn.__code__.co_filename for f in self.functions}
-        out = []
-        for p in sorted(paths):
-            if p.startswith("<"):
-                continue  # frozen modules, generated code (its source is in a file recorded too)
-            real = os.path.realpath(p)
-            if real.startswith(_STDLIB):
-                continue  # the interpreter's own library
-            st = os.stat(real)
-            out.append([real, st.st_size, st.st_mtime_ns])
-        return out
-
-    def decorated(self) -> list:
-        out = []
-        for f in self.functions:
-            fn = f.fn
-            out.append([fn.__module__, fn.__qualname__, function_identity(fn)])
-        return sorted(out)
+def reached_functions(recording: Recording) -> list:
+    """The identities of the decorated functions a trace reached (checked before a later process uses the entry)."""
+    out = []
+    for f in recording.functions:
+        fn = f.fn
+        out.append([fn.__module__, fn.__qualname__, function_identity(fn)])
+    return sorted(out)
 
 
 # --- entries -----------------------------------------------------------------------------------------------------
@@ -340,11 +248,6 @@ def _encode(x):
         return tuple(_encode(v) for v in x)
     if isinstance(x, list):
         return [_encode(v) for v in x]
-    from ... import _core
-    from .arg_plan import HostStream
-    from ..host.launch_plan import DimExpr, Param
-    from ..values.numeric import Numeric
-
     if isinstance(x, _core.SymInt):
         return {_TAG: "expr", "src": _core.python_expr(x, "s")}
     if isinstance(x, DimExpr):
@@ -371,20 +274,12 @@ def _decode(x):
     if tag is None:
         return {k: _decode(v) for k, v in x.items()}
     if tag == "expr":
-        from ..host.launch_plan import DimExpr
-
         return DimExpr(x["src"])
     if tag == "stream":
-        from .arg_plan import HostStream
-
         return HostStream(x["arg"])
     if tag == "numeric":
-        from ..values.numeric import Numeric
-
         return _numeric_type(x["name"], Numeric)
     if tag == "param":
-        from ..host.launch_plan import Param
-
         p = Param.__new__(Param)
         p.__dict__.update(_decode(x["fields"]))
         return p
@@ -401,20 +296,14 @@ def serialise(compiled, st, module_key: str, recording: Recording) -> dict:
     for name in ("host_arguments", "host_actions"):
         if getattr(st, name, None):
             raise Unstable(f"the function's {name.replace('_', ' ')} are not stored in the cache yet")
-    plans = []
-    for p in compiled.plans:
-        fields = dict(vars(p))
-        if fields.get("kind") == "const":
-            fields.pop("spec", None)        # by the value of the call that finds the entry (keyed by value)
-            fields.pop("const_value", None)
-        plans.append(_encode(fields))
+    plans = [_encode({"kind": p.kind, **p.stored_fields()}) for p in compiled.plans]
     launches = [_encode({k: v for k, v in vars(l).items() if k not in _DERIVED}) for l in compiled.launches]
     guards = [_encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where})
               for g in getattr(compiled, "host_guards", ())]
     hs = [_encode(dict(vars(h))) for h in st.host_symbols.values()]
     return {"format": _FORMAT, "module_key": module_key, "target": st.target, "plans": plans, "launches": launches,
             "guards": guards, "host_symbols": hs, "assumptions": [tuple(a) for a in compiled.assumptions.exported()],
-            "files": recording.files(), "functions": recording.decorated(), "ir": compiled.ir}
+            "files": recording.files(), "functions": reached_functions(recording), "ir": compiled.ir}
 
 
 _HOLDS = [
@@ -454,34 +343,27 @@ class CachedAssumptions:
         return out
 
 
+class CachedGuard(Guard):
+    """A host comparison of a cached compilation, its difference read back as Python source."""
+
+    def holds(self, env) -> bool:
+        # the difference's value for these arguments, decided as a traced guard decides its SymInt's
+        return Guard(self.diff.evaluate(env), self.op, self.outcome, self.where).holds({})
+
+
 def _cached_guard(fields):
-    from ..host.host_guards import OUTCOMES, Guard
-
-    class CachedGuard(Guard):
-        def holds(self, env) -> bool:
-            return OUTCOMES[self.op](self.diff.evaluate(env)) == self.outcome
-
     g = _decode(fields)
     return CachedGuard(g["diff"], g["op"], g["outcome"], g["where"])
 
 
 def _argument_env(plans, values) -> dict | None:
     """The symbols' values for these arguments (None when one has none: a fake tensor's extents are real)."""
-    from .arg_plan import runtime_view
-    from ..values.numeric import Numeric
-
     env = {}
     for p in plans:
-        v = values[p.index]
-        if p.kind == "tensor":
-            rt = runtime_view(v)
-            if rt is None:
-                return None
-            for sid, what, k in p.symbols:
-                env[sid] = rt.shape[k] if what == "shape" else rt.stride[k]
-        elif p.kind == "int":
-            env[p.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
+        if not p.symbol_env(values[p.index], env):
+            return None
     return env
+
 
 def _still_valid(entry) -> str | None:
     """Why the entry no longer describes the sources (None: it does)."""
@@ -510,24 +392,16 @@ def _still_valid(entry) -> str | None:
 def rebuild(entry, cubin: bytes, jf, args, kwargs, key: str):
     """The JitCompiledFunction an entry describes, for these arguments (Unstable when they decide one of its
     host comparisons otherwise)."""
-    from .arg_plan import ArgPlan, _const_key
-    from .compiled_function import JitCompiledFunction
-    from ..host.launch_plan import Launch
-    from ..base.trace import HostSymbol
-
     bound = jf.signature.bind(*args, **kwargs)
     bound.apply_defaults()
     values = list(bound.arguments.values())
     plans = []
     for fields in entry["plans"]:
         fields = _decode(fields)
-        if fields["kind"] == "const":
-            v = values[fields["index"]]
-            fields["spec"] = ("const", _const_key(v))
-            if fields.get("constexpr"):
-                fields["const_value"] = v
-        p = ArgPlan.__new__(ArgPlan)
+        kind = kind_named(fields.pop("kind"))
+        p = kind.__new__(kind)
         p.__dict__.update(fields)
+        p.restore(values)
         plans.append(p)
     launches = []
     for fields in entry["launches"]:
@@ -594,12 +468,9 @@ def store(cache, key: str, entry: dict) -> None:
 # --- what compile_function calls ---------------------------------------------------------------------------------
 
 def _usable(opts) -> bool:
-    from ... import _core
-    from .compile_module import _keep
-
     # As the module-text level: no cache when disabled, when artefacts are dumped, or for a resource report.
     # A profiled compilation traces (its regions' names are learnt there), so it is not served before tracing.
-    return not (_core.JitCache.disabled_by_env() or _keep() or getattr(opts, "keep", None)
+    return not (_core.JitCache.disabled_by_env() or keep_requested() or getattr(opts, "keep", None)
                 or "-v" in getattr(opts, "ptxas_options", ()) or getattr(opts, "profile", None))
 
 
@@ -611,8 +482,6 @@ def lookup(jf, args, kwargs, target, opts):
         key = function_key(jf, args, kwargs, target, opts)
     except Unstable as e:
         return None, None, f"not cached before tracing: {e}"
-    from .compile_module import jit_cache
-
     compiled, why = load(jit_cache(), key, jf, args, kwargs)
     return key, compiled, why
 
@@ -622,8 +491,6 @@ def remember(key, compiled, st, recording, why) -> None:
     if key is None or compiled.info.get("cache") not in ("hit", "miss") or not compiled.info.get("key"):
         compiled.info["function_cache"] = why if key is None else "not cached: the function compiled no kernel"
         return
-    from .compile_module import jit_cache
-
     try:
         entry = serialise(compiled, st, compiled.info["key"], recording)
     except (Unstable, OSError) as e:

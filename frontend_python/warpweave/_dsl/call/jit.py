@@ -15,25 +15,26 @@ from __future__ import annotations
 
 import gc
 import inspect
+import os
 import threading
 import time
 from typing import Callable
 
 from ... import _core
-from ..registry import compile_only
-from . import compile_warmup, function_cache
 from ..base import trace
-from .arg_plan import (
-    Constexpr, _make_host_arg, check_arguments, spec_key,
-)  # noqa: F401 - Constexpr is public here too
-from .compiled_function import JitCompiledFunction
+from ..base.compile_options import (  # noqa: F401 - CompileOptions is public here
+    CompileOptions, as_options, merge as merge_options,
+)
+from ..base.errors import DSLError, DSLRuntimeError, DSLTypeError, as_dsl_error, user_location
 from ..host.host_guards import GuardMismatch
-from ..base.compile_options import (
-    CompileOptions, merge as merge_options,
-)  # noqa: F401 - CompileOptions is public here
-from ..base.errors import DSLError, DSLTypeError, as_dsl_error, user_location
-from ..host.kernel_trace import KernelFunction, Decorated
-from ..registry.target import Target, select_target
+from ..host.kernel_trace import Decorated, KernelFunction
+from ..registry import compile_only
+from ..registry.target import Target, select_target, target_named
+from ..tracing.reach_recording import Recording
+from . import compile_warmup, function_cache
+from .arg_plan import Constexpr, check_arguments, make_host_arg, spec_key  # noqa: F401 - Constexpr is public here too
+from .compile_module import compile_module
+from .compiled_function import JitCompiledFunction
 
 
 _TRACE_LOCK = threading.RLock()
@@ -121,7 +122,6 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
     check_arguments(jf.fn.__name__, jf.signature, args, kwargs)
     opts = options if isinstance(options, CompileOptions) else merge_options(CompileOptions(), options)
     if opts.gpu_arch:
-        from ..registry.target import target_named
         target = target_named(opts.gpu_arch)
     # Tracing runs one compilation at a time (its recording of the code it reaches is process-wide); the
     # compile itself runs outside the lock, so that threads compiling several candidates overlap (autotune).
@@ -145,11 +145,11 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
         host_args, plans = [], []
         for i, (name, value) in enumerate(bound.arguments.items()):
             ann = jf.signature.parameters[name].annotation
-            host, plan = _make_host_arg(st, i, name, value, ann)
+            host, plan = make_host_arg(st, i, name, value, ann)
             host_args.append(host)
             plans.append(plan)
         assumptions = _core.AssumptionScope()
-        recording = function_cache.Recording()
+        recording = Recording()
         # A trace allocates objects by the hundred thousand and frees nearly all of them by reference count; the
         # cyclic collector's passes over the process's heap meanwhile cost a GEMM example 10-20 ms. It runs again
         # after the trace (cycles made here are collected then).
@@ -185,13 +185,9 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
 
 
 def _compile_kernels(module, target, opts, kernel_names):
-    from .compile_module import compile_module
-
     if not opts.keep:
         return compile_module(module, target, opts, kernel_names)
     # KeepPTX / KeepCUBIN: the WARPWEAVE_KEEP dumps, for this compilation only.
-    import os
-
     saved = os.environ.get("WARPWEAVE_KEEP")
     kept = {k for k in (saved or "").split(",") if k} | set(opts.keep)
     os.environ["WARPWEAVE_KEEP"] = ",".join(sorted(kept))
@@ -228,6 +224,11 @@ def kernel(fn=None, *, preprocessor: bool = True):
     return _decorate(KernelFunction, fn, preprocessor)
 
 
+# What cute.compile(..., options="--enable-tvm-ffi") returns for a compiled function: set by the export layer
+# (export/entry_points.py) when warpweave.cute is imported, as the call path does not reach up into it.
+tvm_ffi_wrapper: Callable | None = None
+
+
 class _Compile:
     """cute.compile(fn, *args, options=...) compiles a @cute.jit function for these arguments and returns the
     callable compiled function; cute.compile[Option, ...](fn, *args) is the same with compile options
@@ -237,8 +238,6 @@ class _Compile:
         self._preset = tuple(preset)
 
     def __getitem__(self, options):
-        from ..base.compile_options import as_options
-
         return _Compile(self._preset + tuple(as_options(options)))
 
     def __repr__(self):
@@ -261,10 +260,11 @@ class _Compile:
             compiled.bound_self = (fn.obj,)
         else:
             compiled = compile_function(fn, args, kwargs, options=opts)
-        if opts.tvm_ffi:  # called through TVM FFI (tvm_ffi_call.py); the kernels are the same
-            from ..export.tvm_ffi_call import wrap
-
-            return wrap(compiled)
+        if opts.tvm_ffi:  # called through TVM FFI (export/tvm_ffi_call.py); the kernels are the same
+            if tvm_ffi_wrapper is None:
+                raise DSLRuntimeError("options='--enable-tvm-ffi': the export layer is not loaded (import "
+                                      "warpweave.cute)", user_location(1))
+            return tvm_ffi_wrapper(compiled)
         return compiled
 
 

@@ -1,5 +1,6 @@
-"""The native fast path of a compiled call (_core.FastCall, bindings/fast_call_bindings.cpp): the plan of the
-generated Python fast path (compiled_function._build_fast_call) handed to C++ once, so that a call reads its
+"""The native fast path of a compiled call (_core.FastCall, bindings/fast_call.hpp): the plan of the generated
+Python fast path (compiled_function._build_fast_call), each argument described by its plan class (ArgPlan.native),
+handed to C++ once, so that a call reads its
 arguments, evaluates the grids, packs the parameters and launches in one C++ call. Calls it does not accept go
 to the Python call, which keeps today's results and errors; functions it cannot describe get none (their calls
 take the Python fast path)."""
@@ -8,10 +9,11 @@ from __future__ import annotations
 import ast
 
 from ... import _core
-from .arg_plan import HostStream, stream_handle
 from ..host.launch_plan import dim_source
+from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
-from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, satisfies
+from ..values.runtime import RuntimeTensor, satisfies
+from .arg_kind import NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
            ast.BitXor: "xor"}
@@ -71,51 +73,23 @@ def build(compiled, launchers):
     if not hasattr(_core, "FastCall") or compiled._has_assumptions or compiled.host_arguments:
         return None
     n = compiled._nargs
-    sym_slots: dict = {}   # symbol id -> slot
-    ptr_slots: dict = {}   # argument index -> slot (tensor addresses, stream handles)
-    obj_slots: dict = {}   # argument index -> slot (scalars)
-
-    def slot(table, key):
-        if key not in table:
-            table[key] = len(table)
-        return table[key]
-
-    args: list = [("skip",)] * n
+    slots = NativeSlots()
+    args: list = [(NATIVE_SKIP,)] * n
     for plan in compiled.plans:
         i = plan.index
         if not isinstance(i, int) or not 0 <= i < n:
             return None
-        if plan.kind == "tensor":
-            rank = len(plan.spec[2])
-            reads = [(slot(sym_slots, sid), what == "stride", k) for sid, what, k in plan.symbols]
-            args[i] = ("tensor", plan.spec, slot(ptr_slots, i), rank, True, reads)
-        elif plan.kind == "int":
-            args[i] = ("int", slot(sym_slots, plan.symbols[0]))
-        elif plan.kind == "scalar":
-            args[i] = ("scalar", slot(obj_slots, i))
-        elif plan.kind == "stream":
-            args[i] = ("stream", slot(ptr_slots, i))
-        elif plan.kind == "pointer":
-            _, _, space, align = plan.spec
-            args[i] = ("pointer", slot(ptr_slots, i), RuntimePointer, plan.dtype, AddressSpace(space), align)
-        elif plan.kind == "const":
-            key = plan.spec[1]
-            if getattr(plan, "constexpr", False):
-                args[i] = ("const", True, plan.const_value)
-            else:
-                # _const_key keeps a hashable value itself (the same object passes by identity); of an
-                # unhashable one only its id, so every call of it goes the Python way, which compares.
-                hashable = isinstance(key, tuple) and len(key) == 2 and not (type(key[1]) is int and key[0] != "int")
-                args[i] = ("const", hashable, key[1] if hashable else None)
-        else:
+        args[i] = plan.native(slots)
+        if args[i] is None:
             return None
+    sym_slots, ptr_slots, obj_slots = slots.syms, slots.ptrs, slots.objs
     launches = []
     for l, target in zip(compiled.launches, launchers):
         grid = [grid_program(dim_source(g), sym_slots) for g in l.grid]
         if len(grid) != 3 or any(g is None for g in grid):
             return None
         if isinstance(l.stream, HostStream):
-            if l.stream.arg_index not in ptr_slots or args[l.stream.arg_index][0] != "stream":
+            if l.stream.arg_index not in ptr_slots or args[l.stream.arg_index][0] != NATIVE_STREAM:
                 return None
             stream_slot, stream = ptr_slots[l.stream.arg_index], 0
         else:

@@ -18,8 +18,9 @@ import shutil
 import subprocess
 import tempfile
 
-from . import export_c
 from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
+from ..call.compiled_function import JitCompiledFunction
+from . import export_c
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 
@@ -58,8 +59,6 @@ def _check_destination(file_path, file_name, function_prefix):
 
 def export_to_c(compiled, file_path, file_name, function_prefix=None) -> tuple[str, str]:
     """Writes the header and the object of `compiled`; returns their paths."""
-    from ..call.compiled_function import JitCompiledFunction
-
     if not isinstance(compiled, JitCompiledFunction):
         raise DSLTypeError(f"export_to_c exports a compiled function (what cute.compile returns), got "
                            f"{type(compiled).__name__}", user_location(2))

@@ -27,9 +27,11 @@ import ast
 import json
 import re
 
-from ..call.arg_plan import HostStream, stream_handle
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
-from ..host.launch_plan import dim_source
+from ..call.arg_kind import CArg, HostStream
+from ..call.arg_tensor import TensorArg
+from ..host.launch_plan import dim_source, needs_launch_options
+from ..values.host_inputs import stream_handle
 
 ABI_VERSION = 1
 
@@ -38,25 +40,7 @@ _FMT_CTYPE = {"B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int32_t", "q"
               "e": "uint16_t", "H": "uint16_t", "f": "float", "d": "double"}
 _FMT_SIZE = {"B": 1, "b": 1, "h": 2, "i": 4, "q": 8, "Q": 8, "e": 2, "H": 2, "f": 4, "d": 8}
 
-# C types of a scalar argument (a Numeric of the jit function) and its kernel parameter format.
-_SCALAR_CTYPE = {"Boolean": ("bool", "B"), "Int8": ("int8_t", "b"), "Int16": ("int16_t", "h"),
-                 "Int32": ("int32_t", "i"), "Int64": ("int64_t", "q"), "Uint8": ("uint8_t", "B"),
-                 "Uint16": ("uint16_t", "h"), "Uint32": ("uint32_t", "i"), "Uint64": ("uint64_t", "q"),
-                 "Float16": ("uint16_t", "e"), "BFloat16": ("uint16_t", "H"), "Float32": ("float", "f"),
-                 "Float64": ("double", "d")}
-
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class CArg:
-    """One parameter of the C wrapper, from one argument plan (a list of tensors gives one per element)."""
-
-    def __init__(self, plan, name, kind, ctype, **extra):
-        self.plan = plan
-        self.name = name
-        self.kind = kind          # "tensor", "pointer", "int", "scalar", "stream"
-        self.ctype = ctype
-        self.__dict__.update(extra)
 
 
 # Names a wrapper parameter may not have: C and C++ keywords, and the wrapper's own names.
@@ -100,44 +84,12 @@ def c_identifier(name: str) -> str:
 
 def c_arguments(compiled) -> list[CArg]:
     """The C wrapper's parameters, in the order of the jit function's arguments (compile-time constants left out)."""
-    host_symbols = compiled.host_symbols
     out: list[CArg] = []
-
-    def visit(plan, name):
-        kind = plan.kind
-        cname = c_identifier(name)
-        if kind == "tensor":
-            shapes = [(sid, k) for sid, what, k in plan.symbols if what == "shape"]
-            strides = [(sid, k) for sid, what, k in plan.symbols if what == "stride"]
-            bits = max([host_symbols[sid].bits for sid, _, _ in plan.symbols] or [32])
-            out.append(CArg(plan, cname, "tensor", f"{{prefix}}_Tensor_{cname}_t", shapes=shapes, strides=strides,
-                            bits=bits, spec=plan.spec, divisibility={sid: host_symbols[sid].divisibility
-                                                                    for sid, _, _ in plan.symbols}))
-        elif kind == "tree":
-            for k, child in enumerate(plan.children):
-                visit(child, f"{name}_{k}")
-        elif kind == "pointer":
-            out.append(CArg(plan, cname, "pointer", "void *", spec=plan.spec, align=plan.spec[3]))
-        elif kind == "int":
-            sid = plan.symbols[0]
-            bits = host_symbols[sid].bits
-            out.append(CArg(plan, cname, "int", f"int{bits}_t", sid=sid, bits=bits, dtype=plan.spec[1]))
-        elif kind == "scalar":
-            dname = plan.spec[1]
-            if dname not in _SCALAR_CTYPE:
-                raise DSLNotImplementedError(f"export_to_c: argument '{name}' is a {dname} scalar, which has no C "
-                                             "type in an exported function", user_location(2))
-            ctype, fmt = _SCALAR_CTYPE[dname]
-            out.append(CArg(plan, cname, "scalar", ctype, fmt=fmt, dtype=dname))
-        elif kind == "stream":
-            out.append(CArg(plan, cname, "stream", "CUstream"))
-        # "const": compiled in, not passed
-
     for plan in compiled.plans:
-        if compiled.bound_self and plan.index == 0 and plan.kind != "const":
+        if compiled.bound_self and plan.index == 0 and plan.passed_to_c:
             raise DSLNotImplementedError("export_to_c: a compiled @cute.jit method is bound to its object; export a "
                                          "@cute.jit function instead", user_location(2))
-        visit(plan, plan.name)
+        out += plan.c_args(plan.name, c_identifier, compiled.host_symbols)
     names = [a.name for a in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -266,21 +218,7 @@ def header(compiled, args: list[CArg], prefix: str, guard: str) -> str:
              "typedef struct CUfunc_st *CUfunction;", "typedef struct CUctx_st *CUcontext;", "#endif", "",
              "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
     for a in args:
-        if a.kind != "tensor":
-            continue
-        it = f"int{a.bits}_t"
-        spec = a.spec
-        lines.append(f"/* {a.name}: {spec[1]} tensor, shape {_spec_text(spec[2])}, stride {_spec_text(spec[3])}, "
-                     f"data aligned to {spec[4]} bytes. */")
-        lines.append("typedef struct {")
-        lines.append("  void *data;")
-        if a.shapes:
-            lines.append(f"  {it} dynamic_shapes[{len(a.shapes)}];  /* modes {', '.join(str(k) for _, k in a.shapes)} */")
-        if a.strides:
-            lines.append(f"  {it} dynamic_strides[{len(a.strides)}];  /* modes "
-                         f"{', '.join(str(k) for _, k in a.strides)} */")
-        lines.append(f"}} {a.ctype.format(prefix=prefix)};")
-        lines.append("")
+        lines += a.plan.c_declarations(a, prefix)
     lines += ["/* The loaded cubin: load it once per CUDA context (the current one, or device 0's primary context",
               "   when none is current), unload it when done. */",
               "typedef struct {", "  CUmodule module;", "  CUcontext context;",
@@ -294,16 +232,10 @@ def header(compiled, args: list[CArg], prefix: str, guard: str) -> str:
     return "\n".join(lines)
 
 
-def _spec_text(modes) -> str:
-    return "(" + ", ".join(f"?{'' if m[1] == 1 else f'(div {m[1]})'}" if isinstance(m, tuple) else str(m)
-                           for m in modes) + ")"
-
-
 def wrapper_params(args: list[CArg], prefix: str) -> str:
     ps = [f"{prefix}_Kernel_Module_t *module"]
     for a in args:
-        t = a.ctype.format(prefix=prefix)
-        ps.append(f"{t} *{a.name}" if a.kind == "tensor" else f"{t} {a.name}")
+        ps.append(a.plan.c_parameter(a, prefix))
     return ", ".join(ps)
 
 
@@ -312,17 +244,10 @@ def metadata(compiled, args: list[CArg], prefix: str) -> dict:
     for a in args:
         d = {"name": a.name, "kind": a.kind, "index": a.plan.index if isinstance(a.plan.index, int)
              else list(a.plan.index), "python_name": a.plan.name}
-        if a.kind == "tensor":
-            d.update(spec=a.spec, bits=a.bits, shapes=[k for _, k in a.shapes], strides=[k for _, k in a.strides])
-        elif a.kind == "pointer":
-            d.update(spec=a.spec)
-        elif a.kind == "int":
-            d.update(bits=a.bits, dtype=a.dtype)
-        elif a.kind == "scalar":
-            d.update(dtype=a.dtype, fmt=a.fmt)
+        d.update(a.plan.c_metadata(a))
         out.append(d)
     params = [p.name for p in compiled.jit_function.signature.parameters.values()]
-    consts = [p.name for p in compiled.plans if p.kind == "const"]
+    consts = [p.name for p in compiled.plans if not p.passed_to_c]
     return {"abi": ABI_VERSION, "prefix": prefix, "function": compiled.jit_function.fn.__name__,
             "target": compiled.target["name"], "parameters": params, "constants": consts, "arguments": out,
             "kernels": [l.kernel for l in compiled.launches]}
@@ -456,28 +381,7 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     o.append("  if (cuCtxGetCurrent(&current) == 0 && current == NULL) cuCtxSetCurrent(module->context);")
     symbols: dict[int, str] = {}
     for a in args:
-        if a.kind == "tensor":
-            o.append(f'  if ({a.name} == NULL) return ww_fail(WW_INVALID_VALUE, "argument {a.name} is NULL");')
-            align = a.spec[4]
-            if align > 1:
-                o.append(f"  if ((uintptr_t){a.name}->data % {align} != 0) return ww_fail(WW_INVALID_VALUE, "
-                         f'"argument {a.name}: data is not aligned to {align} bytes as compiled for");')
-            for field, modes in (("dynamic_shapes", a.shapes), ("dynamic_strides", a.strides)):
-                for j, (sid, k) in enumerate(modes):
-                    v = f"{a.name}->{field}[{j}]"
-                    symbols[sid] = v
-                    what = f"{a.name}.{'shape' if field == 'dynamic_shapes' else 'stride'}[{k}]"
-                    o.append(f"  if ({v} < 0) return ww_fail(WW_INVALID_VALUE, \"{what} is negative\");")
-                    div = a.divisibility[sid]
-                    if div > 1:
-                        o.append(f"  if ({v} % {div} != 0) return ww_fail(WW_INVALID_VALUE, \"{what} is not a "
-                                 f"multiple of {div}, as compiled for\");")
-        elif a.kind == "pointer":
-            if a.align > 1:
-                o.append(f"  if ((uintptr_t){a.name} % {a.align} != 0) return ww_fail(WW_INVALID_VALUE, "
-                         f'"argument {a.name} is not aligned to {a.align} bytes as compiled for");')
-        elif a.kind == "int":
-            symbols[a.sid] = a.name
+        o += a.plan.c_checks(a, symbols)
     for sid, v in sorted(symbols.items()):
         o.append(f"  const int64_t s{sid} = (int64_t){v};")
     o.append(f"  (void)0;")
@@ -507,7 +411,7 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
 def _host_argument_c(h, by_index, dst) -> tuple[str, str]:
     """(declarations, statements) of host argument h written at dst, from its producer's C form."""
     a = by_index.get(h.tensor_index)
-    if a is None or a.kind != "tensor":
+    if a is None or not isinstance(a.plan, TensorArg):
         raise DSLNotImplementedError(f"export_to_c: host argument {h.producer.name!r} is computed from an argument "
                                      "the C wrapper does not take as a tensor", user_location(4))
     decls, code = h.producer.export_c(CTensor(a), dst, **h.attrs)
@@ -515,8 +419,6 @@ def _host_argument_c(h, by_index, dst) -> tuple[str, str]:
 
 
 def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
-    from ..call.compiled_function import _launch_options  # noqa: PLC0415 - the same test as the Python call
-
     packer, offsets = compiled._packers[l.kernel]
     size = max(packer.size, 1)
     o = ["  {", f"    /* launch of {l.kernel} */"]
@@ -542,7 +444,7 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
     for j, (p, off) in enumerate(zip(l.params, offsets)):
         if p.kind == "ptr":
             a = by_index[p.source]
-            v = f"{a.name}->data" if a.kind == "tensor" else a.name
+            v = a.plan.c_address(a)
             o.append(f"      {{ void *v = {v}; memcpy(ww_params + {off}, &v, sizeof v); }}")
         elif p.kind == "sym":
             ct = _FMT_CTYPE[p.fmt]
@@ -550,7 +452,7 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
         elif p.kind == "scalar":
             a = by_index[p.source]
             ct = _FMT_CTYPE[p.fmt]
-            if _SCALAR_CTYPE[a.dtype][1] in ("e", "H") and p.fmt in ("e", "H"):
+            if a.fmt in ("e", "H") and p.fmt in ("e", "H"):
                 o.append(f"      {{ uint16_t v = {a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
             else:
                 o.append(f"      {{ {ct} v = ({ct}){a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
@@ -567,7 +469,7 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
     o.append("      }")
     stream = launch_stream(l, by_index)
     cluster = [c_expr(c) for c in l.cluster] if l.cluster else []
-    if cluster or _launch_options(l):
+    if cluster or needs_launch_options(l):
         attrs = []
         if cluster:
             attrs.append(("WW_ATTR_CLUSTER_DIMENSION", f"clusterDim.x = (unsigned)({cluster[0]}); "

@@ -18,16 +18,14 @@ import subprocess
 import tempfile
 
 from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
-
-_CTYPES = {"bool": ctypes.c_bool, "int8_t": ctypes.c_int8, "int16_t": ctypes.c_int16, "int32_t": ctypes.c_int32,
-           "int64_t": ctypes.c_int64, "uint8_t": ctypes.c_uint8, "uint16_t": ctypes.c_uint16,
-           "uint32_t": ctypes.c_uint32, "uint64_t": ctypes.c_uint64, "float": ctypes.c_float,
-           "double": ctypes.c_double}
+from ..call.arg_plan import kind_named
+from .export import c_compiler
+from .export_c import ABI_VERSION
 
 _driver_loaded: bool | None = None
 
 
-def _load_driver() -> bool:
+def load_driver() -> bool:
     """Loads libcuda.so.1 (or WARPWEAVE_LIBCUDA) with global symbols, which the wrappers' driver calls bind to."""
     global _driver_loaded
     if _driver_loaded is None:
@@ -37,10 +35,6 @@ def _load_driver() -> bool:
         except OSError:
             _driver_loaded = False
     return _driver_loaded
-
-
-def _tuples(x):
-    return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
 
 
 def load_module(path, enable_tvm_ffi: bool = False) -> "ExportedModule":
@@ -62,8 +56,6 @@ def load_module(path, enable_tvm_ffi: bool = False) -> "ExportedModule":
     tmp = None
     try:
         if elf_type == 1:
-            from .export import c_compiler
-
             tmp = tempfile.mkdtemp(prefix="ww_load_")
             so = os.path.join(tmp, "module.so")
             p = subprocess.run([c_compiler(), "-shared", "-o", so, path], capture_output=True, text=True)
@@ -74,7 +66,7 @@ def load_module(path, enable_tvm_ffi: bool = False) -> "ExportedModule":
         else:
             raise DSLValueError(f"load_module: {path!r} is neither an object file nor a shared library",
                                 user_location(2))
-        _load_driver()
+        load_driver()
         try:
             lib = ctypes.CDLL(so, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
         except OSError as e:
@@ -115,8 +107,6 @@ class ExportedFunction:
     """One exported function: module load on the first call, then the C wrapper at each call."""
 
     def __init__(self, lib, meta):
-        from .export_c import ABI_VERSION
-
         if meta.get("abi") != ABI_VERSION:
             raise DSLValueError(f"load_module: {meta.get('prefix')} was exported with wrapper ABI {meta.get('abi')}, "
                                 f"this warpweave reads {ABI_VERSION}; export it again", user_location(3))
@@ -134,28 +124,10 @@ class ExportedFunction:
 
         self._module = Module()
         self._loaded = False
-        self._structs = {}
+        self.structs = {}  # a tensor parameter's struct type, by its name
         argtypes = [ctypes.POINTER(Module)]
         for a in self.arguments:
-            if a["kind"] == "tensor":
-                it = ctypes.c_int64 if a["bits"] == 64 else ctypes.c_int32
-                fields = [("data", ctypes.c_void_p)]
-                if a["shapes"]:
-                    fields.append(("dynamic_shapes", it * len(a["shapes"])))
-                if a["strides"]:
-                    fields.append(("dynamic_strides", it * len(a["strides"])))
-                a["_spec"] = _tuples(a["spec"])
-                self._structs[a["name"]] = type(f"{prefix}_Tensor_{a['name']}_t", (ctypes.Structure,),
-                                                {"_fields_": fields})
-                argtypes.append(ctypes.POINTER(self._structs[a["name"]]))
-            elif a["kind"] in ("pointer", "stream"):
-                argtypes.append(ctypes.c_void_p)
-            elif a["kind"] == "int":
-                argtypes.append(ctypes.c_int64 if a["bits"] == 64 else ctypes.c_int32)
-            else:
-                from .export_c import _SCALAR_CTYPE
-
-                argtypes.append(_CTYPES[_SCALAR_CTYPE[a["dtype"]][0]])
+            argtypes.append(kind_named(a["kind"]).ctypes_type(a, self, ctypes))
         self._wrapper = getattr(lib, f"cute_dsl_{prefix}_wrapper")
         self._wrapper.argtypes = argtypes
         self._wrapper.restype = ctypes.c_int32
@@ -171,10 +143,6 @@ class ExportedFunction:
 
     def convert(self, *args, **kwargs) -> list:
         """The C wrapper's arguments for a call (checked against what was compiled), module first."""
-        from ..call.arg_plan import runtime_view, stream_handle
-        from ..values.numeric import Numeric
-        from ..values.runtime import satisfies
-
         values = self._bind(args, kwargs)
         out = [ctypes.byref(self._module)]
         flat = []
@@ -189,42 +157,7 @@ class ExportedFunction:
                 if isinstance(a["index"], list):  # an element of a list or tuple of tensors
                     for k in a["index"][1:]:
                         x = x[k]
-                kind = a["kind"]
-                if kind == "tensor":
-                    rt = runtime_view(x)
-                    if rt is None:
-                        raise DSLTypeError(f"{self.name}: argument '{a['python_name']}' must be a tensor, got "
-                                           f"{type(x).__name__}", user_location(3))
-                    if rt.spec() != a["_spec"] and not satisfies(rt.spec(), a["_spec"]):
-                        raise DSLValueError(f"{self.name}: argument '{a['python_name']}' does not match what was "
-                                            f"exported: compiled for {a['_spec']}, called with {rt.spec()}",
-                                            user_location(3))
-                    s = self._structs[a["name"]]()
-                    s.data = rt.data_ptr
-                    for j, k in enumerate(a["shapes"]):
-                        s.dynamic_shapes[j] = rt.shape[k]
-                    for j, k in enumerate(a["strides"]):
-                        s.dynamic_strides[j] = rt.stride[k]
-                    out.append(ctypes.byref(s))
-                elif kind == "pointer":
-                    from ..values.runtime import RuntimePointer
-
-                    if not isinstance(x, RuntimePointer) or x.spec() != _tuples(a["spec"]):
-                        raise DSLValueError(f"{self.name}: argument '{a['python_name']}' must be a pointer like the "
-                                            f"one exported ({_tuples(a['spec'])}), got {x!r}", user_location(3))
-                    out.append(x.address)
-                elif kind == "stream":
-                    out.append(stream_handle(x))
-                elif kind == "int":
-                    n = int(x.value if isinstance(x, Numeric) else x)
-                    lim = 1 << (a["bits"] - 1)
-                    if not -lim <= n < lim:
-                        raise DSLValueError(f"{self.name}: argument '{a['python_name']}' = {n} does not fit the "
-                                            f"{a['bits']}-bit integer it was compiled as", user_location(3))
-                    out.append(n)
-                else:
-                    x = x.value if isinstance(x, Numeric) else x
-                    out.append(_scalar(a, x))
+                out.append(kind_named(a["kind"]).ctypes_value(a, x, self, ctypes))
         return out
 
     def _bind(self, args, kwargs) -> dict:
@@ -244,7 +177,7 @@ class ExportedFunction:
     def __call__(self, *args, **kwargs):
         cargs = self.convert(*args, **kwargs)
         if not self._loaded:
-            if not _load_driver():
+            if not load_driver():
                 raise DSLRuntimeError(f"{self.name}: no CUDA driver (libcuda.so.1) to run the exported function on",
                                       user_location(2))
             rc = self._load_fn(ctypes.byref(self._module))
@@ -257,17 +190,3 @@ class ExportedFunction:
 
     def __repr__(self):
         return f"<exported {self.meta['function']} as {self.name} for {self.meta['target']}>"
-
-
-def _scalar(a, x):
-    fmt = a["fmt"]
-    if fmt == "e":
-        import numpy as np
-
-        return int(np.array(x, dtype=np.float16).view(np.uint16))
-    if fmt == "H":  # bfloat16: the upper half of the float32, rounded to nearest even
-        bits = struct.unpack("<I", struct.pack("<f", float(x)))[0]
-        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-    if fmt in "fd":
-        return float(x)
-    return int(x)

@@ -18,13 +18,11 @@ import os
 import subprocess
 import tempfile
 
+from ..base.errors import DSLRuntimeError, user_location
+from ..registry import compile_only
 from . import export_c
-from ..base.errors import DSLNotImplementedError, DSLRuntimeError, user_location
-
-# DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6).
-_DL_DTYPE = {"Int8": (0, 8), "Int16": (0, 16), "Int32": (0, 32), "Int64": (0, 64), "Uint8": (1, 8),
-             "Uint16": (1, 16), "Uint32": (1, 32), "Uint64": (1, 64), "Float16": (2, 16), "Float32": (2, 32),
-             "Float64": (2, 64), "BFloat16": (4, 16), "Boolean": (6, 8)}
+from .export import c_compiler
+from .exported_module import load_driver
 
 
 def _tvm_ffi():
@@ -55,89 +53,10 @@ def entry_source(compiled, args, prefix: str) -> str:
          'got %d", (int)num_args);',
          '    return ww_tvm_error("TypeError", msg);', "  }"]
     call = ["&ww_tvm_module"]
-    stream_args = []
     for i, a in enumerate(args):
-        v = f"args[{i}]"
-        if a.kind == "tensor":
-            spec = a.spec
-            dname = spec[1]
-            if dname not in _DL_DTYPE:
-                raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a {dname} tensor, which "
-                                             "has no DLPack type code here", user_location(4))
-            code, bits = _DL_DTYPE[dname]
-            rank = len(spec[2])
-            t = f"t{i}"
-            o += [f"  DLTensor *{t} = ww_tvm_tensor(&{v});",
-                  f"  {prefix}_Tensor_{a.name}_t x{i};",
-                  f'  if ({t} == NULL) return ww_tvm_error("TypeError", "argument {a.name} must be a tensor");',
-                  f"  if ({t}->device.device_type != 2 && {t}->device.device_type != 13) return ww_tvm_error("
-                  f'"ValueError", "argument {a.name} is not in CUDA memory");',
-                  f"  if ({t}->dtype.code != {code} || {t}->dtype.bits != {bits} || {t}->dtype.lanes != 1) "
-                  f'return ww_tvm_error("TypeError", "argument {a.name} must be a {dname} tensor");',
-                  f"  if ({t}->ndim != {rank}) return ww_tvm_error(\"ValueError\", \"argument {a.name} must have "
-                  f"rank {rank}\");",
-                  f"  if (device_id < 0) device_id = {t}->device.device_id;",
-                  f"  else if ({t}->device.device_id != device_id) return ww_tvm_error(\"ValueError\", \"argument "
-                  f"{a.name} is on another CUDA device than the arguments before it\");",
-                  f"  x{i}.data = (char *){t}->data + {t}->byte_offset;"]
-            # strides: DLPack may leave them NULL for a compact row-major tensor
-            o.append(f"  {{ int64_t st[{rank}]; int64_t acc = 1; int k;")
-            o.append(f"    for (k = {rank} - 1; k >= 0; --k) {{ st[k] = {t}->strides ? {t}->strides[k] : acc; "
-                     f"acc *= {t}->shape[k]; }}")
-            dyn_shape = {k: j for j, (_, k) in enumerate(a.shapes)}
-            dyn_stride = {k: j for j, (_, k) in enumerate(a.strides)}
-            lim = (1 << (a.bits - 1)) - 1
-            for k in range(rank):
-                for what, arr, dyn, field in (("shape", f"{t}->shape", dyn_shape, "dynamic_shapes"),
-                                              ("stride", "st", dyn_stride, "dynamic_strides")):
-                    val = f"{arr}[{k}]"
-                    static = spec[2][k] if what == "shape" else spec[3][k]
-                    if k in dyn:
-                        o.append(f"    if ({val} > {lim}) return ww_tvm_error(\"ValueError\", \"argument {a.name}: "
-                                 f"{what} {k} exceeds the {a.bits}-bit index it was compiled with\");")
-                        o.append(f"    x{i}.{field}[{dyn[k]}] = ({'int64_t' if a.bits == 64 else 'int32_t'}){val};")
-                    elif not (what == "stride" and spec[2][k] == 1):  # an extent-1 mode's stride is never read
-                        o.append(f"    if ({val} != {static}) return ww_tvm_error(\"ValueError\", \"argument "
-                                 f"{a.name}: {what} {k} must be {static}, as compiled\");")
-            o.append("  }")
-            call.append(f"&x{i}")
-        elif a.kind == "int":
-            o += [f"  if ({v}.type_index != kTVMFFIInt && {v}.type_index != kTVMFFIBool) return ww_tvm_error("
-                  f'"TypeError", "argument {a.name} must be an integer");']
-            lim = 1 << (a.bits - 1)
-            o.append(f"  if ({v}.v_int64 < -{lim}LL || {v}.v_int64 > {lim - 1}LL) return ww_tvm_error(\"ValueError\", "
-                     f"\"argument {a.name} does not fit the {a.bits}-bit integer it was compiled as\");")
-            call.append(f"({a.ctype}){v}.v_int64")
-        elif a.kind == "scalar":
-            if a.fmt in ("e", "H"):
-                raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a {a.dtype} scalar; pass it "
-                                             "as Float32", user_location(4))
-            if a.fmt in "fd":
-                o.append(f"  double v{i};")
-                o.append(f"  if ({v}.type_index == kTVMFFIFloat) v{i} = {v}.v_float64;")
-                o.append(f"  else if ({v}.type_index == kTVMFFIInt || {v}.type_index == kTVMFFIBool) v{i} = "
-                         f"(double){v}.v_int64;")
-                o.append(f'  else return ww_tvm_error("TypeError", "argument {a.name} must be a number");')
-                call.append(f"({a.ctype})v{i}")
-            else:
-                o.append(f"  if ({v}.type_index != kTVMFFIInt && {v}.type_index != kTVMFFIBool) return ww_tvm_error("
-                         f'"TypeError", "argument {a.name} must be an integer or bool");')
-                call.append(f"({a.ctype}){v}.v_int64")
-        elif a.kind == "pointer":
-            o.append(f"  if ({v}.type_index != kTVMFFIOpaquePtr && {v}.type_index != kTVMFFIInt) return "
-                     f'ww_tvm_error("TypeError", "argument {a.name} must be a pointer");')
-            call.append(f"({v}.type_index == kTVMFFIOpaquePtr ? {v}.v_ptr : (void *)(intptr_t){v}.v_int64)")
-        elif a.kind == "stream":
-            stream_args.append(i)
-            o.append(f"  CUstream q{i};")
-            o.append(f"  if ({v}.type_index == kTVMFFIOpaquePtr) q{i} = (CUstream){v}.v_ptr;")
-            o.append(f"  else if ({v}.type_index == kTVMFFIInt) q{i} = (CUstream)(intptr_t){v}.v_int64;")
-            o.append(f"  else if ({v}.type_index != kTVMFFINone) return ww_tvm_error(\"TypeError\", \"argument "
-                     f"{a.name} must be a stream handle, or None for the current stream\");")
-            call.append(f"q{i}")
-    for i in stream_args:  # None: the environment's stream of the tensors' device
-        o.append(f"  if (args[{i}].type_index == kTVMFFINone) q{i} = (CUstream)TVMFFIEnvGetStream(2, "
-                 "device_id < 0 ? 0 : device_id);")
+        a.plan.tvm_lines(a, i, o, call, prefix)
+    for i, a in enumerate(args):
+        o += a.plan.tvm_after(a, i)
     # The module is loaded once, into the context current at the first call (the device of its tensors, as
     # torch makes it current); a later call with tensors of another device is refused rather than misdirected.
     o += ["  if (!ww_tvm_loaded) {",
@@ -165,8 +84,6 @@ def _cache_dir() -> str:
 
 def build(compiled, prefix: str = "ww_fn") -> str:
     """The shared library of the compiled function's TVM FFI entry (built, or found in the cache)."""
-    from .export import c_compiler
-
     tvm_ffi = _tvm_ffi()
     export_c.check_exportable(compiled)
     args = export_c.c_arguments(compiled)
@@ -201,11 +118,9 @@ class TVMFFICompiledFunction:
     """A compiled function called through TVM FFI: compiled(torch tensors..., stream or None)."""
 
     def __init__(self, compiled):
-        from .exported_module import _load_driver
-
         tvm_ffi = _tvm_ffi()
         self.compiled = compiled
-        _load_driver()  # its entry points bind to a driver already in the process, where there is one
+        load_driver()  # its entry points bind to a driver already in the process, where there is one
         self.module = tvm_ffi.load_module(build(compiled))
         self.function = self.module["ww_fn"]
 
@@ -224,8 +139,6 @@ class TVMFFICompiledFunction:
 def wrap(compiled):
     """The TVM FFI function of `compiled`. Its call is the tvm_ffi.Function itself, set as the __call__ of a class of
     its own: no Python frame between the caller and TVM FFI (a method forwarding to it costs ~0.2 us per call)."""
-    from ..registry import compile_only
-
     f = TVMFFICompiledFunction(compiled)
     session = compile_only.current()
     if session is not None and compiled.launches:

@@ -128,14 +128,8 @@ def _call_values(compiled, args, kwargs):
     env = {}
     for plan in compiled.plans:
         v = values[plan.index]
-        if plan.kind == "tensor":
-            rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
-            if rt is None:
-                raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
-            for sid, what, k in plan.symbols:
-                env[sid] = rt.shape[k] if what == "shape" else rt.stride[k]
-        elif plan.kind == "int":
-            env[plan.symbols[0]] = int(v.value if isinstance(v, Numeric) else v)
+        if not plan.symbol_env(v, env):  # a tensor argument that is none
+            raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
     return values, env
 
 

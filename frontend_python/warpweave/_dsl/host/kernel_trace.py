@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import copy
 import enum
+import inspect
 from typing import Callable
 
 from ... import _core
 from ..tracing import ast_rewrite
-from ..call import function_cache
+from ..tracing.reach_recording import note_reached
 from ..registry import launch_limits
 from ..base import trace
+from ..base.constexpr import is_constexpr
 from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from ..atoms.host_arguments import DeviceHostArgument, HostArgument
 from ..base.launch_config import launch_config
@@ -130,8 +132,7 @@ class Decorated:
 
     @property
     def rewritten(self):
-        if function_cache._recording is not None:
-            function_cache.note_reached(self)  # the trace reaches this function: its entry depends on it
+        note_reached(self)  # the trace reaches this function: the function cache's entry depends on it
         if self._rewritten is None:
             self._rewritten = ast_rewrite.rewrite(self.fn)
         return self._rewritten
@@ -163,17 +164,13 @@ class KernelFunction(Decorated):
 def _check_constexpr_arguments(fn, args, kwargs):
     """A kernel parameter annotated cutlass.Constexpr takes a value known while tracing; a runtime value there
     would be used as whatever it traces to, silently."""
-    import inspect
-
-    from ..call.arg_plan import _is_constexpr
-
     try:
         sig = inspect.signature(fn)
         bound = sig.bind(*args, **kwargs)
     except (TypeError, ValueError) as e:
         raise DSLTypeError(f"{fn.__name__}(): {e}", user_location(2)) from None
     for name, value in bound.arguments.items():
-        if not _is_constexpr(sig.parameters[name].annotation):
+        if not is_constexpr(sig.parameters[name].annotation):
             continue
         if isinstance(value, SymInt) or isinstance(value, Numeric) and not value.is_static:
             raise DSLTypeError(f"argument '{name}' of the kernel {fn.__name__} is cutlass.Constexpr, so its value "

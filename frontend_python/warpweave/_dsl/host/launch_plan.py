@@ -78,3 +78,10 @@ def dim_source(x) -> str:
     if isinstance(x, DimExpr):
         return x.src
     return _core.python_expr(x, "s")
+
+
+def needs_launch_options(launch) -> bool:
+    """Whether a launch needs driver launch attributes beyond a cluster (cooperative, programmatic dependent
+    launch, a preferred cluster): the fast paths pass none, exported C passes them."""
+    return bool(getattr(launch, "cooperative", False) or getattr(launch, "pdl", False)
+                or getattr(launch, "preferred_cluster", None))

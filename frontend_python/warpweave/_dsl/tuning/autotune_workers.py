@@ -23,7 +23,7 @@ import tempfile
 
 from ... import _core
 from ..call import function_cache
-from ..call.arg_plan import runtime_view
+from ..values.runtime import runtime_view
 from ..call.compile_module import jit_cache
 from ..call.jit import JitFunction, compile_function
 from ..registry.target import target_named

@@ -7,7 +7,7 @@ import statistics
 from typing import Callable
 
 from ..base.errors import DSLValueError, user_location
-from ..call.arg_plan import stream_handle
+from ..values.host_inputs import stream_handle
 from ..registry import compile_only
 from ..registry.device_properties import HardwareInfo
 

@@ -1,0 +1,432 @@
+"""Argument kinds that pass memory: a tensor (a from_dlpack view, or a torch tensor passed directly), a pointer
+(make_ptr) and a list or tuple of tensors (each element an argument of its own). See arg_kind.py."""
+from __future__ import annotations
+
+import inspect
+
+from ... import _core
+from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
+from ..values.runtime import runtime_view
+from ..values.numeric import Numeric
+from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_torch_tensor, satisfies
+from ..values.tensor import GMEM, Pointer, Tensor
+from .arg_kind import NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id
+
+# DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6).
+DL_DTYPE = {"Int8": (0, 8), "Int16": (0, 16), "Int32": (0, 32), "Int64": (0, 64), "Uint8": (1, 8),
+            "Uint16": (1, 16), "Uint32": (1, 32), "Uint64": (1, 64), "Float16": (2, 16), "Float32": (2, 32),
+            "Float64": (2, 64), "BFloat16": (4, 16), "Boolean": (6, 8)}
+
+
+def torch_key(dtype, ptr, strides):
+    """What the specialisation of a torch tensor's dynamic view depends on (runtime_view), or finer: its dtype,
+    its address's low bits (its alignment up to 16 bytes) and, per mode, whether the stride is 1 (-1) or else its
+    lowest set bit (its power-of-two divisor). Finer keys only cost a check more."""
+    return (dtype, ptr & 15, *[-1 if x == 1 else x & -x for x in strides])
+
+
+def spec_mismatch(plan, rt):
+    raise DSLValueError(f"argument '{plan.name}' does not match the compiled specialisation: compiled for "
+                        f"{plan.spec}, called with {rt.spec()}; call the @cute.jit function itself to compile "
+                        "for these arguments", None)
+
+
+def torch_check(plan, tensor, compiled_spec, ok, key):
+    """A torch tensor of a key not seen yet: its view checked against the compiled specialisation as the general
+    path checks it (an error if it does not match); a match is remembered for the key."""
+    t = runtime_view(tensor)
+    sp = t.spec()
+    if sp != compiled_spec and not satisfies(sp, compiled_spec):
+        spec_mismatch(plan, t)
+    ok[key] = True
+
+
+def fake_tensor_error(plan):
+    raise DSLValueError(f"argument '{plan.name}' is a fake tensor (make_fake_tensor): it can be compiled for but not "
+                        "run on", None)
+
+
+def view_or_error(plan, v):
+    """The view of a tensor argument of the fast path, or the general path's error for a non-tensor."""
+    rt = runtime_view(v)
+    if rt is None:
+        raise DSLTypeError(f"argument '{plan.name}' must be a tensor, got {type(v).__name__}", None)
+    return rt
+
+
+def _spec_text(modes) -> str:
+    return "(" + ", ".join(f"?{'' if m[1] == 1 else f'(div {m[1]})'}" if isinstance(m, tuple) else str(m)
+                           for m in modes) + ")"
+
+
+def _tuples(x):
+    return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
+
+
+class TensorArg(ArgPlan):
+    """A tensor: its address, and a symbol per dynamic extent and stride."""
+
+    kind = "tensor"
+    native_code = NATIVE_TENSOR
+
+    @classmethod
+    def takes(cls, value, annotation) -> bool:
+        return runtime_view(value) is not None
+
+    @classmethod
+    def spec_key(cls, value, annotation):
+        return runtime_view(value).spec()
+
+    @classmethod
+    def cache_key(cls, value, annotation, stable) -> str:
+        return repr(runtime_view(value).spec())
+
+    @classmethod
+    def stand_in(cls, st, index, name, value, annotation, make_host_arg):
+        rt = runtime_view(value)
+        plan = cls(index, name, rt.spec(), rt.element_type)
+        shape, stride = [], []
+        cosize = 1 + sum((s - 1) * abs(d) for s, d in zip(rt.shape, rt.stride))
+        wide = cosize >= (1 << 31) if rt.index_bits is None else rt.index_bits == 64
+        if wide and rt.use_32bit_stride:
+            raise DSLValueError(f"argument '{name}': use_32bit_stride=True, but the tensor spans {cosize} elements, "
+                                "more than 32-bit strides can index", user_location(4))
+        bits = 64 if wide else 32
+        for what, values, dynamic, out, spec_modes in (("shape", rt.shape, rt.dynamic_shape, shape, plan.spec[2]),
+                                                       ("stride", rt.stride, rt.dynamic_stride, stride,
+                                                        plan.spec[3])):
+            for k, (x, dyn) in enumerate(zip(values, dynamic)):
+                if not dyn:
+                    out.append(x)
+                    continue
+                sym = st.new_host_symbol(index, (what, k), bits, spec_modes[k][1], f"{name}.{what}[{k}]")
+                plan.symbols.append((sym_id(sym), what, k))
+                if rt.device != "fake":
+                    st.host_values[sym_id(sym)] = x
+                out.append(sym)
+        layout = _core.make_layout(tuple(shape), stride=tuple(stride)) if shape else _core.make_layout(1)
+        ptr = Pointer(None, rt.element_type, GMEM, rt.assumed_align, host=index, wide=wide)
+        return Tensor(ptr, layout, rt.element_type), plan
+
+    def read(self, v, read):
+        env, ptrs, _, _, tensors = read
+        rt = v if isinstance(v, RuntimeTensor) else runtime_view(v)
+        if rt is None:
+            raise DSLTypeError(f"argument '{self.name}' must be a tensor, got {type(v).__name__}", None)
+        if rt.spec() != self.spec and not satisfies(rt.spec(), self.spec):
+            spec_mismatch(self, rt)
+        if rt.device == "fake":
+            fake_tensor_error(self)
+        ptrs[self.index] = rt.data_ptr
+        tensors[self.index] = rt
+        shape, stride = rt.shape, rt.stride
+        for sid, what, k in self.symbols:
+            env[sid] = shape[k] if what == "shape" else stride[k]
+
+    def symbol_env(self, v, env) -> bool:
+        rt = runtime_view(v)
+        if rt is None:
+            return False
+        for sid, what, k in self.symbols:
+            env[sid] = rt.shape[k] if what == "shape" else rt.stride[k]
+        return True
+
+    def symbol_ids(self) -> list:
+        return [sid for sid, _, _ in self.symbols]
+
+    def fast_lines(self, env, hosted):
+        i = self.index
+        env.update({f"S{i}": self.spec, "RT": RuntimeTensor, "view": view_or_error, "satisfies": satisfies,
+                    "mismatch": spec_mismatch, "fake": fake_tensor_error})
+        body = []
+        if not hosted:
+            # A torch tensor passed directly: its view's specialisation depends only on its dtype, the alignment
+            # of its address and which strides are 1 (and their powers of two), so the answer of the check is
+            # kept per such key; the view itself is built only for a new key.
+            env.update({f"OK{i}": {}, "torch_key": torch_key, "torch_check": torch_check})
+            body += [f"if type(a{i}) is not RT and type(a{i}).__name__ == 'Tensor' and "
+                     f"type(a{i}).__module__ == 'torch':",
+                     f"    st = a{i}.stride(); p{i} = a{i}.data_ptr(); k = torch_key(a{i}.dtype, p{i}, st)",
+                     f"    if k not in OK{i}: torch_check(plans[{i}], a{i}, S{i}, OK{i}, k)",
+                     f"    sh = a{i}.shape"]
+            for sid, what, k in self.symbols:
+                body.append(f"    s{sid} = {'sh' if what == 'shape' else 'st'}[{k}]")
+            body.append("else:")
+        pad = "" if hosted else "    "
+        body += [pad + f"t = a{i} if type(a{i}) is RT else view(plans[{i}], a{i})",
+                 pad + "sp = t._spec or t.spec()",
+                 pad + f"if sp is not S{i} and sp != S{i} and not satisfies(sp, S{i}): mismatch(plans[{i}], t)",
+                 pad + f"p{i} = t.data_ptr",
+                 pad + f"if not p{i} and t.device == 'fake': fake(plans[{i}])"]
+        if hosted:
+            body.append(f"t{i} = t")
+        for sid, what, k in self.symbols:
+            body.append(pad + f"s{sid} = t._{'shape' if what == 'shape' else 'strides'}[{k}]")
+        return body
+
+    def native(self, slots):
+        reads = [(slots.slot(slots.syms, sid), what == "stride", k) for sid, what, k in self.symbols]
+        return (NATIVE_TENSOR, self.spec, slots.slot(slots.ptrs, self.index), len(self.spec[2]), True, reads)
+
+    def c_args(self, name, c_identifier, host_symbols):
+        cname = c_identifier(name)
+        shapes = [(sid, k) for sid, what, k in self.symbols if what == "shape"]
+        strides = [(sid, k) for sid, what, k in self.symbols if what == "stride"]
+        bits = max([host_symbols[sid].bits for sid, _, _ in self.symbols] or [32])
+        return [CArg(self, cname, f"{{prefix}}_Tensor_{cname}_t", shapes=shapes, strides=strides, bits=bits,
+                     spec=self.spec, divisibility={sid: host_symbols[sid].divisibility for sid, _, _ in self.symbols})]
+
+    def c_parameter(self, a, prefix):
+        return f"{a.ctype.format(prefix=prefix)} *{a.name}"
+
+    def c_declarations(self, a, prefix):
+        it = f"int{a.bits}_t"
+        spec = a.spec
+        lines = [f"/* {a.name}: {spec[1]} tensor, shape {_spec_text(spec[2])}, stride {_spec_text(spec[3])}, "
+                 f"data aligned to {spec[4]} bytes. */", "typedef struct {", "  void *data;"]
+        if a.shapes:
+            lines.append(f"  {it} dynamic_shapes[{len(a.shapes)}];  /* modes {', '.join(str(k) for _, k in a.shapes)} */")
+        if a.strides:
+            lines.append(f"  {it} dynamic_strides[{len(a.strides)}];  /* modes "
+                         f"{', '.join(str(k) for _, k in a.strides)} */")
+        return lines + [f"}} {a.ctype.format(prefix=prefix)};", ""]
+
+    def c_checks(self, a, symbols):
+        o = [f'  if ({a.name} == NULL) return ww_fail(WW_INVALID_VALUE, "argument {a.name} is NULL");']
+        align = a.spec[4]
+        if align > 1:
+            o.append(f"  if ((uintptr_t){a.name}->data % {align} != 0) return ww_fail(WW_INVALID_VALUE, "
+                     f'"argument {a.name}: data is not aligned to {align} bytes as compiled for");')
+        for field, modes in (("dynamic_shapes", a.shapes), ("dynamic_strides", a.strides)):
+            for j, (sid, k) in enumerate(modes):
+                v = f"{a.name}->{field}[{j}]"
+                symbols[sid] = v
+                what = f"{a.name}.{'shape' if field == 'dynamic_shapes' else 'stride'}[{k}]"
+                o.append(f"  if ({v} < 0) return ww_fail(WW_INVALID_VALUE, \"{what} is negative\");")
+                div = a.divisibility[sid]
+                if div > 1:
+                    o.append(f"  if ({v} % {div} != 0) return ww_fail(WW_INVALID_VALUE, \"{what} is not a "
+                             f"multiple of {div}, as compiled for\");")
+        return o
+
+    def c_address(self, a):
+        return f"{a.name}->data"
+
+    def c_metadata(self, a):
+        return {"spec": a.spec, "bits": a.bits, "shapes": [k for _, k in a.shapes],
+                "strides": [k for _, k in a.strides]}
+
+    def tvm_lines(self, a, i, o, call, prefix):
+        v = f"args[{i}]"
+        spec = a.spec
+        dname = spec[1]
+        if dname not in DL_DTYPE:
+            raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a {dname} tensor, which has no DLPack "
+                                "type code here", user_location(5))
+        code, bits = DL_DTYPE[dname]
+        rank = len(spec[2])
+        t = f"t{i}"
+        o += [f"  DLTensor *{t} = ww_tvm_tensor(&{v});",
+              f"  {prefix}_Tensor_{a.name}_t x{i};",
+              f'  if ({t} == NULL) return ww_tvm_error("TypeError", "argument {a.name} must be a tensor");',
+              f"  if ({t}->device.device_type != 2 && {t}->device.device_type != 13) return ww_tvm_error("
+              f'"ValueError", "argument {a.name} is not in CUDA memory");',
+              f"  if ({t}->dtype.code != {code} || {t}->dtype.bits != {bits} || {t}->dtype.lanes != 1) "
+              f'return ww_tvm_error("TypeError", "argument {a.name} must be a {dname} tensor");',
+              f"  if ({t}->ndim != {rank}) return ww_tvm_error(\"ValueError\", \"argument {a.name} must have "
+              f"rank {rank}\");",
+              f"  if (device_id < 0) device_id = {t}->device.device_id;",
+              f"  else if ({t}->device.device_id != device_id) return ww_tvm_error(\"ValueError\", \"argument "
+              f"{a.name} is on another CUDA device than the arguments before it\");",
+              f"  x{i}.data = (char *){t}->data + {t}->byte_offset;"]
+        # strides: DLPack may leave them NULL for a compact row-major tensor
+        o.append(f"  {{ int64_t st[{rank}]; int64_t acc = 1; int k;")
+        o.append(f"    for (k = {rank} - 1; k >= 0; --k) {{ st[k] = {t}->strides ? {t}->strides[k] : acc; "
+                 f"acc *= {t}->shape[k]; }}")
+        dyn_shape = {k: j for j, (_, k) in enumerate(a.shapes)}
+        dyn_stride = {k: j for j, (_, k) in enumerate(a.strides)}
+        lim = (1 << (a.bits - 1)) - 1
+        for k in range(rank):
+            for what, arr, dyn, field in (("shape", f"{t}->shape", dyn_shape, "dynamic_shapes"),
+                                          ("stride", "st", dyn_stride, "dynamic_strides")):
+                val = f"{arr}[{k}]"
+                static = spec[2][k] if what == "shape" else spec[3][k]
+                if k in dyn:
+                    o.append(f"    if ({val} > {lim}) return ww_tvm_error(\"ValueError\", \"argument {a.name}: "
+                             f"{what} {k} exceeds the {a.bits}-bit index it was compiled with\");")
+                    o.append(f"    x{i}.{field}[{dyn[k]}] = ({'int64_t' if a.bits == 64 else 'int32_t'}){val};")
+                elif not (what == "stride" and spec[2][k] == 1):  # an extent-1 mode's stride is never read
+                    o.append(f"    if ({val} != {static}) return ww_tvm_error(\"ValueError\", \"argument "
+                             f"{a.name}: {what} {k} must be {static}, as compiled\");")
+        o.append("  }")
+        call.append(f"&x{i}")
+
+    @classmethod
+    def ctypes_type(cls, meta, function, ctypes):
+        it = ctypes.c_int64 if meta["bits"] == 64 else ctypes.c_int32
+        fields = [("data", ctypes.c_void_p)]
+        if meta["shapes"]:
+            fields.append(("dynamic_shapes", it * len(meta["shapes"])))
+        if meta["strides"]:
+            fields.append(("dynamic_strides", it * len(meta["strides"])))
+        meta["_spec"] = _tuples(meta["spec"])
+        struct = type(f"{function.name}_Tensor_{meta['name']}_t", (ctypes.Structure,), {"_fields_": fields})
+        function.structs[meta["name"]] = struct
+        return ctypes.POINTER(struct)
+
+    @classmethod
+    def ctypes_value(cls, meta, x, function, ctypes):
+        rt = runtime_view(x)
+        if rt is None:
+            raise DSLTypeError(f"{function.name}: argument '{meta['python_name']}' must be a tensor, got "
+                               f"{type(x).__name__}", user_location(4))
+        if rt.spec() != meta["_spec"] and not satisfies(rt.spec(), meta["_spec"]):
+            raise DSLValueError(f"{function.name}: argument '{meta['python_name']}' does not match what was "
+                                f"exported: compiled for {meta['_spec']}, called with {rt.spec()}", user_location(4))
+        s = function.structs[meta["name"]]()
+        s.data = rt.data_ptr
+        for j, k in enumerate(meta["shapes"]):
+            s.dynamic_shapes[j] = rt.shape[k]
+        for j, k in enumerate(meta["strides"]):
+            s.dynamic_strides[j] = rt.stride[k]
+        return ctypes.byref(s)
+
+
+def pointer_address(plan, v):
+    if not isinstance(v, RuntimePointer) or v.spec() != plan.spec:
+        raise DSLValueError(f"argument '{plan.name}' must be a pointer like the one compiled for ({plan.spec}), "
+                            f"got {v!r}", None)
+    return v.address
+
+
+class PointerArg(ArgPlan):
+    """A pointer (make_ptr): its address, of the compiled element type, memory space and alignment."""
+
+    kind = "pointer"
+    native_code = NATIVE_POINTER
+
+    @classmethod
+    def takes(cls, value, annotation) -> bool:
+        return isinstance(value, RuntimePointer)
+
+    @classmethod
+    def spec_key(cls, value, annotation):
+        return value.spec()
+
+    cache_key = classmethod(keyed_by_value)
+
+    @classmethod
+    def stand_in(cls, st, index, name, value, annotation, make_host_arg):
+        ptr = Pointer(None, value.element_type, GMEM, value.assumed_align, host=index, wide=True)
+        return ptr, cls(index, name, value.spec(), value.element_type)
+
+    def read(self, v, read):
+        read[1][self.index] = pointer_address(self, v)
+
+    def fast_lines(self, env, hosted):
+        env["pointer_address"] = pointer_address
+        return [f"p{self.index} = pointer_address(plans[{self.index}], a{self.index})"]
+
+    def native(self, slots):
+        _, _, space, align = self.spec
+        return (NATIVE_POINTER, slots.slot(slots.ptrs, self.index), RuntimePointer, self.dtype, AddressSpace(space),
+                align)
+
+    def c_args(self, name, c_identifier, host_symbols):
+        return [CArg(self, c_identifier(name), "void *", spec=self.spec, align=self.spec[3])]
+
+    def c_checks(self, a, symbols):
+        if a.align <= 1:
+            return []
+        return [f"  if ((uintptr_t){a.name} % {a.align} != 0) return ww_fail(WW_INVALID_VALUE, "
+                f'"argument {a.name} is not aligned to {a.align} bytes as compiled for");']
+
+    def c_address(self, a):
+        return a.name
+
+    def c_metadata(self, a):
+        return {"spec": a.spec}
+
+    def tvm_lines(self, a, i, o, call, prefix):
+        v = f"args[{i}]"
+        o.append(f"  if ({v}.type_index != kTVMFFIOpaquePtr && {v}.type_index != kTVMFFIInt) return "
+                 f'ww_tvm_error("TypeError", "argument {a.name} must be a pointer");')
+        call.append(f"({v}.type_index == kTVMFFIOpaquePtr ? {v}.v_ptr : (void *)(intptr_t){v}.v_int64)")
+
+    @classmethod
+    def ctypes_type(cls, meta, function, ctypes):
+        return ctypes.c_void_p
+
+    @classmethod
+    def ctypes_value(cls, meta, x, function, ctypes):
+        if not isinstance(x, RuntimePointer) or x.spec() != _tuples(meta["spec"]):
+            raise DSLValueError(f"{function.name}: argument '{meta['python_name']}' must be a pointer like the "
+                                f"one exported ({_tuples(meta['spec'])}), got {x!r}", user_location(4))
+        return x.address
+
+
+def holds_runtime_values(value) -> bool:
+    return any(isinstance(x, (RuntimeTensor, RuntimePointer)) or is_torch_tensor(x) or
+               isinstance(x, (list, tuple)) and holds_runtime_values(x) for x in value)
+
+
+def _tree_key(value):
+    out = []
+    for x in value:
+        rt = runtime_view(x)
+        if rt is not None:
+            out.append(rt.spec())
+        elif isinstance(x, RuntimePointer):
+            out.append(x.spec())
+        elif isinstance(x, (list, tuple)) and holds_runtime_values(x):
+            out.append(_tree_key(x))
+        elif isinstance(x, (bool, int, float, Numeric)):
+            out.append(type(x).__name__)
+        else:
+            out.append(const_key(x))
+    return (type(value).__name__, tuple(out))
+
+
+class TreeArg(ArgPlan):
+    """A list or tuple of tensors (and numbers): each element an argument of its own, keyed (index, k)."""
+
+    kind = "tree"
+    fast_path = False
+
+    def __init__(self, index, name, spec, dtype=None, symbols=None, children=()):
+        super().__init__(index, name, spec, dtype, symbols)
+        self.children = list(children)
+
+    @classmethod
+    def takes(cls, value, annotation) -> bool:
+        return isinstance(value, (list, tuple)) and holds_runtime_values(value)
+
+    @classmethod
+    def stand_in(cls, st, index, name, value, annotation, make_host_arg):
+        hosts, children = [], []
+        for k, x in enumerate(value):
+            h, p = make_host_arg(st, (index, k) if isinstance(index, int) else index + (k,), f"{name}[{k}]", x,
+                                 inspect.Parameter.empty)
+            hosts.append(h)
+            children.append(p)
+        plan = cls(index, name, ("tree", type(value).__name__, tuple(c.spec for c in children)), children=children)
+        return (tuple(hosts) if isinstance(value, tuple) else hosts), plan
+
+    @classmethod
+    def spec_key(cls, value, annotation):
+        return _tree_key(value)
+
+    cache_key = classmethod(keyed_by_value)
+
+    def read(self, v, read):
+        if not isinstance(v, (list, tuple)) or len(v) != len(self.children):
+            raise DSLTypeError(f"argument '{self.name}' must be a {self.spec[1]} of {len(self.children)} elements, "
+                               f"got {v!r}", None)
+        for child, x in zip(self.children, v):
+            child.read(x, read)
+
+    def c_args(self, name, c_identifier, host_symbols):
+        out = []
+        for k, child in enumerate(self.children):
+            out += child.c_args(f"{name}_{k}", c_identifier, host_symbols)
+        return out
