@@ -8,7 +8,7 @@ from __future__ import annotations
 from ... import _core
 from ..base.errors import DSLValueError, user_location
 
-# The argument kinds of _core.FastCall (bindings/fast_call_plan.hpp, ArgKind): a plan's native description
+# The argument kinds of _core.FastCall (bindings/fast_call.hpp, ArgKind): a plan's native description
 # starts with one of these.
 NATIVE_SKIP, NATIVE_TENSOR, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, NATIVE_CONST, NATIVE_POINTER = range(7)
 
