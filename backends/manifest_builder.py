@@ -70,7 +70,10 @@ def format_attribute(a: dict) -> str:
 
 def format_instruction(section: str, e: dict, target: str) -> str:
     """An Instruction block (`atoms { ... }`, `primitives { ... }`, `template { ... }`), without a final newline."""
-    lines = [section + " {", f"  id: {q(e['id'])}", f"  kind: {e['kind']}", f"  targets: {q(target)}"]
+    # target: one target's name, or several (a generation with more than one arch-specific chip, e.g. sm_120a
+    # and sm_121a, whose instructions are the same).
+    targets = [target] if isinstance(target, str) else list(target)
+    lines = [section + " {", f"  id: {q(e['id'])}", f"  kind: {e['kind']}"] + [f"  targets: {q(t)}" for t in targets]
     for key in ("description", "python_name"):
         if e.get(key):
             lines.append(f"  {key}: {q(e[key])}")

@@ -85,7 +85,7 @@ path = names["example_b1"]["path"]
 assert os.path.dirname(path) == sys.argv[2], path
 pydir = os.path.splitext(path)[0] + ".python"
 assert os.path.isdir(pydir) and not os.path.islink(pydir), f"{pydir}: not an installed copy"
-assert {"ampere", "hopper", "blackwell"} <= set(names), sorted(names)
+assert {"ampere", "hopper", "blackwell", "blackwell_geforce"} <= set(names), sorted(names)
 print("ok    the example plugin, built against the installed SDK and installed with its Python package, loads "
       f"beside {sorted(set(names) - {'example_b1'})}")
 EOF

@@ -17,7 +17,7 @@ import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from .kernels import ProbeKernel, Record as Rec, default_attrs, is_result, value_type, values_of
+from .kernels import ProbeKernel, Record as Rec, default_attrs, held_type, is_result, value_type, values_of
 from .records import FAIL, PASS, SKIP, record_for
 
 BATCH = 128
@@ -82,7 +82,7 @@ def build_probe(b, kname: str, backend: str, entry: dict, plugin: bool) -> None:
         elif op["role"] == "GMEM_ADDRESS":
             in_rec.add(op["name"] + "@off", "i64", values_of(op))
         else:
-            t = "i8" if value_type(op) == "i1" else value_type(op)
+            t = held_type(value_type(op))
             if t not in seeds:
                 seeds[t] = in_rec.add(f"seed:{t}", t, 1).name
     result_types = {}
@@ -91,7 +91,7 @@ def build_probe(b, kname: str, backend: str, entry: dict, plugin: bool) -> None:
             result_types.setdefault(value_type(op), 0)
             result_types[value_type(op)] += values_of(op)
     for t, n in result_types.items():
-        out_rec.add(f"out:{t}", "i8" if t == "i1" else t, n)
+        out_rec.add(f"out:{t}", held_type(t), n)
     roles = {op["role"] for op in ops}
     smem = 4096 if roles & {"SMEM_ADDRESS", "MBARRIER"} else 0
     # Launch bounds of a warp-specialized kernel (3 warpgroups, 1 CTA per SM): ptxas drops setmaxnreg unless it
@@ -104,21 +104,21 @@ def build_probe(b, kname: str, backend: str, entry: dict, plugin: bool) -> None:
         if is_result(op) or op["role"] in ("SMEM_ADDRESS", "MBARRIER", "GMEM_ADDRESS"):
             continue
         t = value_type(op)
-        v = seed_values["i8" if t == "i1" else t]
-        if t == "i1":
-            v = b.op1("arith.trunci", [v], "i1")
+        v = seed_values[held_type(t)]
+        if held_type(t) != t:
+            v = b.op1("arith.trunci", [v], t)
         overrides[op["name"]] = [v] * values_of(op)
     res = k.emit(backend, entry, attrs, overrides)
     grouped = {}
     for op in ops:
         if is_result(op):
             vals = res[op["name"]]
-            if value_type(op) == "i1":
+            if held_type(value_type(op)) != value_type(op):
                 vals = [b.op1("arith.extui", [v], "i8") for v in vals]
             grouped.setdefault(value_type(op), []).extend(vals)
     for t, vals in grouped.items():
         f = out_rec.fields[f"out:{t}"]
-        et = "i8" if t == "i1" else t
+        et = held_type(t)
         if len(vals) == 1:
             k.write(f.name, vals)
         else:

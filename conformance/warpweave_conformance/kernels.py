@@ -43,6 +43,12 @@ def values_of(op: dict) -> int:
     return _ins.values_of(op)
 
 
+def held_type(t: str) -> str:
+    """The type a value of MLIR type t is kept in in a record: an integer narrower than a byte (an i1 predicate,
+    an i4 fp4 value) takes a whole i8, as memory cannot address less."""
+    return "i8" if t.startswith("i") and t[1:].isdigit() and int(t[1:]) < 8 else t
+
+
 @dataclass
 class Field:
     name: str

@@ -37,7 +37,9 @@ void expect_round_trip(const Manifest& m, const std::string& what) {
 
 TEST(ManifestJson, EveryInTreeManifestRoundTrips) {
   for (const char* rel : {"backends/ampere/ampere.textproto", "backends/hopper/hopper.textproto",
-                          "backends/blackwell/blackwell.textproto", "plugins_api/examples/b1_mma/example_b1.textproto"}) {
+                          "backends/blackwell/blackwell.textproto",
+                          "backends/blackwell_geforce/blackwell_geforce.textproto",
+                          "plugins_api/examples/b1_mma/example_b1.textproto"}) {
     Manifest m;
     const std::string text = read(rel);
     ASSERT_FALSE(text.empty()) << rel;

@@ -45,7 +45,9 @@ void expect_summary_matches(const std::string& text, const std::string& what) {
 
 TEST(PluginDiscovery, SummaryOfEveryInTreeManifest) {
   for (const char* rel : {"backends/ampere/ampere.textproto", "backends/hopper/hopper.textproto",
-                          "backends/blackwell/blackwell.textproto", "plugins_api/examples/b1_mma/example_b1.textproto"}) {
+                          "backends/blackwell/blackwell.textproto",
+                          "backends/blackwell_geforce/blackwell_geforce.textproto",
+                          "plugins_api/examples/b1_mma/example_b1.textproto"}) {
     const std::string text = read(rel);
     ASSERT_FALSE(text.empty()) << rel;
     expect_summary_matches(text, rel);

@@ -47,7 +47,7 @@ def cli(*args, env=None, timeout=900):
 @pytest.fixture(scope="module")
 def in_tree():
     """Manifest and compile tiers over every loaded in-tree backend, run once for the module."""
-    names = [b for b in ("ampere", "hopper", "blackwell") if b in {s.name for s in sources.loaded_sources()}]
+    names = [b for b in ("ampere", "hopper", "blackwell", "blackwell_geforce") if b in {s.name for s in sources.loaded_sources()}]
     if not names:
         pytest.skip("no in-tree backend plugin is built")
     result = wc.run(("manifest", "compile"), backends=names)
@@ -429,7 +429,7 @@ def test_execute_plan_names_the_probes_a_primitive_runs_in():
 @pytest.mark.skipif(not (has_gpu() and has_torch_cuda()), reason="needs a CUDA GPU and PyTorch with CUDA")
 def test_execute_tier_on_gpu():
     """The execute tier on the machine's GPU: the in-tree backends (their probes' kinds) and the example manifest."""
-    names = [s.name for s in sources.loaded_sources() if s.name in ("ampere", "hopper", "blackwell")]
+    names = [s.name for s in sources.loaded_sources() if s.name in ("ampere", "hopper", "blackwell", "blackwell_geforce")]
     result = wc.run(("execute",), backends=names)
     result.records += wc.run(("execute",), manifests=[EXAMPLE_MANIFEST]).records
     fails = [r for r in result.records if r.status == wc.FAIL]

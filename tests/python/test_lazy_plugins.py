@@ -39,7 +39,7 @@ def child(arch):
 
 def test_discovery_loads_nothing():
     out = child("")
-    assert {"sm_80", "sm_90a", "sm_100a"} <= set(out["targets"])
+    assert {"sm_80", "sm_90a", "sm_100a", "sm_120a", "sm_121a"} <= set(out["targets"])
     assert out["after_discovery"] == [] and out["after_compile"] == []
 
 
@@ -48,6 +48,8 @@ def test_a_compile_loads_only_the_backends_of_its_target():
     hopper = child("sm_90a")["after_compile"]
     assert "hopper" in hopper and "blackwell" not in hopper  # Blackwell's manifest is never parsed for sm_90a
     assert "blackwell" in child("sm_100a")["after_compile"]
+    # Consumer Blackwell: its own backend and Ampere, which it extends; no Hopper or datacenter Blackwell.
+    assert child("sm_120a")["after_compile"] == ["ampere", "blackwell_geforce"]
 
 
 def test_the_listing_shows_every_plugin():
@@ -56,7 +58,7 @@ def test_the_listing_shows_every_plugin():
     r = subprocess.run([sys.executable, "-m", "warpweave", "plugins", "--json"], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert {"ampere", "hopper", "blackwell"} <= set(r.stdout.replace('"', " ").split())
+    assert {"ampere", "hopper", "blackwell", "blackwell_geforce"} <= set(r.stdout.replace('"', " ").split())
 
 
 def test_module_key_does_not_depend_on_other_loaded_plugins():

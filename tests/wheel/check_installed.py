@@ -61,7 +61,7 @@ def main() -> int:
     check(out.returncode == 0, f"python -m warpweave plugins --json exits 0 ({out.stderr.strip()[-300:]})")
     listed = json.loads(out.stdout) if out.returncode == 0 else []
     loaded = {p["name"]: p for p in listed if "name" in p and p.get("path")}
-    for name in ("ampere", "hopper", "blackwell"):
+    for name in ("ampere", "hopper", "blackwell", "blackwell_geforce"):
         p = loaded.get(name)
         if not check(p is not None, f"backend {name} is loaded from the installed package"):
             continue
@@ -90,7 +90,7 @@ def main() -> int:
     def scale(mX: cute.Tensor, mY: cute.Tensor, n: warpweave.Int32):
         scale_kernel(mX, mY, n).launch(grid=[(n + 127) // 128, 1, 1], block=[128, 1, 1])
 
-    for arch in ("sm_80", "sm_90a", "sm_100a"):
+    for arch in ("sm_80", "sm_90a", "sm_100a", "sm_120a"):
         os.environ["WARPWEAVE_ARCH"] = arch
         x = make_fake_tensor(warpweave.Float32, (cute.sym_int(),))
         try:
