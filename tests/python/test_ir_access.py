@@ -229,9 +229,11 @@ def test_cutlass_names_of_the_extension_surface():
         from cutlass._mlir.extras import types as cT
         from cutlass.base_dsl.typing import Integer, Numeric
         from cutlass.cutlass_dsl import T as dslT, dsl_user_op as op, Int32 as I32
+        from cutlass.cute.arch.nvvm_wrappers import FULL_MASK, WARP_SIZE, vote_ballot_sync
     assert cir.Value is ir.Value and cllvm.inline_asm is llvm.inline_asm and carith.addi is arith.addi
     assert cT is dslT and dslT.i32() == T.i32() and op is dsl_user_op and I32 is cutlass.Int32
     assert issubclass(I32, Integer) and issubclass(Integer, Numeric)
+    assert (FULL_MASK, WARP_SIZE) == (0xFFFFFFFF, 32) and vote_ballot_sync is cute.arch.vote_ballot_sync
 
 
 # --- on the GPU -----------------------------------------------------------------------------------------------------
