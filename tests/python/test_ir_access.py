@@ -98,6 +98,17 @@ def test_inline_asm_reaches_the_ptx_unchanged_and_assembles(arch):
     assert "max.f32" in ptx  # arith.maxnumf
 
 
+def test_asm_without_results_and_with_a_clobber():
+    def body(out, t):
+        r = llvm.inline_asm(None, [Int32(t).ir_value()], "// ww-fence $0\n\tmembar.cta;", "r,~{memory}",
+                            has_side_effects=True)
+        assert r is None
+        out[t] = t
+
+    ptx = compile_body(body).ptx
+    assert re.search(r"// ww-fence %r\d+\s+membar\.cta;", ptx), ptx
+
+
 def test_the_ir_types_read_back():
     assert T.i32() == ir.IntegerType.get_signless(32) and str(T.i32()) == "i32"
     assert ir.IntegerType(T.i64()).width == 64 and ir.IntegerType.isinstance(T.bool())
