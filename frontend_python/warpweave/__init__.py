@@ -43,7 +43,7 @@ from ._dsl.device import math as _device_math, reduction as _reduction  # noqa: 
 from ._dsl.host import host_guards as _host_guards, host_values as _host_values  # noqa: E402,F401
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
-_LAZY_SUBMODULES = ("cuda", "migrate", "pipeline", "runtime", "testing", "torch")
+_LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "migrate", "pipeline", "runtime", "testing", "torch")
 
 
 def __getattr__(name):

@@ -8,7 +8,7 @@ import sys
 # the path of a checkout (scripts/setup.sh's warpweave.pth, or PYTHONPATH).
 from warpweave_conformance import cli as conformance_cli
 
-from . import migrate
+from . import alias_hook, migrate
 from ._demo import layout_demo
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +77,14 @@ def main(argv=None) -> int:
     sub.add_parser("main", help="the main job: the demo, then the examples (run on a GPU, else compiled)")
     sub.add_parser("run", help="run a CuTe DSL program with `import cutlass` mapped to warpweave "
                                "(python -m warpweave run [--compile-only --arch sm_80] prog.py args...)")
+    alias = sub.add_parser("alias", help="`import cutlass` as warpweave in every Python process of this environment "
+                                         "(a .pth file in its site-packages); without an option, whether it is")
+    alias_what = alias.add_mutually_exclusive_group()
+    alias_what.add_argument("--install", action="store_true", help="write the .pth file")
+    alias_what.add_argument("--uninstall", action="store_true", help="remove it")
+    alias_where = alias.add_mutually_exclusive_group()
+    alias_where.add_argument("--site-dir", help="this folder instead of the environment's site-packages")
+    alias_where.add_argument("--user", action="store_true", help="the user's site-packages (site.USER_SITE)")
     sdk = sub.add_parser("sdk", help="where the plugin SDK of this installation is (for find_package(warpweave))")
     sdk_what = sdk.add_mutually_exclusive_group()
     sdk_what.add_argument("--cmake-dir", action="store_true", help="the folder of warpweaveConfig.cmake (warpweave_DIR)")
@@ -92,6 +100,8 @@ def main(argv=None) -> int:
         return run_main_job()
     if args.command == "sdk":
         return _sdk_main(args)
+    if args.command == "alias":
+        return alias_hook.alias_main(args)
     if args.command == "plugins":
         return conformance_cli.plugins_main(args)
     if args.command == "conformance":

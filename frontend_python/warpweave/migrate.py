@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.abc
-import importlib.util
 import json
 import linecache
 import os
@@ -31,74 +28,8 @@ import traceback
 
 from ._dsl.registry import compile_only as co
 
-ALIAS = "cutlass"
-REAL = "warpweave"
-
-
-def _real_name(fullname: str) -> str | None:
-    if fullname == ALIAS:
-        return REAL
-    if fullname.startswith(ALIAS + "."):
-        return REAL + fullname[len(ALIAS):]
-    return None
-
-
-class CutlassAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Resolves `cutlass[.sub...]` to the module `warpweave[.sub...]` itself."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        real = _real_name(fullname)
-        if real is None:
-            return None
-        try:
-            module = importlib.import_module(real)
-        except ModuleNotFoundError as e:
-            if e.name != real:
-                raise  # the module exists and failed to import something of its own
-            raise ModuleNotFoundError(f"No module named {fullname!r}: this run maps {ALIAS} to {REAL}, and "
-                                      f"{real} does not exist (not implemented, or no loaded backend provides it)",
-                                      name=fullname) from None
-        spec = importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
-        spec.loader_state = module
-        return spec
-
-    def create_module(self, spec):
-        module = spec.loader_state
-        spec.loader_state = (module, module.__spec__)  # the import machinery overwrites __spec__: restored below
-        return module
-
-    def exec_module(self, module):
-        real_module, real_spec = module.__spec__.loader_state
-        module.__spec__ = real_spec
-
-
-def install() -> CutlassAliasFinder:
-    """Puts the alias hook first on sys.meta_path (idempotent) and returns it."""
-    for f in sys.meta_path:
-        if isinstance(f, CutlassAliasFinder):
-            return f
-    f = CutlassAliasFinder()
-    sys.meta_path.insert(0, f)
-    return f
-
-
-def uninstall() -> None:
-    """Removes the hook and forgets every `cutlass...` module name (the warpweave modules stay imported)."""
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, CutlassAliasFinder)]
-    for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
-        del sys.modules[name]
-
-
-@contextlib.contextmanager
-def cutlass_alias():
-    """`import cutlass...` resolves to warpweave inside the block only."""
-    already = any(isinstance(f, CutlassAliasFinder) for f in sys.meta_path)
-    install()
-    try:
-        yield
-    finally:
-        if not already:
-            uninstall()
+# The alias itself lives in alias_hook.py, which a .pth line also loads (python -m warpweave alias --install).
+from .alias_hook import ALIAS, REAL, CutlassAliasFinder, cutlass_alias, install, uninstall  # noqa: F401
 
 
 # --- running a program ----------------------------------------------------------------------------------------

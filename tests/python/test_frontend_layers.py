@@ -44,6 +44,9 @@ FUNCTION_IMPORTS_ALLOWED = {
         "warpweave.torch is a lazy submodule (numpy, ctypes): `import warpweave` defers it (test_lazy_imports)",
     ("warpweave._dsl.registry.plugins", "warpweave._dsl.registry.manifest_view"):
         "protobuf's Python runtime (~20 ms), which compiling a kernel never needs (test_lazy_imports)",
+    ("warpweave.alias_hook", "sysconfig"):
+        "each interpreter of an environment with the alias loads this module at start-up (its .pth line): only "
+        "`python -m warpweave alias` needs the install scheme",
     ("warpweave.cuda", "cuda.bindings"): "optional dependency (the cuda-python package)",
     ("warpweave._dsl.export.tvm_ffi_call", "tvm_ffi"): "optional dependency (apache-tvm-ffi)",
     ("warpweave.cute.runtime", "warpweave._dsl.export.exported_module"):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 
 from ... import _core
@@ -52,13 +53,59 @@ def _dump(name: str, ext: str, data) -> None:
         f.write(data)
 
 
-def _raise_compile_error(e) -> None:
+def _asm_pattern(asm: str):
+    """A regex of an inline asm string as NVPTX prints it: $n, ${n} and ${n:m} become registers or immediates, $$ a
+    dollar, and runs of white space any white space."""
+    out, i = [], 0
+    for m in re.finditer(r"\$(?:\$|\d+|\{\d+(?::[a-zA-Z]+)?\})|\s+", asm):
+        out.append(re.escape(asm[i:m.start()]))
+        tok = m.group(0)
+        out.append(r"\s*" if tok.isspace() else re.escape("$") if tok == "$$" else r"[^\s,;{}\[\]]+")
+        i = m.end()
+    out.append(re.escape(asm[i:]))
+    return re.compile(r"\s*".join(["", "".join(out), ""]))
+
+
+def user_asm_at(ptx: str, line: int, asm_sites) -> tuple[str, int] | None:
+    """The user's line of the inline asm op whose text holds PTX line `line` (1-based), if a user's op made it: NVPTX
+    writes each inline asm between `// begin inline asm` and `// end inline asm`."""
+    lines = ptx.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    begin = next((i for i in range(line - 1, -1, -1) if "// begin inline asm" in lines[i]), None)
+    end = next((i for i in range(line - 1, len(lines)) if "// end inline asm" in lines[i]), None)
+    if begin is None or end is None or any("// end inline asm" in x for x in lines[begin:line - 1]):
+        return None
+    block = "\n".join(lines[begin + 1:end])
+    for asm, where, _ in asm_sites:
+        if where is not None and _asm_pattern(asm).fullmatch(block):
+            return where
+    return None
+
+
+def _raise_compile_error(e, module_text=None, target=None, opts=None, asm_sites=()) -> None:
     diags = list(getattr(e, "diagnostics", []) or [])
     located = [d for d in diags if d[0] and d[1]]
     loc = (located[0][0], located[0][1]) if located else None
     lines = [f"{d[0]}:{d[1]}: {d[3]}" if d[0] else d[3] for d in diags] or [str(e)]
     log = getattr(e, "log", "")
     msg = f"the compiler refused the kernel ({getattr(e, 'stage', '?')} stage):\n  " + "\n  ".join(lines)
+    ptx_lines = [d for d in located if d[0] == "<ptx>"]
+    if asm_sites and ptx_lines and module_text is not None:
+        # The assembler names a PTX line; an inline asm op of the user's is named by its own line. The PTX is made
+        # again (no cubin): only a failed compile pays for it.
+        ptx = _core.compile(module_text, target.as_dict(), opt_level=opts.opt_level, want_cubin=False)["ptx"]
+        where = user_asm_at(ptx, ptx_lines[0][1], asm_sites)
+        if where is not None:
+            loc = where
+            msg = f"the assembler refused this inline asm (PTX line {ptx_lines[0][1]}):\n  " + "\n  ".join(lines)
+    immediates = [where for _, where, suspect in asm_sites if suspect and where is not None]
+    if loc is None and immediates and any("inline asm constraint" in line for line in lines):
+        # LLVM names no op when an operand of an immediate constraint ('i', 'n') is not a constant; the first user
+        # op that gave one a value the DSL did not make as a constant is the one.
+        loc = immediates[0]
+        msg = ("an operand of this inline asm's immediate constraint ('i' or 'n') is not a constant at compile "
+               "time:\n  " + "\n  ".join(lines))
     if log:
         msg += "\n" + log.strip()
     raise CompilationError(msg, loc) from None
@@ -72,8 +119,9 @@ def _warn_tool_warnings(log: str, name: str) -> None:
             warnings.warn(f"{name}: {line.strip()}", RuntimeWarning, stacklevel=4)
 
 
-def compile_module(module_text: str, target, opts, kernel_names):
-    """(cubin, info) for a traced module; info holds the PTX when it was compiled here and the timings."""
+def compile_module(module_text: str, target, opts, kernel_names, asm_sites=()):
+    """(cubin, info) for a traced module; info holds the PTX when it was compiled here and the timings. asm_sites:
+    (asm string, user's location) of the user's inline asm ops, where an assembler error is reported."""
     keep = keep_requested()
     name = kernel_names[0] if kernel_names else "module"
     # A resource report (ptxas -v) is asked of the assembler, so such a compile does not come from the cache.
@@ -89,7 +137,7 @@ def compile_module(module_text: str, target, opts, kernel_names):
         r = _core.compile(module_text, target.as_dict(), opt_level=opts.opt_level, line_info=opts.line_info,
                           ptxas_options=list(opts.ptxas_options), verbose_ptxas=bool(keep))
     except _core.CompileError as e:
-        _raise_compile_error(e)
+        _raise_compile_error(e, module_text, target, opts, asm_sites)
     cubin = r["cubin"]
     _warn_tool_warnings(r["jit_log"], name)
     info = {"cache": "miss", "key": key, "ptx": r["ptx"], "jit_log": r["jit_log"], "timings": r["timings"],

@@ -169,7 +169,7 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
         t1 = time.perf_counter()
         module = st.builder.__str__()
     if st.launches:
-        cubin, info = _compile_kernels(module, target, opts, [l.kernel for l in st.launches])
+        cubin, info = _compile_kernels(module, target, opts, [l.kernel for l in st.launches], st.asm_sites)
     else:  # a host-only function (it prints, computes layouts): nothing to compile for the device
         cubin, info = None, {"cache": "none"}
     t2 = time.perf_counter()
@@ -184,15 +184,15 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
     return compiled
 
 
-def _compile_kernels(module, target, opts, kernel_names):
+def _compile_kernels(module, target, opts, kernel_names, asm_sites=()):
     if not opts.keep:
-        return compile_module(module, target, opts, kernel_names)
+        return compile_module(module, target, opts, kernel_names, asm_sites)
     # KeepPTX / KeepCUBIN: the WARPWEAVE_KEEP dumps, for this compilation only.
     saved = os.environ.get("WARPWEAVE_KEEP")
     kept = {k for k in (saved or "").split(",") if k} | set(opts.keep)
     os.environ["WARPWEAVE_KEEP"] = ",".join(sorted(kept))
     try:
-        return compile_module(module, target, opts, kernel_names)
+        return compile_module(module, target, opts, kernel_names, asm_sites)
     finally:
         if saved is None:
             del os.environ["WARPWEAVE_KEEP"]

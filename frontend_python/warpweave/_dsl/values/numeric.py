@@ -13,7 +13,7 @@ import struct
 from typing import Any
 
 from ... import _core
-from ..base import trace
+from ..base import ir_values, trace
 from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
 from . import hooks
 from .fp8 import decode as decode_soft_float, decode_static, encode as encode_soft_float, encode_static, has_nan
@@ -92,6 +92,12 @@ class Numeric(metaclass=NumericMeta):
     def ir(self) -> int:
         """The SSA value (a constant for a static number)."""
         return _materialize(type(self), self._v)
+
+    def ir_value(self, *, loc=None, ip=None) -> ir_values.Value:
+        """The value as an IR value (`cutlass._mlir.ir.Value`) of its storage type, for ops written with the IR
+        directly; `type(self)(value)` makes a number of it again. `loc`/`ip` are accepted as CuTe DSL passes them:
+        the value is made at the user's line, at the current insertion point."""
+        return ir_values.wrap(self.ir(), type(self).ir_type, self._v if self.is_static else None)
 
     def to(self, dtype):
         return dtype(self)
@@ -233,6 +239,9 @@ ALL_TYPES = [Boolean, Int4, Int8, Int16, Int32, Int64, Int128, Uint4, Uint8, Uin
              Float6E3M2FN, Float4E2M1FN]
 _BY_NAME = {t.__name__: t for t in ALL_TYPES}
 _BY_NAME.update({"Float8E4M3": Float8E4M3FN, "Bool": Boolean})
+# An IR value's type -> the DSL type it is taken as where a number is expected (signless integers as signed).
+_BY_IR_TYPE = {t.ir_type: t for t in (Boolean, Int8, Int16, Int32, Int64, Int128, Float16, BFloat16, Float32,
+                                      Float64)}
 # The names cute and cutlass both export.
 NUMERIC_EXPORTS = ["Numeric", "Integer", "Float", "Boolean"] + [t.__name__ for t in ALL_TYPES]
 
@@ -333,8 +342,25 @@ def _same_bits(a, b) -> bool:
     return {a, b} == {Float32, TFloat32}
 
 
+def _from_ir_value(t, value: ir_values.Value):
+    """The representation of an IR value as type t: its IR type must be t's (an i32 for Int32 or Uint32, f32 for
+    Float32), as a user op's result is built back into a number."""
+    vid = value.use()
+    if value.type.text != t.ir_type:
+        raise DSLTypeError(f"{t.__name__} is made from an IR value of type {t.ir_type}, this one is {value.type} "
+                           "(does the user op return the type it declares?)", user_location(4))
+    return t.from_ir(vid)._v
+
+
+def numeric_type_of(ty: ir_values.Type):
+    """The DSL type that an IR value of type `ty` is taken as where a number is expected; None if none is."""
+    return _BY_IR_TYPE.get(ty.text)
+
+
 def _convert_to(t, value):
     """The representation (_v) of `value` as type t."""
+    if isinstance(value, ir_values.Value):
+        return _from_ir_value(t, value)
     if isinstance(value, Numeric):
         src = type(value)
         if value.is_static:
@@ -361,6 +387,12 @@ def as_numeric(x, like=None):
         return x
     if isinstance(x, SymInt):
         return Int32._wrap(x) if x.bits <= 32 else Int64._wrap(x)
+    if isinstance(x, ir_values.Value):
+        t = numeric_type_of(x.type)
+        if t is None:
+            raise DSLTypeError(f"an IR value of type {x.type} is not a DSL number (a scalar integer or float is)",
+                               user_location(3))
+        return t._wrap(_from_ir_value(t, x))
     if like is not None:
         return like(x)
     if isinstance(x, bool):

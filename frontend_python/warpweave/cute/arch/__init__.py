@@ -1,38 +1,37 @@
 """cute.arch: thread and block indices, barriers, printf, warp collectives (shuffles, votes, reductions), atomics,
 float min/max, clocks, and the backends' primitives (cp.async groups, mbarriers, fences, packed f32x2 arithmetic,
 grid dependency control, ...): a name the loaded backends publish as "arch.<name>" is found here."""
-from .._dsl.atoms.atoms import (
+from ..._dsl.atoms.atoms import (
     backend_python_name as _backend_python_name, mount_every_backend as _mount_every_backend, primitive as _primitive,
 )
-from .._dsl.base.errors import DSLTypeError as _DSLTypeError, user_location as _user_location
-from .._dsl.registry.backend_python import public_attribute as _public_attribute
-from .._dsl.device.arch import (  # noqa: F401
+from ..._dsl.base.errors import DSLTypeError as _DSLTypeError, user_location as _user_location
+from ..._dsl.registry.backend_python import public_attribute as _public_attribute
+from ..._dsl.device.arch import (  # noqa: F401
     add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64, cp_async_commit_group, cp_async_wait_all,
     cp_async_wait_group, fma_packed_f32x2, fmax, fmin, globaltimer, globaltimer_lo, grid_dim,
     griddepcontrol_launch_dependents, griddepcontrol_wait, lane_idx, mul_packed_f32x2, sub_packed_f32x2,
     sync_threads, thread_idx, warp_idx,
 )
-from .._dsl.device.atomics import (  # noqa: F401
+from ..._dsl.device.atomics import (  # noqa: F401
     atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_fmax, atomic_fmin, atomic_max, atomic_min, atomic_or,
     atomic_sub, atomic_xor,
 )
-from .._dsl.device.fences import (
+from ..._dsl.device.fences import (
     fence_acq_rel_cluster, fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys,
 )  # noqa: F401
-from .._dsl.device.math import rcp as _rcp
-from .._dsl.device.ordered_memory import load, store  # noqa: F401
-from .._dsl.device.thread_sleep import nanosleep  # noqa: F401
-from .._dsl.device.smem_size import dynamic_smem_size  # noqa: F401
-from .._dsl.device.warp import (  # noqa: F401
+from ..._dsl.device.math import rcp as _rcp
+from ..._dsl.device.ordered_memory import load, store  # noqa: F401
+from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
+from ..._dsl.device.smem_size import dynamic_smem_size  # noqa: F401
+from ..._dsl.device.warp import (  # noqa: F401
     FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly, shuffle_sync_down,
     shuffle_sync_up, sync_warp, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
     warp_reduction_max, warp_reduction_min, warp_reduction_sum, warp_redux_sync,
 )
 
 
-# cute.arch's submodules (cute.arch.smem, ...) are backends' modules (their manifests' module maps): an empty
-# search path makes this module their package without a folder of its own.
-__path__ = []
+# cute.arch's submodules are its own folder's (nvvm_wrappers) and the backends' modules (cute.arch.smem, ...: their
+# manifests' module maps), which the backends' finder gives.
 
 
 def rcp_approx(a, *, loc=None, ip=None):

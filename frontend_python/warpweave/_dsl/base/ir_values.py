@@ -1,0 +1,268 @@
+"""User code's access to the IR being traced: MLIR types and SSA values as CuTe DSL's `cutlass._mlir.ir` has them.
+
+The IR is the MLIR text the core's builder writes (trace.py): a value is an SSA id with a type string. `Type` and
+`Value` are that, as objects: a Type is its MLIR spelling (`i32`, `vector<4xf32>`, `!llvm.struct<(i32, i32)>`), the
+subclasses (IntegerType, F32Type, VectorType, ...) read it; a Value is an id of one trace, with its type. A value
+belongs to the kernel trace that made it: used in another trace, after its trace ended, or on the host, it is a
+DSL error at the user's line instead of a dangling SSA name in the module text (frontend_python/DESIGN.md, "IR
+access"). `emit` is the one door to the builder for user-visible ops: it turns the builder's refusals (a value not
+visible in the current region) into DSL errors too.
+"""
+from __future__ import annotations
+
+import re
+
+from . import trace
+from .errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
+
+_INT = re.compile(r"^i(\d+)$")
+_VECTOR = re.compile(r"^vector<((?:\d+x)+)(.+)>$")
+_STRUCT = re.compile(r"^!llvm\.struct<\((.*)\)>$")
+_FLOAT_WIDTHS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "tf32": 32}
+
+
+def _split_top(text: str) -> list[str]:
+    """`a, b<c, d>, e` -> [a, b<c, d>, e]: the commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+class Type:
+    """An MLIR type, held as its spelling. Subclasses cast (`IntegerType(t)`) and test (`IntegerType.isinstance(t)`)
+    as MLIR's Python classes do."""
+    __slots__ = ("text",)
+
+    def __init__(self, t):
+        text = t.text if isinstance(t, Type) else t
+        if not isinstance(text, str) or not text.strip():
+            raise DSLTypeError(f"an MLIR type is made from a type or its spelling, got {t!r}", user_location(2))
+        text = text.strip()
+        if type(self) is not Type and not type(self)._matches(text):
+            raise DSLValueError(f"cannot cast type {text} to {type(self).__name__}", user_location(2))
+        self.text = text
+
+    @classmethod
+    def _matches(cls, text: str) -> bool:
+        return True
+
+    @classmethod
+    def isinstance(cls, t) -> bool:
+        return isinstance(t, Type) and cls._matches(t.text)
+
+    @staticmethod
+    def parse(text: str, context=None) -> "Type":
+        return Type(text)
+
+    def __eq__(self, other):
+        return isinstance(other, Type) and other.text == self.text
+
+    def __hash__(self):
+        return hash(self.text)
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"Type({self.text})"
+
+
+class IntegerType(Type):
+    __slots__ = ()
+
+    @classmethod
+    def _matches(cls, text):
+        return _INT.match(text) is not None
+
+    @staticmethod
+    def get_signless(width: int, context=None) -> "IntegerType":
+        if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width <= 1 << 16:
+            raise DSLValueError(f"an integer type's width is 1..65536, got {width!r}", user_location(2))
+        return IntegerType(f"i{width}")
+
+    @property
+    def width(self) -> int:
+        return int(_INT.match(self.text).group(1))
+
+    @property
+    def is_signless(self) -> bool:
+        return True
+
+
+class FloatType(Type):
+    __slots__ = ()
+    _spelling = ""
+
+    @classmethod
+    def _matches(cls, text):
+        return text == cls._spelling if cls._spelling else text in _FLOAT_WIDTHS
+
+    @classmethod
+    def get(cls, context=None):
+        return cls(cls._spelling)
+
+    @property
+    def width(self) -> int:
+        return _FLOAT_WIDTHS[self.text]
+
+
+class F16Type(FloatType):
+    __slots__ = ()
+    _spelling = "f16"
+
+
+class BF16Type(FloatType):
+    __slots__ = ()
+    _spelling = "bf16"
+
+
+class F32Type(FloatType):
+    __slots__ = ()
+    _spelling = "f32"
+
+
+class F64Type(FloatType):
+    __slots__ = ()
+    _spelling = "f64"
+
+
+class IndexType(Type):
+    __slots__ = ()
+
+    @classmethod
+    def _matches(cls, text):
+        return text == "index"
+
+    @staticmethod
+    def get(context=None):
+        return IndexType("index")
+
+
+class VectorType(Type):
+    __slots__ = ()
+
+    @classmethod
+    def _matches(cls, text):
+        return _VECTOR.match(text) is not None
+
+    @staticmethod
+    def get(shape, element_type, context=None) -> "VectorType":
+        shape = list(shape)
+        if not shape or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+            raise DSLValueError(f"a vector's shape is positive integers, got {shape!r}", user_location(2))
+        elem = Type(element_type)
+        if not (IntegerType.isinstance(elem) or FloatType.isinstance(elem) or IndexType.isinstance(elem)):
+            raise DSLTypeError(f"a vector holds integers, floats or indices, not {elem}", user_location(2))
+        return VectorType("vector<" + "".join(f"{n}x" for n in shape) + elem.text + ">")
+
+    @property
+    def shape(self) -> list:
+        return [int(n) for n in _VECTOR.match(self.text).group(1).split("x")[:-1]]
+
+    @property
+    def element_type(self) -> Type:
+        return Type(_VECTOR.match(self.text).group(2))
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+class StructType(Type):
+    """LLVM's literal struct (`!llvm.struct<(i32, f32)>`): what an inline asm op of several results returns."""
+    __slots__ = ()
+
+    @classmethod
+    def _matches(cls, text):
+        return _STRUCT.match(text) is not None
+
+    @staticmethod
+    def get_literal(elements, *, packed=False, context=None) -> "StructType":
+        if packed:
+            raise DSLValueError("packed LLVM structs are not supported: inline asm results are unpacked",
+                                user_location(2))
+        return StructType("!llvm.struct<(" + ", ".join(Type(e).text for e in elements) + ")>")
+
+    @property
+    def body(self) -> list:
+        return [Type(t) for t in _split_top(_STRUCT.match(self.text).group(1))]
+
+
+def bit_width(t: Type) -> int | None:
+    """The width of a scalar integer or float type; None for others."""
+    if IntegerType.isinstance(t):
+        return IntegerType(t).width
+    if FloatType.isinstance(t):
+        return FloatType(t).width
+    return None
+
+
+class Value:
+    """An SSA value of the kernel being traced, with its type. It remembers its trace and kernel: one trace state
+    holds a module's kernels one after another, and an id of one kernel means nothing in the next."""
+    __slots__ = ("id", "type", "constant", "_state", "_kernel")
+
+    def __init__(self, value_id: int, ty: Type, state, constant=None):
+        self.id = int(value_id)
+        self.type = ty
+        self.constant = constant  # the Python value of a constant the DSL made; None if not known here
+        self._state = state
+        self._kernel = state.kernel
+
+    def use(self) -> int:
+        """The SSA id, once checked to belong to the kernel now being traced."""
+        st = trace.current_or_none()
+        if st is None or st.kernel is None:
+            raise DSLRuntimeError(f"an IR value ({self.type}) is used outside a kernel: IR values exist only inside "
+                                  "the @cute.kernel trace that made them", user_location(3))
+        if st is not self._state or st.kernel is not self._kernel:
+            raise DSLRuntimeError(f"an IR value ({self.type}) is used in another kernel or trace than the one that "
+                                  "made it (kept from an earlier compilation?)", user_location(3))
+        return self.id
+
+    def __repr__(self):
+        return f"Value(%{self.id} : {self.type})"
+
+
+def wrap(value_id: int, ty=None, constant=None) -> Value:
+    """A Value for an SSA id of the kernel now traced (its type read from the builder unless given)."""
+    st = trace.current()
+    t = Type(ty) if ty is not None else Type(st.builder.type_of(value_id))
+    return Value(value_id, t, st, constant)
+
+
+def operand(x, what: str = "an operand") -> Value:
+    """x as a Value: a Value, or anything with `ir_value()` (the DSL's numbers), which mixes DSL values into ops."""
+    if isinstance(x, Value):
+        return x
+    to_ir = getattr(x, "ir_value", None)
+    if callable(to_ir):
+        v = to_ir()
+        if isinstance(v, Value):
+            return v
+    raise DSLTypeError(f"{what} must be an IR value (ir.Value) or a DSL number, got {type(x).__name__} {x!r}",
+                       user_location(3))
+
+
+def emit(name: str, operands, result_types, properties: str = "") -> list:
+    """Writes one op; its results as Values. Builder refusals become DSL errors at the user's line."""
+    where = user_location(2)
+    ids = [operand(o).use() for o in operands]
+    b = trace.builder()
+    texts = [Type(t).text for t in result_types]
+    try:
+        out = b.op(name, ids, texts, properties)
+    except ValueError as e:  # _core.IRError: e.g. a value defined in a region that has closed
+        raise DSLValueError(f"{name}: {e}", where) from None
+    return [wrap(v, t) for v, t in zip(out, texts)]

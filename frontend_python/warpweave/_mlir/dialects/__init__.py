@@ -1,0 +1,1 @@
+"""`cutlass._mlir.dialects`: the architecture-neutral dialects user code writes ops of (llvm, arith)."""

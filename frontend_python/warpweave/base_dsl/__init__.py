@@ -1,0 +1,1 @@
+"""`cutlass.base_dsl`: `typing` (the numeric types and their metaclass, as CuTe DSL's extensions import them)."""

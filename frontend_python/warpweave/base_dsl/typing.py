@@ -1,0 +1,6 @@
+"""`cutlass.base_dsl.typing`: the numeric types and their metaclass."""
+from .._dsl.values.numeric import (BFloat16, Boolean, Float, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
+                                   Integer, Numeric, NumericMeta, TFloat32, Uint8, Uint16, Uint32, Uint64)
+
+__all__ = ["BFloat16", "Boolean", "Float", "Float16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64",
+           "Integer", "Numeric", "NumericMeta", "TFloat32", "Uint8", "Uint16", "Uint32", "Uint64"]
