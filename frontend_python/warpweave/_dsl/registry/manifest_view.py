@@ -8,11 +8,17 @@ JSON mapping (proto field names, every scalar present), the form the DSL's instr
 """
 from __future__ import annotations
 
-from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
-
 from ... import _core
 
 _PACKAGE = "warpweave.manifest"
+
+
+def _protobuf():
+    """protobuf's Python modules, imported at the first typed view: about 20 ms that compiling a kernel, which
+    reads manifests through the core, never pays (tests/python/test_lazy_imports.py)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+
+    return descriptor_pb2, descriptor_pool, json_format, message_factory
 _classes: dict = {}
 _pool = None
 
@@ -21,6 +27,7 @@ def message_class(name: str):
     """The class of message `name` of manifest.proto (e.g. "Manifest", "Instruction", "Family")."""
     global _pool
     if name not in _classes:
+        descriptor_pb2, descriptor_pool, _, message_factory = _protobuf()
         if _pool is None:
             pool = descriptor_pool.DescriptorPool()
             pool.Add(descriptor_pb2.FileDescriptorProto.FromString(_core.manifest_schema()))
@@ -54,8 +61,8 @@ def as_dict(message) -> dict:
 
 
 def as_dict_reference(message) -> dict:
-    return json_format.MessageToDict(message, preserving_proto_field_name=True,
-                                     always_print_fields_with_no_presence=True)
+    return _protobuf()[2].MessageToDict(message, preserving_proto_field_name=True,
+                                        always_print_fields_with_no_presence=True)
 
 
 _SCALAR, _ENUM, _INT64, _MESSAGE = range(4)

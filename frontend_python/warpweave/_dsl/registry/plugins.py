@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ... import _core
 from ..base import trace
+from . import manifest_view
 
 PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "plugins")
 
@@ -55,8 +56,6 @@ class Backend:
         """The manifest as a typed message (manifest_view). Made on first use: it brings protobuf's Python runtime,
         which compiling a kernel never needs."""
         if "_typed" not in self.__dict__:
-            from . import manifest_view
-
             self.__dict__["_typed"] = manifest_view.parse_manifest(self.binary) if self.binary else None
         return self.__dict__["_typed"]
 
