@@ -13,7 +13,6 @@ from .._dsl.atoms.copy import (  # noqa: F401
 from .._dsl.atoms.element_copy import autovec_copy, basic_copy, basic_copy_if, copy, prefetch  # noqa: F401
 from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
 from .._dsl.call.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
-from .._dsl.export import entry_points as _export_entry_points  # noqa: F401 - export_to_c, --enable-tvm-ffi
 from .._dsl.device.smem import struct  # noqa: F401
 from .._dsl.values.tensor import (  # noqa: F401
     Pointer, Tensor, TensorSSA, domain_offset, elem_less, full, full_like, local_tile, make_fragment,
@@ -43,6 +42,7 @@ _TOP_LEVEL_MATH = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "
 
 globals().update({_n: getattr(_numeric, _n) for _n in _numeric_exports})  # cute.Int32 as well as cutlass.Int32
 from . import arch, nvgpu, runtime  # noqa: F401
+from . import export_entries as _export_entries  # noqa: F401 - attaches export_to_c and --enable-tvm-ffi
 
 
 def __getattr__(name):

@@ -225,7 +225,7 @@ def kernel(fn=None, *, preprocessor: bool = True):
 
 
 # What cute.compile(..., options="--enable-tvm-ffi") returns for a compiled function: set by the export layer
-# (export/entry_points.py) when warpweave.cute is imported, as the call path does not reach up into it.
+# (warpweave/cute/export_entries.py) when warpweave.cute is imported, as the call path does not reach up into it.
 tvm_ffi_wrapper: Callable | None = None
 
 
