@@ -257,12 +257,12 @@ def test_host_print_tensor_reads_the_argument_at_each_call(capsys):
 
 
 def test_testing_convert_compiles():
-    from warpweave.cute import _convert_kernel
+    from warpweave.cute import convert_kernel
 
     src = from_dlpack(np.zeros((4, 8), np.float32)).mark_layout_dynamic()
     dst = from_dlpack(np.zeros((4, 8), np.float16)).mark_layout_dynamic()
     with target("sm_80"):
-        c = cute.compile(_convert_kernel._convert, src, dst, cutlass.Int32(32))
+        c = cute.compile(convert_kernel._convert, src, dst, cutlass.Int32(32))
     assert "cvt.rn.f16.f32" in c.ptx
 
 

@@ -42,7 +42,7 @@ FUNCTION_IMPORTS_ALLOWED = {
         "numpy loads when a profile is decoded: `import warpweave` defers it (test_lazy_imports)",
     ("warpweave.utils.tensor_helpers", "warpweave.torch"):
         "warpweave.torch is a lazy submodule (numpy, ctypes): `import warpweave` defers it (test_lazy_imports)",
-    ("warpweave._dsl.registry.plugins", "warpweave._dsl.registry.manifest_view"):
+    ("warpweave._dsl.registry.manifest_view", "google.protobuf"):
         "protobuf's Python runtime (~20 ms), which compiling a kernel never needs (test_lazy_imports)",
     ("warpweave.alias_hook", "sysconfig"):
         "each interpreter of an environment with the alias loads this module at start-up (its .pth line): only "
@@ -51,26 +51,43 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.export.tvm_ffi_call", "tvm_ffi"): "optional dependency (apache-tvm-ffi)",
     ("warpweave.cute.runtime", "warpweave._dsl.export.exported_module"):
         "load_module loads ctypes, subprocess and tempfile, which `import warpweave` defers (test_lazy_imports)",
-    ("warpweave._dsl.export.entry_points", "warpweave._dsl.export.export"):
+    ("warpweave.cute.export_entries", "warpweave._dsl.export.export"):
         "export_to_c runs the C compiler (subprocess, tempfile), which `import warpweave` defers (test_lazy_imports)",
-    ("warpweave._dsl.export.entry_points", "warpweave._dsl.export.tvm_ffi_call"):
+    ("warpweave.cute.export_entries", "warpweave._dsl.export.tvm_ffi_call"):
         "--enable-tvm-ffi builds and loads an entry (subprocess, tempfile, ctypes), deferred as export_to_c is",
 }
 
 
-def _module_files():
+def _package_files(package_dir, name=None):
+    """Module name -> (file, is a package) of every module under package_dir (named `name`, else its folder's)."""
     out = {}
-    for dirpath, _, files in os.walk(PACKAGE):
+    name = name or os.path.basename(package_dir)
+    for dirpath, _, files in os.walk(package_dir):
         for f in files:
             if not f.endswith(".py"):
                 continue
             path = os.path.join(dirpath, f)
-            parts = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].split(os.sep)
+            parts = [name] + os.path.relpath(path, package_dir)[:-3].split(os.sep)
             is_pkg = parts[-1] == "__init__"
             if is_pkg:
                 parts = parts[:-1]
             out[".".join(parts)] = (path, is_pkg)
+    return out
+
+
+def _module_files():
+    out = _package_files(PACKAGE)
     out["warpweave._core"] = (None, False)  # the extension: imported, never read
+    return out
+
+
+def _backend_and_pipeline_files():
+    """The backends' Python packages (as warpweave mounts them, warpweave.backends.<name>) and the pipelines."""
+    out = _package_files(os.path.join(ROOT, "pipelines", "warpweave_pipelines"))
+    backends = os.path.join(ROOT, "backends")
+    for b in sorted(os.listdir(backends)):
+        if os.path.isdir(os.path.join(backends, b, "python")):
+            out.update(_package_files(os.path.join(backends, b, "python"), f"warpweave.backends.{b}"))
     return out
 
 
@@ -134,10 +151,23 @@ def upward_imports(imports):
             for i in imports if _ours(i.target) and rank(i.target) > rank(i.importer)]
 
 
+# Modules with a leading underscore that are public all the same: the extension, the version, CuTe DSL's own
+# `_mlir` name, and the package of the layers.
+PUBLIC_UNDERSCORE_MODULES = {"_core", "_version", "_mlir", "_dsl"}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def private_name_imports(imports):
-    return [f"{i.importer}:{i.line} takes {n} from {i.target}"
-            for i in imports if _ours(i.target) and i.target != i.importer
-            for n in i.names if n.startswith("_") and not n.startswith("__")]
+    names = [f"{i.importer}:{i.line} takes {n} from {i.target}"
+             for i in imports if _ours(i.target) and i.target != i.importer
+             for n in i.names if _private(n) and n not in PUBLIC_UNDERSCORE_MODULES]
+    modules = [f"{i.importer}:{i.line} imports the private module {i.target}"
+               for i in imports if _ours(i.target) and not i.names and _private(i.target.rsplit(".", 1)[-1])
+               and i.target.rsplit(".", 1)[-1] not in PUBLIC_UNDERSCORE_MODULES]
+    return names + modules
 
 
 def function_imports(imports):
@@ -204,6 +234,12 @@ def test_no_module_takes_anothers_private_name():
     assert private_name_imports(read_imports()) == []
 
 
+def test_backends_and_pipelines_take_no_private_name_of_another_module():
+    files = _backend_and_pipeline_files()
+    assert len(files) > 10  # the pipelines and the backends' packages were found
+    assert private_name_imports(read_imports(files)) == []
+
+
 def test_every_dsl_module_sits_in_a_layer():
     stray = [m for m in _module_files() if m.startswith("warpweave._dsl.") and m.split(".")[2] not in LAYER_RANK]
     assert stray == []
@@ -224,15 +260,16 @@ def test_checker_sees_each_kind_of_violation(tmp_path):
         (p / "__init__.py").write_text("")
     (pkg / "_dsl" / "values" / "low.py").write_text("from ..call import high\n_x = 1\n")
     (pkg / "_dsl" / "call" / "high.py").write_text("def f():\n    from ..values.low import _x\n")
-    files = {}
-    for mod, rel in (("warpweave", "__init__.py"), ("warpweave._dsl", "_dsl/__init__.py"),
-                     ("warpweave._dsl.values", "_dsl/values/__init__.py"), ("warpweave._dsl.call", "_dsl/call/__init__.py"),
-                     ("warpweave._dsl.values.low", "_dsl/values/low.py"), ("warpweave._dsl.call.high", "_dsl/call/high.py")):
-        files[mod] = (str(pkg / rel), rel.endswith("__init__.py"))
+    (pkg / "_dsl" / "call" / "_hidden.py").write_text("")
+    (pkg / "_dsl" / "call" / "peek.py").write_text("from . import _hidden\n")
+    files = _package_files(str(pkg))
     imports = read_imports(files)
     assert upward_imports(imports) == ["warpweave._dsl.values.low:1 imports warpweave._dsl.call.high (rank 6 over 1)"]
-    assert private_name_imports(imports) == ["warpweave._dsl.call.high:2 takes _x from warpweave._dsl.values.low"]
-    assert function_imports(imports) == ["warpweave._dsl.call.high:2 imports warpweave._dsl.values.low inside a function"]
+    assert private_name_imports(imports) == ["warpweave._dsl.call.high:2 takes _x from warpweave._dsl.values.low",
+                                             "warpweave._dsl.call.peek:1 imports the private module "
+                                             "warpweave._dsl.call._hidden"]
+    assert function_imports(imports) == [
+        "warpweave._dsl.call.high:2 imports warpweave._dsl.values.low inside a function"]
     assert circles(imports, files) == ["warpweave._dsl.call.high <-> warpweave._dsl.values.low"]
 
 

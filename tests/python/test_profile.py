@@ -1,6 +1,6 @@
 """warpweave.profile: what a profiled kernel holds (timer reads, SM and warp ids, lane 0's record stores), that an
 unprofiled one is what it was without marks, the event buffer's decoding and the Chrome / Perfetto trace written
-from it (on synthetic buffers laid out as _device.py describes), and, on a GPU, a profiled GEMM."""
+from it (on synthetic buffers laid out as device_events.py describes), and, on a GPU, a profiled GEMM."""
 import json
 import os
 import re

@@ -341,7 +341,8 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
         return out["desc"][0]
 
 
-def _i32(x):
+def i32_value(x):
+    """An i32 operand of an instruction from a Python int, a DSL number or an IR value (tmem.py's ops take it too)."""
     if isinstance(x, int):
         return cutlass.Int32(x).ir()
     if hasattr(x, "ir"):
@@ -373,10 +374,10 @@ def tmem_address(tensor, offset):
         total //= per
         if total == 0:
             return base
-        return b.op1("arith.addi", [base, _i32(total)], "i32")
-    idx = _i32(total)
+        return b.op1("arith.addi", [base, i32_value(total)], "i32")
+    idx = i32_value(total)
     if per > 1:
-        idx = b.op1("arith.shrui", [idx, _i32(per.bit_length() - 1)], "i32")
+        idx = b.op1("arith.shrui", [idx, i32_value(per.bit_length() - 1)], "i32")
     return b.op1("arith.addi", [base, idx], "i32")
 
 

@@ -22,7 +22,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
 
-from .tcgen05_mma import CtaGroup, _i32, tmem_address
+from .tcgen05_mma import CtaGroup, i32_value, tmem_address
 from .tmem_layouts import LANE, LANES, columns_of
 
 WARPS = LANES // 32
@@ -447,7 +447,7 @@ def alloc_tmem(num_columns, smem_ptr_to_write_address, is_two_cta=None, *, loc=N
     backend, entry = ext.select_instruction("tcgen05.alloc_tmem", {}, {"dst", "ncols"})
     b = ext.builder()
     dst = b.op1("llvm.ptrtoint", [smem_ptr_to_write_address.address(0)], "i32")
-    ext.emit_instruction(b, backend, entry, {"dst": [dst], "ncols": [_i32(num_columns)]},
+    ext.emit_instruction(b, backend, entry, {"dst": [dst], "ncols": [i32_value(num_columns)]},
                          {"cta_group": _cta(is_two_cta)})
 
 
@@ -458,7 +458,7 @@ def dealloc_tmem(tmem_ptr, num_columns, is_two_cta=None, *, loc=None, ip=None):
     b = ext.builder()
     addr = b.op1("llvm.ptrtoint", [tmem_ptr.base], "i32") if tmem_ptr.offset == 0 else \
         tmem_address(cute.make_tensor(tmem_ptr, cute.make_layout(1)), 0)
-    ext.emit_instruction(b, backend, entry, {"taddr": [addr], "ncols": [_i32(num_columns)]},
+    ext.emit_instruction(b, backend, entry, {"taddr": [addr], "ncols": [i32_value(num_columns)]},
                          {"cta_group": _cta(is_two_cta)})
 
 
@@ -649,7 +649,7 @@ def commit(mbar_ptr, mask=None, cta_group=CtaGroup.ONE, *, loc=None, ip=None):
         inputs = {"mbar": [bar]}
     else:
         backend, entry = ext.select_instruction("tcgen05.commit_multicast", {}, {"mbar", "cta_mask"})
-        inputs = {"mbar": [bar], "cta_mask": [_i32(mask)]}
+        inputs = {"mbar": [bar], "cta_mask": [i32_value(mask)]}
     ext.when(cute.arch.elect_one(),
              lambda: ext.emit_instruction(b, backend, entry, inputs, {"cta_group": int(cta_group)}))
 

@@ -8,7 +8,7 @@ import math
 from .._dsl.tuning.autotune import autotune_jit, tune  # noqa: F401 - public here
 from .._dsl.tuning.candidate_search import CandidateWarning  # noqa: F401 - public here
 from .._dsl.tuning.benchmark import JitArguments, benchmark, get_workspace_count  # noqa: F401 - public here
-from . import _convert_kernel
+from . import convert_kernel
 
 
 class CantImplementError(Exception):
@@ -18,7 +18,7 @@ class CantImplementError(Exception):
 def convert(src, dst):
     """dst = src converted elementwise to dst's element type, on the GPU (tensors of the same shape, e.g. from
     cute.runtime.from_dlpack)."""
-    return _convert_kernel.run(src, dst)
+    return convert_kernel.run(src, dst)
 
 
 # --- the command-line options of a program's tensor initialisation ----------------------------------------------------

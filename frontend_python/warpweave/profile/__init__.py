@@ -12,7 +12,7 @@
     prof.write_trace("gemm.json")                            # open in ui.perfetto.dev
 
 Each warp's lane 0 records a begin and an end event per region (the global timer, the SM's cycle counter, the
-SM, the hardware warp slot, the CTA, the warp in the CTA) into its own slot of the buffer (_device.py says how).
+SM, the hardware warp slot, the CTA, the warp in the CTA) into its own slot of the buffer (device_events.py says how).
 Regions nest; call them where the whole warp runs them (warp-uniform code: a warp-specialised kernel's role
 branches are). Without the Profile option a region adds nothing to the kernel: no parameter, no instruction.
 The buffer's address is a constant of the profiled kernels, so a compilation serves that Profiler only (on the
@@ -29,7 +29,7 @@ from .._dsl.base import trace as _trace
 from .._dsl.base.compile_options import CompileOption, as_options
 from .._dsl.call.jit import compile as cute_compile
 from .._dsl.base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
-from . import _device
+from . import device_events
 from .trace import Event, ProfileData, Span, chrome_trace, decode, spans, write_chrome_trace
 
 _profilers: "weakref.WeakValueDictionary[tuple, Profiler]" = weakref.WeakValueDictionary()
@@ -52,7 +52,7 @@ class Profiler:
             if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= hi:
                 raise DSLValueError(f"Profiler: {what} is an integer in 1..{hi}, got {v!r}", user_location(2))
         self.max_warps, self.events_per_warp = max_warps, events_per_warp
-        self.counters_offset = max_warps * events_per_warp * _device.RECORD_BYTES
+        self.counters_offset = max_warps * events_per_warp * device_events.RECORD_BYTES
         self.lost_offset = self.counters_offset + 4 * max_warps  # events of warps beyond max_warps (a u32)
         self.nbytes = self.lost_offset + 8
         self._names: dict[str, int] = {}
@@ -135,7 +135,7 @@ class Profile(CompileOption):
 
 def _active(what: str):
     """The profiler of the kernel being traced, or None when the compilation is not profiled."""
-    _device.check_in_kernel(what)
+    device_events.check_in_kernel(what)
     token = _trace.current().profile
     if token is None:
         return None
@@ -150,14 +150,14 @@ def begin(name: str) -> None:
     """Marks the start of the region `name` for the calling warp."""
     prof = _active("begin")
     if prof is not None:
-        _device.event(prof, name, end=False)
+        device_events.event(prof, name, end=False)
 
 
 def end(name: str) -> None:
     """Marks the end of the region `name` (the innermost open one) for the calling warp."""
     prof = _active("end")
     if prof is not None:
-        _device.event(prof, name, end=True)
+        device_events.event(prof, name, end=True)
 
 
 class region:
@@ -169,14 +169,14 @@ class region:
     def __enter__(self):
         prof = _active("region")
         if prof is not None:
-            _device.event(prof, self.name, end=False)
+            device_events.event(prof, self.name, end=False)
         return self
 
     def __exit__(self, *exc):
         if exc[0] is None:
             prof = _active("region")
             if prof is not None:
-                _device.event(prof, self.name, end=True)
+                device_events.event(prof, self.name, end=True)
         return False
 
 

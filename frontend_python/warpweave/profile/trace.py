@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 
 from .._dsl.base.errors import DSLValueError, user_location
-from ._device import END_BIT, RECORD_BYTES
+from .device_events import END_BIT, RECORD_BYTES
 
 
 @dataclass

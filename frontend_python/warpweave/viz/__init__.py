@@ -3,7 +3,7 @@
     import warpweave.viz as viz
     viz.picture(cute.make_layout((4, 8), stride=(8, 1)))           # a grid of layout(m, n); Jupyter shows it
     viz.picture(tv_layout, tiler_mn).save("tv.svg")                 # which thread holds which element
-    viz.picture(tiled_mma).save("mma.tex")                          # A, B and C, a colour per thread
+    viz.picture(tiled_mma).save("tiled_mma.tex")                          # A, B and C, a colour per thread
     viz.print_latex(layout); viz.print_latex_tv(tv_layout, tiler_mn)  # CuTe DSL's cutlass.utils names
 
 Layouts, tensors, tiled copies and tiled MMAs also show as pictures in Jupyter by themselves (`_repr_svg_`) when
