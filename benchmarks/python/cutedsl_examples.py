@@ -266,6 +266,65 @@ def surface(root: str, all_examples: bool, rank: int = 0, exclude: tuple = ()) -
                       f"{holder}.{name}")
 
 
+ALL_ROOT = "examples/python/CuTeDSL"
+
+
+def program_target(rel: str) -> str:
+    """The target a program of the set is for, from its folder (what CuTe DSL's examples assume of the device)."""
+    parts = rel.split("/")
+    if "blackwell_geforce" in parts:
+        return "sm_120a"
+    if "sm103" in rel:
+        return "sm_103a"
+    if "blackwell" in parts or "experimental" in parts or "distributed" in parts:
+        return "sm_100a"
+    if "hopper" in parts:
+        return "sm_90a"
+    return "sm_80"
+
+
+def all_programs(root: str, under: str = "") -> list[str]:
+    """Every program of the set (a .py file with a __main__), relative to examples/python/CuTeDSL, sorted."""
+    base = os.path.join(root, ALL_ROOT)
+    found = []
+    for d, _, files in os.walk(base):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(d, f)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    if "__main__" in fh.read():
+                        found.append(os.path.relpath(path, base))
+    prefixes = tuple(x.strip("/") + "/" for x in under.split(",") if x)
+    return sorted(p for p in found if not prefixes or p.startswith(prefixes))
+
+
+def run_all(root: str, ns) -> int:
+    """--all: each program of the set compiled for its target; a pass/fail line each, then counts by folder."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    progs = all_programs(root, ns.under)
+
+    def one(rel):
+        arch = program_target(rel)
+        ok, detail, dt = run_one(ns.python, os.path.join(root, ALL_ROOT, rel), [], arch, ns.timeout)
+        return rel, arch, ok, detail, dt
+
+    by_folder: dict = defaultdict(lambda: [0, 0])
+    passed = 0
+    with ThreadPoolExecutor(max(1, ns.jobs)) as pool:
+        for rel, arch, ok, detail, dt in pool.map(one, progs):
+            passed += ok
+            top = "/".join(rel.split("/")[:2]) if rel.startswith(("cute/", "experimental/")) else rel.split("/")[0]
+            by_folder[top][0] += ok
+            by_folder[top][1] += 1
+            print(f"{'pass' if ok else 'FAIL'} | {rel} | {arch} | {dt:.0f} s | {detail}", flush=True)
+    print("\n| folder | compile |\n|---|---|")
+    for top, (k, n) in sorted(by_folder.items()):
+        print(f"| {top} | {k}/{n} |")
+    print(f"\n{passed} of {len(progs)} programs compiled")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("cutlass", help="a checkout of NVIDIA/cutlass (holds examples/python/CuTeDSL)")
@@ -273,6 +332,11 @@ def main(argv=None) -> int:
     p.add_argument("--python", default=sys.executable, help="the interpreter to run the programs with")
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--only", help="comma-separated program names")
+    p.add_argument("--all", action="store_true",
+                   help="every program of examples/python/CuTeDSL (a file with a __main__), each for the target its "
+                        "folder is for, with its default arguments; a table by folder")
+    p.add_argument("--under", default="", help="--all: only programs under these comma-separated folders")
+    p.add_argument("--jobs", type=int, default=1, help="--all: programs compiled at once")
     p.add_argument("--surface", action="store_true", help="also report the names the programs use that are absent")
     p.add_argument("--surface-all", action="store_true", help="the same over every CuTe DSL example")
     p.add_argument("--exclude", default="", help="--surface-all: comma-separated folders of examples/python/CuTeDSL "
@@ -284,6 +348,8 @@ def main(argv=None) -> int:
     root = os.path.abspath(ns.cutlass)
     if not os.path.isdir(os.path.join(root, BASE)):
         p.error(f"{root} holds no {BASE}")
+    if ns.all:
+        return run_all(root, ns)
     archs = ns.archs.split(",")
     chosen = [x for x in PROGRAMS if not ns.only or x[0] in ns.only.split(",")]
     rows, failures = [], 0
