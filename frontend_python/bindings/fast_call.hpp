@@ -41,8 +41,11 @@ constexpr size_t kStackParams = 4096;
 // The kinds of argument, numbered as _dsl/call/arg_kind.py's NATIVE_ codes.
 enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer };
 enum class Source : uint8_t { Sym, Ptr, Scalar };
-// Grid expressions in postfix form over symbol slots, with Python's integer semantics (floor // and %).
-enum class Op : uint8_t { Const, Sym, Add, Sub, Mul, FloorDiv, Mod, Xor, Min, Max, Neg };
+// Grid expressions and the integer values of a host program (_dsl/host/host_program.py), in postfix form over
+// symbol slots, with Python's integer semantics (floor // and %). Comparisons leave 0 or 1; Select takes
+// (condition, then, else); Cast wraps to a width (operand: bits, plus 256 when signed; 0: to a Boolean).
+enum class Op : uint8_t { Const, Sym, Add, Sub, Mul, FloorDiv, Mod, Xor, Min, Max, Neg,
+                          Lt, Le, Gt, Ge, Eq, Ne, And, Or, Not, Abs, Select, Cast };
 
 struct SymRead {
   bool stride;  // else the extent
@@ -129,6 +132,14 @@ struct LaunchPlan {
   uint64_t stream = 0;
   std::vector<Param> params;
   uint32_t size = 0;
+  std::vector<int> predicates;  // symbol slots that must all be non-zero for the launch to be made
+};
+
+// One value of the host program: `code` evaluated into symbol slot `slot`, after the arguments are read.
+struct Derived {
+  int slot;
+  Expr code;
+  std::vector<int> guards;  // made in host branches: computed when every guard is non-zero, else 0
 };
 
 // A torch tensor type seen in a call, with its DLPack exchange table when it offers one. `trusted` drops to
@@ -223,6 +234,7 @@ struct FastCall {
   std::vector<PyObject*> constexprs;  // per argument: its compiled value when Constexpr, else null
   int nconstexprs = 0;
   std::vector<ArgPlan> args;
+  std::vector<Derived> derived;
   std::vector<LaunchPlan> launches;
   PyObject* view_type = nullptr;
   PyObject* satisfies = nullptr;
@@ -489,11 +501,33 @@ struct FastCall {
     return out.need_fallback ? Outcome::Fallback : Outcome::Ready;
   }
 
-  // The grids and packed parameters of every launch (nothing is launched before all of them are known).
-  bool prepare(const Values& v, char* buf, rt::Dim3* grids, uint64_t* streams) {
+  // The host program's values, in order; false where the Python call must take the call (it raises what Python
+  // raises: a division by zero, say).
+  bool run_host_program(Values& v) const {
+    for (const Derived& d : derived) {
+      bool taken = true;
+      for (int g : d.guards) taken = taken && v.syms[g] != 0;
+      if (!taken) {
+        v.syms[d.slot] = 0;
+        continue;
+      }
+      if (!eval(d.code, v.syms, v.syms[d.slot])) return false;
+    }
+    return true;
+  }
+
+  // The grids and packed parameters of every launch (nothing is launched before all of them are known); a
+  // launch whose predicates do not all hold is skipped (made[k] false).
+  bool prepare(const Values& v, char* buf, rt::Dim3* grids, uint64_t* streams, bool* made) {
     size_t base = 0;
     for (size_t k = 0; k < launches.size(); ++k) {
       const LaunchPlan& l = launches[k];
+      made[k] = true;
+      for (int s : l.predicates) made[k] = made[k] && v.syms[s] != 0;
+      if (!made[k]) {
+        base += (l.size + 15) / 16 * 16;
+        continue;
+      }
       int64_t g[3];
       for (int d = 0; d < 3; ++d) {
         if (!eval(l.grid[d], v.syms, g[d]) || g[d] <= 0 || g[d] > UINT32_MAX) return false;  // the Python call
@@ -534,13 +568,15 @@ struct FastCall {
     }
     rt::Dim3 grids[8];
     uint64_t streams[8];
-    if (!prepare(v, buf, grids, streams)) return nullptr;
+    bool made[8];
+    if (!run_host_program(v) || !prepare(v, buf, grids, streams, made)) return nullptr;
     fell_back = false;
     size_t base = 0;
     for (size_t k = 0; k < launches.size(); ++k) {
       LaunchPlan& l = launches[k];
       char* b = buf + base;
       base += (l.size + 15) / 16 * 16;
+      if (!made[k]) continue;
       if (l.native) {
         try {
           l.native->launch(grids[k], streams[k], b, l.size);

@@ -32,7 +32,11 @@ Op op_of(const std::string& s) {
   static const std::pair<const char*, Op> ops[] = {{"const", Op::Const}, {"sym", Op::Sym}, {"add", Op::Add},
                                                    {"sub", Op::Sub}, {"mul", Op::Mul}, {"floordiv", Op::FloorDiv},
                                                    {"mod", Op::Mod}, {"xor", Op::Xor}, {"min", Op::Min},
-                                                   {"max", Op::Max}, {"neg", Op::Neg}};
+                                                   {"max", Op::Max}, {"neg", Op::Neg}, {"lt", Op::Lt},
+                                                   {"le", Op::Le}, {"gt", Op::Gt}, {"ge", Op::Ge},
+                                                   {"eq", Op::Eq}, {"ne", Op::Ne}, {"and", Op::And},
+                                                   {"or", Op::Or}, {"not", Op::Not}, {"abs", Op::Abs},
+                                                   {"select", Op::Select}, {"cast", Op::Cast}};
   for (auto& [n, o] : ops)
     if (s == n) return o;
   throw std::invalid_argument("FastCall: unknown grid operation '" + s + "'");
@@ -48,7 +52,9 @@ Expr parse_program(nb::handle program) {
     Op op = op_of(nb::cast<std::string>(ot[0]));
     int64_t v = nb::cast<int64_t>(ot[1]);
     if (op == Op::Sym && (v < 0 || v >= kMaxSlots)) throw std::invalid_argument("FastCall: a symbol slot");
-    depth += (op == Op::Const || op == Op::Sym) ? 1 : op == Op::Neg ? 0 : -1;
+    bool unary = op == Op::Neg || op == Op::Abs || op == Op::Not || op == Op::Cast;
+    depth += (op == Op::Const || op == Op::Sym) ? 1 : unary ? 0 : op == Op::Select ? -2 : -1;
+    if (op == Op::Cast && (v < 0 || (v & 255) > 64 || v > 511)) throw std::invalid_argument("FastCall: a cast");
     if (depth < 1 || depth > kMaxExprStack) throw std::invalid_argument("FastCall: a malformed grid");
     e.code.emplace_back(op, v);
   }
@@ -68,10 +74,10 @@ int checked_slot(nb::handle h) {
 // (Tensor, spec, ptr_slot, rank, torch, [(slot, is_stride, mode)]) | (Int, slot, bits) | (Scalar, slot) |
 // (Stream, slot) | (Const, has_value, value) | (Pointer, slot, RuntimePointer, element_type, mem_space, align).
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
-// [(source, fmt, slot, offset)]).
+// [(source, fmt, slot, offset)], [predicate slots]). derived: the host program, [(slot, program)] in order.
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                      nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
-                     nb::handle numeric) {
+                     nb::handle numeric, nb::list derived) {
   if (nargs < 0 || nargs > kMaxArgs) throw std::invalid_argument("FastCall: too many arguments");
   if (nb::len(args) != static_cast<size_t>(nargs) || nb::len(constexprs) != static_cast<size_t>(nargs))
     throw std::invalid_argument("FastCall: one plan and one Constexpr entry per argument");
@@ -164,15 +170,25 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
         throw std::invalid_argument("FastCall: a parameter's format or offset");
       l.params.push_back(p);
     }
+    if (nb::len(t) > 7)
+      for (nb::handle ph : nb::cast<nb::list>(t[7])) l.predicates.push_back(checked_slot(ph));
     f->launches.push_back(std::move(l));
+  }
+  for (nb::handle h : derived) {
+    nb::tuple t = nb::cast<nb::tuple>(h);
+    Derived d{checked_slot(t[0]), parse_program(t[1]), {}};
+    if (nb::len(t) > 2)
+      for (nb::handle g : nb::cast<nb::list>(t[2])) d.guards.push_back(checked_slot(g));
+    f->derived.push_back(std::move(d));
   }
 }
 
 void init_fast_call(FastCall* self, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                     nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
-                    nb::handle numeric) {
+                    nb::handle numeric, nb::list derived) {
   FastCall f;
-  build_fast_call(&f, bound_self, nargs, defaults, constexprs, args, launches, view_type, satisfies, numeric);
+  build_fast_call(&f, bound_self, nargs, defaults, constexprs, args, launches, view_type, satisfies, numeric,
+                  derived);
   new (self) FastCall(std::move(f));
 }
 
@@ -197,7 +213,7 @@ void bind_fast_call(nb::module_& m) {
                           "The native fast path of one compiled function's calls (built by _dsl/call/native_call.py).");
   fc.def("__init__", &init_fast_call, nb::arg("bound_self"), nb::arg("nargs"), nb::arg("defaults"),
          nb::arg("constexprs"), nb::arg("args"), nb::arg("launches"), nb::arg("view_type"), nb::arg("satisfies"),
-         nb::arg("numeric") = nb::none())
+         nb::arg("numeric") = nb::none(), nb::arg("derived") = nb::list())
       // The launches a call would make, [(grid, stream, parameter bytes)], without making them; None where the
       // call would go the Python way.
       .def("packed", [](FastCall& f, nb::args args) -> nb::object {
@@ -208,11 +224,16 @@ void bind_fast_call(nb::module_& m) {
         std::vector<char> buf(f.buffer_size() + 16);
         rt::Dim3 grids[8];
         uint64_t streams[8];
-        if (!f.prepare(v, buf.data(), grids, streams)) return nb::none();
+        bool made[8];
+        if (!f.run_host_program(v) || !f.prepare(v, buf.data(), grids, streams, made)) return nb::none();
         nb::list out;
         size_t base = 0;
         for (size_t k = 0; k < f.launches.size(); ++k) {
           const LaunchPlan& l = f.launches[k];
+          if (!made[k]) {  // a launch its host branch does not make
+            base += (l.size + 15) / 16 * 16;
+            continue;
+          }
           out.append(nb::make_tuple(nb::make_tuple(grids[k].x, grids[k].y, grids[k].z), streams[k],
                                     nb::bytes(buf.data() + base, l.size)));
           base += (l.size + 15) / 16 * 16;

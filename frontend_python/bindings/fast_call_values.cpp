@@ -63,9 +63,32 @@ bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
       st[n++] = syms[v];
       continue;
     }
-    if (op == Op::Neg) {
+    if (op == Op::Neg || op == Op::Abs) {
       if (st[n - 1] == INT64_MIN) return false;
-      st[n - 1] = -st[n - 1];
+      st[n - 1] = (op == Op::Neg || st[n - 1] < 0) ? -st[n - 1] : st[n - 1];
+      continue;
+    }
+    if (op == Op::Not) {
+      st[n - 1] = st[n - 1] == 0;
+      continue;
+    }
+    if (op == Op::Cast) {
+      int bits = static_cast<int>(v & 255);
+      bool is_signed = (v & 256) != 0;
+      if (bits == 0) {
+        st[n - 1] = st[n - 1] != 0;
+      } else if (bits < 64) {
+        uint64_t mask = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(st[n - 1]) & mask;
+        if (is_signed && (u >> (bits - 1)) != 0) u |= ~mask;
+        st[n - 1] = static_cast<int64_t>(u);
+      } else if (!is_signed && st[n - 1] < 0) {
+        return false;  // a Uint64 beyond 63 bits: the Python call
+      }
+      continue;
+    }
+    if (op == Op::Select) {
+      int64_t e = st[--n], t = st[--n];
+      st[n - 1] = st[n - 1] != 0 ? t : e;
       continue;
     }
     int64_t b = st[--n], a = st[n - 1], r;
@@ -96,6 +119,14 @@ bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
       case Op::Xor: r = a ^ b; break;
       case Op::Min: r = a < b ? a : b; break;
       case Op::Max: r = a > b ? a : b; break;
+      case Op::Lt: r = a < b; break;
+      case Op::Le: r = a <= b; break;
+      case Op::Gt: r = a > b; break;
+      case Op::Ge: r = a >= b; break;
+      case Op::Eq: r = a == b; break;
+      case Op::Ne: r = a != b; break;
+      case Op::And: r = a & b; break;
+      case Op::Or: r = a | b; break;
       default: return false;
     }
     st[n - 1] = r;

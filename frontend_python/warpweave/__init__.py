@@ -40,7 +40,8 @@ from ._dsl.values.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL na
 from ._dsl.values.runtime import AddressSpace  # noqa: E402,F401
 # What values do in upper layers is registered by these modules at their import (values/hooks.py): before any trace.
 from ._dsl.device import math as _device_math, reduction as _reduction  # noqa: E402,F401
-from ._dsl.host import host_guards as _host_guards, host_values as _host_values  # noqa: E402,F401
+from ._dsl.host import host_branch as _host_branch, host_guards as _host_guards  # noqa: E402,F401
+from ._dsl.host import host_values as _host_values  # noqa: E402,F401
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
 _LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "migrate", "pipeline", "runtime", "testing", "torch")

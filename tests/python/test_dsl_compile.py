@@ -258,17 +258,27 @@ def const_expr_of_runtime(mA, n: cutlass.Int32):
 
 @cute.jit
 def host_compares_runtime(mA):
-    if cute.size(mA) > 3:  # host code cannot branch on an unknown extent
+    if cutlass.const_expr(cute.size(mA) > 3):  # needs the extent while tracing
         pass
 
 
-def test_host_code_cannot_branch_on_unknown_values():
-    # A fake tensor's symbolic extent has no value while compiling (real arguments decide it: test_host_guards.py).
+@cute.jit
+def host_branches_on_runtime(mA):
+    if cute.size(mA) > 3:  # a branch of the compiled host code, taken at each call
+        pass
+
+
+def test_host_code_needs_values_only_where_python_asks_for_them():
+    # A fake tensor's symbolic extent has no value while compiling: an `if` on it is compiled (host_branch.py), a
+    # truth value asked for while tracing is an error at its line (real arguments decide it: a guard).
     from warpweave.cute.runtime import make_fake_tensor
 
-    e = compile_error(host_compares_runtime, make_fake_tensor(cutlass.Float32, (cute.sym_int(),)))
-    assert "host code" in str(e)
-    assert e.location == (THIS, line_of("if cute.size(mA) > 3:  # host code cannot"))
+    fake = make_fake_tensor(cutlass.Float32, (cute.sym_int(),))
+    e = compile_error(host_compares_runtime, fake)
+    assert "const_expr got a runtime value" in str(e)
+    assert e.location == (THIS, line_of("if cutlass.const_expr(cute.size(mA) > 3):  # needs"))
+    with target("sm_80"):
+        assert cute.compile(host_branches_on_runtime, fake).host_program
 
 
 def test_const_expr_of_runtime_value():

@@ -136,14 +136,33 @@ def branchy(n: cutlass.Int32):
         cute.printf("small {}", n)
 
 
-def test_host_decisions_are_guarded(capsys):
+def test_host_branches_on_runtime_values_at_each_call(capsys):
+    # An `if` of the host side on a runtime value is a branch of the compiled host code (host_branch.py).
     with target("sm_80"):
         c = cute.compile(branchy, cutlass.Int32(8))
+        for n in (9, 2, 3, 4):
+            c(cutlass.Int32(n))
+    assert capsys.readouterr().out.splitlines() == ["big 9", "small 2", "small 3", "big 4"]
+
+
+def _size_class(n):
+    # Not rewritten (no @cute.jit): Python asks for the comparison's truth now.
+    return "big" if n > 3 else "small"
+
+
+@cute.jit
+def decided_in_python(n: cutlass.Int32):
+    cute.printf(_size_class(n) + " {}", n)
+
+
+def test_truth_asked_by_python_is_guarded(capsys):
+    with target("sm_80"):
+        c = cute.compile(decided_in_python, cutlass.Int32(8))
         c(cutlass.Int32(9))
         with pytest.raises(ValueError, match="decide host code of the compiled function otherwise"):
             c(cutlass.Int32(2))
-        branchy(cutlass.Int32(2))   # called directly: compiled again for the other branch
-        branchy(cutlass.Int32(10))
+        decided_in_python(cutlass.Int32(2))   # called directly: compiled again for the other outcome
+        decided_in_python(cutlass.Int32(10))
     assert capsys.readouterr().out.splitlines() == ["big 9", "small 2", "big 10"]
 
 

@@ -286,12 +286,35 @@ def _fill_kernel(gC: cute.Tensor, v: cutlass.Float32):
     gC[tidx] = v
 
 
+def _is_big(n):
+    return n > 3  # not rewritten: Python asks for the truth, decided with the value compiled for (a guard)
+
+
 @cute.jit
 def _branchy(mC: cute.Tensor, n: cutlass.Int32):
-    if n > 3:  # decided on the host with the value compiled for: a guard of the compiled function
+    if cutlass.const_expr(_is_big(n)):
         _fill_kernel(mC, cutlass.Float32(1.0)).launch(grid=[1, 1, 1], block=[32, 1, 1])
     else:
         _fill_kernel(mC, cutlass.Float32(2.0)).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+
+@cute.jit
+def _branchy_at_each_call(mC: cute.Tensor, n: cutlass.Int32):
+    if n > 3:  # a branch of the compiled host code: both launches, each predicated
+        _fill_kernel(mC, cutlass.Float32(1.0)).launch(grid=[1, 1, 1], block=[32, 1, 1])
+    else:
+        _fill_kernel(mC, cutlass.Float32(2.0)).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+
+def test_a_host_program_is_stored_and_serves_every_value():
+    t = make_fake_tensor(cutlass.Float32, (64,))
+    with target("sm_80"):
+        first = cute.compile(_branchy_at_each_call, t, 8)
+        again = cute.compile(_branchy_at_each_call, t, 2)
+    assert level(again) == "function"
+    assert [l.predicates for l in again.launches] == [l.predicates for l in first.launches]
+    assert len(again.launches) == 2 and all(l.predicates for l in again.launches)
+    assert again.host_program.stored() == first.host_program.stored()
 
 
 def test_host_comparisons_are_checked_before_a_hit_is_used():

@@ -409,6 +409,13 @@ class ThrMma:
     def partition_fragment_C(self, tensor):
         return self.tiled.make_fragment_C(self.partition_C(tensor))
 
+    def __getattr__(self, name):
+        # A thread's slice is also its tiled MMA (as in CuTe DSL, where ThrMma derives from TiledMma):
+        # make_fragment_A, size, get_slice, the tiler and the atom's properties read through.
+        if name.startswith("__") or name == "tiled":
+            raise AttributeError(name)
+        return getattr(self.tiled, name)
+
 
 def _int_of(x):
     if isinstance(x, Numeric):

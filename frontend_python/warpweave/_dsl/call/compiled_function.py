@@ -10,6 +10,7 @@ from ... import _core
 from ..base.errors import DSLValueError
 from ..host.host_actions import host_side
 from ..host.host_guards import check as check_guards
+from ..host.host_program import HostProgram
 from ..host.launch_plan import dim_source, eval_dim, needs_launch_options, packer
 from ..registry import compile_only
 from ..registry.launch_limits import check_call_grid
@@ -33,6 +34,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         self.host_arguments = st.host_arguments  # id -> HostArgument, computed at each call
         self.host_actions = list(st.host_actions)  # host-side work of the function (cute.printf), at each call
         self.host_guards = list(getattr(st, "host_guards", ()))  # host comparisons decided when compiled
+        # What the host side computes from runtime values at each call (host_program.py), before its launches.
+        self.host_program = getattr(st, "host_program", None) or HostProgram()
         self.ir = module
         self.cubin = cubin
         self.info = info
@@ -109,12 +112,16 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             if failed:
                 raise DSLValueError("the arguments break what the compiled kernel assumes about them:\n  " +
                                     "\n  ".join(failed), None)
+        if self.host_program:
+            self.host_program.run(values, env, scalars)
         if self.host_guards:
             check_guards(self.host_guards, env)
         hosts = {hid: h.value(tensors[h.tensor_index]) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
         for l in self.launches:
+            if l.predicates and not all(env[sid] for sid in l.predicates):
+                continue  # under a host `if` whose branch this call does not take
             packer, offsets = self._packers[l.kernel]
             vals = []
             for p in l.params:
@@ -125,7 +132,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 elif p.kind == "host":
                     vals.append(hosts[p.source])
                 else:
-                    x = scalars[p.source]
+                    x = scalars[tuple(p.source) if isinstance(p.source, list) else p.source]
                     vals.append(int(x) if p.fmt in "bBhiq" else x)
             grid = l.static_grid if l.static_grid is not None else [eval_dim(x, env) for x in l.grid]
             if l.static_grid is None and not check_call_grid(l.kernel, grid):
@@ -181,6 +188,11 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 or any(needs_launch_options(l) or l.static_block is None or not isinstance(l.smem, int)
                        for l in self.launches):
             return False
+        if self.host_program or any(l.predicates for l in self.launches):
+            # Host code with runtime values: the native path runs its program (bindings/fast_call.hpp); calls it
+            # does not take go the general way, which runs it in Python.
+            self._native = native_call.build(self, [self._launcher(l) for l in self.launches])
+            return False
         self._call_nargs = self._nargs - len(self.bound_self)
         self._call_min = self._call_nargs - len(self._defaults)
         env = {"_check_call_grid": check_call_grid, "plans": self.plans, "asm": self.assumptions,
@@ -206,11 +218,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             body.append(f"h{hid} = H{hid}(t{h.tensor_index})")
         for k, l in enumerate(self.launches):
             packer, offsets = self._packers[l.kernel]
-            env[f"L{k}"] = _core.Launcher(self._functions[l.kernel], list(l.static_block),
-                                          [int(c) for c in l.cluster] if l.cluster else [], int(l.smem), offsets)
+            env[f"L{k}"] = self._launcher(l)
             env[f"P{k}"] = packer.pack
-            if l.smem > 48 * 1024:
-                self._functions[l.kernel].set_max_dynamic_shared_memory(int(l.smem))
             vals = []
             for p in l.params:
                 if p.kind == "ptr":
@@ -251,6 +260,14 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             self._omit_nargs = n - len(self._constexprs) - len(self.bound_self)
         self._native = native_call.build(self, [env[f"L{k}"] for k in range(len(self.launches))])
         return ns["fast_call"]
+
+    def _launcher(self, l):
+        """The native launcher of launch l (static block and shared memory)."""
+        packer, offsets = self._packers[l.kernel]
+        if l.smem > 48 * 1024:
+            self._functions[l.kernel].set_max_dynamic_shared_memory(int(l.smem))
+        return _core.Launcher(self._functions[l.kernel], list(l.static_block),
+                              [int(c) for c in l.cluster] if l.cluster else [], int(l.smem), offsets)
 
     def __repr__(self):
         names = ", ".join(l.kernel for l in self.launches)

@@ -27,8 +27,10 @@ from types import SimpleNamespace
 
 from ... import _core
 from ..._version import __version__
+from ..base.errors import DSLError
 from ..base.trace import HostSymbol
 from ..host.host_guards import Guard
+from ..host.host_program import HostProgram
 from ..host.kernel_trace import Decorated
 from ..host.launch_plan import DimExpr, Launch, Param
 from ..registry.plugins import PACKAGE_PLUGIN_DIR
@@ -39,7 +41,7 @@ from .arg_plan import arguments_key, kind_named
 from .compile_module import compiler_identity, jit_cache, keep_requested
 from .compiled_function import JitCompiledFunction
 
-_FORMAT = 2  # 2: argument plans stored by kind (arg_plan.KINDS)
+_FORMAT = 3  # 2: argument plans stored by kind (arg_plan.KINDS); 3: the host program
 
 
 class Unstable(Exception):
@@ -302,7 +304,7 @@ def serialise(compiled, st, module_key: str, recording: Recording) -> dict:
               for g in getattr(compiled, "host_guards", ())]
     hs = [_encode(dict(vars(h))) for h in st.host_symbols.values()]
     return {"format": _FORMAT, "module_key": module_key, "target": st.target, "plans": plans, "launches": launches,
-            "guards": guards, "host_symbols": hs, "assumptions": [tuple(a) for a in compiled.assumptions.exported()],
+            "guards": guards, "host_symbols": hs, "host_program": compiled.host_program.stored(), "assumptions": [tuple(a) for a in compiled.assumptions.exported()],
             "files": recording.files(), "functions": reached_functions(recording), "ir": compiled.ir}
 
 
@@ -417,12 +419,18 @@ def rebuild(entry, cubin: bytes, jf, args, kwargs, key: str):
         h.__dict__.update(_decode(fields))
         host_symbols[h.id] = h
     guards = [_cached_guard(g) for g in entry["guards"]]
+    program = HostProgram.from_stored(entry.get("host_program", ()))
     if guards:
         env = _argument_env(plans, values)
+        if env is not None and program:
+            try:
+                program.run(values, env)
+            except DSLError:
+                env = None
         if env is None or any(not g.holds(env) for g in guards):
             raise Unstable("these arguments decide a host comparison otherwise")
     st = SimpleNamespace(host_symbols=host_symbols, launches=launches, target=entry["target"], host_arguments={},
-                         host_actions=[], host_guards=guards)
+                         host_actions=[], host_guards=guards, host_program=program)
     info = {"cache": "hit", "level": "function", "key": entry["module_key"], "function_key": key}
     return JitCompiledFunction(jf, plans, st, entry["ir"], cubin, info, CachedAssumptions(entry["assumptions"]),
                                {"trace_s": 0.0, "compile_s": 0.0})

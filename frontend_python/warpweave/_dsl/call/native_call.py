@@ -83,6 +83,9 @@ def build(compiled, launchers):
         if args[i] is None:
             return None
     sym_slots, ptr_slots, obj_slots = slots.syms, slots.ptrs, slots.objs
+    derived = _host_program(compiled.host_program, slots)
+    if derived is None:
+        return None
     launches = []
     for l, target in zip(compiled.launches, launchers):
         grid = [grid_program(dim_source(g), sym_slots) for g in l.grid]
@@ -105,15 +108,72 @@ def build(compiled, launchers):
                 if p.source not in sym_slots:
                     return None
                 params.append(("sym", p.fmt, sym_slots[p.source], off))
+            elif p.kind == "scalar" and _is_derived(p.source):
+                sid = p.source[1]
+                if sid not in sym_slots or p.fmt not in "bBhHiIqQ?":
+                    return None  # a float the host program computes: the Python call packs it
+                params.append(("sym", p.fmt, sym_slots[sid], off))
             elif p.kind == "scalar":
                 if p.source not in obj_slots:
                     return None
                 params.append(("scalar", p.fmt, obj_slots[p.source], off))
             else:
                 return None
-        launches.append((target, l.kernel, grid, stream_slot, stream, packer.size, params))
+        preds = getattr(l, "predicates", ())
+        if any(sid not in sym_slots for sid in preds):
+            return None
+        launches.append((target, l.kernel, grid, stream_slot, stream, packer.size, params,
+                         [sym_slots[sid] for sid in preds]))
     if max(len(sym_slots), len(ptr_slots), len(obj_slots), 0) > _MAX_SLOTS or len(launches) > 8 or n > 64:
         return None
     constexprs = [(compiled._constexprs[i],) if i in compiled._constexprs else None for i in range(n)]
     return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
-                          RuntimeTensor, satisfies, Numeric)
+                          RuntimeTensor, satisfies, Numeric, derived)
+
+
+def _is_derived(source) -> bool:
+    return isinstance(source, (tuple, list)) and len(source) == 2 and source[0] == "derived"
+
+
+def _host_program(program, slots) -> list | None:
+    """The host program's values as native programs [(slot, [(operation, operand)])], or None where one uses
+    what the native path does not compute (floats, a scalar argument, shifts): the Python call runs it then."""
+    out = []
+    for d in program.entries:
+        if d.type_code[0] == "f":
+            continue  # a float: used only as a kernel parameter, which then goes the Python way
+        code = []
+        for op, x in d.code:
+            if op == "sym":
+                if x not in slots.syms and not _derived_before(program, d, x):
+                    return None
+                code.append(("sym", NativeSlots.slot(slots.syms, x)))
+            elif op == "const":
+                if isinstance(x, float) or not -(1 << 63) <= int(x) < (1 << 63):
+                    return None
+                code.append(("const", int(x)))
+            elif op == "cast":
+                if x[0] == "f":
+                    return None
+                code.append(("cast", 0 if x == "b" else int(x[1:]) + (256 if x[0] == "i" else 0)))
+            elif op in _NATIVE_OPS:
+                code.append((op, 0))
+            else:
+                return None
+        guards = [NativeSlots.slot(slots.syms, g) for g in d.guards]
+        out.append((NativeSlots.slot(slots.syms, d.sid), code, guards))
+    return out
+
+
+def _derived_before(program, d, sid) -> bool:
+    for e in program.entries:
+        if e is d:
+            return False
+        if e.sid == sid:
+            return e.type_code[0] != "f"
+    return False
+
+
+# The host program's operations the native path evaluates (fast_call.hpp's Op), on integers.
+_NATIVE_OPS = {"add", "sub", "mul", "floordiv", "mod", "xor", "min", "max", "neg", "lt", "le", "gt", "ge", "eq",
+               "ne", "and", "or", "not", "abs", "select"}

@@ -31,6 +31,7 @@ from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 from ..call.arg_kind import CArg, HostStream
 from ..call.arg_tensor import TensorArg
 from ..host.launch_plan import dim_source, needs_launch_options
+from . import host_program_c
 from ..values.host_inputs import stream_handle
 
 ABI_VERSION = 1
@@ -312,7 +313,7 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     by_index = {a.plan.index: a for a in args}
     meta = json.dumps(metadata(compiled, args, prefix), separators=(",", ":"))
     o = [f'/* {prefix}: exported by warpweave (C wrapper ABI {ABI_VERSION}). */', f'#include "{header_name}"',
-         _PRELUDE]
+         _PRELUDE, host_program_c.HELPERS]
     o.append(f"static _Thread_local char ww_error[512];")
     o.append("static int32_t ww_fail(int32_t code, const char *what) {")
     o.append(f'  snprintf(ww_error, sizeof ww_error, "{prefix}: %s", what);')
@@ -385,6 +386,11 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     for sid, v in sorted(symbols.items()):
         o.append(f"  const int64_t s{sid} = (int64_t){v};")
     o.append(f"  (void)0;")
+    # What the host side computes from the arguments at each call (host_program.py), before any launch.
+    o += host_program_c.statements(compiled.host_program, {a.plan.index: a.name for a in args},
+                                   lambda m: f"ww_fail(WW_INVALID_VALUE, {_c_string(m)})")
+    for d in compiled.host_program.entries:
+        symbols.setdefault(d.sid, f"s{d.sid}")
     used = set()
     for kind, ea, eb, ec, ed, what in assumption_sources(compiled.assumptions):
         exprs = {k: c_expr(e) for k, e in zip("abcd", (ea, eb, ec, ed))}
@@ -422,6 +428,8 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
     packer, offsets = compiled._packers[l.kernel]
     size = max(packer.size, 1)
     o = ["  {", f"    /* launch of {l.kernel} */"]
+    if l.predicates:  # under a host `if`: made when its branch is taken
+        o.insert(0, "  if (" + " && ".join(f"s{sid}" for sid in l.predicates) + ")")
     dims = {}
     for name, vals in (("g", l.grid), ("b", l.block)):
         for j, x in enumerate(vals):
@@ -449,6 +457,9 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
         elif p.kind == "sym":
             ct = _FMT_CTYPE[p.fmt]
             o.append(f"      {{ {ct} v = ({ct})s{p.source}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+        elif p.kind == "scalar" and isinstance(p.source, (tuple, list)) and p.source[0] == "derived":
+            ct = _FMT_CTYPE[p.fmt]
+            o.append(f"      {{ {ct} v = ({ct})s{p.source[1]}; memcpy(ww_params + {off}, &v, sizeof v); }}")
         elif p.kind == "scalar":
             a = by_index[p.source]
             ct = _FMT_CTYPE[p.fmt]

@@ -140,6 +140,9 @@ def host_side(compiled, args, kwargs) -> bool:
         session.launch_reached(compiled)  # raises LaunchSkipped
     if compiled.host_actions:
         values, env = _call_values(compiled, args, kwargs)
+        program = getattr(compiled, "host_program", None)
+        if program:
+            program.run(values, env)
         guards = getattr(compiled, "host_guards", None)
         if guards:
             check(guards, env)

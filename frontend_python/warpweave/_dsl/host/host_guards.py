@@ -1,18 +1,19 @@
-"""Host-side decisions on runtime integers: `if grid_n > 5:` in a @cute.jit function.
+"""Host-side decisions taken while tracing: a runtime Boolean that Python asks the truth of.
 
-The host side of a @cute.jit function is traced, not compiled, so a comparison of runtime integers (extents of
-dynamic tensors, Int32 arguments) has no value while tracing. When the function is compiled for real arguments,
-their values are known: the comparison is decided with them, and the outcome is recorded as a guard of the
-compiled function. A later call whose arguments decide it otherwise is refused by an explicitly compiled function
-(compile again) and recompiled by a @cute.jit function called directly. With fake tensors (cute.sym_int
-extents) there is no value, and such a comparison is an error naming the line.
+A comparison of runtime integers (extents of dynamic tensors, Int32 arguments) in a @cute.jit function is a
+Boolean of its host program (host_program.py): an `if` on it branches at each call. Python code that asks for its
+truth value while tracing (a library's own `if`, `and`, `bool()`) gets it from the values of the arguments being
+compiled for, and the outcome is recorded as a guard of the compiled function. A later call whose arguments decide
+it otherwise is refused by an explicitly compiled function (compile again) and recompiled by a @cute.jit function
+called directly. With fake tensors (cute.sym_int extents) there is no value, and that is an error naming the line.
 """
 from __future__ import annotations
 
 from ... import _core
 from ..base import trace
-from ..base.errors import DSLValueError, user_location
+from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values import hooks
+from . import host_program
 
 # Whether a comparison holds, from the difference of its sides.
 OUTCOMES = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lambda d: d > 0, "ge": lambda d: d >= 0,
@@ -39,20 +40,25 @@ class GuardMismatch(DSLValueError):
 
 
 @hooks.decide_on_host.register
-def decide(op: str, left, right):
-    """The outcome of `left op right` (SymInt or int) from the values of the arguments being compiled for, with a
-    guard recorded; None when some value is unknown (a fake tensor's extent)."""
+def decide(cond):
+    """The truth of a runtime Boolean of the host side (a comparison of runtime integers, say) from the values of
+    the arguments being compiled for, with a guard recorded; None when some value is unknown (a fake tensor's
+    extent, a Float32 argument). An `if` in the user's @cute.jit function does not ask: it branches at each call
+    (host_branch.py); Python code that needs a truth value now (a library's own `if`, `and`, `bool()`) does."""
     st = trace.current_or_none()
     if st is None or st.kernel is not None:
         return None
-    diff = left - right
-    ids = _core.symbols_of(diff) if not isinstance(diff, int) else []
+    sym = cond._v
+    if not isinstance(sym, _core.SymInt):
+        try:
+            sym = host_program.derive(cond, user_location(3))
+        except DSLTypeError:
+            return None
+    ids = _core.symbols_of(sym)
     if any(i not in st.host_values for i in ids):
         return None
-    value = int(_core.evaluate(diff, {i: st.host_values[i] for i in ids})) if ids else int(diff)
-    outcome = OUTCOMES[op](value)
-    if ids:
-        st.host_guards.append(Guard(diff, op, outcome, user_location(3)))
+    outcome = int(_core.evaluate(sym, {i: st.host_values[i] for i in ids})) != 0
+    st.host_guards.append(Guard(sym, "ne", outcome, user_location(3)))
     return outcome
 
 

@@ -10,8 +10,9 @@ converts it to the tensor's element type and stores it. Register tensors made on
 (cute.make_rmem_tensor) are arrays of each call, fresh at its start.
 
 CuTe DSL documents host-side element access of tensors in host memory (NumPy arrays, CPU torch tensors, pointers
-to host memory); memory of the device is refused at the call. A host value cannot be passed to a kernel, and
-Python cannot branch on one (both are errors at the user's line).
+to host memory); memory of the device is refused at the call. A value read from tensor elements cannot be passed
+to a kernel, nor branched on (errors at the user's line); values computed from the arguments' runtime scalars and
+extents can (host_program.py, host_branch.py).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from ..values import hooks
 from ..values.numeric import HostRef, Numeric, SymInt
 from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
 from ..values.tensor import RMEM, Pointer, Tensor, is_packed
+from . import host_program
 
 _ids = itertools.count()
 _call = threading.local()    # the slots of the call whose host actions are running: value -> its number
@@ -52,13 +54,15 @@ def _slots() -> dict:
 class HostValue(HostRef):
     """A number of the host side known at each call: fn applied to the call's values of args (static Numerics in,
     a static Numeric out), or the value an action put in the call's slot."""
-    __slots__ = ("fn", "args", "slot")
+    __slots__ = ("fn", "args", "slot", "op", "sid")
 
-    def __init__(self, fn=None, args=(), slot=None):
+    def __init__(self, fn=None, args=(), slot=None, op=None):
         super().__init__(None, "a host-side value")
         self.fn = fn
         self.args = tuple(args)
         self.slot = slot
+        self.op = op  # (operation, operand) of the host program (host_program.py), or None: not expressible
+        self.sid = None  # its derived symbol, once it has one
 
 
 class HostLocal:
@@ -91,14 +95,24 @@ def on_host() -> bool:
 
 
 @hooks.defer_on_host.register
-def defer(fn, args, result_type=None):
-    """fn(*args) made at each call: a Numeric of result_type (found by applying fn to ones when not given)."""
+def defer(fn, args, result_type=None, op=None):
+    """fn(*args) made at each call: a Numeric of result_type (found by applying fn to ones when not given).
+    `op` names the operation for the host program; an integer result of one that the program can compute is a
+    derived host symbol (host_program.py), so that layouts, grids and kernels take it as any runtime integer."""
     if result_type is None:
         probe = fn(*[_probe(a) for a in args])
         if not isinstance(probe, Numeric):
             raise DSLTypeError(f"a host-side operation gave {type(probe).__name__}, not a number", user_location(3))
         result_type = type(probe)
-    return result_type._wrap(HostValue(fn, args))
+    value = result_type._wrap(HostValue(fn, args, op=op))
+    if op is not None and result_type.is_integer and trace.current_or_none() is not None:
+        try:
+            code: list = []
+            host_program.code_of(value, code)
+        except host_program.Unexpressible:
+            return value  # computed from tensor elements: evaluated by the host actions of each call
+        return result_type._wrap(host_program.derive(value, user_location(3)))
+    return value
 
 
 def _probe(a):

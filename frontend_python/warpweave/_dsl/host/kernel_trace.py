@@ -16,6 +16,7 @@ from ..base.constexpr import is_constexpr
 from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from ..atoms.host_arguments import DeviceHostArgument, HostArgument
 from ..base.launch_config import launch_config
+from . import host_program
 from .launch_plan import Launch, Param, SCALAR_FMT
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
 from ..registry.plugins import Backend
@@ -55,11 +56,7 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
         if isinstance(obj._v, SymInt):
             syms.update(_core.symbols_of(obj._v))
         elif isinstance(obj._v, HostRef):
-            if obj._v.arg_index is None:
-                raise DSLTypeError("a number the host side computes from tensor elements (known at each call) "
-                                   "cannot be passed to a kernel launch: pass the tensor and read it in the kernel",
-                                   user_location(4))
-            scalars.setdefault(obj._v.arg_index, type(obj))
+            scalars.setdefault(_scalar_key(obj), type(obj))
         elif isinstance(obj._v, IRVal):
             raise DSLTypeError("a value computed in device code cannot be passed to a kernel launch",
                                user_location(4))
@@ -72,6 +69,21 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
     elif hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj):
         for x in vars(obj).values():
             _collect(x, ptrs, syms, scalars, hosts, depth + 1)
+
+
+def _scalar_key(x: Numeric):
+    """The kernel parameter of a runtime scalar of the host side: its argument's index, or ("derived", id) for a
+    value the host program computes at each call (host_program.py), e.g. a scale from a Float32 argument."""
+    v = x._v
+    if v.arg_index is not None:
+        return v.arg_index
+    st = trace.current()
+    keys = st.__dict__.setdefault("derived_scalars", {})
+    if id(v) not in keys:
+        sid = host_program.derive_id(x, user_location(5), "passed to a kernel launch (it is computed from tensor "
+                                     "elements: pass the tensor and read it in the kernel)")
+        keys[id(v)] = ("derived", sid)
+    return keys[id(v)]
 
 
 def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
@@ -87,7 +99,7 @@ def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
     if isinstance(obj, Pointer) and obj.host is not None:
         return obj.with_base(ptr_values[obj.host])
     if isinstance(obj, Numeric) and isinstance(obj._v, HostRef):
-        return scalar_values[obj._v.arg_index]
+        return scalar_values[_scalar_key(obj)]
     if isinstance(obj, (tuple, list)):
         items = [_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj]
         if all(d is x for d, x in zip(items, obj)):
@@ -252,8 +264,11 @@ class KernelLaunch:
 
 
 def _host_order(item):
-    """Arguments in order; an element of a list argument is keyed (index, k) and follows index's place."""
+    """Arguments in order; an element of a list argument is keyed (index, k) and follows index's place; values
+    of the host program come last, in the order they were made."""
     key = item[0]
+    if isinstance(key, tuple) and key[0] == "derived":
+        return (1 << 40, key[1])
     return key if isinstance(key, tuple) else (key,)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ... import _core
@@ -27,6 +27,7 @@ class Launch:
     smem: Any
     stream: Any
     max_dynamic_smem: int = 0
+    predicates: list = field(default_factory=list)  # derived symbols that must all hold (a host `if`'s branch)
 
     def __post_init__(self):
         static = lambda d: all(isinstance(x, int) for x in d)  # noqa: E731

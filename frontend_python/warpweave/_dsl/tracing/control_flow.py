@@ -430,9 +430,8 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     if _is_static(cond):
         return then_fn(*values) if _static_value(cond) else else_fn(*values)
     st = trace.current()
-    if st.kernel is None:
-        raise DSLNotImplementedError("host code (@cute.jit) cannot branch on a runtime value; branch inside the "
-                                     "kernel, or make the value cutlass.Constexpr", user_location(2))
+    if st.kernel is None:  # a branch of the compiled host code, taken at each call (host/host_branch.py)
+        return hooks.branch_on_host(cond, then_fn, else_fn, names, values, lineno)
     carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)
@@ -604,7 +603,12 @@ def dsl_range(*args, unroll=None, unroll_full=False, prefetch_stages=None):
 
 
 def const_expr(x):
-    """Marks a condition evaluated while tracing; a runtime value here is an error."""
+    """Marks a condition evaluated while tracing; a runtime value here is an error, except a host-side Boolean
+    that the values being compiled for decide (kept as a guard of the compiled function, host/host_guards.py)."""
+    if isinstance(x, Numeric) and not x.is_static and not trace.in_kernel() and trace.current_or_none() is not None:
+        r = hooks.decide_on_host(x)
+        if r is not None:
+            return r
     if isinstance(x, Numeric) and not x.is_static or isinstance(x, SymInt):
         raise DSLTypeError("cutlass.const_expr got a runtime value; its condition must be known while tracing",
                            user_location(2))

@@ -113,6 +113,10 @@ class Numeric(metaclass=NumericMeta):
     def __bool__(self):
         if self.is_static:
             return bool(self._v)
+        if isinstance(self._v, (HostRef, SymInt)) and trace.current_or_none() is not None and not trace.in_kernel():
+            r = hooks.decide_on_host(self)  # with the values compiled for, as a guard (host/host_guards.py)
+            if r is not None:
+                return r
         raise DSLTypeError(
             f"a dynamic {type(self).__name__} has no Python truth value: use it as the condition of an if/while "
             "inside a @cute.kernel or @cute.jit function (emitted as IR), or make it cutlass.Constexpr",
@@ -368,7 +372,7 @@ def _convert_to(t, value):
         if src is t or _same_bits(src, t):
             return value._v
         if isinstance(value._v, HostRef) and not trace.in_kernel():
-            return hooks.defer_on_host(lambda x: t(x), (value,), t)._v  # converted at each call (host_values.py)
+            return hooks.defer_on_host(lambda x: t(x), (value,), t, op=("cast", _type_code(t)))._v  # at each call
         return cast(value, t)._v
     if isinstance(value, SymInt):
         if not t.is_integer:
@@ -531,6 +535,34 @@ def _convert(x, t):
 _INT_SYMBOLIC = {"add", "sub", "mul", "floordiv", "mod"}
 
 
+def program_type_code(t) -> str:
+    """How the host program (host/host_program.py) types a value of numeric type t: 'i<bits>' / 'u<bits>'
+    (wrapped to the width), 'f32' (rounded to single precision), 'f64', 'b'; '' where it has no rule."""
+    if t.is_boolean:
+        return "b"
+    if t.is_integer:
+        return ("i" if t.signed else "u") + str(t.width)
+    if t.is_float and t.__name__ in ("Float32", "Float64"):
+        return f"f{t.width}"
+    return ""
+
+
+_type_code = program_type_code
+
+
+def _binary_type(op, t):
+    """The type of `a op b` for operands of type t, as _binary makes it."""
+    if t.is_integer and op == "truediv":
+        return Float32
+    if t.is_boolean and op not in ("and", "or", "xor"):
+        return Int32
+    return t
+
+
+_UNARY_PROGRAM = {"neg": "neg", "abs": "abs", "invert": "not"}
+_UNARY_OK = {("neg", False), ("abs", False), ("invert", True)}
+
+
 def _static_binary(op, a, b, t):
     if op == "add": r = a + b
     elif op == "sub": r = a - b
@@ -574,7 +606,8 @@ def _binary(op, a, b):
             raise DSLTypeError(f"operator {op} needs integers, got {t.__name__}", user_location(3))
         return _static_binary(op, a._v, b._v, t)
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        return hooks.defer_on_host(lambda x, y: _binary(op, x, y), (a, b))  # computed at each call (host_values.py)
+        return hooks.defer_on_host(lambda x, y: _binary(op, x, y), (a, b), _binary_type(op, t),
+                                   op=(op,) if op != "pow" else None)  # computed at each call (host_values.py)
     if t.is_integer and op == "truediv":
         return _binary("truediv", Float32(a), Float32(b))
     if t.is_integer and t.width < 32 and op in ("add", "sub", "mul", "floordiv", "mod", "pow"):
@@ -643,20 +676,16 @@ def _compare(op, a, b):
         r = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op]
         return Boolean(r)
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        return hooks.defer_on_host(lambda x, y: _compare(op, x, y), (a, b), Boolean)  # at each call (host_values.py)
+        return hooks.defer_on_host(lambda x, y: _compare(op, x, y), (a, b), Boolean, op=(op,))  # at each call
     if t.is_integer and isinstance(a._v, SymInt) and isinstance(b._v, (SymInt, int)):
         # Decided by the normal form when possible (e.g. x + 1 > x).
         d = a._v - b._v
         if isinstance(d, int):
             return Boolean({"lt": d < 0, "le": d <= 0, "gt": d > 0, "ge": d >= 0, "eq": d == 0, "ne": d != 0}[op])
-    if not trace.in_kernel() and t.is_integer and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
-        # Decided with the values compiled for, kept as a guard of the compiled function (host_guards.py).
-        r = hooks.decide_on_host(op, a._v, b._v)
-        if r is not None:
-            return Boolean(r)
     if not trace.in_kernel():
-        raise DSLTypeError("host code (@cute.jit) cannot compare runtime values: they are known only when a kernel "
-                           "runs; compare inside the kernel, or make the value cutlass.Constexpr", user_location(1))
+        # A Boolean of the host program, known at each call (host/host_program.py): an `if` on it is a branch of
+        # the compiled host code; Python asking for its truth gets the value compiled for, kept as a guard.
+        return hooks.defer_on_host(lambda x, y: _compare(op, x, y), (a, b), Boolean, op=(op,))
     bld = trace.builder()
     if t.is_float:
         return Boolean.from_ir(bld.op1("arith.cmpf", [a.ir(), b.ir()], "i1", f"predicate = {_CMPF[op]} : i64"))
@@ -679,7 +708,8 @@ def _unary(op, a):
                 raise DSLTypeError("~ needs an integer or a Boolean", user_location(3))
             return Boolean(not v) if t.is_boolean else t(~v)
     if isinstance(a._v, HostRef) and not trace.in_kernel():
-        return hooks.defer_on_host(lambda x: _unary(op, x), (a,))  # computed at each call (host_values.py)
+        return hooks.defer_on_host(lambda x: _unary(op, x), (a,), t if op != "invert" else t,
+                                   op=(_UNARY_PROGRAM[op],) if (op, t.is_boolean) in _UNARY_OK else None)
     if t.is_integer and t.width in (32, 64) and op == "neg":
         return t._wrap(-a._v)
     bld = trace.builder()
@@ -708,7 +738,7 @@ def select(cond, a, b):
         return a if cond._v else b
     a2, b2, t = coerce_pair(a, b)
     if any(isinstance(x._v, HostRef) for x in (cond, a2, b2)) and not trace.in_kernel():
-        return hooks.defer_on_host(lambda c, x, y: select(c, x, y), (cond, a2, b2), t)  # at each call (host_values.py)
+        return hooks.defer_on_host(lambda c, x, y: select(c, x, y), (cond, a2, b2), t, op=("select",))  # at each call
     bld = trace.builder()
     return t.from_ir(bld.op1("arith.select", [cond.ir(), a2.ir(), b2.ir()], t.ir_type))
 
@@ -718,7 +748,7 @@ def min_(a, b):
     if a.is_static and b.is_static:
         return t(min(a._v, b._v))
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        return hooks.defer_on_host(min_, (a, b), t)  # computed at each call (host_values.py)
+        return hooks.defer_on_host(min_, (a, b), t, op=("min",))  # computed at each call (host_values.py)
     if t.is_integer and t.width in (32, 64) and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
         return select(a < b, a, b)
     bld = trace.builder()
@@ -731,7 +761,7 @@ def max_(a, b):
     if a.is_static and b.is_static:
         return t(max(a._v, b._v))
     if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
-        return hooks.defer_on_host(max_, (a, b), t)  # computed at each call (host_values.py)
+        return hooks.defer_on_host(max_, (a, b), t, op=("max",))  # computed at each call (host_values.py)
     bld = trace.builder()
     name = "arith.maximumf" if t.is_float else ("arith.maxsi" if t.signed else "arith.maxui")
     return t.from_ir(bld.op1(name, [a.ir(), b.ir()], t.ir_type))
@@ -770,3 +800,16 @@ def assume(src, divby=None):
                            user_location(2))
     r = v if v.divisibility % divby == 0 else (v // divby) * divby
     return t._wrap(r) if t is not None else r
+
+
+def _symint_compare(op):
+    def compare(a, b):
+        return _compare(op, (Int64 if a.bits == 64 else Int32)._wrap(a), b)
+    compare.__name__ = f"__{op}__"
+    return compare
+
+
+# A runtime integer of the algebra (cute.size, cute.ceil_div of dynamic extents) orders like the Int32 / Int64 it
+# stands for: `n_block > 0` in a kernel is a runtime Boolean, in host code a Boolean of the host program.
+for _op in ("lt", "le", "gt", "ge"):
+    setattr(SymInt, f"__{_op}__", _symint_compare(_op))

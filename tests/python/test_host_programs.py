@@ -1,0 +1,235 @@
+"""Host code with runtime values (host/host_program.py, host/host_branch.py): a @cute.jit function compiled once
+with dynamic shapes branches on them, computes with them and passes the results to its launches at each call.
+
+Checked without a GPU, on a stand-in driver that records what each call would launch:
+- a tensorop-GEMM-like host function (rasterisation picked by `if grid_n > 5 / elif` on a dynamic extent, a grid
+  computed from it, a kernel launched only in one branch), compiled once with fake tensors, launches for three
+  shapes taking different branches exactly what a Python model of the same host code computes, through both
+  the native fast path and the general Python call;
+- a scale computed from a Float32 argument reaches the kernel as the call's value;
+- the C++ evaluation of host programs agrees with the Python one on random programs;
+- user mistakes are errors at the user's line: a division by zero at a call, a non-number that differs between
+  the branches.
+"""
+import random
+import struct
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import _core
+from warpweave._dsl.base.errors import DSLError
+from warpweave._dsl.call import native_call
+from warpweave._dsl.host import host_program
+from warpweave.cute.runtime import from_dlpack, make_fake_compact_tensor
+
+from dsl_helpers import target
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """Launches recorded as (kernel, grid, parameter bytes, path) instead of made."""
+    launched = []
+
+    class Launcher:
+        def __init__(self, fn, block, cluster, smem, offsets):
+            self.name = fn.name
+
+        def __call__(self, gx, gy, gz, stream, params):
+            launched.append((self.name, (gx, gy, gz), params, "native"))
+
+    class Function:
+        def __init__(self, name):
+            self.name = name
+
+        def set_max_dynamic_shared_memory(self, n):
+            pass
+
+    def launch(f, grid, block, cluster, smem, stream, params, offsets, *options):
+        launched.append((f.name, tuple(grid), params, "python"))
+
+    monkeypatch.setattr(_core, "Launcher", Launcher)
+    monkeypatch.setattr(_core, "launch", launch)
+
+    def ready(compiled):
+        monkeypatch.setattr(compiled, "_load", lambda: None)
+        compiled._functions = {l.kernel: Function(l.kernel) for l in compiled.launches}
+        return compiled
+
+    ready.launched = launched
+    return ready
+
+
+@cute.kernel
+def gemm_like(c: cute.Tensor, raster: cutlass.Int32):
+    tid, _, _ = cute.arch.thread_idx()
+    c[tid] = cutlass.Float32(raster)
+
+
+@cute.kernel
+def clear_first(c: cute.Tensor):
+    c[0] = cutlass.Float32(0.0)
+
+
+BM, BN = 128, 64
+
+
+@cute.jit
+def rasterised(mC: cute.Tensor):
+    grid_dim = cute.ceil_div(mC.shape, (BM, BN))
+    grid_n = cute.size(grid_dim[1])
+    raster = 1
+    if grid_n > 5:
+        raster = 8
+    elif grid_n > 2:
+        raster = 4
+    elif grid_n > 1:
+        raster = 2
+    if cute.size(grid_dim[0]) > 16:  # only large problems clear first (a launch under a host branch)
+        clear_first(mC).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    gemm_like(mC, raster).launch(grid=(cute.size(grid_dim[0]) * raster, (grid_n + raster - 1) // raster, 1),
+                                 block=(128, 1, 1))
+
+
+def model(m, n):
+    """The host code above, in Python."""
+    gm, gn = -(-m // BM), -(-n // BN)
+    raster = 8 if gn > 5 else 4 if gn > 2 else 2 if gn > 1 else 1
+    out = [("clear_first", (1, 1, 1))] if gm > 16 else []
+    return out + [("gemm_like", (gm * raster, (gn + raster - 1) // raster, 1), raster)]
+
+
+def _raster_of(params):
+    return struct.unpack_from("i", params, len(params) - 4)[0]  # the kernel's last parameter
+
+
+def test_one_compilation_takes_each_calls_branch_natively_and_in_python(stand_in):
+    fake = make_fake_compact_tensor(cutlass.Float32, (cute.sym_int(), cute.sym_int()), stride_order=(1, 0))
+    with target("sm_80"):
+        c = stand_in(cute.compile(rasterised, fake))
+    assert len(c.launches) == 2 and c.host_program
+    shapes = [(256, 64), (2300, 200), (512, 1000), (4096, 130)]  # rasters 1, 4, 8, 4; the clear for 2300, 4096
+    for path in ("python", "native"):
+        for m, n in shapes:
+            stand_in.launched.clear()
+            c(from_dlpack(np.zeros((m, n), np.float32)).mark_layout_dynamic())
+            want = model(m, n)
+            got = stand_in.launched
+            assert [(k, g) for k, g, _, _ in got] == [w[:2] for w in want], (m, n)
+            assert _raster_of(got[-1][2]) == want[-1][2]
+            if path == "native":
+                assert all(p == "native" for *_, p in got), (m, n)
+    assert c._native is not None and c._native.stats[0] >= len(shapes)
+
+
+@cute.kernel
+def scaled(x: cute.Tensor, scale_log2: cutlass.Float32):
+    tid, _, _ = cute.arch.thread_idx()
+    x[tid] = x[tid] * scale_log2
+
+
+@cute.jit
+def scale_host(x: cute.Tensor, scale: cutlass.Float32):
+    scale_log2 = scale * 1.4426950408889634
+    scaled(x, scale_log2).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+def test_a_scale_computed_from_a_float32_argument_is_each_calls(stand_in):
+    x = np.zeros(32, np.float32)
+    with target("sm_80"):
+        c = stand_in(cute.compile(scale_host, from_dlpack(x), cutlass.Float32(1.0)))
+    for s in (0.125, 3.0, -7.5):
+        stand_in.launched.clear()
+        c(from_dlpack(x), cutlass.Float32(s))
+        (_, _, params, _), = stand_in.launched
+        want = np.float32(np.float32(s) * np.float32(1.4426950408889634))
+        assert struct.unpack_from("f", params, len(params) - 4)[0] == want
+
+
+@cute.jit
+def divides(x: cute.Tensor, d: cutlass.Int32):
+    n = cute.size(x, mode=[0])
+    per = 1
+    if d > 0:
+        per = n // d
+    else:
+        per = n % d  # the branch a call with d == 0 takes: its value is computed under the `if`
+    scaled(x, cutlass.Float32(1.0)).launch(grid=(per, 1, 1), block=(32, 1, 1))
+
+
+def test_a_division_by_zero_at_a_call_names_the_users_line_and_only_the_taken_branch_computes(stand_in):
+    x = np.zeros(64, np.float32)
+    with target("sm_80"):
+        c = stand_in(cute.compile(divides, from_dlpack(x).mark_layout_dynamic(), cutlass.Int32(4)))
+    c(from_dlpack(x).mark_layout_dynamic(), cutlass.Int32(4))
+    assert stand_in.launched[-1][1] == (16, 1, 1)
+    with pytest.raises(DSLError, match=r"test_host_programs.py:\d+: host-side modulo by zero") as e:
+        c(from_dlpack(x).mark_layout_dynamic(), cutlass.Int32(0))
+    line = int(str(e.value).split("test_host_programs.py:")[1].split(":")[0])
+    # An extent's arithmetic keeps no line of its own: the error names the `if` whose taken branch computes it.
+    assert "if d > 0:" in open(__file__).read().splitlines()[line - 1]
+
+
+@cute.jit
+def layouts_differ(x: cute.Tensor):
+    lay = cute.make_layout(4)
+    if cute.size(x, mode=[0]) > 8:
+        lay = cute.make_layout(8)
+    scaled(x, cutlass.Float32(cute.size(lay))).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+def test_a_non_number_differing_between_branches_is_an_error_at_the_if():
+    with target("sm_80"):
+        with pytest.raises(DSLError, match=r"test_host_programs.py:\d+: after this `if` on a runtime value, 'lay'"):
+            cute.compile(layouts_differ, from_dlpack(np.zeros(16, np.float32)).mark_layout_dynamic())
+
+
+# --- the native evaluator against the Python one -------------------------------------------------------------------
+
+_OPS = ["add", "sub", "mul", "floordiv", "mod", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "xor"]
+_CASTS = ["i32", "u32", "i8", "u16", "i64", "b"]
+
+
+def _random_program(rng, nsyms, depth):
+    if depth == 0 or rng.random() < 0.25:
+        if rng.random() < 0.5:
+            return [("sym", rng.randrange(nsyms))]
+        return [("const", rng.choice([0, 1, -1, 3, 7, 255, 1 << 31, -(1 << 31), rng.randrange(-1000, 1000)]))]
+    r = rng.random()
+    if r < 0.15:
+        return _random_program(rng, nsyms, depth - 1) + [("cast", rng.choice(_CASTS))]
+    if r < 0.25:
+        return _random_program(rng, nsyms, depth - 1) + [(rng.choice(["neg", "not", "abs"]), 0)]
+    if r < 0.35:
+        return (_random_program(rng, nsyms, depth - 1) + _random_program(rng, nsyms, depth - 1)
+                + _random_program(rng, nsyms, depth - 1) + [("select", 0)])
+    return _random_program(rng, nsyms, depth - 1) + _random_program(rng, nsyms, depth - 1) + \
+        [(rng.choice(_OPS), 0)]
+
+
+def _native_form(code):
+    return [("cast", 0 if x == "b" else int(x[1:]) + (256 if x[0] == "i" else 0)) if op == "cast" else (op, x)
+            for op, x in code]
+
+
+def test_native_host_programs_evaluate_as_python_does():
+    rng = random.Random(20261206)
+    checked = 0
+    for _ in range(3000):
+        code = _random_program(rng, 4, 4)
+        syms = [rng.choice([0, 1, -1, 5, 64, 1000, -77, rng.randrange(-(1 << 20), 1 << 20)]) for _ in range(4)]
+        try:
+            want = host_program.run_code(code, (), dict(enumerate(syms)))
+        except DSLError:  # a division by zero: the native path must leave it to Python too
+            want = None
+        if want is not None and not -(1 << 63) <= int(want) < (1 << 63):
+            want = None
+        got = _core.fast_call_eval(_native_form(code), syms)
+        if got is None:
+            continue  # the native path leaves the call to Python (division by zero, beyond 64 bits)
+        assert want is not None and got == int(want), (code, syms)
+        checked += 1
+    assert checked > 2000
+    assert native_call.grid_program("s1 // 2", {1: 0}) == [("sym", 0), ("const", 2), ("floordiv", 0)]
