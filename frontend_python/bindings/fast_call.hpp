@@ -40,12 +40,14 @@ constexpr size_t kStackParams = 4096;
 
 // The kinds of argument, numbered as _dsl/call/arg_kind.py's NATIVE_ codes.
 enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer };
-enum class Source : uint8_t { Sym, Ptr, Scalar };
+enum class Source : uint8_t { Sym, Ptr, Scalar, Float };
 // Grid expressions and the integer values of a host program (_dsl/host/host_program.py), in postfix form over
 // symbol slots, with Python's integer semantics (floor // and %). Comparisons leave 0 or 1; Select takes
 // (condition, then, else); Cast wraps to a width (operand: bits, plus 256 when signed; 0: to a Boolean).
+// Host programs add floats (host_program_eval.cpp): Arg reads a scalar argument's number, FConst is a double's
+// bits, TrueDiv divides as Python's /, and Cast with 512 + 32 or 64 converts to Float32 or Float64.
 enum class Op : uint8_t { Const, Sym, Add, Sub, Mul, FloorDiv, Mod, Xor, Min, Max, Neg,
-                          Lt, Le, Gt, Ge, Eq, Ne, And, Or, Not, Abs, Select, Cast };
+                          Lt, Le, Gt, Ge, Eq, Ne, And, Or, Not, Abs, Select, Cast, Arg, FConst, TrueDiv };
 
 struct SymRead {
   bool stride;  // else the extent
@@ -140,6 +142,7 @@ struct Derived {
   int slot;
   Expr code;
   std::vector<int> guards;  // made in host branches: computed when every guard is non-zero, else 0
+  bool is_float = false;    // its value goes to Values::fvals[slot]
 };
 
 // A torch tensor type seen in a call, with its DLPack exchange table when it offers one. `trusted` drops to
@@ -179,11 +182,16 @@ int64_t stride_key(int64_t x);
 // A grid program over the symbol slots, with Python's integer semantics: false where Python raises or leaves
 // 64 bits.
 bool eval(const Expr& e, const int64_t* syms, int64_t& out);
+// `a op b` on integers with Python's results (floor division and modulo); false where Python raises or the result
+// leaves 64 bits.
+bool int_binary(Op op, int64_t a, int64_t b, int64_t& r);
 // Writes v as struct format `fmt` (native byte order, standard sizes) where it fits the field.
 bool pack_int(char fmt, int64_t v, char* d);
 bool pack_u64(char fmt, uint64_t v, char* d);
 // A scalar argument as the Python call packs it (ints, bools and floats only; a Numeric goes the Python way).
 bool pack_scalar(char fmt, PyObject* o, char* d);
+// A float as struct format 'e', 'f' or 'd' (rounded as struct.pack rounds).
+bool pack_double(char fmt, double x, char* d);
 int fmt_size(char fmt);
 // The torch.Tensor type of `tp` (what the Python call tests: type name 'Tensor' in module 'torch'), or null.
 TorchType* torch_type(PyTypeObject* tp);
@@ -206,6 +214,7 @@ enum class Outcome { Ready, Fallback };
 
 struct Values {
   int64_t syms[kMaxSlots];
+  double fvals[kMaxSlots];  // the host program's float values, by the slot of their symbol
   uint64_t ptrs[kMaxSlots];
   PyObject* objs[kMaxSlots];
   TorchRead misses[4];
@@ -221,6 +230,10 @@ struct Values {
     for (int i = 0; i < nowned; ++i) Py_DECREF(owned[i]);
   }
 };
+
+// One value of a host program over integers and floats (host_program_eval.cpp), as _dsl/host/host_program.py's
+// run_code computes it; false where the Python call must take the call.
+bool eval_host(const Expr& e, const Values& v, bool want_float, int64_t& iout, double& fout);
 
 // The attribute form of a torch tensor: stride(), data_ptr(), dtype, shape, as the Python call reads them;
 // `dtype` a new reference on success.
@@ -507,11 +520,9 @@ struct FastCall {
     for (const Derived& d : derived) {
       bool taken = true;
       for (int g : d.guards) taken = taken && v.syms[g] != 0;
-      if (!taken) {
-        v.syms[d.slot] = 0;
-        continue;
-      }
-      if (!eval(d.code, v.syms, v.syms[d.slot])) return false;
+      v.syms[d.slot] = 0;
+      v.fvals[d.slot] = 0.0;
+      if (taken && !eval_host(d.code, v, d.is_float, v.syms[d.slot], v.fvals[d.slot])) return false;
     }
     return true;
   }
@@ -538,9 +549,10 @@ struct FastCall {
       std::memset(b, 0, l.size);
       for (const Param& p : l.params) {
         char* d = b + p.offset;
-        bool ok = p.source == Source::Sym   ? pack_int(p.fmt, v.syms[p.slot], d)
-                  : p.source == Source::Ptr ? pack_u64(p.fmt, v.ptrs[p.slot], d)
-                                            : pack_scalar(p.fmt, v.objs[p.slot], d);
+        bool ok = p.source == Source::Sym     ? pack_int(p.fmt, v.syms[p.slot], d)
+                  : p.source == Source::Ptr   ? pack_u64(p.fmt, v.ptrs[p.slot], d)
+                  : p.source == Source::Float ? pack_double(p.fmt, v.fvals[p.slot], d)
+                                              : pack_scalar(p.fmt, v.objs[p.slot], d);
         if (!ok) return false;
       }
       base += (l.size + 15) / 16 * 16;

@@ -36,7 +36,9 @@ Op op_of(const std::string& s) {
                                                    {"le", Op::Le}, {"gt", Op::Gt}, {"ge", Op::Ge},
                                                    {"eq", Op::Eq}, {"ne", Op::Ne}, {"and", Op::And},
                                                    {"or", Op::Or}, {"not", Op::Not}, {"abs", Op::Abs},
-                                                   {"select", Op::Select}, {"cast", Op::Cast}};
+                                                   {"select", Op::Select}, {"cast", Op::Cast},
+                                                   {"arg", Op::Arg}, {"fconst", Op::FConst},
+                                                   {"truediv", Op::TrueDiv}};
   for (auto& [n, o] : ops)
     if (s == n) return o;
   throw std::invalid_argument("FastCall: unknown grid operation '" + s + "'");
@@ -53,8 +55,11 @@ Expr parse_program(nb::handle program) {
     int64_t v = nb::cast<int64_t>(ot[1]);
     if (op == Op::Sym && (v < 0 || v >= kMaxSlots)) throw std::invalid_argument("FastCall: a symbol slot");
     bool unary = op == Op::Neg || op == Op::Abs || op == Op::Not || op == Op::Cast;
-    depth += (op == Op::Const || op == Op::Sym) ? 1 : unary ? 0 : op == Op::Select ? -2 : -1;
-    if (op == Op::Cast && (v < 0 || (v & 255) > 64 || v > 511)) throw std::invalid_argument("FastCall: a cast");
+    bool leaf = op == Op::Const || op == Op::Sym || op == Op::Arg || op == Op::FConst;
+    depth += leaf ? 1 : unary ? 0 : op == Op::Select ? -2 : -1;
+    if (op == Op::Cast && !((v >= 0 && v <= 511 && (v & 255) <= 64) || v == 512 + 32 || v == 512 + 64))
+      throw std::invalid_argument("FastCall: a cast");
+    if (op == Op::Arg && (v < 0 || v >= kMaxSlots)) throw std::invalid_argument("FastCall: an argument slot");
     if (depth < 1 || depth > kMaxExprStack) throw std::invalid_argument("FastCall: a malformed grid");
     e.code.emplace_back(op, v);
   }
@@ -163,9 +168,13 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
     for (nb::handle ph : nb::cast<nb::list>(t[6])) {
       nb::tuple pt = nb::cast<nb::tuple>(ph);
       std::string src = nb::cast<std::string>(pt[0]), fmt = nb::cast<std::string>(pt[1]);
-      Param p{src == "sym" ? Source::Sym : src == "ptr" ? Source::Ptr : Source::Scalar, fmt.size() == 1 ? fmt[0] : '\0',
-              checked_slot(pt[2]), nb::cast<uint32_t>(pt[3])};
-      if (src != "sym" && src != "ptr" && src != "scalar") throw std::invalid_argument("FastCall: parameter source");
+      Source source = src == "sym" ? Source::Sym : src == "ptr" ? Source::Ptr : src == "float" ? Source::Float
+                                                                                                : Source::Scalar;
+      Param p{source, fmt.size() == 1 ? fmt[0] : '\0', checked_slot(pt[2]), nb::cast<uint32_t>(pt[3])};
+      if (src != "sym" && src != "ptr" && src != "scalar" && src != "float")
+        throw std::invalid_argument("FastCall: parameter source");
+      if (source == Source::Float && p.fmt != 'e' && p.fmt != 'f' && p.fmt != 'd')
+        throw std::invalid_argument("FastCall: a float parameter's format");
       if (!fmt_size(p.fmt) || p.offset + fmt_size(p.fmt) > l.size)
         throw std::invalid_argument("FastCall: a parameter's format or offset");
       l.params.push_back(p);
@@ -176,9 +185,10 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
   }
   for (nb::handle h : derived) {
     nb::tuple t = nb::cast<nb::tuple>(h);
-    Derived d{checked_slot(t[0]), parse_program(t[1]), {}};
+    Derived d{checked_slot(t[0]), parse_program(t[1]), {}, false};
     if (nb::len(t) > 2)
       for (nb::handle g : nb::cast<nb::list>(t[2])) d.guards.push_back(checked_slot(g));
+    if (nb::len(t) > 3) d.is_float = nb::cast<bool>(t[3]);
     f->derived.push_back(std::move(d));
   }
 }
@@ -253,6 +263,20 @@ void bind_fast_call(nb::module_& m) {
     int64_t r;
     if (!eval(e, all, r)) return nb::none();
     return nb::int_(r);
+  });
+  // For tests: one value of a host program as the native path computes it (syms: symbol slots, args: the numbers
+  // of scalar argument slots); None where the call would go the Python way.
+  m.def("fast_call_eval_host", [](nb::handle program, const std::vector<int64_t>& syms, nb::list args,
+                                  bool want_float) -> nb::object {
+    Expr e = parse_program(program);
+    auto v = std::make_unique<Values>();
+    for (size_t i = 0; i < static_cast<size_t>(kMaxSlots); ++i) v->syms[i] = i < syms.size() ? syms[i] : 0;
+    if (nb::len(args) > static_cast<size_t>(kMaxSlots)) throw std::invalid_argument("too many arguments");
+    for (size_t i = 0; i < nb::len(args); ++i) v->objs[i] = args[i].ptr();
+    int64_t r = 0;
+    double d = 0.0;
+    if (!eval_host(e, *v, want_float, r, d)) return nb::none();
+    return want_float ? nb::object(nb::float_(d)) : nb::object(nb::int_(r));
   });
   m.def("fast_call_torch_types", []() {
     nb::list out;

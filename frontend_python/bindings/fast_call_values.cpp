@@ -92,6 +92,15 @@ bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
       continue;
     }
     int64_t b = st[--n], a = st[n - 1], r;
+    if (!int_binary(op, a, b, r)) return false;
+    st[n - 1] = r;
+  }
+  out = st[0];
+  return true;
+}
+
+bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
+  {
     switch (op) {
       case Op::Add:
         if (__builtin_add_overflow(a, b, &r)) return false;
@@ -129,9 +138,7 @@ bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
       case Op::Or: r = a | b; break;
       default: return false;
     }
-    st[n - 1] = r;
   }
-  out = st[0];
   return true;
 }
 
@@ -161,6 +168,14 @@ bool pack_u64(char fmt, uint64_t v, char* d) {
 
 // A scalar argument as the Python call packs it: int(x) for the integer formats, x for the float ones. Only
 // ints, bools and floats are taken here (a Numeric goes the Python way).
+bool pack_double(char fmt, double x, char* d) {
+  int r = fmt == 'e' ? PyFloat_Pack2(x, d, PY_LITTLE_ENDIAN)
+          : fmt == 'f' ? PyFloat_Pack4(x, d, PY_LITTLE_ENDIAN)
+          : fmt == 'd' ? PyFloat_Pack8(x, d, PY_LITTLE_ENDIAN) : -2;
+  if (r == -1) PyErr_Clear();
+  return r == 0;
+}
+
 bool pack_scalar(char fmt, PyObject* o, char* d) {
   if (fmt == 'e' || fmt == 'f' || fmt == 'd') {
     double x;

@@ -7,6 +7,7 @@ take the Python fast path)."""
 from __future__ import annotations
 
 import ast
+import struct
 
 from ... import _core
 from ..host.launch_plan import dim_source
@@ -110,9 +111,9 @@ def build(compiled, launchers):
                 params.append(("sym", p.fmt, sym_slots[p.source], off))
             elif p.kind == "scalar" and _is_derived(p.source):
                 sid = p.source[1]
-                if sid not in sym_slots or p.fmt not in "bBhHiIqQ?":
-                    return None  # a float the host program computes: the Python call packs it
-                params.append(("sym", p.fmt, sym_slots[sid], off))
+                if sid not in sym_slots:
+                    return None
+                params.append(("float" if p.fmt in "efd" else "sym", p.fmt, sym_slots[sid], off))
             elif p.kind == "scalar":
                 if p.source not in obj_slots:
                     return None
@@ -136,44 +137,48 @@ def _is_derived(source) -> bool:
 
 
 def _host_program(program, slots) -> list | None:
-    """The host program's values as native programs [(slot, [(operation, operand)])], or None where one uses
-    what the native path does not compute (floats, a scalar argument, shifts): the Python call runs it then."""
+    """The host program's values as native programs [(slot, [(operation, operand)], guard slots, is_float)], or
+    None where one uses what the native path does not compute (shifts, a value its arguments do not give)."""
     out = []
     for d in program.entries:
-        if d.type_code[0] == "f":
-            continue  # a float: used only as a kernel parameter, which then goes the Python way
-        code = []
-        for op, x in d.code:
-            if op == "sym":
-                if x not in slots.syms and not _derived_before(program, d, x):
-                    return None
-                code.append(("sym", NativeSlots.slot(slots.syms, x)))
-            elif op == "const":
-                if isinstance(x, float) or not -(1 << 63) <= int(x) < (1 << 63):
-                    return None
-                code.append(("const", int(x)))
-            elif op == "cast":
-                if x[0] == "f":
-                    return None
-                code.append(("cast", 0 if x == "b" else int(x[1:]) + (256 if x[0] == "i" else 0)))
-            elif op in _NATIVE_OPS:
-                code.append((op, 0))
-            else:
-                return None
+        code = _native_code(d.code, slots)
+        if code is None:
+            return None
         guards = [NativeSlots.slot(slots.syms, g) for g in d.guards]
-        out.append((NativeSlots.slot(slots.syms, d.sid), code, guards))
+        out.append((NativeSlots.slot(slots.syms, d.sid), code, guards, d.type_code[0] == "f"))
     return out
 
 
-def _derived_before(program, d, sid) -> bool:
-    for e in program.entries:
-        if e is d:
-            return False
-        if e.sid == sid:
-            return e.type_code[0] != "f"
-    return False
+def _native_code(code, slots) -> list | None:
+    out = []
+    for op, x in code:
+        if op == "sym":
+            if x not in slots.syms:  # neither an argument's symbol nor an earlier value of the program
+                return None
+            out.append(("sym", slots.syms[x]))
+        elif op == "const":
+            if isinstance(x, float):
+                out.append(("fconst", struct.unpack("q", struct.pack("d", x))[0]))
+            elif -(1 << 63) <= int(x) < (1 << 63):
+                out.append(("const", int(x)))
+            else:
+                return None
+        elif op == "arg":
+            if x not in slots.objs:
+                return None
+            out.append(("arg", slots.objs[x]))
+        elif op == "cast":
+            if x[0] == "f":
+                out.append(("cast", 512 + int(x[1:])))
+            else:
+                out.append(("cast", 0 if x == "b" else int(x[1:]) + (256 if x[0] == "i" else 0)))
+        elif op in _NATIVE_OPS:
+            out.append((op, 0))
+        else:
+            return None
+    return out
 
 
 # The host program's operations the native path evaluates (fast_call.hpp's Op), on integers.
 _NATIVE_OPS = {"add", "sub", "mul", "floordiv", "mod", "xor", "min", "max", "neg", "lt", "le", "gt", "ge", "eq",
-               "ne", "and", "or", "not", "abs", "select"}
+               "ne", "and", "or", "not", "abs", "select", "truediv"}

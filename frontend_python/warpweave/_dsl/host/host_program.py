@@ -190,7 +190,8 @@ def _binary(op: str, a, b):
             raise DSLValueError(f"host-side {'division' if op == 'floordiv' else 'modulo'} by zero (a runtime value "
                                 "of this call is zero)", None)
         if isinstance(a, float) or isinstance(b, float):
-            return math.floor(a / b) if op == "floordiv" else math.fmod(a, b)
+            q = a / b
+            return (float(math.floor(q)) if math.isfinite(q) else q) if op == "floordiv" else math.fmod(a, b)
         return a // b if op == "floordiv" else a % b
     a, b = int(a), int(b)
     if op == "and": return a & b  # noqa: E701
@@ -254,8 +255,8 @@ def derive_id(x: Numeric, where=None, what: str = "used by the compiled host cod
     bits = 64 if t.width == 64 else 32
     st.host_symbols[sid] = trace.HostSymbol(sid, None, ("derived",), bits, 1, f"h{sid}")
     _program(st).entries.append(Derived(sid, type_code(t), code, where, tuple(st.__dict__.get("host_branches", ()))))
-    if type(x._v) is not HostRef and not isinstance(x._v, SymInt):
-        x._v.sid = sid  # later uses of the same host value read the symbol
+    if type(x._v) is not HostRef and not isinstance(x._v, SymInt) and not t.is_float:
+        x._v.sid = sid  # later uses of the same host value read the symbol (floats are recomputed)
     known = _known_value(st, code)
     if known is not None:
         st.host_values[sid] = known
