@@ -10,12 +10,13 @@ from typing import Any, Sequence
 
 from .. import _core
 from .._dsl.values.numeric import Int32, Int64
+from .._dsl.values.runtime import SymInt as _runtime_SymInt
 from .custom_composed_layout import CustomComposedLayout
 
 Layout = _core.Layout
 ComposedLayout = _core.ComposedLayout
 Swizzle = _core.Swizzle
-SymInt = _core.SymInt
+SymInt = _runtime_SymInt  # constructible (a fake tensor's symbolic extent); isinstance covers traced integers
 ScaledBasis = _core.ScaledBasis
 
 _LAYOUTS = (Layout, ComposedLayout)
@@ -138,21 +139,21 @@ def parse_layout(text: str):
 # --- Queries --------------------------------------------------------------------------------------------------
 
 def _shape_of(x):
-    if isinstance(x, (int, tuple, SymInt)) or hasattr(x, "__ww_int__"):
+    if isinstance(x, (int, tuple, _core.SymInt)) or hasattr(x, "__ww_int__"):
         return x
     return _layout_of(x, "shape").shape
 
 
 def _dsl_int(x):
     """A dynamic result as a DSL integer (comparable, usable in control flow); static results stay ints."""
-    if isinstance(x, SymInt):
+    if isinstance(x, _core.SymInt):
         return (Int64 if x.bits > 32 else Int32)._wrap(x)
     return x
 
 
 def size(a, mode=[]):  # noqa: B006 (CuTe DSL's signature)
     path = _mode_path(mode)
-    if isinstance(a, (int, tuple, SymInt)) or hasattr(a, "__ww_int__"):
+    if isinstance(a, (int, tuple, _core.SymInt)) or hasattr(a, "__ww_int__"):
         return _dsl_int(_core.product(_tuple_get(a, path)))
     return _dsl_int(_select_layout(a, path, "size", True).size())
 
@@ -192,7 +193,7 @@ def is_static(x) -> bool:
         return True
     if isinstance(x, tuple):
         return all(is_static(c) for c in x)
-    if isinstance(x, SymInt):
+    if isinstance(x, _core.SymInt):
         return False
     if isinstance(x, Layout):
         return x.is_static()

@@ -15,6 +15,7 @@ from ..base.markers import accept_locations
 from ..host.host_actions import host_print_tensor, host_printf
 from ..registry.plugins import registry
 from ..values.numeric import Boolean, Float32, Float64, Int32, Int64, Numeric, Uint32, as_numeric, coerce_pair
+from ..values.pointer import Pointer
 from ..values.tensor import Tensor, TensorSSA, static_size
 
 
@@ -230,6 +231,10 @@ def _printf_arg(x):
     """(value, MLIR type, printf conversion) with C's default promotions."""
     if isinstance(x, (int, bool, float)) or hasattr(x, "__ww_int__") and not isinstance(x, Numeric):
         x = as_numeric(x.__ww_int__() if hasattr(x, "__ww_int__") else x)
+    if isinstance(x, Pointer) and trace.in_kernel():
+        # The address it holds in its own address space (a shared-memory offset, a global address), as %p shows it.
+        b = trace.builder()
+        return b.op1("llvm.ptrtoint", [x.address(0)], "i64"), "i64", "%p"
     if not isinstance(x, Numeric):
         raise DSLTypeError(f"cute.printf: cannot print a {type(x).__name__}", user_location(3))
     t = type(x)
@@ -253,6 +258,10 @@ def _flatten_args(args):
                     out.append((",", None))
                 out.extend(_flatten_args([x]))
             out.append((")", None))
+        elif isinstance(a, Tensor) and not isinstance(a, TensorSSA):
+            # A tensor under {} prints its type (CuTe DSL's form of it: pointer o layout), fixed while tracing;
+            # its elements print with cute.print_tensor.
+            out.append((str(a).replace("%", "%%"), None))
         else:
             out.append((None, a))
     return out

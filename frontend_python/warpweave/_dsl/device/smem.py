@@ -73,8 +73,12 @@ class SmemAllocator:
             return t._bind(off)
         if isinstance(size_or_type, int):
             return _pointer(_carve(size_or_type, byte_alignment), Uint8)
-        raise DSLTypeError(f"SmemAllocator.allocate takes a byte count or a @cute.struct class, got {size_or_type!r}",
-                           user_location(2))
+        if isinstance(size_or_type, type) and issubclass(size_or_type, Numeric) and size_or_type.width >= 8:
+            # One value of a numeric type (a scalar in shared memory): a pointer to it, aligned to its size.
+            t = size_or_type
+            return _pointer(_carve(elem_bytes(t), max(byte_alignment, elem_bytes(t))), t)
+        raise DSLTypeError(f"SmemAllocator.allocate takes a byte count, a numeric type or a @cute.struct class, got "
+                           f"{size_or_type!r}", user_location(2))
 
     def allocate_array(self, element_type, num_elems: int = 1, byte_alignment: int = 0):
         t = dtype_of(element_type)
@@ -145,6 +149,19 @@ class MemRange:
 
     def data_ptr(self):
         return _pointer(self._off, self._t.dtype)
+
+    def _elements(self):
+        return Tensor(_pointer(self._off, self._t.dtype), _core.make_layout(self._t.count), self._t.dtype)
+
+    def __getitem__(self, i):
+        """Element i of the range (a load from shared memory)."""
+        return self._elements()[i]
+
+    def __setitem__(self, i, value):
+        self._elements()[i] = value
+
+    def __len__(self):
+        return self._t.count
 
     @property
     def element_type(self):
@@ -236,9 +253,21 @@ class Struct:
         # fields are laid out from its byte offset in the kernel's shared memory.
         if isinstance(offset, Pointer):
             offset = _offset_of(offset, type(self))
-        self._offset = offset
+        object.__setattr__(self, "_offset", offset)
         for name, ft, off in self._fields:
-            setattr(self, name, ft.bind(offset + off))
+            object.__setattr__(self, name, ft.bind(offset + off))
+
+    def __setattr__(self, name, value):
+        # `storage.count = 16` stores into a scalar field (CuTe DSL's struct fields are memory, not attributes).
+        field = next((ft for n, ft, _ in type(self)._fields if n == name), None)
+        if field is None:
+            object.__setattr__(self, name, value)
+            return
+        inner = field.inner if isinstance(field, _AlignType) else field
+        if not isinstance(inner, _ScalarType):
+            raise DSLTypeError(f"{type(self).__name__}.{name} is a {type(inner).__name__.strip('_')} field of shared "
+                               "memory: write its elements, not the field", user_location(2))
+        getattr(self, name).store(value if isinstance(value, inner.dtype) else inner.dtype(value))
 
     @classmethod
     def size_in_bytes(cls) -> int:

@@ -124,6 +124,11 @@ def tune(func: Callable, params_dict: dict | None = None, kernel_arguments=None,
     if ref is None:
         raise no_candidate(label, trials)
     if compile_only_run(args, kwargs):
+        if compile_only.current() is not None:
+            # A search runs the candidates on the arguments: in a compile-only run, the reference's call reaches
+            # its launch (not made), as the program's own next launch would; a program that checks the
+            # arguments' results after tuning ends there.
+            trials[ref].compiled()
         return dict(trials[ref].config)
     tensors, restore = restorer((args, kwargs))
 

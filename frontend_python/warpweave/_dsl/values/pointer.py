@@ -113,6 +113,8 @@ class Pointer:
     def element_type(self):
         return self.dtype
 
+    value_type = element_type  # CuTe DSL's name for a pointer's element type
+
     @property
     def ptr(self):
         """The pointer itself (CuTe DSL code reads a shared-storage scalar's address as `storage.field.ptr`)."""

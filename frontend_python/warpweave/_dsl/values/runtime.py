@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from .numeric import (
     BFloat16, Boolean, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric,
@@ -285,6 +286,19 @@ class SymbolicInt:
 
     def __repr__(self):
         return f"?{{div={self.divisibility}}}" if self.divisibility > 1 else "?"
+
+
+class _SymIntType(type):
+    def __instancecheck__(cls, x):
+        return isinstance(x, (_core.SymInt, SymbolicInt))
+
+    def __call__(cls, width: int = 32, divisibility: int = 1):
+        return SymbolicInt(width, divisibility)
+
+
+class SymInt(metaclass=_SymIntType):
+    """cute.SymInt: `cute.SymInt(divisibility=16)` makes a symbolic integer for a fake tensor's shape (as
+    cute.sym_int does); isinstance(x, cute.SymInt) holds for those and for the runtime integers of traced code."""
 
 
 def sym_int(width: int = 32, divisibility: int = 1) -> SymbolicInt:
