@@ -269,9 +269,16 @@ def surface(root: str, all_examples: bool, rank: int = 0, exclude: tuple = ()) -
 ALL_ROOT = "examples/python/CuTeDSL"
 
 
-def program_target(rel: str) -> str:
-    """The target a program of the set is for, from its folder (what CuTe DSL's examples assume of the device)."""
+def program_target(rel: str, source: str = "") -> str:
+    """The target a program of the set is for, from its folder (what CuTe DSL's examples assume of the device),
+    or, for the folders of every architecture (tutorials), from what its source uses: tcgen05 is Blackwell's,
+    a program that asks for Hopper or Blackwell (programmatic dependent launch) runs on sm_90a."""
     parts = rel.split("/")
+    if parts[0] in ("dsl_tutorials", "utils") or "tutorial" in parts:
+        if "tcgen05" in source:
+            return "sm_100a"
+        if "Hopper" in source or "warpgroup" in source:
+            return "sm_90a"
     if "blackwell_geforce" in parts:
         return "sm_120a"
     if "sm103" in rel:
@@ -298,14 +305,65 @@ def all_programs(root: str, under: str = "") -> list[str]:
     return sorted(p for p in found if not prefixes or p.startswith(prefixes))
 
 
+def run_real(python: str, path: str, timeout: int, pythonpath: str | None = None) -> tuple[bool, str, float]:
+    """The program run for real on the GPU: under warpweave (`python -m warpweave run`) or, with pythonpath, under
+    the implementation found there (`python prog.py`). Passes when it exits 0."""
+    env = dict(os.environ)
+    cmd = [python, "-m", "warpweave", "run", path]
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+        cmd = [python, path]
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=os.path.dirname(path), env=env)
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout} s", time.perf_counter() - t0
+    out = r.stdout + r.stderr
+    errors = [l for l in out.splitlines() if re.match(r"^[\w.]+(Error|Exception)\b", l)]
+    detail = "exit 0" if r.returncode == 0 else (errors[-1] if errors else (out.strip().splitlines() or ["?"])[-1])
+    return r.returncode == 0, detail[:140], time.perf_counter() - t0
+
+
+def _target_of(root: str, rel: str) -> str:
+    with open(os.path.join(root, ALL_ROOT, rel), encoding="utf-8", errors="replace") as f:
+        return program_target(rel, f.read())
+
+
 def run_all(root: str, ns) -> int:
-    """--all: each program of the set compiled for its target; a pass/fail line each, then counts by folder."""
+    """--all: each program of the set compiled for its target; a pass/fail line each, then counts by folder.
+    With --real, each program whose target the GPU runs is run for real instead, under warpweave and (with
+    --reference-pythonpath) under the reference implementation: both columns."""
     from concurrent.futures import ThreadPoolExecutor
 
     progs = all_programs(root, ns.under)
+    if ns.real:
+        targets = set(ns.real.split(","))
+        progs = [p for p in progs if _target_of(root, p) in targets]
+        rows = []
+
+        def both(rel):
+            path = os.path.join(root, ALL_ROOT, rel)
+            ref = run_real(ns.python, path, ns.timeout, ns.reference_pythonpath) if ns.reference_pythonpath else None
+            return rel, run_real(ns.python, path, ns.timeout), ref
+
+        with ThreadPoolExecutor(max(1, ns.jobs)) as pool:  # the programs share the GPU; each checks its own result
+            results = list(pool.map(both, progs))
+        for rel, ww, ref in results:
+            rows.append((rel, ww, ref))
+            print(f"{rel} | warpweave {'pass' if ww[0] else 'FAIL'} ({ww[2]:.0f} s) {ww[1]} | reference "
+                  + (f"{'pass' if ref[0] else 'FAIL'} ({ref[2]:.0f} s) {ref[1]}" if ref else "-"), flush=True)
+        print("\n| program | warpweave | reference |\n|---|---|---|")
+        for rel, ww, ref in rows:
+            print(f"| {rel} | {'pass' if ww[0] else 'FAIL: ' + ww[1]} | "
+                  f"{('pass' if ref[0] else 'FAIL: ' + ref[1]) if ref else '-'} |")
+        both = sum(1 for _, ww, ref in rows if ref and ref[0])
+        kept = sum(1 for _, ww, ref in rows if ref and ref[0] and ww[0])
+        print(f"\n{sum(ww[0] for _, ww, _ in rows)} of {len(rows)} pass under warpweave; of the {both} that pass "
+              f"under the reference, {kept} pass under warpweave")
+        return 0
 
     def one(rel):
-        arch = program_target(rel)
+        arch = _target_of(root, rel)
         ok, detail, dt = run_one(ns.python, os.path.join(root, ALL_ROOT, rel), [], arch, ns.timeout)
         return rel, arch, ok, detail, dt
 
@@ -337,6 +395,10 @@ def main(argv=None) -> int:
                         "folder is for, with its default arguments; a table by folder")
     p.add_argument("--under", default="", help="--all: only programs under these comma-separated folders")
     p.add_argument("--jobs", type=int, default=1, help="--all: programs compiled at once")
+    p.add_argument("--real", default="", metavar="TARGETS",
+                   help="--all: run the programs for these targets (e.g. sm_80,sm_90a) for real, on the GPU")
+    p.add_argument("--reference-pythonpath", default=None,
+                   help="--real: also run each program as `python prog.py` with this PYTHONPATH (CuTe DSL's packages)")
     p.add_argument("--surface", action="store_true", help="also report the names the programs use that are absent")
     p.add_argument("--surface-all", action="store_true", help="the same over every CuTe DSL example")
     p.add_argument("--exclude", default="", help="--surface-all: comma-separated folders of examples/python/CuTeDSL "

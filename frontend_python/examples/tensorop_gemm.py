@@ -31,7 +31,8 @@ from warpweave.cute.runtime import from_dlpack, make_fake_tensor
 class TensorOpGemm:
     def __init__(self, ab_dtype: Type[cutlass.Numeric], c_dtype: Type[cutlass.Numeric],
                  acc_dtype: Type[cutlass.Numeric], atom_layout_mnk: Tuple[int, int, int],
-                 cta_tiler: Tuple[int, int, int] = (128, 128, 32), num_stages: int = 4, raster_factor: int = 8):
+                 cta_tiler: Tuple[int, int, int] = (128, 128, 32), num_stages: int = 4,
+                 raster_factor: int | None = 8):
         self.ab_dtype, self.c_dtype, self.acc_dtype = ab_dtype, c_dtype, acc_dtype
         self.atom_layout_mnk = atom_layout_mnk
         self.cta_tiler = cta_tiler
@@ -83,20 +84,31 @@ class TensorOpGemm:
 
         tiles = cute.ceil_div(mC.shape, (self.bM, self.bN, 1))
         f = self.raster_factor
+        if cutlass.const_expr(f is None):
+            # Chosen at each call from the problem's width: a band of f tile columns only pays off when there are
+            # that many (host code on runtime extents: a branch of the compiled function).
+            f = 1
+            if tiles[1] > 5:
+                f = 8
+            elif tiles[1] > 2:
+                f = 4
+            elif tiles[1] > 1:
+                f = 2
         grid = (tiles[0] * f, (tiles[1] + f - 1) // f, tiles[2])
         self.kernel(mA, mB, mC, sA_layout, sB_layout, sC_layout, tiled_copy_A, tiled_copy_B, tiled_copy_C,
-                    tiled_mma, epilogue_op).launch(grid=grid, block=[self.num_threads, 1, 1], smem=smem_bytes)
+                    tiled_mma, epilogue_op, f).launch(grid=grid, block=[self.num_threads, 1, 1], smem=smem_bytes)
 
     @cute.kernel
     def kernel(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, sA_layout: cute.ComposedLayout,
                sB_layout: cute.ComposedLayout, sC_layout: cute.ComposedLayout, tiled_copy_A: cute.TiledCopy,
                tiled_copy_B: cute.TiledCopy, tiled_copy_C: cute.TiledCopy, tiled_mma: cute.TiledMma,
-               epilogue_op: cutlass.Constexpr):
+               epilogue_op: cutlass.Constexpr, raster):
         tidx, _, _ = cute.arch.thread_idx()
         bidx, bidy, bidz = cute.arch.block_idx()
         tiles = cute.ceil_div(mC.shape, (self.bM, self.bN, 1))
-        # Rasterization: consecutive blocks walk down a band of `f` tile columns, so they share B tiles in L2.
-        f = self.raster_factor
+        # Rasterization: consecutive blocks walk down a band of `f` tile columns, so they share B tiles in L2 (a
+        # Python int when fixed, a runtime Int32 when the host chooses it per call).
+        f = raster
         tile_m = bidx // f
         tile_n = bidx % f + bidy * f
         if tile_m < tiles[0] and tile_n < tiles[1]:

@@ -11,8 +11,10 @@ Checked without a GPU, on a stand-in driver that records what each call would la
 - user mistakes are errors at the user's line: a division by zero at a call, a non-number that differs between
   the branches.
 """
+import os
 import random
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -187,6 +189,62 @@ def test_a_non_number_differing_between_branches_is_an_error_at_the_if():
     with target("sm_80"):
         with pytest.raises(DSLError, match=r"test_host_programs.py:\d+: after this `if` on a runtime value, 'lay'"):
             cute.compile(layouts_differ, from_dlpack(np.zeros(16, np.float32)).mark_layout_dynamic())
+
+
+# --- the examples, compiled once with symbolic shapes ----------------------------------------------------------------
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "frontend_python",
+                                "examples"))
+import elementwise_add  # noqa: E402
+import sgemm  # noqa: E402
+import tensorop_gemm  # noqa: E402
+
+
+def _fake_mnl(dtype, mode0_major, divisibility):
+    """A fake (mode0, mode1, L) tensor with symbolic extents, its mode 0 or mode 1 contiguous (CuTe DSL's
+    fake-tensor path: make_fake_compact_tensor over cute.sym_int extents)."""
+    shape = (cute.sym_int(divisibility=divisibility if mode0_major else 1),
+             cute.sym_int(divisibility=1 if mode0_major else divisibility), cute.sym_int())
+    return make_fake_compact_tensor(dtype, shape, stride_order=(0, 1, 2) if mode0_major else (1, 0, 2))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_architecture_neutral_examples_compile_with_symbolic_shapes(arch):
+    f16, f32 = cutlass.Float16, cutlass.Float32
+    with target(arch):
+        gemm = tensorop_gemm.TensorOpGemm(f16, f16, f32, (2, 2, 1), raster_factor=None)
+        tc = cute.compile(gemm, _fake_mnl(f16, False, 8), _fake_mnl(f16, False, 8), _fake_mnl(f16, False, 8))
+        mk = lambda: make_fake_compact_tensor(f32, (cute.sym_int(divisibility=4), cute.sym_int()),  # noqa: E731
+                                              stride_order=(0, 1))
+        sg = cute.compile(sgemm.SGemm(), mk(), mk(), mk())
+        two = (cute.sym_int(), cute.sym_int(divisibility=8))
+        add = cute.compile(elementwise_add.elementwise_add, *[make_fake_compact_tensor(f16, two) for _ in range(3)])
+    for c in (tc, sg, add):
+        assert c.cubin and c.launches
+    assert tc.host_program and len(tc.launches) == 1
+
+
+@pytest.mark.parametrize("n, raster", [(128, 1), (384, 4), (1024, 8)])
+def test_tensorop_gemm_host_code_chooses_the_rasterisation_at_each_call(stand_in, n, raster):
+    # Compiled once for symbolic shapes; each N takes another branch of its host code (1, 2 < tiles <= 5, > 5).
+    f16, f32 = cutlass.Float16, cutlass.Float32
+    with target("sm_80"):
+        gemm = tensorop_gemm.TensorOpGemm(f16, f16, f32, (2, 2, 1), raster_factor=None)
+        c = stand_in(cute.compile(gemm, _fake_mnl(f16, False, 8), _fake_mnl(f16, False, 8),
+                                  _fake_mnl(f16, False, 8)))
+    m, k, l = 512, 64, 2
+
+    def t(mode0, mode1):
+        return tensorop_gemm._as_runtime(np.zeros((l, mode0, mode1), np.float16).transpose(1, 2, 0), False, f16)
+
+    for _ in range(2):  # the general Python call, then the native path
+        stand_in.launched.clear()
+        c(t(m, k), t(n, k), t(m, n))
+        (name, grid, params, _), = stand_in.launched
+        tiles_m, tiles_n = m // 128, -(-n // 128)
+        assert grid == (tiles_m * raster, (tiles_n + raster - 1) // raster, l)
+        assert _raster_of(params) == raster
+    assert stand_in.launched[0][3] == "native"
 
 
 # --- the native evaluator against the Python one -------------------------------------------------------------------
