@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import os
+import types
 
 from ... import _core
 from ..base.errors import user_location
@@ -128,10 +130,12 @@ def compile_only(on_launch: str = "stop"):
 # --- PyTorch's CUDA device made of host memory -----------------------------------------------------------------
 
 class _HostEvent:
-    """torch.cuda.Event in a compile-only run: nothing ran, so nothing is timed."""
+    """torch.cuda.Event in a compile-only run: nothing ran, so nothing is timed. Its handle (cuda_event) is one
+    no driver gave: it only travels to launch attributes of launches that are not made."""
+    _handles = itertools.count(0x1000)
 
     def __init__(self, *args, **kwargs):
-        pass
+        self.cuda_event = next(self._handles)
 
     def record(self, stream=None):
         pass
@@ -212,7 +216,19 @@ def _torch_on_host():
                 args = tuple("cpu" if _is_cuda(a) else a for a in args)
             return func(*args, **kwargs)  # the mode is not active inside its own handler
 
+    def properties(device=None):
+        info = stand_in_device()
+        major, minor = info["compute_capability"]
+        return types.SimpleNamespace(name=info["name"], major=major, minor=minor,
+                                     multi_processor_count=info["multiprocessor_count"],
+                                     L2_cache_size=info["l2_cache_size"], total_memory=80 << 30,
+                                     shared_memory_per_block_optin=info["max_shared_memory_per_block_optin"])
+
+    # The device is the target compiled for: programs that choose their path by its capability take that one.
     patches = {"is_available": lambda: True, "device_count": lambda: 1,
+               "get_device_capability": lambda device=None: stand_in_device()["compute_capability"],
+               "get_device_name": lambda device=None: stand_in_device()["name"],
+               "get_device_properties": properties, "current_device": lambda: 0,
                "current_stream": lambda device=None: _HostStream(),
                "default_stream": lambda device=None: _HostStream(),
                "synchronize": lambda device=None: None, "init": lambda: None,
