@@ -5,6 +5,7 @@ in the same process, on the GPU:
 | --- | --- |
 | compiled, views | JitCompiledFunction(a, b, c) on from_dlpack views (the native fast call, _core.FastCall) |
 | compiled, torch | JitCompiledFunction(a, b, c) on the torch tensors (read through torch's DLPack exchange table) |
+| compiled, host program | a function whose host code branches on the extent and scales a Float32 at each call |
 | Python fast path | the generated Python fast call on the views (what a call took before the native one) |
 | TVM FFI | cute.compile(..., options="--enable-tvm-ffi") called on the torch tensors |
 | raw, ctypes | cuLaunchKernel through ctypes, arguments packed once |
@@ -54,6 +55,35 @@ double ww_launch_loop(launch_fn launch, void *f, unsigned gx, unsigned bx, void 
   return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n / 1e3;
 }
 """
+
+
+def host_program_function():
+    """A @cute.jit function whose host side computes at each call (host_program.py): elements per thread chosen
+    by a branch on the runtime extent, the grid from it, and a scale computed from a Float32 argument."""
+    import warpweave as cutlass
+    import warpweave.cute as cute
+
+    @cute.kernel
+    def axpy_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, alpha: cutlass.Float32,
+                    per_thread: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        bidx, _, _ = cute.arch.block_idx()
+        n = cute.size(gA)
+        for k in range(per_thread):
+            i = (bidx * per_thread + k) * 128 + tidx
+            if i < n:
+                gC[i] = alpha * gA[i] + gB[i]
+
+    @cute.jit
+    def host_axpy(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, alpha: cutlass.Float32):
+        n = cute.size(mA)
+        per_thread = 1
+        if n > 8192:
+            per_thread = 2
+        blocks = (n + 128 * per_thread - 1) // (128 * per_thread)
+        axpy_kernel(mA, mB, mC, alpha * 0.5, per_thread).launch(grid=(blocks, 1, 1), block=(128, 1, 1))
+
+    return host_axpy
 
 
 class RawLaunch:
@@ -159,6 +189,14 @@ def measure(calls: int) -> dict:
         torch.cuda.synchronize()
         torch.testing.assert_close(c, a + b)
     python_fast = compiled._fast_omitting if compiled._constexprs else compiled._fast
+    flat = [from_dlpack(t.view(-1)).mark_layout_dynamic() for t in (a, b, c)]
+    fa, fb, fc = flat
+    hosted = cute.compile(host_program_function(), *flat, cutlass_f32(2.0))
+    c.zero_()
+    hosted(fa, fb, fc, cutlass_f32(2.0))
+    hosted(fa, fb, fc, cutlass_f32(2.0))  # the second call: the native path, which runs the host program
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a + b)  # 2.0 * 0.5 * a + b
     raw = RawLaunch(compiled, compiled.prepare(*views)[0])
     # The floor of any call made from Python: the kernel's Launcher (cuLaunchKernel) called with its parameters
     # packed once, from the same timing loop as the compiled call.
@@ -169,18 +207,29 @@ def measure(calls: int) -> dict:
              "raw_python_us": python_loop(lambda: launcher(gx, gy, gz, stream, params)),
              "compiled_views_us": python_loop(lambda: compiled(va, vb, vc)),
              "compiled_torch_us": python_loop(lambda: compiled(a, b, c)),
+             "compiled_host_program_us": python_loop(lambda: hosted(fa, fb, fc, 2.0)),
              "compiled_python_views_us": python_loop(lambda: python_fast(va, vb, vc)),
              "tvm_ffi_us": python_loop(lambda: ffi(a, b, c)),
              "tvm_ffi_function_us": python_loop(lambda: ffi.function(a, b, c)),
              "torch_add_us": python_loop(lambda: torch.add(a, b, out=c)),
              "empty_call_us": python_loop(lambda: None)}  # the timing loop's own cost
     stats0 = compiled._native.stats if compiled._native else (0, 0)
+    hstats0 = hosted._native.stats if hosted._native else (0, 0)
     out = {}
     for k, (lo, sh) in round_robin(paths, torch.cuda.synchronize, max(calls // 5, 100)).items():
         out[k], out["short_" + k] = lo, sh
     stats = compiled._native.stats if compiled._native else (0, 0)
     out["native_calls"], out["native_fallbacks"] = stats[0] - stats0[0], stats[1] - stats0[1]
+    hstats = hosted._native.stats if hosted._native else (0, 0)
+    out["host_program_native_calls"] = hstats[0] - hstats0[0]
+    out["host_program_fallbacks"] = hstats[1] - hstats0[1]
     return out
+
+
+def cutlass_f32(x):
+    import warpweave as cutlass
+
+    return cutlass.Float32(x)
 
 
 def measure_stub(calls: int) -> dict:
@@ -216,7 +265,12 @@ def measure_stub(calls: int) -> dict:
     launcher = _core.Launcher(f, list(block), list(cluster), int(smem), list(offsets))
     gx, gy, gz = grid
     va, vb, vc = views
+    flat = [from_dlpack(x.reshape(-1)).mark_layout_dynamic() for x in arrays]
+    fa, fb, fc = flat
+    hosted = cute.compile(host_program_function(), *flat, cutlass_f32(2.0))
+    hosted(fa, fb, fc, 2.0)
     r = {"compiled_views_us": best(lambda: compiled(va, vb, vc)),
+         "compiled_host_program_us": best(lambda: hosted(fa, fb, fc, 2.0)),
          "compiled_python_views_us": best(lambda: python_fast(va, vb, vc)), "empty_call_us": best(lambda: None),
          "raw_python_us": best(lambda: launcher(gx, gy, gz, stream, params))}
     try:
@@ -242,6 +296,7 @@ def measure_stub(calls: int) -> dict:
         t0, t1, t2 = t
         r["tvm_ffi_us"] = best(lambda: ffi(t0, t1, t2))
     r["native_calls"], r["native_fallbacks"] = compiled._native.stats
+    r["host_program_native_calls"], r["host_program_fallbacks"] = hosted._native.stats if hosted._native else (0, 0)
     return r
 
 
