@@ -69,7 +69,9 @@ inline constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 inline constexpr int CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2;
 inline constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4;
 inline constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+inline constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT = 7;
 inline constexpr int CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11;
+inline constexpr int CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12;
 
 // CUlaunchAttribute: the id, padding to 8 bytes, then a 64-byte union of which we use these members (the
 // programmatic-serialization flag is an int like cooperative; the preferred cluster is laid out as clusterDim).
@@ -82,6 +84,15 @@ struct CUlaunchAttribute {
     struct {
       unsigned x, y, z;
     } clusterDim;
+    struct {
+      void* event;
+      int flags;
+      int triggerAtBlockStart;
+    } programmaticEvent;
+    struct {
+      void* event;
+      int flags;
+    } launchCompletionEvent;
   } value;
 };
 static_assert(sizeof(CUlaunchAttribute) == 72);

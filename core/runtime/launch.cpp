@@ -25,7 +25,7 @@ bool has_preferred_cluster(const LaunchConfig& c) {
   return c.preferred_cluster.x != 0 && c.preferred_cluster.y != 0 && c.preferred_cluster.z != 0;
 }
 
-// Builds the attributes into `attrs` (room for 4) and returns how many were used.
+// Builds the attributes into `attrs` (room for 6) and returns how many were used.
 unsigned fill_attributes(const LaunchConfig& c, detail::CUlaunchAttribute* attrs) {
   unsigned n = 0;
   if (has_cluster(c)) {
@@ -52,11 +52,25 @@ unsigned fill_attributes(const LaunchConfig& c, detail::CUlaunchAttribute* attrs
     attrs[n].value.clusterDim = {c.preferred_cluster.x, c.preferred_cluster.y, c.preferred_cluster.z};
     ++n;
   }
+  if (c.programmatic_event != 0) {
+    attrs[n] = {};
+    attrs[n].id = detail::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+    attrs[n].value.programmaticEvent = {reinterpret_cast<void*>(c.programmatic_event), c.programmatic_event_flags,
+                                        c.programmatic_event_trigger_at_block_start ? 1 : 0};
+    ++n;
+  }
+  if (c.launch_completion_event != 0) {
+    attrs[n] = {};
+    attrs[n].id = detail::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+    attrs[n].value.launchCompletionEvent = {reinterpret_cast<void*>(c.launch_completion_event),
+                                            c.launch_completion_event_flags};
+    ++n;
+  }
   return n;
 }
 
 CUresult launch_ex(LaunchKernelExFn fn, const Function& f, const LaunchConfig& c, void** params) {
-  detail::CUlaunchAttribute attrs[4];
+  detail::CUlaunchAttribute attrs[6];
   detail::CUlaunchConfig cfg;
   cfg.gridDimX = c.grid.x;
   cfg.gridDimY = c.grid.y;
@@ -142,7 +156,9 @@ void launch(const Function& function, const LaunchConfig& config, void** params)
 PreparedLaunch::PreparedLaunch(const Function& function, const LaunchConfig& config)
     : function_(function), config_(config), extended_(has_cluster(config) || config.cooperative ||
                                                      config.programmatic_serialization ||
-                                                     has_preferred_cluster(config)) {
+                                                     has_preferred_cluster(config) ||
+                                                     config.programmatic_event != 0 ||
+                                                     config.launch_completion_event != 0) {
   const char* call = extended_ ? "cuLaunchKernelEx" : "cuLaunchKernel";
   const detail::DriverApi& a = detail::api(call);
   driver_entry_ = extended_ ? reinterpret_cast<void*>(a.cuLaunchKernelEx) : reinterpret_cast<void*>(a.cuLaunchKernel);

@@ -72,7 +72,9 @@ void bind_runtime(nb::module_& m) {
   m.def("launch", [](const rt::Function& f, const std::vector<unsigned>& grid, const std::vector<unsigned>& block,
                      const std::vector<unsigned>& cluster, size_t smem, uintptr_t stream, nb::bytes params,
                      const std::vector<size_t>& offsets, bool cooperative, bool pdl,
-                     const std::vector<unsigned>& preferred_cluster) {
+                     const std::vector<unsigned>& preferred_cluster, uint64_t launch_completion_event,
+                     int launch_completion_event_flags, uint64_t programmatic_event, int programmatic_event_flags,
+                     bool programmatic_event_trigger_at_block_start) {
     void* ptrs[256];
     if (offsets.size() > 256) throw std::invalid_argument("launch: more than 256 kernel parameters");
     char* base = const_cast<char*>(params.c_str());
@@ -82,12 +84,19 @@ void bind_runtime(nb::module_& m) {
     }
     rt::Dim3 c = cluster.empty() ? rt::Dim3(0, 0, 0) : dim3(cluster, "cluster");
     rt::Dim3 pc = preferred_cluster.empty() ? rt::Dim3(0, 0, 0) : dim3(preferred_cluster, "preferred cluster");
-    rt::launch(f, rt::LaunchConfig{dim3(grid, "grid"), dim3(block, "block"), c, smem, rt::StreamRef(stream), cooperative,
-                                   pdl, pc},
-               ptrs);
+    rt::LaunchConfig config{dim3(grid, "grid"), dim3(block, "block"), c, smem, rt::StreamRef(stream), cooperative,
+                            pdl, pc};
+    config.launch_completion_event = launch_completion_event;
+    config.launch_completion_event_flags = launch_completion_event_flags;
+    config.programmatic_event = programmatic_event;
+    config.programmatic_event_flags = programmatic_event_flags;
+    config.programmatic_event_trigger_at_block_start = programmatic_event_trigger_at_block_start;
+    rt::launch(f, config, ptrs);
   }, nb::arg("function"), nb::arg("grid"), nb::arg("block"), nb::arg("cluster"), nb::arg("smem"), nb::arg("stream"),
      nb::arg("params"), nb::arg("offsets"), nb::arg("cooperative") = false, nb::arg("pdl") = false,
-     nb::arg("preferred_cluster") = std::vector<unsigned>{});
+     nb::arg("preferred_cluster") = std::vector<unsigned>{}, nb::arg("launch_completion_event") = 0,
+     nb::arg("launch_completion_event_flags") = 0, nb::arg("programmatic_event") = 0,
+     nb::arg("programmatic_event_flags") = 0, nb::arg("programmatic_event_trigger_at_block_start") = false);
 
   // A kernel with its launch shape fixed but the grid, stream and parameters given per call: the hot path of a
   // compiled function's call (launcher.hpp; the native fast call drives the same object without Python).

@@ -342,3 +342,65 @@ def test_native_float_host_programs_evaluate_as_python_does():
         assert got == want or (got != got and want != want), (code, syms, args, got, want)
         checked += 1
     assert checked > 1500
+
+
+# --- launch event attributes ------------------------------------------------------------------------------------
+
+_EVENTS_SCRIPT = r"""
+import sys
+sys.path[:0] = [sys.argv[1]]
+import numpy as np
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+from dsl_helpers import target
+
+
+class CUevent:  # a cuda.bindings event handle: int() of it
+    def __init__(self, h):
+        self.h = h
+
+    def __int__(self):
+        return self.h
+
+
+@cute.kernel
+def touch(x: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    cute.arch.griddepcontrol_launch_dependents()
+    x[tidx] = 1.0
+
+
+@cute.jit
+def with_events(x: cute.Tensor, done: CUevent, ready: CUevent):
+    touch(x).launch(grid=(1, 1, 1), block=(32, 1, 1), launch_completion_event=done,
+                    launch_completion_event_flags=0, programmatic_event=ready, programmatic_event_flags=1,
+                    programmatic_event_trigger_at_block_start=1, use_pdl=True)
+
+
+x = from_dlpack(np.zeros(32, np.float32))
+with target("sm_90a"):
+    c = cute.compile(with_events, x, CUevent(0x1234), CUevent(0x5678))
+c(x, CUevent(0xABCD00000001), CUevent(0x99))
+"""
+
+
+def test_launch_event_attributes_reach_the_driver(tmp_path):
+    # launch_completion_event= and programmatic_event= (CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT, 12, and
+    # _PROGRAMMATIC_EVENT, 7) carry each call's event handles, flags and trigger to cuLaunchKernelEx.
+    import subprocess
+
+    import aot_helpers as aot
+
+    mock = aot.build_mock_driver(str(tmp_path))
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES="8")
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = tmp_path / "events.py"  # a file: a @cute.jit function's source is read
+    script.write_text(_EVENTS_SCRIPT)
+    p = subprocess.run([sys.executable, str(script), here], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (launch,) = aot.parse_mock_output(p.stdout + "\nrc call 0\n")["calls"][0][2]
+    attrs = {a[0]: a[1:] for a in launch["attrs"]}
+    assert attrs[12] == [0x00000001, 0xABCD, 0, 0]  # the event's 64 bits, then its flags
+    assert attrs[7] == [0x99, 0, 1, 1]              # the event, flags 1, trigger at block start
+    assert 6 in attrs                               # use_pdl: programmatic stream serialisation

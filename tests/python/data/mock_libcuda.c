@@ -15,7 +15,7 @@ typedef void *CUmodule;
 typedef void *CUfunction;
 typedef void *CUstream;
 typedef struct { unsigned x, y, z; } dim3_t;
-typedef struct { int id; char pad[4]; union { char pad[64]; dim3_t clusterDim; int cooperative; } value; } attr_t;
+typedef struct { int id; char pad[4]; union { char pad[64]; dim3_t clusterDim; int cooperative; unsigned words[4]; } value; } attr_t;
 typedef struct {
   unsigned gx, gy, gz, bx, by, bz, smem;
   CUstream stream;
@@ -101,8 +101,8 @@ CUresult cuLaunchKernelEx(const config_t *c, CUfunction f, void **params, void *
   printf("launch %s grid %u %u %u block %u %u %u smem %u stream %llu extra %d\n", (const char *)f, c->gx, c->gy,
          c->gz, c->bx, c->by, c->bz, c->smem, (unsigned long long)(uintptr_t)c->stream, extra != NULL);
   for (unsigned i = 0; i < c->num_attrs; ++i)
-    printf("attr %d %u %u %u\n", c->attrs[i].id, c->attrs[i].value.clusterDim.x, c->attrs[i].value.clusterDim.y,
-           c->attrs[i].value.clusterDim.z);
+    printf("attr %d %u %u %u %u\n", c->attrs[i].id, c->attrs[i].value.words[0], c->attrs[i].value.words[1],
+           c->attrs[i].value.words[2], c->attrs[i].value.words[3]);
   print_params(params);
   return 0;
 }

@@ -40,6 +40,13 @@ struct LaunchConfig {
   // A preferred cluster shape (sm_100+), a multiple of `cluster`, which is then the fallback the driver uses
   // where the preferred one cannot be scheduled; {0, 0, 0}: none.
   Dim3 preferred_cluster{0, 0, 0};
+  // Events the driver records for dependent work (CUevent handles; 0: none): when every block of the kernel has
+  // started (launch completion), or when every block has triggered its dependents (programmatic).
+  uint64_t launch_completion_event = 0;
+  int launch_completion_event_flags = 0;
+  uint64_t programmatic_event = 0;
+  int programmatic_event_flags = 0;
+  bool programmatic_event_trigger_at_block_start = false;
 };
 
 // Throws CudaError naming cuLaunchKernelEx, with the kernel name and configuration in detail(), when the

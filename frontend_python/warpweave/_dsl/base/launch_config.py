@@ -12,6 +12,8 @@
 | cooperative | a cooperative launch (the whole grid co-resident) |
 | fallback_cluster | with cluster: `cluster` is the preferred shape, this the one used where it cannot be scheduled |
 | smem_merge_branch_allocs | the two branches of each runtime `if` in the kernel carve shared memory from the same offset (the caller promises that only one runs and nothing carved in one is used after it), so the kernel needs the larger branch's, not the sum |
+| launch_completion_event (+ _flags) | an event (a jit argument) the driver records once every block has started |
+| programmatic_event (+ _flags, _trigger_at_block_start) | an event recorded once every block has triggered its dependents (cute.arch.griddepcontrol_launch_dependents), or at block start |
 """
 from __future__ import annotations
 
@@ -33,6 +35,11 @@ class LaunchConfig:
     cooperative: bool = False
     fallback_cluster: Any = None
     smem_merge_branch_allocs: bool = False
+    launch_completion_event: Any = None
+    launch_completion_event_flags: int = 0
+    programmatic_event: Any = None
+    programmatic_event_flags: int = 0
+    programmatic_event_trigger_at_block_start: int = 0
 
 
 KEYWORDS = tuple(f.name for f in fields(LaunchConfig)) + ("shared_memory", "config")
@@ -67,6 +74,13 @@ def launch_config(kwargs: dict) -> LaunchConfig:
     for name in ("use_pdl", "cooperative", "smem_merge_branch_allocs"):
         if not isinstance(getattr(c, name), bool):
             raise DSLTypeError(f"launch({name}=...) is True or False, got {getattr(c, name)!r}", user_location(3))
+    for name in ("launch_completion_event_flags", "programmatic_event_flags",
+                 "programmatic_event_trigger_at_block_start"):
+        v = getattr(c, name)
+        if isinstance(v, bool):
+            setattr(c, name, int(v))
+        elif not isinstance(v, int):
+            raise DSLTypeError(f"launch({name}=...) is an integer known while tracing, got {v!r}", user_location(3))
     if c.fallback_cluster is not None and c.cluster is None:
         raise DSLValueError("launch(fallback_cluster=...) needs cluster= (the preferred cluster shape)",
                             user_location(3))

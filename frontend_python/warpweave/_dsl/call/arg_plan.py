@@ -14,11 +14,11 @@ from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, run
 from ..values.tensor import Tensor
 from .arg_kind import ArgPlan  # noqa: F401 - the plan's base, public here
 from .arg_tensor import PointerArg, TensorArg, TreeArg
-from .arg_values import ConstArg, ConstexprArg, IntArg, ScalarArg, StreamArg, check_annotated
+from .arg_values import ConstArg, ConstexprArg, EventArg, IntArg, ScalarArg, StreamArg, check_annotated
 
 # The kinds in the order they are asked whether they take an argument (the first that does, does): a Constexpr
 # annotation before anything, memory before numbers, an integer before other numbers, a compile-time value last.
-KINDS = (ConstexprArg, TensorArg, TreeArg, PointerArg, StreamArg, IntArg, ScalarArg, ConstArg)
+KINDS = (ConstexprArg, TensorArg, TreeArg, PointerArg, StreamArg, EventArg, IntArg, ScalarArg, ConstArg)
 _BY_NAME = {k.kind: k for k in KINDS}
 
 

@@ -12,7 +12,7 @@ import struct
 
 from ..base.constexpr import is_constexpr
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
-from ..values.host_inputs import is_stream, stream_handle
+from ..values.host_inputs import HostEvent, event_handle, is_event, is_stream, stream_handle
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from .arg_kind import NATIVE_CONST, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, const_key, \
     keyed_by_value, sym_id
@@ -323,6 +323,36 @@ class StreamArg(ArgPlan):
     @classmethod
     def ctypes_value(cls, meta, x, function, ctypes):
         return stream_handle(x)
+
+
+class EventArg(ArgPlan):
+    """A CUDA event (a CUevent, a cudaEvent_t, a torch.cuda.Event): its handle, for the event attributes of a
+    launch (launch_completion_event=, programmatic_event=)."""
+
+    kind = "event"
+    fast_path = False  # a launch with event attributes takes the general call
+
+    @classmethod
+    def takes(cls, value, annotation) -> bool:
+        if is_event(value):
+            return True
+        names = {getattr(a, "__name__", "") for a in getattr(annotation, "__args__", ())} | {
+            getattr(annotation, "__name__", "")}
+        return annotation is not inspect.Parameter.empty and bool(names & {"CUevent", "cudaEvent_t"})
+
+    @classmethod
+    def stand_in(cls, st, index, name, value, annotation, make_host_arg):
+        return HostEvent(index), cls(index, name, ("event",))
+
+    def read(self, v, read):
+        read[3][("event", self.index)] = event_handle(v)
+
+    def native(self, slots):
+        return None
+
+    def c_args(self, name, c_identifier, host_symbols):
+        raise DSLNotImplementedError(f"export_to_c: argument '{name}' is a CUDA event; the exported wrapper takes no "
+                                     "launch event attributes yet", user_location(5))
 
 
 def const_mismatch(plan, v):

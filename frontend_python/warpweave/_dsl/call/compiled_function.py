@@ -149,9 +149,16 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 f.set_max_dynamic_shared_memory(int(smem))
                 l.max_dynamic_smem = smem
             launch = (f, grid, block, cluster, smem, stream, packer.pack(*vals), offsets)
-            if needs_launch_options(l):  # cooperative, programmatic dependent launch, preferred cluster
+            if needs_launch_options(l):  # cooperative, programmatic dependent launch, preferred cluster, events
                 pc = getattr(l, "preferred_cluster", None)
                 launch += (getattr(l, "cooperative", False), getattr(l, "pdl", False), list(pc) if pc else [])
+                ce, pe = getattr(l, "launch_completion_event", None), getattr(l, "programmatic_event", None)
+                if ce is not None or pe is not None:
+                    launch += (streams[("event", ce.arg_index)] if ce is not None else 0,
+                               getattr(l, "launch_completion_event_flags", 0),
+                               streams[("event", pe.arg_index)] if pe is not None else 0,
+                               getattr(l, "programmatic_event_flags", 0),
+                               getattr(l, "programmatic_event_trigger_at_block_start", False))
             out.append(launch)
         return out
 

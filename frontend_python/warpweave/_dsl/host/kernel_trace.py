@@ -18,6 +18,7 @@ from ..atoms.host_arguments import DeviceHostArgument, HostArgument
 from ..base.launch_config import launch_config
 from . import host_program
 from .launch_plan import Launch, Param, SCALAR_FMT
+from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
 from ..registry.plugins import Backend
 from ..values.tensor import ComposedLayout, Layout, Pointer, Tensor
@@ -259,6 +260,17 @@ class KernelLaunch:
             smem = max(smem, carved)
         launch = Launch(name, params, grid_d, block_d, cluster_d if fallback_d is None else fallback_d, smem, stream)
         launch.cooperative, launch.pdl = c.cooperative, c.use_pdl
+        for name in ("launch_completion_event", "programmatic_event"):
+            ev = getattr(c, name)
+            if ev is not None:
+                if not isinstance(ev, HostEvent):
+                    raise DSLTypeError(f"launch({name}=...) takes an event argument of the @cute.jit function "
+                                       f"(a CUevent, cudaEvent_t or torch.cuda.Event), got {type(ev).__name__}",
+                                       user_location(2))
+                setattr(launch, name, ev)
+                setattr(launch, name + "_flags", getattr(c, name + "_flags"))
+        if c.programmatic_event is not None:
+            launch.programmatic_event_trigger_at_block_start = bool(c.programmatic_event_trigger_at_block_start)
         launch.preferred_cluster = cluster_d if fallback_d is not None else None
         st.launches.append(launch)
 

@@ -85,4 +85,5 @@ def needs_launch_options(launch) -> bool:
     """Whether a launch needs driver launch attributes beyond a cluster (cooperative, programmatic dependent
     launch, a preferred cluster): the fast paths pass none, exported C passes them."""
     return bool(getattr(launch, "cooperative", False) or getattr(launch, "pdl", False)
-                or getattr(launch, "preferred_cluster", None))
+                or getattr(launch, "preferred_cluster", None) or getattr(launch, "launch_completion_event", None)
+                or getattr(launch, "programmatic_event", None))

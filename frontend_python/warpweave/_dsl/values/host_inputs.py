@@ -30,3 +30,31 @@ def is_stream(x) -> bool:
     name = type(x).__name__
     return isinstance(x, FakeStream) or name in ("Stream", "ExternalStream", "CUstream") and not isinstance(
         x, (int, float))
+
+
+def event_handle(x) -> int:
+    """The CUevent handle of an event argument: an int, a cuda.bindings CUevent or cudaEvent_t (int() of it), a
+    torch.cuda.Event (its cuda_event); None is no event (0)."""
+    if x is None:
+        return 0
+    if isinstance(x, int):
+        return x
+    v = getattr(x, "cuda_event", None)
+    if v is not None:
+        return int(v)
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        raise DSLTypeError(f"cannot use a {type(x).__name__} as a CUDA event", user_location(3)) from None
+
+
+def is_event(x) -> bool:
+    return type(x).__name__ in ("CUevent", "cudaEvent_t", "Event") and not isinstance(x, (int, float))
+
+
+class HostEvent:
+    """An event argument of a jit function while tracing (its handle is read at each call), for the event
+    attributes of a launch."""
+
+    def __init__(self, arg_index):
+        self.arg_index = arg_index
