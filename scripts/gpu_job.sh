@@ -117,6 +117,24 @@ case " $what " in *" vs_cutedsl "*)
       tee "$OUT/vs_cutedsl.log"
   fi ;;
 esac
+case " $what " in *" example_set "*)
+  # Every program of CuTe DSL's public example set whose target this GPU runs (sm_80, sm_90a), with its default
+  # arguments, under warpweave and under CuTe DSL itself (packages stashed as for vs_cutedsl): both columns.
+  pk=/tmp/cdpk
+  if [ ! -d $pk/nvidia_cutlass_dsl ] && [ -f /tmp/cdstash/part1 ] && [ -f .devcarry/cd_part2 ]; then
+    mkdir -p $pk && cat /tmp/cdstash/part1 .devcarry/cd_part2 | xz -d | tar -C $pk -xf -
+  fi
+  if [ -f .devcarry/cutedsl.tar.xz ]; then
+    mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
+    ref=()
+    [ -d $pk/nvidia_cutlass_dsl ] && ref=(--reference-pythonpath "$pk:$pk/nvidia_cutlass_dsl/dsl_packages")
+    run example_set python3 benchmarks/python/cutedsl_examples.py /tmp/cutedsl --all --real sm_80,sm_90a \
+      --python python3 --jobs "${WW_EXAMPLE_JOBS:-6}" --timeout "${WW_EXAMPLE_TIMEOUT:-150}" ${WW_EXAMPLE_UNDER:+--under $WW_EXAMPLE_UNDER} "${ref[@]}"
+  else
+    echo "example_set: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl <cutlass checkout>)" |
+      tee "$OUT/example_set.log"
+  fi ;;
+esac
 case " $what " in *" sanitize "*)
   for tool in memcheck racecheck synccheck; do
     run "san_${tool}_add" compute-sanitizer --tool $tool --error-exitcode 9 python3 frontend_python/examples/elementwise_add.py --M 256 --N 384 --iterations 1 --warmup_iterations 0

@@ -49,6 +49,7 @@ FUNCTION_IMPORTS_ALLOWED = {
         "`python -m warpweave alias` needs the install scheme",
     ("warpweave.cuda", "cuda.bindings"): "optional dependency (the cuda-python package)",
     ("warpweave._dsl.export.tvm_ffi_call", "tvm_ffi"): "optional dependency (apache-tvm-ffi)",
+    ("warpweave._dsl.export.exported_module", "tvm_ffi"): "optional dependency (apache-tvm-ffi): TVM FFI exports",
     ("warpweave.cute.runtime", "warpweave._dsl.export.exported_module"):
         "load_module loads ctypes, subprocess and tempfile, which `import warpweave` defers (test_lazy_imports)",
     ("warpweave.cute.export_entries", "warpweave._dsl.export.export"):

@@ -258,3 +258,46 @@ def test_compile_only_runs_build_the_entry_but_do_not_launch(on_launch):
         else:
             assert f(x, x, 16, 1.0, None) is None
         assert len(session.skipped) == 1 and session.skipped[0][1].startswith(os.path.abspath(__file__))
+
+
+_AOT_SCRIPT = r"""
+import os, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+import tvm_ffi
+import warpweave.cute as cute
+from test_tvm_ffi import CudaLike, compiled_axpy
+out = sys.argv[2]
+f = compiled_axpy(options="--enable-tvm-ffi")
+f.export_to_c(os.path.join(out, "axpy.o"), function_name="axpy")
+libs = cute.runtime.find_runtime_libraries(enable_tvm_ffi=True)
+subprocess.run(["cc", "-shared", "-o", os.path.join(out, "axpy.so"), os.path.join(out, "axpy.o"), *libs], check=True)
+mod = cute.runtime.load_module(os.path.join(out, "axpy.so"), enable_tvm_ffi=True)
+x = tvm_ffi.from_dlpack(CudaLike(0x30000000, (1000,)))
+y = tvm_ffi.from_dlpack(CudaLike(0x70000000, (1000,)))
+mod.axpy(x, y, 1000, 2.5, 4096)
+try:
+    mod.axpy(x, tvm_ffi.from_dlpack(CudaLike(0x70000004, (1000,))), 7, 1.0, None)
+except ValueError as e:
+    print("refused", e)
+"""
+
+
+def test_an_aot_tvm_ffi_export_loads_back_and_launches_as_the_call_does(tmp_path):
+    # export_to_c(object, function_name=) of a --enable-tvm-ffi function writes `__tvm_ffi_<name>`; linked with
+    # find_runtime_libraries(enable_tvm_ffi=True) and loaded with load_module(enable_tvm_ffi=True), it launches
+    # what the compiled call launches (against the stand-in driver) and refuses what it refuses.
+    from warpweave._dsl.values.runtime import RuntimeTensor
+
+    plain = compiled_axpy()
+    mock = aot.build_mock_driver(str(tmp_path))
+    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in plain.launches[0].params)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
+    p = subprocess.run([sys.executable, "-c", _AOT_SCRIPT, os.path.dirname(__file__), str(tmp_path)],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+    x = RuntimeTensor(None, 0x30000000, (1000,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    y = RuntimeTensor(None, 0x70000000, (1000,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    expected = aot.python_launches(plain, x, y, 1000, 2.5, 4096)
+    assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == expected
+    assert "refused" in p.stdout and "y: data is not aligned to 16 bytes" in p.stdout

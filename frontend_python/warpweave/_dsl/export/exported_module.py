@@ -19,6 +19,7 @@ import tempfile
 
 from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from ..call.arg_plan import kind_named
+from ..registry import compile_only
 from .export import c_compiler
 from .export_c import ABI_VERSION
 
@@ -37,10 +38,12 @@ def load_driver() -> bool:
     return _driver_loaded
 
 
-def load_module(path, enable_tvm_ffi: bool = False) -> "ExportedModule":
+def load_module(path, enable_tvm_ffi: bool = False):
+    """The functions exported to `path` (an object or a shared library): through their C wrappers, or with
+    enable_tvm_ffi=True, the TVM FFI functions of a library linked from TVM FFI exports (export_to_c(...,
+    function_name=) of a function compiled with --enable-tvm-ffi), called with torch tensors."""
     if enable_tvm_ffi:
-        raise DSLValueError("load_module(enable_tvm_ffi=True): exported modules are called through their C "
-                            "wrapper; compile with options='--enable-tvm-ffi' for TVM FFI calls", user_location(2))
+        return _load_tvm_ffi(path)
     if not isinstance(path, (str, os.PathLike)):
         raise DSLTypeError(f"load_module: a path to an exported .o or .so, got {type(path).__name__}",
                            user_location(2))
@@ -190,3 +193,66 @@ class ExportedFunction:
 
     def __repr__(self):
         return f"<exported {self.meta['function']} as {self.name} for {self.meta['target']}>"
+
+
+def _load_tvm_ffi(path):
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(os.fspath(path)):
+        raise DSLValueError(f"load_module(enable_tvm_ffi=True): no shared library {path!r}", user_location(3))
+    try:
+        import tvm_ffi
+    except ImportError:
+        raise DSLRuntimeError("load_module(enable_tvm_ffi=True) needs the apache-tvm-ffi package", user_location(3)) \
+            from None
+    load_driver()  # the exports' driver calls bind to a driver already in the process
+    module = tvm_ffi.load_module(os.path.abspath(os.fspath(path)))
+    session = compile_only.current()
+    return module if session is None else _CompileOnlyModule(module, session)
+
+
+class _CompileOnlyModule:
+    """A TVM FFI module loaded in a compile-only run: its functions exist, but a call would launch kernels, so it
+    ends the program there (or is skipped), as a compiled function's call does."""
+
+    def __init__(self, module, session):
+        self._module, self._session = module, session
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._module[name]  # noqa: B018 - the function must exist (an unknown name fails here, as it would)
+        return lambda *args, **kwargs: self._session.call_reached(name, (), "exported function")
+
+    def __getitem__(self, name):
+        return self.__getattr__(name)
+
+
+def find_runtime_libraries(enable_tvm_ffi: bool = False) -> list:
+    """The shared libraries an exported object links against: the CUDA driver (the installed one, else the CUDA
+    toolkit's stub, which the real one replaces at load time) and, for TVM FFI exports, libtvm_ffi."""
+    out = []
+    found = os.environ.get("WARPWEAVE_LIBCUDA") or None
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib"):
+        if found is None and os.path.isfile(os.path.join(d, "libcuda.so.1")):
+            found = os.path.join(d, "libcuda.so.1")
+    if found is None:
+        nvcc = shutil.which("nvcc")
+        roots = [os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))] if nvcc else []
+        roots += [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
+        for r in roots:
+            for sub in ("lib64/stubs", "targets/x86_64-linux/lib/stubs"):
+                stub = os.path.join(r, sub, "libcuda.so")
+                if r and os.path.isfile(stub):
+                    found = stub
+                    break
+            if found:
+                break
+    if found:
+        out.append(found)
+    if enable_tvm_ffi:
+        try:
+            import tvm_ffi
+        except ImportError:
+            raise DSLRuntimeError("find_runtime_libraries(enable_tvm_ffi=True) needs the apache-tvm-ffi package",
+                                  user_location(3)) from None
+        out.append(tvm_ffi.libinfo.find_libtvm_ffi())
+    return out

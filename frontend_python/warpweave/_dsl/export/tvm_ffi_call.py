@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
 
-from ..base.errors import DSLRuntimeError, user_location
+from ..base.errors import DSLRuntimeError, DSLValueError, user_location
 from ..registry import compile_only
 from . import export_c
 from .export import c_compiler
@@ -114,6 +115,41 @@ def build(compiled, prefix: str = "ww_fn") -> str:
     return so
 
 
+def export_object(compiled, object_path, function_name: str) -> str:
+    """The compiled function's TVM FFI export as an object file: `__tvm_ffi_<function_name>`, the ABI's symbol,
+    which tvm_ffi.load_module finds once the object is linked into a shared library (with the libraries of
+    cute.runtime.find_runtime_libraries(enable_tvm_ffi=True))."""
+    if not isinstance(function_name, str) or not function_name.isidentifier():
+        raise DSLValueError(f"export_to_c: function_name must be a C identifier, got {function_name!r}",
+                            user_location(3))
+    if not isinstance(object_path, (str, os.PathLike)):
+        raise DSLValueError(f"export_to_c: the object file's path, got {object_path!r}", user_location(3))
+    object_path = os.fspath(object_path)
+    if os.path.dirname(object_path) and not os.path.isdir(os.path.dirname(object_path)):
+        raise DSLValueError(f"export_to_c: no folder {os.path.dirname(object_path)!r}", user_location(3))
+    tvm_ffi = _tvm_ffi()
+    export_c.check_exportable(compiled)
+    args = export_c.c_arguments(compiled)
+    header = export_c.header(compiled, args, function_name, "WW_TVM_FFI_H")
+    source = "#define WW_WEAK_DRIVER 1\n" + export_c.source(compiled, args, function_name, "entry.h") + \
+        entry_source(compiled, args, function_name)
+    with tempfile.TemporaryDirectory(prefix="ww_tvm_ffi_") as tmp:
+        with open(os.path.join(tmp, "entry.h"), "w") as f:
+            f.write(header)
+        src = os.path.join(tmp, "entry.c")
+        with open(src, "w") as f:
+            f.write(source)
+        out = os.path.join(tmp, "entry.o")
+        cmd = [c_compiler(), "-std=c11", "-O2", "-fPIC", "-c", "-Wall", "-Wno-unused-function", "-I", tmp, "-I",
+               tvm_ffi.libinfo.find_include_path(), src, "-o", out]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise DSLRuntimeError(f"export_to_c: building the TVM FFI export failed (a warpweave bug):\n"
+                                  f"{p.stderr[-3000:]}", user_location(3))
+        shutil.copyfile(out, object_path)
+    return object_path
+
+
 class TVMFFICompiledFunction:
     """A compiled function called through TVM FFI: compiled(torch tensors..., stream or None)."""
 
@@ -126,6 +162,14 @@ class TVMFFICompiledFunction:
 
     def __call__(self, *args):
         return self.function(*args)
+
+    def export_to_c(self, file_path=None, file_name=None, function_prefix=None, *, function_name=None,
+                    object_file_path=None):
+        """export_to_c(object_file_path, function_name=...): the TVM FFI export (export_object); with a folder
+        and a file name, the C wrapper as any compiled function's export_to_c writes it."""
+        if function_name is not None or object_file_path is not None:
+            return export_object(self.compiled, object_file_path or file_path, function_name or file_name)
+        return self.compiled.export_to_c(file_path, file_name, function_prefix)
 
     def __getattr__(self, name):  # cubin, ptx, launches, export_to_c ... of the compiled function
         if name == "compiled":

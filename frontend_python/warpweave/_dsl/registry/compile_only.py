@@ -53,12 +53,16 @@ class Session:
         self.compiled.append(compiled)
 
     def launch_reached(self, compiled):
-        loc = user_location(2)
+        return self.call_reached(compiled.jit_function.fn.__name__, [l.kernel for l in compiled.launches], "compiled",
+                                 user_location(3))
+
+    def call_reached(self, name: str, kernels, what: str = "compiled", loc=None):
+        """A call of `name` (a compiled function, or an exported one loaded back) that would launch kernels."""
+        loc = loc or user_location(3)
         where = f"{loc[0]}:{loc[1]}" if loc else "?"
-        name = compiled.jit_function.fn.__name__
         self.skipped.append((name, where))
-        msg = (f"compile-only: the call of the compiled {name} at {where} would launch "
-               f"{', '.join(l.kernel for l in compiled.launches)}; not made")
+        msg = (f"compile-only: the call of the {what} {name} at {where} would launch "
+               f"{', '.join(kernels) if kernels else 'its kernels'}; not made")
         if self.on_launch == "stop":
             raise LaunchSkipped(msg + " (the program ends here)")
         print(f"[warpweave run] {msg}")
