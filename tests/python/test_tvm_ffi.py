@@ -49,13 +49,13 @@ class CudaLike:
     """A DLPack producer that claims CUDA memory at a made-up address (nothing reads it without a GPU)."""
     _keep = []
 
-    def __init__(self, addr, shape, code=2, bits=32, device_type=2, device_id=0, strides=None):
+    def __init__(self, addr, shape, code=2, bits=32, device_type=2, device_id=0, strides=None, lanes=1):
         self.shape = (ctypes.c_int64 * len(shape))(*shape)
         self.strides = (ctypes.c_int64 * len(shape))(*strides) if strides else None
         self.m = _DLManaged()
         t = self.m.dl_tensor
         t.data, t.device, t.ndim = addr, _DLDevice(device_type, device_id), len(shape)
-        t.dtype, t.shape, t.strides, t.byte_offset = _DLDataType(code, bits, 1), self.shape, self.strides, 0
+        t.dtype, t.shape, t.strides, t.byte_offset = _DLDataType(code, bits, lanes), self.shape, self.strides, 0
         CudaLike._keep.append(self)
 
     def __dlpack_device__(self):
@@ -301,3 +301,49 @@ def test_an_aot_tvm_ffi_export_loads_back_and_launches_as_the_call_does(tmp_path
     expected = aot.python_launches(plain, x, y, 1000, 2.5, 4096)
     assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == expected
     assert "refused" in p.stdout and "y: data is not aligned to 16 bytes" in p.stdout
+
+
+@cute.kernel
+def _fp4_kernel(x: cute.Tensor):
+    pass
+
+
+@cute.jit
+def _fp4_sizes(x: cute.Tensor):
+    _fp4_kernel(x).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+_FP4_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import tvm_ffi
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import make_fake_compact_tensor
+from test_tvm_ffi import CudaLike, _fp4_sizes
+from dsl_helpers import target
+with target("sm_80"):
+    fake = make_fake_compact_tensor(cutlass.Float4E2M1FN, (cute.sym_int(), cute.sym_int(divisibility=2)),
+                                    stride_order=(1, 0), assumed_align=16)
+    f = cute.compile(_fp4_sizes, fake, options="--enable-tvm-ffi")
+# torch's float4_e2m1fn_x2 (lanes 2, its shape counting bytes), then the same memory as packed fp4 elements
+f(tvm_ffi.from_dlpack(CudaLike(0x40000000, (6, 8), code=17, bits=4, lanes=2)))
+f(tvm_ffi.from_dlpack(CudaLike(0x40000000, (6, 16), code=17, bits=4, lanes=1)))
+try:
+    f(tvm_ffi.from_dlpack(CudaLike(0x40000000, (6, 16), code=17, bits=4, lanes=4)))
+except TypeError as e:
+    print("refused", e)
+"""
+
+
+def test_fp4_pairs_through_tvm_ffi_are_the_tensor_of_their_elements(tmp_path):
+    mock = aot.build_mock_driver(str(tmp_path))
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES="8,4,4,4")
+    script = tmp_path / "fp4.py"
+    script.write_text(_FP4_SCRIPT)
+    p = subprocess.run([sys.executable, str(script), os.path.dirname(__file__)], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (first, second), = [c[2] for c in aot.parse_mock_output(p.stdout + "\nrc call 0\n")["calls"]]
+    assert first["params"] == second["params"]
+    assert "refused" in p.stdout and "must be a Float4E2M1FN tensor" in p.stdout

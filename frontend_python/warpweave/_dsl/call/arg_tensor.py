@@ -12,10 +12,17 @@ from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_tor
 from ..values.tensor import GMEM, Pointer, Tensor
 from .arg_kind import NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id
 
-# DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6).
+# DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, and
+# DLPack 1.1's narrow floats: kDLFloat8_e4m3fn 10, _e5m2 12, _e8m0fnu 14, kDLFloat6_e2m3fn 15, _e3m2fn 16,
+# kDLFloat4_e2m1fn 17).
 DL_DTYPE = {"Int8": (0, 8), "Int16": (0, 16), "Int32": (0, 32), "Int64": (0, 64), "Uint8": (1, 8),
             "Uint16": (1, 16), "Uint32": (1, 32), "Uint64": (1, 64), "Float16": (2, 16), "Float32": (2, 32),
-            "Float64": (2, 64), "BFloat16": (4, 16), "Boolean": (6, 8)}
+            "Float64": (2, 64), "BFloat16": (4, 16), "Boolean": (6, 8), "Float8E4M3FN": (10, 8),
+            "Float8E5M2": (12, 8), "Float8E8M0FNU": (14, 8), "Float6E2M3FN": (15, 6), "Float6E3M2FN": (16, 6),
+            "Float4E2M1FN": (17, 4)}
+# Types torch exports two to a lane-pair element (float4_e2m1fn_x2: code 17, bits 4, lanes 2, its shape and strides
+# counting bytes): taken too, their contiguous mode's extent doubled and the other strides with it.
+DL_PAIRED = {"Float4E2M1FN"}
 
 
 def torch_key(dtype, ptr, strides):
@@ -231,7 +238,8 @@ class TensorArg(ArgPlan):
               f'  if ({t} == NULL) return ww_tvm_error("TypeError", "argument {a.name} must be a tensor");',
               f"  if ({t}->device.device_type != 2 && {t}->device.device_type != 13) return ww_tvm_error("
               f'"ValueError", "argument {a.name} is not in CUDA memory");',
-              f"  if ({t}->dtype.code != {code} || {t}->dtype.bits != {bits} || {t}->dtype.lanes != 1) "
+              f"  if ({t}->dtype.code != {code} || {t}->dtype.bits != {bits} || ({t}->dtype.lanes != 1"
+              f"{f' && {t}->dtype.lanes != 2' if dname in DL_PAIRED else ''})) "
               f'return ww_tvm_error("TypeError", "argument {a.name} must be a {dname} tensor");',
               f"  if ({t}->ndim != {rank}) return ww_tvm_error(\"ValueError\", \"argument {a.name} must have "
               f"rank {rank}\");",
@@ -240,14 +248,17 @@ class TensorArg(ArgPlan):
               f"{a.name} is on another CUDA device than the arguments before it\");",
               f"  x{i}.data = (char *){t}->data + {t}->byte_offset;"]
         # strides: DLPack may leave them NULL for a compact row-major tensor
-        o.append(f"  {{ int64_t st[{rank}]; int64_t acc = 1; int k;")
+        o.append(f"  {{ int64_t st[{rank}], sh[{rank}]; int64_t acc = 1; int k;")
         o.append(f"    for (k = {rank} - 1; k >= 0; --k) {{ st[k] = {t}->strides ? {t}->strides[k] : acc; "
-                 f"acc *= {t}->shape[k]; }}")
+                 f"sh[k] = {t}->shape[k]; acc *= {t}->shape[k]; }}")
+        if dname in DL_PAIRED:  # two elements a lane pair: in elements, the unit-stride mode is twice as long
+            o.append(f"    if ({t}->dtype.lanes == 2) for (k = 0; k < {rank}; ++k) {{ if (st[k] == 1) sh[k] *= 2; "
+                     "else st[k] *= 2; }")
         dyn_shape = {k: j for j, (_, k) in enumerate(a.shapes)}
         dyn_stride = {k: j for j, (_, k) in enumerate(a.strides)}
         lim = (1 << (a.bits - 1)) - 1
         for k in range(rank):
-            for what, arr, dyn, field in (("shape", f"{t}->shape", dyn_shape, "dynamic_shapes"),
+            for what, arr, dyn, field in (("shape", "sh", dyn_shape, "dynamic_shapes"),
                                           ("stride", "st", dyn_stride, "dynamic_strides")):
                 val = f"{arr}[{k}]"
                 static = spec[2][k] if what == "shape" else spec[3][k]
