@@ -47,8 +47,8 @@ from . import export_entries as _export_entries  # noqa: F401 - attaches export_
 
 def __getattr__(name):
     # cute.testing (benchmarking, autotuning: statistics, logging, threads) is imported when first named
-    if name == "testing":
-        return importlib.import_module(f"{__name__}.testing")
+    if name in ("testing", "typing", "tensor", "experimental"):
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
