@@ -22,7 +22,8 @@ from ._dsl.atoms import instructions as _instructions
 from ._dsl.atoms import operand_kinds as _operand_kinds
 from ._dsl.base import trace as _trace
 from ._dsl.base.errors import (  # noqa: F401
-    DSLError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir, user_location,
+    DSLError, DSLNotImplementedError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir,
+    user_location,
 )
 from ._dsl.atoms.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
 from ._dsl.atoms.operand_kinds import OperandKind, kind_of  # noqa: F401

@@ -154,6 +154,9 @@ def size(a, mode=[]):  # noqa: B006 (CuTe DSL's signature)
     path = _mode_path(mode)
     if isinstance(a, (int, tuple, SymInt)) or hasattr(a, "__ww_int__"):
         return _dsl_int(_core.product(_tuple_get(a, path)))
+    if not path and not _is_layout(a) and not _is_layout(getattr(a, "layout", None)) and hasattr(a, "size"):
+        n = a.size() if callable(a.size) else a.size  # a tiled copy or MMA: its number of threads
+        return _dsl_int(n)
     return _dsl_int(_select_layout(a, path, "size", True).size())
 
 
