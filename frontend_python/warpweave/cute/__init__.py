@@ -77,11 +77,3 @@ __all__ = list(_layout_all) + [
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
     "math"] + list(_numeric_exports) + _TOP_LEVEL_MATH
 
-
-# CuTe DSL's functions all take loc= / ip= (a library's @dsl_user_op helpers pass theirs on: cute.shape(t, loc=loc));
-# tracing records the user's line itself. The decorators and compile keep their identity.
-from .._dsl.base.markers import accept_locations as _accept_locations  # noqa: E402
-
-_accept_locations(globals(), [_n for _n in __all__ if _n not in ("jit", "kernel", "compile", "struct", "testing",
-                                                                  "arch", "nvgpu", "runtime", "math")
-                              and callable(globals().get(_n)) and not isinstance(globals()[_n], type)])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import _core
+from .._dsl.base.markers import accept_locations
 from .._dsl.values.numeric import Int32, Int64
 from .custom_composed_layout import CustomComposedLayout
 
@@ -457,3 +458,7 @@ def repeat_like(x, target):
     if isinstance(target, tuple):
         return tuple(repeat_like(x, t) for t in target)
     return x
+
+
+# CuTe DSL's layout functions take loc= / ip= (library helpers pass theirs on: cute.shape(tile, loc=loc))
+accept_locations(globals(), [_n for _n in __all__ if callable(globals().get(_n)) and not isinstance(globals()[_n], type)])
