@@ -4,9 +4,9 @@ cubin). They need cuda-bindings (`pip install cuda-bindings`), as the programs t
 from ..._dsl.base.errors import DSLRuntimeError, user_location
 
 try:
-    from cuda.bindings import driver as _driver, runtime as _runtime
+    from cuda.bindings import driver as _driver
 except ImportError:  # cuda-bindings is optional: its absence is named when a helper is called
-    _driver = _runtime = None
+    _driver = None
 
 
 def _require():
@@ -16,14 +16,10 @@ def _require():
 
 
 def _error_name(err) -> str:
-    for api, getter in ((_driver, "cuGetErrorName"), (_runtime, "cudaGetErrorName")):
-        try:
-            res = getattr(api, getter)(err)
-            name = res[1]
-            return name.decode() if isinstance(name, bytes) else str(name)
-        except Exception:  # noqa: BLE001 - an error of the other API's enum: try the next
-            continue
-    return str(err)
+    """The name of a driver (CUresult) or runtime (cudaError_t) error: its enum member's name, which needs no
+    driver to be read."""
+    name = getattr(err, "name", None)
+    return name if isinstance(name, str) else str(err)
 
 
 def checkCudaErrors(result):  # noqa: N802 - CuTe DSL's name
