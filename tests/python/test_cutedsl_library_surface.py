@@ -86,3 +86,50 @@ def test_runtime_cuda_helpers():
         checkCudaErrors((driver.CUresult.CUDA_ERROR_INVALID_VALUE, None))
     with pytest.raises(RuntimeError, match="takes the cubin's bytes"):
         load_cubin_module_data("not bytes")
+
+
+def test_operations_not_built_yet_are_named_and_refused_where_made():
+    """Libraries list CuTe DSL's operations in tables at import (QuACK's copy_utils): the names exist, and making one
+    the backend does not build is an error at the user's line."""
+    tcgen05 = cute.nvgpu.tcgen05
+    for name in ("Ld16x32bx2Op", "St16x32bx2Op", "LdRed16x32bx2Op", "LdRed32x32bOp"):
+        cls = getattr(tcgen05, name)
+        with pytest.raises(NotImplementedError, match=f"tcgen05.{name} .* not built by the Blackwell backend") as e:
+            cls(tcgen05.Repetition.x1)  # BADT
+        assert e.value.location == (THIS, line_in(THIS, "# BADT"))
+    with pytest.raises(NotImplementedError, match="block_copy is not built") as e:
+        cutlass.utils.block_copy(None, None, None)  # BADB
+    assert e.value.location == (THIS, line_in(THIS, "# BADB"))
+
+
+@cute.kernel
+def partition_kernel(out: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    a = smem.allocate_tensor(Int32, cute.make_layout(32), partition=cutlass.utils.SmemPartition.RESERVED)
+    b = smem.allocate_array(Int32, 32, partition=cutlass.utils.SmemPartition.USER)
+    a[tidx] = tidx
+    cute.arch.sync_threads()
+    out[tidx] = a[31 - tidx] + cute.make_tensor(b, cute.make_layout(32))[tidx] * 0
+
+
+@cute.jit
+def partition_host(out: cute.Tensor):
+    partition_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_shared_memory_partitions_are_accepted():
+    with target("sm_80"):
+        assert cute.compile(partition_host, make_fake_compact_tensor(cutlass.Int32, (32,))).cubin
+    with pytest.raises(TypeError, match="partition must be a SmemPartition"), target("sm_80"):
+        cute.compile(bad_partition_host, make_fake_compact_tensor(cutlass.Int32, (32,)))
+
+
+@cute.kernel
+def bad_partition_kernel(out: cute.Tensor):
+    cutlass.utils.SmemAllocator().allocate_array(Int32, 32, partition="reserved")
+
+
+@cute.jit
+def bad_partition_host(out: cute.Tensor):
+    bad_partition_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])

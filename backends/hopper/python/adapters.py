@@ -10,9 +10,10 @@ ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_
 for _name in ("make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "create_tma_multicast_mask"):
     ext.register_python_name(f"cpasync.{_name}", getattr(tma, _name))
 ext.register_python_name("cpasync.TmaCopyAtom", tma.TmaCopyAtom)
+ext.register_python_name("utils.block_copy", tma.block_copy)
 ext.register_python_name("cpasync.ReductionOp", tma.ReductionOp)
 ext.register_python_name("cpasync.ReductionKind", tma.ReductionOp)  # CuTe DSL's other name of the same kinds
-_reduce = tma._reduce_op_class()
+_reduce = tma.reduce_op_class()
 if _reduce is not None:
     ext.register_python_name("cpasync.CopyReduceBulkTensorTileS2GOp", _reduce)
 for _name in ("OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom"):

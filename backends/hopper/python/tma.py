@@ -511,7 +511,7 @@ class ReductionOp(enum.Enum):
     XOR = 7
 
 
-def _reduce_op_class():
+def reduce_op_class():
     base = ext.manifest_class("cpasync.CopyReduceBulkTensorTileS2GOp")
     if base is None:
         return None
@@ -527,3 +527,10 @@ def _reduce_op_class():
             self.reduction_op = reduction_op
 
     return CopyReduceBulkTensorTileS2GOp
+
+
+def block_copy(tiled_copy, src, dst, *, loc=None, ip=None, **kwargs):
+    """CuTe DSL's cutlass.utils.block_copy (a TMA copy of whole tiles, the partitioning done by the compiler, with
+    compiler-driven multicast): not built yet; cpasync.tma_partition and cute.copy do the same by hand."""
+    raise ext.user_error("cutlass.utils.block_copy is not built by the Hopper backend yet: partition with "
+                         "cpasync.tma_partition and copy with cute.copy", ext.DSLNotImplementedError)
