@@ -15,6 +15,7 @@ from warpweave._mlir.dialects import arith, llvm, math as mmath, scf, vector
 from warpweave.base_dsl import BaseDSL
 from warpweave.base_dsl.arch import Arch
 from warpweave.base_dsl.typing import Vector, get_mlir_types
+from warpweave._dsl.base.ir_values import bit_width
 from warpweave.cute.runtime import make_fake_compact_tensor
 from warpweave.cutlass_dsl import Float32, Int32, T, Uint32, dsl_user_op
 
@@ -295,3 +296,46 @@ def test_cutlass_alias_names():
     assert cv.extract is vector.extract and cs.IfOp is scf.IfOp and cm.exp is mmath.exp
     assert CV is Vector and CA is Arch and g is get_mlir_types
     assert _Tensor is cute.Tensor and TensorSSA is cute.TensorSSA and ct.Int32 is cutlass.Int32
+
+
+# --- NVVM ops come from the backends ------------------------------------------------------------------------------
+
+@cute.kernel
+def nvvm_wait_kernel(out: cute.Tensor):
+    from warpweave._mlir.dialects import nvvm
+
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_array(cutlass.Int64, 1)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar, 1)
+    cute.arch.sync_threads()
+    # a shared-memory pointer as an IR value (!llvm.ptr<3>), DSL numbers as the other operands
+    done = nvvm.mbarrier_try_wait_parity_timelimit(T.bool(), bar.llvm_ptr, Int32(0), Int32(1000))
+    out[tidx] = Int32(cutlass.Boolean(done))
+
+
+@cute.jit
+def nvvm_wait_host(out: cute.Tensor):
+    nvvm_wait_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_nvvm_ops_of_a_generation_come_from_its_backend():
+    from warpweave._mlir.dialects import nvvm
+
+    with target("sm_90a"):
+        c = cute.compile(nvvm_wait_host, make_fake_compact_tensor(cutlass.Int32, (32,)))
+    assert re.search(r"mbarrier\.try_wait\.parity\.shared::cta\.b64 p, \[%r\d+\], %r\d+, %r\d+;", c.ptx), c.ptx
+    with pytest.raises(AttributeError, match="no loaded backend offers nvvm.no_such_op"):
+        nvvm.no_such_op
+    assert bit_width(ir.Type("!llvm.ptr<3>")) == 32 and bit_width(ir.Type("!llvm.ptr<1>")) == 64
+
+
+def test_leading_dim_of_a_tensor():
+    def tensor(shape, stride):
+        return cute.make_tensor(cute.make_ptr(cutlass.Float16, 0, cute.AddressSpace.gmem),
+                                cute.make_layout(shape, stride=stride))
+
+    assert tensor((8, 16), (16, 1)).leading_dim == 1 and tensor((8, 16), (1, 8)).leading_dim == 0
+    assert tensor((1, 16), (1, 2)).leading_dim is None  # a mode of extent 1 leads nothing
+    assert tensor(((2, 4), 8), ((1, 2), 8)).leading_dim == (0, 0)

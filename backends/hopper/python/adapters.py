@@ -21,6 +21,11 @@ for _name in ("OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind"
 for _name, _cls in wgmma._make_op_classes().items():
     ext.register_python_name(f"warpgroup.{_name}", _cls)
 
+from . import nvvm_ops  # noqa: E402
+
+for _name in nvvm_ops.NAMES:
+    ext.register_python_name(f"nvvm.{_name}", getattr(nvvm_ops, _name))
+
 from . import cluster  # noqa: E402
 
 for _name in cluster.NAMES:

@@ -2,7 +2,7 @@
 griddepcontrol, mbarrier and bulk-copy operations, ...).
 
 Which operations exist, and for which GPUs, is the backends' to say: the module's functions come from the loaded
-backends (their manifests and Python packages, under `experimental.primitives`), like cute.nvgpu's names; one that
+backends (their manifests and Python packages, as `primitives.<name>`), like cute.nvgpu's names; one that
 none offers is an AttributeError naming it. The enumerations of PTX qualifiers those operations take (memory
 orders and scopes, reduction and permute kinds) are PTX's vocabulary, the same on every GPU, and are here.
 """
@@ -34,7 +34,7 @@ _ENUMS = {
 for _e in _ENUMS.values():
     _e.__module__ = __name__ + ".primitives"
 
-primitives = namespace(__name__ + ".primitives", "experimental.primitives", _ENUMS)
+primitives = namespace(__name__ + ".primitives", "primitives", _ENUMS)
 sys.modules[primitives.__name__] = primitives
 
 __all__ = ["primitives"]

@@ -201,12 +201,21 @@ class StructType(Type):
         return [Type(t) for t in _split_top(_STRUCT.match(self.text).group(1))]
 
 
+_PTR = re.compile(r"^!llvm\.ptr(?:<(\d+)>)?$")
+# Address spaces whose pointers are 32-bit: shared, constant, local, tensor memory, shared::cluster (the compiler
+# makes shared-window pointers short, as nvcc does: nvptx_codegen.cpp); generic and global ones are 64-bit.
+_SHORT_ADDRESS_SPACES = {3, 4, 5, 6, 7}
+
+
 def bit_width(t: Type) -> int | None:
-    """The width of a scalar integer or float type; None for others."""
+    """The width of a scalar integer, float or pointer type; None for others."""
     if IntegerType.isinstance(t):
         return IntegerType(t).width
     if FloatType.isinstance(t):
         return FloatType(t).width
+    m = _PTR.match(t.text)
+    if m is not None:
+        return 32 if int(m.group(1) or 0) in _SHORT_ADDRESS_SPACES else 64
     return None
 
 
