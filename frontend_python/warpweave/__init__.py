@@ -44,12 +44,15 @@ from ._dsl.host import host_branch as _host_branch, host_guards as _host_guards 
 from ._dsl.host import host_values as _host_values  # noqa: E402,F401
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
-_LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "migrate", "pipeline", "runtime", "testing", "torch")
+_LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "experimental", "migrate", "pipeline", "runtime", "testing",
+                    "torch")
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "Layout":  # CuTe DSL names the layout type here too (annotations: `layout: cutlass.Layout`)
+        return cute.Layout
     raise AttributeError(f"module 'warpweave' has no attribute {name!r}")
 from ._dsl.registry.backend_python import install_finder as _install_finder  # noqa: E402
 

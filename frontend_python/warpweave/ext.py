@@ -22,7 +22,8 @@ from ._dsl.atoms import instructions as _instructions
 from ._dsl.atoms import operand_kinds as _operand_kinds
 from ._dsl.base import trace as _trace
 from ._dsl.base.errors import (  # noqa: F401
-    DSLError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir, user_location,
+    DSLError, DSLNotImplementedError, DSLRuntimeError, DSLTypeError, DSLValueError, register_library_dir,
+    user_location,
 )
 from ._dsl.atoms.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
 from ._dsl.atoms.operand_kinds import OperandKind, kind_of  # noqa: F401
@@ -32,6 +33,10 @@ from ._dsl.tracing import control_flow as _control_flow
 from ._dsl.values import tensor as _tensor
 from ._dsl.values.numeric import dtype as _dtype
 from ._dsl.values.numeric import select  # noqa: F401 - cond ? a : b over DSL numbers (pipelines' states)
+# The IR dialects user code writes (cutlass._mlir): a backend's NVVM ops of its generation (cutlass._mlir.dialects.nvvm,
+# registered as "nvvm.<op>") are written with them, checked at the user's line as user ops are.
+from ._mlir import ir as ir  # noqa: E402,F401
+from ._mlir.dialects import arith as ir_arith, llvm as ir_llvm  # noqa: E402,F401
 
 EXT_API_VERSION = 1
 
@@ -145,4 +150,5 @@ __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLR
            "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
            "register_memory_space", "make_pointer", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
            "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
-           "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target", "select"]
+           "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target", "select", "ir",
+           "ir_arith", "ir_llvm", "DSLNotImplementedError"]

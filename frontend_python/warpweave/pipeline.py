@@ -15,7 +15,6 @@ __all__ = list(_impl.__all__)
 _NOT_YET = {
     "PipelineTmaMultiConsumersAsync": "a TMA-load pipeline with several consumer groups",
     "PipelineOrder": "ordered pipelines",
-    "PipelineOp": "pipeline operation kinds",
 }
 
 

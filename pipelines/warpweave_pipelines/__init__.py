@@ -8,10 +8,10 @@ Everything here is composed from primitives the loaded backends publish (arch.mb
 arch.mbarrier_wait, cpasync.mbarrier_arrive_noinc, named barriers): no instruction is spelled here, so a backend
 that publishes those primitives gets the pipelines.
 """
-from .barriers import MbarrierArray, NamedBarrier, sync
+from .barriers import MbarrierArray, NamedBarrier, agent_sync, alloc_reserved_mbarrier, sync
 from .init_sync import pipeline_init_arrive, pipeline_init_wait
 from .participants import PipelineConsumer, PipelineProducer
-from .pipeline_async import Agent, CooperativeGroup, PipelineAsync
+from .pipeline_async import Agent, CooperativeGroup, PipelineAsync, PipelineOp
 from .pipeline_cp_async import PipelineCpAsync
 from .pipeline_tma_async import PipelineTmaAsync
 from .pipeline_tma_store import PipelineTmaStore
@@ -24,4 +24,5 @@ from .state import PipelineState, PipelineUserType, make_pipeline_state
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
            "PipelineTmaAsync", "PipelineTmaStore", "PipelineProducer", "PipelineConsumer", "sync",
            "PipelineTmaUmma", "PipelineUmmaAsync", "PipelineAsyncUmma", "PipelineClcFetchAsync",
-           "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]
+           "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait",
+           "PipelineOp", "agent_sync", "alloc_reserved_mbarrier"]

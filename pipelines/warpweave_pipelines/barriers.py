@@ -65,3 +65,32 @@ def sync(barrier_id: int = 0, num_threads: int | None = None):
         cute.arch.barrier(barrier_id=barrier_id)
     else:
         cute.arch.barrier(barrier_id=barrier_id, number_of_threads=num_threads)
+
+
+def agent_sync(group, is_relaxed: bool = False):
+    """All members of an agent meet: a warp's lanes (warp sync), a CTA's threads (block barrier), or every thread
+    of the cluster (cluster arrive, relaxed where asked, then wait). A thread alone has nothing to wait for."""
+    kind = getattr(group, "value", group)
+    if kind == "thread":
+        return
+    if kind == "warp":
+        cute.arch.sync_warp()
+    elif kind == "threadblock":
+        cute.arch.sync_threads()
+    elif kind == "threadblockcluster":
+        if is_relaxed:
+            cute.arch.cluster_arrive_relaxed()
+        else:
+            cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+    else:
+        raise ValueError(f"agent_sync: {group!r} is no pipeline Agent (Thread, Warp, ThreadBlock, ThreadBlockCluster)")
+
+
+def alloc_reserved_mbarrier(num_stages: int, *, multiplier: int = 2):
+    """Shared memory for a pipeline's mbarriers: num_stages * multiplier Int64 words, 8-byte aligned, as a
+    pointer. The kernel's shared memory is laid out once for its whole life here (it is never resized while the
+    kernel runs), so the storage needs no placement of its own to stay valid."""
+    if not isinstance(num_stages, int) or num_stages <= 0 or not isinstance(multiplier, int) or multiplier <= 0:
+        raise ValueError(f"alloc_reserved_mbarrier: positive integers expected, got {num_stages!r}, {multiplier!r}")
+    return cutlass.utils.SmemAllocator().allocate_array(cutlass.Int64, num_stages * multiplier, byte_alignment=8)

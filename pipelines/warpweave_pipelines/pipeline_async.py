@@ -12,8 +12,22 @@ from .barriers import MbarrierArray
 
 
 class Agent(enum.Enum):
+    """Who takes part in a pipeline or a sync: threads, warps, the CTA, or the whole cluster."""
     Thread = "thread"
     Warp = "warp"
+    ThreadBlock = "threadblock"
+    ThreadBlockCluster = "threadblockcluster"
+
+
+class PipelineOp(enum.Enum):
+    """What a pipeline side does to complete a stage (CuTe DSL's kinds): its barrier arrivals follow from it."""
+    AsyncThread = 1
+    TCGen05Mma = 2
+    TmaLoad = 3
+    ClcLoad = 4
+    TmaStore = 5
+    Composite = 6
+    AsyncLoad = 7
 
 
 class CooperativeGroup:

@@ -1,6 +1,8 @@
 """utils.HardwareInfo in a compile-only run without a GPU: a stand-in device of the target (its manifest's shared
 memory and clusters, a documented multiprocessor count that WARPWEAVE_COMPILE_ONLY_SMS overrides), so that
 programs that size persistent grids by it compile; outside a compile-only run it still needs a device."""
+import os
+
 import pytest
 
 import warpweave as cutlass
@@ -44,3 +46,30 @@ def test_outside_a_compile_only_run_a_device_is_needed():
     assert not (_core.driver_available() and _core.device_count() > 0)
     with target("sm_90a"), pytest.raises(RuntimeError, match="needs a CUDA device"):
         cutlass.utils.HardwareInfo()
+
+
+_TORCH_SCRIPT = r"""
+import torch
+from warpweave._dsl.registry import compile_only
+with compile_only.compile_only():
+    p = torch.cuda.get_device_properties(0)
+    print(torch.cuda.get_device_capability(), torch.cuda.get_device_capability("cuda:0"), (p.major, p.minor),
+          p.multi_processor_count, torch.cuda.current_device())
+print(torch.cuda.get_device_capability is not None)
+"""
+
+
+def test_torch_sees_the_stand_in_device_of_the_target():
+    """Programs that choose their kernels by torch's device capability (QuACK's configs) choose the target's."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    py = next((p for p in (os.environ.get("WARPWEAVE_TORCH_PYTHON"),
+                           os.path.join(root, "build", "cutedsl-venv", "bin", "python"))
+               if p and os.path.exists(p) and subprocess.run([p, "-c", "import torch"]).returncode == 0), None)
+    if py is None:
+        pytest.skip("no Python with torch (set WARPWEAVE_TORCH_PYTHON, or build/cutedsl-venv)")
+    env = dict(os.environ, WARPWEAVE_ARCH="sm_90a", PYTHONPATH=os.path.join(root, "frontend_python"))
+    p = subprocess.run([py, "-c", _TORCH_SCRIPT], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.splitlines()[0] == f"(9, 0) (9, 0) (9, 0) {compile_only.STAND_IN_SMS} 0", p.stdout

@@ -120,9 +120,10 @@ def test_disabled_cache_and_no_bytecode_writing(tmp_path):
 def test_the_key_holds_the_rewriter_and_the_interpreter():
     from warpweave._dsl.tracing import ast_rewrite, rewrite_cache
 
-    path, file_key, fn_key = rewrite_cache._locate(ast_rewrite.rewrite)
+    path, file_key, fn_key = rewrite_cache._locate(ast_rewrite.rewrite, ast_rewrite.preprocessor_extensions())
     assert path.endswith(".ww-rewrite") and ("__pycache__" in path or sys.pycache_prefix)
-    fmt, tag, source, rewriter = file_key
+    fmt, tag, source, rewriter, extensions = file_key
+    assert extensions == ()  # no library extended the preprocessor (test_ir_dialects covers one that does)
     assert tag == sys.implementation.cache_tag
     st = os.stat(ast_rewrite.__file__)
     assert (st.st_size, st.st_mtime_ns) in rewriter

@@ -67,10 +67,10 @@ class CudaLike:
         return new(ctypes.addressof(self.m), b"dltensor", None)
 
 
-def compiled_axpy(**kw):
+def compiled_axpy(env_stream=False, **kw):
     with target("sm_80"):
         t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
-        return cute.compile(axpy, t, t, 1, 1.0, make_fake_stream(), **kw)
+        return cute.compile(axpy, t, t, 1, 1.0, make_fake_stream(use_tvm_ffi_env_stream=env_stream), **kw)
 
 
 def test_option_parses_and_the_ordinary_path_is_unchanged():
@@ -126,6 +126,42 @@ try:
 except ValueError as e:
     print("refused", e)
 """
+
+
+_ENV_STREAM_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import tvm_ffi
+from test_tvm_ffi import CudaLike, compiled_axpy
+f = compiled_axpy(env_stream=True, options="--enable-tvm-ffi")
+x = tvm_ffi.from_dlpack(CudaLike(0x30000000, (1000,)))
+y = tvm_ffi.from_dlpack(CudaLike(0x70000000, (1000,)))
+with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda:0"), 8192):
+    f(x, y, 1000, 2.5)
+"""
+
+
+def test_a_stream_compiled_for_the_environment_is_no_parameter_of_the_entry(tmp_path):
+    """make_fake_stream(use_tvm_ffi_env_stream=True): the TVM FFI function takes the other arguments only and
+    launches on TVM FFI's environment stream (torch's current stream where torch sets it)."""
+    f = compiled_axpy(env_stream=True, options="--enable-tvm-ffi")
+    host = tvm_ffi.from_dlpack(np.zeros(16, np.float32))
+    with pytest.raises(TypeError, match=r"axpy\(\) takes 4 arguments \(x, y, n, alpha\)"):
+        f(host, host, 16, 1.0, None)
+    plain = compiled_axpy()
+    mock = aot.build_mock_driver(str(tmp_path))
+    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in plain.launches[0].params)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
+    p = subprocess.run([sys.executable, "-c", _ENV_STREAM_SCRIPT, os.path.dirname(__file__)], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    from warpweave._dsl.values.runtime import RuntimeTensor
+
+    out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+    x = RuntimeTensor(None, 0x30000000, (1000,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    y = RuntimeTensor(None, 0x70000000, (1000,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == \
+        aot.python_launches(plain, x, y, 1000, 2.5, 8192)
 
 
 def test_entry_launches_as_the_ordinary_call_does(tmp_path):

@@ -22,6 +22,8 @@ ext.register_python_name("tcgen05.Pack", tmem.Pack)
 ext.register_python_name("tcgen05.Unpack", tmem.Unpack)
 ext.register_python_name("tcgen05.Repetition", tmem.Repetition)
 _copy_ops = tmem._make_copy_op_classes()
+for _name, _what in tmem.NOT_BUILT_COPY_OPS.items():
+    _copy_ops.setdefault(_name, tmem.not_built_op(_name, _what))
 for _name, _cls in _copy_ops.items():
     ext.register_python_name(f"tcgen05.{_name}", _cls)
 # CuTe DSL also names the tensor-memory copy operations in tcgen05.copy (tcgen05.copy.Ld32x32bOp(...)).

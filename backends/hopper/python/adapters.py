@@ -10,10 +10,21 @@ ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_
 for _name in ("make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "create_tma_multicast_mask"):
     ext.register_python_name(f"cpasync.{_name}", getattr(tma, _name))
 ext.register_python_name("cpasync.TmaCopyAtom", tma.TmaCopyAtom)
+ext.register_python_name("utils.block_copy", tma.block_copy)
+ext.register_python_name("cpasync.ReductionOp", tma.ReductionOp)
+ext.register_python_name("cpasync.ReductionKind", tma.ReductionOp)  # CuTe DSL's other name of the same kinds
+_reduce = tma.reduce_op_class()
+if _reduce is not None:
+    ext.register_python_name("cpasync.CopyReduceBulkTensorTileS2GOp", _reduce)
 for _name in ("OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom"):
     ext.register_python_name(f"warpgroup.{_name}", getattr(wgmma, _name))
 for _name, _cls in wgmma._make_op_classes().items():
     ext.register_python_name(f"warpgroup.{_name}", _cls)
+
+from . import nvvm_ops  # noqa: E402
+
+for _name in nvvm_ops.NAMES:
+    ext.register_python_name(f"nvvm.{_name}", getattr(nvvm_ops, _name))
 
 from . import cluster  # noqa: E402
 

@@ -27,6 +27,8 @@ tma_partition offsets the tensors to the CTA's slice.
 """
 from __future__ import annotations
 
+import enum
+
 import math
 
 import warpweave as cutlass
@@ -228,6 +230,12 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     the layout as given). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast CTAs
     sharing each load) or CopyBulkTensorTileS2GOp."""
     name = _name(op)
+    if "Reduce" in name:
+        # the manifest has the reduce instructions (hopper.tma.reduce.*), their atoms are not built yet: refused
+        # here rather than copied as a plain store
+        raise ext.user_error(f"make_tiled_tma_atom: {name} (a TMA reduction store) is not supported by the Hopper "
+                             "backend yet; reduce through registers, or store with CopyBulkTensorTileS2GOp",
+                             ext.DSLNotImplementedError)
     if not (name.endswith("G2SOp") or name.endswith("G2SMulticastOp") or name.endswith("S2GOp")):
         raise ext.user_error(f"make_tiled_tma_atom: {op!r} is not a TMA tile operation (CopyBulkTensorTileG2SOp, "
                              "CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileS2GOp)", ext.DSLTypeError)
@@ -489,3 +497,40 @@ def create_tma_multicast_mask(cta_layout_vmnk, cta_coord_vmnk, mcast_mode: int, 
     for j in range(shape[mcast_mode]):
         pattern |= 1 << (j * stride[mcast_mode])
     return cutlass.Int32(pattern) << base
+
+
+class ReductionOp(enum.Enum):
+    """The combining operation of a TMA reduction store (cp.reduce.async.bulk.tensor's .op), as CuTe DSL names it."""
+    ADD = 0
+    MIN = 1
+    MAX = 2
+    INC = 3
+    DEC = 4
+    AND = 5
+    OR = 6
+    XOR = 7
+
+
+def reduce_op_class():
+    base = ext.manifest_class("cpasync.CopyReduceBulkTensorTileS2GOp")
+    if base is None:
+        return None
+
+    class CopyReduceBulkTensorTileS2GOp(base):
+        """TMA reduction store of a tile: CopyReduceBulkTensorTileS2GOp(reduction_op=ReductionOp.ADD)."""
+
+        def __init__(self, reduction_op=ReductionOp.ADD):
+            if not isinstance(reduction_op, ReductionOp):
+                raise ext.user_error(f"CopyReduceBulkTensorTileS2GOp: reduction_op must be a cpasync.ReductionOp, "
+                                     f"got {reduction_op!r}", ext.DSLTypeError)
+            super().__init__()
+            self.reduction_op = reduction_op
+
+    return CopyReduceBulkTensorTileS2GOp
+
+
+def block_copy(tiled_copy, src, dst, *, loc=None, ip=None, **kwargs):
+    """CuTe DSL's cutlass.utils.block_copy (a TMA copy of whole tiles, the partitioning done by the compiler, with
+    compiler-driven multicast): not built yet; cpasync.tma_partition and cute.copy do the same by hand."""
+    raise ext.user_error("cutlass.utils.block_copy is not built by the Hopper backend yet: partition with "
+                         "cpasync.tma_partition and copy with cute.copy", ext.DSLNotImplementedError)

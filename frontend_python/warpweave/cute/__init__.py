@@ -23,7 +23,7 @@ from .._dsl.values.tensor import (  # noqa: F401
     local_partition, make_rmem_tensor_like, recast_tensor, where,
 )
 from .._dsl.device.reduction import ReductionOp, all_, any_  # noqa: F401
-from .._dsl.values.numeric import assume  # noqa: F401
+from .._dsl.values.numeric import NumericMeta, as_numeric, assume  # noqa: F401
 from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .tuple_modes import append_ones, dice, prepend_ones  # noqa: F401
 from .._dsl.device.device_pointer import make_ptr  # noqa: F401
@@ -47,8 +47,8 @@ from . import export_entries as _export_entries  # noqa: F401 - attaches export_
 
 def __getattr__(name):
     # cute.testing (benchmarking, autotuning: statistics, logging, threads) is imported when first named
-    if name == "testing":
-        return importlib.import_module(f"{__name__}.testing")
+    if name in ("testing", "typing", "tensor", "experimental"):
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -64,6 +64,7 @@ Coord = tuple
 IntTuple = tuple
 Stride = tuple
 Tile = tuple
+XTuple = tuple
 
 __all__ = list(_layout_all) + [
     "CopyAtom", "TiledCopy", "ThrCopy", "copy", "prefetch", "autovec_copy", "basic_copy", "basic_copy_if", "make_copy_atom", "make_tiled_copy",
@@ -75,4 +76,5 @@ __all__ = list(_layout_all) + [
     "runtime", "testing", "dice", "append_ones", "prepend_ones", "make_ptr", "all_", "any_", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
-    "math"] + list(_numeric_exports) + _TOP_LEVEL_MATH
+    "math", "NumericMeta", "as_numeric", "XTuple"] + list(_numeric_exports) + _TOP_LEVEL_MATH
+

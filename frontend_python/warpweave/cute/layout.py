@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import _core
+from .._dsl.base.markers import accept_locations
 from .._dsl.values.numeric import Int32, Int64
 from .._dsl.values.runtime import SymInt as _runtime_SymInt
 from .custom_composed_layout import CustomComposedLayout
@@ -155,6 +156,9 @@ def size(a, mode=[]):  # noqa: B006 (CuTe DSL's signature)
     path = _mode_path(mode)
     if isinstance(a, (int, tuple, _core.SymInt)) or hasattr(a, "__ww_int__"):
         return _dsl_int(_core.product(_tuple_get(a, path)))
+    if not path and not _is_layout(a) and not _is_layout(getattr(a, "layout", None)) and hasattr(a, "size"):
+        n = a.size() if callable(a.size) else a.size  # a tiled copy or MMA: its number of threads
+        return _dsl_int(n)
     return _dsl_int(_select_layout(a, path, "size", True).size())
 
 
@@ -455,3 +459,7 @@ def repeat_like(x, target):
     if isinstance(target, tuple):
         return tuple(repeat_like(x, t) for t in target)
     return x
+
+
+# CuTe DSL's layout functions take loc= / ip= (library helpers pass theirs on: cute.shape(tile, loc=loc))
+accept_locations(globals(), [_n for _n in __all__ if callable(globals().get(_n)) and not isinstance(globals()[_n], type)])

@@ -7,7 +7,8 @@ from typing import Union as _Union
 
 from .. import cute as _cute
 from .._dsl.base.constexpr import Constexpr  # noqa: F401
-from .._dsl.values.numeric import Numeric  # noqa: F401
+from .._dsl.values.numeric import Numeric, NumericMeta, as_numeric  # noqa: F401
+from .._mlir.extras import types as T  # noqa: F401 - MLIR types by short name, as CuTe DSL's typing has them
 
 _NUMERIC = [n for n in ("Integer", "Float", "Boolean", "Int4", "Int8", "Int16", "Int32", "Int64", "Int128", "Uint4",
                         "Uint8", "Uint16", "Uint32", "Uint64", "Uint128", "Float16", "BFloat16", "Float32", "Float64",
@@ -18,5 +19,6 @@ _STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swi
 globals().update({n: getattr(_cute, n) for n in _NUMERIC + _STRUCTURE})
 Tiler = _cute.Tile  # a tiler is a tile (of layouts or extents) that divides or tiles another layout
 Int = _Union[int, _cute.Integer]  # an integer annotation: a Python int or a DSL integer
+XTuple = _cute.IntTuple  # a tuple of any nesting (CuTe DSL's annotation name)
 
-__all__ = ["Numeric", "Constexpr", "Tiler", "Int"] + _NUMERIC + _STRUCTURE
+__all__ = ["Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE

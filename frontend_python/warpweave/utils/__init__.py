@@ -4,7 +4,7 @@ import enum
 from .._dsl.atoms.atoms import backend_python_name as _backend_python_name
 from .._dsl.base.errors import DSLTypeError, user_location
 from .._dsl.registry.backend_python import public_attribute as _public_attribute
-from .._dsl.device.smem import SmemAllocator  # noqa: F401
+from .._dsl.device.smem import SmemAllocator, SmemPartition  # noqa: F401
 from . import gemm, hardware_info, tensor_helpers  # noqa: F401,E402
 from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F401,E402
 from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401,E402
@@ -58,7 +58,7 @@ class LayoutEnum(enum.Enum):
         return self is LayoutEnum.COL_MAJOR
 
 
-__all__ = ["LayoutEnum", "SmemAllocator", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
+__all__ = ["LayoutEnum", "SmemAllocator", "SmemPartition", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
            "tensor_helpers", "create_cute_tensor_for_fp8", "is_fp8_dtype", "PersistentTileSchedulerParams",
            "StaticPersistentTileScheduler", "WorkTileInfo",
            "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams"]

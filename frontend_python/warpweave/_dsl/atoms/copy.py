@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.markers import accept_locations
 from ..values.numeric import dtype as dtype_of
 from ..values.tensor import ComposedLayout, Layout, Tensor, outer_of, slice_layout
 from .atoms import ManifestOp
@@ -365,3 +366,7 @@ def make_tiled_copy_C_atom(atom, tiled_mma):
     # The subtile's coordinates back to the MMA tile's, then (thread, value) -> subtile coordinate.
     tile2mma = _core.composition(_core.make_layout(mma_tiler), tiler)
     return TiledCopy(atom, _core.composition(_core.left_inverse(tile2mma), layout_tv), tiler)
+
+
+accept_locations(globals(), ["make_tiled_copy_tv", "make_tiled_copy", "make_tiled_copy_S", "make_tiled_copy_D",
+                             "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_C_atom"])

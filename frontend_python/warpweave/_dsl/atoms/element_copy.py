@@ -13,6 +13,7 @@ import math
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.markers import accept_locations
 from ..values.numeric import Boolean, Int32, Numeric, select
 from ..values.tensor import (
     ComposedLayout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type, outer_of, store_scalar,
@@ -444,3 +445,6 @@ def basic_copy_if(pred, src, dst, *, loc=None, ip=None):
     """basic_copy of the elements whose predicate (a Boolean tensor of src's shape) is true; the others of dst
     are left as they are."""
     copy(CopyAtom(CopyUniversalOp(), src.element_type, src.element_type.width), src, dst, pred=pred)
+
+
+accept_locations(globals(), ["autovec_copy", "basic_copy"])

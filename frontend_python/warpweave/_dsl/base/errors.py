@@ -34,6 +34,10 @@ class DSLValueError(DSLError, ValueError):
     pass
 
 
+class DSLAttributeError(DSLError, AttributeError):
+    """A name a DSL module does not have (an op of a dialect that has none such): `hasattr` reads it as absent."""
+
+
 class DSLRuntimeError(DSLError, RuntimeError):
     pass
 

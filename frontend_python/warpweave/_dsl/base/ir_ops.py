@@ -31,7 +31,7 @@ def mlir_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _where():
+def caller_location():
     return user_location(3)
 
 
@@ -40,7 +40,7 @@ def _same_types(name: str, values: list) -> Type:
     for v in values[1:]:
         if v.type != t:
             raise DSLTypeError(f"{name}: operands of one type expected, got {', '.join(str(x.type) for x in values)}",
-                               _where())
+                               caller_location())
     return t
 
 
@@ -51,11 +51,11 @@ def _scalar_or_vector_of(t: Type):
     return t
 
 
-def _check_kind(name: str, t: Type, want: str):
+def check_kind(name: str, t: Type, want: str):
     e = _scalar_or_vector_of(t)
     ok = (IntegerType.isinstance(e) or IndexType.isinstance(e)) if want == "int" else FloatType.isinstance(e)
     if not ok:
-        raise DSLTypeError(f"{name} works on {'integers' if want == 'int' else 'floats'}, got {t}", _where())
+        raise DSLTypeError(f"{name} works on {'integers' if want == 'int' else 'floats'}, got {t}", caller_location())
 
 
 # --- inline asm ------------------------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def llvm_bitcast(res, arg, *, loc=None, ip=None) -> Value:
 
 def intr_ctlz(arg, is_zero_poison, *, loc=None, ip=None) -> Value:
     arg = operand(arg)
-    _check_kind("llvm.intr.ctlz", arg.type, "int")
+    check_kind("llvm.intr.ctlz", arg.type, "int")
     return emit("llvm.intr.ctlz", [arg], [arg.type], f"is_zero_poison = {'true' if is_zero_poison else 'false'}")[0]
 
 
@@ -301,7 +301,7 @@ def _binary_op(name: str, kind: str):
             raise DSLTypeError(f"{name}: unsupported arguments {sorted(flags)}", user_location(2))
         a, b = operand(lhs, f"{name}'s lhs"), operand(rhs, f"{name}'s rhs")
         t = _same_types(name, [a, b])
-        _check_kind(name, t, kind)
+        check_kind(name, t, kind)
         return emit(name, [a, b], [t], "")[0]
 
     op.__name__ = name.split(".")[1]
@@ -312,7 +312,7 @@ def _binary_op(name: str, kind: str):
 def _unary_op(name: str, kind: str):
     def op(operand_, *, loc=None, ip=None):
         a = operand(operand_, f"{name}'s operand")
-        _check_kind(name, a.type, kind)
+        check_kind(name, a.type, kind)
         return emit(name, [a], [a.type], "")[0]
 
     op.__name__ = name.split(".")[1]
@@ -324,8 +324,8 @@ def _cast_op(name: str, src_kind: str, dst_kind: str, widen):
         where = user_location(2)
         a = operand(in_, f"{name}'s operand")
         t = Type(out)
-        _check_kind(name, a.type, src_kind)
-        _check_kind(name, t, dst_kind)
+        check_kind(name, a.type, src_kind)
+        check_kind(name, t, dst_kind)
         if widen is not None:
             wa, wt = bit_width(_scalar_or_vector_of(a.type)), bit_width(_scalar_or_vector_of(t))
             if wa is not None and wt is not None and not (wt > wa if widen else wt < wa):
@@ -386,7 +386,7 @@ def bitcast(out, in_, *, loc=None, ip=None) -> Value:
 def cmpi(predicate, lhs, rhs, *, loc=None, ip=None) -> Value:
     a, b = operand(lhs), operand(rhs)
     t = _same_types("arith.cmpi", [a, b])
-    _check_kind("arith.cmpi", t, "int")
+    check_kind("arith.cmpi", t, "int")
     p = CmpIPredicate(int(predicate))
     return emit("arith.cmpi", [a, b], [_bool_like(t)], f"predicate = {int(p)} : i64")[0]
 
@@ -394,7 +394,7 @@ def cmpi(predicate, lhs, rhs, *, loc=None, ip=None) -> Value:
 def cmpf(predicate, lhs, rhs, *, loc=None, ip=None) -> Value:
     a, b = operand(lhs), operand(rhs)
     t = _same_types("arith.cmpf", [a, b])
-    _check_kind("arith.cmpf", t, "float")
+    check_kind("arith.cmpf", t, "float")
     p = CmpFPredicate(int(predicate))
     return emit("arith.cmpf", [a, b], [_bool_like(t)], f"predicate = {int(p)} : i64")[0]
 

@@ -157,8 +157,10 @@ class VectorType(Type):
         return _VECTOR.match(text) is not None
 
     @staticmethod
-    def get(shape, element_type, context=None) -> "VectorType":
+    def get(shape, element_type, scalable=None, scalable_dims=None, loc=None, context=None) -> "VectorType":
         shape = list(shape)
+        if scalable or scalable_dims:
+            raise DSLValueError("scalable vectors do not exist on GPUs", user_location(2))
         if not shape or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
             raise DSLValueError(f"a vector's shape is positive integers, got {shape!r}", user_location(2))
         elem = Type(element_type)
@@ -199,12 +201,21 @@ class StructType(Type):
         return [Type(t) for t in _split_top(_STRUCT.match(self.text).group(1))]
 
 
+_PTR = re.compile(r"^!llvm\.ptr(?:<(\d+)>)?$")
+# Address spaces whose pointers are 32-bit: shared, constant, local, tensor memory, shared::cluster (the compiler
+# makes shared-window pointers short, as nvcc does: nvptx_codegen.cpp); generic and global ones are 64-bit.
+_SHORT_ADDRESS_SPACES = {3, 4, 5, 6, 7}
+
+
 def bit_width(t: Type) -> int | None:
-    """The width of a scalar integer or float type; None for others."""
+    """The width of a scalar integer, float or pointer type; None for others."""
     if IntegerType.isinstance(t):
         return IntegerType(t).width
     if FloatType.isinstance(t):
         return FloatType(t).width
+    m = _PTR.match(t.text)
+    if m is not None:
+        return 32 if int(m.group(1) or 0) in _SHORT_ADDRESS_SPACES else 64
     return None
 
 
@@ -255,14 +266,43 @@ def operand(x, what: str = "an operand") -> Value:
                        user_location(3))
 
 
-def emit(name: str, operands, result_types, properties: str = "") -> list:
-    """Writes one op; its results as Values. Builder refusals become DSL errors at the user's line."""
+def emit(name: str, operands, result_types, properties: str = "", num_regions: int = 0) -> list:
+    """Writes one op (taking the last `num_regions` regions closed); its results as Values. Builder refusals become
+    DSL errors at the user's line."""
     where = user_location(2)
     ids = [operand(o).use() for o in operands]
     b = trace.builder()
     texts = [Type(t).text for t in result_types]
     try:
-        out = b.op(name, ids, texts, properties)
+        out = b.op(name, ids, texts, properties, "", num_regions)
     except ValueError as e:  # _core.IRError: e.g. a value defined in a region that has closed
         raise DSLValueError(f"{name}: {e}", where) from None
     return [wrap(v, t) for v, t in zip(out, texts)]
+
+
+class Location:
+    """Where an op comes from. The IR's locations are the user's lines, which the DSL tracks itself, so a Location
+    passed as `loc=` changes nothing; these constructors exist for code that makes one."""
+    __slots__ = ("filename", "line")
+
+    def __init__(self, filename=None, line=None):
+        self.filename, self.line = filename, line
+
+    @staticmethod
+    def unknown(context=None):
+        return Location()
+
+    @staticmethod
+    def file(filename, line, col=0, context=None):
+        return Location(filename, line)
+
+    @staticmethod
+    def current():
+        where = user_location(2)
+        return Location(*where) if where else Location()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -25,3 +25,14 @@ def accept_locations(namespace: dict, names) -> None:
     for name in names:
         if callable(namespace[name]) and not isinstance(namespace[name], type):
             namespace[name] = dsl_user_op(namespace[name])
+
+
+def accept_locations_in_class(cls, names=None) -> None:
+    """The same for a class's methods (all its public ones and item access, or `names`): `t.load(loc=loc)`,
+    `t[i, None]` through a library's wrapper that passes loc= and ip= on."""
+    if names is None:
+        names = [n for n in vars(cls) if not n.startswith("_")] + ["__getitem__", "__setitem__"]
+    for name in names:
+        fn = vars(cls).get(name)
+        if isinstance(fn, type(accept_locations)):  # a plain function: not a property, staticmethod or class
+            setattr(cls, name, dsl_user_op(fn))

@@ -150,11 +150,12 @@ class ArgPlan:
         """What load_module needs of the parameter, beside its name and kind."""
         return {}
 
-    def tvm_lines(self, a: CArg, i: int, o: list, call: list, prefix: str) -> None:
+    def tvm_lines(self, a: CArg, i, o: list, call: list, prefix: str) -> None:
         """The TVM FFI entry's reading of args[i] into the wrapper's parameter: C lines into o, the parameter's
-        expression into call."""
+        expression into call. `i` is the parameter's position as text (or a name of its own, `env0`, for an argument
+        that has no parameter of the entry), used in C names."""
 
-    def tvm_after(self, a: CArg, i: int) -> list:
+    def tvm_after(self, a: CArg, i) -> list:
         """C lines of the TVM FFI entry once every argument is read (a default that depends on the others)."""
         return []
 

@@ -287,7 +287,14 @@ class StreamArg(ArgPlan):
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
-        return HostStream(index), cls(index, name, ("stream",))
+        env = getattr(value, "use_tvm_ffi_env_stream", False) is True
+        return HostStream(index), cls(index, name, ("stream", "env") if env else ("stream",))
+
+    @property
+    def tvm_env_stream(self) -> bool:
+        """Compiled for TVM FFI's environment stream (make_fake_stream(use_tvm_ffi_env_stream=True)): the TVM FFI
+        entry has no parameter for it."""
+        return self.spec[1:] == ("env",)
 
     def read(self, v, read):
         read[3][self.index] = stream_handle(v)
@@ -303,6 +310,10 @@ class StreamArg(ArgPlan):
         return [CArg(self, c_identifier(name), "CUstream")]
 
     def tvm_lines(self, a, i, o, call, prefix):
+        if self.tvm_env_stream:
+            o.append(f"  CUstream q{i};")
+            call.append(f"q{i}")
+            return
         v = f"args[{i}]"
         o.append(f"  CUstream q{i};")
         o.append(f"  if ({v}.type_index == kTVMFFIOpaquePtr) q{i} = (CUstream){v}.v_ptr;")
@@ -312,7 +323,9 @@ class StreamArg(ArgPlan):
         call.append(f"q{i}")
 
     def tvm_after(self, a, i) -> list:
-        # None: the environment's stream of the tensors' device (known once every tensor is read)
+        # None (or no parameter): the environment's stream of the tensors' device (known once every tensor is read)
+        if self.tvm_env_stream:
+            return [f"  q{i} = (CUstream)TVMFFIEnvGetStream(2, device_id < 0 ? 0 : device_id);"]
         return [f"  if (args[{i}].type_index == kTVMFFINone) q{i} = (CUstream)TVMFFIEnvGetStream(2, "
                 "device_id < 0 ? 0 : device_id);"]
 

@@ -6,6 +6,8 @@ launch passes at least the bytes the kernel carved, whatever smem= says.
 """
 from __future__ import annotations
 
+import enum
+
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
@@ -63,10 +65,24 @@ def _pointer(offset: int, dtype) -> Pointer:
     return Pointer(_base_pointer(), dtype, SMEM, BASE_ALIGN, offset // eb)
 
 
+class SmemPartition(enum.Enum):
+    """Where CuTe DSL places an allocation in shared memory: RESERVED, the low addresses kept if the kernel's shared
+    memory is resized while it runs, or USER. warpweave lays a kernel's shared memory out once for its whole life
+    (it is never resized), so both partitions are one and an allocation may name either."""
+    RESERVED = 0
+    USER = 1
+
+
+def _check_partition(partition):
+    if partition is not None and not isinstance(partition, SmemPartition):
+        raise DSLTypeError(f"partition must be a SmemPartition, got {partition!r}", user_location(3))
+
+
 class SmemAllocator:
     """Carves the kernel's shared memory: allocate(bytes or a cute.struct), allocate_array, allocate_tensor."""
 
-    def allocate(self, size_or_type, byte_alignment: int = 1):
+    def allocate(self, size_or_type, byte_alignment: int = 1, *, partition=None):
+        _check_partition(partition)
         if isinstance(size_or_type, type) and issubclass(size_or_type, Struct):
             t = size_or_type
             off = _carve(t.size_in_bytes(), max(byte_alignment, t.alignment()))
@@ -80,13 +96,15 @@ class SmemAllocator:
         raise DSLTypeError(f"SmemAllocator.allocate takes a byte count, a numeric type or a @cute.struct class, got "
                            f"{size_or_type!r}", user_location(2))
 
-    def allocate_array(self, element_type, num_elems: int = 1, byte_alignment: int = 0):
+    def allocate_array(self, element_type, num_elems: int = 1, byte_alignment: int = 0, *, partition=None):
+        _check_partition(partition)
         t = dtype_of(element_type)
         return _pointer(_carve(num_elems * elem_bytes(t), max(byte_alignment, elem_bytes(t))), t)
 
-    def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None):
+    def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None, *, partition=None):
         """A shared-memory tensor of `layout` (a Layout or a swizzled ComposedLayout); `swizzle` composes one.
         4-bit types are packed two to a byte (tensor.is_packed): sizes and swizzle periods count their bytes."""
+        _check_partition(partition)
         t = dtype_of(element_type)
         if isinstance(layout, tuple) or isinstance(layout, int):
             layout = _core.make_layout(layout)

@@ -38,7 +38,17 @@ def _tvm_ffi():
 def entry_source(compiled, args, prefix: str) -> str:
     """The TVM FFI safe-call entry of the exported wrapper."""
     name = f"cute_dsl_{prefix}_wrapper"
-    n = len(args)
+    # where each argument is read from: its position among the entry's parameters, or, for a stream compiled for
+    # TVM FFI's environment stream, no parameter (a name of its own for its local)
+    where, k = [], 0
+    for a in args:
+        if getattr(a.plan, "tvm_env_stream", False):
+            where.append(f"env{len(where)}")
+        else:
+            where.append(str(k))
+            k += 1
+    params = [a for a, w in zip(args, where) if w.isdigit()]
+    n = len(params)
     o = ["#include <tvm/ffi/c_api.h>", "#include <tvm/ffi/extra/c_env_api.h>", "",
          f"static {prefix}_Kernel_Module_t ww_tvm_module;", "static int ww_tvm_loaded, ww_tvm_device = -1;", "",
          "static int ww_tvm_error(const char *kind, const char *what) {",
@@ -50,14 +60,14 @@ def entry_source(compiled, args, prefix: str) -> str:
          f"int __tvm_ffi_{prefix}(void *self, const TVMFFIAny *args, int32_t num_args, TVMFFIAny *result) {{",
          "  char msg[512];", "  int device_id = -1;", "  int32_t r;", "  (void)self;",
          f"  if (num_args != {n}) {{",
-         f'    snprintf(msg, sizeof msg, "{compiled.jit_function.fn.__name__}() takes {n} arguments ({", ".join(a.name for a in args)}), '
+         f'    snprintf(msg, sizeof msg, "{compiled.jit_function.fn.__name__}() takes {n} arguments ({", ".join(a.name for a in params)}), '
          'got %d", (int)num_args);',
          '    return ww_tvm_error("TypeError", msg);', "  }"]
     call = ["&ww_tvm_module"]
-    for i, a in enumerate(args):
-        a.plan.tvm_lines(a, i, o, call, prefix)
-    for i, a in enumerate(args):
-        o += a.plan.tvm_after(a, i)
+    for w, a in zip(where, args):
+        a.plan.tvm_lines(a, w, o, call, prefix)
+    for w, a in zip(where, args):
+        o += a.plan.tvm_after(a, w)
     # The module is loaded once, into the context current at the first call (the device of its tensors, as
     # torch makes it current); a later call with tensors of another device is refused rather than misdirected.
     o += ["  if (!ww_tvm_loaded) {",

@@ -9,7 +9,9 @@ What changes inside `compile_only()`:
   @cute.jit functions, e.g. printing layouts) run as usual.
 - PyTorch, when installed, makes "cuda" tensors in host memory: factory functions and `.to()`/`.cuda()` given a
   CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
-  handle is 0 (so is that of a new `torch.cuda.Stream()`) and `synchronize()` does nothing. CUDA graphs capture
+  handle is 0 (so is that of a new `torch.cuda.Stream()`), `synchronize()` does nothing, and
+  `get_device_capability()` / `get_device_properties()` describe the stand-in device of the target (below), so
+  that programs choosing their kernels by the device choose those of the target compiled for. CUDA graphs capture
   and replay nothing (the launches in them are not made), and events measure nothing (elapsed_time is NaN). Such tensors have real addresses, shapes, strides and dtypes,
   which is all that compiling needs.
 - Where cuda-bindings is installed but no CUDA driver can be loaded, `cuda.bindings.driver.cuInit` succeeds and
@@ -29,7 +31,6 @@ import contextlib
 import importlib.util
 import itertools
 import os
-import types
 
 from ... import _core
 from ..base.errors import user_location
@@ -204,6 +205,21 @@ def _is_cuda(d) -> bool:
     return False
 
 
+class _HostDeviceProperties:
+    """torch.cuda.get_device_properties() in a compile-only run: the stand-in device of the target."""
+
+    def __init__(self, dev):
+        self.name = dev["name"]
+        self.major, self.minor = dev["compute_capability"]
+        self.multi_processor_count = dev["multiprocessor_count"]
+        self.L2_cache_size = dev["l2_cache_size"]
+        self.shared_memory_per_block_optin = dev["max_shared_memory_per_block_optin"]
+        self.total_memory = 0
+
+    def __repr__(self):
+        return f"_CudaDeviceProperties(name={self.name!r}, major={self.major}, minor={self.minor})"
+
+
 @contextlib.contextmanager
 def _torch_on_host():
     import torch
@@ -220,19 +236,13 @@ def _torch_on_host():
                 args = tuple("cpu" if _is_cuda(a) else a for a in args)
             return func(*args, **kwargs)  # the mode is not active inside its own handler
 
-    def properties(device=None):
-        info = stand_in_device()
-        major, minor = info["compute_capability"]
-        return types.SimpleNamespace(name=info["name"], major=major, minor=minor,
-                                     multi_processor_count=info["multiprocessor_count"],
-                                     L2_cache_size=info["l2_cache_size"], total_memory=80 << 30,
-                                     shared_memory_per_block_optin=info["max_shared_memory_per_block_optin"])
-
-    # The device is the target compiled for: programs that choose their path by its capability take that one.
+    dev = stand_in_device()
+    props = _HostDeviceProperties(dev)
     patches = {"is_available": lambda: True, "device_count": lambda: 1,
-               "get_device_capability": lambda device=None: stand_in_device()["compute_capability"],
-               "get_device_name": lambda device=None: stand_in_device()["name"],
-               "get_device_properties": properties, "current_device": lambda: 0,
+               "get_device_capability": lambda device=None: tuple(dev["compute_capability"]),
+               "get_device_properties": lambda device=None: props,
+               "get_device_name": lambda device=None: dev["name"],
+               "current_device": lambda: 0,
                "current_stream": lambda device=None: _HostStream(),
                "default_stream": lambda device=None: _HostStream(),
                "synchronize": lambda device=None: None, "init": lambda: None,

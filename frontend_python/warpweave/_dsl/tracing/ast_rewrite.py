@@ -220,7 +220,7 @@ def _check_function(fdef, filename, qualname):
         fdef.body.insert(0, ast.copy_location(ast.Global(names=names), fdef))
 
 
-class _Rewriter(ast.NodeTransformer):
+class DSLPreprocessor(ast.NodeTransformer):
     def __init__(self, filename: str):
         self.filename = filename
         self.counter = 0
@@ -419,12 +419,27 @@ class _Rewriter(ast.NodeTransformer):
         return ast.copy_location(call, node)
 
 
+def preprocessor_extensions() -> tuple:
+    """What libraries changed of DSLPreprocessor (a `visit_*` wrapped or added, as CuTe DSL lets them): the
+    module, name and source file state of each such method. A rewrite kept by an earlier process holds only when the
+    preprocessor was extended the same way."""
+    out = []
+    for name, attr in sorted(vars(DSLPreprocessor).items()):
+        fn = getattr(attr, "__func__", attr)
+        code = getattr(fn, "__code__", None)
+        if code is None or getattr(fn, "__module__", None) == __name__:
+            continue
+        out.append((name, fn.__module__, fn.__qualname__, rewrite_cache.source_key(code.co_filename)))
+    return tuple(out)
+
+
 def rewrite(fn: Callable) -> Callable:
     """The function with its control flow rewritten (see the module doc), closures and defaults kept."""
-    code = rewrite_cache.load(fn)   # an earlier process's rewrite of the same source
+    extensions = preprocessor_extensions()
+    code = rewrite_cache.load(fn, extensions)   # an earlier process's rewrite of the same source
     if code is None:
         code = _rewritten_code(fn)
-        rewrite_cache.store(fn, code)
+        rewrite_cache.store(fn, code, extensions)
     ns: dict = {}
     exec(code, fn.__globals__, ns)
     cells = [c.cell_contents for c in (fn.__closure__ or ())]
@@ -452,7 +467,7 @@ def _rewritten_code(fn: Callable):
         raise DSLTypeError(f"{fn.__qualname__} is not a plain function definition")
     fdef.decorator_list = []
     _check_function(fdef, filename, fn.__qualname__)
-    fdef = _Rewriter(filename).visit(fdef)
+    fdef = DSLPreprocessor(filename).visit(fdef)
     # Free variables of the original become parameters of a factory, so the rewritten function sees them too.
     freevars = fn.__code__.co_freevars
     factory = ast.FunctionDef(

@@ -15,6 +15,8 @@ import math
 from ..base import trace
 from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, user_location
 from ..values import hooks
+from ..base import ir_values as ir_values_mod
+from ..values.ir_vector import carries_ir_values, extract_mlir_values, new_from_mlir_values
 from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt, select
 from ..values.tensor import GMEM, RMEM, SMEM, Pointer, Tensor, ptr_type
 
@@ -174,6 +176,36 @@ def _holds_dsl_number(t) -> bool:
     return isinstance(t, tuple) and any(isinstance(x, (Numeric, SymInt)) for x in _tuple_leaves(t))
 
 
+class _CarriedObject:
+    """How an object of CuTe DSL's IR-values protocol (`__extract_mlir_values__` / `__new_from_mlir_values__`, a
+    library's state class) is carried through a region: its IR values are region values, and the object is made
+    again of the region's. The values it is made of must keep their number and types."""
+
+    def __init__(self, name, obj):
+        self.name = name
+        self.template = obj
+        self.types = [v.type.text for v in extract_mlir_values(obj)]
+
+    def ir_types(self):
+        return list(self.types)
+
+    def values(self, obj):
+        return [v.use() for v in extract_mlir_values(obj)]
+
+    def rebuild(self, ir_values):
+        return new_from_mlir_values(self.template, [ir_values_mod.wrap(v, t) for v, t in zip(ir_values, self.types)])
+
+    def yields(self, after, lineno, where):
+        vals = extract_mlir_values(after) if type(after) is type(self.template) else None
+        if vals is None or [v.type.text for v in vals] != self.types:
+            got = "a " + type(after).__name__ if vals is None else "(" + ", ".join(v.type.text for v in vals) + ")"
+            raise DSLTypeError(f"variable '{self.name}' ({type(self.template).__name__} of IR values "
+                               f"({', '.join(self.types)})) becomes {got} inside the dynamic {where} at line "
+                               f"{lineno}; an object carried through dynamic control flow keeps its values' types",
+                               user_location(4))
+        return [v.use() for v in vals]
+
+
 class _CarriedTuple:
     """How a tuple holding a DSL number is carried through a region: each number in it (static ones too, which
     become dynamic, as carried Python numbers do) is a region value; its other elements (None, layouts, ...) and
@@ -235,6 +267,8 @@ class _Carry:
                 self.types.append(t)
             elif _holds_dsl_number(v):
                 self.tuples.append((i, _CarriedTuple(names[i], v)))
+            elif not isinstance(v, Undefined) and carries_ir_values(v):
+                self.tuples.append((i, _CarriedObject(names[i], v)))
         self.objects = []
         for m in mutables:
             # A receiver not defined before the region (one made under a false const_expr, say) is not carried;

@@ -8,7 +8,8 @@ sys.pycache_prefix) in one file per module: `<module>.<tag>.ww-rewrite`, a marsh
 {"key": ..., "functions": {(qualname, first line, free variables, flags): code}}.
 
 The key is what a .pyc checks plus the rewriter: the source file's size and modification time, and those of this
-module and of ast_rewrite.py, and the interpreter's cache tag; any change drops the whole file's entries. Reading
+module and of ast_rewrite.py, the methods libraries patched onto the preprocessor (ast_rewrite.preprocessor_extensions)
+and the interpreter's cache tag; any change drops the whole file's entries. Reading
 and writing follow Python's bytecode rules (nothing is written under sys.dont_write_bytecode); WARPWEAVE_DISABLE_CACHE
 turns both off. Any problem with the file (unreadable, corrupt, another format) reads as a miss.
 """
@@ -38,11 +39,19 @@ def _rewriter_key():
     return _rewriter_stat
 
 
+def source_key(path: str):
+    """A source file's state as the key holds it (None for a file that cannot be read: never equal to a stat)."""
+    try:
+        return _stat_key(path)
+    except OSError:
+        return None
+
+
 def _enabled() -> bool:
     return not _core.JitCache.disabled_by_env()
 
 
-def _locate(fn):
+def _locate(fn, extensions=()):
     """(cache file, file key, function key) for fn, or None when its source is no plain file."""
     filename = fn.__code__.co_filename
     if not filename.endswith(".py") or not os.path.isfile(filename):
@@ -52,7 +61,7 @@ def _locate(fn):
     except (NotImplementedError, ValueError):
         return None
     path = pyc[:-len(".pyc")] + ".ww-rewrite" if pyc.endswith(".pyc") else pyc + ".ww-rewrite"
-    file_key = (_FORMAT, sys.implementation.cache_tag, _stat_key(filename), _rewriter_key())
+    file_key = (_FORMAT, sys.implementation.cache_tag, _stat_key(filename), _rewriter_key(), extensions)
     code = fn.__code__
     fn_key = (fn.__qualname__, code.co_firstlineno, tuple(code.co_freevars), code.co_flags)
     return path, file_key, fn_key
@@ -69,12 +78,12 @@ def _read(path: str, file_key) -> dict:
     return data["functions"]
 
 
-def load(fn):
+def load(fn, extensions=()):
     """The code object of fn's rewritten module from an earlier process, or None."""
     if not _enabled():
         return None
     try:
-        where = _locate(fn)
+        where = _locate(fn, extensions)
     except OSError:
         return None
     if where is None:
@@ -84,12 +93,12 @@ def load(fn):
     return code if type(code) is type(fn.__code__) else None
 
 
-def store(fn, code) -> None:
+def store(fn, code, extensions=()) -> None:
     """Keeps fn's rewritten module code for later processes (quietly nothing where that cannot be written)."""
     if not _enabled() or sys.dont_write_bytecode:
         return
     try:
-        where = _locate(fn)
+        where = _locate(fn, extensions)
         if where is None:
             return
         path, file_key, fn_key = where

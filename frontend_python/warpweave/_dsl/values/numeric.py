@@ -41,6 +41,13 @@ class HostRef:
 
 
 class NumericMeta(type):
+    @property
+    def mlir_type(cls) -> ir_values.Type:
+        """The IR type a value of this type is stored as (`Int32.mlir_type` is i32), for ops written with the IR."""
+        if not cls.ir_type:
+            raise DSLTypeError(f"{cls.__name__} is abstract: it has no IR type", user_location(2))
+        return ir_values.Type(cls.ir_type)
+
     def __repr__(cls):
         return cls.__name__
 
@@ -101,6 +108,16 @@ class Numeric(metaclass=NumericMeta):
 
     def to(self, dtype):
         return dtype(self)
+
+    # CuTe DSL's protocol for objects made of IR values (what a region carries, what get_mlir_types lists)
+    def __extract_mlir_values__(self) -> list:
+        return [self.ir_value()]
+
+    def __new_from_mlir_values__(self, values):
+        return type(self)(values[0])
+
+    def __get_mlir_types__(self) -> list:
+        return [type(self).mlir_type]
 
     @classmethod
     def is_same_kind(cls, other) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..base import trace
+from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
 from .numeric import PACKED_TYPES, Numeric, Uint8
@@ -122,8 +122,13 @@ class Pointer:
 
     @property
     def llvm_ptr(self):
-        """The pointer itself (CuTe DSL code passes `ptr.llvm_ptr` to cute.arch's atomics)."""
+        """The pointer itself (CuTe DSL code passes `ptr.llvm_ptr` to cute.arch's atomics, and to IR ops, which take
+        its ir_value())."""
         return self
+
+    def ir_value(self, *, loc=None, ip=None):
+        """The address as an IR value (`!llvm.ptr<addrspace>`), for ops written with the IR (inline asm, NVVM)."""
+        return ir_values.wrap(self.address(0), ptr_type(self.memspace))
 
     @property
     def memspace_name(self):

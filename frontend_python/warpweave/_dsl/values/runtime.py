@@ -382,14 +382,19 @@ def make_fake_compact_tensor(dtype, shape, stride_order=None, assumed_align: int
 
 
 class FakeStream:
-    """A stream to compile for (make_fake_stream): a compiled function takes a real stream in its place."""
+    """A stream to compile for (make_fake_stream): a compiled function takes a real stream in its place. With
+    use_tvm_ffi_env_stream, a function compiled with --enable-tvm-ffi has no stream parameter at all: it launches
+    on the stream of TVM FFI's environment (torch's current stream of the tensors' device)."""
+
+    def __init__(self, use_tvm_ffi_env_stream: bool = False):
+        self.use_tvm_ffi_env_stream = bool(use_tvm_ffi_env_stream)
 
     def __repr__(self):
-        return "FakeStream()"
+        return f"FakeStream(use_tvm_ffi_env_stream={self.use_tvm_ffi_env_stream})"
 
 
-def make_fake_stream() -> FakeStream:
-    return FakeStream()
+def make_fake_stream(*, use_tvm_ffi_env_stream: bool = False) -> FakeStream:
+    return FakeStream(use_tvm_ffi_env_stream)
 
 
 class AddressSpace(enum.Enum):

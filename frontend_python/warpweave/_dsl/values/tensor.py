@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.markers import accept_locations, accept_locations_in_class
 from .coordinates import CoordIterator, coordinate_sum, int_of, norm_coord, slice_layout, slice_tuple  # noqa: F401
 from .fragments import make_fragment, make_fragment_like, make_rmem_tensor, make_rmem_tensor_like  # noqa: F401
 from .numeric import Boolean, Numeric, SymInt, as_numeric, dtype as dtype_of
@@ -256,3 +257,11 @@ def local_partition(target, tiler, index, proj=None):
     rest = (None,) * rank if rank > 1 else None
     inner = coord if len(coord) > 1 else coord[0]
     return Tensor(target.iterator, z, target.element_type)[(inner, rest)]
+
+
+# CuTe DSL's tensor API takes loc= / ip= everywhere (libraries' wrappers pass them on: QuACK's indexing patch)
+accept_locations_in_class(Tensor)
+accept_locations_in_class(TensorSSA)
+accept_locations(globals(), ["make_tensor", "make_identity_tensor", "local_tile", "local_partition", "domain_offset",
+                             "recast_ptr", "recast_tensor", "elem_less", "make_fragment", "make_fragment_like",
+                             "make_rmem_tensor", "make_rmem_tensor_like", "full", "full_like", "zeros_like", "where"])

@@ -72,6 +72,27 @@ class Tensor:
         return self.layout.stride
 
     @property
+    def leading_dim(self):
+        """The first mode, left to right, of stride 1 and extent other than 1 (a tuple of indices where that mode
+        is nested); None when no mode is (CuTe DSL's Tensor.leading_dim)."""
+        outer = self.layout.outer if isinstance(self.layout, ComposedLayout) else self.layout
+
+        def find(shape, stride):
+            if isinstance(shape, tuple):
+                for i, (sh, st) in enumerate(zip(shape, stride)):
+                    hit = find(sh, st)
+                    if hit is not None:
+                        return (i,) if hit == () else (i,) + hit
+                return None
+            return () if isinstance(stride, int) and stride == 1 and not (isinstance(shape, int) and shape == 1) \
+                else None
+
+        hit = find(outer.shape, outer.stride)
+        if hit is None or hit == ():
+            return None if hit is None else 0
+        return hit[0] if len(hit) == 1 else hit
+
+    @property
     def memspace(self):
         return self.iterator.memspace if isinstance(self.iterator, Pointer) else "coord"
 

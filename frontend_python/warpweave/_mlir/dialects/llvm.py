@@ -1,7 +1,14 @@
 """`cutlass._mlir.dialects.llvm`: inline asm, struct fields, bitcasts and the intrinsics user code reaches for."""
+from ..._dsl.base.ir_dialects import unknown_op
 from ..._dsl.base.ir_ops import (AsmDialect, extractvalue, insertvalue, inline_asm, intr_ctlz, mlir_undef,
                                  llvm_bitcast as bitcast)
 from ..._dsl.base.ir_values import StructType
 
 __all__ = ["AsmDialect", "StructType", "bitcast", "extractvalue", "insertvalue", "inline_asm", "intr_ctlz",
            "mlir_undef"]
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise unknown_op("llvm", name, __all__)

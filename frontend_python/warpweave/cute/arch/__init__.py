@@ -5,6 +5,7 @@ from ..._dsl.atoms.atoms import (
     backend_python_name as _backend_python_name, mount_every_backend as _mount_every_backend, primitive as _primitive,
 )
 from ..._dsl.base.errors import DSLTypeError as _DSLTypeError, user_location as _user_location
+from ..._dsl.registry.arch_enum import arch_enum as _arch_enum
 from ..._dsl.registry.backend_python import public_attribute as _public_attribute
 from ..._dsl.device.arch import (  # noqa: F401
     add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64, cp_async_commit_group, cp_async_wait_all,
@@ -52,6 +53,8 @@ def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=Non
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "Arch":  # CuTe DSL names the architectures here too; made of the backends' targets when first named
+        return _arch_enum()
     # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
     f = _backend_python_name("arch." + name) or _primitive("arch." + name)

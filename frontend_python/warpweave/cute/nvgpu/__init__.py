@@ -33,12 +33,18 @@ class _ManifestModuleFinder:
         if not fullname.startswith(self.prefix):
             return None
         name = fullname[len(self.prefix):]
-        if "." in name or not (name in STANDARD_SUBMODULES or _offered_by_a_backend(name)):
+        # CuTe DSL's modules have submodules of their names by kind (tcgen05.mma, tcgen05.copy): the same
+        # manifest-driven names, reached through either path
+        top, _, sub = name.partition(".")
+        if "." in sub or not (top in STANDARD_SUBMODULES or _offered_by_a_backend(top)):
             return None
-        return importlib.util.spec_from_loader(fullname, self)
+        return importlib.util.spec_from_loader(fullname, self, is_package=not sub)
 
     def create_module(self, spec):
-        return _namespace(spec.name, spec.name[len(self.prefix):])
+        module = _namespace(spec.name, spec.name[len(self.prefix):].partition(".")[0])
+        if spec.submodule_search_locations is not None:
+            module.__path__ = []  # a package, so that its submodules import
+        return module
 
     def exec_module(self, module):
         pass

@@ -1,0 +1,7 @@
+"""The Ampere backend's Python package: mounted as warpweave.backends.ampere when the plugin loads.
+
+- adapters.py (run on load): CuTe DSL's names of this backend's operations where they differ from the manifest's
+  (cute.nvgpu.warp.MmaFP8Op, the sm_89 fp8 mma.sync, over the manifest's warp.MmaF8Op).
+It imports warpweave's public modules and warpweave.ext only.
+"""
+from . import adapters  # noqa: F401

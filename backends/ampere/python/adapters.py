@@ -1,0 +1,23 @@
+"""What the Ampere backend registers with warpweave when it loads (see the package's docstring)."""
+from warpweave import ext
+
+
+def _mma_fp8_op():
+    base = ext.manifest_class("warp.MmaF8Op")
+    if base is None:
+        return None
+
+    class MmaFP8Op(base):
+        """mma.sync with fp8 inputs (sm_89 and later), as CuTe DSL names it: MmaFP8Op(ab_dtype, acc_dtype,
+        shape_mnk), A and B of one type (E4M3 or E5M2); the manifest's warp.MmaF8Op takes the two types apart."""
+
+        def __init__(self, ab_dtype, acc_dtype, shape_mnk):
+            super().__init__(ab_dtype, ab_dtype, acc_dtype, shape_mnk)
+            self.ab_dtype = ab_dtype
+
+    return MmaFP8Op
+
+
+_fp8 = _mma_fp8_op()
+if _fp8 is not None:
+    ext.register_python_name("warp.MmaFP8Op", _fp8)

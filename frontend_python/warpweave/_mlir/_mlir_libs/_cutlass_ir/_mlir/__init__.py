@@ -1,0 +1,1 @@
+"""See `cutlass._mlir._mlir_libs`."""

@@ -1,0 +1,52 @@
+"""`cutlass.base_dsl.runtime.cuda`: the helpers CuTe DSL programs use with cuda-bindings: `checkCudaErrors` (the
+values of a cuda-bindings call, or a DSLRuntimeError naming its error) and `load_cubin_module_data` (a CUmodule of a
+cubin). They need cuda-bindings (`pip install cuda-bindings`), as the programs that call them do."""
+from ..._dsl.base.errors import DSLRuntimeError, user_location
+
+try:
+    from cuda.bindings import driver as _driver
+except ImportError:  # cuda-bindings is optional: its absence is named when a helper is called
+    _driver = None
+
+
+def _require():
+    if _driver is None:
+        raise DSLRuntimeError("cutlass.base_dsl.runtime.cuda needs cuda-bindings (pip install cuda-bindings)",
+                              user_location(3))
+
+
+def _error_name(err) -> str:
+    """The name of a driver (CUresult) or runtime (cudaError_t) error: its enum member's name, which needs no
+    driver to be read."""
+    name = getattr(err, "name", None)
+    return name if isinstance(name, str) else str(err)
+
+
+def checkCudaErrors(result):  # noqa: N802 - CuTe DSL's name
+    """`result` of a cuda-bindings call, (error, values...): the values (None, one value, or a tuple) when the error
+    is success, else a DSLRuntimeError naming the error at the user's line."""
+    _require()
+    if not isinstance(result, tuple) or not result:
+        raise DSLRuntimeError(f"checkCudaErrors takes the tuple a cuda-bindings call returns, got {result!r}",
+                              user_location(2))
+    err = result[0]
+    if int(getattr(err, "value", err)) != 0:
+        raise DSLRuntimeError(f"CUDA error {int(getattr(err, 'value', err))} ({_error_name(err)})", user_location(2))
+    if len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def load_cubin_module_data(cubin_data: bytes):
+    """The CUmodule of a cubin (cuModuleLoadData), in the current context."""
+    _require()
+    if not isinstance(cubin_data, (bytes, bytearray)):
+        raise DSLRuntimeError(f"load_cubin_module_data takes the cubin's bytes, got {type(cubin_data).__name__}",
+                              user_location(2))
+    err, module = _driver.cuModuleLoadData(bytes(cubin_data))
+    if int(err) != 0:
+        raise DSLRuntimeError(f"cuModuleLoadData failed: CUDA error {int(err)} ({_error_name(err)})", user_location(2))
+    return module
+
+
+__all__ = ["checkCudaErrors", "load_cubin_module_data"]

@@ -1,0 +1,40 @@
+"""`cutlass.experimental`: `primitives`, CuTe DSL's thin layer over single PTX instructions (prmt, redux.sync,
+griddepcontrol, mbarrier and bulk-copy operations, ...).
+
+Which operations exist, and for which GPUs, is the backends' to say: the module's functions come from the loaded
+backends (their manifests and Python packages, as `primitives.<name>`), like cute.nvgpu's names; one that
+none offers is an AttributeError naming it. The enumerations of PTX qualifiers those operations take (memory
+orders and scopes, reduction and permute kinds) are PTX's vocabulary, the same on every GPU, and are here.
+"""
+import enum
+import sys
+
+from .._dsl.atoms.atoms import namespace
+
+
+def _qualifiers(name, members):
+    return enum.Enum(name, [(m.upper(), m) for m in members])
+
+
+_ENUMS = {
+    "CpReduceOp": _qualifiers("CpReduceOp", ["add", "min", "max", "inc", "dec", "and", "or", "xor"]),
+    "CpReduceType": _qualifiers("CpReduceType", ["f16", "bf16", "b32", "b64", "u32", "u64", "s32", "s64", "f32",
+                                                 "f64"]),
+    "ReductionKind": enum.Enum("ReductionKind", ["ADD", "AND", "MAX", "MIN", "OR", "UMAX", "UMIN", "XOR", "FMIN",
+                                                 "FMAX"]),
+    "PermuteMode": _qualifiers("PermuteMode", ["default", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]),
+    "GridDepAction": _qualifiers("GridDepAction", ["wait", "launch_dependents"]),
+    "MemOrder": _qualifiers("MemOrder", ["weak", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio",
+                                         "volatile", "constant"]),
+    "MemScope": _qualifiers("MemScope", ["cta", "cluster", "gpu", "sys"]),
+    "AtomicOp": _qualifiers("AtomicOp", ["and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max"]),
+    "MBarrierScope": _qualifiers("MBarrierScope", ["cta", "cluster"]),
+    "MBarrierWait": _qualifiers("MBarrierWait", ["test", "try"]),
+}
+for _e in _ENUMS.values():
+    _e.__module__ = __name__ + ".primitives"
+
+primitives = namespace(__name__ + ".primitives", "primitives", _ENUMS)
+sys.modules[primitives.__name__] = primitives
+
+__all__ = ["primitives"]

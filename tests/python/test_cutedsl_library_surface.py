@@ -1,0 +1,135 @@
+"""What CuTe DSL libraries (QuACK) call besides the IR: every cute function and tensor method takes `loc=` / `ip=`
+as their @dsl_user_op helpers pass them on, `cute.size` of a tiled copy, CuTe DSL's names of backend operations
+(`warp.MmaFP8Op`, `cpasync.ReductionOp`, `CopyReduceBulkTensorTileS2GOp`), and `base_dsl.runtime.cuda`."""
+import os
+
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import make_fake_compact_tensor, make_fake_tensor
+from warpweave.cutlass_dsl import Float32, Int32, dsl_user_op
+
+from dsl_helpers import line_in, target
+
+THIS = os.path.abspath(__file__)
+
+
+@dsl_user_op
+def copy_row(src, dst, i, *, loc=None, ip=None):
+    """A library helper: passes its loc/ip on to every cute call, as QuACK's do."""
+    shape = cute.shape(src, loc=loc, ip=ip)
+    n = cute.size(shape, mode=[1], loc=loc, ip=ip)
+    frag = cute.make_rmem_tensor_like(src[i, None], loc=loc, ip=ip)
+    frag.store(src.__getitem__((i, None), loc=loc, ip=ip).load(loc=loc, ip=ip), loc=loc, ip=ip)
+    cute.autovec_copy(frag, dst[i, None], loc=loc, ip=ip)
+    return n
+
+
+@cute.kernel
+def rows_kernel(src: cute.Tensor, dst: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    copy_row(src, dst, tidx)
+
+
+@cute.jit
+def rows_host(src: cute.Tensor, dst: cute.Tensor):
+    rows_kernel(src, dst).launch(grid=[1, 1, 1], block=[8, 1, 1])
+
+
+def test_cute_calls_and_tensor_methods_take_loc_and_ip():
+    src = make_fake_compact_tensor(cutlass.Float32, (8, 4), stride_order=(1, 0))
+    with target("sm_80"):
+        c = cute.compile(rows_host, src, src)
+    assert c.cubin
+
+
+def test_size_of_a_tiled_copy_is_its_threads():
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32)
+    tc = cute.make_tiled_copy_tv(atom, cute.make_layout((4, 32), stride=(32, 1)), cute.make_layout((1, 4)))
+    assert cute.size(tc) == 128
+
+
+def test_cutedsl_names_of_backend_operations():
+    warp, cpasync = cute.nvgpu.warp, cute.nvgpu.cpasync
+    op = warp.MmaFP8Op(cutlass.Float8E4M3FN, cutlass.Float32, (16, 8, 32))
+    assert isinstance(op, cute.nvgpu.warp.MmaFP8Op) and op.ab_dtype is cutlass.Float8E4M3FN
+    assert "a_dtype=Float8E4M3FN, b_dtype=Float8E4M3FN" in repr(op)  # the manifest's op, both inputs of one type
+    red = cpasync.CopyReduceBulkTensorTileS2GOp(cpasync.ReductionOp.ADD)
+    assert red.reduction_op is cpasync.ReductionOp.ADD and cpasync.ReductionKind is cpasync.ReductionOp
+    with pytest.raises(TypeError, match="reduction_op must be a cpasync.ReductionOp"):
+        cpasync.CopyReduceBulkTensorTileS2GOp("add")
+
+
+@cute.jit
+def reduce_store_host(t: cute.Tensor):
+    smem = cute.make_layout((16, 16), stride=(16, 1))
+    cute.nvgpu.cpasync.make_tiled_tma_atom(  # BADR
+        cute.nvgpu.cpasync.CopyReduceBulkTensorTileS2GOp(cute.nvgpu.cpasync.ReductionOp.ADD), t, smem, (16, 16))
+
+
+def test_a_tma_reduction_store_is_refused_at_the_users_line_not_made_a_store():
+    t = make_fake_tensor(cutlass.Float32, (64, 64), (64, 1), assumed_align=16)
+    with pytest.raises(NotImplementedError, match="TMA reduction store") as e, target("sm_90a"):
+        cute.compile(reduce_store_host, t)
+    assert e.value.location == (THIS, line_in(THIS, "# BADR"))
+
+
+def test_runtime_cuda_helpers():
+    driver = pytest.importorskip("cuda.bindings.driver")
+    from warpweave.base_dsl.runtime.cuda import checkCudaErrors, load_cubin_module_data
+
+    assert checkCudaErrors((driver.CUresult.CUDA_SUCCESS,)) is None
+    assert checkCudaErrors((driver.CUresult.CUDA_SUCCESS, 7)) == 7
+    assert checkCudaErrors((driver.CUresult.CUDA_SUCCESS, 7, 8)) == (7, 8)
+    with pytest.raises(RuntimeError, match=r"CUDA error 1 \(CUDA_ERROR_INVALID_VALUE\)"):
+        checkCudaErrors((driver.CUresult.CUDA_ERROR_INVALID_VALUE, None))
+    with pytest.raises(RuntimeError, match="takes the cubin's bytes"):
+        load_cubin_module_data("not bytes")
+
+
+def test_operations_not_built_yet_are_named_and_refused_where_made():
+    """Libraries list CuTe DSL's operations in tables at import (QuACK's copy_utils): the names exist, and making one
+    the backend does not build is an error at the user's line."""
+    tcgen05 = cute.nvgpu.tcgen05
+    for name in ("Ld16x32bx2Op", "St16x32bx2Op", "LdRed16x32bx2Op", "LdRed32x32bOp"):
+        cls = getattr(tcgen05, name)
+        with pytest.raises(NotImplementedError, match=f"tcgen05.{name} .* not built by the Blackwell backend") as e:
+            cls(tcgen05.Repetition.x1)  # BADT
+        assert e.value.location == (THIS, line_in(THIS, "# BADT"))
+    with pytest.raises(NotImplementedError, match="block_copy is not built") as e:
+        cutlass.utils.block_copy(None, None, None)  # BADB
+    assert e.value.location == (THIS, line_in(THIS, "# BADB"))
+
+
+@cute.kernel
+def partition_kernel(out: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    a = smem.allocate_tensor(Int32, cute.make_layout(32), partition=cutlass.utils.SmemPartition.RESERVED)
+    b = smem.allocate_array(Int32, 32, partition=cutlass.utils.SmemPartition.USER)
+    a[tidx] = tidx
+    cute.arch.sync_threads()
+    out[tidx] = a[31 - tidx] + cute.make_tensor(b, cute.make_layout(32))[tidx] * 0
+
+
+@cute.jit
+def partition_host(out: cute.Tensor):
+    partition_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_shared_memory_partitions_are_accepted():
+    with target("sm_80"):
+        assert cute.compile(partition_host, make_fake_compact_tensor(cutlass.Int32, (32,))).cubin
+    with pytest.raises(TypeError, match="partition must be a SmemPartition"), target("sm_80"):
+        cute.compile(bad_partition_host, make_fake_compact_tensor(cutlass.Int32, (32,)))
+
+
+@cute.kernel
+def bad_partition_kernel(out: cute.Tensor):
+    cutlass.utils.SmemAllocator().allocate_array(Int32, 32, partition="reserved")
+
+
+@cute.jit
+def bad_partition_host(out: cute.Tensor):
+    bad_partition_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
