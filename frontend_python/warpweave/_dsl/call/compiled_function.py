@@ -18,6 +18,21 @@ from . import native_call
 from .arg_kind import HostStream
 
 
+def launch_dims(l, env):
+    """A launch's grid, block, cluster and shared memory for a call's symbol values. An extent the arguments give
+    no value (a division by a zero extent, an overflow) is refused naming the launch's line."""
+    try:
+        grid = l.static_grid if l.static_grid is not None else [eval_dim(x, env) for x in l.grid]
+        block = l.static_block if l.static_block is not None else [eval_dim(x, env) for x in l.block]
+        cluster = [eval_dim(x, env) for x in l.cluster] if l.cluster else []
+        smem = eval_dim(l.smem, env)
+    except (ValueError, ZeroDivisionError, OverflowError) as e:
+        where = getattr(l, "where", None)  # read back from the function cache as a list
+        raise DSLValueError(f"the launch of {l.kernel} has no grid for these arguments: {e}",
+                            tuple(where) if where else None) from None
+    return grid, block, cluster, smem
+
+
 class JitCompiledFunction(_core.CompiledFunctionBase):
     """A compiled jit function: call it with arguments of the same specialisation.
 
@@ -97,8 +112,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         bound.apply_defaults()
         return list(bound.arguments.values())
 
-    def prepare(self, *args, **kwargs):
-        """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
+    def _read_call(self, args, kwargs):
+        """A call's arguments read by the plans and checked against the assumptions and guards."""
         values = self._bind(self.bound_self + args, kwargs)
         env, ptrs, scalars, streams, tensors = {}, {}, {}, {}, {}
         read = (env, ptrs, scalars, streams, tensors)
@@ -111,6 +126,20 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                                     "\n  ".join(failed), None)
         if self.host_guards:
             check_guards(self.host_guards, env)
+        return read
+
+    def check_launches(self, *args, **kwargs) -> None:
+        """What a call checks before it launches, without launching (a compile-only call): the arguments, and
+        each launch's grid, block, cluster and shared memory evaluated for them."""
+        env = self._read_call(args, kwargs)[0]
+        for l in self.launches:
+            grid = launch_dims(l, env)[0]
+            if l.static_grid is None:
+                check_call_grid(l.kernel, grid)
+
+    def prepare(self, *args, **kwargs):
+        """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
+        env, ptrs, scalars, streams, tensors = self._read_call(args, kwargs)
         hosts = {hid: h.value(tensors[h.tensor_index]) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
@@ -127,12 +156,9 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 else:
                     x = scalars[p.source]
                     vals.append(int(x) if p.fmt in "bBhiq" else x)
-            grid = l.static_grid if l.static_grid is not None else [eval_dim(x, env) for x in l.grid]
+            grid, block, cluster, smem = launch_dims(l, env)
             if l.static_grid is None and not check_call_grid(l.kernel, grid):
                 continue  # an empty problem: nothing to launch (a warning says so)
-            block = l.static_block if l.static_block is not None else [eval_dim(x, env) for x in l.block]
-            cluster = [eval_dim(x, env) for x in l.cluster] if l.cluster else []
-            smem = eval_dim(l.smem, env)
             if isinstance(l.stream, HostStream):
                 stream = streams[l.stream.arg_index]
             else:
@@ -162,9 +188,13 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             elif not self._call_min <= n <= self._call_nargs:
                 fast = None
             if fast:
-                return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
+                try:
+                    return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
+                except ZeroDivisionError:
+                    pass  # a launch extent with no value for these arguments: the general way names its launch
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
+            self.check_launches(*args, **kwargs)
             return None  # a compile-only run: the launches are not made
         for launch in self.prepare(*args, **kwargs):
             _core.launch(*launch)

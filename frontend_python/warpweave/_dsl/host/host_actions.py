@@ -138,9 +138,9 @@ def host_side(compiled, args, kwargs) -> bool:
     session = compile_only.current()
     if session is not None and compiled.launches and session.on_launch == "stop":
         session.launch_reached(compiled)  # raises LaunchSkipped
-    if compiled.host_actions:
+    guards = getattr(compiled, "host_guards", None)
+    if compiled.host_actions or guards:  # a compile-only call checks the guards a launching call checks
         values, env = _call_values(compiled, args, kwargs)
-        guards = getattr(compiled, "host_guards", None)
         if guards:
             check(guards, env)
         with call_slots():

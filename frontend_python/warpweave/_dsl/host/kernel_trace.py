@@ -248,6 +248,7 @@ class KernelLaunch:
         launch = Launch(name, params, grid_d, block_d, cluster_d if fallback_d is None else fallback_d, smem, stream)
         launch.cooperative, launch.pdl = c.cooperative, c.use_pdl
         launch.preferred_cluster = cluster_d if fallback_d is not None else None
+        launch.where = user_location(2)  # a call whose arguments give this launch no grid is refused naming it
         st.launches.append(launch)
 
 
