@@ -9,7 +9,7 @@ import inspect
 from ... import _core
 from ..base.errors import DSLValueError
 from ..host.host_actions import host_side
-from ..host.host_guards import check as check_guards
+from ..host.host_guards import check as check_guards, divisor_error
 from ..host.launch_plan import dim_source, eval_dim, needs_launch_options, packer
 from ..registry import compile_only
 from ..registry.launch_limits import check_call_grid
@@ -207,7 +207,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         (native_call.py) is built from the same plan."""
         self._native = None
         self._load()
-        if not self.launches or self.host_actions or self.host_guards or not all(p.fast_path for p in self.plans) \
+        if not self.launches or self.host_actions or any(not g.divisor for g in self.host_guards) \
+                or not all(p.fast_path for p in self.plans) \
                 or any(needs_launch_options(l) or l.static_block is None or not isinstance(l.smem, int)
                        for l in self.launches):
             return False
@@ -231,6 +232,10 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             syms = sorted({sid for p in self.plans for sid in p.symbol_ids()})
             body.append("f = asm.failed({" + ", ".join(f"{sid}: s{sid}" for sid in syms) + "})")
             body.append("if f: assumption_error(f)")
+        env["divisor_error"] = divisor_error
+        for k, g in enumerate(self.host_guards):  # host divisions by runtime integers: never by zero
+            env[f"V{k}"] = g
+            body.append(f"if ({dim_source(g.diff)}) == 0: divisor_error(V{k})")
         for hid, h in self.host_arguments.items():
             env[f"H{hid}"] = h.value
             body.append(f"h{hid} = H{hid}(t{h.tensor_index})")

@@ -69,8 +69,8 @@ def grid_program(src: str, slots: dict) -> list | None:
 def build(compiled, launchers):
     """The _core.FastCall of a compiled function whose Python fast path was just built (launchers: its
     _core.Launcher objects, one per launch), or None where the native path cannot describe it: host arguments
-    (TMA descriptors), assumptions, lists of tensors."""
-    if not hasattr(_core, "FastCall") or compiled._has_assumptions or compiled.host_arguments:
+    (TMA descriptors), assumptions, the divisors of host divisions to check, lists of tensors."""
+    if not hasattr(_core, "FastCall") or compiled._has_assumptions or compiled.host_arguments or compiled.host_guards:
         return None
     n = compiled._nargs
     slots = NativeSlots()

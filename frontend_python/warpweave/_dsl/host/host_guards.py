@@ -91,12 +91,16 @@ def _holds(g, env) -> bool:
         raise DSLValueError(f"host code for these arguments: {e}", _where(g)) from None
 
 
+def divisor_error(g):
+    """The error of a call whose arguments make the divisor of the guarded host division zero."""
+    text = getattr(g.diff, "expr", None) or getattr(g.diff, "src", "")
+    raise DSLValueError(f"integer {g.divisor} by zero: the divisor {text} is 0 for these arguments", _where(g))
+
+
 def check(guards, env) -> None:
     for g in guards:
         if g.divisor and not _holds(g, env):
-            text = getattr(g.diff, "expr", None) or getattr(g.diff, "src", "")
-            raise DSLValueError(f"integer {g.divisor} by zero: the divisor {text} is 0 for these arguments",
-                                _where(g))
+            divisor_error(g)
     failed = [g.describe() for g in guards if not _holds(g, env)]
     if failed:
         raise GuardMismatch("these arguments decide host code of the compiled function otherwise: " +
