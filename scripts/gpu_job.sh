@@ -53,7 +53,7 @@ run() {  # name, command...
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 case " $what " in *" all "*|*" pytest "*)
-  run pytest python3 -m pytest -q -p no:cacheprovider ${WW_PYTEST_PATHS:-tests/python backends} ${WW_PYTEST_ARGS:-}
+  run pytest python3 -m pytest -q -p no:cacheprovider ${WW_PYTEST_PATHS:-tests/python tests/reliability backends} ${WW_PYTEST_ARGS:-}
   run runtime_test ./bin/ww_runtime_test --gtest_brief=1 ;;
 esac
 case " $what " in *" conformance "*)

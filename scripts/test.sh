@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run every test: the GoogleTest suites and the bounded fuzzer (CTest), then
-# pytest, then the sanitizer build. GPU tests skip with a reason on a machine without a GPU.
+# pytest (tests/reliability: the hostile-input probe), then the sanitizer build. GPU tests skip with a reason on a
+# machine without a GPU.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh"
 cd "$root"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
-.venv/bin/python -m pytest -q tests/python backends
+.venv/bin/python -m pytest -q tests/python tests/reliability backends
 
 # The sanitizer build (build-asan/): the core that needs no MLIR (layout algebra, IR builder, runtime, JIT cache,
 # plugin host) and its GoogleTest suites under AddressSanitizer and UndefinedBehaviorSanitizer, and the bounded

@@ -40,6 +40,8 @@ int64_t checked_div(int64_t a, int64_t b) {
   if (a == std::numeric_limits<int64_t>::min() && b == -1) overflow("/", a, b);
   return a / b;
 }
+bool fits_32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = checked_div(a, b);
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -139,9 +141,12 @@ Int finish(Work w) {
   p->terms = std::move(merged);
   size_t h = mix(0x77, static_cast<uint64_t>(p->constant));
   bool nonneg = p->constant >= 0;
-  int bits = 32;
+  // A constant or coefficient beyond 32 bits makes the expression a 64-bit one, as a symbol of 64 bits does: an
+  // expression materialised at 32 bits would otherwise carry a constant its type cannot hold.
+  int bits = fits_32(p->constant) ? 32 : 64;
   for (auto& t : p->terms) {
     h = mix(mix(h, static_cast<uint64_t>(t.coef)), monomial_hash(t.factors));
+    if (!fits_32(t.coef)) bits = 64;
     if (t.coef < 0) nonneg = false;
     for (auto& f : t.factors) {
       nonneg = nonneg && f->nonneg;
@@ -307,7 +312,7 @@ bool Int::known_divisible_by(int64_t d) const {
 
 bool Int::known_nonneg() const { return poly_ ? poly_->nonneg : value_ >= 0; }
 
-int Int::bits() const { return poly_ ? poly_->bits : 32; }
+int Int::bits() const { return poly_ ? poly_->bits : (fits_32(value_) ? 32 : 64); }
 
 size_t Int::hash() const { return int_hash(*this); }
 

@@ -143,6 +143,7 @@ struct Derived {
   Expr code;
   std::vector<int> guards;  // made in host branches: computed when every guard is non-zero, else 0
   bool is_float = false;    // its value goes to Values::fvals[slot]
+  int64_t expected = -1;    // a guard of the compiled function: the value it must have, else the Python call
 };
 
 // A torch tensor type seen in a call, with its DLPack exchange table when it offers one. `trusted` drops to
@@ -523,6 +524,7 @@ struct FastCall {
       v.syms[d.slot] = 0;
       v.fvals[d.slot] = 0.0;
       if (taken && !eval_host(d.code, v, d.is_float, v.syms[d.slot], v.fvals[d.slot])) return false;
+      if (d.expected >= 0 && v.syms[d.slot] != d.expected) return false;
     }
     return true;
   }

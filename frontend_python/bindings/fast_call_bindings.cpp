@@ -185,10 +185,11 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
   }
   for (nb::handle h : derived) {
     nb::tuple t = nb::cast<nb::tuple>(h);
-    Derived d{checked_slot(t[0]), parse_program(t[1]), {}, false};
+    Derived d{checked_slot(t[0]), parse_program(t[1]), {}, false, -1};
     if (nb::len(t) > 2)
       for (nb::handle g : nb::cast<nb::list>(t[2])) d.guards.push_back(checked_slot(g));
     if (nb::len(t) > 3) d.is_float = nb::cast<bool>(t[3]);
+    if (nb::len(t) > 4) d.expected = nb::cast<int64_t>(t[4]);
     f->derived.push_back(std::move(d));
   }
 }

@@ -181,7 +181,8 @@ def _select(python_name: str, params: dict, operands: set | None):
     if not usable:
         where = "; ".join(f"{i['id']} for {', '.join(i.get('targets', []))}" for _, i in matches)
         name = st.target["name"] if (st := trace.current_or_none()) is not None else "?"
-        raise DSLValueError(f"{python_name}({params}) exists ({where}) but not for the current target {name} "
+        given = ", ".join(f"{k}={v}" for k, v in params.items())
+        raise DSLValueError(f"{python_name}({given}) exists ({where}) but not for the current target {name} "
                             f"(compute capability {cc}): compile for one of those targets", user_location(3))
     usable.sort(key=lambda e: _preference(*e))
     return usable[0]

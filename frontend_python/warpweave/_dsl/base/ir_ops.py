@@ -35,6 +35,22 @@ def caller_location():
     return user_location(3)
 
 
+# Of each float type narrower than Python's: its largest finite value, and the magnitude from which a decimal rounds
+# to infinity (half a unit in the last place above it): (2 - 2^(1-p)) * 2^emax and (2 - 2^-p) * 2^emax.
+_FLOAT_LIMITS = {name: ((2 - 2.0 ** (1 - p)) * 2.0 ** emax, (2 - 2.0 ** -p) * 2.0 ** emax)
+                 for name, p, emax in (("f16", 11, 15), ("bf16", 8, 127), ("f32", 24, 127), ("tf32", 11, 127))}
+
+
+def _float_literal(value: float) -> str:
+    """A finite float as MLIR's lexer reads one: a decimal with a point (`1.0e-300`, never `1e-300`, which MLIR
+    reads as the integer 1 followed by a name)."""
+    text = repr(value)
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
+
+
 def _same_types(name: str, values: list) -> Type:
     t = values[0].type
     for v in values[1:]:
@@ -126,6 +142,30 @@ def _check_placeholders(asm: str, n_operands: int, where):
         pos = m.end()
 
 
+def _check_asm_text(asm: str, where):
+    """What the assembler would misread or refuse far from this op: PTX is ASCII text, a NUL ends the PTX file
+    there (the instructions after it would vanish without a word), and a `{` without its `}` shifts the PTX after
+    it into a scope the assembler reports at the end of the file."""
+    for i, ch in enumerate(asm):
+        if ch in "\t\n\r":
+            continue
+        if not " " <= ch <= "~":
+            raise DSLValueError(f"inline asm: character {ch!r} at offset {i}: PTX is printable ASCII text (with tabs "
+                                f"and newlines): ...{asm[max(0, i - 10):i + 10]!r}...", where)
+    depth = 0
+    for line in asm.splitlines():
+        code = line.split("//", 1)[0]
+        for ch in code:
+            depth += ch == "{"
+            depth -= ch == "}"
+            if depth < 0:
+                raise DSLValueError("inline asm: a '}' closes no '{' (PTX scopes open and close within one asm "
+                                    "string)", where)
+    if depth:
+        raise DSLValueError(f"inline asm: {depth} '{{' left open (PTX scopes open and close within one asm string)",
+                            where)
+
+
 def inline_asm(res, operands, asm_string, constraints, *, has_side_effects=False, is_align_stack=False,
                tail_call_kind=None, asm_dialect=None, operand_attrs=None, loc=None, ip=None):
     """llvm.inline_asm: `res` the result type (an llvm struct for several outputs, None for none). The operands and
@@ -164,6 +204,7 @@ def inline_asm(res, operands, asm_string, constraints, *, has_side_effects=False
         elif all(ch in "ni" for ch in code) and v.constant is None:
             suspect = True  # LLVM may still fold it to a constant; if not, codegen refuses it and names this op
     _check_placeholders(asm_string, len(outputs) + len(inputs), where)
+    _check_asm_text(asm_string, where)
     props = f"asm_string = {mlir_string(asm_string)}, constraints = {mlir_string(constraints)}"
     if has_side_effects:
         props += ", has_side_effects"
@@ -269,7 +310,7 @@ def constant(result, value, *, loc=None, ip=None) -> Value:
             raise DSLTypeError(f"arith.constant: an integer constant needs an integer type, got {t}", where)
         width = 64 if IndexType.isinstance(t) else IntegerType(t).width
         v = int(value)
-        if width > 1 and not -(1 << (width - 1)) <= v < (1 << width):
+        if not (v in (0, 1, -1) if width == 1 else -(1 << (width - 1)) <= v < (1 << width)):
             raise DSLValueError(f"arith.constant: {v} does not fit {t}", where)
         if width == 1:
             out = emit("arith.constant", [], [t], f"value = {'true' if v else 'false'}")[0]
@@ -288,10 +329,11 @@ def constant(result, value, *, loc=None, ip=None) -> Value:
             else:
                 n = int.from_bytes(struct.pack({"f16": "<e", "f32": "<f", "f64": "<d"}[t.text], value), "little")
             return emit("arith.constant", [], [t], f"value = 0x{n:X} : {t}")[0]
-        text = repr(value)
-        if "e" not in text and "." not in text:
-            text += ".0"
-        return emit("arith.constant", [], [t], f"value = {text} : {t}")[0]
+        if t.text in _FLOAT_LIMITS and abs(value) >= _FLOAT_LIMITS[t.text][1]:
+            # MLIR would round it to infinity without a word: a finite constant the type cannot hold is a mistake
+            raise DSLValueError(f"arith.constant: {value!r} does not fit {t} (its largest finite value is "
+                                f"{_FLOAT_LIMITS[t.text][0]!r}); write math.inf for an infinity", where)
+        return emit("arith.constant", [], [t], f"value = {_float_literal(value)} : {t}")[0]
     raise DSLTypeError(f"arith.constant takes a Python int or float, got {type(value).__name__}", where)
 
 

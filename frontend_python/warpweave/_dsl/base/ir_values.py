@@ -18,7 +18,50 @@ from .errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 _INT = re.compile(r"^i(\d+)$")
 _VECTOR = re.compile(r"^vector<((?:\d+x)+)(.+)>$")
 _STRUCT = re.compile(r"^!llvm\.struct<\((.*)\)>$")
+_POINTER = re.compile(r"^!llvm\.ptr(?:<(\d+)>)?$")
+_ARRAY = re.compile(r"^!llvm\.array<(\d+) x (.+)>$")
 _FLOAT_WIDTHS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "tf32": 32}
+# MLIR's small float types, as the builder spells them (a user op may name them; NVPTX keeps them in integers).
+_SMALL_FLOATS = {"f8E4M3FN", "f8E5M2", "f8E4M3", "f8E5M2FNUZ", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E3M4", "f8E8M0FNU",
+                 "f6E2M3FN", "f6E3M2FN", "f4E2M1FN"}
+_MAX_INT_WIDTH = 1 << 16
+
+
+def _is_scalar(text: str) -> bool:
+    m = _INT.match(text)
+    if m:
+        return not m.group(1).startswith("0") and 1 <= int(m.group(1)) <= _MAX_INT_WIDTH
+    return text == "index" or text in _FLOAT_WIDTHS or text in _SMALL_FLOATS
+
+
+def well_formed(text: str) -> bool:
+    """Whether `text` spells a type of the IR user ops write: a scalar (iN, index, the floats), a fixed-length
+    vector of scalars, an LLVM pointer, literal struct or array of these. Anything else would reach the module
+    text as written (MLIR's parser, not the user's line, would refuse it), and NVPTX has no scalable vectors."""
+    if _is_scalar(text) or _POINTER.match(text):
+        return True
+    m = _VECTOR.match(text)
+    if m:
+        dims = m.group(1).split("x")[:-1]
+        return all(d.isdigit() and int(d) > 0 for d in dims) and _is_scalar(m.group(2))
+    m = _STRUCT.match(text)
+    if m:
+        body = m.group(1)
+        return _balanced(body) and all(well_formed(t) for t in _split_top(body))
+    m = _ARRAY.match(text)
+    if m:
+        return int(m.group(1)) > 0 and well_formed(m.group(2))
+    return False
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _split_top(text: str) -> list[str]:
@@ -49,6 +92,10 @@ class Type:
         if not isinstance(text, str) or not text.strip():
             raise DSLTypeError(f"an MLIR type is made from a type or its spelling, got {t!r}", user_location(2))
         text = text.strip()
+        if not isinstance(t, Type) and not well_formed(text):
+            raise DSLValueError(f"{text!r} is not a type of the IR user ops write: integers i1..i65536, index, "
+                                "floats (f16, bf16, f32, f64, tf32, f8E4M3FN, ...), vector<NxT> of those, "
+                                "!llvm.ptr<space>, !llvm.struct<(T, ...)> and !llvm.array<N x T>", user_location(2))
         if type(self) is not Type and not type(self)._matches(text):
             raise DSLValueError(f"cannot cast type {text} to {type(self).__name__}", user_location(2))
         self.text = text
@@ -245,11 +292,18 @@ class Value:
     def __repr__(self):
         return f"Value(%{self.id} : {self.type})"
 
+    def __bool__(self):
+        # An object is true to Python: `x and y` or `bool(v)` of an IR value would decide at trace time, silently.
+        raise DSLTypeError(f"an IR value ({self.type}) has no Python truth value: it is known only when the kernel "
+                           "runs. Use it as the condition of an if/while (a runtime branch), or make it a DSL number "
+                           "(cutlass.Boolean(v)) first", user_location(2))
+
 
 def wrap(value_id: int, ty=None, constant=None) -> Value:
     """A Value for an SSA id of the kernel now traced (its type read from the builder unless given)."""
     st = trace.current()
-    t = Type(ty) if ty is not None else Type(st.builder.type_of(value_id))
+    t = Type.__new__(Type)
+    t.text = ty.text if isinstance(ty, Type) else (ty if ty is not None else st.builder.type_of(value_id))
     return Value(value_id, t, st, constant)
 
 

@@ -58,11 +58,12 @@ class TraceState:
     profile: Any = None                                 # the profiler's token while profiled (warpweave.profile)
     asm_sites: list = field(default_factory=list)       # (asm string, user's location) of each user inline asm op
 
-    def new_host_symbol(self, arg_index, path, bits=32, divisibility=1, name="") -> _core.SymInt:
+    def new_host_symbol(self, arg_index, path, bits=32, divisibility=1, name="", nonneg=True) -> _core.SymInt:
+        """nonneg: the value is never negative (an extent, an unsigned number); the algebra then divides unsigned."""
         sid = self.next_host_symbol
         self.next_host_symbol += 1
         self.host_symbols[sid] = HostSymbol(sid, arg_index, path, bits, divisibility, name)
-        return _core.SymInt.symbol(sid, divisibility=divisibility, nonneg=True, bits=bits, name=name or f"a{sid}")
+        return _core.SymInt.symbol(sid, divisibility=divisibility, nonneg=nonneg, bits=bits, name=name or f"a{sid}")
 
     def unique_kernel_name(self, base: str) -> str:
         name, k = base, 0

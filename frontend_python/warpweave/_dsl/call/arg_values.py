@@ -120,7 +120,8 @@ class IntArg(ArgPlan):
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         t = _number_type(value, annotation)
-        sym = st.new_host_symbol(index, ("value",), t.width, 1, name)
+        # A signed argument may be negative: its divisions and remainders floor as Python's do, never unsigned.
+        sym = st.new_host_symbol(index, ("value",), t.width, 1, name, nonneg=not t.signed)
         if not isinstance(value, Numeric) or value.is_static:
             st.host_values[sym_id(sym)] = number_value(name, value, t, 3)
         return t._wrap(sym), cls(index, name, ("int", t.__name__), t, [sym_id(sym)])

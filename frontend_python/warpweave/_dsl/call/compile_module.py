@@ -100,7 +100,8 @@ def _raise_compile_error(e, module_text=None, target=None, opts=None, asm_sites=
             loc = where
             msg = f"the assembler refused this inline asm (PTX line {ptx_lines[0][1]}):\n  " + "\n  ".join(lines)
     immediates = [where for _, where, suspect in asm_sites if suspect and where is not None]
-    if loc is None and immediates and any("inline asm constraint" in line for line in lines):
+    refused_immediate = re.compile(r"inline asm constraint|constraint '[in]' expects")  # LLVM's words for 'i', 'n'
+    if loc is None and immediates and any(refused_immediate.search(line) for line in lines):
         # LLVM names no op when an operand of an immediate constraint ('i', 'n') is not a constant; the first user
         # op that gave one a value the DSL did not make as a constant is the one.
         loc = immediates[0]

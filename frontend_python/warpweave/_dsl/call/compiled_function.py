@@ -9,7 +9,7 @@ import inspect
 from ... import _core
 from ..base.errors import DSLValueError
 from ..host.host_actions import host_side
-from ..host.host_guards import check as check_guards
+from ..host.host_guards import check as check_guards, divisor_error
 from ..host.host_program import HostProgram
 from ..host.launch_plan import dim_source, eval_dim, needs_launch_options, packer
 from ..registry import compile_only
@@ -17,6 +17,21 @@ from ..registry.launch_limits import check_call_grid
 from ..values.host_inputs import stream_handle
 from . import native_call
 from .arg_kind import HostStream
+
+
+def launch_dims(l, env):
+    """A launch's grid, block, cluster and shared memory for a call's symbol values. An extent the arguments give
+    no value (a division by a zero extent, an overflow) is refused naming the launch's line."""
+    try:
+        grid = l.static_grid if l.static_grid is not None else [eval_dim(x, env) for x in l.grid]
+        block = l.static_block if l.static_block is not None else [eval_dim(x, env) for x in l.block]
+        cluster = [eval_dim(x, env) for x in l.cluster] if l.cluster else []
+        smem = eval_dim(l.smem, env)
+    except (ValueError, ZeroDivisionError, OverflowError) as e:
+        where = getattr(l, "where", None)  # read back from the function cache as a list
+        raise DSLValueError(f"the launch of {l.kernel} has no grid for these arguments: {e}",
+                            tuple(where) if where else None) from None
+    return grid, block, cluster, smem
 
 
 class JitCompiledFunction(_core.CompiledFunctionBase):
@@ -100,8 +115,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         bound.apply_defaults()
         return list(bound.arguments.values())
 
-    def prepare(self, *args, **kwargs):
-        """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
+    def _read_call(self, args, kwargs):
+        """A call's arguments read by the plans and checked against the assumptions and guards."""
         values = self._bind(self.bound_self + args, kwargs)
         env, ptrs, scalars, streams, tensors = {}, {}, {}, {}, {}
         read = (env, ptrs, scalars, streams, tensors)
@@ -116,6 +131,22 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             self.host_program.run(values, env, scalars)
         if self.host_guards:
             check_guards(self.host_guards, env)
+        return read
+
+    def check_launches(self, *args, **kwargs) -> None:
+        """What a call checks before it launches, without launching (a compile-only call): the arguments, and
+        each launch's grid, block, cluster and shared memory evaluated for them."""
+        env = self._read_call(args, kwargs)[0]
+        for l in self.launches:
+            if l.predicates and not all(env[sid] for sid in l.predicates):
+                continue  # under a host `if` whose branch this call does not take
+            grid = launch_dims(l, env)[0]
+            if l.static_grid is None:
+                check_call_grid(l.kernel, grid)
+
+    def prepare(self, *args, **kwargs):
+        """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
+        env, ptrs, scalars, streams, tensors = self._read_call(args, kwargs)
         hosts = {hid: h.value(tensors[h.tensor_index]) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
@@ -134,12 +165,9 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 else:
                     x = scalars[tuple(p.source) if isinstance(p.source, list) else p.source]
                     vals.append(int(x) if p.fmt in "bBhiq" else x)
-            grid = l.static_grid if l.static_grid is not None else [eval_dim(x, env) for x in l.grid]
+            grid, block, cluster, smem = launch_dims(l, env)
             if l.static_grid is None and not check_call_grid(l.kernel, grid):
                 continue  # an empty problem: nothing to launch (a warning says so)
-            block = l.static_block if l.static_block is not None else [eval_dim(x, env) for x in l.block]
-            cluster = [eval_dim(x, env) for x in l.cluster] if l.cluster else []
-            smem = eval_dim(l.smem, env)
             if isinstance(l.stream, HostStream):
                 stream = streams[l.stream.arg_index]
             else:
@@ -176,9 +204,13 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             elif not self._call_min <= n <= self._call_nargs:
                 fast = None
             if fast:
-                return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
+                try:
+                    return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
+                except ZeroDivisionError:
+                    pass  # a launch extent with no value for these arguments: the general way names its launch
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
+            self.check_launches(*args, **kwargs)
             return None  # a compile-only run: the launches are not made
         for launch in self.prepare(*args, **kwargs):
             _core.launch(*launch)
@@ -191,7 +223,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         (native_call.py) is built from the same plan."""
         self._native = None
         self._load()
-        if not self.launches or self.host_actions or self.host_guards or not all(p.fast_path for p in self.plans) \
+        if not self.launches or self.host_actions or any(not g.divisor for g in self.host_guards) \
+                or not all(p.fast_path for p in self.plans) \
                 or any(needs_launch_options(l) or l.static_block is None or not isinstance(l.smem, int)
                        for l in self.launches):
             return False
@@ -220,6 +253,10 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             syms = sorted({sid for p in self.plans for sid in p.symbol_ids()})
             body.append("f = asm.failed({" + ", ".join(f"{sid}: s{sid}" for sid in syms) + "})")
             body.append("if f: assumption_error(f)")
+        env["divisor_error"] = divisor_error
+        for k, g in enumerate(self.host_guards):  # host divisions by runtime integers: never by zero
+            env[f"V{k}"] = g
+            body.append(f"if ({dim_source(g.diff)}) == 0: divisor_error(V{k})")
         for hid, h in self.host_arguments.items():
             env[f"H{hid}"] = h.value
             body.append(f"h{hid} = H{hid}(t{h.tensor_index})")

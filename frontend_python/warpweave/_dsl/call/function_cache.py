@@ -300,7 +300,7 @@ def serialise(compiled, st, module_key: str, recording: Recording) -> dict:
             raise Unstable(f"the function's {name.replace('_', ' ')} are not stored in the cache yet")
     plans = [_encode({"kind": p.kind, **p.stored_fields()}) for p in compiled.plans]
     launches = [_encode({k: v for k, v in vars(l).items() if k not in _DERIVED}) for l in compiled.launches]
-    guards = [_encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where})
+    guards = [_encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where, "divisor": g.divisor})
               for g in getattr(compiled, "host_guards", ())]
     hs = [_encode(dict(vars(h))) for h in st.host_symbols.values()]
     return {"format": _FORMAT, "module_key": module_key, "target": st.target, "plans": plans, "launches": launches,
@@ -355,7 +355,7 @@ class CachedGuard(Guard):
 
 def _cached_guard(fields):
     g = _decode(fields)
-    return CachedGuard(g["diff"], g["op"], g["outcome"], g["where"])
+    return CachedGuard(g["diff"], g["op"], g["outcome"], g["where"], g.get("divisor"))
 
 
 def _argument_env(plans, values) -> dict | None:

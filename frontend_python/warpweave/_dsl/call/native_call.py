@@ -70,7 +70,7 @@ def grid_program(src: str, slots: dict) -> list | None:
 def build(compiled, launchers):
     """The _core.FastCall of a compiled function whose Python fast path was just built (launchers: its
     _core.Launcher objects, one per launch), or None where the native path cannot describe it: host arguments
-    (TMA descriptors), assumptions, lists of tensors."""
+    (TMA descriptors), assumptions, the divisors of host divisions to check, lists of tensors."""
     if not hasattr(_core, "FastCall") or compiled._has_assumptions or compiled.host_arguments:
         return None
     n = compiled._nargs
@@ -85,8 +85,10 @@ def build(compiled, launchers):
             return None
     sym_slots, ptr_slots, obj_slots = slots.syms, slots.ptrs, slots.objs
     derived = _host_program(compiled.host_program, slots)
-    if derived is None:
+    checks = _guard_checks(compiled.host_guards, slots)
+    if derived is None or checks is None:
         return None
+    derived += checks
     launches = []
     for l, target in zip(compiled.launches, launchers):
         grid = [grid_program(dim_source(g), sym_slots) for g in l.grid]
@@ -146,6 +148,20 @@ def _host_program(program, slots) -> list | None:
             return None
         guards = [NativeSlots.slot(slots.syms, g) for g in d.guards]
         out.append((NativeSlots.slot(slots.syms, d.sid), code, guards, d.type_code[0] == "f"))
+    return out
+
+
+def _guard_checks(guards, slots) -> list | None:
+    """The guards of the compiled function (a host division's divisor is not zero, a comparison decided when
+    compiled) as host-program values the native path computes and compares: a call where one does not hold goes
+    the Python way, which raises what it raises."""
+    out = []
+    for k, g in enumerate(guards):
+        code = grid_program(dim_source(g.diff), slots.syms)
+        if code is None:
+            return None
+        code = code + [("const", 0), (g.op, 0)]
+        out.append((NativeSlots.slot(slots.syms, ("guard", k)), code, [], False, int(bool(g.outcome))))
     return out
 
 

@@ -402,8 +402,9 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     for g in compiled.host_guards:
         e = c_expr(g.diff)
         used |= symbols_in(g.diff)
+        why = g.describe() if g.divisor else "these arguments decide host code otherwise: " + g.describe()
         o.append(f"  if (({e} {ops[g.op]}) != {1 if g.outcome else 0}) return ww_fail(WW_INVALID_VALUE, "
-                 f"{_c_string('these arguments decide host code otherwise: ' + g.describe())});")
+                 f"{_c_string(why)});")
     missing = used - set(symbols)
     if missing:
         raise DSLNotImplementedError(f"export_to_c: the symbols {sorted(missing)} have no C argument", user_location(3))

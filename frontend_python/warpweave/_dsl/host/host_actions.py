@@ -138,12 +138,12 @@ def host_side(compiled, args, kwargs) -> bool:
     session = compile_only.current()
     if session is not None and compiled.launches and session.on_launch == "stop":
         session.launch_reached(compiled)  # raises LaunchSkipped
-    if compiled.host_actions:
+    guards = getattr(compiled, "host_guards", None)
+    if compiled.host_actions or guards:  # a compile-only call checks the guards a launching call checks
         values, env = _call_values(compiled, args, kwargs)
         program = getattr(compiled, "host_program", None)
         if program:
             program.run(values, env)
-        guards = getattr(compiled, "host_guards", None)
         if guards:
             check(guards, env)
         with call_slots():

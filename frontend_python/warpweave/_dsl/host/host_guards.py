@@ -6,6 +6,10 @@ truth value while tracing (a library's own `if`, `and`, `bool()`) gets it from t
 compiled for, and the outcome is recorded as a guard of the compiled function. A later call whose arguments decide
 it otherwise is refused by an explicitly compiled function (compile again) and recompiled by a @cute.jit function
 called directly. With fake tensors (cute.sym_int extents) there is no value, and that is an error naming the line.
+
+A host division (or modulo) of DSL integers by a runtime one is guarded the same way: its divisor is not zero. A
+zero divisor with the values compiled for is an error at the division's line, as a division by a zero constant
+is; a call whose arguments make it zero is refused naming that line (compiling again would not help).
 """
 from __future__ import annotations
 
@@ -21,17 +25,20 @@ OUTCOMES = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lambda d: d > 0
 
 
 class Guard:
-    def __init__(self, diff, op: str, outcome: bool, where):
+    def __init__(self, diff, op: str, outcome: bool, where, divisor: str | None = None):
         self.diff = diff          # a SymInt: left - right
         self.op = op
         self.outcome = outcome
         self.where = where
+        self.divisor = divisor    # "division" / "modulo": the guard is that the divisor `diff` is not zero
 
     def holds(self, env) -> bool:
         return OUTCOMES[self.op](int(_core.evaluate(self.diff, env))) == self.outcome
 
     def describe(self) -> str:
         loc = f"{self.where[0]}:{self.where[1]}" if self.where else "?"
+        if self.divisor:
+            return f"the integer {self.divisor} at {loc} is by zero for them"
         return f"the host comparison at {loc} was {self.outcome} when compiled"
 
 
@@ -62,8 +69,45 @@ def decide(cond):
     return outcome
 
 
+@hooks.divisor_on_host.register
+def nonzero_divisor(divisor, what: str) -> None:
+    """A host division by a runtime integer: an error at the user's line where the values compiled for make the
+    divisor zero (as a division by a zero constant is), else a guard that each call checks. A call whose
+    arguments make it zero is refused naming that line, never a division by zero on the device (whose result
+    no one defines) or a bare ZeroDivisionError of the launch."""
+    st = trace.current_or_none()
+    if st is None or st.kernel is not None:
+        return
+    where = user_location(2)
+    ids = _core.symbols_of(divisor)
+    if ids and all(i in st.host_values for i in ids) and \
+            int(_core.evaluate(divisor, {i: st.host_values[i] for i in ids})) == 0:
+        raise DSLValueError(f"integer {what} by zero: the divisor {divisor.expr} is 0 for these arguments", where)
+    st.host_guards.append(Guard(divisor, "ne", True, where, divisor=what))
+
+
+def _where(g):
+    return tuple(g.where) if g.where else None  # a guard read back from the function cache holds a list
+
+
+def _holds(g, env) -> bool:
+    try:
+        return g.holds(env)
+    except (ValueError, ZeroDivisionError, OverflowError) as e:  # the guarded value itself has no value for them
+        raise DSLValueError(f"host code for these arguments: {e}", _where(g)) from None
+
+
+def divisor_error(g):
+    """The error of a call whose arguments make the divisor of the guarded host division zero."""
+    text = getattr(g.diff, "expr", None) or getattr(g.diff, "src", "")
+    raise DSLValueError(f"integer {g.divisor} by zero: the divisor {text} is 0 for these arguments", _where(g))
+
+
 def check(guards, env) -> None:
-    failed = [g.describe() for g in guards if not g.holds(env)]
+    for g in guards:
+        if g.divisor and not _holds(g, env):
+            divisor_error(g)
+    failed = [g.describe() for g in guards if not _holds(g, env)]
     if failed:
         raise GuardMismatch("these arguments decide host code of the compiled function otherwise: " +
                             "; ".join(failed) + ". Compile again for them (a @cute.jit function called directly "

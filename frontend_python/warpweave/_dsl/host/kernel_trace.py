@@ -272,6 +272,7 @@ class KernelLaunch:
         if c.programmatic_event is not None:
             launch.programmatic_event_trigger_at_block_start = bool(c.programmatic_event_trigger_at_block_start)
         launch.preferred_cluster = cluster_d if fallback_d is not None else None
+        launch.where = user_location(2)  # a call whose arguments give this launch no grid is refused naming it
         st.launches.append(launch)
 
 

@@ -14,10 +14,11 @@ import math
 
 from ..base import trace
 from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, user_location
+from ..base.ir_values import Value
 from ..values import hooks
 from ..base import ir_values as ir_values_mod
 from ..values.ir_vector import carries_ir_values, extract_mlir_values, new_from_mlir_values
-from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt, select
+from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt, as_numeric, select
 from ..values.tensor import GMEM, RMEM, SMEM, Pointer, Tensor, ptr_type
 
 
@@ -54,7 +55,7 @@ def read(getter, name):
 def _is_static(v) -> bool:
     if isinstance(v, Numeric):
         return v.is_static
-    return not isinstance(v, SymInt)
+    return not isinstance(v, (SymInt, Value))
 
 
 def _static_value(v):
@@ -452,6 +453,8 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
 # --- if -----------------------------------------------------------------------------------------------------------
 
 def _as_condition(c):
+    if isinstance(c, Value):  # an IR value of a user op (`if arith.cmpi(...):`) is a runtime condition too
+        c = as_numeric(c)
     if isinstance(c, Numeric):
         return c if type(c) is Boolean else c != 0
     if isinstance(c, SymInt):
@@ -554,7 +557,7 @@ def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
 # --- boolean operators --------------------------------------------------------------------------------------------
 
 def and_(first, *rest):
-    v = first
+    v = _as_condition(first) if isinstance(first, Value) else first
     for f in rest:
         if _is_static(v):
             if not _static_value(v):
@@ -567,7 +570,7 @@ def and_(first, *rest):
 
 
 def or_(first, *rest):
-    v = first
+    v = _as_condition(first) if isinstance(first, Value) else first
     for f in rest:
         if _is_static(v):
             if _static_value(v):

@@ -43,6 +43,9 @@ defer_on_host = Hook("defer_on_host", "warpweave._dsl.host.host_values")
 decide_on_host = Hook("decide_on_host", "warpweave._dsl.host.host_guards")
 # An `if` of the host side on a runtime Boolean: (cond, then_fn, else_fn, values, lineno) -> the carried values.
 branch_on_host = Hook("branch_on_host", "warpweave._dsl.host.host_branch")
+# A host-side division by a runtime integer (divisor SymInt, "division" or "modulo"): refused where the values compiled
+# for make it zero, and checked at each call.
+divisor_on_host = Hook("divisor_on_host", "warpweave._dsl.host.host_guards")
 # An element of a tensor read / written on the host side: (ptr, offset) -> Numeric, (ptr, offset, value).
 load_on_host = Hook("load_on_host", "warpweave._dsl.host.host_values")
 store_on_host = Hook("store_on_host", "warpweave._dsl.host.host_values")
@@ -53,4 +56,5 @@ reduce_tensor = Hook("reduce_tensor", "warpweave._dsl.device.reduction")
 # Python's min / max in traced code, where an argument is a DSL number: ("min" or "max", *args) -> cute.math's.
 min_max = Hook("min_max", "warpweave._dsl.device.math")
 
-ALL = (defer_on_host, decide_on_host, branch_on_host, load_on_host, store_on_host, local_tensor_on_host, reduce_tensor, min_max)
+ALL = (defer_on_host, decide_on_host, branch_on_host, divisor_on_host, load_on_host, store_on_host,
+       local_tensor_on_host, reduce_tensor, min_max)

@@ -437,6 +437,10 @@ def _materialize(t, v) -> int:
     if isinstance(v, IRVal):
         return int(v)
     if isinstance(v, SymInt):
+        if v.bits > 32 and t.ir_type in ("i8", "i16", "i32"):
+            # A 64-bit expression (a 64-bit symbol, a constant beyond 32 bits) made a narrower number: computed in
+            # 64 bits and truncated, as a conversion of a 64-bit number is.
+            return b.op1("arith.trunci", [b.materialize(v, "i64")], t.ir_type)
         return b.materialize(v, t.ir_type)
     if t.is_boolean:
         return b.constant_int(1 if v else 0, "i1")
@@ -639,10 +643,14 @@ def _binary(op, a, b):
         elif op == "floordiv":
             if isinstance(y, int) and y == 0:
                 raise DSLValueError("integer division by zero", user_location(3))
+            if isinstance(y, SymInt) and not trace.in_kernel():
+                hooks.divisor_on_host(y, "division")
             r = x // y
         else:
             if isinstance(y, int) and y == 0:
                 raise DSLValueError("integer modulo by zero", user_location(3))
+            if isinstance(y, SymInt) and not trace.in_kernel():
+                hooks.divisor_on_host(y, "modulo")
             r = x % y
         return t._wrap(r) if isinstance(r, SymInt) else t(r)
     bld = trace.builder()
