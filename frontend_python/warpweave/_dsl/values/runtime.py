@@ -295,6 +295,9 @@ class _SymIntType(type):
     def __call__(cls, width: int = 32, divisibility: int = 1):
         return SymbolicInt(width, divisibility)
 
+    def __getattr__(cls, name):  # SymInt.symbol(...) and the rest of the algebra's integer type
+        return getattr(_core.SymInt, name)
+
 
 class SymInt(metaclass=_SymIntType):
     """cute.SymInt: `cute.SymInt(divisibility=16)` makes a symbolic integer for a fake tensor's shape (as
