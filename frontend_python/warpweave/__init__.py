@@ -41,7 +41,7 @@ from ._dsl.values.runtime import AddressSpace  # noqa: E402,F401
 # What values do in upper layers is registered by these modules at their import (values/hooks.py): before any trace.
 from ._dsl.device import math as _device_math, reduction as _reduction  # noqa: E402,F401
 from ._dsl.host import host_branch as _host_branch, host_guards as _host_guards  # noqa: E402,F401
-from ._dsl.host import host_values as _host_values  # noqa: E402,F401
+from ._dsl.host import host_ir as _host_ir, host_values as _host_values  # noqa: E402,F401
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
 _LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "experimental", "migrate", "pipeline", "runtime", "testing",

@@ -94,3 +94,13 @@ def alloc_reserved_mbarrier(num_stages: int, *, multiplier: int = 2):
     if not isinstance(num_stages, int) or num_stages <= 0 or not isinstance(multiplier, int) or multiplier <= 0:
         raise ValueError(f"alloc_reserved_mbarrier: positive integers expected, got {num_stages!r}, {multiplier!r}")
     return cutlass.utils.SmemAllocator().allocate_array(cutlass.Int64, num_stages * multiplier, byte_alignment=8)
+
+
+def own_barriers(barrier_storage, num_stages: int, per_stage: int = 2):
+    """A pipeline's mbarrier storage: the one given, or (CuTe DSL's create() without barrier_storage) its own,
+    carved from the kernel's shared memory where the pipeline is made."""
+    if barrier_storage is not None:
+        return barrier_storage
+    if not isinstance(num_stages, int) or num_stages <= 0:
+        raise ValueError(f"a pipeline needs a positive number of stages, got {num_stages!r}")
+    return alloc_reserved_mbarrier(num_stages, multiplier=per_stage)

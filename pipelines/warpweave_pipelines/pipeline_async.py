@@ -8,7 +8,7 @@ import warpweave.cute as cute
 
 from warpweave.ext import when
 
-from .barriers import MbarrierArray
+from .barriers import MbarrierArray, own_barriers
 
 
 class Agent(enum.Enum):
@@ -65,7 +65,7 @@ class PipelineAsync:
         return 2
 
     @classmethod
-    def create(cls, *, barrier_storage, num_stages: int, producer_group: CooperativeGroup,
+    def create(cls, *, barrier_storage=None, num_stages: int, producer_group: CooperativeGroup,
                consumer_group: CooperativeGroup, init_thread=None, defer_sync: bool = False,
                producer_mask=None, consumer_mask=None, cta_layout_vmnk=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage (a shared-memory pointer to Int64).
@@ -73,6 +73,7 @@ class PipelineAsync:
         defer_sync=True the kernel syncs later, with pipeline_init_arrive / pipeline_init_wait).
         producer_mask, consumer_mask and cta_layout_vmnk address the barriers of other CTAs of a cluster:
         pipelines across a cluster are not built here yet, so they are refused rather than ignored."""
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         for name, value in (("producer_mask", producer_mask), ("consumer_mask", consumer_mask),
                             ("cta_layout_vmnk", cta_layout_vmnk)):
             if value is not None:

@@ -14,15 +14,17 @@ from __future__ import annotations
 import warpweave as cutlass
 import warpweave.cute as cute
 
+from .barriers import own_barriers
 from .pipeline_umma_async import _UmmaPipeline
 
 
 class PipelineAsyncUmma(_UmmaPipeline):
     @classmethod
-    def create(cls, *, barrier_storage, num_stages: int, producer_group, consumer_group, cta_layout_vmnk=None,
+    def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, cta_layout_vmnk=None,
                init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage; producer_group: the threads of each CTA
         that fill a stage (each arrives once per commit)."""
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         return cls._make(barrier_storage, num_stages, producer_group, consumer_group, cta_layout_vmnk, init_thread,
                          defer_sync, lambda p: producer_group.arrivals * p.cta_group, lambda p: 1)
 

@@ -27,7 +27,7 @@ import warpweave.cute as cute
 
 from warpweave.ext import when
 
-from .barriers import MbarrierArray
+from .barriers import MbarrierArray, own_barriers
 from .pipeline_async import PipelineAsync
 
 PRODUCER_RANK = 0   # the CTA of the cluster whose scheduler warp fetches
@@ -49,12 +49,13 @@ class PipelineClcFetchAsync(PipelineAsync):
         self.cluster_size = cluster_size
 
     @classmethod
-    def create(cls, *, barrier_storage, num_stages: int, producer_group, consumer_group, tx_count: int,
+    def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
                cta_layout_vmnk=None, init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage (every CTA of the cluster calls it, with
         the same storage offset). tx_count: the bytes of one response (16). consumer_group: every consumer thread
         of the whole cluster (each arrives once per release). cta_layout_vmnk: the cluster's layout of CTAs (None:
         one CTA). With defer_sync=True the kernel syncs later (pipeline_init_arrive / pipeline_init_wait)."""
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         if not isinstance(num_stages, int) or num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:

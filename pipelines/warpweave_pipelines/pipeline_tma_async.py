@@ -23,6 +23,7 @@ import warpweave.cute as cute
 
 from warpweave.ext import when
 
+from .barriers import own_barriers
 from .pipeline_async import PipelineAsync
 
 
@@ -42,12 +43,13 @@ class PipelineTmaAsync(PipelineAsync):
         self.cluster_mn = cluster_mn
 
     @classmethod
-    def create(cls, *, barrier_storage, num_stages: int, producer_group, consumer_group, tx_count: int,
+    def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
                cta_layout_vmnk=None, init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage. tx_count: the bytes the TMA loads of one
         stage bring into each CTA. cta_layout_vmnk: the cluster as a (1, M, N, 1) layout of CTAs (None: one CTA).
         Every thread of the block calls it; with defer_sync=True the kernel syncs later (pipeline_init_arrive /
         pipeline_init_wait, cluster-wide when the cluster has several CTAs)."""
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         if num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
         if not isinstance(tx_count, int) or tx_count <= 0:

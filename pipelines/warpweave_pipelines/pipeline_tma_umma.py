@@ -23,7 +23,7 @@ import warpweave.cute as cute
 from warpweave.ext import when
 
 from . import cta_masks
-from .barriers import MbarrierArray
+from .barriers import MbarrierArray, own_barriers
 from .pipeline_async import PipelineAsync
 
 
@@ -42,12 +42,13 @@ class PipelineTmaUmma(PipelineAsync):
         self.cluster_size = cta_masks.size_of(modes)
 
     @classmethod
-    def create(cls, *, barrier_storage, num_stages: int, producer_group, consumer_group, tx_count: int,
+    def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
                cta_layout_vmnk=None, mcast_mode_mn=(1, 1), init_thread=None, defer_sync: bool = False, loc=None,
                ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage. tx_count: the bytes one stage's loads
         bring in, for the whole MMA (both CTAs of a pair). cta_layout_vmnk: the cluster's (V, M, N, K) layout of
         CTAs (None: one CTA). mcast_mode_mn: whether A is multicast along N and B along M ((1, 1): both)."""
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         if num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
         if not isinstance(tx_count, int) or tx_count <= 0:

@@ -18,7 +18,7 @@ import warpweave.cute as cute
 from warpweave.ext import when
 
 from . import cta_masks
-from .barriers import MbarrierArray
+from .barriers import MbarrierArray, own_barriers
 from .pipeline_async import PipelineAsync
 
 
@@ -95,10 +95,11 @@ class _UmmaPipeline(PipelineAsync):
 
 class PipelineUmmaAsync(_UmmaPipeline):
     @classmethod
-    def create(cls, *, barrier_storage, num_stages: int, producer_group, consumer_group, cta_layout_vmnk=None,
+    def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, cta_layout_vmnk=None,
                init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage; consumer_group: the threads of each CTA
         that consume a stage (each arrives once per release)."""
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         return cls._make(barrier_storage, num_stages, producer_group, consumer_group, cta_layout_vmnk, init_thread,
                          defer_sync, lambda p: 1, lambda p: consumer_group.arrivals * p.cta_group)
 

@@ -404,3 +404,56 @@ def test_launch_event_attributes_reach_the_driver(tmp_path):
     assert attrs[12] == [0x00000001, 0xABCD, 0, 0]  # the event's 64 bits, then its flags
     assert attrs[7] == [0x99, 0, 1, 1]              # the event, flags 1, trigger at block start
     assert 6 in attrs                               # use_pdl: programmatic stream serialisation
+
+
+# --- IR ops on host values (a library's launch-time arithmetic) ------------------------------------------------------
+
+from warpweave._mlir.dialects import llvm  # noqa: E402
+
+
+def _ceil_log2(x):
+    # as libraries write it: ctlz of an IR value, which CuTe DSL compiles into host code too
+    xm1 = (cutlass.Int32(x) - 1).ir_value()
+    return cutlass.Int32(32) - cutlass.Int32(llvm.intr_ctlz(xm1, False))
+
+
+@cute.kernel
+def _magic_kernel(x: cute.Tensor, shift: cutlass.Uint32, magic: cutlass.Uint32):
+    tidx, _, _ = cute.arch.thread_idx()
+    x[tidx] = cutlass.Float32(shift + magic)
+
+
+@cute.jit
+def fast_divisor(x: cute.Tensor):
+    d = cute.size(x, mode=[0])  # a runtime extent
+    s = cutlass.max(_ceil_log2(d) - 1, cutlass.Int32(0))
+    pow_s = cutlass.Uint64(cutlass.Uint32(1) << cutlass.Uint32(s))
+    magic = (cutlass.Uint64(0x100000000) * pow_s + cutlass.Uint64(cutlass.Uint32(d)) - 1) // \
+        cutlass.Uint64(cutlass.Uint32(d))
+    _magic_kernel(x, cutlass.Uint32(s), cutlass.Uint32(magic & 0xFFFFFFFF)).launch(grid=(1, 1, 1),
+                                                                                 block=(32, 1, 1))
+
+
+def test_ir_ops_on_host_values_are_computed_at_each_call(stand_in):
+    # A fast divisor's shift and magic number from ctlz of a runtime extent, computed by the host program.
+    with target("sm_80"):
+        c = stand_in(cute.compile(fast_divisor, from_dlpack(np.zeros(40, np.float32)).mark_layout_dynamic()))
+    for d in (1, 2, 3, 40, 1000, (1 << 20) + 7):
+        stand_in.launched.clear()
+        c(from_dlpack(np.zeros(d, np.float32)).mark_layout_dynamic())
+        (_, _, params, _), = stand_in.launched
+        shift, magic = struct.unpack_from("II", params, len(params) - 8)
+        s = max((d - 1).bit_length() - 1, 0)
+        assert shift == s and magic == ((1 << (32 + s)) + d - 1) // d & 0xFFFFFFFF, d
+
+
+@cute.jit
+def host_ir_not_on_host(x: cute.Tensor):
+    v = cutlass.Float32(cute.size(x, mode=[0])).ir_value()
+    llvm.inline_asm(cutlass.Float32.mlir_type, [v], "mov.b32 $0, $1;", "=f,f")  # device code on a host value
+
+
+def test_an_ir_op_the_host_cannot_compute_is_an_error_at_its_line():
+    with target("sm_80"), pytest.raises(DSLError, match=r"test_host_programs.py:\d+: llvm.inline_asm on a value of "
+                                                         r"the host side"):
+        cute.compile(host_ir_not_on_host, from_dlpack(np.zeros(8, np.float32)).mark_layout_dynamic())

@@ -299,6 +299,29 @@ class Value:
                            "(cutlass.Boolean(v)) first", user_location(2))
 
 
+class HostIRValue(Value):
+    """The IR form of a number of a @cute.jit function's host side (`x.ir_value()` outside a kernel on a runtime
+    extent or argument): host code is a program the compiled function runs at each call (host/host_program.py),
+    so the ops written on it that the program has (HOST_OPS) are computed there; anything else is an error."""
+    __slots__ = ("number",)
+
+    def __init__(self, number, ty: Type):
+        self.id, self.type, self.constant, self._state, self._kernel = -1, ty, None, None, None
+        self.number = number
+
+    def use(self) -> int:
+        raise DSLRuntimeError(f"an IR value of the host side ({self.type}) is used in device code: pass the number "
+                              "to the kernel instead", user_location(3))
+
+    def __repr__(self):
+        return f"HostValue({self.number!r} : {self.type})"
+
+
+# op name -> fn(operands (HostIRValue), result types, properties) -> [results]: the IR ops host code may write,
+# computed by the host program. Set by the host layer (host/host_ir.py) at its import.
+HOST_OPS: dict = {}
+
+
 def wrap(value_id: int, ty=None, constant=None) -> Value:
     """A Value for an SSA id of the kernel now traced (its type read from the builder unless given)."""
     st = trace.current()
@@ -324,7 +347,15 @@ def emit(name: str, operands, result_types, properties: str = "", num_regions: i
     """Writes one op (taking the last `num_regions` regions closed); its results as Values. Builder refusals become
     DSL errors at the user's line."""
     where = user_location(2)
-    ids = [operand(o).use() for o in operands]
+    ops = [operand(o) for o in operands]
+    if any(isinstance(o, HostIRValue) for o in ops):
+        fn = HOST_OPS.get(name)
+        if fn is None:
+            raise DSLTypeError(f"{name} on a value of the host side: host code computes only "
+                               f"{', '.join(sorted(HOST_OPS))} on IR values; write it with the DSL's numbers, or "
+                               "in the kernel", where)
+        return fn(ops, [Type(t) for t in result_types], properties, where)
+    ids = [o.use() for o in ops]
     b = trace.builder()
     texts = [Type(t).text for t in result_types]
     try:

@@ -37,9 +37,10 @@ from ..values.host_inputs import stream_handle
 ABI_VERSION = 1
 
 # C types of a kernel parameter's struct format (launch_plan.SCALAR_FMT; half and bfloat16 travel as their bits).
-_FMT_CTYPE = {"B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int32_t", "q": "int64_t", "Q": "uint64_t",
+_FMT_CTYPE = {"B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int32_t", "I": "uint32_t", "q": "int64_t",
+              "Q": "uint64_t",
               "e": "uint16_t", "H": "uint16_t", "f": "float", "d": "double"}
-_FMT_SIZE = {"B": 1, "b": 1, "h": 2, "i": 4, "q": 8, "Q": 8, "e": 2, "H": 2, "f": 4, "d": 8}
+_FMT_SIZE = {"B": 1, "b": 1, "h": 2, "i": 4, "I": 4, "q": 8, "Q": 8, "e": 2, "H": 2, "f": 4, "d": 8}
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

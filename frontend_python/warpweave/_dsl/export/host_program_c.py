@@ -70,6 +70,11 @@ def value_c(code, arg_names: dict) -> str:
         elif op == "abs":
             e, f = st[-1]
             st[-1] = (f"__builtin_fabs({e})" if f else f"(({e}) < 0 ? -({e}) : ({e}))", f)
+        elif op in ("ctlz", "cttz", "popc"):  # of the low x bits, as unsigned
+            e = f"((uint64_t)({st[-1][0]}) & UINT64_C({(1 << x) - 1}))"
+            st[-1] = ({"ctlz": f"(int64_t)({e} == 0 ? {x} : __builtin_clzll({e}) - {64 - x})",
+                       "cttz": f"(int64_t)({e} == 0 ? {x} : __builtin_ctzll({e}))",
+                       "popc": f"(int64_t)__builtin_popcountll({e})"}[op], False)
         elif op == "not":
             st[-1] = (f"(int64_t)(!({st[-1][0]}))", False)
         elif op == "select":

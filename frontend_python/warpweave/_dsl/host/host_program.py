@@ -28,7 +28,7 @@ from ..values.numeric import HostRef, Numeric, SymInt, program_type_code
 # Binary operations of programs, by the names numeric.py gives them; comparisons leave 0 or 1.
 BINARY = ("add", "sub", "mul", "floordiv", "truediv", "mod", "min", "max", "and", "or", "xor", "shl", "shr",
           "lt", "le", "gt", "ge", "eq", "ne")
-UNARY = ("neg", "abs", "not")
+UNARY = ("neg", "abs", "not", "ctlz", "cttz", "popc")
 _PY_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
               ast.BitXor: "xor"}
 
@@ -220,6 +220,10 @@ def run_code(code, values, env):
             st[-1] = abs(st[-1])
         elif op == "not":
             st[-1] = int(not st[-1])
+        elif op in ("ctlz", "cttz", "popc"):  # bit counts of an x-bit integer (its bits as unsigned)
+            v = int(st[-1]) & ((1 << x) - 1)
+            st[-1] = x - v.bit_length() if op == "ctlz" else (x if v == 0 else (v & -v).bit_length() - 1) \
+                if op == "cttz" else bin(v).count("1")
         elif op == "select":
             b, a, c = st.pop(), st.pop(), st.pop()
             st.append(a if c else b)
@@ -253,7 +257,7 @@ def derive_id(x: Numeric, where=None, what: str = "used by the compiled host cod
     sid = st.next_host_symbol
     st.next_host_symbol += 1
     bits = 64 if t.width == 64 else 32
-    st.host_symbols[sid] = trace.HostSymbol(sid, None, ("derived",), bits, 1, f"h{sid}")
+    st.host_symbols[sid] = trace.HostSymbol(sid, None, ("derived", type_code(t)), bits, 1, f"h{sid}")
     _program(st).entries.append(Derived(sid, type_code(t), code, where, tuple(st.__dict__.get("host_branches", ()))))
     if type(x._v) is not HostRef and not isinstance(x._v, SymInt) and not t.is_float:
         x._v.sid = sid  # later uses of the same host value read the symbol (floats are recomputed)

@@ -104,6 +104,9 @@ class Numeric(metaclass=NumericMeta):
         """The value as an IR value (`cutlass._mlir.ir.Value`) of its storage type, for ops written with the IR
         directly; `type(self)(value)` makes a number of it again. `loc`/`ip` are accepted as CuTe DSL passes them:
         the value is made at the user's line, at the current insertion point."""
+        if not self.is_static and isinstance(self._v, (SymInt, HostRef)) and not trace.in_kernel() and \
+                trace.current_or_none() is not None:
+            return ir_values.HostIRValue(self, ir_values.Type(type(self).ir_type))  # host code (host/host_ir.py)
         return ir_values.wrap(self.ir(), type(self).ir_type, self._v if self.is_static else None)
 
     def to(self, dtype):
@@ -366,6 +369,11 @@ def _same_bits(a, b) -> bool:
 def _from_ir_value(t, value: ir_values.Value):
     """The representation of an IR value as type t: its IR type must be t's (an i32 for Int32 or Uint32, f32 for
     Float32), as a user op's result is built back into a number."""
+    if isinstance(value, ir_values.HostIRValue):  # a number of the host side, given back
+        if value.type.text != t.ir_type and not (t.is_integer and value.type.text.startswith("i")):
+            raise DSLTypeError(f"{t.__name__} is made from an IR value of type {t.ir_type}, this one is {value.type}",
+                               user_location(4))
+        return _convert_to(t, value.number)
     vid = value.use()
     if value.type.text != t.ir_type:
         raise DSLTypeError(f"{t.__name__} is made from an IR value of type {t.ir_type}, this one is {value.type} "
@@ -388,8 +396,10 @@ def _convert_to(t, value):
             return _static_value(t, value._v)
         if src is t or _same_bits(src, t):
             return value._v
-        if isinstance(value._v, HostRef) and not trace.in_kernel():
-            return hooks.defer_on_host(lambda x: t(x), (value,), t, op=("cast", _type_code(t)))._v  # at each call
+        if isinstance(value._v, (HostRef, SymInt)) and not trace.in_kernel() and trace.current_or_none() is not None \
+                and _type_code(t):
+            # a conversion the host side makes (to another width, to a float): computed at each call
+            return hooks.defer_on_host(lambda x: t(x), (value,), t, op=("cast", _type_code(t)))._v
         return cast(value, t)._v
     if isinstance(value, SymInt):
         if not t.is_integer:
@@ -631,6 +641,12 @@ def _binary(op, a, b):
                                    op=(op,) if op != "pow" else None)  # computed at each call (host_values.py)
     if t.is_integer and op == "truediv":
         return _binary("truediv", Float32(a), Float32(b))
+    if not trace.in_kernel() and trace.current_or_none() is not None and \
+            any(isinstance(x._v, SymInt) for x in (a, b)) and \
+            not (t.is_integer and op in _INT_SYMBOLIC and t.width in (32, 64)):
+        # what the algebra's integers do not compute (shifts, bitwise ops, narrow widths): the host program does
+        return hooks.defer_on_host(lambda x, y: _binary(op, x, y), (a, b), _binary_type(op, t),
+                                   op=(op,) if op != "pow" else None)
     if t.is_integer and t.width < 32 and op in ("add", "sub", "mul", "floordiv", "mod", "pow"):
         # Narrow integers compute in 32 bits and wrap back, as C does.
         wide = Int32 if t.signed else Uint32
@@ -772,7 +788,8 @@ def min_(a, b):
     a, b, t = coerce_pair(a, b)
     if a.is_static and b.is_static:
         return t(min(a._v, b._v))
-    if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
+    if any(isinstance(x._v, (HostRef, SymInt)) for x in (a, b)) and not trace.in_kernel() and \
+            trace.current_or_none() is not None:
         return hooks.defer_on_host(min_, (a, b), t, op=("min",))  # computed at each call (host_values.py)
     if t.is_integer and t.width in (32, 64) and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
         return select(a < b, a, b)
@@ -785,7 +802,8 @@ def max_(a, b):
     a, b, t = coerce_pair(a, b)
     if a.is_static and b.is_static:
         return t(max(a._v, b._v))
-    if (isinstance(a._v, HostRef) or isinstance(b._v, HostRef)) and not trace.in_kernel():
+    if any(isinstance(x._v, (HostRef, SymInt)) for x in (a, b)) and not trace.in_kernel() and \
+            trace.current_or_none() is not None:
         return hooks.defer_on_host(max_, (a, b), t, op=("max",))  # computed at each call (host_values.py)
     bld = trace.builder()
     name = "arith.maximumf" if t.is_float else ("arith.maxsi" if t.signed else "arith.maxui")
