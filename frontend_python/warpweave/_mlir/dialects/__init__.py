@@ -1,1 +1,2 @@
-"""`cutlass._mlir.dialects`: the architecture-neutral dialects user code writes ops of (llvm, arith)."""
+"""`cutlass._mlir.dialects`: the architecture-neutral dialects user code writes ops of (llvm, arith, vector,
+math)."""
