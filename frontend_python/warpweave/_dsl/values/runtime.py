@@ -394,6 +394,11 @@ class AddressSpace(enum.Enum):
 class RuntimePointer:
     """A raw address of elements of one type, passed to a @cute.jit function as a cute.Pointer (make_ptr)."""
 
+    @property
+    def value_type(self):
+        """The element type (CuTe DSL's name for it on pointers)."""
+        return self.element_type
+
     def __init__(self, dtype, address: int, mem_space: AddressSpace, assumed_align: int):
         self.element_type = dtype
         self.address = int(address)
