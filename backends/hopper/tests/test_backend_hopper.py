@@ -835,3 +835,17 @@ def test_stmatrix_probe_host_side(hopper, conformance, ident):
     assert status == "pass", reason
     out[0, 0] ^= 1
     assert p.check(out.reshape(-1))[0] == "fail"
+
+
+def test_operand_major_mode_is_one_enum_also_in_nvgpu_common(hopper):
+    # CuTe DSL's programs import it from cute.nvgpu.common and compare it with what wgmma's and tcgen05's helpers
+    # take: one enum, not three equal-looking ones.
+    from warpweave.cute.nvgpu import warpgroup
+    from warpweave.cute.nvgpu.common import OperandMajorMode
+
+    assert OperandMajorMode is warpgroup.OperandMajorMode
+    assert [m.name for m in OperandMajorMode] == ["K", "MN"]
+    if "blackwell" in registry.backends:
+        from warpweave.cute.nvgpu import tcgen05
+
+        assert OperandMajorMode is tcgen05.OperandMajorMode
