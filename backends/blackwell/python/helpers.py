@@ -74,13 +74,23 @@ def _trivial_tiled_mma(ab_dtype, a_leading_mode: OperandMajorMode, b_leading_mod
     return cute.make_tiled_mma(op)
 
 
-def make_blockscaled_trivial_tiled_mma(a_dtype, b_dtype, a_leading_mode: OperandMajorMode,
-                                       b_leading_mode: OperandMajorMode, sf_dtype, sf_vec_size: int, cta_group,
-                                       mma_tiler_mn, a_source: OperandSource = OperandSource.SMEM, *, loc=None,
-                                       ip=None):
+def make_blockscaled_trivial_tiled_mma(ab_dtype, *args, loc=None, ip=None, **kwargs):
     """A tiled MMA of one block-scaled tcgen05.mma atom of shape (mma_tiler_mn, 256 bits of K). This backend has
     kind::mxf4nvf4 with .scale_vec::4X: e2m1 A and B, K-major, one Float8E4M3FN or Float8E8M0FNU scale factor per
-    16 values of K (sf_vec_size 16); other kinds (mxf8f6f4, mxf4's scale_vec::2X) are refused here, naming them."""
+    16 values of K (sf_vec_size 16); other kinds (mxf8f6f4, mxf4's scale_vec::2X) are refused here, naming them.
+
+    make_blockscaled_trivial_tiled_mma(ab_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group,
+    mma_tiler_mn[, a_source]) or, with A's and B's types apart, (a_dtype, b_dtype, a_leading_mode, ...)."""
+    if args and isinstance(args[0], type) and issubclass(args[0], cutlass.Numeric):
+        b_dtype, args = args[0], args[1:]
+    else:
+        b_dtype = ab_dtype
+    return _blockscaled_tiled_mma(ab_dtype, b_dtype, *args, **kwargs)
+
+
+def _blockscaled_tiled_mma(a_dtype, b_dtype, a_leading_mode: OperandMajorMode, b_leading_mode: OperandMajorMode,
+                           sf_dtype, sf_vec_size: int, cta_group, mma_tiler_mn,
+                           a_source: OperandSource = OperandSource.SMEM):
     t = _tcgen05()
     mn = tuple(mma_tiler_mn)
     if len(mn) != 2:

@@ -68,6 +68,8 @@ def test_blockscaled_trivial_tiled_mma_and_the_sfb_tma_op():
                                 "blackwell.tcgen05.mma.cta2.mxf4nvf4.m256n128k64.e2m1.f32.ue8m0.ss")):
         tm = h.make_blockscaled_trivial_tiled_mma(fp4, fp4, K, K, sf, 16, cta, mn)
         assert tm.op.entry()[1]["id"] == ident
+        # the form with one type for A and B
+        assert h.make_blockscaled_trivial_tiled_mma(fp4, K, K, sf, 16, cta, mn).op.entry()[1]["id"] == ident
     with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*kind::mxf8f6f4, which this backend"):
         h.make_blockscaled_trivial_tiled_mma(cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, K, K,
                                              cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE, (128, 128))
