@@ -196,6 +196,30 @@ def _is_cuda(d) -> bool:
     return False
 
 
+# cudaMalloc's alignment: programs promise it of their tensors (from_dlpack(t, assumed_align=128)), so the host
+# tensors that stand in for CUDA ones in a compile-only run have it too (torch's CPU allocator gives 64 bytes).
+CUDA_ALLOCATION_ALIGNMENT = 256
+
+
+def _cuda_aligned(torch, t):
+    """t itself when its storage starts CUDA-aligned, else the same tensor (shape, strides, offset, bytes) in a
+    storage that does. Bytes are copied, not values: any dtype, packed fp4 included."""
+    if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+        return t
+    storage, esize = t.untyped_storage(), t.element_size()
+    if (t.data_ptr() - t.storage_offset() * esize) % CUDA_ALLOCATION_ALIGNMENT == 0:
+        return t
+    nbytes = storage.nbytes()
+    raw = torch.empty(nbytes + CUDA_ALLOCATION_ALIGNMENT, dtype=torch.uint8)
+    off = -raw.data_ptr() % CUDA_ALLOCATION_ALIGNMENT
+    # a storage that begins at the aligned address (frombuffer keeps the buffer alive), so that the tensor's storage
+    # offset stays what it was
+    home = torch.frombuffer(memoryview(raw[off:off + nbytes].numpy()), dtype=torch.uint8) if nbytes else \
+        torch.empty(0, dtype=torch.uint8)
+    home.copy_(torch.empty(0, dtype=torch.uint8).set_(storage))
+    return torch.empty(0, dtype=t.dtype).set_(home.untyped_storage(), t.storage_offset(), t.shape, t.stride())
+
+
 @contextlib.contextmanager
 def _torch_on_host():
     import torch
@@ -205,12 +229,15 @@ def _torch_on_host():
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
             if func is torch.Tensor.cuda:
-                return args[0]
-            if "device" in kwargs and _is_cuda(kwargs["device"]):
+                return _cuda_aligned(torch, args[0])
+            was_cuda = "device" in kwargs and _is_cuda(kwargs["device"])
+            if was_cuda:
                 kwargs["device"] = "cpu"
             if func is torch.Tensor.to:
+                was_cuda = was_cuda or any(_is_cuda(a) for a in args)
                 args = tuple("cpu" if _is_cuda(a) else a for a in args)
-            return func(*args, **kwargs)  # the mode is not active inside its own handler
+            out = func(*args, **kwargs)  # the mode is not active inside its own handler
+            return _cuda_aligned(torch, out) if was_cuda else out
 
     patches = {"is_available": lambda: True, "device_count": lambda: 1,
                "current_stream": lambda device=None: _HostStream(),
