@@ -66,3 +66,14 @@ def test_cuda_tensors_of_a_compile_only_run_are_cuda_aligned():
         assert from_dlpack(made[0], assumed_align=128).assumed_align == 128
     cpu = torch.arange(37, dtype=torch.float32)[1:]          # host tensors outside the run: as torch makes them
     assert cpu.data_ptr() % 16 == 4
+
+
+@pytest.mark.parametrize("arch, cc", [("sm_100a", (10, 0)), ("sm_120a", (12, 0)), ("sm_90a", (9, 0))])
+def test_torch_device_queries_answer_for_the_target(arch, cc):
+    # programs pick their code path by torch.cuda.get_device_properties(...).major / get_device_capability()
+    torch = pytest.importorskip("torch")
+    with target(arch), compile_only.compile_only():
+        props = torch.cuda.get_device_properties(0)
+        assert (props.major, props.minor) == cc == torch.cuda.get_device_capability()
+        assert props.multi_processor_count == compile_only.STAND_IN_SMS and torch.cuda.current_device() == 0
+        assert arch in torch.cuda.get_device_name()

@@ -174,6 +174,22 @@ def _host_graph_capture(graph, *args, **kwargs):
     yield graph
 
 
+class _HostDeviceProperties:
+    """torch.cuda.get_device_properties() in a compile-only run: the stand-in device of the target (programs pick
+    code paths by its compute capability and size grids by its multiprocessors)."""
+
+    def __init__(self, info: dict):
+        self.name = info["name"]
+        self.major, self.minor = info["compute_capability"]
+        self.multi_processor_count = info["multiprocessor_count"]
+        self.L2_cache_size = info["l2_cache_size"]
+        self.shared_memory_per_block_optin = info["max_shared_memory_per_block_optin"]
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
 class _HostStream:
     """torch.cuda.current_stream() in a compile-only run: the default stream's handle, 0."""
     cuda_stream = 0
@@ -239,7 +255,10 @@ def _torch_on_host():
             out = func(*args, **kwargs)  # the mode is not active inside its own handler
             return _cuda_aligned(torch, out) if was_cuda else out
 
-    patches = {"is_available": lambda: True, "device_count": lambda: 1,
+    patches = {"is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,
+               "get_device_properties": lambda device=None: _HostDeviceProperties(stand_in_device()),
+               "get_device_capability": lambda device=None: stand_in_device()["compute_capability"],
+               "get_device_name": lambda device=None: stand_in_device()["name"],
                "current_stream": lambda device=None: _HostStream(),
                "default_stream": lambda device=None: _HostStream(),
                "synchronize": lambda device=None: None, "init": lambda: None,
