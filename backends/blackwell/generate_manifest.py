@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes blackwell.textproto, the manifest of the Blackwell backend (sm_100a).
+"""Writes blackwell.textproto, the manifest of the Blackwell backend (sm_100a, sm_103a).
 
 The committed textproto is the source the plugin embeds. The tcgen05.mma atoms (~1500 that differ in shape and
 types), tcgen05.ld/st and the TMA loads and stores are atom families (manifest.proto, message Family): parameters,
@@ -24,6 +24,15 @@ from manifest_builder import (  # noqa: E402
 )
 
 TARGET = "sm_100a"
+# sm_103a (B300) runs the same tcgen05, tensor-memory, TMA and cluster PTX as sm_100a: each entry names both, and
+# the SASS is the same (the conformance compile tier checks each entry on each target).
+TARGETS = (TARGET, "sm_103a")
+
+
+def targets_of(fields: dict):
+    """sm_103a has no integer tensor-core MMA (ptxas: "Feature '.kind::i8' not supported on .target 'sm_103a'"):
+    the kind::i8 family is sm_100a's alone."""
+    return (TARGET,) if fields.get("id") == "blackwell.tcgen05.mma.i8" else TARGETS
 
 # Entries that Hopper offers too (TMA, mbarrier, bulk groups, proxy fence) share its Python names, as in CuTe DSL;
 # the frontend picks the entry made for the target being compiled for.
@@ -782,6 +791,9 @@ def manifest_text() -> str:
                       ("tcgen05.Repetition", tuple(f"x{1 << i}" for i in range(8))))),
         "\n" + format_target(dict(name=TARGET, compute_capability=100, arch_specific=True, llvm_cpu="sm_100a",
                                    ptx_features="+ptx88", jit_arch="sm_100a", smem_capacity_bytes=232448,
+                                   max_threads_per_block=1024, max_cluster_size=8)) + "\n",
+        "\n" + format_target(dict(name="sm_103a", compute_capability=103, arch_specific=True, llvm_cpu="sm_103a",
+                                   ptx_features="+ptx88", jit_arch="sm_103a", smem_capacity_bytes=232448,
                                    max_threads_per_block=1024, max_cluster_size=8)) + "\n"]
     out.append("\n" + element_types_text())
     sections = [
@@ -806,7 +818,7 @@ def manifest_text() -> str:
     ]
     for title, entries in sections:
         out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")
-        out.append("\n".join(format_entry(s, e, TARGET) + "\n" for s, e in entries))
+        out.append("\n".join(format_entry(s, e, targets_of(e)) + "\n" for s, e in entries))
     return "".join(out)
 
 

@@ -13,8 +13,12 @@ What this generation is, and so what the manifest holds:
   warp-level mma.sync of Ampere, extended with fp6/fp4 inputs and with block scaling. Everything of Ampere's
   manifest (mma.sync f16/bf16/tf32/int8 and Ada's fp8 shapes, ldmatrix, cp.async, named barriers, shuffles) has
   non-arch-specific targets (sm_80, sm_89) and so applies on compute capability 12.x as it is: the manifest
-  declares `extends: "ampere"` and repeats none of it. Hopper's entries all target sm_90a, an arch-specific target
-  that a 12.x device cannot use (manifest.proto, Target), so extending Hopper would share nothing.
+  declares `extends: "ampere"` and repeats none of it.
+- TMA, mbarrier (transaction counts, try_wait), bulk groups, proxy fences, clusters, elect.sync, stmatrix and
+  griddepcontrol are sm_90 PTX, not arch-specific: Hopper's manifest offers them for its portable sm_90 target
+  too, which a 12.x device can use, so the manifest declares `extends: "hopper"` as well (Hopper's host hook
+  encodes the tensor maps, its Python package makes the TMA atoms) and repeats none of it. What stays Hopper's
+  alone (wgmma, setmaxnreg: sm_90a-only) a 12.x device cannot use, as it should not.
 - What is new, all arch-specific (ptxas refuses it for plain sm_120: "Feature '.kind::f8f6f4' not supported"),
   four families of warp-level mma.sync, row.col, over 32 threads:
     kind::f8f6f4      m16n8k32, A and B each of e4m3 e5m2 e3m2 e2m3 e2m1, f32 or f16 accumulate
@@ -45,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # its own (no package holds it), so its parent folder is put on the path.
 sys.path.insert(0, os.path.dirname(HERE))
 from manifest_builder import (  # noqa: E402
-    attribute, family, format_element_types, format_entry, format_header, format_target, operand as op,
+    attribute, entry, family, format_element_types, format_entry, format_header, format_target, operand as op,
     parameter as param, write_or_check,
 )
 
@@ -206,18 +210,38 @@ COMMENT = """\
 # and commit both. The plugin embeds this file.
 #
 # The consumer Blackwell backend (sm_120a, sm_121a): warp-level mma.sync with fp6/fp4 inputs and the block-scaled
-# kinds; no tcgen05, no wgmma. Ampere's warp-level atoms apply here through its non-arch-specific targets, so this
-# manifest extends "ampere" and holds only what is new. Layouts are in CuTe notation over the column-major (m,k),
+# kinds; no tcgen05, no wgmma. Ampere's warp-level atoms and Hopper's TMA, mbarrier, cluster and stmatrix entries
+# apply here through their non-arch-specific targets (sm_80, sm_89, sm_90), so this manifest extends "ampere" and
+# "hopper" and holds only what is new. Layouts are in CuTe notation over the column-major (m,k),
 # (n,k) and (m,n) tiles, in units of the element type (e*_b8: an fp6/fp4 value in an 8-bit container).
 # Ids: blackwell_geforce.mma.m16n8k<K>.<kind>.<acc>.<a>.<b>[.<scale type>]."""
+
+
+def register_control():
+    """setmaxnreg: arch-specific PTX that ptxas takes for sm_90a and for sm_120a and sm_121a (not for plain sm_90
+    or sm_120), so Hopper's sm_90a entries do not reach this generation and it names its own. Warp-specialized
+    kernels (a TMA producer warp beside mma.sync consumer warps) move registers between their warpgroups with it.
+    As on Hopper, ptxas emits USETMAXREG only for a kernel with launch bounds, and nvJitLink drops it."""
+    regs_allowed = tuple(str(n) for n in range(24, 257, 8))
+    for d, pyn in (("inc", "arch.setmaxregister_increase"), ("dec", "arch.setmaxregister_decrease")):
+        yield entry("primitives", id=f"blackwell_geforce.setmaxnreg.{d}", kind="REGISTER_CONTROL",
+                    description=(f"setmaxnreg.{d}: every warp of the warpgroup "
+                                 f"{'raises' if d == 'inc' else 'lowers'} its per-thread register budget to n "
+                                 "(24..256, multiple of 8); takes effect only in a kernel with launch bounds, which "
+                                 "is assembled with ptxas"),
+                    python_name=pyn, attributes=[attribute("n", allowed=regs_allowed)],
+                    ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};", has_side_effects=True,
+                    sass_opcodes=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"],
+                    cubin_tool="ptxas")
 
 
 def manifest_text() -> str:
     out = [format_header(
         comment=COMMENT, name="blackwell_geforce", version="0.1.0",
         description=("NVIDIA consumer Blackwell (sm_120a, sm_121a): warp-level mma.sync kind::f8f6f4 and the "
-                     "block-scaled kinds mxf8f6f4, mxf4 and mxf4nvf4; Ampere's warp-level atoms through extends"),
-        extends=("ampere",),
+                     "block-scaled kinds mxf8f6f4, mxf4 and mxf4nvf4; Ampere's warp-level atoms and Hopper's TMA, "
+                     "mbarrier and clusters through extends"),
+        extends=("ampere", "hopper"),
         python_modules=("warp",))]
     for name, cc in (("sm_120a", 120), ("sm_121a", 121)):
         # +ptx88: sm_121a needs PTX ISA 8.8 (8.7 has sm_120a and the fp6/fp4 mma.sync); one version for both.
@@ -230,6 +254,8 @@ def manifest_text() -> str:
     out.append("\n# " + "-" * 110 + "\n# mma.sync kind::f8f6f4 and the block-scaled kinds (warp-level, 32 threads)\n# "
                + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in families()))
+    out.append("\n# " + "-" * 110 + "\n# register control\n# " + "-" * 110 + "\n\n")
+    out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in register_control()))
     return "".join(out)
 
 

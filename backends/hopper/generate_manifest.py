@@ -41,13 +41,21 @@ from manifest_builder import (  # noqa: E402
 
 OUT = os.path.join(HERE, "hopper.textproto")
 TARGET = "sm_90a"
+# The portable sm_90 target: code for it runs on every device of compute capability 9.0 and above. TMA, bulk
+# groups, mbarrier transaction counts, proxy fences, clusters, elect.sync, stmatrix and griddepcontrol are sm_90
+# PTX (not arch-specific; TMA multicast aside, see hopper.tma.load.multicast), so they are offered there too, and a later generation whose backend does not list
+# them itself (consumer Blackwell, sm_120a) uses these entries by extending this backend. wgmma and setmaxnreg
+# are sm_90a-only (arch-specific PTX) and stay on TARGET.
+PORTABLE = "sm_90"
+BOTH = (TARGET, PORTABLE)
 
-def atom(id_, kind, **kw):
-    return format_instruction("atoms", dict(id=id_, kind=kind, **kw), TARGET)
+
+def atom(id_, kind, *, targets=BOTH, **kw):
+    return format_instruction("atoms", dict(id=id_, kind=kind, **kw), targets)
 
 
-def primitive(id_, kind, **kw):
-    return format_instruction("primitives", dict(id=id_, kind=kind, **kw), TARGET)
+def primitive(id_, kind, *, targets=BOTH, **kw):
+    return format_instruction("primitives", dict(id=id_, kind=kind, **kw), targets)
 
 
 def regs(first: int, n: int) -> str:
@@ -280,7 +288,11 @@ def tma_entries():
             python_name="cpasync.CopyBulkTensorTileG2SOp", python_params={"rank": str(r), **CTA_GROUP_ONE},
             python_signature=["cta_group"], python_defaults=CTA_GROUP_ONE, thr_id="1:1",
             operands=load_ops,
-            ptx_template=(f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            # The destination is this CTA's shared memory, so it is named as such (.shared::cta, PTX ISA 8.6):
+            # for a .shared::cluster destination ptxas's sm_120a code first checks whether the address lies in
+            # another CTA and calls out of the kernel if so (a stack frame, STL and CALL.ABS per load); sm_90a
+            # and sm_100a code is the same UTMALDG either way.
+            ptx_template=(f"cp.async.bulk.tensor.{r}d.shared::cta.global.mbarrier::complete_tx::bytes "
                           f"[$0], [$1, {coords(3)}], [$2];"),
             constraints=",".join(["r", "l", "r"] + ["r"] * r), has_side_effects=True, sass_opcodes=[f"UTMALDG.{r}D"],
             host_hook="encode_tma_descriptor", conformance="hopper_tma"))
@@ -296,7 +308,11 @@ def tma_entries():
                           f"cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes"
                           f".multicast::cluster [$0], [$1, {coords(3)}], [$2], ww_mask; }}"),
             constraints=",".join(["r", "l", "r"] + ["r"] * r + ["r"]), has_side_effects=True,
-            sass_opcodes=[f"UTMALDG.{r}D.MULTICAST"], host_hook="encode_tma_descriptor", conformance="hopper_tma"))
+            sass_opcodes=[f"UTMALDG.{r}D.MULTICAST"], host_hook="encode_tma_descriptor", conformance="hopper_tma",
+            # Hardware multicast is sm_90a's (and sm_100a's, in Blackwell's manifest): ptxas takes the PTX for
+            # sm_120a too but emulates it there with global loads and shared stores (no UTMALDG.MULTICAST), so
+            # the portable target does not offer it, and a consumer-Blackwell program that asks for it is told.
+            targets=TARGET))
         store_ops = [operand("tmap", "TMA_DESCRIPTOR", "IN"), operand("src", "SMEM_ADDRESS", "IN"), cop]
         out.append(atom(
             f"hopper.tma.store.{r}d", "COPY",
@@ -393,22 +409,22 @@ def other_primitives():
         attributes=[attribute("leading_byte_offset", default="16"), attribute("stride_byte_offset"),
                     attribute("swizzle", allowed=("0", "32", "64", "128"), default="0"),
                     attribute("base_offset", allowed=tuple(str(i) for i in range(8)), default="0")],
-        lowering_hook="make_smem_desc"))
+        lowering_hook="make_smem_desc", targets=TARGET))
     out.append(P("hopper.wgmma.fence", "FENCE",
                  description="wgmma.fence: orders register and shared-memory accesses before the next wgmma "
                              "(needed before the first wgmma and whenever its accumulators or A registers changed)",
                  python_name="warpgroup.fence", ptx_template="wgmma.fence.sync.aligned;", has_side_effects=True,
-                 sass_opcodes=["WARPGROUP.ARRIVE"]))
+                 sass_opcodes=["WARPGROUP.ARRIVE"], targets=TARGET))
     out.append(P("hopper.wgmma.commit_group", "COMMIT",
                  description="wgmma.commit_group: closes a group of the wgmma issued so far (in SASS: the group's "
                              "last HGMMA carries gsb0; an empty group becomes a no-op HGMMA with gsb0)",
                  python_name="warpgroup.commit_group", ptx_template="wgmma.commit_group.sync.aligned;",
-                 has_side_effects=True, sass_opcodes=["gsb0"]))
+                 has_side_effects=True, sass_opcodes=["gsb0"], targets=TARGET))
     out.append(P("hopper.wgmma.wait_group", "WAIT",
                  description="wgmma.wait_group n: waits until at most n wgmma groups are pending",
                  python_name="warpgroup.wait_group", attributes=[attribute("n")],
                  ptx_template="wgmma.wait_group.sync.aligned {n};", has_side_effects=True,
-                 sass_opcodes=["WARPGROUP.DEPBAR.LE"]))
+                 sass_opcodes=["WARPGROUP.DEPBAR.LE"], targets=TARGET))
     for rt, cons in (("f32", "f"), ("b32", "r")):
         et = "f32" if rt == "f32" else "b32"
         out.append(P(
@@ -418,7 +434,7 @@ def other_primitives():
             python_name=f"warpgroup.fence_operand_{rt}",
             operands=[operand("out", "REGISTERS", "OUT", element_type=et, values=1, registers=1, register_type=rt),
                       operand("in", "REGISTERS", "IN", element_type=et, values=1, registers=1, register_type=rt)],
-            ptx_template="// wgmma operand $0 $1", constraints=f"={cons},0", has_side_effects=True))
+            ptx_template="// wgmma operand $0 $1", constraints=f"={cons},0", has_side_effects=True, targets=TARGET))
 
     # mbarrier
     out.append(P("hopper.mbarrier.init", "BARRIER",
@@ -555,7 +571,8 @@ def other_primitives():
                                  "that uses it is assembled with ptxas, as nvJitLink drops the instruction",
                      python_name=pyn, attributes=[attribute("n", allowed=regs_allowed)],
                      ptx_template=f"setmaxnreg.{d}.sync.aligned.u32 {{n}};", has_side_effects=True,
-                     sass_opcodes=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"], cubin_tool="ptxas"))
+                     sass_opcodes=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"], cubin_tool="ptxas",
+                     targets=TARGET))
     return out
 
 
@@ -565,7 +582,8 @@ HEADER = format_header(
 #   python3 backends/hopper/generate_manifest.py
 # and commit both. The plugin embeds this file.
 #
-# The Hopper backend (sm_90a). Thread-value layouts are in CuTe notation; MMA layouts map (thread, value) to the
+# The Hopper backend (sm_90a; its TMA, mbarrier, cluster, fence, elect, stmatrix and griddepcontrol entries also
+# for the portable sm_90 target, which later generations' devices can use). Thread-value layouts are in CuTe notation; MMA layouts map (thread, value) to the
 # column-major index of (m,k), (n,k) or (m,n); copy layouts map (thread, value) to the bit (layout_unit_bits: 1).
 # Ids: hopper.wgmma.m64n<N>k<K>.<acc>.<a>.<b>.<ss|rs> (instances of the hopper.wgmma.* families), hopper.stmatrix.*, hopper.tma.*, hopper.mbarrier.*,
 # hopper.fence.*, hopper.cluster.*, hopper.elect.sync, hopper.setmaxnreg.*.""",
@@ -577,7 +595,10 @@ HEADER = format_header(
                         "hopper_stmatrix": "conformance.stmatrix"},
 ) + "\n" + format_target(dict(name=TARGET, compute_capability=90, arch_specific=True, llvm_cpu="sm_90a",
                                 ptx_features="+ptx86", jit_arch="sm_90a", smem_capacity_bytes=232448,
-                                max_threads_per_block=1024, max_cluster_size=8)) + "\n"
+                                max_threads_per_block=1024, max_cluster_size=8)) + "\n\n" \
+    + format_target(dict(name=PORTABLE, compute_capability=90, llvm_cpu="sm_90", ptx_features="+ptx86",
+                         jit_arch="sm_90", smem_capacity_bytes=232448, max_threads_per_block=1024,
+                         max_cluster_size=8)) + "\n"
 
 
 def render() -> str:

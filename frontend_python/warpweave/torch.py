@@ -140,9 +140,47 @@ def get_leading_dim(t) -> int | None:
     return ones[0] if len(ones) == 1 else None
 
 
+# e2m1 (fp4) magnitudes by code (sign in bit 3), and the midpoints between neighbouring codes: a value rounds to
+# the code of each midpoint it passes, a value on a midpoint to the even code of the two (round to nearest even).
+_E2M1_MIDPOINTS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)
+
+
+def _e2m1_codes(values):
+    """The 4-bit e2m1 code of each value (a torch tensor), rounded to nearest even and saturated to +-6 (the type
+    has neither infinities nor NaN: those become +-6 too)."""
+    torch = _torch()
+    v = values.to(torch.float32)
+    a = v.abs()
+    a = torch.where(torch.isnan(a), torch.full_like(a, 6.0), a)
+    code = torch.zeros(v.shape, dtype=torch.uint8, device=v.device)
+    for i, m in enumerate(_E2M1_MIDPOINTS):
+        up = (a > m) | ((a == m) & ((i + 1) % 2 == 0))
+        code += up.to(torch.uint8)
+    return code | (torch.signbit(v).to(torch.uint8) << 3)
+
+
+def _store_packed_e2m1(dst, values):
+    """Writes values into dst's storage as fp4, two to a byte, low nibble first: the value at element offset o
+    (dst's strides, in elements) is nibble o of the storage, which is how a cute tensor of Float4E2M1FN over the
+    same strides reads it. Made with ordinary integer ops, so it works where torch has no conversion kernel for
+    its packed fp4 type (none on the CPU, which a compile-only run uses for "cuda" tensors)."""
+    torch = _torch()
+    codes = _e2m1_codes(values.to(device=dst.device)).reshape(-1).to(torch.int64)
+    nbytes = dst.untyped_storage().nbytes()
+    offsets = torch.as_strided(torch.arange(nbytes, device=dst.device), tuple(dst.shape), tuple(dst.stride()),
+                               dst.storage_offset()).reshape(-1)
+    packed = torch.zeros(nbytes, dtype=torch.int64, device=dst.device)
+    packed.index_add_(0, offsets // 2, codes << (4 * (offsets % 2)))   # the two nibbles of a byte never overlap
+    raw = torch.empty(0, dtype=torch.uint8, device=dst.device).set_(dst.untyped_storage())
+    raw.copy_(packed.to(torch.uint8))
+    return dst
+
+
 def _store(dst, values, cutlass_dtype):
     """Writes float values into dst (a torch tensor) as cutlass_dtype, through its storage type."""
     torch = _torch()
+    if _n.dtype(cutlass_dtype) is getattr(_n, "Float4E2M1FN", None):
+        return _store_packed_e2m1(dst, values)
     want = dtype(cutlass_dtype)
     converted = values.to(device=dst.device).to(want)
     if dst.dtype == want:

@@ -26,8 +26,24 @@ _OPERAND = ["name", "role", "direction", "element_type", "values", "registers", 
 _ATTRIBUTE = ["name", "type", "allowed", "default_value"]
 
 
+# Targets a backend gained after families existed (Hopper's portable sm_90, Blackwell's sm_103a): a new target
+# is a capability added, not a field of an old entry changed, so the digest reads each entry's original targets.
+_LATER_TARGETS = {"sm_90", "sm_103a"}
+# Fields changed on purpose since: (field, what it was, what it is now) of the part that changed; the digest reads
+# what it was, once the field is checked to hold what it is now. Hopper's TMA tile load names its destination as
+# this CTA's shared memory (the sm_120a code of a shared::cluster one checks the address and calls out).
+_CHANGED = {f"hopper.tma.load.{r}d": ("ptx_template", ".shared::cluster.global.", ".shared::cta.global.")
+            for r in range(1, 6)}
+
+
 def _project(e):
     out = {k: e.get(k) for k in _FIELDS}
+    if out["targets"]:
+        out["targets"] = [t for t in out["targets"] if t not in _LATER_TARGETS]
+    if e["id"] in _CHANGED:
+        field, was, now = _CHANGED[e["id"]]
+        assert now in e[field] and was not in e[field], (e["id"], e[field])
+        out[field] = e[field].replace(now, was)
     out["operands"] = [{k: o.get(k) for k in _OPERAND} for o in e.get("operands", [])]
     out["attributes"] = [{k: a.get(k) for k in _ATTRIBUTE} for a in e.get("attributes", [])]
     return out

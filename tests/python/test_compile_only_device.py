@@ -73,3 +73,36 @@ def test_torch_sees_the_stand_in_device_of_the_target():
     p = subprocess.run([py, "-c", _TORCH_SCRIPT], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.splitlines()[0] == f"(9, 0) (9, 0) (9, 0) {compile_only.STAND_IN_SMS} 0", p.stdout
+
+
+def test_cuda_tensors_of_a_compile_only_run_are_cuda_aligned():
+    # Programs promise cudaMalloc's alignment of their tensors (from_dlpack(t, assumed_align=128)): the host tensors
+    # standing in for CUDA ones have it, whatever torch's CPU allocator gives, with their values (and bytes) kept.
+    torch = pytest.importorskip("torch")
+    from warpweave.cute.runtime import from_dlpack
+
+    with target("sm_100a"), compile_only.compile_only():
+        made = [torch.arange(37, dtype=torch.float32, device="cuda"),
+                torch.empty(3, 5, dtype=torch.float16, device="cuda").fill_(2.5),
+                torch.arange(24).reshape(4, 6).t().to("cuda"),
+                torch.ones(7).cuda(),
+                torch.zeros(9, dtype=torch.uint8).view(torch.float4_e2m1fn_x2).to(device="cuda")]
+        for t in made:
+            base = t.data_ptr() - t.storage_offset() * t.element_size()
+            assert t.device.type == "cpu" and base % compile_only.CUDA_ALLOCATION_ALIGNMENT == 0
+        assert torch.equal(made[0], torch.arange(37, dtype=torch.float32)) and float(made[1][2, 4]) == 2.5
+        assert made[2].stride() == (1, 6) and torch.equal(made[2], torch.arange(24).reshape(4, 6).t())
+        assert from_dlpack(made[0], assumed_align=128).assumed_align == 128
+    cpu = torch.arange(37, dtype=torch.float32)[1:]          # host tensors outside the run: as torch makes them
+    assert cpu.data_ptr() % 16 == 4
+
+
+@pytest.mark.parametrize("arch, cc", [("sm_100a", (10, 0)), ("sm_120a", (12, 0)), ("sm_90a", (9, 0))])
+def test_torch_device_queries_answer_for_the_target(arch, cc):
+    # programs pick their code path by torch.cuda.get_device_properties(...).major / get_device_capability()
+    torch = pytest.importorskip("torch")
+    with target(arch), compile_only.compile_only():
+        props = torch.cuda.get_device_properties(0)
+        assert (props.major, props.minor) == cc == torch.cuda.get_device_capability()
+        assert props.multi_processor_count == compile_only.STAND_IN_SMS and torch.cuda.current_device() == 0
+        assert arch in torch.cuda.get_device_name()

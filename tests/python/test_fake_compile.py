@@ -255,6 +255,31 @@ def test_lists_of_tensors_are_arguments():
     assert params.count(".param") == 3  # both list elements and y
 
 
+@cute.kernel
+def fill_kernel(y: cute.Tensor, v):
+    tidx, _, _ = cute.arch.thread_idx()
+    y[tidx] = v
+
+
+@cute.jit
+def shaped_by_numbers(problem, y: cute.Tensor):
+    m, n = problem
+    assert not m.is_static and not n.is_static     # known when called, not when compiled
+    layout = cute.make_layout((m, n))              # the extents are symbols: no 0 from the placeholder values
+    fill_kernel(y, cute.size(layout)).launch(grid=[1, 1, 1], block=[16, 1, 1])
+
+
+def test_a_tuple_of_dsl_numbers_is_dynamic():
+    # CuTe DSL programs compile with (Int32(0), Int32(0), ...) as placeholder problem shapes: each number is an
+    # argument of the compiled function, as an Int32 argument of its own is, not the constant 0.
+    y = from_dlpack(np.zeros(16, np.int32))
+    with target("sm_80"):
+        c = cute.compile(shaped_by_numbers, (cutlass.Int32(0), cutlass.Int32(0)), y)
+    assert c.plans[0].kind == "tree" and [p.kind for p in c.plans[0].children] == ["int", "int"]
+    params = re.search(r"\.entry \w+\(([^)]*)\)", c.ptx, re.S).group(1)
+    assert params.count(".param") == 3 and "mul.lo.s32" in c.ptx    # y, m and n: m * n computed in the kernel
+
+
 @cute.jit
 def print_views(x: cute.Tensor):
     cute.print_tensor(x)

@@ -60,6 +60,36 @@ def test_cute_tensor_like_converts_to_the_element_type():
     assert torch.allclose(back, ref, rtol=0.07, atol=2 ** -9)
 
 
+# Every e2m1 (fp4) magnitude by code; the sign is bit 3.
+E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+
+
+def _nibbles(storage):
+    """The buffer's 4-bit values in memory order, low nibble of each byte first."""
+    raw = torch.empty(0, dtype=torch.uint8).set_(storage.untyped_storage()).to(torch.int64)
+    return torch.stack([raw & 15, raw >> 4], dim=1).reshape(-1)
+
+
+@pytest.mark.parametrize("k_major", [True, False])
+def test_cute_tensor_like_packs_fp4_without_torch_conversion_kernels(k_major):
+    # torch has no CPU kernel converting to float4_e2m1fn_x2 (a compile-only run puts "cuda" tensors on the CPU):
+    # the values are encoded here, round to nearest even and saturating, two to a byte in element-offset order.
+    vals = [0.5, -1.0, 6.0, 7.0, 0.75, 0.25, -2.6, 5.0, 4.9, float("inf"), -0.0, 1.25, 3.4, -100.0, 2.5, 1.75]
+    want = [1, 8 | 2, 7, 7, 2, 0, 8 | 5, 6, 6, 7, 8 | 0, 2, 5, 8 | 7, 4, 4]
+    ref = cutlass_torch.matrix(1, 4, 4, not k_major, cutlass.Float32)
+    ref.copy_(torch.tensor(vals).reshape(4, 4, 1))
+    cute_t, storage = cutlass_torch.cute_tensor_like(ref, cutlass.Float4E2M1FN, is_dynamic_layout=True,
+                                                     assumed_align=16, device="cpu")
+    assert cute_t.element_type is cutlass.Float4E2M1FN and storage.dtype is torch.float4_e2m1fn_x2
+    nib = _nibbles(storage)
+    for i in range(4):
+        for j in range(4):
+            off = i * storage.stride(0) + j * storage.stride(1)
+            assert nib[off] == want[4 * i + j], (i, j, vals[4 * i + j])
+    # the codes decode to the nearest representable values (ties to the even code)
+    assert [E2M1[c & 7] * (-1 if c & 8 else 1) for c in want[:9]] == [0.5, -1.0, 6.0, 6.0, 1.0, 0.0, -3.0, 4.0, 4.0]
+
+
 def test_fp8_tensor_helper_and_convert():
     assert is_fp8_dtype(cutlass.Float8E5M2) and not is_fp8_dtype(cutlass.Float16)
     src = torch.randn(4, 16)

@@ -19,7 +19,7 @@ from warpweave.utils import LayoutEnum
 
 from .tcgen05_mma import (CtaGroup, OperandMajorMode, OperandSource, SmemLayoutAtomKind,  # noqa: F401
                           make_smem_layout_atom)
-from .tma import cluster_shape_to_tma_atom_A, cluster_shape_to_tma_atom_B  # noqa: F401
+from .tma import cluster_shape_to_tma_atom_A, cluster_shape_to_tma_atom_B, cluster_shape_to_tma_atom_SFB  # noqa: F401
 from .tmem_layouts import datapath
 
 SMEM_CAPACITY = {"sm100": 232448}
@@ -71,6 +71,45 @@ def _trivial_tiled_mma(ab_dtype, a_leading_mode: OperandMajorMode, b_leading_mod
     else:
         raise ext.user_error(f"make_trivial_tiled_mma: no tcgen05 MMA for {ab_dtype.__name__} inputs here",
                              ext.DSLTypeError)
+    return cute.make_tiled_mma(op)
+
+
+def make_blockscaled_trivial_tiled_mma(ab_dtype, *args, loc=None, ip=None, **kwargs):
+    """A tiled MMA of one block-scaled tcgen05.mma atom of shape (mma_tiler_mn, 256 bits of K). This backend has
+    kind::mxf4nvf4 with .scale_vec::4X: e2m1 A and B, K-major, one Float8E4M3FN or Float8E8M0FNU scale factor per
+    16 values of K (sf_vec_size 16); other kinds (mxf8f6f4, mxf4's scale_vec::2X) are refused here, naming them.
+
+    make_blockscaled_trivial_tiled_mma(ab_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group,
+    mma_tiler_mn[, a_source]) or, with A's and B's types apart, (a_dtype, b_dtype, a_leading_mode, ...)."""
+    if args and isinstance(args[0], type) and issubclass(args[0], cutlass.Numeric):
+        b_dtype, args = args[0], args[1:]
+    else:
+        b_dtype = ab_dtype
+    return _blockscaled_tiled_mma(ab_dtype, b_dtype, *args, **kwargs)
+
+
+def _blockscaled_tiled_mma(a_dtype, b_dtype, a_leading_mode: OperandMajorMode, b_leading_mode: OperandMajorMode,
+                           sf_dtype, sf_vec_size: int, cta_group, mma_tiler_mn,
+                           a_source: OperandSource = OperandSource.SMEM):
+    t = _tcgen05()
+    mn = tuple(mma_tiler_mn)
+    if len(mn) != 2:
+        raise ext.user_error(f"make_blockscaled_trivial_tiled_mma: mma_tiler_mn is (M, N), got {mma_tiler_mn}",
+                             ext.DSLValueError)
+    if cta_group not in (1, 2):
+        raise ext.user_error("make_blockscaled_trivial_tiled_mma: cta_group is CtaGroup.ONE or TWO, got "
+                             f"{cta_group!r}", ext.DSLTypeError)
+    fp4 = cutlass.Float4E2M1FN
+    if not (a_dtype is fp4 and b_dtype is fp4 and sf_vec_size == 16):
+        raise ext.user_error(
+            f"make_blockscaled_trivial_tiled_mma: {a_dtype.__name__} x {b_dtype.__name__} with a scale factor per "
+            f"{sf_vec_size} values needs tcgen05.mma kind::{'mxf4' if a_dtype is fp4 and b_dtype is fp4 else 'mxf8f6f4'}"
+            ", which this backend does not offer; it has kind::mxf4nvf4 scale_vec::4X (Float4E2M1FN A and B, "
+            "sf_vec_size 16)", ext.DSLTypeError)
+    if a_leading_mode != OperandMajorMode.K or b_leading_mode != OperandMajorMode.K:
+        raise ext.user_error("make_blockscaled_trivial_tiled_mma: 4-bit A and B are K-major for tcgen05.mma",
+                             ext.DSLValueError)
+    op = t.MmaMXF4NVF4Op(sf_dtype, (*mn, 64), CtaGroup(cta_group), a_source)
     return cute.make_tiled_mma(op)
 
 
@@ -174,5 +213,6 @@ def get_smem_capacity_in_bytes(arch: str = "sm100") -> int:
 
 __all__ = ["make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
            "make_smem_layout_epi", "compute_epilogue_tile_shape", "get_tmem_load_op", "get_smem_store_op",
-           "cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "get_smem_capacity_in_bytes",
+           "cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "cluster_shape_to_tma_atom_SFB",
+           "make_blockscaled_trivial_tiled_mma", "get_smem_capacity_in_bytes",
            "OperandMajorMode", "OperandSource", "CtaGroup", "SmemLayoutAtomKind", "make_smem_layout_atom"]

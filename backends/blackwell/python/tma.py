@@ -169,6 +169,13 @@ def cluster_shape_to_tma_atom_B(cluster_shape_mn, atom_thr_id, *, loc=None, ip=N
     return _op_for(cluster_shape_mn[0] // cta > 1, atom_thr_id)
 
 
+def cluster_shape_to_tma_atom_SFB(cluster_shape_mn, atom_thr_id, *, loc=None, ip=None):
+    """The TMA op for B's scale factors: a 2-CTA MMA always multicasts them to the pair (each CTA's MMA reads the
+    whole N tile's factors), a 1-CTA MMA when the cluster has several CTAs along M."""
+    cta = cute.size(atom_thr_id.shape if hasattr(atom_thr_id, "shape") else atom_thr_id)
+    return _op_for(cta == 2 or cluster_shape_mn[0] > 1, atom_thr_id)
+
+
 def _op_for(multicast: bool, atom_thr_id):
     cpasync = _cpasync()
     cta = cute.size(atom_thr_id.shape if hasattr(atom_thr_id, "shape") else atom_thr_id)

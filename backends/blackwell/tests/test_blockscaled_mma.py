@@ -56,6 +56,40 @@ def test_op_refuses_bad_arguments_at_the_users_line():
         cute.make_mma_atom(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (128, 256, 32), t.CtaGroup.ONE))
 
 
+def test_blockscaled_trivial_tiled_mma_and_the_sfb_tma_op():
+    # CuTe DSL's sm100_utils.make_blockscaled_trivial_tiled_mma(a, b, a_major, b_major, sf_dtype, sf_vec_size,
+    # cta_group, mma_tiler_mn): nvfp4 (e2m1 with a factor per 16 values) is kind::mxf4nvf4 scale_vec::4X, K = 64
+    import warpweave.utils.blackwell_helpers as h
+
+    t, fp4, K = tc(), cutlass.Float4E2M1FN, tc().OperandMajorMode.K
+    for cta, mn, sf, ident in ((t.CtaGroup.ONE, (128, 64), cutlass.Float8E4M3FN,
+                                "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n64k64.e2m1.f32.e4m3.ss"),
+                               (t.CtaGroup.TWO, (256, 128), cutlass.Float8E8M0FNU,
+                                "blackwell.tcgen05.mma.cta2.mxf4nvf4.m256n128k64.e2m1.f32.ue8m0.ss")):
+        tm = h.make_blockscaled_trivial_tiled_mma(fp4, fp4, K, K, sf, 16, cta, mn)
+        assert tm.op.entry()[1]["id"] == ident
+        # the form with one type for A and B
+        assert h.make_blockscaled_trivial_tiled_mma(fp4, K, K, sf, 16, cta, mn).op.entry()[1]["id"] == ident
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*kind::mxf8f6f4, which this backend"):
+        h.make_blockscaled_trivial_tiled_mma(cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, K, K,
+                                             cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE, (128, 128))
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*4-bit A and B are K-major"):
+        h.make_blockscaled_trivial_tiled_mma(fp4, fp4, t.OperandMajorMode.MN, K, cutlass.Float8E4M3FN, 16,
+                                             t.CtaGroup.ONE, (128, 128))
+    # B's scale factors: a 2-CTA MMA multicasts them to its pair; one CTA multicasts along a cluster's M only
+    pair, one = cute.make_layout(2), cute.make_layout(1)
+    assert repr(h.cluster_shape_to_tma_atom_SFB((2, 1), pair)).startswith("cpasync.CopyBulkTensorTileG2SMulticastOp")
+    assert repr(h.cluster_shape_to_tma_atom_SFB((2, 1), one)).startswith("cpasync.CopyBulkTensorTileG2SMulticastOp")
+    assert repr(h.cluster_shape_to_tma_atom_SFB((1, 4), one)) == "cpasync.CopyBulkTensorTileG2SOp(cta_group=1)"
+
+
+def test_pointers_name_their_element_type_as_value_type():
+    from warpweave.cute.runtime import make_ptr
+
+    p = make_ptr(cutlass.Float4E2M1FN, 0x10000, cute.AddressSpace.gmem, assumed_align=16)
+    assert p.value_type is cutlass.Float4E2M1FN
+
+
 def test_atom_set_is_the_isa_shapes(blackwell):
     # kind::mxf4nvf4 with A in shared memory: one CTA M = 128, N = 8..256 in steps of 8; a pair M = 256, N in steps
     # of 16; ue4m3 (e4m3) or ue8m0 scale factors

@@ -126,7 +126,8 @@ def _coords(ptx, mnemonic):
 def test_prefetch_reaches_every_box_the_copy_loads_at_its_coordinates(arch):
     ptx = _prefetch_kernel(2, True, arch).ptx
     pf = _coords(ptx, r"cp\.async\.bulk\.prefetch\.tensor\.2d\.L2\.global")
-    ld = _coords(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global")
+    # Blackwell's load names a shared::cluster destination (a 2-CTA pair loads into its peer), Hopper's this CTA's
+    ld = _coords(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::(?:cluster|cta)\.global")
     assert len(pf) == len(ld) == 2 * 2                 # 2 k-tiles, 2 boxes each
     # the same coordinates: the boxes' columns (innermost first) of k-tiles 0 and 1, row 0
     assert sorted(pf) == sorted(ld) == [(0, 0), (256, 0), (512, 0), (768, 0)]

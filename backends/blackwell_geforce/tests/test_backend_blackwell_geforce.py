@@ -2,7 +2,8 @@
 
 The conformance suite checks its families like every backend's (manifest and compile tiers, SASS included); this
 file pins down what is specific to this one: the committed manifest is its generator's output, its targets and
-limits, that the frontend selects it for compute capability 12.x and loads Ampere with it (declared, not copied),
+limits, that the frontend selects it for compute capability 12.x and loads Ampere and Hopper with it (declared, not
+copied: Hopper's TMA, mbarrier and cluster entries through its portable sm_90 target),
 that Python names select the right instances on sm_120a and nowhere else, and the thread-value layouts recomputed
 from the PTX ISA's fragment rules of mma.sync m16n8k32 (8-bit values) and m16n8k64 (packed 4-bit values).
 """
@@ -51,12 +52,17 @@ def test_targets_and_limits(geforce):
         assert t["compute_capability"] == cc and t["arch_specific"]
         assert t["llvm_cpu"] == name and t["jit_arch"] == name
         assert t["smem_capacity_bytes"] == 101376  # 99 KiB a block, not the 227 KiB of sm_90a/sm_100a
-    assert geforce.extends == ["ampere"]
+    assert geforce.extends == ["ampere", "hopper"]
     # No tcgen05 and no wgmma: the generation has neither.
     assert geforce.manifest.get("python_modules") == ["warp"]
     for f in geforce.families:
         assert f["template"]["python_name"].startswith("warp."), f["id"]
         assert set(f["template"]["targets"]) == {"sm_120a", "sm_121a"}, f["id"]
+    # Its own primitives are only what Hopper has for sm_90a alone and this generation has too (setmaxnreg); none
+    # of the TMA or mbarrier entries is repeated here.
+    assert sorted(p["python_name"] for p in geforce.primitives) == ["arch.setmaxregister_decrease",
+                                                                     "arch.setmaxregister_increase"]
+    assert not geforce.atoms
 
 
 @pytest.mark.parametrize("major, minor, name", [(12, 0, "sm_120a"), (12, 1, "sm_121a")])
@@ -66,8 +72,9 @@ def test_selected_for_compute_capability_12(geforce, major, minor, name):
     t = target_for_capability(major, minor)
     assert (t.name, t.backend, t.llvm_cpu) == (name, "blackwell_geforce", name)
     usable = {b.name for b in registry.usable_backends(major * 10 + minor)}
-    # Ampere's atoms (non-arch-specific targets) apply; Hopper's and datacenter Blackwell's (sm_90a, sm_100a) do not.
-    assert usable == {"ampere", "blackwell_geforce"}
+    # Ampere's atoms and Hopper's sm_90 entries (non-arch-specific targets) apply; datacenter Blackwell's (sm_100a)
+    # do not, nor Hopper's sm_90a-only ones (test_hopper_portable_entries_select_on_sm_120a).
+    assert usable == {"ampere", "hopper", "blackwell_geforce"}
 
 
 def test_warpweave_arch_selects_it_without_a_gpu(geforce):
@@ -78,7 +85,7 @@ def test_warpweave_arch_selects_it_without_a_gpu(geforce):
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.strip().splitlines()[-1]) == ["sm_120a", "blackwell_geforce",
-                                                             ["blackwell_geforce", "ampere"]]
+                                                             ["blackwell_geforce", "ampere", "hopper"]]
 
 
 def test_listed_with_its_base():
@@ -89,7 +96,7 @@ def test_listed_with_its_base():
     assert r.returncode == 0, r.stderr
     listed = {p["name"]: p for p in json.loads(r.stdout) if "name" in p}
     assert {"ampere", "hopper", "blackwell", "blackwell_geforce"} <= set(listed)
-    assert listed["blackwell_geforce"]["extends"] == ["ampere"]
+    assert listed["blackwell_geforce"]["extends"] == ["ampere", "hopper"]
 
 
 def _select_for(arch, python_name, params):
@@ -290,3 +297,149 @@ def test_ampere_entries_compile_for_consumer_blackwell(geforce, target):
     if _core.sass_tool_available():
         checked = [i for i, _, reason, _ in results if "SASS has" in reason]
         assert len(checked) >= len([e for e in entries if e.get("sass_opcodes")])
+
+
+# ------------------------------------------------------------------------------------------------------------
+# What extends "hopper" rests on: TMA, mbarrier, bulk groups, proxy fences, clusters, elect.sync, stmatrix and
+# griddepcontrol are sm_90 PTX, offered by Hopper's manifest for its portable sm_90 target too; wgmma and
+# setmaxnreg stay sm_90a's (setmaxnreg has its own entries here: ptxas takes it for sm_120a as well).
+# ------------------------------------------------------------------------------------------------------------
+
+def _hopper_portable_entries():
+    hopper = registry.backends["hopper"]
+    return [e for e in hopper.atoms + hopper.primitives if "sm_90" in e.get("targets", [])]
+
+
+def test_hopper_offers_its_non_arch_specific_entries_for_sm_90(geforce):
+    hopper = registry.backends["hopper"]
+    portable = [t for t in hopper.targets if t.name == "sm_90"]
+    assert portable and not portable[0].arch_specific and portable[0].usable_on(120)
+    ids = {e["id"] for e in _hopper_portable_entries()}
+    assert {"hopper.tma.load.3d", "hopper.tma.store.2d", "hopper.mbarrier.init", "hopper.mbarrier.try_wait.parity",
+            "hopper.fence.proxy.async.shared_cta", "hopper.elect.sync", "hopper.stmatrix.x4.trans.b16"} <= ids
+    assert not [i for i in ids if ".wgmma." in i or ".setmaxnreg." in i or ".multicast." in i], ids
+    for f in hopper.families:      # wgmma: sm_90a alone
+        assert f["template"]["targets"] == ["sm_90a"], f["id"]
+
+
+@pytest.mark.parametrize("python_name, params, ident", [
+    ("cpasync.CopyBulkTensorTileG2SOp", {"rank": "3"}, "hopper.tma.load.3d"),
+    ("cpasync.CopyBulkTensorTileS2GOp", {"rank": "2"}, "hopper.tma.store.2d"),
+    ("warp.StMatrix8x8x16bOp", {"transpose": "True", "num_matrices": "4"}, "hopper.stmatrix.x4.trans.b16"),
+])
+def test_hopper_atoms_select_on_sm_120a(geforce, python_name, params, ident):
+    for arch in ("sm_120a", "sm_121a"):
+        assert _select_for(arch, python_name, params)["id"] == ident
+
+
+def test_hopper_primitives_select_on_sm_120a_and_the_target_own_entries_win(geforce):
+    from warpweave._dsl.atoms import atoms
+    from warpweave._dsl.base import trace
+    from warpweave._dsl.base.errors import DSLValueError
+
+    def prim(arch, name, operands):
+        with trace.tracing(trace.TraceState(target={"name": arch})):
+            return atoms.select(name, {}, operands)[1]["id"]
+
+    # Hopper's mbarrier wins over Ampere's (the newer generation's entry), for sm_120a as for sm_90a; on sm_100a
+    # Blackwell's own entry wins (made for the target being compiled for).
+    assert prim("sm_120a", "arch.mbarrier_init", {"mbar", "count"}) == "hopper.mbarrier.init"
+    assert prim("sm_90a", "arch.mbarrier_init", {"mbar", "count"}) == "hopper.mbarrier.init"
+    assert prim("sm_100a", "arch.mbarrier_init", {"mbar", "count"}) == "blackwell.mbarrier.init"
+    assert prim("sm_120a", "arch.setmaxregister_increase", set()) == "blackwell_geforce.setmaxnreg.inc"
+    assert prim("sm_90a", "arch.setmaxregister_increase", set()) == "hopper.setmaxnreg.inc"
+    with pytest.raises(DSLValueError, match="not for the current target sm_120a"):
+        prim("sm_120a", "warpgroup.fence", set())     # wgmma is sm_90a's alone
+    with pytest.raises(DSLValueError, match="not for the current target sm_120a"):
+        # no hardware TMA multicast on consumer Blackwell (ptxas would emulate it with global loads)
+        _select_for("sm_120a", "cpasync.CopyBulkTensorTileG2SMulticastOp", {"rank": "2"})
+
+
+@pytest.mark.parametrize("target", ["sm_120a", "sm_121a"])
+def test_hopper_portable_entries_compile_for_consumer_blackwell(geforce, target):
+    from warpweave_conformance import compile_tier
+
+    # ptxas 13.0's sm_120a code initialises an mbarrier with a shared store and an invalidation of its cached
+    # state, not sm_90a's SYNCS.EXCH.64; every other entry is the SASS its manifest names.
+    consumer_sass = {"hopper.mbarrier.init": ["STS.64", "SYNCS.CCTL.IVALL"]}
+    entries = [dict(e, sass_opcodes=consumer_sass.get(e["id"], e.get("sass_opcodes", [])))
+               for e in _hopper_portable_entries()]
+    assert len(entries) > 50
+    t = [x for x in geforce.targets if x.name == target][0].as_dict()
+    jobs = [(i, f"probe_{i}", "hopper", e, True) for i, e in enumerate(entries)]
+    results = compile_tier.compile_batch((t, jobs))
+    bad = [(entries[i]["id"], reason) for i, status, reason, _ in results if status != "pass"]
+    assert not bad, bad[:10]
+
+
+# A TMA tile load into shared memory, completed on an mbarrier, then a TMA store back: compiled for sm_120a
+# with Hopper's entries.
+_TMA_ROUNDTRIP = '''
+import numpy as np
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import utils
+from warpweave.cute.nvgpu import cpasync
+from warpweave.cute.runtime import from_dlpack
+
+TILE = (64, 64)
+
+@cute.kernel
+def k(load: cute.CopyAtom, src: cute.Tensor, store: cute.CopyAtom, dst: cute.Tensor):
+    smem = utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float16, cute.make_layout(TILE, stride=(64, 1)), byte_alignment=128)
+    bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    ts, tg = cpasync.tma_partition(load, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
+                                   cute.group_modes(cute.local_tile(src, TILE, (0, 0)), 0, 2))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bar, 64 * 64 * 2)
+        cute.copy(load, tg, ts, tma_bar_ptr=bar)
+    cute.arch.mbarrier_wait(bar, 0)
+    ss, dg = cpasync.tma_partition(store, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
+                                   cute.group_modes(cute.local_tile(dst, TILE, (0, 0)), 0, 2))
+    if tidx == 0:
+        cute.copy(store, ss, dg)
+        cute.arch.cp_async_bulk_commit_group()
+        cute.arch.cp_async_bulk_wait_group(0)
+
+@cute.jit
+def host(a: cute.Tensor, b: cute.Tensor):
+    lay = cute.make_layout(TILE, stride=(64, 1))
+    load, src = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, lay, TILE)
+    store, dst = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), b, lay, TILE)
+    k(load, src, store, dst).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+a = from_dlpack(np.zeros((64, 64), np.float16))
+c = cute.compile(host, a, a)
+import sys
+sys.stdout.write(c.ptx + "\\n=====SASS=====\\n")
+from warpweave import _core
+sys.stdout.write(_core.disassemble_sass(c.cubin) if _core.sass_tool_available() else "")
+'''
+
+
+def test_a_tma_round_trip_compiles_for_sm_120a_without_calls_or_local_memory(geforce, tmp_path):
+    import re
+
+    prog = tmp_path / "tma_roundtrip.py"
+    prog.write_text(_TMA_ROUNDTRIP)
+    env = dict(os.environ, WARPWEAVE_ARCH="sm_120a", WARPWEAVE_DISABLE_CACHE="1")
+    env.pop("WARPWEAVE_PLUGIN_PATH", None)
+    r = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ptx, sass = r.stdout.split("=====SASS=====")
+    assert ".target sm_120a" in ptx
+    # The load names this CTA's shared memory: for a shared::cluster destination ptxas's sm_120a code checks the
+    # address and calls out of the kernel when it lies in another CTA.
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cta\.global\.mbarrier::complete_tx::bytes", ptx), ptx
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "mbarrier.try_wait.parity" in ptx
+    if sass.strip():
+        ops = set(re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M))
+        assert {"UTMALDG.2D", "UTMASTG.2D", "SYNCS.EXCH.64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"} <= ops, sorted(ops)
+        assert not [o for o in ops if o.split(".")[0] in ("LDL", "STL", "CALL")], sorted(ops)

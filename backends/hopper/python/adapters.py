@@ -20,6 +20,9 @@ for _name in ("OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind"
     ext.register_python_name(f"warpgroup.{_name}", getattr(wgmma, _name))
 for _name, _cls in wgmma._make_op_classes().items():
     ext.register_python_name(f"warpgroup.{_name}", _cls)
+# The operand major mode is one enum for wgmma and (through Blackwell, which builds on it) tcgen05: CuTe DSL names it
+# in cute.nvgpu.common too, for kernels that check an operand's mode before knowing which MMA takes it.
+ext.register_python_name("common.OperandMajorMode", wgmma.OperandMajorMode)
 
 from . import nvvm_ops  # noqa: E402
 

@@ -113,10 +113,15 @@ def test_ids_are_exactly_the_published_set(hopper):
 
 
 def test_targets(hopper):
-    assert [(t.name, t.compute_capability, t.arch_specific) for t in hopper.targets] == [("sm_90a", 90, True)]
-    assert registry.primary_target(90).name == "sm_90a"
+    assert [(t.name, t.compute_capability, t.arch_specific) for t in hopper.targets] == [("sm_90a", 90, True),
+                                                                                         ("sm_90", 90, False)]
+    assert registry.primary_target(90).name == "sm_90a"     # the arch-specific target drives code generation
+    # Arch-specific PTX (wgmma, setmaxnreg) and hardware TMA multicast are sm_90a's alone; the rest is sm_90 PTX,
+    # offered for the portable target too, which devices of later generations can use.
+    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.")
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
-        assert ins["targets"] == ["sm_90a"], ins["id"]
+        want = ["sm_90a"] if ins["id"].startswith(sm_90a_only) else ["sm_90a", "sm_90"]
+        assert ins["targets"] == want, ins["id"]
 
 
 def test_python_names_are_unambiguous(hopper):
@@ -830,3 +835,17 @@ def test_stmatrix_probe_host_side(hopper, conformance, ident):
     assert status == "pass", reason
     out[0, 0] ^= 1
     assert p.check(out.reshape(-1))[0] == "fail"
+
+
+def test_operand_major_mode_is_one_enum_also_in_nvgpu_common(hopper):
+    # CuTe DSL's programs import it from cute.nvgpu.common and compare it with what wgmma's and tcgen05's helpers
+    # take: one enum, not three equal-looking ones.
+    from warpweave.cute.nvgpu import warpgroup
+    from warpweave.cute.nvgpu.common import OperandMajorMode
+
+    assert OperandMajorMode is warpgroup.OperandMajorMode
+    assert [m.name for m in OperandMajorMode] == ["K", "MN"]
+    if "blackwell" in registry.backends:
+        from warpweave.cute.nvgpu import tcgen05
+
+        assert OperandMajorMode is tcgen05.OperandMajorMode

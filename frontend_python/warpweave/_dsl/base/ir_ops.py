@@ -452,3 +452,126 @@ def select(condition, true_value, false_value, *, loc=None, ip=None) -> Value:
     if c.type != Type("i1") and c.type != _bool_like(t):
         raise DSLTypeError(f"arith.select: the condition is i1, got {c.type}", user_location(2))
     return emit("arith.select", [c, a, b], [t], "")[0]
+
+
+# --- vector ------------------------------------------------------------------------------------------------------
+
+def _vector_of(name: str, v: Value):
+    m = re.match(r"^vector<((?:\d+x)+)(.+)>$", v.type.text)
+    if not m:
+        raise DSLTypeError(f"{name} works on a vector, got {v.type}", user_location(3))
+    return [int(n) for n in m.group(1).split("x")[:-1]], Type(m.group(2))
+
+
+def _static_position(name: str, shape: list, dynamic_position, static_position):
+    if list(dynamic_position or []):
+        raise DSLValueError(f"{name}: dynamic positions are not supported; give the position as static_position",
+                            user_location(3))
+    pos = [int(p) for p in static_position]
+    if len(pos) > len(shape) or any(not 0 <= p < n for p, n in zip(pos, shape)):
+        raise DSLValueError(f"{name}: position {pos} is outside vector<{'x'.join(map(str, shape))}>",
+                            user_location(3))
+    return pos
+
+
+def _position_type(shape: list, pos: list, elem: Type) -> Type:
+    rest = shape[len(pos):]
+    return Type("vector<" + "".join(f"{n}x" for n in rest) + elem.text + ">") if rest else elem
+
+
+def vector_extract(vector, dynamic_position, static_position, *, loc=None, ip=None) -> Value:
+    """vector.extract: the element (or sub-vector) of `vector` at static_position (e.g. [2])."""
+    v = operand(vector)
+    shape, elem = _vector_of("vector.extract", v)
+    pos = _static_position("vector.extract", shape, dynamic_position, static_position)
+    return emit("vector.extract", [v], [_position_type(shape, pos, elem)],
+                f"static_position = array<i64: {', '.join(map(str, pos))}>")[0]
+
+
+def vector_insert(value_to_store, dest, dynamic_position, static_position, *, loc=None, ip=None) -> Value:
+    """vector.insert: `dest` with value_to_store at static_position."""
+    x, v = operand(value_to_store), operand(dest)
+    shape, elem = _vector_of("vector.insert", v)
+    pos = _static_position("vector.insert", shape, dynamic_position, static_position)
+    if x.type != _position_type(shape, pos, elem):
+        raise DSLTypeError(f"vector.insert: a {_position_type(shape, pos, elem)} goes at {pos} of {v.type}, got "
+                           f"{x.type}", user_location(2))
+    return emit("vector.insert", [x, v], [v.type], f"static_position = array<i64: {', '.join(map(str, pos))}>")[0]
+
+
+def vector_bitcast(result, source, *, loc=None, ip=None) -> Value:
+    """vector.bitcast: the same bits as another vector type (the innermost dimension's width kept)."""
+    v, t = operand(source), Type(result)
+    shape, elem = _vector_of("vector.bitcast", v)
+    m = re.match(r"^vector<((?:\d+x)+)(.+)>$", t.text)
+    to_shape = [int(n) for n in m.group(1).split("x")[:-1]] if m else []
+
+    def bits(sh, e):
+        w = bit_width(e)
+        return None if w is None else w * sh[-1]
+
+    if not m or shape[:-1] != to_shape[:-1] or bits(shape, elem) is None or \
+            bits(shape, elem) != bits(to_shape, Type(m.group(2))):
+        raise DSLTypeError(f"vector.bitcast keeps the bits: {v.type} to {t} changes the width", user_location(2))
+    return emit("vector.bitcast", [v], [t], "")[0]
+
+
+def vector_from_elements(result, elements, *, loc=None, ip=None) -> Value:
+    """vector.from_elements: a vector of `result`'s type made of the given scalars, in row-major order."""
+    t = Type(result)
+    m = re.match(r"^vector<((?:\d+x)+)(.+)>$", t.text)
+    if not m:
+        raise DSLTypeError(f"vector.from_elements makes a vector, not {t}", user_location(2))
+    n = math.prod(int(x) for x in m.group(1).split("x")[:-1])
+    es = [operand(e) for e in elements]
+    if len(es) != n or any(e.type != Type(m.group(2)) for e in es):
+        raise DSLTypeError(f"vector.from_elements: {t} takes {n} {m.group(2)} elements, got "
+                           f"{', '.join(str(e.type) for e in es) or 'none'}", user_location(2))
+    return emit("vector.from_elements", es, [t], "")[0]
+
+
+def vector_broadcast(result, source, *, loc=None, ip=None) -> Value:
+    """vector.broadcast: a scalar repeated into every element of `result`'s vector type."""
+    t, s = Type(result), operand(source)
+    m = re.match(r"^vector<(?:\d+x)+(.+)>$", t.text)
+    if not m or Type(m.group(1)) != s.type:
+        raise DSLTypeError(f"vector.broadcast: a scalar of {t}'s element type is broadcast, got {s.type}",
+                           user_location(2))
+    return emit("vector.broadcast", [s], [t], "")[0]
+
+
+# --- math ----------------------------------------------------------------------------------------------------------
+
+_FASTMATH = {None: None, False: None, True: "fast", "none": None, "fast": "fast", "afn": "afn",
+             "reassoc": "reassoc", "nnan": "nnan", "ninf": "ninf", "nsz": "nsz", "arcp": "arcp",
+             "contract": "contract"}
+
+
+def _math_op(name: str, kind: str = "float", arity: int = 1):
+    def op(*args, fastmath=None, loc=None, ip=None):
+        where = user_location(2)
+        if len(args) != arity:
+            raise DSLTypeError(f"{name} takes {arity} operand{'s' if arity > 1 else ''}, got {len(args)}", where)
+        vs = [operand(a, f"{name}'s operand") for a in args]
+        t = _same_types(name, vs)
+        _check_kind(name, t, kind)
+        flag = _FASTMATH.get(getattr(fastmath, "name", fastmath), "?")
+        if flag == "?":
+            raise DSLValueError(f"{name}: fastmath is one of {sorted(k for k in _FASTMATH if isinstance(k, str))} "
+                                f"or a bool, got {fastmath!r}", where)
+        props = f"fastmath = #arith.fastmath<{flag}>" if (flag and kind == "float") else ""
+        return emit(name, vs, [t], props)[0]
+
+    op.__name__ = name.split(".")[1]
+    op.__doc__ = f"{name}: elementwise on a {kind} scalar or vector; the result has its type."
+    return op
+
+
+(math_absf, math_ceil, math_floor, math_exp, math_exp2, math_log, math_log2, math_log10, math_sqrt, math_rsqrt,
+ math_tanh, math_sin, math_cos, math_erf, math_round, math_trunc) = (
+    _math_op(f"math.{n}") for n in ("absf", "ceil", "floor", "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt",
+                                    "tanh", "sin", "cos", "erf", "round", "trunc"))
+math_absi = _math_op("math.absi", "int")
+math_fma = _math_op("math.fma", arity=3)
+math_copysign = _math_op("math.copysign", arity=2)
+math_powf = _math_op("math.powf", arity=2)

@@ -377,7 +377,10 @@ class PointerArg(ArgPlan):
 
 
 def holds_runtime_values(value) -> bool:
-    return any(isinstance(x, (RuntimeTensor, RuntimePointer)) or is_torch_tensor(x) or
+    """Whether a list or tuple argument holds something only known when the function is called: a tensor, a
+    pointer, or a DSL number (`(Int32(m), Int32(n), ...)`, a problem shape given as numbers of the DSL is dynamic,
+    as such a number is as an argument of its own; Python numbers beside them become arguments too)."""
+    return any(isinstance(x, (RuntimeTensor, RuntimePointer, Numeric)) or is_torch_tensor(x) or
                isinstance(x, (list, tuple)) and holds_runtime_values(x) for x in value)
 
 

@@ -72,6 +72,15 @@ class _ArchBase(enum.Enum):
         c = self._cmp(other)
         return c if c is NotImplemented else c >= 0
 
+    @classmethod
+    def from_name(cls, name: str):
+        """The member named `name` (e.g. "sm_90a"); a name no loaded backend's target has is an error."""
+        try:
+            return cls[name.strip()]
+        except KeyError:
+            raise DSLValueError(f"Arch: no target is named {name!r} (e.g. sm_90a, sm_100a)", user_location(2)) \
+                from None
+
     def __hash__(self):
         return hash(self.name)
 

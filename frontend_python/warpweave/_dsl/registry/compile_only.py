@@ -183,6 +183,23 @@ def _host_graph_capture(graph, *args, **kwargs):
     yield graph
 
 
+class _HostDeviceProperties:
+    """torch.cuda.get_device_properties() in a compile-only run: the stand-in device of the target (programs pick
+    code paths by its compute capability and size grids by its multiprocessors)."""
+
+    def __init__(self, info: dict):
+        self.name = info["name"]
+        self.major, self.minor = info["compute_capability"]
+        self.multi_processor_count = info["multiprocessor_count"]
+        self.L2_cache_size = info["l2_cache_size"]
+        self.shared_memory_per_block_optin = info["max_shared_memory_per_block_optin"]
+        self.total_memory = 0
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
 class _HostStream:
     """torch.cuda.current_stream() in a compile-only run: the default stream's handle, 0."""
     cuda_stream = 0
@@ -205,19 +222,28 @@ def _is_cuda(d) -> bool:
     return False
 
 
-class _HostDeviceProperties:
-    """torch.cuda.get_device_properties() in a compile-only run: the stand-in device of the target."""
+# cudaMalloc's alignment: programs promise it of their tensors (from_dlpack(t, assumed_align=128)), so the host
+# tensors that stand in for CUDA ones in a compile-only run have it too (torch's CPU allocator gives 64 bytes).
+CUDA_ALLOCATION_ALIGNMENT = 256
 
-    def __init__(self, dev):
-        self.name = dev["name"]
-        self.major, self.minor = dev["compute_capability"]
-        self.multi_processor_count = dev["multiprocessor_count"]
-        self.L2_cache_size = dev["l2_cache_size"]
-        self.shared_memory_per_block_optin = dev["max_shared_memory_per_block_optin"]
-        self.total_memory = 0
 
-    def __repr__(self):
-        return f"_CudaDeviceProperties(name={self.name!r}, major={self.major}, minor={self.minor})"
+def _cuda_aligned(torch, t):
+    """t itself when its storage starts CUDA-aligned, else the same tensor (shape, strides, offset, bytes) in a
+    storage that does. Bytes are copied, not values: any dtype, packed fp4 included."""
+    if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+        return t
+    storage, esize = t.untyped_storage(), t.element_size()
+    if (t.data_ptr() - t.storage_offset() * esize) % CUDA_ALLOCATION_ALIGNMENT == 0:
+        return t
+    nbytes = storage.nbytes()
+    raw = torch.empty(nbytes + CUDA_ALLOCATION_ALIGNMENT, dtype=torch.uint8)
+    off = -raw.data_ptr() % CUDA_ALLOCATION_ALIGNMENT
+    # a storage that begins at the aligned address (frombuffer keeps the buffer alive), so that the tensor's storage
+    # offset stays what it was
+    home = torch.frombuffer(memoryview(raw[off:off + nbytes].numpy()), dtype=torch.uint8) if nbytes else \
+        torch.empty(0, dtype=torch.uint8)
+    home.copy_(torch.empty(0, dtype=torch.uint8).set_(storage))
+    return torch.empty(0, dtype=t.dtype).set_(home.untyped_storage(), t.storage_offset(), t.shape, t.stride())
 
 
 @contextlib.contextmanager
@@ -229,20 +255,20 @@ def _torch_on_host():
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
             if func is torch.Tensor.cuda:
-                return args[0]
-            if "device" in kwargs and _is_cuda(kwargs["device"]):
+                return _cuda_aligned(torch, args[0])
+            was_cuda = "device" in kwargs and _is_cuda(kwargs["device"])
+            if was_cuda:
                 kwargs["device"] = "cpu"
             if func is torch.Tensor.to:
+                was_cuda = was_cuda or any(_is_cuda(a) for a in args)
                 args = tuple("cpu" if _is_cuda(a) else a for a in args)
-            return func(*args, **kwargs)  # the mode is not active inside its own handler
+            out = func(*args, **kwargs)  # the mode is not active inside its own handler
+            return _cuda_aligned(torch, out) if was_cuda else out
 
-    dev = stand_in_device()
-    props = _HostDeviceProperties(dev)
-    patches = {"is_available": lambda: True, "device_count": lambda: 1,
-               "get_device_capability": lambda device=None: tuple(dev["compute_capability"]),
-               "get_device_properties": lambda device=None: props,
-               "get_device_name": lambda device=None: dev["name"],
-               "current_device": lambda: 0,
+    patches = {"is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,
+               "get_device_properties": lambda device=None: _HostDeviceProperties(stand_in_device()),
+               "get_device_capability": lambda device=None: stand_in_device()["compute_capability"],
+               "get_device_name": lambda device=None: stand_in_device()["name"],
                "current_stream": lambda device=None: _HostStream(),
                "default_stream": lambda device=None: _HostStream(),
                "synchronize": lambda device=None: None, "init": lambda: None,

@@ -150,6 +150,11 @@ def extract_mlir_values(obj) -> list:
 def new_from_mlir_values(obj, values):
     """`obj` made again of other IR values (as many as extract_mlir_values(obj) gives, of the same types)."""
     values = list(values)
+    if not isinstance(obj, (Value, Numeric)):
+        n = len(extract_mlir_values(obj))
+        if len(values) != n:
+            raise DSLValueError(f"new_from_mlir_values: {type(obj).__name__} is made of {n} IR values, got "
+                                f"{len(values)}", user_location(2))
     if isinstance(obj, Value):
         return values[0]
     if isinstance(obj, Numeric):

@@ -116,6 +116,11 @@ class Pointer:
     value_type = element_type  # CuTe DSL's name for a pointer's element type
 
     @property
+    def value_type(self):
+        """The element type (CuTe DSL's name for it on pointers: a GEMM taking pointers reads its types so)."""
+        return self.dtype
+
+    @property
     def ptr(self):
         """The pointer itself (CuTe DSL code reads a shared-storage scalar's address as `storage.field.ptr`)."""
         return self

@@ -15,8 +15,8 @@ from typing import Any
 from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from .numeric import (
-    BFloat16, Boolean, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric,
-    Uint8, Uint16, Uint32, Uint64, dtype as dtype_of,
+    BFloat16, Boolean, Float4E2M1FN, Float8E4M3FN, Float8E5M2, Float8E8M0FNU, Float16, Float32, Float64, Int8, Int16,
+    Int32, Int64, Numeric, Uint8, Uint16, Uint32, Uint64, dtype as dtype_of,
 )
 
 _MAX_DIV = 16
@@ -26,7 +26,11 @@ _NUMPY_TYPES = {"float16": Float16, "float32": Float32, "float64": Float64, "int
                 "bool": Boolean}
 _TORCH_TYPES = {"float16": Float16, "bfloat16": BFloat16, "float32": Float32, "float64": Float64, "int8": Int8,
                 "int16": Int16, "int32": Int32, "int64": Int64, "uint8": Uint8, "uint16": Uint16, "uint32": Uint32,
-                "uint64": Uint64, "bool": Boolean, "float8_e4m3fn": Float8E4M3FN, "float8_e5m2": Float8E5M2}
+                "uint64": Uint64, "bool": Boolean, "float8_e4m3fn": Float8E4M3FN, "float8_e5m2": Float8E5M2,
+                "float8_e8m0fnu": Float8E8M0FNU,
+                # torch's packed fp4 (two values a byte): the view has fp4 elements over the tensor's strides, so
+                # element offset o is nibble o of the buffer, low nibble first (cutlass.torch stores it so)
+                "float4_e2m1fn_x2": Float4E2M1FN}
 
 
 def pow2_divisibility(v: int, cap: int = _MAX_DIV) -> int:
@@ -411,6 +415,11 @@ class AddressSpace(enum.Enum):
 
 class RuntimePointer:
     """A raw address of elements of one type, passed to a @cute.jit function as a cute.Pointer (make_ptr)."""
+
+    @property
+    def value_type(self):
+        """The element type (CuTe DSL's name for it on pointers)."""
+        return self.element_type
 
     def __init__(self, dtype, address: int, mem_space: AddressSpace, assumed_align: int):
         self.element_type = dtype

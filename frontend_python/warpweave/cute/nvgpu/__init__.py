@@ -13,7 +13,7 @@ from ..._dsl.atoms.mma import MmaUniversalOp  # noqa: F401
 from ..._dsl.registry.plugins import registry as _registry
 
 # CuTe DSL's submodules: importable whether or not a loaded backend fills them (their names fail clearly then).
-STANDARD_SUBMODULES = ("warp", "cpasync", "warpgroup", "tcgen05", "cpasync_bulk")
+STANDARD_SUBMODULES = ("warp", "cpasync", "warpgroup", "tcgen05", "cpasync_bulk", "common")
 
 
 def _offered_by_a_backend(name: str) -> bool:
