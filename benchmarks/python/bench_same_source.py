@@ -209,14 +209,29 @@ def parse_sass(text: str):
     return {k: [(a, op, body, labels.get(t) if t else None) for a, op, body, t in v] for k, v in kernels.items()}
 
 
+# Loops shorter than this are waits (an mbarrier's try-wait retried, the spin after EXIT), not the main loop, and
+# do not make a loop around them an outer one.
+MIN_LOOP = 16
+# The instructions a GEMM's main loop is for: matrix and fused multiply-adds.
+MATH = ("HMMA", "HGMMA", "QGMMA", "IMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA", "FFMA", "DFMA", "HFMA2")
+
+
 def main_loop(insns):
-    """The innermost loop (a backward branch whose range holds no other) with the most instructions: (start, end)
-    addresses, or None."""
-    loops = [(tgt, a) for a, op, _, tgt in insns if tgt is not None and tgt <= a and op.startswith("BRA")]
+    """The innermost loop (a backward branch whose range holds no other, waits aside) with the most math
+    (MATH opcodes), then the most instructions: (start, end) addresses, or None."""
+    def size(r):
+        return sum(1 for a, *_ in insns if r[0] <= a <= r[1])
+
+    def math(r):
+        return sum(1 for a, op, *_ in insns if r[0] <= a <= r[1] and opcode(op) in MATH)
+    # Branches placed after the kernel's last EXIT are out-of-line retries (an mbarrier wait's) jumping back into
+    # the code, not loops.
+    last_exit = max((a for a, op, *_ in insns if op.startswith("EXIT")), default=None)
+    loops = [(tgt, a) for a, op, _, tgt in insns if tgt is not None and tgt <= a and op.startswith("BRA")
+             and (last_exit is None or a < last_exit)]
+    loops = [r for r in loops if size(r) >= MIN_LOOP]
     inner = [(s, e) for s, e in loops if not any((s2, e2) != (s, e) and s <= s2 and e2 <= e for s2, e2 in loops)]
-    if not inner:
-        return None
-    return max(inner, key=lambda r: sum(1 for a, *_ in insns if r[0] <= a <= r[1]))
+    return max(inner, key=lambda r: (math(r), size(r))) if inner else None
 
 
 def opcode(op: str) -> str:
@@ -255,7 +270,7 @@ def registers_of(sass_text: str):
 
 
 def ptxas_report(ptx_path: str, arch: str):
-    """{kernel: (spill stores, spill loads, static smem bytes)} from ptxas -v of the PTX."""
+    """{kernel: [spill stores, spill loads, static smem bytes, registers]} from ptxas -v of the PTX."""
     ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     p = subprocess.run([ptxas, f"-arch={arch}", "-v", ptx_path, "-o", os.devnull], capture_output=True, text=True,
                        timeout=600)
@@ -264,13 +279,16 @@ def ptxas_report(ptx_path: str, arch: str):
         m = re.search(r"Compiling entry function '([^']+)'", line) or re.search(r"Function properties for (\S+)", line)
         if m:
             cur = m.group(1)
-            out.setdefault(cur, [0, 0, 0])
+            out.setdefault(cur, [0, 0, 0, None])
         m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
         if m and cur:
             out[cur][0], out[cur][1] = int(m.group(1)), int(m.group(2))
         m = re.search(r"(\d+) bytes smem", line)
         if m and cur:
             out[cur][2] = int(m.group(1))
+        m = re.search(r"Used (\d+) registers", line)
+        if m and cur:
+            out[cur][3] = int(m.group(1))
     return out
 
 
@@ -286,18 +304,22 @@ def find_nvdisasm(python: str):
 
 
 # --- the two sides, compile-only ------------------------------------------------------------------------------------
-def ww_env(extra=None):
+WW_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def ww_env(extra=None, root=None):
+    """This environment with the warpweave checkout `root` (this one by default) first on the path."""
     env = dict(os.environ)
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    root = root or WW_ROOT
     paths = [os.path.join(root, d) for d in ("frontend_python", "conformance", "pipelines")]
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(extra or {})
     return env
 
 
-def compile_warpweave(cutlass, prog, python, dump, timeout):
+def compile_warpweave(cutlass, prog, python, dump, timeout, root=None):
     path = os.path.join(cutlass, prog["path"])
-    env = ww_env({"WARPWEAVE_KEEP": "ptx,sass", "WARPWEAVE_DUMP_DIR": dump, "WARPWEAVE_DISABLE_CACHE": "1"})
+    env = ww_env({"WARPWEAVE_KEEP": "ptx,sass", "WARPWEAVE_DUMP_DIR": dump, "WARPWEAVE_DISABLE_CACHE": "1"}, root)
     t = time.perf_counter()
     p = subprocess.run([python, "-m", "warpweave", "run", "--compile-only", "--arch", prog["arch"], path, *prog["args"]],
                        cwd=os.path.dirname(path), env=env, capture_output=True, text=True, timeout=timeout)
@@ -347,8 +369,9 @@ def side_report(res, arch):
         ptxas.update(ptxas_report(ptx, arch))
     kernels = {}
     for name, s in summ.items():
-        spill = ptxas.get(name, [None, None, None])
-        kernels[name] = dict(s, registers=regs.get(name), spill_stores=spill[0], spill_loads=spill[1],
+        spill = ptxas.get(name, [None, None, None, None])
+        # The cubin's own count where nvdisasm shows it (not for every target), else ptxas's of the PTX.
+        kernels[name] = dict(s, registers=regs.get(name) or spill[3], spill_stores=spill[0], spill_loads=spill[1],
                              static_smem=spill[2])
     return dict(wall_s=round(res["wall_s"], 2), kernels=kernels)
 
@@ -362,7 +385,7 @@ def main_kernel(rep):
     return name, ks[name]
 
 
-MIX_COLUMNS = ("HMMA", "FFMA", "LDSM", "LDS", "STS", "LDGSTS", "LDG", "STG", "BAR", "DEPBAR", "IMAD", "IADD3", "LOP3",
+MIX_COLUMNS = ("HMMA", "HGMMA", "QGMMA", "UTCHMMA", "FFMA", "SYNCS", "UTMALDG", "LDSM", "LDS", "STS", "LDGSTS", "LDG", "STG", "BAR", "DEPBAR", "IMAD", "IADD3", "LOP3",
                "SHF", "LEA", "ISETP", "MOV", "S2R")
 
 
@@ -416,7 +439,7 @@ print("WW_TIMING " + json.dumps(dict(ms=ms, tflops=(work / ms / 1e9) if work els
 """
 
 
-def time_side(cutlass, prog, python, warpweave, reps=10, calls=20, timeout=900):
+def time_side(cutlass, prog, python, warpweave, reps=10, calls=20, timeout=900, root=None):
     path = os.path.join(cutlass, prog["path"])
     text = TIMING_DRIVER.format(dir=os.path.dirname(path), path=path, setup=prog["gpu_setup"], reps=reps, calls=calls)
     fd, drv = tempfile.mkstemp(suffix=".py")
@@ -424,7 +447,7 @@ def time_side(cutlass, prog, python, warpweave, reps=10, calls=20, timeout=900):
         f.write(text)
     try:
         if warpweave:
-            cmd, env = [python, "-m", "warpweave", "run", drv], ww_env()
+            cmd, env = [python, "-m", "warpweave", "run", drv], ww_env(root=root)
         else:
             cmd, env = [python, drv], {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         p = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True, text=True, timeout=timeout)
@@ -452,6 +475,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--keep", default=None, help="keep each side's PTX, cubin and SASS under this folder")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--ww-root", default=None, help="the warpweave checkout to measure (default: this one), e.g. "
+                                                    "another worktree for a before/after comparison")
     args = ap.parse_args(argv)
 
     names = [n.strip() for n in args.programs.split(",") if n.strip()]
@@ -466,7 +491,7 @@ def main(argv=None) -> int:
         if args.arch:
             prog["arch"] = args.arch
         ww = compile_warpweave(args.cutlass, prog, args.ww_python, os.path.join(work, name, "warpweave"),
-                               args.timeout)
+                               args.timeout, args.ww_root)
         cd = compile_cutedsl(args.cutlass, prog, args.cutedsl_python, os.path.join(work, name, "cutedsl"), nvdisasm,
                              args.timeout)
         rows[name] = dict(arch=prog["arch"], warpweave=side_report(ww, prog["arch"]),
@@ -481,7 +506,7 @@ def main(argv=None) -> int:
             if not prog["gpu_setup"]:
                 continue
             cd = time_side(args.cutlass, prog, args.cutedsl_python, warpweave=False)
-            ww = time_side(args.cutlass, prog, args.ww_python, warpweave=True)
+            ww = time_side(args.cutlass, prog, args.ww_python, warpweave=True, root=args.ww_root)
             rows[name]["gpu"] = dict(cutedsl=cd, warpweave=ww)
             if "error" in cd or "error" in ww:
                 print(f"{name:22} error: {(cd.get('error') or ww.get('error')).strip().splitlines()[-1][:80]}")

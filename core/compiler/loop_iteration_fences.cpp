@@ -11,9 +11,9 @@
 //
 // LLVM has no switch for the fold. It is not made when something that may write memory follows the load in its
 // block, so at the start of the pipeline a fence (an empty inline-assembly statement with side effects) is put
-// before the branch of each latch of every loop that loads shared memory, and removed after the last
-// optimisation pass: nothing of it reaches the PTX. In between it also keeps LLVM from moving other memory
-// accesses across the iteration boundary; such loops already hold barriers, cp.async or stores that do the same.
+// before the branch of each latch of every loop that loads shared memory and already holds a barrier or another
+// opaque memory-writing call (fence_wanted), and removed after the last optimisation pass: nothing of it reaches
+// the PTX. In between it keeps LLVM from moving memory accesses across the iteration boundary, which is the point.
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/DerivedTypes.h>
@@ -32,12 +32,21 @@ constexpr unsigned kSharedAddressSpace = 3;
 // The fence's text: a PTX comment, so that one left behind by mistake would assemble to nothing.
 constexpr const char* kFenceText = "// ww loop iteration fence";
 
-bool loads_shared_memory(const llvm::Loop& loop) {
+// A loop whose iterations the fold could reorder: one that loads shared memory and already holds a call that may
+// write any memory (a barrier, cp.async, inline assembly). For such a loop the fence takes nothing from LICM or GVN
+// that the call does not already take (no load across it is known unchanged); a loop without one keeps its
+// optimisations, and a pipelined shared-memory loop always has its barrier.
+bool fence_wanted(const llvm::Loop& loop) {
+  bool loads_shared = false, opaque_write = false;
   for (const llvm::BasicBlock* block : loop.blocks())
-    for (const llvm::Instruction& inst : *block)
+    for (const llvm::Instruction& inst : *block) {
       if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst))
-        if (load->getPointerAddressSpace() == kSharedAddressSpace) return true;
-  return false;
+        loads_shared |= load->getPointerAddressSpace() == kSharedAddressSpace;
+      else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+        opaque_write |= call->mayWriteToMemory() && !call->onlyAccessesArgMemory() &&
+                        !call->onlyAccessesInaccessibleMemory();
+    }
+  return loads_shared && opaque_write;
 }
 
 bool is_fence(const llvm::Instruction& inst) {
@@ -52,7 +61,7 @@ struct InsertLoopIterationFences : llvm::PassInfoMixin<InsertLoopIterationFences
     llvm::LoopInfo& loops = analyses.getResult<llvm::LoopAnalysis>(function);
     llvm::SmallVector<llvm::BasicBlock*> latches;
     for (llvm::Loop* loop : loops.getLoopsInPreorder()) {
-      if (!loads_shared_memory(*loop)) continue;
+      if (!fence_wanted(*loop)) continue;
       loop->getLoopLatches(latches);
     }
     if (latches.empty()) return llvm::PreservedAnalyses::all();
