@@ -14,6 +14,7 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+class PassBuilder;
 }  // namespace llvm
 
 namespace ww::compiler::detail {
@@ -70,6 +71,11 @@ void abandon_target_machines();
 // --- convergence.cpp (LLVM only) ---------------------------------------------------------------------------------
 // Marks every defined function, every inline-asm call and every call to a non-intrinsic convergent (see the file).
 void mark_calls_convergent(llvm::Module& module);
+
+// --- loop_iteration_fences.cpp (LLVM only) -----------------------------------------------------------------------
+// Keeps InstCombine from moving a loop's shared-memory loads into the next iteration (see the file): fences put in
+// at the pipeline's start, taken out after its last optimisation.
+void add_loop_iteration_fences(llvm::PassBuilder& builder);
 
 // --- nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.

@@ -152,6 +152,7 @@ bool optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level)
   llvm::ModuleAnalysisManager mam;
   // Constructed with the TargetMachine, the PassBuilder picks up NVPTX's own passes and cost model.
   llvm::PassBuilder builder(&machine);
+  if (opt_level > 0) add_loop_iteration_fences(builder);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);

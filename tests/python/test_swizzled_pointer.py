@@ -1,6 +1,7 @@
 """cute.recast_ptr(ptr, swizzle_, dtype=): a swizzled shared-memory pointer; make_tensor over it is the tensor
-whose element c lives at the swizzle of (the pointer's element address + layout(c)), as CuTe's swizzle pointers
-are. Checked while tracing against that definition (allocations at offsets that are and are not multiples of the
+whose element c lives at the swizzle of the byte address of (the pointer + layout(c)), as CuTe's swizzle pointers
+and CuTe DSL's are: a swizzle from cute.make_swizzle given to a pointer counts bytes, whatever the element type.
+Checked while tracing against that definition (allocations at offsets that are and are not multiples of the
 swizzle's span, other element types), errors on the CPU, and the bytes in shared memory on a GPU."""
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from dsl_helpers import requires_gpu, target
 
 SEEN = {}
 LAYOUT = cute.make_layout((16, 64), stride=(64, 1))
-SW = cute.make_swizzle(3, 3, 3)          # 128-byte rows of 16-bit values
+SW = cute.make_swizzle(3, 4, 3)          # 16-byte chunks of 128-byte rows (of 16-bit values here)
 
 
 @cute.kernel
@@ -24,7 +25,7 @@ def trace_kernel(gOut: cute.Tensor):
     t = cute.make_tensor(cute.recast_ptr(raw.iterator, SW, dtype=cutlass.Float16), LAYOUT)
     SEEN["offset"] = raw.iterator.offset
     SEEN["tensor"] = t
-    as_u32 = cute.make_tensor(cute.recast_ptr(raw.iterator, cute.make_swizzle(2, 2, 3), dtype=cutlass.Uint32),
+    as_u32 = cute.make_tensor(cute.recast_ptr(raw.iterator, cute.make_swizzle(2, 4, 3), dtype=cutlass.Uint32),
                               cute.make_layout((16, 32), stride=(32, 1)))
     SEEN["u32"] = as_u32
     gOut[0] = cutlass.Float16(0.0)
@@ -41,6 +42,11 @@ def absolute(t, c):
     return t.iterator.offset + lay(c)
 
 
+def swizzled(sw, element_address, element_bytes):
+    """The element address that `sw`, swizzling byte addresses, gives element_address."""
+    return sw(element_address * element_bytes) // element_bytes
+
+
 def test_tensor_over_a_swizzled_pointer_swizzles_the_element_addresses():
     with target("sm_80"):
         cute.compile(trace_it, from_dlpack(np.zeros(4, dtype=np.float16)))
@@ -49,12 +55,12 @@ def test_tensor_over_a_swizzled_pointer_swizzles_the_element_addresses():
     t = SEEN["tensor"]
     for m in range(16):
         for k in range(64):
-            assert absolute(t, (m, k)) == SW(base + LAYOUT((m, k))), (m, k)
+            assert absolute(t, (m, k)) == swizzled(SW, base + LAYOUT((m, k)), 2), (m, k)
     u = SEEN["u32"]
-    sw32 = cute.make_swizzle(2, 2, 3)
+    sw32 = cute.make_swizzle(2, 4, 3)
     for m in range(16):
         for k in range(32):
-            assert absolute(u, (m, k)) == sw32(base // 2 + m * 32 + k)
+            assert absolute(u, (m, k)) == swizzled(sw32, base // 2 + m * 32 + k, 4)
 
 
 @cute.kernel
@@ -147,5 +153,82 @@ def test_swizzled_writes_land_at_the_swizzled_addresses():
     want = np.zeros(1024)
     for c in range(1024):
         m, k = divmod(c, 64)
-        want[SW(base + LAYOUT((m, k))) - base] = c
+        want[swizzled(SW, base + LAYOUT((m, k)), 2) - base] = c
     assert np.array_equal(out.cpu().numpy().astype(np.float64), want)
+
+
+# --- a swizzle given to shared-memory storage: allocate_tensor(swizzle=) and MemRange.get_tensor(swizzle=) --------
+STORAGE = {}
+
+
+@cute.kernel
+def storage_kernel(gOut: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+
+    @cute.struct
+    class Buffers:
+        a: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, 1024], 1024]
+
+    buffers = smem.allocate(Buffers)
+    STORAGE["get_tensor"] = buffers.a.get_tensor(LAYOUT, swizzle=cute.make_swizzle(3, 4, 3))
+    STORAGE["allocate_tensor"] = smem.allocate_tensor(cutlass.Float16, LAYOUT, 1024, swizzle=cute.make_swizzle(3, 4, 3))
+    composed = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, LAYOUT)
+    STORAGE["inner"] = smem.allocate_tensor(cutlass.Float16, composed.outer, 1024, swizzle=composed.inner)
+    STORAGE["composed"] = smem.allocate_tensor(cutlass.Float16, composed, 1024)
+    STORAGE["f32"] = smem.allocate_tensor(cutlass.Float32, cute.make_layout((8, 32), stride=(32, 1)), 1024,
+                                          swizzle=cute.make_swizzle(3, 4, 3))
+    gOut[0] = cutlass.Float16(0.0)
+
+
+@cute.jit
+def storage(out):
+    storage_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_a_made_swizzle_given_to_storage_swizzles_byte_addresses():
+    """CuTe DSL's tensorop_gemm gives get_tensor make_swizzle(3, 4, 3) ("base_bits is in bytes"): for 16-bit values
+    that is the element swizzle Sw<3,3,3>, which keeps ldmatrix's eight 16-byte rows in distinct banks. Read as an
+    element swizzle it would permute 32-byte chunks of 256-byte rows: right values, conflicting banks."""
+    with target("sm_80"):
+        cute.compile(storage, from_dlpack(np.zeros(4, dtype=np.float16)))
+    for name, ebytes, layout in (("get_tensor", 2, LAYOUT), ("allocate_tensor", 2, LAYOUT),
+                                 ("f32", 4, cute.make_layout((8, 32), stride=(32, 1)))):
+        t = STORAGE[name]
+        shape = (8, 32) if name == "f32" else (16, 64)
+        for m in range(shape[0]):
+            for k in range(shape[1]):
+                got = t.layout((m, k))
+                assert got == swizzled(cute.make_swizzle(3, 4, 3), layout((m, k)), ebytes), (name, m, k)
+    # 16-byte rows of ldmatrix: the eight rows of one 8x8 block of 16-bit values land in eight distinct 16-byte
+    # bank groups (a 128-byte row is the 32 banks once).
+    t = STORAGE["get_tensor"]
+    groups = {(t.layout((m, 0)) * 2 % 128) // 16 for m in range(8)}
+    assert len(groups) == 8
+
+
+def test_a_swizzle_read_off_a_composed_layout_keeps_its_meaning():
+    """The shared-memory layout helpers give composed layouts whose swizzle counts elements; their `.inner`, given
+    back to allocate_tensor with the outer layout, is the composed layout itself."""
+    with target("sm_80"):
+        cute.compile(storage, from_dlpack(np.zeros(4, dtype=np.float16)))
+    a, b = STORAGE["inner"], STORAGE["composed"]
+    for m in range(16):
+        for k in range(64):
+            assert a.layout((m, k)) == b.layout((m, k))
+
+
+@cute.kernel
+def narrow_kernel(gOut: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    smem.allocate_tensor(cutlass.Float32, LAYOUT, 1024, swizzle=cute.make_swizzle(2, 1, 3))
+
+
+@cute.jit
+def narrow_swizzle(out):
+    narrow_kernel(out).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+def test_a_byte_swizzle_inside_an_element_is_refused_at_the_users_line():
+    with target("sm_80"), pytest.raises(ValueError, match="counts bytes") as e:
+        cute.compile(narrow_swizzle, from_dlpack(np.zeros(4, dtype=np.float16)))
+    assert "test_swizzled_pointer.py" in str(e.value)

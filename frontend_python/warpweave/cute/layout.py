@@ -12,6 +12,7 @@ from .. import _core
 from .._dsl.base.markers import accept_locations
 from .._dsl.values.numeric import Int32, Int64
 from .._dsl.values.runtime import SymInt as _runtime_SymInt
+from .._dsl.values.tensor import UserSwizzle
 from .custom_composed_layout import CustomComposedLayout
 
 Layout = _core.Layout
@@ -119,7 +120,9 @@ def make_layout_tv(thr_layout, val_layout):
 
 
 def make_swizzle(b: int, m: int, s: int):
-    return Swizzle(b, m, s)
+    """Swizzle<b, m, s>. Composed with a layout it permutes the layout's (element) offsets; given to a pointer
+    (recast_ptr, allocate_tensor, get_tensor) it permutes byte addresses, as in CuTe DSL (UserSwizzle)."""
+    return UserSwizzle(b, m, s)
 
 
 def make_composed_layout(inner, offset, outer):

@@ -14,6 +14,8 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.markers import accept_locations
+from ..values import hooks
+from ..values.fragments import make_rmem_tensor_like
 from ..values.numeric import Boolean, Int32, Numeric, select
 from ..values.tensor import (
     ComposedLayout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type, outer_of, store_scalar,
@@ -435,6 +437,15 @@ def _select_int(flag, full):
 def autovec_copy(src, dst):
     """Copies src to dst with the widest accesses their layouts allow."""
     copy(CopyAtom(CopyUniversalOp(), src.element_type), src, dst)
+
+
+@hooks.fill_memory.register
+def _fill_memory(t, value):
+    """t.fill(value) for a shared- or global-memory tensor: the value in a register fragment shaped like t, copied
+    with the widest stores t's layout allows (a swizzled shared tensor's 16-byte runs stay one store each)."""
+    frag = make_rmem_tensor_like(t)
+    frag.store(value)
+    autovec_copy(frag, t)
 
 
 def basic_copy(src, dst):

@@ -12,7 +12,7 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Numeric, Uint8, dtype as dtype_of
-from ..values.tensor import ComposedLayout, Layout, Pointer, SMEM, Tensor, elem_bytes, is_packed
+from ..values.tensor import ComposedLayout, Layout, Pointer, SMEM, Tensor, elem_bytes, element_swizzle, is_packed
 
 DYNAMIC_SMEM = "__ww_dynamic_smem"
 BASE_ALIGN = 1024
@@ -112,7 +112,7 @@ class SmemAllocator:
             if isinstance(layout, ComposedLayout):
                 raise DSLTypeError("allocate_tensor: the layout is already composed; pass swizzle= with its outer "
                                    "layout", user_location(2))
-            layout = _core.ComposedLayout(swizzle, 0, layout)
+            layout = _core.ComposedLayout(element_swizzle(swizzle, t, "allocate_tensor"), 0, layout)
         if not isinstance(layout, (Layout, ComposedLayout)):
             raise DSLTypeError(f"allocate_tensor: expected a layout, got {type(layout).__name__}", user_location(2))
         cos = layout.cosize()
@@ -186,12 +186,13 @@ class MemRange:
         return self._t.dtype
 
     def get_tensor(self, layout, swizzle=None, dtype=None):
-        """The range as a tensor of `layout` (a layout or shape; swizzle composes a swizzle with it)."""
+        """The range as a tensor of `layout` (a layout or shape; swizzle composes a swizzle with it: one from
+        cute.make_swizzle swizzles byte addresses, as in CuTe DSL, see UserSwizzle)."""
         t = dtype_of(dtype) if dtype is not None else self._t.dtype
         if isinstance(layout, (tuple, int)):
             layout = _core.make_layout(layout)
         if swizzle is not None:
-            layout = _core.ComposedLayout(swizzle, 0, layout)
+            layout = _core.ComposedLayout(element_swizzle(swizzle, t, "get_tensor"), 0, layout)
         need = layout.cosize() * elem_bytes(t)
         if need > self._t.size():
             raise DSLValueError(f"get_tensor: {layout} needs {need} bytes; the field holds {self._t.size()}",

@@ -56,5 +56,9 @@ reduce_tensor = Hook("reduce_tensor", "warpweave._dsl.device.reduction")
 # Python's min / max in traced code, where an argument is a DSL number: ("min" or "max", *args) -> cute.math's.
 min_max = Hook("min_max", "warpweave._dsl.device.math")
 
+# Tensor.store (fill) of one value into a kernel's shared- or global-memory tensor, with the widest stores its
+# layout allows: (tensor, value) -> None.
+fill_memory = Hook("fill_memory", "warpweave._dsl.atoms.element_copy")
+
 ALL = (defer_on_host, decide_on_host, branch_on_host, divisor_on_host, load_on_host, store_on_host,
-       local_tensor_on_host, reduce_tensor, min_max)
+       local_tensor_on_host, reduce_tensor, min_max, fill_memory)

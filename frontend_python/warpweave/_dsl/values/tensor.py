@@ -6,6 +6,8 @@ Tensor type; tensor_ssa.py: register values; fragments.py: register tensors); th
 """
 from __future__ import annotations
 
+import math
+
 from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.markers import accept_locations, accept_locations_in_class
@@ -132,10 +134,33 @@ def domain_offset(coord, tensor):
     return view(tensor, outer(coord), outer)
 
 
+class UserSwizzle(_core.Swizzle):
+    """A swizzle made by cute.make_swizzle. CuTe DSL reads one in two units: composed with a layout
+    (make_composed_layout) it permutes the layout's offsets, which count elements; given to a pointer (recast_ptr's
+    swizzle_, SmemAllocator.allocate_tensor's and MemRange.get_tensor's swizzle) it permutes the byte address, as
+    CuTe's swizzle pointers do, so that make_swizzle(3, 4, 3) is the 128-byte swizzle of 16-byte chunks whatever
+    the element type. Our pointers and composed layouts count elements: a pointer takes such a swizzle through
+    element_swizzle. A swizzle read off a composed layout (its .inner, as the shared-memory layout helpers give
+    them) already counts elements and is taken as it is."""
+
+
+def element_swizzle(sw, dtype, where: str):
+    """`sw`, given to a pointer to `dtype` values, as a swizzle of their element offsets (see UserSwizzle)."""
+    if not isinstance(sw, UserSwizzle) or sw.num_bits == 0:
+        return sw
+    shift = int(math.log2(storage_bits(dtype))) - 3      # log2 of bytes per element (-1 for packed 4-bit values)
+    if sw.num_base < shift:
+        raise DSLValueError(f"{where}: the swizzle {sw} counts bytes and moves address bits from {sw.num_base} up, "
+                            f"inside a {storage_bits(dtype)}-bit {dtype.__name__} value; its base must be at least "
+                            f"{shift}", user_location(3))
+    return _core.Swizzle(sw.num_bits, sw.num_base - shift, sw.num_shift)
+
+
 def recast_ptr(ptr, swizzle_=None, dtype=None):
-    """The pointer as one to `dtype` values; with swizzle_ (a Swizzle, over `dtype` elements' addresses), a
-    swizzled shared-memory pointer: make_tensor(recast_ptr(p, sw, dtype=T), layout) is the tensor sw o layout
-    from p."""
+    """The pointer as one to `dtype` values; with swizzle_ a swizzled shared-memory pointer: make_tensor(
+    recast_ptr(p, sw, dtype=T), layout) is the tensor whose element c lives at the swizzle of p's address + layout(c).
+    A swizzle from cute.make_swizzle swizzles byte addresses, as in CuTe DSL; one read off a composed layout
+    (its .inner) swizzles element addresses (see UserSwizzle)."""
     if not isinstance(ptr, Pointer):
         raise DSLTypeError(f"recast_ptr expects a pointer, got {type(ptr).__name__}", user_location(2))
     if swizzle_ is not None and not isinstance(swizzle_, _core.Swizzle):
@@ -147,7 +172,9 @@ def recast_ptr(ptr, swizzle_=None, dtype=None):
         raise DSLValueError(f"recast_ptr: only shared-memory pointers are swizzled, this one is {ptr.memspace}",
                             user_location(2))
     out = ptr.recast(dtype_of(dtype)) if dtype is not None else ptr
-    return out._copy(swizzle=swizzle_) if swizzle_ is not None else out
+    if swizzle_ is None:
+        return out
+    return out._copy(swizzle=element_swizzle(swizzle_, out.dtype, "recast_ptr"))
 
 
 def size_in_bytes(dtype, layout) -> int:

@@ -7,10 +7,12 @@ the layout.
 from __future__ import annotations
 
 from ... import _core
+from ..base import trace
 from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
 from .coordinates import CoordIterator, coordinate_sum, has_none, norm_coord, slice_layout, zero_nones
 from .numeric import Int32, Int64
-from .pointer import RMEM, Pointer, load_scalar, store_scalar
+from . import hooks
+from .pointer import GMEM, RMEM, SMEM, Pointer, load_scalar, store_scalar
 from .tensor_ssa import TensorSSA
 
 Layout = _core.Layout
@@ -176,12 +178,32 @@ class Tensor:
                                     user_location(2))
             for i, v in enumerate(value.values):
                 self[i] = v
+        elif self._fills_by_vectors():
+            hooks.fill_memory(self, value)
         else:
             for i in range(n):
                 self[i] = value
 
+    def _fills_by_vectors(self) -> bool:
+        """Whether a fill goes through the vectorizing copy: a kernel's shared- or global-memory tensor of whole-byte
+        values (a register tensor has no stores to merge; the host side records element stores), a thread's part
+        of one (its values go through a register fragment: at most _FILL_BYTES of them)."""
+        it = self.iterator
+        if not isinstance(it, Pointer) or it.memspace not in (SMEM, GMEM) or self._dtype is None:
+            return False
+        st = trace.current_or_none()
+        if st is None or st.kernel is None or self._dtype.width < 8 or self._dtype.is_boolean:
+            return False
+        n = _core.product(self.shape)
+        return isinstance(n, int) and n * self._dtype.width // 8 <= _FILL_BYTES
+
     def fill(self, value):
         self.store(value)
+
+
+# The most bytes a fill stores through a register fragment (a thread's part of a tile; larger tensors, filled whole
+# by every thread, are stored element by element).
+_FILL_BYTES = 512
 
 
 def static_size(t, op):
