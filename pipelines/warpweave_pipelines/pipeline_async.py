@@ -73,7 +73,6 @@ class PipelineAsync:
         defer_sync=True the kernel syncs later, with pipeline_init_arrive / pipeline_init_wait).
         producer_mask, consumer_mask and cta_layout_vmnk address the barriers of other CTAs of a cluster:
         pipelines across a cluster are not built here yet, so they are refused rather than ignored."""
-        barrier_storage = own_barriers(barrier_storage, num_stages)
         for name, value in (("producer_mask", producer_mask), ("consumer_mask", consumer_mask),
                             ("cta_layout_vmnk", cta_layout_vmnk)):
             if value is not None:
@@ -81,6 +80,7 @@ class PipelineAsync:
                                           "cluster are not implemented")
         if num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         full = MbarrierArray(barrier_storage, num_stages)
         empty = MbarrierArray(barrier_storage + num_stages, num_stages)
         p = cls(full, empty, num_stages, producer_group, consumer_group)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import warpweave as cutlass
 import warpweave.cute as cute
 
-from .barriers import own_barriers
 from .pipeline_umma_async import _UmmaPipeline
 
 
@@ -24,7 +23,6 @@ class PipelineAsyncUmma(_UmmaPipeline):
                init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage; producer_group: the threads of each CTA
         that fill a stage (each arrives once per commit)."""
-        barrier_storage = own_barriers(barrier_storage, num_stages)
         return cls._make(barrier_storage, num_stages, producer_group, consumer_group, cta_layout_vmnk, init_thread,
                          defer_sync, lambda p: producer_group.arrivals * p.cta_group, lambda p: 1)
 

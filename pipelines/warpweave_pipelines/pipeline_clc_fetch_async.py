@@ -55,7 +55,6 @@ class PipelineClcFetchAsync(PipelineAsync):
         the same storage offset). tx_count: the bytes of one response (16). consumer_group: every consumer thread
         of the whole cluster (each arrives once per release). cta_layout_vmnk: the cluster's layout of CTAs (None:
         one CTA). With defer_sync=True the kernel syncs later (pipeline_init_arrive / pipeline_init_wait)."""
-        barrier_storage = own_barriers(barrier_storage, num_stages)
         if not isinstance(num_stages, int) or num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:
@@ -63,6 +62,7 @@ class PipelineClcFetchAsync(PipelineAsync):
         cluster_size = _cluster_size(cta_layout_vmnk)
         if not 1 <= cluster_size <= 16:
             raise ValueError(f"a cluster has 1 to 16 CTAs, got {cta_layout_vmnk}")
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         full = MbarrierArray(barrier_storage, num_stages)
         empty = MbarrierArray(barrier_storage + num_stages, num_stages)
         p = cls(full, empty, num_stages, producer_group, consumer_group, tx_count, cluster_size)

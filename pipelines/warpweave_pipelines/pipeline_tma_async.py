@@ -49,7 +49,6 @@ class PipelineTmaAsync(PipelineAsync):
         stage bring into each CTA. cta_layout_vmnk: the cluster as a (1, M, N, 1) layout of CTAs (None: one CTA).
         Every thread of the block calls it; with defer_sync=True the kernel syncs later (pipeline_init_arrive /
         pipeline_init_wait, cluster-wide when the cluster has several CTAs)."""
-        barrier_storage = own_barriers(barrier_storage, num_stages)
         if num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
         if not isinstance(tx_count, int) or tx_count <= 0:
@@ -63,6 +62,7 @@ class PipelineTmaAsync(PipelineAsync):
             cluster_mn = (shape[1], shape[2])
         if cluster_mn[0] * cluster_mn[1] > 16:
             raise ValueError(f"a cluster has at most 16 CTAs, got {cluster_mn}")
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         full = cls._array(barrier_storage, num_stages)
         empty = cls._array(barrier_storage + num_stages, num_stages)
         p = cls(full, empty, num_stages, producer_group, consumer_group, tx_count, cluster_mn)

@@ -48,7 +48,6 @@ class PipelineTmaUmma(PipelineAsync):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage. tx_count: the bytes one stage's loads
         bring in, for the whole MMA (both CTAs of a pair). cta_layout_vmnk: the cluster's (V, M, N, K) layout of
         CTAs (None: one CTA). mcast_mode_mn: whether A is multicast along N and B along M ((1, 1): both)."""
-        barrier_storage = own_barriers(barrier_storage, num_stages)
         if num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
         if not isinstance(tx_count, int) or tx_count <= 0:
@@ -58,6 +57,7 @@ class PipelineTmaUmma(PipelineAsync):
             raise ValueError(f"the V mode of cta_layout_vmnk counts the CTAs of one MMA (1 or 2), got {modes[0][0]}")
         if cta_masks.size_of(modes) > 16:
             raise ValueError(f"a cluster has at most 16 CTAs, got {cta_layout_vmnk}")
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         full = MbarrierArray(barrier_storage, num_stages)
         empty = MbarrierArray(barrier_storage + num_stages, num_stages)
         p = cls(full, empty, num_stages, producer_group, consumer_group, tx_count, modes)

@@ -45,6 +45,7 @@ class _UmmaPipeline(PipelineAsync):
         modes = _modes(cta_layout_vmnk)
         if modes[0][0] not in (1, 2):
             raise ValueError(f"the V mode of cta_layout_vmnk counts the CTAs of one MMA (1 or 2), got {modes[0][0]}")
+        barrier_storage = own_barriers(barrier_storage, num_stages)
         full = MbarrierArray(barrier_storage, num_stages)
         empty = MbarrierArray(barrier_storage + num_stages, num_stages)
         p = cls(full, empty, num_stages, producer_group, consumer_group, modes)
@@ -99,7 +100,6 @@ class PipelineUmmaAsync(_UmmaPipeline):
                init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage; consumer_group: the threads of each CTA
         that consume a stage (each arrives once per release)."""
-        barrier_storage = own_barriers(barrier_storage, num_stages)
         return cls._make(barrier_storage, num_stages, producer_group, consumer_group, cta_layout_vmnk, init_thread,
                          defer_sync, lambda p: 1, lambda p: consumer_group.arrivals * p.cta_group)
 
