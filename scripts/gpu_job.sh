@@ -127,12 +127,30 @@ case " $what " in *" example_set "*)
   if [ -f .devcarry/cutedsl.tar.xz ]; then
     mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
     ref=()
-    [ -d $pk/nvidia_cutlass_dsl ] && ref=(--reference-pythonpath "$pk:$pk/nvidia_cutlass_dsl/dsl_packages")
+    [ -d $pk/nvidia_cutlass_dsl ] && ref=(--reference-pythonpath "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps")
     run example_set python3 benchmarks/python/cutedsl_examples.py /tmp/cutedsl --all --real sm_80,sm_90a \
       --python python3 --jobs "${WW_EXAMPLE_JOBS:-6}" --timeout "${WW_EXAMPLE_TIMEOUT:-150}" ${WW_EXAMPLE_UNDER:+--under $WW_EXAMPLE_UNDER} "${ref[@]}"
   else
     echo "example_set: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl <cutlass checkout>)" |
       tee "$OUT/example_set.log"
+  fi ;;
+esac
+case " $what " in *" same_source "*)
+  # CuTe DSL's own programs compiled and timed by CuTe DSL and by warpweave, one timer (bench_same_source.py);
+  # CuTe DSL's packages as for vs_cutedsl, its interpreter a wrapper that puts them on the path.
+  pk=/tmp/cdpk
+  if [ ! -d $pk/nvidia_cutlass_dsl ] && [ -f /tmp/cdstash/part1 ] && [ -f .devcarry/cd_part2 ]; then
+    mkdir -p $pk && cat /tmp/cdstash/part1 .devcarry/cd_part2 | xz -d | tar -C $pk -xf -
+  fi
+  if [ -d $pk/nvidia_cutlass_dsl ] && [ -f .devcarry/cutedsl.tar.xz ]; then
+    mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
+    printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
+    chmod +x /tmp/cdpy
+    run same_source python3 benchmarks/python/bench_same_source.py /tmp/cutedsl --cutedsl-python /tmp/cdpy \
+      ${WW_SAME_SOURCE_ARGS:-} --json "$OUT/same_source.json"
+  else
+    echo "same_source: no CuTe DSL packages (stash part 1 in the call before) or no .devcarry/cutedsl.tar.xz" |
+      tee "$OUT/same_source.log"
   fi ;;
 esac
 case " $what " in *" sanitize "*)

@@ -337,6 +337,7 @@ def main(argv=None) -> int:
                      ("raw_python_us", "raw Launcher call, packed"),
                      ("tvm_ffi_function_us", "TVM FFI (tvm_ffi.Function)"), ("tvm_ffi_us", "TVM FFI (compiled obj)"),
                      ("compiled_views_us", "compiled, from_dlpack views"), ("compiled_torch_us", "compiled, torch"),
+                     ("compiled_host_program_us", "compiled, host program"),
                      ("compiled_python_views_us", "Python fast path, views"),
                      ("torch_add_us", "torch.add"), ("empty_call_us", "empty Python call")]:
         lo, sh = r[k], r["short_" + k]
