@@ -383,3 +383,16 @@ def test_fp4_pairs_through_tvm_ffi_are_the_tensor_of_their_elements(tmp_path):
     (first, second), = [c[2] for c in aot.parse_mock_output(p.stdout + "\nrc call 0\n")["calls"]]
     assert first["params"] == second["params"]
     assert "refused" in p.stdout and "must be a Float4E2M1FN tensor" in p.stdout
+
+
+@cute.jit
+def _prints_only(t: cute.Tensor):
+    print(t)  # host code only: no kernel
+
+
+def test_a_function_that_launches_nothing_compiles_for_tvm_ffi_and_its_call_does_nothing(capsys):
+    with target("sm_80"):
+        f = cute.compile(_prints_only, make_fake_tensor(cutlass.Float16, (3, cute.sym_int32(divisibility=8)),
+                                                        (8, 1)), options="--enable-tvm-ffi")
+    assert not f.launches and "tensor<" in capsys.readouterr().out
+    assert f(tvm_ffi.from_dlpack(CudaLike(1 << 32, (3, 8), code=2, bits=16))) is None

@@ -166,6 +166,11 @@ class TVMFFICompiledFunction:
     def __init__(self, compiled):
         tvm_ffi = _tvm_ffi()
         self.compiled = compiled
+        if not compiled.launches:
+            # Host code only (it printed while tracing): its call takes the arguments and does nothing, as the
+            # compiled function's own call does.
+            self.module, self.function = None, tvm_ffi.convert(lambda *args: None)
+            return
         load_driver()  # its entry points bind to a driver already in the process, where there is one
         self.module = tvm_ffi.load_module(build(compiled))
         self.function = self.module["ww_fn"]

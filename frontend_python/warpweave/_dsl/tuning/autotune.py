@@ -141,7 +141,12 @@ def tune(func: Callable, params_dict: dict | None = None, kernel_arguments=None,
         return time_call(t.compiled, [JitArguments()], warmup_iterations, iterations, stream)
 
     search(label, trials, run_once, timer, restore, ref, check)
-    return dict(tuner.finish(key, trials, t0).best)
+    result = tuner.finish(key, trials, t0)
+    # The search ran the candidates on the arguments and restored them; they end as one run of the chosen
+    # configuration leaves them, as a program that tunes and then reads its outputs expects.
+    next(t for t in trials if t.config == result.best).compiled()
+    sync_torch()
+    return dict(result.best)
 
 
 # --- cute.testing.autotune_jit ---------------------------------------------------------------------------------------
