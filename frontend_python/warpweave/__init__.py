@@ -21,6 +21,7 @@ def _tell_core_where_python_keeps_cuda_tools():
 _tell_core_where_python_keeps_cuda_tools()
 
 from ._dsl.tracing.control_flow import const_expr, dsl_range as range, range_constexpr  # noqa: E402,A001
+from ._dsl.tracing.functional import for_generate, yield_out  # noqa: E402,F401
 from ._dsl.base.errors import CompilationError, DSLError  # noqa: E402
 from ._dsl.call.jit import Constexpr  # noqa: E402
 from ._dsl.values.numeric import (  # noqa: E402

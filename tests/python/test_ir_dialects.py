@@ -339,3 +339,30 @@ def test_leading_dim_of_a_tensor():
     assert tensor((8, 16), (16, 1)).leading_dim == 1 and tensor((8, 16), (1, 8)).leading_dim == 0
     assert tensor((1, 16), (1, 2)).leading_dim is None  # a mode of extent 1 leads nothing
     assert tensor(((2, 4), 8), ((1, 2), 8)).leading_dim == (0, 0)
+
+
+def test_for_generate_is_a_loop_of_the_kernel_and_yield_out_ends_its_body():
+    import warpweave as cutlass
+    import warpweave.cute as cute
+    from warpweave import for_generate, yield_out
+
+    from dsl_helpers import target
+    from warpweave.cute.runtime import from_dlpack
+    import numpy as np
+
+    @cute.kernel
+    def k(dst: cute.Tensor, src: cute.Tensor, n: cutlass.Int32):
+        for i in for_generate(0, n):  # a runtime bound: an scf.for of the kernel
+            dst[i] = src[i] * 2.0
+            yield_out()
+        for j in for_generate(2):     # static bounds: a Python loop
+            dst[j] = 0.0
+
+    @cute.jit
+    def h(dst: cute.Tensor, src: cute.Tensor, n: cutlass.Int32):
+        k(dst, src, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    x = from_dlpack(np.zeros(16, np.float32))
+    with target("sm_80"):
+        c = cute.compile(h, x, x, cutlass.Int32(16))
+    assert "scf.for" in c.ir and c.ir.count("scf.for") == 1

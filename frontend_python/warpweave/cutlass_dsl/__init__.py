@@ -6,7 +6,7 @@ from .._dsl.base.errors import DSLRuntimeError
 from .._dsl.base.markers import dsl_user_op
 from .._dsl.device.math import max, min  # noqa: A004
 from .._dsl.tracing.control_flow import const_expr
-from .._dsl.tracing.functional import and_, if_generate, not_, or_, while_generate, yield_out
+from .._dsl.tracing.functional import and_, for_generate, if_generate, not_, or_, while_generate, yield_out
 from .._dsl.values.ir_vector import extract_mlir_values, get_mlir_types, new_from_mlir_values
 from .._dsl.values.numeric import (BFloat16, Boolean, Float, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
                                    Integer, Numeric, NumericMeta, TFloat32, Uint8, Uint16, Uint32, Uint64)
@@ -19,4 +19,4 @@ DSLCudaRuntimeError = DSLRuntimeError
 __all__ = ["BFloat16", "BaseDSL", "Boolean", "DSLCudaRuntimeError", "Float", "Float16", "Float32", "Float64", "Int8",
            "Int16", "Int32", "Int64", "Integer", "Numeric", "NumericMeta", "T", "TFloat32", "Uint8", "Uint16",
            "Uint32", "Uint64", "and_", "const_expr", "dsl_user_op", "extract_mlir_values", "get_mlir_types",
-           "if_generate", "max", "min", "new_from_mlir_values", "not_", "or_", "while_generate", "yield_out"]
+           "for_generate", "if_generate", "max", "min", "new_from_mlir_values", "not_", "or_", "while_generate", "yield_out"]

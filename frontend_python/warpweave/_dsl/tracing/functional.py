@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import Value
-from ..values.numeric import Boolean, Numeric, NumericMeta, as_numeric
+from ..values.numeric import Boolean, Int32, Int64, Numeric, NumericMeta, as_numeric
 from . import control_flow
 
 
@@ -104,11 +104,49 @@ def while_generate(inits, cond_fn, *, loc=None, ip=None):
     return _WhileContext(list(inits), cond_fn, user_location(2))
 
 
+def for_generate(start, stop=None, step=None, iter_args=None, *, unroll=None, loc=None, ip=None):
+    """`for i in for_generate(start, stop, step): ...`: a loop over runtime bounds written without the
+    preprocessor (a library helper called from a kernel): the body, run once while tracing, is the loop's body in the
+    IR. Static bounds in host code loop in Python. Values the body changes do not escape it (there is no carried
+    value yet: iter_args is refused)."""
+    where = user_location(2)
+    if iter_args:
+        raise DSLValueError("for_generate(iter_args=...): loop-carried values are not supported here; carry them "
+                            "through a rewritten `for ... in cutlass.range(...)` loop", where)
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    return _for_generate(start, stop, step, unroll, where)
+
+
+def _for_generate(start, stop, step, unroll, where):
+    st = trace.current()
+    bounds = [as_numeric(x) if not isinstance(x, Numeric) else x for x in (start, stop, step)]
+    if st.kernel is None or all(x.is_static for x in bounds):
+        if not all(x.is_static for x in bounds):
+            raise DSLValueError("for_generate over a runtime bound in host code: loop inside the kernel", where)
+        yield from range(*(int(x.value) for x in bounds))
+        return
+    t = Int64 if any(type(x) is Int64 for x in bounds) else Int32
+    lo, hi, sp = (t(x) for x in bounds)
+    b = st.builder
+    if where is not None:
+        b.set_location(where[0], where[1], 1)
+    operands = [lo.ir(), hi.ir(), sp.ir()]
+    block = b.begin_region([t.ir_type])
+    yield t._wrap(trace.lift_int(block[0], t.ir_type))
+    b.op0("scf.yield", [])
+    b.end_region()
+    b.op("scf.for", operands, [], num_regions=1)
+
+
 def yield_out(values=(), *, loc=None, ip=None):
     """The values the current while_generate block passes to the next iteration (of the loop's types)."""
     where = user_location(2)
     if not _WhileContext._open:
-        raise DSLValueError("yield_out outside the block of a while_generate", where)
+        if not list(values):
+            return  # the end of a for_generate body, which carries nothing
+        raise DSLValueError("yield_out of values outside the block of a while_generate", where)
     ctx = _WhileContext._open[-1]
     vals = [_condition(v) for v in values]
     if len(vals) != len(ctx.types):
