@@ -11,6 +11,7 @@ QuACK's modules import, at their top, CuTe DSL's TVM-FFI argument converter, whi
 and its sm_90 GEMM, are expected failures, strict, so that each reports the day it passes.
 """
 import os
+import tempfile
 import subprocess
 import sys
 import tarfile
@@ -56,6 +57,8 @@ def _run(py, src, script, timeout=170, extra_env=None):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "frontend_python"),
                                                        os.path.join(ROOT, "pipelines"), src]),
                WARPWEAVE_ARCH="sm_90a", WARPWEAVE_DISABLE_CACHE="1", **(extra_env or {}))
+    # what WARPWEAVE_KEEP keeps goes to a folder of the test's, not to the working directory
+    env.setdefault("WARPWEAVE_DUMP_DIR", tempfile.mkdtemp(prefix="ww_quack_dump_"))
     return subprocess.run([py, "-c", script], capture_output=True, text=True, timeout=timeout, env=env)
 
 
