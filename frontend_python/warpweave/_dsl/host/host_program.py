@@ -25,10 +25,8 @@ from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import HostRef, Numeric, SymInt, program_type_code
 
-# Binary operations of programs, by the names numeric.py gives them; comparisons leave 0 or 1.
-BINARY = ("add", "sub", "mul", "floordiv", "truediv", "mod", "min", "max", "and", "or", "xor", "shl", "shr",
-          "lt", "le", "gt", "ge", "eq", "ne")
-UNARY = ("neg", "abs", "not", "ctlz", "cttz", "popc")
+# The program's operations are numeric.py's names of them (add, lt, select, cast, ...; comparisons leave 0 or 1),
+# evaluated by run_code here, by bindings/host_program_eval.cpp and by export/host_program_c.py alike.
 _PY_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
               ast.BitXor: "xor"}
 
