@@ -23,7 +23,8 @@ from .._dsl.values.tensor import (  # noqa: F401
     local_partition, make_rmem_tensor_like, recast_tensor, where,
 )
 from .._dsl.device.reduction import ReductionOp, all_, any_  # noqa: F401
-from .._dsl.values.numeric import NumericMeta, as_numeric, assume  # noqa: F401
+from .._dsl.values.assume import assume  # noqa: F401
+from .._dsl.values.numeric import NumericMeta, as_numeric  # noqa: F401
 from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .tuple_modes import append_ones, dice, prepend_ones  # noqa: F401
 from .._dsl.device.device_pointer import make_ptr  # noqa: F401

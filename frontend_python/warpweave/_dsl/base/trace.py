@@ -107,6 +107,12 @@ def in_kernel() -> bool:
     return st is not None and st.kernel is not None
 
 
+def on_host() -> bool:
+    """Whether a @cute.jit function's host side is being traced (not a kernel, not outside any trace)."""
+    st = current_or_none()
+    return st is not None and st.kernel is None
+
+
 def builder() -> _core.IRBuilder:
     """The IR builder, with the location set to the user's current line."""
     st = current()

@@ -93,35 +93,48 @@ def _cache_dir() -> str:
     return d
 
 
-def build(compiled, prefix: str = "ww_fn") -> str:
-    """The shared library of the compiled function's TVM FFI entry (built, or found in the cache)."""
-    tvm_ffi = _tvm_ffi()
+def _entry_texts(compiled, prefix: str) -> tuple[str, str]:
+    """(header, source) of the compiled function's exported wrapper with its TVM FFI entry `__tvm_ffi_<prefix>`."""
     export_c.check_exportable(compiled)
     args = export_c.c_arguments(compiled)
     header = export_c.header(compiled, args, prefix, "WW_TVM_FFI_H")
     source = "#define WW_WEAK_DRIVER 1\n" + export_c.source(compiled, args, prefix, "entry.h") + \
         entry_source(compiled, args, prefix)
-    inc = tvm_ffi.libinfo.find_include_path()
-    lib = tvm_ffi.libinfo.find_libtvm_ffi()
-    key = hashlib.sha256((header + source + inc + lib).encode()).hexdigest()[:32]
-    so = os.path.join(_cache_dir(), f"{key}.so")
-    if os.path.isfile(so):
-        return so
+    return header, source
+
+
+def _compile_entry(header: str, source: str, dest: str, flags: list, what: str) -> None:
+    """Compiles the entry (header and source) with the C compiler and these flags into dest."""
     with tempfile.TemporaryDirectory(prefix="ww_tvm_ffi_") as tmp:
         with open(os.path.join(tmp, "entry.h"), "w") as f:
             f.write(header)
         src = os.path.join(tmp, "entry.c")
         with open(src, "w") as f:
             f.write(source)
-        out = os.path.join(tmp, "entry.so")
-        cmd = [c_compiler(), "-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wno-unused-function", "-I", tmp,
-               "-I", inc, src, "-o", out, "-L", os.path.dirname(lib), "-ltvm_ffi",
-               f"-Wl,-rpath,{os.path.dirname(lib)}"]
+        out = os.path.join(tmp, "entry.out")
+        cmd = [c_compiler(), "-std=c11", "-O2", "-fPIC", "-Wall", "-Wno-unused-function", "-I", tmp,
+               "-I", _tvm_ffi().libinfo.find_include_path(), src, "-o", out] + flags
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
-            raise DSLRuntimeError(f"--enable-tvm-ffi: building the call entry failed (a warpweave bug):\n"
-                                  f"{p.stderr[-3000:]}", user_location(3))
-        os.replace(out, so)  # atomic: a concurrent build of the same entry writes the same bytes
+            raise DSLRuntimeError(f"{what} failed (a warpweave bug):\n{p.stderr[-3000:]}", user_location(4))
+        # into place atomically: a concurrent build of the same entry writes the same bytes
+        staged = f"{dest}.{os.getpid()}.part"
+        shutil.move(out, staged)
+        os.replace(staged, dest)
+
+
+def build(compiled, prefix: str = "ww_fn") -> str:
+    """The shared library of the compiled function's TVM FFI entry (built, or found in the cache)."""
+    tvm_ffi = _tvm_ffi()
+    header, source = _entry_texts(compiled, prefix)
+    inc = tvm_ffi.libinfo.find_include_path()
+    lib = tvm_ffi.libinfo.find_libtvm_ffi()
+    key = hashlib.sha256((header + source + inc + lib).encode()).hexdigest()[:32]
+    so = os.path.join(_cache_dir(), f"{key}.so")
+    if not os.path.isfile(so):
+        _compile_entry(header, source, so, ["-shared", "-L", os.path.dirname(lib), "-ltvm_ffi",
+                                            f"-Wl,-rpath,{os.path.dirname(lib)}"],
+                       "--enable-tvm-ffi: building the call entry")
     return so
 
 
@@ -137,26 +150,8 @@ def export_object(compiled, object_path, function_name: str) -> str:
     object_path = os.fspath(object_path)
     if os.path.dirname(object_path) and not os.path.isdir(os.path.dirname(object_path)):
         raise DSLValueError(f"export_to_c: no folder {os.path.dirname(object_path)!r}", user_location(3))
-    tvm_ffi = _tvm_ffi()
-    export_c.check_exportable(compiled)
-    args = export_c.c_arguments(compiled)
-    header = export_c.header(compiled, args, function_name, "WW_TVM_FFI_H")
-    source = "#define WW_WEAK_DRIVER 1\n" + export_c.source(compiled, args, function_name, "entry.h") + \
-        entry_source(compiled, args, function_name)
-    with tempfile.TemporaryDirectory(prefix="ww_tvm_ffi_") as tmp:
-        with open(os.path.join(tmp, "entry.h"), "w") as f:
-            f.write(header)
-        src = os.path.join(tmp, "entry.c")
-        with open(src, "w") as f:
-            f.write(source)
-        out = os.path.join(tmp, "entry.o")
-        cmd = [c_compiler(), "-std=c11", "-O2", "-fPIC", "-c", "-Wall", "-Wno-unused-function", "-I", tmp, "-I",
-               tvm_ffi.libinfo.find_include_path(), src, "-o", out]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            raise DSLRuntimeError(f"export_to_c: building the TVM FFI export failed (a warpweave bug):\n"
-                                  f"{p.stderr[-3000:]}", user_location(3))
-        shutil.copyfile(out, object_path)
+    header, source = _entry_texts(compiled, function_name)
+    _compile_entry(header, source, object_path, ["-c"], "export_to_c: building the TVM FFI export")
     return object_path
 
 

@@ -119,6 +119,20 @@ def _mark(st, launches_from: int, actions_from: int, sid: int) -> None:
     st.host_actions[actions_from:] = [Predicated(a, sid) for a in st.host_actions[actions_from:]]
 
 
+def _traced_branch(st, fn, sid: int, values):
+    """One branch traced: the values it makes are computed when it is taken, its launches and host actions
+    predicated on it."""
+    stack = st.__dict__.setdefault("host_branches", [])
+    n_l, n_a = len(st.launches), len(st.host_actions)
+    stack.append(sid)
+    try:
+        out = fn(*values)
+    finally:
+        stack.pop()
+    _mark(st, n_l, n_a, sid)
+    return out
+
+
 @hooks.branch_on_host.register
 def branch(cond, then_fn, else_fn, names, values, lineno):
     """Both branches traced, their launches and host actions predicated, their variables merged (module text)."""
@@ -129,21 +143,8 @@ def branch(cond, then_fn, else_fn, names, values, lineno):
     c = _predicate(cond, where)
     then_sid = host_program.predicate_symbol(c, where)
     else_sid = host_program.predicate_symbol(~c, where)
-    stack = st.__dict__.setdefault("host_branches", [])  # values made in a branch are computed when it is taken
-    n_l, n_a = len(st.launches), len(st.host_actions)
-    stack.append(then_sid)
-    try:
-        then_vals = then_fn(*values)
-    finally:
-        stack.pop()
-    _mark(st, n_l, n_a, then_sid)
-    n_l, n_a = len(st.launches), len(st.host_actions)
-    stack.append(else_sid)
-    try:
-        else_vals = else_fn(*values)
-    finally:
-        stack.pop()
-    _mark(st, n_l, n_a, else_sid)
+    then_vals, else_vals = (_traced_branch(st, fn, sid, values) for fn, sid in ((then_fn, then_sid),
+                                                                                 (else_fn, else_sid)))
     if not names:
         return then_vals
     merged = [merge(c, (then_sid, else_sid), n, a, b, where) for n, a, b in zip(names, then_vals, else_vals)]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..values.numeric import HostRef, Numeric, SymInt, program_type_code
+from ..values.numeric import HostRef, Numeric, SymInt
 
 # The program's operations are numeric.py's names of them (add, lt, select, cast, ...; comparisons leave 0 or 1),
 # evaluated by run_code here, by bindings/host_program_eval.cpp and by export/host_program_c.py alike.
@@ -31,7 +31,16 @@ _PY_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "fl
               ast.BitXor: "xor"}
 
 
-type_code = program_type_code
+def type_code(t) -> str:
+    """How the program types a value of numeric type t: 'i<bits>' / 'u<bits>' (wrapped to the width), 'f32'
+    (rounded to single precision), 'f64', 'b'; '' where it has no rule (its values are not expressible)."""
+    if t.is_boolean:
+        return "b"
+    if t.is_integer:
+        return ("i" if t.signed else "u") + str(t.width)
+    if t.is_float and t.__name__ in ("Float32", "Float64"):
+        return f"f{t.width}"
+    return ""
 
 
 class Unexpressible(Exception):
@@ -92,10 +101,19 @@ def code_of(x, out: list) -> None:
     op = getattr(v, "op", None)
     if op is None:
         raise Unexpressible("a number read from a tensor's elements")
+    name, operand = op[0], (op[1] if len(op) > 1 else 0)
+    if name == "cast":  # numeric.py names the type converted to; the program its typing
+        operand = type_code(operand)
+        if not operand:
+            raise Unexpressible(f"a conversion to {op[1].__name__}")
+    elif name == "invert":  # ~ of a Boolean; a bitwise complement has no operation here
+        if not t.is_boolean:
+            raise Unexpressible("a bitwise complement")
+        name = "not"
     for a in v.args:
         code_of(a, out)
-    out.append((op[0], op[1] if len(op) > 1 else 0))
-    if op[0] != "cast":
+    out.append((name, operand))
+    if name != "cast":
         out.append(("cast", tc))
 
 

@@ -89,11 +89,6 @@ def is_host(x) -> bool:
     return isinstance(x, Numeric) and isinstance(x._v, HostRef)
 
 
-def on_host() -> bool:
-    st = trace.current_or_none()
-    return st is not None and st.kernel is None
-
-
 @hooks.defer_on_host.register
 def defer(fn, args, result_type=None, op=None):
     """fn(*args) made at each call: a Numeric of result_type (found by applying fn to ones when not given).

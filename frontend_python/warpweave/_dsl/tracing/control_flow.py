@@ -642,7 +642,7 @@ def dsl_range(*args, unroll=None, unroll_full=False, prefetch_stages=None):
 def const_expr(x):
     """Marks a condition evaluated while tracing; a runtime value here is an error, except a host-side Boolean
     that the values being compiled for decide (kept as a guard of the compiled function, host/host_guards.py)."""
-    if isinstance(x, Numeric) and not x.is_static and not trace.in_kernel() and trace.current_or_none() is not None:
+    if isinstance(x, Numeric) and not x.is_static and trace.on_host():
         r = hooks.decide_on_host(x)
         if r is not None:
             return r

@@ -104,8 +104,7 @@ class Numeric(metaclass=NumericMeta):
         """The value as an IR value (`cutlass._mlir.ir.Value`) of its storage type, for ops written with the IR
         directly; `type(self)(value)` makes a number of it again. `loc`/`ip` are accepted as CuTe DSL passes them:
         the value is made at the user's line, at the current insertion point."""
-        if not self.is_static and isinstance(self._v, (SymInt, HostRef)) and not trace.in_kernel() and \
-                trace.current_or_none() is not None:
+        if not self.is_static and isinstance(self._v, (SymInt, HostRef)) and trace.on_host():
             return ir_values.HostIRValue(self, ir_values.Type(type(self).ir_type))  # host code (host/host_ir.py)
         return ir_values.wrap(self.ir(), type(self).ir_type, self._v if self.is_static else None)
 
@@ -133,7 +132,7 @@ class Numeric(metaclass=NumericMeta):
     def __bool__(self):
         if self.is_static:
             return bool(self._v)
-        if isinstance(self._v, (HostRef, SymInt)) and trace.current_or_none() is not None and not trace.in_kernel():
+        if isinstance(self._v, (HostRef, SymInt)) and trace.on_host():
             r = hooks.decide_on_host(self)  # with the values compiled for, as a guard (host/host_guards.py)
             if r is not None:
                 return r
@@ -396,10 +395,9 @@ def _convert_to(t, value):
             return _static_value(t, value._v)
         if src is t or _same_bits(src, t):
             return value._v
-        if isinstance(value._v, (HostRef, SymInt)) and not trace.in_kernel() and trace.current_or_none() is not None \
-                and _type_code(t):
+        if isinstance(value._v, (HostRef, SymInt)) and trace.on_host():
             # a conversion the host side makes (to another width, to a float): computed at each call
-            return hooks.defer_on_host(lambda x: t(x), (value,), t, op=("cast", _type_code(t)))._v
+            return hooks.defer_on_host(lambda x: t(x), (value,), t, op=("cast", t))._v
         return cast(value, t)._v
     if isinstance(value, SymInt):
         if not t.is_integer:
@@ -566,21 +564,6 @@ def _convert(x, t):
 _INT_SYMBOLIC = {"add", "sub", "mul", "floordiv", "mod"}
 
 
-def program_type_code(t) -> str:
-    """How the host program (host/host_program.py) types a value of numeric type t: 'i<bits>' / 'u<bits>'
-    (wrapped to the width), 'f32' (rounded to single precision), 'f64', 'b'; '' where it has no rule."""
-    if t.is_boolean:
-        return "b"
-    if t.is_integer:
-        return ("i" if t.signed else "u") + str(t.width)
-    if t.is_float and t.__name__ in ("Float32", "Float64"):
-        return f"f{t.width}"
-    return ""
-
-
-_type_code = program_type_code
-
-
 def _binary_type(op, t):
     """The type of `a op b` for operands of type t, as _binary makes it."""
     if t.is_integer and op == "truediv":
@@ -588,10 +571,6 @@ def _binary_type(op, t):
     if t.is_boolean and op not in ("and", "or", "xor"):
         return Int32
     return t
-
-
-_UNARY_PROGRAM = {"neg": "neg", "abs": "abs", "invert": "not"}
-_UNARY_OK = {("neg", False), ("abs", False), ("invert", True)}
 
 
 def _static_binary(op, a, b, t):
@@ -641,8 +620,7 @@ def _binary(op, a, b):
                                    op=(op,) if op != "pow" else None)  # computed at each call (host_values.py)
     if t.is_integer and op == "truediv":
         return _binary("truediv", Float32(a), Float32(b))
-    if not trace.in_kernel() and trace.current_or_none() is not None and \
-            any(isinstance(x._v, SymInt) for x in (a, b)) and \
+    if trace.on_host() and any(isinstance(x._v, SymInt) for x in (a, b)) and \
             not (t.is_integer and op in _INT_SYMBOLIC and t.width in (32, 64)):
         # what the algebra's integers do not compute (shifts, bitwise ops, narrow widths): the host program does
         return hooks.defer_on_host(lambda x, y: _binary(op, x, y), (a, b), _binary_type(op, t),
@@ -749,8 +727,7 @@ def _unary(op, a):
                 raise DSLTypeError("~ needs an integer or a Boolean", user_location(3))
             return Boolean(not v) if t.is_boolean else t(~v)
     if isinstance(a._v, HostRef) and not trace.in_kernel():
-        return hooks.defer_on_host(lambda x: _unary(op, x), (a,), t if op != "invert" else t,
-                                   op=(_UNARY_PROGRAM[op],) if (op, t.is_boolean) in _UNARY_OK else None)
+        return hooks.defer_on_host(lambda x: _unary(op, x), (a,), t, op=(op,))
     if t.is_integer and t.width in (32, 64) and op == "neg":
         return t._wrap(-a._v)
     bld = trace.builder()
@@ -784,65 +761,27 @@ def select(cond, a, b):
     return t.from_ir(bld.op1("arith.select", [cond.ir(), a2.ir(), b2.ir()], t.ir_type))
 
 
-def min_(a, b):
+def _extremum(which, a, b):
+    """min_ or max_ ("min" / "max") of two numbers."""
     a, b, t = coerce_pair(a, b)
     if a.is_static and b.is_static:
-        return t(min(a._v, b._v))
-    if any(isinstance(x._v, (HostRef, SymInt)) for x in (a, b)) and not trace.in_kernel() and \
-            trace.current_or_none() is not None:
-        return hooks.defer_on_host(min_, (a, b), t, op=("min",))  # computed at each call (host_values.py)
-    if t.is_integer and t.width in (32, 64) and isinstance(a._v, (SymInt, int)) and isinstance(b._v, (SymInt, int)):
+        return t((min if which == "min" else max)(a._v, b._v))
+    if any(isinstance(x._v, (HostRef, SymInt)) for x in (a, b)) and trace.on_host():
+        return hooks.defer_on_host(min_ if which == "min" else max_, (a, b), t, op=(which,))  # at each call
+    if which == "min" and t.is_integer and t.width in (32, 64) and isinstance(a._v, (SymInt, int)) and \
+            isinstance(b._v, (SymInt, int)):
         return select(a < b, a, b)
     bld = trace.builder()
-    name = "arith.minimumf" if t.is_float else ("arith.minsi" if t.signed else "arith.minui")
+    name = f"arith.{which}imumf" if t.is_float else f"arith.{which}{'si' if t.signed else 'ui'}"
     return t.from_ir(bld.op1(name, [a.ir(), b.ir()], t.ir_type))
+
+
+def min_(a, b):
+    return _extremum("min", a, b)
 
 
 def max_(a, b):
-    a, b, t = coerce_pair(a, b)
-    if a.is_static and b.is_static:
-        return t(max(a._v, b._v))
-    if any(isinstance(x._v, (HostRef, SymInt)) for x in (a, b)) and not trace.in_kernel() and \
-            trace.current_or_none() is not None:
-        return hooks.defer_on_host(max_, (a, b), t, op=("max",))  # computed at each call (host_values.py)
-    bld = trace.builder()
-    name = "arith.maximumf" if t.is_float else ("arith.maxsi" if t.signed else "arith.maxui")
-    return t.from_ir(bld.op1(name, [a.ir(), b.ir()], t.ir_type))
-
-
-def assume(src, divby=None):
-    """`src` with the promise that it is a multiple of `divby` (CuTe DSL's cute.assume): index arithmetic and
-    memory accesses built on it may then rely on the divisibility (e.g. vectorize). A static value is checked; a
-    dynamic one is taken at its word (a broken promise rounds it down to a multiple)."""
-    if divby is None:
-        return src
-    if isinstance(divby, Numeric):
-        divby = divby.value
-    if not isinstance(divby, int) or isinstance(divby, bool) or divby <= 0:
-        raise DSLValueError(f"assume: divby must be a positive integer, got {divby!r}", user_location(2))
-    if isinstance(src, Numeric):
-        if not src.is_integer:
-            raise DSLTypeError(f"assume: divisibility is a property of integers, got {type(src).__name__}",
-                               user_location(2))
-        v = src._v
-        t = type(src)
-    elif isinstance(src, (int, SymInt)) and not isinstance(src, bool):
-        v, t = src, None
-    elif hasattr(src, "__ww_int__"):
-        v, t = src.__ww_int__(), None
-    else:
-        raise DSLTypeError(f"assume expects an integer, got {type(src).__name__}", user_location(2))
-    if isinstance(v, int):
-        if v % divby:
-            raise DSLValueError(f"assume: {v} is not a multiple of {divby}", user_location(2))
-        return src
-    if isinstance(v, IRVal):
-        v = trace.lift_int(int(v), t.ir_type, nonneg=not t.signed)
-    if isinstance(v, HostRef):
-        raise DSLTypeError(f"assume: the runtime argument '{v.name}' is known only when a kernel runs",
-                           user_location(2))
-    r = v if v.divisibility % divby == 0 else (v // divby) * divby
-    return t._wrap(r) if t is not None else r
+    return _extremum("max", a, b)
 
 
 def _symint_compare(op):

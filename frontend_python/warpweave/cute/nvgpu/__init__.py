@@ -33,8 +33,8 @@ class _ManifestModuleFinder:
         if not fullname.startswith(self.prefix):
             return None
         name = fullname[len(self.prefix):]
-        # CuTe DSL's modules have submodules of their names by kind (tcgen05.mma, tcgen05.copy): the same
-        # manifest-driven names, reached through either path
+        # CuTe DSL's modules have submodules of their names by kind (a module's mma and copy submodules): the
+        # same manifest-driven names, reached through either path
         top, _, sub = name.partition(".")
         if "." in sub or not (top in STANDARD_SUBMODULES or _offered_by_a_backend(top)):
             return None
