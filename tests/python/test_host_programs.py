@@ -457,3 +457,33 @@ def test_an_ir_op_the_host_cannot_compute_is_an_error_at_its_line():
     with target("sm_80"), pytest.raises(DSLError, match=r"test_host_programs.py:\d+: llvm.inline_asm on a value of "
                                                          r"the host side"):
         cute.compile(host_ir_not_on_host, from_dlpack(np.zeros(8, np.float32)).mark_layout_dynamic())
+
+
+# --- a NamedTuple argument holding DSL numbers ----------------------------------------------------------------------
+
+from typing import NamedTuple  # noqa: E402
+
+
+class _SchedulerArgs(NamedTuple):
+    tiles: cutlass.Int32
+    semaphore: object
+
+
+@cute.kernel
+def _named_kernel(x: cute.Tensor, args: _SchedulerArgs):
+    x[0] = cutlass.Float32(args.tiles)  # read by field name in the kernel
+
+
+@cute.jit
+def named_arguments(x: cute.Tensor, args: _SchedulerArgs):
+    if cutlass.const_expr(args.semaphore is None):  # a library's field test on the host
+        _named_kernel(x, args).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+def test_a_named_tuple_argument_keeps_its_type_on_the_host_and_in_the_kernel(stand_in):
+    x = from_dlpack(np.zeros(8, np.float32))
+    with target("sm_80"):
+        c = stand_in(cute.compile(named_arguments, x, _SchedulerArgs(cutlass.Int32(6), None)))
+    c(x, _SchedulerArgs(cutlass.Int32(11), None))
+    (_, _, params, _), = stand_in.launched
+    assert struct.unpack_from("i", params, len(params) - 4)[0] == 11  # the number is each call's

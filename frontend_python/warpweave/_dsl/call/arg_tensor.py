@@ -424,6 +424,8 @@ class TreeArg(ArgPlan):
             hosts.append(h)
             children.append(p)
         plan = cls(index, name, ("tree", type(value).__name__, tuple(c.spec for c in children)), children=children)
+        if hasattr(value, "_fields"):  # a NamedTuple (a scheduler's arguments, say) keeps its type and field names
+            return type(value)(*hosts), plan
         return (tuple(hosts) if isinstance(value, tuple) else hosts), plan
 
     @classmethod

@@ -105,6 +105,8 @@ def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
         items = [_to_device(x, ptr_values, scalar_values, depth + 1) for x in obj]
         if all(d is x for d, x in zip(items, obj)):
             return obj  # nothing in it becomes a parameter
+        if hasattr(obj, "_fields"):
+            return type(obj)(*items)  # a NamedTuple keeps its type and field names
         return tuple(items) if isinstance(obj, tuple) else items
     if hasattr(obj, "__dict__") and not isinstance(obj, type) and depth <= 32:
         # An object carrying a host argument (e.g. an atom with its tensor map), or objects that do (a TmaInfo
