@@ -6,9 +6,9 @@ QuACK's sources are not in this repository: the sdist is fetched at set-up (pip 
 build/quack-cache) and the tests skip, saying so, when PyPI cannot be reached. QuACK imports torch at module level,
 so the programs run in an interpreter that has it (WARPWEAVE_TORCH_PYTHON, or build/cutedsl-venv).
 
-QuACK's modules import, at their top, CuTe DSL's TVM-FFI argument converter, which warpweave does not have
-(STAND_INS): the compile test puts stand-ins there that raise if used. Importing QuACK without them,
-and its sm_90 GEMM, are expected failures, strict, so that each reports the day it passes.
+QuACK's modules patch, at import, the TVM-FFI argument converter (cute._tvm_ffi_args_spec_converter), whose
+replacement then decides the TVM FFI entries of the kernels compiled here. Its sm_90 GEMM is an expected failure,
+strict, so that it reports the day it passes.
 """
 import os
 import tempfile
@@ -79,9 +79,8 @@ IMPORT_SURFACE = textwrap.dedent("""
     import cutlass.base_dsl
     assert cutlass.base_dsl.BaseDSL._get_dsl().get_arch_enum() >= Arch.sm_90
     assert prims.CpReduceOp("add") is prims.CpReduceOp.ADD
-    # QuACK's own patches of the DSL apply: its tensor indexing, tensor methods and its constexpr-if rewrite.
-    # quack/__init__ imports every kernel module, which need more (the expected failure below), so quack.dsl is
-    # loaded under a bare `quack` package
+    # QuACK's own patches of the DSL apply: its tensor indexing, tensor methods and its constexpr-if rewrite (quack.dsl
+    # alone, under a bare `quack` package: test_quack_imports_unchanged imports the whole package)
     pkg = types.ModuleType("quack")
     pkg.__path__ = [os.path.join(QUACK_SRC, "quack")]
     sys.modules["quack"] = pkg
@@ -97,33 +96,12 @@ def test_quack_imports_its_first_layer_of_the_extension_surface(quack_src):
     assert p.returncode == 0 and "surface ok" in p.stdout, p.stderr[-3000:]
 
 
-# The modules QuACK imports at module level that warpweave does not have yet: CuTe DSL's TVM-FFI argument converter,
-# which quack.cute_dsl_utils patches at import (none is used on the path of the kernels compiled here). The compile tests put a stand-in in their place, one that raises when it is used, so QuACK's modules
-# import and its kernels, unchanged, compile: a use of a stand-in fails the test.
-STAND_INS = textwrap.dedent("""
-    import sys, types
+ALIAS = textwrap.dedent("""
     from warpweave.alias_hook import install
     install()
-    import warpweave
-
-    class Missing:
-        def __init__(self, name):
-            self._name = name
-        def __getattr__(self, attr):
-            if attr.startswith("__"):
-                raise AttributeError(attr)
-            return Missing(self._name + "." + attr)
-        def __call__(self, *args, **kwargs):
-            raise RuntimeError(f"QuACK used {self._name}, which warpweave lacks (a test stand-in)")
-
-    for mod, attr in (("warpweave.base_dsl.tvm_ffi_builder", "spec"),
-                      ("warpweave.cute._tvm_ffi_args_spec_converter", "_convert_single_arg")):
-        m = types.ModuleType(mod)
-        setattr(m, attr, Missing(mod + "." + attr))
-        sys.modules[mod] = m
 """)
 
-COMPILE = STAND_INS + textwrap.dedent("""
+COMPILE = ALIAS + textwrap.dedent("""
     from warpweave._dsl.registry import compile_only
     import torch
     import cutlass
@@ -146,7 +124,7 @@ COMPILE = STAND_INS + textwrap.dedent("""
               c.ptx.count("shfl.sync"))
 """)
 
-GEMM = STAND_INS + textwrap.dedent("""
+GEMM = ALIAS + textwrap.dedent("""
     from warpweave._dsl.registry import compile_only
     import torch
     import cutlass
@@ -182,9 +160,6 @@ def test_quack_rmsnorm_softmax_cross_entropy_compile_for_sm90a_and_assemble(quac
         assert int(loads) > 0 and int(shuffles) > 0, (name, rows[name])  # rows read from global memory (or cp.async), reduced across the warp
 
 
-@pytest.mark.xfail(strict=True, reason="QuACK 0.6.5's cute_dsl_utils patches CuTe DSL's TVM-FFI argument converter "
-                                       "(base_dsl.tvm_ffi_builder.spec, cute._tvm_ffi_args_spec_converter), which "
-                                       "warpweave's TVM FFI entry does not have (issue 24)")
 def test_quack_imports_unchanged(quack_src):
     script = "from warpweave.alias_hook import install\ninstall()\nimport quack\nprint('imported')"
     p = _run(_torch_python(), quack_src, script)

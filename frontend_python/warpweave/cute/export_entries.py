@@ -17,11 +17,11 @@ def export_to_c(self, file_path=".", file_name=None, function_prefix=None):
     return export(self, file_path, file_name, function_prefix)
 
 
-def tvm_ffi_function(compiled):
-    """The compiled function called through TVM FFI (tvm_ffi_call.wrap)."""
+def tvm_ffi_function(compiled, values):
+    """The compiled function called through TVM FFI (tvm_ffi_call.wrap), traced with these argument values."""
     from .._dsl.export.tvm_ffi_call import wrap
 
-    return wrap(compiled)
+    return wrap(compiled, values)
 
 
 JitCompiledFunction.export_to_c = export_to_c

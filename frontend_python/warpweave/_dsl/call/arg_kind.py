@@ -171,6 +171,17 @@ class ArgPlan:
         return x
 
 
+def tvm_value(i) -> str:
+    """The TVMFFIAny (a C lvalue) that the TVM FFI entry reads its parameter i from: `args[<i>]`, or, for an element
+    of a tuple argument (i is then `<position>_<k>_...`), that element of the tuple's array (ww_tvm_elem, which
+    export/tvm_ffi_call.py defines once it has checked the array's length)."""
+    parts = str(i).split("_")
+    v = f"args[{parts[0]}]"
+    for k in parts[1:]:
+        v = f"(*ww_tvm_elem(&{v}, {k}))"
+    return v
+
+
 def keyed_by_value(cls, value, annotation, stable) -> str:
     """The function cache's key of an argument known only by its value (a compile-time value, or one whose address
     is part of it): the value, as `stable` writes it."""

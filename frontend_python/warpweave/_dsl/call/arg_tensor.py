@@ -5,12 +5,14 @@ from __future__ import annotations
 import inspect
 
 from ... import _core
+from ..base.constexpr import is_constexpr
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
 from ..values.runtime import runtime_view
 from ..values.numeric import Numeric
 from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_torch_tensor, satisfies
 from ..values.tensor import GMEM, Pointer, Tensor
-from .arg_kind import NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id
+from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id,
+                       tvm_value)
 
 # DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, and
 # DLPack 1.1's narrow floats: kDLFloat8_e4m3fn 10, _e5m2 12, _e8m0fnu 14, kDLFloat6_e2m3fn 15, _e3m2fn 16,
@@ -224,7 +226,7 @@ class TensorArg(ArgPlan):
                 "strides": [k for _, k in a.strides]}
 
     def tvm_lines(self, a, i, o, call, prefix):
-        v = f"args[{i}]"
+        v = tvm_value(i)
         spec = a.spec
         dname = spec[1]
         if dname not in DL_DTYPE:
@@ -359,7 +361,7 @@ class PointerArg(ArgPlan):
         return {"spec": a.spec}
 
     def tvm_lines(self, a, i, o, call, prefix):
-        v = f"args[{i}]"
+        v = tvm_value(i)
         o.append(f"  if ({v}.type_index != kTVMFFIOpaquePtr && {v}.type_index != kTVMFFIInt) return "
                  f'ww_tvm_error("TypeError", "argument {a.name} must be a pointer");')
         call.append(f"({v}.type_index == kTVMFFIOpaquePtr ? {v}.v_ptr : (void *)(intptr_t){v}.v_int64)")
@@ -384,11 +386,21 @@ def holds_runtime_values(value) -> bool:
                isinstance(x, (list, tuple)) and holds_runtime_values(x) for x in value)
 
 
+def field_annotations(value) -> list:
+    """The annotations of a NamedTuple's fields (inspect.Parameter.empty for a plain tuple's or list's elements): a
+    field annotated cutlass.Constexpr is compiled in, as a parameter so annotated is."""
+    fields = getattr(type(value), "__annotations__", {}) if hasattr(type(value), "_fields") else {}
+    anns = [fields.get(f, inspect.Parameter.empty) for f in getattr(type(value), "_fields", ())]
+    return anns + [inspect.Parameter.empty] * (len(value) - len(anns))
+
+
 def _tree_key(value):
     out = []
-    for x in value:
+    for x, ann in zip(value, field_annotations(value)):
         rt = runtime_view(x)
-        if rt is not None:
+        if is_constexpr(ann):
+            out.append(const_key(x))
+        elif rt is not None:
             out.append(rt.spec())
         elif isinstance(x, RuntimePointer):
             out.append(x.spec())
@@ -418,9 +430,8 @@ class TreeArg(ArgPlan):
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         hosts, children = [], []
-        for k, x in enumerate(value):
-            h, p = make_host_arg(st, (index, k) if isinstance(index, int) else index + (k,), f"{name}[{k}]", x,
-                                 inspect.Parameter.empty)
+        for k, (x, ann) in enumerate(zip(value, field_annotations(value))):
+            h, p = make_host_arg(st, (index, k) if isinstance(index, int) else index + (k,), f"{name}[{k}]", x, ann)
             hosts.append(h)
             children.append(p)
         plan = cls(index, name, ("tree", type(value).__name__, tuple(c.spec for c in children)), children=children)
@@ -444,5 +455,7 @@ class TreeArg(ArgPlan):
     def c_args(self, name, c_identifier, host_symbols):
         out = []
         for k, child in enumerate(self.children):
-            out += child.c_args(f"{name}_{k}", c_identifier, host_symbols)
+            for a in child.c_args(f"{name}_{k}", c_identifier, host_symbols):
+                a.path = (k,) + getattr(a, "path", ())  # where TVM FFI finds it: in the tuple's element k
+                out.append(a)
         return out

@@ -15,7 +15,7 @@ from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, u
 from ..values.host_inputs import HostEvent, event_handle, is_event, is_stream, stream_handle
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from .arg_kind import NATIVE_CONST, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, const_key, \
-    keyed_by_value, sym_id
+    keyed_by_value, sym_id, tvm_value
 
 _NUMERIC_BY_NAME = {t.__name__: t for t in ALL_TYPES}
 
@@ -161,7 +161,7 @@ class IntArg(ArgPlan):
         return {"bits": a.bits, "dtype": a.dtype}
 
     def tvm_lines(self, a, i, o, call, prefix):
-        v = f"args[{i}]"
+        v = tvm_value(i)
         o.append(f"  if ({v}.type_index != kTVMFFIInt && {v}.type_index != kTVMFFIBool) return ww_tvm_error("
                  f'"TypeError", "argument {a.name} must be an integer");')
         lim = 1 << (a.bits - 1)
@@ -244,7 +244,7 @@ class ScalarArg(ArgPlan):
         return {"dtype": a.dtype, "fmt": a.fmt}
 
     def tvm_lines(self, a, i, o, call, prefix):
-        v = f"args[{i}]"
+        v = tvm_value(i)
         if a.fmt in ("e", "H"):
             raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a {a.dtype} scalar; pass it "
                                          "as Float32", user_location(5))
@@ -315,7 +315,7 @@ class StreamArg(ArgPlan):
             o.append(f"  CUstream q{i};")
             call.append(f"q{i}")
             return
-        v = f"args[{i}]"
+        v = tvm_value(i)
         o.append(f"  CUstream q{i};")
         o.append(f"  if ({v}.type_index == kTVMFFIOpaquePtr) q{i} = (CUstream){v}.v_ptr;")
         o.append(f"  else if ({v}.type_index == kTVMFFIInt) q{i} = (CUstream)(intptr_t){v}.v_int64;")
@@ -327,7 +327,7 @@ class StreamArg(ArgPlan):
         # None (or no parameter): the environment's stream of the tensors' device (known once every tensor is read)
         if self.tvm_env_stream:
             return [f"  q{i} = (CUstream)TVMFFIEnvGetStream(2, device_id < 0 ? 0 : device_id);"]
-        return [f"  if (args[{i}].type_index == kTVMFFINone) q{i} = (CUstream)TVMFFIEnvGetStream(2, "
+        return [f"  if ({tvm_value(i)}.type_index == kTVMFFINone) q{i} = (CUstream)TVMFFIEnvGetStream(2, "
                 "device_id < 0 ? 0 : device_id);"]
 
     @classmethod

@@ -255,16 +255,17 @@ class _Compile:
             else:
                 raise DSLTypeError(f"cute.compile expects a @cute.jit function, got {type(fn).__name__}",
                                    user_location(1))
+        jf, all_args = (fn.jit_function, (fn.obj,) + args) if isinstance(fn, BoundJitFunction) else (fn, args)
+        compiled = compile_function(jf, all_args, kwargs, options=opts)
         if isinstance(fn, BoundJitFunction):
-            compiled = compile_function(fn.jit_function, (fn.obj,) + args, kwargs, options=opts)
             compiled.bound_self = (fn.obj,)
-        else:
-            compiled = compile_function(fn, args, kwargs, options=opts)
         if opts.tvm_ffi:  # called through TVM FFI (export/tvm_ffi_call.py); the kernels are the same
             if tvm_ffi_wrapper is None:
                 raise DSLRuntimeError("options='--enable-tvm-ffi': the export layer is not loaded (import "
                                       "warpweave.cute)", user_location(1))
-            return tvm_ffi_wrapper(compiled)
+            bound = jf.signature.bind(*all_args, **kwargs)
+            bound.apply_defaults()
+            return tvm_ffi_wrapper(compiled, list(bound.arguments.values()))
         return compiled
 
 

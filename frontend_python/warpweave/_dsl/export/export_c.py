@@ -91,7 +91,9 @@ def c_arguments(compiled) -> list[CArg]:
         if compiled.bound_self and plan.index == 0 and plan.passed_to_c:
             raise DSLNotImplementedError("export_to_c: a compiled @cute.jit method is bound to its object; export a "
                                          "@cute.jit function instead", user_location(2))
-        out += plan.c_args(plan.name, c_identifier, compiled.host_symbols)
+        for a in plan.c_args(plan.name, c_identifier, compiled.host_symbols):
+            a.top = plan  # the argument it comes from (a tuple gives one per element)
+            out.append(a)
     names = [a.name for a in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -21,7 +21,8 @@ import tempfile
 
 from ..base.errors import DSLRuntimeError, DSLValueError, user_location
 from ..registry import compile_only
-from . import export_c
+from . import export_c, tvm_ffi_args
+from . import tvm_ffi_spec as spec
 from .export import c_compiler
 from .exported_module import load_driver
 
@@ -35,20 +36,69 @@ def _tvm_ffi():
     return tvm_ffi
 
 
-def entry_source(compiled, args, prefix: str) -> str:
-    """The TVM FFI safe-call entry of the exported wrapper."""
+def _seq_checks(param, v: str, o: list) -> None:
+    """The entry's checks of the parameters that no argument plan reads: a tuple's length and the elements compiled
+    in (None, or the number compiled for), recursively; v is the C lvalue of the parameter's TVMFFIAny."""
+    if isinstance(param, spec.Tuple):
+        n = len(param.params)
+        o.append(f"  if (!ww_tvm_is_seq(&{v}, {n})) return ww_tvm_error(\"TypeError\", \"argument {param.name} must be "
+                 f"a tuple of {n} elements\");")
+        for k, p in enumerate(param.params):
+            _seq_checks(p, f"(*ww_tvm_elem(&{v}, {k}))", o)
+    elif isinstance(param, spec.ConstNone):
+        o.append(f"  if ({v}.type_index != kTVMFFINone) return ww_tvm_error(\"TypeError\", \"argument {param.name} "
+                 "is compiled in: pass None\");")
+    elif isinstance(param, spec.Const) and type(param.value) in (int, bool, float):
+        x = param.value
+        field, code = ("v_float64", "kTVMFFIFloat") if type(x) is float else ("v_int64", "kTVMFFIInt")
+        lit = repr(float(x)) if type(x) is float else f"{int(x)}LL"
+        o.append(f"  if ({v}.type_index != kTVMFFINone && !({v}.type_index == {code} || {v}.type_index == "
+                 f"kTVMFFIBool) ) return ww_tvm_error(\"TypeError\", \"argument {param.name} is compiled in as "
+                 f"{x!r}\");")
+        o.append(f"  if ({v}.type_index != kTVMFFINone && {v}.{field} != {lit}) return ww_tvm_error(\"ValueError\", "
+                 f"\"argument {param.name} is compiled in as {x!r}\");")
+
+
+def _check_agrees(param, plan) -> None:
+    """A parameter the converter gave must fit how its argument was traced (tvm_ffi_args.py)."""
+    runtime = plan.passed_to_c
+    if isinstance(param, spec.Tuple):
+        children = getattr(plan, "children", None)
+        if children is None or len(children) != len(param.params):
+            raise DSLValueError(f"--enable-tvm-ffi: argument '{param.name}' is a tuple for the TVM FFI converter, "
+                                f"but it was traced as {plan.kind}", user_location(5))
+        for p, c in zip(param.params, children):
+            _check_agrees(p, c)
+    elif isinstance(param, (spec.ConstNone, spec.Const, spec.Absent)) and runtime:
+        raise DSLValueError(f"--enable-tvm-ffi: the TVM FFI converter makes argument '{param.name}' compile-time "
+                            f"({type(param).__name__}), but it was traced as a runtime {plan.kind}; annotate it "
+                            "cutlass.Constexpr to compile it in", user_location(5))
+    elif not isinstance(param, (spec.ConstNone, spec.Const, spec.Absent)) and not runtime:
+        raise DSLValueError(f"--enable-tvm-ffi: the TVM FFI converter makes argument '{param.name}' a runtime "
+                            f"{type(param).__name__}, but its value was compiled in", user_location(5))
+
+
+def entry_source(compiled, args, prefix: str, params) -> str:
+    """The TVM FFI safe-call entry of the exported wrapper. `params`: the entry's parameter of each argument plan
+    (tvm_ffi_args.argument_params)."""
     name = f"cute_dsl_{prefix}_wrapper"
-    # where each argument is read from: its position among the entry's parameters, or, for a stream compiled for
-    # TVM FFI's environment stream, no parameter (a name of its own for its local)
-    where, k = [], 0
+    for p, plan in zip(params, compiled.plans):
+        _check_agrees(p, plan)
+    # each argument's position among the entry's parameters (None: it has none)
+    position, k = {}, 0
+    for p, plan in zip(params, compiled.plans):
+        position[id(plan)] = k if p.positional else None
+        k += p.positional
+    n = k
+    # where each wrapper parameter is read from: `<position>[_<element>...]`, or a name of its own (`env<j>`) for
+    # a stream compiled for TVM FFI's environment stream
+    where = []
     for a in args:
-        if getattr(a.plan, "tvm_env_stream", False):
+        pos = position.get(id(getattr(a, "top", a.plan)))
+        if pos is None:
             where.append(f"env{len(where)}")
         else:
-            where.append(str(k))
-            k += 1
-    params = [a for a, w in zip(args, where) if w.isdigit()]
-    n = len(params)
+            where.append("_".join(str(x) for x in (pos,) + getattr(a, "path", ())))
     o = ["#include <tvm/ffi/c_api.h>", "#include <tvm/ffi/extra/c_env_api.h>", "",
          f"static {prefix}_Kernel_Module_t ww_tvm_module;", "static int ww_tvm_loaded, ww_tvm_device = -1;", "",
          "static int ww_tvm_error(const char *kind, const char *what) {",
@@ -57,12 +107,23 @@ def entry_source(compiled, args, prefix: str) -> str:
          "  if (a->type_index == kTVMFFIDLTensorPtr) return (DLTensor *)a->v_ptr;",
          "  if (a->type_index == kTVMFFITensor) return (DLTensor *)((char *)a->v_obj + sizeof(TVMFFIObject));",
          "  return NULL;", "}", "",
+         # a tuple argument is a TVM FFI array (or list): its object header, then its sequence of values
+         "static const TVMFFISeqCell *ww_tvm_seq(const TVMFFIAny *a) {",
+         "  return (const TVMFFISeqCell *)((const char *)a->v_obj + sizeof(TVMFFIObject));", "}", "",
+         "static int ww_tvm_is_seq(const TVMFFIAny *a, int64_t n) {",
+         "  return (a->type_index == kTVMFFIArray || a->type_index == kTVMFFIList) && ww_tvm_seq(a)->size == n;",
+         "}", "",
+         "static const TVMFFIAny *ww_tvm_elem(const TVMFFIAny *a, int64_t k) {",
+         "  return (const TVMFFIAny *)ww_tvm_seq(a)->data + k;", "}", "",
          f"int __tvm_ffi_{prefix}(void *self, const TVMFFIAny *args, int32_t num_args, TVMFFIAny *result) {{",
          "  char msg[512];", "  int device_id = -1;", "  int32_t r;", "  (void)self;",
          f"  if (num_args != {n}) {{",
-         f'    snprintf(msg, sizeof msg, "{compiled.jit_function.fn.__name__}() takes {n} arguments ({", ".join(a.name for a in params)}), '
-         'got %d", (int)num_args);',
+         f'    snprintf(msg, sizeof msg, "{compiled.jit_function.fn.__name__}() takes {n} arguments '
+         f'({", ".join(p.name for p in params if p.positional)}), got %d", (int)num_args);',
          '    return ww_tvm_error("TypeError", msg);', "  }"]
+    for p, plan in zip(params, compiled.plans):
+        if p.positional:
+            _seq_checks(p, f"args[{position[id(plan)]}]", o)
     call = ["&ww_tvm_module"]
     for w, a in zip(where, args):
         a.plan.tvm_lines(a, w, o, call, prefix)
@@ -93,13 +154,13 @@ def _cache_dir() -> str:
     return d
 
 
-def _entry_texts(compiled, prefix: str) -> tuple[str, str]:
+def _entry_texts(compiled, prefix: str, params) -> tuple[str, str]:
     """(header, source) of the compiled function's exported wrapper with its TVM FFI entry `__tvm_ffi_<prefix>`."""
     export_c.check_exportable(compiled)
     args = export_c.c_arguments(compiled)
     header = export_c.header(compiled, args, prefix, "WW_TVM_FFI_H")
     source = "#define WW_WEAK_DRIVER 1\n" + export_c.source(compiled, args, prefix, "entry.h") + \
-        entry_source(compiled, args, prefix)
+        entry_source(compiled, args, prefix, params)
     return header, source
 
 
@@ -123,10 +184,10 @@ def _compile_entry(header: str, source: str, dest: str, flags: list, what: str) 
         os.replace(staged, dest)
 
 
-def build(compiled, prefix: str = "ww_fn") -> str:
+def build(compiled, params, prefix: str = "ww_fn") -> str:
     """The shared library of the compiled function's TVM FFI entry (built, or found in the cache)."""
     tvm_ffi = _tvm_ffi()
-    header, source = _entry_texts(compiled, prefix)
+    header, source = _entry_texts(compiled, prefix, params)
     inc = tvm_ffi.libinfo.find_include_path()
     lib = tvm_ffi.libinfo.find_libtvm_ffi()
     key = hashlib.sha256((header + source + inc + lib).encode()).hexdigest()[:32]
@@ -138,7 +199,7 @@ def build(compiled, prefix: str = "ww_fn") -> str:
     return so
 
 
-def export_object(compiled, object_path, function_name: str) -> str:
+def export_object(compiled, params, object_path, function_name: str) -> str:
     """The compiled function's TVM FFI export as an object file: `__tvm_ffi_<function_name>`, the ABI's symbol,
     which tvm_ffi.load_module finds once the object is linked into a shared library (with the libraries of
     cute.runtime.find_runtime_libraries(enable_tvm_ffi=True))."""
@@ -150,24 +211,26 @@ def export_object(compiled, object_path, function_name: str) -> str:
     object_path = os.fspath(object_path)
     if os.path.dirname(object_path) and not os.path.isdir(os.path.dirname(object_path)):
         raise DSLValueError(f"export_to_c: no folder {os.path.dirname(object_path)!r}", user_location(3))
-    header, source = _entry_texts(compiled, function_name)
+    header, source = _entry_texts(compiled, function_name, params)
     _compile_entry(header, source, object_path, ["-c"], "export_to_c: building the TVM FFI export")
     return object_path
 
 
 class TVMFFICompiledFunction:
-    """A compiled function called through TVM FFI: compiled(torch tensors..., stream or None)."""
+    """A compiled function called through TVM FFI: compiled(torch tensors..., stream or None). `params`: the
+    entry's parameter of each argument (tvm_ffi_args.py)."""
 
-    def __init__(self, compiled):
+    def __init__(self, compiled, params):
         tvm_ffi = _tvm_ffi()
         self.compiled = compiled
+        self.params = params
         if not compiled.launches:
             # Host code only (it printed while tracing): its call takes the arguments and does nothing, as the
             # compiled function's own call does.
             self.module, self.function = None, tvm_ffi.convert(lambda *args: None)
             return
         load_driver()  # its entry points bind to a driver already in the process, where there is one
-        self.module = tvm_ffi.load_module(build(compiled))
+        self.module = tvm_ffi.load_module(build(compiled, params))
         self.function = self.module["ww_fn"]
 
     def __call__(self, *args):
@@ -178,7 +241,8 @@ class TVMFFICompiledFunction:
         """export_to_c(object_file_path, function_name=...): the TVM FFI export (export_object); with a folder
         and a file name, the C wrapper as any compiled function's export_to_c writes it."""
         if function_name is not None or object_file_path is not None:
-            return export_object(self.compiled, object_file_path or file_path, function_name or file_name)
+            return export_object(self.compiled, self.params, object_file_path or file_path,
+                                 function_name or file_name)
         return self.compiled.export_to_c(file_path, file_name, function_prefix)
 
     def __getattr__(self, name):  # cubin, ptx, launches, export_to_c ... of the compiled function
@@ -190,10 +254,11 @@ class TVMFFICompiledFunction:
         return f"<TVM FFI {self.compiled!r}>"
 
 
-def wrap(compiled):
-    """The TVM FFI function of `compiled`. Its call is the tvm_ffi.Function itself, set as the __call__ of a class of
-    its own: no Python frame between the caller and TVM FFI (a method forwarding to it costs ~0.2 us per call)."""
-    f = TVMFFICompiledFunction(compiled)
+def wrap(compiled, values):
+    """The TVM FFI function of `compiled`, traced with these argument values (bound to its parameters, in order).
+    Its call is the tvm_ffi.Function itself, set as the __call__ of a class of its own: no Python frame between the
+    caller and TVM FFI (a method forwarding to it costs ~0.2 us per call)."""
+    f = TVMFFICompiledFunction(compiled, tvm_ffi_args.argument_params(compiled, values))
     session = compile_only.current()
     if session is not None and compiled.launches:
         # A compile-only run: the entry is built (so it is checked) but its launches are not made; the call goes to
