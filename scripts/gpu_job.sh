@@ -2,7 +2,7 @@
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
 # summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|sanitize_tests|integration|
-# stash|vs_cutedsl|ncu|all]...
+# stash|vs_cutedsl|example_set|same_source|quack|ncu|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples; sanitize_tests: over the GPU tests.
@@ -43,6 +43,13 @@ export PYTHONUNBUFFERED=1 WARPWEAVE_CACHE_DIR=/tmp/ww-cache
 export WARPWEAVE_EXAMPLE_PLUGIN_DIR=$PWD/example_plugin
 what=${*:-all}
 summary=()
+# CuTe DSL's packages under $pk: part 1 stashed by the call before (`stash`), part 2 carried by this one.
+pk=/tmp/cdpk
+unpack_cutedsl() {
+  if [ ! -d $pk/nvidia_cutlass_dsl ] && [ -f /tmp/cdstash/part1 ] && [ -f .devcarry/cd_part2 ]; then
+    mkdir -p $pk && cat /tmp/cdstash/part1 .devcarry/cd_part2 | xz -d | tar -C $pk -xf -
+  fi
+}
 run() {  # name, command...
   local name=$1; shift
   local t0=$SECONDS
@@ -100,10 +107,7 @@ case " $what " in *" stash "*)
 esac
 case " $what " in *" vs_cutedsl "*)
   # CuTe DSL's own example kernels beside warpweave's and cuBLAS, in one process per table (bench_vs_cutedsl.py).
-  pk=/tmp/cdpk
-  if [ ! -d $pk/nvidia_cutlass_dsl ] && [ -f /tmp/cdstash/part1 ] && [ -f .devcarry/cd_part2 ]; then
-    mkdir -p $pk && cat /tmp/cdstash/part1 .devcarry/cd_part2 | xz -d | tar -C $pk -xf -
-  fi
+  unpack_cutedsl
   if [ -d $pk/nvidia_cutlass_dsl ] && [ -f .devcarry/cutedsl.tar.xz ]; then
     mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
     cd_env=(env "PYTHONPATH=$pk:$pk/nvidia_cutlass_dsl/dsl_packages:$PYTHONPATH")
@@ -120,10 +124,7 @@ esac
 case " $what " in *" example_set "*)
   # Every program of CuTe DSL's public example set whose target this GPU runs (sm_80, sm_90a), with its default
   # arguments, under warpweave and under CuTe DSL itself (packages stashed as for vs_cutedsl): both columns.
-  pk=/tmp/cdpk
-  if [ ! -d $pk/nvidia_cutlass_dsl ] && [ -f /tmp/cdstash/part1 ] && [ -f .devcarry/cd_part2 ]; then
-    mkdir -p $pk && cat /tmp/cdstash/part1 .devcarry/cd_part2 | xz -d | tar -C $pk -xf -
-  fi
+  unpack_cutedsl
   if [ -f .devcarry/cutedsl.tar.xz ]; then
     mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
     ref=()
@@ -135,13 +136,31 @@ case " $what " in *" example_set "*)
       tee "$OUT/example_set.log"
   fi ;;
 esac
+case " $what " in *" quack "*)
+  # QuACK's own tests (benchmarks/python/quack_tests.py), the same sample under CuTe DSL itself (packages as for
+  # vs_cutedsl) and under warpweave through the `cutlass` alias; QuACK's sdist carried in .devcarry/ by
+  # pack_for_device.sh --quack. WW_QUACK_ARGS: --files, --every, --workers, --timeout.
+  unpack_cutedsl
+  if [ -f .devcarry/quack.tar.gz ]; then
+    rm -rf /tmp/quack && mkdir -p /tmp/quack && tar -C /tmp/quack -xzf .devcarry/quack.tar.gz
+    ref=()
+    if [ -d $pk/nvidia_cutlass_dsl ]; then
+      printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
+      chmod +x /tmp/cdpy
+      ref=(--cutedsl-python /tmp/cdpy)
+    fi
+    run quack python3 benchmarks/python/quack_tests.py --warpweave-python python3 --install-alias \
+      --quack-src "$(ls -d /tmp/quack/quack_kernels-*)" --logs "$OUT/quack_logs" --json "$OUT/quack.json" \
+      ${WW_QUACK_ARGS:-} "${ref[@]}"
+    tar -C "$OUT" -cJf "$OUT/quack_logs.tar.xz" quack_logs && rm -rf "$OUT/quack_logs"
+  else
+    echo "quack: no .devcarry/quack.tar.gz (pack_for_device.sh --quack)" | tee "$OUT/quack.log"
+  fi ;;
+esac
 case " $what " in *" same_source "*)
   # CuTe DSL's own programs compiled and timed by CuTe DSL and by warpweave, one timer (bench_same_source.py);
   # CuTe DSL's packages as for vs_cutedsl, its interpreter a wrapper that puts them on the path.
-  pk=/tmp/cdpk
-  if [ ! -d $pk/nvidia_cutlass_dsl ] && [ -f /tmp/cdstash/part1 ] && [ -f .devcarry/cd_part2 ]; then
-    mkdir -p $pk && cat /tmp/cdstash/part1 .devcarry/cd_part2 | xz -d | tar -C $pk -xf -
-  fi
+  unpack_cutedsl
   if [ -d $pk/nvidia_cutlass_dsl ] && [ -f .devcarry/cutedsl.tar.xz ]; then
     mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
     printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy

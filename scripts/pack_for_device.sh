@@ -3,6 +3,8 @@
 # binaries, stripped and xz-compressed into .devcarry/ (ignored by git; name it in the device tool's `carry`).
 # --cutedsl <NVIDIA/cutlass checkout or git dir>: also packs that checkout's public CuTe DSL example programs
 # (examples/python/CuTeDSL) for gpu_job.sh's cutedsl step. They are never committed here.
+# --quack: also carries QuACK's sdist (build/quack-cache, fetched by its tests or benchmarks/python/quack_tests.py)
+# for gpu_job.sh's quack step. Never committed.
 # --wheel [FILE]: carries the warpweave wheel (FILE, or one scripts/build_wheel.sh builds) in .devcarry/wheel/
 # instead of the build's extension and plugins; gpu_job.sh installs it and runs everything against the installed
 # package. The wheel is 19.6 MiB (2026-12-01; deflated already: xz -6 of it gives 19.5 MiB, so it travels as it
@@ -10,12 +12,14 @@
 set -euo pipefail
 cutedsl=""
 wheel=""
+quack=""
 while (($#)); do
   case $1 in
     --cutedsl) cutedsl=$2; shift 2 ;;
+    --quack) quack=1; shift ;;
     --wheel)
       if [ -n "${2:-}" ] && [ "${2#--}" = "$2" ]; then wheel=$(realpath "$2"); shift 2; else wheel=build; shift; fi ;;
-    *) echo "pack_for_device.sh: unknown argument $1 (--cutedsl DIR, --wheel [FILE])" >&2; exit 2 ;;
+    *) echo "pack_for_device.sh: unknown argument $1 (--cutedsl DIR, --quack, --wheel [FILE])" >&2; exit 2 ;;
   esac
 done
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,5 +64,12 @@ if [ -n "$cutedsl" ]; then
   else  # a bare git directory (the fetch tool's mirror)
     git --git-dir "$cutedsl" archive HEAD examples/python/CuTeDSL | xz -T2 -6 > .devcarry/cutedsl.tar.xz
   fi
+fi
+rm -f .devcarry/quack.tar.gz
+if [ -n "$quack" ]; then
+  sdist=$(ls build/quack-cache/quack_kernels-*.tar.gz 2>/dev/null | head -n1)
+  [ -n "$sdist" ] || sdist=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'benchmarks/python'); import quack_tests, glob; \
+import os; src = quack_tests.fetch_sdist('0.6.5'); print(glob.glob(os.path.join(os.path.dirname(src), '*.tar.gz'))[0])")
+  cp "$sdist" .devcarry/quack.tar.gz
 fi
 ls -la .devcarry/
