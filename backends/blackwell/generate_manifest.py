@@ -432,22 +432,6 @@ def cluster_primitives():
                 ptx_template=f"fence.proxy.async{suffix};", has_side_effects=True, sass_opcodes=[sass])
 
 
-def dsmem_primitives():
-    """Stores into another CTA's shared memory (distributed shared memory) that complete transaction bytes on an
-    mbarrier there: st.async (sm_90+), what cpasync.CopyDsmemStoreOp copies with. Both addresses are shared::cluster
-    addresses (arch.mapa of a shared::cta one)."""
-    P = lambda **kw: entry("primitives", **kw)  # noqa: E731
-    for bits, reg in ((32, "r"), (64, "l")):
-        yield P(id=f"blackwell.st_async.b{bits}", kind="OTHER",
-                description=(f"st.async.shared::cluster.mbarrier::complete_tx::bytes.b{bits}: stores value at dst (a "
-                             "shared::cluster address, possibly another CTA's) and completes its bytes on the "
-                             "mbarrier at mbar (a shared::cluster address in the same CTA as dst)"),
-                python_name=f"cpasync.dsmem_store_b{bits}",
-                operands=[op("dst", "SCALAR"), op("value", "SCALAR"), op("mbar", "SCALAR")],
-                ptx_template=f"st.async.shared::cluster.mbarrier::complete_tx::bytes.b{bits} [$0], $1, [$2];",
-                constraints=f"r,{reg},r", has_side_effects=True, sass_opcodes=["STAS" if bits == 32 else "STAS.64"])
-
-
 def register_primitives():
     """setmaxnreg: warp-specialized kernels move registers between their warpgroups (the PTX is Hopper's; sm_100a
     code needs entries of its own target). ptxas emits USETMAXREG only for a kernel whose register count at entry
@@ -785,7 +769,7 @@ def manifest_text() -> str:
         python_modules=("tcgen05",),
         module_map={"warpweave.utils.blackwell_helpers": "helpers", "warpweave.utils.sm100": "helpers",
                     "warpweave.utils.gemm.sm100": "gemm_sm100",
-                    "warpweave.utils.blockscaled_layout": "blockscaled_layout", "warpweave.cute.arch.smem": "dsmem"},
+                    "warpweave.utils.blockscaled_layout": "blockscaled_layout"},
         on_load=("adapters",),
         python_enums=(("tcgen05.OperandSource", ("SMEM", "TMEM")), ("tcgen05.OperandMajorMode", ("K", "MN")),
                       ("tcgen05.Repetition", tuple(f"x{1 << i}" for i in range(8))))),
@@ -813,7 +797,6 @@ def manifest_text() -> str:
          "proxy fences", cluster_primitives()),
         ("Primitives: cluster launch control (try_cancel, query_cancel) and the remote arrive with expect_tx",
          clc_primitives()),
-        ("Primitives: stores to distributed shared memory completing on an mbarrier", dsmem_primitives()),
         ("Primitives: register budgets of warpgroups", register_primitives()),
     ]
     for title, entries in sections:

@@ -590,7 +590,8 @@ HEADER = format_header(
     name="hopper", version="0.1.0",
     description="NVIDIA Hopper (sm_90a): wgmma, TMA, mbarrier, clusters, setmaxnreg, stmatrix, proxy fences",
     python_modules=("warp", "warpgroup", "cpasync"),
-    module_map={"warpweave.utils.hopper_helpers": "helpers"}, on_load=("adapters",),
+    module_map={"warpweave.utils.hopper_helpers": "helpers", "warpweave.cute.arch.smem": "dsmem"},
+    on_load=("adapters",),
     conformance_probes={"hopper_wgmma": "conformance.wgmma", "hopper_tma": "conformance.tma",
                         "hopper_stmatrix": "conformance.stmatrix"},
 ) + "\n" + format_target(dict(name=TARGET, compute_capability=90, arch_specific=True, llvm_cpu="sm_90a",
@@ -601,9 +602,27 @@ HEADER = format_header(
                          max_cluster_size=8)) + "\n"
 
 
+def dsmem_primitives():
+    """Stores into another CTA's shared memory (distributed shared memory) that complete transaction bytes on an
+    mbarrier there: st.async, what cpasync.CopyDsmemStoreOp copies with. Both addresses are shared::cluster
+    addresses (arch.mapa of a shared::cta one)."""
+    out = []
+    for bits, reg in ((32, "r"), (64, "l")):
+        out.append(primitive(
+            f"hopper.st_async.b{bits}", "OTHER",
+            description=(f"st.async.shared::cluster.mbarrier::complete_tx::bytes.b{bits}: stores value at dst (a "
+                         "shared::cluster address, possibly another CTA's) and completes its bytes on the mbarrier "
+                         "at mbar (a shared::cluster address in the same CTA as dst)"),
+            python_name=f"cpasync.dsmem_store_b{bits}",
+            operands=[operand("dst", "SCALAR", "IN"), operand("value", "SCALAR", "IN"), operand("mbar", "SCALAR", "IN")],
+            ptx_template=f"st.async.shared::cluster.mbarrier::complete_tx::bytes.b{bits} [$0], $1, [$2];",
+            constraints=f"r,{reg},r", has_side_effects=True, sass_opcodes=["STAS" if bits == 32 else "STAS.64"]))
+    return out
+
+
 def render() -> str:
     blocks = stmatrix_atoms() + [b for b in tma_entries()] + other_primitives() \
-        + grid_dependency_primitives()
+        + grid_dependency_primitives() + dsmem_primitives()
     # atoms first, then primitives, each group in generation order
     atoms = [b for b in blocks if b.startswith("atoms {")]
     prims = [b for b in blocks if b.startswith("primitives {")]

@@ -2,6 +2,7 @@
 as their @dsl_user_op helpers pass them on, `cute.size` of a tiled copy, CuTe DSL's names of backend operations
 (`warp.MmaFP8Op`, `cpasync.ReductionOp`, `CopyReduceBulkTensorTileS2GOp`), and `base_dsl.runtime.cuda`."""
 import os
+import re
 
 import pytest
 
@@ -133,3 +134,76 @@ def bad_partition_kernel(out: cute.Tensor):
 @cute.jit
 def bad_partition_host(out: cute.Tensor):
     bad_partition_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+# --- what QuACK's norms, cross-entropy and top-k reach for on the GPU --------------------------------------------
+
+@cute.kernel
+def _inline_ptx_kernel(x: cute.Tensor, n: cutlass.Int32):
+    smem = cutlass.utils.SmemAllocator()
+    buf = smem.allocate_array(cutlass.Float32, 4, byte_alignment=16)
+    # a shared-memory address is 32 bits, a global one 64
+    cute.arch.inline_ptx("st.shared.f32 [{$r0}], {$r1};", read_only_args=[buf.toint(), cutlass.Float32(1.5)])
+    cute.arch.inline_ptx("{\n\t.reg .s32 t;\n\tadd.s32 t, {$r0}, {$r1};\n\t}", read_only_args=[n, 7])
+    cute.arch.inline_ptx("st.global.f32 [{$r0}], {$r1};", read_only_args=[x.iterator, 2.0])
+
+
+@cute.jit
+def _inline_ptx_host(x: cute.Tensor, n: cutlass.Int32):
+    _inline_ptx_kernel(x, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_inline_ptx_reads_its_operands_in_their_registers():
+    with target("sm_90a"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        ptx = cute.compile(_inline_ptx_host, t, 3).ptx
+    assert "st.shared.f32 [%r" in ptx and "st.global.f32 [%rd" in ptx     # 32- and 64-bit addresses
+    assert re.search(r"add\.s32 t, %r\d+, %r\d+;", ptx)                    # n and 7 in 32-bit registers
+
+
+@pytest.mark.parametrize("ptx, args, what", [
+    ("mov.b32 %r1, {$r2};", [1, 2], r"reads \{\$r2\}, but read_only_args has 2 values"),
+    ("mov.b32 $0, {$r0};", [1], "a '\\$' outside an operand"),
+    ("nop;", ["x"], r"read_only_args\[0\] is a number or a pointer, got str"),
+    ("", [], "non-empty string"),
+])
+def test_inline_ptx_refuses_at_the_users_line(ptx, args, what):
+    @cute.kernel
+    def k(x: cute.Tensor):
+        cute.arch.inline_ptx(ptx, read_only_args=args)  # the-inline-line
+
+    @cute.jit
+    def host(x: cute.Tensor):
+        k(x).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"), pytest.raises(Exception, match=what) as e:
+        cute.compile(host, make_fake_tensor(cutlass.Float32, (8,), (1,)))
+    assert f"{os.path.basename(THIS)}:{line_in(THIS, '# the-inline-line')}" in str(e.value)
+
+
+def test_memspaces_compare_with_cute_address_spaces():
+    """QuACK tests `t.memspace != cute.AddressSpace.rmem` before converting a fragment."""
+    assert cute.AddressSpace.rmem == "rmem" and cute.AddressSpace.smem != "rmem"
+    seen = {}
+
+    @cute.kernel
+    def k(x: cute.Tensor):
+        frag = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float32)
+        seen["rmem"] = frag.memspace == cute.AddressSpace.rmem and frag.memspace != cute.AddressSpace.gmem
+        seen["gmem"] = x.memspace == cute.AddressSpace.gmem
+
+    @cute.jit
+    def host(x: cute.Tensor):
+        k(x).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        cute.compile(host, make_fake_tensor(cutlass.Float32, (8,), (1,)))
+    assert seen == {"rmem": True, "gmem": True}
+
+
+def test_dsl_numbers_are_tvm_ffi_arguments():
+    """QuACK passes Int32(ignore_index) to functions compiled with --enable-tvm-ffi."""
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    echo = tvm_ffi.convert(lambda *a: a)
+    assert tuple(echo(cutlass.Int32(-100), cutlass.Float32(2.5), cutlass.Boolean(True), cutlass.Uint8(7))) == \
+        (-100, 2.5, 1, 7)

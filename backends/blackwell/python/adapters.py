@@ -75,10 +75,3 @@ ext.register_python_name("arch.elect_one", elect.elect_one)
 from . import clc  # noqa: E402
 
 ext.register_python_name("arch.clc_query_cancel", clc.clc_query_cancel)
-
-# Distributed shared memory: pointers into a peer CTA's shared memory (cute.arch.smem.map_dsmem_ptr, the module
-# map's warpweave.cute.arch.smem) and the stores into it that complete on its mbarrier (cpasync.CopyDsmemStoreOp).
-from . import dsmem  # noqa: E402
-
-ext.register_memory_space("dsmem", dsmem.DSMEM_ADDRESS_SPACE)
-ext.register_python_name("cpasync.CopyDsmemStoreOp", dsmem.CopyDsmemStoreOp)

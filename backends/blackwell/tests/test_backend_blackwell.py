@@ -119,8 +119,7 @@ _OTHER_PRIMITIVES = [
     "blackwell.mbarrier.arrive_expect_tx.cluster",
     # the transaction count without an arrival (the TMA tutorial), and the L2 prefetch of TMA boxes (cute.prefetch)
     "blackwell.mbarrier.expect_tx",
-] + [f"blackwell.tma.prefetch.{r}d" for r in range(1, 6)] + ["blackwell.st_async.b32", "blackwell.st_async.b64",
-                                                            "blackwell.setmaxnreg.inc", "blackwell.setmaxnreg.dec"]
+] + [f"blackwell.tma.prefetch.{r}d" for r in range(1, 6)] + ["blackwell.setmaxnreg.inc", "blackwell.setmaxnreg.dec"]
 _TMEM_NUMS = {"32x32b": 128, "16x64b": 128, "16x128b": 64, "16x256b": 32}
 _LD_ST = [f"blackwell.tcgen05.{op}.{shape}.x{1 << i}" for op in ("ld", "st") for shape, top in _TMEM_NUMS.items()
           for i in range(top.bit_length())]

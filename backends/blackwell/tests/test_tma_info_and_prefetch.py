@@ -253,86 +253,6 @@ def test_pipeline_tma_async_takes_a_tiled_divide_cluster_layout():
     assert len(inits) == 4 and "mbarrier.arrive.expect_tx" in ptx
 
 
-# --- distributed shared memory: cute.arch.smem.map_dsmem_ptr and cpasync.CopyDsmemStoreOp -------------------------
-
-def _dsmem_kernel(body):
-    @cute.kernel
-    def k(x: cute.Tensor):
-        smem = utils.SmemAllocator()
-        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
-        mailbox = smem.allocate_array(cutlass.Float32, 8, byte_alignment=16)
-        body(bar, mailbox)
-
-    @cute.jit
-    def host(x: cute.Tensor):
-        k(x).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
-
-    with target("sm_100a"):
-        return cute.compile(host, from_dlpack(np.zeros(4, np.int32)))
-
-
-def test_dsmem_store_reaches_the_peer_address_and_completes_on_its_barrier():
-    from warpweave.cute.arch.smem import map_dsmem_ptr
-    from warpweave.backends.blackwell import dsmem
-
-    assert cute.arch.smem is dsmem and map_dsmem_ptr is dsmem.map_dsmem_ptr    # the backend's module
-
-    def body(bar, mailbox):
-        peer = cute.arch.block_idx_in_cluster() ^ 1
-        remote_bar = map_dsmem_ptr(bar, peer)
-        vals = cute.make_rmem_tensor(cute.make_layout(2), cutlass.Float32)
-        vals[0] = 1.5
-        vals[1] = 2.5
-        dst = cute.make_tensor(map_dsmem_ptr(mailbox + 4, peer), cute.make_layout(2, stride=2))
-        cute.copy(cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32), vals, dst, mbar_ptr=remote_bar)
-
-    c = _dsmem_kernel(body)
-    ptx = c.ptx
-    assert len(re.findall(r"mapa\.shared::cluster\.u32", ptx)) == 2
-    stores = re.findall(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.b32 "
-                        r"\[(%r\d+)\], (%r\d+|0f[0-9A-F]+), \[(%r\d+)\];", ptx)
-    assert len(stores) == 2 and stores[0][2] == stores[1][2], ptx     # both on the one remote barrier
-    assert stores[0][0] != stores[1][0]                                 # at two addresses (elements 4 and 6)
-    # 1.5 and 2.5, their bits stored as they are
-    assert re.search(r"\b(0f3FC00000|1069547520)\b", ptx) and re.search(r"\b(0f40200000|1075838976)\b", ptx), ptx
-
-
-@pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
-def test_dsmem_store_sass():
-    from warpweave.cute.arch.smem import map_dsmem_ptr
-
-    def body(bar, mailbox):
-        v = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
-        v[0] = 7.0
-        dst = cute.make_tensor(map_dsmem_ptr(mailbox, 1), cute.make_layout(1))
-        cute.copy(cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32), v, dst,
-                  mbar_ptr=map_dsmem_ptr(bar, 1))
-
-    assert "STAS" in opcodes(_dsmem_kernel(body).cubin)
-
-
-def test_dsmem_store_refuses_what_it_cannot_do():
-    from warpweave.cute.arch.smem import map_dsmem_ptr
-
-    def no_barrier(bar, mailbox):
-        v = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
-        atom = cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32)
-        cute.copy(atom, v, cute.make_tensor(map_dsmem_ptr(mailbox, 1), cute.make_layout(1)))  # no mbar_ptr
-
-    def local_dst(bar, mailbox):
-        v = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
-        cute.copy(cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32), v,
-                  cute.make_tensor(mailbox, cute.make_layout(1)), mbar_ptr=map_dsmem_ptr(bar, 1))  # not mapped
-
-    with pytest.raises(Exception, match="needs mbar_ptr=") as e:
-        _dsmem_kernel(no_barrier)
-    assert f"test_tma_info_and_prefetch.py:{line_of('# no mbar_ptr')}" in str(e.value)
-    with pytest.raises(Exception, match="map_dsmem_ptr pointer"):
-        _dsmem_kernel(local_dst)
-    with pytest.raises(Exception, match="32- or 64-bit values"):
-        cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float16)
-
-
 def test_trivial_tiled_mma_takes_a_and_b_types_apart():
     from warpweave.cute.nvgpu import tcgen05 as t
     import warpweave.utils.blackwell_helpers as h
@@ -347,11 +267,18 @@ def test_trivial_tiled_mma_takes_a_and_b_types_apart():
 
 
 def test_mbarrier_arrive_on_a_peer_cta():
-    def body(bar, mailbox):
+    @cute.kernel
+    def k(x: cute.Tensor):
+        bar = utils.SmemAllocator().allocate_array(cutlass.Int64, 1, byte_alignment=8)
         cute.arch.mbarrier_arrive(bar)
         cute.arch.mbarrier_arrive(bar, peer_cta_rank_in_cluster=cute.arch.block_idx_in_cluster() ^ 1)
 
-    ptx = _dsmem_kernel(body).ptx
+    @cute.jit
+    def host(x: cute.Tensor):
+        k(x).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+
+    with target("sm_100a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros(4, np.int32))).ptx
     assert ptx.count("mbarrier.arrive.shared::cta.b64") == 1
     assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 1 and "mapa.shared::cluster.u32" in ptx
 

@@ -24,6 +24,15 @@ for _name, _cls in wgmma._make_op_classes().items():
 # in cute.nvgpu.common too, for kernels that check an operand's mode before knowing which MMA takes it.
 ext.register_python_name("common.OperandMajorMode", wgmma.OperandMajorMode)
 
+# Distributed shared memory: pointers into a peer CTA's shared memory (cute.arch.map_dsmem_ptr, also as
+# cute.arch.smem.map_dsmem_ptr: the module map's warpweave.cute.arch.smem) and the stores into it that complete on its
+# mbarrier (cpasync.CopyDsmemStoreOp).
+from . import dsmem  # noqa: E402
+
+ext.register_memory_space("dsmem", dsmem.DSMEM_ADDRESS_SPACE)
+ext.register_python_name("cpasync.CopyDsmemStoreOp", dsmem.CopyDsmemStoreOp)
+ext.register_python_name("arch.map_dsmem_ptr", dsmem.map_dsmem_ptr)
+
 from . import nvvm_ops  # noqa: E402
 
 for _name in nvvm_ops.NAMES:

@@ -48,6 +48,7 @@ STMATRIX = [f"hopper.stmatrix.x{x}{t}.b16" for t in ("", ".trans") for x in (1, 
 TMA_ATOMS = [f"hopper.tma.{k}.{r}d" for r in range(1, 6) for k in ("load", "load.multicast", "store", "reduce")]
 PRIMITIVES = (
     [f"hopper.tma.prefetch.{r}d" for r in range(1, 6)] +
+    ["hopper.st_async.b32", "hopper.st_async.b64"] +
     ["hopper.tma.prefetch_descriptor", "hopper.tma.commit_group", "hopper.tma.wait_group.read", "hopper.tma.wait_group",
      "hopper.wgmma.make_smem_desc", "hopper.wgmma.fence", "hopper.wgmma.commit_group", "hopper.wgmma.wait_group",
      "hopper.wgmma.fence_operand.f32", "hopper.wgmma.fence_operand.b32",

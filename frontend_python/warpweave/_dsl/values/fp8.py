@@ -15,6 +15,19 @@ import struct
 from ..base import trace
 
 
+def round_to_binary(v: float, frac_bits: int, emin: int, max_finite: float) -> float:
+    """v rounded to nearest even with frac_bits fraction bits and normals from 2**emin (IEEE-style, inf past
+    max_finite), directly from the double (no double rounding through f32): BFloat16's static values."""
+    if v == 0 or not math.isfinite(v):
+        return v
+    _, e = math.frexp(abs(v))
+    q = max(e - 1, emin) - frac_bits
+    r = round(math.ldexp(abs(v), -q)) * 2.0 ** q
+    if r > max_finite:
+        r = math.inf
+    return math.copysign(r, v)
+
+
 class Format:
     """The bits of one narrow float format. A plain class: numeric.py imports this module with warpweave, and a
     dataclass would cost every process ~2 ms to build."""

@@ -16,7 +16,8 @@ from ... import _core
 from ..base import ir_values, trace
 from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
 from . import hooks
-from .fp8 import decode as decode_soft_float, decode_static, encode as encode_soft_float, encode_static, has_nan
+from .fp8 import decode as decode_soft_float, decode_static, encode as encode_soft_float, encode_static, has_nan, \
+    round_to_binary
 
 SymInt = _core.SymInt
 
@@ -192,9 +193,17 @@ class Numeric(metaclass=NumericMeta):
     def __invert__(self): return _unary("invert", self)
 
 
+def _tvm_ffi_value(x):
+    """A number as a call through TVM FFI (options="--enable-tvm-ffi") passes it: Int32(n) as n, a Boolean as 0/1."""
+    if not x.is_static:
+        raise DSLTypeError(f"a dynamic {type(x).__name__} has no value outside a trace", user_location(3))
+    return float(x._v) if x.is_float else int(x._v)
+
+
 class Boolean(Numeric):
     __slots__ = ()
     width, ir_type, is_boolean, zero = 1, "i1", True, False
+    __tvm_ffi_int__ = _tvm_ffi_value
 
 
 class Integer(Numeric):
@@ -210,11 +219,14 @@ class Integer(Numeric):
         raise DSLTypeError(f"a dynamic {type(self).__name__} cannot be used as a Python index or range bound here",
                            user_location(2))
 
+    __tvm_ffi_int__ = _tvm_ffi_value
+
 
 class Float(Numeric):
     __slots__ = ()
     is_float = True
     zero = 0.0
+    __tvm_ffi_float__ = _tvm_ffi_value
 
 
 def _int_type(name, width, signed):
@@ -310,25 +322,12 @@ def _round_float(v: float, t) -> float:
         except OverflowError:
             return math.copysign(math.inf, v)
     if t is BFloat16:
-        return _round_binary(v, 7, -126, (2 - 2.0 ** -7) * 2.0 ** 127)
+        return round_to_binary(v, 7, -126, (2 - 2.0 ** -7) * 2.0 ** 127)
     if t in SOFT_FLOAT_TYPES:
         if math.isnan(v) and not has_nan(t):
             raise DSLValueError(f"{t.__name__} has no NaN", user_location(4))
         return decode_static(t, encode_static(t, v))
     return v
-
-
-def _round_binary(v: float, frac_bits: int, emin: int, max_finite: float) -> float:
-    """v rounded to nearest even with frac_bits fraction bits and normals from 2**emin (IEEE-style, inf past
-    max_finite), directly from the double (no double rounding through f32)."""
-    if v == 0 or not math.isfinite(v):
-        return v
-    _, e = math.frexp(abs(v))
-    q = max(e - 1, emin) - frac_bits
-    r = round(math.ldexp(abs(v), -q)) * 2.0 ** q
-    if r > max_finite:
-        r = math.inf
-    return math.copysign(r, v)
 
 
 def _check_fits(t, x: int):

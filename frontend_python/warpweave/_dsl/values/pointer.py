@@ -13,11 +13,13 @@ import math
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
-from .numeric import PACKED_TYPES, Numeric, Uint8
+from .numeric import PACKED_TYPES, Int32, Int64, Numeric, Uint8
 
 GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
 
 _ADDRSPACE = {GMEM: 1, SMEM: 3, RMEM: 0, GENERIC: 0}
+# LLVM NVPTX's address spaces whose addresses are 32-bit values: shared, shared::cluster and tensor memory
+_SHORT_ADDRESS_SPACES = (3, 6, 7)
 
 
 def register_memory_space(name: str, address_space: int) -> None:
@@ -134,6 +136,12 @@ class Pointer:
     def ir_value(self, *, loc=None, ip=None):
         """The address as an IR value (`!llvm.ptr<addrspace>`), for ops written with the IR (inline asm, NVVM)."""
         return ir_values.wrap(self.address(0), ptr_type(self.memspace))
+
+    def toint(self, *, loc=None, ip=None):
+        """The address as an integer: 32 bits in the memories addressed with 32 (shared, a cluster's shared,
+        tensor memory), 64 elsewhere."""
+        t = Int32 if _ADDRSPACE.get(self.memspace) in _SHORT_ADDRESS_SPACES else Int64
+        return t._wrap(trace.builder().op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
 
     @property
     def memspace_name(self):

@@ -404,8 +404,9 @@ def make_fake_stream(*, use_tvm_ffi_env_stream: bool = False) -> FakeStream:
     return FakeStream(use_tvm_ffi_env_stream)
 
 
-class AddressSpace(enum.Enum):
-    """Where a pointer points (CuTe DSL's cute.AddressSpace)."""
+class AddressSpace(str, enum.Enum):
+    """Where a pointer points (CuTe DSL's cute.AddressSpace). A member equals its name, which is how tensors and
+    pointers being traced name their memory (`t.memspace == cute.AddressSpace.rmem` as libraries test it)."""
     generic = "generic"
     gmem = "gmem"
     smem = "smem"
