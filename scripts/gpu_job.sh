@@ -143,14 +143,18 @@ case " $what " in *" quack "*)
   unpack_cutedsl
   if [ -f .devcarry/quack.tar.gz ]; then
     rm -rf /tmp/quack && mkdir -p /tmp/quack && tar -C /tmp/quack -xzf .devcarry/quack.tar.gz
+    qsrc=$(ls -d /tmp/quack/quack_kernels-*)
     ref=()
     if [ -d $pk/nvidia_cutlass_dsl ]; then
-      printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
+      # CuTe DSL's interpreter: its packages, QuACK and the sample plugin on the path, and not warpweave (the
+      # alias that --install-alias puts in python3's site-packages finds no warpweave there, so it does nothing)
+      printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' \
+        "$qsrc:$OUT/quack_logs/plugin:$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
       chmod +x /tmp/cdpy
       ref=(--cutedsl-python /tmp/cdpy)
     fi
     run quack python3 benchmarks/python/quack_tests.py --warpweave-python python3 --install-alias \
-      --quack-src "$(ls -d /tmp/quack/quack_kernels-*)" --logs "$OUT/quack_logs" --json "$OUT/quack.json" \
+      --quack-src "$qsrc" --logs "$OUT/quack_logs" --json "$OUT/quack.json" \
       ${WW_QUACK_ARGS:-} "${ref[@]}"
     tar -C "$OUT" -cJf "$OUT/quack_logs.tar.xz" quack_logs && rm -rf "$OUT/quack_logs"
   else
