@@ -130,7 +130,8 @@ case " $what " in *" example_set "*)
     ref=()
     [ -d $pk/nvidia_cutlass_dsl ] && ref=(--reference-pythonpath "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps")
     run example_set python3 benchmarks/python/cutedsl_examples.py /tmp/cutedsl --all --real sm_80,sm_90a \
-      --python python3 --jobs "${WW_EXAMPLE_JOBS:-6}" --timeout "${WW_EXAMPLE_TIMEOUT:-150}" ${WW_EXAMPLE_UNDER:+--under $WW_EXAMPLE_UNDER} "${ref[@]}"
+      --python python3 --jobs "${WW_EXAMPLE_JOBS:-6}" --timeout "${WW_EXAMPLE_TIMEOUT:-150}" ${WW_EXAMPLE_UNDER:+--under $WW_EXAMPLE_UNDER} \
+      ${WW_EXAMPLE_REAL_ALSO:+--real-also $WW_EXAMPLE_REAL_ALSO} "${ref[@]}"
   else
     echo "example_set: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl <cutlass checkout>)" |
       tee "$OUT/example_set.log"

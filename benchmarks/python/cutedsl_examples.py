@@ -340,7 +340,11 @@ def run_all(root: str, ns) -> int:
     progs = all_programs(root, ns.under)
     if ns.real:
         targets = set(ns.real.split(","))
-        progs = [p for p in progs if _target_of(root, p) in targets]
+        # --real-also: folders whose programs run for real whatever their folder's target says (the experimental
+        # APIs' programs are for sm_100a as a folder, many fit any sm_90 GPU): the reference column tells which
+        # fit this GPU, and only those count below
+        also = tuple(x.strip("/") + "/" for x in ns.real_also.split(",") if x)
+        progs = [p for p in progs if _target_of(root, p) in targets or (also and p.startswith(also))]
         rows = []
 
         def both(rel):
@@ -399,6 +403,9 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=1, help="--all: programs compiled at once")
     p.add_argument("--real", default="", metavar="TARGETS",
                    help="--all: run the programs for these targets (e.g. sm_80,sm_90a) for real, on the GPU")
+    p.add_argument("--real-also", default="", metavar="FOLDERS",
+                   help="--real: also run the programs under these comma-separated folders (e.g. experimental), "
+                        "whatever their target")
     p.add_argument("--reference-pythonpath", default=None,
                    help="--real: also run each program as `python prog.py` with this PYTHONPATH (CuTe DSL's packages)")
     p.add_argument("--surface", action="store_true", help="also report the names the programs use that are absent")
