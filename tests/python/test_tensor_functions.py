@@ -245,3 +245,34 @@ def test_reduce_where_on_the_gpu():
     np.testing.assert_allclose(got[:, 0], x.sum(1), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[:, 1], x.max(1).astype(np.float32))
     np.testing.assert_allclose(got[:, 2], np.where(x > 0, x, 0).sum(1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype, n, paired", [(cutlass.Float16, 8, 4), (cutlass.BFloat16, 5, 2),
+                                              (cutlass.Float32, 8, 0)])
+def test_half_precision_arithmetic_goes_two_lanes_at_a_time(dtype, n, paired):
+    """a + b, a - b, a * b of 16-bit float fragments: one paired instruction per two lanes (an odd last lane
+    alone); 32-bit floats stay one per lane."""
+    @cute.kernel
+    def k(x: cute.Tensor, y: cute.Tensor):
+        a = cute.make_rmem_tensor(cute.make_layout(n), dtype)
+        b = cute.make_rmem_tensor(cute.make_layout(n), dtype)
+        a.store(x.load())
+        b.store(y.load())
+        a.store((a.load() + b.load()) * b.load() - a.load())
+        y.store(a.load())
+
+    @cute.jit
+    def host(x: cute.Tensor, y: cute.Tensor):
+        k(x, y).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    np_t = {cutlass.Float16: np.float16, cutlass.Float32: np.float32}.get(dtype, np.float16)
+    with target("sm_90a"):
+        if dtype is cutlass.BFloat16:
+            xs = cute.runtime.make_fake_compact_tensor(dtype, (n,))
+            c = cute.compile(host, xs, xs)
+        else:
+            c = cute.compile(host, from_dlpack(np.ones(n, np_t)), from_dlpack(np.ones(n, np_t)))
+    suffix = {cutlass.Float16: "f16", cutlass.BFloat16: "bf16", cutlass.Float32: "f32"}[dtype]
+    for op in ("add", "sub", "mul"):
+        assert len([l for l in c.ptx.splitlines() if l.strip().startswith(f"{op}.") and f"{suffix}x2" in l]) \
+            == paired, (op, c.ptx)
