@@ -331,6 +331,16 @@ def _target_of(root: str, rel: str) -> str:
         return program_target(rel, f.read())
 
 
+def real_programs(root: str, progs: list, real: str, real_also: str = "") -> list:
+    """The programs a --real run runs: those whose target is one of `real` (comma-separated), and every program
+    under the folders of `real_also`, whatever its folder's target says (the experimental APIs' programs are for
+    sm_100a as a folder, many fit any sm_90 GPU): the reference column tells which fit the GPU, and only those
+    count in the summary."""
+    targets = set(real.split(","))
+    also = tuple(x.strip("/") + "/" for x in real_also.split(",") if x)
+    return [p for p in progs if _target_of(root, p) in targets or (also and p.startswith(also))]
+
+
 def run_all(root: str, ns) -> int:
     """--all: each program of the set compiled for its target; a pass/fail line each, then counts by folder.
     With --real, each program whose target the GPU runs is run for real instead, under warpweave and (with
@@ -339,12 +349,7 @@ def run_all(root: str, ns) -> int:
 
     progs = all_programs(root, ns.under)
     if ns.real:
-        targets = set(ns.real.split(","))
-        # --real-also: folders whose programs run for real whatever their folder's target says (the experimental
-        # APIs' programs are for sm_100a as a folder, many fit any sm_90 GPU): the reference column tells which
-        # fit this GPU, and only those count below
-        also = tuple(x.strip("/") + "/" for x in ns.real_also.split(",") if x)
-        progs = [p for p in progs if _target_of(root, p) in targets or (also and p.startswith(also))]
+        progs = real_programs(root, progs, ns.real, ns.real_also)
         rows = []
 
         def both(rel):

@@ -42,3 +42,17 @@ def test_no_sass_fails(tmp_path):
 def test_hopper_rows_are_for_sm_90a_with_sass_requirements(row):
     name, path, args, targets, sass = row
     assert targets == ("sm_90a",) and sass and os.path.basename(path).endswith(".py") and "/hopper/kernel/" in path
+
+
+def test_real_runs_take_their_targets_and_the_folders_asked_for(tmp_path):
+    base = tmp_path / table.ALL_ROOT
+    progs = {"cute/ampere/a.py": "", "cute/hopper/h.py": "", "cute/blackwell/b.py": "",
+             "experimental/primitives/p.py": "", "experimental/task_scheduling/t.py": ""}
+    for rel, text in progs.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(text + "\nif __name__ == '__main__':\n    pass\n")
+    found = table.all_programs(str(tmp_path))
+    assert found == sorted(progs)
+    assert table.real_programs(str(tmp_path), found, "sm_80,sm_90a") == ["cute/ampere/a.py", "cute/hopper/h.py"]
+    assert table.real_programs(str(tmp_path), found, "sm_90a", "experimental/primitives") == \
+        ["cute/hopper/h.py", "experimental/primitives/p.py"]
