@@ -2,7 +2,7 @@
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
 # summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|sanitize_tests|integration|
-# stash|vs_cutedsl|example_set|same_source|quack|ncu|all]...
+# stash|vs_cutedsl|example_set|same_source|quack|quack_bench|ncu|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples; sanitize_tests: over the GPU tests.
@@ -160,6 +160,21 @@ case " $what " in *" quack "*)
     tar -C "$OUT" -cJf "$OUT/quack_logs.tar.xz" quack_logs && rm -rf "$OUT/quack_logs"
   else
     echo "quack: no .devcarry/quack.tar.gz (pack_for_device.sh --quack)" | tee "$OUT/quack.log"
+  fi ;;
+esac
+case " $what " in *" quack_bench "*)
+  # QuACK's memory-bound kernels timed under both (benchmarks/python/bench_quack.py), as the quack step sets them up.
+  unpack_cutedsl
+  if [ -f .devcarry/quack.tar.gz ] && [ -d $pk/nvidia_cutlass_dsl ]; then
+    rm -rf /tmp/quack && mkdir -p /tmp/quack && tar -C /tmp/quack -xzf .devcarry/quack.tar.gz
+    qsrc=$(ls -d /tmp/quack/quack_kernels-*)
+    printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
+    chmod +x /tmp/cdpy
+    python3 -m warpweave alias --install > /dev/null
+    run quack_bench python3 benchmarks/python/bench_quack.py --warpweave-python python3 --cutedsl-python /tmp/cdpy \
+      --quack-src "$qsrc" --json "$OUT/quack_bench.json" ${WW_QUACK_BENCH_ARGS:-}
+  else
+    echo "quack_bench: needs .devcarry/quack.tar.gz and CuTe DSL's packages (stash)" | tee "$OUT/quack_bench.log"
   fi ;;
 esac
 case " $what " in *" same_source "*)
