@@ -138,11 +138,16 @@ def bad_partition_host(out: cute.Tensor):
 
 # --- what QuACK's norms, cross-entropy and top-k reach for on the GPU --------------------------------------------
 
+_TOINT = {}
+
+
 @cute.kernel
 def _inline_ptx_kernel(x: cute.Tensor, n: cutlass.Int32):
     smem = cutlass.utils.SmemAllocator()
     buf = smem.allocate_array(cutlass.Float32, 4, byte_alignment=16)
-    # a shared-memory address is 32 bits, a global one 64
+    # a shared-memory address is 32 bits, a global one 64, and both known only when the kernel runs
+    _TOINT["smem"] = (type(buf.toint()), buf.toint().is_static)
+    _TOINT["gmem"] = (type(x.iterator.toint()), x.iterator.toint().is_static)
     cute.arch.inline_ptx("st.shared.f32 [{$r0}], {$r1};", read_only_args=[buf.toint(), cutlass.Float32(1.5)])
     cute.arch.inline_ptx("{\n\t.reg .s32 t;\n\tadd.s32 t, {$r0}, {$r1};\n\t}", read_only_args=[n, 7])
     cute.arch.inline_ptx("st.global.f32 [{$r0}], {$r1};", read_only_args=[x.iterator, 2.0])
@@ -157,6 +162,7 @@ def test_inline_ptx_reads_its_operands_in_their_registers():
     with target("sm_90a"):
         t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
         ptx = cute.compile(_inline_ptx_host, t, 3).ptx
+    assert _TOINT == {"smem": (cutlass.Int32, False), "gmem": (cutlass.Int64, False)}
     assert "st.shared.f32 [%r" in ptx and "st.global.f32 [%rd" in ptx     # 32- and 64-bit addresses
     assert re.search(r"add\.s32 t, %r\d+, %r\d+;", ptx)                    # n and 7 in 32-bit registers
 

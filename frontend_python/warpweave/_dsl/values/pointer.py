@@ -141,7 +141,7 @@ class Pointer:
         """The address as an integer: 32 bits in the memories addressed with 32 (shared, a cluster's shared,
         tensor memory), 64 elsewhere."""
         t = Int32 if _ADDRSPACE.get(self.memspace) in _SHORT_ADDRESS_SPACES else Int64
-        return t._wrap(trace.builder().op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
+        return t.from_ir(trace.builder().op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
 
     @property
     def memspace_name(self):
