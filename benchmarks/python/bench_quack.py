@@ -93,10 +93,13 @@ def inner(ns) -> int:
     import torch
 
     sys.path.insert(0, ns.quack_src)
+    import importlib
+
     import cutlass  # noqa: F401 - CuTe DSL's, or warpweave through the alias
-    import quack.cross_entropy as ce
-    import quack.rmsnorm as rms
-    import quack.softmax as sm
+
+    # the modules themselves: `import quack.rmsnorm as rms` would give the function quack/__init__ exports as
+    # quack.rmsnorm
+    rms, sm, ce = (importlib.import_module(f"quack.{m}") for m in ("rmsnorm", "softmax", "cross_entropy"))
 
     impl = "warpweave" if cutlass.__spec__.name == "warpweave" else "cutedsl"
     rows = []
