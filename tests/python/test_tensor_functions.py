@@ -276,3 +276,24 @@ def test_half_precision_arithmetic_goes_two_lanes_at_a_time(dtype, n, paired):
     for op in ("add", "sub", "mul"):
         assert len([l for l in c.ptx.splitlines() if l.strip().startswith(f"{op}.") and f"{suffix}x2" in l]) \
             == paired, (op, c.ptx)
+
+
+def test_domain_offset_moves_each_given_mode_and_keeps_those_given_as_none():
+    """Element c of cute.domain_offset(coord, t) is element coord + c of t, a None mode counting as 0 (QuACK
+    offsets the rows of a (seq, dim) table this way)."""
+    got = {}
+
+    @cute.jit
+    def host(x: cute.Tensor):
+        got["rows"] = cute.domain_offset((3, None), x)
+        got["both"] = cute.domain_offset((2, 1), x)
+        got["none"] = cute.domain_offset((None, None), x)
+
+    src = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    with target("sm_80"):
+        cute.compile(host, from_dlpack(src))
+    for key, (dm, dn) in {"rows": (3, 0), "both": (2, 1), "none": (0, 0)}.items():
+        t = got[key]
+        for m, n in ((0, 0), (1, 2), (4, 5)):
+            assert t.layout((m, n)) + (t.iterator.offset if isinstance(t.iterator.offset, int) else 0) == \
+                src.strides[0] // 4 * (m + dm) + (n + dn), (key, m, n)

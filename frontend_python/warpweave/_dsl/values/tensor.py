@@ -11,7 +11,9 @@ import math
 from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.markers import accept_locations, accept_locations_in_class
-from .coordinates import CoordIterator, coordinate_sum, int_of, norm_coord, slice_layout, slice_tuple  # noqa: F401
+from .coordinates import (  # noqa: F401
+    CoordIterator, coordinate_sum, int_of, norm_coord, slice_layout, slice_tuple, zero_nones,
+)
 from .fragments import make_fragment, make_fragment_like, make_rmem_tensor, make_rmem_tensor_like  # noqa: F401
 from .numeric import Boolean, Numeric, SymInt, as_numeric, dtype as dtype_of
 from .pointer import (  # noqa: F401
@@ -126,8 +128,8 @@ def local_tile(input, tiler, coord, proj=None):
 
 def domain_offset(coord, tensor):
     """`tensor` with its origin moved to `coord` (a coordinate of its layout, possibly negative): element c of the
-    result is element coord + c of the input."""
-    coord = norm_coord(coord)
+    result is element coord + c of the input. A mode given as None keeps its origin."""
+    coord = zero_nones(norm_coord(coord))
     if tensor.is_coordinate_tensor:
         return Tensor(tensor.iterator + tensor.layout(coord), tensor.layout, None)
     outer = outer_of(tensor.layout)
