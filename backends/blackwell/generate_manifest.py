@@ -775,10 +775,10 @@ def manifest_text() -> str:
                       ("tcgen05.Repetition", tuple(f"x{1 << i}" for i in range(8))))),
         "\n" + format_target(dict(name=TARGET, compute_capability=100, arch_specific=True, llvm_cpu="sm_100a",
                                    ptx_features="+ptx88", jit_arch="sm_100a", smem_capacity_bytes=232448,
-                                   max_threads_per_block=1024, max_cluster_size=8)) + "\n",
+                                   max_threads_per_block=1024, max_cluster_size=16)) + "\n",
         "\n" + format_target(dict(name="sm_103a", compute_capability=103, arch_specific=True, llvm_cpu="sm_103a",
                                    ptx_features="+ptx88", jit_arch="sm_103a", smem_capacity_bytes=232448,
-                                   max_threads_per_block=1024, max_cluster_size=8)) + "\n"]
+                                   max_threads_per_block=1024, max_cluster_size=16)) + "\n"]
     out.append("\n" + element_types_text())
     sections = [
         ("tcgen05.mma families: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",

@@ -596,7 +596,7 @@ HEADER = format_header(
                         "hopper_stmatrix": "conformance.stmatrix"},
 ) + "\n" + format_target(dict(name=TARGET, compute_capability=90, arch_specific=True, llvm_cpu="sm_90a",
                                 ptx_features="+ptx86", jit_arch="sm_90a", smem_capacity_bytes=232448,
-                                max_threads_per_block=1024, max_cluster_size=8)) + "\n\n" \
+                                max_threads_per_block=1024, max_cluster_size=16)) + "\n\n" \
     + format_target(dict(name=PORTABLE, compute_capability=90, llvm_cpu="sm_90", ptx_features="+ptx86",
                          jit_arch="sm_90", smem_capacity_bytes=232448, max_threads_per_block=1024,
                          max_cluster_size=8)) + "\n"

@@ -389,7 +389,8 @@ def launching(**settings):
      ValueError),
     ("sm_80", dict(grid=(1, 1, 1), block=(32, 1, 1), smem=4 << 20),
      r"4194304 bytes of shared memory per block, more than the 166912 sm_80 offers", ValueError),
-    ("sm_90a", dict(grid=(16, 1, 1), block=(32, 1, 1), cluster=(16, 1, 1)), r"16 blocks, more than the 8", ValueError),
+    ("sm_90a", dict(grid=(32, 1, 1), block=(32, 1, 1), cluster=(32, 1, 1)), r"32 blocks, more than the 16", ValueError),
+    ("sm_90", dict(grid=(16, 1, 1), block=(32, 1, 1), cluster=(16, 1, 1)), r"16 blocks, more than the 8", ValueError),
     ("sm_90a", dict(grid=(3, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1)), r"not a multiple of the cluster", ValueError),
 ])
 def test_launch_settings_are_checked_at_the_launch_line(monkeypatch, arch, settings, match, cls):
@@ -403,6 +404,36 @@ def test_launch_within_the_limits_compiles():
         c = cute.compile(launching(grid=(4, 1, 1), block=(32, 4, 1), cluster=(2, 1, 1), smem=200 * 1024),
                          from_dlpack(np.zeros(32, np.float32)))
     assert c.cubin[:4] == b"\x7fELF"
+
+
+def test_a_cluster_above_the_portable_size_opts_its_kernel_in(monkeypatch):
+    """16 blocks on sm_90a (the most Hopper takes; 8 is CUDA's portable limit): the loaded kernel gets the
+    non-portable cluster attribute before its launch, in the Python call path and in the exported C module."""
+    from warpweave._dsl.export.export_c import c_arguments, source
+
+    with target("sm_90a"):
+        big = cute.compile(launching(grid=(32, 1, 1), block=(32, 1, 1), cluster=(16, 1, 1)),
+                           from_dlpack(np.zeros(32, np.float32)))
+        small = cute.compile(launching(grid=(8, 1, 1), block=(32, 1, 1), cluster=(8, 1, 1)),
+                             from_dlpack(np.zeros(32, np.float32)))
+    attrs = {}
+
+    class Function:
+        def set_attribute(self, attr, value):
+            attrs[attr] = value
+
+    class Module:
+        def function(self, name):
+            return Function()
+
+    monkeypatch.setattr(_core.Module, "load", staticmethod(lambda cubin: Module()))  # no GPU needed to load
+    for c, expected in ((big, {14: 1}), (small, {})):
+        attrs.clear()
+        c._module = None
+        c._load()
+        assert attrs == expected
+        text = source(c, c_arguments(c), "ww_fn", "entry.h")
+        assert ("cuFuncSetAttribute(m->functions[0], 14, 1)" in text) == bool(expected)
 
 
 def test_a_grid_computed_at_call_time_is_checked_at_the_call():

@@ -11,7 +11,8 @@ from ..base.errors import DSLValueError
 from ..host.host_actions import host_side
 from ..host.host_guards import check as check_guards, divisor_error
 from ..host.host_program import HostProgram
-from ..host.launch_plan import dim_source, eval_dim, needs_launch_options, packer
+from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, eval_dim, needs_launch_options,
+                                needs_nonportable_cluster, packer)
 from ..registry import compile_only
 from ..registry.launch_limits import check_call_grid
 from ..values.host_inputs import stream_handle
@@ -97,6 +98,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             for l in self.launches:
                 f = self._module.function(l.kernel)
                 self._functions[l.kernel] = f
+                if needs_nonportable_cluster(l):
+                    f.set_attribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
         return self._module
 
     def _bind(self, args, kwargs):

@@ -81,6 +81,18 @@ def dim_source(x) -> str:
     return _core.python_expr(x, "s")
 
 
+# CUDA's portable limit of a thread block cluster: a larger one (16 blocks on Hopper and Blackwell, as their backends
+# publish in max_cluster_size) needs its kernel's opt-in, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED.
+PORTABLE_CLUSTER_BLOCKS = 8
+NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+
+
+def needs_nonportable_cluster(launch) -> bool:
+    """Whether the launch's cluster is larger than CUDA's portable limit (its kernel must opt in before it)."""
+    c = launch.cluster
+    return bool(c) and all(isinstance(v, int) for v in c) and c[0] * c[1] * c[2] > PORTABLE_CLUSTER_BLOCKS
+
+
 def needs_launch_options(launch) -> bool:
     """Whether a launch needs driver launch attributes beyond a cluster (cooperative, programmatic dependent
     launch, a preferred cluster): the fast paths pass none, exported C passes them."""
