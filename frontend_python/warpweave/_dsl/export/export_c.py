@@ -30,7 +30,8 @@ import re
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 from ..call.arg_kind import CArg, HostStream
 from ..call.arg_tensor import TensorArg
-from ..host.launch_plan import NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, needs_launch_options, needs_nonportable_cluster
+from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, needs_launch_options,
+                                needs_nonportable_cluster)
 from . import host_program_c
 from ..values.host_inputs import stream_handle
 
@@ -369,7 +370,8 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     o.append("    }")
     for i, k in enumerate(kernels):  # kernels launched with clusters above the portable size opt in to them
         if any(needs_nonportable_cluster(l) for l in compiled.launches if l.kernel == k):
-            o.append(f"  if ((r = cuFuncSetAttribute(m->functions[{i}], {NON_PORTABLE_CLUSTER_SIZE_ALLOWED}, 1)) != 0) {{")
+            attr = NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            o.append(f"  if ((r = cuFuncSetAttribute(m->functions[{i}], {attr}, 1)) != 0) {{")
             o.append("    cuModuleUnload(m->module); m->module = NULL;")
             o.append('    return ww_driver(r, "cuFuncSetAttribute");')
             o.append("  }")
