@@ -1,0 +1,215 @@
+"""Lowering one checked task into its warps: the schedule's ops, in order, as kernel code. Works are the user's
+@cute.jit methods called inline; pipeline brackets are the producer/consumer calls of the resource's pipeline
+(warpweave.pipeline) on the task's PipelineState, which advances at commit and release; domain loops are run-time
+loops; a work_tile_loop is a run-time loop over the WorkQueue's persistent tile scheduler (cutlass.utils).
+Task-local variables, pipeline states and the scheduler are carried through every loop and branch."""
+from __future__ import annotations
+
+from ... import pipeline as _pipeline
+from ..._dsl.base.errors import DSLNotImplementedError
+from ...cute import arch as _arch
+from ..._dsl.tracing import control_flow as _cf
+from ...utils.static_persistent_tile_scheduler import StaticPersistentTileScheduler
+from .resources import StageInfo
+from .schedule_builder import BracketCall, CapturedValue, DomainLoop, Skippable, WorkCall, WorkTileLoop
+
+
+def pipeline_key(resource):
+    """The pipeline a resource's brackets act on: its group's, if it is in one."""
+    return resource.pipeline_group or resource
+
+
+class TaskLowering:
+    def __init__(self, manager, task):
+        self.manager, self.task = manager, task
+        self.variables = []  # the TaskLocalVariables this task's works fill, in first-use order
+        for op in task.schedule.walk():
+            if isinstance(op, WorkCall) and op.result is not None:
+                v = op.result.variable
+                if not any(v is x for x in self.variables):
+                    self.variables.append(v)
+        self.values = {}
+        self.states = {}  # (pipeline key, role) -> PipelineState
+        self.tokens = {}  # (pipeline key, role) -> the try_acquire / try_wait result of the current stage
+        self.schedulers = {}  # WorkQueue -> its tile scheduler
+        self.loop = (None, None, None)
+        self.work_tile = None
+
+    # --- carried state --------------------------------------------------------------------------------------------
+    def _mutables(self):
+        return list(self.states.values()) + list(self.schedulers.values())
+
+    def _names(self):
+        return tuple(f"{v.dtype.__name__}_var{i}" for i, v in enumerate(self.variables))
+
+    def _vals(self):
+        return tuple(self.values[id(v)] for v in self.variables)
+
+    def _set_vals(self, vals):
+        for v, x in zip(self.variables, vals):
+            self.values[id(v)] = x
+
+    def _region(self, run, body):
+        """run(body_fn, names, values, mutables) around the ops `body`, carrying the task's state."""
+        def body_fn(*vals):
+            self._set_vals(vals)
+            saved = dict(self.tokens)
+            self.emit(body)
+            self.tokens = saved
+            return self._vals()
+
+        self._set_vals(run(body_fn, self._names(), self._vals(), self._mutables()))
+
+    # --- the task ---------------------------------------------------------------------------------------------
+    def run(self):
+        for v in self.variables:
+            self.values[id(v)] = v.initial()
+        for r in self.task.resources:
+            key = pipeline_key(r)
+            if self.manager.pipelines.get(key) is None:
+                continue
+            stages = self.manager.pipelines[key].num_stages
+            if r in self.task.dst_resources and (key, "producer") not in self.states:
+                self.states[(key, "producer")] = _pipeline.make_pipeline_state(_pipeline.PipelineUserType.Producer,
+                                                                               stages)
+            if r in self.task.src_resources and (key, "consumer") not in self.states:
+                self.states[(key, "consumer")] = _pipeline.make_pipeline_state(_pipeline.PipelineUserType.Consumer,
+                                                                               stages)
+        self.emit(self.task.schedule.ops)
+        for (key, role), state in self.states.items():
+            if role == "producer" and self._produces(key):
+                # The block must not exit while its stages' transfers may still land.
+                self.manager.pipelines[key].producer_tail(state)
+
+    def _produces(self, key):
+        return any(isinstance(op, BracketCall) and op.action == "commit" and pipeline_key(op.resource) is key
+                   for op in self.task.schedule.walk())
+
+    def emit(self, ops):
+        for op in ops:
+            if isinstance(op, WorkCall):
+                self._work(op)
+            elif isinstance(op, BracketCall):
+                self._bracket(op)
+            elif isinstance(op, DomainLoop):
+                self._domain_loop(op)
+            elif isinstance(op, WorkTileLoop):
+                self._work_tile_loop(op)
+            elif isinstance(op, Skippable):
+                self._skippable(op)
+
+    # --- ops ------------------------------------------------------------------------------------------------------
+    def _stage_info(self, resource, role):
+        key = pipeline_key(resource)
+        state = self.states.get((key, role))
+        pipe = self.manager.pipelines.get(key)
+        barrier = None
+        if state is not None and role == "producer" and hasattr(pipe, "producer_get_barrier"):
+            barrier = pipe.producer_get_barrier(state)
+        offset, start, end = self.loop
+        return StageInfo(loop_offset=offset, loop_start=start, loop_end=end,
+                         stage_idx=None if state is None else state.index,
+                         phase=None if state is None else state.phase, barrier=barrier,
+                         work_tile=self.work_tile, context=self.manager.context)
+
+    def _work(self, op):
+        kwargs = {k: self.values[id(v.variable)] if isinstance(v, CapturedValue) else v for k, v in op.kwargs.items()}
+        out = op.work.call(op.resource, self._stage_info(op.resource, op.work.role), **kwargs)
+        if op.result is not None:
+            var = op.result.variable
+            self.values[id(var)] = var.dtype(out) if not isinstance(out, var.dtype) and _is_scalar(out) else out
+
+    def _bracket(self, op):
+        r, a = op.resource, op.action
+        if getattr(r, "is_work_queue", False):
+            self._queue_op(r, a)
+            return
+        key = pipeline_key(r)
+        pipe = self.manager.pipelines[key]
+        role = "producer" if a in ("try_acquire", "acquire", "commit") else "consumer"
+        state = self.states[(key, role)]
+        if a == "try_acquire":
+            self.tokens[(key, role)] = pipe.producer_try_acquire(state)
+        elif a == "acquire":
+            pipe.producer_acquire(state, self.tokens.pop((key, role), None))
+        elif a == "commit":
+            pipe.producer_commit(state)
+            state.advance()
+        elif a == "try_wait":
+            self.tokens[(key, role)] = pipe.consumer_try_wait(state)
+        elif a == "wait":
+            pipe.consumer_wait(state, self.tokens.pop((key, role), None))
+        elif a == "release":
+            pipe.consumer_release(state)
+            state.advance()
+
+    def _queue_op(self, queue, action):
+        sched = self.schedulers.get(queue)
+        if action == "get_and_advance_work_tile":
+            sched.advance_to_next_work()
+            self.work_tile = sched.get_current_work()
+        # A static queue hands out tiles by arithmetic: its wait and release order nothing.
+
+    def _domain_loop(self, op):
+        start, end, step = op.start, op.end, op.step
+        if op.dynamic_end:
+            end = end(self.task, self.work_tile.tile_idx)
+        unroll = op.unroll if isinstance(op.unroll, int) and op.unroll > 1 else None
+        outer = self.loop
+
+        def run(body_fn, names, vals, mutables):
+            def body(i, *v):
+                self.loop = (i, start, end)
+                return body_fn(*v)
+
+            return _cf.for_range(body, (start, end, step), names, vals, op.where[1] if op.where else 0,
+                                 unroll=unroll, mutables=mutables)
+
+        self._region(run, op.body)
+        self.loop = outer
+
+    def _scheduler(self, queue):
+        cfg = queue.tile_scheduler_config
+        if cfg.kind != "static":
+            raise DSLNotImplementedError(f"WorkQueue {queue.name}: the {cfg.kind} tile scheduler is not lowered yet "
+                                         "(static persistent scheduling is)", queue_where(queue))
+        if queue not in self.schedulers:
+            self.schedulers[queue] = StaticPersistentTileScheduler.create(cfg.params, _arch.block_idx(),
+                                                                          _arch.grid_dim())
+        return self.schedulers[queue]
+
+    def _work_tile_loop(self, op):
+        sched = self._scheduler(op.queue)
+        outer = self.work_tile
+        self.work_tile = sched.initial_work_tile_info()
+
+        def run(body_fn, names, vals, mutables):
+            def cond(*v):
+                return sched.get_current_work().is_valid_tile
+
+            def body(*v):
+                self.work_tile = sched.get_current_work()
+                return body_fn(*v)
+
+            return _cf.while_(cond, body, names, vals, op.where[1] if op.where else 0, mutables=mutables)
+
+        self._region(run, op.body)
+        self.work_tile = outer
+
+    def _skippable(self, op):
+        loop = op.loop
+        skip = loop.skip_if(loop.queue, self.work_tile)
+
+        def run(body_fn, names, vals, mutables):
+            return _cf.if_(skip, lambda *v: tuple(v), body_fn, names, vals, op.where[1] if op.where else 0,
+                           mutables=mutables)
+
+        self._region(run, op.body)
+
+
+def queue_where(queue):
+    return getattr(queue, "_ts_where", None)
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, (int, float, bool)) or hasattr(x, "ir_type")
