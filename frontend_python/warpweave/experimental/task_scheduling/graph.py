@@ -179,9 +179,16 @@ def _check_bracket(task, op, br):
             raise DSLValueError(f"{r.name}.{a}(): Task {task.name} does not list the WorkQueue in src_resources",
                                 op.where)
         return
+    if getattr(r, "is_pipeline_group", False):
+        _check_group_bracket(task, op, br)
+        return
     if not _pipelined(r):
         raise DSLValueError(f"{r.name}.{a}(): {r.name} has no pipeline_config, so it has no stages to {a}", op.where)
     role = "producer" if a in ("try_acquire", "acquire", "commit") else "consumer"
+    group = r.pipeline_group
+    if group is not None and a == group.collapsed_action:
+        raise DSLValueError(f"{r.name}.{a}(): {r.name} is in PipelineGroup {group.name} ({group.mode.name}), whose "
+                            f"members share that stage: call {group.name}.{a}() once instead", op.where)
     declared = task.dst_resources if role == "producer" else task.src_resources
     if r not in declared:
         which = "dst_resources" if role == "producer" else "src_resources"
@@ -198,3 +205,22 @@ def _check_bracket(task, op, br):
             raise DSLValueError(f"{r.name}.{a}() without {'acquire' if role == 'producer' else 'wait'}() of a stage "
                                 "before it", op.where)
         del br.open[key]
+
+
+def _check_group_bracket(task, op, br):
+    """The group's one operation closes the stage every member opened (Merge: release after each member's wait;
+    Fork: commit after each member's acquire)."""
+    g, a = op.resource, op.action
+    if a != g.collapsed_action:
+        raise DSLValueError(f"{g.name}.{a}(): a {g.mode.name} group only takes {g.collapsed_action}(); {a}() is per "
+                            f"member ({g.name}.<member>.{a}())", op.where)
+    role = g.collapsed_role
+    declared = task.dst_resources if role == "producer" else task.src_resources
+    opener = "acquire" if role == "producer" else "wait"
+    for m in g.members:
+        if m not in declared:
+            raise DSLValueError(f"{g.name}.{a}() covers {m.name}, but Task {task.name} does not list it in "
+                                f"{'dst_resources' if role == 'producer' else 'src_resources'}", op.where)
+        if (m, role) not in br.open:
+            raise DSLValueError(f"{g.name}.{a}() without {m.name}.{opener}() of the stage before it", op.where)
+        del br.open[(m, role)]

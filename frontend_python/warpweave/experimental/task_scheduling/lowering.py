@@ -14,9 +14,28 @@ from .resources import StageInfo
 from .schedule_builder import BracketCall, CapturedValue, DomainLoop, Skippable, WorkCall, WorkTileLoop
 
 
-def pipeline_key(resource):
-    """The pipeline a resource's brackets act on: its group's, if it is in one."""
-    return resource.pipeline_group or resource
+def state_key(resource, role):
+    """Whose PipelineState an operation advances: a group's collapsed side has one cursor for all its members
+    (the Merge consumer, the Fork producer); every other side has its own."""
+    group = resource if getattr(resource, "is_pipeline_group", False) else resource.pipeline_group
+    if group is not None and role == group.collapsed_role:
+        return (group, role)
+    return (resource, role)
+
+
+def share_group_barriers(group, pipes):
+    """Makes the members' pipelines (pipes: member -> pipeline) share the collapsed side's barriers: the first
+    member's empty barriers (Merge) or full barriers (Fork)."""
+    first = pipes[group.members[0]]
+    for m in group.members[1:]:
+        if group.collapsed_role == "consumer":
+            pipes[m].empty = first.empty
+        else:
+            pipes[m].full = first.full
+
+
+def _lead(resource):
+    return resource.members[0] if getattr(resource, "is_pipeline_group", False) else resource
 
 
 class TaskLowering:
@@ -64,25 +83,26 @@ class TaskLowering:
     def run(self):
         for v in self.variables:
             self.values[id(v)] = v.initial()
+        kinds = {"producer": _pipeline.PipelineUserType.Producer, "consumer": _pipeline.PipelineUserType.Consumer}
         for r in self.task.resources:
-            key = pipeline_key(r)
-            if self.manager.pipelines.get(key) is None:
+            pipe = self.manager.pipelines.get(r)
+            if pipe is None:
                 continue
-            stages = self.manager.pipelines[key].num_stages
-            if r in self.task.dst_resources and (key, "producer") not in self.states:
-                self.states[(key, "producer")] = _pipeline.make_pipeline_state(_pipeline.PipelineUserType.Producer,
-                                                                               stages)
-            if r in self.task.src_resources and (key, "consumer") not in self.states:
-                self.states[(key, "consumer")] = _pipeline.make_pipeline_state(_pipeline.PipelineUserType.Consumer,
-                                                                               stages)
+            for role, listed in (("producer", self.task.dst_resources), ("consumer", self.task.src_resources)):
+                key = state_key(r, role)
+                if r in listed and key not in self.states:
+                    self.states[key] = _pipeline.make_pipeline_state(kinds[role], pipe.num_stages)
         self.emit(self.task.schedule.ops)
-        for (key, role), state in self.states.items():
-            if role == "producer" and self._produces(key):
-                # The block must not exit while its stages' transfers may still land.
-                self.manager.pipelines[key].producer_tail(state)
+        for (owner, role), state in self.states.items():
+            if role != "producer" or not self._produces(owner):
+                continue
+            # The block must not exit while its stages' transfers may still land (every member's, for a group).
+            members = owner.members if getattr(owner, "is_pipeline_group", False) else [owner]
+            for k, m in enumerate(members):
+                self.manager.pipelines[m].producer_tail(state if k == len(members) - 1 else state.clone())
 
-    def _produces(self, key):
-        return any(isinstance(op, BracketCall) and op.action == "commit" and pipeline_key(op.resource) is key
+    def _produces(self, owner):
+        return any(isinstance(op, BracketCall) and op.action == "commit" and op.resource is owner
                    for op in self.task.schedule.walk())
 
     def emit(self, ops):
@@ -100,9 +120,8 @@ class TaskLowering:
 
     # --- ops ------------------------------------------------------------------------------------------------------
     def _stage_info(self, resource, role):
-        key = pipeline_key(resource)
-        state = self.states.get((key, role))
-        pipe = self.manager.pipelines.get(key)
+        state = self.states.get(state_key(resource, role))
+        pipe = self.manager.pipelines.get(resource)
         barrier = None
         if state is not None and role == "producer" and hasattr(pipe, "producer_get_barrier"):
             barrier = pipe.producer_get_barrier(state)
@@ -124,21 +143,28 @@ class TaskLowering:
         if getattr(r, "is_work_queue", False):
             self._queue_op(r, a)
             return
-        key = pipeline_key(r)
-        pipe = self.manager.pipelines[key]
+        pipe = self.manager.pipelines[_lead(r)]
         role = "producer" if a in ("try_acquire", "acquire", "commit") else "consumer"
-        state = self.states[(key, role)]
+        state = self.states[state_key(r, role)]
+        token_key = (r, role)
+        group = r.pipeline_group if not getattr(r, "is_pipeline_group", False) else None
         if a == "try_acquire":
-            self.tokens[(key, role)] = pipe.producer_try_acquire(state)
+            self.tokens[token_key] = pipe.producer_try_acquire(state)
         elif a == "acquire":
-            pipe.producer_acquire(state, self.tokens.pop((key, role), None))
+            token = self.tokens.pop(token_key, None)
+            if group is not None and group.collapsed_role == "producer" and r is not group.members[0]:
+                # A Fork's shared full barrier is armed once, by its first member: the others only wait for
+                # their stage to be empty.
+                _pipeline.PipelineAsync.producer_acquire(pipe, state, token)
+            else:
+                pipe.producer_acquire(state, token)
         elif a == "commit":
             pipe.producer_commit(state)
             state.advance()
         elif a == "try_wait":
-            self.tokens[(key, role)] = pipe.consumer_try_wait(state)
+            self.tokens[token_key] = pipe.consumer_try_wait(state)
         elif a == "wait":
-            pipe.consumer_wait(state, self.tokens.pop((key, role), None))
+            pipe.consumer_wait(state, self.tokens.pop(token_key, None))
         elif a == "release":
             pipe.consumer_release(state)
             state.advance()

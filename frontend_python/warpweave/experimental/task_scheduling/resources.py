@@ -194,8 +194,13 @@ for _kind in PipelineConfig._KINDS:
 
 
 class PipelineGroup:
-    """Several pipelined resources sharing one stage ring: Merge (their producers fill one stage, one commit and
-    one release cover all) or Fork (one stage, consumed by each member)."""
+    """Several pipelined resources that always synchronize together, sharing one barrier on their collapsed side:
+    Merge (N producers, 1 consumer: one shared empty barrier per stage; the consumer calls group.release() once)
+    or Fork (1 producer, N consumers: one shared full barrier per stage; the producer calls group.commit() once).
+    Each member keeps its own PipelineConfig and its own barrier on the other side. In a schedule, members are
+    reached as group.<member name>; the group itself only takes the collapsed operation."""
+
+    is_pipeline_group = True
 
     def __init__(self, *, name: str, members, mode: PipelineGroupMode):
         where = user_location()
@@ -208,11 +213,44 @@ class PipelineGroup:
         if len(stages) != 1:
             raise DSLValueError(f"PipelineGroup {name}: its members share stages, so they have one num_stages "
                                 f"(got {sorted(stages)})", where)
+        # The collapsed side signals one barrier for all members: its pipelines must be of one kind.
+        side = 1 if mode is PipelineGroupMode.Merge else 0
+        kinds = {m.pipeline_config.kind.split("_")[side] for m in members}
+        if len(kinds) != 1:
+            what = "consumer" if mode is PipelineGroupMode.Merge else "producer"
+            raise DSLValueError(f"PipelineGroup {name} ({mode.name}): its members' {what} sides share one barrier, "
+                                f"so they are of one kind (got {sorted(kinds)})", where)
+        names = [m.name for m in members]
+        if len(set(names)) != len(names):
+            raise DSLValueError(f"PipelineGroup {name}: members are reached by name, and two are named alike", where)
         self.name, self.members, self.mode, self.where = name, members, mode, where
         for m in members:
             if m.pipeline_group is not None:
                 raise DSLValueError(f"{m.name} is already in PipelineGroup {m.pipeline_group.name}", where)
             m.pipeline_group = self
+
+    @property
+    def collapsed_action(self) -> str:
+        """The operation the group takes instead of its members: release (Merge) or commit (Fork)."""
+        return "release" if self.mode is PipelineGroupMode.Merge else "commit"
+
+    @property
+    def collapsed_role(self) -> str:
+        return "consumer" if self.mode is PipelineGroupMode.Merge else "producer"
+
+    @staticmethod
+    def work_methods() -> dict:
+        return {}
+
+    def __getattr__(self, name):
+        for m in self.__dict__.get("members", ()):
+            if m.name == name:
+                return m
+        raise AttributeError(f"PipelineGroup {self.__dict__.get('name')!r} has no member named {name!r} (members: "
+                             f"{', '.join(m.name for m in self.__dict__.get('members', ()))})")
+
+    def __repr__(self):
+        return f"PipelineGroup({self.name!r}, {self.mode.name})"
 
 
 # --- resources ----------------------------------------------------------------------------------------------------

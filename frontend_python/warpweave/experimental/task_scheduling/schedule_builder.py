@@ -198,6 +198,22 @@ class Schedule:
     def __init__(self, name, ops, resources, where):
         self.name, self.ops, self.resources, self.where = name, ops, resources, where
 
+    def describe(self, ops=None, depth=0) -> list:
+        """The schedule as indented lines, one an op (what debug_print shows)."""
+        out = []
+        for op in self.ops if ops is None else ops:
+            pad = "  " * depth
+            if isinstance(op, WorkCall):
+                args = ", ".join(f"{k}=" + (f"<{v.producer.resource.name}.{v.producer.work.name}>"
+                                            if isinstance(v, CapturedValue) else repr(v)) for k, v in op.kwargs.items())
+                out.append(f"{pad}{op.resource.name}.{op.work.name}({args})")
+            elif isinstance(op, BracketCall):
+                out.append(f"{pad}{op.resource.name}.{op.action}()")
+            elif isinstance(op, Region):
+                out.append(f"{pad}{type(op).__name__}:")
+                out.extend(self.describe(op.body, depth + 1))
+        return out
+
     def walk(self, ops=None):
         """Every op, depth first, in schedule order."""
         for op in self.ops if ops is None else ops:

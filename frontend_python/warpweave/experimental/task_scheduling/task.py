@@ -13,11 +13,12 @@ from .schedule_builder import Schedule
 
 class Task:
     """Warps [warp_idx, warp_idx + num_warps) run `schedule`. num_registers, when given, is the per-thread register
-    budget the warps set on entry (warps of one group of four share one budget). A subclass may define
+    budget the warps set on entry (warps of one group of four share one budget). debug_print prints the task's
+    schedule when the kernel is traced. A subclass may define
     get_domain(self, tile_coord) for a domain_loop whose end is Task.get_domain (a per-tile loop bound)."""
 
     def __init__(self, *, name: str, src_resources=(), dst_resources=(), warp_idx: int, num_warps: int,
-                 schedule: Schedule, num_registers: int | None = None):
+                 schedule: Schedule, num_registers: int | None = None, debug_print: bool = False):
         where = user_location()
         if not isinstance(warp_idx, int) or warp_idx < 0 or not isinstance(num_warps, int) or num_warps < 1:
             raise DSLValueError(f"Task {name}: warp_idx >= 0 and num_warps >= 1 are static integers, got "
@@ -36,6 +37,7 @@ class Task:
         self.name, self.warp_idx, self.num_warps = name, warp_idx, num_warps
         self.src_resources, self.dst_resources = list(src_resources), list(dst_resources)
         self.schedule, self.num_registers, self.where = schedule, num_registers, where
+        self.debug_print = bool(debug_print)
 
     @property
     def warps(self) -> range:

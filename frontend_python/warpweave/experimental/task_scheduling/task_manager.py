@@ -7,7 +7,7 @@ from ..._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from ...cute import arch as _arch
 from ..._dsl.tracing import control_flow as _cf
 from .graph import check_schedule, check_warps, dependency_order
-from .lowering import TaskLowering, pipeline_key
+from .lowering import TaskLowering, share_group_barriers
 from .memory import SmemAllocator, TmemAllocator
 from .resources import MemoryResource
 from .schedule_builder import BracketCall, Skippable, WorkTileLoop
@@ -46,10 +46,6 @@ class TaskManager:
         self.resource_order = dependency_order(graph, resources, where)
         check_warps(tasks)
         for t in tasks:
-            for r in t.schedule.resources:
-                if r not in t.resources and not (getattr(r, "is_work_queue", False)):
-                    raise DSLValueError(f"Task {t.name}'s schedule takes {r.name}, which is in neither its "
-                                        "src_resources nor its dst_resources", t.where)
             check_schedule(t, graph)
             _check_queue_loops(t)
         self._check_pipeline_sides()
@@ -90,14 +86,10 @@ class TaskManager:
         if self.smem_allocator is not None:
             self.context.smem_base = self.smem_allocator.materialize()
         for r in self.resource_order:
-            key = pipeline_key(r)
-            if key in self.pipelines:
-                continue
-            cfg = r.pipeline_config
-            if cfg is None and r.pipeline_group is not None:
-                cfg = r.pipeline_group.members[0].pipeline_config
-            if cfg is not None:
-                self.pipelines[key] = cfg.make_pipeline()
+            if r.pipeline_config is not None:
+                self.pipelines[r] = r.pipeline_config.make_pipeline()
+        for g in dict.fromkeys(r.pipeline_group for r in self.resource_order if r.pipeline_group is not None):
+            share_group_barriers(g, self.pipelines)
         self._set_up = True
 
     def is_selected(self, task):
@@ -112,6 +104,10 @@ class TaskManager:
         total_warps = max(t.warp_idx + t.num_warps for t in self.tasks)
         baseline = min(255, REGISTER_FILE // (total_warps * 32)) // 8 * 8
         for t in self.tasks:
+            if t.debug_print:
+                print(f"[task_scheduling] {t!r}, schedule {t.schedule.name}:\n  " +
+                      "\n  ".join(t.schedule.describe() or ["(empty)"]))
+
             def body(t=t):
                 _set_registers(t, baseline)
                 TaskLowering(self, t).run()
