@@ -224,3 +224,51 @@ def _check_group_bracket(task, op, br):
         if (m, role) not in br.open:
             raise DSLValueError(f"{g.name}.{a}() without {m.name}.{opener}() of the stage before it", op.where)
         del br.open[(m, role)]
+
+
+def _sides(resource, tasks):
+    """The tasks on each side of a resource's pipeline (those that call its producer or consumer brackets)."""
+    sides = {"producer": [], "consumer": []}
+    for t in tasks:
+        for op in t.schedule.walk():
+            if isinstance(op, BracketCall) and op.resource is resource and t not in sides[_role(op.action)]:
+                sides[_role(op.action)].append(t)
+    return sides
+
+
+def _role(action) -> str:
+    return "producer" if action in ("try_acquire", "acquire", "commit") else "consumer"
+
+
+def check_pipeline_sides(resources, tasks, where) -> None:
+    """Each pipelined resource has tasks on both sides, and a side whose threads arrive (an `async` side) counts
+    its arrivals as its tasks' threads, or, where its pipeline arrives once per warp (the consumers of bulk tensor
+    copies), as their warps. Records which of the two on the config (cfg.per_thread[role])."""
+    for r in resources:
+        cfg = r.pipeline_config
+        if cfg is None:
+            continue
+        group = r.pipeline_group
+        sides = _sides(r, tasks)
+        cfg.per_thread = {}
+        for k, role in enumerate(("producer", "consumer")):
+            ts = sides[role]
+            collapsed = group is not None and role == group.collapsed_role
+            if collapsed and r is not group.members[0]:
+                continue  # this side signals through the group's first member's barriers
+            if not ts and not collapsed:
+                raise DSLValueError(f"{r.name} has a pipeline but no task {'acquires' if role == 'producer' else 'waits on'} "
+                                    "its stages: the other side would wait forever", where)
+            if cfg.kind.split("_")[k] != "async" or not ts:
+                continue  # a bulk copy, a matrix multiply or a fetch signals by itself, once per stage
+            threads = sum(t.num_warps * 32 for t in ts)
+            size = cfg.consumer_group.size if role == "consumer" else cfg.producer_group.size
+            per_warp_ok = cfg.kind == "tma_async" and role == "consumer"
+            if size == threads:
+                cfg.per_thread[role] = True
+            elif per_warp_ok and size == threads // 32:
+                cfg.per_thread[role] = False
+            else:
+                expect = f"{threads}" + (f" (or {threads // 32}, one a warp)" if per_warp_ok else "")
+                raise DSLValueError(f"{r.name}'s pipeline counts {size} {role} arrivals per stage, but its {role} "
+                                    f"task(s) {', '.join(t.name for t in ts)} arrive {expect} times", cfg.where)

@@ -166,7 +166,13 @@ class TaskLowering:
         elif a == "wait":
             pipe.consumer_wait(state, self.tokens.pop(token_key, None))
         elif a == "release":
-            pipe.consumer_release(state)
+            cfg = _lead(r).pipeline_config
+            if cfg.kind == "tma_async" and getattr(cfg, "per_thread", {}).get("consumer"):
+                # Its consumers were counted by thread: each thread arrives (the pipeline's own release arrives
+                # once a warp).
+                _pipeline.PipelineAsync.consumer_release(pipe, state)
+            else:
+                pipe.consumer_release(state)
             state.advance()
 
     def _queue_op(self, queue, action):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from ...cute import arch as _arch
 from ..._dsl.tracing import control_flow as _cf
-from .graph import check_schedule, check_warps, dependency_order
+from .graph import check_pipeline_sides, check_schedule, check_warps, dependency_order
 from .lowering import TaskLowering, share_group_barriers
 from .memory import SmemAllocator, TmemAllocator
 from .resources import MemoryResource
@@ -48,35 +48,10 @@ class TaskManager:
         for t in tasks:
             check_schedule(t, graph)
             _check_queue_loops(t)
-        self._check_pipeline_sides()
+        check_pipeline_sides(self.resource_order, tasks, where)
         self.pipelines = {}
         self.context = KernelContext()
         self._set_up = False
-
-    def _check_pipeline_sides(self):
-        """A pipelined resource has a producing task and a consuming task, whose thread counts its config's
-        cooperative groups agree with."""
-        for r in self.resource_order:
-            cfg = r.pipeline_config
-            if cfg is None:
-                continue
-            sides = {"producer": [], "consumer": []}
-            for t in self.tasks:
-                for op in t.schedule.walk():
-                    if isinstance(op, BracketCall) and op.resource is r:
-                        role = "producer" if op.action in ("try_acquire", "acquire", "commit") else "consumer"
-                        if t not in sides[role]:
-                            sides[role].append(t)
-            for role, ts in sides.items():
-                if not ts and r.pipeline_group is None:
-                    raise DSLValueError(f"{r.name} has a pipeline but no task {'acquires' if role == 'producer' else 'waits on'}"
-                                        f" its stages: the other side would wait forever", self.where)
-            for role, group in (("producer", cfg.producer_group), ("consumer", cfg.consumer_group)):
-                threads = sum(t.num_warps * 32 for t in sides[role])
-                arrivals = group.size
-                if _is_thread_agent(group) and arrivals > 1 and arrivals != threads:
-                    raise DSLValueError(f"{r.name}'s pipeline expects {arrivals} {role} threads, but its {role} "
-                                        f"task(s) {', '.join(t.name for t in sides[role])} have {threads}", cfg.where)
 
     def setup_resources_and_tasks(self):
         """In the kernel, every thread: carves the shared-memory block and makes the pipelines (their barriers are
@@ -123,10 +98,6 @@ def _set_registers(task, baseline):
         _arch.setmaxregister_increase(n)
     elif n < baseline:
         _arch.setmaxregister_decrease(n)
-
-
-def _is_thread_agent(group) -> bool:
-    return getattr(group.agent, "name", "") == "Thread"
 
 
 def _check_queue_loops(task):
