@@ -175,7 +175,7 @@ class PipelineConfig:
                       consumer_group=self.consumer_group, defer_sync=True)
         if self.kind in ("tma_async", "tma_umma"):
             kwargs["tx_count"] = int(self.num_bytes)
-        if self.cta_layout_vmnk is not None:
+        if self.cta_layout_vmnk is not None and not _single_cta(self.cta_layout_vmnk):
             kwargs["cta_layout_vmnk"] = self.cta_layout_vmnk
         return cls.create(**kwargs)
 
@@ -251,6 +251,11 @@ class PipelineGroup:
 
     def __repr__(self):
         return f"PipelineGroup({self.name!r}, {self.mode.name})"
+
+
+def _single_cta(cta_layout) -> bool:
+    """A cluster layout given as a tuple of extents (1, 1, 1, 1) names one CTA: the pipeline needs no cluster."""
+    return isinstance(cta_layout, tuple) and all(isinstance(x, int) and x == 1 for x in cta_layout)
 
 
 # --- resources ----------------------------------------------------------------------------------------------------
