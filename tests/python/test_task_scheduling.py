@@ -286,3 +286,105 @@ def test_stream_on_the_gpu_delivers_every_value_in_order(stages):
     make_stream(stages)(from_dlpack(res))
     torch.cuda.synchronize()
     assert res.cpu().tolist() == [float(i + 1) for i in range(100)]
+
+
+# --- pipeline groups and arrival counts (checked in Python: no kernel needed) ---------------------------------
+
+def _ring(name, threads):
+    cfg = PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, threads))
+    return Ring(name=name, stages=2, pipeline_config=cfg)
+
+
+def _merge_graph(store_schedule):
+    from warpweave.experimental.task_scheduling import PipelineGroup, PipelineGroupMode
+
+    a, b, out = _ring("a", 32), _ring("b", 32), Out(name="out")
+    group = PipelineGroup(name="ab", members=[a, b], mode=PipelineGroupMode.Merge)
+
+    @schedule
+    def load(ring):
+        with domain_loop(0, 4):
+            ring.acquire()
+            ring.put()
+            ring.commit()
+
+    tasks = [Task(name="LoadA", dst_resources=[a], warp_idx=1, num_warps=1, schedule=load(group.a)),
+             Task(name="LoadB", dst_resources=[b], warp_idx=2, num_warps=1, schedule=load(group.b)),
+             Task(name="Store", src_resources=[a, b], dst_resources=[out], warp_idx=0, num_warps=1,
+                  schedule=store_schedule(group.a, group.b, out, group))]
+    return lambda: TaskManager(tasks=tasks, resource_dependency_graph={out: [a, b]})
+
+
+def test_a_merge_group_releases_once_for_all_its_members():
+    @schedule
+    def store(a, b, out, group):
+        with domain_loop(0, 4):
+            a.wait()
+            b.wait()
+            out.store(got=a.get())
+            group.release()
+
+    _merge_graph(store)()  # accepted
+
+    @schedule
+    def store_member_release(a, b, out, group):
+        with domain_loop(0, 4):
+            a.wait()
+            b.wait()
+            a.release()  # member-release
+
+    msg = _raises_at("member-release", _merge_graph(store_member_release))
+    assert "ab.release()" in msg
+
+    @schedule
+    def store_without_wait(a, b, out, group):
+        with domain_loop(0, 4):
+            a.wait()
+            group.release()  # group-release
+
+    msg = _raises_at("group-release", _merge_graph(store_without_wait))
+    assert "b.wait()" in msg
+
+
+def test_an_async_side_counts_its_tasks_threads():
+    ring, out = _ring("ring", 64), Out(name="out")  # 64 consumer arrivals, but the consumer task has 32 threads
+
+    @schedule
+    def produce(r):
+        with domain_loop(0, 4):
+            r.acquire()
+            r.put()
+            r.commit()
+
+    @schedule
+    def consume(r, o):
+        with domain_loop(0, 4):
+            r.wait()
+            o.store(got=r.get())
+            r.release()
+
+    tasks = [Task(name="P", dst_resources=[ring], warp_idx=0, num_warps=1, schedule=produce(ring)),
+             Task(name="C", src_resources=[ring], dst_resources=[out], warp_idx=1, num_warps=1,
+                  schedule=consume(ring, out))]
+    with pytest.raises(DSLValueError, match="counts 64 consumer arrivals"):
+        TaskManager(tasks=tasks, resource_dependency_graph={out: [ring]})
+
+
+def test_a_work_tile_loop_advances_its_queue_once_per_tile():
+    from warpweave.experimental.task_scheduling import TileSchedulerConfig, WorkQueue, work_tile_loop
+
+    wq = WorkQueue(name="wq", tile_scheduler_config=TileSchedulerConfig.create_static_persistent_tile_scheduler_params(
+        tile_scheduler_params=None))
+    out = Out(name="out")
+
+    @schedule
+    def never_advances(q, o):
+        with work_tile_loop(q):  # no-advance
+            q.wait()
+            q.release()
+
+    t = Task(name="T", src_resources=[wq], dst_resources=[out], warp_idx=0, num_warps=1,
+             schedule=never_advances(wq, out))
+    _raises_at("no-advance", lambda: TaskManager(tasks=[t], resource_dependency_graph={out: [wq]}))
