@@ -163,8 +163,7 @@ def _check_work(task, graph, op, br, produced, consumed):
                                         f"{upstream.name}, which {r.name} depends on", op.where)
         else:
             consumed.append(r)
-    if op.result is not None:
-        produced.add(id(op.result))
+    produced.update(id(c) for c in op.results)
 
 
 def _consumes_later(task, resource) -> bool:

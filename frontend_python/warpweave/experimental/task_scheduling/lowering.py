@@ -6,7 +6,7 @@ Task-local variables, pipeline states and the scheduler are carried through ever
 from __future__ import annotations
 
 from ... import pipeline as _pipeline
-from ..._dsl.base.errors import DSLNotImplementedError
+from ..._dsl.base.errors import DSLNotImplementedError, DSLValueError
 from ...cute import arch as _arch
 from ..._dsl.tracing import control_flow as _cf
 from ...utils.static_persistent_tile_scheduler import StaticPersistentTileScheduler
@@ -43,10 +43,9 @@ class TaskLowering:
         self.manager, self.task = manager, task
         self.variables = []  # the TaskLocalVariables this task's works fill, in first-use order
         for op in task.schedule.walk():
-            if isinstance(op, WorkCall) and op.result is not None:
-                v = op.result.variable
-                if not any(v is x for x in self.variables):
-                    self.variables.append(v)
+            for c in op.results if isinstance(op, WorkCall) else ():
+                if not any(c.variable is x for x in self.variables):
+                    self.variables.append(c.variable)
         self.values = {}
         self.states = {}  # (pipeline key, role) -> PipelineState
         self.tokens = {}  # (pipeline key, role) -> the try_acquire / try_wait result of the current stage
@@ -134,9 +133,15 @@ class TaskLowering:
     def _work(self, op):
         kwargs = {k: self.values[id(v.variable)] if isinstance(v, CapturedValue) else v for k, v in op.kwargs.items()}
         out = op.work.call(op.resource, self._stage_info(op.resource, op.work.role), **kwargs)
-        if op.result is not None:
-            var = op.result.variable
-            self.values[id(var)] = var.dtype(out) if not isinstance(out, var.dtype) and _is_scalar(out) else out
+        if not op.results:
+            return
+        outs = tuple(out) if isinstance(op.work.returns, tuple) else (out,)
+        if len(outs) != len(op.results):
+            raise DSLValueError(f"{op.resource.name}.{op.work.name}() returned {len(outs)} value(s) for the "
+                                f"{len(op.results)} variable(s) of its returns=", op.where)
+        for c, x in zip(op.results, outs):
+            var = c.variable
+            self.values[id(var)] = var.dtype(x) if not isinstance(x, var.dtype) and _is_scalar(x) else x
 
     def _bracket(self, op):
         r, a = op.resource, op.action

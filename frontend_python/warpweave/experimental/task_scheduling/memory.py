@@ -56,7 +56,8 @@ class SmemAllocator:
     first so that padding stays small; allocations of an alias group share their place."""
 
     def __init__(self):
-        self.allocations, self._aliases, self.groups = [], [], []
+        self.allocations, self.groups = [], []
+        self._aliases = []  # alias groups: lists of sets of allocations that share one region
         self.total_bytes = None
         self.block = None
 
@@ -89,31 +90,43 @@ class SmemAllocator:
             if not any(a in self.allocations for a in m.get_smem_requirements()):
                 self.add_resource(m)
 
-    def add_alias_group(self, allocations) -> None:
-        """Allocations that never hold data at the same time: they share one place, as large as the largest."""
-        allocs = list(allocations)
-        for a in allocs:
-            if not any(a is b for b in self.allocations):
-                self.add(a)
-        self._aliases.append(allocs)
+    def add_alias_group(self, sets) -> None:
+        """Buffers that never hold data at the same time share one region: `sets` lists allocations, or lists of
+        allocations that live together (packed one after the other); the region is as large as its largest set."""
+        norm = [list(x) if isinstance(x, (list, tuple)) else [x] for x in sets]
+        if len(norm) < 2:
+            raise DSLValueError("add_alias_group takes two or more allocations (or lists of them) to overlap",
+                                user_location())
+        for group in norm:
+            for a in group:
+                if not isinstance(a, SmemAllocation):
+                    raise DSLTypeError(f"add_alias_group takes SmemAllocations, got {a!r}", user_location())
+                if any(a is b for g in self._aliases for s_ in g for b in s_):
+                    raise DSLValueError(f"SmemAllocation {a.name} is in two alias groups", user_location())
+                if not any(a is b for b in self.allocations):
+                    self.add(a)
+        self._aliases.append(norm)
 
     def compute_layout(self) -> int:
         """Gives every allocation its offset; returns the block's size in bytes."""
-        lead = {}
-        for group in self._aliases:
-            for a in group[1:]:
-                lead[id(a)] = group[0]
+        aliased = {id(a) for g in self._aliases for s_ in g for a in s_}
         offset = 0
-        placed = {}
-        for a in sorted(self.allocations, key=lambda a: -a.alignment):
-            head = lead.get(id(a))
-            if head is not None and id(head) in placed:
-                a.offset = placed[id(head)]
-                continue
-            size = max([a.num_bytes] + [b.num_bytes for g in self._aliases if a in g for b in g])
+        for a in sorted((a for a in self.allocations if id(a) not in aliased), key=lambda a: -a.alignment):
             offset = -(-offset // a.alignment) * a.alignment
-            a.offset = placed[id(a)] = offset
-            offset += size
+            a.offset = offset
+            offset += a.num_bytes
+        for group in self._aliases:
+            start = -(-offset // max(a.alignment for s_ in group for a in s_)) * max(
+                a.alignment for s_ in group for a in s_)
+            end = start
+            for s_ in group:
+                at = start
+                for a in s_:
+                    at = -(-at // a.alignment) * a.alignment
+                    a.offset = at
+                    at += a.num_bytes
+                end = max(end, at)
+            offset = end
         self.total_bytes = offset
         return offset
 

@@ -89,19 +89,21 @@ class WorkMethod:
     def auxiliary(self) -> bool:
         return bool(self.attrs & WorkAttr.AUXILIARY)
 
-    def returns_of(self, resource) -> TaskLocalVariable:
-        """The declared variable `returns=` names: the placeholder of a field, read on the resource."""
-        r = self.returns
+    def returns_of(self, resource) -> list:
+        """The declared variables `returns=` names (one, or a tuple of them): placeholders of fields, read on the
+        resource."""
+        declared = self.returns if isinstance(self.returns, tuple) else (self.returns,)
+        return [self._variable(resource, r) for r in declared]
+
+    def _variable(self, resource, r):
         if isinstance(r, TaskLocalVariable) and r.placeholder:
-            for f in dataclasses.fields(resource) if dataclasses.is_dataclass(resource) else ():
-                if f.default is r:
-                    r = getattr(resource, f.name)
+            for klass in type(resource).__mro__:
+                name = next((k for k, v in vars(klass).items() if v is r), None)
+                if name is None and dataclasses.is_dataclass(klass):
+                    name = next((f.name for f in dataclasses.fields(klass) if f.default is r), None)
+                if name is not None:
+                    r = getattr(resource, name)
                     break
-            else:
-                for klass in type(resource).__mro__:
-                    for k, v in vars(klass).items():
-                        if v is r:
-                            r = getattr(resource, k)
         if not isinstance(r, TaskLocalVariable) or r.placeholder:
             raise DSLValueError(f"{resource.name}.{self.name}(): returns= names a TaskLocalVariable the resource has "
                                 "not declared (assign it in __post_init__ or __init__)", user_location())

@@ -53,7 +53,7 @@ class CapturedValue:
 class WorkCall:
     def __init__(self, resource, work, kwargs, where):
         self.resource, self.work, self.kwargs, self.where = resource, work, kwargs, where
-        self.result = None
+        self.results = []  # the CapturedValues it fills, one per declared variable
 
 
 class BracketCall:
@@ -188,8 +188,9 @@ def _work(resource, work, *args, **kwargs):
     call = record(WorkCall(resource, work, kwargs, where))
     if work.returns is None:
         return None
-    call.result = CapturedValue(work.returns_of(resource), call)
-    return call.result
+    variables = work.returns_of(resource)
+    call.results = [CapturedValue(v, call) for v in variables]
+    return tuple(call.results) if isinstance(work.returns, tuple) else call.results[0]
 
 
 class Schedule:
