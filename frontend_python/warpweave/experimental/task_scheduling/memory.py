@@ -5,6 +5,7 @@ computed in Python while tracing (compute_layout); the block is carved when the 
 from __future__ import annotations
 
 from ..._dsl.base.errors import DSLTypeError, DSLValueError, user_location
+from ..._dsl.device.array import Array
 from ..._dsl.device.smem import SmemAllocator as _KernelSmem
 from ..._dsl.values.numeric import Numeric, Uint8
 from ..._dsl.values.tensor import recast_ptr
@@ -60,6 +61,7 @@ class SmemAllocator:
         self._aliases = []  # alias groups: lists of sets of allocations that share one region
         self.total_bytes = None
         self.block = None
+        self.tmem_ptr = None
 
     def _check_open(self, what):
         if self.total_bytes is not None:
@@ -75,8 +77,13 @@ class SmemAllocator:
         return allocation
 
     def add_tmem_ptr(self, allocation: SmemAllocation) -> SmemAllocation:
-        """The shared-memory word the tensor-memory allocation writes its address into."""
-        return self.add(allocation)
+        """The shared-memory word the tensor-memory allocation writes its address into (stage_info.context's
+        tmem_ptr_i32 once the block is carved)."""
+        if self.tmem_ptr is not None:
+            raise DSLValueError("SmemAllocator.add_tmem_ptr: the kernel has one tensor-memory address word",
+                                user_location())
+        self.tmem_ptr = self.add(allocation)
+        return allocation
 
     def add_resource(self, resource) -> None:
         self._check_open("add_resource")
@@ -143,13 +150,14 @@ class SmemAllocator:
         return self.block
 
     def get(self, allocation: SmemAllocation):
-        """A pointer (of the allocation's element type) to the allocation, once the block is carved."""
+        """The allocation as a shared-memory cutlass.Array of its element type, once the block is carved."""
         if self.block is None:
             raise DSLValueError("SmemAllocator.get before TaskManager.setup_resources_and_tasks() carved the block",
                                 user_location())
         if allocation.offset is None:
             raise DSLValueError(f"SmemAllocation {allocation.name} is not in this allocator", user_location())
-        return recast_ptr(self.block.data_ptr() + allocation.offset, dtype=allocation.dtype)
+        ptr = recast_ptr(self.block.data_ptr() + allocation.offset, dtype=allocation.dtype)
+        return Array(ptr, (allocation.num_bytes * 8 // allocation.dtype.width,), dtype=allocation.dtype)
 
 
 class TmemAllocation:

@@ -60,6 +60,8 @@ class TaskManager:
             raise DSLValueError("setup_resources_and_tasks() is called once", user_location())
         if self.smem_allocator is not None:
             self.context.smem_base = self.smem_allocator.materialize()
+            if self.smem_allocator.tmem_ptr is not None:
+                self.context.tmem_ptr_i32 = self.smem_allocator.get(self.smem_allocator.tmem_ptr)
         for r in self.resource_order:
             if r.pipeline_config is not None:
                 self.pipelines[r] = r.pipeline_config.make_pipeline()
