@@ -181,7 +181,7 @@ class TaskLowering:
             state.advance()
 
     def _queue_op(self, queue, action):
-        sched = self.schedulers.get(queue)
+        sched = self._scheduler(queue)
         if action == "get_and_advance_work_tile":
             sched.advance_to_next_work()
             self.work_tile = sched.get_current_work()

@@ -336,6 +336,7 @@ class WorkQueue(MemoryResource):
     is_work_queue = True
 
     def __post_init__(self):
+        self.__dict__["_ts_where"] = user_location()
         if not isinstance(self.tile_scheduler_config, TileSchedulerConfig):
             raise DSLTypeError(f"WorkQueue {self.name}: tile_scheduler_config is a TileSchedulerConfig, got "
                                f"{self.tile_scheduler_config!r}", user_location())

@@ -26,7 +26,7 @@ _CAPTURES: list = []  # the op lists being filled, innermost last; empty outside
 
 PRODUCER_OPS = ("try_acquire", "acquire", "commit")
 CONSUMER_OPS = ("try_wait", "wait", "release")
-QUEUE_OPS = ("get_and_advance_work_tile",)
+QUEUE_OPS = ("get_and_advance_work_tile", "fetch_work_tile")
 RESERVED = PRODUCER_OPS + CONSUMER_OPS + QUEUE_OPS
 
 
