@@ -388,3 +388,56 @@ def test_a_work_tile_loop_advances_its_queue_once_per_tile():
     t = Task(name="T", src_resources=[wq], dst_resources=[out], warp_idx=0, num_warps=1,
              schedule=never_advances(wq, out))
     _raises_at("no-advance", lambda: TaskManager(tasks=[t], resource_dependency_graph={out: [wq]}))
+
+
+# --- a vector task-local variable carried through the loop ----------------------------------------------------
+
+@dataclasses.dataclass(kw_only=True)
+class Rows(MemoryResource):
+    row: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.row = TaskLocalVariable(dtype=cutlass.Float32, default=cute.full((4,), 0.0, cutlass.Float32))
+
+    @consumer_work(returns=row)
+    @cute.jit
+    def get(self, stage_info: StageInfo):
+        return cute.full((4,), 2.0, cutlass.Float32) * cutlass.Float32(stage_info.loop_offset)
+
+
+@dataclasses.dataclass(kw_only=True)
+class FirstOut(MemoryResource):
+    res: Any = None
+
+    @producer_work
+    @cute.jit
+    def store(self, stage_info: StageInfo, got):
+        self.res[stage_info.loop_offset] = got[1]
+
+
+def test_a_vector_variable_flows_from_its_work_to_the_next():
+    @cute.kernel
+    def k(res: cute.Tensor):
+        rows, out = Rows(name="rows"), FirstOut(name="out", res=res)
+
+        @schedule
+        def s(r, o):
+            with domain_loop(0, cute.size(res), 1):
+                v = r.get()
+                o.store(got=v)
+
+        t = Task(name="T", src_resources=[rows], dst_resources=[out], warp_idx=0, num_warps=1, schedule=s(rows, out))
+        TaskManager(tasks=[t], resource_dependency_graph={out: [rows]}).run()
+
+    @cute.jit
+    def launch(res: cute.Tensor):
+        k(res).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        ptx = cute.compile(launch, from_dlpack(np.zeros(8, np.float32))).info["ptx"]
+    # the loop is static, so the stores fold to constants: res[i] = 2 * i, the element of each iteration's vector
+    # (never the zero default)
+    import struct
+
+    words = re.findall(r"0f([0-9A-F]{8})", ptx)
+    assert [struct.unpack(">f", bytes.fromhex(w))[0] for w in words] == [2.0 * i for i in range(8)], words

@@ -9,6 +9,7 @@ from ... import pipeline as _pipeline
 from ..._dsl.base.errors import DSLNotImplementedError, DSLValueError
 from ...cute import arch as _arch
 from ..._dsl.tracing import control_flow as _cf
+from ..._dsl.values.numeric import Numeric
 from ...utils.static_persistent_tile_scheduler import StaticPersistentTileScheduler
 from .resources import StageInfo
 from .schedule_builder import BracketCall, CapturedValue, DomainLoop, Skippable, WorkCall, WorkTileLoop
@@ -57,26 +58,40 @@ class TaskLowering:
     def _mutables(self):
         return list(self.states.values()) + list(self.schedulers.values())
 
-    def _names(self):
-        return tuple(f"{v.dtype.__name__}_var{i}" for i, v in enumerate(self.variables))
+    def _carried(self, region):
+        """The variables a region must carry: those it produces that are read after it, or read in it before it
+        produces them (in the next iteration of a loop). Others are produced and read inside one pass of the
+        region and stay there (vectors among them, which regions do not carry)."""
+        inside = {id(op) for op in self.task.schedule.walk(region.body)}
+        produced, early = set(), set()
+        for op in self.task.schedule.walk(region.body):
+            if isinstance(op, WorkCall):
+                early.update(id(v.variable) for v in op.kwargs.values()
+                             if isinstance(v, CapturedValue) and id(v.variable) not in produced)
+                produced.update(id(c.variable) for c in op.results)
+        later = {id(v.variable) for op in self.task.schedule.walk() if isinstance(op, WorkCall) and id(op) not in inside
+                 for v in op.kwargs.values() if isinstance(v, CapturedValue)}
+        return [v for v in self.variables if id(v) in produced and (id(v) in later or id(v) in early)]
 
-    def _vals(self):
-        return tuple(self.values[id(v)] for v in self.variables)
+    def _region(self, run, region):
+        """run(body_fn, names, values, mutables) around the region's ops, carrying the task's state."""
+        carried = self._carried(region)
+        before = dict(self.values)
 
-    def _set_vals(self, vals):
-        for v, x in zip(self.variables, vals):
-            self.values[id(v)] = x
-
-    def _region(self, run, body):
-        """run(body_fn, names, values, mutables) around the ops `body`, carrying the task's state."""
         def body_fn(*vals):
-            self._set_vals(vals)
+            for v, x in zip(carried, vals):
+                self.values[id(v)] = x
             saved = dict(self.tokens)
-            self.emit(body)
+            self.emit(region.body)
             self.tokens = saved
-            return self._vals()
+            return tuple(self.values[id(v)] for v in carried)
 
-        self._set_vals(run(body_fn, self._names(), self._vals(), self._mutables()))
+        names = tuple(f"{v.dtype.__name__}_var{i}" for i, v in enumerate(carried))
+        outs = run(body_fn, names, tuple(self.values[id(v)] for v in carried), self._mutables())
+        # What the region made and does not carry out is not visible after it.
+        self.values = before
+        for v, x in zip(carried, outs):
+            self.values[id(v)] = x
 
     # --- the task ---------------------------------------------------------------------------------------------
     def run(self):
@@ -141,7 +156,7 @@ class TaskLowering:
                                 f"{len(op.results)} variable(s) of its returns=", op.where)
         for c, x in zip(op.results, outs):
             var = c.variable
-            self.values[id(var)] = var.dtype(x) if not isinstance(x, var.dtype) and _is_scalar(x) else x
+            self.values[id(var)] = var.dtype(x) if isinstance(x, (int, float, bool, Numeric)) else x
 
     def _bracket(self, op):
         r, a = op.resource, op.action
@@ -202,7 +217,7 @@ class TaskLowering:
             return _cf.for_range(body, (start, end, step), names, vals, op.where[1] if op.where else 0,
                                  unroll=unroll, mutables=mutables)
 
-        self._region(run, op.body)
+        self._region(run, op)
         self.loop = outer
 
     def _scheduler(self, queue):
@@ -230,7 +245,7 @@ class TaskLowering:
 
             return _cf.while_(cond, body, names, vals, op.where[1] if op.where else 0, mutables=mutables)
 
-        self._region(run, op.body)
+        self._region(run, op)
         self.work_tile = outer
 
     def _skippable(self, op):
@@ -241,12 +256,9 @@ class TaskLowering:
             return _cf.if_(skip, lambda *v: tuple(v), body_fn, names, vals, op.where[1] if op.where else 0,
                            mutables=mutables)
 
-        self._region(run, op.body)
+        self._region(run, op)
 
 
 def queue_where(queue):
     return getattr(queue, "_ts_where", None)
 
-
-def _is_scalar(x) -> bool:
-    return isinstance(x, (int, float, bool)) or hasattr(x, "ir_type")

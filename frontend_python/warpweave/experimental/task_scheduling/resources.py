@@ -42,7 +42,12 @@ class TaskLocalVariable:
         return cls(_placeholder=True)
 
     def initial(self):
-        return self.dtype(0 if self.default is None else self.default)
+        """The value the task starts with: the default as a number of dtype, or the default itself where it is a
+        vector (cutlass.full(...)) of dtype's elements."""
+        d = self.default
+        if d is None or isinstance(d, (int, float, bool, Numeric)):
+            return self.dtype(0 if d is None else d)
+        return d
 
     def __repr__(self):
         return "TaskLocalVariable(<uninitialized>)" if self.placeholder else f"TaskLocalVariable({self.dtype.__name__})"
