@@ -109,8 +109,8 @@ def test_overlapping_warps_are_an_error_at_the_later_task():
 
 def test_a_register_budget_covers_its_whole_group_of_four_warps():
     a, b = Src(name="a"), Dst(name="b")
-    sched = copy(a, b)
-    t = Task(name="T", src_resources=[a], dst_resources=[b], warp_idx=4, num_warps=1, schedule=sched, num_registers=40)  # budget
+    kw = dict(name="T", src_resources=[a], dst_resources=[b], schedule=copy(a, b), num_registers=40)
+    t = Task(warp_idx=4, num_warps=1, **kw)  # budget
     _raises_at("budget", lambda: TaskManager(tasks=[t], resource_dependency_graph={b: [a]}))
 
 

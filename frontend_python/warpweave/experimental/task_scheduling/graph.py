@@ -7,7 +7,8 @@ TaskManager)."""
 from __future__ import annotations
 
 from ..._dsl.base.errors import DSLValueError
-from .schedule_builder import BracketCall, CapturedValue, DomainLoop, Region, Skippable, WorkCall, WorkTileLoop
+from .schedule_builder import (BracketCall, CapturedValue, DomainLoop, Region, Skippable, WorkCall, WorkTileLoop,
+                               bracket_role)
 
 WARP_GROUP = 4  # register budgets are set per group of four consecutive warps
 
@@ -183,7 +184,7 @@ def _check_bracket(task, op, br):
         return
     if not _pipelined(r):
         raise DSLValueError(f"{r.name}.{a}(): {r.name} has no pipeline_config, so it has no stages to {a}", op.where)
-    role = "producer" if a in ("try_acquire", "acquire", "commit") else "consumer"
+    role = bracket_role(a)
     group = r.pipeline_group
     if group is not None and a == group.collapsed_action:
         raise DSLValueError(f"{r.name}.{a}(): {r.name} is in PipelineGroup {group.name} ({group.mode.name}), whose "
@@ -230,13 +231,9 @@ def _sides(resource, tasks):
     sides = {"producer": [], "consumer": []}
     for t in tasks:
         for op in t.schedule.walk():
-            if isinstance(op, BracketCall) and op.resource is resource and t not in sides[_role(op.action)]:
-                sides[_role(op.action)].append(t)
+            if isinstance(op, BracketCall) and op.resource is resource and t not in sides[bracket_role(op.action)]:
+                sides[bracket_role(op.action)].append(t)
     return sides
-
-
-def _role(action) -> str:
-    return "producer" if action in ("try_acquire", "acquire", "commit") else "consumer"
 
 
 def check_pipeline_sides(resources, tasks, where) -> None:
@@ -256,8 +253,9 @@ def check_pipeline_sides(resources, tasks, where) -> None:
             if collapsed and r is not group.members[0]:
                 continue  # this side signals through the group's first member's barriers
             if not ts and not collapsed:
-                raise DSLValueError(f"{r.name} has a pipeline but no task {'acquires' if role == 'producer' else 'waits on'} "
-                                    "its stages: the other side would wait forever", where)
+                verb = "acquires" if role == "producer" else "waits on"
+                raise DSLValueError(f"{r.name} has a pipeline but no task {verb} its stages: the other side would "
+                                    "wait forever", where)
             if cfg.kind.split("_")[k] != "async" or not ts:
                 continue  # a bulk copy, a matrix multiply or a fetch signals by itself, once per stage
             threads = sum(t.num_warps * 32 for t in ts)

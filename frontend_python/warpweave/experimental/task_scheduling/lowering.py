@@ -2,7 +2,8 @@
 @cute.jit methods called inline; pipeline brackets are the producer/consumer calls of the resource's pipeline
 (warpweave.pipeline) on the task's PipelineState, which advances at commit and release; domain loops are run-time
 loops; a work_tile_loop is a run-time loop over the WorkQueue's persistent tile scheduler (cutlass.utils).
-Task-local variables, pipeline states and the scheduler are carried through every loop and branch."""
+Pipeline states and the scheduler are carried through every loop and branch; a task-local variable is carried
+through a region only where a value it produces is read after it or in its next iteration."""
 from __future__ import annotations
 
 from ... import pipeline as _pipeline
@@ -12,7 +13,8 @@ from ..._dsl.tracing import control_flow as _cf
 from ..._dsl.values.numeric import Numeric
 from ...utils.static_persistent_tile_scheduler import StaticPersistentTileScheduler
 from .resources import StageInfo
-from .schedule_builder import BracketCall, CapturedValue, DomainLoop, Skippable, WorkCall, WorkTileLoop
+from .schedule_builder import (BracketCall, CapturedValue, DomainLoop, Skippable, WorkCall, WorkTileLoop,
+                               bracket_role)
 
 
 def state_key(resource, role):
@@ -164,7 +166,7 @@ class TaskLowering:
             self._queue_op(r, a)
             return
         pipe = self.manager.pipelines[_lead(r)]
-        role = "producer" if a in ("try_acquire", "acquire", "commit") else "consumer"
+        role = bracket_role(a)
         state = self.states[state_key(r, role)]
         token_key = (r, role)
         group = r.pipeline_group if not getattr(r, "is_pipeline_group", False) else None

@@ -30,6 +30,12 @@ QUEUE_OPS = ("get_and_advance_work_tile", "fetch_work_tile")
 RESERVED = PRODUCER_OPS + CONSUMER_OPS + QUEUE_OPS
 
 
+def bracket_role(action: str) -> str:
+    """Which side of a pipeline a reserved operation is: acquire and commit the producer's, wait and release the
+    consumer's."""
+    return "producer" if action in PRODUCER_OPS else "consumer"
+
+
 def capturing() -> bool:
     return bool(_CAPTURES)
 
