@@ -441,3 +441,75 @@ def test_a_vector_variable_flows_from_its_work_to_the_next():
 
     words = re.findall(r"0f([0-9A-F]{8})", ptx)
     assert [struct.unpack(">f", bytes.fromhex(w))[0] for w in words] == [2.0 * i for i in range(8)], words
+
+
+# --- a dynamic (CLC) WorkQueue: a scheduler task fetches, every task reads the stage it waited on ---------------
+
+@dataclasses.dataclass(kw_only=True)
+class TileOut(MemoryResource):
+    res: Any = None
+
+    @producer_work
+    @cute.jit
+    def mark(self, stage_info: StageInfo):
+        x, _, _ = stage_info.work_tile.tile_idx
+        self.res[x] = cutlass.Float32(1.0)
+
+
+def make_clc_copy(stages):
+    import warpweave.utils as utils
+    from warpweave.experimental.task_scheduling import TileSchedulerConfig, WorkQueue, work_tile_loop
+
+    @cute.kernel
+    def k(res: cute.Tensor, params: cutlass.Constexpr):
+        response = utils.SmemAllocator().allocate_array(cutlass.Int128, stages, 16)
+        cfg = PipelineConfig.create_clc_fetch_async_pipeline_cfg(
+            num_stages=stages, num_bytes=16, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 64))
+        wq = WorkQueue(name="wq", pipeline_config=cfg, tile_scheduler_config=TileSchedulerConfig.
+                       create_clc_dynamic_persistent_tile_scheduler_params(tile_scheduler_params=params,
+                                                                          response_ptr=response))
+        out = TileOut(name="out", res=res)
+
+        @schedule
+        def work(q, o):
+            with work_tile_loop(q):
+                o.mark()
+                q.wait()
+                q.get_and_advance_work_tile()
+                q.release()
+
+        @schedule
+        def fetch(q):
+            with work_tile_loop(q):
+                q.acquire()
+                q.fetch_work_tile()
+                q.commit()
+                q.wait()
+                q.get_and_advance_work_tile()
+                q.release()
+
+        tasks = [Task(name="Work", src_resources=[wq], dst_resources=[out], warp_idx=0, num_warps=1,
+                      schedule=work(wq, out)),
+                 Task(name="Scheduler", src_resources=[wq], dst_resources=[wq], warp_idx=1, num_warps=1,
+                      schedule=fetch(wq))]
+        tm = TaskManager(tasks=tasks, resource_dependency_graph={out: [wq]})
+        tm.setup_resources_and_tasks()
+        cute.arch.sync_threads()
+        tm.run()
+
+    @cute.jit
+    def launch(res: cute.Tensor):
+        params = utils.ClcDynamicPersistentTileSchedulerParams((8, 1, 1), (1, 1, 1))
+        k(res, params).launch(grid=utils.ClcDynamicPersistentTileScheduler.get_grid_shape(params), block=[64, 1, 1])
+
+    return launch
+
+
+def test_a_dynamic_queue_fetches_into_the_stage_it_acquired():
+    with target("sm_100a"):
+        ptx = cute.compile(make_clc_copy(2), from_dlpack(np.zeros(8, np.float32))).info["ptx"]
+    body = "\n".join(line for line in ptx.splitlines() if not line.strip().startswith("//"))
+    # the scheduler warp requests; both warps decode the response of the stage they waited on
+    assert len(re.findall(r"clusterlaunchcontrol\.try_cancel", body)) >= 1
+    assert len(re.findall(r"clusterlaunchcontrol\.query_cancel", body)) >= 2

@@ -239,7 +239,8 @@ def _sides(resource, tasks):
 def check_pipeline_sides(resources, tasks, where) -> None:
     """Each pipelined resource has tasks on both sides, and a side whose threads arrive (an `async` side) counts
     its arrivals as its tasks' threads, or, where its pipeline arrives once per warp (the consumers of bulk tensor
-    copies), as their warps. Records which of the two on the config (cfg.per_thread[role])."""
+    copies), as their warps. Records which of the two on the config (cfg.per_thread[role]). A WorkQueue's
+    consumers are every task of every CTA of the cluster, which the tasks of one CTA do not tell."""
     for r in resources:
         cfg = r.pipeline_config
         if cfg is None:
@@ -256,7 +257,7 @@ def check_pipeline_sides(resources, tasks, where) -> None:
                 verb = "acquires" if role == "producer" else "waits on"
                 raise DSLValueError(f"{r.name} has a pipeline but no task {verb} its stages: the other side would "
                                     "wait forever", where)
-            if cfg.kind.split("_")[k] != "async" or not ts:
+            if cfg.kind.split("_")[-k] != "async" or not ts or getattr(r, "is_work_queue", False):
                 continue  # a bulk copy, a matrix multiply or a fetch signals by itself, once per stage
             threads = sum(t.num_warps * 32 for t in ts)
             size = cfg.consumer_group.size if role == "consumer" else cfg.producer_group.size

@@ -7,14 +7,15 @@ through a region only where a value it produces is read after it or in its next 
 from __future__ import annotations
 
 from ... import pipeline as _pipeline
-from ..._dsl.base.errors import DSLNotImplementedError, DSLValueError
+from ..._dsl.base.errors import DSLValueError
 from ...cute import arch as _arch
 from ..._dsl.tracing import control_flow as _cf
 from ..._dsl.values.numeric import Numeric
+from ...utils.clc_dynamic_persistent_tile_scheduler import ClcDynamicPersistentTileScheduler
 from ...utils.static_persistent_tile_scheduler import StaticPersistentTileScheduler
 from .resources import StageInfo
-from .schedule_builder import (BracketCall, CapturedValue, DomainLoop, Skippable, WorkCall, WorkTileLoop,
-                               bracket_role)
+from .schedule_builder import (QUEUE_OPS, BracketCall, CapturedValue, DomainLoop, Skippable, WorkCall,
+                               WorkTileLoop, bracket_role)
 
 
 def state_key(resource, role):
@@ -162,7 +163,7 @@ class TaskLowering:
 
     def _bracket(self, op):
         r, a = op.resource, op.action
-        if getattr(r, "is_work_queue", False):
+        if getattr(r, "is_work_queue", False) and (a in QUEUE_OPS or r.pipeline_config is None):
             self._queue_op(r, a)
             return
         pipe = self.manager.pipelines[_lead(r)]
@@ -198,11 +199,23 @@ class TaskLowering:
             state.advance()
 
     def _queue_op(self, queue, action):
+        """A static queue hands out tiles by arithmetic: only the advance does something (its wait and release
+        order nothing). A fetching queue's scheduler task asks for the next tile into the stage it acquired
+        (fetch_work_tile); every task reads the tile of the stage it waited on (get_and_advance_work_tile)."""
         sched = self._scheduler(queue)
-        if action == "get_and_advance_work_tile":
-            sched.advance_to_next_work()
-            self.work_tile = sched.get_current_work()
-        # A static queue hands out tiles by arithmetic: its wait and release order nothing.
+        if queue.tile_scheduler_config.kind == "static":
+            if action == "get_and_advance_work_tile":
+                sched.advance_to_next_work()
+                self.work_tile = sched.get_current_work()
+            return
+        pipe = self.manager.pipelines[queue]
+        response = queue.tile_scheduler_config.response_ptr
+        if action == "fetch_work_tile":
+            state = self.states[(queue, "producer")]
+            sched.advance_to_next_work(pipe.producer_get_barrier(state), response=response + state.index)
+        elif action == "get_and_advance_work_tile":
+            state = self.states[(queue, "consumer")]
+            self.work_tile = sched.get_current_work(response=response + state.index)
 
     def _domain_loop(self, op):
         start, end, step = op.start, op.end, op.step
@@ -223,26 +236,33 @@ class TaskLowering:
         self.loop = outer
 
     def _scheduler(self, queue):
-        cfg = queue.tile_scheduler_config
-        if cfg.kind != "static":
-            raise DSLNotImplementedError(f"WorkQueue {queue.name}: the {cfg.kind} tile scheduler is not lowered yet "
-                                         "(static persistent scheduling is)", queue_where(queue))
         if queue not in self.schedulers:
-            self.schedulers[queue] = StaticPersistentTileScheduler.create(cfg.params, _arch.block_idx(),
-                                                                          _arch.grid_dim())
+            cfg = queue.tile_scheduler_config
+            if cfg.kind == "static":
+                sched = StaticPersistentTileScheduler.create(cfg.params, _arch.block_idx(), _arch.grid_dim())
+            else:
+                if cfg.response_ptr is None or queue.pipeline_config is None:
+                    raise DSLValueError(f"WorkQueue {queue.name}: a dynamic (CLC) queue needs the responses' shared "
+                                        "memory (response_ptr) and a clc_fetch_async pipeline_config",
+                                        queue_where(queue))
+                sched = ClcDynamicPersistentTileScheduler.create(cfg.params, _arch.block_idx(), _arch.grid_dim())
+            self.schedulers[queue] = sched
         return self.schedulers[queue]
 
     def _work_tile_loop(self, op):
         sched = self._scheduler(op.queue)
         outer = self.work_tile
-        self.work_tile = sched.initial_work_tile_info()
+        # The schedulers update their work tile in place (and carry it), so this one object is the current tile
+        # in every iteration; reading the next one is the schedule's get_and_advance_work_tile.
+        work = sched.initial_work_tile_info()
+        self.work_tile = work
 
         def run(body_fn, names, vals, mutables):
             def cond(*v):
-                return sched.get_current_work().is_valid_tile
+                return work.is_valid_tile
 
             def body(*v):
-                self.work_tile = sched.get_current_work()
+                self.work_tile = work
                 return body_fn(*v)
 
             return _cf.while_(cond, body, names, vals, op.where[1] if op.where else 0, mutables=mutables)

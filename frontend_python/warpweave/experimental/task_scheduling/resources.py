@@ -180,7 +180,7 @@ class PipelineConfig:
         cls = getattr(_pipeline, self._KINDS[self.kind])
         kwargs = dict(num_stages=self.num_stages, producer_group=self.producer_group,
                       consumer_group=self.consumer_group, defer_sync=True)
-        if self.kind in ("tma_async", "tma_umma"):
+        if self.kind in ("tma_async", "tma_umma", "clc_fetch_async"):
             kwargs["tx_count"] = int(self.num_bytes)
         if self.cta_layout_vmnk is not None and not _single_cta(self.cta_layout_vmnk):
             kwargs["cta_layout_vmnk"] = self.cta_layout_vmnk
@@ -221,7 +221,7 @@ class PipelineGroup:
             raise DSLValueError(f"PipelineGroup {name}: its members share stages, so they have one num_stages "
                                 f"(got {sorted(stages)})", where)
         # The collapsed side signals one barrier for all members: its pipelines must be of one kind.
-        side = 1 if mode is PipelineGroupMode.Merge else 0
+        side = -1 if mode is PipelineGroupMode.Merge else 0
         kinds = {m.pipeline_config.kind.split("_")[side] for m in members}
         if len(kinds) != 1:
             what = "consumer" if mode is PipelineGroupMode.Merge else "producer"
