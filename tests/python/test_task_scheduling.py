@@ -451,6 +451,11 @@ class TileOut(MemoryResource):
 
     @producer_work
     @cute.jit
+    def put_one(self, stage_info: StageInfo):
+        self.res[0] = cutlass.Float32(1.0)
+
+    @producer_work
+    @cute.jit
     def mark(self, stage_info: StageInfo):
         x, _, _ = stage_info.work_tile.tile_idx
         self.res[x] = cutlass.Float32(1.0)
@@ -513,3 +518,31 @@ def test_a_dynamic_queue_fetches_into_the_stage_it_acquired():
     # the scheduler warp requests; both warps decode the response of the stage they waited on
     assert len(re.findall(r"clusterlaunchcontrol\.try_cancel", body)) >= 1
     assert len(re.findall(r"clusterlaunchcontrol\.query_cancel", body)) >= 2
+
+
+def test_pdl_barriers_wait_before_and_launch_after_the_work_between_them():
+    from warpweave.experimental.task_scheduling import PdlLaunchBarrier, PdlWaitBarrier
+
+    @cute.kernel
+    def k(res: cute.Tensor):
+        wait, launch_ = PdlWaitBarrier(name="wait"), PdlLaunchBarrier(name="launch")
+        out = TileOut(name="out", res=res)
+
+        @schedule
+        def s(w, o, l):
+            w.wait_griddep()
+            o.put_one()
+            l.launch_griddep()
+
+        t = Task(name="T", src_resources=[wait], dst_resources=[out, launch_], warp_idx=0, num_warps=1,
+                 schedule=s(wait, out, launch_))
+        TaskManager(tasks=[t], resource_dependency_graph={out: [wait], launch_: [out]}).run()
+
+    @cute.jit
+    def launch(res: cute.Tensor):
+        k(res).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        ptx = cute.compile(launch, from_dlpack(np.zeros(8, np.float32))).info["ptx"]
+    order = re.findall(r"griddepcontrol\.wait|st\.global|griddepcontrol\.launch_dependents", ptx)
+    assert order == ["griddepcontrol.wait", "st.global", "griddepcontrol.launch_dependents"], order
