@@ -262,11 +262,15 @@ def check_pipeline_sides(resources, tasks, where) -> None:
             threads = sum(t.num_warps * 32 for t in ts)
             size = cfg.consumer_group.size if role == "consumer" else cfg.producer_group.size
             per_warp_ok = cfg.kind == "tma_async" and role == "consumer"
-            if size == threads:
+            # In a cluster, a side may count the arrivals of its peers in the CTAs it signals (a pair of CTAs
+            # sharing one matrix multiply, or the whole cluster).
+            ctas = [n for n in range(1, cfg.cluster_ctas + 1) if cfg.cluster_ctas % n == 0]
+            if any(size == threads * n for n in ctas):
                 cfg.per_thread[role] = True
-            elif per_warp_ok and size == threads // 32:
+            elif per_warp_ok and any(size == threads // 32 * n for n in ctas):
                 cfg.per_thread[role] = False
             else:
                 expect = f"{threads}" + (f" (or {threads // 32}, one a warp)" if per_warp_ok else "")
+                expect += " per CTA of its cluster" if cfg.cluster_ctas > 1 else ""
                 raise DSLValueError(f"{r.name}'s pipeline counts {size} {role} arrivals per stage, but its {role} "
                                     f"task(s) {', '.join(t.name for t in ts)} arrive {expect} times", cfg.where)

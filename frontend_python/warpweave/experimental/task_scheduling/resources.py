@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 
 from ... import pipeline as _pipeline
 from ...cute import arch as _cute_arch
+from ...cute import size as _cute_size
 from ..._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from ..._dsl.values.numeric import Numeric
 from .enums import PipelineGroupMode, SignalingThreads, WorkAttr
@@ -173,6 +175,17 @@ class PipelineConfig:
         self.consumer_signaling_threads = consumer_signaling_threads
         self.extra = extra
         self.where = where
+
+    @property
+    def cluster_ctas(self) -> int:
+        """How many CTAs the pipeline's cluster layout spans (1 without one)."""
+        c = self.cta_layout_vmnk
+        if c is None:
+            return 1
+        if isinstance(c, tuple):
+            return math.prod(c)
+        n = _cute_size(c)
+        return n if isinstance(n, int) else int(getattr(n, "value", 1))
 
     def make_pipeline(self):
         """The pipeline over barriers carved from the kernel's shared memory (every thread makes it; the kernel
