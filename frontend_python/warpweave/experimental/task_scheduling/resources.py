@@ -15,6 +15,7 @@ import math
 
 from ... import pipeline as _pipeline
 from ...cute import arch as _cute_arch
+from ...cute import make_layout as _cute_make_layout
 from ...cute import size as _cute_size
 from ..._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from ..._dsl.values.numeric import Numeric
@@ -195,8 +196,10 @@ class PipelineConfig:
                       consumer_group=self.consumer_group, defer_sync=True)
         if self.kind in ("tma_async", "tma_umma", "clc_fetch_async"):
             kwargs["tx_count"] = int(self.num_bytes)
-        if self.cta_layout_vmnk is not None and not _single_cta(self.cta_layout_vmnk):
-            kwargs["cta_layout_vmnk"] = self.cta_layout_vmnk
+        c = self.cta_layout_vmnk
+        if c is not None and not _single_cta(c):
+            # Extents (v, m, n, k) stand for the cluster's layout of CTAs, as the pipelines take it.
+            kwargs["cta_layout_vmnk"] = _cute_make_layout(c) if isinstance(c, tuple) else c
         return cls.create(**kwargs)
 
     @classmethod
