@@ -69,9 +69,6 @@ class TaskManager:
             share_group_barriers(g, self.pipelines)
         self._set_up = True
 
-    def is_selected(self, task):
-        return task.is_selected()
-
     def run(self):
         """Each task's lowered schedule, in the branch of its warps."""
         where = user_location()
@@ -79,6 +76,8 @@ class TaskManager:
             raise DSLValueError("run() before setup_resources_and_tasks(): the pipelines are not made", where)
         warp = current_warp()
         total_warps = max(t.warp_idx + t.num_warps for t in self.tasks)
+        # A kernel whose warps set budgets starts every thread with the register file split evenly over the block
+        # (in steps of 8, at most 255): a budget above that is an increase, one below a decrease.
         baseline = min(255, REGISTER_FILE // (total_warps * 32)) // 8 * 8
         for t in self.tasks:
             if t.debug_print:
