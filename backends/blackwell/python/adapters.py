@@ -1,4 +1,5 @@
 """What the Blackwell backend registers with warpweave when it loads (see the package's docstring)."""
+import warpweave as cutlass
 from warpweave import ext
 
 from . import tcgen05_mma, tmem
@@ -75,3 +76,14 @@ ext.register_python_name("arch.elect_one", elect.elect_one)
 from . import clc  # noqa: E402
 
 ext.register_python_name("arch.clc_query_cancel", clc.clc_query_cancel)
+
+# cutlass.experimental.primitives' 2-CTA tensor copies complete on the pair's even CTA's mbarrier, as the 2-CTA
+# TMA atoms do
+from warpweave.backends.hopper import tma_primitives as _hopper_tma_primitives  # noqa: E402
+
+
+def _pair_mbarrier(b, mbar):
+    return b.op1("arith.andi", [mbar, cutlass.Int32(tma.PEER_BIT_MASK - (1 << 32)).ir()], "i32")
+
+
+_hopper_tma_primitives.MBARRIER_OF_GROUP[2] = _pair_mbarrier

@@ -49,6 +49,9 @@ TMA_ATOMS = [f"hopper.tma.{k}.{r}d" for r in range(1, 6) for k in ("load", "load
 PRIMITIVES = (
     [f"hopper.tma.prefetch.{r}d" for r in range(1, 6)] +
     ["hopper.st_async.b32", "hopper.st_async.b64"] +
+    [f"hopper.tensormap.replace.{field}.{space}" for field in ("box_dim", "element_stride", "global_address",
+                                                                "global_dim", "global_stride", "rank")
+     for space in ("generic", "shared_cta")] +
     ["hopper.tma.prefetch_descriptor", "hopper.tma.commit_group", "hopper.tma.wait_group.read", "hopper.tma.wait_group",
      "hopper.wgmma.make_smem_desc", "hopper.wgmma.fence", "hopper.wgmma.commit_group", "hopper.wgmma.wait_group",
      "hopper.wgmma.fence_operand.f32", "hopper.wgmma.fence_operand.b32",
@@ -117,9 +120,9 @@ def test_targets(hopper):
     assert [(t.name, t.compute_capability, t.arch_specific) for t in hopper.targets] == [("sm_90a", 90, True),
                                                                                          ("sm_90", 90, False)]
     assert registry.primary_target(90).name == "sm_90a"     # the arch-specific target drives code generation
-    # Arch-specific PTX (wgmma, setmaxnreg) and hardware TMA multicast are sm_90a's alone; the rest is sm_90 PTX,
+    # Arch-specific PTX (wgmma, setmaxnreg, tensormap.replace) and hardware TMA multicast are sm_90a's alone; the rest is sm_90 PTX,
     # offered for the portable target too, which devices of later generations can use.
-    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.")
+    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.", "hopper.tensormap.replace.")
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
         want = ["sm_90a"] if ins["id"].startswith(sm_90a_only) else ["sm_90a", "sm_90"]
         assert ins["targets"] == want, ins["id"]
@@ -131,8 +134,9 @@ def test_python_names_are_unambiguous(hopper):
         key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())))
         assert key not in seen, f"{ins['id']} and {seen[key]} share {key}"
         seen[key] = ins["id"]
-    # The DSL turns a primitive into a function found by its python_name alone.
-    names = [p["python_name"] for p in hopper.primitives]
+    # The DSL turns a primitive into a function found by its python_name alone, unless python_params tell several
+    # apart (the tensor-map edits per state space, which the backend's Python selects among).
+    names = [p["python_name"] for p in hopper.primitives if not p.get("python_params")]
     assert len(names) == len(set(names))
 
 

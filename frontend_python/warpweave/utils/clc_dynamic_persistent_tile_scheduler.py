@@ -162,16 +162,20 @@ class ClcDynamicPersistentTileScheduler:
         same CTA of the canceled cluster; not valid when none was canceled."""
         return ((first_x + self._cta_m, first_y + self._cta_n, first_z + self._cta_l), is_canceled)
 
-    def _require_response(self, what):
+    def _require_response(self, what, response=None):
+        if response is not None:
+            return response
         if self._response is None:
             raise DSLValueError(f"ClcDynamicPersistentTileScheduler.{what}: the scheduler was created without "
                                 "clc_response_ptr (the shared memory the responses land in)", user_location(3))
+        return self._response
 
-    def advance_to_next_work(self, mbarrier_addr=None, *, loc=None, ip=None):
+    def advance_to_next_work(self, mbarrier_addr=None, *, response=None, loc=None, ip=None):
         """The scheduler warp of the cluster's first CTA asks to cancel a cluster that has not started: one elected
         lane issues the request, whose response lands in every CTA's response buffer and completes 16 bytes on the
-        full barrier mbarrier_addr (PipelineClcFetchAsync.producer_get_barrier) there."""
-        self._require_response("advance_to_next_work")
+        full barrier mbarrier_addr (PipelineClcFetchAsync.producer_get_barrier) there. response: the buffer of
+        this request's pipeline stage, where the responses have one buffer a stage (default: the scheduler's)."""
+        response = self._require_response("advance_to_next_work", response)
         if mbarrier_addr is None:
             raise DSLValueError("ClcDynamicPersistentTileScheduler.advance_to_next_work: give the barrier the "
                                 "response completes (PipelineClcFetchAsync.producer_get_barrier(state)); the "
@@ -179,13 +183,13 @@ class ClcDynamicPersistentTileScheduler:
                                 user_location(2))
         request = (cute.arch.clc_try_cancel_multicast if self.params.cluster_size > 1
                    else cute.arch.clc_try_cancel)
-        response = self._response
         when(cute.arch.elect_one(), lambda: request(response, mbarrier_addr))
 
-    def get_current_work(self, *, loc=None, ip=None) -> WorkTileInfo:
-        """The tile of the response that has landed in this CTA (call after the pipeline's consumer_wait)."""
-        self._require_response("get_current_work")
-        canceled, x, y, z = cute.arch.clc_query_cancel(self._response)
+    def get_current_work(self, *, response=None, loc=None, ip=None) -> WorkTileInfo:
+        """The tile of the response that has landed in this CTA (call after the pipeline's consumer_wait); response:
+        the stage's buffer, where there is one a stage."""
+        response = self._require_response("get_current_work", response)
+        canceled, x, y, z = cute.arch.clc_query_cancel(response)
         tile, valid = self.work_tile_from_response(canceled, x, y, z)
         self._work._ww_carry_set([*tile, valid])
         self._executed = self._executed + 1
