@@ -65,6 +65,12 @@ def _pointer(offset: int, dtype) -> Pointer:
     return Pointer(_base_pointer(), dtype, SMEM, BASE_ALIGN, offset // eb)
 
 
+def allocate_elements(dtype, num_elems: int, byte_alignment: int) -> Pointer:
+    """A pointer to num_elems fresh values of dtype in the kernel's shared memory, carved after every earlier
+    allocation of the kernel (cutlass.Array(..., space=smem) takes its storage so)."""
+    return _pointer(_carve(_bytes_of(num_elems, dtype), max(byte_alignment, elem_bytes(dtype))), dtype)
+
+
 class SmemPartition(enum.Enum):
     """Where CuTe DSL places an allocation in shared memory: RESERVED, the low addresses kept if the kernel's shared
     memory is resized while it runs, or USER. warpweave lays a kernel's shared memory out once for its whole life

@@ -22,6 +22,7 @@ from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
 from ..registry.plugins import Backend
 from ..values.tensor import ComposedLayout, Layout, Pointer, Tensor
+from ..device.array import array_argument
 
 
 # What a kernel argument's walk stops at: values that hold no parameter, and a backend (its manifest is thousands
@@ -287,6 +288,14 @@ def _host_order(item):
     return key if isinstance(key, tuple) else (key,)
 
 
+def _as_annotated(fn, args, kwargs):
+    """The kernel's arguments as their parameters' annotations ask (a tensor seen as a cutlass.Array)."""
+    params = list(inspect.signature(fn).parameters.values())
+    args = tuple(array_argument(a, params[i].annotation) if i < len(params) else a for i, a in enumerate(args))
+    by_name = {p.name: p.annotation for p in params}
+    return args, {k: array_argument(v, by_name.get(k)) for k, v in kwargs.items()}
+
+
 def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, block, cluster,
                  min_blocks_per_mp: int | None = None, merge_branch_allocs: bool = False) -> str:
     ptrs: dict = {}
@@ -351,6 +360,7 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
                     scalar_values[p.source] = t.from_ir(v)
         dargs = _to_device(tuple(args), ptr_values, scalar_values)
         dkwargs = {k: _to_device(x, ptr_values, scalar_values) for k, x in kwargs.items()}
+        dargs, dkwargs = _as_annotated(kernel.fn, dargs, dkwargs)
         kernel.rewritten(*dargs, **dkwargs)
         b.end_function()
         st.kernel_smem[name] = st.kernel.smem_bytes

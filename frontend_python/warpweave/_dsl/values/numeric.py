@@ -31,8 +31,7 @@ class IRVal(int):
 
 
 class HostRef:
-    """A runtime scalar argument of a @cute.jit function (not an integer): known only at launch, usable only as a
-    kernel argument."""
+    """A runtime scalar argument of a @cute.jit function (not an integer), known at launch: a kernel argument."""
     __slots__ = ("arg_index", "name")
 
     def __init__(self, arg_index, name):
@@ -47,6 +46,10 @@ class NumericMeta(type):
         if not cls.ir_type:
             raise DSLTypeError(f"{cls.__name__} is abstract: it has no IR type", user_location(2))
         return ir_values.Type(cls.ir_type)
+
+    @property
+    def bytes(cls) -> int:  # a value's bytes in memory (a Boolean's and a 4-bit value's: one)
+        return max(1, (cls.width + 7) // 8)
 
     def __repr__(cls):
         return cls.__name__

@@ -14,7 +14,8 @@ import re
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
-from .numeric import PACKED_TYPES, Numeric, Uint8
+from .ir_vector import Vector
+from .numeric import PACKED_TYPES, Int64, Numeric, Uint8
 
 GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
 
@@ -107,13 +108,47 @@ class Pointer:
     def with_base(self, base):
         return self._copy(base=base, host=None)
 
-    def load(self, *, loc=None, ip=None):
-        """The element the pointer points to (CuTe DSL's Pointer.load: `(ptr + i).load()`)."""
-        return load_scalar(self, 0)
+    def load(self, *, count=None, alignment=None, is_volatile=False, is_invariant=False, loc=None, ip=None):
+        """The element the pointer points to (CuTe DSL's Pointer.load: `(ptr + i).load()`), or with count=n the n
+        elements from it as one Vector (one vector access; alignment= promises the address's alignment in bytes)."""
+        p = self.align(alignment) if alignment else self
+        if count is None and not (is_volatile or is_invariant):
+            return load_scalar(p, 0)
+        return load_vector_value(p, 0, 1 if count is None else count, volatile=is_volatile, invariant=is_invariant,
+                                 scalar=count is None)
 
-    def store(self, value, *, loc=None, ip=None):
-        """Writes value (converted to the pointer's element type) where the pointer points."""
-        store_scalar(self, 0, value)
+    def store(self, value, *, alignment=None, is_volatile=False, loc=None, ip=None):
+        """Writes value where the pointer points: a number (converted to the element type), or a Vector from here on
+        in one vector access (alignment= promises the address's alignment in bytes)."""
+        p = self.align(alignment) if alignment else self
+        if isinstance(value, Vector) or is_volatile:
+            store_vector_value(p, 0, value, volatile=is_volatile)
+        else:
+            store_scalar(p, 0, value)
+
+    def masked_load(self, mask, *, alignment=None, default=None, loc=None, ip=None):
+        """A Vector of len(mask) elements from here, each read only where its mask lane (a Boolean Vector) is true;
+        the others are `default` (zero if not given). Lanes off the mask are not accessed."""
+        return masked_load(self.align(alignment) if alignment else self, 0, mask, default)
+
+    def masked_store(self, value, mask, *, alignment=None, loc=None, ip=None):
+        """Writes the lanes of the Vector `value` whose mask lane is true; memory under the others is untouched."""
+        masked_store(self.align(alignment) if alignment else self, 0, value, mask)
+
+    def __getitem__(self, i):
+        return load_scalar(self, _index_of(i))
+
+    def __setitem__(self, i, value):
+        store_scalar(self, _index_of(i), value)
+
+    def raw_ptr(self):
+        """The pointer as CuTe DSL's typed pointer (cutlass.Pointer: `tensor.iterator.raw_ptr()`): one class here."""
+        return self
+
+    def toint(self, *, loc=None, ip=None):
+        """The address as an Int64 (a generic address for a pointer of the generic space)."""
+        b = trace.builder()
+        return Int64.from_ir(b.op1("llvm.ptrtoint", [self.address(0)], "i64"))
 
     def __add__(self, off):
         off = off.__ww_int__() if hasattr(off, "__ww_int__") else off
@@ -460,3 +495,126 @@ def store_vector(ptr: Pointer, offset, values):
     vec = b.op1("vector.from_elements", xs, f"vector<{n}x{mt}>")
     addr = ptr.address(offset)
     b.op0("llvm.store", [vec, addr], f"alignment = {min(ptr.alignment_at(offset), n * elem_bytes(t))} : i64")
+
+
+# --- vector accesses (CuTe DSL's Pointer and Array loads and stores of n elements) ----------------------------------
+
+def _index_of(i):
+    if isinstance(i, Numeric):
+        return i.__ww_int__() if hasattr(i, "__ww_int__") else i
+    if isinstance(i, bool) or not isinstance(i, int) and not hasattr(i, "__ww_int__"):
+        raise DSLTypeError(f"a pointer is indexed by an integer, got {type(i).__name__}", user_location(3))
+    return i.__ww_int__() if hasattr(i, "__ww_int__") else i
+
+
+def _in_kernel(what: str):
+    if not trace.in_kernel():
+        raise DSLTypeError(f"{what} is a device access: make it inside a @cute.kernel function", user_location(4))
+
+
+def _access_props(ptr: Pointer, offset, n: int, volatile=False, invariant=False) -> str:
+    align = min(ptr.alignment_at(offset), n * elem_bytes(ptr.dtype))
+    return f"alignment = {align} : i64" + (", volatile_" if volatile else "") + (", invariant" if invariant else "")
+
+
+def _count(n, what):
+    if isinstance(n, Numeric) and n.is_static:
+        n = n.value
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise DSLValueError(f"{what}: the number of elements is a positive int known while tracing, got {n!r}",
+                            user_location(4))
+    return n
+
+
+def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=False, scalar=False):
+    """n consecutive elements from ptr + offset as one Vector (one vector load), or the element alone (scalar)."""
+    _in_kernel("a vector load")
+    n = _count(n, "load")
+    t = ptr.dtype
+    _refuse_packed(t, "a vector load")
+    b = trace.builder()
+    mt = mem_type(t)
+    vt = mt if scalar else f"vector<{n}x{mt}>"
+    v = b.op1("llvm.load", [ptr.address(offset)], vt, _access_props(ptr, offset, n, volatile, invariant))
+    if t.is_boolean:
+        v = b.op1("arith.trunci", [v], "i1" if scalar else f"vector<{n}xi1>")
+    if scalar:
+        return t.from_ir(v)
+    return Vector(ir_values.wrap(v, f"vector<{n}x{t.ir_type}>"), dtype=t)
+
+
+def vector_of(value, t, n=None, what="store"):
+    """value as a Vector of t: a Vector (converted lane by lane if of another type), or a number broadcast to n
+    lanes."""
+    if isinstance(value, Vector):
+        if n is not None and value.numel != n:
+            raise DSLValueError(f"{what}: a Vector of {value.numel} elements where {n} are expected",
+                                user_location(4))
+        return value if value.dtype is t else value.to(t)
+    if n is None:
+        raise DSLTypeError(f"{what}: expected a Vector, got {type(value).__name__}", user_location(4))
+    x = value if isinstance(value, Numeric) and type(value) is t else t(value)
+    return Vector.from_elements([x] * n, t)
+
+
+def _vector_id(vec: Vector, t):
+    b = trace.builder()
+    v = vec.ir_value().use()
+    if t.is_boolean:
+        v = b.op1("arith.extui", [v], f"vector<{vec.numel}xi8>")
+    return v
+
+
+def store_vector_value(ptr: Pointer, offset, value, n=None, *, volatile=False):
+    """Stores a Vector (or a number broadcast to n lanes) at ptr + offset with one vector store."""
+    _in_kernel("a vector store")
+    t = ptr.dtype
+    _refuse_packed(t, "a vector store")
+    if not isinstance(value, Vector) and n is None:
+        n = 1
+    vec = vector_of(value, t, n)
+    x = _vector_id(vec, t)
+    trace.builder().op0("llvm.store", [x, ptr.address(offset)], _access_props(ptr, offset, vec.numel, volatile))
+
+
+def _mask_id(mask, n=None):
+    """The i1 vector of a mask (a Boolean Vector)."""
+    if not isinstance(mask, Vector):
+        raise DSLTypeError(f"a mask is a Boolean Vector (or a register cutlass.Array of Booleans), got "
+                           f"{type(mask).__name__}", user_location(4))
+    if not mask.dtype.is_boolean:
+        raise DSLTypeError(f"a mask holds Booleans, got a Vector of {mask.dtype.__name__}", user_location(4))
+    if n is not None and mask.numel != n:
+        raise DSLValueError(f"a mask of {mask.numel} lanes for {n} elements", user_location(4))
+    return mask.numel, mask.ir_value().use()
+
+
+def masked_load(ptr: Pointer, offset, mask, default=None, n=None):
+    """A Vector of the mask's lanes from ptr + offset: lane i read where mask[i] holds, else `default`."""
+    _in_kernel("a masked load")
+    t = ptr.dtype
+    _refuse_packed(t, "a masked load")
+    if t.is_boolean:
+        raise DSLTypeError("a masked load of Booleans: load bytes (Uint8) instead", user_location(3))
+    n, m = _mask_id(mask, n)
+    b = trace.builder()
+    vt = f"vector<{n}x{t.ir_type}>"
+    fill = vector_of(t.zero if default is None else default, t, n, "masked_load's default")
+    align = min(ptr.alignment_at(offset), n * elem_bytes(t))
+    v = b.op1("llvm.intr.masked.load", [ptr.address(offset), m, fill.ir_value().use()], vt,
+              f"alignment = {align} : i32")
+    return Vector(ir_values.wrap(v, vt), dtype=t)
+
+
+def masked_store(ptr: Pointer, offset, value, mask):
+    """Writes lane i of the Vector value to ptr + offset + i where mask[i] holds."""
+    _in_kernel("a masked store")
+    t = ptr.dtype
+    _refuse_packed(t, "a masked store")
+    if t.is_boolean:
+        raise DSLTypeError("a masked store of Booleans: store bytes (Uint8) instead", user_location(3))
+    vec = vector_of(value, t, None, "masked_store")
+    n, m = _mask_id(mask, vec.numel)
+    align = min(ptr.alignment_at(offset), n * elem_bytes(t))
+    trace.builder().op0("llvm.intr.masked.store", [vec.ir_value().use(), ptr.address(offset), m],
+                        f"alignment = {align} : i32")

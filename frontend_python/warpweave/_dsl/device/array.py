@@ -1,0 +1,357 @@
+"""`cutlass.Array`: a typed, shaped view of memory in a kernel (CuTe DSL's experimental programs' array).
+
+An Array is a pointer and a shape: a view of a tensor the kernel was given (global memory), fresh shared memory
+carved from the kernel's allocation (`space=AddressSpace.smem`), a register array (no space), or a view of an
+existing pointer (`cutlass.Array(ptr, shape=...)`). It is a thin view over a cute Tensor: element accesses go
+through the tensor's layout (row-major for a shape given here, the tensor's own for a tensor argument), vector
+accesses through its pointer, so an Array and a tensor of the same memory read and write alike.
+
+Indexing: `a[i]`, `a[i, j]` one element; `a[i:n]` the n elements from flat position i as one Vector (CuTe DSL's
+slice: start and count, not start and stop); `a.load(i, n)` / `a.store(v, i)` the same with alignment and
+memory qualifiers; `masked_load` / `masked_store` per lane.
+
+For primitives (the backends' wrappers of instructions that take an address): `address_of(x)` is the one way to
+read an address from what a program passes them, so that each takes an Array, a cute pointer, a Tensor or a
+shared-memory struct field alike.
+"""
+from __future__ import annotations
+
+import math
+
+from ... import _core
+from ..base import trace
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.markers import accept_locations_in_class
+from ..values.fragments import make_rmem_tensor
+from ..values.ir_vector import Vector
+from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt
+from ..values.pointer import (
+    GENERIC, GMEM, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store,
+    ptr_type, store_vector_value,
+)
+from ..values.runtime import AddressSpace
+from ..values.tensor import ComposedLayout, Layout, Tensor
+from .smem import allocate_elements
+
+# CuTe DSL numbers address spaces as NVVM does (cutlass.Array(ptr, addrspace=3), cutlass.inttoptr(.., 3, ..)).
+_NVVM_SPACES = {0: GENERIC, 1: GMEM, 3: SMEM, 5: RMEM, 6: "tmem", 7: "dsmem"}
+
+
+def memspace_of(space, what: str = "space") -> str:
+    """The memory space named by an AddressSpace member, its name, or NVVM's address space number."""
+    if isinstance(space, AddressSpace):
+        return space.value
+    if isinstance(space, int) and not isinstance(space, bool) and space in _NVVM_SPACES:
+        return _NVVM_SPACES[space]
+    if isinstance(space, str) and space in _NVVM_SPACES.values():
+        return space
+    raise DSLTypeError(f"cutlass.Array: {what} is a cutlass.AddressSpace (or NVVM's address space number "
+                       f"{sorted(_NVVM_SPACES)}), got {space!r}", user_location(3))
+
+
+def _shape_of(shape) -> tuple:
+    """A shape given to cutlass.Array: a positive int or a tuple of them, known while tracing."""
+    dims = shape if isinstance(shape, tuple) else (shape,)
+    out = []
+    for d in dims:
+        if isinstance(d, Numeric) and d.is_static:
+            d = d.value
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise DSLTypeError(f"cutlass.Array: a shape is a positive int or a tuple of them known while tracing, "
+                               f"got {shape!r}", user_location(3))
+        if d < 1:
+            raise DSLValueError(f"cutlass.Array: the shape {shape!r} has an extent below 1", user_location(3))
+        out.append(d)
+    if not out:
+        raise DSLValueError("cutlass.Array: the shape has no extent", user_location(3))
+    return tuple(out)
+
+
+def _row_major(shape: tuple) -> Layout:
+    strides, s = [], 1
+    for d in reversed(shape):
+        strides.append(s)
+        s *= d
+    return _core.make_layout(shape, tuple(reversed(strides)))
+
+
+def _dtype_of(dtype, what="dtype"):
+    if not isinstance(dtype, NumericMeta) or not dtype.ir_type:
+        raise DSLTypeError(f"cutlass.Array: {what} is a DSL numeric type (cutlass.Float32, ...), got {dtype!r}",
+                           user_location(3))
+    return dtype
+
+
+def _alignment(alignment, default: int) -> int:
+    if alignment is None:
+        return default
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
+        raise DSLValueError(f"cutlass.Array: alignment is a power of two number of bytes, got {alignment!r}",
+                            user_location(3))
+    return alignment
+
+
+class Array:
+    """CuTe DSL's cutlass.Array. Made with
+
+    - `Array(dtype, n_or_shape, space=AddressSpace.smem, alignment=bytes)`: shared memory of the kernel, carved
+      after every earlier allocation (arrays of different calls never overlap);
+    - `Array(dtype, n_or_shape)`: a register array of the thread;
+    - `Array(ptr, shape=..., dtype=..., addrspace=...)`: a view of memory a pointer (or another Array) points to;
+    - a kernel or @cute.jit parameter annotated `cutlass.Array`: the tensor argument, seen as an Array."""
+
+    def __init__(self, source, shape=None, *, space=None, alignment=None, dtype=None, addrspace=None,
+                 strides=None):
+        if isinstance(source, NumericMeta):
+            if dtype is not None:
+                raise DSLTypeError("cutlass.Array: the element type is given twice (positionally and as dtype=)",
+                                   user_location(2))
+            self._tensor = _allocate(_dtype_of(source), shape, space if space is not None else addrspace,
+                                     alignment)
+        elif isinstance(source, (Pointer, Array, Tensor)):
+            self._tensor = _view(source, shape, dtype, space if space is not None else addrspace, alignment)
+        else:
+            raise DSLTypeError(f"cutlass.Array: the first argument is an element type (cutlass.Float32, ...) or a "
+                               f"pointer, an Array or a tensor to view, got {type(source).__name__}",
+                               user_location(2))
+
+    @classmethod
+    def of_tensor(cls, tensor: Tensor) -> "Array":
+        """The Array view of a tensor (a kernel argument annotated cutlass.Array)."""
+        a = cls.__new__(cls)
+        a._tensor = tensor
+        return a
+
+    # --- what it is -------------------------------------------------------------------------------------------
+    @property
+    def tensor(self) -> Tensor:
+        """The cute Tensor this Array views (same memory, same layout)."""
+        return self._tensor
+
+    @property
+    def iterator(self) -> Pointer:
+        return self._tensor.iterator
+
+    @property
+    def shape(self) -> tuple:
+        s = self._tensor.shape
+        return s if isinstance(s, tuple) else (s,)
+
+    @property
+    def strides(self) -> tuple:
+        s = self._tensor.stride
+        return s if isinstance(s, tuple) else (s,)
+
+    @property
+    def dtype(self):
+        return self._tensor.element_type
+
+    element_type = dtype
+
+    @property
+    def space(self) -> AddressSpace:
+        ms = self.iterator.memspace
+        return AddressSpace(ms) if ms in AddressSpace._value2member_map_ else ms
+
+    @property
+    def alignment(self) -> int:
+        return self.iterator.alignment_at(0)
+
+    @property
+    def size(self) -> int:
+        return _core.product(self._tensor.shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        space = self.space.name if isinstance(self.space, AddressSpace) else self.space
+        return (f"Array(dtype={self.dtype.__name__}, address_space={space}, shape={self.shape}, "
+                f"alignment={self.alignment})")
+
+    def __bool__(self):
+        raise DSLTypeError("a cutlass.Array has no truth value: test an element, or `a is not None`",
+                           user_location(2))
+
+    # --- pointers and views -----------------------------------------------------------------------------------
+    def data_ptr(self) -> Pointer:
+        """The address of the first element, as a typed pointer (cutlass.Pointer)."""
+        return self.iterator
+
+    def subview(self, offset, shape=None) -> "Array":
+        """The Array `offset` elements further on (a stage of a buffer, the i-th barrier of an array of them), of
+        the same shape unless `shape` is given."""
+        shape = self.shape if shape is None else _shape_of(shape)
+        return Array.of_tensor(Tensor(self.iterator + offset, _row_major(shape), self.dtype))
+
+    def align(self, alignment: int) -> "Array":
+        """This Array, with the promise that its first element's address is a multiple of `alignment` bytes."""
+        return Array.of_tensor(Tensor(self.iterator.align(alignment), self._tensor.layout, self.dtype))
+
+    # --- element access ---------------------------------------------------------------------------------------
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            start, count = _slice(idx)
+            return self.load(start, count)
+        return self._tensor[idx]
+
+    def __setitem__(self, idx, value):
+        if isinstance(idx, slice):
+            start, count = _slice(idx)
+            self.store(value, start, count)
+            return
+        self._tensor[idx] = value
+
+    def _ptr(self, idx, alignment):
+        p = self.iterator + _flat(idx)
+        return p.align(alignment) if alignment else p
+
+    def load(self, idx=0, vector_size=1, *, alignment=None, is_volatile=False, is_invariant=False):
+        """The element at flat position idx, or with vector_size=n the n elements from it as one Vector (one
+        vector access: alignment= promises the alignment of element idx's address in bytes)."""
+        p = self._ptr(idx, alignment)
+        return load_vector_value(p, 0, vector_size, volatile=is_volatile, invariant=is_invariant,
+                                 scalar=vector_size == 1)
+
+    def store(self, value, idx=0, vector_size=None, *, alignment=None, is_volatile=False):
+        """Writes value at flat position idx: a number, a Vector (its lanes from idx on), or a number broadcast to
+        vector_size lanes."""
+        n = vector_size if vector_size is not None else (None if isinstance(value, Vector) else 1)
+        store_vector_value(self._ptr(idx, alignment), 0, value, n, volatile=is_volatile)
+
+    def masked_load(self, idx, vector_size, mask, default=None, *, alignment=None):
+        """vector_size elements from flat position idx as a Vector: lane i read where mask[i] holds (a Boolean
+        Vector or register Array), else `default` (zero)."""
+        return masked_load(self._ptr(idx, alignment), 0, _mask(mask), default, vector_size)
+
+    def masked_store(self, idx, value, mask, *, alignment=None):
+        """Writes lane i of the Vector value at flat position idx + i where mask[i] holds."""
+        masked_store(self._ptr(idx, alignment), 0, value, _mask(mask))
+
+    def fill(self, value):
+        self._tensor.fill(value)
+
+
+accept_locations_in_class(Array)
+
+
+def _slice(idx: slice):
+    """CuTe DSL's Array slice `a[start:count]`: count elements from start (a count known while tracing)."""
+    if idx.step is not None:
+        raise DSLValueError("cutlass.Array slice: a[start:count] takes no step", user_location(3))
+    count = idx.stop
+    if isinstance(count, Numeric) and count.is_static:
+        count = count.value
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise DSLValueError(f"cutlass.Array slice a[start:count]: count is a positive int known while tracing "
+                            f"(the number of elements, not an end), got {count!r}", user_location(3))
+    return (0 if idx.start is None else idx.start), count
+
+
+def _flat(idx):
+    if isinstance(idx, bool) or not isinstance(idx, (int, Numeric, SymInt)) and not hasattr(idx, "__ww_int__"):
+        raise DSLTypeError(f"cutlass.Array: a flat position is an integer, got {type(idx).__name__}",
+                           user_location(4))
+    if isinstance(idx, Numeric):
+        if not type(idx).is_integer:
+            raise DSLTypeError(f"cutlass.Array: a flat position is an integer, got {type(idx).__name__}",
+                               user_location(4))
+        return idx.__ww_int__() if hasattr(idx, "__ww_int__") else idx
+    return idx
+
+
+def _mask(mask):
+    """A mask as a Boolean Vector: a register Array or tensor of Booleans is read whole."""
+    if isinstance(mask, Vector):
+        return mask
+    t = mask.tensor if isinstance(mask, Array) else mask
+    if isinstance(t, Tensor) and t.element_type is Boolean:
+        n = t.shape[0] if isinstance(t.shape, tuple) else t.shape
+        return Vector.from_elements([t[i] for i in range(n)], Boolean)
+    raise DSLTypeError(f"a mask is a Boolean Vector or an Array of Booleans, got {type(mask).__name__}",
+                       user_location(4))
+
+
+def _allocate(dtype, shape, space, alignment) -> Tensor:
+    if shape is None:
+        raise DSLTypeError("cutlass.Array(dtype, shape): the shape (a number of elements or a tuple) is missing",
+                           user_location(3))
+    shape = _shape_of(shape)
+    ms = RMEM if space is None else memspace_of(space)
+    if not trace.in_kernel():
+        raise DSLTypeError("cutlass.Array allocates memory inside a @cute.kernel function", user_location(3))
+    n = math.prod(shape)
+    if ms == SMEM:
+        ptr = allocate_elements(dtype, n, _alignment(alignment, elem_bytes(dtype)))
+        return Tensor(ptr, _row_major(shape), dtype)
+    if ms == RMEM:
+        _alignment(alignment, 1)
+        return make_rmem_tensor(_row_major(shape), dtype)
+    raise DSLValueError(f"cutlass.Array allocates shared memory (space=cutlass.AddressSpace.smem) or registers (no "
+                        f"space); {ms} memory comes as a kernel argument or through a pointer", user_location(3))
+
+
+def _view(source, shape, dtype, space, alignment) -> Tensor:
+    ptr = source.iterator if isinstance(source, (Array, Tensor)) else source
+    if not isinstance(ptr, Pointer):
+        raise DSLTypeError(f"cutlass.Array: a view needs memory, got a tensor over {type(ptr).__name__}",
+                           user_location(3))
+    if dtype is not None and _dtype_of(dtype) is not ptr.dtype:
+        if is_packed(dtype) or is_packed(ptr.dtype):
+            raise DSLTypeError("cutlass.Array: a view of 4-bit values over another type", user_location(3))
+        ptr = ptr.recast(dtype)
+    if space is not None:
+        ms = memspace_of(space, "addrspace")
+        if ms != ptr.memspace:
+            if ptr.memspace != GENERIC and ms != GENERIC:
+                raise DSLValueError(f"cutlass.Array: the pointer is in {ptr.memspace} memory, not {ms}",
+                                    user_location(3))
+            ptr = _cast_space(ptr, ms)
+    if alignment is not None:
+        ptr = ptr.align(_alignment(alignment, 1))
+    if shape is None:
+        if isinstance(source, (Array, Tensor)):
+            return Tensor(ptr, source.tensor.layout if isinstance(source, Array) else source.layout, ptr.dtype)
+        raise DSLTypeError("cutlass.Array(ptr, shape=...): a view of a pointer needs its shape", user_location(3))
+    return Tensor(ptr, _row_major(_shape_of(shape)), ptr.dtype)
+
+
+def _cast_space(ptr: Pointer, memspace: str) -> Pointer:
+    """The pointer in another address space (to or from the generic one: LLVM's addrspacecast)."""
+    if not trace.in_kernel():
+        raise DSLTypeError("cutlass.Array: a view in another address space is made inside a @cute.kernel function",
+                           user_location(4))
+    b = trace.builder()
+    base = b.op1("llvm.addrspacecast", [ptr.address(0)], ptr_type(memspace))
+    return Pointer(base, ptr.dtype, memspace, ptr.alignment_at(0))
+
+
+def array_argument(value, annotation):
+    """A kernel or @cute.jit argument as its annotation asks: a tensor for a parameter annotated cutlass.Array
+    is seen as an Array."""
+    named = annotation is Array or isinstance(annotation, str) and annotation.split(".")[-1] == "Array"
+    if named and isinstance(value, Tensor):
+        return Array.of_tensor(value)
+    return value
+
+
+def address_of(x, what: str = "an address") -> Pointer:
+    """The pointer a primitive takes from what a program passes it: an Array (its first element), a Tensor (its
+    iterator), a cute pointer, or an object whose `.ptr` / `.iterator` is one. Backends' primitives that take an
+    address call this, so each accepts all of them alike (w27's primitives: `mbarrier_init(mbar, 1)` with
+    `mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)`, `mapa(arr.data_ptr(), rank)`)."""
+    if isinstance(x, Pointer):
+        return x
+    if isinstance(x, Array):
+        return x.iterator
+    if isinstance(x, Tensor) and isinstance(x.iterator, Pointer):
+        return x.iterator
+    for name in ("iterator", "ptr"):
+        p = getattr(x, name, None)
+        if isinstance(p, Pointer):
+            return p
+    raise DSLTypeError(f"{what} is a pointer, a cutlass.Array or a tensor, got {type(x).__name__}",
+                       user_location(3))
+
+
+__all__ = ["Array", "address_of", "array_argument", "memspace_of"]
