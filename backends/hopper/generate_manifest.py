@@ -651,7 +651,13 @@ def experimental_sync_primitives():
           ptx_template="cp.async.bulk.prefetch.L2.global [$0], $1;", constraints="l,r", has_side_effects=True,
           sass_opcodes=["UBLKPF"]),
     ]
-    # red: on another CTA's shared memory (cluster scope), and bf16 adds (sm_90) everywhere
+    # red: on another CTA's shared memory (cluster scope), and bf16 adds (sm_90) everywhere. SASS seen (ptxas 13.0):
+    # a generic ATOM for shared::cluster, and a compare-and-swap loop for the scalar 16-bit float adds.
+    def red_sass(space, bits):
+        if bits == 16:
+            return "CAS"
+        return {"global": "RED", "shared::cta": "ATOMS", "shared::cluster": "ATOM"}[space]
+
     sem = attribute("sem", type_="string", allowed=("relaxed", "release"), default="relaxed")
     red_scope = attribute("scope", type_="string", allowed=("cluster", "cta", "gpu", "sys"), default="cluster")
     widths = ((32, "b32", "r", ("add", "min", "max", "and", "or", "xor", "inc", "dec"), ("u32", "s32", "b32", "f32")),
@@ -673,7 +679,7 @@ def experimental_sync_primitives():
                             attribute("type", type_="string", allowed=types, default=types[0]), sem, red_scope],
                 ptx_template=f"red.{{sem}}.{{scope}}.{space}.{{op}}{noftz}.{{type}} [$0], $1;",
                 constraints=f"{acons},{vcons}", has_side_effects=True,
-                sass_opcodes=["RED" if space == "global" else "ATOMS"]))
+                sass_opcodes=[red_sass(space, bits)]))
     # stmatrix of 32-bit words (CuTe DSL's primitives take the packed words, not the atoms' b16 values)
     for x in (1, 2, 4):
         for layout, trans in (("row", ""), ("col", ".trans")):
