@@ -97,12 +97,15 @@ def cp_async_bulk_wait_group(n=0, read=False):
 # --- ldmatrix / stmatrix -------------------------------------------------------------------------------------
 
 def _matrix_params(what, num, layout, shape, fmt, shapes):
-    return {"shape": _qualifier(shape, f"{what}: shape", shapes), "num": str(_static_int(num, f"{what}: num")),
+    sh = _qualifier(shape, f"{what}: shape", shapes)
+    # the 16-row shapes exist for 8-bit elements only
+    fmt = fmt if fmt is not None else "b16" if sh == "m8n8" else "b8"
+    return {"shape": sh, "num": str(_static_int(num, f"{what}: num")),
             "layout": _qualifier(layout, f"{what}: layout", ("row", "col")),
             "format": _qualifier(fmt, f"{what}: format", ("b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"))}
 
 
-def ldmatrix(ptr, num, layout, shape="m8n8", src_format="b16"):
+def ldmatrix(ptr, num, layout, shape="m8n8", src_format=None):
     """ldmatrix: the warp loads matrices from shared memory (each lane giving one row's address); returns this
     lane's num 32-bit words (Int32), MMALayout.COL transposing. LoadShape.M8N8 with b16 (num 1, 2, 4 matrices);
     LoadShape.M16N16 with b8, transposed (num 2 or 4 words: one or two matrices) where the target has it."""
@@ -113,7 +116,7 @@ def ldmatrix(ptr, num, layout, shape="m8n8", src_format="b16"):
     return [cutlass.Int32.from_ir(w) for w in out["words"]]
 
 
-def stmatrix(ptr, words, layout, shape="m8n8", dst_format="b16"):
+def stmatrix(ptr, words, layout, shape="m8n8", dst_format=None):
     """stmatrix: the warp stores matrices to shared memory from this lane's 32-bit words (a list or vector of
     them, one a matrix), MMALayout.COL transposing. StoreShape.M8N8 with b16 (1, 2, 4 matrices); StoreShape.M16N8
     with b8, transposed, where the target has it."""
