@@ -680,6 +680,21 @@ def experimental_sync_primitives():
                 ptx_template=f"red.{{sem}}.{{scope}}.{space}.{{op}}{noftz}.{{type}} [$0], $1;",
                 constraints=f"{acons},{vcons}", has_side_effects=True,
                 sass_opcodes=[red_sass(space, bits)]))
+    # the tensormap proxy: a tensor map written through generic stores (tensormap.replace, st.global) is released
+    # to it by the writer and acquired from it (the 128 bytes at its address) before TMA uses it
+    fscope = attribute("scope", type_="string", allowed=("gpu", "cta", "cluster", "sys"), default="gpu")
+    out.append(P("hopper.fence.proxy.tensormap.release", "FENCE",
+                 description="fence.proxy.tensormap::generic.release: orders this thread's generic-proxy writes of a "
+                             "tensor map before later tensormap-proxy reads of it, at scope",
+                 python_name="primitives.fence_proxy_release", attributes=[fscope],
+                 ptx_template="fence.proxy.tensormap::generic.release.{scope};", has_side_effects=True,
+                 sass_opcodes=["MEMBAR.ALL.GPU"]))
+    out.append(P("hopper.fence.proxy.tensormap.acquire", "FENCE",
+                 description="fence.proxy.tensormap::generic.acquire: makes the 128-byte tensor map at addr (generic "
+                             "address), released by its writer, visible to this thread's tensormap-proxy reads",
+                 python_name="primitives.fence_proxy_acquire", operands=[operand("addr", "GMEM_ADDRESS", "IN")],
+                 attributes=[fscope], ptx_template="fence.proxy.tensormap::generic.acquire.{scope} [$0], 128;",
+                 constraints="l", has_side_effects=True, sass_opcodes=["CCTL"]))
     # stmatrix of 32-bit words (CuTe DSL's primitives take the packed words, not the atoms' b16 values)
     for x in (1, 2, 4):
         for layout, trans in (("row", ""), ("col", ".trans")):

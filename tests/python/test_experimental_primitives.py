@@ -270,3 +270,27 @@ def test_bulk_copies_take_array_tensor_and_ir_pointer_operands():
                      r"%r\d+, \[%r\d+\];", ptx)
     assert re.search(r"cp\.async\.bulk\.global\.shared::cta\.bulk_group \[%rd\d+\], \[%r\d+\], %r\d+;", ptx)
     assert "cp.async.bulk.prefetch.L2.global" in ptx and "cp.async.bulk.wait_group.read 0" in ptx
+
+
+def test_fences_registers_exit_and_printing():
+    def body(gF, gI, t, smem):
+        prims.fence_proxy(prims.Proxy.ASYNC_SHARED, space=prims.SharedSpace.shared_cta)
+        prims.fence_proxy("async_shared", space=prims.SharedSpace.shared_cluster)
+        prims.fence_proxy(prims.Proxy.ASYNC_GLOBAL)
+        prims.fence_proxy_release(prims.MemScope.GPU, from_proxy=prims.Proxy.GENERIC, to_proxy=prims.Proxy.TENSORMAP)
+        prims.fence_proxy_acquire(prims.MemScope.GPU, gI.iterator, 128, from_proxy=prims.Proxy.GENERIC,
+                                  to_proxy=prims.Proxy.TENSORMAP)
+        prims.setmaxregister(40, prims.SetMaxRegisterAction.DECREASE)
+        prims.print_runtime("thread {}\n", t)
+        prims.exit()
+
+    ptx = ptx_of(body)
+    for text in ("fence.proxy.async.shared::cta;", "fence.proxy.async.shared::cluster;", "fence.proxy.async.global;",
+                 "fence.proxy.tensormap::generic.release.gpu;", "setmaxnreg.dec.sync.aligned.u32 40;", "exit;",
+                 "vprintf"):
+        assert text in ptx, text
+    assert re.search(r"fence\.proxy\.tensormap::generic\.acquire\.gpu \[%rd\d+\], 128;", ptx)
+    with pytest.raises(ValueError, match="space applies to Proxy.ASYNC_SHARED"):
+        ptx_of(lambda gF, gI, t, s: prims.fence_proxy(prims.Proxy.ASYNC, space=prims.SharedSpace.shared_cta))
+    with pytest.raises(ValueError, match="to_proxy must be one of tensormap"):
+        ptx_of(lambda gF, gI, t, s: prims.fence_proxy_release(prims.MemScope.GPU, to_proxy=prims.Proxy.ASYNC))

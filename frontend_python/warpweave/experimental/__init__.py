@@ -11,6 +11,7 @@ import enum
 import sys
 
 from .._dsl.atoms.atoms import namespace
+from .._dsl.device.arch import printf
 
 
 def _qualifiers(name, members):
@@ -18,7 +19,7 @@ def _qualifiers(name, members):
     return enum.Enum(name, [(m.upper().replace(".", "_").replace("::", "_"), m) for m in members])
 
 
-_ENUMS = {
+_STATIC = {
     "CpReduceOp": _qualifiers("CpReduceOp", ["add", "min", "max", "inc", "dec", "and", "or", "xor"]),
     "CpReduceType": _qualifiers("CpReduceType", ["f16", "bf16", "b32", "b64", "u32", "u64", "s32", "s64", "f32",
                                                  "f64"]),
@@ -44,13 +45,18 @@ _ENUMS = {
     "LoadShape": _qualifiers("LoadShape", ["m8n8", "m16n16", "m8n16"]),
     "StoreShape": _qualifiers("StoreShape", ["m8n8", "m16n8"]),
     "LoadSrcFormat": _qualifiers("LoadSrcFormat", ["b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"]),
-    "Proxy": _qualifiers("Proxy", ["generic", "async", "async.global", "async.shared::cta", "async.shared::cluster",
-                                   "tensormap"]),
+    # memory proxies (fences between them), the shared-memory windows a fence covers, register budget moves
+    "Proxy": _qualifiers("Proxy", ["generic", "tensormap", "async", "async.global", "async.shared"]),
+    "SharedSpace": enum.Enum("SharedSpace", [("shared_cta", "shared::cta"), ("shared_cluster", "shared::cluster")]),
+    "SetMaxRegisterAction": enum.Enum("SetMaxRegisterAction", [("INCREASE", "inc"), ("DECREASE", "dec")]),
+    # formatted printing from a kernel or its host function ({} placeholders), the same on every GPU
+    "print_runtime": printf,
 }
-for _e in _ENUMS.values():
-    _e.__module__ = __name__ + ".primitives"
+for _e in _STATIC.values():
+    if isinstance(_e, enum.EnumMeta):
+        _e.__module__ = __name__ + ".primitives"
 
-primitives = namespace(__name__ + ".primitives", "primitives", _ENUMS)
+primitives = namespace(__name__ + ".primitives", "primitives", _STATIC)
 sys.modules[primitives.__name__] = primitives
 
 __all__ = ["primitives"]
