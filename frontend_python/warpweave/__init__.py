@@ -37,7 +37,7 @@ from ._dsl.device.math import (
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
 from ._dsl.base.markers import dsl_user_op, dynamic_expr  # noqa: E402,F401
-from ._dsl.values.ir_vector import extract_mlir_values, new_from_mlir_values  # noqa: E402,F401
+from ._dsl.values.value_tree import extract_mlir_values, new_from_mlir_values  # noqa: E402,F401
 from ._dsl.values.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL names them here too
 from ._dsl.values.runtime import AddressSpace  # noqa: E402,F401
 from ._dsl.values.ir_vector import Vector  # noqa: E402,F401

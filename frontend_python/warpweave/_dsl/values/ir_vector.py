@@ -1,6 +1,5 @@
-"""`Vector`: an IR vector value with its DSL element type (CuTe DSL's `cutlass.base_dsl.typing.Vector`), and
-`get_mlir_types` / `extract_mlir_values` / `new_from_mlir_values`: the IR values an object is made of (CuTe DSL's
-`__extract_mlir_values__` / `__new_from_mlir_values__` protocol), which dynamic control flow carries.
+"""`Vector`: an IR vector value with its DSL element type (CuTe DSL's `cutlass.base_dsl.typing.Vector`); the IR
+values objects are made of (CuTe DSL's protocol) are value_tree.py's.
 
 A Vector lives in registers: it is built from numbers (`from_elements`), taken apart into numbers (`to_elements`,
 `v[i]`), reinterpreted (`bitcast`) and converted (`to`), each a vector-dialect op at the user's line.
@@ -106,78 +105,6 @@ class Vector:
         return f"Vector({self._value!r}, dtype={self.dtype.__name__})"
 
 
-def get_mlir_types(obj) -> list:
-    """The IR types of the values `obj` is made of, recursively: a number's, an IR value's, those an object gives
-    through `__get_mlir_types__` or `__extract_mlir_values__`, a list's or tuple's in order; none for Python
-    constants."""
-    if isinstance(obj, Value):
-        return [obj.type]
-    if isinstance(obj, Numeric):
-        return [type(obj).mlir_type]
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__get_mlir_types__", None)):
-        return list(obj.__get_mlir_types__())
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__extract_mlir_values__", None)):
-        return [v.type for v in extract_mlir_values(obj)]
-    if isinstance(obj, (list, tuple)):
-        out = []
-        for x in obj:
-            out.extend(get_mlir_types(x))
-        return out
-    return []
-
-
-def extract_mlir_values(obj) -> list:
-    """The IR values `obj` is made of, flat and in order (CuTe DSL's protocol): an IR value itself, a number's,
-    those of what an object's `__extract_mlir_values__` gives, a list's or tuple's elements'; none for Python
-    constants and objects without the protocol."""
-    if isinstance(obj, Value):
-        return [obj]
-    if isinstance(obj, Numeric):
-        return [obj.ir_value()]
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__extract_mlir_values__", None)):
-        out = []
-        for v in obj.__extract_mlir_values__():
-            out.extend(extract_mlir_values(v))
-        return out
-    if isinstance(obj, (list, tuple)):
-        out = []
-        for x in obj:
-            out.extend(extract_mlir_values(x))
-        return out
-    return []
-
-
-def new_from_mlir_values(obj, values):
-    """`obj` made again of other IR values (as many as extract_mlir_values(obj) gives, of the same types)."""
-    values = list(values)
-    if not isinstance(obj, (Value, Numeric)):
-        n = len(extract_mlir_values(obj))
-        if len(values) != n:
-            raise DSLValueError(f"new_from_mlir_values: {type(obj).__name__} is made of {n} IR values, got "
-                                f"{len(values)}", user_location(2))
-    if isinstance(obj, Value):
-        return values[0]
-    if isinstance(obj, Numeric):
-        return type(obj)(values[0])
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__new_from_mlir_values__", None)):
-        return obj.__new_from_mlir_values__(values)
-    if isinstance(obj, (list, tuple)):
-        out, pos = [], 0
-        for x in obj:
-            n = len(extract_mlir_values(x))
-            out.append(new_from_mlir_values(x, values[pos:pos + n]))
-            pos += n
-        return type(obj)(out) if not hasattr(obj, "_fields") else type(obj)(*out)
-    return obj
-
-
-def carries_ir_values(obj) -> bool:
-    """An object of CuTe DSL's protocol (both halves), which dynamic control flow carries value by value."""
-    t = type(obj)  # looked up on the type, as Python's protocols are: an object's __getattr__ does not answer
-    return (not isinstance(obj, (type, Numeric)) and callable(getattr(t, "__extract_mlir_values__", None))
-            and callable(getattr(t, "__new_from_mlir_values__", None)))
-
-
 def as_dsl(value):
     """An IR value as the DSL value it stands for: a Vector for a vector, a number for a scalar."""
     v = operand(value)
@@ -186,4 +113,4 @@ def as_dsl(value):
     return as_numeric(v)
 
 
-__all__ = ["Vector", "as_dsl", "carries_ir_values", "extract_mlir_values", "get_mlir_types", "new_from_mlir_values"]
+__all__ = ["Vector", "as_dsl"]
