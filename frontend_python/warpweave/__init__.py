@@ -49,7 +49,7 @@ from ._dsl.host import host_ir as _host_ir, host_values as _host_values  # noqa:
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
 _LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "experimental", "migrate", "pipeline", "runtime", "testing",
-                    "torch")
+                    "torch", "vector")
 
 
 def __getattr__(name):
