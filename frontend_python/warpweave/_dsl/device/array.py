@@ -21,13 +21,14 @@ import math
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.ir_values import PointerType, Value
 from ..base.markers import accept_locations_in_class
 from ..values.fragments import make_rmem_tensor
 from ..values.ir_vector import Vector
-from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt
+from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt, Uint8
 from ..values.pointer import (
     GENERIC, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store, memspace_of,
-    ptr_type, store_vector_value,
+    pointer_of, ptr_type, store_vector_value,
 )
 from ..values.runtime import AddressSpace
 from ..values.tensor import ComposedLayout, Layout, Tensor
@@ -137,7 +138,7 @@ class Array:
     @property
     def space(self) -> AddressSpace:
         ms = self.iterator.memspace
-        return AddressSpace(ms) if ms in AddressSpace._value2member_map_ else ms
+        return AddressSpace[ms] if ms in AddressSpace.__members__ else ms
 
     @property
     def alignment(self) -> int:
@@ -160,6 +161,10 @@ class Array:
                            user_location(2))
 
     # --- pointers and views -----------------------------------------------------------------------------------
+    def ir_value(self, *, loc=None, ip=None):
+        """The address of the first element as an IR pointer value (`!llvm.ptr<N>`), for ops written with the IR."""
+        return self.iterator.ir_value()
+
     def data_ptr(self) -> Pointer:
         """The address of the first element, as a typed pointer (cutlass.Pointer)."""
         return self.iterator
@@ -339,7 +344,7 @@ def make_array_view(tensor, *, dtype=None, bounds_check: bool = False) -> Array:
 def inttoptr(value, mem_space, dtype) -> Pointer:
     """cutlass.inttoptr: a pointer to dtype values at the integer address `value` in mem_space (a
     cutlass.AddressSpace or NVVM's number: 3 shared, 6 tensor memory, ...), in a kernel."""
-    return make_ptr(dtype, value, AddressSpace(memspace_of(mem_space, "mem_space")))
+    return make_ptr(dtype, value, AddressSpace[memspace_of(mem_space, "mem_space")])
 
 
 def array_argument(value, annotation):
@@ -353,11 +358,14 @@ def array_argument(value, annotation):
 
 def address_of(x, what: str = "an address") -> Pointer:
     """The pointer a primitive takes from what a program passes it: an Array (its first element), a Tensor (its
-    iterator), a cute pointer, or an object whose `.ptr` / `.iterator` is one. Backends' primitives that take an
-    address call this, so each accepts all of them alike (w27's primitives: `mbarrier_init(mbar, 1)` with
-    `mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)`, `mapa(arr.data_ptr(), rank)`)."""
+    iterator), a cute pointer, an IR pointer value (a byte pointer of its address space), or an object whose `.ptr`
+    / `.iterator` is one. The backends' primitives that take an address read it with this (warpweave.ext's
+    address_of), so each accepts all of them alike: `mbarrier_init(mbar, 1)` with
+    `mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)`, `mapa(arr.data_ptr(), rank)`."""
     if isinstance(x, Pointer):
         return x
+    if isinstance(x, Value) and PointerType.isinstance(x.type):  # an IR pointer value (llvm.addrspacecast's)
+        return pointer_of(x, dtype=Uint8)
     if isinstance(x, Array):
         return x.iterator
     if isinstance(x, Tensor) and isinstance(x.iterator, Pointer):

@@ -8,6 +8,7 @@ access is recorded for each call by the host layer (values/hooks.py).
 """
 from __future__ import annotations
 
+import enum
 import math
 
 from ..base import ir_values, trace
@@ -643,7 +644,9 @@ _NVVM_SPACES = {0: GENERIC, 1: GMEM, 3: SMEM, 5: RMEM, 6: "tmem", 7: "dsmem"}
 
 def memspace_of(space, what: str = "space") -> str:
     """The memory space named by an AddressSpace member (or its name), or by NVVM's address space number."""
-    value = getattr(space, "value", space)
+    if isinstance(space, enum.Enum):  # cutlass.AddressSpace: its name is the memory space
+        space = space.name
+    value = space
     if isinstance(value, int) and not isinstance(value, bool) and value in _NVVM_SPACES:
         return _NVVM_SPACES[value]
     if isinstance(value, str) and (value in _ADDRSPACE or value in _NVVM_SPACES.values()):
