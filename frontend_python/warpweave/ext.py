@@ -27,6 +27,7 @@ from ._dsl.base.errors import (  # noqa: F401
 )
 from ._dsl.atoms.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
 from ._dsl.atoms.operand_kinds import OperandKind, kind_of  # noqa: F401
+from ._dsl.device.array import Array, address_of  # noqa: F401 - primitives read addresses with address_of
 from ._dsl.registry.plugins import registry as _registry
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
 from ._dsl.tracing import control_flow as _control_flow
@@ -182,4 +183,4 @@ __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLR
            "register_memory_space", "make_pointer", "pointer_of", "qualifier", "static_int", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
            "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
            "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target", "select", "ir",
-           "ir_arith", "ir_llvm", "DSLNotImplementedError"]
+           "ir_arith", "ir_llvm", "DSLNotImplementedError", "Array", "address_of"]
