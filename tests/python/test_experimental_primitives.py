@@ -87,8 +87,11 @@ def test_red_refuses_what_the_instruction_lacks_at_the_users_line():
     with pytest.raises(ValueError, match="mem_order must be one of relaxed, release"):
         ptx_of(lambda gF, gI, t, s: prims.red(prims.ReductionOp.ADD, prims.ReductionType.S32, gI.iterator, 1,
                                               mem_order=prims.MemOrder.ACQUIRE))
-    with pytest.raises(TypeError, match="global or shared memory"):
+    with pytest.raises(TypeError, match="red: ptr is a pointer, a cutlass.Array or a tensor, got int"):
         ptx_of(lambda gF, gI, t, s: prims.red(prims.ReductionOp.ADD, prims.ReductionType.S32, 3, 1))
+    with pytest.raises(TypeError, match="global or shared memory"):
+        ptx_of(lambda gF, gI, t, s: prims.red(prims.ReductionOp.ADD, prims.ReductionType.S32,
+                                              cute.make_rmem_tensor((4,), cutlass.Int32).iterator, 1))
 
 
 def test_shfl_sync_modes_and_the_validity_predicate():

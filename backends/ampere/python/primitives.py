@@ -126,8 +126,8 @@ def cp_async_shared_global(dst, src, size, modifier="ca", src_size=None):
         raise ext.user_error(f"cp_async_shared_global: the cg modifier copies 16 bytes, not {size}",
                              ext.DSLValueError)
     for p, space, what in ((dst, "smem", "dst"), (src, "gmem", "src")):
-        ptr = ext.pointer_of(p)
-        if ptr is None or ptr.memspace != space:
+        ptr = ext.address_of(p, f"cp_async_shared_global: {what}")
+        if ptr.memspace != space:
             raise ext.user_error(f"cp_async_shared_global: {what} must be a pointer to "
                                  f"{'shared' if space == 'smem' else 'global'} memory, got {p!r}", ext.DSLTypeError)
     f = ext.manifest_class("primitives.cp_async_shared_global")
@@ -177,8 +177,8 @@ def red(op, type, ptr, value, mem_order=None, mem_scope=None):  # noqa: A002 - C
         raise ext.user_error(f"red: {o} takes {', '.join(_RED_OPS[o])}, not {t}", ext.DSLValueError)
     sem = ext.qualifier(mem_order if mem_order is not None else "relaxed", "red: mem_order", ("relaxed", "release"))
     scope = ext.qualifier(mem_scope if mem_scope is not None else "gpu", "red: mem_scope", ("cta", "cluster", "gpu", "sys"))
-    p = ext.pointer_of(ptr)
-    if p is None or p.memspace not in _RED_SPACES:
+    p = ext.address_of(ptr, "red: ptr")
+    if p.memspace not in _RED_SPACES:
         raise ext.user_error(f"red: ptr must point to global or shared memory (this CTA's or, from mapa, another "
                              f"CTA's), got {ptr!r}", ext.DSLTypeError)
     space, addr_ty = _RED_SPACES[p.memspace]

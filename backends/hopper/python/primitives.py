@@ -20,8 +20,8 @@ FULL_MASK = 0xFFFFFFFF
 
 
 def _shared_pointer(x, what: str, spaces=("smem", "dsmem")):
-    p = ext.pointer_of(x)
-    if p is None or p.memspace not in spaces:
+    p = ext.address_of(x, what)
+    if p.memspace not in spaces:
         raise ext.user_error(f"{what} must be a pointer to shared memory ({' or '.join(spaces)}), got {x!r}",
                              ext.DSLTypeError)
     return p
@@ -118,11 +118,11 @@ def fence_proxy_acquire(scope, ptr, size=128, from_proxy="generic", to_proxy="te
     s = ext.qualifier(scope, "fence_proxy_acquire: scope", ("cta", "cluster", "gpu", "sys"))
     if ext.static_int(size, "fence_proxy_acquire: size") != 128:
         raise ext.user_error(f"fence_proxy_acquire: a tensor map is 128 bytes, got size {size}", ext.DSLValueError)
-    p = ext.pointer_of(ptr)
-    if p is not None:
-        address = ext.builder().op1("llvm.ptrtoint", [p.address(0)], "i64")
+    if isinstance(ptr, (int, cutlass.Numeric)):
+        address = cutlass.Int64(ptr).ir()   # a generic address computed by the program
     else:
-        address = cutlass.Int64(ptr).ir()
+        address = ext.builder().op1("llvm.ptrtoint", [ext.address_of(ptr, "fence_proxy_acquire: ptr").address(0)],
+                                    "i64")
     backend, entry = ext.select_instruction("primitives.fence_proxy_acquire", {}, {"addr"})
     ext.emit_instruction(ext.builder(), backend, entry, {"addr": [address]}, {"scope": s})
 
