@@ -297,3 +297,56 @@ def test_fences_registers_exit_and_printing():
         ptx_of(lambda gF, gI, t, s: prims.fence_proxy(prims.Proxy.ASYNC, space=prims.SharedSpace.shared_cta))
     with pytest.raises(ValueError, match="to_proxy must be one of tensormap"):
         ptx_of(lambda gF, gI, t, s: prims.fence_proxy_release(prims.MemScope.GPU, to_proxy=prims.Proxy.ASYNC))
+
+
+FRESH_PROCESS_SCRIPT = """
+import json, os, sys
+import numpy as np
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+from warpweave.experimental import primitives as prims
+
+@cute.kernel
+def k(g: cute.Tensor):
+    bars = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem, alignment=8)
+    prims.mbarrier_init(bars, 1)
+    g[0] = cutlass.Float32(prims.mbarrier_try_wait_parity(bars, 0))  # the Hopper instruction
+
+@cute.jit
+def h(a):
+    k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+out = {}
+for arch in sys.argv[1:]:
+    os.environ["WARPWEAVE_ARCH"] = arch
+    try:
+        cute.compile(h, from_dlpack(np.zeros(32, np.float32)))
+        out[arch] = "compiled"
+    except Exception as e:
+        out[arch] = [type(e).__name__, str(e), list(getattr(e, "location", None) or [])]
+print(json.dumps(out))
+"""
+
+
+def test_a_primitive_of_a_later_generation_in_a_fresh_process(tmp_path):
+    # A process of its own: compiling for sm_80 loads only Ampere's backend, so the name must be looked for in the
+    # others before it can be refused with the targets that have it (mbarrier_init itself is Ampere's too).
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "primitive_target.py"
+    script.write_text(FRESH_PROCESS_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "WARPWEAVE_ARCH"}
+    env["WARPWEAVE_DISABLE_CACHE"] = "1"
+    r = subprocess.run([sys.executable, str(script), "sm_80", "sm_90a"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    kind, message, location = out["sm_80"]
+    line = FRESH_PROCESS_SCRIPT.splitlines().index(
+        "    g[0] = cutlass.Float32(prims.mbarrier_try_wait_parity(bars, 0))  # the Hopper instruction") + 1
+    assert location == [str(script), line], (location, message)
+    assert "primitives.mbarrier_try_wait_parity" in message and "sm_90a" in message and "sm_80" in message, message
+    assert out["sm_90a"] == "compiled", out
