@@ -465,6 +465,45 @@ def register_primitives():
                 sass_opcodes=["USETMAXREG.TRY_ALLOC" if d == "inc" else "USETMAXREG.DEALLOC"], cubin_tool="ptxas")
 
 
+def experimental_primitives():
+    """cutlass.experimental.primitives (python names primitives.*) that are sm_100a instructions: float warp
+    reductions (redux.sync .f32, with .abs and .NaN) and the 8-bit forms of ldmatrix (m16n16, transposed) and
+    stmatrix (m16n8, transposed). The Ampere and Hopper backends' Python selects them by name and parameters."""
+    P = lambda **kw: entry("primitives", **kw)  # noqa: E731
+    for absq, nanq in (("", ""), (".abs", ""), ("", ".NaN"), (".abs", ".NaN")):
+        yield P(id=f"blackwell.redux.sync.f32{absq}{nanq.lower()}", kind="SHUFFLE",
+                description=(f"redux.sync.{{min,max}}{absq}{nanq}.f32: the minimum or maximum of value over the lanes "
+                             "of mask" + (", of magnitudes" if absq else "") + (", a NaN winning" if nanq else "")),
+                python_name="primitives.redux_sync",
+                python_params={"type": "f32", "abs": "1" if absq else "0", "nan": "1" if nanq else "0"},
+                operands=[op("result", "SCALAR", "OUT", register_type="f32"), op("value", "SCALAR", register_type="f32"),
+                          op("mask", "SCALAR")],
+                attributes=[{"name": "op", "type": "string", "allowed": ["max", "min"], "default_value": "max"}],
+                ptx_template=f"redux.sync.{{op}}{absq}{nanq}.f32 $0, $1, $2;", constraints="=f,f,r",
+                has_side_effects=True, sass_opcodes=["CREDUX"])
+    for x, nregs in ((1, 2), (2, 4)):
+        regs = ", ".join(f"${i}" for i in range(nregs))
+        yield P(id=f"blackwell.ldmatrix.m16n16.x{x}.trans.b8", kind="OTHER",
+                description=(f"ldmatrix.m16n16.x{x}.trans.b8: {x} 16x16 8-bit matrices from shared memory, transposed, "
+                             f"{nregs} 32-bit words a lane"),
+                python_name="primitives.ldmatrix",
+                python_params={"shape": "m16n16", "num": str(nregs), "layout": "col", "format": "b8"},
+                operands=[op("words", "REGISTERS", "OUT", element_type="b32", values=nregs, registers=nregs,
+                             register_type="b32"), op("addr", "SMEM_ADDRESS")],
+                ptx_template=f"ldmatrix.sync.aligned.m16n16.x{x}.trans.shared.b8 {{{regs}}}, [${nregs}];",
+                constraints=",".join(["=r"] * nregs + ["r"]), has_side_effects=True, sass_opcodes=["LDSM"])
+    for x in (1, 2, 4):
+        regs = ", ".join(f"${i + 1}" for i in range(x))
+        yield P(id=f"blackwell.stmatrix.m16n8.x{x}.trans.b8", kind="OTHER",
+                description=f"stmatrix.m16n8.x{x}.trans.b8: {x} 16x8 8-bit matrices to shared memory, transposed",
+                python_name="primitives.stmatrix",
+                python_params={"shape": "m16n8", "num": str(x), "layout": "col", "format": "b8"},
+                operands=[op("addr", "SMEM_ADDRESS"), op("words", "REGISTERS", element_type="b32", values=x,
+                                                         registers=x, register_type="b32")],
+                ptx_template=f"stmatrix.sync.aligned.m16n8.x{x}.trans.shared.b8 [$0], {{{regs}}};",
+                constraints=",".join(["r"] * (x + 1)), has_side_effects=True, sass_opcodes=["STSM"])
+
+
 def clc_primitives():
     """Cluster launch control (sm_100a): a running cluster asks the hardware to cancel the launch of a cluster that
     has not started, and takes over its work (CuTe DSL's dynamic persistent tile scheduler and
@@ -937,6 +976,8 @@ def manifest_text() -> str:
         ("Primitives: register budgets of warpgroups", register_primitives()),
         ("cutlass.experimental.primitives: tcgen05.mma, tcgen05.ld and tcgen05.st with run-time operands",
          experimental_tcgen05_primitives()),
+        ("cutlass.experimental.primitives: float warp reductions, 8-bit ldmatrix / stmatrix",
+         experimental_primitives()),
     ]
     for title, entries in sections:
         out.append("\n# " + "-" * 110 + f"\n# {title}\n# " + "-" * 110 + "\n\n")

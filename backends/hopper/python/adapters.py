@@ -62,3 +62,13 @@ from . import tma_primitives  # noqa: E402
 
 for _name in tma_primitives.NAMES:
     ext.register_python_name(f"primitives.{_name}", getattr(tma_primitives, _name))
+
+# cutlass.experimental.primitives: the names whose signature is not their instruction's operand list, and the
+# instructions the manifest has under cute.arch's names. mapa's pointers are in distributed shared memory.
+from . import primitives as _primitives  # noqa: E402
+
+ext.register_memory_space("dsmem", _primitives.DSMEM_ADDRESS_SPACE)
+for _name, _f in _primitives.NAMES.items():
+    ext.register_python_name(f"primitives.{_name}", _f)
+for _name, _target in _primitives.ALIASES.items():
+    ext.register_python_name(f"primitives.{_name}", _primitives.alias(_target))
