@@ -411,6 +411,7 @@ class AddressSpace(enum.Enum):
     smem = "smem"
     rmem = "rmem"
     tmem = "tmem"
+    dsmem = "dsmem"  # a cluster's shared memory (another CTA's, through its mapped address)
 
 
 class RuntimePointer:
