@@ -53,7 +53,8 @@ _LayoutEnum.sm90_mma_major_mode = _sm90_mma_major_mode
 # cutlass.experimental.cuda's tensor maps (TensorMap, create_tensor_map_tiled, create_tensor_map_tiled_from_view)
 from . import tensor_map  # noqa: E402
 
-ext.register_host_argument(tensor_map.DESCRIPTOR, tensor_map.encode, size=tma.TMAP_BYTES, align=64)
+ext.register_host_argument(tensor_map.DESCRIPTOR, tensor_map.encode, size=tma.TMAP_BYTES, align=64,
+                           export_c=tma_export.tensor_map_c)
 for _name in tensor_map.NAMES:
     ext.register_python_name(f"cuda.{_name}", getattr(tensor_map, _name))
 
