@@ -893,6 +893,24 @@ def experimental_tcgen05_primitives():
                           "{a_src == 'TMEM' ? '[$1]' : '$1'}, $2, $3, [$4], [$5], $6;"),
             constraints="{a_src == 'TMEM' ? 'r,r,l,r,r,r,b' : 'r,l,l,r,r,r,b'}",
             has_side_effects=True, sass_opcodes=[])))
+    # tcgen05.cp of every shape, optionally decompressing narrow elements to 8-bit holders on the way
+    shapes = {"128x256b": "128x256b", "4x256b": "4x256b", "128x128b": "128x128b",
+              "64x128b.warpx2_02_13": "64x128b.warpx2::02_13", "64x128b.warpx2_01_23": "64x128b.warpx2::01_23",
+              "32x128b.warpx4": "32x128b.warpx4"}
+    for name, ptx in shapes.items():
+        yield entry("families", **family(
+            f"blackwell.prim.tcgen05.cp.{name}", primitive=True,
+            parameters=[cta, param("fmt", values=("none", "b6x16_p32", "b4x16_p64"))],
+            template=dict(
+                id=f"blackwell.prim.tcgen05.cp.cta{{cta}}.{name}.{{fmt}}", kind="OTHER",
+                description=(f"tcgen05.cp.cta_group::{{cta}}.{ptx}: shared memory (the UMMA descriptor src) to tensor "
+                             "memory at dst{fmt == 'none' ? '' : ', each narrow element (' + fmt + ') widened to an "
+                             "8-bit holder (.b8x16)'}; asynchronous, completion through tcgen05.commit"),
+                python_name="tcgen05.prim_cp", python_params={"cta_group": "{cta}", "shape": name, "fmt": "{fmt}"},
+                operands=[op("dst", "TMEM_ADDRESS"), op("src", "SMEM_DESCRIPTOR")],
+                ptx_template=(f"tcgen05.cp.cta_group::{{cta}}.{ptx}{{fmt == 'none' ? '' : '.b8x16.' + fmt}} "
+                              "[$0], $1;"),
+                constraints="r,l", has_side_effects=True, sass_opcodes=[])))
     # tcgen05.ld / st with packing, and the 16x32bx2 shape (two 16-lane halves, the second at an immediate column
     # offset); registers per thread are those of the shape's x1 times the repetition
     shapes = dict(TMEM_SHAPES, **{"16x32bx2": (16, 32, 1, 128)})

@@ -300,11 +300,16 @@ class TmemAddr(cutlass.Int32):
         return make_tmem_ptr(self, dtype)
 
 
+# Columns of one lane of tensor memory: what an Array from make_tmem_ptr spans
+TMEM_COLUMNS = 512
+
+
 def make_tmem_ptr(tmem_addr, dtype, *, loc=None, ip=None):
-    """A pointer to dtype values in tensor memory at the 32-bit address tmem_addr (what tcgen05_alloc wrote)."""
+    """The dtype values in tensor memory from the 32-bit address tmem_addr (what tcgen05_alloc wrote) to the end of
+    its lane, as a cutlass.Array (subview(i) moves along the columns; the primitives take it as its address)."""
     b = ext.builder()
     base = b.op1("llvm.inttoptr", [i32_value(tmem_addr)], "!llvm.ptr<6>")
-    return ext.make_pointer(base, dtype, "tmem", 4)
+    return cutlass.Array(ext.make_pointer(base, dtype, "tmem", 4), (TMEM_COLUMNS * 32 // dtype.width,))
 
 
 def make_tmem_ptr_from_warp_row_col(tmem_base, warp, base_col, dtype, *, loc=None, ip=None):
@@ -379,16 +384,23 @@ def tcgen05_commit(addr, *, multicast_mask=None, smem_a_read=None, group=None, l
     ext.emit_instruction(b, backend, entry, inputs, {"cta_group": cta_group(group)})
 
 
+def _member(x, cls, what):
+    """A member of enumeration cls, given as itself or as its value (CuTe DSL takes "load" for LOAD)."""
+    try:
+        return x if isinstance(x, cls) else cls(x)
+    except ValueError:
+        raise ext.user_error(f"{what} is a {cls.__name__} ({', '.join(m.name for m in cls)}) or its value, got "
+                             f"{x!r}", ext.DSLTypeError) from None
+
+
 def tcgen05_wait(kind, *, loc=None, ip=None):
-    if not isinstance(kind, Tcgen05Wait):
-        raise ext.user_error(f"tcgen05_wait: kind is a Tcgen05Wait (LOAD or STORE), got {kind!r}", ext.DSLTypeError)
-    tmem._primitive("tcgen05.wait_ld" if kind is Tcgen05Wait.LOAD else "tcgen05.wait_st")
+    """This thread's prior tcgen05_ld (LOAD) or tcgen05_st (STORE) have completed."""
+    k = _member(kind, Tcgen05Wait, "tcgen05_wait: kind")
+    tmem._primitive("tcgen05.wait_ld" if k is Tcgen05Wait.LOAD else "tcgen05.wait_st")
 
 
 def tcgen05_fence(kind, *, loc=None, ip=None):
-    if not isinstance(kind, Tcgen05Fence):
-        raise ext.user_error(f"tcgen05_fence: kind is a Tcgen05Fence, got {kind!r}", ext.DSLTypeError)
-    tmem._primitive(f"tcgen05.fence_{kind.value}")
+    tmem._primitive(f"tcgen05.fence_{_member(kind, Tcgen05Fence, 'tcgen05_fence: kind').value}")
 
 
 # --- MMA ------------------------------------------------------------------------------------------------------
@@ -527,22 +539,23 @@ def tcgen05_st(shape, tmem_addr, val, *, unpack=None, offset=None, loc=None, ip=
                                                          "src": [x.ir() for x in words]}, _half_offset(s, offset, w))
 
 
-_CP_OPS = {("128x256b", None): "Cp128x256bOp", ("4x256b", None): "Cp4x256bOp", ("128x128b", None): "Cp128x128bOp",
-           ("64x128b", "warpx2_02_13"): "Cp2x64x128b0213Op", ("64x128b", "warpx2_01_23"): "Cp2x64x128b0123Op",
-           ("32x128b", "warpx4"): "Cp4x32x128bOp"}
+_CP_SHAPES = {("128x256b", None), ("4x256b", None), ("128x128b", None), ("64x128b", "warpx2_02_13"),
+              ("64x128b", "warpx2_01_23"), ("32x128b", "warpx4")}
 
 
 def tcgen05_cp(shape, taddr, smem_desc, *, group=None, multicast=None, src_format=None, loc=None, ip=None):
     """Shared memory (the Tcgen05SmemDesc smem_desc) to tensor memory at taddr, asynchronously (complete with
-    tcgen05_commit)."""
+    tcgen05_commit); src_format: narrow elements widened to 8-bit holders on the way."""
     w = "tcgen05_cp"
     key = (getattr(shape, "value", shape), getattr(multicast, "value", multicast))
-    if key not in _CP_OPS:
-        raise ext.user_error(f"{w}: no copy of shape {shape!r} with multicast {multicast!r}", ext.DSLValueError)
-    if src_format is not None:
-        raise ext.user_error(f"{w}: src_format (decompressing {src_format!r}) is not supported",
-                             ext.DSLNotImplementedError)
-    backend, entry = _select(f"tcgen05.{_CP_OPS[key]}", {"cta_group": cta_group(group)}, w)
+    if key not in _CP_SHAPES:
+        raise ext.user_error(f"{w}: no copy of shape {shape!r} with multicast {multicast!r} (S2TCopyMode lists "
+                             "them)", ext.DSLValueError)
+    if src_format is not None and not isinstance(src_format, Tcgen05CpSrcFormat):
+        raise ext.user_error(f"{w}: src_format is a Tcgen05CpSrcFormat, got {src_format!r}", ext.DSLTypeError)
+    name = key[0] + (f".{key[1]}" if key[1] else "")
+    backend, entry = _select("tcgen05.prim_cp", {"cta_group": cta_group(group), "shape": name,
+                                                 "fmt": src_format.value if src_format else "none"}, w)
     ext.emit_instruction(ext.builder(), backend, entry, {"dst": [_tmem_address(taddr, f"{w}: taddr")],
                                                          "src": [_i64(smem_desc)]})
 

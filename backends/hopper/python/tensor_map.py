@@ -88,9 +88,13 @@ def _data_type(dtype, fmt, hoppers: bool) -> tuple:
                                  ext.DSLValueError)
         gbits = _FORMAT_GMEM_BITS.get(name, 32)
         return code, gbits, _FORMAT_SMEM_BITS.get(name, gbits)
+    if dtype.width in (4, 6):
+        # narrow elements move one to a byte of shared memory by default (the padded formats), as an MMA
+        # operand of 8-bit holders reads them; B4X16 keeps 4-bit ones dense
+        return _data_type(dtype, cuda.TensorMapDataFormat.B4X16_P64 if dtype.width == 4
+                          else cuda.TensorMapDataFormat.B6X16_P32, hoppers)
     if dtype.width < 8:
-        raise ext.user_error(f"a tensor map of {dtype.__name__} needs a packed format (cuda.TensorMapDataFormat."
-                             "B4X16, B4X16_P64 or B6X16_P32)", ext.DSLValueError)
+        raise ext.user_error(f"a tensor map does not move {dtype.__name__} values", ext.DSLTypeError)
     t = "u8" if dtype.width == 8 and not dtype.is_integer else tma._TMA_TYPES.get(dtype.__name__)
     if t is None and dtype.width == 8:
         t = "u8"  # packed pairs of 4-bit values (x2 types) move as their bytes
