@@ -576,6 +576,35 @@ def other_primitives():
     return out
 
 
+def experimental_tma_primitives():
+    """cutlass.experimental.primitives' tensor-map edits (tensormap.replace, sm_90a): a field of the 128-byte tensor
+    map at addr (generic, or in this CTA's shared memory) set to new_value. The tensor-copy primitives themselves
+    are the TMA entries above, which the backend's Python (tma_primitives.py) selects; it adapts CuTe DSL's
+    signature (TensormapField, ord) onto these."""
+    out = []
+    # field -> (value type, takes an ordinal): .field1 (whole map) and .field2 (one dimension, ord an immediate)
+    fields = {"global_address": ("b64", False), "rank": ("b32", False), "box_dim": ("b32", True),
+              "global_dim": ("b32", True), "global_stride": ("b64", True), "element_stride": ("b32", True)}
+    for space, role, acons in (("generic", "GMEM_ADDRESS", "l"), ("shared::cta", "SMEM_ADDRESS", "r")):
+        ss = "" if space == "generic" else "." + space
+        for field, (ty, ordinal) in fields.items():
+            where = "[$0], {ord}, $1" if ordinal else "[$0], $1"
+            attrs = [attribute("ord", allowed=range(5), default=0)] if ordinal else []
+            out.append(primitive(
+                f"hopper.tensormap.replace.{field}.{space.replace('::', '_')}", "OTHER",
+                description=(f"tensormap.replace.tile.{field}: sets the {field.replace('_', ' ')}"
+                             + (" of dimension ord (0..4, innermost first)" if ordinal else "")
+                             + f" of the tensor map at addr ({space}) to new_value; the map is used by TMA after a "
+                             "fence.proxy.tensormap::generic release/acquire"),
+                python_name=f"tensormap.replace_{field}", python_params={"space": space},
+                operands=[operand("addr", role, "IN"), operand("new_value", "SCALAR", "IN", register_type=ty)],
+                attributes=attrs,
+                ptx_template=f"tensormap.replace.tile.{field}{ss}.b1024.{ty} {where};",
+                constraints=f"{acons},{'l' if ty == 'b64' else 'r'}", has_side_effects=True,
+                sass_opcodes=[], targets=TARGET))
+    return out
+
+
 def experimental_sync_primitives():
     """cutlass.experimental.primitives (python names primitives.*) that are sm_90 instructions and that no other
     entry already is: mbarrier arrivals that return their state or reach another CTA's barrier, waits with a
@@ -739,7 +768,7 @@ HEADER = format_header(
 
 def render() -> str:
     blocks = stmatrix_atoms() + [b for b in tma_entries()] + other_primitives() \
-        + grid_dependency_primitives() + experimental_sync_primitives()
+        + grid_dependency_primitives() + experimental_sync_primitives() + experimental_tma_primitives()
     # atoms first, then primitives, each group in generation order
     atoms = [b for b in blocks if b.startswith("atoms {")]
     prims = [b for b in blocks if b.startswith("primitives {")]

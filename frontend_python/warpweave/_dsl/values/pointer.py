@@ -173,7 +173,11 @@ class Pointer(metaclass=_PointerType):
         return self
 
     def toint(self, *, loc=None, ip=None):
-        """The address as an Int64 (a generic address for a pointer of the generic space)."""
+        """The address as an Int64 (a generic address for a pointer of the generic space). On the host, the
+        address of an argument is known only at each call: it is a HostAddress, which what takes an address there
+        (a tensor map's global_address) resolves to the argument."""
+        if self.base is None and self.host is not None:
+            return HostAddress(self)
         b = trace.builder()
         return Int64.from_ir(b.op1("llvm.ptrtoint", [self.address(0)], "i64"))
 
@@ -525,6 +529,21 @@ def store_vector(ptr: Pointer, offset, values):
 
 
 # --- vector accesses (CuTe DSL's Pointer and Array loads and stores of n elements) ----------------------------------
+
+class HostAddress:
+    """The address of a pointer or tensor argument in @cute.jit host code (Pointer.toint() there)."""
+
+    __slots__ = ("pointer",)
+
+    def __init__(self, pointer: Pointer):
+        self.pointer = pointer
+
+    def __ww_address_of__(self) -> Pointer:
+        return self.pointer
+
+    def __repr__(self):
+        return f"HostAddress(of argument {self.pointer.host})"
+
 
 def _index_of(i):
     if isinstance(i, Numeric):
