@@ -37,11 +37,14 @@ from ._dsl.device.math import (
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: E402
 from . import cute, utils  # noqa: E402,F401
 from ._dsl.base.markers import dsl_user_op, dynamic_expr  # noqa: E402,F401
-from ._dsl.values.ir_vector import extract_mlir_values, new_from_mlir_values  # noqa: E402,F401
+from ._dsl.values.value_tree import extract_mlir_values, new_from_mlir_values  # noqa: E402,F401
 from ._dsl.values.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL names them here too
 from ._dsl.values.runtime import AddressSpace  # noqa: E402,F401
 from ._dsl.values.ir_vector import Vector  # noqa: E402,F401
-from ._dsl.device.array import Array  # noqa: E402,F401
+from ._dsl.device.array import Array, inttoptr, make_array_view  # noqa: E402,F401
+from ._dsl.base.constexpr import GridConstant  # noqa: E402,F401
+from ._dsl.values.address_swizzle import Swizzle  # noqa: E402,F401
+from ._dsl.values.ir_vector import full  # noqa: E402,F401 - cutlass.full is cutlass.vector.full
 # What values do in upper layers is registered by these modules at their import (values/hooks.py): before any trace.
 from ._dsl.device import math as _device_math, reduction as _reduction  # noqa: E402,F401
 from ._dsl.host import host_branch as _host_branch, host_guards as _host_guards  # noqa: E402,F401
@@ -49,7 +52,7 @@ from ._dsl.host import host_ir as _host_ir, host_values as _host_values  # noqa:
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
 _LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "experimental", "migrate", "pipeline", "runtime", "testing",
-                    "torch")
+                    "torch", "vector")
 
 
 def __getattr__(name):

@@ -11,7 +11,9 @@
 - helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100);
 - blockscaled_layout.py, public as warpweave.utils.blockscaled_layout: where a block-scaled GEMM's scale factors
   live in global, shared and tensor memory;
-- gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM.
+- gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM;
+- tcgen05_primitives.py: cutlass.experimental.primitives' tcgen05 and tensor-memory operations, descriptors and
+  enumerations.
 Distributed shared memory (map_dsmem_ptr, cpasync.CopyDsmemStoreOp) is Hopper's, which this backend extends.
 It imports warpweave's public modules and warpweave.ext only.
 """

@@ -87,3 +87,9 @@ def _pair_mbarrier(b, mbar):
 
 
 _hopper_tma_primitives.MBARRIER_OF_GROUP[2] = _pair_mbarrier
+
+# cutlass.experimental.primitives' tcgen05 and tensor-memory operations, their descriptors and enumerations
+from . import tcgen05_primitives  # noqa: E402
+
+for _name in tcgen05_primitives.NAMES:
+    ext.register_python_name(f"primitives.{_name}", getattr(tcgen05_primitives, _name))

@@ -7,6 +7,10 @@
 - tma.py: TMA atoms; wgmma.py: warpgroup MMA ops, layout atoms, descriptors;
 - helpers.py, public as warpweave.utils.hopper_helpers;
 - dsmem.py, public as warpweave.cute.arch.smem and cute.arch.map_dsmem_ptr, and cpasync.CopyDsmemStoreOp:
-  distributed shared memory (another CTA's shared memory in the cluster, mapa and st.async).
+  distributed shared memory (another CTA's shared memory in the cluster, mapa and st.async);
+- primitives.py: cutlass.experimental.primitives adapted onto this backend's instructions (mbarrier arrivals,
+  mapa, elect_sync, ldmatrix / stmatrix, and cute.arch's names of the others);
+- tensor_map.py: cutlass.experimental.cuda's TensorMap and its constructors (the "hopper.tensor_map" host
+  argument); tma_primitives.py: the primitives' tensor copies and tensor-map edits.
 It imports warpweave's public modules and warpweave.ext only.
 """

@@ -40,10 +40,6 @@ _ELEMENT_BYTES = [1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4]
 _HOPPER_SWIZZLES = {"none", "s32b", "s64b", "s128b"}
 
 
-def _hopper_target() -> bool:
-    return ext.current_target()["name"].startswith("sm_90")
-
-
 def _enum(value, cls, what):
     if value is None:
         return list(cls)[0]
@@ -77,10 +73,11 @@ def _runtime_int(x, what):
     raise ext.user_error(f"{what} must be an integer, got {x!r}", ext.DSLTypeError)
 
 
-def _data_type(dtype, fmt) -> tuple:
-    """(CUtensorMapDataType, bits of an element in global memory, bits in shared memory) of a format and type."""
+def _data_type(dtype, fmt, hoppers: bool) -> tuple:
+    """(CUtensorMapDataType, bits of an element in global memory, bits in shared memory) of a format and type;
+    hoppers: the map is encoded by this backend's hook (its hardware's formats)."""
     name = fmt.name
-    if name in _PACKED and _hopper_target():
+    if name in _PACKED and hoppers:
         raise ext.user_error(f"cuda.TensorMapDataFormat.{name}: the packed sub-byte formats are Blackwell's "
                              "(sm_100a); Hopper's copy engine moves whole bytes (TensorMapDataFormat.BYTE)",
                              ext.DSLValueError)
@@ -91,9 +88,13 @@ def _data_type(dtype, fmt) -> tuple:
                                  ext.DSLValueError)
         gbits = _FORMAT_GMEM_BITS.get(name, 32)
         return code, gbits, _FORMAT_SMEM_BITS.get(name, gbits)
+    if dtype.width in (4, 6):
+        # narrow elements move one to a byte of shared memory by default (the padded formats), as an MMA
+        # operand of 8-bit holders reads them; B4X16 keeps 4-bit ones dense
+        return _data_type(dtype, cuda.TensorMapDataFormat.B4X16_P64 if dtype.width == 4
+                          else cuda.TensorMapDataFormat.B6X16_P32, hoppers)
     if dtype.width < 8:
-        raise ext.user_error(f"a tensor map of {dtype.__name__} needs a packed format (cuda.TensorMapDataFormat."
-                             "B4X16, B4X16_P64 or B6X16_P32)", ext.DSLValueError)
+        raise ext.user_error(f"a tensor map does not move {dtype.__name__} values", ext.DSLTypeError)
     t = "u8" if dtype.width == 8 and not dtype.is_integer else tma._TMA_TYPES.get(dtype.__name__)
     if t is None and dtype.width == 8:
         t = "u8"  # packed pairs of 4-bit values (x2 types) move as their bytes
@@ -103,7 +104,12 @@ def _data_type(dtype, fmt) -> tuple:
 
 
 def _hook() -> tuple:
-    backend, entry = tma._select("load", 2)
+    """(backend, host hook) encoding the target's tensor maps: those of its TMA load."""
+    try:
+        backend, entry = tma._select("load", 2)
+    except ext.DSLError as e:
+        raise ext.user_error("a tensor map is for a GPU with a tensor-copy engine (TMA; sm_90a and later): "
+                             + str(e).split(": ", 1)[-1], ext.DSLValueError) from None
     if not entry.get("host_hook"):
         raise ext.user_error(f"{entry['id']} names no host hook that encodes its tensor map", ext.DSLValueError)
     return backend, entry["host_hook"]
@@ -185,10 +191,12 @@ def _make(tensor, byte_offset, dtype, fmt, dims, strides, boxes, elem_strides, i
         raise ext.user_error(f"a tensor map of {rank} dimensions takes {rank} box extents, {rank - 1} strides and "
                              f"{rank} traversal strides; got {len(boxes)}, {len(strides)} and {len(elem_strides)}",
                              ext.DSLValueError)
-    if swizzle.name not in _HOPPER_SWIZZLES and _hopper_target():
+    backend, hook = _hook()
+    hoppers = backend == "hopper"
+    if swizzle.name not in _HOPPER_SWIZZLES and hoppers:
         raise ext.user_error(f"cuda.TensorMapSwizzle.{swizzle.name} is a swizzle of Blackwell's copy engine "
                              "(sm_100a); Hopper's has none, s32b, s64b and s128b", ext.DSLValueError)
-    code, gbits, sbits = _data_type(dtype, fmt)
+    code, gbits, sbits = _data_type(dtype, fmt, hoppers)
     for i, b in enumerate(boxes):
         if not 1 <= b <= 256:
             raise ext.user_error(f"box_dims: extent {b} of dimension {i} is not in 1..256", ext.DSLValueError)
@@ -199,7 +207,6 @@ def _make(tensor, byte_offset, dtype, fmt, dims, strides, boxes, elem_strides, i
     if swizzle.name != "none" and inner > {"s32b": 32, "s64b": 64}.get(swizzle.name, 128):
         raise ext.user_error(f"box_dims: an innermost box of {inner} bytes is wider than the {swizzle.name} swizzle "
                              "span", ext.DSLValueError)
-    backend, hook = _hook()
     attrs = {"data_type": code, "rank": rank, "swizzle": swizzle.value, "interleave": interleave.value,
              "l2_promotion": l2.value, "oob_fill": oob.value, "backend": backend, "hook": hook,
              "byte_offset": byte_offset}

@@ -23,8 +23,8 @@ from warpweave import ext
 
 class CTAGroup(enum.Enum):
     """The CTAs one operation works for: one, or the pair of a 2-CTA MMA (.cta_group::1 / ::2)."""
-    CTA_1 = 1
-    CTA_2 = 2
+    CTA_1 = "cta_1"
+    CTA_2 = "cta_2"
 
 
 class TensormapField(enum.Enum):
@@ -42,7 +42,7 @@ class TensormapField(enum.Enum):
 MBARRIER_OF_GROUP: dict = {}
 
 
-def _pointer(x, what):
+def pointer(x, what):
     """The pointer an argument stands for: a pointer, a tensor's iterator, an array's first element."""
     if isinstance(x, (cutlass.Numeric, int, float, bool)) or x is None:
         raise ext.user_error(f"{what} is a pointer, an array or a tensor, got {x!r}", ext.DSLTypeError)
@@ -55,15 +55,15 @@ def _pointer(x, what):
     return x
 
 
-def _shared(b, x, what):
-    p = _pointer(x, what)
+def shared_address(b, x, what):
+    p = pointer(x, what)
     if p.memspace != "smem":
         raise ext.user_error(f"{what} must be in shared memory, got a {p.memspace} pointer", ext.DSLTypeError)
     return b.op1("llvm.ptrtoint", [p.address(0)], "i32")
 
 
 def _tensormap(b, x, what="tensormap"):
-    p = _pointer(x, what)
+    p = pointer(x, what)
     if p.memspace not in ("generic", "gmem"):
         raise ext.user_error(f"{what} is the generic or global address of a tensor map (TensorMap.get_ptr()), got a "
                              f"{p.memspace} pointer", ext.DSLTypeError)
@@ -78,11 +78,13 @@ def _coords(coords):
     return [cutlass.Int32(c).ir() for c in cs]
 
 
-def _group(group) -> int:
-    if isinstance(group, CTAGroup):
-        return group.value
-    if getattr(group, "name", None) in ("CTA_1", "CTA_2"):  # the same enumeration, by another module's class
-        return int(group.name[-1])
+def cta_group(group) -> int:
+    """1 or 2 for a CTAGroup (or its value, "cta_1" / "cta_2"); None is CTA_1."""
+    if group is None:
+        return 1
+    name = getattr(group, "value", group)
+    if name in ("cta_1", "cta_2"):
+        return int(name[-1])
     raise ext.user_error(f"group must be a CTAGroup (CTA_1 or CTA_2), got {group!r}", ext.DSLTypeError)
 
 
@@ -101,8 +103,8 @@ def cp_async_bulk_tensor_shared_cta_global(dst, tensormap, coords, mbar, *, loc=
     cs = _coords(coords)
     backend, entry = _select("cpasync.CopyBulkTensorTileG2SOp", {"rank": len(cs), "cta_group": 1},
                              "cp_async_bulk_tensor_shared_cta_global")
-    ext.emit_instruction(b, backend, entry, {"dst": [_shared(b, dst, "dst")], "tmap": [_tensormap(b, tensormap)],
-                                             "mbar": [_shared(b, mbar, "mbar")], "coords": cs})
+    ext.emit_instruction(b, backend, entry, {"dst": [shared_address(b, dst, "dst")], "tmap": [_tensormap(b, tensormap)],
+                                             "mbar": [shared_address(b, mbar, "mbar")], "coords": cs})
 
 
 def cp_async_bulk_tensor_shared_cluster_global(dst, tensormap, coords, mbar, im2col_offsets=(), *,
@@ -114,15 +116,15 @@ def cp_async_bulk_tensor_shared_cluster_global(dst, tensormap, coords, mbar, im2
                              "im2col_offsets=[] for a tiled tensor map", ext.DSLNotImplementedError)
     b = ext.builder()
     cs = _coords(coords)
-    g = _group(group)
+    g = cta_group(group)
     mc = multicast_mask is not None
     name = "cpasync.CopyBulkTensorTileG2SMulticastOp" if mc else "cpasync.CopyBulkTensorTileG2SOp"
     backend, entry = _select(name, {"rank": len(cs), "cta_group": g}, "cp_async_bulk_tensor_shared_cluster_global"
                              + (" with multicast" if mc else "") + (" for CTAGroup.CTA_2" if g == 2 else ""))
-    bar = _shared(b, mbar, "mbar")
+    bar = shared_address(b, mbar, "mbar")
     if g in MBARRIER_OF_GROUP:
         bar = MBARRIER_OF_GROUP[g](b, bar)
-    inputs = {"dst": [_shared(b, dst, "dst")], "tmap": [_tensormap(b, tensormap)], "mbar": [bar], "coords": cs}
+    inputs = {"dst": [shared_address(b, dst, "dst")], "tmap": [_tensormap(b, tensormap)], "mbar": [bar], "coords": cs}
     if mc:
         inputs["cta_mask"] = [cutlass.Int32(multicast_mask).ir()]
     ext.emit_instruction(b, backend, entry, inputs)
@@ -135,7 +137,7 @@ def cp_async_bulk_tensor_global_shared_cta(tensormap, src, coords, *, loc=None, 
     cs = _coords(coords)
     backend, entry = _select("cpasync.CopyBulkTensorTileS2GOp", {"rank": len(cs)},
                              "cp_async_bulk_tensor_global_shared_cta")
-    ext.emit_instruction(b, backend, entry, {"tmap": [_tensormap(b, tensormap)], "src": [_shared(b, src, "src")],
+    ext.emit_instruction(b, backend, entry, {"tmap": [_tensormap(b, tensormap)], "src": [shared_address(b, src, "src")],
                                              "coords": cs})
 
 
@@ -165,7 +167,7 @@ def tensormap_replace(field, tensormap, new_value=None, ord=None, *, loc=None, i
                                  ext.DSLValueError)
         attrs["ord"] = o
     b = ext.builder()
-    p = _pointer(tensormap, "tensormap")
+    p = pointer(tensormap, "tensormap")
     space = "shared::cta" if p.memspace == "smem" else "generic"
     if space == "generic" and p.memspace not in ("generic", "gmem"):
         raise ext.user_error(f"tensormap_replace: the tensor map is in global or shared memory, got a {p.memspace} "

@@ -49,6 +49,14 @@ TMA_ATOMS = [f"hopper.tma.{k}.{r}d" for r in range(1, 6) for k in ("load", "load
 PRIMITIVES = (
     [f"hopper.tma.prefetch.{r}d" for r in range(1, 6)] +
     ["hopper.st_async.b32", "hopper.st_async.b64"] +
+    # cutlass.experimental.primitives' own forms (python/primitives.py adapts their signatures)
+    ["hopper.bulk.global.shared_cta", "hopper.bulk.prefetch", "hopper.bulk.shared_cluster.global",
+     "hopper.bulk.shared_cluster.shared_cta", "hopper.fence.proxy.tensormap.acquire",
+     "hopper.fence.proxy.tensormap.release", "hopper.mbarrier.arrive.shared_cluster", "hopper.mbarrier.arrive.state",
+     "hopper.mbarrier.try_wait.parity.hint", "hopper.mbarrier.try_wait.parity.plain",
+     "hopper.mbarrier.try_wait.state.hint", "hopper.red.global.b16", "hopper.red.shared_cta.b16"] +
+    [f"hopper.red.shared_cluster.b{bits}" for bits in (16, 32, 64)] +
+    [f"hopper.stmatrix.m8n8.x{n}{t}.words" for n in (1, 2, 4) for t in ("", ".trans")] +
     [f"hopper.tensormap.replace.{field}.{space}" for field in ("box_dim", "element_stride", "global_address",
                                                                 "global_dim", "global_stride", "rank")
      for space in ("generic", "shared_cta")] +
@@ -130,13 +138,16 @@ def test_targets(hopper):
 
 def test_python_names_are_unambiguous(hopper):
     seen = {}
+    # one name, several entries: told apart by their python_params, or (primitives) by the operands they take
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
-        key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())))
+        operands = tuple(o["name"] for o in ins.get("operands", [])) if ins in hopper.primitives else ()
+        key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())), operands)
         assert key not in seen, f"{ins['id']} and {seen[key]} share {key}"
         seen[key] = ins["id"]
-    # The DSL turns a primitive into a function found by its python_name alone, unless python_params tell several
-    # apart (the tensor-map edits per state space, which the backend's Python selects among).
-    names = [p["python_name"] for p in hopper.primitives if not p.get("python_params")]
+    # The DSL turns a primitive into a function found by its python_name and the operands it is given, unless
+    # python_params tell several apart (the tensor-map edits per state space, which the backend's Python selects).
+    names = [(p["python_name"], tuple(o["name"] for o in p.get("operands", []))) for p in hopper.primitives
+             if not p.get("python_params")]
     assert len(names) == len(set(names))
 
 

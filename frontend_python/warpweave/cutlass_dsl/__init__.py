@@ -7,7 +7,7 @@ from .._dsl.base.markers import dsl_user_op
 from .._dsl.device.math import max, min  # noqa: A004
 from .._dsl.tracing.control_flow import const_expr
 from .._dsl.tracing.functional import and_, for_generate, if_generate, not_, or_, while_generate, yield_out
-from .._dsl.values.ir_vector import extract_mlir_values, get_mlir_types, new_from_mlir_values
+from .._dsl.values.value_tree import extract_mlir_values, get_mlir_types, new_from_mlir_values
 from .._dsl.values.numeric import (BFloat16, Boolean, Float, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
                                    Integer, Numeric, NumericMeta, TFloat32, Uint8, Uint16, Uint32, Uint64)
 from .._mlir.extras import types as T

@@ -13,7 +13,8 @@ compute the parameter in C at each call: export_c(tensor, dst, **attrs) -> (decl
 `tensor` is an export_c.CTensor (C expressions of the call's tensor: data, shape(k), stride(k)) and the statements
 write the `size` bytes at `dst` (an `unsigned char *`). They may call driver functions they declare (with
 WW_DRIVER_ENTRY before the declaration) and fail with `return ww_fail(WW_INVALID_VALUE, "...")` or
-`return ww_driver(result, "call")`. Without a C form, such a function cannot be exported.
+`return ww_driver(result, "call")`. A runtime attribute reaches the C form as a string: its C expression (int64_t)
+over the wrapper's values. Without a C form, such a function cannot be exported.
 """
 from __future__ import annotations
 

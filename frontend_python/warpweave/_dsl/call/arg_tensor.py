@@ -342,7 +342,7 @@ class PointerArg(ArgPlan):
 
     def native(self, slots):
         _, _, space, align = self.spec
-        return (NATIVE_POINTER, slots.slot(slots.ptrs, self.index), RuntimePointer, self.dtype, AddressSpace(space),
+        return (NATIVE_POINTER, slots.slot(slots.ptrs, self.index), RuntimePointer, self.dtype, AddressSpace[space],
                 align)
 
     def c_args(self, name, c_identifier, host_symbols):

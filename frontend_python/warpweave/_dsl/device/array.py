@@ -21,33 +21,19 @@ import math
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.ir_values import PointerType, Value
 from ..base.markers import accept_locations_in_class
 from ..values.fragments import make_rmem_tensor
 from ..values.ir_vector import Vector
-from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt
+from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt, Uint8
 from ..values.pointer import (
-    GENERIC, GMEM, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store,
-    ptr_type, store_vector_value,
+    GENERIC, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store, memspace_of,
+    pointer_of, ptr_type, store_vector_value,
 )
 from ..values.runtime import AddressSpace
 from ..values.tensor import ComposedLayout, Layout, Tensor
+from .device_pointer import make_ptr
 from .smem import allocate_elements
-
-# CuTe DSL numbers address spaces as NVVM does (cutlass.Array(ptr, addrspace=3), cutlass.inttoptr(.., 3, ..)).
-_NVVM_SPACES = {0: GENERIC, 1: GMEM, 3: SMEM, 5: RMEM, 6: "tmem", 7: "dsmem"}
-
-
-def memspace_of(space, what: str = "space") -> str:
-    """The memory space named by an AddressSpace member, its name, or NVVM's address space number."""
-    if isinstance(space, AddressSpace):
-        return space.value
-    if isinstance(space, int) and not isinstance(space, bool) and space in _NVVM_SPACES:
-        return _NVVM_SPACES[space]
-    if isinstance(space, str) and space in _NVVM_SPACES.values():
-        return space
-    raise DSLTypeError(f"cutlass.Array: {what} is a cutlass.AddressSpace (or NVVM's address space number "
-                       f"{sorted(_NVVM_SPACES)}), got {space!r}", user_location(3))
-
 
 def _shape_of(shape) -> tuple:
     """A shape given to cutlass.Array: a positive int or a tuple of them, known while tracing."""
@@ -100,8 +86,9 @@ class Array:
     - `Array(ptr, shape=..., dtype=..., addrspace=...)`: a view of memory a pointer (or another Array) points to;
     - a kernel or @cute.jit parameter annotated `cutlass.Array`: the tensor argument, seen as an Array."""
 
-    def __init__(self, source, shape=None, *, space=None, alignment=None, dtype=None, addrspace=None,
-                 strides=None):
+    def __init__(self, source=None, shape=None, *, space=None, alignment=None, dtype=None, addrspace=None):
+        if source is None and dtype is not None:  # Array(dtype=..., shape=..., space=...)
+            source, dtype = dtype, None
         if isinstance(source, NumericMeta):
             if dtype is not None:
                 raise DSLTypeError("cutlass.Array: the element type is given twice (positionally and as dtype=)",
@@ -151,7 +138,7 @@ class Array:
     @property
     def space(self) -> AddressSpace:
         ms = self.iterator.memspace
-        return AddressSpace(ms) if ms in AddressSpace._value2member_map_ else ms
+        return AddressSpace[ms] if ms in AddressSpace.__members__ else ms
 
     @property
     def alignment(self) -> int:
@@ -174,15 +161,26 @@ class Array:
                            user_location(2))
 
     # --- pointers and views -----------------------------------------------------------------------------------
+    def ir_value(self, *, loc=None, ip=None):
+        """The address of the first element as an IR pointer value (`!llvm.ptr<N>`), for ops written with the IR."""
+        return self.iterator.ir_value()
+
     def data_ptr(self) -> Pointer:
         """The address of the first element, as a typed pointer (cutlass.Pointer)."""
         return self.iterator
 
-    def subview(self, offset, shape=None) -> "Array":
-        """The Array `offset` elements further on (a stage of a buffer, the i-th barrier of an array of them), of
-        the same shape unless `shape` is given."""
+    def subview(self, idx=0, shape=None) -> "Array":
+        """The Array from element idx on (a flat position, or a coordinate): a stage of a buffer, the i-th
+        barrier of an array of them; of the same shape unless `shape` is given."""
         shape = self.shape if shape is None else _shape_of(shape)
-        return Array.of_tensor(Tensor(self.iterator + offset, _row_major(shape), self.dtype))
+        return Array.of_tensor(Tensor(self._ptr(idx, None), _row_major(shape), self.dtype))
+
+    def tospace(self, space) -> "Array":
+        """The same memory seen from another address space (shared memory through generic addresses, ...)."""
+        ms = memspace_of(space)
+        p = self.iterator
+        return self if ms == p.memspace else Array.of_tensor(Tensor(_cast_space(p, ms), self._tensor.layout,
+                                                                    self.dtype))
 
     def align(self, alignment: int) -> "Array":
         """This Array, with the promise that its first element's address is a multiple of `alignment` bytes."""
@@ -203,21 +201,24 @@ class Array:
         self._tensor[idx] = value
 
     def _ptr(self, idx, alignment):
-        p = self.iterator + _flat(idx)
+        """The pointer to element idx: a flat position, or a coordinate (a tuple) through the layout."""
+        off = self._tensor.layout(tuple(idx)) if isinstance(idx, tuple) else _flat(idx)
+        p = self.iterator + off
         return p.align(alignment) if alignment else p
 
-    def load(self, idx=0, vector_size=1, *, alignment=None, is_volatile=False, is_invariant=False):
-        """The element at flat position idx, or with vector_size=n the n elements from it as one Vector (one
-        vector access: alignment= promises the alignment of element idx's address in bytes)."""
+    def load(self, idx=0, vector_size=None, *, alignment=None, is_volatile=False, is_invariant=False,
+             is_nontemporal=False):
+        """The element at idx (a flat position or a coordinate), or with vector_size=n the n elements from it as
+        one Vector (one vector access: alignment= promises the alignment of element idx's address in bytes)."""
         p = self._ptr(idx, alignment)
-        return load_vector_value(p, 0, vector_size, volatile=is_volatile, invariant=is_invariant,
-                                 scalar=vector_size == 1)
+        return load_vector_value(p, 0, vector_size or 1, volatile=is_volatile, invariant=is_invariant,
+                                 nontemporal=is_nontemporal, scalar=vector_size is None)
 
-    def store(self, value, idx=0, vector_size=None, *, alignment=None, is_volatile=False):
-        """Writes value at flat position idx: a number, a Vector (its lanes from idx on), or a number broadcast to
-        vector_size lanes."""
+    def store(self, value, idx=0, vector_size=None, *, alignment=None, is_volatile=False, is_nontemporal=False):
+        """Writes value at idx (a flat position or a coordinate): a number, a Vector (its lanes from idx on), or
+        a number broadcast to vector_size lanes."""
         n = vector_size if vector_size is not None else (None if isinstance(value, Vector) else 1)
-        store_vector_value(self._ptr(idx, alignment), 0, value, n, volatile=is_volatile)
+        store_vector_value(self._ptr(idx, alignment), 0, value, n, volatile=is_volatile, nontemporal=is_nontemporal)
 
     def masked_load(self, idx, vector_size, mask, default=None, *, alignment=None):
         """vector_size elements from flat position idx as a Vector: lane i read where mask[i] holds (a Boolean
@@ -326,6 +327,26 @@ def _cast_space(ptr: Pointer, memspace: str) -> Pointer:
     return Pointer(base, ptr.dtype, memspace, ptr.alignment_at(0))
 
 
+def make_array_view(tensor, *, dtype=None, bounds_check: bool = False) -> Array:
+    """A tensor seen as a cutlass.Array (its element type recast to dtype if given). bounds_check asks for
+    accesses checked against the shape, which warpweave does not compile in: it is refused rather than ignored."""
+    if bounds_check:
+        raise DSLValueError("make_array_view(bounds_check=True): checked accesses are not compiled by warpweave",
+                            user_location(2))
+    if not isinstance(tensor, Tensor) or not isinstance(tensor.iterator, Pointer):
+        raise DSLTypeError(f"make_array_view takes a tensor over memory, got {type(tensor).__name__}",
+                           user_location(2))
+    if dtype is None or dtype is tensor.element_type:
+        return Array.of_tensor(tensor)
+    return Array(tensor.iterator, tensor.shape, dtype=dtype)
+
+
+def inttoptr(value, mem_space, dtype) -> Pointer:
+    """cutlass.inttoptr: a pointer to dtype values at the integer address `value` in mem_space (a
+    cutlass.AddressSpace or NVVM's number: 3 shared, 6 tensor memory, ...), in a kernel."""
+    return make_ptr(dtype, value, AddressSpace[memspace_of(mem_space, "mem_space")])
+
+
 def array_argument(value, annotation):
     """A kernel or @cute.jit argument as its annotation asks: a tensor for a parameter annotated cutlass.Array
     is seen as an Array."""
@@ -337,11 +358,14 @@ def array_argument(value, annotation):
 
 def address_of(x, what: str = "an address") -> Pointer:
     """The pointer a primitive takes from what a program passes it: an Array (its first element), a Tensor (its
-    iterator), a cute pointer, or an object whose `.ptr` / `.iterator` is one. Backends' primitives that take an
-    address call this, so each accepts all of them alike (w27's primitives: `mbarrier_init(mbar, 1)` with
-    `mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)`, `mapa(arr.data_ptr(), rank)`)."""
+    iterator), a cute pointer, an IR pointer value (a byte pointer of its address space), or an object whose `.ptr`
+    / `.iterator` is one. The backends' primitives that take an address read it with this (warpweave.ext's
+    address_of), so each accepts all of them alike: `mbarrier_init(mbar, 1)` with
+    `mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)`, `mapa(arr.data_ptr(), rank)`."""
     if isinstance(x, Pointer):
         return x
+    if isinstance(x, Value) and PointerType.isinstance(x.type):  # an IR pointer value (llvm.addrspacecast's)
+        return pointer_of(x, dtype=Uint8)
     if isinstance(x, Array):
         return x.iterator
     if isinstance(x, Tensor) and isinstance(x.iterator, Pointer):
@@ -354,4 +378,4 @@ def address_of(x, what: str = "an address") -> Pointer:
                        user_location(3))
 
 
-__all__ = ["Array", "address_of", "array_argument", "memspace_of"]
+__all__ = ["Array", "address_of", "array_argument", "inttoptr", "make_array_view"]

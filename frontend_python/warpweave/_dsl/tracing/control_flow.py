@@ -17,7 +17,10 @@ from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError,
 from ..base.ir_values import Value
 from ..values import hooks
 from ..base import ir_values as ir_values_mod
-from ..values.ir_vector import carries_ir_values, extract_mlir_values, new_from_mlir_values
+from . import dynamic_debug
+from ..values.value_tree import (
+    carries_ir_values, extract_mlir_values, new_from_mlir_values, tree_difference, type_tree,
+)
 from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt, as_numeric, select
 from ..values.tensor import GMEM, RMEM, SMEM, Pointer, Tensor, ptr_type
 
@@ -186,6 +189,7 @@ class _CarriedObject:
         self.name = name
         self.template = obj
         self.types = [v.type.text for v in extract_mlir_values(obj)]
+        self.tree = type_tree(obj)
 
     def ir_types(self):
         return list(self.types)
@@ -200,10 +204,11 @@ class _CarriedObject:
         vals = extract_mlir_values(after) if type(after) is type(self.template) else None
         if vals is None or [v.type.text for v in vals] != self.types:
             got = "a " + type(after).__name__ if vals is None else "(" + ", ".join(v.type.text for v in vals) + ")"
+            diff = tree_difference(self.tree, type_tree(after)) if vals is not None else None
             raise DSLTypeError(f"variable '{self.name}' ({type(self.template).__name__} of IR values "
                                f"({', '.join(self.types)})) becomes {got} inside the dynamic {where} at line "
-                               f"{lineno}; an object carried through dynamic control flow keeps its values' types",
-                               user_location(4))
+                               f"{lineno}" + (f": {diff}" if diff else "") + "; an object carried through dynamic "
+                               "control flow keeps its values' types", user_location(4))
         return [v.use() for v in vals]
 
 
@@ -280,6 +285,7 @@ class _Carry:
                 self.objects.append(m)
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
         self.object_types = [[type(x) for x in vals] for vals in self.snapshot]
+        self.depth = dynamic_debug.enter()
 
     def ir_types(self):
         return ([ty.ir_type for ty in self.types] + [t for _, ct in self.tuples for t in ct.ir_types()] +
@@ -370,6 +376,9 @@ class _Carry:
             else:
                 vals.append(v)
         self._set_objects(objects)
+        carried = [(self.names[i], self.values[i]) for i in self.index] + \
+            [(self.names[i], self.values[i]) for i, _ in self.tuples]
+        dynamic_debug.leave(self.depth, lineno, carried)
         return tuple(vals)
 
 

@@ -1,41 +1,66 @@
-"""`Vector`: an IR vector value with its DSL element type (CuTe DSL's `cutlass.base_dsl.typing.Vector`), and
-`get_mlir_types` / `extract_mlir_values` / `new_from_mlir_values`: the IR values an object is made of (CuTe DSL's
-`__extract_mlir_values__` / `__new_from_mlir_values__` protocol), which dynamic control flow carries.
+"""`Vector`: an IR vector value with its DSL element type (CuTe DSL's `cutlass.base_dsl.typing.Vector`); the IR
+values objects are made of (CuTe DSL's protocol) are value_tree.py's.
 
 A Vector lives in registers: it is built from numbers (`from_elements`), taken apart into numbers (`to_elements`,
 `v[i]`), reinterpreted (`bitcast`) and converted (`to`), each a vector-dialect op at the user's line.
 """
 from __future__ import annotations
 
+import itertools
+import math
+
 from ..base import ir_dialects
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..base.ir_values import Type, Value, VectorType, operand
+from ..base.ir_values import Type, Value, VectorType, emit, operand
 from .numeric import Numeric, NumericMeta, as_numeric, numeric_type_of
 
 
+def _dims(shape) -> tuple:
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not dims or any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims):
+        raise DSLValueError(f"a Vector's shape is positive ints known while tracing, got {shape!r}", user_location(3))
+    return dims
+
+
+def _row_major_index(shape: tuple, idx: tuple) -> int:
+    flat = 0
+    for d, i in zip(shape, idx):
+        flat = flat * d + i
+    return flat
+
+
 class Vector:
-    def __init__(self, v, *, dtype=None, loc=None, ip=None):
+    """A register vector of DSL numbers (CuTe DSL's cutlass.Vector), of any rank: its lanes are one IR vector in
+    row-major order (`ir_value()`), its `shape` the logical one (`broadcast_to(row, (2, 4))`, `m[:, 1:3]`).
+    Arithmetic with a Vector of the same shape, or a number (broadcast to every lane), is one vector op."""
+
+    def __init__(self, v, *, dtype=None, shape=None, loc=None, ip=None):
         v = operand(v, "a Vector's value")
         if not VectorType.isinstance(v.type):
             raise DSLTypeError(f"a Vector wraps an IR vector, got a value of type {v.type}", user_location(2))
         vt = VectorType(v.type)
         if vt.rank != 1:
-            raise DSLValueError(f"a Vector is one-dimensional, got {vt}", user_location(2))
+            raise DSLValueError(f"a Vector's IR value is one-dimensional (its lanes in row-major order), got {vt}",
+                                user_location(2))
         et = dtype if dtype is not None else numeric_type_of(vt.element_type)
         if et is None or et.mlir_type != vt.element_type:
             raise DSLTypeError(f"a Vector of {vt} holds {vt.element_type}, not {getattr(et, '__name__', et)}",
                                user_location(2))
-        self._value, self.dtype = v, et
+        shape = (vt.shape[0],) if shape is None else _dims(shape)
+        if math.prod(shape) != vt.shape[0]:
+            raise DSLValueError(f"a Vector of shape {shape} has {math.prod(shape)} lanes, its value {vt.shape[0]}",
+                                user_location(2))
+        self._value, self.dtype, self._shape = v, et, shape
 
     @staticmethod
-    def from_elements(scalars, dtype, *, loc=None, ip=None) -> "Vector":
+    def from_elements(scalars, dtype, *, shape=None, loc=None, ip=None) -> "Vector":
         if not isinstance(dtype, NumericMeta):
             raise DSLTypeError(f"Vector.from_elements: dtype is a DSL numeric type, got {dtype!r}", user_location(2))
         xs = [dtype(x).ir_value() for x in scalars]
         if not xs:
             raise DSLValueError("Vector.from_elements: a vector has at least one element", user_location(2))
         vt = VectorType.get([len(xs)], dtype.mlir_type)
-        return Vector(ir_dialects.from_elements(vt, xs), dtype=dtype)
+        return Vector(ir_dialects.from_elements(vt, xs), dtype=dtype, shape=shape)
 
     @property
     def type(self) -> Type:
@@ -43,11 +68,11 @@ class Vector:
 
     @property
     def shape(self) -> tuple:
-        return tuple(VectorType(self._value.type).shape)
+        return self._shape
 
     @property
     def numel(self) -> int:
-        return self.shape[0]
+        return math.prod(self._shape)
 
     def ir_value(self, *, loc=None, ip=None) -> Value:
         return self._value
@@ -56,7 +81,7 @@ class Vector:
         return [self._value]
 
     def __new_from_mlir_values__(self, values):
-        return Vector(values[0], dtype=self.dtype)
+        return Vector(values[0], dtype=self.dtype, shape=self._shape)
 
     def __get_mlir_types__(self):
         return [self._value.type]
@@ -69,113 +94,157 @@ class Vector:
         vt = VectorType.get([bits // dtype.width], dtype.mlir_type)
         return Vector(ir_dialects.bitcast(vt, self._value), dtype=dtype)
 
+    def reshape(self, shape) -> "Vector":
+        """The same lanes (row-major) under another shape of as many."""
+        return Vector(self._value, dtype=self.dtype, shape=_dims(shape))
+
+    def _lane(self, i: int):
+        return self.dtype(ir_dialects.extract(self._value, [], [i]))
+
     def to_elements(self, *, loc=None, ip=None) -> tuple:
-        return tuple(self[i] for i in range(self.numel))
+        return tuple(self._lane(i) for i in range(self.numel))
 
     def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return Vector.from_elements([self[i] for i in range(*idx.indices(self.numel))], self.dtype)
-        if not isinstance(idx, int) or not -self.numel <= idx < self.numel:
-            raise DSLValueError(f"Vector index {idx!r}: a static position in 0..{self.numel - 1}", user_location(2))
-        return self.dtype(ir_dialects.extract(self._value, [], [idx % self.numel]))
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if len(idx) > len(self._shape):
+            raise DSLValueError(f"Vector index {idx!r}: more positions than the shape {self._shape} has",
+                                user_location(2))
+        idx = idx + (slice(None),) * (len(self._shape) - len(idx))
+        ranges, kept = [], []
+        for i, d in zip(idx, self._shape):
+            if isinstance(i, slice):
+                r = range(*i.indices(d))
+                if not r:
+                    raise DSLValueError(f"Vector index {idx!r}: an empty slice", user_location(2))
+                ranges.append(r)
+                kept.append(len(r))
+            elif isinstance(i, int) and not isinstance(i, bool) and -d <= i < d:
+                ranges.append(range(i % d, i % d + 1))
+            else:
+                raise DSLValueError(f"Vector index {idx!r}: static positions in a shape of {self._shape}",
+                                    user_location(2))
+        lanes = [_row_major_index(self._shape, p) for p in itertools.product(*ranges)]
+        if not kept:
+            return self._lane(lanes[0])
+        return Vector.from_elements([self._lane(i) for i in lanes], self.dtype, shape=tuple(kept))
 
     def __len__(self):
-        return self.numel
+        return self._shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(self._shape[0]))
 
     def to(self, dtype, *, loc=None, ip=None) -> "Vector":
-        return Vector.from_elements([x.to(dtype) for x in self.to_elements()], dtype)
+        return Vector.from_elements([x.to(dtype) for x in self.to_elements()], dtype, shape=self._shape)
 
-    def _elementwise(self, other, fn):
-        xs = self.to_elements()
-        ys = other.to_elements() if isinstance(other, Vector) else [other] * self.numel
-        return Vector.from_elements([fn(a, b) for a, b in zip(xs, ys)], self.dtype)
+    def _operand(self, other, op):
+        """other as the IR vector of the op's other side: a Vector of this shape, or a number in every lane."""
+        if isinstance(other, Vector):
+            if other._shape != self._shape:
+                raise DSLValueError(f"Vector {op}: shapes {self._shape} and {other._shape} differ", user_location(4))
+            return (other if other.dtype is self.dtype else other.to(self.dtype))._value
+        if isinstance(other, (Numeric, int, float, bool)):
+            x = other if isinstance(other, Numeric) and type(other) is self.dtype else self.dtype(other)
+            return ir_dialects.broadcast(VectorType.get([self.numel], self.dtype.mlir_type), x.ir_value())
+        raise DSLTypeError(f"Vector {op} with a {type(other).__name__}", user_location(4))
+
+    def _binary(self, other, op, reverse=False):
+        t = self.dtype
+        kind = "f" if t.is_float else None
+        names = {"+": ("addf", "addi"), "-": ("subf", "subi"), "*": ("mulf", "muli"),
+                 "/": ("divf", "divsi" if t.signed else "divui")}
+        if kind is None and not t.is_integer:
+            raise DSLTypeError(f"Vector {op} of {t.__name__} values", user_location(3))
+        name = names[op][0 if t.is_float else 1]
+        a, b = self._value, self._operand(other, op)
+        if reverse:
+            a, b = b, a
+        v = emit(f"arith.{name}", [a, b], [self._value.type])[0]
+        return Vector(v, dtype=t, shape=self._shape)
 
     def __add__(self, o):
-        return self._elementwise(o, lambda a, b: a + b)
+        return self._binary(o, "+")
+
+    def __radd__(self, o):
+        return self._binary(o, "+", True)
 
     def __sub__(self, o):
-        return self._elementwise(o, lambda a, b: a - b)
+        return self._binary(o, "-")
+
+    def __rsub__(self, o):
+        return self._binary(o, "-", True)
 
     def __mul__(self, o):
-        return self._elementwise(o, lambda a, b: a * b)
+        return self._binary(o, "*")
+
+    def __rmul__(self, o):
+        return self._binary(o, "*", True)
 
     def __truediv__(self, o):
-        return self._elementwise(o, lambda a, b: a / b)
+        return self._binary(o, "/")
+
+    def __rtruediv__(self, o):
+        return self._binary(o, "/", True)
+
+    def __neg__(self):
+        return self._binary(0, "-", True)
+
+    def __bool__(self):
+        raise DSLTypeError("a Vector has no truth value: reduce it first (cutlass.vector.any_ / all_)",
+                           user_location(2))
 
     def __repr__(self):
-        return f"Vector({self._value!r}, dtype={self.dtype.__name__})"
+        return f"Vector({self._value!r}, dtype={self.dtype.__name__}, shape={self._shape})"
 
 
-def get_mlir_types(obj) -> list:
-    """The IR types of the values `obj` is made of, recursively: a number's, an IR value's, those an object gives
-    through `__get_mlir_types__` or `__extract_mlir_values__`, a list's or tuple's in order; none for Python
-    constants."""
-    if isinstance(obj, Value):
-        return [obj.type]
-    if isinstance(obj, Numeric):
-        return [type(obj).mlir_type]
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__get_mlir_types__", None)):
-        return list(obj.__get_mlir_types__())
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__extract_mlir_values__", None)):
-        return [v.type for v in extract_mlir_values(obj)]
-    if isinstance(obj, (list, tuple)):
-        out = []
-        for x in obj:
-            out.extend(get_mlir_types(x))
-        return out
-    return []
+# --- cutlass.vector: Vectors made whole -----------------------------------------------------------------------------
+
+def full(shape, fill_value, dtype=None, *, loc=None, ip=None) -> Vector:
+    """A Vector of `shape` with fill_value in every lane (of dtype, else the value's type)."""
+    shape = _dims(shape)
+    x = as_numeric(fill_value) if dtype is None else dtype(fill_value)
+    t = type(x)
+    return Vector(ir_dialects.broadcast(VectorType.get([math.prod(shape)], t.mlir_type), x.ir_value()), dtype=t,
+                  shape=shape)
 
 
-def extract_mlir_values(obj) -> list:
-    """The IR values `obj` is made of, flat and in order (CuTe DSL's protocol): an IR value itself, a number's,
-    those of what an object's `__extract_mlir_values__` gives, a list's or tuple's elements'; none for Python
-    constants and objects without the protocol."""
-    if isinstance(obj, Value):
-        return [obj]
-    if isinstance(obj, Numeric):
-        return [obj.ir_value()]
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__extract_mlir_values__", None)):
-        out = []
-        for v in obj.__extract_mlir_values__():
-            out.extend(extract_mlir_values(v))
-        return out
-    if isinstance(obj, (list, tuple)):
-        out = []
-        for x in obj:
-            out.extend(extract_mlir_values(x))
-        return out
-    return []
+def full_like(a: Vector, fill_value, dtype=None, *, loc=None, ip=None) -> Vector:
+    return full(a.shape, fill_value, dtype or a.dtype)
 
 
-def new_from_mlir_values(obj, values):
-    """`obj` made again of other IR values (as many as extract_mlir_values(obj) gives, of the same types)."""
-    values = list(values)
-    if not isinstance(obj, (Value, Numeric)):
-        n = len(extract_mlir_values(obj))
-        if len(values) != n:
-            raise DSLValueError(f"new_from_mlir_values: {type(obj).__name__} is made of {n} IR values, got "
-                                f"{len(values)}", user_location(2))
-    if isinstance(obj, Value):
-        return values[0]
-    if isinstance(obj, Numeric):
-        return type(obj)(values[0])
-    if not isinstance(obj, type) and callable(getattr(type(obj), "__new_from_mlir_values__", None)):
-        return obj.__new_from_mlir_values__(values)
-    if isinstance(obj, (list, tuple)):
-        out, pos = [], 0
-        for x in obj:
-            n = len(extract_mlir_values(x))
-            out.append(new_from_mlir_values(x, values[pos:pos + n]))
-            pos += n
-        return type(obj)(out) if not hasattr(obj, "_fields") else type(obj)(*out)
-    return obj
+def zeros_like(a: Vector, dtype=None, *, loc=None, ip=None) -> Vector:
+    return full(a.shape, 0, dtype or a.dtype)
 
 
-def carries_ir_values(obj) -> bool:
-    """An object of CuTe DSL's protocol (both halves), which dynamic control flow carries value by value."""
-    t = type(obj)  # looked up on the type, as Python's protocols are: an object's __getattr__ does not answer
-    return (not isinstance(obj, (type, Numeric)) and callable(getattr(t, "__extract_mlir_values__", None))
-            and callable(getattr(t, "__new_from_mlir_values__", None)))
+def ones_like(a: Vector, dtype=None, *, loc=None, ip=None) -> Vector:
+    return full(a.shape, 1, dtype or a.dtype)
+
+
+def broadcast_to(src, target_shape, *, loc=None, ip=None) -> Vector:
+    """src (a number, or a Vector whose shape matches the target's trailing extents, NumPy's rule) repeated to
+    target_shape."""
+    target = _dims(target_shape)
+    if not isinstance(src, Vector):
+        return full(target, src)
+    shape = src.shape
+    pad = (1,) * (len(target) - len(shape)) + shape if len(shape) <= len(target) else None
+    if pad is None or any(s not in (1, t) for s, t in zip(pad, target)):
+        raise DSLValueError(f"broadcast_to: a Vector of shape {shape} does not broadcast to {target}",
+                            user_location(2))
+    lanes = []
+    for p in itertools.product(*(range(t) for t in target)):
+        lanes.append(_row_major_index(pad, tuple(0 if s == 1 else i for s, i in zip(pad, p))))
+    elems = src.to_elements()
+    return Vector.from_elements([elems[i] for i in lanes], src.dtype, shape=target)
+
+
+def outerproduct(a: Vector, b: Vector, acc: Vector | None = None, *, loc=None, ip=None) -> Vector:
+    """The (len(a), len(b)) Vector of a[i] * b[j] (plus acc)."""
+    if not isinstance(a, Vector) or not isinstance(b, Vector) or len(a.shape) != 1 or len(b.shape) != 1:
+        raise DSLTypeError("outerproduct: a and b are one-dimensional Vectors", user_location(2))
+    m, n = a.shape[0], b.shape[0]
+    out = broadcast_to(a.reshape((m, 1)), (m, n)) * broadcast_to(b, (m, n))
+    return out if acc is None else out + acc
 
 
 def as_dsl(value):
@@ -186,4 +255,4 @@ def as_dsl(value):
     return as_numeric(v)
 
 
-__all__ = ["Vector", "as_dsl", "carries_ir_values", "extract_mlir_values", "get_mlir_types", "new_from_mlir_values"]
+__all__ = ["Vector", "as_dsl", "broadcast_to", "full", "full_like", "ones_like", "outerproduct", "zeros_like"]

@@ -8,11 +8,13 @@ access is recorded for each call by the host layer (values/hooks.py).
 """
 from __future__ import annotations
 
+import enum
 import math
 
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
+from .address_swizzle import Swizzle
 from .ir_vector import Vector
 from .numeric import PACKED_TYPES, Int32, Int64, Numeric, Uint8
 
@@ -39,6 +41,19 @@ def ptr_type(memspace: str) -> str:
     return "!llvm.ptr" if a == 0 else f"!llvm.ptr<{a}>"
 
 
+def pointer_like(x):
+    """The Pointer that x stands for where an instruction takes an address, or None: a Pointer; the iterator of a
+    tensor or an array; an IR value of an LLVM pointer type (user IR), as bytes of its address space."""
+    if isinstance(x, Pointer):
+        return x
+    it = getattr(x, "iterator", None)
+    if isinstance(it, Pointer):
+        return it
+    if isinstance(x, ir_values.Value) and x.type.text.startswith("!llvm.ptr"):
+        return pointer_of(x, dtype=Uint8)
+    return None
+
+
 def mem_type(t) -> str:
     """How a value of type t is stored in memory (Booleans and sub-byte types in bytes)."""
     return "i8" if t.is_boolean or t.width < 8 else t.ir_type
@@ -58,7 +73,18 @@ def storage_bits(t) -> int:
     return 4 if is_packed(t) else 8 * elem_bytes(t)
 
 
-class Pointer:
+class _PointerType(type):
+    """Pointer(value, dtype=..., space=...) as CuTe DSL's programs write it (cutlass.Pointer over an IR pointer
+    value or another pointer) makes a typed pointer of it; the DSL's own constructions pass the base id, type,
+    memory space and alignment positionally."""
+
+    def __call__(cls, base, *args, **kwargs):
+        if args or not isinstance(base, (ir_values.Value, Pointer)):
+            return super().__call__(base, *args, **kwargs)
+        return pointer_of(base, **kwargs)
+
+
+class Pointer(metaclass=_PointerType):
     """A typed address: an SSA base value plus an element offset kept symbolic. `base_align` is the base's known
     alignment in bytes; `assumed` is an alignment the user promised for base + offset (Pointer.align). A pointer
     from recast_ptr(ptr, swizzle_) carries a swizzle of its element addresses, which make_tensor composes with the
@@ -119,6 +145,31 @@ class Pointer:
     def __setitem__(self, i, value):
         store_scalar(self, _index_of(i), value)
 
+    def apply_swizzle(self, swizzle: Swizzle) -> "Pointer":
+        """The pointer to this address permuted by `swizzle` (a cutlass.Swizzle of byte addresses): where a tile
+        written swizzled (by TMA) keeps the element this pointer would address unswizzled."""
+        if not isinstance(swizzle, Swizzle):
+            raise DSLTypeError(f"apply_swizzle takes a cutlass.Swizzle, got {type(swizzle).__name__}",
+                               user_location(2))
+        if not swizzle.bbits:
+            return self
+        _in_kernel("apply_swizzle")
+        b = trace.builder()
+        addr = b.op1("llvm.ptrtoint", [self.address(0)], "i64")
+        mask = b.constant_int(((1 << swizzle.bbits) - 1) << (swizzle.mbase + swizzle.sshift), "i64")
+        moved = b.op1("arith.shrui", [b.op1("arith.andi", [addr, mask], "i64"),
+                                      b.constant_int(swizzle.sshift, "i64")], "i64")
+        base = b.op1("llvm.inttoptr", [b.op1("arith.xori", [addr, moved], "i64")], ptr_type(self.memspace))
+        return Pointer(base, self.dtype, self.memspace, min(self.alignment_at(0), 1 << swizzle.mbase))
+
+    def load_swizzled(self, swizzle: Swizzle, *, count=None, alignment=None, loc=None, ip=None):
+        """load() at this address permuted by swizzle (apply_swizzle)."""
+        return self.apply_swizzle(swizzle).load(count=count, alignment=alignment)
+
+    def store_swizzled(self, swizzle: Swizzle, value, *, alignment=None, loc=None, ip=None):
+        """store() at this address permuted by swizzle (apply_swizzle)."""
+        self.apply_swizzle(swizzle).store(value, alignment=alignment)
+
     def raw_ptr(self):
         """The pointer as CuTe DSL's typed pointer (cutlass.Pointer: `tensor.iterator.raw_ptr()`): one class here."""
         return self
@@ -170,6 +221,10 @@ class Pointer:
     def toint(self, *, loc=None, ip=None):
         """The address as an integer: 32 bits in the memories addressed with 32 (shared, a cluster's shared,
         tensor memory), 64 elsewhere."""
+        if self.base is None and self.host is not None:
+            # on the host, an argument's address is known only at each call: a HostAddress, which what takes an
+            # address there (a tensor map's global_address) resolves to the argument
+            return HostAddress(self)
         t = Int32 if _ADDRSPACE.get(self.memspace) in _SHORT_ADDRESS_SPACES else Int64
         return t.from_ir(trace.builder().op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
 
@@ -478,6 +533,21 @@ def store_vector(ptr: Pointer, offset, values):
 
 # --- vector accesses (CuTe DSL's Pointer and Array loads and stores of n elements) ----------------------------------
 
+class HostAddress:
+    """The address of a pointer or tensor argument in @cute.jit host code (Pointer.toint() there)."""
+
+    __slots__ = ("pointer",)
+
+    def __init__(self, pointer: Pointer):
+        self.pointer = pointer
+
+    def __ww_address_of__(self) -> Pointer:
+        return self.pointer
+
+    def __repr__(self):
+        return f"HostAddress(of argument {self.pointer.host})"
+
+
 def _index_of(i):
     if isinstance(i, Numeric):
         return i.__ww_int__() if hasattr(i, "__ww_int__") else i
@@ -491,9 +561,10 @@ def _in_kernel(what: str):
         raise DSLTypeError(f"{what} is a device access: make it inside a @cute.kernel function", user_location(4))
 
 
-def _access_props(ptr: Pointer, offset, n: int, volatile=False, invariant=False) -> str:
+def _access_props(ptr: Pointer, offset, n: int, volatile=False, invariant=False, nontemporal=False) -> str:
     align = min(ptr.alignment_at(offset), n * elem_bytes(ptr.dtype))
-    return f"alignment = {align} : i64" + (", volatile_" if volatile else "") + (", invariant" if invariant else "")
+    return (f"alignment = {align} : i64" + (", volatile_" if volatile else "") + (", invariant" if invariant else "")
+            + (", nontemporal" if nontemporal else ""))
 
 
 def _count(n, what):
@@ -505,7 +576,8 @@ def _count(n, what):
     return n
 
 
-def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=False, scalar=False):
+def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=False, nontemporal=False,
+                      scalar=False):
     """n consecutive elements from ptr + offset as one Vector (one vector load), or the element alone (scalar)."""
     _in_kernel("a vector load")
     n = _count(n, "load")
@@ -514,7 +586,8 @@ def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=Fals
     b = trace.builder()
     mt = mem_type(t)
     vt = mt if scalar else f"vector<{n}x{mt}>"
-    v = b.op1("llvm.load", [ptr.address(offset)], vt, _access_props(ptr, offset, n, volatile, invariant))
+    v = b.op1("llvm.load", [ptr.address(offset)], vt, _access_props(ptr, offset, n, volatile, invariant,
+                                                                     nontemporal))
     if t.is_boolean:
         v = b.op1("arith.trunci", [v], "i1" if scalar else f"vector<{n}xi1>")
     if scalar:
@@ -544,7 +617,7 @@ def _vector_id(vec: Vector, t):
     return v
 
 
-def store_vector_value(ptr: Pointer, offset, value, n=None, *, volatile=False):
+def store_vector_value(ptr: Pointer, offset, value, n=None, *, volatile=False, nontemporal=False):
     """Stores a Vector (or a number broadcast to n lanes) at ptr + offset with one vector store."""
     _in_kernel("a vector store")
     t = ptr.dtype
@@ -553,7 +626,8 @@ def store_vector_value(ptr: Pointer, offset, value, n=None, *, volatile=False):
         n = 1
     vec = vector_of(value, t, n)
     x = _vector_id(vec, t)
-    trace.builder().op0("llvm.store", [x, ptr.address(offset)], _access_props(ptr, offset, vec.numel, volatile))
+    trace.builder().op0("llvm.store", [x, ptr.address(offset)],
+                        _access_props(ptr, offset, vec.numel, volatile, nontemporal=nontemporal))
 
 
 def _mask_id(mask, n=None):
@@ -597,3 +671,44 @@ def masked_store(ptr: Pointer, offset, value, mask):
     align = min(ptr.alignment_at(offset), n * elem_bytes(t))
     trace.builder().op0("llvm.intr.masked.store", [vec.ir_value().use(), ptr.address(offset), m],
                         f"alignment = {align} : i32")
+
+
+# CuTe DSL numbers address spaces as NVVM does (cutlass.Pointer(v, space=3), cutlass.inttoptr(a, 6, ...)).
+_NVVM_SPACES = {0: GENERIC, 1: GMEM, 3: SMEM, 5: RMEM, 6: "tmem", 7: "dsmem"}
+
+
+def memspace_of(space, what: str = "space") -> str:
+    """The memory space named by an AddressSpace member (or its name), or by NVVM's address space number."""
+    if isinstance(space, enum.Enum):  # cutlass.AddressSpace: its name is the memory space
+        space = space.name
+    value = space
+    if isinstance(value, int) and not isinstance(value, bool) and value in _NVVM_SPACES:
+        return _NVVM_SPACES[value]
+    if isinstance(value, str) and (value in _ADDRSPACE or value in _NVVM_SPACES.values()):
+        return value
+    raise DSLTypeError(f"{what} is a cutlass.AddressSpace (or NVVM's address space number {sorted(_NVVM_SPACES)}), "
+                       f"got {space!r}", user_location(3))
+
+
+def pointer_of(base, *, dtype=None, space=None, alignment=None, loc=None, ip=None) -> Pointer:
+    """cutlass.Pointer(base, dtype=, space=): a typed pointer over an IR pointer value (`!llvm.ptr<N>`, its space
+    read from its type unless given) or another pointer (recast to dtype, in space)."""
+    if isinstance(base, Pointer):
+        p = base.recast(dtype) if dtype is not None and dtype is not base.dtype else base
+        if space is not None and memspace_of(space) != p.memspace:
+            raise DSLValueError(f"cutlass.Pointer: the pointer is in {p.memspace} memory, not {memspace_of(space)}",
+                                user_location(3))
+        return p.align(alignment) if alignment else p
+    text = base.type.text
+    if not text.startswith("!llvm.ptr"):
+        raise DSLTypeError(f"cutlass.Pointer wraps a pointer value (!llvm.ptr), got one of type {text}",
+                           user_location(3))
+    number = int(text[len("!llvm.ptr<"):-1]) if text != "!llvm.ptr" else 0
+    ms = memspace_of(space) if space is not None else memspace_of(number)
+    if dtype is None or not getattr(dtype, "ir_type", ""):
+        raise DSLTypeError(f"cutlass.Pointer(value, dtype=...): the element type is a DSL numeric type, got "
+                           f"{dtype!r}", user_location(3))
+    v = base.use()
+    if ptr_type(ms) != text:
+        v = trace.builder().op1("llvm.addrspacecast", [v], ptr_type(ms))
+    return Pointer(v, dtype, ms, alignment or elem_bytes(dtype))

@@ -404,14 +404,24 @@ def make_fake_stream(*, use_tvm_ffi_env_stream: bool = False) -> FakeStream:
     return FakeStream(use_tvm_ffi_env_stream)
 
 
-class AddressSpace(str, enum.Enum):
-    """Where a pointer points (CuTe DSL's cute.AddressSpace). A member equals its name, which is how tensors and
-    pointers being traced name their memory (`t.memspace == cute.AddressSpace.rmem` as libraries test it)."""
-    generic = "generic"
-    gmem = "gmem"
-    smem = "smem"
-    rmem = "rmem"
-    tmem = "tmem"
+class AddressSpace(enum.Enum):
+    """Where a pointer points (CuTe DSL's cute.AddressSpace / cutlass.AddressSpace): its value is NVVM's address
+    space number (what `!llvm.ptr<N>` spells), its name the DSL's memory space (a pointer's `memspace`). A member
+    also equals its name, which is how tensors and pointers being traced name their memory
+    (`t.memspace == cute.AddressSpace.rmem`, as libraries test it)."""
+    generic = 0
+    gmem = 1
+    smem = 3
+    cmem = 4
+    rmem = 5
+    tmem = 6
+    dsmem = 7  # a cluster's shared memory (another CTA's, through its mapped address)
+
+    def __eq__(self, other):
+        return self is other or (isinstance(other, str) and other == self.name)
+
+    def __hash__(self):
+        return hash(self.name)
 
 
 class RuntimePointer:
@@ -429,7 +439,7 @@ class RuntimePointer:
         self.assumed_align = assumed_align
 
     def spec(self) -> tuple:
-        return ("ptr", self.element_type.__name__, self.mem_space.value, self.assumed_align)
+        return ("ptr", self.element_type.__name__, self.mem_space.name, self.assumed_align)
 
     def __repr__(self):
         return f"RuntimePointer<{self.element_type.__name__}, {self.mem_space.name}, {self.address:#x}, " \

@@ -1,0 +1,80 @@
+"""`cutlass.Swizzle`: a permutation of shared-memory byte addresses (CuTe's Swizzle<B, M, S> applied to addresses
+in bytes), as TMA writes tiles and the tensor cores read them: address bits [M+S, M+S+B) are XORed into bits
+[M, M+B). `Swizzle.from_name("s128b")` is 128-byte swizzling (16-byte units in rows of 128 bytes). A pointer's
+`apply_swizzle(sw)` is the pointer to the swizzled address; `load_swizzled` / `store_swizzled` access through it.
+"""
+from __future__ import annotations
+
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+
+_NAMED = {"none": (0, 0, 0), "s32b": (1, 4, 3), "s64b": (2, 4, 3), "s128b": (3, 4, 3)}
+
+
+class Swizzle:
+    """CuTe's Swizzle<bbits, mbase, sshift> over byte addresses."""
+
+    __slots__ = ("bbits", "mbase", "sshift")
+
+    def __init__(self, bbits: int, mbase: int, sshift: int):
+        for name, v in (("bbits", bbits), ("mbase", mbase), ("sshift", sshift)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise DSLValueError(f"cutlass.Swizzle: {name} is an int >= 0, got {v!r}", user_location(2))
+        if bbits and sshift < bbits:
+            raise DSLValueError(f"cutlass.Swizzle({bbits}, {mbase}, {sshift}): the shift must be at least the "
+                                "number of bits, or the bits XORed overlap the bits they change", user_location(2))
+        self.bbits, self.mbase, self.sshift = bbits, mbase, sshift
+
+    @classmethod
+    def from_name(cls, name: str) -> "Swizzle":
+        """The swizzle named as TMA names its modes: "none", "s32b", "s64b", "s128b"."""
+        if name not in _NAMED:
+            raise DSLValueError(f"cutlass.Swizzle.from_name: unknown swizzle {name!r} (known: {', '.join(_NAMED)})",
+                                user_location(2))
+        return cls(*_NAMED[name])
+
+    @property
+    def name(self) -> str | None:
+        """Its name ("s128b", ...), or None for a swizzle TMA has no mode for."""
+        return next((n for n, v in _NAMED.items() if v == (self.bbits, self.mbase, self.sshift)), None)
+
+    @property
+    def span_bytes(self) -> int:
+        """The bytes after which the permutation repeats (1024 for s128b; 1 for the identity)."""
+        return 1 << (self.bbits + self.mbase + self.sshift) if self.bbits else 1
+
+    def apply(self, offset: int) -> int:
+        """The swizzled byte offset of a Python int (what the kernel computes for runtime addresses)."""
+        mask = ((1 << self.bbits) - 1) << (self.mbase + self.sshift)
+        return offset ^ ((offset & mask) >> self.sshift)
+
+    def to(self, target_type):
+        """This swizzle in another encoding: an instruction descriptor's or a tensor map's enumeration, which
+        builds it with its `from_swizzle(swizzle)` if it has one, else the member named after the swizzle's
+        byte width ("128B", "B128", "SWIZZLE_128B", ...; "none"/"NONE" for the identity)."""
+        make = getattr(target_type, "from_swizzle", None)
+        if callable(make):
+            return make(self)
+        name = self.name
+        members = getattr(target_type, "__members__", None)
+        if name is not None and members:
+            width = name[1:-1] if name != "none" else None
+            for key, member in members.items():
+                k = key.upper()
+                if width is None and ("NONE" in k or "INTERLEAVE" in k) or width is not None and (
+                        k.endswith(f"{width}B") or k.endswith(f"B{width}") or k == f"S{width}B"):
+                    return member
+        raise DSLTypeError(f"{self} has no encoding in {getattr(target_type, '__name__', target_type)}",
+                           user_location(2))
+
+    def __eq__(self, other):
+        return isinstance(other, Swizzle) and (self.bbits, self.mbase, self.sshift) == (
+            other.bbits, other.mbase, other.sshift)
+
+    def __hash__(self):
+        return hash((Swizzle, self.bbits, self.mbase, self.sshift))
+
+    def __repr__(self):
+        return f"Swizzle(bbits={self.bbits}, mbase={self.mbase}, sshift={self.sshift})"
+
+
+__all__ = ["Swizzle"]
