@@ -58,3 +58,8 @@ def _sm90_mma_major_mode(self):
 
 
 _LayoutEnum.sm90_mma_major_mode = _sm90_mma_major_mode
+
+from . import griddep  # noqa: E402
+
+for _name in griddep.NAMES:
+    ext.register_python_name(f"primitives.{_name}", getattr(griddep, _name))
