@@ -63,3 +63,9 @@ from . import griddep  # noqa: E402
 
 for _name in griddep.NAMES:
     ext.register_python_name(f"primitives.{_name}", getattr(griddep, _name))
+
+# cute.arch.elect_one as CuTe DSL's kernels use it (`if` and `with`), over the target's election primitive (Hopper's
+# elect.sync, or the extending Blackwell's).
+from . import elect  # noqa: E402
+
+ext.register_python_name("arch.elect_one", elect.elect_one)
