@@ -28,6 +28,7 @@ from ._dsl.values.numeric import (  # noqa: E402
     BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
     Integer, Numeric, TFloat32, Uint8, Uint16, Uint32, Uint64, dtype,
 )
+from ._dsl.values.numeric import select as select_  # noqa: E402  (cutlass.select_(cond, a, b): cond ? a : b)
 from ._dsl.values.numeric import (  # noqa: E402
     Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Int4, Int128, Uint4,
 )
@@ -68,4 +69,5 @@ _install_finder()  # backends' public module names (warpweave.utils.hopper_helpe
 __all__ = ["cute", "utils", "current_target", "Target", "Constexpr", "range", "range_constexpr", "const_expr", "dtype", "Numeric", "Integer", "Float",
            "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
            "TFloat32", "Float32", "Float64", "Float8E4M3FN", "Float8E5M2", "DSLError", "CompilationError",
-           "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU", "Int4", "Uint4", "Int128", "max", "min"]
+           "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU", "Int4", "Uint4", "Int128", "max", "min",
+           "select_"]

@@ -11,7 +11,8 @@ that publishes those primitives gets the pipelines.
 from .barriers import MbarrierArray, NamedBarrier, agent_sync, alloc_reserved_mbarrier, sync
 from .init_sync import pipeline_init_arrive, pipeline_init_wait
 from .participants import PipelineConsumer, PipelineProducer
-from .pipeline_async import Agent, CooperativeGroup, PipelineAsync, PipelineOp
+from .agents import Agent, CooperativeGroup, PipelineOp
+from .pipeline_async import PipelineAsync
 from .pipeline_cp_async import PipelineCpAsync
 from .pipeline_tma_async import PipelineTmaAsync
 from .pipeline_tma_store import PipelineTmaStore

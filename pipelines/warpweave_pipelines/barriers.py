@@ -1,58 +1,196 @@
 """Barriers the pipelines are made of, from the backends' primitives."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import warpweave as cutlass
 import warpweave.cute as cute
 
+from warpweave.ext import when
+
+from .agents import CooperativeGroup, PipelineOp
+
+
+MAX_CLUSTER = 16   # CTAs of the largest (non-portable) cluster: ranks 0..15, masks of 16 bits
+
+_TX_OPS = (PipelineOp.TmaLoad, PipelineOp.ClcLoad)
+
+
+def _is_dsl_integer(value):
+    return isinstance(value, cutlass.Numeric) and type(value).is_integer
+
+
+def _static_int(value):
+    """value as a Python int when it is known while tracing (a Python int or a DSL constant), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if _is_dsl_integer(value) and value.is_static:
+        return int(value.value)
+    return None
+
 
 class MbarrierArray:
-    """`num` 8-byte mbarriers in shared memory, at `ptr` (a pointer to Int64 values)."""
+    """A pipeline's sync object: `num` 8-byte mbarriers in shared memory at `ptr` (a pointer to Int64 values), one
+    per stage, that one agent of the pipeline arrives on (CuTe DSL's sync objects: PipelineAsync._make_sync_object).
 
-    def __init__(self, ptr, num: int):
+    op_type says how that agent arrives (PipelineOp) and so what arrive()'s dst is: thread arrivals take a CTA rank
+    (None: this CTA), TMA and CLC loads and MMA commits a multicast mask of CTAs (bit r: the CTA of rank r).
+    tx_count: the bytes a stage's loads bring (TmaLoad, ClcLoad). cta_group: the CTAs of one MMA (TCGen05Mma)."""
+
+    def __init__(self, ptr, num: int, op_type: PipelineOp = PipelineOp.AsyncThread, cg: CooperativeGroup | None = None,
+                 tx_count=None, cta_group: int = 1):
         if ptr.dtype is not cutlass.Int64 and ptr.dtype is not cutlass.Uint64:
             raise TypeError(f"mbarriers are 64-bit: give a pointer to Int64 values, got {ptr}")
         if ptr.memspace != "smem":
             raise TypeError(f"mbarriers live in shared memory, got {ptr}")
+        if not isinstance(op_type, PipelineOp) or op_type is PipelineOp.TmaStore:
+            raise ValueError(f"a pipeline's barriers are arrived on by a PipelineOp other than TmaStore, got "
+                             f"{op_type!r}")
+        if op_type in _TX_OPS and (not isinstance(tx_count, int) or isinstance(tx_count, bool) or tx_count <= 0):
+            raise ValueError(f"{op_type} barriers expect the positive static byte count of a stage (tx_count), got "
+                             f"{tx_count!r}")
         self.ptr = ptr
         self.num = num
+        self.op_type = op_type
+        self.cg = cg
+        self.tx_count = tx_count
+        self.cta_group = cta_group
 
-    def at(self, i):
-        return self.ptr + i
+    def get_barrier(self, index, *, loc=None, ip=None):
+        """The barrier of stage `index` (a pointer: TMA copies take it as tma_bar_ptr)."""
+        return self.ptr + index
+
+    at = get_barrier
 
     def init(self, count):
         """Every barrier expects `count` arrivals per phase. Call from one thread, then sync the block."""
         for i in cutlass.range_constexpr(self.num):
-            cute.arch.mbarrier_init(self.at(i), cutlass.Int32(count))
+            cute.arch.mbarrier_init(self.get_barrier(i), cutlass.Int32(count))
 
-    def arrive(self, i):
-        cute.arch.mbarrier_arrive(self.at(i))
+    def wait(self, index, phase, *, loc=None, ip=None):
+        cute.arch.mbarrier_wait(self.get_barrier(index), cutlass.Int32(phase))
 
-    def arrive_cp_async(self, i):
+    def try_wait(self, index, phase, *, loc=None, ip=None):
+        """Whether stage `index` completed `phase` already (does not wait)."""
+        return cute.arch.mbarrier_try_wait(self.get_barrier(index), cutlass.Int32(phase))
+
+    def arrive(self, index, dst=None, *, loc=None, ip=None):
+        """This agent's arrival for stage `index`, as its op_type arrives, on this CTA's barrier (dst None) or on
+        those of the CTAs dst names (a rank for thread arrivals, a mask for loads and MMA commits)."""
+        if self.op_type is PipelineOp.TCGen05Mma:
+            cute.arch.umma_commit_arrive(self.get_barrier(index), mask=_mask(dst, dynamic=True),
+                                         cta_group=self.cta_group)
+        elif self.op_type in _TX_OPS:
+            self.arrive_and_expect_tx(index, self.tx_count, dst)
+        else:
+            bar = self.get_barrier(index)
+            rank = _rank(dst)
+            if rank is None:
+                cute.arch.mbarrier_arrive(bar)
+            else:
+                cute.arch.mbarrier_arrive_cluster(bar, rank)
+
+    def arrive_and_expect_tx(self, index, tx_count, dst=None, *, loc=None, ip=None):
+        """An arrival that also expects tx_count more bytes this phase. For TMA and CLC loads one elected lane of the
+        calling warp arrives (the barrier counts one arrival per phase), on this CTA's barrier or on each CTA's of
+        the static mask dst; for other agents each calling thread arrives on this CTA's barrier."""
+        bar = self.get_barrier(index)
+        tx = cutlass.Int32(tx_count)
+        if self.op_type not in _TX_OPS:
+            if dst is not None:
+                raise ValueError(f"arrive_and_expect_tx: a {self.op_type} barrier expects bytes in this CTA only, "
+                                 f"got dst={dst!r}")
+            cute.arch.mbarrier_arrive_and_expect_tx(bar, tx)
+            return
+        mask = _mask(dst, dynamic=False)
+
+        def expect():
+            if mask is None:
+                cute.arch.mbarrier_arrive_and_expect_tx(bar, tx)
+                return
+            for rank in range(MAX_CLUSTER):
+                if mask >> rank & 1:
+                    cute.arch.mbarrier_arrive_and_expect_tx_cluster(bar, tx, cutlass.Int32(rank))
+
+        when(cute.arch.elect_one(), expect)
+
+    def arrive_cp_async(self, index, *, loc=None, ip=None):
         """Arrives once this thread's cp.async copies issued so far have landed."""
-        cute.nvgpu.cpasync.mbarrier_arrive_noinc(self.at(i))
+        cute.nvgpu.cpasync.mbarrier_arrive_noinc(self.get_barrier(index))
 
-    def wait(self, i, phase):
-        cute.arch.mbarrier_wait(self.at(i), cutlass.Int32(phase))
+    def __repr__(self):
+        return f"MbarrierArray({self.op_type}, {self.num} stages, {self.cg})"
 
 
+def _rank(dst, what="a thread arrival's destination", ctas=MAX_CLUSTER):
+    """dst of a thread arrival: None (this CTA) or the rank of a CTA of the cluster, as an Int32."""
+    if dst is None:
+        return None
+    r = _static_int(dst)
+    if r is not None:
+        if not 0 <= r < ctas:
+            raise ValueError(f"{what} is the rank of a CTA of the cluster (0..{ctas - 1}), got {r}")
+        return cutlass.Int32(r)
+    if _is_dsl_integer(dst):
+        return cutlass.Int32(dst)
+    raise TypeError(f"{what} is None (this CTA) or a CTA rank (an integer), got {dst!r}")
+
+
+def _mask(dst, dynamic: bool, what="a multicast arrival's destination", ctas=MAX_CLUSTER):
+    """dst of a load's arrival or an MMA commit: None (this CTA) or a mask of the cluster's CTAs (bit r: rank r),
+    static, or also a run-time Int32 where the arrival takes one (dynamic)."""
+    if dst is None:
+        return None
+    m = _static_int(dst)
+    if m is not None:
+        if not 0 < m < 1 << ctas:
+            raise ValueError(f"{what} is a mask of 1 to {ctas} CTAs of the cluster (bit r: rank r), got {m:#x}")
+        return cutlass.Int32(m) if dynamic else m
+    if dynamic and _is_dsl_integer(dst):
+        return dst
+    kind = "a mask (an integer)" if dynamic else "a mask known while tracing (a Python int)"
+    raise TypeError(f"{what} is None (this CTA) or {kind}, got {dst!r}")
+
+
+def check_destination(op_type: PipelineOp, dst, name: str, cluster_size=None):
+    """Refuses, where the pipeline is made, a producer_mask / consumer_mask that op_type's arrivals cannot take:
+    a rank for thread arrivals, a mask for loads and MMA commits, within the cluster's CTAs when its size is known."""
+    ctas = MAX_CLUSTER if cluster_size is None else cluster_size
+    if op_type is PipelineOp.TCGen05Mma:
+        _mask(dst, True, name, ctas)
+    elif op_type in _TX_OPS:
+        _mask(dst, False, name, ctas)
+    else:
+        _rank(dst, name, ctas)
+
+
+@dataclass(frozen=True)
 class NamedBarrier:
-    """A hardware named barrier (ids 1..15; 0 is the block's __syncthreads) over num_threads threads."""
+    """A hardware named barrier (ids 1..15; 0 is the block's __syncthreads) over num_threads threads. A frozen
+    dataclass, so that libraries subclass it as they subclass CuTe DSL's."""
 
-    def __init__(self, barrier_id: int, num_threads: int):
-        if not 0 <= barrier_id < 16:
-            raise ValueError(f"named barrier ids are 0..15, got {barrier_id}")
-        if num_threads % 32:
-            raise ValueError(f"a named barrier counts whole warps, got {num_threads} threads")
-        self.barrier_id = barrier_id
-        self.num_threads = num_threads
+    barrier_id: int
+    num_threads: int
 
-    def arrive_and_wait(self):
+    def __post_init__(self):
+        if not 0 <= self.barrier_id < 16:
+            raise ValueError(f"named barrier ids are 0..15, got {self.barrier_id!r}")
+        if self.num_threads <= 0 or self.num_threads % 32:
+            raise ValueError(f"a named barrier counts whole warps, got {self.num_threads!r} threads")
+
+    @classmethod
+    def create(cls, barrier_id: int, num_threads: int, *, loc=None, ip=None):
+        return cls(barrier_id, num_threads)
+
+    def arrive_and_wait(self, *, loc=None, ip=None):
         cute.arch.barrier(barrier_id=self.barrier_id, number_of_threads=self.num_threads)
 
-    def arrive(self):
+    def arrive(self, *, loc=None, ip=None):
         cute.arch.barrier_arrive(barrier_id=self.barrier_id, number_of_threads=self.num_threads)
 
-    def sync(self):
+    def sync(self, *, loc=None, ip=None):
         self.arrive_and_wait()
 
 

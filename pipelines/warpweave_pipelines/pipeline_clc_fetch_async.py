@@ -22,31 +22,25 @@ arch.mbarrier_wait, arch.elect_one); no instruction is spelled here.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import warpweave as cutlass
 import warpweave.cute as cute
 
 from warpweave.ext import when
 
-from .barriers import MbarrierArray, own_barriers
-from .pipeline_async import PipelineAsync
+from .agents import PipelineOp
+from .barriers import own_barriers
+from .pipeline_async import PipelineAsync, cluster_size_of, first_thread, sync_after_init
 
 PRODUCER_RANK = 0   # the CTA of the cluster whose scheduler warp fetches
 
 
-def _cluster_size(cta_layout_vmnk) -> int:
-    if cta_layout_vmnk is None:
-        return 1
-    size = cute.size(cta_layout_vmnk)
-    if not isinstance(size, int):
-        raise ValueError(f"cta_layout_vmnk must be a static layout of the cluster's CTAs, got {cta_layout_vmnk}")
-    return size
-
-
+@dataclass(frozen=True, eq=False)
 class PipelineClcFetchAsync(PipelineAsync):
-    def __init__(self, full, empty, num_stages, producer_group, consumer_group, tx_count, cluster_size):
-        super().__init__(full, empty, num_stages, producer_group, consumer_group)
-        self.tx_count = tx_count
-        self.cluster_size = cluster_size
+    """producer_mask: every CTA of the cluster (the response lands in each); consumer_mask: the producing CTA."""
+
+    cluster_size: int = 1
 
     @classmethod
     def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
@@ -59,63 +53,37 @@ class PipelineClcFetchAsync(PipelineAsync):
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:
             raise ValueError(f"tx_count must be the positive static byte count of a response, got {tx_count!r}")
-        cluster_size = _cluster_size(cta_layout_vmnk)
-        if not 1 <= cluster_size <= 16:
-            raise ValueError(f"a cluster has 1 to 16 CTAs, got {cta_layout_vmnk}")
+        cluster_size = cluster_size_of(cta_layout_vmnk)
         barrier_storage = own_barriers(barrier_storage, num_stages)
-        full = MbarrierArray(barrier_storage, num_stages)
-        empty = MbarrierArray(barrier_storage + num_stages, num_stages)
-        p = cls(full, empty, num_stages, producer_group, consumer_group, tx_count, cluster_size)
-        tidx, _, _ = cute.arch.thread_idx()
-        first = tidx == (0 if init_thread is None else init_thread)
+        full = cls._sync_object(barrier_storage, num_stages, (PipelineOp.ClcLoad, producer_group), tx_count)
+        empty = cls._sync_object(barrier_storage + num_stages, num_stages, (PipelineOp.AsyncThread, consumer_group))
+        every_cta = None if cluster_size == 1 else (1 << cluster_size) - 1
+        producer = None if cluster_size == 1 else PRODUCER_RANK
+        p = cls(full, empty, num_stages, every_cta, producer, cluster_size)
 
         def init():
-            p.full.init(1)                                # the producer's expect_tx arrival, in every CTA
-            p.empty.init(consumer_group.arrivals)         # every consumer thread of the cluster
+            full.init(1)                                  # the producer's expect_tx arrival, in every CTA
+            empty.init(consumer_group.arrivals)           # every consumer thread of the cluster
             cute.arch.mbarrier_init_fence()               # peers and the async response use them
 
-        when(first, init)
+        when(first_thread(init_thread), init)
         if not defer_sync:
-            if cluster_size == 1:
-                cute.arch.sync_threads()
-            else:
-                cute.arch.cluster_arrive()
-                cute.arch.cluster_wait()
+            sync_after_init(cluster_size > 1)
         return p
 
+    @property
+    def tx_count(self) -> int:
+        return self.sync_object_full.tx_count
+
     # --- producer (the scheduler warp of the producing CTA) ---------------------------------------------------
-    def producer_acquire(self, state, try_acquire_token=None):
-        self._wait_unless(self.empty, state, try_acquire_token)
-        bar = self.full.at(state.index)
-        tx = cutlass.Int32(self.tx_count)
+    def producer_acquire(self, state, try_acquire_token=None, *, loc=None, ip=None):
+        self._wait_unless(self.sync_object_empty, state, try_acquire_token)
+        self.sync_object_full.arrive(state.index, self.producer_mask)
 
-        def expect():
-            if self.cluster_size == 1:
-                cute.arch.mbarrier_arrive_and_expect_tx(bar, tx)
-                return
-            for rank in cutlass.range_constexpr(self.cluster_size):
-                cute.arch.mbarrier_arrive_and_expect_tx_cluster(bar, tx, cutlass.Int32(rank))
-
-        when(cute.arch.elect_one(), expect)
-
-    def producer_commit(self, state):
+    def producer_commit(self, state, *, loc=None, ip=None):
         pass
 
-    def producer_get_barrier(self, state):
-        return self.full.at(state.index)
-
-    def producer_tail(self, state):
+    def producer_tail(self, state, *, loc=None, ip=None):
         for _ in cutlass.range_constexpr(self.num_stages):
-            self._wait_unless(self.empty, state, None)
+            self._wait_unless(self.sync_object_empty, state, None)
             state.advance()
-
-    # --- consumers (every warp of the cluster walking the tiles) ------------------------------------------------
-    def consumer_wait(self, state, try_wait_token=None):
-        self._wait_unless(self.full, state, try_wait_token)
-
-    def consumer_release(self, state):
-        bar = self.empty.at(state.index)
-        if self.cluster_size == 1:
-            cute.arch.mbarrier_arrive(bar)
-        else:
-            cute.arch.mbarrier_arrive_cluster(bar, cutlass.Int32(PRODUCER_RANK))

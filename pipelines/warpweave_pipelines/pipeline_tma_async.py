@@ -12,19 +12,24 @@ consumer_release(state)  marks the stage empty: in a cluster, for every CTA whos
 
 Releases are per warp: lane r of each consumer warp arrives on the empty barrier of the CTA of rank r in the
 cluster if that CTA is one of this CTA's peers, so each empty barrier counts (consumer warps) x (peers) arrivals
-per phase; make the consumer group with that count. Built from the backends' arch primitives (mbarrier_init,
+per phase; make the consumer group with that count. Those lanes are the pipeline's is_signalling_thread, their
+destination rank its consumer_mask (None with one CTA: lane 0 arrives on this CTA's barrier). The full barriers
+count the producer group's arrivals per phase (one elected lane's expect_tx for a TMA warp). Built from the backends' arch primitives (mbarrier_init,
 mbarrier_arrive, mbarrier_arrive_cluster, mbarrier_arrive_and_expect_tx, mbarrier_wait, mbarrier_try_wait,
 elect_one, block_rank_in_cluster); no instruction is spelled here.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import warpweave as cutlass
 import warpweave.cute as cute
 
 from warpweave.ext import when
 
+from .agents import PipelineOp
 from .barriers import own_barriers
-from .pipeline_async import PipelineAsync
+from .pipeline_async import PipelineAsync, first_thread, sync_after_init
 
 
 def _flat_shape(layout):
@@ -36,11 +41,10 @@ def _flat_shape(layout):
     return shape
 
 
+@dataclass(frozen=True, eq=False)
 class PipelineTmaAsync(PipelineAsync):
-    def __init__(self, full, empty, num_stages, producer_group, consumer_group, tx_count, cluster_mn):
-        super().__init__(full, empty, num_stages, producer_group, consumer_group)
-        self.tx_count = tx_count
-        self.cluster_mn = cluster_mn
+    is_signalling_thread: object = None
+    cluster_mn: tuple = (1, 1)
 
     @classmethod
     def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
@@ -49,8 +53,8 @@ class PipelineTmaAsync(PipelineAsync):
         stage bring into each CTA. cta_layout_vmnk: the cluster as a (1, M, N, 1) layout of CTAs (None: one CTA).
         Every thread of the block calls it; with defer_sync=True the kernel syncs later (pipeline_init_arrive /
         pipeline_init_wait, cluster-wide when the cluster has several CTAs)."""
-        if num_stages < 1:
-            raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
+        if not isinstance(num_stages, int) or num_stages < 1:
+            raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:
             raise ValueError(f"tx_count must be the positive static byte count of a stage's loads, got {tx_count!r}")
         cluster_mn = (1, 1)
@@ -63,85 +67,59 @@ class PipelineTmaAsync(PipelineAsync):
         if cluster_mn[0] * cluster_mn[1] > 16:
             raise ValueError(f"a cluster has at most 16 CTAs, got {cluster_mn}")
         barrier_storage = own_barriers(barrier_storage, num_stages)
-        full = cls._array(barrier_storage, num_stages)
-        empty = cls._array(barrier_storage + num_stages, num_stages)
-        p = cls(full, empty, num_stages, producer_group, consumer_group, tx_count, cluster_mn)
-        tidx, _, _ = cute.arch.thread_idx()
-        first = tidx == (0 if init_thread is None else init_thread)
+        full = cls._sync_object(barrier_storage, num_stages, (PipelineOp.TmaLoad, producer_group), tx_count)
+        empty = cls._sync_object(barrier_storage + num_stages, num_stages, (PipelineOp.AsyncThread, consumer_group))
+        signalling, dst = cls._release_lanes(cluster_mn)
+        p = cls(full, empty, num_stages, None, dst, signalling, cluster_mn)
 
         def init():
-            # One arrival (the elected producer lane's expect_tx) per phase of a full barrier.
-            p.full.init(1)
-            p.empty.init(consumer_group.arrivals)
+            full.init(producer_group.arrivals)
+            empty.init(consumer_group.arrivals)
             # TMA (the async proxy) and, in a cluster, peer CTAs arrive on them: make the inits visible to both.
             cute.arch.mbarrier_init_fence()
 
-        when(first, init)
+        when(first_thread(init_thread), init)
         if not defer_sync:
-            if cluster_mn == (1, 1):
-                cute.arch.sync_threads()
-            else:
-                cute.arch.mbarrier_init_fence()
-                cute.arch.cluster_arrive()
-                cute.arch.cluster_wait()
+            sync_after_init(cluster_mn != (1, 1), fence=True)
         return p
 
     @staticmethod
-    def _array(ptr, n):
-        from .barriers import MbarrierArray
-
-        return MbarrierArray(ptr, n)
+    def _release_lanes(cluster_mn):
+        """(is_signalling_thread, consumer_mask): with one CTA lane 0 of each consumer warp releases this CTA's
+        stage; in a cluster lane r releases it in the CTA of rank r when that CTA shares this one's row or column
+        (its loads were multicast here)."""
+        lane = cute.arch.lane_idx()
+        size = cluster_mn[0] * cluster_mn[1]
+        if size == 1:
+            return lane == 0, None
+        cm = cluster_mn[0]
+        me = cute.arch.block_rank_in_cluster()
+        return (lane < size) & ((lane % cm == me % cm) | (lane // cm == me // cm)), lane
 
     @property
     def cluster_size(self) -> int:
         return self.cluster_mn[0] * self.cluster_mn[1]
 
+    @property
+    def tx_count(self) -> int:
+        return self.sync_object_full.tx_count
+
     # --- producer ---------------------------------------------------------------------------------------------
-    def producer_acquire(self, state, try_acquire_token=None):
-        self._wait(self.empty, state, try_acquire_token)
-        when(cute.arch.elect_one(), lambda: cute.arch.mbarrier_arrive_and_expect_tx(
-            self.full.at(state.index), cutlass.Int32(self.tx_count)))
+    def producer_acquire(self, state, try_acquire_token=None, *, loc=None, ip=None):
+        self._wait_unless(self.sync_object_empty, state, try_acquire_token)
+        self.sync_object_full.arrive(state.index, self.producer_mask)
 
-    def producer_try_acquire(self, state):
-        return cute.arch.mbarrier_try_wait(self.empty.at(state.index), cutlass.Int32(state.phase))
-
-    def producer_commit(self, state):
+    def producer_commit(self, state, *, loc=None, ip=None):
         pass
 
-    def producer_get_barrier(self, state):
-        return self.full.at(state.index)
-
-    def producer_tail(self, state):
+    def producer_tail(self, state, *, loc=None, ip=None):
         """Waits until the consumers (in every peer CTA) have released each stage this producer filled, so that no
         arrival on this CTA's barriers is still to come when it exits. Only waits: it fills nothing, so unlike
         producer_acquire it expects no bytes on the full barriers."""
         for _ in cutlass.range_constexpr(self.num_stages):
-            self.empty.wait(state.index, state.phase)
+            self.sync_object_empty.wait(state.index, state.phase)
             state.advance()
 
     # --- consumer ---------------------------------------------------------------------------------------------
-    def consumer_try_wait(self, state):
-        return cute.arch.mbarrier_try_wait(self.full.at(state.index), cutlass.Int32(state.phase))
-
-    def consumer_wait(self, state, try_wait_token=None):
-        self._wait(self.full, state, try_wait_token)
-
-    def consumer_release(self, state):
-        lane = cute.arch.lane_idx()
-        if self.cluster_size == 1:
-            when(lane == 0, lambda: self.empty.arrive(state.index))
-            return
-        cm = self.cluster_mn[0]
-        me = cute.arch.block_rank_in_cluster()
-        peer = (lane < self.cluster_size) & ((lane % cm == me % cm) | (lane // cm == me // cm))
-        when(peer, lambda: cute.arch.mbarrier_arrive_cluster(self.empty.at(state.index), lane))
-
-    def _wait(self, barriers, state, token):
-        if token is None:
-            barriers.wait(state.index, state.phase)
-            return
-        if isinstance(token, bool):
-            if not token:
-                barriers.wait(state.index, state.phase)
-            return
-        when(~cutlass.Boolean(token), lambda: barriers.wait(state.index, state.phase))
+    def consumer_release(self, state, *, loc=None, ip=None):
+        when(self.is_signalling_thread, lambda: self.sync_object_empty.arrive(state.index, self.consumer_mask))

@@ -12,108 +12,102 @@ arch.mbarrier_wait, arch.block_rank_in_cluster, arch.umma_commit_arrive); no ins
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import warpweave as cutlass
 import warpweave.cute as cute
 
 from warpweave.ext import when
 
 from . import cta_masks
-from .barriers import MbarrierArray, own_barriers
-from .pipeline_async import PipelineAsync
+from .agents import PipelineOp
+from .barriers import own_barriers
+from .pipeline_async import PipelineAsync, first_thread, sync_after_init
 
 
 def _modes(cta_layout_vmnk):
     if cta_layout_vmnk is None:
-        return [(1, 0), (1, 0), (1, 0), (1, 0)]
-    return cta_masks.flat_modes(cta_layout_vmnk)
+        return ((1, 0), (1, 0), (1, 0), (1, 0))
+    return tuple(cta_masks.flat_modes(cta_layout_vmnk))
 
 
+@dataclass(frozen=True, eq=False)
 class _UmmaPipeline(PipelineAsync):
-    """What the pipelines with MMAs on one side share: the cluster's layout, the pair of a 2-CTA MMA."""
+    """What the pipelines with MMAs on one side share: the cluster's layout (modes: (size, stride) of V, M, N, K),
+    the pair of a 2-CTA MMA."""
 
-    def __init__(self, full, empty, num_stages, producer_group, consumer_group, modes):
-        super().__init__(full, empty, num_stages, producer_group, consumer_group)
-        self.modes = modes
-        self.cta_group = modes[0][0]
-        self.cluster_size = cta_masks.size_of(modes)
+    modes: tuple = ((1, 0), (1, 0), (1, 0), (1, 0))
+
+    @property
+    def cta_group(self) -> int:
+        return self.modes[0][0]
+
+    @property
+    def cluster_size(self) -> int:
+        return cta_masks.size_of(self.modes)
 
     @classmethod
-    def _make(cls, barrier_storage, num_stages, producer_group, consumer_group, cta_layout_vmnk, init_thread,
-              defer_sync, full_count, empty_count):
-        if num_stages < 1:
-            raise ValueError(f"a pipeline needs at least one stage, got {num_stages}")
+    def _make(cls, barrier_storage, num_stages, producer_agent, consumer_agent, cta_layout_vmnk, init_thread,
+              defer_sync, full_count, empty_count, masks):
+        """masks(modes) -> (producer_mask, consumer_mask); full_count / empty_count(cta_group): arrivals per phase."""
+        if not isinstance(num_stages, int) or num_stages < 1:
+            raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         modes = _modes(cta_layout_vmnk)
-        if modes[0][0] not in (1, 2):
-            raise ValueError(f"the V mode of cta_layout_vmnk counts the CTAs of one MMA (1 or 2), got {modes[0][0]}")
+        cta_group = modes[0][0]
+        if cta_group not in (1, 2):
+            raise ValueError(f"the V mode of cta_layout_vmnk counts the CTAs of one MMA (1 or 2), got {cta_group}")
         barrier_storage = own_barriers(barrier_storage, num_stages)
-        full = MbarrierArray(barrier_storage, num_stages)
-        empty = MbarrierArray(barrier_storage + num_stages, num_stages)
-        p = cls(full, empty, num_stages, producer_group, consumer_group, modes)
-        tidx, _, _ = cute.arch.thread_idx()
-        first = tidx == (0 if init_thread is None else init_thread)
+        full = cls._sync_object(barrier_storage, num_stages, producer_agent, cta_group=cta_group)
+        empty = cls._sync_object(barrier_storage + num_stages, num_stages, consumer_agent, cta_group=cta_group)
+        producer_mask, consumer_mask = masks(modes)
+        p = cls(full, empty, num_stages, producer_mask, consumer_mask, modes)
 
         def init():
-            p.full.init(full_count(p))
-            p.empty.init(empty_count(p))
+            full.init(full_count(cta_group))
+            empty.init(empty_count(cta_group))
             cute.arch.mbarrier_init_fence()
 
-        when(first, init)
+        when(first_thread(init_thread), init)
         if not defer_sync:
-            if p.cluster_size == 1:
-                cute.arch.sync_threads()
-            else:
-                cute.arch.cluster_arrive()
-                cute.arch.cluster_wait()
+            sync_after_init(cta_masks.size_of(modes) > 1)
         return p
 
-    def _rank(self):
-        return cute.arch.block_rank_in_cluster() if self.cluster_size > 1 else cutlass.Int32(0)
+    @staticmethod
+    def _rank_in(modes):
+        return cute.arch.block_rank_in_cluster() if cta_masks.size_of(modes) > 1 else cutlass.Int32(0)
 
-    def leader_rank(self):
-        """The rank of the CTA that issues this CTA's MMAs (V coordinate 0)."""
-        rank = self._rank()
-        if self.cta_group == 1:
-            return rank
-        return rank - cta_masks.coordinate(rank, self.modes, 0) * self.modes[0][1]
-
-    def pair_mask(self):
-        """Both CTAs of this CTA's MMA (None with one-CTA MMAs: the committing CTA's own barrier)."""
-        if self.cta_group == 1:
+    @staticmethod
+    def leader_rank_in(modes):
+        """The rank of the CTA that issues this CTA's MMAs (V coordinate 0); None with one-CTA MMAs (this CTA)."""
+        if modes[0][0] == 1:
             return None
-        return cta_masks.along(self._rank(), self.modes, 0)
+        rank = _UmmaPipeline._rank_in(modes)
+        return rank - cta_masks.coordinate(rank, modes, 0) * modes[0][1]
 
-    def _arrive_at_leader(self, barrier):
-        if self.cta_group == 1:
-            cute.arch.mbarrier_arrive(barrier)
-        else:
-            cute.arch.mbarrier_arrive_cluster(barrier, self.leader_rank())
+    @staticmethod
+    def pair_mask_in(modes):
+        """Both CTAs of this CTA's MMA (None with one-CTA MMAs: the committing CTA's own barrier)."""
+        if modes[0][0] == 1:
+            return None
+        return cta_masks.along(_UmmaPipeline._rank_in(modes), modes, 0)
 
-    def producer_tail(self, state):
+    def producer_tail(self, state, *, loc=None, ip=None):
         for _ in cutlass.range_constexpr(self.num_stages):
-            self._wait_unless(self.empty, state, None)
+            self._wait_unless(self.sync_object_empty, state, None)
             state.advance()
 
 
+@dataclass(frozen=True, eq=False)
 class PipelineUmmaAsync(_UmmaPipeline):
     @classmethod
     def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, cta_layout_vmnk=None,
                init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage; consumer_group: the threads of each CTA
-        that consume a stage (each arrives once per release)."""
-        return cls._make(barrier_storage, num_stages, producer_group, consumer_group, cta_layout_vmnk, init_thread,
-                         defer_sync, lambda p: 1, lambda p: consumer_group.arrivals * p.cta_group)
+        that consume a stage (each arrives once per release, on the empty barrier of the MMA's leader CTA)."""
+        return cls._make(barrier_storage, num_stages, (PipelineOp.TCGen05Mma, producer_group),
+                         (PipelineOp.AsyncThread, consumer_group), cta_layout_vmnk, init_thread, defer_sync,
+                         lambda g: 1, lambda g: consumer_group.arrivals * g,
+                         lambda modes: (cls.pair_mask_in(modes), cls.leader_rank_in(modes)))
 
-    def producer_acquire(self, state, try_acquire_token=None):
-        self._wait_unless(self.empty, state, try_acquire_token)
-
-    def producer_commit(self, state):
-        cute.arch.umma_commit_arrive(self.full.at(state.index), mask=self.pair_mask(), cta_group=self.cta_group)
-
-    def consumer_try_wait(self, state):
-        return cute.arch.mbarrier_try_wait(self.full.at(state.index), cutlass.Int32(state.phase))
-
-    def consumer_wait(self, state, try_wait_token=None):
-        self._wait_unless(self.full, state, try_wait_token)
-
-    def consumer_release(self, state):
-        self._arrive_at_leader(self.empty.at(state.index))
+    def producer_commit(self, state, *, loc=None, ip=None):
+        self.sync_object_full.arrive(state.index, self.producer_mask)

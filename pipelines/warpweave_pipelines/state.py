@@ -37,18 +37,18 @@ class PipelineState:
     def count(self):
         return self._count
 
-    def advance(self):
+    def advance(self, *, loc=None, ip=None):
         self._count = self._count + 1
         nxt = self._index + 1
         wrap = nxt == self.stages
         self._index = select(wrap, cutlass.Int32(0), nxt)
         self._phase = select(wrap, self._phase ^ 1, self._phase)
 
-    def reset_count(self):
+    def reset_count(self, *, loc=None, ip=None):
         """Counts from 0 again (e.g. the k-tiles of each new output tile), keeping the place in the ring."""
         self._count = cutlass.Int32(0)
 
-    def clone(self) -> "PipelineState":
+    def clone(self, *, loc=None, ip=None) -> "PipelineState":
         return PipelineState(self.stages, self._count, self._index, self._phase)
 
     # Carried through dynamic control flow (see warpweave's control flow: objects changed in place).

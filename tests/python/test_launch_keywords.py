@@ -127,9 +127,10 @@ def test_other_keywords_are_not_swallowed():
     with pytest.raises(TypeError, match="tx_count"):
         PipelineAsync.create(barrier_storage=None, num_stages=2, producer_group=None, consumer_group=None,
                              tx_count=128)
-    with pytest.raises(NotImplementedError, match="producer_mask"):
+    # producer_mask is a keyword of create (a CTA rank): what it is given is checked, not dropped
+    with pytest.raises(TypeError, match="producer_mask is None .this CTA. or a CTA rank"):
         PipelineAsync.create(barrier_storage=None, num_stages=2, producer_group=None, consumer_group=None,
-                             producer_mask=1)
+                             producer_mask="rank 1")
 
 
 def test_preprocessor_false_keeps_python_control_flow():

@@ -67,11 +67,6 @@ _LayoutEnum.mma_major_mode = _mma_major_mode
 # PipelineUmmaAsync, PipelineAsyncUmma): a tcgen05 commit of the calling warp's elected thread.
 ext.register_python_name("arch.umma_commit_arrive", tmem.commit)
 
-# cute.arch.elect_one as CuTe DSL's kernels use it (`if` and `with`), over the target's election primitive.
-from . import elect  # noqa: E402
-
-ext.register_python_name("arch.elect_one", elect.elect_one)
-
 # cute.arch.clc_query_cancel: the decoded cluster-launch-control response (utils.ClcDynamicPersistentTileScheduler).
 from . import clc  # noqa: E402
 

@@ -81,3 +81,14 @@ for _name, _f in _primitives.NAMES.items():
     ext.register_python_name(f"primitives.{_name}", _f)
 for _name, _target in _primitives.ALIASES.items():
     ext.register_python_name(f"primitives.{_name}", _primitives.alias(_target))
+
+from . import griddep  # noqa: E402
+
+for _name in griddep.NAMES:
+    ext.register_python_name(f"primitives.{_name}", getattr(griddep, _name))
+
+# cute.arch.elect_one as CuTe DSL's kernels use it (`if` and `with`), over the target's election primitive (Hopper's
+# elect.sync, or the extending Blackwell's).
+from . import elect  # noqa: E402
+
+ext.register_python_name("arch.elect_one", elect.elect_one)

@@ -14,7 +14,9 @@ from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.markers import accept_locations
 from ..host.host_actions import host_print_tensor, host_printf
 from ..registry.plugins import registry
-from ..values.numeric import Boolean, Float32, Float64, Int32, Int64, Numeric, Uint32, as_numeric, coerce_pair
+from ..values.numeric import (
+    Boolean, Float32, Float64, Int32, Int64, Numeric, Uint32, Uint64, as_numeric, coerce_pair,
+)
 from ..values.pointer import Pointer
 from ..values.tensor import Tensor, TensorSSA, static_size
 
@@ -116,6 +118,20 @@ def griddepcontrol_launch_dependents():
     """Lets the kernels that depend on this one start once every CTA has issued this (or exited). From the
     target's backend (sm_90 and later)."""
     _target_primitive("arch.griddepcontrol_launch_dependents", "griddepcontrol_launch_dependents")()
+
+
+def mul_hi(a, b):
+    """The high 32 bits of the 64-bit product of two 32-bit integers (unsigned when either is a Uint32, else
+    signed), as the type of a (Int32 for Python ints): the multiply-high of magic-number division. The widened
+    product's upper half, which the compiler emits as one multiply-high."""
+    a, b = as_numeric(a), as_numeric(b)
+    for x in (a, b):
+        if not type(x).is_integer or type(x).width != 32:
+            raise DSLTypeError(f"cute.arch.mul_hi multiplies 32-bit integers, got {type(x).__name__}",
+                               user_location(2))
+    unsigned = not type(a).signed or not type(b).signed
+    wide = Uint64 if unsigned else Int64
+    return type(a)((wide(a) * wide(b)) >> 32)
 
 
 def _f32_pair(x, what):
@@ -378,7 +394,7 @@ __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp
            "griddepcontrol_wait", "griddepcontrol_launch_dependents", "add_packed_f32x2",
            "sub_packed_f32x2", "mul_packed_f32x2", "fma_packed_f32x2", "fmax", "fmin", "clock", "clock64",
            "globaltimer", "globaltimer_lo", "cp_async_commit_group", "cp_async_wait_group", "cp_async_wait_all",
-           "printf"]
+           "printf", "mul_hi"]
 
 
 accept_locations(globals(), __all__)

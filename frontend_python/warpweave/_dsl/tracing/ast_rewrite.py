@@ -446,9 +446,23 @@ def rewrite(fn: Callable) -> Callable:
     new = ns["__ww_factory"](control_flow, *cells)
     new.__defaults__ = fn.__defaults__
     new.__kwdefaults__ = fn.__kwdefaults__
+    new.__annotations__ = dict(getattr(fn, "__annotations__", {}))
     new.__wrapped__ = fn
     functools.update_wrapper(new, fn, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
     return new
+
+
+def _drop_definition_time_expressions(fdef):
+    """The rewritten def runs in the module's scope, not where the original was defined (a class body, whose names
+    an annotation or default may use: `def create(params: Params)` in the class defining Params); its annotations
+    and defaults are the original function's, set after it is made, so their expressions are not evaluated again."""
+    args = fdef.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            a.annotation = None
+    fdef.returns = None
+    args.defaults = [ast.Constant(value=None) for _ in args.defaults]
+    args.kw_defaults = [None if d is None else ast.Constant(value=None) for d in args.kw_defaults]
 
 
 def _rewritten_code(fn: Callable):
@@ -466,6 +480,7 @@ def _rewritten_code(fn: Callable):
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise DSLTypeError(f"{fn.__qualname__} is not a plain function definition")
     fdef.decorator_list = []
+    _drop_definition_time_expressions(fdef)
     _check_function(fdef, filename, fn.__qualname__)
     fdef = DSLPreprocessor(filename).visit(fdef)
     # Free variables of the original become parameters of a factory, so the rewritten function sees them too.
