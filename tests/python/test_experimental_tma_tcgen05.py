@@ -222,3 +222,28 @@ def test_tcgen05_on_sm90a_names_the_users_line():
             cute.compile(_mma_host)
     where = line_in(__file__, "desc = prims.Tcgen05SmemDesc.build(smem")
     assert f"test_experimental_tma_tcgen05.py:{where}:" in str(e.value) and "sm_90a" in str(e.value)
+
+
+@cute.kernel
+def _one_map(a: cuda.TensorMap):
+    prims.prefetch_tensormap(a.get_ptr())
+
+
+@cute.jit
+def _host_pointer_map(p: cute.Pointer, m: cutlass.Int32, k: cutlass.Int32):
+    t = cute.make_tensor(p, cute.make_layout((k, m), stride=(1, k)))
+    _one_map(cuda.create_tensor_map_tiled_from_view(t, box_dims=(64, 16))).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+def test_tensor_map_over_a_pointer_argument(monkeypatch):
+    """A tensor made over a pointer argument, with extents from integer arguments: its map takes the call's address
+    and extents."""
+    make_ptr = cute.runtime.make_ptr
+    with target("sm_90a"):
+        compiled = cute.compile(_host_pointer_map, make_ptr(cutlass.Float16, 0, cute.AddressSpace.gmem,
+                                                            assumed_align=16), cutlass.Int32(1), cutlass.Int32(1))
+        for m, k in ((32, 64), (48, 128)):
+            (a,) = _encoded(monkeypatch, compiled, (make_ptr(cutlass.Float16, 0x10000, cute.AddressSpace.gmem,
+                                                             assumed_align=16), m, k))
+            assert (a["address"], a["dim0"], a["dim1"], a["stride1"], a["box0"], a["box1"]) == \
+                (0x10000, k, m, 2 * k, 64, 16)

@@ -333,10 +333,12 @@ class PointerArg(ArgPlan):
 
     def read(self, v, read):
         read[1][self.index] = pointer_address(self, v)
+        read[4][self.index] = v  # what a host argument computed from the pointer (a tensor map) is given
 
     def fast_lines(self, env, hosted):
         env["pointer_address"] = pointer_address
-        return [f"p{self.index} = pointer_address(plans[{self.index}], a{self.index})"]
+        return [f"p{self.index} = pointer_address(plans[{self.index}], a{self.index})"] + \
+            ([f"t{self.index} = a{self.index}"] if hosted else [])
 
     def native(self, slots):
         _, _, space, align = self.spec
