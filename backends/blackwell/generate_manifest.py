@@ -895,6 +895,29 @@ def experimental_tcgen05_primitives():
                           "{a_src == 'TMEM' ? '[$1]' : '$1'}, $2, $3, [$4], [$5], $6;"),
             constraints="{a_src == 'TMEM' ? 'r,r,l,r,r,r,b' : 'r,l,l,r,r,r,b'}",
             has_side_effects=True, sass_opcodes=[])))
+    # tensormap.replace (Hopper's entries are sm_90a's): one family over the field and the state space
+    yield entry("families", **family(
+        "blackwell.prim.tensormap.replace", primitive=True,
+        parameters=[param("field", values=("global_address", "rank", "box_dim", "global_dim", "global_stride",
+                                           "element_stride")),
+                    param("space", values=("generic", "global", "shared::cta"))],
+        derived=[("wide", "field == 'global_address' || field == 'global_stride'"),
+                 ("per_dim", "field != 'global_address' && field != 'rank'")],
+        template=dict(
+            id="blackwell.prim.tensormap.replace.{field}.{space == 'shared::cta' ? 'shared_cta' : space}",
+            kind="OTHER",
+            description=("tensormap.replace.tile.{field}: sets that field{per_dim ? ' of dimension ord (0..4)' : ''} "
+                         "of the tensor map at addr ({space}) to new_value"),
+            python_name="tensormap.replace", python_params={"field": "{field}", "space": "{space}"},
+            operands=[op("addr", "SMEM_ADDRESS", when="space == 'shared::cta'"),
+                      op("addr", "GMEM_ADDRESS", when="space != 'shared::cta'"),
+                      op("new_value", "SCALAR", register_type="b64", when="wide"),
+                      op("new_value", "SCALAR", register_type="b32", when="!wide")],
+            attributes=[{"name": "ord", "type": "int", "allowed": [str(i) for i in range(5)], "default_value": "0"}],
+            ptx_template=("tensormap.replace.tile.{field}{space == 'generic' ? '' : '.' + space}.b1024."
+                          "{wide ? 'b64' : 'b32'} [$0]{per_dim ? ', {ord}' : ''}, $1;"),
+            constraints="{space == 'shared::cta' ? 'r' : 'l'},{wide ? 'l' : 'r'}", has_side_effects=True,
+            sass_opcodes=[])))
     # tcgen05.cp of every shape, optionally decompressing narrow elements to 8-bit holders on the way
     shapes = {"128x256b": "128x256b", "4x256b": "4x256b", "128x128b": "128x128b",
               "64x128b.warpx2_02_13": "64x128b.warpx2::02_13", "64x128b.warpx2_01_23": "64x128b.warpx2::01_23",

@@ -247,3 +247,24 @@ def test_tensor_map_over_a_pointer_argument(monkeypatch):
                                                              assumed_align=16), m, k))
             assert (a["address"], a["dim0"], a["dim1"], a["stride1"], a["box0"], a["box1"]) == \
                 (0x10000, k, m, 2 * k, 64, 16)
+
+
+@cute.kernel
+def _replace_kernel(words: cute.Tensor, rows: cutlass.Int32):
+    desc = words.iterator
+    prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=rows, ord=1)
+    prims.tensormap_replace(prims.TensormapField.GLOBAL_ADDRESS, desc, new_value=cutlass.Int64(4096))
+
+
+@cute.jit
+def _replace_host(words: cute.Tensor, rows: cutlass.Int32):
+    _replace_kernel(words, rows).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_tensormap_replace_fields(arch):
+    words = cute.runtime.make_fake_compact_tensor(cutlass.Int64, (16,))
+    with target(arch):
+        ptx = cute.compile(_replace_host, words, cutlass.Int32(1), options="--keep-ptx").ptx
+    assert re.search(r"tensormap\.replace\.tile\.global_dim\.global\.b1024\.b32 \[%rd\d+\], 1, %r\d+;", ptx)
+    assert re.search(r"tensormap\.replace\.tile\.global_address\.global\.b1024\.b64 \[%rd\d+\], %rd\d+;", ptx)
