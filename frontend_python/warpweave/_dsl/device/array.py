@@ -28,10 +28,11 @@ from ..values.ir_vector import Vector
 from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt, Uint8
 from ..values.pointer import (
     GENERIC, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store, memspace_of,
-    pointer_of, ptr_type, store_vector_value,
+    pointer_of, store_vector_value,
 )
 from ..values.runtime import AddressSpace
 from ..values.tensor import ComposedLayout, Layout, Tensor
+from .arch import printf
 from .device_pointer import make_ptr
 from .smem import allocate_elements
 
@@ -179,7 +180,7 @@ class Array:
         """The same memory seen from another address space (shared memory through generic addresses, ...)."""
         ms = memspace_of(space)
         p = self.iterator
-        return self if ms == p.memspace else Array.of_tensor(Tensor(_cast_space(p, ms), self._tensor.layout,
+        return self if ms == p.memspace else Array.of_tensor(Tensor(p.tospace(ms), self._tensor.layout,
                                                                     self.dtype))
 
     def align(self, alignment: int) -> "Array":
@@ -307,7 +308,7 @@ def _view(source, shape, dtype, space, alignment) -> Tensor:
             if ptr.memspace != GENERIC and ms != GENERIC:
                 raise DSLValueError(f"cutlass.Array: the pointer is in {ptr.memspace} memory, not {ms}",
                                     user_location(3))
-            ptr = _cast_space(ptr, ms)
+            ptr = ptr.tospace(ms)
     if alignment is not None:
         ptr = ptr.align(_alignment(alignment, 1))
     if shape is None:
@@ -317,14 +318,19 @@ def _view(source, shape, dtype, space, alignment) -> Tensor:
     return Tensor(ptr, _row_major(_shape_of(shape)), ptr.dtype)
 
 
-def _cast_space(ptr: Pointer, memspace: str) -> Pointer:
-    """The pointer in another address space (to or from the generic one: LLVM's addrspacecast)."""
-    if not trace.in_kernel():
-        raise DSLTypeError("cutlass.Array: a view in another address space is made inside a @cute.kernel function",
-                           user_location(4))
-    b = trace.builder()
-    base = b.op1("llvm.addrspacecast", [ptr.address(0)], ptr_type(memspace))
-    return Pointer(base, ptr.dtype, memspace, ptr.alignment_at(0))
+def print_nd_vector(v) -> None:
+    """Prints a Vector from the device as nested brackets of its shape ([[1, 2], [3, 4]])."""
+    if not isinstance(v, Vector):
+        raise DSLTypeError(f"print_nd_vector prints a cutlass.Vector, got {type(v).__name__}", user_location(2))
+    lanes = list(v.to_elements())
+
+    def nest(shape, lanes):
+        if len(shape) == 1:
+            return "[" + ", ".join("{}" for _ in lanes) + "]"
+        step = len(lanes) // shape[0]
+        return "[" + ", ".join(nest(shape[1:], lanes[k * step:(k + 1) * step]) for k in range(shape[0])) + "]"
+
+    printf(nest(v.shape, lanes), *lanes)
 
 
 def make_array_view(tensor, *, dtype=None, bounds_check: bool = False) -> Array:
@@ -378,4 +384,4 @@ def address_of(x, what: str = "an address") -> Pointer:
                        user_location(3))
 
 
-__all__ = ["Array", "address_of", "array_argument", "inttoptr", "make_array_view"]
+__all__ = ["Array", "address_of", "array_argument", "inttoptr", "make_array_view", "print_nd_vector"]

@@ -155,6 +155,15 @@ class Pointer(metaclass=_PointerType):
         """store() at this address permuted by swizzle (apply_swizzle)."""
         self.apply_swizzle(swizzle).store(value, alignment=alignment)
 
+    def tospace(self, space, *, loc=None, ip=None) -> "Pointer":
+        """The same memory through another address space (LLVM's addrspacecast: to or from generic addresses)."""
+        ms = memspace_of(space)
+        if ms == self.memspace:
+            return self
+        _in_kernel("tospace")
+        base = trace.builder().op1("llvm.addrspacecast", [self.address(0)], ptr_type(ms))
+        return Pointer(base, self.dtype, ms, self.alignment_at(0))
+
     def raw_ptr(self):
         """The pointer as CuTe DSL's typed pointer (cutlass.Pointer: `tensor.iterator.raw_ptr()`): one class here."""
         return self
