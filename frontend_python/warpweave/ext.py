@@ -32,6 +32,7 @@ from ._dsl.registry.plugins import registry as _registry
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
 from ._dsl.tracing import control_flow as _control_flow
 from ._dsl.values import tensor as _tensor
+from ._dsl.values.pointer import pointer_like as _pointer_like
 from ._dsl.values.numeric import dtype as _dtype
 from ._dsl.values.numeric import select  # noqa: F401 - cond ? a : b over DSL numbers (pipelines' states)
 # The IR dialects user code writes (cutlass._mlir): a backend's NVVM ops of its generation (cutlass._mlir.dialects.nvvm,
@@ -102,6 +103,13 @@ def make_pointer(address, dtype, memspace: str, align: int = 1):
     return _tensor.Pointer(address, _dtype(dtype), memspace, align)
 
 
+def pointer_of(x):
+    """The pointer x stands for where an instruction takes an address (a pointer, a tensor's iterator, an array's
+    data_ptr(), an IR value of an LLVM pointer type), or None. Its .memspace names the memory space ("gmem",
+    "smem", a registered one) and .address(0) is the IR pointer."""
+    return _pointer_like(x)
+
+
 # --- instructions and the IR ----------------------------------------------------------------------------------
 
 def in_kernel() -> bool:
@@ -149,7 +157,7 @@ def host_call(backend_name: str, hook: str, attrs: dict, out_size: int) -> bytes
 
 __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLRuntimeError", "user_error",
            "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
-           "register_memory_space", "make_pointer", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
+           "register_memory_space", "make_pointer", "pointer_of", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
            "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
            "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target", "select", "ir",
            "ir_arith", "ir_llvm", "DSLNotImplementedError", "Array", "address_of"]

@@ -1,7 +1,9 @@
 """The Ampere backend's Python package: mounted as warpweave.backends.ampere when the plugin loads.
 
 - adapters.py (run on load): CuTe DSL's names of this backend's operations where they differ from the manifest's
-  (cute.nvgpu.warp.MmaFP8Op, the sm_89 fp8 mma.sync, over the manifest's warp.MmaF8Op).
+  (cute.nvgpu.warp.MmaFP8Op, the sm_89 fp8 mma.sync, over the manifest's warp.MmaF8Op);
+- primitives.py: cutlass.experimental.primitives whose signatures adapt onto this backend's instructions
+  (shfl_sync, vote_sync, redux_sync, red, cp.async ones).
 It imports warpweave's public modules and warpweave.ext only.
 """
 from . import adapters  # noqa: F401

@@ -21,3 +21,9 @@ def _mma_fp8_op():
 _fp8 = _mma_fp8_op()
 if _fp8 is not None:
     ext.register_python_name("warp.MmaFP8Op", _fp8)
+
+# cutlass.experimental.primitives: the names whose signature is not their instruction's operand list
+from . import primitives as _primitives  # noqa: E402
+
+for _name, _f in _primitives.NAMES.items():
+    ext.register_python_name(f"primitives.{_name}", _f)

@@ -13,6 +13,8 @@
   live in global, shared and tensor memory;
 - gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM;
 - dsmem.py, public as warpweave.cute.arch.smem (map_dsmem_ptr), and cpasync.CopyDsmemStoreOp: distributed shared
-  memory.
+  memory;
+- tcgen05_primitives.py: cutlass.experimental.primitives' tcgen05 and tensor-memory operations, descriptors and
+  enumerations.
 It imports warpweave's public modules and warpweave.ext only.
 """

@@ -1,4 +1,5 @@
 """What the Blackwell backend registers with warpweave when it loads (see the package's docstring)."""
+import warpweave as cutlass
 from warpweave import ext
 
 from . import tcgen05_mma, tmem
@@ -82,3 +83,20 @@ from . import dsmem  # noqa: E402
 
 ext.register_memory_space("dsmem", dsmem.DSMEM_ADDRESS_SPACE)
 ext.register_python_name("cpasync.CopyDsmemStoreOp", dsmem.CopyDsmemStoreOp)
+
+# cutlass.experimental.primitives' 2-CTA tensor copies complete on the pair's even CTA's mbarrier, as the 2-CTA
+# TMA atoms do
+from warpweave.backends.hopper import tma_primitives as _hopper_tma_primitives  # noqa: E402
+
+
+def _pair_mbarrier(b, mbar):
+    return b.op1("arith.andi", [mbar, cutlass.Int32(tma.PEER_BIT_MASK - (1 << 32)).ir()], "i32")
+
+
+_hopper_tma_primitives.MBARRIER_OF_GROUP[2] = _pair_mbarrier
+
+# cutlass.experimental.primitives' tcgen05 and tensor-memory operations, their descriptors and enumerations
+from . import tcgen05_primitives  # noqa: E402
+
+for _name in tcgen05_primitives.NAMES:
+    ext.register_python_name(f"primitives.{_name}", getattr(tcgen05_primitives, _name))

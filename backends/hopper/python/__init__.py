@@ -5,6 +5,10 @@
   (make_tiled_tma_atom, tma_partition, prefetch_descriptor, create_tma_multicast_mask) and cute.nvgpu.warpgroup
   (MmaF16BF16Op, MmaF8Op, OperandMajorMode, OperandSource, Field, SmemLayoutAtomKind, make_smem_layout_atom);
 - tma.py: TMA atoms; wgmma.py: warpgroup MMA ops, layout atoms, descriptors;
-- helpers.py, public as warpweave.utils.hopper_helpers.
+- helpers.py, public as warpweave.utils.hopper_helpers;
+- primitives.py: cutlass.experimental.primitives adapted onto this backend's instructions (mbarrier arrivals,
+  mapa, elect_sync, ldmatrix / stmatrix, and cute.arch's names of the others);
+- tensor_map.py: cutlass.experimental.cuda's TensorMap and its constructors (the "hopper.tensor_map" host
+  argument); tma_primitives.py: the primitives' tensor copies and tensor-map edits.
 It imports warpweave's public modules and warpweave.ext only.
 """

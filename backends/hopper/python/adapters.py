@@ -49,3 +49,27 @@ def _sm90_mma_major_mode(self):
 
 
 _LayoutEnum.sm90_mma_major_mode = _sm90_mma_major_mode
+
+# cutlass.experimental.cuda's tensor maps (TensorMap, create_tensor_map_tiled, create_tensor_map_tiled_from_view)
+from . import tensor_map  # noqa: E402
+
+ext.register_host_argument(tensor_map.DESCRIPTOR, tensor_map.encode, size=tma.TMAP_BYTES, align=64,
+                           export_c=tma_export.tensor_map_c)
+for _name in tensor_map.NAMES:
+    ext.register_python_name(f"cuda.{_name}", getattr(tensor_map, _name))
+
+# cutlass.experimental.primitives' tensor-copy operations and tensor-map edits
+from . import tma_primitives  # noqa: E402
+
+for _name in tma_primitives.NAMES:
+    ext.register_python_name(f"primitives.{_name}", getattr(tma_primitives, _name))
+
+# cutlass.experimental.primitives: the names whose signature is not their instruction's operand list, and the
+# instructions the manifest has under cute.arch's names. mapa's pointers are in distributed shared memory.
+from . import primitives as _primitives  # noqa: E402
+
+ext.register_memory_space("dsmem", _primitives.DSMEM_ADDRESS_SPACE)
+for _name, _f in _primitives.NAMES.items():
+    ext.register_python_name(f"primitives.{_name}", _f)
+for _name, _target in _primitives.ALIASES.items():
+    ext.register_python_name(f"primitives.{_name}", _primitives.alias(_target))

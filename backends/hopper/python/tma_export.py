@@ -60,3 +60,34 @@ def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, **boxes
           f"  memcpy({dst}, map, 128);",
           "}"]
     return DECLARATIONS, "\n".join("        " + line for line in o)
+
+
+def tensor_map_c(tensor, dst, *, data_type, rank, swizzle, interleave, l2_promotion, oob_fill, backend, hook,
+                 byte_offset=0, **fields):
+    """(declarations, statements) writing the tensor map of cutlass.experimental.cuda (tensor_map.py) at dst: its
+    extents and strides are C expressions of the call (the runtime ones) or numbers."""
+    name = tensor.name
+    fail = 'return ww_fail(WW_INVALID_VALUE, "tensor map of ' + name + ': {}");'
+    rank = int(rank)
+    o = ["{",
+         "  _Alignas(64) unsigned char map[128];",
+         f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
+         f"  const unsigned box[{rank}] = {{{', '.join(str(int(fields[f'box{i}'])) for i in range(rank))}}};",
+         f"  const unsigned elem[{rank}] = {{{', '.join(str(int(fields[f'elem_stride{i}'])) for i in range(rank))}}};",
+         f"  const char *address = (const char *){tensor.data} + (int64_t)({byte_offset});",
+         "  int r;",
+         f"  if ((uintptr_t)address % 16 != 0) {fail.format('the global address is not 16-byte aligned')}"]
+    for i in range(rank):
+        o.append(f"  if ((int64_t)({fields[f'dim{i}']}) < 1) {fail.format(f'dimension {i} has no elements')}")
+        o.append(f"  dims[{i}] = (unsigned long long)({fields[f'dim{i}']});")
+        if i:
+            s = fields[f"stride{i}"]
+            o.append(f"  if ((int64_t)({s}) <= 0 || (int64_t)({s}) % 16 != 0) "
+                     f"{fail.format(f'the stride of dimension {i} is not a positive multiple of 16 bytes')}")
+            o.append(f"  strides[{i - 1}] = (unsigned long long)({s});")
+    o += [f"  r = cuTensorMapEncodeTiled(map, {int(data_type)}, {rank}, (void *)address, dims, strides, box, elem, "
+          f"{int(interleave)}, {int(swizzle)}, {int(l2_promotion)}, {int(oob_fill)});",
+          f'  if (r != 0) return ww_driver(r, "cuTensorMapEncodeTiled of the tensor map of {name}");',
+          f"  memcpy({dst}, map, 128);",
+          "}"]
+    return DECLARATIONS, "\n".join("        " + line for line in o)

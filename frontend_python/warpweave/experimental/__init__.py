@@ -13,7 +13,8 @@ from .._dsl.atoms.atoms import namespace
 
 
 def _qualifiers(name, members):
-    return enum.Enum(name, [(m.upper(), m) for m in members])
+    # The member's name is the qualifier in capitals, with what Python cannot spell as an underscore.
+    return enum.Enum(name, [(m.upper().replace(".", "_").replace("::", "_"), m) for m in members])
 
 
 _ENUMS = {
@@ -30,6 +31,20 @@ _ENUMS = {
     "AtomicOp": _qualifiers("AtomicOp", ["and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max"]),
     "MBarrierScope": _qualifiers("MBarrierScope", ["cta", "cluster"]),
     "MBarrierWait": _qualifiers("MBarrierWait", ["test", "try"]),
+    # red: the operation and the operand type (PTX's qualifiers of red/atom)
+    "ReductionOp": _qualifiers("ReductionOp", ["add", "min", "max", "and", "or", "xor", "inc", "dec"]),
+    "ReductionType": _qualifiers("ReductionType", ["f16", "bf16", "f32", "f64", "s32", "u32", "s64", "u64", "b32",
+                                                   "b64"]),
+    # shfl.sync's modes and vote.sync's
+    "Shfl": _qualifiers("Shfl", ["idx", "up", "down", "bfly"]),
+    "VoteSync": _qualifiers("VoteSync", ["all", "any", "uni", "ballot"]),
+    # ldmatrix / stmatrix: the fragment order (.trans is COL), the matrix shape and the source element format
+    "MMALayout": enum.Enum("MMALayout", [("ROW", "row"), ("COL", "col")]),
+    "LoadShape": _qualifiers("LoadShape", ["m8n8", "m16n16", "m8n16"]),
+    "StoreShape": _qualifiers("StoreShape", ["m8n8", "m16n8"]),
+    "LoadSrcFormat": _qualifiers("LoadSrcFormat", ["b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"]),
+    "Proxy": _qualifiers("Proxy", ["generic", "async", "async.global", "async.shared::cta", "async.shared::cluster",
+                                   "tensormap"]),
 }
 for _e in _ENUMS.values():
     _e.__module__ = __name__ + ".primitives"

@@ -17,7 +17,7 @@ from ..registry.backend_python import ensure_loaded, packages
 from ..registry.plugins import registry
 from ..registry.target import target_named
 from ..values.numeric import Boolean, Int32, Int64, Numeric, as_numeric
-from ..values.tensor import Pointer, Tensor
+from ..values.pointer import pointer_like
 from .instructions import emit_instruction, is_result, value_type
 
 
@@ -162,6 +162,10 @@ def _select(python_name: str, params: dict, operands: set | None):
         return True
 
     matches = [(b, ins) for b, ins in entries_named(python_name) if fits(ins)]
+    if not matches and not _families(python_name) and mount_every_backend():
+        # Another generation's instruction (a trace loads its target's backends only): found, it is refused
+        # below with the targets that have it.
+        matches = [(b, ins) for b, ins in entries_named(python_name) if fits(ins)]
     problems = []
     if _families(python_name):
         # Atom families: the core inverts their templated Python parameters (each family's own defaults fill
@@ -323,10 +327,9 @@ def _operand_values(o, v):
     out = []
     ty = value_type(o)
     for x in vals:
-        if isinstance(x, Tensor) and isinstance(x.iterator, Pointer):
-            x = x.iterator
-        if isinstance(x, Pointer):
-            out.append(pointer_operand(x, 0, ty))
+        p = None if isinstance(x, (Numeric, int, float, bool)) else pointer_like(x)
+        if p is not None:
+            out.append(pointer_operand(p, 0, ty))
             continue
         n = x if isinstance(x, Numeric) else as_numeric(x)
         t = {"i1": Boolean, "i32": Int32, "i64": Int64}.get(ty)
@@ -403,21 +406,26 @@ class _Namespace(types.ModuleType):
             return self._cache[attr]
         full = f"{self._prefix}.{attr}"
         registry.load()
+        found = self._find(full, attr)
+        if found is None and mount_every_backend():
+            # A trace loads only its target's backends: a name of another generation is found once every backend
+            # is, and calling it then names the targets that have its instruction.
+            _manifest_classes.pop(full, None)
+            found = self._find(full, attr)
+        if found is None:
+            raise AttributeError(f"no loaded backend offers {full} (check `python -m warpweave plugins`)")
+        self._cache[attr] = found
+        return found
+
+    def _find(self, full, attr):
         own = backend_python_name(full)
         if own is not None:
-            self._cache[attr] = own
             return own
         for b in registry.backends.values():
             for e in b.manifest.get("python_enums", []):
                 if e["name"] == full or e["name"].endswith("." + attr) and self._prefix == "nvgpu":
-                    val = enum.Enum(attr, {m: m for m in e.get("members", [])})
-                    self._cache[attr] = val
-                    return val
-        cls = manifest_class(full)
-        if cls is None:
-            raise AttributeError(f"no loaded backend offers {full} (check `python -m warpweave plugins`)")
-        self._cache[attr] = cls
-        return cls
+                    return enum.Enum(attr, {m: m for m in e.get("members", [])})
+        return manifest_class(full)
 
     def __dir__(self):
         registry.load()

@@ -5,23 +5,27 @@ argument of the jit function (its address, shape and strides at the call) and st
 parameter's bytes. While tracing, warpweave.ext.host_argument(name, tensor, **attrs) makes a stand-in; a kernel
 launched with it receives a grid-constant parameter of that size (a pointer to it inside the kernel), and each
 call of the compiled function asks the producer again, memoised on the tensor's address, shape and strides, so
-that one compilation serves every shape of a dynamic layout.
+that one compilation serves every shape of a dynamic layout. An attribute may be a runtime integer of the host
+side (an extent or stride of an argument, or an expression of them): each call gives the producer its value.
 
 A producer may also give its C form (export_c), with which an exported function (export.py) and a TVM FFI call
 compute the parameter in C at each call: export_c(tensor, dst, **attrs) -> (declarations, statements), where
 `tensor` is an export_c.CTensor (C expressions of the call's tensor: data, shape(k), stride(k)) and the statements
 write the `size` bytes at `dst` (an `unsigned char *`). They may call driver functions they declare (with
 WW_DRIVER_ENTRY before the declaration) and fail with `return ww_fail(WW_INVALID_VALUE, "...")` or
-`return ww_driver(result, "call")`. Without a C form, such a function cannot be exported.
+`return ww_driver(result, "call")`. A runtime attribute reaches the C form as a string: its C expression (int64_t)
+over the wrapper's values. Without a C form, such a function cannot be exported.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..registry.backend_python import ensure_loaded
+from ..values.numeric import Numeric, SymInt
 from ..values.tensor import Pointer, Tensor
 
 MEMO_ENTRIES = 64
@@ -69,17 +73,24 @@ class HostArgument:
     tensor_index: int           # the jit argument (a tensor) it is computed from
     attrs: dict
     memo: dict = field(default_factory=dict)
+    dynamic: dict = field(default_factory=dict)  # attribute -> runtime integer (SymInt), evaluated per call
 
     @property
     def size(self) -> int:
         return self.producer.size
 
-    def value(self, tensor) -> bytes:
-        """The parameter's bytes for the call's tensor (a RuntimeTensor)."""
-        key = (tensor.data_ptr, tuple(tensor.shape), tuple(tensor.stride))
+    @property
+    def symbols(self) -> list:
+        """The ids of the host symbols its runtime attributes are computed from."""
+        return sorted({s for v in self.dynamic.values() for s in _core.symbols_of(v)})
+
+    def value(self, tensor, env: dict | None = None) -> bytes:
+        """The parameter's bytes for the call's tensor (a RuntimeTensor) and host symbols (env: id -> value)."""
+        dyn = tuple((k, int(_core.evaluate(v, env or {}))) for k, v in self.dynamic.items())
+        key = (tensor.data_ptr, tuple(tensor.shape), tuple(tensor.stride), dyn)
         out = self.memo.get(key)
         if out is None:
-            out = bytes(self.producer.fn(tensor, **self.attrs))
+            out = bytes(self.producer.fn(tensor, **self.attrs, **dict(dyn)))
             if len(out) != self.size:
                 raise DSLValueError(f"host argument {self.producer.name!r}: the producer returned {len(out)} bytes, "
                                     f"not {self.size}", None)
@@ -109,6 +120,20 @@ def make(name: str, tensor, attrs: dict) -> HostArgument:
         raise DSLTypeError(f"host argument {name!r} is computed from a tensor argument of the @cute.jit function, "
                            f"got {tensor!r}", user_location(3))
     p = producer(name)
-    h = HostArgument(len(st.host_arguments) + 1, p, it.host, dict(attrs))
+    static, dynamic = {}, {}
+    for k, v in attrs.items():
+        if isinstance(v, Numeric) and isinstance(v._v, SymInt) and not v.is_static:
+            v = v._v
+        if isinstance(v, Numeric) and not v.is_static:
+            raise DSLTypeError(f"host argument {name!r}: attribute {k} is a runtime {type(v).__name__}; only runtime "
+                               "integers of the host side (extents, strides and expressions of them) are evaluated "
+                               "at each call", user_location(3))
+        if isinstance(v, Numeric):
+            v = v.value
+        if isinstance(v, SymInt) and not isinstance(v, int):
+            dynamic[k] = v
+        else:
+            static[k] = v
+    h = HostArgument(len(st.host_arguments) + 1, p, it.host, static, dynamic=dynamic)
     st.host_arguments[h.id] = h
     return h

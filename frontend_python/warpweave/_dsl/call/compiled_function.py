@@ -147,7 +147,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
     def prepare(self, *args, **kwargs):
         """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
         env, ptrs, scalars, streams, tensors = self._read_call(args, kwargs)
-        hosts = {hid: h.value(tensors[h.tensor_index]) for hid, h in self.host_arguments.items()}
+        hosts = {hid: h.value(tensors[h.tensor_index], env) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
         for l in self.launches:
@@ -259,7 +259,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             body.append(f"if ({dim_source(g.diff)}) == 0: divisor_error(V{k})")
         for hid, h in self.host_arguments.items():
             env[f"H{hid}"] = h.value
-            body.append(f"h{hid} = H{hid}(t{h.tensor_index})")
+            syms = ", ".join(f"{sid}: s{sid}" for sid in h.symbols)
+            body.append(f"h{hid} = H{hid}(t{h.tensor_index}, {{{syms}}})")
         for k, l in enumerate(self.launches):
             packer, offsets = self._packers[l.kernel]
             env[f"L{k}"] = self._launcher(l)

@@ -422,7 +422,11 @@ def _host_argument_c(h, by_index, dst) -> tuple[str, str]:
     if a is None or not isinstance(a.plan, TensorArg):
         raise DSLNotImplementedError(f"export_to_c: host argument {h.producer.name!r} is computed from an argument "
                                      "the C wrapper does not take as a tensor", user_location(4))
-    decls, code = h.producer.export_c(CTensor(a), dst, **h.attrs)
+    # a runtime attribute is given as its C expression over the wrapper's symbols (s<id>)
+    dynamic = {}
+    for k, v in h.dynamic.items():
+        dynamic[k] = f"({c_expr(v)})"
+    decls, code = h.producer.export_c(CTensor(a), dst, **h.attrs, **dynamic)
     return decls, code
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
@@ -37,6 +38,29 @@ def ptr_type(memspace: str) -> str:
         raise DSLValueError(f"no loaded backend registers the memory space {memspace!r} (known: "
                             f"{', '.join(sorted(_ADDRSPACE))})", user_location(3))
     return "!llvm.ptr" if a == 0 else f"!llvm.ptr<{a}>"
+
+
+def pointer_like(x):
+    """The Pointer that x stands for where an instruction takes an address, or None: a Pointer; a tensor's
+    iterator; an array's data_ptr() (register, shared and global arrays); an IR value of an LLVM pointer type (user
+    IR), as bytes in the memory space of its address space."""
+    if isinstance(x, Pointer):
+        return x
+    it = getattr(x, "iterator", None)
+    if isinstance(it, Pointer):
+        return it
+    data_ptr = getattr(x, "data_ptr", None)
+    if callable(data_ptr) and not isinstance(x, Numeric):
+        p = data_ptr()
+        return p if isinstance(p, Pointer) else None
+    if isinstance(x, ir_values.Value):
+        m = re.match(r"^!llvm\.ptr(?:<(\d+)>)?$", str(x.type))
+        if m:
+            space = int(m.group(1) or 0)
+            names = [n for n, a in _ADDRSPACE.items() if a == space and n != RMEM]
+            if names:
+                return Pointer(x.use(), Uint8, names[0], 1)
+    return None
 
 
 def mem_type(t) -> str:
@@ -169,7 +193,11 @@ class Pointer(metaclass=_PointerType):
         return self
 
     def toint(self, *, loc=None, ip=None):
-        """The address as an Int64 (a generic address for a pointer of the generic space)."""
+        """The address as an Int64 (a generic address for a pointer of the generic space). On the host, the
+        address of an argument is known only at each call: it is a HostAddress, which what takes an address there
+        (a tensor map's global_address) resolves to the argument."""
+        if self.base is None and self.host is not None:
+            return HostAddress(self)
         b = trace.builder()
         return Int64.from_ir(b.op1("llvm.ptrtoint", [self.address(0)], "i64"))
 
@@ -521,6 +549,21 @@ def store_vector(ptr: Pointer, offset, values):
 
 
 # --- vector accesses (CuTe DSL's Pointer and Array loads and stores of n elements) ----------------------------------
+
+class HostAddress:
+    """The address of a pointer or tensor argument in @cute.jit host code (Pointer.toint() there)."""
+
+    __slots__ = ("pointer",)
+
+    def __init__(self, pointer: Pointer):
+        self.pointer = pointer
+
+    def __ww_address_of__(self) -> Pointer:
+        return self.pointer
+
+    def __repr__(self):
+        return f"HostAddress(of argument {self.pointer.host})"
+
 
 def _index_of(i):
     if isinstance(i, Numeric):

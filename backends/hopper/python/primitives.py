@@ -1,0 +1,152 @@
+"""cutlass.experimental.primitives of this backend's instructions (sm_90 on), with CuTe DSL's signatures.
+
+The manifest's `primitives.*` entries serve as they are where their operands are the signature
+(mbarrier_try_wait_parity with or without time_limit, mbarrier_try_wait_timelimit, the non-tensor bulk copies);
+the functions here adapt the others: mbarrier_arrive (the entry chosen by the pointer's memory space: this CTA's
+barrier returns its state, another CTA's, from mapa, does not), mapa (a pointer in, a pointer into the peer CTA's
+shared memory out), elect_sync (a membermask), ldmatrix / stmatrix (their shapes and formats as parameters), and
+the names of instructions the manifest has under cute.arch (mbarrier_init, barrier_cluster_*, fences, bulk
+groups). A primitive on a target without its instruction is refused by the selection, naming the targets that
+have it.
+"""
+from __future__ import annotations
+
+import warpweave as cutlass
+from warpweave import ext
+
+# LLVM NVPTX's shared::cluster address space: 32-bit addresses of any CTA's shared memory in the cluster.
+DSMEM_ADDRESS_SPACE = 7
+FULL_MASK = 0xFFFFFFFF
+
+
+def _qualifier(value, what: str, allowed) -> str:
+    q = getattr(value, "value", value)
+    if isinstance(q, str):
+        q = q.lower()
+    if q not in allowed:
+        raise ext.user_error(f"{what} must be one of {', '.join(allowed)}, got {value!r}", ext.DSLValueError)
+    return q
+
+
+def _shared_pointer(x, what: str, spaces=("smem", "dsmem")):
+    p = ext.pointer_of(x)
+    if p is None or p.memspace not in spaces:
+        raise ext.user_error(f"{what} must be a pointer to shared memory ({' or '.join(spaces)}), got {x!r}",
+                             ext.DSLTypeError)
+    return p
+
+
+def _address32(p) -> int:
+    return ext.builder().op1("llvm.ptrtoint", [p.address(0)], "i32")
+
+
+def _static_int(v, what: str) -> int:
+    if hasattr(v, "is_static"):
+        if not v.is_static:
+            raise ext.user_error(f"{what} must be known while tracing", ext.DSLValueError)
+        v = v.value
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ext.user_error(f"{what} must be an integer known while tracing, got {v!r}", ext.DSLValueError)
+    return v
+
+
+# --- elect, mbarrier -----------------------------------------------------------------------------------------
+
+def elect_sync(membermask=FULL_MASK):
+    """elect.sync: true in exactly one active lane of membermask (the lowest), false in the others."""
+    mask = _static_int(membermask, "elect_sync: membermask") & FULL_MASK
+    backend, entry = ext.select_instruction("arch.elect_one", {}, set())
+    out = ext.emit_instruction(ext.builder(), backend, entry, {}, {"membermask": hex(mask)})
+    return cutlass.Boolean.from_ir(out["elected"][0])
+
+
+def mbarrier_arrive(mbar, scope=None):
+    """One arrival on mbar with release semantics at scope (MemScope.CTA by default, or CLUSTER). On this CTA's
+    barrier it returns the barrier's state before the arrival (an Int64 token for mbarrier_try_wait_timelimit);
+    on another CTA's (a mapa pointer) it returns nothing."""
+    s = _qualifier(scope if scope is not None else "cta", "mbarrier_arrive: scope", ("cta", "cluster"))
+    p = _shared_pointer(mbar, "mbarrier_arrive: mbar")
+    space = "shared::cta" if p.memspace == "smem" else "shared::cluster"
+    backend, entry = ext.select_instruction("primitives.mbarrier_arrive", {"space": space}, {"mbar"})
+    out = ext.emit_instruction(ext.builder(), backend, entry, {"mbar": [_address32(p)]}, {"scope": s})
+    if "state" in out:
+        return cutlass.Int64.from_ir(out["state"][0])
+    return None
+
+
+# --- clusters ------------------------------------------------------------------------------------------------
+
+def mapa(ptr, cta_rank):
+    """The pointer at the same offset as ptr (this CTA's shared memory) in the shared memory of the cluster's CTA
+    of rank cta_rank: a pointer of the "dsmem" space (shared::cluster), for loads, stores, red and arrivals."""
+    p = _shared_pointer(ptr, "mapa: ptr", ("smem",))
+    b = ext.builder()
+    backend, entry = ext.select_instruction("arch.mapa", {}, {"addr", "cta_id"})
+    out = ext.emit_instruction(b, backend, entry, {"addr": [_address32(p)], "cta_id": [cutlass.Int32(cta_rank).ir()]})
+    address = b.op1("llvm.inttoptr", [out["remote"][0]], f"!llvm.ptr<{DSMEM_ADDRESS_SPACE}>")
+    return ext.make_pointer(address, p.dtype, "dsmem", p.alignment_at(0))
+
+
+def cp_async_bulk_wait_group(n=0, read=False):
+    """cp.async.bulk.wait_group n: waits until at most n of this thread's bulk groups are pending (read: until
+    they have only finished reading their sources)."""
+    name = "arch.cp_async_bulk_wait_group_read" if read else "arch.cp_async_bulk_wait_group"
+    return ext.manifest_class(name)(n=_static_int(n, "cp_async_bulk_wait_group: n"))
+
+
+# --- ldmatrix / stmatrix -------------------------------------------------------------------------------------
+
+def _matrix_params(what, num, layout, shape, fmt, shapes):
+    return {"shape": _qualifier(shape, f"{what}: shape", shapes), "num": str(_static_int(num, f"{what}: num")),
+            "layout": _qualifier(layout, f"{what}: layout", ("row", "col")),
+            "format": _qualifier(fmt, f"{what}: format", ("b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"))}
+
+
+def ldmatrix(ptr, num, layout, shape="m8n8", src_format="b16"):
+    """ldmatrix: the warp loads matrices from shared memory (each lane giving one row's address); returns this
+    lane's num 32-bit words (Int32), MMALayout.COL transposing. LoadShape.M8N8 with b16 (num 1, 2, 4 matrices);
+    LoadShape.M16N16 with b8, transposed (num 2 or 4 words: one or two matrices) where the target has it."""
+    params = _matrix_params("ldmatrix", num, layout, shape, src_format, ("m8n8", "m16n16", "m8n16"))
+    p = _shared_pointer(ptr, "ldmatrix: ptr", ("smem",))
+    backend, entry = ext.select_instruction("primitives.ldmatrix", params, {"addr"})
+    out = ext.emit_instruction(ext.builder(), backend, entry, {"addr": [_address32(p)]})
+    return [cutlass.Int32.from_ir(w) for w in out["words"]]
+
+
+def stmatrix(ptr, words, layout, shape="m8n8", dst_format="b16"):
+    """stmatrix: the warp stores matrices to shared memory from this lane's 32-bit words (a list or vector of
+    them, one a matrix), MMALayout.COL transposing. StoreShape.M8N8 with b16 (1, 2, 4 matrices); StoreShape.M16N8
+    with b8, transposed, where the target has it."""
+    ws = list(words)
+    params = _matrix_params("stmatrix", len(ws), layout, shape, dst_format, ("m8n8", "m16n8"))
+    p = _shared_pointer(ptr, "stmatrix: ptr", ("smem",))
+    vals = []
+    for w in ws:
+        w = w if isinstance(w, cutlass.Numeric) else cutlass.Int32(w)
+        if type(w).width != 32:
+            raise ext.user_error(f"stmatrix: words are 32-bit (packed) values, got {type(w).__name__}",
+                                 ext.DSLTypeError)
+        v = w.ir()
+        vals.append(v if type(w).ir_type == "i32" else ext.builder().op1("arith.bitcast", [v], "i32"))
+    backend, entry = ext.select_instruction("primitives.stmatrix", params, {"addr", "words"})
+    ext.emit_instruction(ext.builder(), backend, entry, {"addr": [_address32(p)], "words": vals})
+
+
+def alias(name):
+    # the manifest's function of that name, made when first called (the manifest of the target being traced)
+    def call(*args, **kwargs):
+        return ext.manifest_class(name)(*args, **kwargs)
+
+    call.__name__ = name.split(".")[-1]
+    return call
+
+
+NAMES = {"elect_sync": elect_sync, "mbarrier_arrive": mbarrier_arrive, "mapa": mapa, "ldmatrix": ldmatrix,
+         "stmatrix": stmatrix, "cp_async_bulk_wait_group": cp_async_bulk_wait_group}
+ALIASES = {"mbarrier_init": "arch.mbarrier_init", "mbarrier_inval": "arch.mbarrier_inval",
+           "mbarrier_arrive_expect_tx": "arch.mbarrier_arrive_and_expect_tx",
+           "mbarrier_expect_tx": "arch.mbarrier_expect_tx", "mbarrier_wait_parity": "arch.mbarrier_wait",
+           "fence_mbarrier_init": "arch.mbarrier_init_fence", "barrier_cluster_arrive": "arch.cluster_arrive",
+           "barrier_cluster_arrive_relaxed": "arch.cluster_arrive_relaxed", "barrier_cluster_wait": "arch.cluster_wait",
+           "cluster_ctarank": "arch.block_rank_in_cluster",
+           "cp_async_bulk_commit_group": "arch.cp_async_bulk_commit_group"}
