@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import math
-import re
 
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
@@ -41,25 +40,15 @@ def ptr_type(memspace: str) -> str:
 
 
 def pointer_like(x):
-    """The Pointer that x stands for where an instruction takes an address, or None: a Pointer; a tensor's
-    iterator; an array's data_ptr() (register, shared and global arrays); an IR value of an LLVM pointer type (user
-    IR), as bytes in the memory space of its address space."""
+    """The Pointer that x stands for where an instruction takes an address, or None: a Pointer; the iterator of a
+    tensor or an array; an IR value of an LLVM pointer type (user IR), as bytes of its address space."""
     if isinstance(x, Pointer):
         return x
     it = getattr(x, "iterator", None)
     if isinstance(it, Pointer):
         return it
-    data_ptr = getattr(x, "data_ptr", None)
-    if callable(data_ptr) and not isinstance(x, Numeric):
-        p = data_ptr()
-        return p if isinstance(p, Pointer) else None
-    if isinstance(x, ir_values.Value):
-        m = re.match(r"^!llvm\.ptr(?:<(\d+)>)?$", str(x.type))
-        if m:
-            space = int(m.group(1) or 0)
-            names = [n for n, a in _ADDRSPACE.items() if a == space and n != RMEM]
-            if names:
-                return Pointer(x.use(), Uint8, names[0], 1)
+    if isinstance(x, ir_values.Value) and x.type.text.startswith("!llvm.ptr"):
+        return pointer_of(x, dtype=Uint8)
     return None
 
 
