@@ -28,7 +28,7 @@ from ..values.ir_vector import Vector
 from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt, Uint8
 from ..values.pointer import (
     GENERIC, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store, memspace_of,
-    pointer_of, store_vector_value,
+    load_scalar, pointer_of, store_scalar, store_vector_value,
 )
 from ..values.runtime import AddressSpace
 from ..values.tensor import ComposedLayout, Layout, Tensor
@@ -166,9 +166,10 @@ class Array:
         """The address of the first element as an IR pointer value (`!llvm.ptr<N>`), for ops written with the IR."""
         return self.iterator.ir_value()
 
-    def data_ptr(self) -> Pointer:
-        """The address of the first element, as a typed pointer (cutlass.Pointer)."""
-        return self.iterator
+    def data_ptr(self, idx=0) -> Pointer:
+        """A typed pointer (cutlass.Pointer) to element idx (a flat position or a coordinate; the first by
+        default)."""
+        return self._ptr(idx, None)
 
     def subview(self, idx=0, shape=None) -> "Array":
         """The Array from element idx on (a flat position, or a coordinate): a stage of a buffer, the i-th
@@ -189,22 +190,27 @@ class Array:
 
     # --- element access ---------------------------------------------------------------------------------------
     def __getitem__(self, idx):
+        """a[i]: the element at flat position i; a[i, j]: at a coordinate; a[i:n]: n elements from i (a Vector)."""
         if isinstance(idx, slice):
             start, count = _slice(idx)
             return self.load(start, count)
-        return self._tensor[idx]
+        if isinstance(idx, tuple):
+            return self._tensor[idx]
+        return load_scalar(self.iterator, _flat(idx))
 
     def __setitem__(self, idx, value):
         if isinstance(idx, slice):
             start, count = _slice(idx)
             self.store(value, start, count)
-            return
-        self._tensor[idx] = value
+        elif isinstance(idx, tuple):
+            self._tensor[idx] = value
+        else:
+            store_scalar(self.iterator, _flat(idx), value)
 
     def _ptr(self, idx, alignment):
         """The pointer to element idx: a flat position, or a coordinate (a tuple) through the layout."""
         off = self._tensor.layout(tuple(idx)) if isinstance(idx, tuple) else _flat(idx)
-        p = self.iterator + off
+        p = self.iterator if isinstance(off, int) and off == 0 else self.iterator + off
         return p.align(alignment) if alignment else p
 
     def load(self, idx=0, vector_size=None, *, alignment=None, is_volatile=False, is_invariant=False,

@@ -181,14 +181,17 @@ class Pointer(metaclass=_PointerType):
         """The pointer as CuTe DSL's typed pointer (cutlass.Pointer: `tensor.iterator.raw_ptr()`): one class here."""
         return self
 
-    def toint(self, *, loc=None, ip=None):
-        """The address as an Int64 (a generic address for a pointer of the generic space). On the host, the
-        address of an argument is known only at each call: it is a HostAddress, which what takes an address there
-        (a tensor map's global_address) resolves to the argument."""
+    def toint(self, dtype=None, *, loc=None, ip=None):
+        """The address as an integer of dtype (Int64 by default; Int32 for a shared-memory offset). On the host,
+        the address of an argument is known only at each call: it is a HostAddress, which what takes an address
+        there (a tensor map's global_address) resolves to the argument."""
         if self.base is None and self.host is not None:
             return HostAddress(self)
+        t = Int64 if dtype is None else dtype
+        if not getattr(t, "is_integer", False):
+            raise DSLTypeError(f"Pointer.toint: dtype is an integer type, got {t!r}", user_location(2))
         b = trace.builder()
-        return Int64.from_ir(b.op1("llvm.ptrtoint", [self.address(0)], "i64"))
+        return t.from_ir(b.op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
 
     def __add__(self, off):
         off = off.__ww_int__() if hasattr(off, "__ww_int__") else off
