@@ -358,3 +358,23 @@ def test_grid_constant_is_an_annotated_type():
     assert is_grid_constant(ann) and annotated_type(ann) is cutlass.Int64
     assert typing.get_origin(ann) is typing.Annotated
     assert is_grid_constant("cutlass.GridConstant[cuda.TensorMap]") and not is_grid_constant(cutlass.Array)
+
+
+def test_a_sym_int_argument_alone_or_in_a_tuple_is_a_runtime_integer():
+    @cute.kernel
+    def k(a: cutlass.Array, n: cutlass.Int64):
+        a[0] = cutlass.Float32(n)
+
+    seen = []
+
+    @cute.jit
+    def h(a: cute.Tensor, mnk, m0):
+        seen.append((type(mnk[0]), type(m0), cute.ceil_div(mnk[0], 64)))
+        k(a, mnk[0] + m0).launch(grid=[cute.ceil_div(m0, 64), 1, 1], block=[32, 1, 1])
+
+    m, n = cute.sym_int64(), cute.sym_int32(divisibility=8)
+    t = make_fake_compact_tensor(cutlass.Float32, (m, 16), stride_order=(1, 0), assumed_align=16)
+    with target("sm_90a"):
+        assert cute.compile(h, t, (m, 16, 8), n).cubin
+    (t0, t1, g), = seen
+    assert t0 is cutlass.Int64 and t1 is cutlass.Int32 and not isinstance(g, int)  # a runtime grid
