@@ -239,6 +239,19 @@ class Array:
     def fill(self, value):
         self._tensor.fill(value)
 
+    def print_runtime(self, max_elements: int = 16):
+        """Prints the first max_elements elements (flat positions) from the device when the kernel runs:
+        [1.0, 2.0, ...]."""
+        n = self.size
+        if not isinstance(n, int):
+            raise DSLTypeError(f"Array.print_runtime: the array's size is known only at run time ({self.shape})",
+                               user_location(2))
+        if isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 1:
+            raise DSLValueError(f"Array.print_runtime: max_elements is a positive int, got {max_elements!r}",
+                                user_location(2))
+        shown = [self[i] for i in range(min(n, max_elements))]
+        printf("[" + ", ".join("{}" for _ in shown) + (", ...]" if n > max_elements else "]"), *shown)
+
 
 accept_locations_in_class(Array)
 

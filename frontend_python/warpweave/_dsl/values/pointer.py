@@ -607,6 +607,8 @@ def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=Fals
 def vector_of(value, t, n=None, what="store"):
     """value as a Vector of t: a Vector (converted lane by lane if of another type), or a number broadcast to n
     lanes."""
+    if isinstance(value, (tuple, list)):  # a[0:4] = (1.0, 2.0, 3.0, 4.0)
+        value = Vector.from_elements(value, t)
     if isinstance(value, Vector):
         if n is not None and value.numel != n:
             raise DSLValueError(f"{what}: a Vector of {value.numel} elements where {n} are expected",
