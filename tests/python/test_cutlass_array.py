@@ -94,6 +94,24 @@ def test_a_shaped_array_is_row_major_and_a_subview_starts_further_on():
     assert checked
 
 
+def test_a_row_of_an_array_is_a_view_of_the_same_memory():
+    checked = []
+
+    def body(a, b):
+        s = cutlass.Array(cutlass.Float32, (4, 8), space=cutlass.AddressSpace.smem)
+        row = s[2, :]
+        col = s[:, 3]
+        assert row.shape == (8,) and row.iterator.offset - s.iterator.offset == 16 and row.strides == (1,)
+        assert col.shape == (4,) and col.iterator.offset - s.iterator.offset == 3 and col.strides == (8,)
+        assert s.data_ptr((2, 5)).offset == row.data_ptr(5).offset  # row[j] is s[2, j]
+        with pytest.raises(ValueError, match="sub-array takes `:` for whole modes"):
+            s[1, 2:4]
+        checked.append(True)
+
+    compile_kernel(body)
+    assert checked
+
+
 def test_smem_array_stores_land_at_their_row_major_byte_offsets():
     def body(a, b):
         s = cutlass.Array(cutlass.Float32, (2, 4), space=cutlass.AddressSpace.smem)

@@ -195,8 +195,17 @@ class Array:
             start, count = _slice(idx)
             return self.load(start, count)
         if isinstance(idx, tuple):
+            if any(isinstance(i, slice) for i in idx):
+                return self._sub_array(idx)
             return self._tensor[idx]
         return load_scalar(self.iterator, _flat(idx))
+
+    def _sub_array(self, idx: tuple) -> "Array":
+        """a[i, :]: the Array of the modes a `:` keeps (a row of a row-major array), a view of the same memory."""
+        if len(idx) != len(self.shape) or any(isinstance(i, slice) and i != slice(None) for i in idx):
+            raise DSLValueError(f"cutlass.Array index {idx!r}: a sub-array takes `:` for whole modes and an index "
+                                f"for each other mode of the shape {self.shape}", user_location(3))
+        return Array.of_tensor(self._tensor[tuple(None if isinstance(i, slice) else i for i in idx)])
 
     def __setitem__(self, idx, value):
         if isinstance(idx, slice):
