@@ -394,8 +394,9 @@ def address_of(x, what: str = "an address") -> Pointer:
     """The pointer a primitive takes from what a program passes it: an Array (its first element), a Tensor (its
     iterator), a cute pointer, an IR pointer value (a byte pointer of its address space), or an object whose `.ptr`
     / `.iterator` is one. The backends' primitives that take an address read it with this (warpweave.ext's
-    address_of), so each accepts all of them alike: `mbarrier_init(mbar, 1)` with
-    `mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)`, `mapa(arr.data_ptr(), rank)`."""
+    address_of), so each accepts all of them alike: a barrier's initialization given
+    `bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)` itself, a peer CTA's address of
+    `arr.data_ptr()`, a bulk copy's destination `smem.subview(k)`."""
     if isinstance(x, Pointer):
         return x
     if isinstance(x, Value) and PointerType.isinstance(x.type):  # an IR pointer value (llvm.addrspacecast's)
