@@ -214,6 +214,10 @@ def test_bad_shapes_types_and_counts_are_refused_at_the_users_line():
     def global_allocation(a, b):
         cutlass.Array(cutlass.Float32, 4, space=cutlass.AddressSpace.gmem)  # GMEM
 
+    def float_index(a, b):
+        b[0] = a[cutlass.Float32(1.0)]  # FINDEX
+
+    raises_at(TypeError, "a flat position is given by an integer", "FINDEX", float_index)
     raises_at(ValueError, "extent below 1", "SHAPE0", zero_extent)
     raises_at(TypeError, "an element type", "DTYPE", not_a_type)
     raises_at(TypeError, "known while tracing", "DYNSHAPE", dynamic_shape)

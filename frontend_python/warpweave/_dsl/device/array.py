@@ -25,10 +25,10 @@ from ..base.ir_values import PointerType, Value
 from ..base.markers import accept_locations_in_class
 from ..values.fragments import make_rmem_tensor
 from ..values.ir_vector import Vector
-from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt, Uint8
+from ..values.numeric import Boolean, Numeric, NumericMeta, Uint8
 from ..values.pointer import (
     GENERIC, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store, memspace_of,
-    load_scalar, pointer_of, store_scalar, store_vector_value,
+    element_index, load_scalar, pointer_of, store_scalar, store_vector_value,
 )
 from ..values.runtime import AddressSpace
 from ..values.tensor import ComposedLayout, Layout, Tensor
@@ -279,15 +279,7 @@ def _slice(idx: slice):
 
 
 def _flat(idx):
-    if isinstance(idx, bool) or not isinstance(idx, (int, Numeric, SymInt)) and not hasattr(idx, "__ww_int__"):
-        raise DSLTypeError(f"cutlass.Array: a flat position is an integer, got {type(idx).__name__}",
-                           user_location(4))
-    if isinstance(idx, Numeric):
-        if not type(idx).is_integer:
-            raise DSLTypeError(f"cutlass.Array: a flat position is an integer, got {type(idx).__name__}",
-                               user_location(4))
-        return idx.__ww_int__() if hasattr(idx, "__ww_int__") else idx
-    return idx
+    return element_index(idx, "cutlass.Array: a flat position is given")
 
 
 def _mask(mask):

@@ -16,7 +16,7 @@ from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
 from .address_swizzle import Swizzle
 from .ir_vector import Vector
-from .numeric import PACKED_TYPES, Int64, Numeric, Uint8
+from .numeric import PACKED_TYPES, Int64, Numeric, SymInt, Uint8
 
 GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
 
@@ -138,10 +138,10 @@ class Pointer(metaclass=_PointerType):
         masked_store(self.align(alignment) if alignment else self, 0, value, mask)
 
     def __getitem__(self, i):
-        return load_scalar(self, _index_of(i))
+        return load_scalar(self, element_index(i))
 
     def __setitem__(self, i, value):
-        store_scalar(self, _index_of(i), value)
+        store_scalar(self, element_index(i), value)
 
     def apply_swizzle(self, swizzle: Swizzle) -> "Pointer":
         """The pointer to this address permuted by `swizzle` (a cutlass.Swizzle of byte addresses): where a tile
@@ -557,11 +557,11 @@ class HostAddress:
         return f"HostAddress(of argument {self.pointer.host})"
 
 
-def _index_of(i):
-    if isinstance(i, Numeric):
-        return i.__ww_int__() if hasattr(i, "__ww_int__") else i
-    if isinstance(i, bool) or not isinstance(i, int) and not hasattr(i, "__ww_int__"):
-        raise DSLTypeError(f"a pointer is indexed by an integer, got {type(i).__name__}", user_location(3))
+def element_index(i, what: str = "a pointer is indexed", depth: int = 2):
+    """i as an element offset (an int or a symbolic integer of the layout algebra): a Python or DSL integer."""
+    if isinstance(i, bool) or isinstance(i, Numeric) and not type(i).is_integer or \
+            not isinstance(i, (int, Numeric, SymInt)) and not hasattr(i, "__ww_int__"):
+        raise DSLTypeError(f"{what} by an integer, got {type(i).__name__}", user_location(depth))
     return i.__ww_int__() if hasattr(i, "__ww_int__") else i
 
 
