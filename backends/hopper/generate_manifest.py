@@ -681,7 +681,13 @@ def experimental_sync_primitives():
           ptx_template="cp.async.bulk.prefetch.L2.global [$0], $1;", constraints="l,r", has_side_effects=True,
           sass_opcodes=["UBLKPF"]),
     ]
-    # red: on another CTA's shared memory (cluster scope), and bf16 adds (sm_90) everywhere
+    # red: on another CTA's shared memory (cluster scope), and bf16 adds (sm_90) everywhere. SASS seen (ptxas 13.0):
+    # a generic ATOM for shared::cluster, and a compare-and-swap loop for the scalar 16-bit float adds.
+    def red_sass(space, bits):
+        if bits == 16:
+            return "CAS"
+        return {"global": "RED", "shared::cta": "ATOMS", "shared::cluster": "ATOM"}[space]
+
     sem = attribute("sem", type_="string", allowed=("relaxed", "release"), default="relaxed")
     red_scope = attribute("scope", type_="string", allowed=("cluster", "cta", "gpu", "sys"), default="cluster")
     widths = ((32, "b32", "r", ("add", "min", "max", "and", "or", "xor", "inc", "dec"), ("u32", "s32", "b32", "f32")),
@@ -703,7 +709,22 @@ def experimental_sync_primitives():
                             attribute("type", type_="string", allowed=types, default=types[0]), sem, red_scope],
                 ptx_template=f"red.{{sem}}.{{scope}}.{space}.{{op}}{noftz}.{{type}} [$0], $1;",
                 constraints=f"{acons},{vcons}", has_side_effects=True,
-                sass_opcodes=["RED" if space == "global" else "ATOMS"]))
+                sass_opcodes=[red_sass(space, bits)]))
+    # the tensormap proxy: a tensor map written through generic stores (tensormap.replace, st.global) is released
+    # to it by the writer and acquired from it (the 128 bytes at its address) before TMA uses it
+    fscope = attribute("scope", type_="string", allowed=("gpu", "cta", "cluster", "sys"), default="gpu")
+    out.append(P("hopper.fence.proxy.tensormap.release", "FENCE",
+                 description="fence.proxy.tensormap::generic.release: orders this thread's generic-proxy writes of a "
+                             "tensor map before later tensormap-proxy reads of it, at scope",
+                 python_name="primitives.fence_proxy_release", attributes=[fscope],
+                 ptx_template="fence.proxy.tensormap::generic.release.{scope};", has_side_effects=True,
+                 sass_opcodes=["MEMBAR.ALL.GPU"]))
+    out.append(P("hopper.fence.proxy.tensormap.acquire", "FENCE",
+                 description="fence.proxy.tensormap::generic.acquire: makes the 128-byte tensor map at addr (generic "
+                             "address), released by its writer, visible to this thread's tensormap-proxy reads",
+                 python_name="primitives.fence_proxy_acquire", operands=[operand("addr", "GMEM_ADDRESS", "IN")],
+                 attributes=[fscope], ptx_template="fence.proxy.tensormap::generic.acquire.{scope} [$0], 128;",
+                 constraints="l", has_side_effects=True, sass_opcodes=["CCTL"]))
     # stmatrix of 32-bit words (CuTe DSL's primitives take the packed words, not the atoms' b16 values)
     for x in (1, 2, 4):
         for layout, trans in (("row", ""), ("col", ".trans")):

@@ -27,11 +27,11 @@ from ._dsl.base.errors import (  # noqa: F401
 )
 from ._dsl.atoms.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
 from ._dsl.atoms.operand_kinds import OperandKind, kind_of  # noqa: F401
+from ._dsl.device.array import Array, address_of  # noqa: F401 - primitives read addresses with address_of
 from ._dsl.registry.plugins import registry as _registry
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
 from ._dsl.tracing import control_flow as _control_flow
 from ._dsl.values import tensor as _tensor
-from ._dsl.values.pointer import pointer_like as _pointer_like
 from ._dsl.values.numeric import dtype as _dtype
 from ._dsl.values.numeric import select  # noqa: F401 - cond ? a : b over DSL numbers (pipelines' states)
 # The IR dialects user code writes (cutlass._mlir): a backend's NVVM ops of its generation (cutlass._mlir.dialects.nvvm,
@@ -102,11 +102,27 @@ def make_pointer(address, dtype, memspace: str, align: int = 1):
     return _tensor.Pointer(address, _dtype(dtype), memspace, align)
 
 
-def pointer_of(x):
-    """The pointer x stands for where an instruction takes an address (a pointer, a tensor's iterator, an array's
-    data_ptr(), an IR value of an LLVM pointer type), or None. Its .memspace names the memory space ("gmem",
-    "smem", a registered one) and .address(0) is the IR pointer."""
-    return _pointer_like(x)
+def qualifier(value, what: str, allowed) -> str:
+    """The instruction qualifier that `value` names, an enumeration member (by its value) or a string (in any
+    case), checked against `allowed`; otherwise an error at the user's line naming `what` and the choices."""
+    q = getattr(value, "value", value)
+    if isinstance(q, str):
+        q = q.lower()
+    if q not in allowed:
+        raise DSLValueError(f"{what} must be one of {', '.join(allowed)}, got {value!r}", user_location(2))
+    return q
+
+
+def static_int(value, what: str) -> int:
+    """A Python int, or a DSL integer known while tracing, as an int (an immediate of an instruction); otherwise
+    an error at the user's line."""
+    if hasattr(value, "is_static"):
+        if not value.is_static:
+            raise DSLValueError(f"{what} must be known while tracing", user_location(2))
+        value = value.value
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DSLValueError(f"{what} must be an integer known while tracing, got {value!r}", user_location(2))
+    return value
 
 
 # --- instructions and the IR ----------------------------------------------------------------------------------
@@ -156,7 +172,7 @@ def host_call(backend_name: str, hook: str, attrs: dict, out_size: int) -> bytes
 
 __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLRuntimeError", "user_error",
            "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
-           "register_memory_space", "make_pointer", "pointer_of", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
+           "register_memory_space", "make_pointer", "qualifier", "static_int", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
            "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
            "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target", "select", "ir",
-           "ir_arith", "ir_llvm", "DSLNotImplementedError"]
+           "ir_arith", "ir_llvm", "DSLNotImplementedError", "Array", "address_of"]

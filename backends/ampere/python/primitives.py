@@ -19,16 +19,6 @@ from warpweave import ext
 FULL_MASK = 0xFFFFFFFF
 
 
-def qualifier(value, what: str, allowed) -> str:
-    """The PTX qualifier an enumeration member (its value) or a string stands for, checked against `allowed`."""
-    q = getattr(value, "value", value)
-    if isinstance(q, str):
-        q = q.lower()
-    if q not in allowed:
-        raise ext.user_error(f"{what} must be one of {', '.join(allowed)}, got {value!r}", ext.DSLValueError)
-    return q
-
-
 def _number(value, what: str):
     if isinstance(value, cutlass.Numeric):
         return value
@@ -57,7 +47,7 @@ def _i32(x) -> int:
 def shfl_sync(mask, value, offset, mask_and_clamp, mode, return_value_and_is_valid=False):
     """shfl.sync: `value` of the source lane that `mode` (Shfl.IDX, UP, DOWN, BFLY) and `offset` name; with
     return_value_and_is_valid, also whether that lane was in range (its own value is returned where not)."""
-    m = qualifier(mode, "shfl_sync: mode", ("idx", "up", "down", "bfly"))
+    m = ext.qualifier(mode, "shfl_sync: mode", ("idx", "up", "down", "bfly"))
     value = _number(value, "shfl_sync: value")
     t = type(value)
     if t.width != 32 or t.is_boolean:
@@ -82,7 +72,7 @@ def shfl_sync(mask, value, offset, mask_and_clamp, mode, return_value_and_is_val
 
 def vote_sync(mask, pred, mode):
     """vote.sync over the lanes of mask: VoteSync.ALL, ANY, UNI give a Boolean, BALLOT the 32-bit lane mask."""
-    m = qualifier(mode, "vote_sync: mode", ("all", "any", "uni", "ballot"))
+    m = ext.qualifier(mode, "vote_sync: mode", ("all", "any", "uni", "ballot"))
     fn = {"all": cute.arch.vote_all_sync, "any": cute.arch.vote_any_sync, "uni": cute.arch.vote_uni_sync,
           "ballot": cute.arch.vote_ballot_sync}[m]
     return fn(pred, mask)
@@ -95,7 +85,7 @@ def redux_sync(value, kind, mask=FULL_MASK, abs=False, nan=False):  # noqa: A002
     """redux.sync: the reduction of value over the lanes of mask, in each of them. ReductionKind ADD, MIN, MAX,
     AND, OR, XOR, UMIN, UMAX on 32-bit integers (MIN/MAX signed, UMIN/UMAX unsigned, whatever the type's
     signedness); FMIN, FMAX on Float32, with abs (magnitudes) and nan (a NaN wins)."""
-    k = qualifier(getattr(kind, "name", kind), "redux_sync: kind", _REDUX_KINDS)
+    k = ext.qualifier(getattr(kind, "name", kind), "redux_sync: kind", _REDUX_KINDS)
     value = _number(value, "redux_sync: value")
     t = type(value)
     if k in ("fmin", "fmax"):
@@ -127,18 +117,17 @@ def bar_warp_sync(mask):
 def cp_async_shared_global(dst, src, size, modifier="ca", src_size=None):
     """cp.async from global src to shared dst: size bytes (4, 8 or 16; "cg", which bypasses L1, only 16); with
     src_size, only that many are read and the rest zero-filled."""
-    if hasattr(size, "is_static"):
-        size = size.value if size.is_static else size
-    if not isinstance(size, int) or size not in (4, 8, 16):
+    size = ext.static_int(size, "cp_async_shared_global: size")
+    if size not in (4, 8, 16):
         raise ext.user_error(f"cp_async_shared_global: size must be 4, 8 or 16 bytes known while tracing, got "
                              f"{size!r}", ext.DSLValueError)
-    mod = qualifier(modifier, "cp_async_shared_global: modifier", ("ca", "cg"))
+    mod = ext.qualifier(modifier, "cp_async_shared_global: modifier", ("ca", "cg"))
     if mod == "cg" and size != 16:
         raise ext.user_error(f"cp_async_shared_global: the cg modifier copies 16 bytes, not {size}",
                              ext.DSLValueError)
     for p, space, what in ((dst, "smem", "dst"), (src, "gmem", "src")):
-        ptr = ext.pointer_of(p)
-        if ptr is None or ptr.memspace != space:
+        ptr = ext.address_of(p, f"cp_async_shared_global: {what}")
+        if ptr.memspace != space:
             raise ext.user_error(f"cp_async_shared_global: {what} must be a pointer to "
                                  f"{'shared' if space == 'smem' else 'global'} memory, got {p!r}", ext.DSLTypeError)
     f = ext.manifest_class("primitives.cp_async_shared_global")
@@ -182,14 +171,14 @@ def red(op, type, ptr, value, mem_order=None, mem_scope=None):  # noqa: A002 - C
     """red: atomically combines value into the word at ptr (global, this CTA's shared memory, or another CTA's
     from mapa: the pointer's memory space picks the instruction), without a result. op is a ReductionOp, type a
     ReductionType; mem_order RELAXED (default) or RELEASE, mem_scope CTA, CLUSTER, GPU (default) or SYS."""
-    o = qualifier(op, "red: op", tuple(_RED_OPS))
-    t = qualifier(type, "red: type", tuple(_RED_TYPES))
+    o = ext.qualifier(op, "red: op", tuple(_RED_OPS))
+    t = ext.qualifier(type, "red: type", tuple(_RED_TYPES))
     if t not in _RED_OPS[o]:
         raise ext.user_error(f"red: {o} takes {', '.join(_RED_OPS[o])}, not {t}", ext.DSLValueError)
-    sem = qualifier(mem_order if mem_order is not None else "relaxed", "red: mem_order", ("relaxed", "release"))
-    scope = qualifier(mem_scope if mem_scope is not None else "gpu", "red: mem_scope", ("cta", "cluster", "gpu", "sys"))
-    p = ext.pointer_of(ptr)
-    if p is None or p.memspace not in _RED_SPACES:
+    sem = ext.qualifier(mem_order if mem_order is not None else "relaxed", "red: mem_order", ("relaxed", "release"))
+    scope = ext.qualifier(mem_scope if mem_scope is not None else "gpu", "red: mem_scope", ("cta", "cluster", "gpu", "sys"))
+    p = ext.address_of(ptr, "red: ptr")
+    if p.memspace not in _RED_SPACES:
         raise ext.user_error(f"red: ptr must point to global or shared memory (this CTA's or, from mapa, another "
                              f"CTA's), got {ptr!r}", ext.DSLTypeError)
     space, addr_ty = _RED_SPACES[p.memspace]
@@ -208,6 +197,13 @@ def red(op, type, ptr, value, mem_order=None, mem_scope=None):  # noqa: A002 - C
                          {"op": o, "type": t, "sem": sem, "scope": scope})
 
 
-NAMES = {"shfl_sync": shfl_sync, "vote_sync": vote_sync, "redux_sync": redux_sync, "bar_warp_sync": bar_warp_sync,
+def barrier(barrier_id=0, number_of_threads=None):
+    """bar.sync on named barrier barrier_id, of number_of_threads threads (the whole CTA without)."""
+    if number_of_threads is None:
+        return ext.manifest_class("arch.barrier")(barrier_id)
+    return ext.manifest_class("arch.barrier")(barrier_id, number_of_threads)
+
+
+NAMES = {"barrier": barrier, "shfl_sync": shfl_sync, "vote_sync": vote_sync, "redux_sync": redux_sync, "bar_warp_sync": bar_warp_sync,
          "cp_async_shared_global": cp_async_shared_global, "cp_async_mbarrier_arrive": cp_async_mbarrier_arrive,
          "cp_async_commit_group": cp_async_commit_group, "cp_async_wait_group": cp_async_wait_group, "red": red}

@@ -19,18 +19,9 @@ DSMEM_ADDRESS_SPACE = 7
 FULL_MASK = 0xFFFFFFFF
 
 
-def _qualifier(value, what: str, allowed) -> str:
-    q = getattr(value, "value", value)
-    if isinstance(q, str):
-        q = q.lower()
-    if q not in allowed:
-        raise ext.user_error(f"{what} must be one of {', '.join(allowed)}, got {value!r}", ext.DSLValueError)
-    return q
-
-
 def _shared_pointer(x, what: str, spaces=("smem", "dsmem")):
-    p = ext.pointer_of(x)
-    if p is None or p.memspace not in spaces:
+    p = ext.address_of(x, what)
+    if p.memspace not in spaces:
         raise ext.user_error(f"{what} must be a pointer to shared memory ({' or '.join(spaces)}), got {x!r}",
                              ext.DSLTypeError)
     return p
@@ -40,21 +31,11 @@ def _address32(p) -> int:
     return ext.builder().op1("llvm.ptrtoint", [p.address(0)], "i32")
 
 
-def _static_int(v, what: str) -> int:
-    if hasattr(v, "is_static"):
-        if not v.is_static:
-            raise ext.user_error(f"{what} must be known while tracing", ext.DSLValueError)
-        v = v.value
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise ext.user_error(f"{what} must be an integer known while tracing, got {v!r}", ext.DSLValueError)
-    return v
-
-
 # --- elect, mbarrier -----------------------------------------------------------------------------------------
 
 def elect_sync(membermask=FULL_MASK):
     """elect.sync: true in exactly one active lane of membermask (the lowest), false in the others."""
-    mask = _static_int(membermask, "elect_sync: membermask") & FULL_MASK
+    mask = ext.static_int(membermask, "elect_sync: membermask") & FULL_MASK
     backend, entry = ext.select_instruction("arch.elect_one", {}, set())
     out = ext.emit_instruction(ext.builder(), backend, entry, {}, {"membermask": hex(mask)})
     return cutlass.Boolean.from_ir(out["elected"][0])
@@ -64,7 +45,7 @@ def mbarrier_arrive(mbar, scope=None):
     """One arrival on mbar with release semantics at scope (MemScope.CTA by default, or CLUSTER). On this CTA's
     barrier it returns the barrier's state before the arrival (an Int64 token for mbarrier_try_wait_timelimit);
     on another CTA's (a mapa pointer) it returns nothing."""
-    s = _qualifier(scope if scope is not None else "cta", "mbarrier_arrive: scope", ("cta", "cluster"))
+    s = ext.qualifier(scope if scope is not None else "cta", "mbarrier_arrive: scope", ("cta", "cluster"))
     p = _shared_pointer(mbar, "mbarrier_arrive: mbar")
     space = "shared::cta" if p.memspace == "smem" else "shared::cluster"
     backend, entry = ext.select_instruction("primitives.mbarrier_arrive", {"space": space}, {"mbar"})
@@ -91,18 +72,81 @@ def cp_async_bulk_wait_group(n=0, read=False):
     """cp.async.bulk.wait_group n: waits until at most n of this thread's bulk groups are pending (read: until
     they have only finished reading their sources)."""
     name = "arch.cp_async_bulk_wait_group_read" if read else "arch.cp_async_bulk_wait_group"
-    return ext.manifest_class(name)(n=_static_int(n, "cp_async_bulk_wait_group: n"))
+    return ext.manifest_class(name)(n=ext.static_int(n, "cp_async_bulk_wait_group: n"))
+
+
+# --- fences, registers ---------------------------------------------------------------------------------------
+
+_ASYNC_FENCES = {("async", None): "arch.fence_proxy_async", ("async.global", None): "arch.fence_proxy_async_global",
+                 ("async.shared", "shared::cta"): "arch.fence_proxy_async_shared_cta",
+                 ("async.shared", "shared::cluster"): "arch.fence_proxy_async_shared_cluster"}
+
+
+def fence_proxy(kind, space=None):
+    """fence.proxy between the generic proxy and the async one (TMA, bulk copies, wgmma): kind Proxy.ASYNC (all
+    state spaces), ASYNC_GLOBAL, or ASYNC_SHARED with space SharedSpace.shared_cta / shared_cluster (or the same
+    as strings, "async_shared")."""
+    k = ext.qualifier(kind.replace("_", ".") if isinstance(kind, str) else kind, "fence_proxy: kind",
+                   ("async", "async.global", "async.shared"))
+    sp = None
+    if k == "async.shared":
+        sp = ext.qualifier(space if space is not None else "shared::cta", "fence_proxy: space",
+                        ("shared::cta", "shared::cluster"))
+    elif space is not None:
+        raise ext.user_error(f"fence_proxy: space applies to Proxy.ASYNC_SHARED, not to {kind!r}", ext.DSLValueError)
+    return ext.manifest_class(_ASYNC_FENCES[(k, sp)])()
+
+
+def _tensormap_proxies(what, from_proxy, to_proxy):
+    src = ext.qualifier(from_proxy, f"{what}: from_proxy", ("generic",))
+    dst = ext.qualifier(to_proxy, f"{what}: to_proxy", ("tensormap",))
+    return src, dst
+
+
+def fence_proxy_release(scope, from_proxy="generic", to_proxy="tensormap"):
+    """A release fence from the generic proxy to the tensormap proxy at scope (MemScope): a tensor map written
+    with generic stores is published to TMA."""
+    _tensormap_proxies("fence_proxy_release", from_proxy, to_proxy)
+    s = ext.qualifier(scope, "fence_proxy_release: scope", ("cta", "cluster", "gpu", "sys"))
+    return ext.manifest_class("primitives.fence_proxy_release")(scope=s)
+
+
+def fence_proxy_acquire(scope, ptr, size=128, from_proxy="generic", to_proxy="tensormap"):
+    """The acquire side: the size (128) bytes of the tensor map at ptr, released by their writer, become visible to
+    this thread's tensormap-proxy reads."""
+    _tensormap_proxies("fence_proxy_acquire", from_proxy, to_proxy)
+    s = ext.qualifier(scope, "fence_proxy_acquire: scope", ("cta", "cluster", "gpu", "sys"))
+    if ext.static_int(size, "fence_proxy_acquire: size") != 128:
+        raise ext.user_error(f"fence_proxy_acquire: a tensor map is 128 bytes, got size {size}", ext.DSLValueError)
+    if isinstance(ptr, (int, cutlass.Numeric)):
+        address = cutlass.Int64(ptr).ir()   # a generic address computed by the program
+    else:
+        address = ext.builder().op1("llvm.ptrtoint", [ext.address_of(ptr, "fence_proxy_acquire: ptr").address(0)],
+                                    "i64")
+    backend, entry = ext.select_instruction("primitives.fence_proxy_acquire", {}, {"addr"})
+    ext.emit_instruction(ext.builder(), backend, entry, {"addr": [address]}, {"scope": s})
+
+
+def setmaxregister(n, action):
+    """setmaxnreg: the warpgroup's threads raise (SetMaxRegisterAction.INCREASE) or lower (DECREASE) their register
+    budget to n (24..256, a multiple of 8)."""
+    a = ext.qualifier(action, "setmaxregister: action", ("inc", "dec"))
+    name = "arch.setmaxregister_increase" if a == "inc" else "arch.setmaxregister_decrease"
+    return ext.manifest_class(name)(n=ext.static_int(n, "setmaxregister: n"))
 
 
 # --- ldmatrix / stmatrix -------------------------------------------------------------------------------------
 
 def _matrix_params(what, num, layout, shape, fmt, shapes):
-    return {"shape": _qualifier(shape, f"{what}: shape", shapes), "num": str(_static_int(num, f"{what}: num")),
-            "layout": _qualifier(layout, f"{what}: layout", ("row", "col")),
-            "format": _qualifier(fmt, f"{what}: format", ("b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"))}
+    sh = ext.qualifier(shape, f"{what}: shape", shapes)
+    # the 16-row shapes exist for 8-bit elements only
+    fmt = fmt if fmt is not None else "b16" if sh == "m8n8" else "b8"
+    return {"shape": sh, "num": str(ext.static_int(num, f"{what}: num")),
+            "layout": ext.qualifier(layout, f"{what}: layout", ("row", "col")),
+            "format": ext.qualifier(fmt, f"{what}: format", ("b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"))}
 
 
-def ldmatrix(ptr, num, layout, shape="m8n8", src_format="b16"):
+def ldmatrix(ptr, num, layout, shape="m8n8", src_format=None):
     """ldmatrix: the warp loads matrices from shared memory (each lane giving one row's address); returns this
     lane's num 32-bit words (Int32), MMALayout.COL transposing. LoadShape.M8N8 with b16 (num 1, 2, 4 matrices);
     LoadShape.M16N16 with b8, transposed (num 2 or 4 words: one or two matrices) where the target has it."""
@@ -113,7 +157,7 @@ def ldmatrix(ptr, num, layout, shape="m8n8", src_format="b16"):
     return [cutlass.Int32.from_ir(w) for w in out["words"]]
 
 
-def stmatrix(ptr, words, layout, shape="m8n8", dst_format="b16"):
+def stmatrix(ptr, words, layout, shape="m8n8", dst_format=None):
     """stmatrix: the warp stores matrices to shared memory from this lane's 32-bit words (a list or vector of
     them, one a matrix), MMALayout.COL transposing. StoreShape.M8N8 with b16 (1, 2, 4 matrices); StoreShape.M16N8
     with b8, transposed, where the target has it."""
@@ -142,7 +186,9 @@ def alias(name):
 
 
 NAMES = {"elect_sync": elect_sync, "mbarrier_arrive": mbarrier_arrive, "mapa": mapa, "ldmatrix": ldmatrix,
-         "stmatrix": stmatrix, "cp_async_bulk_wait_group": cp_async_bulk_wait_group}
+         "stmatrix": stmatrix, "cp_async_bulk_wait_group": cp_async_bulk_wait_group, "fence_proxy": fence_proxy,
+         "fence_proxy_release": fence_proxy_release, "fence_proxy_acquire": fence_proxy_acquire,
+         "setmaxregister": setmaxregister}
 ALIASES = {"mbarrier_init": "arch.mbarrier_init", "mbarrier_inval": "arch.mbarrier_inval",
            "mbarrier_arrive_expect_tx": "arch.mbarrier_arrive_and_expect_tx",
            "mbarrier_expect_tx": "arch.mbarrier_expect_tx", "mbarrier_wait_parity": "arch.mbarrier_wait",

@@ -17,7 +17,9 @@ import struct
 
 from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
-from .ir_values import FloatType, IndexType, IntegerType, StructType, Type, Value, bit_width, emit, operand
+from .ir_values import (
+    FloatType, IndexType, IntegerType, PointerType, StructType, Type, Value, bit_width, emit, operand,
+)
 
 
 # --- MLIR text -----------------------------------------------------------------------------------------------
@@ -260,6 +262,16 @@ def llvm_bitcast(res, arg, *, loc=None, ip=None) -> Value:
     if bit_width(arg.type) is None or bit_width(arg.type) != bit_width(res):
         raise DSLTypeError(f"bitcast keeps the bits: {arg.type} to {res} changes the width", user_location(2))
     return emit("llvm.bitcast", [arg], [res], "")[0]
+
+
+def addrspacecast(res, arg, *, loc=None, ip=None) -> Value:
+    """The pointer arg in another address space (to or from the generic one, or shared to a cluster's shared)."""
+    arg = operand(arg)
+    res = Type(res)
+    if not PointerType.isinstance(arg.type) or not PointerType.isinstance(res):
+        raise DSLTypeError(f"addrspacecast takes a pointer to a pointer type, got {arg.type} to {res}",
+                           user_location(2))
+    return emit("llvm.addrspacecast", [arg], [res], "")[0]
 
 
 def intr_ctlz(arg, is_zero_poison, *, loc=None, ip=None) -> Value:

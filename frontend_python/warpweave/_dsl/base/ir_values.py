@@ -248,6 +248,27 @@ class StructType(Type):
         return [Type(t) for t in _split_top(_STRUCT.match(self.text).group(1))]
 
 
+class PointerType(Type):
+    """LLVM's opaque pointer (`!llvm.ptr<N>`, N the address space: 1 global, 3 shared, 7 a cluster's shared)."""
+    __slots__ = ()
+
+    @classmethod
+    def _matches(cls, text):
+        return _POINTER.match(text) is not None
+
+    @staticmethod
+    def get(address_space: int = 0, context=None) -> "PointerType":
+        if isinstance(address_space, bool) or not isinstance(address_space, int) or address_space < 0:
+            raise DSLValueError(f"llvm.PointerType.get: an address space is an int >= 0, got {address_space!r}",
+                                user_location(2))
+        return PointerType("!llvm.ptr" if address_space == 0 else f"!llvm.ptr<{address_space}>")
+
+    @property
+    def address_space(self) -> int:
+        n = _POINTER.match(self.text).group(1)
+        return int(n) if n else 0
+
+
 _PTR = re.compile(r"^!llvm\.ptr(?:<(\d+)>)?$")
 # Address spaces whose pointers are 32-bit: shared, constant, local, tensor memory, shared::cluster (the compiler
 # makes shared-window pointers short, as nvcc does: nvptx_codegen.cpp); generic and global ones are 64-bit.

@@ -8,7 +8,7 @@ from ... import _core
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
 from ..values.runtime import runtime_view
 from ..values.numeric import Numeric
-from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_torch_tensor, satisfies
+from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, SymbolicInt, is_torch_tensor, satisfies
 from ..values.tensor import GMEM, Pointer, Tensor
 from .arg_kind import NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id
 
@@ -342,7 +342,7 @@ class PointerArg(ArgPlan):
 
     def native(self, slots):
         _, _, space, align = self.spec
-        return (NATIVE_POINTER, slots.slot(slots.ptrs, self.index), RuntimePointer, self.dtype, AddressSpace(space),
+        return (NATIVE_POINTER, slots.slot(slots.ptrs, self.index), RuntimePointer, self.dtype, AddressSpace[space],
                 align)
 
     def c_args(self, name, c_identifier, host_symbols):
@@ -382,7 +382,7 @@ def holds_runtime_values(value) -> bool:
     """Whether a list or tuple argument holds something only known when the function is called: a tensor, a
     pointer, or a DSL number (`(Int32(m), Int32(n), ...)`, a problem shape given as numbers of the DSL is dynamic,
     as such a number is as an argument of its own; Python numbers beside them become arguments too)."""
-    return any(isinstance(x, (RuntimeTensor, RuntimePointer, Numeric)) or is_torch_tensor(x) or
+    return any(isinstance(x, (RuntimeTensor, RuntimePointer, Numeric, SymbolicInt)) or is_torch_tensor(x) or
                isinstance(x, (list, tuple)) and holds_runtime_values(x) for x in value)
 
 

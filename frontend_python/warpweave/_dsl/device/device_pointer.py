@@ -42,7 +42,7 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
             raise DSLValueError(f"make_ptr: the address {value:#x} is negative or not aligned to {align} bytes",
                                 user_location(2))
     addr = Int64(value) if not isinstance(value, Int64) else value
-    memspace = mem_space.value
+    memspace = mem_space.name
     b = trace.builder()
     base = b.op1("llvm.inttoptr", [addr.ir()], ptr_type(memspace))
     return Pointer(base, dtype, memspace, align, wide=True)

@@ -8,15 +8,15 @@ access is recorded for each call by the host layer (values/hooks.py).
 """
 from __future__ import annotations
 
+import enum
 import math
-import re
 
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
 from .address_swizzle import Swizzle
 from .ir_vector import Vector
-from .numeric import PACKED_TYPES, Int64, Numeric, Uint8
+from .numeric import PACKED_TYPES, Int64, Numeric, SymInt, Uint8
 
 GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
 
@@ -40,25 +40,15 @@ def ptr_type(memspace: str) -> str:
 
 
 def pointer_like(x):
-    """The Pointer that x stands for where an instruction takes an address, or None: a Pointer; a tensor's
-    iterator; an array's data_ptr() (register, shared and global arrays); an IR value of an LLVM pointer type (user
-    IR), as bytes in the memory space of its address space."""
+    """The Pointer that x stands for where an instruction takes an address, or None: a Pointer; the iterator of a
+    tensor or an array; an IR value of an LLVM pointer type (user IR), as bytes of its address space."""
     if isinstance(x, Pointer):
         return x
     it = getattr(x, "iterator", None)
     if isinstance(it, Pointer):
         return it
-    data_ptr = getattr(x, "data_ptr", None)
-    if callable(data_ptr) and not isinstance(x, Numeric):
-        p = data_ptr()
-        return p if isinstance(p, Pointer) else None
-    if isinstance(x, ir_values.Value):
-        m = re.match(r"^!llvm\.ptr(?:<(\d+)>)?$", str(x.type))
-        if m:
-            space = int(m.group(1) or 0)
-            names = [n for n, a in _ADDRSPACE.items() if a == space and n != RMEM]
-            if names:
-                return Pointer(x.use(), Uint8, names[0], 1)
+    if isinstance(x, ir_values.Value) and x.type.text.startswith("!llvm.ptr"):
+        return pointer_of(x, dtype=Uint8)
     return None
 
 
@@ -148,10 +138,10 @@ class Pointer(metaclass=_PointerType):
         masked_store(self.align(alignment) if alignment else self, 0, value, mask)
 
     def __getitem__(self, i):
-        return load_scalar(self, _index_of(i))
+        return load_scalar(self, element_index(i))
 
     def __setitem__(self, i, value):
-        store_scalar(self, _index_of(i), value)
+        store_scalar(self, element_index(i), value)
 
     def apply_swizzle(self, swizzle: Swizzle) -> "Pointer":
         """The pointer to this address permuted by `swizzle` (a cutlass.Swizzle of byte addresses): where a tile
@@ -178,18 +168,30 @@ class Pointer(metaclass=_PointerType):
         """store() at this address permuted by swizzle (apply_swizzle)."""
         self.apply_swizzle(swizzle).store(value, alignment=alignment)
 
+    def tospace(self, space, *, loc=None, ip=None) -> "Pointer":
+        """The same memory through another address space (LLVM's addrspacecast: to or from generic addresses)."""
+        ms = memspace_of(space)
+        if ms == self.memspace:
+            return self
+        _in_kernel("tospace")
+        base = trace.builder().op1("llvm.addrspacecast", [self.address(0)], ptr_type(ms))
+        return Pointer(base, self.dtype, ms, self.alignment_at(0))
+
     def raw_ptr(self):
         """The pointer as CuTe DSL's typed pointer (cutlass.Pointer: `tensor.iterator.raw_ptr()`): one class here."""
         return self
 
-    def toint(self, *, loc=None, ip=None):
-        """The address as an Int64 (a generic address for a pointer of the generic space). On the host, the
-        address of an argument is known only at each call: it is a HostAddress, which what takes an address there
-        (a tensor map's global_address) resolves to the argument."""
+    def toint(self, dtype=None, *, loc=None, ip=None):
+        """The address as an integer of dtype (Int64 by default; Int32 for a shared-memory offset). On the host,
+        the address of an argument is known only at each call: it is a HostAddress, which what takes an address
+        there (a tensor map's global_address) resolves to the argument."""
         if self.base is None and self.host is not None:
             return HostAddress(self)
+        t = Int64 if dtype is None else dtype
+        if not getattr(t, "is_integer", False):
+            raise DSLTypeError(f"Pointer.toint: dtype is an integer type, got {t!r}", user_location(2))
         b = trace.builder()
-        return Int64.from_ir(b.op1("llvm.ptrtoint", [self.address(0)], "i64"))
+        return t.from_ir(b.op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
 
     def __add__(self, off):
         off = off.__ww_int__() if hasattr(off, "__ww_int__") else off
@@ -555,11 +557,11 @@ class HostAddress:
         return f"HostAddress(of argument {self.pointer.host})"
 
 
-def _index_of(i):
-    if isinstance(i, Numeric):
-        return i.__ww_int__() if hasattr(i, "__ww_int__") else i
-    if isinstance(i, bool) or not isinstance(i, int) and not hasattr(i, "__ww_int__"):
-        raise DSLTypeError(f"a pointer is indexed by an integer, got {type(i).__name__}", user_location(3))
+def element_index(i, what: str = "a pointer is indexed", depth: int = 2):
+    """i as an element offset (an int or a symbolic integer of the layout algebra): a Python or DSL integer."""
+    if isinstance(i, bool) or isinstance(i, Numeric) and not type(i).is_integer or \
+            not isinstance(i, (int, Numeric, SymInt)) and not hasattr(i, "__ww_int__"):
+        raise DSLTypeError(f"{what} by an integer, got {type(i).__name__}", user_location(depth))
     return i.__ww_int__() if hasattr(i, "__ww_int__") else i
 
 
@@ -605,6 +607,8 @@ def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=Fals
 def vector_of(value, t, n=None, what="store"):
     """value as a Vector of t: a Vector (converted lane by lane if of another type), or a number broadcast to n
     lanes."""
+    if isinstance(value, (tuple, list)):  # a[0:4] = (1.0, 2.0, 3.0, 4.0)
+        value = Vector.from_elements(value, t)
     if isinstance(value, Vector):
         if n is not None and value.numel != n:
             raise DSLValueError(f"{what}: a Vector of {value.numel} elements where {n} are expected",
@@ -686,7 +690,9 @@ _NVVM_SPACES = {0: GENERIC, 1: GMEM, 3: SMEM, 5: RMEM, 6: "tmem", 7: "dsmem"}
 
 def memspace_of(space, what: str = "space") -> str:
     """The memory space named by an AddressSpace member (or its name), or by NVVM's address space number."""
-    value = getattr(space, "value", space)
+    if isinstance(space, enum.Enum):  # cutlass.AddressSpace: its name is the memory space
+        space = space.name
+    value = space
     if isinstance(value, int) and not isinstance(value, bool) and value in _NVVM_SPACES:
         return _NVVM_SPACES[value]
     if isinstance(value, str) and (value in _ADDRSPACE or value in _NVVM_SPACES.values()):

@@ -405,13 +405,15 @@ def make_fake_stream(*, use_tvm_ffi_env_stream: bool = False) -> FakeStream:
 
 
 class AddressSpace(enum.Enum):
-    """Where a pointer points (CuTe DSL's cute.AddressSpace)."""
-    generic = "generic"
-    gmem = "gmem"
-    smem = "smem"
-    rmem = "rmem"
-    tmem = "tmem"
-    dsmem = "dsmem"  # a cluster's shared memory (another CTA's, through its mapped address)
+    """Where a pointer points (CuTe DSL's cute.AddressSpace / cutlass.AddressSpace): its value is NVVM's address
+    space number (what `!llvm.ptr<N>` spells), its name the DSL's memory space (a pointer's `memspace`)."""
+    generic = 0
+    gmem = 1
+    smem = 3
+    cmem = 4
+    rmem = 5
+    tmem = 6
+    dsmem = 7  # a cluster's shared memory (another CTA's, through its mapped address)
 
 
 class RuntimePointer:
@@ -429,7 +431,7 @@ class RuntimePointer:
         self.assumed_align = assumed_align
 
     def spec(self) -> tuple:
-        return ("ptr", self.element_type.__name__, self.mem_space.value, self.assumed_align)
+        return ("ptr", self.element_type.__name__, self.mem_space.name, self.assumed_align)
 
     def __repr__(self):
         return f"RuntimePointer<{self.element_type.__name__}, {self.mem_space.name}, {self.address:#x}, " \

@@ -1,11 +1,11 @@
 """`cutlass._mlir.dialects.llvm`: inline asm, struct fields, bitcasts and the intrinsics user code reaches for."""
 from ..._dsl.base.ir_dialects import unknown_op
-from ..._dsl.base.ir_ops import (AsmDialect, extractvalue, insertvalue, inline_asm, intr_ctlz, mlir_undef,
-                                 llvm_bitcast as bitcast)
-from ..._dsl.base.ir_values import StructType
+from ..._dsl.base.ir_ops import (AsmDialect, addrspacecast, extractvalue, insertvalue, inline_asm, intr_ctlz,
+                                 mlir_undef, llvm_bitcast as bitcast)
+from ..._dsl.base.ir_values import PointerType, StructType
 
-__all__ = ["AsmDialect", "StructType", "bitcast", "extractvalue", "insertvalue", "inline_asm", "intr_ctlz",
-           "mlir_undef"]
+__all__ = ["AsmDialect", "PointerType", "StructType", "addrspacecast", "bitcast", "extractvalue", "insertvalue",
+           "inline_asm", "intr_ctlz", "mlir_undef"]
 
 
 def __getattr__(name):
