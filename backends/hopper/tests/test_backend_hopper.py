@@ -46,7 +46,12 @@ WGMMA_SUBSET = [_wgmma_id(a, b, acc, n, src) for a, b, acc in _WGMMA_TYPES for s
                 for n in (8, 24, 64, 256)]
 STMATRIX = [f"hopper.stmatrix.x{x}{t}.b16" for t in ("", ".trans") for x in (1, 2, 4)]
 TMA_ATOMS = [f"hopper.tma.{k}.{r}d" for r in range(1, 6) for k in ("load", "load.multicast", "store", "reduce")]
+# cutlass.experimental.primitives' tensor-map edits: a field of the map, in a state space
+TENSORMAP_REPLACE = [f"hopper.tensormap.replace.{f}.{s}" for f in ("global_address", "rank", "box_dim", "global_dim",
+                                                                    "global_stride", "element_stride")
+                     for s in ("generic", "global", "shared_cta")]
 PRIMITIVES = (
+    TENSORMAP_REPLACE +
     [f"hopper.tma.prefetch.{r}d" for r in range(1, 6)] +
     ["hopper.tma.prefetch_descriptor", "hopper.tma.commit_group", "hopper.tma.wait_group.read", "hopper.tma.wait_group",
      "hopper.wgmma.make_smem_desc", "hopper.wgmma.fence", "hopper.wgmma.commit_group", "hopper.wgmma.wait_group",
@@ -118,21 +123,22 @@ def test_targets(hopper):
     assert registry.primary_target(90).name == "sm_90a"     # the arch-specific target drives code generation
     # Arch-specific PTX (wgmma, setmaxnreg) and hardware TMA multicast are sm_90a's alone; the rest is sm_90 PTX,
     # offered for the portable target too, which devices of later generations can use.
-    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.")
+    # tensormap.replace is arch-specific PTX too (ptxas refuses it for sm_90)
+    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.", "hopper.tensormap.")
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
         want = ["sm_90a"] if ins["id"].startswith(sm_90a_only) else ["sm_90a", "sm_90"]
         assert ins["targets"] == want, ins["id"]
 
 
 def test_python_names_are_unambiguous(hopper):
+    # An instruction is selected by its python name, its Python parameters and (a primitive) its operands
+    # (warpweave.ext.select_instruction): no two entries share all three.
     seen = {}
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
-        key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())))
+        key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())),
+               tuple(o["name"] for o in ins.get("operands", [])))
         assert key not in seen, f"{ins['id']} and {seen[key]} share {key}"
         seen[key] = ins["id"]
-    # The DSL turns a primitive into a function found by its python_name alone.
-    names = [p["python_name"] for p in hopper.primitives]
-    assert len(names) == len(set(names))
 
 
 @pytest.mark.parametrize("a,b,acc", _WGMMA_TYPES)
