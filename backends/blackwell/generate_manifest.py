@@ -32,7 +32,7 @@ TARGETS = (TARGET, "sm_103a")
 def targets_of(fields: dict):
     """sm_103a has no integer tensor-core MMA (ptxas: "Feature '.kind::i8' not supported on .target 'sm_103a'"):
     the kind::i8 family is sm_100a's alone."""
-    return (TARGET,) if fields.get("id") == "blackwell.tcgen05.mma.i8" else TARGETS
+    return (TARGET,) if fields.get("id") in ("blackwell.tcgen05.mma.i8", "blackwell.prim.tcgen05.mma.i8") else TARGETS
 
 # Entries that Hopper offers too (TMA, mbarrier, bulk groups, proxy fence) share its Python names, as in CuTe DSL;
 # the frontend picks the entry made for the target being compiled for.
@@ -804,7 +804,6 @@ COMMENT = """\
 
 # A collector-buffer use of A (.collector::a::<op>), by CuTe DSL's names of it
 COLLECTOR_OPS = ("discard", "lastuse", "fill", "use")
-PRIM_MMA_KINDS = ("f16", "tf32", "f8f6f4", "i8")
 # block-scaled kinds and the scale-vector qualifiers each takes
 PRIM_BLOCK_SCALED = {"mxf8f6f4": ("block32",), "mxf4": ("block32",), "mxf4nvf4": ("block16", "block32")}
 
@@ -815,44 +814,47 @@ def experimental_tcgen05_primitives():
     scale-input-d, .ashift and collector-buffer uses; tensor-memory loads and stores with 16-bit packing and the
     16x32bx2 shape. The backend's Python (tcgen05_primitives.py) adapts CuTe DSL's signatures onto them."""
     cta = param("cta", set_=(1, 2), rule="cta_group is 1 or 2")
-    yield entry("families", **family(
-        "blackwell.prim.tcgen05.mma", primitive=True,
-        parameters=[cta, param("kind", values=PRIM_MMA_KINDS), param("a_src", values=("SMEM", "TMEM")),
-                    param("collector", values=("none",) + COLLECTOR_OPS), param("lanes", set_=(0, 1),
-                    rule="lanes 1: a disable-output-lane mask"), param("scale", set_=(0, 1),
-                    rule="scale 1: a scale-input-d"), param("ashift", set_=(0, 1), rule="ashift 1: .ashift")],
-        derived=[("nmask", "lanes == 1 ? 4 * cta : 0")],
-        rules=[("scale-input-d is for kind::f16 and kind::tf32", "scale == 0 || kind == 'f16' || kind == 'tf32'"),
-               (".ashift takes A from tensor memory", "ashift == 0 || a_src == 'TMEM'")],
-        template=dict(
-            id=("blackwell.prim.tcgen05.mma.cta{cta}.{kind}.{a_src == 'SMEM' ? 'ss' : 'ts'}.{collector}"
-                ".l{lanes}.s{scale}.a{ashift}"),
-            kind="OTHER",
-            description=("tcgen05.mma.cta_group::{cta}.kind::{kind}: D (+)= A B with every operand a register: d the "
-                         "tensor-memory address of D, a a UMMA descriptor (or A's tensor-memory address), b B's "
-                         "descriptor, idesc the instruction descriptor, enable_input_d false overwrites D; "
-                         "{lanes == 1 ? 'mask: the disable-output-lane words; ' : ''}"
-                         "{scale == 1 ? 'scale_input_d (0..15, attribute): D scaled by 2^-s first; ' : ''}"
-                         "{ashift == 1 ? '.ashift: A shifted down one row; ' : ''}"
-                         "{collector == 'none' ? '' : 'A through the collector buffer (' + collector + '); '}"
-                         "one thread issues it"),
-            python_name="tcgen05.prim_mma",
-            python_params={"cta_group": "{cta}", "kind": "{kind}", "a_src": "{a_src}", "collector": "{collector}",
-                           "lanes": "{lanes}", "scale": "{scale}", "ashift": "{ashift}"},
-            operands=[op("d", "TMEM_ADDRESS"),
-                      op("a", "SMEM_DESCRIPTOR", when="a_src == 'SMEM'"),
-                      op("a", "TMEM_ADDRESS", when="a_src == 'TMEM'"),
-                      op("b", "SMEM_DESCRIPTOR"), op("idesc", "SCALAR"), op("enable_input_d", "PREDICATE"),
-                      op("mask", "SCALAR", count_expr="nmask", when="lanes == 1")],
-            attributes=[{"name": "scale_input_d", "type": "int", "allowed": [str(i) for i in range(16)],
-                         "default_value": "0"}],
-            ptx_template=("tcgen05.mma.cta_group::{cta}.kind::{kind}{ashift == 1 ? '.ashift' : ''}"
-                          "{collector == 'none' ? '' : '.collector::a::' + collector}"
-                          " [$0], {a_src == 'TMEM' ? '[$1]' : '$1'}, $2, $3"
-                          "{lanes == 1 ? ', {' + seq(5, nmask, '$', ', ') + '}' : ''}, $4"
-                          "{scale == 1 ? ', {scale_input_d}' : ''};"),
-            constraints="{a_src == 'TMEM' ? 'r,r,l,r,b' : 'r,l,l,r,b'}{lanes == 1 ? ',' + repeat('r', nmask) : ''}",
-            has_side_effects=True, sass_opcodes=[])))
+    # kind::i8 is sm_100a's only (targets_of): a family of its own
+    for group, kinds in (("float", ("f16", "tf32", "f8f6f4")), ("i8", ("i8",))):
+        yield entry("families", **family(
+            f"blackwell.prim.tcgen05.mma.{group}", primitive=True,
+            parameters=[cta, param("kind", values=kinds), param("a_src", values=("SMEM", "TMEM")),
+                        param("collector", values=("none",) + COLLECTOR_OPS), param("lanes", set_=(0, 1),
+                        rule="lanes 1: a disable-output-lane mask"), param("scale", set_=(0, 1),
+                        rule="scale 1: a scale-input-d"), param("ashift", set_=(0, 1), rule="ashift 1: .ashift")],
+            derived=[("nmask", "lanes == 1 ? 4 * cta : 0")],
+            rules=[("scale-input-d is for kind::f16 and kind::tf32", "scale == 0 || kind == 'f16' || kind == 'tf32'"),
+                   (".ashift takes A from tensor memory", "ashift == 0 || a_src == 'TMEM'"),
+                   (".ashift takes no collector use", "ashift == 0 || collector == 'none'")],
+            template=dict(
+                id=("blackwell.prim.tcgen05.mma.cta{cta}.{kind}.{a_src == 'SMEM' ? 'ss' : 'ts'}.{collector}"
+                    ".l{lanes}.s{scale}.a{ashift}"),
+                kind="OTHER",
+                description=("tcgen05.mma.cta_group::{cta}.kind::{kind}: D (+)= A B with every operand a register: d the "
+                             "tensor-memory address of D, a a UMMA descriptor (or A's tensor-memory address), b B's "
+                             "descriptor, idesc the instruction descriptor, enable_input_d false overwrites D; "
+                             "{lanes == 1 ? 'mask: the disable-output-lane words; ' : ''}"
+                             "{scale == 1 ? 'scale_input_d (0..15, attribute): D scaled by 2^-s first; ' : ''}"
+                             "{ashift == 1 ? '.ashift: A shifted down one row; ' : ''}"
+                             "{collector == 'none' ? '' : 'A through the collector buffer (' + collector + '); '}"
+                             "one thread issues it"),
+                python_name="tcgen05.prim_mma",
+                python_params={"cta_group": "{cta}", "kind": "{kind}", "a_src": "{a_src}", "collector": "{collector}",
+                               "lanes": "{lanes}", "scale": "{scale}", "ashift": "{ashift}"},
+                operands=[op("d", "TMEM_ADDRESS"),
+                          op("a", "SMEM_DESCRIPTOR", when="a_src == 'SMEM'"),
+                          op("a", "TMEM_ADDRESS", when="a_src == 'TMEM'"),
+                          op("b", "SMEM_DESCRIPTOR"), op("idesc", "SCALAR"), op("enable_input_d", "PREDICATE"),
+                          op("mask", "SCALAR", count_expr="nmask", when="lanes == 1")],
+                attributes=[{"name": "scale_input_d", "type": "int", "allowed": [str(i) for i in range(16)],
+                             "default_value": "0"}],
+                ptx_template=("tcgen05.mma.cta_group::{cta}.kind::{kind}{ashift == 1 ? '.ashift' : ''}"
+                              "{collector == 'none' ? '' : '.collector::a::' + collector}"
+                              " [$0], {a_src == 'TMEM' ? '[$1]' : '$1'}, $2, $3"
+                              "{lanes == 1 ? ', {' + seq(5, nmask, '$', ', ') + '}' : ''}, $4"
+                              "{scale == 1 ? ', {scale_input_d}' : ''};"),
+                constraints="{a_src == 'TMEM' ? 'r,r,l,r,b' : 'r,l,l,r,b'}{lanes == 1 ? ',' + repeat('r', nmask) : ''}",
+                has_side_effects=True, sass_opcodes=[])))
     yield entry("families", **family(
         "blackwell.prim.tcgen05.mma.block_scale", primitive=True,
         parameters=[cta, param("kind", values=tuple(PRIM_BLOCK_SCALED)), param("a_src", values=("SMEM", "TMEM")),
@@ -877,6 +879,29 @@ def experimental_tcgen05_primitives():
                           "{a_src == 'TMEM' ? '[$1]' : '$1'}, $2, $3, [$4], [$5], $6;"),
             constraints="{a_src == 'TMEM' ? 'r,r,l,r,r,r,b' : 'r,l,l,r,r,r,b'}",
             has_side_effects=True, sass_opcodes=[])))
+    # tensormap.replace (Hopper's entries are sm_90a's): one family over the field and the state space
+    yield entry("families", **family(
+        "blackwell.prim.tensormap.replace", primitive=True,
+        parameters=[param("field", values=("global_address", "rank", "box_dim", "global_dim", "global_stride",
+                                           "element_stride")),
+                    param("space", values=("generic", "global", "shared::cta"))],
+        derived=[("wide", "field == 'global_address' || field == 'global_stride'"),
+                 ("per_dim", "field != 'global_address' && field != 'rank'")],
+        template=dict(
+            id="blackwell.prim.tensormap.replace.{field}.{space == 'shared::cta' ? 'shared_cta' : space}",
+            kind="OTHER",
+            description=("tensormap.replace.tile.{field}: sets that field{per_dim ? ' of dimension ord (0..4)' : ''} "
+                         "of the tensor map at addr ({space}) to new_value"),
+            python_name="tensormap.replace", python_params={"field": "{field}", "space": "{space}"},
+            operands=[op("addr", "SMEM_ADDRESS", when="space == 'shared::cta'"),
+                      op("addr", "GMEM_ADDRESS", when="space != 'shared::cta'"),
+                      op("new_value", "SCALAR", register_type="b64", when="wide"),
+                      op("new_value", "SCALAR", register_type="b32", when="!wide")],
+            attributes=[{"name": "ord", "type": "int", "allowed": [str(i) for i in range(5)], "default_value": "0"}],
+            ptx_template=("tensormap.replace.tile.{field}{space == 'generic' ? '' : '.' + space}.b1024."
+                          "{wide ? 'b64' : 'b32'} [$0]{per_dim ? ', {ord}' : ''}, $1;"),
+            constraints="{space == 'shared::cta' ? 'r' : 'l'},{wide ? 'l' : 'r'}", has_side_effects=True,
+            sass_opcodes=[])))
     # tcgen05.cp of every shape, optionally decompressing narrow elements to 8-bit holders on the way
     shapes = {"128x256b": "128x256b", "4x256b": "4x256b", "128x128b": "128x128b",
               "64x128b.warpx2_02_13": "64x128b.warpx2::02_13", "64x128b.warpx2_01_23": "64x128b.warpx2::01_23",

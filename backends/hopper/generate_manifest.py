@@ -578,14 +578,15 @@ def other_primitives():
 
 def experimental_tma_primitives():
     """cutlass.experimental.primitives' tensor-map edits (tensormap.replace, sm_90a): a field of the 128-byte tensor
-    map at addr (generic, or in this CTA's shared memory) set to new_value. The tensor-copy primitives themselves
+    map at addr (generic, global, or in this CTA's shared memory) set to new_value. The tensor-copy primitives themselves
     are the TMA entries above, which the backend's Python (tma_primitives.py) selects; it adapts CuTe DSL's
     signature (TensormapField, ord) onto these."""
     out = []
     # field -> (value type, takes an ordinal): .field1 (whole map) and .field2 (one dimension, ord an immediate)
     fields = {"global_address": ("b64", False), "rank": ("b32", False), "box_dim": ("b32", True),
               "global_dim": ("b32", True), "global_stride": ("b64", True), "element_stride": ("b32", True)}
-    for space, role, acons in (("generic", "GMEM_ADDRESS", "l"), ("shared::cta", "SMEM_ADDRESS", "r")):
+    for space, role, acons in (("generic", "GMEM_ADDRESS", "l"), ("global", "GMEM_ADDRESS", "l"),
+                               ("shared::cta", "SMEM_ADDRESS", "r")):
         ss = "" if space == "generic" else "." + space
         for field, (ty, ordinal) in fields.items():
             where = "[$0], {ord}, $1" if ordinal else "[$0], $1"
@@ -596,7 +597,7 @@ def experimental_tma_primitives():
                              + (" of dimension ord (0..4, innermost first)" if ordinal else "")
                              + f" of the tensor map at addr ({space}) to new_value; the map is used by TMA after a "
                              "fence.proxy.tensormap::generic release/acquire"),
-                python_name=f"tensormap.replace_{field}", python_params={"space": space},
+                python_name="tensormap.replace", python_params={"field": field, "space": space},
                 operands=[operand("addr", role, "IN"), operand("new_value", "SCALAR", "IN", register_type=ty)],
                 attributes=attrs,
                 ptx_template=f"tensormap.replace.tile.{field}{ss}.b1024.{ty} {where};",

@@ -42,7 +42,7 @@ from ._dsl.values.value_tree import extract_mlir_values, new_from_mlir_values  #
 from ._dsl.values.tensor import Pointer, Tensor  # noqa: E402,F401 - CuTe DSL names them here too
 from ._dsl.values.runtime import AddressSpace  # noqa: E402,F401
 from ._dsl.values.ir_vector import Vector  # noqa: E402,F401
-from ._dsl.device.array import Array, inttoptr, make_array_view  # noqa: E402,F401
+from ._dsl.device.array import Array, inttoptr, make_array_view, print_nd_vector  # noqa: E402,F401
 from ._dsl.base.constexpr import GridConstant  # noqa: E402,F401
 from ._dsl.values.address_swizzle import Swizzle  # noqa: E402,F401
 from ._dsl.values.ir_vector import full  # noqa: E402,F401 - cutlass.full is cutlass.vector.full

@@ -94,6 +94,24 @@ def test_a_shaped_array_is_row_major_and_a_subview_starts_further_on():
     assert checked
 
 
+def test_a_row_of_an_array_is_a_view_of_the_same_memory():
+    checked = []
+
+    def body(a, b):
+        s = cutlass.Array(cutlass.Float32, (4, 8), space=cutlass.AddressSpace.smem)
+        row = s[2, :]
+        col = s[:, 3]
+        assert row.shape == (8,) and row.iterator.offset - s.iterator.offset == 16 and row.strides == (1,)
+        assert col.shape == (4,) and col.iterator.offset - s.iterator.offset == 3 and col.strides == (8,)
+        assert s.data_ptr((2, 5)).offset == row.data_ptr(5).offset  # row[j] is s[2, j]
+        with pytest.raises(ValueError, match="sub-array takes `:` for whole modes"):
+            s[1, 2:4]
+        checked.append(True)
+
+    compile_kernel(body)
+    assert checked
+
+
 def test_smem_array_stores_land_at_their_row_major_byte_offsets():
     def body(a, b):
         s = cutlass.Array(cutlass.Float32, (2, 4), space=cutlass.AddressSpace.smem)
@@ -196,6 +214,10 @@ def test_bad_shapes_types_and_counts_are_refused_at_the_users_line():
     def global_allocation(a, b):
         cutlass.Array(cutlass.Float32, 4, space=cutlass.AddressSpace.gmem)  # GMEM
 
+    def float_index(a, b):
+        b[0] = a[cutlass.Float32(1.0)]  # FINDEX
+
+    raises_at(TypeError, "a flat position is given by an integer", "FINDEX", float_index)
     raises_at(ValueError, "extent below 1", "SHAPE0", zero_extent)
     raises_at(TypeError, "an element type", "DTYPE", not_a_type)
     raises_at(TypeError, "known while tracing", "DYNSHAPE", dynamic_shape)
@@ -358,3 +380,23 @@ def test_grid_constant_is_an_annotated_type():
     assert is_grid_constant(ann) and annotated_type(ann) is cutlass.Int64
     assert typing.get_origin(ann) is typing.Annotated
     assert is_grid_constant("cutlass.GridConstant[cuda.TensorMap]") and not is_grid_constant(cutlass.Array)
+
+
+def test_a_sym_int_argument_alone_or_in_a_tuple_is_a_runtime_integer():
+    @cute.kernel
+    def k(a: cutlass.Array, n: cutlass.Int64):
+        a[0] = cutlass.Float32(n)
+
+    seen = []
+
+    @cute.jit
+    def h(a: cute.Tensor, mnk, m0):
+        seen.append((type(mnk[0]), type(m0), cute.ceil_div(mnk[0], 64)))
+        k(a, mnk[0] + m0).launch(grid=[cute.ceil_div(m0, 64), 1, 1], block=[32, 1, 1])
+
+    m, n = cute.sym_int64(), cute.sym_int32(divisibility=8)
+    t = make_fake_compact_tensor(cutlass.Float32, (m, 16), stride_order=(1, 0), assumed_align=16)
+    with target("sm_90a"):
+        assert cute.compile(h, t, (m, 16, 8), n).cubin
+    (t0, t1, g), = seen
+    assert t0 is cutlass.Int64 and t1 is cutlass.Int32 and not isinstance(g, int)  # a runtime grid

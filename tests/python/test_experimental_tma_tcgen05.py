@@ -2,6 +2,8 @@
 primitives: what a tensor map encodes at a call (the driver's fields, in the tensor map's order, from the call's
 tensor and extents), the instruction descriptors' bit fields, the PTX the primitives emit, and errors at the user's
 line where the target lacks an instruction."""
+import re
+
 import numpy as np
 import pytest
 
@@ -133,7 +135,7 @@ def test_tensor_copies_take_the_map_as_a_grid_constant():
     fake = cute.runtime.make_fake_compact_tensor(cutlass.Float16, (128, 128), stride_order=(1, 0))
     with target("sm_90a"):
         ptx = cute.compile(_tma_copy_host, fake, options="--keep-ptx").ptx
-    assert ".param .align 64 .b8 _tma_copy_kernel_param_0[128]" in ptx.replace("\t", " ") or "[128]" in ptx
+    assert re.search(r"\.param \.align 64 \.b8 \w+_param_0\[128\]", ptx)   # the map itself, by value
     assert "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes" in ptx
     assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx
 
@@ -172,7 +174,10 @@ def _mma_kernel():
     prims.tcgen05_mma(prims.Tcgen05MMAKind.F16, prims.CTAGroup.CTA_1, tmem, desc.advance_start_address(32), desc,
                       idesc, False, collector_op=prims.Tcgen05MMACollectorOp.LASTUSE)
     v = prims.tcgen05_ld("32x32b", tmem, num=2)
-    prims.tcgen05_wait(prims.Tcgen05Wait.LOAD)
+    prims.tcgen05_wait("load")
+    shape, multicast = prims.S2TCopyMode.S2T_32x128b_WARPX4
+    prims.tcgen05_cp(shape, tmem.subview(64), desc, multicast=multicast,
+                     src_format=prims.Tcgen05CpSrcFormat.B6X16_P32)
     cute.printf("%f", v[1])
 
 
@@ -186,6 +191,29 @@ def test_tcgen05_mma_with_runtime_descriptors():
         ptx = cute.compile(_mma_host, options="--keep-ptx").ptx
     assert "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse [" in ptx
     assert "tcgen05.ld.sync.aligned.32x32b.x2.b32" in ptx and "tcgen05.wait::ld.sync.aligned;" in ptx
+    assert "tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b6x16_p32 [" in ptx
+
+
+@cute.kernel
+def _ashift_with_collector():
+    tptr = cutlass.Array(cutlass.Int32, 1, space=cutlass.AddressSpace.smem)
+    tmem = prims.make_tmem_ptr(tptr.load(), cutlass.Float32)
+    idesc = prims.Tcgen05InstrDesc.build(c_dtype=cutlass.Float32, n_dim=128, m_dim=128)
+    prims.tcgen05_mma(prims.Tcgen05MMAKind.F16, prims.CTAGroup.CTA_1, tmem, tmem, cutlass.Int64(0), idesc, True,
+                      a_shift=True, collector_op=prims.Tcgen05MMACollectorOp.FILL)
+
+
+@cute.jit
+def _ashift_host():
+    _ashift_with_collector().launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+
+def test_tcgen05_mma_qualifiers_ptx_refuses_together_name_the_line():
+    with target("sm_100a"):
+        with pytest.raises(ext.DSLError, match="collector") as e:
+            cute.compile(_ashift_host)
+    where = line_in(__file__, "a_shift=True, collector_op=prims.Tcgen05MMACollectorOp.FILL")
+    assert f"test_experimental_tma_tcgen05.py:{where - 1}:" in str(e.value)
 
 
 def test_tcgen05_on_sm90a_names_the_users_line():
@@ -194,3 +222,49 @@ def test_tcgen05_on_sm90a_names_the_users_line():
             cute.compile(_mma_host)
     where = line_in(__file__, "desc = prims.Tcgen05SmemDesc.build(smem")
     assert f"test_experimental_tma_tcgen05.py:{where}:" in str(e.value) and "sm_90a" in str(e.value)
+
+
+@cute.kernel
+def _one_map(a: cuda.TensorMap):
+    prims.prefetch_tensormap(a.get_ptr())
+
+
+@cute.jit
+def _host_pointer_map(p: cute.Pointer, m: cutlass.Int32, k: cutlass.Int32):
+    t = cute.make_tensor(p, cute.make_layout((k, m), stride=(1, k)))
+    _one_map(cuda.create_tensor_map_tiled_from_view(t, box_dims=(64, 16))).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+def test_tensor_map_over_a_pointer_argument(monkeypatch):
+    """A tensor made over a pointer argument, with extents from integer arguments: its map takes the call's address
+    and extents."""
+    make_ptr = cute.runtime.make_ptr
+    with target("sm_90a"):
+        compiled = cute.compile(_host_pointer_map, make_ptr(cutlass.Float16, 0, cute.AddressSpace.gmem,
+                                                            assumed_align=16), cutlass.Int32(1), cutlass.Int32(1))
+        for m, k in ((32, 64), (48, 128)):
+            (a,) = _encoded(monkeypatch, compiled, (make_ptr(cutlass.Float16, 0x10000, cute.AddressSpace.gmem,
+                                                             assumed_align=16), m, k))
+            assert (a["address"], a["dim0"], a["dim1"], a["stride1"], a["box0"], a["box1"]) == \
+                (0x10000, k, m, 2 * k, 64, 16)
+
+
+@cute.kernel
+def _replace_kernel(words: cute.Tensor, rows: cutlass.Int32):
+    desc = words.iterator
+    prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=rows, ord=1)
+    prims.tensormap_replace(prims.TensormapField.GLOBAL_ADDRESS, desc, new_value=cutlass.Int64(4096))
+
+
+@cute.jit
+def _replace_host(words: cute.Tensor, rows: cutlass.Int32):
+    _replace_kernel(words, rows).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_tensormap_replace_fields(arch):
+    words = cute.runtime.make_fake_compact_tensor(cutlass.Int64, (16,))
+    with target(arch):
+        ptx = cute.compile(_replace_host, words, cutlass.Int32(1), options="--keep-ptx").ptx
+    assert re.search(r"tensormap\.replace\.tile\.global_dim\.global\.b1024\.b32 \[%rd\d+\], 1, %r\d+;", ptx)
+    assert re.search(r"tensormap\.replace\.tile\.global_address\.global\.b1024\.b64 \[%rd\d+\], %rd\d+;", ptx)

@@ -103,6 +103,11 @@ _TCGEN05_PRIMITIVES = [
     "blackwell.tcgen05.fence.after_thread_sync",
 ]
 _OTHER_PRIMITIVES = [
+    # cutlass.experimental.primitives' sm_100a forms: float redux.sync, 8-bit ldmatrix/stmatrix
+    "blackwell.redux.sync.f32", "blackwell.redux.sync.f32.abs", "blackwell.redux.sync.f32.nan",
+    "blackwell.redux.sync.f32.abs.nan", "blackwell.ldmatrix.m16n16.x1.trans.b8", "blackwell.ldmatrix.m16n16.x2.trans.b8",
+    "blackwell.stmatrix.m16n8.x1.trans.b8", "blackwell.stmatrix.m16n8.x2.trans.b8",
+    "blackwell.stmatrix.m16n8.x4.trans.b8",
     "blackwell.tma.commit_group", "blackwell.tma.wait_group.read", "blackwell.tma.wait_group",
     "blackwell.fence.proxy_async.shared_cta", "blackwell.mbarrier.init", "blackwell.mbarrier.init_fence",
     "blackwell.mbarrier.arrive", "blackwell.mbarrier.arrive_expect_tx", "blackwell.mbarrier.try_wait.parity",
@@ -134,7 +139,7 @@ def test_non_mma_ids_are_exactly_the_published_set(blackwell):
     # the block-scaled MMAs' set: test_blockscaled_mma.py
     atoms = sorted(a["id"] for a in blackwell.atoms + blackwell.all_instances()
                    if not _MMA_RE.match(a["id"]) and ".mma.cta1.mxf4nvf4." not in a["id"]
-                   and ".mma.cta2.mxf4nvf4." not in a["id"])
+                   and ".mma.cta2.mxf4nvf4." not in a["id"] and not a["id"].startswith("blackwell.prim."))
     assert atoms == sorted(_LD_ST + _CP + _TMA)
     assert sorted(p["id"] for p in blackwell.primitives) == sorted(_TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES)
 
@@ -540,7 +545,9 @@ def _probe(ident, attrs):
 
 def _ptx_pattern(ins, attrs):
     text = ins["ptx_template"]
-    for name, value in attrs.items():
+    given = {a["name"]: a["default_value"] for a in ins.get("attributes", []) if a.get("default_value")}
+    given.update(attrs)  # the probe's attributes, the others at their defaults as the emitter fills them
+    for name, value in given.items():
         text = text.replace("{" + name + "}", str(value))
     pattern = re.escape(text)
     return re.compile(re.sub(r"\\\$\d+", r"%?[\\w.]+", pattern))
@@ -627,3 +634,22 @@ def test_the_backend_package_registers_tensor_memory(blackwell):
 
     assert mount_backend("blackwell") is not None
     assert tensor.ptr_type("tmem") == "!llvm.ptr<6>"
+
+
+def test_experimental_primitive_families(blackwell):
+    """cutlass.experimental.primitives' tcgen05 instructions with run-time operands: one family each, their
+    instances the legal combinations (kind::i8 for sm_100a alone, .ashift only with A in tensor memory and without a
+    collector use, scale-input-d for the f16 and tf32 kinds)."""
+    fams = {f["id"]: f for f in blackwell.families if f["id"].startswith("blackwell.prim.")}
+    shapes = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
+    cps = ("128x256b", "4x256b", "128x128b", "64x128b.warpx2_02_13", "64x128b.warpx2_01_23", "32x128b.warpx4")
+    assert sorted(fams) == sorted(
+        ["blackwell.prim.tcgen05.mma.float", "blackwell.prim.tcgen05.mma.i8", "blackwell.prim.tcgen05.mma.block_scale",
+         "blackwell.prim.tensormap.replace"] + [f"blackwell.prim.tcgen05.{d}.{s}" for d in ("ld", "st") for s in shapes]
+        + [f"blackwell.prim.tcgen05.cp.{c}" for c in cps])
+    ids = {a["id"] for a in blackwell.all_instances() if a["id"].startswith("blackwell.prim.tcgen05.mma.")}
+    assert "blackwell.prim.tcgen05.mma.cta2.f16.ts.none.l1.s1.a1" in ids
+    assert "blackwell.prim.tcgen05.mma.cta1.f16.ts.fill.l0.s0.a1" not in ids      # .ashift with a collector use
+    assert "blackwell.prim.tcgen05.mma.cta1.f8f6f4.ss.none.l0.s1.a0" not in ids   # scale-input-d of kind::f8f6f4
+    assert "blackwell.prim.tcgen05.mma.cta1.f16.ss.none.l0.s0.a1" not in ids      # .ashift of A in shared memory
+    assert fams["blackwell.prim.tcgen05.mma.i8"]["template"]["targets"] == ["sm_100a"]

@@ -222,7 +222,7 @@ def _make(tensor, byte_offset, dtype, fmt, dims, strides, boxes, elem_strides, i
 
 def encode(tensor, *, backend, hook, byte_offset=0, **attrs) -> bytes:
     """The host-argument producer: the tensor map of the call, by host hook `hook` of `backend`."""
-    address = int(tensor.data_ptr) + int(byte_offset)
+    address = int(tensor.data_ptr if hasattr(tensor, "data_ptr") else tensor.address) + int(byte_offset)
     if address % 16:
         raise ValueError(f"tensor map: the global address {address:#x} is not 16-byte aligned")
     for k, v in attrs.items():

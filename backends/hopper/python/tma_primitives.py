@@ -168,12 +168,12 @@ def tensormap_replace(field, tensormap, new_value=None, ord=None, *, loc=None, i
         attrs["ord"] = o
     b = ext.builder()
     p = pointer(tensormap, "tensormap")
-    space = "shared::cta" if p.memspace == "smem" else "generic"
-    if space == "generic" and p.memspace not in ("generic", "gmem"):
+    space = {"smem": "shared::cta", "gmem": "global", "generic": "generic"}.get(p.memspace)
+    if space is None:
         raise ext.user_error(f"tensormap_replace: the tensor map is in global or shared memory, got a {p.memspace} "
                              "pointer", ext.DSLTypeError)
     addr = b.op1("llvm.ptrtoint", [p.address(0)], "i32" if space == "shared::cta" else "i64")
-    backend, entry = _select(f"tensormap.replace_{field.value}", {"space": space}, "tensormap_replace")
+    backend, entry = _select("tensormap.replace", {"field": field.value, "space": space}, "tensormap_replace")
     wide = field.name in ("GLOBAL_ADDRESS", "GLOBAL_STRIDE")
     value = (cutlass.Int64 if wide else cutlass.Int32)(new_value).ir()
     ext.emit_instruction(b, backend, entry, {"addr": [addr], "new_value": [value]}, attrs)

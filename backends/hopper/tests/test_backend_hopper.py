@@ -46,7 +46,12 @@ WGMMA_SUBSET = [_wgmma_id(a, b, acc, n, src) for a, b, acc in _WGMMA_TYPES for s
                 for n in (8, 24, 64, 256)]
 STMATRIX = [f"hopper.stmatrix.x{x}{t}.b16" for t in ("", ".trans") for x in (1, 2, 4)]
 TMA_ATOMS = [f"hopper.tma.{k}.{r}d" for r in range(1, 6) for k in ("load", "load.multicast", "store", "reduce")]
+# cutlass.experimental.primitives' tensor-map edits: a field of the map, in a state space
+TENSORMAP_REPLACE = [f"hopper.tensormap.replace.{f}.{s}" for f in ("global_address", "rank", "box_dim", "global_dim",
+                                                                    "global_stride", "element_stride")
+                     for s in ("generic", "global", "shared_cta")]
 PRIMITIVES = (
+    TENSORMAP_REPLACE +
     [f"hopper.tma.prefetch.{r}d" for r in range(1, 6)] +
     ["hopper.st_async.b32", "hopper.st_async.b64"] +
     # cutlass.experimental.primitives' own forms (python/primitives.py adapts their signatures)
@@ -57,9 +62,6 @@ PRIMITIVES = (
      "hopper.mbarrier.try_wait.state.hint", "hopper.red.global.b16", "hopper.red.shared_cta.b16"] +
     [f"hopper.red.shared_cluster.b{bits}" for bits in (16, 32, 64)] +
     [f"hopper.stmatrix.m8n8.x{n}{t}.words" for n in (1, 2, 4) for t in ("", ".trans")] +
-    [f"hopper.tensormap.replace.{field}.{space}" for field in ("box_dim", "element_stride", "global_address",
-                                                                "global_dim", "global_stride", "rank")
-     for space in ("generic", "shared_cta")] +
     ["hopper.tma.prefetch_descriptor", "hopper.tma.commit_group", "hopper.tma.wait_group.read", "hopper.tma.wait_group",
      "hopper.wgmma.make_smem_desc", "hopper.wgmma.fence", "hopper.wgmma.commit_group", "hopper.wgmma.wait_group",
      "hopper.wgmma.fence_operand.f32", "hopper.wgmma.fence_operand.b32",
@@ -130,25 +132,23 @@ def test_targets(hopper):
     assert registry.primary_target(90).name == "sm_90a"     # the arch-specific target drives code generation
     # Arch-specific PTX (wgmma, setmaxnreg, tensormap.replace) and hardware TMA multicast are sm_90a's alone; the rest is sm_90 PTX,
     # offered for the portable target too, which devices of later generations can use.
-    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.", "hopper.tensormap.replace.")
+    # tensormap.replace is arch-specific PTX too (ptxas refuses it for sm_90)
+    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.", "hopper.tensormap.")
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
         want = ["sm_90a"] if ins["id"].startswith(sm_90a_only) else ["sm_90a", "sm_90"]
         assert ins["targets"] == want, ins["id"]
 
 
 def test_python_names_are_unambiguous(hopper):
+    # An instruction is selected by its python name, its Python parameters and (a primitive) its operands
+    # (warpweave.ext.select_instruction): no two entries share all three.
     seen = {}
     # one name, several entries: told apart by their python_params, or (primitives) by the operands they take
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
-        operands = tuple(o["name"] for o in ins.get("operands", [])) if ins in hopper.primitives else ()
-        key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())), operands)
+        key = (ins.get("python_name", ""), tuple(sorted(ins.get("python_params", {}).items())),
+               tuple(o["name"] for o in ins.get("operands", [])))
         assert key not in seen, f"{ins['id']} and {seen[key]} share {key}"
         seen[key] = ins["id"]
-    # The DSL turns a primitive into a function found by its python_name and the operands it is given, unless
-    # python_params tell several apart (the tensor-map edits per state space, which the backend's Python selects).
-    names = [(p["python_name"], tuple(o["name"] for o in p.get("operands", []))) for p in hopper.primitives
-             if not p.get("python_params")]
-    assert len(names) == len(set(names))
 
 
 @pytest.mark.parametrize("a,b,acc", _WGMMA_TYPES)

@@ -28,8 +28,9 @@ class TensorMapSwizzle(enum.Enum):
     s128b_atom_64b = 6
 
     def to(self, kind):
-        """The same swizzle as another enumeration names it (e.g. the layout field of an MMA operand's descriptor:
-        `tensor_map.swizzle.to(primitives.Tcgen05SmemSwizzle)`), where `kind` says how."""
+        """The same swizzle as another enumeration names it (e.g. the layout field of a matrix operand's
+        shared-memory descriptor, an enumeration of `primitives`), where `kind` says how (its
+        from_tensor_map_swizzle)."""
         convert = getattr(kind, "from_tensor_map_swizzle", None)
         if convert is None:
             raise TypeError(f"TensorMapSwizzle.to: {getattr(kind, '__name__', kind)!r} does not name tensor-map "

@@ -400,7 +400,9 @@ class _Namespace(types.ModuleType):
         self._cache = dict(static or {})
 
     def __getattr__(self, attr):
-        if attr.startswith("__"):
+        # no backend name is private: a probe of one (hasattr(x, "_ww_carry_get") on a namespace held by the
+        # kernel) mounts no other backend
+        if attr.startswith("_"):
             raise AttributeError(attr)
         if attr in self._cache:
             return self._cache[attr]

@@ -85,9 +85,12 @@ class HostArgument:
         return sorted({s for v in self.dynamic.values() for s in _core.symbols_of(v)})
 
     def value(self, tensor, env: dict | None = None) -> bytes:
-        """The parameter's bytes for the call's tensor (a RuntimeTensor) and host symbols (env: id -> value)."""
+        """The parameter's bytes for the call's tensor (a RuntimeTensor; a RuntimePointer where the tensor was made
+        over a pointer argument) and host symbols (env: id -> value)."""
         dyn = tuple((k, int(_core.evaluate(v, env or {}))) for k, v in self.dynamic.items())
-        key = (tensor.data_ptr, tuple(tensor.shape), tuple(tensor.stride), dyn)
+        # a pointer argument (a tensor made over it in the jit function) is its address alone
+        address = tensor.data_ptr if hasattr(tensor, "data_ptr") else tensor.address
+        key = (address, tuple(getattr(tensor, "shape", ())), tuple(getattr(tensor, "stride", ())), dyn)
         out = self.memo.get(key)
         if out is None:
             out = bytes(self.producer.fn(tensor, **self.attrs, **dict(dyn)))

@@ -9,7 +9,7 @@ from ..base.constexpr import is_constexpr
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
 from ..values.runtime import runtime_view
 from ..values.numeric import Numeric
-from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_torch_tensor, satisfies
+from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, SymbolicInt, is_torch_tensor, satisfies
 from ..values.tensor import GMEM, Pointer, Tensor
 from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id,
                        tvm_value)
@@ -335,10 +335,12 @@ class PointerArg(ArgPlan):
 
     def read(self, v, read):
         read[1][self.index] = pointer_address(self, v)
+        read[4][self.index] = v  # what a host argument computed from the pointer (a tensor map) is given
 
     def fast_lines(self, env, hosted):
         env["pointer_address"] = pointer_address
-        return [f"p{self.index} = pointer_address(plans[{self.index}], a{self.index})"]
+        return [f"p{self.index} = pointer_address(plans[{self.index}], a{self.index})"] + \
+            ([f"t{self.index} = a{self.index}"] if hosted else [])
 
     def native(self, slots):
         _, _, space, align = self.spec
@@ -382,7 +384,7 @@ def holds_runtime_values(value) -> bool:
     """Whether a list or tuple argument holds something only known when the function is called: a tensor, a
     pointer, or a DSL number (`(Int32(m), Int32(n), ...)`, a problem shape given as numbers of the DSL is dynamic,
     as such a number is as an argument of its own; Python numbers beside them become arguments too)."""
-    return any(isinstance(x, (RuntimeTensor, RuntimePointer, Numeric)) or is_torch_tensor(x) or
+    return any(isinstance(x, (RuntimeTensor, RuntimePointer, Numeric, SymbolicInt)) or is_torch_tensor(x) or
                isinstance(x, (list, tuple)) and holds_runtime_values(x) for x in value)
 
 

@@ -13,6 +13,7 @@ import struct
 from ..base.constexpr import is_constexpr
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
 from ..values.host_inputs import HostEvent, event_handle, is_event, is_stream, stream_handle
+from ..values.runtime import SymbolicInt
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from .arg_kind import NATIVE_CONST, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, const_key, \
     keyed_by_value, sym_id, tvm_value
@@ -90,6 +91,9 @@ def _number_type(value, annotation):
 
 def number_key(cls, value, annotation, stable=None) -> str:
     """The key of a number argument, in this process and across processes: the type it is passed as."""
+    if isinstance(value, SymbolicInt):
+        t = annotated_numeric(annotation) or (Int64 if value.width == 64 else Int32)
+        return f"{t.__name__}/{value.divisibility}"
     return _number_type(value, annotation).__name__
 
 
@@ -106,6 +110,8 @@ class IntArg(ArgPlan):
 
     @classmethod
     def takes(cls, value, annotation) -> bool:
+        if isinstance(value, SymbolicInt):  # cute.sym_int(): an integer compiled for any value
+            return annotated_numeric(annotation) is None or _is_symbol_type(annotated_numeric(annotation))
         if not _is_number(value):
             return False
         t = annotated_numeric(annotation)
@@ -119,6 +125,10 @@ class IntArg(ArgPlan):
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
+        if isinstance(value, SymbolicInt):  # known at each call only, a multiple of its divisibility
+            t = annotated_numeric(annotation) or (Int64 if value.width == 64 else Int32)
+            sym = st.new_host_symbol(index, ("value",), t.width, value.divisibility, name, nonneg=not t.signed)
+            return t._wrap(sym), cls(index, name, ("int", t.__name__), t, [sym_id(sym)])
         t = _number_type(value, annotation)
         # A signed argument may be negative: its divisions and remainders floor as Python's do, never unsigned.
         sym = st.new_host_symbol(index, ("value",), t.width, 1, name, nonneg=not t.signed)

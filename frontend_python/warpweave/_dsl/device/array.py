@@ -25,13 +25,14 @@ from ..base.ir_values import PointerType, Value
 from ..base.markers import accept_locations_in_class
 from ..values.fragments import make_rmem_tensor
 from ..values.ir_vector import Vector
-from ..values.numeric import Boolean, Numeric, NumericMeta, SymInt, Uint8
+from ..values.numeric import Boolean, Numeric, NumericMeta, Uint8
 from ..values.pointer import (
     GENERIC, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_vector_value, masked_load, masked_store, memspace_of,
-    pointer_of, ptr_type, store_vector_value,
+    element_index, load_scalar, pointer_of, store_scalar, store_vector_value,
 )
 from ..values.runtime import AddressSpace
 from ..values.tensor import ComposedLayout, Layout, Tensor
+from .arch import printf
 from .device_pointer import make_ptr
 from .smem import allocate_elements
 
@@ -165,9 +166,10 @@ class Array:
         """The address of the first element as an IR pointer value (`!llvm.ptr<N>`), for ops written with the IR."""
         return self.iterator.ir_value()
 
-    def data_ptr(self) -> Pointer:
-        """The address of the first element, as a typed pointer (cutlass.Pointer)."""
-        return self.iterator
+    def data_ptr(self, idx=0) -> Pointer:
+        """A typed pointer (cutlass.Pointer) to element idx (a flat position or a coordinate; the first by
+        default)."""
+        return self._ptr(idx, None)
 
     def subview(self, idx=0, shape=None) -> "Array":
         """The Array from element idx on (a flat position, or a coordinate): a stage of a buffer, the i-th
@@ -179,7 +181,7 @@ class Array:
         """The same memory seen from another address space (shared memory through generic addresses, ...)."""
         ms = memspace_of(space)
         p = self.iterator
-        return self if ms == p.memspace else Array.of_tensor(Tensor(_cast_space(p, ms), self._tensor.layout,
+        return self if ms == p.memspace else Array.of_tensor(Tensor(p.tospace(ms), self._tensor.layout,
                                                                     self.dtype))
 
     def align(self, alignment: int) -> "Array":
@@ -188,22 +190,36 @@ class Array:
 
     # --- element access ---------------------------------------------------------------------------------------
     def __getitem__(self, idx):
+        """a[i]: the element at flat position i; a[i, j]: at a coordinate; a[i:n]: n elements from i (a Vector)."""
         if isinstance(idx, slice):
             start, count = _slice(idx)
             return self.load(start, count)
-        return self._tensor[idx]
+        if isinstance(idx, tuple):
+            if any(isinstance(i, slice) for i in idx):
+                return self._sub_array(idx)
+            return self._tensor[idx]
+        return load_scalar(self.iterator, _flat(idx))
+
+    def _sub_array(self, idx: tuple) -> "Array":
+        """a[i, :]: the Array of the modes a `:` keeps (a row of a row-major array), a view of the same memory."""
+        if len(idx) != len(self.shape) or any(isinstance(i, slice) and i != slice(None) for i in idx):
+            raise DSLValueError(f"cutlass.Array index {idx!r}: a sub-array takes `:` for whole modes and an index "
+                                f"for each other mode of the shape {self.shape}", user_location(3))
+        return Array.of_tensor(self._tensor[tuple(None if isinstance(i, slice) else i for i in idx)])
 
     def __setitem__(self, idx, value):
         if isinstance(idx, slice):
             start, count = _slice(idx)
             self.store(value, start, count)
-            return
-        self._tensor[idx] = value
+        elif isinstance(idx, tuple):
+            self._tensor[idx] = value
+        else:
+            store_scalar(self.iterator, _flat(idx), value)
 
     def _ptr(self, idx, alignment):
         """The pointer to element idx: a flat position, or a coordinate (a tuple) through the layout."""
         off = self._tensor.layout(tuple(idx)) if isinstance(idx, tuple) else _flat(idx)
-        p = self.iterator + off
+        p = self.iterator if isinstance(off, int) and off == 0 else self.iterator + off
         return p.align(alignment) if alignment else p
 
     def load(self, idx=0, vector_size=None, *, alignment=None, is_volatile=False, is_invariant=False,
@@ -232,6 +248,19 @@ class Array:
     def fill(self, value):
         self._tensor.fill(value)
 
+    def print_runtime(self, max_elements: int = 16):
+        """Prints the first max_elements elements (flat positions) from the device when the kernel runs:
+        [1.0, 2.0, ...]."""
+        n = self.size
+        if not isinstance(n, int):
+            raise DSLTypeError(f"Array.print_runtime: the array's size is known only at run time ({self.shape})",
+                               user_location(2))
+        if isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 1:
+            raise DSLValueError(f"Array.print_runtime: max_elements is a positive int, got {max_elements!r}",
+                                user_location(2))
+        shown = [self[i] for i in range(min(n, max_elements))]
+        printf("[" + ", ".join("{}" for _ in shown) + (", ...]" if n > max_elements else "]"), *shown)
+
 
 accept_locations_in_class(Array)
 
@@ -250,15 +279,7 @@ def _slice(idx: slice):
 
 
 def _flat(idx):
-    if isinstance(idx, bool) or not isinstance(idx, (int, Numeric, SymInt)) and not hasattr(idx, "__ww_int__"):
-        raise DSLTypeError(f"cutlass.Array: a flat position is an integer, got {type(idx).__name__}",
-                           user_location(4))
-    if isinstance(idx, Numeric):
-        if not type(idx).is_integer:
-            raise DSLTypeError(f"cutlass.Array: a flat position is an integer, got {type(idx).__name__}",
-                               user_location(4))
-        return idx.__ww_int__() if hasattr(idx, "__ww_int__") else idx
-    return idx
+    return element_index(idx, "cutlass.Array: a flat position is given")
 
 
 def _mask(mask):
@@ -307,7 +328,7 @@ def _view(source, shape, dtype, space, alignment) -> Tensor:
             if ptr.memspace != GENERIC and ms != GENERIC:
                 raise DSLValueError(f"cutlass.Array: the pointer is in {ptr.memspace} memory, not {ms}",
                                     user_location(3))
-            ptr = _cast_space(ptr, ms)
+            ptr = ptr.tospace(ms)
     if alignment is not None:
         ptr = ptr.align(_alignment(alignment, 1))
     if shape is None:
@@ -317,14 +338,19 @@ def _view(source, shape, dtype, space, alignment) -> Tensor:
     return Tensor(ptr, _row_major(_shape_of(shape)), ptr.dtype)
 
 
-def _cast_space(ptr: Pointer, memspace: str) -> Pointer:
-    """The pointer in another address space (to or from the generic one: LLVM's addrspacecast)."""
-    if not trace.in_kernel():
-        raise DSLTypeError("cutlass.Array: a view in another address space is made inside a @cute.kernel function",
-                           user_location(4))
-    b = trace.builder()
-    base = b.op1("llvm.addrspacecast", [ptr.address(0)], ptr_type(memspace))
-    return Pointer(base, ptr.dtype, memspace, ptr.alignment_at(0))
+def print_nd_vector(v) -> None:
+    """Prints a Vector from the device as nested brackets of its shape ([[1, 2], [3, 4]])."""
+    if not isinstance(v, Vector):
+        raise DSLTypeError(f"print_nd_vector prints a cutlass.Vector, got {type(v).__name__}", user_location(2))
+    lanes = list(v.to_elements())
+
+    def nest(shape, lanes):
+        if len(shape) == 1:
+            return "[" + ", ".join("{}" for _ in lanes) + "]"
+        step = len(lanes) // shape[0]
+        return "[" + ", ".join(nest(shape[1:], lanes[k * step:(k + 1) * step]) for k in range(shape[0])) + "]"
+
+    printf(nest(v.shape, lanes), *lanes)
 
 
 def make_array_view(tensor, *, dtype=None, bounds_check: bool = False) -> Array:
@@ -360,8 +386,9 @@ def address_of(x, what: str = "an address") -> Pointer:
     """The pointer a primitive takes from what a program passes it: an Array (its first element), a Tensor (its
     iterator), a cute pointer, an IR pointer value (a byte pointer of its address space), or an object whose `.ptr`
     / `.iterator` is one. The backends' primitives that take an address read it with this (warpweave.ext's
-    address_of), so each accepts all of them alike: `mbarrier_init(mbar, 1)` with
-    `mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)`, `mapa(arr.data_ptr(), rank)`."""
+    address_of), so each accepts all of them alike: a barrier's initialization given
+    `bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)` itself, a peer CTA's address of
+    `arr.data_ptr()`, a bulk copy's destination `smem.subview(k)`."""
     if isinstance(x, Pointer):
         return x
     if isinstance(x, Value) and PointerType.isinstance(x.type):  # an IR pointer value (llvm.addrspacecast's)
@@ -378,4 +405,4 @@ def address_of(x, what: str = "an address") -> Pointer:
                        user_location(3))
 
 
-__all__ = ["Array", "address_of", "array_argument", "inttoptr", "make_array_view"]
+__all__ = ["Array", "address_of", "array_argument", "inttoptr", "make_array_view", "print_nd_vector"]

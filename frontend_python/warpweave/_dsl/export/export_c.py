@@ -29,7 +29,7 @@ import re
 
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 from ..call.arg_kind import CArg, HostStream
-from ..call.arg_tensor import TensorArg
+from ..call.arg_tensor import PointerArg, TensorArg
 from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, needs_launch_options,
                                 needs_nonportable_cluster)
 from . import host_program_c
@@ -51,6 +51,14 @@ _RESERVED = set("""auto bool break case char const continue default do double el
 inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
 volatile while class delete new operator private protected public template this throw try catch namespace using
 virtual friend module current""".split())
+
+
+class CPointer:
+    """A pointer argument inside the wrapper, for a host argument's C form: its name and data (a `void *`)."""
+
+    def __init__(self, arg: "CArg"):
+        self.name = arg.name
+        self.data = arg.name
 
 
 class CTensor:
@@ -429,14 +437,15 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
 def _host_argument_c(h, by_index, dst) -> tuple[str, str]:
     """(declarations, statements) of host argument h written at dst, from its producer's C form."""
     a = by_index.get(h.tensor_index)
-    if a is None or not isinstance(a.plan, TensorArg):
+    if a is None or not isinstance(a.plan, (TensorArg, PointerArg)):
         raise DSLNotImplementedError(f"export_to_c: host argument {h.producer.name!r} is computed from an argument "
-                                     "the C wrapper does not take as a tensor", user_location(4))
+                                     "the C wrapper does not take as a tensor or a pointer", user_location(4))
     # a runtime attribute is given as its C expression over the wrapper's symbols (s<id>)
     dynamic = {}
     for k, v in h.dynamic.items():
         dynamic[k] = f"({c_expr(v)})"
-    decls, code = h.producer.export_c(CTensor(a), dst, **h.attrs, **dynamic)
+    decls, code = h.producer.export_c(CTensor(a) if isinstance(a.plan, TensorArg) else CPointer(a), dst, **h.attrs,
+                                      **dynamic)
     return decls, code
 
 

@@ -12,7 +12,7 @@ import math
 from ..base import ir_dialects
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import Type, Value, VectorType, emit, operand
-from .numeric import Numeric, NumericMeta, as_numeric, numeric_type_of
+from .numeric import Int32, Numeric, NumericMeta, as_numeric, numeric_type_of
 
 
 def _dims(shape) -> tuple:
@@ -104,8 +104,22 @@ class Vector:
     def to_elements(self, *, loc=None, ip=None) -> tuple:
         return tuple(self._lane(i) for i in range(self.numel))
 
+    def _dynamic_lane(self, idx: tuple):
+        """The lane at a position computed at run time (row-major over the shape): one extractelement."""
+        flat = 0
+        for d, i in zip(self._shape, idx):
+            if isinstance(i, slice) or isinstance(i, Numeric) and not type(i).is_integer:
+                raise DSLValueError(f"Vector index {idx!r}: a position known only at run time selects one lane; "
+                                    "slices are static", user_location(3))
+            flat = flat * d + i
+        pos = (flat if isinstance(flat, Numeric) else Int32(flat)).to(Int32)
+        return self.dtype(emit("llvm.extractelement", [self._value, pos.ir_value()], [self.dtype.mlir_type])[0])
+
     def __getitem__(self, idx):
         idx = idx if isinstance(idx, tuple) else (idx,)
+        if len(idx) == len(self._shape) and any(isinstance(i, Numeric) and not i.is_static for i in idx):
+            return self._dynamic_lane(idx)
+        idx = tuple(i.value if isinstance(i, Numeric) else i for i in idx)
         if len(idx) > len(self._shape):
             raise DSLValueError(f"Vector index {idx!r}: more positions than the shape {self._shape} has",
                                 user_location(2))
@@ -130,6 +144,32 @@ class Vector:
 
     def __len__(self):
         return self._shape[0]
+
+    def reduce(self, op: str = "add", *, dim=None, acc=None, loc=None, ip=None):
+        """The lanes combined by op ("add", "mul", "min", "max"): over all of them a number (one reduction op,
+        acc its initial value), over the modes `dim` (an int or a list) a Vector of the others."""
+        if op not in _REDUCE:
+            raise DSLValueError(f"Vector.reduce: op is one of {', '.join(_REDUCE)}, got {op!r}", user_location(2))
+        t = self.dtype
+        if dim is not None:
+            dims = [dim] if isinstance(dim, int) else list(dim)
+            if any(not isinstance(d, int) or not 0 <= d < len(self._shape) for d in dims):
+                raise DSLValueError(f"Vector.reduce: dim {dim!r} is outside the shape {self._shape}",
+                                    user_location(2))
+            kept = [k for k in range(len(self._shape)) if k not in dims]
+            if kept:
+                out = []
+                for outer in itertools.product(*(range(self._shape[k]) for k in kept)):
+                    ranges = [range(self._shape[k]) if k in dims else (outer[kept.index(k)],)
+                              for k in range(len(self._shape))]
+                    lanes = [self._lane(_row_major_index(self._shape, p)) for p in itertools.product(*ranges)]
+                    out.append(Vector.from_elements(lanes, t).reduce(op, acc=acc))
+                return Vector.from_elements(out, t, shape=tuple(self._shape[k] for k in kept))
+        kind = _REDUCE[op][0 if t.is_float else 1 if t.signed else 2]
+        if kind is None:
+            raise DSLTypeError(f"Vector.reduce {op!r} of {t.__name__} values", user_location(2))
+        start = None if acc is None else (acc if isinstance(acc, Numeric) and type(acc) is t else t(acc)).ir_value()
+        return t(ir_dialects.reduction(t.mlir_type, kind, self._value, acc=start))
 
     def __iter__(self):
         return (self[i] for i in range(self._shape[0]))
@@ -195,6 +235,11 @@ class Vector:
 
     def __repr__(self):
         return f"Vector({self._value!r}, dtype={self.dtype.__name__}, shape={self._shape})"
+
+
+# op -> the vector.reduction kind for floats, signed and unsigned integers
+_REDUCE = {"add": ("add", "add", "add"), "mul": ("mul", "mul", "mul"), "min": ("minnumf", "minsi", "minui"),
+           "max": ("maxnumf", "maxsi", "maxui")}
 
 
 # --- cutlass.vector: Vectors made whole -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
 from .address_swizzle import Swizzle
 from .ir_vector import Vector
-from .numeric import PACKED_TYPES, Int32, Int64, Numeric, Uint8
+from .numeric import PACKED_TYPES, Int32, Int64, Numeric, SymInt, Uint8
 
 GMEM, SMEM, RMEM, GENERIC = "gmem", "smem", "rmem", "generic"
 
@@ -140,10 +140,10 @@ class Pointer(metaclass=_PointerType):
         masked_store(self.align(alignment) if alignment else self, 0, value, mask)
 
     def __getitem__(self, i):
-        return load_scalar(self, _index_of(i))
+        return load_scalar(self, element_index(i))
 
     def __setitem__(self, i, value):
-        store_scalar(self, _index_of(i), value)
+        store_scalar(self, element_index(i), value)
 
     def apply_swizzle(self, swizzle: Swizzle) -> "Pointer":
         """The pointer to this address permuted by `swizzle` (a cutlass.Swizzle of byte addresses): where a tile
@@ -169,6 +169,15 @@ class Pointer(metaclass=_PointerType):
     def store_swizzled(self, swizzle: Swizzle, value, *, alignment=None, loc=None, ip=None):
         """store() at this address permuted by swizzle (apply_swizzle)."""
         self.apply_swizzle(swizzle).store(value, alignment=alignment)
+
+    def tospace(self, space, *, loc=None, ip=None) -> "Pointer":
+        """The same memory through another address space (LLVM's addrspacecast: to or from generic addresses)."""
+        ms = memspace_of(space)
+        if ms == self.memspace:
+            return self
+        _in_kernel("tospace")
+        base = trace.builder().op1("llvm.addrspacecast", [self.address(0)], ptr_type(ms))
+        return Pointer(base, self.dtype, ms, self.alignment_at(0))
 
     def raw_ptr(self):
         """The pointer as CuTe DSL's typed pointer (cutlass.Pointer: `tensor.iterator.raw_ptr()`): one class here."""
@@ -218,14 +227,16 @@ class Pointer(metaclass=_PointerType):
         """The address as an IR value (`!llvm.ptr<addrspace>`), for ops written with the IR (inline asm, NVVM)."""
         return ir_values.wrap(self.address(0), ptr_type(self.memspace))
 
-    def toint(self, *, loc=None, ip=None):
-        """The address as an integer: 32 bits in the memories addressed with 32 (shared, a cluster's shared,
-        tensor memory), 64 elsewhere."""
+    def toint(self, dtype=None, *, loc=None, ip=None):
+        """The address as an integer of dtype: by default 32 bits in the memories addressed with 32 (shared, a
+        cluster's shared, tensor memory), 64 elsewhere."""
         if self.base is None and self.host is not None:
             # on the host, an argument's address is known only at each call: a HostAddress, which what takes an
             # address there (a tensor map's global_address) resolves to the argument
             return HostAddress(self)
-        t = Int32 if _ADDRSPACE.get(self.memspace) in _SHORT_ADDRESS_SPACES else Int64
+        t = dtype or (Int32 if _ADDRSPACE.get(self.memspace) in _SHORT_ADDRESS_SPACES else Int64)
+        if not getattr(t, "is_integer", False):
+            raise DSLTypeError(f"Pointer.toint: dtype is an integer type, got {t!r}", user_location(2))
         return t.from_ir(trace.builder().op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
 
     @property
@@ -548,11 +559,11 @@ class HostAddress:
         return f"HostAddress(of argument {self.pointer.host})"
 
 
-def _index_of(i):
-    if isinstance(i, Numeric):
-        return i.__ww_int__() if hasattr(i, "__ww_int__") else i
-    if isinstance(i, bool) or not isinstance(i, int) and not hasattr(i, "__ww_int__"):
-        raise DSLTypeError(f"a pointer is indexed by an integer, got {type(i).__name__}", user_location(3))
+def element_index(i, what: str = "a pointer is indexed", depth: int = 2):
+    """i as an element offset (an int or a symbolic integer of the layout algebra): a Python or DSL integer."""
+    if isinstance(i, bool) or isinstance(i, Numeric) and not type(i).is_integer or \
+            not isinstance(i, (int, Numeric, SymInt)) and not hasattr(i, "__ww_int__"):
+        raise DSLTypeError(f"{what} by an integer, got {type(i).__name__}", user_location(depth))
     return i.__ww_int__() if hasattr(i, "__ww_int__") else i
 
 
@@ -598,6 +609,8 @@ def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=Fals
 def vector_of(value, t, n=None, what="store"):
     """value as a Vector of t: a Vector (converted lane by lane if of another type), or a number broadcast to n
     lanes."""
+    if isinstance(value, (tuple, list)):  # a[0:4] = (1.0, 2.0, 3.0, 4.0)
+        value = Vector.from_elements(value, t)
     if isinstance(value, Vector):
         if n is not None and value.numel != n:
             raise DSLValueError(f"{what}: a Vector of {value.numel} elements where {n} are expected",

@@ -63,6 +63,8 @@ class Tensor:
     def element_type(self):
         return self._dtype
 
+    dtype = element_type  # CuTe DSL's newer name for it
+
     @property
     def shape(self):
         return self.layout.shape
