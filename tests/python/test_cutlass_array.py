@@ -112,6 +112,24 @@ def test_a_row_of_an_array_is_a_view_of_the_same_memory():
     assert checked
 
 
+def test_a_view_without_a_shape_is_read_at_flat_positions_and_make_ptr_takes_a_pointer():
+    checked = []
+
+    def body(a, b):
+        s = cutlass.Array(cutlass.Float32, 8, space=cutlass.AddressSpace.smem)
+        v = cutlass.Array(s.data_ptr() + 2, dtype=cutlass.Int32)
+        assert v.shape is None and v.dtype is cutlass.Int32 and v.iterator.offset - s.iterator.offset == 2
+        v[3] = cutlass.Int32(1)  # s's element 5, as an Int32
+        with pytest.raises(TypeError, match="flat positions only"):
+            v[0, 1]
+        p = cute.make_ptr(cutlass.Int64, s.data_ptr(), mem_space=cutlass.AddressSpace.smem)
+        assert p.dtype is cutlass.Int64 and p.memspace == "smem"
+        checked.append(True)
+
+    compile_kernel(body)
+    assert checked
+
+
 def test_smem_array_stores_land_at_their_row_major_byte_offsets():
     def body(a, b):
         s = cutlass.Array(cutlass.Float32, (2, 4), space=cutlass.AddressSpace.smem)
