@@ -122,6 +122,8 @@ def test_a_view_without_a_shape_is_read_at_flat_positions_and_make_ptr_takes_a_p
         v[3] = cutlass.Int32(1)  # s's element 5, as an Int32
         with pytest.raises(TypeError, match="flat positions only"):
             v[0, 1]
+        w = cutlass.Array(s.ir_value(), dtype=cutlass.Float32, shape=(2, 4))  # over an IR pointer value
+        assert w.shape == (2, 4) and w.space is cutlass.AddressSpace.smem
         p = cute.make_ptr(cutlass.Int64, s.data_ptr(), mem_space=cutlass.AddressSpace.smem)
         assert p.dtype is cutlass.Int64 and p.memspace == "smem"
         checked.append(True)

@@ -90,6 +90,8 @@ class Array:
     def __init__(self, source=None, shape=None, *, space=None, alignment=None, dtype=None, addrspace=None):
         if source is None and dtype is not None:  # Array(dtype=..., shape=..., space=...)
             source, dtype = dtype, None
+        if isinstance(source, Value) and PointerType.isinstance(source.type):  # an IR pointer (an op's result)
+            source, dtype = pointer_of(source, dtype=dtype or Uint8), None
         if isinstance(source, NumericMeta):
             if dtype is not None:
                 raise DSLTypeError("cutlass.Array: the element type is given twice (positionally and as dtype=)",
