@@ -476,8 +476,8 @@ def experimental_primitives():
                              "of mask" + (", of magnitudes" if absq else "") + (", a NaN winning" if nanq else "")),
                 python_name="primitives.redux_sync",
                 python_params={"type": "f32", "abs": "1" if absq else "0", "nan": "1" if nanq else "0"},
-                operands=[op("result", "SCALAR", "OUT", register_type="f32"), op("value", "SCALAR", register_type="f32"),
-                          op("mask", "SCALAR")],
+                operands=[op("result", "SCALAR", "OUT", register_type="f32"),
+                          op("value", "SCALAR", register_type="f32"), op("mask", "SCALAR")],
                 attributes=[{"name": "op", "type": "string", "allowed": ["max", "min"], "default_value": "max"}],
                 ptx_template=f"redux.sync.{{op}}{absq}{nanq}.f32 $0, $1, $2;", constraints="=f,f,r",
                 has_side_effects=True, sass_opcodes=["CREDUX"])

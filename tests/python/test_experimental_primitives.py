@@ -239,8 +239,8 @@ def test_ldmatrix_words_and_stmatrix_shapes_per_target():
         prims.stmatrix(words.data_ptr() + t % 8 * 4, w[:2], prims.MMALayout.ROW)
 
     ptx = ptx_of(body)
-    assert re.search(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16 \{%r\d+, %r\d+, %r\d+, %r\d+\}, \[%r\d+\];",
-                     ptx)
+    assert re.search(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16 "
+                     r"\{%r\d+, %r\d+, %r\d+, %r\d+\}, \[%r\d+\];", ptx)
     assert re.search(r"stmatrix\.sync\.aligned\.m8n8\.x2\.shared\.b16 \[%r\d+\], \{%r\d+, %r\d+\};", ptx)
 
     def b8(gF, gI, t, smem):

@@ -176,7 +176,8 @@ def red(op, type, ptr, value, mem_order=None, mem_scope=None):  # noqa: A002 - C
     if t not in _RED_OPS[o]:
         raise ext.user_error(f"red: {o} takes {', '.join(_RED_OPS[o])}, not {t}", ext.DSLValueError)
     sem = ext.qualifier(mem_order if mem_order is not None else "relaxed", "red: mem_order", ("relaxed", "release"))
-    scope = ext.qualifier(mem_scope if mem_scope is not None else "gpu", "red: mem_scope", ("cta", "cluster", "gpu", "sys"))
+    scope = ext.qualifier(mem_scope if mem_scope is not None else "gpu", "red: mem_scope",
+                          ("cta", "cluster", "gpu", "sys"))
     p = ext.address_of(ptr, "red: ptr")
     if p.memspace not in _RED_SPACES:
         raise ext.user_error(f"red: ptr must point to global or shared memory (this CTA's or, from mapa, another "
@@ -204,6 +205,7 @@ def barrier(barrier_id=0, number_of_threads=None):
     return ext.manifest_class("arch.barrier")(barrier_id, number_of_threads)
 
 
-NAMES = {"barrier": barrier, "shfl_sync": shfl_sync, "vote_sync": vote_sync, "redux_sync": redux_sync, "bar_warp_sync": bar_warp_sync,
+NAMES = {"barrier": barrier, "shfl_sync": shfl_sync, "vote_sync": vote_sync, "redux_sync": redux_sync,
+         "bar_warp_sync": bar_warp_sync,
          "cp_async_shared_global": cp_async_shared_global, "cp_async_mbarrier_arrive": cp_async_mbarrier_arrive,
          "cp_async_commit_group": cp_async_commit_group, "cp_async_wait_group": cp_async_wait_group, "red": red}

@@ -2,10 +2,11 @@
 collectives, memory-barrier objects, atomic reductions, asynchronous and bulk copies, matrix loads and stores, ...).
 
 Which operations exist, and for which GPUs, is the backends' to say: the module's functions come from the loaded
-backends (their manifests and Python packages, as `primitives.<name>`), like cute.nvgpu's names; one that
-none offers is an AttributeError naming it, and one of another generation's backend than the target's is found
-and, called, refused with the targets that have its instruction. The enumerations of PTX qualifiers those operations take (memory
-orders and scopes, reduction and permute kinds) are PTX's vocabulary, the same on every GPU, and are here.
+backends (their manifests and Python packages, as `primitives.<name>`), like cute.nvgpu's names; one that none
+offers is an AttributeError naming it, and one of another generation's backend than the target's is found and,
+called, refused with the targets that have its instruction. The enumerations of PTX qualifiers those operations
+take (memory orders and scopes, reduction and permute kinds) are PTX's vocabulary, the same on every GPU, and are
+here.
 """
 import enum
 import sys

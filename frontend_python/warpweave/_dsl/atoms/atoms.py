@@ -407,7 +407,8 @@ class _Namespace(types.ModuleType):
         full = f"{self._prefix}.{attr}"
         registry.load()
         found = self._find(full, attr)
-        if found is None and mount_every_backend():
+        # (a private name is a protocol probe, hasattr(ns, "_ww_..."), not a program's name: it loads nothing)
+        if found is None and not attr.startswith("_") and mount_every_backend():
             # A trace loads only its target's backends: a name of another generation is found once every backend
             # is, and calling it then names the targets that have its instruction.
             _manifest_classes.pop(full, None)
