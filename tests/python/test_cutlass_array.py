@@ -383,6 +383,12 @@ def test_numeric_types_know_their_bytes():
     assert {t: t.bytes for t in sizes} == sizes
 
 
+def test_packed_float_containers_are_their_values_side_by_side():
+    for t, e, n in ((cutlass.Float4E2M1FNx2, cutlass.Float4E2M1FN, 2), (cutlass.Float6E2M3FNx4, cutlass.Float6E2M3FN, 4),
+                    (cutlass.Float6E3M2FNx4, cutlass.Float6E3M2FN, 4)):
+        assert t.element_type is e and t.elements == n and t.width == n * e.width and t.bytes * 8 == t.width
+
+
 def test_swizzles_permute_addresses_within_their_span_and_keep_the_low_bits():
     for name in ("none", "s32b", "s64b", "s128b"):
         sw = cutlass.Swizzle.from_name(name)
