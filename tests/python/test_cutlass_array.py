@@ -384,7 +384,8 @@ def test_numeric_types_know_their_bytes():
 
 
 def test_packed_float_containers_are_their_values_side_by_side():
-    for t, e, n in ((cutlass.Float4E2M1FNx2, cutlass.Float4E2M1FN, 2), (cutlass.Float6E2M3FNx4, cutlass.Float6E2M3FN, 4),
+    for t, e, n in ((cutlass.Float4E2M1FNx2, cutlass.Float4E2M1FN, 2),
+                    (cutlass.Float6E2M3FNx4, cutlass.Float6E2M3FN, 4),
                     (cutlass.Float6E3M2FNx4, cutlass.Float6E3M2FN, 4)):
         assert t.element_type is e and t.elements == n and t.width == n * e.width and t.bytes * 8 == t.width
 
