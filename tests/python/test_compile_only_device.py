@@ -106,3 +106,15 @@ def test_torch_device_queries_answer_for_the_target(arch, cc):
         assert (props.major, props.minor) == cc == torch.cuda.get_device_capability()
         assert props.multi_processor_count == compile_only.STAND_IN_SMS and torch.cuda.current_device() == 0
         assert arch in torch.cuda.get_device_name()
+
+
+def test_a_block_run_on_a_side_stream_runs_in_a_compile_only_run():
+    # programs warm up on a stream of their own: `with torch.cuda.stream(s):` (torch would ask the driver)
+    torch = pytest.importorskip("torch")
+    ran = []
+    with target("sm_90a"), compile_only.compile_only():
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s) as entered:
+            ran.append(entered is s)
+        torch.cuda.set_stream(s)
+    assert ran == [True]

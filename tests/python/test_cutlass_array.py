@@ -112,6 +112,26 @@ def test_a_row_of_an_array_is_a_view_of_the_same_memory():
     assert checked
 
 
+def test_a_view_without_a_shape_is_read_at_flat_positions_and_make_ptr_takes_a_pointer():
+    checked = []
+
+    def body(a, b):
+        s = cutlass.Array(cutlass.Float32, 8, space=cutlass.AddressSpace.smem)
+        v = cutlass.Array(s.data_ptr() + 2, dtype=cutlass.Int32)
+        assert v.shape is None and v.dtype is cutlass.Int32 and v.iterator.offset - s.iterator.offset == 2
+        v[3] = cutlass.Int32(1)  # s's element 5, as an Int32
+        with pytest.raises(TypeError, match="flat positions only"):
+            v[0, 1]
+        w = cutlass.Array(s.ir_value(), dtype=cutlass.Float32, shape=(2, 4))  # over an IR pointer value
+        assert w.shape == (2, 4) and w.space is cutlass.AddressSpace.smem
+        p = cute.make_ptr(cutlass.Int64, s.data_ptr(), mem_space=cutlass.AddressSpace.smem)
+        assert p.dtype is cutlass.Int64 and p.memspace == "smem"
+        checked.append(True)
+
+    compile_kernel(body)
+    assert checked
+
+
 def test_smem_array_stores_land_at_their_row_major_byte_offsets():
     def body(a, b):
         s = cutlass.Array(cutlass.Float32, (2, 4), space=cutlass.AddressSpace.smem)
@@ -361,6 +381,13 @@ def test_numeric_types_know_their_bytes():
              cutlass.BFloat16: 2, cutlass.Float32: 4, cutlass.Float64: 8, cutlass.Boolean: 1,
              cutlass.Float8E4M3FN: 1, cutlass.Uint8: 1}
     assert {t: t.bytes for t in sizes} == sizes
+
+
+def test_packed_float_containers_are_their_values_side_by_side():
+    for t, e, n in ((cutlass.Float4E2M1FNx2, cutlass.Float4E2M1FN, 2),
+                    (cutlass.Float6E2M3FNx4, cutlass.Float6E2M3FN, 4),
+                    (cutlass.Float6E3M2FNx4, cutlass.Float6E3M2FN, 4)):
+        assert t.element_type is e and t.elements == n and t.width == n * e.width and t.bytes * 8 == t.width
 
 
 def test_swizzles_permute_addresses_within_their_span_and_keep_the_low_bits():

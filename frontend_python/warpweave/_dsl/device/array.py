@@ -90,6 +90,8 @@ class Array:
     def __init__(self, source=None, shape=None, *, space=None, alignment=None, dtype=None, addrspace=None):
         if source is None and dtype is not None:  # Array(dtype=..., shape=..., space=...)
             source, dtype = dtype, None
+        if isinstance(source, Value) and PointerType.isinstance(source.type):  # an IR pointer (an op's result)
+            source, dtype = pointer_of(source, dtype=dtype or Uint8), None
         if isinstance(source, NumericMeta):
             if dtype is not None:
                 raise DSLTypeError("cutlass.Array: the element type is given twice (positionally and as dtype=)",
@@ -121,12 +123,17 @@ class Array:
         return self._tensor.iterator
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple | None:
+        """The extents (None for a view of a pointer given without a shape)."""
+        if self._tensor.layout is _UNSIZED:
+            return None
         s = self._tensor.shape
         return s if isinstance(s, tuple) else (s,)
 
     @property
-    def strides(self) -> tuple:
+    def strides(self) -> tuple | None:
+        if self._tensor.layout is _UNSIZED:
+            return None
         s = self._tensor.stride
         return s if isinstance(s, tuple) else (s,)
 
@@ -146,16 +153,17 @@ class Array:
         return self.iterator.alignment_at(0)
 
     @property
-    def size(self) -> int:
-        return _core.product(self._tensor.shape)
+    def size(self) -> int | None:
+        return None if self.shape is None else _core.product(self._tensor.shape)
 
     def __len__(self):
+        self._coordinates()
         return self.shape[0]
 
     def __repr__(self):
         space = self.space.name if isinstance(self.space, AddressSpace) else self.space
-        return (f"Array(dtype={self.dtype.__name__}, address_space={space}, shape={self.shape}, "
-                f"alignment={self.alignment})")
+        shape = "" if self.shape is None else f"shape={self.shape}, "
+        return f"Array(dtype={self.dtype.__name__}, address_space={space}, {shape}alignment={self.alignment})"
 
     def __bool__(self):
         raise DSLTypeError("a cutlass.Array has no truth value: test an element, or `a is not None`",
@@ -175,7 +183,8 @@ class Array:
         """The Array from element idx on (a flat position, or a coordinate): a stage of a buffer, the i-th
         barrier of an array of them; of the same shape unless `shape` is given."""
         shape = self.shape if shape is None else _shape_of(shape)
-        return Array.of_tensor(Tensor(self._ptr(idx, None), _row_major(shape), self.dtype))
+        return Array.of_tensor(Tensor(self._ptr(idx, None), _UNSIZED if shape is None else _row_major(shape),
+                                      self.dtype))
 
     def tospace(self, space) -> "Array":
         """The same memory seen from another address space (shared memory through generic addresses, ...)."""
@@ -195,6 +204,7 @@ class Array:
             start, count = _slice(idx)
             return self.load(start, count)
         if isinstance(idx, tuple):
+            self._coordinates()
             if any(isinstance(i, slice) for i in idx):
                 return self._sub_array(idx)
             return self._tensor[idx]
@@ -212,12 +222,20 @@ class Array:
             start, count = _slice(idx)
             self.store(value, start, count)
         elif isinstance(idx, tuple):
+            self._coordinates()
             self._tensor[idx] = value
         else:
             store_scalar(self.iterator, _flat(idx), value)
 
+    def _coordinates(self):
+        if self.shape is None:
+            raise DSLTypeError("cutlass.Array: a view made without a shape is indexed by flat positions only",
+                               user_location(3))
+
     def _ptr(self, idx, alignment):
         """The pointer to element idx: a flat position, or a coordinate (a tuple) through the layout."""
+        if isinstance(idx, tuple):
+            self._coordinates()
         off = self._tensor.layout(tuple(idx)) if isinstance(idx, tuple) else _flat(idx)
         p = self.iterator if isinstance(off, int) and off == 0 else self.iterator + off
         return p.align(alignment) if alignment else p
@@ -313,6 +331,11 @@ def _allocate(dtype, shape, space, alignment) -> Tensor:
                         f"space); {ms} memory comes as a kernel argument or through a pointer", user_location(3))
 
 
+# The layout of a view of a pointer given without a shape (cutlass.Array(ptr, dtype=...)): its size is unknown, so
+# it is read and written at flat positions only (its shape is None).
+_UNSIZED = _core.make_layout(1)
+
+
 def _view(source, shape, dtype, space, alignment) -> Tensor:
     ptr = source.iterator if isinstance(source, (Array, Tensor)) else source
     if not isinstance(ptr, Pointer):
@@ -334,7 +357,7 @@ def _view(source, shape, dtype, space, alignment) -> Tensor:
     if shape is None:
         if isinstance(source, (Array, Tensor)):
             return Tensor(ptr, source.tensor.layout if isinstance(source, Array) else source.layout, ptr.dtype)
-        raise DSLTypeError("cutlass.Array(ptr, shape=...): a view of a pointer needs its shape", user_location(3))
+        return Tensor(ptr, _UNSIZED, ptr.dtype)
     return Tensor(ptr, _row_major(_shape_of(shape)), ptr.dtype)
 
 

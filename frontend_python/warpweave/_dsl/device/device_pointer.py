@@ -12,6 +12,7 @@ from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Int64, Numeric, dtype as dtype_of
 from ..values.runtime import AddressSpace, make_ptr as runtime_make_ptr
+from ..values.pointer import pointer_of
 from ..values.tensor import Pointer, ptr_type
 
 
@@ -21,6 +22,8 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
     dtype = dtype_of(dtype)
     if not isinstance(mem_space, AddressSpace):
         raise DSLTypeError(f"make_ptr: mem_space is a cute.AddressSpace, got {mem_space!r}", user_location(2))
+    if isinstance(value, Pointer):  # another pointer (an array's data_ptr()): the same address, as dtype values
+        return pointer_of(value, dtype=dtype, space=mem_space, alignment=assumed_align)
     st = trace.current_or_none()
     if st is None:
         return runtime_make_ptr(dtype, value, mem_space, assumed_align)

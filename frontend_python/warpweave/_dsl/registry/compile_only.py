@@ -273,7 +273,9 @@ def _torch_on_host():
                "default_stream": lambda device=None: _HostStream(),
                "synchronize": lambda device=None: None, "init": lambda: None,
                "Stream": lambda *args, **kwargs: _HostStream(), "Event": _HostEvent, "CUDAGraph": _HostGraph,
-               "graph": _host_graph_capture}
+               "graph": _host_graph_capture,
+               # `with torch.cuda.stream(s):` runs its body on the one stream there is
+               "stream": lambda stream=None: contextlib.nullcontext(stream), "set_stream": lambda stream: None}
     saved = {k: getattr(torch.cuda, k) for k in patches}
     for k, v in patches.items():
         setattr(torch.cuda, k, v)
