@@ -546,3 +546,21 @@ def test_pdl_barriers_wait_before_and_launch_after_the_work_between_them():
         ptx = cute.compile(launch, from_dlpack(np.zeros(8, np.float32))).info["ptx"]
     order = re.findall(r"griddepcontrol\.wait|st\.global|griddepcontrol\.launch_dependents", ptx)
     assert order == ["griddepcontrol.wait", "st.global", "griddepcontrol.launch_dependents"], order
+
+
+@pytest.mark.parametrize("mode, shared, own", [("Merge", "sync_object_empty", "sync_object_full"),
+                                               ("Fork", "sync_object_full", "sync_object_empty")])
+def test_a_group_shares_its_collapsed_sides_barriers_between_frozen_pipelines(mode, shared, own):
+    """A Merge group's members release through the first member's empty barriers, a Fork's producers fill through
+    its full barriers; the pipelines are frozen dataclasses, as CuTe DSL's are."""
+    from warpweave.experimental.task_scheduling import PipelineGroup, PipelineGroupMode
+    from warpweave.experimental.task_scheduling.lowering import share_group_barriers
+
+    a, b = _ring("a", 32), _ring("b", 32)
+    group = PipelineGroup(name="ab", members=[a, b], mode=getattr(PipelineGroupMode, mode))
+    pipes = {m: pipeline.PipelineAsync(object(), object(), 2, None, None) for m in (a, b)}
+    before = getattr(pipes[b], own)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pipes[b].sync_object_empty = None
+    share_group_barriers(group, pipes)
+    assert getattr(pipes[b], shared) is getattr(pipes[a], shared) and getattr(pipes[b], own) is before

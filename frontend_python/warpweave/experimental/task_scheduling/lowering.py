@@ -31,11 +31,11 @@ def share_group_barriers(group, pipes):
     """Makes the members' pipelines (pipes: member -> pipeline) share the collapsed side's barriers: the first
     member's empty barriers (Merge) or full barriers (Fork)."""
     first = pipes[group.members[0]]
+    # pipelines are frozen dataclasses (CuTe DSL's model): their barriers are set as CuTe DSL libraries set a
+    # frozen pipeline's fields, before any code uses them
+    field = "sync_object_empty" if group.collapsed_role == "consumer" else "sync_object_full"
     for m in group.members[1:]:
-        if group.collapsed_role == "consumer":
-            pipes[m].empty = first.empty
-        else:
-            pipes[m].full = first.full
+        object.__setattr__(pipes[m], field, getattr(first, field))
 
 
 def _lead(resource):
