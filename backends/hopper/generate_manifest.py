@@ -631,6 +631,20 @@ def experimental_sync_primitives():
           operands=[mbar], attributes=[scope],
           ptx_template="mbarrier.arrive.release.{scope}.shared::cluster.b64 _, [$0];", constraints="r",
           has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"]),
+        P("hopper.mbarrier.arrive.state.count", "ARRIVE",
+          description="mbarrier.arrive.release.{cta,cluster}.shared::cta with a count: count arrivals on this CTA's "
+                      "mbarrier at once; returns the barrier's state before them",
+          python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cta"},
+          operands=[operand("state", "SCALAR", "OUT", register_type="b64"), mbar, operand("count", "SCALAR", "IN")],
+          attributes=[scope], ptx_template="mbarrier.arrive.release.{scope}.shared::cta.b64 $0, [$1], $2;",
+          constraints="=l,r,r", has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"]),
+        P("hopper.mbarrier.arrive.shared_cluster.count", "ARRIVE",
+          description="mbarrier.arrive.release.{cta,cluster}.shared::cluster with a count: count arrivals on the "
+                      "mbarrier at a shared::cluster address (another CTA's, from mapa)",
+          python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cluster"},
+          operands=[mbar, operand("count", "SCALAR", "IN")], attributes=[scope],
+          ptx_template="mbarrier.arrive.release.{scope}.shared::cluster.b64 _, [$0], $1;", constraints="r,r",
+          has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"]),
         P("hopper.mbarrier.try_wait.parity.hint", "WAIT",
           description="mbarrier.try_wait.parity with a suspend-time hint: true once the phase of parity phase has "
                       "completed; the thread may sleep up to time_limit nanoseconds first",

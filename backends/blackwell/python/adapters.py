@@ -45,6 +45,7 @@ ext.register_python_name("utils.get_num_tmem_alloc_cols", tmem.get_num_tmem_allo
 from . import helpers as _helpers  # noqa: E402
 
 ext.register_python_name("utils.compute_epilogue_tile_shape", _helpers.compute_epilogue_tile_shape)
+ext.register_python_name("tcgen05.tile_to_mma_shape", _helpers.tile_to_mma_shape)
 
 # cute.nvgpu: TMA atoms of tcgen05 operands.
 from . import tma  # noqa: E402

@@ -134,19 +134,37 @@ def make_smem_layout(leading_mode: OperandMajorMode, smem_tile_shape, dtype, num
     return cute.tile_to_shape(atom, (mn, k, num_stages), (0, 1, 2) if k_major else (1, 0, 2))
 
 
+def tile_to_mma_shape(atom, mma_tile_shape, order=(0, 1, 2), *, loc=None, ip=None):
+    """cute.nvgpu.tcgen05.tile_to_mma_shape: a shared-memory layout atom tiled to an MMA-partitioned tile shape
+    ((MMA MN, MMA K), rest MN, rest K[, stages]): the atom tiles the plain (MN, K, stages) tile in `order` (the
+    order of its modes, (0, 1, 2) for a K-major atom), and the result is that tiling seen in the partitioned
+    shape, as the MMA's operand partitions index it."""
+    shape = tuple(mma_tile_shape)
+    if len(shape) < 3 or not isinstance(shape[0], tuple) or len(shape[0]) != 2:
+        raise ext.user_error(f"tile_to_mma_shape: the shape is ((MMA MN, MMA K), rest MN, rest K[, stages]) as "
+                             f"partition_shape_A/B give it, got {mma_tile_shape}", ext.DSLValueError)
+    (ma, ka), rmn, rk = (cute.size(x) for x in shape[0]), cute.size(shape[1]), cute.size(shape[2])
+    stages = cute.size(shape[3:]) if len(shape) > 3 else 1
+    mn, k = ma * rmn, ka * rk
+    staged = cute.tile_to_shape(atom, (mn, k, stages), tuple(order))
+    # ((ma, ka), rmn, rk, stages) -> the (mn, k, stage) index of the plain tiling
+    view = cute.make_layout(((ma, ka), rmn, rk, stages), stride=((1, mn), ma, mn * ka, mn * k))
+    if len(shape) == 3:
+        view = cute.make_layout(((ma, ka), rmn, rk), stride=((1, mn), ma, mn * ka))
+    if hasattr(staged, "inner"):
+        return cute.make_composed_layout(staged.inner, 0, cute.composition(staged.outer, view))
+    return cute.composition(staged, view)
+
+
 def _mma_shaped(tiled_mma, which: str, mma_tiler_mnk, dtype, stages: int):
     mode = (mma_tiler_mnk[0], mma_tiler_mnk[2]) if which == "A" else (mma_tiler_mnk[1], mma_tiler_mnk[2])
     part = tiled_mma.partition_shape_A(mode) if which == "A" else tiled_mma.partition_shape_B(mode)
     (ma, ka), rmn, rk = part[0], part[1], part[2]
-    mn, k = ma * rmn, ka * rk
     major = tiled_mma.op.a_major_mode if which == "A" else tiled_mma.op.b_major_mode
-    kind = get_smem_layout_atom_ab(major, dtype, (mn, k))
+    kind = get_smem_layout_atom_ab(major, dtype, (ma * rmn, ka * rk))
     atom = make_smem_layout_atom(kind, dtype)
-    k_major = major == OperandMajorMode.K
-    staged = cute.tile_to_shape(atom, (mn, k, stages), (0, 1, 2) if k_major else (1, 0, 2))
-    # ((ma, ka), rmn, rk, stages) -> the (mn, k, stage) index of the plain tiling
-    view = cute.make_layout(((ma, ka), rmn, rk, stages), stride=((1, mn), ma, mn * ka, mn * k))
-    return cute.make_composed_layout(staged.inner, 0, cute.composition(staged.outer, view))
+    order = (0, 1, 2) if major == OperandMajorMode.K else (1, 0, 2)
+    return tile_to_mma_shape(atom, ((ma, ka), rmn, rk, stages), order)
 
 
 def make_smem_layout_a(tiled_mma, mma_tiler_mnk, a_dtype, num_stages: int, *, loc=None, ip=None):
@@ -173,9 +191,18 @@ def compute_epilogue_tile_shape(cta_tile_shape, use_2cta_instrs: bool, layout_d:
     """The epilogue's sub-tile of this CTA's (M, N) tile: all of its rows (as the accumulator's lanes hold them:
     128, or 64 for a 64-row tile) and up to 32 columns (64 for 8-bit D), so that a sub-tile of C fits in
     registers and shared memory while the next one is loaded from tensor memory."""
-    m, n = cta_tile_shape[0], cta_tile_shape[1]
+    return _epilogue_tile(cta_tile_shape[0], cta_tile_shape[1], elem_ty_d.width)
+
+
+def compute_epilogue_tile_size(cta_tile_m, cta_tile_n, d_major_n, d_width: int, *, loc=None, ip=None):
+    """compute_epilogue_tile_shape's sub-tile from the tile's extents and D's element width in bits (d_major_n,
+    whether D is N-major, does not change it: the sub-tile is whole rows of the accumulator either way)."""
+    return _epilogue_tile(cta_tile_m, cta_tile_n, d_width)
+
+
+def _epilogue_tile(m, n, d_width: int):
     tile_m = min(m, 128)
-    tile_n = min(n, 64 if elem_ty_d.width <= 8 else 32)
+    tile_n = min(n, 64 if d_width <= 8 else 32)
     while n % tile_n:
         tile_n //= 2
     return (tile_m, tile_n)

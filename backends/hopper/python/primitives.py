@@ -41,15 +41,18 @@ def elect_sync(membermask=FULL_MASK):
     return cutlass.Boolean.from_ir(out["elected"][0])
 
 
-def mbarrier_arrive(mbar, scope=None):
-    """One arrival on mbar with release semantics at scope (MemScope.CTA by default, or CLUSTER). On this CTA's
-    barrier it returns the barrier's state before the arrival (an Int64 token for mbarrier_try_wait_timelimit);
-    on another CTA's (a mapa pointer) it returns nothing."""
+def mbarrier_arrive(mbar, scope=None, count=None):
+    """One arrival (count arrivals, with count) on mbar with release semantics at scope (MemScope.CTA by default,
+    or CLUSTER). On this CTA's barrier it returns the barrier's state before the arrival (an Int64 token for
+    mbarrier_try_wait_timelimit); on another CTA's (a mapa pointer) it returns nothing."""
     s = ext.qualifier(scope if scope is not None else "cta", "mbarrier_arrive: scope", ("cta", "cluster"))
     p = _shared_pointer(mbar, "mbarrier_arrive: mbar")
     space = "shared::cta" if p.memspace == "smem" else "shared::cluster"
-    backend, entry = ext.select_instruction("primitives.mbarrier_arrive", {"space": space}, {"mbar"})
-    out = ext.emit_instruction(ext.builder(), backend, entry, {"mbar": [_address32(p)]}, {"scope": s})
+    inputs = {"mbar": [_address32(p)]}
+    if count is not None:
+        inputs["count"] = [cutlass.Int32(count).ir()]
+    backend, entry = ext.select_instruction("primitives.mbarrier_arrive", {"space": space}, set(inputs))
+    out = ext.emit_instruction(ext.builder(), backend, entry, inputs, {"scope": s})
     if "state" in out:
         return cutlass.Int64.from_ir(out["state"][0])
     return None

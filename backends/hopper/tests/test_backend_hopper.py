@@ -58,6 +58,7 @@ PRIMITIVES = (
     ["hopper.bulk.global.shared_cta", "hopper.bulk.prefetch", "hopper.bulk.shared_cluster.global",
      "hopper.bulk.shared_cluster.shared_cta", "hopper.fence.proxy.tensormap.acquire",
      "hopper.fence.proxy.tensormap.release", "hopper.mbarrier.arrive.shared_cluster", "hopper.mbarrier.arrive.state",
+     "hopper.mbarrier.arrive.shared_cluster.count", "hopper.mbarrier.arrive.state.count",
      "hopper.mbarrier.try_wait.parity.hint", "hopper.mbarrier.try_wait.parity.plain",
      "hopper.mbarrier.try_wait.state.hint", "hopper.red.global.b16", "hopper.red.shared_cta.b16"] +
     [f"hopper.red.shared_cluster.b{bits}" for bits in (16, 32, 64)] +

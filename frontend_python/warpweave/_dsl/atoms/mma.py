@@ -11,6 +11,8 @@ come from their manifests and are emitted through emit_instruction.
 """
 from __future__ import annotations
 
+import copy
+
 from collections.abc import Sequence
 
 from ... import _core
@@ -292,6 +294,15 @@ class TiledMma:
     def set(self, field, value, *, loc=None, ip=None):
         """Sets a runtime field of the atom (e.g. warpgroup.Field.ACCUMULATE) for the cute.gemm calls that follow."""
         self.atom.set(field, value)
+
+    def with_(self, *, loc=None, ip=None):
+        """A copy whose runtime fields are its own: what set() does to it leaves this tiled MMA as it is (a task
+        that accumulates sets ACCUMULATE on its copy)."""
+        atom = copy.copy(self.atom)
+        atom.fields = dict(getattr(self.atom, "fields", None) or {})
+        out = copy.copy(self)
+        out.atom = atom
+        return out
 
     def get(self, field, *, loc=None, ip=None):
         return self.atom.get(field)

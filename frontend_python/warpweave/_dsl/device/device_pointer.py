@@ -16,6 +16,10 @@ from ..values.pointer import pointer_of
 from ..values.tensor import Pointer, ptr_type
 
 
+# the known alignment of the address 0: that of the most aligned buffer a kernel's shared memory is carved into
+_ANY_BUFFER_ALIGNMENT = 1 << 16
+
+
 def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, assumed_align: int | None = None):
     """A pointer to `dtype` elements at the integer address `value` in `mem_space`; assumed_align (bytes, by
     default the element's size) is what accesses through it may rely on."""
@@ -44,6 +48,10 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
         if value < 0 or value % align:
             raise DSLValueError(f"make_ptr: the address {value:#x} is negative or not aligned to {align} bytes",
                                 user_location(2))
+    if isinstance(value, int) or isinstance(value, Numeric) and value.is_static:
+        # a known address is as aligned as its lowest set bit (0, a placeholder base, as any buffer is)
+        v = int(value if isinstance(value, int) else value.value)
+        align = max(align, v & -v if v else _ANY_BUFFER_ALIGNMENT)
     addr = Int64(value) if not isinstance(value, Int64) else value
     memspace = mem_space.name
     b = trace.builder()

@@ -84,6 +84,10 @@ def _as_type(name, v, t, lineno, where):
     if isinstance(v, Undefined):
         raise DSLTypeError(f"variable '{name}' is deleted inside the dynamic {where} at line {lineno}",
                            user_location(3))
+    if isinstance(v, Numeric) and type(v) is not t and isinstance(v, t) and type(v).ir_type == t.ir_type:
+        # a value of a subtype of the variable's type held the same way (a descriptor built as an Int64): the variable
+        # keeps its declared type after the region
+        return t._wrap(v._v) if v.is_static else t.from_ir(v.ir())
     if isinstance(v, Numeric) and type(v) is not t:
         raise DSLTypeError(f"variable '{name}' changes type from {t.__name__} to {type(v).__name__} inside the "
                            f"dynamic {where} at line {lineno}; convert it explicitly (e.g. {t.__name__}(x))",

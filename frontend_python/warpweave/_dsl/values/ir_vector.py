@@ -13,6 +13,7 @@ from ..base import ir_dialects
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import Type, Value, VectorType, emit, operand
 from .numeric import Int32, Numeric, NumericMeta, as_numeric, numeric_type_of
+from .tensor_ssa import TensorSSA
 
 
 def _dims(shape) -> tuple:
@@ -35,6 +36,8 @@ class Vector:
     Arithmetic with a Vector of the same shape, or a number (broadcast to every lane), is one vector op."""
 
     def __init__(self, v, *, dtype=None, shape=None, loc=None, ip=None):
+        if isinstance(v, TensorSSA):  # a tensor's loaded values (t.load()): its lanes, in the tensor's order
+            v = Vector.from_elements(v.values, dtype or v.dtype).ir_value()
         v = operand(v, "a Vector's value")
         if not VectorType.isinstance(v.type):
             raise DSLTypeError(f"a Vector wraps an IR vector, got a value of type {v.type}", user_location(2))

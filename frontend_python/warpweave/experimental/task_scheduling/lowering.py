@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ... import pipeline as _pipeline
 from ..._dsl.base.errors import DSLValueError
+from ..._dsl.device.array import Array
 from ...cute import arch as _arch
 from ..._dsl.tracing import control_flow as _cf
 from ..._dsl.values.numeric import Numeric
@@ -141,7 +142,9 @@ class TaskLowering:
         pipe = self.manager.pipelines.get(resource)
         barrier = None
         if state is not None and role == "producer" and hasattr(pipe, "producer_get_barrier"):
-            barrier = pipe.producer_get_barrier(state)
+            # the stage's barrier as a one-element shared-memory Array, as CuTe DSL's works read it (passed to a
+            # primitive as it is, or its data_ptr())
+            barrier = Array(pipe.producer_get_barrier(state), shape=(1,))
         offset, start, end = self.loop
         return StageInfo(loop_offset=offset, loop_start=start, loop_end=end,
                          stage_idx=None if state is None else state.index,

@@ -149,6 +149,15 @@ class SmemAllocator:
             self.block = _SmemBlock(_KernelSmem().allocate(max(self.total_bytes, 1), self.alignment))
         return self.block
 
+    @property
+    def smem_base(self):
+        """The carved block (what works see as stage_info.context.smem_base): smem_base.data_ptr() + an
+        allocation's offset is that allocation's address."""
+        if self.block is None:
+            raise DSLValueError("SmemAllocator.smem_base before TaskManager.setup_resources_and_tasks() carved the "
+                                "block", user_location())
+        return self.block
+
     def get(self, allocation: SmemAllocation):
         """The allocation as a shared-memory cutlass.Array of its element type, once the block is carved."""
         if self.block is None:
