@@ -147,3 +147,25 @@ def test_a_scalar_type_the_table_lacks_is_refused(monkeypatch):
                         [t for t in cv.AcceptableNumericTypesForScalar if t is not cutlass.Int32])
     with pytest.raises(DSLTypeError, match="argument 'n' is a Int32, which a TVM FFI scalar cannot be"):
         compiled_scale(unroll=6)
+
+
+@cute.jit
+def scale_mode(x: cute.Tensor, n: cutlass.Int32, mode, stream):
+    _scale_kernel(x, x, n, 2 if mode == "double" else 1).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
+
+
+def test_a_compile_time_value_is_left_out_of_the_call():
+    """A parameter given a compile-time value that is not None (an enumeration, a string, a Python number the trace
+    keeps) has no position: the call passes the others (CuTe DSL's TMA programs call their host with the tensors
+    and the stream only)."""
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        f = cute.compile(scale_mode, t, 64, "double", make_fake_stream(use_tvm_ffi_env_stream=True),
+                         options="--enable-tvm-ffi")
+    assert [type(p).__name__ for p in f.params] == ["Tensor", "Scalar", "Absent", "EnvStream"]
+    x = tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,)))
+    with pytest.raises(TypeError, match=r"scale_mode\(\) takes 2 arguments \(x, n\)"):
+        f(x, 64, "double")
+    if not has_gpu():
+        with pytest.raises(RuntimeError, match="no CUDA driver"):
+            f(x, 64)

@@ -74,7 +74,9 @@ def _convert_single_arg(arg, arg_name, arg_type, ctx):
         return spec.ConstNone(arg_name) if ctx.depth else spec.Absent(arg_name)
     if arg is None:
         return spec.ConstNone(arg_name)
-    return spec.Const(arg_name, arg)
+    # another compile-time value: left out of the call at the top (an enumeration, a Python number), in its place
+    # inside a tuple, which is passed whole
+    return spec.Const(arg_name, arg) if ctx.depth else spec.Absent(arg_name)
 
 
 def argument_params(compiled, values) -> list:

@@ -21,8 +21,8 @@ class ConstNone(Param):
 
 
 class Const(Param):
-    """Compiled in: the caller passes the value it was compiled for (a number is checked; another object is not
-    read) or None."""
+    """Compiled in, in a tuple: the caller passes the value it was compiled for there (a number is checked;
+    another object is not read) or None."""
 
     def __init__(self, name: str, value=None):
         super().__init__(name)
@@ -30,7 +30,8 @@ class Const(Param):
 
 
 class Absent(Param):
-    """Compiled in and not passed: a cutlass.Constexpr parameter, which the call leaves out."""
+    """Compiled in and not passed: a cutlass.Constexpr parameter, or another compile-time value but None (an
+    enumeration, a Python number), which the call leaves out."""
 
     positional = False
 
