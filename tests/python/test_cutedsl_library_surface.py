@@ -213,3 +213,36 @@ def test_dsl_numbers_are_tvm_ffi_arguments():
     echo = tvm_ffi.convert(lambda *a: a)
     assert tuple(echo(cutlass.Int32(-100), cutlass.Float32(2.5), cutlass.Boolean(True), cutlass.Uint8(7))) == \
         (-100, 2.5, 1, 7)
+
+
+@pytest.mark.parametrize("pred_shape, ok", [((1, 1, 1), True), ((2, 1, 1), True), ((8, 1, 1), True),
+                                            ((3, 1, 1), False)])
+def test_a_predicate_per_block_of_the_value_mode(pred_shape, ok):
+    """QuACK predicates a row of eight floats, copied 128 bits (two atom instances) at a time, with one Boolean: a
+    predicate tensor may have one per element, one per atom instance, or one per block of the source's first
+    mode; any other count is refused at the user's line."""
+    @cute.kernel
+    def k(x: cute.Tensor, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        frag = cute.make_rmem_tensor(cute.make_layout(((8, 1), 1, 1)), cutlass.Float32)
+        frag.fill(1.0)
+        pred = cute.make_rmem_tensor(cute.make_layout(pred_shape), cutlass.Boolean)
+        for i in cutlass.range_constexpr(cute.size(pred)):
+            pred[i] = tidx + i < n
+        dst = cute.make_tensor(x.iterator, cute.make_layout(((8, 1), 1, 1)))
+        atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=128)
+        cute.copy(atom, frag, dst, pred=pred)  # the-pred-copy
+
+    @cute.jit
+    def host(x: cute.Tensor, n: cutlass.Int32):
+        k(x, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        t = make_fake_tensor(cutlass.Float32, (64,), (1,), assumed_align=16)
+        if ok:
+            ptx = cute.compile(host, t, 5).ptx
+            assert ptx.count("st.global.v4") + ptx.count("st.global.f32") + ptx.count("st.global.b32") >= 2
+        else:
+            with pytest.raises(Exception, match=r"pred has 3 predicates; the copy has 8 elements") as e:
+                cute.compile(host, t, 5)
+            assert f"{os.path.basename(THIS)}:{line_in(THIS, '# the-pred-copy')}" in str(e.value)

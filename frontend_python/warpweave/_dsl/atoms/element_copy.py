@@ -171,15 +171,25 @@ def _emit_if(cond, then_body, else_body=None):
     b.op0("scf.if", [c], num_regions=2)
 
 
+def _mode0_size(t):
+    """The static size of a tensor's first mode (None where it has no modes or it is not known)."""
+    shape = t.shape
+    if not isinstance(shape, tuple) or not shape:
+        return None
+    s0 = _core.product(shape[0]) if isinstance(shape[0], tuple) else shape[0]
+    return s0 if isinstance(s0, int) else None
+
+
 def _as_bool(p):
     return p if isinstance(p, Numeric) else Boolean(p)
 
 
 class _Pred:
-    """A predicate tensor: one Boolean per element, or one per atom instance (CuTe's predicate tensors that omit
-    the atom's value mode)."""
+    """A predicate tensor: one Boolean per element, one per atom instance (CuTe's predicate tensors that omit the
+    atom's value mode), or one per block of the source's first mode (its value mode, which may hold several atom
+    instances: a 256-bit row of eight floats copied 128 bits at a time under one predicate)."""
 
-    def __init__(self, pred, n, per_atom, instances):
+    def __init__(self, pred, n, per_atom, instances, mode0=None):
         self.pred = pred
         if pred is None:
             self.per = 0
@@ -191,6 +201,8 @@ class _Pred:
             self.per = 1
         elif m == instances:
             self.per = per_atom
+        elif mode0 and m * mode0 == n:
+            self.per = mode0
         else:
             raise DSLValueError(f"cute.copy: pred has {m} predicates; the copy has {n} elements in {instances} atom "
                                 f"instances (one predicate per element or per instance)", user_location(3))
@@ -233,7 +245,7 @@ def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
         raise DSLTypeError(f"cute.copy: {src.element_type.__name__} to {dst.element_type.__name__} changes the width; "
                            "convert with .load().to(...) and .store()", user_location(2))
     per_atom = atom.num_values if n % atom.num_values == 0 else 1
-    p = _Pred(pred, n, per_atom, n // per_atom)
+    p = _Pred(pred, n, per_atom, n // per_atom, _mode0_size(src))
     _copy_universal(atom, _Access(src), _Access(dst), n, p)
 
 
@@ -372,7 +384,7 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
             raise DSLTypeError(f"{ins['id']} takes its {side} in {want}; got a tensor in {t.iterator.memspace}",
                                user_location(3))
     instances = n // vs
-    p = _Pred(pred, n, vs, instances)
+    p = _Pred(pred, n, vs, instances, _mode0_size(src))
     sa, da = _Access(src), _Access(dst)
     b = trace.builder()
     vt = atom.value_type
