@@ -1,6 +1,7 @@
 """Shared helpers of the DSL tests: compiling for a target without a GPU, GPU availability, and the source line a
 diagnostic should name."""
 import os
+import re
 
 import pytest
 
@@ -51,3 +52,18 @@ class target:
         else:
             os.environ["WARPWEAVE_ARCH"] = self.prev
         return False
+
+
+_SASS_OPCODE = re.compile(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", re.M)
+
+
+def sass_opcodes(cubin_or_sass) -> list:
+    """The opcodes of a cubin's SASS (or of SASS text already disassembled), in order, guards left out."""
+    sass = cubin_or_sass if isinstance(cubin_or_sass, str) else _core.disassemble_sass(cubin_or_sass)
+    return _SASS_OPCODE.findall(sass)
+
+
+@pytest.fixture
+def fresh_compilations(monkeypatch):
+    """Every compilation of the test runs the compiler (no JIT cache): the test reads what that compilation made."""
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")

@@ -25,18 +25,15 @@ from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 from warpweave._dsl.base.errors import DSLTypeError
 
-from dsl_helpers import line_in, target
+from dsl_helpers import fresh_compilations, line_in, target
+
+pytestmark = pytest.mark.usefixtures("fresh_compilations")
 
 THIS = os.path.abspath(__file__)
 
 
 def line_of(text: str) -> int:
     return line_in(THIS, text)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_compilations(monkeypatch):
-    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
 
 
 # --- TmaInfo ------------------------------------------------------------------------------------------------------

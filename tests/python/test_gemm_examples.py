@@ -18,18 +18,13 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import requires_gpu, sass_opcodes, target
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "frontend_python", "examples"))
 import sgemm  # noqa: E402
 import tensorop_gemm  # noqa: E402
 
 SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
-
-
-def opcodes(cubin):
-    sass = _core.disassemble_sass(cubin)
-    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", sass, re.M)
 
 
 _OP = re.compile(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)")
@@ -78,7 +73,7 @@ def test_tensorop_gemm_sass(arch, majors):
     gemm = tensorop_gemm.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, (2, 2, 1))
     with target(arch):
         compiled = cute.compile(gemm, *fake_tensorop_args(*majors, cutlass.Float16, cutlass.Float16), options="-v")
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     count = lambda prefix: sum(1 for o in ops if o.startswith(prefix))  # noqa: E731
     # One 64x64 warp tile per k-tile of 32: 2 k-blocks x 4 x 8 atoms; 4 ldmatrix.x4 for A and 4 for B per k-block.
     assert count("HMMA.16816.F32") == 64
@@ -136,7 +131,7 @@ def test_sgemm_sass(arch):
     with target(arch):
         compiled = cute.compile(sgemm.SGemm(), fake(128, 64, True), fake(128, 64, True), fake(128, 128, False),
                                 options="-v")
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     assert sum(o == "FFMA" for o in ops) == 8 * 64      # 8 k-blocks of an 8x8 thread tile
     # Two 4-wide runs of A and of B per k-block, and the first k-block's once more before the main loop: the loop
     # loads the next tile's at its end, after its barrier, as the source does (not at its top: see

@@ -9,7 +9,9 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import line_in, target
+from dsl_helpers import fresh_compilations, line_in, target
+
+pytestmark = pytest.mark.usefixtures("fresh_compilations")
 
 THIS = os.path.abspath(__file__)
 
@@ -22,11 +24,6 @@ def line_of(text: str) -> int:
 def touch(x: cute.Tensor):
     tidx, _, _ = cute.arch.thread_idx()
     x[tidx] = 1.0
-
-
-@pytest.fixture(autouse=True)
-def _fresh_compilations(monkeypatch):
-    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")  # each compilation makes its PTX here
 
 
 def compiled_with(**launch_kwargs):

@@ -19,7 +19,7 @@ import pytest
 import warpweave as cutlass
 from warpweave import _core
 
-from dsl_helpers import has_gpu, has_torch_cuda
+from dsl_helpers import has_gpu, has_torch_cuda, sass_opcodes
 
 # Loaded under a name of its own: the Hopper example is a dense_gemm.py too, and both tests share a session.
 _spec = importlib.util.spec_from_file_location(
@@ -40,11 +40,6 @@ def _blackwell_gpu() -> bool:
 
 requires_blackwell = pytest.mark.skipif(not _blackwell_gpu(), reason="needs a Blackwell (sm_100) GPU and PyTorch "
                                         "with CUDA")
-
-
-def opcodes(cubin):
-    sass = _core.disassemble_sass(cubin)
-    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
 
 
 def ptxas_report(compiled):
@@ -80,7 +75,7 @@ def test_dense_gemm_sass(majors, ab, c, tile, cluster, two):
     gemm = dense_gemm.BlackwellDenseGemm(cutlass.Float32, two, tile, cluster)
     compiled = dense_gemm.compile_only(gemm, majors[0], majors[1], majors[2], ab, c, options="-v")
     print(compiled.info["jit_log"])
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     count = lambda prefix: sum(1 for o in ops if o == prefix or o.startswith(prefix + "."))  # noqa: E731
     pair = ".2CTA" if two else ""
     mma = "UTCQMMA" if ab.width == 8 else "UTCHMMA"
@@ -201,7 +196,7 @@ def test_dense_gemm_persistent_sass(majors, ab, c, tile, cluster, two):
     gemm = persistent.BlackwellPersistentDenseGemm(cutlass.Float32, two, tile, cluster, max_active_clusters=16)
     compiled = persistent.compile_only(gemm, majors[0], majors[1], majors[2], ab, c, options="-v")
     print(compiled.info["jit_log"])
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     pair = ".2CTA" if two else ""
     mma = [o for o in ops if o.startswith(("UTCHMMA", "UTCQMMA"))]
     assert mma and len(mma) % 4 == 0 and all(o == ("UTCQMMA" if ab.width == 8 else "UTCHMMA") + pair for o in mma)

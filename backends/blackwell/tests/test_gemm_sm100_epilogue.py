@@ -21,12 +21,9 @@ import warpweave.pipeline as pipeline
 from warpweave import utils
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import target
+from dsl_helpers import fresh_compilations, target
 
-
-@pytest.fixture(autouse=True)
-def _fresh_compilations(monkeypatch):
-    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+pytestmark = pytest.mark.usefixtures("fresh_compilations")
 
 
 def test_the_name_is_the_backends_module():

@@ -23,7 +23,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
 
-from dsl_helpers import target
+from dsl_helpers import sass_opcodes, target
 
 SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
 LANE = 1 << 16
@@ -318,10 +318,6 @@ def test_umma_descriptor_refuses_unreadable_layouts():
 
 # --- a kernel -------------------------------------------------------------------------------------------------------
 
-def opcodes(cubin):
-    sass = _core.disassemble_sass(cubin)
-    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
-
 
 def _compile_small_gemm(ab=cutlass.Float16, m=128, n=64, k_tile=64, ld=("Ld32x32bOp", 32), epi_cols=32):
     import numpy as np
@@ -400,7 +396,7 @@ def test_instruction_descriptor_in_the_ptx():
 def test_small_tcgen05_kernel_sass(ld):
     compiled = _compile_small_gemm(ld=ld)
     print(compiled.info["jit_log"])
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     count = lambda p: sum(1 for o in ops if o.startswith(p))  # noqa: E731
     assert count("UTCHMMA") == 4                       # 64 of K in four instructions of K = 16
     assert count("UTCBAR") == 1
@@ -455,7 +451,7 @@ def test_tmem_store_then_load_round_trip_compiles():
 
     with target("sm_100a"):
         compiled = cute.compile(host, from_dlpack(np.zeros((128, 32), np.float32)))
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     assert sum(o.startswith("STTM.x16") for o in ops) == 2 and sum(o.startswith("LDTM.x16") for o in ops) == 2
     assert "tcgen05.wait::st" in compiled.info["ptx"] and "tcgen05.wait::ld" in compiled.info["ptx"]
 
@@ -503,10 +499,10 @@ def test_s2t_copy_128x256b_and_128x128b():
     # (two core matrices of K per 32-byte row) and the K halves 128 bytes apart
     two_tiles = cute.make_layout(((8, 16), ((8, 2), 2)), stride=((8, 128), ((1, 64), 2048)))
     compiled = _s2t_kernel("Cp128x256bOp", two_tiles, 16)
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     assert sum(o == "UTCCP.T.S" for o in ops) == 2, ops
     half = cute.make_layout(((8, 16), (8, 2)), stride=((8, 64), (1, 1024)))
-    ops = opcodes(_s2t_kernel("Cp128x128bOp", half, 8).cubin)
+    ops = sass_opcodes(_s2t_kernel("Cp128x128bOp", half, 8).cubin)
     assert sum(o == "UTCCP.T.S.128dp128bit" for o in ops) == 2, ops
 
 

@@ -22,7 +22,9 @@ from warpweave import _core, utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import line_in, target
+from dsl_helpers import fresh_compilations, line_in, sass_opcodes, target
+
+pytestmark = pytest.mark.usefixtures("fresh_compilations")
 
 SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
 THIS = os.path.abspath(__file__)
@@ -30,16 +32,6 @@ THIS = os.path.abspath(__file__)
 
 def line_of(text: str) -> int:
     return line_in(THIS, text)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_compilations(monkeypatch):
-    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
-
-
-def opcodes(cubin):
-    sass = _core.disassemble_sass(cubin)
-    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
 
 
 # --- TmaInfo from the builders ----------------------------------------------------------------------------------------
@@ -143,7 +135,7 @@ def test_prefetch_alone_loads_nothing():
 
 @SASS
 def test_prefetch_sass():
-    ops = opcodes(_prefetch_kernel(2, True).cubin)
+    ops = sass_opcodes(_prefetch_kernel(2, True).cubin)
     assert ops.count("UTMAPF.L2.2D") == 4 and ops.count("UTMALDG.2D") == 4, sorted(set(ops))
 
 
@@ -200,7 +192,7 @@ def test_mbarrier_expect_tx_on_sm100a():
 
 @SASS
 def test_mbarrier_expect_tx_sass():
-    assert "SYNCS.ARRIVE.TRANS64.RED.A0TR" in opcodes(_expect_tx_kernel().cubin)
+    assert "SYNCS.ARRIVE.TRANS64.RED.A0TR" in sass_opcodes(_expect_tx_kernel().cubin)
 
 
 # --- blackwell_helpers.make_smem_layout and a tiled_divide cluster layout -------------------------------------------
@@ -327,7 +319,7 @@ def test_setmaxnreg_on_sm100a():
     c = _setmaxnreg_kernel()
     assert "setmaxnreg.dec.sync.aligned.u32 96;" in c.ptx and "setmaxnreg.inc.sync.aligned.u32 232;" in c.ptx
     if _core.sass_tool_available():
-        ops = opcodes(c.cubin)
+        ops = sass_opcodes(c.cubin)
         assert any(o.startswith("USETMAXREG.DEALLOC") for o in ops) and \
             any(o.startswith("USETMAXREG.TRY_ALLOC") for o in ops), sorted(set(ops))
 

@@ -15,21 +15,13 @@ from warpweave import _core, utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import line_in, target
+from dsl_helpers import fresh_compilations, line_in, sass_opcodes, target
+
+pytestmark = pytest.mark.usefixtures("fresh_compilations")
 
 
 def line_of(text: str) -> int:
     return line_in(__file__, text)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_compilations(monkeypatch):
-    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
-
-
-def opcodes(cubin):
-    sass = _core.disassemble_sass(cubin)
-    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
 
 
 def test_cute_arch_names_the_same_function_both_ways():
@@ -93,7 +85,7 @@ def test_dsmem_store_sass():
         cute.copy(cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32), v, dst,
                   mbar_ptr=map_dsmem_ptr(bar, 1))
 
-    assert "STAS" in opcodes(_dsmem_kernel(body).cubin)
+    assert "STAS" in sass_opcodes(_dsmem_kernel(body).cubin)
 
 
 def test_dsmem_store_refuses_what_it_cannot_do():

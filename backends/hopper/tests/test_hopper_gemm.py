@@ -24,7 +24,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import requires_gpu, sass_opcodes, target
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python", "examples", "hopper"))
 import dense_gemm  # noqa: E402
@@ -560,10 +560,6 @@ def test_tma_store_pipeline_and_named_sync():
 
 # --- the example on sm_90a ------------------------------------------------------------------------------------------
 
-def opcodes(cubin):
-    sass = _core.disassemble_sass(cubin)
-    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
-
 
 def wgmma_gaps(cubin):
     """The opcodes between consecutive HGMMA/QGMMA of one wgmma group (the group ends at the one carrying gsb0)."""
@@ -609,7 +605,7 @@ def test_dense_gemm_sass(majors, c_dtype, tile, cluster, epilogue, tma_a, tma_b,
     compiled = dense_gemm.compile_only(gemm, majors[0], majors[1], majors[2], cutlass.Float16, c_dtype,
                                        options="-v")
     print(compiled.info["jit_log"])
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     count = lambda prefix: sum(1 for o in ops if o.startswith(prefix))  # noqa: E731
     # Four k-blocks of 16 per 64-wide k-tile, issued in the peeled first k-tile and in the main loop.
     assert count(f"HGMMA.64x{tile[1]}x16.F32") == 8, ops
@@ -656,7 +652,7 @@ def test_dense_gemm_fp8_sass(a, b):
     gemm = dense_gemm.HopperDenseGemm(cutlass.Float32, (128, 256), (2, 1))
     compiled = dense_gemm.compile_only(gemm, "k", "k", "n", a, cutlass.BFloat16, options="-v", b_dtype=b)
     print(compiled.info["jit_log"])
-    ops = opcodes(compiled.cubin)
+    ops = sass_opcodes(compiled.cubin)
     names = {cutlass.Float8E4M3FN: "E4M3", cutlass.Float8E5M2: "E5M2"}
     # 128 bytes of K per k-tile: four k-blocks of 32 fp8 values
     assert sum(o == f"QGMMA.64x256x32.F32.{names[a]}.{names[b]}" for o in ops) == 8

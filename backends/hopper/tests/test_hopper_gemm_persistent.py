@@ -22,16 +22,12 @@ import pytest
 import warpweave as cutlass
 from warpweave import _core
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import requires_gpu, sass_opcodes, target
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python", "examples", "hopper"))
 import dense_gemm_persistent as dgp  # noqa: E402
 
 SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
-
-
-def opcodes(sass):
-    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", sass, re.M)
 
 
 def ptxas_report(compiled):
@@ -66,7 +62,7 @@ SASS_CASES = [
 def test_persistent_gemm_sass(majors, ab, c, tile, cluster, boxes_a, boxes_b, boxes_c):
     gemm, compiled = compile_case(majors, ab, c, tile, cluster)
     sass = _core.disassemble_sass(compiled.cubin)
-    ops = opcodes(sass)
+    ops = sass_opcodes(sass)
     count = lambda prefix: sum(1 for o in ops if o.startswith(prefix))  # noqa: E731
     bm, bn = tile
     subtiles = bn // dgp.EPI_N
@@ -113,7 +109,7 @@ def test_persistent_gemm_sass(majors, ab, c, tile, cluster, boxes_a, boxes_b, bo
                                  (cutlass.Float8E5M2, cutlass.Float8E4M3FN)])
 def test_persistent_gemm_fp8_sass(a, b):
     _, compiled = compile_case("kkn", a, cutlass.BFloat16, (128, 256), (2, 1), b=b)
-    ops = opcodes(_core.disassemble_sass(compiled.cubin))
+    ops = sass_opcodes(_core.disassemble_sass(compiled.cubin))
     names = {cutlass.Float8E4M3FN: "E4M3", cutlass.Float8E5M2: "E5M2"}
     # 128 bytes of K per k-tile: four k-blocks of 32 fp8 values
     assert sum(o == f"QGMMA.64x256x32.F32.{names[a]}.{names[b]}" for o in ops) == 8
