@@ -32,6 +32,19 @@ def size_of(modes) -> int:
     return n
 
 
+class VmnkModes:
+    """For a pipeline whose `modes` field holds the cluster as (size, stride) of V, M, N, K: the CTAs of one MMA
+    (its V extent) and the cluster's size."""
+
+    @property
+    def cta_group(self) -> int:
+        return self.modes[0][0]
+
+    @property
+    def cluster_size(self) -> int:
+        return size_of(self.modes)
+
+
 def coordinate(rank, modes, i):
     """The CTA's coordinate along mode i."""
     s, d = modes[i]

@@ -19,7 +19,7 @@ from warpweave.ext import when
 from .agents import CooperativeGroup, PipelineOp
 from .barriers import MAX_CLUSTER, MbarrierArray, own_barriers, check_destination
 
-__all__ = ["PipelineAsync", "first_thread", "cluster_size_of",
+__all__ = ["PipelineAsync", "ExpectTxProducer", "first_thread", "cluster_size_of",
            "sync_after_init"]
 
 
@@ -181,3 +181,20 @@ class PipelineAsync:
 
     def consumer_release(self, state, *, loc=None, ip=None):
         self.sync_object_empty.arrive(state.index, self.consumer_mask)
+
+
+class ExpectTxProducer:
+    """For a pipeline whose stages are filled by an asynchronous copy that completes bytes on the full barrier (a
+    TMA load, a cluster launch control response): acquiring a stage arrives on its full barrier with the bytes to
+    expect, and the copy's completion, not the producer, commits it."""
+
+    @property
+    def tx_count(self) -> int:
+        return self.sync_object_full.tx_count
+
+    def producer_acquire(self, state, try_acquire_token=None, *, loc=None, ip=None):
+        self._wait_unless(self.sync_object_empty, state, try_acquire_token)
+        self.sync_object_full.arrive(state.index, self.producer_mask)
+
+    def producer_commit(self, state, *, loc=None, ip=None):
+        pass

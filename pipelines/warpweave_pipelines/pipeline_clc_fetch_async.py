@@ -31,13 +31,13 @@ from warpweave.ext import when
 
 from .agents import PipelineOp
 from .barriers import own_barriers
-from .pipeline_async import PipelineAsync, cluster_size_of, first_thread, sync_after_init
+from .pipeline_async import ExpectTxProducer, PipelineAsync, cluster_size_of, first_thread, sync_after_init
 
 PRODUCER_RANK = 0   # the CTA of the cluster whose scheduler warp fetches
 
 
 @dataclass(frozen=True, eq=False)
-class PipelineClcFetchAsync(PipelineAsync):
+class PipelineClcFetchAsync(ExpectTxProducer, PipelineAsync):
     """producer_mask: every CTA of the cluster (the response lands in each); consumer_mask: the producing CTA."""
 
     cluster_size: int = 1
@@ -71,18 +71,7 @@ class PipelineClcFetchAsync(PipelineAsync):
             sync_after_init(cluster_size > 1)
         return p
 
-    @property
-    def tx_count(self) -> int:
-        return self.sync_object_full.tx_count
-
     # --- producer (the scheduler warp of the producing CTA) ---------------------------------------------------
-    def producer_acquire(self, state, try_acquire_token=None, *, loc=None, ip=None):
-        self._wait_unless(self.sync_object_empty, state, try_acquire_token)
-        self.sync_object_full.arrive(state.index, self.producer_mask)
-
-    def producer_commit(self, state, *, loc=None, ip=None):
-        pass
-
     def producer_tail(self, state, *, loc=None, ip=None):
         for _ in cutlass.range_constexpr(self.num_stages):
             self._wait_unless(self.sync_object_empty, state, None)

@@ -29,7 +29,7 @@ from warpweave.ext import when
 
 from .agents import PipelineOp
 from .barriers import own_barriers
-from .pipeline_async import PipelineAsync, first_thread, sync_after_init
+from .pipeline_async import ExpectTxProducer, PipelineAsync, first_thread, sync_after_init
 
 
 def _flat_shape(layout):
@@ -42,7 +42,7 @@ def _flat_shape(layout):
 
 
 @dataclass(frozen=True, eq=False)
-class PipelineTmaAsync(PipelineAsync):
+class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
     is_signalling_thread: object = None
     cluster_mn: tuple = (1, 1)
 
@@ -100,18 +100,7 @@ class PipelineTmaAsync(PipelineAsync):
     def cluster_size(self) -> int:
         return self.cluster_mn[0] * self.cluster_mn[1]
 
-    @property
-    def tx_count(self) -> int:
-        return self.sync_object_full.tx_count
-
     # --- producer ---------------------------------------------------------------------------------------------
-    def producer_acquire(self, state, try_acquire_token=None, *, loc=None, ip=None):
-        self._wait_unless(self.sync_object_empty, state, try_acquire_token)
-        self.sync_object_full.arrive(state.index, self.producer_mask)
-
-    def producer_commit(self, state, *, loc=None, ip=None):
-        pass
-
     def producer_tail(self, state, *, loc=None, ip=None):
         """Waits until the consumers (in every peer CTA) have released each stage this producer filled, so that no
         arrival on this CTA's barriers is still to come when it exits. Only waits: it fills nothing, so unlike

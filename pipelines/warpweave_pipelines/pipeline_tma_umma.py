@@ -27,12 +27,12 @@ from warpweave.ext import when
 from . import cta_masks
 from .agents import PipelineOp
 from .barriers import own_barriers
-from .pipeline_async import PipelineAsync, first_thread, sync_after_init
+from .pipeline_async import ExpectTxProducer, PipelineAsync, first_thread, sync_after_init
 from .pipeline_umma_async import _modes
 
 
 @dataclass(frozen=True, eq=False)
-class PipelineTmaUmma(PipelineAsync):
+class PipelineTmaUmma(cta_masks.VmnkModes, ExpectTxProducer, PipelineAsync):
     """Fields beyond PipelineAsync's: is_leader_cta (whether this CTA issues the MMAs, a Boolean), modes (the
     cluster's (V, M, N, K) as (size, stride) pairs) and mcast_mode_mn."""
 
@@ -76,18 +76,6 @@ class PipelineTmaUmma(PipelineAsync):
             sync_after_init(cta_masks.size_of(modes) > 1)
         return p
 
-    @property
-    def cta_group(self) -> int:
-        return self.modes[0][0]
-
-    @property
-    def cluster_size(self) -> int:
-        return cta_masks.size_of(self.modes)
-
-    @property
-    def tx_count(self) -> int:
-        return self.sync_object_full.tx_count
-
     # --- where this CTA is -------------------------------------------------------------------------------------
     @staticmethod
     def _rank(modes):
@@ -123,9 +111,6 @@ class PipelineTmaUmma(PipelineAsync):
     def producer_acquire(self, state, try_acquire_token=None, *, loc=None, ip=None):
         self._wait_unless(self.sync_object_empty, state, try_acquire_token)
         when(self.is_leader_cta, lambda: self.sync_object_full.arrive(state.index, self.producer_mask))
-
-    def producer_commit(self, state, *, loc=None, ip=None):
-        pass
 
     def producer_tail(self, state, *, loc=None, ip=None):
         """Waits until the MMAs released every stage (before the CTA exits while a peer's MMA may still arrive)."""

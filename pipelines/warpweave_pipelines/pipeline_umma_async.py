@@ -32,19 +32,11 @@ def _modes(cta_layout_vmnk):
 
 
 @dataclass(frozen=True, eq=False)
-class _UmmaPipeline(PipelineAsync):
+class _UmmaPipeline(cta_masks.VmnkModes, PipelineAsync):
     """What the pipelines with MMAs on one side share: the cluster's layout (modes: (size, stride) of V, M, N, K),
     the pair of a 2-CTA MMA."""
 
     modes: tuple = ((1, 0), (1, 0), (1, 0), (1, 0))
-
-    @property
-    def cta_group(self) -> int:
-        return self.modes[0][0]
-
-    @property
-    def cluster_size(self) -> int:
-        return cta_masks.size_of(self.modes)
 
     @classmethod
     def _make(cls, barrier_storage, num_stages, producer_agent, consumer_agent, cta_layout_vmnk, init_thread,
