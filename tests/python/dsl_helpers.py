@@ -1,7 +1,10 @@
 """Shared helpers of the DSL tests: compiling for a target without a GPU, GPU availability, and the source line a
 diagnostic should name."""
+import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +70,31 @@ def sass_opcodes(cubin_or_sass) -> list:
 def fresh_compilations(monkeypatch):
     """Every compilation of the test runs the compiler (no JIT cache): the test reads what that compilation made."""
     monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+
+
+_EACH_TARGET = """
+import json, os, sys
+
+out = {}
+for arch in sys.argv[1:]:
+    os.environ["WARPWEAVE_ARCH"] = arch
+    try:
+        compile_program()
+        out[arch] = "compiled"
+    except Exception as e:
+        out[arch] = [type(e).__name__, str(e), list(getattr(e, "location", None) or [])]
+print(json.dumps(out))
+"""
+
+
+def compile_in_fresh_process(tmp_path, name: str, program: str, *archs: str):
+    """Runs `program` (Python source defining compile_program()) in an interpreter of its own, which compiles it for
+    each of archs in turn: a process's first trace loads only its target's backends, which some diagnostics depend
+    on. Returns the script's path and, per target, "compiled" or [exception type, message, location]."""
+    script = tmp_path / name
+    script.write_text(program + _EACH_TARGET)  # the program's lines keep their numbers
+    env = {k: v for k, v in os.environ.items() if k != "WARPWEAVE_ARCH"}
+    env["WARPWEAVE_DISABLE_CACHE"] = "1"
+    r = subprocess.run([sys.executable, str(script), *archs], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return script, json.loads(r.stdout.strip().splitlines()[-1])

@@ -11,7 +11,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import compile_in_fresh_process, requires_gpu, target
 
 THIS = os.path.abspath(__file__)
 
@@ -280,7 +280,6 @@ def test_griddepcontrol_on_sm80_names_the_target():
 
 
 WRONG_TARGET_SCRIPT = r"""
-import json, os, sys
 import numpy as np
 import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
@@ -293,32 +292,15 @@ def k(gA: cute.Tensor):
 def h(a: cute.Tensor):
     k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
 
-out = {}
-for arch in sys.argv[1:]:
-    os.environ["WARPWEAVE_ARCH"] = arch
-    try:
-        cute.compile(h, from_dlpack(np.zeros(32, np.float32)))
-        out[arch] = "compiled"
-    except Exception as e:
-        out[arch] = [type(e).__name__, str(e), list(getattr(e, "location", None) or [])]
-print(json.dumps(out))
+
+def compile_program():
+    cute.compile(h, from_dlpack(np.zeros(32, np.float32)))
 """
 
 
 def test_a_name_of_another_generation_names_where_it_exists(tmp_path):
     # A process of its own: a trace loads only its target's backends, which is where the hint was lost.
-    import json
-    import subprocess
-    import sys
-
-    script = tmp_path / "wrong_target.py"
-    script.write_text(WRONG_TARGET_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "WARPWEAVE_ARCH"}
-    env["WARPWEAVE_DISABLE_CACHE"] = "1"
-    r = subprocess.run([sys.executable, str(script), "sm_80", "sm_90a"], capture_output=True, text=True, env=env,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    script, out = compile_in_fresh_process(tmp_path, "wrong_target.py", WRONG_TARGET_SCRIPT, "sm_80", "sm_90a")
     kind, message, location = out["sm_80"]
     line = WRONG_TARGET_SCRIPT.splitlines().index("    cute.arch.cluster_arrive()  # the Hopper name") + 1
     assert location == [str(script), line], (location, message)

@@ -12,7 +12,7 @@ import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
 from warpweave.experimental import primitives as prims
 
-from dsl_helpers import line_in, target
+from dsl_helpers import compile_in_fresh_process, line_in, target
 
 THIS = os.path.abspath(__file__)
 FULL = 0xFFFFFFFF
@@ -300,7 +300,6 @@ def test_fences_registers_exit_and_printing():
 
 
 FRESH_PROCESS_SCRIPT = """
-import json, os, sys
 import numpy as np
 import warpweave as cutlass
 import warpweave.cute as cute
@@ -317,33 +316,16 @@ def k(g: cute.Tensor):
 def h(a):
     k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
 
-out = {}
-for arch in sys.argv[1:]:
-    os.environ["WARPWEAVE_ARCH"] = arch
-    try:
-        cute.compile(h, from_dlpack(np.zeros(32, np.float32)))
-        out[arch] = "compiled"
-    except Exception as e:
-        out[arch] = [type(e).__name__, str(e), list(getattr(e, "location", None) or [])]
-print(json.dumps(out))
+
+def compile_program():
+    cute.compile(h, from_dlpack(np.zeros(32, np.float32)))
 """
 
 
 def test_a_primitive_of_a_later_generation_in_a_fresh_process(tmp_path):
     # A process of its own: compiling for sm_80 loads only Ampere's backend, so the name must be looked for in the
     # others before it can be refused with the targets that have it (mbarrier_init itself is Ampere's too).
-    import json
-    import subprocess
-    import sys
-
-    script = tmp_path / "primitive_target.py"
-    script.write_text(FRESH_PROCESS_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "WARPWEAVE_ARCH"}
-    env["WARPWEAVE_DISABLE_CACHE"] = "1"
-    r = subprocess.run([sys.executable, str(script), "sm_80", "sm_90a"], capture_output=True, text=True, env=env,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    script, out = compile_in_fresh_process(tmp_path, "primitive_target.py", FRESH_PROCESS_SCRIPT, "sm_80", "sm_90a")
     kind, message, location = out["sm_80"]
     line = FRESH_PROCESS_SCRIPT.splitlines().index(
         "    g[0] = cutlass.Float32(prims.mbarrier_try_wait_parity(bars, 0))  # the Hopper instruction") + 1
