@@ -120,7 +120,8 @@ _ELEMENTWISE_COMPILE = """
 import cutlass, cutlass.cute as cute
 from cutlass.cute.runtime import make_fake_tensor
 M, N = {mn}
-dt = cutlass.Float16
+# The program's own run (what warpweave's side compiles) is Float32; the timed half below uses Float16 on both sides.
+dt = cutlass.Float32
 # from_dlpack(t).mark_layout_dynamic() of a row-major (M, N) tensor: shape and leading stride dynamic.
 def t():
     return make_fake_tensor(dt, (cute.sym_int(), cute.sym_int()), stride=(cute.sym_int64(), 1))
