@@ -156,6 +156,23 @@ g = mod.HopperWgmmaGemmKernel(cutlass.Float32, (128, 256), (1, 1))
 cute.compile(g, t(), t(), t(), make_fake_stream())
 """
 
+_HOPPER_GPU = """
+def setup(mod, torch):
+    import cutlass, cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+    m, n, k, l = {mnkl}
+    def operand(rows, cols):
+        # (rows, cols, l), k-major (A, B) or n-major (C): torch (l, rows, cols) permuted, as dense_gemm.run does.
+        t = torch.randn(l, rows, cols, device="cuda", dtype=torch.float16).permute(1, 2, 0)
+        return from_dlpack(t, assumed_align=16).mark_layout_dynamic(leading_dim=1)
+    sets = [(operand(m, k), operand(n, k), operand(m, n)) for _ in range(2)]
+    import cuda.bindings.driver as cuda
+    stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+    g = mod.HopperWgmmaGemmKernel(cutlass.Float32, (128, 256), {cluster})
+    fn = cute.compile(g, *sets[0], stream)
+    return fn, [s + (stream,) for s in sets], 2.0 * m * n * k * l
+"""
+
 
 def _program(path, args, arch, cd_compile, gpu_setup, **fmt):
     return dict(path=path, args=args, arch=arch, cd_compile=cd_compile.format(**fmt),
@@ -175,7 +192,12 @@ PROGRAMS = {
                                 "sm_80", _ELEMENTWISE_COMPILE, _ELEMENTWISE_GPU, mn=(8192, 8192)),
     "hopper_dense_gemm": _program(f"{BASE}/hopper/kernel/dense_gemm/dense_gemm.py",
                                   ["--mnkl", "4096,4096,4096,1", "--tile_shape_mn", "128,256"], "sm_90a",
-                                  _HOPPER_COMPILE, None, mnkl=(4096, 4096, 4096, 1)),
+                                  _HOPPER_COMPILE, _HOPPER_GPU, mnkl=(4096, 4096, 4096, 1), cluster=(1, 1)),
+    "hopper_dense_gemm_2x1": _program(f"{BASE}/hopper/kernel/dense_gemm/dense_gemm.py",
+                                      ["--mnkl", "4096,4096,4096,1", "--tile_shape_mn", "128,256",
+                                       "--cluster_shape_mn", "2,1"], "sm_90a",
+                                      _HOPPER_COMPILE.replace("(128, 256), (1, 1)", "(128, 256), (2, 1)"),
+                                      _HOPPER_GPU, mnkl=(4096, 4096, 4096, 1), cluster=(2, 1)),
 }
 
 # --- SASS -----------------------------------------------------------------------------------------------------------
