@@ -243,3 +243,39 @@ def test_the_predicated_memcpy_adds_one_exactly_inside_the_arguments(mnl):
     torch.cuda.synchronize()
     torch.testing.assert_close(dst.cpu(), src.cpu() + 1)
     assert (big[M:] == 0).all()  # nothing past the argument's rows
+
+
+# --- per-call parameters a kernel's operations ask of its launch ----------------------------------------------------
+
+def _slot_producer(tensor, **attrs):
+    return bytes([attrs.get("k", 0)]) * 128
+
+
+def test_an_argument_gives_each_distinct_request_its_own_parameter_and_the_same_request_the_same():
+    from warpweave import ext
+    ext.register_host_argument("test.cute_ext_slot", _slot_producer, size=128, align=64)
+    got = []
+
+    def body(a, b):
+        p1 = cute_ext.claim_parameter(a, "test.cute_ext_slot", {"k": 1})
+        p2 = cute_ext.claim_parameter(cute.zipped_divide(a, (8,))[(None,), (0,)], "test.cute_ext_slot", {"k": 1})
+        p3 = cute_ext.claim_parameter(a, "test.cute_ext_slot", {"k": 2})
+        q = cute_ext.claim_parameter(b, "test.cute_ext_slot", {"k": 1})
+        got.extend([p1, p2, p3, q])
+
+    compile_ext(body, fake((64,)), fake((64,)))
+    p1, p2, p3, q = got
+    assert p1 is p2 and p1 is not p3 and q not in (p1, p3)
+    assert p1.host.tensor_index == 0 and q.host.tensor_index == 1
+    assert p3.host.value(type("T", (), {"data_ptr": 16, "shape": (64,), "stride": (1,)})()) == bytes([2]) * 128
+
+
+def test_more_requests_than_an_argument_has_parameters_are_refused_at_the_call():
+    from warpweave import ext
+    ext.register_host_argument("test.cute_ext_slot", _slot_producer, size=128, align=64)
+
+    def body(a, b):
+        for k in range(3):
+            cute_ext.claim_parameter(a, "test.cute_ext_slot", {"k": k})  # third
+
+    raises_at(Exception, "are taken", "third", body, fake((64,)), fake((64,)))

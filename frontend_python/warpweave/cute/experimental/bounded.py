@@ -41,22 +41,27 @@ def _data_stride(coord_stride, source_stride, where):
 class BoundedTensor:
     """A view of a global-memory argument of a @cute.experimental.kernel with each element's coordinate in it.
 
-    `layout` is the coordinate layout (what the layout algebra transforms); `tensor` is the view of the data,
-    `bounds` the argument's shape, `coordinates` the coordinate tensor, `in_bounds()` one Boolean per element."""
+    The layout algebra transforms the coordinate layout (`_ww_algebra_layout`); `layout` and `tensor` are the
+    data's (what strides and addresses are read from), `bounds` the argument's shape, `coordinates` the coordinate
+    tensor, `in_bounds()` one Boolean per element."""
 
-    def __init__(self, source: Tensor, coordinates: Tensor):
+    def __init__(self, source: Tensor, coordinates: Tensor, slots: tuple = ()):
         self.source = source
         self.coordinates = coordinates
+        self.slots = slots  # the argument's per-call parameter slots (kernels.py)
 
     @classmethod
-    def of_argument(cls, t: Tensor) -> "BoundedTensor":
-        shape = t.shape
-        return cls(t, Tensor(CoordIterator(0), _core.make_identity_layout(shape), None))
+    def of_argument(cls, t: Tensor, slots: tuple = ()) -> "BoundedTensor":
+        return cls(t, Tensor(CoordIterator(0), _core.make_identity_layout(t.shape), None), slots)
 
     # --- what the layout algebra and indexing see -------------------------------------------------------------
     @property
-    def layout(self):
+    def _ww_algebra_layout(self):
         return self.coordinates.layout
+
+    @property
+    def layout(self):
+        return self.tensor.layout
 
     @property
     def shape(self):
@@ -92,11 +97,11 @@ class BoundedTensor:
         if not isinstance(layout, Layout):
             raise DSLTypeError(f"a bounded tensor (a @cute.experimental.kernel's argument) takes plain layouts, got "
                                f"{layout}", user_location(3))
-        return BoundedTensor(self.source, self.coordinates._ww_with_layout(layout))
+        return BoundedTensor(self.source, self.coordinates._ww_with_layout(layout), self.slots)
 
     def __getitem__(self, coord):
         if has_none(norm_coord(coord)):
-            return BoundedTensor(self.source, self.coordinates[coord])
+            return BoundedTensor(self.source, self.coordinates[coord], self.slots)
         return self.tensor[coord]
 
     def __setitem__(self, coord, value):
@@ -140,11 +145,11 @@ class BoundedTensor:
         return pred
 
 
-def bound_argument(x):
+def bound_argument(x, slots: tuple = ()):
     """A kernel argument as a @cute.experimental.kernel sees it: a global-memory tensor becomes bounded."""
     if isinstance(x, Tensor) and isinstance(x.iterator, Pointer) and x.iterator.memspace == GMEM \
             and isinstance(x.layout, Layout):
-        return BoundedTensor.of_argument(x)
+        return BoundedTensor.of_argument(x, tuple(slots))
     return x
 
 
