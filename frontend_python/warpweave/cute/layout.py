@@ -274,6 +274,10 @@ def append(input, elem, up_to_rank: int = None):
             return t + (elem,)
         return t + (elem,) * max(0, up_to_rank - len(t))
     lay = _layout_of(input, "append")
+    if isinstance(lay, _core.ComposedLayout):
+        # New modes change no offset: the swizzle and its offset stay around the outer layout (a swizzled stage
+        # given unit modes for an MMA's rank).
+        return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, append(lay.outer, elem, up_to_rank)))
     if up_to_rank is None:
         return _rewrap(input, _core.append(lay, elem))
     return _rewrap(input, _core.append_to_rank(lay, up_to_rank, elem))
@@ -286,6 +290,10 @@ def prepend(input, elem, up_to_rank: int = None):
             return (elem,) + t
         return (elem,) * max(0, up_to_rank - len(t)) + t
     lay = _layout_of(input, "prepend")
+    if isinstance(lay, _core.ComposedLayout):
+        # New modes change no offset: the swizzle and its offset stay around the outer layout (a swizzled stage
+        # given unit modes for an MMA's rank).
+        return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, prepend(lay.outer, elem, up_to_rank)))
     if up_to_rank is None:
         return _rewrap(input, _core.prepend(lay, elem))
     return _rewrap(input, _core.prepend_to_rank(lay, up_to_rank, elem))
