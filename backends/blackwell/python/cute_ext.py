@@ -191,8 +191,9 @@ def _tile_copy(atom, gmem, smem, smem_layout, load: bool, **kw):
         cute.copy(atom, view, coords, **kw)
 
 
-def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what):
+def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_tx=True):
     gmem, smem = _check_pair(src, dst, what, True)
+    mbar = ext.address_of(mbar, f"{what}'s mbarrier")
     op_type = _operation(op_type or OperationTypeEnum.SM90_TMA_LOAD, what, ("SM90_TMA_LOAD", "SM100_TMA_LOAD"))
     group = op_type.cta_group
     cpasync = cute.nvgpu.cpasync
@@ -203,29 +204,32 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what):
     atom = _atom(op, gmem, layout, tile, num_multicast)
     if group == 2:
         bw_tma.as_pair_atom(atom)
-    # The stage's barrier expects this load's bytes (both CTAs' with a pair: the peer's loads complete on the
-    # leader's barrier); the producer's commit is its one arrival.
-    leader = cute.arch.block_rank_in_cluster() % 2 == 0 if group == 2 else cutlass.Boolean(True)
-    nbytes = atom.smem_bytes * group
-    ext.when(leader & cute.arch.elect_one(), lambda: cute.arch.mbarrier_expect_tx(mbar, cutlass.Int32(nbytes)))
+    if expect_tx:
+        # The stage's barrier expects this load's bytes (both CTAs' with a pair: the peer's loads complete on the
+        # leader's barrier); the producer's commit is its one arrival.
+        leader = cute.arch.block_rank_in_cluster() % 2 == 0 if group == 2 else cutlass.Boolean(True)
+        nbytes = atom.smem_bytes * group
+        ext.when(leader & cute.arch.elect_one(), lambda: cute.arch.mbarrier_expect_tx(mbar, cutlass.Int32(nbytes)))
     kw = {"tma_bar_ptr": mbar}
     if mask is not None:
         kw["mcast_mask"] = mask
     _tile_copy(atom, gmem, smem, layout, True, **kw)
 
 
-def tma_load(src, dst, mbar, *, cta_v_map=None, tma_operation_type=None):
+def tma_load(src, dst, mbar, *, cta_v_map=None, tma_operation_type=None, update_expect_tx=True):
     """Loads src (a tile of a kernel argument) into dst (shared memory, a stage of an MMA operand's buffer with
-    cta_v_map=get_cta_v_map_ab(...), else of src's shape) with TMA, completing on mbar (get_mbarrier)."""
-    _load(src, dst, mbar, cta_v_map, tma_operation_type, 1, None, "tma_load")
+    cta_v_map=get_cta_v_map_ab(...), else of src's shape) with TMA, completing on mbar (get_mbarrier). The barrier
+    expects the load's bytes unless update_expect_tx=False (a pipeline whose acquire expects a stage's bytes)."""
+    _load(src, dst, mbar, cta_v_map, tma_operation_type, 1, None, "tma_load", update_expect_tx)
 
 
-def tma_load_multicast(src, dst, mbar, *, vmnk_layout, cta_v_map=None, tma_operation_type=None, multicast_mode=1):
+def tma_load_multicast(src, dst, mbar, *, vmnk_layout, cta_v_map=None, tma_operation_type=None, multicast_mode=1,
+                       update_expect_tx=True):
     """tma_load shared by the CTAs of the cluster along mode multicast_mode of vmnk_layout (the cluster's (V, M, N,
     K) layout): each loads its share of the tile into every one of them."""
     n = cute.size(vmnk_layout, mode=[multicast_mode])
     mask = cute.nvgpu.cpasync.create_tma_multicast_mask(vmnk_layout, _vmnk_coord(vmnk_layout), multicast_mode)
-    _load(src, dst, mbar, cta_v_map, tma_operation_type, n, mask, "tma_load_multicast")
+    _load(src, dst, mbar, cta_v_map, tma_operation_type, n, mask, "tma_load_multicast", update_expect_tx)
 
 
 def _vmnk_coord(vmnk_layout):
