@@ -31,7 +31,7 @@ def helpers():
     return h
 
 
-def gemm_kernel(stages=2, acc_stages=1, mistake=None):
+def gemm_kernel(stages=2, acc_stages=1, mistake=None, expect_tx=True):
     """D (M, N) = A (M, K) . B (N, K)^T, K-major, one 128x128 tile per CTA, 64 of K per stage."""
     import warpweave.utils as utils
 
@@ -77,11 +77,15 @@ def gemm_kernel(stages=2, acc_stages=1, mistake=None):
             for kt in cutlass.range(0, k_tiles, 1, unroll=1):
                 token, idx = main.producer_acquire_and_get_stage()
                 mbar = cute_ext.get_mbarrier(token)
+                if not expect_tx:  # the barrier as the pipeline handles' IR value, bytes expected elsewhere
+                    mbar = mbar.value
                 src = gA[None, None, kt] if mistake != "rank" else gA
                 cute_ext.tma_load(src, sA[None, None, None, idx], mbar,  # tma-load
-                                  cta_v_map=cute_ext.get_cta_v_map_ab(mA, tiler, tiled_mma, "A"))
+                                  cta_v_map=cute_ext.get_cta_v_map_ab(mA, tiler, tiled_mma, "A"),
+                                  update_expect_tx=expect_tx)
                 cute_ext.tma_load(gB[None, None, kt], sB[None, None, None, idx], mbar,
-                                  cta_v_map=cute_ext.get_cta_v_map_ab(mB, tiler, tiled_mma, "B"))
+                                  cta_v_map=cute_ext.get_cta_v_map_ab(mB, tiler, tiled_mma, "B"),
+                                  update_expect_tx=expect_tx)
                 main.producer_commit_and_advance()
         if warp == 4:
             _, aidx = accp.producer_acquire_and_get_stage()
@@ -247,3 +251,90 @@ def test_the_experimental_names_of_blackwell_are_absent_on_ampere():
     with target("sm_80"):
         with pytest.raises(Exception, match="tma_load"):
             cute_ext.compile(h, t, t)
+
+
+def test_loads_that_leave_the_bytes_to_their_pipeline_expect_none():
+    ptx = compile_gemm(expect_tx=False).ptx
+    assert count(r"cp\.async\.bulk\.tensor", ptx) >= 3 and count(r"mbarrier\.expect_tx", ptx) == 0
+
+
+def test_a_kernel_argument_keeps_its_strides_for_the_helpers_that_read_them():
+    import warpweave.utils as utils
+    seen = []
+
+    @cute_ext.kernel
+    def k(a: cute.Tensor):
+        seen.append((utils.LayoutEnum.from_tensor(a), cute.stride(a), a.leading_dim,
+                     cute.zipped_divide(a, (16, 8)).shape))
+
+    @cute_ext.jit
+    def h(a: cute.Tensor):
+        k(a).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    with target("sm_100a"):
+        cute_ext.compile(h, make_fake_compact_tensor(cutlass.Float16, (64, 32), stride_order=(1, 0),
+                                                     assumed_align=16))
+    (enum_, stride, lead, divided), = seen
+    assert enum_ is utils.LayoutEnum.ROW_MAJOR and stride == (32, 1) and lead == 1
+    assert divided == ((16, 8), (4, 4))
+
+
+def test_a_cta_pair_loads_its_halves_onto_the_leaders_barrier_and_issues_pair_mmas():
+    """2-CTA MMAs over a (2, 1, 1) cluster: each CTA loads its half of A and B, the leader's barrier expects both
+    halves' bytes, the MMAs and the tensor memory are the pair's."""
+    @cute_ext.kernel
+    def k(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor):
+        tcgen05 = cute.nvgpu.tcgen05
+        h = helpers()
+        mma = h.make_trivial_tiled_mma(cutlass.Float16, tcgen05.OperandMajorMode.K, tcgen05.OperandMajorMode.K,
+                                       cutlass.Float32, tcgen05.CtaGroup.TWO, (256, 128))
+        tiler = (256, 128, 64)
+        vmnk = cute.tiled_divide(cute.make_layout((2, 1, 1)), (2,))
+        bm, bn, _ = cute.arch.block_idx()
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        gA = cute.zipped_divide(mA, (128, 64))[(None, None), (bm, None)]
+        gB = cute.zipped_divide(mB, (64, 64))[(None, None), (2 * bn + bm % 2, None)]
+        sA = cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem,
+                               h.make_smem_layout_a(mma, tiler, cutlass.Float16, 2), alignment=1024)
+        sB = cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem,
+                               h.make_smem_layout_b(mma, tiler, cutlass.Float16, 2), alignment=1024)
+        acc = cute_ext.allocate(cutlass.Float32, cute.AddressSpace.tmem,
+                                cute_ext.make_tmem_layout_acc(mma, tiler, 1), is2cta=True)
+        kind = cute_ext.OperationTypeEnum.SM100_MMA_2SM_SS
+        load = cute_ext.OperationTypeEnum.SM100_TMA_LOAD_2SM
+        main = cute_ext.TMAToUMMAPipeline.create(num_stages=2, mma_operation_type=kind, tma_operation_type=load,
+                                                 cluster_layout_vmnk=vmnk)
+        leader = bm % 2 == 0
+        if warp == 5:
+            for kt in cutlass.range(0, cute.size(gA, mode=[2]), 1, unroll=1):
+                token, idx = main.producer_acquire_and_get_stage()
+                mbar = cute_ext.get_mbarrier(token)
+                cute_ext.tma_load(gA[None, None, kt], sA[None, None, None, idx], mbar, tma_operation_type=load,
+                                  cta_v_map=cute_ext.get_cta_v_map_ab(mA, tiler, mma, "A"))
+                cute_ext.tma_load(gB[None, None, kt], sB[None, None, None, idx], mbar, tma_operation_type=load,
+                                  cta_v_map=cute_ext.get_cta_v_map_ab(mB, tiler, mma, "B"))
+                if leader:
+                    main.producer_commit()
+                main.producer_state = cute_ext.pipeline_advance_iterator(main.raw_pipeline, main.producer_state)
+        if warp == 4 and leader:
+            atom = cute.make_mma_atom(mma.op)
+            for kt in cutlass.range(0, cute.size(gA, mode=[2]), 1, unroll=1):
+                _, idx = main.consumer_wait_and_get_stage()
+                for kb in cutlass.range(4, unroll_full=True):
+                    cute_ext.dot(atom, cute.append_ones(sA[None, None, kb, idx], up_to_rank=3),
+                                 cute.append_ones(sB[None, None, kb, idx], up_to_rank=3), acc[None, None, None, 0])
+                    atom.set(tcgen05.Field.ACCUMULATE, True)
+                main.consumer_release_and_advance()
+
+    @cute_ext.jit
+    def launch(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor):
+        k(mA, mB, mD).launch(grid=(2, 2, 1), block=(192, 1, 1), cluster=(2, 1, 1))
+
+    with target("sm_100a"):
+        ptx = cute_ext.compile(launch, *operands()).ptx
+    loads = re.findall(r"cp\.async\.bulk\.tensor\.\dd\.(\S+)", ptx)
+    assert loads and all("cta_group::2" in x for x in loads)
+    assert count(r"tcgen05\.mma\.cta_group::2", ptx) >= 4 and count(r"tcgen05\.mma\.cta_group::1", ptx) == 0
+    assert count(r"tcgen05\.alloc\.cta_group::2", ptx) == 1 and count(r"tcgen05\.dealloc\.cta_group::2", ptx) == 1
+    # the leader expects both CTAs' halves: A 2 x 128x64 halves, B 2 x 64x64
+    assert "32768" in ptx and "16384" in ptx
