@@ -228,7 +228,9 @@ def tma_load_multicast(src, dst, mbar, *, vmnk_layout, cta_v_map=None, tma_opera
     """tma_load shared by the CTAs of the cluster along mode multicast_mode of vmnk_layout (the cluster's (V, M, N,
     K) layout): each loads its share of the tile into every one of them."""
     n = cute.size(vmnk_layout, mode=[multicast_mode])
-    mask = cute.nvgpu.cpasync.create_tma_multicast_mask(vmnk_layout, _vmnk_coord(vmnk_layout), multicast_mode)
+    # A mode of one CTA shares nothing: the load is this CTA's own (no mask, a plain TMA load).
+    mask = cute.nvgpu.cpasync.create_tma_multicast_mask(vmnk_layout, _vmnk_coord(vmnk_layout), multicast_mode) \
+        if n > 1 else None
     _load(src, dst, mbar, cta_v_map, tma_operation_type, n, mask, "tma_load_multicast", update_expect_tx)
 
 
