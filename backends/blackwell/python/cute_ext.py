@@ -181,17 +181,21 @@ def _check_pair(src, dst, what, gmem_first: bool):
     return g, s
 
 
-def _tile_copy(atom, gmem, smem, smem_layout, load: bool, **kw):
+def _tile_copy(atom, gmem, smem, smem_layout, load: bool, share=None, **kw):
+    """One TMA copy of the whole tile; share=(this CTA's coordinate, CTAs) when the CTAs along a cluster mode each
+    load their share of the rows and multicast it to all of them."""
     rank = cute.rank(smem_layout.outer if hasattr(smem_layout, "outer") else smem_layout)
     coords = cute.group_modes(gmem.coordinates, 0, rank)
     view = cute.group_modes(cute.make_tensor(smem.iterator, smem_layout), 0, rank)
+    if share is not None:
+        view, coords = hopper_tma.tma_partition(atom, share[0], cute.make_layout(share[1]), view, coords)
     if load:
         cute.copy(atom, coords, view, **kw)
     else:
         cute.copy(atom, view, coords, **kw)
 
 
-def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_tx=True):
+def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_tx=True, share=None):
     gmem, smem = _check_pair(src, dst, what, True)
     mbar = ext.address_of(mbar, f"{what}'s mbarrier")
     op_type = _operation(op_type or OperationTypeEnum.SM90_TMA_LOAD, what, ("SM90_TMA_LOAD", "SM100_TMA_LOAD"))
@@ -213,7 +217,7 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     kw = {"tma_bar_ptr": mbar}
     if mask is not None:
         kw["mcast_mask"] = mask
-    _tile_copy(atom, gmem, smem, layout, True, **kw)
+    _tile_copy(atom, gmem, smem, layout, True, share, **kw)
 
 
 def tma_load(src, dst, mbar, *, cta_v_map=None, tma_operation_type=None, update_expect_tx=True):
@@ -228,10 +232,13 @@ def tma_load_multicast(src, dst, mbar, *, vmnk_layout, cta_v_map=None, tma_opera
     """tma_load shared by the CTAs of the cluster along mode multicast_mode of vmnk_layout (the cluster's (V, M, N,
     K) layout): each loads its share of the tile into every one of them."""
     n = cute.size(vmnk_layout, mode=[multicast_mode])
-    # A mode of one CTA shares nothing: the load is this CTA's own (no mask, a plain TMA load).
-    mask = cute.nvgpu.cpasync.create_tma_multicast_mask(vmnk_layout, _vmnk_coord(vmnk_layout), multicast_mode) \
-        if n > 1 else None
-    _load(src, dst, mbar, cta_v_map, tma_operation_type, n, mask, "tma_load_multicast", update_expect_tx)
+    if n == 1:  # a mode of one CTA shares nothing: the load is this CTA's own (a plain TMA load)
+        _load(src, dst, mbar, cta_v_map, tma_operation_type, 1, None, "tma_load_multicast", update_expect_tx)
+        return
+    coord = _vmnk_coord(vmnk_layout)
+    mask = cute.nvgpu.cpasync.create_tma_multicast_mask(vmnk_layout, coord, multicast_mode)
+    _load(src, dst, mbar, cta_v_map, tma_operation_type, n, mask, "tma_load_multicast", update_expect_tx,
+          share=(coord[multicast_mode], n))
 
 
 def _vmnk_coord(vmnk_layout):

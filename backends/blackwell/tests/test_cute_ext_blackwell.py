@@ -338,3 +338,63 @@ def test_a_cta_pair_loads_its_halves_onto_the_leaders_barrier_and_issues_pair_mm
     assert count(r"tcgen05\.alloc\.cta_group::2", ptx) == 1 and count(r"tcgen05\.dealloc\.cta_group::2", ptx) == 1
     # the leader expects both CTAs' halves: A 2 x 128x64 halves, B 2 x 64x64
     assert "32768" in ptx and "16384" in ptx
+
+
+def test_a_multicast_load_takes_this_ctas_share_of_the_rows_and_sends_it_to_the_cluster_row():
+    """1-CTA MMAs over a (1, 2, 1) cluster: A's tile is shared by the two CTAs along N, each loading half of its
+    rows for both; B is each CTA's own."""
+    @cute_ext.kernel
+    def k(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor):
+        tcgen05 = cute.nvgpu.tcgen05
+        h = helpers()
+        mma = h.make_trivial_tiled_mma(cutlass.Float16, tcgen05.OperandMajorMode.K, tcgen05.OperandMajorMode.K,
+                                       cutlass.Float32, tcgen05.CtaGroup.ONE, (128, 128))
+        tiler = (128, 128, 64)
+        vmnk = cute.tiled_divide(cute.make_layout((1, 2, 1)), (1,))
+        bm, bn, _ = cute.arch.block_idx()
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        gA = cute.zipped_divide(mA, (128, 64))[(None, None), (bm, None)]
+        gB = cute.zipped_divide(mB, (128, 64))[(None, None), (bn, None)]
+        sA = cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem,
+                               h.make_smem_layout_a(mma, tiler, cutlass.Float16, 2), alignment=1024)
+        sB = cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem,
+                               h.make_smem_layout_b(mma, tiler, cutlass.Float16, 2), alignment=1024)
+        kind = cute_ext.OperationTypeEnum.SM100_MMA_1SM_SS
+        main = cute_ext.TMAToUMMAPipeline.create_with_mask(num_stages=2, mma_operation_type=kind,
+                                                           cluster_layout_vmnk=vmnk)
+        if warp == 5:
+            for kt in cutlass.range(0, cute.size(gA, mode=[2]), 1, unroll=1):
+                token, idx = main.producer_acquire_and_get_stage()
+                mbar = cute_ext.get_mbarrier(token)
+                cute_ext.tma_load_multicast(gA[None, None, kt], sA[None, None, None, idx], mbar, vmnk_layout=vmnk,
+                                            cta_v_map=cute_ext.get_cta_v_map_ab(mA, tiler, mma, "A"),
+                                            tma_operation_type=cute_ext.OperationTypeEnum.SM90_TMA_LOAD_MULTICAST,
+                                            multicast_mode=2)
+                cute_ext.tma_load_multicast(gB[None, None, kt], sB[None, None, None, idx], mbar, vmnk_layout=vmnk,
+                                            cta_v_map=cute_ext.get_cta_v_map_ab(mB, tiler, mma, "B"),
+                                            tma_operation_type=cute_ext.OperationTypeEnum.SM90_TMA_LOAD_MULTICAST,
+                                            multicast_mode=1)
+                main.producer_commit_and_advance()
+
+    @cute_ext.jit
+    def launch(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor):
+        k(mA, mB, mD).launch(grid=(2, 2, 1), block=(192, 1, 1), cluster=(1, 2, 1))
+
+    shares = []
+    from warpweave.backends.hopper import tma as hopper_tma
+    original = hopper_tma.tma_partition
+
+    def spy(atom, coord, layout, smem, gmem, **kw):
+        shares.append((atom.num_multicast, atom.box, cute.size(layout)))
+        return original(atom, coord, layout, smem, gmem, **kw)
+
+    hopper_tma.tma_partition = spy
+    try:
+        with target("sm_100a"):
+            ptx = cute_ext.compile(launch, *operands()).ptx
+    finally:
+        hopper_tma.tma_partition = original
+    assert shares == [(2, (64, 64), 2)]           # A: two CTAs, 64 of the 128 rows each
+    loads = re.findall(r"cp\.async\.bulk\.tensor\.\dd\.(\S+)", ptx)
+    assert sum("multicast::cluster" in x for x in loads) * 2 == len(loads)   # A multicast, B not
+    assert "16384" in ptx                          # each CTA's barrier expects the whole tile of each operand
