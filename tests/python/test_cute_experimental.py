@@ -279,3 +279,11 @@ def test_more_requests_than_an_argument_has_parameters_are_refused_at_the_call()
             cute_ext.claim_parameter(a, "test.cute_ext_slot", {"k": k})  # third
 
     raises_at(Exception, "are taken", "third", body, fake((64,)), fake((64,)))
+
+
+def test_a_kernel_with_unfilled_parameter_slots_exports_to_c(tmp_path):
+    c = compile_ext(memcpy_body, fake((136, 70, 2)), fake((136, 70, 2)))
+    assert len(c.host_arguments) == 4 and all(h.producer.name == "cute_ext.parameter_slot"
+                                              for h in c.host_arguments.values())
+    header, obj = c.export_to_c(file_path=str(tmp_path), file_name="ext_memcpy", function_prefix="ext_memcpy")
+    assert os.path.getsize(header) > 0 and os.path.getsize(obj) > 0

@@ -28,7 +28,12 @@ def _unfilled(tensor, **attrs) -> bytes:
     return bytes(SLOT_BYTES)
 
 
-host_arguments.register(SLOT, _unfilled, size=SLOT_BYTES, align=SLOT_ALIGN)
+def _unfilled_c(tensor, dst, **attrs):
+    """The C form of an unfilled slot (an exported function, a TVM FFI call): zeros."""
+    return "", f"for (int ww_k = 0; ww_k < {SLOT_BYTES}; ++ww_k) ({dst})[ww_k] = 0;"
+
+
+host_arguments.register(SLOT, _unfilled, size=SLOT_BYTES, align=SLOT_ALIGN, export_c=_unfilled_c)
 
 
 class ParameterSlots:
