@@ -287,3 +287,15 @@ def test_a_kernel_with_unfilled_parameter_slots_exports_to_c(tmp_path):
                                               for h in c.host_arguments.values())
     header, obj = c.export_to_c(file_path=str(tmp_path), file_name="ext_memcpy", function_prefix="ext_memcpy")
     assert os.path.getsize(header) > 0 and os.path.getsize(obj) > 0
+
+
+def test_unit_modes_appended_to_a_swizzled_layout_keep_each_elements_offset():
+    sw = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 8, cute.make_layout((64, 8), stride=(8, 1)))
+    for grown in (cute.append_ones(sw, up_to_rank=3), cute.prepend_ones(sw, up_to_rank=4)):
+        assert isinstance(grown, cute.ComposedLayout) and cute.rank(grown.outer) in (3, 4)
+        assert str(grown.inner) == str(sw.inner) and grown.offset == sw.offset
+        lead = cute.rank(grown.outer) - 2 if grown.outer.shape[0] == 1 else 0
+        for i in range(0, 64, 7):
+            for j in range(8):
+                c = (i, j, 0) if lead == 0 else (0,) * lead + (i, j)
+                assert grown(c) == sw((i, j))
