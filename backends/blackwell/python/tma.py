@@ -70,6 +70,14 @@ def _umma_class(base):
     return cls
 
 
+def as_pair_atom(atom):
+    """A Hopper TMA load atom made for a CTA pair's MMA (cta_group 2): its loads complete on the leader CTA's
+    barrier."""
+    atom.__class__ = _umma_class(type(atom))
+    atom.cta_group = 2
+    return atom
+
+
 def plain_stage_layout(smem_layout):
     """The (MN, K) view of one stage of an MMA-shaped ((MN atom, K atom), rest MN, rest K) layout (swizzle kept)."""
     outer = getattr(smem_layout, "outer", smem_layout)
@@ -101,7 +109,7 @@ def _one_stage(smem_layout):
     return stage
 
 
-def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type, which):
+def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type, which, descriptor=None):
     cpasync = _cpasync()
     name = getattr(op, "python_name", "")
     if not name.startswith("cpasync.CopyBulkTensorTileG2S"):
@@ -120,7 +128,7 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
         raise ext.user_error(f"make_tiled_tma_atom_{which}: multicast of an MN-major operand is not supported here "
                              "(use K-major, or a cluster without multicast of this operand)", ext.DSLValueError)
     atom, tensor = hopper_tma.make_tiled_tma_atom(op, gmem_tensor, plain, tile, num_multicast,
-                                                  internal_type=internal_type)
+                                                  internal_type=internal_type, descriptor=descriptor)
     atom.__class__ = _umma_class(type(atom))
     atom.cta_group = cta
     return cpasync.TmaInfo(atom, tensor, smem_layout)   # the layout as given (staged or one stage)

@@ -224,11 +224,13 @@ class TmaCopyAtom:
 
 
 def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: int = 1, *, internal_type=None,
-                        loc=None, ip=None):
+                        descriptor=None, loc=None, ip=None):
     """cpasync.TmaInfo (unpacks as (TMA atom, TMA tensor)) copying tiles of gmem_tensor of shape cta_tiler laid out
     in shared memory as smem_layout (one stage, or stages as its last mode: the first is used; the TmaInfo keeps
     the layout as given). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast CTAs
-    sharing each load) or CopyBulkTensorTileS2GOp."""
+    sharing each load) or CopyBulkTensorTileS2GOp. descriptor(attrs): the tensor map's per-call parameter made of
+    the encoder's attributes (by default a host argument of gmem_tensor, made in host code; a kernel that makes
+    its atoms itself passes the parameter slot it claims)."""
     name = _name(op)
     if "Reduce" in name:
         # the manifest has the reduce instructions (hopper.tma.reduce.*), their atoms are not built yet: refused
@@ -366,7 +368,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
              "ebytes": ebytes, "pack": pack, "backend": backend, "hook": entry["host_hook"]}
     for i, bx in enumerate(box):
         attrs[f"box{i}"] = bx
-    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs)
+    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(attrs)
     smem_bytes = cute.size(outer) * ebytes // pack
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
     atom.pack = pack

@@ -41,6 +41,16 @@ def _is_layout(x: Any) -> bool:
 
 
 def _layout_of(x: Any, op: str):
+    """The layout an operation transforms: a tensor's, or the one a tensor names for its layout algebra
+    (``_ww_algebra_layout``: cute.experimental's bounded tensors divide their coordinates)."""
+    if _is_layout(x):
+        return x
+    inner = getattr(x, "_ww_algebra_layout", None)
+    return inner if _is_layout(inner) else _data_layout_of(x, op)
+
+
+def _data_layout_of(x: Any, op: str):
+    """The layout that addresses x's elements (what strides, offsets and inverses are read from)."""
     if _is_layout(x):
         return x
     inner = getattr(x, "layout", None)
@@ -189,7 +199,7 @@ def shape(a, mode=[]):  # noqa: B006
 
 
 def stride(a, mode=[]):  # noqa: B006
-    lay = _layout_of(a, "stride")
+    lay = _data_layout_of(a, "stride")
     if isinstance(lay, ComposedLayout):
         raise TypeError("stride: a composed layout has no single stride; use its outer layout")
     return _tuple_get(lay.stride, _mode_path(mode))
@@ -264,6 +274,10 @@ def append(input, elem, up_to_rank: int = None):
             return t + (elem,)
         return t + (elem,) * max(0, up_to_rank - len(t))
     lay = _layout_of(input, "append")
+    if isinstance(lay, _core.ComposedLayout):
+        # New modes change no offset: the swizzle and its offset stay around the outer layout (a swizzled stage
+        # given unit modes for an MMA's rank).
+        return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, append(lay.outer, elem, up_to_rank)))
     if up_to_rank is None:
         return _rewrap(input, _core.append(lay, elem))
     return _rewrap(input, _core.append_to_rank(lay, up_to_rank, elem))
@@ -276,6 +290,10 @@ def prepend(input, elem, up_to_rank: int = None):
             return (elem,) + t
         return (elem,) * max(0, up_to_rank - len(t)) + t
     lay = _layout_of(input, "prepend")
+    if isinstance(lay, _core.ComposedLayout):
+        # New modes change no offset: the swizzle and its offset stay around the outer layout (a swizzled stage
+        # given unit modes for an MMA's rank).
+        return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, prepend(lay.outer, elem, up_to_rank)))
     if up_to_rank is None:
         return _rewrap(input, _core.prepend(lay, elem))
     return _rewrap(input, _core.prepend_to_rank(lay, up_to_rank, elem))
@@ -285,7 +303,7 @@ def prepend(input, elem, up_to_rank: int = None):
 
 def crd2idx(coord, layout):
     """The offset of a coordinate (or 1-D index) under a layout."""
-    return _core.crd2idx(coord, _layout_of(layout, "crd2idx"))
+    return _core.crd2idx(coord, _data_layout_of(layout, "crd2idx"))
 
 
 def idx2crd(idx, shape):
@@ -315,15 +333,15 @@ def composition(lhs, rhs):
 
 
 def complement(input, cotarget=None):
-    return _core.complement(_layout_of(input, "complement"), cotarget)
+    return _core.complement(_data_layout_of(input, "complement"), cotarget)
 
 
 def right_inverse(input):
-    return _core.right_inverse(_layout_of(input, "right_inverse"))
+    return _core.right_inverse(_data_layout_of(input, "right_inverse"))
 
 
 def left_inverse(input):
-    return _core.left_inverse(_layout_of(input, "left_inverse"))
+    return _core.left_inverse(_data_layout_of(input, "left_inverse"))
 
 
 def _tiler_op(name):
@@ -360,15 +378,15 @@ def tile_to_shape(atom, trg_shape, order=None):
 
 
 def max_common_layout(a, b):
-    return _core.max_common_layout(_layout_of(a, "max_common_layout"), _layout_of(b, "max_common_layout"))
+    return _core.max_common_layout(_data_layout_of(a, "max_common_layout"), _data_layout_of(b, "max_common_layout"))
 
 
 def max_common_vector(a, b):
-    return _core.max_common_vector(_layout_of(a, "max_common_vector"), _layout_of(b, "max_common_vector"))
+    return _core.max_common_vector(_data_layout_of(a, "max_common_vector"), _data_layout_of(b, "max_common_vector"))
 
 
 def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
-    return _core.recast_layout(new_type_bits, old_type_bits, _layout_of(src_layout, "recast_layout"))
+    return _core.recast_layout(new_type_bits, old_type_bits, _data_layout_of(src_layout, "recast_layout"))
 
 
 def round_up(a, b):

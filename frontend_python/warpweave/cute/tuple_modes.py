@@ -27,7 +27,7 @@ def dice(src, dicer):
         shape, stride = _dice_tuple(dicer, src.shape), _dice_tuple(dicer, src.stride)
         return _core.make_layout(shape, stride=stride)
     if hasattr(src, "layout") and hasattr(src, "_ww_with_layout"):
-        return src._ww_with_layout(dice(src.layout, dicer))
+        return src._ww_with_layout(dice(getattr(src, "_ww_algebra_layout", src.layout), dicer))
     if isinstance(src, (int, tuple)) or hasattr(src, "__ww_int__"):
         return _dice_tuple(dicer, src)
     raise TypeError(f"dice: expected a tuple, a layout or a tensor, got {type(src).__name__}")

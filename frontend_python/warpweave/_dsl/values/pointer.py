@@ -223,6 +223,12 @@ class Pointer(metaclass=_PointerType):
         its ir_value())."""
         return self
 
+    @property
+    def value(self):
+        """The pointer itself, as llvm_ptr (CuTe DSL code hands a pipeline handle's barrier on as `.value`, its IR
+        value, to the operations that take an mbarrier)."""
+        return self
+
     def ir_value(self, *, loc=None, ip=None):
         """The address as an IR value (`!llvm.ptr<addrspace>`), for ops written with the IR (inline asm, NVVM)."""
         return ir_values.wrap(self.address(0), ptr_type(self.memspace))
