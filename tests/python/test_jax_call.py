@@ -1,0 +1,198 @@
+"""cutlass.jax on the CPU: how cutlass_call shows JAX arrays to a @cute.jit function (modes, static and dynamic
+layouts, divisibility, symbolic shapes of jax.export), its compile-only runs (a host-only function runs on host
+copies, one that launches kernels goes to the session), the FFI targets jax.export is told of, JAX arrays through
+from_dlpack, and the errors that name the user's line. The calls that launch on a GPU are the GPU job's."""
+import os
+
+import pytest
+
+jax = pytest.importorskip("jax", reason="cutlass.jax needs JAX (requirements.txt pins it)")
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import warpweave as cutlass  # noqa: E402
+import warpweave.cute as cute  # noqa: E402
+import warpweave.jax as cjax  # noqa: E402
+from warpweave._dsl.base.errors import DSLTypeError, DSLValueError  # noqa: E402
+from warpweave._dsl.jax_call.tensor_spec import ArrayView  # noqa: E402
+from warpweave._dsl.registry import compile_only  # noqa: E402
+from warpweave.cute.runtime import from_dlpack  # noqa: E402
+
+from dsl_helpers import target  # noqa: E402
+
+HERE = os.path.basename(__file__)
+
+
+def _row_major(shape):
+    out, acc = [0] * len(shape), 1
+    for j in range(len(shape) - 1, -1, -1):
+        out[j] = acc
+        acc *= shape[j]
+    return out
+
+
+@pytest.mark.parametrize("shape,mode", [((4, 6), (1, 0)), ((2, 3, 5), (2, 0, 1)), ((7, 1, 3, 2), (3, 1, 2, 0)),
+                                        ((8,), None)])
+def test_static_view_is_the_array_seen_in_mode_order(shape, mode):
+    """Kernel mode k of a static view is array dimension mode[k], with that dimension's row-major stride."""
+    v = ArrayView(shape, jnp.float32, cjax.TensorSpec(mode=mode, static=True), False, "input 0")
+    rt = v.fake()
+    order = mode or tuple(range(len(shape)))
+    strides = _row_major(shape)
+    assert rt.shape == tuple(shape[j] for j in order)
+    assert rt.stride == tuple(strides[j] for j in order)
+    assert rt.element_type is cutlass.Float32 and rt.assumed_align == 256
+
+
+def test_dynamic_view_keeps_extents_at_run_time_with_their_divisibility():
+    v = ArrayView((64, 48, 8), jnp.float16, cjax.TensorSpec(mode=(1, 0, 2)), False, "input 0")
+    rt = v.fake()
+    assert all(rt.dynamic_shape)
+    assert v.divisibility == (48, 64, 8)
+    # the unit stride (the array's last dimension) stays compiled in; the others are runtime values
+    assert rt.dynamic_stride == [True, True, False] and rt.stride[2] == 1
+    spec = cjax.TensorSpec(divisibility=(16, 8))
+    assert ArrayView((64, 48), jnp.float32, spec, False, "x").divisibility == (16, 8)
+
+
+def test_symbolic_shapes_take_what_jax_export_proves():
+    m, n, k = jax.export.symbolic_shape("32*M, N, 6*K")
+    v = ArrayView((m, n, k), jnp.float32, None, False, "input 0")
+    assert v.divisibility == (32, 1, 2)
+    assert v.fake().dynamic_shape == [True, True, True]
+    with pytest.raises(DSLValueError, match="static but its shape"):
+        ArrayView((m, n), jnp.float32, None, True, "input 0")
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "uint8",
+                                  "bool", "float8_e4m3fn", "float8_e5m2"])
+def test_element_types_round_trip(name):
+    d = jnp.dtype(name)
+    assert cjax.cutlass_to_jax_dtype(cjax.jax_to_cutlass_dtype(d)) == d
+
+
+def test_bad_specs_are_refused_at_the_users_line():
+    with pytest.raises(DSLValueError, match="not a permutation") as e:
+        cjax.TensorSpec(mode=(0, 0))
+    assert HERE in str(e.value)
+    with pytest.raises(DSLTypeError, match="output_shape_dtype") as e:
+        cjax.cutlass_call(lambda stream, a: None, output_shape_dtype=3)
+    assert HERE in str(e.value)
+    call = cjax.cutlass_call(lambda stream, a, b: None, output_shape_dtype=jax.ShapeDtypeStruct((4,), jnp.float32),
+                             input_output_aliases={0: 0})
+    with pytest.raises(DSLValueError, match="aliases output 0") as e:
+        call(jnp.zeros((5,), jnp.float32))
+    assert HERE in str(e.value)
+    call = cjax.cutlass_call(lambda stream, a, b: None, output_shape_dtype=jax.ShapeDtypeStruct((4,), jnp.float32),
+                             input_spec=(cjax.TensorSpec(mode=(1, 0)),))
+    with pytest.raises(DSLValueError, match="rank 1") as e:
+        call(jnp.zeros((4,), jnp.float32))
+    assert HERE in str(e.value)
+
+
+@cute.kernel
+def _add_kernel(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
+    i, _, _ = cute.arch.thread_idx()
+    c[i] = a[i] + b[i]
+
+
+@cute.jit
+def _launch_add(stream, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
+    _add_kernel(a, b, c).launch(grid=[1, 1, 1], block=[a.shape[0], 1, 1], stream=stream)
+
+
+def test_compile_only_stops_at_a_kernel_launch_inside_jit():
+    call = cjax.cutlass_call(_launch_add, output_shape_dtype=jax.ShapeDtypeStruct((32,), jnp.float32))
+    x = jnp.arange(32, dtype=jnp.float32)
+    with target("sm_80"), compile_only.compile_only() as session:
+        with pytest.raises(compile_only.LaunchSkipped, match="_add_kernel"):
+            jax.jit(call)(x, x)
+    assert [c.launches[0].kernel for c in session.compiled] == ["_add_kernel"]
+    # the call named is the user's line, not JAX's tracing
+    assert session.skipped[0][1].startswith(__file__)
+
+
+def test_compile_only_skip_returns_arrays_of_the_outputs_types():
+    call = cjax.cutlass_call(_launch_add, output_shape_dtype=(jax.ShapeDtypeStruct((16,), jnp.float32),)[0])
+    x = jnp.ones((16,), jnp.float32)
+    with target("sm_80"), compile_only.compile_only(on_launch="skip") as session:
+        out = jax.jit(call)(x, x)
+    assert out.shape == (16,) and out.dtype == jnp.float32
+    assert len(session.skipped) >= 1
+
+
+def test_host_only_function_sees_modes_statics_and_aliases():
+    """A function that launches nothing runs (on host copies) in a compile-only run; what it is traced with shows
+    the views: a permuted static input, a dynamic one, Python static values compiled in, aliased outputs left out."""
+    seen = []
+
+    @cute.jit
+    def host(a: cute.Tensor, b: cute.Tensor, x: cutlass.Int32, c: cute.Tensor):
+        seen.append((a.shape, a.stride, cute.is_static(b.shape[0]), x, c.shape))
+
+    call = cjax.cutlass_call(lambda stream, a, b, c, *, x: host(a, b, x, c),
+                             output_shape_dtype=(jax.ShapeDtypeStruct((3, 5), jnp.float32),
+                                                 jax.ShapeDtypeStruct((4, 6), jnp.float32)),
+                             input_spec=(cjax.TensorSpec(mode=(1, 0), static=True), None),
+                             input_output_aliases={0: 1}, x=7)
+    a = jnp.arange(24, dtype=jnp.float32).reshape(4, 6)
+    b = jnp.zeros((3, 5), jnp.float32)
+    with target("sm_80"), compile_only.compile_only() as session:
+        c, a2 = jax.jit(call)(a, b)
+    (a_shape, a_stride, b_static, x, c_shape), = seen
+    assert (a_shape, a_stride) == ((6, 4), (1, 6)) and not b_static and x == 7
+    assert len(c_shape) == 2
+    assert not session.skipped
+    # the aliased output starts as its input (the host function wrote nothing)
+    np.testing.assert_array_equal(np.asarray(a2), np.asarray(a))
+    assert c.shape == (3, 5)
+
+
+def test_inputs_keep_their_tree():
+    """A list of arrays reaches the function as a list of tensors."""
+    seen = []
+
+    @cute.jit
+    def host(inputs, out: cute.Tensor):
+        seen.append((type(inputs).__name__, len(inputs)))
+
+    call = cjax.cutlass_call(lambda stream, inputs, out: host(inputs, out),
+                             output_shape_dtype=jax.ShapeDtypeStruct((8,), jnp.float32))
+    xs = [jnp.zeros((8,), jnp.float32)] * 3
+    with target("sm_80"), compile_only.compile_only():
+        jax.jit(call)(xs)
+    assert seen == [("list", 3)]
+
+
+def test_from_dlpack_reads_a_jax_array():
+    x = jnp.arange(12, dtype=jnp.bfloat16).reshape(3, 4)
+    rt = from_dlpack(x)
+    assert rt.shape == (3, 4) and rt.stride == (4, 1)
+    assert rt.element_type is cutlass.BFloat16 and rt.data_ptr == x.unsafe_buffer_pointer()
+    assert rt.device == "cpu"
+
+
+def test_export_keeps_the_targets_it_was_told_of():
+    """Outside a compile-only run each compiled function is an FFI target (through jax-tvm-ffi); jax.export lowers
+    for CUDA with its custom call, allowed by get_export_disabled_safety_checks(), read after tracing."""
+    pytest.importorskip("jax_tvm_ffi", reason="cutlass_call's targets are registered through jax-tvm-ffi")
+    pytest.importorskip("tvm_ffi", reason="the TVM FFI entry needs apache-tvm-ffi")
+
+    @cute.jit
+    def host(stream, a: cute.Tensor, c: cute.Tensor):
+        pass
+
+    def f(a):
+        return cjax.cutlass_call(host, output_shape_dtype=a)(a)
+
+    checks = cjax.get_export_disabled_safety_checks()
+    m, = jax.export.symbolic_shape("16*M")
+    with target("sm_80"):
+        exp = jax.export.export(jax.jit(f), platforms=["cuda"], disabled_checks=checks)(
+            jax.ShapeDtypeStruct((m,), jnp.float32))
+    text = exp.mlir_module()
+    names = [c.is_custom_call() for c in checks]
+    assert names and any(n in text for n in names)
+    with pytest.raises(ValueError, match="custom_call"):
+        with target("sm_80"):
+            jax.export.export(jax.jit(f), platforms=["cuda"])(jax.ShapeDtypeStruct((m,), jnp.float32))
