@@ -178,12 +178,8 @@ def test_export_keeps_the_targets_it_was_told_of():
     pytest.importorskip("jax_tvm_ffi", reason="cutlass_call's targets are registered through jax-tvm-ffi")
     pytest.importorskip("tvm_ffi", reason="the TVM FFI entry needs apache-tvm-ffi")
 
-    @cute.jit
-    def host(stream, a: cute.Tensor, c: cute.Tensor):
-        pass
-
     def f(a):
-        return cjax.cutlass_call(host, output_shape_dtype=a)(a)
+        return cjax.cutlass_call(_launch_add, output_shape_dtype=a)(a, a)
 
     checks = cjax.get_export_disabled_safety_checks()
     m, = jax.export.symbolic_shape("16*M")
@@ -196,3 +192,33 @@ def test_export_keeps_the_targets_it_was_told_of():
     with pytest.raises(ValueError, match="custom_call"):
         with target("sm_80"):
             jax.export.export(jax.jit(f), platforms=["cuda"])(jax.ShapeDtypeStruct((m,), jnp.float32))
+
+
+def test_host_only_function_runs_as_a_host_callback_outside_compile_only(capfd):
+    """No kernel: the host code runs at each call of the JAX computation (traced once), on the arrays as the
+    kernel sees them (here transposed by the spec's mode)."""
+    traced = []
+
+    @cute.jit
+    def host(a: cute.Tensor, out: cute.Tensor):
+        traced.append(len(a.shape))
+        cute.printf("host code: a has {} rows", a.shape[0])
+
+    call = cjax.cutlass_call(lambda stream, a, out: host(a, out),
+                             output_shape_dtype=jax.ShapeDtypeStruct((2, 3), jnp.float32),
+                             input_spec=cjax.TensorSpec(mode=(1, 0)))
+    f = jax.jit(lambda a: call(a) + 1)
+    with target("sm_80"):
+        outs = [np.asarray(f(jnp.ones((2, 3), jnp.float32))) for _ in range(2)]
+    assert traced == [2]
+    assert capfd.readouterr().out.count("host code: a has 3 rows") == 2
+    np.testing.assert_array_equal(outs[1], np.ones((2, 3), np.float32))
+
+
+def test_permuted_modes_of_a_launching_function_are_refused_outside_compile_only():
+    call = cjax.cutlass_call(_launch_add, output_shape_dtype=jax.ShapeDtypeStruct((8, 4), jnp.float32),
+                             input_spec=(cjax.TensorSpec(mode=(1, 0)), None))
+    x = jnp.zeros((8, 4), jnp.float32)
+    with target("sm_80"), pytest.raises(DSLValueError, match="input 0 has a TensorSpec mode") as e:
+        call(x, x)
+    assert HERE in str(e.value)

@@ -13,9 +13,10 @@ the targets live in this process (the kernels are not serialized into the comput
 computation runs where its cutlass_calls were traced, and get_export_disabled_safety_checks() names them for
 jax.export's check of custom calls.
 
-In a compile-only run (`python -m warpweave run --compile-only`, registry/compile_only.py) nothing needs a GPU: the
-call compiles, and one whose function launches kernels goes to the session (the program ends there); a function
-that launches none (host code only) runs on the host through a JAX callback, on host copies of the arrays.
+A function that launches no kernel (host code only: printing layouts and values) runs as a JAX host callback on
+host copies of the arrays, wherever JAX runs. In a compile-only run (`python -m warpweave run --compile-only`,
+registry/compile_only.py) nothing needs a GPU: a call whose function launches kernels goes to the session when it
+is traced (the program ends there, or, with on_launch="skip", its outputs are left as they were allocated).
 """
 from __future__ import annotations
 
@@ -110,9 +111,10 @@ def _compile(fn, views_in, views_out, in_tree, aliases, static, tvm_ffi: bool, c
     return out
 
 
-def _host_call(entry: _Compiled, aliases: dict, n_in: int):
-    """The host function a compile-only run calls for a function that launches no kernel: the arrays as host
-    tensors, outputs in fresh aligned buffers (an aliased output starts as its input)."""
+def _host_call(entry: _Compiled, aliases: dict):
+    """The JAX host callback of a function that launches no kernel (its host code prints, computes layouts), and
+    of any in a compile-only run: the arrays as host tensors, outputs in fresh aligned buffers (an aliased output
+    starts as its input)."""
     def run(*arrays):
         ins = [np.ascontiguousarray(a) for a in arrays]
         ins = [x if x.ctypes.data % v.align == 0 else _aligned_copy(x, v.align) for x, v in zip(ins, entry.views_in)]
@@ -185,23 +187,24 @@ class CutlassCall:
         views_out = [ArrayView(o.shape, o.dtype, s, self.use_static, f"output {k}")
                      for k, (o, s) in enumerate(zip(self.outputs, self.output_spec))]
         session = compile_only.current()
-        result_types = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in self.outputs]
-        if session is not None:
-            entry = _compile(self.fn, views_in, views_out, in_tree, self.aliases, self.static, tvm_ffi=False)
-            if entry.compiled.launches:
-                session.launch_reached(entry.compiled)
-            outs = jax.pure_callback(_host_call(entry, self.aliases, len(flat)), tuple(result_types), *flat,
+        result_types = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in self.outputs)
+        entry = _compile(self.fn, views_in, views_out, in_tree, self.aliases, self.static, tvm_ffi=False)
+        if entry.compiled.launches and session is not None:
+            session.launch_reached(entry.compiled)  # ends the program, or (on_launch="skip") goes on without it
+        if not entry.compiled.launches or session is not None:
+            outs = jax.pure_callback(_host_call(entry, self.aliases), result_types, *flat,
                                      vmap_method="sequential")
         else:
             permuted = [f"input {i}" for i, v in enumerate(views_in) if v.permuted] + \
                        [f"output {k}" for k, v in enumerate(views_out) if v.permuted]
             if permuted:
-                raise DSLValueError(f"cutlass_call: {', '.join(permuted)} has a TensorSpec mode other than the array's "
-                                    "order; the TVM FFI entry reads the arrays' dimensions in their order, so such "
-                                    "a call runs only in a compile-only run for now", user_location())
+                raise DSLValueError(f"cutlass_call: {', '.join(permuted)} has a TensorSpec mode other than the "
+                                    "array's order; the TVM FFI entry reads the arrays' dimensions in their order, "
+                                    "so a function that launches kernels takes arrays in their own order for now",
+                                    user_location())
             entry = _compile(self.fn, views_in, views_out, in_tree, self.aliases, self.static, tvm_ffi=True,
                              cuda_graph=self.allow_cuda_graph)
-            outs = jax.ffi.ffi_call(entry.target, tuple(result_types), vmap_method="broadcast_all",
+            outs = jax.ffi.ffi_call(entry.target, result_types, vmap_method="broadcast_all",
                                     input_output_aliases=self.aliases or None)(*flat)
         outs = tuple(outs)
         return outs[0] if self.single else outs
