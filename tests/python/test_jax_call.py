@@ -222,3 +222,23 @@ def test_permuted_modes_of_a_launching_function_are_refused_outside_compile_only
     with target("sm_80"), pytest.raises(DSLValueError, match="input 0 has a TensorSpec mode") as e:
         call(x, x)
     assert HERE in str(e.value)
+
+
+def test_jax_tvm_ffi_hands_xla_buffers_to_the_entry():
+    """The data path a GPU run takes, on the CPU: XLA's FFI call reaches the compiled function's TVM FFI entry
+    through jax-tvm-ffi with the buffers in order (inputs, then outputs), and the entry's own check answers (host
+    buffers are not CUDA memory), so the packages' ABIs agree with the entry's."""
+    jax_tvm_ffi = pytest.importorskip("jax_tvm_ffi", reason="cutlass_call's targets are registered through it")
+    from warpweave._dsl.jax_call import cutlass_call as cc
+    from warpweave._dsl.jax_call.tensor_spec import ArrayView
+
+    views = [ArrayView((32,), jnp.float32, None, False, f"array {k}") for k in range(3)]
+    with target("sm_80"):
+        entry = cc._compile(_launch_add, views[:2], views[2:], jax.tree_util.tree_structure((0, 0)), {}, {},
+                            tvm_ffi=True)
+    jax_tvm_ffi.register_ffi_target("warpweave_test_host_buffers", entry.compiled.__tvm_ffi_object__(),
+                                    ["args", "rets"], platform="cpu")
+    x = jnp.zeros((32,), jnp.float32)
+    call = jax.ffi.ffi_call("warpweave_test_host_buffers", jax.ShapeDtypeStruct((32,), jnp.float32))
+    with pytest.raises(Exception, match="in0 is not in CUDA memory"):
+        call(x, x).block_until_ready()
