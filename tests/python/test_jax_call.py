@@ -238,7 +238,53 @@ def test_jax_tvm_ffi_hands_xla_buffers_to_the_entry():
                             tvm_ffi=True)
     jax_tvm_ffi.register_ffi_target("warpweave_test_host_buffers", entry.compiled.__tvm_ffi_object__(),
                                     ["args", "rets"], platform="cpu")
-    x = jnp.zeros((32,), jnp.float32)
-    call = jax.ffi.ffi_call("warpweave_test_host_buffers", jax.ShapeDtypeStruct((32,), jnp.float32))
-    with pytest.raises(Exception, match="in0 is not in CUDA memory"):
-        call(x, x).block_until_ready()
+    with jax.default_device(jax.devices("cpu")[0]):
+        x = jnp.zeros((32,), jnp.float32)
+        call = jax.ffi.ffi_call("warpweave_test_host_buffers", jax.ShapeDtypeStruct((32,), jnp.float32))
+        with pytest.raises(Exception, match="in0 is not in CUDA memory"):
+            call(x, x).block_until_ready()
+
+
+def _jax_gpu():
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.skipif(not _jax_gpu(), reason="runs kernels: needs a GPU and JAX's CUDA backend")
+@pytest.mark.parametrize("static", [False, True])
+def test_cutlass_call_runs_kernels_inside_jit(static):
+    pytest.importorskip("jax_tvm_ffi", reason="cutlass_call's targets are registered through it")
+    call = cjax.cutlass_call(_launch_add, output_shape_dtype=jax.ShapeDtypeStruct((128,), jnp.float32),
+                             use_static_tensors=static)
+    a = cjax.testing.create_tensor((128,), jnp.float32, jax.random.key(1))
+    b = cjax.testing.create_tensor((128,), jnp.float32, jax.random.key(2))
+    f = jax.jit(lambda a, b: call(a, b) * 2)
+    np.testing.assert_allclose(np.asarray(f(a, b)), 2 * (np.asarray(a) + np.asarray(b)), rtol=1e-6)
+    # another computation with the same call on arrays of the same types: its compiled function and target are
+    # reused
+    n = len(cjax.get_export_disabled_safety_checks())
+    g = jax.jit(lambda a, b: call(a, b) - 1)
+    np.testing.assert_allclose(np.asarray(g(b, b)), 2 * np.asarray(b) - 1, rtol=1e-6)
+    assert len(cjax.get_export_disabled_safety_checks()) == n
+
+
+@pytest.mark.skipif(not _jax_gpu(), reason="runs kernels: needs a GPU and JAX's CUDA backend")
+def test_cutlass_call_writes_an_aliased_input_in_place():
+    pytest.importorskip("jax_tvm_ffi", reason="cutlass_call's targets are registered through it")
+
+    @cute.kernel
+    def twice(a: cute.Tensor):
+        i, _, _ = cute.arch.thread_idx()
+        a[i] = a[i] * 2
+
+    @cute.jit
+    def launch(stream, a: cute.Tensor):
+        twice(a).launch(grid=[1, 1, 1], block=[a.shape[0], 1, 1], stream=stream)
+
+    call = cjax.cutlass_call(launch, output_shape_dtype=jax.ShapeDtypeStruct((64,), jnp.float32),
+                             input_output_aliases={0: 0})
+    a = jnp.arange(64, dtype=jnp.float32)
+    out = jax.jit(call, donate_argnums=0)(a + 0)
+    np.testing.assert_array_equal(np.asarray(out), 2 * np.arange(64, dtype=np.float32))
