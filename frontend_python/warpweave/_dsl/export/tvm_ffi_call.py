@@ -125,7 +125,10 @@ def entry_source(compiled, args, prefix: str, params) -> str:
         if p.positional:
             _seq_checks(p, f"args[{position[id(plan)]}]", o)
     call = ["&ww_tvm_module"]
+    dims = {id(plan): p.dims for p, plan in zip(params, compiled.plans) if isinstance(p, spec.Tensor)}
     for w, a in zip(where, args):
+        if a.plan.kind == "tensor":
+            a.dlpack_dims = dims.get(id(a.plan))
         a.plan.tvm_lines(a, w, o, call, prefix)
     for w, a in zip(where, args):
         o += a.plan.tvm_after(a, w)

@@ -195,13 +195,6 @@ class CutlassCall:
             outs = jax.pure_callback(_host_call(entry, self.aliases), result_types, *flat,
                                      vmap_method="sequential")
         else:
-            permuted = [f"input {i}" for i, v in enumerate(views_in) if v.permuted] + \
-                       [f"output {k}" for k, v in enumerate(views_out) if v.permuted]
-            if permuted:
-                raise DSLValueError(f"cutlass_call: {', '.join(permuted)} has a TensorSpec mode other than the "
-                                    "array's order; the TVM FFI entry reads the arrays' dimensions in their order, "
-                                    "so a function that launches kernels takes arrays in their own order for now",
-                                    user_location())
             entry = _compile(self.fn, views_in, views_out, in_tree, self.aliases, self.static, tvm_ffi=True,
                              cuda_graph=self.allow_cuda_graph)
             outs = jax.ffi.ffi_call(entry.target, result_types, vmap_method="broadcast_all",

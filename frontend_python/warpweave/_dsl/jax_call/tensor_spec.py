@@ -157,7 +157,13 @@ class ArrayView:
         return strides
 
     def fake(self) -> RuntimeTensor:
-        """The tensor the function is compiled for."""
+        """The tensor the function is compiled for; a TVM FFI entry reads XLA's buffer (in the array's order) into
+        it by `dlpack_dims`."""
+        rt = self._fake()
+        rt.dlpack_dims = self.mode if self.permuted else None
+        return rt
+
+    def _fake(self) -> RuntimeTensor:
         if self.static:
             strides = self._row_major_strides([int(d) for d in self.shape])
             return make_fake_tensor(self.dtype, [int(self.shape[j]) for j in self.mode],
