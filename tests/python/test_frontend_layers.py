@@ -35,6 +35,9 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.registry.compile_only", "torch"):
         "torch is optional: a compile-only run stands host memory in for its CUDA device only where it is installed",
     ("warpweave._dsl.registry.compile_only", "torch.overrides"): "torch is optional (as above)",
+    ("warpweave._dsl.registry.compile_only", "jax"):
+        "JAX is optional: its GPU FFI targets are stood in for only where jax-tvm-ffi is installed",
+    ("warpweave._dsl.registry.compile_only", "jax_tvm_ffi"): "optional (as above)",
     ("warpweave._dsl.registry.compile_only", "cuda.bindings"):
         "cuda-bindings is optional: its driver entry points are stood in for only where it is installed",
     ("warpweave.torch", "torch"): "torch is optional: warpweave.torch imports it when one of its functions runs",

@@ -321,3 +321,25 @@ def test_a_permuted_array_reaches_the_kernel_in_mode_order(static):
     call = cjax.cutlass_call(launch, output_shape_dtype=jax.ShapeDtypeStruct((40, 24), jnp.float32),
                              input_spec=cjax.TensorSpec(mode=(1, 0), static=static))
     np.testing.assert_array_equal(np.asarray(jax.jit(call)(a)), np.asarray(a).T)
+
+
+@pytest.mark.skipif(_jax_gpu(), reason="checks the stand-in used where no GPU is present")
+def test_compile_only_stands_in_for_gpu_ffi_targets_without_a_gpu():
+    """jax_tvm_ffi.register_ffi_target(..., platform="gpu") of a function compiled with --enable-tvm-ffi, then
+    jax.ffi.ffi_call of it (as CuTe DSL's tvm_ffi/ programs do): the call goes to the session at the user's line;
+    outside the session, JAX's own functions are back."""
+    jax_tvm_ffi = pytest.importorskip("jax_tvm_ffi", reason="the stand-in is for its targets")
+    pytest.importorskip("tvm_ffi", reason="the TVM FFI entry needs apache-tvm-ffi")
+    from warpweave.cute.runtime import make_fake_tensor, make_fake_stream
+
+    ffi_call = jax.ffi.ffi_call
+    t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),))
+    with target("sm_80"), compile_only.compile_only() as session:
+        f = cute.compile(_launch_add, make_fake_stream(use_tvm_ffi_env_stream=True), t, t, t,
+                         options="--enable-tvm-ffi")
+        jax_tvm_ffi.register_ffi_target("warpweave_test_gpu_add", f, platform="gpu")
+        call = jax.ffi.ffi_call("warpweave_test_gpu_add", jax.ShapeDtypeStruct((8,), jnp.float32))
+        with pytest.raises(compile_only.LaunchSkipped, match="warpweave_test_gpu_add .*_add_kernel"):
+            call(jnp.zeros(8), jnp.zeros(8))
+    assert session.skipped[-1][1].startswith(__file__)
+    assert jax.ffi.ffi_call is ffi_call
