@@ -229,9 +229,9 @@ def test_the_tvm_ffi_entry_reads_permuted_arrays_in_mode_order():
     with target("sm_80"):
         entry = cc._compile(_launch_add, views[:2], views[2:], jax.tree_util.tree_structure((0, 0)), {}, {},
                             tvm_ffi=True)
-    tensors = [p for p in entry.compiled.params if isinstance(p, spec.Tensor)]
+    tensors = [p for p in entry.ffi.params if isinstance(p, spec.Tensor)]
     assert [p.dims for p in tensors] == [mode] * 3
-    _, source = tvm_ffi_call._entry_texts(entry.compiled.compiled, "ww_fn", entry.compiled.params)
+    _, source = tvm_ffi_call._entry_texts(entry.compiled, "ww_fn", entry.ffi.params)
     for k, j in enumerate(mode):
         assert source.count(f"psh[{k}] = sh[{j}]; pst[{k}] = st[{j}];") == 3
 
@@ -248,7 +248,7 @@ def test_jax_tvm_ffi_hands_xla_buffers_to_the_entry():
     with target("sm_80"):
         entry = cc._compile(_launch_add, views[:2], views[2:], jax.tree_util.tree_structure((0, 0)), {}, {},
                             tvm_ffi=True)
-    jax_tvm_ffi.register_ffi_target("warpweave_test_host_buffers", entry.compiled.__tvm_ffi_object__(),
+    jax_tvm_ffi.register_ffi_target("warpweave_test_host_buffers", entry.ffi.__tvm_ffi_object__(),
                                     ["args", "rets"], platform="cpu")
     with jax.default_device(jax.devices("cpu")[0]):
         x = jnp.zeros((32,), jnp.float32)

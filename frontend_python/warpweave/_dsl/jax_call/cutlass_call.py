@@ -78,8 +78,12 @@ def _static_key(v):
 
 
 class _Compiled:
-    def __init__(self, compiled, target, views_in, views_out):
+    """A compiled function (JitCompiledFunction), its TVM FFI function (or None) and FFI target (None: host-only
+    or compile-only, called through a host callback), and the views it was compiled for."""
+
+    def __init__(self, compiled, ffi, target, views_in, views_out):
         self.compiled = compiled
+        self.ffi = ffi
         self.target = target
         self.views_in = views_in
         self.views_out = views_out
@@ -88,25 +92,28 @@ class _Compiled:
 def _compile(fn, views_in, views_out, in_tree, aliases, static, tvm_ffi: bool, cuda_graph: bool = True) -> _Compiled:
     passed = [k for k in range(len(views_out)) if k not in aliases.values()]
     key = (fn, in_tree, tuple(v.key() for v in views_in), tuple(v.key() for v in views_out),
-           tuple(sorted(aliases.items())), tuple(sorted((k, _static_key(v)) for k, v in static.items())), tvm_ffi, cuda_graph)
+           tuple(sorted(aliases.items())), tuple(sorted((k, _static_key(v)) for k, v in static.items())), tvm_ffi,
+           cuda_graph)
     hit = _compiled.get(key)
     if hit is not None:
         return hit
     body = cute_jit(_body(fn, len(views_in), len(views_out), in_tree, passed, static))
     stream = make_fake_stream(use_tvm_ffi_env_stream=tvm_ffi)
     fakes = [v.fake() for v in views_in + views_out]
+    options = {"options": "--enable-tvm-ffi"} if tvm_ffi else {}
+    compiled, ffi, target = cute_compile(body, stream, *fakes, **options), None, None
     if tvm_ffi:
-        compiled = cute_compile(body, stream, *fakes, options="--enable-tvm-ffi")
-        digest = hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16]
-        target = f"{_TARGET_PREFIX}{getattr(fn, '__name__', 'fn')}_{digest}"
-        if target in _targets:  # the same name from another function object of the same name: keep both
-            target = f"{target}_{len(_targets)}"
-        _jax_tvm_ffi().register_ffi_target(target, compiled.function, ["args", "rets"], platform="gpu",
-                                           allow_cuda_graph=cuda_graph)
-        _targets.append(target)
-    else:
-        compiled, target = cute_compile(body, stream, *fakes), None
-    out = _Compiled(compiled, target, views_in, views_out)
+        # the TVM FFI function is the FFI target's handler; its compiled function serves a host-only call
+        ffi, compiled = compiled, compiled.compiled
+        if compiled.launches:
+            digest = hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16]
+            target = f"{_TARGET_PREFIX}{getattr(fn, '__name__', 'fn')}_{digest}"
+            if target in _targets:  # the same name from another function object of the same name: keep both
+                target = f"{target}_{len(_targets)}"
+            _jax_tvm_ffi().register_ffi_target(target, ffi.__tvm_ffi_object__(), ["args", "rets"], platform="gpu",
+                                               allow_cuda_graph=cuda_graph)
+            _targets.append(target)
+    out = _Compiled(compiled, ffi, target, views_in, views_out)
     _compiled[key] = out
     return out
 
@@ -188,15 +195,16 @@ class CutlassCall:
                      for k, (o, s) in enumerate(zip(self.outputs, self.output_spec))]
         session = compile_only.current()
         result_types = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in self.outputs)
-        entry = _compile(self.fn, views_in, views_out, in_tree, self.aliases, self.static, tvm_ffi=False)
+        # a run compiles the TVM FFI entry too (XLA's handler of a launching function); a compile-only one needs
+        # neither it nor a C compiler
+        entry = _compile(self.fn, views_in, views_out, in_tree, self.aliases, self.static, tvm_ffi=session is None,
+                         cuda_graph=self.allow_cuda_graph)
         if entry.compiled.launches and session is not None:
             session.launch_reached(entry.compiled)  # ends the program, or (on_launch="skip") goes on without it
-        if not entry.compiled.launches or session is not None:
+        if entry.target is None:
             outs = jax.pure_callback(_host_call(entry, self.aliases), result_types, *flat,
                                      vmap_method="sequential")
         else:
-            entry = _compile(self.fn, views_in, views_out, in_tree, self.aliases, self.static, tvm_ffi=True,
-                             cuda_graph=self.allow_cuda_graph)
             outs = jax.ffi.ffi_call(entry.target, result_types, vmap_method="broadcast_all",
                                     input_output_aliases=self.aliases or None)(*flat)
         outs = tuple(outs)
