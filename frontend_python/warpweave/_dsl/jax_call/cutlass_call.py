@@ -216,7 +216,7 @@ def cutlass_call(fn, *, output_shape_dtype, input_spec=None, output_spec=None, i
     """A JAX operation calling `fn(stream, *inputs, *outputs, **static)` (a @cute.jit function, or any function
     that calls one) on JAX arrays: see the module's description. allow_cuda_graph lets XLA capture the call into
     its CUDA graphs; off by default, because the entry loads its kernels' module at its first call, which a
-    capture cannot hold (turn it on for a function already called once outside a capture)."""
+    capture under way may refuse (turn it on for a function already called once outside a capture)."""
     return CutlassCall(fn, output_shape_dtype, input_spec, output_spec, input_output_aliases, use_static_tensors,
                        allow_cuda_graph, static)
 
