@@ -6,8 +6,9 @@
 #
 #   scripts/cutedsl_examples.sh /path/to/cutlass [more options of benchmarks/python/cutedsl_examples.py]
 #
-# The programs need PyTorch and cuda-bindings besides warpweave: a separate environment, build/cutedsl-venv, is
-# made on first use (PyTorch is large; WARPWEAVE_EXAMPLES_PYTHON names an existing interpreter instead).
+# The programs need PyTorch, JAX and cuda-bindings besides warpweave: a separate environment, build/cutedsl-venv, is
+# made on first use (PyTorch is large; WARPWEAVE_EXAMPLES_PYTHON names an existing interpreter instead) and given
+# what requirements.txt adds later.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 /path/to/cutlass [options]" >&2; exit 2; }
@@ -18,6 +19,14 @@ if [ -z "$py" ]; then
     base=$("$root/.venv/bin/python" -c 'import sys; print(sys.base_prefix)')/bin/python3.12
     "$base" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements.txt" torch
+    sha256sum "$root/requirements.txt" | cut -c1-16 > "$venv/.requirements"
+  fi
+  # requirements.txt changed since the environment was made (JAX for the jax/ programs, ...): what it adds is
+  # installed; torch stays as it is
+  req_hash=$(sha256sum "$root/requirements.txt" | cut -c1-16)
+  if [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$req_hash" ]; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements.txt"
+    echo "$req_hash" > "$venv/.requirements"
   fi
   site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   printf '%s\n' "$root/frontend_python" "$root/conformance" "$root/pipelines" > "$site/warpweave.pth"

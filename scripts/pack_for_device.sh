@@ -53,11 +53,11 @@ fi
 # Python packages the GPU machine lacks and cannot fetch (no index there): apache-tvm-ffi (TVM FFI calls), as the
 # wheel pinned in requirements.txt (3.2 MiB), for gpu_job.sh to install.
 rm -rf .devcarry/deps && mkdir -p .devcarry/deps
-tvm_ffi=$(grep -E '^apache-tvm-ffi==' requirements.txt || true)
-if [ -n "$tvm_ffi" ]; then
-  .venv/bin/python -m pip download -q --no-deps --only-binary :all: --python-version 3.12 -d .devcarry/deps "$tvm_ffi" \
-    || echo "pack_for_device.sh: could not download $tvm_ffi; the GPU job's TVM FFI tests will skip" >&2
-fi
+# jax-tvm-ffi (0.1 MiB) likewise: the GPU machine's Python has JAX, not the package that cutlass_call runs through.
+for pin in $(grep -E '^(apache-tvm-ffi|jax-tvm-ffi)==' requirements.txt || true); do
+  .venv/bin/python -m pip download -q --no-deps --only-binary :all: --python-version 3.12 -d .devcarry/deps "$pin" \
+    || echo "pack_for_device.sh: could not download $pin; the GPU job's tests that need it will skip" >&2
+done
 if [ -n "$cutedsl" ]; then
   if [ -d "$cutedsl/examples/python/CuTeDSL" ]; then
     tar -C "$cutedsl" -cf - examples/python/CuTeDSL | xz -T2 -6 > .devcarry/cutedsl.tar.xz

@@ -205,7 +205,7 @@ ARCH_MODULES = ("cutlass.cute.nvgpu.tcgen05", "cutlass.cute.nvgpu.warpgroup", "c
                 "cutlass.pipeline", "cutlass.cute.prefetch")  # prefetch: of TMA atoms
 ARCH_WORDS = re.compile(r"tmem|tma|umma|wgmma|clc|tcgen05|blockscaled|sm1\d\d|cluster|dsmem|Tensormap|TensorMap|"
                         r"_SF[AB]|SF[AB]$|ldmatrix|LdMatrix|fp4|F4|F6|MX", re.I)
-INTERNAL = {"_mlir", "_mlir_helpers", "cutlass_dsl", "base_dsl", "jax", "extract_mlir_values", "new_from_mlir_values",
+INTERNAL = {"_mlir", "_mlir_helpers", "cutlass_dsl", "base_dsl", "extract_mlir_values", "new_from_mlir_values",
             "mlir_type", "experimental", "nvvm_wrappers", "for_generate", "yield_out", "_pack_shape", "_pack_tile"}
 
 

@@ -13,7 +13,7 @@ PACKAGE = os.path.join(ROOT, "frontend_python", "warpweave")
 
 # warpweave._dsl's layers, bottom to top; layers of one rank may import each other (file circles are still refused).
 LAYER_RANK = {"base": 0, "values": 1, "tracing": 2, "registry": 3, "atoms": 4, "device": 5, "host": 5, "call": 6,
-              "export": 7, "tuning": 7}
+              "export": 7, "tuning": 7, "jax_call": 8}
 # Modules outside _dsl that any layer may import: the extension and leaf helpers that import nothing of warpweave.
 GROUND = {"warpweave._core": -1, "warpweave._version": -1, "warpweave.progress": 0}
 FACADE_RANK = 100  # everything else of warpweave: the public modules (cute, utils, ext, ...) over all of _dsl
@@ -35,6 +35,9 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.registry.compile_only", "torch"):
         "torch is optional: a compile-only run stands host memory in for its CUDA device only where it is installed",
     ("warpweave._dsl.registry.compile_only", "torch.overrides"): "torch is optional (as above)",
+    ("warpweave._dsl.registry.compile_only", "jax"):
+        "JAX is optional: its GPU FFI targets are stood in for only where jax-tvm-ffi is installed",
+    ("warpweave._dsl.registry.compile_only", "jax_tvm_ffi"): "optional (as above)",
     ("warpweave._dsl.registry.compile_only", "cuda.bindings"):
         "cuda-bindings is optional: its driver entry points are stood in for only where it is installed",
     ("warpweave.torch", "torch"): "torch is optional: warpweave.torch imports it when one of its functions runs",
@@ -49,6 +52,8 @@ FUNCTION_IMPORTS_ALLOWED = {
         "`python -m warpweave alias` needs the install scheme",
     ("warpweave.cuda", "cuda.bindings"): "optional dependency (the cuda-python package)",
     ("warpweave._dsl.export.tvm_ffi_call", "tvm_ffi"): "optional dependency (apache-tvm-ffi)",
+    ("warpweave._dsl.jax_call.cutlass_call", "jax_tvm_ffi"):
+        "optional dependency (jax-tvm-ffi): only a cutlass_call that runs (not a compile-only one) needs it",
     ("warpweave._dsl.export.exported_module", "tvm_ffi"): "optional dependency (apache-tvm-ffi): TVM FFI exports",
     ("warpweave.cute.runtime", "warpweave._dsl.export.exported_module"):
         "load_module loads ctypes, subprocess and tempfile, which `import warpweave` defers (test_lazy_imports)",

@@ -256,6 +256,11 @@ class TensorArg(ArgPlan):
         if dname in DL_PAIRED:  # two elements a lane pair: in elements, the unit-stride mode is twice as long
             o.append(f"    if ({t}->dtype.lanes == 2) for (k = 0; k < {rank}; ++k) {{ if (st[k] == 1) sh[k] *= 2; "
                      "else st[k] *= 2; }")
+        perm = getattr(a, "dlpack_dims", None)
+        if perm is not None:  # mode k is the DLPack tensor's dimension perm[k]
+            o.append(f"    {{ int64_t psh[{rank}], pst[{rank}];")
+            o += [f"      psh[{k}] = sh[{j}]; pst[{k}] = st[{j}];" for k, j in enumerate(perm)]
+            o.append(f"      for (k = 0; k < {rank}; ++k) {{ sh[k] = psh[k]; st[k] = pst[k]; }} }}")
         dyn_shape = {k: j for j, (_, k) in enumerate(a.shapes)}
         dyn_stride = {k: j for j, (_, k) in enumerate(a.strides)}
         lim = (1 << (a.bits - 1)) - 1

@@ -59,7 +59,8 @@ def _convert_single_arg(arg, arg_name, arg_type, ctx):
         return spec.Tuple(arg_name, [_convert_single_arg(x, f"{arg_name}.{n}", t, ctx.element(k))
                                      for k, (x, n, t) in enumerate(zip(arg, names, types))])
     if kind == "tensor":
-        return spec.Tensor(arg_name, ctx.plan.spec[1], len(ctx.plan.spec[2]))
+        # a view whose modes are its source's dimensions in another order (cutlass.jax) says which
+        return spec.Tensor(arg_name, ctx.plan.spec[1], len(ctx.plan.spec[2]), getattr(arg, "dlpack_dims", None))
     if kind == "pointer":
         return spec.Pointer(arg_name)
     if kind == "stream":

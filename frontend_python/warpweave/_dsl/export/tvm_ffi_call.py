@@ -125,7 +125,10 @@ def entry_source(compiled, args, prefix: str, params) -> str:
         if p.positional:
             _seq_checks(p, f"args[{position[id(plan)]}]", o)
     call = ["&ww_tvm_module"]
+    dims = {id(plan): p.dims for p, plan in zip(params, compiled.plans) if isinstance(p, spec.Tensor)}
     for w, a in zip(where, args):
+        if a.plan.kind == "tensor":
+            a.dlpack_dims = dims.get(id(a.plan))
         a.plan.tvm_lines(a, w, o, call, prefix)
     for w, a in zip(where, args):
         o += a.plan.tvm_after(a, w)
@@ -224,6 +227,7 @@ class TVMFFICompiledFunction:
         tvm_ffi = _tvm_ffi()
         self.compiled = compiled
         self.params = params
+        self.ffi_object = None  # a compile-only run's stand-in for the entry (wrap)
         if not compiled.launches:
             # Host code only (it printed while tracing): its call takes the arguments and does nothing, as the
             # compiled function's own call does.
@@ -235,6 +239,11 @@ class TVMFFICompiledFunction:
 
     def __call__(self, *args):
         return self.function(*args)
+
+    def __tvm_ffi_object__(self):
+        """What TVM FFI takes for this object where it is passed to a TVM FFI function (jax_tvm_ffi's
+        register_ffi_target): the entry itself, so that its calls from there run no Python."""
+        return self.function if self.ffi_object is None else self.ffi_object
 
     def export_to_c(self, file_path=None, file_name=None, function_prefix=None, *, function_name=None,
                     object_file_path=None):
@@ -264,6 +273,7 @@ def wrap(compiled, values):
         # A compile-only run: the entry is built (so it is checked) but its launches are not made; the call goes to
         # the session as any compiled function's does (ending the program, or returning None to go on).
         call = staticmethod(lambda *args: session.launch_reached(compiled))
+        f.ffi_object = _tvm_ffi().convert(call.__func__)
     else:
         call = staticmethod(f.function)
     cls = type("TVMFFICompiledFunction", (TVMFFICompiledFunction,), {"__call__": call})

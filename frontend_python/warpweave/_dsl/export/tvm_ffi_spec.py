@@ -37,12 +37,15 @@ class Absent(Param):
 
 
 class Tensor(Param):
-    """A DLPack tensor (a torch tensor) of the element type and rank compiled for."""
+    """A DLPack tensor (a torch tensor) of the element type and rank compiled for. `dims`: the DLPack dimension
+    each mode of the compiled tensor is (None: mode k is dimension k), for callers whose tensors come in another
+    order than the kernel's modes (cutlass.jax's TensorSpec(mode=...))."""
 
-    def __init__(self, name: str, dtype: str = "", ndim: int = 0):
+    def __init__(self, name: str, dtype: str = "", ndim: int = 0, dims: tuple | None = None):
         super().__init__(name)
         self.dtype = dtype
         self.ndim = ndim
+        self.dims = dims
 
 
 class Pointer(Param):

@@ -16,6 +16,9 @@ What changes inside `compile_only()`:
   which is all that compiling needs.
 - Where cuda-bindings is installed but no CUDA driver can be loaded, `cuda.bindings.driver.cuInit` succeeds and
   `cuDeviceGetCount` reports one device (the stand-in below), as programs check both before compiling anything.
+- Where jax-tvm-ffi is installed but no CUDA driver can be loaded, JAX cannot run a target registered for the GPU
+  (`jax_tvm_ffi.register_ffi_target(..., platform="gpu")`): `jax.ffi.ffi_call` of one is the call of the function
+  registered, which goes to the session (its launches are not made) at the user's line.
 - `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
 - Where no GPU is present, `utils.HardwareInfo()` describes a stand-in device of the target (stand_in_device):
   its compute capability and shared memory per block from the target's manifest entry, cluster launch where the
@@ -126,6 +129,8 @@ def compile_only(on_launch: str = "stop"):
             stack.enter_context(_torch_on_host())
         if _driver_bindings_without_driver():
             stack.enter_context(_driver_stand_ins())
+        if _jax_tvm_ffi_without_driver():
+            stack.enter_context(_jax_gpu_targets(session))
         try:
             yield session
         finally:
@@ -314,3 +319,44 @@ def _driver_stand_ins():
     finally:
         for k, v in saved.items():
             setattr(driver, k, v)
+
+
+# --- JAX's FFI targets for the GPU without a GPU -------------------------------------------------------------------
+
+def _jax_tvm_ffi_without_driver() -> bool:
+    return importlib.util.find_spec("jax_tvm_ffi") is not None and not _core.driver_available()
+
+
+@contextlib.contextmanager
+def _jax_gpu_targets(session):
+    """jax_tvm_ffi.register_ffi_target records the targets registered for the GPU (and registers them as usual);
+    jax.ffi.ffi_call of one returns a call that goes to the session, named after the function registered: an
+    exported function loaded in this run (its stand-in says so), or a compiled one (with its kernels)."""
+    import jax
+    import jax_tvm_ffi
+
+    targets = {}
+    register, ffi_call = jax_tvm_ffi.register_ffi_target, jax.ffi.ffi_call
+
+    def register_ffi_target(name, function, *args, platform="cpu", **kwargs):
+        if platform in ("gpu", "cuda"):
+            targets[name] = function
+        return register(name, function, *args, platform=platform, **kwargs)
+
+    def stand_in_ffi_call(target_name, *args, **kwargs):
+        function = targets.get(target_name)
+        if function is None:
+            return ffi_call(target_name, *args, **kwargs)
+        exported = getattr(function, "exported_function", None)
+        launches = getattr(function, "launches", None) or []
+        if exported:
+            name, kernels, what = exported, (), "exported function"
+        else:
+            name, kernels, what = target_name, [l.kernel for l in launches], "compiled function"
+        return lambda *a, **k: session.call_reached(name, kernels, what, user_location(2))
+
+    jax_tvm_ffi.register_ffi_target, jax.ffi.ffi_call = register_ffi_target, stand_in_ffi_call
+    try:
+        yield
+    finally:
+        jax_tvm_ffi.register_ffi_target, jax.ffi.ffi_call = register, ffi_call

@@ -200,7 +200,8 @@ def _torch_dtype_name(t) -> str:
 
 def from_dlpack(tensor, assumed_align: int | None = None, use_32bit_stride: bool = False,
                 enable_tvm_ffi: bool = False) -> RuntimeTensor:
-    """Wraps a PyTorch tensor, a NumPy array, or any object with __cuda_array_interface__ / __array_interface__.
+    """Wraps a PyTorch tensor, a JAX array, a NumPy array, or any object with __cuda_array_interface__ /
+    __array_interface__.
 
     assumed_align: the alignment in bytes the kernels may assume of the address (default: what the address
     has, up to 16). use_32bit_stride: dynamic extents and strides are 32-bit integers even where the buffer
@@ -224,6 +225,8 @@ def _from_dlpack(tensor, assumed_align):
         device = "cuda" if tensor.is_cuda else "cpu"
         return RuntimeTensor(tensor, tensor.data_ptr(), tensor.shape, tensor.stride(), _TORCH_TYPES[name], device,
                              assumed_align)
+    if hasattr(tensor, "unsafe_buffer_pointer") and hasattr(tensor, "__dlpack_device__"):
+        return _from_jax(tensor, assumed_align)
     iface = getattr(tensor, "__cuda_array_interface__", None)
     device = "cuda"
     if iface is None:
@@ -247,6 +250,21 @@ def _from_dlpack(tensor, assumed_align):
     else:
         strides = [s // dt.itemsize for s in strides]
     return RuntimeTensor(tensor, iface["data"][0], shape, strides, _NUMPY_TYPES[dt.name], device, assumed_align)
+
+
+def _from_jax(array, assumed_align):
+    """A JAX array (one device's): dense and row-major, its buffer's address and device as JAX reports them."""
+    name = str(array.dtype)
+    if name not in _TORCH_TYPES or name == "float4_e2m1fn_x2":
+        raise DSLTypeError(f"from_dlpack: unsupported element type {name}", user_location(3))
+    shape = tuple(int(d) for d in array.shape)
+    strides, acc = [0] * len(shape), 1
+    for j in range(len(shape) - 1, -1, -1):
+        strides[j] = acc
+        acc *= shape[j]
+    device = "cuda" if int(array.__dlpack_device__()[0]) in (2, 13) else "cpu"
+    return RuntimeTensor(array, array.unsafe_buffer_pointer(), shape, strides, _TORCH_TYPES[name], device,
+                         assumed_align)
 
 
 def is_torch_tensor(x) -> bool:
