@@ -156,6 +156,13 @@ class RuntimeTensor:
     def memspace(self):
         return "gmem"
 
+    def __tvm_ffi_value__(self):
+        """What TVM FFI passes for this view (a function compiled with --enable-tvm-ffi takes the framework's
+        tensors): the tensor it was made of, whose data, extents and strides are the view's."""
+        if self.source is None:
+            raise TypeError("a fake tensor has no memory to pass to a TVM FFI function: pass a tensor")
+        return self.source
+
     def __repr__(self):
         dims = ",".join("?" if d else str(s) for s, d in zip(self._shape, self.dynamic_shape))
         strides = ",".join("?" if d else str(s) for s, d in zip(self._strides, self.dynamic_stride))
@@ -440,6 +447,15 @@ class RuntimePointer:
 
     def spec(self) -> tuple:
         return ("ptr", self.element_type.__name__, self.mem_space.name, self.assumed_align)
+
+    @property
+    def _pointer(self) -> int:
+        """The address (CuTe DSL's name for it, which programs read to free the memory)."""
+        return self.address
+
+    def __tvm_ffi_opaque_ptr__(self) -> int:
+        """The address, as TVM FFI passes a pointer to a function compiled with --enable-tvm-ffi."""
+        return self.address
 
     def __repr__(self):
         return f"RuntimePointer<{self.element_type.__name__}, {self.mem_space.name}, {self.address:#x}, " \
