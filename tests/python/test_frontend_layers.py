@@ -35,6 +35,10 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.registry.compile_only", "torch"):
         "torch is optional: a compile-only run stands host memory in for its CUDA device only where it is installed",
     ("warpweave._dsl.registry.compile_only", "torch.overrides"): "torch is optional (as above)",
+    ("warpweave._dsl.registry.compile_only", "ctypes"):
+        "a compile-only run's cudaMalloc gives host memory; test_lazy_imports defers ctypes",
+    ("warpweave._dsl.base.errors", "cuda.bindings"):
+        "cuda-bindings is optional: a failed launch's error code is its CUresult member only where it is installed",
     ("warpweave._dsl.registry.compile_only", "cuda.bindings"):
         "cuda-bindings is optional: its driver entry points are stood in for only where it is installed",
     ("warpweave.torch", "torch"): "torch is optional: warpweave.torch imports it when one of its functions runs",
