@@ -24,6 +24,10 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.base.compile_options", "argparse"): "only an options string needs it; test_lazy_imports defers it",
     ("warpweave._dsl.values.runtime", "numpy"): "only a NumPy-like array needs it; test_lazy_imports defers numpy",
     ("warpweave._dsl.host.host_values", "numpy"): "host access to a NumPy array; test_lazy_imports defers numpy",
+    ("warpweave._dsl.values.runtime", "ctypes"):
+        "a make_ptr pointer's C pointer (the JitArgument protocol); test_lazy_imports defers ctypes",
+    ("warpweave._dsl.values.jit_argument", "ctypes"):
+        "a JitArgument's values read through its C pointers; test_lazy_imports defers ctypes",
     ("warpweave._dsl.host.host_values", "ctypes"): "host access through a pointer; test_lazy_imports defers ctypes",
     ("warpweave._dsl.host.host_actions", "numpy"): "host print of a NumPy array; test_lazy_imports defers numpy",
     ("warpweave._dsl.device.math", "fractions"): "only a static fma needs it; test_lazy_imports defers fractions",

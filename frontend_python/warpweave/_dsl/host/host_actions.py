@@ -159,11 +159,12 @@ class HostPrintTensor:
     """One host cute.print_tensor of a tensor argument (or a view of one): its elements read from the
     argument's memory at each call, in the layout of the view."""
 
-    def __init__(self, header: str, key, layout, offset):
+    def __init__(self, header: str, key, layout, offset, dtype=None):
         self.header = header
         self.key = key          # the argument: an index, or (index, k, ...) inside a list argument
         self.layout = layout
         self.offset = offset    # elements from the argument's first element (int or SymInt)
+        self.dtype = dtype      # the elements' type (a pointer held by a JitArgument has none of its own)
 
     def _values(self, values, env):
         arg = None if isinstance(self.key, HostLocal) else argument_value(values, self.key)
@@ -172,7 +173,7 @@ class HostPrintTensor:
             layout = _core.make_layout(_core.evaluate(self.layout.shape, env),
                                        stride=_core.evaluate(self.layout.stride, env))
             base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
-            mem = HostMemory(self.key, self.key.dtype if arg is None else arg.element_type, values, env)
+            mem = HostMemory(self.key, self.key.dtype if arg is None else self.dtype or arg.element_type, values, env)
             vals = [_python_value(mem.read(base + int(layout(i)))) for i in range(int(_core.product(layout.shape)))]
             return vals, layout.shape, layout
         v = values[self.key[0]] if isinstance(self.key, tuple) else values[self.key]
@@ -265,4 +266,4 @@ def host_print_tensor(tensor, verbose: bool = False) -> None:
     if not isinstance(tensor.layout, _core.Layout):
         raise DSLTypeError(f"cute.print_tensor on the host: the layout {tensor.layout} is not a plain layout",
                            where)
-    st.host_actions.append(HostPrintTensor(tensor.type, it.host, tensor.layout, it.offset))
+    st.host_actions.append(HostPrintTensor(tensor.type, it.host, tensor.layout, it.offset, it.dtype))
