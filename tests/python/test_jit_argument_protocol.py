@@ -144,6 +144,84 @@ def test_an_object_that_breaks_the_protocol_is_refused():
             c.export_to_c(file_path=os.path.dirname(THIS), file_name="never_written")
 
 
+class TensorStruct:
+    """A C struct { void *ptr; int32 shape[2]; int32 stride[2]; } of host memory, as CuTe DSL's FFI tutorial
+    passes one: the body sees an ir.Value subclass of the struct value and reads its fields with extractvalue."""
+
+    def __init__(self, a):
+        self.a = a
+        self.c = (ctypes.c_int64 * 3)()
+        base = ctypes.addressof(self.c)
+        ctypes.c_uint64.from_address(base).value = a.ctypes.data
+        for k, (n, s) in enumerate(zip(a.shape, a.strides)):
+            ctypes.c_int32.from_address(base + 8 + 4 * k).value = n
+            ctypes.c_int32.from_address(base + 16 + 4 * k).value = s // a.itemsize
+
+    def __get_mlir_types__(self):
+        from warpweave._mlir import ir
+        from warpweave._mlir.dialects import llvm
+        pair = llvm.StructType.get_literal([ir.IntegerType.get_signless(32)] * 2)
+        return [llvm.StructType.get_literal([llvm.PointerType.get(), pair, pair])]
+
+    def __c_pointers__(self):
+        return [ctypes.addressof(self.c)]
+
+    def __new_from_mlir_values__(self, values):
+        return TensorStructValue(values[0])
+
+
+def _struct_value_class():
+    from warpweave._mlir import ir
+    from warpweave._mlir.dialects import llvm
+
+    class Value(ir.Value):
+        def __init__(self, v):
+            super().__init__(v)
+
+        def field(self, k):
+            i32 = ir.IntegerType.get_signless(32)
+            pair = llvm.extractvalue(llvm.StructType.get_literal([i32] * 2), self, [k])
+            return tuple(llvm.extractvalue(i32, pair, [i]) for i in range(2))
+
+        def tensor(self):
+            p = cute.make_ptr(cutlass.Float32, llvm.extractvalue(llvm.PointerType.get(), self, [0]))
+            return cute.make_tensor(p, cute.make_layout(self.field(1), stride=self.field(2)))
+    return Value
+
+
+TensorStructValue = _struct_value_class()
+
+
+@cute.jit
+def describe(t: TensorStruct):
+    v = t.tensor()
+    cute.printf("shape {} stride {}", t.field(1), t.field(2))
+    cute.print_tensor(v)
+
+
+def test_a_structs_fields_are_read_on_the_host_at_each_call(capsys):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with target("sm_80"):
+        c = cute.compile(describe, TensorStruct(a))
+        capsys.readouterr()
+        c(TensorStruct(a))
+        c(TensorStruct(np.arange(8, dtype=np.float32).reshape(4, 2) + 100))
+    out = capsys.readouterr().out
+    assert "shape (2,3) stride (3,1)" in out and "shape (4,2) stride (2,1)" in out
+    assert "[0.000000, 1.000000, 2.000000]" in out and "[104.000000, 105.000000]" in out
+
+
+@cute.jit
+def misuse(t: TensorStruct):
+    cute.make_layout((t, 2))  # a struct is no extent
+
+
+def test_a_struct_used_as_a_number_is_refused_at_the_users_line():
+    with target("sm_80"), pytest.raises(TypeError, match="expected an integer") as e:
+        cute.compile(misuse, TensorStruct(np.zeros((2, 2), np.float32)))
+    assert e.value.location == (THIS, line_in(THIS, "# a struct is no extent"))
+
+
 @requires_gpu
 def test_a_kernel_writes_through_the_objects_pointer_on_the_gpu():
     import torch

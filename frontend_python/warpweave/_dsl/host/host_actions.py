@@ -21,6 +21,8 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..registry import compile_only
+from ..base.ir_values import host_number
+from ..values.jit_argument import HostAddress
 from ..values.numeric import HostRef, Numeric, SymInt
 from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
 from ..values.tensor import Pointer, Tensor
@@ -89,6 +91,15 @@ def _renderer(x, where):
         raise DSLTypeError("cute.printf on the host cannot print a value computed in device code", where)
     if isinstance(x, SymInt):
         return lambda values, env, x=x: int(_core.evaluate(x, env))
+    if host_number(x) is not None and not isinstance(host_number(x), tuple):  # a JitArgument's value (host_ir.py)
+        return _renderer(host_number(x), where)
+    if isinstance(x, HostAddress):
+        return lambda values, env: hex(argument_value(values, x.key).address)
+    if isinstance(x, Pointer) and x.host is not None and not isinstance(x.base, HostLocal):
+        def address(values, env, p=x):
+            off = p.offset if isinstance(p.offset, int) else int(_core.evaluate(p.offset, env))
+            return hex(argument_value(values, p.host).address + off * max(1, p.dtype.width // 8))
+        return address
     if isinstance(x, tuple):
         parts = [_renderer(e, where) for e in x]
         return lambda values, env: "(" + ",".join(_as_text(p(values, env)) for p in parts) + ")"
