@@ -82,13 +82,26 @@ def sass_check(dump_dir: str, required) -> tuple[bool, str]:
     return True, "SASS " + " ".join(required)
 
 
+def program_env(python: str) -> dict:
+    """The environment a program runs in: this one, with `python`'s virtual environment activated where it has one
+    (VIRTUAL_ENV, its bin first on PATH), as a user runs an example, so that the tools a program calls find that
+    environment's packages (the FFI tutorial's CMake finds nanobind through the environment's Python)."""
+    env = dict(os.environ)
+    bindir = os.path.dirname(os.path.abspath(python))
+    root = os.path.dirname(bindir)
+    if os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+        env["VIRTUAL_ENV"] = root
+        env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    return env
+
+
 def run_one(python: str, path: str, args: list[str], arch: str, timeout: int, sass=()) -> tuple[bool, str, float]:
     import tempfile
 
     cmd = [python, "-m", "warpweave", "run", "--compile-only", "--arch", arch]
     if path.endswith(".ipynb"):
         cmd.append("--keep-going")
-    env = dict(os.environ)
+    env = program_env(python)
     dump = tempfile.mkdtemp(prefix="ww_sass_") if sass else None
     if dump:
         env.update(WARPWEAVE_KEEP="sass", WARPWEAVE_DUMP_DIR=dump, WARPWEAVE_DISABLE_CACHE="1")
@@ -310,7 +323,7 @@ def all_programs(root: str, under: str = "") -> list[str]:
 def run_real(python: str, path: str, timeout: int, pythonpath: str | None = None) -> tuple[bool, str, float]:
     """The program run for real on the GPU: under warpweave (`python -m warpweave run`) or, with pythonpath, under
     the implementation found there (`python prog.py`). Passes when it exits 0."""
-    env = dict(os.environ)
+    env = program_env(python)
     cmd = [python, "-m", "warpweave", "run", path]
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
@@ -348,6 +361,9 @@ def run_all(root: str, ns) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     progs = all_programs(root, ns.under)
+    if ns.only:  # programs named by their path under the set, or by their file name
+        only = set(ns.only.split(","))
+        progs = [p for p in progs if p in only or os.path.basename(p) in only]
     if ns.real:
         progs = real_programs(root, progs, ns.real, ns.real_also)
         rows = []
@@ -400,7 +416,7 @@ def main(argv=None) -> int:
     p.add_argument("--archs", default="sm_80,sm_90a")
     p.add_argument("--python", default=sys.executable, help="the interpreter to run the programs with")
     p.add_argument("--timeout", type=int, default=600)
-    p.add_argument("--only", help="comma-separated program names")
+    p.add_argument("--only", help="comma-separated program names (with --all: paths under the set, or file names)")
     p.add_argument("--all", action="store_true",
                    help="every program of examples/python/CuTeDSL (a file with a __main__), each for the target its "
                         "folder is for, with its default arguments; a table by folder")

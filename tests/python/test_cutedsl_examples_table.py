@@ -56,3 +56,16 @@ def test_real_runs_take_their_targets_and_the_folders_asked_for(tmp_path):
     assert table.real_programs(str(tmp_path), found, "sm_80,sm_90a") == ["cute/ampere/a.py", "cute/hopper/h.py"]
     assert table.real_programs(str(tmp_path), found, "sm_90a", "experimental/primitives") == \
         ["cute/hopper/h.py", "experimental/primitives/p.py"]
+
+
+def test_programs_run_with_their_pythons_virtual_environment_activated(tmp_path):
+    """A program that calls a tool of its environment (the FFI tutorial's CMake looking for nanobind through
+    Python) finds it as in an activated environment; an interpreter outside one leaves the environment as it is."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    env = table.program_env(str(venv / "bin" / "python"))
+    assert env["VIRTUAL_ENV"] == str(venv)
+    assert env["PATH"].split(os.pathsep)[0] == str(venv / "bin")
+    plain = table.program_env(str(tmp_path / "python"))
+    assert plain.get("VIRTUAL_ENV") == os.environ.get("VIRTUAL_ENV") and plain["PATH"] == os.environ["PATH"]

@@ -286,6 +286,45 @@ def test_compile_only_answers_cuinit_and_the_device_count_without_a_driver():
     assert driver.cuInit is real_init and driver.cuDeviceGetCount is real_count
 
 
+def test_compile_only_allocates_host_memory_for_cuda_malloc_without_a_driver():
+    """A program that allocates with cuda-bindings' runtime before compiling (a grid barrier's word) gets host
+    memory it can set, copy and free, and a pointer to it compiles; the launch is what is not made."""
+    runtime = pytest.importorskip("cuda.bindings.runtime")
+    if _core.driver_available():
+        pytest.skip("a CUDA driver is present: the real cudaMalloc answers")
+    import ctypes
+
+    from warpweave._dsl.registry import compile_only
+
+    ok = runtime.cudaError_t.cudaSuccess
+    real = runtime.cudaMalloc
+
+    @cute.kernel
+    def k(p: cute.Pointer):
+        cute.make_tensor(p, cute.make_layout(4))[0] = cutlass.Uint32(1)
+
+    @cute.jit
+    def host(p: cute.Pointer):
+        k(p).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_80"), compile_only.compile_only() as session:
+        err, a = runtime.cudaMalloc(16)
+        err2, b = runtime.cudaMalloc(16)
+        assert err == err2 == ok and a % 256 == 0 and b % 256 == 0 and abs(a - b) >= 16
+        assert runtime.cudaMemset(a, 7, 16) == (ok,)
+        assert ctypes.string_at(a, 16) == bytes([7]) * 16
+        assert runtime.cudaMemcpy(b, a, 16, runtime.cudaMemcpyKind.cudaMemcpyDeviceToDevice) == (ok,)
+        assert ctypes.string_at(b, 16) == bytes([7]) * 16
+        assert runtime.cudaDeviceSynchronize() == (ok,)
+        p = cute.runtime.make_ptr(cutlass.Uint32, a, cute.AddressSpace.gmem)
+        with pytest.raises(compile_only.LaunchSkipped):
+            host(p)
+        assert len(session.compiled) == 1
+        assert runtime.cudaFree(a) == (ok,) and runtime.cudaFree(b) == (ok,)
+        assert runtime.cudaFree(a) == (runtime.cudaError_t.cudaErrorInvalidValue,)  # freed twice
+    assert runtime.cudaMalloc is real
+
+
 # --- testing.add_tensor_init_args / validate_tensor_init_args -------------------------------------------------------
 
 def test_tensor_init_args_parse_and_refuse_what_cannot_be_honoured(capsys):

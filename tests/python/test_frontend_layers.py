@@ -24,6 +24,10 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.base.compile_options", "argparse"): "only an options string needs it; test_lazy_imports defers it",
     ("warpweave._dsl.values.runtime", "numpy"): "only a NumPy-like array needs it; test_lazy_imports defers numpy",
     ("warpweave._dsl.host.host_values", "numpy"): "host access to a NumPy array; test_lazy_imports defers numpy",
+    ("warpweave._dsl.values.runtime", "ctypes"):
+        "a make_ptr pointer's C pointer (the JitArgument protocol); test_lazy_imports defers ctypes",
+    ("warpweave._dsl.values.jit_argument", "ctypes"):
+        "a JitArgument's values read through its C pointers; test_lazy_imports defers ctypes",
     ("warpweave._dsl.host.host_values", "ctypes"): "host access through a pointer; test_lazy_imports defers ctypes",
     ("warpweave._dsl.host.host_actions", "numpy"): "host print of a NumPy array; test_lazy_imports defers numpy",
     ("warpweave._dsl.device.math", "fractions"): "only a static fma needs it; test_lazy_imports defers fractions",
@@ -38,6 +42,10 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.registry.compile_only", "jax"):
         "JAX is optional: its GPU FFI targets are stood in for only where jax-tvm-ffi is installed",
     ("warpweave._dsl.registry.compile_only", "jax_tvm_ffi"): "optional (as above)",
+    ("warpweave._dsl.registry.compile_only", "ctypes"):
+        "a compile-only run's cudaMalloc gives host memory; test_lazy_imports defers ctypes",
+    ("warpweave._dsl.base.errors", "cuda.bindings"):
+        "cuda-bindings is optional: a failed launch's error code is its CUresult member only where it is installed",
     ("warpweave._dsl.registry.compile_only", "cuda.bindings"):
         "cuda-bindings is optional: its driver entry points are stood in for only where it is installed",
     ("warpweave.torch", "torch"): "torch is optional: warpweave.torch imports it when one of its functions runs",

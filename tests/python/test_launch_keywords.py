@@ -9,7 +9,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import fresh_compilations, line_in, target
+from dsl_helpers import fresh_compilations, line_in, requires_gpu, target
 
 pytestmark = pytest.mark.usefixtures("fresh_compilations")
 
@@ -158,3 +158,51 @@ def test_range_refuses_unknown_keywords():
     with target("sm_80"), pytest.raises(TypeError, match="'unrol'") as info:
         cute.compile(loop_host, from_dlpack(np.zeros(8, np.float32)), 8)
     assert info.value.location == (THIS, line_of("unrol=2):  # misspelt"))
+
+
+# --- a launch the driver refuses: CuTe DSL's DSLCudaRuntimeError, with the error to compare ----------------------
+
+def test_a_driver_error_becomes_a_cuda_runtime_error_with_its_code():
+    from warpweave import _core
+    from warpweave._dsl.base.errors import cuda_error
+    from warpweave.cutlass_dsl import DSLCudaRuntimeError, DSLRuntimeError
+
+    e = cuda_error(_core.CudaError("cuLaunchKernelEx failed: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (too many "
+                                   "blocks in cooperative launch); grid (10000, 1, 1)"), ("prog.py", 7))
+    assert isinstance(e, DSLCudaRuntimeError) and isinstance(e, DSLRuntimeError) and e.location == ("prog.py", 7)
+    assert e.error_name == "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
+    runtime = pytest.importorskip("cuda.bindings.runtime")
+    assert e.error_code == runtime.cudaError_t.cudaErrorCooperativeLaunchTooLarge
+    assert cuda_error(RuntimeError("no error name here")).error_code is None
+
+
+def test_check_cuda_errors_raises_the_cuda_runtime_error_of_its_code():
+    runtime = pytest.importorskip("cuda.bindings.runtime")
+    from warpweave.base_dsl.runtime.cuda import checkCudaErrors
+    from warpweave.cutlass_dsl import DSLCudaRuntimeError
+
+    bad = runtime.cudaError_t.cudaErrorMemoryAllocation
+    with pytest.raises(DSLCudaRuntimeError) as e:
+        checkCudaErrors((bad, None))  # the line named
+    assert e.value.error_code == bad and e.value.location == (THIS, line_of("checkCudaErrors((bad, None))"))
+
+
+@requires_gpu
+def test_a_cooperative_grid_too_large_is_refused_with_its_code_on_the_gpu():
+    import torch
+
+    runtime = pytest.importorskip("cuda.bindings.runtime")
+    from warpweave.cutlass_dsl import DSLCudaRuntimeError
+
+    @cute.jit
+    def host(x: cute.Tensor, grid: cutlass.Constexpr):
+        touch(x).launch(grid=[grid, 1, 1], block=[1024, 1, 1], cooperative=True)
+
+    x = torch.zeros(1024, device="cuda")
+    with pytest.raises(DSLCudaRuntimeError) as e:
+        host(from_dlpack(x), 100000)  # the launch refused
+    assert e.value.error_code == runtime.cudaError_t.cudaErrorCooperativeLaunchTooLarge
+    assert e.value.location == (THIS, line_of("host(from_dlpack(x), 100000)"))
+    host(from_dlpack(x), 2)  # a grid that fits is launched
+    torch.cuda.synchronize()
+    assert bool((x == 1.0).all())

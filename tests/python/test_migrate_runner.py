@@ -120,6 +120,20 @@ def test_compile_only_stops_at_the_first_launch(tmp_path, arch):
     assert f"launch for {arch}: add_one" in r.stdout
 
 
+def test_compile_only_a_finally_checking_the_launch_not_made_ends_at_the_launch(tmp_path):
+    """A program whose `finally` checks what a launch did (an expected failure) ends at the launch not made; an
+    error of its own, raised without a launch behind it, stays an error."""
+    src = KERNEL_PROGRAM.replace("    f(x)\n", "    failed = False\n    try:\n        f(x)\n    finally:\n"
+                                 "        assert failed\n")
+    r = run(tmp_path, src, runner_args=("--compile-only", "--arch", "sm_80"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "would launch add_one" in r.stdout and "cleanup raised AssertionError" in r.stdout
+    assert "after the call" not in r.stdout
+    r = run(tmp_path, src.replace("    failed = False\n", "    failed = False\n    assert failed, 'mine'\n"),
+            runner_args=("--compile-only", "--arch", "sm_80"))
+    assert r.returncode != 0 and "AssertionError: mine" in r.stderr
+
+
 def test_compile_only_skip_goes_on_and_runs_host_prints(tmp_path):
     r = run(tmp_path, KERNEL_PROGRAM, runner_args=("--compile-only", "--arch", "sm_80", "--on-launch", "skip"))
     assert r.returncode == 0, r.stderr

@@ -85,3 +85,19 @@ def test_is_same_kind_groups_floats_integers_and_booleans():
     assert not cutlass.Float16.is_same_kind(cutlass.Int16)
     with pytest.raises(TypeError, match="is_same_kind"):
         cutlass.Float16.is_same_kind(16)
+
+
+@pytest.mark.parametrize("t", [cutlass.Uint32, cutlass.Int32, cutlass.Uint8, cutlass.Int64])
+@pytest.mark.parametrize("mask", [~(1 << 31), -2, ~0, 0x7FFF, -(1 << 70) + 5])
+def test_a_python_mask_in_a_bitwise_op_stands_for_its_bits(t, mask):
+    """`x & ~(1 << 31)` clears bit 31 of any integer type: a Python int in &, | and ^ is its two's-complement bits,
+    which give the result's bits exactly (whatever its magnitude); other operators still refuse what does not fit."""
+    bits = (1 << t.width) - 1
+    for v in (0, 1, bits, 0x5A5A5A5A5A5A5A5A & bits):
+        x = t(v if not t.signed or v < 1 << (t.width - 1) else v - (1 << t.width))
+        assert int((x & mask).value) & bits == v & mask & bits
+        assert int((mask | x).value) & bits == (v | mask) & bits
+        assert int((x ^ mask).value) & bits == (v ^ mask) & bits
+        assert type(x & mask) is t
+    with pytest.raises(OverflowError):
+        t(1) + (1 << 70)

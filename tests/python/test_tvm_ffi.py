@@ -233,6 +233,40 @@ def test_hopper_gemm_through_tvm_ffi_encodes_its_tma_descriptors(tmp_path, monke
     assert got == expected and got[0]["cluster"] == [2, 1, 1]
 
 
+def test_views_made_for_tvm_ffi_are_passed_as_the_tensors_they_view():
+    """A call may pass the from_dlpack views it compiled with: the entry reads the tensor each one views (here host
+    memory, which the entry then refuses as not CUDA memory: it read it as a tensor), and a fake one is refused."""
+    f = compiled_axpy(options="--enable-tvm-ffi")
+    a = np.zeros(16, np.float32)
+    view = from_dlpack(a, enable_tvm_ffi=True).mark_layout_dynamic()
+    with pytest.raises(ValueError, match="argument x is not in CUDA memory"):
+        f(view, view, 16, 1.0, None)
+    fake = make_fake_tensor(cutlass.Float32, (16,), (1,))
+    with pytest.raises(TypeError, match="fake tensor has no memory"):
+        f(fake, view, 16, 1.0, None)
+
+
+def test_pointers_are_passed_to_tvm_ffi_as_their_address():
+    p = cute.runtime.make_ptr(cutlass.Float32, 0x1000, cute.AddressSpace.gmem, assumed_align=16)
+    assert p.__tvm_ffi_opaque_ptr__() == p._pointer == 0x1000
+    echo = tvm_ffi.convert(lambda x: x)
+    assert echo(p).value == 0x1000  # TVM FFI's opaque pointer, read back
+
+
+@requires_gpu
+def test_views_compiled_with_run_on_the_gpu():
+    import torch
+
+    n = 1000
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    ref = 2.0 * x + y
+    tx, ty = (from_dlpack(t, enable_tvm_ffi=True).mark_layout_dynamic() for t in (x, y))
+    f = cute.compile(axpy, tx, ty, n, 2.0, torch.cuda.current_stream(), options="--enable-tvm-ffi")
+    f(tx, ty, n, 2.0, None)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, ref)
+
+
 @requires_gpu
 def test_torch_tensors_and_current_stream_on_the_gpu():
     import torch

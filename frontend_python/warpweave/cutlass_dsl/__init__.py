@@ -2,7 +2,7 @@
 name), the numeric types, which make numbers of IR values (`Int32(v)`) and give theirs (`x.ir_value()`), the
 IR-values protocol (`extract_mlir_values`, `new_from_mlir_values`, `get_mlir_types`), control flow in functional
 form (`if_generate`, `while_generate` / `yield_out`, `and_`, `or_`, `not_`) and `BaseDSL`, the running DSL."""
-from .._dsl.base.errors import DSLRuntimeError
+from .._dsl.base.errors import DSLCudaRuntimeError, DSLRuntimeError  # noqa: F401 - CuTe DSL programs import both
 from .._dsl.base.markers import dsl_user_op
 from .._dsl.device.math import max, min  # noqa: A004
 from .._dsl.tracing.control_flow import const_expr
@@ -12,9 +12,6 @@ from .._dsl.values.numeric import (BFloat16, Boolean, Float, Float16, Float32, F
                                    Integer, Numeric, NumericMeta, TFloat32, Uint8, Uint16, Uint32, Uint64)
 from .._mlir.extras import types as T
 from ..base_dsl import BaseDSL
-
-# CuTe DSL's error of a failed CUDA runtime call; warpweave raises its runtime errors as DSLRuntimeError
-DSLCudaRuntimeError = DSLRuntimeError
 
 __all__ = ["BFloat16", "BaseDSL", "Boolean", "DSLCudaRuntimeError", "Float", "Float16", "Float32", "Float64", "Int8",
            "Int16", "Int32", "Int64", "Integer", "Numeric", "NumericMeta", "T", "TFloat32", "Uint8", "Uint16",

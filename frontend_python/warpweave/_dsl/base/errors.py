@@ -46,6 +46,34 @@ class DSLNotImplementedError(DSLError, NotImplementedError):
     pass
 
 
+class DSLCudaRuntimeError(DSLRuntimeError):
+    """A CUDA call that failed: a launch the driver refused, or a cuda-bindings call that checkCudaErrors read.
+    `error_code` is the error as cuda-bindings names it (a CUresult member, which compares equal to the runtime's
+    cudaError_t of the same number, as a launch's errors have: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE and
+    cudaErrorCooperativeLaunchTooLarge are both 720); without cuda-bindings it is the number where known, else
+    None. `error_name` is the error's name."""
+
+    def __init__(self, message: str, location=None, error_code=None, error_name: str | None = None):
+        super().__init__(message, location)
+        self.error_code = error_code
+        self.error_name = error_name
+
+
+def cuda_error(e: Exception, location=None) -> DSLCudaRuntimeError:
+    """The DSL error of a driver error the runtime raised (its text names the entry point and the error:
+    `cuLaunchKernelEx failed: CUDA_ERROR_... (the driver's sentence); the launch`)."""
+    text = str(e)
+    name = next((w.strip("():;,") for w in text.split() if w.startswith("CUDA_ERROR_")), None)
+    code = None
+    if name is not None:
+        try:
+            from cuda.bindings import driver
+            code = driver.CUresult[name]
+        except (ImportError, KeyError):
+            code = None
+    return DSLCudaRuntimeError(text, location, code, name)
+
+
 class CompilationError(DSLError, RuntimeError):
     """The compiler (MLIR, LLVM, ptxas) refused the traced kernel."""
 

@@ -292,7 +292,16 @@ class Value:
     holds a module's kernels one after another, and an id of one kernel means nothing in the next."""
     __slots__ = ("id", "type", "constant", "_state", "_kernel")
 
-    def __init__(self, value_id: int, ty: Type, state, constant=None):
+    def __init__(self, value_id, ty: Type = None, state=None, constant=None):
+        if isinstance(value_id, Value):  # ir.Value(v), as a subclass of a user's wraps a value (MLIR's cast)
+            v = value_id
+            self.id, self.type, self.constant, self._state, self._kernel = v.id, v.type, v.constant, v._state, \
+                v._kernel
+            if isinstance(v, HostIRValue) or host_number(v) is not None:
+                if not hasattr(self, "__dict__"):
+                    raise DSLTypeError("ir.Value(v) of a value of the host side: use v itself", user_location(2))
+                self.__dict__["number"] = v.number  # what host ops compute with (host_number)
+            return
         self.id = int(value_id)
         self.type = ty
         self.constant = constant  # the Python value of a constant the DSL made; None if not known here
@@ -337,6 +346,21 @@ class HostIRValue(Value):
     def __repr__(self):
         return f"HostValue({self.number!r} : {self.type})"
 
+    def __ww_int__(self):
+        """An integer of the host side as the layout algebra takes it (an extent a JitArgument's struct holds)."""
+        to_int = getattr(self.number, "__ww_int__", None)
+        if to_int is None:
+            raise TypeError(f"a value of the host side of type {self.type} is not an integer")
+        return to_int()
+
+
+def host_number(v):
+    """The number a value of the host side stands for (a HostIRValue, or a user's ir.Value made of one), else
+    None (for anything else too)."""
+    if isinstance(v, HostIRValue):
+        return v.number
+    return getattr(v, "__dict__", {}).get("number") if isinstance(v, Value) and v.id == -1 else None
+
 
 # op name -> fn(operands (HostIRValue), result types, properties) -> [results]: the IR ops host code may write,
 # computed by the host program. Set by the host layer (host/host_ir.py) at its import.
@@ -369,7 +393,7 @@ def emit(name: str, operands, result_types, properties: str = "", num_regions: i
     DSL errors at the user's line."""
     where = user_location(2)
     ops = [operand(o) for o in operands]
-    if any(isinstance(o, HostIRValue) for o in ops):
+    if any(host_number(o) is not None for o in ops):
         fn = HOST_OPS.get(name)
         if fn is None:
             raise DSLTypeError(f"{name} on a value of the host side: host code computes only "

@@ -7,7 +7,7 @@ import builtins
 import inspect
 
 from ... import _core
-from ..base.errors import DSLValueError
+from ..base.errors import DSLValueError, cuda_error, user_location
 from ..host.host_actions import host_side
 from ..host.host_guards import check as check_guards, divisor_error
 from ..host.host_program import HostProgram
@@ -211,12 +211,17 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                     return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
                 except ZeroDivisionError:
                     pass  # a launch extent with no value for these arguments: the general way names its launch
+                except _core.CudaError as e:
+                    raise cuda_error(e, user_location(2)) from None
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
             self.check_launches(*args, **kwargs)
             return None  # a compile-only run: the launches are not made
         for launch in self.prepare(*args, **kwargs):
-            _core.launch(*launch)
+            try:
+                _core.launch(*launch)
+            except _core.CudaError as e:  # a launch the driver refused: CuTe DSL's error, its code to compare
+                raise cuda_error(e, user_location(2)) from None
         if fast is None:
             self._fast = self._build_fast_call()
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.ir_values import host_number
+from ..values.jit_argument import HostAddress
 from ..values.numeric import Int64, Numeric, dtype as dtype_of
 from ..values.runtime import AddressSpace, make_ptr as runtime_make_ptr
-from ..values.pointer import pointer_of
+from ..values.pointer import GMEM, pointer_of
 from ..values.tensor import Pointer, ptr_type
 
 
@@ -31,6 +33,10 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
     st = trace.current_or_none()
     if st is None:
         return runtime_make_ptr(dtype, value, mem_space, assumed_align)
+    if st.kernel is None and isinstance(host_number(value), HostAddress):
+        # a pointer value a JitArgument gave the host side: the address each call's object holds
+        align = assumed_align or max(1, dtype.width // 8)
+        return Pointer(None, dtype, GMEM, align, host=host_number(value).key, wide=True)
     if st.kernel is None:
         raise DSLTypeError("cute.make_ptr makes a pointer in device code; the host side of a @cute.jit function "
                            "gets its pointers as arguments (cute.runtime.make_ptr outside the function)",

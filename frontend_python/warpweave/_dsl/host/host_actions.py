@@ -21,6 +21,8 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..registry import compile_only
+from ..base.ir_values import host_number
+from ..values.jit_argument import HostAddress
 from ..values.numeric import HostRef, Numeric, SymInt
 from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
 from ..values.tensor import Pointer, Tensor
@@ -89,6 +91,15 @@ def _renderer(x, where):
         raise DSLTypeError("cute.printf on the host cannot print a value computed in device code", where)
     if isinstance(x, SymInt):
         return lambda values, env, x=x: int(_core.evaluate(x, env))
+    if host_number(x) is not None and not isinstance(host_number(x), tuple):  # a JitArgument's value (host_ir.py)
+        return _renderer(host_number(x), where)
+    if isinstance(x, HostAddress):
+        return lambda values, env: hex(argument_value(values, x.key).address)
+    if isinstance(x, Pointer) and x.host is not None and not isinstance(x.base, HostLocal):
+        def address(values, env, p=x):
+            off = p.offset if isinstance(p.offset, int) else int(_core.evaluate(p.offset, env))
+            return hex(argument_value(values, p.host).address + off * max(1, p.dtype.width // 8))
+        return address
     if isinstance(x, tuple):
         parts = [_renderer(e, where) for e in x]
         return lambda values, env: "(" + ",".join(_as_text(p(values, env)) for p in parts) + ")"
@@ -159,11 +170,12 @@ class HostPrintTensor:
     """One host cute.print_tensor of a tensor argument (or a view of one): its elements read from the
     argument's memory at each call, in the layout of the view."""
 
-    def __init__(self, header: str, key, layout, offset):
+    def __init__(self, header: str, key, layout, offset, dtype=None):
         self.header = header
         self.key = key          # the argument: an index, or (index, k, ...) inside a list argument
         self.layout = layout
         self.offset = offset    # elements from the argument's first element (int or SymInt)
+        self.dtype = dtype      # the elements' type (a pointer held by a JitArgument has none of its own)
 
     def _values(self, values, env):
         arg = None if isinstance(self.key, HostLocal) else argument_value(values, self.key)
@@ -172,7 +184,7 @@ class HostPrintTensor:
             layout = _core.make_layout(_core.evaluate(self.layout.shape, env),
                                        stride=_core.evaluate(self.layout.stride, env))
             base = int(_core.evaluate(self.offset, env)) if not isinstance(self.offset, int) else self.offset
-            mem = HostMemory(self.key, self.key.dtype if arg is None else arg.element_type, values, env)
+            mem = HostMemory(self.key, self.key.dtype if arg is None else self.dtype or arg.element_type, values, env)
             vals = [_python_value(mem.read(base + int(layout(i)))) for i in range(int(_core.product(layout.shape)))]
             return vals, layout.shape, layout
         v = values[self.key[0]] if isinstance(self.key, tuple) else values[self.key]
@@ -265,4 +277,4 @@ def host_print_tensor(tensor, verbose: bool = False) -> None:
     if not isinstance(tensor.layout, _core.Layout):
         raise DSLTypeError(f"cute.print_tensor on the host: the layout {tensor.layout} is not a plain layout",
                            where)
-    st.host_actions.append(HostPrintTensor(tensor.type, it.host, tensor.layout, it.offset))
+    st.host_actions.append(HostPrintTensor(tensor.type, it.host, tensor.layout, it.offset, it.dtype))

@@ -55,7 +55,18 @@ def _binary(fn, signed=True):
     return op
 
 
+def _extract_value(ops, result_types, properties, where):
+    """A field of a struct value of the host side (a JitArgument's C struct): the value it holds."""
+    v = ir_values.host_number(ops[0])
+    for p in properties.split("array<i64:")[1].rstrip(">").split(","):
+        if not isinstance(v, tuple):
+            raise DSLTypeError(f"llvm.extractvalue on the host side reads a struct's fields, got {ops[0].type}", where)
+        v = ir_values.host_number(v[int(p)])
+    return [ir_values.HostIRValue(v, result_types[0])]
+
+
 ir_values.HOST_OPS.update({
+    "llvm.extractvalue": _extract_value,
     "llvm.intr.ctlz": _bit_count("ctlz"), "llvm.intr.cttz": _bit_count("cttz"), "llvm.intr.ctpop": _bit_count("popc"),
     "math.ctlz": _bit_count("ctlz"), "math.cttz": _bit_count("cttz"), "math.ctpop": _bit_count("popc"),
     "arith.addi": _binary(lambda a, b: a + b), "arith.subi": _binary(lambda a, b: a - b),

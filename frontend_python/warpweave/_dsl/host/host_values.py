@@ -24,8 +24,9 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values import hooks
-from ..values.numeric import HostRef, Numeric, SymInt
-from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
+from ..values.numeric import HostRef, Numeric, SymInt, Uint8
+from ..values.jit_argument import is_jit_argument, leaves, read_leaves, types_of
+from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
 from ..values.tensor import RMEM, Pointer, Tensor, is_packed
 from . import host_program
 
@@ -144,7 +145,15 @@ def evaluate(x, values, env):
 
 def argument_value(values, key):
     v = values[key[0]] if isinstance(key, tuple) else values[key]
-    for k in (key[1:] if isinstance(key, tuple) else ()):
+    rest = key[1:] if isinstance(key, tuple) else ()
+    if rest and is_jit_argument(v):
+        # a pointer a JitArgument holds: the address the call's object gives (its element type is the access's)
+        layout = leaves(types_of(v))
+        at = next((n for n, (i, path, _, _) in enumerate(layout) if (i,) + path == tuple(rest)), None)
+        if at is None:
+            raise DSLValueError(f"{type(v).__name__} has no pointer value at {list(rest)}", None)
+        return RuntimePointer(Uint8, read_leaves(v, layout, len(types_of(v)))[at], AddressSpace.gmem, 1)
+    for k in rest:
         v = v[k]
     return v
 

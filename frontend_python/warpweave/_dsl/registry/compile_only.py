@@ -15,7 +15,9 @@ What changes inside `compile_only()`:
   and replay nothing (the launches in them are not made), and events measure nothing (elapsed_time is NaN). Such tensors have real addresses, shapes, strides and dtypes,
   which is all that compiling needs.
 - Where cuda-bindings is installed but no CUDA driver can be loaded, `cuda.bindings.driver.cuInit` succeeds and
-  `cuDeviceGetCount` reports one device (the stand-in below), as programs check both before compiling anything.
+  `cuDeviceGetCount` reports one device (the stand-in below), as programs check both before compiling anything;
+  `cuda.bindings.runtime`'s cudaMalloc gives host memory (cudaMemset, cudaMemcpy and cudaFree work on it), as
+  torch's CUDA tensors are made in host memory.
 - Where jax-tvm-ffi is installed but no CUDA driver can be loaded, JAX cannot run a target registered for the GPU
   (`jax_tvm_ffi.register_ffi_target(..., platform="gpu")`): `jax.ffi.ffi_call` of one is the call of the function
   registered, which goes to the session (its launches are not made) at the user's line.
@@ -303,22 +305,64 @@ def _driver_bindings_without_driver() -> bool:
     return not _core.driver_available()
 
 
+class _HostAllocations:
+    """cudaMalloc's memory in a compile-only run: host memory (CUDA-aligned, as torch's stand-in tensors are), so
+    that what a program writes there before its first launch (a barrier's zeroed word) and the pointers it makes of
+    it are real. Buffers live until cudaFree."""
+
+    def __init__(self):
+        import ctypes
+
+        self.ctypes = ctypes
+        self.buffers: dict = {}
+
+    def malloc(self, size):
+        raw = self.ctypes.create_string_buffer(max(int(size), 1) + CUDA_ALLOCATION_ALIGNMENT)
+        base = self.ctypes.addressof(raw)
+        address = base + (-base % CUDA_ALLOCATION_ALIGNMENT)
+        self.buffers[address] = raw
+        return address
+
+    def free(self, address) -> bool:
+        return self.buffers.pop(int(address), None) is not None or int(address) == 0
+
+
 @contextlib.contextmanager
 def _driver_stand_ins():
     """cuInit and cuDeviceGetCount of cuda.bindings.driver answer as with one device; the real functions would
-    raise (libcuda cannot be opened). Nothing else of the module changes: a call that needs a device still fails."""
-    from cuda.bindings import driver
+    raise (libcuda cannot be opened). cuda.bindings.runtime's cudaMalloc, cudaFree, cudaMemset, cudaMemcpy and
+    cudaDeviceSynchronize work on host memory (_HostAllocations). Nothing else of the modules changes: a call that
+    needs a device still fails."""
+    import ctypes
 
-    ok = driver.CUresult.CUDA_SUCCESS
-    patches = {"cuInit": lambda flags=0: (ok,), "cuDeviceGetCount": lambda: (ok, 1)}
-    saved = {k: getattr(driver, k) for k in patches}
-    for k, v in patches.items():
-        setattr(driver, k, v)
+    from cuda.bindings import driver, runtime
+
+    ok, rok = driver.CUresult.CUDA_SUCCESS, runtime.cudaError_t.cudaSuccess
+    invalid = runtime.cudaError_t.cudaErrorInvalidValue
+    heap = _HostAllocations()
+
+    def memset(ptr, value, count):
+        ctypes.memset(int(ptr), int(value), int(count))
+        return (rok,)
+
+    def memcpy(dst, src, count, kind=None):
+        ctypes.memmove(int(dst), int(src), int(count))
+        return (rok,)
+
+    patches = {driver: {"cuInit": lambda flags=0: (ok,), "cuDeviceGetCount": lambda: (ok, 1)},
+               runtime: {"cudaMalloc": lambda size: (rok, heap.malloc(size)),
+                         "cudaFree": lambda ptr: (rok if heap.free(ptr) else invalid,),
+                         "cudaMemset": memset, "cudaMemcpy": memcpy,
+                         "cudaDeviceSynchronize": lambda: (rok,)}}
+    saved = {(m, k): getattr(m, k) for m, table in patches.items() for k in table}
+    for m, table in patches.items():
+        for k, v in table.items():
+            setattr(m, k, v)
     try:
         yield
     finally:
-        for k, v in saved.items():
-            setattr(driver, k, v)
+        for (m, k), v in saved.items():
+            setattr(m, k, v)
 
 
 # --- JAX's FFI targets for the GPU without a GPU -------------------------------------------------------------------

@@ -589,9 +589,7 @@ def _static_binary(op, a, b, t):
             raise DSLValueError("integer modulo by zero", user_location(4))
         r = math.fmod(a, b) if t.is_float else a % b
     elif op == "pow": r = a ** b
-    elif op == "and": r = a & b
-    elif op == "or": r = a | b
-    elif op == "xor": r = a ^ b
+    elif op in ("and", "or", "xor"): r = a & b if op == "and" else (a | b if op == "or" else a ^ b)
     elif op == "shl": r = a << b
     elif op == "shr": r = a >> b
     else:
@@ -607,6 +605,9 @@ _INT_OPS = {"and": "arith.andi", "or": "arith.ori", "xor": "arith.xori", "shl": 
 
 
 def _binary(op, a, b):
+    if op in ("and", "or", "xor"):  # a Python int mask (~(1 << 31)) stands for its bits, which is exact for these
+        a, b = [_wrap_int(x, type(y).width, type(y).signed) if type(x) is int and isinstance(y, Numeric) and
+                type(y).is_integer else x for x, y in ((a, b), (b, a))]
     try:
         a, b, t = coerce_pair(a, b)
     except DSLTypeError:

@@ -14,6 +14,9 @@ from typing import Any
 
 from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.ir_values import PointerType
+from .jit_argument import HostAddress
+from .pointer import GMEM, Pointer
 from .numeric import (
     BFloat16, Boolean, Float4E2M1FN, Float8E4M3FN, Float8E5M2, Float8E8M0FNU, Float16, Float32, Float64, Int8, Int16,
     Int32, Int64, Numeric, Uint8, Uint16, Uint32, Uint64, dtype as dtype_of,
@@ -155,6 +158,13 @@ class RuntimeTensor:
     @property
     def memspace(self):
         return "gmem"
+
+    def __tvm_ffi_value__(self):
+        """What TVM FFI passes for this view (a function compiled with --enable-tvm-ffi takes the framework's
+        tensors): the tensor it was made of, whose data, extents and strides are the view's."""
+        if self.source is None:
+            raise TypeError("a fake tensor has no memory to pass to a TVM FFI function: pass a tensor")
+        return self.source
 
     def __repr__(self):
         dims = ",".join("?" if d else str(s) for s, d in zip(self._shape, self.dynamic_shape))
@@ -458,6 +468,37 @@ class RuntimePointer:
 
     def spec(self) -> tuple:
         return ("ptr", self.element_type.__name__, self.mem_space.name, self.assumed_align)
+
+    # CuTe DSL's JitArgument protocol (jit_argument.py): a pointer is one value, its address, which an object
+    # holding one passes on (`return self.ptr.__c_pointers__()`).
+    def __get_mlir_types__(self) -> list:
+        return [PointerType.get(1)]
+
+    def __c_pointers__(self) -> list:
+        import ctypes
+
+        cell = self.__dict__.get("_cell")
+        if cell is None or cell.value != self.address:
+            cell = self._cell = ctypes.c_uint64(self.address)
+        return [ctypes.addressof(cell)]
+
+    def __new_from_mlir_values__(self, values):
+        """The pointer a @cute.jit function sees: this one's element type and alignment at the address the call
+        gives (a host pointer value of jit_argument.py)."""
+        number = getattr(values[0], "number", None) if len(values) == 1 else None
+        if not isinstance(number, HostAddress):
+            raise DSLTypeError(f"a make_ptr pointer is made of one host pointer value, got {values!r}",
+                               user_location(2))
+        return Pointer(None, self.element_type, GMEM, self.assumed_align, host=number.key, wide=True)
+
+    @property
+    def _pointer(self) -> int:
+        """The address (CuTe DSL's name for it, which programs read to free the memory)."""
+        return self.address
+
+    def __tvm_ffi_opaque_ptr__(self) -> int:
+        """The address, as TVM FFI passes a pointer to a function compiled with --enable-tvm-ffi."""
+        return self.address
 
     def __repr__(self):
         return f"RuntimePointer<{self.element_type.__name__}, {self.mem_space.name}, {self.address:#x}, " \

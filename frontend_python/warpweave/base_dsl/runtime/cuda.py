@@ -1,7 +1,7 @@
 """`cutlass.base_dsl.runtime.cuda`: the helpers CuTe DSL programs use with cuda-bindings: `checkCudaErrors` (the
-values of a cuda-bindings call, or a DSLRuntimeError naming its error) and `load_cubin_module_data` (a CUmodule of a
+values of a cuda-bindings call, or a DSLCudaRuntimeError naming its error) and `load_cubin_module_data` (a CUmodule of a
 cubin). They need cuda-bindings (`pip install cuda-bindings`), as the programs that call them do."""
-from ..._dsl.base.errors import DSLRuntimeError, user_location
+from ..._dsl.base.errors import DSLCudaRuntimeError, DSLRuntimeError, user_location
 
 try:
     from cuda.bindings import driver as _driver
@@ -24,14 +24,15 @@ def _error_name(err) -> str:
 
 def checkCudaErrors(result):  # noqa: N802 - CuTe DSL's name
     """`result` of a cuda-bindings call, (error, values...): the values (None, one value, or a tuple) when the error
-    is success, else a DSLRuntimeError naming the error at the user's line."""
+    is success, else a DSLCudaRuntimeError naming the error at the user's line (its error_code the error)."""
     _require()
     if not isinstance(result, tuple) or not result:
         raise DSLRuntimeError(f"checkCudaErrors takes the tuple a cuda-bindings call returns, got {result!r}",
                               user_location(2))
     err = result[0]
     if int(getattr(err, "value", err)) != 0:
-        raise DSLRuntimeError(f"CUDA error {int(getattr(err, 'value', err))} ({_error_name(err)})", user_location(2))
+        raise DSLCudaRuntimeError(f"CUDA error {int(getattr(err, 'value', err))} ({_error_name(err)})",
+                                  user_location(2), err, _error_name(err))
     if len(result) == 1:
         return None
     return result[1] if len(result) == 2 else result[1:]
