@@ -1,0 +1,211 @@
+"""`for` in the host side of a @cute.jit function over a bound only a call knows (`for i in cutlass.range(
+cute.size(t))` with a dynamic extent, `for k in range(n)` with an Int32 argument).
+
+The body is traced once, with the loop variable a host symbol of no single value. What it computes from it is a
+program of its own (host_program.py's values, made while the body was traced), and what it does with it (element
+reads and writes of host memory, prints) its own host actions; each call runs them once per trip, with the
+variable's value of that trip. Integer variables the body assigns and that are defined before the loop are
+carried: each trip starts from the previous trip's values, and after the loop they are the last ones, integers
+of the host program that layouts, grids and kernels take like any other.
+
+What a trip must not do is refused at the user's line: launch a kernel (a launch plan is a fixed list), carry a
+float or a Boolean, or carry a number read from tensor elements (the program cannot express it).
+
+A body that only copies elements between host memories at offsets computed from the loop variable (CuTe DSL's
+scale-factor conversions copy a whole tensor so) is run for many trips at once (host_loop_bulk.py).
+"""
+from __future__ import annotations
+
+from ... import _core
+from ..base import trace
+from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
+from ..tracing.control_flow import Undefined
+from ..values import hooks
+from ..values.numeric import Int32, Int64, Numeric, SymInt
+from . import host_branch, host_guards, host_loop_bulk, host_program
+from .host_values import TripSlots
+
+
+class Carried:
+    """A variable carried from trip to trip: `in_sid` holds its value during a trip, `next_code` computes the next
+    trip's from the body's values, `out_sid` is its value after the loop."""
+
+    def __init__(self, in_sid, out_sid, init_code, type_code):
+        self.in_sid, self.out_sid, self.init_code, self.type_code = in_sid, out_sid, init_code, type_code
+        self.next_code: list = []
+
+
+class HostLoop:
+    """One host loop of a compiled function: an entry of its host program (the carried values) and, where the body
+    has actions, one of its host actions. `guards`: the host branches it is under (it runs when all are taken)."""
+    kind = "loop"
+    sid = None
+    code: list = []
+
+    def __init__(self, iv_sid, bounds, carried, where, guards):
+        self.iv_sid = iv_sid
+        self.bounds = bounds          # program code of start, stop, step
+        self.carried = carried
+        self.where = where
+        self.guards = guards
+        self.body = host_program.HostProgram()
+        self.body_guards: list = []
+        self.actions: list = []
+        self.bulk = None              # host_loop_bulk.BulkCopy where the body is an element copy
+
+    def _trips(self, values, env):
+        start, stop, step = (host_program.run_code(c, values, env) for c in self.bounds)
+        if step == 0:
+            raise DSLValueError("the host loop's step is 0 for these arguments", self.where)
+        return range(int(start), int(stop), int(step))
+
+    def run(self, values, env, scalars=None, with_actions=False) -> None:
+        """The loop at a call: its carried values into env (and scalars), and with_actions its trips' actions."""
+        taken = not self.guards or all(env[g] for g in self.guards)
+        try:
+            cur = [host_program.cast(host_program.run_code(c.init_code, values, env), c.type_code)
+                   for c in self.carried] if taken else [0] * len(self.carried)
+            trips = self._trips(values, env) if taken else range(0)
+            if with_actions and self.bulk is not None and len(trips) > 1 and self.bulk.run(trips, values, env):
+                trips = range(0)
+            scope = TripSlots() if with_actions else None
+            for i in trips:
+                env[self.iv_sid] = i
+                for c, v in zip(self.carried, cur):
+                    env[c.in_sid] = v
+                self.body.run(values, env, scalars)
+                if self.body_guards:
+                    host_guards.check(self.body_guards, env)
+                if with_actions:
+                    for a in self.actions:
+                        a.run(values, env)
+                    scope.end_trip()
+                cur = [host_program.cast(host_program.run_code(c.next_code, values, env), c.type_code)
+                       for c in self.carried]
+        except host_guards.GuardMismatch:
+            raise
+        except DSLValueError as e:
+            if e.location is not None:
+                raise
+            raise DSLValueError(e.bare_message, self.where) from None
+        for c, v in zip(self.carried, cur):
+            env[c.out_sid] = int(v)
+            if scalars is not None:
+                scalars[("derived", c.out_sid)] = int(v)
+
+
+class LoopActions:
+    """The host action of a loop whose body has actions: its trips, at the loop's place among the actions."""
+
+    def __init__(self, loop: HostLoop):
+        self.loop = loop
+
+    def run(self, values, env) -> None:
+        self.loop.run(values, env, with_actions=True)
+
+
+def _symbol(st, t, name):
+    sid = st.next_host_symbol
+    st.next_host_symbol += 1
+    bits = 64 if t.width == 64 else 32
+    st.host_symbols[sid] = trace.HostSymbol(sid, None, ("derived", host_program.type_code(t)), bits, 1, name)
+    return sid, t._wrap(_core.SymInt.symbol(sid, divisibility=1, nonneg=False, bits=bits, name=name))
+
+
+def _code(x, where, what):
+    code: list = []
+    try:
+        host_program.code_of(x, code)
+    except host_program.Unexpressible as e:
+        raise DSLTypeError(f"host loop: {e} cannot be {what}; compute it in a kernel", where) from None
+    return code
+
+
+def _integer_type(v):
+    """The integer type a carried variable has, or None where it is not an integer of the host program."""
+    if isinstance(v, Numeric):
+        return type(v) if type(v).is_integer and host_program.type_code(type(v)) else None
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return Int32 if -(1 << 31) <= v < (1 << 31) else Int64
+    if isinstance(v, SymInt):
+        return Int64 if v.bits == 64 else Int32
+    return None
+
+
+def _as_integer(v, t):
+    if isinstance(v, Numeric):
+        return v if type(v) is t else t(v)
+    if isinstance(v, SymInt):
+        return t._wrap(v)
+    return t(v)
+
+
+@hooks.loop_on_host.register
+def loop(body, bounds, names, values, lineno):
+    """A host `for` over a runtime bound: the body traced once as the program and actions of each trip."""
+    st = trace.current()
+    where = user_location(3)
+    if where is not None and lineno:
+        where = (where[0], lineno) + tuple(where[2:])
+    wide = any(isinstance(b, Numeric) and type(b).width == 64 or isinstance(b, SymInt) and b.bits == 64
+               for b in bounds)
+    it = Int64 if wide else Int32
+    codes = [_code(b if isinstance(b, Numeric) else _as_integer(b, it), where, "a bound of a loop run at each call")
+             for b in bounds]
+    carried, inner = {}, []
+    for i, (name, v) in enumerate(zip(names, values)):
+        t = _integer_type(v) if not isinstance(v, Undefined) else None
+        if t is None:
+            inner.append(v)
+            continue
+        init = _code(_as_integer(v, t), where, "carried by a loop run at each call")
+        in_sid, x = _symbol(st, t, name)
+        out_sid, _ = _symbol(st, t, name)
+        carried[i] = (t, Carried(in_sid, out_sid, init, host_program.type_code(t)))
+        inner.append(x)
+    branches = tuple(st.__dict__.get("host_branches", ()))
+    iv_sid, iv = _symbol(st, it, "i")
+    hl = HostLoop(iv_sid, codes, [c for _, c in carried.values()], where, branches)
+    prog = host_program.program_of(st)
+    n_entries, n_actions, n_launches, n_guards = (len(prog.entries), len(st.host_actions), len(st.launches),
+                                                  len(st.host_guards))
+    stack = st.__dict__.setdefault("host_branches", [])
+    saved, stack[:] = list(stack), []   # inside the body, values are computed at each trip (the loop is guarded)
+    try:
+        out = body(iv, *inner)
+    finally:
+        stack[:] = saved
+    if len(st.launches) > n_launches:
+        raise DSLNotImplementedError(
+            f"a kernel launch inside the host loop at line {lineno}, whose trip count only a call knows: a compiled "
+            "function launches a fixed list of kernels; launch once with a grid covering the trips (the block "
+            "index as the loop variable) or make the bound cutlass.Constexpr", st.launches[n_launches].where or where)
+    hl.body.entries, prog.entries[n_entries:] = prog.entries[n_entries:], []
+    hl.actions, st.host_actions[n_actions:] = st.host_actions[n_actions:], []
+    hl.body_guards, st.host_guards[n_guards:] = st.host_guards[n_guards:], []
+    results = list(out) if isinstance(out, (tuple, list)) else [out]
+    for i, (name, before, after) in enumerate(zip(names, values, results)):
+        if i in carried:
+            t, c = carried[i]
+            if isinstance(after, Undefined) or _integer_type(after) is None:
+                raise DSLTypeError(f"variable '{name}' changes from an integer to a {type(after).__name__} inside "
+                                   f"the host loop at line {lineno}", where)
+            c.next_code = _code(_as_integer(after, t), where, "carried by a loop run at each call")
+            results[i] = t._wrap(_core.SymInt.symbol(c.out_sid, divisibility=1, nonneg=False,
+                                                     bits=64 if t.width == 64 else 32, name=name))
+        elif isinstance(before, Undefined):
+            results[i] = before
+        elif not host_branch.same_value(before, after):
+            kind = "a float or a Boolean" if isinstance(before, (Numeric, float, bool)) else \
+                f"a {type(before).__name__}"
+            raise DSLTypeError(f"variable '{name}' ({kind}) is reassigned inside the host loop at line {lineno}, "
+                               "whose trip count only a call knows; only integers can be carried from trip to trip "
+                               "there", where)
+    if hl.carried:
+        prog.entries.append(hl)
+    if hl.actions:
+        hl.bulk = host_loop_bulk.plan(hl)
+        st.host_actions.append(LoopActions(hl))
+    return type(out)(results) if isinstance(out, (tuple, list)) else results[0]
