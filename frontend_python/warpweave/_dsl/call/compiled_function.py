@@ -11,10 +11,10 @@ from ..base.errors import DSLValueError
 from ..host.host_actions import host_side
 from ..host.host_guards import check as check_guards, divisor_error
 from ..host.host_program import HostProgram
-from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, eval_dim, needs_launch_options,
-                                needs_nonportable_cluster, packer)
+from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, eval_dim, has_dynamic_cluster,
+                                needs_launch_options, needs_nonportable_cluster, packer)
 from ..registry import compile_only
-from ..registry.launch_limits import check_call_grid
+from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
 from . import native_call
 from .arg_kind import HostStream
@@ -32,6 +32,9 @@ def launch_dims(l, env):
         where = getattr(l, "where", None)  # read back from the function cache as a list
         raise DSLValueError(f"the launch of {l.kernel} has no grid for these arguments: {e}",
                             tuple(where) if where else None) from None
+    if has_dynamic_cluster(l):
+        where = getattr(l, "where", None)
+        check_call_cluster(l.kernel, grid, cluster, getattr(l, "max_cluster_size", 0), tuple(where) if where else None)
     return grid, block, cluster, smem
 
 
@@ -229,7 +232,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         if not self.launches or self.host_actions or any(not g.divisor for g in self.host_guards) \
                 or not all(p.fast_path for p in self.plans) \
                 or any(needs_launch_options(l) or l.static_block is None or not isinstance(l.smem, int)
-                       for l in self.launches):
+                       or has_dynamic_cluster(l) for l in self.launches):  # the fast paths launch fixed clusters
             return False
         if self.host_program or any(l.predicates for l in self.launches):
             # Host code with runtime values: the native path runs its program (bindings/fast_call.hpp); calls it
