@@ -8,8 +8,9 @@ variable's value of that trip. Integer variables the body assigns and that are d
 carried: each trip starts from the previous trip's values, and after the loop they are the last ones, integers
 of the host program that layouts, grids and kernels take like any other.
 
-What a trip must not do is refused at the user's line: launch a kernel (a launch plan is a fixed list), carry a
-float or a Boolean, or carry a number read from tensor elements (the program cannot express it).
+A kernel launched in the body is launched at each trip (launches_of_call), with the trip's values: its grid and
+parameters may depend on the loop variable. What a trip must not do is refused at the user's line: carry a float
+or a Boolean, or carry a number read from tensor elements (the program cannot express it).
 
 A body that only copies elements between host memories at offsets computed from the loop variable (CuTe DSL's
 scale-factor conversions copy a whole tensor so) is run for many trips at once (host_loop_bulk.py).
@@ -59,16 +60,17 @@ class HostLoop:
             raise DSLValueError("the host loop's step is 0 for these arguments", self.where)
         return range(int(start), int(stop), int(step))
 
-    def run(self, values, env, scalars=None, with_actions=False) -> None:
-        """The loop at a call: its carried values into env (and scalars), and with_actions its trips' actions."""
+    def trips(self, values, env, scalars=None, bulk=False):
+        """The loop at a call, one trip after another: each is yielded with the body's values of the trip in env
+        (and scalars); after the last, the carried values are the loop's results there. With bulk, a body of
+        element copies is done at once instead (no trip is yielded)."""
         taken = not self.guards or all(env[g] for g in self.guards)
         try:
             cur = [host_program.cast(host_program.run_code(c.init_code, values, env), c.type_code)
                    for c in self.carried] if taken else [0] * len(self.carried)
             trips = self._trips(values, env) if taken else range(0)
-            if with_actions and self.bulk is not None and len(trips) > 1 and self.bulk.run(trips, values, env):
+            if bulk and self.bulk is not None and len(trips) > 1 and self.bulk.run(trips, values, env):
                 trips = range(0)
-            scope = TripSlots() if with_actions else None
             for i in trips:
                 env[self.iv_sid] = i
                 for c, v in zip(self.carried, cur):
@@ -76,10 +78,7 @@ class HostLoop:
                 self.body.run(values, env, scalars)
                 if self.body_guards:
                     host_guards.check(self.body_guards, env)
-                if with_actions:
-                    for a in self.actions:
-                        a.run(values, env)
-                    scope.end_trip()
+                yield i
                 cur = [host_program.cast(host_program.run_code(c.next_code, values, env), c.type_code)
                        for c in self.carried]
         except host_guards.GuardMismatch:
@@ -93,6 +92,30 @@ class HostLoop:
             if scalars is not None:
                 scalars[("derived", c.out_sid)] = int(v)
 
+    def run(self, values, env, scalars=None) -> None:
+        """The loop's carried values at a call (its entry of the host program)."""
+        for _ in self.trips(values, env, scalars):
+            pass
+
+
+def launches_of_call(launches, values, env, scalars, depth=0):
+    """Each launch a call makes, in order: one inside host loops once per trip of them, yielded with that trip's
+    values in env and scalars (a generator: the caller reads what the launch takes before the next trip)."""
+    k = 0
+    while k < len(launches):
+        loops = getattr(launches[k], "loops", ())
+        if len(loops) <= depth:
+            yield launches[k]
+            k += 1
+            continue
+        loop, j = loops[depth], k + 1
+        while j < len(launches) and len(getattr(launches[j], "loops", ())) > depth and \
+                launches[j].loops[depth] is loop:
+            j += 1
+        for _ in loop.trips(values, env, scalars):
+            yield from launches_of_call(launches[k:j], values, env, scalars, depth + 1)
+        k = j
+
 
 class LoopActions:
     """The host action of a loop whose body has actions: its trips, at the loop's place among the actions."""
@@ -101,7 +124,11 @@ class LoopActions:
         self.loop = loop
 
     def run(self, values, env) -> None:
-        self.loop.run(values, env, with_actions=True)
+        scope = TripSlots()
+        for _ in self.loop.trips(values, env, bulk=True):
+            for a in self.loop.actions:
+                a.run(values, env)
+            scope.end_trip()
 
 
 def _symbol(st, t, name):
@@ -177,11 +204,8 @@ def loop(body, bounds, names, values, lineno):
         out = body(iv, *inner)
     finally:
         stack[:] = saved
-    if len(st.launches) > n_launches:
-        raise DSLNotImplementedError(
-            f"a kernel launch inside the host loop at line {lineno}, whose trip count only a call knows: a compiled "
-            "function launches a fixed list of kernels; launch once with a grid covering the trips (the block "
-            "index as the loop variable) or make the bound cutlass.Constexpr", st.launches[n_launches].where or where)
+    for launch in st.launches[n_launches:]:  # made once per trip (launches_of_call), innermost loop last
+        launch.loops = (hl,) + tuple(getattr(launch, "loops", ()))
     hl.body.entries, prog.entries[n_entries:] = prog.entries[n_entries:], []
     hl.actions, st.host_actions[n_actions:] = st.host_actions[n_actions:], []
     hl.body_guards, st.host_guards[n_guards:] = st.host_guards[n_guards:], []
@@ -203,7 +227,9 @@ def loop(body, bounds, names, values, lineno):
             raise DSLTypeError(f"variable '{name}' ({kind}) is reassigned inside the host loop at line {lineno}, "
                                "whose trip count only a call knows; only integers can be carried from trip to trip "
                                "there", where)
-    if hl.carried:
+    if hl.carried or len(st.launches) > n_launches:
+        # An entry of the program: the carried values after it; and a program with a loop is one the native path
+        # and exported C leave to the Python call, which makes the launches of each trip.
         prog.entries.append(hl)
     if hl.actions:
         hl.bulk = host_loop_bulk.plan(hl)
