@@ -179,6 +179,41 @@ def test_a_kernel_launched_in_a_loop_is_launched_at_each_trip_with_its_values(st
 
 
 @cute.jit
+def halvings(out: cute.Tensor, n: cutlass.Int32):
+    k = 0
+    v = n
+    while v > 1:
+        v = v // 2
+        k = k + 1
+        out[k + 1] = v
+    out[0] = k
+    out[1] = v
+
+
+def test_a_while_on_a_runtime_condition_runs_until_it_is_false_at_each_call():
+    out = np.zeros(40, np.int32)
+    with target("sm_80"):
+        c = cute.compile(halvings, from_dlpack(out), cutlass.Int32(5))
+        for n in (0, 1, 2, 5, 1000, 2**30):
+            out[:] = -1
+            c(from_dlpack(out), cutlass.Int32(n))
+            k, v, seen = 0, n, []
+            while v > 1:
+                v //= 2
+                k += 1
+                seen.append(v)
+            assert out[0] == k and out[1] == v and out[2:2 + k].tolist() == seen, n
+            assert (out[2 + k:] == -1).all()
+
+
+@cute.jit
+def while_on_elements(t: cute.Tensor, n: cutlass.Int32):
+    k = 0
+    while t[k] != n:
+        k = k + 1
+
+
+@cute.jit
 def carries_a_float(t: cute.Tensor, n: cutlass.Int32):
     acc = 0.0
     for i in range(n):
@@ -209,6 +244,10 @@ def test_what_a_trip_cannot_do_is_an_error_at_the_users_line():
         with pytest.raises(DSLError, match=r"a number read from a tensor's elements cannot be carried") as e:
             cute.compile(carries_an_element, x, cutlass.Int32(2))
         assert f":{line_in(HERE, 'best = 0') + 1}:" in str(e.value)
+        with pytest.raises(DSLError, match=r"the condition of the host while loop at line \d+ reads tensor elements") \
+                as e:
+            cute.compile(while_on_elements, x, cutlass.Int32(2))
+        assert f":{line_in(HERE, 'while t[k] != n')}:" in str(e.value)
         c = cute.compile(zero_step, x, cutlass.Int32(1))
         with pytest.raises(DSLError, match=r"the host loop's step is 0 for these arguments") as e:
             c(x, cutlass.Int32(0))

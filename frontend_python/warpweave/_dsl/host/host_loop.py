@@ -1,5 +1,6 @@
 """`for` in the host side of a @cute.jit function over a bound only a call knows (`for i in cutlass.range(
-cute.size(t))` with a dynamic extent, `for k in range(n)` with an Int32 argument).
+cute.size(t))` with a dynamic extent, `for k in range(n)` with an Int32 argument), and `while` on a condition only
+a call decides (run until it is false; its condition is a program of each trip too).
 
 The body is traced once, with the loop variable a host symbol of no single value. What it computes from it is a
 program of its own (host_program.py's values, made while the body was traced), and what it does with it (element
@@ -17,9 +18,11 @@ scale-factor conversions copy a whole tensor so) is run for many trips at once (
 """
 from __future__ import annotations
 
+import itertools
+
 from ... import _core
 from ..base import trace
-from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
+from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..tracing.control_flow import Undefined
 from ..values import hooks
 from ..values.numeric import Int32, Int64, Numeric, SymInt
@@ -53,12 +56,21 @@ class HostLoop:
         self.body_guards: list = []
         self.actions: list = []
         self.bulk = None              # host_loop_bulk.BulkCopy where the body is an element copy
+        self.cond = None if bounds is not None else host_program.HostProgram()  # a while: its condition's values
+        self.cond_code: list = []
+        self.cond_guards: list = []
 
     def _trips(self, values, env):
         start, stop, step = (host_program.run_code(c, values, env) for c in self.bounds)
         if step == 0:
             raise DSLValueError("the host loop's step is 0 for these arguments", self.where)
         return range(int(start), int(stop), int(step))
+
+    def _condition(self, values, env, scalars) -> bool:
+        self.cond.run(values, env, scalars)
+        if self.cond_guards:
+            host_guards.check(self.cond_guards, env)
+        return bool(host_program.run_code(self.cond_code, values, env))
 
     def trips(self, values, env, scalars=None, bulk=False):
         """The loop at a call, one trip after another: each is yielded with the body's values of the trip in env
@@ -68,13 +80,16 @@ class HostLoop:
         try:
             cur = [host_program.cast(host_program.run_code(c.init_code, values, env), c.type_code)
                    for c in self.carried] if taken else [0] * len(self.carried)
-            trips = self._trips(values, env) if taken else range(0)
+            trips = (self._trips(values, env) if self.cond is None else itertools.count()) if taken else range(0)
             if bulk and self.bulk is not None and len(trips) > 1 and self.bulk.run(trips, values, env):
                 trips = range(0)
             for i in trips:
-                env[self.iv_sid] = i
                 for c, v in zip(self.carried, cur):
                     env[c.in_sid] = v
+                if self.cond is None:
+                    env[self.iv_sid] = i
+                elif not self._condition(values, env, scalars):
+                    break
                 self.body.run(values, env, scalars)
                 if self.body_guards:
                     host_guards.check(self.body_guards, env)
@@ -169,18 +184,15 @@ def _as_integer(v, t):
     return t(v)
 
 
-@hooks.loop_on_host.register
-def loop(body, bounds, names, values, lineno):
-    """A host `for` over a runtime bound: the body traced once as the program and actions of each trip."""
-    st = trace.current()
-    where = user_location(3)
+def _where(lineno):
+    where = user_location(4)
     if where is not None and lineno:
         where = (where[0], lineno) + tuple(where[2:])
-    wide = any(isinstance(b, Numeric) and type(b).width == 64 or isinstance(b, SymInt) and b.bits == 64
-               for b in bounds)
-    it = Int64 if wide else Int32
-    codes = [_code(b if isinstance(b, Numeric) else _as_integer(b, it), where, "a bound of a loop run at each call")
-             for b in bounds]
+    return where
+
+
+def _carry_in(st, names, values, where):
+    """The variables a loop carries (position -> (type, Carried)) and the values its body is traced with."""
     carried, inner = {}, []
     for i, (name, v) in enumerate(zip(names, values)):
         t = _integer_type(v) if not isinstance(v, Undefined) else None
@@ -192,23 +204,38 @@ def loop(body, bounds, names, values, lineno):
         out_sid, _ = _symbol(st, t, name)
         carried[i] = (t, Carried(in_sid, out_sid, init, host_program.type_code(t)))
         inner.append(x)
-    branches = tuple(st.__dict__.get("host_branches", ()))
-    iv_sid, iv = _symbol(st, it, "i")
-    hl = HostLoop(iv_sid, codes, [c for _, c in carried.values()], where, branches)
+    return carried, inner
+
+
+def _traced(st, fn, args):
+    """fn(*args) traced as code of each trip: (its result, the program values, actions, guards it made, the
+    number of launches before it). Its values are computed at each trip, under the loop's own guards."""
     prog = host_program.program_of(st)
-    n_entries, n_actions, n_launches, n_guards = (len(prog.entries), len(st.host_actions), len(st.launches),
-                                                  len(st.host_guards))
+    n_entries, n_actions, n_guards = len(prog.entries), len(st.host_actions), len(st.host_guards)
     stack = st.__dict__.setdefault("host_branches", [])
-    saved, stack[:] = list(stack), []   # inside the body, values are computed at each trip (the loop is guarded)
+    saved, stack[:] = list(stack), []
     try:
-        out = body(iv, *inner)
+        out = fn(*args)
     finally:
         stack[:] = saved
+    entries, prog.entries[n_entries:] = prog.entries[n_entries:], []
+    actions, st.host_actions[n_actions:] = st.host_actions[n_actions:], []
+    guards, st.host_guards[n_guards:] = st.host_guards[n_guards:], []
+    return out, entries, actions, guards
+
+
+def _traced_body(st, hl, fn, args):
+    n_launches = len(st.launches)
+    out, hl.body.entries, hl.actions, hl.body_guards = _traced(st, fn, args)
     for launch in st.launches[n_launches:]:  # made once per trip (launches_of_call), innermost loop last
         launch.loops = (hl,) + tuple(getattr(launch, "loops", ()))
-    hl.body.entries, prog.entries[n_entries:] = prog.entries[n_entries:], []
-    hl.actions, st.host_actions[n_actions:] = st.host_actions[n_actions:], []
-    hl.body_guards, st.host_guards[n_guards:] = st.host_guards[n_guards:], []
+    return out, len(st.launches) > n_launches
+
+
+def _carry_out(st, hl, carried, names, values, out, launches, lineno):
+    """The variables after the loop (carried ones are its results); the loop recorded in the program and the
+    actions."""
+    where = hl.where
     results = list(out) if isinstance(out, (tuple, list)) else [out]
     for i, (name, before, after) in enumerate(zip(names, values, results)):
         if i in carried:
@@ -227,11 +254,50 @@ def loop(body, bounds, names, values, lineno):
             raise DSLTypeError(f"variable '{name}' ({kind}) is reassigned inside the host loop at line {lineno}, "
                                "whose trip count only a call knows; only integers can be carried from trip to trip "
                                "there", where)
-    if hl.carried or len(st.launches) > n_launches:
+    if hl.carried or launches or hl.cond is not None:
         # An entry of the program: the carried values after it; and a program with a loop is one the native path
         # and exported C leave to the Python call, which makes the launches of each trip.
-        prog.entries.append(hl)
+        host_program.program_of(st).entries.append(hl)
     if hl.actions:
-        hl.bulk = host_loop_bulk.plan(hl)
+        hl.bulk = host_loop_bulk.plan(hl) if hl.cond is None else None
         st.host_actions.append(LoopActions(hl))
     return type(out)(results) if isinstance(out, (tuple, list)) else results[0]
+
+
+@hooks.loop_on_host.register
+def loop(body, bounds, names, values, lineno):
+    """A host `for` over a runtime bound: the body traced once as the program and actions of each trip."""
+    st, where = trace.current(), _where(lineno)
+    wide = any(isinstance(b, Numeric) and type(b).width == 64 or isinstance(b, SymInt) and b.bits == 64
+               for b in bounds)
+    it = Int64 if wide else Int32
+    codes = [_code(b if isinstance(b, Numeric) else _as_integer(b, it), where, "a bound of a loop run at each call")
+             for b in bounds]
+    carried, inner = _carry_in(st, names, values, where)
+    iv_sid, iv = _symbol(st, it, "i")
+    hl = HostLoop(iv_sid, codes, [c for _, c in carried.values()], where, tuple(st.__dict__.get("host_branches", ())))
+    out, launches = _traced_body(st, hl, body, (iv,) + tuple(inner))
+    return _carry_out(st, hl, carried, names, values, out, launches, lineno)
+
+
+@hooks.while_on_host.register
+def while_loop(cond_fn, body_fn, names, values, lineno):
+    """A host `while` on a runtime condition: the condition and the body traced once, run at each call until the
+    condition is false (a condition that never is makes the call run forever, as a compiled loop would)."""
+    st, where = trace.current(), _where(lineno)
+    carried, inner = _carry_in(st, names, values, where)
+    hl = HostLoop(None, None, [c for _, c in carried.values()], where, tuple(st.__dict__.get("host_branches", ())))
+    n_launches = len(st.launches)
+    cond, hl.cond.entries, actions, hl.cond_guards = _traced(st, cond_fn, tuple(inner))
+    if actions or len(st.launches) > n_launches:
+        raise DSLTypeError(f"the condition of the host while loop at line {lineno} reads tensor elements or "
+                           "launches a kernel; compute it from the arguments' numbers", where)
+    cond = cond if isinstance(cond, Numeric) else _as_integer(cond, Int32) if not isinstance(cond, bool) else cond
+    if isinstance(cond, Numeric) and type(cond).is_integer:
+        cond = cond != 0
+    if not isinstance(cond, Numeric):
+        raise DSLTypeError(f"the condition of the host while loop at line {lineno} is a {type(cond).__name__}; "
+                           "it is a runtime number or Boolean", where)
+    hl.cond_code = _code(cond, where, "the condition of a loop run at each call")
+    out, launches = _traced_body(st, hl, body_fn, tuple(inner))
+    return _carry_out(st, hl, carried, names, values, out, launches, lineno)

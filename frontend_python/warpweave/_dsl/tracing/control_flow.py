@@ -541,8 +541,8 @@ def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
             if not _static_value(c):
                 return vals
             vals = body_fn(*vals)
-    if st.kernel is None:
-        raise DSLNotImplementedError("host code (@cute.jit) cannot loop on a runtime condition", user_location(2))
+    if st.kernel is None:  # a loop of the compiled host code, run at each call (host/host_loop.py)
+        return hooks.while_on_host(cond_fn, body_fn, names, values, lineno)
     carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)
