@@ -254,7 +254,7 @@ def _carry_out(st, hl, carried, names, values, out, launches, lineno):
             raise DSLTypeError(f"variable '{name}' ({kind}) is reassigned inside the host loop at line {lineno}, "
                                "whose trip count only a call knows; only integers can be carried from trip to trip "
                                "there", where)
-    if hl.carried or launches or hl.cond is not None:
+    if hl.carried or launches:
         # An entry of the program: the carried values after it; and a program with a loop is one the native path
         # and exported C leave to the Python call, which makes the launches of each trip.
         host_program.program_of(st).entries.append(hl)
