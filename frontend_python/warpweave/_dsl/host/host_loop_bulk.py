@@ -12,6 +12,8 @@ stores do not write memory that the loads read (where they might, trips run one 
 """
 from __future__ import annotations
 
+import ast
+
 from ... import _core
 from ..base.errors import DSLValueError
 from ..values.numeric import Numeric, SymInt
@@ -27,35 +29,64 @@ def _numpy():
     return numpy
 
 
-def _functions(np):
-    def fold(fn, args):
-        out = args[0]
-        for a in args[1:]:
-            out = fn(out, a)
-        return out
+_BINARY = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.FloorDiv: "floor_divide",
+           ast.Mod: "mod"}
 
-    return {"min": lambda *a: fold(np.minimum, a), "max": lambda *a: fold(np.maximum, a), "__builtins__": {}}
+
+def _supported(node) -> bool:
+    """Whether _Offsets evaluates this node of an offset's Python form (else its trips run one by one)."""
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and not node.keywords
+    return isinstance(node, (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.Load, ast.USub)) or \
+        type(node) in _BINARY
 
 
 class _Offsets:
-    """An element offset as a function of the loop variable's values (a NumPy array) and the call's symbols."""
+    """An element offset as a function of the loop variable's values (a NumPy array) and the call's symbols: the
+    algebra's Python form of it, evaluated node by node, each distinct subexpression once per block of trips (the
+    offsets of one copy's load and store share most of theirs: the loop variable's coordinates)."""
 
     def __init__(self, offset, iv_sid):
         self.const = offset if isinstance(offset, int) else None
+        self.supported = True
         if self.const is None:
-            # The algebra writes unit factors; over arrays of millions of trips each costs a pass.
-            src = _core.python_expr(offset, "s").replace("(1)*", "")
-            self.code = compile(src, "<warpweave host loop offset>", "eval")
+            self.tree = ast.parse(_core.python_expr(offset, "s"), mode="eval").body
             self.iv = f"s{iv_sid}"
+            self.supported = all(_supported(n) for n in ast.walk(self.tree))
 
-    def at(self, np, trips, env):
-        """The offsets of these trips (trips: a NumPy array of the loop variable's values)."""
+    def at(self, np, trips, env, memo: dict):
+        """The offsets of these trips (trips: a NumPy array of the loop variable's values); memo: the values of
+        the subexpressions evaluated for these trips so far."""
         if self.const is not None:
             return np.full(trips.shape, self.const, dtype=np.int64)
-        names = {f"s{k}": v for k, v in env.items()}
-        names[self.iv] = trips
-        out = eval(self.code, _functions(np), names)
+        out = self._node(np, self.tree, trips, env, memo)
         return np.broadcast_to(np.asarray(out, dtype=np.int64), trips.shape)
+
+    def _node(self, np, node, trips, env, memo):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return trips if node.id == self.iv else env[int(node.id[1:])]
+        key = ast.dump(node)
+        if key in memo:
+            return memo[key]
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            a, b = self._node(np, node.left, trips, env, memo), self._node(np, node.right, trips, env, memo)
+            if isinstance(node.op, ast.Mult) and (isinstance(a, int) and a == 1 or isinstance(b, int) and b == 1):
+                v = b if isinstance(a, int) and a == 1 else a  # the algebra's unit factors: no pass over the trips
+            else:
+                v = getattr(np, _BINARY[type(node.op)])(a, b)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = np.negative(self._node(np, node.operand, trips, env, memo))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
+            fn = np.minimum if node.func.id == "min" else np.maximum
+            v = self._node(np, node.args[0], trips, env, memo)
+            for x in node.args[1:]:
+                v = fn(v, self._node(np, x, trips, env, memo))
+        else:
+            raise AssertionError(f"an offset of the symbolic algebra: {ast.unparse(node)}")
+        memo[key] = v
+        return v
 
 
 class _Copy:
@@ -87,8 +118,9 @@ class BulkCopy:
         for lo in range(0, len(trips), TRIPS_AT_ONCE):
             part = trips[lo:lo + TRIPS_AT_ONCE]
             ivs = np.arange(part.start, part.stop, part.step, dtype=np.int64)
+            memo: dict = {}
             for c, ((saddr, sn), (daddr, dn)) in zip(self.copies, mems):
-                so, do = c.src.at(np, ivs, env), c.dst.at(np, ivs, env)
+                so, do = c.src.at(np, ivs, env, memo), c.dst.at(np, ivs, env, memo)
                 _check(so, sn, c.load.where)
                 _check(do, dn, c.store.where)
                 src = _view(np, saddr, so, c.size)
@@ -144,5 +176,8 @@ def plan(loop):
             return None
         if not all(isinstance(o, (int, SymInt)) for o in (load.offset, store.offset)):
             return None
-        copies.append(_Copy(load, store, loop.iv_sid))
+        copy = _Copy(load, store, loop.iv_sid)
+        if not (copy.src.supported and copy.dst.supported):
+            return None
+        copies.append(copy)
     return BulkCopy(copies, loop.iv_sid)
