@@ -14,7 +14,7 @@ from warpweave._dsl.base.errors import DSLError
 from warpweave._dsl.host.launch_plan import needs_nonportable_cluster
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import line_in, target
+from dsl_helpers import line_in, requires_gpu, target
 from host_stand_in import stand_in  # noqa: F401 (a fixture)
 
 HERE = __file__
@@ -71,3 +71,31 @@ def test_a_cluster_from_arguments_on_a_target_without_clusters_is_an_error_at_th
         with pytest.raises(DSLError, match=r"test_cluster_from_arguments.py:\d+: launch of .*has no thread block "
                                            r"clusters"):
             cute.compile(clustered, from_dlpack(np.zeros(8, np.float32)), 2, 1)
+
+
+@cute.kernel
+def cluster_of_each_block(out: cute.Tensor):
+    bidx, _, _ = cute.arch.block_idx()
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == 0:
+        out[bidx, 0] = cute.arch.block_in_cluster_dim()[0]
+        out[bidx, 1] = cute.arch.block_in_cluster_idx()[0]
+
+
+@cute.jit
+def report_clusters(out: cute.Tensor, cluster_size: int):
+    cluster_of_each_block(out).launch(grid=(cute.size(out, mode=[0]), 1, 1), block=(32, 1, 1),
+                                      cluster=(cluster_size, 1, 1))
+
+
+@requires_gpu
+def test_the_gpu_runs_each_calls_cluster():
+    import torch
+    out = torch.full((16, 2), -1, dtype=torch.int32, device="cuda")
+    c = cute.compile(report_clusters, from_dlpack(out), 2)
+    for size in (1, 2, 4, 8):
+        out.fill_(-1)
+        c(from_dlpack(out), size)
+        torch.cuda.synchronize()
+        got = out.cpu().tolist()
+        assert got == [[size, b % size] for b in range(16)], size

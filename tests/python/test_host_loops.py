@@ -13,7 +13,7 @@ import warpweave.cute as cute
 from warpweave._dsl.base.errors import DSLError
 from warpweave.cute.runtime import from_dlpack, make_ptr
 
-from dsl_helpers import line_in, target
+from dsl_helpers import line_in, requires_gpu, target
 from host_stand_in import stand_in  # noqa: F401 (a fixture)
 
 HERE = __file__
@@ -252,3 +252,29 @@ def test_what_a_trip_cannot_do_is_an_error_at_the_users_line():
         with pytest.raises(DSLError, match=r"the host loop's step is 0 for these arguments") as e:
             c(x, cutlass.Int32(0))
         assert f":{line_in(HERE, 'range(0, 4, step)')}:" in str(e.value)
+
+
+@cute.kernel
+def chunk_rows(c: cute.Tensor, start: cutlass.Int32):
+    bidx, _, _ = cute.arch.block_idx()
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == 0:
+        c[start + bidx] = cutlass.Float32(start)
+
+
+@cute.jit
+def chunks_on_gpu(c: cute.Tensor, chunk: cutlass.Int32):
+    m = cute.size(c, mode=[0])
+    for start in range(0, m, chunk):
+        chunk_rows(c, start).launch(grid=(min(chunk, m - start), 1, 1), block=(32, 1, 1))
+
+
+@requires_gpu
+def test_the_gpu_runs_the_launches_of_each_trip():
+    import torch
+    c = cute.compile(chunks_on_gpu, dyn(torch.zeros(16, device="cuda")), cutlass.Int32(3))
+    for m, chunk in ((1, 4), (9, 4), (100, 7)):
+        x = torch.full((m,), -1.0, device="cuda")
+        c(dyn(x), cutlass.Int32(chunk))
+        torch.cuda.synchronize()
+        assert x.cpu().tolist() == [float(r - r % chunk) for r in range(m)], (m, chunk)
