@@ -49,7 +49,7 @@ from ._dsl.values.packed_floats import Float4E2M1FNx2, Float6E2M3FNx4, Float6E3M
 from ._dsl.values.ir_vector import full  # noqa: E402,F401 - cutlass.full is cutlass.vector.full
 # What values do in upper layers is registered by these modules at their import (values/hooks.py): before any trace.
 from ._dsl.device import math as _device_math, reduction as _reduction  # noqa: E402,F401
-from ._dsl.host import host_branch as _host_branch, host_guards as _host_guards  # noqa: E402,F401
+from ._dsl.host import host_branch as _host_branch, host_guards as _host_guards, host_loop as _host_loop  # noqa: E402,F401,E501
 from ._dsl.host import host_ir as _host_ir, host_values as _host_values  # noqa: E402,F401
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).

@@ -30,6 +30,10 @@ FUNCTION_IMPORTS_ALLOWED = {
         "a JitArgument's values read through its C pointers; test_lazy_imports defers ctypes",
     ("warpweave._dsl.host.host_values", "ctypes"): "host access through a pointer; test_lazy_imports defers ctypes",
     ("warpweave._dsl.host.host_actions", "numpy"): "host print of a NumPy array; test_lazy_imports defers numpy",
+    ("warpweave._dsl.host.host_loop_bulk", "numpy"):
+        "only a call running a host loop's copies needs it; test_lazy_imports defers numpy",
+    ("warpweave._dsl.host.host_loop_bulk", "ctypes"):
+        "only a call running a host loop's copies needs it; test_lazy_imports defers ctypes",
     ("warpweave._dsl.device.math", "fractions"): "only a static fma needs it; test_lazy_imports defers fractions",
     ("warpweave.viz", "warpweave.viz.drawing"):
         "the figures and their writers load at the first picture: the SVG writer's xml.sax.saxutils brings "

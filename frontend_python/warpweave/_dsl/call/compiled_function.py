@@ -10,11 +10,12 @@ from ... import _core
 from ..base.errors import DSLValueError, cuda_error, user_location
 from ..host.host_actions import host_side
 from ..host.host_guards import check as check_guards, divisor_error
+from ..host.host_loop import launches_of_call
 from ..host.host_program import HostProgram
-from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, eval_dim, needs_launch_options,
-                                needs_nonportable_cluster, packer)
+from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, eval_dim, has_dynamic_cluster,
+                                needs_launch_options, needs_nonportable_cluster, packer)
 from ..registry import compile_only
-from ..registry.launch_limits import check_call_grid
+from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
 from . import native_call
 from .arg_kind import HostStream
@@ -32,6 +33,9 @@ def launch_dims(l, env):
         where = getattr(l, "where", None)  # read back from the function cache as a list
         raise DSLValueError(f"the launch of {l.kernel} has no grid for these arguments: {e}",
                             tuple(where) if where else None) from None
+    if has_dynamic_cluster(l):
+        where = getattr(l, "where", None)
+        check_call_cluster(l.kernel, grid, cluster, getattr(l, "max_cluster_size", 0), tuple(where) if where else None)
     return grid, block, cluster, smem
 
 
@@ -134,13 +138,13 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             self.host_program.run(values, env, scalars)
         if self.host_guards:
             check_guards(self.host_guards, env)
-        return read
+        return read, values
 
     def check_launches(self, *args, **kwargs) -> None:
         """What a call checks before it launches, without launching (a compile-only call): the arguments, and
         each launch's grid, block, cluster and shared memory evaluated for them."""
-        env = self._read_call(args, kwargs)[0]
-        for l in self.launches:
+        (env, _, scalars, _, _), values = self._read_call(args, kwargs)
+        for l in launches_of_call(self.launches, values, env, scalars):
             if l.predicates and not all(env[sid] for sid in l.predicates):
                 continue  # under a host `if` whose branch this call does not take
             grid = launch_dims(l, env)[0]
@@ -149,11 +153,11 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
 
     def prepare(self, *args, **kwargs):
         """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
-        env, ptrs, scalars, streams, tensors = self._read_call(args, kwargs)
+        (env, ptrs, scalars, streams, tensors), values = self._read_call(args, kwargs)
         hosts = {hid: h.value(tensors[h.tensor_index], env) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
-        for l in self.launches:
+        for l in launches_of_call(self.launches, values, env, scalars):  # a launch in a host loop at each trip
             if l.predicates and not all(env[sid] for sid in l.predicates):
                 continue  # under a host `if` whose branch this call does not take
             packer, offsets = self._packers[l.kernel]
@@ -234,7 +238,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         if not self.launches or self.host_actions or any(not g.divisor for g in self.host_guards) \
                 or not all(p.fast_path for p in self.plans) \
                 or any(needs_launch_options(l) or l.static_block is None or not isinstance(l.smem, int)
-                       for l in self.launches):
+                       or has_dynamic_cluster(l) for l in self.launches):  # the fast paths launch fixed clusters
             return False
         if self.host_program or any(l.predicates for l in self.launches):
             # Host code with runtime values: the native path runs its program (bindings/fast_call.hpp); calls it

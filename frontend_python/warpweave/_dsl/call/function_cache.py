@@ -298,6 +298,8 @@ def serialise(compiled, st, module_key: str, recording: Recording) -> dict:
     for name in ("host_arguments", "host_actions"):
         if getattr(st, name, None):
             raise Unstable(f"the function's {name.replace('_', ' ')} are not stored in the cache yet")
+    if compiled.host_program.has_loops:
+        raise Unstable("the function's host loops are not stored in the cache yet")
     plans = [_encode({"kind": p.kind, **p.stored_fields()}) for p in compiled.plans]
     launches = [_encode({k: v for k, v in vars(l).items() if k not in _DERIVED}) for l in compiled.launches]
     guards = [_encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where, "divisor": g.divisor})

@@ -141,6 +141,8 @@ def _is_derived(source) -> bool:
 def _host_program(program, slots) -> list | None:
     """The host program's values as native programs [(slot, [(operation, operand)], guard slots, is_float)], or
     None where one uses what the native path does not compute (shifts, a value its arguments do not give)."""
+    if program.has_loops:  # its trips run in Python (host/host_loop.py)
+        return None
     out = []
     for d in program.entries:
         code = _native_code(d.code, slots)

@@ -113,6 +113,9 @@ def statements(program, arg_names: dict, fail) -> list[str]:
     out = []
     if not program:
         return out
+    if program.has_loops:
+        loop = next(d for d in program.entries if d.kind == "loop")
+        raise DSLNotImplementedError("export_to_c: a host loop over a runtime bound has no C form yet", loop.where)
     out.append("  int ww_bad = 0;")
     for d in program.entries:
         ct = "double" if d.type_code[0] == "f" else "int64_t"

@@ -47,7 +47,7 @@ def _as_number(x):
     return as_numeric(x)
 
 
-def _same(a, b) -> bool:
+def same_value(a, b) -> bool:
     if a is b:
         return True
     if isinstance(a, Numeric) and isinstance(b, Numeric):
@@ -92,7 +92,7 @@ def merge(cond, cond_sids, name: str, a, b, where):
     (cond_sids: the derived symbols of the condition and of its negation)."""
     if isinstance(a, Undefined) or isinstance(b, Undefined):
         return a if isinstance(a, Undefined) else b
-    if _same(a, b):
+    if same_value(a, b):
         return a
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and type(a) is type(b) and len(a) == len(b):
         items = [merge(cond, cond_sids, f"{name}[{k}]", x, y, where) for k, (x, y) in enumerate(zip(a, b))]

@@ -122,6 +122,7 @@ class Derived:
     """One value of the host program: `code` run at each call gives the value of host symbol `sid`. A value made
     inside host branches is computed only when the call takes them (every symbol of `guards` non-zero), and is 0
     otherwise: `n // d` under `if d > 0:` does not divide by zero when d is 0."""
+    kind = "value"
     sid: int
     type_code: str
     code: list
@@ -138,11 +139,19 @@ class HostProgram:
     def __bool__(self):
         return bool(self.entries)
 
+    @property
+    def has_loops(self) -> bool:
+        """Whether it runs host loops (host_loop.py), which only the Python call evaluates."""
+        return any(d.kind == "loop" for d in self.entries)
+
     def run(self, values, env: dict, scalars: dict | None = None) -> None:
         """Computes every derived value of a call, from the call's argument values and the symbols its arguments
         give: integers and Booleans into env (symbol id -> value), every value into scalars under
         ("derived", id), where the kernel parameters they are read from."""
         for d in self.entries:
+            if d.kind == "loop":  # host_loop.py: its carried values, after its trips
+                d.run(values, env, scalars)
+                continue
             if d.guards and not all(env[g] for g in d.guards):
                 v = 0.0 if d.type_code[0] == "f" else 0
             else:
@@ -251,7 +260,8 @@ def run_code(code, values, env):
 
 # --- made while tracing ------------------------------------------------------------------------------------------
 
-def _program(st) -> HostProgram:
+def program_of(st) -> HostProgram:
+    """The host program a trace is making."""
     prog = getattr(st, "host_program", None)
     if prog is None:
         prog = st.host_program = HostProgram()
@@ -274,7 +284,7 @@ def derive_id(x: Numeric, where=None, what: str = "used by the compiled host cod
     st.next_host_symbol += 1
     bits = 64 if t.width == 64 else 32
     st.host_symbols[sid] = trace.HostSymbol(sid, None, ("derived", type_code(t)), bits, 1, f"h{sid}")
-    _program(st).entries.append(Derived(sid, type_code(t), code, where, tuple(st.__dict__.get("host_branches", ()))))
+    program_of(st).entries.append(Derived(sid, type_code(t), code, where, tuple(st.__dict__.get("host_branches", ()))))
     if type(x._v) is not HostRef and not isinstance(x._v, SymInt) and not t.is_float:
         x._v.sid = sid  # later uses of the same host value read the symbol (floats are recomputed)
     known = _known_value(st, code)

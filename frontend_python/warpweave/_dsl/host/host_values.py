@@ -45,6 +45,19 @@ def call_slots():
         _call.slots = saved
 
 
+class TripSlots:
+    """One trip of a host loop after another (host_loop.py): what a trip reads and computes is the trip's own, so
+    it is forgotten at the trip's end; host registers (and what the call held before the loop) stay."""
+
+    def __init__(self):
+        self.slots = _slots()
+        self.before = set(self.slots)
+
+    def end_trip(self) -> None:
+        for k in [k for k in self.slots if k not in self.before and k[0] != "local"]:
+            del self.slots[k]
+
+
 def _slots() -> dict:
     slots = getattr(_call, "slots", None)
     if slots is None:

@@ -276,6 +276,8 @@ class KernelLaunch:
             launch.programmatic_event_trigger_at_block_start = bool(c.programmatic_event_trigger_at_block_start)
         launch.preferred_cluster = cluster_d if fallback_d is not None else None
         launch.where = user_location(2)  # a call whose arguments give this launch no grid is refused naming it
+        if any(not isinstance(x, int) for x in launch.cluster or ()):  # checked at each call against it
+            launch.max_cluster_size = launch_limits.target_limits(st.target).get("max_cluster_size", 0)
         st.launches.append(launch)
 
 

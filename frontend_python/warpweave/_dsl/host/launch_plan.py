@@ -87,10 +87,18 @@ PORTABLE_CLUSTER_BLOCKS = 8
 NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 
 
+def has_dynamic_cluster(launch) -> bool:
+    """Whether the launch's cluster is computed from the arguments at each call."""
+    return bool(launch.cluster) and any(not isinstance(v, int) for v in launch.cluster)
+
+
 def needs_nonportable_cluster(launch) -> bool:
-    """Whether the launch's cluster is larger than CUDA's portable limit (its kernel must opt in before it)."""
+    """Whether the launch's cluster is larger than CUDA's portable limit (its kernel must opt in before it), or
+    may be: a cluster computed at each call where the target allows larger ones."""
     c = launch.cluster
-    return bool(c) and all(isinstance(v, int) for v in c) and c[0] * c[1] * c[2] > PORTABLE_CLUSTER_BLOCKS
+    if has_dynamic_cluster(launch):
+        return getattr(launch, "max_cluster_size", 0) > PORTABLE_CLUSTER_BLOCKS
+    return bool(c) and c[0] * c[1] * c[2] > PORTABLE_CLUSTER_BLOCKS
 
 
 def needs_launch_options(launch) -> bool:

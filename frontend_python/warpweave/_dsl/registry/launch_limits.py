@@ -73,23 +73,29 @@ def check_launch(target: dict, kernel: str, grid, block, cluster, smem, carved: 
         top = limits.get("max_threads_per_block") or 0
         if top and threads > top:
             raise bad(f"block {tuple(block)} has {threads} threads, more than the {top} a block may have on {tname}")
-    if cluster is not None and any(not isinstance(v, int) or isinstance(v, bool) for v in cluster):
-        raise DSLTypeError(f"{where}: cluster extents must be integers known while tracing, got {tuple(cluster)}",
-                           user_location(3))
+    if cluster is not None and any(isinstance(v, bool) for v in cluster):
+        raise _extent_type_error("cluster", next(v for v in cluster if isinstance(v, bool)))
     if cluster is not None:
-        for axis, v in enumerate(cluster):
-            if v < 1:
-                raise bad(f"cluster extent {'xyz'[axis]} is {v}; it must be at least 1")
-        size = cluster[0] * cluster[1] * cluster[2]
+        # An extent of the arguments (`cluster=(n, 1, 1)` with n an Int32 argument, as CuTe DSL allows) is checked
+        # at each call (check_call_cluster); here what is known while tracing.
         top = limits.get("max_cluster_size") or 0
-        if size > 1 and top == 1:
+        dynamic = any(not isinstance(v, int) for v in cluster)
+        if dynamic and top == 1:
             raise bad(f"cluster {tuple(cluster)}: {tname} has no thread block clusters (its backend publishes "
                       "max_cluster_size 1); leave cluster= out")
-        if top and size > top:
-            raise bad(f"cluster {tuple(cluster)} has {size} blocks, more than the {top} a cluster may have on "
-                      f"{tname}")
+        for axis, v in enumerate(cluster):
+            if isinstance(v, int) and v < 1:
+                raise bad(f"cluster extent {'xyz'[axis]} is {v}; it must be at least 1")
+        if not dynamic:
+            size = cluster[0] * cluster[1] * cluster[2]
+            if size > 1 and top == 1:
+                raise bad(f"cluster {tuple(cluster)}: {tname} has no thread block clusters (its backend publishes "
+                          "max_cluster_size 1); leave cluster= out")
+            if top and size > top:
+                raise bad(f"cluster {tuple(cluster)} has {size} blocks, more than the {top} a cluster may have on "
+                          f"{tname}")
         for axis, (g, c) in enumerate(zip(grid, cluster)):
-            if isinstance(g, int) and g % c:
+            if isinstance(g, int) and isinstance(c, int) and g % c:
                 raise bad(f"grid extent {'xyz'[axis]} ({g}) is not a multiple of the cluster's ({c})")
     if isinstance(smem, bool) or isinstance(smem, (float, str, bytes)):
         raise DSLTypeError(f"{where}: smem is a number of bytes (an integer), got {smem!r}", user_location(3))
@@ -114,3 +120,20 @@ def check_call_grid(kernel: str, grid) -> bool:
                       "is launched", RuntimeWarning, stacklevel=3)
         return False
     return True
+
+
+def check_call_cluster(kernel: str, grid, cluster, top: int, where) -> None:
+    """At a call: a cluster computed from the arguments, against what check_launch checks of a known one (top:
+    the target's max_cluster_size, 0 where unknown)."""
+    for axis, v in enumerate(cluster):
+        if v < 1:
+            raise DSLValueError(f"launch of {kernel}: the cluster evaluates to {tuple(cluster)} for these arguments; "
+                                f"extent {'xyz'[axis]} must be at least 1", where)
+    size = cluster[0] * cluster[1] * cluster[2]
+    if top and size > top:
+        raise DSLValueError(f"launch of {kernel}: the cluster evaluates to {tuple(cluster)} for these arguments, "
+                            f"{size} blocks, more than the {top} a cluster may have", where)
+    for axis, (g, c) in enumerate(zip(grid, cluster)):
+        if g % c:
+            raise DSLValueError(f"launch of {kernel}: grid extent {'xyz'[axis]} ({g}) is not a multiple of the "
+                                f"cluster's ({c}) for these arguments", where)

@@ -430,12 +430,10 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     if static and unroll is None and not unroll_full and _static_value(step) != 0 and _indexes_registers(indexed):
         trips = len(builtins.range(_static_value(start), _static_value(stop), _static_value(step)))
         unroll_full = trips <= UNROLL_REGISTER_LOOPS_UP_TO
+    if st.kernel is None and not static:  # a loop of the compiled host code, run at each call (host/host_loop.py)
+        return hooks.loop_on_host(body, (start, stop, step), names, values, lineno)
     if st.kernel is None or (unroll_full and static):
         # Host code runs as Python; a fully unrolled loop is unrolled while tracing, so its index is a constant.
-        if not static:
-            raise DSLNotImplementedError(
-                "a loop over a runtime bound in host code (@cute.jit) is not supported: loop inside the kernel, or "
-                "make the bound cutlass.Constexpr", user_location(2))
         vals = tuple(values)
         for i in builtins.range(_static_value(start), _static_value(stop), _static_value(step)):
             vals = body(i, *vals)
@@ -543,8 +541,8 @@ def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
             if not _static_value(c):
                 return vals
             vals = body_fn(*vals)
-    if st.kernel is None:
-        raise DSLNotImplementedError("host code (@cute.jit) cannot loop on a runtime condition", user_location(2))
+    if st.kernel is None:  # a loop of the compiled host code, run at each call (host/host_loop.py)
+        return hooks.while_on_host(cond_fn, body_fn, names, values, lineno)
     carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)

@@ -43,6 +43,10 @@ defer_on_host = Hook("defer_on_host", "warpweave._dsl.host.host_values")
 decide_on_host = Hook("decide_on_host", "warpweave._dsl.host.host_guards")
 # An `if` of the host side on a runtime Boolean: (cond, then_fn, else_fn, values, lineno) -> the carried values.
 branch_on_host = Hook("branch_on_host", "warpweave._dsl.host.host_branch")
+# A `for` of the host side over a runtime bound: (body, (start, stop, step), names, values, lineno) -> carried values.
+loop_on_host = Hook("loop_on_host", "warpweave._dsl.host.host_loop")
+# A `while` of the host side on a runtime condition: (cond_fn, body_fn, names, values, lineno) -> carried values.
+while_on_host = Hook("while_on_host", "warpweave._dsl.host.host_loop")
 # A host-side division by a runtime integer (divisor SymInt, "division" or "modulo"): refused where the values compiled
 # for make it zero, and checked at each call.
 divisor_on_host = Hook("divisor_on_host", "warpweave._dsl.host.host_guards")
@@ -60,5 +64,5 @@ min_max = Hook("min_max", "warpweave._dsl.device.math")
 # layout allows: (tensor, value) -> None.
 fill_memory = Hook("fill_memory", "warpweave._dsl.atoms.element_copy")
 
-ALL = (defer_on_host, decide_on_host, branch_on_host, divisor_on_host, load_on_host, store_on_host,
+ALL = (defer_on_host, decide_on_host, branch_on_host, loop_on_host, while_on_host, divisor_on_host, load_on_host, store_on_host,
        local_tensor_on_host, reduce_tensor, min_max, fill_memory)
