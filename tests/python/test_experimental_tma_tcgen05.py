@@ -25,7 +25,7 @@ def _encoded(monkeypatch, compiled, call_args):
         return bytes(size)
 
     monkeypatch.setattr(ext, "host_call", fake_host_call)
-    env, _, _, _, tensors = compiled._read_call(call_args, {})
+    (env, _, _, _, tensors), _ = compiled._read_call(call_args, {})
     for h in compiled.host_arguments.values():
         assert len(h.value(tensors[h.tensor_index], env)) == 128
     return seen

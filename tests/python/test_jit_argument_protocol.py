@@ -67,7 +67,7 @@ def test_a_kernel_takes_the_address_each_calls_object_gives():
     assert plan.kind == "jit_argument"
     (param,) = c.launches[0].params
     for arr in (a, b):
-        ptrs = c._read_call((_buffer(arr),), {})[1]
+        ptrs = c._read_call((_buffer(arr),), {})[0][1]
         assert ptrs[param.source] == arr.ctypes.data
 
 
