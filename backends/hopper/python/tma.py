@@ -127,11 +127,11 @@ class TmaCopyAtom:
     def _entry(self, kind):
         return _select(kind, len(self.dims))
 
-    def __ww_copy__(self, src, dst, *, pred=None, tma_bar_ptr=None, mcast_mask=None, **kwargs):
+    def __ww_copy__(self, src, dst, *, pred=None, tma_bar_ptr=None, mcast_mask=None, tma_desc_ptr=None, **kwargs):
         if kwargs:
             raise ext.user_error(f"cute.copy of a TMA atom got an unexpected keyword argument {next(iter(kwargs))!r} "
-                                 "(it takes tma_bar_ptr= for loads and mcast_mask= for multicast loads)",
-                                 ext.DSLTypeError)
+                                 "(it takes tma_bar_ptr= for loads, mcast_mask= for multicast loads and "
+                                 "tma_desc_ptr= for a tensor map in memory)", ext.DSLTypeError)
         if pred is not None:
             raise ext.user_error("cute.copy of a TMA atom takes no pred=: the box's elements outside the tensor read "
                                  "as zero and are not written", ext.DSLTypeError)
@@ -158,7 +158,7 @@ class TmaCopyAtom:
                                  "(CopyBulkTensorTileG2SMulticastOp)", ext.DSLTypeError)
         b = ext.builder()
         backend, entry = self._entry("multicast" if multicast else "load" if load else "store")
-        tmap = self._descriptor_address()
+        tmap = self._descriptor_address() if tma_desc_ptr is None else _map_address(tma_desc_ptr)
         origin = coords_t[0]
         origin = origin if isinstance(origin, tuple) else (origin,)
         ptr = smem_t.iterator
@@ -202,7 +202,7 @@ class TmaCopyAtom:
         """The tensor map's coordinates of a box: the tile's origin (element coordinates; bytes along the
         contiguous mode of a packed type) plus the box's offsets (in the tensor map's units)."""
         coords = []
-        origin = _leaves(tuple(origin))
+        origin = leaves(tuple(origin))
         for mode in self.dims:
             c = origin[mode] if mode < len(origin) else 0
             if self.pack > 1 and mode == self.dims[0]:
@@ -255,7 +255,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     cta_tiler = _tile_of_identity_tiler(cta_tiler)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
     tiler = tuple(_static(t, "cta_tiler") for t in tiler)
-    shape, stride = _global_modes(gmem_tensor.layout, len(tiler))
+    shape, stride = global_modes(gmem_tensor.layout, len(tiler))
     rank = len(shape)
     contiguous = [i for i, d in enumerate(stride) if isinstance(d, int) and d == 1]
     if not contiguous:
@@ -386,11 +386,11 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
 
 
-def _leaves(x) -> list:
-    return [y for e in x for y in _leaves(e)] if isinstance(x, tuple) else [x]
+def leaves(x) -> list:
+    return [y for e in x for y in leaves(e)] if isinstance(x, tuple) else [x]
 
 
-def _global_modes(layout, tiled: int):
+def global_modes(layout, tiled: int):
     """The tensor's modes as (shapes, strides), flat: the tile takes its first `tiled` modes, which stay one mode
     each; the others (a ((heads, kv heads), batch) mode, say) are flattened into their leaves, each a mode of the
     tensor map. The coordinates the atom's TMA tensor gives are flattened alike."""
@@ -402,11 +402,22 @@ def _global_modes(layout, tiled: int):
         if isinstance(shape[i], tuple):
             raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor ({shape[i]}) is tiled and has modes "
                                  "of its own; tile a flat mode", ext.DSLValueError)
-    flat_shape, flat_stride = _leaves(shape), _leaves(stride)
+    flat_shape, flat_stride = leaves(shape), leaves(stride)
     if not 1 <= len(flat_shape) <= 8:
         raise ext.user_error(f"make_tiled_tma_atom: the tensor must have 1 to 5 modes (flattened, not counting "
                              f"modes of stride 0), got shape {shape}", ext.DSLValueError)
     return tuple(flat_shape), tuple(flat_stride)
+
+
+def _map_address(tma_desc_ptr):
+    """The generic address (i64) of a tensor map a program keeps in memory (cute.copy's tma_desc_ptr=: a pointer
+    to it, global or generic, as TensorMapManager.get_tensormap_ptr gives it)."""
+    p = getattr(tma_desc_ptr, "iterator", tma_desc_ptr)
+    if not (hasattr(p, "memspace") and hasattr(p, "address")) or p.memspace not in ("gmem", "generic"):
+        raise ext.user_error(f"cute.copy: tma_desc_ptr= is a pointer to a tensor map in global memory, got "
+                             f"{tma_desc_ptr!r}", ext.DSLTypeError)
+    q = p if p.memspace == "generic" else p.tospace(cute.AddressSpace.generic)
+    return ext.builder().op1("llvm.ptrtoint", [q.address(0)], "i64")
 
 
 def _tile_of_identity_tiler(cta_tiler):
