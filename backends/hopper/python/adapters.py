@@ -95,3 +95,5 @@ for _name in griddep.NAMES:
 from . import elect  # noqa: E402
 
 ext.register_python_name("arch.elect_one", elect.elect_one)
+# CuTe DSL's cute.arch.cp_async_bulk_wait_group(n, read=...) chooses between the two wait entries
+ext.register_python_name("arch.cp_async_bulk_wait_group", _primitives.cp_async_bulk_wait_group)

@@ -90,9 +90,10 @@ def update_tma_descriptor(tma_atom, gmem_tensor, tma_desc_ptr, *, loc=None, ip=N
                              f"tensor map was made for a tensor of at least {max(tma_atom.dims) + 1}",
                              ext.DSLValueError)
     c = tma_atom.dims[0]
-    if not (isinstance(stride[c], int) and stride[c] == 1):
+    if isinstance(stride[c], int) and stride[c] != 1:
+        # a run-time stride there is the program's promise (a group's strides read from memory)
         raise ext.user_error(f"update_tma_descriptor: mode {c} of the tensor is the map's contiguous one and must "
-                             f"have a static stride of 1, got strides {stride}", ext.DSLValueError)
+                             f"have stride 1, got strides {stride}", ext.DSLValueError)
     ebytes = max(1, tma_atom.element_type.width // 8)
     pack = getattr(tma_atom, "pack", 1)
     tensormap_replace(TensormapField.GLOBAL_ADDRESS, p, it.toint(cutlass.Int64))
