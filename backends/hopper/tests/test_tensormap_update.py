@@ -30,7 +30,18 @@ def smem_tile():
     return cute.make_layout(TILE, stride=(TILE[1], 1))
 
 
-def make_host(mode, tile_mn=(1, 1)):
+def nvvm_load(smem_ptr, desc_ptr, bar, tile_mn):
+    """The load as CuTe DSL's Hopper grouped GEMM writes it: NVVM's TMA op under an elect.sync predicate."""
+    from warpweave._mlir.dialects import llvm, nvvm
+
+    desc = llvm.addrspacecast(llvm.PointerType.get(cute.AddressSpace.generic), desc_ptr.llvm_ptr)
+    nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
+        smem_ptr.llvm_ptr, desc, [cutlass.Int32(tile_mn[1] * TILE[1]).ir_value(),
+                                  cutlass.Int32(tile_mn[0] * TILE[0]).ir_value()],
+        bar.llvm_ptr, [], predicate=nvvm.elect_sync(), mode=nvvm.TMALoadMode.TILE)
+
+
+def make_host(mode, tile_mn=(1, 1), through_nvvm=False):
     from warpweave.cute.nvgpu import cpasync
 
     @cute.kernel
@@ -56,8 +67,11 @@ def make_host(mode, tile_mn=(1, 1)):
         if tidx < 32:
             if tidx == 0:
                 cute.arch.mbarrier_arrive_and_expect_tx(bar, TILE[0] * TILE[1] * 2)
-            cute.copy(atom, tg, ts, tma_bar_ptr=bar,
-                      tma_desc_ptr=mgr.get_tensormap_ptr(gptr, cute.AddressSpace.generic))
+            if cutlass.const_expr(through_nvvm):
+                nvvm_load(s.iterator, mgr.get_tensormap_ptr(gptr), bar, tile_mn)
+            else:
+                cute.copy(atom, tg, ts, tma_bar_ptr=bar,
+                          tma_desc_ptr=mgr.get_tensormap_ptr(gptr, cute.AddressSpace.generic))
         cute.arch.mbarrier_wait(bar, 0)
         for i in cutlass.range_constexpr(TILE[0] * TILE[1] // 128):
             e = i * 128 + tidx
@@ -104,6 +118,14 @@ def test_the_map_is_retargeted_where_the_mode_says_and_published(mode, space):
     assert "param" not in tmap
 
 
+def test_nvvm_tma_load_under_an_elected_lane():
+    with target("sm_90a"):
+        ptx = cute.compile(make_host(utils.TensorMapUpdateMode.GMEM, (1, 2), True), *fake_args()).info["ptx"]
+    assert re.search(r"elect\.sync _\|p, 0xffffffff", ptx)
+    (load,) = lines(ptx, r"cp\.async\.bulk\.tensor")
+    assert load.startswith("@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes")
+
+
 def test_update_tma_descriptor_needs_a_tma_atom():
     @cute.kernel
     def k(gB: cute.Tensor, ws: cute.Tensor):
@@ -128,17 +150,18 @@ def test_a_manager_takes_an_update_mode():
 
 
 @requires_gpu
+@pytest.mark.parametrize("through_nvvm", [False, True])
 @pytest.mark.parametrize("mode", ["GMEM", "SMEM"])
 @pytest.mark.parametrize("tile_mn", [(0, 0), (3, 2)])
-def test_the_retargeted_map_loads_the_other_tensor(mode, tile_mn):
+def test_the_retargeted_map_loads_the_other_tensor(mode, tile_mn, through_nvvm):
     import torch
 
     a = torch.zeros(A_SHAPE, dtype=torch.float16, device="cuda")
     b = torch.randn(B_SHAPE, device="cuda").to(torch.float16)
     ws = torch.zeros(16, dtype=torch.int64, device="cuda")
     out = torch.zeros(TILE, dtype=torch.float16, device="cuda")
-    make_host(getattr(utils.TensorMapUpdateMode, mode), tile_mn)(from_dlpack(a), from_dlpack(b), from_dlpack(ws),
-                                                                 from_dlpack(out))
+    make_host(getattr(utils.TensorMapUpdateMode, mode), tile_mn, through_nvvm)(
+        from_dlpack(a), from_dlpack(b), from_dlpack(ws), from_dlpack(out))
     torch.cuda.synchronize()
     m, n = tile_mn
     assert torch.equal(out, b[m * 64:(m + 1) * 64, n * 64:(n + 1) * 64])
