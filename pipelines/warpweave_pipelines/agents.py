@@ -36,8 +36,10 @@ class CooperativeGroup:
     def __init__(self, agent: Agent, size: int = 1, alignment: int = 1):
         if not isinstance(agent, Agent):
             raise TypeError(f"a cooperative group is made of a pipeline Agent (Agent.Thread, ...), got {agent!r}")
-        if not isinstance(size, int) or size <= 0:
-            raise ValueError(f"a cooperative group has at least one member, got {size!r}")
+        if isinstance(size, float) and size.is_integer():
+            size = int(size)    # a count computed with / (CuTe DSL's FMHA divides threads by 32 so)
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise ValueError(f"a cooperative group has a whole number of members, at least one, got {size!r}")
         self.agent = agent
         self.size = size
         self.alignment = alignment

@@ -1,7 +1,7 @@
 """What the Hopper backend registers with warpweave when it loads (see the package's docstring)."""
 from warpweave import ext
 
-from . import tma, tma_export, wgmma
+from . import tensormap_update, tma, tma_export, wgmma
 
 ext.register_operand_kind("smem_descriptor", wgmma.SmemDescriptorKind())
 ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_BYTES, align=64,
@@ -10,6 +10,9 @@ ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_
 for _name in ("make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "create_tma_multicast_mask"):
     ext.register_python_name(f"cpasync.{_name}", getattr(tma, _name))
 ext.register_python_name("cpasync.TmaCopyAtom", tma.TmaCopyAtom)
+# tensor maps a kernel keeps in memory and retargets per work unit (grouped GEMMs)
+for _name, _obj in tensormap_update.NAMES.items():
+    ext.register_python_name(_name, _obj)
 ext.register_python_name("utils.block_copy", tma.block_copy)
 ext.register_python_name("cpasync.ReductionOp", tma.ReductionOp)
 ext.register_python_name("cpasync.ReductionKind", tma.ReductionOp)  # CuTe DSL's other name of the same kinds
@@ -92,3 +95,5 @@ for _name in griddep.NAMES:
 from . import elect  # noqa: E402
 
 ext.register_python_name("arch.elect_one", elect.elect_one)
+# CuTe DSL's cute.arch.cp_async_bulk_wait_group(n, read=...) chooses between the two wait entries
+ext.register_python_name("arch.cp_async_bulk_wait_group", _primitives.cp_async_bulk_wait_group)

@@ -58,12 +58,16 @@ def get_smem_layout_atom(layout: LayoutEnum, element_type, major_mode_size: int)
                                  element_type, major_mode_size)
 
 
-def _staged(layout: LayoutEnum, rows: int, cols: int, dtype, stages: int):
-    # (rows, cols) with cols the contiguous mode when ROW_MAJOR, rows when COL_MAJOR
+def _staged(layout: LayoutEnum, rows: int, cols: int, dtype, stages: int, shape=None, order=None):
+    # (rows, cols) with cols the contiguous mode when ROW_MAJOR, rows when COL_MAJOR; the atom tiled to
+    # (rows, cols, stages), or to `shape` (rows and cols first, then stages and any further modes) in `order`
     k_major = layout == LayoutEnum.ROW_MAJOR
     kind = get_smem_layout_atom(layout, dtype, cols if k_major else rows)
     atom = make_smem_layout_atom(kind, dtype)
-    return cute.tile_to_shape(atom, (rows, cols, stages), (0, 1, 2) if k_major else (1, 0, 2))
+    shape = (rows, cols, stages) if shape is None else shape
+    if order is None:
+        order = ((0, 1) if k_major else (1, 0)) + tuple(range(2, len(shape)))
+    return cute.tile_to_shape(atom, shape, order)
 
 
 def make_smem_layout_a(a_layout: LayoutEnum, mma_tiler_mnk, a_dtype, num_stages: int):
@@ -76,9 +80,26 @@ def make_smem_layout_b(b_layout: LayoutEnum, mma_tiler_mnk, b_dtype, num_stages:
     return _staged(b_layout, mma_tiler_mnk[1], mma_tiler_mnk[2], b_dtype, num_stages)
 
 
-def make_smem_layout_epi(epi_dtype, epi_layout: LayoutEnum, epi_tile, epi_stage: int):
-    """The epilogue's (M, N, stages) shared-memory layout for C tiles of epi_tile."""
-    return _staged(epi_layout, epi_tile[0], epi_tile[1], epi_dtype, epi_stage)
+def make_smem_layout_epi(epi_dtype, epi_layout: LayoutEnum, epi_tile, epi_stage: int, smem_trg_shape=None,
+                         smem_order=None):
+    """The epilogue's (M, N, stages) shared-memory layout for C tiles of epi_tile. With smem_trg_shape, the atom
+    (chosen for epi_tile's contiguous mode) is tiled to that shape instead, e.g. (M, N, stages, warpgroups) for
+    one buffer per consumer warpgroup; smem_order is the order its modes are tiled in (by default the contiguous
+    one of M and N first, then the others in turn)."""
+    rows, cols = (cute.size(t) if not isinstance(t, int) else t for t in tuple(epi_tile)[:2])
+    shape = None
+    if smem_trg_shape is not None:
+        shape = tuple(smem_trg_shape.shape if hasattr(smem_trg_shape, "shape") else smem_trg_shape)
+        if len(shape) < 2:
+            raise ext.user_error(f"make_smem_layout_epi: smem_trg_shape has M and N first, got {shape}",
+                                 ext.DSLValueError)
+    if smem_order is not None:
+        n = len(shape) if shape is not None else 3
+        if sorted(smem_order) != list(range(n)):
+            raise ext.user_error(f"make_smem_layout_epi: smem_order must order the {n} modes of the target shape "
+                                 f"(a permutation of 0..{n - 1}), got {tuple(smem_order)}", ext.DSLValueError)
+        smem_order = tuple(smem_order)
+    return _staged(epi_layout, rows, cols, epi_dtype, epi_stage, shape, smem_order)
 
 
 def compute_tile_shape_or_override(tile_shape_mnk, element_type, is_cooperative: bool = False,

@@ -66,9 +66,11 @@ def mapa(ptr, cta_rank):
     return dsmem.map_dsmem_ptr(_shared_pointer(ptr, "mapa: ptr", ("smem",)), cta_rank)
 
 
-def cp_async_bulk_wait_group(n=0, read=False):
+def cp_async_bulk_wait_group(n=0, read=False, *, loc=None, ip=None):
     """cp.async.bulk.wait_group n: waits until at most n of this thread's bulk groups are pending (read: until
-    they have only finished reading their sources)."""
+    they have only finished reading their sources). Also cute.arch.cp_async_bulk_wait_group(n, read=...)."""
+    if not isinstance(read, bool):
+        raise ext.user_error(f"cp_async_bulk_wait_group: read is a Python bool, got {read!r}", ext.DSLTypeError)
     name = "arch.cp_async_bulk_wait_group_read" if read else "arch.cp_async_bulk_wait_group"
     return ext.manifest_class(name)(n=ext.static_int(n, "cp_async_bulk_wait_group: n"))
 

@@ -127,11 +127,11 @@ class TmaCopyAtom:
     def _entry(self, kind):
         return _select(kind, len(self.dims))
 
-    def __ww_copy__(self, src, dst, *, pred=None, tma_bar_ptr=None, mcast_mask=None, **kwargs):
+    def __ww_copy__(self, src, dst, *, pred=None, tma_bar_ptr=None, mcast_mask=None, tma_desc_ptr=None, **kwargs):
         if kwargs:
             raise ext.user_error(f"cute.copy of a TMA atom got an unexpected keyword argument {next(iter(kwargs))!r} "
-                                 "(it takes tma_bar_ptr= for loads and mcast_mask= for multicast loads)",
-                                 ext.DSLTypeError)
+                                 "(it takes tma_bar_ptr= for loads, mcast_mask= for multicast loads and "
+                                 "tma_desc_ptr= for a tensor map in memory)", ext.DSLTypeError)
         if pred is not None:
             raise ext.user_error("cute.copy of a TMA atom takes no pred=: the box's elements outside the tensor read "
                                  "as zero and are not written", ext.DSLTypeError)
@@ -158,7 +158,7 @@ class TmaCopyAtom:
                                  "(CopyBulkTensorTileG2SMulticastOp)", ext.DSLTypeError)
         b = ext.builder()
         backend, entry = self._entry("multicast" if multicast else "load" if load else "store")
-        tmap = self._descriptor_address()
+        tmap = self._descriptor_address() if tma_desc_ptr is None else _map_address(tma_desc_ptr)
         origin = coords_t[0]
         origin = origin if isinstance(origin, tuple) else (origin,)
         ptr = smem_t.iterator
@@ -202,6 +202,7 @@ class TmaCopyAtom:
         """The tensor map's coordinates of a box: the tile's origin (element coordinates; bytes along the
         contiguous mode of a packed type) plus the box's offsets (in the tensor map's units)."""
         coords = []
+        origin = leaves(tuple(origin))
         for mode in self.dims:
             c = origin[mode] if mode < len(origin) else 0
             if self.pack > 1 and mode == self.dims[0]:
@@ -253,24 +254,27 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if tma_type is None:
         raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
     ebytes = max(1, et.width // 8)
-    layout = gmem_tensor.layout
-    stride = layout.stride if not hasattr(layout, "outer") else layout.outer.stride
-    shape = layout.shape
-    stride = stride if isinstance(stride, tuple) else (stride,)
-    shape = shape if isinstance(shape, tuple) else (shape,)
+    cta_tiler = _tile_of_identity_tiler(cta_tiler)
+    tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    tiler = tuple(_static(t, "cta_tiler") for t in tiler)
+    shape, stride = global_modes(gmem_tensor.layout, len(tiler))
     rank = len(shape)
-    if any(isinstance(s, tuple) for s in shape) or not 1 <= rank <= 5:
-        raise ext.user_error(f"make_tiled_tma_atom: the tensor must have 1 to 5 flat modes, got shape {shape}",
-                             ext.DSLValueError)
     contiguous = [i for i, d in enumerate(stride) if isinstance(d, int) and d == 1]
     if not contiguous:
         raise ext.user_error(f"make_tiled_tma_atom: no mode of the tensor has a static stride of 1 (strides "
                              f"{stride}); mark its layout dynamic with leading_dim", ext.DSLValueError)
     c = contiguous[0]
-    dims = [c] + [i for i in range(rank) if i != c]
-    cta_tiler = _tile_of_identity_tiler(cta_tiler)
-    tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
-    tiler = tuple(_static(t, "cta_tiler") for t in tiler)
+    # A mode of static stride 0 (a broadcast: every coordinate of it is the same element) has no dimension in
+    # the tensor map; its coordinates are dropped.
+    mapped = [i for i in range(rank) if not (isinstance(stride[i], int) and stride[i] == 0)]
+    for i, t in enumerate(tiler):
+        if t > 1 and i not in mapped:
+            raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor has stride 0 and the tile takes {t} "
+                                 "of it; TMA copies boxes of distinct elements", ext.DSLValueError)
+    dims = [c] + [i for i in mapped if i != c]
+    if len(dims) > 5:
+        raise ext.user_error(f"make_tiled_tma_atom: a tensor map has at most 5 dimensions, the tensor has "
+                             f"{len(dims)} modes of nonzero stride (shape {gmem_tensor.layout})", ext.DSLValueError)
     if c >= len(tiler):
         raise ext.user_error(f"make_tiled_tma_atom: the tile {tiler} does not cover the tensor's contiguous mode "
                              f"{c}", ext.DSLValueError)
@@ -354,20 +358,27 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
             if o is not None:
                 off[o] = jo * box1
             boxes.append((tuple(off), base * pack))   # the shared-memory offset in elements
-    box = [1] * rank
+    box = [1] * len(dims)
     box[0] = box0
     if o is not None:
         box[dims.index(o)] = box1 // num_multicast
     # The tensor map is the work of the host hook the selected instruction names, in the plugin of its backend
     # (which may inherit it from a backend it extends): the target's TMA limits are that backend's.
-    backend, entry = _select(_kind(op), rank)
+    backend, entry = _select(_kind(op), len(dims))
     if not entry.get("host_hook"):
         raise ext.user_error(f"make_tiled_tma_atom: {entry['id']} names no host hook that encodes its tensor map",
                              ext.DSLValueError)
-    attrs = {"data_type": tma_type, "rank": rank, "swizzle": _SWIZZLE_NAMES[swizzle], "dims": ",".join(map(str, dims)),
-             "ebytes": ebytes, "pack": pack, "backend": backend, "hook": entry["host_hook"]}
+    attrs = {"data_type": tma_type, "rank": len(dims), "swizzle": _SWIZZLE_NAMES[swizzle],
+             "dims": ",".join(map(str, dims)), "ebytes": ebytes, "pack": pack, "backend": backend,
+             "hook": entry["host_hook"]}
     for i, bx in enumerate(box):
         attrs[f"box{i}"] = bx
+    # The tensor map is of the tensor as the program views it (its modes flattened, at its offset from the
+    # argument's start), which may be another layout of the argument's memory than the argument's own: extents
+    # and strides that are runtime values are evaluated at each call.
+    for i, mode in enumerate(dims):
+        attrs[f"extent{i}"], attrs[f"gstride{i}"] = shape[mode], stride[mode]
+    attrs["offset"] = gmem_tensor.iterator.offset
     desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(attrs)
     smem_bytes = cute.size(outer) * ebytes // pack
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
@@ -375,6 +386,40 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     atom.rows_mode = o
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
+
+
+def leaves(x) -> list:
+    return [y for e in x for y in leaves(e)] if isinstance(x, tuple) else [x]
+
+
+def global_modes(layout, tiled: int):
+    """The tensor's modes as (shapes, strides), flat: the tile takes its first `tiled` modes, which stay one mode
+    each; the others (a ((heads, kv heads), batch) mode, say) are flattened into their leaves, each a mode of the
+    tensor map. The coordinates the atom's TMA tensor gives are flattened alike."""
+    outer = layout.outer if hasattr(layout, "outer") else layout
+    shape, stride = outer.shape, outer.stride
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    stride = stride if isinstance(stride, tuple) else (stride,)
+    for i in range(min(tiled, len(shape))):
+        if isinstance(shape[i], tuple):
+            raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor ({shape[i]}) is tiled and has modes "
+                                 "of its own; tile a flat mode", ext.DSLValueError)
+    flat_shape, flat_stride = leaves(shape), leaves(stride)
+    if not 1 <= len(flat_shape) <= 8:
+        raise ext.user_error(f"make_tiled_tma_atom: the tensor must have 1 to 5 modes (flattened, not counting "
+                             f"modes of stride 0), got shape {shape}", ext.DSLValueError)
+    return tuple(flat_shape), tuple(flat_stride)
+
+
+def _map_address(tma_desc_ptr):
+    """The generic address (i64) of a tensor map a program keeps in memory (cute.copy's tma_desc_ptr=: a pointer
+    to it, global or generic, as TensorMapManager.get_tensormap_ptr gives it)."""
+    p = getattr(tma_desc_ptr, "iterator", tma_desc_ptr)
+    if not (hasattr(p, "memspace") and hasattr(p, "address")) or p.memspace not in ("gmem", "generic"):
+        raise ext.user_error(f"cute.copy: tma_desc_ptr= is a pointer to a tensor map in global memory, got "
+                             f"{tma_desc_ptr!r}", ext.DSLTypeError)
+    q = p if p.memspace == "generic" else p.tospace(cute.AddressSpace.generic)
+    return ext.builder().op1("llvm.ptrtoint", [q.address(0)], "i64")
 
 
 def _tile_of_identity_tiler(cta_tiler):
@@ -405,30 +450,43 @@ def _first_stage(smem_layout, tile_rank: int):
     return stage
 
 
-def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend, hook, pack=1, **boxes) -> bytes:
+def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend, hook, pack=1, offset=0,
+                      **boxes) -> bytes:
     """The host-argument producer: the tensor map of the call's tensor (of bytes for a packed 4-bit type: the
-    contiguous mode's extent and the strides, counted in elements, halved), by host hook `hook` of `backend`."""
+    contiguous mode's extent and the strides, counted in elements, halved), by host hook `hook` of `backend`.
+    With extent{i}/gstride{i} (the atom's view of the tensor, per tensor-map dimension, evaluated at this call)
+    and its offset in elements, those describe the memory; otherwise the call's tensor's own modes in `dims`
+    order do."""
     order = [int(x) for x in dims.split(",")]
-    if len(tensor.shape) != rank:
-        raise ValueError(f"TMA descriptor: the tensor has {len(tensor.shape)} modes, the atom was made for {rank}")
-    strides = tensor.stride
-    if strides[order[0]] != 1:
-        raise ValueError(f"TMA descriptor: mode {order[0]} of the tensor must be contiguous (stride 1), its strides "
+    rank = int(rank)
+    if "extent0" in boxes:
+        shape = [int(boxes[f"extent{i}"]) for i in range(rank)]
+        strides = [int(boxes[f"gstride{i}"]) for i in range(rank)]
+        names = order
+    else:
+        if len(tensor.shape) != rank:
+            raise ValueError(f"TMA descriptor: the tensor has {len(tensor.shape)} modes, the atom was made for {rank}")
+        shape = [int(tensor.shape[m]) for m in order]
+        strides = [int(tensor.stride[m]) for m in order]
+        names = order
+    if strides[0] != 1:
+        raise ValueError(f"TMA descriptor: mode {names[0]} of the tensor must be contiguous (stride 1), its strides "
                          f"are {tuple(strides)}")
-    if tensor.data_ptr % 16:
-        raise ValueError(f"TMA descriptor: the tensor's address {tensor.data_ptr:#x} is not 16-byte aligned")
-    attrs = {"data_type": data_type, "rank": rank, "address": int(tensor.data_ptr), "swizzle": swizzle}
-    compact = ebytes  # the byte stride mode i would have if the tensor were packed in this order
     pack = int(pack)
-    if pack > 1 and (int(tensor.shape[order[0]]) % pack or any(int(strides[m]) % pack for m in order[1:])):
+    address = int(tensor.data_ptr) + int(offset) * ebytes // pack
+    if address % 16:
+        raise ValueError(f"TMA descriptor: the tensor's address {address:#x} is not 16-byte aligned")
+    attrs = {"data_type": data_type, "rank": rank, "address": address, "swizzle": swizzle}
+    compact = ebytes  # the byte stride mode i would have if the tensor were packed in this order
+    if pack > 1 and (shape[0] % pack or any(s % pack for s in strides[1:])):
         raise ValueError(f"TMA descriptor: a tensor of packed 4-bit values needs an even contiguous extent and even "
-                         f"strides (shape {tuple(tensor.shape)}, strides {tuple(strides)})")
-    for i, mode in enumerate(order):
-        attrs[f"dim{i}"] = int(tensor.shape[mode]) // (pack if i == 0 else 1)
+                         f"strides (shape {tuple(shape)}, strides {tuple(strides)})")
+    for i, mode in enumerate(names):
+        attrs[f"dim{i}"] = shape[i] // (pack if i == 0 else 1)
         attrs[f"box{i}"] = int(boxes[f"box{i}"])
         if i:
-            s = int(strides[mode]) // pack * ebytes
-            if tensor.shape[mode] == 1:
+            s = strides[i] // pack * ebytes
+            if shape[i] == 1:
                 # A mode of extent 1 is never stepped along, so its stride is arbitrary (torch gives such modes
                 # stride 1); the tensor map gets a legal one.
                 s = -(-compact // 16) * 16

@@ -26,35 +26,49 @@ def _enum(value, names, what):
     return names.index(value)
 
 
-def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, **boxes):
-    """(declarations, statements) writing the tensor map of `tensor` (an export_c.CTensor) at dst."""
+def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, pack=1, offset=0, backend=None, hook=None,
+                 **boxes):
+    """(declarations, statements) writing the tensor map of `tensor` (an export_c.CTensor) at dst: of the atom's view
+    of it (extent{i}/gstride{i}, numbers or C expressions of the call, at `offset` elements) where given, else of
+    the tensor's own modes in `dims` order."""
     order = [int(x) for x in dims.split(",")]
+    rank = int(rank)
     name = tensor.name
     fail = 'return ww_fail(WW_INVALID_VALUE, "TMA descriptor of ' + name + ': {}");'
-    o = [f"if ({tensor.rank} != {rank}) {fail.format(f'the tensor has {tensor.rank} modes, the atom was made for {rank}')}",
-         f"if ({tensor.stride(order[0])} != 1) {fail.format(f'mode {order[0]} must be contiguous (stride 1)')}",
-         f"if ((uintptr_t){tensor.data} % 16 != 0) {fail.format('the address is not 16-byte aligned')}",
-         "{",
-         f"  _Alignas(64) unsigned char map[128];",
-         f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
-         f"  const unsigned box[{rank}] = {{{', '.join(str(int(boxes[f'box{i}'])) for i in range(rank))}}};",
-         f"  const unsigned elem[{rank}] = {{{', '.join('1' for _ in range(rank))}}};",
-         f"  int64_t compact = {int(ebytes)}, s = 0;",
-         "  int r;"]
+    if "extent0" in boxes:
+        extents = [f"(int64_t)({boxes[f'extent{i}']})" for i in range(rank)]
+        strides = [f"(int64_t)({boxes[f'gstride{i}']})" for i in range(rank)]
+        o = []
+    else:
+        extents = [tensor.shape(m) for m in order]
+        strides = [tensor.stride(m) for m in order]
+        o = [f"if ({tensor.rank} != {rank}) "
+             f"{fail.format(f'the tensor has {tensor.rank} modes, the atom was made for {rank}')}"]
+    pack = int(pack)
+    o += [f"if ({strides[0]} != 1) {fail.format(f'mode {order[0]} must be contiguous (stride 1)')}",
+          "{",
+          f"  const char *address = (const char *){tensor.data} + (int64_t)({offset}) * {int(ebytes)} / {pack};",
+          f"  _Alignas(64) unsigned char map[128];",
+          f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
+          f"  const unsigned box[{rank}] = {{{', '.join(str(int(boxes[f'box{i}'])) for i in range(rank))}}};",
+          f"  const unsigned elem[{rank}] = {{{', '.join('1' for _ in range(rank))}}};",
+          f"  int64_t compact = {int(ebytes)}, s = 0;",
+          "  int r;",
+          f"  if ((uintptr_t)address % 16 != 0) {fail.format('the address is not 16-byte aligned')}"]
     for i, mode in enumerate(order):
-        extent = tensor.shape(mode)
+        extent = extents[i]
         o.append(f"  if ({extent} < 1) {fail.format(f'mode {mode} has no elements')}")
-        o.append(f"  dims[{i}] = (unsigned long long){extent};")
+        o.append(f"  dims[{i}] = (unsigned long long)({extent}) / {pack if i == 0 else 1};")
         if i:
             # A mode of extent 1 is never stepped along: it gets a legal stride, as the Python producer gives it.
-            o.append(f"  s = {extent} == 1 ? (compact + 15) / 16 * 16 : {tensor.stride(mode)} * {int(ebytes)};")
+            o.append(f"  s = {extent} == 1 ? (compact + 15) / 16 * 16 : {strides[i]} / {pack} * {int(ebytes)};")
             o.append(f"  if (s % 16 != 0) {fail.format(f'mode {mode} has a stride that is not a multiple of 16 bytes')}")
             o.append(f"  strides[{i - 1}] = (unsigned long long)s;")
-            o.append(f"  if ({extent} * s > compact) compact = {extent} * s;")
+            o.append(f"  if ((int64_t)dims[{i}] * s > compact) compact = (int64_t)dims[{i}] * s;")
         else:
-            o.append(f"  if ({extent} * {int(ebytes)} > compact) compact = {extent} * {int(ebytes)};")
+            o.append(f"  if ((int64_t)dims[0] * {int(ebytes)} > compact) compact = (int64_t)dims[0] * {int(ebytes)};")
     o += ["  (void)s; (void)compact;",
-          f"  r = cuTensorMapEncodeTiled(map, {_enum(data_type, _DATA_TYPES, 'data type')}, {rank}, {tensor.data}, "
+          f"  r = cuTensorMapEncodeTiled(map, {_enum(data_type, _DATA_TYPES, 'data type')}, {rank}, (void *)address, "
           f"dims, strides, box, elem, 0, {_enum(swizzle, _SWIZZLES, 'swizzle')}, 0, 0);",
           f'  if (r != 0) return ww_driver(r, "cuTensorMapEncodeTiled of {name}");',
           f"  memcpy({dst}, map, 128);",

@@ -345,6 +345,19 @@ def test_tma_host_descriptor_checks_the_tensor():
         assert "driver" in str(e) or "libcuda" in str(e) or "cuTensorMap" in str(e), e
 
 
+def _call_symbols(h, T):
+    """The host symbols of a call with tensor T, as the call path gives them: the atom's view is the argument
+    itself here, so each runtime extent or stride that is one symbol is T's extent or stride of that mode."""
+    order = [int(x) for x in h.attrs["dims"].split(",")]
+    env = {}
+    for i, mode in enumerate(order):
+        for key, val in ((f"extent{i}", T.shape[mode]), (f"gstride{i}", T.stride[mode])):
+            v = h.dynamic.get(key)
+            if v is not None and len(_core.symbols_of(v)) == 1:
+                env[int(_core.symbols_of(v)[0])] = val
+    return env
+
+
 @pytest.mark.parametrize("k_major", [True, False])
 def test_tma_host_descriptor_attributes(monkeypatch, k_major):
     """What the host argument asks the plugin's encode_tma_descriptor for, per call: dimensions innermost first
@@ -363,8 +376,9 @@ def test_tma_host_descriptor_attributes(monkeypatch, k_major):
     made = _atoms(cutlass.utils.LayoutEnum.ROW_MAJOR if k_major else cutlass.utils.LayoutEnum.COL_MAJOR,
                   mnkl=(M, 64, K, L))
     h = made["atom"].tma_desc
-    assert len(h.value(T())) == 128
-    assert h.value(T()) and len(calls) == 1                      # memoised on the tensor's address and layout
+    env = _call_symbols(h, T)
+    assert len(h.value(T(), env)) == 128
+    assert h.value(T(), env) and len(calls) == 1                 # memoised on the tensor's address and layout
     backend, hook, attrs, size = calls[0]
     assert (backend, hook, size) == ("hopper", "encode_tma_descriptor", 128)
     inner, outer = (K, M) if k_major else (M, K)

@@ -24,8 +24,47 @@ ScaledBasis = _core.ScaledBasis
 _LAYOUTS = (Layout, ComposedLayout)
 
 
+class EmptyLayout:
+    """CuTe's rank-0 layout ():(): no modes, one element at offset 0. Programs build layouts onto it mode by mode
+    (cute.append(cute.make_layout(()), mode)); the core's layouts have at least one mode, so it is this value, which
+    append and prepend turn into one."""
+    shape = ()
+    stride = ()
+    rank = 0
+    depth = 0
+
+    def size(self):
+        return 1
+
+    def cosize(self):
+        return 1
+
+    def __call__(self, coord=()):
+        return 0
+
+    def __eq__(self, other):
+        return isinstance(other, EmptyLayout)
+
+    def __hash__(self):
+        return hash(EmptyLayout)
+
+    def __str__(self):
+        return "():()"
+
+    __repr__ = __str__
+
+
+def _only_mode(elem, op: str):
+    """append / prepend onto the rank-0 layout: the layout whose one mode is elem."""
+    if isinstance(elem, EmptyLayout):
+        raise TypeError(f"{op}: a mode with no modes of its own (the layout ()) cannot be added to a layout")
+    if not _is_layout(elem):
+        raise TypeError(f"{op}: the rank-0 layout ():() takes a layout as its mode, got {type(elem).__name__}")
+    return _core.make_layout_from_modes([elem])
+
+
 __all__ = [
-    "Layout", "ComposedLayout", "Swizzle", "SymInt", "ScaledBasis",
+    "Layout", "ComposedLayout", "Swizzle", "SymInt", "ScaledBasis", "EmptyLayout",
     "make_layout", "make_ordered_layout", "make_identity_layout", "make_layout_tv", "make_swizzle",
     "make_composed_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride", "get", "select",
     "flatten", "group_modes", "append", "prepend", "crd2idx", "idx2crd", "coalesce", "filter", "filter_zeros",
@@ -106,6 +145,8 @@ def make_layout(*args, shape=None, stride=None):
         if args:
             raise TypeError("make_layout: the shape is given both positionally and as shape=")
         args = (shape,)
+    if len(args) == 1 and args[0] == () and (stride is None or stride == ()):
+        return EmptyLayout()
     if args and all(_is_layout(a) for a in args):
         if stride is not None:
             raise TypeError("make_layout: stride= is not taken with layouts as modes")
@@ -167,6 +208,8 @@ def _dsl_int(x):
 
 def size(a, mode=[]):  # noqa: B006 (CuTe DSL's signature)
     path = _mode_path(mode)
+    if isinstance(a, EmptyLayout) and not path:
+        return 1
     if isinstance(a, (int, tuple, _core.SymInt)) or hasattr(a, "__ww_int__"):
         return _dsl_int(_core.product(_tuple_get(a, path)))
     if not path and not _is_layout(a) and not _is_layout(getattr(a, "layout", None)) and hasattr(a, "size"):
@@ -181,6 +224,8 @@ def cosize(a, mode=[]):  # noqa: B006
 
 def rank(a, mode=[]):  # noqa: B006
     path = _mode_path(mode)
+    if isinstance(a, EmptyLayout) and not path:
+        return 0
     if isinstance(a, (int, tuple)):
         return _core.tuple_rank(_tuple_get(a, path))
     return _select_layout(a, path, "rank", True).rank
@@ -273,6 +318,10 @@ def append(input, elem, up_to_rank: int = None):
         if up_to_rank is None:
             return t + (elem,)
         return t + (elem,) * max(0, up_to_rank - len(t))
+    if isinstance(input, EmptyLayout) and up_to_rank is None:
+        return _only_mode(elem, "append")
+    if isinstance(elem, EmptyLayout):
+        raise TypeError("append: a mode with no modes of its own (the layout ()) cannot be added to a layout")
     lay = _layout_of(input, "append")
     if isinstance(lay, _core.ComposedLayout):
         # New modes change no offset: the swizzle and its offset stay around the outer layout (a swizzled stage
@@ -289,6 +338,10 @@ def prepend(input, elem, up_to_rank: int = None):
         if up_to_rank is None:
             return (elem,) + t
         return (elem,) * max(0, up_to_rank - len(t)) + t
+    if isinstance(input, EmptyLayout) and up_to_rank is None:
+        return _only_mode(elem, "prepend")
+    if isinstance(elem, EmptyLayout):
+        raise TypeError("prepend: a mode with no modes of its own (the layout ()) cannot be added to a layout")
     lay = _layout_of(input, "prepend")
     if isinstance(lay, _core.ComposedLayout):
         # New modes change no offset: the swizzle and its offset stay around the outer layout (a swizzled stage

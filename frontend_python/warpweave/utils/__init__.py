@@ -15,6 +15,10 @@ from .static_persistent_tile_scheduler import (  # noqa: F401,E402
 from .clc_dynamic_persistent_tile_scheduler import (  # noqa: F401,E402
     ClcDynamicPersistentTileScheduler, ClcDynamicPersistentTileSchedulerParams,
 )
+from .grouped_gemm_tile_scheduler import (  # noqa: F401,E402
+    GroupedGemmTileSchedulerHelper, GroupedWorkTileInfo, GroupSearchResult, GroupSearchState,
+    StaticPersistentGroupTileScheduler, create_initial_search_state,
+)
 
 
 class LayoutEnum(enum.Enum):
@@ -61,7 +65,9 @@ class LayoutEnum(enum.Enum):
 __all__ = ["LayoutEnum", "SmemAllocator", "SmemPartition", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
            "tensor_helpers", "create_cute_tensor_for_fp8", "is_fp8_dtype", "PersistentTileSchedulerParams",
            "StaticPersistentTileScheduler", "WorkTileInfo",
-           "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams"]
+           "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams",
+           "GroupedGemmTileSchedulerHelper", "GroupedWorkTileInfo", "GroupSearchResult", "GroupSearchState",
+           "StaticPersistentGroupTileScheduler", "create_initial_search_state"]
 
 
 def __getattr__(name):

@@ -256,6 +256,9 @@ def _primitive_function(python_name, short, first):
     def primitive(*args, **kwargs):
         # Positional arguments fill the input operands, then the attributes, in the manifest's order; the entry
         # is the one whose operands are exactly those given (e.g. bar.sync with or without a thread count).
+        # loc= / ip= (CuTe DSL's IR locations, which libraries pass on to every call) name no operand.
+        kwargs.pop("loc", None)
+        kwargs.pop("ip", None)
         candidates = [ins for _, ins in entries_named(python_name)]
         chosen = None
         for ins in candidates:

@@ -320,8 +320,9 @@ class TiledMma:
             if kind is not None and getattr(kind, "fragments_from_shapes", False):
                 # e.g. accumulators in tensor memory: the kind lays the fragment out from the partition's shape
                 return kind.make_fragment(atom.manifest["id"], atom.operands[which.lower()], tensor, dtype)
-            layout = tensor
-            return make_rmem_tensor(_core.make_layout(outer_of(layout).shape), dtype)
+            # a layout, or a shape (partition_shape_C's, as CuTe DSL's attention kernels pass it)
+            shape = outer_of(tensor).shape if hasattr(outer_of(tensor), "shape") else tensor
+            return make_rmem_tensor(_core.make_layout(shape), dtype)
         if kind is not None and type(kind).make_fragment is not OperandKind.make_fragment:
             return kind.make_fragment(atom.manifest["id"], atom.operands[which.lower()], tensor, dtype)
         if which == "C":

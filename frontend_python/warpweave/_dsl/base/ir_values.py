@@ -258,6 +258,8 @@ class PointerType(Type):
 
     @staticmethod
     def get(address_space: int = 0, context=None) -> "PointerType":
+        if isinstance(getattr(address_space, "value", None), int) and not isinstance(address_space, int):
+            address_space = address_space.value   # an address-space enumeration (cute.AddressSpace.generic)
         if isinstance(address_space, bool) or not isinstance(address_space, int) or address_space < 0:
             raise DSLValueError(f"llvm.PointerType.get: an address space is an int >= 0, got {address_space!r}",
                                 user_location(2))

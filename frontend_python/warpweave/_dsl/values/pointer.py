@@ -163,12 +163,47 @@ class Pointer(metaclass=_PointerType):
         return Pointer(base, self.dtype, self.memspace, min(self.alignment_at(0), 1 << swizzle.mbase))
 
     def load_swizzled(self, swizzle: Swizzle, *, count=None, alignment=None, loc=None, ip=None):
-        """load() at this address permuted by swizzle (apply_swizzle)."""
-        return self.apply_swizzle(swizzle).load(count=count, alignment=alignment)
+        """load() of the element here, or of the `count` elements from here, each at its address permuted by
+        `swizzle`: a run of consecutive elements stays consecutive only inside one of the swizzle's units of
+        2**mbase bytes, so a longer run is read unit by unit (one vector access each)."""
+        p = self.align(alignment) if alignment else self
+        if count is None or not swizzle.bbits:
+            return p.apply_swizzle(swizzle).load(count=count)
+        n = _count(count, "load_swizzled")
+        step = p._swizzle_piece(swizzle, n)
+        if step == n:
+            return p.apply_swizzle(swizzle).load(count=n)
+        lanes = []
+        for i in range(0, n, step):
+            lanes.extend((p + i).apply_swizzle(swizzle).load(count=step).to_elements())
+        return Vector.from_elements(lanes, self.dtype)
 
     def store_swizzled(self, swizzle: Swizzle, value, *, alignment=None, loc=None, ip=None):
-        """store() at this address permuted by swizzle (apply_swizzle)."""
-        self.apply_swizzle(swizzle).store(value, alignment=alignment)
+        """store() of value (a number, or a Vector of consecutive elements) with each element at its address
+        permuted by `swizzle`, unit by unit as load_swizzled reads them."""
+        p = self.align(alignment) if alignment else self
+        if not isinstance(value, Vector) or not swizzle.bbits:
+            p.apply_swizzle(swizzle).store(value)
+            return
+        n = value.numel
+        step = p._swizzle_piece(swizzle, n)
+        if step == n:
+            p.apply_swizzle(swizzle).store(value)
+            return
+        lanes = vector_of(value, self.dtype, n, "store_swizzled").to_elements()
+        for i in range(0, n, step):
+            (p + i).apply_swizzle(swizzle).store(Vector.from_elements(lanes[i:i + step], self.dtype))
+
+    def _swizzle_piece(self, swizzle: Swizzle, n: int) -> int:
+        """The most consecutive elements from here (a power of two dividing n) that `swizzle` keeps consecutive
+        wherever they start: ones filling at most one unit of 2**mbase bytes from a boundary of their width, which
+        the pointer's known alignment guarantees."""
+        _refuse_packed(self.dtype, "a swizzled access")
+        width = math.gcd(1 << swizzle.mbase, self.alignment_at(0))
+        step = 1
+        while n % (step * 2) == 0 and step * 2 * elem_bytes(self.dtype) <= width:
+            step *= 2
+        return step
 
     def tospace(self, space, *, loc=None, ip=None) -> "Pointer":
         """The same memory through another address space (LLVM's addrspacecast: to or from generic addresses)."""

@@ -15,7 +15,7 @@ from .coordinates import (  # noqa: F401
     CoordIterator, coordinate_sum, int_of, norm_coord, slice_layout, slice_tuple, zero_nones,
 )
 from .fragments import make_fragment, make_fragment_like, make_rmem_tensor, make_rmem_tensor_like  # noqa: F401
-from .numeric import Boolean, Numeric, SymInt, as_numeric, dtype as dtype_of
+from .numeric import Boolean, Numeric, SymInt, Uint32, as_numeric, dtype as dtype_of
 from .pointer import (  # noqa: F401
     GENERIC, GMEM, RMEM, SMEM, Pointer, elem_bytes, is_packed, load_scalar, load_scalars, load_vector, mem_type,
     ptr_type, register_memory_space, storage_bits, store_scalar, store_scalars, store_vector,
@@ -36,21 +36,32 @@ def make_tensor(iterator, layout):
 
 
 def _swizzled_tensor(ptr, layout):
-    """make_tensor over a swizzled pointer: element c lives at the swizzle of ptr's element address + layout(c).
-    The allocation's base is aligned to the swizzle's span, so the swizzle of the address is the base plus the
-    swizzle of the offset from it: the tensor is the base with Swizzle o offset o layout (the offset's multiples
-    of the span move to the pointer, as tensor views keep them)."""
+    """make_tensor over a swizzled pointer: element c lives at the swizzle of the absolute element address of
+    ptr + layout(c), as CuTe's swizzle pointers permute the address itself. With the base aligned to the swizzle's
+    span, the swizzle of the address is the base plus the swizzle of the offset from it: the tensor is the base
+    with Swizzle o offset o layout (the offset's multiples of the span move to the pointer, as tensor views keep
+    them). A base aligned less is split when the kernel runs: r, the address's part below the span, becomes the
+    composed layout's offset and the pointer moves back by r to the span's boundary."""
     sw = ptr.swizzle
     if isinstance(layout, ComposedLayout):
         raise DSLTypeError(f"make_tensor: the pointer is swizzled ({sw}) and the layout {layout} is composed too; "
                            "give one swizzle", user_location(3))
     span = swizzle_span(sw)
-    span_bytes = span * storage_bits(ptr.dtype) // 8
-    if ptr.base_align % span_bytes:
-        raise DSLValueError(f"make_tensor: a pointer swizzled by {sw} must lie in a buffer aligned to the swizzle's "
-                            f"{span_bytes} bytes (its known alignment is {ptr.base_align} bytes)", user_location(3))
-    d, r = _core.split_divisible(ptr.offset, span)
-    base = ptr._copy(offset=0, swizzle=None) + d
+    bits = storage_bits(ptr.dtype)
+    span_bytes = span * bits // 8
+    if ptr.base_align % span_bytes == 0:
+        d, r = _core.split_divisible(ptr.offset, span)
+        base = ptr._copy(offset=0, swizzle=None) + d
+        return Tensor(base, _core.ComposedLayout(sw, r, layout), ptr.dtype)
+    if ptr.base is None:
+        raise DSLValueError(f"make_tensor: a pointer swizzled by {sw} in a buffer aligned to {ptr.base_align} bytes "
+                            f"(less than the swizzle's {span_bytes}) is placed only when a kernel runs",
+                            user_location(3))
+    align = min(ptr.alignment_at(0), span_bytes)
+    addr = ptr.toint(Uint32)._v
+    # the address's bits between the known alignment and the span, counted in elements (a multiple of align)
+    r = (addr // align) % (span_bytes // align) * (align * 8 // bits)
+    base = ptr._copy(swizzle=None) + (-r)
     return Tensor(base, _core.ComposedLayout(sw, r, layout), ptr.dtype)
 
 
