@@ -175,6 +175,26 @@ def test_mbarrier_arrivals_local_state_and_remote():
         ptx_of(lambda gF, gI, t, s: prims.mbarrier_arrive(gI))
 
 
+def test_mbarrier_wait_parity_blocks_or_peeks_by_its_kind():
+    def body(gF, gI, t, smem):
+        _, bars = smem
+        prims.mbarrier_init(bars, 1)
+        tried = prims.mbarrier_wait_parity(bars, 0, prims.MBarrierWait.TRY)
+        tested = prims.mbarrier_wait_parity(bars, 1, prims.MBarrierWait.TEST)
+        assert isinstance(tried, cutlass.Boolean) and isinstance(tested, cutlass.Boolean)
+        gI[t] = cutlass.Int32(tried) + cutlass.Int32(tested)
+        assert prims.mbarrier_wait_parity(bars, 0) is None
+
+    ptx = ptx_of(body)
+    # the peeks are one instruction each; the blocking wait is a loop of try_wait (a branch back to it)
+    assert len(instructions(ptx, "mbarrier.test_wait.parity")) == 1
+    assert len(instructions(ptx, "mbarrier.try_wait.parity")) == 1
+    assert len(re.findall(r"mbarrier\.try_wait\.parity", ptx)) == 2 and re.search(r"@!ww_done bra", ptx)
+    with pytest.raises(ValueError, match="kind must be one of try, test") as e:
+        ptx_of(lambda gF, gI, t, s: prims.mbarrier_wait_parity(s[1], 0, "sleep"))
+    assert e.value.location[1] == line_in(THIS, 'prims.mbarrier_wait_parity(s[1], 0, "sleep")')
+
+
 def test_elect_sync_membermask_and_cluster_names():
     def body(gF, gI, t, smem):
         gI[t] = cutlass.Int32(prims.elect_sync(membermask=0x0000FFFF)) + prims.cluster_ctarank()

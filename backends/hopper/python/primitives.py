@@ -58,6 +58,17 @@ def mbarrier_arrive(mbar, scope=None, count=None):
     return None
 
 
+def mbarrier_wait_parity(mbar, phase, kind=None, *, loc=None, ip=None):
+    """Waits until the phase of parity `phase` of mbar has completed; with kind MBarrierWait.TRY, one
+    try_wait (which may block for a while) and MBarrierWait.TEST, one test_wait (which does not): then it returns
+    whether the phase has completed, and the program decides whether to wait (a peek at the next stage)."""
+    if kind is None:
+        return ext.manifest_class("arch.mbarrier_wait")(mbar, phase)
+    k = ext.qualifier(kind, "mbarrier_wait_parity: kind", ("try", "test"))
+    name = "primitives.mbarrier_try_wait_parity" if k == "try" else "arch.mbarrier_test_wait"
+    return ext.manifest_class(name)(mbar, phase)
+
+
 # --- clusters ------------------------------------------------------------------------------------------------
 
 def mapa(ptr, cta_rank):
@@ -185,13 +196,14 @@ def alias(name):
     return call
 
 
-NAMES = {"elect_sync": elect_sync, "mbarrier_arrive": mbarrier_arrive, "mapa": mapa, "ldmatrix": ldmatrix,
-         "stmatrix": stmatrix, "cp_async_bulk_wait_group": cp_async_bulk_wait_group, "fence_proxy": fence_proxy,
+NAMES = {"elect_sync": elect_sync, "mbarrier_arrive": mbarrier_arrive, "mbarrier_wait_parity": mbarrier_wait_parity,
+         "mapa": mapa, "ldmatrix": ldmatrix, "stmatrix": stmatrix,
+         "cp_async_bulk_wait_group": cp_async_bulk_wait_group, "fence_proxy": fence_proxy,
          "fence_proxy_release": fence_proxy_release, "fence_proxy_acquire": fence_proxy_acquire,
          "setmaxregister": setmaxregister}
 ALIASES = {"mbarrier_init": "arch.mbarrier_init", "mbarrier_inval": "arch.mbarrier_inval",
            "mbarrier_arrive_expect_tx": "arch.mbarrier_arrive_and_expect_tx",
-           "mbarrier_expect_tx": "arch.mbarrier_expect_tx", "mbarrier_wait_parity": "arch.mbarrier_wait",
+           "mbarrier_expect_tx": "arch.mbarrier_expect_tx",
            "fence_mbarrier_init": "arch.mbarrier_init_fence", "barrier_cluster_arrive": "arch.cluster_arrive",
            "barrier_cluster_arrive_relaxed": "arch.cluster_arrive_relaxed", "barrier_cluster_wait": "arch.cluster_wait",
            "cluster_ctarank": "arch.block_rank_in_cluster",
