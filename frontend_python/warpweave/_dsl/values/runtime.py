@@ -156,6 +156,12 @@ class RuntimeTensor:
     def memspace(self):
         return "gmem"
 
+    @property
+    def iterator(self) -> "RuntimePointer":
+        """The buffer's first element as a pointer argument (a cute.Pointer in the function): its address, type and
+        assumed alignment; programs that build their layouts in the function pass tensors so."""
+        return RuntimePointer(self.element_type, self.data_ptr, AddressSpace.gmem, self.assumed_align)
+
     def __repr__(self):
         dims = ",".join("?" if d else str(s) for s, d in zip(self._shape, self.dynamic_shape))
         strides = ",".join("?" if d else str(s) for s, d in zip(self._strides, self.dynamic_stride))
