@@ -257,6 +257,14 @@ def group_modes(input, begin: int, end: int = None):
     return _rewrap(input, _core.group_modes(lay, begin, end))
 
 
+def _on_outer(lay, fn):
+    """fn of a layout; of a composed layout, fn of its outer layout under the same inner function and offset (a
+    stage mode appended to a swizzled shared-memory layout, as CuTe DSL's programs stage them)."""
+    if isinstance(lay, ComposedLayout):
+        return ComposedLayout(lay.inner, lay.offset, fn(lay.outer))
+    return fn(lay)
+
+
 def append(input, elem, up_to_rank: int = None):
     if isinstance(input, (int, tuple)):
         t = input if isinstance(input, tuple) else (input,)
@@ -265,8 +273,8 @@ def append(input, elem, up_to_rank: int = None):
         return t + (elem,) * max(0, up_to_rank - len(t))
     lay = _layout_of(input, "append")
     if up_to_rank is None:
-        return _rewrap(input, _core.append(lay, elem))
-    return _rewrap(input, _core.append_to_rank(lay, up_to_rank, elem))
+        return _rewrap(input, _on_outer(lay, lambda o: _core.append(o, elem)))
+    return _rewrap(input, _on_outer(lay, lambda o: _core.append_to_rank(o, up_to_rank, elem)))
 
 
 def prepend(input, elem, up_to_rank: int = None):
@@ -277,8 +285,8 @@ def prepend(input, elem, up_to_rank: int = None):
         return (elem,) * max(0, up_to_rank - len(t)) + t
     lay = _layout_of(input, "prepend")
     if up_to_rank is None:
-        return _rewrap(input, _core.prepend(lay, elem))
-    return _rewrap(input, _core.prepend_to_rank(lay, up_to_rank, elem))
+        return _rewrap(input, _on_outer(lay, lambda o: _core.prepend(o, elem)))
+    return _rewrap(input, _on_outer(lay, lambda o: _core.prepend_to_rank(o, up_to_rank, elem)))
 
 
 # --- Coordinates ----------------------------------------------------------------------------------------------
