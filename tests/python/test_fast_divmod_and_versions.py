@@ -142,3 +142,10 @@ def test_none_for_a_tensor_argument_is_a_compile_time_absence():
     assert seen == [True, False]
     with pytest.raises(TypeError, match="annotated cute.Tensor but is a int"):
         cute.compile(h, a, 3)
+
+
+def test_a_runtime_tensor_is_a_cute_tensor_to_user_code():
+    # CuTe DSL's epilogue fusion programs sort their arguments into tensors and scalars with isinstance.
+    t = from_dlpack(np.zeros((4, 8), np.float32))
+    assert isinstance(t, cute.Tensor) and not isinstance(3.0, cute.Tensor)
+    assert not isinstance(t.iterator, cute.Tensor) and not isinstance(t, cute.TensorSSA)

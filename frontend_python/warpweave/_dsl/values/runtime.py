@@ -46,6 +46,7 @@ def pow2_divisibility(v: int, cap: int = _MAX_DIV) -> int:
 
 class RuntimeTensor:
     """A device (or host) buffer seen as a tensor, passed to @cute.jit functions."""
+    is_runtime_tensor = True   # isinstance(t, cute.Tensor) holds (tensor_type.py)
 
     def __init__(self, source, data_ptr: int, shape, strides, dtype, device: str, assumed_align: int | None = None):
         self.source = source
