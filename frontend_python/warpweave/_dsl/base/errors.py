@@ -46,6 +46,10 @@ class DSLNotImplementedError(DSLError, NotImplementedError):
     pass
 
 
+class DSLAssertionError(DSLError, AssertionError):
+    """cute.testing.assert_ of a condition known false when compiling."""
+
+
 class CompilationError(DSLError, RuntimeError):
     """The compiler (MLIR, LLVM, ptxas) refused the traced kernel."""
 
