@@ -415,10 +415,11 @@ class TmemKind(ext.OperandKind):
         if hasattr(tensor, "iterator"):
             self.check_fragment(atom_id, {**operand, "name": "a"}, tensor)
             return tensor
+        m, n, k, cta = atom_geometry(atom_id)
         if operand["name"] == "a":
-            raise ext.user_error("make_fragment_A: A in tensor memory is made with cute.make_tensor over a "
-                                 "tensor-memory pointer here (no fragment from a shape)", ext.DSLValueError)
-        m, n, _, cta = atom_geometry(atom_id)
+            # laid out from the shape alone (its address comes with cute.make_tensor over an allocated pointer)
+            layout = tmem_layouts.a_operand_layout(m, k, cta, tensor, dtype.width)
+            return cute.make_tensor(ext.make_pointer(None, dtype, "tmem", 16), layout)
         if dtype.width != 32:
             raise ext.user_error(f"make_fragment_C: accumulators of {dtype.__name__} in tensor memory are not "
                                  "supported here (Float32 or Int32)", ext.DSLTypeError)
