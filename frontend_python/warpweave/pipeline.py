@@ -13,7 +13,6 @@ __all__ = list(_impl.__all__)
 # CuTe DSL's pipelines that are not built here yet: importing one says so (an ImportError, so that
 # `from warpweave.pipeline import PipelineTmaAsync` carries this message rather than Python's generic one).
 _NOT_YET = {
-    "PipelineTmaMultiConsumersAsync": "a TMA-load pipeline with several consumer groups",
     "PipelineOrder": "ordered pipelines",
 }
 

@@ -71,8 +71,8 @@ def test_names_at_cute_dsl_places():
 
 
 def test_missing_pipelines_say_so_on_import():
-    with pytest.raises(ImportError, match="PipelineTmaMultiConsumersAsync .* not implemented"):
-        from warpweave.pipeline import PipelineTmaMultiConsumersAsync  # noqa: F401
+    with pytest.raises(ImportError, match="PipelineOrder .* not implemented"):
+        from warpweave.pipeline import PipelineOrder  # noqa: F401
     with pytest.raises(AttributeError):
         warpweave.pipeline.NoSuchThing  # noqa: B018
 
