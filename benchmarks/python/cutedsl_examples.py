@@ -27,6 +27,7 @@ HOPPER = f"{BASE}/hopper/kernel/dense_gemm"
 HGMMA_TMA = ("HGMMA", "UTMALDG", "SYNCS", "UTMASTG", "STSM")
 BLACKWELL = f"{BASE}/blackwell/kernel"
 UTCQMMA_TMA = ("UTCQMMA", "UTMALDG", "UTMASTG", "SYNCS", "LDTM", "STTM")
+UTCHMMA_TMA = ("UTCHMMA", "UTMALDG", "UTMASTG", "SYNCS", "LDTM", "UTCBAR")
 PROGRAMS = [
     ("elementwise_add", f"{BASE}/ampere/kernel/elementwise/elementwise_add.py", ["--M", "256", "--N", "512"]),
     ("elementwise_apply", f"{BASE}/ampere/kernel/elementwise/elementwise_apply.py", []),
@@ -69,6 +70,13 @@ PROGRAMS = [
      UTCQMMA_TMA),
     ("blackwell_masked_grouped_gemm", f"{BLACKWELL}/blockwise_gemm/masked_grouped_gemm.py", [], ("sm_100a",),
      UTCQMMA_TMA),
+    # Dense GEMMs whose epilogue the program writes as a Python function (epilogue fusion): f16 tcgen05.mma, TMA in
+    # and out, the accumulators read from tensor memory.
+    ("blackwell_efc_custom", f"{BASE}/blackwell/efc/custom_epilogue_dense_gemm.py", [], ("sm_100a",), UTCHMMA_TMA),
+    ("blackwell_efc_activation", f"{BASE}/blackwell/efc/activation_custom_epilogue_dense_gemm.py", [], ("sm_100a",),
+     UTCHMMA_TMA),
+    ("blackwell_efc_synthetic", f"{BASE}/blackwell/efc/synthetic_custom_epilogue_dense_gemm.py", [], ("sm_100a",),
+     UTCHMMA_TMA),
 ]
 
 

@@ -33,7 +33,7 @@ class PipelineTmaMultiConsumersAsync(PipelineTmaUmma):
     def create(cls, *, num_stages: int, producer_group, consumer_group_umma, consumer_group_async, tx_count: int,
                barrier_storage=None, cta_layout_vmnk=None, mcast_mode_mn=(1, 1), init_thread=None,
                defer_sync: bool = False, loc=None, ip=None):
-        """The pipeline over 2 * num_stages mbarriers at barrier_storage; tx_count: the bytes of one stage's loads.
+        """The pipeline over 2 * num_stages barriers at barrier_storage; tx_count: the bytes of one stage's loads.
         consumer_group_umma counts the MMA commits that release a stage, consumer_group_async the threads."""
         for name, g in (("consumer_group_umma", consumer_group_umma), ("consumer_group_async", consumer_group_async)):
             if not isinstance(g, CooperativeGroup):
