@@ -25,6 +25,9 @@ BASE = "examples/python/CuTeDSL/cute"
 HOPPER = f"{BASE}/hopper/kernel/dense_gemm"
 # SASS the Hopper GEMMs must hold (opcode prefixes; none of them may use local memory).
 HGMMA_TMA = ("HGMMA", "UTMALDG", "SYNCS", "UTMASTG", "STSM")
+BLACKWELL = f"{BASE}/blackwell/kernel"
+UTCQMMA_TMA = ("UTCQMMA", "UTMALDG", "UTMASTG", "SYNCS", "LDTM", "STTM")
+UTCHMMA_TMA = ("UTCHMMA", "UTMALDG", "UTMASTG", "SYNCS", "LDTM", "UTCBAR")
 PROGRAMS = [
     ("elementwise_add", f"{BASE}/ampere/kernel/elementwise/elementwise_add.py", ["--M", "256", "--N", "512"]),
     ("elementwise_apply", f"{BASE}/ampere/kernel/elementwise/elementwise_apply.py", []),
@@ -61,6 +64,19 @@ PROGRAMS = [
      ("QGMMA", "UTMALDG", "SYNCS", "UTMASTG", "STSM", "USETMAXREG")),
     # A layer norm over CTA-wide reductions (warp shuffles, shared memory), called through TVM FFI.
     ("hopper_cta_norm", f"{BASE}/hopper/kernel/cta_norm/cta_norm.py", [], ("sm_90a",), ("SHFL", "LDG", "STG")),
+    # Blackwell's grouped fp8 GEMMs with blockwise scales: fp8 tcgen05.mma (UTCQMMA), TMA loads and stores, the
+    # accumulator read from tensor memory (LDTM) and the scaled partial sums written back to it (STTM).
+    ("blackwell_contiguous_grouped_gemm", f"{BLACKWELL}/blockwise_gemm/contiguous_grouped_gemm.py", [], ("sm_100a",),
+     UTCQMMA_TMA),
+    ("blackwell_masked_grouped_gemm", f"{BLACKWELL}/blockwise_gemm/masked_grouped_gemm.py", [], ("sm_100a",),
+     UTCQMMA_TMA),
+    # Dense GEMMs whose epilogue the program writes as a Python function (epilogue fusion): f16 tcgen05.mma, TMA in
+    # and out, the accumulators read from tensor memory.
+    ("blackwell_efc_custom", f"{BASE}/blackwell/efc/custom_epilogue_dense_gemm.py", [], ("sm_100a",), UTCHMMA_TMA),
+    ("blackwell_efc_activation", f"{BASE}/blackwell/efc/activation_custom_epilogue_dense_gemm.py", [], ("sm_100a",),
+     UTCHMMA_TMA),
+    ("blackwell_efc_synthetic", f"{BASE}/blackwell/efc/synthetic_custom_epilogue_dense_gemm.py", [], ("sm_100a",),
+     UTCHMMA_TMA),
 ]
 
 

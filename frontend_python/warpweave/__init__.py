@@ -30,7 +30,7 @@ from ._dsl.values.numeric import (  # noqa: E402
 )
 from ._dsl.values.numeric import select as select_  # noqa: E402  (cutlass.select_(cond, a, b): cond ? a : b)
 from ._dsl.values.numeric import (  # noqa: E402
-    Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Int4, Int128, Uint4,
+    Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E4M3, Float8E8M0FNU, Int4, Int128, Uint4,
 )
 from ._dsl.device.math import (
     max, min,
@@ -60,6 +60,8 @@ _LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "experimental", "migrate"
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "target_version":  # needs ctypes, which `import warpweave` does not load
+        return importlib.import_module(f"{__name__}._dsl.base.cuda_version").target_version
     if name == "Layout":  # CuTe DSL names the layout type here too (annotations: `layout: cutlass.Layout`)
         return cute.Layout
     raise AttributeError(f"module 'warpweave' has no attribute {name!r}")
@@ -70,5 +72,5 @@ _install_finder()  # backends' public module names (warpweave.utils.hopper_helpe
 __all__ = ["cute", "utils", "current_target", "Target", "Constexpr", "range", "range_constexpr", "const_expr", "dtype", "Numeric", "Integer", "Float",
            "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
            "TFloat32", "Float32", "Float64", "Float8E4M3FN", "Float8E5M2", "DSLError", "CompilationError",
-           "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU", "Int4", "Uint4", "Int128", "max", "min",
+           "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E4M3", "Float8E8M0FNU", "Int4", "Uint4", "Int128", "max", "min",
            "select_"]

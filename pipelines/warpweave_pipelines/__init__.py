@@ -17,6 +17,7 @@ from .pipeline_cp_async import PipelineCpAsync
 from .pipeline_tma_async import PipelineTmaAsync
 from .pipeline_tma_store import PipelineTmaStore
 from .pipeline_tma_umma import PipelineTmaUmma
+from .pipeline_tma_multi_consumers import PipelineTmaMultiConsumersAsync
 from .pipeline_umma_async import PipelineUmmaAsync
 from .pipeline_async_umma import PipelineAsyncUmma
 from .pipeline_clc_fetch_async import PipelineClcFetchAsync
@@ -25,6 +26,6 @@ from .state import PipelineState, PipelineUserType, make_pipeline_state
 
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
            "PipelineTmaAsync", "PipelineTmaStore", "PipelineProducer", "PipelineConsumer", "sync",
-           "PipelineTmaUmma", "PipelineUmmaAsync", "PipelineAsyncUmma", "PipelineClcFetchAsync",
+           "PipelineTmaUmma", "PipelineTmaMultiConsumersAsync", "PipelineUmmaAsync", "PipelineAsyncUmma", "PipelineClcFetchAsync",
            "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait",
            "PipelineOp", "agent_sync", "alloc_reserved_mbarrier", "PipelineOrder"]

@@ -44,6 +44,13 @@ def test_hopper_rows_are_for_sm_90a_with_sass_requirements(row):
     assert targets == ("sm_90a",) and sass and os.path.basename(path).endswith(".py") and "/hopper/kernel/" in path
 
 
+@pytest.mark.parametrize("row", [p for p in table.PROGRAMS if "/blackwell/" in p[1]], ids=lambda p: p[0])
+def test_blackwell_rows_are_for_sm_100a_and_require_tensor_core_tma_and_tensor_memory_sass(row):
+    name, path, args, targets, sass = row
+    assert targets == ("sm_100a",) and os.path.basename(path).endswith(".py")
+    assert any(s.startswith("UTC") and s.endswith("MMA") for s in sass) and "UTMALDG" in sass and "LDTM" in sass
+
+
 def test_real_runs_take_their_targets_and_the_folders_asked_for(tmp_path):
     base = tmp_path / table.ALL_ROOT
     progs = {"cute/ampere/a.py": "", "cute/hopper/h.py": "", "cute/blackwell/b.py": "",

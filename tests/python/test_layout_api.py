@@ -189,3 +189,19 @@ def test_layouts_index_by_mode_and_know_their_contiguous_alignment():
     assert cute.make_layout((m, 8), stride=(1, m)).max_alignment == 16
     with pytest.raises((IndexError, ValueError)):
         col[2]
+
+
+def test_append_and_prepend_on_a_composed_layout_act_on_its_outer_layout():
+    # CuTe DSL's programs stage a swizzled shared-memory layout by appending a stage mode to it.
+    sw = cute.make_swizzle(3, 4, 3)
+    c = cute.make_composed_layout(sw, 0, cute.make_layout((8, 64), stride=(64, 1)))
+    staged = cute.append(c, cute.make_layout(4, stride=512))
+    assert isinstance(staged, cute.ComposedLayout) and staged.inner == c.inner and staged.offset == c.offset
+    assert staged.outer == cute.make_layout((8, 64, 4), stride=(64, 1, 512))
+    assert cute.prepend(c, cute.make_layout(4, stride=512)).outer == cute.make_layout((4, 8, 64), stride=(512, 64, 1))
+    assert cute.append(c, cute.make_layout(1, stride=0), up_to_rank=3).outer.shape == (8, 64, 1)
+    # the staged layout maps stage s's coordinates as the unstaged one does, offset by s * 512 before the swizzle
+    for s in range(4):
+        for i in range(0, 8 * 64, 37):
+            m, k = i % 8, i // 8
+            assert staged((m, k, s)) == c.inner(c.outer((m, k)) + 512 * s)

@@ -92,6 +92,16 @@ def epilogue_tmem_copy_and_partition(gemm, tidx, tAcc, gC_mnl, epi_tile, use_2ct
     return t2r, tTR_tAcc, tTR_rAcc
 
 
+def epilogue_smem_copy_and_partition(gemm, tiled_copy_t2r, tTR_rC, tidx, sC):
+    """(tiled register-to-shared-memory copy, this thread's registers of C retiled for it (R2S, R2S_M, R2S_N), its
+    part of the staged shared-memory sub-tiles (R2S, R2S_M, R2S_N, STAGE)): the copy atom is
+    blackwell_helpers.get_smem_store_op's for C's layout and types (gemm.c_layout, c_dtype, acc_dtype; nothing else
+    of gemm is read) matched to tiled_copy_t2r, and tidx is the thread's index among the epilogue threads."""
+    atom = helpers.get_smem_store_op(gemm.c_layout, gemm.c_dtype, gemm.acc_dtype, tiled_copy_t2r)
+    r2s = cute.make_tiled_copy_D(atom, tiled_copy_t2r)
+    return r2s, r2s.retile(tTR_rC), r2s.get_slice(tidx).partition_D(sC)
+
+
 def _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
                           acc_state):
     """Sub-tile j (a Python int) of the accumulator stage into registers, converted to C's type by epilogue_op into

@@ -381,6 +381,18 @@ def tmem_address(tensor, offset):
     return b.op1("arith.addi", [base, idx], "i32")
 
 
+def _same_place(p, q) -> bool:
+    """Whether two tensor-memory pointers are one address: the same object, or the same allocation at offsets whose
+    difference the integer algebra reduces to 0 (d and c sliced alike by a dynamic stage index: tCtAcc[None, None,
+    None, state.index] written twice)."""
+    if p is q:
+        return True
+    if p.base is None or p.base is not q.base or p.dtype is not q.dtype:
+        return False
+    diff = p.offset - q.offset
+    return isinstance(diff, int) and diff == 0
+
+
 class TmemKind(ext.OperandKind):
     """tcgen05.mma operands in tensor memory: the accumulator D (cute.gemm's c and d, one tensor) and A with
     OperandSource.TMEM. make_fragment_C of a partition shape lays D out as the instruction writes it."""
@@ -406,7 +418,7 @@ class TmemKind(ext.OperandKind):
         if operand["name"] != "c":
             return
         d, self._pending_d = self._pending_d, None
-        if d is not None and not (d is tensor or (d.iterator is tensor.iterator and
+        if d is not None and not (d is tensor or (_same_place(d.iterator, tensor.iterator) and
                                                   str(d.layout) == str(tensor.layout))):
             raise ext.user_error("cute.gemm: tcgen05.mma accumulates into D in place: pass the same tensor-memory "
                                  "tensor as d and c", ext.DSLValueError)
@@ -415,10 +427,11 @@ class TmemKind(ext.OperandKind):
         if hasattr(tensor, "iterator"):
             self.check_fragment(atom_id, {**operand, "name": "a"}, tensor)
             return tensor
+        m, n, k, cta = atom_geometry(atom_id)
         if operand["name"] == "a":
-            raise ext.user_error("make_fragment_A: A in tensor memory is made with cute.make_tensor over a "
-                                 "tensor-memory pointer here (no fragment from a shape)", ext.DSLValueError)
-        m, n, _, cta = atom_geometry(atom_id)
+            # laid out from the shape alone (its address comes with cute.make_tensor over an allocated pointer)
+            layout = tmem_layouts.a_operand_layout(m, k, cta, tensor, dtype.width)
+            return cute.make_tensor(ext.make_pointer(None, dtype, "tmem", 16), layout)
         if dtype.width != 32:
             raise ext.user_error(f"make_fragment_C: accumulators of {dtype.__name__} in tensor memory are not "
                                  "supported here (Float32 or Int32)", ext.DSLTypeError)

@@ -64,6 +64,41 @@ def accumulator_layout(m: int, n: int, cta: int, shape):
     return cute.make_layout((atom.shape,) + tuple(rest_shape), stride=(atom.stride,) + tuple(rest_stride))
 
 
+def a_operand_layout(m: int, k: int, cta: int, shape, width: int):
+    """The tensor-memory layout of an A fragment (OperandSource.TMEM) of partition shape ((M/cta, K), MMA_M, MMA_K,
+    rest...) (tiled_mma.partition_shape_A) of width-bit values, as CuTe DSL lays it out: row m of the instruction's A
+    in the lane its row of D takes (layouts A, D and F above), its K values packed 32 / width to a column; further
+    modes side by side in columns after it, a mode of extent 1 taking none."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    lane = (32 // width) * LANE
+    dp = datapath(m, cta)
+    if dp == "B":
+        raise ext.user_error("make_fragment_A: A in tensor memory with M = 128 over two CTAs is not supported here "
+                             "(M = 256 is)", ext.DSLValueError)
+    atom = cute.make_layout(((16, 4), k), stride=((lane, 32 * lane), 1)) if dp == "F" else \
+        cute.make_layout((m // cta, k), stride=(lane, 1))
+    if cute.size(shape[0]) != cute.size(atom):
+        raise ext.user_error(f"make_fragment_A: the partition shape {shape} does not start with one instruction's "
+                             f"A of this CTA ({m // cta}, {k})", ext.DSLValueError)
+    step = k
+
+    def compact(s):   # column-major over the mode's leaves, nested as the mode is
+        nonlocal step
+        if isinstance(s, tuple):
+            return tuple(compact(x) for x in s)
+        if not isinstance(s, int):
+            raise ext.user_error(f"make_fragment_A: the partition shape {shape} must be static", ext.DSLValueError)
+        d, step = (step if s > 1 else 0), step * s
+        return d
+
+    rest_shape = list(shape[1:])
+    rest_stride = [compact(s) for s in rest_shape]
+    if step * width > 512 * 32:
+        raise ext.user_error(f"make_fragment_A: A of shape {shape} takes {step * width // 32} tensor-memory columns; "
+                             "a CTA has 512", ext.DSLValueError)
+    return cute.make_layout((atom.shape,) + tuple(rest_shape), stride=(atom.stride,) + tuple(rest_stride))
+
+
 def _leaves(t):
     if isinstance(t, tuple):
         return [x for e in t for x in _leaves(e)]

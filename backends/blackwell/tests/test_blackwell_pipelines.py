@@ -259,6 +259,57 @@ def test_pipeline_tma_umma(cta, cluster):
     assert ptx.count("mbarrier.try_wait.parity") >= 2 + 1 + 1
 
 
+def test_pipeline_tma_multi_consumers_async():
+    # One stage is empty once the MMA warp's commit and each of 128 epilogue threads' arrivals are in.
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+
+    def body(g):
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        p = pipeline.PipelineTmaMultiConsumersAsync.create(
+            num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group_umma=pipeline.CooperativeGroup(pipeline.Agent.Thread, 1),
+            consumer_group_async=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128), tx_count=4096,
+            barrier_storage=bars)
+        prod = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        cons = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        p.producer_acquire(prod)
+        g[0] = prod.index
+        p.consumer_wait(cons)
+        p.consumer_release(cons, pipeline.PipelineOp.TCGen05Mma)
+        p.consumer_release(cons, pipeline.PipelineOp.AsyncThread)
+
+    ptx = _ptx(body, (1, 1))
+    assert sorted(_inits(ptx)) == [1, 1, 129, 129]
+    assert ptx.count("mbarrier.arrive.expect_tx") == 1 and "4096" in ptx
+    assert len(re.findall(r"tcgen05\.commit\.cta_group::1", ptx)) == 1
+    # the thread consumers' arrival: a plain arrive on this CTA's empty barrier
+    assert len(re.findall(r"mbarrier\.arrive(\.release)?(\.cta)?\.shared(::cta)?\.b64", ptx)) == 1
+
+
+def test_pipeline_tma_multi_consumers_async_refuses_clusters_and_other_release_kinds():
+    import warpweave.pipeline as pipeline
+
+    def make(layout):
+        return lambda g: pipeline.PipelineTmaMultiConsumersAsync.create(
+            num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group_umma=pipeline.CooperativeGroup(pipeline.Agent.Thread, 1),
+            consumer_group_async=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128), tx_count=4096,
+            cta_layout_vmnk=layout)
+
+    with pytest.raises(Exception, match="made for one CTA"):
+        _ptx(make(cute.make_layout((1, 2, 1, 1))), (2, 1))
+
+    def release(g):
+        p = make(None)(g)
+        p.consumer_release(pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2),
+                           pipeline.PipelineOp.TmaLoad)
+
+    with pytest.raises(Exception, match="op_type is PipelineOp.TCGen05Mma"):
+        _ptx(release, (1, 1))
+
+
 @pytest.mark.parametrize("cta", [1, 2])
 def test_pipeline_umma_async_and_async_umma(cta):
     import warpweave.pipeline as pipeline

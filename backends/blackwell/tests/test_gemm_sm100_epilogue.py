@@ -178,3 +178,50 @@ def test_tmem_copy_and_partition_takes_either_form():
     assert got["mma"] == got["rows"]
     # (T2R, T2R_M, T2R_N, EPI_M, EPI_N, STAGE): one 128 x 32 sub-tile per load, 4 along N, 2 stages
     assert ptx.count("tcgen05.ld.sync.aligned.32x32b.x32.b32") == 2
+
+
+def test_smem_copy_and_partition_retiles_the_registers_for_the_stores_to_the_staged_sub_tiles():
+    # The epilogue fusion programs call it with a stand-in gemm of C's layout and types alone.
+    from warpweave.cute.nvgpu import tcgen05 as t
+    import warpweave.utils.blackwell_helpers as h
+    import warpweave.utils.gemm.sm100 as sm100
+
+    gemm = _gemm(cutlass.Float16)
+    faux = SimpleNamespace(c_layout=gemm.c_layout, c_dtype=gemm.c_dtype, acc_dtype=gemm.acc_dtype)
+    got = {}
+
+    @cute.kernel
+    def k(tiled_mma: cute.TiledMma, mC: cute.Tensor, sC_layout: cute.ComposedLayout):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = utils.SmemAllocator()
+        holder = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        sC = smem.allocate_tensor(cutlass.Float16, sC_layout.outer, byte_alignment=128, swizzle=sC_layout.inner)
+        tmem = utils.TmemAllocator(holder, barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=128),
+                                   allocator_warp_id=0)
+        tmem.allocate(256)
+        tmem.wait_for_alloc()
+        acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), tiled_mma.make_fragment_C(
+            cute.append(tiled_mma.partition_shape_C((128, 128)), 2)).layout)
+        tCgC = tiled_mma.get_slice(0).partition_C(cute.local_tile(mC, (128, 128), (None, None, None)))
+        t2r, tTR_tAcc, tTR_rAcc = sm100.epilogue_tmem_copy_and_partition(gemm, tidx, acc, tCgC, (128, 32), False)
+        tTR_rC = cute.make_rmem_tensor(tTR_rAcc.shape, cutlass.Float16)
+        r2s, tRS_rC, tRS_sC = sm100.epilogue_smem_copy_and_partition(faux, t2r, tTR_rC, tidx, sC)
+        got.update(regs=(cute.size(tTR_rC), cute.size(tRS_rC)), smem=cute.size(tRS_sC), stages=cute.rank(tRS_sC),
+                   last=cute.size(tRS_sC, mode=[cute.rank(tRS_sC) - 1]))
+        cute.copy(t2r, tTR_tAcc[(None, None, None, 0, 0, 0)], tTR_rAcc)
+        tRS_rC.store(tTR_rAcc.load().to(cutlass.Float16))
+        cute.copy(r2s, tRS_rC, tRS_sC[(None, None, None, 1)])
+
+    @cute.jit
+    def host(c: cute.Tensor):
+        tiled_mma = h.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K,
+                                             cutlass.Float32, t.CtaGroup.ONE, (128, 128))
+        sC_layout = h.make_smem_layout_epi(cutlass.Float16, utils.LayoutEnum.ROW_MAJOR, (128, 32), 2)
+        k(tiled_mma, c, sC_layout).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+    with target("sm_100a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros((256, 256, 1), np.float16))).ptx
+    # the registers are the thread's row of the 128 x 32 sub-tile, retiled without gaining or losing an element;
+    # in shared memory the thread's part of each of the 2 staged sub-tiles is the same count
+    assert got["regs"] == (32, 32) and got["last"] == 2 and got["smem"] == 2 * 32
+    assert "tcgen05.ld" in ptx and ("stmatrix" in ptx or "st.shared" in ptx)

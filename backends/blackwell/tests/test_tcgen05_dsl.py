@@ -513,8 +513,18 @@ def test_s2t_copy_refuses_unreadable_tiles_and_other_shapes():
         _s2t_kernel("Cp4x256bOp", cute.make_layout((128, 32), stride=(32, 1)), 16)
 
 
-def test_gemm_accumulates_in_place_only():
+@pytest.mark.parametrize("stages", ["0,1", "s,s+1"])
+def test_gemm_accumulates_in_place_only(stages):
     # cute.gemm(tiled_mma, d, a, b, c) with a c other than d is refused at the user's line
+    _gemm_d_c(stages, refused=True)
+
+
+def test_gemm_takes_d_and_c_sliced_alike_by_a_dynamic_stage():
+    # tCtAcc[None, None, None, state.index] written twice, as CuTe DSL's programs pass d and c: one address
+    _gemm_d_c("s,s", refused=False)
+
+
+def _gemm_d_c(stages, refused):
     import numpy as np
 
     import warpweave.pipeline as pipeline
@@ -525,7 +535,8 @@ def test_gemm_accumulates_in_place_only():
     t = tc()
 
     @cute.kernel
-    def kern(tiled_mma: cute.TiledMma, sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout):
+    def kern(tiled_mma: cute.TiledMma, sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
+             s: cutlass.Int32):
         smem = utils.SmemAllocator()
         hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
         sA = smem.allocate_tensor(cutlass.Float16, sA_layout.outer, 1024, swizzle=sA_layout.inner)
@@ -537,18 +548,24 @@ def test_gemm_accumulates_in_place_only():
         acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), layout)
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = tiled_mma.make_fragment_B(sB)
-        cute.gemm(tiled_mma, acc[(None, None, None, 0)], tCrA[None, None, 0, 0], tCrB[None, None, 0, 0],
-                  acc[(None, None, None, 1)])
+        d_stage, c_stage = {"0,1": (0, 1), "s,s+1": (s, s + 1), "s,s": (s, s)}[stages]
+        cute.gemm(tiled_mma, acc[(None, None, None, d_stage)], tCrA[None, None, 0, 0], tCrB[None, None, 0, 0],
+                  acc[(None, None, None, c_stage)])
 
     @cute.jit
-    def host(g: cute.Tensor):
+    def host(g: cute.Tensor, s: cutlass.Int32):
         tm = sm.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
                                        t.CtaGroup.ONE, (128, 64))
         kern(tm, sm.make_smem_layout_a(tm, (128, 64, 64), cutlass.Float16, 1),
-             sm.make_smem_layout_b(tm, (128, 64, 64), cutlass.Float16, 1)).launch(grid=[1, 1, 1], block=[128, 1, 1])
+             sm.make_smem_layout_b(tm, (128, 64, 64), cutlass.Float16, 1), s).launch(grid=[1, 1, 1],
+                                                                                      block=[128, 1, 1])
 
-    with target("sm_100a"), pytest.raises(Exception, match=r"test_tcgen05_dsl.py:\d+: .*accumulates into D in place"):
-        cute.compile(host, from_dlpack(np.zeros(4, np.float32)))
+    with target("sm_100a"):
+        if not refused:
+            assert "tcgen05.mma" in cute.compile(host, from_dlpack(np.zeros(4, np.float32)), 1).info["ptx"]
+            return
+        with pytest.raises(Exception, match=r"test_tcgen05_dsl.py:\d+: .*accumulates into D in place"):
+            cute.compile(host, from_dlpack(np.zeros(4, np.float32)), 1)
 
 
 def test_tmem_copy_ops_take_cute_dsl_pack_arguments():

@@ -28,6 +28,7 @@ from .._dsl.values.numeric import NumericMeta, as_numeric  # noqa: F401
 from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .tuple_modes import append_ones, dice, prepend_ones  # noqa: F401
 from .._dsl.device.device_pointer import make_ptr  # noqa: F401
+from .._dsl.device.fast_divmod import FastDivmodDivisor, fast_divmod_create_divisor  # noqa: F401
 from .._dsl.values.numeric import NUMERIC_EXPORTS as _numeric_exports
 from .._dsl.values import numeric as _numeric
 from . import math  # noqa: F401
@@ -77,5 +78,5 @@ __all__ = list(_layout_all) + [
     "runtime", "testing", "dice", "append_ones", "prepend_ones", "make_ptr", "all_", "any_", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
-    "math", "NumericMeta", "as_numeric", "XTuple"] + list(_numeric_exports) + _TOP_LEVEL_MATH
+    "math", "NumericMeta", "as_numeric", "XTuple", "FastDivmodDivisor", "fast_divmod_create_divisor"] + list(_numeric_exports) + _TOP_LEVEL_MATH
 

@@ -312,6 +312,14 @@ def group_modes(input, begin: int, end: int = None):
     return _rewrap(input, _core.group_modes(lay, begin, end))
 
 
+def _on_outer(lay, fn):
+    """fn of a layout; of a composed layout, fn of its outer layout under the same inner function and offset (a
+    stage mode appended to a swizzled shared-memory layout, as CuTe DSL's programs stage them)."""
+    if isinstance(lay, ComposedLayout):
+        return ComposedLayout(lay.inner, lay.offset, fn(lay.outer))
+    return fn(lay)
+
+
 def append(input, elem, up_to_rank: int = None):
     if isinstance(input, (int, tuple)):
         t = input if isinstance(input, tuple) else (input,)
@@ -328,8 +336,8 @@ def append(input, elem, up_to_rank: int = None):
         # given unit modes for an MMA's rank).
         return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, append(lay.outer, elem, up_to_rank)))
     if up_to_rank is None:
-        return _rewrap(input, _core.append(lay, elem))
-    return _rewrap(input, _core.append_to_rank(lay, up_to_rank, elem))
+        return _rewrap(input, _on_outer(lay, lambda o: _core.append(o, elem)))
+    return _rewrap(input, _on_outer(lay, lambda o: _core.append_to_rank(o, up_to_rank, elem)))
 
 
 def prepend(input, elem, up_to_rank: int = None):
@@ -348,8 +356,8 @@ def prepend(input, elem, up_to_rank: int = None):
         # given unit modes for an MMA's rank).
         return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, prepend(lay.outer, elem, up_to_rank)))
     if up_to_rank is None:
-        return _rewrap(input, _core.prepend(lay, elem))
-    return _rewrap(input, _core.prepend_to_rank(lay, up_to_rank, elem))
+        return _rewrap(input, _on_outer(lay, lambda o: _core.prepend(o, elem)))
+    return _rewrap(input, _on_outer(lay, lambda o: _core.prepend_to_rank(o, up_to_rank, elem)))
 
 
 # --- Coordinates ----------------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
-"""cute.testing (also warpweave.testing): timing compiled functions on the GPU, workspaces that defeat the L2
-cache, autotuning (autotune_jit, tune: _dsl/tuning/autotune.py), element-type conversion of device tensors, and the error
-a kernel's configuration check raises."""
+"""cute.testing (also warpweave.testing): assertions in kernels (assert_), timing compiled functions on the GPU,
+workspaces that defeat the L2 cache, autotuning (autotune_jit, tune: _dsl/tuning/autotune.py), element-type
+conversion of device tensors, and the error a kernel's configuration check raises."""
 from __future__ import annotations
 
 import math
 
+from .._dsl.device.assertions import assert_  # noqa: F401 - public here
 from .._dsl.tuning.autotune import autotune_jit, tune  # noqa: F401 - public here
 from .._dsl.tuning.candidate_search import CandidateWarning  # noqa: F401 - public here
 from .._dsl.tuning.benchmark import JitArguments, benchmark, get_workspace_count  # noqa: F401 - public here

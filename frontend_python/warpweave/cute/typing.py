@@ -12,7 +12,7 @@ from .._mlir.extras import types as T  # noqa: F401 - MLIR types by short name, 
 
 _NUMERIC = [n for n in ("Integer", "Float", "Boolean", "Int4", "Int8", "Int16", "Int32", "Int64", "Int128", "Uint4",
                         "Uint8", "Uint16", "Uint32", "Uint64", "Uint128", "Float16", "BFloat16", "Float32", "Float64",
-                        "TFloat32", "Float8E4M3FN", "Float8E4M3B11FNUZ", "Float8E5M2", "Float8E8M0FNU",
+                        "TFloat32", "Float8E4M3FN", "Float8E4M3", "Float8E4M3B11FNUZ", "Float8E5M2", "Float8E8M0FNU",
                         "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN") if hasattr(_cute, n)]
 _STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swizzle", "ScaledBasis", "AddressSpace",
               "Shape", "Stride", "Coord", "IntTuple", "Tile"]

@@ -15,15 +15,15 @@
 
 An option type may be given as the class (`GenerateLineInfo`) or an instance (`GenerateLineInfo(True)`).
 A string that is not one of these options but looks like one (`-v`, `-lineinfo`, `-O2`) is passed to the cubin
-tool, which refuses what it does not know; `EnableAssertions` / `--enable-assertions` is refused, since
-warpweave's kernels have no device assertions to enable.
+tool, which refuses what it does not know. `EnableAssertions` / `--enable-assertions` compiles the run-time checks
+of cute.testing.assert_ into the kernels (without it they are left out, as CuTe DSL leaves them).
 """
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field, replace
 
-from .errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
+from .errors import DSLTypeError, DSLValueError, user_location
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class CompileOptions:
     gpu_arch: str | None = None
     tvm_ffi: bool = False   # called through TVM FFI (the kernels are the same)
     profile: tuple | None = None   # warpweave.profile.Profile: the event buffer kernels record into
+    assertions: bool = False   # cute.testing.assert_'s run-time checks are compiled into the kernels
 
     @staticmethod
     def parse(options) -> "CompileOptions":
@@ -108,10 +109,7 @@ class EnableTVMFFI(_Flag):
 
 class EnableAssertions(_Flag):
     def apply(self, opts):
-        if self.enabled:
-            raise DSLNotImplementedError("EnableAssertions: warpweave's kernels have no device assertions to "
-                                         "enable", user_location(4))
-        return opts
+        return replace(opts, assertions=self.enabled)
 
 
 OPTION_TYPES = (OptLevel, GenerateLineInfo, KeepPTX, KeepCUBIN, PtxasOptions, GPUArch, EnableTVMFFI, EnableAssertions)

@@ -74,6 +74,10 @@ def cuda_error(e: Exception, location=None) -> DSLCudaRuntimeError:
     return DSLCudaRuntimeError(text, location, code, name)
 
 
+class DSLAssertionError(DSLError, AssertionError):
+    """cute.testing.assert_ of a condition known false when compiling."""
+
+
 class CompilationError(DSLError, RuntimeError):
     """The compiler (MLIR, LLVM, ptxas) refused the traced kernel."""
 

@@ -56,6 +56,7 @@ class TraceState:
     host_values: dict = field(default_factory=dict)     # host symbol id -> the value being compiled for, if known
     host_guards: list = field(default_factory=list)     # host comparisons decided with them (host_guards.py)
     profile: Any = None                                 # the profiler's token while profiled (warpweave.profile)
+    assertions: bool = False                            # cute.testing.assert_ checks compiled in (EnableAssertions)
     asm_sites: list = field(default_factory=list)       # (asm string, user's location) of each user inline asm op
 
     def new_host_symbol(self, arg_index, path, bits=32, divisibility=1, name="", nonneg=True) -> _core.SymInt:

@@ -55,7 +55,9 @@ def _refuse_unusable(name, value, annotation):
     if array_like and runtime_view(value) is None:
         raise DSLTypeError(f"argument '{name}' is a {type(value).__module__}.{type(value).__name__}; pass it as a "
                            "tensor with warpweave.cute.runtime.from_dlpack(...)", user_location(3))
-    if _is_tensor_annotation(annotation) and runtime_view(value) is None and not isinstance(value, Tensor):
+    # None is a compile-time absence (CuTe DSL's programs pass an optional workspace so), not a tensor to refuse
+    if _is_tensor_annotation(annotation) and value is not None and runtime_view(value) is None and \
+            not isinstance(value, Tensor):
         raise DSLTypeError(f"argument '{name}' is annotated cute.Tensor but is a {type(value).__name__}",
                            user_location(3))
     check_annotated(name, value, annotation)

@@ -15,13 +15,13 @@ from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, 
                        tvm_value)
 
 # DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, and
-# DLPack 1.1's narrow floats: kDLFloat8_e4m3fn 10, _e5m2 12, _e8m0fnu 14, kDLFloat6_e2m3fn 15, _e3m2fn 16,
-# kDLFloat4_e2m1fn 17).
+# DLPack 1.1's narrow floats: kDLFloat8_e4m3 8, kDLFloat8_e4m3fn 10, _e5m2 12, _e8m0fnu 14, kDLFloat6_e2m3fn 15,
+# _e3m2fn 16, kDLFloat4_e2m1fn 17).
 DL_DTYPE = {"Int8": (0, 8), "Int16": (0, 16), "Int32": (0, 32), "Int64": (0, 64), "Uint8": (1, 8),
             "Uint16": (1, 16), "Uint32": (1, 32), "Uint64": (1, 64), "Float16": (2, 16), "Float32": (2, 32),
             "Float64": (2, 64), "BFloat16": (4, 16), "Boolean": (6, 8), "Float8E4M3FN": (10, 8),
             "Float8E5M2": (12, 8), "Float8E8M0FNU": (14, 8), "Float6E2M3FN": (15, 6), "Float6E3M2FN": (16, 6),
-            "Float4E2M1FN": (17, 4)}
+            "Float4E2M1FN": (17, 4), "Float8E4M3": (8, 8)}
 # Types torch exports two to a lane-pair element (float4_e2m1fn_x2: code 17, bits 4, lanes 2, its shape and strides
 # counting bytes): taken too, their contiguous mode's extent doubled and the other strides with it.
 DL_PAIRED = {"Float4E2M1FN"}

@@ -1,5 +1,5 @@
-"""Floats narrower than LLVM's types (the 8-bit E4M3FN and E5M2, the microscaling E2M1, E2M3, E3M2 and E8M0),
-converted with integer and f32 arithmetic, so that every target has them; a backend may offer a hardware
+"""Floats narrower than LLVM's types (the 8-bit E4M3FN, E5M2 and IEEE-style E4M3, the microscaling E2M1, E2M3,
+E3M2 and E8M0), converted with integer and f32 arithmetic, so that every target has them; a backend may offer a hardware
 conversion atom instead. A value lives in an i8 register, its code in the low bits.
 
 Encoding rounds to nearest even and saturates to the largest finite value (PTX's .rn.satfinite); NaN stays NaN
@@ -48,6 +48,7 @@ class Format:
 _FORMATS = {
     "Float8E4M3FN": Format(8, 4, 3, 7, 0x7E, 0x7F, False),
     "Float8E5M2": Format(8, 5, 2, 15, 0x7B, 0x7F, True),
+    "Float8E4M3": Format(8, 4, 3, 7, 0x77, 0x7F, True),
     "Float6E2M3FN": Format(6, 2, 3, 1, 0x1F, None, False),
     "Float6E3M2FN": Format(6, 3, 2, 3, 0x1F, None, False),
     "Float4E2M1FN": Format(4, 2, 1, 1, 0x7, None, False),

@@ -257,7 +257,8 @@ Float64 = _float_type("Float64", 64, "f64")
 # LLVM has no 8-bit float types: fp8 values live in i8 registers; arithmetic goes through Float32.
 Float8E4M3FN = _float_type("Float8E4M3FN", 8, "i8")
 Float8E5M2 = _float_type("Float8E5M2", 8, "i8")
-FLOAT8_TYPES = (Float8E4M3FN, Float8E5M2)
+Float8E4M3 = _float_type("Float8E4M3", 8, "i8")  # IEEE-style E4M3 (inf and NaN in the top exponent), not the FN one
+FLOAT8_TYPES = (Float8E4M3FN, Float8E5M2, Float8E4M3)
 # The OCP microscaling formats, also in i8 registers (the code in the low bits): E2M1 (4 bits), E2M3 and E3M2 (6
 # bits), finite only; E8M0, an unsigned power-of-two scale (no zero; 0xFF is NaN).
 Float4E2M1FN = _float_type("Float4E2M1FN", 4, "i8")
@@ -274,9 +275,9 @@ PACKED_TYPES = (Float4E2M1FN, Int4, Uint4)
 
 ALL_TYPES = [Boolean, Int4, Int8, Int16, Int32, Int64, Int128, Uint4, Uint8, Uint16, Uint32, Uint64, Float16,
              BFloat16, TFloat32, Float32, Float64, Float8E4M3FN, Float8E5M2, Float8E8M0FNU, Float6E2M3FN,
-             Float6E3M2FN, Float4E2M1FN]
+             Float6E3M2FN, Float4E2M1FN, Float8E4M3]
 _BY_NAME = {t.__name__: t for t in ALL_TYPES}
-_BY_NAME.update({"Float8E4M3": Float8E4M3FN, "Bool": Boolean})
+_BY_NAME["Bool"] = Boolean
 # An IR value's type -> the DSL type it is taken as where a number is expected (signless integers as signed).
 _BY_IR_TYPE = {t.ir_type: t for t in (Boolean, Int8, Int16, Int32, Int64, Int128, Float16, BFloat16, Float32,
                                       Float64)}

@@ -49,6 +49,7 @@ def pow2_divisibility(v: int, cap: int = _MAX_DIV) -> int:
 
 class RuntimeTensor:
     """A device (or host) buffer seen as a tensor, passed to @cute.jit functions."""
+    is_runtime_tensor = True   # isinstance(t, cute.Tensor) holds (tensor_type.py)
 
     def __init__(self, source, data_ptr: int, shape, strides, dtype, device: str, assumed_align: int | None = None):
         self.source = source
@@ -165,6 +166,12 @@ class RuntimeTensor:
         if self.source is None:
             raise TypeError("a fake tensor has no memory to pass to a TVM FFI function: pass a tensor")
         return self.source
+
+    @property
+    def iterator(self) -> "RuntimePointer":
+        """The buffer's first element as a pointer argument (a cute.Pointer in the function): its address, type and
+        assumed alignment; programs that build their layouts in the function pass tensors so."""
+        return RuntimePointer(self.element_type, self.data_ptr, AddressSpace.gmem, self.assumed_align)
 
     def __repr__(self):
         dims = ",".join("?" if d else str(s) for s, d in zip(self._shape, self.dynamic_shape))

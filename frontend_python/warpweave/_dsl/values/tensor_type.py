@@ -48,7 +48,14 @@ def outer_of(layout):
     return layout.outer if isinstance(layout, ComposedLayout) else layout
 
 
-class Tensor:
+class _TensorType(type):
+    def __instancecheck__(cls, x):
+        # A buffer passed to a @cute.jit function (from_dlpack, a fake tensor) is a cute.Tensor to user code too, as
+        # in CuTe DSL: programs sort their arguments into tensors and scalars with isinstance.
+        return type.__instancecheck__(cls, x) or (cls is Tensor and getattr(type(x), "is_runtime_tensor", False))
+
+
+class Tensor(metaclass=_TensorType):
     """A CuTe tensor: iterator and layout."""
 
     def __init__(self, iterator, layout, dtype=None):
