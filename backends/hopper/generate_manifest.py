@@ -471,6 +471,16 @@ def other_primitives():
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("tx_count", "SCALAR", "IN")],
                  ptx_template="mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", constraints="r,r",
                  has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"]))
+    out.append(P("hopper.mbarrier.arrive_expect_tx.cluster", "ARRIVE",
+                 description="mbarrier.arrive.expect_tx on the mbarrier at the same offset in the CTA of rank cta_id "
+                             "in the cluster: an arrival there that also expects tx_count more bytes, sent ahead of "
+                             "the st.async writes into that CTA that complete them (a tile scheduler's broadcast)",
+                 python_name="arch.mbarrier_arrive_and_expect_tx_cluster",
+                 operands=[operand("mbar", "MBARRIER", "IN"), operand("tx_count", "SCALAR", "IN"),
+                           operand("cta_id", "SCALAR", "IN")],
+                 ptx_template=("{ .reg .b32 ww_remote; mapa.shared::cluster.u32 ww_remote, $0, $2; "
+                               "mbarrier.arrive.expect_tx.shared::cluster.b64 _, [ww_remote], $1; }"),
+                 constraints="r,r,r", has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"]))
     out.append(P("hopper.mbarrier.expect_tx", "BARRIER",
                  description="mbarrier.expect_tx: expects tx_count more transaction bytes in the current phase, "
                              "without arriving",

@@ -14,7 +14,6 @@
 - gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM;
 - tcgen05_primitives.py: cutlass.experimental.primitives' tcgen05 and tensor-memory operations, descriptors and
   enumerations;
-- iket.py: cute.experimental.iket, in-kernel event tracing's named ranges.
 Distributed shared memory (map_dsmem_ptr, cpasync.CopyDsmemStoreOp) is Hopper's, which this backend extends.
 It imports warpweave's public modules and warpweave.ext only.
 """

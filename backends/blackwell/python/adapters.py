@@ -90,9 +90,3 @@ from . import tcgen05_primitives  # noqa: E402
 for _name in tcgen05_primitives.NAMES:
     ext.register_python_name(f"primitives.{_name}", getattr(tcgen05_primitives, _name))
 from . import cute_ext as _cute_ext  # noqa: E402,F401 - cute.experimental's tensor memory, TMA and pipelines
-
-# cute.experimental.iket: in-kernel event tracing's named ranges
-from . import iket  # noqa: E402
-
-for _name in iket.NAMES:
-    ext.register_python_name(f"iket.{_name}", getattr(iket, _name))

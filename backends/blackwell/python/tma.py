@@ -61,10 +61,10 @@ def _umma_class(base):
                     kwargs["mcast_mask"] = mcast_mask
                 return super().__ww_copy__(src, dst, **kwargs)
 
-            def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask):
+            def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask, issuer=None):
                 if load and self.cta_group == 2:
                     mbar = b.op1("arith.andi", [mbar, cutlass.Int32(PEER_BIT_MASK - (1 << 32)).ir()], "i32")
-                super()._issue(b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask)
+                super()._issue(b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask, issuer)
 
         cls = _classes[base] = UmmaTmaCopyAtom
     return cls

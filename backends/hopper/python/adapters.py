@@ -1,7 +1,7 @@
 """What the Hopper backend registers with warpweave when it loads (see the package's docstring)."""
 from warpweave import ext
 
-from . import tensormap_update, tma, tma_export, wgmma
+from . import tensormap_update, tma, tma_block_copy, tma_export, wgmma
 
 ext.register_operand_kind("smem_descriptor", wgmma.SmemDescriptorKind())
 ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_BYTES, align=64,
@@ -13,7 +13,7 @@ ext.register_python_name("cpasync.TmaCopyAtom", tma.TmaCopyAtom)
 # tensor maps a kernel keeps in memory and retargets per work unit (grouped GEMMs)
 for _name, _obj in tensormap_update.NAMES.items():
     ext.register_python_name(_name, _obj)
-ext.register_python_name("utils.block_copy", tma.block_copy)
+ext.register_python_name("utils.block_copy", tma_block_copy.block_copy)
 ext.register_python_name("cpasync.ReductionOp", tma.ReductionOp)
 ext.register_python_name("cpasync.ReductionKind", tma.ReductionOp)  # CuTe DSL's other name of the same kinds
 _reduce = tma.reduce_op_class()

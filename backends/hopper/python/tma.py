@@ -117,6 +117,15 @@ class TmaCopyAtom:
                 f"{len(self.boxes)} per copy, multicast {self.num_multicast}, swizzle {self.swizzle}B)")
 
     # --- in a kernel ------------------------------------------------------------------------------------------
+    @property
+    def is_load(self) -> bool:
+        return _is_load(self.op)
+
+    @property
+    def multicasts(self) -> bool:
+        """Whether the atom itself multicasts (a multicast op, or made for a multicast group)."""
+        return _is_multicast(self.op) or self.num_multicast > 1
+
     def _descriptor_address(self):
         d = self.tma_desc
         if not isinstance(d, ext.DeviceHostArgument):
@@ -156,8 +165,18 @@ class TmaCopyAtom:
         if load and not multicast and mcast_mask not in (None, 0):
             raise ext.user_error("cute.copy: mcast_mask= needs a multicast TMA atom "
                                  "(CopyBulkTensorTileG2SMulticastOp)", ext.DSLTypeError)
+        mask = cutlass.Int32(mcast_mask).ir() if multicast else None
+        self.issue_boxes(src, dst, tma_bar_ptr, "multicast" if multicast else "load" if load else "store", mask,
+                         tma_desc_ptr=tma_desc_ptr)
+
+    def issue_boxes(self, src, dst, tma_bar_ptr, kind, mask, issuer=None, tma_desc_ptr=None):
+        """Issues the copy's boxes from one elected lane; with issuer (a box index -> condition), box k only where
+        issuer(k) holds (the CTAs of a multicast group share the boxes out, see tma_block_copy.py); through the
+        tensor map at tma_desc_ptr where given, else the atom's own."""
+        load = kind != "store"
+        coords_t, smem_t = (src, dst) if load else (dst, src)
         b = ext.builder()
-        backend, entry = self._entry("multicast" if multicast else "load" if load else "store")
+        backend, entry = self._entry(kind)
         tmap = self._descriptor_address() if tma_desc_ptr is None else _map_address(tma_desc_ptr)
         origin = coords_t[0]
         origin = origin if isinstance(origin, tuple) else (origin,)
@@ -170,9 +189,8 @@ class TmaCopyAtom:
         if load:
             bp = tma_bar_ptr.iterator if hasattr(tma_bar_ptr, "iterator") else tma_bar_ptr
             mbar = b.op1("llvm.ptrtoint", [bp.address(0)], "i32")
-        mask = cutlass.Int32(mcast_mask).ir() if multicast else None
-        ext.when(cute.arch.elect_one(), lambda: self._issue(b, backend, entry, load, multicast, tmap, origin, ptr,
-                                                            base_off, mbar, mask))
+        ext.when(cute.arch.elect_one(), lambda: self._issue(b, backend, entry, load, mask is not None, tmap, origin,
+                                                            ptr, base_off, mbar, mask, issuer))
 
     def __ww_prefetch__(self, src, **kwargs):
         """cute.prefetch(atom, src): each box cute.copy(atom, src, ...) would load, prefetched into L2
@@ -211,17 +229,22 @@ class TmaCopyAtom:
             coords.append(cutlass.Int32(c).ir())
         return coords
 
-    def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask):
-        for coord_off, smem_off in self.boxes:
-            coords = self._coords(origin, coord_off)
-            addr = b.op1("llvm.ptrtoint", [ptr.address(base_off + smem_off)], "i32")
-            if load:
-                inputs = {"dst": [addr], "tmap": [tmap], "mbar": [mbar], "coords": coords}
-                if multicast:
-                    inputs["cta_mask"] = [mask]
+    def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask, issuer=None):
+        for k, (coord_off, smem_off) in enumerate(self.boxes):
+            def one(coord_off=coord_off, smem_off=smem_off):
+                coords = self._coords(origin, coord_off)
+                addr = b.op1("llvm.ptrtoint", [ptr.address(base_off + smem_off)], "i32")
+                if load:
+                    inputs = {"dst": [addr], "tmap": [tmap], "mbar": [mbar], "coords": coords}
+                    if multicast:
+                        inputs["cta_mask"] = [mask]
+                else:
+                    inputs = {"tmap": [tmap], "src": [addr], "coords": coords}
+                ext.emit_instruction(b, backend, entry, inputs)
+            if issuer is None:
+                one()
             else:
-                inputs = {"tmap": [tmap], "src": [addr], "coords": coords}
-            ext.emit_instruction(b, backend, entry, inputs)
+                ext.when(issuer(k), one)
 
 
 def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: int = 1, *, internal_type=None,
@@ -587,10 +610,3 @@ def reduce_op_class():
             self.reduction_op = reduction_op
 
     return CopyReduceBulkTensorTileS2GOp
-
-
-def block_copy(tiled_copy, src, dst, *, loc=None, ip=None, **kwargs):
-    """CuTe DSL's cutlass.utils.block_copy (a TMA copy of whole tiles, the partitioning done by the compiler, with
-    compiler-driven multicast): not built yet; cpasync.tma_partition and cute.copy do the same by hand."""
-    raise ext.user_error("cutlass.utils.block_copy is not built by the Hopper backend yet: partition with "
-                         "cpasync.tma_partition and copy with cute.copy", ext.DSLNotImplementedError)

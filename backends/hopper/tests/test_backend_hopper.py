@@ -67,7 +67,7 @@ PRIMITIVES = (
      "hopper.wgmma.make_smem_desc", "hopper.wgmma.fence", "hopper.wgmma.commit_group", "hopper.wgmma.wait_group",
      "hopper.wgmma.fence_operand.f32", "hopper.wgmma.fence_operand.b32",
      "hopper.mbarrier.init", "hopper.mbarrier.init_fence", "hopper.mbarrier.arrive", "hopper.mbarrier.arrive.cluster",
-     "hopper.mbarrier.arrive_expect_tx", "hopper.mbarrier.expect_tx", "hopper.mbarrier.try_wait.parity",
+     "hopper.mbarrier.arrive_expect_tx", "hopper.mbarrier.arrive_expect_tx.cluster", "hopper.mbarrier.expect_tx", "hopper.mbarrier.try_wait.parity",
      "hopper.mbarrier.wait.parity", "hopper.mbarrier.inval",
      "hopper.fence.proxy.async", "hopper.fence.proxy.async.shared_cta", "hopper.fence.proxy.async.shared_cluster",
      "hopper.fence.proxy.async.global",

@@ -100,7 +100,6 @@ class TensorArg(ArgPlan):
         if wide and rt.use_32bit_stride:
             raise DSLValueError(f"argument '{name}': use_32bit_stride=True, but the tensor spans {cosize} elements, "
                                 "more than 32-bit strides can index", user_location(4))
-        bits = 64 if wide else 32
         for what, values, dynamic, out, spec_modes in (("shape", rt.shape, rt.dynamic_shape, shape, plan.spec[2]),
                                                        ("stride", rt.stride, rt.dynamic_stride, stride,
                                                         plan.spec[3])):
@@ -108,6 +107,10 @@ class TensorArg(ArgPlan):
                 if not dyn:
                     out.append(x)
                     continue
+                if what == "stride":
+                    bits = 64 if wide else 32
+                else:  # an extent is 32-bit (as in CuTe DSL) unless declared 64-bit or too large for 32 bits
+                    bits = rt.shape_bits[k] or (64 if abs(x) >= 1 << 31 else 32)
                 sym = st.new_host_symbol(index, (what, k), bits, spec_modes[k][1], f"{name}.{what}[{k}]")
                 plan.symbols.append((sym_id(sym), what, k))
                 if rt.device != "fake":

@@ -77,9 +77,10 @@ def _assigned_names(stmts) -> list[str]:
 
 
 def _method_receivers(stmts, assigned) -> list[str]:
-    """Names whose methods a block calls (x.advance()), and names it passes to a plain function call (helper(x),
-    a @cute.jit helper that may call x.set(...)): objects it may change in place, which a dynamic region carries
-    when they hold run-time values (e.g. a pipeline state, a tiled MMA's ACCUMULATE field)."""
+    """Names whose methods a block calls (x.advance()), and names it passes to a function or method call
+    (helper(x), self.load(x, n): a @cute.jit helper that may call x.set(...) or x.advance()): objects it may change
+    in place, which a dynamic region carries when they hold run-time values (e.g. a pipeline state, a tiled MMA's
+    ACCUMULATE field)."""
     found: list[str] = []
 
     def note(n):
@@ -92,7 +93,8 @@ def _method_receivers(stmts, assigned) -> list[str]:
                 continue
             if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
                 note(node.func.value.id)
-            elif isinstance(node.func, ast.Name) and not node.func.id.startswith("__ww"):
+            if isinstance(node.func, ast.Attribute) or \
+                    isinstance(node.func, ast.Name) and not node.func.id.startswith("__ww"):
                 for a in list(node.args) + [k.value for k in node.keywords]:
                     if isinstance(a, ast.Name):
                         note(a.id)

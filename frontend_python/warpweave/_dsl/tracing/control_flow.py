@@ -280,7 +280,11 @@ class _Carry:
             elif not isinstance(v, Undefined) and carries_ir_values(v):
                 self.tuples.append((i, _CarriedObject(names[i], v)))
         self.objects = []
-        for m in mutables:
+        # a variable the region assigns that holds an object changed in place (a pipeline state that a helper
+        # advances and returns, `state = self.load(state, n)`) is carried as one: its values, not its name
+        carried = set(self.index) | {i for i, _ in self.tuples}
+        assigned = [v for i, v in enumerate(self.values) if i not in carried and not isinstance(v, type)]
+        for m in list(mutables) + assigned:
             # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
             # asking it for its attributes would report it as used.
             if isinstance(m, Undefined):

@@ -69,6 +69,9 @@ class RuntimeTensor:
         self.stride_divisibility = [None] * len(self._strides)
         self.use_32bit_stride = None  # None: 64-bit extents and strides only where the buffer needs them
         self.index_bits = None        # 32 or 64 where forced (fake tensors of 64-bit sym_ints), else by size
+        # a fake tensor's extents keep the width of their sym_int; other extents are 32-bit where they fit, as
+        # CuTe DSL types them (an extent is an Int32 even in a tensor indexed with 64 bits)
+        self.shape_bits = [None] * len(self._shape)
         self._spec = None
 
     # --- marks ------------------------------------------------------------------------------------------------
@@ -379,6 +382,7 @@ def _fake(dtype, shape, stride, assumed_align, what) -> RuntimeTensor:
         if isinstance(x, SymbolicInt):
             rt.dynamic_shape[i] = True
             rt.shape_divisibility[i] = x.divisibility
+            rt.shape_bits[i] = x.width
     for i, x in enumerate(stride):
         if isinstance(x, SymbolicInt):
             rt.dynamic_stride[i] = True

@@ -51,6 +51,20 @@ def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=Non
     return f(mbar_ptr) if peer_cta_rank_in_cluster is None else f(mbar_ptr, peer_cta_rank_in_cluster)
 
 
+def mbarrier_arrive_and_expect_tx(mbar_ptr, bytes, peer_cta_rank_in_cluster=None, *, loc=None, ip=None):
+    """An arrival that also expects `bytes` more transaction bytes on the mbarrier at mbar_ptr, or with
+    peer_cta_rank_in_cluster on the one at the same offset in that CTA of the cluster: the loaded backends'
+    arch.mbarrier_arrive_and_expect_tx / arch.mbarrier_arrive_and_expect_tx_cluster."""
+    name = "arch.mbarrier_arrive_and_expect_tx" + ("" if peer_cta_rank_in_cluster is None else "_cluster")
+    f = _primitive(name)
+    if f is None:
+        raise _DSLTypeError(f"cute.arch.mbarrier_arrive_and_expect_tx: no loaded backend offers {name}",
+                            _user_location(2))
+    if peer_cta_rank_in_cluster is None:
+        return f(mbar_ptr, bytes)
+    return f(mbar_ptr, bytes, peer_cta_rank_in_cluster)
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)

@@ -3,17 +3,19 @@
 The architecture-neutral part is here: `kernel`, `jit`, `compile`, `allocate`, `partition`, `copy`,
 `partition_and_copy`, `dot` (a kernel's global-memory tensor arguments arrive bounded, bounded.py, so its copies
 predicate themselves). The operations of one architecture (tensor memory, TMA, the pipelines between them,
-`OperationTypeEnum`) are the loaded backends' names `cute_ext.<name>` (warpweave.ext.register_python_name), as
-`iket`'s (CuTe DSL's in-kernel event tracing) are `iket.<name>`; a name none offers is an AttributeError naming
-it."""
+`OperationTypeEnum`) are the loaded backends' names `cute_ext.<name>` (warpweave.ext.register_python_name); a
+name none offers is an AttributeError naming it. `iket`, CuTe DSL's in-kernel event tracing: its markers
+(iket_events.py) leave no code in a kernel compiled outside the IKET profiler, on every target; its other names
+are the backends' `iket.<name>`."""
 import sys
 
 from ..._dsl.atoms.atoms import namespace
+from . import iket_events
 from .bounded import BoundedTensor
 from .kernels import claim_parameter, compile, current_kernel, jit, kernel  # noqa: A004
 from .ops import allocate, copy, dot, partition, partition_and_copy, register_allocator
 
-iket = namespace(__name__ + ".iket", "iket")
+iket = namespace(__name__ + ".iket", "iket", {n: getattr(iket_events, n) for n in iket_events.__all__})
 sys.modules[iket.__name__] = iket
 host_runtime = namespace(__name__ + ".host_runtime", "cute_ext.host_runtime")
 sys.modules[host_runtime.__name__] = host_runtime
