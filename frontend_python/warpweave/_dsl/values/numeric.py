@@ -276,8 +276,7 @@ PACKED_TYPES = (Float4E2M1FN, Int4, Uint4)
 ALL_TYPES = [Boolean, Int4, Int8, Int16, Int32, Int64, Int128, Uint4, Uint8, Uint16, Uint32, Uint64, Float16,
              BFloat16, TFloat32, Float32, Float64, Float8E4M3FN, Float8E5M2, Float8E8M0FNU, Float6E2M3FN,
              Float6E3M2FN, Float4E2M1FN, Float8E4M3]
-_BY_NAME = {t.__name__: t for t in ALL_TYPES}
-_BY_NAME["Bool"] = Boolean
+_BY_NAME = {t.__name__: t for t in ALL_TYPES} | {"Bool": Boolean}
 # An IR value's type -> the DSL type it is taken as where a number is expected (signless integers as signed).
 _BY_IR_TYPE = {t.ir_type: t for t in (Boolean, Int8, Int16, Int32, Int64, Int128, Float16, BFloat16, Float32,
                                       Float64)}
