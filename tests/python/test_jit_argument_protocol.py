@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -233,3 +234,30 @@ def test_a_kernel_writes_through_the_objects_pointer_on_the_gpu():
     torch.cuda.synchronize()
     ref = torch.cat([torch.arange(32, device="cuda", dtype=torch.float32), torch.zeros(32, device="cuda")])
     assert torch.equal(x, ref) and torch.equal(y, ref)
+
+
+class ScaledArgs(NamedTuple):
+    """A NamedTuple that also gives the protocol (as QuACK's @mlir_namedtuple arguments do)."""
+    scale: object = None
+    bias: object = None
+
+    def __c_pointers__(self):
+        return []
+
+    def __get_mlir_types__(self):
+        return []
+
+    def __new_from_mlir_values__(self, values):
+        return self
+
+
+def test_a_tuple_giving_the_protocol_is_read_field_by_field():
+    @cute.jit
+    def scaled(a: cute.Tensor, args: ScaledArgs):
+        if cutlass.const_expr(args.scale is not None):
+            a[0] = args.scale
+
+    from warpweave.cute.runtime import from_dlpack
+    with target("sm_80"):
+        c = cute.compile(scaled, from_dlpack(np.zeros(4, np.float32)), ScaledArgs(scale=2.0))
+    assert all(p.kind != "jit_argument" for p in c.plans), [p.kind for p in c.plans]

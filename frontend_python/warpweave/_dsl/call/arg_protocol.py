@@ -48,7 +48,9 @@ class JitArgumentArg(ArgPlan):
 
     @classmethod
     def takes(cls, value, annotation) -> bool:
-        return is_jit_argument(value) and not isinstance(value, RuntimePointer)
+        # A tuple giving the protocol (QuACK's @mlir_namedtuple arguments) is read field by field as any tuple is,
+        # which TVM FFI and exported C take too; the protocol is for objects warpweave cannot see into.
+        return is_jit_argument(value) and not isinstance(value, (RuntimePointer, tuple, list))
 
     @classmethod
     def spec_key(cls, value, annotation):
