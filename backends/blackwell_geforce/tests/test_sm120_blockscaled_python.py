@@ -6,6 +6,7 @@ runs): the tile permutation, the scale factors' shared-memory layouts and their 
 from __future__ import annotations
 
 import pytest
+from dsl_helpers import fresh_compilations, sass_opcodes, target  # noqa: F401
 
 import warpweave as cutlass
 import warpweave.cute as cute
@@ -146,3 +147,80 @@ def test_companion_fragments_only_for_ops_that_take_them():
         with pytest.raises(DSLValueError, match="needs A and B each with its companion") as e:
             gemm(scaled, None, None, None, None)
         assert e.value.location[0] == __file__
+
+
+# --- cute.gemm with scale factors, compiled for sm_120a -------------------------------------------------------------
+
+def _scaled_mma_kernel(make_op, a_t, b_t, sf_t, k, vec):
+    """One atom: A, B and the scale factors from x (per thread), D to out."""
+    n_sf = k // vec
+
+    @cute.kernel
+    def kern(x: cute.Tensor, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        tm = cute.make_tiled_mma(make_op())
+        a = cute.make_rmem_tensor(cute.make_layout((k // 2, 1, 1)), a_t)
+        b = cute.make_rmem_tensor(cute.make_layout((k // 4, 1, 1)), b_t)
+        c = cute.make_rmem_tensor(cute.make_layout((4, 1, 1)), cutlass.Float32)
+        sfa = cute.make_rmem_tensor(cute.make_layout(((vec, n_sf), 1, 1), stride=((0, 1), 0, 0)), sf_t)
+        sfb = cute.make_rmem_tensor(cute.make_layout(((vec, n_sf), 1, 1), stride=((0, 1), 0, 0)), sf_t)
+        ai, bi = cute.recast_tensor(a, cutlass.Int32), cute.recast_tensor(b, cutlass.Int32)
+        for i in cutlass.range_constexpr(cute.size(ai)):
+            ai[i] = x[tidx * 8 + i]
+        for i in cutlass.range_constexpr(cute.size(bi)):
+            bi[i] = x[tidx * 8 + 4 + i]
+        sa = cute.recast_tensor(cute.filter_zeros(sfa), cutlass.Int8)
+        sb = cute.recast_tensor(cute.filter_zeros(sfb), cutlass.Int8)
+        for i in cutlass.range_constexpr(n_sf):
+            sa[i] = cutlass.Int8(x[256 + tidx * 4 + i])
+            sb[i] = cutlass.Int8(x[512 + tidx * 4 + i])
+        c.fill(0.0)
+        cute.gemm(tm, c, [a, sfa], [b, sfb], c)
+        for i in cutlass.range_constexpr(4):
+            out[tidx * 4 + i] = c[i]
+
+    @cute.jit
+    def host(x: cute.Tensor, out: cute.Tensor):
+        kern(x, out).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return host
+
+
+F4, E4, E5, UE8 = cutlass.Float4E2M1FN, cutlass.Float8E4M3FN, cutlass.Float8E5M2, cutlass.Float8E8M0FNU
+# (op, A, B, scale type, K, vec): the PTX form and SASS opcode CuTe DSL 4.8.1 emits for the same kernel on sm_120a
+# (selectors {0, 0}: byte 0 of thread 0 of each quad, the factors packed low byte first).
+SCALED_CASES = {
+    "nvf4": (lambda: W.MmaMXF4NVF4Op(F4, cutlass.Float32, E4), F4, F4, E4, 64, 16,
+             "kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
+             "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X"),
+    "mxf4": (lambda: W.MmaMXF4Op(F4, cutlass.Float32, UE8), F4, F4, UE8, 64, 32,
+             "kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0", "OMMA.SF.16864.F32.E2M1.E2M1.E8"),
+    "mxf8": (lambda: W.MmaMXF8Op(E4, cutlass.Float32, UE8), E4, E4, UE8, 32, 32,
+             "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0", "QMMA.SF.16832.F32.E4M3.E4M3.E8"),
+    "mxf8_e5m2": (lambda: W.MmaMXF8Op(E5, cutlass.Float32, UE8), E5, E5, UE8, 32, 32,
+                  "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0", "QMMA.SF.16832.F32.E5M2.E5M2.E8"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCALED_CASES))
+def test_gemm_with_scale_factors_emits_the_block_scaled_mma(case, fresh_compilations):
+    import re
+
+    import numpy as np
+
+    from warpweave import _core
+    from warpweave.cute.runtime import from_dlpack
+
+    make_op, a_t, b_t, sf_t, k, vec, form, opcode = SCALED_CASES[case]
+    with target("sm_120a"):
+        c = cute.compile(_scaled_mma_kernel(make_op, a_t, b_t, sf_t, k, vec),
+                         from_dlpack(np.zeros(1024, np.int32)), from_dlpack(np.zeros(128, np.float32)))
+    mmas = [line.strip() for line in c.ptx.splitlines() if "mma.sync" in line]
+    assert len(mmas) == 1 and form in mmas[0], mmas
+    # D, A (4 registers), B (2), C, then each operand's one register of factors with selectors {0, 0}
+    assert re.search(r"\{%r\d+, %r\d+, %r\d+, %r\d+\}, \{%r\d+, %r\d+\}, \{[^}]*\}, %r\d+, \{0, 0\}, %r\d+, \{0, 0\};",
+                     mmas[0]), mmas[0]
+    if _core.sass_tool_available():
+        ops = sass_opcodes(c.cubin)
+        assert opcode in ops
+        assert not {"LDL", "STL"} & {o.split(".")[0] for o in ops}   # no local memory

@@ -66,6 +66,9 @@ def _pack(b, op: dict, values: list[int]) -> list[int]:
     if k * regs != n or k * ebits != rbits:
         raise InstructionError(f"operand {op['name']}: {n} {op['element_type']} values do not fill {regs} "
                                f"{op['register_type']} registers")
+    if ebits < 8:
+        # sub-byte values are held in a byte each (the DSL's 4-bit types): the register packs their low bits
+        values = [v if b.type_of(v) == et else b.op1("arith.trunci", [v], et) for v in values]
     out = []
     for r in range(regs):
         group = values[r * k:(r + 1) * k]
