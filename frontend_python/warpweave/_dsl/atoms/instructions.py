@@ -67,8 +67,9 @@ def _pack(b, op: dict, values: list[int]) -> list[int]:
         raise InstructionError(f"operand {op['name']}: {n} {op['element_type']} values do not fill {regs} "
                                f"{op['register_type']} registers")
     if ebits < 8:
-        # sub-byte values are held in a byte each (the DSL's 4-bit types): the register packs their low bits
-        values = [v if b.type_of(v) == et else b.op1("arith.trunci", [v], et) for v in values]
+        # sub-byte values are held in a byte each (the DSL's 4-bit types): the register packs their low bits, by
+        # integer shifts (a vector of them would go through memory)
+        return [_pack_bits(b, values[r * k:(r + 1) * k], ebits, rt, rbits) for r in range(regs)]
     out = []
     for r in range(regs):
         group = values[r * k:(r + 1) * k]
@@ -79,6 +80,18 @@ def _pack(b, op: dict, values: list[int]) -> list[int]:
             vec = b.op1("vector.from_elements", group, f"vector<{k}x{et}>")
             out.append(b.op1("llvm.bitcast", [vec], rt))
     return out
+
+
+def _pack_bits(b, values, bits, rt, rbits):
+    it = f"i{rbits}"
+    mask = b.constant_int((1 << bits) - 1, it)
+    word = None
+    for j, v in enumerate(values):
+        x = b.op1("arith.andi", [b.op1("arith.extui", [v], it), mask], it)
+        if j:
+            x = b.op1("arith.shli", [x, b.constant_int(bits * j, it)], it)
+        word = x if word is None else b.op1("arith.ori", [word, x], it)
+    return word if rt == it else b.op1("llvm.bitcast", [word], rt)
 
 
 def _unpack(b, op: dict, regs_values: list[int]) -> list[int]:
