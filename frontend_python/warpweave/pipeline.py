@@ -14,7 +14,6 @@ __all__ = list(_impl.__all__)
 # `from warpweave.pipeline import PipelineTmaAsync` carries this message rather than Python's generic one).
 _NOT_YET = {
     "PipelineTmaMultiConsumersAsync": "a TMA-load pipeline with several consumer groups",
-    "PipelineOrder": "ordered pipelines",
 }
 
 

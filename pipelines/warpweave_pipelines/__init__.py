@@ -20,10 +20,11 @@ from .pipeline_tma_umma import PipelineTmaUmma
 from .pipeline_umma_async import PipelineUmmaAsync
 from .pipeline_async_umma import PipelineAsyncUmma
 from .pipeline_clc_fetch_async import PipelineClcFetchAsync
+from .pipeline_order import PipelineOrder
 from .state import PipelineState, PipelineUserType, make_pipeline_state
 
 __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "PipelineAsync", "PipelineCpAsync",
            "PipelineTmaAsync", "PipelineTmaStore", "PipelineProducer", "PipelineConsumer", "sync",
-           "PipelineTmaUmma", "PipelineUmmaAsync", "PipelineAsyncUmma", "PipelineClcFetchAsync",
+           "PipelineTmaUmma", "PipelineUmmaAsync", "PipelineAsyncUmma", "PipelineClcFetchAsync", "PipelineOrder",
            "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait",
            "PipelineOp", "agent_sync", "alloc_reserved_mbarrier"]

@@ -77,8 +77,8 @@ def _assigned_names(stmts) -> list[str]:
 
 
 def _method_receivers(stmts, assigned) -> list[str]:
-    """Names whose methods a block calls (x.advance()), and names it passes to a plain function call (helper(x),
-    a @cute.jit helper that may call x.set(...)): objects it may change in place, which a dynamic region carries
+    """Names whose methods a block calls (x.advance()) or whose attributes it assigns, and names it passes to a
+    plain function call (helper(x), a @cute.jit helper that may call x.set(...)): objects it may change in place, which a dynamic region carries
     when they hold run-time values (e.g. a pipeline state, a tiled MMA's ACCUMULATE field)."""
     found: list[str] = []
 
@@ -88,6 +88,11 @@ def _method_receivers(stmts, assigned) -> list[str]:
 
     for s in stmts:
         for node in ast.walk(s):
+            # an attribute assigned (x.f = ..., x.f ^= 1): the object changes in place as a method would change it
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+                        note(t.value.id)
             if not isinstance(node, ast.Call):
                 continue
             if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):

@@ -293,7 +293,11 @@ class _Carry:
             elif not isinstance(v, Undefined) and carries_ir_values(v):
                 self.tuples.append((i, _CarriedObject(names[i], v)))
         self.objects = []
-        for m in mutables:
+        tupled = {i for i, _ in self.tuples}
+        # a variable the region assigns may hold such an object too (state = helper(state), the helper advancing
+        # it in place and returning it): its values are carried as a receiver's are
+        held = [v for i, v in enumerate(self.values) if i not in self.index and i not in tupled]
+        for m in list(mutables) + held:
             # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
             # asking it for its attributes would report it as used.
             if isinstance(m, Undefined):
