@@ -10,6 +10,7 @@ from dsl_helpers import fresh_compilations, sass_opcodes, target  # noqa: F401
 
 import warpweave as cutlass
 import warpweave.cute as cute
+from warpweave import utils
 from warpweave._dsl.base import trace
 from warpweave._dsl.base.errors import DSLValueError
 
@@ -224,3 +225,67 @@ def test_gemm_with_scale_factors_emits_the_block_scaled_mma(case, fresh_compilat
         ops = sass_opcodes(c.cubin)
         assert opcode in ops
         assert not {"LDL", "STL"} & {o.split(".")[0] for o in ops}   # no local memory
+
+
+def _ldmatrix_kernel(make_op, ab_t, k, vec, sf_t):
+    """A and B from shared memory with ldmatrix (16-bit matrices of 8-bit or 4-bit values, as CuTe DSL's sm_120
+    GEMMs load them) into one atom's fragments, then the block-scaled MMA."""
+    n_sf = k // vec
+
+    @cute.kernel
+    def kern(x: cute.Tensor, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        tm = cute.make_tiled_mma(make_op())
+        smem = utils.SmemAllocator()
+        sA = smem.allocate_tensor(ab_t, cute.make_layout((16, k), stride=(k, 1)), byte_alignment=128)
+        sB = smem.allocate_tensor(ab_t, cute.make_layout((8, k), stride=(k, 1)), byte_alignment=128)
+        words = cute.recast_tensor(sA, cutlass.Int32)
+        words[tidx] = x[tidx]
+        thr = tm.get_slice(tidx)
+        tCrA = tm.make_fragment_A(thr.partition_A(sA))
+        tCrB = tm.make_fragment_B(thr.partition_B(sB))
+        atom = cute.make_copy_atom(W.LdMatrix8x8x16bOp(False, 4), ab_t)
+        tA = cute.make_tiled_copy_A(atom, tm)
+        cA = tA.get_slice(tidx)
+        cute.copy(tA, cA.partition_S(sA), cA.retile(tCrA))
+        atom_b = cute.make_copy_atom(W.LdMatrix8x8x16bOp(False, 2), ab_t)
+        tB = cute.make_tiled_copy_B(atom_b, tm)
+        cB = tB.get_slice(tidx)
+        cute.copy(tB, cB.partition_S(sB), cB.retile(tCrB))
+        c = cute.make_rmem_tensor(cute.make_layout((4, 1, 1)), cutlass.Float32)
+        sfa = cute.make_rmem_tensor(cute.make_layout(((vec, n_sf), 1, 1), stride=((0, 1), 0, 0)), sf_t)
+        sfb = cute.make_rmem_tensor(cute.make_layout(((vec, n_sf), 1, 1), stride=((0, 1), 0, 0)), sf_t)
+        sa = cute.recast_tensor(cute.filter_zeros(sfa), cutlass.Int8)
+        sb = cute.recast_tensor(cute.filter_zeros(sfb), cutlass.Int8)
+        for i in cutlass.range_constexpr(n_sf):
+            sa[i] = cutlass.Int8(x[256 + i])
+            sb[i] = cutlass.Int8(x[512 + i])
+        c.fill(0.0)
+        cute.gemm(tm, c, [tCrA, sfa], [tCrB, sfb], c)
+        for i in cutlass.range_constexpr(4):
+            out[tidx * 4 + i] = c[i]
+
+    @cute.jit
+    def host(x: cute.Tensor, out: cute.Tensor):
+        kern(x, out).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return host
+
+
+@pytest.mark.parametrize("case", ["nvf4", "mxf8"])
+def test_ldmatrix_of_narrow_values_feeds_the_block_scaled_mma(case, fresh_compilations):
+    import numpy as np
+
+    from warpweave import _core
+    from warpweave.cute.runtime import from_dlpack
+
+    make_op, ab_t, _, sf_t, k, vec, form, opcode = SCALED_CASES[case]
+    with target("sm_120a"):
+        c = cute.compile(_ldmatrix_kernel(make_op, ab_t, k, vec, sf_t), from_dlpack(np.zeros(1024, np.int32)),
+                         from_dlpack(np.zeros(128, np.float32)))
+    assert "ldmatrix.sync.aligned.m8n8.x4" in c.ptx and "ldmatrix.sync.aligned.m8n8.x2" in c.ptx
+    assert form in c.ptx
+    if _core.sass_tool_available():
+        ops = sass_opcodes(c.cubin)
+        assert opcode in ops and any(o.startswith("LDSM") for o in ops)
+        assert not {"LDL", "STL"} & {o.split(".")[0] for o in ops}
