@@ -53,12 +53,12 @@ class PipelineOrder:
         self.sync_object.wait(state.index * self.length + self.group_id, state.phase)
 
     def arrive(self, state: PipelineState, *, loc=None, ip=None) -> PipelineState:
-        """Ends this group's turn `state`: the next group's turn comes; returns this group's next turn."""
+        """Ends this group's turn `state`: the next group's turn comes; `state` moves to this group's next turn
+        (in place, and returned: state = order.arrive(state) keeps one object, as loops carry it)."""
         nxt = (cutlass.Int32(self.group_id) + 1) % self.length
         self.sync_object.arrive(state.index * self.length + nxt)
-        out = state.clone()
-        out.advance()
-        return out
+        state.advance()
+        return state
 
     def __repr__(self):
         return f"PipelineOrder(depth {self.depth}, {self.length} groups)"

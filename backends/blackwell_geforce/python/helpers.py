@@ -19,7 +19,7 @@ import copy
 import warpweave.cute as cute
 from warpweave import ext
 from warpweave.backends.blackwell import helpers as _base
-from warpweave.backends.hopper.helpers import sm90_get_smem_store_op
+from warpweave.utils import LayoutEnum
 
 # Threads -> rows of a 16-row A atom (lane % 2 -> +8, lane / 4 -> +1; lane / 2 % 2 repeats); values -> K (stride 16).
 _SFA_THREADS = ((2, 2, 8), (8, 0, 1))
@@ -94,6 +94,11 @@ def partition_fragment_SFB(sfb_tensor, thr_mma, tidx):
 
 
 def sm120_get_smem_store_op(layout_d, elem_ty_d, elem_ty_acc, *, loc=None, ip=None):
-    """The copy atom writing converted accumulators to shared memory: Hopper's (stmatrix for 16-bit D, a universal
-    copy otherwise); mma.sync's accumulators are laid out as Hopper's warpgroup MMA's, per warp."""
-    return sm90_get_smem_store_op(layout_d, elem_ty_d, elem_ty_acc)
+    """The copy atom writing converted accumulators to shared memory: stmatrix of two 8x8 matrices for 16-bit D
+    (transposed for an M-major D), the four values an m16n8 accumulator gives each thread; a universal copy of
+    elem_ty_d otherwise (CuTe DSL's choice)."""
+    if getattr(elem_ty_d, "width", None) == 16:
+        from warpweave.cute.nvgpu import warp
+
+        return cute.make_copy_atom(warp.StMatrix8x8x16bOp(layout_d == LayoutEnum.COL_MAJOR, 2), elem_ty_d)
+    return cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), elem_ty_d)
