@@ -16,10 +16,10 @@ from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.markers import accept_locations
 from ..values import hooks
 from ..values.fragments import make_rmem_tensor_like
-from ..values.numeric import Boolean, Int32, Numeric, select
+from ..values.numeric import Boolean, Int16, Int32, Numeric, select
 from ..values.tensor import (
     ComposedLayout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type, outer_of, store_scalar,
-    store_scalars, swizzle_span,
+    storage_bits, store_scalars, swizzle_span,
 )
 from .atoms import pointer_operand
 from .copy import CopyAtom, CopyUniversalOp, ManifestCopyAtom, TiledCopy
@@ -405,8 +405,25 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
 
     k = atom.pack_values
 
+    def words(acc: _Access, i0, count, o):
+        """(pointer, first index) of the register elements holding values i0.. of a register tensor, where the
+        values are consecutive and aligned in its storage: whole registers move, no value is taken apart."""
+        wt = {16: Int16, 32: Int32}.get(ELEMENT_TYPES[o["element_type"]][1])
+        offs = [acc.post(i0 + j) for j in range(count)]
+        if wt is None or acc.composed or not all(isinstance(x, int) for x in offs) or offs[0] % k or \
+                offs != list(range(offs[0], offs[0] + count)):
+            return None
+        base = acc.ptr.offset
+        if not isinstance(base, int) or (base * storage_bits(vt)) % wt.width:
+            return None
+        return acc.ptr.recast(wt), offs[0] // k
+
     def registers(acc: _Access, i0, count, o):
         et = ELEMENT_TYPES[o["element_type"]][0]
+        whole = words(acc, i0, count, o) if k > 1 else None
+        if whole is not None:
+            ptr, w0 = whole
+            return [load_scalar(ptr, w0 + r).ir() for r in range(count // k)]
         vals = []
         for j in range(count):
             v = load_scalar(acc.ptr, acc.post(i0 + j)).ir()
@@ -432,6 +449,12 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
             if atom.dst_op["role"] == "REGISTERS" and atom.dst_op["direction"] == "OUT":
                 vals = out["dst"]
                 et = ELEMENT_TYPES[atom.dst_op["element_type"]][0]
+                whole = words(da, i_d, vd, atom.dst_op) if k > 1 else None
+                if whole is not None:
+                    ptr, w0 = whole
+                    wt = Int16 if et == "i16" else Int32
+                    store_scalars(ptr, [w0 + r for r in range(len(vals))], [wt.from_ir(v) for v in vals])
+                    return
                 if k > 1:
                     vals, et = _unpack_values(b, vals, k, vt.width, et, vt.ir_type), vt.ir_type
                 xs = [vt.from_ir(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], vt.ir_type)) for v in vals]

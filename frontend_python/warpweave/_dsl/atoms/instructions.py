@@ -27,6 +27,11 @@ class InstructionError(ValueError):
     pass
 
 
+class PackedRegisters(list):
+    """An input operand's registers themselves (not its values): what a fragment whose values sit in its storage
+    as the registers hold them gives, read a whole register at a time."""
+
+
 # Roles that an instruction can produce. An address operand marked OUT names where a copy writes (its
 # destination): the instruction still takes the address as an input.
 RESULT_ROLES = ("REGISTERS", "SCALAR", "PREDICATE", "COORDINATE")
@@ -58,6 +63,10 @@ def values_of(op: dict) -> int:
 def _pack(b, op: dict, values: list[int]) -> list[int]:
     """Values of an input operand -> its registers."""
     n, regs = int(op["values"]), int(op["registers"])
+    if isinstance(values, PackedRegisters):
+        if len(values) != regs:
+            raise InstructionError(f"operand {op['name']} takes {regs} registers, got {len(values)}")
+        return list(values)
     et, ebits = ELEMENT_TYPES[op["element_type"]]
     rt, rbits = REGISTER_TYPES[op["register_type"]]
     if len(values) != n:
@@ -161,7 +170,8 @@ def emit_instruction(b, backend: str, ins: dict, inputs: dict, attrs: dict | Non
         return out
     operands = []
     for o in ins_ops:
-        vals = list(inputs[o["name"]])
+        given = inputs[o["name"]]
+        vals = given if isinstance(given, PackedRegisters) else list(given)
         operands.extend(_pack(b, o, vals) if o["role"] == "REGISTERS" else vals)
     result_types = []
     for o in outs:
