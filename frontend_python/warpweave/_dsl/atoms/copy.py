@@ -99,7 +99,7 @@ class ManifestCopyAtom(CopyAtom):
         # another width than its registers' values still describes a partition (e.g. CuTe DSL's epilogues tile a
         # 32-bit C with stmatrix's layouts). Copying through it needs the registers' width: see width_mismatch.
         self.width_mismatch = None
-        # Narrower values fill each register element (ldmatrix's b16 elements of 8-bit or 4-bit values): a copy
+        # Narrower values fill each register element (16-bit matrix elements of 8-bit or 4-bit values): a copy
         # packs pack_values of them, in order, into each.
         self.pack_values = 1
         for o in (self.src_op, self.dst_op):
