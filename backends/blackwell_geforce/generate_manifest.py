@@ -241,8 +241,14 @@ def manifest_text() -> str:
         description=("NVIDIA consumer Blackwell (sm_120a, sm_121a): warp-level mma.sync kind::f8f6f4 and the "
                      "block-scaled kinds mxf8f6f4, mxf4 and mxf4nvf4; Ampere's warp-level atoms and Hopper's TMA, "
                      "mbarrier and clusters through extends"),
-        extends=("ampere", "hopper"),
-        python_modules=("warp",))]
+        # blackwell: CuTe DSL keeps the sm_120 GEMM helpers in the modules of datacenter Blackwell's
+        # (utils.blackwell_helpers, utils.blockscaled_layout), whose scale-factor atom this generation shares; its
+        # sm_100a entries do not reach a 12.x device (arch-specific targets).
+        extends=("ampere", "hopper", "blackwell"),
+        python_modules=("warp",),
+        module_map={"warpweave.utils.blackwell_helpers": "helpers",
+                    "warpweave.utils.blockscaled_layout": "blockscaled_layout"},
+        on_load=("adapters",))]
     for name, cc in (("sm_120a", 120), ("sm_121a", 121)):
         # +ptx88: sm_121a needs PTX ISA 8.8 (8.7 has sm_120a and the fp6/fp4 mma.sync); one version for both.
         # max_cluster_size: the portable limit of compute capability 9.0 on; CuTe's sm_120 kernels use 1x1 clusters

@@ -52,7 +52,7 @@ def test_targets_and_limits(geforce):
         assert t["compute_capability"] == cc and t["arch_specific"]
         assert t["llvm_cpu"] == name and t["jit_arch"] == name
         assert t["smem_capacity_bytes"] == 101376  # 99 KiB a block, not the 227 KiB of sm_90a/sm_100a
-    assert geforce.extends == ["ampere", "hopper"]
+    assert geforce.extends == ["ampere", "hopper", "blackwell"]
     # No tcgen05 and no wgmma: the generation has neither.
     assert geforce.manifest.get("python_modules") == ["warp"]
     for f in geforce.families:
@@ -96,7 +96,7 @@ def test_listed_with_its_base():
     assert r.returncode == 0, r.stderr
     listed = {p["name"]: p for p in json.loads(r.stdout) if "name" in p}
     assert {"ampere", "hopper", "blackwell", "blackwell_geforce"} <= set(listed)
-    assert listed["blackwell_geforce"]["extends"] == ["ampere", "hopper"]
+    assert listed["blackwell_geforce"]["extends"] == ["ampere", "hopper", "blackwell"]
 
 
 def _select_for(arch, python_name, params):

@@ -35,6 +35,8 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
 
+from . import tma_blocked
+
 DESCRIPTOR = "hopper.tma_descriptor"
 TMAP_BYTES = 128
 
@@ -276,6 +278,11 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     tma_type = "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
     if tma_type is None:
         raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
+    if tma_blocked.is_blocked(gmem_tensor):
+        atom, coords = tma_blocked.blocked_atom(
+            op, gmem_tensor, _first_stage(smem_layout, 2), _tile_of_identity_tiler(cta_tiler), num_multicast,
+            internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom)
+        return cute.nvgpu.cpasync.TmaInfo(atom, coords, smem_layout)
     ebytes = max(1, et.width // 8)
     cta_tiler = _tile_of_identity_tiler(cta_tiler)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)

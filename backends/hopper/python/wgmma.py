@@ -32,8 +32,10 @@ class Field(enum.Enum):
 
 def make_smem_layout_atom(kind: SmemLayoutAtomKind, element_type, *, loc=None, ip=None):
     """The shared-memory layout atom of a kind, in elements of element_type: 8 rows of the swizzle's width (16
-    bytes for the interleaved kinds) along the major mode, swizzled as TMA writes and wgmma reads it."""
-    return layout_atom(kind, element_type, (8, 16, 32))
+    bytes for the interleaved kinds) along the major mode, swizzled as TMA writes and wgmma reads it. 4-bit types
+    have atoms too: the tiles TMA writes for other readers (ldmatrix on sm_120a, tcgen05.mma) are these; wgmma itself
+    takes no 4-bit operand (its manifest has none)."""
+    return layout_atom(kind, element_type, (4, 8, 16, 32))
 
 
 # --- the ops ----------------------------------------------------------------------------------------------------

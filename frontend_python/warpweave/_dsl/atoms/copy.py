@@ -99,10 +99,15 @@ class ManifestCopyAtom(CopyAtom):
         # another width than its registers' values still describes a partition (e.g. CuTe DSL's epilogues tile a
         # 32-bit C with stmatrix's layouts). Copying through it needs the registers' width: see width_mismatch.
         self.width_mismatch = None
+        # Narrower values fill each register element (16-bit matrix elements of 8-bit or 4-bit values): a copy
+        # packs pack_values of them, in order, into each.
+        self.pack_values = 1
         for o in (self.src_op, self.dst_op):
             if o["role"] == "REGISTERS":
                 et_bits = ELEMENT_TYPES[o["element_type"]][1]
-                if et_bits != w:
+                if et_bits > w and et_bits % w == 0:
+                    self.pack_values = et_bits // w
+                elif et_bits != w:
                     self.width_mismatch = (f"{op.python_name} moves {et_bits}-bit values ({ins['id']}); "
                                            f"{self.value_type.__name__} is {w}-bit")
 

@@ -16,10 +16,10 @@ from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.markers import accept_locations
 from ..values import hooks
 from ..values.fragments import make_rmem_tensor_like
-from ..values.numeric import Boolean, Int32, Numeric, select
+from ..values.numeric import Boolean, Int16, Int32, Numeric, select
 from ..values.tensor import (
     ComposedLayout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type, outer_of, store_scalar,
-    store_scalars, swizzle_span,
+    storage_bits, store_scalars, swizzle_span,
 )
 from .atoms import pointer_operand
 from .copy import CopyAtom, CopyUniversalOp, ManifestCopyAtom, TiledCopy
@@ -394,7 +394,7 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
         if not acc.contiguous(list(range(i0, i0 + count))):
             raise DSLValueError(f"{ins['id']}: each thread's {count} values of an atom instance must be contiguous "
                                 f"in memory; the layout {acc.t.layout} does not place them so", user_location(5))
-        need = count * eb
+        need = count * vt.width // 8
         got = acc.alignment(i0, count)
         if got < need:
             raise DSLValueError(f"{ins['id']}: each thread's {need}-byte run must be {need}-byte aligned; only "
@@ -403,13 +403,32 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
         ty = "i32" if o["role"] == "SMEM_ADDRESS" else "i64"
         return [pointer_operand(acc.ptr, acc.post(i0), ty)]
 
+    k = atom.pack_values
+
+    def words(acc: _Access, i0, count, o):
+        """(pointer, first index) of the register elements holding values i0.. of a register tensor, where the
+        values are consecutive and aligned in its storage: whole registers move, no value is taken apart."""
+        wt = {16: Int16, 32: Int32}.get(ELEMENT_TYPES[o["element_type"]][1])
+        offs = [acc.post(i0 + j) for j in range(count)]
+        if wt is None or acc.composed or not all(isinstance(x, int) for x in offs) or offs[0] % k or \
+                offs != list(range(offs[0], offs[0] + count)):
+            return None
+        base = acc.ptr.offset
+        if not isinstance(base, int) or (base * storage_bits(vt)) % wt.width:
+            return None
+        return acc.ptr.recast(wt), offs[0] // k
+
     def registers(acc: _Access, i0, count, o):
         et = ELEMENT_TYPES[o["element_type"]][0]
+        whole = words(acc, i0, count, o) if k > 1 else None
+        if whole is not None:
+            ptr, w0 = whole
+            return [load_scalar(ptr, w0 + r).ir() for r in range(count // k)]
         vals = []
         for j in range(count):
             v = load_scalar(acc.ptr, acc.post(i0 + j)).ir()
-            vals.append(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], et))
-        return vals
+            vals.append(v if et == vt.ir_type or k > 1 else b.op1("llvm.bitcast", [v], et))
+        return vals if k == 1 else _pack_values(b, vals, k, vt.width, et)
 
     for r in range(instances):
         i_s, i_d = r * vs, r * vd
@@ -430,6 +449,14 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
             if atom.dst_op["role"] == "REGISTERS" and atom.dst_op["direction"] == "OUT":
                 vals = out["dst"]
                 et = ELEMENT_TYPES[atom.dst_op["element_type"]][0]
+                whole = words(da, i_d, vd, atom.dst_op) if k > 1 else None
+                if whole is not None:
+                    ptr, w0 = whole
+                    wt = Int16 if et == "i16" else Int32
+                    store_scalars(ptr, [w0 + r for r in range(len(vals))], [wt.from_ir(v) for v in vals])
+                    return
+                if k > 1:
+                    vals, et = _unpack_values(b, vals, k, vt.width, et, vt.ir_type), vt.ir_type
                 xs = [vt.from_ir(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], vt.ir_type)) for v in vals]
                 store_scalars(da.ptr, [da.post(i_d + j) for j in range(len(xs))], xs)
 
@@ -440,6 +467,35 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
             one(q)  # zero-fill when predicated off: one instruction, no branch
         else:
             _emit_if(q, one)
+
+
+def _pack_values(b, vals, k, bits, et):
+    """Values of `bits` bits (their IR integers) -> registers of type et, k a register, the first in the low bits."""
+    out = []
+    for r in range(0, len(vals), k):
+        acc = None
+        for j, v in enumerate(vals[r:r + k]):
+            x = b.op1("arith.extui", [v], et) if bits < int(et[1:]) else v
+            if bits < 8:
+                x = b.op1("arith.andi", [x, b.constant_int((1 << bits) - 1, et)], et)
+            if j:
+                x = b.op1("arith.shli", [x, b.constant_int(bits * j, et)], et)
+            acc = x if acc is None else b.op1("arith.ori", [acc, x], et)
+        out.append(acc)
+    return out
+
+
+def _unpack_values(b, regs, k, bits, et, vt):
+    """The inverse of _pack_values: each register of type et -> its k values as vt integers."""
+    out = []
+    for r in regs:
+        for j in range(k):
+            x = b.op1("arith.shrui", [r, b.constant_int(bits * j, et)], et) if j else r
+            x = b.op1("arith.trunci", [x], vt if bits >= 8 else "i8")
+            if bits < 8:
+                x = b.op1("arith.andi", [x, b.constant_int((1 << bits) - 1, "i8")], "i8")
+            out.append(x)
+    return out
 
 
 def _select_int(flag, full):

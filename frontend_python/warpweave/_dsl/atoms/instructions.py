@@ -27,6 +27,11 @@ class InstructionError(ValueError):
     pass
 
 
+class PackedRegisters(list):
+    """An input operand's registers themselves (not its values): what a fragment whose values sit in its storage
+    as the registers hold them gives, read a whole register at a time."""
+
+
 # Roles that an instruction can produce. An address operand marked OUT names where a copy writes (its
 # destination): the instruction still takes the address as an input.
 RESULT_ROLES = ("REGISTERS", "SCALAR", "PREDICATE", "COORDINATE")
@@ -58,6 +63,10 @@ def values_of(op: dict) -> int:
 def _pack(b, op: dict, values: list[int]) -> list[int]:
     """Values of an input operand -> its registers."""
     n, regs = int(op["values"]), int(op["registers"])
+    if isinstance(values, PackedRegisters):
+        if len(values) != regs:
+            raise InstructionError(f"operand {op['name']} takes {regs} registers, got {len(values)}")
+        return list(values)
     et, ebits = ELEMENT_TYPES[op["element_type"]]
     rt, rbits = REGISTER_TYPES[op["register_type"]]
     if len(values) != n:
@@ -66,6 +75,10 @@ def _pack(b, op: dict, values: list[int]) -> list[int]:
     if k * regs != n or k * ebits != rbits:
         raise InstructionError(f"operand {op['name']}: {n} {op['element_type']} values do not fill {regs} "
                                f"{op['register_type']} registers")
+    if ebits < 8:
+        # sub-byte values are held in a byte each (the DSL's 4-bit types): the register packs their low bits, by
+        # integer shifts (a vector of them would go through memory)
+        return [_pack_bits(b, values[r * k:(r + 1) * k], ebits, rt, rbits) for r in range(regs)]
     out = []
     for r in range(regs):
         group = values[r * k:(r + 1) * k]
@@ -76,6 +89,18 @@ def _pack(b, op: dict, values: list[int]) -> list[int]:
             vec = b.op1("vector.from_elements", group, f"vector<{k}x{et}>")
             out.append(b.op1("llvm.bitcast", [vec], rt))
     return out
+
+
+def _pack_bits(b, values, bits, rt, rbits):
+    it = f"i{rbits}"
+    mask = b.constant_int((1 << bits) - 1, it)
+    word = None
+    for j, v in enumerate(values):
+        x = b.op1("arith.andi", [b.op1("arith.extui", [v], it), mask], it)
+        if j:
+            x = b.op1("arith.shli", [x, b.constant_int(bits * j, it)], it)
+        word = x if word is None else b.op1("arith.ori", [word, x], it)
+    return word if rt == it else b.op1("llvm.bitcast", [word], rt)
 
 
 def _unpack(b, op: dict, regs_values: list[int]) -> list[int]:
@@ -145,7 +170,8 @@ def emit_instruction(b, backend: str, ins: dict, inputs: dict, attrs: dict | Non
         return out
     operands = []
     for o in ins_ops:
-        vals = list(inputs[o["name"]])
+        given = inputs[o["name"]]
+        vals = given if isinstance(given, PackedRegisters) else list(given)
         operands.extend(_pack(b, o, vals) if o["role"] == "REGISTERS" else vals)
     result_types = []
     for o in outs:

@@ -127,15 +127,16 @@ class MmaAtom:
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
 
-    def call(self, a_vals, b_vals, c_vals):
-        """IR values of D for one atom instance (lists in the atom's value order)."""
+    def call(self, a_vals, b_vals, c_vals, more=None):
+        """IR values of D for one atom instance (lists in the atom's value order); more: the instruction's other
+        input operands (by name), from the companion fragments of cute.gemm."""
         b = trace.builder()
         if self.manifest is None:
             t = self.acc_dtype
             r = b.op1("llvm.intr.fma", [a_vals[0], b_vals[0], c_vals[0]], t.ir_type) if t.is_float else \
                 b.op1("arith.addi", [b.op1("arith.muli", [a_vals[0], b_vals[0]], t.ir_type), c_vals[0]], t.ir_type)
             return [r]
-        inputs, attrs = {"a": a_vals, "b": b_vals, "c": c_vals}, {}
+        inputs, attrs = {"a": a_vals, "b": b_vals, "c": c_vals, **(more or {})}, {}
         hook = getattr(self.op, "instruction_operands", None)
         if hook is not None:
             more, attrs = hook(getattr(self, "fields", {}))
@@ -443,11 +444,32 @@ def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None, 
 
 # --- cute.gemm ----------------------------------------------------------------------------------------------------
 
+def _companions(mma_atom, x, which):
+    """An operand given as [fragment, companion fragments...] (e.g. A with its scale factors): the fragment, and
+    the companions, which the operation turns into its instruction's other operands (companion_inputs)."""
+    if not isinstance(x, (list, tuple)):
+        return x, []
+    if not x:
+        raise DSLValueError(f"cute.gemm: {which} is an empty list", user_location(3))
+    if len(x) > 1 and getattr(mma_atom.op, "companion_inputs", None) is None:
+        raise DSLTypeError(f"cute.gemm: {which} is given with {len(x) - 1} companion fragment(s), which {mma_atom} "
+                           "does not take (only an operation with more inputs than A, B and C does, e.g. the scale "
+                           "factors of a block-scaled MMA)", user_location(3))
+    return x[0], list(x[1:])
+
+
 def gemm(atom, d, a, b, c, *, loc=None, ip=None):
-    """D = A * B + C over a thread's register fragments: d, c (V, M, N); a (V, M[, K]); b (V, N[, K])."""
+    """D = A * B + C over a thread's register fragments: d, c (V, M, N); a (V, M[, K]); b (V, N[, K]). A and B may
+    each be a list [fragment, companions...] whose companions (V, M[, K]) and (V, N[, K]) the operation reads per
+    atom, e.g. [A, SFA] for a block-scaled MMA."""
     mma_atom = atom.atom if isinstance(atom, TiledMma) else atom
     if not isinstance(mma_atom, MmaAtom):
         raise DSLTypeError(f"cute.gemm: expected a tiled MMA or MMA atom, got {type(atom).__name__}", user_location(2))
+    a, a_more = _companions(mma_atom, a, "a")
+    b, b_more = _companions(mma_atom, b, "b")
+    if getattr(mma_atom.op, "companion_inputs", None) is not None and not (a_more and b_more):
+        raise DSLValueError(f"cute.gemm: {mma_atom} needs A and B each with its companion fragment(s) "
+                            "([tCrA, tCrSFA], [tCrB, tCrSFB])", user_location(2))
     for name, t in (("d", d), ("a", a), ("b", b), ("c", c)):
         if mma_atom.manifest is None:
             _REGISTERS.check_fragment("cute.gemm", {"name": name}, t)
@@ -458,7 +480,7 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
         raise DSLValueError(f"cute.gemm: d and c must be (V, M, N) fragments, got {d.shape} and {c.shape}",
                             user_location(2))
     if ra == 2 and rb == 2:
-        _gemm_mn(mma_atom, d, a, b, c)
+        _gemm_mn(mma_atom, d, a, b, c, a_more, b_more)
         return
     if ra != 3 or rb != 3:
         raise DSLValueError(f"cute.gemm: a and b must both be (V, M) / (V, N) or (V, M, K) / (V, N, K); got "
@@ -467,10 +489,11 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
     if K != _core.product(_mode(outer_of(b.layout), 2).shape):
         raise DSLValueError(f"cute.gemm: a and b disagree on K ({a.shape} vs {b.shape})", user_location(2))
     for k in range(K):
-        _gemm_mn(mma_atom, d, a[None, None, k], b[None, None, k], c if k == 0 else d)
+        _gemm_mn(mma_atom, d, a[None, None, k], b[None, None, k], c if k == 0 else d,
+                 [t[None, None, k] for t in a_more], [t[None, None, k] for t in b_more])
 
 
-def _gemm_mn(atom: MmaAtom, d, a, b, c):
+def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=()):
     V_a, V_b, V_c = (_core.product(_mode(outer_of(t.layout), 0).shape) for t in (a, b, c))
     want = (_core.product(_mode(atom.layout_a_tv, 1).shape), _core.product(_mode(atom.layout_b_tv, 1).shape),
             _core.product(_mode(atom.layout_c_tv, 1).shape))
@@ -492,7 +515,8 @@ def _gemm_mn(atom: MmaAtom, d, a, b, c):
             av = kinds["a"].read(ops["a"], a, _AtomCoords(V_a, m))
             bv = kinds["b"].read(ops["b"], b, _AtomCoords(V_b, n))
             cv = kinds["c"].read(ops["c"], c, _AtomCoords(V_c, m, n))
-            dv = atom.call(av, bv, cv)
+            more = atom.op.companion_inputs(a_more, b_more, m, n) if a_more else None
+            dv = atom.call(av, bv, cv, more)
             kinds["d"].write(ops["d"], d, _AtomCoords(len(dv), m, n), dv, atom.acc_dtype)
 
 

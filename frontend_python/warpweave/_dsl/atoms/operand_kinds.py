@@ -13,7 +13,8 @@ from ... import _core
 from ..base.errors import DSLTypeError, user_location
 from ..registry.backend_python import ensure_loaded
 from ..values import numeric
-from ..values.tensor import RMEM, Tensor, load_scalars, make_fragment_like, store_scalars
+from ..values.tensor import RMEM, Tensor, load_scalar, load_scalars, make_fragment_like, storage_bits, store_scalars
+from .instructions import ELEMENT_TYPES, REGISTER_TYPES, PackedRegisters
 
 _ELEMENT_DTYPES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "tf32": "TFloat32", "f64": "Float64",
                    "s8": "Int8", "u8": "Uint8", "s32": "Int32", "u32": "Uint32", "s64": "Int64", "u64": "Uint64",
@@ -59,11 +60,32 @@ class OperandKind:
         return make_fragment_like(tensor, dtype)
 
     def read(self, operand: dict, tensor, coords) -> list:
-        """IR values of one atom instance: the fragment's values at coords (one coordinate per value)."""
-        return [v.ir() for v in load_scalars(tensor.iterator, [tensor.layout(c) for c in coords])]
+        """IR values of one atom instance: the fragment's values at coords (one coordinate per value); where they
+        sit in its storage as the operand's registers hold them (consecutive, aligned, of the same width), the
+        registers themselves (PackedRegisters)."""
+        offs = [tensor.layout(c) for c in coords]
+        whole = _whole_registers(operand, tensor, offs)
+        if whole is not None:
+            return whole
+        return [v.ir() for v in load_scalars(tensor.iterator, offs)]
 
     def write(self, operand: dict, tensor, coords, values, dtype) -> None:
         store_scalars(tensor.iterator, [tensor.layout(c) for c in coords], [dtype.from_ir(x) for x in values])
+
+
+def _whole_registers(operand: dict, tensor, offs):
+    if operand.get("role") != "REGISTERS" or operand.get("register_type") != "b32":
+        return None
+    ebits = ELEMENT_TYPES[operand["element_type"]][1]
+    rbits = REGISTER_TYPES["b32"][1]
+    k = rbits // ebits
+    ptr = tensor.iterator
+    if k < 2 or storage_bits(tensor.element_type) != ebits or not all(isinstance(x, int) for x in offs) or \
+            offs[0] % k or offs != list(range(offs[0], offs[0] + len(offs))) or len(offs) % k or \
+            not isinstance(ptr.offset, int) or (ptr.offset * ebits) % rbits:
+        return None
+    words = ptr.recast(numeric.Int32)
+    return PackedRegisters(load_scalar(words, offs[0] // k + r).ir() for r in range(len(offs) // k))
 
 
 class RegistersKind(OperandKind):

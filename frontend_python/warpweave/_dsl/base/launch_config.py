@@ -7,6 +7,7 @@
 | smem (shared_memory) | dynamic shared memory in bytes (at least what the kernel's allocators carved) |
 | stream | the stream (None: the jit function's stream argument if any, else the default stream) |
 | cluster | thread block cluster shape (sm_90+) |
+| max_number_threads | the most threads a block of the kernel has (1 to 3 extents known while tracing): the compiler's register budget; the launch's block may not exceed it |
 | min_blocks_per_mp | the compiler keeps the kernel's resources low enough for this many resident blocks per SM |
 | use_pdl | programmatic dependent launch: may start before the previous kernel in the stream ends |
 | cooperative | a cooperative launch (the whole grid co-resident) |
@@ -31,6 +32,7 @@ class LaunchConfig:
     stream: Any = None
     cluster: Any = None
     min_blocks_per_mp: int | None = None
+    max_number_threads: Any = None
     use_pdl: bool = False
     cooperative: bool = False
     fallback_cluster: Any = None
@@ -71,6 +73,13 @@ def launch_config(kwargs: dict) -> LaunchConfig:
             c.min_blocks_per_mp, bool) or c.min_blocks_per_mp < 1):
         raise DSLValueError(f"launch(min_blocks_per_mp=...) is a positive integer known while tracing, got "
                             f"{c.min_blocks_per_mp!r}", user_location(3))
+    m = c.max_number_threads
+    if m is not None:
+        m = list(m) if isinstance(m, (list, tuple)) else [m]
+        if not 1 <= len(m) <= 3 or any(not isinstance(x, int) or isinstance(x, bool) or x < 1 for x in m):
+            raise DSLValueError(f"launch(max_number_threads=...) is 1 to 3 positive integers known while tracing, got "
+                                f"{c.max_number_threads!r}", user_location(3))
+        c.max_number_threads = tuple(m + [1] * (3 - len(m)))
     for name in ("use_pdl", "cooperative", "smem_merge_branch_allocs"):
         if not isinstance(getattr(c, name), bool):
             raise DSLTypeError(f"launch({name}=...) is True or False, got {getattr(c, name)!r}", user_location(3))

@@ -151,7 +151,7 @@ class _MemRangeType:
         self.count = count
 
     def size(self):
-        return self.count * elem_bytes(self.dtype)
+        return _bytes_of(self.count, self.dtype)
 
     def alignment(self):
         return elem_bytes(self.dtype)
@@ -199,7 +199,7 @@ class MemRange:
             layout = _core.make_layout(layout)
         if swizzle is not None:
             layout = _core.ComposedLayout(element_swizzle(swizzle, t, "get_tensor"), 0, layout)
-        need = layout.cosize() * elem_bytes(t)
+        need = _bytes_of(layout.cosize(), t)
         if need > self._t.size():
             raise DSLValueError(f"get_tensor: {layout} needs {need} bytes; the field holds {self._t.size()}",
                                 user_location(2))

@@ -249,9 +249,14 @@ class KernelLaunch:
         if isinstance(smem, Numeric):
             smem = smem._v
         # With a fallback, the kernel is not compiled for one cluster shape: the driver picks it per launch.
+        top = c.max_number_threads
+        if top is not None and all(isinstance(x, int) for x in block_d) and \
+                block_d[0] * block_d[1] * block_d[2] > top[0] * top[1] * top[2]:
+            raise DSLValueError(f"launch(): the block {tuple(block_d)} has more threads than "
+                                f"max_number_threads={top}", user_location(2))
         name = trace_kernel(st, self.kernel, self.args, self.kwargs, block_d,
                             cluster_d if fallback_d is None else None, min_blocks_per_mp=c.min_blocks_per_mp,
-                            merge_branch_allocs=c.smem_merge_branch_allocs)
+                            merge_branch_allocs=c.smem_merge_branch_allocs, max_threads=top)
         params = st.kernel_params[name]
         carved = st.kernel_smem.get(name, 0)
         # Against the target's limits (its backend's manifest), at this line: the driver would refuse them only
@@ -299,7 +304,7 @@ def _as_annotated(fn, args, kwargs):
 
 
 def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, block, cluster,
-                 min_blocks_per_mp: int | None = None, merge_branch_allocs: bool = False) -> str:
+                 min_blocks_per_mp: int | None = None, merge_branch_allocs: bool = False, max_threads=None) -> str:
     ptrs: dict = {}
     syms: set = set()
     scalars: dict = {}
@@ -324,6 +329,9 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     attrs = ["nvvm.kernel"]
     if block is not None and all(isinstance(x, int) for x in block):
         attrs.append(f"nvvm.reqntid = array<i32: {block[0]}, {block[1]}, {block[2]}>")
+    elif max_threads is not None:
+        # (a block known while tracing is the exact count, which bounds it already)
+        attrs.append(f"nvvm.maxntid = array<i32: {max_threads[0]}, {max_threads[1]}, {max_threads[2]}>")
     if cluster is not None and all(isinstance(x, int) for x in cluster):
         attrs.append(f"nvvm.cluster_dim = array<i32: {cluster[0]}, {cluster[1]}, {cluster[2]}>")
     if min_blocks_per_mp is not None:

@@ -51,8 +51,21 @@ def _check_spec(backend, spec: dict, claimed: dict) -> None:
             raise BackendPythonError(f"backend {backend.name!r}: python_package.module_map maps {public!r} to "
                                      f"{rel!r}, which is not a module path inside the package")
         other = claimed.get(public)
-        if other is not None and other[0] != backend.name:
+        if other is not None and other[0] != backend.name and other[0] not in _bases(backend.name):
             raise BackendPythonError(f"backends {other[0]!r} and {backend.name!r} both claim the module {public!r}")
+
+
+def _bases(name: str) -> set[str]:
+    """Every backend `name` extends, directly or through another (discovery reads extends without loading)."""
+    registry.discover()
+    out, todo = set(), [name]
+    while todo:
+        c = registry.candidates.get(todo.pop())
+        for base in (c or {}).get("extends") or []:
+            if base not in out:
+                out.add(base)
+                todo.append(base)
+    return out
 
 
 class Packages:
@@ -159,12 +172,15 @@ def mount_backend(name: str) -> types.ModuleType | None:
 
 
 def claimant(public: str) -> str | None:
-    """The discovered backend whose module map has `public` (discovery reads module maps without loading)."""
+    """The discovered backend whose module map has `public` (discovery reads module maps without loading). A
+    backend may claim a module of a backend it extends (CuTe DSL keeps one helper module for a family of
+    generations): its module then serves the name, and says itself what it takes from the base's; mounting it mounts the base first, so the extender's claim is the one that stays."""
     registry.discover()
-    for name, c in registry.candidates.items():
-        if public in (c.get("module_map") or {}):
-            return name
-    return None
+    names = [n for n, c in registry.candidates.items() if public in (c.get("module_map") or {})]
+    for n in names:
+        if not any(n in _bases(other) for other in names):
+            return n
+    return names[0] if names else None
 
 
 class _AliasLoader:
@@ -205,12 +221,12 @@ def install_finder() -> None:
 
 
 def _resolve_public(fullname: str) -> types.ModuleType | None:
-    if fullname not in packages.module_map:
-        owner = claimant(fullname)
-        if owner is None or mount_backend(owner) is None:
-            return None
-        if owner in packages.refused:
-            raise BackendPythonError(packages.refused[owner])
+    owner = claimant(fullname)
+    if owner is not None and owner not in packages.mounted:
+        # (also when a base of the owner mounted first and claimed the name: the owner's module serves it)
+        mount_backend(owner)
+    if owner in packages.refused:
+        raise BackendPythonError(packages.refused[owner])
     return packages.resolve(fullname)
 
 

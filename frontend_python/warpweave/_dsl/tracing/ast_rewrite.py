@@ -77,10 +77,10 @@ def _assigned_names(stmts) -> list[str]:
 
 
 def _method_receivers(stmts, assigned) -> list[str]:
-    """Names whose methods a block calls (x.advance()), and names it passes to a function or method call
-    (helper(x), self.load(x, n): a @cute.jit helper that may call x.set(...) or x.advance()): objects it may change
-    in place, which a dynamic region carries when they hold run-time values (e.g. a pipeline state, a tiled MMA's
-    ACCUMULATE field)."""
+    """Names whose methods a block calls (x.advance()) or whose attributes it assigns, and names it passes to a
+    function or method call (helper(x), self.load(x, n): a @cute.jit helper that may call x.set(...) or
+    x.advance()): objects it may change in place, which a dynamic region carries when they hold run-time values
+    (e.g. a pipeline state, a tiled MMA's ACCUMULATE field)."""
     found: list[str] = []
 
     def note(n):
@@ -89,6 +89,11 @@ def _method_receivers(stmts, assigned) -> list[str]:
 
     for s in stmts:
         for node in ast.walk(s):
+            # an attribute assigned (x.f = ..., x.f ^= 1): the object changes in place as a method would change it
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+                        note(t.value.id)
             if not isinstance(node, ast.Call):
                 continue
             if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):

@@ -112,11 +112,24 @@ def _same_static(a, b) -> bool:
     return False
 
 
+def _same_view(a, b) -> bool:
+    """a and b view the same elements the same way: one base and offset, element type and layout."""
+    if not isinstance(b, Tensor) or a.element_type is not b.element_type or str(a.layout) != str(b.layout):
+        return False
+    p, q = a.iterator, b.iterator
+    if not (isinstance(p, Pointer) and isinstance(q, Pointer)):
+        return False
+    return (p.base == q.base and p.memspace == q.memspace and p.dtype is q.dtype and isinstance(p.offset, int)
+            and p.offset == q.offset and p.swizzle == q.swizzle)
+
+
 def _check_unchanged(name, before, after, lineno, where):
     if after is before or isinstance(before, Undefined):
         return
     if isinstance(before, (tuple, str)) and _same_static(before, after):
         return
+    if isinstance(before, Tensor) and _same_view(before, after):
+        return  # the same view made again (e.g. filter_zeros of a fragment each iteration)
     raise DSLTypeError(
         f"variable '{name}' is reassigned inside the dynamic {where} at line {lineno} to a different "
         f"{type(after).__name__}; only numbers can change inside dynamic control flow", user_location(3))

@@ -1,0 +1,152 @@
+"""TMA atoms of tensors stored in dense blocks: each of the tensor's first two modes is (block part, rest), the
+block parts together index one dense run of memory (possibly with stride-0 sub-modes, values repeated along
+them), and the blocks follow each other by the rest modes' strides. Scale-factor tensors of block-scaled GEMMs are
+such (blockscaled_layout.tile_atom_to_shape_SF: 128 rows x 4 factors, 512 bytes a block, a factor repeated over
+its sf_vec_size elements).
+
+A tile of whole blocks whose shared-memory image is the same blocks, each dense and in the same inner order,
+placed block after block along one of the two modes and then the other, is one TMA box over a tensor map of
+dimensions (block, rest of the faster mode, rest of the slower mode, the remaining modes): the tensor map of the
+block storage, not of the element coordinates. The atom's TMA tensor is a coordinate tensor of the element
+coordinates (each mode's size), tiled and partitioned like the tensor; a copy turns its origin into block
+indices.
+"""
+from __future__ import annotations
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import ext
+
+DESCRIPTOR = "hopper.tma_blocked_descriptor"
+_MAX_BOX = 256
+
+
+def is_blocked(gmem_tensor) -> bool:
+    shape = gmem_tensor.layout.shape
+    return (isinstance(shape, tuple) and len(shape) >= 2 and all(
+        isinstance(m, tuple) and len(m) == 2 and isinstance(m[0], (tuple, int)) for m in shape[:2])
+        and any(isinstance(m[0], tuple) for m in shape[:2]))
+
+
+def _static_size(x):
+    s = cute.size(x)
+    return s if isinstance(s, int) else None
+
+
+def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_type, *, kind, select, tma_types,
+                 atom_base):
+    """(atom, TMA tensor) for a blocked gmem_tensor (is_blocked); select, tma_types and atom_base: tma.py's
+    instruction selection, tensor-map data types and atom class."""
+    where = "make_tiled_tma_atom"
+    if num_multicast != 1:
+        raise ext.user_error(f"{where}: a tensor stored in blocks (shape {gmem_tensor.layout.shape}) is loaded "
+                             "without multicast here", ext.DSLValueError)
+    layout = gmem_tensor.layout
+    shape, stride = layout.shape, layout.stride
+    inner_shape = tuple(shape[i][0] for i in range(2))
+    inner_stride = tuple(stride[i][0] for i in range(2))
+    sizes = [_static_size(s) for s in inner_shape]
+    if None in sizes:
+        raise ext.user_error(f"{where}: the block of the tensor {shape} must be static", ext.DSLValueError)
+    inner = cute.make_layout(inner_shape, stride=inner_stride)
+    dense = cute.filter_zeros(inner)
+    block = cute.size(dense)
+    if sorted(dense(i) for i in range(block)) != list(range(block)):
+        raise ext.user_error(f"{where}: the block {inner} of the tensor is not one dense run of memory",
+                             ext.DSLValueError)
+    et = internal_type or gmem_tensor.element_type
+    src_bits = gmem_tensor.element_type.width
+    if et.width % 8 or src_bits % 8 or (block * src_bits) % et.width:
+        raise ext.user_error(f"{where}: a block of {block} {gmem_tensor.element_type.__name__} values does not move "
+                             f"as {et.__name__} values", ext.DSLValueError)
+    units = block * src_bits // et.width
+    tma_type = tma_types.get(et.__name__)
+    if tma_type is None or units > _MAX_BOX or (block * src_bits // 8) % 16:
+        raise ext.user_error(f"{where}: a block of {block * src_bits // 8} bytes moves as one TMA box row of at most "
+                             f"{_MAX_BOX} {et.__name__} values and a multiple of 16 bytes", ext.DSLValueError)
+    tiler = tuple(tiler)
+    if len(tiler) != 2 or any(t % s for t, s in zip(tiler, sizes)):
+        raise ext.user_error(f"{where}: the tile {tiler} is not made of whole blocks {tuple(sizes)}",
+                             ext.DSLValueError)
+    n = [t // s for t, s in zip(tiler, sizes)]
+    outer = getattr(smem_layout, "outer", smem_layout)
+    if hasattr(smem_layout, "outer") and "S<0," not in str(smem_layout.inner) and str(smem_layout.inner) != "0":
+        raise ext.user_error(f"{where}: a tensor stored in blocks is loaded into an unswizzled layout, got "
+                             f"{smem_layout}", ext.DSLValueError)
+    # Which mode's blocks are adjacent in shared memory (the tensor map's dimension 1), then the other's.
+    step = {0: outer((sizes[0], 0)) if n[0] > 1 else None, 1: outer((0, sizes[1])) if n[1] > 1 else None}
+    fast = 0 if step[0] in (None, block) and (step[1] in (None, block * n[0])) else 1
+    slow = 1 - fast
+    for j0 in range(n[0]):
+        for j1 in range(n[1]):
+            j = (j0, j1)
+            base = block * (j[fast] + n[fast] * j[slow])
+            for i in range(0, cute.size(inner), max(1, cute.size(inner) // 512)):
+                c = (i % sizes[0], i // sizes[0])
+                if outer((j0 * sizes[0] + c[0], j1 * sizes[1] + c[1])) != base + inner(c):
+                    raise ext.user_error(f"{where}: the shared-memory layout {smem_layout} does not hold the tile's "
+                                         f"blocks {inner} densely, one after another along a mode",
+                                         ext.DSLValueError)
+    rank = len(shape)
+    dims = [None, fast, slow] + list(range(2, rank))    # tensor-map dimension -> the tensor mode it steps
+    backend, entry = select(kind, len(dims))
+    if not entry.get("host_hook"):
+        raise ext.user_error(f"{where}: {entry['id']} names no host hook that encodes its tensor map",
+                             ext.DSLValueError)
+    attrs = {"data_type": tma_type, "rank": len(dims), "backend": backend, "hook": entry["host_hook"],
+             "ebytes": et.width // 8, "dim0": units, "box0": units, "box1": n[fast], "box2": n[slow]}
+    for d, mode in enumerate(dims[1:], start=1):
+        ext_ = shape[mode][1] if mode < 2 else shape[mode]
+        st = stride[mode][1] if mode < 2 else stride[mode]
+        attrs[f"dim{d}"] = ext_
+        attrs[f"stride{d}"] = st * (src_bits // 8)
+        attrs.setdefault(f"box{d}", 1)
+    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs)
+    atom = _atom_class(atom_base)(op, desc, et, tuple(d if d is not None else 0 for d in dims), [((0,) * rank, 0)],
+                          (units, n[fast], n[slow]) + (1,) * (rank - 2), 1, block * n[0] * n[1] * src_bits // 8, 0)
+    atom.blocks = tuple(sizes)
+    coords = cute.make_identity_tensor(tuple(cute.size(m) for m in shape))
+    return atom, coords
+
+
+def encode(tensor, *, data_type, rank, backend, hook, ebytes, **dims) -> bytes:
+    """The host-argument producer: the tensor map of the block storage (dimension 0 the block, in the moved
+    type's units; the others the rest modes, strides in bytes)."""
+    if tensor.data_ptr % 16:
+        raise ValueError(f"TMA descriptor: the tensor's address {tensor.data_ptr:#x} is not 16-byte aligned")
+    attrs = {"data_type": data_type, "rank": int(rank), "address": int(tensor.data_ptr), "swizzle": "none"}
+    for i in range(int(rank)):
+        attrs[f"dim{i}"] = int(dims[f"dim{i}"])
+        attrs[f"box{i}"] = int(dims[f"box{i}"])
+        if i:
+            s = int(dims[f"stride{i}"])
+            if attrs[f"dim{i}"] == 1:
+                s = -(-s // 16) * 16 or 16   # never stepped along: any legal stride
+            if s % 16:
+                raise ValueError(f"TMA descriptor: dimension {i} of the block storage has a stride of {s} bytes; TMA "
+                                 "needs multiples of 16")
+            attrs[f"stride{i}"] = s
+    return ext.host_call(backend, hook, attrs, 128)
+
+
+_classes: dict = {}
+
+
+def _atom_class(base):
+    if base in _classes:
+        return _classes[base]
+
+    class _Blocked(base):
+        """A TMA atom of a tensor stored in blocks: a copy's origin (element coordinates) -> block indices."""
+
+        def _coords(self, origin, coord_off):
+            out = [cutlass.Int32(0).ir()]
+            for mode in self.dims[1:]:
+                c = origin[mode] if mode < len(origin) else 0
+                if mode < 2:
+                    c = c // self.blocks[mode]
+                out.append(cutlass.Int32(c).ir())
+            return out
+
+    _classes[base] = _Blocked
+    return _Blocked

@@ -1,0 +1,87 @@
+"""TMA of tensors stored in dense blocks (tma_blocked.py): the scale-factor tensors of block-scaled GEMMs, whose
+((32, 4), rest) x ((16, 4), rest) element coordinates index 512-byte chunks, a factor repeated over 16 elements."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import utils
+from warpweave.cute.nvgpu import cpasync
+from warpweave.cute.runtime import from_dlpack
+from warpweave._dsl.base.errors import DSLValueError
+from dsl_helpers import target
+
+M, K, VEC = 256, 512, 16
+KC = K // (4 * VEC)                       # chunks along K
+
+
+def _gmem_sf_layout():
+    # chunks K-fastest, then M (blockscaled_layout.tile_atom_to_shape_SF's order)
+    return cute.make_layout((((32, 4), M // 128), ((VEC, 4), KC), 1),
+                            stride=(((16, 4), 512 * KC), ((0, 1), 512), 512 * KC * (M // 128)))
+
+
+def _smem_sf_layout():
+    # one stage of a 128 x 128 tile: two chunks along K
+    return cute.make_layout((((32, 4), 1), ((VEC, 4), 2)), stride=(((16, 4), 512), ((0, 1), 512)))
+
+
+def _program(seen, smem_layout_fn, tile=(128, 128), internal=cutlass.Int16):
+    @cute.kernel
+    def k(atom: cute.CopyAtom, tensor: cute.Tensor):
+        smem = utils.SmemAllocator()
+        layout = smem_layout_fn()
+        s = smem.allocate_tensor(cutlass.Float8E4M3FN, layout, byte_alignment=128)
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        g = cute.local_tile(tensor, tile, (None, None, None))
+        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(g, 0, 2))
+        cute.copy(atom, cute.filter_zeros(tg)[(None, 1, 3, 0)], cute.filter_zeros(ts), tma_bar_ptr=bar)
+
+    @cute.jit
+    def host(sf: cute.Tensor):
+        t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, smem_layout_fn(), tile,
+                                                   internal_type=internal)
+        seen.append(atom)
+        k(atom, tensor).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return host
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_120a"])
+def test_a_tile_of_chunks_is_one_box_at_block_coordinates(arch):
+    seen = []
+    with target(arch):
+        c = cute.compile(_program(seen, _smem_sf_layout), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+    atom = seen[0]
+    # dimensions: a chunk (256 16-bit units), the M blocks, the K blocks, L; one box of the tile's 1 x 2 chunks
+    assert atom.box == (256, 1, 2, 1)
+    attrs = {**atom.tma_desc.attrs, **{k: str(v) for k, v in atom.tma_desc.dynamic.items()}}
+    assert (attrs["data_type"], attrs["rank"], attrs["dim0"], attrs["box1"], attrs["box2"]) == ("u16", 4, 256, 1, 2)
+    # M blocks stride 512 * KC bytes, K blocks 512 (static here: the layout is)
+    assert (int(attrs["stride1"]), int(attrs["stride2"])) == (512 * KC, 512)
+    loads = [line for line in c.ptx.splitlines() if "cp.async.bulk.tensor" in line]
+    assert len(loads) == 1 and "cp.async.bulk.tensor.4d" in loads[0], loads
+    # tile (1, 3): M block 1, K blocks from 3 * 128 / 64 = 6
+    regs = dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", c.ptx))
+    coords = re.search(r"\{([^}]*)\}\]", loads[0]).group(1).split(", ")
+    assert [int(regs.get(x, x)) for x in coords] == [0, 1, 6, 0], loads[0]
+
+
+def test_blocks_not_dense_in_shared_memory_are_refused_at_the_users_line():
+    def scattered():
+        return cute.make_layout((((32, 4), 1), ((VEC, 4), 2)), stride=(((16, 4), 512), ((0, 1), 1024)))
+
+    with target("sm_90a"), pytest.raises(DSLValueError, match="does not hold the tile's blocks") as e:
+        cute.compile(_program([], scattered), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+    assert e.value.location[0] == __file__
+
+
+def test_a_tile_of_part_of_a_block_is_refused():
+    with target("sm_90a"), pytest.raises(DSLValueError, match="not made of whole blocks"):
+        cute.compile(_program([], _smem_sf_layout, tile=(64, 128)), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
