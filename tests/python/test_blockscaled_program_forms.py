@@ -87,7 +87,7 @@ def test_pipeline_order_inits_depth_times_length_barriers_and_waits_on_parities(
 
 
 def test_pipeline_order_refuses_bad_shapes():
-    with pytest.raises(ValueError, match="depth is a positive int"):
+    with pytest.raises(ValueError, match="depth is a positive static integer"):
         pipeline.PipelineOrder.create(barrier_storage=None, depth=0, length=2, group_id=0,
                                       producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128))
 
