@@ -1,11 +1,14 @@
 """Method receivers of a dynamic region (objects it may change in place) that are not defined before it: one made
 under a false const_expr and used under the same condition inside a run-time loop is simply not carried; one that
 is really used there without a definition still names the variable and the user's line."""
+import re
+
 import numpy as np
 import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
+import warpweave.pipeline as pipeline
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import target
@@ -52,3 +55,43 @@ def test_receiver_used_without_a_definition_is_named():
 
     with target("sm_80"), pytest.raises(Exception, match=r"test_control_flow_receivers\.py:\d+"):
         cute.compile(h, from_dlpack(np.zeros(4, np.int32)), 3)
+
+
+# --- objects a @cute.jit method of the program's class changes, or that a helper returns ------------------------
+# (CuTe DSL's attention kernels: `if masked: consumer, n = self.compute(..., consumer, ...)` where compute advances
+# the consumer in a run-time loop and sets the tiled MMA's ACCUMULATE field.)
+
+class _Steps:
+    @cute.jit
+    def consume(self, x: cute.Tensor, state, n: cutlass.Int32):
+        for i in cutlass.range(n, unroll=1):
+            x[state.index] = cutlass.Float32(state.phase)
+            state.advance()
+
+    @cute.jit
+    def consume_and_return(self, x: cute.Tensor, state, n: cutlass.Int32):
+        self.consume(x, state, n)
+        return state, n + 1
+
+    @cute.kernel
+    def kernel(self, x: cute.Tensor, n: cutlass.Int32, returned: cutlass.Constexpr):
+        tidx, _, _ = cute.arch.thread_idx()
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 4)
+        m = n
+        if tidx < 16:
+            if cutlass.const_expr(returned):
+                state, m = self.consume_and_return(x, state, n)
+            else:
+                self.consume(x, state, n)
+        x[31] = cutlass.Float32(state.count + m)   # after the if: the state whichever branch ran
+
+    @cute.jit
+    def __call__(self, x: cute.Tensor, n: cutlass.Int32, returned: cutlass.Constexpr):
+        self.kernel(x, n, returned).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+@pytest.mark.parametrize("returned", [False, True])
+def test_an_object_a_method_of_self_changes_in_a_branch_is_carried_out_of_it(returned):
+    with target("sm_90a"):
+        c = cute.compile(_Steps(), from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3), returned)
+    assert re.search(r"st\.global\.b32 \t\[%rd\d+\+124\], %r\d+;", c.ptx), c.ptx

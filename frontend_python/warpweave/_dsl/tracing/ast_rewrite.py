@@ -77,9 +77,10 @@ def _assigned_names(stmts) -> list[str]:
 
 
 def _method_receivers(stmts, assigned) -> list[str]:
-    """Names whose methods a block calls (x.advance()), and names it passes to a plain function call (helper(x),
-    a @cute.jit helper that may call x.set(...)): objects it may change in place, which a dynamic region carries
-    when they hold run-time values (e.g. a pipeline state, a tiled MMA's ACCUMULATE field)."""
+    """Names whose methods a block calls (x.advance()), and names it passes to a plain function call or to a method
+    of self (helper(x), self.compute(x): a @cute.jit helper that may call x.set(...)): objects it may change in
+    place, which a dynamic region carries when they hold run-time values (e.g. a pipeline state, a tiled MMA's
+    ACCUMULATE field)."""
     found: list[str] = []
 
     def note(n):
@@ -90,9 +91,11 @@ def _method_receivers(stmts, assigned) -> list[str]:
         for node in ast.walk(s):
             if not isinstance(node, ast.Call):
                 continue
+            own_method = isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id == "self"
             if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
                 note(node.func.value.id)
-            elif isinstance(node.func, ast.Name) and not node.func.id.startswith("__ww"):
+            if own_method or isinstance(node.func, ast.Name) and not node.func.id.startswith("__ww"):
                 for a in list(node.args) + [k.value for k in node.keywords]:
                     if isinstance(a, ast.Name):
                         note(a.id)

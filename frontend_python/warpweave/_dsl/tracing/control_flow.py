@@ -280,7 +280,12 @@ class _Carry:
             elif not isinstance(v, Undefined) and carries_ir_values(v):
                 self.tuples.append((i, _CarriedObject(names[i], v)))
         self.objects = []
-        for m in mutables:
+        carried = set(self.index) | {i for i, _ in self.tuples}
+        # A variable the region assigns that holds an object with run-time state (`c, n = helper(c, n)` returning
+        # the pipeline consumer it advanced) is the same object after the region: its state is carried as a
+        # receiver's is.
+        assigned_objects = [v for i, v in enumerate(self.values) if i not in carried]
+        for m in list(mutables) + assigned_objects:
             # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
             # asking it for its attributes would report it as used.
             if isinstance(m, Undefined):
