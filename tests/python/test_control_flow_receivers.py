@@ -95,3 +95,45 @@ def test_an_object_a_method_of_self_changes_in_a_branch_is_carried_out_of_it(ret
     with target("sm_90a"):
         c = cute.compile(_Steps(), from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3), returned)
     assert re.search(r"st\.global\.b32 \t\[%rd\d+\+124\], %r\d+;", c.ptx), c.ptx
+
+
+# --- a variable rebound to a new object of its type each trip ----------------------------------------------------
+# (a library's tile scheduler, as CuTe DSL's attention helpers write it: get_current_work() returns
+# WorkTileInfo((m, 0, (b, h)), valid), a new one each call; the loop carries the variable's values.)
+
+class _Walk:
+    def __init__(self, start, end):
+        self.idx, self.end = start, end
+
+    def work(self):
+        return cutlass.utils.WorkTileInfo((self.idx * 2, 0, (self.idx, self.idx + 1)), self.idx < self.end)
+
+    def advance(self):
+        self.idx = self.idx + 1
+
+    def _ww_carry_get(self):
+        return [self.idx]
+
+    def _ww_carry_set(self, values):
+        self.idx = values[0]
+
+
+def test_a_variable_rebound_to_a_new_object_of_its_type_carries_its_values():
+    @cute.kernel
+    def k(x: cute.Tensor, n: cutlass.Int32):
+        walk = _Walk(cutlass.Int32(0), n)
+        work = walk.work()
+        while work.is_valid_tile:
+            m, zero, (b, h) = work.tile_idx
+            x[b] = cutlass.Float32(m + zero + h)
+            walk.advance()
+            work = walk.work()
+        x[31] = cutlass.Float32(work.tile_idx[2][1])   # after the loop: the last (invalid) tile's
+
+    @cute.jit
+    def host(x: cute.Tensor, n: cutlass.Int32):
+        k(x, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_90a"):
+        c = cute.compile(host, from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3))
+    assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx
