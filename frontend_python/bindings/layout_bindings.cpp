@@ -301,10 +301,14 @@ void bind_layout(nb::module_& m) {
         return std::max<int64_t>(shapes[0].value().divisibility(), 1);
       })
       .def("__call__", [](const Layout& l, nb::handle coord) { return from_int_tuple(l(to_int_tuple(coord, "layout coordinate"))); })
-      // Offset -> coordinate for compact layouts (CuTe's get_hier_coord / get_flat_coord / get_1d_coord).
-      .def("get_hier_coord", [](const Layout& l, nb::handle idx) { return from_int_tuple(get_hier_coord(l, to_int(idx, "get_hier_coord index"))); })
-      .def("get_flat_coord", [](const Layout& l, nb::handle idx) { return from_int_tuple(get_flat_coord(l, to_int(idx, "get_flat_coord index"))); })
-      .def("get_1d_coord", [](const Layout& l, nb::handle idx) { return from_int(get_1d_coord(l, to_int(idx, "get_1d_coord index"))); })
+      // Offset -> coordinate for compact layouts (CuTe's get_hier_coord / get_flat_coord / get_1d_coord). loc and ip:
+      // CuTe DSL's source-location keywords, which its programs pass along (tracing records the user's line itself).
+      .def("get_hier_coord", [](const Layout& l, nb::handle idx, nb::handle, nb::handle) { return from_int_tuple(get_hier_coord(l, to_int(idx, "get_hier_coord index"))); },
+           nb::arg("idx"), nb::kw_only(), nb::arg("loc") = nb::none(), nb::arg("ip") = nb::none())
+      .def("get_flat_coord", [](const Layout& l, nb::handle idx, nb::handle, nb::handle) { return from_int_tuple(get_flat_coord(l, to_int(idx, "get_flat_coord index"))); },
+           nb::arg("idx"), nb::kw_only(), nb::arg("loc") = nb::none(), nb::arg("ip") = nb::none())
+      .def("get_1d_coord", [](const Layout& l, nb::handle idx, nb::handle, nb::handle) { return from_int(get_1d_coord(l, to_int(idx, "get_1d_coord index"))); },
+           nb::arg("idx"), nb::kw_only(), nb::arg("loc") = nb::none(), nb::arg("ip") = nb::none())
       .def("__eq__", [](const Layout& a, nb::handle b) { return nb::isinstance<Layout>(b) && a.same(nb::cast<Layout&>(b)); })
       .def("__ne__", [](const Layout& a, nb::handle b) { return !(nb::isinstance<Layout>(b) && a.same(nb::cast<Layout&>(b))); })
       .def("__hash__", &hash_of<Layout>)

@@ -8,7 +8,7 @@ Everything here is composed from primitives the loaded backends publish (arch.mb
 arch.mbarrier_wait, cpasync.mbarrier_arrive_noinc, named barriers): no instruction is spelled here, so a backend
 that publishes those primitives gets the pipelines.
 """
-from .barriers import MbarrierArray, NamedBarrier, agent_sync, alloc_reserved_mbarrier, sync
+from .barriers import MbarrierArray, NamedBarrier, agent_sync, alloc_reserved_mbarrier, arrive, arrive_and_wait, sync
 from .init_sync import pipeline_init_arrive, pipeline_init_wait
 from .participants import PipelineConsumer, PipelineProducer
 from .agents import Agent, CooperativeGroup, PipelineOp
@@ -28,4 +28,4 @@ __all__ = ["Agent", "CooperativeGroup", "MbarrierArray", "NamedBarrier", "Pipeli
            "PipelineTmaAsync", "PipelineTmaStore", "PipelineProducer", "PipelineConsumer", "sync",
            "PipelineTmaUmma", "PipelineTmaMultiConsumersAsync", "PipelineUmmaAsync", "PipelineAsyncUmma", "PipelineClcFetchAsync",
            "PipelineState", "PipelineUserType", "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait",
-           "PipelineOp", "agent_sync", "alloc_reserved_mbarrier", "PipelineOrder"]
+           "PipelineOp", "agent_sync", "alloc_reserved_mbarrier", "PipelineOrder", "arrive", "arrive_and_wait"]

@@ -194,15 +194,33 @@ class NamedBarrier:
         self.arrive_and_wait()
 
 
-def sync(barrier_id: int = 0, num_threads: int | None = None):
+def _check_static_id(barrier_id):
+    # An id known while tracing is checked here; a dynamic one (e.g. a warpgroup's index) is the program's business.
+    if isinstance(barrier_id, int) and not 0 <= barrier_id < 16:
+        raise ValueError(f"named barrier ids are 0..15, got {barrier_id}")
+
+
+def sync(barrier_id: int = 0, num_threads: int | None = None, *, loc=None, ip=None):
     """All threads of the block (or num_threads of them) meet at hardware barrier barrier_id (CuTe DSL's
     pipeline.sync)."""
-    if not 0 <= barrier_id < 16:
-        raise ValueError(f"named barrier ids are 0..15, got {barrier_id}")
+    _check_static_id(barrier_id)
     if num_threads is None:
         cute.arch.barrier(barrier_id=barrier_id)
     else:
         cute.arch.barrier(barrier_id=barrier_id, number_of_threads=num_threads)
+
+
+def arrive_and_wait(barrier_id, num_threads, *, loc=None, ip=None):
+    """num_threads threads meet at named barrier barrier_id (CuTe DSL's pipeline.arrive_and_wait); the id may be
+    dynamic, e.g. one barrier per warpgroup."""
+    _check_static_id(barrier_id)
+    cute.arch.barrier(barrier_id=barrier_id, number_of_threads=num_threads)
+
+
+def arrive(barrier_id, num_threads, *, loc=None, ip=None):
+    """Arrives at named barrier barrier_id of num_threads threads without waiting (the producer's half)."""
+    _check_static_id(barrier_id)
+    cute.arch.barrier_arrive(barrier_id=barrier_id, number_of_threads=num_threads)
 
 
 def agent_sync(group, is_relaxed: bool = False):

@@ -70,6 +70,23 @@ def test_shuffle_defaults_are_a_whole_warp():
     assert re.search(r"shfl\.sync\.up\.b32\s+%r\d+, %r\d+, 1, 0, -1;", ptx)
 
 
+class _Kind:   # an enum-like kind, as CuTe DSL passes its ShflKind
+    def __init__(self, name):
+        self.name = name
+
+
+@pytest.mark.parametrize("kind", ["idx", "up", "down", "bfly"])
+def test_shuffle_sync_op_is_the_named_kinds_shuffle(kind):
+    # CuTe DSL's positional form (value, offset, mask, mask_and_clamp[, kind]), as its attention kernels call it.
+    ptx = ptx_of(lambda gA, gB, t: gB.__setitem__(t, cute.arch.shuffle_sync_op(gA[t], 3, 0xFFFFFFFF, 7199,
+                                                                                _Kind(kind))))
+    assert re.search(rf"shfl\.sync\.{kind}\.b32\s+%r\d+, %r\d+, 3, 7199, -1;", ptx), ptx
+    default = ptx_of(lambda gA, gB, t: gB.__setitem__(t, cute.arch.shuffle_sync_op(gA[t], 2)))
+    assert re.search(r"shfl\.sync\.idx\.b32\s+%r\d+, %r\d+, 2, 31, -1;", default)
+    with pytest.raises(Exception, match="kind is one of idx, up, down, bfly, got 'left'"):
+        ptx_of(lambda gA, gB, t: gB.__setitem__(t, cute.arch.shuffle_sync_op(gA[t], 2, kind="left")))
+
+
 def test_votes():
     def body(gA, gB, tidx):
         x = gA[tidx]

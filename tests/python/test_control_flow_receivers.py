@@ -114,3 +114,85 @@ def test_a_helper_method_advancing_a_state_inside_a_while_loop_counts_every_adva
         torch.cuda.synchronize()
         n = tiles * k_tiles  # a producer starts in phase 1, at stage 0 of 4
         assert g.tolist()[:3] == [n % 4, 1 ^ ((n // 4) % 2), n], (tiles, k_tiles, g.tolist())
+
+
+# --- objects a @cute.jit method of the program's class changes, or that a helper returns ------------------------
+# (CuTe DSL's attention kernels: `if masked: consumer, n = self.compute(..., consumer, ...)` where compute advances
+# the consumer in a run-time loop and sets the tiled MMA's ACCUMULATE field.)
+
+class _Steps:
+    @cute.jit
+    def consume(self, x: cute.Tensor, state, n: cutlass.Int32):
+        for i in cutlass.range(n, unroll=1):
+            x[state.index] = cutlass.Float32(state.phase)
+            state.advance()
+
+    @cute.jit
+    def consume_and_return(self, x: cute.Tensor, state, n: cutlass.Int32):
+        self.consume(x, state, n)
+        return state, n + 1
+
+    @cute.kernel
+    def kernel(self, x: cute.Tensor, n: cutlass.Int32, returned: cutlass.Constexpr):
+        tidx, _, _ = cute.arch.thread_idx()
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 4)
+        m = n
+        if tidx < 16:
+            if cutlass.const_expr(returned):
+                state, m = self.consume_and_return(x, state, n)
+            else:
+                self.consume(x, state, n)
+        x[31] = cutlass.Float32(state.count + m)   # after the if: the state whichever branch ran
+
+    @cute.jit
+    def __call__(self, x: cute.Tensor, n: cutlass.Int32, returned: cutlass.Constexpr):
+        self.kernel(x, n, returned).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+@pytest.mark.parametrize("returned", [False, True])
+def test_an_object_a_method_of_self_changes_in_a_branch_is_carried_out_of_it(returned):
+    with target("sm_90a"):
+        c = cute.compile(_Steps(), from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3), returned)
+    assert re.search(r"st\.global\.b32 \t\[%rd\d+\+124\], %r\d+;", c.ptx), c.ptx
+
+
+# --- a variable rebound to a new object of its type each trip ----------------------------------------------------
+# (a library's tile scheduler, as CuTe DSL's attention helpers write it: get_current_work() returns
+# WorkTileInfo((m, 0, (b, h)), valid), a new one each call; the loop carries the variable's values.)
+
+class _Walk:
+    def __init__(self, start, end):
+        self.idx, self.end = start, end
+
+    def work(self):
+        return cutlass.utils.WorkTileInfo((self.idx * 2, 0, (self.idx, self.idx + 1)), self.idx < self.end)
+
+    def advance(self):
+        self.idx = self.idx + 1
+
+    def _ww_carry_get(self):
+        return [self.idx]
+
+    def _ww_carry_set(self, values):
+        self.idx = values[0]
+
+
+def test_a_variable_rebound_to_a_new_object_of_its_type_carries_its_values():
+    @cute.kernel
+    def k(x: cute.Tensor, n: cutlass.Int32):
+        walk = _Walk(cutlass.Int32(0), n)
+        work = walk.work()
+        while work.is_valid_tile:
+            m, zero, (b, h) = work.tile_idx
+            x[b] = cutlass.Float32(m + zero + h)
+            walk.advance()
+            work = walk.work()
+        x[31] = cutlass.Float32(work.tile_idx[2][1])   # after the loop: the last (invalid) tile's
+
+    @cute.jit
+    def host(x: cute.Tensor, n: cutlass.Int32):
+        k(x, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_90a"):
+        c = cute.compile(host, from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3))
+    assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx

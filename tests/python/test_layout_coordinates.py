@@ -120,3 +120,17 @@ def test_non_compact_modes_are_refused():
         cute.make_layout(4, stride=-1).get_hier_coord(1)
     with pytest.raises(TypeError):
         cute.make_layout(4).get_hier_coord((1, 2))
+
+
+def test_cute_dsl_source_location_keywords_are_accepted(rng):
+    # CuTe DSL programs pass loc= and ip= along (a tile scheduler's `layout.get_hier_coord(idx, loc=loc, ip=ip)`);
+    # they change nothing.
+    for _ in range(20):
+        lay = cute.make_layout(random_shape(rng))
+        for idx in range(cute.size(lay)):
+            assert lay.get_hier_coord(idx, loc=None, ip=None) == lay.get_hier_coord(idx)
+            assert lay.get_flat_coord(idx, loc=None, ip=None) == lay.get_flat_coord(idx)
+            assert lay.get_1d_coord(idx, loc=None, ip=None) == lay.get_1d_coord(idx)
+            assert lay(lay.get_hier_coord(idx, loc=None)) == idx
+    with pytest.raises(TypeError):
+        cute.make_layout((2, 3)).get_hier_coord(1, None)   # the keywords are keywords only

@@ -182,3 +182,30 @@ def test_a_bad_multicast_mask_is_an_error_at_the_users_line():
     with pytest.raises(Exception, match=r"mask of 1 to 16 CTAs .* got 0x10000") as info:
         _ptx(body, arch="sm_100a")
     assert f"test_pipeline_object_model.py:{line}" in str(info.value)
+
+
+def test_module_level_named_barriers_take_a_dynamic_id():
+    # CuTe DSL's attention kernels give each warpgroup its own barrier: pipeline.arrive_and_wait(barrier_id=wg, ...)
+    # with wg computed from the thread index.
+    def body(g):
+        wg = cute.arch.thread_idx()[0] // 64 + 1
+        pipeline.arrive_and_wait(barrier_id=wg, num_threads=64)
+        pipeline.arrive(barrier_id=3, num_threads=96)
+        pipeline.arrive_and_wait(5, 128)
+
+    ptx = _ptx(body, cluster=(1, 1, 1))
+    assert re.search(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s+%r\d+, 64;", ptx), ptx
+    consts = dict(re.findall(r"mov\.(?:b|u)32\s+(%r\d+), (\d+);", ptx))
+    arrives = re.findall(r"\bbar(?:rier)?\.arrive(?:\.aligned)?\s+(%r\d+|\d+), (%r\d+|\d+);", ptx)
+    assert [tuple(int(consts.get(x, x)) for x in a) for a in arrives] == [(3, 96)]
+    assert re.search(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s+5, 128;", ptx)
+
+
+def test_a_static_named_barrier_id_out_of_range_is_an_error_at_the_users_line():
+    def body(g):
+        pipeline.arrive_and_wait(barrier_id=16, num_threads=64)
+
+    line = body.__code__.co_firstlineno + 1
+    with pytest.raises(Exception, match=r"named barrier ids are 0..15, got 16") as info:
+        _ptx(body, cluster=(1, 1, 1))
+    assert f"test_pipeline_object_model.py:{line}" in str(info.value)

@@ -172,3 +172,32 @@ def test_ldmatrix_x4_retile_layouts_by_hand():
     rb = cute.make_tiled_copy_B(atom, tm).get_slice(0).retile(Tensor(CoordIterator(0), cute.make_layout(shape_b)))
     assert str(ra.layout) == "((8,1),4,2):((1,0),8,32)"
     assert str(rb.layout) == "((8,1),4,2):((1,0),8,32)"
+
+
+# CuTe DSL 4.8.1's printed values (CUTE_DSL_ARCH=sm_80): shape_mnk and tv_layout_A/B/C of a tiled MMA are its
+# atom's, whatever the atom layout or permutation; the tile's are get_tile_size and tv_layout_X_tiled.
+_ATOM_TV = ("((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))", "((4,8),(2,2)):((32,1),(16,8))")
+
+
+@pytest.mark.parametrize("layout,perm,size,tile,tiled", [
+    ((1, 1, 1), None, 32, (16, 8, 16),
+     ("((4,8),((2,2,2),(1,1))):((32,1),((16,8,128),(0,0)))", "((4,8),((2,2),(1,1))):((16,1),((8,64),(0,0)))",
+      "((4,8),((2,2),(1,1))):((32,1),((16,8),(0,0)))")),
+    ((2, 2, 1), None, 128, (32, 16, 16),
+     ("((4,8,2,2),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0)))",
+      "((4,8,2,2),((2,2),(1,1))):((32,1,0,8),((16,128),(0,0)))",
+      "((4,8,2,2),((2,2),(1,1))):((64,1,16,256),((32,8),(0,0)))")),
+    ((2, 2, 1), (32, 32, 16), 128, (32, 32, 16),
+     ("((4,8,2,2),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0)))",
+      "((4,8,2,2),((2,2),(2,1))):((64,1,0,8),((32,256),(16,0)))",
+      "((4,8,2,2),((2,2),(1,2))):((64,1,16,256),((32,8),(0,512)))")),
+])
+def test_shape_and_tv_layouts_are_the_atoms_and_the_tiled_ones_the_tiles(layout, perm, size, tile, tiled):
+    tm = mma_16816(layout, perm)
+    assert tm.shape_mnk == (16, 8, 16) == tm.atom.shape_mnk
+    assert cute.size(tm.shape_mnk, mode=[2]) == 16
+    assert (str(tm.tv_layout_A), str(tm.tv_layout_B), str(tm.tv_layout_C)) == _ATOM_TV
+    assert (str(tm.atom.tv_layout_A), str(tm.atom.tv_layout_B), str(tm.atom.tv_layout_C)) == _ATOM_TV
+    assert (str(tm.tv_layout_A_tiled), str(tm.tv_layout_B_tiled), str(tm.tv_layout_C_tiled)) == tiled
+    assert tuple(tm.get_tile_size(i) for i in range(3)) == tile
+    assert tm.size == size and str(tm.thr_id) == "32:1"

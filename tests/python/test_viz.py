@@ -384,7 +384,7 @@ def test_tiled_mma_picture_agrees_with_its_partitions(atoms, perm):
     # partition of coordinate tensors. They must give the same elements for every thread.
     tm = cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cutlass.Float32), cute.make_layout(atoms),
                              permutation_mnk=perm)
-    M, N, K = tm.shape_mnk
+    M, N, K = (tm.get_tile_size(i) for i in range(3))
     a, b, c = panels(parse(viz.svg(tm)))
     by_a, by_b, by_c = _cells_by_thread(a), _cells_by_thread(b, transpose=True), _cells_by_thread(c)
     cA, cB, cC = (cute.make_identity_tensor(s) for s in ((M, K), (N, K), (M, N)))

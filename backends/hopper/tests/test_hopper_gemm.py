@@ -71,6 +71,24 @@ def wgmma_d_coord(thread, i):
     return 16 * w + lane // 4 + 8 * ((i // 2) % 2), 2 * (lane % 4) + i % 2 + 8 * (i // 4)
 
 
+def test_tiled_mma_shape_and_tv_layouts_are_the_atoms():
+    # CuTe DSL 4.8.1's printed values (sm_90a) for a (64,128,16) warpgroup MMA over (2,1,1) warpgroups: shape_mnk and
+    # tv_layout_A/B/C are the atom's (attention kernels read tv_layout_C's strides as the accumulator's order).
+    _, warpgroup, _ = hopper()
+    K = warpgroup.OperandMajorMode.K
+    with target("sm_90a"):
+        op = warpgroup.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (64, 128, 16), warpgroup.OperandSource.SMEM,
+                                    K, K)
+        tm = cute.make_tiled_mma(op, (2, 1, 1))
+    assert tm.shape_mnk == (64, 128, 16) and tm.size == 256 and str(tm.thr_id) == "128:1"
+    assert tuple(tm.get_tile_size(i) for i in range(3)) == (128, 128, 16)
+    assert (str(tm.tv_layout_A), str(tm.tv_layout_B), str(tm.tv_layout_C)) == (
+        "(128,(64,16)):(0,(1,64))", "(128,(128,16)):(0,(1,128))", "((4,8,4),(2,2,16)):((128,1,16),(64,8,512))")
+    assert (str(tm.tv_layout_A_tiled), str(tm.tv_layout_B_tiled), str(tm.tv_layout_C_tiled)) == (
+        "((128,2),((64,16),(1,1))):((0,64),((1,128),(0,0)))", "(256,((128,16),(1,1))):(0,((1,128),(0,0)))",
+        "((4,8,8),((2,2,16),(1,1))):((256,1,16),((128,8,1024),(0,0)))")
+
+
 @pytest.mark.parametrize("n,warpgroups", [(128, 2), (64, 1), (256, 1), (24, 2)])
 def test_tiled_mma_c_layout_is_the_wgmma_fragment(n, warpgroups):
     _, warpgroup, sm90 = hopper()
@@ -79,7 +97,8 @@ def test_tiled_mma_c_layout_is_the_wgmma_fragment(n, warpgroups):
         mma = sm90.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, K, K, cutlass.Float32,
                                           (warpgroups, 1, 1), tiler_mn=(64, n))
     assert mma.size == 128 * warpgroups
-    assert mma.shape_mnk == (64 * warpgroups, n, 16)
+    assert mma.shape_mnk == (64, n, 16)          # the atom's; the tile is get_tile_size
+    assert tuple(mma.get_tile_size(i) for i in range(3)) == (64 * warpgroups, n, 16)
     tv = mma.get_layoutC_TV()
     M = 64 * warpgroups
     seen = set()

@@ -34,7 +34,7 @@ get_current_work), so that `work = sched.get_current_work()` inside a run-time l
 from __future__ import annotations
 
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
-from .._dsl.values.numeric import Boolean, Int32
+from .._dsl.values.numeric import Boolean, Int32, Numeric
 from .tile_scheduler_values import ceil_div, is_dynamic, smaller, static_int
 
 
@@ -115,6 +115,14 @@ class PersistentTileSchedulerParams:
                 f"raster along {'m' if self.raster_along_m else 'n'})")
 
 
+def _leaves(t):
+    return [x for c in t for x in _leaves(c)] if isinstance(t, tuple) else [t]
+
+
+def _refill(t, it):
+    return tuple(_refill(c, it) for c in t) if isinstance(t, tuple) else next(it)
+
+
 class WorkTileInfo:
     """A CTA's output tile (tile_idx = (m, n, l), in tiles) and whether it is work (is_valid_tile)."""
 
@@ -130,12 +138,15 @@ class WorkTileInfo:
     def is_valid_tile(self):
         return self._is_valid_tile
 
+    # Carried through dynamic control flow: each coordinate (nested ones too, as a library's scheduler gives
+    # (m, 0, (b, h)); a static one becomes an Int32 there) and the validity.
     def _ww_carry_get(self):
-        return [*self._tile_idx, self._is_valid_tile]
+        return [v if isinstance(v, Numeric) else Int32(v) for v in _leaves(self._tile_idx)] + [self._is_valid_tile]
 
     def _ww_carry_set(self, values):
         *idx, self._is_valid_tile = values
-        self._tile_idx = tuple(idx)
+        it = iter(idx)
+        self._tile_idx = _refill(self._tile_idx, it) if len(idx) == len(_leaves(self._tile_idx)) else tuple(idx)
 
     def __repr__(self):
         return f"WorkTileInfo(tile_idx={self._tile_idx}, is_valid_tile={self._is_valid_tile})"

@@ -98,6 +98,20 @@ class MmaAtom:
     def num_threads(self):
         return _core.product(self.thr_id.shape)
 
+    # CuTe DSL's names for the atom's thread-value layouts: (thread, value) -> column-major index of the atom's
+    # (M, K), (N, K) and (M, N) tiles.
+    @property
+    def tv_layout_A(self):
+        return self.layout_a_tv
+
+    @property
+    def tv_layout_B(self):
+        return self.layout_b_tv
+
+    @property
+    def tv_layout_C(self):
+        return self.layout_c_tv
+
     # --- runtime fields (CuTe DSL's atom.set(Field.X, value)) ------------------------------------------------
     # What a field means is the operation's business: an op from a backend's Python may define
     # instruction_operands(fields) -> (inputs, attrs), the instruction's operands beyond a, b and c (e.g. a
@@ -189,7 +203,9 @@ class TiledMma:
 
     @property
     def shape_mnk(self):
-        return tuple(self.tile_size(i) for i in range(3))
+        """The atom's (M, N, K), as in CuTe DSL (programs take mode 2 as the instruction's K); the tile of all the
+        atoms is get_tile_size(0..2)."""
+        return self.atom.shape_mnk
 
     @property
     def op(self):
@@ -266,16 +282,30 @@ class TiledMma:
     def get_layoutC_TV(self):
         return self._layout_tv("C")
 
+    # CuTe DSL's meaning: tv_layout_X is the atom's thread-value layout (programs read its strides as the
+    # instruction's fragment order), tv_layout_X_tiled the whole tile's.
     @property
     def tv_layout_A(self):
-        return self.get_layoutA_TV()
+        return self.atom.tv_layout_A
 
     @property
     def tv_layout_B(self):
-        return self.get_layoutB_TV()
+        return self.atom.tv_layout_B
 
     @property
     def tv_layout_C(self):
+        return self.atom.tv_layout_C
+
+    @property
+    def tv_layout_A_tiled(self):
+        return self.get_layoutA_TV()
+
+    @property
+    def tv_layout_B_tiled(self):
+        return self.get_layoutB_TV()
+
+    @property
+    def tv_layout_C_tiled(self):
         return self.get_layoutC_TV()
 
     # --- slices and fragments -------------------------------------------------------------------------------------

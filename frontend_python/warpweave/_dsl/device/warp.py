@@ -93,6 +93,19 @@ def shuffle_sync_bfly(value, offset, mask=-1, mask_and_clamp=31):
     return _shuffle("bfly", value, offset, mask, mask_and_clamp)
 
 
+_SHFL_KINDS = ("idx", "up", "down", "bfly")
+
+
+def shuffle_sync_op(value, offset, mask=-1, mask_and_clamp=31, kind="idx"):
+    """The shuffle of the given kind (idx, up, down or bfly: a name, or an enum whose name is one, as CuTe DSL's
+    ShflKind), the others' common form."""
+    name = str(getattr(kind, "name", kind)).lower()
+    if name not in _SHFL_KINDS:
+        raise DSLValueError(f"shuffle_sync_op: kind is one of {', '.join(_SHFL_KINDS)}, got {kind!r}",
+                            user_location(2))
+    return _shuffle(name, value, offset, mask, mask_and_clamp)
+
+
 def _pred(p, what) -> int:
     if isinstance(p, Numeric):
         if p.is_boolean:
@@ -254,7 +267,7 @@ def popc(value):
     return out if type(x) is Int32 else Int32(out)
 
 
-__all__ = ["WARP_SIZE", "FULL_MASK", "shuffle_sync", "shuffle_sync_up", "shuffle_sync_down", "shuffle_sync_bfly",
+__all__ = ["WARP_SIZE", "FULL_MASK", "shuffle_sync", "shuffle_sync_op", "shuffle_sync_up", "shuffle_sync_down", "shuffle_sync_bfly",
            "vote_ballot_sync", "vote_any_sync", "vote_all_sync", "vote_uni_sync", "warp_reduction",
            "warp_reduction_sum", "warp_reduction_max", "warp_reduction_min", "warp_redux_sync", "make_warp_uniform",
            "popc", "sync_warp"]

@@ -371,11 +371,19 @@ class _Carry:
         tuples = dict(self.tuples)
         for i, ct in self.tuples:
             out.extend(ct.yields(results[i], lineno, where))
+        # A variable holding a carried object that the region rebinds to another object of its type (a scheduler
+        # helper returning a new WorkTileInfo each trip) hands its state to the object it held before, which the
+        # variable names again after the region.
+        rebound = {}
         for i, (before, after) in enumerate(zip(self.values, results)):
-            if i not in self.index and i not in tuples:
-                _check_unchanged(self.names[i], before, after, lineno, where)
+            if i in self.index or i in tuples:
+                continue
+            if after is not before and type(after) is type(before) and any(before is o for o in self.objects):
+                rebound[id(before)] = after
+                continue
+            _check_unchanged(self.names[i], before, after, lineno, where)
         for o, ts in zip(self.objects, self.object_types):
-            now = list(o._ww_carry_get())
+            now = list(rebound.get(id(o), o)._ww_carry_get())
             if len(now) != len(ts):
                 raise DSLTypeError(f"{type(o).__name__} changed its number of values inside the dynamic {where} at "
                                    f"line {lineno}", user_location(3))

@@ -27,7 +27,7 @@ from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
 from ..._dsl.device.smem_size import dynamic_smem_size  # noqa: F401
 from ..._dsl.device.warp import (  # noqa: F401
     FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly, shuffle_sync_down,
-    shuffle_sync_up, sync_warp, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
+    shuffle_sync_op, shuffle_sync_up, sync_warp, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
     warp_reduction_max, warp_reduction_min, warp_reduction_sum, warp_redux_sync,
 )
 
