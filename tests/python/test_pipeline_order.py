@@ -92,8 +92,11 @@ def test_a_whole_float_counts_the_members_of_a_group():
         pipeline.CooperativeGroup(pipeline.Agent.Thread, 2.5)
 
 
+# At depth 1 one turn is in flight: the log is in turn order. At depth d, d turns are (group 0 starts a phase ahead at
+# every depth, as CUTLASS's ordered sequence barrier does: a ping-pong kernel's mainloop and epilogue are each in
+# order, not the two together), so groups of different depths may write the log at once: only depth 1 is logged.
 @requires_gpu
-@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("depth", [1])
 def test_groups_take_turns_in_order(depth):
     import torch
 

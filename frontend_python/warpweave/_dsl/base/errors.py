@@ -68,8 +68,8 @@ def cuda_error(e: Exception, location=None) -> DSLCudaRuntimeError:
     if name is not None:
         try:
             from cuda.bindings import driver
-            code = driver.CUresult[name]
-        except (ImportError, KeyError):
+            code = getattr(driver.CUresult, name)  # an enum or a plain class, by cuda-bindings version
+        except (ImportError, AttributeError):
             code = None
     return DSLCudaRuntimeError(text, location, code, name)
 

@@ -30,8 +30,10 @@ def _static_pack(d: int) -> int:
 def _dynamic_pack(d: Int32) -> Int64:
     wide = Uint64(Uint32(d))
     ceil_log2 = Uint64(32) - Uint64(_leading_zeros(Uint32(d) - Uint32(1)))
-    m = ((Uint64(1) << (Uint64(31) + ceil_log2)) + wide - Uint64(1)) // wide
-    return Int64(select(wide == Uint64(1), Uint64(1), (m << Uint64(32)) | wide))
+    m = ((Uint64(1) << (Uint64(31) + ceil_log2)) + wide - Uint64(1)) // wide   # below 2**33
+    # packed in signed 64-bit arithmetic (wrapping), so no value of a host program's call leaves 64-bit integers
+    packed = (Int64(m) << Int64(32)) | Int64(wide)
+    return select(wide == Uint64(1), Int64(1), packed)
 
 
 def _count_leading_zeros(v: int) -> int:
