@@ -246,7 +246,7 @@ def manifest_text() -> str:
         # sm_100a entries do not reach a 12.x device (arch-specific targets).
         extends=("ampere", "hopper", "blackwell"),
         python_modules=("warp",),
-        module_map={"warpweave.utils.blackwell_helpers": "helpers",
+        module_map={"warpweave.utils.blackwell_helpers": "helpers", "warpweave.utils.sm100": "helpers",
                     "warpweave.utils.blockscaled_layout": "blockscaled_layout"},
         on_load=("adapters",))]
     for name, cc in (("sm_120a", 120), ("sm_121a", 121)):
