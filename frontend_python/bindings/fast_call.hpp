@@ -14,6 +14,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -146,6 +147,84 @@ struct Derived {
   int64_t expected = -1;    // a guard of the compiled function: the value it must have, else the Python call
 };
 
+// One step of a host program: a value, or (loop >= 0) the host loop FastCall::loops[loop] run whole.
+struct Step {
+  int loop = -1;
+  Derived value;
+};
+
+// A value a host loop carries from trip to trip (_dsl/host/host_loop.py's Carried): `init` before the first trip,
+// `next` after each (both end in the cast to its type); read in `in_slot` during a trip, `out_slot` after the loop.
+struct Carry {
+  int in_slot, out_slot;
+  Expr init, next;
+};
+
+// A host loop (host_loop.py's HostLoop): a `for` over (start, stop, step), its variable in `iv_slot`, or a
+// `while` on `cond_code` after the `cond` steps of each trip; the `body` steps at each trip. It runs when every
+// guard slot is non-zero (the host branches it is in), else its carried values are 0.
+struct LoopPlan {
+  std::vector<int> guards;
+  bool is_while = false;
+  Expr bounds[3];
+  std::vector<Step> cond;
+  Expr cond_code;
+  int iv_slot = -1;
+  std::vector<Carry> carried;
+  std::vector<Step> body;
+};
+
+// The order of a call's launches (host_loop.launches_of_call): launch `launch`, or (loop >= 0) the trips of a
+// loop, each making the launches of `inner`.
+struct OrderNode {
+  int launch = -1;
+  int loop = -1;
+  std::vector<OrderNode> inner;
+};
+
+constexpr int kMaxCallLaunches = 1 << 16;   // launches one call makes natively (more: the Python call)
+constexpr int64_t kMaxCallTrips = 1 << 24;  // host loop trips one call runs natively (more: the Python call)
+
+// The launches of one call, recorded before any is made: which, its grid and stream, and where its parameters
+// are in the call's parameter bytes. Small calls need no allocation.
+struct Recorded {
+  int launch;
+  rt::Dim3 grid;
+  uint64_t stream;
+  size_t offset;
+};
+
+struct CallLaunches {
+  Recorded small[8];
+  std::vector<Recorded> more;
+  int n = 0;
+  int64_t trips = 0;  // host loop trips run so far
+  alignas(16) char stack[kStackParams];
+  std::vector<char> heap;
+  size_t used = 0;
+
+  Recorded& at(int i) { return i < 8 ? small[i] : more[i - 8]; }
+  char* bytes() { return heap.empty() ? stack : heap.data(); }
+  // A new record with `size` zeroed parameter bytes (16-aligned); null past kMaxCallLaunches.
+  Recorded* add(int launch, uint32_t size) {
+    if (n >= kMaxCallLaunches) return nullptr;
+    size_t need = used + (size + 15) / 16 * 16;
+    size_t room = heap.empty() ? kStackParams : heap.size();
+    if (need > room) {
+      std::vector<char> grown(std::max(need, room * 2));
+      std::memcpy(grown.data(), bytes(), used);
+      heap.swap(grown);
+    }
+    Recorded* r = n < 8 ? &small[n] : &more.emplace_back();
+    ++n;
+    r->launch = launch;
+    r->offset = used;
+    std::memset(bytes() + used, 0, need - used);
+    used = need;
+    return r;
+  }
+};
+
 // A torch tensor type seen in a call, with its DLPack exchange table when it offers one. `trusted` drops to
 // false for good if a tensor's DLPack description ever differs from its data_ptr()/shape/stride().
 struct TorchType {
@@ -248,7 +327,9 @@ struct FastCall {
   std::vector<PyObject*> constexprs;  // per argument: its compiled value when Constexpr, else null
   int nconstexprs = 0;
   std::vector<ArgPlan> args;
-  std::vector<Derived> derived;
+  std::vector<Step> program;      // the host program, in order
+  std::vector<LoopPlan> loops;     // its host loops (a loop's inner loops have lower indices)
+  std::vector<OrderNode> order;    // the call's launches, in order
   std::vector<LaunchPlan> launches;
   PyObject* view_type = nullptr;
   PyObject* satisfies = nullptr;
@@ -515,85 +596,29 @@ struct FastCall {
     return out.need_fallback ? Outcome::Fallback : Outcome::Ready;
   }
 
-  // The host program's values, in order; false where the Python call must take the call (it raises what Python
-  // raises: a division by zero, say).
-  bool run_host_program(Values& v) const {
-    for (const Derived& d : derived) {
-      bool taken = true;
-      for (int g : d.guards) taken = taken && v.syms[g] != 0;
-      v.syms[d.slot] = 0;
-      v.fvals[d.slot] = 0.0;
-      if (taken && !eval_host(d.code, v, d.is_float, v.syms[d.slot], v.fvals[d.slot])) return false;
-      if (d.expected >= 0 && v.syms[d.slot] != d.expected) return false;
-    }
-    return true;
-  }
+  // The host program's steps, in order (host loops run whole, for their carried values); false where the Python
+  // call must take the call (it raises what Python raises: a division by zero, say). host_program_eval.cpp.
+  bool run_host_program(Values& v) const;
 
-  // The grids and packed parameters of every launch (nothing is launched before all of them are known); a
-  // launch whose predicates do not all hold is skipped (made[k] false).
-  bool prepare(const Values& v, char* buf, rt::Dim3* grids, uint64_t* streams, bool* made) {
-    size_t base = 0;
-    for (size_t k = 0; k < launches.size(); ++k) {
-      const LaunchPlan& l = launches[k];
-      made[k] = true;
-      for (int s : l.predicates) made[k] = made[k] && v.syms[s] != 0;
-      if (!made[k]) {
-        base += (l.size + 15) / 16 * 16;
-        continue;
-      }
-      int64_t g[3];
-      for (int d = 0; d < 3; ++d) {
-        if (!eval(l.grid[d], v.syms, g[d]) || g[d] <= 0 || g[d] > UINT32_MAX) return false;  // the Python call
-      }
-      grids[k] = rt::Dim3(static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]));
-      streams[k] = l.stream_slot < 0 ? l.stream : v.ptrs[l.stream_slot];
-      char* b = buf + base;
-      std::memset(b, 0, l.size);
-      for (const Param& p : l.params) {
-        char* d = b + p.offset;
-        bool ok = p.source == Source::Sym     ? pack_int(p.fmt, v.syms[p.slot], d)
-                  : p.source == Source::Ptr   ? pack_u64(p.fmt, v.ptrs[p.slot], d)
-                  : p.source == Source::Float ? pack_double(p.fmt, v.fvals[p.slot], d)
-                                              : pack_scalar(p.fmt, v.objs[p.slot], d);
-        if (!ok) return false;
-      }
-      base += (l.size + 15) / 16 * 16;
-    }
-    return true;
-  }
-
-  size_t buffer_size() const {
-    size_t n = 0;
-    for (auto& l : launches) n += (l.size + 15) / 16 * 16;
-    return n;
-  }
+  // The grid, stream and packed parameters of every launch the call makes, in launches_of_call's order (a launch
+  // in host loops once per trip), recorded before any is made; a launch whose predicates do not all hold is not
+  // recorded. False where the call goes the Python way. host_program_eval.cpp.
+  bool prepare(Values& v, CallLaunches& out) const;
 
   // Runs the call: nullptr with an error set, Py_None (new reference) when launched, or `fallback` untouched.
   PyObject* call(PyObject* const* given, Py_ssize_t n, Values& v, bool& fell_back) {
     fell_back = true;
     if (read(given, n, v) == Outcome::Fallback) return nullptr;
-    alignas(16) char stack[kStackParams];
-    std::unique_ptr<char[]> heap;
-    size_t need = buffer_size();
-    char* buf = stack;
-    if (need > kStackParams) {
-      heap.reset(new char[need]);
-      buf = heap.get();
-    }
-    rt::Dim3 grids[8];
-    uint64_t streams[8];
-    bool made[8];
-    if (!run_host_program(v) || !prepare(v, buf, grids, streams, made)) return nullptr;
+    CallLaunches made;
+    if (!run_host_program(v) || !prepare(v, made)) return nullptr;
     fell_back = false;
-    size_t base = 0;
-    for (size_t k = 0; k < launches.size(); ++k) {
-      LaunchPlan& l = launches[k];
-      char* b = buf + base;
-      base += (l.size + 15) / 16 * 16;
-      if (!made[k]) continue;
+    for (int k = 0; k < made.n; ++k) {
+      const Recorded& r = made.at(k);
+      const LaunchPlan& l = launches[r.launch];
+      char* b = made.bytes() + r.offset;
       if (l.native) {
         try {
-          l.native->launch(grids[k], streams[k], b, l.size);
+          l.native->launch(r.grid, r.stream, b, l.size);
         } catch (const rt::CudaError& e) {
           PyErr_SetString(g_cuda_error ? g_cuda_error : PyExc_RuntimeError, e.what());
           return nullptr;
@@ -605,11 +630,11 @@ struct FastCall {
           return nullptr;
         }
       } else if (l.target != Py_None) {  // a Python launcher (recording, in tests): Launcher's own signature
-        PyObject* r = PyObject_CallFunction(l.target, "IIIKN", grids[k].x, grids[k].y, grids[k].z,
-                                            static_cast<unsigned long long>(streams[k]),
-                                            PyBytes_FromStringAndSize(b, static_cast<Py_ssize_t>(l.size)));
-        if (!r) return nullptr;
-        Py_DECREF(r);
+        PyObject* res = PyObject_CallFunction(l.target, "IIIKN", r.grid.x, r.grid.y, r.grid.z,
+                                              static_cast<unsigned long long>(r.stream),
+                                              PyBytes_FromStringAndSize(b, static_cast<Py_ssize_t>(l.size)));
+        if (!res) return nullptr;
+        Py_DECREF(res);
       }
     }
     ++native_calls;

@@ -75,14 +75,87 @@ int checked_slot(nb::handle h) {
   return s;
 }
 
+Derived parse_value(nb::tuple t) {
+  Derived d{checked_slot(t[0]), parse_program(t[1]), {}, false, -1};
+  if (nb::len(t) > 2)
+    for (nb::handle g : nb::cast<nb::list>(t[2])) d.guards.push_back(checked_slot(g));
+  if (nb::len(t) > 3) d.is_float = nb::cast<bool>(t[3]);
+  if (nb::len(t) > 4) d.expected = nb::cast<int64_t>(t[4]);
+  return d;
+}
+
+// Host program steps: values (slot, program, guard slots, is_float[, expected]) or ("loop", index) of a loop
+// below `nloops` (a loop's steps name only loops before it, so none runs inside itself).
+std::vector<Step> parse_steps(nb::handle items, int nloops) {
+  std::vector<Step> out;
+  for (nb::handle h : nb::cast<nb::list>(items)) {
+    nb::tuple t = nb::cast<nb::tuple>(h);
+    Step s;
+    if (nb::isinstance<nb::str>(t[0])) {
+      s.loop = nb::cast<int>(t[1]);
+      if (nb::cast<std::string>(t[0]) != "loop" || s.loop < 0 || s.loop >= nloops)
+        throw std::invalid_argument("FastCall: a host loop step");
+    } else {
+      s.value = parse_value(t);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// (guard slots, is_while, [start, stop, step] programs, cond steps, cond program, loop variable slot,
+// [(in slot, out slot, init program, next program)], body steps): loop `index` of the plan.
+LoopPlan parse_loop(nb::handle h, int index) {
+  nb::tuple t = nb::cast<nb::tuple>(h);
+  if (nb::len(t) != 8) throw std::invalid_argument("FastCall: a host loop has 8 fields");
+  LoopPlan L;
+  for (nb::handle g : nb::cast<nb::list>(t[0])) L.guards.push_back(checked_slot(g));
+  L.is_while = nb::cast<bool>(t[1]);
+  if (L.is_while) {
+    L.cond = parse_steps(t[3], index);
+    L.cond_code = parse_program(t[4]);
+  } else {
+    nb::list bounds = nb::cast<nb::list>(t[2]);
+    if (nb::len(bounds) != 3) throw std::invalid_argument("FastCall: a host loop's bounds");
+    for (int d = 0; d < 3; ++d) L.bounds[d] = parse_program(bounds[d]);
+    L.iv_slot = checked_slot(t[5]);
+  }
+  for (nb::handle c : nb::cast<nb::list>(t[6])) {
+    nb::tuple ct = nb::cast<nb::tuple>(c);
+    L.carried.push_back(Carry{checked_slot(ct[0]), checked_slot(ct[1]), parse_program(ct[2]), parse_program(ct[3])});
+  }
+  L.body = parse_steps(t[7], index);
+  return L;
+}
+
+// The order of the launches: a launch index, or ("loop", loop index, [inner order]).
+std::vector<OrderNode> parse_order(nb::handle items, int nlaunches, int nloops) {
+  std::vector<OrderNode> out;
+  for (nb::handle h : nb::cast<nb::list>(items)) {
+    OrderNode n;
+    if (nb::isinstance<nb::int_>(h)) {
+      n.launch = nb::cast<int>(h);
+      if (n.launch < 0 || n.launch >= nlaunches) throw std::invalid_argument("FastCall: a launch index");
+    } else {
+      nb::tuple t = nb::cast<nb::tuple>(h);
+      n.loop = nb::cast<int>(t[1]);
+      if (n.loop < 0 || n.loop >= nloops) throw std::invalid_argument("FastCall: a host loop index");
+      n.inner = parse_order(t[2], nlaunches, nloops);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 // args: per argument a tuple led by its ArgKind (the NATIVE_ codes of _dsl/call/arg_kind.py): (Skip,) |
 // (Tensor, spec, ptr_slot, rank, torch, [(slot, is_stride, mode)]) | (Int, slot, bits) | (Scalar, slot) |
 // (Stream, slot) | (Const, has_value, value) | (Pointer, slot, RuntimePointer, element_type, mem_space, align).
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
-// [(source, fmt, slot, offset)], [predicate slots]). derived: the host program, [(slot, program)] in order.
+// [(source, fmt, slot, offset)], [predicate slots]). derived: the host program's steps in order (parse_steps),
+// loops: its host loops (parse_loop), order: the launches' order (parse_order; None: one after another).
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                      nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
-                     nb::handle numeric, nb::list derived) {
+                     nb::handle numeric, nb::list derived, nb::list loops, nb::handle order) {
   if (nargs < 0 || nargs > kMaxArgs) throw std::invalid_argument("FastCall: too many arguments");
   if (nb::len(args) != static_cast<size_t>(nargs) || nb::len(constexprs) != static_cast<size_t>(nargs))
     throw std::invalid_argument("FastCall: one plan and one Constexpr entry per argument");
@@ -183,23 +256,22 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
       for (nb::handle ph : nb::cast<nb::list>(t[7])) l.predicates.push_back(checked_slot(ph));
     f->launches.push_back(std::move(l));
   }
-  for (nb::handle h : derived) {
-    nb::tuple t = nb::cast<nb::tuple>(h);
-    Derived d{checked_slot(t[0]), parse_program(t[1]), {}, false, -1};
-    if (nb::len(t) > 2)
-      for (nb::handle g : nb::cast<nb::list>(t[2])) d.guards.push_back(checked_slot(g));
-    if (nb::len(t) > 3) d.is_float = nb::cast<bool>(t[3]);
-    if (nb::len(t) > 4) d.expected = nb::cast<int64_t>(t[4]);
-    f->derived.push_back(std::move(d));
+  int nloops = static_cast<int>(nb::len(loops));
+  for (int j = 0; j < nloops; ++j) f->loops.push_back(parse_loop(loops[j], j));
+  f->program = parse_steps(derived, nloops);
+  if (order.is_none()) {
+    for (size_t k = 0; k < f->launches.size(); ++k) f->order.push_back(OrderNode{static_cast<int>(k), -1, {}});
+  } else {
+    f->order = parse_order(order, static_cast<int>(f->launches.size()), nloops);
   }
 }
 
 void init_fast_call(FastCall* self, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                     nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
-                    nb::handle numeric, nb::list derived) {
+                    nb::handle numeric, nb::list derived, nb::list loops, nb::handle order) {
   FastCall f;
   build_fast_call(&f, bound_self, nargs, defaults, constexprs, args, launches, view_type, satisfies, numeric,
-                  derived);
+                  derived, loops, order);
   new (self) FastCall(std::move(f));
 }
 
@@ -224,7 +296,8 @@ void bind_fast_call(nb::module_& m) {
                           "The native fast path of one compiled function's calls (built by _dsl/call/native_call.py).");
   fc.def("__init__", &init_fast_call, nb::arg("bound_self"), nb::arg("nargs"), nb::arg("defaults"),
          nb::arg("constexprs"), nb::arg("args"), nb::arg("launches"), nb::arg("view_type"), nb::arg("satisfies"),
-         nb::arg("numeric") = nb::none(), nb::arg("derived") = nb::list())
+         nb::arg("numeric") = nb::none(), nb::arg("derived") = nb::list(),
+         nb::arg("loops") = nb::list(), nb::arg("order") = nb::none())
       // The launches a call would make, [(grid, stream, parameter bytes)], without making them; None where the
       // call would go the Python way.
       .def("packed", [](FastCall& f, nb::args args) -> nb::object {
@@ -232,22 +305,13 @@ void bind_fast_call(nb::module_& m) {
         for (nb::handle h : args) given.push_back(h.ptr());
         Values v;
         if (f.read(given.data(), static_cast<Py_ssize_t>(given.size()), v) == Outcome::Fallback) return nb::none();
-        std::vector<char> buf(f.buffer_size() + 16);
-        rt::Dim3 grids[8];
-        uint64_t streams[8];
-        bool made[8];
-        if (!f.run_host_program(v) || !f.prepare(v, buf.data(), grids, streams, made)) return nb::none();
+        CallLaunches made;
+        if (!f.run_host_program(v) || !f.prepare(v, made)) return nb::none();
         nb::list out;
-        size_t base = 0;
-        for (size_t k = 0; k < f.launches.size(); ++k) {
-          const LaunchPlan& l = f.launches[k];
-          if (!made[k]) {  // a launch its host branch does not make
-            base += (l.size + 15) / 16 * 16;
-            continue;
-          }
-          out.append(nb::make_tuple(nb::make_tuple(grids[k].x, grids[k].y, grids[k].z), streams[k],
-                                    nb::bytes(buf.data() + base, l.size)));
-          base += (l.size + 15) / 16 * 16;
+        for (int k = 0; k < made.n; ++k) {  // the launches made, those of host loops once per trip
+          const Recorded& r = made.at(k);
+          out.append(nb::make_tuple(nb::make_tuple(r.grid.x, r.grid.y, r.grid.z), r.stream,
+                                    nb::bytes(made.bytes() + r.offset, f.launches[r.launch].size)));
         }
         return out;
       })

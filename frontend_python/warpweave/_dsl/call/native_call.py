@@ -84,9 +84,12 @@ def build(compiled, launchers):
         if args[i] is None:
             return None
     sym_slots, ptr_slots, obj_slots = slots.syms, slots.ptrs, slots.objs
-    derived = _host_program(compiled.host_program, slots)
+    loops: list = []
+    loop_ids: dict = {}
+    derived = _host_program(compiled.host_program, slots, loops, loop_ids)
     checks = _guard_checks(compiled.host_guards, slots)
-    if derived is None or checks is None:
+    order = _launch_order(compiled.launches, loop_ids)
+    if derived is None or checks is None or order is None:
         return None
     derived += checks
     launches = []
@@ -131,20 +134,26 @@ def build(compiled, launchers):
         return None
     constexprs = [(compiled._constexprs[i],) if i in compiled._constexprs else None for i in range(n)]
     return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
-                          RuntimeTensor, satisfies, Numeric, derived)
+                          RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None)
 
 
 def _is_derived(source) -> bool:
     return isinstance(source, (tuple, list)) and len(source) == 2 and source[0] == "derived"
 
 
-def _host_program(program, slots) -> list | None:
-    """The host program's values as native programs [(slot, [(operation, operand)], guard slots, is_float)], or
-    None where one uses what the native path does not compute (shifts, a value its arguments do not give)."""
-    if program.has_loops:  # its trips run in Python (host/host_loop.py)
-        return None
+def _host_program(program, slots, loops: list, loop_ids: dict) -> list | None:
+    """The host program's steps as native ones: values [(slot, [(operation, operand)], guard slots, is_float)] and
+    ("loop", index) of its host loops, described into `loops` (an inner loop before the loop it is in; loop_ids:
+    id(HostLoop) -> index); None where one uses what the native path does not compute (shifts, a value its
+    arguments do not give)."""
     out = []
     for d in program.entries:
+        if d.kind == "loop":
+            j = _loop(d, slots, loops, loop_ids)
+            if j is None:
+                return None
+            out.append(("loop", j))
+            continue
         code = _native_code(d.code, slots)
         if code is None:
             return None
@@ -153,17 +162,68 @@ def _host_program(program, slots) -> list | None:
     return out
 
 
-def _guard_checks(guards, slots) -> list | None:
+def _loop(hl, slots, loops: list, loop_ids: dict) -> int | None:
+    """A host loop (host/host_loop.py's HostLoop) as the native path's (fast_call_bindings.cpp's parse_loop): its
+    index in `loops`. Its guards (a divisor that must not be zero in a trip) are checked at each trip, as the
+    Python call checks them."""
+    sym = slots.syms
+    guards = [NativeSlots.slot(sym, g) for g in hl.guards]
+    inits = [_native_code(list(c.init_code) + [("cast", c.type_code)], slots) for c in hl.carried]
+    bounds = [_native_code(b, slots) for b in hl.bounds] if hl.cond is None else []
+    iv = NativeSlots.slot(sym, hl.iv_sid) if hl.cond is None else -1
+    ins = [NativeSlots.slot(sym, c.in_sid) for c in hl.carried]
+    cond, cond_code = [], [("const", 1)]
+    if hl.cond is not None:
+        cond = _host_program(hl.cond, slots, loops, loop_ids)
+        checks = _guard_checks(hl.cond_guards, slots, ("cond guard", id(hl)))
+        cond = None if cond is None or checks is None else cond + checks
+        cond_code = _native_code(hl.cond_code, slots)
+    body = _host_program(hl.body, slots, loops, loop_ids)
+    checks = _guard_checks(hl.body_guards, slots, ("body guard", id(hl)))
+    nexts = [_native_code(list(c.next_code) + [("cast", c.type_code)], slots) for c in hl.carried]
+    if any(x is None for x in inits + bounds + nexts + [cond, cond_code, body, checks]):
+        return None
+    outs = [NativeSlots.slot(sym, c.out_sid) for c in hl.carried]
+    loops.append((guards, hl.cond is not None, bounds, cond, cond_code, iv,
+                  [(i, o, a, b) for i, o, a, b in zip(ins, outs, inits, nexts)], body + checks))
+    loop_ids[id(hl)] = len(loops) - 1
+    return len(loops) - 1
+
+
+def _launch_order(launches, loop_ids: dict, depth=0, base=0) -> list | None:
+    """The launches' order as host_loop.launches_of_call makes them: a launch's index, or ("loop", index, [the
+    order of the launches in it]) for a run of launches in the same host loop; None where a loop is not one of
+    the program's."""
+    out, k = [], 0
+    while k < len(launches):
+        in_loops = getattr(launches[k], "loops", ())
+        if len(in_loops) <= depth:
+            out.append(base + k)
+            k += 1
+            continue
+        loop, j = in_loops[depth], k + 1
+        while j < len(launches) and len(getattr(launches[j], "loops", ())) > depth and \
+                launches[j].loops[depth] is loop:
+            j += 1
+        inner = _launch_order(launches[k:j], loop_ids, depth + 1, base + k)
+        if inner is None or id(loop) not in loop_ids:
+            return None
+        out.append(("loop", loop_ids[id(loop)], inner))
+        k = j
+    return out
+
+
+def _guard_checks(guards, slots, key=("guard",)) -> list | None:
     """The guards of the compiled function (a host division's divisor is not zero, a comparison decided when
-    compiled) as host-program values the native path computes and compares: a call where one does not hold goes
-    the Python way, which raises what it raises."""
+    compiled), or of a host loop's trips, as host-program values the native path computes and compares: a call
+    where one does not hold goes the Python way, which raises what it raises."""
     out = []
     for k, g in enumerate(guards):
         code = grid_program(dim_source(g.diff), slots.syms)
         if code is None:
             return None
         code = code + [("const", 0), (g.op, 0)]
-        out.append((NativeSlots.slot(slots.syms, ("guard", k)), code, [], False, int(bool(g.outcome))))
+        out.append((NativeSlots.slot(slots.syms, key + (k,)), code, [], False, int(bool(g.outcome))))
     return out
 
 

@@ -255,8 +255,8 @@ def _carry_out(st, hl, carried, names, values, out, launches, lineno):
                                "whose trip count only a call knows; only integers can be carried from trip to trip "
                                "there", where)
     if hl.carried or launches:
-        # An entry of the program: the carried values after it; and a program with a loop is one the native path
-        # and exported C leave to the Python call, which makes the launches of each trip.
+        # An entry of the program: the carried values after it. The launches of each trip are made by the Python
+        # call (launches_of_call) and by the native path (bindings/host_program_run.cpp) alike.
         host_program.program_of(st).entries.append(hl)
     if hl.actions:
         hl.bulk = host_loop_bulk.plan(hl) if hl.cond is None else None

@@ -1,0 +1,129 @@
+// A host program's steps on the native fast path (FastCall::run_host_program), host loops included, and the
+// launches of a call in launches_of_call's order (FastCall::prepare), as _dsl/host/host_program.py and
+// host_loop.py run them on the Python call: the program first (a loop run whole gives its carried values), then
+// each launch, those in host loops once per trip of them with that trip's values. Every launch is recorded
+// before any is made, so a call that leaves anything to Python (a value out of range, too many trips) has
+// launched nothing.
+#include "fast_call.hpp"
+
+namespace ww::py::fast_call {
+namespace {
+
+class Runner {
+ public:
+  Runner(const FastCall& f, Values& v, CallLaunches* out) : f_(f), v_(v), out_(out) {}
+
+  bool steps(const std::vector<Step>& steps) {
+    for (const Step& s : steps) {
+      if (s.loop >= 0 ? !loop(f_.loops[s.loop], nullptr) : !value(s.value)) return false;
+    }
+    return true;
+  }
+
+  bool launches(const std::vector<OrderNode>& nodes) {
+    for (const OrderNode& n : nodes) {
+      if (n.loop >= 0 ? !loop(f_.loops[n.loop], &n.inner) : !record(n.launch)) return false;
+    }
+    return true;
+  }
+
+ private:
+  bool value(const Derived& d) {
+    bool taken = true;
+    for (int g : d.guards) taken = taken && v_.syms[g] != 0;
+    v_.syms[d.slot] = 0;
+    v_.fvals[d.slot] = 0.0;
+    if (taken && !eval_host(d.code, v_, d.is_float, v_.syms[d.slot], v_.fvals[d.slot])) return false;
+    return d.expected < 0 || v_.syms[d.slot] == d.expected;
+  }
+
+  bool integer(const Expr& e, int64_t& out) {
+    double unused;
+    return eval_host(e, v_, false, out, unused);
+  }
+
+  // One trip's carried values in, its steps, the launches of `inner` (when the launches are made), and the next
+  // trip's carried values out into cur.
+  bool trip(const LoopPlan& L, int64_t* cur, const std::vector<OrderNode>* inner) {
+    if (++trips_ > kMaxCallTrips) return false;
+    if (!steps(L.body) || (inner && !launches(*inner))) return false;
+    int64_t next[kMaxSlots];
+    for (size_t c = 0; c < L.carried.size(); ++c)
+      if (!integer(L.carried[c].next, next[c])) return false;
+    std::copy(next, next + L.carried.size(), cur);
+    return true;
+  }
+
+  void carry_in(const LoopPlan& L, const int64_t* cur) {
+    for (size_t c = 0; c < L.carried.size(); ++c) v_.syms[L.carried[c].in_slot] = cur[c];
+  }
+
+  bool loop(const LoopPlan& L, const std::vector<OrderNode>* inner) {
+    int64_t cur[kMaxSlots] = {};
+    bool taken = true;
+    for (int g : L.guards) taken = taken && v_.syms[g] != 0;
+    if (taken) {
+      for (size_t c = 0; c < L.carried.size(); ++c)
+        if (!integer(L.carried[c].init, cur[c])) return false;
+      if (L.is_while) {
+        for (;;) {
+          carry_in(L, cur);
+          int64_t go;
+          if (!steps(L.cond) || !integer(L.cond_code, go)) return false;
+          if (!go) break;
+          if (!trip(L, cur, inner)) return false;
+        }
+      } else {
+        int64_t start, stop, step;
+        if (!integer(L.bounds[0], start) || !integer(L.bounds[1], stop) || !integer(L.bounds[2], step) ||
+            step == 0)  // the Python call names the loop's line
+          return false;
+        for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+          carry_in(L, cur);
+          v_.syms[L.iv_slot] = i;
+          if (!trip(L, cur, inner)) return false;
+          if (__builtin_add_overflow(i, step, &i)) break;  // past the stop, which is an int64_t
+        }
+      }
+    }
+    for (size_t c = 0; c < L.carried.size(); ++c) v_.syms[L.carried[c].out_slot] = cur[c];
+    return true;
+  }
+
+  bool record(int k) {
+    const LaunchPlan& l = f_.launches[k];
+    for (int s : l.predicates)
+      if (v_.syms[s] == 0) return true;  // under a host `if` this call (or trip) does not take
+    int64_t g[3];
+    for (int d = 0; d < 3; ++d) {
+      if (!eval(l.grid[d], v_.syms, g[d]) || g[d] <= 0 || g[d] > UINT32_MAX) return false;  // the Python call
+    }
+    Recorded* r = out_->add(k, l.size);
+    if (!r) return false;
+    r->grid = rt::Dim3(static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]));
+    r->stream = l.stream_slot < 0 ? l.stream : v_.ptrs[l.stream_slot];
+    char* b = out_->bytes() + r->offset;
+    for (const Param& p : l.params) {
+      char* d = b + p.offset;
+      bool ok = p.source == Source::Sym     ? pack_int(p.fmt, v_.syms[p.slot], d)
+                : p.source == Source::Ptr   ? pack_u64(p.fmt, v_.ptrs[p.slot], d)
+                : p.source == Source::Float ? pack_double(p.fmt, v_.fvals[p.slot], d)
+                                            : pack_scalar(p.fmt, v_.objs[p.slot], d);
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  const FastCall& f_;
+  Values& v_;
+  CallLaunches* out_;
+  int64_t trips_ = 0;
+};
+
+}  // namespace
+
+bool FastCall::run_host_program(Values& v) const { return Runner(*this, v, nullptr).steps(program); }
+
+bool FastCall::prepare(Values& v, CallLaunches& out) const { return Runner(*this, v, &out).launches(order); }
+
+}  // namespace ww::py::fast_call
