@@ -125,14 +125,15 @@ bool eval_host(const Expr& e, const Values& v, bool want_float, int64_t& iout, d
       }
       default: break;
     }
-    Num b = st[--n], a = st[n - 1], r;
+    const Num& b = st[--n];
+    Num& a = st[n - 1];
     if (a.f || b.f || op == Op::TrueDiv) {
+      Num r;
       if (!float_binary(op, a.as_double(), b.as_double(), r)) return false;
-    } else {
-      r = integer(0);
-      if (!int_binary(op, a.i, b.i, r.i)) return false;
+      a = r;
+    } else if (!int_binary(op, a.i, b.i, a.i)) {  // in place: an integer stays one (no copy of a whole Num)
+      return false;
     }
-    st[n - 1] = r;
   }
   if (want_float) {
     fout = st[0].as_double();
