@@ -146,3 +146,105 @@ def test_what_the_native_path_does_not_take_is_the_python_calls_error_at_the_use
     assert f":{line_in(HERE, 'grid=(100 // (i - 2) + 200')}:" in str(e.value)
     assert stand_in.launched == []  # no trip's launch is made when a later trip fails
     assert c._native.stats[1] == 2
+
+
+# ---- exported C (export_to_c; TVM FFI's entry is the same C) ------------------------------------------------
+
+@cute.jit
+def chunked(c: cute.Tensor, chunk: cutlass.Int32, rounds: cutlass.Int32):
+    m = cute.size(c, mode=[0])
+    done = 0
+    if chunk > 0:
+        for r in range(rounds):
+            for start in range(0, m, chunk):
+                if start % 2 == 0:
+                    mark(c, start).launch(grid=(min(chunk, m - start), 1, 1), block=(32, 1, 1))
+                done = done + 1
+    v = done
+    while v > 1:
+        v = v // 3
+        mark(c, v).launch(grid=(done + 1, 1, 1), block=(32, 1, 1))
+
+
+def test_exported_c_runs_host_loops_and_makes_the_python_calls_launches(tmp_path):
+    import aot_helpers as aot
+    from test_export import build_harness, run_harness
+    from warpweave._dsl.values.runtime import RuntimeTensor
+    from warpweave.cute.runtime import make_fake_tensor
+
+    if not (aot.cc() and aot.cxx()):
+        pytest.skip("needs a C and a C++ compiler")
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        c = cute.compile(chunked, t, 3, 2)
+        s = cute.compile(stepped, t, 1, 2)
+    mock = aot.build_mock_driver(str(tmp_path))
+    exe, meta = build_harness(tmp_path, c, "chunked", mock)
+    rng = np.random.default_rng(2)
+    calls, expected = [], []
+    for m, chunk, rounds in [(9, 4, 2), (1, 4, 1), (0, 3, 2), (30, 7, 3), (5, 0, 2)] + \
+            [tuple(int(x) for x in rng.integers((0, -2, -1), (40, 9, 4))) for _ in range(6)]:
+        x = RuntimeTensor(None, 0x30000000, (m,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+        calls.append({"c": x, "chunk": chunk, "rounds": rounds})
+        expected.append(aot.python_launches(c, x, chunk, rounds))
+    out = run_harness(exe, meta, calls, c)
+    assert len(out["calls"]) == len(calls)
+    for (rc, msg, launches), exp in zip(out["calls"], expected):
+        assert rc == 0, msg
+        assert [{k: v for k, v in l.items() if k != "attrs"} for l in launches] == exp
+    assert sum(len(e) for e in expected) > 2 * len(calls)  # the loops launched at several trips
+    exe, meta = build_harness(tmp_path, s, "stepped", mock)
+    x = RuntimeTensor(None, 0x30000000, (4,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+    out = run_harness(exe, meta, [{"c": x, "step": 0, "n": 2}, {"c": x, "step": 1, "n": 4},
+                                  {"c": x, "step": -1, "n": -3}], s)
+    (rc0, msg0, l0), (rc1, msg1, l1), (rc2, msg2, l2) = out["calls"]
+    assert rc0 != 0 and "step is 0" in msg0 and f":{line_in(HERE, 'for i in range(0, n, step)')}" in msg0
+    assert rc1 != 0 and "by zero" in msg1 and l1 == []  # the trip i = 2 divides by zero: nothing launched
+    assert rc2 == 0 and [l["grid"][0] for l in l2] == [100 // (i - 2) + 200 for i in (0, -1, -2)]
+
+
+_TVM_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import tvm_ffi
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import make_fake_tensor
+from test_tvm_ffi import CudaLike
+from test_host_loop_native import chunked
+from dsl_helpers import target
+with target("sm_80"):
+    t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+    f = cute.compile(chunked, t, 3, 2, options="--enable-tvm-ffi")
+for m, chunk, rounds in ((9, 4, 2), (30, 7, 3)):
+    f(tvm_ffi.from_dlpack(CudaLike(0x30000000, (m,))), chunk, rounds)
+"""
+
+
+def test_the_tvm_ffi_entry_runs_host_loops_as_the_python_call_does(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import aot_helpers as aot
+    from warpweave._dsl.values.runtime import RuntimeTensor
+    from warpweave.cute.runtime import make_fake_tensor
+
+    pytest.importorskip("tvm_ffi")
+    if not aot.cc():
+        pytest.skip("needs a C compiler")
+    with target("sm_80"):
+        c = cute.compile(chunked, make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16), 3, 2)
+    mock = aot.build_mock_driver(str(tmp_path))
+    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in c.launches[0].params)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
+    p = subprocess.run([sys.executable, "-c", _TVM_SCRIPT, os.path.dirname(__file__)], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+    expected = []
+    for m, chunk, rounds in ((9, 4, 2), (30, 7, 3)):
+        x = RuntimeTensor(None, 0x30000000, (m,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+        expected += aot.python_launches(c, x, chunk, rounds)
+    assert len(expected) > 4
+    assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == expected

@@ -5,6 +5,8 @@ Checked without a GPU (element writes of host memory, launches on the stand-in d
 launches), for several shapes against a Python model of the same host code; user mistakes are errors at the
 user's line.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -176,9 +178,9 @@ def test_a_kernel_launched_in_a_loop_is_launched_at_each_trip_with_its_values(st
             # the first call is the Python one, every later one the native path's
             assert all(path == ("python" if first else "native") for *_, path in stand_in.launched)
             first = False
-    with pytest.raises(DSLError, match=r"export_to_c: a host loop over a runtime bound has no C form yet") as e:
-        c.export_to_c(file_path=str(tmp_path), file_name="per_chunk")
-    assert f":{line_in(HERE, 'for start in range(0, m, chunk)')}:" in str(e.value)
+    # exported C runs the loop too (test_host_loop_native.py runs it against the stand-in driver)
+    h, o = c.export_to_c(file_path=str(tmp_path), file_name="per_chunk")
+    assert os.path.getsize(o) > 0
 
 
 @cute.jit

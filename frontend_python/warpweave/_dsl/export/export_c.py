@@ -406,10 +406,11 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
         o.append(f"  const int64_t s{sid} = (int64_t){v};")
     o.append(f"  (void)0;")
     # What the host side computes from the arguments at each call (host_program.py), before any launch.
-    o += host_program_c.statements(compiled.host_program, {a.plan.index: a.name for a in args},
-                                   lambda m: f"ww_fail(WW_INVALID_VALUE, {_c_string(m)})")
-    for d in compiled.host_program.entries:
-        symbols.setdefault(d.sid, f"s{d.sid}")
+    arg_names = {a.plan.index: a.name for a in args}
+    fail = lambda m: f"ww_fail(WW_INVALID_VALUE, {_c_string(m)})"  # noqa: E731
+    o += host_program_c.statements(compiled.host_program, arg_names, fail, _guard_c)
+    for sid in host_program_c.defined_symbols(compiled.host_program.entries):
+        symbols.setdefault(sid, f"s{sid}")
     used = set()
     for kind, ea, eb, ec, ed, what in assumption_sources(compiled.assumptions):
         exprs = {k: c_expr(e) for k, e in zip("abcd", (ea, eb, ec, ed))}
@@ -417,21 +418,47 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
             used |= symbols_in(e)
         o.append(f"  if (!{_ASSUMPTION_C[int(kind)].format(**exprs)}) return ww_fail(WW_INVALID_VALUE, "
                  f"{_c_string('the arguments break what the kernels assume: ' + what)});")
-    ops = {"lt": "< 0", "le": "<= 0", "gt": "> 0", "ge": ">= 0", "eq": "== 0", "ne": "!= 0"}
     for g in compiled.host_guards:
-        e = c_expr(g.diff)
         used |= symbols_in(g.diff)
-        why = g.describe() if g.divisor else "these arguments decide host code otherwise: " + g.describe()
-        o.append(f"  if (({e} {ops[g.op]}) != {1 if g.outcome else 0}) return ww_fail(WW_INVALID_VALUE, "
-                 f"{_c_string(why)});")
+        o.append("  " + _guard_c(g))
     missing = used - set(symbols)
     if missing:
         raise DSLNotImplementedError(f"export_to_c: the symbols {sorted(missing)} have no C argument", user_location(3))
-    for k, l in enumerate(compiled.launches):
-        o += _launch_c(compiled, l, kernels.index(l.kernel), by_index, symbols)
+    o += _launches_c(compiled, compiled.launches, kernels, by_index, symbols, arg_names, fail)
     o.append("  return 0;")
     o.append("}")
     return "\n".join(o) + "\n"
+
+
+_GUARD_OPS = {"lt": "< 0", "le": "<= 0", "gt": "> 0", "ge": ">= 0", "eq": "== 0", "ne": "!= 0"}
+
+
+def _guard_c(g) -> str:
+    """The C statement failing a call whose arguments break guard g (host_guards.py)."""
+    why = g.describe() if g.divisor else "these arguments decide host code otherwise: " + g.describe()
+    return (f"if (({c_expr(g.diff)} {_GUARD_OPS[g.op]}) != {1 if g.outcome else 0}) return "
+            f"ww_fail(WW_INVALID_VALUE, {_c_string(why)});")
+
+
+def _launches_c(compiled, launches, kernels, by_index, symbols, arg_names, fail, depth=0) -> list[str]:
+    """The launches in the order the Python call makes them (host_loop.launches_of_call): a run of launches in
+    the same host loop inside that loop, run again, once per trip, with the trip's values."""
+    o, k = [], 0
+    while k < len(launches):
+        loops = getattr(launches[k], "loops", ())
+        if len(loops) <= depth:
+            o += _launch_c(compiled, launches[k], kernels.index(launches[k].kernel), by_index, symbols)
+            k += 1
+            continue
+        loop, j = loops[depth], k + 1
+        while j < len(launches) and len(getattr(launches[j], "loops", ())) > depth and \
+                launches[j].loops[depth] is loop:
+            j += 1
+        group = launches[k:j]
+        o += host_program_c.loop_c(loop, arg_names, fail, _guard_c, "  ", depth, False, lambda ind, g=group: _launches_c(
+            compiled, g, kernels, by_index, symbols, arg_names, fail, depth + 1))
+        k = j
+    return o
 
 
 def _host_argument_c(h, by_index, dst) -> tuple[str, str]:

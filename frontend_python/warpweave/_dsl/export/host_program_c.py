@@ -1,6 +1,8 @@
 """The host program of a compiled function (host/host_program.py) as C statements of an exported wrapper: each
 derived value computed from the wrapper's arguments before the launches, with the same typing (integers wrapped
-to their width, Float32 rounded) and the same errors (a division by zero fails the call with the user's line)."""
+to their width, Float32 rounded) and the same errors (a division by zero fails the call with the user's line).
+A host loop is a C loop: run whole before the launches for the integers it carries, and again, trip by trip, around
+the launches made in it (the order the Python call makes them in, host_loop.launches_of_call)."""
 from __future__ import annotations
 
 from ..base.errors import DSLNotImplementedError, user_location
@@ -50,7 +52,7 @@ def _cast(e: str, is_float: bool, tc: str) -> tuple[str, bool]:
     return f"(int64_t)({ct})(uint64_t)({e})", False
 
 
-def value_c(code, arg_names: dict) -> str:
+def value_c(code, arg_names: dict, where=None) -> str:
     """The C expression of one derived value's program (over int64_t s<id> and the wrapper's arguments)."""
     st: list[tuple[str, bool]] = []
     for op, x in code:
@@ -61,7 +63,7 @@ def value_c(code, arg_names: dict) -> str:
         elif op == "arg":
             if x not in arg_names:
                 raise DSLNotImplementedError("export_to_c: the host program reads an argument the C wrapper does "
-                                             "not take", user_location(4))
+                                             "not take", where or user_location(4))
             st.append((f"(double)({arg_names[x]})", True))
         elif op == "cast":
             st[-1] = _cast(*st[-1], x)
@@ -103,26 +105,102 @@ def value_c(code, arg_names: dict) -> str:
                            False))
             else:
                 raise DSLNotImplementedError(f"export_to_c: the host program's operation {op} has no C form",
-                                             user_location(4))
+                                             where or user_location(4))
     return st[0][0]
 
 
-def statements(program, arg_names: dict, fail) -> list[str]:
-    """C statements declaring each derived value (int64_t s<id>, or double s<id> for a float) in order;
-    `fail(message)` is the C expression returning the wrapper's error."""
-    out = []
+def statements(program, arg_names: dict, fail, guard_c) -> list[str]:
+    """C statements declaring each derived value (int64_t s<id>, or double s<id> for a float) in order, host loops
+    run whole for their carried values (declared after them); `fail(message)` is the C expression returning the
+    wrapper's error, `guard_c(guard)` the C statement checking a guard of a loop's trips."""
     if not program:
-        return out
-    if program.has_loops:
-        loop = next(d for d in program.entries if d.kind == "loop")
-        raise DSLNotImplementedError("export_to_c: a host loop over a runtime bound has no C form yet", loop.where)
-    out.append("  int ww_bad = 0;")
-    for d in program.entries:
+        return []
+    return ["  int ww_bad = 0;"] + _entries(program.entries, arg_names, fail, guard_c, "  ", 0)
+
+
+def _where(x) -> str:
+    return f" at {x.where[0]}:{x.where[1]}" if x.where else ""
+
+
+def _entries(entries, arg_names, fail, guard_c, ind, depth) -> list[str]:
+    out = []
+    for d in entries:
+        if d.kind == "loop":
+            out += loop_c(d, arg_names, fail, guard_c, ind, depth, True)
+            continue
         ct = "double" if d.type_code[0] == "f" else "int64_t"
-        value = value_c(d.code, arg_names)
+        value = value_c(d.code, arg_names, d.where)
         if d.guards:  # made in host branches: computed when the call takes them
             value = "(" + " && ".join(f"s{g}" for g in d.guards) + f") ? ({value}) : 0"
-        out.append(f"  const {ct} s{d.sid} = {value};")
-        where = f" at {d.where[0]}:{d.where[1]}" if d.where else ""
-        out.append(f"  if (ww_bad) return {fail('host code' + where + ': division by zero with these arguments')};")
+        out.append(f"{ind}const {ct} s{d.sid} = {value};")
+        out.append(f"{ind}if (ww_bad) return {fail('host code' + _where(d) + ': division by zero with these arguments')};")
+    return out
+
+
+def loop_c(hl, arg_names, fail, guard_c, ind, depth, outs, trip=None) -> list[str]:
+    """C statements running host loop hl (host/host_loop.py) as the Python call runs it: with `outs`, its carried
+    values after it are declared (int64_t s<out id>); trip(indent), where given, gives the statements each trip
+    ends with (the launches made in the loop). Names of the loop's own are numbered by its depth, so that a loop
+    in a loop's body has its own."""
+    L = f"ww_l{depth}_"
+    cur = [f"{L}c{j}" for j in range(len(hl.carried))]
+    bad = f"if (ww_bad) return {fail('host code' + _where(hl) + ': division by zero with these arguments')};"
+    o = [f"{ind}int64_t s{c.out_sid} = 0;" for c in hl.carried] if outs else []
+    o.append(f"{ind}{{")
+    i2, i3, i4 = ind + "  ", ind + "    ", ind + "      "
+    o += [f"{i2}int64_t {v} = 0;" for v in cur]
+    o.append(f"{i2}if ({' && '.join(f's{g}' for g in hl.guards) or '1'}) {{")
+    for v, c in zip(cur, hl.carried):
+        o.append(f"{i3}{v} = {value_c(list(c.init_code) + [('cast', c.type_code)], arg_names, hl.where)};")
+    o.append(f"{i3}{bad}")
+    if hl.cond is None:
+        lo, hi, st = (value_c(b, arg_names, hl.where) for b in hl.bounds)
+        o.append(f"{i3}const int64_t {L}lo = {lo}, {L}hi = {hi}, {L}st = {st};")
+        o.append(f"{i3}{bad}")
+        zero = fail("host code" + _where(hl) + ": the host loop's step is 0 for these arguments")
+        o.append(f"{i3}if ({L}st == 0) return {zero};")
+        o.append(f"{i3}for (int64_t {L}i = {L}lo; {L}st > 0 ? {L}i < {L}hi : {L}i > {L}hi;) {{")
+        o.append(f"{i4}const int64_t s{hl.iv_sid} = {L}i;")
+    else:
+        o.append(f"{i3}for (;;) {{")
+    o += [f"{i4}const int64_t s{c.in_sid} = {v};" for v, c in zip(cur, hl.carried)]
+    if hl.cond is not None:
+        o += _entries(hl.cond.entries, arg_names, fail, guard_c, i4, depth + 1)
+        o += [i4 + guard_c(g) for g in hl.cond_guards]
+        o.append(f"{i4}const int64_t {L}go = {value_c(hl.cond_code, arg_names, hl.where)};")
+        o.append(f"{i4}{bad}")
+        o.append(f"{i4}if (!{L}go) break;")
+    o += _entries(hl.body.entries, arg_names, fail, guard_c, i4, depth + 1)
+    o += [i4 + guard_c(g) for g in hl.body_guards]
+    if trip is not None:
+        o += trip(i4)
+    if hl.carried:
+        o.append(f"{i4}{{")
+        o += [f"{i4}  const int64_t {L}n{j} = {value_c(list(c.next_code) + [('cast', c.type_code)], arg_names, hl.where)};"
+              for j, c in enumerate(hl.carried)]
+        o.append(f"{i4}  {bad}")
+        o += [f"{i4}  {v} = {L}n{j};" for j, v in enumerate(cur)]
+        o.append(f"{i4}}}")
+    if hl.cond is None:
+        o.append(f"{i4}if (__builtin_add_overflow({L}i, {L}st, &{L}i)) break;  /* past the stop, an int64_t */")
+    o.append(f"{i3}}}")
+    o.append(f"{i2}}}")
+    if outs:
+        o += [f"{i2}s{c.out_sid} = {v};" for v, c in zip(cur, hl.carried)]
+    o.append(f"{ind}}}")
+    return o
+
+
+def defined_symbols(entries) -> set[int]:
+    """The symbols a host program's entries define, those of its loops' trips included (the launches made in a
+    loop read them)."""
+    out = set()
+    for d in entries:
+        if d.kind != "loop":
+            out.add(d.sid)
+            continue
+        out |= {c.in_sid for c in d.carried} | {c.out_sid for c in d.carried}
+        if d.iv_sid is not None:
+            out.add(d.iv_sid)
+        out |= defined_symbols(d.body.entries) | (defined_symbols(d.cond.entries) if d.cond is not None else set())
     return out

@@ -256,7 +256,7 @@ def _carry_out(st, hl, carried, names, values, out, launches, lineno):
                                "there", where)
     if hl.carried or launches:
         # An entry of the program: the carried values after it. The launches of each trip are made by the Python
-        # call (launches_of_call) and by the native path (bindings/host_program_run.cpp) alike.
+        # call (launches_of_call), the native path (bindings/host_program_run.cpp) and exported C alike.
         host_program.program_of(st).entries.append(hl)
     if hl.actions:
         hl.bulk = host_loop_bulk.plan(hl) if hl.cond is None else None

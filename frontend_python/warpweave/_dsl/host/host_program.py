@@ -141,8 +141,8 @@ class HostProgram:
 
     @property
     def has_loops(self) -> bool:
-        """Whether it runs host loops (host_loop.py): the Python call and the native path (host_program_run.cpp)
-        run them; export_to_c and the JIT cache do not take them yet."""
+        """Whether it runs host loops (host_loop.py): the Python call, the native path (host_program_run.cpp) and
+        exported C (export/host_program_c.py) run them; the JIT cache does not keep such functions yet."""
         return any(d.kind == "loop" for d in self.entries)
 
     def run(self, values, env: dict, scalars: dict | None = None) -> None:
