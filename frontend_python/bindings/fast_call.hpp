@@ -172,6 +172,9 @@ struct LoopPlan {
   int iv_slot = -1;
   std::vector<Carry> carried;
   std::vector<Step> body;
+  // Launches only: it carries nothing and nothing outside it reads its values, so as a step of the program it
+  // does nothing the order's run of it (which makes its launches) does not do: that run alone is made.
+  bool launches_only = false;
 };
 
 // The order of a call's launches (host_loop.launches_of_call): launch `launch`, or (loop >= 0) the trips of a
@@ -604,6 +607,9 @@ struct FastCall {
   // in host loops once per trip), recorded before any is made; a launch whose predicates do not all hold is not
   // recorded. False where the call goes the Python way. host_program_eval.cpp.
   bool prepare(Values& v, CallLaunches& out) const;
+
+  // Marks the loops that are launches only (LoopPlan::launches_only), once the plan is built.
+  void mark_launch_only_loops();
 
   // Runs the call: nullptr with an error set, Py_None (new reference) when launched, or `fallback` untouched.
   PyObject* call(PyObject* const* given, Py_ssize_t n, Values& v, bool& fell_back) {

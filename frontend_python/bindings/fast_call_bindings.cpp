@@ -264,6 +264,7 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
   } else {
     f->order = parse_order(order, static_cast<int>(f->launches.size()), nloops);
   }
+  f->mark_launch_only_loops();
 }
 
 void init_fast_call(FastCall* self, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,

@@ -15,7 +15,8 @@ class Runner {
 
   bool steps(const std::vector<Step>& steps) {
     for (const Step& s : steps) {
-      if (s.loop >= 0 ? !loop(f_.loops[s.loop], nullptr) : !value(s.value)) return false;
+      if (s.loop >= 0 ? !f_.loops[s.loop].launches_only && !loop(f_.loops[s.loop], nullptr) : !value(s.value))
+        return false;
     }
     return true;
   }
@@ -121,6 +122,71 @@ class Runner {
 };
 
 }  // namespace
+
+// The symbol slots a part of the plan reads (r) and writes (w), loop `skip` and what is in it left out.
+struct SlotUse {
+  const FastCall& f;
+  int skip;
+  std::vector<char> r = std::vector<char>(kMaxSlots), w = std::vector<char>(kMaxSlots);
+
+  void expr(const Expr& e) {
+    for (auto [op, x] : e.code)
+      if (op == Op::Sym) r[x] = 1;
+  }
+  void steps(const std::vector<Step>& steps) {
+    for (const Step& s : steps) {
+      if (s.loop >= 0) {
+        loop(s.loop);
+        continue;
+      }
+      expr(s.value.code);
+      for (int g : s.value.guards) r[g] = 1;
+      w[s.value.slot] = 1;
+    }
+  }
+  void loop(int j) {
+    if (j == skip) return;
+    const LoopPlan& L = f.loops[j];
+    for (int g : L.guards) r[g] = 1;
+    for (const Expr& e : L.bounds) expr(e);
+    expr(L.cond_code);
+    for (const Carry& c : L.carried) {
+      expr(c.init);
+      expr(c.next);
+      w[c.in_slot] = w[c.out_slot] = 1;
+    }
+    if (L.iv_slot >= 0) w[L.iv_slot] = 1;
+    steps(L.cond);
+    steps(L.body);
+  }
+  void order(const std::vector<OrderNode>& nodes) {
+    for (const OrderNode& n : nodes) {
+      if (n.loop == skip) continue;
+      if (n.loop >= 0) {
+        order(n.inner);
+        continue;
+      }
+      const LaunchPlan& l = f.launches[n.launch];
+      for (const Expr& e : l.grid) expr(e);
+      for (const Param& p : l.params)
+        if (p.source == Source::Sym || p.source == Source::Float) r[p.slot] = 1;
+      for (int s : l.predicates) r[s] = 1;
+    }
+  }
+};
+
+void FastCall::mark_launch_only_loops() {
+  for (size_t j = 0; j < loops.size(); ++j) {
+    if (!loops[j].carried.empty()) continue;
+    SlotUse inside{*this, -1}, outside{*this, static_cast<int>(j)};
+    inside.loop(static_cast<int>(j));
+    outside.steps(program);
+    outside.order(order);
+    bool read = false;
+    for (int s = 0; s < kMaxSlots; ++s) read = read || (inside.w[s] && outside.r[s]);
+    loops[j].launches_only = !read;
+  }
+}
 
 bool FastCall::run_host_program(Values& v) const { return Runner(*this, v, nullptr).steps(program); }
 
