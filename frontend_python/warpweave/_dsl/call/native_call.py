@@ -10,6 +10,7 @@ import ast
 import struct
 
 from ... import _core
+from ..host.host_loop import launch_groups
 from ..host.launch_plan import dim_source
 from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
@@ -194,22 +195,15 @@ def _launch_order(launches, loop_ids: dict, depth=0, base=0) -> list | None:
     """The launches' order as host_loop.launches_of_call makes them: a launch's index, or ("loop", index, [the
     order of the launches in it]) for a run of launches in the same host loop; None where a loop is not one of
     the program's."""
-    out, k = [], 0
-    while k < len(launches):
-        in_loops = getattr(launches[k], "loops", ())
-        if len(in_loops) <= depth:
+    out = []
+    for k, loop, j in launch_groups(launches, depth):
+        if loop is None:
             out.append(base + k)
-            k += 1
             continue
-        loop, j = in_loops[depth], k + 1
-        while j < len(launches) and len(getattr(launches[j], "loops", ())) > depth and \
-                launches[j].loops[depth] is loop:
-            j += 1
         inner = _launch_order(launches[k:j], loop_ids, depth + 1, base + k)
         if inner is None or id(loop) not in loop_ids:
             return None
         out.append(("loop", loop_ids[id(loop)], inner))
-        k = j
     return out
 
 

@@ -30,6 +30,7 @@ import re
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 from ..call.arg_kind import CArg, HostStream
 from ..call.arg_tensor import PointerArg, TensorArg
+from ..host.host_loop import launch_groups
 from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, needs_launch_options,
                                 needs_nonportable_cluster)
 from . import host_program_c
@@ -443,21 +444,13 @@ def _guard_c(g) -> str:
 def _launches_c(compiled, launches, kernels, by_index, symbols, arg_names, fail, depth=0) -> list[str]:
     """The launches in the order the Python call makes them (host_loop.launches_of_call): a run of launches in
     the same host loop inside that loop, run again, once per trip, with the trip's values."""
-    o, k = [], 0
-    while k < len(launches):
-        loops = getattr(launches[k], "loops", ())
-        if len(loops) <= depth:
+    o = []
+    for k, loop, j in launch_groups(launches, depth):
+        if loop is None:
             o += _launch_c(compiled, launches[k], kernels.index(launches[k].kernel), by_index, symbols)
-            k += 1
             continue
-        loop, j = loops[depth], k + 1
-        while j < len(launches) and len(getattr(launches[j], "loops", ())) > depth and \
-                launches[j].loops[depth] is loop:
-            j += 1
-        group = launches[k:j]
-        o += host_program_c.loop_c(loop, arg_names, fail, _guard_c, "  ", depth, False, lambda ind, g=group: _launches_c(
-            compiled, g, kernels, by_index, symbols, arg_names, fail, depth + 1))
-        k = j
+        o += host_program_c.loop_c(loop, arg_names, fail, _guard_c, "  ", depth, False, lambda ind, g=launches[k:j]:
+                                   _launches_c(compiled, g, kernels, by_index, symbols, arg_names, fail, depth + 1))
     return o
 
 

@@ -113,23 +113,34 @@ class HostLoop:
             pass
 
 
-def launches_of_call(launches, values, env, scalars, depth=0):
-    """Each launch a call makes, in order: one inside host loops once per trip of them, yielded with that trip's
-    values in env and scalars (a generator: the caller reads what the launch takes before the next trip)."""
+def launch_groups(launches, depth=0):
+    """The launches of a call at a depth of host loops, in order: (k, None, k + 1) for launch k made there, and
+    (k, loop, j) for launches k..j-1, a run of them in the same host loop at that depth (made at each of its
+    trips). The Python call, the native path (native_call.py) and exported C order launches by it."""
     k = 0
     while k < len(launches):
         loops = getattr(launches[k], "loops", ())
         if len(loops) <= depth:
-            yield launches[k]
+            yield k, None, k + 1
             k += 1
             continue
         loop, j = loops[depth], k + 1
         while j < len(launches) and len(getattr(launches[j], "loops", ())) > depth and \
                 launches[j].loops[depth] is loop:
             j += 1
+        yield k, loop, j
+        k = j
+
+
+def launches_of_call(launches, values, env, scalars, depth=0):
+    """Each launch a call makes, in order: one inside host loops once per trip of them, yielded with that trip's
+    values in env and scalars (a generator: the caller reads what the launch takes before the next trip)."""
+    for k, loop, j in launch_groups(launches, depth):
+        if loop is None:
+            yield launches[k]
+            continue
         for _ in loop.trips(values, env, scalars):
             yield from launches_of_call(launches[k:j], values, env, scalars, depth + 1)
-        k = j
 
 
 class LoopActions:
