@@ -286,6 +286,7 @@ case " $what " in *" all "*|*" integration "*)
   run integration python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_export.py \
     tests/python/test_export_example.py tests/python/test_tvm_ffi.py
   run bench_launch python3 benchmarks/python/bench_launch_overhead.py --json "$OUT/bench_launch.json"
+  run bench_host_loop python3 benchmarks/python/bench_host_loop_overhead.py --json "$OUT/bench_host_loop.json"
   run bench_launch_stub python3 benchmarks/python/bench_launch_overhead.py --stub ;;  # this host, driver left out
 esac
 case " $what " in *" all "*|*" gemm "*)

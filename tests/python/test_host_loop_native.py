@@ -11,7 +11,7 @@ import warpweave.cute as cute
 from warpweave._dsl.base.errors import DSLError
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import line_in, target
+from dsl_helpers import line_in, requires_gpu, target
 from host_stand_in import stand_in  # noqa: F401 (a fixture)
 
 HERE = __file__
@@ -248,3 +248,28 @@ def test_the_tvm_ffi_entry_runs_host_loops_as_the_python_call_does(tmp_path):
         expected += aot.python_launches(c, x, chunk, rounds)
     assert len(expected) > 4
     assert [{k: v for k, v in l.items() if k != "attrs"} for l in out["calls"][0][2]] == expected
+
+
+@requires_gpu
+def test_the_gpu_computes_what_a_native_loop_of_launches_launches():
+    """The benchmark's function (bench_host_loop_overhead.py): a division, a branch and a loop of 1 to 4 launches
+    over the extent, each launch a chunk of c = 2.0 * 0.5 * a + b, all calls after the first native."""
+    import os
+    import sys
+
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "..", "benchmarks", "python"))
+    import bench_host_loop_overhead as bench
+
+    a = torch.randn(10_000, device="cuda")
+    b = torch.randn_like(a)
+    views = lambda *ts: [dyn(t) for t in ts]  # noqa: E731
+    c = cute.compile(bench.host_loop_function(), *views(a, b, torch.empty_like(a)), cutlass.Float32(2.0),
+                     cutlass.Int32(2))
+    for n in (1, 127, 128, 1000, 10_000):
+        for parts in (1, 2, 3, 4):
+            out = torch.full((n,), -1.0, device="cuda")
+            c(*views(a[:n], b[:n], out), 2.0, parts)
+            torch.cuda.synchronize()
+            torch.testing.assert_close(out, a[:n] + b[:n])
+    assert c._native.stats[0] == 19 and c._native.stats[1] == 0
