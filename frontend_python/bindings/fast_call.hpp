@@ -190,9 +190,9 @@ constexpr int64_t kMaxCallTrips = 1 << 24;  // host loop trips one call runs nat
 
 // The launches of one call, recorded before any is made: which, its grid and stream, and where its parameters
 // are in the call's parameter bytes. Small calls need no allocation.
-struct Recorded {
+struct Recorded {  // trivially constructible: a call's records are not initialised before use
   int launch;
-  rt::Dim3 grid;
+  unsigned grid[3];
   uint64_t stream;
   size_t offset;
 };
@@ -624,7 +624,7 @@ struct FastCall {
       char* b = made.bytes() + r.offset;
       if (l.native) {
         try {
-          l.native->launch(r.grid, r.stream, b, l.size);
+          l.native->launch(rt::Dim3(r.grid[0], r.grid[1], r.grid[2]), r.stream, b, l.size);
         } catch (const rt::CudaError& e) {
           PyErr_SetString(g_cuda_error ? g_cuda_error : PyExc_RuntimeError, e.what());
           return nullptr;
@@ -636,7 +636,7 @@ struct FastCall {
           return nullptr;
         }
       } else if (l.target != Py_None) {  // a Python launcher (recording, in tests): Launcher's own signature
-        PyObject* res = PyObject_CallFunction(l.target, "IIIKN", r.grid.x, r.grid.y, r.grid.z,
+        PyObject* res = PyObject_CallFunction(l.target, "IIIKN", r.grid[0], r.grid[1], r.grid[2],
                                               static_cast<unsigned long long>(r.stream),
                                               PyBytes_FromStringAndSize(b, static_cast<Py_ssize_t>(l.size)));
         if (!res) return nullptr;

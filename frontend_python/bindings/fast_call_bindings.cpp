@@ -311,7 +311,7 @@ void bind_fast_call(nb::module_& m) {
         nb::list out;
         for (int k = 0; k < made.n; ++k) {  // the launches made, those of host loops once per trip
           const Recorded& r = made.at(k);
-          out.append(nb::make_tuple(nb::make_tuple(r.grid.x, r.grid.y, r.grid.z), r.stream,
+          out.append(nb::make_tuple(nb::make_tuple(r.grid[0], r.grid[1], r.grid[2]), r.stream,
                                     nb::bytes(made.bytes() + r.offset, f.launches[r.launch].size)));
         }
         return out;

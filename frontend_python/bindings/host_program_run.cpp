@@ -101,7 +101,7 @@ class Runner {
     }
     Recorded* r = out_->add(k, l.size);
     if (!r) return false;
-    r->grid = rt::Dim3(static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]));
+    for (int d = 0; d < 3; ++d) r->grid[d] = static_cast<unsigned>(g[d]);
     r->stream = l.stream_slot < 0 ? l.stream : v_.ptrs[l.stream_slot];
     char* b = out_->bytes() + r->offset;
     for (const Param& p : l.params) {
