@@ -501,13 +501,22 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)
-    lb, ub, sp = start.ir(), stop.ir(), step.ir()
+    # The IR's loop counts up (it runs while its variable is below the bound): a loop with a negative step (range(n,
+    # -1, -1)) runs over k in [0, trips) and its variable is start + k * step.
+    down = step.is_static and step.value < 0
+    if down:
+        lb, ub, sp = t(0).ir(), ((start - stop + (-step.value - 1)) // -step.value).ir(), t(1).ir()
+    else:
+        lb, ub, sp = start.ir(), stop.ir(), step.ir()
     inits = carry.inits()
     _at_line(b, lineno)  # the region's own line: the builder names it when a value escapes the region
     block = b.begin_region([t.ir_type] + carry.ir_types())
-    nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
-    div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
-    iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
+    if down:
+        iv = start + t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=True)) * step
+    else:
+        nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
+        div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
+        iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
     results = body(iv, *carry.inner(block[1:]))
     ys = carry.yields(results, lineno, "loop")
     _at_line(b, lineno)
