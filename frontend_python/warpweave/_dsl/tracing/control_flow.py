@@ -281,6 +281,8 @@ def _changes_in_place(obj) -> bool:
     if isinstance(obj, type) or not hasattr(obj, "__dict__") or not carries_ir_values(obj):
         return False
     source = getattr(sys.modules.get(t.__module__), "__file__", None)
+    if source is None:  # a class of a notebook's cell or of exec'd code: where its methods were written
+        source = next((f.__code__.co_filename for f in vars(t).values() if hasattr(f, "__code__")), None)
     return bool(source) and is_user_file(source)
 
 
