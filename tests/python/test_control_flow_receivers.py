@@ -251,3 +251,49 @@ def test_an_object_of_the_program_changed_in_place_in_a_loop_flips_every_trip():
         cute.compile(_flips_host, from_dlpack(x), cutlass.Int32(n))(from_dlpack(x), cutlass.Int32(n))
         torch.cuda.synchronize()
         assert x[:n].tolist() == [float(i % 2) for i in range(n)] and x[31].item() == n % 2, (n, x.tolist())
+
+
+# The same class written in a notebook's cell: its module (the notebook's) has no file.
+_CELL = '''
+class CellFlipper:
+    def __init__(self, phase):
+        self.phase = phase
+
+    def flip(self):
+        self.phase = self.phase ^ 1
+
+    def __extract_mlir_values__(self):
+        return extract_mlir_values(self.phase)
+
+    def __new_from_mlir_values__(self, values):
+        return CellFlipper(new_from_mlir_values(self.phase, values))
+'''
+
+
+def _cell_class():
+    import linecache
+    from warpweave.cutlass_dsl import extract_mlir_values, new_from_mlir_values
+    linecache.cache["<cell 7>"] = (len(_CELL), None, _CELL.splitlines(True), "<cell 7>")
+    scope = {"__name__": "__notebook_cells__", "extract_mlir_values": extract_mlir_values,
+             "new_from_mlir_values": new_from_mlir_values}
+    exec(compile(_CELL, "<cell 7>", "exec"), scope)
+    return scope["CellFlipper"]
+
+
+def test_an_object_of_a_notebook_cells_class_changed_in_place_in_a_loop_is_carried_by_it():
+    cell_flipper = _cell_class()
+
+    @cute.kernel
+    def k(x: cute.Tensor, n: cutlass.Int32):
+        f = cell_flipper(cutlass.Int32(0))
+        for i in cutlass.range(n, unroll=1):
+            f.flip()
+        x[31] = cutlass.Float32(f.phase)
+
+    @cute.jit
+    def host(x: cute.Tensor, n: cutlass.Int32):
+        k(x, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_80"):
+        c = cute.compile(host, from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3))
+    assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx
