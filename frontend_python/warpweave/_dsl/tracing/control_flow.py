@@ -504,10 +504,15 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     b = st.builder
     _at_line(b, lineno)
     # The IR's loop counts up (it runs while its variable is below the bound): a loop with a negative step (range(n,
-    # -1, -1)) runs over k in [0, trips) and its variable is start + k * step.
+    # -1, -1)) runs over k in [0, trips) and its variable is start + k * step. A step known only at run time may be
+    # either: a negative one walks [stop, start) up by -step, and the variable is start + stop - that.
     down = step.is_static and step.value < 0
+    either = not step.is_static
     if down:
         lb, ub, sp = t(0).ir(), ((start - stop + (-step.value - 1)) // -step.value).ir(), t(1).ir()
+    elif either:
+        neg = step < 0
+        lb, ub, sp = select(neg, stop, start).ir(), select(neg, start, stop).ir(), select(neg, -step, step).ir()
     else:
         lb, ub, sp = start.ir(), stop.ir(), step.ir()
     inits = carry.inits()
@@ -515,6 +520,9 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     block = b.begin_region([t.ir_type] + carry.ir_types())
     if down:
         iv = start + t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=True)) * step
+    elif either:
+        walked = t._wrap(trace.lift_int(block[0], t.ir_type))
+        iv = select(neg, start + stop - walked, walked)
     else:
         nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
         div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
