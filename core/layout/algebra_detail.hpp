@@ -16,9 +16,10 @@ Layout coalesce_flat(const Layout& l, bool keep_last);
 Layout coalesce_x(const Layout& l, const IntTuple& profile);
 // Product of the static extents and of the dynamic ones, kept apart (CuTe's coalesce of a shape).
 IntTuple coalesce_shape(const IntTuple& shape);
-// complement without the cover check: a product composes the result with its tiler, and composition runs past the
-// last mode, so a rest mode that a rounded gap left short still reaches every copy (CuTe's logical_product).
-Layout complement_unchecked_cover(const Layout& a, const IntTuple& cotarget);
+// complement that refuses a result whose rounded gaps leave it short of size(cotarget) / size(filter(a)) (a divide's
+// rest modes: short, the divide would silently miss part of its target). A product needs no such check: it composes
+// the result with its tiler, and composition runs past the last mode, so a short rest mode still reaches every copy.
+Layout complement_covering(const Layout& a, const IntTuple& cotarget);
 
 // Runs f; a LayoutError raised inside gets the operation and its operands (built only then) in front.
 template <class C, class F>

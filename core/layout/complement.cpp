@@ -85,9 +85,9 @@ Layout complement_impl(const Layout& a, const IntTuple& cotarget, bool check_cov
   IntTuple rest_stride = compact_col_major(rest_shape, new_stride);
   Layout result = coalesce(Layout::trusted(tup({IntTuple::tuple(std::move(rs)), rest_shape}),
                                            tup({IntTuple::tuple(std::move(rd)), rest_stride})));
-  // CuTe's documented post-condition: size(result) >= size(cotarget) / size(filter(a)). Rounded gaps can break
-  // it (for (4,4):(6,1) into 96 the copies would cover 64 offsets); a divide built on such a complement would
-  // silently miss part of its target, so it is refused.
+  // Rounded gaps can leave the result short of size(cotarget) / size(filter(a)) (for (4,4):(6,1) into 96 the
+  // copies cover 64 offsets; CuTe gives 4:24 all the same, and so does complement). A divide built on such a
+  // complement would silently miss part of its target, so the divide asks for the check.
   auto have = result.size().static_value(), want = product(cotarget).static_value(), n = f.size().static_value();
   if (check_cover && have && want && n && *have < *want / *n)
     throw LayoutError("the gaps between its modes round down so that " + result.str() + " (size " +
@@ -100,17 +100,17 @@ Layout complement_impl(const Layout& a, const IntTuple& cotarget, bool check_cov
 
 Layout complement(const Layout& a, const IntTuple& cotarget) {
   return detail::with_context([&] { return "complement(" + a.str() + ", " + cotarget.str() + ")"; },
-                              [&] { return complement_impl(a, cotarget, true); });
+                              [&] { return complement_impl(a, cotarget, false); });
 }
 
-Layout detail::complement_unchecked_cover(const Layout& a, const IntTuple& cotarget) {
+Layout detail::complement_covering(const Layout& a, const IntTuple& cotarget) {
   return detail::with_context([&] { return "complement(" + a.str() + ", " + cotarget.str() + ")"; },
-                              [&] { return complement_impl(a, cotarget, false); });
+                              [&] { return complement_impl(a, cotarget, true); });
 }
 
 Layout complement(const Layout& a) {
   return detail::with_context([&] { return "complement(" + a.str() + ")"; },
-                              [&] { return complement_impl(a, filter(a).cosize(), true); });
+                              [&] { return complement_impl(a, filter(a).cosize(), false); });
 }
 
 // r(i) walks a's image in order: starting from offset 1, find the mode whose stride is the next offset not yet

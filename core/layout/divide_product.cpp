@@ -57,7 +57,7 @@ Layout logical_divide_impl(const Layout& a, const Tiler& t) {
   if (t.is_underscore()) return a;
   if (t.is_tuple()) return by_mode(a, t, "logical_divide", logical_divide_impl);
   const Layout& b = t.layout();
-  Layout rest = complement(b, coalesce(a).shape());
+  Layout rest = detail::complement_covering(b, coalesce(a).shape());
   return composition(a, make_layout(std::vector<Layout>{b, rest}));
 }
 
@@ -66,7 +66,7 @@ Layout logical_product_impl(const Layout& a, const Tiler& t) {
   if (t.is_tuple()) return by_mode(a, t, "logical_product", logical_product_impl);
   const Layout& b = t.layout();
   Int bound = a.size() * b.cosize().value();
-  return make_layout(std::vector<Layout>{a, composition(detail::complement_unchecked_cover(a, IntTuple(bound)), b)});
+  return make_layout(std::vector<Layout>{a, composition(complement(a, IntTuple(bound)), b)});
 }
 
 std::string call_str(const char* op, const Layout& a, const Tiler& t) {

@@ -196,3 +196,104 @@ def test_a_variable_rebound_to_a_new_object_of_its_type_carries_its_values():
     with target("sm_90a"):
         c = cute.compile(host, from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3))
     assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx
+
+
+# --- an object of the program's own class (CuTe DSL's IR-values protocol) that a method changes in place ---------
+# (CuTe DSL's cooperative-launch tutorial: a grid barrier whose arrive_and_wait() flips its phase field, called in a
+# run-time loop; without carrying the object every trip would wait for the phase of the first.)
+
+class _Flipper:
+    def __init__(self, ptr, phase=None):
+        self.ptr = ptr
+        self.phase = cutlass.Int32(0) if phase is None else phase
+
+    @cute.jit
+    def flip(self):
+        self.phase = self.phase ^ 1
+
+    def __extract_mlir_values__(self):
+        from warpweave.cutlass_dsl import extract_mlir_values
+        assert len(extract_mlir_values(self.ptr)) == 1  # a pointer is one IR value, as in CuTe DSL
+        return extract_mlir_values(self.ptr) + extract_mlir_values(self.phase)
+
+    def __new_from_mlir_values__(self, values):
+        from warpweave.cutlass_dsl import new_from_mlir_values
+        return _Flipper(new_from_mlir_values(self.ptr, [values[0]]), new_from_mlir_values(self.phase, [values[1]]))
+
+
+@cute.kernel
+def _flips(x: cute.Tensor, n: cutlass.Int32):
+    f = _Flipper(x.iterator)
+    for i in cutlass.range(n, unroll=1):
+        f.ptr[i] = cutlass.Float32(f.phase)  # the phase this trip starts with
+        f.flip()
+    x[31] = cutlass.Float32(f.phase)
+
+
+@cute.jit
+def _flips_host(x: cute.Tensor, n: cutlass.Int32):
+    _flips(x, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+
+def test_an_object_of_the_program_changed_in_place_in_a_loop_is_carried_by_it():
+    with target("sm_80"):
+        c = cute.compile(_flips_host, from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3))
+    # the phase is loop-carried: flipped each trip (an xor in the loop), and stored after it from a register
+    assert re.search(r"xor\.b32\s+%r\d+, %r\d+, 1;", c.ptx), c.ptx
+    assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx
+
+
+@requires_gpu
+def test_an_object_of_the_program_changed_in_place_in_a_loop_flips_every_trip():
+    import torch
+    for n in (0, 1, 4, 7):
+        x = torch.full((32,), -1.0, device="cuda")
+        cute.compile(_flips_host, from_dlpack(x), cutlass.Int32(n))(from_dlpack(x), cutlass.Int32(n))
+        torch.cuda.synchronize()
+        assert x[:n].tolist() == [float(i % 2) for i in range(n)] and x[31].item() == n % 2, (n, x.tolist())
+
+
+# The same class written in a notebook's cell: its module (the notebook's) has no file.
+_CELL = '''
+class CellFlipper:
+    def __init__(self, phase):
+        self.phase = phase
+
+    def flip(self):
+        self.phase = self.phase ^ 1
+
+    def __extract_mlir_values__(self):
+        return extract_mlir_values(self.phase)
+
+    def __new_from_mlir_values__(self, values):
+        return CellFlipper(new_from_mlir_values(self.phase, values))
+'''
+
+
+def _cell_class():
+    import linecache
+    from warpweave.cutlass_dsl import extract_mlir_values, new_from_mlir_values
+    linecache.cache["<cell 7>"] = (len(_CELL), None, _CELL.splitlines(True), "<cell 7>")
+    scope = {"__name__": "__notebook_cells__", "extract_mlir_values": extract_mlir_values,
+             "new_from_mlir_values": new_from_mlir_values}
+    exec(compile(_CELL, "<cell 7>", "exec"), scope)
+    return scope["CellFlipper"]
+
+
+def test_an_object_of_a_notebook_cells_class_changed_in_place_in_a_loop_is_carried_by_it():
+    cell_flipper = _cell_class()
+
+    @cute.kernel
+    def k(x: cute.Tensor, n: cutlass.Int32):
+        f = cell_flipper(cutlass.Int32(0))
+        for i in cutlass.range(n, unroll=1):
+            f.flip()
+        x[31] = cutlass.Float32(f.phase)
+
+    @cute.jit
+    def host(x: cute.Tensor, n: cutlass.Int32):
+        k(x, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_80"):
+        c = cute.compile(host, from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3))
+    assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx

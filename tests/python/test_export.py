@@ -339,6 +339,38 @@ def _prints_on_the_host(x: cute.Tensor, n: cutlass.Int32):
     axpy_kernel(x, x, n, 1.0).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
 
+@cute.kernel
+def copy_tile_corner(x: cute.Tensor, y: cute.Tensor):
+    bidx, bidy, _ = cute.arch.block_idx()
+    y[(0, 0), (bidx, bidy)] = x[(0, 0), (bidx, bidy)]
+
+
+@cute.jit
+def corners_in_swapped_tile_order(x: cute.Tensor, y: cute.Tensor):
+    # One tile order, built from x's tile counts, applied to y too (as CuTe DSL's elementwise-apply example remaps
+    # all its inputs): y's composition assumes things of min(...) of both tensors' extents.
+    gx, gy = cute.zipped_divide(x, (64, 256)), cute.zipped_divide(y, (64, 256))
+    swap = cute.make_ordered_layout(cute.select(gx.shape[1], mode=[1, 0]), order=(1, 0))
+    gx, gy = cute.composition(gx, (None, swap)), cute.composition(gy, (None, swap))
+    copy_tile_corner(gx, gy).launch(grid=cute.product_each(gx.shape[1]), block=[1, 1, 1])
+
+
+def test_assumptions_over_min_of_extents_are_checked_in_c():
+    from warpweave._dsl.export import export_c
+
+    with target("sm_80"):
+        x, y = (make_fake_compact_tensor(cutlass.Float32, (cute.sym_int(), cute.sym_int()), stride_order=(1, 0),
+                                         assumed_align=16) for _ in range(2))
+        compiled = cute.compile(corners_in_swapped_tile_order, x, y)
+    with_min = [s for s in export_c.assumption_sources(compiled.assumptions) if "min(" in "".join(s[1:5])]
+    assert with_min, "the program no longer makes an assumption over min(...): the test checks nothing"
+    for _, *exprs, _ in with_min:
+        for e in exprs:  # the symbols read are the s<id> names, never the functions called
+            assert export_c.symbols_in(e) == {int(n[1:]) for n in __import__("re").findall(r"\bs\d+\b", e)}
+    source = export_c.source(compiled, export_c.c_arguments(compiled), "corners", "corners.h")
+    assert source.count("ww_min(") >= len(with_min)
+
+
 def test_host_side_work_cannot_be_exported(tmp_path):
     with target("sm_80"):
         compiled = cute.compile(_prints_on_the_host, make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,)), 1)

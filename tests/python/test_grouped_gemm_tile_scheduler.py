@@ -4,6 +4,7 @@ the work of exactly one (cluster index, place in the cluster), in order of group
 a search resumes from where the last one stopped; in a kernel the search is a loop over the problem sizes read from
 memory, carried through the persistent loop."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -113,3 +114,61 @@ def test_the_scheduler_walks_the_groups_on_the_gpu():
     for z in range(total):
         r = helper.delinearize_z((0, 0, z), PROBLEMS)
         assert out[z].tolist() == [r.group_idx, r.cta_tile_idx_m, r.cta_tile_idx_n, r.cta_tile_count_k]
+
+
+# --- a program's own scheduler wrapping utils.StaticPersistentTileScheduler (CuTe DSL's Hopper grouped GEMM) --------
+# Its protocol extracts the wrapped scheduler's values; the persistent while loop must carry them, or every trip
+# would see the first tile's successor and the loop would never end.
+
+class _ProgramScheduler:
+    def __init__(self, sched):
+        self._sched = sched
+
+    def __extract_mlir_values__(self):
+        from warpweave.cutlass_dsl import extract_mlir_values
+        return extract_mlir_values(self._sched)
+
+    def __new_from_mlir_values__(self, values):
+        from warpweave.cutlass_dsl import new_from_mlir_values
+        return _ProgramScheduler(new_from_mlir_values(self._sched, values))
+
+    def advance_to_next_work(self):
+        self._sched.advance_to_next_work()
+
+    def get_current_work(self):
+        return self._sched.get_current_work()
+
+
+@cute.kernel
+def _walk_tiles(out: cute.Tensor):
+    params = utils.PersistentTileSchedulerParams((1, 1, 7), (1, 1, 1))
+    sched = _ProgramScheduler(utils.StaticPersistentTileScheduler.create(params, cute.arch.block_idx(),
+                                                                        cute.arch.grid_dim()))
+    work = sched.get_current_work()
+    while work.is_valid_tile:
+        out[work.tile_idx[2]] = cutlass.Float32(1.0)
+        sched.advance_to_next_work()
+        work = sched.get_current_work()
+    out[31] = cutlass.Float32(sched._sched.num_tiles_executed)
+
+
+@cute.jit
+def _walk_tiles_host(out: cute.Tensor):
+    _walk_tiles(out).launch(grid=(1, 1, 2), block=(1, 1, 1))
+
+
+def test_a_programs_scheduler_wrapping_the_library_one_walks_on_in_its_loop():
+    from warpweave.cutlass_dsl import extract_mlir_values  # noqa: F401 - the protocol the wrapper uses
+    with target("sm_90a"):
+        c = cute.compile(_walk_tiles_host, from_dlpack(np.zeros(32, np.float32)))
+    # the count of tiles stored after the loop is the loop's result (a register), not the one advance it traced
+    assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx
+
+
+@requires_gpu
+def test_a_programs_scheduler_wrapping_the_library_one_visits_every_tile():
+    import torch
+    out = torch.zeros(32, device="cuda")
+    cute.compile(_walk_tiles_host, from_dlpack(out))(from_dlpack(out))
+    torch.cuda.synchronize()
+    assert out[:7].tolist() == [1.0] * 7 and out[7:31].sum().item() == 0

@@ -176,6 +176,22 @@ def test_a_driver_error_becomes_a_cuda_runtime_error_with_its_code():
     assert cuda_error(RuntimeError("no error name here")).error_code is None
 
 
+def test_a_driver_error_code_is_read_from_cuda_bindings_whose_enums_are_no_python_enums(monkeypatch):
+    # cuda-bindings 13.5 and later make CUresult a class that cannot be indexed by name (CUresult[name] is a
+    # TypeError); its members are ints that compare equal to the runtime's cudaError_t of the same number.
+    driver = pytest.importorskip("cuda.bindings.driver")
+    from warpweave import _core
+    from warpweave._dsl.base.errors import cuda_error
+
+    class PlainCUresult:
+        CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720
+
+    monkeypatch.setattr(driver, "CUresult", PlainCUresult)
+    e = cuda_error(_core.CudaError("cuLaunchKernelEx failed: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (too many "
+                                   "blocks in cooperative launch); grid (10000, 1, 1)"))
+    assert e.error_code == 720 and e.error_name == "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
+
+
 def test_check_cuda_errors_raises_the_cuda_runtime_error_of_its_code():
     runtime = pytest.importorskip("cuda.bindings.runtime")
     from warpweave.base_dsl.runtime.cuda import checkCudaErrors

@@ -56,12 +56,14 @@ def test_documented_algebra():
     assert str(cute.flat_divide(m, (4, 8))) == "(4,8,4,8):(64,1,256,8)"
     assert str(cute.logical_product(L("(2,2):(4,1)"), L("6:1"))) == "((2,2),(2,3)):((4,1),(2,8))"
     # A block with a gap between its modes: the complement's rounded rest is short (2:36 for three copies), and the
-    # product composes past it, as CuTe does; complement itself still refuses that cotarget.
+    # product composes past it, as CuTe does; complement gives CuTe's 2:36, and a divide, which would silently miss
+    # part of its target with it, refuses it.
     p, cute_answer = cute.logical_product(L("((4,6)):((1,6))"), L("3:1")), L("(((4,6)),(3)):(((1,6)),(36))")
     assert str(p) in ("(((4,6)),3):(((1,6)),36)", str(cute_answer))
     assert [p(i) for i in range(cute.size(p))] == [cute_answer(i) for i in range(cute.size(cute_answer))]
+    assert str(cute.complement(L("((4,6)):((1,6))"), 72)) == "2:36"
     with pytest.raises(ValueError, match="misses part of the cotarget"):
-        cute.complement(L("(4,6):(1,6)"), 72)
+        cute.logical_divide(L("72:1"), L("(4,6):(1,6)"))
     assert str(cute.blocked_product(L("(2,5):(5,1)"), L("(3,4):(1,3)"))) == "((2,3),(5,4)):((5,10),(1,30))"
     assert str(cute.raked_product(L("(2,5):(5,1)"), L("(3,4):(1,3)"))) == "((3,2),(4,5)):((10,5),(30,1))"
     assert str(cute.right_inverse(L("(4,8):(8,1)"))) == "(8,4):(4,1)"

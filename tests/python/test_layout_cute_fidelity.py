@@ -93,6 +93,72 @@ def test_complement_of_cute_test_inputs(text, cotargets):
         assert cute.complement(cute.complement(r, cute.cosize(a)), cot) == r
 
 
+# Gaps between a's modes that are no whole number of copies of the modes below: CuTe rounds them down and gives a
+# complement shorter than size(cotarget) / size(a) (CuTe DSL 4.8.1's answers).
+@pytest.mark.parametrize("text, cotarget, expected", [
+    ("((4,6)):((1,6))", 72, "2:36"), ("(4,6):(1,6)", 36, "1:0"), ("(4,4):(6,1)", 96, "4:24"),
+    ("(4,4):(6,1)", 44, "2:24"), ("(2,2):(1,5)", 30, "(2,3):(2,10)"), ("(3,2):(1,5)", 30, "3:10"),
+    ("3:2", 12, "(2,2):(1,6)"), ("5:3", 7, "3:1"),
+])
+def test_complement_rounds_gaps_down_as_cute_does(text, cotarget, expected):
+    assert str(cute.complement(L(text), cotarget)) == expected
+
+
+def _gapped_layout(rng):
+    """An injective layout of 1 to 3 modes in a random order whose sorted strides leave gaps, whole or not."""
+    shapes, strides, span = [], [], 1
+    for _ in range(rng.randint(1, 3)):
+        n = rng.randint(1, 5)
+        d = span * rng.randint(1, 3) + rng.choice([0, 0, rng.randint(1, span)]) if span > 1 else rng.randint(1, 3)
+        shapes.append(n)
+        strides.append(d)
+        span = d * n
+    order = list(range(len(shapes)))
+    rng.shuffle(order)
+    return cute.make_layout(tuple(shapes[i] for i in order), stride=tuple(strides[i] for i in order))
+
+
+def _flat(t):
+    return cute.flatten(t) if isinstance(t, tuple) else (t,)
+
+
+def test_complement_properties_where_gaps_round_down():
+    rng = random.Random(36)
+    rounded = 0
+    for _ in range(300):
+        a = _gapped_layout(rng)
+        n = rng.choice([1, 2, 7, 24, 72, 100, 256])
+        r = cute.complement(a, n)
+        rv, av = values(r), set(values(a))
+        assert rv == sorted(set(rv)), (a, n, r)                   # ordered
+        assert not av.intersection(rv[1:]), (a, n, r)             # disjoint
+        both = cute.make_layout(a, r)
+        assert len(set(values(both))) == cute.size(both)          # a beside its complement stays injective
+        assert cute.size(cute.complement(both)) == 1              # and leaves nothing below its cosize
+        # Modes of extent 1 reach nothing: in stride order, the others span B, the extent of a's copy that the
+        # complement repeats.
+        modes = [(d, k) for d, k in zip(_flat(a.stride), _flat(a.shape)) if k > 1]
+        span, whole = 1, True
+        for d, k in sorted(modes):
+            whole = whole and d % span == 0
+            span = d * k
+        # what lies in the gaps below B, repeated at multiples of B as many times as reach n, no more
+        gaps = [v for v in rv if v < span]
+        assert rv == sorted(g + k * span for k in range(max(1, -(-n // span))) for g in gaps), (a, n, r)
+        if whole:  # gaps of whole copies: CuTe's bound size(r) >= size(cotarget) / size(a) holds
+            assert cute.size(r) >= n // cute.size(a), (a, n, r)
+        else:
+            rounded += 1
+    assert rounded > 30  # the generator does make gaps that round down
+
+
+def test_a_divide_refuses_a_complement_that_misses_part_of_its_target():
+    with pytest.raises(ValueError, match="misses part of the cotarget"):
+        cute.logical_divide(L("96:1"), L("(4,4):(6,1)"))
+    with pytest.raises(ValueError, match="not injective"):
+        cute.complement(L("(2,2):(1,1)"), 8)  # CuTe's answer (0,4):(2,2) is no layout of what it misses
+
+
 @pytest.mark.parametrize("cotarget", [-8, 0, (2, -2), (4, 0)])
 def test_complement_refuses_cotarget_below_one(cotarget):
     with pytest.raises(ValueError, match="positive"):

@@ -33,6 +33,8 @@ get_current_work), so that `work = sched.get_current_work()` inside a run-time l
 """
 from __future__ import annotations
 
+import copy
+
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from .._dsl.values.numeric import Boolean, Int32, Numeric
 from .tile_scheduler_values import ceil_div, is_dynamic, smaller, static_int
@@ -253,5 +255,24 @@ class StaticPersistentTileScheduler:
         self._linear, self._executed = values[0], values[1]
         self._work._ww_carry_set(list(values[2:]))
 
+    # CuTe DSL's IR-values protocol, of the same values: a program's own scheduler that wraps this one (a grouped
+    # GEMM's) is carried through its run-time loop by them, and walks on from trip to trip.
+    def __extract_mlir_values__(self):
+        return [_numeric(v).ir_value() for v in self._ww_carry_get()]
+
+    def __new_from_mlir_values__(self, values):
+        out = copy.copy(self)
+        out._work = copy.copy(self._work)
+        out._dynamic = True  # its position is a run-time value now
+        out._ww_carry_set([type(_numeric(v))(x) for v, x in zip(self._ww_carry_get(), values)])
+        return out
+
     def __repr__(self):
         return f"StaticPersistentTileScheduler({self.params}, linear={self._linear}, work={self._work})"
+
+
+def _numeric(v):
+    """A carried value as a DSL number: Python's bools and ints (a static walk's) as Boolean and Int32."""
+    if isinstance(v, Numeric):
+        return v
+    return Boolean(v) if isinstance(v, bool) else Int32(v)

@@ -91,7 +91,9 @@ Layout composition(const Layout& a, const Layout& b);
 Layout composition(const Layout& a, const Tiler& b);
 // The layout of the offsets that `a` misses, up to `cotarget` (a shape of positive extents): disjoint from a's
 // image, with increasing strides. A gap between a's modes that is no whole number of copies of the modes below it
-// rounds down (CuTe), within CuTe's documented bound size(result) >= size(cotarget) / size(filter(a)).
+// rounds down, as in CuTe: the result may then fall short of size(cotarget) / size(filter(a)) (complement of
+// (4,6):(1,6) into 72 is 2:36). A LayoutError where no complement exists: a not injective (a stride landing inside
+// the offsets its smaller modes reach), negative strides, strides that cannot be ordered, a bad cotarget.
 Layout complement(const Layout& a, const IntTuple& cotarget);
 Layout complement(const Layout& a);  // cotarget = cosize(a)
 // r such that a(r(i)) == i for every i < size(r), r as large as possible.

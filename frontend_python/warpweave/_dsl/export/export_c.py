@@ -161,8 +161,10 @@ def c_expr(x) -> str:
 
 
 def symbols_in(x) -> set[int]:
+    """The symbol ids an expression reads (its names s<id>; min and max, which it may call, are no symbols)."""
     src = x if isinstance(x, str) else dim_source(x)
-    return {int(n.id[1:]) for n in ast.walk(ast.parse(src, mode="eval")) if isinstance(n, ast.Name)}
+    return {int(n.id[1:]) for n in ast.walk(ast.parse(src, mode="eval"))
+            if isinstance(n, ast.Name) and re.match(r"^s\d+$", n.id)}
 
 
 # ---- the pieces of the call that the C wrapper checks ----

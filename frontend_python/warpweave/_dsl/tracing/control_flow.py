@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 
 from ..base import trace
-from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, user_location
+from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, is_user_file, user_location
 from ..base.ir_values import Value
 from ..values import hooks
 from ..base import ir_values as ir_values_mod
@@ -273,9 +274,22 @@ class _CarriedTuple:
         return out
 
 
+def _changes_in_place(obj) -> bool:
+    """An object of the program's own class with CuTe DSL's IR-values protocol, which a region may change in place
+    (a grid barrier's wait() flipping its phase): carried value by value, and its fields set from the region's."""
+    t = type(obj)
+    if isinstance(obj, type) or not hasattr(obj, "__dict__") or not carries_ir_values(obj):
+        return False
+    source = getattr(sys.modules.get(t.__module__), "__file__", None)
+    if source is None:  # a class of a notebook's cell or of exec'd code: where its methods were written
+        source = next((f.__code__.co_filename for f in vars(t).values() if hasattr(f, "__code__")), None)
+    return bool(source) and is_user_file(source)
+
+
 class _Carry:
     """Which variables a region carries, with their types; and the objects it may change in place (a pipeline
-    state's advance()), carried through their _ww_carry_get / _ww_carry_set values."""
+    state's advance()), carried through their _ww_carry_get / _ww_carry_set values, or, for the program's own
+    objects of the IR-values protocol, through those values (in_place)."""
 
     def __init__(self, names, values, mutables=()):
         self.names = names
@@ -297,20 +311,28 @@ class _Carry:
         # advances and returns, `state = self.load(state, n)`) is carried as one: its values, not its name
         carried = set(self.index) | {i for i, _ in self.tuples}
         assigned = [v for i, v in enumerate(self.values) if i not in carried and not isinstance(v, type)]
+        self.in_place = []  # (object, _CarriedObject, its fields before the region)
         for m in list(mutables) + assigned:
             # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
             # asking it for its attributes would report it as used.
             if isinstance(m, Undefined):
                 continue
-            if hasattr(m, "_ww_carry_get") and not any(m is o for o in self.objects):
-                self.objects.append(m)
+            if hasattr(m, "_ww_carry_get"):
+                if not any(m is o for o in self.objects):
+                    self.objects.append(m)
+            elif any(m is x for x in mutables) and _changes_in_place(m) and not any(m is o for o, _, _ in self.in_place):
+                # made again of its values as they are here, so that its constants are materialized once, before
+                # the region, and not in each of its blocks
+                template = new_from_mlir_values(m, extract_mlir_values(m))
+                self.in_place.append((m, _CarriedObject(type(m).__name__, template), dict(m.__dict__)))
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
         self.object_types = [[type(x) for x in vals] for vals in self.snapshot]
         self.depth = dynamic_debug.enter()
 
     def ir_types(self):
         return ([ty.ir_type for ty in self.types] + [t for _, ct in self.tuples for t in ct.ir_types()] +
-                [t.ir_type for ts in self.object_types for t in ts])
+                [t.ir_type for ts in self.object_types for t in ts] + [t for _, co, _ in self.in_place
+                                                                       for t in co.ir_types()])
 
     def _split(self, ir_values):
         """(scalar and tensor values, per-tuple value lists, object values) of a flat list of region values."""
@@ -331,6 +353,8 @@ class _Carry:
             out.extend(ct.values(self.values[i]))
         for vals in self.snapshot:
             out.extend(v.ir() for v in vals)
+        for o, co, _ in self.in_place:
+            out.extend(co.values(o))
         return out
 
     def _wrap(self, k, v):
@@ -342,10 +366,17 @@ class _Carry:
         for o, ts in zip(self.objects, self.object_types):
             o._ww_carry_set([t.from_ir(x) for t, x in zip(ts, ir_values[pos:pos + len(ts)])])
             pos += len(ts)
+        for o, co, _ in self.in_place:
+            k = len(co.ir_types())
+            o.__dict__.update(co.rebuild(ir_values[pos:pos + k]).__dict__)
+            pos += k
 
     def restore_objects(self):
         for o, vals in zip(self.objects, self.snapshot):
             o._ww_carry_set(vals)
+        for o, _, fields in self.in_place:
+            o.__dict__.clear()
+            o.__dict__.update(fields)
 
     def inner(self, block_args):
         vals = list(self.values)
@@ -388,6 +419,8 @@ class _Carry:
                 raise DSLTypeError(f"{type(o).__name__} changed its number of values inside the dynamic {where} at "
                                    f"line {lineno}", user_location(3))
             out.extend(t(v).ir() for t, v in zip(ts, now))
+        for o, co, _ in self.in_place:
+            out.extend(co.yields(o, lineno, where))
         return out
 
     def outputs(self, result_values, lineno):
@@ -470,13 +503,30 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     carry = _Carry(names, values, mutables)
     b = st.builder
     _at_line(b, lineno)
-    lb, ub, sp = start.ir(), stop.ir(), step.ir()
+    # The IR's loop counts up (it runs while its variable is below the bound): a loop with a negative step (range(n,
+    # -1, -1)) runs over k in [0, trips) and its variable is start + k * step. A step known only at run time may be
+    # either: a negative one walks [stop, start) up by -step, and the variable is start + stop - that.
+    down = step.is_static and step.value < 0
+    either = not step.is_static
+    if down:
+        lb, ub, sp = t(0).ir(), ((start - stop + (-step.value - 1)) // -step.value).ir(), t(1).ir()
+    elif either:
+        neg = step < 0
+        lb, ub, sp = select(neg, stop, start).ir(), select(neg, start, stop).ir(), select(neg, -step, step).ir()
+    else:
+        lb, ub, sp = start.ir(), stop.ir(), step.ir()
     inits = carry.inits()
     _at_line(b, lineno)  # the region's own line: the builder names it when a value escapes the region
     block = b.begin_region([t.ir_type] + carry.ir_types())
-    nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
-    div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
-    iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
+    if down:
+        iv = start + t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=True)) * step
+    elif either:
+        walked = t._wrap(trace.lift_int(block[0], t.ir_type))
+        iv = select(neg, start + stop - walked, walked)
+    else:
+        nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
+        div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
+        iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
     results = body(iv, *carry.inner(block[1:]))
     ys = carry.yields(results, lineno, "loop")
     _at_line(b, lineno)

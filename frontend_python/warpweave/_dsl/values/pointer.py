@@ -112,6 +112,21 @@ class Pointer(metaclass=_PointerType):
     def with_base(self, base):
         return self._copy(base=base, host=None)
 
+    def __extract_mlir_values__(self):
+        """CuTe DSL's IR-values protocol: the address, one value (an object holding the pointer is carried through
+        dynamic control flow by it); none for a host-side placeholder, a swizzled or a packed pointer, whose offset
+        the element addressing reads, and which stay what they are."""
+        if self.base is None or self.swizzle is not None or is_packed(self.dtype):
+            return []
+        return [self.ir_value()]
+
+    def __new_from_mlir_values__(self, values):
+        if not values:
+            return self
+        v = values[0]
+        return self._copy(base=v.use() if isinstance(v, ir_values.Value) else int(v), offset=0, host=None,
+                          base_align=self.alignment_at(0))
+
     def load(self, *, count=None, alignment=None, is_volatile=False, is_invariant=False, loc=None, ip=None):
         """The element the pointer points to (CuTe DSL's Pointer.load: `(ptr + i).load()`), or with count=n the n
         elements from it as one Vector (one vector access; alignment= promises the address's alignment in bytes)."""
