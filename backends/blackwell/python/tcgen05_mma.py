@@ -227,7 +227,28 @@ class _BlockScaled:
     """The block-scaled ops' scale factors: Field.SFA and Field.SFB point into tensor memory; the instruction takes
     their 32-bit column addresses and, in its descriptor, the byte of the column each starts at."""
 
-    def instruction_operands(self, fields):
+    # The scale factors come from Field.SFA / Field.SFB or from cute.gemm's companions, either way.
+    companions_optional = True
+
+    def companion_inputs(self, a_more, b_more, m, n):
+        """cute.gemm(tiled_mma, d, [tCrA, tCtSFA], [tCrB, tCtSFB], c): the scale factors as tensor-memory
+        tensors, one (MMA, MMA_M) / (MMA, MMA_N) slice per k-block; atom (m, n) reads where its slice starts, as
+        Field.SFA / Field.SFB would point."""
+        if len(a_more) != 1 or len(b_more) != 1:
+            raise ext.user_error(f"cute.gemm: {type(self).__name__} takes A and B each with one scale-factor tensor "
+                                 "in tensor memory: [tCrA, tCtSFA], [tCrB, tCtSFB]", ext.DSLValueError)
+        out = {}
+        for f, t, i in ((Field.SFA, a_more[0], m), (Field.SFB, b_more[0], n)):
+            if getattr(t, "memspace", None) != "tmem":
+                raise ext.user_error(f"cute.gemm: {type(self).__name__} reads its scale factors from tensor memory; "
+                                     f"the {f.name} companion is {t!r} (copy it there, e.g. with tcgen05.Cp4x32x128bOp)",
+                                     ext.DSLTypeError)
+            out[f] = (t[None, i] if cute.rank(t) > 1 else t).iterator
+        return out
+
+    def instruction_operands(self, fields, companions=None):
+        if companions:
+            fields = {**fields, **companions}
         inputs, attrs = {}, {}
         ids = {}
         for f, name in ((Field.SFA, "scale_a"), (Field.SFB, "scale_b")):
