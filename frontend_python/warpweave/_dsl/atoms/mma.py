@@ -141,10 +141,12 @@ class MmaAtom:
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
 
-    def call(self, a_vals, b_vals, c_vals, more=None):
+    def call(self, a_vals, b_vals, c_vals, more=None, chained=False):
         """IR values of D for one atom instance (lists in the atom's value order); more: what the op's
         companion_inputs made of cute.gemm's companion fragments, the instruction's other input operands by name
-        (or, for an op with an instruction_operands hook, what that hook takes as its second argument)."""
+        (or, for an op with an instruction_operands hook, what that hook takes as its second argument). chained:
+        C is the D of the previous k-block of this cute.gemm, which an op accumulating in place under a field
+        (accumulate_field) adds to whatever the field says, as CuTe DSL does after a gemm's first k-block."""
         b = trace.builder()
         if self.manifest is None:
             t = self.acc_dtype
@@ -154,9 +156,12 @@ class MmaAtom:
         inputs, attrs = {"a": a_vals, "b": b_vals, "c": c_vals}, {}
         hook = getattr(self.op, "instruction_operands", None)
         if hook is not None:
+            fields = getattr(self, "fields", {})
+            acc = getattr(self.op, "accumulate_field", None)
+            if chained and acc is not None:
+                fields = {**fields, acc: True}
             # An op with both hooks turns its companions into operands itself (they may also set descriptor bits).
-            extra, attrs = hook(getattr(self, "fields", {})) if more is None else \
-                hook(getattr(self, "fields", {}), more)
+            extra, attrs = hook(fields) if more is None else hook(fields, more)
             inputs.update(extra)
         elif more:
             inputs.update(more)
@@ -527,10 +532,10 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
         raise DSLValueError(f"cute.gemm: a and b disagree on K ({a.shape} vs {b.shape})", user_location(2))
     for k in range(K):
         _gemm_mn(mma_atom, d, a[None, None, k], b[None, None, k], c if k == 0 else d,
-                 [t[None, None, k] for t in a_more], [t[None, None, k] for t in b_more])
+                 [t[None, None, k] for t in a_more], [t[None, None, k] for t in b_more], chained=k > 0)
 
 
-def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=()):
+def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=(), chained=False):
     V_a, V_b, V_c = (_core.product(_mode(outer_of(t.layout), 0).shape) for t in (a, b, c))
     want = (_core.product(_mode(atom.layout_a_tv, 1).shape), _core.product(_mode(atom.layout_b_tv, 1).shape),
             _core.product(_mode(atom.layout_c_tv, 1).shape))
@@ -553,7 +558,7 @@ def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=()):
             bv = kinds["b"].read(ops["b"], b, _AtomCoords(V_b, n))
             cv = kinds["c"].read(ops["c"], c, _AtomCoords(V_c, m, n))
             more = atom.op.companion_inputs(a_more, b_more, m, n) if a_more or b_more else None
-            dv = atom.call(av, bv, cv, more)
+            dv = atom.call(av, bv, cv, more, chained)
             kinds["d"].write(ops["d"], d, _AtomCoords(len(dv), m, n), dv, atom.acc_dtype)
 
 
