@@ -106,7 +106,7 @@ AtomShape parse_atom(const std::string& id) {
 // The block-scaled kinds' descriptor (PTX ISA, tcgen05 "Instruction descriptor", the .kind::mxf8f6f4 / mxf4 /
 // mxf4nvf4 form): no D format (D is f32), the scale factors' type and the byte ids of SFA and SFB instead, and M
 // in units of 128 at bits 27-28 (bits 24-26 reserved); bit 31 (K = 96 for the 4-bit kinds) stays 0 (K = 64).
-bool is_block_scaled(const std::string& kind) { return kind == "mxf4nvf4" || kind == "mxf4"; }
+bool is_block_scaled(const std::string& kind) { return kind == "mxf4nvf4" || kind == "mxf4" || kind == "mxf8f6f4"; }
 
 uint32_t id_attr(const Attrs& at, const char* name) {
   int64_t v = at.integer(name, 0);
@@ -114,27 +114,41 @@ uint32_t id_attr(const Attrs& at, const char* name) {
   return static_cast<uint32_t>(v);
 }
 
-uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
+// A and B's format code in the block-scaled form: kind::mxf8f6f4 numbers its types as kind::f8f6f4 does (e4m3 0,
+// e5m2 1); the 4-bit kinds have E2M1 only, code 1.
+uint32_t block_scaled_format(const AtomShape& atom) {
+  if (atom.kind == "mxf8f6f4") {
+    if (atom.ab == "e4m3") return 0;
+    if (atom.ab == "e5m2") return 1;
+    throw HookError("kind::mxf8f6f4 takes e4m3 or e5m2 inputs here, the atom has " + atom.ab);
+  }
   if (atom.ab != "e2m1") throw HookError("kind::" + atom.kind + " takes e2m1 inputs, the atom has " + atom.ab);
+  return 1;
+}
+
+uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
+  const uint32_t format = block_scaled_format(atom);
   if (atom.acc != "f32") throw HookError("kind::" + atom.kind + " accumulates in f32");
   uint32_t scale;
   if (atom.sf == "e4m3" || atom.sf == "ue4m3") scale = 0;
   else if (atom.sf == "ue8m0") scale = 1;
   else throw HookError("scale type \"" + atom.sf + "\" is not one of kind::" + atom.kind + " (e4m3 ue8m0)");
-  if (atom.kind == "mxf4" && scale != 1) throw HookError("kind::mxf4 takes ue8m0 scale factors");
+  if (atom.kind != "mxf4nvf4" && scale != 1) throw HookError("kind::" + atom.kind + " takes ue8m0 scale factors");
   int64_t m = atom.m, n = atom.n;
   if (m != 128 && m != 256) throw HookError("block-scaled m must be 128 or 256 (the pair's M with cta_group 2)");
   if (n < 8 || n > 256 || n % 8) throw HookError("n must be a multiple of 8 from 8 to 256");
-  if (major_bit(at, "a_major") || major_bit(at, "b_major")) throw HookError("e2m1 operands must be K-major");
+  const uint32_t a_mn = major_bit(at, "a_major"), b_mn = major_bit(at, "b_major");
+  if ((a_mn || b_mn) && atom.kind != "mxf8f6f4") throw HookError("e2m1 operands must be K-major");
   if (flag(at, "saturate")) throw HookError("saturate exists for kind::i8 only");
   uint32_t neg_a = flag(at, "negate_a"), neg_b = flag(at, "negate_b");
-  const uint32_t e2m1 = 1;  // the 4-bit formats' code of E2M1 (kind::mxf4 / mxf4nvf4)
   uint32_t d = 0;
   d |= id_attr(at, "sfb_id") << 4;
-  d |= e2m1 << 7;
-  d |= e2m1 << 10;
+  d |= format << 7;
+  d |= format << 10;
   d |= neg_a << 13;
   d |= neg_b << 14;
+  d |= a_mn << 15;
+  d |= b_mn << 16;
   d |= static_cast<uint32_t>(n >> 3) << 17;
   d |= scale << 23;
   d |= static_cast<uint32_t>(m >> 7) << 27;  // bits 24-26 are reserved in this form: M in units of 128

@@ -158,8 +158,9 @@ def primitives():
                 "negate_a negate_b (0/1, float kinds), saturate (0/1, i8 only). Bits: [3] saturate, [4,6) D format "
                 "(f16 0, f32 1, s32 2), [7,10) A format, [10,13) B format (f16 0 bf16 1 tf32 2; e4m3 0 e5m2 1 e2m3 3 "
                 "e3m2 4 e2m1 5; u8 0 s8 1), [13] negate A, [14] negate B, [15] A MN-major, [16] B MN-major, "
-                "[17,23) N>>3, [24,29) M>>4; the rest 0 (dense, no shift). For a block-scaled atom (kind::mxf4nvf4; "
-                "a_type e2m1, code 1) D is f32 and has no field; its sfa_id and sfb_id (0..3, default 0: the byte of "
+                "[17,23) N>>3, [24,29) M>>4; the rest 0 (dense, no shift). For a block-scaled atom (kind::mxf4nvf4 and "
+                "mxf4: e2m1, code 1; kind::mxf8f6f4: e4m3 0, e5m2 1, either major) D is f32 and has no field; its "
+                "sfa_id and sfb_id (0..3, default 0: the byte of "
                 "the scale factors' tensor-memory column the instruction starts at) and scale type are: [4,6) SFB id, "
                 "[23] scale type (ue4m3 0, ue8m0 1), [27,29) M>>7 (not [24,29) M>>4), [29,31) SFA id"),
             python_name="tcgen05.make_instr_desc",
@@ -554,7 +555,8 @@ def element_types_text() -> str:
 
 
 # Observed in the cubins of the probe kernels (nvdisasm of ptxas 13.0 output for sm_100a); tf32 shares f16's.
-MMA_SASS = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA", "mxf4nvf4": "UTCOMMA"}
+MMA_SASS = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA", "mxf4nvf4": "UTCOMMA",
+            "mxf4": "UTCOMMA", "mxf8f6f4": "UTCQMMA"}
 
 N_RULE = "N is a multiple of 8 from 8 to 256"
 
@@ -621,27 +623,32 @@ def mma_families():
                 conformance="tcgen05_mma")))
 
 
-# Block-scaled MMAs: kind -> (python class, K, A/B type, scale-factor types, scale_vec, the constructor's
-# positional parameters). D is Float32; each row of A (column of B) has one scale factor per K / scale_vec
-# elements, read from tensor memory at scale_a / scale_b (PTX ISA, tcgen05.mma .block_scale). nvf4 is kind::mxf4nvf4
-# with scale_vec::4X (16 elements a scale factor, ue4m3 or ue8m0 scales). Only A in shared memory here.
+# Block-scaled MMAs: kind -> (python class, K, A/B types, scale-factor types, scale_vec, the constructor's
+# positional parameters, the python defaults it implies). D is Float32; each row of A (column of B) has one scale
+# factor per K / scale_vec elements, read from tensor memory at scale_a / scale_b (PTX ISA, tcgen05.mma
+# .block_scale). nvf4 is kind::mxf4nvf4 with scale_vec::4X (16 elements a scale factor, ue4m3 or ue8m0 scales);
+# kind::mxf4 with scale_vec::2X is MXFP4 (32 elements a ue8m0 factor); kind::mxf8f6f4 with scale_vec::1X is MXFP8
+# (fp8 A and B of one type, 32 elements a ue8m0 factor). Only A in shared memory here.
 BLOCK_SCALED_KINDS = {
-    "mxf4nvf4": ("tcgen05.MmaMXF4NVF4Op", 64, "e2m1", ("e4m3", "ue8m0"), "4X",
-                 ["sf_dtype", "shape_mnk", "cta_group", "a_src"]),
+    "mxf4nvf4": ("tcgen05.MmaMXF4NVF4Op", 64, ("e2m1",), ("e4m3", "ue8m0"), "4X",
+                 ["sf_dtype", "shape_mnk", "cta_group", "a_src"], {"ab_dtype": PY_DTYPE["e2m1"]}),
+    "mxf4": ("tcgen05.MmaMXF4Op", 64, ("e2m1",), ("ue8m0",), "2X",
+             ["shape_mnk", "cta_group", "a_src"], {"ab_dtype": PY_DTYPE["e2m1"], "sf_dtype": PY_DTYPE["ue8m0"]}),
+    "mxf8f6f4": ("tcgen05.MmaMXF8Op", 32, ("e4m3", "e5m2"), ("ue8m0",), "1X",
+                 ["ab_dtype", "shape_mnk", "cta_group", "a_src"], {"sf_dtype": PY_DTYPE["ue8m0"]}),
 }
 
-
 def block_scaled_mma_families():
-    for kind, (py, k, ab, sfs, vec, sig) in BLOCK_SCALED_KINDS.items():
+    for kind, (py, k, abs_, sfs, vec, sig, defaults) in BLOCK_SCALED_KINDS.items():
         desc = ("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale.scale_vec::" + vec + " {m}x{n}x{k}: "
-                "D[f32] (+)= (A[" + ab + "] x SFA[{sf}]) (B[" + ab + "] x SFB[{sf}]), A and B from shared memory "
+                "D[f32] (+)= (A[{ab}] x SFA[{sf}]) (B[{ab}] x SFB[{sf}]), A and B from shared memory "
                 "(UMMA descriptors), D in tensor memory at d, the scale factors in tensor memory at scale_a and "
                 "scale_b; one thread issues it{cta == 2 ? ' for the CTA pair (the even CTA)' : ''}. idesc: from "
                 "blackwell.tcgen05.make_instr_desc (its scale-factor ids select the byte of scale_a's and scale_b's "
                 "columns where a scale_vec leaves some unused); enable_input_d false overwrites D")
         yield entry("families", **family(
             f"blackwell.tcgen05.mma.{kind}",
-            parameters=[param("ab", values=(ab,)), param("acc", values=("f32",)), param("sf", values=sfs),
+            parameters=[param("ab", values=abs_), param("acc", values=("f32",)), param("sf", values=sfs),
                         param("cta", set_=(1, 2), rule="cta_group is 1 or 2"),
                         param("a_src", values=("SMEM",)),
                         param("m", set_=(128, 256), rule="M is 128 (one CTA) or 256 (a CTA pair)"),
@@ -654,12 +661,12 @@ def block_scaled_mma_families():
                 kind="MMA", description=desc, python_name=py,
                 python_params={"ab_dtype": "{dsl(ab)}", "acc_dtype": "{dsl(acc)}", "sf_dtype": "{dsl(sf)}",
                                "shape_mnk": "({m},{n},{k})", "cta_group": "{cta}", "a_src": "{a_src}"},
-                python_signature=sig, python_defaults={"ab_dtype": PY_DTYPE[ab], "acc_dtype": "Float32"},
+                python_signature=sig, python_defaults={**defaults, "acc_dtype": "Float32"},
                 shape_mnk="({m},{n},{k})", thr_id="{cta}:1",
                 operands=[
                     op("d", "TMEM_ADDRESS", element_type="f32", kind=TMEM_KIND),
-                    op("a", "SMEM_DESCRIPTOR", element_type=ab, kind=UMMA_DESC_KIND),
-                    op("b", "SMEM_DESCRIPTOR", element_type=ab, kind=UMMA_DESC_KIND),
+                    op("a", "SMEM_DESCRIPTOR", element_type="{ab}", kind=UMMA_DESC_KIND),
+                    op("b", "SMEM_DESCRIPTOR", element_type="{ab}", kind=UMMA_DESC_KIND),
                     op("idesc", "INSTRUCTION_DESCRIPTOR"),
                     op("scale_a", "TMEM_ADDRESS"),
                     op("scale_b", "TMEM_ADDRESS"),

@@ -140,23 +140,37 @@ def get_leading_dim(t) -> int | None:
     return ones[0] if len(ones) == 1 else None
 
 
-# e2m1 (fp4) magnitudes by code (sign in bit 3), and the midpoints between neighbouring codes: a value rounds to
-# the code of each midpoint it passes, a value on a midpoint to the even code of the two (round to nearest even).
-_E2M1_MIDPOINTS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)
-
-
 def _e2m1_codes(values):
     """The 4-bit e2m1 code of each value (a torch tensor), rounded to nearest even and saturated to +-6 (the type
-    has neither infinities nor NaN: those become +-6 too)."""
+    has neither infinities nor NaN: those become +-6 too), as uint8."""
     torch = _torch()
     v = values.to(torch.float32)
-    a = v.abs()
-    a = torch.where(torch.isnan(a), torch.full_like(a, 6.0), a)
-    code = torch.zeros(v.shape, dtype=torch.uint8, device=v.device)
-    for i, m in enumerate(_E2M1_MIDPOINTS):
-        up = (a > m) | ((a == m) & ((i + 1) % 2 == 0))
-        code += up.to(torch.uint8)
+    a = v.abs().nan_to_num_(nan=6.0)
+    # The magnitudes are steps of 0.5 below 2, of 1 in [2, 4), of 2 from 4: scaled exactly (by a power of two)
+    # to steps of 1, torch.round (half to even) rounds each band as e2m1 does, and the band's first code is added
+    # (a band's codes alternate in parity with the steps, so ties still go to the even code).
+    upper = a >= 2
+    top = a >= 4
+    scaled = torch.where(upper, a, a * 2)
+    scaled[top] *= 0.5
+    code = scaled.round_().clamp_(max=8).to(torch.uint8)
+    code += upper.to(torch.uint8) * 2
+    code += top.to(torch.uint8) * 2
+    code.clamp_(max=7)
     return code | (torch.signbit(v).to(torch.uint8) << 3)
+
+
+def _storage_order(t):
+    """The permutation of t's modes that lists its elements in memory order, where t covers a dense run of
+    memory from its storage offset without gaps or overlaps (else None)."""
+    modes = sorted((i for i in range(t.dim()) if t.shape[i] != 1), key=lambda i: t.stride(i))
+    expect = 1
+    for i in modes:
+        if t.stride(i) != expect:
+            return None
+        expect *= t.shape[i]
+    rest = [i for i in range(t.dim()) if t.shape[i] == 1]
+    return rest + modes[::-1]
 
 
 def _store_packed_e2m1(dst, values):
@@ -165,14 +179,22 @@ def _store_packed_e2m1(dst, values):
     same strides reads it. Made with ordinary integer ops, so it works where torch has no conversion kernel for
     its packed fp4 type (none on the CPU, which a compile-only run uses for "cuda" tensors)."""
     torch = _torch()
-    codes = _e2m1_codes(values.to(device=dst.device)).reshape(-1).to(torch.int64)
+    codes = _e2m1_codes(values.to(device=dst.device))
     nbytes = dst.untyped_storage().nbytes()
-    offsets = torch.as_strided(torch.arange(nbytes, device=dst.device), tuple(dst.shape), tuple(dst.stride()),
-                               dst.storage_offset()).reshape(-1)
-    packed = torch.zeros(nbytes, dtype=torch.int64, device=dst.device)
-    packed.index_add_(0, offsets // 2, codes << (4 * (offsets % 2)))   # the two nibbles of a byte never overlap
     raw = torch.empty(0, dtype=torch.uint8, device=dst.device).set_(dst.untyped_storage())
-    raw.copy_(packed.to(torch.uint8))
+    order = _storage_order(dst)
+    first = dst.storage_offset()
+    if order is not None and first % 2 == 0 and dst.numel() % 2 == 0:
+        # a dense tensor (the usual case): its codes in memory order pair up byte by byte, no scatter
+        nib = codes.permute(order).reshape(-1)
+        raw[first // 2:(first + dst.numel()) // 2] = nib[0::2] | (nib[1::2] << 4)
+        return dst
+    index = torch.int32 if 2 * nbytes < 2 ** 31 else torch.int64
+    offsets = torch.as_strided(torch.arange(2 * nbytes, dtype=index, device=dst.device), tuple(dst.shape),
+                               tuple(dst.stride()), first).reshape(-1)
+    nibbles = torch.stack((raw & 15, raw >> 4), dim=1).reshape(-1)   # keep the nibbles dst does not cover
+    nibbles[offsets.to(torch.int64)] = codes.reshape(-1)
+    raw.copy_(nibbles[0::2] | (nibbles[1::2] << 4))
     return dst
 
 

@@ -480,3 +480,18 @@ def test_warp_redux_sync():
         ptx_of(lambda gA, gB, t: cute.arch.warp_redux_sync(gA[t], "add"))
     with pytest.raises(ValueError, match="whole warp"):
         ptx_of(lambda gA, gB, t: cute.arch.warp_redux_sync(gA[t], "fmax", mask=0xFF))
+
+
+def test_warp_redux_sync_in_cute_dsls_spelling():
+    # the mask as CuTe DSL names it (mask_and_clamp, positional third), "max" of a float meaning "fmax": the
+    # same code as the other spelling
+    def theirs(gA, gB, tidx):
+        gB[tidx] = cute.arch.warp_redux_sync(value=gA[tidx], kind="max", mask_and_clamp=0xFFFFFFFF, nan=True) + \
+            cutlass.Float32(cute.arch.warp_redux_sync(cutlass.Uint32(tidx), "max", 0xFF))
+
+    def ours(gA, gB, tidx):
+        gB[tidx] = cute.arch.warp_redux_sync(gA[tidx], "fmax", nan=True) + \
+            cutlass.Float32(cute.arch.warp_redux_sync(cutlass.Uint32(tidx), "max", mask=0xFF))
+
+    strip = lambda ptx: re.sub(r"//.*|\.loc.*|\.file.*", "", ptx)  # noqa: E731
+    assert strip(ptx_of(theirs, "sm_80")) == strip(ptx_of(ours, "sm_80"))

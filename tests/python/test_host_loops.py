@@ -283,3 +283,29 @@ def test_the_gpu_runs_the_launches_of_each_trip():
         c(dyn(x), cutlass.Int32(chunk))
         torch.cuda.synchronize()
         assert x.cpu().tolist() == [float(r - r % chunk) for r in range(m)], (m, chunk)
+
+
+@cute.jit
+def interleave_static(s: cute.Tensor, d: cute.Tensor):
+    # the conversion over tensors of static shapes: its bound is known while tracing
+    dd = cute.make_tensor(d.iterator, cute.make_layout(((4, s.shape[0] // 4), s.shape[1]),
+                                                       stride=((1, 4 * s.shape[1]), 4)))
+    for i in cutlass.range(cute.size(s)):
+        c = s.layout.get_hier_coord(i)
+        dd[c] = s[c]
+
+
+@pytest.mark.parametrize("m,k,as_host_loop", [(8, 3, False), (512, 128, True)])
+def test_a_host_loop_of_many_static_trips_is_run_at_the_call_in_bulk(m, k, as_host_loop):
+    # Static bounds with few trips run in Python while tracing; with many (a tensor's elements) the loop is
+    # traced once and run at the call like one of runtime bounds, its copies in bulk. Either way the same result.
+    from warpweave._dsl.tracing import control_flow
+    assert (m * k >= control_flow.HOST_LOOP_STATIC_TRIPS) == as_host_loop
+    a = np.random.default_rng(m).integers(-100, 100, (m, k)).astype(np.float32)
+    out = np.zeros(m * k, np.float32)
+    with target("sm_80"):
+        c = cute.compile(interleave_static, from_dlpack(a), from_dlpack(out))
+        loops = [x.loop for x in c.host_actions if hasattr(x, "loop")]
+        assert bool(loops) == as_host_loop and all(x.bulk is not None for x in loops)
+        c(from_dlpack(a), from_dlpack(out))
+    assert (out == _interleave_model(a)).all()

@@ -114,3 +114,41 @@ def test_extract_and_new_from_mlir_values_round_trip():
 
     _compile(body)
     assert seen == {"n": 3, "kept": ((128, 64), 3, "Int32")}
+
+
+def test_a_tensorssa_is_one_ir_vector_for_the_math_dialect_and_back():
+    # CuTe DSL's amax GEMM: math.absf over TensorSSA.ir_value(), the result made a TensorSSA again with
+    # type(x)(value, shape, dtype): the values, in their order, through one vector op
+    @cute.kernel
+    def k(src: cute.Tensor, out: cute.Tensor):
+        r = cute.make_rmem_tensor((4, 2), cutlass.Float32)
+        for i in cutlass.range_constexpr(8):
+            r[i] = src[i]
+        x = r.load()
+        y = type(x)(math.absf(x.ir_value()), x.shape, x.dtype)
+        for i in cutlass.range_constexpr(8):
+            out[i] = y[i] + cutlass.Float32(i)
+
+    @cute.jit
+    def host(src: cute.Tensor, out: cute.Tensor):
+        k(src, out).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_80"):
+        ptx = cute.compile(host, from_dlpack(np.zeros(8, np.float32)), from_dlpack(np.zeros(8, np.float32))).ptx
+    assert ptx.count("abs.f32") == 8
+
+
+def test_a_tensorssa_from_an_ir_value_of_another_type_is_refused_at_the_users_line():
+    @cute.kernel
+    def k(src: cute.Tensor):
+        r = cute.make_rmem_tensor((4,), cutlass.Float32)
+        x = r.load()
+        type(x)(x.ir_value(), (8,), x.dtype)   # BADLANES: 4 lanes, not 8
+
+    @cute.jit
+    def host(src: cute.Tensor):
+        k(src).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_80"), pytest.raises(TypeError, match="vector<8xf32>") as e:
+        cute.compile(host, from_dlpack(np.zeros(8, np.float32)))
+    assert e.value.location == (THIS, line_in(THIS, "# BADLANES"))

@@ -104,3 +104,55 @@ def test_fp8_tensor_helper_and_convert():
     assert out.element_type is cutlass.Float16 and torch.equal(h, src.half())
     with pytest.raises(ValueError, match="shapes differ"):
         cutlass_torch.convert_cute_tensor(torch.zeros(2, 2), from_dlpack(h), cutlass.Float16)
+
+
+def _nearest_e2m1_code(x: float) -> int:
+    """The reference encoding, one value at a time: the nearest e2m1 magnitude (the even code on a tie),
+    saturating; NaN as 6."""
+    a = 6.0 if x != x else min(abs(x), 6.0)
+    best = min(range(8), key=lambda c: (abs(E2M1[c] - a), c % 2))
+    return best | (8 if torch.signbit(torch.tensor(x)).item() else 0)
+
+
+def test_e2m1_codes_are_the_nearest_magnitude_ties_to_even():
+    # every midpoint, its float32 neighbours, the magnitudes themselves, saturation, signs, NaN and infinities
+    mids = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0]
+    edge = [float(torch.nextafter(torch.tensor(m, dtype=torch.float32), torch.tensor(d, dtype=torch.float32)))
+            for m in mids for d in (0.0, 100.0)]
+    gen = torch.Generator().manual_seed(7)
+    rand = (torch.rand(2000, generator=gen) * 16 - 8).tolist()
+    vals = mids + edge + list(E2M1) + [6.5, 7.0, 1e9, float("inf"), float("nan"), -0.0] + rand
+    vals += [-v for v in vals]
+    codes = cutlass_torch._e2m1_codes(torch.tensor(vals, dtype=torch.float32))
+    assert codes.dtype is torch.uint8
+    assert codes.tolist() == [_nearest_e2m1_code(v) for v in torch.tensor(vals, dtype=torch.float32).tolist()]
+
+
+@pytest.mark.parametrize("shape,perm,offset", [((6, 4, 2), (0, 1, 2), 0), ((6, 4, 2), (2, 0, 1), 0),
+                                               ((3, 8, 1), (1, 0, 2), 0), ((5, 3, 2), (0, 1, 2), 1),
+                                               ((4, 6), (1, 0), 2)])
+def test_packed_fp4_store_puts_each_code_at_its_element_offset(shape, perm, offset):
+    # dense tensors in any mode order (paired in memory order) and tensors that are not dense (scattered) alike:
+    # nibble o of the storage holds the code of the element at offset o; nibbles no element covers keep theirs
+    gen = torch.Generator().manual_seed(sum(shape) + offset)
+    vals = torch.rand(shape, generator=gen) * 14 - 7
+    base_shape = tuple(shape[p] for p in perm)
+    n = 1
+    for s in shape:
+        n *= s
+    store = torch.empty(n + offset + 3, dtype=torch.float4_e2m1fn_x2)
+    torch.empty(0, dtype=torch.uint8).set_(store.untyped_storage()).fill_(0x99)
+    dense = torch.empty(0, dtype=torch.float4_e2m1fn_x2).set_(store.untyped_storage(), offset, base_shape,
+                                                              torch.empty(base_shape).stride())
+    inv = [perm.index(i) for i in range(len(perm))]
+    dst = dense.permute(*inv)
+    assert tuple(dst.shape) == shape
+    cutlass_torch._store_packed_e2m1(dst, vals)
+    nib = _nibbles(store).tolist()
+    want = cutlass_torch._e2m1_codes(vals)
+    covered = set()
+    for idx in torch.cartesian_prod(*[torch.arange(s) for s in shape]).reshape(-1, len(shape)).tolist():
+        off = offset + sum(i * st for i, st in zip(idx, dst.stride()))
+        covered.add(off)
+        assert nib[off] == want[tuple(idx)].item(), idx
+    assert all(nib[o] == 9 for o in range(len(nib)) if o not in covered)

@@ -75,9 +75,10 @@ def _trivial_tiled_mma(ab_dtype, a_leading_mode: OperandMajorMode, b_leading_mod
 
 
 def make_blockscaled_trivial_tiled_mma(ab_dtype, *args, loc=None, ip=None, **kwargs):
-    """A tiled MMA of one block-scaled tcgen05.mma atom of shape (mma_tiler_mn, 256 bits of K). This backend has
-    kind::mxf4nvf4 with .scale_vec::4X: e2m1 A and B, K-major, one Float8E4M3FN or Float8E8M0FNU scale factor per
-    16 values of K (sf_vec_size 16); other kinds (mxf8f6f4, mxf4's scale_vec::2X) are refused here, naming them.
+    """A tiled MMA of one block-scaled tcgen05.mma atom of shape (mma_tiler_mn, 256 bits of K): kind::mxf4nvf4
+    scale_vec::4X for Float4E2M1FN A and B with a scale factor per 16 values (Float8E4M3FN or Float8E8M0FNU),
+    kind::mxf4 scale_vec::2X for Float4E2M1FN with a Float8E8M0FNU factor per 32, kind::mxf8f6f4 scale_vec::1X for
+    Float8E4M3FN or Float8E5M2 A and B of one type with a Float8E8M0FNU factor per 32.
 
     make_blockscaled_trivial_tiled_mma(ab_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group,
     mma_tiler_mn[, a_source]) or, with A's and B's types apart, (a_dtype, b_dtype, a_leading_mode, ...)."""
@@ -86,6 +87,28 @@ def make_blockscaled_trivial_tiled_mma(ab_dtype, *args, loc=None, ip=None, **kwa
     else:
         b_dtype = ab_dtype
     return _blockscaled_tiled_mma(ab_dtype, b_dtype, *args, **kwargs)
+
+
+def _blockscaled_op(t, a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, mn, cta_group,
+                    a_source):
+    """The block-scaled op the types and the scale factors' vector size select (CuTe DSL's choice)."""
+    fp4, fp8 = cutlass.Float4E2M1FN, (cutlass.Float8E4M3FN, cutlass.Float8E5M2)
+    where = "make_blockscaled_trivial_tiled_mma"
+    if a_dtype is fp4 and b_dtype is fp4:
+        if a_leading_mode != OperandMajorMode.K or b_leading_mode != OperandMajorMode.K:
+            raise ext.user_error(f"{where}: 4-bit A and B are K-major for tcgen05.mma", ext.DSLValueError)
+        if sf_vec_size == 16:
+            return t.MmaMXF4NVF4Op(sf_dtype, (*mn, 64), CtaGroup(cta_group), a_source)
+        if sf_vec_size == 32 and sf_dtype is cutlass.Float8E8M0FNU:
+            return t.MmaMXF4Op((*mn, 64), CtaGroup(cta_group), a_source)
+    elif a_dtype in fp8 and b_dtype is a_dtype and sf_vec_size == 32 and sf_dtype is cutlass.Float8E8M0FNU:
+        return t.MmaMXF8Op(a_dtype, (*mn, 32), CtaGroup(cta_group), a_source, a_leading_mode, b_leading_mode)
+    raise ext.user_error(
+        f"{where}: {a_dtype.__name__} x {b_dtype.__name__} with a {getattr(sf_dtype, '__name__', sf_dtype)} scale "
+        f"factor per {sf_vec_size} values is none of this backend's block-scaled MMAs: Float4E2M1FN with "
+        "Float8E4M3FN or Float8E8M0FNU per 16 (kind::mxf4nvf4), Float4E2M1FN with Float8E8M0FNU per 32 "
+        "(kind::mxf4), Float8E4M3FN or Float8E5M2 (A and B alike) with Float8E8M0FNU per 32 (kind::mxf8f6f4)",
+        ext.DSLTypeError)
 
 
 def _blockscaled_tiled_mma(a_dtype, b_dtype, a_leading_mode: OperandMajorMode, b_leading_mode: OperandMajorMode,
@@ -99,18 +122,8 @@ def _blockscaled_tiled_mma(a_dtype, b_dtype, a_leading_mode: OperandMajorMode, b
     if cta_group not in (1, 2):
         raise ext.user_error("make_blockscaled_trivial_tiled_mma: cta_group is CtaGroup.ONE or TWO, got "
                              f"{cta_group!r}", ext.DSLTypeError)
-    fp4 = cutlass.Float4E2M1FN
-    if not (a_dtype is fp4 and b_dtype is fp4 and sf_vec_size == 16):
-        raise ext.user_error(
-            f"make_blockscaled_trivial_tiled_mma: {a_dtype.__name__} x {b_dtype.__name__} with a scale factor per "
-            f"{sf_vec_size} values needs tcgen05.mma kind::{'mxf4' if a_dtype is fp4 and b_dtype is fp4 else 'mxf8f6f4'}"
-            ", which this backend does not offer; it has kind::mxf4nvf4 scale_vec::4X (Float4E2M1FN A and B, "
-            "sf_vec_size 16)", ext.DSLTypeError)
-    if a_leading_mode != OperandMajorMode.K or b_leading_mode != OperandMajorMode.K:
-        raise ext.user_error("make_blockscaled_trivial_tiled_mma: 4-bit A and B are K-major for tcgen05.mma",
-                             ext.DSLValueError)
-    op = t.MmaMXF4NVF4Op(sf_dtype, (*mn, 64), CtaGroup(cta_group), a_source)
-    return cute.make_tiled_mma(op)
+    return cute.make_tiled_mma(_blockscaled_op(t, a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype,
+                                               sf_vec_size, mn, cta_group, a_source))
 
 
 def get_smem_layout_atom_ab(major_mode: OperandMajorMode, element_type, smem_shape_mn_k, *, loc=None, ip=None):

@@ -85,6 +85,8 @@ class _Tcgen05Mma:
     """What the four op classes share (mixed into subclasses of the manifest's classes)."""
 
     default_fields = {Field.ACCUMULATE: False}
+    # a cute.gemm over several k-blocks accumulates from its second on, whatever the field says for the first
+    accumulate_field = Field.ACCUMULATE
 
     def _setup(self, name, cta_group, a_src, a_major, b_major):
         if not isinstance(cta_group, int) or cta_group not in (1, 2):
@@ -220,6 +222,40 @@ def _make_op_classes():
                 self.sf_dtype = sf_dtype
 
         out["MmaMXF4NVF4Op"] = MmaMXF4NVF4Op
+    base = ext.manifest_class("tcgen05.MmaMXF4Op")
+    if base is not None:
+        class MmaMXF4Op(_BlockScaled, _Tcgen05Mma, base):
+            """tcgen05.mma kind::mxf4 .block_scale.scale_vec::2X (MXFP4): MmaMXF4Op(instruction_shape, cta_group,
+            a_src); Float4E2M1FN A and B (K-major), Float32 accumulators, K = 64, one Float8E8M0FNU scale factor per
+            32 elements along K, read from tensor memory at Field.SFA / Field.SFB."""
+
+            def __init__(self, instruction_shape, cta_group=CtaGroup.ONE, a_src=S):
+                self._setup("MmaMXF4Op", cta_group, a_src, K, K)
+                if self.a_src != OperandSource.SMEM:
+                    raise ext.user_error("MmaMXF4Op: A is read from shared memory here (OperandSource.SMEM)",
+                                         ext.DSLValueError)
+                super().__init__(tuple(instruction_shape), self.cta_group, self.a_src)
+                self.sf_dtype = cutlass.Float8E8M0FNU
+
+        out["MmaMXF4Op"] = MmaMXF4Op
+    base = ext.manifest_class("tcgen05.MmaMXF8Op")
+    if base is not None:
+        class MmaMXF8Op(_BlockScaled, _Tcgen05Mma, base):
+            """tcgen05.mma kind::mxf8f6f4 .block_scale.scale_vec::1X (MXFP8): MmaMXF8Op(ab_dtype,
+            instruction_shape, cta_group, a_src, a_major_mode, b_major_mode); Float8E4M3FN or Float8E5M2 A and B,
+            Float32 accumulators, K = 32, one Float8E8M0FNU scale factor per 32 elements along K, read from tensor
+            memory at Field.SFA / Field.SFB."""
+
+            def __init__(self, ab_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S, a_major_mode=K,
+                         b_major_mode=K):
+                self._setup("MmaMXF8Op", cta_group, a_src, a_major_mode, b_major_mode)
+                if self.a_src != OperandSource.SMEM:
+                    raise ext.user_error("MmaMXF8Op: A is read from shared memory here (OperandSource.SMEM)",
+                                         ext.DSLValueError)
+                super().__init__(ab_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+                self.sf_dtype = cutlass.Float8E8M0FNU
+
+        out["MmaMXF8Op"] = MmaMXF8Op
     return out
 
 
@@ -227,7 +263,28 @@ class _BlockScaled:
     """The block-scaled ops' scale factors: Field.SFA and Field.SFB point into tensor memory; the instruction takes
     their 32-bit column addresses and, in its descriptor, the byte of the column each starts at."""
 
-    def instruction_operands(self, fields):
+    # The scale factors come from Field.SFA / Field.SFB or from cute.gemm's companions, either way.
+    companions_optional = True
+
+    def companion_inputs(self, a_more, b_more, m, n):
+        """cute.gemm(tiled_mma, d, [tCrA, tCtSFA], [tCrB, tCtSFB], c): the scale factors as tensor-memory
+        tensors, one (MMA, MMA_M) / (MMA, MMA_N) slice per k-block; atom (m, n) reads where its slice starts, as
+        Field.SFA / Field.SFB would point."""
+        if len(a_more) != 1 or len(b_more) != 1:
+            raise ext.user_error(f"cute.gemm: {type(self).__name__} takes A and B each with one scale-factor tensor "
+                                 "in tensor memory: [tCrA, tCtSFA], [tCrB, tCtSFB]", ext.DSLValueError)
+        out = {}
+        for f, t, i in ((Field.SFA, a_more[0], m), (Field.SFB, b_more[0], n)):
+            if getattr(t, "memspace", None) != "tmem":
+                raise ext.user_error(f"cute.gemm: {type(self).__name__} reads its scale factors from tensor memory; "
+                                     f"the {f.name} companion is {t!r} (copy it there, e.g. with tcgen05.Cp4x32x128bOp)",
+                                     ext.DSLTypeError)
+            out[f] = (t[None, i] if cute.rank(t) > 1 else t).iterator
+        return out
+
+    def instruction_operands(self, fields, companions=None):
+        if companions:
+            fields = {**fields, **companions}
         inputs, attrs = {}, {}
         ids = {}
         for f, name in ((Field.SFA, "scale_a"), (Field.SFB, "scale_b")):

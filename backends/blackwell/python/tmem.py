@@ -363,6 +363,10 @@ class S2TScaleCopy(S2TCopy):
                 (r, blocks), (r_d, blocks_d) = rows, rows_d
             else:
                 r, blocks, r_d, blocks_d = rows, 1, rows_d, 0
+            if cute.size(ks) < 4 and len(shape) > 2:
+                # An MMA of fewer than 4 scale factors a row (MXFP8's K = 32: one): the block's other factors are
+                # the next k-blocks', the leading part of MMA_K.
+                ks, ks_d, shape, stride = _factors_from_k(ks, ks_d, shape, stride)
             ok = tuple(r) == (32, 4) and cute.size(ks) == 4 and isinstance(blocks, int)
         except (TypeError, ValueError):
             ok = False
@@ -416,6 +420,34 @@ class S2TScaleCopy(S2TCopy):
         out = ext.emit_instruction(b, backend, entry, {"addr": [addr]},
                                    {"leading_byte_offset": 16, "stride_byte_offset": 128, "swizzle": 0})
         return out["desc"][0]
+
+
+def _leaves(shape, stride):
+    if isinstance(shape, tuple):
+        return [x for s, d in zip(shape, stride) for x in _leaves(s, d)]
+    return [(shape, stride)]
+
+
+def _factors_from_k(ks, ks_d, shape, stride):
+    """(the block's scale-factor mode, its strides, the layout's shape and stride without them): an MMA mode of
+    size(ks) < 4 factors a row completed to 4 by the leading 4 / size(ks) k-blocks of mode 2 (MMA_K), which
+    then steps by that many k-blocks. Raises ValueError where mode 2 does not begin with them."""
+    need = 4 // cute.size(ks)
+    if need * cute.size(ks) != 4:
+        raise ValueError("scale factors per row do not divide 4")
+    k_leaves = _leaves(shape[2], stride[2])
+    (k0, k0_d), rest = k_leaves[0], k_leaves[1:]
+    if not isinstance(k0, int) or k0 % need:
+        raise ValueError("MMA_K does not begin with the block's k-blocks")
+    own = [(x, d) for x, d in _leaves(ks, ks_d) if x != 1]
+    sf = tuple(x for x, _ in own) + (need,)
+    sf_d = tuple(d for _, d in own) + (k0_d,)
+    left = ([(k0 // need, k0_d * need)] if k0 > need else []) + rest or [(1, 0)]
+    one = len(left) == 1
+    k_shape = left[0][0] if one else tuple(x for x, _ in left)
+    k_stride = left[0][1] if one else tuple(d for _, d in left)
+    return (sf if len(sf) > 1 else sf[0], sf_d if len(sf_d) > 1 else sf_d[0],
+            (shape[0], shape[1], k_shape) + tuple(shape[3:]), (stride[0], stride[1], k_stride) + tuple(stride[3:]))
 
 
 def make_s2t_copy(atom, tmem_tensor, *, loc=None, ip=None):

@@ -70,9 +70,18 @@ def test_blockscaled_trivial_tiled_mma_and_the_sfb_tma_op():
         assert tm.op.entry()[1]["id"] == ident
         # the form with one type for A and B
         assert h.make_blockscaled_trivial_tiled_mma(fp4, K, K, sf, 16, cta, mn).op.entry()[1]["id"] == ident
-    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*kind::mxf8f6f4, which this backend"):
-        h.make_blockscaled_trivial_tiled_mma(cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, K, K,
-                                             cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE, (128, 128))
+    # MXFP4 (a ue8m0 factor per 32 e2m1 values) is kind::mxf4 scale_vec::2X; MXFP8 kind::mxf8f6f4 scale_vec::1X,
+    # K = 32, either major
+    ue8m0, fp8 = cutlass.Float8E8M0FNU, cutlass.Float8E5M2
+    assert h.make_blockscaled_trivial_tiled_mma(fp4, K, K, ue8m0, 32, t.CtaGroup.ONE, (128, 64)).op.entry()[1]["id"] \
+        == "blackwell.tcgen05.mma.cta1.mxf4.m128n64k64.e2m1.f32.ue8m0.ss"
+    mx8 = h.make_blockscaled_trivial_tiled_mma(fp8, t.OperandMajorMode.MN, K, ue8m0, 32, t.CtaGroup.TWO, (256, 128))
+    assert mx8.op.entry()[1]["id"] == "blackwell.tcgen05.mma.cta2.mxf8f6f4.m256n128k32.e5m2.f32.ue8m0.ss"
+    assert mx8.op.a_major_mode == t.OperandMajorMode.MN and mx8.op.sf_dtype is ue8m0
+    for bad in ((cutlass.Float8E4M3FN, cutlass.Float8E5M2, ue8m0, 32), (fp8, fp8, ue8m0, 16),
+                (fp8, fp8, cutlass.Float8E4M3FN, 32), (fp4, fp4, cutlass.Float8E4M3FN, 32)):
+        with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*none of this backend's block-scaled"):
+            h.make_blockscaled_trivial_tiled_mma(bad[0], bad[1], K, K, bad[2], bad[3], t.CtaGroup.ONE, (128, 128))
     with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*4-bit A and B are K-major"):
         h.make_blockscaled_trivial_tiled_mma(fp4, fp4, t.OperandMajorMode.MN, K, cutlass.Float8E4M3FN, 16,
                                              t.CtaGroup.ONE, (128, 128))
@@ -127,8 +136,23 @@ def test_instr_desc_bits(cta, m, n, sf, ids):
     assert _instr_desc({"atom": atom, "negate_a": 1}) == _ref(m, n, scale, negate_a=1)
 
 
+@pytest.mark.parametrize("cta,m,n,ab,majors", [(1, 128, 64, "e4m3", ("K", "K")), (2, 256, 256, "e5m2", ("MN", "K")),
+                                                (1, 128, 8, "e5m2", ("K", "MN"))])
+def test_mxf8_instr_desc_bits(cta, m, n, ab, majors):
+    # kind::mxf8f6f4's block-scaled form: the types as kind::f8f6f4 numbers them (e4m3 0, e5m2 1), the majors at
+    # bits 15 and 16, ue8m0 scale factors (bit 23), M in units of 128
+    atom = f"blackwell.tcgen05.mma.cta{cta}.mxf8f6f4.m{m}n{n}k32.{ab}.f32.ue8m0.ss"
+    code = {"e4m3": 0, "e5m2": 1}[ab]
+    want = (2 << 4 | code << 7 | code << 10 | (majors[0] == "MN") << 15 | (majors[1] == "MN") << 16 | (n >> 3) << 17
+            | 1 << 23 | (m >> 7) << 27 | 1 << 29)
+    got = _instr_desc({"atom": atom, "sfa_id": 1, "sfb_id": 2, "a_major": majors[0], "b_major": majors[1]})
+    assert got == want, (hex(got), hex(want))
+
+
 @pytest.mark.parametrize("attrs,message", [
     ({"atom": "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n64k64.e2m1.f32.e4m3.ss", "b_major": "MN"}, "K-major"),
+    ({"atom": "blackwell.tcgen05.mma.cta1.mxf4.m128n64k64.e2m1.f32.e4m3.ss"}, "ue8m0"),
+    ({"atom": "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.e4m3.f32.e4m3.ss"}, "ue8m0"),
     ({"atom": "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n64k64.e2m1.f32.e4m3.ss", "saturate": 1}, "saturate"),
     ({"atom": "blackwell.tcgen05.mma.cta1.f16.m128n64k16.f16.f32.ss", "sfa_id": 1}, "block-scaled"),
 ])
@@ -137,16 +161,20 @@ def test_instr_desc_refusals(attrs, message):
         _instr_desc(attrs)
 
 
-@pytest.mark.parametrize("ident", ["blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n256k64.e2m1.f32.e4m3.ss",
-                                   "blackwell.tcgen05.mma.cta2.mxf4nvf4.m256n64k64.e2m1.f32.ue8m0.ss"])
-def test_atoms_compile_with_expected_ptx_and_sass(ident):
+@pytest.mark.parametrize("ident,vec,sass", [
+    ("blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n256k64.e2m1.f32.e4m3.ss", "4X", "UTCOMMA"),
+    ("blackwell.tcgen05.mma.cta2.mxf4nvf4.m256n64k64.e2m1.f32.ue8m0.ss", "4X", "UTCOMMA"),
+    ("blackwell.tcgen05.mma.cta1.mxf4.m128n128k64.e2m1.f32.ue8m0.ss", "2X", "UTCOMMA"),
+    ("blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n128k32.e4m3.f32.ue8m0.ss", "1X", "UTCQMMA"),
+    ("blackwell.tcgen05.mma.cta2.mxf8f6f4.m256n64k32.e5m2.f32.ue8m0.ss", "1X", "UTCQMMA")])
+def test_atoms_compile_with_expected_ptx_and_sass(ident, vec, sass):
     ins, result = _probe(ident, {})
     assert _ptx_pattern(ins, {}).search(result["ptx"])
-    assert ".block_scale.scale_vec::4X" in result["ptx"]
+    assert f".block_scale.scale_vec::{vec}" in result["ptx"]
     if not _core.sass_tool_available():
         pytest.skip("PTX and ptxas checked; no SASS disassembler (nvdisasm) to check the opcodes")
     ops = _sass_opcodes(_core.disassemble_sass(result["cubin"]))
-    want = "UTCOMMA.2CTA" if ".cta2." in ident else "UTCOMMA"
+    want = sass + ".2CTA" if ".cta2." in ident else sass
     assert any(o == want or o.startswith(want + ".") for o in ops), sorted(ops)
     assert ins["sass_opcodes"] == [want]
 
@@ -179,10 +207,12 @@ def test_4bit_smem_layout_atom_and_descriptor_form():
 
 # --- a kernel -------------------------------------------------------------------------------------------------------
 
-def _compile_nvfp4_mma(k_tile=256):
+def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False):
     """One CTA: A and B (Float4E2M1FN) and their scale factors in shared memory, the scale factors copied into
     tensor memory where blockscaled_layout puts them (after the accumulator's columns) with tcgen05.Cp4x32x128bOp,
-    the MMA warp issuing the tile's k-blocks with Field.SFA / Field.SFB set to each k-block's scale factors."""
+    the MMA warp issuing the tile's k-blocks with Field.SFA / Field.SFB set to each k-block's scale factors, or
+    (companions) with one cute.gemm over the whole tile given the scale factors with A and B. mxf8: MXFP8 instead
+    (Float8E4M3FN A and B, a Float8E8M0FNU factor per 32 values, K = 32 an instruction)."""
     import numpy as np
 
     import warpweave.pipeline as pipeline
@@ -194,8 +224,9 @@ def _compile_nvfp4_mma(k_tile=256):
     from dsl_helpers import target
 
     t = tc()
-    m, n, vec = 128, 256, 16
+    m, n, vec = 128, 256, 32 if mxf8 else 16
     tiler = (m, n, k_tile)
+    ab, sf = (cutlass.Float8E4M3FN, cutlass.Float8E8M0FNU) if mxf8 else (cutlass.Float4E2M1FN, cutlass.Float8E4M3FN)
 
     @cute.kernel
     def kern(tiled_mma: cute.TiledMma, g: cute.Tensor, sA_layout: cute.ComposedLayout,
@@ -207,10 +238,10 @@ def _compile_nvfp4_mma(k_tile=256):
         smem = utils.SmemAllocator()
         bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
         hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
-        sA = smem.allocate_tensor(cutlass.Float4E2M1FN, sA_layout.outer, 1024, swizzle=sA_layout.inner)
-        sB = smem.allocate_tensor(cutlass.Float4E2M1FN, sB_layout.outer, 1024, swizzle=sB_layout.inner)
-        sSFA = smem.allocate_tensor(cutlass.Float8E4M3FN, sfa_staged, 128)
-        sSFB = smem.allocate_tensor(cutlass.Float8E4M3FN, sfb_staged, 128)
+        sA = smem.allocate_tensor(ab, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+        sB = smem.allocate_tensor(ab, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        sSFA = smem.allocate_tensor(sf, sfa_staged, 128)
+        sSFB = smem.allocate_tensor(sf, sfb_staged, 128)
         tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
         tmem.allocate(512)
         if tidx == 0:
@@ -218,15 +249,15 @@ def _compile_nvfp4_mma(k_tile=256):
         tmem.wait_for_alloc()
         acc_ptr = tmem.retrieve_ptr(cutlass.Float32)
         acc = cute.make_tensor(acc_ptr, tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((m, n))).layout)
-        sfa_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc), dtype=cutlass.Float8E4M3FN)
+        sfa_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc), dtype=sf)
         tSFA = cute.make_tensor(sfa_ptr, bsl.make_tmem_layout_sfa(tiled_mma, tiler, vec, sfa_layout))
         sfb_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc) + t.find_tmem_tensor_col_offset(tSFA),
-                                  dtype=cutlass.Float8E4M3FN)
+                                  dtype=sf)
         tSFB = cute.make_tensor(sfb_ptr, bsl.make_tmem_layout_sfb(tiled_mma, tiler, vec, sfb_layout))
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = tiled_mma.make_fragment_B(sB)
         # the scale factors, shared -> tensor memory, as CuTe DSL's block-scaled kernels copy them
-        s2t_atom = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup.ONE), cutlass.Float8E4M3FN)
+        s2t_atom = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup.ONE), sf)
         copies = []
         for s_sf, t_sf in ((sSFA, tSFA), (sSFB, tSFB)):
             s_c, t_c = cute.filter_zeros(s_sf), cute.filter_zeros(t_sf)
@@ -237,11 +268,15 @@ def _compile_nvfp4_mma(k_tile=256):
         if warp == 0:
             for s2t, src, dst in copies:
                 cute.copy(s2t, src[(None, None, None, None, 0)], dst)
-            for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
-                tiled_mma.set(t.Field.SFA, tSFA[(None, None, kb)].iterator)
-                tiled_mma.set(t.Field.SFB, tSFB[(None, None, kb)].iterator)
-                cute.gemm(tiled_mma, acc, tCrA[None, None, kb, 0], tCrB[None, None, kb, 0], acc)
-                tiled_mma.set(t.Field.ACCUMULATE, True)
+            if cutlass.const_expr(companions):
+                # ACCUMULATE as set (False) for the first k-block, then on: the k-blocks add up
+                cute.gemm(tiled_mma, acc, [tCrA[None, None, None, 0], tSFA], [tCrB[None, None, None, 0], tSFB], acc)
+            else:
+                for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+                    tiled_mma.set(t.Field.SFA, tSFA[(None, None, kb)].iterator)
+                    tiled_mma.set(t.Field.SFB, tSFB[(None, None, kb)].iterator)
+                    cute.gemm(tiled_mma, acc, tCrA[None, None, kb, 0], tCrB[None, None, kb, 0], acc)
+                    tiled_mma.set(t.Field.ACCUMULATE, True)
             t.commit(bars)
         cute.arch.mbarrier_wait(bars, cutlass.Int32(0))
         tmem.relinquish_alloc_permit()
@@ -250,15 +285,75 @@ def _compile_nvfp4_mma(k_tile=256):
 
     @cute.jit
     def host(g: cute.Tensor):
-        tiled_mma = cute.make_tiled_mma(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (m, n, 64), t.CtaGroup.ONE))
-        sA = sm100.make_smem_layout_a(tiled_mma, tiler, cutlass.Float4E2M1FN, 1)
-        sB = sm100.make_smem_layout_b(tiled_mma, tiler, cutlass.Float4E2M1FN, 1)
+        op = t.MmaMXF8Op(ab, (m, n, 32), t.CtaGroup.ONE) if mxf8 else t.MmaMXF4NVF4Op(sf, (m, n, 64), t.CtaGroup.ONE)
+        tiled_mma = cute.make_tiled_mma(op)
+        sA = sm100.make_smem_layout_a(tiled_mma, tiler, ab, 1)
+        sB = sm100.make_smem_layout_b(tiled_mma, tiler, ab, 1)
         sfa = bsl.make_smem_layout_sfa(tiled_mma, tiler, vec, 1)
         sfb = bsl.make_smem_layout_sfb(tiled_mma, tiler, vec, 1)
         kern(tiled_mma, g, sA, sB, sfa, sfb).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
     with target("sm_100a"):
         return cute.compile(host, from_dlpack(np.zeros((m, n), np.float32)), options="-v")
+
+
+def _mma_lines_and_predicates(ptx):
+    """The tcgen05.mma lines of a kernel's PTX and, for each, its enable_input_d as a constant where the PTX sets
+    the predicate from one (setp with two literals, or mov.pred)."""
+    consts = {}
+    for reg, val in re.findall(r"mov\.pred\s+(%p\d+),\s*(-?\d+);", ptx):
+        consts[reg] = int(val) != 0
+    for op, reg, x, y in re.findall(r"setp\.(\w+)\.\w+\s+(%p\d+),\s*(-?\d+),\s*(-?\d+);", ptx):
+        consts[reg] = {"ne": int(x) != int(y), "eq": int(x) == int(y)}.get(op)
+    lines = [l for l in ptx.splitlines() if "tcgen05.mma" in l]
+    return lines, [consts.get(re.search(r"(%p\d+);", l).group(1)) for l in lines]
+
+
+def test_scale_factors_given_with_a_and_b_read_as_the_fields_would():
+    # cute.gemm(tiled_mma, acc, [tCrA, tCtSFA], [tCrB, tCtSFB], acc) over the whole tile: the same instructions,
+    # each k-block's scale-factor columns, as setting Field.SFA / Field.SFB per k-block; only the first k-block
+    # takes ACCUMULATE as set (False), the others add to it
+    by_fields = _compile_nvfp4_mma().info["ptx"]
+    with_ab = _compile_nvfp4_mma(companions=True).info["ptx"]
+    lines_f, pred_f = _mma_lines_and_predicates(by_fields)
+    lines_c, pred_c = _mma_lines_and_predicates(with_ab)
+    assert len(lines_c) == len(lines_f) == 4
+    scale_cols = lambda ptx: [tuple(m.groups()) for m in re.finditer(  # noqa: E731
+        r"tcgen05\.mma\.[^\n]*\[(%r\d+)\], \[(%r\d+)\], %p\d+;", ptx)]
+    adds = lambda ptx: dict(re.findall(r"add\.s32\s+(%r\d+),\s+%r\d+,\s+(\d+);", ptx))  # noqa: E731
+    cols = lambda ptx: [tuple(int(adds(ptx).get(r, 0)) for r in regs) for regs in scale_cols(ptx)]  # noqa: E731
+    assert cols(with_ab) == cols(by_fields) == [(256 + 4 * kb, 272 + 8 * kb) for kb in range(4)]
+    assert pred_c == pred_f == [False, True, True, True], (pred_c, pred_f)
+
+
+def test_mxf8_kernel_reads_one_scale_factor_byte_per_k_block():
+    # MXFP8 (K = 32 an instruction, a factor per 32 values): the four k-blocks of a 128-wide tile share a 128 x 4
+    # block of scale factors (one tcgen05.cp per 128 rows), each instruction reading its byte of the same columns
+    # through the descriptor's scale-factor ids
+    compiled = _compile_nvfp4_mma(k_tile=128, mxf8=True)
+    ptx = compiled.info["ptx"]
+    lines, preds = _mma_lines_and_predicates(ptx)
+    assert len(lines) == 4 and all(".kind::mxf8f6f4.block_scale.scale_vec::1X" in l for l in lines), lines
+    assert preds == [False, True, True, True]
+    assert len(re.findall(r"tcgen05\.cp\.cta_group::1\.32x128b\.warpx4", ptx)) == 3   # SFA 1 block, SFB 2
+    descs = [_instr_desc({"atom": "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n256k32.e4m3.f32.ue8m0.ss",
+                          "sfa_id": kb, "sfb_id": kb}) for kb in range(4)]
+    for d in descs:
+        assert re.search(rf"\b{d}\b", ptx) or f"0x{d:x}" in ptx.lower(), hex(d)
+
+
+def test_scale_factor_companions_are_tensor_memory_tensors():
+    from warpweave import ext
+    t = tc()
+    op = t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (128, 128, 64), t.CtaGroup.ONE)
+    with pytest.raises(ext.DSLTypeError, match="tensor memory"):
+        op.companion_inputs([_FakeSmem()], [_FakeSmem()], 0, 0)
+    with pytest.raises(ext.DSLValueError, match="one scale-factor tensor"):
+        op.companion_inputs([], [_FakeSmem()], 0, 0)
+
+
+class _FakeSmem:
+    memspace = "smem"
 
 
 def test_nvfp4_mma_kernel():

@@ -22,6 +22,7 @@ import warpweave.cute as cute
 from warpweave import ext
 
 from . import primitives as _prims
+from . import tma_blocked
 from .tma import TmaCopyAtom, global_modes
 from .tma_primitives import TensormapField, tensormap_replace
 
@@ -84,6 +85,9 @@ def update_tma_descriptor(tma_atom, gmem_tensor, tma_desc_ptr, *, loc=None, ip=N
     if layout is None or getattr(it, "memspace", None) not in ("gmem", "generic"):
         raise ext.user_error(f"update_tma_descriptor: gmem_tensor is a tensor in global memory, got {gmem_tensor!r}",
                              ext.DSLTypeError)
+    if getattr(tma_atom, "blocks", None) is not None:
+        tma_blocked.replace_fields(tma_atom, gmem_tensor, p, tensormap_replace, TensormapField)
+        return
     shape, stride = global_modes(layout, 0)
     if len(shape) <= max(tma_atom.dims):
         raise ext.user_error(f"update_tma_descriptor: the tensor has {len(shape)} modes (flattened), the atom's "

@@ -105,8 +105,33 @@ def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_ty
     atom = _atom_class(atom_base)(op, desc, et, tuple(d if d is not None else 0 for d in dims), [((0,) * rank, 0)],
                           (units, n[fast], n[slow]) + (1,) * (rank - 2), 1, block * n[0] * n[1] * src_bits // 8, 0)
     atom.blocks = tuple(sizes)
+    atom.block_layout = str(inner)
+    atom.source_bits = src_bits
     coords = cute.make_identity_tensor(tuple(cute.size(m) for m in shape))
     return atom, coords
+
+
+def replace_fields(atom, gmem_tensor, map_ptr, replace, fields):
+    """Rewrites the tensor map at map_ptr, made for a blocked atom, to describe gmem_tensor (another tensor of the
+    same blocks, elsewhere, with other rest extents and strides): the fields a blocked map's encode computes from
+    its tensor, each with replace(field, map_ptr, value, ord=...)."""
+    where = "update_tma_descriptor"
+    layout = gmem_tensor.layout
+    if not is_blocked(gmem_tensor) or len(layout.shape) != len(atom.dims) - 1:
+        raise ext.user_error(f"{where}: the atom's tensor map is of a tensor stored in blocks; gmem_tensor must be "
+                             f"one of the same modes, got {layout}", ext.DSLValueError)
+    shape, stride = layout.shape, layout.stride
+    inner = cute.make_layout(tuple(shape[i][0] for i in range(2)), stride=tuple(stride[i][0] for i in range(2)))
+    if str(inner) != atom.block_layout or gmem_tensor.element_type.width != atom.source_bits:
+        raise ext.user_error(f"{where}: gmem_tensor's blocks are {inner} of {gmem_tensor.element_type.__name__}, "
+                             f"the atom's {atom.block_layout} of {atom.source_bits}-bit values", ext.DSLValueError)
+    replace(fields.GLOBAL_ADDRESS, map_ptr, gmem_tensor.iterator.toint(cutlass.Int64))
+    for d, mode in enumerate(atom.dims[1:], start=1):
+        ext_ = shape[mode][1] if mode < 2 else shape[mode]
+        st = stride[mode][1] if mode < 2 else stride[mode]
+        replace(fields.GLOBAL_DIM, map_ptr, cutlass.Int32(ext_), ord=d)
+        # ord d - 1: the byte stride of dimension d (dimension 0 is the block, contiguous)
+        replace(fields.GLOBAL_STRIDE, map_ptr, cutlass.Int64(st) * (atom.source_bits // 8), ord=d - 1)
 
 
 def encode(tensor, *, data_type, rank, backend, hook, ebytes, **dims) -> bytes:

@@ -74,6 +74,7 @@ def _make_op_classes():
             transposable = True
             # Every atom has the field from the start, so that a first set() inside a run-time loop is carried.
             default_fields = {Field.ACCUMULATE: True}
+            accumulate_field = Field.ACCUMULATE   # from a cute.gemm's second k-block on, whatever the field says
 
             def __init__(self, ab_dtype, acc_dtype, instruction_shape, a_src=OperandSource.SMEM,
                          a_major_mode=OperandMajorMode.K, b_major_mode=OperandMajorMode.K):
@@ -98,6 +99,7 @@ def _make_op_classes():
             instruction_shape, a_src, a_major_mode, b_major_mode); instruction_shape (64, N, 32)."""
             transposable = False
             default_fields = {Field.ACCUMULATE: True}
+            accumulate_field = Field.ACCUMULATE   # from a cute.gemm's second k-block on, whatever the field says
 
             def __init__(self, a_dtype, b_dtype, acc_dtype, instruction_shape, a_src=OperandSource.SMEM,
                          a_major_mode=OperandMajorMode.K, b_major_mode=OperandMajorMode.K):

@@ -85,3 +85,65 @@ def test_blocks_not_dense_in_shared_memory_are_refused_at_the_users_line():
 def test_a_tile_of_part_of_a_block_is_refused():
     with target("sm_90a"), pytest.raises(DSLValueError, match="not made of whole blocks"):
         cute.compile(_program([], _smem_sf_layout, tile=(64, 128)), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+
+
+def _retarget_program(other_layout):
+    """A kernel that rewrites the blocked atom's map, copied to a workspace, for a tensor of other_layout (made
+    inside the kernel from a pointer, as a grouped GEMM makes each group's scale factors)."""
+    @cute.kernel
+    def k(atom: cute.CopyAtom, sf: cute.Tensor, ws: cute.Tensor, m_blocks: cutlass.Int32):
+        mgr = utils.TensorMapManager(utils.TensorMapUpdateMode.GMEM, 128)
+        gptr = mgr.get_tensormap_ptr(ws.iterator)
+        mgr.init_tensormap_from_atom(atom, gptr, 0)
+        mgr.fence_tensormap_initialization()
+        other = cute.make_tensor(sf.iterator + 4096, other_layout(m_blocks))
+        mgr.update_tensormap((other,), (atom,), (gptr,), 0, (None,))
+        mgr.fence_tensormap_update(gptr)
+
+    @cute.jit
+    def host(sf: cute.Tensor, ws: cute.Tensor, m_blocks: cutlass.Int32):
+        t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
+        atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, _smem_sf_layout(), (128, 128),
+                                              internal_type=cutlass.Int16)
+        k(atom, sf, ws, m_blocks).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return host
+
+
+def test_a_blocked_map_is_retargeted_to_another_tensor_of_the_same_blocks():
+    # each dimension after the block: its extent (the M blocks a run-time value, K's 3 blocks, L = 2) and its byte
+    # stride; the block itself (dimension 0) stays as it is
+    kc2 = 3
+
+    def other(m_blocks):
+        return cute.make_layout((((32, 4), m_blocks), ((VEC, 4), kc2), 2),
+                                stride=(((16, 4), 512 * kc2), ((0, 1), 512), 512 * kc2 * m_blocks))
+
+    with target("sm_90a"):
+        ptx = cute.compile(_retarget_program(other), from_dlpack(np.zeros(M * K // VEC, np.uint8)),
+                           from_dlpack(np.zeros(16, np.int64)), cutlass.Int32(5)).info["ptx"]
+    edits = [l.strip() for l in ptx.splitlines() if "tensormap.replace" in l]
+    fields = sorted(re.search(r"tile\.(\w+)", e).group(1) + (re.search(r"\], (\d+),", e).group(1)
+                                                          if "global_address" not in e else "") for e in edits)
+    assert fields == ["global_address", "global_dim1", "global_dim2", "global_dim3", "global_stride0",
+                      "global_stride1", "global_stride2"]
+    value = {re.search(r"tile\.(\w+)", e).group(1) + (re.search(r"\], (\d+),", e).group(1) if "address" not in e
+                                                       else ""): e.rstrip(";").split(", ")[-1] for e in edits}
+    # constants where the layout has them: K's 3 blocks, L = 2, the K blocks' 512-byte step
+    consts = dict(re.findall(r"mov\.u32\s+(%r\d+), (\d+);", ptx)) | dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", ptx))
+    consts64 = dict(re.findall(r"mov\.(?:u|b)64\s+(%rd\d+), (\d+);", ptx))
+    look = lambda v: int(consts.get(v, consts64.get(v, v))) if re.fullmatch(r"%?\w+", v) and \
+        (v in consts or v in consts64 or v.isdigit()) else v  # noqa: E731
+    assert look(value["global_dim2"]) == kc2 and look(value["global_dim3"]) == 2
+    assert look(value["global_stride1"]) == 512
+
+
+def test_a_blocked_map_refuses_a_tensor_of_other_blocks_at_the_users_line():
+    def other(m_blocks):  # 8-row blocks: not the atom's
+        return cute.make_layout((((8, 4), m_blocks), ((VEC, 4), 3), 1),
+                                stride=(((16, 4), 128 * 3), ((0, 1), 128), 512))
+
+    with target("sm_90a"), pytest.raises(DSLValueError, match="blocks are") as e:
+        cute.compile(_retarget_program(other), from_dlpack(np.zeros(M * K // VEC, np.uint8)),
+                     from_dlpack(np.zeros(16, np.int64)), cutlass.Int32(5))
+    assert "test_tma_blocked.py" in str(e.value)

@@ -141,19 +141,29 @@ class MmaAtom:
         what = self.manifest["id"] if self.manifest else repr(self.op)
         return f"MmaAtom({what}, shape_mnk={self.shape_mnk})"
 
-    def call(self, a_vals, b_vals, c_vals, more=None):
-        """IR values of D for one atom instance (lists in the atom's value order); more: the instruction's other
-        input operands (by name), from the companion fragments of cute.gemm."""
+    def call(self, a_vals, b_vals, c_vals, more=None, chained=False):
+        """IR values of D for one atom instance (lists in the atom's value order); more: what the op's
+        companion_inputs made of cute.gemm's companion fragments, the instruction's other input operands by name
+        (or, for an op with an instruction_operands hook, what that hook takes as its second argument). chained:
+        C is the D of the previous k-block of this cute.gemm, which an op accumulating in place under a field
+        (accumulate_field) adds to whatever the field says, as CuTe DSL does after a gemm's first k-block."""
         b = trace.builder()
         if self.manifest is None:
             t = self.acc_dtype
             r = b.op1("llvm.intr.fma", [a_vals[0], b_vals[0], c_vals[0]], t.ir_type) if t.is_float else \
                 b.op1("arith.addi", [b.op1("arith.muli", [a_vals[0], b_vals[0]], t.ir_type), c_vals[0]], t.ir_type)
             return [r]
-        inputs, attrs = {"a": a_vals, "b": b_vals, "c": c_vals, **(more or {})}, {}
+        inputs, attrs = {"a": a_vals, "b": b_vals, "c": c_vals}, {}
         hook = getattr(self.op, "instruction_operands", None)
         if hook is not None:
-            more, attrs = hook(getattr(self, "fields", {}))
+            fields = getattr(self, "fields", {})
+            acc = getattr(self.op, "accumulate_field", None)
+            if chained and acc is not None:
+                fields = {**fields, acc: True}
+            # An op with both hooks turns its companions into operands itself (they may also set descriptor bits).
+            extra, attrs = hook(fields) if more is None else hook(fields, more)
+            inputs.update(extra)
+        elif more:
             inputs.update(more)
         # An op may issue its instruction itself (e.g. from one elected thread of the calling warp).
         emit = getattr(self.op, "emit_instruction", None) or emit_instruction
@@ -497,7 +507,9 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
         raise DSLTypeError(f"cute.gemm: expected a tiled MMA or MMA atom, got {type(atom).__name__}", user_location(2))
     a, a_more = _companions(mma_atom, a, "a")
     b, b_more = _companions(mma_atom, b, "b")
-    if getattr(mma_atom.op, "companion_inputs", None) is not None and not (a_more and b_more):
+    # An op that can also take its extra inputs from its fields (companions_optional) may be given none here.
+    if getattr(mma_atom.op, "companion_inputs", None) is not None and not (a_more and b_more) and \
+            (a_more or b_more or not getattr(mma_atom.op, "companions_optional", False)):
         raise DSLValueError(f"cute.gemm: {mma_atom} needs A and B each with its companion fragment(s) "
                             "([tCrA, tCrSFA], [tCrB, tCrSFB])", user_location(2))
     for name, t in (("d", d), ("a", a), ("b", b), ("c", c)):
@@ -520,10 +532,10 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
         raise DSLValueError(f"cute.gemm: a and b disagree on K ({a.shape} vs {b.shape})", user_location(2))
     for k in range(K):
         _gemm_mn(mma_atom, d, a[None, None, k], b[None, None, k], c if k == 0 else d,
-                 [t[None, None, k] for t in a_more], [t[None, None, k] for t in b_more])
+                 [t[None, None, k] for t in a_more], [t[None, None, k] for t in b_more], chained=k > 0)
 
 
-def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=()):
+def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=(), chained=False):
     V_a, V_b, V_c = (_core.product(_mode(outer_of(t.layout), 0).shape) for t in (a, b, c))
     want = (_core.product(_mode(atom.layout_a_tv, 1).shape), _core.product(_mode(atom.layout_b_tv, 1).shape),
             _core.product(_mode(atom.layout_c_tv, 1).shape))
@@ -545,8 +557,8 @@ def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=()):
             av = kinds["a"].read(ops["a"], a, _AtomCoords(V_a, m))
             bv = kinds["b"].read(ops["b"], b, _AtomCoords(V_b, n))
             cv = kinds["c"].read(ops["c"], c, _AtomCoords(V_c, m, n))
-            more = atom.op.companion_inputs(a_more, b_more, m, n) if a_more else None
-            dv = atom.call(av, bv, cv, more)
+            more = atom.op.companion_inputs(a_more, b_more, m, n) if a_more or b_more else None
+            dv = atom.call(av, bv, cv, more, chained)
             kinds["d"].write(ops["d"], d, _AtomCoords(len(dv), m, n), dv, atom.acc_dtype)
 
 

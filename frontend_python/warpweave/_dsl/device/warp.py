@@ -201,14 +201,19 @@ def warp_reduction_min(val, threads_in_group: int = 32):
 _REDUX_INT = {"add": "add", "and": "and", "or": "or", "xor": "xor", "max": "max", "min": "min"}
 
 
-def warp_redux_sync(value, kind: str, mask=-1, abs: bool = False, nan: bool = False):  # noqa: A002
-    """The reduction of `value` over the lanes of `mask`, in every one of them. Integers (kind "add", "min",
-    "max", "and", "or", "xor") use redux.sync. Floats (kind "fmax" or "fmin", with `abs` taking magnitudes and
-    `nan` making a NaN win) combine by butterfly shuffles, over the whole warp."""
+def warp_redux_sync(value, kind: str, mask_and_clamp=-1, *, abs: bool = False, nan: bool = False,  # noqa: A002
+                    mask=None, loc=None, ip=None):
+    """The reduction of `value` over the lanes of `mask_and_clamp` (or `mask`), in every one of them. Integers
+    (kind "add", "min", "max", "and", "or", "xor") use redux.sync. Floats (kind "fmax" or "fmin", or "max" /
+    "min", with `abs` taking magnitudes and `nan` making a NaN win) combine by butterfly shuffles, over the whole
+    warp."""
     if not isinstance(value, Numeric):
         value = as_numeric(value)
     t = type(value)
     b = trace.builder()
+    mask = mask_and_clamp if mask is None else mask
+    if t.is_float and kind in ("max", "min"):
+        kind = "f" + kind
     if kind in ("fmax", "fmin"):
         if not t.is_float:
             raise DSLTypeError(f"warp_redux_sync: kind={kind!r} needs a float, got {t.__name__}", user_location(2))

@@ -468,6 +468,17 @@ def _range_bounds(args):
 UNROLL_REGISTER_LOOPS_UP_TO = 512
 
 
+# A host loop of static bounds with at least this many trips is traced once and run at each call, as one of
+# runtime bounds is (its element copies then run in bulk), instead of trip by trip in Python while tracing: a
+# scale-factor conversion over a static tensor has millions of trips.
+HOST_LOOP_STATIC_TRIPS = 1 << 16
+
+
+def _many_trips(start, stop, step) -> bool:
+    a, b, c = (_static_value(x) for x in (start, stop, step))
+    return c != 0 and len(builtins.range(a, b, c)) >= HOST_LOOP_STATIC_TRIPS
+
+
 def _indexes_registers(indexed) -> bool:
     return any(isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
                for t in indexed)
@@ -488,7 +499,9 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     if static and unroll is None and not unroll_full and _static_value(step) != 0 and _indexes_registers(indexed):
         trips = len(builtins.range(_static_value(start), _static_value(stop), _static_value(step)))
         unroll_full = trips <= UNROLL_REGISTER_LOOPS_UP_TO
-    if st.kernel is None and not static:  # a loop of the compiled host code, run at each call (host/host_loop.py)
+    if st.kernel is None and (not static or not unroll_full and _many_trips(start, stop, step)):
+        # a loop of the compiled host code, run at each call (host/host_loop.py); one of static bounds too where
+        # its trips are too many to run one by one in Python while tracing (a whole tensor's elements)
         return hooks.loop_on_host(body, (start, stop, step), names, values, lineno)
     if st.kernel is None or (unroll_full and static):
         # Host code runs as Python; a fully unrolled loop is unrolled while tracing, so its index is a constant.

@@ -3,8 +3,9 @@ reduction (the reduction itself is the device layer's, values/hooks.py), and the
 from __future__ import annotations
 
 from ... import _core
-from ..base import trace
-from ..base.errors import DSLValueError, user_location
+from ..base import ir_dialects, trace
+from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.ir_values import Value, VectorType
 from . import hooks
 from .coordinates import has_none, norm_coord, slice_layout, zero_nones
 from .numeric import BFloat16, Boolean, Float16, Numeric, dtype as dtype_of, select
@@ -53,9 +54,18 @@ class TensorSSA:
     """The values of a tensor, held in registers: elementwise arithmetic, conversion, reduction."""
 
     def __init__(self, values, shape, dtype):
+        if isinstance(values, Value):   # one IR vector (CuTe DSL's form, e.g. a math-dialect op's result)
+            values = _lanes(values, shape, dtype)
         self.values = list(values)
         self.shape = shape
         self.dtype = dtype
+
+    def ir_value(self, *, loc=None, ip=None):
+        """The values as one IR vector, in the order of `values`, which the constructor takes back: what
+        cutlass._mlir's vector-capable ops (math.absf, ...) take and give."""
+        dt = dtype_of(self.dtype)
+        vt = VectorType.get([len(self.values)], dt.mlir_type)
+        return ir_dialects.from_elements(vt, [dt(v).ir_value() for v in self.values])
 
     @property
     def element_type(self):
@@ -152,6 +162,17 @@ class TensorSSA:
 
     def __repr__(self):
         return f"TensorSSA<{self.dtype.__name__}, {self.shape}>"
+
+
+def _lanes(value, shape, dtype):
+    """The numbers of an IR vector that stands for a TensorSSA of shape and dtype."""
+    dt = dtype_of(dtype)
+    n = _core.product(shape)
+    if not VectorType.isinstance(value.type) or VectorType(value.type).shape != [n] or \
+            VectorType(value.type).element_type != dt.mlir_type:
+        raise DSLTypeError(f"TensorSSA of shape {shape} and {dt.__name__}: expected a value of "
+                           f"vector<{n}x{dt.mlir_type}>, got one of {value.type}", user_location(3))
+    return [dt(ir_dialects.extract(value, [], [i])) for i in range(n)]
 
 
 def _broadcast_shape(a, b):
