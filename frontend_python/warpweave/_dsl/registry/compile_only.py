@@ -78,7 +78,9 @@ class Session:
         lines = [f"[warpweave run] compile-only: {len(self.compiled)} compiled function(s), "
                  f"{len(self.skipped)} launching call(s) not made"]
         for c in self.compiled:
-            kernels = ", ".join(l.kernel for l in c.launches) or "no kernel (host only)"
+            # dynamic shared memory where the launch fixes it when compiled (what a resource comparison needs)
+            kernels = ", ".join(l.kernel + (f" ({l.smem} bytes dynamic shared memory)" if isinstance(l.smem, int)
+                                            else "") for l in c.launches) or "no kernel (host only)"
             size = f", cubin {len(c.cubin)} bytes" if c.cubin else ""
             lines.append(f"  {c.jit_function.fn.__name__} for {c.target['name']}: {kernels}{size}")
         return "\n".join(lines)
