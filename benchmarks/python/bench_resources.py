@@ -38,12 +38,15 @@ from bench_same_source import ww_env
 EXAMPLES = "examples/python/CuTeDSL"
 
 # (program under examples/python/CuTeDSL, target, arguments)
-GEFORCE = [
-    ("cute/blackwell_geforce/kernel/dense_gemm/dense_gemm.py", "sm_120a", []),
-    ("cute/blackwell_geforce/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_pingpong.py", "sm_120a", []),
-    ("cute/blackwell_geforce/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_cooperative.py", "sm_120a",
-     []),
-]
+_SM120_BLOCKSCALED = "cute/blackwell_geforce/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_"
+# The block-scaled GEMMs' operand pairs beyond their default (NVFP4): MXF8 and the mixed FP4 x FP8 both ways round.
+_MX = ["--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"]
+_PAIRS = [["--a_dtype", a, "--b_dtype", b] + _MX for a, b in (("Float8E4M3FN", "Float8E4M3FN"),
+                                                             ("Float4E2M1FN", "Float8E4M3FN"),
+                                                             ("Float8E5M2", "Float4E2M1FN"))]
+GEFORCE = [("cute/blackwell_geforce/kernel/dense_gemm/dense_gemm.py", "sm_120a", [])] + [
+    (_SM120_BLOCKSCALED + kind + ".py", "sm_120a", args) for kind in ("pingpong", "cooperative")
+    for args in [[]] + _PAIRS]
 BLACKWELL = [
     ("cute/blackwell/kernel/dense_gemm/dense_gemm.py", "sm_100a", []),
     ("cute/blackwell/kernel/dense_gemm/dense_gemm_persistent.py", "sm_100a", []),
@@ -325,20 +328,21 @@ def _fmt(k):
 
 def print_table(rows, out=sys.stdout):
     head = f"{'regs':>4} {'stack':>6} {'spill st/ld':>11} {'smem':>6} {'dynsmem':>7}"
-    print(f"{'program':52} {'#':>2} | CuTe DSL: {head} | warpweave: {head} | regs ww/CD", file=out)
+    print(f"{'program':62} {'#':>2} | CuTe DSL: {head} | warpweave: {head} | regs ww/CD", file=out)
     for r in rows:
-        name = r["program"].split("/")[-1][:-3][:44] + " " + r["arch"]
+        name = (r["program"].split("/")[-1][:-3][:36] + " " + r["arch"] + " " +
+                " ".join(a.replace("Float", "") for a in r["args"] if not a.startswith("--"))[:16]).strip()
         ww, cd = r["warpweave"], r["cutedsl"]
         if "error" in ww or "error" in cd:
             side = "warpweave" if "error" in ww else "CuTe DSL"
             msg = (ww.get("error") or cd.get("error")).splitlines()[-1][:110]
-            print(f"{name:52}    | {side} ERROR: {msg}", file=out)
+            print(f"{name:62}    | {side} ERROR: {msg}", file=out)
             continue
         for i in range(max(len(ww["kernels"]), len(cd["kernels"]))):
             a = cd["kernels"][i][1] if i < len(cd["kernels"]) else None
             b = ww["kernels"][i][1] if i < len(ww["kernels"]) else None
             ratio = f"{b['registers'] / a['registers']:.2f}" if a and b and a["registers"] else "-"
-            print(f"{name if i == 0 else '':52} {i:>2} |           {_fmt(a)} |            {_fmt(b)} | {ratio:>5}",
+            print(f"{name if i == 0 else '':62} {i:>2} |           {_fmt(a)} |            {_fmt(b)} | {ratio:>5}",
                   file=out)
 
 
@@ -363,14 +367,14 @@ def main(argv=None) -> int:
     programs = SETS[args.set]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
-        programs = [p for p in programs if any(w in p[0] for w in wanted)]
+        programs = [p for p in programs if any(w in " ".join([p[0]] + p[2]) for w in wanted)]
         if not programs:
             ap.error(f"--only {args.only!r} matches none of the set {args.set!r}")
     work = args.keep or tempfile.mkdtemp(prefix="resources_")
     rows = []
     for rel, arch, pargs in programs:
         path = os.path.join(args.cutlass, EXAMPLES, rel)
-        tag = re.sub(r"[^\w]+", "_", rel[:-3])
+        tag = re.sub(r"[^\w]+", "_", " ".join([rel[:-3]] + pargs))
         for side in ("warpweave", "cutedsl"):
             shutil.rmtree(os.path.join(work, tag, side), ignore_errors=True)
         try:
@@ -383,7 +387,7 @@ def main(argv=None) -> int:
                              args.timeout)
         except subprocess.TimeoutExpired:
             cd = dict(error=f"timed out after {args.timeout} s")
-        rows.append(dict(program=rel, arch=arch, warpweave=ww, cutedsl=cd))
+        rows.append(dict(program=rel, arch=arch, args=pargs, warpweave=ww, cutedsl=cd))
         print_table(rows[-1:])
         sys.stdout.flush()
     print()

@@ -67,3 +67,17 @@ def test_shared_allocations_of_the_ir_laid_end_to_end():
         "    cuda.kernel @k2(%arg0: i32) attributes {cute.kernel} {",
     ])
     assert bench.storage_bytes(ir) == [256 + 114688, 1024, 0]
+
+
+def test_warpweaves_own_launches_do_not_end_the_program(fresh_compilations):
+    """cute.testing.convert launches warpweave's conversion kernel to prepare data: in a compile-only run that stops at
+    the first launch, the program still goes on to compile (and stop at) its own kernel."""
+    x = from_dlpack(np.zeros(32, np.float32))
+    y = from_dlpack(np.zeros(32, np.float16))
+    with target("sm_80"), compile_only.compile_only(on_launch="stop") as session:
+        with pytest.raises(compile_only.LaunchSkipped, match="would launch kernel"):
+            cute.testing.convert(x, y)
+            _program(0, 2.0)(x)
+    names = [c.jit_function.fn.__name__ for c in session.compiled]
+    assert names == ["_convert", "host"], names
+    assert [name for name, _ in session.skipped] == ["host"]
