@@ -317,8 +317,8 @@ def _copy_run_pred(sa, da, run, p: _Pred):
 
 def _register_groups(acc: _Access, run, eb: int):
     """The run cut into (position in run, count) pieces, each consecutive in the register tensor's storage and
-    aligned to its size: one vector access each. Register elements accessed one by one would make LLVM keep each
-    element of a narrow type in a register of its own (and carry it so through loops); whole words stay whole."""
+    aligned to its size: one vector access each. Bytes of a register fragment accessed one by one would make LLVM
+    keep each in a register of its own (and carry it so through loops); whole words stay whole."""
     out, k = [], 0
     while k < len(run):
         g = 1 << (len(run) - k).bit_length()
@@ -347,7 +347,9 @@ def _copy_gather(sa: _Access, da: _Access, run):
             _copy_run(sa.ptr, sa.post(j), da.ptr, da.post(j), 1)
         return
     regs = sa if sa.registers else da
-    groups = _register_groups(regs, run, eb) if not is_packed(t) else [(k, 1) for k in range(n)]
+    # 8-bit values only: wider ones are registers (or halves of one) of their own, which element by element keeps
+    # them best (grouped, 16-bit values were held in more registers).
+    groups = _register_groups(regs, run, eb) if storage_bits(t) == 8 else [(k, 1) for k in range(n)]
 
     def piece_type(g):
         return mem_type(t) if g == 1 else f"vector<{g}x{mem_type(t)}>"
