@@ -22,23 +22,46 @@ def _name(t):
     return getattr(t, "__name__", repr(t))
 
 
-def _pack_scale_factors(values):
-    """The b32 register of one operand's factors: the distinct bytes of the atom's slice, low byte first."""
+def _pack_scale_factors(one):
+    """The b32 register of one operand's factors (`one`: the atom's factors, stride-0 modes filtered out), low byte
+    first. Where they lie consecutively in the fragment, aligned, they are read as one word: read byte by byte, the
+    fragment's bytes would each keep a register of their own (and be carried so through the main loop), where the
+    copy that filled it wrote whole words."""
     b = ext.builder()
-    raw = [v.ir() if v.ir_type == "i8" else b.op1("llvm.bitcast", [v.ir()], "i8") for v in values]
-    if len(raw) not in (1, 2, 4):
+    n = cute.size(one)
+    if n not in (1, 2, 4):
         raise ext.user_error(f"a block-scaled MMA takes 1, 2 or 4 scale factors per operand and atom; the fragment "
-                             f"holds {len(raw)} (partition it with partition_fragment_SFA / SFB)")
+                             f"holds {n} (partition it with partition_fragment_SFA / SFB)")
+    word = _factor_word(one, n)
+    if word is not None:
+        return word
+    values = [one[j] for j in range(n)]
+    raw = [v.ir() if v.ir_type == "i8" else b.op1("llvm.bitcast", [v.ir()], "i8") for v in values]
     zero = cutlass.Int8(0).ir()
     raw += [zero] * (4 - len(raw))
     vec = b.op1("vector.from_elements", raw, "vector<4xi8>")
     return b.op1("llvm.bitcast", [vec], "i32")
 
 
+_WORD = {1: cutlass.Int8, 2: cutlass.Int16, 4: cutlass.Int32}
+
+
+def _factor_word(one, n):
+    """The n factors as one i32 (zero-extended) read as one n-byte element, or None where they are not consecutive
+    bytes of a register fragment, aligned to n."""
+    offs = [one.layout(j) for j in range(n)]
+    ptr = one.iterator
+    if ptr.memspace != "rmem" or not all(isinstance(x, int) for x in offs) or \
+            offs != list(range(offs[0], offs[0] + n)) or not isinstance(ptr.offset, int) or \
+            (ptr.offset + offs[0]) % n or ptr.alignment_at(offs[0]) < n:
+        return None
+    word = cute.make_tensor((ptr + offs[0]).recast(_WORD[n]), cute.make_layout(1))[0].ir()
+    return word if n == 4 else ext.builder().op1("arith.extui", [word], "i32")
+
+
 def _atom_factors(fragment, i):
     """The factors of atom i of a (V, MMA) slice: V broadcasts each factor over its `vec` values (stride 0)."""
-    one = cute.filter_zeros(fragment[None, i])
-    return [one[j] for j in range(cute.size(one))]
+    return cute.filter_zeros(fragment[None, i])
 
 
 class _BlockScaled:

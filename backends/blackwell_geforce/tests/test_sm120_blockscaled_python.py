@@ -289,3 +289,77 @@ def test_ldmatrix_of_narrow_values_feeds_the_block_scaled_mma(case, fresh_compil
         ops = sass_opcodes(c.cubin)
         assert opcode in ops and any(o.startswith("LDSM") for o in ops)
         assert not {"LDL", "STL"} & {o.split(".")[0] for o in ops}
+
+
+def _pipelined_kernel(make_op, ab_t, k, vec, sf_t):
+    """A main loop as CuTe DSL's sm_120 GEMMs write it: the fragments of the next k-block (A and B by ldmatrix, the
+    scale factors by a vector copy) are loaded while the block-scaled MMA consumes the current ones, so that every
+    fragment is carried from one iteration to the next."""
+    n_sf = k // vec
+
+    @cute.kernel
+    def kern(x: cute.Tensor, out: cute.Tensor, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        tm = cute.make_tiled_mma(make_op())
+        smem = utils.SmemAllocator()
+        sA = smem.allocate_tensor(ab_t, cute.make_layout((16, k), stride=(k, 1)), byte_alignment=128)
+        sB = smem.allocate_tensor(ab_t, cute.make_layout((8, k), stride=(k, 1)), byte_alignment=128)
+        sSF = smem.allocate_tensor(sf_t, cute.make_layout((n_sf, 2)), byte_alignment=16)
+        words = cute.recast_tensor(sA, cutlass.Int32)
+        words[tidx] = x[tidx]
+        thr = tm.get_slice(tidx)
+        tCrA = tm.make_fragment_A(thr.partition_A(sA))
+        tCrB = tm.make_fragment_B(thr.partition_B(sB))
+        tA = cute.make_tiled_copy_A(cute.make_copy_atom(W.LdMatrix8x8x16bOp(False, 4), ab_t), tm)
+        tB = cute.make_tiled_copy_B(cute.make_copy_atom(W.LdMatrix8x8x16bOp(False, 2), ab_t), tm)
+        cA, cB = tA.get_slice(tidx), tB.get_slice(tidx)
+        c = cute.make_rmem_tensor(cute.make_layout((4, 1, 1)), cutlass.Float32)
+        sfa = cute.make_rmem_tensor(cute.make_layout(((vec, n_sf), 1, 1), stride=((0, 1), 0, 0)), sf_t)
+        sfb = cute.make_rmem_tensor(cute.make_layout(((vec, n_sf), 1, 1), stride=((0, 1), 0, 0)), sf_t)
+
+        def load():
+            cute.copy(tA, cA.partition_S(sA), cA.retile(tCrA))
+            cute.copy(tB, cB.partition_S(sB), cB.retile(tCrB))
+            cute.autovec_copy(sSF[None, 0], cute.filter_zeros(sfa)[None, 0, 0])
+            cute.autovec_copy(sSF[None, 1], cute.filter_zeros(sfb)[None, 0, 0])
+
+        load()
+        c.fill(0.0)
+        for _ in cutlass.range(n):
+            cute.gemm(tm, c, [tCrA, sfa], [tCrB, sfb], c)
+            load()
+        for i in cutlass.range_constexpr(4):
+            out[tidx * 4 + i] = c[i]
+
+    @cute.jit
+    def host(x: cute.Tensor, out: cute.Tensor, n: cutlass.Int32):
+        kern(x, out, n).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return host
+
+
+@pytest.mark.parametrize("case", ["nvf4", "mxf4", "mxf8"])
+def test_fragments_carried_through_the_main_loop_stay_whole_registers(case, fresh_compilations):
+    """The fragments of narrow values (4- and 8-bit data, 8-bit scale factors) are written and read as whole 32-bit
+    registers: no byte is taken out of a register and put back (no byte permutes, no 16-bit halves), so that the
+    loop carries 32-bit registers, as many as the data needs; the ping-pong GEMM spilled 328 bytes where the bytes
+    were carried one register each."""
+    import re
+
+    import numpy as np
+
+    from warpweave.cute.runtime import from_dlpack
+
+    make_op, ab_t, _, sf_t, k, vec, form, _ = SCALED_CASES[case]
+    with target("sm_120a"):
+        c = cute.compile(_pipelined_kernel(make_op, ab_t, k, vec, sf_t), from_dlpack(np.zeros(1024, np.int32)),
+                         from_dlpack(np.zeros(128, np.float32)), cutlass.Int32(4))
+    body = [line.strip() for line in c.ptx.splitlines()]
+    assert any(form in line for line in body)
+    shuffles = [line for line in body if re.match(r"(prmt|cvt\.u16\.u32|bfe|bfi)\b", line)
+                or re.match(r"mov\.b32\s+\{%rs", line)]
+    assert not shuffles, shuffles[:8]
+    # fewer than four factors per atom: the one value of each operand widened to its 32-bit register, nothing more
+    widened = [line for line in body if re.match(r"cvt\.u32\.u(8|16)\b", line)]
+    assert len(widened) <= (0 if k // vec == 4 else 2), widened
+    assert ".local" not in c.ptx

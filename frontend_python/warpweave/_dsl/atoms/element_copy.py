@@ -315,30 +315,63 @@ def _copy_run_pred(sa, da, run, p: _Pred):
     _emit_if(every, whole, per_element)
 
 
+def _register_groups(acc: _Access, run, eb: int):
+    """The run cut into (position in run, count) pieces, each consecutive in the register tensor's storage and
+    aligned to its size: one vector access each. Bytes of a register fragment accessed one by one would make LLVM
+    keep each in a register of its own (and carry it so through loops); whole words stay whole."""
+    out, k = [], 0
+    while k < len(run):
+        g = 1 << (len(run) - k).bit_length()
+        while g > 1:
+            g //= 2
+            offs = [acc.post(j) for j in run[k:k + g]]
+            if g > 1 and all(isinstance(x, int) for x in offs) and offs == list(range(offs[0], offs[0] + g)) and \
+                    acc.ptr.alignment_at(offs[0]) >= g * eb:
+                break
+        out.append((k, g))
+        k += g
+    return out
+
+
 def _copy_gather(sa: _Access, da: _Access, run):
     """A run contiguous in memory on one side and spread over registers on the other: one vector access, the
-    register side element by element."""
+    register side in the largest aligned pieces its storage holds consecutively."""
     b = trace.builder()
     t = sa.ptr.dtype
     n = len(run)
     vt = f"vector<{n}x{mem_type(t)}>"
-    width = n * elem_bytes(t)
+    eb = elem_bytes(t)
+    width = n * eb
     if sa.registers and da.registers:
         for j in run:
             _copy_run(sa.ptr, sa.post(j), da.ptr, da.post(j), 1)
         return
+    regs = sa if sa.registers else da
+    # 8-bit values only: wider ones are registers (or halves of one) of their own, which element by element keeps
+    # them best (grouped, 16-bit values were held in more registers).
+    groups = _register_groups(regs, run, eb) if storage_bits(t) == 8 else [(k, 1) for k in range(n)]
+
+    def piece_type(g):
+        return mem_type(t) if g == 1 else f"vector<{g}x{mem_type(t)}>"
+
     if sa.registers:
         xs = []
-        for j in run:
-            a = sa.ptr.address(sa.post(j))
-            xs.append(b.op1("llvm.load", [a], mem_type(t), f"alignment = {elem_bytes(t)} : i64"))
+        for k, g in groups:
+            a = sa.ptr.address(sa.post(run[k]))
+            v = b.op1("llvm.load", [a], piece_type(g), f"alignment = {g * eb} : i64")
+            xs += [v] if g == 1 else [b.op1("vector.extract", [v], mem_type(t), f"static_position = array<i64: {j}>")
+                                      for j in range(g)]
         vec = b.op1("vector.from_elements", xs, vt)
         b.op0("llvm.store", [vec, da.ptr.address(da.post(run[0]))], f"alignment = {width} : i64")
         return
     vec = b.op1("llvm.load", [sa.ptr.address(sa.post(run[0]))], vt, f"alignment = {width} : i64")
-    for k, j in enumerate(run):
-        x = b.op1("vector.extract", [vec], mem_type(t), f"static_position = array<i64: {k}>")
-        b.op0("llvm.store", [x, da.ptr.address(da.post(j))], f"alignment = {elem_bytes(t)} : i64")
+    for k, g in groups:
+        if g == 1:
+            x = b.op1("vector.extract", [vec], mem_type(t), f"static_position = array<i64: {k}>")
+        else:
+            mask = ", ".join(str(k + j) for j in range(g))
+            x = b.op1("llvm.shufflevector", [vec, vec], piece_type(g), f"mask = array<i32: {mask}>")
+        b.op0("llvm.store", [x, da.ptr.address(da.post(run[k]))], f"alignment = {g * eb} : i64")
 
 
 def _copy_run(src: Pointer, so, dst: Pointer, do, n: int):
@@ -406,29 +439,40 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
     k = atom.pack_values
 
     def words(acc: _Access, i0, count, o):
-        """(pointer, first index) of the register elements holding values i0.. of a register tensor, where the
-        values are consecutive and aligned in its storage: whole registers move, no value is taken apart."""
+        """Per register of values i0..i0+count-1 of a register tensor: (pointer, index) of the register element
+        holding its k values where they are consecutive and aligned in the tensor's storage (the register moves
+        whole, no value is taken apart), else None. Decided register by register: a retiled fragment places the
+        registers of one instruction apart, each whole."""
         wt = {16: Int16, 32: Int32}.get(ELEMENT_TYPES[o["element_type"]][1])
-        offs = [acc.post(i0 + j) for j in range(count)]
-        if wt is None or acc.composed or not all(isinstance(x, int) for x in offs) or offs[0] % k or \
-                offs != list(range(offs[0], offs[0] + count)):
-            return None
         base = acc.ptr.offset
-        if not isinstance(base, int) or (base * storage_bits(vt)) % wt.width:
-            return None
-        return acc.ptr.recast(wt), offs[0] // k
+        if k < 2 or wt is None or acc.composed or not isinstance(base, int) or \
+                (base * storage_bits(vt)) % wt.width:
+            return [None] * (count // k)
+        ptr, out = None, []
+        for r in range(0, count, k):
+            offs = [acc.post(i0 + r + j) for j in range(k)]
+            if not all(isinstance(x, int) for x in offs) or offs[0] % k or \
+                    offs != list(range(offs[0], offs[0] + k)):
+                out.append(None)
+                continue
+            ptr = ptr or acc.ptr.recast(wt)
+            out.append((ptr, offs[0] // k))
+        return out
 
     def registers(acc: _Access, i0, count, o):
         et = ELEMENT_TYPES[o["element_type"]][0]
-        whole = words(acc, i0, count, o) if k > 1 else None
-        if whole is not None:
-            ptr, w0 = whole
-            return [load_scalar(ptr, w0 + r).ir() for r in range(count // k)]
+        slots = words(acc, i0, count, o) if k > 1 else [None] * count
         vals = []
-        for j in range(count):
-            v = load_scalar(acc.ptr, acc.post(i0 + j)).ir()
-            vals.append(v if et == vt.ir_type or k > 1 else b.op1("llvm.bitcast", [v], et))
-        return vals if k == 1 else _pack_values(b, vals, k, vt.width, et)
+        for r, slot in enumerate(slots):
+            if slot is not None:
+                vals.append(load_scalar(*slot).ir())
+                continue
+            one = []
+            for j in range(r * k, (r + 1) * k) if k > 1 else (r,):
+                v = load_scalar(acc.ptr, acc.post(i0 + j)).ir()
+                one.append(v if et == vt.ir_type or k > 1 else b.op1("llvm.bitcast", [v], et))
+            vals += one if k == 1 else _pack_values(b, one, k, vt.width, et)
+        return vals
 
     for r in range(instances):
         i_s, i_d = r * vs, r * vd
@@ -449,16 +493,29 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
             if atom.dst_op["role"] == "REGISTERS" and atom.dst_op["direction"] == "OUT":
                 vals = out["dst"]
                 et = ELEMENT_TYPES[atom.dst_op["element_type"]][0]
-                whole = words(da, i_d, vd, atom.dst_op) if k > 1 else None
-                if whole is not None:
-                    ptr, w0 = whole
-                    wt = Int16 if et == "i16" else Int32
-                    store_scalars(ptr, [w0 + r for r in range(len(vals))], [wt.from_ir(v) for v in vals])
+                if k == 1:
+                    xs = [vt.from_ir(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], vt.ir_type)) for v in vals]
+                    store_scalars(da.ptr, [da.post(i_d + j) for j in range(len(xs))], xs)
                     return
-                if k > 1:
-                    vals, et = _unpack_values(b, vals, k, vt.width, et, vt.ir_type), vt.ir_type
-                xs = [vt.from_ir(v if et == vt.ir_type else b.op1("llvm.bitcast", [v], vt.ir_type)) for v in vals]
-                store_scalars(da.ptr, [da.post(i_d + j) for j in range(len(xs))], xs)
+                wt = Int16 if et == "i16" else Int32
+                slots = words(da, i_d, vd, atom.dst_op)
+                r = 0
+                while r < len(vals):
+                    slot = slots[r]
+                    if slot is None:
+                        xs = [vt.from_ir(x) for x in _unpack_values(b, [vals[r]], k, vt.width, et, vt.ir_type)]
+                        store_scalars(da.ptr, [da.post(i_d + r * k + j) for j in range(k)], xs)
+                    elif et == "i16" and r + 1 < len(vals) and slot[1] % 2 == 0 and slots[r + 1] is not None and \
+                            slots[r + 1][1] == slot[1] + 1:
+                        # Two 16-bit halves of one aligned 32-bit word: one store, so that the word stays one
+                        # register (the halves of the instruction's 32-bit register, put back together).
+                        pair = b.op1("vector.from_elements", [vals[r], vals[r + 1]], "vector<2xi16>")
+                        word = Int32.from_ir(b.op1("llvm.bitcast", [pair], "i32"))
+                        store_scalar(slot[0].recast(Int32), slot[1] // 2, word)
+                        r += 1
+                    else:
+                        store_scalar(slot[0], slot[1], wt.from_ir(vals[r]))
+                    r += 1
 
         q = p.at(i_s) if p.pred is not None else None
         if q is None:

@@ -81,11 +81,14 @@ def _whole_registers(operand: dict, tensor, offs):
     k = rbits // ebits
     ptr = tensor.iterator
     if k < 2 or storage_bits(tensor.element_type) != ebits or not all(isinstance(x, int) for x in offs) or \
-            offs[0] % k or offs != list(range(offs[0], offs[0] + len(offs))) or len(offs) % k or \
-            not isinstance(ptr.offset, int) or (ptr.offset * ebits) % rbits:
+            len(offs) % k or not isinstance(ptr.offset, int) or (ptr.offset * ebits) % rbits:
+        return None
+    # Register by register: a retiled fragment may place an atom's registers apart, each one whole.
+    firsts = offs[::k]
+    if any(f % k or offs[i * k:(i + 1) * k] != list(range(f, f + k)) for i, f in enumerate(firsts)):
         return None
     words = ptr.recast(numeric.Int32)
-    return PackedRegisters(load_scalar(words, offs[0] // k + r).ir() for r in range(len(offs) // k))
+    return PackedRegisters(load_scalar(words, f // k).ir() for f in firsts)
 
 
 class RegistersKind(OperandKind):

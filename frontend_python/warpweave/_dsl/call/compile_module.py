@@ -44,6 +44,17 @@ def cache_key(module_text: str, target, opts) -> str:
                             repr(opts), __version__, plugins_digest(target), compiler_identity()])
 
 
+# Module names dumped by this process, with how many modules took each: a second module whose first kernel has the
+# same name (two compiled functions each with a `kernel`) gets its own files (name_2.ptx, ...) instead of
+# overwriting the first's.
+_dumped: dict[str, int] = {}
+
+
+def dump_name(name: str) -> str:
+    n = _dumped[name] = _dumped.get(name, 0) + 1
+    return name if n == 1 else f"{name}_{n}"
+
+
 def _dump(name: str, ext: str, data) -> None:
     d = os.environ.get("WARPWEAVE_DUMP_DIR", "warpweave_dump")
     os.makedirs(d, exist_ok=True)
@@ -132,6 +143,8 @@ def compile_module(module_text: str, target, opts, kernel_names, asm_sites=()):
         hit = jit_cache().load(key)
         if hit is not None:
             return hit[0], {"cache": "hit", "key": key}
+    if keep:
+        name = dump_name(name)
     if "ir" in keep:
         _dump(name, "mlir", module_text)
     try:

@@ -5,7 +5,9 @@ What changes inside `compile_only()`:
 - A call of a compiled function that launches kernels is not made. With on_launch="stop" the program ends there
   (LaunchSkipped, a BaseException so that a program's `except Exception` does not swallow it); with "skip" the
   call returns None and the program goes on (what it computes from the kernels' results is then meaningless,
-  so this is for notebooks and drivers that only compile). Compiled functions that launch no kernel (host-only
+  so this is for notebooks and drivers that only compile). warpweave's own functions that launch (the element
+  conversion of cute.testing.convert and cutlass.torch.convert_cute_tensor, which prepare a program's data)
+  only skip their launches: the program goes on to its own kernels. Compiled functions that launch no kernel (host-only
   @cute.jit functions, e.g. printing layouts) run as usual.
 - PyTorch, when installed, makes "cuda" tensors in host memory: factory functions and `.to()`/`.cuda()` given a
   CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
@@ -59,6 +61,12 @@ class Session:
         self.compiled.append(compiled)
 
     def launch_reached(self, compiled):
+        fn = compiled.jit_function.fn
+        if (getattr(fn, "__module__", "") or "").split(".")[0] == "warpweave":
+            # A launch of warpweave's own (the element conversion behind cute.testing.convert and
+            # cutlass.torch.convert_cute_tensor) prepares the program's data, it is not one of the program's kernels:
+            # it is not made (nor counted among the program's calls), and the program goes on to compile its own.
+            return None
         return self.call_reached(compiled.jit_function.fn.__name__, [l.kernel for l in compiled.launches], "compiled",
                                  user_location(3))
 
@@ -78,7 +86,9 @@ class Session:
         lines = [f"[warpweave run] compile-only: {len(self.compiled)} compiled function(s), "
                  f"{len(self.skipped)} launching call(s) not made"]
         for c in self.compiled:
-            kernels = ", ".join(l.kernel for l in c.launches) or "no kernel (host only)"
+            # dynamic shared memory where the launch fixes it when compiled (what a resource comparison needs)
+            kernels = ", ".join(l.kernel + (f" ({l.smem} bytes dynamic shared memory)" if isinstance(l.smem, int)
+                                            else "") for l in c.launches) or "no kernel (host only)"
             size = f", cubin {len(c.cubin)} bytes" if c.cubin else ""
             lines.append(f"  {c.jit_function.fn.__name__} for {c.target['name']}: {kernels}{size}")
         return "\n".join(lines)
