@@ -1,7 +1,7 @@
 """The same CuTe DSL program compiled by CuTe DSL and by warpweave: what each makes of it, side by side.
 
     python benchmarks/python/bench_same_source.py /path/to/cutlass --cutedsl-python /path/to/cutedsl/bin/python \
-        [--programs tensorop_gemm_fp16,sgemm] [--arch sm_80] [--json out.json] [--keep DIR]
+        [--programs tensorop_gemm_fp16,sgemm] [--arch sm_80] [--json out.json] [--keep DIR] [--compile-time N]
 
 The programs are CuTe DSL's own example files, read from the given checkout (examples/python/CuTeDSL/...), never
 copied here. CuTe DSL runs in its own interpreter (--cutedsl-python, an environment with CuTe DSL; warpweave never
@@ -18,6 +18,11 @@ Compile-time half (any machine; CuTe DSL compiles without a GPU when CUTE_DSL_AR
     the SASS of the main loop (the innermost loop, found by its backward branch, with the most instructions): its
     instruction count and mix (opcodes without modifiers), the kernel's whole instruction count, and the wall time of
     the compiling process (interpreter start and imports included).
+
+Compile time alone (--compile-time N): each side's compile call of the program (the CuTe DSL driver's, above, run
+under each interpreter: warpweave's through `python -m warpweave run --compile-only`), timed inside N fresh processes
+a side, alternating, wall and CPU time, medians; warpweave's cache off. The figure is the first compile of a process
+(no interpreter start or imports in it).
 
 GPU half (when torch.cuda is available here and --no-gpu is not given): each side times the compiled function in its
 own process with the same timer (timing_driver below, the same text for both): CUDA events around 20 back-to-back
@@ -382,6 +387,69 @@ def compile_cutedsl(cutlass, prog, python, dump, nvdisasm, timeout):
     return dict(wall_s=wall, sass="\n".join(sass), ptx=sorted(glob.glob(os.path.join(dump, "*.ptx"))))
 
 
+# --- compile time alone: the compile call of each side, in fresh processes ------------------------------------------
+# One driver for both sides: the program's module imported, the fake tensors of cd_compile made, then its last line
+# (the compile call) timed in wall and CPU time (process_time: the process's threads; both compile in process).
+# Interpreter start, imports and the program's import are outside the figure; the first compile of the process is
+# inside it, with whatever it sets up on first use.
+COMPILE_TIMER = """
+import time as _time
+_cpu, _wall = _time.process_time(), _time.perf_counter()
+{last}
+print("WW_COMPILE_TIME", (_time.perf_counter() - _wall) * 1e3, (_time.process_time() - _cpu) * 1e3)
+"""
+
+
+def _compile_driver(cutlass, prog):
+    path = os.path.join(cutlass, prog["path"])
+    lines = prog["cd_compile"].strip().splitlines()
+    return textwrap.dedent(f"""
+        import importlib.util, sys
+        sys.path.insert(0, {os.path.dirname(path)!r})
+        spec = importlib.util.spec_from_file_location("prog", {path!r})
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        """) + "\n".join(lines[:-1]) + COMPILE_TIMER.format(last=lines[-1])
+
+
+def time_compiles(cutlass, prog, cd_python, ww_python, reps, timeout, root=None):
+    """{side: [(wall ms, cpu ms)]}: `reps` fresh processes a side, the sides alternating (so that a machine's other
+    load falls on both alike). warpweave's cache is off (WARPWEAVE_DISABLE_CACHE); CuTe DSL 4.8.1 keeps none
+    across processes."""
+    fd, drv = tempfile.mkstemp(suffix=".py")
+    with os.fdopen(fd, "w") as f:
+        f.write(_compile_driver(cutlass, prog))
+    cwd = os.path.dirname(os.path.join(cutlass, prog["path"]))
+    sides = {
+        "cutedsl": ([cd_python, drv], dict({k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                                           CUTE_DSL_ARCH=prog["arch"])),
+        "warpweave": ([ww_python, "-m", "warpweave", "run", "--compile-only", "--arch", prog["arch"], drv],
+                      ww_env({"WARPWEAVE_DISABLE_CACHE": "1"}, root)),
+    }
+    out = {side: [] for side in sides}
+    try:
+        for _ in range(reps):
+            for side, (cmd, env) in sides.items():
+                p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+                line = next((l for l in p.stdout.splitlines() if l.startswith("WW_COMPILE_TIME ")), None)
+                if line is None:
+                    raise RuntimeError(f"{side}: {(p.stdout + p.stderr)[-1500:]}")
+                wall, cpu = map(float, line.split()[1:])
+                out[side].append((wall, cpu))
+    finally:
+        os.unlink(drv)
+    return out
+
+
+def print_compile_times(times):
+    print(f"{'program':22} {'CuTe DSL wall':>13} {'cpu':>6} {'warpweave wall':>14} {'cpu':>6} {'wall ratio':>10} "
+          f"{'cpu ratio':>9}   (ms, medians; ratio warpweave / CuTe DSL)")
+    for name, t in times.items():
+        med = {side: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for side, v in t.items()}
+        (cw, cc), (ww, wc) = med["cutedsl"], med["warpweave"]
+        print(f"{name:22} {cw:13.0f} {cc:6.0f} {ww:14.0f} {wc:6.0f} {ww / cw:10.2f} {wc / cc:9.2f}")
+
+
 def side_report(res, arch):
     if "error" in res:
         return res
@@ -498,6 +566,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--keep", default=None, help="keep each side's PTX, cubin and SASS under this folder")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--compile-time", type=int, default=0, metavar="N",
+                    help="only time each side's compile call, in N fresh processes a side (medians of wall and CPU "
+                         "time); no SASS, no GPU half")
     ap.add_argument("--ww-root", default=None, help="the warpweave checkout to measure (default: this one), e.g. "
                                                     "another worktree for a before/after comparison")
     args = ap.parse_args(argv)
@@ -506,6 +577,19 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in PROGRAMS]
     if unknown:
         ap.error(f"unknown programs {unknown}; known: {', '.join(PROGRAMS)}")
+    if args.compile_time:
+        times = {}
+        for name in names:
+            prog = dict(PROGRAMS[name])
+            if args.arch:
+                prog["arch"] = args.arch
+            times[name] = time_compiles(args.cutlass, prog, args.cutedsl_python, args.ww_python, args.compile_time,
+                                        args.timeout, args.ww_root)
+        print_compile_times(times)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(times, f, indent=1)
+        return 0
     nvdisasm = find_nvdisasm(args.ww_python)
     work = args.keep or tempfile.mkdtemp(prefix="same_source_")
     rows = {}

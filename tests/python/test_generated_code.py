@@ -1,7 +1,8 @@
 """The generated code of the elementwise kernels, read from SASS (nvdisasm, no GPU): no integer division where the
 divisor is static or a power of two, one runtime division per dynamic divisor at most, index arithmetic computed
 once rather than once per predicated element, and one vector path where the predicates of a vector's lanes are
-provably equal (no scalar fallback)."""
+provably equal (no scalar fallback); where they are not, the scalar fallback addresses a vector's elements from its
+address, and 16-bit values loaded as vectors stay packed in registers."""
 import collections
 import os
 import re
@@ -138,3 +139,39 @@ def test_a_runtime_division_is_emitted_once_for_sibling_branches():
     # division floors as Python's does for a negative n.
     assert ir.count("arith.maxui") == 0 and ir.count("arith.divsi") == 1
     assert re.search(r'"arith.cmpi"\(%\d+, %\d+\) <\{predicate = 0 : i64\}>', ir)
+
+
+def _registers(compiled):
+    """The kernel's registers, from the cubin tool's report (compiled with --ptxas-options=-v)."""
+    found = re.findall(r"Used (\d+) registers", compiled.info.get("jit_log", ""))
+    return max(map(int, found)) if found else None
+
+
+@SASS
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_half_precision_vector_path_keeps_values_packed_and_fallback_shares_addresses(arch):
+    # What a GPU run of the example in Float16 compiles (torch's tensors: 16-byte aligned, the row stride a multiple
+    # of 8 elements, every extent dynamic): each row of a thread's 4x8 tile is one 128-bit access, and a row that may
+    # stick out of the tensor takes the scalar path. CuTe DSL 4.8.1 makes 32 predicated scalar loads a tensor of it
+    # in 96 registers.
+    def fake():
+        return make_fake_tensor(cutlass.Float16, (cute.sym_int(), cute.sym_int()),
+                                stride=(cute.sym_int(divisibility=8), 1), assumed_align=16)
+
+    with target(arch):
+        c = cute.compile(ew.elementwise_add, *[fake() for _ in range(3)], options="--ptxas-options=-v")
+    ops = sass_ops(c.cubin)
+    memory = collections.Counter(o for o in ops if o.startswith(("LDG", "STG", "LDL", "STL")))
+    assert memory["LDG.E.128"] == 8 and memory["STG.E.128"] == 4, memory
+    assert not any(o.startswith(("LDL", "STL")) for o in memory), memory
+    # The loaded vectors stay vectors in registers (two 16-bit values to a register), not one register a value: the
+    # kernel fits in fewer registers than CuTe DSL's (96), so more of its blocks are resident.
+    regs = _registers(c)
+    assert regs is not None and regs <= 80, regs
+    # The scalar path addresses each element of a row from the row's address by an immediate offset: one 64-bit
+    # address a row and tensor (4 rows of A and B loaded, of C stored), not one an element.
+    ptx = c.ptx or ""
+    loads = set(re.findall(r"ld\.global\.b16\s+%rs\d+, \[(%rd\d+)(?:\+\d+)?\]", ptx))
+    stores = set(re.findall(r"st\.global\.b16\s+\[(%rd\d+)(?:\+\d+)?\]", ptx))
+    assert loads and len(loads) <= 8, loads
+    assert stores and len(stores) <= 4, stores

@@ -296,10 +296,11 @@ def _copy_run_pred(sa, da, run, p: _Pred):
     if p.pred is None:
         whole()
         return
-    for j in run:  # the index arithmetic ahead of the branches below, which then share it
-        for acc in (sa, da):
-            if not acc.registers:
-                acc.ptr.prepare_address(acc.post(j))
+    # The index arithmetic ahead of the branches below, which then share it: the run's start, from which its
+    # elements are addressed by constants (the run is contiguous in memory).
+    for acc in (sa, da):
+        if not acc.registers:
+            acc.ptr.prepare_address(acc.post(i))
     preds = [p.at(j) for j in run] if p.per == 1 else [p.at(i)]
     if len(preds) == 1 or all(q is preds[0] for q in preds):
         _emit_if(preds[0], whole)
@@ -309,8 +310,8 @@ def _copy_run_pred(sa, da, run, p: _Pred):
         every = every & q
 
     def per_element():
-        for j, q in zip(run, preds):
-            _emit_if(q, lambda j=j: _copy_run(sa.ptr, sa.post(j), da.ptr, da.post(j), 1))
+        for k, (j, q) in enumerate(zip(run, preds)):
+            _emit_if(q, lambda j=j, k=k: _copy_element(sa, da, i, j, k))
 
     _emit_if(every, whole, per_element)
 
@@ -333,6 +334,24 @@ def _register_groups(acc: _Access, run, eb: int):
     return out
 
 
+def _copy_element(sa: _Access, da: _Access, first: int, j: int, k: int):
+    """Element j = first + k of a run contiguous in memory, one scalar access: a memory side is addressed from the
+    run's start by the constant k, so that the run's elements (and its whole access) share one address and differ
+    by immediate offsets; an index sum per element, sign-extended, would hide that from the compiler and cost each
+    element its own 64-bit address."""
+    b = trace.builder()
+    t = sa.ptr.dtype
+    eb = elem_bytes(t)
+
+    def addr(acc):
+        a = acc.ptr.address(acc.post(j)) if acc.registers else acc.ptr.address_from(acc.post(first), k)
+        return a, min(acc.ptr.alignment_at(acc.post(j)), eb)
+
+    (src, s_align), (dst, d_align) = addr(sa), addr(da)
+    v = b.op1("llvm.load", [src], mem_type(t), f"alignment = {s_align} : i64")
+    b.op0("llvm.store", [v, dst], f"alignment = {d_align} : i64")
+
+
 def _copy_gather(sa: _Access, da: _Access, run):
     """A run contiguous in memory on one side and spread over registers on the other: one vector access, the
     register side in the largest aligned pieces its storage holds consecutively."""
@@ -346,25 +365,42 @@ def _copy_gather(sa: _Access, da: _Access, run):
         for j in run:
             _copy_run(sa.ptr, sa.post(j), da.ptr, da.post(j), 1)
         return
+    # Values narrower than a register whose register side is consecutive too move to and from it as the whole
+    # vector: the compiler then keeps those registers as one vector (two 16-bit values to a register) instead of a
+    # register per value, repacked for packed arithmetic (elementwise_add in Float16: 114 registers, now 72).
+    # Wider values gain nothing so, and a fragment that other copies access by vectors of another width would
+    # then stay in local memory.
+    packs = t.width < 32
     regs = sa if sa.registers else da
-    # 8-bit values only: wider ones are registers (or halves of one) of their own, which element by element keeps
-    # them best (grouped, 16-bit values were held in more registers).
-    groups = _register_groups(regs, run, eb) if storage_bits(t) == 8 else [(k, 1) for k in range(n)]
+    offs = [regs.post(j) for j in run]
+    if packs and all(isinstance(x, int) for x in offs) and offs == list(range(offs[0], offs[0] + n)):
+        groups = [(0, n)]  # (Access.contiguous answers for memory: a register side always passes it)
+    elif storage_bits(t) == 8:
+        # a spread fragment of 8-bit values: its aligned consecutive pieces move whole
+        groups = _register_groups(regs, run, eb)
+    else:
+        groups = [(k, 1) for k in range(n)]
 
     def piece_type(g):
         return mem_type(t) if g == 1 else f"vector<{g}x{mem_type(t)}>"
 
     if sa.registers:
-        xs = []
-        for k, g in groups:
-            a = sa.ptr.address(sa.post(run[k]))
-            v = b.op1("llvm.load", [a], piece_type(g), f"alignment = {g * eb} : i64")
-            xs += [v] if g == 1 else [b.op1("vector.extract", [v], mem_type(t), f"static_position = array<i64: {j}>")
-                                      for j in range(g)]
-        vec = b.op1("vector.from_elements", xs, vt)
+        if groups == [(0, n)]:
+            vec = b.op1("llvm.load", [sa.ptr.address(sa.post(run[0]))], vt, f"alignment = {eb} : i64")
+        else:
+            xs = []
+            for k, g in groups:
+                a = sa.ptr.address(sa.post(run[k]))
+                v = b.op1("llvm.load", [a], piece_type(g), f"alignment = {g * eb} : i64")
+                xs += [v] if g == 1 else [b.op1("vector.extract", [v], mem_type(t),
+                                                f"static_position = array<i64: {j}>") for j in range(g)]
+            vec = b.op1("vector.from_elements", xs, vt)
         b.op0("llvm.store", [vec, da.ptr.address(da.post(run[0]))], f"alignment = {width} : i64")
         return
     vec = b.op1("llvm.load", [sa.ptr.address(sa.post(run[0]))], vt, f"alignment = {width} : i64")
+    if groups == [(0, n)]:
+        b.op0("llvm.store", [vec, da.ptr.address(da.post(run[0]))], f"alignment = {eb} : i64")
+        return
     for k, g in groups:
         if g == 1:
             x = b.op1("vector.extract", [vec], mem_type(t), f"static_position = array<i64: {k}>")

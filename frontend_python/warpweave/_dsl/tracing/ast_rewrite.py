@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import __future__
 import ast
+import collections
 import functools
 import inspect
 import textwrap
@@ -25,6 +26,81 @@ from . import control_flow, rewrite_cache
 # The control_flow module inside rewritten code. It ends in "__" so that Python's private-name mangling leaves it
 # alone in the methods of a class defined inside a kernel (where "__ww_cf" would be read as "_Class__ww_cf").
 _H = "__ww_cf__"
+
+
+def _children(node) -> list:
+    """ast.iter_child_nodes as a list, without the context markers (Load, Store, Del) no helper here looks at: a
+    kernel of ~10,000 nodes is walked by several of them, and ast's generators cost a GEMM's rewrite ~40 ms."""
+    out = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+            out.append(value)
+    return out
+
+
+def _walk(node):
+    """ast.walk's nodes in its order (breadth first), context markers aside."""
+    todo = collections.deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(_children(node))
+        yield node
+
+
+def _fix_missing_locations(root) -> None:
+    """ast.fix_missing_locations (a node made here takes its parent's location), iteratively."""
+    stack = [(root, 1, 0, 1, 0)]
+    while stack:
+        node, lineno, col, end_lineno, end_col = stack.pop()
+        attrs = node._attributes
+        if "lineno" in attrs:
+            if not hasattr(node, "lineno"):
+                node.lineno = lineno
+            else:
+                lineno = node.lineno
+            if "end_lineno" in attrs:
+                if getattr(node, "end_lineno", None) is None:
+                    node.end_lineno = end_lineno
+                else:
+                    end_lineno = node.end_lineno
+            if "col_offset" in attrs:
+                if not hasattr(node, "col_offset"):
+                    node.col_offset = col
+                else:
+                    col = node.col_offset
+            if "end_col_offset" in attrs:
+                if getattr(node, "end_col_offset", None) is None:
+                    node.end_col_offset = end_col
+                else:
+                    end_col = node.end_col_offset
+        for child in _children(node):
+            stack.append((child, lineno, col, end_lineno, end_col))
+
+
+class _Visitor(ast.NodeVisitor):
+    """ast.NodeVisitor over _children, each method looked up once per node class: the helpers below walk a block
+    once for every loop or branch around it."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._methods = {}
+
+    def visit(self, node):
+        method = self._methods.get(node.__class__)
+        if method is None:
+            method = self._methods[node.__class__] = getattr(type(self), "visit_" + node.__class__.__name__,
+                                                             type(self).generic_visit)
+        return method(self, node)
+
+    def generic_visit(self, node):
+        for child in _children(node):
+            self.visit(child)
+
+    def visit_Constant(self, node):  # ast's own is a shim for the visit_Num era, and a constant has no children
+        pass
 
 
 def _is_call_to(node, names: set[str]) -> bool:
@@ -44,7 +120,7 @@ def _assigned_names(stmts) -> list[str]:
     may hold values of other types in and after the region."""
     found: list[str] = []
 
-    class V(ast.NodeVisitor):
+    class V(_Visitor):
         def add(self, name):
             if name not in found and not name.startswith("__ww") and name != "_":
                 found.append(name)
@@ -88,7 +164,7 @@ def _method_receivers(stmts, assigned) -> list[str]:
             found.append(n)
 
     for s in stmts:
-        for node in ast.walk(s):
+        for node in _walk(s):
             # an attribute assigned (x.f = ..., x.f ^= 1): the object changes in place as a method would change it
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
@@ -111,9 +187,9 @@ def _indexed_by(stmts, var: str) -> list[str]:
     register tensors, a loop over `var` must be unrolled for them to stay in registers."""
     found: list[str] = []
     for s in stmts:
-        for node in ast.walk(s):
+        for node in _walk(s):
             if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
-                    any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(node.slice)) and \
+                    any(isinstance(n, ast.Name) and n.id == var for n in _walk(node.slice)) and \
                     node.value.id not in found and not node.value.id.startswith("__ww"):
                 found.append(node.value.id)
     return found
@@ -122,7 +198,7 @@ def _indexed_by(stmts, var: str) -> list[str]:
 def _contains(stmts, types) -> ast.AST | None:
     """The first node of the given types in a block, not looking into nested functions or loops they end."""
 
-    class V(ast.NodeVisitor):
+    class V(_Visitor):
         hit = None
 
         def generic_visit(self, node):
@@ -149,7 +225,7 @@ def _contains(stmts, types) -> ast.AST | None:
 def _loop_escapes(stmts) -> ast.AST | None:
     """break/continue that leave this loop (not those of nested loops), and return anywhere."""
 
-    class V(ast.NodeVisitor):
+    class V(_Visitor):
         hit = None
 
         def visit_For(self, node):
@@ -185,7 +261,7 @@ def _own_scope_nodes(fdef):
         yield node
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(_children(node))
 
 
 def _check_function(fdef, filename, qualname):
@@ -231,6 +307,54 @@ class DSLPreprocessor(ast.NodeTransformer):
     def __init__(self, filename: str):
         self.filename = filename
         self.counter = 0
+        self._visitors = {}  # node class -> this instance's method for it (None: generic_visit)
+
+    # --- traversal: ast.NodeTransformer's, with each method looked up once per node class (libraries' wrappers
+    # included, as they stand when the instance is made) and a node's fields read without ast's generators ---------
+    def visit(self, node):
+        cls = node.__class__
+        try:
+            method = self._visitors[cls]
+        except KeyError:
+            method = self._visitors[cls] = getattr(self, "visit_" + cls.__name__, None)
+        return self.generic_visit(node) if method is None else method(node)
+
+    def generic_visit(self, node):
+        for name in node._fields:
+            try:
+                old = getattr(node, name)
+            except AttributeError:
+                continue
+            if isinstance(old, list):
+                new = None  # the field's new list, from the first node a visit replaced
+                for i, value in enumerate(old):
+                    if not isinstance(value, ast.AST):
+                        if new is not None:
+                            new.append(value)
+                        continue
+                    result = self.visit(value)
+                    if result is value and new is None:
+                        continue
+                    if new is None:
+                        new = old[:i]
+                    if result is None:
+                        continue
+                    if isinstance(result, ast.AST):
+                        new.append(result)
+                    else:
+                        new.extend(result)
+                if new is not None:
+                    old[:] = new
+            elif isinstance(old, ast.AST):
+                result = self.visit(old)
+                if result is None:
+                    delattr(node, name)
+                elif result is not old:
+                    setattr(node, name, result)
+        return node
+
+    def visit_Constant(self, node):  # ast's own is a shim for the visit_Num era, and a constant has no children
+        return node
 
     def fresh(self, kind: str) -> str:
         self.counter += 1
@@ -480,16 +604,17 @@ def _rewritten_code(fn: Callable):
         raise DSLTypeError(f"cannot read the source of {fn.__qualname__}: warpweave rewrites a decorated function's "
                            f"source, so it must live in a file ({e})") from None
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    src = textwrap.dedent("".join(lines))
-    tree = ast.parse(src)
-    ast.increment_lineno(tree, first - 1)  # absolute lines before rewriting: the helpers receive them
+    # Parsed below first - 1 empty lines: the nodes carry the file's line numbers (the helpers receive them).
+    tree = ast.parse("\n" * (first - 1) + textwrap.dedent("".join(lines)))
     fdef = tree.body[0]
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise DSLTypeError(f"{fn.__qualname__} is not a plain function definition")
     fdef.decorator_list = []
     _drop_definition_time_expressions(fdef)
     _check_function(fdef, filename, fn.__qualname__)
-    fdef = DSLPreprocessor(filename).visit(fdef)
+    preprocessor = DSLPreprocessor(filename)
+    fdef = preprocessor.visit(fdef)
+    preprocessor._visitors.clear()  # its bound methods refer back to it
     # Free variables of the original become parameters of a factory, so the rewritten function sees them too.
     freevars = fn.__code__.co_freevars
     factory = ast.FunctionDef(
@@ -499,6 +624,6 @@ def _rewritten_code(fn: Callable):
         body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))], decorator_list=[], returns=None,
         type_params=[])
     module = ast.Module(body=[factory], type_ignores=[])
-    ast.fix_missing_locations(module)
+    _fix_missing_locations(module)
     flags = fn.__code__.co_flags & __future__.annotations.compiler_flag
     return compile(module, filename, "exec", flags=flags, dont_inherit=True)

@@ -353,6 +353,11 @@ class Pointer(metaclass=_PointerType):
             return self._gep(self._gep(self.base, self.offset), offset)
         return self._gep(self.base, self.offset + offset)
 
+    def address_from(self, offset, k: int):
+        """The address k elements past address(offset), as a constant step from it: the accesses of a contiguous
+        run share the address of its start and differ by immediate offsets."""
+        return self._gep(self.address(offset), k)
+
     def _split(self, offset) -> bool:
         """Whether address(offset) indexes by the pointer's offset and by `offset` in two GEPs (the pointer's
         offset is dynamic and `offset` is not zero); otherwise by their sum, in one."""
