@@ -75,3 +75,34 @@ def test_16_bit_values_are_stored_two_to_a_register_low_half_first():
     values = {m.group(1): int(m.group(2)) for m in re.finditer(r"mov\.b32 \t(%r\d+), (-?\d+);", ptx)}
     got = [values.get(x, int(x) if x.lstrip("-").isdigit() else None) for x in first[:2]]
     assert got == [0x3F800000, 0x40404000]
+
+
+def test_a_128_row_mma_with_a_in_tensor_memory_takes_n_8():
+    # CuTe DSL's attention decode: M = 128, N = 8 with A in tensor memory (CuTe's SM100 TS traits take N in steps
+    # of 8, as the shared-memory A does)
+    op = t.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (128, 8, 16), t.CtaGroup.ONE, t.OperandSource.TMEM,
+                        t.OperandMajorMode.K, t.OperandMajorMode.K)
+    assert cute.make_tiled_mma(op).op is op
+    assert "n8" in cute.make_mma_atom(op).manifest["id"]
+
+
+def test_the_mma_names_are_in_tcgen05_mma_too():
+    # tcgen05.mma.SmemLayoutAtomKind.MN_SW128, as CuTe DSL's programs spell them
+    for name in ("SmemLayoutAtomKind", "CtaGroup", "OperandMajorMode", "OperandSource", "MmaF16BF16Op",
+                 "make_smem_layout_atom"):
+        assert getattr(t.mma, name) is getattr(t, name)
+
+
+def test_an_operand_kept_in_another_major_mode_than_the_mma_reads():
+    import warpweave.utils.blackwell_helpers as sm100
+
+    tm = sm100.make_trivial_tiled_mma(cutlass.BFloat16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                      t.CtaGroup.ONE, (128, 128))
+    k_major = sm100.make_smem_layout_a(tm, (128, 128, 64), cutlass.BFloat16, 2)
+    m_major = sm100.make_smem_layout_a(tm, (128, 128, 64), cutlass.BFloat16, 2, is_k_major=False)
+    assert str(k_major) == str(sm100.make_smem_layout_a(tm, (128, 128, 64), cutlass.BFloat16, 2, is_k_major=True))
+    # the same ((MMA M, MMA K), rest M, rest K, stages) shape, M contiguous instead of K
+    assert [cute.size(m_major.outer, mode=[i]) for i in range(4)] == \
+        [cute.size(k_major.outer, mode=[i]) for i in range(4)]
+    assert m_major.outer(((1, 0), 0, 0, 0)) == 1
+    assert k_major.outer(((0, 1), 0, 0, 0)) == 1
