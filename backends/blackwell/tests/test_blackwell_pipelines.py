@@ -211,10 +211,13 @@ def test_tma_atom_of_one_cta_under_a_pair_loads_this_ctas_share_on_its_own_barri
     assert own.box == pair.box and own.smem_bytes == pair.smem_bytes
 
 
-def test_tma_atom_refuses_a_pair_group_under_one_cta():
+def test_tma_atom_of_a_pair_group_beside_a_one_cta_mma_completes_on_the_leaders_barrier():
+    # (the scale factors of B, loaded through a one-CTA tiled MMA beside a pair's MMA): the one-CTA share, loads
+    # completing on the pair's leader
     t = tc()
-    with pytest.raises(Exception, match=r"test_blackwell_pipelines.py:\d+: .*cta_group is 2"):
-        _tma_atom_of_group(t.CtaGroup.ONE, t.CtaGroup.TWO)
+    pair = _tma_atom_of_group(t.CtaGroup.ONE, t.CtaGroup.TWO)
+    own = _tma_atom_of_group(t.CtaGroup.ONE, t.CtaGroup.ONE)
+    assert pair.cta_group == 2 and own.cta_group == 1 and pair.box == own.box
 
 
 # --- pipelines ------------------------------------------------------------------------------------------------------
