@@ -65,10 +65,11 @@ MMA_KINDS = {
 
 # The dense shapes (MMA_N_RULES below says them as rules):
 # (M, N) pairs. With A in shared memory: the PTX ISA's table of dense shapes (cta_group::1: M 64/128, N in
-# steps of 8; cta_group::2: M 128/256, N in steps of 16). With A in tensor memory CuTe's SM100 traits are
-# stricter (cta_group::1 M=128 needs N % 16, cta_group::2 needs N % 32) and we keep to them: the hardware rules
-# are in the idesc, which ptxas cannot check, so a shape we are unsure of is better left out. kind::i8 follows
-# CuTe's S8 traits (cta_group::1: N = 8 or a multiple of 16; cta_group::2: a multiple of 32).
+# steps of 8; cta_group::2: M 128/256, N in steps of 16). With A in tensor memory, cta_group::1 takes the same
+# shapes (CuTe's SM100 TS traits: N in steps of 8 for M 64 and 128; CuTe DSL's attention decode runs M=128, N=8
+# with A in tensor memory); cta_group::2 keeps CuTe's stricter N % 32: the hardware rules are in the idesc, which
+# ptxas cannot check, so a shape we are unsure of is better left out. kind::i8 follows CuTe's S8 traits
+# (cta_group::1: N = 8 or a multiple of 16; cta_group::2: a multiple of 32).
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -564,9 +565,7 @@ N_RULE = "N is a multiple of 8 from 8 to 256"
 MMA_N_RULES = {
     "i8": [("with cta_group 1, kind::i8 takes N = 8 or a multiple of 16", "cta == 2 || n == 8 || n % 16 == 0"),
            ("with cta_group 2, kind::i8 takes N a multiple of 32", "cta == 1 || n % 32 == 0")],
-    "other": [("with cta_group 1, M = 128 and A in tensor memory, N is a multiple of 16",
-               "!(cta == 1 && m == 128 && a_src == 'TMEM') || n % 16 == 0"),
-              ("with cta_group 2, N is a multiple of 16 (32 with A in tensor memory)",
+    "other": [("with cta_group 2, N is a multiple of 16 (32 with A in tensor memory)",
                "cta == 1 || n % (a_src == 'TMEM' ? 32 : 16) == 0")],
 }
 

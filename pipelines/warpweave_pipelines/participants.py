@@ -181,10 +181,13 @@ class PipelineConsumer(_Participant):
         return handle
 
     def release(self, handle: "PipelineConsumer.ImmutableResourceHandle | None" = None):
-        """Marks a stage empty again: `handle`'s, or the one waited for last."""
+        """Marks a stage empty again: `handle`'s, or the one waited for last, or, by a participant that has waited
+        for none (a clone() that releases, stage by stage with advance(), what another one waited for), the stage
+        it is at."""
         if handle is None:
             if self._last is None:
-                raise ValueError("PipelineConsumer.release(): no stage was waited for; wait() first or pass a handle")
+                self._pipeline.consumer_release(self._state)
+                return
             handle = self._last
         handle.release()
 

@@ -48,11 +48,14 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
 
     @classmethod
     def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
-               cta_layout_vmnk=None, init_thread=None, defer_sync: bool = False, loc=None, ip=None):
+               cta_layout_vmnk=None, tidx=None, init_thread=None, defer_sync: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage. tx_count: the bytes the TMA loads of one
         stage bring into each CTA. cta_layout_vmnk: the cluster as a (1, M, N, 1) layout of CTAs (None: one CTA).
         Every thread of the block calls it; with defer_sync=True the kernel syncs later (pipeline_init_arrive /
-        pipeline_init_wait, cluster-wide when the cluster has several CTAs)."""
+        pipeline_init_wait, cluster-wide when the cluster has several CTAs). tidx: the thread index whose lane
+        (tidx % 32) chooses what a consumer thread releases in place of its own lane (None); one value for all
+        threads, e.g. 0, makes every consumer thread release this CTA's stage, for a consumer group that counts
+        each of its threads."""
         if not isinstance(num_stages, int) or num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:
@@ -69,7 +72,7 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
         barrier_storage = own_barriers(barrier_storage, num_stages)
         full = cls._sync_object(barrier_storage, num_stages, (PipelineOp.TmaLoad, producer_group), tx_count)
         empty = cls._sync_object(barrier_storage + num_stages, num_stages, (PipelineOp.AsyncThread, consumer_group))
-        signalling, dst = cls._release_lanes(cluster_mn)
+        signalling, dst = cls._release_lanes(cluster_mn, tidx)
         p = cls(full, empty, num_stages, None, dst, signalling, cluster_mn)
 
         def init():
@@ -84,11 +87,11 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
         return p
 
     @staticmethod
-    def _release_lanes(cluster_mn):
+    def _release_lanes(cluster_mn, tidx=None):
         """(is_signalling_thread, consumer_mask): with one CTA lane 0 of each consumer warp releases this CTA's
         stage; in a cluster lane r releases it in the CTA of rank r when that CTA shares this one's row or column
-        (its loads were multicast here)."""
-        lane = cute.arch.lane_idx()
+        (its loads were multicast here). tidx, when given, stands for the thread's index (its lane tidx % 32)."""
+        lane = cute.arch.lane_idx() if tidx is None else cutlass.Int32(tidx) % 32
         size = cluster_mn[0] * cluster_mn[1]
         if size == 1:
             return lane == 0, None

@@ -118,3 +118,17 @@ def test_a_block_run_on_a_side_stream_runs_in_a_compile_only_run():
             ran.append(entered is s)
         torch.cuda.set_stream(s)
     assert ran == [True]
+
+
+def test_a_program_profiling_its_kernels_with_torch_profiler_runs_in_a_compile_only_run():
+    # `with profile(activities=[ProfilerActivity.CUDA]):` around kernels whose launches are not made: the profiler
+    # records the host's activity instead of asking for a CUDA one; outside the run the class is torch's again
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity
+
+    original = torch.profiler.profile
+    with target("sm_100a"), compile_only.compile_only():
+        with torch.profiler.profile(activities=[ProfilerActivity.CUDA], record_shapes=True) as prof:
+            torch.ones(4, device="cuda").sum()
+        assert prof.key_averages() is not None
+    assert torch.profiler.profile is original

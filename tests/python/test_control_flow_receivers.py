@@ -297,3 +297,39 @@ def test_an_object_of_a_notebook_cells_class_changed_in_place_in_a_loop_is_carri
     with target("sm_80"):
         c = cute.compile(host, from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(3))
     assert re.search(r"st\.global\.(?:b32|f32) \t\[%rd\d+\+124\], %(?:r|f)\d+;", c.ptx), c.ptx
+
+
+# --- a non-persistent scheduler's tile: validity a Python bool ----------------------------------------------------
+# (CuTe DSL's attention helpers without persistence: the CTA's one tile is valid, the next is not; a dynamic branch
+# around the `while work.is_valid_tile` loop carries the tile out of the branch.)
+
+class _OneTile:
+    def __init__(self, first):
+        self.first = first
+
+    def work(self):
+        return cutlass.utils.WorkTileInfo((cutlass.Int32(7), 0, (1, 2)), self.first)
+
+    def advance(self):
+        self.first = False
+
+
+def test_a_tile_valid_by_a_python_bool_is_carried_through_a_dynamic_branch():
+    @cute.kernel
+    def k(x: cute.Tensor, n: cutlass.Int32):
+        sched = _OneTile(True)
+        work = sched.work()
+        if n > 0:
+            while work.is_valid_tile:        # static: one trip
+                x[0] = cutlass.Float32(work.tile_idx[0])
+                sched.advance()
+                work = sched.work()
+        x[1] = cutlass.Float32(work.is_valid_tile)   # after the branch: a run-time Boolean (n > 0 -> False)
+
+    @cute.jit
+    def host(x: cute.Tensor, n: cutlass.Int32):
+        k(x, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_90a"):
+        c = cute.compile(host, from_dlpack(np.zeros(4, np.float32)), cutlass.Int32(3))
+    assert '"scf.if"' in c.ir and "scf.while" not in c.ir

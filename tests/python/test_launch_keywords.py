@@ -160,6 +160,26 @@ def test_range_refuses_unknown_keywords():
     assert info.value.location == (THIS, line_of("unrol=2):  # misspelt"))
 
 
+@cute.kernel
+def vectorized_kernel(x: cute.Tensor, n: cutlass.Int32):
+    for i in cutlass.range(8, vectorize=True):  # static bounds: its trips are written out side by side
+        x[i] = x[i] * 2.0
+    for i in cutlass.range(n, vectorize=True):  # runtime bounds: a loop of the kernel still
+        x[i] = x[i] + 1.0
+
+
+@cute.jit
+def vectorized_host(x: cute.Tensor, n: cutlass.Int32):
+    vectorized_kernel(x, n).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+def test_range_vectorize_unrolls_static_loops_and_keeps_runtime_ones():
+    with target("sm_80"):
+        c = cute.compile(vectorized_host, from_dlpack(np.zeros(8, np.float32)), 8)
+    assert c.ir.count('"scf.for"') == 1
+    assert c.ir.count("arith.mulf") == 8
+
+
 # --- a launch the driver refuses: CuTe DSL's DSLCudaRuntimeError, with the error to compare ----------------------
 
 def test_a_driver_error_becomes_a_cuda_runtime_error_with_its_code():

@@ -120,6 +120,61 @@ def test_tma_pipeline_handle_barrier_is_the_full_barrier():
     assert ptx.count("mbarrier.arrive.expect_tx") == 2 and "4096" in ptx
 
 
+def _tma_pipeline_kernel(body):
+    @cute.kernel
+    def k(g: cute.Tensor):
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        body(bars)
+
+    @cute.jit
+    def h(a):
+        k(a).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_90a"):
+        return cute.compile(h, from_dlpack(np.zeros(4, np.int32))).info["ptx"]
+
+
+def test_a_tma_pipeline_with_a_fixed_tidx_releases_from_every_consumer_thread():
+    # tidx stands for the thread's index in choosing which lane releases: one value for all (0) makes every
+    # consumer thread release, the consumer group counting threads; by default lane 0 of each warp does.
+    got = {}
+
+    def body(bars):
+        for key, tidx in (("fixed", 0), ("own", None)):
+            pipe = pipeline.PipelineTmaAsync.create(
+                barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128), tx_count=4096, tidx=tidx)
+            got[key] = pipe.is_signalling_thread
+
+    _tma_pipeline_kernel(body)
+    assert got["fixed"].is_static and bool(got["fixed"].value) is True
+    assert not got["own"].is_static
+
+
+def test_a_clone_that_waited_for_nothing_releases_the_stages_it_steps_through():
+    # (a releaser cloned from a consumer, stepping with advance() behind the consumer that waits)
+    got = {}
+
+    def body(bars):
+        pipe = pipeline.PipelineTmaAsync.create(
+            barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4), tx_count=4096)
+        _, consumer = pipe.make_participants()
+        releaser = consumer.clone()
+        consumer.wait_and_advance()
+        consumer.wait_and_advance()
+        got["indices"] = []
+        for _ in range(2):
+            got["indices"].append(releaser.index)
+            releaser.release()
+            releaser.advance()
+
+    ptx = _tma_pipeline_kernel(body)
+    assert [i.value if hasattr(i, "value") else i for i in got["indices"]] == [0, 1]
+    assert ptx.count("mbarrier.arrive") >= 2
+
+
 def test_commit_without_a_stage_is_refused():
     @cute.kernel
     def k(g: cute.Tensor):

@@ -14,11 +14,11 @@ ext.register_operand_kind("umma_smem_descriptor", tcgen05_mma.UmmaSmemDescriptor
 ext.register_operand_kind("tmem", tcgen05_mma.TmemKind())
 
 # cute.nvgpu.tcgen05: CuTe DSL's names.
-for _name in ("CtaGroup", "OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind",
-              "make_smem_layout_atom"):
-    ext.register_python_name(f"tcgen05.{_name}", getattr(tcgen05_mma, _name))
-for _name, _cls in tcgen05_mma._make_op_classes().items():
-    ext.register_python_name(f"tcgen05.{_name}", _cls)
+_mma_names = {_name: getattr(tcgen05_mma, _name) for _name in (
+    "CtaGroup", "OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom")}
+_mma_names.update(tcgen05_mma._make_op_classes())
+for _name, _obj in _mma_names.items():
+    ext.register_python_name(f"tcgen05.{_name}", _obj)
 ext.register_python_name("tcgen05.Pack", tmem.Pack)
 ext.register_python_name("tcgen05.Unpack", tmem.Unpack)
 ext.register_python_name("tcgen05.Repetition", tmem.Repetition)
@@ -32,6 +32,8 @@ import types as _types  # noqa: E402
 
 ext.register_python_name("tcgen05.copy", _types.SimpleNamespace(
     Repetition=tmem.Repetition, Pack=tmem.Pack, Unpack=tmem.Unpack, **_copy_ops))
+# ... and the MMA's in tcgen05.mma (tcgen05.mma.SmemLayoutAtomKind.MN_SW128).
+ext.register_python_name("tcgen05.mma", _types.SimpleNamespace(**_mma_names))
 for _name in ("make_tmem_copy", "make_s2t_copy", "get_s2t_smem_desc_tensor", "commit", "fence_before_thread_sync",
               "fence_after_thread_sync", "find_tmem_tensor_col_offset"):
     ext.register_python_name(f"tcgen05.{_name}", getattr(tmem, _name))

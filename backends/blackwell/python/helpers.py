@@ -169,25 +169,33 @@ def tile_to_mma_shape(atom, mma_tile_shape, order=(0, 1, 2), *, loc=None, ip=Non
     return cute.composition(staged, view)
 
 
-def _mma_shaped(tiled_mma, which: str, mma_tiler_mnk, dtype, stages: int):
+def _mma_shaped(tiled_mma, which: str, mma_tiler_mnk, dtype, stages: int, is_k_major=None):
     mode = (mma_tiler_mnk[0], mma_tiler_mnk[2]) if which == "A" else (mma_tiler_mnk[1], mma_tiler_mnk[2])
     part = tiled_mma.partition_shape_A(mode) if which == "A" else tiled_mma.partition_shape_B(mode)
     (ma, ka), rmn, rk = part[0], part[1], part[2]
-    major = tiled_mma.op.a_major_mode if which == "A" else tiled_mma.op.b_major_mode
+    if is_k_major is None:
+        major = tiled_mma.op.a_major_mode if which == "A" else tiled_mma.op.b_major_mode
+    elif isinstance(is_k_major, bool):
+        major = OperandMajorMode.K if is_k_major else OperandMajorMode.MN
+    else:
+        raise ext.user_error(f"make_smem_layout_{which.lower()}: is_k_major is True, False or None (the tiled MMA's "
+                             f"major mode), got {is_k_major!r}", ext.DSLTypeError)
     kind = get_smem_layout_atom_ab(major, dtype, (ma * rmn, ka * rk))
     atom = make_smem_layout_atom(kind, dtype)
     order = (0, 1, 2) if major == OperandMajorMode.K else (1, 0, 2)
     return tile_to_mma_shape(atom, ((ma, ka), rmn, rk, stages), order)
 
 
-def make_smem_layout_a(tiled_mma, mma_tiler_mnk, a_dtype, num_stages: int, *, loc=None, ip=None):
-    """A's ((MMA M, MMA K), rest M, rest K, stages) shared-memory layout for an MMA tile of mma_tiler_mnk."""
-    return _mma_shaped(tiled_mma, "A", mma_tiler_mnk, a_dtype, num_stages)
+def make_smem_layout_a(tiled_mma, mma_tiler_mnk, a_dtype, num_stages: int, *, is_k_major=None, loc=None, ip=None):
+    """A's ((MMA M, MMA K), rest M, rest K, stages) shared-memory layout for an MMA tile of mma_tiler_mnk; K-major
+    or M-major as the tiled MMA's A, or as is_k_major says (an operand kept in another major mode than the MMA
+    reads it with)."""
+    return _mma_shaped(tiled_mma, "A", mma_tiler_mnk, a_dtype, num_stages, is_k_major)
 
 
-def make_smem_layout_b(tiled_mma, mma_tiler_mnk, b_dtype, num_stages: int, *, loc=None, ip=None):
-    """B's ((MMA N, MMA K), rest N, rest K, stages) shared-memory layout."""
-    return _mma_shaped(tiled_mma, "B", mma_tiler_mnk, b_dtype, num_stages)
+def make_smem_layout_b(tiled_mma, mma_tiler_mnk, b_dtype, num_stages: int, *, is_k_major=None, loc=None, ip=None):
+    """B's ((MMA N, MMA K), rest N, rest K, stages) shared-memory layout (is_k_major as make_smem_layout_a's)."""
+    return _mma_shaped(tiled_mma, "B", mma_tiler_mnk, b_dtype, num_stages, is_k_major)
 
 
 def make_smem_layout_epi(epi_dtype, epi_layout: LayoutEnum, epi_tile, epi_stage: int, *, loc=None, ip=None):

@@ -413,15 +413,14 @@ def tmem_address(tensor, offset):
     ptr = tensor.iterator
     if getattr(ptr, "memspace", None) != "tmem":
         raise ext.user_error(f"expected a tensor in tensor memory, got {tensor!r}", ext.DSLTypeError)
-    if ptr.base is None:
-        raise ext.user_error("this tensor-memory tensor has no address yet: make it with cute.make_tensor(tmem_ptr, "
-                             "fragment.layout), tmem_ptr from TmemAllocator.retrieve_ptr", ext.DSLTypeError)
     width = ptr.dtype.width
     if width > 32 or 32 % width:
         raise ext.user_error(f"tensor-memory tensors of {ptr.dtype.__name__} are not supported here (32-bit values, "
                              "or 8/16-bit ones packed in 32-bit columns)", ext.DSLTypeError)
     b = ext.builder()
-    base = b.op1("llvm.ptrtoint", [ptr.base], "i32")
+    # A fragment made from a shape (make_fragment_A/C) points at lane 0, column 0, as CuTe's do: kernels whose one
+    # allocation holds all of tensor memory offset such fragments without retrieving the allocation's pointer.
+    base = i32_value(0) if ptr.base is None else b.op1("llvm.ptrtoint", [ptr.base], "i32")
     total = ptr.offset + offset
     per = 32 // width           # elements per 32-bit column (their lane steps are per * LANE)
     if isinstance(total, int):
@@ -444,7 +443,7 @@ def _same_place(p, q) -> bool:
     None, state.index] written twice)."""
     if p is q:
         return True
-    if p.base is None or p.base is not q.base or p.dtype is not q.dtype:
+    if p.base is not q.base or p.dtype is not q.dtype:
         return False
     diff = p.offset - q.offset
     return isinstance(diff, int) and diff == 0

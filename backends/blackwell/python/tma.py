@@ -5,7 +5,9 @@ stage (blackwell_helpers.make_smem_layout_a/b), as tcgen05 kernels partition the
 stage as the plain (MN, K) tile of this CTA's share of the MMA tile and build Hopper's TMA atom (boxes, swizzle,
 the per-call tensor map; this backend extends Hopper's) over it; the atom keeps the op's CTA group:
 
-- cta_group ONE: the loads complete on the CTA's own mbarrier;
+- cta_group ONE: the loads complete on the CTA's own mbarrier (also under a 2-CTA MMA, whose pair the program then
+  synchronizes itself);
+- the tiled MMA (one CTA or two) decides the CTA's share of the tile, whatever the op's group;
 - cta_group TWO (a pair of CTAs under one 2-CTA MMA): each CTA loads its half of A and of B into its own shared
   memory, and the loads complete on the mbarrier of the pair's even CTA, whose MMA reads both halves. The
   instruction takes that barrier as the CTA's own barrier address with the CTA-rank bit of the pair cleared (bit
@@ -115,11 +117,11 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
     if not name.startswith("cpasync.CopyBulkTensorTileG2S"):
         raise ext.user_error(f"make_tiled_tma_atom_{which}: expected CopyBulkTensorTileG2SOp or "
                              f"CopyBulkTensorTileG2SMulticastOp, got {op!r}", ext.DSLTypeError)
+    # The op's CTA group says which barrier the loads complete on, the tiled MMA which share of the tile this CTA
+    # loads; they may differ: ONE under a pair's MMA (each CTA's loads complete on its own barrier, the program
+    # then tells the leader itself), TWO with a one-CTA MMA (the scale factors of B beside a pair's MMA: each
+    # CTA's loads complete on the leader's barrier, which the pair's MMA waits on).
     cta = _op_cta_group(op)
-    atom_ctas = cute.size(tiled_mma.thr_id.shape)
-    if cta != atom_ctas:
-        raise ext.user_error(f"make_tiled_tma_atom_{which}: the op's cta_group is {cta}, the tiled MMA's atom spans "
-                             f"{atom_ctas} CTA(s)", ext.DSLValueError)
     plain = plain_stage_layout(_one_stage(smem_layout))
     po = getattr(plain, "outer", plain)
     tile = (cute.size(po, mode=[0]), cute.size(po, mode=[1]))

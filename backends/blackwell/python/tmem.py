@@ -122,13 +122,56 @@ def _eval(shapes, strides, idx):
     return total
 
 
+def _pack(b, xs, et):
+    """One 32-bit register of values of type et (32 // width of them, the first in the low bits)."""
+    if len(xs) == 1:
+        return xs[0] if et.ir_type == "i32" else b.op1("llvm.bitcast", [xs[0]], "i32")
+    w = et.width
+    out = None
+    for k, x in enumerate(xs):
+        bits = x if et.ir_type == f"i{w}" else b.op1("llvm.bitcast", [x], f"i{w}")
+        wide = b.op1("arith.extui", [bits], "i32")
+        if k:
+            wide = b.op1("arith.shli", [wide, cutlass.Int32(k * w).ir()], "i32")
+        out = wide if out is None else b.op1("arith.ori", [out, wide], "i32")
+    return out
+
+
+def _unpack(b, reg, et, pack):
+    """The values of type et a 32-bit register holds, low bits first."""
+    if pack == 1:
+        return [reg if et.ir_type == "i32" else b.op1("llvm.bitcast", [reg], et.ir_type)]
+    w = et.width
+    out = []
+    for k in range(pack):
+        x = reg if k == 0 else b.op1("arith.shrui", [reg, cutlass.Int32(k * w).ir()], "i32")
+        bits = b.op1("arith.trunci", [x], f"i{w}")
+        out.append(bits if et.ir_type == f"i{w}" else b.op1("llvm.bitcast", [bits], et.ir_type))
+    return out
+
+
 class TmemCopyAtom:
     """Mixin of a tcgen05.ld/st copy atom arranged by make_tmem_copy: the copy of one thread's partition."""
 
-    def _setup_tmem(self, lanes, cols, thread_offset):
+    def _setup_tmem(self, lanes, cols, thread_offset, value_offsets):
         self.tmem_lanes, self.tmem_cols = lanes, cols
-        self.thread_offset = thread_offset   # (thread shapes, strides): offset of a thread's first value
+        self.thread_offset = thread_offset   # (thread shapes, strides): offset of a thread's first value (columns)
+        self.value_offsets = value_offsets   # a thread's values of one instruction -> their offsets (elements)
         self.is_load = self.dst_op["role"] == "REGISTERS"
+
+    def _check_instruction(self, tm, j, per):
+        """Values j * per .. of this thread's partition are where one instruction puts them (a static layout)."""
+        first = tm.layout(j * per)
+        if not isinstance(first, int):
+            return
+        base = self.value_offsets(0)
+        for v in range(per):
+            got = tm.layout(j * per + v) - first
+            if got != self.value_offsets(v) - base:
+                raise ext.user_error(f"cute.copy with {self.manifest['id']}: value {j * per + v} of the tensor-memory "
+                                     f"partition {tm.layout} is not where instruction {j} puts it (take the "
+                                     "partition of this tiled copy: partition_S/D of the tile it was made for)",
+                                     ext.DSLValueError)
 
     def __ww_copy__(self, src, dst, *, pred=None, **kwargs):
         if kwargs:
@@ -145,9 +188,12 @@ class TmemCopyAtom:
         if getattr(rg, "memspace", None) != "rmem":
             raise ext.user_error(f"cute.copy with {self.manifest['id']}: the {rg_side} is a register tensor, got "
                                  f"{rg!r}", ext.DSLTypeError)
-        if rg.element_type.width != 32 or tm.element_type.width != 32:
-            raise ext.user_error("cute.copy of tensor memory moves 32-bit values (Float32, Int32 ...); convert "
-                                 "after loading", ext.DSLTypeError)
+        w = self.value_type.width
+        if rg.element_type.width != w or tm.element_type.width != w:
+            raise ext.user_error(f"cute.copy with {self.manifest['id']} of {self.value_type.__name__}: both sides hold "
+                                 f"{w}-bit values, got {rg.element_type.__name__} registers and "
+                                 f"{tm.element_type.__name__} in tensor memory; convert after loading",
+                                 ext.DSLTypeError)
         n, m = cute.size(tm), cute.size(rg)
         per = self.num_values
         if n != m or n % per:
@@ -157,17 +203,18 @@ class TmemCopyAtom:
         lane = cute.arch.lane_idx()
         own = _eval(*self.thread_offset, lane)   # where this thread's first value sits within the instruction
         et = rg.element_type
+        pack = 32 // w
         for j in range(n // per):
+            self._check_instruction(tm, j, per)
             addr = b.op1("arith.subi", [tmem_address(tm, tm.layout(j * per)), own.ir()], "i32")
             if self.is_load:
                 out = ext.emit_instruction(b, self.backend.name, self.manifest, {"src": [addr]})
                 for r, v in enumerate(out["dst"]):
-                    rg[j * per + r] = et.from_ir(v if et.ir_type == "i32" else b.op1("llvm.bitcast", [v], et.ir_type))
+                    for k, x in enumerate(_unpack(b, v, et, pack)):
+                        rg[j * per + r * pack + k] = et.from_ir(x)
             else:
-                vals = []
-                for r in range(per):
-                    x = rg[j * per + r].ir()
-                    vals.append(x if et.ir_type == "i32" else b.op1("llvm.bitcast", [x], "i32"))
+                vals = [_pack(b, [rg[j * per + r * pack + k].ir() for k in range(pack)], et)
+                        for r in range(per // pack)]
                 ext.emit_instruction(b, self.backend.name, self.manifest, {"dst": [addr], "src": vals})
         if self.is_load:
             fence_view_async_tmem_load()
@@ -176,78 +223,87 @@ class TmemCopyAtom:
 _atom_classes: dict = {}
 
 
-def _tmem_atom(atom, lanes, cols, thread_offset):
+def _tmem_atom(atom, value_offsets, lanes, cols, thread_offset):
+    values = cute.size(value_offsets)
     base = type(atom)
     cls = _atom_classes.get(base)
     if cls is None:
         cls = _atom_classes[base] = type("TmemCopyAtom", (TmemCopyAtom, base), {})
     new = _copy.copy(atom)
     new.__class__ = cls
-    # Both sides are counted on the registers' thread-value layout (the tensor-memory side is one address for the
-    # warp): partition_S and partition_D then pair a register with the element it holds.
-    reg = atom.layout_dst_tv if atom.dst_op["role"] == "REGISTERS" else atom.layout_src_tv
+    # Both sides are counted as the registers hold them (the tensor-memory side is one address for the warp), a
+    # lane's values in the order of make_tmem_copy's thread-value layout: partition_S and partition_D then pair a
+    # register value with the element it holds.
+    reg = cute.make_layout((32, values), stride=(values, 1))
     new.layout_src_tv = new.layout_dst_tv = new.layout_ref_tv = reg
-    new._setup_tmem(lanes, cols, thread_offset)
+    new._setup_tmem(lanes, cols, thread_offset, value_offsets)
     return new
 
 
 class TmemTiledCopy(cute.TiledCopy):
-    """A tiled copy between a tensor-memory tile and registers (make_tmem_copy). Its tiler is the size of each of
-    the tile's modes, so that tiles of the same sizes partition alike however their modes are grouped (the
-    accumulator's rows of layout F are (16, 4), those of a tile of C in global memory 64)."""
+    """A tiled copy between a tensor-memory tile and registers (make_tmem_copy). Its tiler holds, for each of the
+    tile's modes (as one index over the mode's size), the coordinates one instruction per warp reaches, so that
+    tiles of the same sizes partition alike however their modes are grouped (the accumulator's rows of layout F
+    are (16, 4), those of a tile of C in global memory 64)."""
+
+
+def _register_offsets(atom, per):
+    """One instruction of a tcgen05.ld/st atom as (lane of the warp, value) -> tensor-memory offset in elements of
+    its value type (per elements to a 32-bit column; lane steps of per * LANE), the values of a register in order
+    within it, and the instruction's (lanes, 32-bit columns)."""
+    lanes, C = _shape_of_atom(atom)
+    # the manifest's register layout counts 32-bit registers and cells of one instruction (column + C * lane)
+    reg = atom.layout_dst_tv if atom.dst_op["role"] == "REGISTERS" else atom.layout_src_tv
+    if per > 1:
+        a32 = cute.make_copy_atom(atom.op, cutlass.Int32)
+        reg = a32.layout_dst_tv if a32.dst_op["role"] == "REGISTERS" else a32.layout_src_tv
+    off = cute.composition(cute.make_layout((C, lanes), stride=(1, LANE)), reg)
+    th_s, th_d = _flat(off.shape[0]), _flat(off.stride[0])
+    v_s, v_d = _flat(off.shape[1]), _flat(off.stride[1])
+    thr32 = (th_s, th_d)
+    vals = cute.make_layout((per,) + tuple(v_s), stride=(1,) + tuple(d * per for d in v_d))
+    thr = cute.make_layout(tuple(th_s), stride=tuple(d * per for d in th_d))
+    return thr, vals, thr32, lanes, C
 
 
 def make_tmem_copy(atom, tmem_tensor, *, loc=None, ip=None):
     """The tiled copy of a tcgen05.ld or tcgen05.st atom (cute.make_copy_atom(tcgen05.Ld32x32bOp(...), Float32))
-    over a tensor-memory tile (e.g. one epilogue sub-tile of the accumulators) for the 128 threads of a warpgroup."""
+    over a tensor-memory tile (e.g. one epilogue sub-tile of the accumulators) for the 128 threads of a warpgroup.
+
+    As CuTe's, it is tiled by what one instruction in each of the four warps reaches: its tiler takes, mode by mode
+    of the tile, the coordinates those instructions hold, so partitioning the tile gives (one instruction's values,
+    the tile's rest modes...) and a tile larger than that is copied by one instruction per rest index. Values of 8
+    or 16 bits sit packed in 32-bit columns (2 or 4 to a column and to a register, the first in the low bits)."""
     if not (_is_tmem_op(atom, "Ld") or _is_tmem_op(atom, "St")):
         raise ext.user_error(f"make_tmem_copy: expected a copy atom of a tcgen05 Ld or St op, got {atom!r}",
                              ext.DSLTypeError)
     if getattr(tmem_tensor, "memspace", None) != "tmem":
         raise ext.user_error(f"make_tmem_copy: the tile must be a tensor in tensor memory, got {tmem_tensor!r}",
                              ext.DSLTypeError)
-    if atom.value_type.width != 32:
-        raise ext.user_error(f"make_tmem_copy: tensor-memory copies move 32-bit values, not {atom.value_type.__name__}",
-                             ext.DSLTypeError)
+    w = atom.value_type.width
+    if w not in (8, 16, 32):
+        raise ext.user_error(f"make_tmem_copy: tensor-memory copies move 32-bit columns of one 32-bit value or of 2 "
+                             f"16-bit or 4 8-bit ones, not {atom.value_type.__name__}", ext.DSLTypeError)
+    if tmem_tensor.element_type.width != w:
+        raise ext.user_error(f"make_tmem_copy: the atom moves {atom.value_type.__name__} values, the tile holds "
+                             f"{tmem_tensor.element_type.__name__}", ext.DSLTypeError)
+    per = 32 // w
     T = tmem_tensor.layout
     T = getattr(T, "outer", T)
-    lanes, C = _shape_of_atom(atom)
-    reg = atom.layout_dst_tv if atom.dst_op["role"] == "REGISTERS" else atom.layout_src_tv
-    # one instruction: (thread, register) -> lane_rel * LANE + column
-    atom_off = cute.composition(cute.make_layout((C, lanes), stride=(1, LANE)), reg)
-    R = cute.size(atom_off, mode=[1])
-    total = cute.size(T)
-    if total % (LANES * R):
-        raise ext.user_error(f"make_tmem_copy: the tile {T} holds {total} values, not a multiple of the {LANES * R} "
-                             f"that one {atom.manifest['id']} per warp of a warpgroup moves", ext.DSLValueError)
-    values = total // LANES
-    halves = 32 // lanes
-    th_s, th_d = _flat(atom_off.shape[0]), _flat(atom_off.stride[0])
-    v_s, v_d = _flat(atom_off.shape[1]), _flat(atom_off.stride[1])
-    inv = cute.left_inverse(T)
-    thr = cute.make_layout(tuple(th_s) + (WARPS,), stride=tuple(th_d) + (32 * LANE,))
-    own = cute.make_layout(tuple(v_s), stride=tuple(v_d))
-    problems = []
-    for h in (halves, 1) if halves > 1 else (1,):
-        blocks = values // (R * h)
-        if blocks * R * h != values:
-            continue
-        # (thread, (the instruction's registers, its repetitions over lane halves and column blocks)) -> tmem
-        rep = cute.make_layout((h, blocks), stride=(lanes * LANE, C))
-        tmem_tv = cute.make_layout((thr.shape, (own.shape, rep.shape)), stride=(thr.stride, (own.stride, rep.stride)))
-        # ... -> the tile's coordinates, mode by mode (composition distributes over the modes of its right side)
-        parts = [cute.composition(inv, x) for x in (thr, own, rep)]
-        tv = cute.make_layout((parts[0].shape, (parts[1].shape, parts[2].shape)),
-                              stride=(parts[0].stride, (parts[1].stride, parts[2].stride)))
-        bad = _first_mismatch(T, tv, tmem_tv, values)
-        if bad is None:
-            shape = T.shape if isinstance(T.shape, tuple) else (T.shape,)
-            tiler = tuple(cute.size(s) for s in shape)
-            return TmemTiledCopy(_tmem_atom(atom, lanes, C, (th_s, th_d)), tv, tiler)
-        problems.append(bad)
-    raise ext.user_error(f"make_tmem_copy: {atom.manifest['id']} over the tile {T} does not reach exactly the tile's "
-                         f"tensor-memory cells ({problems[0] if problems else 'no arrangement'}); choose the copy "
-                         "op for the accumulator's data path (blackwell_helpers.get_tmem_load_op)", ext.DSLValueError)
+    if not isinstance(cute.cosize(T), int):
+        raise ext.user_error(f"make_tmem_copy: the tile's layout {T} must be static", ext.DSLValueError)
+    thr, vals, thr32, lanes, C = _register_offsets(atom, per)
+    # (thread of the warpgroup, value of one instruction) -> offset from the tile's first cell; warp w reaches the
+    # lanes 32 (w % 4) ..
+    thr_all = cute.make_layout((thr.shape, WARPS), stride=(thr.stride, 32 * LANE * per))
+    atom_tv = cute.make_layout((thr_all.shape, vals.shape), stride=(thr_all.stride, vals.stride))
+    bad = _first_mismatch(T, cute.composition(cute.left_inverse(T), atom_tv), atom_tv, cute.size(vals))
+    if bad is not None:
+        raise ext.user_error(f"make_tmem_copy: {atom.manifest['id']} in each warp of a warpgroup reaches cells "
+                             f"outside the tile {T} ({bad}); choose the copy op for the accumulator's data "
+                             "path (blackwell_helpers.get_tmem_load_op)", ext.DSLValueError)
+    tiled = cute.make_cotiled_copy(_tmem_atom(atom, vals, lanes, C, thr32), atom_tv, T)
+    return TmemTiledCopy(tiled.atom, tiled.layout_tv_tiled, tiled.tiler_mn)
 
 
 def _first_mismatch(T, tv, tmem_tv, values):

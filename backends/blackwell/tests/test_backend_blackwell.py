@@ -147,12 +147,14 @@ def test_non_mma_ids_are_exactly_the_published_set(blackwell):
 
 
 def _isa_n_values(kind, cta, a_src, m):
-    """Dense tcgen05.mma N values. The PTX ISA's shape table for A in shared memory; with A in tensor memory and for
-    kind::i8 the narrower sets of CuTe's SM100 MMA traits (see generate_manifest.mma_shapes for why)."""
+    """Dense tcgen05.mma N values. The PTX ISA's shape table for A in shared memory, and for A in tensor memory with
+    one CTA (N in steps of 8 for M 64 and 128, as CuTe's SM100 TS traits and CuTe DSL's attention decode take);
+    for a pair's A in tensor memory and for kind::i8 the narrower sets of CuTe's SM100 MMA traits (see
+    generate_manifest.mma_shapes for why)."""
     if kind == "i8":
         return {8, *range(16, 257, 16)} if cta == 1 else set(range(32, 257, 32))
     if cta == 1:
-        return set(range(16 if (a_src == "ts" and m == 128) else 8, 257, 16 if (a_src == "ts" and m == 128) else 8))
+        return set(range(8, 257, 8))
     return set(range(32, 257, 32)) if a_src == "ts" else set(range(16, 257, 16))
 
 
@@ -212,7 +214,9 @@ def test_mma_atoms_describe_their_operands(blackwell):
         assert ins["constraints"] == ("r,r,l,r,b" if src == "ts" else "r,l,l,r,b")
         sass = {"f16": "UTCHMMA", "tf32": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA"}[kind]
         assert ins["sass_opcodes"] == [sass + (".2CTA" if cta == "2" else "")]
-    assert n == 1480
+    # every shape of _isa_n_values, each type pair and A source once
+    assert n == sum(len(_isa_n_values(kind, cta, src, mm)) for kind, (_, types) in _KINDS.items() for _ in types
+                    for cta in (1, 2) for src in ("ss", "ts") for mm in ((64, 128) if cta == 1 else (128, 256)))
 
 
 def test_python_names_are_unambiguous(blackwell):

@@ -221,7 +221,6 @@ def test_tmem_copy_partition_matches_the_fragment_layout(op, num, m, cta, cols):
     atom = cute.make_copy_atom(getattr(t, op)(t.Repetition[f"x{num}"]), cutlass.Float32)
     one = tile[(None, None, 0, 0)]
     copy = t.make_tmem_copy(atom, one)
-    part = copy.tidfrg_S(tile.layout)                       # (thread, value, rest): offsets into tensor memory
     per_thread = cute.size(one) // 128
     inst_regs = cute.size(atom.layout_dst_tv, mode=[1])
     inst_cols = cols_per_rep * num
@@ -229,8 +228,11 @@ def test_tmem_copy_partition_matches_the_fragment_layout(op, num, m, cta, cols):
     cells = set()
     for tid in range(128):
         w, l = divmod(tid, 32)
+        # (one instruction's values, the tile's rest modes), as CuTe partitions: value v of instance v // inst_regs
+        part = copy.get_slice(tid).partition_S(cute.make_tensor(frag.iterator, one.layout))
+        assert cute.size(part, mode=[0]) == inst_regs
         for v in range(per_thread):
-            off = part((tid, v, 0))
+            off = part.iterator.offset + part.layout(v)
             lane, col = divmod(off, LANE)
             j, r = divmod(v, inst_regs)
             fl, fc = frag_of(l, r)
@@ -257,7 +259,7 @@ def test_tmem_copy_refuses_what_the_atom_cannot_reach():
     # M = 64 (layout F): rows live in lanes 0-15 of each warp; a 32-lane .32x32b load would read lanes 16-31 too
     tm, frag, tile = _tmem_tile(64, 128, 1, 32)
     atom = cute.make_copy_atom(t.Ld32x32bOp(t.Repetition.x16), cutlass.Float32)
-    with pytest.raises(Exception, match="does not reach exactly"):
+    with pytest.raises(Exception, match="reaches cells outside the tile"):
         t.make_tmem_copy(atom, tile[(None, None, 0, 0)])
     with pytest.raises(Exception, match="tensor memory"):
         t.make_tmem_copy(atom, cute.make_identity_tensor((128, 32)))

@@ -141,9 +141,12 @@ class WorkTileInfo:
         return self._is_valid_tile
 
     # Carried through dynamic control flow: each coordinate (nested ones too, as a library's scheduler gives
-    # (m, 0, (b, h)); a static one becomes an Int32 there) and the validity.
+    # (m, 0, (b, h)); a static one becomes an Int32 there) and the validity (a Python bool, as a non-persistent
+    # scheduler gives for its one tile, becomes a Boolean there).
     def _ww_carry_get(self):
-        return [v if isinstance(v, Numeric) else Int32(v) for v in _leaves(self._tile_idx)] + [self._is_valid_tile]
+        valid = self._is_valid_tile
+        return ([v if isinstance(v, Numeric) else Int32(v) for v in _leaves(self._tile_idx)] +
+                [valid if isinstance(valid, Numeric) else Boolean(valid)])
 
     def _ww_carry_set(self, values):
         *idx, self._is_valid_tile = values

@@ -362,16 +362,55 @@ def make_tiled_copy_C_atom(atom, tiled_mma):
                             user_location(2))
     # (thread, value) -> C element, for the atom's values only (in C's value order).
     layout_tv = _core.composition(layout_c, _core.make_layout((n_thr, n_val)))
-    mma_tiler = (tiled_mma.tile_size(0), tiled_mma.tile_size(1))
-    # Per mode: the coordinates of that mode the truncated values reach, as a layout into the mode.
-    tiler = tuple(_core.filter(_core.composition(_core.make_layout(mma_tiler, tuple(1 if j == i else 0
-                                                                                     for j in range(2))),
-                                                 layout_tv), None)
-                  for i in range(2))
-    # The subtile's coordinates back to the MMA tile's, then (thread, value) -> subtile coordinate.
-    tile2mma = _core.composition(_core.make_layout(mma_tiler), tiler)
-    return TiledCopy(atom, _core.composition(_core.left_inverse(tile2mma), layout_tv), tiler)
+    tv, tiler = _cotile(layout_tv, (tiled_mma.tile_size(0), tiled_mma.tile_size(1)))
+    return TiledCopy(atom, tv, tiler)
+
+
+def _cotile(tv_data, data_shape):
+    """(layout_tv, tiler) of a copy whose (thread, value) reach the coordinates tv_data gives (as an index over
+    data_shape, each mode's size): per mode, the coordinates of that mode the copy reaches, as a layout into the
+    mode; then (thread, value) -> coordinate of that subtile."""
+    rank = len(data_shape)
+    tiler = tuple(_core.filter(_core.composition(_core.make_layout(data_shape, tuple(int(j == i) for j in range(rank))),
+                                                 tv_data), None)
+                  for i in range(rank))
+    tile2data = _core.composition(_core.make_layout(data_shape), tiler)
+    return _core.composition(_core.left_inverse(tile2data), tv_data), tiler
+
+
+def make_cotiled_copy(atom, atom_layout_tv, data_layout):
+    """A tiled copy of `atom` whose (thread, value) -> address is atom_layout_tv, over data whose coordinate ->
+    address is data_layout (CuTe's make_cotiled_copy): its tiler takes, mode by mode of the data, the coordinates
+    those addresses hold, so that partitioning the data (or a tensor of its shape) gives each thread the values at
+    its addresses."""
+    if isinstance(data_layout, ComposedLayout) and isinstance(data_layout.inner, _core.Swizzle) and \
+            data_layout.offset == 0:
+        # A swizzled shared-memory tensor's layout (swizzle o 0 o outer here, where CuTe DSL keeps the swizzle in
+        # the pointer and gives the outer layout): its addresses are the outer layout's, the swizzle being applied
+        # where the tensor is accessed.
+        data_layout = data_layout.outer
+    if not isinstance(data_layout, Layout):
+        raise DSLTypeError(f"make_cotiled_copy: the data layout is a plain Layout (or a swizzled tensor's layout), "
+                           f"got {data_layout!r}", user_location(2))
+    if not all(isinstance(x, int) for x in (data_layout.cosize(), atom_layout_tv.cosize())):
+        raise DSLValueError(f"make_cotiled_copy: the layouts {atom_layout_tv} and {data_layout} must be static",
+                            user_location(2))
+    tv_data = _core.composition(_core.left_inverse(data_layout), atom_layout_tv)
+    n_thr = _core.product(_mode(atom_layout_tv, 0).shape)
+    n_val = _core.product(_mode(atom_layout_tv, 1).shape)
+    size = _core.product(data_layout.shape)
+    for t in sorted({0, 1, n_thr // 2, n_thr - 1}):
+        for v in sorted({0, n_val // 2, n_val - 1}):
+            want = atom_layout_tv((t, v))
+            i = tv_data((t, v))
+            if not 0 <= i < size or data_layout(i) != want:
+                raise DSLValueError(f"make_cotiled_copy: thread {t} value {v} copies address {want}, which the data "
+                                    f"layout {data_layout} does not hold", user_location(2))
+    shape = _core.product_each(data_layout.shape)
+    tv, tiler = _cotile(tv_data, shape if isinstance(shape, tuple) else (shape,))
+    return TiledCopy(atom, tv, tiler)
 
 
 accept_locations(globals(), ["make_tiled_copy_tv", "make_tiled_copy", "make_tiled_copy_S", "make_tiled_copy_D",
-                             "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_C_atom"])
+                             "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_C_atom",
+                             "make_cotiled_copy"])

@@ -296,12 +296,32 @@ def _torch_on_host():
     saved = {k: getattr(torch.cuda, k) for k in patches}
     for k, v in patches.items():
         setattr(torch.cuda, k, v)
+    profile = _host_profiler(torch)
     try:
         with HostForCuda():
             yield
     finally:
         for k, v in saved.items():
             setattr(torch.cuda, k, v)
+        torch.profiler.profile = profile
+
+
+def _host_profiler(torch):
+    """torch.profiler.profile without its CUDA activity (a program timing its kernels under the profiler, whose
+    launches a compile-only run does not make; the device is the host's stand-in): what it profiles is the host's.
+    Returns the class it stands in for."""
+    tp = torch.profiler
+
+    original = tp.profile
+
+    class HostProfile(original):
+        def __init__(self, *args, activities=None, **kwargs):
+            if activities is not None:
+                activities = [a for a in activities if a != tp.ProfilerActivity.CUDA] or [tp.ProfilerActivity.CPU]
+            super().__init__(*args, activities=activities, **kwargs)
+
+    tp.profile = HostProfile
+    return original
 
 
 # --- the driver API of cuda-bindings without a driver ------------------------------------------------------------

@@ -485,17 +485,23 @@ def _indexes_registers(indexed) -> bool:
 
 
 def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(),
-              prefetch_stages=None, indexed=(), **kwargs):
+              prefetch_stages=None, vectorize=False, indexed=(), **kwargs):
     # prefetch_stages: CuTe DSL's request to software-pipeline the loop's loads; a scheduling hint that does not
     # change what the loop computes, and that is not applied here. Any other keyword is refused, not ignored.
+    # vectorize: a request that the trips' element operations become vector operations. A loop with static bounds
+    # is unrolled while tracing for it, so that LLVM's vectorizer sees the trips side by side (a loop kept in the
+    # IR would hide them); a loop with runtime bounds stays a loop.
     # indexed: the values of the names the body subscripts with the loop variable (from the preprocessor).
     if kwargs:
         loc = user_location(2)
         raise DSLTypeError(f"cutlass.range() got an unexpected keyword argument {next(iter(kwargs))!r} (its "
-                           "keywords: unroll, unroll_full, prefetch_stages)", (loc[0], lineno) if loc else None)
+                           "keywords: unroll, unroll_full, prefetch_stages, vectorize)",
+                           (loc[0], lineno) if loc else None)
     start, stop, step = _range_bounds(range_args)
     st = trace.current()
     static = all(_is_static(x) for x in (start, stop, step))
+    if vectorize and static and unroll is None:
+        unroll_full = True
     if static and unroll is None and not unroll_full and _static_value(step) != 0 and _indexes_registers(indexed):
         trips = len(builtins.range(_static_value(start), _static_value(stop), _static_value(step)))
         unroll_full = trips <= UNROLL_REGISTER_LOOPS_UP_TO

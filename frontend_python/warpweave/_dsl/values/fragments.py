@@ -25,6 +25,8 @@ def _alloca(dtype, n: int, align: int) -> int:
 
 
 _REGISTER_FILE_BYTES = 255 * 4
+# The largest register tensor a thread may make: 16 register files.
+_REGISTER_TENSOR_BYTES = 16 * _REGISTER_FILE_BYTES
 
 
 def make_rmem_tensor(layout_or_shape, dtype):
@@ -37,15 +39,17 @@ def make_rmem_tensor(layout_or_shape, dtype):
         raise DSLTypeError(f"a register tensor needs a static layout, got {layout}", user_location(2))
     if not trace.in_kernel():  # the host side of a @cute.jit function: an array of each call (host_values.py)
         return hooks.local_tensor_on_host(layout, dtype)
-    # A thread has at most 255 32-bit registers (1020 bytes): a larger register tensor can never be held there.
-    # It is a mistake (a shape meant for shared memory, an extent too many), and a huge one stalls LLVM's
-    # promotion of the array to registers (2^30 values never finished). A smaller one may still spill, as in CUDA.
+    # A thread has at most 255 32-bit registers (1020 bytes), but a register tensor somewhat larger is still held
+    # there when its values are not all live at once (CuTe DSL's Blackwell tutorials keep a 256-value Float32
+    # epilogue fragment, of which one tensor-memory load's worth is live; ptxas fits it in 166 registers) and
+    # spills otherwise, as in CUDA. A far larger one is a mistake (a shape meant for shared memory, an extent too
+    # many), and a huge one stalls LLVM's promotion of the array to registers (2^30 values never finished).
     nbytes = (cos * storage_bits(dtype) + 7) // 8
-    if nbytes > _REGISTER_FILE_BYTES:
+    if nbytes > _REGISTER_TENSOR_BYTES:
         raise DSLValueError(f"make_rmem_tensor: a register tensor of {cos} {getattr(dtype, '__name__', dtype)} "
-                            f"values ({nbytes} bytes) is more than a thread's 255 32-bit registers hold "
-                            f"({_REGISTER_FILE_BYTES} bytes); partition it among the threads, or put it in shared "
-                            "memory", user_location(2))
+                            f"values ({nbytes} bytes) is more than 16 times what a thread's 255 32-bit registers "
+                            f"hold ({_REGISTER_TENSOR_BYTES} bytes); partition it among the threads, or put it in "
+                            "shared memory", user_location(2))
     # 16-byte alignment lets copies into and out of registers use vector accesses.
     align = 16
     n = (cos + 1) // 2 if is_packed(dtype) else cos

@@ -1,0 +1,108 @@
+"""make_tmem_copy tiles as CuTe does (make_cotiled_copy of one instruction per warp over the tile): a tile larger
+than what one instruction in each warp reaches is partitioned into (that instruction's values, the tile's rest
+modes), the partitions CuTe DSL 4.8.1 gives; 16-bit values are copied two to a 32-bit column and register, the
+first in the low half; fragments made from a shape sit at tensor-memory address 0, as CuTe's do."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.nvgpu import tcgen05 as t
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import target
+
+LANE = 1 << 16
+
+
+def test_a_tile_wider_than_one_instruction_is_partitioned_into_instructions_as_cute_dsl_does():
+    op = t.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (256, 128, 16), t.CtaGroup.TWO)
+    tm = cute.make_tiled_mma(op)
+    frag = tm.make_fragment_C(tm.partition_shape_C((256, 128)))
+    tile = cute.zipped_divide(frag[((None, None), 0, 0)], (128, 128))
+    assert str(tile.layout) == "((128,128),(1,1)):((65536,1),(0,0))"
+    atom = cute.make_copy_atom(t.Ld32x32bOp(t.Repetition.x16), cutlass.Float32)
+    copy = t.make_tmem_copy(atom, tile)
+    coords = cute.zipped_divide(cute.make_identity_tensor((128, 128)), (128, 128))
+    thr = copy.get_slice(3)
+    # CuTe DSL 4.8.1: partition_D of the coordinates ((16,1),8,1):((1@1,0),16@1,0), the 8 being the instructions
+    # along the columns
+    d = thr.partition_D(coords)
+    assert str(d.layout) == "((16,1),8,1):((1@1,0),16@1,0)"
+    s = thr.partition_S(tile)
+    assert cute.size(s, mode=[0]) == 16 and cute.size(s, mode=[1]) == 8
+    for v in range(16):
+        for j in range(8):
+            row, col = d[((v, 0), j, 0)]
+            assert s.iterator.offset + s.layout(((v, 0), j, 0)) == row * LANE + col   # a register beside its element
+
+
+def _bf16_store_kernel():
+    @cute.kernel
+    def k(g: cute.Tensor):
+        op = t.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (128, 64, 16), t.CtaGroup.ONE, t.OperandSource.TMEM,
+                            t.OperandMajorMode.K, t.OperandMajorMode.K)
+        tm = cute.make_tiled_mma(op)
+        a = tm.make_fragment_A(tm.partition_shape_A((128, 64)))      # 128 rows x 64 bf16 = 32 columns, at 0
+        atom = cute.make_copy_atom(t.St32x32bOp(t.Repetition.x16), cutlass.BFloat16)
+        copy = t.make_tmem_copy(atom, a)
+        tidx, _, _ = cute.arch.thread_idx()
+        dst = copy.get_slice(tidx).partition_D(a)
+        r = cute.make_rmem_tensor(dst.shape, cutlass.BFloat16)
+        for i in cutlass.range_constexpr(cute.size(r)):
+            r[i] = cutlass.BFloat16(float(i))
+        cute.copy(copy, r, dst)
+
+    @cute.jit
+    def h(g: cute.Tensor):
+        k(g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_100a"):
+        return cute.compile(h, from_dlpack(np.zeros(4, np.float32))).info["ptx"]
+
+
+def test_16_bit_values_are_stored_two_to_a_register_low_half_first():
+    ptx = _bf16_store_kernel()
+    stores = re.findall(r"tcgen05\.st\.sync\.aligned\.32x32b\.x16\.b32 \[([^\]]+)\], \{([^}]*)\}", ptx)
+    # 32 bf16 columns' worth: 64 values per row in two instructions of 16 registers
+    assert len(stores) == 2
+    # registers 0 and 1 of the first: (bf16 1.0 << 16) | bf16 0.0 and (3.0 << 16) | 2.0
+    first = [x.strip() for x in stores[0][1].split(",")]
+    assert len(first) == 16
+    values = {m.group(1): int(m.group(2)) for m in re.finditer(r"mov\.b32 \t(%r\d+), (-?\d+);", ptx)}
+    got = [values.get(x, int(x) if x.lstrip("-").isdigit() else None) for x in first[:2]]
+    assert got == [0x3F800000, 0x40404000]
+
+
+def test_a_128_row_mma_with_a_in_tensor_memory_takes_n_8():
+    # CuTe DSL's attention decode: M = 128, N = 8 with A in tensor memory (CuTe's SM100 TS traits take N in steps
+    # of 8, as the shared-memory A does)
+    op = t.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (128, 8, 16), t.CtaGroup.ONE, t.OperandSource.TMEM,
+                        t.OperandMajorMode.K, t.OperandMajorMode.K)
+    assert cute.make_tiled_mma(op).op is op
+    assert "n8" in cute.make_mma_atom(op).manifest["id"]
+
+
+def test_the_mma_names_are_in_tcgen05_mma_too():
+    # tcgen05.mma.SmemLayoutAtomKind.MN_SW128, as CuTe DSL's programs spell them
+    for name in ("SmemLayoutAtomKind", "CtaGroup", "OperandMajorMode", "OperandSource", "MmaF16BF16Op",
+                 "make_smem_layout_atom"):
+        assert getattr(t.mma, name) is getattr(t, name)
+
+
+def test_an_operand_kept_in_another_major_mode_than_the_mma_reads():
+    import warpweave.utils.blackwell_helpers as sm100
+
+    tm = sm100.make_trivial_tiled_mma(cutlass.BFloat16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                      t.CtaGroup.ONE, (128, 128))
+    k_major = sm100.make_smem_layout_a(tm, (128, 128, 64), cutlass.BFloat16, 2)
+    m_major = sm100.make_smem_layout_a(tm, (128, 128, 64), cutlass.BFloat16, 2, is_k_major=False)
+    assert str(k_major) == str(sm100.make_smem_layout_a(tm, (128, 128, 64), cutlass.BFloat16, 2, is_k_major=True))
+    # the same ((MMA M, MMA K), rest M, rest K, stages) shape, M contiguous instead of K
+    assert [cute.size(m_major.outer, mode=[i]) for i in range(4)] == \
+        [cute.size(k_major.outer, mode=[i]) for i in range(4)]
+    assert m_major.outer(((1, 0), 0, 0, 0)) == 1
+    assert k_major.outer(((0, 1), 0, 0, 0)) == 1
