@@ -142,7 +142,11 @@ class Decorated:
         self.fn = fn
         self._rewritten = None
         self.name_prefix = ""
+        # the function's identity, as functools.wraps gives it (QuACK fingerprints its helpers by module and
+        # qualified name, and by their source through __wrapped__)
         self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__module__ = getattr(fn, "__module__", None)
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
 
