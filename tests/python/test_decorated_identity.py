@@ -1,6 +1,6 @@
 """@cute.jit and @cute.kernel functions keep the identity of the function they decorate, as functools.wraps gives
-it: name, qualified name, module, docstring, __wrapped__ (so inspect.getsource reads the original). QuACK keys its
-compile cache and its epilogue fingerprints by module and qualified name and by source."""
+it: name, qualified name, module, docstring, defaults, __wrapped__ (so inspect.getsource reads the original).
+QuACK keys its compile cache and its epilogue fingerprints by module and qualified name, source and defaults."""
 import inspect
 
 import warpweave as cutlass
@@ -9,7 +9,7 @@ import warpweave.cute as cute
 
 class Holder:
     @cute.jit
-    def method(self, x: cutlass.Int32):
+    def method(self, x: cutlass.Int32, scale: int = 2, *, shift: int = 3):
         """a method's doc"""
         return x
 
@@ -35,3 +35,5 @@ def test_decorated_functions_keep_the_functions_identity():
         assert f.__doc__ == doc
         assert f.__name__ == qualname.rsplit(".", 1)[-1]
         assert "def " + f.__name__ in inspect.getsource(f)
+    assert Holder.method.__defaults__ == (2,) and Holder.method.__kwdefaults__ == {"shift": 3}
+    assert kern.__defaults__ is None and kern.__kwdefaults__ is None
