@@ -295,8 +295,10 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
                              f"{stride}); mark its layout dynamic with leading_dim", ext.DSLValueError)
     c = contiguous[0]
     # A mode of static stride 0 (a broadcast: every coordinate of it is the same element) has no dimension in
-    # the tensor map; its coordinates are dropped.
-    mapped = [i for i in range(rank) if not (isinstance(stride[i], int) and stride[i] == 0)]
+    # the tensor map; its coordinates are dropped. So has a mode of one element that the tile takes one of (its
+    # coordinate is always 0): QuACK's W4 operands have two among six modes, of which a tensor map holds five.
+    mapped = [i for i in range(rank) if not (isinstance(stride[i], int) and stride[i] == 0)
+              and not (i != c and isinstance(shape[i], int) and shape[i] == 1 and (i >= len(tiler) or tiler[i] == 1))]
     for i, t in enumerate(tiler):
         if t > 1 and i not in mapped:
             raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor has stride 0 and the tile takes {t} "
@@ -304,7 +306,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     dims = [c] + [i for i in mapped if i != c]
     if len(dims) > 5:
         raise ext.user_error(f"make_tiled_tma_atom: a tensor map has at most 5 dimensions, the tensor has "
-                             f"{len(dims)} modes of nonzero stride (shape {gmem_tensor.layout})", ext.DSLValueError)
+                             f"{len(dims)} modes of nonzero stride and more than one element (shape "
+                             f"{gmem_tensor.layout})", ext.DSLValueError)
     if c >= len(tiler):
         raise ext.user_error(f"make_tiled_tma_atom: the tile {tiler} does not cover the tensor's contiguous mode "
                              f"{c}", ext.DSLValueError)
@@ -352,7 +355,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if swizzle and box0 * ebytes != swizzle:
         raise ext.user_error(f"make_tiled_tma_atom: a {swizzle}-byte swizzle needs rows of {swizzle} bytes along the "
                              f"contiguous mode, the layout {smem_layout} has {box0 * ebytes}", ext.DSLValueError)
-    others = [i for i in range(len(tiler)) if i != c]
+    others = [i for i in range(len(tiler)) if i != c and i in dims]  # a dropped mode's tile is 1: no box row
     box1, o = 1, None
     if others:
         o = others[0]
