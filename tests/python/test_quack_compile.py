@@ -211,3 +211,26 @@ def test_quack_sm90_default_gemm_with_c_and_bias_compiles_for_sm90a(quack_src):
     # CuTe DSL's counts for this kernel (2-D operands: B (K, N) and no batch mode): 3 multicast TMA loads, 2
     # expect-tx arrivals on the peer CTA's barrier
     assert int(counts["tma_multicast"]) == 3 and int(counts["remote_expect_tx"]) == 2, counts
+
+
+def test_quack_tests_compile_only_runs_quacks_own_tests_without_a_gpu(quack_src, tmp_path):
+    """benchmarks/python/quack_tests.py --compile-only: QuACK's own test (its gemm_add on CUDA tensors, through its
+    torch op registered for CUDA) runs on the CPU and passes once its kernels compiled up to the first launch."""
+    alias = tmp_path / "alias"
+    alias.mkdir()
+    (alias / "sitecustomize.py").write_text("from warpweave.alias_hook import install\ninstall()\n")
+    py = tmp_path / "python"
+    path = os.pathsep.join([str(alias), os.path.join(ROOT, "frontend_python"), os.path.join(ROOT, "pipelines")])
+    py.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{path}" exec {_torch_python()} "$@"\n')
+    py.chmod(0o755)
+    out = tmp_path / "rows.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WARPWEAVE_ARCH")}
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "python", "quack_tests.py"),
+                        "--warpweave-python", str(py), "--quack-src", quack_src, "--files", "test_gemm_functional.py",
+                        "--every", "4", "--workers", "1", "--compile-only", "--json", str(out),
+                        "--logs", str(tmp_path / "logs")], capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (row,) = json.loads(out.read_text())
+    assert row["impl"] == "warpweave" and row["sample"] == 1, row
+    assert (row["passed"], row["failed"], row["errors"]) == (1, 0, 0), \
+        (row, (tmp_path / "logs" / "warpweave-test_gemm_functional.py.log").read_text()[-3000:])
