@@ -295,10 +295,13 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
                              f"{stride}); mark its layout dynamic with leading_dim", ext.DSLValueError)
     c = contiguous[0]
     # A mode of static stride 0 (a broadcast: every coordinate of it is the same element) has no dimension in
-    # the tensor map; its coordinates are dropped. So has a mode of one element that the tile takes one of (its
-    # coordinate is always 0): QuACK's W4 operands have two among six modes, of which a tensor map holds five.
-    mapped = [i for i in range(rank) if not (isinstance(stride[i], int) and stride[i] == 0)
-              and not (i != c and isinstance(shape[i], int) and shape[i] == 1 and (i >= len(tiler) or tiler[i] == 1))]
+    # the tensor map; its coordinates are dropped.
+    mapped = [i for i in range(rank) if not (isinstance(stride[i], int) and stride[i] == 0)]
+    if len(mapped) > 5:
+        # Past the five dimensions a tensor map holds, so are the modes of one element that the tile takes one of
+        # (their coordinate is always 0): QuACK's W4 operands have two among six modes.
+        mapped = [i for i in mapped if i == c or not (isinstance(shape[i], int) and shape[i] == 1
+                                                      and (i >= len(tiler) or tiler[i] == 1))]
     for i, t in enumerate(tiler):
         if t > 1 and i not in mapped:
             raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor has stride 0 and the tile takes {t} "
@@ -306,7 +309,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     dims = [c] + [i for i in mapped if i != c]
     if len(dims) > 5:
         raise ext.user_error(f"make_tiled_tma_atom: a tensor map has at most 5 dimensions, the tensor has "
-                             f"{len(dims)} modes of nonzero stride and more than one element (shape "
+                             f"{len(dims)} modes of nonzero stride, of more than one element or tiled (shape "
                              f"{gmem_tensor.layout})", ext.DSLValueError)
     if c >= len(tiler):
         raise ext.user_error(f"make_tiled_tma_atom: the tile {tiler} does not cover the tensor's contiguous mode "

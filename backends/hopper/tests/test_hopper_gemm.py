@@ -748,7 +748,8 @@ def test_dense_gemm_matches_torch(case):
 
 def test_tma_atom_leaves_out_modes_of_one_element():
     """A tensor of six modes, two of them of one element that the tile takes one of (QuACK's W4 operands), where a
-    tensor map holds at most five: their coordinate is always 0, and the map holds the four others."""
+    tensor map holds at most five: their coordinate is always 0, and the map holds the four others (a tensor that
+    fits keeps its modes of one element, as Blackwell's fp4 operands (m, k, 1) do)."""
     cpasync, _, _ = hopper()
     from warpweave.cute.runtime import make_fake_compact_tensor
     made = {}
