@@ -71,5 +71,9 @@ if [ -n "$quack" ]; then
   [ -n "$sdist" ] || sdist=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'benchmarks/python'); import quack_tests, glob; \
 import os; src = quack_tests.fetch_sdist('0.6.5'); print(glob.glob(os.path.join(os.path.dirname(src), '*.tar.gz'))[0])")
   cp "$sdist" .devcarry/quack.tar.gz
+  # QuACK's linear and MLP modules (test_linear*.py, test_mlp.py, ...) import einops, which the GPU machine's
+  # Python may lack: its wheel (pure Python, 0.1 MiB) goes with the other deps
+  .venv/bin/python -m pip download -q --no-deps --only-binary :all: --python-version 3.12 -d .devcarry/deps \
+    "einops==0.8.2" || echo "pack_for_device.sh: could not download einops; QuACK's linear tests will not import" >&2
 fi
 ls -la .devcarry/

@@ -16,12 +16,16 @@ implementation with pytest-xdist, and a table of passed / failed / errors per fi
   the same pytest plugin; a test that one implementation does not collect is reported as missing there.
 - Each (file, implementation) is one pytest process with its own time limit (--timeout seconds); a run that passes
   it is killed (its whole process group) and reported as a timeout with what it had finished.
+- --compile-only [ARCH]: no GPU needed, warpweave only (quack_compile_only_plugin.py): CUDA tensors are made on the
+  CPU, torch reports a device of ARCH (sm_90a by default), and a test passes when its kernels trace, compile and
+  assemble up to its first launch, which is not made.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,8 +95,13 @@ def check_reference(py: str) -> None:
         sys.exit(f"{py}: `import cutlass` gives {p.stdout.strip() or p.stderr.strip()[-300:]!r}, not CuTe DSL")
 
 
-def environment(src: str, plugin_dir: str, sample: str | None) -> dict:
+COMPILE_ONLY_PLUGIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "quack_compile_only_plugin.py")
+
+
+def environment(src: str, plugin_dir: str, sample: str | None, arch: str | None = None) -> dict:
     env = dict(os.environ)
+    if arch:  # compile-only: warpweave's target and the device QuACK dispatches for (its QUACK_ARCH override)
+        env.update(WARPWEAVE_ARCH=arch, CUTE_DSL_ARCH=arch, QUACK_ARCH=arch)
     env["PYTHONPATH"] = os.pathsep.join([src, plugin_dir] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     if sample:
         env["QUACK_SAMPLE_FILE"] = sample
@@ -115,10 +124,15 @@ def run_group(cmd, cwd, env, timeout):
         return None, out, time.time() - t0
 
 
-def collect(py, src, test_file, plugin_dir, timeout):
+def plugins(arch):
+    return ["-p", "quack_compile_only_plugin"] if arch else []
+
+
+def collect(py, src, test_file, plugin_dir, timeout, arch=None):
     """The node ids a file's tests collect to under `py`, in collection order (None and the output if it fails)."""
-    cmd = [py, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", os.path.join("tests", test_file)]
-    rc, out, _ = run_group(cmd, src, environment(src, plugin_dir, None), timeout)
+    cmd = [py, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"] + plugins(arch) + \
+        [os.path.join("tests", test_file)]
+    rc, out, _ = run_group(cmd, src, environment(src, plugin_dir, None, arch), timeout)
     ids = [line.strip() for line in out.splitlines() if "::" in line and not line.startswith(("<", " "))]
     if rc not in (0, 5) or not ids:
         return None, out
@@ -147,14 +161,14 @@ def junit_counts(path):
     return counts, ran
 
 
-def run_file(impl, py, src, test_file, sample_path, n_sample, plugin_dir, workers, timeout, log_dir):
+def run_file(impl, py, src, test_file, sample_path, n_sample, plugin_dir, workers, timeout, log_dir, arch=None):
     junit = os.path.join(log_dir, f"{impl}-{test_file}.xml")
-    cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "quack_sample_plugin", "--junitxml", junit,
-           "-o", "junit_family=xunit2", os.path.join("tests", test_file)]
+    cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "quack_sample_plugin"] + plugins(arch) + \
+        ["--junitxml", junit, "-o", "junit_family=xunit2", os.path.join("tests", test_file)]
     xdist = workers > 1 and has_module(py, "xdist")
     if xdist:
         cmd[3:3] = ["-n", str(workers)]
-    rc, out, secs = run_group(cmd, src, environment(src, plugin_dir, sample_path), timeout)
+    rc, out, secs = run_group(cmd, src, environment(src, plugin_dir, sample_path, arch), timeout)
     with open(os.path.join(log_dir, f"{impl}-{test_file}.log"), "w") as f:
         f.write(out)
     counts, _ = junit_counts(junit)
@@ -191,14 +205,17 @@ def main(argv=None) -> int:
     p.add_argument("--logs", help="folder for each run's output and junit xml (default: a new temporary one)")
     p.add_argument("--install-alias", action="store_true",
                    help="run `PY -m warpweave alias --install` for --warpweave-python first")
+    p.add_argument("--compile-only", nargs="?", const="sm_90a", metavar="ARCH",
+                   help="without a GPU, warpweave only: each test traced and compiled for ARCH up to its first launch")
     ns = p.parse_args(argv)
+    arch = ns.compile_only
 
     src = os.path.abspath(ns.quack_src) if ns.quack_src else fetch_sdist(ns.version)
     if not os.path.isdir(os.path.join(src, "tests")):
         sys.exit(f"{src} has no tests/ folder: is it an unpacked quack-kernels sdist?")
     check_alias(ns.warpweave_python, ns.install_alias)
     impls = [("warpweave", ns.warpweave_python)]
-    if ns.cutedsl_python:
+    if ns.cutedsl_python and not arch:
         check_reference(ns.cutedsl_python)
         impls.insert(0, ("cutedsl", ns.cutedsl_python))
     log_dir = ns.logs or tempfile.mkdtemp(prefix="quack_tests_")
@@ -207,11 +224,13 @@ def main(argv=None) -> int:
     os.makedirs(plugin_dir, exist_ok=True)
     with open(os.path.join(plugin_dir, "quack_sample_plugin.py"), "w") as f:
         f.write(PLUGIN)
+    if arch:
+        shutil.copy(COMPILE_ONLY_PLUGIN, plugin_dir)
     reference_py = impls[0][1]
 
     rows = []
     for test_file in [x.strip() for x in ns.files.split(",") if x.strip()]:
-        ids, out = collect(reference_py, src, test_file, plugin_dir, ns.collect_timeout)
+        ids, out = collect(reference_py, src, test_file, plugin_dir, ns.collect_timeout, arch)
         if ids is None:
             for impl, _ in impls:
                 rows.append({"impl": impl, "file": test_file, "sample": 0, "status": "not collected",
@@ -224,14 +243,16 @@ def main(argv=None) -> int:
             f.write("\n".join(sample) + "\n")
         for impl, py in impls:
             row = run_file(impl, py, src, test_file, sample_path, len(sample), plugin_dir, ns.workers, ns.timeout,
-                           log_dir)
+                           log_dir, arch)
             rows.append(row)
             print(f"{test_file:28s} {impl:10s} {row['passed']:4d} passed {row['failed']:4d} failed "
                   f"{row['errors']:4d} errors {row.get('skipped', 0):4d} skipped  ({row['status']}, "
                   f"{row.get('seconds', 0)} s)", flush=True)
 
     print()
-    print(f"QuACK {os.path.basename(src)}: 1 test in {ns.every} of each file (collection order), logs in {log_dir}")
+    print(f"QuACK {os.path.basename(src)}: 1 test in {ns.every} of each file (collection order), logs in {log_dir}"
+          + (f"; compile-only for {arch}: a pass is a test whose kernels compiled up to its first launch" if arch
+             else ""))
     print("| test file | sample | " + " | ".join(f"{impl} pass / fail / err" for impl, _ in impls) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in impls) + " |")
     for test_file in dict.fromkeys(r["file"] for r in rows):

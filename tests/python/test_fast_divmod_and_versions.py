@@ -83,6 +83,9 @@ def test_target_version_compares_the_cubin_tools_cuda_version():
     assert not cutlass.target_version(max_version=f"{major - 1}.9")
     assert cutlass.target_version(min_version=f"{major - 1}.0", max_version=f"{major + 1}.0")
     assert major >= 13  # the core binds nvJitLink's CUDA 13 entry points
+    # QuACK's nvfp4 helpers import it from cutlass.cutlass_dsl: the same function
+    from warpweave.cutlass_dsl import target_version
+    assert target_version is cutlass.target_version
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -85,6 +85,26 @@ def test_vector_and_math_ops_trace_and_compile():
     assert "div.rn.f32" in ptx  # math.tanh, expanded to its rational approximation
 
 
+def test_mlir_helpers_arith_bitcast_takes_the_value_first():
+    """QuACK's complex numbers: two f32 lanes packed into one f64 and split again (cutlass._mlir_helpers.arith,
+    whose bitcast is (value, type); the dialect's ops are there too)."""
+    from warpweave._mlir_helpers.arith import bitcast, extui, trunci
+    from warpweave._mlir_helpers import arith as helpers
+
+    def body(out, t):
+        lo = bitcast(Float32(t) + 0.5, T.i32())
+        hi = bitcast(Float32(t) * 2.0, T.i32())
+        packed = bitcast(arith.ori(extui(T.i64(), lo), arith.shli(extui(T.i64(), hi), arith.constant(T.i64(), 32))),
+                         T.f64())
+        bits = bitcast(packed, T.i64())
+        re = Float32(bitcast(trunci(T.i32(), bits), T.f32()))
+        im = Float32(bitcast(helpers.trunci(T.i32(), helpers.shrui(bits, arith.constant(T.i64(), 32))), T.f32()))
+        out[t] = Int32(re + im)
+
+    assert compile_body(body).cubin
+    raises_at(cutlass.DSLError, "changes the width", "WIDE", lambda out, t: bitcast(Float32(t), T.i64()))  # WIDE
+
+
 def test_scf_regions_written_through_insertion_points():
     def body(out, t):
         ti = Int32(t).ir_value()

@@ -10,6 +10,7 @@ QuACK's modules patch, at import, the TVM-FFI argument converter (cute._tvm_ffi_
 replacement then decides the TVM FFI entries of the kernels compiled here. Its sm_90 GEMM (persistent, 2x1 cluster)
 compiles too, with the pieces of CuTe DSL's PTX.
 """
+import json
 import os
 import tempfile
 import subprocess
@@ -125,22 +126,26 @@ COMPILE = ALIAS + textwrap.dedent("""
 """)
 
 GEMM = ALIAS + textwrap.dedent("""
+    import json, os
     from warpweave._dsl.registry import compile_only
     import torch
     import cutlass
     bf16 = cutlass.BFloat16
+    config = dict(
+        a_dtype=bf16, b_dtype=bf16, d_dtype=bf16, c_dtype=None, a_major="k", b_major="k", d_major="n",
+        c_major=None, tile_shape_mn=(128, 256), cluster_shape_mnk=(2, 1, 1), pingpong=False, persistent=True,
+        is_dynamic_persistent=False, rowvec_dtype=None, colvec_dtype=None, colvec_ndim=0, alpha_mode=0,
+        beta_mode=0, add_to_output=False, concat_layout=(), varlen_m=False, varlen_k=False, gather_A=False,
+        use_tma_gather=False, has_batch_idx_permute=False, device_capacity=(9, 0), sr_seed_mode=0, num_warps=None)
+    for k, v in json.loads(os.environ.get("QUACK_GEMM_CONFIG", "{}")).items():
+        config[k] = bf16 if v == "bf16" else tuple(v) if isinstance(v, list) else v
     with compile_only.compile_only():
         from quack.gemm import _compile_gemm
         from quack.rounding import RoundingMode
-        c = _compile_gemm.__wrapped__(
-            a_dtype=bf16, b_dtype=bf16, d_dtype=bf16, c_dtype=None, a_major="k", b_major="k", d_major="n",
-            c_major=None, tile_shape_mn=(128, 256), cluster_shape_mnk=(2, 1, 1), pingpong=False, persistent=True,
-            is_dynamic_persistent=False, rowvec_dtype=None, colvec_dtype=None, colvec_ndim=0, alpha_mode=0,
-            beta_mode=0, add_to_output=False, concat_layout=(), varlen_m=False, varlen_k=False, gather_A=False,
-            use_tma_gather=False, has_batch_idx_permute=False, device_capacity=(9, 0),
-            rounding_mode=RoundingMode.RN, sr_seed_mode=0, num_warps=None)
+        c = _compile_gemm.__wrapped__(rounding_mode=RoundingMode.RN, **config)
     ptx = c.ptx
     print("compiled gemm", f"cubin={len(c.cubin)}", f"wgmma={ptx.count('wgmma.mma_async')}",
+          f"wgmma_fence={ptx.count('wgmma.fence')}",
           f"tma_load={ptx.count('cp.async.bulk.tensor.3d.shared::cta.global')}",
           f"tma_multicast={ptx.count('.multicast::cluster')}",
           f"tma_store={ptx.count('cp.async.bulk.tensor.3d.global.shared::cta')}",
@@ -185,3 +190,47 @@ def test_quack_sm90_gemm_compiles_for_sm90a(quack_src):
     assert int(counts["tma_load"]) == 1 and int(counts["tma_multicast"]) == 1 and int(counts["tma_store"]) > 0, \
         counts
     assert int(counts["remote_expect_tx"]) == 1 and int(counts["st_async"]) == 1, counts
+    # the mainloop's k-block MMAs are written twice, as in CuTe DSL's PTX: once before the loop (QuACK's one
+    # k-block in flight) and once in the loop it asks to keep rolled (cutlass.range(..., unroll=1))
+    assert int(counts["wgmma_fence"]) == 2, counts
+
+
+def test_quack_sm90_default_gemm_with_c_and_bias_compiles_for_sm90a(quack_src):
+    """gemm_add(A, B, C, bias=...) with QuACK's default sm_90 configuration (tuned=False: 128x192 ping-pong tiles,
+    2x1 cluster), B given (K, N), the form test_gemm_functional.py runs: its epilogue loads the bias row with a
+    thread's slice of a tiled copy (cute.copy(thr_copy, ...)) and partitions through a @dsl_user_op that passes
+    loc/ip on. Each warp group's mainloop issues its 2x4 MMAs of a k-block before the loop and in the rolled loop,
+    16 in all, as CuTe DSL's PTX has."""
+    config = {"c_dtype": "bf16", "c_major": "n", "b_major": "n", "tile_shape_mn": [128, 192], "pingpong": True,
+              "rowvec_dtype": "bf16", "batched": False, "b_kn": True}
+    p = _run(_torch_python(), quack_src, GEMM, extra_env={"WARPWEAVE_KEEP": "ptx",
+                                                          "QUACK_GEMM_CONFIG": json.dumps(config)})
+    assert p.returncode == 0 and "compiled gemm" in p.stdout, p.stderr[-3000:]
+    counts = dict(kv.split("=") for kv in p.stdout.split("compiled gemm", 1)[1].split())
+    assert int(counts["wgmma"]) == 16 and int(counts["wgmma_fence"]) == 2, counts
+    # CuTe DSL's counts for this kernel (2-D operands: B (K, N) and no batch mode): 3 multicast TMA loads, 2
+    # expect-tx arrivals on the peer CTA's barrier
+    assert int(counts["tma_multicast"]) == 3 and int(counts["remote_expect_tx"]) == 2, counts
+
+
+def test_quack_tests_compile_only_runs_quacks_own_tests_without_a_gpu(quack_src, tmp_path):
+    """benchmarks/python/quack_tests.py --compile-only: QuACK's own test (its gemm_add on CUDA tensors, through its
+    torch op registered for CUDA) runs on the CPU and passes once its kernels compiled up to the first launch."""
+    alias = tmp_path / "alias"
+    alias.mkdir()
+    (alias / "sitecustomize.py").write_text("from warpweave.alias_hook import install\ninstall()\n")
+    py = tmp_path / "python"
+    path = os.pathsep.join([str(alias), os.path.join(ROOT, "frontend_python"), os.path.join(ROOT, "pipelines")])
+    py.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{path}" exec {_torch_python()} "$@"\n')
+    py.chmod(0o755)
+    out = tmp_path / "rows.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WARPWEAVE_ARCH")}
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "python", "quack_tests.py"),
+                        "--warpweave-python", str(py), "--quack-src", quack_src, "--files", "test_gemm_functional.py",
+                        "--every", "4", "--workers", "1", "--compile-only", "--json", str(out),
+                        "--logs", str(tmp_path / "logs")], capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (row,) = json.loads(out.read_text())
+    assert row["impl"] == "warpweave" and row["sample"] == 1, row
+    assert (row["passed"], row["failed"], row["errors"]) == (1, 0, 0), \
+        (row, (tmp_path / "logs" / "warpweave-test_gemm_functional.py.log").read_text()[-3000:])

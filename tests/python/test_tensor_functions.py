@@ -299,3 +299,15 @@ def test_domain_offset_moves_each_given_mode_and_keeps_those_given_as_none():
         for m, n in ((0, 0), (1, 2), (4, 5)):
             assert t.layout((m, n)) + (t.iterator.offset if isinstance(t.iterator.offset, int) else 0) == \
                 src.strides[0] // 4 * (m + dm) + (n + dn), (key, m, n)
+
+
+def test_identity_tensor_of_a_shape_beyond_64_bits():
+    """Its element at coordinate c is c however large the extents (QuACK's ragged TMA views: a mode of 2^30 and
+    two of 2^31 - 1, whose product passes 64 bits), and its layout is the core's where the size fits."""
+    big = cute.make_identity_tensor((1 << 30, 2**31 - 1, 2**31 - 1))
+    for c in [(0, 0, 0), (5, 7, 11), ((1 << 30) - 1, 2**31 - 2, 2**31 - 2)]:
+        assert big[c] == c
+    tile = cute.local_tile(big, (128, 64, 1), (3, 2, 5))
+    assert tile[(1, 2, 0)] == (3 * 128 + 1, 2 * 64 + 2, 5)
+    for shape in [5, (4, 3), (4, (2, 3)), ((2, 2), 3, 1)]:
+        assert str(cute.make_identity_tensor(shape).layout) == str(_core.make_identity_layout(shape))

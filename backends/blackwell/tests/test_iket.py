@@ -24,15 +24,12 @@ def _compile(kernel):
         return cute.compile(host, from_dlpack(np.zeros(32, np.float32)))
 
 
-def _body(x):
+@cute.kernel
+def plain(x: cute.Tensor):
+    # the loop written in the kernel, as in `traced`: a rolled loop (unroll=1) in both
     tidx, _, _ = cute.arch.thread_idx()
     for k in cutlass.range(4, unroll=1):
         x[tidx] = x[tidx] + 1.0
-
-
-@cute.kernel
-def plain(x: cute.Tensor):
-    _body(x)
 
 
 @cute.kernel

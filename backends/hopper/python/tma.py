@@ -297,6 +297,11 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     # A mode of static stride 0 (a broadcast: every coordinate of it is the same element) has no dimension in
     # the tensor map; its coordinates are dropped.
     mapped = [i for i in range(rank) if not (isinstance(stride[i], int) and stride[i] == 0)]
+    if len(mapped) > 5:
+        # Past the five dimensions a tensor map holds, so are the modes of one element that the tile takes one of
+        # (their coordinate is always 0): QuACK's W4 operands have two among six modes.
+        mapped = [i for i in mapped if i == c or not (isinstance(shape[i], int) and shape[i] == 1
+                                                      and (i >= len(tiler) or tiler[i] == 1))]
     for i, t in enumerate(tiler):
         if t > 1 and i not in mapped:
             raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor has stride 0 and the tile takes {t} "
@@ -304,7 +309,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     dims = [c] + [i for i in mapped if i != c]
     if len(dims) > 5:
         raise ext.user_error(f"make_tiled_tma_atom: a tensor map has at most 5 dimensions, the tensor has "
-                             f"{len(dims)} modes of nonzero stride (shape {gmem_tensor.layout})", ext.DSLValueError)
+                             f"{len(dims)} modes of nonzero stride, of more than one element or tiled (shape "
+                             f"{gmem_tensor.layout})", ext.DSLValueError)
     if c >= len(tiler):
         raise ext.user_error(f"make_tiled_tma_atom: the tile {tiler} does not cover the tensor's contiguous mode "
                              f"{c}", ext.DSLValueError)
@@ -352,7 +358,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if swizzle and box0 * ebytes != swizzle:
         raise ext.user_error(f"make_tiled_tma_atom: a {swizzle}-byte swizzle needs rows of {swizzle} bytes along the "
                              f"contiguous mode, the layout {smem_layout} has {box0 * ebytes}", ext.DSLValueError)
-    others = [i for i in range(len(tiler)) if i != c]
+    others = [i for i in range(len(tiler)) if i != c and i in dims]  # a dropped mode's tile is 1: no box row
     box1, o = 1, None
     if others:
         o = others[0]

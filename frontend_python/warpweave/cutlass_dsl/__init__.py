@@ -1,7 +1,9 @@
 """`cutlass.cutlass_dsl`: the names CuTe DSL's extensions import from it: @dsl_user_op, `T` (MLIR types by short
 name), the numeric types, which make numbers of IR values (`Int32(v)`) and give theirs (`x.ir_value()`), the
 IR-values protocol (`extract_mlir_values`, `new_from_mlir_values`, `get_mlir_types`), control flow in functional
-form (`if_generate`, `while_generate` / `yield_out`, `and_`, `or_`, `not_`) and `BaseDSL`, the running DSL."""
+form (`if_generate`, `while_generate` / `yield_out`, `and_`, `or_`, `not_`), `BaseDSL`, the running DSL, and
+`target_version` (as `cutlass.target_version`: QuACK's nvfp4 helpers import it from here)."""
+import importlib
 from .._dsl.base.errors import DSLCudaRuntimeError, DSLRuntimeError  # noqa: F401 - CuTe DSL programs import both
 from .._dsl.base.markers import dsl_user_op
 from .._dsl.device.math import max, min  # noqa: A004
@@ -17,3 +19,9 @@ __all__ = ["BFloat16", "BaseDSL", "Boolean", "DSLCudaRuntimeError", "Float", "Fl
            "Int16", "Int32", "Int64", "Integer", "Numeric", "NumericMeta", "T", "TFloat32", "Uint8", "Uint16",
            "Uint32", "Uint64", "and_", "const_expr", "dsl_user_op", "extract_mlir_values", "get_mlir_types",
            "for_generate", "if_generate", "max", "min", "new_from_mlir_values", "not_", "or_", "while_generate", "yield_out"]
+
+
+def __getattr__(name):
+    if name == "target_version":  # needs ctypes, which importing this module does not load
+        return importlib.import_module("warpweave._dsl.base.cuda_version").target_version
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

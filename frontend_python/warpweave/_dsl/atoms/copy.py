@@ -250,12 +250,12 @@ class TiledCopy:
         rank = _core.tuple_rank(_mode(v, 1).shape)
         return slice_layout((None, (0,) + (None,) * (rank - 1)), v)
 
-    def get_slice(self, thr_idx):
+    def get_slice(self, thr_idx, *, loc=None, ip=None):
         return ThrCopy(self, thr_idx)
 
     get_thread_slice = get_slice
 
-    def retile(self, tensor):
+    def retile(self, tensor, *, loc=None, ip=None):
         """A register partition of an MMA (V, M, N, ...) viewed with this copy's value grouping (the same for every
         thread, so the tiled copy has it as well as its thread slices)."""
         if not isinstance(tensor, Tensor):
@@ -269,10 +269,13 @@ def _flatten_tv(tv):
     return _core.make_layout_from_modes([_mode(m0, 0), _mode(m0, 1), _mode(tv, 1)])
 
 
-class ThrCopy:
-    """One thread's view of a tiled copy."""
+class ThrCopy(TiledCopy):
+    """One thread's view of a tiled copy. It is also the tiled copy (as in CuTe DSL, where ThrCopy derives from
+    TiledCopy): cute.copy(thr_copy, ...), its atom, size and layouts take a thread's slice where a tiled copy goes."""
 
     def __init__(self, tiled, thr_idx):
+        tiled = getattr(tiled, "tiled", tiled)
+        super().__init__(tiled.atom, tiled.layout_tv_tiled, tiled.tiler_mn)
         self.tiled = tiled
         self.thr_idx = thr_idx
 
@@ -289,23 +292,23 @@ class ThrCopy:
         coord = (self.thr_idx, None, rest)
         return with_outer(tensor, thr_layout)[coord]
 
-    def partition_S(self, tensor):
+    def partition_S(self, tensor, *, loc=None, ip=None):
         """This thread's part of a source tile: (values, rest modes...)."""
         return self._partition(tensor, self.tiled.tidfrg_S)
 
-    def partition_D(self, tensor):
+    def partition_D(self, tensor, *, loc=None, ip=None):
         return self._partition(tensor, self.tiled.tidfrg_D)
 
-    def retile(self, tensor):
+    def retile(self, tensor, *, loc=None, ip=None):
         """A register partition of an MMA (V, M, N, ...) viewed with this copy's value grouping."""
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"retile expects a Tensor, got {type(tensor).__name__}", user_location(2))
         return with_outer(tensor, self.tiled.retile_layout(tensor.layout))
 
-    def retile_S(self, tensor):
+    def retile_S(self, tensor, *, loc=None, ip=None):
         return self.retile(tensor)
 
-    def retile_D(self, tensor):
+    def retile_D(self, tensor, *, loc=None, ip=None):
         return self.retile(tensor)
 
 

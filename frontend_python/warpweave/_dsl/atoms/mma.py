@@ -319,7 +319,7 @@ class TiledMma:
         return self.get_layoutC_TV()
 
     # --- slices and fragments -------------------------------------------------------------------------------------
-    def get_slice(self, thr_idx):
+    def get_slice(self, thr_idx, *, loc=None, ip=None):
         return ThrMma(self, thr_idx)
 
     get_thread_slice = get_slice
@@ -370,23 +370,23 @@ class TiledMma:
             return make_rmem_tensor(_core.make_layout(outer_of(tensor.layout).shape), dtype)
         return make_fragment_like(tensor, dtype)
 
-    def make_fragment_A(self, tensor):
+    def make_fragment_A(self, tensor, *, loc=None, ip=None):
         """Registers for this thread's A partition (the atom's A value type)."""
         return self._frag(tensor, "A", self.atom.a_dtype)
 
-    def make_fragment_B(self, tensor):
+    def make_fragment_B(self, tensor, *, loc=None, ip=None):
         return self._frag(tensor, "B", self.atom.b_dtype)
 
-    def make_fragment_C(self, tensor):
+    def make_fragment_C(self, tensor, *, loc=None, ip=None):
         return self._frag(tensor, "C", self.atom.acc_dtype)
 
-    def partition_shape_A(self, shape_mk):
+    def partition_shape_A(self, shape_mk, *, loc=None, ip=None):
         return _partition_shape(self.thrfrg_A(_core.make_layout(shape_mk)))
 
-    def partition_shape_B(self, shape_nk):
+    def partition_shape_B(self, shape_nk, *, loc=None, ip=None):
         return _partition_shape(self.thrfrg_B(_core.make_layout(shape_nk)))
 
-    def partition_shape_C(self, shape_mn):
+    def partition_shape_C(self, shape_mn, *, loc=None, ip=None):
         return _partition_shape(self.thrfrg_C(_core.make_layout(shape_mn)))
 
 
@@ -443,23 +443,23 @@ class ThrMma:
         rest = (None,) * rest_rank if rest_rank > 1 else None
         return with_outer(tensor, layout)[(thr_coord, (None, rest))]
 
-    def partition_A(self, tensor):
+    def partition_A(self, tensor, *, loc=None, ip=None):
         """This thread's A values: (MMA values, MMA_M, MMA_K, rest...)."""
         return self._partition(tensor, self.tiled.thrfrg_A, (self.v, (self.m, self.k)))
 
-    def partition_B(self, tensor):
+    def partition_B(self, tensor, *, loc=None, ip=None):
         return self._partition(tensor, self.tiled.thrfrg_B, (self.v, (self.n, self.k)))
 
-    def partition_C(self, tensor):
+    def partition_C(self, tensor, *, loc=None, ip=None):
         return self._partition(tensor, self.tiled.thrfrg_C, (self.v, (self.m, self.n)))
 
-    def partition_fragment_A(self, tensor):
+    def partition_fragment_A(self, tensor, *, loc=None, ip=None):
         return self.tiled.make_fragment_A(self.partition_A(tensor))
 
-    def partition_fragment_B(self, tensor):
+    def partition_fragment_B(self, tensor, *, loc=None, ip=None):
         return self.tiled.make_fragment_B(self.partition_B(tensor))
 
-    def partition_fragment_C(self, tensor):
+    def partition_fragment_C(self, tensor, *, loc=None, ip=None):
         return self.tiled.make_fragment_C(self.partition_C(tensor))
 
     def __getattr__(self, name):
@@ -502,7 +502,7 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
     """D = A * B + C over a thread's register fragments: d, c (V, M, N); a (V, M[, K]); b (V, N[, K]). A and B may
     each be a list [fragment, companions...] whose companions (V, M[, K]) and (V, N[, K]) the operation reads per
     atom, e.g. [A, SFA] for a block-scaled MMA."""
-    mma_atom = atom.atom if isinstance(atom, TiledMma) else atom
+    mma_atom = atom.atom if isinstance(atom, (TiledMma, ThrMma)) else atom
     if not isinstance(mma_atom, MmaAtom):
         raise DSLTypeError(f"cute.gemm: expected a tiled MMA or MMA atom, got {type(atom).__name__}", user_location(2))
     a, a_more = _companions(mma_atom, a, "a")

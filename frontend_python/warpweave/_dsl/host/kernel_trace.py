@@ -142,8 +142,14 @@ class Decorated:
         self.fn = fn
         self._rewritten = None
         self.name_prefix = ""
+        # the function's identity, as functools.wraps gives it, and its defaults (QuACK fingerprints its helpers by
+        # module and qualified name, by their source through __wrapped__ and by their defaults)
         self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__module__ = getattr(fn, "__module__", None)
         self.__doc__ = fn.__doc__
+        self.__defaults__ = getattr(fn, "__defaults__", None)
+        self.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
         self.__wrapped__ = fn
 
     @property

@@ -479,6 +479,28 @@ def _many_trips(start, stop, step) -> bool:
     return c != 0 and len(builtins.range(a, b, c)) >= HOST_LOOP_STATIC_TRIPS
 
 
+def loop_attributes(unroll, unroll_full, where) -> str:
+    """The unrolling a kernel's loop asks of the compiler, as the scf.for's LLVM loop annotation (lowered onto the
+    loop's latch branch): unroll=1 keeps the loop rolled (nothing peeled or unrolled: a pipelined mainloop keeps
+    the one copy of its body the program wrote), unroll=N unrolls N times, unroll_full completely; none (or 0)
+    leaves it to the compiler's heuristics."""
+    if unroll_full:
+        return "loop_annotation = #llvm.loop_annotation<unroll = <full = true>>"
+    if unroll is None:
+        return ""
+    if not _is_static(unroll) or isinstance(_static_value(unroll), bool) \
+            or not isinstance(_static_value(unroll), int):
+        raise DSLTypeError(f"cutlass.range(unroll=...) takes an integer known while tracing, got {unroll!r}", where)
+    n = _static_value(unroll)
+    if n < 0:
+        raise DSLTypeError(f"cutlass.range(unroll={n}): the unroll count cannot be negative", where)
+    if n == 0:
+        return ""
+    if n == 1:
+        return "loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>"
+    return f"loop_annotation = #llvm.loop_annotation<unroll = <count = {n} : i32>>"
+
+
 def _indexes_registers(indexed) -> bool:
     return any(isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
                for t in indexed)
@@ -498,6 +520,10 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
                            "keywords: unroll, unroll_full, prefetch_stages, vectorize)",
                            (loc[0], lineno) if loc else None)
     start, stop, step = _range_bounds(range_args)
+    attributes = ""
+    if unroll is not None or unroll_full:
+        loc = user_location(2)
+        attributes = loop_attributes(unroll, unroll_full, (loc[0], lineno) if loc else None)
     st = trace.current()
     static = all(_is_static(x) for x in (start, stop, step))
     if vectorize and static and unroll is None:
@@ -551,7 +577,7 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
-    outs = b.op("scf.for", [lb, ub, sp] + inits, carry.ir_types(), num_regions=1)
+    outs = b.op("scf.for", [lb, ub, sp] + inits, carry.ir_types(), attributes=attributes, num_regions=1)
     return carry.outputs(outs, lineno)
 
 

@@ -116,10 +116,10 @@ def for_generate(start, stop=None, step=None, iter_args=None, *, unroll=None, lo
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    return _for_generate(start, stop, step, unroll, where)
+    return _for_generate(start, stop, step, control_flow.loop_attributes(unroll, False, where), where)
 
 
-def _for_generate(start, stop, step, unroll, where):
+def _for_generate(start, stop, step, attributes, where):
     st = trace.current()
     bounds = [as_numeric(x) if not isinstance(x, Numeric) else x for x in (start, stop, step)]
     if st.kernel is None or all(x.is_static for x in bounds):
@@ -137,7 +137,7 @@ def _for_generate(start, stop, step, unroll, where):
     yield t._wrap(trace.lift_int(block[0], t.ir_type))
     b.op0("scf.yield", [])
     b.end_region()
-    b.op("scf.for", operands, [], num_regions=1)
+    b.op("scf.for", operands, [], attributes=attributes, num_regions=1)
 
 
 def yield_out(values=(), *, loc=None, ip=None):

@@ -614,7 +614,8 @@ def _binary(op, a, b):
         return NotImplemented
     if t in SOFT_FLOAT_TYPES:
         return t(_binary(op, Float32(a), Float32(b)))
-    if a.is_static and b.is_static:
+    zero_divisor = t.is_integer and op in ("floordiv", "mod") and type(b._v) is int and b._v == 0 and trace.in_kernel()
+    if a.is_static and b.is_static and not zero_divisor:
         if t.is_float and op in ("and", "or", "xor", "shl", "shr"):
             raise DSLTypeError(f"operator {op} needs integers, got {t.__name__}", user_location(3))
         return _static_binary(op, a._v, b._v, t)
@@ -632,20 +633,18 @@ def _binary(op, a, b):
         # Narrow integers compute in 32 bits and wrap back, as C does.
         wide = Int32 if t.signed else Uint32
         return cast(_binary(op, wide(a), wide(b)), t)
-    if t.is_integer and op in _INT_SYMBOLIC and t.width in (32, 64):
+    if t.is_integer and op in _INT_SYMBOLIC and t.width in (32, 64) and not zero_divisor:
         x, y = a._v, b._v
         if op == "add": r = x + y
         elif op == "sub": r = x - y
         elif op == "mul": r = x * y
         elif op == "floordiv":
-            if isinstance(y, int) and y == 0:
-                raise DSLValueError("integer division by zero", user_location(3))
+            if isinstance(y, int) and y == 0: raise DSLValueError("integer division by zero", user_location(3))
             if isinstance(y, SymInt) and not trace.in_kernel():
                 hooks.divisor_on_host(y, "division")
             r = x // y
         else:
-            if isinstance(y, int) and y == 0:
-                raise DSLValueError("integer modulo by zero", user_location(3))
+            if isinstance(y, int) and y == 0: raise DSLValueError("integer modulo by zero", user_location(3))
             if isinstance(y, SymInt) and not trace.in_kernel():
                 hooks.divisor_on_host(y, "modulo")
             r = x % y
@@ -668,9 +667,10 @@ def _binary(op, a, b):
         return t.from_ir(bld.op1(_INT_OPS[op], [a.ir(), b.ir()], t.ir_type))
     if op == "shr":
         return t.from_ir(bld.op1("arith.shrsi" if t.signed else "arith.shrui", [a.ir(), b.ir()], t.ir_type))
-    if op in ("add", "sub", "mul"):
-        name = {"add": "arith.addi", "sub": "arith.subi", "mul": "arith.muli"}[op]
-        return t.from_ir(bld.op1(name, [a.ir(), b.ir()], t.ir_type))
+    if op in ("add", "sub", "mul", "floordiv", "mod"):  # floordiv, mod: in a kernel by a known 0 (as CuTe DSL)
+        name = {"add": "addi", "sub": "subi", "mul": "muli", "floordiv": "divsi" if t.signed else "divui",
+                "mod": "remsi" if t.signed else "remui"}[op]
+        return t.from_ir(bld.op1("arith." + name, [a.ir(), b.ir()], t.ir_type))
     if op == "pow":
         return t.from_ir(bld.op1("math.ipowi", [a.ir(), b.ir()], t.ir_type))
     raise DSLTypeError(f"unsupported operator {op} on {t.__name__}", user_location(3))

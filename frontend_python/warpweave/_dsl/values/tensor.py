@@ -66,9 +66,12 @@ def _swizzled_tensor(ptr, layout):
 
 
 def make_identity_tensor(shape):
-    """A tensor whose element at coordinate c is c (the global coordinates of tiles, for predication)."""
+    """A tensor whose element at coordinate c is c (the global coordinates of tiles, for predication). Its strides
+    are the unit steps of each mode: no product of the extents is made, so a shape whose size passes 64 bits is
+    one too (QuACK's ragged TMA views have extents 2^30 x (2^31 - 1) x (2^31 - 1))."""
     shape = norm_coord(shape)
-    return Tensor(CoordIterator(0), _core.make_identity_layout(shape), None)
+    ones = lambda s: tuple(ones(e) for e in s) if isinstance(s, tuple) else 1  # noqa: E731
+    return Tensor(CoordIterator(0), _core.Layout(shape, _core.make_identity_layout(ones(shape)).stride), None)
 
 
 # --- predicates ---------------------------------------------------------------------------------------------------
