@@ -58,6 +58,15 @@ class PipelineState:
     def _ww_carry_set(self, values):
         self._count, self._index, self._phase = values
 
+    # CuTe DSL's IR-values protocol, in its order (count, index, phase): a library's subclass that gives only
+    # __new_from_mlir_values__ (QuACK's PipelineStateWAdvance) is rebuilt from these three.
+    def __extract_mlir_values__(self):
+        return [self._count.ir_value(), self._index.ir_value(), self._phase.ir_value()]
+
+    def __new_from_mlir_values__(self, values):
+        count, index, phase = (cutlass.Int32(v) for v in values)
+        return PipelineState(self.stages, count, index, phase)
+
     def __repr__(self):
         return f"PipelineState(stages={self.stages}, index={self._index}, phase={self._phase})"
 
