@@ -45,6 +45,15 @@ class _Handle:
     def phase(self):
         return self._state.phase
 
+    # A handle taken again inside a dynamic loop (`handle = producer.acquire_and_advance()` before and in the
+    # loop) is carried through it as its stage's values; the handle's state is its own snapshot, so this changes
+    # no participant.
+    def _ww_carry_get(self):
+        return self._state._ww_carry_get()
+
+    def _ww_carry_set(self, values):
+        self._state._ww_carry_set(values)
+
     def __repr__(self):
         return f"{type(self).__qualname__}(index={self.index}, count={self.count}, phase={self.phase})"
 
@@ -104,6 +113,13 @@ class PipelineProducer(_Participant):
     _user_type = PipelineUserType.Producer
     _group_attr = "producer_group"
 
+    # CuTe DSL keeps a participant's state in a private attribute, which programs reach by its mangled name
+    # (tma_producer._PipelineProducer__state.clone(), to wait on a stage with their own transaction count): the
+    # same object as `state` here, so that what they do with it is what the participant does.
+    @property
+    def _PipelineProducer__state(self) -> PipelineState:
+        return self._state
+
     class ImmutableResourceHandle(_Handle):
         @property
         def barrier(self):
@@ -154,6 +170,10 @@ class PipelineConsumer(_Participant):
 
     _user_type = PipelineUserType.Consumer
     _group_attr = "consumer_group"
+
+    @property
+    def _PipelineConsumer__state(self) -> PipelineState:  # as PipelineProducer's
+        return self._state
 
     class ImmutableResourceHandle(_Handle):
         def release(self):
