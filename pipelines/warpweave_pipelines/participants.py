@@ -152,10 +152,13 @@ class PipelineProducer(_Participant):
         return handle
 
     def commit(self, handle: "PipelineProducer.ImmutableResourceHandle | None" = None):
-        """Marks a stage full: `handle`'s, or the one acquired last."""
+        """Marks a stage full: `handle`'s, or the one acquired last, or, by a participant that has acquired none
+        (a side that signals a peer stage by stage with commit() and advance(), as CuTe DSL's attention programs
+        do), the stage it is at."""
         if handle is None:
             if self._last is None:
-                raise ValueError("PipelineProducer.commit(): no stage was acquired; acquire() first or pass a handle")
+                self._pipeline.producer_commit(self._state)
+                return
             handle = self._last
         handle.commit()
 

@@ -161,23 +161,35 @@ def test_tma_pipeline_handle_barrier_is_the_full_barrier():
     assert ptx.count("mbarrier.arrive.expect_tx") == 2 and "4096" in ptx
 
 
-def test_commit_without_a_stage_is_refused():
+def test_commit_without_an_acquired_stage_commits_the_stage_it_is_at(monkeypatch):
+    committed = []
+    commit = pipeline.PipelineAsync.producer_commit
+    monkeypatch.setattr(pipeline.PipelineAsync, "producer_commit",
+                        lambda pipe, state: (committed.append(int(state.index)), commit(pipe, state))[1])
+
     @cute.kernel
     def k(g: cute.Tensor):
         smem = utils.SmemAllocator()
-        bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
-        pipe = pipeline.PipelineAsync.create(barrier_storage=bars, num_stages=1,
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        pipe = pipeline.PipelineAsync.create(barrier_storage=bars, num_stages=2,
                                              producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
                                              consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread))
         producer, _ = pipe.make_participants()
+        producer.commit()    # acquired nothing: the stage it is at
+        producer.advance()
         producer.commit()
+        h = producer.acquire()
+        producer.advance()
+        producer.commit()    # the stage acquired last, not the one it is at now
+        h.commit()
 
     @cute.jit
     def h(a):
         k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
 
-    with target("sm_90a"), pytest.raises(Exception, match="no stage was acquired"):
+    with target("sm_90a"):
         cute.compile(h, from_dlpack(np.zeros(4, np.int32)))
+    assert committed == [0, 1, 1, 1]  # it is at stage 0 again when it commits the acquired stage 1
 
 
 @requires_gpu
