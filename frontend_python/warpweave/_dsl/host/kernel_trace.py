@@ -267,8 +267,8 @@ class KernelLaunch:
             # The launch gives at least what the kernel's allocators carved (a run-time smem= is the caller's).
             smem = max(smem, carved)
         launch = Launch(name, params, grid_d, block_d, cluster_d if fallback_d is None else fallback_d, smem, stream)
-        for name, value in (("cooperative", c.cooperative), ("pdl", c.use_pdl)):
-            setattr(launch, name, _launch_flag(launch, name, value))
+        for flag, value in (("cooperative", c.cooperative), ("pdl", c.use_pdl)):
+            setattr(launch, flag, _launch_flag(launch, flag, value))
         for name in ("launch_completion_event", "programmatic_event"):
             ev = getattr(c, name)
             if ev is not None:
@@ -297,7 +297,8 @@ def _launch_flag(launch, name: str, value) -> bool:
     if isinstance(value, Numeric) and type(value).is_boolean:
         if value.is_static:
             return bool(value._v)
-        setattr(launch, name + "_symbol", host_program.derive_id(value, user_location(3), f"given to launch({keyword}=...)"))
+        sid = host_program.derive_id(value, user_location(3), f"given to launch({keyword}=...)")
+        setattr(launch, name + "_symbol", sid)
         return True
     raise DSLTypeError(f"launch({keyword}=...) is True, False or a Boolean, got {value!r}", user_location(3))
 
