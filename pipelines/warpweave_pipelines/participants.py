@@ -114,7 +114,7 @@ class PipelineProducer(_Participant):
     _group_attr = "producer_group"
 
     # CuTe DSL keeps a participant's state in a private attribute, which programs reach by its mangled name
-    # (tma_producer._PipelineProducer__state.clone(), to wait on a stage with their own transaction count): the
+    # (producer._PipelineProducer__state.clone(), to wait on a stage with their own transaction count): the
     # same object as `state` here, so that what they do with it is what the participant does.
     @property
     def _PipelineProducer__state(self) -> PipelineState:
