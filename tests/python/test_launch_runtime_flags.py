@@ -14,7 +14,7 @@ import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
 
 import aot_helpers as aot
-from dsl_helpers import fresh_compilations, line_in, target
+from dsl_helpers import fresh_compilations, line_in, requires_gpu, target
 
 pytestmark = pytest.mark.usefixtures("fresh_compilations")
 
@@ -161,3 +161,28 @@ def test_the_exported_wrapper_sets_the_attribute_at_each_call(tmp_path):
     launches = [ls for rc, _, ls in out["calls"]]
     assert all(rc == 0 for rc, _, _ in out["calls"]) and [len(ls) for ls in launches] == [1] * len(flags)
     assert [any(at[0] == PDL for at in ls[0]["attrs"]) for ls in launches] == flags
+
+
+@cute.kernel
+def add_one(a: cute.Tensor):
+    cute.arch.griddepcontrol_wait()  # a dependent launch reads what the one before it wrote
+    tidx, _, _ = cute.arch.thread_idx()
+    a[tidx] = a[tidx] + 1
+
+
+@cute.jit
+def add_twice(a: cute.Tensor, pdl: bool, coop: bool):
+    add_one(a).launch(grid=[1, 1, 1], block=[32, 1, 1], use_pdl=pdl)
+    add_one(a).launch(grid=[1, 1, 1], block=[32, 1, 1], use_pdl=pdl, cooperative=coop)
+
+
+@requires_gpu
+def test_the_driver_takes_each_calls_attributes_on_the_gpu():
+    import torch
+
+    x = torch.zeros(32, dtype=torch.int32, device="cuda")
+    c = cute.compile(add_twice, from_dlpack(x), True, False)
+    for pdl, coop in [(True, False), (False, True), (False, False), (True, True)]:
+        c(from_dlpack(x), pdl, coop)
+    torch.cuda.synchronize()
+    assert bool((x == 8).all())  # same stream: each launch saw the one before it
