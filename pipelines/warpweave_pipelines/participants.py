@@ -45,6 +45,15 @@ class _Handle:
     def phase(self):
         return self._state.phase
 
+    # A handle taken again inside a dynamic loop (`handle = producer.acquire_and_advance()` before and in the
+    # loop) is carried through it as its stage's values; the handle's state is its own snapshot, so this changes
+    # no participant.
+    def _ww_carry_get(self):
+        return self._state._ww_carry_get()
+
+    def _ww_carry_set(self, values):
+        self._state._ww_carry_set(values)
+
     def __repr__(self):
         return f"{type(self).__qualname__}(index={self.index}, count={self.count}, phase={self.phase})"
 
@@ -104,6 +113,13 @@ class PipelineProducer(_Participant):
     _user_type = PipelineUserType.Producer
     _group_attr = "producer_group"
 
+    # CuTe DSL keeps a participant's state in a private attribute, which programs reach by its mangled name
+    # (producer._PipelineProducer__state.clone(), to wait on a stage with their own transaction count): the
+    # same object as `state` here, so that what they do with it is what the participant does.
+    @property
+    def _PipelineProducer__state(self) -> PipelineState:
+        return self._state
+
     class ImmutableResourceHandle(_Handle):
         @property
         def barrier(self):
@@ -136,10 +152,13 @@ class PipelineProducer(_Participant):
         return handle
 
     def commit(self, handle: "PipelineProducer.ImmutableResourceHandle | None" = None):
-        """Marks a stage full: `handle`'s, or the one acquired last."""
+        """Marks a stage full: `handle`'s, or the one acquired last, or, by a participant that has acquired none
+        (a side that signals a peer stage by stage with commit() and advance(), as CuTe DSL's attention programs
+        do), the stage it is at."""
         if handle is None:
             if self._last is None:
-                raise ValueError("PipelineProducer.commit(): no stage was acquired; acquire() first or pass a handle")
+                self._pipeline.producer_commit(self._state)
+                return
             handle = self._last
         handle.commit()
 
@@ -154,6 +173,10 @@ class PipelineConsumer(_Participant):
 
     _user_type = PipelineUserType.Consumer
     _group_attr = "consumer_group"
+
+    @property
+    def _PipelineConsumer__state(self) -> PipelineState:  # as PipelineProducer's
+        return self._state
 
     class ImmutableResourceHandle(_Handle):
         def release(self):

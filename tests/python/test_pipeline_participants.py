@@ -26,8 +26,10 @@ def test_public_names():
     assert "PipelineProducer" in pipeline.__all__ and "PipelineConsumer" in pipeline.__all__
 
 
-def make_stream(stages, seen=None):
-    """res[i] = i + 1, passed value by value from warp 0 to warp 1 through `stages` shared-memory slots."""
+def make_stream(stages, seen=None, carried_handle=False):
+    """res[i] = i + 1, passed value by value from warp 0 to warp 1 through `stages` shared-memory slots (with
+    carried_handle, the producer takes its first stage before the loop and each next one at the end of a trip: the
+    handle is carried through the dynamic loop, as CuTe DSL's attention programs do)."""
 
     @cute.struct
     class Storage:
@@ -52,7 +54,16 @@ def make_stream(stages, seen=None):
             seen["reset"] = producer.count
             producer.tail()
         else:
-            if warp == 0:
+            if warp == 0 and cutlass.const_expr(carried_handle):
+                handle = producer.acquire_and_advance()
+                for i in cutlass.range(1, cute.size(res), unroll=1):
+                    slots[handle.index] = cutlass.Float32(handle.count + 1)
+                    handle.commit()
+                    handle = producer.acquire_and_advance()
+                slots[handle.index] = cutlass.Float32(handle.count + 1)
+                handle.commit()
+                producer.tail()
+            elif warp == 0:
                 for i in cutlass.range(cute.size(res), unroll=1):
                     handle = producer.acquire_and_advance()
                     slots[handle.index] = cutlass.Float32(handle.count + 1)
@@ -81,6 +92,36 @@ def test_handles_snapshot_the_state():
     assert (int(idx), int(cnt)) == (0, 0) and (int(now_idx), int(now_cnt)) == (1, 1)
     assert int(seen["reset"]) == 0
     assert "mbarrier.arrive" in ptx
+
+
+def test_a_handle_is_carried_through_a_dynamic_loop():
+    # the handle's stage (count, index, phase) is carried with the producer's own: the loops stay loops
+    with target("sm_90a"):
+        c = cute.compile(make_stream(3, carried_handle=True), from_dlpack(np.zeros(8, np.float32)))
+        plain = cute.compile(make_stream(3), from_dlpack(np.zeros(8, np.float32)))
+    assert c.ir.count('"scf.for"') == plain.ir.count('"scf.for"') >= 2 and "mbarrier.arrive" in c.info["ptx"]
+
+
+def test_the_state_by_cute_dsls_private_name_is_the_participants():
+    # CuTe DSL programs read a participant's state by its mangled private name (producer._PipelineProducer__state)
+    @cute.kernel
+    def k(g: cute.Tensor):
+        bars = utils.SmemAllocator().allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        pipe = pipeline.PipelineAsync.create(barrier_storage=bars, num_stages=2,
+                                             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                                             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread))
+        producer, consumer = pipe.make_participants()
+        assert producer._PipelineProducer__state is producer.state
+        assert consumer._PipelineConsumer__state is consumer.state
+        producer._PipelineProducer__state.advance()  # what the program does to it, the participant does
+        assert int(producer.index) == 1 and int(consumer.index) == 0
+
+    @cute.jit
+    def h(a):
+        k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        cute.compile(h, from_dlpack(np.zeros(4, np.int32)))
 
 
 def test_stream_kernel_barriers():
@@ -175,31 +216,44 @@ def test_a_clone_that_waited_for_nothing_releases_the_stages_it_steps_through():
     assert ptx.count("mbarrier.arrive") >= 2
 
 
-def test_commit_without_a_stage_is_refused():
+def test_commit_without_an_acquired_stage_commits_the_stage_it_is_at(monkeypatch):
+    committed = []
+    commit = pipeline.PipelineAsync.producer_commit
+    monkeypatch.setattr(pipeline.PipelineAsync, "producer_commit",
+                        lambda pipe, state: (committed.append(int(state.index)), commit(pipe, state))[1])
+
     @cute.kernel
     def k(g: cute.Tensor):
         smem = utils.SmemAllocator()
-        bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
-        pipe = pipeline.PipelineAsync.create(barrier_storage=bars, num_stages=1,
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        pipe = pipeline.PipelineAsync.create(barrier_storage=bars, num_stages=2,
                                              producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
                                              consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread))
         producer, _ = pipe.make_participants()
+        producer.commit()    # acquired nothing: the stage it is at
+        producer.advance()
         producer.commit()
+        h = producer.acquire()
+        producer.advance()
+        producer.commit()    # the stage acquired last, not the one it is at now
+        h.commit()
 
     @cute.jit
     def h(a):
         k(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
 
-    with target("sm_90a"), pytest.raises(Exception, match="no stage was acquired"):
+    with target("sm_90a"):
         cute.compile(h, from_dlpack(np.zeros(4, np.int32)))
+    assert committed == [0, 1, 1, 1]  # it is at stage 0 again when it commits the acquired stage 1
 
 
 @requires_gpu
+@pytest.mark.parametrize("carried", [False, True])
 @pytest.mark.parametrize("stages,n", [(1, 8), (3, 100), (5, 1000)])
-def test_stream_on_the_gpu(stages, n):
+def test_stream_on_the_gpu(stages, n, carried):
     import torch
 
     res = torch.zeros(n, device="cuda")
-    cute.compile(make_stream(stages), from_dlpack(res))(from_dlpack(res))
+    cute.compile(make_stream(stages, carried_handle=carried), from_dlpack(res))(from_dlpack(res))
     torch.cuda.synchronize()
     assert torch.equal(res.cpu(), torch.arange(1, n + 1, dtype=torch.float32))

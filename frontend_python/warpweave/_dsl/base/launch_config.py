@@ -9,8 +9,8 @@
 | cluster | thread block cluster shape (sm_90+) |
 | max_number_threads | the most threads a block of the kernel has (1 to 3 extents known while tracing): the compiler's register budget; the launch's block may not exceed it |
 | min_blocks_per_mp | the compiler keeps the kernel's resources low enough for this many resident blocks per SM |
-| use_pdl | programmatic dependent launch: may start before the previous kernel in the stream ends |
-| cooperative | a cooperative launch (the whole grid co-resident) |
+| use_pdl | programmatic dependent launch: may start before the previous kernel in the stream ends (True, False, or a Boolean of the jit function's arguments: then set at each call from its value) |
+| cooperative | a cooperative launch (the whole grid co-resident; like use_pdl, a Boolean of the arguments is read at each call) |
 | fallback_cluster | with cluster: `cluster` is the preferred shape, this the one used where it cannot be scheduled |
 | smem_merge_branch_allocs | the two branches of each runtime `if` in the kernel carve shared memory from the same offset (the caller promises that only one runs and nothing carved in one is used after it), so the kernel needs the larger branch's, not the sum |
 | launch_completion_event (+ _flags) | an event (a jit argument) the driver records once every block has started |
@@ -33,8 +33,8 @@ class LaunchConfig:
     cluster: Any = None
     min_blocks_per_mp: int | None = None
     max_number_threads: Any = None
-    use_pdl: bool = False
-    cooperative: bool = False
+    use_pdl: Any = False
+    cooperative: Any = False
     fallback_cluster: Any = None
     smem_merge_branch_allocs: bool = False
     launch_completion_event: Any = None
@@ -80,7 +80,8 @@ def launch_config(kwargs: dict) -> LaunchConfig:
             raise DSLValueError(f"launch(max_number_threads=...) is 1 to 3 positive integers known while tracing, got "
                                 f"{c.max_number_threads!r}", user_location(3))
         c.max_number_threads = tuple(m + [1] * (3 - len(m)))
-    for name in ("use_pdl", "cooperative", "smem_merge_branch_allocs"):
+    # use_pdl and cooperative may also be Booleans known only at each call: the host layer (kernel_trace.py) reads them.
+    for name in ("smem_merge_branch_allocs",):
         if not isinstance(getattr(c, name), bool):
             raise DSLTypeError(f"launch({name}=...) is True or False, got {getattr(c, name)!r}", user_location(3))
     for name in ("launch_completion_event_flags", "programmatic_event_flags",

@@ -13,7 +13,7 @@ from ..host.host_guards import check as check_guards, divisor_error
 from ..host.host_loop import launches_of_call
 from ..host.host_program import HostProgram
 from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, eval_dim, has_dynamic_cluster,
-                                needs_launch_options, needs_nonportable_cluster, packer)
+                                launch_flag, needs_launch_options, needs_nonportable_cluster, packer)
 from ..registry import compile_only
 from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
@@ -186,7 +186,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             launch = (f, grid, block, cluster, smem, stream, packer.pack(*vals), offsets)
             if needs_launch_options(l):  # cooperative, programmatic dependent launch, preferred cluster, events
                 pc = getattr(l, "preferred_cluster", None)
-                launch += (getattr(l, "cooperative", False), getattr(l, "pdl", False), list(pc) if pc else [])
+                launch += (launch_flag(l, "cooperative", env), launch_flag(l, "pdl", env), list(pc) if pc else [])
                 ce, pe = getattr(l, "launch_completion_event", None), getattr(l, "programmatic_event", None)
                 if ce is not None or pe is not None:
                     launch += (streams[("event", ce.arg_index)] if ce is not None else 0,

@@ -532,19 +532,21 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
         if cluster:
             attrs.append(("WW_ATTR_CLUSTER_DIMENSION", f"clusterDim.x = (unsigned)({cluster[0]}); "
                           f"ww_a[ww_n].value.clusterDim.y = (unsigned)({cluster[1]}); "
-                          f"ww_a[ww_n].value.clusterDim.z = (unsigned)({cluster[2]})"))
-        if getattr(l, "cooperative", False):
-            attrs.append(("WW_ATTR_COOPERATIVE", "cooperative = 1"))
-        if getattr(l, "pdl", False):
-            attrs.append(("WW_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION", "cooperative = 1"))
+                          f"ww_a[ww_n].value.clusterDim.z = (unsigned)({cluster[2]})", None))
+        for flag, aid in (("cooperative", "WW_ATTR_COOPERATIVE"),
+                          ("pdl", "WW_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION")):
+            if getattr(l, flag, False):  # given a Boolean of the arguments (<flag>_symbol): where it holds
+                sid = getattr(l, flag + "_symbol", None)
+                attrs.append((aid, "cooperative = 1", f"s{sid}" if sid is not None else None))
         pc = getattr(l, "preferred_cluster", None)
         if pc:
             attrs.append(("WW_ATTR_PREFERRED_CLUSTER_DIMENSION", f"clusterDim.x = {int(pc[0])}; "
-                          f"ww_a[ww_n].value.clusterDim.y = {int(pc[1])}; ww_a[ww_n].value.clusterDim.z = {int(pc[2])}"))
+                          f"ww_a[ww_n].value.clusterDim.y = {int(pc[1])}; ww_a[ww_n].value.clusterDim.z = {int(pc[2])}", None))
         o.append(f"      {{ ww_CUlaunchAttribute ww_a[{len(attrs)}]; ww_CUlaunchConfig ww_c; unsigned ww_n = 0;")
         o.append("        memset(ww_a, 0, sizeof ww_a); memset(&ww_c, 0, sizeof ww_c);")
-        for aid, val in attrs:
-            o.append(f"        ww_a[ww_n].id = {aid}; ww_a[ww_n].value.{val}; ++ww_n;")
+        for aid, val, cond in attrs:
+            guard = f"if ({cond}) {{ " if cond else ""
+            o.append(f"        {guard}ww_a[ww_n].id = {aid}; ww_a[ww_n].value.{val}; ++ww_n;{' }' if guard else ''}")
         o.append("        ww_c.gridDimX = (unsigned)ww_g0; ww_c.gridDimY = (unsigned)ww_g1; ww_c.gridDimZ = (unsigned)ww_g2;")
         o.append("        ww_c.blockDimX = (unsigned)ww_b0; ww_c.blockDimY = (unsigned)ww_b1; ww_c.blockDimZ = (unsigned)ww_b2;")
         o.append(f"        ww_c.sharedMemBytes = (unsigned)ww_smem; ww_c.hStream = {stream}; ww_c.attrs = ww_a; ww_c.numAttrs = ww_n;")

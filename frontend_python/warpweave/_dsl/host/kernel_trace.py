@@ -273,7 +273,8 @@ class KernelLaunch:
             # The launch gives at least what the kernel's allocators carved (a run-time smem= is the caller's).
             smem = max(smem, carved)
         launch = Launch(name, params, grid_d, block_d, cluster_d if fallback_d is None else fallback_d, smem, stream)
-        launch.cooperative, launch.pdl = c.cooperative, c.use_pdl
+        for flag, value in (("cooperative", c.cooperative), ("pdl", c.use_pdl)):
+            setattr(launch, flag, _launch_flag(launch, flag, value))
         for name in ("launch_completion_event", "programmatic_event"):
             ev = getattr(c, name)
             if ev is not None:
@@ -290,6 +291,22 @@ class KernelLaunch:
         if any(not isinstance(x, int) for x in launch.cluster or ()):  # checked at each call against it
             launch.max_cluster_size = launch_limits.target_limits(st.target).get("max_cluster_size", 0)
         st.launches.append(launch)
+
+
+def _launch_flag(launch, name: str, value) -> bool:
+    """use_pdl= or cooperative= of a launch: a Python bool, a Boolean known while tracing, or a Boolean of the
+    arguments (CuTe DSL's `use_pdl: bool` parameter of a jit function), which becomes a derived symbol read at each
+    call (launch_plan.launch_flag): the launch then may have the attribute, and only calls where it holds do."""
+    keyword = "use_pdl" if name == "pdl" else name
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Numeric) and type(value).is_boolean:
+        if value.is_static:
+            return bool(value._v)
+        sid = host_program.derive_id(value, user_location(3), f"given to launch({keyword}=...)")
+        setattr(launch, name + "_symbol", sid)
+        return True
+    raise DSLTypeError(f"launch({keyword}=...) is True, False or a Boolean, got {value!r}", user_location(3))
 
 
 def _host_order(item):

@@ -107,3 +107,10 @@ def needs_launch_options(launch) -> bool:
     return bool(getattr(launch, "cooperative", False) or getattr(launch, "pdl", False)
                 or getattr(launch, "preferred_cluster", None) or getattr(launch, "launch_completion_event", None)
                 or getattr(launch, "programmatic_event", None))
+
+
+def launch_flag(launch, name: str, env) -> bool:
+    """The launch's cooperative or pdl for a call: fixed when traced, or the value at this call of the derived
+    symbol <name>_symbol (a Boolean argument of the jit function given to launch(...))."""
+    sid = getattr(launch, name + "_symbol", None)
+    return bool(env[sid]) if sid is not None else bool(getattr(launch, name, False))

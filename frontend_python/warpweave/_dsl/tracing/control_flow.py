@@ -18,7 +18,7 @@ from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError,
 from ..base.ir_values import Value
 from ..values import hooks
 from ..base import ir_values as ir_values_mod
-from . import dynamic_debug
+from . import dynamic_debug, region_scope
 from ..values.value_tree import (
     carries_ir_values, extract_mlir_values, new_from_mlir_values, tree_difference, type_tree,
 )
@@ -193,9 +193,11 @@ def _profile_str(p) -> str:
 
 
 def _holds_dsl_number(t) -> bool:
-    """A tuple with a DSL number (or a runtime integer) in it: carried element by element. Tuples of only Python
-    values (a tile shape) stay as they are and must not change."""
-    return isinstance(t, tuple) and any(isinstance(x, (Numeric, SymInt)) for x in _tuple_leaves(t))
+    """A tuple with a DSL number (or a runtime integer) in it: carried element by element. So is one with a Python
+    float, which no shape holds: running statistics a region starts from constants (`stats = (0.0, -inf)`, then
+    `stats = step(stats)` in a dynamic loop, as CuTe DSL's attention softmax does). Tuples of other Python values
+    (a tile shape) stay as they are and must not change."""
+    return isinstance(t, tuple) and any(isinstance(x, (Numeric, SymInt, float)) for x in _tuple_leaves(t))
 
 
 class _CarriedObject:
@@ -274,6 +276,15 @@ class _CarriedTuple:
         return out
 
 
+def _carry_set(o, values):
+    o._ww_carry_set(values)
+
+
+def _set_fields(o, fields):
+    o.__dict__.clear()
+    o.__dict__.update(fields)
+
+
 def _changes_in_place(obj) -> bool:
     """An object of the program's own class with CuTe DSL's IR-values protocol, which a region may change in place
     (a grid barrier's wait() flipping its phase): carried value by value, and its fields set from the region's."""
@@ -311,6 +322,10 @@ class _Carry:
         # advances and returns, `state = self.load(state, n)`) is carried as one: its values, not its name
         carried = set(self.index) | {i for i, _ in self.tuples}
         assigned = [v for i, v in enumerate(self.values) if i not in carried and not isinstance(v, type)]
+        # so is one held in a tuple the region assigns (pipeline participants the program passes around as a tuple
+        # of arguments, returned again by the helper that advanced them)
+        assigned += [x for v in self.values if isinstance(v, tuple) for x in _tuple_leaves(v)
+                     if hasattr(x, "_ww_carry_get") and not isinstance(x, type)]
         self.in_place = []  # (object, _CarriedObject, its fields before the region)
         for m in list(mutables) + assigned:
             # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
@@ -364,12 +379,19 @@ class _Carry:
     def _set_objects(self, ir_values):
         pos = 0
         for o, ts in zip(self.objects, self.object_types):
+            region_scope.note(o, list(o._ww_carry_get()), _carry_set)
             o._ww_carry_set([t.from_ir(x) for t, x in zip(ts, ir_values[pos:pos + len(ts)])])
             pos += len(ts)
         for o, co, _ in self.in_place:
             k = len(co.ir_types())
+            region_scope.note(o, dict(o.__dict__), _set_fields)
             o.__dict__.update(co.rebuild(ir_values[pos:pos + k]).__dict__)
             pos += k
+
+    def scope(self):
+        """The body of a region: objects nested regions change in place and this one does not carry are put back
+        at its end (region_scope.py)."""
+        return region_scope.Scope(list(self.objects) + [o for o, _, _ in self.in_place])
 
     def restore_objects(self):
         for o, vals in zip(self.objects, self.snapshot):
@@ -572,8 +594,9 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
         nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
         div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
         iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
-    results = body(iv, *carry.inner(block[1:]))
-    ys = carry.yields(results, lineno, "loop")
+    with carry.scope():
+        results = body(iv, *carry.inner(block[1:]))
+        ys = carry.yields(results, lineno, "loop")
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
@@ -608,7 +631,8 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     smem_before = k.smem_bytes
     _at_line(b, lineno)
     b.begin_region([])
-    ys = carry.yields(then_fn(*values), lineno, "if")
+    with carry.scope():
+        ys = carry.yields(then_fn(*values), lineno, "if")
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
@@ -618,7 +642,8 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
         k.smem_bytes = smem_before
     _at_line(b, lineno)
     b.begin_region([])
-    ys = carry.yields(else_fn(*values), lineno, "if")
+    with carry.scope():
+        ys = carry.yields(else_fn(*values), lineno, "if")
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
@@ -677,7 +702,8 @@ def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
     b.end_region()
     _at_line(b, lineno)
     after = b.begin_region(types)
-    ys = carry.yields(body_fn(*carry.inner(after)), lineno, "while loop")
+    with carry.scope():
+        ys = carry.yields(body_fn(*carry.inner(after)), lineno, "while loop")
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
