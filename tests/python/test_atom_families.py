@@ -34,6 +34,10 @@ _LATER_TARGETS = {"sm_90", "sm_103a"}
 # this CTA's shared memory (the sm_120a code of a shared::cluster one checks the address and calls out).
 _CHANGED = {f"hopper.tma.load.{r}d": ("ptx_template", ".shared::cluster.global.", ".shared::cta.global.")
             for r in range(1, 6)}
+# Blackwell's instruction descriptor says the block-scaled kinds added since (MXFP4, MXFP8) beside NVFP4's.
+_CHANGED["blackwell.tcgen05.make_instr_desc"] = (
+    "description", "(kind::mxf4nvf4; a_type e2m1, code 1)",
+    "(kind::mxf4nvf4 and mxf4: e2m1, code 1; kind::mxf8f6f4: e4m3 0, e5m2 1, either major)")
 
 
 def _project(e):
