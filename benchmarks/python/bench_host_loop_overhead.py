@@ -21,15 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_launch_overhead import RawLaunch, python_loop, round_robin  # noqa: E402
+from bench_launch_overhead import RawLaunch, python_loop, rerun_on_stand_in, round_robin  # noqa: E402
 
 N = 1 << 16
 PARTS = (1, 2, 4)
@@ -164,16 +162,9 @@ def measure_stub(calls: int) -> dict:
 
 def run_stub(calls: int, json_path) -> int:
     """measure_stub in a process of its own whose driver is the stand-in (built here with the C compiler)."""
-    if not os.environ.get("WW_MOCK_QUIET"):
-        sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "python"))
-        import aot_helpers
-
-        with tempfile.TemporaryDirectory() as tmp:
-            mock = aot_helpers.build_mock_driver(tmp)
-            env = dict(os.environ, WW_MOCK_QUIET="1", WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"))
-            env.setdefault("WARPWEAVE_ARCH", "sm_90a")
-            cmd = [sys.executable, os.path.abspath(__file__), "--stub", "--calls", str(calls)]
-            return subprocess.run(cmd + (["--json", json_path] if json_path else []), env=env).returncode
+    rc = rerun_on_stand_in(__file__, calls, json_path)
+    if rc is not None:
+        return rc
     r = measure_stub(calls)
     print(f"{'host side, stand-in driver':<28} {'us/call':>8}")
     for k, v in r.items():

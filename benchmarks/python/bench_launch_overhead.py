@@ -300,18 +300,27 @@ def measure_stub(calls: int) -> dict:
     return r
 
 
+def rerun_on_stand_in(script: str, calls: int, json_path):
+    """The exit code of `script --stub` run again in a process of its own whose driver is the stand-in (built here
+    with the C compiler); None in that process itself, which then measures."""
+    if os.environ.get("WW_MOCK_QUIET"):
+        return None
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "python"))
+    import aot_helpers
+
+    with tempfile.TemporaryDirectory() as tmp:
+        mock = aot_helpers.build_mock_driver(tmp)
+        env = dict(os.environ, WW_MOCK_QUIET="1", WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"))
+        env.setdefault("WARPWEAVE_ARCH", "sm_90a")
+        cmd = [sys.executable, os.path.abspath(script), "--stub", "--calls", str(calls)]
+        return subprocess.run(cmd + (["--json", json_path] if json_path else []), env=env).returncode
+
+
 def run_stub(calls: int, json_path) -> int:
     """measure_stub in a process of its own whose driver is the stand-in (built here with the C compiler)."""
-    if not os.environ.get("WW_MOCK_QUIET"):
-        sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "python"))
-        import aot_helpers
-
-        with tempfile.TemporaryDirectory() as tmp:
-            mock = aot_helpers.build_mock_driver(tmp)
-            env = dict(os.environ, WW_MOCK_QUIET="1", WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"))
-            env.setdefault("WARPWEAVE_ARCH", "sm_90a")
-            cmd = [sys.executable, os.path.abspath(__file__), "--stub", "--calls", str(calls)]
-            return subprocess.run(cmd + (["--json", json_path] if json_path else []), env=env).returncode
+    rc = rerun_on_stand_in(__file__, calls, json_path)
+    if rc is not None:
+        return rc
     r = measure_stub(calls * 10)
     print(f"{'host side, stand-in driver':<28} {'us/call':>8}")
     for k, v in r.items():
