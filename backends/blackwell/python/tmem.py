@@ -14,6 +14,7 @@ lane and column: every thread passes the same one) and a load waits for its regi
 from __future__ import annotations
 
 import itertools
+import re
 
 import copy as _copy
 import enum
@@ -642,7 +643,12 @@ class TmemAllocator:
 
     def __init__(self, alloc_result_dst_smem_ptr, barrier_for_retrieve, allocator_warp_id: int = 0,
                  is_two_cta: bool = False, num_allocated_columns: int = 0, two_cta_tmem_dealloc_mbar_ptr=None,
-                 *, loc=None, ip=None):
+                 arch: str = "sm_100", *, loc=None, ip=None):
+        # arch names the generation whose tensor memory is allocated (CuTe DSL's spelling, e.g. "sm_100"): every
+        # datacenter Blackwell has the same 512 columns, so it only has to name one of them
+        if not (isinstance(arch, str) and re.fullmatch(r"sm_1(0[0-9]|1[0-9])[af]?", arch)):
+            raise ext.user_error(f"TmemAllocator(arch={arch!r}): tensor memory exists on sm_100 to sm_119 "
+                                 "(datacenter Blackwell), named like 'sm_100'", ext.DSLValueError)
         ptr = getattr(alloc_result_dst_smem_ptr, "iterator", alloc_result_dst_smem_ptr)
         if getattr(ptr, "memspace", None) != "smem" or ptr.dtype.width != 32:
             raise ext.user_error(f"TmemAllocator: the allocation's address is written to a 32-bit shared-memory "
