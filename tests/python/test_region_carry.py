@@ -2,7 +2,11 @@
 `stats = (0.0, -inf)` and then `stats = step(stats)` in a loop, as CuTe DSL's attention softmax writes them); and
 an object a helper changes in place inside a loop of its own, called in a branch that does not carry it (a tile
 scheduler handed to a per-warp helper): the caller's object keeps what it held before the branch, as in CuTe DSL,
-where the helper's loop rebinds the helper's name, so that a sibling branch or code after the `if` can use it."""
+where the helper's loop rebinds the helper's name, so that a sibling branch or code after the `if` can use it. The
+same holds for the objects such an object holds that change in place too (a scheduler's own pipeline state): a
+branch that advances them leaves them as they were for its sibling and for the code after it."""
+import re
+
 import numpy as np
 import pytest
 
@@ -84,3 +88,111 @@ def test_an_object_a_helper_changes_in_a_branch_is_the_callers_again_after_it():
     with target("sm_80"):
         cute.compile(h, from_dlpack(np.zeros(4, np.int32)), 3)
     assert all(a is b for a, b in zip(seen["after"], seen["before"]))
+
+
+# --- an object of the program's own that holds a pipeline state and advances it itself ---------------------------
+# (a persistent tile scheduler with its own fetch pipeline, QuACK's: the warp groups' `if` advances it for the second
+# one only; the state is changed in place, inside the scheduler, by a branch that carries the scheduler)
+
+class _Sched:
+    def __init__(self, count, state):
+        self.count = count
+        self.state = state
+
+    def advance(self):
+        self.count = self.count + 1
+        self.state.advance()
+
+    def __extract_mlir_values__(self):
+        from warpweave.cutlass_dsl import extract_mlir_values
+        return extract_mlir_values(self.count) + extract_mlir_values(self.state)
+
+    def __new_from_mlir_values__(self, values):
+        from warpweave.cutlass_dsl import new_from_mlir_values
+        return _Sched(new_from_mlir_values(self.count, values[:1]), new_from_mlir_values(self.state, values[1:]))
+
+
+def sched_in_a_branch(seen=None):
+    @cute.kernel
+    def k(g: cute.Tensor, start: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        sched = _Sched(cutlass.Int32(0), pipeline.PipelineState(4, cutlass.Int32(0), start, cutlass.Int32(0)))
+        inner = sched.state
+        if seen is not None:
+            seen["before"] = (inner.index, inner.phase, inner.count)
+        if tidx >= 16:
+            sched.advance()
+        else:
+            g[32 + tidx] = sched.state.index  # the sibling branch starts from the state before the if
+        if seen is not None:
+            seen["after"] = (inner.index, inner.phase, inner.count)
+        g[tidx] = sched.state.index + 4 * sched.state.phase + 16 * sched.count
+
+    @cute.jit
+    def h(g: cute.Tensor, start: cutlass.Int32):
+        k(g, start).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    return h
+
+
+def test_a_state_an_object_advances_inside_its_branch_does_not_reach_the_other_branch_or_past_the_if():
+    seen = {}
+    with target("sm_80"):
+        c = cute.compile(sched_in_a_branch(seen), from_dlpack(np.zeros(64, np.int32)), cutlass.Int32(3))
+    # one scf.if, which yields the scheduler's four values (its count, its state's count, index and phase)
+    assert c.ir.count('"scf.if"') == 1 and re.search(r'(%\d+, ){3}%\d+ = "scf.if"', c.ir), c.ir
+    # the state object the scheduler held before the if holds what it held then (the scheduler itself is made
+    # again of the if's results)
+    assert all(a is b for a, b in zip(seen["after"], seen["before"])), seen
+
+
+@requires_gpu
+def test_a_state_an_object_advances_inside_its_branch_on_the_gpu():
+    import torch
+
+    for start in (0, 3):
+        g = torch.full((64,), -1, dtype=torch.int32, device="cuda")
+        cute.compile(sched_in_a_branch(), from_dlpack(g), cutlass.Int32(start))(from_dlpack(g), cutlass.Int32(start))
+        torch.cuda.synchronize()
+        got = g.cpu().tolist()
+        nxt = (start + 1) % 4
+        advanced = nxt + 4 * (1 if start == 3 else 0) + 16
+        assert got[:16] == [start] * 16 and got[16:32] == [advanced] * 16, (start, got)
+        assert got[32:48] == [start] * 16, (start, got)
+
+
+@cute.jit
+def _drain(args, n: cutlass.Int32):
+    sched, state = args  # in a tuple: the caller's branch carries neither
+    for i in cutlass.range(n, unroll=1):  # carries the scheduler, with the state it holds
+        sched.advance()
+    state.advance()  # the state the scheduler held before that loop, changed by the branch itself,
+    for i in cutlass.range(n, unroll=1):  # then carried by a loop of its own
+        state.advance()
+
+
+def test_a_helpers_loops_over_an_object_and_its_state_leave_both_as_before_the_branch():
+    seen = {}
+
+    @cute.kernel
+    def k(g: cute.Tensor, start: cutlass.Int32, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        sched = _Sched(cutlass.Int32(0), pipeline.PipelineState(4, cutlass.Int32(0), start, cutlass.Int32(0)))
+        inner = sched.state
+        seen["before"] = (sched.count, inner.index, inner.phase, inner.count)
+        if tidx == 0:
+            _drain((sched, inner), n)
+            g[0] = sched.state.index + 16 * sched.count
+        else:
+            g[1] = sched.state.index + 16 * sched.count
+        seen["after"] = (sched.count, inner.index, inner.phase, inner.count)
+        seen["held"] = sched.state is inner
+        g[2] = inner.index + sched.state.phase
+
+    @cute.jit
+    def h(g: cute.Tensor, start: cutlass.Int32, n: cutlass.Int32):
+        k(g, start, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_80"):
+        cute.compile(h, from_dlpack(np.zeros(4, np.int32)), cutlass.Int32(1), cutlass.Int32(3))
+    assert seen["held"] and all(a is b for a, b in zip(seen["after"], seen["before"])), seen

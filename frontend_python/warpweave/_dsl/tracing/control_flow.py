@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import builtins
 import math
-import sys
 
 from ..base import trace
-from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, is_user_file, user_location
+from ..base.errors import DSLNotImplementedError, DSLRuntimeError, DSLTypeError, user_location
 from ..base.ir_values import Value
 from ..values import hooks
 from ..base import ir_values as ir_values_mod
@@ -276,27 +275,6 @@ class _CarriedTuple:
         return out
 
 
-def _carry_set(o, values):
-    o._ww_carry_set(values)
-
-
-def _set_fields(o, fields):
-    o.__dict__.clear()
-    o.__dict__.update(fields)
-
-
-def _changes_in_place(obj) -> bool:
-    """An object of the program's own class with CuTe DSL's IR-values protocol, which a region may change in place
-    (a grid barrier's wait() flipping its phase): carried value by value, and its fields set from the region's."""
-    t = type(obj)
-    if isinstance(obj, type) or not hasattr(obj, "__dict__") or not carries_ir_values(obj):
-        return False
-    source = getattr(sys.modules.get(t.__module__), "__file__", None)
-    if source is None:  # a class of a notebook's cell or of exec'd code: where its methods were written
-        source = next((f.__code__.co_filename for f in vars(t).values() if hasattr(f, "__code__")), None)
-    return bool(source) and is_user_file(source)
-
-
 class _Carry:
     """Which variables a region carries, with their types; and the objects it may change in place (a pipeline
     state's advance()), carried through their _ww_carry_get / _ww_carry_set values, or, for the program's own
@@ -326,7 +304,7 @@ class _Carry:
         # of arguments, returned again by the helper that advanced them)
         assigned += [x for v in self.values if isinstance(v, tuple) for x in _tuple_leaves(v)
                      if hasattr(x, "_ww_carry_get") and not isinstance(x, type)]
-        self.in_place = []  # (object, _CarriedObject, its fields before the region)
+        self.in_place = []  # (object, _CarriedObject, what it held before the region: region_scope.state)
         for m in list(mutables) + assigned:
             # A receiver not defined before the region (one made under a false const_expr, say) is not carried;
             # asking it for its attributes would report it as used.
@@ -335,12 +313,15 @@ class _Carry:
             if hasattr(m, "_ww_carry_get"):
                 if not any(m is o for o in self.objects):
                     self.objects.append(m)
-            elif any(m is x for x in mutables) and _changes_in_place(m) and not any(m is o for o, _, _ in self.in_place):
+            elif any(m is x for x in mutables) and region_scope.changes_in_place(m) \
+                    and not any(m is o for o, _, _ in self.in_place):
                 # made again of its values as they are here, so that its constants are materialized once, before
                 # the region, and not in each of its blocks
                 template = new_from_mlir_values(m, extract_mlir_values(m))
-                self.in_place.append((m, _CarriedObject(type(m).__name__, template), dict(m.__dict__)))
+                self.in_place.append((m, _CarriedObject(type(m).__name__, template), region_scope.state(m)))
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
+        for o in self.objects + [o for o, _, _ in self.in_place]:
+            region_scope.note(o)
         self.object_types = [[type(x) for x in vals] for vals in self.snapshot]
         self.depth = dynamic_debug.enter()
 
@@ -379,26 +360,24 @@ class _Carry:
     def _set_objects(self, ir_values):
         pos = 0
         for o, ts in zip(self.objects, self.object_types):
-            region_scope.note(o, list(o._ww_carry_get()), _carry_set)
             o._ww_carry_set([t.from_ir(x) for t, x in zip(ts, ir_values[pos:pos + len(ts)])])
             pos += len(ts)
         for o, co, _ in self.in_place:
             k = len(co.ir_types())
-            region_scope.note(o, dict(o.__dict__), _set_fields)
             o.__dict__.update(co.rebuild(ir_values[pos:pos + k]).__dict__)
             pos += k
 
     def scope(self):
-        """The body of a region: objects nested regions change in place and this one does not carry are put back
-        at its end (region_scope.py)."""
-        return region_scope.Scope(list(self.objects) + [o for o, _, _ in self.in_place])
+        """The body of a region: objects nested regions change in place are put back at its end (region_scope.py)."""
+        return region_scope.Scope()
 
     def restore_objects(self):
+        """The objects the region carries as they were before it, with the objects in their fields that change in
+        place (a branch that advanced a scheduler's own pipeline state leaves that state as it was too)."""
         for o, vals in zip(self.objects, self.snapshot):
             o._ww_carry_set(vals)
-        for o, _, fields in self.in_place:
-            o.__dict__.clear()
-            o.__dict__.update(fields)
+        for _, _, held in self.in_place:
+            region_scope.put_back(held)
 
     def inner(self, block_args):
         vals = list(self.values)
@@ -647,6 +626,7 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     _at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
+    carry.restore_objects()  # set from the if's results next; until then as before it, not as the else left them
     k.smem_bytes = max(k.smem_bytes, smem_then)
     outs = b.op("scf.if", [c], carry.ir_types(), num_regions=2)
     return carry.outputs(outs, lineno)
