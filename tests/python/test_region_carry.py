@@ -196,3 +196,56 @@ def test_a_helpers_loops_over_an_object_and_its_state_leave_both_as_before_the_b
     with target("sm_80"):
         cute.compile(h, from_dlpack(np.zeros(4, np.int32)), cutlass.Int32(1), cutlass.Int32(3))
     assert seen["held"] and all(a is b for a, b in zip(seen["after"], seen["before"])), seen
+
+
+# --- a pipeline state a helper advances by a run-time count and returns, in a branch ------------------------------
+# (CuTe DSL's sm_120 ping-pong GEMM: `state = self.advance(state, k_tiles)` under `if warp_group_idx == 1`, then
+# the state waited on in the loop after the branch). The state gives CuTe DSL's IR-values protocol too, for a
+# library's objects that hold one; the variable holding it is still carried as the object it is.
+
+class _Holder:
+    """Holds the state and advances it in place, returning it (as PipelineOrder.arrive(state) does)."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def arrive(self, state):
+        self.state.advance()
+        return self.state
+
+
+class _Stepper:
+    @cute.jit
+    def advance(self, state, iterations):
+        # a pass over the ring flips the phase; the fields set in place under run-time conditions
+        if iterations < state.stages and state._index + iterations >= state.stages:
+            state._phase ^= 1
+        if iterations >= state.stages and (state._index + iterations) // state.stages % 2 == 1:
+            state._phase ^= 1
+        state._index = (state._index + iterations) % state.stages
+        state._count += iterations
+        return state
+
+
+def test_a_pipeline_state_a_helper_advances_in_a_branch_is_carried_by_the_branch():
+    @cute.kernel
+    def k(out: cute.Tensor, n: cutlass.Int32, group: cutlass.Int32):
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 3)
+        held = _Holder(state)  # another name for the same state (PipelineOrder.state, say)
+        if group == 1:
+            state = _Stepper().advance(state, n)
+        i = cutlass.Int32(0)
+        while i < n:
+            out[i] = cutlass.Float32(state.index * 2 + state.phase)
+            state = held.arrive(state)
+            i += 1
+        out[7] = cutlass.Float32(held.state.index)  # the same object: what the loop left it
+
+    @cute.jit
+    def h(out: cute.Tensor, n: cutlass.Int32, group: cutlass.Int32):
+        k(out, n, group).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    with target("sm_80"):
+        c = cute.compile(h, from_dlpack(np.zeros(8, np.float32)), cutlass.Int32(3), cutlass.Int32(1))
+    # the branch yields the state's values to the loop after it, which waits on them
+    assert '"scf.if"' in c.ir and ("scf.for" in c.ir or "scf.while" in c.ir)

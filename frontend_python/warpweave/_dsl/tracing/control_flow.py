@@ -293,7 +293,9 @@ class _Carry:
                 self.types.append(t)
             elif _holds_dsl_number(v):
                 self.tuples.append((i, _CarriedTuple(names[i], v)))
-            elif not isinstance(v, Undefined) and carries_ir_values(v):
+            elif not isinstance(v, Undefined) and carries_ir_values(v) and not hasattr(type(v), "_ww_carry_get"):
+                # (warpweave's own objects changed in place, a pipeline state, keep their identity: carried below,
+                # though they give the IR-values protocol too, for a library's objects holding them)
                 self.tuples.append((i, _CarriedObject(names[i], v)))
         self.objects = []
         # a variable the region assigns that holds an object changed in place (a pipeline state that a helper
