@@ -11,11 +11,11 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave import utils
+from warpweave import _core, utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import fresh_compilations, line_in, target  # noqa: F401
+from dsl_helpers import fresh_compilations, line_in, sass_opcodes, target  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("fresh_compilations")
 THIS = os.path.abspath(__file__)
@@ -53,6 +53,12 @@ def test_add_is_one_reduce_instruction_per_box(arch):
     red = re.findall(r"cp\.reduce\.async\.bulk\.tensor\.(\d)d\.global\.shared::cta\.(\w+)\.bulk_group", ptx)
     assert red and set(red) == {("2", "add")}, ptx
     assert "cp.async.bulk.tensor.2d.global.shared::cta" not in ptx  # not a plain store
+
+
+@pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
+def test_the_machine_code_is_the_tma_reduction():
+    ops = sass_opcodes(_reduce_program(cpasync.CopyReduceBulkTensorTileS2GOp()).cubin)
+    assert any(o.startswith("UTMAREDG.2D") for o in ops) and not any(o.startswith("UTMASTG") for o in ops), ops
 
 
 @pytest.mark.parametrize("kind,dtype,qual", [(cpasync.ReductionOp.MAX, np.int32, "max"),
