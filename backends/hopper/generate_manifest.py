@@ -327,8 +327,9 @@ def tma_entries():
         out.append(atom(
             f"hopper.tma.reduce.{r}d", "COPY",
             description=(f"TMA tile reduction store, {r}-D: combines shared memory at src into the box at coords "
-                         "with op (add by default; min, max, inc, dec, and, or, xor where the tensor map's type "
-                         "allows). " + TMA_STORE_COORDS + TMA_HOST_DOC),
+                         "with op (add by default; min, max, inc, dec, and, or, xor), per the tensor map's type: "
+                         "add f16, bf16, f32, s32, u32, u64; min and max f16, bf16, s32, u32, s64, u64; inc and dec "
+                         "u32; and, or, xor s32, u32, s64, u64. " + TMA_STORE_COORDS + TMA_HOST_DOC),
             python_name="cpasync.CopyReduceBulkTensorTileS2GOp", python_params={"rank": str(r)}, thr_id="1:1",
             operands=store_ops,
             attributes=[attribute("op", type_="string",

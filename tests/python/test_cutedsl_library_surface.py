@@ -66,12 +66,12 @@ def test_cutedsl_names_of_backend_operations():
 def reduce_store_host(t: cute.Tensor):
     smem = cute.make_layout((16, 16), stride=(16, 1))
     cute.nvgpu.cpasync.make_tiled_tma_atom(  # BADR
-        cute.nvgpu.cpasync.CopyReduceBulkTensorTileS2GOp(cute.nvgpu.cpasync.ReductionOp.ADD), t, smem, (16, 16))
+        cute.nvgpu.cpasync.CopyReduceBulkTensorTileS2GOp(cute.nvgpu.cpasync.ReductionOp.MIN), t, smem, (16, 16))
 
 
-def test_a_tma_reduction_store_is_refused_at_the_users_line_not_made_a_store():
+def test_a_tma_reduction_the_type_lacks_is_refused_at_the_users_line():
     t = make_fake_tensor(cutlass.Float32, (64, 64), (64, 1), assumed_align=16)
-    with pytest.raises(NotImplementedError, match="TMA reduction store") as e, target("sm_90a"):
+    with pytest.raises(TypeError, match="reduction MIN does not combine Float32") as e, target("sm_90a"):
         cute.compile(reduce_store_host, t)
     assert e.value.location == (THIS, line_in(THIS, "# BADR"))
 

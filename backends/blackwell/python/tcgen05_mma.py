@@ -480,10 +480,15 @@ class TmemKind(ext.OperandKind):
                                  "tensor as d and c", ext.DSLValueError)
 
     def make_fragment(self, atom_id, operand, tensor, dtype):
+        m, n, k, cta = atom_geometry(atom_id)
         if hasattr(tensor, "iterator"):
             self.check_fragment(atom_id, {**operand, "name": "a"}, tensor)
-            return tensor
-        m, n, k, cta = atom_geometry(atom_id)
+            if operand["name"] != "a":
+                return tensor
+            # As CuTe DSL's, A of a tensor in tensor memory (its shape typically that of a shared-memory layout of
+            # A, as attention's P) is laid out from the tensor's shape alone, at the tensor's address.
+            return cute.make_tensor(tensor.iterator, tmem_layouts.a_operand_layout(m, k, cta, tensor.shape,
+                                                                                   dtype.width))
         if operand["name"] == "a":
             # laid out from the shape alone (its address comes with cute.make_tensor over an allocated pointer)
             layout = tmem_layouts.a_operand_layout(m, k, cta, tensor, dtype.width)

@@ -57,3 +57,28 @@ def test_a_fragment_refuses_what_tensor_memory_cannot_hold_or_a_shape_of_another
         _fragment(cutlass.Float16, 128, 64, 1, shape=((128, 16), 1, 8, 9))
     with pytest.raises(ValueError, match="does not start with one instruction's A"):
         _fragment(cutlass.Float16, 128, 64, 1, shape=((64, 16), 1, 2))
+
+
+def test_a_fragment_of_a_tensor_memory_tensor_is_laid_out_from_its_shape_at_its_address():
+    """Attention's backward pass makes P's fragment from a tensor-memory tensor of A's shared-memory layout: CuTe DSL
+    4.8.1 gives ((128,16),1,(4,2),1):((131072,1),0,(16,64),0) for this one, the strides of the given layout unused."""
+    got = {}
+
+    @cute.kernel
+    def k():
+        op = t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, 128, 16), t.CtaGroup.ONE, t.OperandSource.TMEM,
+                            t.OperandMajorMode.K, t.OperandMajorMode.MN)
+        tm = cute.make_tiled_mma(op)
+        smem_like = cute.make_layout(((128, 16), 1, (4, 2), 1), stride=((64, 1), 0, (16, 8192), 0))
+        ptr = cute.make_ptr(cutlass.Float16, 0, cute.AddressSpace.tmem)
+        p = cute.make_tensor(ptr, smem_like)
+        a = tm.make_fragment_A(p)
+        got.update(layout=str(a.layout), same_place=a.iterator is p.iterator)
+
+    @cute.jit
+    def f():
+        k().launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+    with target("sm_100a"):
+        cute.compile(f)
+    assert got == dict(layout="((128,16),1,(4,2),1):((131072,1),0,(16,64),0)", same_place=True)

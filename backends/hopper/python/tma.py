@@ -83,17 +83,45 @@ def _swizzle_bytes(layout, ebytes: int, pack: int = 1) -> int:
     return 16 << b
 
 
+def _is_reduce(op) -> bool:
+    return "Reduce" in _name(op)
+
+
 def _kind(op) -> str:
-    return "multicast" if _is_multicast(op) else "load" if _is_load(op) else "store"
+    return ("multicast" if _is_multicast(op) else "load" if _is_load(op) else "reduce" if _is_reduce(op)
+            else "store")
+
+
+# The tensor map's data types each reduction combines (PTX ISA, cp.reduce.async.bulk.tensor): others are refused
+# when the atom is made rather than left to ptxas or to the hardware.
+_REDUCE_TYPES = {"add": ("f16", "bf16", "f32", "s32", "u32", "u64"),
+                 "min": ("f16", "bf16", "s32", "u32", "s64", "u64"),
+                 "max": ("f16", "bf16", "s32", "u32", "s64", "u64"),
+                 "inc": ("u32",), "dec": ("u32",),
+                 "and": ("s32", "u32", "s64", "u64"), "or": ("s32", "u32", "s64", "u64"),
+                 "xor": ("s32", "u32", "s64", "u64")}
+
+
+def _reduce_qualifier(op, tma_type: str, type_name: str):
+    """The instruction's op qualifier of a reduction op (None for other ops), checked against the element type."""
+    if not _is_reduce(op):
+        return None
+    kind = getattr(op, "reduction_op", ReductionOp.ADD)
+    q = kind.name.lower()
+    if tma_type not in _REDUCE_TYPES[q]:
+        takes = ", ".join(n for n, t in _TMA_TYPES.items() if t in _REDUCE_TYPES[q] and n != "TFloat32")
+        raise ext.user_error(f"make_tiled_tma_atom: a TMA reduction {kind.name} does not combine {type_name} values "
+                             f"(it takes {takes})", ext.DSLTypeError)
+    return q
 
 
 def _select(kind: str, rank: int) -> tuple:
     """(backend, entry) of the TMA instruction of a kind ("load", "multicast", "store") and rank on the target."""
     params = {"rank": rank}
-    if kind != "store":
+    if kind in ("load", "multicast"):
         params["cta_group"] = 1
     name = {"load": "cpasync.CopyBulkTensorTileG2SOp", "multicast": "cpasync.CopyBulkTensorTileG2SMulticastOp",
-            "store": "cpasync.CopyBulkTensorTileS2GOp"}[kind]
+            "store": "cpasync.CopyBulkTensorTileS2GOp", "reduce": "cpasync.CopyReduceBulkTensorTileS2GOp"}[kind]
     return ext.select_instruction(name, params)
 
 
@@ -113,6 +141,7 @@ class TmaCopyAtom:
         self.swizzle = swizzle
         self.value_type = element_type
         self.pack = 1                     # elements per byte: 2 for packed 4-bit types, moved as bytes
+        self.reduce_op = None             # a reduction store's op qualifier ("add", ...)
 
     def __repr__(self):
         return (f"TmaCopyAtom({_name(self.op)}, {self.element_type.__name__}, box {self.box}, "
@@ -168,14 +197,14 @@ class TmaCopyAtom:
             raise ext.user_error("cute.copy: mcast_mask= needs a multicast TMA atom "
                                  "(CopyBulkTensorTileG2SMulticastOp)", ext.DSLTypeError)
         mask = cutlass.Int32(mcast_mask).ir() if multicast else None
-        self.issue_boxes(src, dst, tma_bar_ptr, "multicast" if multicast else "load" if load else "store", mask,
-                         tma_desc_ptr=tma_desc_ptr)
+        self.issue_boxes(src, dst, tma_bar_ptr, "multicast" if multicast else "load" if load else _kind(self.op),
+                         mask, tma_desc_ptr=tma_desc_ptr)
 
     def issue_boxes(self, src, dst, tma_bar_ptr, kind, mask, issuer=None, tma_desc_ptr=None):
         """Issues the copy's boxes from one elected lane; with issuer (a box index -> condition), box k only where
         issuer(k) holds (the CTAs of a multicast group share the boxes out, see tma_block_copy.py); through the
         tensor map at tma_desc_ptr where given, else the atom's own."""
-        load = kind != "store"
+        load = kind in ("load", "multicast")
         coords_t, smem_t = (src, dst) if load else (dst, src)
         b = ext.builder()
         backend, entry = self._entry(kind)
@@ -242,7 +271,7 @@ class TmaCopyAtom:
                         inputs["cta_mask"] = [mask]
                 else:
                     inputs = {"tmap": [tmap], "src": [addr], "coords": coords}
-                ext.emit_instruction(b, backend, entry, inputs)
+                ext.emit_instruction(b, backend, entry, inputs, {"op": self.reduce_op} if self.reduce_op else None)
             if issuer is None:
                 one()
             else:
@@ -258,15 +287,10 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     the encoder's attributes (by default a host argument of gmem_tensor, made in host code; a kernel that makes
     its atoms itself passes the parameter slot it claims)."""
     name = _name(op)
-    if "Reduce" in name:
-        # the manifest has the reduce instructions (hopper.tma.reduce.*), their atoms are not built yet: refused
-        # here rather than copied as a plain store
-        raise ext.user_error(f"make_tiled_tma_atom: {name} (a TMA reduction store) is not supported by the Hopper "
-                             "backend yet; reduce through registers, or store with CopyBulkTensorTileS2GOp",
-                             ext.DSLNotImplementedError)
     if not (name.endswith("G2SOp") or name.endswith("G2SMulticastOp") or name.endswith("S2GOp")):
         raise ext.user_error(f"make_tiled_tma_atom: {op!r} is not a TMA tile operation (CopyBulkTensorTileG2SOp, "
-                             "CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileS2GOp)", ext.DSLTypeError)
+                             "CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileS2GOp, "
+                             "CopyReduceBulkTensorTileS2GOp)", ext.DSLTypeError)
     num_multicast = _static(num_multicast, "num_multicast")
     if num_multicast < 1 or (num_multicast > 1 and not _is_multicast(op)):
         raise ext.user_error(f"make_tiled_tma_atom: num_multicast={num_multicast} needs "
@@ -278,10 +302,12 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     tma_type = "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
     if tma_type is None:
         raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
+    reduce_op = _reduce_qualifier(op, "u8" if pack == 2 else tma_type, et.__name__)
     if tma_blocked.is_blocked(gmem_tensor):
         atom, coords = tma_blocked.blocked_atom(
             op, gmem_tensor, _first_stage(smem_layout, 2), _tile_of_identity_tiler(cta_tiler), num_multicast,
             internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom)
+        atom.reduce_op = reduce_op
         return cute.nvgpu.cpasync.TmaInfo(atom, coords, smem_layout)
     ebytes = max(1, et.width // 8)
     cta_tiler = _tile_of_identity_tiler(cta_tiler)
@@ -419,6 +445,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     smem_bytes = cute.size(outer) * ebytes // pack
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
     atom.pack = pack
+    atom.reduce_op = reduce_op
     atom.rows_mode = o
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
