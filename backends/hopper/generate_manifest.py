@@ -811,9 +811,29 @@ def dsmem_primitives():
     return out
 
 
+def red_vector_primitives():
+    """Vector reductions into global memory without a result (sm_90 PTX): n f32 added to n consecutive words in
+    one instruction, each word's add atomic on its own (not the n as a whole), what split-K's partial sums use."""
+    out = []
+    for n in (2, 4):
+        out.append(primitive(
+            f"hopper.red.global.add.v{n}.f32", "OTHER",
+            description=(f"red.{{sem}}.{{scope}}.global.add.v{n}.f32: adds the {n} f32 of value to the {n} words at "
+                         f"addr ({4 * n}-byte aligned), each atomically, without a result"),
+            python_name="primitives.red_vector", python_params={"width": str(n)},
+            operands=[operand("addr", "GMEM_ADDRESS", "IN"),
+                      operand("value", "REGISTERS", "IN", element_type="f32", values=n, registers=n,
+                              register_type="f32")],
+            attributes=[attribute("sem", type_="string", allowed=("relaxed", "release"), default="relaxed"),
+                        attribute("scope", type_="string", allowed=("cta", "cluster", "gpu", "sys"), default="gpu")],
+            ptx_template=f"red.{{sem}}.{{scope}}.global.add.v{n}.f32 [$0], {{{regs(1, n)}}};",
+            constraints="l," + ",".join(["f"] * n), has_side_effects=True, sass_opcodes=["REDG.E.ADD.F32x" + str(n)]))
+    return out
+
+
 def render() -> str:
     blocks = stmatrix_atoms() + [b for b in tma_entries()] + other_primitives() \
-        + grid_dependency_primitives() + dsmem_primitives() + experimental_sync_primitives() \
+        + grid_dependency_primitives() + dsmem_primitives() + red_vector_primitives() + experimental_sync_primitives() \
         + experimental_tma_primitives()
     # atoms first, then primitives, each group in generation order
     atoms = [b for b in blocks if b.startswith("atoms {")]

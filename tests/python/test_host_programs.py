@@ -416,6 +416,27 @@ def test_ir_ops_on_host_values_are_computed_at_each_call(stand_in):
 
 
 @cute.jit
+def static_ceil_log2s(x: cute.Tensor, out: list):
+    # ctlz of IR values of constants of the host side: known while tracing, so they stay constants
+    out += [_ceil_log2(v) for v in (1, 2, 3, 4, 5, 1 << 30, (1 << 30) + 1, (1 << 31) - 1)]
+
+
+def test_ir_ops_on_host_constants_are_constants():
+    out = []
+    with target("sm_80"):
+        cute.compile(static_ceil_log2s, from_dlpack(np.zeros(8, np.float32)), out)
+    assert all(type(r) is cutlass.Int32 and r.is_static for r in out)
+    assert [r.value for r in out] == [max(v - 1, 0).bit_length() for v in (1, 2, 3, 4, 5, 1 << 30, (1 << 30) + 1,
+                                                                            (1 << 31) - 1)]
+
+
+@cute.jit
+def host_constant_ir_not_on_host(x: cute.Tensor):
+    v = cutlass.Float32(2.0).ir_value()
+    llvm.inline_asm(cutlass.Float32.mlir_type, [v], "mov.b32 $0, $1;", "=f,f")  # device code on a host value
+
+
+@cute.jit
 def host_ir_not_on_host(x: cute.Tensor):
     v = cutlass.Float32(cute.size(x, mode=[0])).ir_value()
     llvm.inline_asm(cutlass.Float32.mlir_type, [v], "mov.b32 $0, $1;", "=f,f")  # device code on a host value
@@ -425,6 +446,9 @@ def test_an_ir_op_the_host_cannot_compute_is_an_error_at_its_line():
     with target("sm_80"), pytest.raises(DSLError, match=r"test_host_programs.py:\d+: llvm.inline_asm on a value of "
                                                          r"the host side"):
         cute.compile(host_ir_not_on_host, from_dlpack(np.zeros(8, np.float32)).mark_layout_dynamic())
+    with target("sm_80"), pytest.raises(DSLError, match=r"test_host_programs.py:\d+: llvm.inline_asm on a value of "
+                                                         r"the host side"):
+        cute.compile(host_constant_ir_not_on_host, from_dlpack(np.zeros(8, np.float32)))
 
 
 # --- a NamedTuple argument holding DSL numbers ----------------------------------------------------------------------

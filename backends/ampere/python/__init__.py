@@ -2,6 +2,7 @@
 
 - adapters.py (run on load): CuTe DSL's names of this backend's operations where they differ from the manifest's
   (cute.nvgpu.warp.MmaFP8Op, the sm_89 fp8 mma.sync, over the manifest's warp.MmaF8Op);
+- arch_ops.py: cute.arch.lop3 and cute.arch.red with CuTe DSL's signatures;
 - primitives.py: cutlass.experimental.primitives whose signatures adapt onto this backend's instructions
   (shfl_sync, vote_sync, redux_sync, red, cp.async ones).
 It imports warpweave's public modules and warpweave.ext only.

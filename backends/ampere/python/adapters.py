@@ -27,3 +27,9 @@ from . import primitives as _primitives  # noqa: E402
 
 for _name, _f in _primitives.NAMES.items():
     ext.register_python_name(f"primitives.{_name}", _f)
+
+# cute.arch: the names whose CuTe DSL signature adapts onto this backend's entries
+from . import arch_ops as _arch_ops  # noqa: E402
+
+for _name, _f in _arch_ops.NAMES.items():
+    ext.register_python_name(f"arch.{_name}", _f)

@@ -164,6 +164,7 @@ _RED_TYPES = {"f16": (16, cutlass.Float16), "bf16": (16, cutlass.BFloat16), "f32
 _RED_OPS = {"add": ("u32", "s32", "u64", "f32", "f64", "f16", "bf16"), "min": ("u32", "s32", "u64", "s64"),
             "max": ("u32", "s32", "u64", "s64"), "and": ("b32", "b64"), "or": ("b32", "b64"),
             "xor": ("b32", "b64"), "inc": ("u32",), "dec": ("u32",)}
+RED_TYPES = _RED_TYPES  # the types red takes, for cute.arch.red's IR values
 _RED_SPACES = {"gmem": ("global", "i64"), "smem": ("shared::cta", "i32"), "dsmem": ("shared::cluster", "i32")}
 
 

@@ -54,6 +54,7 @@ PRIMITIVES = (
     TENSORMAP_REPLACE +
     [f"hopper.tma.prefetch.{r}d" for r in range(1, 6)] +
     ["hopper.st_async.b32", "hopper.st_async.b64"] +
+    ["hopper.red.global.add.v2.f32", "hopper.red.global.add.v4.f32"] +   # cute.arch.red's vector form
     # cutlass.experimental.primitives' own forms (python/primitives.py adapts their signatures)
     ["hopper.bulk.global.shared_cta", "hopper.bulk.prefetch", "hopper.bulk.shared_cluster.global",
      "hopper.bulk.shared_cluster.shared_cta", "hopper.fence.proxy.tensormap.acquire",

@@ -10,6 +10,7 @@ denormals flushed to zero.
 from __future__ import annotations
 
 import builtins as _builtins
+import enum as _enum
 import math as _pymath
 
 from ..base import trace
@@ -123,19 +124,72 @@ def _host_value(x) -> bool:
     return is_host(x) and not trace.in_kernel()
 
 
-def _unary_scalar(name, x, fastmath):
+class RoundingMode(str, _enum.Enum):
+    """IEEE rounding of a correctly rounded result (cute.math.sqrt's rounding=)."""
+    NEAREST_EVEN = "rn"
+    ZERO = "rz"
+    UP = "rp"
+    DOWN = "rm"
+
+
+# The keywords each function takes beyond fastmath (as CuTe DSL's cute.math has them), and the hardware
+# instruction family `approx=True` selects.
+_APPROX_NAME = {"sqrt": "sqrt", "rsqrt": "rsqrt", "exp2": "ex2", "log2": "lg2", "sin": "sin", "cos": "cos",
+                "tanh": "tanh"}
+_KEYWORDS = {"sqrt": ("approx", "ftz", "rounding"), "rsqrt": ("approx", "ftz"), "exp2": ("approx", "ftz"),
+             "log2": ("approx", "ftz"), "sin": ("approx", "ftz"), "cos": ("approx", "ftz"), "tanh": ("approx",)}
+
+
+def _check_modes(name, approx, ftz, rounding):
+    """The rounding mode as its suffix (or None); contradictory keywords are refused at the user's line."""
+    if not isinstance(approx, bool) or not isinstance(ftz, bool):
+        raise DSLTypeError(f"cute.math.{name}: approx= and ftz= take Python bools", user_location(4))
+    mode = None
+    if rounding is not None:
+        try:
+            mode = RoundingMode(rounding.value if isinstance(rounding, _enum.Enum) else rounding).value
+        except ValueError:
+            raise DSLValueError(f"cute.math.{name}: rounding={rounding!r} is not a rounding mode (one of "
+                                f"{[m.name for m in RoundingMode]})", user_location(4)) from None
+        if approx:
+            raise DSLValueError(f"cute.math.{name}: rounding= names a correctly rounded result, approx=True an "
+                                "approximate one: pass one of them", user_location(4))
+    if ftz and not approx and mode is None:
+        raise DSLValueError(f"cute.math.{name}: ftz=True flushes denormals of the approximate form"
+                            f"{' or of a rounded one (rounding=)' if name == 'sqrt' else ''}: pass approx=True",
+                            user_location(4))
+    return mode
+
+
+def _moded(b, name, ct, v, approx, ftz, mode):
+    """The explicitly chosen form: the approximate instruction, or sqrt with its rounding."""
+    if ct is Float64:
+        if approx or ftz:
+            raise DSLValueError(f"cute.math.{name}: approx= and ftz= are f32 forms; this value is f64",
+                                user_location(5))
+        return _call_intrinsic(b, f"llvm.nvvm.sqrt.{mode}.d", [v], "f64")
+    if approx and (name == "tanh" or (name == "exp2" and not ftz)):
+        # LLVM has no intrinsic for these two; it selects the approximate instruction for the generic op with afn.
+        return b.op1(f"llvm.intr.{name}", [v], "f32", "fastmathFlags = #llvm.fastmath<afn>")
+    kind = "approx" if approx else mode
+    return _call_intrinsic(b, f"llvm.nvvm.{_APPROX_NAME[name]}.{kind}{'.ftz' if ftz else ''}.f", [v], "f32")
+
+
+def _unary_scalar(name, x, fastmath, approx=False, ftz=False, mode=None):
     fn, op = _UNARY[name]
     x = _as_float(x, name)
     t = type(x)
     if x.is_static:
         return t(_static_unary(name, fn, float(x.value)))
     if _host_value(x):
-        return defer(lambda s: _unary_scalar(name, s, fastmath), (x,), t)  # at each call (host_values.py)
+        return defer(lambda s: _unary_scalar(name, s, fastmath, approx, ftz, mode), (x,), t)  # at each call
     ct = _compute_type(t)
     xc = x if t is ct else ct(x)
     b = trace.builder()
     v = xc.ir()
-    r = _fast_f32(b, name, v) if fastmath and ct is Float32 else None
+    r = _moded(b, name, ct, v, approx, ftz, mode) if approx or mode else None
+    if r is None and fastmath and ct is Float32:
+        r = _fast_f32(b, name, v)
     if r is None and name == "log10":
         # The compiler has no log10 expansion: log2 times log10(2) (one more rounding).
         r = b.op1("math.log2", [v], ct.ir_type, _FM if fastmath else "")
@@ -162,8 +216,22 @@ def _map(fn, *args):
 
 
 def _make_unary(name, doc):
-    def f(a, fastmath: bool = False):
-        return _map(lambda x: _unary_scalar(name, x, fastmath), a)
+    keywords = _KEYWORDS.get(name, ())
+    if not keywords:
+        def f(a, fastmath: bool = False):
+            return _map(lambda x: _unary_scalar(name, x, fastmath), a)
+    elif "rounding" in keywords:
+        def f(a, fastmath: bool = False, approx: bool = False, ftz: bool = False, rounding=None):
+            mode = _check_modes(name, approx, ftz, rounding)
+            return _map(lambda x: _unary_scalar(name, x, fastmath, approx, ftz, mode), a)
+    elif "ftz" in keywords:
+        def f(a, fastmath: bool = False, approx: bool = False, ftz: bool = False):
+            mode = _check_modes(name, approx, ftz, None)
+            return _map(lambda x: _unary_scalar(name, x, fastmath, approx, ftz, mode), a)
+    else:
+        def f(a, fastmath: bool = False, approx: bool = False):
+            _check_modes(name, approx, False, None)
+            return _map(lambda x: _unary_scalar(name, x, fastmath, approx), a)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
     return f
@@ -335,7 +403,7 @@ def _builtin_min_max(name, *args):
 __all__ = ["exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
            "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "erf", "erfc", "expm1", "log1p", "cbrt",
            "floor", "ceil", "trunc", "round", "roundeven", "abs", "absf", "copysign", "pow", "fma", "rcp", "max",
-           "min"]
+           "min", "RoundingMode"]
 
 
 accept_locations(globals(), __all__)

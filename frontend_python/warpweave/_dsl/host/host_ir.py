@@ -34,6 +34,8 @@ def _result(x, w):
 def _bit_count(kind):
     def op(ops, result_types, properties, where):
         w, (x,) = _numbers(ops, f"llvm.intr.{kind}", where, signed=False)
+        if x.is_static:  # a constant of the host side: known now, so it stays one (usable as an immediate)
+            return _result(Int32(_count(kind, int(x.value), w)), w)
         v = hooks.defer_on_host(lambda a: Int32(_count(kind, int(a.value), w)), (x,), Int32, op=(kind, w))
         return _result(v, w)
     return op

@@ -108,7 +108,7 @@ class Numeric(metaclass=NumericMeta):
         """The value as an IR value (`cutlass._mlir.ir.Value`) of its storage type, for ops written with the IR
         directly; `type(self)(value)` makes a number of it again. `loc`/`ip` are accepted as CuTe DSL passes them:
         the value is made at the user's line, at the current insertion point."""
-        if not self.is_static and isinstance(self._v, (SymInt, HostRef)) and trace.on_host():
+        if (self.is_static or isinstance(self._v, (SymInt, HostRef))) and trace.on_host():
             return ir_values.HostIRValue(self, ir_values.Type(type(self).ir_type))  # host code (host/host_ir.py)
         return ir_values.wrap(self.ir(), type(self).ir_type, self._v if self.is_static else None)
 
