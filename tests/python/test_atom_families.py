@@ -34,6 +34,11 @@ _LATER_TARGETS = {"sm_90", "sm_103a"}
 # this CTA's shared memory (the sm_120a code of a shared::cluster one checks the address and calls out).
 _CHANGED = {f"hopper.tma.load.{r}d": ("ptx_template", ".shared::cluster.global.", ".shared::cta.global.")
             for r in range(1, 6)}
+# Hopper's TMA reduction store names the element types each op takes, which make_tiled_tma_atom now checks.
+_CHANGED.update({f"hopper.tma.reduce.{r}d": (
+    "description", "xor where the tensor map's type allows). ",
+    "xor), per the tensor map's type: add f16, bf16, f32, s32, u32, u64; min and max f16, bf16, s32, u32, s64, u64; "
+    "inc and dec u32; and, or, xor s32, u32, s64, u64. ") for r in range(1, 6)})
 # Blackwell's instruction descriptor says the block-scaled kinds added since (MXFP4, MXFP8) beside NVFP4's.
 _CHANGED["blackwell.tcgen05.make_instr_desc"] = (
     "description", "(kind::mxf4nvf4; a_type e2m1, code 1)",
