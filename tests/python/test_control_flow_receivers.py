@@ -2,6 +2,7 @@
 under a false const_expr and used under the same condition inside a run-time loop is simply not carried; one that
 is really used there without a definition still names the variable and the user's line. An object a helper method
 changes in place inside a run-time loop is carried by that loop."""
+import dataclasses
 import re
 
 import numpy as np
@@ -333,3 +334,42 @@ def test_a_tile_valid_by_a_python_bool_is_carried_through_a_dynamic_branch():
     with target("sm_90a"):
         c = cute.compile(host, from_dlpack(np.zeros(4, np.float32)), cutlass.Int32(3))
     assert '"scf.if"' in c.ir and "scf.while" not in c.ir
+
+
+# --- a dataclass of the program's own, its fields set in place in a run-time branch --------------------------------
+# (CuTe DSL's task-scheduling tutorials: resources are dataclasses whose state fields are declared init=False and set
+# in methods; `self.scale_d = True` in a branch, the field a Boolean before it.)
+
+@dataclasses.dataclass
+class _Resource:
+    rows: int
+    flag: object = dataclasses.field(init=False, default=None)
+    count: object = dataclasses.field(init=False, default=None)
+
+    def __post_init__(self):
+        self.flag = cutlass.Boolean(False)
+        self.count = cutlass.Int32(0)
+
+    @cute.jit
+    def step(self, n: cutlass.Int32):
+        if n > self.rows:
+            self.flag = True          # a Python bool where the field held a Boolean
+            self.count = self.count + n
+
+
+def test_a_dataclass_with_fields_not_taken_by_init_is_carried_through_a_branch_that_sets_them():
+    @cute.kernel
+    def k(out: cute.Tensor, n: cutlass.Int32):
+        r = _Resource(3)
+        r.step(n)
+        out[0] = cutlass.Float32(r.count)
+        out[1] = cutlass.Float32(r.flag)
+
+    @cute.jit
+    def host(out: cute.Tensor, n: cutlass.Int32):
+        k(out, n).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_80"):
+        c = cute.compile(host, from_dlpack(np.zeros(2, np.float32)), cutlass.Int32(5))
+    # the branch yields the flag (i1) and the count (i32), which the stores after it read
+    assert re.search(r'"scf\.if".*\n', c.ir) and re.search(r"selp|@%p", c.ptx), c.ptx

@@ -220,6 +220,7 @@ class _CarriedObject:
         return new_from_mlir_values(self.template, [ir_values_mod.wrap(v, t) for v, t in zip(ir_values, self.types)])
 
     def yields(self, after, lineno, where):
+        region_scope.promote_constants(self.template, after)
         vals = extract_mlir_values(after) if type(after) is type(self.template) else None
         if vals is None or [v.type.text for v in vals] != self.types:
             got = "a " + type(after).__name__ if vals is None else "(" + ", ".join(v.type.text for v in vals) + ")"

@@ -106,3 +106,15 @@ class Scope:
         for held in reversed(list(_logs().pop().values())):
             put_back(held)
         return False
+
+
+def promote_constants(before, after) -> None:
+    """A field of an object carried in place that held a DSL number before the region and a Python number at its
+    end (`self.flag = True` in a branch, the flag a Boolean set before it) takes the number's type, as a carried
+    variable's Python number does."""
+    if type(after) is not type(before) or not hasattr(after, "__dict__") or not hasattr(before, "__dict__"):
+        return
+    for k, was in vars(before).items():
+        now = getattr(after, k, None)
+        if isinstance(was, Numeric) and isinstance(now, (bool, int, float)) and not isinstance(now, Numeric):
+            object.__setattr__(after, k, type(was)(now))

@@ -12,6 +12,7 @@ order) are their values, and a copy with the new values (`dataclasses.replace`) 
 """
 from __future__ import annotations
 
+import copy as _copy
 import dataclasses
 
 from ..base.errors import DSLValueError, user_location
@@ -140,8 +141,13 @@ def _rebuild(obj, tree):
     if _protocol(obj, "__new_from_mlir_values__"):
         return obj.__new_from_mlir_values__(tree)
     if _is_dataclass(obj):
-        return dataclasses.replace(obj, **{k: _rebuild(x, tree[k]) for k, x in _fields(obj).items()
-                                           if _count(tree[k])})
+        # a copy with its fields of IR values set anew, not dataclasses.replace(): that calls __init__, which need
+        # not take every field (init=False fields, a base class's own __init__) and would reset the others
+        out = _copy.copy(obj)
+        for k, x in _fields(obj).items():
+            if _count(tree[k]):
+                object.__setattr__(out, k, _rebuild(x, tree[k]))
+        return out
     if isinstance(obj, dict):
         return {k: _rebuild(x, tree[k]) for k, x in obj.items()}
     if isinstance(obj, (list, tuple)):
