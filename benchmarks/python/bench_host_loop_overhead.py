@@ -18,7 +18,6 @@ the figures there are the host side alone (compiled for WARPWEAVE_ARCH, default 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -27,7 +26,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_launch_overhead import RawLaunch, python_loop, rerun_on_stand_in, round_robin  # noqa: E402
+from bench_launch_overhead import (RawLaunch, parse_args, python_loop, report_stub, rerun_on_stand_in,  # noqa: E402
+                                   round_robin)
 
 N = 1 << 16
 PARTS = (1, 2, 4)
@@ -166,24 +166,15 @@ def run_stub(calls: int, json_path) -> int:
     if rc is not None:
         return rc
     r = measure_stub(calls)
-    print(f"{'host side, stand-in driver':<28} {'us/call':>8}")
-    for k, v in r.items():
-        print(f"{k:<28} {v:8.3f}" if isinstance(v, float) else f"{k:<28} {v:8d}")
+    report_stub(r, json_path)
     for parts in PARTS:
         print(f"parts={parts}: compiled / raw Launcher x{parts} = "
               f"{r[f'compiled_host_loop_{parts}_us'] / r[f'raw_python_x{parts}_us']:.2f}")
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump(r, f, indent=1)
     return 0
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--calls", type=int, default=20000)
-    p.add_argument("--json", default=None)
-    p.add_argument("--stub", action="store_true", help="no GPU: the host side only, the driver call left out")
-    args = p.parse_args(argv)
+    args = parse_args(__doc__, argv)
     if args.stub:
         return run_stub(args.calls, args.json)
     r = measure(args.calls)

@@ -321,22 +321,31 @@ def run_stub(calls: int, json_path) -> int:
     rc = rerun_on_stand_in(__file__, calls, json_path)
     if rc is not None:
         return rc
-    r = measure_stub(calls * 10)
+    report_stub(measure_stub(calls * 10), json_path)
+    return 0
+
+
+def report_stub(r: dict, json_path) -> None:
+    """A stand-in run's figures, printed and written to json_path."""
     print(f"{'host side, stand-in driver':<28} {'us/call':>8}")
     for k, v in r.items():
         print(f"{k:<28} {v:8.3f}" if isinstance(v, float) else f"{k:<28} {v:8d}")
     if json_path:
         with open(json_path, "w") as f:
             json.dump(r, f, indent=1)
-    return 0
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str, argv):
+    """The launch benchmarks' arguments: calls per figure, a JSON file, and --stub (no GPU)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--calls", type=int, default=20000)
     p.add_argument("--json", default=None)
     p.add_argument("--stub", action="store_true", help="no GPU: the host side only, the driver call left out")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(__doc__, argv)
     if args.stub:
         return run_stub(args.calls, args.json)
     r = measure(args.calls)
