@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_launch_overhead import (RawLaunch, parse_args, python_loop, report_stub, rerun_on_stand_in,  # noqa: E402
+from bench_launch_overhead import (RawLaunch, best_per_call, parse_args, python_loop, report_stub, rerun_on_stand_in,  # noqa: E402
                                    round_robin)
 
 N = 1 << 16
@@ -139,15 +139,7 @@ def measure_stub(calls: int) -> dict:
     compiled = cute.compile(host_loop_function(), *views, cutlass.Float32(2.0), cutlass.Int32(2))
 
     def best(fn):
-        for _ in range(500):
-            fn()
-        out = []
-        for _ in range(5):
-            t0 = time.process_time()
-            for _ in range(calls // 5):
-                fn()
-            out.append((time.process_time() - t0) / (calls // 5) * 1e6)
-        return min(out)
+        return best_per_call(fn, calls, time.process_time, warmup=500)
 
     r = {"empty_call_us": best(lambda: None)}
     for parts in PARTS:
