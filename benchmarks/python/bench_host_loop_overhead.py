@@ -26,8 +26,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_launch_overhead import (RawLaunch, best_per_call, parse_args, python_loop, report_stub, rerun_on_stand_in,  # noqa: E402
-                                   round_robin)
+from bench_launch_overhead import (  # noqa: E402
+    RawLaunch, best_per_call, parse_args, python_loop, report_stub, rerun_on_stand_in, round_robin)
 
 N = 1 << 16
 PARTS = (1, 2, 4)
