@@ -273,3 +273,69 @@ def test_the_gpu_computes_what_a_native_loop_of_launches_launches():
             torch.cuda.synchronize()
             torch.testing.assert_close(out, a[:n] + b[:n])
     assert c._native.stats[0] == 19 and c._native.stats[1] == 0
+
+
+_CACHED_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import warpweave as cutlass
+import warpweave.cute as cute
+from test_host_loop_native import chunked, stepped
+from dsl_helpers import target
+from warpweave._dsl.values.runtime import RuntimeTensor
+
+
+def dyn(m):  # at the same address in both processes: the same parameter bytes
+    return RuntimeTensor(None, 0x30000000, (m,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+
+
+with target("sm_80"):
+    fns = [cute.compile(chunked, dyn(16), 3, 2), cute.compile(stepped, dyn(4), 1, 2)]
+for f in fns:
+    print("cache", "function" if f.info.get("level") == "function" else f.info["cache"], f.info.get("function_cache"),
+          flush=True)
+cases = [[(9, 4, 2), (1, 4, 1), (0, 3, 2), (30, 7, 3), (5, 0, 2), (17, 2, 1)], [(4, 1, 2), (4, -1, -3), (6, 3, 11)]]
+for f, fcases in zip(fns, cases):
+    for case in fcases:
+        args = (dyn(case[0]),) + tuple(cutlass.Int32(x) for x in case[1:])
+        f(*args)
+        f(*args)
+        python = [(list(l[1]), bytes(l[6]).hex()) for l in f.prepare(*args)]
+        native = [(list(g), bytes(p).hex()) for g, _, p in f._native.packed(*args)]
+        print("launches", case, python == native, python, flush=True)
+    print("native", *f._native.stats, flush=True)
+"""
+
+
+def test_host_loops_are_stored_in_the_jit_cache_and_run_from_it_in_another_process(tmp_path):
+    # A second process reads both functions from the cache (no tracing, no compilation) and makes the launches
+    # the first one made, on the Python call and natively.
+    import os
+    import subprocess
+    import sys
+
+    import aot_helpers as aot
+
+    if not aot.cc():
+        pytest.skip("needs a C compiler for the stand-in driver")
+    mock = aot.build_mock_driver(str(tmp_path))
+    script = tmp_path / "cached_loops.py"
+    script.write_text(_CACHED_SCRIPT)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_QUIET="1",
+               WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("WARPWEAVE_DISABLE_CACHE", None)
+    outs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, str(script), os.path.dirname(os.path.abspath(HERE))], env=env,
+                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        outs.append([line.split(" ", 1) for line in r.stdout.splitlines()
+                     if line.split(" ", 1)[0] in ("cache", "launches", "native")])
+    first, second = outs
+    assert [x for k, x in first if k == "cache"] == ["miss stored"] * 2
+    assert [x for k, x in second if k == "cache"] == ["function None"] * 2  # read back: nothing traced
+    assert [x for k, x in first if k != "cache"] == [x for k, x in second if k != "cache"]
+    launches = [x for k, x in second if k == "launches"]
+    assert len(launches) == 9 and all(" True [" in x for x in launches)
+    assert sum(x.count("], '") for x in launches) > 9  # several trips launched
+    assert [x for k, x in second if k == "native"] == ["11 0", "5 0"]  # all but the first call: natively
