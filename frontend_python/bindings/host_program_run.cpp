@@ -103,6 +103,7 @@ class Runner {
     if (!r) return false;
     for (int d = 0; d < 3; ++d) r->grid[d] = static_cast<unsigned>(g[d]);
     r->stream = l.stream_slot < 0 ? l.stream : v_.ptrs[l.stream_slot];
+    r->flags = l.flags_of(v_.syms);
     char* b = out_->bytes() + r->offset;
     for (const Param& p : l.params) {
       char* d = b + p.offset;
@@ -171,6 +172,8 @@ struct SlotUse {
       for (const Param& p : l.params)
         if (p.source == Source::Sym || p.source == Source::Float) r[p.slot] = 1;
       for (int s : l.predicates) r[s] = 1;
+      for (int s : l.flag_slots)
+        if (s >= 0) r[s] = 1;
     }
   }
 };

@@ -49,6 +49,7 @@ for pdl, coop in [(True, False), (False, True), (False, False), (True, True), (T
     print("call", int(pdl), int(coop), flush=True)
     c(a, pdl, coop)
 print("fast", bool(c._fast), c._native is not None, flush=True)
+print("native", *c._native.stats, flush=True)
 print("call", 0, 1, flush=True)
 host(a, False, True)  # the jit function itself: compiled for the first call, then its cached compilation
 print("call", 1, 0, flush=True)
@@ -91,8 +92,11 @@ def test_a_boolean_argument_sets_the_attribute_at_each_python_call(tmp_path):
             assert (PDL in launches[0]) == pdl and COOPERATIVE not in launches[0], run
             # the second: a fixed use_pdl=True on every call, cooperative as the call says
             assert PDL in launches[1] and (COOPERATIVE in launches[1]) == coop, run
-        # no fast path takes these launches (they would launch without attributes): each call reads the flags
-        assert "fast False False" in r.stdout, run
+        # the native path takes the calls after the first, reading the flags at each (the Python fast path,
+        # which gives no attributes, is not built)
+        assert "fast False True" in r.stdout, run
+        native = [line.split()[1:] for line in r.stdout.splitlines() if line.startswith("native ")]
+        assert native and int(native[0][0]) == 4 and int(native[0][1]) == 0, (run, native)
 
 
 def test_a_python_bool_keeps_the_attribute_fixed():
@@ -186,3 +190,63 @@ def test_the_driver_takes_each_calls_attributes_on_the_gpu():
         c(from_dlpack(x), pdl, coop)
     torch.cuda.synchronize()
     assert bool((x == 8).all())  # same stream: each launch saw the one before it
+
+
+LOOP_PROGRAM = '''
+import numpy as np
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+
+
+@cute.kernel
+def k(a: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    a[tidx] = 1
+
+
+@cute.jit
+def looped(a: cute.Tensor, n: cutlass.Int32, pdl: bool):
+    for i in range(n):
+        k(a).launch(grid=[i + 1, 1, 1], block=[32, 1, 1], use_pdl=pdl, cooperative=True)
+
+
+@cute.jit
+def fixed(a: cute.Tensor):
+    k(a).launch(grid=[1, 1, 1], block=[32, 1, 1], use_pdl=True)
+
+
+a = from_dlpack(np.zeros(32, np.int32))
+c = cute.compile(looped, a, 2, True)
+for n, pdl in [(2, True), (3, False), (1, True), (0, False), (2, False)]:
+    print("call", n, int(pdl), flush=True)
+    c(a, n, pdl)
+f = cute.compile(fixed, a)
+for _ in range(3):
+    print("call", 1, 1, flush=True)
+    f(a)
+print("native", *c._native.stats, *f._native.stats, flush=True)
+'''
+
+
+@pytest.mark.stand_in_driver
+@needs_cc
+def test_the_native_path_gives_each_trip_and_call_its_attributes(tmp_path):
+    # A host loop's launches take the call's use_pdl= at each trip, with the fixed cooperative=True; a launch
+    # whose use_pdl=True is fixed when compiled has it at each call. Calls after the first take the native path.
+    mock = aot.build_mock_driver(str(tmp_path))
+    prog = tmp_path / "loop_flags.py"
+    prog.write_text(LOOP_PROGRAM)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WARPWEAVE_ARCH="sm_90a",
+               WARPWEAVE_DISABLE_CACHE="1")
+    r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, timeout=300,
+                       cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    calls = _calls(r.stdout)
+    assert [len(ls) for _, _, ls in calls] == [2, 3, 1, 0, 2, 1, 1, 1]
+    for k, (n, pdl, launches) in enumerate(calls):
+        for attrs in launches:
+            assert (PDL in attrs) == pdl, (k, attrs)
+            assert (COOPERATIVE in attrs) == (k < 5), (k, attrs)
+    native = [line.split()[1:] for line in r.stdout.splitlines() if line.startswith("native ")][0]
+    assert [int(x) for x in native] == [4, 0, 2, 0]
