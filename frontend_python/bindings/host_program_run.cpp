@@ -60,7 +60,8 @@ class Runner {
   }
 
   bool loop(const LoopPlan& L, const std::vector<OrderNode>* inner) {
-    int64_t cur[kMaxSlots] = {};
+    int64_t cur[kMaxSlots];  // only the carried values' part is used: zeroing the rest would cost every call
+    std::fill(cur, cur + L.carried.size(), 0);
     bool taken = true;
     for (int g : L.guards) taken = taken && v_.syms[g] != 0;
     if (taken) {

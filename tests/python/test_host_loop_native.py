@@ -311,25 +311,17 @@ def test_host_loops_are_stored_in_the_jit_cache_and_run_from_it_in_another_proce
     # A second process reads both functions from the cache (no tracing, no compilation) and makes the launches
     # the first one made, on the Python call and natively.
     import os
-    import subprocess
-    import sys
 
     import aot_helpers as aot
 
     if not aot.cc():
         pytest.skip("needs a C compiler for the stand-in driver")
-    mock = aot.build_mock_driver(str(tmp_path))
-    script = tmp_path / "cached_loops.py"
-    script.write_text(_CACHED_SCRIPT)
-    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_QUIET="1",
-               WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("WARPWEAVE_DISABLE_CACHE", None)
     outs = []
+    tests = os.path.dirname(os.path.abspath(HERE))
     for _ in range(2):
-        r = subprocess.run([sys.executable, str(script), os.path.dirname(os.path.abspath(HERE))], env=env,
-                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
-        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-        outs.append([line.split(" ", 1) for line in r.stdout.splitlines()
+        out = aot.run_on_stand_in(tmp_path, "cached_loops.py", _CACHED_SCRIPT, [tests], WW_MOCK_QUIET="1",
+                                  WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"), WARPWEAVE_DISABLE_CACHE=None)
+        outs.append([line.split(" ", 1) for line in out.splitlines()
                      if line.split(" ", 1)[0] in ("cache", "launches", "native")])
     first, second = outs
     assert [x for k, x in first if k == "cache"] == ["miss stored"] * 2
