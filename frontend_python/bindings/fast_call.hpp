@@ -187,6 +187,9 @@ struct LoopPlan {
   int iv_slot = -1;
   std::vector<Carry> carried;
   std::vector<Step> body;
+  // Values of the body that every trip computes alike (native_code.split_invariant): computed at the first trip
+  // of each run of the loop, before `body`.
+  std::vector<Step> first;
   // Launches only: it carries nothing and nothing outside it reads its values, so as a step of the program it
   // does nothing the order's run of it (which makes its launches) does not do: that run alone is made.
   bool launches_only = false;

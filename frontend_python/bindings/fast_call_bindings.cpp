@@ -105,10 +105,11 @@ std::vector<Step> parse_steps(nb::handle items, int nloops) {
 }
 
 // (guard slots, is_while, [start, stop, step] programs, cond steps, cond program, loop variable slot,
-// [(in slot, out slot, init program, next program)], body steps): loop `index` of the plan.
+// [(in slot, out slot, init program, next program)], body steps[, the steps of the first trip only]): loop
+// `index` of the plan.
 LoopPlan parse_loop(nb::handle h, int index) {
   nb::tuple t = nb::cast<nb::tuple>(h);
-  if (nb::len(t) != 8) throw std::invalid_argument("FastCall: a host loop has 8 fields");
+  if (nb::len(t) != 8 && nb::len(t) != 9) throw std::invalid_argument("FastCall: a host loop has 8 or 9 fields");
   LoopPlan L;
   for (nb::handle g : nb::cast<nb::list>(t[0])) L.guards.push_back(checked_slot(g));
   L.is_while = nb::cast<bool>(t[1]);
@@ -126,6 +127,7 @@ LoopPlan parse_loop(nb::handle h, int index) {
     L.carried.push_back(Carry{checked_slot(ct[0]), checked_slot(ct[1]), parse_program(ct[2]), parse_program(ct[3])});
   }
   L.body = parse_steps(t[7], index);
+  if (nb::len(t) > 8) L.first = parse_steps(t[8], index);
   return L;
 }
 

@@ -331,3 +331,46 @@ def test_host_loops_are_stored_in_the_jit_cache_and_run_from_it_in_another_proce
     assert len(launches) == 9 and all(" True [" in x for x in launches)
     assert sum(x.count("], '") for x in launches) > 9  # several trips launched
     assert [x for k, x in second if k == "native"] == ["11 0", "5 0"]  # all but the first call: natively
+
+
+@cute.jit
+def invariant_values(c: cute.Tensor, n: cutlass.Int32, rounds: cutlass.Int32):
+    # In the inner loop: x is the same at each of its trips (computed at its first), but not at each outer trip;
+    # y is the same everywhere; z changes at each trip. The while loop's w is the same at each of its trips.
+    m = cute.size(c, mode=[0])
+    for r in range(rounds):
+        for i in range(0, m, 2):
+            x = r * 10 + n
+            y = n * 3 // (n + 1)
+            z = x + i
+            mark(c, z).launch(grid=(x + y + 1, 1, 1), block=(32, 1, 1))
+    v = n
+    while v > 1:
+        w = m + rounds
+        v = v // 2
+        mark(c, w).launch(grid=(v + w, 1, 1), block=(32, 1, 1))
+
+
+def test_values_every_trip_computes_alike_are_computed_once_a_run_of_the_loop(stand_in):
+    from warpweave._dsl.call.native_code import split_invariant
+
+    with target("sm_80"):
+        c = stand_in(cute.compile(invariant_values, dyn(np.zeros(4, np.float32)), cutlass.Int32(2),
+                                  cutlass.Int32(2)))
+    for k, (m, n, rounds) in enumerate([(4, 2, 2), (5, 7, 3), (0, 1, 2), (3, 0, 1), (9, 40, 0), (1, -1, 0)]):
+        args = (dyn(np.zeros(m, np.float32)), cutlass.Int32(n), cutlass.Int32(rounds))
+        stand_in.launched.clear()
+        c(*args)
+        assert {path for *_, path in stand_in.launched} <= {"python" if k == 0 else "native"}
+        _same_launches(c, args)
+    # n + 1 == 0 with a trip to run: the Python call raises at the first trip, the native path leaves it to it
+    with pytest.raises(DSLError, match="by zero"):
+        c(dyn(np.zeros(2, np.float32)), cutlass.Int32(-1), cutlass.Int32(1))
+    assert c._native.packed(dyn(np.zeros(2, np.float32)), cutlass.Int32(-1), cutlass.Int32(1)) is None
+    # a value reading only what the loop leaves alone goes first, in order; one reading the loop's variable,
+    # a value that does, or what an inner loop writes, stays in the trips
+    loops = [([], False, [], [], [], 7, [(8, 9, [], [])], [(10, [("sym", 7)], [], False)])]
+    body = [(1, [("sym", 0)], [], False), (2, [("sym", 5)], [], False), (3, [("sym", 2), ("sym", 1)], [], False),
+            ("loop", 0), (4, [("sym", 10)], [], False), (5, [("sym", 1)], [3], False)]
+    first, rest = split_invariant(body, loops, {5})
+    assert first == [body[0]] and rest == body[1:]

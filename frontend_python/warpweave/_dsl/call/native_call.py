@@ -16,7 +16,7 @@ from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
 from ..values.runtime import RuntimeTensor, satisfies
 from .arg_kind import NATIVE_INT, NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
-from .native_code import cast_range, simplify
+from .native_code import cast_range, loop_writes, simplify, split_invariant
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
            ast.BitXor: "xor"}
@@ -215,8 +215,12 @@ def _loop(hl, slots, loops: list, loop_ids: dict) -> int | None:
     if any(x is None for x in inits + bounds + nexts + [cond, cond_code, body, checks]):
         return None
     outs = [NativeSlots.slot(sym, c.out_sid) for c in hl.carried]
+    variant = {iv, *ins}
+    for s in cond:
+        variant |= loop_writes(loops, s[1]) if isinstance(s[0], str) else {s[0]}
+    first, body = split_invariant(body + checks, loops, variant)
     loops.append((guards, hl.cond is not None, bounds, cond, cond_code, iv,
-                  [(i, o, a, b) for i, o, a, b in zip(ins, outs, inits, nexts)], body + checks))
+                  [(i, o, a, b) for i, o, a, b in zip(ins, outs, inits, nexts)], body, first))
     loop_ids[id(hl)] = len(loops) - 1
     return len(loops) - 1
 

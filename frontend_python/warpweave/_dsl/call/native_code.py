@@ -142,3 +142,38 @@ def simplify(code: list, ranges: dict | None = None) -> list:
         out.append((n.op, n.x))
     emit(st[0])
     return out
+
+
+def split_invariant(body: list, loops: list, variant: set) -> tuple:
+    """A host loop's body steps (native_call's: (slot, code, guards, ...) values and ("loop", j) steps) as (the
+    values every trip computes alike, the rest), in their order: the first are computed at the first trip only
+    (a trip's value is the same at every trip where it reads nothing the loop changes; computed at the first,
+    it fails, and so leaves the call to Python, exactly where the first trip would). variant: the slots the loop
+    writes outside its body (its variable, its carried values, its condition's values)."""
+    variant = set(variant)
+    first, rest = [], []
+    for s in body:
+        if isinstance(s[0], str):  # an inner loop: what it writes changes from trip to trip
+            variant |= loop_writes(loops, s[1])
+            rest.append(s)
+            continue
+        reads = {x for op, x in s[1] if op == "sym"} | set(s[2])
+        if reads & variant:
+            variant.add(s[0])
+            rest.append(s)
+        else:
+            first.append(s)
+    return first, rest
+
+
+def loop_writes(loops: list, j: int) -> set:
+    """The slots native loop j (native_call's description) writes: its variable, carried values and the values of
+    its condition and body, those of the loops in it included."""
+    guards, is_while, bounds, cond, cond_code, iv, carried, body = loops[j][:8]
+    out = {iv} if iv >= 0 else set()
+    for i, o, _, _ in carried:
+        out |= {i, o}
+    for steps in (cond, body) + tuple(loops[j][8:]):
+        for s in steps:
+            out |= loop_writes(loops, s[1]) if isinstance(s[0], str) else {s[0]}
+    return out
