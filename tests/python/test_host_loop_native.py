@@ -304,6 +304,10 @@ for f, fcases in zip(fns, cases):
         native = [(list(g), bytes(p).hex()) for g, _, p in f._native.packed(*args)]
         print("launches", case, python == native, python, flush=True)
     print("native", *f._native.stats, flush=True)
+try:
+    fns[1](dyn(4), cutlass.Int32(1), cutlass.Int32(4))  # the trip i = 2 divides by zero
+except cutlass.DSLError as e:
+    print("error", str(e).splitlines()[0], flush=True)
 """
 
 
@@ -322,7 +326,7 @@ def test_host_loops_are_stored_in_the_jit_cache_and_run_from_it_in_another_proce
         out = aot.run_on_stand_in(tmp_path, "cached_loops.py", _CACHED_SCRIPT, [tests], WW_MOCK_QUIET="1",
                                   WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"), WARPWEAVE_DISABLE_CACHE=None)
         outs.append([line.split(" ", 1) for line in out.splitlines()
-                     if line.split(" ", 1)[0] in ("cache", "launches", "native")])
+                     if line.split(" ", 1)[0] in ("cache", "launches", "native", "error")])
     first, second = outs
     assert [x for k, x in first if k == "cache"] == ["miss stored"] * 2
     assert [x for k, x in second if k == "cache"] == ["function None"] * 2  # read back: nothing traced
@@ -331,6 +335,8 @@ def test_host_loops_are_stored_in_the_jit_cache_and_run_from_it_in_another_proce
     assert len(launches) == 9 and all(" True [" in x for x in launches)
     assert sum(x.count("], '") for x in launches) > 9  # several trips launched
     assert [x for k, x in second if k == "native"] == ["11 0", "5 0"]  # all but the first call: natively
+    (error,) = [x for k, x in second if k == "error"]  # the trip's division refused at the user's line
+    assert "by zero" in error and f"test_host_loop_native.py:{line_in(HERE, 'grid=(100 // (i - 2)')}" in error
 
 
 @cute.jit

@@ -313,7 +313,10 @@ def serialise(compiled, st, module_key: str, recording: Recording) -> dict:
 
 
 def _guard_fields(g) -> dict:
-    return _encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where, "divisor": g.divisor})
+    # "text": the divisor as the user's names write it, for the error of a call that makes it zero
+    text = getattr(g.diff, "expr", None)
+    return _encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where, "divisor": g.divisor,
+                    "text": text if isinstance(text, str) else None})
 
 
 _HOLDS = [
@@ -363,6 +366,8 @@ class CachedGuard(Guard):
 
 def _cached_guard(fields):
     g = _decode(fields)
+    if g.get("text") and isinstance(g["diff"], DimExpr):
+        g["diff"].expr = g["text"]
     return CachedGuard(g["diff"], g["op"], g["outcome"], g["where"], g.get("divisor"))
 
 
