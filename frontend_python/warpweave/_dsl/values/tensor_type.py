@@ -108,6 +108,12 @@ class Tensor(metaclass=_TensorType):
         return self.iterator.memspace if isinstance(self.iterator, Pointer) else "coord"
 
     @property
+    def value(self):
+        """CuTe DSL's IR handle of the tensor, which its dialect's ops take: a tensor here is its own (iterator and
+        layout, no IR op)."""
+        return self
+
+    @property
     def is_coordinate_tensor(self) -> bool:
         return isinstance(self.iterator, CoordIterator)
 
