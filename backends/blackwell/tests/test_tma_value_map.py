@@ -192,7 +192,8 @@ def test_maps_tma_cannot_copy_are_refused_at_the_users_line(case, match):
 def test_a_trait_given_another_op_and_an_unknown_op_are_errors_at_the_users_line():
     def wrong_op(kv):
         atom, _ = _make(kv, page_map(kv.shape, 128, 64, 64))
-        cute.CopyAtom(cpasync.CopyBulkTensorTileG2SMulticastOp(), cpasync.CopyBulkTensorTileG2SNonExecTrait(atom))  # wrong op
+        trait = cpasync.CopyBulkTensorTileG2SNonExecTrait(atom)
+        cute.CopyAtom(cpasync.CopyBulkTensorTileG2SMulticastOp(), trait)  # wrong op
 
     with pytest.raises(Exception, match="the trait's atom was made for") as e:
         _compile_host(wrong_op)
