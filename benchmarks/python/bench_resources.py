@@ -61,6 +61,8 @@ BLACKWELL = [
     ("cute/blackwell/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_prefetch.py", "sm_100a", []),
     ("cute/blackwell/kernel/blockscaled_gemm/sm103_dense_blockscaled_gemm_persistent.py", "sm_103a", []),
     ("cute/blackwell/kernel/attention/fmha/fmha.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp16.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp8.py", "sm_100a", []),
     ("cute/blackwell/efc/custom_epilogue_dense_gemm.py", "sm_100a", []),
 ]
 SETS = {"geforce": GEFORCE, "blackwell": BLACKWELL, "all": GEFORCE + BLACKWELL}

@@ -54,6 +54,8 @@ from . import tma  # noqa: E402
 
 for _name in ("make_tiled_tma_atom_A", "make_tiled_tma_atom_B"):
     ext.register_python_name(f"nvgpu.{_name}", getattr(tma, _name))
+# Hopper's TMA loads from a CTA value map, their loads completing on the barrier of the op's CTA group
+ext.register_python_name("cute_nvgpu.atom_make_non_exec_tiled_tma_load", tma.make_non_exec_tiled_tma_load)
 
 # CuTe DSL's LayoutEnum.mma_major_mode(): the tcgen05 MMA major of an operand of that layout (a row-major A (M, K)
 # or B (N, K) is K-major).
