@@ -42,7 +42,7 @@ TMAP_BYTES = 128
 
 # DSL type name -> the tensor map's data type (8-bit floats move as bytes).
 _TMA_TYPES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32": "tf32", "Float64": "f64",
-              "Int8": "u8", "Uint8": "u8", "Float8E4M3FN": "u8", "Float8E5M2": "u8", "Int16": "u16",
+              "Int8": "u8", "Uint8": "u8", "Float8E4M3FN": "u8", "Float8E5M2": "u8", "Float8E8M0FNU": "u8", "Int16": "u16",
               "Uint16": "u16", "Int32": "s32", "Uint32": "u32", "Int64": "s64", "Uint64": "u64"}
 _SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 _PACKED_TYPES = ("Float4E2M1FN", "Int4", "Uint4")   # two values a byte
@@ -298,8 +298,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     """cpasync.TmaInfo (unpacks as (TMA atom, TMA tensor)) copying tiles of gmem_tensor of shape cta_tiler laid out
     in shared memory as smem_layout (one stage, or stages as its last mode: the first is used; the TmaInfo keeps
     the layout as given). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast CTAs
-    sharing each load) or CopyBulkTensorTileS2GOp. descriptor(attrs): the tensor map's per-call parameter made of
-    the encoder's attributes (by default a host argument of gmem_tensor, made in host code; a kernel that makes
+    sharing each load) or CopyBulkTensorTileS2GOp. descriptor(producer, attrs): the tensor map's per-call
+    parameter made by that host-argument producer of the encoder's attributes (by default a host argument of gmem_tensor, made in host code; a kernel that makes
     its atoms itself passes the parameter slot it claims)."""
     name = _name(op)
     if not (name.endswith("G2SOp") or name.endswith("G2SMulticastOp") or name.endswith("S2GOp")):
@@ -321,7 +321,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if tma_blocked.is_blocked(gmem_tensor):
         atom, coords = tma_blocked.blocked_atom(
             op, gmem_tensor, _first_stage(smem_layout, 2), _tile_of_identity_tiler(cta_tiler), num_multicast,
-            internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom)
+            internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom,
+            descriptor=descriptor)
         atom.reduce_op = reduce_op
         return cute.nvgpu.cpasync.TmaInfo(atom, coords, smem_layout)
     ebytes = max(1, et.width // 8)
@@ -459,7 +460,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     for i, mode in enumerate(dims):
         attrs[f"extent{i}"], attrs[f"gstride{i}"] = shape[mode], stride[mode]
     attrs["offset"] = gmem_tensor.iterator.offset
-    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(attrs)
+    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(DESCRIPTOR, attrs)
     smem_bytes = cute.size(outer) * ebytes // pack
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
     atom.pack = pack

@@ -30,6 +30,11 @@ def make_tensor(iterator, layout):
     """A tensor over a pointer (or a coordinate iterator) with a layout (or a shape, made column-major)."""
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = _core.make_layout(layout)
+    # an iterator that knows what a tensor over it is (a @cute.experimental.kernel's argument's data pointer: a
+    # tensor that keeps its place in the argument)
+    over = getattr(type(iterator), "__ww_make_tensor__", None)
+    if over is not None:
+        return over(iterator, layout)
     if isinstance(iterator, Pointer) and iterator.swizzle is not None:
         return _swizzled_tensor(iterator, layout)
     return Tensor(iterator, layout)
