@@ -147,3 +147,72 @@ def test_a_blocked_map_refuses_a_tensor_of_other_blocks_at_the_users_line():
         cute.compile(_retarget_program(other), from_dlpack(np.zeros(M * K // VEC, np.uint8)),
                      from_dlpack(np.zeros(16, np.int64)), cutlass.Int32(5))
     assert "test_tma_blocked.py" in str(e.value)
+
+
+def _smem_four_chunks():
+    # one stage of a 128 x 256 tile: four chunks along K
+    return cute.make_layout((((32, 4), 1), ((VEC, 4), 4)), stride=(((16, 4), 512), ((0, 1), 512)))
+
+
+def _multicast_program(seen, cta):
+    """CTA `cta` of a multicast pair loading tile (1, 1) of the scale factors: its share of the chunks, into the
+    same place of both CTAs' shared memory."""
+    tile = (128, 256)
+
+    @cute.kernel
+    def k(atom: cute.CopyAtom, tensor: cute.Tensor):
+        smem = utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.Float8E4M3FN, _smem_four_chunks(), byte_alignment=1024)
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        g = cute.local_tile(tensor, tile, (None, None, None))
+        ts, tg = cpasync.tma_partition(atom, cta, cute.make_layout(2), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(g, 0, 2))
+        seen.append((s.iterator.offset, cute.filter_zeros(ts).iterator.offset))
+        cute.copy(atom, cute.filter_zeros(tg)[(None, 1, 1, 0)], cute.filter_zeros(ts), tma_bar_ptr=bar,
+                  mcast_mask=3)
+
+    @cute.jit
+    def host(sf: cute.Tensor):
+        t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t,
+                                                   _smem_four_chunks(), tile, 2, internal_type=cutlass.Int16)
+        seen.append(atom)
+        k(atom, tensor).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+
+    return host
+
+
+def test_multicast_ctas_share_the_tiles_chunks_exactly():
+    """Each of the two CTAs loads a run of whole chunks (the slower mode's, K here) at its own K-block coordinate
+    and shared-memory offset; together their boxes are the tile's four chunks, each once."""
+    got = {}
+    for cta in (0, 1):
+        seen = []
+        with target("sm_90a"):
+            c = cute.compile(_multicast_program(seen, cta), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+        atom, (base, start) = seen[0], seen[1]
+        assert atom.box == (256, 1, 2, 1)                     # a chunk, 1 M block, half of the 4 K blocks, L
+        loads = [line for line in c.ptx.splitlines() if "cp.async.bulk.tensor" in line]
+        assert len(loads) == 1 and "multicast::cluster" in loads[0], loads
+        regs = dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", c.ptx))
+        coords = re.search(r"\[%rd\d+, \{([^}]*)\}\]", loads[0]).group(1).split(", ")
+        block_m, block_k = (int(regs.get(x, x)) for x in coords[1:3])
+        got[cta] = (block_m, block_k, start - base)
+    # tile (1, 1): M block 1; K blocks 4..7, two a CTA; CTA 1's two chunks 1024 bytes into the stage
+    assert got == {0: (1, 4, 0), 1: (1, 6, 1024)}
+    chunks = {(m, k + i) for m, k, _ in got.values() for i in range(2)}
+    assert chunks == {(1, 4), (1, 5), (1, 6), (1, 7)}
+
+
+def test_multicast_of_an_odd_share_is_refused_at_the_users_line():
+    def program():
+        @cute.jit
+        def host(sf: cute.Tensor):
+            t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
+            cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t, _smem_four_chunks(),
+                                        (128, 256), 8, internal_type=cutlass.Int16)
+        return host
+
+    with target("sm_90a"), pytest.raises(DSLValueError, match="cannot share a tile") as e:
+        cute.compile(program(), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+    assert e.value.location[0] == __file__

@@ -1,0 +1,74 @@
+"""TMA of a tensor whose tiled mode has modes of its own that step through memory as one (a sequence of s scales
+split into (8, s / 8) for 16-byte alignment, as the mixed-input FMHA's scale tensors are): the tensor map has one
+dimension for the mode, the box covers the tile, and a copy's coordinate in the mode is the linear (colexicographic)
+index of its hierarchical coordinate. A mode whose sub-modes are not one run of memory is refused."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave import utils
+from warpweave.cute.nvgpu import cpasync
+from warpweave.cute.runtime import from_dlpack
+from warpweave._dsl.base.errors import DSLValueError
+from dsl_helpers import target
+
+SEQ, BATCH, TILE = 1024, 4, 128
+
+
+def _scales(split_stride=8):
+    # (one scale a row, (8, SEQ / 8) rows, batch): the rows split in two sub-modes
+    return cute.make_layout((1, (8, SEQ // 8), BATCH), stride=(1, (1, split_stride), SEQ * split_stride // 8))
+
+
+def _program(seen, gmem_layout, tile_coord):
+    smem_layout = cute.make_layout((1, TILE))
+
+    @cute.kernel
+    def k(atom: cute.CopyAtom, tensor: cute.Tensor):
+        smem = utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.BFloat16, smem_layout, byte_alignment=128)
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        g = cute.local_tile(tensor, (1, TILE), (0, None, None))
+        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(g, 0, 2))
+        cute.copy(atom, tg[(None,) + tile_coord], ts, tma_bar_ptr=bar)
+
+    @cute.jit
+    def host(x: cute.Tensor):
+        t = cute.make_tensor(x.iterator, gmem_layout)
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, smem_layout, (1, TILE))
+        seen.append(atom)
+        k(atom, tensor).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return host
+
+
+@pytest.mark.parametrize("tile_coord", [(3, 2), (7, 0)])
+def test_a_split_mode_is_one_tensor_map_dimension(tile_coord):
+    seen = []
+    with target("sm_90a"):
+        c = cute.compile(_program(seen, _scales(), tile_coord), from_dlpack(np.zeros(SEQ * BATCH, np.uint16)))
+    atom = seen[0]
+    # the contiguous run is the rows' mode (beside the one-element mode 0), its box the tile's 128 rows
+    assert atom.dims[0] == 1 and atom.box[0] == TILE
+    attrs = {**atom.tma_desc.attrs, **{k: str(v) for k, v in atom.tma_desc.dynamic.items()}}
+    assert int(attrs["extent0"]) == SEQ and int(attrs["gstride0"]) == 1
+    loads = [line for line in c.ptx.splitlines() if "cp.async.bulk.tensor" in line]
+    assert len(loads) == 1
+    regs = dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", c.ptx))
+    coords = [int(regs.get(x, x)) for x in re.search(r"\[%rd\d+, \{([^}]*)\}\]", loads[0]).group(1).split(", ")]
+    # tensor-map dimensions: rows, the one-element mode, batch; the tile's first row at row 128 * j
+    j, b = tile_coord
+    assert len(coords) == 3 and coords[0] == TILE * j and coords[list(atom.dims).index(2)] == b
+
+
+def test_a_split_mode_with_gaps_is_refused_at_the_users_line():
+    with target("sm_90a"), pytest.raises(DSLValueError, match="not one run of memory") as e:
+        cute.compile(_program([], _scales(split_stride=16), (1, 0)), from_dlpack(np.zeros(2 * SEQ * BATCH,
+                                                                                           np.uint16)))
+    assert e.value.location[0] == __file__
