@@ -72,3 +72,39 @@ def test_a_split_mode_with_gaps_is_refused_at_the_users_line():
         cute.compile(_program([], _scales(split_stride=16), (1, 0)), from_dlpack(np.zeros(2 * SEQ * BATCH,
                                                                                            np.uint16)))
     assert e.value.location[0] == __file__
+
+
+def test_a_map_of_a_split_mode_is_retargeted_with_the_mode_as_one():
+    """update_tma_descriptor of such an atom for another tensor of the same form: the rows' dimension gets the
+    whole mode's extent (8 x its second sub-mode), as the atom's own map has it."""
+    other_seq = 2048
+
+    @cute.kernel
+    def k(atom: cute.CopyAtom, x: cute.Tensor, ws: cute.Tensor):
+        mgr = utils.TensorMapManager(utils.TensorMapUpdateMode.GMEM, 128)
+        gptr = mgr.get_tensormap_ptr(ws.iterator)
+        mgr.init_tensormap_from_atom(atom, gptr, 0)
+        mgr.fence_tensormap_initialization()
+        other = cute.make_tensor(x.iterator, cute.make_layout((1, (8, other_seq // 8), 2),
+                                                              stride=(1, (1, 8), other_seq)))
+        mgr.update_tensormap((other,), (atom,), (gptr,), 0, (None,))
+        mgr.fence_tensormap_update(gptr)
+
+    @cute.jit
+    def host(x: cute.Tensor, ws: cute.Tensor):
+        t = cute.make_tensor(x.iterator, _scales())
+        atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, cute.make_layout((1, TILE)),
+                                              (1, TILE))
+        k(atom, x, ws).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    with target("sm_90a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros(SEQ * BATCH, np.uint16)),
+                           from_dlpack(np.zeros(16, np.int64))).info["ptx"]
+    edits = [line.strip() for line in ptx.splitlines() if "tensormap.replace" in line and "global_dim" in line]
+    consts = dict(re.findall(r"mov\.(?:u|b)32\s+(%r\d+), (\d+);", ptx))
+    dims = {}
+    for e in edits:
+        ordinal = int(re.search(r"\], (\d+),", e).group(1))
+        v = e.rstrip(";").split(", ")[-1]
+        dims[ordinal] = int(consts.get(v, v))
+    assert dims[0] == other_seq and sorted(dims) == [0, 1, 2] and 2 in dims.values()
