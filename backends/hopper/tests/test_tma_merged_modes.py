@@ -15,7 +15,7 @@ from warpweave import utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 from warpweave._dsl.base.errors import DSLValueError
-from dsl_helpers import target
+from dsl_helpers import requires_gpu, target
 
 SEQ, BATCH, TILE = 1024, 4, 128
 
@@ -108,3 +108,50 @@ def test_a_map_of_a_split_mode_is_retargeted_with_the_mode_as_one():
         v = e.rstrip(";").split(", ")[-1]
         dims[ordinal] = int(consts.get(v, v))
     assert dims[0] == other_seq and sorted(dims) == [0, 1, 2] and 2 in dims.values()
+
+
+def _gpu_program(tile_coord):
+    smem_layout = cute.make_layout((1, TILE))
+
+    @cute.kernel
+    def k(atom: cute.CopyAtom, tensor: cute.Tensor, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.BFloat16, smem_layout, byte_alignment=128)
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        if tidx == 0:
+            cute.arch.mbarrier_init(bar, 1)
+        cute.arch.mbarrier_init_fence()
+        cute.arch.sync_threads()
+        g = cute.local_tile(tensor, (1, TILE), (0, None, None))
+        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(g, 0, 2))
+        if tidx < 32:
+            if tidx == 0:
+                cute.arch.mbarrier_arrive_and_expect_tx(bar, TILE * 2)
+            cute.copy(atom, tg[(None,) + tile_coord], ts, tma_bar_ptr=bar)
+        cute.arch.mbarrier_wait(bar, 0)
+        out[tidx] = s[0, tidx]
+
+    @cute.jit
+    def host(x: cute.Tensor, out: cute.Tensor):
+        t = cute.make_tensor(x.iterator, _scales())
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, smem_layout, (1, TILE))
+        k(atom, tensor, out).launch(grid=(1, 1, 1), block=(TILE, 1, 1))
+
+    return host
+
+
+@requires_gpu
+@pytest.mark.parametrize("tile_coord", [(3, 2), (7, 0)])
+def test_a_split_mode_tile_loads_its_rows_on_the_gpu(tile_coord):
+    import torch
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("TMA needs sm_90 or later")
+    x = torch.randn(SEQ * BATCH, device="cuda").to(torch.bfloat16)
+    out = torch.zeros(TILE, dtype=torch.bfloat16, device="cuda")
+    _gpu_program(tile_coord)(from_dlpack(x), from_dlpack(out))
+    torch.cuda.synchronize()
+    j, b = tile_coord
+    assert torch.equal(out, x[b * SEQ + TILE * j:b * SEQ + TILE * (j + 1)])
