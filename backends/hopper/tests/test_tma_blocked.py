@@ -228,13 +228,14 @@ def _multicast_gpu_program():
         tidx, _, _ = cute.arch.thread_idx()
         rank = cute.arch.block_rank_in_cluster()
         smem = utils.SmemAllocator()
-        s = smem.allocate_tensor(cutlass.Float8E4M3FN, _smem_four_chunks(), byte_alignment=1024)
         bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        s = smem.allocate_tensor(cutlass.Float8E4M3FN, _smem_four_chunks(), byte_alignment=1024)
         if tidx == 0:
             cute.arch.mbarrier_init(bar, 1)
-        cute.arch.mbarrier_init_fence()
+            cute.arch.mbarrier_init_fence()
+        # both CTAs' barriers are ready before either multicasts
         cute.arch.cluster_arrive()
-        cute.arch.cluster_wait()             # both CTAs' barriers are ready before either multicasts
+        cute.arch.cluster_wait()
         g = cute.local_tile(tensor, tile, (None, None, None))
         ts, tg = cpasync.tma_partition(atom, rank, cute.make_layout(2), cute.group_modes(s, 0, 2),
                                        cute.group_modes(g, 0, 2))
