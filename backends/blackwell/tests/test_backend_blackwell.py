@@ -509,7 +509,7 @@ def _make_value(b, ty, tid):
     raise AssertionError(f"no probe value of type {ty}")
 
 
-def _probe(ident, attrs):
+def _probe(ident, attrs, target="sm_100a"):
     ins = _entry(ident)
     b = _core.IRBuilder()
     # ptxas emits setmaxnreg only in a kernel whose register count at entry it knows (launch bounds)
@@ -546,7 +546,7 @@ def _probe(ident, attrs):
             b.op0("llvm.store", [v, p], "")
             slot += 1
     b.end_function()
-    return ins, _core.compile(str(b), registry.target_named("sm_100a").as_dict())
+    return ins, _core.compile(str(b), registry.target_named(target).as_dict())
 
 
 def _ptx_pattern(ins, attrs):
