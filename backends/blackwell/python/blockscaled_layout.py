@@ -224,8 +224,11 @@ def _tmem_of_shape(sf_vec_size, smem_layout, where):
     inst = chunk * inst_chunks
     per_col = CHUNK_SF // nsf
     rest_k = k_count // per_col
-    rows_tmem = cute.make_layout(((32, 4), inst_chunks), stride=((lane, CHUNK_SF), chunk))
-    rows_layout = cute.composition(rows_tmem, cute.make_layout(rows_shape))
+    if inst_chunks == 1:
+        # one chunk's rows, factored as the kernel's layout factors them (sm_103a kernels' (8, 4, 4))
+        rows_layout = cute.composition(cute.make_layout((32, 4), stride=(lane, CHUNK_SF)), cute.make_layout(rows_shape))
+    else:
+        rows_layout = cute.make_layout(((32, 4), inst_chunks), stride=((lane, CHUNK_SF), chunk))
     shape = ((rows_layout.shape, (sf_vec_size, nsf)), rest_mn, (per_col, rest_k))
     stride = ((rows_layout.stride, (0, 1)), inst * rest_k, (nsf, inst))
     return cute.make_layout(shape, stride=stride)

@@ -368,6 +368,8 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
         return operand_layout_tv(atom_id, operand["name"])
 
     def check_fragment(self, atom_id, operand, tensor):
+        if isinstance(getattr(tensor, "iterator", None), UmmaDescriptor):
+            return      # a descriptor made by make_umma_smem_desc (cute.mma_atom_call)
         if getattr(tensor, "memspace", None) != "smem":
             raise ext.user_error(f"cute.gemm: {operand['name']} of {atom_id} is read from shared memory: pass "
                                  f"make_fragment_{operand['name'].upper()} of the shared-memory tensor, got {tensor!r}",
@@ -391,11 +393,6 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
                                  "blocks", ext.DSLValueError)
         hit = self._forms[key] = descriptor_form(READER, operand_name, lay, bits, K, total // K)
         return hit
-
-    def check_fragment(self, atom_id, operand, tensor):
-        if isinstance(tensor.iterator, UmmaDescriptor):
-            return      # a descriptor made by make_umma_smem_desc (cute.mma_atom_call)
-        super().check_fragment(atom_id, operand, tensor)
 
     def read(self, operand, tensor, coords):
         if isinstance(tensor.iterator, UmmaDescriptor):

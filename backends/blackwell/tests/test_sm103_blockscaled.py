@@ -75,6 +75,18 @@ def test_families_are_sm103a_only(blackwell):
     assert [list(p["targets"]) for p in ins] == [["sm_103a"]]
 
 
+def test_k96_atom_set_is_the_isa_shapes(blackwell):
+    # as sm_100a's K = 64 sets: one CTA M = 128, N = 8..256 in steps of 8; a pair M = 256, N in steps of 16
+    for kind, sfs in (("mxf4nvf4", ("e4m3", "ue8m0")), ("mxf4", ("ue8m0",))):
+        got = sorted(a["id"] for a in blackwell.atoms + blackwell.all_instances()
+                     if f".{kind}." in a["id"] and "k96" in a["id"])
+        want = sorted([f"blackwell.tcgen05.mma.cta1.{kind}.m128n{n}k96.e2m1.f32.{sf}.ss"
+                       for n in range(8, 257, 8) for sf in sfs] +
+                      [f"blackwell.tcgen05.mma.cta2.{kind}.m256n{n}k96.e2m1.f32.{sf}.ss"
+                       for n in range(16, 257, 16) for sf in sfs])
+        assert got == want
+
+
 def _ref(m, n, scale, sfa_id=0, sfb_id=0):
     e2m1 = 1
     return (sfb_id << 4 | e2m1 << 7 | e2m1 << 10 | (n >> 3) << 17 | scale << 23 | (m >> 7) << 27 | sfa_id << 29
@@ -162,12 +174,14 @@ def _compile_k96_kernel(vec=16, cta=1):
 
     @cute.kernel
     def kern(tiled_mma: cute.TiledMma, g: cute.Tensor, sA_layout: cute.ComposedLayout,
-             sB_layout: cute.ComposedLayout):
+             sB_layout: cute.ComposedLayout, sfa_layout: cute.Layout, sfb_layout: cute.Layout):
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         smem = utils.SmemAllocator()
         hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
         sA = smem.allocate_tensor(cutlass.Uint8, sA_layout.outer, 1024, swizzle=sA_layout.inner)
         sB = smem.allocate_tensor(cutlass.Uint8, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        sSFA = smem.allocate_tensor(sf, sfa_layout, 128)
+        sSFB = smem.allocate_tensor(sf, sfb_layout, 128)
         tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
         tmem.allocate(512)
         tmem.wait_for_alloc()
@@ -177,7 +191,21 @@ def _compile_k96_kernel(vec=16, cta=1):
         it = cute.make_layout(((((32, 4), 1), (vec, 1)), 1, 4 * nsf))
         sfa_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc), dtype=sf)
         tSFA = cute.make_tensor(sfa_ptr, bsl.make_tmem_layout_sfa(tiled_mma, (m, n, 384), vec, it))
+        # the scale factors as the kernels lay them out ((8, 4, 4) rows a chunk), shared -> tensor memory
+        t_sfa = cute.make_tensor(sfa_ptr, bsl.make_tmem_layout_sfa(tiled_mma, (m, n, 384), vec, sfa_layout))
+        sfb_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc) + t.find_tmem_tensor_col_offset(t_sfa),
+                                  dtype=sf)
+        t_sfb = cute.make_tensor(sfb_ptr, bsl.make_tmem_layout_sfb(tiled_mma, (m, n, 384), vec, sfb_layout))
+        s2t_atom = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup(cta)), sf)
+        copies = []
+        for s_sf, t_sf in ((sSFA, t_sfa), (sSFB, t_sfb)):
+            s_c, t_c = cute.filter_zeros(s_sf), cute.filter_zeros(t_sf)
+            s2t = t.make_s2t_copy(s2t_atom, t_c)
+            thr = s2t.get_slice(0)
+            copies.append((s2t, t.get_s2t_smem_desc_tensor(s2t, thr.partition_S(s_c)), thr.partition_D(t_c)))
         if warp == 0:
+            for s2t, src, dst in copies:
+                cute.copy(s2t, src, dst)
             for i, (cur, nxt) in enumerate(((0, 0), (3, 0), (6, 1))):
                 tiled_mma.set(t.Field.SFA, tSFA[(None, None, i * nsf)].iterator)
                 tiled_mma.set(t.Field.SFB, tSFA[(None, None, i * nsf)].iterator)
@@ -186,7 +214,9 @@ def _compile_k96_kernel(vec=16, cta=1):
                 bd = t.make_umma_smem_desc(sB[(None, 0, cur, 0)].iterator, sB[(None, 0, cur, 0)].layout, "k",
                                            next_src=sB[(None, 0, 0, nxt)].iterator)
                 one = cute.make_layout(1, stride=0)
-                cute.mma_atom_call(tiled_mma, acc, cute.make_tensor(ad, one), cute.make_tensor(bd, one), acc)
+                # the accumulator as one atom's tile (rank 1), as the kernels hand it over
+                d = acc[(None, 0, 0)]
+                cute.mma_atom_call(tiled_mma, d, cute.make_tensor(ad, one), cute.make_tensor(bd, one), d)
                 tiled_mma.set(t.Field.ACCUMULATE, True)
         tmem.relinquish_alloc_permit()
         pipeline.sync(barrier_id=1, num_threads=128)
@@ -200,7 +230,11 @@ def _compile_k96_kernel(vec=16, cta=1):
         atom = t.make_smem_layout_atom(t.SmemLayoutAtomKind.K_SW128, cutlass.Uint8)
         sA = t.tile_to_mma_shape(atom, (((m // cta, 16), 1, 8, 2)))
         sB = t.tile_to_mma_shape(atom, (((n // cta, 16), 1, 8, 2)))
-        kern(tiled_mma, g, sA, sB).launch(grid=[cta, 1, 1], block=[128, 1, 1], cluster=[cta, 1, 1])
+        # CuTe DSL's sm_103a kernels' scale-factor chunk: 128 rows as (8, 4, 4) x 4 factors, 512 bytes
+        chunk = cute.make_layout(((8, 4, 4), (vec, 4)), stride=((16, 128, 4), (0, 1)))
+        sfa = cute.tiled_product(chunk, cute.make_layout((m // cta // 128, 384 // (4 * vec))))
+        sfb = cute.tiled_product(chunk, cute.make_layout((n // 128, 384 // (4 * vec))))
+        kern(tiled_mma, g, sA, sB, sfa, sfb).launch(grid=[cta, 1, 1], block=[128, 1, 1], cluster=[cta, 1, 1])
 
     with target("sm_103a"):
         return cute.compile(host, from_dlpack(np.zeros((m, n), np.float32)), options="-v")
@@ -219,3 +253,7 @@ def test_k96_kernel_issues_three_instructions_with_next_descriptors(vec):
     assert [((d >> 29) & 3, (d >> 4) & 3) for d in idesc] == [((i * nsf) % 4,) * 2 for i in range(3)]
     # every descriptor: SBO 1024, version 1, LBO mode 1 (the leading field an address), 128-byte swizzle
     assert ptx.count(str(_smem_desc_ref(0, 0, 1024, "128B", lbo_mode=1))) >= 3
+    # the scale factors' copies: one 32x128b.warpx4 per 512-byte chunk, A's 384 / (4 vec) chunks along K and B's
+    # twice as many (256 rows: 2 chunks a K step)
+    k_chunks = 384 // (4 * vec)
+    assert len(re.findall(r"tcgen05\.cp\.cta_group::1\.32x128b\.warp", ptx)) == 3 * k_chunks

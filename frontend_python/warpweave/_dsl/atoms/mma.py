@@ -574,11 +574,13 @@ def mma_atom_call(atom, d, a, b, c, *, loc=None, ip=None):
         kinds[name].check_fragment(mma_atom.manifest["id"], ops[name], t)
     V_a, V_b, V_c = (_core.product(_mode(tv, 1).shape)
                      for tv in (mma_atom.layout_a_tv, mma_atom.layout_b_tv, mma_atom.layout_c_tv))
-    av = kinds["a"].read(ops["a"], a, _AtomCoords(V_a, 0))
-    bv = kinds["b"].read(ops["b"], b, _AtomCoords(V_b, 0))
-    cv = kinds["c"].read(ops["c"], c, _AtomCoords(V_c, 0, 0))
+    # the one atom's values: coordinates (v, 0, ...) of each tensor's own rank
+    at = lambda t, n: _AtomCoords(n, *(0,) * (_core.tuple_rank(t.shape) - 1))  # noqa: E731
+    av = kinds["a"].read(ops["a"], a, at(a, V_a))
+    bv = kinds["b"].read(ops["b"], b, at(b, V_b))
+    cv = kinds["c"].read(ops["c"], c, at(c, V_c))
     dv = mma_atom.call(av, bv, cv)
-    kinds["d"].write(ops["d"], d, _AtomCoords(len(dv), 0, 0), dv, mma_atom.acc_dtype)
+    kinds["d"].write(ops["d"], d, at(d, len(dv)), dv, mma_atom.acc_dtype)
 
 
 class _AtomCoords(Sequence):
