@@ -29,12 +29,12 @@ def _host():
         smem = cutlass.utils.SmemAllocator()
         bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
         s = smem.allocate_tensor(cutlass.Float16, cute.make_layout(TILE, stride=(TILE[1], 1)), 128)
+        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(cute.local_tile(coords, TILE, (0, 0)), 0, 2))
         if tidx == 0:
             cute.arch.mbarrier_init(bar, 1)
         cute.arch.mbarrier_init_fence()
         cute.arch.sync_threads()
-        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
-                                       cute.group_modes(cute.local_tile(coords, TILE, (0, 0)), 0, 2))
         # a run-time mask, as create_tma_multicast_mask makes one
         mask = cutlass.Int16(1) << cutlass.Int16(cute.arch.block_idx_in_cluster())
         if tidx < 32:
