@@ -212,7 +212,7 @@ def primitives():
                 "Attrs: stride_byte_offset (bytes, a multiple of 16, < 2^18), swizzle (128B). Bits: [0,14) "
                 "(addr>>4) mod 2^14, [16,30) (next_addr>>4) mod 2^14, [32,46) SBO>>4, [46,48) version 1, [52] 1, "
                 "[61,64) 2"),
-            python_name="tcgen05.make_smem_desc",
+            python_name="tcgen05.make_smem_desc_next",
             operands=[op("desc", "SCALAR", "OUT", register_type="b64"), op("addr", "SMEM_ADDRESS"),
                       op("next_addr", "SMEM_ADDRESS")],
             attributes=[{"name": "stride_byte_offset", "type": "int"},

@@ -413,7 +413,8 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
                                      f"128-byte swizzle (PTX ISA); {operand['name']} is {major}-major with swizzle "
                                      f"{swizzle}", ext.DSLValueError)
             inputs["next_addr"] = [b.op1("llvm.ptrtoint", [next_ptr.address(0)], "i32")]
-        backend, entry = ext.select_instruction("tcgen05.make_smem_desc", {}, set(inputs))
+        name = "tcgen05.make_smem_desc" if next_ptr is None else "tcgen05.make_smem_desc_next"
+        backend, entry = ext.select_instruction(name, {}, set(inputs))
         return ext.emit_instruction(b, backend, entry, inputs, attrs)["desc"][0]
 
 

@@ -257,3 +257,25 @@ def test_k96_kernel_issues_three_instructions_with_next_descriptors(vec):
     # twice as many (256 rows: 2 chunks a K step)
     k_chunks = 384 // (4 * vec)
     assert len(re.findall(r"tcgen05\.cp\.cta_group::1\.32x128b\.warp", ptx)) == 3 * k_chunks
+
+
+def test_mma_atom_call_refuses_an_atom_of_no_instruction_at_the_users_line():
+    from warpweave.cute.nvgpu import MmaUniversalOp
+
+    atom = cute.make_mma_atom(MmaUniversalOp(cutlass.Float32))
+    with pytest.raises(Exception, match=r"test_sm103_blockscaled.py:\d+: .*mma_atom_call"):
+        cute.mma_atom_call(atom, None, None, None, None)
+
+
+def test_make_umma_smem_desc_refuses_a_wrong_major_at_the_users_line():
+    from warpweave import ext
+
+    t = tc()
+    atom = t.make_smem_layout_atom(t.SmemLayoutAtomKind.K_SW128, cutlass.Uint8)
+    staged = t.tile_to_mma_shape(atom, ((128, 16), 1, 8, 2))
+    ptr = ext.make_pointer(None, cutlass.Uint8, "smem", 1024)
+    tile = cute.make_tensor(ptr, staged)[(None, 0, 3, 0)]
+    with pytest.raises(Exception, match=r"test_sm103_blockscaled.py:\d+: .*K-major, not 'mn'"):
+        t.make_umma_smem_desc(tile.iterator, tile.layout, "mn")
+    with pytest.raises(Exception, match=r"test_sm103_blockscaled.py:\d+: .*major must be"):
+        t.make_umma_smem_desc(tile.iterator, tile.layout, "row")
