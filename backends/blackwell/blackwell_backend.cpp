@@ -76,7 +76,7 @@ uint32_t flag(const Attrs& at, const char* name) {
 struct AtomShape {
   int cta_group = 0;
   std::string kind, ab, acc, sf;
-  int64_t m = 0, n = 0;
+  int64_t m = 0, n = 0, k = 0;
   bool a_in_tmem = false;
 };
 
@@ -95,7 +95,7 @@ AtomShape parse_atom(const std::string& id) {
     throw HookError("atom \"" + id + "\" is not a tcgen05.mma atom of this backend");
   s.cta_group = parts[3] == "cta1" ? 1 : 2;
   s.kind = parts[4];
-  s.m = m, s.n = n;
+  s.m = m, s.n = n, s.k = k;
   s.ab = parts[6];
   s.acc = parts[7];
   if (scaled) s.sf = parts[8];
@@ -105,7 +105,8 @@ AtomShape parse_atom(const std::string& id) {
 
 // The block-scaled kinds' descriptor (PTX ISA, tcgen05 "Instruction descriptor", the .kind::mxf8f6f4 / mxf4 /
 // mxf4nvf4 form): no D format (D is f32), the scale factors' type and the byte ids of SFA and SFB instead, and M
-// in units of 128 at bits 27-28 (bits 24-26 reserved); bit 31 (K = 96 for the 4-bit kinds) stays 0 (K = 64).
+// in units of 128 at bits 27-28 (bits 24-26 reserved); for the 4-bit kinds bit 31 is K: 0 for 64, 1 for 96 (the
+// dense K = 96 of sm_103a's atoms, "K Dimension" of the .kind::mxf4 / mxf4nvf4 descriptor).
 bool is_block_scaled(const std::string& kind) { return kind == "mxf4nvf4" || kind == "mxf4" || kind == "mxf8f6f4"; }
 
 uint32_t id_attr(const Attrs& at, const char* name) {
@@ -153,6 +154,10 @@ uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
   d |= scale << 23;
   d |= static_cast<uint32_t>(m >> 7) << 27;  // bits 24-26 are reserved in this form: M in units of 128
   d |= id_attr(at, "sfa_id") << 29;
+  if (atom.k == 96) {
+    if (atom.kind == "mxf8f6f4") throw HookError("K = 96 is a shape of the 4-bit kinds (mxf4, mxf4nvf4) only");
+    d |= uint32_t{1} << 31;
+  }
   return d;
 }
 
@@ -242,34 +247,53 @@ uint64_t layout_code(const Attrs& at) {
   throw HookError(std::string("swizzle \"") + a->str_value + "\" is not one of NONE 128B_BASE32B 128B 64B 32B");
 }
 
-// Every field but the start address: the constant half of the descriptor.
-uint64_t smem_desc_fields(const Attrs& at) {
+// Every field but the start address: the constant half of the descriptor. `absolute`: the leading field is an
+// address the caller ORs in (LBO mode 1), so 0 here.
+uint64_t smem_desc_fields(const Attrs& at, bool absolute = false) {
   auto offset = [&](const char* name, int64_t v) {
     if (v < 0 || v % 16 || v >= (int64_t{1} << 18))
       throw HookError(std::string(name) + " " + std::to_string(v) + " must be a multiple of 16 below 2^18 bytes");
     return static_cast<uint64_t>(v >> 4);
   };
-  uint64_t lbo = offset("leading_byte_offset", at.integer("leading_byte_offset", 16));
+  uint64_t lbo = absolute ? 0 : offset("leading_byte_offset", at.integer("leading_byte_offset", 16));
   uint64_t sbo = offset("stride_byte_offset", at.required("stride_byte_offset"));
   int64_t base = at.integer("base_offset", 0);
   if (base < 0 || base > 7) throw HookError("base_offset must be 0..7");
-  uint64_t lbo_mode = flag(at, "lbo_mode");
+  uint64_t lbo_mode = absolute ? 1 : flag(at, "lbo_mode");
   return lbo << 16 | sbo << 32 | uint64_t{1} << 46 /* version 1: Blackwell */ | static_cast<uint64_t>(base) << 49 |
-         lbo_mode << 52 | layout_code(at) << 61;
+         lbo_mode << 52 | (absolute ? 2 : layout_code(at)) << 61;
 }
 
-ww_value smem_desc(const wp::Emitter& em, ww_value addr, const Attrs& at) {
-  uint64_t fields = smem_desc_fields(at);
+// (addr >> 4) mod 2^14 as an i64: how a descriptor holds a shared-memory address.
+ww_value encoded_address(const wp::Emitter& em, ww_value addr, const char* name) {
   std::string t = em.type_of(addr);
   if (t == "i64") {
     addr = em.op("arith.trunci", {addr}, "i32");
   } else if (t != "i32") {
-    throw HookError("addr must be a 32-bit shared-memory address (i32), not " + t);
+    throw HookError(std::string(name) + " must be a 32-bit shared-memory address (i32), not " + t);
   }
   ww_value shifted = em.op("arith.shrui", {addr, em.constant(4, "i32")}, "i32");
   ww_value start = em.op("arith.andi", {shifted, em.constant(0x3FFF, "i32")}, "i32");
-  ww_value wide = em.op("arith.extui", {start}, "i64");
-  return em.op("arith.ori", {wide, em.constant(static_cast<int64_t>(fields), "i64")}, "i64");
+  return em.op("arith.extui", {start}, "i64");
+}
+
+ww_value smem_desc(const wp::Emitter& em, ww_value addr, const Attrs& at) {
+  uint64_t fields = smem_desc_fields(at);
+  return em.op("arith.ori", {encoded_address(em, addr, "addr"), em.constant(static_cast<int64_t>(fields), "i64")},
+               "i64");
+}
+
+// sm_103a's descriptor whose leading field is the address where the rows go on (LBO mode 1, "byte address
+// absolute"): the PTX ISA allows it with the 128-byte swizzle, K-major operands and base offset 0 only.
+ww_value smem_desc_next(const wp::Emitter& em, ww_value addr, ww_value next, const Attrs& at) {
+  if (at.has("leading_byte_offset") || at.integer("base_offset", 0) || at.has("lbo_mode"))
+    throw HookError("with next_addr the leading field is next_addr's address (LBO mode 1) and the base offset 0: "
+                    "give stride_byte_offset and swizzle only");
+  if (at.has("swizzle") && layout_code(at) != 2) throw HookError("with next_addr the swizzle must be 128B");
+  uint64_t fields = smem_desc_fields(at, true);
+  ww_value lead = em.op("arith.shli", {encoded_address(em, next, "next_addr"), em.constant(16, "i64")}, "i64");
+  ww_value both = em.op("arith.ori", {encoded_address(em, addr, "addr"), lead}, "i64");
+  return em.op("arith.ori", {both, em.constant(static_cast<int64_t>(fields), "i64")}, "i64");
 }
 
 // --- lowering --------------------------------------------------------------------------------------------------
@@ -285,8 +309,12 @@ int lower(const char* hook, const char*, const ww_emitter_v1* emitter, const ww_
       if (num_operands != 0) throw HookError("takes no operands, only attributes");
       results[0] = em.constant(static_cast<int32_t>(instr_desc(at)), "i32");
     } else {
-      if (num_operands != 1) throw HookError("takes one operand, addr");
-      results[0] = smem_desc(em, operands[0], at);
+      if (num_operands == 2) {
+        results[0] = smem_desc_next(em, operands[0], operands[1], at);
+      } else {
+        if (num_operands != 1) throw HookError("takes addr (and, on sm_103a, next_addr)");
+        results[0] = smem_desc(em, operands[0], at);
+      }
     }
     *num_results = 1;
   });

@@ -29,9 +29,17 @@ TARGET = "sm_100a"
 TARGETS = (TARGET, "sm_103a")
 
 
+# Entries of sm_103a alone: its 4-bit MMAs with K = 96 and the shared-memory descriptor whose leading field is the
+# address of the next buffer (the "byte address absolute" mode, which only those MMAs read).
+SM103_ONLY = ("blackwell.sm103.tcgen05.mma.mxf4nvf4", "blackwell.sm103.tcgen05.mma.mxf4",
+              "blackwell.sm103.tcgen05.make_smem_desc_next")
+
+
 def targets_of(fields: dict):
     """sm_103a has no integer tensor-core MMA (ptxas: "Feature '.kind::i8' not supported on .target 'sm_103a'"):
-    the kind::i8 family is sm_100a's alone."""
+    the kind::i8 family is sm_100a's alone; SM103_ONLY's entries are sm_103a's alone."""
+    if fields.get("id") in SM103_ONLY:
+        return ("sm_103a",)
     return (TARGET,) if fields.get("id") in ("blackwell.tcgen05.mma.i8", "blackwell.prim.tcgen05.mma.i8") else TARGETS
 
 # Entries that Hopper offers too (TMA, mbarrier, bulk groups, proxy fence) share its Python names, as in CuTe DSL;
@@ -194,6 +202,21 @@ def primitives():
                         {"name": "base_offset", "type": "int", "allowed": [str(i) for i in range(8)],
                          "default_value": "0"},
                         {"name": "lbo_mode", "type": "int", "allowed": ["0", "1"], "default_value": "0"}],
+            lowering_hook="umma_smem_desc")
+    yield P(id="blackwell.sm103.tcgen05.make_smem_desc_next", kind="DESCRIPTOR",
+            description=(
+                "sm_103a: the 64-bit UMMA shared-memory descriptor of a K-major tile at addr whose rows go on at "
+                "next_addr (both 32-bit shared addresses): the leading field holds next_addr, not a byte offset "
+                "(LBO mode 1, byte address absolute), so that one instruction of 48 bytes of K a row reads the rest "
+                "of a row from another buffer (the K = 96 4-bit MMAs). Only the 128-byte swizzle, base offset 0. "
+                "Attrs: stride_byte_offset (bytes, a multiple of 16, < 2^18), swizzle (128B). Bits: [0,14) "
+                "(addr>>4) mod 2^14, [16,30) (next_addr>>4) mod 2^14, [32,46) SBO>>4, [46,48) version 1, [52] 1, "
+                "[61,64) 2"),
+            python_name="tcgen05.make_smem_desc_next",
+            operands=[op("desc", "SCALAR", "OUT", register_type="b64"), op("addr", "SMEM_ADDRESS"),
+                      op("next_addr", "SMEM_ADDRESS")],
+            attributes=[{"name": "stride_byte_offset", "type": "int"},
+                        {"name": "swizzle", "type": "string", "allowed": ["128B"], "default_value": "128B"}],
             lowering_hook="umma_smem_desc")
     # Tensor memory allocation: one warp executes each (sync.aligned).
     yield P(id="blackwell.tcgen05.alloc", kind="ALLOCATOR",
@@ -637,22 +660,41 @@ BLOCK_SCALED_KINDS = {
                  ["ab_dtype", "shape_mnk", "cta_group", "a_src"], {"sf_dtype": PY_DTYPE["ue8m0"]}),
 }
 
-def block_scaled_mma_families():
-    for kind, (py, k, abs_, sfs, vec, sig, defaults) in BLOCK_SCALED_KINDS.items():
-        desc = ("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale.scale_vec::" + vec + " {m}x{n}x{k}: "
+# sm_103a's 4-bit MMAs with K = 96 (CuTe DSL's SM103MmaMXF4NVF4Op and SM103MmaMXF4Op): the same instruction
+# text, K = 96 said by bit 31 of the instruction descriptor (PTX ISA, the .kind::mxf4 / mxf4nvf4 descriptor: "K
+# Dimension, dense K=96 = 1"). The scale vector is named by its block size (.block16 / .block32), as 96 elements
+# take 6 or 3 scale factors a row. Their 48 bytes of A or B a row cross a 128-byte swizzle row every third
+# instruction, so their descriptors come from blackwell.sm103.tcgen05.make_smem_desc_next.
+SM103_BLOCK_SCALED_KINDS = {
+    "mxf4nvf4": ("tcgen05.SM103MmaMXF4NVF4Op", 96, ("e2m1",), ("e4m3", "ue8m0"), "block16",
+                 ["sf_dtype", "shape_mnk", "cta_group", "a_src"], {"ab_dtype": PY_DTYPE["e2m1"]}),
+    "mxf4": ("tcgen05.SM103MmaMXF4Op", 96, ("e2m1",), ("ue8m0",), "block32",
+             ["shape_mnk", "cta_group", "a_src"], {"ab_dtype": PY_DTYPE["e2m1"], "sf_dtype": PY_DTYPE["ue8m0"]}),
+}
+
+
+def block_scaled_mma_families(kinds=None, prefix="blackwell.tcgen05.mma"):
+    """The block-scaled families of `kinds` (BLOCK_SCALED_KINDS by default; SM103_BLOCK_SCALED_KINDS with prefix
+    blackwell.sm103.tcgen05.mma): a scale vector "1X", "2X" or "4X" is written .scale_vec::<v>, a block size
+    ("block16", "block32") as itself."""
+    for kind, (py, k, abs_, sfs, vec, sig, defaults) in (kinds or BLOCK_SCALED_KINDS).items():
+        vec = vec if vec.startswith("block") else "scale_vec::" + vec
+        desc = ("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale." + vec + " {m}x{n}x{k}: "
                 "D[f32] (+)= (A[{ab}] x SFA[{sf}]) (B[{ab}] x SFB[{sf}]), A and B from shared memory "
                 "(UMMA descriptors), D in tensor memory at d, the scale factors in tensor memory at scale_a and "
                 "scale_b; one thread issues it{cta == 2 ? ' for the CTA pair (the even CTA)' : ''}. idesc: from "
                 "blackwell.tcgen05.make_instr_desc (its scale-factor ids select the byte of scale_a's and scale_b's "
-                "columns where a scale_vec leaves some unused); enable_input_d false overwrites D")
+                "columns where a scale_vec leaves some unused" + ("; bit 31 set: K = 96" if k == 96 else "") +
+                "); enable_input_d false overwrites D")
         yield entry("families", **family(
-            f"blackwell.tcgen05.mma.{kind}",
+            f"{prefix}.{kind}",
             parameters=[param("ab", values=abs_), param("acc", values=("f32",)), param("sf", values=sfs),
                         param("cta", set_=(1, 2), rule="cta_group is 1 or 2"),
                         param("a_src", values=("SMEM",)),
                         param("m", set_=(128, 256), rule="M is 128 (one CTA) or 256 (a CTA pair)"),
                         param("n", range_=(8, 256, 8), rule=N_RULE),
-                        param("k", set_=(k,), rule=f"K is {k} for kind::{kind}: 256 bits of A")],
+                        param("k", set_=(k,), rule=f"K is {k} for kind::{kind}" +
+                              (": 256 bits of A" if k != 96 else " on sm_103a (384 bits of A)"))],
             rules=[("cta_group 1 takes M 128, cta_group 2 M 256", "cta == 1 ? m == 128 : m == 256"),
                    ("with cta_group 2, N is a multiple of 16", "cta == 1 || n % 16 == 0")],
             template=dict(
@@ -671,7 +713,7 @@ def block_scaled_mma_families():
                     op("scale_b", "TMEM_ADDRESS"),
                     op("enable_input_d", "PREDICATE"),
                 ],
-                ptx_template=("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale.scale_vec::" + vec +
+                ptx_template=("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale." + vec +
                               " [$0], $1, $2, $3, [$4], [$5], $6;"),
                 constraints="r,l,l,r,r,r,b",
                 has_side_effects=True, sass_opcodes=[MMA_SASS[kind] + "{cta == 2 ? '.2CTA' : ''}"],
@@ -993,6 +1035,8 @@ def manifest_text() -> str:
          mma_families()),
         ("Block-scaled tcgen05.mma families: kind::mxf4nvf4 (nvf4 and mxf4 inputs, scale factors in tensor memory)",
          block_scaled_mma_families()),
+        ("sm_103a's block-scaled tcgen05.mma families with K = 96 (4-bit A and B)",
+         block_scaled_mma_families(SM103_BLOCK_SCALED_KINDS, "blackwell.sm103.tcgen05.mma")),
         ("tcgen05.ld / tcgen05.st families: tensor memory <-> registers, by shape, over the repetition",
          tmem_copy_families()),
         ("tcgen05.cp: shared memory -> tensor memory", cp_atoms()),

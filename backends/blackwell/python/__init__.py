@@ -5,7 +5,9 @@
   MmaTF32Op, MmaI8Op, MmaF8F6F4Op, CtaGroup, OperandMajorMode, OperandSource, Field, SmemLayoutAtomKind,
   make_smem_layout_atom, make_tmem_copy, commit, ...), cute.nvgpu.make_tiled_tma_atom_A/B, cute.arch's
   tensor-memory functions, utils.TmemAllocator and utils.get_num_tmem_alloc_cols;
-- tcgen05_mma.py: the MMA ops, their descriptors and operand kinds; tmem_layouts.py: where D lives in tensor
+- tcgen05_mma.py: the MMA ops (sm_103a's K = 96 4-bit ones, SM103MmaMXF4NVF4Op and SM103MmaMXF4Op, are sm_100a's
+  classes over their own manifest families), their descriptors (make_umma_smem_desc, with next_src on sm_103a) and
+  operand kinds; tmem_layouts.py: where D lives in tensor
   memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
 - clc.py: the decoded response of cluster launch control (arch.clc_query_cancel);
 - helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100);

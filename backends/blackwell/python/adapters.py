@@ -15,7 +15,8 @@ ext.register_operand_kind("tmem", tcgen05_mma.TmemKind())
 
 # cute.nvgpu.tcgen05: CuTe DSL's names.
 _mma_names = {_name: getattr(tcgen05_mma, _name) for _name in (
-    "CtaGroup", "OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom")}
+    "CtaGroup", "OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom",
+    "make_umma_smem_desc")}
 _mma_names.update(tcgen05_mma._make_op_classes())
 for _name, _obj in _mma_names.items():
     ext.register_python_name(f"tcgen05.{_name}", _obj)

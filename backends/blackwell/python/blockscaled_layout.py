@@ -177,6 +177,10 @@ def make_smem_layout_sfb(tiled_mma, mma_tiler_mnk, sf_vec_size: int, num_stages:
 
 
 def _tmem(which, tiled_mma, mma_tiler_mnk, sf_vec_size, smem_layout, where):
+    _check_vec(sf_vec_size, where)
+    k_inst = _instruction(tiled_mma, where)[2]
+    if k_inst % sf_vec_size == 0 and CHUNK_SF % (k_inst // sf_vec_size):
+        return _tmem_of_shape(sf_vec_size, smem_layout, where)
     p = _Plan(which, tiled_mma, mma_tiler_mnk, sf_vec_size, where)
     if smem_layout is not None:
         outer = getattr(smem_layout, "outer", smem_layout)
@@ -191,6 +195,42 @@ def _tmem(which, tiled_mma, mma_tiler_mnk, sf_vec_size, smem_layout, where):
     inst = chunk * p.inst_chunks
     shape = (ms, p.rest_mn, (p.per_col, p.rest_k))
     stride = (md, inst * p.rest_k, (p.nsf, inst))
+    return cute.make_layout(shape, stride=stride)
+
+
+def _tmem_of_shape(sf_vec_size, smem_layout, where):
+    """The tensor-memory layout of scale factors shaped as smem_layout ((rows, (sf_vec_size, nsf)), MMA_MN, MMA_K),
+    for instructions whose K is no whole number of 32-bit columns of scale factors (sm_103a's K = 96: 6 or 3 a
+    row): the kernel's own layout says how many it reads at a time, and scale factor g along K of a row sits in
+    byte g % 4 of the g // 4-th column group of its chunk, as the instructions read them from a byte of a column
+    on (their scale-factor ids)."""
+    if smem_layout is None:
+        raise ext.user_error(f"{where}: an instruction whose K is not 1, 2 or 4 runs of {CHUNK_SF} scale factors takes "
+                             "the layout of its scale factors (smem_layout)", ext.DSLValueError)
+    outer = getattr(smem_layout, "outer", smem_layout)
+    if cute.rank(outer) != 3 or cute.rank(cute.get(outer, mode=[0])) != 2:
+        raise ext.user_error(f"{where}: smem_layout is ((rows, K), MMA_MN, MMA_K), got {smem_layout}",
+                             ext.DSLValueError)
+    mma = cute.get(outer, mode=[0])
+    rows_shape = cute.get(mma, mode=[0]).shape
+    rows, k = cute.size(mma, mode=[0]), cute.size(mma, mode=[1])
+    nsf, rest_mn, k_count = k // sf_vec_size, cute.size(outer, mode=[1]), cute.size(outer, mode=[2])
+    if rows % CHUNK_MN or k % sf_vec_size or nsf not in (1, 2, 4) or (k_count * nsf) % CHUNK_SF:
+        raise ext.user_error(f"{where}: smem_layout {smem_layout} is not whole chunks of {CHUNK_MN} rows x "
+                             f"{CHUNK_SF} scale factors (rows, 1, 2 or 4 scale factors of {sf_vec_size} elements)",
+                             ext.DSLValueError)
+    lane, inst_chunks = CHUNK_SF * LANE, rows // CHUNK_MN
+    chunk = CHUNK_SF * CHUNK_SF
+    inst = chunk * inst_chunks
+    per_col = CHUNK_SF // nsf
+    rest_k = k_count // per_col
+    if inst_chunks == 1:
+        # one chunk's rows, factored as the kernel's layout factors them (sm_103a kernels' (8, 4, 4))
+        rows_layout = cute.composition(cute.make_layout((32, 4), stride=(lane, CHUNK_SF)), cute.make_layout(rows_shape))
+    else:
+        rows_layout = cute.make_layout(((32, 4), inst_chunks), stride=((lane, CHUNK_SF), chunk))
+    shape = ((rows_layout.shape, (sf_vec_size, nsf)), rest_mn, (per_col, rest_k))
+    stride = ((rows_layout.stride, (0, 1)), inst * rest_k, (nsf, inst))
     return cute.make_layout(shape, stride=stride)
 
 

@@ -164,12 +164,18 @@ def epilogue_tma_store(gemm, tidx, warp_idx, tma_atom_c, tCtAcc_base, sC, tCgC, 
 
 @cute.jit
 def epilogue(gemm, tidx, tCtAcc_base, tCgC, epi_tile, epilogue_op, mma_tile_coord_mnl, acc_consumer_state,
-             acc_pipeline):
-    """One tile's accumulators stored from registers to C in global memory; returns the next accumulator state."""
+             acc_pipeline, tCcC_base=None, mC_mnl=None, overlapping_accum=False):
+    """One tile's accumulators stored from registers to C in global memory; returns the next accumulator state.
+    tCcC_base (C's coordinates, partitioned as tCgC) and mC_mnl (C): only the elements inside C are stored, for the
+    tiles at its edges. overlapping_accum: the two accumulator stages overlap in tensor memory (the scale factors of
+    a block-scaled kernel take the columns a second stage would): the stage is the consumer's phase, stage 0 is
+    read from its last sub-tile back (so the overlapped columns go first), and the stage is released as soon as
+    gemm.iter_acc_early_release_in_epilogue sub-tiles are in registers, for the next tile's MMAs."""
     t = _tcgen05()
     epi_tidx = tidx % _epilogue_threads(gemm)
+    stage = acc_consumer_state.phase if cutlass.const_expr(overlapping_accum) else acc_consumer_state.index
 
-    tAcc_epi = cute.flat_divide(tCtAcc_base[((None, None), 0, 0, acc_consumer_state.index)], epi_tile)
+    tAcc_epi = cute.flat_divide(tCtAcc_base[((None, None), 0, 0, stage)], epi_tile)
     gC_epi = cute.flat_divide(tCgC[((None, None), 0, 0, *mma_tile_coord_mnl)], epi_tile)
     t2r, thr = _tmem_copy(gemm, epi_tidx, tAcc_epi, epi_tile)
     tTR_tAcc = thr.partition_S(tAcc_epi)          # (T2R, T2R_M, T2R_N, EPI_M, EPI_N)
@@ -180,12 +186,39 @@ def epilogue(gemm, tidx, tCtAcc_base, tCgC, epi_tile, epilogue_op, mma_tile_coor
     tTR_tAcc = cute.group_modes(tTR_tAcc, 3, cute.rank(tTR_tAcc))
     tTR_gC = cute.group_modes(tTR_gC, 3, cute.rank(tTR_gC))
     subtiles = cute.size(tTR_tAcc.shape, mode=[3])
+    tTR_cC = None
+    if cutlass.const_expr(tCcC_base is not None):
+        cC_epi = cute.flat_divide(tCcC_base[((None, None), 0, 0, *mma_tile_coord_mnl)], epi_tile)
+        tTR_cC = thr.partition_D(cC_epi)
+        tTR_cC = cute.group_modes(tTR_cC, 3, cute.rank(tTR_cC))
 
     acc_pipeline.consumer_wait(acc_consumer_state)
     t.fence_after_thread_sync()
     for j in cutlass.range_constexpr(subtiles):
-        _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
-                              acc_consumer_state)
-        cute.autovec_copy(tTR_rC, tTR_gC[(None, None, None, j)])
+        if cutlass.const_expr(overlapping_accum):
+            # stage 0 (phase 0) from its last sub-tile back: j + (1 - stage) (subtiles - 1 - 2 j)
+            sub = j + (1 - stage) * (subtiles - 1 - 2 * j)
+            cute.copy(t2r, tTR_tAcc[(None, None, None, sub)], tTR_rAcc)
+            if cutlass.const_expr(j == gemm.iter_acc_early_release_in_epilogue):
+                t.fence_before_thread_sync()
+                with cute.arch.elect_one():
+                    acc_pipeline.consumer_release(acc_consumer_state)
+            tTR_rC.store(epilogue_op(tTR_rAcc.load().to(gemm.c_dtype)))
+        else:
+            sub = j
+            _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
+                                  acc_consumer_state)
+        if cutlass.const_expr(tTR_cC is None):
+            cute.autovec_copy(tTR_rC, tTR_gC[(None, None, None, sub)])
+        else:
+            _store_inside(tTR_rC, tTR_gC[(None, None, None, sub)], tTR_cC[(None, None, None, sub)], mC_mnl)
     acc_consumer_state.advance()
     return acc_consumer_state
+
+
+def _store_inside(src, dst, coords, mC):
+    """src to dst where coords (C's coordinates of dst's elements) fall inside C."""
+    pred = cute.make_rmem_tensor(src.shape, cutlass.Boolean)
+    for i in cutlass.range_constexpr(cute.size(pred)):
+        pred[i] = cute.elem_less(coords[i], mC.shape)
+    cute.basic_copy_if(pred, src, dst)

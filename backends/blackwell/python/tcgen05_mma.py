@@ -205,39 +205,12 @@ def _make_op_classes():
         out["MmaF8F6F4Op"] = MmaF8F6F4Op
 
 
-    base = ext.manifest_class("tcgen05.MmaMXF4NVF4Op")
-    if base is not None:
-        class MmaMXF4NVF4Op(_BlockScaled, _Tcgen05Mma, base):
-            """tcgen05.mma kind::mxf4nvf4 .block_scale.scale_vec::4X: MmaMXF4NVF4Op(sf_dtype, instruction_shape,
-            cta_group, a_src); Float4E2M1FN A and B (K-major), Float32 accumulators, K = 64, one scale factor of
-            sf_dtype (Float8E4M3FN for nvf4, Float8E8M0FNU) per 16 elements along K, read from tensor memory at
-            Field.SFA / Field.SFB."""
-
-            def __init__(self, sf_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S):
-                self._setup("MmaMXF4NVF4Op", cta_group, a_src, K, K)
-                if a_src != OperandSource.SMEM and a_src != "SMEM":
-                    raise ext.user_error("MmaMXF4NVF4Op: A is read from shared memory here (OperandSource.SMEM)",
-                                         ext.DSLValueError)
-                super().__init__(sf_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
-                self.sf_dtype = sf_dtype
-
-        out["MmaMXF4NVF4Op"] = MmaMXF4NVF4Op
-    base = ext.manifest_class("tcgen05.MmaMXF4Op")
-    if base is not None:
-        class MmaMXF4Op(_BlockScaled, _Tcgen05Mma, base):
-            """tcgen05.mma kind::mxf4 .block_scale.scale_vec::2X (MXFP4): MmaMXF4Op(instruction_shape, cta_group,
-            a_src); Float4E2M1FN A and B (K-major), Float32 accumulators, K = 64, one Float8E8M0FNU scale factor per
-            32 elements along K, read from tensor memory at Field.SFA / Field.SFB."""
-
-            def __init__(self, instruction_shape, cta_group=CtaGroup.ONE, a_src=S):
-                self._setup("MmaMXF4Op", cta_group, a_src, K, K)
-                if self.a_src != OperandSource.SMEM:
-                    raise ext.user_error("MmaMXF4Op: A is read from shared memory here (OperandSource.SMEM)",
-                                         ext.DSLValueError)
-                super().__init__(tuple(instruction_shape), self.cta_group, self.a_src)
-                self.sf_dtype = cutlass.Float8E8M0FNU
-
-        out["MmaMXF4Op"] = MmaMXF4Op
+    # sm_103a's K = 96 ops are sm_100a's 4-bit ops over their own manifest families (K = 96 in the descriptor)
+    for prefix, k in (("", 64), ("SM103", 96)):
+        for name, make in (("MmaMXF4NVF4Op", _nvf4_class), ("MmaMXF4Op", _mxf4_class)):
+            base = ext.manifest_class(f"tcgen05.{prefix}{name}")
+            if base is not None:
+                out[prefix + name] = make(prefix + name, base, k)
     base = ext.manifest_class("tcgen05.MmaMXF8Op")
     if base is not None:
         class MmaMXF8Op(_BlockScaled, _Tcgen05Mma, base):
@@ -257,6 +230,41 @@ def _make_op_classes():
 
         out["MmaMXF8Op"] = MmaMXF8Op
     return out
+
+
+def _nvf4_class(name, base, k):
+    class Op(_BlockScaled, _Tcgen05Mma, base):
+        def __init__(self, sf_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=OperandSource.SMEM):
+            self._setup(name, cta_group, a_src, OperandMajorMode.K, OperandMajorMode.K)
+            if self.a_src != OperandSource.SMEM:
+                raise ext.user_error(f"{name}: A is read from shared memory here (OperandSource.SMEM)",
+                                     ext.DSLValueError)
+            super().__init__(sf_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+            self.sf_dtype = sf_dtype
+
+    Op.__name__ = Op.__qualname__ = name
+    Op.__doc__ = (f"tcgen05.mma kind::mxf4nvf4 with 16 elements a scale factor: {name}(sf_dtype, instruction_shape, "
+                  f"cta_group, a_src); Float4E2M1FN A and B (K-major), Float32 accumulators, K = {k}, one scale "
+                  "factor of sf_dtype (Float8E4M3FN for nvf4, or Float8E8M0FNU) per 16 elements along K, read from "
+                  "tensor memory at Field.SFA / Field.SFB.")
+    return Op
+
+
+def _mxf4_class(name, base, k):
+    class Op(_BlockScaled, _Tcgen05Mma, base):
+        def __init__(self, instruction_shape, cta_group=CtaGroup.ONE, a_src=OperandSource.SMEM):
+            self._setup(name, cta_group, a_src, OperandMajorMode.K, OperandMajorMode.K)
+            if self.a_src != OperandSource.SMEM:
+                raise ext.user_error(f"{name}: A is read from shared memory here (OperandSource.SMEM)",
+                                     ext.DSLValueError)
+            super().__init__(tuple(instruction_shape), self.cta_group, self.a_src)
+            self.sf_dtype = cutlass.Float8E8M0FNU
+
+    Op.__name__ = Op.__qualname__ = name
+    Op.__doc__ = (f"tcgen05.mma kind::mxf4 (MXFP4): {name}(instruction_shape, cta_group, a_src); Float4E2M1FN A and "
+                  f"B (K-major), Float32 accumulators, K = {k}, one Float8E8M0FNU scale factor per 32 elements along "
+                  "K, read from tensor memory at Field.SFA / Field.SFB.")
+    return Op
 
 
 class _BlockScaled:
@@ -360,6 +368,8 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
         return operand_layout_tv(atom_id, operand["name"])
 
     def check_fragment(self, atom_id, operand, tensor):
+        if isinstance(getattr(tensor, "iterator", None), UmmaDescriptor):
+            return      # a descriptor made by make_umma_smem_desc (cute.mma_atom_call)
         if getattr(tensor, "memspace", None) != "smem":
             raise ext.user_error(f"cute.gemm: {operand['name']} of {atom_id} is read from shared memory: pass "
                                  f"make_fragment_{operand['name'].upper()} of the shared-memory tensor, got {tensor!r}",
@@ -384,18 +394,80 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
         hit = self._forms[key] = descriptor_form(READER, operand_name, lay, bits, K, total // K)
         return hit
 
-    def descriptor(self, operand, tile, k_bytes: int = 32):
+    def read(self, operand, tensor, coords):
+        if isinstance(tensor.iterator, UmmaDescriptor):
+            return [tensor.iterator.value]
+        return super().read(operand, tensor, coords)
+
+    def descriptor(self, operand, tile, k_bytes: int = 32, next_ptr=None):
+        """The descriptor of one instruction's tile; with next_ptr (sm_103a), its leading field is next_ptr's
+        address, where the tile's rows go on (a K-major tile under the 128-byte swizzle)."""
         major, swizzle, lbo, sbo = self.form(operand["name"], tile, k_bytes)
-        lay = tile.layout
-        ptr = tile.iterator
-        check_swizzle_alignment(ptr, swizzle)
-        start = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)
         b = ext.builder()
-        addr = b.op1("llvm.ptrtoint", [ptr.address(start)], "i32")
-        backend, entry = ext.select_instruction("tcgen05.make_smem_desc", {}, {"addr"})
-        out = ext.emit_instruction(b, backend, entry, {"addr": [addr]},
-                                   {"leading_byte_offset": lbo, "stride_byte_offset": sbo, "swizzle": swizzle})
-        return out["desc"][0]
+        inputs, attrs = {"addr": [_start_address(tile, swizzle)]}, {"stride_byte_offset": sbo, "swizzle": swizzle}
+        if next_ptr is None:
+            attrs["leading_byte_offset"] = lbo
+        else:
+            if major != "K" or swizzle != 128:
+                raise ext.user_error(f"make_umma_smem_desc: a descriptor with next_src reads a K-major tile under the "
+                                     f"128-byte swizzle (PTX ISA); {operand['name']} is {major}-major with swizzle "
+                                     f"{swizzle}", ext.DSLValueError)
+            inputs["next_addr"] = [b.op1("llvm.ptrtoint", [next_ptr.address(0)], "i32")]
+        name = "tcgen05.make_smem_desc" if next_ptr is None else "tcgen05.make_smem_desc_next"
+        backend, entry = ext.select_instruction(name, {}, set(inputs))
+        return ext.emit_instruction(b, backend, entry, inputs, attrs)["desc"][0]
+
+
+def _start_address(tile, swizzle):
+    lay = tile.layout
+    ptr = tile.iterator
+    check_swizzle_alignment(ptr, swizzle)
+    start = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)
+    return ext.builder().op1("llvm.ptrtoint", [ptr.address(start)], "i32")
+
+
+class UmmaDescriptor:
+    """A UMMA shared-memory descriptor as a tensor's iterator (CuTe DSL's make_umma_smem_desc result): the
+    tcgen05.mma operands of cute.mma_atom_call read it as it is."""
+
+    def __init__(self, value, major):
+        self.value = value
+        self.major = major
+
+    def __repr__(self):
+        return f"UmmaDescriptor({self.major}-major)"
+
+
+_DESCRIPTORS = UmmaSmemDescriptorKind()
+
+
+def make_umma_smem_desc(src, layout, major: str, next_src=None, *, loc=None, ip=None):
+    """The UMMA descriptor of the shared-memory tile at pointer src with `layout` (MN, K) (one instruction's tile of
+    A or B, "k" or "mn" its major, checked against the layout); next_src (sm_103a): the pointer where the tile's
+    rows go on, a buffer of the same layout, for the K = 96 4-bit MMAs whose 48 bytes a row may cross into it."""
+    want = {"k": "K", "mn": "MN"}.get(str(major).lower())
+    if want is None:
+        raise ext.user_error(f"make_umma_smem_desc: major must be \"k\" or \"mn\", got {major!r}", ext.DSLValueError)
+    if getattr(src, "memspace", None) != "smem":
+        raise ext.user_error(f"make_umma_smem_desc: src must be a shared-memory pointer, got {src!r}",
+                             ext.DSLTypeError)
+    tile = cute.make_tensor(src, layout)
+    outer = layout.outer if hasattr(layout, "outer") else layout
+    # (MN, K), or the one mode ((MN, K)) of a slice of a staged buffer (sA[(None, 0, k, stage)])
+    mn_k = cute.get(outer, mode=[0]) if cute.rank(outer) == 1 else outer
+    if cute.rank(mn_k) != 2:
+        raise ext.user_error(f"make_umma_smem_desc: layout must be one instruction's (MN, K) tile, got {layout}",
+                             ext.DSLValueError)
+    k_bytes = cute.size(mn_k, mode=[1]) * _ebits(src.dtype) // 8
+    op = {"name": "a"}
+    got = _DESCRIPTORS.form("a", tile, k_bytes)[0]
+    if got != want:
+        raise ext.user_error(f"make_umma_smem_desc: the layout {layout} is {got}-major, not {major!r}",
+                             ext.DSLValueError)
+    if next_src is not None and (getattr(next_src, "memspace", None) != "smem" or next_src.swizzle is not None):
+        raise ext.user_error(f"make_umma_smem_desc: next_src must be the iterator of a shared-memory tensor (where "
+                             f"the rows go on), got {next_src!r}", ext.DSLTypeError)
+    return UmmaDescriptor(_DESCRIPTORS.descriptor(op, tile, k_bytes, next_src), want)
 
 
 def i32_value(x):

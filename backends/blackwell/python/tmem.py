@@ -426,11 +426,15 @@ class S2TScaleCopy(S2TCopy):
                 (r, blocks), (r_d, blocks_d) = rows, rows_d
             else:
                 r, blocks, r_d, blocks_d = rows, 1, rows_d, 0
+                if cute.size(r) > 128 and all(isinstance(x, int) for x in r) and cute.size(r[:-1]) == 128:
+                    # ((32, 4), blocks) coalesced into one flat mode (32, 4, blocks)
+                    r, blocks, r_d, blocks_d = r[:-1], r[-1], r_d[:-1], r_d[-1]
             if cute.size(ks) < 4 and len(shape) > 2:
                 # An MMA of fewer than 4 scale factors a row (MXFP8's K = 32: one): the block's other factors are
                 # the next k-blocks', the leading part of MMA_K.
                 ks, ks_d, shape, stride = _factors_from_k(ks, ks_d, shape, stride)
-            ok = tuple(r) == (32, 4) and cute.size(ks) == 4 and isinstance(blocks, int)
+            # 128 rows however factored ((32, 4), or sm_103a kernels' (8, 4, 4)): _check_block reads them in order
+            ok = cute.size(r) == 128 and cute.size(ks) == 4 and isinstance(blocks, int)
         except (TypeError, ValueError):
             ok = False
         if not ok:

@@ -63,8 +63,10 @@ def test_targets_are_sm_100a_and_sm_103a(blackwell):
         ("sm_100a", 100, True), ("sm_103a", 103, True)]
     assert registry.primary_target(103).name == "sm_103a" and registry.primary_target(100).name == "sm_100a"
     for ins in blackwell.atoms + blackwell.primitives + blackwell.all_instances():
-        # sm_103a has no kind::i8 tensor-core MMA; everything else is the same PTX on both
-        want = ["sm_100a"] if ".i8." in ins["id"] else ["sm_100a", "sm_103a"]
+        # sm_103a has no kind::i8 tensor-core MMA, sm_100a no K = 96 4-bit MMA (nor its next-buffer descriptor);
+        # everything else is the same PTX on both
+        sm103 = ".k96." in re.sub(r"m\d+n\d+k", ".k", ins["id"]) or ".sm103." in ins["id"]
+        want = ["sm_100a"] if ".i8." in ins["id"] else ["sm_103a"] if sm103 else ["sm_100a", "sm_103a"]
         assert ins["targets"] == want, ins["id"]
 
 
@@ -96,7 +98,8 @@ def test_every_sm_103a_entry_compiles_into_its_sass(blackwell):
 
 
 _TCGEN05_PRIMITIVES = [
-    "blackwell.tcgen05.make_instr_desc", "blackwell.tcgen05.make_smem_desc", "blackwell.tcgen05.alloc",
+    "blackwell.tcgen05.make_instr_desc", "blackwell.tcgen05.make_smem_desc",
+    "blackwell.sm103.tcgen05.make_smem_desc_next", "blackwell.tcgen05.alloc",
     "blackwell.tcgen05.dealloc", "blackwell.tcgen05.relinquish_alloc_permit", "blackwell.tcgen05.commit",
     "blackwell.tcgen05.commit.multicast", "blackwell.tcgen05.shift", "blackwell.tcgen05.wait_ld",
     "blackwell.tcgen05.wait_st", "blackwell.tcgen05.fence.before_thread_sync",
@@ -509,7 +512,7 @@ def _make_value(b, ty, tid):
     raise AssertionError(f"no probe value of type {ty}")
 
 
-def _probe(ident, attrs):
+def _probe(ident, attrs, target="sm_100a"):
     ins = _entry(ident)
     b = _core.IRBuilder()
     # ptxas emits setmaxnreg only in a kernel whose register count at entry it knows (launch bounds)
@@ -546,7 +549,7 @@ def _probe(ident, attrs):
             b.op0("llvm.store", [v, p], "")
             slot += 1
     b.end_function()
-    return ins, _core.compile(str(b), registry.target_named("sm_100a").as_dict())
+    return ins, _core.compile(str(b), registry.target_named(target).as_dict())
 
 
 def _ptx_pattern(ins, attrs):
@@ -581,7 +584,7 @@ _CLUSTER_XYZ = ("blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwel
 def _cases():
     out = []
     for ident in _MMA_SUBSET + _LD_ST + _CP + _TMA + _TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES:
-        if ident.endswith(("make_instr_desc", "make_smem_desc")):
+        if ident.endswith(("make_instr_desc", "make_smem_desc", "make_smem_desc_next")):
             continue  # constants and integer ops, checked bit by bit above
         if ident in ("blackwell.tcgen05.alloc", "blackwell.tcgen05.dealloc", "blackwell.tcgen05.relinquish_alloc_permit",
                      "blackwell.tcgen05.commit", "blackwell.tcgen05.commit.multicast", "blackwell.tcgen05.shift"):

@@ -42,12 +42,13 @@ def _gemm(c_dtype):
                            epilog_sync_bar_id=1, num_c_stage=2)
 
 
-def _compile(tma_store: bool, c_dtype=cutlass.Float16):
+def _compile(tma_store: bool, c_dtype=cutlass.Float16, edges=False, overlapping=False):
     from warpweave.cute.nvgpu import cpasync, tcgen05 as t
     import warpweave.utils.blackwell_helpers as h
     import warpweave.utils.gemm.sm100 as sm100
 
     gemm = _gemm(c_dtype)
+    gemm.iter_acc_early_release_in_epilogue = 1
 
     @cute.kernel
     def k(tiled_mma: cute.TiledMma, tma_c, mC: cute.Tensor, sC_layout: cute.ComposedLayout, epi_tile: cute.Tile,
@@ -78,7 +79,16 @@ def _compile(tma_store: bool, c_dtype=cutlass.Float16):
                                              lambda x: x, (0, 0, 0), state, acc_pipeline, c_pipeline)
             c_pipeline.producer_tail()
         else:
-            state = sm100.epilogue(gemm, tidx, acc, tCgC, epi_tile, lambda x: x, (0, 0, 0), state, acc_pipeline)
+            if cutlass.const_expr(edges or overlapping):
+                # CuTe DSL's predicated form: C's coordinates partitioned as tCgC, and C
+                tCcC = tiled_mma.get_slice(0).partition_C(
+                    cute.local_tile(cute.make_identity_tensor(mC.shape), (128, 128), (None, None, None)))
+                state = sm100.epilogue(gemm, tidx, acc, tCgC, epi_tile, lambda x: x, (0, 0, 0), state,
+                                       acc_pipeline, tCcC_base=tCcC if edges else None, mC_mnl=mC,
+                                       overlapping_accum=overlapping)
+            else:
+                state = sm100.epilogue(gemm, tidx, acc, tCgC, epi_tile, lambda x: x, (0, 0, 0), state,
+                                       acc_pipeline)
         out[0] = state.index   # the returned state is the next stage's
 
     @cute.jit
@@ -92,11 +102,14 @@ def _compile(tma_store: bool, c_dtype=cutlass.Float16):
                                                     cute.select(staged, mode=[0, 1]), epi_tile)
             k(tiled_mma, tma_c, tC, staged, epi_tile, out).launch(grid=(1, 1, 1), block=(128, 1, 1))
         else:
-            k(tiled_mma, None, c, None, (128, 128), out).launch(grid=(1, 1, 1), block=(128, 1, 1))
+            # overlapping: 4 sub-tiles of 32 columns, the stage released after the second
+            k(tiled_mma, None, c, None, (128, 32) if overlapping else (128, 128), out).launch(
+                grid=(1, 1, 1), block=(128, 1, 1))
 
     c = np.zeros((128, 128, 1), np.float16 if c_dtype is cutlass.Float16 else np.float32)
     with target("sm_100a"):
-        return cute.compile(host, from_dlpack(c), from_dlpack(np.zeros(1, np.int32)))
+        mc = from_dlpack(c).mark_layout_dynamic(leading_dim=1) if edges else from_dlpack(c)
+        return cute.compile(host, mc, from_dlpack(np.zeros(1, np.int32)))
 
 
 def test_epilogue_tma_store_one_load_and_one_store_per_subtile():
@@ -225,3 +238,25 @@ def test_smem_copy_and_partition_retiles_the_registers_for_the_stores_to_the_sta
     # in shared memory the thread's part of each of the 2 staged sub-tiles is the same count
     assert got["regs"] == (32, 32) and got["last"] == 2 and got["smem"] == 2 * 32
     assert "tcgen05.ld" in ptx and ("stmatrix" in ptx or "st.shared" in ptx)
+
+
+def test_epilogue_stores_only_inside_c_given_its_coordinates():
+    # tCcC_base and mC_mnl (a C of run-time extents): each element's store is predicated on its coordinate being
+    # inside C; the same 128 loads and 128 stores
+    ptx = _compile(False, cutlass.Float32, edges=True).ptx
+    loads = re.findall(r"tcgen05\.ld\.sync\.aligned\.32x32b\.x(\d+)\.b32", ptx)
+    assert sum(int(n) for n in loads) == 128, loads
+    stored = sum({"v4": 4, "v2": 2}.get(v, 1) for v in re.findall(r"st\.global(?:\.(v\d))?\.(?:f32|b32) \t?\[%rd", ptx))
+    assert stored - 1 == 128, stored
+    # a comparison with C's run-time extent (a kernel parameter) per column of the row
+    assert len(re.findall(r"setp\.(?:lt|gt|le|ge)\.s32", ptx)) >= 128
+
+
+def test_epilogue_with_overlapping_stages_releases_early():
+    # overlapping_accum: the stage is the consumer's phase and is released once, right after sub-tile
+    # gemm.iter_acc_early_release_in_epilogue (1) is in registers, not after the last
+    ptx = _compile(False, cutlass.Float32, overlapping=True).ptx
+    loads = [m.start() for m in re.finditer(r"tcgen05\.ld\.sync\.aligned", ptx)]
+    release = [m.start() for m in re.finditer(r"mbarrier\.arrive(\.release\.cta)?\.shared::cta\.b64", ptx)]
+    assert len(release) == 1, ptx
+    assert sum(pos < release[0] for pos in loads) == 2 * (len(loads) // 4), (len(loads), loads, release)

@@ -194,9 +194,9 @@ class TmaCopyAtom:
         if multicast and mcast_mask is None:
             raise ext.user_error("cute.copy of a multicast TMA load needs mcast_mask= (the CTAs that receive it)",
                                  ext.DSLTypeError)
-        if load and not multicast and mcast_mask not in (None, 0):
-            raise ext.user_error("cute.copy: mcast_mask= needs a multicast TMA atom "
-                                 "(CopyBulkTensorTileG2SMulticastOp)", ext.DSLTypeError)
+        # A non-multicast load fills its own CTA whatever mcast_mask says, as CuTe DSL's does: kernels written for
+        # any cluster shape compute a mask for every load (utils' cluster_shape_to_tma_atom_* picks the plain load
+        # where the cluster has one CTA along the mode).
         mask = cutlass.Int32(mcast_mask).ir() if multicast else None
         self.issue_boxes(src, dst, tma_bar_ptr, "multicast" if multicast else "load" if load else _kind(self.op),
                          mask, tma_desc_ptr=tma_desc_ptr)

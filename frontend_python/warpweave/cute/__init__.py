@@ -12,7 +12,7 @@ from .._dsl.atoms.copy import (  # noqa: F401
     make_cotiled_copy,
 )
 from .._dsl.atoms.element_copy import autovec_copy, basic_copy, basic_copy_if, copy, prefetch  # noqa: F401
-from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma  # noqa: F401
+from .._dsl.atoms.mma import MmaAtom, ThrMma, TiledMma, gemm, make_mma_atom, make_tiled_mma, mma_atom_call  # noqa: F401
 from .._dsl.call.jit import JitCompiledFunction, compile, jit, kernel  # noqa: F401,A004
 from .._dsl.device.smem import struct  # noqa: F401
 from .._dsl.values.tensor import (  # noqa: F401
@@ -72,7 +72,7 @@ XTuple = tuple
 __all__ = list(_layout_all) + [
     "CopyAtom", "TiledCopy", "ThrCopy", "copy", "prefetch", "autovec_copy", "basic_copy", "basic_copy_if", "make_copy_atom", "make_tiled_copy",
     "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_S", "make_tiled_copy_D",
-    "make_tiled_copy_tv", "make_tiled_copy_C_atom", "make_cotiled_copy", "MmaAtom", "TiledMma", "ThrMma", "gemm", "make_mma_atom", "make_tiled_mma",
+    "make_tiled_copy_tv", "make_tiled_copy_C_atom", "make_cotiled_copy", "MmaAtom", "TiledMma", "ThrMma", "gemm", "make_mma_atom", "make_tiled_mma", "mma_atom_call",
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",

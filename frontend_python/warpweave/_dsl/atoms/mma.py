@@ -562,6 +562,27 @@ def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=(), chained=False):
             kinds["d"].write(ops["d"], d, _AtomCoords(len(dv), m, n), dv, atom.acc_dtype)
 
 
+def mma_atom_call(atom, d, a, b, c, *, loc=None, ip=None):
+    """One instruction of an MMA atom (CuTe DSL's mma_atom_call): d, a, b and c as the atom takes them, e.g. A and B
+    as tensors over operand descriptors a kernel made itself, which the operand kinds read as they are."""
+    mma_atom = atom.atom if isinstance(atom, (TiledMma, ThrMma)) else atom
+    if not isinstance(mma_atom, MmaAtom) or mma_atom.manifest is None:
+        raise DSLTypeError(f"cute.mma_atom_call: expected a tiled MMA or MMA atom of a backend's instruction, got "
+                           f"{atom!r}", user_location(2))
+    kinds, ops = mma_atom.kinds, mma_atom.operands
+    for name, t in (("d", d), ("a", a), ("b", b), ("c", c)):
+        kinds[name].check_fragment(mma_atom.manifest["id"], ops[name], t)
+    V_a, V_b, V_c = (_core.product(_mode(tv, 1).shape)
+                     for tv in (mma_atom.layout_a_tv, mma_atom.layout_b_tv, mma_atom.layout_c_tv))
+    # the one atom's values: coordinates (v, 0, ...) of each tensor's own rank
+    at = lambda t, n: _AtomCoords(n, *(0,) * (_core.tuple_rank(t.shape) - 1))  # noqa: E731
+    av = kinds["a"].read(ops["a"], a, at(a, V_a))
+    bv = kinds["b"].read(ops["b"], b, at(b, V_b))
+    cv = kinds["c"].read(ops["c"], c, at(c, V_c))
+    dv = mma_atom.call(av, bv, cv)
+    kinds["d"].write(ops["d"], d, at(d, len(dv)), dv, mma_atom.acc_dtype)
+
+
 class _AtomCoords(Sequence):
     """The coordinates (v, m[, n]) of values 0..count-1 of one atom instance, made as they are asked for: a
     tensor-memory accumulator is one atom's whole tile (32768 values for 128x256), and the kinds that address it
@@ -592,4 +613,5 @@ class _AtomCoords(Sequence):
 
 _REGISTERS = RegistersKind()
 
-__all__ = ["MmaUniversalOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm"]
+__all__ = ["MmaUniversalOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm",
+           "mma_atom_call"]
