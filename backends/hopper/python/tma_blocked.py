@@ -55,9 +55,10 @@ def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_ty
     src_bits = gmem_tensor.element_type.width
     unit_bits = et.width
     tma_type = tma_types.get(et.__name__)
-    if internal_type is None and src_bits % 8 == 0:
-        # The block is a plain run of bytes: without a type to move it as, it moves in the narrowest units of
-        # which one box row holds it (a 512-byte block of 8-bit factors as 256 16-bit units).
+    if src_bits % 8 == 0 and (internal_type is None or block * src_bits // unit_bits > _MAX_BOX):
+        # The block is a plain run of bytes: without a type to move it as, or with one of which a box row cannot
+        # hold it (CuTe DSL's sm_103a kernels move their scale factors as Uint8), it moves in the narrowest units
+        # of which one box row holds it (a 512-byte block of 8-bit factors as 256 16-bit units).
         while block * src_bits // unit_bits > _MAX_BOX and unit_bits < 64:
             unit_bits *= 2
         tma_type = {8: "u8", 16: "u16", 32: "u32", 64: "u64"}[unit_bits]
