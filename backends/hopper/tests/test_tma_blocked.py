@@ -73,6 +73,19 @@ def test_a_tile_of_chunks_is_one_box_at_block_coordinates(arch):
     assert [int(regs.get(x, x)) for x in coords] == [0, 1, 6, 0], loads[0]
 
 
+def test_a_block_longer_than_a_box_row_of_the_given_type_moves_in_wider_units():
+    # internal_type=Uint8 (CuTe DSL's sm_103a kernels): a 512-byte chunk is no box row of 8-bit units; the same
+    # bytes move as 256 16-bit units, the box and coordinates as with Int16
+    seen = []
+    with target("sm_90a"):
+        cute.compile(_program(seen, _smem_sf_layout, internal=cutlass.Uint8),
+                     from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+    atom = seen[0]
+    assert atom.box == (256, 1, 2, 1)
+    attrs = {**atom.tma_desc.attrs, **{k: str(v) for k, v in atom.tma_desc.dynamic.items()}}
+    assert (attrs["data_type"], attrs["dim0"]) == ("u16", 256)
+
+
 def test_blocks_not_dense_in_shared_memory_are_refused_at_the_users_line():
     def scattered():
         return cute.make_layout((((32, 4), 1), ((VEC, 4), 2)), stride=(((16, 4), 512), ((0, 1), 1024)))
