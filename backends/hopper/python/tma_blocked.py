@@ -92,43 +92,61 @@ def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_ty
                     raise ext.user_error(f"{where}: the shared-memory layout {smem_layout} does not hold the tile's "
                                          f"blocks {inner} densely, one after another along a mode",
                                          ext.DSLValueError)
-    share_mode, box = _multicast_share(where, n, fast, slow, num_multicast)
+    unit_bytes = unit_bits // 8
+    share = _multicast_share(n, fast, slow, num_multicast)
+    if share is not None:
+        share_mode, box, rows = share[0], share[1], 1
+        dims = [None, fast, slow]
+    else:
+        share_mode, rows = _row_share(where, n, units, unit_bytes, sizes, stride, block, num_multicast)
+        # the tile's blocks all lie along share_mode: one tensor-map dimension of rows, the block's rows then the
+        # next block's (the blocks are adjacent in global memory), a CTA's share an equal run of them
+        box = [1, 1]
+        box[share_mode] = rows * n[share_mode] // num_multicast
+        dims = [None, share_mode, 1 - share_mode]
     rank = len(shape)
-    dims = [None, fast, slow] + list(range(2, rank))    # tensor-map dimension -> the tensor mode it steps
+    dims += list(range(2, rank))    # tensor-map dimension -> the tensor mode it steps
     backend, entry = select(kind, len(dims))
     if not entry.get("host_hook"):
         raise ext.user_error(f"{where}: {entry['id']} names no host hook that encodes its tensor map",
                              ext.DSLValueError)
+    row_units = units // rows
     attrs = {"data_type": tma_type, "rank": len(dims), "backend": backend, "hook": entry["host_hook"],
-             "ebytes": unit_bits // 8, "dim0": units, "box0": units, "box1": box[fast], "box2": box[slow]}
+             "ebytes": unit_bytes, "dim0": row_units, "box0": row_units, "box1": box[dims[1]],
+             "box2": box[dims[2]]}
     for d, mode in enumerate(dims[1:], start=1):
-        ext_ = shape[mode][1] if mode < 2 else shape[mode]
-        st = stride[mode][1] if mode < 2 else stride[mode]
-        attrs[f"dim{d}"] = ext_
-        attrs[f"stride{d}"] = st * (src_bits // 8)
+        attrs[f"dim{d}"], st, scale = _extent_and_stride(shape, stride, mode, src_bits, rows, share_mode,
+                                                         row_units * unit_bytes)
+        attrs[f"stride{d}"] = st * scale
         attrs.setdefault(f"box{d}", 1)
     desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(DESCRIPTOR,
                                                                                                       attrs)
     atom = _atom_class(atom_base)(op, desc, et, tuple(d if d is not None else 0 for d in dims), [((0,) * rank, 0)],
-                          (units, box[fast], box[slow]) + (1,) * (rank - 2), num_multicast,
+                          (row_units, box[dims[1]], box[dims[2]]) + (1,) * (rank - 2), num_multicast,
                           block * n[0] * n[1] * src_bits // 8, 0)
     atom.blocks = tuple(sizes)
     # a coordinate of the tensor's own (hierarchical) modes, as a tensor of them gives, counts elements of the mode
     atom.merged = {0: shape[0], 1: shape[1]}
-    # a multicast CTA's share: the blocks of `share_mode` it loads, and where they start in shared memory
+    # tensor-map coordinate = element coordinate // divisor; the rows mode counts rows of its blocks: a row is
+    # 1/rows of the block's storage, its coordinate in elements the block's extent / rows (a CTA's share starting
+    # inside a block is written as such a coordinate, not an element of the row)
+    atom.rows = (share_mode, rows, row_units * unit_bytes) if rows > 1 else None
+    atom.coord_div = {m: sizes[m] // (rows if rows > 1 and m == share_mode else 1) for m in range(2)}
+    # a multicast CTA's share: its step along `share_mode` (element coordinates) and in shared memory (elements)
     atom.share_mode = share_mode
-    atom.share_blocks = box[share_mode] if share_mode is not None else n[0]
-    atom.share_elems = block * box[0] * box[1]
+    if share_mode is not None:
+        atom.share_step = box[share_mode] * atom.coord_div[share_mode]
+    atom.share_elems = block * box[0] * box[1] // rows
     atom.block_layout = str(inner)
     atom.source_bits = src_bits
     coords = cute.make_identity_tensor(tuple(cute.size(m) for m in shape))
     return atom, coords
 
 
-def _multicast_share(where, n, fast, slow, num_multicast):
+def _multicast_share(n, fast, slow, num_multicast):
     """(the tensor mode whose blocks the CTAs of a multicast group share out, None without multicast; the box's
-    blocks per mode). Each CTA's share is a run of whole blocks, dense in shared memory: the slower mode's blocks
-    are split, or the faster mode's when the tile has one block along the slower."""
+    blocks per mode) where each CTA's share can be a run of whole blocks, dense in shared memory: the slower mode's
+    blocks are split, or the faster mode's when the tile has one block along the slower; else None."""
     box = list(n)
     if num_multicast == 1:
         return None, box
@@ -138,8 +156,37 @@ def _multicast_share(where, n, fast, slow, num_multicast):
         if n[mode] % num_multicast == 0:
             box[mode] = n[mode] // num_multicast
             return mode, box
+    return None
+
+
+def _row_share(where, n, units, unit_bytes, sizes, stride, block, num_multicast):
+    """(share mode, rows a block) when the multicast CTAs share the tile inside its blocks: each block's storage
+    read as `rows` rows (of at least 16 bytes), the rows of the tile's blocks along the share mode one run that
+    each CTA loads an equal part of. The tile must lie along one mode whose blocks follow each other in global
+    memory; the fewest rows (the widest box) that divide among the CTAs are taken."""
+    modes = [m for m in range(2) if n[m] > 1] or [0, 1]
+    for mode in modes:
+        if len(modes) == 2 and n[1 - mode] > 1:
+            break
+        if not isinstance(stride[mode][1], int) or stride[mode][1] != block:
+            continue
+        for rows in range(1, units + 1):
+            if (units % rows == 0 and (units // rows * unit_bytes) % 16 == 0 and sizes[mode] % rows == 0
+                    and (rows * n[mode]) % num_multicast == 0):
+                return mode, rows
     raise ext.user_error(f"{where}: {num_multicast} CTAs cannot share a tile of {n[0]} x {n[1]} blocks (each loads "
-                         "an equal run of whole blocks)", ext.DSLValueError)
+                         "an equal run of whole blocks, or of equal rows of at least 16 bytes of blocks that follow "
+                         "each other in global memory along the one mode the tile spans)", ext.DSLValueError)
+
+
+def _extent_and_stride(shape, stride, mode, src_bits, rows, rows_mode, row_bytes):
+    """A tensor-map dimension's extent, stride and bytes a stride step (stride x bytes: its byte stride): the rest
+    of a blocked mode (its rows when it is the rows mode), or a remaining mode."""
+    if mode >= 2:
+        return shape[mode], stride[mode], src_bits // 8
+    if rows > 1 and mode == rows_mode:
+        return shape[mode][1] * rows, row_bytes, 1
+    return shape[mode][1], stride[mode][1], src_bits // 8
 
 
 def partition(atom, cta_coord, smem_tensor, gmem_tensor):
@@ -149,7 +196,7 @@ def partition(atom, cta_coord, smem_tensor, gmem_tensor):
     r = cutlass.Int32(cta_coord)
     step = [0, 0]
     # the coordinate iterator adds layout-algebra integers (what a DSL integer stands for there)
-    step[mode] = (r * (atom.share_blocks * atom.blocks[mode])).__ww_int__()
+    step[mode] = (r * atom.share_step).__ww_int__()
     smem = cute.make_tensor(smem_tensor.iterator + r * atom.share_elems, smem_tensor.layout)
     coords = cute.make_tensor(gmem_tensor.iterator + tuple(step), gmem_tensor.layout)
     return smem, coords
@@ -170,12 +217,17 @@ def replace_fields(atom, gmem_tensor, map_ptr, replace, fields):
         raise ext.user_error(f"{where}: gmem_tensor's blocks are {inner} of {gmem_tensor.element_type.__name__}, "
                              f"the atom's {atom.block_layout} of {atom.source_bits}-bit values", ext.DSLValueError)
     replace(fields.GLOBAL_ADDRESS, map_ptr, gmem_tensor.iterator.toint(cutlass.Int64))
+    rows_mode, rows, row_bytes = atom.rows or (None, 1, 0)
+    if rows > 1 and (not isinstance(stride[rows_mode][1], int)
+                     or stride[rows_mode][1] != cute.size(cute.filter_zeros(inner))):
+        raise ext.user_error(f"{where}: the atom's multicast shares rows of blocks that follow each other along "
+                             f"mode {rows_mode}; gmem_tensor's are {stride[rows_mode][1]} elements apart",
+                             ext.DSLValueError)
     for d, mode in enumerate(atom.dims[1:], start=1):
-        ext_ = shape[mode][1] if mode < 2 else shape[mode]
-        st = stride[mode][1] if mode < 2 else stride[mode]
+        ext_, st, scale = _extent_and_stride(shape, stride, mode, atom.source_bits, rows, rows_mode, row_bytes)
         replace(fields.GLOBAL_DIM, map_ptr, cutlass.Int32(ext_), ord=d)
         # ord d - 1: the byte stride of dimension d (dimension 0 is the block, contiguous)
-        replace(fields.GLOBAL_STRIDE, map_ptr, cutlass.Int64(st) * (atom.source_bits // 8), ord=d - 1)
+        replace(fields.GLOBAL_STRIDE, map_ptr, cutlass.Int64(st) * scale, ord=d - 1)
 
 
 def encode(tensor, *, data_type, rank, backend, hook, ebytes, **dims) -> bytes:
@@ -214,7 +266,7 @@ def _atom_class(base):
             for mode in self.dims[1:]:
                 c = origin[mode] if mode < len(origin) else 0
                 if mode < 2:
-                    c = c // self.blocks[mode]
+                    c = c // self.coord_div[mode]
                 out.append(cutlass.Int32(c).ir())
             return out
 

@@ -218,12 +218,13 @@ def test_multicast_ctas_share_the_tiles_chunks_exactly():
 
 
 def test_multicast_of_an_odd_share_is_refused_at_the_users_line():
+    # 4 blocks of 256 16-bit units: neither whole blocks nor rows of them divide among 3 CTAs
     def program():
         @cute.jit
         def host(sf: cute.Tensor):
             t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
             cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t, _smem_four_chunks(),
-                                        (128, 256), 8, internal_type=cutlass.Int16)
+                                        (128, 256), 3, internal_type=cutlass.Int16)
         return host
 
     with target("sm_90a"), pytest.raises(DSLValueError, match="cannot share a tile") as e:
