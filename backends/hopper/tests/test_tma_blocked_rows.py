@@ -15,7 +15,7 @@ from warpweave import utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 from warpweave._dsl.base.errors import DSLValueError
-from dsl_helpers import target
+from dsl_helpers import requires_gpu, target
 
 VEC = 16
 BLOCK = ((32, 4), (VEC, 4))          # 128 rows x 4 factors, a factor repeated over VEC elements: 512 bytes
@@ -169,3 +169,65 @@ def test_a_tile_the_ctas_cannot_share_is_refused_at_the_users_line(case):
     with target("sm_90a"), pytest.raises(DSLValueError, match="cannot share a tile") as e:
         cute.compile(host, from_dlpack(np.zeros(512 * 64, np.uint8)))
     assert e.value.location[0] == __file__
+
+
+def _gpu_program(gmem, smem, tile, n, tile_coord, nbytes):
+    """A cluster of n CTAs loading one tile with the multicast atom, each its share into all; each CTA writes the
+    bytes its shared memory received to out[rank]."""
+    @cute.kernel
+    def k(atom: cute.CopyAtom, tensor: cute.Tensor, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        rank = cute.arch.block_rank_in_cluster()
+        alloc = utils.SmemAllocator()
+        bar = alloc.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        s = alloc.allocate_tensor(cutlass.Float8E4M3FN, cute.make_layout(smem[0], stride=smem[1]),
+                                  byte_alignment=1024)
+        if tidx == 0:
+            cute.arch.mbarrier_init(bar, 1)
+            cute.arch.mbarrier_init_fence()
+        # every CTA's barrier is ready before any multicasts
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+        g = cute.local_tile(tensor, tile, (None, None, None))
+        ts, tg = cpasync.tma_partition(atom, rank, cute.make_layout(n), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(g, 0, 2))
+        if tidx < 32:
+            if tidx == 0:
+                cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)
+            cute.copy(atom, cute.filter_zeros(tg)[(None,) + tile_coord + (0,)], cute.filter_zeros(ts),
+                      tma_bar_ptr=bar, mcast_mask=(1 << n) - 1)
+        cute.arch.mbarrier_wait(bar, 0)
+        raw = cute.make_tensor(cute.recast_ptr(s.iterator, dtype=cutlass.Uint8), cute.make_layout(nbytes))
+        for i in cutlass.range_constexpr(nbytes // 128):
+            out[rank * nbytes + i * 128 + tidx] = raw[i * 128 + tidx]
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+
+    @cute.jit
+    def host(sf: cute.Tensor, out: cute.Tensor):
+        t = cute.make_tensor(sf.iterator, cute.make_layout(gmem[0], stride=gmem[1]))
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t,
+                                                   cute.make_layout(smem[0], stride=smem[1]), tile, n,
+                                                   internal_type=cutlass.Uint8)
+        k(atom, tensor, out).launch(grid=(n, 1, 1), block=(128, 1, 1), cluster=(n, 1, 1))
+
+    return host
+
+
+@requires_gpu
+@pytest.mark.parametrize("case", ["1x3_over_4", "3x1_over_4_m"])
+def test_row_shares_fill_every_cta_with_the_tile_on_the_gpu(case):
+    import torch
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("TMA multicast needs sm_90 or later")
+    gmem, smem, tile, n, tile_coord, _ = CASES[case]
+    want_map = _expected(gmem, smem, tile, tile_coord)
+    nbytes = len(want_map)
+    sf = torch.randint(0, 256, (512 * gmem[0][0][1] * gmem[0][1][1],), dtype=torch.uint8, device="cuda")
+    out = torch.zeros(n * nbytes, dtype=torch.uint8, device="cuda")
+    _gpu_program(gmem, smem, tile, n, tile_coord, nbytes)(from_dlpack(sf), from_dlpack(out))
+    torch.cuda.synchronize()
+    want = sf[torch.tensor([want_map[o] for o in range(nbytes)], device="cuda")]
+    for r in range(n):
+        assert torch.equal(out[r * nbytes:(r + 1) * nbytes], want), f"CTA {r}"
