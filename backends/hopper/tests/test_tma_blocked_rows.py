@@ -231,3 +231,55 @@ def test_row_shares_fill_every_cta_with_the_tile_on_the_gpu(case):
     want = sf[torch.tensor([want_map[o] for o in range(nbytes)], device="cuda")]
     for r in range(n):
         assert torch.equal(out[r * nbytes:(r + 1) * nbytes], want), f"CTA {r}"
+
+
+def _retarget(k_step):
+    """The 1 x 3 over 4 atom's map rewritten in a kernel for a tensor of 5 x 3 blocks (made from a pointer, as a
+    grouped GEMM makes each group's scale factors) whose K blocks are k_step elements apart: (PTX, atom)."""
+    gmem, smem, tile, n, _, _ = CASES["1x3_over_4"]
+    seen = []
+
+    @cute.kernel
+    def k(atom: cute.CopyAtom, sf: cute.Tensor, ws: cute.Tensor):
+        mgr = utils.TensorMapManager(utils.TensorMapUpdateMode.GMEM, 128)
+        gptr = mgr.get_tensormap_ptr(ws.iterator)
+        mgr.init_tensormap_from_atom(atom, gptr, 0)
+        mgr.fence_tensormap_initialization()
+        other = cute.make_tensor(sf.iterator, cute.make_layout(
+            (((32, 4), 5), ((VEC, 4), 3), 1), stride=(((16, 4), 3 * k_step), ((0, 1), k_step), 15 * k_step)))
+        mgr.update_tensormap((other,), (atom,), (gptr,), 0, (None,))
+        mgr.fence_tensormap_update(gptr)
+
+    @cute.jit
+    def host(sf: cute.Tensor, ws: cute.Tensor):
+        t = cute.make_tensor(sf.iterator, cute.make_layout(gmem[0], stride=gmem[1]))
+        atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t,
+                                              cute.make_layout(smem[0], stride=smem[1]), tile, n,
+                                              internal_type=cutlass.Uint8)
+        seen.append(atom)
+        k(atom, sf, ws).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    with target("sm_90a"):
+        c = cute.compile(host, from_dlpack(np.zeros(512 * 12, np.uint8)), from_dlpack(np.zeros(16, np.int64)))
+    return c.info["ptx"], seen[0]
+
+
+def test_a_row_shared_map_is_retargeted_with_its_rows():
+    ptx, atom = _retarget(512)
+    consts = dict(re.findall(r"mov\.(?:u|b)(?:32|64)\s+(%r\w+), (\d+);", ptx))
+    value = {}
+    for e in (line.strip().rstrip(";") for line in ptx.splitlines() if "tensormap.replace" in line):
+        field = re.search(r"tile\.(\w+)", e).group(1)
+        if "address" not in field:          # the address: a register of the pointer
+            v = e.split(", ")[-1]
+            value[field + re.search(r"\], (\d+),", e).group(1)] = int(consts.get(v, v))
+    # the rows dimension: 4 rows of 128 bytes a block, 3 blocks; then the 5 M blocks, 1536 bytes apart
+    assert atom.box == (64, 3, 1, 1)
+    assert (value["global_dim1"], value["global_stride0"]) == (12, 128)
+    assert (value["global_dim2"], value["global_stride1"]) == (5, 1536)
+
+
+def test_a_row_shared_map_refuses_a_tensor_whose_blocks_are_apart():
+    with pytest.raises(DSLValueError, match="follow each other") as e:
+        _retarget(1024)
+    assert e.value.location[0] == __file__
