@@ -10,6 +10,10 @@ dimensions (block, rest of the faster mode, rest of the slower mode, the remaini
 block storage, not of the element coordinates. The atom's TMA tensor is a coordinate tensor of the element
 coordinates (each mode's size), tiled and partitioned like the tensor; a copy turns its origin into block
 indices.
+
+A multicast group's CTAs each load an equal part of the tile: a run of whole blocks where they divide among the
+CTAs, else (a tile of fewer blocks than CTAs, as CuTe DSL's sm_103a GEMM's 3 K blocks over 4 CTAs) an equal run
+of rows of the blocks' storage, the tensor map then reading a block as rows that continue into the next block.
 """
 from __future__ import annotations
 
