@@ -36,6 +36,7 @@ import warpweave.cute as cute
 from warpweave import ext
 
 from . import tma_blocked
+from . import tma_in_kernel
 
 DESCRIPTOR = "hopper.tma_descriptor"
 TMAP_BYTES = 128
@@ -159,6 +160,8 @@ class TmaCopyAtom:
 
     def _descriptor_address(self):
         d = self.tma_desc
+        if isinstance(d, tma_in_kernel.KernelMap):
+            raise tma_in_kernel.not_in_memory_error()
         if not isinstance(d, ext.DeviceHostArgument):
             raise ext.user_error("a TMA atom is used inside a kernel: pass it to the kernel as an argument",
                                  ext.DSLTypeError)
@@ -441,6 +444,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     for i, mode in enumerate(dims):
         attrs[f"extent{i}"], attrs[f"gstride{i}"] = shape[mode], stride[mode]
     attrs["offset"] = gmem_tensor.iterator.offset
+    if descriptor is None and ext.in_kernel():
+        descriptor = tma_in_kernel.kernel_descriptor(DESCRIPTOR, gmem_tensor)
     desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(attrs)
     smem_bytes = cute.size(outer) * ebytes // pack
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
