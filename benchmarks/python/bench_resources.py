@@ -268,7 +268,10 @@ def ptxas_resources(ptx_path: str, arch: str):
             cur["static_smem"] = int(m.group(1))
     if p.returncode != 0:
         raise RuntimeError(f"ptxas failed on {ptx_path}: {(p.stdout + p.stderr)[-1000:]}")
-    return out
+    # ptxas reports a module's kernels in an order of its own (the last first): put them in the PTX's, which is
+    # the order they were compiled and launched in, the order their dynamic shared memory is paired by
+    text = open(ptx_path).read()
+    return sorted(out, key=lambda k: text.find(f".entry {k[0]}("))
 
 
 def _by_mtime(paths):

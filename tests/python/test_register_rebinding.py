@@ -95,3 +95,28 @@ def test_the_variable_holds_the_last_trips_values(n):
     _host(last_trip)(from_dlpack(a), n)
     torch.cuda.synchronize()
     assert a[:2].tolist() == ([-1, -2] if n == 0 else [n - 1, 2 * (n - 1)])
+
+
+@cute.jit
+def loaded_where_work(gA, n):
+    frag = packed(n, n + 1)
+    vals = cute.zeros_like(frag)          # a TensorSSA of zeros...
+    if n > 2:
+        vals = frag.load()                # ...or the fragment's values, where there is work
+    gA[0] = vals[0] + vals[1]
+
+
+def test_a_tensor_ssa_assigned_in_a_branch_is_carried():
+    ptx = _compile(loaded_where_work)
+    assert "st.global" in ptx and ".local" not in ptx.split("{", 1)[1]
+
+
+@requires_gpu
+@pytest.mark.parametrize("n", [1, 4])
+def test_the_carried_values_are_the_branchs(n):
+    import torch
+
+    a = torch.zeros(4, dtype=torch.int32, device="cuda")
+    _host(loaded_where_work)(from_dlpack(a), n)
+    torch.cuda.synchronize()
+    assert a[0].item() == (2 * n + 1 if n > 2 else 0)
