@@ -74,10 +74,10 @@ def host_argument(name: str, tensor, **attrs) -> HostArgument:
     return _host_arguments.make(name, tensor, attrs)
 
 
-def kernel_host_argument(name: str, **attrs) -> DeviceHostArgument:
+def kernel_host_argument(name: str, min_align: int = 1, **attrs) -> DeviceHostArgument:
     """Inside a kernel: host argument `name` of static attributes alone, a parameter the kernel gets as its tracing
     asks for it (e.g. the template of a tensor map the kernel completes itself); host_arguments.kernel_parameter."""
-    return _host_arguments.kernel_parameter(name, attrs)
+    return _host_arguments.kernel_parameter(name, attrs, min_align)
 
 
 def register_python_name(qualified: str, obj) -> None:

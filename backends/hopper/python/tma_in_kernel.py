@@ -52,7 +52,8 @@ def template_attributes(attrs: dict) -> dict:
 def kernel_descriptor(name: str, gmem_tensor):
     """make_tiled_tma_atom's descriptor(attrs) inside a kernel: a KernelMap over a template parameter."""
     def descriptor(attrs):
-        return KernelMap(ext.kernel_host_argument(name, **template_attributes(attrs)), gmem_tensor)
+        # the template's nominal address is a tensor argument's: one the encoder takes (16-byte aligned)
+        return KernelMap(ext.kernel_host_argument(name, min_align=16, **template_attributes(attrs)), gmem_tensor)
     return descriptor
 
 

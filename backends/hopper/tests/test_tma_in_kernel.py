@@ -256,3 +256,21 @@ def test_a_data_prefetch_is_refused():
         nvvm_wrappers.prefetch(ws.iterator.to_llvm_ptr())   # no tensormap=True: a cache-level data prefetch
 
     refused(k, ValueError, "tensormap=True")
+
+
+def test_the_template_needs_an_aligned_tensor_argument():
+    from warpweave.cute.nvgpu import cpasync
+
+    @cute.kernel
+    def k(gB: cute.Tensor, ws: cute.Tensor):
+        atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), gB, smem_tile(), TILE)
+        cpasync.copy_tensormap(atom, ws.iterator)
+
+    @cute.jit
+    def host(b: cute.Tensor, ws: cute.Tensor):
+        k(b, ws).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    with target("sm_90a"), pytest.raises(ValueError, match="aligned to 16 bytes") as e:
+        cute.compile(host, from_dlpack(np.zeros(B_SHAPE, np.float16), assumed_align=2),
+                     from_dlpack(np.zeros(32, np.int64), assumed_align=8))
+    assert "test_tma_in_kernel.py" in str(e.value)
