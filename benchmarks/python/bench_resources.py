@@ -61,7 +61,13 @@ BLACKWELL = [
     ("cute/blackwell/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_prefetch.py", "sm_100a", []),
     ("cute/blackwell/kernel/blockscaled_gemm/sm103_dense_blockscaled_gemm_persistent.py", "sm_103a", []),
     ("cute/blackwell/kernel/attention/fmha/fmha.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp16.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp8.py", "sm_100a", []),
     ("cute/blackwell/efc/custom_epilogue_dense_gemm.py", "sm_100a", []),
+    # TMA of block-scaled operands' scale factors (multicast to a CTA pair; hierarchical tensor modes)
+    ("cute/blackwell/tutorial/tutorial_gemm/nvfp4_gemm_1.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_decode.py", "sm_100a", []),
+    ("cute_ext/blackwell/dense_block_scaled_gemm.py", "sm_100a", []),
     ("cute/blackwell/kernel/moe/torch_grouped_mm.py", "sm_100a", []),
     ("cute/blackwell/kernel/moe/torch_scaled_grouped_mm.py", "sm_100a", []),
 ]

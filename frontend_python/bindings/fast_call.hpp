@@ -124,6 +124,9 @@ struct Param {
 
 struct Expr {
   std::vector<std::pair<Op, int64_t>> code;
+  // No argument, float constant, true division or conversion to a float: integers throughout, which eval()
+  // computes as eval_host() does, without the typed stack (parse_program sets it).
+  bool integer_only = true;
 };
 
 struct LaunchPlan {
@@ -136,6 +139,18 @@ struct LaunchPlan {
   std::vector<Param> params;
   uint32_t size = 0;
   std::vector<int> predicates;  // symbol slots that must all be non-zero for the launch to be made
+  // cooperative= and use_pdl=: fixed (flag_slots -1), or the Boolean in a symbol slot at each call; with neither,
+  // the launcher's prepared launch (Launcher::kAsPrepared).
+  bool has_flags = false;
+  bool flags[2] = {false, false};
+  int flag_slots[2] = {-1, -1};
+
+  int flags_of(const int64_t* syms) const {
+    if (!has_flags) return Launcher::kAsPrepared;
+    bool coop = flag_slots[0] < 0 ? flags[0] : syms[flag_slots[0]] != 0;
+    bool pdl = flag_slots[1] < 0 ? flags[1] : syms[flag_slots[1]] != 0;
+    return (coop ? Launcher::kCooperative : 0) | (pdl ? Launcher::kProgrammatic : 0);
+  }
 };
 
 // One value of the host program: `code` evaluated into symbol slot `slot`, after the arguments are read.
@@ -172,6 +187,9 @@ struct LoopPlan {
   int iv_slot = -1;
   std::vector<Carry> carried;
   std::vector<Step> body;
+  // Values of the body that every trip computes alike (native_code.split_invariant): computed at the first trip
+  // of each run of the loop, before `body`.
+  std::vector<Step> first;
   // Launches only: it carries nothing and nothing outside it reads its values, so as a step of the program it
   // does nothing the order's run of it (which makes its launches) does not do: that run alone is made.
   bool launches_only = false;
@@ -192,6 +210,7 @@ constexpr int64_t kMaxCallTrips = 1 << 24;  // host loop trips one call runs nat
 // are in the call's parameter bytes. Small calls need no allocation.
 struct Recorded {  // trivially constructible: a call's records are not initialised before use
   int launch;
+  int flags;  // LaunchPlan::flags_of this call (or trip)
   unsigned grid[3];
   uint64_t stream;
   size_t offset;
@@ -266,8 +285,49 @@ int64_t stride_key(int64_t x);
 // 64 bits.
 bool eval(const Expr& e, const int64_t* syms, int64_t& out);
 // `a op b` on integers with Python's results (floor division and modulo); false where Python raises or the result
-// leaves 64 bits.
-bool int_binary(Op op, int64_t a, int64_t b, int64_t& r);
+// leaves 64 bits. Inline: the evaluators call it for each operation (r may alias a).
+inline bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
+  {
+    switch (op) {
+      case Op::Add:
+        if (__builtin_add_overflow(a, b, &r)) return false;
+        break;
+      case Op::Sub:
+        if (__builtin_sub_overflow(a, b, &r)) return false;
+        break;
+      case Op::Mul:
+        if (__builtin_mul_overflow(a, b, &r)) return false;
+        break;
+      case Op::FloorDiv:
+        if (b == 0 || (a == INT64_MIN && b == -1)) return false;  // Python raises, or leaves 64 bits
+        r = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0))) --r;
+        break;
+      case Op::Mod:
+        if (b == 0) return false;
+        if (b == -1) {
+          r = 0;
+          break;
+        }
+        r = a % b;
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        break;
+      case Op::Xor: r = a ^ b; break;
+      case Op::Min: r = a < b ? a : b; break;
+      case Op::Max: r = a > b ? a : b; break;
+      case Op::Lt: r = a < b; break;
+      case Op::Le: r = a <= b; break;
+      case Op::Gt: r = a > b; break;
+      case Op::Ge: r = a >= b; break;
+      case Op::Eq: r = a == b; break;
+      case Op::Ne: r = a != b; break;
+      case Op::And: r = a & b; break;
+      case Op::Or: r = a | b; break;
+      default: return false;
+    }
+  }
+  return true;
+}
 // Writes v as struct format `fmt` (native byte order, standard sizes) where it fits the field.
 bool pack_int(char fmt, int64_t v, char* d);
 bool pack_u64(char fmt, uint64_t v, char* d);
@@ -624,7 +684,7 @@ struct FastCall {
       char* b = made.bytes() + r.offset;
       if (l.native) {
         try {
-          l.native->launch(rt::Dim3(r.grid[0], r.grid[1], r.grid[2]), r.stream, b, l.size);
+          l.native->launch(rt::Dim3(r.grid[0], r.grid[1], r.grid[2]), r.stream, b, l.size, r.flags);
         } catch (const rt::CudaError& e) {
           PyErr_SetString(g_cuda_error ? g_cuda_error : PyExc_RuntimeError, e.what());
           return nullptr;

@@ -62,6 +62,7 @@ Expr parse_program(nb::handle program) {
     if (op == Op::Arg && (v < 0 || v >= kMaxSlots)) throw std::invalid_argument("FastCall: an argument slot");
     if (depth < 1 || depth > kMaxExprStack) throw std::invalid_argument("FastCall: a malformed grid");
     e.code.emplace_back(op, v);
+    if (op == Op::Arg || op == Op::FConst || op == Op::TrueDiv || (op == Op::Cast && v >= 512)) e.integer_only = false;
   }
   if (depth != 1) throw std::invalid_argument("FastCall: a malformed grid");
   return e;
@@ -104,10 +105,11 @@ std::vector<Step> parse_steps(nb::handle items, int nloops) {
 }
 
 // (guard slots, is_while, [start, stop, step] programs, cond steps, cond program, loop variable slot,
-// [(in slot, out slot, init program, next program)], body steps): loop `index` of the plan.
+// [(in slot, out slot, init program, next program)], body steps[, the steps of the first trip only]): loop
+// `index` of the plan.
 LoopPlan parse_loop(nb::handle h, int index) {
   nb::tuple t = nb::cast<nb::tuple>(h);
-  if (nb::len(t) != 8) throw std::invalid_argument("FastCall: a host loop has 8 fields");
+  if (nb::len(t) != 8 && nb::len(t) != 9) throw std::invalid_argument("FastCall: a host loop has 8 or 9 fields");
   LoopPlan L;
   for (nb::handle g : nb::cast<nb::list>(t[0])) L.guards.push_back(checked_slot(g));
   L.is_while = nb::cast<bool>(t[1]);
@@ -125,6 +127,7 @@ LoopPlan parse_loop(nb::handle h, int index) {
     L.carried.push_back(Carry{checked_slot(ct[0]), checked_slot(ct[1]), parse_program(ct[2]), parse_program(ct[3])});
   }
   L.body = parse_steps(t[7], index);
+  if (nb::len(t) > 8) L.first = parse_steps(t[8], index);
   return L;
 }
 
@@ -151,7 +154,8 @@ std::vector<OrderNode> parse_order(nb::handle items, int nlaunches, int nloops) 
 // (Tensor, spec, ptr_slot, rank, torch, [(slot, is_stride, mode)]) | (Int, slot, bits) | (Scalar, slot) |
 // (Stream, slot) | (Const, has_value, value) | (Pointer, slot, RuntimePointer, element_type, mem_space, align).
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
-// [(source, fmt, slot, offset)], [predicate slots]). derived: the host program's steps in order (parse_steps),
+// [(source, fmt, slot, offset)], [predicate slots], None or ((cooperative, slot), (pdl, slot)): fixed where
+// the slot is -1, else the Boolean there at each call). derived: the host program's steps in order (parse_steps),
 // loops: its host loops (parse_loop), order: the launches' order (parse_order; None: one after another).
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                      nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
@@ -254,6 +258,16 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
     }
     if (nb::len(t) > 7)
       for (nb::handle ph : nb::cast<nb::list>(t[7])) l.predicates.push_back(checked_slot(ph));
+    if (nb::len(t) > 8 && !t[8].is_none()) {  // ((cooperative, slot or -1), (pdl, slot or -1))
+      nb::tuple ft = nb::cast<nb::tuple>(t[8]);
+      if (nb::len(ft) != 2) throw std::invalid_argument("FastCall: a launch's flags are (cooperative, pdl)");
+      for (int k = 0; k < 2; ++k) {
+        nb::tuple fk = nb::cast<nb::tuple>(ft[k]);
+        l.flags[k] = nb::cast<bool>(fk[0]);
+        l.flag_slots[k] = nb::cast<int>(fk[1]) < 0 ? -1 : checked_slot(fk[1]);
+      }
+      l.has_flags = true;
+    }
     f->launches.push_back(std::move(l));
   }
   int nloops = static_cast<int>(nb::len(loops));

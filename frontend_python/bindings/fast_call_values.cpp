@@ -52,93 +52,51 @@ int64_t stride_key(int64_t x) {
 }
 
 bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
+  const std::pair<Op, int64_t>* c = e.code.data();
+  const size_t len = e.code.size();
+  if (len == 1 && (c->first == Op::Const || c->first == Op::Sym)) {  // most extents and many host values
+    out = c->first == Op::Const ? c->second : syms[c->second];
+    return true;
+  }
   int64_t st[kMaxExprStack];
   int n = 0;
-  for (auto [op, v] : e.code) {
-    if (op == Op::Const) {
-      st[n++] = v;
-      continue;
-    }
-    if (op == Op::Sym) {
-      st[n++] = syms[v];
-      continue;
-    }
-    if (op == Op::Neg || op == Op::Abs) {
-      if (st[n - 1] == INT64_MIN) return false;
-      st[n - 1] = (op == Op::Neg || st[n - 1] < 0) ? -st[n - 1] : st[n - 1];
-      continue;
-    }
-    if (op == Op::Not) {
-      st[n - 1] = st[n - 1] == 0;
-      continue;
-    }
-    if (op == Op::Cast) {
-      int bits = static_cast<int>(v & 255);
-      bool is_signed = (v & 256) != 0;
-      if (bits == 0) {
-        st[n - 1] = st[n - 1] != 0;
-      } else if (bits < 64) {
-        uint64_t mask = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(st[n - 1]) & mask;
-        if (is_signed && (u >> (bits - 1)) != 0) u |= ~mask;
-        st[n - 1] = static_cast<int64_t>(u);
-      } else if (!is_signed && st[n - 1] < 0) {
-        return false;  // a Uint64 beyond 63 bits: the Python call
+  for (size_t k = 0; k < len; ++k) {
+    const auto [op, v] = c[k];
+    switch (op) {
+      case Op::Const: st[n++] = v; continue;
+      case Op::Sym: st[n++] = syms[v]; continue;
+      case Op::Neg:
+      case Op::Abs:
+        if (st[n - 1] == INT64_MIN) return false;
+        st[n - 1] = (op == Op::Neg || st[n - 1] < 0) ? -st[n - 1] : st[n - 1];
+        continue;
+      case Op::Not: st[n - 1] = st[n - 1] == 0; continue;
+      case Op::Cast: {
+        int bits = static_cast<int>(v & 255);
+        bool is_signed = (v & 256) != 0;
+        if (bits == 0) {
+          st[n - 1] = st[n - 1] != 0;
+        } else if (bits < 64) {
+          uint64_t mask = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(st[n - 1]) & mask;
+          if (is_signed && (u >> (bits - 1)) != 0) u |= ~mask;
+          st[n - 1] = static_cast<int64_t>(u);
+        } else if (!is_signed && st[n - 1] < 0) {
+          return false;  // a Uint64 beyond 63 bits: the Python call
+        }
+        continue;
       }
-      continue;
+      case Op::Select: {
+        int64_t f = st[--n], t = st[--n];
+        st[n - 1] = st[n - 1] != 0 ? t : f;
+        continue;
+      }
+      default: {
+        int64_t b = st[--n];
+        if (!int_binary(op, st[n - 1], b, st[n - 1])) return false;
+      }
     }
-    if (op == Op::Select) {
-      int64_t e = st[--n], t = st[--n];
-      st[n - 1] = st[n - 1] != 0 ? t : e;
-      continue;
-    }
-    int64_t b = st[--n], a = st[n - 1], r;
-    if (!int_binary(op, a, b, r)) return false;
-    st[n - 1] = r;
   }
   out = st[0];
-  return true;
-}
-
-bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
-  {
-    switch (op) {
-      case Op::Add:
-        if (__builtin_add_overflow(a, b, &r)) return false;
-        break;
-      case Op::Sub:
-        if (__builtin_sub_overflow(a, b, &r)) return false;
-        break;
-      case Op::Mul:
-        if (__builtin_mul_overflow(a, b, &r)) return false;
-        break;
-      case Op::FloorDiv:
-        if (b == 0 || (a == INT64_MIN && b == -1)) return false;  // Python raises, or leaves 64 bits
-        r = a / b;
-        if ((a % b != 0) && ((a < 0) != (b < 0))) --r;
-        break;
-      case Op::Mod:
-        if (b == 0) return false;
-        if (b == -1) {
-          r = 0;
-          break;
-        }
-        r = a % b;
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        break;
-      case Op::Xor: r = a ^ b; break;
-      case Op::Min: r = a < b ? a : b; break;
-      case Op::Max: r = a > b ? a : b; break;
-      case Op::Lt: r = a < b; break;
-      case Op::Le: r = a <= b; break;
-      case Op::Gt: r = a > b; break;
-      case Op::Ge: r = a >= b; break;
-      case Op::Eq: r = a == b; break;
-      case Op::Ne: r = a != b; break;
-      case Op::And: r = a & b; break;
-      case Op::Or: r = a | b; break;
-      default: return false;
-    }
-  }
   return true;
 }
 

@@ -80,6 +80,13 @@ bool float_binary(Op op, double a, double b, Num& r) {
 }  // namespace
 
 bool eval_host(const Expr& e, const Values& v, bool want_float, int64_t& iout, double& fout) {
+  if (e.integer_only) {
+    int64_t r;
+    if (!eval(e, v.syms, r)) return false;
+    if (want_float) fout = static_cast<double>(r);
+    else iout = r;
+    return true;
+  }
   Num st[kMaxExprStack];
   int n = 0;
   for (auto [op, x] : e.code) {

@@ -45,8 +45,10 @@ class Runner {
 
   // One trip's carried values in, its steps, the launches of `inner` (when the launches are made), and the next
   // trip's carried values out into cur.
-  bool trip(const LoopPlan& L, int64_t* cur, const std::vector<OrderNode>* inner) {
+  bool trip(const LoopPlan& L, int64_t* cur, const std::vector<OrderNode>* inner, bool& first) {
     if (++trips_ > kMaxCallTrips) return false;
+    if (first && !steps(L.first)) return false;
+    first = false;
     if (!steps(L.body) || (inner && !launches(*inner))) return false;
     int64_t next[kMaxSlots];
     for (size_t c = 0; c < L.carried.size(); ++c)
@@ -60,8 +62,9 @@ class Runner {
   }
 
   bool loop(const LoopPlan& L, const std::vector<OrderNode>* inner) {
-    int64_t cur[kMaxSlots] = {};
-    bool taken = true;
+    int64_t cur[kMaxSlots];  // only the carried values' part is used: zeroing the rest would cost every call
+    std::fill(cur, cur + L.carried.size(), 0);
+    bool taken = true, first = true;
     for (int g : L.guards) taken = taken && v_.syms[g] != 0;
     if (taken) {
       for (size_t c = 0; c < L.carried.size(); ++c)
@@ -72,7 +75,7 @@ class Runner {
           int64_t go;
           if (!steps(L.cond) || !integer(L.cond_code, go)) return false;
           if (!go) break;
-          if (!trip(L, cur, inner)) return false;
+          if (!trip(L, cur, inner, first)) return false;
         }
       } else {
         int64_t start, stop, step;
@@ -82,7 +85,7 @@ class Runner {
         for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
           carry_in(L, cur);
           v_.syms[L.iv_slot] = i;
-          if (!trip(L, cur, inner)) return false;
+          if (!trip(L, cur, inner, first)) return false;
           if (__builtin_add_overflow(i, step, &i)) break;  // past the stop, which is an int64_t
         }
       }
@@ -103,6 +106,7 @@ class Runner {
     if (!r) return false;
     for (int d = 0; d < 3; ++d) r->grid[d] = static_cast<unsigned>(g[d]);
     r->stream = l.stream_slot < 0 ? l.stream : v_.ptrs[l.stream_slot];
+    r->flags = l.flags_of(v_.syms);
     char* b = out_->bytes() + r->offset;
     for (const Param& p : l.params) {
       char* d = b + p.offset;
@@ -157,6 +161,7 @@ struct SlotUse {
     }
     if (L.iv_slot >= 0) w[L.iv_slot] = 1;
     steps(L.cond);
+    steps(L.first);
     steps(L.body);
   }
   void order(const std::vector<OrderNode>& nodes) {
@@ -171,6 +176,8 @@ struct SlotUse {
       for (const Param& p : l.params)
         if (p.source == Source::Sym || p.source == Source::Float) r[p.slot] = 1;
       for (int s : l.predicates) r[s] = 1;
+      for (int s : l.flag_slots)
+        if (s >= 0) r[s] = 1;
     }
   }
 };

@@ -193,6 +193,11 @@ class NamedBarrier:
     def sync(self, *, loc=None, ip=None):
         self.arrive_and_wait()
 
+    def wait(self, *, loc=None, ip=None):
+        # A named barrier has no wait that does not count the waiting thread (the hardware's wait is an arrival
+        # too), so the threads that wait are among num_threads, as with arrive_and_wait.
+        self.arrive_and_wait()
+
 
 def _check_static_id(barrier_id):
     # An id known while tracing is checked here; a dynamic one (e.g. a warpgroup's index) is the program's business.

@@ -41,6 +41,30 @@ def build_mock_driver(tmp) -> str:
     return d
 
 
+def run_on_stand_in(tmp, name: str, program: str, args=(), **env) -> str:
+    """The output of Python program text `program`, written to tmp/name and run in a process of its own whose
+    driver is the stand-in (WARPWEAVE_ARCH sm_90a unless env says), with `args` and env added to its environment
+    (a value None: removed); it must succeed."""
+    import sys
+
+    mock = os.path.join(str(tmp), "mockcuda")
+    if not os.path.isfile(os.path.join(mock, "libcuda.so.1")):  # built once for the runs of a test
+        mock = build_mock_driver(str(tmp))
+    path = os.path.join(str(tmp), name)
+    with open(path, "w") as f:
+        f.write(program)
+    e = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WARPWEAVE_ARCH="sm_90a")
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    r = subprocess.run([sys.executable, path, *args], capture_output=True, text=True, env=e, timeout=300,
+                       cwd=str(tmp))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r.stdout
+
+
 def harness_source(meta: dict, header: str) -> str:
     """A C++ program: loads the module, then calls the wrapper once per group of command-line numbers."""
     p = meta["prefix"]

@@ -273,3 +273,110 @@ def test_the_gpu_computes_what_a_native_loop_of_launches_launches():
             torch.cuda.synchronize()
             torch.testing.assert_close(out, a[:n] + b[:n])
     assert c._native.stats[0] == 19 and c._native.stats[1] == 0
+
+
+_CACHED_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import warpweave as cutlass
+import warpweave.cute as cute
+from test_host_loop_native import chunked, stepped
+from dsl_helpers import target
+from warpweave._dsl.values.runtime import RuntimeTensor
+
+
+def dyn(m):  # at the same address in both processes: the same parameter bytes
+    return RuntimeTensor(None, 0x30000000, (m,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
+
+
+with target("sm_80"):
+    fns = [cute.compile(chunked, dyn(16), 3, 2), cute.compile(stepped, dyn(4), 1, 2)]
+for f in fns:
+    print("cache", "function" if f.info.get("level") == "function" else f.info["cache"], f.info.get("function_cache"),
+          flush=True)
+cases = [[(9, 4, 2), (1, 4, 1), (0, 3, 2), (30, 7, 3), (5, 0, 2), (17, 2, 1)], [(4, 1, 2), (4, -1, -3), (6, 3, 11)]]
+for f, fcases in zip(fns, cases):
+    for case in fcases:
+        args = (dyn(case[0]),) + tuple(cutlass.Int32(x) for x in case[1:])
+        f(*args)
+        f(*args)
+        python = [(list(l[1]), bytes(l[6]).hex()) for l in f.prepare(*args)]
+        native = [(list(g), bytes(p).hex()) for g, _, p in f._native.packed(*args)]
+        print("launches", case, python == native, python, flush=True)
+    print("native", *f._native.stats, flush=True)
+try:
+    fns[1](dyn(4), cutlass.Int32(1), cutlass.Int32(4))  # the trip i = 2 divides by zero
+except cutlass.DSLError as e:
+    print("error", str(e).splitlines()[0], flush=True)
+"""
+
+
+def test_host_loops_are_stored_in_the_jit_cache_and_run_from_it_in_another_process(tmp_path):
+    # A second process reads both functions from the cache (no tracing, no compilation) and makes the launches
+    # the first one made, on the Python call and natively.
+    import os
+
+    import aot_helpers as aot
+
+    if not aot.cc():
+        pytest.skip("needs a C compiler for the stand-in driver")
+    outs = []
+    tests = os.path.dirname(os.path.abspath(HERE))
+    for _ in range(2):
+        out = aot.run_on_stand_in(tmp_path, "cached_loops.py", _CACHED_SCRIPT, [tests], WW_MOCK_QUIET="1",
+                                  WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"), WARPWEAVE_DISABLE_CACHE=None)
+        outs.append([line.split(" ", 1) for line in out.splitlines()
+                     if line.split(" ", 1)[0] in ("cache", "launches", "native", "error")])
+    first, second = outs
+    assert [x for k, x in first if k == "cache"] == ["miss stored"] * 2
+    assert [x for k, x in second if k == "cache"] == ["function None"] * 2  # read back: nothing traced
+    assert [x for k, x in first if k != "cache"] == [x for k, x in second if k != "cache"]
+    launches = [x for k, x in second if k == "launches"]
+    assert len(launches) == 9 and all(" True [" in x for x in launches)
+    assert sum(x.count("], '") for x in launches) > 9  # several trips launched
+    assert [x for k, x in second if k == "native"] == ["11 0", "5 0"]  # all but the first call: natively
+    (error,) = [x for k, x in second if k == "error"]  # the trip's division refused at the user's line
+    assert "by zero" in error and f"test_host_loop_native.py:{line_in(HERE, 'grid=(100 // (i - 2)')}" in error
+
+
+@cute.jit
+def invariant_values(c: cute.Tensor, n: cutlass.Int32, rounds: cutlass.Int32):
+    # In the inner loop: x is the same at each of its trips (computed at its first), but not at each outer trip;
+    # y is the same everywhere; z changes at each trip. The while loop's w is the same at each of its trips.
+    m = cute.size(c, mode=[0])
+    for r in range(rounds):
+        for i in range(0, m, 2):
+            x = r * 10 + n
+            y = n * 3 // (n + 1)
+            z = x + i
+            mark(c, z).launch(grid=(x + y + 1, 1, 1), block=(32, 1, 1))
+    v = n
+    while v > 1:
+        w = m + rounds
+        v = v // 2
+        mark(c, w).launch(grid=(v + w, 1, 1), block=(32, 1, 1))
+
+
+def test_values_every_trip_computes_alike_are_computed_once_a_run_of_the_loop(stand_in):
+    from warpweave._dsl.call.native_code import split_invariant
+
+    with target("sm_80"):
+        c = stand_in(cute.compile(invariant_values, dyn(np.zeros(4, np.float32)), cutlass.Int32(2),
+                                  cutlass.Int32(2)))
+    for k, (m, n, rounds) in enumerate([(4, 2, 2), (5, 7, 3), (0, 1, 2), (3, 0, 1), (9, 40, 0), (1, -1, 0)]):
+        args = (dyn(np.zeros(m, np.float32)), cutlass.Int32(n), cutlass.Int32(rounds))
+        stand_in.launched.clear()
+        c(*args)
+        assert {path for *_, path in stand_in.launched} <= {"python" if k == 0 else "native"}
+        _same_launches(c, args)
+    # n + 1 == 0 with a trip to run: the Python call raises at the first trip, the native path leaves it to it
+    with pytest.raises(DSLError, match="by zero"):
+        c(dyn(np.zeros(2, np.float32)), cutlass.Int32(-1), cutlass.Int32(1))
+    assert c._native.packed(dyn(np.zeros(2, np.float32)), cutlass.Int32(-1), cutlass.Int32(1)) is None
+    # a value reading only what the loop leaves alone goes first, in order; one reading the loop's variable,
+    # a value that does, or what an inner loop writes, stays in the trips
+    loops = [([], False, [], [], [], 7, [(8, 9, [], [])], [(10, [("sym", 7)], [], False)])]
+    body = [(1, [("sym", 0)], [], False), (2, [("sym", 5)], [], False), (3, [("sym", 2), ("sym", 1)], [], False),
+            ("loop", 0), (4, [("sym", 10)], [], False), (5, [("sym", 1)], [3], False)]
+    first, rest = split_invariant(body, loops, {5})
+    assert first == [body[0]] and rest == body[1:]

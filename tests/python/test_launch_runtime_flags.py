@@ -3,8 +3,6 @@ parameter of a host function): each call sets the launch attribute from the valu
 driver (data/mock_libcuda.c) prints each launch with its attributes, for the Python call and for the exported C
 wrapper; a Python bool keeps the attribute fixed when compiled."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,8 +21,7 @@ PDL, COOPERATIVE = 6, 2  # CUlaunchAttributeID of programmatic stream serializat
 
 needs_cc = pytest.mark.skipif(not aot.cc(), reason="needs a C compiler for the stand-in driver")
 
-PROGRAM = '''
-import sys
+HEADER = '''
 import numpy as np
 import warpweave as cutlass
 import warpweave.cute as cute
@@ -35,7 +32,9 @@ from warpweave.cute.runtime import from_dlpack
 def k(a: cute.Tensor):
     tidx, _, _ = cute.arch.thread_idx()
     a[tidx] = 1
+'''
 
+PROGRAM = HEADER + '''
 
 @cute.jit
 def host(a: cute.Tensor, pdl: bool, coop: cutlass.Boolean):
@@ -49,6 +48,7 @@ for pdl, coop in [(True, False), (False, True), (False, False), (True, True), (T
     print("call", int(pdl), int(coop), flush=True)
     c(a, pdl, coop)
 print("fast", bool(c._fast), c._native is not None, flush=True)
+print("native", *c._native.stats, flush=True)
 print("call", 0, 1, flush=True)
 host(a, False, True)  # the jit function itself: compiled for the first call, then its cached compilation
 print("call", 1, 0, flush=True)
@@ -73,17 +73,10 @@ def _calls(stdout):
 @pytest.mark.stand_in_driver
 @needs_cc
 def test_a_boolean_argument_sets_the_attribute_at_each_python_call(tmp_path):
-    mock = aot.build_mock_driver(str(tmp_path))
-    prog = tmp_path / "flags.py"
-    prog.write_text(PROGRAM)
-    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WARPWEAVE_ARCH="sm_90a",
-               WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("WARPWEAVE_DISABLE_CACHE", None)
     for run in ("compiled", "read back from the cache"):
-        r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, timeout=300,
-                           cwd=str(tmp_path))
-        assert r.returncode == 0, run + ": " + r.stdout[-3000:] + r.stderr[-3000:]
-        calls = _calls(r.stdout)
+        out = aot.run_on_stand_in(tmp_path, "flags.py", PROGRAM, WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"),
+                                  WARPWEAVE_DISABLE_CACHE=None)
+        calls = _calls(out)
         assert len(calls) == 7, run
         for pdl, coop, launches in calls:
             assert len(launches) == 2, run
@@ -91,8 +84,11 @@ def test_a_boolean_argument_sets_the_attribute_at_each_python_call(tmp_path):
             assert (PDL in launches[0]) == pdl and COOPERATIVE not in launches[0], run
             # the second: a fixed use_pdl=True on every call, cooperative as the call says
             assert PDL in launches[1] and (COOPERATIVE in launches[1]) == coop, run
-        # no fast path takes these launches (they would launch without attributes): each call reads the flags
-        assert "fast False False" in r.stdout, run
+        # the native path takes the calls after the first, reading the flags at each (the Python fast path,
+        # which gives no attributes, is not built)
+        assert "fast False True" in out, run
+        native = [line.split()[1:] for line in out.splitlines() if line.startswith("native ")]
+        assert native and int(native[0][0]) == 4 and int(native[0][1]) == 0, (run, native)
 
 
 def test_a_python_bool_keeps_the_attribute_fixed():
@@ -186,3 +182,45 @@ def test_the_driver_takes_each_calls_attributes_on_the_gpu():
         c(from_dlpack(x), pdl, coop)
     torch.cuda.synchronize()
     assert bool((x == 8).all())  # same stream: each launch saw the one before it
+
+
+LOOP_PROGRAM = HEADER + '''
+
+@cute.jit
+def looped(a: cute.Tensor, n: cutlass.Int32, pdl: bool):
+    for i in range(n):
+        k(a).launch(grid=[i + 1, 1, 1], block=[32, 1, 1], use_pdl=pdl, cooperative=True)
+
+
+@cute.jit
+def fixed(a: cute.Tensor):
+    k(a).launch(grid=[1, 1, 1], block=[32, 1, 1], use_pdl=True)
+
+
+a = from_dlpack(np.zeros(32, np.int32))
+c = cute.compile(looped, a, 2, True)
+for n, pdl in [(2, True), (3, False), (1, True), (0, False), (2, False)]:
+    print("call", n, int(pdl), flush=True)
+    c(a, n, pdl)
+f = cute.compile(fixed, a)
+for _ in range(3):
+    print("call", 1, 1, flush=True)
+    f(a)
+print("native", *c._native.stats, *f._native.stats, flush=True)
+'''
+
+
+@pytest.mark.stand_in_driver
+@needs_cc
+def test_the_native_path_gives_each_trip_and_call_its_attributes(tmp_path):
+    # A host loop's launches take the call's use_pdl= at each trip, with the fixed cooperative=True; a launch
+    # whose use_pdl=True is fixed when compiled has it at each call. Calls after the first take the native path.
+    out = aot.run_on_stand_in(tmp_path, "loop_flags.py", LOOP_PROGRAM, WARPWEAVE_DISABLE_CACHE="1")
+    calls = _calls(out)
+    assert [len(ls) for _, _, ls in calls] == [2, 3, 1, 0, 2, 1, 1, 1]
+    for k, (n, pdl, launches) in enumerate(calls):
+        for attrs in launches:
+            assert (PDL in attrs) == pdl, (k, attrs)
+            assert (COOPERATIVE in attrs) == (k < 5), (k, attrs)
+    native = [line.split()[1:] for line in out.splitlines() if line.startswith("native ")][0]
+    assert [int(x) for x in native] == [4, 0, 2, 0]

@@ -15,7 +15,7 @@ import warpweave.pipeline as pipeline
 from warpweave.cute.runtime import from_dlpack
 from warpweave.ext import when
 
-from dsl_helpers import target
+from dsl_helpers import fresh_compilations, target  # noqa: F401 - a fixture
 
 
 def _ptx(body, arch="sm_90a", cluster=(4, 1, 1)):
@@ -209,3 +209,14 @@ def test_a_static_named_barrier_id_out_of_range_is_an_error_at_the_users_line():
     with pytest.raises(Exception, match=r"named barrier ids are 0..15, got 16") as info:
         _ptx(body, cluster=(1, 1, 1))
     assert f"test_pipeline_object_model.py:{line}" in str(info.value)
+
+
+def test_named_barrier_wait_is_the_barrier_of_its_threads(fresh_compilations):
+    # CuTe DSL's NamedBarrier.wait (a sync object's wait): the waiting threads are counted among num_threads, as the
+    # hardware barrier counts every thread that waits at it; the same barrier as arrive_and_wait, none other.
+    def of(method):
+        return lambda g: getattr(pipeline.NamedBarrier(3, 64), method)()
+
+    waits = re.findall(r"bar(?:rier)?\.sync(?:\.aligned)? [^;]*;", _ptx(of("wait"), cluster=(1, 1, 1)))
+    both = re.findall(r"bar(?:rier)?\.sync(?:\.aligned)? [^;]*;", _ptx(of("arrive_and_wait"), cluster=(1, 1, 1)))
+    assert waits == both and len(waits) == 1 and re.search(r"\b3, 64;", waits[0]), waits

@@ -11,7 +11,7 @@ import warpweave.cute as cute
 from warpweave import _core
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import line_in, requires_gpu, target
 
 SEEN = {}
 LAYOUT = cute.make_layout((16, 64), stride=(64, 1))
@@ -291,3 +291,35 @@ def test_a_byte_swizzle_inside_an_element_is_refused_at_the_users_line():
     with target("sm_80"), pytest.raises(ValueError, match="counts bytes") as e:
         cute.compile(narrow_swizzle, from_dlpack(np.zeros(4, dtype=np.float16)))
     assert "test_swizzled_pointer.py" in str(e.value)
+
+
+def test_a_swizzled_tensor_has_the_stride_of_its_layout():
+    # The swizzle permutes addresses; the tensor's stride is its layout's (CuTe DSL's get_tensor(layout, swizzle=)
+    # keeps the swizzle in the pointer), for a tensor over a swizzled pointer and its slices. A tensor composed with a
+    # layout (not a swizzle) has no single stride, at the user's line.
+    got = {}
+
+    @cute.kernel
+    def k(g: cute.Tensor):
+        smem = cutlass.utils.SmemAllocator()
+        raw = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 64, 2), stride=(64, 1, 1024)), 1024)
+        swz = cute.make_tensor(cute.recast_ptr(raw.iterator, SW, dtype=cutlass.Float16), raw.layout)
+        got["sliced"] = swz[None, None, 1].stride
+        got["whole"] = swz.stride
+        got["error"] = None
+        try:
+            cute.make_tensor(raw.iterator, cute.make_composed_layout(
+                cute.make_layout(8, stride=2), 0, cute.make_layout(4))).stride  # composed
+        except Exception as e:   # noqa: BLE001 - the error is what is checked
+            got["error"] = e
+        g[0] = cutlass.Float16(0.0)
+
+    @cute.jit
+    def host(out):
+        k(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        cute.compile(host, from_dlpack(np.zeros(4, np.float16)))
+    assert got["whole"] == (64, 1, 1024) and got["sliced"] == (64, 1)
+    assert "has no single stride" in str(got["error"])
+    assert f"test_swizzled_pointer.py:{line_in(__file__, '# composed')}" in str(got["error"])

@@ -33,3 +33,9 @@ from . import arch_ops as _arch_ops  # noqa: E402
 
 for _name, _f in _arch_ops.NAMES.items():
     ext.register_python_name(f"arch.{_name}", _f)
+
+# cute.nvgpu.CacheEvictionPriority (also cute.nvgpu.common's): global accesses with an L1 eviction priority
+from . import cache_eviction as _cache_eviction  # noqa: E402
+
+for _home in ("nvgpu", "common"):
+    ext.register_python_name(f"{_home}.CacheEvictionPriority", _cache_eviction.CacheEvictionPriority)

@@ -25,6 +25,10 @@ ext.register_python_name("tcgen05.Repetition", tmem.Repetition)
 _copy_ops = tmem._make_copy_op_classes()
 for _name, _what in tmem.NOT_BUILT_COPY_OPS.items():
     _copy_ops.setdefault(_name, tmem.not_built_op(_name, _what))
+from . import scale_copy as _scale_copy  # noqa: E402
+
+if _scale_copy.op_class() is not None:
+    _copy_ops["Cp4x32x128bOp"] = _scale_copy.op_class()
 for _name, _cls in _copy_ops.items():
     ext.register_python_name(f"tcgen05.{_name}", _cls)
 # CuTe DSL also names the tensor-memory copy operations in tcgen05.copy (tcgen05.copy.Ld32x32bOp(...)).
@@ -54,6 +58,8 @@ from . import tma  # noqa: E402
 
 for _name in ("make_tiled_tma_atom_A", "make_tiled_tma_atom_B"):
     ext.register_python_name(f"nvgpu.{_name}", getattr(tma, _name))
+# Hopper's TMA loads from a CTA value map, their loads completing on the barrier of the op's CTA group
+ext.register_python_name("cute_nvgpu.atom_make_non_exec_tiled_tma_load", tma.make_non_exec_tiled_tma_load)
 
 # CuTe DSL's LayoutEnum.mma_major_mode(): the tcgen05 MMA major of an operand of that layout (a row-major A (M, K)
 # or B (N, K) is K-major).

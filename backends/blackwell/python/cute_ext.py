@@ -21,7 +21,7 @@ from warpweave.cute import experimental as cute_ext
 
 from . import tma as bw_tma
 from . import tmem
-from .tcgen05_mma import CtaGroup
+from .tcgen05_mma import CtaGroup, Field
 
 
 class OperationTypeEnum(enum.Enum):
@@ -138,8 +138,11 @@ class TileMap:
 
 
 def get_cta_v_map_ab(tensor, mnk_tiler, tiled_mma, operand: str):
-    if operand not in ("A", "B"):
-        raise ext.user_error(f"get_cta_v_map_ab: the operand is \"A\" or \"B\", got {operand!r}", ext.DSLValueError)
+    # A scale-factor operand's shared memory is in the MMA's layout as its operand's is
+    # (blockscaled_layout.make_smem_layout_sfa/sfb): the same view serves
+    if operand not in ("A", "B", "SFA", "SFB"):
+        raise ext.user_error(f"get_cta_v_map_ab: the operand is \"A\", \"B\", \"SFA\" or \"SFB\", got {operand!r}",
+                             ext.DSLValueError)
     if not isinstance(tensor, cute_ext.BoundedTensor):
         raise ext.user_error("get_cta_v_map_ab: expected a global-memory argument of the @cute.experimental.kernel",
                              ext.DSLTypeError)
@@ -163,8 +166,8 @@ def _static_shape(t, what):
 
 def _atom(op, gmem, smem_layout, tile, num_multicast=1):
     """The TMA atom moving `tile` of the bounded tensor gmem's argument, its tensor map a slot of that argument."""
-    def descriptor(attrs):
-        return cute_ext.claim_parameter(gmem, hopper_tma.DESCRIPTOR, attrs)
+    def descriptor(producer, attrs):
+        return cute_ext.claim_parameter(gmem, producer, attrs)
 
     atom, _ = hopper_tma.make_tiled_tma_atom(op, gmem.source, smem_layout, tile, num_multicast,
                                              descriptor=descriptor)
@@ -422,7 +425,20 @@ class TMAStorePipeline:
         ext.when(self._is_tma_warp(), lambda: self.raw.producer_tail())
 
 
-NAMES = ("OperationTypeEnum", "make_tmem_layout_acc", "make_t2r_rmem_layout", "get_cta_v_map_ab",
+def dot_block_scaled(mma_atom, a, sfa, b, sfb, acc):
+    """acc += (a scaled by sfa) * (b scaled by sfb) with one block-scaled tcgen05 MMA atom: cute.experimental.dot
+    with the atom's scale-factor fields at sfa's and sfb's places in tensor memory (the k-block's slices of the
+    make_tmem_layout_sfa/sfb tensors)."""
+    for name, t in (("sfa", sfa), ("sfb", sfb)):
+        if getattr(t, "memspace", None) != "tmem":
+            raise ext.user_error(f"dot_block_scaled: {name} is a tensor in tensor memory (copied there from shared "
+                                 f"memory with tcgen05.Cp4x32x128bOp), got {t!r}", ext.DSLTypeError)
+    mma_atom.set(Field.SFA, sfa.iterator)
+    mma_atom.set(Field.SFB, sfb.iterator)
+    cute_ext.dot(mma_atom, a, b, acc)
+
+
+NAMES = ("OperationTypeEnum", "dot_block_scaled", "make_tmem_layout_acc", "make_t2r_rmem_layout", "get_cta_v_map_ab",
          "get_cta_v_map_c", "tma_load", "tma_load_multicast", "tma_store", "get_mbarrier", "pipeline_advance_iterator",
          "TMAToUMMAPipeline", "UMMAtoAsyncPipeline", "TMAStorePipeline")
 for _name in NAMES:

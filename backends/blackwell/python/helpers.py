@@ -255,6 +255,32 @@ def get_smem_store_op(layout_d: LayoutEnum, elem_ty_d, elem_ty_acc, tiled_tmem_l
     return cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), elem_ty_d)
 
 
+# Each operand's contiguous mode, by its major: (name, modes it may be major in).
+_GEMM_OPERANDS = (("A", ("m", "k")), ("B", ("n", "k")))
+
+
+def check_gemm_tma_alignment(m: int, n: int, k: int, a_dtype, b_dtype, d_dtype, a_major: str, b_major: str,
+                             d_major, *, output_tensor_name: str = "D") -> None:
+    """Refuses (cute.testing.CantImplementError) a GEMM whose operands TMA cannot move: a tensor map's rows are
+    whole 16-byte units, so each operand's contiguous extent (K, or M / N where it is major there) is a multiple
+    of 16 bytes; D's as well when it is given (d_dtype, d_major), for its TMA store."""
+    from warpweave.cute.testing import CantImplementError
+
+    extent = {"m": m, "n": n, "k": k}
+    checks = [(f"{name} TMA load", major, modes, dtype)
+              for (name, modes), major, dtype in zip(_GEMM_OPERANDS, (a_major, b_major), (a_dtype, b_dtype))]
+    if d_dtype is not None:
+        checks.append((f"{output_tensor_name} TMA store", d_major, ("m", "n"), d_dtype))
+    for what, major, modes, dtype in checks:
+        if major not in modes:
+            raise CantImplementError(f"[alignment] {what}: the major mode is one of {modes}, got {major!r}")
+        units = 128 // dtype.width if dtype.width < 128 else 1
+        if extent[major] % units:
+            raise CantImplementError(
+                f"[alignment] {what} needs the contiguous {major.upper()} extent in whole 16-byte units: "
+                f"{major.upper()}={extent[major]} of {dtype.__name__} is not a multiple of {units} elements")
+
+
 def get_smem_capacity_in_bytes(arch: str = "sm100") -> int:
     return SMEM_CAPACITY.get(arch.replace("_", "").rstrip("a"), SMEM_CAPACITY["sm100"])
 
@@ -262,5 +288,5 @@ def get_smem_capacity_in_bytes(arch: str = "sm100") -> int:
 __all__ = ["make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
            "make_smem_layout_epi", "compute_epilogue_tile_shape", "get_tmem_load_op", "get_smem_store_op",
            "cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "cluster_shape_to_tma_atom_SFB",
-           "make_blockscaled_trivial_tiled_mma", "get_smem_capacity_in_bytes",
+           "make_blockscaled_trivial_tiled_mma", "get_smem_capacity_in_bytes", "check_gemm_tma_alignment",
            "OperandMajorMode", "OperandSource", "CtaGroup", "SmemLayoutAtomKind", "make_smem_layout_atom"]

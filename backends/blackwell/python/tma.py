@@ -22,6 +22,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
 from warpweave.backends.hopper import tma as hopper_tma
+from warpweave.backends.hopper import tma_value_map
 
 from .tcgen05_mma import CtaGroup, OperandMajorMode
 
@@ -134,6 +135,16 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
     atom.__class__ = _umma_class(type(atom))
     atom.cta_group = cta
     return cpasync.TmaInfo(atom, tensor, smem_layout)   # the layout as given (staged or one stage)
+
+
+def make_non_exec_tiled_tma_load(gmem_tensor, smem_layout, cta_v_map, op, num_multicast: int = 1, *, loc=None,
+                                 ip=None):
+    """Hopper's atom of a CTA value map (tma_value_map.py) whose loads use the op's CTA group: with TWO, each CTA
+    of the pair loads into its own shared memory and completes on the leader's barrier."""
+    atom, tensor = tma_value_map.make_non_exec_tiled_tma_load(gmem_tensor, smem_layout, cta_v_map, op, num_multicast)
+    atom.__class__ = _umma_class(type(atom))
+    atom.cta_group = _op_cta_group(op)
+    return atom, tensor
 
 
 def make_tiled_tma_atom_A(op, gmem_tensor, smem_layout, mma_tiler_mnk, tiled_mma, cluster_shape_vmnk=None, *,

@@ -408,8 +408,14 @@ class S2TScaleCopy(S2TCopy):
     (MMA, MMA_MN, MMA_K[, STAGE]) scale-factor tensor (filter_zeros of make_smem_layout_sfa/sfb or
     make_tmem_layout_sfa/sfb) one of (block, the instruction's blocks, MMA_MN, MMA_K[, STAGE])."""
 
-    def __init__(self, atom):
+    def __init__(self, atom, shape=None):
         super().__init__(atom, 32, 16, (32, 16))
+        if shape is not None:
+            # one thread issues the copy of the whole tensor (make_s2t_copy's): the tile is the tensor, mode for
+            # mode, and its (thread, value) layouts give thread 0 every value in the tensor's own modes
+            self.tiler_mn = tuple(cute.size(shape, mode=[i]) for i in range(len(shape)))
+            whole = cute.make_layout((1, shape), stride=(0, cute.make_layout(shape).stride))
+            self.layout_src_tv_tiled = self.layout_dst_tv_tiled = whole
 
     def _partition(self, tensor):
         lay = getattr(tensor.layout, "outer", tensor.layout)
@@ -516,7 +522,8 @@ def make_s2t_copy(atom, tmem_tensor, *, loc=None, ip=None):
         if getattr(tmem_tensor, "memspace", None) != "tmem" or atom.value_type.width != 8:
             raise ext.user_error(f"make_s2t_copy: {name} copies 8-bit scale factors into tensor memory, got "
                                  f"{atom.value_type.__name__} values and {tmem_tensor!r}", ext.DSLTypeError)
-        copy = S2TScaleCopy(atom)
+        shape = tmem_tensor.shape if isinstance(tmem_tensor.shape, tuple) else (tmem_tensor.shape,)
+        copy = S2TScaleCopy(atom, shape)
         copy._partition(tmem_tensor)   # refuses a tensor that is not of scale-factor blocks, at the user's line
         return copy
     if name not in _S2T_SHAPES:

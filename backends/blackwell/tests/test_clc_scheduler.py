@@ -241,14 +241,16 @@ def test_a_response_gives_each_cta_its_place_in_the_canceled_cluster(problem, cl
 # --- CuTe DSL's GEMM tutorial steps -------------------------------------------------------------------------------
 
 def _python_with_torch():
-    for python in (sys.executable, "/tmp/exvenv/bin/python"):
+    for python in (sys.executable, "/tmp/exvenv/bin/python", "/work/main/build/cutedsl-venv/bin/python"):
         if os.path.exists(python) and subprocess.run([python, "-c", "import torch, warpweave"],
                                                      capture_output=True).returncode == 0:
             return python
     return None
 
 
-CUTEDSL_BLACKWELL = "/work/cutedsl/examples/python/CuTeDSL/cute/blackwell"
+CUTEDSL_BLACKWELL = next((p for p in ("/work/cutedsl/examples/python/CuTeDSL/cute/blackwell",
+                                      "/work/cutlass/examples/python/CuTeDSL/cute/blackwell") if os.path.isdir(p)),
+                         "/work/cutedsl/examples/python/CuTeDSL/cute/blackwell")
 
 # CuTe DSL's Blackwell programs (a fetched copy, nothing of it committed) with the SASS opcodes their kernels must
 # hold: the tcgen05 MMA (2-CTA where the program picks it), the TMA loads, the L2 prefetch of the prefetching ones.
@@ -279,6 +281,12 @@ CUTEDSL_PROGRAMS = [
     ("kernel/dense_gemm/dense_gemm_persistent.py",
      ["--use_tma_store", "--use_2cta_instrs", "--cluster_shape_mn", "2,1", "--mma_tiler_mn", "256,128",
       "--ab_dtype", "Float16", "--c_dtype", "Float16"], ["UTCHMMA.2CTA", "UTMALDG", "LDTM", "UTMASTG", "UTCBAR.2CTA.MULTICAST"]),
+    # NVFP4 block-scaled, 2-CTA: the scale factors' blocks by TMA (B's multicast to the pair), copied into tensor
+    # memory for the block-scaled MMA
+    ("tutorial/tutorial_gemm/nvfp4_gemm_1.py", [],
+     ["UTCOMMA.2CTA", "UTMALDG.4D.MULTICAST.2CTA", "UTMALDG.3D.2CTA", "UTCCP", "LDTM"]),
+    # cute.experimental's block-scaled GEMM (MXF8): its scale-factor tensors made over its arguments' pointers
+    ("../../cute_ext/blackwell/dense_block_scaled_gemm.py", [], ["UTCQMMA", "UTMALDG.4D", "UTCCP", "LDTM", "UTMASTG"]),
 ]
 
 

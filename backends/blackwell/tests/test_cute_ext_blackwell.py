@@ -213,14 +213,14 @@ def test_a_tma_load_of_a_whole_argument_view_of_the_wrong_rank_is_refused_at_its
     assert e.value.location == (THIS, line_in(THIS, "# tma-load")), str(e.value)
 
 
-def test_an_operand_map_names_a_or_b():
+def test_an_operand_map_names_an_operand_or_its_scale_factors():
     def body():
         mma = helpers().make_trivial_tiled_mma(cutlass.Float16, cute.nvgpu.tcgen05.OperandMajorMode.K,
                                                cute.nvgpu.tcgen05.OperandMajorMode.K, cutlass.Float32,
                                                cute.nvgpu.tcgen05.CtaGroup.ONE, (128, 128))
         cute_ext.get_cta_v_map_ab(None, (128, 128, 64), mma, "C")  # operand-c
 
-    with pytest.raises(Exception, match="\"A\" or \"B\"") as e:
+    with pytest.raises(Exception, match="\"SFA\" or \"SFB\"") as e:
         run_in_kernel(body)
     assert e.value.location == (THIS, line_in(THIS, "# operand-c"))
 
@@ -398,3 +398,39 @@ def test_a_multicast_load_takes_this_ctas_share_of_the_rows_and_sends_it_to_the_
     loads = re.findall(r"cp\.async\.bulk\.tensor\.\dd\.(\S+)", ptx)
     assert sum("multicast::cluster" in x for x in loads) * 2 == len(loads)   # A multicast, B not
     assert "16384" in ptx                          # each CTA's barrier expects the whole tile of each operand
+
+
+def test_a_tensor_over_an_arguments_pointer_is_a_bounded_view_of_it():
+    """cute.make_tensor(mA.iterator, layout): another layout of the argument's memory (the scale factors' blocked
+    layout over a flat argument), bounded with the argument's parameter slots; arithmetic on the pointer is plain."""
+    seen = {}
+
+    @cute_ext.kernel
+    def k(a: cute.Tensor):
+        view = cute.make_tensor(a.iterator, cute.make_layout((8, 8), stride=(8, 1)))
+        seen["view"], seen["arg"] = view, a
+        seen["moved"] = a.iterator + 8
+
+    @cute_ext.jit
+    def h(a: cute.Tensor):
+        k(a).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    with target("sm_100a"):
+        cute_ext.compile(h, make_fake_compact_tensor(cutlass.Float16, (64,), assumed_align=16))
+    view, arg = seen["view"], seen["arg"]
+    assert isinstance(view, cute_ext.BoundedTensor) and view.slots == arg.slots and len(view.slots) == 2
+    assert view.shape == (8, 8) and view.tensor.layout((1, 2)) == 10
+    assert type(seen["moved"]) is type(arg.tensor.iterator)
+
+
+def test_dot_block_scaled_takes_scale_factors_in_tensor_memory():
+    def body():
+        tcgen05 = cute.nvgpu.tcgen05
+        op = tcgen05.MmaMXF8Op(cutlass.Float8E4M3FN, (128, 128, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM)
+        atom = cute.make_mma_atom(op)
+        sf = cute.make_rmem_tensor((4,), cutlass.Float8E8M0FNU)
+        cute_ext.dot_block_scaled(atom, None, sf, None, sf, None)  # sf-in-registers
+
+    with pytest.raises(Exception, match="sfa is a tensor in tensor memory") as e:
+        run_in_kernel(body)
+    assert e.value.location == (THIS, line_in(THIS, "# sf-in-registers"))

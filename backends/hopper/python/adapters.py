@@ -11,6 +11,11 @@ ext.register_host_argument(tma_blocked.DESCRIPTOR, tma_blocked.encode, size=tma.
 for _name in ("make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "create_tma_multicast_mask"):
     ext.register_python_name(f"cpasync.{_name}", getattr(tma, _name))
 ext.register_python_name("cpasync.TmaCopyAtom", tma.TmaCopyAtom)
+# TMA loads of a tile a program maps out itself (CuTe DSL's cute_nvgpu dialect op, and the trait making it a CopyAtom)
+from . import tma_value_map  # noqa: E402
+
+ext.register_python_name(tma_value_map.NAME, tma_value_map.make_non_exec_tiled_tma_load)
+ext.register_python_name("cpasync.CopyBulkTensorTileG2SNonExecTrait", tma_value_map.CopyBulkTensorTileG2SNonExecTrait)
 # tensor maps a kernel keeps in memory and retargets per work unit (grouped GEMMs)
 for _name, _obj in tensormap_update.NAMES.items():
     ext.register_python_name(_name, _obj)

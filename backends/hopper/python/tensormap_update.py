@@ -96,7 +96,8 @@ def update_tma_descriptor(tma_atom, gmem_tensor, tma_desc_ptr, *, loc=None, ip=N
     if getattr(tma_atom, "blocks", None) is not None:
         tma_blocked.replace_fields(tma_atom, gmem_tensor, p, tensormap_replace, TensormapField)
         return
-    shape, stride = global_modes(layout, 0)
+    merged = getattr(tma_atom, "merged", {})    # modes the atom read as one run (global_modes): so are the tensor's
+    shape, stride = global_modes(layout, max(merged) + 1 if merged else 0)
     if len(shape) <= max(tma_atom.dims):
         raise ext.user_error(f"update_tma_descriptor: the tensor has {len(shape)} modes (flattened), the atom's "
                              f"tensor map was made for a tensor of at least {max(tma_atom.dims) + 1}",

@@ -43,7 +43,7 @@ TMAP_BYTES = 128
 
 # DSL type name -> the tensor map's data type (8-bit floats move as bytes).
 _TMA_TYPES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32": "tf32", "Float64": "f64",
-              "Int8": "u8", "Uint8": "u8", "Float8E4M3FN": "u8", "Float8E5M2": "u8", "Int16": "u16",
+              "Int8": "u8", "Uint8": "u8", "Float8E4M3FN": "u8", "Float8E5M2": "u8", "Float8E8M0FNU": "u8", "Int16": "u16",
               "Uint16": "u16", "Int32": "s32", "Uint32": "u32", "Int64": "s64", "Uint64": "u64"}
 _SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 _PACKED_TYPES = ("Float4E2M1FN", "Int4", "Uint4")   # two values a byte
@@ -143,6 +143,7 @@ class TmaCopyAtom:
         self.value_type = element_type
         self.pack = 1                     # elements per byte: 2 for packed 4-bit types, moved as bytes
         self.reduce_op = None             # a reduction store's op qualifier ("add", ...)
+        self.merged = {}                  # tiled modes of sub-modes read as one (global_modes): mode -> its shape
 
     def __repr__(self):
         return (f"TmaCopyAtom({_name(self.op)}, {self.element_type.__name__}, box {self.box}, "
@@ -254,7 +255,7 @@ class TmaCopyAtom:
         """The tensor map's coordinates of a box: the tile's origin (element coordinates; bytes along the
         contiguous mode of a packed type) plus the box's offsets (in the tensor map's units)."""
         coords = []
-        origin = leaves(tuple(origin))
+        origin = self._flat_origin(tuple(origin))
         for mode in self.dims:
             c = origin[mode] if mode < len(origin) else 0
             if self.pack > 1 and mode == self.dims[0]:
@@ -262,6 +263,20 @@ class TmaCopyAtom:
             c = c + coord_off[mode] if coord_off[mode] else c
             coords.append(cutlass.Int32(c).ir())
         return coords
+
+    def _flat_origin(self, origin) -> list:
+        """A coordinate of the tensor as one per tensor mode global_modes made (a merged mode's linearized)."""
+        out = []
+        for j, x in enumerate(origin):
+            if j in self.merged and isinstance(x, tuple):
+                lin, scale = 0, 1
+                for c, n in zip(leaves(x), leaves(self.merged[j])):
+                    lin = lin + c * scale if scale != 1 or lin != 0 else c
+                    scale = scale * n
+                out.append(lin)
+            else:
+                out.extend(leaves(x) if isinstance(x, tuple) else [x])
+        return out
 
     def _issue(self, b, backend, entry, load, multicast, tmap, origin, ptr, base_off, mbar, mask, issuer=None):
         for k, (coord_off, smem_off) in enumerate(self.boxes):
@@ -286,9 +301,12 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     """cpasync.TmaInfo (unpacks as (TMA atom, TMA tensor)) copying tiles of gmem_tensor of shape cta_tiler laid out
     in shared memory as smem_layout (one stage, or stages as its last mode: the first is used; the TmaInfo keeps
     the layout as given). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast CTAs
-    sharing each load) or CopyBulkTensorTileS2GOp. descriptor(attrs): the tensor map's per-call parameter made of
-    the encoder's attributes (by default a host argument of gmem_tensor, made in host code; a kernel that makes
-    its atoms itself passes the parameter slot it claims)."""
+    sharing each load) or CopyBulkTensorTileS2GOp. descriptor(producer, attrs): the tensor map's per-call
+    parameter made by that host-argument producer of the encoder's attributes (by default a host argument of gmem_tensor, made in host code; a kernel that makes
+    its atoms itself passes the parameter slot it claims; inside a kernel, by default a template the kernel completes,
+    tma_in_kernel.py)."""
+    if descriptor is None and ext.in_kernel():
+        descriptor = tma_in_kernel.kernel_descriptor(gmem_tensor)
     name = _name(op)
     if not (name.endswith("G2SOp") or name.endswith("G2SMulticastOp") or name.endswith("S2GOp")):
         raise ext.user_error(f"make_tiled_tma_atom: {op!r} is not a TMA tile operation (CopyBulkTensorTileG2SOp, "
@@ -309,20 +327,24 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if tma_blocked.is_blocked(gmem_tensor):
         atom, coords = tma_blocked.blocked_atom(
             op, gmem_tensor, _first_stage(smem_layout, 2), _tile_of_identity_tiler(cta_tiler), num_multicast,
-            internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom)
+            internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom,
+            descriptor=descriptor)
         atom.reduce_op = reduce_op
         return cute.nvgpu.cpasync.TmaInfo(atom, coords, smem_layout)
     ebytes = max(1, et.width // 8)
     cta_tiler = _tile_of_identity_tiler(cta_tiler)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
     tiler = tuple(_static(t, "cta_tiler") for t in tiler)
-    shape, stride = global_modes(gmem_tensor.layout, len(tiler))
+    merged = {}
+    shape, stride = global_modes(gmem_tensor.layout, len(tiler), merged)
     rank = len(shape)
     contiguous = [i for i, d in enumerate(stride) if isinstance(d, int) and d == 1]
     if not contiguous:
         raise ext.user_error(f"make_tiled_tma_atom: no mode of the tensor has a static stride of 1 (strides "
                              f"{stride}); mark its layout dynamic with leading_dim", ext.DSLValueError)
-    c = contiguous[0]
+    # Beside a mode of one element (stride 1 as well, e.g. a (1, s) tensor of one scale per row), the contiguous
+    # run is the mode the tile takes several of.
+    c = next((i for i in contiguous if i < len(tiler) and tiler[i] > 1), contiguous[0])
     # A mode of static stride 0 (a broadcast: every coordinate of it is the same element) has no dimension in
     # the tensor map; its coordinates are dropped.
     mapped = [i for i in range(rank) if not (isinstance(stride[i], int) and stride[i] == 0)]
@@ -444,14 +466,13 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     for i, mode in enumerate(dims):
         attrs[f"extent{i}"], attrs[f"gstride{i}"] = shape[mode], stride[mode]
     attrs["offset"] = gmem_tensor.iterator.offset
-    if descriptor is None and ext.in_kernel():
-        descriptor = tma_in_kernel.kernel_descriptor(DESCRIPTOR, gmem_tensor)
-    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(attrs)
+    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(DESCRIPTOR, attrs)
     smem_bytes = cute.size(outer) * ebytes // pack
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
     atom.pack = pack
     atom.reduce_op = reduce_op
     atom.rows_mode = o
+    atom.merged = merged
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
 
@@ -460,19 +481,28 @@ def leaves(x) -> list:
     return [y for e in x for y in leaves(e)] if isinstance(x, tuple) else [x]
 
 
-def global_modes(layout, tiled: int):
+def global_modes(layout, tiled: int, merged: dict | None = None):
     """The tensor's modes as (shapes, strides), flat: the tile takes its first `tiled` modes, which stay one mode
     each; the others (a ((heads, kv heads), batch) mode, say) are flattened into their leaves, each a mode of the
-    tensor map. The coordinates the atom's TMA tensor gives are flattened alike."""
+    tensor map. The coordinates the atom's TMA tensor gives are flattened alike. A tiled mode with modes of its
+    own that step through memory as one (each sub-mode's stride the previous one's extent times its stride, as a
+    sequence split into (8, s / 8)) is that one mode: its coordinates are linearized (colexicographically, as the
+    layout counts them); merged, when given, receives {mode: its shape} for each."""
     outer = layout.outer if hasattr(layout, "outer") else layout
     shape, stride = outer.shape, outer.stride
-    shape = shape if isinstance(shape, tuple) else (shape,)
-    stride = stride if isinstance(stride, tuple) else (stride,)
+    shape = list(shape) if isinstance(shape, tuple) else [shape]
+    stride = list(stride) if isinstance(stride, tuple) else [stride]
     for i in range(min(tiled, len(shape))):
         if isinstance(shape[i], tuple):
-            raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor ({shape[i]}) is tiled and has modes "
-                                 "of its own; tile a flat mode", ext.DSLValueError)
-    flat_shape, flat_stride = leaves(shape), leaves(stride)
+            one = cute.coalesce(cute.make_layout(shape[i], stride=stride[i]))
+            if isinstance(one.shape, tuple):
+                raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor ({shape[i]}:{stride[i]}) is tiled "
+                                     "and has modes of its own that are not one run of memory; tile a flat mode",
+                                     ext.DSLValueError)
+            if merged is not None:
+                merged[i] = shape[i]
+            shape[i], stride[i] = one.shape, one.stride
+    flat_shape, flat_stride = leaves(tuple(shape)), leaves(tuple(stride))
     if not 1 <= len(flat_shape) <= 8:
         raise ext.user_error(f"make_tiled_tma_atom: the tensor must have 1 to 5 modes (flattened, not counting "
                              f"modes of stride 0), got shape {shape}", ext.DSLValueError)
@@ -578,6 +608,8 @@ def tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor, *, loc=
                              f"{atom.num_multicast}", ext.DSLValueError)
     if atom.num_multicast == 1:
         return smem_tensor, gmem_tensor
+    if getattr(atom, "share_mode", None) is not None:
+        return tma_blocked.partition(atom, cta_coord, smem_tensor, gmem_tensor)
     rows = atom.box[atom.dims.index(atom.rows_mode)]
     share = cta_coord * rows
 

@@ -34,13 +34,10 @@ def _static_size(x):
 
 
 def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_type, *, kind, select, tma_types,
-                 atom_base):
+                 atom_base, descriptor=None):
     """(atom, TMA tensor) for a blocked gmem_tensor (is_blocked); select, tma_types and atom_base: tma.py's
-    instruction selection, tensor-map data types and atom class."""
+    instruction selection, tensor-map data types and atom class; descriptor as make_tiled_tma_atom's."""
     where = "make_tiled_tma_atom"
-    if num_multicast != 1:
-        raise ext.user_error(f"{where}: a tensor stored in blocks (shape {gmem_tensor.layout.shape}) is loaded "
-                             "without multicast here", ext.DSLValueError)
     layout = gmem_tensor.layout
     shape, stride = layout.shape, layout.stride
     inner_shape = tuple(shape[i][0] for i in range(2))
@@ -56,11 +53,18 @@ def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_ty
                              ext.DSLValueError)
     et = internal_type or gmem_tensor.element_type
     src_bits = gmem_tensor.element_type.width
-    if et.width % 8 or src_bits % 8 or (block * src_bits) % et.width:
+    unit_bits = et.width
+    tma_type = tma_types.get(et.__name__)
+    if internal_type is None and src_bits % 8 == 0:
+        # The block is a plain run of bytes: without a type to move it as, it moves in the narrowest units of
+        # which one box row holds it (a 512-byte block of 8-bit factors as 256 16-bit units).
+        while block * src_bits // unit_bits > _MAX_BOX and unit_bits < 64:
+            unit_bits *= 2
+        tma_type = {8: "u8", 16: "u16", 32: "u32", 64: "u64"}[unit_bits]
+    if unit_bits % 8 or src_bits % 8 or (block * src_bits) % unit_bits:
         raise ext.user_error(f"{where}: a block of {block} {gmem_tensor.element_type.__name__} values does not move "
                              f"as {et.__name__} values", ext.DSLValueError)
-    units = block * src_bits // et.width
-    tma_type = tma_types.get(et.__name__)
+    units = block * src_bits // unit_bits
     if tma_type is None or units > _MAX_BOX or (block * src_bits // 8) % 16:
         raise ext.user_error(f"{where}: a block of {block * src_bits // 8} bytes moves as one TMA box row of at most "
                              f"{_MAX_BOX} {et.__name__} values and a multiple of 16 bytes", ext.DSLValueError)
@@ -87,6 +91,7 @@ def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_ty
                     raise ext.user_error(f"{where}: the shared-memory layout {smem_layout} does not hold the tile's "
                                          f"blocks {inner} densely, one after another along a mode",
                                          ext.DSLValueError)
+    share_mode, box = _multicast_share(where, n, fast, slow, num_multicast)
     rank = len(shape)
     dims = [None, fast, slow] + list(range(2, rank))    # tensor-map dimension -> the tensor mode it steps
     backend, entry = select(kind, len(dims))
@@ -94,21 +99,59 @@ def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_ty
         raise ext.user_error(f"{where}: {entry['id']} names no host hook that encodes its tensor map",
                              ext.DSLValueError)
     attrs = {"data_type": tma_type, "rank": len(dims), "backend": backend, "hook": entry["host_hook"],
-             "ebytes": et.width // 8, "dim0": units, "box0": units, "box1": n[fast], "box2": n[slow]}
+             "ebytes": unit_bits // 8, "dim0": units, "box0": units, "box1": box[fast], "box2": box[slow]}
     for d, mode in enumerate(dims[1:], start=1):
         ext_ = shape[mode][1] if mode < 2 else shape[mode]
         st = stride[mode][1] if mode < 2 else stride[mode]
         attrs[f"dim{d}"] = ext_
         attrs[f"stride{d}"] = st * (src_bits // 8)
         attrs.setdefault(f"box{d}", 1)
-    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs)
+    desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(DESCRIPTOR,
+                                                                                                      attrs)
     atom = _atom_class(atom_base)(op, desc, et, tuple(d if d is not None else 0 for d in dims), [((0,) * rank, 0)],
-                          (units, n[fast], n[slow]) + (1,) * (rank - 2), 1, block * n[0] * n[1] * src_bits // 8, 0)
+                          (units, box[fast], box[slow]) + (1,) * (rank - 2), num_multicast,
+                          block * n[0] * n[1] * src_bits // 8, 0)
     atom.blocks = tuple(sizes)
+    # a coordinate of the tensor's own (hierarchical) modes, as a tensor of them gives, counts elements of the mode
+    atom.merged = {0: shape[0], 1: shape[1]}
+    # a multicast CTA's share: the blocks of `share_mode` it loads, and where they start in shared memory
+    atom.share_mode = share_mode
+    atom.share_blocks = box[share_mode] if share_mode is not None else n[0]
+    atom.share_elems = block * box[0] * box[1]
     atom.block_layout = str(inner)
     atom.source_bits = src_bits
     coords = cute.make_identity_tensor(tuple(cute.size(m) for m in shape))
     return atom, coords
+
+
+def _multicast_share(where, n, fast, slow, num_multicast):
+    """(the tensor mode whose blocks the CTAs of a multicast group share out, None without multicast; the box's
+    blocks per mode). Each CTA's share is a run of whole blocks, dense in shared memory: the slower mode's blocks
+    are split, or the faster mode's when the tile has one block along the slower."""
+    box = list(n)
+    if num_multicast == 1:
+        return None, box
+    for mode in (slow, fast):
+        if mode == fast and n[slow] != 1:
+            break
+        if n[mode] % num_multicast == 0:
+            box[mode] = n[mode] // num_multicast
+            return mode, box
+    raise ext.user_error(f"{where}: {num_multicast} CTAs cannot share a tile of {n[0]} x {n[1]} blocks (each loads "
+                         "an equal run of whole blocks)", ext.DSLValueError)
+
+
+def partition(atom, cta_coord, smem_tensor, gmem_tensor):
+    """tma_partition of a multicast blocked atom: the shared-memory tensor and the coordinate tensor moved to the
+    CTA's share of the tile (its blocks' place in shared memory; their element coordinates)."""
+    mode = atom.share_mode
+    r = cutlass.Int32(cta_coord)
+    step = [0, 0]
+    # the coordinate iterator adds layout-algebra integers (what a DSL integer stands for there)
+    step[mode] = (r * (atom.share_blocks * atom.blocks[mode])).__ww_int__()
+    smem = cute.make_tensor(smem_tensor.iterator + r * atom.share_elems, smem_tensor.layout)
+    coords = cute.make_tensor(gmem_tensor.iterator + tuple(step), gmem_tensor.layout)
+    return smem, coords
 
 
 def replace_fields(atom, gmem_tensor, map_ptr, replace, fields):
@@ -166,6 +209,7 @@ def _atom_class(base):
 
         def _coords(self, origin, coord_off):
             out = [cutlass.Int32(0).ir()]
+            origin = self._flat_origin(tuple(origin))
             for mode in self.dims[1:]:
                 c = origin[mode] if mode < len(origin) else 0
                 if mode < 2:

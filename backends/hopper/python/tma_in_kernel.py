@@ -33,7 +33,10 @@ class KernelMap:
 def template_attributes(attrs: dict) -> dict:
     """The encoder's attributes for the template of an atom's map: its static choices, over a compact tensor of one
     box at offset 0 (each stride a multiple of 16 bytes, as the encoder asks); what depends on the tensor is
-    replaced in the kernel."""
+    replaced in the kernel. A tiled map's encoder takes the tensor's extents and element strides (extent{i},
+    gstride{i}); a blocked one's (tma_blocked.py) its dimensions and byte strides (dim{i}, stride{i})."""
+    if "extent0" not in attrs:
+        return _blocked_template(attrs)
     rank, pack, ebytes = int(attrs["rank"]), int(attrs["pack"]), int(attrs["ebytes"])
     out = {k: v for k, v in attrs.items() if not k.startswith(_TENSOR_FIELDS) and k != "offset"}
     step = 0
@@ -49,9 +52,20 @@ def template_attributes(attrs: dict) -> dict:
     return out
 
 
-def kernel_descriptor(name: str, gmem_tensor):
-    """make_tiled_tma_atom's descriptor(attrs) inside a kernel: a KernelMap over a template parameter."""
-    def descriptor(attrs):
+def _blocked_template(attrs: dict) -> dict:
+    out = {k: v for k, v in attrs.items() if not k.startswith(("dim", "stride"))}
+    step = -(-int(attrs["box0"]) * int(attrs["ebytes"]) // 16) * 16
+    out["dim0"] = attrs["dim0"]    # the block, in the moved type's units: static, as is
+    for i in range(1, int(attrs["rank"])):
+        box = int(attrs[f"box{i}"])
+        out[f"dim{i}"], out[f"stride{i}"] = box, step
+        step *= box
+    return out
+
+
+def kernel_descriptor(gmem_tensor):
+    """make_tiled_tma_atom's descriptor(producer, attrs) inside a kernel: a KernelMap over a template parameter."""
+    def descriptor(name, attrs):
         # the template's nominal address is a tensor argument's: one the encoder takes (16-byte aligned)
         return KernelMap(ext.kernel_host_argument(name, min_align=16, **template_attributes(attrs)), gmem_tensor)
     return descriptor

@@ -13,7 +13,7 @@ from warpweave import utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 from warpweave._dsl.base.errors import DSLValueError
-from dsl_helpers import target
+from dsl_helpers import requires_gpu, target
 
 M, K, VEC = 256, 512, 16
 KC = K // (4 * VEC)                       # chunks along K
@@ -147,3 +147,130 @@ def test_a_blocked_map_refuses_a_tensor_of_other_blocks_at_the_users_line():
         cute.compile(_retarget_program(other), from_dlpack(np.zeros(M * K // VEC, np.uint8)),
                      from_dlpack(np.zeros(16, np.int64)), cutlass.Int32(5))
     assert "test_tma_blocked.py" in str(e.value)
+
+
+def _smem_four_chunks():
+    # one stage of a 128 x 256 tile: four chunks along K
+    return cute.make_layout((((32, 4), 1), ((VEC, 4), 4)), stride=(((16, 4), 512), ((0, 1), 512)))
+
+
+def _multicast_program(seen, cta):
+    """CTA `cta` of a multicast pair loading tile (1, 1) of the scale factors: its share of the chunks, into the
+    same place of both CTAs' shared memory."""
+    tile = (128, 256)
+
+    @cute.kernel
+    def k(atom: cute.CopyAtom, tensor: cute.Tensor):
+        smem = utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.Float8E4M3FN, _smem_four_chunks(), byte_alignment=1024)
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        g = cute.local_tile(tensor, tile, (None, None, None))
+        ts, tg = cpasync.tma_partition(atom, cta, cute.make_layout(2), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(g, 0, 2))
+        seen.append((s.iterator.offset, cute.filter_zeros(ts).iterator.offset))
+        cute.copy(atom, cute.filter_zeros(tg)[(None, 1, 1, 0)], cute.filter_zeros(ts), tma_bar_ptr=bar,
+                  mcast_mask=3)
+
+    @cute.jit
+    def host(sf: cute.Tensor):
+        t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t,
+                                                   _smem_four_chunks(), tile, 2, internal_type=cutlass.Int16)
+        seen.append(atom)
+        k(atom, tensor).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+
+    return host
+
+
+def test_multicast_ctas_share_the_tiles_chunks_exactly():
+    """Each of the two CTAs loads a run of whole chunks (the slower mode's, K here) at its own K-block coordinate
+    and shared-memory offset; together their boxes are the tile's four chunks, each once."""
+    got = {}
+    for cta in (0, 1):
+        seen = []
+        with target("sm_90a"):
+            c = cute.compile(_multicast_program(seen, cta), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+        atom, (base, start) = seen[0], seen[1]
+        assert atom.box == (256, 1, 2, 1)                     # a chunk, 1 M block, half of the 4 K blocks, L
+        loads = [line for line in c.ptx.splitlines() if "cp.async.bulk.tensor" in line]
+        assert len(loads) == 1 and "multicast::cluster" in loads[0], loads
+        regs = dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", c.ptx))
+        coords = re.search(r"\[%rd\d+, \{([^}]*)\}\]", loads[0]).group(1).split(", ")
+        block_m, block_k = (int(regs.get(x, x)) for x in coords[1:3])
+        got[cta] = (block_m, block_k, start - base)
+    # tile (1, 1): M block 1; K blocks 4..7, two a CTA; CTA 1's two chunks 1024 bytes into the stage
+    assert got == {0: (1, 4, 0), 1: (1, 6, 1024)}
+    chunks = {(m, k + i) for m, k, _ in got.values() for i in range(2)}
+    assert chunks == {(1, 4), (1, 5), (1, 6), (1, 7)}
+
+
+def test_multicast_of_an_odd_share_is_refused_at_the_users_line():
+    def program():
+        @cute.jit
+        def host(sf: cute.Tensor):
+            t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
+            cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t, _smem_four_chunks(),
+                                        (128, 256), 8, internal_type=cutlass.Int16)
+        return host
+
+    with target("sm_90a"), pytest.raises(DSLValueError, match="cannot share a tile") as e:
+        cute.compile(program(), from_dlpack(np.zeros(M * K // VEC, np.uint8)))
+    assert e.value.location[0] == __file__
+
+
+def _multicast_gpu_program():
+    """A cluster of two CTAs loading tile (1, 1) of the scale factors with the multicast atom, each its share into
+    both; each CTA writes the bytes its shared memory received to out[rank]."""
+    tile, nbytes = (128, 256), 128 * 256 // VEC
+
+    @cute.kernel
+    def k(atom: cute.CopyAtom, tensor: cute.Tensor, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        rank = cute.arch.block_rank_in_cluster()
+        smem = utils.SmemAllocator()
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        s = smem.allocate_tensor(cutlass.Float8E4M3FN, _smem_four_chunks(), byte_alignment=1024)
+        if tidx == 0:
+            cute.arch.mbarrier_init(bar, 1)
+            cute.arch.mbarrier_init_fence()
+        # both CTAs' barriers are ready before either multicasts
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+        g = cute.local_tile(tensor, tile, (None, None, None))
+        ts, tg = cpasync.tma_partition(atom, rank, cute.make_layout(2), cute.group_modes(s, 0, 2),
+                                       cute.group_modes(g, 0, 2))
+        if tidx < 32:
+            if tidx == 0:
+                cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)
+            cute.copy(atom, cute.filter_zeros(tg)[(None, 1, 1, 0)], cute.filter_zeros(ts), tma_bar_ptr=bar,
+                      mcast_mask=3)
+        cute.arch.mbarrier_wait(bar, 0)
+        raw = cute.make_tensor(cute.recast_ptr(s.iterator, dtype=cutlass.Uint8), cute.make_layout(nbytes))
+        for i in cutlass.range_constexpr(nbytes // 128):
+            out[rank * nbytes + i * 128 + tidx] = raw[i * 128 + tidx]
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+
+    @cute.jit
+    def host(sf: cute.Tensor, out: cute.Tensor):
+        t = cute.make_tensor(sf.iterator, _gmem_sf_layout())
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), t,
+                                                   _smem_four_chunks(), tile, 2, internal_type=cutlass.Int16)
+        k(atom, tensor, out).launch(grid=(2, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1))
+
+    return host
+
+
+@requires_gpu
+def test_multicast_shares_fill_both_ctas_with_the_tile_on_the_gpu():
+    import torch
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("TMA multicast needs sm_90 or later")
+    sf = torch.randint(0, 256, (M * K // VEC,), dtype=torch.uint8, device="cuda")
+    out = torch.zeros(2 * 2048, dtype=torch.uint8, device="cuda")
+    _multicast_gpu_program()(from_dlpack(sf), from_dlpack(out))
+    torch.cuda.synchronize()
+    # tile (1, 1): M block 1, K blocks 4..7, each 512 bytes, one after another in shared memory, in both CTAs
+    want = torch.cat([sf[(KC + 4 + j) * 512:(KC + 5 + j) * 512] for j in range(4)])
+    assert torch.equal(out[:2048], want) and torch.equal(out[2048:], want)

@@ -157,6 +157,26 @@ def refused(kernel, exc, match):
     assert "test_tma_in_kernel.py" in str(e.value)
 
 
+@pytest.mark.parametrize("ebytes,boxes", [(1, (64, 2, 1, 1)), (4, (8, 3, 2)), (2, (16, 1, 1, 4, 2))])
+def test_a_blocked_maps_template_is_one_compact_box(ebytes, boxes):
+    import importlib
+
+    with target("sm_90a"):
+        cute.nvgpu.cpasync.copy_tensormap  # noqa: B018 - mounts the backend's package
+        mod = importlib.import_module("warpweave.backends.hopper.tma_in_kernel")
+    attrs = {"data_type": "u8", "rank": len(boxes), "backend": "hopper", "hook": "h", "ebytes": ebytes}
+    for i, b in enumerate(boxes):
+        attrs[f"box{i}"], attrs[f"dim{i}"], attrs[f"stride{i}"] = b, (b if i == 0 else object()), object()
+    t = mod.template_attributes(attrs)
+    assert t["dim0"] == boxes[0] and "stride0" not in t
+    row = boxes[0] * ebytes
+    for i in range(1, len(boxes)):
+        assert t[f"dim{i}"] == boxes[i] and t[f"stride{i}"] % 16 == 0 and t[f"stride{i}"] >= row
+        row = t[f"stride{i}"] * boxes[i]
+    assert {k: v for k, v in t.items() if not k.startswith(("dim", "stride"))} == \
+        {k: v for k, v in attrs.items() if not k.startswith(("dim", "stride"))}
+
+
 def test_an_atom_made_in_a_kernel_copies_only_through_memory():
     from warpweave.cute.nvgpu import cpasync
 

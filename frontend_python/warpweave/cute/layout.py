@@ -24,6 +24,16 @@ ScaledBasis = _core.ScaledBasis
 _LAYOUTS = (Layout, ComposedLayout)
 
 
+def _ir_handle(self):
+    """CuTe DSL's `.value` of a layout: the IR handle its dialect's ops take. A layout here is its own handle (no
+    IR op makes one), so code written against that dialect (cute_nvgpu's atom builders) gets the layout itself."""
+    return self
+
+
+for _cls in _LAYOUTS:
+    _cls.value = property(_ir_handle)
+
+
 class EmptyLayout:
     """CuTe's rank-0 layout ():(): no modes, one element at offset 0. Programs build layouts onto it mode by mode
     (cute.append(cute.make_layout(()), mode)); the core's layouts have at least one mode, so it is this value, which

@@ -223,6 +223,11 @@ class ManifestOp:
         more = {k: canonical(v) for k, v in extra.items() if k in self.param_names and k not in self.params}
         return select(self.python_name, {**self.params, **more})
 
+    def _to_ir(self):
+        # CuTe DSL's ops are IR attributes that its dialect's atom builders take; here the op object is that
+        # attribute (the builders select the instruction from its parameters).
+        return self
+
     def __repr__(self):
         return f"{self.python_name}({', '.join(f'{k}={v}' for k, v in self.params.items())})"
 

@@ -34,6 +34,14 @@ class CopyAtom:
 
     manifest = None
 
+    def __new__(cls, op=None, value_type=None, *args, **kwargs):
+        # CopyAtom(op, trait): an atom a backend's builder made (a TMA atom of cute_nvgpu's builders, wrapped in its
+        # trait): the trait gives the atom itself, checked against op
+        made = getattr(value_type, "__ww_copy_atom__", None)
+        if cls is CopyAtom and made is not None:
+            return made(op)
+        return super().__new__(cls)
+
     def __init__(self, op, value_type, num_bits_per_copy=None):
         self.op = op
         self.value_type = dtype_of(value_type)

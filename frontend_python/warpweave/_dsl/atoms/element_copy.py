@@ -348,8 +348,8 @@ def _copy_element(sa: _Access, da: _Access, first: int, j: int, k: int):
         return a, min(acc.ptr.alignment_at(acc.post(j)), eb)
 
     (src, s_align), (dst, d_align) = addr(sa), addr(da)
-    v = b.op1("llvm.load", [src], mem_type(t), f"alignment = {s_align} : i64")
-    b.op0("llvm.store", [v, dst], f"alignment = {d_align} : i64")
+    v = _load(b, sa.ptr, src, mem_type(t), eb, s_align)
+    _store(b, v, mem_type(t), da.ptr, dst, eb, d_align)
 
 
 def _copy_gather(sa: _Access, da: _Access, run):
@@ -395,9 +395,9 @@ def _copy_gather(sa: _Access, da: _Access, run):
                 xs += [v] if g == 1 else [b.op1("vector.extract", [v], mem_type(t),
                                                 f"static_position = array<i64: {j}>") for j in range(g)]
             vec = b.op1("vector.from_elements", xs, vt)
-        b.op0("llvm.store", [vec, da.ptr.address(da.post(run[0]))], f"alignment = {width} : i64")
+        _store(b, vec, vt, da.ptr, da.ptr.address(da.post(run[0])), width, width)
         return
-    vec = b.op1("llvm.load", [sa.ptr.address(sa.post(run[0]))], vt, f"alignment = {width} : i64")
+    vec = _load(b, sa.ptr, sa.ptr.address(sa.post(run[0])), vt, width, width)
     if groups == [(0, n)]:
         b.op0("llvm.store", [vec, da.ptr.address(da.post(run[0]))], f"alignment = {eb} : i64")
         return
@@ -410,6 +410,25 @@ def _copy_gather(sa: _Access, da: _Access, run):
         b.op0("llvm.store", [x, da.ptr.address(da.post(run[k]))], f"alignment = {g * eb} : i64")
 
 
+# The L1 eviction priority of the global-memory accesses of the copy being traced (autovec_copy's
+# l1c_evict_priority, a backend's cute.nvgpu.CacheEvictionPriority member, which emits those accesses); None: the
+# plain loads and stores of LLVM (the default priority).
+_l1_priority = None
+
+
+def _load(b, ptr: Pointer, addr, ty: str, nbytes: int, align: int):
+    if _l1_priority is not None and ptr.memspace == "gmem":
+        return _l1_priority.__ww_global_load__(b, addr, ty, nbytes, align)
+    return b.op1("llvm.load", [addr], ty, f"alignment = {align} : i64")
+
+
+def _store(b, value, ty: str, ptr: Pointer, addr, nbytes: int, align: int):
+    if _l1_priority is not None and ptr.memspace == "gmem":
+        _l1_priority.__ww_global_store__(b, value, ty, addr, nbytes, align)
+    else:
+        b.op0("llvm.store", [value, addr], f"alignment = {align} : i64")
+
+
 def _copy_run(src: Pointer, so, dst: Pointer, do, n: int):
     """Copies n elements, contiguous in both, with one vector access (n == 1: scalar)."""
     b = trace.builder()
@@ -417,18 +436,17 @@ def _copy_run(src: Pointer, so, dst: Pointer, do, n: int):
     if n == 1:
         if src.dtype is dst.dtype:
             a = src.address(so)
-            v = b.op1("llvm.load", [a], mem_type(t), f"alignment = {min(src.alignment_at(so), elem_bytes(t))} : i64")
-            d = dst.address(do)
-            b.op0("llvm.store", [v, d], f"alignment = {min(dst.alignment_at(do), elem_bytes(t))} : i64")
+            eb = elem_bytes(t)
+            v = _load(b, src, a, mem_type(t), eb, min(src.alignment_at(so), eb))
+            _store(b, v, mem_type(t), dst, dst.address(do), eb, min(dst.alignment_at(do), eb))
         else:
             store_scalar(dst, do, dst.dtype(load_scalar(src, so)))
         return
     vt = f"vector<{n}x{mem_type(t)}>"
     width = n * elem_bytes(t)
     a = src.address(so)
-    v = b.op1("llvm.load", [a], vt, f"alignment = {width} : i64")
-    d = dst.address(do)
-    b.op0("llvm.store", [v, d], f"alignment = {width} : i64")
+    v = _load(b, src, a, vt, width, width)
+    _store(b, v, vt, dst, dst.address(do), width, width)
 
 
 # --- backend atoms ------------------------------------------------------------------------------------------------
@@ -595,9 +613,22 @@ def _select_int(flag, full):
     return select(flag, full, Int32(0))
 
 
-def autovec_copy(src, dst):
-    """Copies src to dst with the widest accesses their layouts allow."""
-    copy(CopyAtom(CopyUniversalOp(), src.element_type), src, dst)
+def autovec_copy(src, dst, *, l1c_evict_priority=None, loc=None, ip=None):
+    """Copies src to dst with the widest accesses their layouts allow; with l1c_evict_priority (a
+    cute.nvgpu.CacheEvictionPriority), its global-memory loads and stores carry that L1 eviction priority."""
+    global _l1_priority
+    if l1c_evict_priority is not None and not hasattr(l1c_evict_priority, "__ww_global_store__"):
+        raise DSLTypeError(f"autovec_copy: l1c_evict_priority is a cute.nvgpu.CacheEvictionPriority, got "
+                           f"{l1c_evict_priority!r}", user_location(2))
+    if l1c_evict_priority is not None and src.element_type is not dst.element_type:
+        raise DSLTypeError(f"autovec_copy with l1c_evict_priority: {src.element_type.__name__} to "
+                           f"{dst.element_type.__name__} converts; copy between tensors of one type",
+                           user_location(2))
+    outer, _l1_priority = _l1_priority, l1c_evict_priority
+    try:
+        copy(CopyAtom(CopyUniversalOp(), src.element_type), src, dst)
+    finally:
+        _l1_priority = outer
 
 
 @hooks.fill_memory.register

@@ -30,7 +30,7 @@ from ..._version import __version__
 from ..base.errors import DSLError
 from ..base.trace import HostSymbol
 from ..host.host_guards import Guard
-from ..host.host_program import HostProgram
+from ..host import host_loop
 from ..host.kernel_trace import Decorated
 from ..host.launch_plan import DimExpr, Launch, Param
 from ..registry.plugins import PACKAGE_PLUGIN_DIR
@@ -41,7 +41,7 @@ from .arg_plan import arguments_key, kind_named
 from .compile_module import compiler_identity, jit_cache, keep_requested
 from .compiled_function import JitCompiledFunction
 
-_FORMAT = 3  # 2: argument plans stored by kind (arg_plan.KINDS); 3: the host program
+_FORMAT = 4  # 2: argument plans stored by kind (arg_plan.KINDS); 3: the host program; 4: its host loops
 
 
 class Unstable(Exception):
@@ -298,16 +298,25 @@ def serialise(compiled, st, module_key: str, recording: Recording) -> dict:
     for name in ("host_arguments", "host_actions"):
         if getattr(st, name, None):
             raise Unstable(f"the function's {name.replace('_', ' ')} are not stored in the cache yet")
-    if compiled.host_program.has_loops:
-        raise Unstable("the function's host loops are not stored in the cache yet")
     plans = [_encode({"kind": p.kind, **p.stored_fields()}) for p in compiled.plans]
-    launches = [_encode({k: v for k, v in vars(l).items() if k not in _DERIVED}) for l in compiled.launches]
-    guards = [_encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where, "divisor": g.divisor})
-              for g in getattr(compiled, "host_guards", ())]
+    loops: list = []  # the host loops, numbered as the program stores them; a launch names those it is in
+    program = host_loop.stored_program(compiled.host_program, _guard_fields, loops)
+    number = {id(hl): k for k, hl in enumerate(loops)}
+    launches = [_encode({k: [number[id(hl)] for hl in v] if k == "loops" else v for k, v in vars(l).items()
+                         if k not in _DERIVED}) for l in compiled.launches]
+    guards = [_guard_fields(g) for g in getattr(compiled, "host_guards", ())]
     hs = [_encode(dict(vars(h))) for h in st.host_symbols.values()]
     return {"format": _FORMAT, "module_key": module_key, "target": st.target, "plans": plans, "launches": launches,
-            "guards": guards, "host_symbols": hs, "host_program": compiled.host_program.stored(), "assumptions": [tuple(a) for a in compiled.assumptions.exported()],
+            "guards": guards, "host_symbols": hs, "host_program": program,
+            "assumptions": [tuple(a) for a in compiled.assumptions.exported()],
             "files": recording.files(), "functions": reached_functions(recording), "ir": compiled.ir}
+
+
+def _guard_fields(g) -> dict:
+    # "text": the divisor as the user's names write it, for the error of a call that makes it zero
+    text = getattr(g.diff, "expr", None)
+    return _encode({"diff": g.diff, "op": g.op, "outcome": g.outcome, "where": g.where, "divisor": g.divisor,
+                    "text": text if isinstance(text, str) else None})
 
 
 _HOLDS = [
@@ -357,6 +366,8 @@ class CachedGuard(Guard):
 
 def _cached_guard(fields):
     g = _decode(fields)
+    if g.get("text") and isinstance(g["diff"], DimExpr):
+        g["diff"].expr = g["text"]
     return CachedGuard(g["diff"], g["op"], g["outcome"], g["where"], g.get("divisor"))
 
 
@@ -407,9 +418,15 @@ def rebuild(entry, cubin: bytes, jf, args, kwargs, key: str):
         p.__dict__.update(fields)
         p.restore(values)
         plans.append(p)
+    loops: list = []
+    program = host_loop.program_from_stored(entry.get("host_program", ()), _cached_guard, loops)
     launches = []
     for fields in entry["launches"]:
+        fields = dict(fields)
+        numbers = fields.pop("loops", None)
         fields = _decode(fields)
+        if numbers is not None:
+            fields["loops"] = tuple(loops[k] for k in numbers)
         names = [f for f in Launch.__dataclass_fields__ if f in fields]
         l = Launch(**{f: fields.pop(f) for f in names})
         for k, v in fields.items():  # launch attributes set after construction (cooperative, pdl, ...)
@@ -421,7 +438,6 @@ def rebuild(entry, cubin: bytes, jf, args, kwargs, key: str):
         h.__dict__.update(_decode(fields))
         host_symbols[h.id] = h
     guards = [_cached_guard(g) for g in entry["guards"]]
-    program = HostProgram.from_stored(entry.get("host_program", ()))
     if guards:
         env = _argument_env(plans, values)
         if env is not None and program:

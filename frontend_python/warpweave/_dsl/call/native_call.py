@@ -11,11 +11,12 @@ import struct
 
 from ... import _core
 from ..host.host_loop import launch_groups
-from ..host.launch_plan import dim_source
+from ..host.launch_plan import dim_source, needs_launch_options, needs_other_launch_options
 from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
 from ..values.runtime import RuntimeTensor, satisfies
-from .arg_kind import NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
+from .arg_kind import NATIVE_INT, NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
+from .native_code import cast_range, loop_writes, simplify, split_invariant
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
            ast.BitXor: "xor"}
@@ -85,6 +86,9 @@ def build(compiled, launchers):
         if args[i] is None:
             return None
     sym_slots, ptr_slots, obj_slots = slots.syms, slots.ptrs, slots.objs
+    # slot -> the integers it holds where known (a 32-bit argument, a host value of its type): the programs
+    # leave out conversions of such values to their own type (native_code.simplify)
+    slots.ranges = {a[1]: cast_range(256 + 32) for a in args if a[0] == NATIVE_INT and a[2] == 32}
     loops: list = []
     loop_ids: dict = {}
     derived = _host_program(compiled.host_program, slots, loops, loop_ids)
@@ -98,6 +102,7 @@ def build(compiled, launchers):
         grid = [grid_program(dim_source(g), sym_slots) for g in l.grid]
         if len(grid) != 3 or any(g is None for g in grid):
             return None
+        grid = [simplify(g, slots.ranges) for g in grid]
         if isinstance(l.stream, HostStream):
             if l.stream.arg_index not in ptr_slots or args[l.stream.arg_index][0] != NATIVE_STREAM:
                 return None
@@ -129,13 +134,33 @@ def build(compiled, launchers):
         preds = getattr(l, "predicates", ())
         if any(sid not in sym_slots for sid in preds):
             return None
+        flags = _launch_flags(l, sym_slots)
+        if flags is False:
+            return None
         launches.append((target, l.kernel, grid, stream_slot, stream, packer.size, params,
-                         [sym_slots[sid] for sid in preds]))
+                         [sym_slots[sid] for sid in preds], flags))
     if max(len(sym_slots), len(ptr_slots), len(obj_slots), 0) > _MAX_SLOTS or len(launches) > 8 or n > 64:
         return None
     constexprs = [(compiled._constexprs[i],) if i in compiled._constexprs else None for i in range(n)]
     return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
                           RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None)
+
+
+def _launch_flags(l, sym_slots):
+    """The launch's cooperative= and use_pdl= as the native path takes them: None (neither), ((cooperative,
+    slot), (pdl, slot)) with slot -1 where fixed when compiled, else the slot of the Boolean argument's value read
+    at each call (launch_plan.launch_flag); False where it has launch options the native path does not give."""
+    if needs_other_launch_options(l):
+        return False
+    if not needs_launch_options(l):
+        return None
+    out = []
+    for name in ("cooperative", "pdl"):
+        sid = getattr(l, name + "_symbol", None)
+        if sid is not None and sid not in sym_slots:
+            return False
+        out.append((bool(getattr(l, name, False)), -1 if sid is None else sym_slots[sid]))
+    return tuple(out)
 
 
 def _is_derived(source) -> bool:
@@ -159,7 +184,10 @@ def _host_program(program, slots, loops: list, loop_ids: dict) -> list | None:
         if code is None:
             return None
         guards = [NativeSlots.slot(slots.syms, g) for g in d.guards]
-        out.append((NativeSlots.slot(slots.syms, d.sid), code, guards, d.type_code[0] == "f"))
+        slot = NativeSlots.slot(slots.syms, d.sid)
+        if d.type_code[0] != "f":  # converted to its type (0 where its guards do not hold: in the range too)
+            slots.ranges[slot] = cast_range(_cast_code(d.type_code))
+        out.append((slot, code, guards, d.type_code[0] == "f"))
     return out
 
 
@@ -173,6 +201,8 @@ def _loop(hl, slots, loops: list, loop_ids: dict) -> int | None:
     bounds = [_native_code(b, slots) for b in hl.bounds] if hl.cond is None else []
     iv = NativeSlots.slot(sym, hl.iv_sid) if hl.cond is None else -1
     ins = [NativeSlots.slot(sym, c.in_sid) for c in hl.carried]
+    for c, i in zip(hl.carried, ins):  # each trip's and the results: converted to the carried type
+        slots.ranges[i] = slots.ranges[NativeSlots.slot(sym, c.out_sid)] = cast_range(_cast_code(c.type_code))
     cond, cond_code = [], [("const", 1)]
     if hl.cond is not None:
         cond = _host_program(hl.cond, slots, loops, loop_ids)
@@ -185,8 +215,12 @@ def _loop(hl, slots, loops: list, loop_ids: dict) -> int | None:
     if any(x is None for x in inits + bounds + nexts + [cond, cond_code, body, checks]):
         return None
     outs = [NativeSlots.slot(sym, c.out_sid) for c in hl.carried]
+    variant = {iv, *ins}
+    for s in cond:
+        variant |= loop_writes(loops, s[1]) if isinstance(s[0], str) else {s[0]}
+    first, body = split_invariant(body + checks, loops, variant)
     loops.append((guards, hl.cond is not None, bounds, cond, cond_code, iv,
-                  [(i, o, a, b) for i, o, a, b in zip(ins, outs, inits, nexts)], body + checks))
+                  [(i, o, a, b) for i, o, a, b in zip(ins, outs, inits, nexts)], body, first))
     loop_ids[id(hl)] = len(loops) - 1
     return len(loops) - 1
 
@@ -216,7 +250,7 @@ def _guard_checks(guards, slots, key=("guard",)) -> list | None:
         code = grid_program(dim_source(g.diff), slots.syms)
         if code is None:
             return None
-        code = code + [("const", 0), (g.op, 0)]
+        code = simplify(code + [("const", 0), (g.op, 0)], slots.ranges)
         out.append((NativeSlots.slot(slots.syms, key + (k,)), code, [], False, int(bool(g.outcome))))
     return out
 
@@ -240,15 +274,19 @@ def _native_code(code, slots) -> list | None:
                 return None
             out.append(("arg", slots.objs[x]))
         elif op == "cast":
-            if x[0] == "f":
-                out.append(("cast", 512 + int(x[1:])))
-            else:
-                out.append(("cast", 0 if x == "b" else int(x[1:]) + (256 if x[0] == "i" else 0)))
+            out.append(("cast", _cast_code(x)))
         elif op in _NATIVE_OPS:
             out.append((op, 0))
         else:
             return None
-    return out
+    return simplify(out, getattr(slots, "ranges", None))
+
+
+def _cast_code(tc: str) -> int:
+    """A host program type code (host_program.type_code) as Op::Cast's operand."""
+    if tc[0] == "f":
+        return 512 + int(tc[1:])
+    return 0 if tc == "b" else int(tc[1:]) + (256 if tc[0] == "i" else 0)
 
 
 # The host program's operations the native path evaluates (fast_call.hpp's Op), on integers.

@@ -312,3 +312,57 @@ def while_loop(cond_fn, body_fn, names, values, lineno):
     hl.cond_code = _code(cond, where, "the condition of a loop run at each call")
     out, launches = _traced_body(st, hl, body_fn, tuple(inner))
     return _carry_out(st, hl, carried, names, values, out, launches, lineno)
+
+
+# --- the JIT cache's form --------------------------------------------------------------------------------------
+
+def stored_program(prog: host_program.HostProgram, encode_guard, loops: list) -> list:
+    """A host program as plain data (the JIT cache's entry), its host loops included: each loop's fields, its
+    body (and a while's condition) stored the same way, and its number in `loops` (the order they are met), by
+    which launches name the loops they are in. encode_guard: a guard of a trip as plain data."""
+    out = []
+    for d in prog.entries:
+        if d.kind != "loop":
+            out.extend(host_program.HostProgram([d]).stored())
+            continue
+        loops.append(d)
+        out.append({"loop": len(loops) - 1, "iv_sid": d.iv_sid, "bounds": _codes(d.bounds),
+                    "carried": [(c.in_sid, c.out_sid, _codes([c.init_code])[0], _codes([c.next_code])[0],
+                                 c.type_code) for c in d.carried],
+                    "where": d.where, "guards": list(d.guards),
+                    "body": stored_program(d.body, encode_guard, loops),
+                    "body_guards": [encode_guard(g) for g in d.body_guards],
+                    "cond": None if d.cond is None else stored_program(d.cond, encode_guard, loops),
+                    "cond_code": _codes([d.cond_code])[0], "cond_guards": [encode_guard(g) for g in d.cond_guards]})
+    return out
+
+
+def program_from_stored(items, decode_guard, loops: list) -> host_program.HostProgram:
+    """The host program stored_program wrote, its loops appended to `loops` by their numbers there."""
+    entries = []
+    for i in items:
+        if "loop" not in i:
+            entries.extend(host_program.HostProgram.from_stored([i]).entries)
+            continue
+        if i["loop"] != len(loops):
+            raise ValueError("a host loop stored out of order")
+        carried = []
+        for in_sid, out_sid, init, nxt, tc in i["carried"]:
+            c = Carried(in_sid, out_sid, [tuple(x) for x in init], tc)
+            c.next_code = [tuple(x) for x in nxt]
+            carried.append(c)
+        bounds = None if i["bounds"] is None else [[tuple(x) for x in b] for b in i["bounds"]]
+        hl = HostLoop(i["iv_sid"], bounds, carried, tuple(i["where"]) if i["where"] else None, tuple(i["guards"]))
+        loops.append(hl)
+        hl.body = program_from_stored(i["body"], decode_guard, loops)
+        hl.body_guards = [decode_guard(g) for g in i["body_guards"]]
+        if i["cond"] is not None:
+            hl.cond = program_from_stored(i["cond"], decode_guard, loops)
+        hl.cond_code = [tuple(x) for x in i["cond_code"]]
+        hl.cond_guards = [decode_guard(g) for g in i["cond_guards"]]
+        entries.append(hl)
+    return host_program.HostProgram(entries)
+
+
+def _codes(codes):
+    return None if codes is None else [[list(op) for op in c] for c in codes]

@@ -142,7 +142,7 @@ class HostProgram:
     @property
     def has_loops(self) -> bool:
         """Whether it runs host loops (host_loop.py): the Python call, the native path (host_program_run.cpp) and
-        exported C (export/host_program_c.py) run them; the JIT cache does not keep such functions yet."""
+        exported C (export/host_program_c.py) run them; the JIT cache stores them (host_loop.stored_program)."""
         return any(d.kind == "loop" for d in self.entries)
 
     def run(self, values, env: dict, scalars: dict | None = None) -> None:

@@ -109,6 +109,13 @@ def needs_launch_options(launch) -> bool:
                 or getattr(launch, "programmatic_event", None))
 
 
+def needs_other_launch_options(launch) -> bool:
+    """Whether a launch needs launch attributes beyond a cluster, cooperative and programmatic dependent launch
+    (a preferred cluster, events): the native fast path gives those two only."""
+    return bool(getattr(launch, "preferred_cluster", None) or getattr(launch, "launch_completion_event", None)
+                or getattr(launch, "programmatic_event", None))
+
+
 def launch_flag(launch, name: str, env) -> bool:
     """The launch's cooperative or pdl for a call: fixed when traced, or the value at this call of the derived
     symbol <name>_symbol (a Boolean argument of the jit function given to launch(...))."""

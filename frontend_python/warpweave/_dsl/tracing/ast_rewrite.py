@@ -532,6 +532,15 @@ class DSLPreprocessor(ast.NodeTransformer):
             return ast.copy_location(ast.Call(func=self._helper("not_"), args=[node.operand], keywords=[]), node)
         return node
 
+    def visit_Compare(self, node: ast.Compare):
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            return node
+        call = ast.Call(func=self._helper("contains"), args=[node.left, node.comparators[0]], keywords=[])
+        if isinstance(node.ops[0], ast.NotIn):
+            call = ast.Call(func=self._helper("not_"), args=[call], keywords=[])
+        return ast.copy_location(call, node)
+
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and node.args and \

@@ -18,6 +18,7 @@ from ..base.ir_values import Value
 from ..values import hooks
 from ..base import ir_values as ir_values_mod
 from . import dynamic_debug, region_scope
+from .membership import contains  # noqa: F401 - rewritten code's `in` (ast_rewrite.visit_Compare)
 from ..values.value_tree import (
     carries_ir_values, extract_mlir_values, new_from_mlir_values, tree_difference, type_tree,
 )

@@ -30,6 +30,11 @@ def make_tensor(iterator, layout):
     """A tensor over a pointer (or a coordinate iterator) with a layout (or a shape, made column-major)."""
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = _core.make_layout(layout)
+    # an iterator that knows what a tensor over it is (a @cute.experimental.kernel's argument's data pointer: a
+    # tensor that keeps its place in the argument)
+    over = getattr(type(iterator), "__ww_make_tensor__", None)
+    if over is not None:
+        return over(iterator, layout)
     if isinstance(iterator, Pointer) and iterator.swizzle is not None:
         return _swizzled_tensor(iterator, layout)
     return Tensor(iterator, layout)
@@ -132,9 +137,8 @@ def local_tile(input, tiler, coord, proj=None):
     rank = _core.tuple_rank(input.shape)
     coord = tuple(coord) if isinstance(coord, tuple) else (coord,)
     rest = coord + (None,) * (rank - len(coord))
-    z = _core.zipped_divide(input.layout, tiler) if isinstance(input.layout, Layout) else None
-    if z is None:
-        raise DSLTypeError("local_tile of a swizzled tensor: tile its outer layout", user_location(2))
+    # a swizzled (composed) layout divides its outer layout; the slice's view keeps the swizzle's offset
+    z = _core.zipped_divide(input.layout, tiler)
     tile_sel = (None,) * r0 if r0 > 1 else None
     return Tensor(input.iterator, z, input.element_type)[(tile_sel, rest if len(rest) > 1 else rest[0])]
 

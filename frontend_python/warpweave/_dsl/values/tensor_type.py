@@ -78,9 +78,15 @@ class Tensor(metaclass=_TensorType):
 
     @property
     def stride(self):
-        if isinstance(self.layout, ComposedLayout):
-            raise DSLTypeError("a swizzled tensor has no single stride", user_location(2))
-        return self.layout.stride
+        L = self.layout
+        if isinstance(L, ComposedLayout):
+            if not isinstance(L.inner, _core.Swizzle):
+                raise DSLTypeError(f"a tensor of the composed layout {L} has no single stride", user_location(2))
+            # A swizzle permutes addresses, not coordinates: CuTe DSL keeps it in the pointer of such a tensor (a
+            # shared buffer's get_tensor(layout, swizzle=...), make_tensor of a swizzled pointer), whose stride is
+            # the layout's; here it is composed with the layout, and the stride is still that layout's.
+            return L.outer.stride
+        return L.stride
 
     @property
     def leading_dim(self):
@@ -106,6 +112,12 @@ class Tensor(metaclass=_TensorType):
     @property
     def memspace(self):
         return self.iterator.memspace if isinstance(self.iterator, Pointer) else "coord"
+
+    @property
+    def value(self):
+        """CuTe DSL's IR handle of the tensor, which its dialect's ops take: a tensor here is its own (iterator and
+        layout, no IR op)."""
+        return self
 
     @property
     def is_coordinate_tensor(self) -> bool:

@@ -1,7 +1,7 @@
 """`cutlass._mlir.dialects.cute_nvgpu`: CuTe DSL's own `cute_nvgpu` dialect. warpweave's IR has no such dialect (its
-layouts, tensors and atoms are the Python objects of cute), so the module has no ops: naming one is an error at the
-user's line that says so, never IR that MLIR would refuse later. The types programs name from it (to recast a
-pointer with cute.recast_iter) are those the backends register as "cute_nvgpu.<name>"."""
+layouts, tensors and atoms are the Python objects of cute): its ops are the builders the loaded backends publish as
+`cute_nvgpu.<op>` (the TMA atoms a program makes from an explicit value map, say, in the backends of the GPUs with
+TMA); naming one that none offers is an error at the user's line, never IR that MLIR would refuse later."""
 from ..._dsl.atoms.atoms import backend_python_name
 from ..._dsl.base.ir_dialects import unknown_op
 
@@ -11,7 +11,7 @@ __all__ = []
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
-    hit = backend_python_name(f"cute_nvgpu.{name}")
-    if hit is not None:
-        return hit
-    raise unknown_op("cute_nvgpu", name, __all__)
+    op = backend_python_name(f"cute_nvgpu.{name}")
+    if op is None:
+        raise unknown_op("cute_nvgpu", name, __all__)
+    return op

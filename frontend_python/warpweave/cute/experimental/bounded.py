@@ -83,7 +83,10 @@ class BoundedTensor:
 
     @property
     def iterator(self):
-        return self.tensor.iterator
+        p = self.tensor.iterator
+        if not self.slots or not isinstance(p, Pointer) or not (isinstance(p.offset, int) and p.offset == 0):
+            return p
+        return ArgumentPointer.of(p, self)
 
     @property
     def stride(self):
@@ -143,6 +146,27 @@ class BoundedTensor:
         for i in range(n):
             pred[i] = elem_less(self.coordinates[i], self.bounds)
         return pred
+
+
+class ArgumentPointer(Pointer):
+    """The data pointer of a whole kernel argument (BoundedTensor.iterator): cute.make_tensor over it, another
+    layout of the argument's memory (the scale factors' blocked layout over a flat argument, say), is bounded too,
+    with the argument's parameter slots, so that TMA loads of its tiles can make their tensor maps. Arithmetic on
+    it gives plain pointers."""
+
+    __slots__ = ("argument",)
+
+    @classmethod
+    def of(cls, p: Pointer, argument: "BoundedTensor") -> "ArgumentPointer":
+        q = cls(p.base, p.dtype, p.memspace, p.base_align, p.offset, p.host, p.wide, p.assumed, p.swizzle)
+        q.argument = argument
+        return q
+
+    def __ww_make_tensor__(self, layout):
+        plain = self._copy()
+        if not isinstance(layout, Layout):
+            return Tensor(plain, layout, self.dtype)
+        return BoundedTensor.of_argument(Tensor(plain, layout, self.dtype), self.argument.slots)
 
 
 def bound_argument(x, slots: tuple = ()):
