@@ -137,6 +137,9 @@ def run_one(python: str, path: str, args: list[str], arch: str, timeout: int, sa
                    r"made\))?(?:; checks after launches not made: ([^;\n]*))?(; failed: (.*))?", out)
     if r.returncode == 0 and (compiled > 0 or nb):
         detail = f"{compiled} compiled" + (f", {nb.group(2)}/{nb.group(1)} cells" if nb else "")
+        nc = re.search(r"(\d+) host result\(s\) not computed", out)
+        if nc:
+            detail += f" ({nc.group(1)} host results not computed: no CPU kernel, NaN)"
         if nb and nb.group(3):
             detail += f" (results unchecked in {nb.group(3).count('cell')}: their launches were not made)"
         if dump:

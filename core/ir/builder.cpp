@@ -81,7 +81,8 @@ struct Builder::Impl {
   std::vector<std::string> types{""};  // value 0 is unused
   std::string module_text;
   std::map<std::string, std::string> module_attributes;
-  std::string function_header;
+  std::string function_header;      // "llvm.func @name(" and the arguments so far
+  std::string function_attributes;  // ") attributes {...} {\n"
   std::vector<Frame> frames;  // frames[0] is the function body when in a function
   // What the function computes once, before anything else (allocas, special registers): kept apart from the body
   // so that it stays in the entry block even after the body's first structured op (LLVM's SROA and mem2reg only
@@ -190,9 +191,9 @@ std::vector<Value> Builder::begin_function(const std::string& name, const std::v
     h += value_name(v) + ": " + arg_types[i];
     if (i < arg_attributes.size() && !arg_attributes[i].empty()) h += " {" + arg_attributes[i] + "}";
   }
-  h += ")";
-  if (!attributes.empty()) h += " attributes {" + attributes + "}";
-  impl_->function_header = h + " {\n";
+  impl_->function_header = h;
+  impl_->function_attributes = ")" + (attributes.empty() ? std::string() : " attributes {" + attributes + "}") +
+                               " {\n";
   impl_->frames.emplace_back();
   impl_->frames.back().id = impl_->next_frame_id++;
   impl_->prologue.id = impl_->next_frame_id++;
@@ -200,10 +201,22 @@ std::vector<Value> Builder::begin_function(const std::string& name, const std::v
   return args;
 }
 
+Value Builder::add_function_argument(const std::string& type, const std::string& attributes) {
+  if (impl_->frames.empty()) throw IRError("IR builder: add_function_argument outside a function");
+  Value v = impl_->new_value(type);
+  impl_->scopes[v] = impl_->frames.front().id;
+  std::string& h = impl_->function_header;
+  if (h.back() != '(') h += ", ";
+  h += value_name(v) + ": " + type;
+  if (!attributes.empty()) h += " {" + attributes + "}";
+  return v;
+}
+
 void Builder::end_function() {
   if (impl_->frames.size() != 1) throw IRError("IR builder: end_function with regions still open");
   impl_->line("llvm.return " + impl_->loc_text);
-  impl_->module_text += "  " + impl_->function_header + impl_->prologue.text + impl_->frames.back().text + "  }\n";
+  impl_->module_text += "  " + impl_->function_header + impl_->function_attributes + impl_->prologue.text +
+                        impl_->frames.back().text + "  }\n";
   impl_->frames.clear();
   impl_->prologue = Frame{};
 }

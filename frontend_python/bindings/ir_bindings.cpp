@@ -18,6 +18,7 @@ void bind_ir(nb::module_& m) {
       .def("set_module_attribute", &Builder::set_module_attribute, nb::arg("name"), nb::arg("value"))
       .def("begin_function", &Builder::begin_function, nb::arg("name"), nb::arg("arg_types"),
            nb::arg("attributes") = "", nb::arg("arg_attributes") = std::vector<std::string>{})
+      .def("add_function_argument", &Builder::add_function_argument, nb::arg("type"), nb::arg("attributes") = "")
       .def("end_function", &Builder::end_function)
       .def("in_function", &Builder::in_function)
       .def("op", [](Builder& b, const std::string& name, const std::vector<Value>& operands,

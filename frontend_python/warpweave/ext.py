@@ -74,6 +74,12 @@ def host_argument(name: str, tensor, **attrs) -> HostArgument:
     return _host_arguments.make(name, tensor, attrs)
 
 
+def kernel_host_argument(name: str, min_align: int = 1, **attrs) -> DeviceHostArgument:
+    """Inside a kernel: host argument `name` of static attributes alone, a parameter the kernel gets as its tracing
+    asks for it (e.g. the template of a tensor map the kernel completes itself); host_arguments.kernel_parameter."""
+    return _host_arguments.kernel_parameter(name, attrs, min_align)
+
+
 def register_python_name(qualified: str, obj) -> None:
     """Defines `obj` as cute.nvgpu.<module>.<name> (qualified "<module>.<name>", e.g. "cpasync.tma_partition"):
     functions and classes a backend's users call by CuTe DSL's names. It takes precedence over a manifest class of

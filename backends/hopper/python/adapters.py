@@ -1,7 +1,7 @@
 """What the Hopper backend registers with warpweave when it loads (see the package's docstring)."""
 from warpweave import ext
 
-from . import tensormap_update, tma, tma_block_copy, tma_blocked, tma_export, wgmma
+from . import tensormap_update, tma, tma_block_copy, tma_blocked, tma_export, tma_in_kernel, wgmma
 
 ext.register_operand_kind("smem_descriptor", wgmma.SmemDescriptorKind())
 ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_BYTES, align=64,
@@ -18,6 +18,8 @@ ext.register_python_name(tma_value_map.NAME, tma_value_map.make_non_exec_tiled_t
 ext.register_python_name("cpasync.CopyBulkTensorTileG2SNonExecTrait", tma_value_map.CopyBulkTensorTileG2SNonExecTrait)
 # tensor maps a kernel keeps in memory and retargets per work unit (grouped GEMMs)
 for _name, _obj in tensormap_update.NAMES.items():
+    ext.register_python_name(_name, _obj)
+for _name, _obj in tma_in_kernel.NAMES.items():   # atoms made in kernels, whose maps they write to memory
     ext.register_python_name(_name, _obj)
 ext.register_python_name("utils.block_copy", tma_block_copy.block_copy)
 ext.register_python_name("cpasync.ReductionOp", tma.ReductionOp)
@@ -101,5 +103,6 @@ for _name in griddep.NAMES:
 from . import elect  # noqa: E402
 
 ext.register_python_name("arch.elect_one", elect.elect_one)
+ext.register_python_name("arch.prefetch", tma_primitives.prefetch)
 # CuTe DSL's cute.arch.cp_async_bulk_wait_group(n, read=...) chooses between the two wait entries
 ext.register_python_name("arch.cp_async_bulk_wait_group", _primitives.cp_async_bulk_wait_group)

@@ -24,6 +24,7 @@ from warpweave import ext
 from . import primitives as _prims
 from . import tma_blocked
 from .tma import TmaCopyAtom, global_modes
+from .tma_in_kernel import KernelMap, not_in_memory_error
 from .tma_primitives import TensormapField, tensormap_replace
 
 TENSORMAP_BYTES = 128
@@ -59,11 +60,24 @@ def _copy_map(src, dst):
 def _atom_map(atom):
     """A pointer (generic) to the tensor map the atom was made with: its kernel parameter."""
     d = atom.tma_desc
+    if isinstance(d, KernelMap):
+        raise not_in_memory_error()
     if not isinstance(d, ext.DeviceHostArgument):
         raise ext.user_error("the TMA atom's tensor map is read inside a kernel: pass the atom to the kernel",
                              ext.DSLTypeError)
     addr = cutlass.Int64.from_ir(ext.builder().op1("llvm.ptrtoint", [d.address], "i64"))
     return cute.make_ptr(cutlass.Int64, addr, cute.AddressSpace.generic, assumed_align=64)
+
+
+def _atom_and_map(atom, ptr, what: str, name: str):
+    """The pointer to the tensor map an operation of a TMA atom writes (global or shared memory), checked."""
+    if not isinstance(atom, TmaCopyAtom):
+        raise ext.user_error(f"{what}: expected a TMA atom (make_tiled_tma_atom), got {atom!r}", ext.DSLTypeError)
+    p = _pointer(ptr, f"{what}: {name}")
+    if p.memspace not in ("gmem", "smem", "generic"):
+        raise ext.user_error(f"{what}: the tensor map is in global or shared memory, got a {p.memspace} pointer",
+                             ext.DSLTypeError)
+    return p
 
 
 # --- cute.nvgpu.cpasync ---------------------------------------------------------------------------------------------
@@ -73,13 +87,7 @@ def update_tma_descriptor(tma_atom, gmem_tensor, tma_desc_ptr, *, loc=None, ip=N
     a tensor of the atom's element type and of the same modes (flattened) as the tensor the atom was made for,
     elsewhere and of other extents and strides. Each calling thread writes the fields (call it from one thread, or
     from a warp under an elected lane)."""
-    if not isinstance(tma_atom, TmaCopyAtom):
-        raise ext.user_error(f"update_tma_descriptor: expected a TMA atom (make_tiled_tma_atom), got {tma_atom!r}",
-                             ext.DSLTypeError)
-    p = _pointer(tma_desc_ptr, "update_tma_descriptor: tma_desc_ptr")
-    if p.memspace not in ("gmem", "smem", "generic"):
-        raise ext.user_error(f"update_tma_descriptor: the tensor map is in global or shared memory, got a "
-                             f"{p.memspace} pointer", ext.DSLTypeError)
+    p = _atom_and_map(tma_atom, tma_desc_ptr, "update_tma_descriptor", "tma_desc_ptr")
     layout = getattr(gmem_tensor, "layout", None)
     it = getattr(gmem_tensor, "iterator", None)
     if layout is None or getattr(it, "memspace", None) not in ("gmem", "generic"):
@@ -107,10 +115,35 @@ def update_tma_descriptor(tma_atom, gmem_tensor, tma_desc_ptr, *, loc=None, ip=N
         if i == 0 and pack > 1:
             extent = extent // pack
         tensormap_replace(TensormapField.GLOBAL_DIM, p, extent, ord=i)
-        if i:
-            # ord i - 1: the byte stride of dimension i (dimension 0 is contiguous)
+        if i and not (isinstance(shape[mode], int) and shape[mode] == 1):
+            # ord i - 1: the byte stride of dimension i (dimension 0 is contiguous); a mode of one element is
+            # never stepped along and keeps the map's (legal) stride
             step = cutlass.Int64(stride[mode]) * ebytes // pack
             tensormap_replace(TensormapField.GLOBAL_STRIDE, p, step, ord=i - 1)
+
+
+def _copy_whole_map(src, dst):
+    """The 128 bytes at src copied to dst by the calling thread alone (64-bit words)."""
+    s, d = _words(src), _words(dst)
+    for w in range(_WORDS):
+        (d + w).store((s + w).load())
+
+
+def copy_tensormap(tma_atom, tensormap_ptr, *, loc=None, ip=None):
+    """Writes the atom's tensor map at tensormap_ptr (global or shared memory, 64-byte aligned), each calling
+    thread the whole map: an atom made in host code its parameter as it is; one made in this kernel its template
+    completed with the address, extents and strides of the tensor it was made for (tma_in_kernel.py). The map is
+    the generic proxy's until released (fence_tma_desc_release) or, for a later kernel, until this one ends."""
+    p = _atom_and_map(tma_atom, tensormap_ptr, "copy_tensormap", "tensormap_ptr")
+    d = tma_atom.tma_desc
+    if isinstance(d, KernelMap):
+        template = cute.make_ptr(cutlass.Int64, cutlass.Int64.from_ir(
+            ext.builder().op1("llvm.ptrtoint", [d.template.address], "i64")), cute.AddressSpace.generic,
+            assumed_align=64)
+        _copy_whole_map(template, p)
+        update_tma_descriptor(tma_atom, d.tensor, p)
+    else:
+        _copy_whole_map(_atom_map(tma_atom), p)
 
 
 def fence_tma_desc_release(*, loc=None, ip=None):
@@ -218,7 +251,7 @@ class TensorMapManager:
 
 
 NAMES = {"utils.TensorMapManager": TensorMapManager, "utils.TensorMapUpdateMode": TensorMapUpdateMode,
-         "cpasync.update_tma_descriptor": update_tma_descriptor,
+         "cpasync.update_tma_descriptor": update_tma_descriptor, "cpasync.copy_tensormap": copy_tensormap,
          "cpasync.fence_tma_desc_release": fence_tma_desc_release,
          "cpasync.fence_tma_desc_acquire": fence_tma_desc_acquire,
          "cpasync.cp_fence_tma_desc_release": cp_fence_tma_desc_release}

@@ -36,6 +36,7 @@ import warpweave.cute as cute
 from warpweave import ext
 
 from . import tma_blocked
+from . import tma_in_kernel
 
 DESCRIPTOR = "hopper.tma_descriptor"
 TMAP_BYTES = 128
@@ -160,6 +161,8 @@ class TmaCopyAtom:
 
     def _descriptor_address(self):
         d = self.tma_desc
+        if isinstance(d, tma_in_kernel.KernelMap):
+            raise tma_in_kernel.not_in_memory_error()
         if not isinstance(d, ext.DeviceHostArgument):
             raise ext.user_error("a TMA atom is used inside a kernel: pass it to the kernel as an argument",
                                  ext.DSLTypeError)
@@ -300,7 +303,10 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     the layout as given). op: CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (with num_multicast CTAs
     sharing each load) or CopyBulkTensorTileS2GOp. descriptor(producer, attrs): the tensor map's per-call
     parameter made by that host-argument producer of the encoder's attributes (by default a host argument of gmem_tensor, made in host code; a kernel that makes
-    its atoms itself passes the parameter slot it claims)."""
+    its atoms itself passes the parameter slot it claims; inside a kernel, by default a template the kernel completes,
+    tma_in_kernel.py)."""
+    if descriptor is None and ext.in_kernel():
+        descriptor = tma_in_kernel.kernel_descriptor(gmem_tensor)
     name = _name(op)
     if not (name.endswith("G2SOp") or name.endswith("G2SMulticastOp") or name.endswith("S2GOp")):
         raise ext.user_error(f"make_tiled_tma_atom: {op!r} is not a TMA tile operation (CopyBulkTensorTileG2SOp, "

@@ -148,6 +148,26 @@ def prefetch_tensormap(tensormap, *, loc=None, ip=None):
     ext.emit_instruction(b, backend, entry, {"tmap": [_tensormap(b, tensormap)]})
 
 
+def prefetch(address, *, tensormap: bool = False, loc=None, ip=None, **kwargs):
+    """cute.arch.prefetch(address, tensormap=True): brings the tensor map at address (a pointer, or an IR pointer
+    value of generic or global memory) into the cache; the prefetch of data into a cache level is not among the
+    backend's instructions."""
+    if not tensormap or kwargs:
+        raise ext.user_error("cute.arch.prefetch: only a tensor map's (tensormap=True) is available on this target; "
+                             "a data prefetch into a cache level is not", ext.DSLValueError)
+    b = ext.builder()
+    if isinstance(address, ext.ir.Value):
+        ptr = ext.ir_llvm.PointerType
+        if not ptr.isinstance(address.type) or ptr(str(address.type)).address_space not in (0, 1):
+            raise ext.user_error(f"cute.arch.prefetch: the address is a generic or global pointer, got a value of "
+                                 f"type {address.type}", ext.DSLTypeError)
+        addr = b.op1("llvm.ptrtoint", [address.use()], "i64")
+    else:
+        addr = _tensormap(b, address, "cute.arch.prefetch's address")
+    backend, entry = ext.select_instruction("cpasync.prefetch_descriptor", {}, {"tmap"})
+    ext.emit_instruction(b, backend, entry, {"tmap": [addr]})
+
+
 def tensormap_replace(field, tensormap, new_value=None, ord=None, *, loc=None, ip=None):
     """Sets a field of the tensor map at tensormap (generic or shared memory) to new_value; ord: the dimension
     (innermost first) for BOX_DIM, GLOBAL_DIM, GLOBAL_STRIDE and ELEMENT_STRIDE."""

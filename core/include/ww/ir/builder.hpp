@@ -54,6 +54,10 @@ class Builder {
   std::vector<Value> begin_function(const std::string& name, const std::vector<std::string>& arg_types,
                                     const std::string& attributes = {},
                                     const std::vector<std::string>& arg_attributes = {});
+  // Appends an argument to the open function (after those it was opened with): a parameter that the body's tracing
+  // discovers it needs (a kernel building a tensor map from a template the host encodes at each call). Visible in
+  // the whole body, its prologue included.
+  Value add_function_argument(const std::string& type, const std::string& attributes = {});
   void end_function();  // appends llvm.return
   bool in_function() const;
   std::string str() const;  // the module

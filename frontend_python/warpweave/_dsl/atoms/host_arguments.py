@@ -106,6 +106,39 @@ class HostArgument:
         return f"HostArgument({self.producer.name}, of argument {self.tensor_index})"
 
 
+def kernel_parameter(name: str, attrs: dict, min_align: int = 1) -> "DeviceHostArgument":
+    """Inside a kernel: host argument `name` of static attributes alone (the parameter does not depend on any
+    tensor's address, shape or strides; a tensor map's template, say), added to the kernel's parameters as its
+    tracing asks for it and computed at each call like any host argument. The producer is given, nominally, the
+    call's most aligned tensor argument of the kernel (a host argument is computed from one), which must be
+    aligned to min_align bytes. The same request in one kernel is the same parameter."""
+    st = trace.current_or_none()
+    k = st.kernel if st is not None else None
+    if k is None or k.add_parameter is None:
+        raise DSLTypeError(f"host argument {name!r} of static attributes is made inside a kernel",
+                           user_location(3))
+    p = producer(name)
+    key = (name, tuple(sorted((a, repr(v)) for a, v in attrs.items())))
+    d = k.late_parameters.get(key)
+    if d is not None:
+        return d
+    index, ptr = max(k.tensor_arguments, key=lambda a: a[1].base_align, default=(None, None))
+    if ptr is None or ptr.base_align < min_align:
+        raise DSLValueError(f"host argument {name!r}: the kernel takes no global-memory tensor argument of the "
+                            f"@cute.jit function aligned to {min_align} bytes (assumed_align) to compute it at "
+                            "each call of", user_location(3))
+    for a, v in attrs.items():
+        if isinstance(v, Numeric) and not v.is_static:
+            raise DSLTypeError(f"host argument {name!r}: attribute {a} is a runtime value; a parameter a kernel asks "
+                               "for has static attributes only", user_location(3))
+    static = {a: (v.value if isinstance(v, Numeric) else v) for a, v in attrs.items()}
+    h = HostArgument(len(st.host_arguments) + 1, p, index, static)
+    st.host_arguments[h.id] = h
+    d = DeviceHostArgument(h, k.add_parameter(h))
+    k.late_parameters[key] = d
+    return d
+
+
 @dataclass(eq=False)
 class DeviceHostArgument:
     """A host argument inside a kernel: `address` is the IR value of a generic pointer to its bytes."""

@@ -35,6 +35,12 @@ class KernelState:
     smem_base: Any = None                       # the dynamic shared memory's address, once used
     smem_bytes: int = 0                         # shared memory the kernel's allocators carved
     merge_branch_allocs: bool = False           # launch(smem_merge_branch_allocs=True): branches share smem
+    # A parameter the body finds it needs while traced (host_arguments.kernel_parameter): add_parameter(host
+    # argument) -> the IR value of its address; tensor_arguments: (jit argument index, host Pointer) of the
+    # kernel's global-memory parameters, of which such a parameter may be computed.
+    add_parameter: Any = None
+    tensor_arguments: list = field(default_factory=list)
+    late_parameters: dict = field(default_factory=dict)  # (producer, attributes) -> DeviceHostArgument
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base import ir_values
 from ..base.ir_values import host_number
 from ..values.jit_argument import HostAddress
 from ..values.numeric import Int64, Numeric, dtype as dtype_of
@@ -22,7 +23,8 @@ from ..values.tensor import Pointer, ptr_type
 _ANY_BUFFER_ALIGNMENT = 1 << 16
 
 
-def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, assumed_align: int | None = None):
+def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, assumed_align: int | None = None,
+             loc=None, ip=None):
     """A pointer to `dtype` elements at the integer address `value` in `mem_space`; assumed_align (bytes, by
     default the element's size) is what accesses through it may rely on."""
     dtype = dtype_of(dtype)
@@ -33,6 +35,8 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
     st = trace.current_or_none()
     if st is None:
         return runtime_make_ptr(dtype, value, mem_space, assumed_align)
+    if isinstance(value, ir_values.Value) and st.kernel is not None:
+        return _of_ir_pointer(dtype, value, mem_space, assumed_align)
     if st.kernel is None and isinstance(host_number(value), HostAddress):
         # a pointer value a JitArgument gave the host side: the address each call's object holds
         align = assumed_align or max(1, dtype.width // 8)
@@ -63,3 +67,18 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
     b = trace.builder()
     base = b.op1("llvm.inttoptr", [addr.ir()], ptr_type(memspace))
     return Pointer(base, dtype, memspace, align, wide=True)
+
+
+def _of_ir_pointer(dtype, value, mem_space: AddressSpace, assumed_align):
+    """make_ptr over an IR pointer value (code that built the address with IR ops: an llvm.addrspacecast), which
+    must be of mem_space's address space."""
+    want = ptr_type(mem_space.name)
+    if str(value.type) != want:
+        raise DSLTypeError(f"make_ptr: the IR value is a {value.type}, not a pointer of {mem_space.name} memory "
+                           f"({want})", user_location(3))
+    eb = max(1, dtype.width // 8)
+    align = eb if assumed_align is None else assumed_align
+    if not isinstance(align, int) or isinstance(align, bool) or align < 1 or align & (align - 1):
+        raise DSLValueError(f"make_ptr: assumed_align must be a power of two number of bytes, got {assumed_align!r}",
+                            user_location(3))
+    return Pointer(value.use(), dtype, mem_space.name, align, wide=True)

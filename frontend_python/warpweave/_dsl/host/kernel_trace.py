@@ -364,10 +364,7 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         if p.kind == "ptr":
             arg_attrs.append(f"llvm.align = {ptrs[p.source].base_align} : i64")
         elif p.kind == "host":
-            # Passed by value and read in place (grid-constant): its address is what instructions take.
-            h = hosts[p.source]
-            arg_attrs.append(f"llvm.byval = !llvm.array<{h.size} x i8>, llvm.align = {h.producer.align} : i64, "
-                             "nvvm.grid_constant")
+            arg_attrs.append(_by_value(hosts[p.source]))
         else:
             arg_attrs.append("")
     b = st.builder
@@ -376,6 +373,14 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         b.set_location(loc[0], loc[1], 1)
     values = b.begin_function(name, [p.ir_type for p in params], ", ".join(attrs), arg_attrs)
     st.kernel = trace.KernelState(name, values, merge_branch_allocs=merge_branch_allocs)
+
+    def add_parameter(h: HostArgument):
+        # appended after the others, in the function's arguments and in the launch's parameters alike
+        params.append(Param("host", h.id, "!llvm.ptr", f"{h.size}s"))
+        return b.add_function_argument("!llvm.ptr", _by_value(h))
+
+    st.kernel.add_parameter = add_parameter
+    st.kernel.tensor_arguments = [(idx, p) for idx, p in sorted(ptrs.items(), key=_host_order)]
     try:
         ptr_values, scalar_values = {}, {}
         with trace.at_entry():  # parameters are visible everywhere, the entry's prologue included
@@ -401,6 +406,13 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         st.kernel = None
     st.kernel_params[name] = params
     return name
+
+
+def _by_value(h: HostArgument) -> str:
+    """A host argument's parameter attributes: passed by value and read in place (grid-constant), its address
+    being what instructions take."""
+    return (f"llvm.byval = !llvm.array<{h.size} x i8>, llvm.align = {h.producer.align} : i64, "
+            "nvvm.grid_constant")
 
 
 KernelFunction.bound = _BoundKernel

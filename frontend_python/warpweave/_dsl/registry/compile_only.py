@@ -23,6 +23,10 @@ What changes inside `compile_only()`:
 - Where jax-tvm-ffi is installed but no CUDA driver can be loaded, JAX cannot run a target registered for the GPU
   (`jax_tvm_ffi.register_ffi_target(..., platform="gpu")`): `jax.ffi.ffi_call` of one is the call of the function
   registered, which goes to the session (its launches are not made) at the user's line.
+- A PyTorch operation with no CPU kernel (a CUDA-only one: the grouped GEMM of a program's reference result) is
+  answered from its meta kernel: results of the right shapes, strides and dtypes, filled with NaN, so that no check
+  of them can pass; the run prints where, and its summary counts them as host results not computed
+  (host_ops_on_meta.py).
 - `cutlass.cuda.initialize_cuda_context()` does nothing, and `testing.benchmark` measures nothing (NaN).
 - Where no GPU is present, `utils.HardwareInfo()` describes a stand-in device of the target (stand_in_device):
   its compute capability and shared memory per block from the target's manifest entry, cluster launch where the
@@ -41,6 +45,7 @@ import os
 
 from ... import _core
 from ..base.errors import user_location
+from . import host_ops_on_meta
 from .plugins import registry
 from .target import select_target
 
@@ -56,6 +61,7 @@ class Session:
         self.on_launch = on_launch
         self.compiled = []   # JitCompiledFunction, in compilation order
         self.skipped = []    # (function name, "file:line") of each call not made
+        self.not_computed = []  # (operation, [(shape, dtype)], "file:line") answered without values
 
     def note_compiled(self, compiled) -> None:
         self.compiled.append(compiled)
@@ -82,15 +88,26 @@ class Session:
         print(f"[warpweave run] {msg}")
         return None
 
+    def note_not_computed(self, op: str, results, loc) -> None:
+        """A host operation answered by shapes alone (host_ops_on_meta.py): its results are NaN."""
+        where = f"{loc[0]}:{loc[1]}" if loc else "?"
+        self.not_computed.append((op, results, where))
+        shapes = ", ".join(f"{d}{list(s)}" for s, d in results)
+        print(f"[warpweave run] compile-only: {op} at {where} has no CPU kernel; its result ({shapes}) has the "
+              "right shape and dtype but is NaN: not computed")
+
     def summary(self) -> str:
         lines = [f"[warpweave run] compile-only: {len(self.compiled)} compiled function(s), "
-                 f"{len(self.skipped)} launching call(s) not made"]
+                 f"{len(self.skipped)} launching call(s) not made"
+                 + (f", {len(self.not_computed)} host result(s) not computed (NaN)" if self.not_computed else "")]
         for c in self.compiled:
             # dynamic shared memory where the launch fixes it when compiled (what a resource comparison needs)
             kernels = ", ".join(l.kernel + (f" ({l.smem} bytes dynamic shared memory)" if isinstance(l.smem, int)
                                             else "") for l in c.launches) or "no kernel (host only)"
             size = f", cubin {len(c.cubin)} bytes" if c.cubin else ""
             lines.append(f"  {c.jit_function.fn.__name__} for {c.target['name']}: {kernels}{size}")
+        for op, _, where in self.not_computed:
+            lines.append(f"  not computed (no CPU kernel; NaN of the right shape): {op} at {where}")
         return "\n".join(lines)
 
 
@@ -138,7 +155,7 @@ def compile_only(on_launch: str = "stop"):
     _session = session
     with contextlib.ExitStack() as stack:
         if importlib.util.find_spec("torch") is not None:
-            stack.enter_context(_torch_on_host())
+            stack.enter_context(_torch_on_host(session))
         if _driver_bindings_without_driver():
             stack.enter_context(_driver_stand_ins())
         if _jax_tvm_ffi_without_driver():
@@ -264,7 +281,7 @@ def _cuda_aligned(torch, t):
 
 
 @contextlib.contextmanager
-def _torch_on_host():
+def _torch_on_host(session):
     import torch
     from torch.overrides import TorchFunctionMode
 
@@ -279,7 +296,12 @@ def _torch_on_host():
             if func is torch.Tensor.to:
                 was_cuda = was_cuda or any(_is_cuda(a) for a in args)
                 args = tuple("cpu" if _is_cuda(a) else a for a in args)
-            out = func(*args, **kwargs)  # the mode is not active inside its own handler
+            try:
+                out = func(*args, **kwargs)  # the mode is not active inside its own handler
+            except NotImplementedError as e:
+                if not host_ops_on_meta.lacks_cpu_kernel(e):
+                    raise
+                return host_ops_on_meta.answer_on_meta(torch, func, args, kwargs, e, session, _cuda_aligned)
             return _cuda_aligned(torch, out) if was_cuda else out
 
     patches = {"is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,

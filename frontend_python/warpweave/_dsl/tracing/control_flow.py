@@ -417,7 +417,8 @@ class _Carry:
             if after is not before and type(after) is type(before) and any(before is o for o in self.objects):
                 rebound[id(before)] = after
                 continue
-            _check_unchanged(self.names[i], before, after, lineno, where)
+            if not region_scope.takes_register_values(before, after):
+                _check_unchanged(self.names[i], before, after, lineno, where)
         for o, ts in zip(self.objects, self.object_types):
             now = list(rebound.get(id(o), o)._ww_carry_get())
             if len(now) != len(ts):

@@ -20,6 +20,7 @@ from ..base import trace
 from ..base.errors import is_user_file
 from ..base.ir_values import Value
 from ..values.numeric import Numeric
+from ..values.tensor import RMEM, Pointer, Tensor
 from ..values.value_tree import carries_ir_values
 
 
@@ -118,3 +119,18 @@ def promote_constants(before, after) -> None:
         now = getattr(after, k, None)
         if isinstance(was, Numeric) and isinstance(now, (bool, int, float)) and not isinstance(now, Numeric):
             object.__setattr__(after, k, type(was)(now))
+
+
+def takes_register_values(before, after) -> bool:
+    """A register tensor variable that a region binds to another register tensor of the same element type and
+    layout (a helper packing values into a new fragment each trip) keeps its registers: the region's values are
+    copied into them at its end, so that the variable after the region, and in the next trip, holds them. (A
+    fragment nothing reads after the region costs nothing: its stores are dead.) False for anything else."""
+    def plain(t):
+        return (isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
+                and t.iterator.swizzle is None and t.element_type.width >= 8)
+    if after is before or not (plain(before) and plain(after)) or before.element_type is not after.element_type \
+            or str(before.layout) != str(after.layout):
+        return False
+    before.store(after.load())
+    return True

@@ -255,8 +255,6 @@ class Pointer(metaclass=_PointerType):
     def element_type(self):
         return self.dtype
 
-    value_type = element_type  # CuTe DSL's name for a pointer's element type
-
     @property
     def value_type(self):
         """The element type (CuTe DSL's name for it on pointers: a GEMM taking pointers reads its types so)."""
@@ -282,6 +280,8 @@ class Pointer(metaclass=_PointerType):
     def ir_value(self, *, loc=None, ip=None):
         """The address as an IR value (`!llvm.ptr<addrspace>`), for ops written with the IR (inline asm, NVVM)."""
         return ir_values.wrap(self.address(0), ptr_type(self.memspace))
+
+    to_llvm_ptr = ir_value  # CuTe DSL's name, for code that builds IR over the address (llvm.addrspacecast)
 
     def toint(self, dtype=None, *, loc=None, ip=None):
         """The address as an integer of dtype: by default 32 bits in the memories addressed with 32 (shared, a

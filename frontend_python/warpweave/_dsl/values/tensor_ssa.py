@@ -71,6 +71,17 @@ class TensorSSA:
     def element_type(self):
         return self.dtype
 
+    def __extract_mlir_values__(self):
+        """CuTe DSL's IR-values protocol: the values, one IR value each, so that dynamic control flow carries a
+        TensorSSA variable a branch or loop assigns (a fragment's values loaded only where a tile has work)."""
+        dt = dtype_of(self.dtype)
+        return [dt(v).ir_value() for v in self.values]
+
+    def __new_from_mlir_values__(self, values):
+        dt = dtype_of(self.dtype)
+        return TensorSSA([dt.from_ir(v.use() if isinstance(v, Value) else v) for v in values], self.shape,
+                         self.dtype)
+
     def __len__(self):
         return len(self.values)
 
