@@ -32,6 +32,8 @@ def make_tensor(iterator, layout):
         layout = _core.make_layout(layout)
     if isinstance(iterator, Pointer) and iterator.swizzle is not None:
         return _swizzled_tensor(iterator, layout)
+    if isinstance(iterator, tuple):   # an origin: the coordinate tensor of those coordinates plus the layout's
+        return Tensor(CoordIterator(norm_coord(iterator)), layout)
     return Tensor(iterator, layout)
 
 
