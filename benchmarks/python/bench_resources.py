@@ -62,6 +62,10 @@ BLACKWELL = [
     ("cute/blackwell/kernel/blockscaled_gemm/sm103_dense_blockscaled_gemm_persistent.py", "sm_103a", []),
     ("cute/blackwell/kernel/attention/fmha/fmha.py", "sm_100a", []),
     ("cute/blackwell/efc/custom_epilogue_dense_gemm.py", "sm_100a", []),
+    ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", "sm_100a", []),
+    ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm.py", "sm_100a", []),
+    ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm_acc_scale.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py", "sm_100a", []),
 ]
 SETS = {"geforce": GEFORCE, "blackwell": BLACKWELL, "all": GEFORCE + BLACKWELL}
 
