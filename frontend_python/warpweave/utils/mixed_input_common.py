@@ -155,21 +155,39 @@ def contiguous_group_search(cluster_tile_shape_mnk, group_count, linear_idx, sea
         raise DSLValueError(f"contiguous_group_search: the cluster tile's extent along mode {search_mode} is a static "
                             f"positive integer, got {cluster_tile_shape_mnk[search_mode]!r}", user_location(2))
     s = search_state
-    found = Boolean(linear_idx < s.cur_tile_count)
-    first = Int32(s.cur_group_idx) + where(found, Int32(0), Int32(1))
-
-    def more(g, last, boundary, count, offset, found_):
-        return ~found_ & Boolean(g <= group_count)
-
-    loop = while_generate([first, Int32(s.last_tile_count), Int32(s.cur_boundary), Int32(s.cur_tile_count),
-                           Int32(s.cur_offset), found], more)
-    with loop as (g, last, boundary, count, offset, found_):
-        next_boundary = Int32(cumsum[g])
-        next_count = count + ceil_div(next_boundary - boundary, tile)
-        hit = Boolean(linear_idx < next_count)
-        yield_out([g + where(hit, Int32(0), Int32(1)), count, next_boundary, next_count, boundary, hit])
-    g, last, boundary, count, offset, _ = loop.results
+    fields = (s.cur_group_idx, s.last_tile_count, s.cur_boundary, s.cur_tile_count, s.cur_offset)
+    if all(static_int(v) is not None for v in fields + (linear_idx,)) and not hasattr(cumsum, "layout"):
+        # Python integers and a sequence of offsets (outside a kernel): the same walk, checked on integers
+        found = linear_idx < s.cur_tile_count
+        state = [_next_group(s.cur_group_idx, found)] + list(fields[1:]) + [found]
+        while not state[-1] and state[0] <= group_count:
+            state = _trip(state, cumsum, linear_idx, tile)
+    else:
+        found = Boolean(linear_idx < s.cur_tile_count)
+        loop = while_generate([_next_group(Int32(s.cur_group_idx), found)] + [Int32(v) for v in fields[1:]]
+                              + [found], lambda g, *rest: ~rest[-1] & Boolean(g <= group_count))
+        with loop as state:
+            yield_out(_trip(state, cumsum, linear_idx, tile))
+        state = loop.results
+    g, last, boundary, count, offset, _ = state
     return ContiguousGGSearchState(last, boundary, count, g, offset, offset + tile * (linear_idx - last))
+
+
+def _next_group(g, found):
+    """The group index, moved on past the current group when the tile was not found in it."""
+    if isinstance(found, bool):
+        return g if found else g + 1
+    return g + where(found, Int32(0), Int32(1))
+
+
+def _trip(state, cumsum, linear_idx, tile):
+    """One group further: group g's end and tile count, and whether linear_idx falls in it."""
+    g, _, boundary, count, _, _ = state
+    next_boundary = cumsum[g] if isinstance(g, int) else Int32(cumsum[g])
+    next_count = count + ceil_div(next_boundary - boundary, tile)
+    hit = linear_idx < next_count
+    hit = hit if isinstance(hit, bool) else Boolean(hit)
+    return [_next_group(g, hit), count, next_boundary, next_count, boundary, hit]
 
 
 class ContiguousGroupWorkTileInfo:

@@ -207,6 +207,11 @@ def size_in_bytes(dtype, layout) -> int:
     if layout is None:
         return 0
     cos = layout.cosize()
+    inner = getattr(layout, "inner", None)
+    if isinstance(inner, _core.Swizzle) and not inner.num_bits:
+        # the identity swizzle (a layout made composed for a TMA atom): the bytes are the outer layout's, not
+        # rounded to the swizzle's span as an allocation is; a TMA load's transaction bytes are counted so
+        cos = layout.offset + layout.outer.cosize()
     bits = storage_bits(dtype)
     return (cos * bits + 7) // 8 if isinstance(cos, int) else cos * bits // 8
 

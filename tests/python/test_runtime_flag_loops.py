@@ -1,0 +1,95 @@
+"""CuTe DSL's kernels written as its grouped GEMMs write them, compiled for sm_80 (no GPU):
+- `go = cutlass.Boolean(1)`, `while go:` is a loop at run time (CuTe DSL's Boolean is an IR value), whose body sets
+  the flag from run-time values; a loop on a comparison of static values still runs while tracing;
+- a coordinate tensor's iterator is its origin, indexed by mode, and make_tensor of such a tuple is the coordinate
+  tensor at that origin (a TMA tensor moved along one mode);
+- a pipeline consumer that waits inside a run-time loop releases, after it, the stage it waited for last."""
+import numpy as np
+
+import warpweave as cutlass
+import warpweave.cute as cute
+import warpweave.pipeline as pipeline
+from warpweave.cute.runtime import from_dlpack
+
+from dsl_helpers import target
+
+SEEN = {}
+
+
+@cute.kernel
+def flag_kernel(g: cute.Tensor, n: cutlass.Int32):
+    go = cutlass.Boolean(1)
+    count = cutlass.Int32(0)
+    while go:
+        count = count + 1
+        go = count < n
+    unrolled = 0
+    i = cutlass.Int32(0)
+    while i < 3:           # static: runs while tracing
+        unrolled += 1
+        i = i + 1
+    SEEN["unrolled"] = unrolled
+    g[0] = count
+
+
+@cute.jit
+def flag_loop(a, n: cutlass.Int32):
+    flag_kernel(a, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_a_loop_on_a_boolean_flag_runs_at_run_time():
+    with target("sm_80"):
+        c = cute.compile(flag_loop, from_dlpack(np.zeros(4, np.int32)), 3)
+    assert c.ir.count("scf.while") == 1 and SEEN["unrolled"] == 3
+
+
+@cute.kernel
+def coord_kernel(g: cute.Tensor, off: cutlass.Int32):
+    c = cute.make_identity_tensor((64, 32, 2))
+    tile = c[None, None, 1]
+    SEEN["origin"] = (tile.iterator[0], tile.iterator[1], tile.iterator[2])
+    moved = cute.make_tensor((tile.iterator[0], tile.iterator[1] + off, tile.iterator[2]), tile.layout)
+    SEEN["moved"] = moved
+    g[0] = moved[(3, 5)][1]
+
+
+@cute.jit
+def coord_origin(a, off: cutlass.Int32):
+    coord_kernel(a, off).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_a_coordinate_tensors_origin_by_mode():
+    with target("sm_80"):
+        cute.compile(coord_origin, from_dlpack(np.zeros(4, np.int32)), 7)
+    assert SEEN["origin"] == (0, 0, 1)
+    moved = SEEN["moved"]
+    assert moved.is_coordinate_tensor and moved.shape == (64, 32)
+    # the origin moved along mode 1 only, by the run-time offset
+    assert moved.iterator[0] == 0 and moved.iterator[2] == 1 and not isinstance(moved.iterator[1], int)
+
+
+@cute.kernel
+def release_kernel(g: cute.Tensor, n: cutlass.Int32):
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_array(cutlass.Int64, 4)
+    producer, consumer = pipeline.PipelineAsync.create(
+        barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread)).make_participants()
+    for _ in cutlass.range(n):
+        consumer.wait()
+        if n > 1:
+            consumer.release()
+            consumer.advance()
+    consumer.release()        # the stage the loop's last trip waited for
+    g[0] = n
+
+
+@cute.jit
+def release_after(a, n: cutlass.Int32):
+    release_kernel(a, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_release_after_a_loop_uses_the_loops_last_stage():
+    with target("sm_80"):
+        c = cute.compile(release_after, from_dlpack(np.zeros(4, np.int32)), 3)
+    assert "mbarrier" in c.info["ptx"]
