@@ -515,8 +515,10 @@ class TmemKind(ext.OperandKind):
             return cute.make_tensor(tensor.iterator, tmem_layouts.a_operand_layout(m, k, cta, tensor.shape,
                                                                                    dtype.width))
         if operand["name"] == "a":
-            # laid out from the shape alone (its address comes with cute.make_tensor over an allocated pointer)
-            layout = tmem_layouts.a_operand_layout(m, k, cta, tensor, dtype.width)
+            # laid out from the shape alone (its address comes with cute.make_tensor over an allocated pointer); a
+            # layout (a shared-memory layout of A, as the mixed-input GEMMs pass) gives its shape
+            shape = tensor.shape if hasattr(tensor, "shape") and hasattr(tensor, "stride") else tensor
+            layout = tmem_layouts.a_operand_layout(m, k, cta, shape, dtype.width)
             return cute.make_tensor(ext.make_pointer(None, dtype, "tmem", 16), layout)
         if dtype.width != 32:
             raise ext.user_error(f"make_fragment_C: accumulators of {dtype.__name__} in tensor memory are not "
