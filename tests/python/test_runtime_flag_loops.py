@@ -16,6 +16,15 @@ from dsl_helpers import target
 SEEN = {}
 
 
+def launcher(kernel):
+    """A @cute.jit function launching `kernel(a, n)` on one warp."""
+    @cute.jit
+    def run(a, n: cutlass.Int32):
+        kernel(a, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    return run
+
+
 @cute.kernel
 def flag_kernel(g: cute.Tensor, n: cutlass.Int32):
     go = cutlass.Boolean(1)
@@ -32,9 +41,7 @@ def flag_kernel(g: cute.Tensor, n: cutlass.Int32):
     g[0] = count
 
 
-@cute.jit
-def flag_loop(a, n: cutlass.Int32):
-    flag_kernel(a, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+flag_loop = launcher(flag_kernel)
 
 
 def test_a_loop_on_a_boolean_flag_runs_at_run_time():
@@ -53,9 +60,7 @@ def coord_kernel(g: cute.Tensor, off: cutlass.Int32):
     g[0] = moved[(3, 5)][1]
 
 
-@cute.jit
-def coord_origin(a, off: cutlass.Int32):
-    coord_kernel(a, off).launch(grid=[1, 1, 1], block=[32, 1, 1])
+coord_origin = launcher(coord_kernel)
 
 
 def test_a_coordinate_tensors_origin_by_mode():
@@ -84,9 +89,7 @@ def release_kernel(g: cute.Tensor, n: cutlass.Int32):
     g[0] = n
 
 
-@cute.jit
-def release_after(a, n: cutlass.Int32):
-    release_kernel(a, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+release_after = launcher(release_kernel)
 
 
 def test_release_after_a_loop_uses_the_loops_last_stage():

@@ -15,6 +15,7 @@ from warpweave.cute.runtime import from_dlpack
 from warpweave.ext import DSLTypeError
 
 from dsl_helpers import target
+from test_swizzled_pointer import absolute as address, swizzled
 
 SEEN = {}
 SW = cute.make_swizzle(3, 4, 3)                  # byte swizzle: 16-byte chunks of 128-byte rows
@@ -45,15 +46,6 @@ def trace_origin(out):
     origin_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
 
 
-def address(t, c):
-    """t's element address (from shared memory's base, in elements) at coordinate c."""
-    return t.iterator.offset + t.layout(c)
-
-
-def swizzled(sw, element_address, element_bytes=2):
-    return sw(element_address * element_bytes) // element_bytes
-
-
 @pytest.fixture(scope="module")
 def traced():
     with target("sm_80"):
@@ -72,7 +64,7 @@ def test_a_tensor_of_the_slices_iterator_addresses_the_slices_elements(traced):
     base = t.iterator.offset
     for m in range(8):
         for k in range(64):
-            want = swizzled(SW, base + STAGED((m, k, 1)))
+            want = swizzled(SW, base + STAGED((m, k, 1)), 2)
             assert address(stage, (m, k)) == want
             assert address(regrouped, ((m, k % 8), k // 8)) == want, (m, k)
 
@@ -82,7 +74,7 @@ def test_recast_ptr_swizzles_the_origin_anew(traced):
     sw2 = cute.make_swizzle(2, 4, 3)
     for m in range(8):
         for k in range(64):
-            assert address(r, (m, k)) == swizzled(sw2, t.iterator.offset + m * 64 + k)
+            assert address(r, (m, k)) == swizzled(sw2, t.iterator.offset + m * 64 + k, 2)
 
 
 def test_size_in_bytes_of_the_identity_swizzle_is_the_outer_layouts():
