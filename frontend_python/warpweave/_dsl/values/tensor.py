@@ -32,7 +32,10 @@ def make_tensor(iterator, layout):
         layout = _core.make_layout(layout)
     if isinstance(iterator, SwizzledOrigin):   # CuTe DSL's swizzled pointer at another tensor's origin
         sw = iterator.origin_swizzle
-        iterator = iterator.swizzled() if isinstance(sw, _core.Swizzle) and sw.num_bits else iterator.origin()
+        if isinstance(layout, ComposedLayout):   # the layout brings its own swizzle: over the tensor's base
+            iterator = iterator._copy()
+        else:
+            iterator = iterator.swizzled() if isinstance(sw, _core.Swizzle) and sw.num_bits else iterator.origin()
     if isinstance(iterator, Pointer) and iterator.swizzle is not None:
         return _swizzled_tensor(iterator, layout)
     if isinstance(iterator, tuple):   # an origin: the coordinate tensor of those coordinates plus the layout's
