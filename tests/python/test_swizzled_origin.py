@@ -81,3 +81,15 @@ def test_size_in_bytes_of_the_identity_swizzle_is_the_outer_layouts():
     outer = cute.make_layout(((1, 32), (64, 1)), stride=((0, 1), (0, 32)))   # 32 scales, one per row
     composed = cute.make_composed_layout(cute.make_swizzle(0, 4, 3), 0, outer)
     assert cute.size_in_bytes(cutlass.BFloat16, composed) == cute.size_in_bytes(cutlass.BFloat16, outer) == 64
+
+
+def test_filter_zeros_of_a_swizzled_layout_drops_the_repeated_coordinates():
+    # a partition of swizzled scales (stride 0 where a scale repeats): the filtered layout addresses, for each
+    # coordinate it keeps, the element the unfiltered one does there
+    outer = cute.make_layout((4, (2, 8)), stride=(0, (1, 64)))
+    composed = cute.make_composed_layout(SW, 0, outer)
+    kept = cute.filter_zeros(composed)
+    assert kept.outer.shape == (1, (2, 8)) and str(kept.inner) == str(composed.inner)
+    for j in range(2):
+        for i in range(8):
+            assert kept((0, (j, i))) == composed((3, (j, i)))

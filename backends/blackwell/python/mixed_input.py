@@ -130,15 +130,13 @@ def scale_tma_partition(tCsS, tCgS, tma_atom_s, block_in_cluster_coord_vmnk, sca
 
 
 def _with_unit_rest(t):
-    """`t` viewed with its first mode v as (v, 1): a composition that keeps the tensor's swizzle if it has one."""
-    shape = cute.shape(t)
-    rest = shape[1:]
-    strides, step = [], cute.size(shape[0])
-    for s in rest:
-        strides.append(step)
-        step = step * cute.size(s)
-    unit = cute.make_layout(((shape[0], 1), *rest), stride=((1, 0), *strides))
-    return cute.make_tensor(t.iterator, cute.composition(t.layout, unit))
+    """`t` with its first mode v made (v, 1), the 1 of stride 0 (a swizzle, if its layout has one, kept)."""
+    layout = t.layout
+    outer = getattr(layout, "outer", layout)
+    unit = cute.make_layout(((outer.shape[0], 1), *outer.shape[1:]), stride=((outer.stride[0], 0), *outer.stride[1:]))
+    if hasattr(layout, "outer"):
+        unit = cute.make_composed_layout(layout.inner, layout.offset, unit)
+    return cute.make_tensor(t.iterator, unit)
 
 
 # --- the transform warps' partitions ----------------------------------------------------------------------------
@@ -178,6 +176,7 @@ def scale_partition(src_copy_a, tCsS, transform_local_tidx, mma_dtype):
     thr = src_copy_a.get_slice(transform_local_tidx)
     tSsS = thr.partition_S(tCsS)
     one_stage = tSsS[(None, None, None, None, 0)].layout
+    one_stage = getattr(one_stage, "outer", one_stage)   # a swizzled stage: the offsets before the swizzle
     held = cute.make_rmem_tensor(cute.filter_zeros(one_stage).shape, mma_dtype)
     view = cute.make_tensor(held.iterator, cute.make_layout(one_stage.shape, stride=held.layout.stride))
     return thr, tSsS, held, view

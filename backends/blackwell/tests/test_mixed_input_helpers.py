@@ -137,3 +137,31 @@ def test_transform_modes_and_a_refused_shuffle():
     assert {x.name for x in m.TransformMode} == {"ConvertOnly", "ConvertScale"}
     with pytest.raises(DSLValueError, match="shuffle"):
         m.cvt_tensor_a(None, cutlass.BFloat16, True)
+
+
+@pytest.mark.parametrize("gm,gk,tile_k,major", [(1, 128, 128, "MN"), (1, 64, 128, "MN"), (1, 128, 128, "K"),
+                                                (2, 256, 128, "MN")])
+def test_tma_of_a_scale_tensor_reads_its_leaves(gm, gk, tile_k, major):
+    # make_tiled_tma_atom_A of a tensor indexed by A's elements whose modes have stride-0 parts (one scale per
+    # block) builds its atom over the modes' leaves: the same memory function, a tile that takes one of each
+    # repeated leaf, and a shared-memory image that gives each element of the tile the stage's offset
+    from warpweave.backends.blackwell import tma as btma
+    M, K, L, tile_m = 256, 512, 2, 128
+    m_major = major == "MN"
+    mode = tcgen05.OperandMajorMode.MN if m_major else tcgen05.OperandMajorMode.K
+    g_layout = mih().get_gmem_layout_scale((M, K, L), gm, gk, mode)
+    ptr = cute.make_ptr(cutlass.BFloat16, 0x10000, cute.AddressSpace.gmem, assumed_align=16)
+    gmem = cute.make_tensor(ptr, g_layout)
+    _, one, _ = mih().get_smem_layout_scale((tile_m, 128, tile_k), False, gm, gk, mode, cutlass.BFloat16, 2)
+    flat, smem, tile = btma._by_leaves(gmem, one, (tile_m, tile_k), "A")
+
+    def leaves(m, k, l):
+        return (m % gm, m // gm, k % gk, k // gk, l)
+
+    for m, k, l in itertools.product(range(0, M, 7), range(0, K, 5), range(L)):
+        assert flat.layout(leaves(m, k, l)) == g_layout((m, k, l)), (m, k, l)
+    bm, bk = min(gm, tile_m), min(gk, tile_k)
+    assert tile == (1, tile_m // bm, 1, tile_k // bk, 1)
+    for m, k in itertools.product(range(tile_m), range(tile_k)):
+        _, m1, _, k1, _ = leaves(m, k, 0)
+        assert smem.outer((0, m1, 0, k1, 0)) == one.outer((m, k)), (m, k)
