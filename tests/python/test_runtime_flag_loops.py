@@ -3,13 +3,16 @@
   the flag from run-time values; a loop on a comparison of static values still runs while tracing;
 - a coordinate tensor's iterator is its origin, indexed by mode, and make_tensor of such a tuple is the coordinate
   tensor at that origin (a TMA tensor moved along one mode);
-- a pipeline consumer that waits inside a run-time loop releases, after it, the stage it waited for last."""
+- a pipeline consumer that waits inside a run-time loop releases, after it, the stage it waited for last;
+- packed 4-bit tensors are copied as the bytes holding them."""
 import numpy as np
+import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.pipeline as pipeline
 from warpweave.cute.runtime import from_dlpack
+from warpweave.ext import DSLTypeError
 
 from dsl_helpers import target
 
@@ -96,3 +99,26 @@ def test_release_after_a_loop_uses_the_loops_last_stage():
     with target("sm_80"):
         c = cute.compile(release_after, from_dlpack(np.zeros(4, np.int32)), 3)
     assert "mbarrier" in c.info["ptx"]
+
+
+def packed_kernel(stride):
+    @cute.kernel
+    def k(g: cute.Tensor, n: cutlass.Int32):
+        smem = cutlass.utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.Int4, cute.make_layout((16, 32), stride=(stride, 1)), 16)
+        tidx, _, _ = cute.arch.thread_idx()
+        r = cute.make_rmem_tensor((32,), cutlass.Int4)
+        cute.autovec_copy(s[tidx % 16, None], r)
+        g[0] = n + r.load().to(cutlass.Int32).reduce(cute.ReductionOp.ADD, 0, 0)
+
+    return k
+
+
+def test_packed_4bit_copies_move_whole_bytes():
+    # a row of 32 int4 (16 bytes, rows 16-byte aligned) is one 16-byte access; rows that start inside a byte
+    # (a row stride of 33 elements) cannot be copied as bytes and are refused at the user's line
+    with target("sm_80"):
+        c = cute.compile(launcher(packed_kernel(32)), from_dlpack(np.zeros(4, np.int32)), 3)
+        assert "alignment = 16 : i64}> : (!llvm.ptr<3>) -> (vector<16xi8>)" in c.ir
+        with pytest.raises(DSLTypeError, match="even number of elements"):
+            cute.compile(launcher(packed_kernel(33)), from_dlpack(np.zeros(4, np.int32)), 3)
