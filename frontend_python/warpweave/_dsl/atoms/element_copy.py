@@ -295,7 +295,7 @@ def _packed_run(acc: _Access, i: int, w: int) -> bool:
     if acc.composed and (w > acc.max_run or _divisibility(x0) % w):
         return False
     start = acc.post(i)
-    return _divisibility(start) % 2 == 0 and acc.ptr.alignment_at(start) >= w // 2
+    return _divisibility(acc.ptr.offset + start) % 2 == 0 and acc.ptr.alignment_at(start) >= w // 2
 
 
 def _copy_packed(sa: _Access, da: _Access, n: int, cap: int) -> bool:
