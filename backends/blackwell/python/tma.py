@@ -22,6 +22,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
 from warpweave.backends.hopper import tma as hopper_tma
+from warpweave.backends.hopper import tma_blocked
 
 from .tcgen05_mma import CtaGroup, OperandMajorMode
 
@@ -129,7 +130,7 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
     if num_multicast > 1 and major != OperandMajorMode.K:
         raise ext.user_error(f"make_tiled_tma_atom_{which}: multicast of an MN-major operand is not supported here "
                              "(use K-major, or a cluster without multicast of this operand)", ext.DSLValueError)
-    if any(isinstance(m, tuple) for m in _modes(gmem_tensor)[:2]):
+    if _by_element_blocks(gmem_tensor):
         atom, _ = hopper_tma.make_tiled_tma_atom(op, *_by_leaves(gmem_tensor, plain, tile, which), num_multicast,
                                                  internal_type=internal_type, descriptor=descriptor)
         tensor = cute.make_identity_tensor(gmem_tensor.shape)
@@ -144,6 +145,14 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
 def _modes(tensor):
     shape = tensor.layout.shape
     return shape if isinstance(shape, tuple) else (shape,)
+
+
+def _by_element_blocks(gmem_tensor) -> bool:
+    """Whether the tensor's (MN, K) modes are (part, part, ...) of flat parts, some nested (a mixed-input GEMM's
+    scales), and not stored in dense blocks (block-scaled scale factors, Hopper's tma_blocked)."""
+    first = _modes(gmem_tensor)[:2]
+    return (any(isinstance(m, tuple) for m in first) and not tma_blocked.is_blocked(gmem_tensor)
+            and all(not isinstance(p, tuple) for m in first if isinstance(m, tuple) for p in m))
 
 
 def _by_leaves(gmem_tensor, plain, tile, which):
