@@ -44,6 +44,8 @@ _MX = ["--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"]
 _PAIRS = [["--a_dtype", a, "--b_dtype", b] + _MX for a, b in (("Float8E4M3FN", "Float8E4M3FN"),
                                                              ("Float4E2M1FN", "Float8E4M3FN"),
                                                              ("Float8E5M2", "Float4E2M1FN"))]
+# The mixed-input GEMMs with 8-bit A and no scales (convert only); their default is 4-bit A with scales.
+_INT8_A = ["--a_dtype", "Int8", "--scale_granularity_m", "0", "--scale_granularity_k", "0"]
 GEFORCE = [("cute/blackwell_geforce/kernel/dense_gemm/dense_gemm.py", "sm_120a", [])] + [
     (_SM120_BLOCKSCALED + kind + ".py", "sm_120a", args) for kind in ("pingpong", "cooperative")
     for args in [[]] + _PAIRS]
@@ -70,6 +72,13 @@ BLACKWELL = [
     ("cute_ext/blackwell/dense_block_scaled_gemm.py", "sm_100a", []),
     ("cute/blackwell/kernel/moe/torch_grouped_mm.py", "sm_100a", []),
     ("cute/blackwell/kernel/moe/torch_scaled_grouped_mm.py", "sm_100a", []),
+    ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", "sm_100a", []),
+    ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", "sm_100a", _INT8_A),
+    ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", "sm_100a", _INT8_A + ["--a_major", "k"]),
+    ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm.py", "sm_100a", []),
+    ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm.py", "sm_100a", _INT8_A),
+    ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm_acc_scale.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py", "sm_100a", []),
 ]
 SETS = {"geforce": GEFORCE, "blackwell": BLACKWELL, "all": GEFORCE + BLACKWELL}
 

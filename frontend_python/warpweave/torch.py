@@ -173,13 +173,12 @@ def _storage_order(t):
     return rest + modes[::-1]
 
 
-def _store_packed_e2m1(dst, values):
-    """Writes values into dst's storage as fp4, two to a byte, low nibble first: the value at element offset o
-    (dst's strides, in elements) is nibble o of the storage, which is how a cute tensor of Float4E2M1FN over the
-    same strides reads it. Made with ordinary integer ops, so it works where torch has no conversion kernel for
-    its packed fp4 type (none on the CPU, which a compile-only run uses for "cuda" tensors)."""
+def _store_nibbles(dst, codes):
+    """Writes 4-bit codes into dst's storage, two to a byte, low nibble first: the value at element offset o
+    (dst's strides, in elements) is nibble o of the storage, which is how a cute tensor of a 4-bit type (Float4E2M1FN,
+    Int4, Uint4) over the same strides reads it. Made with ordinary integer ops, so it works where torch has no
+    conversion kernel for the packed type (none on the CPU, which a compile-only run uses for "cuda" tensors)."""
     torch = _torch()
-    codes = _e2m1_codes(values.to(device=dst.device))
     nbytes = dst.untyped_storage().nbytes()
     raw = torch.empty(0, dtype=torch.uint8, device=dst.device).set_(dst.untyped_storage())
     order = _storage_order(dst)
@@ -201,8 +200,11 @@ def _store_packed_e2m1(dst, values):
 def _store(dst, values, cutlass_dtype):
     """Writes float values into dst (a torch tensor) as cutlass_dtype, through its storage type."""
     torch = _torch()
-    if _n.dtype(cutlass_dtype) is getattr(_n, "Float4E2M1FN", None):
-        return _store_packed_e2m1(dst, values)
+    t = _n.dtype(cutlass_dtype)
+    if t is getattr(_n, "Float4E2M1FN", None):
+        return _store_nibbles(dst, _e2m1_codes(values.to(device=dst.device)))
+    if t in (_n.Int4, _n.Uint4):   # integers in the type's range, two's complement in a nibble
+        return _store_nibbles(dst, values.to(device=dst.device).round().to(torch.int64) & 15)
     want = dtype(cutlass_dtype)
     converted = values.to(device=dst.device).to(want)
     if dst.dtype == want:
@@ -236,7 +238,15 @@ def cute_tensor_like(data_ref, cutlass_dtype, is_dynamic_layout, assumed_align=N
     its cute.runtime view, with a dynamic layout (leading mode kept static) when is_dynamic_layout."""
     torch = _torch()
     t = _n.dtype(cutlass_dtype)
-    storage = dtype(t)
+    if t in (_n.Int4, _n.Uint4):
+        # torch has no 4-bit integers; its packed fp4 is a container of nibbles (element offset o is nibble o, as
+        # from_dlpack reads it), which the integers' codes fill the same way (_store_nibbles)
+        storage = getattr(torch, "float4_e2m1fn_x2", None)
+        if storage is None:
+            raise DSLTypeError(f"cute_tensor_like: {t.__name__} needs torch's packed 4-bit storage "
+                               "(torch.float4_e2m1fn_x2, torch 2.8 or later)", user_location(2))
+    else:
+        storage = dtype(t)
     if t.is_float and t.width == 8:
         storage = torch.uint8  # DLPack carries no fp8: kernels see the element type set below
     dev = device if device is not None else "cuda"

@@ -97,11 +97,17 @@ class _Participant:
     def clone(self):
         return type(self)(self._pipeline, self._state.clone(), self._group)
 
+    # Carried through dynamic control flow: the state, and the stage taken last, which release() / commit() without
+    # a handle act on after the region (a wait in a loop's last trip, its release after the loop); before any stage
+    # is taken the state stands in for it, so that the values are as many whether the region takes one or not.
     def _ww_carry_get(self):
-        return self._state._ww_carry_get()
+        last = self._last._state if self._last is not None else self._state
+        return self._state._ww_carry_get() + last._ww_carry_get()
 
     def _ww_carry_set(self, values):
-        self._state._ww_carry_set(values)
+        self._state._ww_carry_set(values[:3])
+        if self._last is not None:
+            self._last = type(self._last)(self._pipeline, PipelineState(self._state.stages, *values[3:]))
 
     def __repr__(self):
         return f"{type(self).__name__}({type(self._pipeline).__name__}, {self._state})"

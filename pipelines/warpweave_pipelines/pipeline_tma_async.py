@@ -48,14 +48,21 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
 
     @classmethod
     def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
-               cta_layout_vmnk=None, tidx=None, init_thread=None, defer_sync: bool = False, loc=None, ip=None):
+               cta_layout_vmnk=None, tidx=None, mcast_mode_mn=(1, 1), init_thread=None, defer_sync: bool = False,
+               loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage. tx_count: the bytes the TMA loads of one
         stage bring into each CTA. cta_layout_vmnk: the cluster as a (1, M, N, 1) layout of CTAs (None: one CTA).
         Every thread of the block calls it; with defer_sync=True the kernel syncs later (pipeline_init_arrive /
         pipeline_init_wait, cluster-wide when the cluster has several CTAs). tidx: the thread index whose lane
         (tidx % 32) chooses what a consumer thread releases in place of its own lane (None); one value for all
         threads, e.g. 0, makes every consumer thread release this CTA's stage, for a consumer group that counts
-        each of its threads."""
+        each of its threads. mcast_mode_mn: which loads are multicast into this CTA, (A along N, B along M), each 0
+        or 1: a consumer releases the stage to the CTAs that sent them (those of its cluster row for A, of its
+        column for B)."""
+        mcast_mode_mn = tuple(mcast_mode_mn)
+        if len(mcast_mode_mn) != 2 or any(m not in (0, 1) for m in mcast_mode_mn) or mcast_mode_mn == (0, 0):
+            raise ValueError(f"mcast_mode_mn is (A multicast, B multicast), each 0 or 1 and not both 0, got "
+                             f"{mcast_mode_mn!r}")
         if not isinstance(num_stages, int) or num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:
@@ -72,7 +79,7 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
         barrier_storage = own_barriers(barrier_storage, num_stages)
         full = cls._sync_object(barrier_storage, num_stages, (PipelineOp.TmaLoad, producer_group), tx_count)
         empty = cls._sync_object(barrier_storage + num_stages, num_stages, (PipelineOp.AsyncThread, consumer_group))
-        signalling, dst = cls._release_lanes(cluster_mn, tidx)
+        signalling, dst = cls._release_lanes(cluster_mn, tidx, mcast_mode_mn)
         p = cls(full, empty, num_stages, None, dst, signalling, cluster_mn)
 
         def init():
@@ -87,17 +94,21 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
         return p
 
     @staticmethod
-    def _release_lanes(cluster_mn, tidx=None):
+    def _release_lanes(cluster_mn, tidx=None, mcast_mode_mn=(1, 1)):
         """(is_signalling_thread, consumer_mask): with one CTA lane 0 of each consumer warp releases this CTA's
-        stage; in a cluster lane r releases it in the CTA of rank r when that CTA shares this one's row or column
-        (its loads were multicast here). tidx, when given, stands for the thread's index (its lane tidx % 32)."""
+        stage; in a cluster lane r releases it in the CTA of rank r when that CTA shares this one's row (its M,
+        where A is multicast from) or column (its N, for B), of the modes mcast_mode_mn names (its loads were
+        multicast here). tidx, when given, stands for the thread's index (its lane tidx % 32)."""
         lane = cute.arch.lane_idx() if tidx is None else cutlass.Int32(tidx) % 32
         size = cluster_mn[0] * cluster_mn[1]
         if size == 1:
             return lane == 0, None
         cm = cluster_mn[0]
         me = cute.arch.block_rank_in_cluster()
-        return (lane < size) & ((lane % cm == me % cm) | (lane // cm == me // cm)), lane
+        a_mc, b_mc = mcast_mode_mn
+        same_m, same_n = lane % cm == me % cm, lane // cm == me // cm
+        peer = (same_m | same_n) if a_mc and b_mc else (same_m if a_mc else same_n)
+        return (lane < size) & peer, lane
 
     @property
     def cluster_size(self) -> int:

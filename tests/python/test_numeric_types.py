@@ -181,19 +181,29 @@ def test_packed_tensors_hold_two_values_per_byte():
     assert cute.size_in_bytes(cutlass.Float6E2M3FN, cute.make_layout(10)) == 10   # 6-bit values: a byte each
 
 
-def test_copy_of_packed_tensors_is_refused_not_miscompiled():
+def packed_copy(stride):
     @cute.kernel
     def k(gX: cute.Tensor):
         a = cute.make_rmem_tensor((8,), cutlass.Int4)
         b = cute.make_rmem_tensor((8,), cutlass.Int4)
-        cute.autovec_copy(a, b)
+        cute.autovec_copy(cute.make_tensor(a.iterator, cute.make_layout(4, stride=stride)),
+                          cute.make_tensor(b.iterator, cute.make_layout(4, stride=stride)))
 
     @cute.jit
     def h(x):
         k(x).launch(grid=[1, 1, 1], block=[1, 1, 1])
 
-    with target("sm_80"), pytest.raises(TypeError, match="packed 4-bit"):
-        cute.compile(h, from_dlpack(np.zeros(8, np.float32)))
+    return h
+
+
+def test_copy_of_packed_tensors_moves_bytes_or_is_refused_not_miscompiled():
+    # 4 consecutive int4 from an even element are 2 whole bytes, copied as such; every other element (stride 2)
+    # shares its bytes with elements not copied, so it is refused rather than copied with its neighbours
+    with target("sm_80"):
+        c = cute.compile(packed_copy(1), from_dlpack(np.zeros(8, np.float32)))
+        assert "-> (vector<2xi8>)" in c.ir
+        with pytest.raises(TypeError, match="packed 4-bit"):
+            cute.compile(packed_copy(2), from_dlpack(np.zeros(8, np.float32)))
 
 
 @requires_gpu

@@ -199,3 +199,31 @@ def test_every_tile_visited_once_on_the_gpu(cluster_mn, swizzle, along_m, max_ac
         for it, (m, n, l) in enumerate(tiles_of_cta):
             if m < tiles[0] and n < tiles[1]:
                 assert got[m, n, l] // 1000 == it
+
+
+@pytest.mark.parametrize("inner_mode,cluster_mn", [(0, (1, 1)), (1, (1, 1)), (0, (2, 1)), (1, (1, 2))])
+def test_runtime_scheduler_walks_clusters_inner_mode_first_without_end(inner_mode, cluster_mn):
+    # (5, 4) CTA tiles in clusters of cluster_mn; a grid of 3 persistent clusters. Each cluster's k-th work is the
+    # linear index bz + 3 k over clusters, the inner mode fastest and the other mode unbounded, always valid; a
+    # CTA's tile is its cluster's times the cluster shape plus its place in it.
+    params = utils.PersistentTileSchedulerParams((5, 4, 1), (*cluster_mn, 1))
+    cm_count, cn_count = -(-5 // cluster_mn[0]), -(-4 // cluster_mn[1])
+    inner = cm_count if inner_mode == 0 else cn_count
+    grid = (cluster_mn[0], cluster_mn[1], 3)
+    for bx, by, bz in itertools.product(*(range(g) for g in grid)):
+        sched = utils.StaticPersistentRuntimeTileScheduler.create(params, (bx, by, bz), grid, inner_mode=inner_mode)
+        work = sched.initial_work_tile_info()
+        for k in range(12):
+            linear = bz + 3 * k
+            fast, slow = linear % inner, linear // inner
+            cl_m, cl_n = (fast, slow) if inner_mode == 0 else (slow, fast)
+            assert work.is_valid_tile
+            assert tuple(work.tile_idx) == (cl_m * cluster_mn[0] + bx, cl_n * cluster_mn[1] + by, 0), (bz, k)
+            sched.advance_to_next_work()
+            work = sched.get_current_work()
+
+
+def test_runtime_scheduler_refuses_another_inner_mode():
+    params = utils.PersistentTileSchedulerParams((5, 4, 1), (1, 1, 1))
+    with pytest.raises(ValueError, match="inner_mode"):
+        utils.StaticPersistentRuntimeTileScheduler.create(params, (0, 0, 0), (1, 1, 1), inner_mode=2)

@@ -147,12 +147,28 @@ def test_packed_fp4_store_puts_each_code_at_its_element_offset(shape, perm, offs
     inv = [perm.index(i) for i in range(len(perm))]
     dst = dense.permute(*inv)
     assert tuple(dst.shape) == shape
-    cutlass_torch._store_packed_e2m1(dst, vals)
-    nib = _nibbles(store).tolist()
     want = cutlass_torch._e2m1_codes(vals)
+    cutlass_torch._store_nibbles(dst, want)
+    nib = _nibbles(store).tolist()
     covered = set()
     for idx in torch.cartesian_prod(*[torch.arange(s) for s in shape]).reshape(-1, len(shape)).tolist():
         off = offset + sum(i * st for i, st in zip(idx, dst.stride()))
         covered.add(off)
         assert nib[off] == want[tuple(idx)].item(), idx
     assert all(nib[o] == 9 for o in range(len(nib)) if o not in covered)
+
+
+@pytest.mark.parametrize("dtype,lo,hi", [(cutlass.Int4, -8, 7), (cutlass.Uint4, 0, 15)])
+def test_cute_tensor_like_packs_4bit_integers_at_their_element_offsets(dtype, lo, hi):
+    # torch has no 4-bit integers: the values go two to a byte (low nibble first) in the 4-bit container, nibble o
+    # holding the two's-complement code of the element at offset o, which is how a kernel's Int4 tensor reads them
+    ref = cutlass_torch.matrix(1, 6, 8, False, cutlass.Float32)
+    vals = torch.randint(lo, hi + 1, tuple(ref.shape), generator=torch.Generator().manual_seed(7)).float()
+    ref.copy_(vals)
+    cute_t, storage = cutlass_torch.cute_tensor_like(ref, dtype, is_dynamic_layout=True, assumed_align=16,
+                                                     device="cpu")
+    assert cute_t.element_type is dtype
+    nib = _nibbles(storage)
+    for idx in itertools.product(*(range(s) for s in storage.shape)):
+        off = sum(i * st for i, st in zip(idx, storage.stride()))
+        assert nib[off] == int(vals[idx]) & 15, idx

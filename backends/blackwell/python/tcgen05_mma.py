@@ -110,6 +110,31 @@ class _Tcgen05Mma:
     def shape_mnk(self):
         return tuple(self.raw_params["shape_mnk"])
 
+    @property
+    def a_dtype(self):
+        """A's element type as the instruction reads it (CuTe DSL's MmaOp.a_dtype)."""
+        return self._dtype_param("a_dtype")
+
+    @property
+    def b_dtype(self):
+        return self._dtype_param("b_dtype")
+
+    @property
+    def acc_dtype(self):
+        """The accumulators' type: Int32 for kind::i8, Float32 where the op takes no acc_dtype (kind::tf32)."""
+        p = self.raw_params
+        if "acc_dtype" in p:
+            return p["acc_dtype"]
+        return cutlass.Int32 if p.get("ab_dtype") in (cutlass.Int8, cutlass.Uint8) else cutlass.Float32
+
+    def _dtype_param(self, which):
+        p = self.raw_params
+        if which in p:
+            return p[which]
+        if "ab_dtype" in p:
+            return p["ab_dtype"]
+        return cutlass.TFloat32   # kind::tf32 names no type: its operands are tf32
+
     def instruction_operands(self, fields):
         """The instruction descriptor (a constant from the plugin's hook: types, M, N from the atom; majors and
         negations from the op and its fields) and enable_input_d (Field.ACCUMULATE)."""
@@ -562,8 +587,10 @@ class TmemKind(ext.OperandKind):
             return cute.make_tensor(tensor.iterator, tmem_layouts.a_operand_layout(m, k, cta, tensor.shape,
                                                                                    dtype.width))
         if operand["name"] == "a":
-            # laid out from the shape alone (its address comes with cute.make_tensor over an allocated pointer)
-            layout = tmem_layouts.a_operand_layout(m, k, cta, tensor, dtype.width)
+            # laid out from the shape alone (its address comes with cute.make_tensor over an allocated pointer); a
+            # layout (a shared-memory layout of A, as the mixed-input GEMMs pass) gives its shape
+            shape = tensor.shape if hasattr(tensor, "shape") and hasattr(tensor, "stride") else tensor
+            layout = tmem_layouts.a_operand_layout(m, k, cta, shape, dtype.width)
             return cute.make_tensor(ext.make_pointer(None, dtype, "tmem", 16), layout)
         if dtype.width != 32:
             raise ext.user_error(f"make_fragment_C: accumulators of {dtype.__name__} in tensor memory are not "

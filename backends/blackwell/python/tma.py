@@ -23,6 +23,7 @@ import warpweave.cute as cute
 from warpweave import ext
 from warpweave.backends.hopper import tma as hopper_tma
 from warpweave.backends.hopper import tma_value_map
+from warpweave.backends.hopper import tma_blocked
 
 from .tcgen05_mma import CtaGroup, OperandMajorMode
 
@@ -130,8 +131,13 @@ def _make(op, gmem_tensor, smem_layout, tiled_mma, num_multicast, internal_type,
     if num_multicast > 1 and major != OperandMajorMode.K:
         raise ext.user_error(f"make_tiled_tma_atom_{which}: multicast of an MN-major operand is not supported here "
                              "(use K-major, or a cluster without multicast of this operand)", ext.DSLValueError)
-    atom, tensor = hopper_tma.make_tiled_tma_atom(op, gmem_tensor, plain, tile, num_multicast,
-                                                  internal_type=internal_type, descriptor=descriptor)
+    if _by_element_blocks(gmem_tensor):
+        atom, _ = hopper_tma.make_tiled_tma_atom(op, *_by_leaves(gmem_tensor, plain, tile, which), num_multicast,
+                                                 internal_type=internal_type, descriptor=descriptor)
+        tensor = cute.make_identity_tensor(gmem_tensor.shape)
+    else:
+        atom, tensor = hopper_tma.make_tiled_tma_atom(op, gmem_tensor, plain, tile, num_multicast,
+                                                      internal_type=internal_type, descriptor=descriptor)
     atom.__class__ = _umma_class(type(atom))
     atom.cta_group = cta
     return cpasync.TmaInfo(atom, tensor, smem_layout)   # the layout as given (staged or one stage)
@@ -145,6 +151,71 @@ def make_non_exec_tiled_tma_load(gmem_tensor, smem_layout, cta_v_map, op, num_mu
     atom.__class__ = _umma_class(type(atom))
     atom.cta_group = _op_cta_group(op)
     return atom, tensor
+
+
+def _modes(tensor):
+    shape = tensor.layout.shape
+    return shape if isinstance(shape, tuple) else (shape,)
+
+
+def _by_element_blocks(gmem_tensor) -> bool:
+    """Whether the tensor's (MN, K) modes are (part, part, ...) of flat parts, some nested (a mixed-input GEMM's
+    scales), and not stored in dense blocks (block-scaled scale factors, Hopper's tma_blocked)."""
+    first = _modes(gmem_tensor)[:2]
+    return (any(isinstance(m, tuple) for m in first) and not tma_blocked.is_blocked(gmem_tensor)
+            and all(not isinstance(p, tuple) for m in first if isinstance(m, tuple) for p in m))
+
+
+def _by_leaves(gmem_tensor, plain, tile, which):
+    """(the tensor, its one-stage shared-memory layout, the tile) over the leaves of the tensor's (MN, K) modes, for
+    an operand indexed by element coordinates whose modes have parts of stride 0 (the scales of a mixed-input GEMM,
+    ((granularity_m, blocks_m), (granularity_k, blocks_k), L): one scale per block). The tile takes, along each
+    mode, its leaves in order (colexicographically, as the mode counts its elements); a stride-0 leaf repeats one
+    element, so the tile takes one of it and the shared-memory image is the same values once. The TMA tensor's
+    coordinates are the mode's hierarchical ones, whose leaves are the tensor map's coordinates."""
+    layout = gmem_tensor.layout
+    shape, stride = _modes(gmem_tensor), layout.stride if isinstance(layout.shape, tuple) else (layout.stride,)
+    po = getattr(plain, "outer", plain)
+    leaf_shape, leaf_stride, leaf_tile, smem_stride = [], [], [], []
+    for i in range(len(shape)):
+        sh, st = shape[i], stride[i]
+        parts = list(zip(sh, st)) if isinstance(sh, tuple) else [(sh, st)]
+        left, step = (tile[i] if i < 2 else 1), 1
+        for extent, d in parts:
+            if isinstance(extent, tuple) or isinstance(d, tuple):
+                raise ext.user_error(f"make_tiled_tma_atom_{which}: mode {i} of the tensor {layout} is nested "
+                                     "more than two deep", ext.DSLValueError)
+            take = 1
+            if left > 1:
+                e = extent if isinstance(extent, int) else None
+                take = left if e is None or left < e else e
+                if (e is not None and (left % e if left >= e else e % left)):
+                    raise ext.user_error(f"make_tiled_tma_atom_{which}: the tile {tile} does not split over the "
+                                         f"parts of mode {i} of the tensor {layout}", ext.DSLValueError)
+                left //= take
+            zero = isinstance(d, int) and d == 0
+            leaf_shape.append(extent)
+            leaf_stride.append(d)
+            n = 1 if zero else take
+            leaf_tile.append(n)
+            # the shared-memory step of this leaf: the stage layout's at this leaf's first element of the mode
+            smem_stride.append(0 if n == 1 or i >= 2 else po(tuple(step if j == i else 0 for j in range(2))))
+            if n > 1:
+                for x in range(n):
+                    at = po(tuple(step * x if j == i else 0 for j in range(2)))
+                    if at != x * smem_stride[-1]:
+                        raise ext.user_error(f"make_tiled_tma_atom_{which}: the shared-memory layout {plain} is not "
+                                             f"one run along part {len(leaf_shape) - 1} of the tensor {layout}",
+                                             ext.DSLValueError)
+            step *= take if isinstance(take, int) else 1
+        if left != 1:
+            raise ext.user_error(f"make_tiled_tma_atom_{which}: the tile {tile} is larger than mode {i} of the "
+                                 f"tensor {layout}", ext.DSLValueError)
+    flat = cute.make_tensor(gmem_tensor.iterator, cute.make_layout(tuple(leaf_shape), stride=tuple(leaf_stride)))
+    smem = cute.make_layout(tuple(leaf_tile), stride=tuple(smem_stride))
+    if hasattr(plain, "inner"):
+        smem = cute.make_composed_layout(plain.inner, 0, smem)
+    return flat, smem, tuple(leaf_tile)
 
 
 def make_tiled_tma_atom_A(op, gmem_tensor, smem_layout, mma_tiler_mnk, tiled_mma, cluster_shape_vmnk=None, *,

@@ -388,12 +388,21 @@ def coalesce(input, target_profile=None):
     return _rewrap(input, _core.coalesce(_layout_of(input, "coalesce"), target_profile))
 
 
+def _filtered(input, op, f, target_profile):
+    """f (the core's filter) of input's layout; of a composed layout's outer layout, the swizzle and offset kept:
+    filtering reindexes the domain, which the composition's outer layout is (a swizzled tensor's partition)."""
+    lay = _layout_of(input, op)
+    if isinstance(lay, _core.ComposedLayout):
+        return _rewrap(input, _core.ComposedLayout(lay.inner, lay.offset, f(lay.outer, target_profile)))
+    return _rewrap(input, f(lay, target_profile))
+
+
 def filter_zeros(input, *, target_profile=None):
-    return _rewrap(input, _core.filter_zeros(_layout_of(input, "filter_zeros"), target_profile))
+    return _filtered(input, "filter_zeros", _core.filter_zeros, target_profile)
 
 
 def filter(input, *, target_profile=None):  # noqa: A001 (CuTe's name)
-    return _rewrap(input, _core.filter(_layout_of(input, "filter"), target_profile))
+    return _filtered(input, "filter", _core.filter, target_profile)
 
 
 def composition(lhs, rhs):

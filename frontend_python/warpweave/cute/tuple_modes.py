@@ -10,19 +10,20 @@ def _dice_tuple(coord, t):
     if isinstance(coord, tuple):
         if not isinstance(t, tuple) or len(t) != len(coord):
             raise ValueError(f"dice: the coordinate {coord} does not match the modes of {t}")
-        out = []
+        out = ()
         for c, x in zip(coord, t):
             if isinstance(c, tuple):
-                out.append(_dice_tuple(c, x))   # a nested coordinate keeps its mode, diced inside
+                out += _dice_tuple(c, x)   # a nested coordinate's kept modes join this level (CuTe's tuple_cat)
             elif c is not None:
-                out.append(x)                   # a fixed mode is kept whole
-        return tuple(out)
+                out += (x,)                # a fixed mode is kept whole
+        return out
     return () if coord is None else t
 
 
 def dice(src, dicer):
     """The modes of src where dicer holds an integer (CuTe's dice; None drops a mode, as slicing keeps exactly
-    those): dice((M, N, K), (1, None, 1)) is (M, K). A layout is diced in its shape and stride."""
+    those): dice((M, N, K), (1, None, 1)) is (M, K). The modes kept inside a nested coordinate are modes of the
+    result: dice((M, (N, K)), (1, (1, None))) is (M, N). A layout is diced in its shape and stride."""
     if isinstance(src, (_core.Layout,)):
         shape, stride = _dice_tuple(dicer, src.shape), _dice_tuple(dicer, src.stride)
         return _core.make_layout(shape, stride=stride)

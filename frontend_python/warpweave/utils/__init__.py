@@ -10,7 +10,7 @@ from .hardware_info import HardwareInfo, get_smem_capacity_in_bytes  # noqa: F40
 from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401,E402
 from ..viz import print_latex, print_latex_tv  # noqa: F401,E402 (pictures of layouts, warpweave.viz)
 from .static_persistent_tile_scheduler import (  # noqa: F401,E402
-    PersistentTileSchedulerParams, StaticPersistentTileScheduler, WorkTileInfo,
+    PersistentTileSchedulerParams, StaticPersistentRuntimeTileScheduler, StaticPersistentTileScheduler, WorkTileInfo,
 )
 from .clc_dynamic_persistent_tile_scheduler import (  # noqa: F401,E402
     ClcDynamicPersistentTileScheduler, ClcDynamicPersistentTileSchedulerParams,
@@ -64,7 +64,7 @@ class LayoutEnum(enum.Enum):
 
 __all__ = ["LayoutEnum", "SmemAllocator", "SmemPartition", "HardwareInfo", "get_smem_capacity_in_bytes", "hardware_info",
            "tensor_helpers", "create_cute_tensor_for_fp8", "is_fp8_dtype", "PersistentTileSchedulerParams",
-           "StaticPersistentTileScheduler", "WorkTileInfo",
+           "StaticPersistentTileScheduler", "StaticPersistentRuntimeTileScheduler", "WorkTileInfo",
            "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams",
            "GroupedGemmTileSchedulerHelper", "GroupedWorkTileInfo", "GroupSearchResult", "GroupSearchState",
            "StaticPersistentGroupTileScheduler", "create_initial_search_state"]

@@ -279,3 +279,36 @@ def _numeric(v):
     if isinstance(v, Numeric):
         return v
     return Boolean(v) if isinstance(v, bool) else Int32(v)
+
+
+class StaticPersistentRuntimeTileScheduler(StaticPersistentTileScheduler):
+    """A persistent walk whose extent the kernel finds out itself (CuTe DSL's StaticPersistentRuntimeTileScheduler):
+    a grouped GEMM whose group sizes live in device memory. The linear work index walks the clusters of the
+    problem's `inner_mode` (0: M, 1: N) fastest and the other mode without bound, so each work tile is valid and
+    the kernel stops when its own search runs out of groups; the batch coordinate is 0."""
+
+    def __init__(self, params, start, stride, cta_coord_mn, dynamic: bool, inner_mode: int = 1):
+        self.inner_mode = inner_mode
+        super().__init__(params, start, stride, cta_coord_mn, dynamic)
+
+    @staticmethod
+    def create(params: PersistentTileSchedulerParams, block_idx, grid_dim, inner_mode: int = 1, *, loc=None,
+               ip=None):
+        """This CTA's scheduler (see StaticPersistentTileScheduler.create); inner_mode: the mode walked fastest."""
+        if inner_mode not in (0, 1):
+            raise DSLValueError(f"StaticPersistentRuntimeTileScheduler.create: inner_mode is 0 (M) or 1 (N), got "
+                                f"{inner_mode!r}", user_location(2))
+        base = StaticPersistentTileScheduler.create(params, block_idx, grid_dim)
+        return StaticPersistentRuntimeTileScheduler(params, base._linear, base._stride, (base._cta_m, base._cta_n),
+                                                    base._dynamic, inner_mode)
+
+    def _update(self):
+        p = self.params
+        cm_count, cn_count, _ = p.problem_shape_ncluster_mnl
+        inner = cn_count if self.inner_mode == 1 else cm_count
+        outer_i = self._linear // inner
+        inner_i = self._linear - outer_i * inner
+        cl_m, cl_n = (outer_i, inner_i) if self.inner_mode == 1 else (inner_i, outer_i)
+        cm, cn, _ = p.cluster_shape_mnk
+        tile = (cl_m * cm + self._cta_m, cl_n * cn + self._cta_n, 0)
+        self._work._ww_carry_set([self._int(t) for t in tile] + [self._bool(True)])

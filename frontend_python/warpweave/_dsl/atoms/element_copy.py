@@ -264,9 +264,12 @@ def prefetch(atom, src, *, loc=None, ip=None, **kwargs):
 def _copy_universal(atom, sa: _Access, da: _Access, n: int, p: _Pred):
     t = sa.ptr.dtype
     if is_packed(t) or is_packed(da.ptr.dtype):
-        # Vector accesses here count whole bytes per element.
-        raise DSLTypeError(f"cute.copy of packed 4-bit {t.__name__} tensors is not supported: copy element by "
-                           "element (dst[i] = src[i]), or recast_tensor both to Uint8", user_location(3))
+        # Vector accesses here count whole bytes per element; packed values move as the bytes holding them.
+        if t is not da.ptr.dtype or p.pred is not None or not _copy_packed(sa, da, n, atom.max_vector_bits // 4):
+            raise DSLTypeError(f"cute.copy of packed 4-bit {t.__name__} tensors moves whole bytes: runs of an even "
+                               "number of elements, from even elements, consecutive in both tensors (or copy element "
+                               "by element, dst[i] = src[i])", user_location(3))
+        return
     same = sa.ptr.dtype is da.ptr.dtype
     cap = max(1, atom.max_vector_bits // max(t.width, 8)) if same else 1
     eb = elem_bytes(t)
@@ -281,6 +284,38 @@ def _copy_universal(atom, sa: _Access, da: _Access, n: int, p: _Pred):
             w //= 2
         for k in range(0, len(group), w):
             _copy_run_pred(sa, da, group[k:k + w], p)
+
+
+def _packed_run(acc: _Access, i: int, w: int) -> bool:
+    """Whether the w packed elements from linear index i are w consecutive elements in memory from an even one, w/2
+    whole bytes at an alignment of w/2 (registers too: their bytes are what is copied)."""
+    x0 = acc.pre(i)
+    if any(not (isinstance(acc.pre(i + j) - x0, int) and acc.pre(i + j) - x0 == j) for j in range(1, w)):
+        return False
+    if acc.composed and (w > acc.max_run or _divisibility(x0) % w):
+        return False
+    start = acc.post(i)
+    return _divisibility(acc.ptr.offset + start) % 2 == 0 and acc.ptr.alignment_at(start) >= w // 2
+
+
+def _copy_packed(sa: _Access, da: _Access, n: int, cap: int) -> bool:
+    """Copies n packed 4-bit elements as bytes, the widest run (a power of two up to cap elements) at each place;
+    False (nothing written) when some element is not in such a run of at least two."""
+    plan, i = [], 0
+    while i < n:
+        w = max(2, min(cap, _pow2_part(n - i)))
+        while w >= 2 and not (_packed_run(sa, i, w) and _packed_run(da, i, w)):
+            w //= 2
+        if w < 2:
+            return False
+        plan.append((i, w))
+        i += w
+    b = trace.builder()
+    for i, w in plan:
+        ty = "i8" if w == 2 else f"vector<{w // 2}xi8>"
+        v = b.op1("llvm.load", [sa.ptr.address(sa.post(i))], ty, f"alignment = {w // 2} : i64")
+        b.op0("llvm.store", [v, da.ptr.address(da.post(i))], f"alignment = {w // 2} : i64")
+    return True
 
 
 def _copy_run_pred(sa, da, run, p: _Pred):

@@ -261,6 +261,9 @@ class TiledMma:
     def thrfrg_C(self, layout):
         return self._thrfrg(layout, (0, 1), (0, 1), self.atom.layout_c_tv, (1, 2))
 
+    # CuTe DSL's spelling, which its programs call (a scale tile partitioned as the MMA partitions A, for its TMA)
+    _thrfrg_A, _thrfrg_B, _thrfrg_C = thrfrg_A, thrfrg_B, thrfrg_C
+
     # --- thread-value layouts of the whole tile -------------------------------------------------------------------
     def _thridx(self):
         return _core.right_inverse(self.thr_layout_vmnk)

@@ -12,7 +12,8 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Numeric, Uint8, dtype as dtype_of
-from ..values.tensor import ComposedLayout, Layout, Pointer, SMEM, Tensor, elem_bytes, element_swizzle, is_packed
+from ..values.tensor import (ComposedLayout, Layout, Pointer, SMEM, SwizzledOrigin, Tensor, elem_bytes, element_swizzle,
+                             is_packed)
 
 DYNAMIC_SMEM = "__ww_dynamic_smem"
 BASE_ALIGN = 1024
@@ -132,6 +133,8 @@ class SmemAllocator:
             # that the swizzle of offsets is the swizzle of addresses (what TMA and the MMAs apply).
             align = max(align, _bytes_of(1 << (inner.num_bits + inner.num_base + inner.num_shift), t))
         ptr = _pointer(_carve(_bytes_of(cos, t), align), t)
+        if swizzle is not None:   # the swizzle is the pointer's, as CuTe DSL gives it (the tensor has strides)
+            ptr = SwizzledOrigin.of(ptr, layout.inner, 0)
         return Tensor(ptr, layout, t)
 
 

@@ -659,8 +659,11 @@ def static_condition(cond, lineno):
 
 def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
     st = trace.current()
-    probe = _as_condition(cond_fn(*values))
-    if _is_static(probe):
+    raw = cond_fn(*values)
+    probe = _as_condition(raw)
+    # A loop on a flag variable made a DSL Boolean (`go = cutlass.Boolean(True)`, `while go:`) runs at run time, as
+    # in CuTe DSL, where that Boolean is an IR value: its body usually sets the flag from runtime values.
+    if _is_static(probe) and not (isinstance(raw, Boolean) and any(raw is v for v in values)):
         vals = tuple(values)
         while True:
             c = _as_condition(cond_fn(*vals))

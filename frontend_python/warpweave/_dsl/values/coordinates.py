@@ -21,6 +21,15 @@ class CoordIterator:
     def __add__(self, off):
         return CoordIterator(coordinate_sum(self.base, off))
 
+    def __getitem__(self, i):
+        """Component i of the origin (CuTe DSL's iterator of a coordinate tensor is its origin, an int tuple):
+        programs offset one mode of it and make a coordinate tensor of the result (make_tensor of a tuple)."""
+        if isinstance(self.base, tuple):
+            return self.base[i]
+        if not isinstance(i, int):
+            raise DSLTypeError(f"a coordinate iterator is indexed by a mode number, got {i!r}", user_location(2))
+        return self.base   # the zero origin, of every rank
+
 
 def coordinate_sum(a, b):
     if isinstance(a, tuple) or isinstance(b, tuple):

@@ -104,7 +104,7 @@ class Pointer(metaclass=_PointerType):
         self.swizzle = swizzle  # a Swizzle of the element addresses (CuTe's swizzle_ptr), or None
 
     def _copy(self, **kw):
-        f = {k: getattr(self, k) for k in Pointer.__slots__}
+        f = {k: getattr(self, k) for k in Pointer.__slots__}   # a subclass copies as a plain pointer
         f.update(kw)
         return Pointer(f["base"], f["dtype"], f["memspace"], f["base_align"], f["offset"], f["host"], f["wide"],
                        f["assumed"], f["swizzle"])

@@ -22,7 +22,7 @@ from .pointer import (  # noqa: F401
 )
 from .tensor_ssa import TensorSSA, full, full_like, where, zeros_like  # noqa: F401
 from .tensor_type import (  # noqa: F401
-    ComposedLayout, DSLIndexError, Layout, Tensor, outer_of, static_size, swizzle_span, view,
+    ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, outer_of, static_size, swizzle_span, view,
 )
 
 
@@ -35,8 +35,16 @@ def make_tensor(iterator, layout):
     over = getattr(type(iterator), "__ww_make_tensor__", None)
     if over is not None:
         return over(iterator, layout)
+    if isinstance(iterator, SwizzledOrigin):   # CuTe DSL's swizzled pointer at another tensor's origin
+        sw = iterator.origin_swizzle
+        if isinstance(layout, ComposedLayout):   # the layout brings its own swizzle: over the tensor's base
+            iterator = iterator._copy()
+        else:
+            iterator = iterator.swizzled() if isinstance(sw, _core.Swizzle) and sw.num_bits else iterator.origin()
     if isinstance(iterator, Pointer) and iterator.swizzle is not None:
         return _swizzled_tensor(iterator, layout)
+    if isinstance(iterator, tuple):   # an origin: the coordinate tensor of those coordinates plus the layout's
+        return Tensor(CoordIterator(norm_coord(iterator)), layout)
     return Tensor(iterator, layout)
 
 
@@ -57,7 +65,7 @@ def _swizzled_tensor(ptr, layout):
     if ptr.base_align % span_bytes == 0:
         d, r = _core.split_divisible(ptr.offset, span)
         base = ptr._copy(offset=0, swizzle=None) + d
-        return Tensor(base, _core.ComposedLayout(sw, r, layout), ptr.dtype)
+        return Tensor(SwizzledOrigin.of(base, sw, r), _core.ComposedLayout(sw, r, layout), ptr.dtype)
     if ptr.base is None:
         raise DSLValueError(f"make_tensor: a pointer swizzled by {sw} in a buffer aligned to {ptr.base_align} bytes "
                             f"(less than the swizzle's {span_bytes}) is placed only when a kernel runs",
@@ -67,7 +75,7 @@ def _swizzled_tensor(ptr, layout):
     # the address's bits between the known alignment and the span, counted in elements (a multiple of align)
     r = (addr // align) % (span_bytes // align) * (align * 8 // bits)
     base = ptr._copy(swizzle=None) + (-r)
-    return Tensor(base, _core.ComposedLayout(sw, r, layout), ptr.dtype)
+    return Tensor(SwizzledOrigin.of(base, sw, r), _core.ComposedLayout(sw, r, layout), ptr.dtype)
 
 
 def make_identity_tensor(shape):
@@ -183,6 +191,8 @@ def recast_ptr(ptr, swizzle_=None, dtype=None):
     (its .inner) swizzles element addresses (see UserSwizzle)."""
     if not isinstance(ptr, Pointer):
         raise DSLTypeError(f"recast_ptr expects a pointer, got {type(ptr).__name__}", user_location(2))
+    if isinstance(ptr, SwizzledOrigin):   # a swizzled tensor's iterator: its origin, swizzled anew or not at all
+        ptr = ptr.origin()
     if swizzle_ is not None and not isinstance(swizzle_, _core.Swizzle):
         raise DSLTypeError(f"recast_ptr: swizzle_ must be a Swizzle (e.g. a composed layout's .inner), got "
                            f"{type(swizzle_).__name__}", user_location(2))
@@ -204,6 +214,11 @@ def size_in_bytes(dtype, layout) -> int:
     if layout is None:
         return 0
     cos = layout.cosize()
+    inner = getattr(layout, "inner", None)
+    if isinstance(inner, _core.Swizzle) and not inner.num_bits:
+        # the identity swizzle (a layout made composed for a TMA atom): the bytes are the outer layout's, not
+        # rounded to the swizzle's span as an allocation is; a TMA load's transaction bytes are counted so
+        cos = layout.offset + layout.outer.cosize()
     bits = storage_bits(dtype)
     return (cos * bits + 7) // 8 if isinstance(cos, int) else cos * bits // 8
 

@@ -31,6 +31,31 @@ def swizzle_span(inner) -> int:
     return 0
 
 
+class SwizzledOrigin(Pointer):
+    """The iterator of a tensor whose swizzle came with its pointer (make_tensor of a swizzled pointer,
+    SmemAllocator.allocate_tensor(swizzle=)). To the tensor's own operations it is the base pointer its composed
+    layout (Swizzle o r o layout) offsets; to the program it stands for CuTe DSL's swizzled pointer at the tensor's
+    origin, base + r with the swizzle: make_tensor(t.iterator, layout) is swizzled as t is, and recast_ptr reads
+    the origin's address. Arithmetic on it gives plain pointers (the base moved)."""
+
+    __slots__ = ("origin_swizzle", "origin_offset")
+
+    @staticmethod
+    def of(ptr, swizzle, offset):
+        out = SwizzledOrigin(ptr.base, ptr.dtype, ptr.memspace, ptr.base_align, ptr.offset, ptr.host, ptr.wide,
+                             ptr.assumed, None)
+        out.origin_swizzle, out.origin_offset = swizzle, offset
+        return out
+
+    def origin(self) -> Pointer:
+        """The plain pointer to the tensor's origin (the swizzle is the tensor's, not this address's)."""
+        return self._copy() + self.origin_offset
+
+    def swizzled(self) -> Pointer:
+        """CuTe DSL's pointer: the origin with the swizzle."""
+        return self.origin()._copy(swizzle=self.origin_swizzle)
+
+
 def view(tensor, outer_offset, outer_layout):
     """`tensor` moved by outer_offset (in units of its layout's codomain; for a composed layout, of the outer
     layout's) and given outer_layout. A swizzled tensor keeps what the swizzle must see inside its composed
@@ -40,7 +65,10 @@ def view(tensor, outer_offset, outer_layout):
         total = L.offset + outer_offset
         span = swizzle_span(L.inner)
         d, r = _core.split_divisible(total, span) if span else (0, total)
-        return Tensor(tensor.iterator + d, _core.ComposedLayout(L.inner, r, outer_layout), tensor.element_type)
+        it = tensor.iterator + d
+        if isinstance(tensor.iterator, SwizzledOrigin):
+            it = SwizzledOrigin.of(it, L.inner, r)
+        return Tensor(it, _core.ComposedLayout(L.inner, r, outer_layout), tensor.element_type)
     return Tensor(tensor.iterator + outer_offset, outer_layout, tensor.element_type)
 
 
@@ -80,7 +108,7 @@ class Tensor(metaclass=_TensorType):
     def stride(self):
         L = self.layout
         if isinstance(L, ComposedLayout):
-            if not isinstance(L.inner, _core.Swizzle):
+            if not (isinstance(self.iterator, SwizzledOrigin) or isinstance(L.inner, _core.Swizzle)):
                 raise DSLTypeError(f"a tensor of the composed layout {L} has no single stride", user_location(2))
             # A swizzle permutes addresses, not coordinates: CuTe DSL keeps it in the pointer of such a tensor (a
             # shared buffer's get_tensor(layout, swizzle=...), make_tensor of a swizzled pointer), whose stride is
