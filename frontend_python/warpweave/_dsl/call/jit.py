@@ -109,6 +109,10 @@ class BoundJitFunction:
             compiled.bound_self = (self.obj,)
             return compiled(*args, **kwargs)
 
+    def set_name_prefix(self, prefix: str):
+        """The method's, shared by every object of the class (as the decorated function is)."""
+        self.jit_function.set_name_prefix(prefix)
+
 
 
 
