@@ -33,3 +33,10 @@ from . import arch_ops as _arch_ops  # noqa: E402
 
 for _name, _f in _arch_ops.NAMES.items():
     ext.register_python_name(f"arch.{_name}", _f)
+
+# cute.nvgpu's global loads and stores with a memory order (and cute.nvgpu.common's enums of orders and scopes)
+from . import ordered_copy as _ordered_copy  # noqa: E402
+
+for _name, _obj in _ordered_copy.NAMES.items():
+    ext.register_python_name(f"nvgpu.{_name}", _obj)
+    ext.register_python_name(f"common.{_name}", _obj)

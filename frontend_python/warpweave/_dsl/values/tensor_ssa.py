@@ -71,6 +71,17 @@ class TensorSSA:
     def element_type(self):
         return self.dtype
 
+    # CuTe DSL's protocol for objects made of IR values: dynamic control flow carries a TensorSSA value by value
+    # (a loop that reloads a fragment until it holds what it waits for)
+    def __extract_mlir_values__(self) -> list:
+        return [self._element(v).ir_value() for v in self.values]
+
+    def __new_from_mlir_values__(self, values):
+        return TensorSSA([type(self._element(v))(x) for v, x in zip(self.values, values)], self.shape, self.dtype)
+
+    def _element(self, v):
+        return v if isinstance(v, Numeric) else dtype_of(self.dtype)(v)
+
     def __len__(self):
         return len(self.values)
 
