@@ -51,6 +51,8 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.registry.compile_only_world", "torch.testing._internal.distributed.fake_pg"):
         "optional (as above): its fake backend is the emulated world's process group",
     ("warpweave._dsl.registry.compile_only_world", "torch.overrides"): "optional (as above)",
+    ("warpweave._dsl.registry.compile_only_world", "nvshmem.core"):
+        "nvshmem4py is optional: its host API is stood in for in the compile-only world only where it is installed",
     ("warpweave._dsl.registry.compile_only", "jax"):
         "JAX is optional: its GPU FFI targets are stood in for only where jax-tvm-ffi is installed",
     ("warpweave._dsl.registry.compile_only", "jax_tvm_ffi"): "optional (as above)",

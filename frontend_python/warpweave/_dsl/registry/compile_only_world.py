@@ -15,6 +15,12 @@ What changes inside `emulated_world()` (compile_only enters it where PyTorch is 
   memory of the same size, and the multicast address is host memory too. Pointers and tensors of the handle
   (get_buffer, buffer_ptrs, multicast_ptr, signal pads) are real addresses, which is what compiling needs; nothing
   is shared between ranks. The multimem all-reduce of torch.ops.symm_mem adds the world's buffers up in place.
+- nvshmem4py (nvshmem.core), where installed: init and finalize set up nothing (the world is this process);
+  tensor() allocates symmetric memory as symm_mem.empty does, get_peer_tensor and get_multicast_tensor give the
+  same view of a peer's buffer or of the multicast buffer, free_tensor releases nothing (host memory lives as
+  long as its tensors).
+- cuda.core's Device, where no CUDA driver can be loaded: one of the world's devices; set_current picks it as
+  torch.cuda.set_device does, create_stream gives a stream whose handle is 0 (the launches on it are not made).
 
 Kernels written for such a world compile for the rank and world size the program computes from it; nothing of the
 devices' actual topology enters the code.
@@ -22,7 +28,12 @@ devices' actual topology enters the code.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import os
+
+from ... import _core
+from .target import select_target
 
 DEFAULT_WORLD_SIZE = 2
 # Host memory that stands in for device allocations starts where cudaMalloc's would (compile_only's alignment).
@@ -103,12 +114,25 @@ class HostSymmetricMemory:
     def barrier(self, channel=0, timeout_ms=0):
         """Every rank of the emulated world is this process: there is no one to wait for."""
 
+    def view_in(self, buffer, tensor):
+        """The view `tensor` (into this rank's buffer) has, into `buffer` (a peer's, or the multicast one)."""
+        offset = tensor.data_ptr() - self.buffer_ptrs[self.rank]
+        if not 0 <= offset < max(self.buffer_size, 1):
+            raise ValueError("the tensor is not a view into this rank's symmetric buffer")
+        return self._torch.as_strided(buffer.view(tensor.dtype), tensor.shape, tensor.stride(),
+                                      offset // tensor.element_size())
+
+    def peer_view(self, rank, tensor):
+        if not 0 <= int(rank) < self.world_size:
+            raise ValueError(f"rank {rank} is not in the world of {self.world_size} ranks")
+        return self.view_in(self._buffers[int(rank)], tensor)
+
+    def multicast_view(self, tensor):
+        return self.view_in(self._multicast, tensor)
+
     def all_reduce_in_place(self, tensor):
         """The sum over the world's buffers of `tensor`'s elements (a view into this rank's), stored in each."""
-        torch = self._torch
-        offset = tensor.data_ptr() - self.buffer_ptrs[self.rank]
-        views = [torch.as_strided(b.view(tensor.dtype), tensor.shape, tensor.stride(),
-                                  offset // tensor.element_size()) for b in self._buffers]
+        views = [self.view_in(b, tensor) for b in self._buffers]
         total = sum(v.clone() for v in views)
         for v in views:
             v.copy_(total)
@@ -124,6 +148,16 @@ class _World:
 
     def handle_of(self, tensor):
         return self.handles.get(tensor.untyped_storage().data_ptr())
+
+    def symmetric(self, tensor, signal_pad_size: int = 0):
+        """The handle of tensor's storage, made on first use."""
+        handle = self.handle_of(tensor)
+        if handle is None:
+            storage = tensor.untyped_storage()
+            raw = self.torch.empty(0, dtype=self.torch.uint8).set_(storage)
+            handle = HostSymmetricMemory(self.torch, raw, self.rank, self.size, signal_pad_size)
+            self.handles[storage.data_ptr()] = handle
+        return handle
 
 
 def _launcher_environment(size: int, rank: int) -> dict:
@@ -167,6 +201,10 @@ def emulated_world():
                  (torch.cuda, "can_device_access_peer"): lambda device, peer: True}
         if dist.is_available():
             table.update(_distributed_table(world))
+        if importlib.util.find_spec("nvshmem") is not None:
+            table.update(_nvshmem_table(world))
+        if not _core.driver_available():
+            table.update(_cuda_core_table(world))
         saved = _patched(table)
         try:
             if dist.is_available():
@@ -211,15 +249,7 @@ def _distributed_table(world) -> dict:
         return torch.empty(shape, dtype=dtype, device="cuda")   # host memory, as every CUDA tensor of the run
 
     def rendezvous(tensor, group=None):
-        storage = tensor.untyped_storage()
-        handle = world.handle_of(tensor)
-        if handle is None:
-            group_size = dist.get_world_size() if dist.is_initialized() else world.size
-            group_rank = dist.get_rank() if dist.is_initialized() else world.rank
-            raw = torch.empty(0, dtype=torch.uint8).set_(storage)
-            handle = HostSymmetricMemory(torch, raw, group_rank, group_size, symm_mem.get_signal_pad_size())
-            world.handles[storage.data_ptr()] = handle
-        return handle
+        return world.symmetric(tensor, symm_mem.get_signal_pad_size())
 
     return {(dist, "init_process_group"): init_process_group,
             (symm_mem, "empty"): empty, (symm_mem, "rendezvous"): rendezvous,
@@ -248,3 +278,87 @@ def _multimem_all_reduce(world, tensor, reduce_op, group_name=None):
     if handle is None:
         raise ValueError("multimem_all_reduce_: the tensor is not in symmetric memory (symm_mem.rendezvous)")
     return handle.all_reduce_in_place(tensor)
+
+
+def _nvshmem_table(world) -> dict:
+    import nvshmem.core as nvshmem
+
+    torch = world.torch
+
+    def init(device=None, uid=None, rank=None, nranks=None, mpi_comm=None, initializer_method=""):
+        if rank is not None and nranks is not None and (int(nranks) != world.size or int(rank) != world.rank):
+            raise ValueError(f"nvshmem.core.init(rank={rank}, nranks={nranks}): the compile-only world is rank "
+                             f"{world.rank} of {world.size}")
+
+    def tensor(shape, dtype=torch.float32, release=False, morder="C", except_on_del=True):
+        shape = (int(shape),) if isinstance(shape, int) else tuple(int(x) for x in shape)
+        if morder not in ("C", "F"):
+            raise ValueError(f"nvshmem.core.tensor: morder is 'C' or 'F', got {morder!r}")
+        if morder == "F":
+            t = torch.empty(shape[::-1], dtype=dtype, device="cuda").permute(*range(len(shape) - 1, -1, -1))
+        else:
+            t = torch.empty(shape, dtype=dtype, device="cuda")
+        world.symmetric(t)
+        return t
+
+    def handle(t, what):
+        h = world.handle_of(t)
+        if h is None:
+            raise ValueError(f"nvshmem.core.{what}: the tensor is not symmetric memory (nvshmem.core.tensor)")
+        return h
+
+    return {(nvshmem, "init"): init, (nvshmem, "finalize"): lambda: None, (nvshmem, "tensor"): tensor,
+            (nvshmem, "get_peer_tensor"):
+                lambda t, peer_pe=None: handle(t, "get_peer_tensor").peer_view(
+                    world.rank if peer_pe is None else peer_pe, t),
+            (nvshmem, "get_multicast_tensor"): lambda team, t: handle(t, "get_multicast_tensor").multicast_view(t),
+            (nvshmem, "free_tensor"): lambda t: None,
+            (nvshmem, "my_pe"): lambda: world.rank, (nvshmem, "n_pes"): lambda: world.size}
+
+
+class _HostCoreStream:
+    """A stream of cuda.core's stand-in device: the default stream's handle, 0."""
+    handle = 0
+
+    def __cuda_stream__(self):
+        return (0, 0)
+
+    def sync(self):
+        pass
+
+
+def _cuda_core_table(world) -> dict:
+    modules = [m for m in ("cuda.core", "cuda.core.experimental") if _importable(m)]
+    if not modules:
+        return {}
+
+    class Device:
+        """cuda.core.Device in a compile-only run without a driver: one of the world's devices."""
+
+        def __init__(self, device_id=None):
+            self.device_id = world.device if device_id is None else int(device_id)
+            if not 0 <= self.device_id < world.size:
+                raise ValueError(f"Device({device_id}): the compile-only world has devices 0..{world.size - 1}")
+
+        @property
+        def compute_capability(self):
+            cc = select_target().compute_capability
+            return (cc // 10, cc % 10)
+
+        def set_current(self, ctx=None):
+            world.device = self.device_id
+
+        def create_stream(self, obj=None, options=None):
+            return _HostCoreStream()
+
+        def sync(self):
+            pass
+
+    return {(importlib.import_module(m), "Device"): Device for m in modules}
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
