@@ -864,7 +864,7 @@ def multimem_primitives():
                             attribute("scope", type_="string", allowed=("cta", "cluster", "gpu", "sys"),
                                       default="sys")],
                 ptx_template=f"multimem.ld_reduce.{{sem}}.{{scope}}.global.add{acc}{vec}.{ptx_t} {dst}, [${n}];",
-                constraints=",".join(["=r"] * n) + ",l", has_side_effects=True, sass_opcodes=["LDG"]))
+                constraints=",".join(["=r"] * n) + ",l", has_side_effects=True, sass_opcodes=["LDGMC"]))
             out.append(primitive(
                 f"hopper.multimem.st{vec}.{ptx_t}", "OTHER",
                 description=(f"multimem.st.{{sem}}.{{scope}}.global{vec}.{ptx_t}: stores value ({words}) at the "

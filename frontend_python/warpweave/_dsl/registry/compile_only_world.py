@@ -119,8 +119,9 @@ class HostSymmetricMemory:
         offset = tensor.data_ptr() - self.buffer_ptrs[self.rank]
         if not 0 <= offset < max(self.buffer_size, 1):
             raise ValueError("the tensor is not a view into this rank's symmetric buffer")
-        return self._torch.as_strided(buffer.view(tensor.dtype), tensor.shape, tensor.stride(),
-                                      offset // tensor.element_size())
+        typed = buffer.view(tensor.dtype)   # as_strided counts from its storage's start, not from the view's
+        return self._torch.as_strided(typed, tensor.shape, tensor.stride(),
+                                      typed.storage_offset() + offset // tensor.element_size())
 
     def peer_view(self, rank, tensor):
         if not 0 <= int(rank) < self.world_size:
