@@ -228,3 +228,19 @@ def test_a_register_tensor_of_a_strided_slice_holds_its_values_only():
     with target("sm_90a"):
         compiled = cute.compile(h, _f32(4))
     assert ".local" not in compiled.info["ptx"]
+
+
+def test_a_register_tensor_spanning_a_vast_array_is_refused():
+    @cute.kernel
+    def k(out: cute.Tensor):
+        acc = cute.make_rmem_tensor(cute.make_layout(4, stride=100000), cutlass.Float32)   # the register tensor
+        acc.fill(1.0)
+        out[0] = acc[3]
+
+    @cute.jit
+    def h(out: cute.Tensor):
+        k(out).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    with target("sm_90a"), pytest.raises(DSLError, match=r"spans 300001 Float32 values .* for its 4") as e:
+        cute.compile(h, _f32(4))
+    assert "test_distributed_ops.py" in str(e.value)

@@ -54,16 +54,16 @@ def make_rmem_tensor(layout_or_shape, dtype):
     size = size if isinstance(size, int) else cos
     nbytes = (size * storage_bits(dtype) + 7) // 8
     span = (cos * storage_bits(dtype) + 7) // 8
-    if span > _REGISTER_SPAN_BYTES:
-        raise DSLValueError(f"make_rmem_tensor: the layout {layout} spans {cos} {getattr(dtype, '__name__', dtype)} "
-                            f"values ({span} bytes) for its {size}; a register tensor spans at most "
-                            f"{_REGISTER_SPAN_BYTES} bytes: make it of a compact layout (make_layout of its shape)",
-                            user_location(2))
     if nbytes > _REGISTER_TENSOR_BYTES:
         raise DSLValueError(f"make_rmem_tensor: a register tensor of {size} {getattr(dtype, '__name__', dtype)} "
                             f"values ({nbytes} bytes) is more than 16 times what a thread's 255 32-bit registers "
                             f"hold ({_REGISTER_TENSOR_BYTES} bytes); partition it among the threads, or put it in "
                             "shared memory", user_location(2))
+    if span > _REGISTER_SPAN_BYTES:
+        raise DSLValueError(f"make_rmem_tensor: the layout {layout} spans {cos} {getattr(dtype, '__name__', dtype)} "
+                            f"values ({span} bytes) for its {size}; a register tensor spans at most "
+                            f"{_REGISTER_SPAN_BYTES} bytes: make it of a compact layout (make_layout of its shape)",
+                            user_location(2))
     # 16-byte alignment lets copies into and out of registers use vector accesses.
     align = 16
     n = (cos + 1) // 2 if is_packed(dtype) else cos
