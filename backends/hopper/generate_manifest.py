@@ -837,6 +837,13 @@ MULTIMEM_TYPES = {"f32": ("", "Float32"), "f16x2": (".acc::f32", "Float16"), "bf
                   "u32": ("", "Uint32"), "s32": ("", "Int32")}
 
 
+def _multimem_order(ordered: str):
+    """A multicast access's sem (relaxed, or `ordered`: acquire for loads, release for writes) and scope (system
+    by default: the other GPUs read and write the memory)."""
+    return [attribute("sem", type_="string", allowed=("relaxed", ordered), default="relaxed"),
+            attribute("scope", type_="string", allowed=("cta", "cluster", "gpu", "sys"), default="sys")]
+
+
 def multimem_primitives():
     """Multicast memory (NVLink SHARP): one access through a multicast address reaches the memory of every GPU
     that mapped it. ld_reduce reads the reduction over all of them, st writes to all of them, red reduces into all
@@ -851,42 +858,36 @@ def multimem_primitives():
             dst = "{" + regs(0, n) + "}" if n > 1 else "$0"
             src = "{" + regs(1, n) + "}" if n > 1 else "$1"
             words = "word" if n == 1 else f"{n} words"
-            out.append(primitive(
-                f"hopper.multimem.ld_reduce.add{vec}.{ptx_t}", "OTHER",
-                description=(f"multimem.ld_reduce.{{sem}}.{{scope}}.global.add{acc}{vec}.{ptx_t}: the sum over "
-                             f"every GPU of the multicast address addr of its {words} of {ptx_t} there"),
-                python_name="distributed.multimem_ld_reduce",
-                python_params={"type": ptx_t, "words": str(n)},
-                operands=[operand("d", "REGISTERS", "OUT", element_type="b32", values=n, registers=n,
-                                          register_type="b32"),
-                          operand("addr", "GMEM_ADDRESS", "IN")],
-                attributes=[attribute("sem", type_="string", allowed=("relaxed", "acquire"), default="relaxed"),
-                            attribute("scope", type_="string", allowed=("cta", "cluster", "gpu", "sys"),
-                                      default="sys")],
-                ptx_template=f"multimem.ld_reduce.{{sem}}.{{scope}}.global.add{acc}{vec}.{ptx_t} {dst}, [${n}];",
-                constraints=",".join(["=r"] * n) + ",l", has_side_effects=True, sass_opcodes=["LDGMC"]))
-            out.append(primitive(
-                f"hopper.multimem.st{vec}.{ptx_t}", "OTHER",
-                description=(f"multimem.st.{{sem}}.{{scope}}.global{vec}.{ptx_t}: stores value ({words}) at the "
-                             f"multicast address addr, in the memory of every GPU that mapped it"),
-                python_name="distributed.multimem_st",
-                python_params={"type": ptx_t, "words": str(n)},
-                operands=[operand("addr", "GMEM_ADDRESS", "IN"),
-                          operand("value", "REGISTERS", "IN", element_type="b32", values=n, registers=n,
-                                          register_type="b32")],
-                attributes=[attribute("sem", type_="string", allowed=("relaxed", "release"), default="relaxed"),
-                            attribute("scope", type_="string", allowed=("cta", "cluster", "gpu", "sys"),
-                                      default="sys")],
-                ptx_template=f"multimem.st.{{sem}}.{{scope}}.global{vec}.{ptx_t} [$0], {src};",
-                constraints="l," + ",".join(["r"] * n), has_side_effects=True, sass_opcodes=["STG"]))
+            regs_ = dict(element_type="b32", values=n, registers=n, register_type="b32")
+            addr = operand("addr", "GMEM_ADDRESS", "IN")
+            for load in (True, False):
+                if load:
+                    ident, template = f"ld_reduce.add{vec}", f"ld_reduce.{{sem}}.{{scope}}.global.add{acc}{vec}"
+                    what = f"the sum over every GPU of the multicast address addr of its {words} of {ptx_t} there"
+                    operands = [operand("d", "REGISTERS", "OUT", **regs_), addr]
+                    template = f"multimem.{template}.{ptx_t} {dst}, [${n}];"
+                    constraints = ",".join(["=r"] * n) + ",l"
+                else:
+                    ident = f"st{vec}"
+                    what = (f"stores value ({words}) at the multicast address addr, in the memory of every GPU that "
+                            "mapped it")
+                    operands = [addr, operand("value", "REGISTERS", "IN", **regs_)]
+                    template = f"multimem.st.{{sem}}.{{scope}}.global{vec}.{ptx_t} [$0], {src};"
+                    constraints = "l," + ",".join(["r"] * n)
+                out.append(primitive(
+                    f"hopper.multimem.{ident}.{ptx_t}", "OTHER",
+                    description=template.split(" ")[0] + ": " + what,
+                    python_name="distributed.multimem_ld_reduce" if load else "distributed.multimem_st",
+                    python_params={"type": ptx_t, "words": str(n)}, operands=operands,
+                    attributes=_multimem_order("acquire" if load else "release"), ptx_template=template,
+                    constraints=constraints, has_side_effects=True, sass_opcodes=["LDGMC" if load else "STG"]))
     out.append(primitive(
         "hopper.multimem.red.add.u32", "OTHER",
         description=("multimem.red.{sem}.{scope}.global.add.u32: adds value to the word at the multicast address "
                      "addr in the memory of every GPU that mapped it, atomically in each, without a result"),
         python_name="distributed.multimem_red",
         operands=[operand("addr", "GMEM_ADDRESS", "IN"), operand("value", "SCALAR", "IN", register_type="b32")],
-        attributes=[attribute("sem", type_="string", allowed=("relaxed", "release"), default="relaxed"),
-                    attribute("scope", type_="string", allowed=("cta", "cluster", "gpu", "sys"), default="sys")],
+        attributes=_multimem_order("release"),
         ptx_template="multimem.red.{sem}.{scope}.global.add.u32 [$0], $1;", constraints="l,r",
         has_side_effects=True, sass_opcodes=["REDG"]))
     return out

@@ -15,23 +15,10 @@ import warpweave.cute as cute
 from warpweave import ext
 
 
-class MemoryScope(enum.Enum):
-    CTA = "cta"
-    CLUSTER = "cluster"
-    GPU = "gpu"
-    SYS = "sys"
-
-
-class MemoryOrder(enum.Enum):
-    WEAK = "weak"
-    RELAXED = "relaxed"
-    ACQUIRE = "acquire"
-    RELEASE = "release"
-    ACQ_REL = "acq_rel"
-    SC = "sc"
-    MMIO = "mmio"
-    CONSTANT = "constant"
-    VOLATILE = "volatile"
+# CuTe DSL's names of the PTX memory model's scopes and orders; each member's value is its PTX qualifier
+MemoryScope = enum.Enum("MemoryScope", {s.upper(): s for s in ("cta", "cluster", "gpu", "sys")})
+MemoryOrder = enum.Enum("MemoryOrder", {o.upper(): o for o in ("weak", "relaxed", "acquire", "release", "acq_rel",
+                                                               "sc", "mmio", "constant", "volatile")})
 
 
 # option -> the value meaning "the plain access" (its name, as CuTe DSL's enums spell it, or a Python value)

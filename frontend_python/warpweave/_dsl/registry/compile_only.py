@@ -42,7 +42,7 @@ import os
 
 from ... import _core
 from ..base.errors import user_location
-from .compile_only_world import emulated_world
+from .compile_only_world import emulated_world, env_positive_int
 from .plugins import registry
 from .target import select_target
 
@@ -110,13 +110,7 @@ def stand_in_device() -> dict:
     entry = next((x for b in registry.backends.values() for x in b.manifest.get("targets", [])
                   if x.get("name") == t.name), {})
 
-    def env_int(name, default):
-        v = os.environ.get(name, "")
-        if not v:
-            return default
-        if not v.isdigit() or int(v) <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        return int(v)
+    env_int = env_positive_int
 
     return {"name": f"compile-only stand-in for {t.name}",
             "compute_capability": (t.compute_capability // 10, t.compute_capability % 10),

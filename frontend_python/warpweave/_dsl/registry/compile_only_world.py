@@ -14,7 +14,8 @@ What changes inside `emulated_world()` (compile_only enters it where PyTorch is 
   rendezvous() a handle over the world's buffers: this rank's is the tensor's own storage, each peer's is host
   memory of the same size, and the multicast address is host memory too. Pointers and tensors of the handle
   (get_buffer, buffer_ptrs, multicast_ptr, signal pads) are real addresses, which is what compiling needs; nothing
-  is shared between ranks. The multimem all-reduce of torch.ops.symm_mem adds the world's buffers up in place.
+  is shared between ranks. torch.ops.symm_mem's all-reduce through the multicast address adds the world's
+  buffers up in place.
 - nvshmem4py (nvshmem.core), where installed: init and finalize set up nothing (the world is this process);
   tensor() allocates symmetric memory as symm_mem.empty does, get_peer_tensor and get_multicast_tensor give the
   same view of a peer's buffer or of the multicast buffer, free_tensor releases nothing (host memory lives as
@@ -40,18 +41,20 @@ DEFAULT_WORLD_SIZE = 2
 _ALIGNMENT = 256
 
 
+def env_positive_int(name: str, default: int) -> int:
+    """The positive integer of environment variable `name`, or default where it is unset or empty."""
+    v = os.environ.get(name, "")
+    if not v:
+        return default
+    if not v.isdigit() or int(v) <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
 def world_shape() -> tuple[int, int]:
     """(world size, this rank) of the emulated world, from the environment (module note)."""
-
-    def positive(name, default):
-        v = os.environ.get(name, "")
-        if not v:
-            return default
-        if not v.isdigit() or int(v) <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        return int(v)
-
-    size = positive("WORLD_SIZE", 0) or positive("WARPWEAVE_COMPILE_ONLY_WORLD_SIZE", DEFAULT_WORLD_SIZE)
+    size = env_positive_int("WORLD_SIZE", 0) or env_positive_int("WARPWEAVE_COMPILE_ONLY_WORLD_SIZE",
+                                                                  DEFAULT_WORLD_SIZE)
     rank = os.environ.get("RANK", "0") or "0"
     if not rank.isdigit() or int(rank) >= size:
         raise ValueError(f"RANK must be an integer in [0, {size}) (the world has {size} ranks), got {rank!r}")
@@ -259,20 +262,21 @@ def _distributed_table(world) -> dict:
 
 @contextlib.contextmanager
 def _symmetric_ops(world):
-    """torch.ops.symm_mem's multimem all-reduce on the world's host buffers (the CUDA operator needs a device)."""
+    """torch.ops.symm_mem's all-reduce through the multicast address, on the world's host buffers (the CUDA operator
+    needs a device)."""
     from torch.overrides import TorchFunctionMode
 
     class SymmetricOps(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if str(func).startswith("symm_mem.multimem_all_reduce_"):
-                return _multimem_all_reduce(world, *args, **(kwargs or {}))
+                return _multicast_all_reduce(world, *args, **(kwargs or {}))
             return func(*args, **(kwargs or {}))
 
     with SymmetricOps():
         yield
 
 
-def _multimem_all_reduce(world, tensor, reduce_op, group_name=None):
+def _multicast_all_reduce(world, tensor, reduce_op, group_name=None):
     if reduce_op != "sum":
         raise ValueError(f"multimem_all_reduce_: the compile-only world adds ('sum'), got {reduce_op!r}")
     handle = world.handle_of(tensor)
