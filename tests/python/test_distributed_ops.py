@@ -243,3 +243,16 @@ def test_a_register_tensor_spanning_a_vast_array_is_refused():
     with target("sm_90a"), pytest.raises(DSLError, match=r"spans 300001 Float32 values .* for its 4") as e:
         cute.compile(h, _f32(4))
     assert "test_distributed_ops.py" in str(e.value)
+
+
+def test_a_jit_methods_name_prefix_is_the_methods():
+    """`gemm.__call__.set_name_prefix(name)` (the distributed GEMMs name each compilation so): every object's bound
+    method reaches the one decorated function."""
+    class Gemm:
+        @cute.jit
+        def __call__(self, x: cute.Tensor):
+            pass
+
+    a, b = Gemm(), Gemm()
+    a.__call__.set_name_prefix("rank0_gemm")
+    assert b.__call__.jit_function.name_prefix == "rank0_gemm" == Gemm.__call__.name_prefix
