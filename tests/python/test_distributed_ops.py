@@ -248,11 +248,19 @@ def test_a_register_tensor_spanning_a_vast_array_is_refused():
 def test_a_jit_methods_name_prefix_is_the_methods():
     """`gemm.__call__.set_name_prefix(name)` (the distributed GEMMs name each compilation so): every object's bound
     method reaches the one decorated function."""
+    @cute.kernel
+    def gemm_kernel(x: cute.Tensor):
+        x[0] = 1.0
+
     class Gemm:
         @cute.jit
         def __call__(self, x: cute.Tensor):
-            pass
+            gemm_kernel(x).launch(grid=[1, 1, 1], block=[1, 1, 1])
 
     a, b = Gemm(), Gemm()
     a.__call__.set_name_prefix("rank0_gemm")
     assert b.__call__.jit_function.name_prefix == "rank0_gemm" == Gemm.__call__.name_prefix
+    with target("sm_90a"):
+        compiled = cute.compile(b, _f32(4))
+    # the kernels it launches are named after it (a kernel's own prefix would win)
+    assert [launch.kernel for launch in compiled.launches] == ["rank0_gemm_gemm_kernel"]
