@@ -8,7 +8,7 @@
 #
 # The programs need PyTorch, JAX and cuda-bindings besides warpweave: a separate environment, build/cutedsl-venv, is
 # made on first use (PyTorch is large; WARPWEAVE_EXAMPLES_PYTHON names an existing interpreter instead) and given
-# what requirements.txt adds later.
+# what requirements.txt and requirements-examples.txt (the multi-GPU programs' packages) add later.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 /path/to/cutlass [options]" >&2; exit 2; }
@@ -18,14 +18,16 @@ if [ -z "$py" ]; then
   if [ ! -x "$venv/bin/python" ]; then
     base=$("$root/.venv/bin/python" -c 'import sys; print(sys.base_prefix)')/bin/python3.12
     "$base" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements.txt" torch
-    sha256sum "$root/requirements.txt" | cut -c1-16 > "$venv/.requirements"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements.txt" \
+      -r "$root/requirements-examples.txt" torch
+    cat "$root/requirements.txt" "$root/requirements-examples.txt" | sha256sum | cut -c1-16 > "$venv/.requirements"
   fi
   # requirements.txt changed since the environment was made (JAX for the jax/ programs, ...): what it adds is
   # installed; torch stays as it is
-  req_hash=$(sha256sum "$root/requirements.txt" | cut -c1-16)
+  req_hash=$(cat "$root/requirements.txt" "$root/requirements-examples.txt" | sha256sum | cut -c1-16)
   if [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$req_hash" ]; then
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements.txt"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements.txt" \
+      -r "$root/requirements-examples.txt"
     echo "$req_hash" > "$venv/.requirements"
   fi
   site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

@@ -781,7 +781,8 @@ HEADER = format_header(
     name="hopper", version="0.1.0",
     description="NVIDIA Hopper (sm_90a): wgmma, TMA, mbarrier, clusters, setmaxnreg, stmatrix, proxy fences",
     python_modules=("warp", "warpgroup", "cpasync"),
-    module_map={"warpweave.utils.hopper_helpers": "helpers", "warpweave.cute.arch.smem": "dsmem"},
+    module_map={"warpweave.utils.hopper_helpers": "helpers", "warpweave.cute.arch.smem": "dsmem",
+                "warpweave.utils.distributed": "distributed"},
     on_load=("adapters",),
     conformance_probes={"hopper_wgmma": "conformance.wgmma", "hopper_tma": "conformance.tma",
                         "hopper_stmatrix": "conformance.stmatrix"},
@@ -831,9 +832,71 @@ def red_vector_primitives():
     return out
 
 
+# multimem's packed element types: PTX type -> (the accumulator the reduction may use, DSL element type)
+MULTIMEM_TYPES = {"f32": ("", "Float32"), "f16x2": (".acc::f32", "Float16"), "bf16x2": (".acc::f32", "BFloat16"),
+                  "u32": ("", "Uint32"), "s32": ("", "Int32")}
+
+
+def _multimem_order(ordered: str):
+    """A multicast access's sem (relaxed, or `ordered`: acquire for loads, release for writes) and scope (system
+    by default: the other GPUs read and write the memory)."""
+    return [attribute("sem", type_="string", allowed=("relaxed", ordered), default="relaxed"),
+            attribute("scope", type_="string", allowed=("cta", "cluster", "gpu", "sys"), default="sys")]
+
+
+def multimem_primitives():
+    """Multicast memory (NVLink SHARP): one access through a multicast address reaches the memory of every GPU
+    that mapped it. ld_reduce reads the reduction over all of them, st writes to all of them, red reduces into all
+    of them, each over 1, 2 or 4 32-bit words (the packed pairs of 16-bit floats are reduced in f32). The
+    utils.distributed functions of this backend's Python are made of them."""
+    out = []
+    for ptx_t, (acc, dsl_t) in MULTIMEM_TYPES.items():
+        for n in (1, 2, 4):
+            if ptx_t in ("u32", "s32") and n > 1:
+                continue    # PTX's integer ld_reduce is scalar
+            vec = f".v{n}" if n > 1 else ""
+            dst = "{" + regs(0, n) + "}" if n > 1 else "$0"
+            src = "{" + regs(1, n) + "}" if n > 1 else "$1"
+            words = "word" if n == 1 else f"{n} words"
+            regs_ = dict(element_type="b32", values=n, registers=n, register_type="b32")
+            addr = operand("addr", "GMEM_ADDRESS", "IN")
+            for load in (True, False):
+                if load:
+                    ident, template = f"ld_reduce.add{vec}", f"ld_reduce.{{sem}}.{{scope}}.global.add{acc}{vec}"
+                    what = f"the sum over every GPU of the multicast address addr of its {words} of {ptx_t} there"
+                    operands = [operand("d", "REGISTERS", "OUT", **regs_), addr]
+                    template = f"multimem.{template}.{ptx_t} {dst}, [${n}];"
+                    constraints = ",".join(["=r"] * n) + ",l"
+                else:
+                    ident = f"st{vec}"
+                    what = (f"stores value ({words}) at the multicast address addr, in the memory of every GPU that "
+                            "mapped it")
+                    operands = [addr, operand("value", "REGISTERS", "IN", **regs_)]
+                    template = f"multimem.st.{{sem}}.{{scope}}.global{vec}.{ptx_t} [$0], {src};"
+                    constraints = "l," + ",".join(["r"] * n)
+                out.append(primitive(
+                    f"hopper.multimem.{ident}.{ptx_t}", "OTHER",
+                    description=template.split(" ")[0] + ": " + what,
+                    python_name="distributed.multimem_ld_reduce" if load else "distributed.multimem_st",
+                    python_params={"type": ptx_t, "words": str(n)}, operands=operands,
+                    attributes=_multimem_order("acquire" if load else "release"), ptx_template=template,
+                    constraints=constraints, has_side_effects=True, sass_opcodes=["LDGMC" if load else "STG"]))
+    out.append(primitive(
+        "hopper.multimem.red.add.u32", "OTHER",
+        description=("multimem.red.{sem}.{scope}.global.add.u32: adds value to the word at the multicast address "
+                     "addr in the memory of every GPU that mapped it, atomically in each, without a result"),
+        python_name="distributed.multimem_red",
+        operands=[operand("addr", "GMEM_ADDRESS", "IN"), operand("value", "SCALAR", "IN", register_type="b32")],
+        attributes=_multimem_order("release"),
+        ptx_template="multimem.red.{sem}.{scope}.global.add.u32 [$0], $1;", constraints="l,r",
+        has_side_effects=True, sass_opcodes=["REDG"]))
+    return out
+
+
 def render() -> str:
     blocks = stmatrix_atoms() + [b for b in tma_entries()] + other_primitives() \
         + grid_dependency_primitives() + dsmem_primitives() + red_vector_primitives() + experimental_sync_primitives() \
+        + multimem_primitives() \
         + experimental_tma_primitives()
     # atoms first, then primitives, each group in generation order
     atoms = [b for b in blocks if b.startswith("atoms {")]

@@ -42,11 +42,14 @@ class PipelineTmaUmma(cta_masks.VmnkModes, ExpectTxProducer, PipelineAsync):
 
     @classmethod
     def create(cls, *, barrier_storage=None, num_stages: int, producer_group, consumer_group, tx_count: int,
-               cta_layout_vmnk=None, mcast_mode_mn=(1, 1), init_thread=None, defer_sync: bool = False, loc=None,
-               ip=None):
+               cta_layout_vmnk=None, mcast_mode_mn=(1, 1), init_thread=None, defer_sync: bool = False,
+               enable_multicast_signaling: bool = False, loc=None, ip=None):
         """The pipeline over 2 * num_stages mbarriers at barrier_storage. tx_count: the bytes one stage's loads
         bring in, for the whole MMA (both CTAs of a pair). cta_layout_vmnk: the cluster's (V, M, N, K) layout of
-        CTAs (None: one CTA). mcast_mode_mn: whether A is multicast along N and B along M ((1, 1): both)."""
+        CTAs (None: one CTA). mcast_mode_mn: whether A is multicast along N and B along M ((1, 1): both).
+        enable_multicast_signaling: a stage's empty barrier counts the MMA commits that reach it (one per leader CTA
+        whose MMAs read what this CTA's loads multicast), whatever consumer_group's size; else consumer_group's
+        arrivals."""
         if not isinstance(num_stages, int) or num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:
@@ -63,12 +66,16 @@ class PipelineTmaUmma(cta_masks.VmnkModes, ExpectTxProducer, PipelineAsync):
                                 cta_group=cta_group)
         empty = cls._sync_object(barrier_storage + num_stages, num_stages, (PipelineOp.TCGen05Mma, consumer_group),
                                  cta_group=cta_group)
+        consumer_arrivals = consumer_group.arrivals
+        if enable_multicast_signaling:
+            # the leaders along N (A's multicast) and along M (B's), this CTA's own leader counted once
+            consumer_arrivals = (modes[2][0] if mcast_mode_mn[0] else 1) + (modes[1][0] if mcast_mode_mn[1] else 1) - 1
         p = cls(full, empty, num_stages, None, cls._commit_mask(modes, mcast_mode_mn), cls._leader(modes), modes,
                 mcast_mode_mn)
 
         def init():
             full.init(producer_group.arrivals)           # the leader's expect_tx arrival
-            empty.init(consumer_group.arrivals)          # one MMA commit per MMA reading the stage
+            empty.init(consumer_arrivals)                # one MMA commit per MMA reading the stage
             cute.arch.mbarrier_init_fence()
 
         when(first_thread(init_thread), init)

@@ -43,6 +43,16 @@ FUNCTION_IMPORTS_ALLOWED = {
     ("warpweave._dsl.registry.compile_only", "torch"):
         "torch is optional: a compile-only run stands host memory in for its CUDA device only where it is installed",
     ("warpweave._dsl.registry.compile_only", "torch.overrides"): "torch is optional (as above)",
+    ("warpweave._dsl.registry.compile_only_world", "torch"):
+        "torch is optional: the world of ranks of a compile-only run is torch.distributed's, where it is installed",
+    ("warpweave._dsl.registry.compile_only_world", "torch.distributed"): "optional (as above)",
+    ("warpweave._dsl.registry.compile_only_world", "torch.distributed._symmetric_memory"): "optional (as above)",
+    ("warpweave._dsl.registry.compile_only_world", "torch._C._distributed_c10d"): "optional (as above)",
+    ("warpweave._dsl.registry.compile_only_world", "torch.testing._internal.distributed.fake_pg"):
+        "optional (as above): its fake backend is the emulated world's process group",
+    ("warpweave._dsl.registry.compile_only_world", "torch.overrides"): "optional (as above)",
+    ("warpweave._dsl.registry.compile_only_world", "nvshmem.core"):
+        "nvshmem4py is optional: its host API is stood in for in the compile-only world only where it is installed",
     ("warpweave._dsl.registry.compile_only", "jax"):
         "JAX is optional: its GPU FFI targets are stood in for only where jax-tvm-ffi is installed",
     ("warpweave._dsl.registry.compile_only", "jax_tvm_ffi"): "optional (as above)",

@@ -39,3 +39,10 @@ from . import cache_eviction as _cache_eviction  # noqa: E402
 
 for _home in ("nvgpu", "common"):
     ext.register_python_name(f"{_home}.CacheEvictionPriority", _cache_eviction.CacheEvictionPriority)
+
+# cute.nvgpu's global loads and stores with a memory order (and cute.nvgpu.common's enums of orders and scopes)
+from . import ordered_copy as _ordered_copy  # noqa: E402
+
+for _name, _obj in _ordered_copy.NAMES.items():
+    ext.register_python_name(f"nvgpu.{_name}", _obj)
+    ext.register_python_name(f"common.{_name}", _obj)

@@ -286,6 +286,34 @@ def test_pipeline_tma_umma(cta, cluster):
     assert ptx.count("mbarrier.try_wait.parity") >= 2 + 1 + 1
 
 
+@pytest.mark.parametrize("cta,cluster,mcast_mode_mn", [(1, (1, 1), (1, 1)), (1, (2, 2), (1, 1)),
+                                                        (2, (4, 2), (1, 1)), (1, (2, 4), (1, 0)),
+                                                        (1, (4, 2), (0, 1))])
+def test_pipeline_tma_umma_counts_the_multicast_commits_itself(cta, cluster, mcast_mode_mn):
+    """enable_multicast_signaling: the consumer group is the MMA warp, and each empty barrier counts the commits
+    that reach it (one per leader CTA along each multicast mode, its own counted once), as a program states them
+    itself without it."""
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+
+    a_mc, b_mc = mcast_mode_mn
+    commits = (cluster[1] if a_mc else 1) + (cluster[0] // cta if b_mc else 1) - 1
+
+    def body(g):
+        smem = utils.SmemAllocator()
+        bars = smem.allocate_array(cutlass.Int64, 4, byte_alignment=8)
+        p = pipeline.PipelineTmaUmma.create(
+            barrier_storage=bars, num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Warp), tx_count=4096,
+            cta_layout_vmnk=cute.make_layout((cta, cluster[0] // cta, cluster[1], 1)), mcast_mode_mn=mcast_mode_mn,
+            enable_multicast_signaling=True)
+        producer, consumer = p.make_participants()
+        g[0] = producer.acquire_and_advance().index
+        consumer.wait_and_advance().release()
+
+    assert sorted(_inits(_ptx(body, cluster))) == sorted([1, 1, commits, commits])
+
+
 def test_pipeline_tma_multi_consumers_async():
     # One stage is empty once the MMA warp's commit and each of 128 epilogue threads' arrivals are in.
     import warpweave.pipeline as pipeline

@@ -55,6 +55,11 @@ PRIMITIVES = (
     [f"hopper.tma.prefetch.{r}d" for r in range(1, 6)] +
     ["hopper.st_async.b32", "hopper.st_async.b64"] +
     ["hopper.red.global.add.v2.f32", "hopper.red.global.add.v4.f32"] +   # cute.arch.red's vector form
+    # utils.distributed (python/distributed.py): multicast memory's reducing load, store and reduction
+    [f"hopper.multimem.{op}{v}.{t}" for t in ("f32", "f16x2", "bf16x2") for v in ("", ".v2", ".v4")
+     for op in ("ld_reduce.add", "st")] +
+    [f"hopper.multimem.{op}.{t}" for t in ("u32", "s32") for op in ("ld_reduce.add", "st")] +
+    ["hopper.multimem.red.add.u32"] +
     # cutlass.experimental.primitives' own forms (python/primitives.py adapts their signatures)
     ["hopper.bulk.global.shared_cta", "hopper.bulk.prefetch", "hopper.bulk.shared_cluster.global",
      "hopper.bulk.shared_cluster.shared_cta", "hopper.fence.proxy.tensormap.acquire",

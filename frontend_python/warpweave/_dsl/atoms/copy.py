@@ -87,6 +87,10 @@ class ManifestCopyAtom(CopyAtom):
     the two sides (addresses or registers); a SCALAR operand `src_size` gets the bytes to read, 0 when the copy is
     predicated off (the atom then zero-fills its destination)."""
 
+    # Values of the entry's attributes for every copy through the atom (a backend's Python sets them, e.g. from
+    # make_copy_atom's options); the entry's defaults fill the rest.
+    attributes: dict = {}
+
     def __init__(self, op, value_type, num_bits_per_copy=None):
         self.op = op
         self.value_type = dtype_of(value_type)
@@ -153,11 +157,16 @@ class ManifestCopyAtom(CopyAtom):
         return f"CopyAtom({self.manifest['id']}, {self.value_type.__name__})"
 
 
-def make_copy_atom(op, copy_internal_type, *, num_bits_per_copy=None, loc=None, ip=None):
-    """A copy atom of operation `op` for values of `copy_internal_type`."""
+def make_copy_atom(op, copy_internal_type, *, num_bits_per_copy=None, loc=None, ip=None, **options):
+    """A copy atom of operation `op` for values of `copy_internal_type`. options: what the operation's atom takes
+    beyond the width (e.g. a global load's memory order and scope); only an operation of a backend's Python takes
+    any."""
     own = getattr(op, "__ww_make_copy_atom__", None)
     if own is not None:  # an operation of a backend's Python makes its own atom (e.g. cpasync.CopyDsmemStoreOp)
-        return own(copy_internal_type, num_bits_per_copy)
+        return own(copy_internal_type, num_bits_per_copy, **options)
+    if options:
+        raise DSLTypeError(f"make_copy_atom got an unexpected keyword argument {next(iter(options))!r}: {op!r} "
+                           "takes no such option", user_location(2))
     if isinstance(op, ManifestOp):
         if op.kind != "COPY":
             raise DSLTypeError(f"make_copy_atom: {op.python_name} is not a copy operation", user_location(2))

@@ -578,7 +578,7 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
                 full = Int32(vs * eb)
                 size = full if flag is None else _select_int(flag, full)
                 inputs["src_size"] = [size.ir()]
-            out = emit_instruction(b, atom.backend.name, ins, inputs, {})
+            out = emit_instruction(b, atom.backend.name, ins, inputs, dict(atom.attributes))
             if atom.dst_op["role"] == "REGISTERS" and atom.dst_op["direction"] == "OUT":
                 vals = out["dst"]
                 et = ELEMENT_TYPES[atom.dst_op["element_type"]][0]

@@ -51,6 +51,7 @@ class TraceState:
     kernel: Optional[KernelState] = None
     launches: list = field(default_factory=list)
     kernel_names: set = field(default_factory=set)
+    name_prefix: str = ""   # the traced @jit function's set_name_prefix: its kernels' names begin with it
     globals_count: int = 0
     has_vprintf: bool = False
     declared_dynamic_smem: bool = False

@@ -109,6 +109,10 @@ class BoundJitFunction:
             compiled.bound_self = (self.obj,)
             return compiled(*args, **kwargs)
 
+    def set_name_prefix(self, prefix: str):
+        """The method's, shared by every object of the class (as the decorated function is)."""
+        self.jit_function.set_name_prefix(prefix)
+
 
 
 
@@ -138,7 +142,8 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
         target = target or select_target()
         # The compiler warms up on another core while this trace runs (once per process and target).
         compile_warmup.start(target, opts)
-        st = trace.TraceState(target=target.as_dict(), profile=opts.profile, assertions=opts.assertions)
+        st = trace.TraceState(target=target.as_dict(), profile=opts.profile, assertions=opts.assertions,
+                              name_prefix=jf.name_prefix)
         t0 = time.perf_counter()
         bound = jf.signature.bind(*args, **kwargs)
         bound.apply_defaults()

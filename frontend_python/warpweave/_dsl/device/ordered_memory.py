@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..base import trace
 from .atomics import ORDERING, SYNCSCOPE, checked_order, operand, pointer_of
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.ir_values import Value, VectorType, bit_width
 from ..values.numeric import Numeric, dtype as dtype_of
 from ..values.tensor import mem_type
 
@@ -47,8 +48,17 @@ def load(ptr, dtype, *, sem=None, scope=None, loc=None, ip=None):
 
 
 def store(ptr, value, *, sem=None, scope=None, loc=None, ip=None):
-    """Writes value (a number; its type, or the pointer's element type for a Python number) at ptr."""
+    """Writes value (a number; its type, or the pointer's element type for a Python number; or an IR vector,
+    stored whole, plain only) at ptr."""
     p = pointer_of(ptr, "store")
+    if isinstance(value, Value) and VectorType.isinstance(value.type):
+        if sem is not None or scope is not None:
+            raise DSLValueError("cute.arch.store: a vector is stored plain (an ordered access is one number)",
+                                user_location(2))
+        vt = VectorType(value.type)
+        nbytes = _bytes_of(vt)
+        trace.builder().op0("llvm.store", [value.use(), p.address(0)], f"alignment = {nbytes} : i64")
+        return
     if not isinstance(value, (Numeric, bool, int, float)):
         raise DSLTypeError(f"cute.arch.store: the value must be a number, got {type(value).__name__}",
                            user_location(2))
@@ -60,3 +70,11 @@ def store(ptr, value, *, sem=None, scope=None, loc=None, ip=None):
     if t.is_boolean:
         x = b.op1("arith.extui", [x], "i8")
     b.op0("llvm.store", [x, p.address(0)], attrs)
+
+
+def _bytes_of(vt) -> int:
+    """A vector's bytes: a vector store's natural alignment (a 16-byte vector is one 128-bit access)."""
+    count = 1
+    for n in vt.shape:
+        count *= n
+    return count * max(1, bit_width(vt.element_type) // 8)

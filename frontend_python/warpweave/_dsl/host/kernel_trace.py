@@ -347,7 +347,8 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         params.append(Param("scalar", idx, ir, SCALAR_FMT[ir]))
     for hid, h in sorted(hosts.items()):
         params.append(Param("host", hid, "!llvm.ptr", f"{h.size}s"))
-    base = (kernel.name_prefix + "_" if kernel.name_prefix else "") + kernel.fn.__name__
+    prefix = kernel.name_prefix or st.name_prefix
+    base = (prefix + "_" if prefix else "") + kernel.fn.__name__
     name = st.unique_kernel_name(base)
     attrs = ["nvvm.kernel"]
     if block is not None and all(isinstance(x, int) for x in block):

@@ -13,7 +13,8 @@ What changes inside `compile_only()`:
   CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
   handle is 0 (so is that of a new `torch.cuda.Stream()`), `synchronize()` does nothing, and
   `get_device_capability()` / `get_device_properties()` describe the stand-in device of the target (below), so
-  that programs choosing their kernels by the device choose those of the target compiled for. CUDA graphs capture
+  that programs choosing their kernels by the device choose those of the target compiled for. Multi-GPU programs
+  (torchrun's) run as one rank of a world of ranks (compile_only_world.py: torch.distributed, symmetric memory). CUDA graphs capture
   and replay nothing (the launches in them are not made), and events measure nothing (elapsed_time is NaN). Such tensors have real addresses, shapes, strides and dtypes,
   which is all that compiling needs.
 - Where cuda-bindings is installed but no CUDA driver can be loaded, `cuda.bindings.driver.cuInit` succeeds and
@@ -46,6 +47,7 @@ import os
 from ... import _core
 from ..base.errors import user_location
 from . import host_ops_on_meta
+from .compile_only_world import emulated_world, env_positive_int
 from .plugins import registry
 from .target import select_target
 
@@ -125,13 +127,7 @@ def stand_in_device() -> dict:
     entry = next((x for b in registry.backends.values() for x in b.manifest.get("targets", [])
                   if x.get("name") == t.name), {})
 
-    def env_int(name, default):
-        v = os.environ.get(name, "")
-        if not v:
-            return default
-        if not v.isdigit() or int(v) <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        return int(v)
+    env_int = env_positive_int
 
     return {"name": f"compile-only stand-in for {t.name}",
             "compute_capability": (t.compute_capability // 10, t.compute_capability % 10),
@@ -156,6 +152,7 @@ def compile_only(on_launch: str = "stop"):
     with contextlib.ExitStack() as stack:
         if importlib.util.find_spec("torch") is not None:
             stack.enter_context(_torch_on_host(session))
+            stack.enter_context(emulated_world())
         if _driver_bindings_without_driver():
             stack.enter_context(_driver_stand_ins())
         if _jax_tvm_ffi_without_driver():

@@ -27,6 +27,9 @@ def _alloca(dtype, n: int, align: int) -> int:
 _REGISTER_FILE_BYTES = 255 * 4
 # The largest register tensor a thread may make: 16 register files.
 _REGISTER_TENSOR_BYTES = 16 * _REGISTER_FILE_BYTES
+# The widest array a strided register tensor may span (the few values it holds are promoted to registers, but a
+# vast array stalls that promotion).
+_REGISTER_SPAN_BYTES = 16 * _REGISTER_TENSOR_BYTES
 
 
 def make_rmem_tensor(layout_or_shape, dtype):
@@ -44,12 +47,23 @@ def make_rmem_tensor(layout_or_shape, dtype):
     # epilogue fragment, of which one tensor-memory load's worth is live; ptxas fits it in 166 registers) and
     # spills otherwise, as in CUDA. A far larger one is a mistake (a shape meant for shared memory, an extent too
     # many), and a huge one stalls LLVM's promotion of the array to registers (2^30 values never finished).
-    nbytes = (cos * storage_bits(dtype) + 7) // 8
+    # What counts is the values the tensor holds (its size): a strided layout (a thread's slice of a tile, as
+    # CuTe DSL programs pass make_rmem_tensor) spans more array elements (its cosize), of which only those are
+    # ever addressed, and LLVM keeps only those.
+    size = _core.product(layout.shape) if isinstance(layout, Layout) else cos
+    size = size if isinstance(size, int) else cos
+    nbytes = (size * storage_bits(dtype) + 7) // 8
+    span = (cos * storage_bits(dtype) + 7) // 8
     if nbytes > _REGISTER_TENSOR_BYTES:
-        raise DSLValueError(f"make_rmem_tensor: a register tensor of {cos} {getattr(dtype, '__name__', dtype)} "
+        raise DSLValueError(f"make_rmem_tensor: a register tensor of {size} {getattr(dtype, '__name__', dtype)} "
                             f"values ({nbytes} bytes) is more than 16 times what a thread's 255 32-bit registers "
                             f"hold ({_REGISTER_TENSOR_BYTES} bytes); partition it among the threads, or put it in "
                             "shared memory", user_location(2))
+    if span > _REGISTER_SPAN_BYTES:
+        raise DSLValueError(f"make_rmem_tensor: the layout {layout} spans {cos} {getattr(dtype, '__name__', dtype)} "
+                            f"values ({span} bytes) for its {size}; a register tensor spans at most "
+                            f"{_REGISTER_SPAN_BYTES} bytes: make it of a compact layout (make_layout of its shape)",
+                            user_location(2))
     # 16-byte alignment lets copies into and out of registers use vector accesses.
     align = 16
     n = (cos + 1) // 2 if is_packed(dtype) else cos

@@ -53,7 +53,7 @@ class _ManifestModuleFinder:
 if not any(isinstance(f, _ManifestModuleFinder) for f in sys.meta_path):
     sys.meta_path.append(_ManifestModuleFinder())
 
-from . import cpasync, cpasync_bulk, tcgen05, warp, warpgroup  # noqa: E402,F401
+from . import common, cpasync, cpasync_bulk, tcgen05, warp, warpgroup  # noqa: E402,F401
 from ..._dsl.atoms.tma_info import TmaInfo as _TmaInfo  # noqa: E402
 
 # What the backends' TMA atom builders return (a plain container, _dsl/atoms/tma_info.py): cpasync.TmaInfo whichever
