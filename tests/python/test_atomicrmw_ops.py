@@ -77,9 +77,18 @@ def test_primitive_atomicrmw_takes_an_array():
     assert _atoms(ptx_of(body)) == ["atom.global.add.u32"]
 
 
-def _line_of(text):
+def refused_at_the_eval_line(call, err, needle, names=None, **kw):
+    """The kernel whose body evaluates `call` (a string; the eval's frame is not user code, so the error names the
+    body's line) is refused with err, its message holding needle, at that line; names: more names the string uses."""
+    def body(gA, gB, tidx):
+        eval(call, {**globals(), **(names or {})}, {"gA": gA, "gB": gB, "tidx": tidx})  # the refused call's own line
+
+    with pytest.raises(err) as e:
+        compile_kernel(body, **kw)
+    assert needle in str(e.value), str(e.value)
     with open(THIS) as f:
-        return next(i for i, line in enumerate(f, 1) if text in line)
+        line = next(i for i, text in enumerate(f, 1) if "# the refused call's own line" in text and "eval" in text)
+    assert f"{THIS}:{line}" in str(e.value), str(e.value)
 
 
 @pytest.mark.parametrize("call,err,needle", [
@@ -92,13 +101,7 @@ def _line_of(text):
     ("prims.atomicrmw(prims.AtomicOp.ADD, 3, 1)", DSLTypeError, "expected a pointer"),
 ])
 def test_primitive_atomicrmw_mistakes_at_the_users_line(call, err, needle):
-    def body(gA, gB, tidx):
-        eval(call)  # the call's own frame is this line's
-
-    with pytest.raises(err) as e:
-        compile_kernel(body)
-    assert needle in str(e.value), str(e.value)
-    assert f"{THIS}:{_line_of('eval(call)  # the call')}" in str(e.value), str(e.value)
+    refused_at_the_eval_line(call, err, needle)
 
 
 def test_llvm_atomicrmw_and_cmpxchg_through_the_ir():
@@ -143,10 +146,4 @@ def test_llvm_atomicrmw_enumerations_have_the_dialects_numbers():
      "llvm.AtomicOrdering.monotonic, llvm.AtomicOrdering.monotonic)", DSLTypeError, "integers or pointers"),
 ])
 def test_llvm_atomic_mistakes_at_the_users_line(call, err, needle):
-    def body(gA, gB, tidx):
-        eval(call)  # the op's own frame is this line's
-
-    with pytest.raises(err) as e:
-        compile_kernel(body)
-    assert needle in str(e.value), str(e.value)
-    assert f"{THIS}:{_line_of('eval(call)  # the op')}" in str(e.value), str(e.value)
+    refused_at_the_eval_line(call, err, needle)

@@ -1,7 +1,6 @@
 """cutlass.select_ over a tensor's loaded values (QuACK's paired f32 epilogue store swaps two fragments by a
 thread's parity: `TensorSSA(cutlass.select_(h, v1, v0), shape, dtype)`): one Vector, chosen whole by a Boolean or
 lane by lane by Booleans, as CuTe DSL gives; numbers as before; mistakes at the user's line."""
-import os
 import re
 
 import pytest
@@ -12,8 +11,8 @@ from warpweave._dsl.base.errors import DSLTypeError, DSLValueError
 from warpweave._dsl.values.ir_vector import Vector
 
 from test_arch_ops import compile_kernel
+from test_atomicrmw_ops import refused_at_the_eval_line
 
-THIS = os.path.abspath(__file__)
 
 
 def _rows(g, tidx):
@@ -67,12 +66,4 @@ def test_a_static_condition_picks_in_python_and_numbers_stay_numbers():
     ("cutlass.select_(_rows(gA, tidx).load() > 0.0, 1.0, 2.0)", DSLTypeError, "picks between Vectors"),
 ])
 def test_select_mistakes_at_the_users_line(call, err, needle):
-    def body(gA, gB, tidx):
-        eval(call)  # the select's own frame is this line's
-
-    with pytest.raises(err) as e:
-        compile_kernel(body, n=512)
-    assert needle in str(e.value), str(e.value)
-    with open(THIS) as f:
-        line = next(i for i, text in enumerate(f, 1) if "eval(call)  # the select" in text)
-    assert f"{THIS}:{line}" in str(e.value), str(e.value)
+    refused_at_the_eval_line(call, err, needle, names={"_rows": _rows}, n=512)
