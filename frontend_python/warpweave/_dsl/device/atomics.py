@@ -217,7 +217,8 @@ def atomic_cas(ptr, cmp, val, *, sem=None, scope=None):
 
 
 # cutlass.experimental.primitives.atomicrmw's operations: the wrapping increment and decrement are LLVM's
-# uinc_wrap / udec_wrap (PTX's atom.inc / atom.dec: `old >= a ? 0 : old + 1`, `old == 0 || old > a ? a : old - 1`).
+# uinc_wrap / udec_wrap, the hardware's wrapping counters (`old >= a ? 0 : old + 1`,
+# `old == 0 || old > a ? a : old - 1`).
 _PRIMITIVE_OPS = {"and": "and", "or": "or", "xor": "xor", "exch": "xchg", "add": "add", "min": "min", "max": "max",
                   "inc": "uinc_wrap", "dec": "udec_wrap"}
 
