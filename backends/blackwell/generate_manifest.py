@@ -513,6 +513,52 @@ def experimental_primitives():
                 constraints=",".join(["r"] * (x + 1)), has_side_effects=True, sass_opcodes=["STSM"])
 
 
+# 8-bit matrices, transposed (sm_100a): copy atoms for tiled copies (cute.nvgpu.warp's StMatrix16x8x8bOp and
+# LdMatrix16x16x8bOp), the hardware's thread-value layouts in bits (layout_unit_bits: 1). Thread t's 32-bit register
+# j holds four 8-bit values of a column pair of matrix j; threads 0..8x-1 (16 a matrix pair for ldmatrix) give the
+# 16-byte row addresses, the others' addresses are ignored (stride-0 modes).
+STSM_B8_LAYOUTS = {  # x: (source registers (thread, bit), destination (thread giving a row address, bit))
+    1: ("((4,8),(8,2,2)):((256,8),(1,128,64))", "((8,4),128):((128,0),1)"),
+    2: ("((4,8),(8,2,2,2)):((256,8),(1,128,64,1024))", "((16,2),128):((128,0),1)"),
+    4: ("((4,8),(8,2,2,4)):((256,8),(1,128,64,1024))", "(32,128):(128,1)"),
+}
+LDSM_B8_LAYOUTS = {  # x: (source (thread giving a row address, bit), destination registers (thread, bit))
+    1: ("((2,2,4,2),128):((128,1024,256,0),1)", "((4,8),(8,2,2,2)):((256,8),(1,128,64,1024))"),
+    2: ("((2,2,4,2),128):((128,1024,256,2048),1)", "((4,8),(8,2,2,4)):((256,8),(1,128,64,1024))"),
+}
+
+
+def matrix_b8_atoms():
+    def atom(**kw):
+        return entry("atoms", kind="COPY", thr_id="32:1", layout_unit_bits=1, has_side_effects=True,
+                     python_signature=["transpose", "num_matrices"],
+                     python_defaults={"transpose": "True", "num_matrices": "1"}, **kw)
+
+    for x, (src_l, dst_l) in STSM_B8_LAYOUTS.items():
+        regs = ", ".join(f"${i + 1}" for i in range(x))
+        yield atom(id=f"blackwell.stmatrix.m16n8.x{x}.trans.b8.atom",
+                   description=f"stmatrix.m16n8.x{x}.trans.b8 as a copy atom: {x} 16x8 8-bit matrices from registers "
+                               "to shared memory, transposed",
+                   python_name="warp.StMatrix16x8x8bOp", python_params={"transpose": "True", "num_matrices": str(x)},
+                   operands=[op("dst", "SMEM_ADDRESS", "OUT", layout_tv=dst_l),
+                             op("src", "REGISTERS", "IN", element_type="b8", values=4 * x, registers=x,
+                                register_type="b32", layout_tv=src_l)],
+                   ptx_template=f"stmatrix.sync.aligned.m16n8.x{x}.trans.shared.b8 [$0], {{{regs}}};",
+                   constraints=",".join(["r"] * (x + 1)), sass_opcodes=["STSM"])
+    for x, (src_l, dst_l) in LDSM_B8_LAYOUTS.items():
+        nregs = 2 * x
+        regs = ", ".join(f"${i}" for i in range(nregs))
+        yield atom(id=f"blackwell.ldmatrix.m16n16.x{x}.trans.b8.atom",
+                   description=f"ldmatrix.m16n16.x{x}.trans.b8 as a copy atom: {x} 16x16 8-bit matrices from shared "
+                               f"memory to registers, transposed, {nregs} 32-bit words a lane",
+                   python_name="warp.LdMatrix16x16x8bOp", python_params={"transpose": "True", "num_matrices": str(x)},
+                   operands=[op("dst", "REGISTERS", "OUT", element_type="b8", values=4 * nregs, registers=nregs,
+                                register_type="b32", layout_tv=dst_l),
+                             op("src", "SMEM_ADDRESS", "IN", layout_tv=src_l)],
+                   ptx_template=f"ldmatrix.sync.aligned.m16n16.x{x}.trans.shared.b8 {{{regs}}}, [${nregs}];",
+                   constraints=",".join(["=r"] * nregs + ["r"]), sass_opcodes=["LDSM"])
+
+
 def clc_primitives():
     """Cluster launch control (sm_100a): a running cluster asks the hardware to cancel the launch of a cluster that
     has not started, and takes over its work (CuTe DSL's dynamic persistent tile scheduler and
@@ -573,8 +619,8 @@ IR_TYPES = {"f16": "f16", "bf16": "bf16", "tf32": "f32", "f32": "f32"}
 
 def element_types_text() -> str:
     """The manifest's element type table: every type an operand names, with its width, the DSL type a Python
-    parameter names it by (none for b32), and the MLIR type its values are held in."""
-    rows = [(t, BITS[t], d) for t, d in PY_DTYPE.items()] + [("b32", 32, "")]
+    parameter names it by (none for the untyped b8 and b32), and the MLIR type its values are held in."""
+    rows = [(t, BITS[t], d) for t, d in PY_DTYPE.items()] + [("b8", 8, ""), ("b32", 32, "")]
     return "".join(line + "\n" for line in format_element_types(rows, IR_TYPES))
 
 
@@ -1041,6 +1087,8 @@ def manifest_text() -> str:
         ("tcgen05.ld / tcgen05.st families: tensor memory <-> registers, by shape, over the repetition",
          tmem_copy_families()),
         ("tcgen05.cp: shared memory -> tensor memory", cp_atoms()),
+        ("8-bit matrices to and from shared memory, transposed: stmatrix.m16n8 and ldmatrix.m16n16 copy atoms",
+         matrix_b8_atoms()),
         ("TMA tile load and store families (the Hopper PTX, for sm_100a) over the rank, with the 2-CTA load",
          tma_families()),
         ("Primitives: descriptors, tensor-memory allocation, commit, waits, fences, bulk groups, mbarriers",

@@ -41,9 +41,25 @@ def _on_cpu(device):
     return device
 
 
+# torch's matrix products that take out_dtype= (an accumulation in f32 written once in the output's type) exist only
+# for CUDA; on the CPU that stands in for it, the same result is the product in f32, converted once.
+_DTYPE_PRODUCTS = {torch.mm, torch.bmm, torch.addmm, torch.baddbmm, torch.Tensor.mm, torch.Tensor.bmm}
+
+
+def _product_in_f32(func, args, kwargs):
+    out_dtype, out = kwargs.pop("out_dtype"), kwargs.pop("out", None)
+    wide = tuple(a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    result = func(*wide, **kwargs).to(out_dtype)
+    if out is None:
+        return result
+    return out.copy_(result)
+
+
 class CudaOnCpu(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
+        if func in _DTYPE_PRODUCTS and kwargs.get("out_dtype") is not None:
+            return _product_in_f32(func, args, kwargs)
         if kwargs.get("device") is not None:
             kwargs["device"] = _on_cpu(kwargs["device"])
         name = getattr(func, "__name__", "")

@@ -28,7 +28,7 @@ from ._dsl.values.numeric import (  # noqa: E402
     BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
     Integer, Numeric, TFloat32, Uint8, Uint16, Uint32, Uint64, dtype,
 )
-from ._dsl.values.numeric import select as select_  # noqa: E402  (cutlass.select_(cond, a, b): cond ? a : b)
+from ._dsl.values.ir_vector import select_  # noqa: E402  (cutlass.select_(cond, a, b): cond ? a : b)
 from ._dsl.values.numeric import (  # noqa: E402
     Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E4M3, Float8E8M0FNU, Int4, Int128, Uint4,
 )

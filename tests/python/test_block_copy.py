@@ -41,6 +41,23 @@ def test_each_cta_of_a_multicast_group_has_its_place_and_reaches_the_whole_group
         assert sorted(group(r, cm, cn, dim)[0] for r in peers) == list(range(size)) and 0 <= position < size
 
 
+@pytest.mark.parametrize("cm, cn", list(itertools.product([2, 4, 6], [1, 2, 3])))
+@pytest.mark.parametrize("dim", ["M", "N"])
+def test_with_a_cta_pair_the_n_operands_group_is_the_column_at_the_same_place_in_the_pair(cm, cn, dim):
+    """use_2cta_mma_inst: CTAs 2p and 2p+1 along M share an MMA, each with its own half of the operands. The M
+    operand's group stays its cluster row; the N operand's is the CTAs of its column at the same place in their
+    pair, so the two halves of B never meet in one CTA."""
+    group = _group_function()
+    for rank in range(cm * cn):
+        m, n = rank % cm, rank // cm
+        position, mask, size = group(rank, cm, cn, dim, True)
+        peers = [r for r in range(cm * cn) if (r % cm == m if dim == "M" else (r // cm == n and r % 2 == m % 2))]
+        assert mask == sum(1 << r for r in peers) and size == len(peers)
+        assert sorted(group(r, cm, cn, dim, True)[0] for r in peers) == list(range(size)) and 0 <= position < size
+        if dim == "M":
+            assert group(rank, cm, cn, dim, False) == (position, mask, size)
+
+
 def _host(a_dim, b_dim, cluster, bad=None):
     @cute.kernel
     def k(atom_a: cute.CopyAtom, ta: cute.Tensor, atom_b: cute.CopyAtom, tb: cute.Tensor, layout: cute.Layout):

@@ -81,6 +81,8 @@ ext.register_python_name("arch.umma_commit_arrive", tmem.commit)
 from . import clc  # noqa: E402
 
 ext.register_python_name("arch.clc_query_cancel", clc.clc_query_cancel)
+ext.register_python_name("arch.clc_response", clc.clc_response)
+ext.register_python_name("arch.issue_clc_query", clc.issue_clc_query)
 
 # cutlass.experimental.primitives' 2-CTA tensor copies complete on the pair's even CTA's mbarrier, as the 2-CTA
 # TMA atoms do

@@ -652,7 +652,7 @@ class TmemAllocator:
     alloc_permit, free. With is_two_cta the CTA pair allocates together (cta_group::2), and before freeing each CTA
     waits, on two_cta_tmem_dealloc_mbar_ptr, until its peer is done with the memory."""
 
-    def __init__(self, alloc_result_dst_smem_ptr, barrier_for_retrieve, allocator_warp_id: int = 0,
+    def __init__(self, alloc_result_dst_smem_ptr=None, barrier_for_retrieve=None, allocator_warp_id: int = 0,
                  is_two_cta: bool = False, num_allocated_columns: int = 0, two_cta_tmem_dealloc_mbar_ptr=None,
                  arch: str = "sm_100", *, loc=None, ip=None):
         # arch names the generation whose tensor memory is allocated (CuTe DSL's spelling, e.g. "sm_100"): every
@@ -660,14 +660,20 @@ class TmemAllocator:
         if not (isinstance(arch, str) and re.fullmatch(r"sm_1(0[0-9]|1[0-9])[af]?", arch)):
             raise ext.user_error(f"TmemAllocator(arch={arch!r}): tensor memory exists on sm_100 to sm_119 "
                                  "(datacenter Blackwell), named like 'sm_100'", ext.DSLValueError)
+        if barrier_for_retrieve is None:
+            raise ext.user_error("TmemAllocator needs barrier_for_retrieve (the named barrier at which the threads "
+                                 "that use the memory wait for its address)", ext.DSLTypeError)
+        if alloc_result_dst_smem_ptr is None:
+            # Later CuTe DSL releases (QuACK's Blackwell GEMM calls it so) keep the word that receives the
+            # allocation's address themselves: one more 32-bit word of the kernel's shared memory.
+            alloc_result_dst_smem_ptr = cutlass.utils.SmemAllocator().allocate(cutlass.Int32)
         ptr = getattr(alloc_result_dst_smem_ptr, "iterator", alloc_result_dst_smem_ptr)
         if getattr(ptr, "memspace", None) != "smem" or ptr.dtype.width != 32:
             raise ext.user_error(f"TmemAllocator: the allocation's address is written to a 32-bit shared-memory "
                                  f"word; got {alloc_result_dst_smem_ptr!r}", ext.DSLTypeError)
         if is_two_cta and two_cta_tmem_dealloc_mbar_ptr is None:
-            raise ext.user_error("TmemAllocator(is_two_cta=True) needs two_cta_tmem_dealloc_mbar_ptr (an Int64 in "
-                                 "shared memory): the pair frees its memory only when both CTAs are done",
-                                 ext.DSLValueError)
+            # likewise the pair's dealloc barrier (an Int64 word), which the allocator warp initializes below
+            two_cta_tmem_dealloc_mbar_ptr = cutlass.utils.SmemAllocator().allocate(cutlass.Int64)
         self.ptr = ptr
         self.barrier = barrier_for_retrieve
         self.warp = allocator_warp_id

@@ -135,6 +135,9 @@ _CP = [f"blackwell.tcgen05.cp.cta{g}.{s}" for g in (1, 2) for s in
        ("128x256b", "4x256b", "128x128b", "64x128b.warpx2_02_13", "64x128b.warpx2_01_23", "32x128b.warpx4")]
 _TMA = ([f"blackwell.tma.load{mc}{cta}.{r}d" for r in range(1, 6) for mc in ("", ".multicast") for cta in ("", ".cta2")]
         + [f"blackwell.tma.store.{r}d" for r in range(1, 6)])
+# the 8-bit transposed matrix copies as copy atoms (cute.nvgpu.warp.StMatrix16x8x8bOp / LdMatrix16x16x8bOp)
+_MATRIX_B8 = ([f"blackwell.stmatrix.m16n8.x{x}.trans.b8.atom" for x in (1, 2, 4)]
+              + [f"blackwell.ldmatrix.m16n16.x{x}.trans.b8.atom" for x in (1, 2)])
 # the block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4)
 _BLOCKSCALED_MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta[12]\.mx\w+\.")
 _MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta([12])\.(f16|tf32|f8f6f4|i8)\.m(\d+)n(\d+)k(\d+)\.(\w+)\.(\w+)\.(ss|ts)$")
@@ -145,7 +148,7 @@ def test_non_mma_ids_are_exactly_the_published_set(blackwell):
     atoms = sorted(a["id"] for a in blackwell.atoms + blackwell.all_instances()
                    if not _MMA_RE.match(a["id"]) and not _BLOCKSCALED_MMA_RE.match(a["id"])
                    and not a["id"].startswith("blackwell.prim."))
-    assert atoms == sorted(_LD_ST + _CP + _TMA)
+    assert atoms == sorted(_LD_ST + _CP + _TMA + _MATRIX_B8)
     assert sorted(p["id"] for p in blackwell.primitives) == sorted(_TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES)
 
 

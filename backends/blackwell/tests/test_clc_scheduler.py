@@ -332,3 +332,50 @@ def test_clc_walk_on_the_gpu(cm, cn, shape):
     compiled(from_dlpack(out))
     torch.cuda.synchronize()
     assert bool((out == 1).all()), out.cpu().numpy()            # every tile exactly once, stolen or not
+
+
+@pytest.mark.parametrize("multicast", [True, False])
+def test_cutedsl_names_issue_clc_query_and_clc_response(multicast):
+    """CuTe DSL's cute.arch.issue_clc_query(mbar, response, multicast=) and clc_response(response) -> (x, y, z,
+    valid) as Int32s (QuACK's tile scheduler): the request of that form, and the decoding of the same response."""
+    seen = {}
+
+    @cute.kernel
+    def kern(g: cute.Tensor):
+        smem = utils.SmemAllocator()
+        resp = smem.allocate_array(cutlass.Int32, 4, byte_alignment=16)
+        mbar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        with cute.arch.elect_one():
+            cute.arch.issue_clc_query(mbar, resp, multicast=multicast)
+        x, y, z, valid = cute.arch.clc_response(resp)
+        seen["types"] = [type(v) for v in (x, y, z, valid)]
+        g[0] = x + y + z + valid
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        kern(g).launch(grid=[2, 1, 1], block=[32, 1, 1], cluster=[2 if multicast else 1, 1, 1])
+
+    with target("sm_100a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros(4, np.int32))).ptx
+    assert seen["types"] == [cutlass.Int32] * 4
+    request = re.findall(r"clusterlaunchcontrol\.try_cancel\S*", ptx)
+    assert len(request) == 1 and ("multicast::cluster::all" in request[0]) == multicast, request
+    assert "clusterlaunchcontrol.query_cancel.is_canceled" in ptx
+    assert "clusterlaunchcontrol.query_cancel.get_first_ctaid" in ptx
+
+
+def test_issue_clc_query_takes_a_python_bool_for_multicast():
+    @cute.kernel
+    def kern(g: cute.Tensor):
+        smem = utils.SmemAllocator()
+        resp = smem.allocate_array(cutlass.Int32, 4, byte_alignment=16)
+        mbar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        cute.arch.issue_clc_query(mbar, resp, multicast=g[0] > 0)
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        kern(g).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_100a"), pytest.raises(TypeError) as e:
+        cute.compile(host, from_dlpack(np.zeros(4, np.int32)))
+    assert "multicast is a Python bool" in str(e.value) and "test_clc_scheduler.py" in str(e.value), str(e.value)

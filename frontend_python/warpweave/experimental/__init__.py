@@ -13,6 +13,7 @@ import sys
 
 from .._dsl.atoms.atoms import namespace
 from .._dsl.device.arch import printf
+from .._dsl.device.atomics import atomicrmw
 
 
 def _qualifiers(name, members):
@@ -52,6 +53,8 @@ _STATIC = {
     "SetMaxRegisterAction": enum.Enum("SetMaxRegisterAction", [("INCREASE", "inc"), ("DECREASE", "dec")]),
     # formatted printing from a kernel or its host function ({} placeholders), the same on every GPU
     "print_runtime": printf,
+    # atomic read-modify-write: LLVM's atomics, which every GPU has
+    "atomicrmw": atomicrmw,
 }
 for _e in _STATIC.values():
     if isinstance(_e, enum.EnumMeta):

@@ -200,6 +200,7 @@ class ManifestOp:
     signature: tuple = ()
     kind = ""
     param_names: frozenset = frozenset()
+    defaults: dict = {}
 
     def __init__(self, *args, **kwargs):
         if len(args) > len(self.signature):
@@ -218,6 +219,17 @@ class ManifestOp:
 
     def parameter_names(self):
         return self.param_names
+
+    def __getattr__(self, name):
+        # CuTe DSL's operations show their parameters as attributes (a library reads store_op.num_matrices): the
+        # value given, else the manifest's default for it
+        if name.startswith("_") or name not in type(self).param_names:
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        if name in self.raw_params:
+            return self.raw_params[name]
+        if name in type(self).defaults:
+            return type(self).defaults[name]
+        raise AttributeError(f"{self.python_name}: {name} was not given and has no default")
 
     def entry(self, **extra):
         more = {k: canonical(v) for k, v in extra.items() if k in self.param_names and k not in self.params}
@@ -238,6 +250,16 @@ class ManifestOp:
         return hash((self.python_name, tuple(sorted(self.params.items()))))
 
 
+def _literal(text: str):
+    """A manifest's default as the Python value a program would have passed ("True" -> True, "4" -> 4)."""
+    if text in ("True", "False"):
+        return text == "True"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def _make_class(python_name: str):
     # A family's template carries what the class needs: its signature, kind and the names of its parameters.
     entries = entries_named(python_name) + [(b, {**f["template"], "description": f.get("description") or
@@ -251,8 +273,9 @@ def _make_class(python_name: str):
     short = python_name.split(".")[-1]
     if kind in ("MMA", "COPY"):
         names = frozenset(k for _, ins in entries for k in ins.get("python_params", {}))
+        defaults = {k: _literal(v) for k, v in first.get("python_defaults", {}).items()}
         return type(short, (ManifestOp,), {"python_name": python_name, "signature": sig, "kind": kind,
-                                           "param_names": names,
+                                           "param_names": names, "defaults": defaults,
                                            "__doc__": first.get("description", "")})
     return _primitive_function(python_name, short, first)
 

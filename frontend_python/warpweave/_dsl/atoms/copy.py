@@ -14,6 +14,7 @@ from ..values.numeric import dtype as dtype_of
 from ..values.tensor import ComposedLayout, Layout, Tensor, outer_of, slice_layout
 from .atoms import ManifestOp
 from .instructions import ELEMENT_TYPES
+from .swizzle_slice import thread_slice
 
 
 class CopyUniversalOp:
@@ -307,7 +308,8 @@ class ThrCopy(TiledCopy):
         rank = _core.tuple_rank(_mode(thr_layout, 2).shape) if _core.tuple_rank(thr_layout.shape) > 2 else 0
         rest = (None,) * rank if rank > 1 else None
         coord = (self.thr_idx, None, rest)
-        return with_outer(tensor, thr_layout)[coord]
+        plain = thread_slice(tensor, thr_layout, coord)
+        return plain if plain is not None else with_outer(tensor, thr_layout)[coord]
 
     def partition_S(self, tensor, *, loc=None, ip=None):
         """This thread's part of a source tile: (values, rest modes...)."""

@@ -20,12 +20,13 @@ from ..base.markers import accept_locations
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Float32, Numeric
 from ..values.tensor import GENERIC, GMEM, SMEM, Pointer, Tensor, elem_bytes
+from .array import Array
 
 # LLVM's AtomicOrdering and AtomicBinOp numbers (the generic syntax spells the enums as integers).
 ORDERING = {"relaxed": 2, "acquire": 4, "release": 5, "acq_rel": 6, "sc": 7, "seq_cst": 7}
 SYNCSCOPE = {"cta": "block", "cluster": "cluster", "gpu": "device", "sys": ""}
 _BIN_OP = {"xchg": 0, "add": 1, "sub": 2, "and": 3, "or": 5, "xor": 6, "max": 7, "min": 8, "umax": 9, "umin": 10,
-           "fadd": 11, "fsub": 12, "fmax": 13, "fmin": 14}
+           "fadd": 11, "fsub": 12, "fmax": 13, "fmin": 14, "uinc_wrap": 15, "udec_wrap": 16}
 
 
 def pointer_of(ptr, fname):
@@ -215,8 +216,70 @@ def atomic_cas(ptr, cmp, val, *, sem=None, scope=None):
     return t.from_ir(b.op1("llvm.extractvalue", [pair], t.ir_type, "position = array<i64: 0>"))
 
 
+# cutlass.experimental.primitives.atomicrmw's operations: the wrapping increment and decrement are LLVM's
+# uinc_wrap / udec_wrap, the hardware's wrapping counters (`old >= a ? 0 : old + 1`,
+# `old == 0 || old > a ? a : old - 1`).
+_PRIMITIVE_OPS = {"and": "and", "or": "or", "xor": "xor", "exch": "xchg", "add": "add", "min": "min", "max": "max",
+                  "inc": "uinc_wrap", "dec": "udec_wrap"}
+
+
+def _qualifier(x, what):
+    """An enumeration member of PTX's vocabulary (MemOrder, MemScope, ...) or its name, as the qualifier string."""
+    if x is None or isinstance(x, str):
+        return x
+    value = getattr(x, "value", None)
+    if isinstance(value, str):
+        return value
+    raise DSLTypeError(f"primitives.atomicrmw: {what} must be one of its enumeration's members, got {x!r}",
+                       user_location(3))
+
+
+def _primitive_address(ptr, space):
+    if isinstance(ptr, Array):
+        ptr = ptr.iterator
+    p = pointer_of(ptr, "atomicrmw")
+    if space is not None:
+        want = _qualifier(space, "space")
+        if want == "shared::cluster":
+            raise DSLValueError("primitives.atomicrmw: space=SharedSpace.shared_cluster (another CTA's shared "
+                                "memory) is not supported; map the address into this CTA's window first",
+                                user_location(3))
+        if want == "shared::cta" and p.memspace not in (SMEM, GENERIC):
+            raise DSLTypeError(f"primitives.atomicrmw: space=shared_cta, but the pointer is to {p.memspace}",
+                               user_location(3))
+    return p
+
+
+def atomicrmw(op, ptr, a, *, b=None, mem_order=None, syncscope=None, space=None, results=None, loc=None, ip=None):
+    """`*ptr = op(*ptr, a)` atomically (for `cas`: `*ptr = b` where `*ptr == a`); returns the old value, of the
+    pointer's element type. `add` / `min` / `max` follow that type (float, unsigned or signed); `inc` / `dec` wrap
+    at `a`. mem_order (relaxed, acquire, release, acq_rel; default relaxed) and syncscope (cta, cluster, gpu, sys;
+    default gpu) as cute.arch's atomics."""
+    kind = _qualifier(op, "op")
+    order = _qualifier(mem_order, "mem_order")
+    order = "relaxed" if order == "weak" else order
+    scope = _qualifier(syncscope, "syncscope")
+    p = _primitive_address(ptr, space)
+    if kind == "cas":
+        if b is None:
+            raise DSLValueError("primitives.atomicrmw: op=cas needs the new value as b= (a is the expected one)",
+                                user_location(2))
+        return atomic_cas(p, a, b, sem=order, scope=scope)
+    if b is not None:
+        raise DSLValueError(f"primitives.atomicrmw: b= is the new value of op=cas; op={kind} takes only a",
+                            user_location(2))
+    if kind not in _PRIMITIVE_OPS:
+        raise DSLValueError(f"primitives.atomicrmw: op={op!r} is not one of {', '.join(_PRIMITIVE_OPS)}, cas",
+                            user_location(2))
+    t = p.dtype
+    if kind in ("inc", "dec") and t.is_float:
+        raise DSLTypeError(f"primitives.atomicrmw: op={kind} counts in integers, the pointer is to {t.__name__}",
+                           user_location(2))
+    return _rmw("atomicrmw", _PRIMITIVE_OPS[kind], p, a, order, scope)
+
+
 __all__ = ["atomic_add", "atomic_sub", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
-           "atomic_exch", "atomic_fmax", "atomic_fmin", "atomic_cas"]
+           "atomic_exch", "atomic_fmax", "atomic_fmin", "atomic_cas", "atomicrmw"]
 
 
 accept_locations(globals(), __all__)

@@ -12,7 +12,7 @@ import math
 from ..base import ir_dialects
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import Type, Value, VectorType, emit, operand
-from .numeric import Int32, Numeric, NumericMeta, as_numeric, numeric_type_of
+from .numeric import Boolean, Int32, Numeric, NumericMeta, as_numeric, numeric_type_of, select
 from .tensor_ssa import TensorSSA
 
 
@@ -295,6 +295,33 @@ def outerproduct(a: Vector, b: Vector, acc: Vector | None = None, *, loc=None, i
     return out if acc is None else out + acc
 
 
+def select_(cond, a, b):
+    """cond ? a : b (cutlass.select_): numbers as numeric.select; where a or b is a Vector or a tensor's loaded
+    values (TensorSSA), the whole Vector by one condition, or lane by lane by a Vector of Booleans, as a Vector (the
+    other side may be a number, in every lane)."""
+    if not any(isinstance(x, (Vector, TensorSSA)) for x in (a, b, cond)):
+        return select(cond, a, b)
+    if not isinstance(cond, (Vector, TensorSSA)):
+        cond = cond if isinstance(cond, Numeric) else Boolean(cond)
+        if cond.is_static:  # picks in Python, as for numbers
+            return a if cond.value else b
+    a, b = (Vector(x) if isinstance(x, TensorSSA) else x for x in (a, b))
+    like = a if isinstance(a, Vector) else b
+    if not isinstance(like, Vector):
+        raise DSLTypeError("select_: a Vector condition picks between Vectors (or tensors' loaded values)",
+                           user_location(2))
+    a_ir, b_ir = like._operand(a, "select_"), like._operand(b, "select_")
+    if isinstance(cond, (Vector, TensorSSA)):
+        c = Vector(cond, dtype=Boolean) if isinstance(cond, TensorSSA) else cond
+        if c.numel != like.numel or c.dtype is not Boolean:
+            raise DSLValueError(f"select_: the condition is {c.numel} Booleans for {like.numel} lanes, or not "
+                                "Booleans", user_location(2))
+        c_ir = c.ir_value()
+    else:
+        c_ir = Boolean(cond).ir_value()
+    return Vector(emit("arith.select", [c_ir, a_ir, b_ir], [like.type])[0], dtype=like.dtype, shape=like.shape)
+
+
 def as_dsl(value):
     """An IR value as the DSL value it stands for: a Vector for a vector, a number for a scalar."""
     v = operand(value)
@@ -303,4 +330,5 @@ def as_dsl(value):
     return as_numeric(v)
 
 
-__all__ = ["Vector", "as_dsl", "broadcast_to", "full", "full_like", "ones_like", "outerproduct", "zeros_like"]
+__all__ = ["Vector", "as_dsl", "broadcast_to", "full", "full_like", "ones_like", "outerproduct", "select_",
+           "zeros_like"]
