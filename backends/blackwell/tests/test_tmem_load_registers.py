@@ -58,11 +58,11 @@ def _epilogue(fence: bool, repeat: str = "x128"):
 
     @cute.kernel
     def kern(tiled_mma: cute.TiledMma, g: cute.Tensor):
-        tidx, _, _ = cute.arch.thread_idx()
-        smem = utils.SmemAllocator()
-        hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        # the accumulator tile's N columns of tensor memory, their address held in shared memory
+        hold = utils.SmemAllocator().allocate_array(cutlass.Int32, 1, byte_alignment=4)
         tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
         tmem.allocate(N)
+        tidx = cute.arch.thread_idx()[0]
         tmem.wait_for_alloc()
         frag = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((M, N)))
         acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), frag.layout)[((None, None), 0, 0)]
