@@ -108,6 +108,8 @@ def _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC,
     tTR_rC. After the last sub-tile the whole stage is in registers, so the MMA warp may accumulate into it again."""
     cute.copy(t2r, tTR_tAcc[(None, None, None, j)], tTR_rAcc)
     if j == subtiles - 1:
+        # the registers are read after the release: the loads must have completed before it
+        cute.arch.fence_view_async_tmem_load()
         t.fence_before_thread_sync()
         with cute.arch.elect_one():
             acc_pipeline.consumer_release(acc_state)

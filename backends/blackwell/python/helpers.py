@@ -211,8 +211,20 @@ def compute_epilogue_tile_shape(cta_tile_shape, use_2cta_instrs: bool, layout_d:
                                 layout_c=None, elem_ty_c=None, loc=None, ip=None):
     """The epilogue's sub-tile of this CTA's (M, N) tile: all of its rows (as the accumulator's lanes hold them:
     128, or 64 for a 64-row tile) and up to 32 columns (64 for 8-bit D), so that a sub-tile of C fits in
-    registers and shared memory while the next one is loaded from tensor memory."""
-    return _epilogue_tile(cta_tile_shape[0], cta_tile_shape[1], elem_ty_d.width)
+    registers and shared memory while the next one is loaded from tensor memory.
+
+    With C (elem_ty_c: an epilogue that also reads a source tensor, e.g. D = alpha acc + beta C), each thread holds
+    a sub-tile row of C beside its accumulators, so the sub-tile is as narrow as CuTe DSL's, by the wider of C and
+    D: a 128-row sub-tile holds 64 bytes of it per row for tiles up to 128 columns, 128 bytes for wider ones, at
+    most 64 columns (a Float32 C of a 128 x 128 tile: 16 columns, one .x16 load, rather than 32); a 64-row one as
+    without C, for the wider type."""
+    m, n = cta_tile_shape[0], cta_tile_shape[1]
+    if elem_ty_c is None:
+        return _epilogue_tile(m, n, elem_ty_d.width)
+    width = max(elem_ty_c.width, elem_ty_d.width)
+    if m < 128:
+        return _epilogue_tile(m, n, width)
+    return _fit(128, n, min(64, (512 if n <= 128 else 1024) // width))
 
 
 def compute_epilogue_tile_size(cta_tile_m, cta_tile_n, d_major_n, d_width: int, *, loc=None, ip=None):
@@ -222,8 +234,12 @@ def compute_epilogue_tile_size(cta_tile_m, cta_tile_n, d_major_n, d_width: int, 
 
 
 def _epilogue_tile(m, n, d_width: int):
-    tile_m = min(m, 128)
-    tile_n = min(n, 64 if d_width <= 8 else 32)
+    return _fit(min(m, 128), n, 64 if d_width <= 8 else 32)
+
+
+def _fit(tile_m, n, widest):
+    """(tile_m, the widest sub-tile of at most `widest` columns that divides the n columns of the tile)."""
+    tile_n = min(n, widest)
     while n % tile_n:
         tile_n //= 2
     return (tile_m, tile_n)

@@ -9,7 +9,9 @@ lane halves (16-lane shapes) and then over the columns of the tile. The tiled co
 into the tile's coordinates through the tile's own tensor-memory layout, so partitioning the tensor-memory tile
 (partition_S) and a tile of the same shape elsewhere (partition_D, e.g. of C in global memory) pairs each register
 with the element whose accumulator it holds. At cute.copy each instruction gets the warp's address (its first
-lane and column: every thread passes the same one) and a load waits for its registers (tcgen05.wait::ld).
+lane and column: every thread passes the same one). A copy's load waits for the loads before it (one in flight),
+not for itself: each read of its registers is ordered after it; fence_view_async_tmem_load (tcgen05.wait::ld)
+waits for all of this thread's loads, before the tensor memory they read is handed back to the MMA.
 """
 from __future__ import annotations
 
@@ -209,6 +211,8 @@ class TmemCopyAtom:
             self._check_instruction(tm, j, per)
             addr = b.op1("arith.subi", [tmem_address(tm, tm.layout(j * per)), own.ir()], "i32")
             if self.is_load:
+                if j:
+                    fence_view_async_tmem_load()
                 out = ext.emit_instruction(b, self.backend.name, self.manifest, {"src": [addr]})
                 for r, v in enumerate(out["dst"]):
                     for k, x in enumerate(_unpack(b, v, et, pack)):
@@ -217,8 +221,13 @@ class TmemCopyAtom:
                 vals = [_pack(b, [rg[j * per + r * pack + k].ir() for k in range(pack)], et)
                         for r in range(per // pack)]
                 ext.emit_instruction(b, self.backend.name, self.manifest, {"dst": [addr], "src": vals})
-        if self.is_load:
-            fence_view_async_tmem_load()
+        # A load's registers are ready when read (ptxas orders each read after its load), so the copy does not wait
+        # for its last load: waiting for all of them at the end would keep every loaded register live together (a
+        # tile's worth, where ptxas otherwise converts and stores one load's values while the next is in flight).
+        # Each further load waits for the ones before it: with several in flight, ptxas may hold the kernel to 64
+        # registers and spill (CuTe DSL's dense_gemm_persistent_prefetch, four .x32 loads: 64 registers and 40
+        # bytes of spills, against 149 with one load in flight). A program that hands the tensor memory back before
+        # reading the registers waits with fence_view_async_tmem_load, as in CuTe DSL.
 
 
 _atom_classes: dict = {}

@@ -69,6 +69,44 @@ def test_staged_layouts_are_mma_shaped(cta, m, major):
         assert lay.inner.num_bits == 3                      # 128-byte swizzle
 
 
+# compute_epilogue_tile_shape with C (an epilogue reading a source tensor), as CuTe DSL 4.8.1 answers it:
+# (CTA tile (M, N), 2-CTA, D type, C type) -> sub-tile. Its width follows the wider of C and D and the tile's N.
+_EPI_WITH_C = [
+    ((128, 128), False, cutlass.Float32, cutlass.Float32, (128, 16)),
+    ((128, 128), True, cutlass.Float16, cutlass.Float32, (128, 16)),
+    ((128, 128), False, cutlass.Float32, cutlass.Float8E4M3FN, (128, 16)),
+    ((128, 128), False, cutlass.Float16, cutlass.Float16, (128, 32)),
+    ((128, 128), False, cutlass.Float8E4M3FN, cutlass.Float16, (128, 32)),
+    ((128, 128), False, cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, (128, 64)),
+    ((128, 64), True, cutlass.Float32, cutlass.Float16, (128, 16)),
+    ((128, 32), False, cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, (128, 32)),
+    ((128, 256), False, cutlass.Float32, cutlass.Float32, (128, 32)),
+    ((128, 256), True, cutlass.Float16, cutlass.Float16, (128, 64)),
+    ((128, 256), False, cutlass.Float8E4M3FN, cutlass.Float32, (128, 32)),
+    ((128, 192), False, cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, (128, 64)),
+    ((256, 128), True, cutlass.Float32, cutlass.Float32, (128, 16)),
+    ((64, 128), False, cutlass.Float32, cutlass.Float32, (64, 32)),
+    ((64, 128), False, cutlass.Float8E4M3FN, cutlass.Float16, (64, 32)),
+    ((64, 128), False, cutlass.Float8E4M3FN, cutlass.Float8E4M3FN, (64, 64)),
+]
+
+
+@pytest.mark.parametrize("tile,two_cta,d,c,want", _EPI_WITH_C)
+def test_epilogue_tile_with_c_follows_the_wider_type(tile, two_cta, d, c, want):
+    h = sm100()
+    from warpweave.utils import LayoutEnum
+
+    got = h.compute_epilogue_tile_shape(tile + (64,), two_cta, LayoutEnum.ROW_MAJOR, d, layout_c=LayoutEnum.ROW_MAJOR,
+                                        elem_ty_c=c)
+    assert got == want
+    # whole rows of the accumulator's lanes, and sub-tiles that tile the CTA's columns exactly
+    assert tile[1] % got[1] == 0 and min(tile[0], 128) == got[0]
+    # a wider C never widens the sub-tile (its row takes more registers)
+    wider = h.compute_epilogue_tile_shape(tile + (64,), two_cta, LayoutEnum.ROW_MAJOR, d,
+                                          layout_c=LayoutEnum.ROW_MAJOR, elem_ty_c=cutlass.Float32)
+    assert wider[1] <= got[1]
+
+
 def test_epilogue_tile_and_tmem_load_op():
     h = sm100()
     from warpweave.utils import LayoutEnum

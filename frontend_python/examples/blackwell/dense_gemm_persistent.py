@@ -264,7 +264,8 @@ class BlackwellPersistentDenseGemm:
                 buf = j % epi_stages
                 cute.copy(t2r, tTR_tAcc[(None, None, None, 0, j)], tTR_rAcc)
                 if cutlass.const_expr(j == subtiles - 1):
-                    # the whole buffer is in registers: the MMA warp may refill it
+                    # the whole buffer is in registers (its loads completed): the MMA warp may refill it
+                    cute.arch.fence_view_async_tmem_load()
                     tcgen05.fence_before_thread_sync()
                     acc_pipeline.consumer_release(acc_state)
                 tTR_rC.store(tTR_rAcc.load().to(c_dtype))
