@@ -137,6 +137,10 @@ _TMA = ([f"blackwell.tma.load{mc}{cta}.{r}d" for r in range(1, 6) for mc in ("",
         + [f"blackwell.tma.store.{r}d" for r in range(1, 6)])
 # the block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4)
 _BLOCKSCALED_MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta[12]\.mx\w+\.")
+# CuTe DSL's byte matrix loads: LdMatrix8x16x8bOp's unpacking forms and LdMatrix16x16x8bOp (their layouts:
+# tests/python/test_ldmatrix_bytes.py)
+_LDSM = [f"blackwell.warp.ldmatrix.m8n16.x{x}.u{u}" for u in (4, 6) for x in (1, 2, 4)] + \
+    [f"blackwell.warp.ldmatrix.m16n16.x{x}.trans.{f}" for f in ("b8", "u4", "u6") for x in (1, 2)]
 _MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta([12])\.(f16|tf32|f8f6f4|i8)\.m(\d+)n(\d+)k(\d+)\.(\w+)\.(\w+)\.(ss|ts)$")
 
 
@@ -145,7 +149,7 @@ def test_non_mma_ids_are_exactly_the_published_set(blackwell):
     atoms = sorted(a["id"] for a in blackwell.atoms + blackwell.all_instances()
                    if not _MMA_RE.match(a["id"]) and not _BLOCKSCALED_MMA_RE.match(a["id"])
                    and not a["id"].startswith("blackwell.prim."))
-    assert atoms == sorted(_LD_ST + _CP + _TMA)
+    assert atoms == sorted(_LD_ST + _CP + _TMA + _LDSM)
     assert sorted(p["id"] for p in blackwell.primitives) == sorted(_TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES)
 
 
@@ -583,7 +587,7 @@ _CLUSTER_XYZ = ("blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwel
 
 def _cases():
     out = []
-    for ident in _MMA_SUBSET + _LD_ST + _CP + _TMA + _TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES:
+    for ident in _MMA_SUBSET + _LD_ST + _CP + _TMA + _LDSM + _TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES:
         if ident.endswith(("make_instr_desc", "make_smem_desc", "make_smem_desc_next")):
             continue  # constants and integer ops, checked bit by bit above
         if ident in ("blackwell.tcgen05.alloc", "blackwell.tcgen05.dealloc", "blackwell.tcgen05.relinquish_alloc_permit",
