@@ -515,7 +515,8 @@ def experimental_primitives():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# ldmatrix of bytes: m8n16 with unpacking, m16n16 transposed (sm_100a; consumer Blackwell re-emits them)
+# ldmatrix and stmatrix of bytes: m8n16 with unpacking, m16n16 and m16n8 transposed (sm_100a; consumer Blackwell
+# re-emits them)
 # ---------------------------------------------------------------------------------------------------------------
 
 # unpack_bits -> the source format of the unpacking forms: each 16-byte row of shared memory holds 16 packed 4-bit
@@ -549,10 +550,18 @@ def _m16n16_shuffled(x: int, fmt: str) -> str:
     return " ".join(lines) + " }"
 
 
+# num_matrices -> ((thread, value) -> bit, thread -> row address) of the m16n8 transposed byte store (CuTe's
+# SM100_U8x{4,8,16}_STSM_T, which CuTe DSL's StMatrix16x8x8bOp keeps as they are): thread t (q = t%4, g = t/4) gives
+# byte g of rows 2q and 2q+1, then byte g+8 of them, in its register of each matrix of 8 16-byte rows.
+STSM_M16N8_LAYOUTS = {1: ("((4,8),(8,2,2)):((256,8),(1,128,64))", "((8,4),128):((128,0),1)"),
+                      2: ("((4,8),(8,2,2,2)):((256,8),(1,128,64,1024))", "((16,2),128):((128,0),1)"),
+                      4: ("((4,8),(8,2,2,4)):((256,8),(1,128,64,1024))", "(32,128):(128,1)")}
+
+
 def byte_ldmatrix_atoms(prefix: str = "blackwell"):
     """CuTe DSL's warp.LdMatrix8x16x8bOp with unpack_bits 4 or 6 (ldmatrix.m8n16 with a source format; without
-    unpacking it is Ampere's b16 load) and warp.LdMatrix16x16x8bOp (ldmatrix.m16n16.trans of bytes, or of unpacked
-    4-/6-bit values). ptxas takes these for sm_100a, sm_103a, sm_120a and sm_121a only: consumer Blackwell's
+    unpacking it is Ampere's b16 load), warp.LdMatrix16x16x8bOp (ldmatrix.m16n16.trans of bytes, or of unpacked
+    4-/6-bit values) and warp.StMatrix16x8x8bOp (stmatrix.m16n8.trans of bytes). ptxas takes these for sm_100a, sm_103a, sm_120a and sm_121a only: consumer Blackwell's
     generator emits them again under its own prefix and targets."""
     common = dict(kind="COPY", thr_id="32:1", layout_unit_bits=1, has_side_effects=True, sass_opcodes=["LDSM"])
     sig = ["transpose", "num_matrices", "unpack_bits"]
@@ -591,6 +600,21 @@ def byte_ldmatrix_atoms(prefix: str = "blackwell"):
                           op("src", "SMEM_ADDRESS", layout_tv=src)],
                 ptx_template=_m16n16_shuffled(x, fmt),
                 constraints=",".join(["=r"] * (2 * x) + ["r"]))
+    for x, (src, dst) in STSM_M16N8_LAYOUTS.items():
+        yield entry(
+            "atoms", id=f"{prefix}.warp.stmatrix.m16n8.x{x}.trans.b8", **{**common, "sass_opcodes": ["STSM"]},
+            description=(f"stmatrix.m16n8.x{x}.trans.b8: {x} 16x8 byte matri{'ces' if x > 1 else 'x'} from registers "
+                         f"to shared memory, transposed (16-byte rows, threads 0..{8 * x - 1} give their addresses)"),
+            python_name="warp.StMatrix16x8x8bOp",
+            python_params={"transpose": "True", "num_matrices": str(x), "unpack_bits": "None"},
+            python_signature=sig,
+            python_defaults={"transpose": "True", "num_matrices": "1", "unpack_bits": "None"},
+            operands=[op("dst", "SMEM_ADDRESS", "OUT", layout_tv=dst),
+                      op("src", "REGISTERS", "IN", element_type="b8", values=4 * x, registers=x,
+                         register_type="b32", layout_tv=src)],
+            ptx_template=(f"stmatrix.sync.aligned.m16n8.x{x}.trans.shared.b8 [$0], "
+                          f"{{{', '.join(f'${i + 1}' for i in range(x))}}};"),
+            constraints=",".join(["r"] * (x + 1)))
 
 
 def clc_primitives():
@@ -1134,7 +1158,8 @@ def manifest_text() -> str:
          experimental_tcgen05_primitives()),
         ("cutlass.experimental.primitives: float warp reductions, 8-bit ldmatrix / stmatrix",
          experimental_primitives()),
-        ("Warp-level matrix loads of bytes: LdMatrix8x16x8bOp's unpacking forms, LdMatrix16x16x8bOp",
+        ("Warp-level matrix loads and stores of bytes: LdMatrix8x16x8bOp's unpacking forms, LdMatrix16x16x8bOp, "
+         "StMatrix16x8x8bOp",
          byte_ldmatrix_atoms()),
     ]
     for title, entries in sections:

@@ -1,6 +1,6 @@
-"""CuTe DSL's matrix loads of bytes: warp.LdMatrix8x16x8bOp (an 8x16 byte matrix; with unpack_bits 4 or 6, 16
-packed values a row widened to bytes) and warp.LdMatrix16x16x8bOp (a 16x16 byte matrix, transposed, regrouped by a
-byte permute).
+"""CuTe DSL's matrix loads and stores of bytes: warp.LdMatrix8x16x8bOp (an 8x16 byte matrix; with unpack_bits 4 or
+6, 16 packed values a row widened to bytes), warp.LdMatrix16x16x8bOp (a 16x16 byte matrix, transposed, regrouped by
+a byte permute) and warp.StMatrix16x8x8bOp (16x8 byte matrices stored transposed).
 
 The layouts are checked against a model of the instruction written from the PTX ISA's fragment rules, not from the
 manifest's layout strings: each thread's value lands at the coordinates the atom's layouts say. The m16n16 model
@@ -28,6 +28,7 @@ from warpweave._dsl.registry.plugins import registry
 PLAIN = [("LdMatrix8x16x8bOp", False, x, None) for x in (1, 2, 4)]
 UNPACKING = [("LdMatrix8x16x8bOp", False, x, u) for u in (4, 6) for x in (1, 2, 4)]
 M16N16 = [("LdMatrix16x16x8bOp", True, x, u) for u in (None, 4, 6) for x in (1, 2)]
+STORES = [("StMatrix16x8x8bOp", True, x, None) for x in (1, 2, 4)]
 BLACKWELL = ("sm_100a", "sm_103a", "sm_120a", "sm_121a")
 
 
@@ -55,6 +56,12 @@ def _model(form, template):
     out = {}
     for t in range(32):
         q, g = t % 4, t // 4
+        if cls == "StMatrix16x8x8bOp":
+            # one register a matrix of 8 rows: (row 2q, byte g) (2q+1, g) (2q, g+8) (2q+1, g+8)
+            for i in range(x):
+                for j, (dr, db) in enumerate(((0, 0), (1, 0), (0, 8), (1, 8))):
+                    out[(t, 4 * i + j)] = (8 * i + 2 * q + dr, g + db)
+            continue
         if cls == "LdMatrix8x16x8bOp":
             # one register a matrix: row g of matrix i, bytes 4q..4q+3 (the b16 rule: two 16-bit columns 2q, 2q+1)
             for i in range(x):
@@ -79,11 +86,14 @@ def _model(form, template):
 
 
 @pytest.mark.parametrize("arch, form", [("sm_80", f) for f in PLAIN] + [("sm_100a", f) for f in PLAIN]
-                         + [(a, f) for a in ("sm_100a", "sm_120a") for f in UNPACKING + M16N16])
+                         + [(a, f) for a in ("sm_100a", "sm_120a") for f in UNPACKING + M16N16 + STORES])
 def test_each_value_lands_where_the_layouts_say(arch, form):
     atom = _atom(arch, form)
+    # the shared-memory side (row addresses) and the register side, whichever way the atom copies
     src, dst = atom.layout_src_tv, atom.layout_dst_tv
-    rows = 8 * form[2] if form[0] == "LdMatrix8x16x8bOp" else 16 * form[2]
+    if form[0] == "StMatrix16x8x8bOp":
+        src, dst = dst, src
+    rows = 16 * form[2] if form[0] == "LdMatrix16x16x8bOp" else 8 * form[2]
     assert cute.size(dst, mode=[0]) == 32 and cute.size(dst, mode=[1]) == rows * 16 // 32
     # Thread r gives the address of row r (16 bytes); threads past the rows repeat ignored addresses.
     for thr in range(32):
@@ -101,6 +111,7 @@ def test_the_forms_come_from_the_generation_that_has_them():
         prefix = "blackwell_geforce" if arch.startswith("sm_12") else "blackwell"
         assert _atom(arch, UNPACKING[2]).manifest["id"] == f"{prefix}.warp.ldmatrix.m8n16.x4.u4"
         assert _atom(arch, M16N16[1]).manifest["id"] == f"{prefix}.warp.ldmatrix.m16n16.x2.trans.b8"
+        assert _atom(arch, STORES[2]).manifest["id"] == f"{prefix}.warp.stmatrix.m16n8.x4.trans.b8"
     with pytest.raises(DSLValueError, match=r"for sm_100a, sm_103a.*not for the current target sm_90a"):
         _atom("sm_90a", UNPACKING[0])
     with pytest.raises(DSLValueError, match="not for the current target sm_80"):
@@ -121,8 +132,10 @@ def test_bad_parameters_name_the_users_line():
 
 
 def _round_trip_kernel(forms):
-    """A kernel that loads a 512-byte tile from gA into shared memory, then, for each form in turn, through the
-    atom into registers and back out to gB[i] through the destination partition of the same tile."""
+    """A kernel that loads a 512-byte tile from gA into shared memory, then, for each form n in turn, through the
+    atom into registers and back out to gB[512 n:] through the destination partition of the same tile; a store
+    form takes its registers from gA through its source partition, stores them to shared memory and copies that
+    out."""
     W = cute.nvgpu.warp
 
     @cute.kernel
@@ -136,14 +149,28 @@ def _round_trip_kernel(forms):
         for n in cutlass.range_constexpr(len(forms)):
             cls, trans, x, unpack = forms[n]
             atom = cute.make_copy_atom(getattr(W, cls)(trans, x, unpack), cutlass.Int8)
-            nbytes = cute.size(atom.layout_dst_tv)
-            tile = cute.make_tensor(s.iterator, cute.make_layout(nbytes))
-            tc = cute.make_tiled_copy(atom, atom.layout_dst_tv, (nbytes,))
-            thr = tc.get_slice(t)
-            r = cute.make_rmem_tensor(thr.partition_D(tile).shape, cutlass.Int8)
-            cute.copy(tc, thr.partition_S(tile), r)
-            out = cute.make_tensor(gB.iterator + 512 * n, cute.make_layout(nbytes))
-            cute.autovec_copy(r, thr.partition_D(out))
+            if cutlass.const_expr(cls == "StMatrix16x8x8bOp"):
+                # registers from gA through the source partition, stored into the second half of shared memory
+                nbytes = cute.size(atom.layout_src_tv)
+                out = cute.make_tensor(gB.iterator + 512 * n, cute.make_layout(nbytes))
+                tile = cute.make_tensor(s.iterator + 256, cute.make_layout(nbytes))
+                tc = cute.make_tiled_copy(atom, atom.layout_src_tv, (nbytes,))
+                thr = tc.get_slice(t)
+                r = cute.make_rmem_tensor(thr.partition_S(tile).shape, cutlass.Int8)
+                cute.autovec_copy(thr.partition_S(cute.make_tensor(gA.iterator, cute.make_layout(nbytes))), r)
+                cute.copy(tc, r, thr.partition_D(tile))
+                cute.arch.sync_threads()
+                for i in cutlass.range_constexpr(nbytes // 32):
+                    out[t * (nbytes // 32) + i] = tile[t * (nbytes // 32) + i]
+            else:
+                nbytes = cute.size(atom.layout_dst_tv)
+                out = cute.make_tensor(gB.iterator + 512 * n, cute.make_layout(nbytes))
+                tile = cute.make_tensor(s.iterator, cute.make_layout(nbytes))
+                tc = cute.make_tiled_copy(atom, atom.layout_dst_tv, (nbytes,))
+                thr = tc.get_slice(t)
+                r = cute.make_rmem_tensor(thr.partition_D(tile).shape, cutlass.Int8)
+                cute.copy(tc, thr.partition_S(tile), r)
+                cute.autovec_copy(r, thr.partition_D(out))
 
     @cute.jit
     def h(a, b):
@@ -153,11 +180,11 @@ def _round_trip_kernel(forms):
 
 
 def _ldmatrix_lines(ptx):
-    return [line.strip() for line in ptx.splitlines() if "ldmatrix." in line]
+    return [line.strip() for line in ptx.splitlines() if "ldmatrix." in line or "stmatrix." in line]
 
 
-@pytest.mark.parametrize("arch, forms", [("sm_80", PLAIN), ("sm_100a", PLAIN + UNPACKING + M16N16),
-                                         ("sm_120a", UNPACKING + M16N16)])
+@pytest.mark.parametrize("arch, forms", [("sm_80", PLAIN), ("sm_100a", PLAIN + UNPACKING + M16N16 + STORES),
+                                         ("sm_120a", UNPACKING + M16N16 + STORES)])
 def test_every_form_compiles_through_ptxas(fresh_compilations, arch, forms):
     from warpweave.cute.runtime import from_dlpack
 
@@ -166,7 +193,9 @@ def test_every_form_compiles_through_ptxas(fresh_compilations, arch, forms):
                          from_dlpack(np.zeros(512 * len(forms), np.int8)))
     lines = _ldmatrix_lines(c.info["ptx"])
     for cls, _, x, unpack in forms:
-        if cls == "LdMatrix8x16x8bOp":
+        if cls == "StMatrix16x8x8bOp":
+            want = f"stmatrix.sync.aligned.m16n8.x{x}.trans.shared.b8 "
+        elif cls == "LdMatrix8x16x8bOp":
             want = (f"m8n8.x{x}.shared.b16" if unpack is None else
                     f"m8n16.x{x}.shared.b8x16.{'b4x16_p64' if unpack == 4 else 'b6x16_p32'}")
         else:
@@ -174,8 +203,8 @@ def test_every_form_compiles_through_ptxas(fresh_compilations, arch, forms):
         assert any(want in line for line in lines), (want, lines)
     assert c.cubin, "ptxas made no cubin"
     if _core.sass_tool_available():
-        loads = [op for op in sass_opcodes(c.cubin) if op.startswith("LDSM")]
-        assert len(loads) == len(forms), loads
+        moves = [op for op in sass_opcodes(c.cubin) if op.startswith(("LDSM", "STSM"))]
+        assert len(moves) == len(forms), moves
 
 
 @requires_gpu

@@ -16,7 +16,7 @@ import re
 import pytest
 
 from warpweave import _core
-from warpweave._dsl.atoms.instructions import emit_instruction, value_type
+from warpweave._dsl.atoms.instructions import emit_instruction, is_result, value_type
 from warpweave._dsl.registry.plugins import registry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -137,10 +137,11 @@ _TMA = ([f"blackwell.tma.load{mc}{cta}.{r}d" for r in range(1, 6) for mc in ("",
         + [f"blackwell.tma.store.{r}d" for r in range(1, 6)])
 # the block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4)
 _BLOCKSCALED_MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta[12]\.mx\w+\.")
-# CuTe DSL's byte matrix loads: LdMatrix8x16x8bOp's unpacking forms and LdMatrix16x16x8bOp (their layouts:
-# tests/python/test_ldmatrix_bytes.py)
+# CuTe DSL's byte matrix loads and stores: LdMatrix8x16x8bOp's unpacking forms, LdMatrix16x16x8bOp and
+# StMatrix16x8x8bOp (their layouts: tests/python/test_ldmatrix_bytes.py)
 _LDSM = [f"blackwell.warp.ldmatrix.m8n16.x{x}.u{u}" for u in (4, 6) for x in (1, 2, 4)] + \
-    [f"blackwell.warp.ldmatrix.m16n16.x{x}.trans.{f}" for f in ("b8", "u4", "u6") for x in (1, 2)]
+    [f"blackwell.warp.ldmatrix.m16n16.x{x}.trans.{f}" for f in ("b8", "u4", "u6") for x in (1, 2)] + \
+    [f"blackwell.warp.stmatrix.m16n8.x{x}.trans.b8" for x in (1, 2, 4)]
 _MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta([12])\.(f16|tf32|f8f6f4|i8)\.m(\d+)n(\d+)k(\d+)\.(\w+)\.(\w+)\.(ss|ts)$")
 
 
@@ -526,7 +527,7 @@ def _probe(ident, attrs, target="sm_100a"):
     tid = b.op1("nvvm.read.ptx.sreg.tid.x", [], "i32")
     inputs = {}
     for o in ins.get("operands", []):
-        if o["direction"] == "OUT":
+        if is_result(o):   # a store's OUT address is an input of the instruction
             continue
         if o["role"] == "TMA_DESCRIPTOR":
             inputs[o["name"]] = [b.op1("llvm.ptrtoint", [out], "i64")]
@@ -545,7 +546,7 @@ def _probe(ident, attrs, target="sm_100a"):
     results = emit_instruction(b, "blackwell", ins, inputs, attrs)
     slot = 0
     for o in ins.get("operands", []):
-        if o["direction"] != "OUT":
+        if not is_result(o):
             continue
         for v in results[o["name"]]:
             p = b.op1("llvm.getelementptr", [out, b.constant_int(slot, "i32")], "!llvm.ptr<1>",

@@ -62,9 +62,9 @@ def test_targets_and_limits(geforce):
     # of the TMA or mbarrier entries is repeated here.
     assert sorted(p["python_name"] for p in geforce.primitives) == ["arch.setmaxregister_decrease",
                                                                      "arch.setmaxregister_increase"]
-    # Its atoms are datacenter Blackwell's byte matrix loads, emitted again for its targets (the same PTX).
+    # Its atoms are datacenter Blackwell's byte matrix loads and stores, emitted again for its targets (the same PTX).
     blackwell = registry.backends["blackwell"]
-    theirs = {a["id"].replace("blackwell.", "", 1): a for a in blackwell.atoms if ".warp.ldmatrix." in a["id"]}
+    theirs = {a["id"].replace("blackwell.", "", 1): a for a in blackwell.atoms if ".warp." in a["id"]}
     assert theirs and sorted(a["id"].replace("blackwell_geforce.", "", 1) for a in geforce.atoms) == sorted(theirs)
     for a in geforce.atoms:
         mine = theirs[a["id"].replace("blackwell_geforce.", "", 1)]
