@@ -561,8 +561,9 @@ STSM_M16N8_LAYOUTS = {1: ("((4,8),(8,2,2)):((256,8),(1,128,64))", "((8,4),128):(
 def byte_ldmatrix_atoms(prefix: str = "blackwell"):
     """CuTe DSL's warp.LdMatrix8x16x8bOp with unpack_bits 4 or 6 (ldmatrix.m8n16 with a source format; without
     unpacking it is Ampere's b16 load), warp.LdMatrix16x16x8bOp (ldmatrix.m16n16.trans of bytes, or of unpacked
-    4-/6-bit values) and warp.StMatrix16x8x8bOp (stmatrix.m16n8.trans of bytes). ptxas takes these for sm_100a, sm_103a, sm_120a and sm_121a only: consumer Blackwell's
-    generator emits them again under its own prefix and targets."""
+    4-/6-bit values) and warp.StMatrix16x8x8bOp (stmatrix.m16n8.trans of bytes). ptxas takes these for sm_100a,
+    sm_103a, sm_120a and sm_121a only: consumer Blackwell's generator emits them again under its own prefix and
+    targets."""
     common = dict(kind="COPY", thr_id="32:1", layout_unit_bits=1, has_side_effects=True, sass_opcodes=["LDSM"])
     sig = ["transpose", "num_matrices", "unpack_bits"]
     for bits, fmt in UNPACK_FORMATS.items():

@@ -268,8 +268,8 @@ def manifest_text() -> str:
     out.append("\n# " + "-" * 110 + "\n# mma.sync kind::f8f6f4 and the block-scaled kinds (warp-level, 32 threads)\n# "
                + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in families()))
-    out.append("\n# " + "-" * 110 + "\n# Warp-level matrix loads and stores of bytes (datacenter Blackwell's forms, for sm_120a and "
-               "sm_121a)\n# " + "-" * 110 + "\n\n")
+    out.append("\n# " + "-" * 110 + "\n# Warp-level matrix loads and stores of bytes (datacenter Blackwell's forms, "
+               "for sm_120a and sm_121a)\n# " + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in byte_ldmatrix_atoms("blackwell_geforce")))
     out.append("\n# " + "-" * 110 + "\n# register control\n# " + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in register_control()))
