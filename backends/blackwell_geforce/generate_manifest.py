@@ -41,6 +41,7 @@ What this generation is, and so what the manifest holds:
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -52,6 +53,13 @@ from manifest_builder import (  # noqa: E402
     attribute, entry, family, format_element_types, format_entry, format_header, format_target, operand as op,
     parameter as param, write_or_check,
 )
+# The byte ldmatrix forms (m8n16 with unpacking, m16n16 transposed) are datacenter Blackwell's PTX, which ptxas takes
+# for this generation's arch-specific targets too; its generator's table is the one source of them.
+_spec = importlib.util.spec_from_file_location(
+    "blackwell_generate_manifest", os.path.join(os.path.dirname(HERE), "blackwell", "generate_manifest.py"))
+_blackwell = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_blackwell)
+byte_ldmatrix_atoms = _blackwell.byte_ldmatrix_atoms
 
 OUT = os.path.join(HERE, "blackwell_geforce.textproto")
 # Both chips of the generation take the same instructions and produce the same SASS; each is its own
@@ -65,7 +73,7 @@ ELEMENT_TYPES = [
     ("e3m2_b8", 8, "Float6E3M2FN"), ("e2m3_b8", 8, "Float6E2M3FN"), ("e2m1_b8", 8, "Float4E2M1FN"),
     ("e2m1", 4, "Float4E2M1FN"),
     ("ue8m0", 8, "Float8E8M0FNU"), ("ue4m3", 8, "Float8E4M3FN"),
-    ("b32", 32, ""),
+    ("b8", 8, ""), ("b32", 32, ""),
 ]
 IR_TYPES = {"f16": "f16", "f32": "f32"}
 
@@ -260,6 +268,9 @@ def manifest_text() -> str:
     out.append("\n# " + "-" * 110 + "\n# mma.sync kind::f8f6f4 and the block-scaled kinds (warp-level, 32 threads)\n# "
                + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in families()))
+    out.append("\n# " + "-" * 110 + "\n# Warp-level matrix loads and stores of bytes (datacenter Blackwell's forms, "
+               "for sm_120a and sm_121a)\n# " + "-" * 110 + "\n\n")
+    out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in byte_ldmatrix_atoms("blackwell_geforce")))
     out.append("\n# " + "-" * 110 + "\n# register control\n# " + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in register_control()))
     return "".join(out)

@@ -68,6 +68,17 @@ def test_reduce_profile_errors():
         ssa.reduce("median", 0.0)
 
 
+def test_reshape_keeps_the_values_in_order_and_refuses_another_size():
+    a = np.arange(24.0).reshape((4, 6))
+    r = ssa_of(a).reshape(((2, 2), (3, 2)))
+    assert r.shape == ((2, 2), (3, 2))
+    # the flat (column-major) order is what a nested shape of the same size sees
+    assert [v.value for v in r.values] == list(a.reshape(-1, order="F"))
+    assert r[(1, 0), (2, 1)].value == a.reshape(-1, order="F")[1 + 4 * (2 + 3 * 1)]
+    with pytest.raises(ValueError, match=r"test_tensor_functions\.py:\d+: reshape: .* \(24 values\) .* \(20 values\)"):
+        ssa_of(a).reshape((4, 5))
+
+
 def test_where_selects_elementwise_and_broadcasts():
     a = ssa_of(np.array([[1.0, -2.0], [3.0, -4.0]]))
     cond = a > 0.0

@@ -32,7 +32,8 @@ _I8_MMAS = [f"ampere.mma.m16n8k{k}.s32.{a}.{b}.s32{sat}"
             for sat in ("", ".satfinite")]
 _F64_MMAS = ["ampere.mma.m8n8k4.f64.f64.f64.f64"]
 _F8_MMAS = [f"ampere.mma.m16n8k32.f32.{a}.{b}.f32" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")]
-_LDMATRIX = [f"ampere.ldmatrix.x{x}{t}.b16" for t in ("", ".trans") for x in (1, 2, 4)]
+_LDMATRIX = [f"ampere.ldmatrix.x{x}{t}.b16" for t in ("", ".trans") for x in (1, 2, 4)] + \
+    [f"ampere.ldmatrix.m8n16.x{x}.b8" for x in (1, 2, 4)]   # CuTe DSL's LdMatrix8x16x8bOp: the b16 instruction
 _CP_ASYNC = ["ampere.cp_async.ca.32", "ampere.cp_async.ca.64", "ampere.cp_async.ca.128", "ampere.cp_async.cg.128"]
 # cute.nvgpu.CopyG2ROp / CopyR2GOp with a memory order and scope (python/ordered_copy.py)
 _ORDERED = [f"ampere.{op}.global.ordered.b{bits}" for op in ("ld", "st") for bits in (32, 64, 128)]
@@ -78,7 +79,7 @@ def _entry(ampere, ident):
 def test_ids_are_exactly_the_published_set(ampere):
     assert sorted(a["id"] for a in ampere.atoms) == sorted(ATOMS)
     assert sorted(p["id"] for p in ampere.primitives) == sorted(PRIMITIVES)
-    assert len(ampere.atoms) == 45 and len(ampere.primitives) == len(PRIMITIVES)
+    assert len(ampere.atoms) == 48 and len(ampere.primitives) == len(PRIMITIVES)
 
 
 def test_source_manifest_validates_and_is_the_embedded_one(ampere):

@@ -380,8 +380,7 @@ def _ebits(t) -> int:
 
 
 READER = Reader("tcgen05.mma", "a UMMA descriptor",
-                "tcgen05.make_smem_layout_atom or blackwell_helpers.make_smem_layout_a/b",
-                "tcgen05.make_smem_layout_atom", "")
+                "tcgen05.make_smem_layout_atom or blackwell_helpers.make_smem_layout_a/b", "")
 
 
 class UmmaSmemDescriptorKind(SmemDescriptorOperands):

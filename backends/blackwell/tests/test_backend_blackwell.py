@@ -16,7 +16,7 @@ import re
 import pytest
 
 from warpweave import _core
-from warpweave._dsl.atoms.instructions import emit_instruction, value_type
+from warpweave._dsl.atoms.instructions import emit_instruction, is_result, value_type
 from warpweave._dsl.registry.plugins import registry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -135,11 +135,13 @@ _CP = [f"blackwell.tcgen05.cp.cta{g}.{s}" for g in (1, 2) for s in
        ("128x256b", "4x256b", "128x128b", "64x128b.warpx2_02_13", "64x128b.warpx2_01_23", "32x128b.warpx4")]
 _TMA = ([f"blackwell.tma.load{mc}{cta}.{r}d" for r in range(1, 6) for mc in ("", ".multicast") for cta in ("", ".cta2")]
         + [f"blackwell.tma.store.{r}d" for r in range(1, 6)])
-# the 8-bit transposed matrix copies as copy atoms (cute.nvgpu.warp.StMatrix16x8x8bOp / LdMatrix16x16x8bOp)
-_MATRIX_B8 = ([f"blackwell.stmatrix.m16n8.x{x}.trans.b8.atom" for x in (1, 2, 4)]
-              + [f"blackwell.ldmatrix.m16n16.x{x}.trans.b8.atom" for x in (1, 2)])
 # the block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4)
 _BLOCKSCALED_MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta[12]\.mx\w+\.")
+# CuTe DSL's byte matrix loads and stores: LdMatrix8x16x8bOp's unpacking forms, LdMatrix16x16x8bOp and
+# StMatrix16x8x8bOp (their layouts: tests/python/test_ldmatrix_bytes.py)
+_LDSM = [f"blackwell.warp.ldmatrix.m8n16.x{x}.u{u}" for u in (4, 6) for x in (1, 2, 4)] + \
+    [f"blackwell.warp.ldmatrix.m16n16.x{x}.trans.{f}" for f in ("b8", "u4", "u6") for x in (1, 2)] + \
+    [f"blackwell.warp.stmatrix.m16n8.x{x}.trans.b8" for x in (1, 2, 4)]
 _MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta([12])\.(f16|tf32|f8f6f4|i8)\.m(\d+)n(\d+)k(\d+)\.(\w+)\.(\w+)\.(ss|ts)$")
 
 
@@ -148,7 +150,7 @@ def test_non_mma_ids_are_exactly_the_published_set(blackwell):
     atoms = sorted(a["id"] for a in blackwell.atoms + blackwell.all_instances()
                    if not _MMA_RE.match(a["id"]) and not _BLOCKSCALED_MMA_RE.match(a["id"])
                    and not a["id"].startswith("blackwell.prim."))
-    assert atoms == sorted(_LD_ST + _CP + _TMA + _MATRIX_B8)
+    assert atoms == sorted(_LD_ST + _CP + _TMA + _LDSM)
     assert sorted(p["id"] for p in blackwell.primitives) == sorted(_TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES)
 
 
@@ -525,7 +527,7 @@ def _probe(ident, attrs, target="sm_100a"):
     tid = b.op1("nvvm.read.ptx.sreg.tid.x", [], "i32")
     inputs = {}
     for o in ins.get("operands", []):
-        if o["direction"] == "OUT":
+        if is_result(o):   # a store's OUT address is an input of the instruction
             continue
         if o["role"] == "TMA_DESCRIPTOR":
             inputs[o["name"]] = [b.op1("llvm.ptrtoint", [out], "i64")]
@@ -544,7 +546,7 @@ def _probe(ident, attrs, target="sm_100a"):
     results = emit_instruction(b, "blackwell", ins, inputs, attrs)
     slot = 0
     for o in ins.get("operands", []):
-        if o["direction"] != "OUT":
+        if not is_result(o):
             continue
         for v in results[o["name"]]:
             p = b.op1("llvm.getelementptr", [out, b.constant_int(slot, "i32")], "!llvm.ptr<1>",
@@ -586,7 +588,7 @@ _CLUSTER_XYZ = ("blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwel
 
 def _cases():
     out = []
-    for ident in _MMA_SUBSET + _LD_ST + _CP + _TMA + _TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES:
+    for ident in _MMA_SUBSET + _LD_ST + _CP + _TMA + _LDSM + _TCGEN05_PRIMITIVES + _OTHER_PRIMITIVES:
         if ident.endswith(("make_instr_desc", "make_smem_desc", "make_smem_desc_next")):
             continue  # constants and integer ops, checked bit by bit above
         if ident in ("blackwell.tcgen05.alloc", "blackwell.tcgen05.dealloc", "blackwell.tcgen05.relinquish_alloc_permit",

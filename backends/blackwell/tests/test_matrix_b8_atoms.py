@@ -1,7 +1,7 @@
 """cute.nvgpu.warp's 8-bit transposed matrix copies (sm_100a): StMatrix16x8x8bOp (stmatrix.m16n8.trans.b8) and
 LdMatrix16x16x8bOp (ldmatrix.m16n16.trans.b8), as CuTe DSL's classes (QuACK's Blackwell epilogue tests an op's
-class and reads its num_matrices), and their thread-value layouts: every bit of the matrices is one thread's, and a
-store of x matrices is read back by the load of x / 2 into the same registers (QuACK pairs them so)."""
+class and reads its num_matrices), and the store's thread-value layouts: every bit of the matrices is one thread's
+(the loads' layouts, CuTe DSL's after its byte regrouping: tests/python/test_ldmatrix_bytes.py)."""
 from __future__ import annotations
 
 import pytest
@@ -42,11 +42,3 @@ def test_a_store_covers_its_matrices_once(x):
     assert _image(rows) == list(range(bits))                  # the rows given cover the matrices
     # the threads past 8 x give no row: their addresses are ignored (a stride-0 mode)
     assert {rows((t, 0)) for t in range(32)} == {128 * r for r in range(8 * x)}
-
-
-@pytest.mark.parametrize("x", [2, 4])
-def test_the_load_of_half_as_many_16x16_matrices_gives_the_stores_registers_back(x):
-    st, ld = _layouts(StMatrix16x8x8bOp(True, x)), _layouts(LdMatrix16x16x8bOp(True, x // 2))
-    # the same (thread, bit of its registers) -> bit of the matrices: a value stored is loaded where it was
-    assert all(st["REGISTERS"](i) == ld["REGISTERS"](i) for i in range(st["REGISTERS"].size()))
-    assert _image(ld["SMEM_ADDRESS"]) == _image(st["SMEM_ADDRESS"])

@@ -62,7 +62,15 @@ def test_targets_and_limits(geforce):
     # of the TMA or mbarrier entries is repeated here.
     assert sorted(p["python_name"] for p in geforce.primitives) == ["arch.setmaxregister_decrease",
                                                                      "arch.setmaxregister_increase"]
-    assert not geforce.atoms
+    # Its atoms are datacenter Blackwell's byte matrix loads and stores, emitted again for its targets (the same PTX).
+    blackwell = registry.backends["blackwell"]
+    theirs = {a["id"].replace("blackwell.", "", 1): a for a in blackwell.atoms if ".warp." in a["id"]}
+    assert theirs and sorted(a["id"].replace("blackwell_geforce.", "", 1) for a in geforce.atoms) == sorted(theirs)
+    for a in geforce.atoms:
+        mine = theirs[a["id"].replace("blackwell_geforce.", "", 1)]
+        assert set(a["targets"]) == {"sm_120a", "sm_121a"}, a["id"]
+        assert {k: v for k, v in a.items() if k not in ("id", "targets")} == \
+            {k: v for k, v in mine.items() if k not in ("id", "targets")}, a["id"]
 
 
 @pytest.mark.parametrize("major, minor, name", [(12, 0, "sm_120a"), (12, 1, "sm_121a")])

@@ -79,7 +79,6 @@ class Reader:
     instruction: str      # "wgmma"
     descriptor: str       # "a wgmma descriptor"
     swizzle_hint: str     # ends "the swizzle ... is not one <instruction> reads (...); make the layout with ..."
-    mn_major_hint: str    # ends "is MN-major without a swizzle; use an MN_SW32/64/128 layout atom (...)"
     mismatch_hint: str    # appended to "... the <major>-major form puts it at <offset>"
 
 
@@ -114,12 +113,17 @@ def descriptor_form(reader: Reader, name: str, layout, bits: int, K: int, MN: in
     elif off(1, 0) == 1:
         major = "MN"
         if not swizzle:
-            raise ext.user_error(f"cute.gemm: operand {name} is MN-major without a swizzle; use an MN_SW32/64/128 "
-                                 f"layout atom ({reader.mn_major_hint})", ext.DSLValueError)
-        w = swizzle * 8 // bits
-        lbo = off(w, 0) if MN > w else T   # one swizzle row holds the whole MN extent: not read
-        sbo = off(0, 8)
-        expect = lambda mn, k: (mn % w) + (mn // w) * lbo + (k % 8) * w + (k // 8) * sbo  # noqa: E731
+            # Interleaved: 8 (k) x 16-byte (MN) core matrices of 128 contiguous bytes. The two offsets swap roles
+            # against the swizzled forms: SBO steps to the next core matrix along MN, LBO along K (CuTe's
+            # MN-major INTERLEAVE canonical layout); an offset that a single core matrix leaves unread is 0.
+            sbo = off(T, 0) if MN > T else 0
+            lbo = off(0, 8) if K > 8 else 0
+            expect = lambda mn, k: (mn % T) + (mn // T) * sbo + (k % 8) * T + (k // 8) * lbo  # noqa: E731
+        else:
+            w = swizzle * 8 // bits
+            lbo = off(w, 0) if MN > w else T   # one swizzle row holds the whole MN extent: not read
+            sbo = off(0, 8)
+            expect = lambda mn, k: (mn % w) + (mn // w) * lbo + (k % 8) * w + (k // 8) * sbo  # noqa: E731
     else:
         raise ext.user_error(f"cute.gemm: operand {name}'s tile {outer} is contiguous neither along K nor along M/N, "
                              f"which {reader.descriptor} cannot describe", ext.DSLValueError)

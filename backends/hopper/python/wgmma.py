@@ -120,7 +120,7 @@ def _elem_bytes(t) -> int:
     return t.width // 8
 
 
-READER = Reader("wgmma", "a wgmma descriptor", "warpgroup.make_smem_layout_atom", "warpgroup.make_smem_layout_atom",
+READER = Reader("wgmma", "a wgmma descriptor", "warpgroup.make_smem_layout_atom",
                 "; make it with warpgroup.make_smem_layout_atom and cute.tile_to_shape")
 
 

@@ -117,6 +117,15 @@ class TensorSSA:
             out.append(self.values[off])
         return TensorSSA(out, shape, self.dtype)
 
+    def reshape(self, shape):
+        """The same values in the same (colexicographic) order, seen with another shape of the same size: a kernel
+        converts the values one copy loads and hands them to a copy of another partition shape."""
+        shape = norm_coord(shape)
+        if _core.product(shape) != len(self.values):
+            raise DSLValueError(f"reshape: a TensorSSA of shape {self.shape} ({len(self.values)} values) cannot take "
+                                f"the shape {shape} ({_core.product(shape)} values)", user_location(2))
+        return TensorSSA(self.values, shape, self.dtype)
+
     def _map2(self, other, fn):
         if isinstance(other, TensorSSA) and other.shape != self.shape:
             common = _broadcast_shape(self.shape, other.shape)
