@@ -12,6 +12,8 @@ them (host_values.py) print the call's numbers. A value computed by device code 
 
 The prints of a call are made before its kernels are launched; what the kernels print appears when the device
 is synchronised, after them.
+An exported function (export_to_c, the TVM FFI entry that cutlass_call runs) prints from C: a print whose values
+are all integers, tuples and layouts has a C form (HostPrint.c_form); any other keeps the function from exporting.
 """
 from __future__ import annotations
 
