@@ -333,12 +333,6 @@ def test_host_argument_without_c_form_cannot_be_exported(tmp_path):
         ext.register_host_argument("test.export.bad", lambda t: b"", size=8, export_c="not callable")
 
 
-@cute.jit
-def _prints_on_the_host(x: cute.Tensor, n: cutlass.Int32):
-    cute.printf("n = {}", n)  # host code: printed at each call, by Python
-    axpy_kernel(x, x, n, 1.0).launch(grid=[1, 1, 1], block=[128, 1, 1])
-
-
 @cute.kernel
 def copy_tile_corner(x: cute.Tensor, y: cute.Tensor):
     bidx, bidy, _ = cute.arch.block_idx()
@@ -369,15 +363,6 @@ def test_assumptions_over_min_of_extents_are_checked_in_c():
             assert export_c.symbols_in(e) == {int(n[1:]) for n in __import__("re").findall(r"\bs\d+\b", e)}
     source = export_c.source(compiled, export_c.c_arguments(compiled), "corners", "corners.h")
     assert source.count("ww_min(") >= len(with_min)
-
-
-def test_host_side_work_cannot_be_exported(tmp_path):
-    with target("sm_80"):
-        compiled = cute.compile(_prints_on_the_host, make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,)), 1)
-    assert compiled.host_actions
-    with pytest.raises(NotImplementedError, match="does host-side work at each call") as e:
-        compiled.export_to_c(file_path=str(tmp_path), file_name="prints")
-    assert os.path.basename(__file__) in str(e.value)
 
 
 def _dense_gemm_module():

@@ -257,6 +257,39 @@ def test_jax_tvm_ffi_hands_xla_buffers_to_the_entry():
             call(x, x).block_until_ready()
 
 
+@cute.kernel
+def _add_blocks_kernel(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    c[tidx, bidx] = a[tidx, bidx] + b[tidx, bidx]
+
+
+@cute.jit
+def _print_and_add_blocks(stream, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
+    cute.printf("a: {}", a.layout)  # host code: printed at each call, by the entry too
+    _add_blocks_kernel(a, b, c).launch(grid=[a.shape[-1], 1, 1], block=[a.shape[-2], 1, 1], stream=stream)
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_tvm_ffi_entry_of_a_printing_function_prints_in_c(static):
+    """A function that prints layouts on the host before its launch (CuTe DSL's cutlass_call_sharding.py, whose
+    per-shard blocks are static tensors) gets a TVM FFI entry, so XLA can call it: the print is C code there, fixed
+    text for a static layout, the call's extents for a dynamic one."""
+    pytest.importorskip("tvm_ffi", reason="the TVM FFI entry needs apache-tvm-ffi")
+    from warpweave._dsl.export import tvm_ffi_call
+    from warpweave._dsl.jax_call import cutlass_call as cc
+
+    views = [ArrayView((16, 64), jnp.float32, None, static, f"array {k}") for k in range(3)]
+    with target("sm_90a"):
+        entry = cc._compile(_print_and_add_blocks, views[:2], views[2:], jax.tree_util.tree_structure((0, 0)), {},
+                            {}, tvm_ffi=True)
+    assert entry.target is not None and len(entry.compiled.host_actions) == 1
+    _, source = tvm_ffi_call._entry_texts(entry.compiled, "ww_fn", entry.ffi.params)
+    prints = [ln.strip() for ln in source.splitlines() if ln.strip().startswith("printf(")]
+    assert len(prints) == 1
+    assert prints[0].startswith('printf("a: (16,64):(64,1)\\012")') == static
+
+
 def _jax_gpu():
     try:
         return bool(jax.devices("gpu"))

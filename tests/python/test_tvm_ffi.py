@@ -340,8 +340,10 @@ out = sys.argv[2]
 f = compiled_axpy(options="--enable-tvm-ffi")
 f.export_to_c(os.path.join(out, "axpy.o"), function_name="axpy")
 libs = cute.runtime.find_runtime_libraries(enable_tvm_ffi=True)
-subprocess.run(["cc", "-shared", "-o", os.path.join(out, "axpy.so"), os.path.join(out, "axpy.o"), *libs], check=True)
-mod = cute.runtime.load_module(os.path.join(out, "axpy.so"), enable_tvm_ffi=True)
+if sys.argv[3] == "so":
+    subprocess.run(["cc", "-shared", "-o", os.path.join(out, "axpy.so"), os.path.join(out, "axpy.o"), *libs],
+                   check=True)
+mod = cute.runtime.load_module(os.path.join(out, "axpy." + sys.argv[3]), enable_tvm_ffi=True)
 x = tvm_ffi.from_dlpack(CudaLike(0x30000000, (1000,)))
 y = tvm_ffi.from_dlpack(CudaLike(0x70000000, (1000,)))
 mod.axpy(x, y, 1000, 2.5, 4096)
@@ -352,17 +354,20 @@ except ValueError as e:
 """
 
 
-def test_an_aot_tvm_ffi_export_loads_back_and_launches_as_the_call_does(tmp_path):
+@pytest.mark.parametrize("loaded", ["so", "o"])
+def test_an_aot_tvm_ffi_export_loads_back_and_launches_as_the_call_does(tmp_path, loaded):
     # export_to_c(object, function_name=) of a --enable-tvm-ffi function writes `__tvm_ffi_<name>`; linked with
-    # find_runtime_libraries(enable_tvm_ffi=True) and loaded with load_module(enable_tvm_ffi=True), it launches
-    # what the compiled call launches (against the stand-in driver) and refuses what it refuses.
+    # find_runtime_libraries(enable_tvm_ffi=True), or the object itself (as QuACK's kernel cache loads it in later
+    # processes), loaded with load_module(enable_tvm_ffi=True), it launches what the compiled call launches
+    # (against the stand-in driver) and refuses what it refuses.
     from warpweave._dsl.values.runtime import RuntimeTensor
 
     plain = compiled_axpy()
     mock = aot.build_mock_driver(str(tmp_path))
     sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in plain.launches[0].params)
     env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
-    p = subprocess.run([sys.executable, "-c", _AOT_SCRIPT, os.path.dirname(__file__), str(tmp_path)],
+    env["WARPWEAVE_CACHE_DIR"] = str(tmp_path / "cache")  # the object's linked library, built afresh
+    p = subprocess.run([sys.executable, "-c", _AOT_SCRIPT, os.path.dirname(__file__), str(tmp_path), loaded],
                        capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")

@@ -10,6 +10,7 @@ which launches the kernels through the CUDA driver; an error of the wrapper beco
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -195,6 +196,35 @@ class ExportedFunction:
         return f"<exported {self.meta['function']} as {self.name} for {self.meta['target']}>"
 
 
+def cache_dir(kind: str) -> str:
+    """The folder of warpweave's cached build products of this kind (under WARPWEAVE_CACHE_DIR)."""
+    base = os.environ.get("WARPWEAVE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "warpweave")
+    d = os.path.join(base, kind)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def _linked_object(path: str, tvm_ffi) -> str:
+    """The shared library of a TVM FFI export's object file (export_to_c(object_file_path, function_name=)):
+    tvm_ffi loads only shared libraries, so the object is linked with its runtime library, once per content
+    (caches such as QuACK's keep the object and load it in every later process)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lib = tvm_ffi.libinfo.find_libtvm_ffi()
+    key = hashlib.sha256(data + lib.encode()).hexdigest()[:32]
+    so = os.path.join(cache_dir("tvm_ffi"), f"object_{key}.so")
+    if not os.path.isfile(so):
+        staged = f"{so}.{os.getpid()}.part"
+        libdir = os.path.dirname(lib)
+        p = subprocess.run([c_compiler(), "-shared", "-o", staged, path, "-L", libdir, "-ltvm_ffi",
+                            f"-Wl,-rpath,{libdir}"], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise DSLRuntimeError(f"load_module(enable_tvm_ffi=True): linking {path!r} failed:\n{p.stderr[-2000:]}",
+                                  user_location(4))
+        os.replace(staged, so)  # atomically: a concurrent load of the same object links the same bytes
+    return so
+
+
 def _load_tvm_ffi(path):
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(os.fspath(path)):
         raise DSLValueError(f"load_module(enable_tvm_ffi=True): no shared library {path!r}", user_location(3))
@@ -203,8 +233,13 @@ def _load_tvm_ffi(path):
     except ImportError:
         raise DSLRuntimeError("load_module(enable_tvm_ffi=True) needs the apache-tvm-ffi package", user_location(3)) \
             from None
+    path = os.path.abspath(os.fspath(path))
+    with open(path, "rb") as f:
+        head = f.read(18)
+    if head[:4] == b"\x7fELF" and len(head) == 18 and struct.unpack_from("<H", head, 16)[0] == 1:
+        path = _linked_object(path, tvm_ffi)  # a relocatable object: linked first
     load_driver()  # the exports' driver calls bind to a driver already in the process
-    module = tvm_ffi.load_module(os.path.abspath(os.fspath(path)))
+    module = tvm_ffi.load_module(path)
     session = compile_only.current()
     return module if session is None else _CompileOnlyModule(module, session)
 

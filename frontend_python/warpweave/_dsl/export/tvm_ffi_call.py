@@ -24,7 +24,7 @@ from ..registry import compile_only
 from . import export_c, tvm_ffi_args
 from . import tvm_ffi_spec as spec
 from .export import c_compiler
-from .exported_module import load_driver
+from .exported_module import cache_dir, load_driver
 
 
 def _tvm_ffi():
@@ -150,13 +150,6 @@ def entry_source(compiled, args, prefix: str, params) -> str:
     return "\n".join(o)
 
 
-def _cache_dir() -> str:
-    base = os.environ.get("WARPWEAVE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "warpweave")
-    d = os.path.join(base, "tvm_ffi")
-    os.makedirs(d, exist_ok=True)
-    return d
-
-
 def _entry_texts(compiled, prefix: str, params) -> tuple[str, str]:
     """(header, source) of the compiled function's exported wrapper with its TVM FFI entry `__tvm_ffi_<prefix>`."""
     export_c.check_exportable(compiled)
@@ -194,7 +187,7 @@ def build(compiled, params, prefix: str = "ww_fn") -> str:
     inc = tvm_ffi.libinfo.find_include_path()
     lib = tvm_ffi.libinfo.find_libtvm_ffi()
     key = hashlib.sha256((header + source + inc + lib).encode()).hexdigest()[:32]
-    so = os.path.join(_cache_dir(), f"{key}.so")
+    so = os.path.join(cache_dir("tvm_ffi"), f"{key}.so")
     if not os.path.isfile(so):
         _compile_entry(header, source, so, ["-shared", "-L", os.path.dirname(lib), "-ltvm_ffi",
                                             f"-Wl,-rpath,{os.path.dirname(lib)}"],

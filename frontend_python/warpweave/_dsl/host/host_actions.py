@@ -12,6 +12,8 @@ them (host_values.py) print the call's numbers. A value computed by device code 
 
 The prints of a call are made before its kernels are launched; what the kernels print appears when the device
 is synchronised, after them.
+An exported function (export_to_c, the TVM FFI entry that cutlass_call runs) prints from C: a print whose values
+are all integers, tuples and layouts has a C form (HostPrint.c_form); any other keeps the function from exporting.
 """
 from __future__ import annotations
 
@@ -33,11 +35,15 @@ from .host_values import HostLocal, HostMemory, HostValue, argument_value, call_
 class HostPrint:
     """One host cute.printf: text pieces and the renderers of its values."""
 
-    def __init__(self, fmt: str, renderers: list, percent: bool, end: str):
+    def __init__(self, fmt: str, renderers: list, percent: bool, end: str, c_form=None):
         self.fmt = fmt
         self.renderers = renderers
         self.percent = percent
         self.end = end
+        # The printed line as text pieces (str) and integers of the call (SymInt), for code that prints it without
+        # Python (an exported C wrapper, export_c.py); None where a value has no such form (a Float32 argument,
+        # a tensor element, an address).
+        self.c_form = c_form
 
     def text(self, values, env) -> str:
         vals = [r(values, env) for r in self.renderers]
@@ -119,6 +125,54 @@ def _renderer(x, where):
                        "(print tensors with cute.print_tensor)", where)
 
 
+def _c_parts(x) -> list | None:
+    """x as printed by _renderer, in text pieces and integers of the call (SymInt); None: no such form."""
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return [_as_text(x)]
+    if isinstance(x, Numeric):
+        if x.is_static:
+            return [_as_text(_python_value(x))]
+        return [x._v] if isinstance(x._v, SymInt) else None
+    if isinstance(x, SymInt):
+        return [x]
+    if host_number(x) is not None and not isinstance(host_number(x), tuple):
+        return _c_parts(host_number(x))
+    if isinstance(x, tuple):
+        out = ["("]
+        for k, e in enumerate(x):
+            p = _c_parts(e)
+            if p is None:
+                return None
+            out += ([","] if k else []) + p
+        return out + [")"]
+    if hasattr(x, "__ww_int__") and not hasattr(x, "shape"):
+        return _c_parts(x.__ww_int__())
+    if isinstance(x, _core.Layout) and _core.symbols_of(x):  # printed as the call's layout shape:stride
+        shape, stride = _c_parts(x.shape), _c_parts(x.stride)
+        return None if shape is None or stride is None else shape + [":"] + stride
+    if isinstance(x, (_core.Layout, _core.Swizzle)) or isinstance(x, _core.ComposedLayout) and not _core.symbols_of(x):
+        return [str(x)]
+    return None
+
+
+def _c_form(fmt: str, args, percent: bool, end: str) -> list | None:
+    parts = [_c_parts(a) for a in args]
+    if any(p is None for p in parts):
+        return None
+    if percent:  # Python's %-formatting of the values: only where they are all fixed when tracing
+        if any(not isinstance(q, str) for p in parts for q in p):
+            return None
+        try:
+            return [fmt % tuple(_renderer(a, None)(None, None) for a in args) + end]
+        except (TypeError, ValueError):  # the call raises it, with the user's line (HostPrint.text)
+            return None
+    pieces = fmt.split("{}")
+    out = [pieces[0]]
+    for piece, p in zip(pieces[1:], parts):
+        out += p + [piece]
+    return out + [end]
+
+
 def host_printf(fmt, *args, end: str = "\n"):
     """cute.printf outside a kernel (see the module's text): recorded, and made at each call."""
     where = user_location(3)
@@ -130,7 +184,7 @@ def host_printf(fmt, *args, end: str = "\n"):
     if not percent and fmt.count("{}") != len(args):
         raise DSLValueError(f"cute.printf: {fmt.count('{}')} placeholders for {len(args)} arguments", where)
     renderers = [_renderer(a, where) for a in args]
-    st.host_actions.append(HostPrint(fmt, renderers, percent, end))
+    st.host_actions.append(HostPrint(fmt, renderers, percent, end, _c_form(fmt, args, percent, end)))
 
 
 def _call_values(compiled, args, kwargs):
