@@ -49,6 +49,21 @@ def test_nvgpu_submodules_are_manifest_driven():
         importlib.import_module("warpweave.cute.nvgpu.no_such_module")
 
 
+def test_from_import_of_an_unknown_op_is_an_import_error():
+    # CuTe DSL's submodules by kind are the module's names through another path...
+    from warpweave.cute.nvgpu.cpasync.copy import CopyBulkTensorTileG2SOp
+    from warpweave.cute.nvgpu.warp.mma import MmaF16BF16Op
+    import warpweave.cute.nvgpu.cpasync as cpasync
+    import warpweave.cute.nvgpu.warp as warp
+
+    assert MmaF16BF16Op is warp.MmaF16BF16Op and CopyBulkTensorTileG2SOp is cpasync.CopyBulkTensorTileG2SOp
+    # ...and no other name becomes a module: an op no backend offers fails at the import, not at its first use
+    for stmt in ("from warpweave.cute.nvgpu.warp import NoSuchOp", "from warpweave.cute.nvgpu.cpasync import nosuch",
+                 "import warpweave.cute.nvgpu.warp.nosuch"):
+        with pytest.raises(ImportError):
+            exec(stmt, {})
+
+
 def test_names_at_cute_dsl_places():
     assert cute.Int32 is cutlass.Int32 and cute.Float16 is cutlass.Float16
     assert cutlass.Tensor is cute.Tensor and cutlass.Pointer is cute.Pointer

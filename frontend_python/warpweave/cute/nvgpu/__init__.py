@@ -14,6 +14,9 @@ from ..._dsl.registry.plugins import registry as _registry
 
 # CuTe DSL's submodules: importable whether or not a loaded backend fills them (their names fail clearly then).
 STANDARD_SUBMODULES = ("warp", "cpasync", "warpgroup", "tcgen05", "cpasync_bulk", "common")
+# The submodules by kind that CuTe DSL's modules have (cpasync.copy, warp.mma, cpasync.helpers): the same names
+# through another path. Only these: `from ...nvgpu.warp import NoSuchOp` must be an ImportError, not a module.
+KIND_SUBMODULES = ("mma", "copy", "helpers")
 
 
 def _offered_by_a_backend(name: str) -> bool:
@@ -36,7 +39,7 @@ class _ManifestModuleFinder:
         # CuTe DSL's modules have submodules of their names by kind (a module's mma and copy submodules): the
         # same manifest-driven names, reached through either path
         top, _, sub = name.partition(".")
-        if "." in sub or not (top in STANDARD_SUBMODULES or _offered_by_a_backend(top)):
+        if (sub and sub not in KIND_SUBMODULES) or not (top in STANDARD_SUBMODULES or _offered_by_a_backend(top)):
             return None
         return importlib.util.spec_from_loader(fullname, self, is_package=not sub)
 
