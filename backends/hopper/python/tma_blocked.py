@@ -143,8 +143,25 @@ def blocked_atom(op, gmem_tensor, smem_layout, tiler, num_multicast, internal_ty
     atom.share_elems = block * box[0] * box[1] // rows
     atom.block_layout = str(inner)
     atom.source_bits = src_bits
-    coords = cute.make_identity_tensor(tuple(cute.size(m) for m in shape))
-    return atom, coords
+    return atom, element_coordinates(shape)
+
+
+def element_coordinates(shape):
+    """A coordinate tensor of the tensor's own (hierarchical) shape whose value at a coordinate is, for each mode,
+    the element index of the coordinate within the mode (colexicographic, as the mode counts its elements): each
+    leaf steps its mode's basis by the compact column-major stride of the mode. Its modes nest as the tensor's, so
+    that a program may rebuild it over another extent of the same hierarchy (make_layout(shape, stride=its
+    stride)); its values are those of an identity tensor of the modes' sizes, one integer a mode, which the atom
+    turns into block indices."""
+    modes = shape if isinstance(shape, tuple) else (shape,)
+
+    def scaled(stride, mode):
+        if isinstance(stride, tuple):
+            return tuple(scaled(s, mode) for s in stride)
+        return cute.ScaledBasis(stride, mode)
+
+    stride = tuple(scaled(cute.make_layout(m).stride, i) for i, m in enumerate(modes))
+    return cute.make_tensor(cute.make_identity_tensor(modes).iterator, cute.make_layout(modes, stride=stride))
 
 
 def _multicast_share(n, fast, slow, num_multicast):
