@@ -7,9 +7,9 @@ its sf_vec_size elements).
 A tile of whole blocks whose shared-memory image is the same blocks, each dense and in the same inner order,
 placed block after block along one of the two modes and then the other, is one TMA box over a tensor map of
 dimensions (block, rest of the faster mode, rest of the slower mode, the remaining modes): the tensor map of the
-block storage, not of the element coordinates. The atom's TMA tensor is a coordinate tensor of the element
-coordinates (each mode's size), tiled and partitioned like the tensor; a copy turns its origin into block
-indices.
+block storage, not of the element coordinates. The atom's TMA tensor is a coordinate tensor of the tensor's own
+(nested) modes whose values are element coordinates, one integer a mode, tiled and partitioned like the tensor; a
+copy turns its origin into block indices.
 
 A multicast group's CTAs each load an equal part of the tile: a run of whole blocks where they divide among the
 CTAs, else (a tile of fewer blocks than CTAs, as CuTe DSL's sm_103a GEMM's 3 K blocks over 4 CTAs) an equal run

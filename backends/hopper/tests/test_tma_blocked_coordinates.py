@@ -65,70 +65,31 @@ def test_the_coordinate_tensor_keeps_the_tensors_hierarchy_and_counts_elements_o
 
 
 def _rebuilt_program(rest_m, offset_m, tile_coord):
-    """A kernel that rebuilds the atom's coordinate tensor over rest_m blocks of M (the tensor's hierarchy, the
-    atom's strides), moves it offset_m rows along M and loads tile tile_coord of it."""
-    @cute.kernel
-    def k(atom: cute.CopyAtom, tensor: cute.Tensor):
-        smem = utils.SmemAllocator()
-        s = smem.allocate_tensor(cutlass.Float8E4M3FN, _smem_layout(), byte_alignment=128)
-        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
-        shape = _sf_layout(rest_m, 4, 1).shape
-        other = cute.make_tensor(tensor.iterator, cute.make_layout(shape, stride=tensor.stride))
-        other = cute.domain_offset((offset_m, 0, 0), other)
-        g = cute.local_tile(other, (128, 128), (None, None, None))
-        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
-                                       cute.group_modes(g, 0, 2))
-        cute.copy(atom, cute.filter_zeros(tg)[(None, *tile_coord, 0)], cute.filter_zeros(ts), tma_bar_ptr=bar)
-
-    @cute.jit
-    def host(sf: cute.Tensor):
-        t = cute.make_tensor(sf.iterator, _sf_layout(2, 8, 1))
-        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, _smem_layout(),
-                                                   (128, 128), internal_type=cutlass.Int16)
-        k(atom, tensor).launch(grid=(1, 1, 1), block=(32, 1, 1))
-
-    return host
-
-
-def _load_coordinates(ptx):
-    loads = [line for line in ptx.splitlines() if "cp.async.bulk.tensor" in line]
-    assert len(loads) == 1, loads
-    regs = dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", ptx))
-    return [int(regs.get(x, x)) for x in re.search(r"\{([^}]*)\}\]", loads[0]).group(1).split(", ")]
-
-
-def test_a_coordinate_tensor_rebuilt_over_other_extents_loads_the_same_blocks():
-    # tile (m, k) of the rebuilt tensor moved 128 * j rows: M block m + j, K blocks from 2 k (two blocks a tile)
-    for rest_m, offset_m, (m, kk) in [(3, 0, (1, 3)), (4, 128, (1, 2)), (1, 256, (0, 1))]:
-        with target("sm_90a"):
-            c = cute.compile(_rebuilt_program(rest_m, offset_m, (m, kk)), from_dlpack(np.zeros(2 * 8 * 512, np.uint8)))
-        assert _load_coordinates(c.ptx) == [0, m + offset_m // 128, 2 * kk, 0]
-
-
-def _rebuilt_gpu_program(offset_m, tile_k):
-    """One CTA loading tile (0, tile_k) of the atom's coordinate tensor rebuilt over one block of M and moved
-    offset_m rows (an expert's scale factors inside all experts' ones); out receives the shared-memory bytes."""
+    """One CTA that rebuilds the atom's coordinate tensor over rest_m blocks of M (the tensor's hierarchy, the
+    atom's strides), moves it offset_m rows along M (an expert's scale factors inside all experts' ones), loads
+    tile tile_coord of it and writes the bytes its shared memory received to out."""
     nbytes = 128 * 128 // VEC
 
     @cute.kernel
     def k(atom: cute.CopyAtom, tensor: cute.Tensor, out: cute.Tensor):
         tidx, _, _ = cute.arch.thread_idx()
         smem = utils.SmemAllocator()
-        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
         s = smem.allocate_tensor(cutlass.Float8E4M3FN, _smem_layout(), byte_alignment=128)
+        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
         if tidx == 0:
             cute.arch.mbarrier_init(bar, 1)
             cute.arch.mbarrier_init_fence()
         cute.arch.sync_threads()
         expert = cute.domain_offset((offset_m, 0, 0), tensor)
-        expert = cute.make_tensor(expert.iterator, cute.make_layout(_sf_layout(1, 8, 1).shape, stride=tensor.stride))
+        expert = cute.make_tensor(expert.iterator, cute.make_layout(_sf_layout(rest_m, 8, 1).shape,
+                                                                    stride=tensor.stride))
         g = cute.local_tile(expert, (128, 128), (None, None, None))
         ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
                                        cute.group_modes(g, 0, 2))
         if tidx < 32:
             if tidx == 0:
                 cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)
-            cute.copy(atom, cute.filter_zeros(tg)[(None, 0, tile_k, 0)], cute.filter_zeros(ts), tma_bar_ptr=bar)
+            cute.copy(atom, cute.filter_zeros(tg)[(None, *tile_coord, 0)], cute.filter_zeros(ts), tma_bar_ptr=bar)
         cute.arch.mbarrier_wait(bar, 0)
         raw = cute.make_tensor(cute.recast_ptr(s.iterator, dtype=cutlass.Uint8), cute.make_layout(nbytes))
         for i in cutlass.range_constexpr(nbytes // 128):
@@ -144,13 +105,29 @@ def _rebuilt_gpu_program(offset_m, tile_k):
     return host
 
 
+def _load_coordinates(ptx):
+    loads = [line for line in ptx.splitlines() if "cp.async.bulk.tensor" in line]
+    assert len(loads) == 1, loads
+    regs = dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", ptx))
+    return [int(regs.get(x, x)) for x in re.search(r"\{([^}]*)\}\]", loads[0]).group(1).split(", ")]
+
+
+def test_a_coordinate_tensor_rebuilt_over_other_extents_loads_the_same_blocks():
+    # tile (m, k) of the rebuilt tensor moved 128 * j rows: M block m + j, K blocks from 2 k (two blocks a tile)
+    for rest_m, offset_m, (m, kk) in [(3, 0, (1, 3)), (4, 128, (1, 2)), (1, 256, (0, 1))]:
+        with target("sm_90a"):
+            c = cute.compile(_rebuilt_program(rest_m, offset_m, (m, kk)),
+                             from_dlpack(np.zeros(2 * 8 * 512, np.uint8)), from_dlpack(np.zeros(1024, np.uint8)))
+        assert _load_coordinates(c.ptx) == [0, m + offset_m // 128, 2 * kk, 0]
+
+
 @requires_gpu
 def test_a_rebuilt_coordinate_tensor_loads_the_experts_blocks_on_the_gpu():
     import torch
 
     sf = torch.randint(0, 256, (2 * 8 * 512,), dtype=torch.uint8, device="cuda")
     out = torch.zeros(1024, dtype=torch.uint8, device="cuda")
-    _rebuilt_gpu_program(128, 3)(from_dlpack(sf), from_dlpack(out))
+    _rebuilt_program(1, 128, (0, 3))(from_dlpack(sf), from_dlpack(out))
     torch.cuda.synchronize()
     # M block 1 (the offset), K blocks 6 and 7, each 512 bytes, one after the other in shared memory
     assert torch.equal(out, sf[(8 + 6) * 512:(8 + 8) * 512])
