@@ -285,7 +285,8 @@ class Pointer(metaclass=_PointerType):
 
     def toint(self, dtype=None, *, loc=None, ip=None):
         """The address as an integer of dtype: by default 32 bits in the memories addressed with 32 (shared, a
-        cluster's shared, tensor memory), 64 elsewhere."""
+        cluster's shared, tensor memory), 64 elsewhere. Of packed values at a run-time offset: the byte holding the
+        element (offset / 2), as CuTe DSL gives (a tensor map's address of a tensor moved by a run-time offset)."""
         if self.base is None and self.host is not None:
             # on the host, an argument's address is known only at each call: a HostAddress, which what takes an
             # address there (a tensor map's global_address) resolves to the argument
@@ -293,7 +294,9 @@ class Pointer(metaclass=_PointerType):
         t = dtype or (Int32 if _ADDRSPACE.get(self.memspace) in _SHORT_ADDRESS_SPACES else Int64)
         if not getattr(t, "is_integer", False):
             raise DSLTypeError(f"Pointer.toint: dtype is an integer type, got {t!r}", user_location(2))
-        return t.from_ir(trace.builder().op1("llvm.ptrtoint", [self.address(0)], t.ir_type))
+        byte = is_packed(self.dtype) and not isinstance(self.offset, int)
+        a = self._copy(dtype=Uint8, offset=0).address(self.offset // 2) if byte else self.address(0)
+        return t.from_ir(trace.builder().op1("llvm.ptrtoint", [a], t.ir_type))
 
     @property
     def memspace_name(self):
@@ -648,8 +651,7 @@ def _count(n, what):
     return n
 
 
-def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=False, nontemporal=False,
-                      scalar=False):
+def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=False, nontemporal=False, scalar=False):
     """n consecutive elements from ptr + offset as one Vector (one vector load), or the element alone (scalar)."""
     _in_kernel("a vector load")
     n = _count(n, "load")
@@ -658,8 +660,7 @@ def load_vector_value(ptr: Pointer, offset, n, *, volatile=False, invariant=Fals
     b = trace.builder()
     mt = mem_type(t)
     vt = mt if scalar else f"vector<{n}x{mt}>"
-    v = b.op1("llvm.load", [ptr.address(offset)], vt, _access_props(ptr, offset, n, volatile, invariant,
-                                                                     nontemporal))
+    v = b.op1("llvm.load", [ptr.address(offset)], vt, _access_props(ptr, offset, n, volatile, invariant, nontemporal))
     if t.is_boolean:
         v = b.op1("arith.trunci", [v], "i1" if scalar else f"vector<{n}xi1>")
     if scalar:
@@ -674,8 +675,7 @@ def vector_of(value, t, n=None, what="store"):
         value = Vector.from_elements(value, t)
     if isinstance(value, Vector):
         if n is not None and value.numel != n:
-            raise DSLValueError(f"{what}: a Vector of {value.numel} elements where {n} are expected",
-                                user_location(4))
+            raise DSLValueError(f"{what}: a Vector of {value.numel} elements where {n} are expected", user_location(4))
         return value if value.dtype is t else value.to(t)
     if n is None:
         raise DSLTypeError(f"{what}: expected a Vector, got {type(value).__name__}", user_location(4))
