@@ -77,7 +77,7 @@ void mark_calls_convergent(llvm::Module& module);
 // at the pipeline's start, taken out after its last optimisation.
 void add_loop_iteration_fences(llvm::PassBuilder& builder);
 
-// --- nvptxcompiler.cpp / nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------------------------
+// --- nvptxcompiler.cpp / nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.
 struct CubinRequest {
   std::string arch;  // "sm_90a"

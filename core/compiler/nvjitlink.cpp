@@ -25,17 +25,13 @@ const char* result_name(int code) {
   return code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code] : "unknown error";
 }
 
-struct Api {
+struct Api : LogCalls<Handle> {
   int (*create)(Handle*, uint32_t, const char**) = nullptr;
   int (*destroy)(Handle*) = nullptr;
   int (*add_data)(Handle, int, const void*, size_t, const char*) = nullptr;
   int (*complete)(Handle) = nullptr;
   int (*cubin_size)(Handle, size_t*) = nullptr;
   int (*cubin)(Handle, void*) = nullptr;
-  int (*error_log_size)(Handle, size_t*) = nullptr;
-  int (*error_log)(Handle, char*) = nullptr;
-  int (*info_log_size)(Handle, size_t*) = nullptr;
-  int (*info_log)(Handle, char*) = nullptr;
 };
 
 template <typename Fn>

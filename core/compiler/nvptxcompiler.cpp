@@ -25,16 +25,12 @@ const char* result_name(int code) {
   return code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code] : "unknown error";
 }
 
-struct Api {
+struct Api : LogCalls<Handle> {
   int (*create)(Handle*, size_t, const char*) = nullptr;
   int (*destroy)(Handle*) = nullptr;
   int (*compile)(Handle, int, const char* const*) = nullptr;
   int (*program_size)(Handle, size_t*) = nullptr;
   int (*program)(Handle, void*) = nullptr;
-  int (*error_log_size)(Handle, size_t*) = nullptr;
-  int (*error_log)(Handle, char*) = nullptr;
-  int (*info_log_size)(Handle, size_t*) = nullptr;
-  int (*info_log)(Handle, char*) = nullptr;
 };
 
 template <typename Fn>
@@ -68,11 +64,10 @@ std::vector<std::string> candidates() {
 }
 
 LoadedLibrary<Api>& library() {
-  static auto* lib = new LoadedLibrary<Api>(candidates, bind_all,
-                                            std::string("cannot load ") + kLibrary +
-                                                " (the build makes it where it finds libnvptxcompiler_static.a: "
-                                                "the CUDA toolkit's or the nvidia-nvptxcompiler wheel's; or set "
-                                                "WARPWEAVE_NVPTXCOMPILER)");
+  static const std::string hint = std::string("cannot load ") + kLibrary +
+                                  " (the build makes it where it finds libnvptxcompiler_static.a: the CUDA "
+                                  "toolkit's or the nvidia-nvptxcompiler wheel's; or set WARPWEAVE_NVPTXCOMPILER)";
+  static auto* lib = new LoadedLibrary<Api>(candidates, bind_all, hint);
   return *lib;
 }
 
@@ -81,10 +76,6 @@ LoadedLibrary<Api>& library() {
 bool nvptxcompiler_available(std::string* why) { return library().get(why) != nullptr; }
 
 CubinOutput nvptxcompiler_compile(std::string_view ptx, const CubinRequest& request) {
-  CubinOutput out;
-  const Api* api = library().get(&out.log);
-  if (!api) return out;
-
   // The ptxas program's options, as ptxas_compile() passes them.
   std::vector<std::string> options = {"--gpu-name=" + request.arch, "-O" + std::to_string(request.opt_level)};
   if (request.verbose) options.emplace_back("-v");
@@ -92,6 +83,10 @@ CubinOutput nvptxcompiler_compile(std::string_view ptx, const CubinRequest& requ
   options.insert(options.end(), request.ptxas_options.begin(), request.ptxas_options.end());
   std::vector<const char*> argv;
   for (const std::string& option : options) argv.push_back(option.c_str());
+
+  CubinOutput out;
+  const Api* api = library().get(&out.log);
+  if (!api) return out;
 
   Handle handle = nullptr;
   size_t size = 0;

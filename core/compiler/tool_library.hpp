@@ -45,6 +45,15 @@ class LoadedLibrary {
   std::string hint_;
 };
 
+// The log calls nvJitLink's and nvPTXCompiler's C APIs have alike: (size, copy) of the error and of the info log.
+template <typename Handle>
+struct LogCalls {
+  int (*error_log_size)(Handle, size_t*) = nullptr;
+  int (*error_log)(Handle, char*) = nullptr;
+  int (*info_log_size)(Handle, size_t*) = nullptr;
+  int (*info_log)(Handle, char*) = nullptr;
+};
+
 // The error or info log of a handle of nvJitLink or nvPTXCompiler, whose APIs spell them alike (size, then copy);
 // empty when there is none or a call fails.
 template <typename Api, typename Handle>

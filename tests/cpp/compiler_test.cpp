@@ -640,7 +640,9 @@ std::map<std::string, std::pair<int, int>> cubin_resources(const std::vector<uin
   auto u64 = [&](size_t at) { uint64_t v; std::memcpy(&v, elf.data() + at, 8); return size_t(v); };
   size_t shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c), shstrndx = u16(0x3e);
   auto section = [&](size_t i) { return shoff + i * shentsize; };
-  auto name_at = [&](size_t strtab, size_t off) { return std::string(reinterpret_cast<const char*>(elf.data() + strtab + off)); };
+  auto name_at = [&](size_t strtab, size_t off) {
+    return std::string(reinterpret_cast<const char*>(elf.data() + strtab + off));
+  };
   size_t shstr = u64(section(shstrndx) + 0x18);
   size_t symtab = 0, strtab = 0, symsize = 0;
   for (size_t i = 0; i < shnum; ++i) {

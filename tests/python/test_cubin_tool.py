@@ -48,7 +48,8 @@ def test_default_cubin_has_the_registers_of_whole_program_ptxas(fresh_compilatio
     tool = compiled.info["cubin_tool"]
     assert set(ours) == set(whole), (tool, ours, whole)
     for fn in whole:
-        assert ours[fn]["registers"] == whole[fn]["registers"], (tool, fn, ours[fn], whole[fn])
+        assert ours[fn].get("registers") == whole[fn].get("registers"), (tool, fn, ours[fn], whole[fn])
         assert ours[fn].get("stack", 0) == whole[fn].get("stack", 0), (tool, fn, ours[fn], whole[fn])
     # A kernel on which relocatable code costs registers, or the comparison above proves nothing.
-    assert any(relocatable[fn]["registers"] > whole[fn]["registers"] for fn in whole), (relocatable, whole)
+    costs = [fn for fn in whole if relocatable[fn].get("registers", 0) > whole[fn].get("registers", 0)]
+    assert costs, (relocatable, whole)
