@@ -5,6 +5,8 @@
 #                                   checkout's editable build leaves in it
 #     _core.cpython-312-*.so        the extension, MLIR/LLVM inside (cmake/WarpweaveMLIR.cmake)
 #     libprotobuf.so.32             beside it (RUNPATH $ORIGIN): the GPU machine has none
+#     libww_nvptxcompiler.so        beside it where the build found NVIDIA's PTX compiler library (whole-program
+#                                   assembly in process; core/compiler/CMakeLists.txt)
 #     plugins/ww_backend_*.so       the backends, their manifests embedded, and their Python packages as real
 #     plugins/ww_backend_*.python/  folders (links into backends/ in a build tree)
 #     examples/                     frontend_python/examples, for `python -m warpweave main`
@@ -20,6 +22,7 @@ set(_ww_py_excludes
   # A checkout's own build outputs (WW_PACKAGE_OUTPUT_DIR of a non-wheel build): the wheel's come from this build.
   PATTERN "_core*.so" EXCLUDE
   PATTERN "libprotobuf.so*" EXCLUDE
+  PATTERN "libww_nvptxcompiler.so" EXCLUDE
   REGEX "/frontend_python/warpweave/plugins$" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/frontend_python/warpweave/ DESTINATION warpweave ${_ww_py_excludes})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/frontend_python/examples/ DESTINATION warpweave/examples ${_ww_py_excludes})
@@ -30,4 +33,7 @@ if(TARGET _core)
   install(TARGETS _core LIBRARY DESTINATION warpweave)
   # The copy the build placed next to the extension (a real file; the system's libprotobuf.so is a link).
   install(FILES ${WW_PACKAGE_OUTPUT_DIR}/libprotobuf.so.32 DESTINATION warpweave)
+endif()
+if(TARGET ww_nvptxcompiler)
+  install(TARGETS ww_nvptxcompiler LIBRARY DESTINATION warpweave)
 endif()

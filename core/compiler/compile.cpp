@@ -28,17 +28,18 @@ void require_fields(const Target& target, bool for_codegen) {
   }
 }
 
-enum class CubinTool { automatic, nvjitlink, ptxas };
+enum class CubinTool { automatic, nvptxcompiler, nvjitlink, ptxas };
 
 CubinTool choose_tool(const CompileOptions& options) {
   std::string name = options.cubin_tool.empty() ? detail::getenv_str("WARPWEAVE_CUBIN_TOOL") : options.cubin_tool;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
   if (name.empty() || name == "auto") return CubinTool::automatic;
+  if (name == "nvptxcompiler") return CubinTool::nvptxcompiler;
   if (name == "nvjitlink") return CubinTool::nvjitlink;
   if (name == "ptxas") return CubinTool::ptxas;
   throw CompileError(Stage::ptxas, {detail::error_diag("unknown cubin tool '" + name +
-                                                       "' (WARPWEAVE_CUBIN_TOOL / cubin_tool): use nvjitlink "
-                                                       "or ptxas")});
+                                                       "' (WARPWEAVE_CUBIN_TOOL / cubin_tool): use "
+                                                       "nvptxcompiler, ptxas or nvjitlink")});
 }
 
 // ptxas and nvJitLink report "<file>, line 12; error   : <message>": keep the PTX line so that a caller can show it.
@@ -111,44 +112,53 @@ std::vector<uint8_t> ptx_to_cubin(std::string_view ptx, const Target& target, co
   request.line_info = options.line_info;
   request.ptxas_options = options.ptxas_options;
 
-  // Some instructions survive only ptxas: nvJitLink assembles "to maintain compatibility across compilation
-  // units" and drops them (e.g. a warp-specialized kernel's register split, ptxas info C7504). Their manifests say
-  // so, and the automatic choice then takes ptxas when there is one.
-  std::string why_no_ptxas;
-  std::string ptxas;
-  if (choice == CubinTool::automatic && options.prefer_ptxas) ptxas = detail::find_ptxas(&why_no_ptxas);
-
-  std::string why_no_nvjitlink;
-  if (choice != CubinTool::ptxas && ptxas.empty() && detail::nvjitlink_available(&why_no_nvjitlink)) {
-    detail::CubinOutput out = detail::nvjitlink_compile(ptx, request);
+  auto finish = [&](detail::CubinOutput out, const char* name) {
     if (!out.ok) {
-      throw CompileError(Stage::ptxas, tool_diagnostics(out.log, "nvJitLink rejected the PTX for " + request.arch),
+      throw CompileError(Stage::ptxas,
+                         tool_diagnostics(out.log, std::string(name) + " rejected the PTX for " + request.arch),
                          out.log);
     }
-    if (options.prefer_ptxas) {
-      out.log += "warning: nvJitLink assembled code that asks for ptxas (it holds an instruction nvJitLink drops): " +
-                 (why_no_ptxas.empty() ? std::string("nvJitLink was chosen explicitly") : why_no_ptxas) + "\n";
-    }
     if (log) *log = std::move(out.log);
-    if (tool) *tool = "nvJitLink";
+    if (tool) *tool = name;
     return std::move(out.cubin);
-  }
-  if (choice == CubinTool::nvjitlink) throw CompileError(Stage::ptxas, {detail::error_diag(why_no_nvjitlink)});
+  };
+  auto unavailable = [](const std::vector<std::string>& reasons) {
+    std::vector<Diagnostic> diags;
+    for (const std::string& why : reasons)
+      if (!why.empty()) diags.push_back(detail::error_diag(why));
+    return CompileError(Stage::ptxas, std::move(diags));
+  };
 
-  if (ptxas.empty()) ptxas = detail::find_ptxas(&why_no_ptxas);
-  if (ptxas.empty()) {
-    std::vector<Diagnostic> diags = {detail::error_diag(why_no_ptxas)};
-    if (!why_no_nvjitlink.empty()) diags.push_back(detail::error_diag(why_no_nvjitlink));
-    throw CompileError(Stage::ptxas, std::move(diags));
+  // Whole-program assembly first: nvJitLink assembles PTX as relocatable code (ptxas -c) so that it can link it,
+  // and that costs registers (210 against 162 on CuTe DSL's nvfp4 GEMM) and drops some instructions "to maintain
+  // compatibility across compilation units" (a warp-specialized kernel's register split, ptxas info C7504). So the
+  // automatic choice takes ptxas as a library in process, then the ptxas program, and nvJitLink only without both.
+  bool automatic = choice == CubinTool::automatic;
+  std::string why_no_nvptxcompiler;
+  if (automatic || choice == CubinTool::nvptxcompiler) {
+    if (detail::nvptxcompiler_available(&why_no_nvptxcompiler))
+      return finish(detail::nvptxcompiler_compile(ptx, request), "nvPTXCompiler");
+    if (!automatic) throw unavailable({why_no_nvptxcompiler});
   }
-  detail::CubinOutput out = detail::ptxas_compile(ptxas, ptx, request);
-  if (!out.ok) {
-    throw CompileError(Stage::ptxas, tool_diagnostics(out.log, "ptxas rejected the PTX for " + request.arch),
-                       out.log);
+  std::string why_no_ptxas;
+  if (automatic || choice == CubinTool::ptxas) {
+    if (std::string ptxas = detail::find_ptxas(&why_no_ptxas); !ptxas.empty())
+      return finish(detail::ptxas_compile(ptxas, ptx, request), "ptxas");
+    if (!automatic) throw unavailable({why_no_ptxas});
   }
-  if (log) *log = std::move(out.log);
-  if (tool) *tool = "ptxas";
-  return std::move(out.cubin);
+  std::string why_no_nvjitlink;
+  if (!detail::nvjitlink_available(&why_no_nvjitlink)) {
+    throw unavailable({automatic ? why_no_nvptxcompiler : "", automatic ? why_no_ptxas : "", why_no_nvjitlink});
+  }
+  detail::CubinOutput out = detail::nvjitlink_compile(ptx, request);
+  if (out.ok && options.prefer_ptxas) {
+    out.log += "warning: nvJitLink assembled code that asks for ptxas (it holds an instruction nvJitLink drops): " +
+               (automatic ? why_no_ptxas : std::string("nvJitLink was chosen explicitly")) + "\n";
+  } else if (out.ok && automatic) {
+    out.log += "note: nvJitLink assembled the PTX as relocatable code, which may take more registers than ptxas: " +
+               why_no_nvptxcompiler + "\n";
+  }
+  return finish(std::move(out), "nvJitLink");
 }
 
 CompileResult compile(std::string_view mlir_text, const Target& target, const CompileOptions& options) {

@@ -77,7 +77,7 @@ void mark_calls_convergent(llvm::Module& module);
 // at the pipeline's start, taken out after its last optimisation.
 void add_loop_iteration_fences(llvm::PassBuilder& builder);
 
-// --- nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------------------------
+// --- nvptxcompiler.cpp / nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.
 struct CubinRequest {
   std::string arch;  // "sm_90a"
@@ -91,6 +91,9 @@ struct CubinOutput {
   std::vector<uint8_t> cubin;
   std::string log;  // the tool's info log on success; its error (and info) log on failure
 };
+// False when libww_nvptxcompiler cannot be loaded; `why` then says where it looked.
+bool nvptxcompiler_available(std::string* why = nullptr);
+CubinOutput nvptxcompiler_compile(std::string_view ptx, const CubinRequest& request);
 // False when libnvJitLink cannot be loaded; `why` then says where it looked.
 bool nvjitlink_available(std::string* why = nullptr);
 CubinOutput nvjitlink_compile(std::string_view ptx, const CubinRequest& request);
@@ -106,6 +109,13 @@ std::vector<std::string> split_path_list(std::string_view list);
 std::string getenv_str(const char* name);
 bool is_executable_file(const std::string& path);
 bool is_regular_file(const std::string& path);
+// dlopen()s the first of `candidates` (a path, or a bare name for the loader's own search) that loads and that
+// `bind` accepts; nullptr if none does, with one line per candidate in `tried` saying why.
+void* open_library(const std::vector<std::string>& candidates, const std::function<bool(void*)>& bind,
+                   std::string* path, std::string* tried);
+// The directory of the shared object (or executable) that holds the compiler: where the build places the
+// libraries that travel with it.
+std::string own_directory();
 // First executable named one of `names` in `dirs`, then $PATH, then $CUDA_HOME/bin and /usr/local/cuda/bin.
 std::string find_tool(const std::vector<std::string>& names, const std::vector<std::string>& dirs);
 

@@ -4,9 +4,8 @@
 #include <dlfcn.h>
 
 #include <cstdint>
-#include <mutex>
 
-#include "internal.hpp"
+#include "tool_library.hpp"
 
 namespace ww::compiler::detail {
 namespace {
@@ -26,17 +25,13 @@ const char* result_name(int code) {
   return code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code] : "unknown error";
 }
 
-struct Api {
+struct Api : LogCalls<Handle> {
   int (*create)(Handle*, uint32_t, const char**) = nullptr;
   int (*destroy)(Handle*) = nullptr;
   int (*add_data)(Handle, int, const void*, size_t, const char*) = nullptr;
   int (*complete)(Handle) = nullptr;
   int (*cubin_size)(Handle, size_t*) = nullptr;
   int (*cubin)(Handle, void*) = nullptr;
-  int (*error_log_size)(Handle, size_t*) = nullptr;
-  int (*error_log)(Handle, char*) = nullptr;
-  int (*info_log_size)(Handle, size_t*) = nullptr;
-  int (*info_log)(Handle, char*) = nullptr;
 };
 
 template <typename Fn>
@@ -70,62 +65,11 @@ std::vector<std::string> candidates() {
   return out;
 }
 
-// Loaded once and kept for the life of the process (~100 MB; unloading it saves nothing worth the risk). A failed
-// search is not remembered: set_search_dirs() may make the next one succeed.
-struct Library {
-  std::mutex mutex;
-  bool loaded = false;
-  Api api;
-  std::string path;
-
-  const Api* get(std::string* why) {
-    std::lock_guard lock(mutex);
-    if (loaded) return &api;
-    std::string tried;
-    for (const std::string& candidate : candidates()) {
-      if (candidate.find('/') != std::string::npos && !is_regular_file(candidate)) {
-        tried += "\n  " + candidate + ": no such file";
-        continue;
-      }
-      void* lib = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!lib) {
-        const char* err = ::dlerror();
-        tried += "\n  " + candidate + ": " + (err ? err : "not loadable");
-        continue;
-      }
-      Api bound;
-      if (!bind_all(lib, bound)) {
-        tried += "\n  " + candidate + ": lacks the nvJitLink 13 entry points";
-        ::dlclose(lib);
-        continue;
-      }
-      api = bound;
-      path = candidate;
-      loaded = true;
-      return &api;
-    }
-    if (why) {
-      *why = std::string("cannot load ") + kLibrary +
-             " (set WARPWEAVE_NVJITLINK, or install nvidia-nvjitlink-cu13); tried:" + tried;
-    }
-    return nullptr;
-  }
-};
-
-Library& library() {
-  static auto* lib = new Library;
+LoadedLibrary<Api>& library() {
+  static auto* lib = new LoadedLibrary<Api>(candidates, bind_all,
+                                            std::string("cannot load ") + kLibrary +
+                                                " (set WARPWEAVE_NVJITLINK, or install nvidia-nvjitlink-cu13)");
   return *lib;
-}
-
-std::string read_log(const Api& api, Handle handle, bool error_log) {
-  size_t size = 0;
-  int rc = error_log ? api.error_log_size(handle, &size) : api.info_log_size(handle, &size);
-  if (rc != kSuccess || size <= 1) return {};
-  std::string log(size, '\0');
-  rc = error_log ? api.error_log(handle, log.data()) : api.info_log(handle, log.data());
-  if (rc != kSuccess) return {};
-  log.resize(log.find('\0') == std::string::npos ? size : log.find('\0'));
-  return log;
 }
 
 }  // namespace
@@ -151,30 +95,20 @@ CubinOutput nvjitlink_compile(std::string_view ptx, const CubinRequest& request)
   for (const std::string& option : options) argv.push_back(option.c_str());
 
   Handle handle = nullptr;
-  auto fail = [&](const char* call, int rc) {
-    out.ok = false;
-    std::string logs = handle ? read_log(*api, handle, true) + read_log(*api, handle, false) : std::string();
-    out.log = std::string("nvJitLink: ") + call + " failed: " + result_name(rc) + (logs.empty() ? "" : "\n") + logs;
-    if (handle) api->destroy(&handle);
-    return out;
-  };
-  int rc = api->create(&handle, static_cast<uint32_t>(argv.size()), argv.data());
-  if (rc != kSuccess) return fail("nvJitLinkCreate", rc);
   // nvJitLink reads PTX as a C string: hand it a terminated copy.
   std::string text(ptx);
-  rc = api->add_data(handle, kInputPtx, text.c_str(), text.size() + 1, "warpweave.ptx");
-  if (rc != kSuccess) return fail("nvJitLinkAddData", rc);
-  rc = api->complete(handle);
-  if (rc != kSuccess) return fail("nvJitLinkComplete", rc);
   size_t size = 0;
-  rc = api->cubin_size(handle, &size);
-  if (rc != kSuccess) return fail("nvJitLinkGetLinkedCubinSize", rc);
-  out.cubin.resize(size);
-  rc = api->cubin(handle, out.cubin.data());
-  if (rc != kSuccess) return fail("nvJitLinkGetLinkedCubin", rc);
-  out.log = read_log(*api, handle, false);
-  api->destroy(&handle);
-  out.ok = true;
+  run_calls(*api, handle, "nvJitLink", result_name,
+            {{"nvJitLinkCreate", [&] { return api->create(&handle, static_cast<uint32_t>(argv.size()), argv.data()); }},
+             {"nvJitLinkAddData",
+              [&] { return api->add_data(handle, kInputPtx, text.c_str(), text.size() + 1, "warpweave.ptx"); }},
+             {"nvJitLinkComplete", [&] { return api->complete(handle); }},
+             {"nvJitLinkGetLinkedCubinSize", [&] { return api->cubin_size(handle, &size); }},
+             {"nvJitLinkGetLinkedCubin", [&] {
+                out.cubin.resize(size);
+                return api->cubin(handle, out.cubin.data());
+              }}},
+            out);
   return out;
 }
 

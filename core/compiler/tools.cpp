@@ -1,6 +1,7 @@
 // Finding the CUDA pieces we do not link (libnvJitLink, ptxas, nvdisasm, cuobjdump) and running tools. They come
 // from a CUDA toolkit, or from pip wheels (nvidia-*-cu13 put them under site-packages/nvidia/cu13/{bin,lib}), so
 // the search covers both, plus whatever the Python layer hands us.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <spawn.h>
@@ -198,6 +199,38 @@ bool read_file(const std::string& path, std::string& out) {
   buffer << in.rdbuf();
   out = std::move(buffer).str();
   return true;
+}
+
+void* open_library(const std::vector<std::string>& candidates, const std::function<bool(void*)>& bind,
+                   std::string* path, std::string* tried) {
+  for (const std::string& candidate : candidates) {
+    if (candidate.find('/') != std::string::npos && !is_regular_file(candidate)) {
+      *tried += "\n  " + candidate + ": no such file";
+      continue;
+    }
+    void* lib = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* err = ::dlerror();
+      *tried += "\n  " + candidate + ": " + (err ? err : "not loadable");
+      continue;
+    }
+    if (!bind(lib)) {
+      *tried += "\n  " + candidate + ": lacks the entry points";
+      ::dlclose(lib);
+      continue;
+    }
+    *path = candidate;
+    return lib;
+  }
+  return nullptr;
+}
+
+std::string own_directory() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || !info.dli_fname) return {};
+  std::string file = info.dli_fname;
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos ? std::string(".") : file.substr(0, slash);
 }
 
 }  // namespace detail

@@ -1,11 +1,14 @@
 // Tests of the compiler driver (core/compiler): MLIR text as the tracer emits it -> PTX -> cubin, for the
 // architectures the core ships with, and every way a compile can fail without taking the process down.
-// No GPU needed. The cubin tests need libnvJitLink or ptxas (a CUDA 13 toolkit or the pip wheels); the SASS test
+// No GPU needed. The cubin tests need libww_nvptxcompiler, ptxas or libnvJitLink (a CUDA 13 toolkit or the pip
+// wheels); the SASS test
 // needs nvdisasm or cuobjdump (WARPWEAVE_NVDISASM). Where a tool is missing they skip and say so.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <regex>
 #include <string>
 #include <thread>
@@ -497,7 +500,9 @@ TEST_P(CubinTool, ProducesACubinAndAResourceReport) {
     FAIL() << e.what();
   }
   EXPECT_TRUE(is_elf(cubin));
-  EXPECT_EQ(tool, GetParam() == "ptxas" ? "ptxas" : "nvJitLink");
+  const std::map<std::string, std::string> names = {
+      {"nvptxcompiler", "nvPTXCompiler"}, {"ptxas", "ptxas"}, {"nvjitlink", "nvJitLink"}};
+  EXPECT_EQ(tool, names.at(GetParam()));
   EXPECT_TRUE(std::regex_search(log, std::regex(R"(Used \d+ registers)"))) << log;
   EXPECT_TRUE(contains(log, "spill")) << log;
 }
@@ -537,7 +542,8 @@ TEST_P(CubinTool, UnknownArchIsRejected) {
 }
 
 // Warps 0-3 give registers back, warps 4-7 take them: a warp-specialized kernel's register split. nvJitLink drops
-// the instruction, so the module asks for ptxas (as the IR builder does for a manifest entry with cubin_tool).
+// the instruction, so the module asks for ptxas (as the IR builder does for a manifest entry with cubin_tool):
+// a whole-program assembler, the ptxas program or the same as a library.
 constexpr const char* kRegisterSplit = R"mlir(
 module attributes {ww.cubin_tool = "ptxas"} {
   llvm.func @split(%out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>,
@@ -572,7 +578,7 @@ TEST(CubinTool, AModuleThatAsksForPtxasGetsIt) {
     GTEST_SKIP() << "no ptxas here: " << e.what();
   }
   r = compile_ok(kRegisterSplit, "sm_90a");
-  EXPECT_EQ(r.cubin_tool, "ptxas") << r.jit_log;
+  EXPECT_TRUE(r.cubin_tool == "ptxas" || r.cubin_tool == "nvPTXCompiler") << r.cubin_tool << "\n" << r.jit_log;
   if (wc::sass_tool_available()) {
     std::string sass = wc::disassemble_sass(r.cubin);
     EXPECT_TRUE(contains(sass, "USETMAXREG.DEALLOC")) << sass;
@@ -601,8 +607,92 @@ TEST(CubinTool, AModuleCanAskOnlyForPtxas) {
   EXPECT_TRUE(contains(e.what(), "ww.cubin_tool must be \"ptxas\"")) << e.what();
 }
 
-INSTANTIATE_TEST_SUITE_P(Compiler, CubinTool, testing::Values("nvjitlink", "ptxas"),
+INSTANTIATE_TEST_SUITE_P(Compiler, CubinTool, testing::Values("nvptxcompiler", "ptxas", "nvjitlink"),
                          [](const auto& info) { return info.param; });
+
+// A kernel that calls a function kept out of line. Assembled as relocatable code (nvJitLink's way, ptxas -c) the
+// call follows the ABI and the kernel takes 24 registers; assembled as a whole program, 10.
+constexpr const char* kOutOfLineCall = R"mlir(
+module {
+  llvm.func internal @helper(%a: f32, %b: f32) -> f32 attributes {no_inline} {
+    %m = llvm.fmul %a, %b : f32
+    %s = llvm.fadd %m, %a : f32
+    llvm.return %s : f32
+  }
+  llvm.func @calls(%a: !llvm.ptr<1>, %b: !llvm.ptr<1>) attributes {nvvm.kernel} {
+    %tid = nvvm.read.ptx.sreg.tid.x : i32
+    %pa = llvm.getelementptr %a[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+    %pb = llvm.getelementptr %b[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+    %x = llvm.load %pa : !llvm.ptr<1> -> f32
+    %y = llvm.load %pb : !llvm.ptr<1> -> f32
+    %r = llvm.call @helper(%x, %y) : (f32, f32) -> f32
+    llvm.store %r, %pa : f32, !llvm.ptr<1>
+    llvm.return
+  }
+}
+)mlir";
+
+// Per function of a cubin: (registers, stack frame bytes), from its .nv.info section's attributes, as the driver
+// reads them. Records are (format, attribute, ...): format 4 carries a 16-bit size and that many bytes.
+std::map<std::string, std::pair<int, int>> cubin_resources(const std::vector<uint8_t>& elf) {
+  auto u16 = [&](size_t at) { uint16_t v; std::memcpy(&v, elf.data() + at, 2); return size_t(v); };
+  auto u32 = [&](size_t at) { uint32_t v; std::memcpy(&v, elf.data() + at, 4); return size_t(v); };
+  auto u64 = [&](size_t at) { uint64_t v; std::memcpy(&v, elf.data() + at, 8); return size_t(v); };
+  size_t shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c), shstrndx = u16(0x3e);
+  auto section = [&](size_t i) { return shoff + i * shentsize; };
+  auto name_at = [&](size_t strtab, size_t off) {
+    return std::string(reinterpret_cast<const char*>(elf.data() + strtab + off));
+  };
+  size_t shstr = u64(section(shstrndx) + 0x18);
+  size_t symtab = 0, strtab = 0, symsize = 0;
+  for (size_t i = 0; i < shnum; ++i) {
+    if (u32(section(i) + 4) == 2) {  // SHT_SYMTAB; its sh_link names the string table
+      symtab = u64(section(i) + 0x18);
+      symsize = u64(section(i) + 0x20);
+      strtab = u64(section(u32(section(i) + 0x28)) + 0x18);
+    }
+  }
+  std::map<std::string, std::pair<int, int>> out;
+  for (size_t i = 0; i < shnum; ++i) {
+    if (name_at(shstr, u32(section(i))) != ".nv.info") continue;
+    size_t at = u64(section(i) + 0x18), end = at + u64(section(i) + 0x20);
+    while (at < end) {
+      uint8_t format = elf[at], attribute = elf[at + 1];
+      size_t size = format == 4 ? u16(at + 2) : 0;
+      if (format == 4 && (attribute == 0x2f || attribute == 0x11) && size == 8 && u32(at + 4) * 24 < symsize) {
+        std::string function = name_at(strtab, u32(symtab + u32(at + 4) * 24));
+        (attribute == 0x2f ? out[function].first : out[function].second) = int(u32(at + 8));  // REGCOUNT, FRAME_SIZE
+      }
+      at += 4 + size;
+    }
+  }
+  return out;
+}
+
+TEST(CubinTool, TheDefaultAssemblerMatchesPtxasWholeProgram) {
+  std::string ptx = ptx_ok(kOutOfLineCall, "sm_80");
+  wc::CompileOptions ptxas_only;
+  ptxas_only.cubin_tool = "ptxas";
+  std::vector<uint8_t> reference;
+  try {
+    reference = wc::ptx_to_cubin(ptx, wc::default_target("sm_80"), ptxas_only);
+  } catch (const wc::CompileError& e) {
+    GTEST_SKIP() << "no ptxas to compare with: " << e.what();
+  }
+  std::string log, tool;
+  std::vector<uint8_t> cubin = wc::ptx_to_cubin(ptx, wc::default_target("sm_80"), {}, &log, &tool);
+  auto want = cubin_resources(reference), got = cubin_resources(cubin);
+  ASSERT_TRUE(want.count("calls")) << "no register count for the kernel in ptxas's cubin";
+  ASSERT_TRUE(got.count("calls")) << "no register count for the kernel in " << tool << "'s cubin";
+  EXPECT_EQ(got["calls"].first, want["calls"].first) << tool << " against ptxas: registers\n" << log;
+  EXPECT_EQ(got["calls"].second, want["calls"].second) << tool << " against ptxas: stack frame\n" << log;
+  wc::CompileOptions relocatable;
+  relocatable.cubin_tool = "ptxas";
+  relocatable.ptxas_options = {"-c"};
+  // The kernel is one where relocatable code costs registers, or the test proves nothing.
+  EXPECT_GT(cubin_resources(wc::ptx_to_cubin(ptx, wc::default_target("sm_80"), relocatable))["calls"].first,
+            want["calls"].first);
+}
 
 TEST(CubinTool, UnknownToolNameIsAnError) {
   wc::CompileOptions options;

@@ -462,9 +462,12 @@ def test_setmaxnreg_through_ptxas(hopper, monkeypatch, ident, n):
 
 
 def test_setmaxnreg_survives_the_default_cubin_path(hopper, monkeypatch):
-    # nvJitLink drops setmaxnreg (C7504), so the core's automatic choice assembles such PTX with ptxas.
-    if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas") or os.environ.get("WARPWEAVE_PTXAS")):
-        pytest.skip("no ptxas, the only tool that keeps setmaxnreg")
+    # nvJitLink drops setmaxnreg (C7504); the core's automatic choice assembles as a whole program (nvPTXCompiler in
+    # process, else the ptxas program), which keeps it.
+    library = os.path.join(os.path.dirname(_core.__file__), "libww_nvptxcompiler.so")
+    if not (os.path.exists(library) or shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")
+            or os.environ.get("WARPWEAVE_PTXAS")):
+        pytest.skip("neither nvPTXCompiler nor ptxas, the whole-program assemblers that keep setmaxnreg")
     monkeypatch.delenv("WARPWEAVE_CUBIN_TOOL", raising=False)
     ptx, sass = _compile(["hopper.setmaxnreg.dec"], {"n": 40})["hopper.setmaxnreg.dec"]
     if sass is None:

@@ -35,11 +35,13 @@ struct CompileOptions {
   bool verbose_ptxas = false;   // fill CompileResult::jit_log with registers / spills / smem per kernel
   bool line_info = false;       // emit .loc from MLIR locations and ask ptxas for -lineinfo (profilers)
   std::string source_name = "<warpweave>";  // buffer name the diagnostics use when the IR has no locations
-  std::string cubin_tool;       // "", "nvjitlink" or "ptxas"; empty: $WARPWEAVE_CUBIN_TOOL, else nvJitLink
-                                // if it loads, else ptxas; but ptxas first when prefer_ptxas
-  // The code holds an instruction that only ptxas keeps (nvJitLink drops it). A module says so itself with the
-  // attribute `ww.cubin_tool = "ptxas"`, which the frontend sets when it emits a manifest entry whose cubin_tool
-  // is "ptxas"; this option is for ptx_to_cubin on PTX text. A forced nvJitLink then notes it in the tool log.
+  // "", "nvptxcompiler", "ptxas" or "nvjitlink"; empty: $WARPWEAVE_CUBIN_TOOL, else the first there of
+  // nvPTXCompiler (ptxas as a library, in process), the ptxas program, nvJitLink. The first two assemble the PTX
+  // as a whole program; nvJitLink assembles it as relocatable code, which takes more registers.
+  std::string cubin_tool;
+  // The code holds an instruction that nvJitLink drops (only a whole-program assembler keeps it). A module says so
+  // itself with the attribute `ww.cubin_tool = "ptxas"`, which the frontend sets when it emits a manifest entry
+  // whose cubin_tool is "ptxas"; this option is for ptx_to_cubin on PTX text. nvJitLink then notes it in the log.
   bool prefer_ptxas = false;
   std::vector<std::string> ptxas_options;  // passed through, e.g. "-maxrregcount=128"
 };
@@ -60,7 +62,7 @@ struct CompileResult {
   std::string ptx;
   std::vector<uint8_t> cubin;
   std::string jit_log;     // ptxas -v style resource report when verbose_ptxas, plus any tool warnings
-  std::string cubin_tool;  // "nvJitLink" or "ptxas"
+  std::string cubin_tool;  // "nvPTXCompiler", "ptxas" or "nvJitLink"
   std::string requested_cubin_tool;  // the module's ww.cubin_tool attribute ("ptxas" or empty)
   std::vector<Diagnostic> warnings;  // non-fatal MLIR / LLVM diagnostics
   struct Timings {
@@ -68,7 +70,7 @@ struct CompileResult {
   } timings;
 };
 
-// Where a compile failed. `ptxas` covers both cubin tools (nvJitLink and the ptxas subprocess).
+// Where a compile failed. `ptxas` covers every cubin tool (nvPTXCompiler, the ptxas subprocess and nvJitLink).
 enum class Stage { target, parse, verify, lower, translate, llvm, codegen, ptxas };
 const char* stage_name(Stage stage) noexcept;
 
