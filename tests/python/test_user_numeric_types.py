@@ -222,3 +222,21 @@ def test_static_values_of_a_float_held_type_keep_their_bits():
         c = cute.compile(h, make_fake_tensor(F64Bits, (len(patterns),), stride=(1,), assumed_align=8))
     stored = [int(v) & (1 << 64) - 1 for v in re.findall(r"st\.global\.b64\s+\[%rd\d+(?:\+\d+)?\], (-?\d+);", c.ptx)]
     assert sorted(stored) == sorted(patterns), c.ptx
+
+
+def test_the_function_cache_rebuilds_a_user_type_and_keeps_it_apart_from_its_bits():
+    def compile_with(dtype):
+        ts = [make_fake_tensor(dtype, (32,), stride=(1,), assumed_align=8) for _ in range(2)]
+        return cute.compile(pair_host, *ts, F32Pair((2.0, 0.5)), 4)
+
+    # another type of the same name, as two modules of a program may have: the entry names the type by module
+    shadow = FloatMeta("F32Pair", (Float32,), {"__module__": "other_kernels"}, width=64, mlir_type=T.i64)
+    with target("sm_80"):
+        first = compile_with(F32Pair)
+        second = compile_with(F32Pair)
+        # traced again (pair_host's assert on its tensors' type fails), not served by the pair kernel's entry
+        with pytest.raises(RuntimeError, match="AssertionError"):
+            compile_with(cutlass.Int64)
+    assert second.info.get("level") == "function", second.info  # a hit before tracing
+    assert [(p.spec, p.dtype) for p in second.plans] == [(p.spec, p.dtype) for p in first.plans]
+    assert [p.dtype for p in second.plans if p.kind == "scalar"] == [F32Pair] != [shadow]

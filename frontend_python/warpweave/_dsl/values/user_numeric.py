@@ -8,6 +8,8 @@ the DSL type of the same bits (whose operators differ).
 """
 from __future__ import annotations
 
+import importlib
+
 from ..base import ir_values
 from ..base.errors import DSLTypeError, user_location
 from .numeric import ALL_TYPES, Numeric, Uint8, Uint16, Uint32, Uint64, numeric_type_of
@@ -51,6 +53,22 @@ def numeric_name(t) -> str:
     name = f"{t.__module__}.{t.__qualname__}"
     _BY_NAME[name] = t
     return name
+
+
+def numeric_named(name: str):
+    """The program's numeric type of a numeric_name (its module imported if need be), else None."""
+    t = _BY_NAME.get(name)
+    if t is None and "." in name:
+        module, _, qualname = name.rpartition(".")
+        while module and t is None:  # a nested class: its qualified name has dots too
+            try:
+                t = importlib.import_module(module)
+            except ImportError:
+                module, _, outer = module.rpartition(".")
+                qualname = f"{outer}.{qualname}"
+        for part in qualname.split(".") if t is not None else ():
+            t = getattr(t, part, None)
+    return t if is_user_numeric(t) else None
 
 
 def storage_name(name: str) -> str:
