@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 import warpweave as cutlass
+from warpweave import _core
 import warpweave.cute as cute
 from warpweave._mlir.extras import types as T
 from warpweave.cute.runtime import from_dlpack
 from warpweave.experimental import primitives as prims
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import requires_gpu, sass_opcodes, target
 
 THIS = os.path.abspath(__file__)
 FORMS = [(w, s) for w in (16, 8, 4, 2) for s in (True, False)]
@@ -87,6 +88,10 @@ def test_each_form_is_one_instruction_in_the_ptx(arch):
         else:
             pattern = rf"\bcvt\.pack\.sat\.{kind}\.s32\.b32\s+{reg}, {reg}, {reg}, {reg};"
         assert len(re.findall(pattern, c.ptx)) == 1, (kind, c.ptx)
+    if _core.sass_tool_available():  # each form is one integer pack with saturation in the SASS too
+        packs = [op for op in sass_opcodes(c.cubin) if op.startswith("I2IP")]
+        assert sorted(packs) == sorted(f"I2IP.{w[0].upper()}{w[1:]}.S32.SAT" for w in (
+            f"{'s' if s else 'u'}{n}" for n, s in FORMS)), packs
 
 
 def _line(exc) -> str:
