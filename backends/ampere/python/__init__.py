@@ -4,7 +4,8 @@
   (cute.nvgpu.warp.MmaFP8Op, the sm_89 fp8 mma.sync, over the manifest's warp.MmaF8Op);
 - arch_ops.py: cute.arch.lop3 and cute.arch.red with CuTe DSL's signatures;
 - primitives.py: cutlass.experimental.primitives whose signatures adapt onto this backend's instructions
-  (shfl_sync, vote_sync, redux_sync, red, cp.async ones).
+  (shfl_sync, vote_sync, redux_sync, red, cp.async ones);
+- integer_pack.py: primitives.convert_and_pack_integer (saturating integer packing).
 It imports warpweave's public modules and warpweave.ext only.
 """
 from . import adapters  # noqa: F401

@@ -28,6 +28,11 @@ from . import primitives as _primitives  # noqa: E402
 for _name, _f in _primitives.NAMES.items():
     ext.register_python_name(f"primitives.{_name}", _f)
 
+# saturating integer packing (python/integer_pack.py)
+from . import integer_pack as _integer_pack  # noqa: E402
+
+ext.register_python_name("primitives.convert_and_pack_integer", _integer_pack.convert_and_pack_integer)
+
 # cute.arch: the names whose CuTe DSL signature adapts onto this backend's entries
 from . import arch_ops as _arch_ops  # noqa: E402
 

@@ -50,6 +50,7 @@ PRIMITIVES = [
     "ampere.barrier.cta.red.count", "ampere.shfl.sync.valid", "ampere.cp_async.shared.global",
     "ampere.cp_async.shared.global.src_size", "ampere.cp_async.mbarrier.arrive", "ampere.exit",
     "ampere.lop3.b32",   # cute.arch.lop3 (python/arch_ops.py)
+    "ampere.cvt.pack.sat.16", "ampere.cvt.pack.sat.narrow",   # primitives.convert_and_pack_integer
 ] + [f"ampere.red.{space}.b{bits}" for space in ("global", "shared_cta") for bits in (32, 64, 16)] + \
     [f"ampere.ldmatrix.m8n8.x{n}{t}.words" for n in (1, 2, 4) for t in ("", ".trans")]
 _MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "ampere.textproto")

@@ -97,6 +97,12 @@ def register_library_dir(path: str) -> None:
         is_user_file.cache_clear()
 
 
+def library_dirs() -> tuple:
+    """The folders whose code is the DSL's (the package first, then the libraries registered), each ending in a
+    separator."""
+    return tuple(_LIBRARY_DIRS)
+
+
 @functools.lru_cache(maxsize=1)
 def _stdlib_dirs() -> tuple[list[str], list[str]]:
     """Python's own library (a mistake found in a callback that re or functools runs is not there), and the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import HostIRValue, PointerType, Type, bit_width
 from ..values.jit_argument import HostAddress, assemble, is_jit_argument, leaves, read_leaves, types_of
-from ..values.numeric import Int8, Int16, Int32, Int64
+from ..values.numeric import Int8, Int16, Int32, Int64, Numeric
 from ..values.runtime import RuntimePointer, RuntimeTensor
 from .arg_kind import ArgPlan, const_key, keyed_by_value, sym_id
 
@@ -49,8 +49,9 @@ class JitArgumentArg(ArgPlan):
     @classmethod
     def takes(cls, value, annotation) -> bool:
         # A tuple giving the protocol (QuACK's @mlir_namedtuple arguments) is read field by field as any tuple is,
-        # which TVM FFI and exported C take too; the protocol is for objects warpweave cannot see into.
-        return is_jit_argument(value) and not isinstance(value, (RuntimePointer, tuple, list))
+        # which TVM FFI and exported C take too; the protocol is for objects warpweave cannot see into. A number
+        # giving it (a numeric type of the program's, with its own C pointers) is a number, passed by its value.
+        return is_jit_argument(value) and not isinstance(value, (RuntimePointer, tuple, list, Numeric))
 
     @classmethod
     def spec_key(cls, value, annotation):

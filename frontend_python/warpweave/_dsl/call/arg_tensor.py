@@ -11,6 +11,7 @@ from ..values.runtime import runtime_view
 from ..values.numeric import Numeric
 from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, SymbolicInt, is_torch_tensor, satisfies
 from ..values.tensor import GMEM, Pointer, Tensor
+from ..values.user_numeric import storage_name
 from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id,
                        tvm_value)
 
@@ -231,7 +232,7 @@ class TensorArg(ArgPlan):
     def tvm_lines(self, a, i, o, call, prefix):
         v = tvm_value(i)
         spec = a.spec
-        dname = spec[1]
+        dname = storage_name(spec[1])
         if dname not in DL_DTYPE:
             raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a {dname} tensor, which has no DLPack "
                                 "type code here", user_location(5))

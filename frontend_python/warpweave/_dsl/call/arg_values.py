@@ -15,6 +15,7 @@ from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, u
 from ..values.host_inputs import HostEvent, event_handle, is_event, is_stream, stream_handle
 from ..values.runtime import SymbolicInt
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
+from ..values.user_numeric import is_numeric_type, numeric_name, storage_numeric
 from .arg_kind import NATIVE_CONST, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, const_key, \
     keyed_by_value, sym_id, tvm_value
 
@@ -35,7 +36,7 @@ def annotated_numeric(annotation):
     """The numeric type a parameter is annotated with (the class, or its name under `from __future__ import
     annotations`), else None."""
     if isinstance(annotation, type) and issubclass(annotation, Numeric):
-        return annotation if annotation in ALL_TYPES else None
+        return annotation if is_numeric_type(annotation) else None
     if isinstance(annotation, str):
         return _NUMERIC_BY_NAME.get(annotation.split(".")[-1])
     return None
@@ -94,7 +95,7 @@ def number_key(cls, value, annotation, stable=None) -> str:
     if isinstance(value, SymbolicInt):
         t = annotated_numeric(annotation) or (Int64 if value.width == 64 else Int32)
         return f"{t.__name__}/{value.divisibility}"
-    return _number_type(value, annotation).__name__
+    return numeric_name(_number_type(value, annotation))
 
 
 def _is_symbol_type(t) -> bool:
@@ -221,7 +222,8 @@ class ScalarArg(ArgPlan):
         t = _number_type(value, annotation)
         if annotated_numeric(annotation) is not None:
             number_value(name, value, t, 3)
-        return t._wrap(HostRef(index, name)), cls(index, name, ("scalar", t.__name__), t)
+        # a type of the program's own is passed as the DSL type of its bits (user_numeric.py)
+        return t._wrap(HostRef(index, name)), cls(index, name, ("scalar", storage_numeric(t).__name__), t)
 
     def value_of(self, v):
         if self.dtype.is_integer and not isinstance(v, bool):

@@ -36,6 +36,7 @@ from ..host.launch_plan import DimExpr, Launch, Param
 from ..registry.plugins import PACKAGE_PLUGIN_DIR
 from ..tracing.reach_recording import Recording
 from ..values.numeric import Numeric
+from ..values.user_numeric import numeric_name, numeric_named
 from .arg_kind import HostStream
 from .arg_plan import arguments_key, kind_named
 from .compile_module import compiler_identity, jit_cache, keep_requested
@@ -257,7 +258,7 @@ def _encode(x):
     if isinstance(x, HostStream):
         return {_TAG: "stream", "arg": x.arg_index}
     if isinstance(x, type) and issubclass(x, Numeric):
-        return {_TAG: "numeric", "name": x.__name__}
+        return {_TAG: "numeric", "name": numeric_name(x)}
     if isinstance(x, Param):
         return {_TAG: "param", "fields": _encode(dict(vars(x)))}
     if isinstance(x, dict) and all(isinstance(k, (str, int)) for k in x):
@@ -457,6 +458,11 @@ def rebuild(entry, cubin: bytes, jf, args, kwargs, key: str):
 def _numeric_type(name, base):
     if name is None:
         return None
+    if "." in name:  # a type of the program's own, by module and qualified name
+        t = numeric_named(name)
+        if t is None:
+            raise Unstable(f"no numeric type {name}")
+        return t
     stack = [base]
     while stack:
         t = stack.pop()

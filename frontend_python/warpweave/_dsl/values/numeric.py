@@ -16,6 +16,7 @@ from ... import _core
 from ..base import ir_values, trace
 from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
 from . import hooks
+from .numeric_meta import BooleanMeta, FloatMeta, IntegerMeta, NumericMeta
 from .fp8 import decode as decode_soft_float, decode_static, encode as encode_soft_float, encode_static, has_nan, \
     round_to_binary
 
@@ -40,25 +41,6 @@ class HostRef:
         self.name = name
 
 
-class NumericMeta(type):
-    @property
-    def mlir_type(cls) -> ir_values.Type:
-        """The IR type a value of this type is stored as (`Int32.mlir_type` is i32), for ops written with the IR."""
-        if not cls.ir_type:
-            raise DSLTypeError(f"{cls.__name__} is abstract: it has no IR type", user_location(2))
-        return ir_values.Type(cls.ir_type)
-
-    @property
-    def bytes(cls) -> int:  # a value's bytes in memory (a Boolean's and a 4-bit value's: one)
-        return max(1, (cls.width + 7) // 8)
-
-    def __repr__(cls):
-        return cls.__name__
-
-    def __str__(cls):
-        return cls.__name__
-
-
 class Numeric(metaclass=NumericMeta):
     """Base of the DSL's scalar types."""
     __slots__ = ("_v",)
@@ -70,7 +52,7 @@ class Numeric(metaclass=NumericMeta):
     signed = True
     zero: Any = 0
 
-    def __init__(self, value: Any = None):
+    def __init__(self, value: Any = None, *, loc=None, ip=None):
         if value is None:
             value = self.zero
         self._v = _convert_to(type(self), value)
@@ -203,13 +185,13 @@ def _tvm_ffi_value(x):
     return float(x._v) if x.is_float else int(x._v)
 
 
-class Boolean(Numeric):
+class Boolean(Numeric, metaclass=BooleanMeta):
     __slots__ = ()
     width, ir_type, is_boolean, zero = 1, "i1", True, False
     __tvm_ffi_int__ = _tvm_ffi_value
 
 
-class Integer(Numeric):
+class Integer(Numeric, metaclass=IntegerMeta):
     __slots__ = ()
     is_integer = True
 
@@ -225,7 +207,7 @@ class Integer(Numeric):
     __tvm_ffi_int__ = _tvm_ffi_value
 
 
-class Float(Numeric):
+class Float(Numeric, metaclass=FloatMeta):
     __slots__ = ()
     is_float = True
     zero = 0.0
@@ -379,7 +361,7 @@ def _from_ir_value(t, value: ir_values.Value):
     if value.type.text != t.ir_type:
         raise DSLTypeError(f"{t.__name__} is made from an IR value of type {t.ir_type}, this one is {value.type} "
                            "(does the user op return the type it declares?)", user_location(4))
-    return t.from_ir(vid)._v
+    return Numeric.from_ir.__func__(t, vid)._v  # the representation itself (a user class's from_ir makes a value)
 
 
 def numeric_type_of(ty: ir_values.Type):
@@ -465,6 +447,8 @@ def _materialize(t, v) -> int:
         return b.constant_int(int(v), t.ir_type)
     if t in SOFT_FLOAT_TYPES:
         return b.constant_int(encode_static(t, float(v)), "i8")
+    if t.ir_type == "f64" and math.isnan(v):  # its bits, sign and payload (a type of the user's may be bits)
+        return b.op1("arith.bitcast", [b.constant_int(struct.unpack("<q", struct.pack("<d", v))[0], "i64")], "f64")
     return b.constant_float(float(v), t.ir_type)
 
 

@@ -17,6 +17,7 @@ from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import PointerType
 from .jit_argument import HostAddress
 from .pointer import GMEM, Pointer
+from .user_numeric import numeric_name, storage_name
 from .numeric import (
     BFloat16, Boolean, Float4E2M1FN, Float8E4M3FN, Float8E5M2, Float8E8M0FNU, Float16, Float32, Float64, Int8, Int16,
     Int32, Int64, Numeric, Uint8, Uint16, Uint32, Uint64, dtype as dtype_of,
@@ -195,7 +196,7 @@ class RuntimeTensor:
                       for i, s in enumerate(self._shape))
         stride = tuple(("?", self.stride_divisibility[i] or pow2_divisibility(s)) if self.dynamic_stride[i] else s
                        for i, s in enumerate(self._strides))
-        return ("tensor", self.element_type.__name__, shape, stride, self.assumed_align)
+        return ("tensor", numeric_name(self.element_type), shape, stride, self.assumed_align)
 
 
 def satisfies(spec: tuple, compiled: tuple) -> bool:
@@ -203,7 +204,8 @@ def satisfies(spec: tuple, compiled: tuple) -> bool:
     the divisibility and alignment the kernel relied on."""
     if spec == compiled:
         return True
-    if spec[0] != compiled[0] or spec[1] != compiled[1] or spec[4] % compiled[4] != 0:
+    # a tensor of a program's numeric type is passed as the DSL type of its bits (user_numeric.py)
+    if spec[0] != compiled[0] or storage_name(spec[1]) != storage_name(compiled[1]) or spec[4] % compiled[4] != 0:
         return False
     for mine, theirs in zip(spec[2] + spec[3], compiled[2] + compiled[3]):
         if isinstance(theirs, tuple):
@@ -478,7 +480,7 @@ class RuntimePointer:
         self.assumed_align = assumed_align
 
     def spec(self) -> tuple:
-        return ("ptr", self.element_type.__name__, self.mem_space.name, self.assumed_align)
+        return ("ptr", numeric_name(self.element_type), self.mem_space.name, self.assumed_align)
 
     # CuTe DSL's JitArgument protocol (jit_argument.py): a pointer is one value, its address, which an object
     # holding one passes on (`return self.ptr.__c_pointers__()`).
