@@ -122,11 +122,22 @@ struct Param {
   uint32_t offset;
 };
 
+// One instruction of eval(): `code`'s operation, or (rhs 1, 2) an integer binary operation whose right operand
+// is the constant x (1) or the value in symbol slot x (2), the leaf that came before it in `code`.
+struct Ins {
+  Op op;
+  uint8_t rhs;
+  int64_t x;
+};
+
 struct Expr {
   std::vector<std::pair<Op, int64_t>> code;
   // No argument, float constant, true division or conversion to a float: integers throughout, which eval()
   // computes as eval_host() does, without the typed stack (parse_program sets it).
   bool integer_only = true;
+  // `code` for eval(), each binary operation on a constant or a symbol one instruction with its operand: one
+  // dispatch and no push for it (parse_program makes it).
+  std::vector<Ins> ins;
 };
 
 struct LaunchPlan {
@@ -302,7 +313,7 @@ int64_t stride_key(int64_t x);
 bool eval(const Expr& e, const int64_t* syms, int64_t& out);
 // `a op b` on integers with Python's results (floor division and modulo); false where Python raises or the result
 // leaves 64 bits. Inline: the evaluators call it for each operation (r may alias a).
-inline bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
+[[gnu::always_inline]] inline bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
   {
     switch (op) {
       case Op::Add:

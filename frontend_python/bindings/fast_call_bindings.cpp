@@ -65,6 +65,19 @@ Expr parse_program(nb::handle program) {
     if (op == Op::Arg || op == Op::FConst || op == Op::TrueDiv || (op == Op::Cast && v >= 512)) e.integer_only = false;
   }
   if (depth != 1) throw std::invalid_argument("FastCall: a malformed grid");
+  for (size_t k = 0; k < e.code.size(); ++k) {
+    auto [op, v] = e.code[k];
+    Op next = k + 1 < e.code.size() ? e.code[k + 1].first : Op::Const;
+    bool binary = next != Op::Select && next != Op::Cast && next != Op::Neg && next != Op::Abs && next != Op::Not &&
+                  next != Op::Const && next != Op::Sym && next != Op::Arg && next != Op::FConst &&
+                  next != Op::TrueDiv;
+    if ((op == Op::Const || op == Op::Sym) && binary && k + 1 < e.code.size()) {
+      e.ins.push_back(Ins{next, static_cast<uint8_t>(op == Op::Const ? 1 : 2), v});
+      ++k;
+    } else {
+      e.ins.push_back(Ins{op, 0, v});
+    }
+  }
   return e;
 }
 

@@ -54,16 +54,21 @@ int64_t stride_key(int64_t x) {
 }
 
 bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
-  const std::pair<Op, int64_t>* c = e.code.data();
-  const size_t len = e.code.size();
-  if (len == 1 && (c->first == Op::Const || c->first == Op::Sym)) {  // most extents and many host values
-    out = c->first == Op::Const ? c->second : syms[c->second];
+  const Ins* c = e.ins.data();
+  const size_t len = e.ins.size();
+  if (len == 1 && (c->op == Op::Const || c->op == Op::Sym)) {  // most extents and many host values
+    out = c->op == Op::Const ? c->x : syms[c->x];
     return true;
   }
   int64_t st[kMaxExprStack];
   int n = 0;
   for (size_t k = 0; k < len; ++k) {
-    const auto [op, v] = c[k];
+    const Op op = c[k].op;
+    const int64_t v = c[k].x;
+    if (c[k].rhs) {
+      if (!int_binary(op, st[n - 1], c[k].rhs == 1 ? v : syms[v], st[n - 1])) return false;
+      continue;
+    }
     switch (op) {
       case Op::Const: st[n++] = v; continue;
       case Op::Sym: st[n++] = syms[v]; continue;

@@ -16,7 +16,7 @@ from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
 from ..values.runtime import RuntimeTensor, satisfies
 from .arg_kind import NATIVE_EVENT, NATIVE_INT, NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
-from .native_code import cast_range, loop_writes, simplify, split_invariant
+from .native_code import cast_range, loop_writes, share_common, simplify, split_invariant
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
            ast.BitXor: "xor"}
@@ -204,7 +204,7 @@ def _host_program(program, slots, loops: list, loop_ids: dict) -> list | None:
         if d.type_code[0] != "f":  # converted to its type (0 where its guards do not hold: in the range too)
             slots.ranges[slot] = cast_range(_cast_code(d.type_code))
         out.append((slot, code, guards, d.type_code[0] == "f"))
-    return out
+    return share_common(out, lambda: NativeSlots.slot(slots.syms, ("shared", len(slots.syms))))
 
 
 def _loop(hl, slots, loops: list, loop_ids: dict) -> int | None:
