@@ -204,8 +204,9 @@ void parse_launch_options(nb::tuple ft, const std::vector<ArgPlan>& args, Launch
 // (Event, slot).
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
 // [(source, fmt, slot, offset)], [predicate slots], None or its options (parse_launch_options: cooperative and
-// pdl fixed where the slot is -1, else the Boolean there at each call; a preferred cluster; events)). derived: the host program's steps in order (parse_steps),
-// loops: its host loops (parse_loop), order: the launches' order (parse_order; None: one after another).
+// pdl fixed where the slot is -1, else the Boolean there at each call; a preferred cluster; events)).
+// derived: the host program's steps in order (parse_steps), loops: its host loops (parse_loop), order: the
+// launches' order (parse_order; None: one after another).
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                      nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
                      nb::handle numeric, nb::list derived, nb::list loops, nb::handle order) {
