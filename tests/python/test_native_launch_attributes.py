@@ -3,10 +3,15 @@ programmatic_event=) on the native fast path: calls after the first launch nativ
 taken), with the driver attributes the Python call gives, each call's event handles read from its arguments
 (an int, a cuda.bindings-like handle read by int(), a torch-like event's cuda_event, None for no event), also in
 the trips of a host loop. Checked on the stand-in driver (data/mock_libcuda.c), which prints each launch's
-attributes."""
+attributes. On the GPU, the driver records the event of a native launch."""
 import pytest
 
+import warpweave as cutlass
+import warpweave.cute as cute
+from warpweave.cute.runtime import from_dlpack
+
 import aot_helpers as aot
+from dsl_helpers import requires_gpu
 from test_launch_runtime_flags import needs_cc
 
 # CUlaunchAttributeID: a cluster, a preferred cluster, the programmatic event, the launch completion event
@@ -165,3 +170,36 @@ def test_a_preferred_cluster_alone_takes_the_native_path(tmp_path):
     for (line, attrs), in _same_ways(calls, 2):
         assert attrs[PREFERRED][:3] == [2, 1, 1] and attrs[CLUSTER][:3] == [1, 1, 1]
         assert set(attrs) == {CLUSTER, PREFERRED}
+
+
+# --- on the GPU ---------------------------------------------------------------------------------------------------
+
+@cute.kernel
+def fill_one(x: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    x[bidx * 32 + tidx] = cutlass.Float32(1.0)
+
+
+@cute.jit
+def fill_with_event(x: cute.Tensor, done):  # a torch.cuda.Event
+    fill_one(x).launch(grid=(4, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1), fallback_cluster=(1, 1, 1),
+                       launch_completion_event=done)
+
+
+@requires_gpu
+def test_the_driver_records_the_event_of_a_native_launch_on_the_gpu():
+    import torch
+
+    x = torch.zeros(128, device="cuda")
+    done = torch.cuda.Event(enable_timing=False)
+    done.record()  # torch makes the event at its first record
+    torch.cuda.synchronize()
+    c = cute.compile(fill_with_event, from_dlpack(x), done)
+    for _ in range(3):
+        x.zero_()
+        c(from_dlpack(x), done)
+    assert c._native is not None and c._native.stats[:2] == (2, 0)
+    done.synchronize()  # recorded by the last call's launch once every block started
+    torch.cuda.synchronize()
+    assert bool((x == 1).all())
