@@ -5,6 +5,7 @@ of the same kernel, as many as the call makes:
 | path | what runs per call |
 | --- | --- |
 | compiled, host loop | host_loop_axpy(a, b, c, alpha, parts): parts launches (1 to 4), their count and sizes computed |
+| compiled, direct | the same call written out in the timing loop (no lambda unpacking the views per call) |
 | compiled, Python path | the same call on the general Python path (prepare + launch), what such calls took before |
 | raw Launcher x parts | the kernel's _core.Launcher called `parts` times from Python, parameters packed once each |
 | raw C x parts | cuLaunchKernel `parts` times in a C loop, parameters packed once: the driver's own cost (GPU only) |
@@ -85,6 +86,19 @@ def _python_path(compiled, views, parts):
     return call
 
 
+def _direct(compiled, views, parts, clock):
+    """timed(n): microseconds per call of n calls written out in the loop, compiled(a, b, c, 2.0, parts), as a
+    user's own loop makes them (the other compiled figures call through a lambda that unpacks the views)."""
+    a, b, c = views
+
+    def timed(n):
+        t0 = clock()
+        for _ in range(n):
+            compiled(a, b, c, 2.0, parts)
+        return (clock() - t0) / n * 1e6
+    return timed
+
+
 def _raw_python(raws):
     def call():
         for launcher, (gx, gy, gz), stream, params in raws:
@@ -116,6 +130,7 @@ def measure(calls: int) -> dict:
         paths[f"raw_c_x{parts}_us"] = lambda n, t=c_loop, p=parts: t(n * p) * p
         paths[f"raw_python_x{parts}_us"] = python_loop(_raw_python(raws))
         paths[f"compiled_host_loop_{parts}_us"] = python_loop(lambda p=parts: compiled(*views, 2.0, p))
+        paths[f"compiled_direct_{parts}_us"] = _direct(compiled, views, parts, time.perf_counter)
         paths[f"python_path_{parts}_us"] = python_loop(_python_path(compiled, views, parts))
     stats0 = compiled._native.stats
     for k, (lo, sh) in round_robin(paths, torch.cuda.synchronize, max(calls // 5, 100)).items():
@@ -147,6 +162,8 @@ def measure_stub(calls: int) -> dict:
         raws = _raw_launchers(compiled, views, parts)
         r[f"raw_python_x{parts}_us"] = best(_raw_python(raws))
         r[f"compiled_host_loop_{parts}_us"] = best(lambda p=parts: compiled(*views, 2.0, p))
+        direct = _direct(compiled, views, parts, time.process_time)
+        r[f"compiled_direct_{parts}_us"] = min(direct(calls // 5) for _ in range(5))
         r[f"python_path_{parts}_us"] = best(_python_path(compiled, views, parts))
     r["native_calls"], r["native_fallbacks"] = compiled._native.stats
     return r
@@ -174,7 +191,7 @@ def main(argv=None) -> int:
     for parts in PARTS:
         floor, short_floor = r[f"raw_c_x{parts}_us"], r[f"short_raw_c_x{parts}_us"]
         for k in (f"raw_c_x{parts}_us", f"raw_python_x{parts}_us", f"compiled_host_loop_{parts}_us",
-                  f"python_path_{parts}_us"):
+                  f"compiled_direct_{parts}_us", f"python_path_{parts}_us"):
             lo, sh = r[k], r["short_" + k]
             print(f"{k:<28} {lo:8.2f} {lo / floor:8.2f} {sh:8.2f} {sh / short_floor:8.2f}")
     print(f"native calls {r['native_calls']}, fallbacks {r['native_fallbacks']}")

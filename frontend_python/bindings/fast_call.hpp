@@ -40,7 +40,7 @@ constexpr size_t kMaxTorchKeys = 64; // accepted torch specialisation keys kept 
 constexpr size_t kStackParams = 4096;
 
 // The kinds of argument, numbered as _dsl/call/arg_kind.py's NATIVE_ codes.
-enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer };
+enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer, Event };
 enum class Source : uint8_t { Sym, Ptr, Scalar, Float };
 // Grid expressions and the integer values of a host program (_dsl/host/host_program.py), in postfix form over
 // symbol slots, with Python's integer semantics (floor // and %). Comparisons leave 0 or 1; Select takes
@@ -122,11 +122,22 @@ struct Param {
   uint32_t offset;
 };
 
+// One instruction of eval(): `code`'s operation, or (rhs 1, 2) an integer binary operation whose right operand
+// is the constant x (1) or the value in symbol slot x (2), the leaf that came before it in `code`.
+struct Ins {
+  Op op;
+  uint8_t rhs;
+  int64_t x;
+};
+
 struct Expr {
   std::vector<std::pair<Op, int64_t>> code;
   // No argument, float constant, true division or conversion to a float: integers throughout, which eval()
   // computes as eval_host() does, without the typed stack (parse_program sets it).
   bool integer_only = true;
+  // `code` for eval(), each binary operation on a constant or a symbol one instruction with its operand: one
+  // dispatch and no push for it (parse_program makes it).
+  std::vector<Ins> ins;
 };
 
 struct LaunchPlan {
@@ -144,12 +155,26 @@ struct LaunchPlan {
   bool has_flags = false;
   bool flags[2] = {false, false};
   int flag_slots[2] = {-1, -1};
+  // A preferred cluster and the event attributes (fixed when compiled), the events' handles in Values::ptrs
+  // slots (-1: none): launch completion, programmatic.
+  bool has_extras = false;
+  LaunchExtras extras;
+  int event_slots[2] = {-1, -1};
 
   int flags_of(const int64_t* syms) const {
-    if (!has_flags) return Launcher::kAsPrepared;
+    if (!has_flags) return has_extras ? 0 : Launcher::kAsPrepared;
     bool coop = flag_slots[0] < 0 ? flags[0] : syms[flag_slots[0]] != 0;
     bool pdl = flag_slots[1] < 0 ? flags[1] : syms[flag_slots[1]] != 0;
     return (coop ? Launcher::kCooperative : 0) | (pdl ? Launcher::kProgrammatic : 0);
+  }
+
+  // This call's extra attributes (its events' handles read from its arguments), or null where it has none.
+  const LaunchExtras* extras_of(const uint64_t* ptrs, LaunchExtras& out) const {
+    if (!has_extras) return nullptr;
+    out = extras;
+    if (event_slots[0] >= 0) out.completion_event = ptrs[event_slots[0]];
+    if (event_slots[1] >= 0) out.programmatic_event = ptrs[event_slots[1]];
+    return &out;
   }
 };
 
@@ -273,7 +298,9 @@ struct StreamType {
 inline Names g_names;
 inline StreamType g_stream_types[16];
 inline int g_nstream_types = 0;
-inline PyObject *g_cuda_stream_name, *g_ptr_name, *g_handle_name;
+inline StreamType g_event_types[16];  // the same of event arguments (getattr(x, "cuda_event", None) is None)
+inline int g_nevent_types = 0;
+inline PyObject *g_cuda_stream_name, *g_ptr_name, *g_handle_name, *g_cuda_event_name;
 inline PyTypeObject* g_fast_call_type = nullptr;  // FastCall's Python type (fast_call_bindings.cpp)
 
 PyObject* intern(const char* s);
@@ -286,7 +313,7 @@ int64_t stride_key(int64_t x);
 bool eval(const Expr& e, const int64_t* syms, int64_t& out);
 // `a op b` on integers with Python's results (floor division and modulo); false where Python raises or the result
 // leaves 64 bits. Inline: the evaluators call it for each operation (r may alias a).
-inline bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
+[[gnu::always_inline]] inline bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
   {
     switch (op) {
       case Op::Add:
@@ -340,6 +367,9 @@ int fmt_size(char fmt);
 TorchType* torch_type(PyTypeObject* tp);
 // Whether values.host_inputs.stream_handle reads a stream of this type as int(x).
 bool stream_by_int(PyTypeObject* tp);
+// Whether an event argument of this type is read by int() of it (cuda.bindings' CUevent, cudaEvent_t: no
+// cuda_event attribute); fast_call_values.cpp.
+bool event_by_int(PyTypeObject* tp);
 
 // A torch tensor's description read for one argument, kept when its key was not yet accepted.
 struct TorchRead {
@@ -596,6 +626,38 @@ struct FastCall {
     return ok;
   }
 
+  // An event argument's handle, as values.host_inputs.event_handle reads it: None is 0, an int, a torch event's
+  // cuda_event, cuda.bindings' CUevent and cudaEvent_t by int(); false where the Python call must read it.
+  static bool read_event(PyObject* v, uint64_t& out) {
+    if (v == Py_None) {
+      out = 0;
+      return true;
+    }
+    if (PyLong_Check(v)) return !PyBool_Check(v) && read_u64(v, out);
+    PyObject* h = nullptr;
+    if (!event_by_int(Py_TYPE(v))) {
+      h = PyObject_GetAttr(v, g_cuda_event_name);
+      if (!h) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+          PyErr_Clear();
+          return false;
+        }
+        PyErr_Clear();
+      } else if (h == Py_None) {
+        Py_CLEAR(h);
+      } else {
+        bool ok = PyLong_CheckExact(h) && read_u64(h, out);
+        Py_DECREF(h);
+        return ok;
+      }
+    }
+    PyObject* i = PyNumber_Long(v);
+    bool ok = i && read_u64(i, out);
+    if (!i) PyErr_Clear();
+    Py_XDECREF(i);
+    return ok;
+  }
+
   // Reads every argument into `out`; Fallback when the Python call must take this call.
   Outcome read(PyObject* const* given, Py_ssize_t n, Values& out) {
     if (cleared) return Outcome::Fallback;
@@ -650,6 +712,9 @@ struct FastCall {
         case ArgKind::Pointer:
           if (!read_pointer(p, v, out)) return Outcome::Fallback;
           break;
+        case ArgKind::Event:
+          if (!read_event(v, out.ptrs[p.slot])) return Outcome::Fallback;
+          break;
         case ArgKind::Const:
           if (omit && constexprs[i]) break;
           if (v != p.object) return Outcome::Fallback;  // identity; the Python call compares by value
@@ -684,7 +749,9 @@ struct FastCall {
       char* b = made.bytes() + r.offset;
       if (l.native) {
         try {
-          l.native->launch(rt::Dim3(r.grid[0], r.grid[1], r.grid[2]), r.stream, b, l.size, r.flags);
+          LaunchExtras ex;
+          l.native->launch(rt::Dim3(r.grid[0], r.grid[1], r.grid[2]), r.stream, b, l.size, r.flags,
+                           l.extras_of(v.ptrs, ex));
         } catch (const rt::CudaError& e) {
           PyErr_SetString(g_cuda_error ? g_cuda_error : PyExc_RuntimeError, e.what());
           return nullptr;

@@ -65,6 +65,19 @@ Expr parse_program(nb::handle program) {
     if (op == Op::Arg || op == Op::FConst || op == Op::TrueDiv || (op == Op::Cast && v >= 512)) e.integer_only = false;
   }
   if (depth != 1) throw std::invalid_argument("FastCall: a malformed grid");
+  for (size_t k = 0; k < e.code.size(); ++k) {
+    auto [op, v] = e.code[k];
+    Op next = k + 1 < e.code.size() ? e.code[k + 1].first : Op::Const;
+    bool binary = next != Op::Select && next != Op::Cast && next != Op::Neg && next != Op::Abs && next != Op::Not &&
+                  next != Op::Const && next != Op::Sym && next != Op::Arg && next != Op::FConst &&
+                  next != Op::TrueDiv;
+    if ((op == Op::Const || op == Op::Sym) && binary && k + 1 < e.code.size()) {
+      e.ins.push_back(Ins{next, static_cast<uint8_t>(op == Op::Const ? 1 : 2), v});
+      ++k;
+    } else {
+      e.ins.push_back(Ins{op, 0, v});
+    }
+  }
   return e;
 }
 
@@ -150,13 +163,50 @@ std::vector<OrderNode> parse_order(nb::handle items, int nlaunches, int nloops) 
   return out;
 }
 
+// A launch's options: ((cooperative, slot or -1), (pdl, slot or -1)[, preferred cluster: () or (x, y, z),
+// events: (completion slot or -1, its flags, programmatic slot or -1, its flags, trigger at block start)]), the
+// event slots those of Event arguments.
+void parse_launch_options(nb::tuple ft, const std::vector<ArgPlan>& args, LaunchPlan& l) {
+  if (nb::len(ft) != 2 && nb::len(ft) != 4)
+    throw std::invalid_argument("FastCall: a launch's options are (cooperative, pdl[, preferred cluster, events])");
+  for (int k = 0; k < 2; ++k) {
+    nb::tuple fk = nb::cast<nb::tuple>(ft[k]);
+    l.flags[k] = nb::cast<bool>(fk[0]);
+    l.flag_slots[k] = nb::cast<int>(fk[1]) < 0 ? -1 : checked_slot(fk[1]);
+  }
+  l.has_flags = true;
+  if (nb::len(ft) == 2) return;
+  l.has_extras = true;
+  std::vector<unsigned> pc = nb::cast<std::vector<unsigned>>(ft[2]);
+  if (!pc.empty() && (pc.size() != 3 || !pc[0] || !pc[1] || !pc[2]))
+    throw std::invalid_argument("FastCall: a preferred cluster has 3 positive extents");
+  if (!pc.empty()) l.extras.preferred_cluster = rt::Dim3(pc[0], pc[1], pc[2]);
+  nb::tuple ev = nb::cast<nb::tuple>(ft[3]);
+  if (nb::len(ev) != 5) throw std::invalid_argument("FastCall: a launch's events are 5 values");
+  for (int k = 0; k < 2; ++k) {
+    int s = nb::cast<int>(ev[2 * k]);
+    if (s >= 0) {
+      s = checked_slot(ev[2 * k]);
+      bool is_event = false;
+      for (const ArgPlan& a : args) is_event = is_event || (a.kind == ArgKind::Event && a.slot == s);
+      if (!is_event) throw std::invalid_argument("FastCall: an event slot is not an event argument's");
+    }
+    l.event_slots[k] = s;
+  }
+  l.extras.completion_flags = nb::cast<int>(ev[1]);
+  l.extras.programmatic_flags = nb::cast<int>(ev[3]);
+  l.extras.trigger_at_block_start = nb::cast<bool>(ev[4]);
+}
+
 // args: per argument a tuple led by its ArgKind (the NATIVE_ codes of _dsl/call/arg_kind.py): (Skip,) |
 // (Tensor, spec, ptr_slot, rank, torch, [(slot, is_stride, mode)]) | (Int, slot, bits) | (Scalar, slot) |
-// (Stream, slot) | (Const, has_value, value) | (Pointer, slot, RuntimePointer, element_type, mem_space, align).
+// (Stream, slot) | (Const, has_value, value) | (Pointer, slot, RuntimePointer, element_type, mem_space, align) |
+// (Event, slot).
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
-// [(source, fmt, slot, offset)], [predicate slots], None or ((cooperative, slot), (pdl, slot)): fixed where
-// the slot is -1, else the Boolean there at each call). derived: the host program's steps in order (parse_steps),
-// loops: its host loops (parse_loop), order: the launches' order (parse_order; None: one after another).
+// [(source, fmt, slot, offset)], [predicate slots], None or its options (parse_launch_options: cooperative and
+// pdl fixed where the slot is -1, else the Boolean there at each call; a preferred cluster; events)).
+// derived: the host program's steps in order (parse_steps), loops: its host loops (parse_loop), order: the
+// launches' order (parse_order; None: one after another).
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                      nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
                      nb::handle numeric, nb::list derived, nb::list loops, nb::handle order) {
@@ -182,7 +232,7 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
   for (nb::handle h : args) {
     nb::tuple t = nb::cast<nb::tuple>(h);
     int code = nb::cast<int>(t[0]);
-    if (code < 0 || code > static_cast<int>(ArgKind::Pointer))
+    if (code < 0 || code > static_cast<int>(ArgKind::Event))
       throw std::invalid_argument("FastCall: unknown argument kind " + std::to_string(code));
     ArgPlan p;
     p.kind = static_cast<ArgKind>(code);
@@ -209,6 +259,7 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
         break;
       case ArgKind::Scalar:
       case ArgKind::Stream:
+      case ArgKind::Event:
         p.slot = checked_slot(t[1]);
         break;
       case ArgKind::Pointer:
@@ -258,16 +309,7 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
     }
     if (nb::len(t) > 7)
       for (nb::handle ph : nb::cast<nb::list>(t[7])) l.predicates.push_back(checked_slot(ph));
-    if (nb::len(t) > 8 && !t[8].is_none()) {  // ((cooperative, slot or -1), (pdl, slot or -1))
-      nb::tuple ft = nb::cast<nb::tuple>(t[8]);
-      if (nb::len(ft) != 2) throw std::invalid_argument("FastCall: a launch's flags are (cooperative, pdl)");
-      for (int k = 0; k < 2; ++k) {
-        nb::tuple fk = nb::cast<nb::tuple>(ft[k]);
-        l.flags[k] = nb::cast<bool>(fk[0]);
-        l.flag_slots[k] = nb::cast<int>(fk[1]) < 0 ? -1 : checked_slot(fk[1]);
-      }
-      l.has_flags = true;
-    }
+    if (nb::len(t) > 8 && !t[8].is_none()) parse_launch_options(nb::cast<nb::tuple>(t[8]), f->args, l);
     f->launches.push_back(std::move(l));
   }
   int nloops = static_cast<int>(nb::len(loops));
@@ -304,6 +346,7 @@ void bind_fast_call(nb::module_& m) {
   g_cuda_stream_name = g_names.cuda_stream;
   g_ptr_name = intern("ptr");
   g_handle_name = intern("handle");
+  g_cuda_event_name = intern("cuda_event");
   g_view_watcher = PyDict_AddWatcher(view_dict_changed);  // -1 (no cache) when the interpreter has none left
   if (g_view_watcher < 0) PyErr_Clear();
 

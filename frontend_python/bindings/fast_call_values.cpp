@@ -2,6 +2,8 @@
 // and their DLPack exchange tables, streams; evaluating grid programs and packing kernel parameters.
 #include "fast_call.hpp"
 
+#include <initializer_list>
+
 namespace ww::py::fast_call {
 
 PyObject* intern(const char* s) {
@@ -52,16 +54,21 @@ int64_t stride_key(int64_t x) {
 }
 
 bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
-  const std::pair<Op, int64_t>* c = e.code.data();
-  const size_t len = e.code.size();
-  if (len == 1 && (c->first == Op::Const || c->first == Op::Sym)) {  // most extents and many host values
-    out = c->first == Op::Const ? c->second : syms[c->second];
+  const Ins* c = e.ins.data();
+  const size_t len = e.ins.size();
+  if (len == 1 && (c->op == Op::Const || c->op == Op::Sym)) {  // most extents and many host values
+    out = c->op == Op::Const ? c->x : syms[c->x];
     return true;
   }
   int64_t st[kMaxExprStack];
   int n = 0;
   for (size_t k = 0; k < len; ++k) {
-    const auto [op, v] = c[k];
+    const Op op = c[k].op;
+    const int64_t v = c[k].x;
+    if (c[k].rhs) {
+      if (!int_binary(op, st[n - 1], c[k].rhs == 1 ? v : syms[v], st[n - 1])) return false;
+      continue;
+    }
     switch (op) {
       case Op::Const: st[n++] = v; continue;
       case Op::Sym: st[n++] = syms[v]; continue;
@@ -217,19 +224,28 @@ TorchType* torch_type(PyTypeObject* tp) {
   return &g_torch_types[g_ntorch_types++];
 }
 
-bool stream_by_int(PyTypeObject* tp) {
-  for (int i = 0; i < g_nstream_types; ++i)
-    if (g_stream_types[i].type == reinterpret_cast<PyObject*>(tp)) return g_stream_types[i].by_int;
+// Whether objects of type tp are read by int() of them (kept per type in `table`): a type that cannot change
+// (static or immutable), with the generic getattr and no instance dict, none of `attrs` and an int conversion.
+static bool read_by_int(StreamType* table, int& n, PyTypeObject* tp, std::initializer_list<PyObject*> attrs) {
+  for (int i = 0; i < n; ++i)
+    if (table[i].type == reinterpret_cast<PyObject*>(tp)) return table[i].by_int;
   bool fixed = !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) || (tp->tp_flags & Py_TPFLAGS_IMMUTABLETYPE);
   bool by_int = fixed && tp->tp_getattro == PyObject_GenericGetAttr && tp->tp_dictoffset == 0 &&
-                tp->tp_as_number && (tp->tp_as_number->nb_int || tp->tp_as_number->nb_index) &&
-                !_PyType_Lookup(tp, g_cuda_stream_name) && !_PyType_Lookup(tp, g_ptr_name) &&
-                !_PyType_Lookup(tp, g_handle_name);
-  if (g_nstream_types < 16) {
+                tp->tp_as_number && (tp->tp_as_number->nb_int || tp->tp_as_number->nb_index);
+  for (PyObject* a : attrs) by_int = by_int && !_PyType_Lookup(tp, a);
+  if (n < 16) {
     Py_INCREF(reinterpret_cast<PyObject*>(tp));
-    g_stream_types[g_nstream_types++] = {reinterpret_cast<PyObject*>(tp), by_int};
+    table[n++] = {reinterpret_cast<PyObject*>(tp), by_int};
   }
   return by_int;
+}
+
+bool stream_by_int(PyTypeObject* tp) {
+  return read_by_int(g_stream_types, g_nstream_types, tp, {g_cuda_stream_name, g_ptr_name, g_handle_name});
+}
+
+bool event_by_int(PyTypeObject* tp) {
+  return read_by_int(g_event_types, g_nevent_types, tp, {g_cuda_event_name});
 }
 
 

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from warpweave import _core
-from warpweave._dsl.call.native_code import cast_range, simplify
+from warpweave._dsl.call.native_code import cast_range, share_common, simplify
 from warpweave._dsl.host.host_program import run_code
 from warpweave._dsl.base.errors import DSLValueError
 
@@ -129,3 +129,92 @@ def test_the_traced_forms_lose_their_redundant_operations():
     # a division by zero that the Python call raises is kept, also in the branch of a select not taken
     div = [("const", 1), ("const", 2), ("const", 0), ("floordiv", 0), ("const", 3), ("select", 0)]
     assert simplify(div) == div
+
+
+# --- values computed once (native_code.share_common) ------------------------------------------------------------
+
+NSLOTS = 12
+
+
+def run_steps(steps, inputs, args):
+    """The slots after the native path's steps (a guarded value not taken is 0; a float's value is kept apart,
+    its integer slot 0, as FastCall keeps them), or None where one fails."""
+    syms, floats = list(inputs) + [0] * (64 - len(inputs)), {}
+    for s in steps:
+        if isinstance(s[0], str):
+            continue  # a loop (none in these programs writes anything)
+        slot, code, guards, is_float = s[:4]
+        syms[slot] = 0
+        if all(syms[g] for g in guards):
+            v = native(code, syms, args, is_float)
+            if v is None or (len(s) > 4 and v != s[4]):
+                return None
+            if is_float:
+                floats[slot] = v
+            else:
+                syms[slot] = v
+    return [floats.get(k, syms[k]) for k in range(len(syms))]
+
+
+def random_steps(rng):
+    """Values over slots 0-3 (the arguments) into slots 4.., built from a few shared parts so that parts
+    repeat, some guarded, some floats, with loops between."""
+    parts = [random_program(rng, rng.randrange(1, 4), False) for _ in range(3)]
+    steps = []
+    for slot in range(NSYMS, NSLOTS):
+        r = rng.random()
+        if r < 0.1:
+            steps.append(("loop", 0))
+        if r < 0.35:
+            code = rng.choice(parts)
+        elif r < 0.75:
+            code = rng.choice(parts) + rng.choice(parts) + [(rng.choice(BINARY[:-1]), 0)]
+        else:
+            code = rng.choice(parts) + [("sym", rng.randrange(slot))] + [(rng.choice(BINARY[:-1]), 0)]
+        code = simplify(code)
+        guards = [rng.randrange(slot)] if rng.random() < 0.3 else []
+        is_float = rng.random() < 0.1
+        steps.append((slot, code + ([("cast", 512 + 64)] if is_float else []), guards, is_float))
+    return steps
+
+
+def test_values_computed_once_give_what_the_program_gives():
+    rng = random.Random(11)
+    checked = shared = hoisted = 0
+    for _ in range(1500):
+        steps = random_steps(rng)
+        fresh = iter(range(NSLOTS, 64))
+        out = share_common(steps, lambda: next(fresh))
+        ops = lambda ss: sum(len(s[1]) for s in ss if not isinstance(s[0], str))  # noqa: E731
+        assert ops(out) <= ops(steps) + len(out) - len(steps), (steps, out)  # each new value reads a slot once
+        shared += ops(out) < ops(steps)
+        hoisted += len(out) > len(steps)
+        assert [s for s in out if isinstance(s[0], str)] == [s for s in steps if isinstance(s[0], str)]
+        for _ in range(4):
+            inputs = [rng.choice(EDGES + [rng.randrange(-50, 50)]) for _ in range(NSYMS)]
+            before, after = run_steps(steps, inputs, [2.5, 3]), run_steps(out, inputs, [2.5, 3])
+            assert (before is None) == (after is None), (steps, out, inputs)
+            if before is not None:
+                assert all(same(before[k], after[k]) for k in range(NSLOTS)), (steps, out, inputs, before, after)
+                checked += 1
+    assert checked > 1500 and shared > 300 and hoisted > 50, (checked, shared, hoisted)
+
+
+def test_a_value_a_later_one_computes_again_is_computed_once():
+    per = [("sym", 0), ("sym", 3), ("add", 0), ("const", 1), ("sub", 0), ("sym", 3), ("floordiv", 0),
+           ("cast", 288)]
+    # `per < 128`, then under `not` of it `per` itself: per computed once, before the comparison
+    steps = [(4, per + [("const", 128), ("lt", 0)], [], False), (5, [("sym", 4), ("not", 0)], [], False),
+             (6, per, [5], False)]
+    assert share_common(steps, lambda: 9) == [(9, per, [], False), (4, [("sym", 9), ("const", 128), ("lt", 0)], [],
+                                                                      False),
+                                              (5, [("sym", 4), ("not", 0)], [], False), (6, [("sym", 9)], [5], False)]
+    # a guarded value gives nothing to later ones (it is 0 where its guard does not hold), nor does a value
+    # before a loop (which may write what it reads)
+    guarded = [(4, per, [1], False), (5, per + [("const", 2), ("mul", 0)], [], False)]
+    assert share_common(guarded, lambda: 9) == guarded
+    looped = [(4, per, [], False), ("loop", 0), (5, per + [("const", 2), ("mul", 0)], [], False)]
+    assert share_common(looped, lambda: 9) == looped
+    # the whole of an earlier value: read from its slot
+    assert share_common([(4, per, [], False), (5, per + [("const", 2), ("mul", 0)], [], False)], lambda: 9) == \
+        [(4, per, [], False), (5, [("sym", 4), ("const", 2), ("mul", 0)], [], False)]

@@ -10,7 +10,8 @@ from ..base.errors import DSLValueError, user_location
 
 # The argument kinds of _core.FastCall (bindings/fast_call.hpp, ArgKind): a plan's native description
 # starts with one of these.
-NATIVE_SKIP, NATIVE_TENSOR, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, NATIVE_CONST, NATIVE_POINTER = range(7)
+NATIVE_SKIP, NATIVE_TENSOR, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, NATIVE_CONST, NATIVE_POINTER, NATIVE_EVENT = \
+    range(8)
 
 
 class HostStream:
@@ -40,7 +41,7 @@ class NativeSlots:
 
     def __init__(self):
         self.syms: dict = {}   # symbol id -> slot
-        self.ptrs: dict = {}   # argument index -> slot (tensor and pointer addresses, stream handles)
+        self.ptrs: dict = {}   # argument index -> slot (tensor and pointer addresses, stream and event handles)
         self.objs: dict = {}   # argument index -> slot (scalars)
 
     @staticmethod

@@ -16,8 +16,8 @@ from ..values.host_inputs import HostEvent, event_handle, is_event, is_stream, s
 from ..values.runtime import SymbolicInt
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from ..values.user_numeric import is_numeric_type, numeric_name, storage_numeric
-from .arg_kind import NATIVE_CONST, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, const_key, \
-    keyed_by_value, sym_id, tvm_value
+from .arg_kind import NATIVE_CONST, NATIVE_EVENT, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, \
+    const_key, keyed_by_value, sym_id, tvm_value
 
 _NUMERIC_BY_NAME = {t.__name__: t for t in ALL_TYPES}
 
@@ -356,7 +356,8 @@ class EventArg(ArgPlan):
     launch (launch_completion_event=, programmatic_event=)."""
 
     kind = "event"
-    fast_path = False  # a launch with event attributes takes the general call
+    fast_path = False  # the generated Python fast path gives no launch attributes: the native path reads it
+    native_code = NATIVE_EVENT
 
     @classmethod
     def takes(cls, value, annotation) -> bool:
@@ -374,7 +375,7 @@ class EventArg(ArgPlan):
         read[3][("event", self.index)] = event_handle(v)
 
     def native(self, slots):
-        return None
+        return (NATIVE_EVENT, slots.slot(slots.ptrs, self.index))
 
     def c_args(self, name, c_identifier, host_symbols):
         raise DSLNotImplementedError(f"export_to_c: argument '{name}' is a CUDA event; the exported wrapper takes no "

@@ -13,8 +13,7 @@ from ..host.host_guards import check as check_guards, divisor_error
 from ..host.host_loop import launches_of_call
 from ..host.host_program import HostProgram
 from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, eval_dim, has_dynamic_cluster,
-                                launch_flag, needs_launch_options, needs_nonportable_cluster,
-                                needs_other_launch_options, packer)
+                                launch_flag, needs_launch_options, needs_nonportable_cluster, packer)
 from ..registry import compile_only
 from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
@@ -237,14 +236,14 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         self._native = None
         self._load()
         if not self.launches or self.host_actions or any(not g.divisor for g in self.host_guards) \
-                or not all(p.fast_path for p in self.plans) \
-                or any(needs_other_launch_options(l) or l.static_block is None or not isinstance(l.smem, int)
+                or any(l.static_block is None or not isinstance(l.smem, int)
                        or has_dynamic_cluster(l) for l in self.launches):  # the fast paths launch fixed clusters
             return False
-        if self.host_program or any(l.predicates or needs_launch_options(l) for l in self.launches):
+        if self.host_program or any(l.predicates or needs_launch_options(l) for l in self.launches) \
+                or not all(p.fast_path for p in self.plans):
             # Host code with runtime values: the native path runs its program (bindings/fast_call.hpp); calls it
-            # does not take go the general way, which runs it in Python. The native path alone gives cooperative=
-            # and use_pdl= (fixed, or read at each call).
+            # does not take go the general way, which runs it in Python. The native path alone gives the launch
+            # attributes (cooperative=, use_pdl=, a preferred cluster, events) and reads event arguments.
             self._native = native_call.build(self, [self._launcher(l) for l in self.launches])
             return False
         self._call_nargs = self._nargs - len(self.bound_self)

@@ -15,8 +15,8 @@ from ..host.launch_plan import dim_source, needs_launch_options, needs_other_lau
 from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
 from ..values.runtime import RuntimeTensor, satisfies
-from .arg_kind import NATIVE_INT, NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
-from .native_code import cast_range, loop_writes, simplify, split_invariant
+from .arg_kind import NATIVE_EVENT, NATIVE_INT, NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
+from .native_code import cast_range, loop_writes, share_common, simplify, split_invariant
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
            ast.BitXor: "xor"}
@@ -134,7 +134,7 @@ def build(compiled, launchers):
         preds = getattr(l, "predicates", ())
         if any(sid not in sym_slots for sid in preds):
             return None
-        flags = _launch_flags(l, sym_slots)
+        flags = _launch_flags(l, sym_slots, ptr_slots, args)
         if flags is False:
             return None
         launches.append((target, l.kernel, grid, stream_slot, stream, packer.size, params,
@@ -146,12 +146,13 @@ def build(compiled, launchers):
                           RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None)
 
 
-def _launch_flags(l, sym_slots):
-    """The launch's cooperative= and use_pdl= as the native path takes them: None (neither), ((cooperative,
-    slot), (pdl, slot)) with slot -1 where fixed when compiled, else the slot of the Boolean argument's value read
-    at each call (launch_plan.launch_flag); False where it has launch options the native path does not give."""
-    if needs_other_launch_options(l):
-        return False
+def _launch_flags(l, sym_slots, ptr_slots, args):
+    """The launch's options as the native path takes them: None (no launch attributes beyond its cluster), or
+    ((cooperative, slot), (pdl, slot)) with slot -1 where fixed when compiled, else the slot of the Boolean
+    argument's value read at each call (launch_plan.launch_flag), followed, where it has any, by its preferred
+    cluster (() or 3 extents) and its events ((completion slot, flags, programmatic slot, flags, trigger at block
+    start), a slot -1 for no event, else the slot of the event argument read at each call); False where the
+    native path cannot give them."""
     if not needs_launch_options(l):
         return None
     out = []
@@ -160,7 +161,22 @@ def _launch_flags(l, sym_slots):
         if sid is not None and sid not in sym_slots:
             return False
         out.append((bool(getattr(l, name, False)), -1 if sid is None else sym_slots[sid]))
-    return tuple(out)
+    if not needs_other_launch_options(l):
+        return tuple(out)
+    pc = getattr(l, "preferred_cluster", None) or ()
+    if any(not isinstance(x, int) or x < 1 for x in pc):
+        return False
+    events = []
+    for name in ("launch_completion_event", "programmatic_event"):
+        ev = getattr(l, name, None)
+        if ev is None:
+            events += [-1, 0]
+            continue
+        if ev.arg_index not in ptr_slots or args[ev.arg_index][0] != NATIVE_EVENT:
+            return False
+        events += [ptr_slots[ev.arg_index], int(getattr(l, name + "_flags", 0))]
+    events.append(bool(getattr(l, "programmatic_event_trigger_at_block_start", False)))
+    return (*out, tuple(pc), tuple(events))
 
 
 def _is_derived(source) -> bool:
@@ -188,7 +204,7 @@ def _host_program(program, slots, loops: list, loop_ids: dict) -> list | None:
         if d.type_code[0] != "f":  # converted to its type (0 where its guards do not hold: in the range too)
             slots.ranges[slot] = cast_range(_cast_code(d.type_code))
         out.append((slot, code, guards, d.type_code[0] == "f"))
-    return out
+    return share_common(out, lambda: NativeSlots.slot(slots.syms, ("shared", len(slots.syms))))
 
 
 def _loop(hl, slots, loops: list, loop_ids: dict) -> int | None:

@@ -177,3 +177,98 @@ def loop_writes(loops: list, j: int) -> set:
         for s in steps:
             out |= loop_writes(loops, s[1]) if isinstance(s[0], str) else {s[0]}
     return out
+
+
+_FLOAT_LEAVES = {"arg", "fconst", "truediv"}
+
+
+def _tree(code: list):
+    """A program's expression tree as nested tuples (op, operand, kids...), equal where the programs are."""
+    st: list = []
+    for op, x in code:
+        n = 0 if op in _LEAF else 1 if op in _UNARY else 3 if op == "select" else 2
+        kids = tuple(st[len(st) - n:]) if n else ()
+        del st[len(st) - n:]
+        st.append((op, x) + kids)
+    return st[0] if len(st) == 1 else None
+
+
+def _code(t, out: list) -> list:
+    for k in t[2:]:
+        _code(k, out)
+    out.append(t[:2])
+    return out
+
+
+def _subtrees(t, out: list) -> list:
+    """t's subtrees of more than one operation, largest first (each before those in it)."""
+    if len(t) > 2:
+        out.append(t)
+        for k in t[2:]:
+            _subtrees(k, out)
+    return out
+
+
+def _size(t) -> int:
+    return 1 + sum(_size(k) for k in t[2:])
+
+
+def _contains(t, sub) -> bool:
+    return t == sub or any(_contains(k, sub) for k in t[2:])
+
+
+def _replace(t, old, new):
+    if t == old:
+        return new
+    if len(t) == 2:
+        return t
+    return t[:2] + tuple(_replace(k, old, new) for k in t[2:])
+
+
+def share_common(steps: list, new_slot) -> list:
+    """Host program steps (native_call's values (slot, code, guards, is_float[, expected]) and ("loop", j)) with
+    an integer expression that a later value computes again computed once: the later value reads the earlier's
+    slot, or, where the earlier computes it as a part, a new value (new_slot() gives its slot) computed just
+    before the earlier one, which both read. Only values that every call (or trip) computes (no guards) give
+    theirs to later ones, and only within a run of values with no loop between (a loop may write what they
+    read): the shared value is computed where the earlier computed it, so it fails exactly where that did."""
+    out = list(steps)
+    known: dict = {}  # subtree -> (index in out of the value computing it, whether it is that value's whole tree)
+    k = 0
+    while k < len(out):
+        s = out[k]
+        if isinstance(s[0], str):
+            known.clear()
+            k += 1
+            continue
+        tree = _tree(s[1]) if not s[3] and not any(op in _FLOAT_LEAVES or op == "cast" and x >= 512
+                                                        for op, x in s[1]) else None
+        if tree is None:
+            k += 1
+            continue
+        for sub in _subtrees(tree, []):
+            if sub not in known or not _contains(tree, sub):  # (not in a part already read from a slot)
+                continue
+            i, whole = known[sub]
+            if not whole and _size(sub) < 4:
+                continue  # a new value costs more than the few operations it saves
+            if not whole:  # a part of value i: computed into a new slot before it, which value i reads
+                slot = new_slot()
+                out.insert(i, (slot, _code(sub, []), [], False))
+                t_i = _replace(_tree(out[i + 1][1]), sub, ("sym", slot))
+                out[i + 1] = (out[i + 1][0], _code(t_i, [])) + tuple(out[i + 1][2:])
+                k += 1
+                known = {t: ((j + 1 if j >= i else j), w) for t, (j, w) in known.items()}
+                for t in _subtrees(t_i, []):
+                    known[t] = (i + 1, t == t_i)
+                for t in _subtrees(sub, []):
+                    known[t] = (i, t == sub)
+            tree = _replace(tree, sub, ("sym", out[i][0]))
+        if tree != _tree(s[1]):
+            s = (s[0], _code(tree, [])) + tuple(s[2:])
+            out[k] = s
+        if not s[2]:
+            for t in _subtrees(tree, []):
+                known.setdefault(t, (k, t == tree))
+        k += 1
+    return out

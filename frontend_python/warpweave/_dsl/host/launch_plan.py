@@ -103,7 +103,8 @@ def needs_nonportable_cluster(launch) -> bool:
 
 def needs_launch_options(launch) -> bool:
     """Whether a launch needs driver launch attributes beyond a cluster (cooperative, programmatic dependent
-    launch, a preferred cluster): the fast paths pass none, exported C passes them."""
+    launch, a preferred cluster, events): the generated Python fast path passes none; the native path and
+    exported C pass them."""
     return bool(getattr(launch, "cooperative", False) or getattr(launch, "pdl", False)
                 or getattr(launch, "preferred_cluster", None) or getattr(launch, "launch_completion_event", None)
                 or getattr(launch, "programmatic_event", None))
@@ -111,7 +112,7 @@ def needs_launch_options(launch) -> bool:
 
 def needs_other_launch_options(launch) -> bool:
     """Whether a launch needs launch attributes beyond a cluster, cooperative and programmatic dependent launch
-    (a preferred cluster, events): the native fast path gives those two only."""
+    (a preferred cluster, events)."""
     return bool(getattr(launch, "preferred_cluster", None) or getattr(launch, "launch_completion_event", None)
                 or getattr(launch, "programmatic_event", None))
 
