@@ -19,6 +19,7 @@ from warpweave import ext, pipeline
 from warpweave.backends.hopper import tma as hopper_tma
 from warpweave.cute import experimental as cute_ext
 
+from . import cute_ext_kernel_maps as kernel_maps
 from . import tma as bw_tma
 from . import tmem
 from .tcgen05_mma import CtaGroup, Field
@@ -143,16 +144,16 @@ def get_cta_v_map_ab(tensor, mnk_tiler, tiled_mma, operand: str):
     if operand not in ("A", "B", "SFA", "SFB"):
         raise ext.user_error(f"get_cta_v_map_ab: the operand is \"A\", \"B\", \"SFA\" or \"SFB\", got {operand!r}",
                              ext.DSLValueError)
-    if not isinstance(tensor, cute_ext.BoundedTensor):
-        raise ext.user_error("get_cta_v_map_ab: expected a global-memory argument of the @cute.experimental.kernel",
-                             ext.DSLTypeError)
+    if not isinstance(tensor, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(tensor):
+        raise ext.user_error("get_cta_v_map_ab: expected a global-memory argument of the @cute.experimental.kernel "
+                             "or a tensor the kernel made", ext.DSLTypeError)
     return OperandMap(operand, tuple(mnk_tiler), tiled_mma)
 
 
 def get_cta_v_map_c(tensor, epi_tile):
-    if not isinstance(tensor, cute_ext.BoundedTensor):
-        raise ext.user_error("get_cta_v_map_c: expected a global-memory argument of the @cute.experimental.kernel",
-                             ext.DSLTypeError)
+    if not isinstance(tensor, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(tensor):
+        raise ext.user_error("get_cta_v_map_c: expected a global-memory argument of the @cute.experimental.kernel "
+                             "or a tensor the kernel made", ext.DSLTypeError)
     return TileMap(epi_tile)
 
 
@@ -176,9 +177,9 @@ def _atom(op, gmem, smem_layout, tile, num_multicast=1):
 
 def _check_pair(src, dst, what, gmem_first: bool):
     g, s = (src, dst) if gmem_first else (dst, src)
-    if not isinstance(g, cute_ext.BoundedTensor):
+    if not isinstance(g, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(g):
         raise ext.user_error(f"{what}: the global-memory side must be a view of a @cute.experimental.kernel's "
-                             f"argument, got {type(g).__name__}", ext.DSLTypeError)
+                             f"argument or a tensor the kernel made, got {type(g).__name__}", ext.DSLTypeError)
     if getattr(s, "memspace", None) != "smem":
         raise ext.user_error(f"{what}: the other side must be a shared-memory tensor, got {s!r}", ext.DSLTypeError)
     return g, s
@@ -207,8 +208,14 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     ctas = CtaGroup.TWO if group == 2 else CtaGroup.ONE
     op = cpasync.CopyBulkTensorTileG2SMulticastOp(ctas) if num_multicast > 1 else cpasync.CopyBulkTensorTileG2SOp(ctas)
     layout = (cta_v_map or TileMap(None)).smem_view(smem.layout)
-    tile = _static_shape(gmem, what)
-    atom = _atom(op, gmem, layout, tile, num_multicast)
+    coords = None
+    if kernel_maps.is_kernel_tensor(gmem):
+        if num_multicast > 1 or group == 2:
+            raise ext.user_error(f"{what}: a tensor the kernel made is loaded by one CTA (no multicast, no CTA "
+                                 "pair)", ext.DSLValueError)
+        atom, coords = kernel_maps.make_atom(op, gmem, layout)
+    else:
+        atom = _atom(op, gmem, layout, _static_shape(gmem, what), num_multicast)
     if group == 2:
         bw_tma.as_pair_atom(atom)
     if expect_tx:
@@ -220,6 +227,9 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     kw = {"tma_bar_ptr": mbar}
     if mask is not None:
         kw["mcast_mask"] = mask
+    if coords is not None:
+        kernel_maps.copy_tile(atom, coords, smem, layout, True, **kw)
+        return
     _tile_copy(atom, gmem, smem, layout, True, share, **kw)
 
 
@@ -255,6 +265,10 @@ def tma_store(src, dst, *, cta_v_map=None):
     issuing thread (TMAStorePipeline waits for them)."""
     gmem, smem = _check_pair(dst, src, "tma_store", True)
     layout = (cta_v_map or TileMap(None)).smem_view(smem.layout)
+    if kernel_maps.is_kernel_tensor(gmem):
+        atom, coords = kernel_maps.make_atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout)
+        kernel_maps.copy_tile(atom, coords, smem, layout, False)
+        return
     atom = _atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout, _static_shape(gmem, "tma_store"))
     _tile_copy(atom, gmem, smem, layout, False)
 

@@ -288,6 +288,9 @@ class KernelLaunch:
             launch.programmatic_event_trigger_at_block_start = bool(c.programmatic_event_trigger_at_block_start)
         launch.preferred_cluster = cluster_d if fallback_d is not None else None
         launch.where = user_location(2)  # a call whose arguments give this launch no grid is refused naming it
+        launch.function = f"{self.kernel.fn.__module__}.{self.kernel.fn.__qualname__}"
+        if launch.kernel in st.kernel_workspace:  # bytes per CTA; the call passes it (call/workspace.py)
+            launch.workspace = st.kernel_workspace[launch.kernel]
         if any(not isinstance(x, int) for x in launch.cluster or ()):  # checked at each call against it
             launch.max_cluster_size = launch_limits.target_limits(st.target).get("max_cluster_size", 0)
         st.launches.append(launch)
@@ -403,6 +406,8 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         kernel.rewritten(*dargs, **dkwargs)
         b.end_function()
         st.kernel_smem[name] = st.kernel.smem_bytes
+        if st.kernel.workspace:
+            st.kernel_workspace[name] = sum(st.kernel.workspace)
     finally:
         st.kernel = None
     st.kernel_params[name] = params
