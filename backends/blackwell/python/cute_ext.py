@@ -201,6 +201,7 @@ def _tile_copy(atom, gmem, smem, smem_layout, load: bool, share=None, **kw):
 
 def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_tx=True, share=None):
     gmem, smem = _check_pair(src, dst, what, True)
+    stage_barrier = mbar
     mbar = ext.address_of(mbar, f"{what}'s mbarrier")
     op_type = _operation(op_type or OperationTypeEnum.SM90_TMA_LOAD, what, ("SM90_TMA_LOAD", "SM100_TMA_LOAD"))
     group = op_type.cta_group
@@ -228,7 +229,7 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     if mask is not None:
         kw["mcast_mask"] = mask
     if coords is not None:
-        kernel_maps.copy_tile(atom, coords, smem, layout, True, **kw)
+        kernel_maps.copy_tile(atom, coords, smem, layout, True, tma_bar_ptr_source=stage_barrier, **kw)
         return
     _tile_copy(atom, gmem, smem, layout, True, share, **kw)
 
@@ -302,6 +303,7 @@ class _TwoSided:
 
     def __init__(self, raw, num_stages):
         self.raw_pipeline = raw
+        self.num_stages = num_stages
         self.producer_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, num_stages)
         self.consumer_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, num_stages)
 
@@ -315,7 +317,9 @@ class _TwoSided:
     def producer_acquire_and_get_stage(self):
         s = self.producer_state
         self.raw_pipeline.producer_acquire(s)
-        return StageToken(self.raw_pipeline.producer_get_barrier(s), s.index), s.index
+        barrier = self.raw_pipeline.producer_get_barrier(s)
+        kernel_maps.note_stage(barrier, s.index, self.num_stages)
+        return StageToken(barrier, s.index), s.index
 
     def producer_commit(self):
         self.raw_pipeline.producer_commit(self.producer_state)

@@ -11,6 +11,7 @@ a tile of a tensor made in the kernel is only a view, so the tile is what the ke
 """
 from __future__ import annotations
 
+import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
 from warpweave.backends.hopper import tensormap_update
@@ -28,12 +29,44 @@ def is_kernel_tensor(t) -> bool:
     return getattr(it, "memspace", None) == "gmem" and getattr(it, "host", None) is None
 
 
-def _map_in_workspace(atom):
+def note_stage(barrier, index, stages: int):
+    """The pipeline stage whose barrier `barrier` is (a producer's acquire): a load completing on it has its map
+    in the stage's own place, written only once the stage's earlier load has completed (its consumer released it)."""
+    ctx = cute_ext.current_kernel()
+    if not hasattr(ctx, "stage_barriers"):
+        ctx.stage_barriers = {}
+    ctx.stage_barriers[id(barrier)] = (barrier, index, stages)
+
+
+def _stage_of(barrier):
+    ctx = cute_ext.current_kernel()
+    got = getattr(ctx, "stage_barriers", {}).get(id(barrier))
+    return (got[1], got[2]) if got is not None and got[0] is barrier else None
+
+
+def _map_in_workspace(atom, load: bool, mbar=None):
     """This copy site's place in the workspace, holding the atom's map for the tensor it was made for, visible to
-    the calling warp's TMA copies."""
-    slot = ext.device_workspace(MAP_BYTES, 64)
-    ext.when(cute.arch.elect_one(), lambda: (tensormap_update.copy_tensormap(atom, slot),
-                                             tensormap_update.fence_tma_desc_release()))
+    the calling warp's TMA copies. A map is rewritten only when no copy that used it may still read it: a load's
+    place is its pipeline stage's (one per stage; the stage is free again only after its load completed), a
+    store's is rewritten after this thread's earlier bulk copies have completed."""
+    stage = _stage_of(mbar) if load else None
+    if load and stage is None:
+        raise ext.user_error("tma_load of a tensor the kernel made: its barrier is a pipeline stage's "
+                             "(get_mbarrier of producer_acquire_and_get_stage), whose stage keeps the load's "
+                             "tensor map", ext.DSLValueError)
+    if stage is not None:
+        index, stages = stage
+        slot = ext.device_workspace(MAP_BYTES * stages, 64) + cutlass.Int32(index) * MAP_BYTES
+    else:
+        slot = ext.device_workspace(MAP_BYTES, 64)
+
+    def write():
+        if not load:
+            cute.arch.cp_async_bulk_wait_group(0, read=False)
+        tensormap_update.copy_tensormap(atom, slot)
+        tensormap_update.fence_tma_desc_release()
+
+    ext.when(cute.arch.elect_one(), write)
     cute.arch.sync_warp()
     tensormap_update.fence_tma_desc_acquire(slot)
     return slot
@@ -51,7 +84,8 @@ def make_atom(op, gmem, smem_layout):
 
 def copy_tile(atom, coords, smem, smem_layout, load: bool, **kw):
     """The copy of make_atom's tile, its map written into this site's place in the workspace first."""
-    slot = _map_in_workspace(atom)
+    slot = _map_in_workspace(atom, load, kw.get("tma_bar_ptr_source"))
+    kw.pop("tma_bar_ptr_source", None)
     rank = cute.rank(smem_layout.outer if hasattr(smem_layout, "outer") else smem_layout)
     view = cute.group_modes(cute.make_tensor(smem.iterator, smem_layout), 0, rank)
     coords = cute.group_modes(coords, 0, rank)

@@ -447,7 +447,7 @@ def test_tensors_made_in_the_kernel_have_their_maps_written_in_the_workspace():
     """A's loads and D's store name maps the kernel writes in its workspace (a template parameter completed with
     the tensor's address, extents and strides, released to the tensormap proxy and acquired before the copy);
     B's stay its argument's parameter slot. The compiled function takes the workspace as its last argument:
-    one map per copy site and CTA."""
+    per CTA, one map per store site and one per stage for a load site."""
     from warpweave.cute.experimental.host_runtime import QueryDeviceWorkspaceFunc
 
     from warpweave._dsl.values.runtime import RuntimeTensor
@@ -462,9 +462,12 @@ def test_tensors_made_in_the_kernel_have_their_maps_written_in_the_workspace():
     assert count(r"fence\.proxy\.tensormap::generic\.release", ptx) == sites
     assert count(r"fence\.proxy\.tensormap::generic\.acquire", ptx) == sites
     assert count(r"cp\.async\.bulk\.tensor\.\dd\.shared::cluster\.global\.mbarrier", ptx) == 2   # A's and B's
-    ctas = 4   # the 2 x 2 grid
+    # a load's map has a place per pipeline stage (rewritten once the stage's earlier load completed); a
+    # store's map is rewritten after the earlier stores completed (not only read shared memory)
+    assert count(r"cp\.async\.bulk\.wait_group \d", ptx) >= stores
+    ctas, stages = 4, 2   # the 2 x 2 grid, gemm_kernel's stages
     req = compiled.get_aux_func(QueryDeviceWorkspaceFunc)(*real)
-    assert req.size_in_bytes == sites * 128 * ctas and req.alignment == 64
+    assert req.size_in_bytes == (stages + stores) * 128 * ctas and req.alignment == 64
     with pytest.raises(Exception, match="device workspace"):   # the workspace argument left out
         compiled.prepare(*real)
     # the kernel's workspace parameter is computed from the call's last argument (the maps' templates need the

@@ -17,6 +17,7 @@ from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_loc
 from ..atoms.host_arguments import DeviceHostArgument, HostArgument
 from ..base.launch_config import launch_config
 from . import host_program
+from .host_values import ReadAddress
 from .launch_plan import Launch, Param, SCALAR_FMT
 from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
@@ -38,6 +39,8 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
     elif isinstance(obj, Tensor):
         it = obj.iterator
         if isinstance(it, Pointer):
+            if isinstance(it.host, ReadAddress):
+                raise it.host.error(user_location(4))
             if it.host is not None:
                 ptrs.setdefault(it.host, it)
             if not isinstance(it.offset, int):
@@ -46,6 +49,8 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
             syms.update(_core.symbols_of(it.base))
         syms.update(_core.symbols_of(obj.layout))
     elif isinstance(obj, Pointer):  # a pointer argument (cute.runtime.make_ptr) passed to the kernel as it is
+        if isinstance(obj.host, ReadAddress):
+            raise obj.host.error(user_location(4))
         if obj.host is not None:
             ptrs.setdefault(obj.host, obj)
         if not isinstance(obj.offset, int):
