@@ -116,7 +116,8 @@ class OperandMap:
     """Which CTA loads which part of an MMA operand (get_cta_v_map_ab): shared memory holds the operand's MMA
     layout, ((MN atom, K atom), rest MN, rest K), that a load fills as the plain (MN, K) tile."""
 
-    def __init__(self, operand: str, tiler, tiled_mma):
+    def __init__(self, operand: str, tiler, tiled_mma, tensor=None):
+        self.tensor = tensor    # the whole operand the loaded tiles are of
         self.operand = operand
         self.tiler = tiler
         self.tiled_mma = tiled_mma
@@ -131,7 +132,8 @@ class OperandMap:
 class TileMap:
     """A plain tile (get_cta_v_map_c): shared memory holds it as the global tile, mode for mode."""
 
-    def __init__(self, tile):
+    def __init__(self, tile, tensor=None):
+        self.tensor = tensor    # the whole tensor the copied tiles are of
         self.tile = tile
 
     def smem_view(self, layout):
@@ -147,14 +149,14 @@ def get_cta_v_map_ab(tensor, mnk_tiler, tiled_mma, operand: str):
     if not isinstance(tensor, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(tensor):
         raise ext.user_error("get_cta_v_map_ab: expected a global-memory argument of the @cute.experimental.kernel "
                              "or a tensor the kernel made", ext.DSLTypeError)
-    return OperandMap(operand, tuple(mnk_tiler), tiled_mma)
+    return OperandMap(operand, tuple(mnk_tiler), tiled_mma, tensor)
 
 
 def get_cta_v_map_c(tensor, epi_tile):
     if not isinstance(tensor, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(tensor):
         raise ext.user_error("get_cta_v_map_c: expected a global-memory argument of the @cute.experimental.kernel "
                              "or a tensor the kernel made", ext.DSLTypeError)
-    return TileMap(epi_tile)
+    return TileMap(epi_tile, tensor)
 
 
 def _static_shape(t, what):
@@ -214,7 +216,7 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
         if num_multicast > 1 or group == 2:
             raise ext.user_error(f"{what}: a tensor the kernel made is loaded by one CTA (no multicast, no CTA "
                                  "pair)", ext.DSLValueError)
-        atom, coords = kernel_maps.make_atom(op, gmem, layout)
+        atom, coords = kernel_maps.make_atom(op, gmem, layout, getattr(cta_v_map, "tensor", None), what)
     else:
         atom = _atom(op, gmem, layout, _static_shape(gmem, what), num_multicast)
     if group == 2:
@@ -267,7 +269,8 @@ def tma_store(src, dst, *, cta_v_map=None):
     gmem, smem = _check_pair(dst, src, "tma_store", True)
     layout = (cta_v_map or TileMap(None)).smem_view(smem.layout)
     if kernel_maps.is_kernel_tensor(gmem):
-        atom, coords = kernel_maps.make_atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout)
+        atom, coords = kernel_maps.make_atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout,
+                                             getattr(cta_v_map, "tensor", None), "tma_store")
         kernel_maps.copy_tile(atom, coords, smem, layout, False)
         return
     atom = _atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout, _static_shape(gmem, "tma_store"))

@@ -72,14 +72,60 @@ def _map_in_workspace(atom, load: bool, mbar=None):
     return slot
 
 
-def make_atom(op, gmem, smem_layout):
-    """The TMA atom (and its coordinate tensor) copying the whole tile gmem (a tensor the kernel made, static
-    shape) to or from shared memory laid out as smem_layout (the tile's shape, or an operand's MMA layout viewed
-    as the tile)."""
+def _flat(t):
+    shape, stride = cute.flatten(t.shape), cute.flatten(t.stride)
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    stride = stride if isinstance(stride, tuple) else (stride,)
+    return shape, stride
+
+
+def _origin(whole, tile, what):
+    """The coordinates in `whole` (its modes, flattened) of the first element of `tile`, a view of it: the
+    elements between their pointers, decomposed by whole's strides (a layout whose modes do not overlap)."""
+    shape, stride = _flat(whole)
+    if not all(isinstance(x, int) for x in shape + stride):
+        raise ext.user_error(f"{what}: the tensor the kernel made has a static layout, got {whole.layout}",
+                             ext.DSLValueError)
+    order = sorted(range(len(shape)), key=lambda i: stride[i])
+    span = 0
+    for i in order:
+        if shape[i] > 1 and stride[i] < span:
+            raise ext.user_error(f"{what}: the modes of the tensor the kernel made overlap ({whole.layout}); its "
+                                 "tiles' places in it are not unique", ext.DSLValueError)
+        if shape[i] > 1:
+            span = stride[i] * shape[i]
+    ebits = whole.element_type.width
+    offset = (tile.iterator.toint() - whole.iterator.toint()) * 8 // ebits
+    coords = [None] * len(shape)
+    for i in reversed(order):
+        coords[i] = offset // stride[i] if shape[i] > 1 else cutlass.Int64(0)
+        offset = offset - coords[i] * stride[i]
+    return coords
+
+
+def make_atom(op, gmem, smem_layout, whole=None, what="tma_load"):
+    """The TMA atom and the coordinates of the tile gmem (a tensor the kernel made, of static shape) for its copy
+    to or from shared memory laid out as smem_layout (the tile's shape, or an operand's MMA layout viewed as it).
+    With `whole` (the tensor the tile is of, a cta_v_map's), the map is of the whole tensor and the tile is a box
+    at its place in it, so that a tile past the tensor's end is clipped (zeros loaded, nothing stored beyond); a
+    tile of its leading modes, as zipped_divide makes them. Without, the map is of the tile itself."""
     tile = tuple(cute.size(s) for s in (gmem.shape if isinstance(gmem.shape, tuple) else (gmem.shape,)))
     if not all(isinstance(s, int) for s in tile):
-        raise ext.user_error(f"the tile a TMA copy moves has a static shape, got {gmem.shape}", ext.DSLValueError)
-    return hopper_tma.make_tiled_tma_atom(op, gmem, smem_layout, tile)
+        raise ext.user_error(f"{what}: the tile a TMA copy moves has a static shape, got {gmem.shape}",
+                             ext.DSLValueError)
+    if whole is None or not is_kernel_tensor(whole):
+        return hopper_tma.make_tiled_tma_atom(op, gmem, smem_layout, tile)
+    origin = _origin(whole, gmem, what)
+    if len(origin) < len(tile):
+        raise ext.user_error(f"{what}: the tile has {len(tile)} modes, the tensor it is of {len(origin)}",
+                             ext.DSLValueError)
+    if cute.rank(whole) != len(_flat(whole)[0]):
+        raise ext.user_error(f"{what}: the tensor the kernel made has flat modes, got shape {whole.shape}",
+                             ext.DSLValueError)
+    atom, coords = hopper_tma.make_tiled_tma_atom(op, whole, smem_layout, tile)
+    at = tuple(cutlass.Int32(origin[i] // tile[i]) for i in range(len(tile))) + \
+        tuple(cutlass.Int32(c) for c in origin[len(tile):])
+    return atom, cute.zipped_divide(coords, tile)[(None,) * len(tile), at]
 
 
 def copy_tile(atom, coords, smem, smem_layout, load: bool, **kw):

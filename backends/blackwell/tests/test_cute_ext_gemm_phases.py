@@ -29,7 +29,7 @@ def _fresh(monkeypatch):
     monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
 
 
-def gemm(batches=None, mistake=None):
+def gemm(batches=None, mistake=None, m=M):
     """D = A . B^T (fp16, K-major, 128x128 tiles, 64 of K a stage, fp32 accumulators). With batches: the
     arguments are tables of `batches` addresses (Int64) and each batch's tensors are made in the kernel."""
     import warpweave.utils.blackwell_helpers as h
@@ -61,9 +61,9 @@ def gemm(batches=None, mistake=None):
         k_tiles = K // 64
         for b in range(0, batches or 1):
             if batches:
-                a = tensor(mA[b], (M, K, 1))
+                a = tensor(mA[b], (m, K, 1))
                 bb = tensor(mB[b], (N, K, 1))
-                d = tensor(mD[b], (M, N, 1))
+                d = tensor(mD[b], (m, N, 1))
             else:
                 a, bb, d = mA, mB, mD
             if warp == 5:
@@ -136,6 +136,17 @@ def test_a_pointer_array_gemm_takes_its_tensor_maps_workspace():
     sites = count(r"tensormap\.replace\.tile\.global_address", ptx)   # one a site, a loop's once
     per_cta = 2 * STAGES + (sites - 2)   # A and B: a map a stage; each store site: one
     assert req.size_in_bytes == per_cta * 128 * ctas
+
+
+def test_a_made_tensors_map_is_of_the_whole_tensor_so_that_a_partial_tile_is_clipped():
+    """M = 200 rows in tiles of 128: the second row of tiles is partial. The maps written in the kernel have the
+    tensor's extents (200 rows), not the tile's, so that TMA zero-fills the loads and clips the stores past it."""
+    with target("sm_100a"):
+        ptx = cute_ext.compile(gemm(3, m=200), *tables(3)).ptx
+    dims = re.findall(r"tensormap\.replace\.tile\.global_dim\.\S+ \[%rd\d+\], (\d), (%r\d+);", ptx)
+    values = dict(re.findall(r"mov\.[bus]32\s+(%r\d+), (\d+);", ptx))
+    rows = [values.get(r) for d, r in dims if d == "1"]    # dimension 1: the rows (dimension 0 is contiguous K/N)
+    assert rows and all(v in ("200", "256") for v in rows) and "200" in rows and "128" not in rows
 
 
 @pytest.mark.parametrize("mistake,marker,message", [
