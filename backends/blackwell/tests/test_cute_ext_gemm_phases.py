@@ -46,10 +46,9 @@ def gemm(batches=None, mistake=None, m=M):
         tiler = (128, 128, 64)
         bm, bn, bl = cute.arch.block_idx()
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-        sA = cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem,
-                               h.make_smem_layout_a(tiled_mma, tiler, cutlass.Float16, STAGES), alignment=1024)
-        sB = cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem,
-                               h.make_smem_layout_b(tiled_mma, tiler, cutlass.Float16, STAGES), alignment=1024)
+        sA, sB = [cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem,
+                                    layout(tiled_mma, tiler, cutlass.Float16, STAGES), alignment=1024)
+                  for layout in (h.make_smem_layout_a, h.make_smem_layout_b)]
         acc = cute_ext.allocate(cutlass.Float32, cute.AddressSpace.tmem,
                                 cute_ext.make_tmem_layout_acc(tiled_mma, tiler, ACC_STAGES))
         kind = cute_ext.OperationTypeEnum.SM100_MMA_1SM_SS
