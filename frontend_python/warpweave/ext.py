@@ -88,6 +88,12 @@ def device_workspace(nbytes: int, align: int = 64):
     return _workspace.request(nbytes, align)
 
 
+def at_kernel_entry():
+    """Inside a kernel: a context whose code goes to the kernel's entry block, run by every thread before the
+    body (state an operation keeps for the whole kernel, set up once, e.g. in shared memory it allocates there)."""
+    return _trace.at_entry()
+
+
 def register_python_name(qualified: str, obj) -> None:
     """Defines `obj` as cute.nvgpu.<module>.<name> (qualified "<module>.<name>", e.g. "cpasync.tma_partition"):
     functions and classes a backend's users call by CuTe DSL's names. It takes precedence over a manifest class of

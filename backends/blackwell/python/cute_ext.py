@@ -231,7 +231,9 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     if mask is not None:
         kw["mcast_mask"] = mask
     if coords is not None:
-        kernel_maps.copy_tile(atom, coords, smem, layout, True, tma_bar_ptr_source=stage_barrier, **kw)
+        whole = getattr(cta_v_map, "tensor", None)   # the map's tensor (make_atom's), when it is one the kernel made
+        kernel_maps.copy_tile(atom, coords, smem, layout, True, tma_bar_ptr_source=stage_barrier,
+                              whole=whole if kernel_maps.is_kernel_tensor(whole) else None, **kw)
         return
     _tile_copy(atom, gmem, smem, layout, True, share, **kw)
 

@@ -44,19 +44,42 @@ def _stage_of(barrier):
     return (got[1], got[2]) if got is not None and got[0] is barrier else None
 
 
-def _map_in_workspace(atom, load: bool, mbar=None):
+def _static_layout(t) -> bool:
+    shape, stride = _flat(t)
+    return all(isinstance(x, int) for x in shape + stride)
+
+
+def _stage_tags(stages: int):
+    """The address each stage's map of a load site was last written for (shared memory, zero at the kernel's
+    entry: no map yet). Another thread's late zero only costs a rewrite."""
+    with ext.at_kernel_entry():
+        tags = cute_ext.allocate(cutlass.Int64, cute.AddressSpace.smem, cute.make_layout(stages), alignment=8)
+        for i in range(stages):
+            tags[i] = cutlass.Int64(0)
+    return tags
+
+
+def _map_in_workspace(atom, load: bool, mbar=None, tensor=None):
     """This copy site's place in the workspace, holding the atom's map for the tensor it was made for, visible to
     the calling warp's TMA copies. A map is rewritten only when no copy that used it may still read it: a load's
     place is its pipeline stage's (one per stage; the stage is free again only after its load completed), a
-    store's is rewritten after this thread's earlier bulk copies have completed."""
+    store's is rewritten after this thread's earlier bulk copies have completed. A load's map of a tensor of
+    static layout is rewritten only when the stage's map is of another address (the tensor of a batch is loaded
+    tile after tile through the same maps)."""
     stage = _stage_of(mbar) if load else None
     if load and stage is None:
         raise ext.user_error("tma_load of a tensor the kernel made: its barrier is a pipeline stage's "
                              "(get_mbarrier of producer_acquire_and_get_stage), whose stage keeps the load's "
                              "tensor map", ext.DSLValueError)
+    changed = tag = address = None
     if stage is not None:
         index, stages = stage
         slot = ext.device_workspace(MAP_BYTES * stages, 64) + cutlass.Int32(index) * MAP_BYTES
+        if tensor is not None and _static_layout(tensor):
+            tag = _stage_tags(stages).iterator + cutlass.Int32(index)
+            address = tensor.iterator.toint()
+            changed = tag.load() != address
+            cute.arch.sync_warp()   # every lane has read the tag before it is set
     else:
         slot = ext.device_workspace(MAP_BYTES, 64)
 
@@ -65,10 +88,17 @@ def _map_in_workspace(atom, load: bool, mbar=None):
             cute.arch.cp_async_bulk_wait_group(0, read=False)
         tensormap_update.copy_tensormap(atom, slot)
         tensormap_update.fence_tma_desc_release()
+        if tag is not None:
+            tag.store(address)
 
-    ext.when(cute.arch.elect_one(), write)
-    cute.arch.sync_warp()
-    tensormap_update.fence_tma_desc_acquire(slot)
+    if changed is None:
+        ext.when(cute.arch.elect_one(), write)
+        cute.arch.sync_warp()
+        tensormap_update.fence_tma_desc_acquire(slot)
+    else:
+        ext.when(changed & cute.arch.elect_one(), write)
+        cute.arch.sync_warp()
+        ext.when(changed, lambda: tensormap_update.fence_tma_desc_acquire(slot))
     return slot
 
 
@@ -130,8 +160,7 @@ def make_atom(op, gmem, smem_layout, whole=None, what="tma_load"):
 
 def copy_tile(atom, coords, smem, smem_layout, load: bool, **kw):
     """The copy of make_atom's tile, its map written into this site's place in the workspace first."""
-    slot = _map_in_workspace(atom, load, kw.get("tma_bar_ptr_source"))
-    kw.pop("tma_bar_ptr_source", None)
+    slot = _map_in_workspace(atom, load, kw.pop("tma_bar_ptr_source", None), kw.pop("whole", None))
     rank = cute.rank(smem_layout.outer if hasattr(smem_layout, "outer") else smem_layout)
     view = cute.group_modes(cute.make_tensor(smem.iterator, smem_layout), 0, rank)
     coords = cute.group_modes(coords, 0, rank)

@@ -137,6 +137,21 @@ def test_a_pointer_array_gemm_takes_its_tensor_maps_workspace():
     assert req.size_in_bytes == per_cta * 128 * ctas
 
 
+def test_a_loads_map_is_rewritten_only_when_its_stage_held_another_tensors():
+    """Within a batch the tiles of A and B are loaded through the same maps: each stage's map is written only when
+    the stage's tag (the address it was last written for, in shared memory, zero from the kernel's entry) is
+    another, and the tag is set after the map is released."""
+    with target("sm_100a"):
+        ptx = cute_ext.compile(gemm(3), *tables(3)).ptx
+    entry = ptx[:ptx.index("bar.warp.sync")]
+    words = sum(2 if "{" in z else 1 for z in re.findall(r"st\.shared(?:\.v2)?\.b64\s+\[[^\]]*\], (0|\{0, 0\});",
+                                                         entry))
+    assert words == 2 * STAGES                                         # A's and B's tags, a stage each
+    assert count(r"ld\.shared\.b64\s+%rd\d+, \[[^\]]+\];", ptx) == 2     # each load site reads its stage's tag
+    tagged = re.findall(r"fence\.proxy\.tensormap::generic\.release\.gpu;\s*//[^\n]*\n\s*st\.shared\.b64", ptx)
+    assert len(tagged) == 2                                            # set after the map is released
+
+
 def test_a_made_tensors_map_is_of_the_whole_tensor_so_that_a_partial_tile_is_clipped():
     """M = 200 rows in tiles of 128: the second row of tiles is partial. The maps written in the kernel have the
     tensor's extents (200 rows), not the tile's, so that TMA zero-fills the loads and clips the stores past it."""
