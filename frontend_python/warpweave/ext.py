@@ -28,6 +28,7 @@ from ._dsl.base.errors import (  # noqa: F401
 from ._dsl.atoms.host_arguments import DeviceHostArgument, HostArgument  # noqa: F401
 from ._dsl.atoms.operand_kinds import OperandKind, kind_of  # noqa: F401
 from ._dsl.device.array import Array, address_of  # noqa: F401 - primitives read addresses with address_of
+from ._dsl.device import workspace as _workspace
 from ._dsl.registry.plugins import registry as _registry
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
 from ._dsl.tracing import control_flow as _control_flow
@@ -78,6 +79,19 @@ def kernel_host_argument(name: str, min_align: int = 1, **attrs) -> DeviceHostAr
     """Inside a kernel: host argument `name` of static attributes alone, a parameter the kernel gets as its tracing
     asks for it (e.g. the template of a tensor map the kernel completes itself); host_arguments.kernel_parameter."""
     return _host_arguments.kernel_parameter(name, attrs, min_align)
+
+
+def device_workspace(nbytes: int, align: int = 64):
+    """Inside a kernel: a global-memory pointer (bytes) to this CTA's `nbytes` of the call's device workspace (a
+    tensor map the CTA rewrites, ...). The compiled function then takes the workspace as its last argument, its
+    size answered by get_aux_func(QueryDeviceWorkspaceFunc) (device/workspace.py)."""
+    return _workspace.request(nbytes, align)
+
+
+def at_kernel_entry():
+    """Inside a kernel: a context whose code goes to the kernel's entry block, run by every thread before the
+    body (state an operation keeps for the whole kernel, set up once, e.g. in shared memory it allocates there)."""
+    return _trace.at_entry()
 
 
 def register_python_name(qualified: str, obj) -> None:

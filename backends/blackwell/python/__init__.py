@@ -14,6 +14,9 @@
 - blockscaled_layout.py, public as warpweave.utils.blockscaled_layout: where a block-scaled GEMM's scale factors
   live in global, shared and tensor memory;
 - gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM;
+- cute_ext.py, cute_ext_gemm.py, cute_ext_kernel_maps.py: cute.experimental's operations (tensor memory, TMA,
+  pipelines), its whole GEMM phases (mainloop_mma, epilogue_tma_store) and the tensor maps of tensors a kernel
+  makes (written in the call's device workspace);
 - tcgen05_primitives.py: cutlass.experimental.primitives' tcgen05 and tensor-memory operations, descriptors and
   enumerations;
 Distributed shared memory (map_dsmem_ptr, cpasync.CopyDsmemStoreOp) is Hopper's, which this backend extends.

@@ -101,3 +101,4 @@ from . import tcgen05_primitives  # noqa: E402
 for _name in tcgen05_primitives.NAMES:
     ext.register_python_name(f"primitives.{_name}", getattr(tcgen05_primitives, _name))
 from . import cute_ext as _cute_ext  # noqa: E402,F401 - cute.experimental's tensor memory, TMA and pipelines
+from . import cute_ext_gemm as _cute_ext_gemm  # noqa: E402,F401 - cute.experimental's main loop and TMA epilogue

@@ -19,6 +19,7 @@ from warpweave import ext, pipeline
 from warpweave.backends.hopper import tma as hopper_tma
 from warpweave.cute import experimental as cute_ext
 
+from . import cute_ext_kernel_maps as kernel_maps
 from . import tma as bw_tma
 from . import tmem
 from .tcgen05_mma import CtaGroup, Field
@@ -115,7 +116,8 @@ class OperandMap:
     """Which CTA loads which part of an MMA operand (get_cta_v_map_ab): shared memory holds the operand's MMA
     layout, ((MN atom, K atom), rest MN, rest K), that a load fills as the plain (MN, K) tile."""
 
-    def __init__(self, operand: str, tiler, tiled_mma):
+    def __init__(self, operand: str, tiler, tiled_mma, tensor=None):
+        self.tensor = tensor    # the whole operand the loaded tiles are of
         self.operand = operand
         self.tiler = tiler
         self.tiled_mma = tiled_mma
@@ -130,7 +132,8 @@ class OperandMap:
 class TileMap:
     """A plain tile (get_cta_v_map_c): shared memory holds it as the global tile, mode for mode."""
 
-    def __init__(self, tile):
+    def __init__(self, tile, tensor=None):
+        self.tensor = tensor    # the whole tensor the copied tiles are of
         self.tile = tile
 
     def smem_view(self, layout):
@@ -143,17 +146,17 @@ def get_cta_v_map_ab(tensor, mnk_tiler, tiled_mma, operand: str):
     if operand not in ("A", "B", "SFA", "SFB"):
         raise ext.user_error(f"get_cta_v_map_ab: the operand is \"A\", \"B\", \"SFA\" or \"SFB\", got {operand!r}",
                              ext.DSLValueError)
-    if not isinstance(tensor, cute_ext.BoundedTensor):
-        raise ext.user_error("get_cta_v_map_ab: expected a global-memory argument of the @cute.experimental.kernel",
-                             ext.DSLTypeError)
-    return OperandMap(operand, tuple(mnk_tiler), tiled_mma)
+    if not isinstance(tensor, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(tensor):
+        raise ext.user_error("get_cta_v_map_ab: expected a global-memory argument of the @cute.experimental.kernel "
+                             "or a tensor the kernel made", ext.DSLTypeError)
+    return OperandMap(operand, tuple(mnk_tiler), tiled_mma, tensor)
 
 
 def get_cta_v_map_c(tensor, epi_tile):
-    if not isinstance(tensor, cute_ext.BoundedTensor):
-        raise ext.user_error("get_cta_v_map_c: expected a global-memory argument of the @cute.experimental.kernel",
-                             ext.DSLTypeError)
-    return TileMap(epi_tile)
+    if not isinstance(tensor, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(tensor):
+        raise ext.user_error("get_cta_v_map_c: expected a global-memory argument of the @cute.experimental.kernel "
+                             "or a tensor the kernel made", ext.DSLTypeError)
+    return TileMap(epi_tile, tensor)
 
 
 def _static_shape(t, what):
@@ -176,9 +179,9 @@ def _atom(op, gmem, smem_layout, tile, num_multicast=1):
 
 def _check_pair(src, dst, what, gmem_first: bool):
     g, s = (src, dst) if gmem_first else (dst, src)
-    if not isinstance(g, cute_ext.BoundedTensor):
+    if not isinstance(g, cute_ext.BoundedTensor) and not kernel_maps.is_kernel_tensor(g):
         raise ext.user_error(f"{what}: the global-memory side must be a view of a @cute.experimental.kernel's "
-                             f"argument, got {type(g).__name__}", ext.DSLTypeError)
+                             f"argument or a tensor the kernel made, got {type(g).__name__}", ext.DSLTypeError)
     if getattr(s, "memspace", None) != "smem":
         raise ext.user_error(f"{what}: the other side must be a shared-memory tensor, got {s!r}", ext.DSLTypeError)
     return g, s
@@ -200,6 +203,7 @@ def _tile_copy(atom, gmem, smem, smem_layout, load: bool, share=None, **kw):
 
 def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_tx=True, share=None):
     gmem, smem = _check_pair(src, dst, what, True)
+    stage_barrier = mbar
     mbar = ext.address_of(mbar, f"{what}'s mbarrier")
     op_type = _operation(op_type or OperationTypeEnum.SM90_TMA_LOAD, what, ("SM90_TMA_LOAD", "SM100_TMA_LOAD"))
     group = op_type.cta_group
@@ -207,8 +211,14 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     ctas = CtaGroup.TWO if group == 2 else CtaGroup.ONE
     op = cpasync.CopyBulkTensorTileG2SMulticastOp(ctas) if num_multicast > 1 else cpasync.CopyBulkTensorTileG2SOp(ctas)
     layout = (cta_v_map or TileMap(None)).smem_view(smem.layout)
-    tile = _static_shape(gmem, what)
-    atom = _atom(op, gmem, layout, tile, num_multicast)
+    coords = None
+    if kernel_maps.is_kernel_tensor(gmem):
+        if num_multicast > 1 or group == 2:
+            raise ext.user_error(f"{what}: a tensor the kernel made is loaded by one CTA (no multicast, no CTA "
+                                 "pair)", ext.DSLValueError)
+        atom, coords = kernel_maps.make_atom(op, gmem, layout, getattr(cta_v_map, "tensor", None), what)
+    else:
+        atom = _atom(op, gmem, layout, _static_shape(gmem, what), num_multicast)
     if group == 2:
         bw_tma.as_pair_atom(atom)
     if expect_tx:
@@ -220,6 +230,11 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     kw = {"tma_bar_ptr": mbar}
     if mask is not None:
         kw["mcast_mask"] = mask
+    if coords is not None:
+        whole = getattr(cta_v_map, "tensor", None)   # the map's tensor (make_atom's), when it is one the kernel made
+        kernel_maps.copy_tile(atom, coords, smem, layout, True, tma_bar_ptr_source=stage_barrier,
+                              whole=whole if kernel_maps.is_kernel_tensor(whole) else None, **kw)
+        return
     _tile_copy(atom, gmem, smem, layout, True, share, **kw)
 
 
@@ -255,6 +270,11 @@ def tma_store(src, dst, *, cta_v_map=None):
     issuing thread (TMAStorePipeline waits for them)."""
     gmem, smem = _check_pair(dst, src, "tma_store", True)
     layout = (cta_v_map or TileMap(None)).smem_view(smem.layout)
+    if kernel_maps.is_kernel_tensor(gmem):
+        atom, coords = kernel_maps.make_atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout,
+                                             getattr(cta_v_map, "tensor", None), "tma_store")
+        kernel_maps.copy_tile(atom, coords, smem, layout, False)
+        return
     atom = _atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout, _static_shape(gmem, "tma_store"))
     _tile_copy(atom, gmem, smem, layout, False)
 
@@ -288,6 +308,7 @@ class _TwoSided:
 
     def __init__(self, raw, num_stages):
         self.raw_pipeline = raw
+        self.num_stages = num_stages
         self.producer_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, num_stages)
         self.consumer_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, num_stages)
 
@@ -301,7 +322,9 @@ class _TwoSided:
     def producer_acquire_and_get_stage(self):
         s = self.producer_state
         self.raw_pipeline.producer_acquire(s)
-        return StageToken(self.raw_pipeline.producer_get_barrier(s), s.index), s.index
+        barrier = self.raw_pipeline.producer_get_barrier(s)
+        kernel_maps.note_stage(barrier, s.index, self.num_stages)
+        return StageToken(barrier, s.index), s.index
 
     def producer_commit(self):
         self.raw_pipeline.producer_commit(self.producer_state)

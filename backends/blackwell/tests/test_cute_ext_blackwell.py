@@ -31,8 +31,10 @@ def helpers():
     return h
 
 
-def gemm_kernel(stages=2, acc_stages=1, mistake=None, expect_tx=True):
-    """D (M, N) = A (M, K) . B (N, K)^T, K-major, one 128x128 tile per CTA, 64 of K per stage."""
+def gemm_kernel(stages=2, acc_stages=1, mistake=None, expect_tx=True, made_in_kernel=False):
+    """D (M, N) = A (M, K) . B (N, K)^T, K-major, one 128x128 tile per CTA, 64 of K per stage. made_in_kernel: A
+    and D are tensors the kernel makes over their arguments' addresses (as a pointer-array GEMM makes each
+    batch's), so that their maps are written in the kernel's workspace."""
     import warpweave.utils as utils
 
     @cute_ext.kernel
@@ -46,6 +48,11 @@ def gemm_kernel(stages=2, acc_stages=1, mistake=None, expect_tx=True):
         bm, bn, _ = cute.arch.block_idx()
         tid, _, _ = cute.arch.thread_idx()
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if made_in_kernel:
+            mA = cute.make_tensor(cute.make_ptr(cutlass.Float16, mA.iterator.toint(), cute.AddressSpace.gmem,
+                                                assumed_align=16), cute.make_layout((256, 256), stride=(256, 1)))
+            mD = cute.make_tensor(cute.make_ptr(cutlass.Float16, mD.iterator.toint(), cute.AddressSpace.gmem,
+                                                assumed_align=16), cute.make_layout((256, 256), stride=(256, 1)))
         gA = cute.zipped_divide(mA, (128, 64))[(None, None), (bm, None)]
         gB = cute.zipped_divide(mB, (128, 64))[(None, None), (bn, None)]
         gD = cute.zipped_divide(mD, (128, 128))[(None, None), (bm, bn)]
@@ -434,3 +441,57 @@ def test_dot_block_scaled_takes_scale_factors_in_tensor_memory():
     with pytest.raises(Exception, match="sfa is a tensor in tensor memory") as e:
         run_in_kernel(body)
     assert e.value.location == (THIS, line_in(THIS, "# sf-in-registers"))
+
+
+def test_tensors_made_in_the_kernel_have_their_maps_written_in_the_workspace():
+    """A's loads and D's store name maps the kernel writes in its workspace (a template parameter completed with
+    the tensor's address, extents and strides, released to the tensormap proxy and acquired before the copy);
+    B's stay its argument's parameter slot. The compiled function takes the workspace as its last argument:
+    per CTA, one map per store site and one per stage for a load site."""
+    from warpweave.cute.experimental.host_runtime import QueryDeviceWorkspaceFunc
+
+    from warpweave._dsl.values.runtime import RuntimeTensor
+    real = [RuntimeTensor(None, (k + 1) << 24, (256, 256), (256, 1), cutlass.Float16, "cuda") for k in range(3)]
+    with target("sm_100a"):
+        compiled = cute_ext.compile(gemm_kernel(made_in_kernel=True), *real)
+    ptx = compiled.ptx
+    replaced = re.findall(r"tensormap\.replace\.tile\.(\w+)", ptx)
+    stores = count(r"cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta", ptx)   # one a subtile, unrolled
+    sites = 1 + stores                                     # A's load site (in a run-time loop) and the stores
+    assert stores >= 1 and replaced.count("global_address") == sites
+    assert count(r"fence\.proxy\.tensormap::generic\.release", ptx) == sites
+    assert count(r"fence\.proxy\.tensormap::generic\.acquire", ptx) == sites
+    assert count(r"cp\.async\.bulk\.tensor\.\dd\.shared::cluster\.global\.mbarrier", ptx) == 2   # A's and B's
+    # a load's map has a place per pipeline stage (rewritten once the stage's earlier load completed); a
+    # store's map is rewritten after the earlier stores completed (not only read shared memory)
+    assert count(r"cp\.async\.bulk\.wait_group \d", ptx) >= stores
+    ctas, stages = 4, 2   # the 2 x 2 grid, gemm_kernel's stages
+    req = compiled.get_aux_func(QueryDeviceWorkspaceFunc)(*real)
+    assert req.size_in_bytes == (stages + stores) * 128 * ctas and req.alignment == 64
+    with pytest.raises(Exception, match="device workspace"):   # the workspace argument left out
+        compiled.prepare(*real)
+    # the kernel's workspace parameter is computed from the call's last argument (the maps' templates need the
+    # driver's encoder: the bytes are checked in tests/python/test_device_workspace.py)
+    (launch,) = compiled.launches
+    hosts = [compiled.host_arguments[p.source] for p in launch.params if p.kind == "host"]
+    assert [h.tensor_index for h in hosts].count("workspace") == 1
+
+
+def test_a_made_tensor_is_loaded_by_one_cta():
+    with target("sm_100a"), pytest.raises(Exception, match="made in the kernel|one CTA") as e:
+        @cute_ext.kernel
+        def k(mA: cute.Tensor):
+            mbar = cute_ext.allocate(cutlass.Int64, cute.AddressSpace.smem, cute.make_layout(1), alignment=8)
+            s = cute_ext.allocate(cutlass.Float16, cute.AddressSpace.smem, cute.make_layout((64, 64)),
+                                  alignment=1024)
+            m = cute.make_tensor(cute.make_ptr(cutlass.Float16, mA.iterator.toint(), cute.AddressSpace.gmem,
+                                               assumed_align=16), cute.make_layout((64, 64), stride=(64, 1)))
+            vmnk = cute.make_layout((1, 2, 1, 1))
+            cute_ext.tma_load_multicast(m, s, mbar.iterator, vmnk_layout=vmnk)
+
+        @cute_ext.jit
+        def launch(mA: cute.Tensor):
+            k(mA).launch(grid=(2, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1))
+
+        cute_ext.compile(launch, operands()[0])
+    assert "one CTA" in str(e.value)

@@ -41,6 +41,7 @@ class KernelState:
     add_parameter: Any = None
     tensor_arguments: list = field(default_factory=list)
     late_parameters: dict = field(default_factory=dict)  # (producer, attributes) -> DeviceHostArgument
+    workspace: list = field(default_factory=list)  # bytes per CTA of each device workspace request (workspace.py)
 
 
 @dataclass
@@ -58,6 +59,7 @@ class TraceState:
     next_host_symbol: int = 1
     kernel_params: dict = field(default_factory=dict)  # kernel name -> its parameters
     kernel_smem: dict = field(default_factory=dict)    # kernel name -> shared memory bytes it carved
+    kernel_workspace: dict = field(default_factory=dict)  # kernel name -> device workspace bytes per CTA
     host_arguments: dict = field(default_factory=dict)  # id -> HostArgument (host_arguments.py)
     host_actions: list = field(default_factory=list)    # host-side work at each call (host_actions.py)
     host_values: dict = field(default_factory=dict)     # host symbol id -> the value being compiled for, if known

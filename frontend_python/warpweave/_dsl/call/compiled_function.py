@@ -17,7 +17,7 @@ from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, e
 from ..registry import compile_only
 from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
-from . import native_call
+from . import native_call, workspace as _workspace
 from .arg_kind import HostStream
 
 
@@ -140,20 +140,36 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             check_guards(self.host_guards, env)
         return read, values
 
+    def launch_grids(self, args, kwargs) -> list:
+        """(launch, grid) of each launch a call with these arguments makes."""
+        (env, _, scalars, _, _), values = self._read_call(args, kwargs)
+        return [(l, launch_dims(l, env)[0]) for l in launches_of_call(self.launches, values, env, scalars)
+                if not l.predicates or all(env[sid] for sid in l.predicates)]
+
+    def get_aux_func(self, kind, **kwargs):
+        """An auxiliary function of this compiled function (call/workspace.py: QueryDeviceWorkspaceFunc)."""
+        return _workspace.aux_function(self, kind, **kwargs)
+
     def check_launches(self, *args, **kwargs) -> None:
         """What a call checks before it launches, without launching (a compile-only call): the arguments, and
         each launch's grid, block, cluster and shared memory evaluated for them."""
-        (env, _, scalars, _, _), values = self._read_call(args, kwargs)
-        for l in launches_of_call(self.launches, values, env, scalars):
-            if l.predicates and not all(env[sid] for sid in l.predicates):
-                continue  # under a host `if` whose branch this call does not take
-            grid = launch_dims(l, env)[0]
+        if _workspace.takes_workspace(self):
+            args, ws = _workspace.split(self, args)
+        grids = self.launch_grids(args, kwargs)
+        for l, grid in grids:
             if l.static_grid is None:
                 check_call_grid(l.kernel, grid)
+        if _workspace.takes_workspace(self):
+            _workspace.check(ws, _workspace.needed_bytes(grids))
 
     def prepare(self, *args, **kwargs):
         """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
+        if _workspace.takes_workspace(self):
+            args, ws = _workspace.split(self, args)
+            tensors_ws = _workspace.check(ws, _workspace.needed_bytes(self.launch_grids(args, kwargs)))
         (env, ptrs, scalars, streams, tensors), values = self._read_call(args, kwargs)
+        if _workspace.takes_workspace(self):
+            tensors[_workspace.ARGUMENT] = tensors_ws
         hosts = {hid: h.value(tensors[h.tensor_index], env) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
@@ -218,7 +234,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 except _core.CudaError as e:
                     raise cuda_error(e, user_location(2)) from None
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
-        if (self.host_actions or compile_only.current() is not None) and host_side(self, args, kwargs):
+        own = _workspace.split(self, args)[0] if _workspace.takes_workspace(self) else args
+        if (self.host_actions or compile_only.current() is not None) and host_side(self, own, kwargs):
             self.check_launches(*args, **kwargs)
             return None  # a compile-only run: the launches are not made
         for launch in self.prepare(*args, **kwargs):
@@ -235,7 +252,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         (native_call.py) is built from the same plan."""
         self._native = None
         self._load()
-        if not self.launches or self.host_actions or any(not g.divisor for g in self.host_guards) \
+        if not self.launches or self.host_actions or _workspace.takes_workspace(self) \
+                or any(not g.divisor for g in self.host_guards) \
                 or any(l.static_block is None or not isinstance(l.smem, int)
                        or has_dynamic_cluster(l) for l in self.launches):  # the fast paths launch fixed clusters
             return False

@@ -12,6 +12,7 @@ from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base import ir_values
 from ..base.ir_values import host_number
+from ..host.host_values import HostValue, ReadAddress
 from ..values.jit_argument import HostAddress
 from ..values.numeric import Int64, Numeric, dtype as dtype_of
 from ..values.runtime import AddressSpace, make_ptr as runtime_make_ptr
@@ -41,6 +42,11 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
         # a pointer value a JitArgument gave the host side: the address each call's object holds
         align = assumed_align or max(1, dtype.width // 8)
         return Pointer(None, dtype, GMEM, align, host=host_number(value).key, wide=True)
+    if st.kernel is None and isinstance(value, Numeric) and isinstance(value._v, HostValue):
+        # an address read from tensor elements on the host (a table of device pointers): a placeholder whose
+        # tensors the host side computes layouts with; a kernel gets no such pointer (kernel_trace refuses it)
+        align = assumed_align or max(1, dtype.width // 8)
+        return Pointer(None, dtype, mem_space.name, align, host=ReadAddress(user_location(2)), wide=True)
     if st.kernel is None:
         raise DSLTypeError("cute.make_ptr makes a pointer in device code; the host side of a @cute.jit function "
                            "gets its pointers as arguments (cute.runtime.make_ptr outside the function)",

@@ -145,6 +145,8 @@ def evaluate(x, values, env):
                 raise DSLValueError("a host-side value was used before the call read it", None)
             r = v.fn(*[evaluate(a, values, env) for a in v.args])
             slots[key] = r if isinstance(r, Numeric) else t(r)
+        if isinstance(slots[key], Unread):
+            raise slots[key].error
         return slots[key]
     if isinstance(v, HostRef):
         a = values[v.arg_index]
@@ -283,7 +285,9 @@ def _memory_ref(ptr):
 
 
 class HostLoad:
-    """An element read of the host side: the call's value goes into the value's slot."""
+    """An element read of the host side: the call's value goes into the value's slot. A read the call cannot make
+    (device memory) fails where its value is used, not before: a value never used (a pointer read from a table of
+    device addresses whose tensor serves only for its layout, on the host) costs nothing, as if not read."""
 
     def __init__(self, ref, dtype, offset, slot, where):
         self.ref, self.dtype, self.offset, self.slot, self.where = ref, dtype, offset, slot, where
@@ -293,7 +297,28 @@ class HostLoad:
         try:
             _slots()[self.slot] = HostMemory(self.ref, self.dtype, values, env).read(off)
         except DSLValueError as e:
-            raise DSLValueError(str(e), self.where) from None
+            _slots()[self.slot] = Unread(DSLValueError(str(e), self.where))
+
+
+class Unread:
+    """The slot of a read the call could not make: the error its use raises."""
+
+    def __init__(self, error):
+        self.error = error
+
+
+class ReadAddress:
+    """The host-side placeholder of a pointer made (cute.make_ptr) from a value read from tensor elements: its
+    tensors have layouts the host side computes with; the address itself is never known while tracing, and a
+    kernel takes its pointers from arguments."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def error(self, where):
+        return DSLTypeError(f"a pointer made on the host side from a value read from tensor elements (at "
+                            f"{self.where[0]}:{self.where[1]}) cannot be passed to a kernel: pass the tensor that "
+                            "holds the address and make the pointer in the kernel", where)
 
 
 class HostStore:

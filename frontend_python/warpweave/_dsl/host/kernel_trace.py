@@ -17,6 +17,7 @@ from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_loc
 from ..atoms.host_arguments import DeviceHostArgument, HostArgument
 from ..base.launch_config import launch_config
 from . import host_program
+from .host_values import ReadAddress
 from .launch_plan import Launch, Param, SCALAR_FMT
 from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
@@ -38,6 +39,8 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
     elif isinstance(obj, Tensor):
         it = obj.iterator
         if isinstance(it, Pointer):
+            if isinstance(it.host, ReadAddress):
+                raise it.host.error(user_location(4))
             if it.host is not None:
                 ptrs.setdefault(it.host, it)
             if not isinstance(it.offset, int):
@@ -46,6 +49,8 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
             syms.update(_core.symbols_of(it.base))
         syms.update(_core.symbols_of(obj.layout))
     elif isinstance(obj, Pointer):  # a pointer argument (cute.runtime.make_ptr) passed to the kernel as it is
+        if isinstance(obj.host, ReadAddress):
+            raise obj.host.error(user_location(4))
         if obj.host is not None:
             ptrs.setdefault(obj.host, obj)
         if not isinstance(obj.offset, int):
@@ -288,6 +293,9 @@ class KernelLaunch:
             launch.programmatic_event_trigger_at_block_start = bool(c.programmatic_event_trigger_at_block_start)
         launch.preferred_cluster = cluster_d if fallback_d is not None else None
         launch.where = user_location(2)  # a call whose arguments give this launch no grid is refused naming it
+        launch.function = f"{self.kernel.fn.__module__}.{self.kernel.fn.__qualname__}"
+        if launch.kernel in st.kernel_workspace:  # bytes per CTA; the call passes it (call/workspace.py)
+            launch.workspace = st.kernel_workspace[launch.kernel]
         if any(not isinstance(x, int) for x in launch.cluster or ()):  # checked at each call against it
             launch.max_cluster_size = launch_limits.target_limits(st.target).get("max_cluster_size", 0)
         st.launches.append(launch)
@@ -403,6 +411,8 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         kernel.rewritten(*dargs, **dkwargs)
         b.end_function()
         st.kernel_smem[name] = st.kernel.smem_bytes
+        if st.kernel.workspace:
+            st.kernel_workspace[name] = sum(st.kernel.workspace)
     finally:
         st.kernel = None
     st.kernel_params[name] = params

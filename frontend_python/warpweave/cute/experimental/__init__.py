@@ -10,6 +10,7 @@ are the backends' `iket.<name>`."""
 import sys
 
 from ..._dsl.atoms.atoms import namespace
+from ..._dsl.call.workspace import AllocationRequirement, QueryDeviceWorkspaceFunc
 from . import iket_events
 from .bounded import BoundedTensor
 from .kernels import claim_parameter, compile, current_kernel, jit, kernel  # noqa: A004
@@ -17,7 +18,10 @@ from .ops import allocate, copy, dot, partition, partition_and_copy, register_al
 
 iket = namespace(__name__ + ".iket", "iket", {n: getattr(iket_events, n) for n in iket_events.__all__})
 sys.modules[iket.__name__] = iket
-host_runtime = namespace(__name__ + ".host_runtime", "cute_ext.host_runtime")
+# host_runtime: the compiled functions' auxiliary functions (a kernel's device workspace), then the backends' names
+host_runtime = namespace(__name__ + ".host_runtime", "cute_ext.host_runtime",
+                         {"QueryDeviceWorkspaceFunc": QueryDeviceWorkspaceFunc,
+                          "AllocationRequirement": AllocationRequirement})
 sys.modules[host_runtime.__name__] = host_runtime
 _backend_names = namespace(__name__, "cute_ext")
 
