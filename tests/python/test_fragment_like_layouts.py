@@ -87,3 +87,15 @@ def test_rmem_tensor_like_of_a_broadcast_tensor_holds_only_its_distinct_values()
         layout = _layout("(((4,(2,2)),4),2,1,1,(4,1)):(((1,(0,16)),32),0,0,0,(0,0))")
         assert cute.make_rmem_tensor_like(layout, cutlass.BFloat16).layout.cosize() == 32
         assert cute.make_fragment_like(layout, cutlass.BFloat16).layout.cosize() == 160
+
+
+def test_bad_sources_name_the_users_line():
+    from warpweave._dsl.base.errors import DSLTypeError
+
+    with trace.tracing(trace.TraceState(target={"name": "sm_100a"})):
+        with pytest.raises(DSLTypeError, match=r"test_fragment_like_layouts\.py:\d+: make_rmem_tensor_like of a "
+                                               r"layout needs dtype="):
+            cute.make_rmem_tensor_like(_layout("(4,8):(8,1)"))
+        with pytest.raises(DSLTypeError, match=r"test_fragment_like_layouts\.py:\d+: make_rmem_tensor_like expects "
+                                               r"a Tensor, Layout or TensorSSA, got int"):
+            cute.make_rmem_tensor_like(3)

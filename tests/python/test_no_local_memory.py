@@ -16,7 +16,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from dsl_helpers import fresh_compilations, target  # noqa: F401
+from dsl_helpers import fresh_compilations, requires_gpu, target  # noqa: F401
 
 import warpweave as cutlass
 import warpweave.cute as cute
@@ -126,3 +126,31 @@ def test_broadcast_mode_indexed_at_runtime_stays_in_registers(fresh_compilations
         c = cute.compile(_broadcast_scales(), from_dlpack(np.zeros(256, np.float32)),
                          from_dlpack(np.zeros((32, 8), np.float32).T), cutlass.Int32(3))
     _assert_registers_only(c.ptx, "sm_100a", tmp_path)
+
+
+@requires_gpu
+def test_int4_values_and_broadcast_scales_on_the_gpu():
+    """The values the two kernels compute: each nibble's signed value times its scale (exact in bf16), and n steps of
+    summing the broadcast scales."""
+    import torch
+
+    rows = 2
+    rng = np.random.default_rng(3)
+    nibbles = rng.integers(-8, 8, (32, rows, 8))
+    words = np.zeros((rows, 32), np.int64)
+    for j in range(8):
+        words |= (nibbles.transpose(1, 0, 2)[:, :, j] & 15).astype(np.int64) << (4 * j)
+    scale = rng.choice([0.5, 1.0, -2.0], 8 * rows).astype(np.float32)
+    x = torch.tensor(words.astype(np.uint32).view(np.int32).reshape(-1), device="cuda")
+    sc, out = torch.tensor(scale, device="cuda"), torch.full((256 * rows,), float("nan"), device="cuda")
+    _int4_to_bf16(rows)(from_dlpack(x), from_dlpack(sc), from_dlpack(out))
+    got = out.cpu().numpy().reshape(8 * rows, 32)
+    # Thread t read column t + 1's words; value i of a thread is nibble i % 8 of its word i // 8.
+    src = np.roll(nibbles, -1, axis=0)
+    want = np.stack([src[:, i // 8, i % 8] * scale[i] for i in range(8 * rows)])
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+
+    vals = torch.randn(256, device="cuda")
+    acc = torch.full((32, 8), float("nan"), device="cuda")
+    _broadcast_scales()(from_dlpack(vals), from_dlpack(acc.T), cutlass.Int32(5))
+    np.testing.assert_allclose(acc.cpu().numpy(), 5 * vals.cpu().numpy().reshape(8, 32).T, rtol=1e-6)
