@@ -106,13 +106,20 @@ def accumulator(name, direction, f16_allowed):
               layout_tv=LAYOUT_C, registers_expr="dregs")
 
 
-def ab_operands(k):
+# The operand kind of the block-scaled MMAs' A and B (python/adapters.py): registers whose fragment takes the element
+# type of the partition it is made from, as CuTe DSL's block-scaled warp MMAs make theirs. Their mixed FP4 x FP8
+# GEMMs hold the 4-bit operand unpacked in bytes (an Int8 tensor) and move each value within its byte before the
+# MMA; a fragment of the atom's 4-bit type would instead convert the bytes to FP4 numbers.
+PARTITION_TYPED_KIND = "registers_of_partition_type"
+
+
+def ab_operands(k, kind=None):
     a_layout, b_layout = (LAYOUT_A_K32, LAYOUT_B_K32) if k == 32 else (LAYOUT_A_K64, LAYOUT_B_K64)
     a_values, b_values = (16, 8) if k == 32 else (32, 16)
     return [op("a", "REGISTERS", element_type="{a}", values=a_values, registers=4, register_type="b32",
-               layout_tv=a_layout),
+               layout_tv=a_layout, kind=kind),
             op("b", "REGISTERS", element_type="{b}", values=b_values, registers=2, register_type="b32",
-               layout_tv=b_layout)]
+               layout_tv=b_layout, kind=kind)]
 
 
 def f8f6f4_family():
@@ -183,8 +190,8 @@ def block_scaled_family(fid, *, kind, k, python_name, ab_types, sf_vec, signatur
             python_signature=signature,
             python_defaults={"acc_dtype": "Float32", "shape_mnk": f"(16,8,{k})"},
             shape_mnk=f"(16,8,{k})", thr_id="32:1",
-            operands=[accumulator("d", "OUT", False), *ab_operands(k), accumulator("c", "IN", False),
-                      op("scale_a", "SCALAR"), op("scale_b", "SCALAR")],
+            operands=[accumulator("d", "OUT", False), *ab_operands(k, PARTITION_TYPED_KIND),
+                      accumulator("c", "IN", False), op("scale_a", "SCALAR"), op("scale_b", "SCALAR")],
             attributes=scale_attributes(vec_of),
             ptx_template=(f"mma.sync.aligned.m16n8k{k}.row.col.kind::{kind}.block_scale.scale_vec::{{vec}}X.f32."
                           f"{{{PTX_A}}}.{{{PTX_B}}}.f32.{{sf}} {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, "

@@ -77,6 +77,11 @@ void mark_calls_convergent(llvm::Module& module);
 // at the pipeline's start, taken out after its last optimisation.
 void add_loop_iteration_fences(llvm::PassBuilder& builder);
 
+// --- sub_byte_vectors.cpp (LLVM only) ----------------------------------------------------------------------------
+// Elements of vectors of 2- to 7-bit integers read as bit fields of an integer view, after the last optimisation
+// (see the file): NVPTX would extract them through a stack slot it leaves in the frame.
+void read_sub_byte_elements_as_bits(llvm::Module& module);
+
 // --- nvptxcompiler.cpp / nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.
 struct CubinRequest {

@@ -217,6 +217,7 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
   mark_calls_convergent(*module);
   optimize(*module, *machine, opt_level);
   if (diags.error_count) return fail(Stage::llvm, {});
+  read_sub_byte_elements_as_bits(*module);
   if (options.want_llvm_ir) {
     result.llvm_ir.clear();
     llvm::raw_string_ostream os(result.llvm_ir);

@@ -363,3 +363,29 @@ def test_fragments_carried_through_the_main_loop_stay_whole_registers(case, fres
     widened = [line for line in body if re.match(r"cvt\.u32\.u(8|16)\b", line)]
     assert len(widened) <= (0 if k // vec == 4 else 2), widened
     assert ".local" not in c.ptx
+
+
+# make_fragment_A / make_fragment_B of the block-scaled MMAs in CuTe DSL 4.8.1 (sm_120a): the partition's element
+# type, an unsigned integer one as the signed type of its width, whatever the atom's A and B types.
+FRAGMENT_TYPES = {cutlass.Int8: cutlass.Int8, cutlass.Uint8: cutlass.Int8, cutlass.Uint16: cutlass.Int16,
+                  cutlass.Float16: cutlass.Float16, cutlass.Float32: cutlass.Float32,
+                  cutlass.Float8E4M3FN: cutlass.Float8E4M3FN}
+
+
+@pytest.mark.parametrize("kind", ["mxf8f6f4", "mxf8", "mxf4"])
+def test_fragments_take_the_partitions_element_type(kind):
+    """A mixed FP4 x FP8 GEMM keeps the 4-bit operand unpacked in an Int8 shared tensor and shifts each value within
+    its byte before the MMA: its fragment must hold those bytes, not the bytes converted to FP4 numbers (which cost
+    the ping-pong GEMM 2008 bytes of spills)."""
+    ops = {"mxf8f6f4": lambda: W.MmaMXF8F6F4Op(cutlass.Float4E2M1FN, cutlass.Float8E4M3FN, cutlass.Float32,
+                                               cutlass.Float8E8M0FNU),
+           "mxf8": lambda: W.MmaMXF8Op(cutlass.Float8E4M3FN, cutlass.Float32, cutlass.Float8E8M0FNU),
+           "mxf4": lambda: W.MmaMXF4Op(cutlass.Float4E2M1FN, cutlass.Float32, cutlass.Float8E8M0FNU)}
+    with _sm120():
+        tm = cute.make_tiled_mma(ops[kind](), cute.make_layout((2, 2, 1)))
+        thr = tm.get_slice(0)
+        for src, want in FRAGMENT_TYPES.items():
+            t = cute.make_rmem_tensor(cute.make_layout((128, 64)), src)
+            a, b = tm.make_fragment_A(thr.partition_A(t)), tm.make_fragment_B(thr.partition_B(t))
+            assert (a.element_type, b.element_type) == (want, want), (kind, src)
+            assert str(a.layout) == str(cute.make_fragment_like(thr.partition_A(t)).layout)

@@ -74,57 +74,68 @@ def make_rmem_tensor(layout_or_shape, dtype):
 make_fragment = make_rmem_tensor
 
 
+def _leaves(t) -> list:
+    return [x for e in t for x in _leaves(e)] if isinstance(t, tuple) else [t]
+
+
+def _like(profile, it):
+    return tuple(_like(e, it) for e in profile) if isinstance(profile, tuple) else next(it)
+
+
+def _compact_in_order(extents: list, keys: list) -> list:
+    """Compact strides of leaves taken in the order of their keys (CuTe's compact_order): a leaf's stride is the
+    product of the extents of the leaves of smaller key, so leaves of one key share a stride, as they do in CuTe
+    DSL's fragments. A dynamic key (None) ranks after every static one, in leaf order."""
+    ranks = [(0, k) if k is not None else (1, i) for i, k in enumerate(keys)]
+    out = []
+    for r in ranks:
+        d = 1
+        for e, q in zip(extents, ranks):
+            d = d * e if q < r else d
+        out.append(d)
+    return out
+
+
+def _static(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _fragment_layout(layout):
-    """CuTe's make_fragment_like: mode 0 compact column-major (keeping its stride-0 leaves at 0, as an atom's
-    broadcast values need no registers), the other modes compact in the order of their strides."""
+    """CuTe's make_fragment_like: mode 0 compact column-major (its stride-0 leaves stay 0, as an atom's broadcast
+    values need no registers), the other modes compact after it in the order of their strides."""
     layout = outer_of(layout)
     shape = layout.shape
     if not isinstance(shape, tuple) or len(shape) <= 1 or not isinstance(_core.product(shape), int):
         return _core.make_layout(shape)
-    mode0 = _core.get(layout, [0])
-    first = _core.make_layout(mode0.shape, _compact_keeping_zeros(mode0.shape, mode0.stride))
-    rest_shape, rest_stride = tuple(shape[1:]), tuple(layout.stride[1:])
-    rest = _core.make_ordered_layout(rest_shape, _order_of(rest_stride))
-    return _core.tiled_product(first, rest)
+    first_extents, first_strides = _leaves(shape[0]), _leaves(layout.stride[0])
+    first, run = [], 1
+    for e, d in zip(first_extents, first_strides):
+        live = e != 1 and not (_static(d) and d == 0)
+        first.append(run if live else 0)
+        run = run * e if live else run
+    rest_extents, rest_strides = _leaves(shape[1:]), _leaves(layout.stride[1:])
+    rest = _compact_in_order(rest_extents, [d if _static(d) else None for d in rest_strides])
+    rest = [0 if e == 1 else run * d for e, d in zip(rest_extents, rest)]
+    return _core.make_layout(shape, (_like(shape[0], iter(first)),) + _like(shape[1:], iter(rest)))
 
 
-def _compact_keeping_zeros(shape, stride):
-    run = [1]
-
-    def walk(sh, st):
-        if isinstance(sh, tuple):
-            return tuple(walk(a, b) for a, b in zip(sh, st))
-        if isinstance(st, int) and st == 0:
-            return 0
-        d = run[0]
-        run[0] *= sh
-        return d
-
-    return walk(shape, stride)
-
-
-def _order_of(stride):
-    """The rank of each leaf of a stride among all leaves (stable), as CuTe's compact_order uses it."""
-    leaves = []
-
-    def walk(s):
-        if isinstance(s, tuple):
-            for x in s:
-                walk(x)
-        else:
-            leaves.append(abs(s) if isinstance(s, int) else 1 << 40)
-
-    walk(stride)
-    ranks = sorted(range(len(leaves)), key=lambda i: (leaves[i], i))
-    order = [0] * len(leaves)
-    for r, i in enumerate(ranks):
-        order[i] = r
-    it = iter(order)
-
-    def build(s):
-        return tuple(build(x) for x in s) if isinstance(s, tuple) else next(it)
-
-    return build(stride)
+def _layout_like(layout):
+    """CuTe's make_layout_like (what make_rmem_tensor_like gives a layout or tensor): compact in the order of the
+    strides, stride-0 leaves kept at 0. A broadcast mode of the source (a scale repeated along a tile) takes no
+    registers, so that indexing it at a runtime coordinate stays a static offset and the fragment stays in
+    registers."""
+    layout = outer_of(layout)
+    shape = layout.shape
+    extents, strides = _leaves(shape), _leaves(layout.stride)
+    if not all(_static(e) for e in extents):
+        return _core.make_layout(shape)
+    live = [i for i, (e, d) in enumerate(zip(extents, strides)) if e != 1 and not (_static(d) and d == 0)]
+    compact = _compact_in_order([extents[i] for i in live], [strides[i] if _static(strides[i]) else None
+                                                             for i in live])
+    out = [0] * len(extents)
+    for i, d in zip(live, compact):
+        out[i] = d
+    return _core.make_layout(shape, _like(shape, iter(out)) if isinstance(shape, tuple) else out[0])
 
 
 def make_fragment_like(src, dtype=None):
@@ -144,7 +155,18 @@ def make_fragment_like(src, dtype=None):
 
 
 def make_rmem_tensor_like(src, dtype=None):
-    """A register tensor shaped like `src` (a Tensor, a Layout, or a TensorSSA), of src's element type or dtype."""
+    """A register tensor shaped like `src` (a Tensor, a Layout, or a TensorSSA), of src's element type or dtype:
+    a TensorSSA's shape compact, a layout's (or tensor's) in the order of its strides (_layout_like)."""
     if isinstance(src, TensorSSA):
         return make_rmem_tensor(src.shape, dtype_of(dtype) if dtype is not None else src.dtype)
-    return make_fragment_like(src, dtype_of(dtype) if dtype is not None else None)
+    if isinstance(src, Tensor):
+        dtype = dtype_of(dtype) if dtype is not None else src.element_type
+        if dtype is None:
+            raise DSLTypeError("make_rmem_tensor_like of a coordinate tensor needs dtype=", user_location(2))
+        return make_rmem_tensor(_layout_like(src.layout), dtype)
+    if isinstance(src, (Layout, ComposedLayout)):
+        if dtype is None:
+            raise DSLTypeError("make_rmem_tensor_like of a layout needs dtype=", user_location(2))
+        return make_rmem_tensor(_layout_like(src), dtype_of(dtype))
+    raise DSLTypeError(f"make_rmem_tensor_like expects a Tensor, Layout or TensorSSA, got {type(src).__name__}",
+                       user_location(2))
