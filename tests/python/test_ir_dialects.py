@@ -386,3 +386,24 @@ def test_for_generate_is_a_loop_of_the_kernel_and_yield_out_ends_its_body():
     with target("sm_80"):
         c = cute.compile(h, x, x, cutlass.Int32(16))
     assert "scf.for" in c.ir and c.ir.count("scf.for") == 1
+
+
+def test_mlir_helpers_op_names_the_dsls_own_files_and_materializes_its_roots_at_the_first_question():
+    """QuACK resets `_DSL_PACKAGE_ROOT(S)` to a fresh process's state, asks once and expects the roots back: the
+    DSL's own files (its package, a backend's Python) are framework frames; a user's file and a sibling folder
+    whose name only begins like the package's are not."""
+    import warpweave._mlir_helpers.op as op
+    from warpweave._dsl.host import kernel_trace
+
+    saved = (op._DSL_PACKAGE_ROOT, op._DSL_PACKAGE_ROOTS)
+    try:
+        op._DSL_PACKAGE_ROOT, op._DSL_PACKAGE_ROOTS = "", None
+        op._is_framework_frame.cache_clear()
+        assert op._is_framework_frame(kernel_trace.__file__)
+        assert op._DSL_PACKAGE_ROOTS is not None and op._DSL_PACKAGE_ROOT == op._DSL_PACKAGE_ROOTS[0]
+        assert not op._is_framework_frame(__file__)
+        assert not op._is_framework_frame(op._DSL_PACKAGE_ROOT + "_other/x.py")
+        assert not op._is_framework_frame("")
+    finally:
+        op._DSL_PACKAGE_ROOT, op._DSL_PACKAGE_ROOTS = saved
+        op._is_framework_frame.cache_clear()

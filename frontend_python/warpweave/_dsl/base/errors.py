@@ -97,6 +97,11 @@ def register_library_dir(path: str) -> None:
         is_user_file.cache_clear()
 
 
+def library_dirs() -> tuple[str, ...]:
+    """The folders of library code (each ending in a separator): the package's own and those registered."""
+    return tuple(_LIBRARY_DIRS)
+
+
 @functools.lru_cache(maxsize=1)
 def _stdlib_dirs() -> tuple[list[str], list[str]]:
     """Python's own library (a mistake found in a callback that re or functools runs is not there), and the
