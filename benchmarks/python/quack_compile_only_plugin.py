@@ -1,6 +1,7 @@
 """A pytest plugin (quack_tests.py --compile-only): QuACK's own tests on a machine without a GPU, under warpweave's
 compile-only mode. The tests' CUDA tensors are made on the CPU (their device arguments, .cuda() and .to("cuda")
-are rewritten by a torch function mode), torch reports one device of the capability QUACK_ARCH names (sm_90 unless
+are rewritten by a torch function mode, random generators asked for on CUDA are made on the CPU, and a tensor says
+it is a CUDA one), torch reports one device of the capability QUACK_ARCH names (sm_90 unless
 set), ops that QuACK registers for CUDA serve the CPU too, and each test runs inside compile_only(): QuACK's host
 code runs, its kernels trace, compile and assemble, and the first launch ends the test. A test that reaches it (or
 ends without launching) passes; one whose kernel does not trace or compile fails with the error at QuACK's line.
@@ -69,6 +70,20 @@ class CudaOnCpu(TorchFunctionMode):
             args = tuple(_on_cpu(a) if isinstance(a, (str, torch.device)) else a for a in args)
         return func(*args, **kwargs)
 
+
+class _Generator(torch.Generator):
+    """A random generator asked for on CUDA is made on the CPU, where the tensors it fills live."""
+
+    def __new__(cls, device="cpu"):
+        return super().__new__(cls, _on_cpu(device))
+
+    def __init__(self, device="cpu"):
+        pass
+
+
+torch.Generator = _Generator
+# Every tensor of a test stands for a CUDA one (its host-side checks assert so before a launch).
+torch.Tensor.is_cuda = property(lambda self: self.device.type in ("cuda", "cpu"))
 
 _custom_op = torch.library.custom_op
 
