@@ -407,3 +407,21 @@ def test_mlir_helpers_op_names_the_dsls_own_files_and_materializes_its_roots_at_
     finally:
         op._DSL_PACKAGE_ROOT, op._DSL_PACKAGE_ROOTS = saved
         op._is_framework_frame.cache_clear()
+
+
+def test_mlir_helpers_math_rcp_of_dsl_numbers_exact_or_approximate():
+    """QuACK's sigmoid: cutlass._mlir_helpers.math.rcp(x, approx=True, ftz=True) of a Float32 is the hardware's
+    approximate reciprocal; without approx it is the correctly rounded 1/x; a constant folds exactly; ftz without
+    approx is refused at the user's line. The dialect's ops stay reachable under their own names."""
+    from warpweave._mlir_helpers import math as mm
+
+    assert float(mm.rcp(Float32(4.0)).value) == 0.25 and float(mm.rcp(Float32(-0.5), approx=True).value) == -2.0
+    assert mm.exp2 is mmath.exp2
+
+    def body(out, t):
+        x = Float32(t) + 1.0
+        out[t] = Int32(mm.rcp(x, approx=True, ftz=True) * 1000.0 + mm.rcp(x) * 1000.0)
+
+    ptx = compile_body(body).ptx
+    assert "rcp.approx.ftz.f32" in ptx and re.search(r"\b(rcp\.rn\.f32|div\.rn\.f32)", ptx), ptx[-2000:]
+    raises_at(cutlass.DSLError, "ftz= needs approx", "FTZ", lambda out, t: mm.rcp(Float32(t), ftz=True))  # FTZ
