@@ -238,8 +238,8 @@ def test_quack_tests_compile_only_runs_quacks_own_tests_without_a_gpu(quack_src,
 
 def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda_ones():
     """The compile-only plugin's stand-ins: a generator asked for on CUDA is a torch.Generator on the CPU that
-    reproduces its seed's stream, and a test's tensors (made on the CPU for CUDA) say they are CUDA tensors, as
-    QuACK's host-side checks assert before a launch."""
+    reproduces its seed's stream, a test's tensors (made on the CPU for CUDA) say they are CUDA tensors, as QuACK's
+    host-side checks assert before a launch, and torch.compile runs the function eagerly."""
     script = textwrap.dedent("""
         import sys
         sys.path.insert(0, PLUGIN_DIR)
@@ -252,6 +252,11 @@ def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda
                           dtype=torch.int32, device="cuda")
         assert torch.equal(a, b) and a.device.type == "cpu"
         assert a.is_cuda and torch.empty(2, device="cuda").is_cuda
+        # torch.compile (a test's reference) runs eagerly on the stand-ins, decorator with options or not
+        f = torch.compile(lambda x: torch.softmax(x.float(), -1))
+        g = torch.compile(dynamic=True)(lambda x: x * 2)
+        x = torch.randn(4, 8, device="cuda")
+        assert torch.equal(f(x), torch.softmax(x, -1)) and torch.equal(g(x), x * 2)
         print("stand-ins ok")
     """)
     plugin_dir = os.path.join(ROOT, "benchmarks", "python")
