@@ -352,3 +352,42 @@ def test_a_primitive_of_a_later_generation_in_a_fresh_process(tmp_path):
     assert location == [str(script), line], (location, message)
     assert "primitives.mbarrier_try_wait_parity" in message and "sm_90a" in message and "sm_80" in message, message
     assert out["sm_90a"] == "compiled", out
+
+
+def test_prmt_modes_and_operands():
+    """prims.prmt(lo, selector, mode, hi=): one byte permute of the word pair (hi 0 when not given), of Int32,
+    Uint32 or int operands, its mode as the instruction's qualifier (none for DEFAULT)."""
+    def body(gF, gI, tidx, smem):
+        w = cutlass.Uint32(gI[tidx])
+        gI[tidx] = prims.prmt(w, 0x4140, prims.PermuteMode.DEFAULT, hi=0) + \
+            prims.prmt(w, 0x3210, prims.PermuteMode.ECL, hi=cutlass.Int32(tidx)) + \
+            prims.prmt(0xDEADBEEF, tidx, prims.PermuteMode.RC16)
+
+    ptx = ptx_of(body)
+    found = sorted(i.split()[0] for i in instructions(ptx, "prmt"))
+    assert found == ["prmt.b32", "prmt.b32.ecl", "prmt.b32.rc16"], found
+    with pytest.raises(cutlass.DSLError, match="prmt: lo must be a 32-bit integer") as e:
+        ptx_of(lambda gF, gI, tidx, smem: prims.prmt(cutlass.Float32(1.0), 0, prims.PermuteMode.DEFAULT))  # FLOAT
+    assert e.value.location == (THIS, line_in(THIS, "# FLOAT"))
+
+
+def test_convert_and_pack_integer_saturating_widths_and_signedness():
+    """prims.convert_and_pack_integer(a, b, type, src_c=, is_signed=): the saturating pack of two 32-bit integers
+    into 16, 8, 4 or 2 bits each, signed or not (a signless type needs is_signed); below 16 bits the rest of the
+    word comes from src_c."""
+    from warpweave.cutlass_dsl import T
+
+    def body(gF, gI, tidx, smem):
+        x = cutlass.Int32(gI[tidx])
+        gI[tidx] = prims.convert_and_pack_integer(x, x, T.i16(), is_signed=True) + \
+            prims.convert_and_pack_integer(x, tidx, T.i8(), src_c=x, is_signed=False) + \
+            prims.convert_and_pack_integer(x, 3, T.i(4), is_signed=True)
+
+    ptx = ptx_of(body)
+    found = sorted(i.split()[0] for i in instructions(ptx, "cvt.pack"))
+    assert found == ["cvt.pack.sat.s16.s32", "cvt.pack.sat.s4.s32.b32", "cvt.pack.sat.u8.s32.b32"], found
+    with pytest.raises(cutlass.DSLError, match="signless: say is_signed") as e:
+        ptx_of(lambda gF, gI, tidx, smem: prims.convert_and_pack_integer(tidx, tidx, T.i16()))  # SIGNLESS
+    assert e.value.location == (THIS, line_in(THIS, "# SIGNLESS"))
+    with pytest.raises(cutlass.DSLError, match="has 32 bits"):
+        ptx_of(lambda gF, gI, tidx, smem: prims.convert_and_pack_integer(tidx, tidx, T.i32(), is_signed=True))

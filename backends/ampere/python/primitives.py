@@ -11,6 +11,7 @@ a target without it gets an error naming the targets that have it.
 from __future__ import annotations
 
 import builtins
+import re
 
 import warpweave as cutlass
 import warpweave.cute as cute
@@ -199,6 +200,80 @@ def red(op, type, ptr, value, mem_order=None, mem_scope=None):  # noqa: A002 - C
                          {"op": o, "type": t, "sem": sem, "scope": scope})
 
 
+# --- byte permutes and saturating packs of 32-bit integers -----------------------------------------------------
+
+def _word(x, what: str) -> int:
+    """An i32 IR value of x: a Python int (taken as its low 32 bits) or a 32-bit DSL integer, bit for bit."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return cutlass.Int32(_bits_of_int(x)).ir()
+    v = _number(x, what)
+    t = builtins.type(v)
+    if not t.is_integer or t.width != 32:
+        raise ext.user_error(f"{what} must be a 32-bit integer (Int32, Uint32 or int), got {t.__name__}",
+                             ext.DSLTypeError)
+    return _bits(v, 32)
+
+
+def _bits_of_int(x: int) -> int:
+    x &= FULL_MASK
+    return x - (1 << 32) if x >> 31 else x
+
+
+def _asm(asm: str, constraints: str, operands: list) -> int:
+    return ext.builder().op1("llvm.inline_asm", operands, "i32", f'asm_string = "{asm}", constraints = "{constraints}"')
+
+
+_PERMUTE_MODES = ("default", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
+
+
+def prmt(lo, selector, mode, *, hi=None, loc=None, ip=None):
+    """prmt.b32: bytes picked from the 8 bytes of (hi, lo) (hi 0 when not given) as `selector` and `mode` (a
+    PermuteMode) say, as an Int32."""
+    m = ext.qualifier(mode, "prmt: mode", _PERMUTE_MODES)
+    suffix = "" if m == "default" else f".{m}"
+    ops = [_word(lo, "prmt: lo"), _word(0 if hi is None else hi, "prmt: hi"), _word(selector, "prmt: selector")]
+    return cutlass.Int32.from_ir(_asm(f"prmt.b32{suffix} $0, $1, $2, $3;", "=r,r,r,r", ops))
+
+
+_PACK_WIDTHS = (16, 8, 4, 2)
+
+
+def _integer_type(convert_type) -> tuple:
+    """(width, signedness or None) of an MLIR integer type (T.i16(), si8, ui4, ...)."""
+    m = re.fullmatch(r"(si|ui|i)(\d+)", str(convert_type).strip())
+    if m is None:
+        raise ext.user_error(f"convert_and_pack_integer: convert_type is an integer type of {_PACK_WIDTHS} bits, "
+                             f"got {convert_type}", ext.DSLTypeError)
+    return int(m.group(2)), {"si": True, "ui": False}.get(m.group(1))
+
+
+def convert_and_pack_integer(src_a, src_b, convert_type, *, src_c=None, is_signed=None, loc=None, ip=None):
+    """cvt.pack.sat: the 32-bit signed integers src_a and src_b, each saturated to convert_type (16, 8, 4 or 2
+    bits, signed or not), packed into the low bits of an Int32 (src_b lowest, src_a above it); below 16 bits the
+    bits above them come from src_c (0 when not given)."""
+    width, signed = _integer_type(convert_type)
+    if width not in _PACK_WIDTHS:
+        raise ext.user_error(f"convert_and_pack_integer: convert_type has {width} bits; the pack takes "
+                             f"{', '.join(map(str, _PACK_WIDTHS))}", ext.DSLValueError)
+    if signed is not None and is_signed is not None and signed != bool(is_signed):
+        raise ext.user_error(f"convert_and_pack_integer: is_signed={is_signed} contradicts {convert_type}",
+                             ext.DSLValueError)
+    if signed is None:
+        if is_signed is None:
+            raise ext.user_error(f"convert_and_pack_integer: {convert_type} is signless: say is_signed=True or "
+                                 "False", ext.DSLValueError)
+        signed = bool(is_signed)
+    kind = f"{'s' if signed else 'u'}{width}"
+    a, b = _word(src_a, "convert_and_pack_integer: src_a"), _word(src_b, "convert_and_pack_integer: src_b")
+    if width == 16:
+        if src_c is not None:
+            raise ext.user_error("convert_and_pack_integer: a 16-bit pack fills the word; src_c is for 8, 4 and 2 "
+                                 "bits", ext.DSLValueError)
+        return cutlass.Int32.from_ir(_asm(f"cvt.pack.sat.{kind}.s32 $0, $1, $2;", "=r,r,r", [a, b]))
+    c = _word(0 if src_c is None else src_c, "convert_and_pack_integer: src_c")
+    return cutlass.Int32.from_ir(_asm(f"cvt.pack.sat.{kind}.s32.b32 $0, $1, $2, $3;", "=r,r,r,r", [a, b, c]))
+
+
 def barrier(barrier_id=0, number_of_threads=None):
     """bar.sync on named barrier barrier_id, of number_of_threads threads (the whole CTA without)."""
     if number_of_threads is None:
@@ -209,4 +284,5 @@ def barrier(barrier_id=0, number_of_threads=None):
 NAMES = {"barrier": barrier, "shfl_sync": shfl_sync, "vote_sync": vote_sync, "redux_sync": redux_sync,
          "bar_warp_sync": bar_warp_sync,
          "cp_async_shared_global": cp_async_shared_global, "cp_async_mbarrier_arrive": cp_async_mbarrier_arrive,
-         "cp_async_commit_group": cp_async_commit_group, "cp_async_wait_group": cp_async_wait_group, "red": red}
+         "cp_async_commit_group": cp_async_commit_group, "cp_async_wait_group": cp_async_wait_group, "red": red,
+         "prmt": prmt, "convert_and_pack_integer": convert_and_pack_integer}
