@@ -366,6 +366,9 @@ def test_prmt_modes_and_operands():
     ptx = ptx_of(body)
     found = sorted(i.split()[0] for i in instructions(ptx, "prmt"))
     assert found == ["prmt.b32", "prmt.b32.ecl", "prmt.b32.rc16"], found
+    # cute.arch.prmt(src, src_reg_shifted, indices): the default mode over the register pair
+    ptx = ptx_of(lambda gF, gI, tidx, smem: gI.__setitem__(tidx, cute.arch.prmt(gI[tidx], tidx, 0x5410)))
+    assert [i.split()[0] for i in instructions(ptx, "prmt")] == ["prmt.b32"]
     with pytest.raises(cutlass.DSLError, match="prmt: lo must be a 32-bit integer") as e:
         ptx_of(lambda gF, gI, tidx, smem: prims.prmt(cutlass.Float32(1.0), 0, prims.PermuteMode.DEFAULT))  # FLOAT
     assert e.value.location == (THIS, line_in(THIS, "# FLOAT"))
