@@ -570,26 +570,12 @@ def test_a_register_tensor_the_register_file_holds_compiles(monkeypatch, shape, 
     assert c.cubin[:4] == b"\x7fELF"
 
 
-def broadcast_register_tensor_host(shape, stride):
-    @cute.kernel
-    def kernel(gA: cute.Tensor):
-        r = cute.make_rmem_tensor(cute.make_layout(shape, stride=stride), cutlass.Float32)
-        r.fill(0.0)
-        gA[0] = r[0]
-
-    @cute.jit
-    def host(a: cute.Tensor):
-        kernel(a).launch(grid=[1, 1, 1], block=[32, 1, 1])
-
-    return host
-
-
 # A row or column vector seen over a whole tile (QuACK's epilogue reductions): 32768 coordinates, 128 or 256 values.
 @pytest.mark.parametrize("shape,stride", [((128, 256), (1, 0)), ((128, 256), (0, 1)), ((128, (2, 128)), (1, (0, 0)))])
 def test_a_broadcast_register_tensor_counts_the_values_it_holds_not_its_coordinates(monkeypatch, shape, stride):
     monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
     with target("sm_80"):
-        c = cute.compile(broadcast_register_tensor_host(shape, stride), dyn(32))
+        c = cute.compile(register_tensor_host(cute.make_layout(shape, stride=stride), cutlass.Float32), dyn(32))
     assert c.cubin[:4] == b"\x7fELF"
 
 
