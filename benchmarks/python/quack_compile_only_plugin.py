@@ -116,9 +116,10 @@ def _under_warpweave() -> bool:
 
 
 # CuTe DSL itself (the reference column) compiles for CUTE_DSL_ARCH without a GPU; its first launch then stops at the
-# CPU tensor the compiled function is handed (TVM FFI checks the device) or at the driver that finds no device.
+# CPU tensor the compiled function is handed (TVM FFI checks the device), or where the compiled module is loaded,
+# at the driver that finds no device.
 _REFERENCE_LAUNCH = ("expected device_type=cuda", "CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_NOT_INITIALIZED",
-                     "no CUDA-capable device")
+                     "no CUDA-capable device", "cudaErrorInsufficientDriver")
 
 
 def _reference_launch(exc) -> bool:

@@ -394,3 +394,19 @@ def test_convert_and_pack_integer_saturating_widths_and_signedness():
     assert e.value.location == (THIS, line_in(THIS, "# SIGNLESS"))
     with pytest.raises(cutlass.DSLError, match="has 32 bits"):
         ptx_of(lambda gF, gI, tidx, smem: prims.convert_and_pack_integer(tidx, tidx, T.i32(), is_signed=True))
+
+
+def test_mov_b32_reinterprets_the_bits_without_an_instruction():
+    """prims.mov_b32(x, target_type=): x's 32 bits as Int32, Uint32 or Float32; a constant folds to its bit pattern
+    (1.0 is 0x3F800000), and a round trip through the integer is the same float."""
+    def body(gF, gI, tidx, smem):
+        x = cutlass.Float32(gF[tidx])
+        bits = prims.mov_b32(x, target_type=cutlass.Uint32)
+        gI[tidx] = prims.mov_b32(bits) + prims.mov_b32(1.0, target_type=cutlass.Int32)
+        gF[tidx] = prims.mov_b32(bits, target_type=cutlass.Float32)
+
+    ptx = ptx_of(body)
+    assert "1065353216" in ptx, ptx[-1500:]
+    with pytest.raises(cutlass.DSLError, match="target_type is Int32, Uint32 or Float32") as e:
+        ptx_of(lambda gF, gI, tidx, smem: prims.mov_b32(tidx, target_type=cutlass.Int16))  # NARROW
+    assert e.value.location == (THIS, line_in(THIS, "# NARROW"))

@@ -223,6 +223,28 @@ def _asm(asm: str, constraints: str, operands: list) -> int:
     return ext.builder().op1("llvm.inline_asm", operands, "i32", f'asm_string = "{asm}", constraints = "{constraints}"')
 
 
+_WORD_TYPES = (cutlass.Int32, cutlass.Uint32, cutlass.Float32)
+
+
+def mov_b32(a, *, target_type=cutlass.Int32, loc=None, ip=None):
+    """The 32 bits of `a` (an Int32, Uint32, Float32, or a Python int or float of those) as a target_type, bit for
+    bit: float bits as an integer, for compares that NaN cannot upset, and back."""
+    if target_type not in _WORD_TYPES:
+        raise ext.user_error(f"mov_b32: target_type is Int32, Uint32 or Float32, got {target_type!r}",
+                             ext.DSLTypeError)
+    if isinstance(a, int) and not isinstance(a, bool):
+        v = cutlass.Int32(_bits_of_int(a))
+    else:
+        v = _number(a, "mov_b32: a")
+    if builtins.type(v) not in _WORD_TYPES:
+        raise ext.user_error(f"mov_b32: a is a 32-bit Int32, Uint32 or Float32, got {builtins.type(v).__name__}",
+                             ext.DSLTypeError)
+    word = _bits(v, 32)
+    if target_type.ir_type != "i32":
+        word = ext.builder().op1("arith.bitcast", [word], target_type.ir_type)
+    return target_type.from_ir(word)
+
+
 _PERMUTE_MODES = ("default", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
 
 
@@ -285,4 +307,4 @@ NAMES = {"barrier": barrier, "shfl_sync": shfl_sync, "vote_sync": vote_sync, "re
          "bar_warp_sync": bar_warp_sync,
          "cp_async_shared_global": cp_async_shared_global, "cp_async_mbarrier_arrive": cp_async_mbarrier_arrive,
          "cp_async_commit_group": cp_async_commit_group, "cp_async_wait_group": cp_async_wait_group, "red": red,
-         "prmt": prmt, "convert_and_pack_integer": convert_and_pack_integer}
+         "prmt": prmt, "convert_and_pack_integer": convert_and_pack_integer, "mov_b32": mov_b32}
