@@ -67,3 +67,19 @@ def test_an_ops_admissible_archs_are_the_targets_of_its_entries():
         assert {a.major * 10 + a.minor for a in archs} == gens, (cls, archs)
     assert Arch.sm_120a in warp.MmaMXF8Op.admissible_archs and Arch.sm_90a not in warp.MmaMXF8Op.admissible_archs
     assert Arch.sm_90a in warpgroup.MmaF16BF16Op.admissible_archs
+
+
+def test_the_dsls_envar_arch_reads_and_pins_the_target(monkeypatch):
+    """QuACK's compile workers re-latch the target on the running DSL (`CuTeDSL._get_dsl().envar.arch = ...`)
+    before compiling without a GPU: reading it gives the target compiled for, setting it pins it (an unknown name is
+    refused at once)."""
+    from warpweave.cutlass_dsl import CuTeDSL
+
+    dsl = CuTeDSL._get_dsl()
+    monkeypatch.setenv("WARPWEAVE_ARCH", "sm_80")
+    assert dsl.envar.arch == "sm_80" and dsl.get_arch_enum() is Arch.sm_80
+    dsl.envar.arch = "sm_90a"
+    assert dsl.envar.arch == "sm_90a" and dsl.get_arch_enum() is Arch.sm_90a
+    with pytest.raises(cutlass.DSLError, match="no loaded backend offers the target 'sm_99x'"):
+        dsl.envar.arch = "sm_99x"
+    assert dsl.envar.arch == "sm_90a"

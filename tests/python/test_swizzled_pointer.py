@@ -362,3 +362,17 @@ def test_a_pointers_type_carries_its_element_type_memory_space_and_swizzle():
     # a plain pointer's swizzle is the identity: of no bits, it changes no address
     for t in (plain, by_hand):
         assert t.swizzle_type.num_bits == 0 and all(t.swizzle_type(a) == a for a in range(0, 4096, 2))
+
+
+def test_recast_of_a_swizzled_layout_moves_its_swizzle_to_the_new_unit():
+    """QuACK's position-independent swizzle: a pointer's byte swizzle composed over the tile's layout in bytes,
+    recast to 16-bit elements, is the element swizzle (3, 3, 3) over the tile's layout; recast back, the byte one."""
+    outer = cute.make_layout((16, 64), stride=(64, 1))
+    in_bytes = cute.make_composed_layout(SW, 0, cute.recast_layout(8, 16, outer))
+    elems = cute.recast_layout(16, 8, in_bytes)
+    want = cute.make_composed_layout(_core.Swizzle(3, 3, 3), 0, outer)
+    assert all(elems((m, k)) == want((m, k)) for m in range(16) for k in range(64))
+    back = cute.recast_layout(8, 16, elems)
+    assert all(back((m, k)) == in_bytes((m, k)) for m in range(16) for k in range(128))
+    with pytest.raises(ValueError, match="smaller than a 64-bit value"):
+        cute.recast_layout(64, 8, cute.make_composed_layout(_core.Swizzle(3, 2, 3), 0, cute.make_layout(64)))
