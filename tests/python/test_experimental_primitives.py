@@ -245,6 +245,9 @@ def test_cp_async_modifier_and_size():
     assert re.search(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;", ptx)
     assert re.search(r"cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 4;", ptx)
     assert "cp.async.mbarrier.arrive.noinc.shared.b64" in ptx and "cp.async.mbarrier.arrive.shared.b64" in ptx
+    # cute.arch's name of the noinc arrival (a pipeline producer's commit) is the same instruction
+    ptx = ptx_of(lambda gF, gI, t, smem: cute.arch.cp_async_mbarrier_arrive_noinc(smem[1].data_ptr()), "sm_80")
+    assert "cp.async.mbarrier.arrive.noinc.shared.b64" in ptx
     with pytest.raises(ValueError, match="the cg modifier copies 16 bytes, not 8"):
         ptx_of(lambda gF, gI, t, s: prims.cp_async_shared_global(s[0], gI, 8, "cg"), "sm_80")
     with pytest.raises(TypeError, match="dst must be a pointer to shared memory"):

@@ -425,3 +425,18 @@ def test_mlir_helpers_math_rcp_of_dsl_numbers_exact_or_approximate():
     ptx = compile_body(body).ptx
     assert "rcp.approx.ftz.f32" in ptx and re.search(r"\b(rcp\.rn\.f32|div\.rn\.f32)", ptx), ptx[-2000:]
     raises_at(cutlass.DSLError, "ftz= needs approx", "FTZ", lambda out, t: mm.rcp(Float32(t), ftz=True))  # FTZ
+
+
+def test_a_tensor_ssa_has_the_ir_vector_type_of_its_values():
+    """QuACK's stochastic rounding reads `ir.VectorType(src_vec.type)` of a TensorSSA and extracts its lanes with
+    the vector dialect: the type is that of the values' vector, and the lanes extracted are the values."""
+    def body(out, t):
+        frag = cute.make_rmem_tensor((8,), Float32)
+        frag.fill(Float32(t))
+        ssa = frag.load()
+        vt = ir.VectorType(ssa.type)
+        assert vt.shape == [8] and str(vt.element_type) == "f32"
+        lane = vector.extract(ssa, dynamic_position=[], static_position=[vt.shape[0] - 1])
+        out[t] = Int32(Float32(lane))
+
+    assert compile_body(body).cubin

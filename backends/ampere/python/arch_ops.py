@@ -118,4 +118,10 @@ def prmt(src, src_reg_shifted, prmt_indices, *, loc=None, ip=None):
     return _primitives.prmt(src, prmt_indices, "default", hi=src_reg_shifted)
 
 
-NAMES = {"lop3": lop3, "red": red, "prmt": prmt}
+def cp_async_mbarrier_arrive_noinc(mbar_ptr, *, loc=None, ip=None):
+    """cute.arch's name for the arrival on an mbarrier once this thread's asynchronous copies land, without
+    counting itself as an expected arrival (a pipeline's producer commit)."""
+    return _primitives.cp_async_mbarrier_arrive(mbar_ptr, noinc=True)
+
+
+NAMES = {"lop3": lop3, "red": red, "prmt": prmt, "cp_async_mbarrier_arrive_noinc": cp_async_mbarrier_arrive_noinc}
