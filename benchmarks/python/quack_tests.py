@@ -16,9 +16,10 @@ implementation with pytest-xdist, and a table of passed / failed / errors per fi
   the same pytest plugin; a test that one implementation does not collect is reported as missing there.
 - Each (file, implementation) is one pytest process with its own time limit (--timeout seconds); a run that passes
   it is killed (its whole process group) and reported as a timeout with what it had finished.
-- --compile-only [ARCH]: no GPU needed, warpweave only (quack_compile_only_plugin.py): CUDA tensors are made on the
-  CPU, torch reports a device of ARCH (sm_90a by default), and a test passes when its kernels trace, compile and
-  assemble up to its first launch, which is not made.
+- --compile-only [ARCH]: no GPU needed (quack_compile_only_plugin.py): CUDA tensors are made on the CPU, torch
+  reports a device of ARCH (sm_90a by default), and a test passes when its kernels trace, compile and assemble up
+  to its first launch, which is not made (under CuTe DSL, with CUTE_DSL_ARCH=ARCH: which fails on the CPU tensor
+  or the missing device).
 """
 from __future__ import annotations
 
@@ -206,7 +207,7 @@ def main(argv=None) -> int:
     p.add_argument("--install-alias", action="store_true",
                    help="run `PY -m warpweave alias --install` for --warpweave-python first")
     p.add_argument("--compile-only", nargs="?", const="sm_90a", metavar="ARCH",
-                   help="without a GPU, warpweave only: each test traced and compiled for ARCH up to its first launch")
+                   help="without a GPU: each test traced and compiled for ARCH up to its first launch")
     ns = p.parse_args(argv)
     arch = ns.compile_only
 
@@ -215,7 +216,7 @@ def main(argv=None) -> int:
         sys.exit(f"{src} has no tests/ folder: is it an unpacked quack-kernels sdist?")
     check_alias(ns.warpweave_python, ns.install_alias)
     impls = [("warpweave", ns.warpweave_python)]
-    if ns.cutedsl_python and not arch:
+    if ns.cutedsl_python:
         check_reference(ns.cutedsl_python)
         impls.insert(0, ("cutedsl", ns.cutedsl_python))
     log_dir = ns.logs or tempfile.mkdtemp(prefix="quack_tests_")

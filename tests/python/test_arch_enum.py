@@ -53,3 +53,33 @@ def test_a_kernel_picks_its_path_by_the_traced_target():
             ptx = cute.compile(host, from_dlpack(np.zeros(4, np.int32))).ptx
         got[arch] = [v for v in (100, 90, 7) if f", {v};" in ptx]
     assert got == {"sm_80": [7], "sm_90a": [90], "sm_100a": [100], "sm_103a": [7]}
+
+
+def test_an_ops_admissible_archs_are_the_targets_of_its_entries():
+    """op.admissible_archs (QuACK tests the compile target against warp.MmaMXF8Op's before choosing it): the Arch
+    members of exactly the targets whose manifests list the op, whatever the current target."""
+    from warpweave.cute.nvgpu import warp, warpgroup
+
+    for cls, gens in ((warp.MmaMXF8Op, {120, 121}), (warp.MmaMXF4NVF4Op, {120, 121}),
+                      (warpgroup.MmaF16BF16Op, {90})):
+        archs = cls.admissible_archs
+        assert archs and len(set(archs)) == len(archs) and all(isinstance(a, Arch) for a in archs), (cls, archs)
+        assert {a.major * 10 + a.minor for a in archs} == gens, (cls, archs)
+    assert Arch.sm_120a in warp.MmaMXF8Op.admissible_archs and Arch.sm_90a not in warp.MmaMXF8Op.admissible_archs
+    assert Arch.sm_90a in warpgroup.MmaF16BF16Op.admissible_archs
+
+
+def test_the_dsls_envar_arch_reads_and_pins_the_target(monkeypatch):
+    """QuACK's compile workers re-latch the target on the running DSL (`CuTeDSL._get_dsl().envar.arch = ...`)
+    before compiling without a GPU: reading it gives the target compiled for, setting it pins it (an unknown name is
+    refused at once)."""
+    from warpweave.cutlass_dsl import CuTeDSL
+
+    dsl = CuTeDSL._get_dsl()
+    monkeypatch.setenv("WARPWEAVE_ARCH", "sm_80")
+    assert dsl.envar.arch == "sm_80" and dsl.get_arch_enum() is Arch.sm_80
+    dsl.envar.arch = "sm_90a"
+    assert dsl.envar.arch == "sm_90a" and dsl.get_arch_enum() is Arch.sm_90a
+    with pytest.raises(cutlass.DSLError, match="no loaded backend offers the target 'sm_99x'"):
+        dsl.envar.arch = "sm_99x"
+    assert dsl.envar.arch == "sm_90a"

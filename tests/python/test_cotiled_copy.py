@@ -52,3 +52,14 @@ def test_addresses_outside_the_data_are_refused_at_the_users_line():
         wide, narrow = cute.make_layout((64, 32), stride=(32, 1)), cute.make_layout((64, 16), stride=(16, 1))
         cute.make_cotiled_copy(_atom(), wide, narrow)  # the line named
     assert e.value.location == (THIS, line_in(THIS, "# the line named"))
+
+
+def test_a_tiled_copy_made_from_extents_gives_its_tiler_as_one_layout_per_mode():
+    """CuTe DSL 4.8.1: make_tiled_copy_tv(atom, (32, 4):(4, 1), (1, 8)) has Tiler MN (32:1, 32:1), each mode a
+    layout (QuACK reads `tiled_copy.tiler_mn[0].shape`); made from extents, the same."""
+    tv = cute.make_tiled_copy_tv(_atom(), cute.make_layout((32, 4), stride=(4, 1)), cute.make_layout((1, 8)))
+    ext = cute.make_tiled_copy(_atom(), tv.layout_tv_tiled, (32, 32))
+    for tc in (tv, ext):
+        assert [str(m) for m in tc.tiler_mn] == ["32:1", "32:1"], tc.tiler_mn
+        assert tc.tiler_mn[0].shape == 32
+    assert str(ext.layout_tv_tiled) == str(tv.layout_tv_tiled)

@@ -89,6 +89,35 @@ def test_runtime_cuda_helpers():
         load_cubin_module_data("not bytes")
 
 
+def test_runtime_cuda_names_the_driver_and_reads_device_attributes(monkeypatch):
+    """`cuda` is the driver bindings (QuACK reads its CUdevice_attribute and wraps get_device_attribute in its
+    compile workers); get_device_attribute is the driver's value, or a CUDA error naming the attribute."""
+    driver = pytest.importorskip("cuda.bindings.driver")
+    from warpweave.base_dsl.runtime import cuda as rt
+
+    assert rt.cuda is driver
+    attr = driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    ok, bad = driver.CUresult.CUDA_SUCCESS, driver.CUresult.CUDA_ERROR_INVALID_DEVICE
+
+    class Driver:
+        def __init__(self, err):
+            self.err, self.asked = err, []
+
+        def cuInit(self, flags):  # noqa: N802 - the driver's name
+            return (ok,)
+
+        def cuDeviceGetAttribute(self, attribute, device):  # noqa: N802
+            self.asked.append((attribute, device))
+            return self.err, 233472
+
+    fake = Driver(ok)
+    monkeypatch.setattr(rt, "_driver", fake)
+    assert rt.get_device_attribute(attr, 1) == 233472 and fake.asked == [(attr, 1)]
+    monkeypatch.setattr(rt, "_driver", Driver(bad))
+    with pytest.raises(RuntimeError, match="MAX_SHARED_MEMORY_PER_MULTIPROCESSOR.*CUDA_ERROR_INVALID_DEVICE"):
+        rt.get_device_attribute(attr)
+
+
 def test_operations_not_built_yet_are_named_and_refused_where_made():
     """Libraries list CuTe DSL's operations in tables at import (QuACK's copy_utils): the names exist, and making one
     the backend does not build is an error at the user's line."""

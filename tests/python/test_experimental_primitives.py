@@ -245,6 +245,9 @@ def test_cp_async_modifier_and_size():
     assert re.search(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;", ptx)
     assert re.search(r"cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 4;", ptx)
     assert "cp.async.mbarrier.arrive.noinc.shared.b64" in ptx and "cp.async.mbarrier.arrive.shared.b64" in ptx
+    # cute.arch's name of the noinc arrival (a pipeline producer's commit) is the same instruction
+    ptx = ptx_of(lambda gF, gI, t, smem: cute.arch.cp_async_mbarrier_arrive_noinc(smem[1].data_ptr()), "sm_80")
+    assert "cp.async.mbarrier.arrive.noinc.shared.b64" in ptx
     with pytest.raises(ValueError, match="the cg modifier copies 16 bytes, not 8"):
         ptx_of(lambda gF, gI, t, s: prims.cp_async_shared_global(s[0], gI, 8, "cg"), "sm_80")
     with pytest.raises(TypeError, match="dst must be a pointer to shared memory"):
@@ -352,3 +355,39 @@ def test_a_primitive_of_a_later_generation_in_a_fresh_process(tmp_path):
     assert location == [str(script), line], (location, message)
     assert "primitives.mbarrier_try_wait_parity" in message and "sm_90a" in message and "sm_80" in message, message
     assert out["sm_90a"] == "compiled", out
+
+
+def test_prmt_modes_and_operands():
+    """prims.prmt(lo, selector, mode, hi=): one byte permute of the word pair (hi 0 when not given), of Int32,
+    Uint32 or int operands, its mode as the instruction's qualifier (none for DEFAULT)."""
+    def body(gF, gI, tidx, smem):
+        w = cutlass.Uint32(gI[tidx])
+        gI[tidx] = prims.prmt(w, 0x4140, prims.PermuteMode.DEFAULT, hi=0) + \
+            prims.prmt(w, 0x3210, prims.PermuteMode.ECL, hi=cutlass.Int32(tidx)) + \
+            prims.prmt(0xDEADBEEF, tidx, prims.PermuteMode.RC16)
+
+    ptx = ptx_of(body)
+    found = sorted(i.split()[0] for i in instructions(ptx, "prmt"))
+    assert found == ["prmt.b32", "prmt.b32.ecl", "prmt.b32.rc16"], found
+    # cute.arch.prmt(src, src_reg_shifted, indices): the default mode over the register pair
+    ptx = ptx_of(lambda gF, gI, tidx, smem: gI.__setitem__(tidx, cute.arch.prmt(gI[tidx], tidx, 0x5410)))
+    assert [i.split()[0] for i in instructions(ptx, "prmt")] == ["prmt.b32"]
+    with pytest.raises(cutlass.DSLError, match="prmt: lo must be a 32-bit integer") as e:
+        ptx_of(lambda gF, gI, tidx, smem: prims.prmt(cutlass.Float32(1.0), 0, prims.PermuteMode.DEFAULT))  # FLOAT
+    assert e.value.location == (THIS, line_in(THIS, "# FLOAT"))
+
+
+def test_mov_b32_reinterprets_the_bits_without_an_instruction():
+    """prims.mov_b32(x, target_type=): x's 32 bits as Int32, Uint32 or Float32; a constant folds to its bit pattern
+    (1.0 is 0x3F800000), and a round trip through the integer is the same float."""
+    def body(gF, gI, tidx, smem):
+        x = cutlass.Float32(gF[tidx])
+        bits = prims.mov_b32(x, target_type=cutlass.Uint32)
+        gI[tidx] = prims.mov_b32(bits) + prims.mov_b32(1.0, target_type=cutlass.Int32)
+        gF[tidx] = prims.mov_b32(bits, target_type=cutlass.Float32)
+
+    ptx = ptx_of(body)
+    assert "1065353216" in ptx, ptx[-1500:]
+    with pytest.raises(cutlass.DSLError, match="target_type is Int32, Uint32 or Float32") as e:
+        ptx_of(lambda gF, gI, tidx, smem: prims.mov_b32(tidx, target_type=cutlass.Int16))  # NARROW
+    assert e.value.location == (THIS, line_in(THIS, "# NARROW"))

@@ -570,6 +570,15 @@ def test_a_register_tensor_the_register_file_holds_compiles(monkeypatch, shape, 
     assert c.cubin[:4] == b"\x7fELF"
 
 
+# A row or column vector seen over a whole tile (QuACK's epilogue reductions): 32768 coordinates, 128 or 256 values.
+@pytest.mark.parametrize("shape,stride", [((128, 256), (1, 0)), ((128, 256), (0, 1)), ((128, (2, 128)), (1, (0, 0)))])
+def test_a_broadcast_register_tensor_counts_the_values_it_holds_not_its_coordinates(monkeypatch, shape, stride):
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    with target("sm_80"):
+        c = cute.compile(register_tensor_host(cute.make_layout(shape, stride=stride), cutlass.Float32), dyn(32))
+    assert c.cubin[:4] == b"\x7fELF"
+
+
 @cute.kernel
 def tensor_as_condition(gA: cute.Tensor):
     if gA:  # a tensor as a condition

@@ -386,3 +386,57 @@ def test_for_generate_is_a_loop_of_the_kernel_and_yield_out_ends_its_body():
     with target("sm_80"):
         c = cute.compile(h, x, x, cutlass.Int32(16))
     assert "scf.for" in c.ir and c.ir.count("scf.for") == 1
+
+
+def test_mlir_helpers_op_names_the_dsls_own_files_and_materializes_its_roots_at_the_first_question():
+    """QuACK resets `_DSL_PACKAGE_ROOT(S)` to a fresh process's state, asks once and expects the roots back: the
+    DSL's own files (its package, a backend's Python) are framework frames; a user's file and a sibling folder
+    whose name only begins like the package's are not."""
+    import warpweave._mlir_helpers.op as op
+    from warpweave._dsl.host import kernel_trace
+
+    saved = (op._DSL_PACKAGE_ROOT, op._DSL_PACKAGE_ROOTS)
+    try:
+        op._DSL_PACKAGE_ROOT, op._DSL_PACKAGE_ROOTS = "", None
+        op._is_framework_frame.cache_clear()
+        assert op._is_framework_frame(kernel_trace.__file__)
+        assert op._DSL_PACKAGE_ROOTS is not None and op._DSL_PACKAGE_ROOT == op._DSL_PACKAGE_ROOTS[0]
+        assert not op._is_framework_frame(__file__)
+        assert not op._is_framework_frame(op._DSL_PACKAGE_ROOT + "_other/x.py")
+        assert not op._is_framework_frame("")
+    finally:
+        op._DSL_PACKAGE_ROOT, op._DSL_PACKAGE_ROOTS = saved
+        op._is_framework_frame.cache_clear()
+
+
+def test_mlir_helpers_math_rcp_of_dsl_numbers_exact_or_approximate():
+    """QuACK's sigmoid: cutlass._mlir_helpers.math.rcp(x, approx=True, ftz=True) of a Float32 is the hardware's
+    approximate reciprocal; without approx it is the correctly rounded 1/x; a constant folds exactly; ftz without
+    approx is refused at the user's line. The dialect's ops stay reachable under their own names."""
+    from warpweave._mlir_helpers import math as mm
+
+    assert float(mm.rcp(Float32(4.0)).value) == 0.25 and float(mm.rcp(Float32(-0.5), approx=True).value) == -2.0
+    assert mm.exp2 is mmath.exp2
+
+    def body(out, t):
+        x = Float32(t) + 1.0
+        out[t] = Int32(mm.rcp(x, approx=True, ftz=True) * 1000.0 + mm.rcp(x) * 1000.0)
+
+    ptx = compile_body(body).ptx
+    assert "rcp.approx.ftz.f32" in ptx and re.search(r"\b(rcp\.rn\.f32|div\.rn\.f32)", ptx), ptx[-2000:]
+    raises_at(cutlass.DSLError, "ftz= needs approx", "FTZ", lambda out, t: mm.rcp(Float32(t), ftz=True))  # FTZ
+
+
+def test_a_tensor_ssa_has_the_ir_vector_type_of_its_values():
+    """QuACK's stochastic rounding reads `ir.VectorType(src_vec.type)` of a TensorSSA and extracts its lanes with
+    the vector dialect: the type is that of the values' vector, and the lanes extracted are the values."""
+    def body(out, t):
+        frag = cute.make_rmem_tensor((8,), Float32)
+        frag.fill(Float32(t))
+        ssa = frag.load()
+        vt = ir.VectorType(ssa.type)
+        assert vt.shape == [8] and str(vt.element_type) == "f32"
+        lane = vector.extract(ssa, dynamic_position=[], static_position=[vt.shape[0] - 1])
+        out[t] = Int32(Float32(lane))
+
+    assert compile_body(body).cubin

@@ -234,3 +234,32 @@ def test_quack_tests_compile_only_runs_quacks_own_tests_without_a_gpu(quack_src,
     assert row["impl"] == "warpweave" and row["sample"] == 1, row
     assert (row["passed"], row["failed"], row["errors"]) == (1, 0, 0), \
         (row, (tmp_path / "logs" / "warpweave-test_gemm_functional.py.log").read_text()[-3000:])
+
+
+def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda_ones():
+    """The compile-only plugin's stand-ins: a generator asked for on CUDA is a torch.Generator on the CPU that
+    reproduces its seed's stream, a test's tensors (made on the CPU for CUDA) say they are CUDA tensors, as QuACK's
+    host-side checks assert before a launch, and torch.compile runs the function eagerly."""
+    script = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, PLUGIN_DIR)
+        import torch
+        import quack_compile_only_plugin
+        g = torch.Generator(device="cuda").manual_seed(7)
+        assert isinstance(g, torch.Generator) and g.device.type == "cpu"
+        a = torch.randint(0, 1 << 30, (16,), generator=g, dtype=torch.int32, device="cuda")
+        b = torch.randint(0, 1 << 30, (16,), generator=torch.Generator(device="cuda").manual_seed(7),
+                          dtype=torch.int32, device="cuda")
+        assert torch.equal(a, b) and a.device.type == "cpu"
+        assert a.is_cuda and torch.empty(2, device="cuda").is_cuda
+        # torch.compile (a test's reference) runs eagerly on the stand-ins, decorator with options or not
+        f = torch.compile(lambda x: torch.softmax(x.float(), -1))
+        g = torch.compile(dynamic=True)(lambda x: x * 2)
+        x = torch.randn(4, 8, device="cuda")
+        assert torch.equal(f(x), torch.softmax(x, -1)) and torch.equal(g(x), x * 2)
+        print("stand-ins ok")
+    """)
+    plugin_dir = os.path.join(ROOT, "benchmarks", "python")
+    p = subprocess.run([_torch_python(), "-c", f"PLUGIN_DIR = {plugin_dir!r}\n" + script], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0 and "stand-ins ok" in p.stdout, p.stderr[-3000:]

@@ -323,3 +323,56 @@ def test_a_swizzled_tensor_has_the_stride_of_its_layout():
     assert got["whole"] == (64, 1, 1024) and got["sliced"] == (64, 1)
     assert "has no single stride" in str(got["error"])
     assert f"test_swizzled_pointer.py:{line_in(__file__, '# composed')}" in str(got["error"])
+
+
+# --- the pointer's type: CuTe DSL code swizzles a raw address itself from ptr.type.swizzle_type ------------------
+
+TYPES = {}
+
+
+@cute.kernel
+def type_kernel(gOut: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    raw = smem.allocate_tensor(cutlass.Float16, LAYOUT, 16)
+    p = cute.recast_ptr(raw.iterator, SW, dtype=cutlass.Float16)
+    TYPES["swizzled"], TYPES["plain"], TYPES["element"] = p.type, raw.iterator.type, p.swizzle
+    sw = p.type.swizzle_type
+    # QuACK's swizzle_ptr: the swizzle applied to the pointer's integer address, as a plain pointer again
+    addr = p.toint()
+    mask = ((1 << sw.num_bits) - 1) << (sw.num_base + sw.num_shift)
+    q = cute.make_ptr(p.dtype, addr ^ ((addr & mask) >> sw.num_shift), p.memspace, assumed_align=p.alignment)
+    TYPES["swizzled_by_hand"] = q.type
+    gOut[0] = q.load()
+
+
+@cute.jit
+def type_it(out):
+    type_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_a_pointers_type_carries_its_element_type_memory_space_and_swizzle():
+    with target("sm_80"):
+        c = cute.compile(type_it, from_dlpack(np.zeros(4, dtype=np.float16)))
+    assert c.cubin
+    sw, plain, by_hand = TYPES["swizzled"], TYPES["plain"], TYPES["swizzled_by_hand"]
+    assert (sw.swizzle_type.num_bits, sw.swizzle_type.num_base, sw.swizzle_type.num_shift) == (3, 4, 3)
+    assert sw.value_type is cutlass.Float16 and sw.memspace == plain.memspace
+    # the type's swizzle moves the bytes of the element the pointer's own swizzle moves
+    assert all(sw.swizzle_type(2 * e) == 2 * TYPES["element"](e) for e in range(4096))
+    # a plain pointer's swizzle is the identity: of no bits, it changes no address
+    for t in (plain, by_hand):
+        assert t.swizzle_type.num_bits == 0 and all(t.swizzle_type(a) == a for a in range(0, 4096, 2))
+
+
+def test_recast_of_a_swizzled_layout_moves_its_swizzle_to_the_new_unit():
+    """QuACK's position-independent swizzle: a pointer's byte swizzle composed over the tile's layout in bytes,
+    recast to 16-bit elements, is the element swizzle (3, 3, 3) over the tile's layout; recast back, the byte one."""
+    outer = cute.make_layout((16, 64), stride=(64, 1))
+    in_bytes = cute.make_composed_layout(SW, 0, cute.recast_layout(8, 16, outer))
+    elems = cute.recast_layout(16, 8, in_bytes)
+    want = cute.make_composed_layout(_core.Swizzle(3, 3, 3), 0, outer)
+    assert all(elems((m, k)) == want((m, k)) for m in range(16) for k in range(64))
+    back = cute.recast_layout(8, 16, elems)
+    assert all(back((m, k)) == in_bytes((m, k)) for m in range(16) for k in range(128))
+    with pytest.raises(ValueError, match="smaller than a 64-bit value"):
+        cute.recast_layout(64, 8, cute.make_composed_layout(_core.Swizzle(3, 2, 3), 0, cute.make_layout(64)))

@@ -1,5 +1,6 @@
 """cute.arch names of this backend's instructions whose CuTe DSL signature adapts onto a manifest entry: lop3
-(a three-input bitwise function by its truth table) and red (a reduction into memory without a result)."""
+(a three-input bitwise function by its truth table), red (a reduction into memory without a result) and prmt (a
+byte permute of a register pair)."""
 from __future__ import annotations
 
 import warpweave as cutlass
@@ -111,4 +112,16 @@ def red(ptr, val, *, op, dtype, sem=None, scope=None, loc=None, ip=None):
                          {"sem": s, "scope": sc})
 
 
-NAMES = {"lop3": lop3, "red": red}
+def prmt(src, src_reg_shifted, prmt_indices, *, loc=None, ip=None):
+    """cute.arch.prmt: bytes of the pair (src_reg_shifted, src) picked by prmt_indices (the default mode's four
+    selector nibbles), as primitives.prmt with src low and src_reg_shifted high."""
+    return _primitives.prmt(src, prmt_indices, "default", hi=src_reg_shifted)
+
+
+def cp_async_mbarrier_arrive_noinc(mbar_ptr, *, loc=None, ip=None):
+    """cute.arch's name for the arrival on an mbarrier once this thread's asynchronous copies land, without
+    counting itself as an expected arrival (a pipeline's producer commit)."""
+    return _primitives.cp_async_mbarrier_arrive(mbar_ptr, noinc=True)
+
+
+NAMES = {"lop3": lop3, "red": red, "prmt": prmt, "cp_async_mbarrier_arrive_noinc": cp_async_mbarrier_arrive_noinc}

@@ -199,6 +199,63 @@ def red(op, type, ptr, value, mem_order=None, mem_scope=None):  # noqa: A002 - C
                          {"op": o, "type": t, "sem": sem, "scope": scope})
 
 
+# --- byte permutes and saturating packs of 32-bit integers -----------------------------------------------------
+
+def _word(x, what: str) -> int:
+    """An i32 IR value of x: a Python int (taken as its low 32 bits) or a 32-bit DSL integer, bit for bit."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return cutlass.Int32(_bits_of_int(x)).ir()
+    v = _number(x, what)
+    t = builtins.type(v)
+    if not t.is_integer or t.width != 32:
+        raise ext.user_error(f"{what} must be a 32-bit integer (Int32, Uint32 or int), got {t.__name__}",
+                             ext.DSLTypeError)
+    return _bits(v, 32)
+
+
+def _bits_of_int(x: int) -> int:
+    x &= FULL_MASK
+    return x - (1 << 32) if x >> 31 else x
+
+
+def _asm(asm: str, constraints: str, operands: list) -> int:
+    return ext.builder().op1("llvm.inline_asm", operands, "i32", f'asm_string = "{asm}", constraints = "{constraints}"')
+
+
+_WORD_TYPES = (cutlass.Int32, cutlass.Uint32, cutlass.Float32)
+
+
+def mov_b32(a, *, target_type=cutlass.Int32, loc=None, ip=None):
+    """The 32 bits of `a` (an Int32, Uint32, Float32, or a Python int or float of those) as a target_type, bit for
+    bit: float bits as an integer, for compares that NaN cannot upset, and back."""
+    if target_type not in _WORD_TYPES:
+        raise ext.user_error(f"mov_b32: target_type is Int32, Uint32 or Float32, got {target_type!r}",
+                             ext.DSLTypeError)
+    if isinstance(a, int) and not isinstance(a, bool):
+        v = cutlass.Int32(_bits_of_int(a))
+    else:
+        v = _number(a, "mov_b32: a")
+    if builtins.type(v) not in _WORD_TYPES:
+        raise ext.user_error(f"mov_b32: a is a 32-bit Int32, Uint32 or Float32, got {builtins.type(v).__name__}",
+                             ext.DSLTypeError)
+    word = _bits(v, 32)
+    if target_type.ir_type != "i32":
+        word = ext.builder().op1("arith.bitcast", [word], target_type.ir_type)
+    return target_type.from_ir(word)
+
+
+_PERMUTE_MODES = ("default", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
+
+
+def prmt(lo, selector, mode, *, hi=None, loc=None, ip=None):
+    """prmt.b32: bytes picked from the 8 bytes of (hi, lo) (hi 0 when not given) as `selector` and `mode` (a
+    PermuteMode) say, as an Int32."""
+    m = ext.qualifier(mode, "prmt: mode", _PERMUTE_MODES)
+    suffix = "" if m == "default" else f".{m}"
+    ops = [_word(lo, "prmt: lo"), _word(0 if hi is None else hi, "prmt: hi"), _word(selector, "prmt: selector")]
+    return cutlass.Int32.from_ir(_asm(f"prmt.b32{suffix} $0, $1, $2, $3;", "=r,r,r,r", ops))
+
+
 def barrier(barrier_id=0, number_of_threads=None):
     """bar.sync on named barrier barrier_id, of number_of_threads threads (the whole CTA without)."""
     if number_of_threads is None:
@@ -209,4 +266,5 @@ def barrier(barrier_id=0, number_of_threads=None):
 NAMES = {"barrier": barrier, "shfl_sync": shfl_sync, "vote_sync": vote_sync, "redux_sync": redux_sync,
          "bar_warp_sync": bar_warp_sync,
          "cp_async_shared_global": cp_async_shared_global, "cp_async_mbarrier_arrive": cp_async_mbarrier_arrive,
-         "cp_async_commit_group": cp_async_commit_group, "cp_async_wait_group": cp_async_wait_group, "red": red}
+         "cp_async_commit_group": cp_async_commit_group, "cp_async_wait_group": cp_async_wait_group, "red": red,
+         "prmt": prmt, "mov_b32": mov_b32}

@@ -1,9 +1,27 @@
 """`cutlass.base_dsl`: the DSL's base as CuTe DSL's extensions reach for it: `typing` (numeric types, `Vector`,
 `get_mlir_types`), `arch` / `enums` (`Arch`, from the loaded backends), `ast_preprocessor` (the rewriter libraries
-extend), and `BaseDSL._get_dsl()`, the running DSL, which tells the architecture code is generated for."""
+extend), and `BaseDSL._get_dsl()`, the running DSL, which tells the architecture code is generated for (and, by its
+`envar.arch`, pins it)."""
 import importlib
+import os
 
 from .._dsl.registry.arch_enum import arch_enum, current_arch
+from .._dsl.registry.target import select_target, target_named
+
+
+class EnvironmentSettings:
+    """The settings the running DSL takes from the environment (CuTe DSL's `envar`): `arch`, the target code is
+    generated for. Setting it pins the target for the rest of the process (a compile worker without a GPU), as
+    WARPWEAVE_ARCH does."""
+
+    @property
+    def arch(self) -> str:
+        return select_target().name
+
+    @arch.setter
+    def arch(self, name: str) -> None:
+        target_named(name)  # an unknown target is refused here, not at the next compile
+        os.environ["WARPWEAVE_ARCH"] = name
 
 
 class BaseDSL:
@@ -15,6 +33,8 @@ class BaseDSL:
         if cls._instance is None:
             cls._instance = cls()
         return cls._instance
+
+    envar = EnvironmentSettings()
 
     def get_arch_enum(self):
         """The Arch member of the target being compiled for (WARPWEAVE_ARCH / --arch, else the current GPU)."""

@@ -466,7 +466,32 @@ def max_common_vector(a, b):
 
 
 def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
-    return _core.recast_layout(new_type_bits, old_type_bits, _data_layout_of(src_layout, "recast_layout"))
+    """src_layout, which counts values of old_type_bits, counting values of new_type_bits. A swizzled layout
+    (Swizzle o offset o layout) recasts its layout and moves its swizzle and offset to the new unit: the
+    swizzle's base down by log2 of the ratio when the values widen, up when they narrow (CuTe's upcast and
+    downcast of a ComposedLayout)."""
+    layout = _data_layout_of(src_layout, "recast_layout")
+    if isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle):
+        return _recast_swizzled(new_type_bits, old_type_bits, layout)
+    return _core.recast_layout(new_type_bits, old_type_bits, layout)
+
+
+def _recast_swizzled(new_bits: int, old_bits: int, layout):
+    sw, offset = layout.inner, layout.offset
+    outer = _core.recast_layout(new_bits, old_bits, layout.outer)
+    wide, narrow = max(new_bits, old_bits), min(new_bits, old_bits)
+    ratio = wide // narrow
+    if wide % narrow or ratio & (ratio - 1):
+        raise ValueError(f"recast_layout: a swizzled layout recasts between widths a power of two apart, got "
+                         f"{old_bits} to {new_bits} bits")
+    shift = ratio.bit_length() - 1
+    if new_bits > old_bits:
+        if sw.num_bits and sw.num_base < shift or not isinstance(offset, int) or offset % ratio:
+            raise ValueError(f"recast_layout: {layout} moves units smaller than a {new_bits}-bit value")
+        return ComposedLayout(Swizzle(sw.num_bits, sw.num_base - shift if sw.num_bits else sw.num_base,
+                                      sw.num_shift), offset // ratio, outer)
+    base = sw.num_base + shift if sw.num_bits else sw.num_base
+    return ComposedLayout(Swizzle(sw.num_bits, base, sw.num_shift), offset * ratio, outer)
 
 
 def round_up(a, b):

@@ -1,8 +1,8 @@
 """`cutlass.cutlass_dsl`: the names CuTe DSL's extensions import from it: @dsl_user_op, `T` (MLIR types by short
 name), the numeric types, which make numbers of IR values (`Int32(v)`) and give theirs (`x.ir_value()`), the
 IR-values protocol (`extract_mlir_values`, `new_from_mlir_values`, `get_mlir_types`), control flow in functional
-form (`if_generate`, `while_generate` / `yield_out`, `and_`, `or_`, `not_`), `BaseDSL`, the running DSL, and
-`target_version` (as `cutlass.target_version`: QuACK's nvfp4 helpers import it from here)."""
+form (`if_generate`, `while_generate` / `yield_out`, `and_`, `or_`, `not_`), `BaseDSL` (also `CuTeDSL`), the running
+DSL, and `target_version` (as `cutlass.target_version`: QuACK's nvfp4 helpers import it from here)."""
 import importlib
 from .._dsl.base.errors import DSLCudaRuntimeError, DSLRuntimeError  # noqa: F401 - CuTe DSL programs import both
 from .._dsl.base.markers import dsl_user_op
@@ -15,7 +15,9 @@ from .._dsl.values.numeric import (BFloat16, Boolean, Float, Float16, Float32, F
 from .._mlir.extras import types as T
 from ..base_dsl import BaseDSL
 
-__all__ = ["BFloat16", "BaseDSL", "Boolean", "DSLCudaRuntimeError", "Float", "Float16", "Float32", "Float64", "Int8",
+CuTeDSL = BaseDSL  # CuTe DSL's name of its DSL class, whose _get_dsl() libraries reach through
+
+__all__ = ["BFloat16", "BaseDSL", "Boolean", "CuTeDSL", "DSLCudaRuntimeError", "Float", "Float16", "Float32", "Float64", "Int8",
            "Int16", "Int32", "Int64", "Integer", "Numeric", "NumericMeta", "T", "TFloat32", "Uint8", "Uint16",
            "Uint32", "Uint64", "and_", "const_expr", "dsl_user_op", "extract_mlir_values", "get_mlir_types",
            "for_generate", "if_generate", "max", "min", "new_from_mlir_values", "not_", "or_", "while_generate", "yield_out"]

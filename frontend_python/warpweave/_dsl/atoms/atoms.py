@@ -13,6 +13,7 @@ import types
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..registry.arch_enum import arch_enum
 from ..registry.backend_python import ensure_loaded, packages
 from ..registry.plugins import registry
 from ..registry.target import target_named
@@ -276,8 +277,17 @@ def _make_class(python_name: str):
         defaults = {k: _literal(v) for k, v in first.get("python_defaults", {}).items()}
         return type(short, (ManifestOp,), {"python_name": python_name, "signature": sig, "kind": kind,
                                            "param_names": names, "defaults": defaults,
+                                           "admissible_archs": _admissible_archs(entries),
                                            "__doc__": first.get("description", "")})
     return _primitive_function(python_name, short, first)
+
+
+def _admissible_archs(entries) -> list:
+    """The architectures (base_dsl.Arch members) of the targets the op's entries name, in manifest order: CuTe
+    DSL's op.admissible_archs, which libraries test the compile target against before choosing an op."""
+    arch = arch_enum()
+    names = dict.fromkeys(t for _, ins in entries for t in ins.get("targets", []))
+    return [arch[n] for n in names if n in arch.__members__]
 
 
 def _primitive_function(python_name, short, first):

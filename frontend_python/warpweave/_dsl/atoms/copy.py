@@ -199,8 +199,15 @@ class TiledCopy:
     def __init__(self, atom, layout_tv, tiler_mn):
         self.atom = atom
         self.layout_tv_tiled = layout_tv
-        self.tiler_mn = tiler_mn
+        self._tiler = tiler_mn
         self.size = _core.product(_mode(layout_tv, 0).shape)
+
+    @property
+    def tiler_mn(self):
+        """The tile, as CuTe's Tiler_MN: a layout per mode (an extent n given is the layout n:1)."""
+        def one(t):
+            return t if isinstance(t, Layout) else _core.make_layout(t)
+        return tuple(one(t) for t in self._tiler) if isinstance(self._tiler, tuple) else one(self._tiler)
 
     @property
     def layout_tv(self):
@@ -215,7 +222,7 @@ class TiledCopy:
         return self.get_layoutD_TV()
 
     def __repr__(self):
-        return f"TiledCopy({self.atom}, tiler {self.tiler_mn}, tv {self.layout_tv_tiled})"
+        return f"TiledCopy({self.atom}, tiler {self._tiler}, tv {self.layout_tv_tiled})"
 
     def _ref2trg(self, trg):
         return _core.composition(_core.right_inverse(self.atom.layout_ref_tv), trg)
@@ -230,15 +237,15 @@ class TiledCopy:
         return _core.composition(tiled, (thrval2mn, None))
 
     def tidfrg_S(self, layout):
-        tv = self._tile2thrfrg(_core.zipped_divide(layout, self.tiler_mn), self._ref2trg(self.atom.layout_src_tv))
+        tv = self._tile2thrfrg(_core.zipped_divide(layout, self._tiler), self._ref2trg(self.atom.layout_src_tv))
         return slice_layout(((None, None), None), tv)
 
     def tidfrg_D(self, layout):
-        tv = self._tile2thrfrg(_core.zipped_divide(layout, self.tiler_mn), self._ref2trg(self.atom.layout_dst_tv))
+        tv = self._tile2thrfrg(_core.zipped_divide(layout, self._tiler), self._ref2trg(self.atom.layout_dst_tv))
         return slice_layout(((None, None), None), tv)
 
     def _layout_tv_of(self, trg):
-        ref = _core.make_layout((_shape_of_tiler(self.tiler_mn), 1))
+        ref = _core.make_layout((_shape_of_tiler(self._tiler), 1))
         tv = self._tile2thrfrg(ref, self._ref2trg(trg))
         return slice_layout((None, None, 0), _flatten_tv(tv))
 
@@ -254,7 +261,7 @@ class TiledCopy:
         ((atom values, rest values), M, N, ...)."""
         layout = outer_of(layout)
         V = _core.product(_mode(layout, 0).shape)
-        tiler_shape = _shape_of_tiler(self.tiler_mn)
+        tiler_shape = _shape_of_tiler(self._tiler)
         tiler_shape = tiler_shape if isinstance(tiler_shape, tuple) else (tiler_shape,)
         num_thr = self.size
         inv = _core.composition(_core.right_inverse(self.layout_tv_tiled), _core.make_layout(tiler_shape))
@@ -293,7 +300,7 @@ class ThrCopy(TiledCopy):
 
     def __init__(self, tiled, thr_idx):
         tiled = getattr(tiled, "tiled", tiled)
-        super().__init__(tiled.atom, tiled.layout_tv_tiled, tiled.tiler_mn)
+        super().__init__(tiled.atom, tiled.layout_tv_tiled, tiled._tiler)
         self.tiled = tiled
         self.thr_idx = thr_idx
 
@@ -301,8 +308,8 @@ class ThrCopy(TiledCopy):
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))
         outer = outer_of(tensor.layout)
-        if _core.tuple_rank(outer.shape) < _core.tuple_rank(_shape_of_tiler(self.tiled.tiler_mn)):
-            raise DSLValueError(f"partition: the tensor {outer} has fewer modes than the tiler {self.tiled.tiler_mn}",
+        if _core.tuple_rank(outer.shape) < _core.tuple_rank(_shape_of_tiler(self.tiled._tiler)):
+            raise DSLValueError(f"partition: the tensor {outer} has fewer modes than the tiler {self.tiled._tiler}",
                                 user_location(3))
         thr_layout = frg_fn(outer)
         rank = _core.tuple_rank(_mode(thr_layout, 2).shape) if _core.tuple_rank(thr_layout.shape) > 2 else 0
@@ -351,11 +358,11 @@ def make_tiled_copy(atom, layout_tv, tiler_mn):
 
 def make_tiled_copy_S(atom, tiled_copy):
     """A tiled copy of `atom` with the source thread-value layout of `tiled_copy`."""
-    return TiledCopy(atom, tiled_copy.get_layoutS_TV(), tiled_copy.tiler_mn)
+    return TiledCopy(atom, tiled_copy.get_layoutS_TV(), tiled_copy._tiler)
 
 
 def make_tiled_copy_D(atom, tiled_copy):
-    return TiledCopy(atom, tiled_copy.get_layoutD_TV(), tiled_copy.tiler_mn)
+    return TiledCopy(atom, tiled_copy.get_layoutD_TV(), tiled_copy._tiler)
 
 
 def make_tiled_copy_A(atom, tiled_mma):

@@ -29,6 +29,8 @@ def make_ptr(dtype, value, mem_space: AddressSpace = AddressSpace.generic, *, as
     """A pointer to `dtype` elements at the integer address `value` in `mem_space`; assumed_align (bytes, by
     default the element's size) is what accesses through it may rely on."""
     dtype = dtype_of(dtype)
+    if isinstance(mem_space, str) and mem_space in AddressSpace.__members__:
+        mem_space = AddressSpace[mem_space]  # another pointer's memspace, as CuTe DSL code passes it on
     if not isinstance(mem_space, AddressSpace):
         raise DSLTypeError(f"make_ptr: mem_space is a cute.AddressSpace, got {mem_space!r}", user_location(2))
     if isinstance(value, Pointer):  # another pointer (an array's data_ptr()): the same address, as dtype values

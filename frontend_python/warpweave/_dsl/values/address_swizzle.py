@@ -5,6 +5,7 @@ in bytes), as TMA writes tiles and the tensor cores read them: address bits [M+S
 """
 from __future__ import annotations
 
+from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 
 _NAMED = {"none": (0, 0, 0), "s32b": (1, 4, 3), "s64b": (2, 4, 3), "s128b": (3, 4, 3)}
@@ -77,4 +78,26 @@ class Swizzle:
         return f"Swizzle(bbits={self.bbits}, mbase={self.mbase}, sshift={self.sshift})"
 
 
-__all__ = ["Swizzle"]
+class PointerType:
+    """A pointer's type as CuTe DSL code reads it (`ptr.type`): the element type, the memory space, the alignment
+    and the swizzle of its addresses (the identity, of no bits, for a plain pointer), with which code swizzles a
+    raw address itself."""
+
+    __slots__ = ("value_type", "memspace", "alignment", "swizzle_type")
+
+    def __init__(self, value_type, memspace, alignment: int, element_swizzle):
+        self.value_type, self.memspace, self.alignment = value_type, memspace, alignment
+        # the pointer keeps the swizzle of its element offsets; its type gives that of the byte addresses, which is
+        # what code applies to the pointer as an integer (toint()): the base moves up by log2 of the element's bytes
+        sw, shift = element_swizzle, (getattr(value_type, "width", 8) // 8).bit_length() - 1
+        if sw is None or not sw.num_bits:
+            self.swizzle_type = _core.Swizzle(0, 0, 0)
+        else:
+            self.swizzle_type = _core.Swizzle(sw.num_bits, sw.num_base + shift, sw.num_shift)
+
+    def __repr__(self):
+        return (f"PointerType({getattr(self.value_type, '__name__', self.value_type)}, {self.memspace}, "
+                f"align={self.alignment}, {self.swizzle_type})")
+
+
+__all__ = ["PointerType", "Swizzle"]

@@ -32,6 +32,26 @@ _REGISTER_TENSOR_BYTES = 16 * _REGISTER_FILE_BYTES
 _REGISTER_SPAN_BYTES = 16 * _REGISTER_TENSOR_BYTES
 
 
+def _distinct_bound(layout) -> int:
+    """An upper bound of the distinct offsets a layout addresses: the product of its extents along modes of
+    nonzero stride (unbounded when an extent is dynamic)."""
+    def walk(shape, stride):
+        if isinstance(shape, tuple):
+            n = 1
+            for sh, st in zip(shape, stride):
+                m = walk(sh, st)
+                if m is None:
+                    return None
+                n *= m
+            return n
+        if not isinstance(shape, int):
+            return None
+        return 1 if isinstance(stride, int) and stride == 0 else shape
+
+    n = walk(layout.shape, layout.stride)
+    return n if n is not None else 1 << 62
+
+
 def make_rmem_tensor(layout_or_shape, dtype):
     """A register tensor: a layout (or a shape, column-major) over registers of `dtype`."""
     dtype = dtype_of(dtype)
@@ -47,11 +67,11 @@ def make_rmem_tensor(layout_or_shape, dtype):
     # epilogue fragment, of which one tensor-memory load's worth is live; ptxas fits it in 166 registers) and
     # spills otherwise, as in CUDA. A far larger one is a mistake (a shape meant for shared memory, an extent too
     # many), and a huge one stalls LLVM's promotion of the array to registers (2^30 values never finished).
-    # What counts is the values the tensor holds (its size): a strided layout (a thread's slice of a tile, as
-    # CuTe DSL programs pass make_rmem_tensor) spans more array elements (its cosize), of which only those are
-    # ever addressed, and LLVM keeps only those.
-    size = _core.product(layout.shape) if isinstance(layout, Layout) else cos
-    size = size if isinstance(size, int) else cos
+    # What counts is the values the tensor holds: a strided layout (a thread's slice of a tile, as CuTe DSL
+    # programs pass make_rmem_tensor) spans more array elements (its cosize) than it addresses (its size), and
+    # LLVM keeps only those addressed; a broadcast layout (stride-0 modes: a row or column vector seen over a
+    # whole tile) addresses its cosize elements many times over.
+    size = min(_distinct_bound(layout), cos) if isinstance(layout, Layout) else cos
     nbytes = (size * storage_bits(dtype) + 7) // 8
     span = (cos * storage_bits(dtype) + 7) // 8
     if nbytes > _REGISTER_TENSOR_BYTES:

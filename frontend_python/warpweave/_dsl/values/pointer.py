@@ -14,7 +14,7 @@ import math
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import hooks
-from .address_swizzle import Swizzle
+from .address_swizzle import PointerType, Swizzle
 from .ir_vector import Vector
 from .numeric import PACKED_TYPES, Int32, Int64, Numeric, SymInt, Uint8
 
@@ -259,6 +259,10 @@ class Pointer(metaclass=_PointerType):
     def value_type(self):
         """The element type (CuTe DSL's name for it on pointers: a GEMM taking pointers reads its types so)."""
         return self.dtype
+
+    @property
+    def type(self) -> PointerType:
+        return PointerType(self.dtype, self.memspace, self.alignment, self.swizzle)
 
     @property
     def ptr(self):

@@ -71,6 +71,11 @@ class TensorSSA:
     def element_type(self):
         return self.dtype
 
+    @property
+    def type(self):
+        """The IR vector type of the values (CuTe DSL's TensorSSA is an IR vector, whose type code reads)."""
+        return VectorType.get([len(self.values)], dtype_of(self.dtype).mlir_type)
+
     def __extract_mlir_values__(self):
         """CuTe DSL's IR-values protocol: the values, one IR value each, so that dynamic control flow carries a
         TensorSSA variable a branch or loop assigns (a fragment's values loaded only where a tile has work)."""

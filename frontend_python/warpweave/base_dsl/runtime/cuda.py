@@ -1,12 +1,15 @@
 """`cutlass.base_dsl.runtime.cuda`: the helpers CuTe DSL programs use with cuda-bindings: `checkCudaErrors` (the
-values of a cuda-bindings call, or a DSLCudaRuntimeError naming its error) and `load_cubin_module_data` (a CUmodule of a
-cubin). They need cuda-bindings (`pip install cuda-bindings`), as the programs that call them do."""
+values of a cuda-bindings call, or a DSLCudaRuntimeError naming its error), `load_cubin_module_data` (a CUmodule of a
+cubin), `get_device_attribute` (a device's attribute), and `cuda`, the driver bindings themselves (whose enumerations
+code reads, and whose helpers libraries wrap). They need cuda-bindings (`pip install cuda-bindings`), as the programs that call them do."""
 from ..._dsl.base.errors import DSLCudaRuntimeError, DSLRuntimeError, user_location
 
 try:
     from cuda.bindings import driver as _driver
 except ImportError:  # cuda-bindings is optional: its absence is named when a helper is called
     _driver = None
+
+cuda = _driver  # CuTe DSL's name for the driver bindings
 
 
 def _require():
@@ -50,4 +53,18 @@ def load_cubin_module_data(cubin_data: bytes):
     return module
 
 
-__all__ = ["checkCudaErrors", "load_cubin_module_data"]
+def get_device_attribute(attribute, device_id: int = 0):
+    """The value of a device attribute (a CUdevice_attribute) of device `device_id`, from the driver."""
+    _require()
+    (err,) = _driver.cuInit(0)
+    if int(err) != 0:
+        raise DSLCudaRuntimeError(f"cuInit failed: CUDA error {int(err)} ({_error_name(err)})", user_location(2), err,
+                                  _error_name(err))
+    err, value = _driver.cuDeviceGetAttribute(attribute, device_id)
+    if int(err) != 0:
+        raise DSLCudaRuntimeError(f"cuDeviceGetAttribute({_error_name(attribute)}) failed: CUDA error {int(err)} "
+                                  f"({_error_name(err)})", user_location(2), err, _error_name(err))
+    return value
+
+
+__all__ = ["checkCudaErrors", "cuda", "get_device_attribute", "load_cubin_module_data"]
