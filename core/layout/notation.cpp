@@ -47,9 +47,11 @@ class Reader {
     }
     return false;
   }
-  bool at_swizzle() {
+  // CuTe DSL prints a swizzle `S<3,4,3>`, CuTe C++ `Sw<3,4,3>`: both read back. Returns the prefix's length.
+  size_t at_swizzle() {
     skip();
-    return s_.substr(pos_, 3) == "Sw<";
+    if (s_.compare(pos_, 3, "Sw<") == 0) return 3;
+    return s_.compare(pos_, 2, "S<") == 0 ? 2 : 0;
   }
 
   int64_t integer() {
@@ -109,8 +111,9 @@ class Reader {
 
   Swizzle swizzle() {
     skip();
-    if (!at_swizzle()) fail("expected 'Sw<'");
-    pos_ += 3;
+    size_t prefix = at_swizzle();
+    if (!prefix) fail("expected 'S<' (a swizzle)");
+    pos_ += prefix;
     int64_t b = integer();
     expect(',');
     int64_t m = integer();

@@ -28,7 +28,7 @@ Int Swizzle::operator()(const Int& offset) const {
 }
 
 std::string Swizzle::str() const {
-  return "Sw<" + std::to_string(bits_) + "," + std::to_string(base_) + "," + std::to_string(shift_) + ">";
+  return "S<" + std::to_string(bits_) + "," + std::to_string(base_) + "," + std::to_string(shift_) + ">";
 }
 
 ComposedLayout::ComposedLayout(Inner inner, IntTuple offset, Layout outer)

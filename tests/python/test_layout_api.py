@@ -94,10 +94,10 @@ def test_layout_tv_and_identity():
 
 def test_swizzle_and_composed():
     sw = cute.make_swizzle(3, 4, 3)
-    assert str(sw) == "Sw<3,4,3>"
+    assert str(sw) == "S<3,4,3>"   # as CuTe DSL prints it
     assert sw(0b1110000000) == 0b1110000000 ^ 0b0001110000
     c = cute.make_composed_layout(sw, 0, cute.make_layout((8, 64), stride=(64, 1)))
-    assert str(c) == "Sw<3,4,3> o 0 o (8,64):(64,1)"
+    assert str(c) == "S<3,4,3> o 0 o (8,64):(64,1)"
     assert cute.parse_layout(str(c)) == c
     assert c((1, 0)) == sw(64)
     t = cute.tile_to_shape(c, (64, 64))

@@ -195,7 +195,7 @@ def make_composed_layout(inner, offset, outer):
 
 
 def parse_layout(text: str):
-    """Reads CuTe's notation, e.g. ``(4,(2,3)):(1,(4,8))`` or ``Sw<3,4,3> o 0 o (8,64):(64,1)``."""
+    """Reads CuTe's notation, e.g. ``(4,(2,3)):(1,(4,8))`` or ``S<3,4,3> o 0 o (8,64):(64,1)``."""
     if not isinstance(text, str):
         raise TypeError(f"parse_layout: expected a str, got {type(text).__name__}")
     return _core.parse_layout(text)

@@ -50,7 +50,7 @@ class ComposedLayout {
 
   bool same(const ComposedLayout& o) const;
   size_t hash() const;
-  std::string str() const;  // e.g. Sw<3,4,3> o 0 o (8,64):(64,1)
+  std::string str() const;  // e.g. S<3,4,3> o 0 o (8,64):(64,1)
 
  private:
   Inner inner_;
