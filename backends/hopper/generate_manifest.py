@@ -393,6 +393,17 @@ def grid_dependency_primitives():
     ]
 
 
+# The (operation, type) groups of cp.reduce.async.bulk to a global destination, as ptxas 13.0 takes them (every
+# other pair it refuses, e.g. "Incorrect type '.f32' for operation '.and'"): (group, operations, types, suffix).
+BULK_REDUCE_GROUPS = (
+    ("bitwise", ("and", "or", "xor"), ("b32", "b64"), ""),
+    ("counter", ("inc", "dec"), ("u32",), ""),
+    ("add", ("add",), ("u32", "s32", "u64", "f32", "f64"), ""),
+    ("add_noftz", ("add",), ("f16", "bf16"), ".noftz"),
+    ("minmax", ("min", "max"), ("u32", "s32", "u64", "s64", "f16", "bf16"), ""),
+)
+
+
 def other_primitives():
     out = []
     P = primitive
@@ -706,6 +717,40 @@ def experimental_sync_primitives():
           ptx_template="cp.async.bulk.prefetch.L2.global [$0], $1;", constraints="l,r", has_side_effects=True,
           sass_opcodes=["UBLKPF"]),
     ]
+    # cp.reduce.async.bulk of a byte range (no tensor map): the (operation, type) pairs ptxas 13.0 takes for a global
+    # destination, one entry a group of them (the wrapper in python/primitives.py picks the group and names the
+    # pairs when a program asks for another); f16/bf16 adds are .noftz only. Each with and without an L2 cache hint.
+    for group, ops, types, noftz in BULK_REDUCE_GROUPS:
+        for hint in (False, True):
+            h = ".L2::cache_hint" if hint else ""
+            out.append(P(
+                f"hopper.bulk_reduce.global.shared_cta.{group}" + (".hint" if hint else ""), "OTHER",
+                description=(f"cp.reduce.async.bulk.global.shared::cta.bulk_group{h}.{{op}}{noftz}.{{type}}: "
+                             "reduces size bytes (a multiple of 16, 16-byte aligned addresses) of shared src into "
+                             "global dst element by element, completing with this thread's bulk groups"
+                             + (", with the L2 cache policy in hint" if hint else "")),
+                python_name="primitives.cp_reduce_async_bulk_global_shared_cta",
+                python_params={"group": group, "hint": str(hint)},
+                operands=[operand("dst", "GMEM_ADDRESS", "IN"), operand("src", "SMEM_ADDRESS", "IN"),
+                          operand("size", "SCALAR", "IN")]
+                + ([operand("hint", "SCALAR", "IN", register_type="b64")] if hint else []),
+                attributes=[attribute("op", type_="string", allowed=ops, default=ops[0]),
+                            attribute("type", type_="string", allowed=types, default=types[0])],
+                ptx_template=(f"cp.reduce.async.bulk.global.shared::cta.bulk_group{h}.{{op}}{noftz}.{{type}} "
+                              "[$0], [$1], $2" + (", $3;" if hint else ";")),
+                constraints="l,r,r" + (",l" if hint else ""), has_side_effects=True,
+                sass_opcodes=["UBLKRED.G.S"]))
+    # fence.sync_restrict (PTX 8.6, sm_90 on): release orders this thread's shared::cta writes, acquire makes
+    # shared::cluster ones visible, both at cluster scope; cheaper than a full fence.acq_rel.cluster where only a
+    # peer CTA's mbarrier arrival has to order shared memory. SASS seen (ptxas 13.0): the acquire emits none.
+    for order, space, sass in (("release", "shared::cta", ["MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S"]),
+                               ("acquire", "shared::cluster", [])):
+        out.append(P(f"hopper.fence.sync_restrict.{order}", "FENCE",
+                     description=(f"fence.{order}.sync_restrict::{space}.cluster: a fence of {order} semantics at cluster scope "
+                                  f"restricted to the {space} state space"),
+                     python_name="primitives.fence_sync_restrict", python_params={"order": order},
+                     ptx_template=f"fence.{order}.sync_restrict::{space}.cluster;", has_side_effects=True,
+                     sass_opcodes=sass))
     # red: on another CTA's shared memory (cluster scope), and bf16 adds (sm_90) everywhere. SASS seen (ptxas 13.0):
     # a generic ATOM for shared::cluster, and a compare-and-swap loop for the scalar 16-bit float adds.
     def red_sass(space, bits):
