@@ -638,34 +638,36 @@ def experimental_sync_primitives():
     done = operand("done", "PREDICATE", "OUT")
     limit = operand("time_limit", "SCALAR", "IN")
     scope = attribute("scope", type_="string", allowed=("cta", "cluster"), default="cta")
+    # relaxed (PTX 8.6): an arrival that orders nothing, e.g. after a fence.release.sync_restrict of its own
+    sem = attribute("sem", type_="string", allowed=("release", "relaxed"), default="release")
     out = [
         P("hopper.mbarrier.arrive.state", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cta: one arrival on this CTA's mbarrier; "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cta: one arrival on this CTA's mbarrier; "
                       "returns the barrier's state before it (a token for mbarrier.try_wait)",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cta"},
-          operands=[operand("state", "SCALAR", "OUT", register_type="b64"), mbar], attributes=[scope],
-          ptx_template="mbarrier.arrive.release.{scope}.shared::cta.b64 $0, [$1];", constraints="=l,r",
+          operands=[operand("state", "SCALAR", "OUT", register_type="b64"), mbar], attributes=[sem, scope],
+          ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cta.b64 $0, [$1];", constraints="=l,r",
           has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"]),
         P("hopper.mbarrier.arrive.shared_cluster", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cluster: one arrival on the mbarrier at a "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cluster: one arrival on the mbarrier at a "
                       "shared::cluster address (another CTA's, from mapa); no state is returned",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cluster"},
-          operands=[mbar], attributes=[scope],
-          ptx_template="mbarrier.arrive.release.{scope}.shared::cluster.b64 _, [$0];", constraints="r",
+          operands=[mbar], attributes=[sem, scope],
+          ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cluster.b64 _, [$0];", constraints="r",
           has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"]),
         P("hopper.mbarrier.arrive.state.count", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cta with a count: count arrivals on this CTA's "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cta with a count: count arrivals on this CTA's "
                       "mbarrier at once; returns the barrier's state before them",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cta"},
           operands=[operand("state", "SCALAR", "OUT", register_type="b64"), mbar, operand("count", "SCALAR", "IN")],
-          attributes=[scope], ptx_template="mbarrier.arrive.release.{scope}.shared::cta.b64 $0, [$1], $2;",
+          attributes=[sem, scope], ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cta.b64 $0, [$1], $2;",
           constraints="=l,r,r", has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"]),
         P("hopper.mbarrier.arrive.shared_cluster.count", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cluster with a count: count arrivals on the "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cluster with a count: count arrivals on the "
                       "mbarrier at a shared::cluster address (another CTA's, from mapa)",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cluster"},
-          operands=[mbar, operand("count", "SCALAR", "IN")], attributes=[scope],
-          ptx_template="mbarrier.arrive.release.{scope}.shared::cluster.b64 _, [$0], $1;", constraints="r,r",
+          operands=[mbar, operand("count", "SCALAR", "IN")], attributes=[sem, scope],
+          ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cluster.b64 _, [$0], $1;", constraints="r,r",
           has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"]),
         P("hopper.mbarrier.try_wait.parity.hint", "WAIT",
           description="mbarrier.try_wait.parity with a suspend-time hint: true once the phase of parity phase has "

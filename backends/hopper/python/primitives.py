@@ -41,18 +41,22 @@ def elect_sync(membermask=FULL_MASK):
     return cutlass.Boolean.from_ir(out["elected"][0])
 
 
-def mbarrier_arrive(mbar, scope=None, count=None):
+def mbarrier_arrive(mbar, scope=None, count=None, relaxed=None):
     """One arrival (count arrivals, with count) on mbar with release semantics at scope (MemScope.CTA by default,
-    or CLUSTER). On this CTA's barrier it returns the barrier's state before the arrival (an Int64 token for
-    mbarrier_try_wait_timelimit); on another CTA's (a mapa pointer) it returns nothing."""
+    or CLUSTER), or with relaxed=True none (the program orders its writes with a fence of its own). On this CTA's
+    barrier it returns the barrier's state before the arrival (an Int64 token for mbarrier_try_wait_timelimit); on
+    another CTA's (a mapa pointer) it returns nothing."""
     s = ext.qualifier(scope if scope is not None else "cta", "mbarrier_arrive: scope", ("cta", "cluster"))
+    if relaxed is not None and not isinstance(relaxed, bool):
+        raise ext.user_error(f"mbarrier_arrive: relaxed is a Python bool, got {relaxed!r}", ext.DSLTypeError)
     p = _shared_pointer(mbar, "mbarrier_arrive: mbar")
     space = "shared::cta" if p.memspace == "smem" else "shared::cluster"
     inputs = {"mbar": [_address32(p)]}
     if count is not None:
         inputs["count"] = [cutlass.Int32(count).ir()]
     backend, entry = ext.select_instruction("primitives.mbarrier_arrive", {"space": space}, set(inputs))
-    out = ext.emit_instruction(ext.builder(), backend, entry, inputs, {"scope": s})
+    out = ext.emit_instruction(ext.builder(), backend, entry, inputs,
+                               {"scope": s, "sem": "relaxed" if relaxed else "release"})
     if "state" in out:
         return cutlass.Int64.from_ir(out["state"][0])
     return None

@@ -146,3 +146,31 @@ def test_ptxas_assembles_them_for_sm_90a(tmp_path):
     src = tmp_path / "k.ptx"
     src.write_text(ptx_of(body))
     subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(tmp_path / "k.cubin")], check=True)
+
+
+def test_quacks_cluster_release_arrival():
+    """QuACK's mbarrier_arrive_release_cluster: a restricted release fence, then a relaxed arrival on the peer
+    CTA's barrier (mapa of the LLVM pointer); a plain arrival stays a release."""
+    def body(g, buf):
+        bar = cutlass.Array(cutlass.Int64, 2, space=cutlass.AddressSpace.smem, alignment=8)
+        prims.fence_sync_restrict(prims.MemOrder.RELEASE)
+        remote = prims.mapa(bar.data_ptr().to_llvm_ptr(), 1)
+        prims.mbarrier_arrive(remote, scope=prims.MemScope.CLUSTER, relaxed=True)
+        prims.mbarrier_arrive(bar.data_ptr() + 1, relaxed=False)
+
+    ptx = ptx_of(body)
+    fence = ptx.index("fence.release.sync_restrict::shared::cta.cluster;")
+    relaxed = re.search(r"mbarrier\.arrive\.relaxed\.cluster\.shared::cluster\.b64 _, \[%r\d+\];", ptx)
+    assert relaxed and fence < relaxed.start()
+    assert re.search(r"mbarrier\.arrive\.release\.cta\.shared::cta\.b64 %rd\d+, \[%r\d+\];", ptx)
+
+
+def test_mbarrier_arrive_relaxed_is_a_python_bool():
+    def body(g, buf):
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem, alignment=8)
+        prims.mbarrier_arrive(bar, relaxed=g[0] > 0)  # the user's line
+
+    line = body.__code__.co_firstlineno + 2
+    with pytest.raises(TypeError, match="relaxed is a Python bool") as info:
+        ptx_of(body)
+    assert f"test_bulk_reduce_fence_restrict.py:{line}" in str(info.value)
