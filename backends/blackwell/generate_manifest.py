@@ -617,12 +617,15 @@ def byte_ldmatrix_atoms(prefix: str = "blackwell"):
             constraints=",".join(["r"] * (x + 1)))
 
 
-def clc_primitives():
-    """Cluster launch control (sm_100a): a running cluster asks the hardware to cancel the launch of a cluster that
-    has not started, and takes over its work (CuTe DSL's dynamic persistent tile scheduler and
-    PipelineClcFetchAsync are built from these). The response is 16 opaque bytes in shared memory; the try_cancel
-    completes its mbarrier by 16 transaction bytes (in every CTA of the cluster when multicast), and the query reads
-    it back. A CTA that has seen a failed response must not issue another try_cancel."""
+def clc_primitives(prefix: str = "blackwell", remote_arrive: bool = True):
+    """Cluster launch control (sm_100a; consumer Blackwell's generator takes them too, prefix "blackwell_geforce":
+    ptxas 13.0 assembles them, the multicast form included, for sm_120a and sm_121a, to the same UGETNEXTWORKID): a
+    running cluster asks the hardware to cancel the launch of a cluster that has not started, and takes over its
+    work (CuTe DSL's dynamic persistent tile scheduler and PipelineClcFetchAsync are built from these). The
+    response is 16 opaque bytes in shared memory; the try_cancel completes its mbarrier by 16 transaction bytes (in
+    every CTA of the cluster when multicast), and the query reads it back. A CTA that has seen a failed response
+    must not issue another try_cancel. remote_arrive: also the arrival with expect_tx on a peer CTA's mbarrier
+    (Hopper's portable sm_90 entry serves consumer Blackwell)."""
     P = lambda **kw: entry("primitives", **kw)  # noqa: E731
     resp, mbar = op("response", "SMEM_ADDRESS"), op("mbar", "MBARRIER")
     for suffix, pyn, where, sass in (
@@ -631,7 +634,7 @@ def clc_primitives():
             (".multicast::cluster::all", "arch.clc_try_cancel_multicast",
              "the shared memory of every CTA of the cluster at response's offset; the mbarrier at mbar's offset in "
              "each of them gets", "UGETNEXTWORKID.BROADCAST")):
-        yield P(id="blackwell.clc.try_cancel" + (".multicast" if suffix else ""), kind="OTHER",
+        yield P(id=f"{prefix}.clc.try_cancel" + (".multicast" if suffix else ""), kind="OTHER",
                 description=(f"clusterlaunchcontrol.try_cancel{suffix}: asynchronously asks to cancel the launch of a "
                              "cluster of this grid that has not started; the 16-byte response (canceled or not, and "
                              f"the first CTA id of the canceled cluster) is written to {where} a complete_tx of 16 "
@@ -640,7 +643,7 @@ def clc_primitives():
                 ptx_template=("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes"
                               f"{suffix}.b128 [$0], [$1];"),
                 constraints="r,r", has_side_effects=True, sass_opcodes=[sass])
-    yield P(id="blackwell.clc.query_cancel", kind="OTHER",
+    yield P(id=f"{prefix}.clc.query_cancel", kind="OTHER",
             description=("clusterlaunchcontrol.query_cancel on the 16-byte response at response (shared memory, "
                          "read with ld.shared.b128 after its mbarrier phase completed): is_canceled, and the first "
                          "CTA id (x, y, z) of the canceled cluster (undefined when is_canceled is false)"),
@@ -651,6 +654,8 @@ def clc_primitives():
                           "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 $0, ww_resp; "
                           "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {$1, $2, $3, _}, ww_resp; }"),
             constraints="=b,=r,=r,=r,r", has_side_effects=True, sass_opcodes=["LDS.128"])
+    if not remote_arrive:
+        return
     yield P(id="blackwell.mbarrier.arrive_expect_tx.cluster", kind="ARRIVE",
             description=("mbarrier.arrive.expect_tx on the mbarrier at the same offset in the CTA of rank cta_id in "
                          "the cluster: one arrival that also expects tx_count transaction bytes there (release, "

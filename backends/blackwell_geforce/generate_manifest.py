@@ -36,6 +36,9 @@ What this generation is, and so what the manifest holds:
   2X, 0 with 4X. They are attributes (defaults 0), substituted at emission.
 - sass_opcodes are what nvdisasm shows for ptxas 13.0's sm_120a and sm_121a code (QMMA for the 8-bit containers,
   QMMA.SF / OMMA.SF for the block-scaled kinds, the scale type as .E8 or .UE4M3.4X).
+- Cluster launch control (clusterlaunchcontrol.try_cancel, its multicast form and query_cancel): datacenter
+  Blackwell's PTX, which ptxas 13.0 assembles for sm_120a and sm_121a too (UGETNEXTWORKID, .BROADCAST when
+  multicast; plain sm_120 refuses the multicast form), so its generator's entries are named here again.
 - Shared memory: 99 KiB per block (101376 bytes, the opt-in limit of compute capability 12.x), against 227 KiB on
   sm_90a and sm_100a.
 """
@@ -60,6 +63,7 @@ _spec = importlib.util.spec_from_file_location(
 _blackwell = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_blackwell)
 byte_ldmatrix_atoms = _blackwell.byte_ldmatrix_atoms
+clc_primitives = _blackwell.clc_primitives
 
 OUT = os.path.join(HERE, "blackwell_geforce.textproto")
 # Both chips of the generation take the same instructions and produce the same SASS; each is its own
@@ -278,6 +282,10 @@ def manifest_text() -> str:
     out.append("\n# " + "-" * 110 + "\n# Warp-level matrix loads and stores of bytes (datacenter Blackwell's forms, "
                "for sm_120a and sm_121a)\n# " + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in byte_ldmatrix_atoms("blackwell_geforce")))
+    out.append("\n# " + "-" * 110 + "\n# Cluster launch control (datacenter Blackwell's instructions, which ptxas 13.0 "
+               "takes for sm_120a and sm_121a)\n# " + "-" * 110 + "\n\n")
+    out.append("\n".join(format_entry(s, e, TARGETS) + "\n"
+                          for s, e in clc_primitives("blackwell_geforce", remote_arrive=False)))
     out.append("\n# " + "-" * 110 + "\n# register control\n# " + "-" * 110 + "\n\n")
     out.append("\n".join(format_entry(s, e, TARGETS) + "\n" for s, e in register_control()))
     return "".join(out)

@@ -393,6 +393,17 @@ def grid_dependency_primitives():
     ]
 
 
+# The (operation, type) groups of cp.reduce.async.bulk to a global destination, as ptxas 13.0 takes them (every
+# other pair it refuses, e.g. "Incorrect type '.f32' for operation '.and'"): (group, operations, types, suffix).
+BULK_REDUCE_GROUPS = (
+    ("bitwise", ("and", "or", "xor"), ("b32", "b64"), ""),
+    ("counter", ("inc", "dec"), ("u32",), ""),
+    ("add", ("add",), ("u32", "s32", "u64", "f32", "f64"), ""),
+    ("add_noftz", ("add",), ("f16", "bf16"), ".noftz"),
+    ("minmax", ("min", "max"), ("u32", "s32", "u64", "s64", "f16", "bf16"), ""),
+)
+
+
 def other_primitives():
     out = []
     P = primitive
@@ -627,34 +638,36 @@ def experimental_sync_primitives():
     done = operand("done", "PREDICATE", "OUT")
     limit = operand("time_limit", "SCALAR", "IN")
     scope = attribute("scope", type_="string", allowed=("cta", "cluster"), default="cta")
+    # relaxed (PTX 8.6): an arrival that orders nothing, e.g. after a fence.release.sync_restrict of its own
+    sem = attribute("sem", type_="string", allowed=("release", "relaxed"), default="release")
     out = [
         P("hopper.mbarrier.arrive.state", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cta: one arrival on this CTA's mbarrier; "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cta: one arrival on this CTA's mbarrier; "
                       "returns the barrier's state before it (a token for mbarrier.try_wait)",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cta"},
-          operands=[operand("state", "SCALAR", "OUT", register_type="b64"), mbar], attributes=[scope],
-          ptx_template="mbarrier.arrive.release.{scope}.shared::cta.b64 $0, [$1];", constraints="=l,r",
+          operands=[operand("state", "SCALAR", "OUT", register_type="b64"), mbar], attributes=[sem, scope],
+          ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cta.b64 $0, [$1];", constraints="=l,r",
           has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"]),
         P("hopper.mbarrier.arrive.shared_cluster", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cluster: one arrival on the mbarrier at a "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cluster: one arrival on the mbarrier at a "
                       "shared::cluster address (another CTA's, from mapa); no state is returned",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cluster"},
-          operands=[mbar], attributes=[scope],
-          ptx_template="mbarrier.arrive.release.{scope}.shared::cluster.b64 _, [$0];", constraints="r",
+          operands=[mbar], attributes=[sem, scope],
+          ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cluster.b64 _, [$0];", constraints="r",
           has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"]),
         P("hopper.mbarrier.arrive.state.count", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cta with a count: count arrivals on this CTA's "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cta with a count: count arrivals on this CTA's "
                       "mbarrier at once; returns the barrier's state before them",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cta"},
           operands=[operand("state", "SCALAR", "OUT", register_type="b64"), mbar, operand("count", "SCALAR", "IN")],
-          attributes=[scope], ptx_template="mbarrier.arrive.release.{scope}.shared::cta.b64 $0, [$1], $2;",
+          attributes=[sem, scope], ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cta.b64 $0, [$1], $2;",
           constraints="=l,r,r", has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64"]),
         P("hopper.mbarrier.arrive.shared_cluster.count", "ARRIVE",
-          description="mbarrier.arrive.release.{cta,cluster}.shared::cluster with a count: count arrivals on the "
+          description="mbarrier.arrive.{release,relaxed}.{cta,cluster}.shared::cluster with a count: count arrivals on the "
                       "mbarrier at a shared::cluster address (another CTA's, from mapa)",
           python_name="primitives.mbarrier_arrive", python_params={"space": "shared::cluster"},
-          operands=[mbar, operand("count", "SCALAR", "IN")], attributes=[scope],
-          ptx_template="mbarrier.arrive.release.{scope}.shared::cluster.b64 _, [$0], $1;", constraints="r,r",
+          operands=[mbar, operand("count", "SCALAR", "IN")], attributes=[sem, scope],
+          ptx_template="mbarrier.arrive.{sem}.{scope}.shared::cluster.b64 _, [$0], $1;", constraints="r,r",
           has_side_effects=True, sass_opcodes=["SYNCS.ARRIVE.TRANS64.RED"]),
         P("hopper.mbarrier.try_wait.parity.hint", "WAIT",
           description="mbarrier.try_wait.parity with a suspend-time hint: true once the phase of parity phase has "
@@ -706,6 +719,40 @@ def experimental_sync_primitives():
           ptx_template="cp.async.bulk.prefetch.L2.global [$0], $1;", constraints="l,r", has_side_effects=True,
           sass_opcodes=["UBLKPF"]),
     ]
+    # cp.reduce.async.bulk of a byte range (no tensor map): the (operation, type) pairs ptxas 13.0 takes for a global
+    # destination, one entry a group of them (the wrapper in python/primitives.py picks the group and names the
+    # pairs when a program asks for another); f16/bf16 adds are .noftz only. Each with and without an L2 cache hint.
+    for group, ops, types, noftz in BULK_REDUCE_GROUPS:
+        for hint in (False, True):
+            h = ".L2::cache_hint" if hint else ""
+            out.append(P(
+                f"hopper.bulk_reduce.global.shared_cta.{group}" + (".hint" if hint else ""), "OTHER",
+                description=(f"cp.reduce.async.bulk.global.shared::cta.bulk_group{h}.{{op}}{noftz}.{{type}}: "
+                             "reduces size bytes (a multiple of 16, 16-byte aligned addresses) of shared src into "
+                             "global dst element by element, completing with this thread's bulk groups"
+                             + (", with the L2 cache policy in hint" if hint else "")),
+                python_name="primitives.cp_reduce_async_bulk_global_shared_cta",
+                python_params={"group": group, "hint": str(hint)},
+                operands=[operand("dst", "GMEM_ADDRESS", "IN"), operand("src", "SMEM_ADDRESS", "IN"),
+                          operand("size", "SCALAR", "IN")]
+                + ([operand("hint", "SCALAR", "IN", register_type="b64")] if hint else []),
+                attributes=[attribute("op", type_="string", allowed=ops, default=ops[0]),
+                            attribute("type", type_="string", allowed=types, default=types[0])],
+                ptx_template=(f"cp.reduce.async.bulk.global.shared::cta.bulk_group{h}.{{op}}{noftz}.{{type}} "
+                              "[$0], [$1], $2" + (", $3;" if hint else ";")),
+                constraints="l,r,r" + (",l" if hint else ""), has_side_effects=True,
+                sass_opcodes=["UBLKRED.G.S"]))
+    # fence.sync_restrict (PTX 8.6, sm_90 on): release orders this thread's shared::cta writes, acquire makes
+    # shared::cluster ones visible, both at cluster scope; cheaper than a full fence.acq_rel.cluster where only a
+    # peer CTA's mbarrier arrival has to order shared memory. SASS seen (ptxas 13.0): the acquire emits none.
+    for order, space, sass in (("release", "shared::cta", ["MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S"]),
+                               ("acquire", "shared::cluster", [])):
+        out.append(P(f"hopper.fence.sync_restrict.{order}", "FENCE",
+                     description=(f"fence.{order}.sync_restrict::{space}.cluster: a fence of {order} semantics at cluster scope "
+                                  f"restricted to the {space} state space"),
+                     python_name="primitives.fence_sync_restrict", python_params={"order": order},
+                     ptx_template=f"fence.{order}.sync_restrict::{space}.cluster;", has_side_effects=True,
+                     sass_opcodes=sass))
     # red: on another CTA's shared memory (cluster scope), and bf16 adds (sm_90) everywhere. SASS seen (ptxas 13.0):
     # a generic ATOM for shared::cluster, and a compare-and-swap loop for the scalar 16-bit float adds.
     def red_sass(space, bits):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 
@@ -334,8 +335,11 @@ def test_clc_walk_on_the_gpu(cm, cn, shape):
     assert bool((out == 1).all()), out.cpu().numpy()            # every tile exactly once, stolen or not
 
 
+# Consumer Blackwell's manifest names the same entries (its generator takes them from this backend's): ptxas 13.0
+# assembles them, the multicast form included, for sm_120a and sm_121a, where QuACK's sm_120 GEMM uses them.
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_120a", "sm_121a"])
 @pytest.mark.parametrize("multicast", [True, False])
-def test_cutedsl_names_issue_clc_query_and_clc_response(multicast):
+def test_cutedsl_names_issue_clc_query_and_clc_response(tmp_path, multicast, arch):
     """CuTe DSL's cute.arch.issue_clc_query(mbar, response, multicast=) and clc_response(response) -> (x, y, z,
     valid) as Int32s (QuACK's tile scheduler): the request of that form, and the decoding of the same response."""
     seen = {}
@@ -355,13 +359,17 @@ def test_cutedsl_names_issue_clc_query_and_clc_response(multicast):
     def host(g: cute.Tensor):
         kern(g).launch(grid=[2, 1, 1], block=[32, 1, 1], cluster=[2 if multicast else 1, 1, 1])
 
-    with target("sm_100a"):
+    with target(arch):
         ptx = cute.compile(host, from_dlpack(np.zeros(4, np.int32))).ptx
     assert seen["types"] == [cutlass.Int32] * 4
     request = re.findall(r"clusterlaunchcontrol\.try_cancel\S*", ptx)
     assert len(request) == 1 and ("multicast::cluster::all" in request[0]) == multicast, request
     assert "clusterlaunchcontrol.query_cancel.is_canceled" in ptx
     assert "clusterlaunchcontrol.query_cancel.get_first_ctaid" in ptx
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(ptx)
+        subprocess.run(["ptxas", f"-arch={arch}", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                       check=True)
 
 
 def test_issue_clc_query_takes_a_python_bool_for_multicast():

@@ -8,6 +8,8 @@ factors (thread_id 0 picks them), and every thread of a quad holds its column of
 """
 from __future__ import annotations
 
+import dataclasses
+
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import ext
@@ -88,10 +90,20 @@ def make_op_classes() -> dict:
     class MmaMXF4Op(_BlockScaled, mxf4):
         """mma.sync m16n8k64 of e2m1 values, a ue8m0 factor per 32 values of K."""
 
+    # A frozen dataclass of CuTe DSL's fields, as CuTe DSL's class is: libraries subclass it as a dataclass of the
+    # same fields whose __post_init__ replaces the pair check (QuACK admits every pair of the instruction), and
+    # such a subclass's generated __init__ sets only the fields, so the selecting parameters are read from them.
+    @dataclasses.dataclass(frozen=True)
     class MmaMXF8F6F4Op(_BlockScaled, f8f6f4):
         """mma.sync m16n8k32 of an FP4 x FP8 pair (either way round), a ue8m0 factor per 32 values of K."""
 
-        def __init__(self, a_dtype, b_dtype, acc_dtype, sf_dtype):
+        a_dtype: type
+        b_dtype: type
+        acc_dtype: type
+        sf_type: type
+
+        def __post_init__(self):
+            a_dtype, b_dtype = self.a_dtype, self.b_dtype
             if (a_dtype, b_dtype) not in MXF8F6F4_SUPPORTED_PAIRS:
                 same_fp8 = a_dtype in FP8 and b_dtype in FP8
                 raise ext.user_error(
@@ -99,7 +111,13 @@ def make_op_classes() -> dict:
                     "either way round: " + ", ".join(sorted(f"({_name(x)}, {_name(y)})"
                                                             for x, y in MXF8F6F4_SUPPORTED_PAIRS))
                     + ("; A and B of one FP8 type take MmaMXF8Op" if same_fp8 and a_dtype is b_dtype else ""))
-            super().__init__(a_dtype, b_dtype, acc_dtype, sf_dtype)
+
+        @property
+        def _selection(self):
+            return f8f6f4(self.a_dtype, self.b_dtype, self.acc_dtype, self.sf_type)
+
+        params = property(lambda self: self._selection.params)
+        raw_params = property(lambda self: self._selection.raw_params)
 
     class MmaMXF8Op(_BlockScaled, f8f6f4):
         """mma.sync m16n8k32 kind::mxf8f6f4 with A and B of one FP8 type (E4M3 or E5M2), a ue8m0 factor per 32 values

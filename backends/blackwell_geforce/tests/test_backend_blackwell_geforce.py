@@ -58,10 +58,12 @@ def test_targets_and_limits(geforce):
     for f in geforce.families:
         assert f["template"]["python_name"].startswith("warp."), f["id"]
         assert set(f["template"]["targets"]) == {"sm_120a", "sm_121a"}, f["id"]
-    # Its own primitives are only what Hopper has for sm_90a alone and this generation has too (setmaxnreg); none
-    # of the TMA or mbarrier entries is repeated here.
-    assert sorted(p["python_name"] for p in geforce.primitives) == ["arch.setmaxregister_decrease",
-                                                                     "arch.setmaxregister_increase"]
+    # Its own primitives are only what Hopper has for sm_90a alone and this generation has too (setmaxnreg) and
+    # datacenter Blackwell's cluster launch control, which ptxas takes for sm_120a and sm_121a; none of the TMA or
+    # mbarrier entries is repeated here.
+    assert sorted(p["python_name"] for p in geforce.primitives) == [
+        "arch.clc_query_cancel", "arch.clc_try_cancel", "arch.clc_try_cancel_multicast",
+        "arch.setmaxregister_decrease", "arch.setmaxregister_increase"]
     # Its atoms are datacenter Blackwell's byte matrix loads and stores, emitted again for its targets (the same PTX).
     blackwell = registry.backends["blackwell"]
     theirs = {a["id"].replace("blackwell.", "", 1): a for a in blackwell.atoms if ".warp." in a["id"]}

@@ -41,18 +41,22 @@ def elect_sync(membermask=FULL_MASK):
     return cutlass.Boolean.from_ir(out["elected"][0])
 
 
-def mbarrier_arrive(mbar, scope=None, count=None):
+def mbarrier_arrive(mbar, scope=None, count=None, relaxed=None):
     """One arrival (count arrivals, with count) on mbar with release semantics at scope (MemScope.CTA by default,
-    or CLUSTER). On this CTA's barrier it returns the barrier's state before the arrival (an Int64 token for
-    mbarrier_try_wait_timelimit); on another CTA's (a mapa pointer) it returns nothing."""
+    or CLUSTER), or with relaxed=True none (the program orders its writes with a fence of its own). On this CTA's
+    barrier it returns the barrier's state before the arrival (an Int64 token for mbarrier_try_wait_timelimit); on
+    another CTA's (a mapa pointer) it returns nothing."""
     s = ext.qualifier(scope if scope is not None else "cta", "mbarrier_arrive: scope", ("cta", "cluster"))
+    if relaxed is not None and not isinstance(relaxed, bool):
+        raise ext.user_error(f"mbarrier_arrive: relaxed is a Python bool, got {relaxed!r}", ext.DSLTypeError)
     p = _shared_pointer(mbar, "mbarrier_arrive: mbar")
     space = "shared::cta" if p.memspace == "smem" else "shared::cluster"
     inputs = {"mbar": [_address32(p)]}
     if count is not None:
         inputs["count"] = [cutlass.Int32(count).ir()]
     backend, entry = ext.select_instruction("primitives.mbarrier_arrive", {"space": space}, set(inputs))
-    out = ext.emit_instruction(ext.builder(), backend, entry, inputs, {"scope": s})
+    out = ext.emit_instruction(ext.builder(), backend, entry, inputs,
+                               {"scope": s, "sem": "relaxed" if relaxed else "release"})
     if "state" in out:
         return cutlass.Int64.from_ir(out["state"][0])
     return None
@@ -84,6 +88,51 @@ def cp_async_bulk_wait_group(n=0, read=False, *, loc=None, ip=None):
         raise ext.user_error(f"cp_async_bulk_wait_group: read is a Python bool, got {read!r}", ext.DSLTypeError)
     name = "arch.cp_async_bulk_wait_group_read" if read else "arch.cp_async_bulk_wait_group"
     return ext.manifest_class(name)(n=ext.static_int(n, "cp_async_bulk_wait_group: n"))
+
+
+# --- bulk reductions --------------------------------------------------------------------------------------------
+
+# (operation, type, noftz) -> the manifest's group of cp.reduce.async.bulk with a global destination
+_BULK_REDUCE = {}
+for _group, _ops, _types, _suffix in (
+        ("bitwise", ("and", "or", "xor"), ("b32", "b64"), False), ("counter", ("inc", "dec"), ("u32",), False),
+        ("add", ("add",), ("u32", "s32", "u64", "f32", "f64"), False), ("add_noftz", ("add",), ("f16", "bf16"), True),
+        ("minmax", ("min", "max"), ("u32", "s32", "u64", "s64", "f16", "bf16"), False)):
+    _BULK_REDUCE.update({(o, t, _suffix): _group for o in _ops for t in _types})
+_REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+_REDUCE_TYPES = ("f16", "bf16", "b32", "b64", "u32", "u64", "s32", "s64", "f32", "f64")
+
+
+def cp_reduce_async_bulk_global_shared_cta(dst, src, size, *, op="add", type="bf16", noftz=False, l2_cache_hint=None,
+                                           loc=None, ip=None):
+    """cp.reduce.async.bulk from this CTA's shared memory to global memory (no tensor map): the size bytes at src
+    (a multiple of 16, both addresses 16-byte aligned) reduce element by element into dst with op (CpReduceOp) over
+    type (CpReduceType), completing with this thread's bulk groups (commit, then wait). noftz: the f16/bf16 add
+    keeps subnormals (the only form PTX has of that add). l2_cache_hint: a 64-bit L2 cache policy."""
+    what = "cp_reduce_async_bulk_global_shared_cta"
+    o = ext.qualifier(op, f"{what}: op", _REDUCE_OPS)
+    t = ext.qualifier(type, f"{what}: type", _REDUCE_TYPES)
+    if not isinstance(noftz, bool):
+        raise ext.user_error(f"{what}: noftz is a Python bool, got {noftz!r}", ext.DSLTypeError)
+    group = _BULK_REDUCE.get((o, t, noftz))
+    if group is None:
+        pairs = ", ".join(f"{a}{'.noftz' if n else ''}.{b}" for a, b, n in _BULK_REDUCE)
+        hint = (" (the f16/bf16 add takes noftz=True)" if o == "add" and t in ("f16", "bf16") else
+                " (noftz applies to the f16/bf16 add only)" if noftz else "")
+        raise ext.user_error(f"{what}: PTX has no reduction {o}{'.noftz' if noftz else ''}.{t}{hint}; it has "
+                             f"{pairs}", ext.DSLValueError)
+    d = ext.address_of(dst, f"{what}: dst")
+    if d.memspace != "gmem":
+        raise ext.user_error(f"{what}: dst must be a pointer to global memory, got {dst!r}", ext.DSLTypeError)
+    sp = _shared_pointer(src, f"{what}: src", ("smem",))
+    b = ext.builder()
+    inputs = {"dst": [b.op1("llvm.ptrtoint", [d.address(0)], "i64")], "src": [_address32(sp)],
+              "size": [cutlass.Int32(size).ir()]}
+    if l2_cache_hint is not None:
+        inputs["hint"] = [cutlass.Int64(l2_cache_hint).ir()]
+    backend, entry = ext.select_instruction("primitives.cp_reduce_async_bulk_global_shared_cta",
+                                            {"group": group, "hint": str(l2_cache_hint is not None)}, set(inputs))
+    ext.emit_instruction(b, backend, entry, inputs, {"op": o, "type": t})
 
 
 # --- fences, registers ---------------------------------------------------------------------------------------
@@ -136,6 +185,15 @@ def fence_proxy_acquire(scope, ptr, size=128, from_proxy="generic", to_proxy="te
                                     "i64")
     backend, entry = ext.select_instruction("primitives.fence_proxy_acquire", {}, {"addr"})
     ext.emit_instruction(ext.builder(), backend, entry, {"addr": [address]}, {"scope": s})
+
+
+def fence_sync_restrict(order, *, loc=None, ip=None):
+    """fence.sync_restrict at cluster scope: MemOrder.RELEASE orders this thread's writes to its CTA's shared memory
+    (shared::cta) before what follows, e.g. a relaxed arrival on a peer CTA's mbarrier; MemOrder.ACQUIRE makes the
+    cluster's shared-memory writes (shared::cluster) released to this thread visible to what follows."""
+    o = ext.qualifier(order, "fence_sync_restrict: order", ("acquire", "release"))
+    backend, entry = ext.select_instruction("primitives.fence_sync_restrict", {"order": o}, set())
+    ext.emit_instruction(ext.builder(), backend, entry, {}, {})
 
 
 def setmaxregister(n, action):
@@ -200,7 +258,8 @@ NAMES = {"elect_sync": elect_sync, "mbarrier_arrive": mbarrier_arrive, "mbarrier
          "mapa": mapa, "ldmatrix": ldmatrix, "stmatrix": stmatrix,
          "cp_async_bulk_wait_group": cp_async_bulk_wait_group, "fence_proxy": fence_proxy,
          "fence_proxy_release": fence_proxy_release, "fence_proxy_acquire": fence_proxy_acquire,
-         "setmaxregister": setmaxregister}
+         "setmaxregister": setmaxregister, "fence_sync_restrict": fence_sync_restrict,
+         "cp_reduce_async_bulk_global_shared_cta": cp_reduce_async_bulk_global_shared_cta}
 ALIASES = {"mbarrier_init": "arch.mbarrier_init", "mbarrier_inval": "arch.mbarrier_inval",
            "mbarrier_arrive_expect_tx": "arch.mbarrier_arrive_and_expect_tx",
            "mbarrier_expect_tx": "arch.mbarrier_expect_tx",

@@ -68,6 +68,10 @@ PRIMITIVES = (
      "hopper.mbarrier.try_wait.parity.hint", "hopper.mbarrier.try_wait.parity.plain",
      "hopper.mbarrier.try_wait.state.hint", "hopper.red.global.b16", "hopper.red.shared_cta.b16"] +
     [f"hopper.red.shared_cluster.b{bits}" for bits in (16, 32, 64)] +
+    # cp.reduce.async.bulk to global memory: a group of (operation, type) pairs each, with and without a cache hint
+    [f"hopper.bulk_reduce.global.shared_cta.{g}{h}" for g in ("bitwise", "counter", "add", "add_noftz", "minmax")
+     for h in ("", ".hint")] +
+    ["hopper.fence.sync_restrict.release", "hopper.fence.sync_restrict.acquire"] +
     [f"hopper.stmatrix.m8n8.x{n}{t}.words" for n in (1, 2, 4) for t in ("", ".trans")] +
     ["hopper.tma.prefetch_descriptor", "hopper.tma.commit_group", "hopper.tma.wait_group.read", "hopper.tma.wait_group",
      "hopper.wgmma.make_smem_desc", "hopper.wgmma.fence", "hopper.wgmma.commit_group", "hopper.wgmma.wait_group",

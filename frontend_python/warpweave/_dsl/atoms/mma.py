@@ -394,11 +394,13 @@ class TiledMma:
 
 
 def _partition_shape(thrfrg):
-    """(FrgV, RestM, RestN, ...) of one thread's partition."""
+    """(FrgV, RestM, RestN, ...) of one thread's partition. Each rest mode is its size, as CuTe DSL gives it (a
+    permutation that interleaves the atoms makes partition_C's mode nested, e.g. (2, 4) where this is 8): libraries
+    do arithmetic on these modes (QuACK's acc_layout.shape[2] % 2)."""
     frg = _mode(thrfrg, 1)
     rest = _mode(frg, 1).shape
     rest = rest if isinstance(rest, tuple) else (rest,)
-    return (_mode(frg, 0).shape,) + tuple(rest)
+    return (_mode(frg, 0).shape,) + tuple(_core.product(r) for r in rest)
 
 
 def _compose_mode0(tv, f):

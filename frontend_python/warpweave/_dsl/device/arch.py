@@ -15,7 +15,7 @@ from ..base.markers import accept_locations
 from ..host.host_actions import host_print_tensor, host_printf
 from ..registry.plugins import registry
 from ..values.numeric import (
-    Boolean, Float32, Float64, Int32, Int64, Numeric, Uint32, Uint64, as_numeric, coerce_pair,
+    Boolean, Float32, Float64, Int16, Int32, Int64, Numeric, Uint16, Uint32, Uint64, as_numeric, coerce_pair,
 )
 from ..values.pointer import Pointer
 from ..values.tensor import Tensor, TensorSSA, static_size
@@ -132,6 +132,22 @@ def mul_hi(a, b):
     unsigned = not type(a).signed or not type(b).signed
     wide = Uint64 if unsigned else Int64
     return type(a)((wide(a) * wide(b)) >> 32)
+
+
+_WIDENED = {Int16: Int32, Uint16: Uint32, Int32: Int64, Uint32: Uint64}
+
+
+def mul_wide(a, b):
+    """The whole product of two 16- or 32-bit integers of one type, in the type of twice their width (of their
+    signedness): it cannot overflow. Both operands are DSL integers of the same type (a Python int is refused, as
+    its width and signedness would be guesses); the compiler emits the product of the widened operands as one
+    widening multiply."""
+    ta, tb = type(a), type(b)
+    if ta not in _WIDENED or ta is not tb:
+        raise DSLTypeError(f"cute.arch.mul_wide multiplies two values of one type, Int16, Uint16, Int32 or Uint32; "
+                           f"got {getattr(ta, '__name__', ta)} and {getattr(tb, '__name__', tb)}", user_location(2))
+    wide = _WIDENED[ta]
+    return wide(a) * wide(b)
 
 
 def _f32_pair(x, what):
@@ -394,7 +410,7 @@ __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp
            "griddepcontrol_wait", "griddepcontrol_launch_dependents", "add_packed_f32x2",
            "sub_packed_f32x2", "mul_packed_f32x2", "fma_packed_f32x2", "fmax", "fmin", "clock", "clock64",
            "globaltimer", "globaltimer_lo", "cp_async_commit_group", "cp_async_wait_group", "cp_async_wait_all",
-           "printf", "mul_hi"]
+           "printf", "mul_hi", "mul_wide"]
 
 
 accept_locations(globals(), __all__)

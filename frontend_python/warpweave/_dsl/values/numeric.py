@@ -94,7 +94,7 @@ class Numeric(metaclass=NumericMeta):
             return ir_values.HostIRValue(self, ir_values.Type(type(self).ir_type))  # host code (host/host_ir.py)
         return ir_values.wrap(self.ir(), type(self).ir_type, self._v if self.is_static else None)
 
-    def to(self, dtype):
+    def to(self, dtype, *, loc=None, ip=None):
         return dtype(self)
 
     # CuTe DSL's protocol for objects made of IR values (what a region carries, what get_mlir_types lists)

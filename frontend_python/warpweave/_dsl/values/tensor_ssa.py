@@ -175,7 +175,7 @@ class TensorSSA:
 
     __hash__ = object.__hash__
 
-    def to(self, dtype):
+    def to(self, dtype, *, loc=None, ip=None):
         dtype = dtype_of(dtype)
         return TensorSSA([dtype(a) for a in self.values], self.shape, dtype)
 

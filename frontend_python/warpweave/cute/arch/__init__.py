@@ -10,8 +10,8 @@ from ..._dsl.registry.backend_python import public_attribute as _public_attribut
 from ..._dsl.device.arch import (  # noqa: F401
     add_packed_f32x2, barrier, block_dim, block_idx, clock, clock64, cp_async_commit_group, cp_async_wait_all,
     cp_async_wait_group, fma_packed_f32x2, fmax, fmin, globaltimer, globaltimer_lo, grid_dim,
-    griddepcontrol_launch_dependents, griddepcontrol_wait, lane_idx, mul_hi, mul_packed_f32x2, sub_packed_f32x2,
-    sync_threads, thread_idx, warp_idx,
+    griddepcontrol_launch_dependents, griddepcontrol_wait, lane_idx, mul_hi, mul_packed_f32x2, mul_wide,
+    sub_packed_f32x2, sync_threads, thread_idx, warp_idx,
 )
 from ..._dsl.device.atomics import (  # noqa: F401
     atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_fmax, atomic_fmin, atomic_max, atomic_min, atomic_or,
