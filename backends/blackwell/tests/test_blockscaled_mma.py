@@ -546,3 +546,32 @@ def test_s2t_scale_copy_refuses_other_tensors_at_the_users_line():
     wide = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup.ONE), cutlass.Float16)
     with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*8-bit scale factors"):
         t.make_s2t_copy(wide, plain)
+
+
+def test_block_scaled_base_class_builds_a_library_subclass():
+    # QuACK's MmaMXF4NVF4Op subclass calls CuTe DSL's general constructor with its own scale vector
+    t = tc()
+    K = cutlass.cute.nvgpu.OperandMajorMode.K
+
+    class Op(t.MmaMXF4NVF4Op):
+        def __init__(self, sf_dtype, sf_vec_size, shape):
+            t.BlockScaledMmaOp.__init__(self, cutlass.Float4E2M1FN, cutlass.Float4E2M1FN, cutlass.Float32,
+                                        sf_dtype, sf_vec_size, shape, t.CtaGroup.ONE, t.OperandSource.SMEM, K, K)
+            self._verify()
+
+    for vec, sf, ident in ((16, cutlass.Float8E4M3FN, "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n128k64.e2m1.f32.e4m3.ss"),
+                           (32, cutlass.Float8E8M0FNU, "blackwell.tcgen05.mma.cta1.mxf4.m128n128k64.e2m1.f32.ue8m0.ss")):
+        op = Op(sf, vec, (128, 128, 64))
+        assert isinstance(op, t.BlockScaledMmaOp) and isinstance(op, t.MmaMXF4NVF4Op)
+        assert (op.sf_dtype, op.sf_vec_size, op.a_dtype, op.b_dtype, op.acc_dtype) == (
+            sf, vec, cutlass.Float4E2M1FN, cutlass.Float4E2M1FN, cutlass.Float32)
+        assert op.entry()[1]["id"] == ident
+        assert cute.make_mma_atom(op).a_dtype is cutlass.Float4E2M1FN
+    assert isinstance(t.MmaMXF8Op(cutlass.Float8E5M2, (128, 128, 32), t.CtaGroup.ONE, t.OperandSource.SMEM, K, K),
+                      t.BlockScaledMmaOp)
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*Float8E4M3FN scale factor per 32"):
+        Op(cutlass.Float8E4M3FN, 32, (128, 128, 64))
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*accumulate in Float32"):
+        t.BlockScaledMmaOp.__init__(Op.__new__(Op), cutlass.Float4E2M1FN, cutlass.Float4E2M1FN, cutlass.Float16,
+                                    cutlass.Float8E4M3FN, 16, (128, 128, 64), t.CtaGroup.ONE, t.OperandSource.SMEM,
+                                    K, K)
