@@ -105,3 +105,39 @@ def tensor_map_c(tensor, dst, *, data_type, rank, swizzle, interleave, l2_promot
           f"  memcpy({dst}, map, 128);",
           "}"]
     return DECLARATIONS, "\n".join("        " + line for line in o)
+
+
+def blocked_c(tensor, dst, *, data_type, rank, backend=None, hook=None, ebytes=None, **dims):
+    """(declarations, statements) writing the tensor map of a tensor stored in blocks (tma_blocked.encode) at dst:
+    dimension 0 the block in the moved type's units, the others the rest modes with their byte strides (numbers or
+    C expressions of the call), a dimension of extent 1 (never stepped along) given a legal stride as encode
+    gives it."""
+    name = tensor.name
+    fail = 'return ww_fail(WW_INVALID_VALUE, "TMA descriptor of ' + name + ' (stored in blocks): {}");'
+    rank = int(rank)
+    o = ["{",
+         "  _Alignas(64) unsigned char map[128];",
+         f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
+         f"  const unsigned box[{rank}] = {{{', '.join(str(int(dims[f'box{i}'])) for i in range(rank))}}};",
+         f"  const unsigned elem[{rank}] = {{{', '.join('1' for _ in range(rank))}}};",
+         f"  const char *address = (const char *){tensor.data};",
+         "  int64_t s = 0;",
+         "  int r;",
+         f"  if ((uintptr_t)address % 16 != 0) {fail.format('the address is not 16-byte aligned')}"]
+    for i in range(rank):
+        extent = f"(int64_t)({dims[f'dim{i}']})"
+        o.append(f"  if ({extent} < 1) {fail.format(f'dimension {i} has no elements')}")
+        o.append(f"  dims[{i}] = (unsigned long long){extent};")
+        if i:
+            o.append(f"  s = (int64_t)({dims[f'stride{i}']});")
+            o.append(f"  if ({extent} == 1) {{ s = (s + 15) / 16 * 16; if (s <= 0) s = 16; }}")
+            o.append(f"  if (s <= 0 || s % 16 != 0) "
+                     f"{fail.format(f'dimension {i} has a stride that is not a positive multiple of 16 bytes')}")
+            o.append(f"  strides[{i - 1}] = (unsigned long long)s;")
+    o += ["  (void)s;",
+          f"  r = cuTensorMapEncodeTiled(map, {_enum(data_type, _DATA_TYPES, 'data type')}, {rank}, (void *)address, "
+          "dims, strides, box, elem, 0, 0, 0, 0);",
+          f'  if (r != 0) return ww_driver(r, "cuTensorMapEncodeTiled of {name}");',
+          f"  memcpy({dst}, map, 128);",
+          "}"]
+    return DECLARATIONS, "\n".join("        " + line for line in o)
