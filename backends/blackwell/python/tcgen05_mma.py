@@ -254,6 +254,24 @@ def _make_op_classes():
                 self.sf_dtype, self.sf_vec_size = cutlass.Float8E8M0FNU, 32
 
         out["MmaMXF8Op"] = MmaMXF8Op
+    base = ext.manifest_class("tcgen05.MmaMXF8F6F4Op")
+    if base is not None:
+        class MmaMXF8F6F4Op(BlockScaledMmaOp, _Tcgen05Mma, base):
+            """tcgen05.mma kind::mxf8f6f4 .block_scale.scale_vec::1X with A and B of their own formats:
+            MmaMXF8F6F4Op(a_dtype, b_dtype, instruction_shape, cta_group, a_src, a_major_mode, b_major_mode);
+            Float8E4M3FN or Float8E5M2 each, Float32 accumulators, K = 32, one Float8E8M0FNU scale factor per 32
+            elements along K."""
+
+            def __init__(self, a_dtype, b_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
+                         a_major_mode=K, b_major_mode=K):
+                self._setup("MmaMXF8F6F4Op", cta_group, a_src, a_major_mode, b_major_mode)
+                if self.a_src != OperandSource.SMEM:
+                    raise ext.user_error("MmaMXF8F6F4Op: A is read from shared memory here (OperandSource.SMEM)",
+                                         ext.DSLValueError)
+                base.__init__(self, a_dtype, b_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+                self.sf_dtype, self.sf_vec_size = cutlass.Float8E8M0FNU, 32
+
+        out["MmaMXF8F6F4Op"] = MmaMXF8F6F4Op
     out["BlockScaledMmaOp"] = BlockScaledMmaOp
     return out
 
@@ -311,8 +329,9 @@ class BlockScaledMmaOp:
         cls = ext.manifest_class(target)
         if cls is None:
             raise ext.user_error(f"{name}: no loaded backend offers {target}", ext.DSLNotImplementedError)
-        params = {"ab_dtype": a_dtype, "acc_dtype": acc_dtype, "sf_dtype": sf_dtype,
-                  "shape_mnk": tuple(shape_mnk), "cta_group": self.cta_group, "a_src": self.a_src}
+        params = {"ab_dtype": a_dtype, "a_dtype": a_dtype, "b_dtype": b_dtype, "acc_dtype": acc_dtype,
+                  "sf_dtype": sf_dtype, "shape_mnk": tuple(shape_mnk), "cta_group": self.cta_group,
+                  "a_src": self.a_src}
         # the instance is the target's op, under the library's class
         self.python_name, self.signature, self.param_names = cls.python_name, (), cls.param_names
         cls.__init__(self, **{k: v for k, v in params.items() if k in cls.param_names})
@@ -369,13 +388,18 @@ def _block_scaled_target(name, a, b, acc, sf, vec):
         return "tcgen05.MmaMXF4NVF4Op"
     if a is fp4 and b is fp4 and vec == 32 and sf is e8m0:
         return "tcgen05.MmaMXF4Op"
-    if a in fp8 and b is a and vec == 32 and sf is e8m0:
-        return "tcgen05.MmaMXF8Op"
+    if a in fp8 and b in fp8 and vec == 32 and sf is e8m0:
+        return "tcgen05.MmaMXF8Op" if a is b else "tcgen05.MmaMXF8F6F4Op"
     raise ext.user_error(
         f"{name}: {getattr(a, '__name__', a)} x {getattr(b, '__name__', b)} with a {getattr(sf, '__name__', sf)} "
-        f"scale factor per {vec} elements is none of the block-scaled MMAs here: Float4E2M1FN with Float8E4M3FN or "
-        "Float8E8M0FNU per 16, Float4E2M1FN with Float8E8M0FNU per 32, Float8E4M3FN or Float8E5M2 (A and B alike) "
-        "with Float8E8M0FNU per 32", ext.DSLTypeError)
+        f"scale factor per {vec} elements is none of the block-scaled MMAs here: {BLOCK_SCALED_FORMS}",
+        ext.DSLTypeError)
+
+
+BLOCK_SCALED_FORMS = ("Float4E2M1FN A and B with Float8E4M3FN or Float8E8M0FNU per 16 (kind::mxf4nvf4), "
+                      "Float4E2M1FN with Float8E8M0FNU per 32 (kind::mxf4), Float8E4M3FN or Float8E5M2 A and B, "
+                      "alike or not, with Float8E8M0FNU per 32 (kind::mxf8f6f4; its 6- and 4-bit formats are not "
+                      "supported here yet)")
 
 
 def _scale_address(ptr, field):
