@@ -412,12 +412,15 @@ def _scale_address(ptr, field):
         raise ext.user_error(f"tcgen05 {field}: scale factors are 8-bit values, got a pointer to {ptr.dtype.__name__}",
                              ext.DSLTypeError)
     off = ptr.offset
-    if not isinstance(off, int):
-        raise ext.user_error(f"tcgen05 {field}: the scale factors' place in tensor memory goes into the instruction "
-                             "descriptor (a constant): index the scale-factor tensor with compile-time coordinates "
-                             "(e.g. in a cutlass.range(..., unroll_full=True) loop)", ext.DSLValueError)
-    lane_bytes = 4 * tmem_layouts.LANE
-    byte = (off % lane_bytes) % 4
+    # The byte within the 32-bit column goes into the instruction descriptor (a constant); the column may move at
+    # run time (a base shifted by whole columns, as QuACK's SFB of odd N tiles), which the index algebra tells.
+    byte = off % 4
+    if not isinstance(byte, int):
+        raise ext.user_error(f"tcgen05 {field}: the scale factors' byte within their tensor-memory column goes into "
+                             "the instruction descriptor (a constant), and this pointer's is known only at run time: "
+                             "index the scale-factor tensor with compile-time coordinates (e.g. in a "
+                             "cutlass.range(..., unroll_full=True) loop) from a base of whole columns",
+                             ext.DSLValueError)
     aligned = off - byte
     t = cute.make_tensor(ext.make_pointer(ptr.base, ptr.dtype, "tmem", 4), cute.make_layout(1))
     return tmem_address(t, aligned), byte

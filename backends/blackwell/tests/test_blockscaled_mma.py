@@ -208,12 +208,13 @@ def test_4bit_smem_layout_atom_and_descriptor_form():
 
 # --- a kernel -------------------------------------------------------------------------------------------------------
 
-def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None):
+def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None, sfb_shift=None):
     """One CTA: A and B (Float4E2M1FN) and their scale factors in shared memory, the scale factors copied into
     tensor memory where blockscaled_layout puts them (after the accumulator's columns) with tcgen05.Cp4x32x128bOp,
     the MMA warp issuing the tile's k-blocks with Field.SFA / Field.SFB set to each k-block's scale factors, or
     (companions) with one cute.gemm over the whole tile given the scale factors with A and B. mxf8: MXFP8 instead
-    (Float8E4M3FN A and B, or mxf8_types' A and B, a Float8E8M0FNU factor per 32 values, K = 32 an instruction)."""
+    (Float8E4M3FN A and B, or mxf8_types' A and B, a Float8E8M0FNU factor per 32 values, K = 32 an instruction).
+    sfb_shift(acc_ptr, bidx): where the MMAs read SFB from, moved at run time (QuACK's odd N tiles)."""
     import numpy as np
 
     import warpweave.pipeline as pipeline
@@ -256,6 +257,9 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None
         sfb_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc) + t.find_tmem_tensor_col_offset(tSFA),
                                   dtype=sf)
         tSFB = cute.make_tensor(sfb_ptr, bsl.make_tmem_layout_sfb(tiled_mma, tiler, vec, sfb_layout))
+        tSFB_mma = tSFB
+        if cutlass.const_expr(sfb_shift is not None):
+            tSFB_mma = cute.make_tensor(sfb_shift(sfb_ptr, cute.arch.block_idx()[0]), tSFB.layout)
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = tiled_mma.make_fragment_B(sB)
         # the scale factors, shared -> tensor memory, as CuTe DSL's block-scaled kernels copy them
@@ -276,7 +280,7 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None
             else:
                 for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
                     tiled_mma.set(t.Field.SFA, tSFA[(None, None, kb)].iterator)
-                    tiled_mma.set(t.Field.SFB, tSFB[(None, None, kb)].iterator)
+                    tiled_mma.set(t.Field.SFB, tSFB_mma[(None, None, kb)].iterator)
                     cute.gemm(tiled_mma, acc, tCrA[None, None, kb, 0], tCrB[None, None, kb, 0], acc)
                     tiled_mma.set(t.Field.ACCUMULATE, True)
             t.commit(bars)
@@ -625,3 +629,30 @@ def test_mixed_instr_desc_codes(a, b):
     assert (d >> 7) & 7 == code[a] and (d >> 10) & 7 == code[b]
     with pytest.raises(Exception, match="kind::mxf8f6f4 takes"):
         _instr_desc({"atom": f"blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.{a}xf16.f32.ue8m0.ss"})
+
+
+def _whole_columns(ptr, bidx):
+    # two 32-bit columns further on odd CTAs: a run-time column, the byte within it known
+    return cute.recast_ptr(cute.recast_ptr(ptr, dtype=cutlass.Float32) + cutlass.Int32((bidx % 2) * 2),
+                           dtype=ptr.dtype)
+
+
+def test_scale_factors_at_a_run_time_column_keep_their_bytes_in_the_descriptor():
+    base = _compile_nvfp4_mma(k_tile=128, mxf8=True).info["ptx"]
+    moved = _compile_nvfp4_mma(k_tile=128, mxf8=True, sfb_shift=_whole_columns).info["ptx"]
+    lines, preds = _mma_lines_and_predicates(moved)
+    assert len(lines) == 4 and preds == [False, True, True, True]
+    for kb in range(4):
+        d = _instr_desc({"atom": "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n256k32.e4m3.f32.ue8m0.ss",
+                         "sfa_id": kb, "sfb_id": kb})
+        assert re.search(rf"\b{d}\b", moved) or f"0x{d:x}" in moved.lower(), hex(d)
+    # the SFB column now depends on the CTA: the block index is read, and the column is computed from it
+    assert "%ctaid.x" in moved and "%ctaid.x" not in base
+
+
+def test_scale_factors_at_a_run_time_byte_are_refused_at_the_users_line():
+    def odd_bytes(ptr, bidx):
+        return ptr + cutlass.Int32(bidx % 2)
+
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*byte within their tensor-memory column"):
+        _compile_nvfp4_mma(k_tile=128, mxf8=True, sfb_shift=odd_bytes)
