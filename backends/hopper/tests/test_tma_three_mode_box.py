@@ -15,6 +15,7 @@ from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
 from warpweave._dsl.base.errors import DSLValueError
 from dsl_helpers import requires_gpu, target
+from test_tma_merged_modes import load_tile_on_the_gpu
 
 CHUNK, KC, NC = 256, 8, 6        # units a chunk; chunks along K and along N of the tensor
 TILE = (CHUNK, 2, 3)             # a tile: 2 K chunks of 3 N chunks
@@ -86,21 +87,7 @@ def _gpu_program(smem_layout, tile_coord):
     @cute.kernel
     def k(atom: cute.CopyAtom, tensor: cute.Tensor, out: cute.Tensor):
         tidx, _, _ = cute.arch.thread_idx()
-        smem = utils.SmemAllocator()
-        s = smem.allocate_tensor(cutlass.Int16, smem_layout, byte_alignment=128)
-        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
-        if tidx == 0:
-            cute.arch.mbarrier_init(bar, 1)
-        cute.arch.mbarrier_init_fence()
-        cute.arch.sync_threads()
-        g = cute.local_tile(tensor, TILE, (0, None, None))
-        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 3),
-                                       cute.group_modes(g, 0, 3))
-        if tidx < 32:
-            if tidx == 0:
-                cute.arch.mbarrier_arrive_and_expect_tx(bar, size * 2)
-            cute.copy(atom, tg[(None,) + tile_coord], ts, tma_bar_ptr=bar)
-        cute.arch.mbarrier_wait(bar, 0)
+        s = load_tile_on_the_gpu(atom, tensor, cutlass.Int16, smem_layout, TILE, tile_coord, size * 2)
         for j in cutlass.range_constexpr(size // 128):
             out[tidx + 128 * j] = s[tidx + 128 * j]
 
