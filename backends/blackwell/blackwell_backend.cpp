@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -115,20 +116,26 @@ uint32_t id_attr(const Attrs& at, const char* name) {
   return static_cast<uint32_t>(v);
 }
 
-// A and B's format code in the block-scaled form: kind::mxf8f6f4 numbers its types as kind::f8f6f4 does (e4m3 0,
-// e5m2 1); the 4-bit kinds have E2M1 only, code 1.
-uint32_t block_scaled_format(const AtomShape& atom) {
+// A's and B's format codes in the block-scaled form: kind::mxf8f6f4 numbers its types as kind::f8f6f4 does (e4m3
+// 0, e5m2 1, e2m3 3, e3m2 4, e2m1 5), and its A and B may differ (an atom of two formats names them <a>x<b>); the
+// 4-bit kinds have E2M1 only, code 1.
+std::pair<uint32_t, uint32_t> block_scaled_formats(const AtomShape& atom) {
   if (atom.kind == "mxf8f6f4") {
-    if (atom.ab == "e4m3") return 0;
-    if (atom.ab == "e5m2") return 1;
-    throw HookError("kind::mxf8f6f4 takes e4m3 or e5m2 inputs here, the atom has " + atom.ab);
+    const size_t x = atom.ab.find('x');
+    const std::string a = atom.ab.substr(0, x), b = x == std::string::npos ? a : atom.ab.substr(x + 1);
+    auto code = [&](const std::string& t) {
+      for (auto& f : kFormats)
+        if (t == f.name && std::string(f.kind) == "f8f6f4") return f.code;
+      throw HookError("kind::mxf8f6f4 takes e4m3, e5m2, e2m3, e3m2 or e2m1 inputs, the atom has " + atom.ab);
+    };
+    return {code(a), code(b)};
   }
   if (atom.ab != "e2m1") throw HookError("kind::" + atom.kind + " takes e2m1 inputs, the atom has " + atom.ab);
-  return 1;
+  return {1, 1};
 }
 
 uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
-  const uint32_t format = block_scaled_format(atom);
+  const auto [a_format, b_format] = block_scaled_formats(atom);
   if (atom.acc != "f32") throw HookError("kind::" + atom.kind + " accumulates in f32");
   uint32_t scale;
   if (atom.sf == "e4m3" || atom.sf == "ue4m3") scale = 0;
@@ -144,8 +151,8 @@ uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
   uint32_t neg_a = flag(at, "negate_a"), neg_b = flag(at, "negate_b");
   uint32_t d = 0;
   d |= id_attr(at, "sfb_id") << 4;
-  d |= format << 7;
-  d |= format << 10;
+  d |= a_format << 7;
+  d |= b_format << 10;
   d |= neg_a << 13;
   d |= neg_b << 14;
   d |= a_mn << 15;

@@ -787,46 +787,68 @@ def block_scaled_mma_families(kinds=None, prefix="blackwell.tcgen05.mma"):
     blackwell.sm103.tcgen05.mma): a scale vector "1X", "2X" or "4X" is written .scale_vec::<v>, a block size
     ("block16", "block32") as itself."""
     for kind, (py, k, abs_, sfs, vec, sig, defaults) in (kinds or BLOCK_SCALED_KINDS).items():
-        vec = vec if vec.startswith("block") else "scale_vec::" + vec
-        desc = ("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale." + vec + " {m}x{n}x{k}: "
-                "D[f32] (+)= (A[{ab}] x SFA[{sf}]) (B[{ab}] x SFB[{sf}]), A and B from shared memory "
-                "(UMMA descriptors), D in tensor memory at d, the scale factors in tensor memory at scale_a and "
-                "scale_b; one thread issues it{cta == 2 ? ' for the CTA pair (the even CTA)' : ''}. idesc: from "
-                "blackwell.tcgen05.make_instr_desc (its scale-factor ids select the byte of scale_a's and scale_b's "
-                "columns where a scale_vec leaves some unused" + ("; bit 31 set: K = 96" if k == 96 else "") +
-                "); enable_input_d false overwrites D")
-        yield entry("families", **family(
-            f"{prefix}.{kind}",
-            parameters=[param("ab", values=abs_), param("acc", values=("f32",)), param("sf", values=sfs),
-                        param("cta", set_=(1, 2), rule="cta_group is 1 or 2"),
-                        param("a_src", values=("SMEM",)),
-                        param("m", set_=(128, 256), rule="M is 128 (one CTA) or 256 (a CTA pair)"),
-                        param("n", range_=(8, 256, 8), rule=N_RULE),
-                        param("k", set_=(k,), rule=f"K is {k} for kind::{kind}" +
-                              (": 256 bits of A" if k != 96 else " on sm_103a (384 bits of A)"))],
-            rules=[("cta_group 1 takes M 128, cta_group 2 M 256", "cta == 1 ? m == 128 : m == 256"),
-                   ("with cta_group 2, N is a multiple of 16", "cta == 1 || n % 16 == 0")],
-            template=dict(
-                id="blackwell.tcgen05.mma.cta{cta}." + kind + ".m{m}n{n}k{k}.{ab}.{acc}.{sf}.ss",
-                kind="MMA", description=desc, python_name=py,
-                python_params={"ab_dtype": "{dsl(ab)}", "acc_dtype": "{dsl(acc)}", "sf_dtype": "{dsl(sf)}",
-                               "shape_mnk": "({m},{n},{k})", "cta_group": "{cta}", "a_src": "{a_src}"},
-                python_signature=sig, python_defaults={**defaults, "acc_dtype": "Float32"},
-                shape_mnk="({m},{n},{k})", thr_id="{cta}:1",
-                operands=[
-                    op("d", "TMEM_ADDRESS", element_type="f32", kind=TMEM_KIND),
-                    op("a", "SMEM_DESCRIPTOR", element_type="{ab}", kind=UMMA_DESC_KIND),
-                    op("b", "SMEM_DESCRIPTOR", element_type="{ab}", kind=UMMA_DESC_KIND),
-                    op("idesc", "INSTRUCTION_DESCRIPTOR"),
-                    op("scale_a", "TMEM_ADDRESS"),
-                    op("scale_b", "TMEM_ADDRESS"),
-                    op("enable_input_d", "PREDICATE"),
-                ],
-                ptx_template=("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale." + vec +
-                              " [$0], $1, $2, $3, [$4], [$5], $6;"),
-                constraints="r,l,l,r,r,r,b",
-                has_side_effects=True, sass_opcodes=[MMA_SASS[kind] + "{cta == 2 ? '.2CTA' : ''}"],
-                conformance="tcgen05_mma")))
+        yield _block_scaled_family(prefix, kind, py, k, abs_, sfs, vec, sig, defaults)
+
+
+# kind::mxf8f6f4 takes A and B of different formats (PTX ISA, tcgen05.mma: the instruction descriptor's atype and
+# btype; CuTe DSL's MmaMXF8F6F4Op(a_dtype, b_dtype, ...)): the 8-bit ones here. (Its 6- and 4-bit formats are read
+# from shared memory unpacked, a byte an element, which this backend's descriptors and TMA do not write yet.)
+MIXED_BLOCK_SCALED = ("mxf8f6f4", "tcgen05.MmaMXF8F6F4Op", 32, ("e4m3", "e5m2"), ("ue8m0",), "1X",
+                      ["a_dtype", "b_dtype", "shape_mnk", "cta_group", "a_src"], {"sf_dtype": PY_DTYPE["ue8m0"]})
+
+
+def mixed_block_scaled_mma_families():
+    kind, py, k, types, sfs, vec, sig, defaults = MIXED_BLOCK_SCALED
+    yield _block_scaled_family("blackwell.tcgen05.mma", kind, py, k, types, sfs, vec, sig, defaults, mixed=True)
+
+
+def _block_scaled_family(prefix, kind, py, k, abs_, sfs, vec, sig, defaults, mixed=False):
+    """One block-scaled family; mixed: A's and B's types are parameters a and b of their own (the atom's id names
+    them as <a>x<b>, which the instruction-descriptor hook reads), else one type ab."""
+    vec = vec if vec.startswith("block") else "scale_vec::" + vec
+    a, b = ("{a}", "{b}") if mixed else ("{ab}", "{ab}")
+    desc = ("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale." + vec + " {m}x{n}x{k}: "
+            "D[f32] (+)= (A[" + a + "] x SFA[{sf}]) (B[" + b + "] x SFB[{sf}]), A and B from shared memory "
+            "(UMMA descriptors), D in tensor memory at d, the scale factors in tensor memory at scale_a and "
+            "scale_b; one thread issues it{cta == 2 ? ' for the CTA pair (the even CTA)' : ''}. idesc: from "
+            "blackwell.tcgen05.make_instr_desc (its scale-factor ids select the byte of scale_a's and scale_b's "
+            "columns where a scale_vec leaves some unused" + ("; bit 31 set: K = 96" if k == 96 else "") +
+            "); enable_input_d false overwrites D")
+    types = ([param("a", values=abs_), param("b", values=abs_)] if mixed else [param("ab", values=abs_)])
+    dtypes = ({"a_dtype": "{dsl(a)}", "b_dtype": "{dsl(b)}"} if mixed else {"ab_dtype": "{dsl(ab)}"})
+    return entry("families", **family(
+        f"{prefix}.{kind}" + (".mixed" if mixed else ""),
+        parameters=types + [param("acc", values=("f32",)), param("sf", values=sfs),
+                            param("cta", set_=(1, 2), rule="cta_group is 1 or 2"),
+                            param("a_src", values=("SMEM",)),
+                            param("m", set_=(128, 256), rule="M is 128 (one CTA) or 256 (a CTA pair)"),
+                            param("n", range_=(8, 256, 8), rule=N_RULE),
+                            param("k", set_=(k,), rule=f"K is {k} for kind::{kind}" +
+                                  (": 256 bits of A" if k != 96 else " on sm_103a (384 bits of A)"))],
+        rules=[("cta_group 1 takes M 128, cta_group 2 M 256", "cta == 1 ? m == 128 : m == 256"),
+               ("with cta_group 2, N is a multiple of 16", "cta == 1 || n % 16 == 0")],
+        template=dict(
+            id="blackwell.tcgen05.mma.cta{cta}." + kind + ".m{m}n{n}k{k}." + ("{a}x{b}" if mixed else "{ab}") +
+               ".{acc}.{sf}.ss",
+            kind="MMA", description=desc, python_name=py,
+            python_params={**dtypes, "acc_dtype": "{dsl(acc)}", "sf_dtype": "{dsl(sf)}",
+                           "shape_mnk": "({m},{n},{k})", "cta_group": "{cta}", "a_src": "{a_src}"},
+            python_signature=sig, python_defaults={**defaults, "acc_dtype": "Float32"},
+            shape_mnk="({m},{n},{k})", thr_id="{cta}:1",
+            operands=[
+                op("d", "TMEM_ADDRESS", element_type="f32", kind=TMEM_KIND),
+                op("a", "SMEM_DESCRIPTOR", element_type=a, kind=UMMA_DESC_KIND),
+                op("b", "SMEM_DESCRIPTOR", element_type=b, kind=UMMA_DESC_KIND),
+                op("idesc", "INSTRUCTION_DESCRIPTOR"),
+                op("scale_a", "TMEM_ADDRESS"),
+                op("scale_b", "TMEM_ADDRESS"),
+                op("enable_input_d", "PREDICATE"),
+            ],
+            ptx_template=("tcgen05.mma.cta_group::{cta}.kind::" + kind + ".block_scale." + vec +
+                          " [$0], $1, $2, $3, [$4], [$5], $6;"),
+            constraints="r,l,l,r,r,r,b",
+            has_side_effects=True, sass_opcodes=[MMA_SASS[kind] + "{cta == 2 ? '.2CTA' : ''}"],
+            conformance="tcgen05_mma")))
 
 
 # shape -> (thread-value layout of the registers over num and c, the 32-bit columns per lane of the access)
@@ -1145,6 +1167,8 @@ def manifest_text() -> str:
          mma_families()),
         ("Block-scaled tcgen05.mma families: kind::mxf4nvf4 (nvf4 and mxf4 inputs, scale factors in tensor memory)",
          block_scaled_mma_families()),
+        ("Block-scaled tcgen05.mma kind::mxf8f6f4 with A and B of different formats",
+         mixed_block_scaled_mma_families()),
         ("sm_103a's block-scaled tcgen05.mma families with K = 96 (4-bit A and B)",
          block_scaled_mma_families(SM103_BLOCK_SCALED_KINDS, "blackwell.sm103.tcgen05.mma")),
         ("tcgen05.ld / tcgen05.st families: tensor memory <-> registers, by shape, over the repetition",

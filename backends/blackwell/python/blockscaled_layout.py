@@ -129,13 +129,15 @@ class _Plan:
         if k_inst % sf_vec_size or CHUNK_SF % (k_inst // sf_vec_size):
             raise ext.user_error(f"{where}: an instruction's K of {k_inst} is not 1, 2 or 4 runs of sf_vec_size "
                                  f"{sf_vec_size}", ext.DSLValueError)
-        if inst % CHUNK_MN:
-            raise ext.user_error(f"{where}: the instruction's {'M per CTA' if which == 'A' else 'N'} of {inst} is "
-                                 f"not whole 128-row blocks of scale factors (block-scaled MMAs here take M = 128 per "
-                                 f"CTA and N a multiple of 128)", ext.DSLValueError)
+        # An instruction's rows take whole chunks, the last one padded (N = 192: two chunks); narrower ones (N =
+        # 64) share a chunk, the next instruction's rows going on in the same chunk.
+        if inst % CHUNK_MN and CHUNK_MN % inst and inst < CHUNK_MN:
+            raise ext.user_error(f"{where}: the instruction's {'M per CTA' if which == 'A' else 'N'} of {inst} "
+                                 f"neither divides nor fills whole 128-row blocks of scale factors", ext.DSLValueError)
         self.nsf = k_inst // sf_vec_size
         self.per_col = CHUNK_SF // self.nsf
-        self.inst_chunks = inst // CHUNK_MN
+        self.inst_chunks = -(-inst // CHUNK_MN)
+        self.inst_rows = inst
         if tile % inst or tk % (k_inst * self.per_col):
             raise ext.user_error(f"{where}: the MMA tile {mma_tiler_mnk} is not whole instructions of "
                                  f"{'M' if which == 'A' else 'N'} {inst} and whole chunks of K "
@@ -143,6 +145,24 @@ class _Plan:
         self.rest_mn = tile // inst
         self.rest_k = tk // (k_inst * self.per_col)
         self.sf_vec_size = sf_vec_size
+        self.per_chunk = CHUNK_MN // inst if inst < CHUNK_MN else 1
+        if self.rest_mn % self.per_chunk and self.rest_mn > self.per_chunk:
+            raise ext.user_error(f"{where}: the MMA tile {mma_tiler_mnk} is not whole 128-row blocks of "
+                                 f"{'M' if which == 'A' else 'N'} {inst} instructions", ext.DSLValueError)
+        # chunks of the tile along MN (the last padded where an instruction does not fill it)
+        self.mn_chunks = self.inst_chunks * self.rest_mn if inst >= CHUNK_MN else -(-self.rest_mn // self.per_chunk)
+
+    def mn_mode(self, lane_stride, col_stride, chunk_stride):
+        """The tile's instructions along MN: each instruction's chunks after the previous one's, or, where several
+        share a chunk, at the place of their first row in it ((row % 32) lanes, (row / 32) columns), then chunk by
+        chunk."""
+        if self.per_chunk == 1:
+            return self.rest_mn, chunk_stride * self.inst_chunks
+        row = self.inst_rows
+        within = (row % 32) * lane_stride + (row // 32) * col_stride
+        if self.rest_mn <= self.per_chunk:
+            return self.rest_mn, within
+        return (self.per_chunk, self.rest_mn // self.per_chunk), (within, chunk_stride)
 
     def mma_mode(self, lane_stride, col_stride, chunk_stride):
         """One instruction's ((rows), (sf run, nsf)) mode with the given strides of a chunk's rows."""
@@ -155,13 +175,13 @@ def _smem(which, tiled_mma, mma_tiler_mnk, sf_vec_size, num_stages, where):
     p = _Plan(which, tiled_mma, mma_tiler_mnk, sf_vec_size, where)
     if not isinstance(num_stages, int) or num_stages < 1:
         raise ext.user_error(f"{where}: num_stages is a positive integer, got {num_stages!r}", ext.DSLValueError)
-    # chunks of a stage: the instruction's chunks, then the tile's instructions along MN, then along K (as in
-    # global memory a tile is MN-chunks of K-chunks: the TMA box of a stage is one dense run of bytes per K chunk)
-    mn_chunks = p.inst_chunks * p.rest_mn
-    (ms, md) = p.mma_mode(16, 4, CHUNK_BYTES)
-    stage = CHUNK_BYTES * mn_chunks * p.rest_k
-    shape = (ms, p.rest_mn, (p.per_col, p.rest_k), num_stages)
-    stride = (md, CHUNK_BYTES * p.inst_chunks, (p.nsf, CHUNK_BYTES * mn_chunks), stage)
+    # chunks of a stage in global memory's order, K chunks first, then MN (CuTe DSL's order, which kernels that
+    # load a stage's chunks as one run of bytes, as QuACK's SFB loads, rely on)
+    k_run = CHUNK_BYTES * p.rest_k
+    (ms, md) = p.mma_mode(16, 4, k_run)
+    mn_s, mn_d = p.mn_mode(16, 4, k_run)
+    shape = (ms, mn_s, (p.per_col, p.rest_k), num_stages)
+    stride = (md, mn_d, (p.nsf, CHUNK_BYTES), k_run * p.mn_chunks)
     return cute.make_layout(shape, stride=stride)
 
 
@@ -192,6 +212,7 @@ def _tmem(which, tiled_mma, mma_tiler_mnk, sf_vec_size, smem_layout, where):
     lane = CHUNK_SF * LANE                                   # one lane, in bytes
     chunk = CHUNK_SF * cols                                  # a chunk's 4 columns
     (ms, md) = p.mma_mode(lane, cols, chunk)
+    # each instruction's chunks in columns of their own, narrow ones (N = 64) too, as CuTe DSL's
     inst = chunk * p.inst_chunks
     shape = (ms, p.rest_mn, (p.per_col, p.rest_k))
     stride = (md, inst * p.rest_k, (p.nsf, inst))

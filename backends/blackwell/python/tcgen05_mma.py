@@ -238,7 +238,7 @@ def _make_op_classes():
                 out[prefix + name] = make(prefix + name, base, k)
     base = ext.manifest_class("tcgen05.MmaMXF8Op")
     if base is not None:
-        class MmaMXF8Op(_BlockScaled, _Tcgen05Mma, base):
+        class MmaMXF8Op(BlockScaledMmaOp, _Tcgen05Mma, base):
             """tcgen05.mma kind::mxf8f6f4 .block_scale.scale_vec::1X (MXFP8): MmaMXF8Op(ab_dtype,
             instruction_shape, cta_group, a_src, a_major_mode, b_major_mode); Float8E4M3FN or Float8E5M2 A and B,
             Float32 accumulators, K = 32, one Float8E8M0FNU scale factor per 32 elements along K, read from tensor
@@ -250,22 +250,41 @@ def _make_op_classes():
                 if self.a_src != OperandSource.SMEM:
                     raise ext.user_error("MmaMXF8Op: A is read from shared memory here (OperandSource.SMEM)",
                                          ext.DSLValueError)
-                super().__init__(ab_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
-                self.sf_dtype = cutlass.Float8E8M0FNU
+                base.__init__(self, ab_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+                self.sf_dtype, self.sf_vec_size = cutlass.Float8E8M0FNU, 32
 
         out["MmaMXF8Op"] = MmaMXF8Op
+    base = ext.manifest_class("tcgen05.MmaMXF8F6F4Op")
+    if base is not None:
+        class MmaMXF8F6F4Op(BlockScaledMmaOp, _Tcgen05Mma, base):
+            """tcgen05.mma kind::mxf8f6f4 .block_scale.scale_vec::1X with A and B of their own formats:
+            MmaMXF8F6F4Op(a_dtype, b_dtype, instruction_shape, cta_group, a_src, a_major_mode, b_major_mode);
+            Float8E4M3FN or Float8E5M2 each, Float32 accumulators, K = 32, one Float8E8M0FNU scale factor per 32
+            elements along K."""
+
+            def __init__(self, a_dtype, b_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
+                         a_major_mode=K, b_major_mode=K):
+                self._setup("MmaMXF8F6F4Op", cta_group, a_src, a_major_mode, b_major_mode)
+                if self.a_src != OperandSource.SMEM:
+                    raise ext.user_error("MmaMXF8F6F4Op: A is read from shared memory here (OperandSource.SMEM)",
+                                         ext.DSLValueError)
+                base.__init__(self, a_dtype, b_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+                self.sf_dtype, self.sf_vec_size = cutlass.Float8E8M0FNU, 32
+
+        out["MmaMXF8F6F4Op"] = MmaMXF8F6F4Op
+    out["BlockScaledMmaOp"] = BlockScaledMmaOp
     return out
 
 
 def _nvf4_class(name, base, k):
-    class Op(_BlockScaled, _Tcgen05Mma, base):
+    class Op(BlockScaledMmaOp, _Tcgen05Mma, base):
         def __init__(self, sf_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=OperandSource.SMEM):
             self._setup(name, cta_group, a_src, OperandMajorMode.K, OperandMajorMode.K)
             if self.a_src != OperandSource.SMEM:
                 raise ext.user_error(f"{name}: A is read from shared memory here (OperandSource.SMEM)",
                                      ext.DSLValueError)
-            super().__init__(sf_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
-            self.sf_dtype = sf_dtype
+            base.__init__(self, sf_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+            self.sf_dtype, self.sf_vec_size = sf_dtype, 16
 
     Op.__name__ = Op.__qualname__ = name
     Op.__doc__ = (f"tcgen05.mma kind::mxf4nvf4 with 16 elements a scale factor: {name}(sf_dtype, instruction_shape, "
@@ -276,14 +295,14 @@ def _nvf4_class(name, base, k):
 
 
 def _mxf4_class(name, base, k):
-    class Op(_BlockScaled, _Tcgen05Mma, base):
+    class Op(BlockScaledMmaOp, _Tcgen05Mma, base):
         def __init__(self, instruction_shape, cta_group=CtaGroup.ONE, a_src=OperandSource.SMEM):
             self._setup(name, cta_group, a_src, OperandMajorMode.K, OperandMajorMode.K)
             if self.a_src != OperandSource.SMEM:
                 raise ext.user_error(f"{name}: A is read from shared memory here (OperandSource.SMEM)",
                                      ext.DSLValueError)
-            super().__init__(tuple(instruction_shape), self.cta_group, self.a_src)
-            self.sf_dtype = cutlass.Float8E8M0FNU
+            base.__init__(self, tuple(instruction_shape), self.cta_group, self.a_src)
+            self.sf_dtype, self.sf_vec_size = cutlass.Float8E8M0FNU, 32
 
     Op.__name__ = Op.__qualname__ = name
     Op.__doc__ = (f"tcgen05.mma kind::mxf4 (MXFP4): {name}(instruction_shape, cta_group, a_src); Float4E2M1FN A and "
@@ -292,12 +311,35 @@ def _mxf4_class(name, base, k):
     return Op
 
 
-class _BlockScaled:
+class BlockScaledMmaOp:
     """The block-scaled ops' scale factors: Field.SFA and Field.SFB point into tensor memory; the instruction takes
     their 32-bit column addresses and, in its descriptor, the byte of the column each starts at."""
 
     # The scale factors come from Field.SFA / Field.SFB or from cute.gemm's companions, either way.
     companions_optional = True
+
+    def __init__(self, a_dtype, b_dtype, acc_dtype, sf_dtype, sf_vec_size, shape_mnk, cta_group, a_src,
+                 a_major_mode, b_major_mode):
+        """CuTe DSL's general constructor of the block-scaled ops, which libraries call on their own subclasses
+        (an op of one kind with another's scale vector): the types and the scale vector select the manifest's
+        instruction, whatever the subclass."""
+        name = type(self).__name__
+        self._setup(name, cta_group, a_src, a_major_mode, b_major_mode)
+        target = _block_scaled_target(name, a_dtype, b_dtype, acc_dtype, sf_dtype, sf_vec_size)
+        cls = ext.manifest_class(target)
+        if cls is None:
+            raise ext.user_error(f"{name}: no loaded backend offers {target}", ext.DSLNotImplementedError)
+        params = {"ab_dtype": a_dtype, "a_dtype": a_dtype, "b_dtype": b_dtype, "acc_dtype": acc_dtype,
+                  "sf_dtype": sf_dtype, "shape_mnk": tuple(shape_mnk), "cta_group": self.cta_group,
+                  "a_src": self.a_src}
+        # the instance is the target's op, under the library's class
+        self.python_name, self.signature, self.param_names = cls.python_name, (), cls.param_names
+        cls.__init__(self, **{k: v for k, v in params.items() if k in cls.param_names})
+        self.sf_dtype, self.sf_vec_size = sf_dtype, sf_vec_size
+
+    def _verify(self):
+        """Selects the instruction now, so that an op no backend offers fails where it is made."""
+        self.entry()
 
     def companion_inputs(self, a_more, b_more, m, n):
         """cute.gemm(tiled_mma, d, [tCrA, tCtSFA], [tCrB, tCtSFB], c): the scale factors as tensor-memory
@@ -334,6 +376,32 @@ class _BlockScaled:
         return inputs, attrs
 
 
+def _block_scaled_target(name, a, b, acc, sf, vec):
+    """The manifest name of the block-scaled instruction for A and B types a and b with a scale factor of type sf
+    per vec elements (PTX ISA, tcgen05.mma .block_scale: kind::mxf4nvf4 with scale_vec::4X, kind::mxf4 with
+    scale_vec::2X, kind::mxf8f6f4 with scale_vec::1X)."""
+    fp4, fp8, e8m0 = cutlass.Float4E2M1FN, (cutlass.Float8E4M3FN, cutlass.Float8E5M2), cutlass.Float8E8M0FNU
+    if acc is not cutlass.Float32:
+        raise ext.user_error(f"{name}: block-scaled MMAs accumulate in Float32, got {getattr(acc, '__name__', acc)}",
+                             ext.DSLTypeError)
+    if a is fp4 and b is fp4 and vec == 16 and sf in (cutlass.Float8E4M3FN, e8m0):
+        return "tcgen05.MmaMXF4NVF4Op"
+    if a is fp4 and b is fp4 and vec == 32 and sf is e8m0:
+        return "tcgen05.MmaMXF4Op"
+    if a in fp8 and b in fp8 and vec == 32 and sf is e8m0:
+        return "tcgen05.MmaMXF8Op" if a is b else "tcgen05.MmaMXF8F6F4Op"
+    raise ext.user_error(
+        f"{name}: {getattr(a, '__name__', a)} x {getattr(b, '__name__', b)} with a {getattr(sf, '__name__', sf)} "
+        f"scale factor per {vec} elements is none of the block-scaled MMAs here: {BLOCK_SCALED_FORMS}",
+        ext.DSLTypeError)
+
+
+BLOCK_SCALED_FORMS = ("Float4E2M1FN A and B with Float8E4M3FN or Float8E8M0FNU per 16 (kind::mxf4nvf4), "
+                      "Float4E2M1FN with Float8E8M0FNU per 32 (kind::mxf4), Float8E4M3FN or Float8E5M2 A and B, "
+                      "alike or not, with Float8E8M0FNU per 32 (kind::mxf8f6f4; its 6- and 4-bit formats are not "
+                      "supported here yet)")
+
+
 def _scale_address(ptr, field):
     """(the 32-bit tensor-memory address of the column, the byte in it) of a scale-factor pointer."""
     if getattr(ptr, "memspace", None) != "tmem" or getattr(ptr, "base", None) is None:
@@ -344,12 +412,15 @@ def _scale_address(ptr, field):
         raise ext.user_error(f"tcgen05 {field}: scale factors are 8-bit values, got a pointer to {ptr.dtype.__name__}",
                              ext.DSLTypeError)
     off = ptr.offset
-    if not isinstance(off, int):
-        raise ext.user_error(f"tcgen05 {field}: the scale factors' place in tensor memory goes into the instruction "
-                             "descriptor (a constant): index the scale-factor tensor with compile-time coordinates "
-                             "(e.g. in a cutlass.range(..., unroll_full=True) loop)", ext.DSLValueError)
-    lane_bytes = 4 * tmem_layouts.LANE
-    byte = (off % lane_bytes) % 4
+    # The byte within the 32-bit column goes into the instruction descriptor (a constant); the column may move at
+    # run time (a base shifted by whole columns, as QuACK's SFB of odd N tiles), which the index algebra tells.
+    byte = off % 4
+    if not isinstance(byte, int):
+        raise ext.user_error(f"tcgen05 {field}: the scale factors' byte within their tensor-memory column goes into "
+                             "the instruction descriptor (a constant), and this pointer's is known only at run time: "
+                             "index the scale-factor tensor with compile-time coordinates (e.g. in a "
+                             "cutlass.range(..., unroll_full=True) loop) from a base of whole columns",
+                             ext.DSLValueError)
     aligned = off - byte
     t = cute.make_tensor(ext.make_pointer(ptr.base, ptr.dtype, "tmem", 4), cute.make_layout(1))
     return tmem_address(t, aligned), byte

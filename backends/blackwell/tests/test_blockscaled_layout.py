@@ -97,15 +97,16 @@ def test_smem_layout_is_the_tiles_block_layout(which, inst, tile, vec):
     assert rest_mn == rows_tile // rows_inst and per_col == 4 // nsf and per_col * rest_k == tile[2] // k
     inst_rows = rows_inst
     stage_bytes = (inst_rows * rest_mn) * (tile[2] // vec)
-    mn_blocks = inst_rows * rest_mn // 128
     for st in range(stages):
         for i_mn, j in itertools.product(range(rest_mn), range(per_col * rest_k)):
             for r, kk in itertools.product(range(inst_rows), range(0, k, vec)):
                 off = lay(((r, kk), i_mn, (j % per_col, j // per_col), st))
-                # element (mn, kt) of the stage's tile: its 512-byte block, blocks along MN first, then K
+                # element (mn, kt) of the stage's tile: its 512-byte block, blocks along K first, then MN (as in
+                # global memory)
                 mn, kt = i_mn * inst_rows + r, j * k + kk
                 s = kt // vec
-                want = (mn % 32) * 16 + ((mn // 32) % 4) * 4 + s % 4 + 512 * (mn // 128 + mn_blocks * (s // 4))
+                k_blocks = tile[2] // vec // 4
+                want = (mn % 32) * 16 + ((mn // 32) % 4) * 4 + s % 4 + 512 * (s // 4 + k_blocks * (mn // 128))
                 assert off == want + st * stage_bytes
                 assert lay(((r, kk + vec - 1), i_mn, (j % per_col, j // per_col), st)) == off
     assert cute.cosize(lay) == stages * stage_bytes
@@ -159,9 +160,53 @@ def test_bad_arguments_are_refused_at_the_users_line():
         b.tile_atom_to_shape_SF(128, 16)
     with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*not whole instructions"):
         b.make_smem_layout_sfa(fake_mma(128, 256, 64, 1), (128, 256, 96), 16, 2)
-    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*whole 128-row blocks"):
-        b.make_smem_layout_sfb(fake_mma(128, 64, 64, 1), (128, 128, 256), 16, 2)
+    with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*neither divides nor fills whole 128-row"):
+        b.make_smem_layout_sfb(fake_mma(128, 96, 64, 1), (128, 192, 256), 16, 2)
     with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*expected a tiled MMA"):
         b.make_smem_layout_sfb(object(), (128, 256, 256), 16, 2)
     with pytest.raises(Exception, match=r"test_blockscaled_layout.py:\d+: .*not one stage"):
         b.make_tmem_layout_sfa(fake_mma(128, 256, 64, 1), (128, 256, 256), 16, cute.make_layout(64))
+
+
+# CuTe DSL 4.8.1's make_smem_layout_sfb for instructions whose N is no multiple of 128 (sm_100a, its
+# make_blockscaled_trivial_tiled_mma): N = 64 pads the instruction's rows to a whole chunk, the next instruction's
+# rows going on inside it (row 64 of a chunk is byte 8); N = 192 takes two chunks, the second half used.
+SFB_CUTE_DSL = [  # instruction (M, N, K, CTAs), MMA tile, sf_vec_size, stages, CuTe DSL's shape and stride
+    ((128, 64, 32, 1), (128, 64, 128), 32, 2,
+     ((((32, 4), 1), (32, 1)), 1, 4, 2), ((((16, 4), 0), (0, 0)), 0, 1, 512)),
+    ((128, 64, 64, 1), (128, 64, 256), 16, 2,
+     ((((32, 4), 1), (16, 4)), 1, 4, 2), ((((16, 4), 0), (0, 1)), 0, 512, 2048)),
+    ((128, 64, 32, 1), (128, 128, 128), 32, 1,
+     ((((32, 4), 1), (32, 1)), 2, 4, 1), ((((16, 4), 0), (0, 0)), 8, 1, 520)),
+    ((128, 192, 32, 1), (128, 192, 128), 32, 2,
+     ((((32, 4), 2), (32, 1)), 1, 4, 2), ((((16, 4), 512), (0, 0)), 0, 1, 1024)),
+    ((256, 192, 64, 2), (256, 192, 256), 16, 2,
+     ((((32, 4), 2), (16, 4)), 1, 4, 2), ((((16, 4), 2048), (0, 1)), 0, 512, 4096)),
+]
+
+
+@pytest.mark.parametrize("inst,tile,vec,stages,shape,stride", SFB_CUTE_DSL)
+def test_sfb_of_narrow_and_padded_instructions_is_cute_dsls(inst, tile, vec, stages, shape, stride):
+    lay = bsl().make_smem_layout_sfb(fake_mma(*inst), tile, vec, stages)
+    ref = cute.make_layout(shape, stride=stride)
+    assert cute.size(lay) == cute.size(ref)
+    for mode in range(4):
+        assert cute.size(lay, mode=[mode]) == cute.size(ref, mode=[mode])
+    # the same byte for every element coordinate (one stage: CuTe DSL's stage stride is its layout's cosize)
+    for i in range(cute.size(ref) // stages):
+        assert lay(i) == ref(i), i
+    if stages > 1 and stride[3] % 512 == 0:
+        assert lay(cute.size(ref) - 1) == ref(cute.size(ref) - 1)
+
+
+@pytest.mark.parametrize("vec,k,tk,col_stride", [(32, 32, 128, 16), (16, 64, 256, 64)])
+def test_tmem_sfb_of_n64_gives_each_instruction_its_columns(vec, k, tk, col_stride):
+    # CuTe DSL 4.8.1: ((((32,4),4),(vec,nsf)),2,4):((((262144,4),8388608),...),col_stride,...) for an MMA tile of
+    # two N = 64 instructions (its extra mode is the four lane quarters tcgen05.cp's warpx4 fills)
+    b = bsl()
+    tm = fake_mma(128, 64, k, 1)
+    smem = b.make_smem_layout_sfb(tm, (128, 128, tk), vec, 1)
+    tmem = b.make_tmem_layout_sfb(tm, (128, 128, tk), vec, cute.slice_(smem, (None, None, None, 0)))
+    for r in range(64):
+        assert tmem(((r, 0), 1, (0, 0))) - tmem(((r, 0), 0, (0, 0))) == col_stride
+        assert tmem(((r, 0), 0, (0, 0))) == (r % 32) * 4 * LANE + (r // 32) * 4

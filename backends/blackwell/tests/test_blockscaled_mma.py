@@ -78,7 +78,7 @@ def test_blockscaled_trivial_tiled_mma_and_the_sfb_tma_op():
     mx8 = h.make_blockscaled_trivial_tiled_mma(fp8, t.OperandMajorMode.MN, K, ue8m0, 32, t.CtaGroup.TWO, (256, 128))
     assert mx8.op.entry()[1]["id"] == "blackwell.tcgen05.mma.cta2.mxf8f6f4.m256n128k32.e5m2.f32.ue8m0.ss"
     assert mx8.op.a_major_mode == t.OperandMajorMode.MN and mx8.op.sf_dtype is ue8m0
-    for bad in ((cutlass.Float8E4M3FN, cutlass.Float8E5M2, ue8m0, 32), (fp8, fp8, ue8m0, 16),
+    for bad in ((cutlass.Float8E4M3FN, fp4, ue8m0, 32), (fp8, fp8, ue8m0, 16),
                 (fp8, fp8, cutlass.Float8E4M3FN, 32), (fp4, fp4, cutlass.Float8E4M3FN, 32)):
         with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*none of this backend's block-scaled"):
             h.make_blockscaled_trivial_tiled_mma(bad[0], bad[1], K, K, bad[2], bad[3], t.CtaGroup.ONE, (128, 128))
@@ -208,12 +208,13 @@ def test_4bit_smem_layout_atom_and_descriptor_form():
 
 # --- a kernel -------------------------------------------------------------------------------------------------------
 
-def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False):
+def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None, sfb_shift=None):
     """One CTA: A and B (Float4E2M1FN) and their scale factors in shared memory, the scale factors copied into
     tensor memory where blockscaled_layout puts them (after the accumulator's columns) with tcgen05.Cp4x32x128bOp,
     the MMA warp issuing the tile's k-blocks with Field.SFA / Field.SFB set to each k-block's scale factors, or
     (companions) with one cute.gemm over the whole tile given the scale factors with A and B. mxf8: MXFP8 instead
-    (Float8E4M3FN A and B, a Float8E8M0FNU factor per 32 values, K = 32 an instruction)."""
+    (Float8E4M3FN A and B, or mxf8_types' A and B, a Float8E8M0FNU factor per 32 values, K = 32 an instruction).
+    sfb_shift(acc_ptr, bidx): where the MMAs read SFB from, moved at run time (QuACK's odd N tiles)."""
     import numpy as np
 
     import warpweave.pipeline as pipeline
@@ -228,6 +229,7 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False):
     m, n, vec = 128, 256, 32 if mxf8 else 16
     tiler = (m, n, k_tile)
     ab, sf = (cutlass.Float8E4M3FN, cutlass.Float8E8M0FNU) if mxf8 else (cutlass.Float4E2M1FN, cutlass.Float8E4M3FN)
+    ab, b_type = mxf8_types or (ab, ab)
 
     @cute.kernel
     def kern(tiled_mma: cute.TiledMma, g: cute.Tensor, sA_layout: cute.ComposedLayout,
@@ -240,7 +242,7 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False):
         bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
         hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
         sA = smem.allocate_tensor(ab, sA_layout.outer, 1024, swizzle=sA_layout.inner)
-        sB = smem.allocate_tensor(ab, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        sB = smem.allocate_tensor(b_type, sB_layout.outer, 1024, swizzle=sB_layout.inner)
         sSFA = smem.allocate_tensor(sf, sfa_staged, 128)
         sSFB = smem.allocate_tensor(sf, sfb_staged, 128)
         tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
@@ -255,6 +257,9 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False):
         sfb_ptr = cute.recast_ptr(acc_ptr + t.find_tmem_tensor_col_offset(acc) + t.find_tmem_tensor_col_offset(tSFA),
                                   dtype=sf)
         tSFB = cute.make_tensor(sfb_ptr, bsl.make_tmem_layout_sfb(tiled_mma, tiler, vec, sfb_layout))
+        tSFB_mma = tSFB
+        if cutlass.const_expr(sfb_shift is not None):
+            tSFB_mma = cute.make_tensor(sfb_shift(sfb_ptr, cute.arch.block_idx()[0]), tSFB.layout)
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = tiled_mma.make_fragment_B(sB)
         # the scale factors, shared -> tensor memory, as CuTe DSL's block-scaled kernels copy them
@@ -275,7 +280,7 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False):
             else:
                 for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
                     tiled_mma.set(t.Field.SFA, tSFA[(None, None, kb)].iterator)
-                    tiled_mma.set(t.Field.SFB, tSFB[(None, None, kb)].iterator)
+                    tiled_mma.set(t.Field.SFB, tSFB_mma[(None, None, kb)].iterator)
                     cute.gemm(tiled_mma, acc, tCrA[None, None, kb, 0], tCrB[None, None, kb, 0], acc)
                     tiled_mma.set(t.Field.ACCUMULATE, True)
             t.commit(bars)
@@ -287,9 +292,11 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False):
     @cute.jit
     def host(g: cute.Tensor):
         op = t.MmaMXF8Op(ab, (m, n, 32), t.CtaGroup.ONE) if mxf8 else t.MmaMXF4NVF4Op(sf, (m, n, 64), t.CtaGroup.ONE)
+        if mxf8_types:
+            op = t.MmaMXF8F6F4Op(ab, b_type, (m, n, 32), t.CtaGroup.ONE)
         tiled_mma = cute.make_tiled_mma(op)
         sA = sm100.make_smem_layout_a(tiled_mma, tiler, ab, 1)
-        sB = sm100.make_smem_layout_b(tiled_mma, tiler, ab, 1)
+        sB = sm100.make_smem_layout_b(tiled_mma, tiler, b_type, 1)
         sfa = bsl.make_smem_layout_sfa(tiled_mma, tiler, vec, 1)
         sfb = bsl.make_smem_layout_sfb(tiled_mma, tiler, vec, 1)
         kern(tiled_mma, g, sA, sB, sfa, sfb).launch(grid=[1, 1, 1], block=[128, 1, 1])
@@ -546,3 +553,106 @@ def test_s2t_scale_copy_refuses_other_tensors_at_the_users_line():
     wide = cute.make_copy_atom(t.Cp4x32x128bOp(t.CtaGroup.ONE), cutlass.Float16)
     with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*8-bit scale factors"):
         t.make_s2t_copy(wide, plain)
+
+
+def test_block_scaled_base_class_builds_a_library_subclass():
+    # QuACK's MmaMXF4NVF4Op subclass calls CuTe DSL's general constructor with its own scale vector
+    t = tc()
+    K = cutlass.cute.nvgpu.OperandMajorMode.K
+
+    class Op(t.MmaMXF4NVF4Op):
+        def __init__(self, sf_dtype, sf_vec_size, shape):
+            t.BlockScaledMmaOp.__init__(self, cutlass.Float4E2M1FN, cutlass.Float4E2M1FN, cutlass.Float32,
+                                        sf_dtype, sf_vec_size, shape, t.CtaGroup.ONE, t.OperandSource.SMEM, K, K)
+            self._verify()
+
+    for vec, sf, ident in ((16, cutlass.Float8E4M3FN, "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n128k64.e2m1.f32.e4m3.ss"),
+                           (32, cutlass.Float8E8M0FNU, "blackwell.tcgen05.mma.cta1.mxf4.m128n128k64.e2m1.f32.ue8m0.ss")):
+        op = Op(sf, vec, (128, 128, 64))
+        assert isinstance(op, t.BlockScaledMmaOp) and isinstance(op, t.MmaMXF4NVF4Op)
+        assert (op.sf_dtype, op.sf_vec_size, op.a_dtype, op.b_dtype, op.acc_dtype) == (
+            sf, vec, cutlass.Float4E2M1FN, cutlass.Float4E2M1FN, cutlass.Float32)
+        assert op.entry()[1]["id"] == ident
+        assert cute.make_mma_atom(op).a_dtype is cutlass.Float4E2M1FN
+    assert isinstance(t.MmaMXF8Op(cutlass.Float8E5M2, (128, 128, 32), t.CtaGroup.ONE, t.OperandSource.SMEM, K, K),
+                      t.BlockScaledMmaOp)
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*Float8E4M3FN scale factor per 32"):
+        Op(cutlass.Float8E4M3FN, 32, (128, 128, 64))
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*accumulate in Float32"):
+        t.BlockScaledMmaOp.__init__(Op.__new__(Op), cutlass.Float4E2M1FN, cutlass.Float4E2M1FN, cutlass.Float16,
+                                    cutlass.Float8E4M3FN, 16, (128, 128, 64), t.CtaGroup.ONE, t.OperandSource.SMEM,
+                                    K, K)
+
+
+def test_mixed_format_mxf8_kernel_names_both_formats_in_its_descriptor():
+    # kind::mxf8f6f4 takes A and B of different formats (PTX ISA: the descriptor's atype, bits 7-9, and btype,
+    # bits 10-12): e5m2 A (1) with e4m3 B (0), the same instruction text as MXFP8's
+    compiled = _compile_nvfp4_mma(k_tile=128, mxf8=True, mxf8_types=(cutlass.Float8E5M2, cutlass.Float8E4M3FN))
+    ptx = compiled.info["ptx"]
+    lines, preds = _mma_lines_and_predicates(ptx)
+    assert len(lines) == 4 and all("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X" in l
+                                   for l in lines), lines
+    for kb in range(4):
+        d = _instr_desc({"atom": "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n256k32.e5m2xe4m3.f32.ue8m0.ss",
+                         "sfa_id": kb, "sfb_id": kb})
+        assert (d >> 7) & 7 == 1 and (d >> 10) & 7 == 0
+        assert re.search(rf"\b{d}\b", ptx) or f"0x{d:x}" in ptx.lower(), hex(d)
+
+
+def test_mixed_format_op_selects_its_atom_and_refuses_other_formats_at_the_users_line():
+    t = tc()
+    K = cutlass.cute.nvgpu.OperandMajorMode.K
+    op = t.MmaMXF8F6F4Op(cutlass.Float8E4M3FN, cutlass.Float8E5M2, (256, 128, 32), t.CtaGroup.TWO)
+    assert op.entry()[1]["id"] == "blackwell.tcgen05.mma.cta2.mxf8f6f4.m256n128k32.e4m3xe5m2.f32.ue8m0.ss"
+    assert (op.a_dtype, op.b_dtype, op.sf_dtype, op.sf_vec_size) == (
+        cutlass.Float8E4M3FN, cutlass.Float8E5M2, cutlass.Float8E8M0FNU, 32)
+    assert isinstance(op, t.BlockScaledMmaOp)
+    # the general constructor picks it for two 8-bit formats
+    class Op(t.MmaMXF8Op):
+        def __init__(self):
+            t.BlockScaledMmaOp.__init__(self, cutlass.Float8E5M2, cutlass.Float8E4M3FN, cutlass.Float32,
+                                        cutlass.Float8E8M0FNU, 32, (128, 64, 32), t.CtaGroup.ONE,
+                                        t.OperandSource.SMEM, K, K)
+
+    assert Op().entry()[1]["id"] == "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.e5m2xe4m3.f32.ue8m0.ss"
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*6- and 4-bit formats are not supported"):
+        import warpweave.utils.blackwell_helpers as sm100
+        sm100.make_blockscaled_trivial_tiled_mma(cutlass.Float8E4M3FN, cutlass.Float4E2M1FN, K, K,
+                                                 cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE, (128, 128))
+
+
+@pytest.mark.parametrize("a,b", [("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e3m2", "e2m1"), ("e2m3", "e4m3")])
+def test_mixed_instr_desc_codes(a, b):
+    # the hook numbers every kind::mxf8f6f4 format as the PTX ISA does (e4m3 0, e5m2 1, e2m3 3, e3m2 4, e2m1 5)
+    code = {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5}
+    d = _instr_desc({"atom": f"blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.{a}x{b}.f32.ue8m0.ss"})
+    assert (d >> 7) & 7 == code[a] and (d >> 10) & 7 == code[b]
+    with pytest.raises(Exception, match="kind::mxf8f6f4 takes"):
+        _instr_desc({"atom": f"blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.{a}xf16.f32.ue8m0.ss"})
+
+
+def _whole_columns(ptr, bidx):
+    # two 32-bit columns further on odd CTAs: a run-time column, the byte within it known
+    return cute.recast_ptr(cute.recast_ptr(ptr, dtype=cutlass.Float32) + cutlass.Int32((bidx % 2) * 2),
+                           dtype=ptr.dtype)
+
+
+def test_scale_factors_at_a_run_time_column_keep_their_bytes_in_the_descriptor():
+    base = _compile_nvfp4_mma(k_tile=128, mxf8=True).info["ptx"]
+    moved = _compile_nvfp4_mma(k_tile=128, mxf8=True, sfb_shift=_whole_columns).info["ptx"]
+    lines, preds = _mma_lines_and_predicates(moved)
+    assert len(lines) == 4 and preds == [False, True, True, True]
+    for kb in range(4):
+        d = _instr_desc({"atom": "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n256k32.e4m3.f32.ue8m0.ss",
+                         "sfa_id": kb, "sfb_id": kb})
+        assert re.search(rf"\b{d}\b", moved) or f"0x{d:x}" in moved.lower(), hex(d)
+    # the SFB column now depends on the CTA: the block index is read, and the column is computed from it
+    assert "%ctaid.x" in moved and "%ctaid.x" not in base
+
+
+def test_scale_factors_at_a_run_time_byte_are_refused_at_the_users_line():
+    def odd_bytes(ptr, bidx):
+        return ptr + cutlass.Int32(bidx % 2)
+
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*byte within their tensor-memory column"):
+        _compile_nvfp4_mma(k_tile=128, mxf8=True, sfb_shift=odd_bytes)

@@ -6,7 +6,8 @@ from . import tensormap_update, tma, tma_block_copy, tma_blocked, tma_export, tm
 ext.register_operand_kind("smem_descriptor", wgmma.SmemDescriptorKind())
 ext.register_host_argument(tma.DESCRIPTOR, tma.encode_descriptor, size=tma.TMAP_BYTES, align=64,
                            export_c=tma_export.descriptor_c)
-ext.register_host_argument(tma_blocked.DESCRIPTOR, tma_blocked.encode, size=tma.TMAP_BYTES, align=64)
+ext.register_host_argument(tma_blocked.DESCRIPTOR, tma_blocked.encode, size=tma.TMAP_BYTES, align=64,
+                           export_c=tma_export.blocked_c)
 
 for _name in ("make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "create_tma_multicast_mask"):
     ext.register_python_name(f"cpasync.{_name}", getattr(tma, _name))

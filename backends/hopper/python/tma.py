@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import enum
 
+import itertools
 import math
 
 import warpweave as cutlass
@@ -410,43 +411,50 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: a {swizzle}-byte swizzle needs rows of {swizzle} bytes along the "
                              f"contiguous mode, the layout {smem_layout} has {box0 * ebytes}", ext.DSLValueError)
     others = [i for i in range(len(tiler)) if i != c and i in dims]  # a dropped mode's tile is 1: no box row
-    box1, o = 1, None
-    if others:
-        o = others[0]
-        to = tiler[o]
-        while box1 < min(to, 256) and at(co(**{f"m{o}": box1})) == box1 * box0:
-            box1 += 1
-        while to % box1:
-            box1 -= 1
-    for extra in others[1:]:
-        if tiler[extra] != 1:
-            raise ext.user_error("make_tiled_tma_atom: tiles of more than two non-unit modes are not supported",
-                                 ext.DSLValueError)
-    if num_multicast > 1 and (o is None or box1 % num_multicast or (swizzle and (box1 // num_multicast) % 8)):
+    # The box along each further mode: as far as the shared-memory image stays the dense row-major one TMA writes
+    # (box0 elements a row, then the rows of the modes before it), then boxes side by side along the mode.
+    extents, span = [], box0
+    for m in others:
+        to, b = tiler[m], 1
+        while b < min(to, 256) and at(co(**{f"m{m}": b})) == b * span:
+            b += 1
+        while to % b:
+            b -= 1
+        extents.append(b)
+        span *= b
+    o = others[0] if others else None
+    box1 = extents[0] if others else 1
+    if num_multicast > 1 and (o is None or box1 % num_multicast or (swizzle and (box1 // num_multicast) % 8)
+                              or any(b > 1 for b in extents[1:])):
         raise ext.user_error(f"make_tiled_tma_atom: {num_multicast} CTAs cannot share boxes of {box1} rows (each "
-                             "takes an equal share, a multiple of 8 rows when swizzled)", ext.DSLValueError)
+                             "takes an equal share, a multiple of 8 rows when swizzled, of a box along two modes)",
+                             ext.DSLValueError)
     # Every box of the tile, with its coordinate offset (per global mode) and shared-memory offset, checked to be
     # the dense row-major image TMA writes.
     boxes = []
-    n_o = (tiler[o] // box1) if o is not None else 1
-    for jo in range(n_o):
-        for jc in range(tc // box0):
-            origin = co(**{f"m{c}": jc * box0, **({f"m{o}": jo * box1} if o is not None else {})})
-            base = at(origin)
-            for r in range(box1):
-                for e in (0, 1, box0 - 1):
-                    cc = co(**{f"m{c}": jc * box0 + e, **({f"m{o}": jo * box1 + r} if o is not None else {})})
-                    if at(cc) != base + r * box0 + e:
-                        raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not "
-                                             f"made of dense {box0}x{box1} boxes (element {cc} is at "
-                                             f"{at(cc)}, not {base + r * box0 + e})", ext.DSLValueError)
-            off = [0] * rank
-            off[c] = jc * box0
-            if o is not None:
-                off[o] = jo * box1
-            boxes.append((tuple(off), base * pack))   # the shared-memory offset in elements
+    counts = [tc // box0] + [tiler[m] // b for m, b in zip(others, extents)]
+    for j in itertools.product(*(range(n) for n in reversed(counts))):
+        j = j[::-1]                                  # the contiguous mode's boxes fastest
+        start = {f"m{c}": j[0] * box0, **{f"m{m}": jm * b for m, jm, b in zip(others, j[1:], extents)}}
+        base = at(co(**start))
+        for r in itertools.product(*(range(b) for b in reversed(extents))):
+            r = r[::-1]
+            row = sum(ri * math.prod(extents[:i]) for i, ri in enumerate(r))
+            for e in (0, 1, box0 - 1):
+                cc = co(**{**start, f"m{c}": j[0] * box0 + e,
+                           **{f"m{m}": start[f"m{m}"] + ri for m, ri in zip(others, r)}})
+                if at(cc) != base + row * box0 + e:
+                    raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not "
+                                         f"made of dense {'x'.join(map(str, [box0] + extents))} boxes (element "
+                                         f"{cc} is at {at(cc)}, not {base + row * box0 + e})", ext.DSLValueError)
+        off = [0] * rank
+        for k, v in start.items():
+            off[int(k[1:])] = v
+        boxes.append((tuple(off), base * pack))   # the shared-memory offset in elements
     box = [1] * len(dims)
     box[0] = box0
+    for m, b in zip(others, extents):
+        box[dims.index(m)] = b
     if o is not None:
         box[dims.index(o)] = box1 // num_multicast
     # The tensor map is the work of the host hook the selected instruction names, in the plugin of its backend

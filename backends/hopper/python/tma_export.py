@@ -83,14 +83,8 @@ def tensor_map_c(tensor, dst, *, data_type, rank, swizzle, interleave, l2_promot
     name = tensor.name
     fail = 'return ww_fail(WW_INVALID_VALUE, "tensor map of ' + name + ': {}");'
     rank = int(rank)
-    o = ["{",
-         "  _Alignas(64) unsigned char map[128];",
-         f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
-         f"  const unsigned box[{rank}] = {{{', '.join(str(int(fields[f'box{i}'])) for i in range(rank))}}};",
-         f"  const unsigned elem[{rank}] = {{{', '.join(str(int(fields[f'elem_stride{i}'])) for i in range(rank))}}};",
-         f"  const char *address = (const char *){tensor.data} + (int64_t)({byte_offset});",
-         "  int r;",
-         f"  if ((uintptr_t)address % 16 != 0) {fail.format('the global address is not 16-byte aligned')}"]
+    o = _map_head(rank, [fields[f"box{i}"] for i in range(rank)], [fields[f"elem_stride{i}"] for i in range(rank)],
+                  f"(const char *){tensor.data} + (int64_t)({byte_offset})", fail, "the global address")
     for i in range(rank):
         o.append(f"  if ((int64_t)({fields[f'dim{i}']}) < 1) {fail.format(f'dimension {i} has no elements')}")
         o.append(f"  dims[{i}] = (unsigned long long)({fields[f'dim{i}']});")
@@ -99,9 +93,50 @@ def tensor_map_c(tensor, dst, *, data_type, rank, swizzle, interleave, l2_promot
             o.append(f"  if ((int64_t)({s}) <= 0 || (int64_t)({s}) % 16 != 0) "
                      f"{fail.format(f'the stride of dimension {i} is not a positive multiple of 16 bytes')}")
             o.append(f"  strides[{i - 1}] = (unsigned long long)({s});")
-    o += [f"  r = cuTensorMapEncodeTiled(map, {int(data_type)}, {rank}, (void *)address, dims, strides, box, elem, "
-          f"{int(interleave)}, {int(swizzle)}, {int(l2_promotion)}, {int(oob_fill)});",
-          f'  if (r != 0) return ww_driver(r, "cuTensorMapEncodeTiled of the tensor map of {name}");',
-          f"  memcpy({dst}, map, 128);",
-          "}"]
+    o += _map_tail(f"{int(data_type)}, {rank}", f"{int(interleave)}, {int(swizzle)}, {int(l2_promotion)}, "
+                   f"{int(oob_fill)}", f"the tensor map of {name}", dst)
+    return DECLARATIONS, "\n".join("        " + line for line in o)
+
+
+def _map_head(rank, boxes, elems, address, fail, what):
+    """The opening lines of a block encoding one tensor map: its arrays, box and element strides, the address."""
+    return ["{",
+            "  _Alignas(64) unsigned char map[128];",
+            f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
+            f"  const unsigned box[{rank}] = {{{', '.join(str(int(b)) for b in boxes)}}};",
+            f"  const unsigned elem[{rank}] = {{{', '.join(str(int(e)) for e in elems)}}};",
+            f"  const char *address = {address};",
+            "  int r;",
+            f"  if ((uintptr_t)address % 16 != 0) {fail.format(what + ' is not 16-byte aligned')}"]
+
+
+def _map_tail(type_and_rank, modes, what, dst):
+    """The closing lines: cuTensorMapEncodeTiled (interleave, swizzle, L2 promotion, OOB fill given as `modes`)."""
+    return [f"  r = cuTensorMapEncodeTiled(map, {type_and_rank}, (void *)address, dims, strides, box, elem, {modes});",
+            f'  if (r != 0) return ww_driver(r, "cuTensorMapEncodeTiled of {what}");',
+            f"  memcpy({dst}, map, 128);",
+            "}"]
+
+
+def blocked_c(tensor, dst, *, data_type, rank, backend=None, hook=None, ebytes=None, **dims):
+    """(declarations, statements) writing the tensor map of a tensor stored in blocks (tma_blocked.encode) at dst:
+    dimension 0 the block in the moved type's units, the others the rest modes with their byte strides (numbers or
+    C expressions of the call), a dimension of extent 1 (never stepped along) given a legal stride as encode
+    gives it."""
+    name = tensor.name
+    fail = 'return ww_fail(WW_INVALID_VALUE, "TMA descriptor of ' + name + ' (stored in blocks): {}");'
+    rank = int(rank)
+    o = _map_head(rank, [dims[f"box{i}"] for i in range(rank)], [1] * rank, f"(const char *){tensor.data}", fail,
+                  "the address") + ["  int64_t s = 0;"]
+    for i in range(rank):
+        extent = f"(int64_t)({dims[f'dim{i}']})"
+        o.append(f"  if ({extent} < 1) {fail.format(f'dimension {i} has no elements')}")
+        o.append(f"  dims[{i}] = (unsigned long long){extent};")
+        if i:
+            o.append(f"  s = (int64_t)({dims[f'stride{i}']});")
+            o.append(f"  if ({extent} == 1) {{ s = (s + 15) / 16 * 16; if (s <= 0) s = 16; }}")
+            o.append(f"  if (s <= 0 || s % 16 != 0) "
+                     f"{fail.format(f'dimension {i} has a stride that is not a positive multiple of 16 bytes')}")
+            o.append(f"  strides[{i - 1}] = (unsigned long long)s;")
+    o += ["  (void)s;"] + _map_tail(f"{_enum(data_type, _DATA_TYPES, 'data type')}, {rank}", "0, 0, 0, 0", name, dst)
     return DECLARATIONS, "\n".join("        " + line for line in o)

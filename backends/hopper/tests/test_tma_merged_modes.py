@@ -110,27 +110,36 @@ def test_a_map_of_a_split_mode_is_retargeted_with_the_mode_as_one():
     assert dims[0] == other_seq and sorted(dims) == [0, 1, 2] and 2 in dims.values()
 
 
+@cute.jit
+def load_tile_on_the_gpu(atom, tensor, dtype, smem_layout, tile, tile_coord, nbytes):
+    """A shared-memory tensor of dtype and smem_layout holding tile (0, *tile_coord) of the TMA tensor `tensor`,
+    loaded by warp 0 on an mbarrier every thread of the block waits on (a GPU test's one load)."""
+    smem = utils.SmemAllocator()
+    s = smem.allocate_tensor(dtype, smem_layout, byte_alignment=128)
+    bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    g = cute.local_tile(tensor, tile, (0, None, None))
+    ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, len(tile)),
+                                   cute.group_modes(g, 0, len(tile)))
+    if tidx < 32:
+        if tidx == 0:
+            cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)
+        cute.copy(atom, tg[(None,) + tile_coord], ts, tma_bar_ptr=bar)
+    cute.arch.mbarrier_wait(bar, 0)
+    return s
+
+
 def _gpu_program(tile_coord):
     smem_layout = cute.make_layout((1, TILE))
 
     @cute.kernel
     def k(atom: cute.CopyAtom, tensor: cute.Tensor, out: cute.Tensor):
         tidx, _, _ = cute.arch.thread_idx()
-        smem = utils.SmemAllocator()
-        s = smem.allocate_tensor(cutlass.BFloat16, smem_layout, byte_alignment=128)
-        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
-        if tidx == 0:
-            cute.arch.mbarrier_init(bar, 1)
-        cute.arch.mbarrier_init_fence()
-        cute.arch.sync_threads()
-        g = cute.local_tile(tensor, (1, TILE), (0, None, None))
-        ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
-                                       cute.group_modes(g, 0, 2))
-        if tidx < 32:
-            if tidx == 0:
-                cute.arch.mbarrier_arrive_and_expect_tx(bar, TILE * 2)
-            cute.copy(atom, tg[(None,) + tile_coord], ts, tma_bar_ptr=bar)
-        cute.arch.mbarrier_wait(bar, 0)
+        s = load_tile_on_the_gpu(atom, tensor, cutlass.BFloat16, smem_layout, (1, TILE), tile_coord, TILE * 2)
         out[tidx] = s[0, tidx]
 
     @cute.jit
