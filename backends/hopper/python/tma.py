@@ -7,8 +7,12 @@ tile's shared-memory layout and derives the boxes:
 - the global tensor's contiguous mode (static stride 1) is the tensor map's dimension 0, its other modes follow in
   order; the shared-memory tile must be contiguous along the same mode;
 - box 0 is the longest run of that mode that is contiguous in shared memory (at most the swizzle's width, 256
-  elements and the tile), box 1 the longest run of the other tile mode that continues it densely (at most 256);
-  boxes of that size tile the whole tile, each at its own shared-memory offset; the remaining modes have box 1;
+  elements and the tile), then each other mode the tile spans, in the order it steps through shared memory,
+  takes the longest run that continues the box densely (at most 256); boxes of that size tile the whole tile,
+  each at its own shared-memory offset; the remaining modes have box 1;
+- a tiled mode whose sub-modes are not one run of memory (an interleaved operand's (2, n / 2):(n / 2 * s, s)) is a
+  dimension per sub-mode, the tile split over them as their coordinates count, so that one box spans several
+  dimensions of the map (the map's dimensions follow shared memory, their strides in any order);
 - the swizzle of the layout (32, 64 or 128 bytes, or none) is the tensor map's swizzle, which only matches if
   the layout's swizzle is the one TMA applies to addresses (Swizzle<b, log2(16 / element bytes), 3>, a
   1024-byte-aligned buffer).

@@ -33,18 +33,28 @@ def _element(n, k, l):
     return (n % 2) * HALF * K + (n // 2) * K + k + l * N * K
 
 
-def _smem():
-    # K-major rows of 64 bf16 (128 bytes), the 128-byte swizzle TMA applies
-    return cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout(TILE, stride=(TILE[1], 1)))
+# shared-memory tiles (unswizzled part): K-major rows of 64 bf16 (128 bytes); and a tile of 128 along K, two
+# blocks of such rows one after the other (two boxes)
+ROWS = ((128, 64), ((128, 64), (64, 1)))
+TWO_BLOCKS = ((128, 128), ((128, (64, 2)), (64, (1, 128 * 64))))
 
 
-def _program(seen, tile, tile_coord=(1, 2, 1), gmem=_gmem):
+def _outer(form=ROWS):
+    return cute.make_layout(form[1][0], stride=form[1][1])
+
+
+def _smem(form=ROWS):
+    # the 128-byte swizzle TMA applies
+    return cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, _outer(form))
+
+
+def _program(seen, tile, tile_coord=(1, 2, 1), gmem=_gmem, form=ROWS):
     @cute.kernel
     def k(atom: cute.CopyAtom, tensor: cute.Tensor):
         smem = utils.SmemAllocator()
-        s = smem.allocate_tensor(cutlass.BFloat16, _smem(), byte_alignment=1024)
+        s = smem.allocate_tensor(cutlass.BFloat16, _smem(form), byte_alignment=1024)
         bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
-        g = cute.local_tile(tensor, TILE, (None, None, None))
+        g = cute.local_tile(tensor, form[0], (None, None, None))
         ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
                                        cute.group_modes(g, 0, 2))
         cute.copy(atom, tg[(None,) + tile_coord], ts, tma_bar_ptr=bar)
@@ -52,7 +62,7 @@ def _program(seen, tile, tile_coord=(1, 2, 1), gmem=_gmem):
     @cute.jit
     def host(x: cute.Tensor):
         t = cute.make_tensor(x.iterator, gmem())
-        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, _smem(), tile(t))
+        atom, tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, _smem(form), tile(form[0], t))
         seen.append(atom)
         k(atom, tensor).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
@@ -68,9 +78,9 @@ def _attrs(atom):
     return {**atom.tma_desc.attrs, **{k: str(v) for k, v in atom.tma_desc.dynamic.items()}}
 
 
-TILES = {"shape": lambda t: TILE,
+TILES = {"shape": lambda shape, t: shape,
          # as QuACK's epilogue gives it: the identity layout of the tensor's (nested) coordinates, tiled
-         "identity": lambda t: cute.composition(cute.make_identity_layout(t.shape), TILE)}
+         "identity": lambda shape, t: cute.composition(cute.make_identity_layout(t.shape), shape)}
 
 
 @pytest.mark.parametrize("tile", sorted(TILES))
@@ -88,18 +98,20 @@ def test_the_tensor_map_has_a_dimension_per_half_and_the_box_spans_both(tile):
     assert tuple(atom.box) == (64, 2, 64, 1) and len(atom.boxes) == 1
 
 
-def test_every_element_of_the_tile_comes_from_its_coordinate():
+@pytest.mark.parametrize("form", [ROWS, TWO_BLOCKS], ids=["rows", "two_blocks"])
+def test_every_element_of_the_tile_comes_from_its_coordinate(form):
     """Replays each box as the tensor map describes it (dimension 0 fastest in shared memory): the unswizzled
     shared-memory offset of tile element (t, k) holds global element (origin + t, k) for every (t, k), once."""
     seen = []
-    _compile(seen, TILES["shape"])
+    _compile(seen, TILES["shape"], form=form)
     atom = seen[0]
     a = _attrs(atom)
     rank = len(atom.dims)
     gstride = [int(a[f"gstride{i}"]) for i in range(rank)]
-    outer = cute.make_layout(TILE, stride=(TILE[1], 1))
-    for j, kb, l in ((0, 0, 0), (1, 2, 1), (3, 3, 0)):
-        origin = atom._flat_origin((j * TILE[0], kb * TILE[1], l))
+    outer, tile = _outer(form), form[0]
+    assert len(atom.boxes) == tile[1] // 64
+    for j, kb, l in ((0, 0, 0), (1, 1, 1), (3, 1, 0)):
+        origin = atom._flat_origin((j * tile[0], kb * tile[1], l))
         filled = {}
         for coord_off, smem_off in atom.boxes:
             for p in itertools.product(*(range(b) for b in reversed(atom.box))):
@@ -108,10 +120,10 @@ def test_every_element_of_the_tile_comes_from_its_coordinate():
                 g = sum((origin[m] + coord_off[m] + x) * gstride[i] for i, (m, x) in enumerate(zip(atom.dims, p)))
                 assert at_smem not in filled
                 filled[at_smem] = g
-        assert len(filled) == TILE[0] * TILE[1]
-        for t in range(TILE[0]):
-            for k in range(TILE[1]):
-                assert filled[outer((t, k))] == _element(j * TILE[0] + t, kb * TILE[1] + k, l), (t, k)
+        assert len(filled) == tile[0] * tile[1]
+        for t in range(tile[0]):
+            for k in range(tile[1]):
+                assert filled[outer((t, k))] == _element(j * tile[0] + t, kb * tile[1] + k, l), (t, k)
 
 
 def test_a_copy_names_the_tiles_row_in_each_half():
