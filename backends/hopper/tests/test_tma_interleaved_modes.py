@@ -33,10 +33,12 @@ def _element(n, k, l):
     return (n % 2) * HALF * K + (n // 2) * K + k + l * N * K
 
 
-# shared-memory tiles (unswizzled part): K-major rows of 64 bf16 (128 bytes); and a tile of 128 along K, two
-# blocks of such rows one after the other (two boxes)
+# shared-memory tiles (unswizzled part): K-major rows of 64 bf16 (128 bytes); a tile of 128 along K, two blocks
+# of such rows one after the other (two boxes); the rows of each half together, one half after the other (the
+# map's dimensions then take the halves' rows before the halves)
 ROWS = ((128, 64), ((128, 64), (64, 1)))
 TWO_BLOCKS = ((128, 128), ((128, (64, 2)), (64, (1, 128 * 64))))
+HALVES_APART = ((128, 64), (((2, 64), 64), ((64 * 64, 64), 1)))
 
 
 def _outer(form=ROWS):
@@ -98,7 +100,7 @@ def test_the_tensor_map_has_a_dimension_per_half_and_the_box_spans_both(tile):
     assert tuple(atom.box) == (64, 2, 64, 1) and len(atom.boxes) == 1
 
 
-@pytest.mark.parametrize("form", [ROWS, TWO_BLOCKS], ids=["rows", "two_blocks"])
+@pytest.mark.parametrize("form", [ROWS, TWO_BLOCKS, HALVES_APART], ids=["rows", "two_blocks", "halves_apart"])
 def test_every_element_of_the_tile_comes_from_its_coordinate(form):
     """Replays each box as the tensor map describes it (dimension 0 fastest in shared memory): the unswizzled
     shared-memory offset of tile element (t, k) holds global element (origin + t, k) for every (t, k), once."""
@@ -110,6 +112,7 @@ def test_every_element_of_the_tile_comes_from_its_coordinate(form):
     gstride = [int(a[f"gstride{i}"]) for i in range(rank)]
     outer, tile = _outer(form), form[0]
     assert len(atom.boxes) == tile[1] // 64
+    assert list(atom.dims) == ([2, 1, 0, 3] if form is HALVES_APART else [2, 0, 1, 3])
     for j, kb, l in ((0, 0, 0), (1, 1, 1), (3, 1, 0)):
         origin = atom._flat_origin((j * tile[0], kb * tile[1], l))
         filled = {}
