@@ -596,8 +596,8 @@ def _tile_of_identity_tiler(cta_tiler, tensor_shape):
         return cta_tiler
     shape = cta_tiler.shape if isinstance(cta_tiler.shape, tuple) else (cta_tiler.shape,)
     shape = tuple(cute.size(x) if isinstance(x, tuple) else x for x in shape)
-    if str(cta_tiler) not in (str(cute.make_identity_layout(shape)),
-                              str(cute.composition(cute.make_identity_layout(tensor_shape), shape))):
+    if str(cta_tiler) != str(cute.make_identity_layout(shape)) and \
+            str(cta_tiler) != str(cute.composition(cute.make_identity_layout(tensor_shape), shape)):
         raise ext.user_error(f"make_tiled_tma_atom: the tile {cta_tiler} maps its modes onto the tensor's other "
                              "than one to one; give the tile's shape (or the identity layout of it)",
                              ext.DSLValueError)
