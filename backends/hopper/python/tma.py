@@ -7,8 +7,12 @@ tile's shared-memory layout and derives the boxes:
 - the global tensor's contiguous mode (static stride 1) is the tensor map's dimension 0, its other modes follow in
   order; the shared-memory tile must be contiguous along the same mode;
 - box 0 is the longest run of that mode that is contiguous in shared memory (at most the swizzle's width, 256
-  elements and the tile), box 1 the longest run of the other tile mode that continues it densely (at most 256);
-  boxes of that size tile the whole tile, each at its own shared-memory offset; the remaining modes have box 1;
+  elements and the tile), then each other mode the tile spans, in the order it steps through shared memory,
+  takes the longest run that continues the box densely (at most 256); boxes of that size tile the whole tile,
+  each at its own shared-memory offset; the remaining modes have box 1;
+- a tiled mode whose sub-modes are not one run of memory (an interleaved operand's (2, n / 2):(n / 2 * s, s)) is a
+  dimension per sub-mode, the tile split over them as their coordinates count, so that one box spans several
+  dimensions of the map (the map's dimensions follow shared memory, their strides in any order);
 - the swizzle of the layout (32, 64 or 128 bytes, or none) is the tensor map's swizzle, which only matches if
   the layout's swizzle is the one TMA applies to addresses (Swizzle<b, log2(16 / element bytes), 3>, a
   1024-byte-aligned buffer).
@@ -28,7 +32,6 @@ tma_partition offsets the tensors to the CTA's slice.
 from __future__ import annotations
 
 import enum
-
 import itertools
 import math
 
@@ -145,6 +148,7 @@ class TmaCopyAtom:
         self.pack = 1                     # elements per byte: 2 for packed 4-bit types, moved as bytes
         self.reduce_op = None             # a reduction store's op qualifier ("add", ...)
         self.merged = {}                  # tiled modes of sub-modes read as one (global_modes): mode -> its shape
+        self.split = {}                   # tiled modes read as their sub-modes (tile_over_leaves): mode -> extents
 
     def __repr__(self):
         return (f"TmaCopyAtom({_name(self.op)}, {self.element_type.__name__}, box {self.box}, "
@@ -269,7 +273,13 @@ class TmaCopyAtom:
         """A coordinate of the tensor as one per tensor mode global_modes made (a merged mode's linearized)."""
         out = []
         for j, x in enumerate(origin):
-            if j in self.merged and isinstance(x, tuple):
+            if j in self.split and not isinstance(x, tuple):
+                # the mode's linear coordinate, as its sub-modes count it (colexicographically)
+                for n in self.split[j][:-1]:
+                    out.append(x % n)
+                    x = x // n
+                out.append(x)
+            elif j in self.merged and isinstance(x, tuple):
                 lin, scale = 0, 1
                 for c, n in zip(leaves(x), leaves(self.merged[j])):
                     lin = lin + c * scale if scale != 1 or lin != 0 else c
@@ -327,17 +337,19 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     reduce_op = _reduce_qualifier(op, "u8" if pack == 2 else tma_type, et.__name__)
     if tma_blocked.is_blocked(gmem_tensor):
         atom, coords = tma_blocked.blocked_atom(
-            op, gmem_tensor, _first_stage(smem_layout, 2), _tile_of_identity_tiler(cta_tiler), num_multicast,
+            op, gmem_tensor, _first_stage(smem_layout, 2), _tile_of_identity_tiler(cta_tiler, gmem_tensor.shape), num_multicast,
             internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom,
             descriptor=descriptor)
         atom.reduce_op = reduce_op
         return cute.nvgpu.cpasync.TmaInfo(atom, coords, smem_layout)
     ebytes = max(1, et.width // 8)
-    cta_tiler = _tile_of_identity_tiler(cta_tiler)
+    cta_tiler = _tile_of_identity_tiler(cta_tiler, gmem_tensor.shape)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
     tiler = tuple(_static(t, "cta_tiler") for t in tiler)
     merged = {}
     shape, stride = global_modes(gmem_tensor.layout, len(tiler), merged)
+    tile_shape = tiler
+    tiler, tile_of, split = tile_over_leaves(gmem_tensor.layout, tile_shape, merged)
     rank = len(shape)
     contiguous = [i for i, d in enumerate(stride) if isinstance(d, int) and d == 1]
     if not contiguous:
@@ -367,12 +379,12 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: the tile {tiler} does not cover the tensor's contiguous mode "
                              f"{c}", ext.DSLValueError)
     given_layout = smem_layout
-    smem_layout = _first_stage(smem_layout, len(tiler))
+    smem_layout = _first_stage(smem_layout, len(tile_shape))
     outer = getattr(smem_layout, "outer", smem_layout)
     smem_shape = outer.shape if isinstance(outer.shape, tuple) else (outer.shape,)
-    if len(smem_shape) != len(tiler) or any(cute.size(s) != t for s, t in zip(smem_shape, tiler)):
+    if len(smem_shape) != len(tile_shape) or any(cute.size(s) != t for s, t in zip(smem_shape, tile_shape)):
         raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not of the tile's "
-                             f"shape {tiler}", ext.DSLValueError)
+                             f"shape {tile_shape}", ext.DSLValueError)
     swizzle = _swizzle_bytes(smem_layout, ebytes, pack)
     if pack > 1:
         if tiler[c] % pack:
@@ -380,13 +392,22 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
                                  f"the contiguous mode (an even extent), got {tiler}", ext.DSLValueError)
         tiler = tuple(t // pack if i == c else t for i, t in enumerate(tiler))
 
+    def outer_flat(coord):
+        # a coordinate of the flat tile (one per tensor-map dimension the tile spans) -> its shared-memory offset
+        cc = list(coord) if isinstance(coord, tuple) else [coord]
+        tc_ = [0] * len(tile_shape)
+        for f, x in enumerate(cc):
+            mode, scale = tile_of[f]
+            tc_[mode] = tc_[mode] + x * scale
+        return outer(tuple(tc_) if len(tc_) > 1 else tc_[0])
+
     def at(coord):
         # byte coordinates along the contiguous mode of a packed type -> byte offsets
         if pack == 1:
-            return outer(coord)
+            return outer_flat(coord)
         cc = list(coord) if isinstance(coord, tuple) else [coord]
         cc[c] *= pack
-        return outer(tuple(cc) if len(cc) > 1 else cc[0]) // pack
+        return outer_flat(tuple(cc) if len(cc) > 1 else cc[0]) // pack
 
     # box 0: the contiguous run along the tensor's contiguous mode
     zero = [0] * len(tiler)
@@ -410,53 +431,55 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if swizzle and box0 * ebytes != swizzle:
         raise ext.user_error(f"make_tiled_tma_atom: a {swizzle}-byte swizzle needs rows of {swizzle} bytes along the "
                              f"contiguous mode, the layout {smem_layout} has {box0 * ebytes}", ext.DSLValueError)
-    others = [i for i in range(len(tiler)) if i != c and i in dims]  # a dropped mode's tile is 1: no box row
-    # The box along each further mode: as far as the shared-memory image stays the dense row-major one TMA writes
-    # (box0 elements a row, then the rows of the modes before it), then boxes side by side along the mode.
-    extents, span = [], box0
-    for m in others:
-        to, b = tiler[m], 1
-        while b < min(to, 256) and at(co(**{f"m{m}": b})) == b * span:
-            b += 1
-        while to % b:
-            b -= 1
-        extents.append(b)
-        span *= b
-    o = others[0] if others else None
-    box1 = extents[0] if others else 1
+    # The other tile dimensions, by their step in shared memory: each continues the box densely as far as it
+    # can (at most 256), boxes of that size tiling the tile; the tensor map takes them in that order.
+    others = sorted((i for i in range(len(tiler)) if i != c and i in dims and tiler[i] > 1),
+                    key=lambda i: at(co(**{f"m{i}": 1})))
+    rows, dense = [], box0
+    for o in others:
+        b_o = 1
+        while b_o < min(tiler[o], 256) and at(co(**{f"m{o}": b_o})) == b_o * dense:
+            b_o += 1
+        while tiler[o] % b_o:
+            b_o -= 1
+        rows.append((o, b_o))
+        dense *= b_o
+    o = rows[0][0] if rows else None
+    box1 = rows[0][1] if rows else 1
     if num_multicast > 1 and (o is None or box1 % num_multicast or (swizzle and (box1 // num_multicast) % 8)
-                              or any(b > 1 for b in extents[1:])):
+                              or tile_of[o][1] != 1 or len(rows) > 1):
         raise ext.user_error(f"make_tiled_tma_atom: {num_multicast} CTAs cannot share boxes of {box1} rows (each "
-                             "takes an equal share, a multiple of 8 rows when swizzled, of a box along two modes)",
-                             ext.DSLValueError)
+                             "takes an equal share, a multiple of 8 rows when swizzled, of the one other mode the "
+                             "tile spans)", ext.DSLValueError)
     # Every box of the tile, with its coordinate offset (per global mode) and shared-memory offset, checked to be
     # the dense row-major image TMA writes.
     boxes = []
-    counts = [tc // box0] + [tiler[m] // b for m, b in zip(others, extents)]
-    for j in itertools.product(*(range(n) for n in reversed(counts))):
-        j = j[::-1]                                  # the contiguous mode's boxes fastest
-        start = {f"m{c}": j[0] * box0, **{f"m{m}": jm * b for m, jm, b in zip(others, j[1:], extents)}}
-        base = at(co(**start))
-        for r in itertools.product(*(range(b) for b in reversed(extents))):
-            r = r[::-1]
-            row = sum(ri * math.prod(extents[:i]) for i, ri in enumerate(r))
+    for index in itertools.product(*(range(tiler[m] // b) for m, b in reversed(rows)),
+                                   range(tc // box0)):
+        jc, js = index[-1], dict(zip((m for m, _ in reversed(rows)), index[:-1]))
+        first = {f"m{m}": js[m] * b for m, b in rows}
+        base = at(co(**{f"m{c}": jc * box0, **first}))
+        for r in itertools.product(*(range(b) for _, b in rows)):
+            step = sum(x * math.prod(b for _, b in rows[:k]) for k, x in enumerate(r)) * box0
+            at_row = {f"m{m}": js[m] * b + x for (m, b), x in zip(rows, r)}
             for e in (0, 1, box0 - 1):
-                cc = co(**{**start, f"m{c}": j[0] * box0 + e,
-                           **{f"m{m}": start[f"m{m}"] + ri for m, ri in zip(others, r)}})
-                if at(cc) != base + row * box0 + e:
+                cc = co(**{f"m{c}": jc * box0 + e, **at_row})
+                if at(cc) != base + step + e:
                     raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not "
-                                         f"made of dense {'x'.join(map(str, [box0] + extents))} boxes (element "
-                                         f"{cc} is at {at(cc)}, not {base + row * box0 + e})", ext.DSLValueError)
+                                         f"made of dense boxes of {box0} x {[b for _, b in rows]} elements (element "
+                                         f"{cc} is at {at(cc)}, not {base + step + e})", ext.DSLValueError)
         off = [0] * rank
-        for k, v in start.items():
-            off[int(k[1:])] = v
+        off[c] = jc * box0
+        for m, b in rows:
+            off[m] = js[m] * b
         boxes.append((tuple(off), base * pack))   # the shared-memory offset in elements
+    # the spanned dimensions take the places of the tensor map's in their shared-memory order
+    spanned = iter(m for m, _ in rows)
+    dims = [next(spanned) if d in others else d for d in dims]
     box = [1] * len(dims)
     box[0] = box0
-    for m, b in zip(others, extents):
-        box[dims.index(m)] = b
-    if o is not None:
-        box[dims.index(o)] = box1 // num_multicast
+    for m, b in rows:
+        box[dims.index(m)] = b // num_multicast if m == o else b
     # The tensor map is the work of the host hook the selected instruction names, in the plugin of its backend
     # (which may inherit it from a backend it extends): the target's TMA limits are that backend's.
     backend, entry = _select(_kind(op), len(dims))
@@ -479,8 +502,9 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
     atom.pack = pack
     atom.reduce_op = reduce_op
-    atom.rows_mode = o
+    atom.rows_mode = tile_of[o][0] if o is not None else None
     atom.merged = merged
+    atom.split = split
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
 
@@ -495,7 +519,8 @@ def global_modes(layout, tiled: int, merged: dict | None = None):
     tensor map. The coordinates the atom's TMA tensor gives are flattened alike. A tiled mode with modes of its
     own that step through memory as one (each sub-mode's stride the previous one's extent times its stride, as a
     sequence split into (8, s / 8)) is that one mode: its coordinates are linearized (colexicographically, as the
-    layout counts them); merged, when given, receives {mode: its shape} for each."""
+    layout counts them); merged, when given, receives {mode: its shape} for each. A tiled mode whose sub-modes are
+    not one run is flattened into them like an untiled one (the tile is split over them, tile_over_leaves)."""
     outer = layout.outer if hasattr(layout, "outer") else layout
     shape, stride = outer.shape, outer.stride
     shape = list(shape) if isinstance(shape, tuple) else [shape]
@@ -504,9 +529,9 @@ def global_modes(layout, tiled: int, merged: dict | None = None):
         if isinstance(shape[i], tuple):
             one = cute.coalesce(cute.make_layout(shape[i], stride=stride[i]))
             if isinstance(one.shape, tuple):
-                raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor ({shape[i]}:{stride[i]}) is tiled "
-                                     "and has modes of its own that are not one run of memory; tile a flat mode",
-                                     ext.DSLValueError)
+                # Not one run (the [gate; up] halves of an interleaved operand, (2, n / 2):(n / 2 * s, s)): each
+                # sub-mode is a dimension of the tensor map, as for an untiled mode; the box spans several.
+                continue
             if merged is not None:
                 merged[i] = shape[i]
             shape[i], stride[i] = one.shape, one.stride
@@ -515,6 +540,41 @@ def global_modes(layout, tiled: int, merged: dict | None = None):
         raise ext.user_error(f"make_tiled_tma_atom: the tensor must have 1 to 5 modes (flattened, not counting "
                              f"modes of stride 0), got shape {shape}", ext.DSLValueError)
     return tuple(flat_shape), tuple(flat_stride)
+
+
+def tile_over_leaves(layout, tile, merged):
+    """The tile over the tensor map's dimensions of its modes (global_modes): (extent per dimension, (tile mode,
+    coordinate scale) per dimension, {split mode: its sub-modes' extents}). A mode read as sub-modes (not one
+    run) takes the tile's extent along it colexicographically, as its coordinates count: all of a sub-mode before
+    the next, or a divisor of it and one of each later sub-mode."""
+    outer = layout.outer if hasattr(layout, "outer") else layout
+    shape, stride = outer.shape, outer.stride
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    stride = stride if isinstance(stride, tuple) else (stride,)
+    flat, where, split = [], [], {}
+    for i, t in enumerate(tile):
+        if i >= len(shape) or not isinstance(shape[i], tuple) or i in merged:
+            flat.append(t)
+            where.append((i, 1))
+            continue
+        split[i] = leaves(shape[i])
+        rest, scale = t, 1
+        for j, n in enumerate(split[i]):
+            last = j == len(split[i]) - 1
+            if not last and not isinstance(n, int):
+                raise ext.user_error(f"make_tiled_tma_atom: mode {i} of the tensor ({shape[i]}:{stride[i]}) has "
+                                     "sub-modes that are not one run of memory and one of run-time extent before its "
+                                     "last; the tile cannot be split over them", ext.DSLValueError)
+            b = rest if last else n if rest >= n else rest
+            if (not last and (rest % n if rest >= n else n % rest)) or (last and isinstance(n, int) and b > n):
+                raise ext.user_error(f"make_tiled_tma_atom: the tile's {t} elements along mode {i} of the tensor "
+                                     f"({shape[i]}:{stride[i]}), whose sub-modes are not one run of memory, do not "
+                                     "split over the sub-modes (each taken whole, or a divisor of it)",
+                                     ext.DSLValueError)
+            flat.append(b)
+            where.append((i, scale))
+            scale, rest = scale * b, rest // b
+    return tuple(flat), where, split
 
 
 def _map_address(tma_desc_ptr):
@@ -528,15 +588,16 @@ def _map_address(tma_desc_ptr):
     return ext.builder().op1("llvm.ptrtoint", [q.address(0)], "i64")
 
 
-def _tile_of_identity_tiler(cta_tiler):
+def _tile_of_identity_tiler(cta_tiler, tensor_shape):
     """A tile given as a layout of the tensor's coordinates (cute.composition(cute.make_identity_layout(shape),
     tile), as CuTe DSL's programs build one) as its plain shape; only the identity mapping (mode i of the tile
-    along mode i of the tensor) is such a tile here."""
+    along mode i of the tensor, split over its sub-modes where it has some) is such a tile here."""
     if not hasattr(cta_tiler, "shape") or not hasattr(cta_tiler, "stride"):
         return cta_tiler
     shape = cta_tiler.shape if isinstance(cta_tiler.shape, tuple) else (cta_tiler.shape,)
-    if any(isinstance(x, tuple) for x in shape) or \
-            str(cta_tiler) != str(cute.make_identity_layout(shape)):
+    shape = tuple(cute.size(x) if isinstance(x, tuple) else x for x in shape)
+    if str(cta_tiler) != str(cute.make_identity_layout(shape)) and \
+            str(cta_tiler) != str(cute.composition(cute.make_identity_layout(tensor_shape), shape)):
         raise ext.user_error(f"make_tiled_tma_atom: the tile {cta_tiler} maps its modes onto the tensor's other "
                              "than one to one; give the tile's shape (or the identity layout of it)",
                              ext.DSLValueError)

@@ -1,7 +1,8 @@
 """TMA of a tensor whose tiled mode has modes of its own that step through memory as one (a sequence of s scales
 split into (8, s / 8) for 16-byte alignment, as the mixed-input FMHA's scale tensors are): the tensor map has one
 dimension for the mode, the box covers the tile, and a copy's coordinate in the mode is the linear (colexicographic)
-index of its hierarchical coordinate. A mode whose sub-modes are not one run of memory is refused."""
+index of its hierarchical coordinate. A mode whose sub-modes are not one run of memory is a dimension per sub-mode
+(test_tma_interleaved_modes.py); one the tile cannot be split over is refused."""
 from __future__ import annotations
 
 import re
@@ -67,10 +68,27 @@ def test_a_split_mode_is_one_tensor_map_dimension(tile_coord):
     assert len(coords) == 3 and coords[0] == TILE * j and coords[list(atom.dims).index(2)] == b
 
 
-def test_a_split_mode_with_gaps_is_refused_at_the_users_line():
+def test_a_split_mode_with_gaps_is_a_tensor_map_dimension_per_sub_mode():
+    # runs of 8 rows, 16 apart: the tile's 128 rows are 8 of the first sub-mode by 16 of the second
+    seen = []
+    with target("sm_90a"):
+        cute.compile(_program(seen, _scales(split_stride=16), (1, 0)), from_dlpack(np.zeros(2 * SEQ * BATCH,
+                                                                                             np.uint16)))
+    atom = seen[0]
+    attrs = {**atom.tma_desc.attrs, **{k: str(v) for k, v in atom.tma_desc.dynamic.items()}}
+    # tensor-map dimensions of the two sub-modes (flat modes 1 and 2)
+    d = [list(atom.dims).index(1), list(atom.dims).index(2)]
+    assert d[0] == 0 and [atom.box[i] for i in d] == [8, TILE // 8]
+    assert [int(attrs[f"gstride{i}"]) for i in d] == [1, 16] and [int(attrs[f"extent{i}"]) for i in d] == [8, SEQ // 8]
+
+
+def test_a_split_mode_the_tile_does_not_divide_is_refused_at_the_users_line():
+    def scales():
+        # runs of 24 rows: 128 rows are no whole number of runs, nor part of one
+        return cute.make_layout((1, (24, SEQ // 24), BATCH), stride=(1, (1, 32), SEQ * 2))
+
     with target("sm_90a"), pytest.raises(DSLValueError, match="not one run of memory") as e:
-        cute.compile(_program([], _scales(split_stride=16), (1, 0)), from_dlpack(np.zeros(2 * SEQ * BATCH,
-                                                                                           np.uint16)))
+        cute.compile(_program([], scales(), (1, 0)), from_dlpack(np.zeros(2 * SEQ * BATCH, np.uint16)))
     assert e.value.location[0] == __file__
 
 
