@@ -403,7 +403,7 @@ def test_tiled_copy_picture_agrees_with_its_partitions():
         atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float16)
         tc = cute.make_tiled_copy_tv(atom, thr, val)
         s, d = panels(parse(viz.svg(tc)))
-        ident = cute.make_identity_tensor(tc.tiler_mn)
+        ident = cute.make_identity_tensor(tuple(cute.size(m) for m in tc.tiler_mn))   # tiler_mn: a layout a mode
         by_s, by_d = _cells_by_thread(s), _cells_by_thread(d)
         for t in range(tc.size):
             thr_copy = tc.get_slice(t)
