@@ -30,6 +30,9 @@ mkdir -p "$stage/bin"
 if [ -z "$wheel" ]; then
   mkdir -p "$stage/frontend_python/warpweave"
   cp frontend_python/warpweave/_core*.so frontend_python/warpweave/libprotobuf.so.32 "$stage/frontend_python/warpweave/"
+  # The whole-program PTX assembler the build wraps: without it the GPU machine falls back to another tool and
+  # its register figures would not be the ones users get.
+  cp frontend_python/warpweave/libww_nvptxcompiler.so "$stage/frontend_python/warpweave/" 2>/dev/null || true
   # -L: the plugins' Python packages are links into backends/ here; the GPU machine gets copies.
   [ -d frontend_python/warpweave/plugins ] && cp -rL frontend_python/warpweave/plugins "$stage/frontend_python/warpweave/"
 fi
