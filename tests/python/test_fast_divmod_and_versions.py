@@ -88,6 +88,25 @@ def test_target_version_compares_the_cubin_tools_cuda_version():
     assert target_version is cutlass.target_version
 
 
+def test_cuda_version_is_the_chosen_cubin_tools(monkeypatch):
+    # target_version answers for the tool that assembles this process's cubins, in the core's order of choice
+    from warpweave._dsl.base import cuda_version as module
+    found = {name: tool() for name, tool in module._TOOLS.items()}
+    assert any(found.values())
+    try:
+        for name, version in found.items():
+            if version is None:
+                continue
+            monkeypatch.setenv("WARPWEAVE_CUBIN_TOOL", name)
+            module.cuda_version.cache_clear()
+            assert module.cuda_version() == version
+        monkeypatch.delenv("WARPWEAVE_CUBIN_TOOL")
+        module.cuda_version.cache_clear()
+        assert module.cuda_version() == next(v for v in found.values() if v is not None)
+    finally:
+        module.cuda_version.cache_clear()
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({}, "give exact_version"),
     ({"exact_version": "13.0", "min_version": "12.0"}, "exclude each other"),

@@ -1,7 +1,8 @@
 """The CUDA version of the toolchain that turns this process's PTX into machine code, and CuTe DSL's
 `cutlass.target_version(...)` test of it: programs choose code tuned for a ptxas generation with it (register splits,
-an optimisation level). The compiler's cubin tool is libnvJitLink (the core binds its CUDA 13 entry points) or, where
-none loads, a ptxas found on the search path; the version is that tool's. Imported when first named (it needs
+an optimisation level). The version is that of the tool the compiler picks, in the core's order
+(core/compiler/compile.cpp): WARPWEAVE_CUBIN_TOOL's choice, else NVIDIA's PTX compiler library (the build's
+libww_nvptxcompiler.so), else a ptxas on the search path, else libnvJitLink. Imported when first named (it needs
 ctypes, which `import warpweave` does not load)."""
 from __future__ import annotations
 
@@ -67,13 +68,40 @@ def _ptxas_version() -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+_NVPTXCOMPILER = "libww_nvptxcompiler.so"
+
+
+def _nvptxcompiler_version() -> tuple[int, int] | None:
+    # Where the core looks (core/compiler/nvptxcompiler.cpp): the environment's choice, then beside the extension.
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    entries = [e for e in os.environ.get("WARPWEAVE_NVPTXCOMPILER", "").split(":") if e] + [package]
+    for entry in entries:
+        candidate = entry if os.path.isfile(entry) else os.path.join(entry, _NVPTXCOMPILER)
+        if not os.path.isfile(candidate):
+            continue
+        try:
+            query = ctypes.CDLL(candidate).nvPTXCompilerGetVersion
+        except (OSError, AttributeError):
+            continue
+        major, minor = ctypes.c_uint(), ctypes.c_uint()
+        if query(ctypes.byref(major), ctypes.byref(minor)) == 0:
+            return major.value, minor.value
+    return None
+
+
+_TOOLS = {"nvptxcompiler": _nvptxcompiler_version, "ptxas": _ptxas_version, "nvjitlink": _nvjitlink_version}
+
+
 @functools.lru_cache(maxsize=None)
 def cuda_version() -> tuple[int, int]:
     """(major, minor) of the cubin tool the compiler uses."""
-    version = _nvjitlink_version() or _ptxas_version()
+    chosen = os.environ.get("WARPWEAVE_CUBIN_TOOL", "").strip().lower()
+    order = [_TOOLS[chosen]] if chosen in _TOOLS else list(_TOOLS.values())
+    version = next((v for v in (tool() for tool in order) if v is not None), None)
     if version is None:
-        raise DSLRuntimeError(f"no CUDA cubin tool found ({_NVJITLINK} or ptxas): the CUDA version the DSL compiles "
-                              "with is unknown (set WARPWEAVE_NVJITLINK, or install nvidia-nvjitlink-cu13)")
+        raise DSLRuntimeError(f"no CUDA cubin tool found ({_NVPTXCOMPILER}, ptxas or {_NVJITLINK}): the CUDA version "
+                              "the DSL compiles with is unknown (set WARPWEAVE_NVJITLINK, or install "
+                              "nvidia-nvjitlink-cu13)")
     return version
 
 
