@@ -83,22 +83,27 @@ def split(compiled, args):
     return args[:-1], args[-1]
 
 
-def check(workspace, needed: int):
-    """The workspace argument as a host argument computes from it (its address), checked against `needed` bytes."""
+def address(workspace):
+    """The workspace argument as a host argument computes from it (its address), checked to be a buffer aligned
+    as the kernels address it."""
     address = getattr(workspace, "data_ptr", None)
     if callable(address):   # a torch tensor passed as it is
         address = address()
     if not isinstance(address, int):
         raise DSLTypeError(f"the device workspace is a global-memory buffer (a tensor), got {workspace!r}",
                            user_location(4))
-    size = _bytes_of(workspace)
-    if size is not None and size < needed:
-        raise DSLValueError(f"the device workspace has {size} bytes, the call needs {needed} "
-                            "(get_aux_func(QueryDeviceWorkspaceFunc))", user_location(4))
     if address % ALIGN:
         raise DSLValueError(f"the device workspace must be {ALIGN}-byte aligned, its address is {address:#x}",
                             user_location(4))
     return _Workspace(address)
+
+
+def check_size(workspace, needed: int) -> None:
+    """Refuses a workspace of fewer than `needed` bytes (one whose size it does not tell passes)."""
+    size = _bytes_of(workspace)
+    if size is not None and size < needed:
+        raise DSLValueError(f"the device workspace has {size} bytes, the call needs {needed} "
+                            "(get_aux_func(QueryDeviceWorkspaceFunc))", user_location(4))
 
 
 class _Workspace:
