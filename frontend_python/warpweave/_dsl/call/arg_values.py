@@ -378,8 +378,19 @@ class EventArg(ArgPlan):
         return (NATIVE_EVENT, slots.slot(slots.ptrs, self.index))
 
     def c_args(self, name, c_identifier, host_symbols):
-        raise DSLNotImplementedError(f"export_to_c: argument '{name}' is a CUDA event; the exported wrapper takes no "
-                                     "launch event attributes yet", user_location(5))
+        return [CArg(self, c_identifier(name), "CUevent")]
+
+    def tvm_lines(self, a, i, o, call, prefix):
+        raise DSLNotImplementedError(f"--enable-tvm-ffi: argument '{a.name}' is a CUDA event, which a TVM FFI call "
+                                     "does not pass; export the function with export_to_c", user_location(5))
+
+    @classmethod
+    def ctypes_type(cls, meta, function, ctypes):
+        return ctypes.c_void_p
+
+    @classmethod
+    def ctypes_value(cls, meta, x, function, ctypes):
+        return event_handle(x) or None   # None: no event, as in the Python call
 
 
 def const_mismatch(plan, v):
