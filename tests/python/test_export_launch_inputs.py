@@ -268,3 +268,37 @@ def test_exported_events_and_workspace_run_on_the_gpu(tmp_path):
     done.synchronize()
     torch.cuda.synchronize()
     assert bool((y == 1.0).all())
+
+
+# ---- a host read whose value no launch takes ---------------------------------------------------------------------
+
+@cute.jit
+def reads_a_table(x: cute.Tensor, table: cute.Tensor, n: cutlass.Int32):
+    first = table[0]   # an address of a table of device pointers: its tensor serves for its layout only
+    p = cute.make_ptr(cutlass.Float32, first, cute.AddressSpace.gmem, assumed_align=16)
+    cute.make_tensor(p, cute.make_layout(n))
+    fill(x).launch(grid=[n, 1, 1], block=[32, 1, 1])
+
+
+@cute.jit
+def prints_a_table_entry(x: cute.Tensor, table: cute.Tensor, n: cutlass.Int32):
+    cute.printf("first {}", table[0])
+    fill(x).launch(grid=[n, 1, 1], block=[32, 1, 1])
+
+
+@stand_in_driver
+@needs_compilers
+def test_a_host_read_that_no_exported_action_uses_is_left_out(tmp_path):
+    with target("sm_90a"):
+        compiled = cute.compile(reads_a_table, fake_vector(), fake_vector(cutlass.Int64), 2)
+        printing = cute.compile(prints_a_table_entry, fake_vector(), fake_vector(cutlass.Int64), 2)
+    assert compiled.host_actions   # the read is made at each Python call
+    exe, meta = build_harness(tmp_path, compiled, "tbl", aot.build_mock_driver(str(tmp_path)))
+    x, table = vector(256), vector(4, 0x20000000, cutlass.Int64)
+    out = _harness_run(exe, meta, [{"x": x, "table": table, "n": 5}], compiled)
+    (rc, msg, launches), = out["calls"]
+    assert rc == 0, msg
+    assert [{k: v for k, v in l.items() if k != "attrs"} for l in launches] == \
+        aot.python_launches(compiled, x, table, 5)
+    with pytest.raises(DSLNotImplementedError, match="host-side work at each call that needs Python"):
+        printing.export_to_c(file_path=str(tmp_path), file_name="prt", function_prefix="prt")

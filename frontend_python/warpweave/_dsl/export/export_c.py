@@ -221,7 +221,7 @@ def check_exportable(compiled) -> None:
     if compiled.cubin is None or not compiled.launches:
         raise DSLValueError(f"export_to_c: {compiled.jit_function.fn.__name__} launches no kernel; there is "
                             "nothing to export", user_location(3))
-    if any(getattr(a, "c_form", None) is None for a in compiled.host_actions):
+    if any(getattr(a, "c_form", None) is None for a in _exported_actions(compiled.host_actions)):
         raise DSLNotImplementedError(f"export_to_c: {compiled.jit_function.fn.__name__} does host-side work at "
                                      "each call that needs Python (a host print of a floating-point argument, of "
                                      "tensor elements or under a host branch or loop); move it out of the function "
@@ -234,6 +234,11 @@ def check_exportable(compiled) -> None:
                 f"'{compiled.plans[h.tensor_index].name}' at each call by the backend's host hook) cannot be "
                 "computed by exported C code: its backend gives no C form of it. Export a kernel without it "
                 "(e.g. one without TMA), or call the compiled function from Python", user_location(3))
+
+
+def _exported_actions(actions) -> list:
+    """The host actions an exported call makes (a read whose value no exported action uses is left out)."""
+    return [a for a in actions if not getattr(a, "c_omitted", False)]
 
 
 def header(compiled, args: list[CArg], prefix: str, guard: str) -> str:
@@ -431,7 +436,7 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     o.append("  if (cuCtxGetCurrent(&current) == 0 && current == NULL) cuCtxSetCurrent(module->context);")
     checks, symbols, arg_names, fail = _call_checks(compiled, args)
     o += checks
-    o += _prints_c(compiled.host_actions, symbols)
+    o += _prints_c(_exported_actions(compiled.host_actions), symbols)
     o += _launches_c(compiled, compiled.launches, kernels, by_index, symbols, arg_names, fail)
     o.append("  return 0;")
     o.append("}")
