@@ -15,7 +15,6 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave import ext
 from warpweave._dsl.base.errors import DSLNotImplementedError
 from warpweave._dsl.values.runtime import RuntimeTensor
 from warpweave.cute.experimental.host_runtime import QueryDeviceWorkspaceFunc
@@ -23,12 +22,13 @@ from warpweave.cute.runtime import make_fake_stream, make_fake_tensor
 
 import aot_helpers as aot
 from dsl_helpers import requires_gpu, target
+from test_device_workspace import both as with_workspace, looped, stamp
 from test_export import build_harness, needs_compilers, stand_in_driver
 
 COMPLETION_EVENT, PROGRAMMATIC_EVENT = 12, 7   # CUlaunchAttributeID
 
 
-class CUevent:  # a cuda.bindings handle: int() of it
+class CUevent:  # a cuda.bindings event handle: int() of it
     def __init__(self, h):
         self.h = h
 
@@ -50,34 +50,9 @@ def with_events(x: cute.Tensor, n: cutlass.Int32, done: CUevent, ready: CUevent,
                    programmatic_event_trigger_at_block_start=1)
 
 
-@cute.kernel
-def stamp(x: cute.Tensor):
-    bx, by, _ = cute.arch.block_idx()
-    gx, _, _ = cute.arch.grid_dim()
-    first = ext.device_workspace(100)   # 128 bytes per CTA once aligned
-    second = ext.device_workspace(256)
-    a = cute.make_tensor(cute.recast_ptr(first, dtype=cutlass.Int32), cute.make_layout(1))
-    b = cute.make_tensor(cute.recast_ptr(second, dtype=cutlass.Int32), cute.make_layout(1))
-    a[0] = bx
-    b[0] = by + 1
-    x[by * gx + bx] = a[0] * 10 + b[0]
-
-
-@cute.kernel
-def plain(x: cute.Tensor):
-    x[cute.arch.block_idx()[0]] = 0  # no workspace
-
-
 @cute.jit
-def with_workspace(x: cute.Tensor, n: cutlass.Int32):
-    plain(x).launch(grid=(n, 1, 1), block=(32, 1, 1))
+def stamped(x: cute.Tensor, n: cutlass.Int32):
     stamp(x).launch(grid=(n, 2, 1), block=(32, 1, 1))
-
-
-@cute.jit
-def looped(x: cute.Tensor, n: cutlass.Int32):
-    for i in range(n):  # a host loop: the largest trip's grid sizes the workspace
-        stamp(x).launch(grid=(i + 1, 1, 1), block=(32, 1, 1))
 
 
 PER_CTA = 128 + 256
@@ -150,7 +125,7 @@ def test_exported_events_are_the_launch_attributes_python_gives(tmp_path, rng):
 @pytest.mark.parametrize("fn", [with_workspace, looped], ids=["two_kernels", "host_loop"])
 def test_exported_workspace_is_the_last_parameter_and_its_size_is_pythons(tmp_path, rng, fn):
     with target("sm_90a"):
-        compiled = cute.compile(fn, fake_vector(cutlass.Int32), 3)
+        compiled = cute.compile(fn, fake_vector(), 3)
     exe, meta = build_harness(tmp_path, compiled, "wsp", aot.build_mock_driver(str(tmp_path)))
     assert [a["kind"] for a in meta["arguments"]] == ["tensor", "int", "workspace"]
     header = open(tmp_path / "wsp.h").read()
@@ -160,7 +135,7 @@ def test_exported_workspace_is_the_last_parameter_and_its_size_is_pythons(tmp_pa
     calls, expected = [], []
     for _ in range(6):
         n = rng.randint(1, 40)
-        x = vector(2 * n * 32, dtype=cutlass.Int32)
+        x = vector(2 * n * 32)
         need = query(x, n).size_in_bytes
         assert need == PER_CTA * n * (2 if fn is with_workspace else 1)
         ws = 0x40000000 + 64 * rng.randint(0, 1000)
@@ -185,7 +160,7 @@ from warpweave.cute.runtime import load_module
 
 mod = load_module(sys.argv[1])
 f = mod.wsp
-x = RuntimeTensor(None, 0x30000000, (256,), (1,), cutlass.Int32, "cuda", 16).mark_layout_dynamic()
+x = RuntimeTensor(None, 0x30000000, (256,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
 print("parameters", f.parameters)
 need = f.workspace_size(x, 5).size_in_bytes
 print("need", need)
@@ -205,11 +180,11 @@ for bad in (ws(need - 1), ws(need, 0x50000010), 7):
 @needs_compilers
 def test_load_module_passes_and_checks_the_workspace(tmp_path):
     with target("sm_90a"):
-        compiled = cute.compile(with_workspace, fake_vector(cutlass.Int32), 3)
+        compiled = cute.compile(with_workspace, fake_vector(), 3)
     h, o = compiled.export_to_c(file_path=str(tmp_path), file_name="wsp", function_prefix="wsp")
     out = aot.run_on_stand_in(tmp_path, "load.py", LOAD, [o, os.path.dirname(__file__)],
                               WW_MOCK_KERNEL_PARAM_SIZES=_param_sizes(compiled))
-    x = vector(256, 0x30000000, cutlass.Int32)
+    x = vector(256, 0x30000000)
     need = compiled.get_aux_func(QueryDeviceWorkspaceFunc)(x, 5).size_in_bytes
     assert f"need {need}" in out and "parameters ['x', 'n', 'workspace']" in out
     launches = aot.parse_mock_output(out)["calls"][0][2]
@@ -226,7 +201,7 @@ def test_tvm_ffi_refuses_events_and_workspaces_naming_export_to_c():
 
     with target("sm_90a"):
         ev = cute.compile(with_events, fake_vector(), 4, CUevent(1), CUevent(2), make_fake_stream())
-        wsp = cute.compile(with_workspace, fake_vector(cutlass.Int32), 3)
+        wsp = cute.compile(with_workspace, fake_vector(), 3)
     for compiled in (ev, wsp):
         args = export_c.c_arguments(compiled)
         bad = next(a for a in args if a.kind in ("event", "workspace"))
@@ -244,18 +219,17 @@ def test_exported_events_and_workspace_run_on_the_gpu(tmp_path):
     from warpweave.cute.runtime import from_dlpack, load_module
 
     n = 7
-    x = torch.zeros(2 * n * 32, dtype=torch.int32, device="cuda")
+    x = torch.zeros(2 * n * 32, device="cuda")
     tx = from_dlpack(x).mark_layout_dynamic()
-    compiled = cute.compile(with_workspace, tx, n)
+    compiled = cute.compile(stamped, tx, n)
     _, o = compiled.export_to_c(file_path=str(tmp_path), file_name="wsp", function_prefix="wsp")
     f = load_module(o).wsp
     need = f.workspace_size(tx, n).size_in_bytes
-    assert need == compiled.get_aux_func(QueryDeviceWorkspaceFunc)(tx, n).size_in_bytes
+    assert need == compiled.get_aux_func(QueryDeviceWorkspaceFunc)(tx, n).size_in_bytes == PER_CTA * 2 * n
     ws = torch.empty(need, dtype=torch.uint8, device="cuda")
     f(tx, n, from_dlpack(ws))
     torch.cuda.synchronize()
-    want = [bx * 10 + by + 1 for by in range(2) for bx in range(n)]
-    assert x[:2 * n].tolist() == want
+    assert x[:n].tolist() == [2.0 * bx + 1 for bx in range(n)]   # what each CTA wrote to and read from its parts
     # events: the launch completion event is recorded by the exported launch
     y = torch.zeros(4 * 32, device="cuda")
     ty = from_dlpack(y).mark_layout_dynamic()

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
+from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..device.workspace import ALIGN, ARGUMENT
-from .arg_kind import ArgPlan, CArg
+from .arg_kind import ArgPlan, CArg, ExportOnlyHandle
 
 
 class AllocationRequirement(NamedTuple):
@@ -127,7 +127,7 @@ def _bytes_of(workspace):
     return n * width // 8
 
 
-class WorkspaceArg(ArgPlan):
+class WorkspaceArg(ExportOnlyHandle, ArgPlan):
     """The workspace as a parameter of the exported C wrapper (export/export_c.py): the buffer's device address,
     after the jit function's arguments, as the compiled function takes it. No argument of a jit function is of this
     kind: it is added where the kernels asked for workspace."""
@@ -145,13 +145,8 @@ class WorkspaceArg(ArgPlan):
     def c_address(self, a):
         return a.name
 
-    def tvm_lines(self, a, i, o, call, prefix):
-        raise DSLNotImplementedError("--enable-tvm-ffi: the kernels use a device workspace, which a TVM FFI call "
-                                     "does not pass; export the function with export_to_c", user_location(5))
-
-    @classmethod
-    def ctypes_type(cls, meta, function, ctypes):
-        return ctypes.c_void_p
+    def tvm_refusal(self, a) -> str:
+        return "the kernels use a device workspace"
 
     @classmethod
     def ctypes_value(cls, meta, x, function, ctypes):
