@@ -85,8 +85,8 @@ def harness_source(meta: dict, header: str) -> str:
             for j in range(len(a["strides"])):
                 o.append(f"    {n}.dynamic_strides[{j}] = num(argv, i);")
             call.append(f"&{n}")
-        elif a["kind"] in ("pointer", "stream"):
-            t = "CUstream" if a["kind"] == "stream" else "void *"
+        elif a["kind"] in ("pointer", "stream", "event", "workspace"):
+            t = {"stream": "CUstream", "event": "CUevent"}.get(a["kind"], "void *")
             o.append(f"    {t} {n} = ({t})(uintptr_t)num(argv, i);")
             call.append(n)
         elif a["kind"] == "scalar" and a["dtype"] in ("Float32", "Float64"):
@@ -95,6 +95,11 @@ def harness_source(meta: dict, header: str) -> str:
         else:
             o.append(f"    long long {n} = num(argv, i);")
             call.append(n)
+    if any(a["kind"] == "workspace" for a in meta["arguments"]):  # the bytes the call needs, printed first
+        o.append("    uint64_t ww_bytes = 0;")
+        sized = [c for c, a in zip(call[1:], meta["arguments"]) if a["kind"] != "workspace"]
+        o.append(f"    r = {p}_Workspace_Size({', '.join(sized + ['&ww_bytes'])});")
+        o.append('    std::printf("workspace %d %llu\\n", (int)r, (unsigned long long)ww_bytes);')
     o.append(f"    r = cute_dsl_{p}_wrapper({', '.join(call)});")
     o.append(f'    std::printf("rc call %d %s\\n", (int)r, r != 0 ? {p}_Last_Error() : "");')
     o.append("  }")
@@ -172,6 +177,8 @@ def parse_mock_output(text: str) -> dict:
             res["functions"].append(w[1])
         elif w[0] == "attribute":
             res["attributes"].append((w[1], int(w[2]), int(w[3])))
+        elif w[0] == "workspace":
+            res.setdefault("workspace", []).append((int(w[1]), int(w[2])))
         elif line.startswith("rc load"):
             res["load"] = int(w[2])
         elif line.startswith("rc call"):

@@ -1,5 +1,6 @@
 """benchmarks/python/cutedsl_examples.py's SASS check (what the Hopper rows of the CuTe DSL example table require)
 on kept SASS written here: every required opcode (a prefix up to a dot), and no local memory."""
+import argparse
 import os
 import sys
 
@@ -76,3 +77,41 @@ def test_programs_run_with_their_pythons_virtual_environment_activated(tmp_path)
     assert env["PATH"].split(os.pathsep)[0] == str(venv / "bin")
     plain = table.program_env(str(tmp_path / "python"))
     assert plain.get("VIRTUAL_ENV") == os.environ.get("VIRTUAL_ENV") and plain["PATH"] == os.environ["PATH"]
+
+
+def test_programs_with_arguments_get_them_compiled_and_run_for_real(tmp_path, monkeypatch):
+    """A program of ALL_ARGS is given its arguments by --all, compile-only and for real under both
+    implementations; the others none."""
+    rel = next(iter(table.ALL_ARGS))
+    base = tmp_path / table.ALL_ROOT
+    for p in (rel, "cute/blackwell/other.py"):
+        (base / p).parent.mkdir(parents=True, exist_ok=True)
+        (base / p).write_text("if __name__ == '__main__':\n    pass\n")
+    seen = {}
+
+    def run_one(python, path, args, arch, timeout):
+        seen[("compile", os.path.relpath(path, base))] = list(args)
+        return True, "", 0.0
+
+    def run_real(python, path, timeout, pythonpath=None, args=()):
+        seen[("real", pythonpath, os.path.relpath(path, base))] = list(args)
+        return True, "", 0.0
+
+    monkeypatch.setattr(table, "run_one", run_one)
+    monkeypatch.setattr(table, "run_real", run_real)
+    ns = argparse.Namespace(only=None, under="", real="", real_also="", jobs=1,
+                            python="py", timeout=1, reference_pythonpath="ref")
+    table.run_all(str(tmp_path), ns)
+    ns.real = "sm_100a"
+    table.run_all(str(tmp_path), ns)
+    for key in (("compile", rel), ("real", None, rel), ("real", "ref", rel)):
+        assert seen[key] == table.ALL_ARGS[rel]
+    assert seen[("compile", "cute/blackwell/other.py")] == [] == seen[("real", "ref", "cute/blackwell/other.py")]
+
+
+@pytest.mark.skipif(not os.path.isdir("/work/cutlass/examples/python/CuTeDSL"), reason="no CUTLASS checkout here")
+def test_the_arguments_given_are_those_the_programs_own_commands_pass():
+    for rel, args in table.ALL_ARGS.items():
+        text = open(os.path.join("/work/cutlass", table.ALL_ROOT, rel)).read()
+        commands = text.split('"""')[1].split("python3 -m")[1:]   # those of its docstring
+        assert commands and all(a in c for c in commands for a in args), rel

@@ -133,3 +133,39 @@ def test_a_request_is_a_positive_number_of_bytes(bad):
 
     with target("sm_90a"), pytest.raises(DSLValueError, match="positive number of bytes"):
         cute.compile(f, vector())
+
+
+def test_a_call_reads_each_argument_once_and_sizes_the_workspace_from_that_read(compiled, monkeypatch):
+    reads = []
+    for plan in compiled.plans:
+        monkeypatch.setattr(plan, "read", lambda v, read, f=plan.read, n=plan.name: (reads.append(n), f(v, read))[1])
+    need = compiled.get_aux_func(QueryDeviceWorkspaceFunc)(vector(), cutlass.Int32(5)).size_in_bytes
+    reads.clear()
+    assert len(compiled.prepare(vector(), cutlass.Int32(5), workspace(need))) == 2
+    assert sorted(reads) == sorted(p.name for p in compiled.plans)
+    # the size comes from that read: the grid of these arguments, not of another call's
+    reads.clear()
+    with pytest.raises(DSLValueError, match=f"has {need - 64} bytes, the call needs {need}"):
+        compiled.prepare(vector(), cutlass.Int32(5), workspace(need - 64))
+    assert sorted(reads) == sorted(p.name for p in compiled.plans)
+
+
+@cute.jit
+def looped(x: cute.Tensor, n: cutlass.Int32):
+    for i in range(n):  # a host loop: one launch per trip, the grid of its trip
+        stamp(x).launch(grid=(i + 1, 1, 1), block=(32, 1, 1))
+
+
+def test_in_a_host_loop_the_workspace_serves_the_largest_trip(monkeypatch):
+    with target("sm_90a"):
+        c = cute.compile(looped, vector(), cutlass.Int32(3))
+    monkeypatch.setattr(c, "_load", lambda: None)
+    c._functions = {l.kernel: None for l in c.launches}
+    per_cta = 128 + 256
+    for n in (1, 4):
+        need = c.get_aux_func(QueryDeviceWorkspaceFunc)(vector(), cutlass.Int32(n)).size_in_bytes
+        assert need == per_cta * n
+        launches = c.prepare(vector(), cutlass.Int32(n), workspace(need))
+        assert [l[1][0] for l in launches] == list(range(1, n + 1))
+        with pytest.raises(DSLValueError, match=f"the call needs {need}"):
+            c.prepare(vector(), cutlass.Int32(n), workspace(need - 1))

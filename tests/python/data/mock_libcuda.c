@@ -73,16 +73,31 @@ CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
   return 0;
 }
 
-static void print_params(void **params) {
-  const char *sizes = getenv("WW_MOCK_PARAM_SIZES");
+/* The sizes of a kernel's parameters: $WW_MOCK_PARAM_SIZES, or, where the kernels differ, this kernel's entry of
+   $WW_MOCK_KERNEL_PARAM_SIZES ("kernel:8,4;other:8,4,8"). */
+static const char *param_sizes(const char *kernel) {
+  const char *all = getenv("WW_MOCK_KERNEL_PARAM_SIZES");
+  size_t n = strlen(kernel);
+  while (all && *all) {
+    if (strncmp(all, kernel, n) == 0 && all[n] == ':') return all + n + 1;
+    all = strchr(all, ';');
+    if (all) ++all;
+  }
+  return getenv("WW_MOCK_PARAM_SIZES");
+}
+
+static void print_params(const char *kernel, void **params) {
+  const char *sizes = param_sizes(kernel);
   int j = 0;
   while (sizes && *sizes) {
     long n = strtol(sizes, (char **)&sizes, 10);
+    int last = *sizes == ';';  /* the end of this kernel's entry */
     if (*sizes == ',') ++sizes;
     printf("param %d ", j);
     for (long k = 0; k < n; ++k) printf("%02x", ((const unsigned char *)params[j])[k]);
     printf("\n");
     ++j;
+    if (last) break;
   }
 }
 
@@ -93,7 +108,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   if (quiet) return params == NULL;
   printf("launch %s grid %u %u %u block %u %u %u smem %u stream %llu extra %d\n", (const char *)f, gx, gy, gz, bx,
          by, bz, smem, (unsigned long long)(uintptr_t)stream, extra != NULL);
-  print_params(params);
+  print_params((const char *)f, params);
   return 0;
 }
 
@@ -106,7 +121,7 @@ CUresult cuLaunchKernelEx(const config_t *c, CUfunction f, void **params, void *
   for (unsigned i = 0; i < c->num_attrs; ++i)
     printf("attr %d %u %u %u %u\n", c->attrs[i].id, c->attrs[i].value.words[0], c->attrs[i].value.words[1],
            c->attrs[i].value.words[2], c->attrs[i].value.words[3]);
-  print_params(params);
+  print_params((const char *)f, params);
   return 0;
 }
 

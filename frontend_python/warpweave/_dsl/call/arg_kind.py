@@ -6,7 +6,7 @@ what they share: the base class, the C wrapper's parameter (CArg) and the stand-
 from __future__ import annotations
 
 from ... import _core
-from ..base.errors import DSLValueError, user_location
+from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 
 # The argument kinds of _core.FastCall (bindings/fast_call.hpp, ArgKind): a plan's native description
 # starts with one of these.
@@ -170,6 +170,22 @@ class ArgPlan:
     def ctypes_value(cls, meta: dict, x, function, ctypes):
         """The wrapper's argument for Python value x (load_module); function: the ExportedFunction calling."""
         return x
+
+
+class ExportOnlyHandle:
+    """A parameter that the exported C wrapper takes as an opaque handle (a `void *` to ctypes) and a TVM FFI call
+    does not pass (an event, a device workspace); `tvm_refusal(a)` says what it is."""
+
+    def tvm_refusal(self, a) -> str:
+        raise NotImplementedError
+
+    def tvm_lines(self, a, i, o, call, prefix):
+        raise DSLNotImplementedError(f"--enable-tvm-ffi: {self.tvm_refusal(a)}, which a TVM FFI call does not pass; "
+                                     "export the function with export_to_c", user_location(5))
+
+    @classmethod
+    def ctypes_type(cls, meta, function, ctypes):
+        return ctypes.c_void_p
 
 
 def tvm_value(i) -> str:

@@ -16,8 +16,8 @@ from ..values.host_inputs import HostEvent, event_handle, is_event, is_stream, s
 from ..values.runtime import SymbolicInt
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from ..values.user_numeric import is_numeric_type, numeric_name, storage_numeric
-from .arg_kind import NATIVE_CONST, NATIVE_EVENT, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, HostStream, \
-    const_key, keyed_by_value, sym_id, tvm_value
+from .arg_kind import NATIVE_CONST, NATIVE_EVENT, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, \
+    ExportOnlyHandle, HostStream, const_key, keyed_by_value, sym_id, tvm_value
 
 _NUMERIC_BY_NAME = {t.__name__: t for t in ALL_TYPES}
 
@@ -351,7 +351,7 @@ class StreamArg(ArgPlan):
         return stream_handle(x)
 
 
-class EventArg(ArgPlan):
+class EventArg(ExportOnlyHandle, ArgPlan):
     """A CUDA event (a CUevent, a cudaEvent_t, a torch.cuda.Event): its handle, for the event attributes of a
     launch (launch_completion_event=, programmatic_event=)."""
 
@@ -378,8 +378,14 @@ class EventArg(ArgPlan):
         return (NATIVE_EVENT, slots.slot(slots.ptrs, self.index))
 
     def c_args(self, name, c_identifier, host_symbols):
-        raise DSLNotImplementedError(f"export_to_c: argument '{name}' is a CUDA event; the exported wrapper takes no "
-                                     "launch event attributes yet", user_location(5))
+        return [CArg(self, c_identifier(name), "CUevent")]
+
+    def tvm_refusal(self, a) -> str:
+        return f"argument '{a.name}' is a CUDA event"
+
+    @classmethod
+    def ctypes_value(cls, meta, x, function, ctypes):
+        return event_handle(x) or None   # None: no event, as in the Python call
 
 
 def const_mismatch(plan, v):

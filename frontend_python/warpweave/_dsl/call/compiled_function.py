@@ -72,6 +72,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         # defaults (e.g. a Constexpr) may be left out.
         self._call_nargs = self._call_min = self._omit_nargs = -1
         self._packers = {l.kernel: packer(l.params) for l in self.launches}
+        self._takes_workspace = _workspace.takes_workspace(self)  # its call has one more, trailing argument
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
         # index -> value of each Constexpr-annotated argument (a call may leave them out, as in CuTe DSL)
@@ -153,23 +154,28 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
     def check_launches(self, *args, **kwargs) -> None:
         """What a call checks before it launches, without launching (a compile-only call): the arguments, and
         each launch's grid, block, cluster and shared memory evaluated for them."""
-        if _workspace.takes_workspace(self):
+        if self._takes_workspace:
             args, ws = _workspace.split(self, args)
+            _workspace.address(ws)
         grids = self.launch_grids(args, kwargs)
         for l, grid in grids:
             if l.static_grid is None:
                 check_call_grid(l.kernel, grid)
-        if _workspace.takes_workspace(self):
-            _workspace.check(ws, _workspace.needed_bytes(grids))
+        if self._takes_workspace:
+            _workspace.check_size(ws, _workspace.needed_bytes(grids))
 
     def prepare(self, *args, **kwargs):
         """The driver launches of a call: (function, grid, block, cluster, smem, stream, params, offsets) each."""
-        if _workspace.takes_workspace(self):
+        ws = None
+        if self._takes_workspace:
             args, ws = _workspace.split(self, args)
-            tensors_ws = _workspace.check(ws, _workspace.needed_bytes(self.launch_grids(args, kwargs)))
+            ws_address = _workspace.address(ws)
         (env, ptrs, scalars, streams, tensors), values = self._read_call(args, kwargs)
-        if _workspace.takes_workspace(self):
-            tensors[_workspace.ARGUMENT] = tensors_ws
+        if ws is not None:
+            # Its address is a host argument; its size is checked once the call's grids are known (below), from
+            # this one read of the arguments.
+            tensors[_workspace.ARGUMENT] = ws_address
+            grids = []
         hosts = {hid: h.value(tensors[h.tensor_index], env) for hid, h in self.host_arguments.items()}
         self._load()
         out = []
@@ -189,6 +195,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                     x = scalars[tuple(p.source) if isinstance(p.source, list) else p.source]
                     vals.append(int(x) if p.fmt in "bBhiq" else x)
             grid, block, cluster, smem = launch_dims(l, env)
+            if ws is not None:
+                grids.append((l, grid))
             if l.static_grid is None and not check_call_grid(l.kernel, grid):
                 continue  # an empty problem: nothing to launch (a warning says so)
             if isinstance(l.stream, HostStream):
@@ -211,6 +219,8 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                                getattr(l, "programmatic_event_flags", 0),
                                getattr(l, "programmatic_event_trigger_at_block_start", False))
             out.append(launch)
+        if ws is not None:
+            _workspace.check_size(ws, _workspace.needed_bytes(grids))
         return out
 
     def _call(self, *args, **kwargs):
@@ -234,7 +244,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 except _core.CudaError as e:
                     raise cuda_error(e, user_location(2)) from None
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
-        own = _workspace.split(self, args)[0] if _workspace.takes_workspace(self) else args
+        own = _workspace.split(self, args)[0] if self._takes_workspace else args
         if (self.host_actions or compile_only.current() is not None) and host_side(self, own, kwargs):
             self.check_launches(*args, **kwargs)
             return None  # a compile-only run: the launches are not made
@@ -252,7 +262,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         (native_call.py) is built from the same plan."""
         self._native = None
         self._load()
-        if not self.launches or self.host_actions or _workspace.takes_workspace(self) \
+        if not self.launches or self.host_actions or self._takes_workspace \
                 or any(not g.divisor for g in self.host_guards) \
                 or any(l.static_block is None or not isinstance(l.smem, int)
                        or has_dynamic_cluster(l) for l in self.launches):  # the fast paths launch fixed clusters

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..device.workspace import ALIGN, ARGUMENT
+from .arg_kind import ArgPlan, CArg, ExportOnlyHandle
 
 
 class AllocationRequirement(NamedTuple):
@@ -83,22 +84,27 @@ def split(compiled, args):
     return args[:-1], args[-1]
 
 
-def check(workspace, needed: int):
-    """The workspace argument as a host argument computes from it (its address), checked against `needed` bytes."""
+def address(workspace, depth: int = 4):
+    """The workspace argument as a host argument computes from it (its address), checked to be a buffer aligned
+    as the kernels address it."""
     address = getattr(workspace, "data_ptr", None)
     if callable(address):   # a torch tensor passed as it is
         address = address()
     if not isinstance(address, int):
         raise DSLTypeError(f"the device workspace is a global-memory buffer (a tensor), got {workspace!r}",
-                           user_location(4))
+                           user_location(depth))
+    if address % ALIGN:
+        raise DSLValueError(f"the device workspace must be {ALIGN}-byte aligned, its address is {address:#x}",
+                            user_location(depth))
+    return _Workspace(address)
+
+
+def check_size(workspace, needed: int, depth: int = 4) -> None:
+    """Refuses a workspace of fewer than `needed` bytes (one whose size it does not tell passes)."""
     size = _bytes_of(workspace)
     if size is not None and size < needed:
         raise DSLValueError(f"the device workspace has {size} bytes, the call needs {needed} "
-                            "(get_aux_func(QueryDeviceWorkspaceFunc))", user_location(4))
-    if address % ALIGN:
-        raise DSLValueError(f"the device workspace must be {ALIGN}-byte aligned, its address is {address:#x}",
-                            user_location(4))
-    return _Workspace(address)
+                            "(get_aux_func(QueryDeviceWorkspaceFunc))", user_location(depth))
 
 
 class _Workspace:
@@ -119,6 +125,39 @@ def _bytes_of(workspace):
         size = getattr(workspace, "element_size", None)
         return n * size() if callable(size) else None
     return n * width // 8
+
+
+class WorkspaceArg(ExportOnlyHandle, ArgPlan):
+    """The workspace as a parameter of the exported C wrapper (export/export_c.py): the buffer's device address,
+    after the jit function's arguments, as the compiled function takes it. No argument of a jit function is of this
+    kind: it is added where the kernels asked for workspace."""
+
+    kind = "workspace"
+
+    def c_parameter(self, a, prefix):
+        return f"void *{a.name}"
+
+    def c_checks(self, a, symbols):
+        # The wrapper cannot see the buffer's size: <prefix>_Workspace_Size answers the bytes a call needs.
+        return [f"  if ({a.name} == NULL || (uintptr_t){a.name} % {ALIGN} != 0) return ww_fail(WW_INVALID_VALUE, "
+                f'"{a.name}: the device workspace is a {ALIGN}-byte aligned device buffer");']
+
+    def c_address(self, a):
+        return a.name
+
+    def tvm_refusal(self, a) -> str:
+        return "the kernels use a device workspace"
+
+    @classmethod
+    def ctypes_value(cls, meta, x, function, ctypes):
+        return address(x, 5).data_ptr   # at the caller of ExportedFunction.__call__ (or convert)
+
+
+def c_argument(compiled, taken) -> CArg:
+    """The exported wrapper's workspace parameter: named `workspace`, or `device_workspace` where an argument of the
+    function has that name already (`taken`: the C and Python names of the others)."""
+    name = "workspace" if "workspace" not in taken else "device_workspace"
+    return CArg(WorkspaceArg(ARGUMENT, name, ("workspace",)), name, "void *")
 
 
 __all__ = ["AllocationRequirement", "QueryDeviceWorkspaceFunc", "ARGUMENT"]

@@ -31,7 +31,12 @@ def _address(workspace) -> bytes:
     return struct.pack("<Q", int(address))
 
 
-host_arguments.register(PRODUCER, _address, size=8, align=8)
+def _address_c(buffer, dst, **_) -> tuple[str, str]:
+    """The C form of the parameter in an exported wrapper: the address of its workspace parameter."""
+    return "", f"        {{ void *v = {buffer.data}; memcpy({dst}, &v, sizeof v); }}"
+
+
+host_arguments.register(PRODUCER, _address, size=8, align=8, export_c=_address_c)
 
 
 def _parameter(k):

@@ -18,7 +18,13 @@ The C interface, in CuTe DSL's names (prefix = function_prefix):
 Tensors are passed by pointer to their struct (the dynamic extents and strides only, in mode order; the static ones
 are compiled in and not passed; the integers are 64-bit where the tensor was compiled with 64-bit indexing), runtime
 integers and scalars by value, pointers as `void *`, a stream argument as a CUstream; compile-time constants are not
-passed. Every function returns a CUresult value: 0 on success, CUDA_ERROR_INVALID_VALUE (1) for arguments that break
+passed, an event argument as a CUevent (NULL: no event, as None in Python). Where the kernels use a device
+workspace, the wrapper takes its address last (`void *workspace`, 64-byte aligned), and
+
+    int32_t prefix_Workspace_Size(<the wrapper's arguments but the module and the workspace>, uint64_t *bytes);
+
+answers the bytes a call with those arguments needs (QueryDeviceWorkspaceFunc in Python). Every function returns a
+CUresult value: 0 on success, CUDA_ERROR_INVALID_VALUE (1) for arguments that break
 what the kernels were compiled for (prefix_Last_Error() says which), or the driver's error.
 """
 from __future__ import annotations
@@ -29,6 +35,7 @@ import re
 
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 from ..call.arg_kind import CArg, HostStream
+from ..call import workspace as _workspace
 from ..call.arg_tensor import PointerArg, TensorArg
 from ..host.host_loop import launch_groups
 from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, needs_launch_options,
@@ -104,6 +111,8 @@ def c_arguments(compiled) -> list[CArg]:
         for a in plan.c_args(plan.name, c_identifier, compiled.host_symbols):
             a.top = plan  # the argument it comes from (a tuple gives one per element)
             out.append(a)
+    if compiled._takes_workspace:  # after the function's own arguments, as the compiled function takes it
+        out.append(_workspace.c_argument(compiled, {a.name for a in out} | {p.name for p in compiled.plans}))
     names = [a.name for a in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -212,7 +221,7 @@ def check_exportable(compiled) -> None:
     if compiled.cubin is None or not compiled.launches:
         raise DSLValueError(f"export_to_c: {compiled.jit_function.fn.__name__} launches no kernel; there is "
                             "nothing to export", user_location(3))
-    if any(getattr(a, "c_form", None) is None for a in compiled.host_actions):
+    if any(getattr(a, "c_form", None) is None for a in _exported_actions(compiled.host_actions)):
         raise DSLNotImplementedError(f"export_to_c: {compiled.jit_function.fn.__name__} does host-side work at "
                                      "each call that needs Python (a host print of a floating-point argument, of "
                                      "tensor elements or under a host branch or loop); move it out of the function "
@@ -227,6 +236,11 @@ def check_exportable(compiled) -> None:
                 "(e.g. one without TMA), or call the compiled function from Python", user_location(3))
 
 
+def _exported_actions(actions) -> list:
+    """The host actions an exported call makes (a read whose value no exported action uses is left out)."""
+    return [a for a in actions if not getattr(a, "c_omitted", False)]
+
+
 def header(compiled, args: list[CArg], prefix: str, guard: str) -> str:
     nfun = len({l.kernel for l in compiled.launches})
     lines = [f"/* {prefix}: exported by warpweave from @cute.jit {compiled.jit_function.fn.__name__} for "
@@ -235,7 +249,8 @@ def header(compiled, args: list[CArg], prefix: str, guard: str) -> str:
              "/* The CUDA driver API's handle types (cuda.h declares the same ones). */",
              "#ifndef __cuda_cuda_h__",
              "typedef struct CUstream_st *CUstream;", "typedef struct CUmod_st *CUmodule;",
-             "typedef struct CUfunc_st *CUfunction;", "typedef struct CUctx_st *CUcontext;", "#endif", "",
+             "typedef struct CUfunc_st *CUfunction;", "typedef struct CUctx_st *CUcontext;",
+             "typedef struct CUevent_st *CUevent;", "#endif", "",
              "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
     for a in args:
         lines += a.plan.c_declarations(a, prefix)
@@ -247,9 +262,17 @@ def header(compiled, args: list[CArg], prefix: str, guard: str) -> str:
               f"int32_t {prefix}_Kernel_Module_Load({prefix}_Kernel_Module_t *module);",
               f"int32_t {prefix}_Kernel_Module_Unload({prefix}_Kernel_Module_t *module);",
               f"int32_t cute_dsl_{prefix}_wrapper({wrapper_params(args, prefix)});",
-              f"const char *{prefix}_Last_Error(void);", f"const char *{prefix}_Metadata(void);", "",
-              "#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
+              f"const char *{prefix}_Last_Error(void);", f"const char *{prefix}_Metadata(void);", ""]
+    if compiled._takes_workspace:
+        lines[-1:] = ["/* The device workspace bytes a call with these arguments needs (the wrapper's last argument). */",
+                      f"int32_t {prefix}_Workspace_Size({workspace_size_params(args, prefix)});", ""]
+    lines += ["#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
+
+
+def workspace_size_params(args: list[CArg], prefix: str) -> str:
+    ps = [a.plan.c_parameter(a, prefix) for a in args if a.kind != "workspace"]
+    return ", ".join(ps + ["uint64_t *size_in_bytes"])
 
 
 def wrapper_params(args: list[CArg], prefix: str) -> str:
@@ -262,7 +285,7 @@ def wrapper_params(args: list[CArg], prefix: str) -> str:
 def metadata(compiled, args: list[CArg], prefix: str) -> dict:
     out = []
     for a in args:
-        d = {"name": a.name, "kind": a.kind, "index": a.plan.index if isinstance(a.plan.index, int)
+        d = {"name": a.name, "kind": a.kind, "index": a.plan.index if isinstance(a.plan.index, (int, str))
              else list(a.plan.index), "python_name": a.plan.name}
         d.update(a.plan.c_metadata(a))
         out.append(d)
@@ -288,8 +311,9 @@ _PRELUDE = r"""
 #endif
 typedef int ww_CUresult;
 typedef struct { unsigned x, y, z; } ww_dim3;
-typedef struct { int id; char pad[4]; union { char pad[64]; ww_dim3 clusterDim; int cooperative; } value; }
-    ww_CUlaunchAttribute;
+typedef struct { CUevent event; int flags; int triggerAtBlockStart; } ww_event_attr;
+typedef struct { int id; char pad[4]; union { char pad[64]; ww_dim3 clusterDim; int cooperative; ww_event_attr event; }
+    value; } ww_CUlaunchAttribute;
 typedef struct {
   unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
   CUstream hStream;
@@ -317,6 +341,8 @@ WW_DRIVER_ENTRY ww_CUresult cuLaunchKernelEx(const ww_CUlaunchConfig *config, CU
 #define WW_ATTR_COOPERATIVE 2
 #define WW_ATTR_CLUSTER_DIMENSION 4
 #define WW_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION 6
+#define WW_ATTR_PROGRAMMATIC_EVENT 7
+#define WW_ATTR_LAUNCH_COMPLETION_EVENT 12
 #define WW_ATTR_PREFERRED_CLUSTER_DIMENSION 11
 
 static int64_t ww_floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
@@ -408,6 +434,21 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     o.append('  if (module == NULL || module->module == NULL) return ww_fail(WW_INVALID_VALUE, '
              f'"the module is not loaded ({prefix}_Kernel_Module_Load)");')
     o.append("  if (cuCtxGetCurrent(&current) == 0 && current == NULL) cuCtxSetCurrent(module->context);")
+    checks, symbols, arg_names, fail = _call_checks(compiled, args)
+    o += checks
+    o += _prints_c(_exported_actions(compiled.host_actions), symbols)
+    o += _launches_c(compiled, compiled.launches, kernels, by_index, symbols, arg_names, fail)
+    o.append("  return 0;")
+    o.append("}")
+    if compiled._takes_workspace:
+        o += _workspace_size_c(compiled, [a for a in args if a.kind != "workspace"], prefix, kernels, by_index)
+    return "\n".join(o) + "\n"
+
+
+def _call_checks(compiled, args) -> tuple[list, dict, dict, object]:
+    """(C lines, symbols, argument names, fail) of what a call checks and computes before its launches: the
+    arguments against what was compiled, the host program, the assumptions and the host guards."""
+    o: list[str] = []
     symbols: dict[int, str] = {}
     for a in args:
         o += a.plan.c_checks(a, symbols)
@@ -432,12 +473,34 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
         o.append("  " + _guard_c(g))
     missing = used - set(symbols)
     if missing:
-        raise DSLNotImplementedError(f"export_to_c: the symbols {sorted(missing)} have no C argument", user_location(3))
-    o += _prints_c(compiled.host_actions, symbols)
-    o += _launches_c(compiled, compiled.launches, kernels, by_index, symbols, arg_names, fail)
-    o.append("  return 0;")
-    o.append("}")
-    return "\n".join(o) + "\n"
+        raise DSLNotImplementedError(f"export_to_c: the symbols {sorted(missing)} have no C argument", user_location(4))
+    return o, symbols, arg_names, fail
+
+
+def _workspace_size_c(compiled, args, prefix, kernels, by_index) -> list[str]:
+    """prefix_Workspace_Size: the checks of a call, then over the launches it would make (host loops and branches
+    included) the largest launch's bytes per CTA times its CTAs, as call/workspace.py's needed_bytes."""
+    o = [f"int32_t {prefix}_Workspace_Size({workspace_size_params(args, prefix)}) {{",
+         '  if (size_in_bytes == NULL) return ww_fail(WW_INVALID_VALUE, "size_in_bytes is NULL");',
+         "  int64_t ww_ws = 0;"]
+    checks, symbols, arg_names, fail = _call_checks(compiled, args)
+    o += checks
+    o += _launches_c(compiled, compiled.launches, kernels, by_index, symbols, arg_names, fail, emit=_launch_bytes_c)
+    o += ["  *size_in_bytes = (uint64_t)ww_ws;", "  return 0;", "}"]
+    return o
+
+
+def _launch_bytes_c(compiled, l, fi, by_index, symbols) -> list[str]:
+    per_cta = int(getattr(l, "workspace", 0))
+    if not per_cta:
+        return []
+    if any(symbols_in(x) - set(symbols) for x in l.grid):
+        raise DSLNotImplementedError(f"export_to_c: the grid of {l.kernel} depends on values that the C wrapper does "
+                                     "not take", user_location(5))
+    g = [c_expr(x) for x in l.grid]
+    cond = "(" + " && ".join(f"s{sid}" for sid in l.predicates) + ") && " if l.predicates else ""
+    return [f"  {{ const int64_t ww_n = ({g[0]}) * ({g[1]}) * ({g[2]});",
+            f"    if ({cond}ww_n > 0) ww_ws = ww_max(ww_ws, INT64_C({per_cta}) * ww_n); }}"]
 
 
 def _c_bytes(s: str) -> str:
@@ -478,23 +541,26 @@ def _guard_c(g) -> str:
             f"ww_fail(WW_INVALID_VALUE, {_c_string(why)});")
 
 
-def _launches_c(compiled, launches, kernels, by_index, symbols, arg_names, fail, depth=0) -> list[str]:
+def _launches_c(compiled, launches, kernels, by_index, symbols, arg_names, fail, depth=0, emit=None) -> list[str]:
     """The launches in the order the Python call makes them (host_loop.launches_of_call): a run of launches in
-    the same host loop inside that loop, run again, once per trip, with the trip's values."""
+    the same host loop inside that loop, run again, once per trip, with the trip's values. `emit` writes one
+    launch (_launch_c: the launch itself)."""
+    emit = emit or _launch_c
     o = []
     for k, loop, j in launch_groups(launches, depth):
         if loop is None:
-            o += _launch_c(compiled, launches[k], kernels.index(launches[k].kernel), by_index, symbols)
+            o += emit(compiled, launches[k], kernels.index(launches[k].kernel), by_index, symbols)
             continue
         o += host_program_c.loop_c(loop, arg_names, fail, _guard_c, "  ", depth, False, lambda ind, g=launches[k:j]:
-                                   _launches_c(compiled, g, kernels, by_index, symbols, arg_names, fail, depth + 1))
+                                   _launches_c(compiled, g, kernels, by_index, symbols, arg_names, fail, depth + 1,
+                                               emit))
     return o
 
 
 def _host_argument_c(h, by_index, dst) -> tuple[str, str]:
     """(declarations, statements) of host argument h written at dst, from its producer's C form."""
     a = by_index.get(h.tensor_index)
-    if a is None or not isinstance(a.plan, (TensorArg, PointerArg)):
+    if a is None or not isinstance(a.plan, (TensorArg, PointerArg, _workspace.WorkspaceArg)):
         raise DSLNotImplementedError(f"export_to_c: host argument {h.producer.name!r} is computed from an argument "
                                      "the C wrapper does not take as a tensor or a pointer", user_location(4))
     # a runtime attribute is given as its C expression over the wrapper's symbols (s<id>)
@@ -577,6 +643,7 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
         if pc:
             attrs.append(("WW_ATTR_PREFERRED_CLUSTER_DIMENSION", f"clusterDim.x = {int(pc[0])}; "
                           f"ww_a[ww_n].value.clusterDim.y = {int(pc[1])}; ww_a[ww_n].value.clusterDim.z = {int(pc[2])}", None))
+        attrs += _event_attributes(l, by_index)
         o.append(f"      {{ ww_CUlaunchAttribute ww_a[{len(attrs)}]; ww_CUlaunchConfig ww_c; unsigned ww_n = 0;")
         o.append("        memset(ww_a, 0, sizeof ww_a); memset(&ww_c, 0, sizeof ww_c);")
         for aid, val, cond in attrs:
@@ -596,3 +663,21 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
     o.append("    }")
     o.append("  }")
     return o
+
+
+def _event_attributes(l, by_index) -> list[tuple]:
+    """(attribute, value, condition) of a launch's event attributes: each where its event argument is not NULL,
+    as the Python call gives one only for an event that is not None."""
+    out = []
+    for what, aid in (("launch_completion_event", "WW_ATTR_LAUNCH_COMPLETION_EVENT"),
+                      ("programmatic_event", "WW_ATTR_PROGRAMMATIC_EVENT")):
+        ev = getattr(l, what, None)
+        if ev is None:
+            continue
+        name = by_index[ev.arg_index].name
+        val = f"event.event = {name}; ww_a[ww_n].value.event.flags = {int(getattr(l, what + '_flags', 0))}"
+        if what == "programmatic_event":
+            trigger = 1 if getattr(l, "programmatic_event_trigger_at_block_start", False) else 0
+            val += f"; ww_a[ww_n].value.event.triggerAtBlockStart = {trigger}"
+        out.append((aid, val, f"{name} != NULL"))
+    return out

@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 
 from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
+from ..call import workspace as _workspace
 from ..call.arg_plan import kind_named
 from ..registry import compile_only
 from .export import c_compiler
@@ -119,6 +120,10 @@ class ExportedFunction:
         self.name = prefix
         self.parameters = [n for n in meta["parameters"] if n not in meta["constants"]]
         self.arguments = meta["arguments"]
+        # a device workspace: the last argument, as the compiled function takes it
+        self._workspace = next((a["python_name"] for a in self.arguments if a["kind"] == "workspace"), None)
+        if self._workspace is not None:
+            self.parameters.append(self._workspace)
         nk = len(dict.fromkeys(meta["kernels"]))
 
         class Module(ctypes.Structure):
@@ -140,6 +145,10 @@ class ExportedFunction:
         self._load_fn.restype = ctypes.c_int32
         self._error = getattr(lib, f"{prefix}_Last_Error")
         self._error.restype = ctypes.c_char_p
+        if self._workspace is not None:
+            self._workspace_size = getattr(lib, f"{prefix}_Workspace_Size")
+            self._workspace_size.argtypes = argtypes[1:-1] + [ctypes.POINTER(ctypes.c_uint64)]
+            self._workspace_size.restype = ctypes.c_int32
 
     def _fail(self, what, rc):
         text = self._error().decode(errors="replace")
@@ -147,11 +156,29 @@ class ExportedFunction:
 
     def convert(self, *args, **kwargs) -> list:
         """The C wrapper's arguments for a call (checked against what was compiled), module first."""
-        values = self._bind(args, kwargs)
+        return self._convert(self._bind(args, kwargs))
+
+    def workspace_size(self, *args, **kwargs) -> "_workspace.AllocationRequirement":
+        """The device workspace a call with these arguments (all but the workspace) needs, as the compiled
+        function's QueryDeviceWorkspaceFunc answers it: from the exported C (prefix_Workspace_Size)."""
+        if self._workspace is None:
+            return _workspace.AllocationRequirement(0, _workspace.ALIGN)
+        values = self._bind(args + (None,), kwargs) if self._workspace not in kwargs else self._bind(args, kwargs)
+        return _workspace.AllocationRequirement(self._needed(values), _workspace.ALIGN)
+
+    def _needed(self, values) -> int:
+        size = ctypes.c_uint64(0)
+        rc = self._workspace_size(*self._convert(values, workspace=False)[1:], ctypes.byref(size))
+        if rc != 0:
+            self._fail("the workspace size query", rc)
+        return size.value
+
+    def _convert(self, values, workspace=True) -> list:
         out = [ctypes.byref(self._module)]
         flat = []
         for name in self.parameters:
-            flat.append((name, values[name]))
+            if workspace or name != self._workspace:
+                flat.append((name, values[name]))
         by_python = {}
         for a in self.arguments:
             by_python.setdefault(a["python_name"].split("[")[0], []).append(a)
@@ -179,7 +206,10 @@ class ExportedFunction:
         return values
 
     def __call__(self, *args, **kwargs):
-        cargs = self.convert(*args, **kwargs)
+        values = self._bind(args, kwargs)
+        cargs = self._convert(values)
+        if self._workspace is not None:  # a buffer that tells its size is checked as the compiled function does
+            _workspace.check_size(values[self._workspace], self._needed(values), 3)
         if not self._loaded:
             if not load_driver():
                 raise DSLRuntimeError(f"{self.name}: no CUDA driver (libcuda.so.1) to run the exported function on",

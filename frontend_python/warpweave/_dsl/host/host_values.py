@@ -289,6 +289,11 @@ class HostLoad:
     (device memory) fails where its value is used, not before: a value never used (a pointer read from a table of
     device addresses whose tensor serves only for its layout, on the host) costs nothing, as if not read."""
 
+    # An exported function (export/export_c.py) leaves it out: only other host actions use its value (a kernel never
+    # takes one: kernel_trace refuses it), and each of those that uses it has no C form, which keeps the function
+    # from exporting; one with a C form prints no value read here.
+    c_omitted = True
+
     def __init__(self, ref, dtype, offset, slot, where):
         self.ref, self.dtype, self.offset, self.slot, self.where = ref, dtype, offset, slot, where
 
