@@ -83,8 +83,8 @@ void add_loop_iteration_fences(llvm::PassBuilder& builder);
 void read_sub_byte_elements_as_bits(llvm::Module& module);
 
 // --- launch_constants.cpp (LLVM only) ----------------------------------------------------------------------------
-// Reads of the grid, block and cluster extents (and shared memory sizes) made again in each block that uses them,
-// after the last optimisation pass: one merged read at the entry lives across every warp role and may be spilled.
+// Reads of the grid's, block's and cluster's extents and indices made again in each block that uses them (out of
+// loops), after the last optimisation pass: one merged read at the entry lives across every warp role and may spill.
 void rematerialize_launch_constants(llvm::Module& module);
 
 // --- narrow_float_conversions.cpp (LLVM only) --------------------------------------------------------------------

@@ -1,16 +1,20 @@
-// Reads of the launch's constants (grid, block and cluster extents; the shared memory sizes) are made again in each
-// block that uses them, instead of once at the kernel's entry.
+// Reads of the values that are the same for a whole block of threads (the grid's, block's and cluster's extents,
+// the block's and cluster's indices, the shared memory sizes) are made again where they are used, instead of once at
+// the kernel's entry.
 //
-// Those reads have no side effects, so the optimiser merges them all into one read at the entry (EarlyCSE, GVN) and
+// Those reads have no side effects, so the optimiser merges them all into one read at the entry (EarlyCSE, GVN), and
 // the value lives across the whole kernel. In a warp-specialised kernel that spans every warp role: the assembler
-// does not rematerialise it, and where a role runs at its register ceiling it spills the value to local memory
-// (CuTe DSL's Blackwell mixed_input_gemm: the grid's depth, read by each role's tile scheduler, was a 4-byte spill
-// reloaded five times). Each is one read of the constant bank, so a read per block costs nothing, and it is what
-// NVIDIA's own compiler emits for the same program. Runs after the last optimisation pass, which would merge the
-// reads again. Thread and block indices are left alone: those are special-register reads with a latency, which the
-// optimiser is right to hoist out of loops.
+// does not rematerialise it, and where a role runs at its register ceiling it spills it to local memory. CuTe DSL's
+// Blackwell mixed_input_gemm, whose persistent tile scheduler starts in each role from the block's index and steps
+// by the grid's depth, spilled the grid's depth (a 4-byte store reloaded five times; with 8-bit A, the block's index
+// too). Each use's block now reads the value itself (a constant-bank or uniform special-register read); a use inside
+// a loop that does not hold the original read gets its read in the preheader of the outermost such loop, as the
+// optimiser had hoisted it. Thread indices are left alone: they differ per thread and feed most addresses, so a read
+// in every block would only add latency. Runs after the last optimisation pass, which would merge the reads again.
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -40,6 +44,16 @@ bool launch_constant(llvm::Intrinsic::ID id) {
     case llvm::Intrinsic::nvvm_read_ptx_sreg_dynamic_smem_size:
     case llvm::Intrinsic::nvvm_read_ptx_sreg_total_smem_size:
     case llvm::Intrinsic::nvvm_read_ptx_sreg_aggr_smem_size:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_clusterid_x:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_clusterid_y:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_clusterid_z:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctaid_x:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctaid_y:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctaid_z:
+    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank:
       return true;
     default:
       return false;
@@ -53,15 +67,25 @@ llvm::Instruction* reading_point(llvm::Use& use) {
   return user;
 }
 
-void rematerialize(llvm::CallInst& read) {
-  // Per block, the use that comes first: the block's own read goes right before it.
+// The block where a use's own read goes: the use's block, or the preheader of the outermost loop around it that does
+// not hold the original read; null where that loop has no preheader (the use keeps the original read).
+llvm::BasicBlock* reading_block(llvm::BasicBlock* block, llvm::BasicBlock* home, const llvm::LoopInfo& loops) {
+  llvm::BasicBlock* at = block;
+  for (llvm::Loop* loop = loops.getLoopFor(block); loop != nullptr && !loop->contains(home);
+       loop = loop->getParentLoop())
+    at = loop->getLoopPreheader();
+  return at;
+}
+
+void rematerialize(llvm::CallInst& read, const llvm::LoopInfo& loops) {
   llvm::DenseMap<llvm::BasicBlock*, llvm::SmallVector<llvm::Use*, 4>> by_block;
   for (llvm::Use& use : read.uses()) {
-    llvm::BasicBlock* block = reading_point(use)->getParent();
-    if (block != read.getParent()) by_block[block].push_back(&use);
+    llvm::BasicBlock* block = reading_block(reading_point(use)->getParent(), read.getParent(), loops);
+    if (block != nullptr && block != read.getParent()) by_block[block].push_back(&use);
   }
   for (auto& [block, uses] : by_block) {
-    llvm::Instruction* first = nullptr;
+    // Right before the block's first use, or at its end where the uses are in loops below it.
+    llvm::Instruction* first = block->getTerminator();
     for (llvm::Instruction& inst : *block) {
       if (llvm::any_of(uses, [&](llvm::Use* use) { return reading_point(*use) == &inst; })) {
         first = &inst;
@@ -85,7 +109,10 @@ void rematerialize_launch_constants(llvm::Module& module) {
       for (llvm::Instruction& inst : block)
         if (auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst); call && launch_constant(call->getIntrinsicID()))
           reads.push_back(call);
-    for (llvm::CallInst* read : reads) rematerialize(*read);
+    if (reads.empty()) continue;
+    llvm::DominatorTree dominators(function);
+    llvm::LoopInfo loops(dominators);
+    for (llvm::CallInst* read : reads) rematerialize(*read, loops);
   }
 }
 

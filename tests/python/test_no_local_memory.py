@@ -133,11 +133,12 @@ def test_broadcast_mode_indexed_at_runtime_stays_in_registers(fresh_compilations
 
 
 def _roles_reading_the_grid():
-    """Warp 0 loops over a runtime count using the grid's width; the other warps use it once. The program reads the
-    grid's extent once, at the top."""
+    """Warp 0 loops over a runtime count, reading memory at places made of the grid's width and the block's index;
+    the other warps use them once and write elsewhere (roles that share no code). The program reads both once, at
+    the top."""
 
     @cute.kernel
-    def kern(out: cute.Tensor, n: cutlass.Int32):
+    def kern(x: cute.Tensor, out: cute.Tensor, other: cute.Tensor, n: cutlass.Int32):
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
         gx, _, _ = cute.arch.grid_dim()
@@ -145,25 +146,40 @@ def _roles_reading_the_grid():
         if warp == 0:
             acc = cutlass.Int32(0)
             for i in cutlass.range(n):
-                acc += (bidx + i * gx) * tidx
+                acc += x[(bidx + i * gx) % 128] * tidx
             out[bidx * 64 + tidx] = acc
         else:
-            out[bidx * 64 + tidx] = gx * 3 + tidx
+            other[tidx - 32, bidx] = gx * 3 + tidx
 
     @cute.jit
-    def host(out: cute.Tensor, n: cutlass.Int32):
-        kern(out, n).launch(grid=(2, 1, 1), block=(64, 1, 1))
+    def host(x: cute.Tensor, out: cute.Tensor, other: cute.Tensor, n: cutlass.Int32):
+        kern(x, out, other, n).launch(grid=(2, 1, 1), block=(64, 1, 1))
 
     return host
 
 
-def test_each_warp_role_reads_the_grid_extent_itself(fresh_compilations):
+def _loop_bodies(body: str) -> list[str]:
+    """The text of each loop of a PTX function: from a label to a later branch back to it."""
+    loops = []
+    for m in re.finditer(r"^(\$\w+):", body, re.M):
+        back = body.rfind(f"\t{m.group(1)};")
+        if back > m.end():
+            loops.append(body[m.end():back])
+    return loops
+
+
+def test_each_warp_role_reads_the_grid_extent_and_block_index_itself(fresh_compilations):
     with target("sm_100a"):
-        c = cute.compile(_roles_reading_the_grid(), from_dlpack(np.zeros(128, np.int32)), cutlass.Int32(3))
+        c = cute.compile(_roles_reading_the_grid(), from_dlpack(np.zeros(128, np.int32)),
+                         from_dlpack(np.zeros(128, np.int32)), from_dlpack(np.zeros((32, 2), np.int32)),
+                         cutlass.Int32(3))
     body = c.ptx[c.ptx.index(".entry"):]
     before_roles = body[:body.index("bra")]
-    assert "%nctaid" not in before_roles, before_roles
-    assert len(re.findall(r"%nctaid\.x", body)) == 2, body
+    assert "ctaid" not in before_roles, before_roles
+    assert len(re.findall(r"%nctaid\.x", body)) >= 2 and len(re.findall(r"%ctaid\.x", body)) >= 2, body
+    # warp 0's loop reads neither: its reads stay before the loop, where the optimiser had put the entry's
+    loops = _loop_bodies(body)
+    assert loops and not any("ctaid" in loop for loop in loops), loops
 
 
 @requires_gpu
@@ -193,8 +209,12 @@ def test_the_kernels_values_on_the_gpu():
     _broadcast_scales()(from_dlpack(vals), from_dlpack(acc.T), cutlass.Int32(5))
     np.testing.assert_allclose(acc.cpu().numpy(), 5 * vals.cpu().numpy().reshape(8, 32).T, rtol=1e-6)
 
+    x = torch.randint(-50, 50, (128,), dtype=torch.int32)
     out = torch.full((128,), -1, dtype=torch.int32, device="cuda")
-    _roles_reading_the_grid()(from_dlpack(out), cutlass.Int32(4))
-    tid, bid = np.arange(64), np.arange(2)[:, None]
-    want = np.where(tid < 32, sum((bid + i * 2) * tid for i in range(4)), 2 * 3 + tid)
-    np.testing.assert_array_equal(out.cpu().numpy(), want.reshape(-1))
+    other = torch.full((32, 2), -1, dtype=torch.int32, device="cuda")
+    _roles_reading_the_grid()(from_dlpack(x.cuda()), from_dlpack(out), from_dlpack(other), cutlass.Int32(4))
+    tid, bid, xs = np.arange(32), np.arange(2)[:, None], x.numpy()
+    want = sum(xs[(bid + i * 2) % 128] * tid for i in range(4))
+    np.testing.assert_array_equal(out.cpu().numpy().reshape(2, 64)[:, :32], want)
+    np.testing.assert_array_equal(out.cpu().numpy().reshape(2, 64)[:, 32:], -1)
+    np.testing.assert_array_equal(other.cpu().numpy(), np.broadcast_to((2 * 3 + 32 + tid)[:, None], (32, 2)))
