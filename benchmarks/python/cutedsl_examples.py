@@ -77,6 +77,16 @@ PROGRAMS = [
      UTCHMMA_TMA),
     ("blackwell_efc_synthetic", f"{BASE}/blackwell/efc/synthetic_custom_epilogue_dense_gemm.py", [], ("sm_100a",),
      UTCHMMA_TMA),
+    # Mixed-input kernels whose warp roles run at their register ceilings (CuTe DSL's builds have no local memory
+    # there either): an int4 (and an int8) operand converted to bf16 in registers before the tensor core reads it, a
+    # persistent tile scheduler in every role; the attention decode converts int8 K/V into tensor memory.
+    ("blackwell_mixed_input_gemm", f"{BLACKWELL}/mixed_input_gemm/mixed_input_gemm.py", [], ("sm_100a",),
+     ("UTCHMMA", "UTMALDG", "SYNCS", "LDTM", "UTCBAR")),
+    ("blackwell_mixed_input_gemm_int8", f"{BLACKWELL}/mixed_input_gemm/mixed_input_gemm.py",
+     ["--a_dtype", "Int8", "--scale_granularity_m", "0", "--scale_granularity_k", "0"], ("sm_100a",),
+     ("UTCHMMA", "UTMALDG", "SYNCS", "LDTM", "UTCBAR")),
+    ("blackwell_mixed_input_fmha_decode", f"{BLACKWELL}/attention/mixed_input_fmha/mixed_input_fmha_decode.py", [],
+     ("sm_100a",), UTCHMMA_TMA),
 ]
 
 

@@ -82,6 +82,16 @@ void add_loop_iteration_fences(llvm::PassBuilder& builder);
 // (see the file): NVPTX would extract them through a stack slot it leaves in the frame.
 void read_sub_byte_elements_as_bits(llvm::Module& module);
 
+// --- launch_constants.cpp (LLVM only) ----------------------------------------------------------------------------
+// Reads of the grid's, block's and cluster's extents and indices made again in each block that uses them (out of
+// loops), after the last optimisation pass: one merged read at the entry lives across every warp role and may spill.
+void rematerialize_launch_constants(llvm::Module& module);
+
+// --- narrow_float_conversions.cpp (LLVM only) --------------------------------------------------------------------
+// Integers of at most 24 significant bits converted to bf16 or f16 through a 32-bit integer and f32 (exact there, so
+// rounded once), after the last optimisation pass: full-rate conversions, rounded in pairs, as NVIDIA's compiler does.
+void convert_small_integers_through_f32(llvm::Module& module);
+
 // --- nvptxcompiler.cpp / nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.
 struct CubinRequest {

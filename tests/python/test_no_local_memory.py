@@ -8,6 +8,10 @@ and ptxas reports a stack frame of 0 bytes, for the patterns that once put them 
   at a runtime coordinate (the scales of mixed_input_fmha_decode): the mode takes no registers, as in CuTe DSL, so
   the index is a static offset; a fragment that gave it registers was indexed dynamically and lived in local
   memory.
+- The grid's extents read once and used by several warp roles (a persistent tile scheduler's grid size): the
+  optimiser merges the reads into one at the kernel's entry, a value live across every role that the assembler
+  spilled where a role ran at its register ceiling (mixed_input_gemm); each role now reads them itself
+  (compiler/launch_constants.cpp).
 """
 import os
 import re
@@ -89,8 +93,8 @@ def test_int4_fragment_converted_to_bf16_has_no_stack_frame(rows, fresh_compilat
     with target("sm_100a"):
         c = cute.compile(_int4_to_bf16(rows), from_dlpack(np.zeros(32 * rows, np.int32)),
                          from_dlpack(np.zeros(8 * rows, np.float32)), from_dlpack(np.zeros(256 * rows, np.float32)))
-    # The nibbles are converted one by one from 32-bit words read whole.
-    assert len(re.findall(r"cvt\.rn\.bf16\.s16", c.ptx)) == 8 * rows
+    # The nibbles are converted one by one from 32-bit words read whole (to f32, then rounded to bf16 in pairs).
+    assert len(re.findall(r"cvt\.rn\.f32\.s32", c.ptx)) == 8 * rows
     _assert_registers_only(c.ptx, "sm_100a", tmp_path)
 
 
@@ -128,10 +132,60 @@ def test_broadcast_mode_indexed_at_runtime_stays_in_registers(fresh_compilations
     _assert_registers_only(c.ptx, "sm_100a", tmp_path)
 
 
+def _roles_reading_the_grid():
+    """Warp 0 loops over a runtime count, reading memory at places made of the grid's width and the block's index;
+    the other warps use them once and write elsewhere (roles that share no code). The program reads both once, at
+    the top."""
+
+    @cute.kernel
+    def kern(x: cute.Tensor, out: cute.Tensor, other: cute.Tensor, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        bidx, _, _ = cute.arch.block_idx()
+        gx, _, _ = cute.arch.grid_dim()
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == 0:
+            acc = cutlass.Int32(0)
+            for i in cutlass.range(n):
+                acc += x[(bidx + i * gx) % 128] * tidx
+            out[bidx * 64 + tidx] = acc
+        else:
+            other[tidx - 32, bidx] = gx * 3 + tidx
+
+    @cute.jit
+    def host(x: cute.Tensor, out: cute.Tensor, other: cute.Tensor, n: cutlass.Int32):
+        kern(x, out, other, n).launch(grid=(2, 1, 1), block=(64, 1, 1))
+
+    return host
+
+
+def _loop_bodies(body: str) -> list[str]:
+    """The text of each loop of a PTX function: from a label to a later branch back to it."""
+    loops = []
+    for m in re.finditer(r"^(\$\w+):", body, re.M):
+        back = body.rfind(f"\t{m.group(1)};")
+        if back > m.end():
+            loops.append(body[m.end():back])
+    return loops
+
+
+def test_each_warp_role_reads_the_grid_extent_and_block_index_itself(fresh_compilations):
+    with target("sm_100a"):
+        c = cute.compile(_roles_reading_the_grid(), from_dlpack(np.zeros(128, np.int32)),
+                         from_dlpack(np.zeros(128, np.int32)), from_dlpack(np.zeros((32, 2), np.int32)),
+                         cutlass.Int32(3))
+    body = c.ptx[c.ptx.index(".entry"):]
+    before_roles = body[:body.index("bra")]
+    assert "ctaid" not in before_roles, before_roles
+    assert len(re.findall(r"%nctaid\.x", body)) >= 2 and len(re.findall(r"%ctaid\.x", body)) >= 2, body
+    # warp 0's loop reads neither: its reads stay before the loop, where the optimiser had put the entry's
+    loops = _loop_bodies(body)
+    assert loops and not any("ctaid" in loop for loop in loops), loops
+
+
 @requires_gpu
-def test_int4_values_and_broadcast_scales_on_the_gpu():
-    """The values the two kernels compute: each nibble's signed value times its scale (exact in bf16), and n steps of
-    summing the broadcast scales."""
+def test_the_kernels_values_on_the_gpu():
+    """The values the kernels compute: each nibble's signed value times its scale (exact in bf16), n steps of summing
+    the broadcast scales, and each warp role's use of the grid's width."""
     import torch
 
     rows = 2
@@ -154,3 +208,13 @@ def test_int4_values_and_broadcast_scales_on_the_gpu():
     acc = torch.full((32, 8), float("nan"), device="cuda")
     _broadcast_scales()(from_dlpack(vals), from_dlpack(acc.T), cutlass.Int32(5))
     np.testing.assert_allclose(acc.cpu().numpy(), 5 * vals.cpu().numpy().reshape(8, 32).T, rtol=1e-6)
+
+    x = torch.randint(-50, 50, (128,), dtype=torch.int32)
+    out = torch.full((128,), -1, dtype=torch.int32, device="cuda")
+    other = torch.full((32, 2), -1, dtype=torch.int32, device="cuda")
+    _roles_reading_the_grid()(from_dlpack(x.cuda()), from_dlpack(out), from_dlpack(other), cutlass.Int32(4))
+    tid, bid, xs = np.arange(32), np.arange(2)[:, None], x.numpy()
+    want = sum(xs[(bid + i * 2) % 128] * tid for i in range(4))
+    np.testing.assert_array_equal(out.cpu().numpy().reshape(2, 64)[:, :32], want)
+    np.testing.assert_array_equal(out.cpu().numpy().reshape(2, 64)[:, 32:], -1)
+    np.testing.assert_array_equal(other.cpu().numpy(), np.broadcast_to((2 * 3 + 32 + tid)[:, None], (32, 2)))
