@@ -25,6 +25,19 @@ def as_condition(c):
     return c
 
 
+def _branch(b, carry, fn, values, lineno):
+    """One region of an scf.if, yielding fn's values; after it the objects the if carries are as they were before
+    the if: the else branch starts from there, and the if's results set them after both."""
+    at_line(b, lineno)
+    b.begin_region([])
+    with carry.scope():
+        ys = carry.yields(fn(*values), lineno, "if")
+    at_line(b, lineno)
+    b.op0("scf.yield", ys)
+    b.end_region()
+    carry.restore_objects()
+
+
 def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     cond = as_condition(cond)
     if is_static(cond):
@@ -38,25 +51,11 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     c = cond.ir()
     k = st.kernel
     smem_before = k.smem_bytes
-    at_line(b, lineno)
-    b.begin_region([])
-    with carry.scope():
-        ys = carry.yields(then_fn(*values), lineno, "if")
-    at_line(b, lineno)
-    b.op0("scf.yield", ys)
-    b.end_region()
-    carry.restore_objects()  # the else branch starts from the state before the if
+    _branch(b, carry, then_fn, values, lineno)
     smem_then = k.smem_bytes
     if k.merge_branch_allocs:  # launch(smem_merge_branch_allocs=True): the else branch reuses the then's space
         k.smem_bytes = smem_before
-    at_line(b, lineno)
-    b.begin_region([])
-    with carry.scope():
-        ys = carry.yields(else_fn(*values), lineno, "if")
-    at_line(b, lineno)
-    b.op0("scf.yield", ys)
-    b.end_region()
-    carry.restore_objects()  # set from the if's results next; until then as before it, not as the else left them
+    _branch(b, carry, else_fn, values, lineno)
     k.smem_bytes = max(k.smem_bytes, smem_then)
     outs = b.op("scf.if", [c], carry.ir_types(), num_regions=2)
     return carry.outputs(outs, lineno)

@@ -1,6 +1,6 @@
 """How one variable's value is carried through a dynamic region (tracing/region_carry.py gathers a region's):
-numbers (DSL numbers, and Python numbers, which become dynamic) as region results; tensors in global or shared
-memory as their address; tuples that hold a DSL number (a coordinate such as (None, None, k, stage)) number by
+numbers (DSL numbers, and Python numbers, which become dynamic) as region results; pointers and the tensors over
+them as their base and offset (carried_memory.py); tuples that hold a DSL number (a coordinate such as (None, None, k, stage)) number by
 number, their other elements unchanged; objects of CuTe DSL's IR-values protocol value by value. Other objects
 (layouts, ...) must stay the same object, and a variable may not change type inside a dynamic body. A variable
 first defined inside a dynamic body is not available after it (Undefined), as in CuTe DSL.
@@ -13,7 +13,7 @@ from ..base import ir_values as ir_values_mod
 from . import region_scope
 from ..values.value_tree import extract_mlir_values, new_from_mlir_values, tree_difference, type_tree
 from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt
-from ..values.tensor import GMEM, SMEM, Pointer, Tensor, ptr_type
+from ..values.tensor import Pointer, Tensor
 
 
 class Undefined:
@@ -124,49 +124,6 @@ def check_unchanged(name, before, after, lineno, where):
     raise DSLTypeError(
         f"variable '{name}' is reassigned inside the dynamic {where} at line {lineno} to a different "
         f"{type(after).__name__}; only numbers can change inside dynamic control flow", user_location(3))
-
-
-class CarriedTensor:
-    """How a tensor in global or shared memory is carried through a region: its address as a pointer value, its
-    layout, element type and the alignment the region may assume (that of the value it enters with)."""
-
-    def __init__(self, name, t):
-        self.name = name
-        self.layout = t.layout
-        self.dtype = t.element_type
-        self.memspace = t.iterator.memspace
-        self.align = t.iterator.alignment_at(0)
-        self.wide = t.iterator.wide
-        self.ir_type = ptr_type(self.memspace)
-
-    def value(self, t):
-        return t.iterator.address(0)
-
-    def rebuild(self, ir_value):
-        return Tensor(Pointer(ir_value, self.dtype, self.memspace, self.align, wide=self.wide), self.layout,
-                      self.dtype)
-
-    def check(self, after, lineno, where):
-        if not isinstance(after, Tensor) or not is_carried_tensor(after):
-            raise DSLTypeError(f"variable '{self.name}' changes from a tensor to a {type(after).__name__} inside the "
-                               f"dynamic {where} at line {lineno}", user_location(4))
-        if after.element_type is not self.dtype or after.iterator.memspace != self.memspace:
-            raise DSLTypeError(f"variable '{self.name}' changes its element type or memory inside the dynamic "
-                               f"{where} at line {lineno}", user_location(4))
-        if not (after.layout == self.layout):
-            raise DSLTypeError(f"variable '{self.name}' changes its layout inside the dynamic {where} at line "
-                               f"{lineno} ({self.layout} before, {after.layout} after); a tensor carried through "
-                               "dynamic control flow may only move its pointer", user_location(4))
-        got = after.iterator.alignment_at(0)
-        if got < self.align and got % self.align:
-            raise DSLTypeError(f"variable '{self.name}' enters the dynamic {where} at line {lineno} {self.align}-byte "
-                               f"aligned but is only {got}-byte aligned at its end; the region assumes what it "
-                               "entered with", user_location(4))
-
-
-def is_carried_tensor(v) -> bool:
-    return (isinstance(v, Tensor) and isinstance(v.iterator, Pointer) and v.iterator.base is not None
-            and v.iterator.memspace in (GMEM, SMEM))
 
 
 def tuple_leaves(t):

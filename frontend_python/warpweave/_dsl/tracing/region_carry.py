@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ..base.errors import DSLRuntimeError, DSLTypeError, user_location
 from . import dynamic_debug, region_scope
+from .carried_memory import CarriedPointer, CarriedTensor, carried_pointer, carried_tensor
 from .carried_values import (
-    CarriedObject, CarriedTensor, CarriedTuple, Undefined, as_type, check_unchanged, holds_dsl_number,
-    is_carried_tensor, numeric_type_of, tuple_leaves,
+    CarriedObject, CarriedTuple, Undefined, as_type, check_unchanged, holds_dsl_number, numeric_type_of, tuple_leaves,
 )
 from ..values.value_tree import carries_ir_values, extract_mlir_values, new_from_mlir_values
 
@@ -21,13 +21,19 @@ class Carry:
         self.names = names
         self.values = list(values)
         self.index = []  # positions of carried values
-        self.types = []  # a DSL numeric type, or a CarriedTensor
-        self.tuples = []  # (position, CarriedTuple) of carried tuples: their values follow the others'
+        self.types = []  # their DSL numeric types
+        # (position, how) of variables carried as several values (tuples, pointers, tensors, objects): their values
+        # follow the numbers'
+        self.tuples = []
         for i, v in enumerate(self.values):
-            t = CarriedTensor(names[i], v) if is_carried_tensor(v) else numeric_type_of(v)
+            t = numeric_type_of(v)
             if t is not None:
                 self.index.append(i)
                 self.types.append(t)
+            elif carried_tensor(v):
+                self.tuples.append((i, CarriedTensor(names[i], v)))
+            elif carried_pointer(v):
+                self.tuples.append((i, CarriedPointer(names[i], v)))
             elif holds_dsl_number(v):
                 self.tuples.append((i, CarriedTuple(names[i], v)))
             elif not isinstance(v, Undefined) and carries_ir_values(v) and not hasattr(type(v), "_ww_carry_get"):
@@ -83,7 +89,7 @@ class Carry:
         out = []
         for k, i in enumerate(self.index):
             t = self.types[k]
-            out.append(t.value(self.values[i]) if isinstance(t, CarriedTensor) else t(self.values[i]).ir())
+            out.append(t(self.values[i]).ir())
         for i, ct in self.tuples:
             out.extend(ct.values(self.values[i]))
         for vals in self.snapshot:
@@ -94,7 +100,7 @@ class Carry:
 
     def _wrap(self, k, v):
         t = self.types[k]
-        return t.rebuild(v) if isinstance(t, CarriedTensor) else t.from_ir(v)
+        return t.from_ir(v)
 
     def _set_objects(self, ir_values):
         pos = 0
@@ -133,12 +139,7 @@ class Carry:
             raise DSLRuntimeError("internal: a rewritten body returned the wrong number of values")
         out = []
         for k, i in enumerate(self.index):
-            t = self.types[k]
-            if isinstance(t, CarriedTensor):
-                t.check(results[i], lineno, where)
-                out.append(t.value(results[i]))
-            else:
-                out.append(as_type(self.names[i], results[i], t, lineno, where).ir())
+            out.append(as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
         tuples = dict(self.tuples)
         for i, ct in self.tuples:
             out.extend(ct.yields(results[i], lineno, where))
