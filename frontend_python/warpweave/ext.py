@@ -31,7 +31,7 @@ from ._dsl.device.array import Array, address_of  # noqa: F401 - primitives read
 from ._dsl.device import workspace as _workspace
 from ._dsl.registry.plugins import registry as _registry
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
-from ._dsl.tracing import control_flow as _control_flow
+from ._dsl.tracing import branches as _branches
 from ._dsl.values import tensor as _tensor
 from ._dsl.values.numeric import dtype as _dtype
 from ._dsl.values.numeric import select  # noqa: F401 - cond ? a : b over DSL numbers (pipelines' states)
@@ -154,7 +154,7 @@ def in_kernel() -> bool:
 def when(cond, fn) -> None:
     """In a kernel: `if cond: fn()` for library code (a run-time condition becomes IR control flow; fn's effects
     must not rebind values the caller uses after it)."""
-    _control_flow.when(cond, fn)
+    _branches.when(cond, fn)
 
 
 def builder():

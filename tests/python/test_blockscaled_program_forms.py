@@ -125,7 +125,7 @@ def test_a_four_bit_memory_range_takes_half_a_byte_a_value():
 def test_regions_carry_objects_changed_through_attributes_or_held_by_assigned_variables():
     import ast
 
-    from warpweave._dsl.tracing import ast_rewrite, control_flow
+    from warpweave._dsl.tracing import ast_rewrite, region_carry
 
     body = ast.parse("state._phase ^= 1\nother.x = 2\nplain = 3\n").body
     assert ast_rewrite._method_receivers(body, set()) == ["state", "other"]
@@ -133,5 +133,5 @@ def test_regions_carry_objects_changed_through_attributes_or_held_by_assigned_va
 
     with trace.tracing(trace.TraceState(target={"name": "sm_90a"})):
         st = pipeline.PipelineState(3, 0, 0, 0)
-        carry = control_flow._Carry(["st"], [st])
+        carry = region_carry.Carry(["st"], [st])
     assert carry.objects == [st]

@@ -299,8 +299,8 @@ def interleave_static(s: cute.Tensor, d: cute.Tensor):
 def test_a_host_loop_of_many_static_trips_is_run_at_the_call_in_bulk(m, k, as_host_loop):
     # Static bounds with few trips run in Python while tracing; with many (a tensor's elements) the loop is
     # traced once and run at the call like one of runtime bounds, its copies in bulk. Either way the same result.
-    from warpweave._dsl.tracing import control_flow
-    assert (m * k >= control_flow.HOST_LOOP_STATIC_TRIPS) == as_host_loop
+    from warpweave._dsl.tracing import loops
+    assert (m * k >= loops.HOST_LOOP_STATIC_TRIPS) == as_host_loop
     a = np.random.default_rng(m).integers(-100, 100, (m, k)).astype(np.float32)
     out = np.zeros(m * k, np.float32)
     with target("sm_80"):

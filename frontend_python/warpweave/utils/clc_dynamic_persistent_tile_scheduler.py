@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .. import cute
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
-from .._dsl.tracing.control_flow import when
+from .._dsl.tracing.branches import when
 from .._dsl.values.numeric import Int32
 from .static_persistent_tile_scheduler import WorkTileInfo
 from .tile_scheduler_values import ceil_div, is_dynamic, static_int

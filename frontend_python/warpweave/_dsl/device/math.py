@@ -396,7 +396,7 @@ def min(*args, fastmath: bool = False):  # noqa: A001
 
 @hooks.min_max.register
 def _builtin_min_max(name, *args):
-    """Python's min / max called in traced code with a DSL number (tracing/control_flow.builtin_min_max)."""
+    """Python's min / max called in traced code with a DSL number (tracing/branches.builtin_min_max)."""
     return _FOLDS[name](*args)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, user_location
-from ..tracing.control_flow import Undefined
+from ..tracing.carried_values import Undefined
 from ..values import hooks
 from ..values.numeric import Boolean, Int32, Int64, Numeric, SymInt, as_numeric, select
 from . import host_program

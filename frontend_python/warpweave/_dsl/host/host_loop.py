@@ -23,7 +23,7 @@ import itertools
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from ..tracing.control_flow import Undefined
+from ..tracing.carried_values import Undefined
 from ..values import hooks
 from ..values.numeric import Int32, Int64, Numeric, SymInt
 from . import host_branch, host_guards, host_loop_bulk, host_program

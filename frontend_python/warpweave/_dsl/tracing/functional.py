@@ -1,14 +1,14 @@
 """CuTe DSL's functional forms of control flow, for code that builds IR without the preprocessor's rewrite (library
 helpers called from kernels, `@dsl_user_op` functions): `if_generate` (an if with bodies as functions and typed
 results), `while_generate` / `yield_out` (a loop whose body is a `with` block), and `and_` / `or_` / `not_` over values (Python's short-circuit where they are static, Boolean
-operations where they are not). They write the same regions as a rewritten `if` (control_flow.if_)."""
+operations where they are not). They write the same regions as a rewritten `if` (branches.if_)."""
 from __future__ import annotations
 
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import Value
 from ..values.numeric import Boolean, Int32, Int64, Numeric, NumericMeta, as_numeric
-from . import control_flow
+from . import branches, loops
 
 
 def _condition(cond):
@@ -44,7 +44,7 @@ def if_generate(cond, then_body, else_body=None, input_args=None, return_types=N
 
     names = tuple(f"result {i}" for i in range(len(rtypes)))
     init = tuple(t(0) for t in rtypes)
-    outs = control_flow.if_(_condition(cond), branch(then_body, "then"), branch(else_body, "else"), names, init,
+    outs = branches.if_(_condition(cond), branch(then_body, "then"), branch(else_body, "else"), names, init,
                             where[1] if where else 0)
     if not rtypes:
         return None
@@ -116,7 +116,7 @@ def for_generate(start, stop=None, step=None, iter_args=None, *, unroll=None, lo
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    return _for_generate(start, stop, step, control_flow.loop_attributes(unroll, False, where), where)
+    return _for_generate(start, stop, step, loops.loop_attributes(unroll, False, where), where)
 
 
 def _for_generate(start, stop, step, attributes, where):
@@ -164,16 +164,16 @@ def and_(*args, loc=None, ip=None):
     """Python's `a and b and ...` over values: the first falsy one or the last, deciding at run time for dynamic
     ones (then Booleans)."""
     vals = _check_args("and_", args)
-    return control_flow.and_(vals[0], *[(lambda v=v: v) for v in vals[1:]])
+    return branches.and_(vals[0], *[(lambda v=v: v) for v in vals[1:]])
 
 
 def or_(*args, loc=None, ip=None):
     vals = _check_args("or_", args)
-    return control_flow.or_(vals[0], *[(lambda v=v: v) for v in vals[1:]])
+    return branches.or_(vals[0], *[(lambda v=v: v) for v in vals[1:]])
 
 
 def not_(x, *, loc=None, ip=None):
-    return control_flow.not_(_condition(x))
+    return branches.not_(_condition(x))
 
 
 __all__ = ["and_", "if_generate", "not_", "or_", "while_generate", "yield_out"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from ...cute import arch as _arch
-from ..._dsl.tracing import control_flow as _cf
+from ..._dsl.tracing import branches as _branches
 from .graph import check_pipeline_sides, check_schedule, check_warps, dependency_order
 from .lowering import TaskLowering, share_group_barriers
 from .memory import SmemAllocator, TmemAllocator
@@ -88,7 +88,7 @@ class TaskManager:
                 _set_registers(t, baseline)
                 TaskLowering(self, t).run()
 
-            _cf.when(in_range(warp, t.warps), body)
+            _branches.when(in_range(warp, t.warps), body)
 
 
 def _set_registers(task, baseline):
