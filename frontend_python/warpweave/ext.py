@@ -145,6 +145,13 @@ def static_int(value, what: str) -> int:
     return value
 
 
+def full_layout(tensor):
+    """The layout that addresses a tensor's elements: where its swizzle lives in its pointer (tensor.layout is then
+    the plain outer layout, as CuTe DSL gives it), the swizzle composed with that layout (what descriptors, TMA
+    boxes and element addresses are made of)."""
+    return _tensor.full_layout(tensor)
+
+
 # --- instructions and the IR ----------------------------------------------------------------------------------
 
 def in_kernel() -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave import _core
+from warpweave import _core, ext
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import line_in, requires_gpu, target
@@ -39,7 +39,7 @@ def trace_it(out):
 
 def absolute(t, c):
     """Element address (from the shared-memory base, in t's elements) of coordinate c of t."""
-    lay = t.layout
+    lay = ext.full_layout(t)
     return t.iterator.offset + lay(c)
 
 
@@ -122,7 +122,7 @@ def test_a_buffer_aligned_below_the_span_is_swizzled_where_it_lies():
     with target("sm_80"):
         cute.compile(wide_swizzle, from_dlpack(np.zeros(1025, dtype=np.float16)))
     t, ptr = WIDE["tensor"], WIDE["ptr"]
-    dyn = [o for o in (t.iterator.offset, t.layout.offset) if not isinstance(o, int)]
+    dyn = [o for o in (t.iterator.offset, ext.full_layout(t).offset) if not isinstance(o, int)]
     assert dyn, "the placement in the span is a runtime value"
     syms = sorted({s for o in dyn for s in _core.symbols_of(o)})
     assert len(syms) == 1
@@ -131,7 +131,7 @@ def test_a_buffer_aligned_below_the_span_is_swizzled_where_it_lies():
         env = {syms[0]: address}
         ev = lambda x: x if isinstance(x, int) else x.evaluate(env)
         base = address // 2 + ev(t.iterator.offset) - ptr.offset
-        r = ev(t.layout.offset)
+        r = ev(ext.full_layout(t).offset)
         for m in range(16):
             for k in range(64):
                 got = base + WIDE_SW_ELEMENT(r + LAYOUT((m, k)))
@@ -256,12 +256,12 @@ def test_a_made_swizzle_given_to_storage_swizzles_byte_addresses():
         shape = (8, 32) if name == "f32" else (16, 64)
         for m in range(shape[0]):
             for k in range(shape[1]):
-                got = t.layout((m, k))
+                got = ext.full_layout(t)((m, k))
                 assert got == swizzled(cute.make_swizzle(3, 4, 3), layout((m, k)), ebytes), (name, m, k)
     # 16-byte rows of ldmatrix: the eight rows of one 8x8 block of 16-bit values land in eight distinct 16-byte
     # bank groups (a 128-byte row is the 32 banks once).
     t = STORAGE["get_tensor"]
-    groups = {(t.layout((m, 0)) * 2 % 128) // 16 for m in range(8)}
+    groups = {(ext.full_layout(t)((m, 0)) * 2 % 128) // 16 for m in range(8)}
     assert len(groups) == 8
 
 
@@ -273,7 +273,7 @@ def test_a_swizzle_read_off_a_composed_layout_keeps_its_meaning():
     a, b = STORAGE["inner"], STORAGE["composed"]
     for m in range(16):
         for k in range(64):
-            assert a.layout((m, k)) == b.layout((m, k))
+            assert ext.full_layout(a)((m, k)) == ext.full_layout(b)((m, k))
 
 
 @cute.kernel

@@ -210,7 +210,7 @@ def _load(src, dst, mbar, cta_v_map, op_type, num_multicast, mask, what, expect_
     cpasync = cute.nvgpu.cpasync
     ctas = CtaGroup.TWO if group == 2 else CtaGroup.ONE
     op = cpasync.CopyBulkTensorTileG2SMulticastOp(ctas) if num_multicast > 1 else cpasync.CopyBulkTensorTileG2SOp(ctas)
-    layout = (cta_v_map or TileMap(None)).smem_view(smem.layout)
+    layout = (cta_v_map or TileMap(None)).smem_view(ext.full_layout(smem))
     coords = None
     if kernel_maps.is_kernel_tensor(gmem):
         if num_multicast > 1 or group == 2:
@@ -269,7 +269,7 @@ def tma_store(src, dst, *, cta_v_map=None):
     """Stores src (shared memory) into dst (a tile of a kernel argument) with TMA, as one bulk group of the
     issuing thread (TMAStorePipeline waits for them)."""
     gmem, smem = _check_pair(dst, src, "tma_store", True)
-    layout = (cta_v_map or TileMap(None)).smem_view(smem.layout)
+    layout = (cta_v_map or TileMap(None)).smem_view(ext.full_layout(smem))
     if kernel_maps.is_kernel_tensor(gmem):
         atom, coords = kernel_maps.make_atom(cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp(), gmem, layout,
                                              getattr(cta_v_map, "tensor", None), "tma_store")

@@ -160,7 +160,7 @@ def transform_partition(transform_a_source: OperandSource, scale_mode: Transform
     elif transform_a_source == OperandSource.SMEM:
         src = sA_input
         store = cute.make_cotiled_copy(copy_atom_a_transform, cute.make_layout((128, 8), stride=(8, 1)),
-                                       A_transform[(None, None, None, 0)].layout)
+                                       ext.full_layout(A_transform[(None, None, None, 0)]))
         dst_copy = None
     else:
         raise ext.user_error(f"transform_partition: transform_a_source is tcgen05.OperandSource.TMEM or SMEM, got "

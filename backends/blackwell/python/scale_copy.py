@@ -18,10 +18,10 @@ def _whole(t):
     shape = t.shape if isinstance(t.shape, tuple) else (t.shape,)
     if len(shape) == 2 and isinstance(shape[0], tuple) and cute.size(t, mode=[1]) == 1:
         t = t[(None, 0)]
-    lay = t.layout
+    lay = ext.full_layout(t)
     while isinstance(lay.shape, tuple) and len(lay.shape) == 1 and isinstance(lay.shape[0], tuple):
         lay = cute.make_layout(lay.shape[0], stride=lay.stride[0])   # the values' mode, one level up
-    return cute.make_tensor(t.iterator, lay) if lay is not t.layout else t
+    return cute.make_tensor(t.iterator, lay) if lay is not ext.full_layout(t) else t
 
 
 def copy_scale_factors(atom, src, dst, *, pred=None, **kwargs):

@@ -473,7 +473,7 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
     def form(self, operand_name, tile, k_bytes: int = 32):
         """(major, swizzle bytes, LBO bytes, SBO bytes) of one instruction's (MN, K) tile (K of k_bytes: 32 for
         the MMAs), checked element by element against the canonical form it claims."""
-        lay = tile.layout
+        lay = ext.full_layout(tile)
         outer = lay.outer if hasattr(lay, "outer") else lay
         inner = lay.inner if hasattr(lay, "outer") else None
         bits = _ebits(tile.element_type)      # 4-bit operands (e2m1) are packed two to a byte
@@ -514,7 +514,7 @@ class UmmaSmemDescriptorKind(SmemDescriptorOperands):
 
 
 def _start_address(tile, swizzle):
-    lay = tile.layout
+    lay = ext.full_layout(tile)
     ptr = tile.iterator
     check_swizzle_alignment(ptr, swizzle)
     start = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)

@@ -95,5 +95,5 @@ class DsmemStoreAtom:
             v = src[i].ir()
             if not src.element_type.is_integer:
                 v = b.op1("llvm.bitcast", [v], word)
-            addr = b.op1("llvm.ptrtoint", [dst.iterator.address(dst.layout(i))], "i32")
+            addr = b.op1("llvm.ptrtoint", [dst.iterator.address(ext.full_layout(dst)(i))], "i32")
             ext.emit_instruction(b, backend, entry, {"dst": [addr], "value": [v], "mbar": [mbar]})

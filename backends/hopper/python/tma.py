@@ -223,7 +223,7 @@ class TmaCopyAtom:
         ptr = smem_t.iterator
         # TMA swizzles by address bits: it takes the box's unswizzled start (the swizzle's period sits in the
         # pointer, see cute's views of swizzled tensors)
-        lay = smem_t.layout
+        lay = ext.full_layout(smem_t)
         base_off = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)
         mbar = None
         if load:

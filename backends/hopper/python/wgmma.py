@@ -137,7 +137,7 @@ class SmemDescriptorKind(SmemDescriptorOperands):
 
     def form(self, operand, tile):
         """(major, swizzle bytes, LBO bytes, SBO bytes) of the (MN, K) tile's layout, checked element by element."""
-        lay = tile.layout
+        lay = ext.full_layout(tile)
         swizzled = hasattr(lay, "outer")
         e = _elem_bytes(tile.element_type)
         key = (str(lay.outer if swizzled else lay), str(lay.inner if swizzled else None), e, operand["name"])
@@ -150,7 +150,7 @@ class SmemDescriptorKind(SmemDescriptorOperands):
 
     def descriptor(self, operand, tile):
         major, swizzle, lbo, sbo = self.form(operand, tile)
-        lay = tile.layout
+        lay = ext.full_layout(tile)
         ptr = tile.iterator
         check_swizzle_alignment(ptr, swizzle)
         start = lay.offset + lay.outer(0) if hasattr(lay, "outer") else lay(0)

@@ -12,7 +12,7 @@ from .. import _core
 from .._dsl.base.markers import accept_locations
 from .._dsl.values.numeric import Int32, Int64
 from .._dsl.values.runtime import SymInt as _runtime_SymInt
-from .._dsl.values.tensor import UserSwizzle
+from .._dsl.values.tensor import UserSwizzle, full_layout
 from .custom_composed_layout import CustomComposedLayout
 
 Layout = _core.Layout
@@ -102,7 +102,7 @@ def _data_layout_of(x: Any, op: str):
     """The layout that addresses x's elements (what strides, offsets and inverses are read from)."""
     if _is_layout(x):
         return x
-    inner = getattr(x, "layout", None)
+    inner = full_layout(x) if hasattr(x, "layout") else None
     if _is_layout(inner):
         return inner
     raise TypeError(f"{op}: expected a Layout, ComposedLayout or Tensor, got {type(x).__name__}")

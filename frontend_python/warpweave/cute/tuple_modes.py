@@ -3,6 +3,7 @@ of slicing), cute.append_ones and cute.prepend_ones (unit modes up to a rank).""
 from __future__ import annotations
 
 from .. import _core
+from .._dsl.values.tensor import full_layout
 from .layout import append, prepend
 
 
@@ -28,7 +29,7 @@ def dice(src, dicer):
         shape, stride = _dice_tuple(dicer, src.shape), _dice_tuple(dicer, src.stride)
         return _core.make_layout(shape, stride=stride)
     if hasattr(src, "layout") and hasattr(src, "_ww_with_layout"):
-        return src._ww_with_layout(dice(getattr(src, "_ww_algebra_layout", src.layout), dicer))
+        return src._ww_with_layout(dice(getattr(src, "_ww_algebra_layout", full_layout(src)), dicer))
     if isinstance(src, (int, tuple)) or hasattr(src, "__ww_int__"):
         return _dice_tuple(dicer, src)
     raise TypeError(f"dice: expected a tuple, a layout or a tensor, got {type(src).__name__}")

@@ -11,7 +11,7 @@ from ... import _core
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.markers import accept_locations
 from ..values.numeric import dtype as dtype_of
-from ..values.tensor import ComposedLayout, Layout, Tensor, outer_of, slice_layout
+from ..values.tensor import ComposedLayout, Layout, Tensor, full_layout, outer_of, slice_layout
 from .atoms import ManifestOp
 from .instructions import ELEMENT_TYPES
 from .swizzle_slice import thread_slice
@@ -285,7 +285,7 @@ class TiledCopy:
         thread, so the tiled copy has it as well as its thread slices)."""
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"retile expects a Tensor, got {type(tensor).__name__}", user_location(2))
-        return with_outer(tensor, self.retile_layout(tensor.layout))
+        return with_outer(tensor, self.retile_layout(full_layout(tensor)))
 
 
 def _flatten_tv(tv):
@@ -307,7 +307,7 @@ class ThrCopy(TiledCopy):
     def _partition(self, tensor, frg_fn):
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))
-        outer = outer_of(tensor.layout)
+        outer = outer_of(full_layout(tensor))
         if _core.tuple_rank(outer.shape) < _core.tuple_rank(_shape_of_tiler(self.tiled._tiler)):
             raise DSLValueError(f"partition: the tensor {outer} has fewer modes than the tiler {self.tiled._tiler}",
                                 user_location(3))
@@ -329,7 +329,7 @@ class ThrCopy(TiledCopy):
         """A register partition of an MMA (V, M, N, ...) viewed with this copy's value grouping."""
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"retile expects a Tensor, got {type(tensor).__name__}", user_location(2))
-        return with_outer(tensor, self.tiled.retile_layout(tensor.layout))
+        return with_outer(tensor, self.tiled.retile_layout(full_layout(tensor)))
 
     def retile_S(self, tensor, *, loc=None, ip=None):
         return self.retile(tensor)
@@ -340,7 +340,7 @@ class ThrCopy(TiledCopy):
 
 def with_outer(tensor, outer):
     """tensor with its (outer) layout replaced by `outer`, whose codomain is the old outer layout's."""
-    L = tensor.layout
+    L = full_layout(tensor)
     if isinstance(L, ComposedLayout):
         return Tensor(tensor.iterator, _core.ComposedLayout(L.inner, L.offset, outer), tensor.element_type)
     return Tensor(tensor.iterator, outer, tensor.element_type)

@@ -18,8 +18,8 @@ from ..values import hooks
 from ..values.fragments import make_rmem_tensor_like
 from ..values.numeric import Boolean, Int16, Int32, Numeric, select
 from ..values.tensor import (
-    ComposedLayout, Pointer, Tensor, elem_bytes, is_packed, load_scalar, mem_type, outer_of, store_scalar,
-    storage_bits, store_scalars, swizzle_span,
+    ComposedLayout, Pointer, Tensor, elem_bytes, full_layout, is_packed, load_scalar, mem_type, outer_of,
+    store_scalar, storage_bits, store_scalars, swizzle_span,
 )
 from .atoms import pointer_operand
 from .copy import CopyAtom, CopyUniversalOp, ManifestCopyAtom, TiledCopy
@@ -36,7 +36,7 @@ class _Access:
     def __init__(self, t: Tensor):
         self.t = t
         self.ptr = t.iterator
-        L = t.layout
+        L = full_layout(t)
         self.composed = isinstance(L, ComposedLayout)
         self.outer = outer_of(L)
         self.max_run = 1 << 30
@@ -50,7 +50,7 @@ class _Access:
     def pre(self, i):
         if i not in self._pre:
             off = self.outer(i)
-            self._pre[i] = self.t.layout.offset + off if self.composed else off
+            self._pre[i] = full_layout(self.t).offset + off if self.composed else off
         return self._pre[i]
 
     def post(self, i):
@@ -60,12 +60,12 @@ class _Access:
         # The multiples of the swizzle's span commute with it: they are added after it, so the accesses of one
         # thread that differ by such offsets share one swizzled base and an immediate offset (an ldmatrix per
         # 16 rows of a tile), where the swizzle of each whole offset is computed anew.
-        span = swizzle_span(self.t.layout.inner)
+        span = swizzle_span(full_layout(self.t).inner)
         if span:
             d, r = _core.split_divisible(x, span)
             if not (isinstance(d, int) and d == 0):
-                return self.t.layout.inner(r) + d
-        return self.t.layout.inner(x)
+                return full_layout(self.t).inner(r) + d
+        return full_layout(self.t).inner(x)
 
     def contiguous(self, idx) -> bool:
         """Whether the elements at linear indices idx (in order) are consecutive in memory."""
@@ -136,7 +136,7 @@ def _pow2_part(n: int) -> int:
 
 
 def _static_size(t, what):
-    n = _core.product(outer_of(t.layout).shape)
+    n = _core.product(outer_of(full_layout(t)).shape)
     if not isinstance(n, int):
         raise DSLTypeError(f"cute.copy: the per-thread {what} needs a static size, got shape {t.shape}",
                            user_location(3))
@@ -212,7 +212,7 @@ class _Pred:
         if self.pred is None:
             return None
         k = i // self.per
-        return _as_bool(load_scalar(self.pred.iterator, self.pred.layout(k)))
+        return _as_bool(load_scalar(self.pred.iterator, full_layout(self.pred)(k)))
 
 
 def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
@@ -515,7 +515,7 @@ def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
     def address(acc: _Access, i0, count, o):
         if not acc.contiguous(list(range(i0, i0 + count))):
             raise DSLValueError(f"{ins['id']}: each thread's {count} values of an atom instance must be contiguous "
-                                f"in memory; the layout {acc.t.layout} does not place them so", user_location(5))
+                                f"in memory; the layout {full_layout(acc.t)} does not place them so", user_location(5))
         need = count * vt.width // 8
         got = acc.alignment(i0, count)
         if got < need:

@@ -19,7 +19,7 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import Boolean, Numeric, dtype as dtype_of
-from ..values.tensor import Layout, Tensor, make_fragment_like, make_rmem_tensor, outer_of
+from ..values.tensor import Layout, Tensor, full_layout, make_fragment_like, make_rmem_tensor, outer_of
 from .atoms import ManifestOp
 from .copy import with_outer
 from .instructions import emit_instruction
@@ -370,7 +370,7 @@ class TiledMma:
         if kind is not None and type(kind).make_fragment is not OperandKind.make_fragment:
             return kind.make_fragment(atom.manifest["id"], atom.operands[which.lower()], tensor, dtype)
         if which == "C":
-            return make_rmem_tensor(_core.make_layout(outer_of(tensor.layout).shape), dtype)
+            return make_rmem_tensor(_core.make_layout(outer_of(full_layout(tensor)).shape), dtype)
         return make_fragment_like(tensor, dtype)
 
     def make_fragment_A(self, tensor, *, loc=None, ip=None):
@@ -443,7 +443,7 @@ class ThrMma:
     def _partition(self, tensor, frg, thr_coord):
         if not isinstance(tensor, Tensor):
             raise DSLTypeError(f"partition expects a Tensor, got {type(tensor).__name__}", user_location(3))
-        layout = frg(outer_of(tensor.layout))
+        layout = frg(outer_of(full_layout(tensor)))
         rest_rank = _core.tuple_rank(_mode(_mode(layout, 1), 1).shape)
         rest = (None,) * rest_rank if rest_rank > 1 else None
         return with_outer(tensor, layout)[(thr_coord, (None, rest))]
@@ -532,8 +532,8 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
     if ra != 3 or rb != 3:
         raise DSLValueError(f"cute.gemm: a and b must both be (V, M) / (V, N) or (V, M, K) / (V, N, K); got "
                             f"{a.shape} and {b.shape}", user_location(2))
-    K = _core.product(_mode(outer_of(a.layout), 2).shape)
-    if K != _core.product(_mode(outer_of(b.layout), 2).shape):
+    K = _core.product(_mode(outer_of(full_layout(a)), 2).shape)
+    if K != _core.product(_mode(outer_of(full_layout(b)), 2).shape):
         raise DSLValueError(f"cute.gemm: a and b disagree on K ({a.shape} vs {b.shape})", user_location(2))
     for k in range(K):
         _gemm_mn(mma_atom, d, a[None, None, k], b[None, None, k], c if k == 0 else d,
@@ -541,15 +541,15 @@ def gemm(atom, d, a, b, c, *, loc=None, ip=None):
 
 
 def _gemm_mn(atom: MmaAtom, d, a, b, c, a_more=(), b_more=(), chained=False):
-    V_a, V_b, V_c = (_core.product(_mode(outer_of(t.layout), 0).shape) for t in (a, b, c))
+    V_a, V_b, V_c = (_core.product(_mode(outer_of(full_layout(t)), 0).shape) for t in (a, b, c))
     want = (_core.product(_mode(atom.layout_a_tv, 1).shape), _core.product(_mode(atom.layout_b_tv, 1).shape),
             _core.product(_mode(atom.layout_c_tv, 1).shape))
     if (V_a, V_b, V_c) != want:
         raise DSLValueError(f"cute.gemm: the fragments hold {V_a}, {V_b}, {V_c} values per atom; {atom} takes "
                             f"{want[0]}, {want[1]}, {want[2]} (partition with this tiled MMA)", user_location(3))
-    M = _core.product(_mode(outer_of(a.layout), 1).shape)
-    N = _core.product(_mode(outer_of(b.layout), 1).shape)
-    if (M, N) != tuple(_core.product(_mode(outer_of(d.layout), i).shape) for i in (1, 2)):
+    M = _core.product(_mode(outer_of(full_layout(a)), 1).shape)
+    N = _core.product(_mode(outer_of(full_layout(b)), 1).shape)
+    if (M, N) != tuple(_core.product(_mode(outer_of(full_layout(d)), i).shape) for i in (1, 2)):
         raise DSLValueError(f"cute.gemm: d {d.shape} does not match a {a.shape} and b {b.shape}", user_location(3))
 
     kinds = atom.kinds if atom.manifest is not None else dict.fromkeys("abcd", _REGISTERS)

@@ -13,7 +13,9 @@ from ... import _core
 from ..base.errors import DSLTypeError, user_location
 from ..registry.backend_python import ensure_loaded
 from ..values import numeric
-from ..values.tensor import RMEM, Tensor, load_scalar, load_scalars, make_fragment_like, storage_bits, store_scalars
+from ..values.tensor import (
+    RMEM, Tensor, full_layout, load_scalar, load_scalars, make_fragment_like, storage_bits, store_scalars,
+)
 from .instructions import ELEMENT_TYPES, REGISTER_TYPES, PackedRegisters
 
 _ELEMENT_DTYPES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "tf32": "TFloat32", "f64": "Float64",
@@ -63,14 +65,14 @@ class OperandKind:
         """IR values of one atom instance: the fragment's values at coords (one coordinate per value); where they
         sit in its storage as the operand's registers hold them (consecutive, aligned, of the same width), the
         registers themselves (PackedRegisters)."""
-        offs = [tensor.layout(c) for c in coords]
+        offs = [full_layout(tensor)(c) for c in coords]
         whole = _whole_registers(operand, tensor, offs)
         if whole is not None:
             return whole
         return [v.ir() for v in load_scalars(tensor.iterator, offs)]
 
     def write(self, operand: dict, tensor, coords, values, dtype) -> None:
-        store_scalars(tensor.iterator, [tensor.layout(c) for c in coords], [dtype.from_ir(x) for x in values])
+        store_scalars(tensor.iterator, [full_layout(tensor)(c) for c in coords], [dtype.from_ir(x) for x in values])
 
 
 def _whole_registers(operand: dict, tensor, offs):

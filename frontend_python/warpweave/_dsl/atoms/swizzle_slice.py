@@ -15,7 +15,7 @@ from __future__ import annotations
 from ... import _core
 from ..values.coordinates import slice_tuple
 from ..values.numeric import Int32
-from ..values.tensor import ComposedLayout, Tensor
+from ..values.tensor import ComposedLayout, Tensor, full_layout
 
 
 def _power_of_two(x) -> bool:
@@ -93,7 +93,7 @@ def _split(shape, stride, sw, sbase, high: int, images: set):
 def thread_slice(tensor: Tensor, thr_layout, coord):
     """tensor (swizzled, whose outer layout is replaced by thr_layout) sliced at coord = (thread, None, ...) as a
     plain tensor; None where the slice keeps its swizzle (see the module's note)."""
-    found = unswizzled_slice(tensor.layout, thr_layout, coord)
+    found = unswizzled_slice(full_layout(tensor), thr_layout, coord)
     if found is None:
         return None
     offset, layout = found

@@ -31,7 +31,7 @@ from ..values.pointer import (
     element_index, load_scalar, pointer_of, store_scalar, store_vector_value,
 )
 from ..values.runtime import AddressSpace
-from ..values.tensor import ComposedLayout, Layout, Tensor
+from ..values.tensor import ComposedLayout, Layout, Tensor, full_layout
 from .arch import printf
 from .device_pointer import make_ptr
 from .smem import allocate_elements
@@ -125,14 +125,14 @@ class Array:
     @property
     def shape(self) -> tuple | None:
         """The extents (None for a view of a pointer given without a shape)."""
-        if self._tensor.layout is _UNSIZED:
+        if full_layout(self._tensor) is _UNSIZED:
             return None
         s = self._tensor.shape
         return s if isinstance(s, tuple) else (s,)
 
     @property
     def strides(self) -> tuple | None:
-        if self._tensor.layout is _UNSIZED:
+        if full_layout(self._tensor) is _UNSIZED:
             return None
         s = self._tensor.stride
         return s if isinstance(s, tuple) else (s,)
@@ -190,12 +190,12 @@ class Array:
         """The same memory seen from another address space (shared memory through generic addresses, ...)."""
         ms = memspace_of(space)
         p = self.iterator
-        return self if ms == p.memspace else Array.of_tensor(Tensor(p.tospace(ms), self._tensor.layout,
+        return self if ms == p.memspace else Array.of_tensor(Tensor(p.tospace(ms), full_layout(self._tensor),
                                                                     self.dtype))
 
     def align(self, alignment: int) -> "Array":
         """This Array, with the promise that its first element's address is a multiple of `alignment` bytes."""
-        return Array.of_tensor(Tensor(self.iterator.align(alignment), self._tensor.layout, self.dtype))
+        return Array.of_tensor(Tensor(self.iterator.align(alignment), full_layout(self._tensor), self.dtype))
 
     # --- element access ---------------------------------------------------------------------------------------
     def __getitem__(self, idx):
@@ -236,7 +236,7 @@ class Array:
         """The pointer to element idx: a flat position, or a coordinate (a tuple) through the layout."""
         if isinstance(idx, tuple):
             self._coordinates()
-        off = self._tensor.layout(tuple(idx)) if isinstance(idx, tuple) else _flat(idx)
+        off = full_layout(self._tensor)(tuple(idx)) if isinstance(idx, tuple) else _flat(idx)
         p = self.iterator if isinstance(off, int) and off == 0 else self.iterator + off
         return p.align(alignment) if alignment else p
 
@@ -356,7 +356,7 @@ def _view(source, shape, dtype, space, alignment) -> Tensor:
         ptr = ptr.align(_alignment(alignment, 1))
     if shape is None:
         if isinstance(source, (Array, Tensor)):
-            return Tensor(ptr, source.tensor.layout if isinstance(source, Array) else source.layout, ptr.dtype)
+            return Tensor(ptr, full_layout(source.tensor if isinstance(source, Array) else source), ptr.dtype)
         return Tensor(ptr, _UNSIZED, ptr.dtype)
     return Tensor(ptr, _row_major(_shape_of(shape)), ptr.dtype)
 

@@ -206,7 +206,10 @@ class MemRange:
         if need > self._t.size():
             raise DSLValueError(f"get_tensor: {layout} needs {need} bytes; the field holds {self._t.size()}",
                                 user_location(2))
-        return Tensor(_pointer(self._off, t), layout, t)
+        ptr = _pointer(self._off, t)
+        if swizzle is not None:   # the swizzle is the pointer's, as CuTe DSL gives it (the tensor has strides)
+            ptr = SwizzledOrigin.of(ptr, layout.inner, 0)
+        return Tensor(ptr, layout, t)
 
 
 class _AlignType:

@@ -22,7 +22,7 @@ from .launch_plan import Launch, Param, SCALAR_FMT
 from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
 from ..registry.plugins import Backend
-from ..values.tensor import ComposedLayout, Layout, Pointer, Tensor
+from ..values.tensor import ComposedLayout, Layout, Pointer, Tensor, full_layout
 from ..device.array import array_argument
 
 
@@ -47,7 +47,7 @@ def _collect(obj, ptrs: dict, syms: set, scalars: dict, hosts: dict, depth=0):
                 syms.update(_core.symbols_of(it.offset))
         elif hasattr(it, "base") and not isinstance(it.base, int):
             syms.update(_core.symbols_of(it.base))
-        syms.update(_core.symbols_of(obj.layout))
+        syms.update(_core.symbols_of(full_layout(obj)))
     elif isinstance(obj, Pointer):  # a pointer argument (cute.runtime.make_ptr) passed to the kernel as it is
         if isinstance(obj.host, ReadAddress):
             raise obj.host.error(user_location(4))
@@ -101,7 +101,7 @@ def _to_device(obj, ptr_values: dict, scalar_values: dict, depth=0):
     if isinstance(obj, Tensor):
         it = obj.iterator
         if isinstance(it, Pointer) and it.host is not None:
-            return Tensor(it.with_base(ptr_values[it.host]), obj.layout, obj.element_type)
+            return Tensor(it.with_base(ptr_values[it.host]), full_layout(obj), obj.element_type)
         return obj
     if isinstance(obj, Pointer) and obj.host is not None:
         return obj.with_base(ptr_values[obj.host])

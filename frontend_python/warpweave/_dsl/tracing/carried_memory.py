@@ -19,7 +19,7 @@ from ..base import trace
 from ..base.errors import DSLTypeError, user_location
 from ..values.numeric import SymInt
 from ..values.pointer import GENERIC, GMEM, RMEM, Pointer, elem_bytes, is_packed, ptr_type
-from ..values.tensor_type import SwizzledOrigin, Tensor
+from ..values.tensor_type import SwizzledOrigin, Tensor, full_layout
 
 
 def _index_type(p) -> str:
@@ -119,7 +119,7 @@ class CarriedTensor(CarriedPointer):
 
     def __init__(self, name, t):
         super().__init__(name, t.iterator)
-        self.layout = t.layout
+        self.layout, self.shown = full_layout(t), t.layout
         self.dtype = t.element_type
 
     def values(self, t):
@@ -136,7 +136,8 @@ class CarriedTensor(CarriedPointer):
         if after.element_type is not self.dtype:
             self._fail(lineno, where, f"changes its element type from {self.dtype.__name__} to "
                                       f"{after.element_type.__name__}")
-        if type(after.layout) is not type(self.layout) or not (after.layout == self.layout):
-            self._fail(lineno, where, f"changes its layout ({self.layout} before, {after.layout} after)")
+        L = full_layout(after)
+        if type(L) is not type(self.layout) or not (L == self.layout):
+            self._fail(lineno, where, f"changes its layout ({self.shown} before, {after.layout} after)")
         self._check_pointer(after.iterator, lineno, where)
         return self._values(after.iterator)

@@ -13,7 +13,7 @@ from ..base import ir_values as ir_values_mod
 from . import region_scope
 from ..values.value_tree import extract_mlir_values, new_from_mlir_values, tree_difference, type_tree
 from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt
-from ..values.tensor import Pointer, Tensor
+from ..values.tensor import Pointer, Tensor, full_layout
 
 
 class Undefined:
@@ -105,7 +105,7 @@ def _same_static(a, b) -> bool:
 
 def _same_view(a, b) -> bool:
     """a and b view the same elements the same way: one base and offset, element type and layout."""
-    if not isinstance(b, Tensor) or a.element_type is not b.element_type or str(a.layout) != str(b.layout):
+    if not isinstance(b, Tensor) or a.element_type is not b.element_type or str(full_layout(a)) != str(full_layout(b)):
         return False
     p, q = a.iterator, b.iterator
     if not (isinstance(p, Pointer) and isinstance(q, Pointer)):

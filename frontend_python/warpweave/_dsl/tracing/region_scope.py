@@ -20,7 +20,7 @@ from ..base import trace
 from ..base.errors import is_user_file
 from ..base.ir_values import Value
 from ..values.numeric import Numeric
-from ..values.tensor import RMEM, Pointer, Tensor
+from ..values.tensor import RMEM, Pointer, Tensor, full_layout
 from ..values.value_tree import carries_ir_values
 
 
@@ -130,7 +130,7 @@ def takes_register_values(before, after) -> bool:
         return (isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
                 and t.iterator.swizzle is None and t.element_type.width >= 8)
     if after is before or not (plain(before) and plain(after)) or before.element_type is not after.element_type \
-            or str(before.layout) != str(after.layout):
+            or str(full_layout(before)) != str(full_layout(after)):
         return False
     before.store(after.load())
     return True

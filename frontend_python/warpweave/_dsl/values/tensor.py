@@ -22,7 +22,8 @@ from .pointer import (  # noqa: F401
 )
 from .tensor_ssa import TensorSSA, full, full_like, where, zeros_like  # noqa: F401
 from .tensor_type import (  # noqa: F401
-    ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, outer_of, static_size, swizzle_span, view,
+    ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, full_layout, outer_of, static_size, swizzle_span,
+    view,
 )
 
 
@@ -146,7 +147,7 @@ def local_tile(input, tiler, coord, proj=None):
     coord = tuple(coord) if isinstance(coord, tuple) else (coord,)
     rest = coord + (None,) * (rank - len(coord))
     # a swizzled (composed) layout divides its outer layout; the slice's view keeps the swizzle's offset
-    z = _core.zipped_divide(input.layout, tiler)
+    z = _core.zipped_divide(full_layout(input), tiler)
     tile_sel = (None,) * r0 if r0 > 1 else None
     return Tensor(input.iterator, z, input.element_type)[(tile_sel, rest if len(rest) > 1 else rest[0])]
 
@@ -157,8 +158,8 @@ def domain_offset(coord, tensor):
     result is element coord + c of the input. A mode given as None keeps its origin."""
     coord = zero_nones(norm_coord(coord))
     if tensor.is_coordinate_tensor:
-        return Tensor(tensor.iterator + tensor.layout(coord), tensor.layout, None)
-    outer = outer_of(tensor.layout)
+        return Tensor(tensor.iterator + full_layout(tensor)(coord), full_layout(tensor), None)
+    outer = outer_of(full_layout(tensor))
     return view(tensor, outer(coord), outer)
 
 
@@ -265,10 +266,10 @@ def recast_tensor(src, dtype, swizzle_=None):
                            user_location(2))
     if not isinstance(src, Tensor) or not isinstance(src.iterator, Pointer):
         raise DSLTypeError(f"recast_tensor expects a tensor in memory, got {type(src).__name__}", user_location(2))
-    if isinstance(src.layout, ComposedLayout):
+    if isinstance(full_layout(src), ComposedLayout):
         raise DSLTypeError("recast_tensor of a swizzled tensor: recast its outer layout's tensor", user_location(2))
     old, new = src.element_type, dtype
-    layout = _recast_layout(src.layout, storage_bits(old), storage_bits(new))
+    layout = _recast_layout(full_layout(src), storage_bits(old), storage_bits(new))
     return Tensor(src.iterator.recast(new), layout, new)
 
 
@@ -309,12 +310,12 @@ def local_partition(target, tiler, index, proj=None):
     if proj is not None:
         keep = [i for i, p in enumerate(proj) if p is not None]
         tiler = _core.make_layout(tuple(tiler.shape[i] for i in keep), tuple(tiler.stride[i] for i in keep))
-    if isinstance(target.layout, ComposedLayout):
+    if isinstance(full_layout(target), ComposedLayout):
         raise DSLTypeError("local_partition of a swizzled tensor: partition its outer layout", user_location(2))
     tile_shape = tuple(_core.product(s) for s in tiler.shape) if isinstance(tiler.shape, tuple) \
         else _core.product(tiler.shape)
     coord = _flat_coord(tiler, index)
-    z = _core.zipped_divide(target.layout, tile_shape)
+    z = _core.zipped_divide(full_layout(target), tile_shape)
     rank = _core.tuple_rank(target.shape)
     rest = (None,) * rank if rank > 1 else None
     inner = coord if len(coord) > 1 else coord[0]

@@ -55,12 +55,25 @@ class SwizzledOrigin(Pointer):
         """CuTe DSL's pointer: the origin with the swizzle."""
         return self.origin()._copy(swizzle=self.origin_swizzle)
 
+    # What a program reads of the pointer is CuTe DSL's swizzled pointer's: its type (with the swizzle, of byte
+    # addresses), its alignment and its address are the origin's; the tensor's own operations use the base.
+    @property
+    def type(self):
+        return self.swizzled().type
+
+    @property
+    def alignment(self) -> int:
+        return self.origin().alignment_at(0)
+
+    def toint(self, dtype=None, *, loc=None, ip=None):
+        return self.origin().toint(dtype)
+
 
 def view(tensor, outer_offset, outer_layout):
     """`tensor` moved by outer_offset (in units of its layout's codomain; for a composed layout, of the outer
     layout's) and given outer_layout. A swizzled tensor keeps what the swizzle must see inside its composed
     offset and moves the rest, a multiple of the swizzle's span, into the pointer."""
-    L = tensor.layout
+    L = tensor._layout
     if isinstance(L, ComposedLayout):
         total = L.offset + outer_offset
         span = swizzle_span(L.inner)
@@ -76,6 +89,12 @@ def outer_of(layout):
     return layout.outer if isinstance(layout, ComposedLayout) else layout
 
 
+def full_layout(t):
+    """The layout that addresses t's elements: a tensor's swizzle included where CuTe DSL keeps it in the pointer
+    (Tensor.layout is then the outer layout); for anything else with a layout, that layout."""
+    return t._layout if type.__instancecheck__(Tensor, t) else t.layout
+
+
 class _TensorType(type):
     def __instancecheck__(cls, x):
         # A buffer passed to a @cute.jit function (from_dlpack, a fake tensor) is a cute.Tensor to user code too, as
@@ -89,9 +108,22 @@ class Tensor(metaclass=_TensorType):
     def __init__(self, iterator, layout, dtype=None):
         if not isinstance(layout, (Layout, ComposedLayout)):
             raise DSLTypeError(f"make_tensor: expected a Layout, got {type(layout).__name__}", user_location(2))
+        if isinstance(iterator, SwizzledOrigin) and isinstance(layout, Layout):
+            # the iterator stands for CuTe DSL's swizzled pointer: a plain layout over it is swizzled by it
+            layout = _core.ComposedLayout(iterator.origin_swizzle, iterator.origin_offset, layout)
         self.iterator = iterator
-        self.layout = layout
+        self._layout = layout
         self._dtype = dtype if dtype is not None else getattr(iterator, "dtype", None)
+
+    @property
+    def layout(self):
+        """The layout as CuTe DSL gives it: of a tensor whose swizzle lives in its pointer (its iterator), the plain
+        outer layout, the swizzle being applied through the pointer; what addresses the elements is full_layout."""
+        return self._layout.outer if self.is_pointer_swizzled else self._layout
+
+    @property
+    def is_pointer_swizzled(self) -> bool:
+        return isinstance(self.iterator, SwizzledOrigin) and isinstance(self._layout, ComposedLayout)
 
     # --- properties -------------------------------------------------------------------------------------------
     @property
@@ -106,7 +138,7 @@ class Tensor(metaclass=_TensorType):
 
     @property
     def stride(self):
-        L = self.layout
+        L = self._layout
         if isinstance(L, ComposedLayout):
             if not (isinstance(self.iterator, SwizzledOrigin) or isinstance(L.inner, _core.Swizzle)):
                 raise DSLTypeError(f"a tensor of the composed layout {L} has no single stride", user_location(2))
@@ -156,6 +188,10 @@ class Tensor(metaclass=_TensorType):
         if self.is_coordinate_tensor:
             return f"coord_tensor<{self.layout}>"
         p = self.iterator
+        if self.is_pointer_swizzled:   # CuTe DSL prints the pointer's swizzle (of byte addresses) apart
+            p = p.swizzled()
+            return (f"tensor<{self._dtype.__name__}, {p.memspace}, align {p.alignment_at(0)}, "
+                    f"{p.type.swizzle_type}, {self.layout}>")
         return f"tensor<{self._dtype.__name__}, {p.memspace}, align {p.alignment_at(0)}, {self.layout}>"
 
     def __repr__(self):
@@ -168,7 +204,7 @@ class Tensor(metaclass=_TensorType):
 
     # --- indexing ---------------------------------------------------------------------------------------------
     def _offset(self, coord):
-        off = self.layout(coord)
+        off = self._layout(coord)
         if isinstance(off, int) and isinstance(self.iterator, Pointer) and self.iterator.memspace == RMEM:
             self._check_static_index(coord, off)
         return off
