@@ -3,19 +3,20 @@ field's get_tensor(outer, swizzle=), make_tensor of a swizzled pointer) shows th
 - its .layout is the plain outer layout (and a slice's or a regrouping's layout is that of the outer layout), the
   swizzle is the iterator's (iterator.type.swizzle_type, of byte addresses, as CuTe DSL gives it);
 - its elements stay where they were: element c is at the byte swizzle of (origin + layout(c));
-- make_tensor(t.iterator, t.layout) addresses the same elements as t, for t and its views;
+- make_tensor(t.iterator, t.layout) addresses the same elements as t, for t and its views; the iterator recast
+  without its swizzle (recast_ptr(t.iterator, dtype=)) points at t's origin, unswizzled;
 - a layout the program composes with a swizzle itself (over a plain pointer) stays its .layout.
-Checked while tracing for sm_80 against the definition of a swizzled address (ext.full_layout gives what the
+Checked while tracing for sm_80 against the definition of a swizzled address (full_layout gives what the
 tensor's own operations address with)."""
 import numpy as np
 import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave import ext
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import target
+from test_swizzled_pointer import absolute as address, swizzled as swizzled_by
 
 SW = cute.make_swizzle(3, 4, 3)                  # byte swizzle: 16-byte chunks of 128-byte rows
 STAGED = cute.make_layout((8, 64, 2), stride=(64, 1, 512))
@@ -42,8 +43,9 @@ def trace_kernel(gOut: cute.Tensor):
         views = {"whole": t, "stage": t[None, None, 1], "row": t[3, None, 0],
                  "grouped": cute.group_modes(t, 0, 2), "tile": cute.local_tile(t[None, None, 1], (4, 16), (1, 2))}
         for vname, v in views.items():
-            SEEN[(name, vname)] = (v, cute.make_tensor(v.iterator, v.layout), v.iterator.type.swizzle_type,
-                                   str(v))
+            unswizzled = cute.make_tensor(cute.recast_ptr(v.iterator, dtype=cutlass.Float16), v.layout)
+            SEEN[(name, vname)] = (v, cute.make_tensor(v.iterator, v.layout), unswizzled,
+                                   v.iterator.type.swizzle_type, v.iterator.alignment, str(v))
     plain = smem.allocate_tensor(cutlass.Float16, cute.make_layout((8, 64), stride=(64, 1)), 1024)
     composed = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((8, 64), stride=(64, 1)))
     SEEN["composed"] = (cute.make_tensor(plain.iterator, composed), composed)
@@ -51,25 +53,19 @@ def trace_kernel(gOut: cute.Tensor):
     gOut[0] = cutlass.Float16(0.0)
 
 
-@cute.jit
-def trace_it(out):
-    trace_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
-
-
 @pytest.fixture(scope="module")
 def traced():
+    @cute.jit
+    def trace_it(out):
+        trace_kernel(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
     with target("sm_80"):
         cute.compile(trace_it, from_dlpack(np.zeros(4, dtype=np.float16)))
     return SEEN
 
 
-def address(t, c):
-    """Element address of coordinate c of t (from the shared-memory base, in elements)."""
-    return t.iterator.offset + ext.full_layout(t)(c)
-
-
 def swizzled(element_address):
-    return SW(element_address * 2) // 2
+    return swizzled_by(SW, element_address, 2)
 
 
 # (view, its outer layout as the slice or regrouping of STAGED, the coordinate in STAGED of its element c)
@@ -94,7 +90,7 @@ def coords(shape):
 @pytest.mark.parametrize("source", ["allocate_tensor", "get_tensor", "make_tensor"])
 @pytest.mark.parametrize("view", sorted(VIEWS))
 def test_the_layout_is_the_outer_layout_and_the_elements_stay(traced, source, view):
-    t, again, swizzle_type, text = traced[(source, view)]
+    t, again, unswizzled, swizzle_type, alignment, text = traced[(source, view)]
     outer, in_staged = VIEWS[view]
     assert isinstance(t.layout, cute.Layout) and not isinstance(t.layout, cute.ComposedLayout)
     assert str(t.layout) == str(outer)
@@ -102,10 +98,14 @@ def test_the_layout_is_the_outer_layout_and_the_elements_stay(traced, source, vi
     assert "S<3,4,3>" in text and str(outer) in text
     base = traced[(source, "whole")][0]
     origin = address(base, (0, 0, 0))
+    start = origin + STAGED(in_staged(coords(outer.shape)[0]))
+    assert alignment >= 2 and start * 2 % alignment == 0     # the origin's, not the buffer's
     for c in coords(outer.shape):
         want = swizzled(origin + STAGED(in_staged(c)))
         assert address(t, c) == want, (c, address(t, c), want)
         assert address(again, c) == want, c
+        # recast_ptr drops the swizzle and keeps the origin (QuACK's position-independent partitions build on it)
+        assert address(unswizzled, c) == origin + STAGED(in_staged(c)), c
 
 
 def test_a_swizzle_the_program_composes_stays_in_the_layout(traced):
