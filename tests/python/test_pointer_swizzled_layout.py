@@ -17,6 +17,7 @@ from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import target
 from test_swizzled_pointer import absolute as address, swizzled as swizzled_by
+from warpweave import ext
 
 SW = cute.make_swizzle(3, 4, 3)                  # byte swizzle: 16-byte chunks of 128-byte rows
 STAGED = cute.make_layout((8, 64, 2), stride=(64, 1, 512))
@@ -114,3 +115,28 @@ def test_a_swizzle_the_program_composes_stays_in_the_layout(traced):
         assert isinstance(t.layout, cute.ComposedLayout), name
         assert str(t.layout) == str(composed)
         assert t.iterator.type.swizzle_type.num_bits == 0
+
+
+@cute.kernel
+def carry_kernel(gOut: cute.Tensor, n: cutlass.Int32):
+    smem = cutlass.utils.SmemAllocator()
+    t = smem.allocate_tensor(cutlass.Float16, STAGED, 1024, swizzle=SW)
+    s = t[None, None, 0]
+    SEEN["before_loop"] = s
+    for _ in cutlass.range(n):
+        s = t[None, None, 1]
+    SEEN["after_loop"] = s
+    gOut[0] = s[0, 0]
+
+
+def test_a_tensor_carried_through_a_dynamic_loop_stays_swizzled():
+    """Carried through a loop, the tensor is its pointer (a run-time value) and the layout that addresses it: that
+    layout keeps the swizzle, whatever .layout shows the program."""
+    @cute.jit
+    def carry(out, n: cutlass.Int32):
+        carry_kernel(out, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_80"):
+        cute.compile(carry, from_dlpack(np.zeros(4, dtype=np.float16)), 3)
+    before, after = ext.full_layout(SEEN["before_loop"]), ext.full_layout(SEEN["after_loop"])
+    assert isinstance(before, cute.ComposedLayout) and str(after) == str(before)
