@@ -89,6 +89,10 @@ def outer_of(layout):
     return layout.outer if isinstance(layout, ComposedLayout) else layout
 
 
+def _pointer_swizzled(t) -> bool:
+    return isinstance(t.iterator, SwizzledOrigin) and isinstance(t._layout, ComposedLayout)
+
+
 def full_layout(t):
     """The layout that addresses t's elements: a tensor's swizzle included where CuTe DSL keeps it in the pointer
     (Tensor.layout is then the outer layout); for anything else with a layout, that layout."""
@@ -119,11 +123,7 @@ class Tensor(metaclass=_TensorType):
     def layout(self):
         """The layout as CuTe DSL gives it: of a tensor whose swizzle lives in its pointer (its iterator), the plain
         outer layout, the swizzle being applied through the pointer; what addresses the elements is full_layout."""
-        return self._layout.outer if self.is_pointer_swizzled else self._layout
-
-    @property
-    def is_pointer_swizzled(self) -> bool:
-        return isinstance(self.iterator, SwizzledOrigin) and isinstance(self._layout, ComposedLayout)
+        return self._layout.outer if _pointer_swizzled(self) else self._layout
 
     # --- properties -------------------------------------------------------------------------------------------
     @property
@@ -188,7 +188,7 @@ class Tensor(metaclass=_TensorType):
         if self.is_coordinate_tensor:
             return f"coord_tensor<{self.layout}>"
         p = self.iterator
-        if self.is_pointer_swizzled:   # CuTe DSL prints the pointer's swizzle (of byte addresses) apart
+        if _pointer_swizzled(self):   # CuTe DSL prints the pointer's swizzle (of byte addresses) apart
             p = p.swizzled()
             return (f"tensor<{self._dtype.__name__}, {p.memspace}, align {p.alignment_at(0)}, "
                     f"{p.type.swizzle_type}, {self.layout}>")
