@@ -130,8 +130,8 @@ def carry_kernel(gOut: cute.Tensor, n: cutlass.Int32):
 
 
 def test_a_tensor_carried_through_a_dynamic_loop_stays_swizzled():
-    """Carried through a loop, the tensor is its pointer (a run-time value) and the layout that addresses it: that
-    layout keeps the swizzle, whatever .layout shows the program."""
+    """Carried through a loop, the tensor is its pointer (run-time values) and the layout that addresses it: that
+    layout keeps the swizzle, and the program still sees the outer layout with the swizzle in the pointer."""
     @cute.jit
     def carry(out, n: cutlass.Int32):
         carry_kernel(out, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
@@ -140,3 +140,6 @@ def test_a_tensor_carried_through_a_dynamic_loop_stays_swizzled():
         cute.compile(carry, from_dlpack(np.zeros(4, dtype=np.float16)), 3)
     before, after = ext.full_layout(SEEN["before_loop"]), ext.full_layout(SEEN["after_loop"])
     assert isinstance(before, cute.ComposedLayout) and str(after) == str(before)
+    shown = SEEN["after_loop"]
+    assert str(shown.layout) == str(cute.slice_(STAGED, (None, None, 1)))
+    assert shown.iterator.type.swizzle_type.num_bits == 3
