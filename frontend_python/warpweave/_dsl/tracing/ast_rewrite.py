@@ -28,15 +28,40 @@ from . import control_flow, rewrite_cache
 _H = "__ww_cf__"
 
 
+# The grammar's types of fields that never hold a node (ast's classes state their fields' types in their
+# docstrings, e.g. "Name(identifier id, expr_context ctx)"), and the context markers no helper here looks at.
+_LEAF_TYPES = frozenset({"identifier", "string", "constant", "int", "expr_context"})
+_NODE_FIELDS: dict = {}
+
+
+def _node_fields(cls) -> tuple:
+    """The fields of an ast class that may hold nodes (all of them where its docstring does not say)."""
+    fields = _NODE_FIELDS.get(cls)
+    if fields is None:
+        doc = (cls.__doc__ or "").strip()
+        types = {}
+        if doc.startswith(cls.__name__ + "(") and doc.endswith(")"):
+            for part in doc[len(cls.__name__) + 1:-1].split(","):
+                words = part.split()
+                if len(words) == 2:
+                    types[words[1]] = words[0].rstrip("?*")
+        fields = _NODE_FIELDS[cls] = tuple(f for f in cls._fields if types.get(f) not in _LEAF_TYPES)
+    return fields
+
+
 def _children(node) -> list:
     """ast.iter_child_nodes as a list, without the context markers (Load, Store, Del) no helper here looks at: a
-    kernel of ~10,000 nodes is walked by several of them, and ast's generators cost a GEMM's rewrite ~40 ms."""
+    kernel of ~10,000 nodes is walked by several of them, and ast's generators cost a GEMM's rewrite ~40 ms. Only
+    the fields that may hold nodes are read (a Name's or a Constant's none)."""
     out = []
-    for name in node._fields:
+    AST = ast.AST
+    for name in _node_fields(node.__class__):
         value = getattr(node, name, None)
-        if isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+        if value.__class__ is list:
+            for v in value:
+                if isinstance(v, AST):
+                    out.append(v)
+        elif isinstance(value, AST) and not isinstance(value, ast.expr_context):
             out.append(value)
     return out
 
