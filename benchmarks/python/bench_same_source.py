@@ -24,8 +24,9 @@ DSL driver's, above, run under each interpreter: warpweave's through `python -m 
 inside N fresh processes a side after one warm-up process, alternating, wall and CPU time, medians; both sides' disk
 caches off (WARPWEAVE_DISABLE_CACHE, CUTE_DSL_DISABLE_FILE_CACHING), both run from bytecode (the checkout's is
 written first, as installing a package does). The figure is the first compile of a process (no interpreter start or
-imports in it). warpweave's rows add its stages (trace, parse, lower, llvm, codegen, cubin). --ww-root A,B times
-several checkouts side by side (before / after).
+imports in it). The ratios to CuTe DSL are of the medians and, more robust on a loaded machine, the median of each
+round's ratio (`pair`). warpweave's rows add its stages (trace, parse, lower, llvm, codegen, cubin). --ww-root A,B
+times several checkouts side by side (before / after).
 
 GPU half (when torch.cuda is available here and --no-gpu is not given): each side times the compiled function in its
 own process with the same timer (timing_driver below, the same text for both): CUDA events around 20 back-to-back
@@ -499,19 +500,22 @@ def time_compiles(cutlass, prog, cd_python, ww_python, reps, timeout, roots=(Non
 
 
 def print_compile_times(times):
+    """Medians of each side's wall and CPU time, their ratios to CuTe DSL's, and the median of the ratios of the
+    runs made one after the other (`pair`: a machine whose load drifts slows both runs of a round alike)."""
     sides = [s for s in next(iter(times.values()))]
     ww_sides = [s for s in sides if s != "cutedsl"]
-    head = f"{'program':22} {'side':20} {'wall':>7} {'cpu':>7} {'wall/CD':>7} {'cpu/CD':>6}  " + \
+    head = f"{'program':22} {'side':20} {'wall':>7} {'cpu':>7} {'wall/CD':>7} {'cpu/CD':>6} {'pair':>5}  " + \
         " ".join(f"{s:>7}" for s in STAGES)
-    print(head + "   (ms, medians; /CD: warpweave / CuTe DSL; stages: warpweave's, wall)")
+    print(head + "   (ms, medians; /CD and pair: warpweave / CuTe DSL; stages: warpweave's, wall)")
     for name, t in times.items():
         med = {side: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for side, v in t.items()}
         cw, cc = med["cutedsl"]
         print(f"{name:22} {'CuTe DSL':20} {cw:7.0f} {cc:7.0f}")
         for side in ww_sides:
             ww, wc = med[side]
+            pair = statistics.median(w[0] / c[0] for w, c in zip(t[side], t["cutedsl"]))
             st = " ".join(f"{statistics.median(r[2].get(s, 0.0) for r in t[side]):7.0f}" for s in STAGES)
-            print(f"{'':22} {side:20} {ww:7.0f} {wc:7.0f} {ww / cw:7.2f} {wc / cc:6.2f}  {st}")
+            print(f"{'':22} {side:20} {ww:7.0f} {wc:7.0f} {ww / cw:7.2f} {wc / cc:6.2f} {pair:5.2f}  {st}")
 
 
 def side_report(res, arch):
