@@ -78,31 +78,38 @@ def _walk(node):
 def _fix_missing_locations(root) -> None:
     """ast.fix_missing_locations (a node made here takes its parent's location), iteratively."""
     stack = [(root, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, lineno, col, end_lineno, end_col = stack.pop()
+        node, lineno, col, end_lineno, end_col = pop()
         attrs = node._attributes
         if "lineno" in attrs:
-            if not hasattr(node, "lineno"):
-                node.lineno = lineno
+            # Most nodes come from the parsed source with their four positions: read them at once.
+            d = node.__dict__
+            el, ec = d.get("end_lineno"), d.get("end_col_offset")
+            if "lineno" in d and "col_offset" in d and el is not None and ec is not None:
+                lineno, col, end_lineno, end_col = d["lineno"], d["col_offset"], el, ec
             else:
-                lineno = node.lineno
-            if "end_lineno" in attrs:
-                if getattr(node, "end_lineno", None) is None:
-                    node.end_lineno = end_lineno
+                if not hasattr(node, "lineno"):
+                    node.lineno = lineno
                 else:
-                    end_lineno = node.end_lineno
-            if "col_offset" in attrs:
-                if not hasattr(node, "col_offset"):
-                    node.col_offset = col
-                else:
-                    col = node.col_offset
-            if "end_col_offset" in attrs:
-                if getattr(node, "end_col_offset", None) is None:
-                    node.end_col_offset = end_col
-                else:
-                    end_col = node.end_col_offset
+                    lineno = node.lineno
+                if "end_lineno" in attrs:
+                    if getattr(node, "end_lineno", None) is None:
+                        node.end_lineno = end_lineno
+                    else:
+                        end_lineno = node.end_lineno
+                if "col_offset" in attrs:
+                    if not hasattr(node, "col_offset"):
+                        node.col_offset = col
+                    else:
+                        col = node.col_offset
+                if "end_col_offset" in attrs:
+                    if getattr(node, "end_col_offset", None) is None:
+                        node.end_col_offset = end_col
+                    else:
+                        end_col = node.end_col_offset
         for child in _children(node):
-            stack.append((child, lineno, col, end_lineno, end_col))
+            push((child, lineno, col, end_lineno, end_col))
 
 
 class _Visitor(ast.NodeVisitor):
