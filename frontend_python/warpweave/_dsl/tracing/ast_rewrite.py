@@ -28,7 +28,7 @@ from . import control_flow, rewrite_cache
 _H = "__ww_cf__"
 
 
-# The grammar's types of fields that never hold a node (ast's classes state their fields' types in their
+# The ast field types that never hold a node (ast's classes state their fields' types in their
 # docstrings, e.g. "Name(identifier id, expr_context ctx)"), and the context markers no helper here looks at.
 _LEAF_TYPES = frozenset({"identifier", "string", "constant", "int", "expr_context"})
 _NODE_FIELDS: dict = {}
