@@ -75,6 +75,21 @@ def _walk(node):
         yield node
 
 
+_ABSENT = object()
+
+
+def _position(node, attrs, name: str, inherited, none_is_absent: bool):
+    """The node's position `name`, set to the inherited one where it has none (ast.fix_missing_locations's rule:
+    a start absent, an end absent or None)."""
+    if name not in attrs:
+        return inherited
+    value = getattr(node, name, _ABSENT)
+    if value is _ABSENT or (none_is_absent and value is None):
+        setattr(node, name, inherited)
+        return inherited
+    return value
+
+
 def _fix_missing_locations(root) -> None:
     """ast.fix_missing_locations (a node made here takes its parent's location), iteratively."""
     stack = [(root, 1, 0, 1, 0)]
@@ -89,25 +104,10 @@ def _fix_missing_locations(root) -> None:
             if "lineno" in d and "col_offset" in d and el is not None and ec is not None:
                 lineno, col, end_lineno, end_col = d["lineno"], d["col_offset"], el, ec
             else:
-                if not hasattr(node, "lineno"):
-                    node.lineno = lineno
-                else:
-                    lineno = node.lineno
-                if "end_lineno" in attrs:
-                    if getattr(node, "end_lineno", None) is None:
-                        node.end_lineno = end_lineno
-                    else:
-                        end_lineno = node.end_lineno
-                if "col_offset" in attrs:
-                    if not hasattr(node, "col_offset"):
-                        node.col_offset = col
-                    else:
-                        col = node.col_offset
-                if "end_col_offset" in attrs:
-                    if getattr(node, "end_col_offset", None) is None:
-                        node.end_col_offset = end_col
-                    else:
-                        end_col = node.end_col_offset
+                lineno = _position(node, attrs, "lineno", lineno, False)
+                end_lineno = _position(node, attrs, "end_lineno", end_lineno, True)
+                col = _position(node, attrs, "col_offset", col, False)
+                end_col = _position(node, attrs, "end_col_offset", end_col, True)
         for child in _children(node):
             push((child, lineno, col, end_lineno, end_col))
 
