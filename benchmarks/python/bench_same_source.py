@@ -19,10 +19,14 @@ Compile-time half (any machine; CuTe DSL compiles without a GPU when CUTE_DSL_AR
     instruction count and mix (opcodes without modifiers), the kernel's whole instruction count, and the wall time of
     the compiling process (interpreter start and imports included).
 
-Compile time alone (--compile-time N): each side's compile call of the program (the CuTe DSL driver's, above, run
-under each interpreter: warpweave's through `python -m warpweave run --compile-only`), timed inside N fresh processes
-a side, alternating, wall and CPU time, medians; warpweave's cache off. The figure is the first compile of a process
-(no interpreter start or imports in it).
+Compile time alone (--compile-time N; any machine, no GPU used): each side's compile call of the program (the CuTe
+DSL driver's, above, run under each interpreter: warpweave's through `python -m warpweave run --compile-only`), timed
+inside N fresh processes a side after one warm-up process, alternating, wall and CPU time, medians; both sides' disk
+caches off (WARPWEAVE_DISABLE_CACHE, CUTE_DSL_DISABLE_FILE_CACHING), both run from bytecode (the checkout's is
+written first, as installing a package does). The figure is the first compile of a process (no interpreter start or
+imports in it). The ratios to CuTe DSL are of the medians and, more robust on a loaded machine, the median of each
+round's ratio (`pair`). warpweave's rows add its stages (trace, parse, lower, llvm, codegen, cubin). --ww-root A,B
+times several checkouts side by side (before / after).
 
 GPU half (when torch.cuda is available here and --no-gpu is not given): each side times the compiled function in its
 own process with the same timer (timing_driver below, the same text for both): CUDA events around 20 back-to-back
@@ -179,6 +183,22 @@ def setup(mod, torch):
 """
 
 
+_BLACKWELL_COMPILE = """
+import cutlass, cutlass.cute as cute
+from cutlass.cute.runtime import make_fake_tensor, make_fake_stream
+dt = cutlass.TFloat32
+# dense_gemm.py's defaults (TFloat32 A, B k-major, Float32 C n-major, 128x128 tile, 1x1 cluster, one-CTA MMA, no TMA
+# store): (M, K, L), (N, K, L), (M, N, L) views made with is_dynamic_layout=True, i.e. mark_layout_dynamic(
+# leading_dim=1): every extent and the non-unit strides dynamic, 16-byte aligned.
+def t(dtype):
+    return make_fake_tensor(dtype, (cute.sym_int(), cute.sym_int(), cute.sym_int()),
+                            stride=(cute.sym_int64(divisibility=4), 1, cute.sym_int64(divisibility=4)),
+                            assumed_align=16)
+g = mod.DenseGemmKernel(cutlass.Float32, False, (128, 128), (1, 1), False)
+cute.compile(g, t(dt), t(dt), t(cutlass.Float32), make_fake_stream())
+"""
+
+
 def _program(path, args, arch, cd_compile, gpu_setup, **fmt):
     return dict(path=path, args=args, arch=arch, cd_compile=cd_compile.format(**fmt),
                 gpu_setup=gpu_setup.format(**fmt) if gpu_setup else None)
@@ -203,6 +223,9 @@ PROGRAMS = {
                                        "--cluster_shape_mn", "2,1"], "sm_90a",
                                       _HOPPER_COMPILE.replace("(128, 256), (1, 1)", "(128, 256), (2, 1)"),
                                       _HOPPER_GPU, mnkl=(4096, 4096, 4096, 1), cluster=(2, 1)),
+    # Compile-time half only (no timed GPU half: it needs a Blackwell GPU).
+    "blackwell_dense_gemm": _program(f"{BASE}/blackwell/kernel/dense_gemm/dense_gemm.py", [], "sm_100a",
+                                     _BLACKWELL_COMPILE, None),
 }
 
 # --- SASS -----------------------------------------------------------------------------------------------------------
@@ -391,13 +414,26 @@ def compile_cutedsl(cutlass, prog, python, dump, nvdisasm, timeout):
 # One driver for both sides: the program's module imported, the fake tensors of cd_compile made, then its last line
 # (the compile call) timed in wall and CPU time (process_time: the process's threads; both compile in process).
 # Interpreter start, imports and the program's import are outside the figure; the first compile of the process is
-# inside it, with whatever it sets up on first use.
+# inside it, with whatever it sets up on first use. Under warpweave the driver also prints the stages of the
+# functions the call compiled (compile-only session), summed: trace (Python), and the core's parse, lower, llvm
+# (LLVM's optimisation), codegen (NVPTX) and cubin (the assembler).
 COMPILE_TIMER = """
 import time as _time
 _cpu, _wall = _time.process_time(), _time.perf_counter()
 {last}
 print("WW_COMPILE_TIME", (_time.perf_counter() - _wall) * 1e3, (_time.process_time() - _cpu) * 1e3)
+if "warpweave" in sys.modules:
+    from warpweave._dsl.registry import compile_only as _co
+    _stages = dict(trace=0.0, parse=0.0, lower=0.0, llvm=0.0, codegen=0.0, cubin=0.0)
+    for _c in (_co.current().compiled if _co.current() is not None else ()):
+        _stages["trace"] += (_c.timings or {{}}).get("trace_s", 0.0) * 1e3
+        _t = (_c.info or {{}}).get("timings") or {{}}
+        for _k, _n in (("parse", "parse_ms"), ("lower", "lower_ms"), ("llvm", "llvm_opt_ms"), ("codegen", "codegen_ms"),
+                       ("cubin", "cubin_ms")):
+            _stages[_k] += _t.get(_n, 0.0)
+    print("WW_COMPILE_STAGES", " ".join(f"{{_k}}={{_v:.3f}}" for _k, _v in _stages.items()))
 """
+STAGES = ("trace", "parse", "lower", "llvm", "codegen", "cubin")
 
 
 def _compile_driver(cutlass, prog):
@@ -412,42 +448,74 @@ def _compile_driver(cutlass, prog):
         """) + "\n".join(lines[:-1]) + COMPILE_TIMER.format(last=lines[-1])
 
 
-def time_compiles(cutlass, prog, cd_python, ww_python, reps, timeout, root=None):
-    """{side: [(wall ms, cpu ms)]}: `reps` fresh processes a side, the sides alternating (so that a machine's other
-    load falls on both alike). warpweave's cache is off (WARPWEAVE_DISABLE_CACHE); CuTe DSL 4.8.1 keeps none
-    across processes."""
+def ww_sources(root=None):
+    """The folders of a warpweave checkout's Python code (the frontend, the backends' python/ folders)."""
+    root = root or WW_ROOT
+    return [os.path.join(root, "frontend_python", "warpweave")] + sorted(
+        glob.glob(os.path.join(root, "backends", "*", "python")))
+
+
+def compile_bytecode(python, root=None, timeout=900):
+    """Writes the bytecode (.pyc) of a checkout's Python code, as installing a package does. CuTe DSL's installed
+    package has its bytecode; a checkout run with PYTHONDONTWRITEBYTECODE (or never run before) has none, and its
+    first compile would then also compile the frontend's and backends' sources that it imports on first use."""
+    subprocess.run([python, "-m", "compileall", "-q", *ww_sources(root)], check=True, capture_output=True,
+                   timeout=timeout)
+
+
+def time_compiles(cutlass, prog, cd_python, ww_python, reps, timeout, roots=(None,)):
+    """{side: [(wall ms, cpu ms, {stage: ms})]}: `reps` fresh processes a side, the sides alternating (so that a
+    machine's other load falls on all alike); one warpweave side per checkout in `roots` (None: this one), named
+    "warpweave" for one, else "warpweave:<folder name>". No disk cache on either side: warpweave's is off
+    (WARPWEAVE_DISABLE_CACHE: compiled kernels, traced functions and the preprocessor's rewrites), CuTe DSL's file
+    cache too (CUTE_DSL_DISABLE_FILE_CACHING). Each side's first process is a warm-up, not counted (the OS's file
+    cache then holds both sides' libraries)."""
     fd, drv = tempfile.mkstemp(suffix=".py")
     with os.fdopen(fd, "w") as f:
         f.write(_compile_driver(cutlass, prog))
     cwd = os.path.dirname(os.path.join(cutlass, prog["path"]))
-    sides = {
-        "cutedsl": ([cd_python, drv], dict({k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-                                           CUTE_DSL_ARCH=prog["arch"])),
-        "warpweave": ([ww_python, "-m", "warpweave", "run", "--compile-only", "--arch", prog["arch"], drv],
-                      ww_env({"WARPWEAVE_DISABLE_CACHE": "1"}, root)),
-    }
+    cd_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cd_env.update(CUTE_DSL_ARCH=prog["arch"], CUTE_DSL_DISABLE_FILE_CACHING="1")
+    sides = {"cutedsl": ([cd_python, drv], cd_env)}
+    for root in roots:
+        name = "warpweave" if len(roots) == 1 else f"warpweave:{os.path.basename(os.path.abspath(root or WW_ROOT))}"
+        sides[name] = ([ww_python, "-m", "warpweave", "run", "--compile-only", "--arch", prog["arch"], drv],
+                       ww_env({"WARPWEAVE_DISABLE_CACHE": "1"}, root))
     out = {side: [] for side in sides}
     try:
-        for _ in range(reps):
+        for rep in range(reps + 1):
             for side, (cmd, env) in sides.items():
                 p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
                 line = next((l for l in p.stdout.splitlines() if l.startswith("WW_COMPILE_TIME ")), None)
                 if line is None:
                     raise RuntimeError(f"{side}: {(p.stdout + p.stderr)[-1500:]}")
                 wall, cpu = map(float, line.split()[1:])
-                out[side].append((wall, cpu))
+                stages = next((dict((kv.split("=")[0], float(kv.split("=")[1])) for kv in l.split()[1:])
+                               for l in p.stdout.splitlines() if l.startswith("WW_COMPILE_STAGES ")), {})
+                if rep:
+                    out[side].append((wall, cpu, stages))
     finally:
         os.unlink(drv)
     return out
 
 
 def print_compile_times(times):
-    print(f"{'program':22} {'CuTe DSL wall':>13} {'cpu':>6} {'warpweave wall':>14} {'cpu':>6} {'wall ratio':>10} "
-          f"{'cpu ratio':>9}   (ms, medians; ratio warpweave / CuTe DSL)")
+    """Medians of each side's wall and CPU time, their ratios to CuTe DSL's, and the median of the ratios of the
+    runs made one after the other (`pair`: a machine whose load drifts slows both runs of a round alike)."""
+    sides = [s for s in next(iter(times.values()))]
+    ww_sides = [s for s in sides if s != "cutedsl"]
+    head = f"{'program':22} {'side':20} {'wall':>7} {'cpu':>7} {'wall/CD':>7} {'cpu/CD':>6} {'pair':>5}  " + \
+        " ".join(f"{s:>7}" for s in STAGES)
+    print(head + "   (ms, medians; /CD and pair: warpweave / CuTe DSL; stages: warpweave's, wall)")
     for name, t in times.items():
-        med = {side: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for side, v in t.items()}
-        (cw, cc), (ww, wc) = med["cutedsl"], med["warpweave"]
-        print(f"{name:22} {cw:13.0f} {cc:6.0f} {ww:14.0f} {wc:6.0f} {ww / cw:10.2f} {wc / cc:9.2f}")
+        med = {side: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for side, v in t.items()}
+        cw, cc = med["cutedsl"]
+        print(f"{name:22} {'CuTe DSL':20} {cw:7.0f} {cc:7.0f}")
+        for side in ww_sides:
+            ww, wc = med[side]
+            pair = statistics.median(w[0] / c[0] for w, c in zip(t[side], t["cutedsl"]))
+            st = " ".join(f"{statistics.median(r[2].get(s, 0.0) for r in t[side]):7.0f}" for s in STAGES)
+            print(f"{'':22} {side:20} {ww:7.0f} {wc:7.0f} {ww / cw:7.2f} {wc / cc:6.2f} {pair:5.2f}  {st}")
 
 
 def side_report(res, arch):
@@ -570,7 +638,9 @@ def main(argv=None) -> int:
                     help="only time each side's compile call, in N fresh processes a side (medians of wall and CPU "
                          "time); no SASS, no GPU half")
     ap.add_argument("--ww-root", default=None, help="the warpweave checkout to measure (default: this one), e.g. "
-                                                    "another worktree for a before/after comparison")
+                                                    "another worktree for a before/after comparison; with "
+                                                    "--compile-time, several (comma-separated) are timed side by "
+                                                    "side, alternating")
     args = ap.parse_args(argv)
 
     names = [n.strip() for n in args.programs.split(",") if n.strip()]
@@ -578,13 +648,16 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown programs {unknown}; known: {', '.join(PROGRAMS)}")
     if args.compile_time:
+        roots = tuple(args.ww_root.split(",")) if args.ww_root else (None,)
+        for root in roots:
+            compile_bytecode(args.ww_python, root, args.timeout)
         times = {}
         for name in names:
             prog = dict(PROGRAMS[name])
             if args.arch:
                 prog["arch"] = args.arch
             times[name] = time_compiles(args.cutlass, prog, args.cutedsl_python, args.ww_python, args.compile_time,
-                                        args.timeout, args.ww_root)
+                                        args.timeout, roots)
         print_compile_times(times)
         if args.json:
             with open(args.json, "w") as f:

@@ -327,3 +327,19 @@ def test_host_comparisons_are_checked_before_a_hit_is_used():
         small = cute.compile(_branchy, t, 2)  # otherwise: the entry does not apply
         assert level(small) != "function"
         assert small.launches[0].block[0] == 64 and again.launches[0].block[0] == 32
+
+
+def test_the_module_key_is_the_cores_key_of_the_same_strings():
+    # Hashed in Python for speed, the module-text key must stay the core's: entries written by either are found by
+    # the other (parts of any length and alphabet, empty ones, one of a GEMM's size; part boundaries count).
+    import random
+    from warpweave import _core
+    rng = random.Random(29)
+    alphabet = "abc %{}\n\"é€😀\x00"
+    cases = [[], [""], ["", ""], ["ab", "c"], ["a", "bc"], ["x" * 2_000_000]]
+    for _ in range(200):
+        cases.append(["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 300)))
+                      for _ in range(rng.randrange(0, 6))])
+    for parts in cases:
+        assert compile_module.key_of(parts) == _core.cache_key(parts), parts
+    assert len({compile_module.key_of(p) for p in (["ab", "c"], ["a", "bc"])}) == 2

@@ -1,9 +1,11 @@
 """What makes tracing cheaper must not change what it reports: the remembered user lines are those of the frame
-asking, also when a code object's id is reused, and the cyclic collector that tracing pauses runs again
+asking, also when a code object's id is reused, library frames passed over by their module's name give the same
+line as walking every frame (also frames of no module, and after a folder is registered as a library's), and the cyclic collector that tracing pauses runs again
 afterwards, whether the trace succeeded or not."""
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 
@@ -28,6 +30,74 @@ def test_a_reused_code_id_does_not_give_the_earlier_codes_line(tmp_path):
         exec(compile("\n" * k + "def f():\n    return ul(1)\n", path, "exec"), ns)
         assert ns["f"]() == (path, k + 2)
         del ns
+
+
+def _reference_location(skip):
+    """The definition: the innermost frame whose file is the user's."""
+    import sys
+    f = sys._getframe(skip + 1)
+    while f is not None and not errors.is_user_file(f.f_code.co_filename):
+        f = f.f_back
+    return None if f is None else (f.f_code.co_filename, f.f_lineno)
+
+
+def _library_chain(tmp_path, module_name):
+    """A recursive function of a module whose file lies in the DSL's package (its frames are the DSL's), and one
+    exec'd in globals without a module name (its frames are named by no module)."""
+    import sys
+    import types
+    lib_file = os.path.join(os.path.dirname(errors.__file__), "_test_library_frames.py")
+    mod = types.ModuleType(module_name)
+    mod.__file__ = lib_file
+    sys.modules[module_name] = mod
+    src = ("def down(n, anonymous, probe):\n"
+           "    if n == 0:\n"
+           "        return probe()\n"
+           "    if n == 1 and anonymous is not None:\n"
+           "        return anonymous(probe)\n"
+           "    return down(n - 1, anonymous, probe)\n")
+    exec(compile(src, lib_file, "exec"), mod.__dict__)
+    anon: dict = {}
+    exec(compile("def anonymous(probe):\n    return probe()\n", lib_file, "exec"), anon)
+    return mod.down, anon["anonymous"]
+
+
+def test_user_line_is_the_innermost_user_frame_past_library_frames(tmp_path):
+    import sys
+    down, anonymous = _library_chain(tmp_path, "warpweave._test_library_frames")
+    path = str(tmp_path / "user_code.py")
+    ns = {"down": down, "anonymous": anonymous, "ul": errors.user_location, "ref": _reference_location}
+    exec(compile("def f(n, anon):\n    return down(n, anon, lambda: (ul(2), ref(2)))\n", path, "exec"), ns)
+    try:
+        for n in range(8):
+            for anon in (None, anonymous):
+                got, want = ns["f"](n, anon)
+                assert got == want == (path, 2), (n, anon)
+    finally:
+        del sys.modules["warpweave._test_library_frames"]
+
+
+def test_a_folder_registered_as_the_dsls_hides_its_frames_from_then_on(tmp_path):
+    import sys
+    import types
+    outer_path, inner_path = str(tmp_path / "app.py"), str(tmp_path / "helpers" / "lib.py")
+    os.makedirs(os.path.dirname(inner_path))
+    helpers = types.ModuleType("_test_helpers_lib")
+    helpers.__file__ = inner_path
+    sys.modules[helpers.__name__] = helpers
+    exec(compile("def helper(ul):\n    return ul(1)\n", inner_path, "exec"), helpers.__dict__)
+    ns = {"helper": helpers.helper, "ul": errors.user_location}
+    exec(compile("def f():\n    return helper(ul)\n", outer_path, "exec"), ns)
+    saved = list(errors._LIBRARY_DIRS)
+    try:
+        assert ns["f"]() == (inner_path, 2)      # a user's helper module: its own line
+        errors.register_library_dir(os.path.dirname(inner_path))
+        assert ns["f"]() == (outer_path, 2)      # now a library's: the caller's line
+    finally:
+        errors._LIBRARY_DIRS[:] = saved
+        errors.is_user_file.cache_clear()
+        errors._LIBRARY_MODULES.clear()
+        del sys.modules[helpers.__name__]
 
 
 @cute.kernel

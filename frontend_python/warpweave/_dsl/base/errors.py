@@ -95,6 +95,7 @@ def register_library_dir(path: str) -> None:
         if real != d and real not in _LIBRARY_DIRS:
             _LIBRARY_DIRS.append(real)
         is_user_file.cache_clear()
+        _LIBRARY_MODULES.clear()
 
 
 def library_dirs() -> tuple:
@@ -143,10 +144,39 @@ def is_user_file(filename: str) -> bool:
 _LINES: dict = {}
 _LINES_LIMIT = 1 << 16
 
+# Module name -> whether its file is the DSL's or Python's own. The frames between an emitted operation and the
+# user's line are the DSL's (a GEMM's ~7000 operations, 4 to 15 frames each): they are passed over by the name of
+# their function's module, which sys._getframemodulename reads without making a frame object of each (f_back does,
+# and a frame object then costs its function's return a copy of its locals too).
+_LIBRARY_MODULES: dict = {}
+_frame_module = getattr(sys, "_getframemodulename", None)
+
+
+def _library_module(name: str) -> bool:
+    file = getattr(sys.modules.get(name), "__file__", None)
+    library = _LIBRARY_MODULES[name] = isinstance(file, str) and not is_user_file(file)
+    return library
+
 
 def user_location(skip_frames: int = 1) -> tuple[str, int] | None:
     """The innermost frame of user code on the current stack."""
-    f = sys._getframe(skip_frames)
+    depth = skip_frames
+    if _frame_module is not None:
+        libraries = _LIBRARY_MODULES
+        while True:
+            name = _frame_module(depth)
+            if name is None or name == "__main__":  # __main__ is the runner's module, then the program's
+                break
+            library = libraries.get(name)
+            if library is None:
+                library = _library_module(name)
+            if not library:
+                break
+            depth += 1
+    try:
+        f = sys._getframe(depth)
+    except ValueError:  # the stack ended in library frames
+        return None
     while f is not None:
         code = f.f_code
         if is_user_file(code.co_filename):

@@ -1,6 +1,7 @@
 """Compiling a traced module: the disk cache, WARPWEAVE_KEEP dumps, and compile errors at the user's line."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import warnings
@@ -39,9 +40,21 @@ def compiler_identity() -> str:
     return _core_identity + ":" + os.environ.get("WARPWEAVE_CUBIN_TOOL", "")
 
 
+def key_of(parts) -> str:
+    """The core's cache key of these strings (_core.cache_key: SHA-256 of each part's UTF-8 length, 8 bytes little
+    endian, then its bytes), hashed by Python's hashlib: a GEMM's module text is 1-2 MB, which the core's portable
+    SHA-256 takes ~10 ms over in every first compile, hashlib ~2 ms."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode()
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
 def cache_key(module_text: str, target, opts) -> str:
-    return _core.cache_key([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
-                            repr(opts), __version__, plugins_digest(target), compiler_identity()])
+    return key_of([module_text, target.name, target.llvm_cpu, target.ptx_features, target.jit_arch,
+                   repr(opts), __version__, plugins_digest(target), compiler_identity()])
 
 
 # Module names dumped by this process, with how many modules took each: a second module whose first kernel has the

@@ -28,15 +28,40 @@ from . import control_flow, rewrite_cache
 _H = "__ww_cf__"
 
 
+# The ast field types that never hold a node (ast's classes state their fields' types in their
+# docstrings, e.g. "Name(identifier id, expr_context ctx)"), and the context markers no helper here looks at.
+_LEAF_TYPES = frozenset({"identifier", "string", "constant", "int", "expr_context"})
+_NODE_FIELDS: dict = {}
+
+
+def _node_fields(cls) -> tuple:
+    """The fields of an ast class that may hold nodes (all of them where its docstring does not say)."""
+    fields = _NODE_FIELDS.get(cls)
+    if fields is None:
+        doc = (cls.__doc__ or "").strip()
+        types = {}
+        if doc.startswith(cls.__name__ + "(") and doc.endswith(")"):
+            for part in doc[len(cls.__name__) + 1:-1].split(","):
+                words = part.split()
+                if len(words) == 2:
+                    types[words[1]] = words[0].rstrip("?*")
+        fields = _NODE_FIELDS[cls] = tuple(f for f in cls._fields if types.get(f) not in _LEAF_TYPES)
+    return fields
+
+
 def _children(node) -> list:
     """ast.iter_child_nodes as a list, without the context markers (Load, Store, Del) no helper here looks at: a
-    kernel of ~10,000 nodes is walked by several of them, and ast's generators cost a GEMM's rewrite ~40 ms."""
+    kernel of ~10,000 nodes is walked by several of them, and ast's generators cost a GEMM's rewrite ~40 ms. Only
+    the fields that may hold nodes are read (a Name's or a Constant's none)."""
     out = []
-    for name in node._fields:
+    AST = ast.AST
+    for name in _node_fields(node.__class__):
         value = getattr(node, name, None)
-        if isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+        if value.__class__ is list:
+            for v in value:
+                if isinstance(v, AST):
+                    out.append(v)
+        elif isinstance(value, AST) and not isinstance(value, ast.expr_context):
             out.append(value)
     return out
 
@@ -50,34 +75,41 @@ def _walk(node):
         yield node
 
 
+_ABSENT = object()
+
+
+def _position(node, attrs, name: str, inherited, none_is_absent: bool):
+    """The node's position `name`, set to the inherited one where it has none (ast.fix_missing_locations's rule:
+    a start absent, an end absent or None)."""
+    if name not in attrs:
+        return inherited
+    value = getattr(node, name, _ABSENT)
+    if value is _ABSENT or (none_is_absent and value is None):
+        setattr(node, name, inherited)
+        return inherited
+    return value
+
+
 def _fix_missing_locations(root) -> None:
     """ast.fix_missing_locations (a node made here takes its parent's location), iteratively."""
     stack = [(root, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, lineno, col, end_lineno, end_col = stack.pop()
+        node, lineno, col, end_lineno, end_col = pop()
         attrs = node._attributes
         if "lineno" in attrs:
-            if not hasattr(node, "lineno"):
-                node.lineno = lineno
+            # Most nodes come from the parsed source with their four positions: read them at once.
+            d = node.__dict__
+            el, ec = d.get("end_lineno"), d.get("end_col_offset")
+            if "lineno" in d and "col_offset" in d and el is not None and ec is not None:
+                lineno, col, end_lineno, end_col = d["lineno"], d["col_offset"], el, ec
             else:
-                lineno = node.lineno
-            if "end_lineno" in attrs:
-                if getattr(node, "end_lineno", None) is None:
-                    node.end_lineno = end_lineno
-                else:
-                    end_lineno = node.end_lineno
-            if "col_offset" in attrs:
-                if not hasattr(node, "col_offset"):
-                    node.col_offset = col
-                else:
-                    col = node.col_offset
-            if "end_col_offset" in attrs:
-                if getattr(node, "end_col_offset", None) is None:
-                    node.end_col_offset = end_col
-                else:
-                    end_col = node.end_col_offset
+                lineno = _position(node, attrs, "lineno", lineno, False)
+                end_lineno = _position(node, attrs, "end_lineno", end_lineno, True)
+                col = _position(node, attrs, "col_offset", col, False)
+                end_col = _position(node, attrs, "end_col_offset", end_col, True)
         for child in _children(node):
-            stack.append((child, lineno, col, end_lineno, end_col))
+            push((child, lineno, col, end_lineno, end_col))
 
 
 class _Visitor(ast.NodeVisitor):
