@@ -18,7 +18,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 
 from test_backend_blackwell import _instr_desc, blackwell  # noqa: F401
-from test_blockscaled_mma import _compile_nvfp4_mma, tc
+from test_blockscaled_mma import _compile_fp4_tma_kernel, _compile_nvfp4_mma, recording_encoder, tc
 
 CODES = {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5}
 DSL = {"e4m3": cutlass.Float8E4M3FN, "e5m2": cutlass.Float8E5M2, "e2m3": cutlass.Float6E2M3FN,
@@ -184,16 +184,7 @@ def test_unpacking_is_refused_where_the_copy_engine_lacks_it():
 
 
 def test_unpacking_descriptor_counts_elements_and_dense_bytes(monkeypatch):
-    from warpweave.backends.hopper import tma
-
-    seen = {}
-    monkeypatch.setattr(tma.ext, "host_call", lambda backend, hook, attrs, n: seen.update(attrs) or b"\0" * n)
-
-    class T:
-        data_ptr = 0x10000
-        shape = (512, 1024, 3)
-        stride = (1024, 1, 512 * 1024)
-
+    tma, seen, T = recording_encoder(monkeypatch)
     kw = dict(rank=3, swizzle="128B", dims="1,0,2", ebytes=1, pack=1, box0=128, box1=128, box2=1,
               backend="blackwell", hook="encode_tma_descriptor")
     tma.encode_descriptor(T(), data_type=15, gbits=6, offset=128, **kw)
@@ -226,67 +217,9 @@ def test_unpacking_descriptor_c_form_scales_by_the_element_bits():
     assert "cuTensorMapEncodeTiled(map, 15, 3" in body
 
 
-def _compile_unpacking_load(a_type=cutlass.Float6E2M3FN, b_type=cutlass.Float4E2M1FN):
-    """One CTA loads the k-tile blockIdx.y of A (128 x 128) and B (256 x 128), unpacked into Uint8 tiles of the
-    helpers' layouts, and waits for the bytes on an mbarrier (the count QuACK computes: the global type's bytes)."""
-    from warpweave.cute.nvgpu import cpasync
-    from warpweave.cute.runtime import make_ptr
-    import warpweave.utils.blackwell_helpers as sm100
-    from warpweave import utils
-
-    from dsl_helpers import target
-
-    t = tc()
-    m, n, k = 128, 256, 1024
-    tiler = (m, n, 128)
-
-    @cute.kernel
-    def kern(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom, mB: cute.Tensor,
-             sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout, nbytes: cutlass.Constexpr):
-        tidx, _, _ = cute.arch.thread_idx()
-        _, kt, _ = cute.arch.block_idx()
-        smem = utils.SmemAllocator()
-        bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
-        sA = smem.allocate_tensor(cutlass.Uint8, sA_layout.outer, 1024, swizzle=sA_layout.inner)
-        sB = smem.allocate_tensor(cutlass.Uint8, sB_layout.outer, 1024, swizzle=sB_layout.inner)
-        gA = cute.local_tile(mA, (m, 128), (None, None, None))
-        gB = cute.local_tile(mB, (n, 128), (None, None, None))
-        tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 3),
-                                           cute.group_modes(gA, 0, 2))
-        tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3),
-                                           cute.group_modes(gB, 0, 2))
-        if tidx == 0:
-            cute.arch.mbarrier_init(bar, cutlass.Int32(1))
-        cute.arch.sync_threads()
-        if tidx < 32:
-            if tidx == 0:
-                cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)
-            cute.copy(tma_a, tAgA[(None, 0, kt, 0)], tAsA[(None, 0)], tma_bar_ptr=bar)
-            cute.copy(tma_b, tBgB[(None, 0, kt, 0)], tBsB[(None, 0)], tma_bar_ptr=bar)
-        cute.arch.mbarrier_wait(bar, cutlass.Int32(0))
-
-    @cute.jit
-    def host(a_ptr: cute.Pointer, b_ptr: cute.Pointer):
-        tm = cute.make_tiled_mma(t.MmaMXF8F6F4Op(a_type, b_type, (m, n, 32), t.CtaGroup.ONE))
-        a = cute.make_tensor(a_ptr, cute.make_layout((m, k, 1), stride=(k, 1, m * k)))
-        b = cute.make_tensor(b_ptr, cute.make_layout((n, k, 1), stride=(k, 1, n * k)))
-        sA = cute.slice_(sm100.make_smem_layout_a(tm, tiler, cutlass.Uint8, 1), (None, None, None, 0))
-        sB = cute.slice_(sm100.make_smem_layout_b(tm, tiler, cutlass.Uint8, 1), (None, None, None, 0))
-        op = cpasync.CopyBulkTensorTileG2SOp(t.CtaGroup.ONE)
-        tma_a, mA = cute.nvgpu.make_tiled_tma_atom_A(op, a, sA, tiler, tm, (1, 1, 1, 1), internal_type=cutlass.Uint8)
-        tma_b, mB = cute.nvgpu.make_tiled_tma_atom_B(op, b, sB, tiler, tm, (1, 1, 1, 1), internal_type=cutlass.Uint8)
-        nbytes = cute.size_in_bytes(a_type, sA) + cute.size_in_bytes(b_type, sB)
-        kern(tma_a, mA, tma_b, mB, sm100.make_smem_layout_a(tm, tiler, cutlass.Uint8, 1),
-             sm100.make_smem_layout_b(tm, tiler, cutlass.Uint8, 1), nbytes).launch(grid=[1, k // 128, 1],
-                                                                                 block=[128, 1, 1])
-
-    with target("sm_100a"):
-        return cute.compile(host, make_ptr(a_type, 0x10000, cute.AddressSpace.gmem, assumed_align=32),
-                            make_ptr(b_type, 0x80000, cute.AddressSpace.gmem, assumed_align=32))
-
-
 def test_unpacking_load_kernel():
-    compiled = _compile_unpacking_load()
+    # A (128 x 128 Float6E2M3FN) and B (256 x 128 Float4E2M1FN) into Uint8 tiles, as QuACK loads them
+    compiled = _compile_fp4_tma_kernel(cutlass.Float6E2M3FN, cutlass.Float4E2M1FN, cutlass.Uint8, cutlass.Uint8, 128)
     ptx = compiled.info["ptx"]
     loads = re.findall(r"cp\.async\.bulk\.tensor\.3d[^\n]*", ptx)
     assert len(loads) == 2, loads
