@@ -332,6 +332,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: num_multicast={num_multicast} needs "
                              "CopyBulkTensorTileG2SMulticastOp (and is at least 1)", ext.DSLValueError)
     gbits = unpacked_bits(gmem_tensor.element_type, internal_type)
+    if gbits and _select(_kind(op), 2)[0] != "blackwell":
+        gbits = 0   # unpacking is sm_100a's (its tcgen05 operands); elsewhere the bytes move as internal_type's
     if gbits and not _is_load(op):
         raise ext.user_error(f"make_tiled_tma_atom: TMA unpacks {gmem_tensor.element_type.__name__} values into "
                              "shared memory on loads only; store them as bytes", ext.DSLValueError)
@@ -498,10 +500,6 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if not entry.get("host_hook"):
         raise ext.user_error(f"make_tiled_tma_atom: {entry['id']} names no host hook that encodes its tensor map",
                              ext.DSLValueError)
-    if gbits and backend == "hopper":
-        raise ext.user_error(f"make_tiled_tma_atom: Hopper's copy engine moves whole bytes; unpacking "
-                             f"{gmem_tensor.element_type.__name__} values into shared memory is Blackwell's "
-                             "(sm_100a)", ext.DSLValueError)
     attrs = {"data_type": tma_type, "rank": len(dims), "swizzle": _SWIZZLE_NAMES[swizzle],
              "dims": ",".join(map(str, dims)), "ebytes": ebytes, "pack": pack, "backend": backend,
              "hook": entry["host_hook"]}
