@@ -147,6 +147,9 @@ uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
   if (n < 8 || n > 256 || n % 8) throw HookError("n must be a multiple of 8 from 8 to 256");
   const uint32_t a_mn = major_bit(at, "a_major"), b_mn = major_bit(at, "b_major");
   if ((a_mn || b_mn) && atom.kind != "mxf8f6f4") throw HookError("e2m1 operands must be K-major");
+  // kind::mxf8f6f4's 6- and 4-bit formats (codes 3..5) are read unpacked, K-major only, as in its dense form.
+  if ((a_mn && a_format >= 3) || (b_mn && b_format >= 3))
+    throw HookError("sub-byte formats (e2m3 e3m2 e2m1) must be K-major");
   if (flag(at, "saturate")) throw HookError("saturate exists for kind::i8 only");
   uint32_t neg_a = flag(at, "negate_a"), neg_b = flag(at, "negate_b");
   uint32_t d = 0;

@@ -52,7 +52,7 @@ def targets_of(fields: dict):
 # Manifest element type -> the DSL's numeric type name (python_params).
 PY_DTYPE = {"f16": "Float16", "bf16": "BFloat16", "tf32": "TFloat32", "f32": "Float32", "e4m3": "Float8E4M3FN",
             "e5m2": "Float8E5M2", "s8": "Int8", "u8": "Uint8", "s32": "Int32", "e2m1": "Float4E2M1FN",
-            "ue8m0": "Float8E8M0FNU"}
+            "ue8m0": "Float8E8M0FNU", "e2m3": "Float6E2M3FN", "e3m2": "Float6E3M2FN"}
 
 # kind -> the Python constructor's positional parameters (CuTe DSL's order) and the parameters it implies.
 MMA_SIGNATURES = {
@@ -673,7 +673,7 @@ def clc_primitives(prefix: str = "blackwell", remote_arrive: bool = True):
 # ---------------------------------------------------------------------------------------------------------------
 
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "s32": 32, "e2m1": 4,
-        "ue8m0": 8}
+        "ue8m0": 8, "e2m3": 6, "e3m2": 6}
 
 
 # The MLIR type a value of each element type is held in (fp8 and integers as integers of their width).
@@ -791,10 +791,13 @@ def block_scaled_mma_families(kinds=None, prefix="blackwell.tcgen05.mma"):
 
 
 # kind::mxf8f6f4 takes A and B of different formats (PTX ISA, tcgen05.mma: the instruction descriptor's atype and
-# btype; CuTe DSL's MmaMXF8F6F4Op(a_dtype, b_dtype, ...)): the 8-bit ones here. (Its 6- and 4-bit formats are read
-# from shared memory unpacked, a byte an element, which this backend's descriptors and TMA do not write yet.)
-MIXED_BLOCK_SCALED = ("mxf8f6f4", "tcgen05.MmaMXF8F6F4Op", 32, ("e4m3", "e5m2"), ("ue8m0",), "1X",
-                      ["a_dtype", "b_dtype", "shape_mnk", "cta_group", "a_src"], {"sf_dtype": PY_DTYPE["ue8m0"]})
+# btype; CuTe DSL's MmaMXF8F6F4Op(a_dtype, b_dtype, ...)), 8-, 6- or 4-bit each. The 6- and 4-bit ones are read
+# from shared memory unpacked: each run of 16 elements fills 16 bytes (the PTX ISA's .b6x16_p32 and .b4x16_p64
+# forms, which TMA's 16U6_ALIGN16B and 16U4_ALIGN16B tensor maps write), so their tiles are laid out and described
+# as 8-bit ones; they are K-major.
+MIXED_BLOCK_SCALED = ("mxf8f6f4", "tcgen05.MmaMXF8F6F4Op", 32, ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1"),
+                      ("ue8m0",), "1X", ["a_dtype", "b_dtype", "shape_mnk", "cta_group", "a_src"],
+                      {"sf_dtype": PY_DTYPE["ue8m0"]})
 
 
 def mixed_block_scaled_mma_families():

@@ -17,7 +17,7 @@ from warpweave import ext
 from warpweave.backends.hopper.mma_smem_layouts import smem_layout_atom_kind
 from warpweave.utils import LayoutEnum
 
-from .tcgen05_mma import (BLOCK_SCALED_FORMS, CtaGroup, OperandMajorMode, OperandSource,  # noqa: F401
+from .tcgen05_mma import (BLOCK_SCALED_FORMS, MXF8F6F4_TYPES, CtaGroup, OperandMajorMode, OperandSource,  # noqa: F401
                           SmemLayoutAtomKind, make_smem_layout_atom)
 from .tma import cluster_shape_to_tma_atom_A, cluster_shape_to_tma_atom_B, cluster_shape_to_tma_atom_SFB  # noqa: F401
 from .tmem_layouts import datapath
@@ -78,8 +78,8 @@ def make_blockscaled_trivial_tiled_mma(ab_dtype, *args, loc=None, ip=None, **kwa
     """A tiled MMA of one block-scaled tcgen05.mma atom of shape (mma_tiler_mn, 256 bits of K): kind::mxf4nvf4
     scale_vec::4X for Float4E2M1FN A and B with a scale factor per 16 values (Float8E4M3FN or Float8E8M0FNU),
     kind::mxf4 scale_vec::2X for Float4E2M1FN with a Float8E8M0FNU factor per 32, kind::mxf8f6f4 scale_vec::1X for
-    Float8E4M3FN or Float8E5M2 A and B (of one type: MmaMXF8Op, else MmaMXF8F6F4Op) with a Float8E8M0FNU factor
-    per 32.
+    Float8E4M3FN or Float8E5M2 A and B of one type (MmaMXF8Op), or A and B of any of its formats (8-bit, or
+    K-major Float6E2M3FN, Float6E3M2FN, Float4E2M1FN: MmaMXF8F6F4Op) with a Float8E8M0FNU factor per 32.
 
     make_blockscaled_trivial_tiled_mma(ab_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group,
     mma_tiler_mn[, a_source]) or, with A's and B's types apart, (a_dtype, b_dtype, a_leading_mode, ...)."""
@@ -102,8 +102,9 @@ def _blockscaled_op(t, a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtyp
             return t.MmaMXF4NVF4Op(sf_dtype, (*mn, 64), CtaGroup(cta_group), a_source)
         if sf_vec_size == 32 and sf_dtype is cutlass.Float8E8M0FNU:
             return t.MmaMXF4Op((*mn, 64), CtaGroup(cta_group), a_source)
-    elif a_dtype in fp8 and b_dtype in fp8 and sf_vec_size == 32 and sf_dtype is cutlass.Float8E8M0FNU:
-        if a_dtype is b_dtype:
+    elif a_dtype in MXF8F6F4_TYPES and b_dtype in MXF8F6F4_TYPES and sf_vec_size == 32 \
+            and sf_dtype is cutlass.Float8E8M0FNU:
+        if a_dtype is b_dtype and a_dtype in fp8:
             return t.MmaMXF8Op(a_dtype, (*mn, 32), CtaGroup(cta_group), a_source, a_leading_mode, b_leading_mode)
         return t.MmaMXF8F6F4Op(a_dtype, b_dtype, (*mn, 32), CtaGroup(cta_group), a_source, a_leading_mode,
                                b_leading_mode)

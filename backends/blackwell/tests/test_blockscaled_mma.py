@@ -78,7 +78,7 @@ def test_blockscaled_trivial_tiled_mma_and_the_sfb_tma_op():
     mx8 = h.make_blockscaled_trivial_tiled_mma(fp8, t.OperandMajorMode.MN, K, ue8m0, 32, t.CtaGroup.TWO, (256, 128))
     assert mx8.op.entry()[1]["id"] == "blackwell.tcgen05.mma.cta2.mxf8f6f4.m256n128k32.e5m2.f32.ue8m0.ss"
     assert mx8.op.a_major_mode == t.OperandMajorMode.MN and mx8.op.sf_dtype is ue8m0
-    for bad in ((cutlass.Float8E4M3FN, fp4, ue8m0, 32), (fp8, fp8, ue8m0, 16),
+    for bad in ((cutlass.Float8E4M3FN, fp4, ue8m0, 16), (fp8, fp8, ue8m0, 16),
                 (fp8, fp8, cutlass.Float8E4M3FN, 32), (fp4, fp4, cutlass.Float8E4M3FN, 32)):
         with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*none of this backend's block-scaled"):
             h.make_blockscaled_trivial_tiled_mma(bad[0], bad[1], K, K, bad[2], bad[3], t.CtaGroup.ONE, (128, 128))
@@ -230,6 +230,9 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None
     tiler = (m, n, k_tile)
     ab, sf = (cutlass.Float8E4M3FN, cutlass.Float8E8M0FNU) if mxf8 else (cutlass.Float4E2M1FN, cutlass.Float8E4M3FN)
     ab, b_type = mxf8_types or (ab, ab)
+    # kind::mxf8f6f4 reads 6- and 4-bit operands a byte an element: their tiles are Uint8 ones (as QuACK's)
+    sa_type, sb_type = ((cutlass.Uint8 if x.width < 8 else x for x in (ab, b_type)) if mxf8_types
+                        else (ab, b_type))
 
     @cute.kernel
     def kern(tiled_mma: cute.TiledMma, g: cute.Tensor, sA_layout: cute.ComposedLayout,
@@ -241,8 +244,8 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None
         smem = utils.SmemAllocator()
         bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
         hold = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
-        sA = smem.allocate_tensor(ab, sA_layout.outer, 1024, swizzle=sA_layout.inner)
-        sB = smem.allocate_tensor(b_type, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        sA = smem.allocate_tensor(sa_type, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+        sB = smem.allocate_tensor(sb_type, sB_layout.outer, 1024, swizzle=sB_layout.inner)
         sSFA = smem.allocate_tensor(sf, sfa_staged, 128)
         sSFB = smem.allocate_tensor(sf, sfb_staged, 128)
         tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
@@ -295,8 +298,8 @@ def _compile_nvfp4_mma(k_tile=256, companions=False, mxf8=False, mxf8_types=None
         if mxf8_types:
             op = t.MmaMXF8F6F4Op(ab, b_type, (m, n, 32), t.CtaGroup.ONE)
         tiled_mma = cute.make_tiled_mma(op)
-        sA = sm100.make_smem_layout_a(tiled_mma, tiler, ab, 1)
-        sB = sm100.make_smem_layout_b(tiled_mma, tiler, b_type, 1)
+        sA = sm100.make_smem_layout_a(tiled_mma, tiler, sa_type, 1)
+        sB = sm100.make_smem_layout_b(tiled_mma, tiler, sb_type, 1)
         sfa = bsl.make_smem_layout_sfa(tiled_mma, tiler, vec, 1)
         sfb = bsl.make_smem_layout_sfb(tiled_mma, tiler, vec, 1)
         kern(tiled_mma, g, sA, sB, sfa, sfb).launch(grid=[1, 1, 1], block=[128, 1, 1])
@@ -443,7 +446,9 @@ def test_fp4_tma_atoms_move_bytes():
         assert (attrs["box0"], attrs["box1"]) == (128, min(rows, 256))
 
 
-def test_fp4_tma_descriptor_halves_the_contiguous_mode(monkeypatch):
+def recording_encoder(monkeypatch):
+    """(Hopper's tma module, the attributes its encoder's last host call got, a K-major (512, 1024, 3) tensor at
+    0x10000 as the encoder reads a call's tensor)."""
     from warpweave.backends.hopper import tma
 
     seen = {}
@@ -454,6 +459,11 @@ def test_fp4_tma_descriptor_halves_the_contiguous_mode(monkeypatch):
         shape = (512, 1024, 3)
         stride = (1024, 1, 512 * 1024)
 
+    return tma, seen, T
+
+
+def test_fp4_tma_descriptor_halves_the_contiguous_mode(monkeypatch):
+    tma, seen, T = recording_encoder(monkeypatch)
     tma.encode_descriptor(T(), data_type="u8", rank=3, swizzle="128B", dims="1,0,2", ebytes=1, pack=2, box0=128,
                           box1=128, box2=1, backend="blackwell", hook="encode_tma_descriptor")
     # 1024 4-bit values of K are 512 bytes; rows 512 bytes apart, batches 256 KiB apart
@@ -465,9 +475,12 @@ def test_fp4_tma_descriptor_halves_the_contiguous_mode(monkeypatch):
                               box0=128, box1=128, box2=1, backend="blackwell", hook="encode_tma_descriptor")
 
 
-def _compile_fp4_tma_kernel():
-    """One CTA loads the k-tile blockIdx.y of A (128 x 256) and B (256 x 256), Float4E2M1FN, with TMA into one stage
-    of the helpers' layouts and waits for the bytes on an mbarrier."""
+def _compile_fp4_tma_kernel(a_type=cutlass.Float4E2M1FN, b_type=cutlass.Float4E2M1FN, smem_type=None,
+                            internal_type=None, k_tile=256):
+    """One CTA loads the k-tile blockIdx.y of A (128 x k_tile) and B (256 x k_tile), Float4E2M1FN (or a_type and
+    b_type under an nvfp4 MMA, or kind::mxf8f6f4's where they differ), with TMA into one stage of the helpers'
+    layouts of smem_type (the global types by default; internal_type passed on to the atoms) and waits on an
+    mbarrier for the bytes the global types count."""
     from warpweave.cute.nvgpu import cpasync
     from warpweave.cute.runtime import make_ptr
     import warpweave.utils.blackwell_helpers as sm100
@@ -477,7 +490,8 @@ def _compile_fp4_tma_kernel():
 
     t = tc()
     m, n, k = 128, 256, 1024
-    tiler = (128, 256, 256)
+    tiler = (128, 256, k_tile)
+    sa_type, sb_type = smem_type or a_type, smem_type or b_type
 
     @cute.kernel
     def kern(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom, mB: cute.Tensor,
@@ -486,10 +500,10 @@ def _compile_fp4_tma_kernel():
         _, kt, _ = cute.arch.block_idx()
         smem = utils.SmemAllocator()
         bar = smem.allocate_array(cutlass.Int64, 1, byte_alignment=8)
-        sA = smem.allocate_tensor(cutlass.Float4E2M1FN, sA_layout.outer, 1024, swizzle=sA_layout.inner)
-        sB = smem.allocate_tensor(cutlass.Float4E2M1FN, sB_layout.outer, 1024, swizzle=sB_layout.inner)
-        gA = cute.local_tile(mA, (128, 256), (None, None, None))
-        gB = cute.local_tile(mB, (256, 256), (None, None, None))
+        sA = smem.allocate_tensor(sa_type, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+        sB = smem.allocate_tensor(sb_type, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+        gA = cute.local_tile(mA, (128, k_tile), (None, None, None))
+        gB = cute.local_tile(mB, (256, k_tile), (None, None, None))
         tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 3),
                                            cute.group_modes(gA, 0, 2))
         tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3),
@@ -506,22 +520,25 @@ def _compile_fp4_tma_kernel():
 
     @cute.jit
     def host(a_ptr: cute.Pointer, b_ptr: cute.Pointer):
-        tm = cute.make_tiled_mma(t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (m, n, 64), t.CtaGroup.ONE))
+        fp4 = cutlass.Float4E2M1FN
+        op = (t.MmaMXF4NVF4Op(cutlass.Float8E4M3FN, (m, n, 64), t.CtaGroup.ONE) if a_type is fp4 and b_type is fp4
+              else t.MmaMXF8F6F4Op(a_type, b_type, (m, n, 32), t.CtaGroup.ONE))
+        tm = cute.make_tiled_mma(op)
         a = cute.make_tensor(a_ptr, cute.make_layout((m, k, 1), stride=(k, 1, m * k)))
         b = cute.make_tensor(b_ptr, cute.make_layout((n, k, 1), stride=(k, 1, n * k)))
-        sA_st = sm100.make_smem_layout_a(tm, tiler, cutlass.Float4E2M1FN, 1)
-        sB_st = sm100.make_smem_layout_b(tm, tiler, cutlass.Float4E2M1FN, 1)
+        sA_st = sm100.make_smem_layout_a(tm, tiler, sa_type, 1)
+        sB_st = sm100.make_smem_layout_b(tm, tiler, sb_type, 1)
         sA = cute.slice_(sA_st, (None, None, None, 0))
         sB = cute.slice_(sB_st, (None, None, None, 0))
         op = cpasync.CopyBulkTensorTileG2SOp(t.CtaGroup.ONE)
-        tma_a, mA = cute.nvgpu.make_tiled_tma_atom_A(op, a, sA, tiler, tm, (1, 1, 1, 1))
-        tma_b, mB = cute.nvgpu.make_tiled_tma_atom_B(op, b, sB, tiler, tm, (1, 1, 1, 1))
-        nbytes = cute.size_in_bytes(cutlass.Float4E2M1FN, sA) + cute.size_in_bytes(cutlass.Float4E2M1FN, sB)
-        kern(tma_a, mA, tma_b, mB, sA_st, sB_st, nbytes).launch(grid=[1, k // 256, 1], block=[128, 1, 1])
+        tma_a, mA = cute.nvgpu.make_tiled_tma_atom_A(op, a, sA, tiler, tm, (1, 1, 1, 1), internal_type=internal_type)
+        tma_b, mB = cute.nvgpu.make_tiled_tma_atom_B(op, b, sB, tiler, tm, (1, 1, 1, 1), internal_type=internal_type)
+        nbytes = cute.size_in_bytes(a_type, sA) + cute.size_in_bytes(b_type, sB)
+        kern(tma_a, mA, tma_b, mB, sA_st, sB_st, nbytes).launch(grid=[1, k // k_tile, 1], block=[128, 1, 1])
 
-    ptr = lambda a: make_ptr(cutlass.Float4E2M1FN, a, cute.AddressSpace.gmem, assumed_align=32)  # noqa: E731
     with target("sm_100a"):
-        return cute.compile(host, ptr(0x10000), ptr(0x20000), options="-v")
+        return cute.compile(host, make_ptr(a_type, 0x10000, cute.AddressSpace.gmem, assumed_align=32),
+                            make_ptr(b_type, 0x80000, cute.AddressSpace.gmem, assumed_align=32), options="-v")
 
 
 def test_fp4_tma_kernel():
@@ -615,10 +632,11 @@ def test_mixed_format_op_selects_its_atom_and_refuses_other_formats_at_the_users
                                         t.OperandSource.SMEM, K, K)
 
     assert Op().entry()[1]["id"] == "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.e5m2xe4m3.f32.ue8m0.ss"
-    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*6- and 4-bit formats are not supported"):
+    # a 4-bit B with a factor per 16 is no kind::mxf8f6f4 (whose scale vector is 1X, 32 elements)
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*none of this backend's block-scaled"):
         import warpweave.utils.blackwell_helpers as sm100
         sm100.make_blockscaled_trivial_tiled_mma(cutlass.Float8E4M3FN, cutlass.Float4E2M1FN, K, K,
-                                                 cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE, (128, 128))
+                                                 cutlass.Float8E8M0FNU, 16, t.CtaGroup.ONE, (128, 128))
 
 
 @pytest.mark.parametrize("a,b", [("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e3m2", "e2m1"), ("e2m3", "e4m3")])

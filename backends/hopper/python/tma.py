@@ -51,6 +51,10 @@ _TMA_TYPES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32"
               "Uint16": "u16", "Int32": "s32", "Uint32": "u32", "Int64": "s64", "Uint64": "u64"}
 _SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 _PACKED_TYPES = ("Float4E2M1FN", "Int4", "Uint4")   # two values a byte
+# Narrow types the copy engine unpacks into shared memory (sm_100a): each run of 16 elements fills 16 bytes, one
+# element a byte (CUtensorMapDataType 16U4_ALIGN16B and 16U6_ALIGN16B), the form tcgen05.mma's kind::mxf8f6f4 reads
+# its 4- and 6-bit operands in. Global memory holds them densely, element i at bits [w i, w i + w) of its row.
+_UNPACKED_CODES = {4: 14, 6: 15}
 
 
 def _name(op) -> str:
@@ -327,15 +331,21 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     if num_multicast < 1 or (num_multicast > 1 and not _is_multicast(op)):
         raise ext.user_error(f"make_tiled_tma_atom: num_multicast={num_multicast} needs "
                              "CopyBulkTensorTileG2SMulticastOp (and is at least 1)", ext.DSLValueError)
-    et = internal_type or gmem_tensor.element_type
+    gbits = unpacked_bits(gmem_tensor.element_type, internal_type)
+    if gbits and _select(_kind(op), 2)[0] != "blackwell":
+        gbits = 0   # unpacking is sm_100a's (its tcgen05 operands); elsewhere the bytes move as internal_type's
+    if gbits and not _is_load(op):
+        raise ext.user_error(f"make_tiled_tma_atom: TMA unpacks {gmem_tensor.element_type.__name__} values into "
+                             "shared memory on loads only; store them as bytes", ext.DSLValueError)
+    et = internal_type or (cutlass.Uint8 if gbits else gmem_tensor.element_type)
     # Packed 4-bit types (two to a byte) move as bytes: the atom works in bytes along the contiguous mode (the
     # layouts' element offsets there are half bytes) and the tensor map is of u8 over half the extent.
     pack = 2 if et.width == 4 and et.__name__ in _PACKED_TYPES else 1
-    tma_type = "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
+    tma_type = _UNPACKED_CODES[gbits] if gbits else "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
     if tma_type is None:
         raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
     reduce_op = _reduce_qualifier(op, "u8" if pack == 2 else tma_type, et.__name__)
-    if tma_blocked.is_blocked(gmem_tensor):
+    if tma_blocked.is_blocked(gmem_tensor) and not gbits:
         atom, coords = tma_blocked.blocked_atom(
             op, gmem_tensor, _first_stage(smem_layout, 2), _tile_of_identity_tiler(cta_tiler, gmem_tensor.shape), num_multicast,
             internal_type, kind=_kind(op), select=_select, tma_types=_TMA_TYPES, atom_base=TmaCopyAtom,
@@ -386,6 +396,10 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: the shared-memory layout {smem_layout} is not of the tile's "
                              f"shape {tile_shape}", ext.DSLValueError)
     swizzle = _swizzle_bytes(smem_layout, ebytes, pack)
+    if gbits and swizzle not in (0, 128):
+        raise ext.user_error(f"make_tiled_tma_atom: TMA unpacks {gmem_tensor.element_type.__name__} values into "
+                             f"shared memory without a swizzle or under the 128-byte one, the layout {smem_layout} "
+                             f"has a {swizzle}-byte swizzle", ext.DSLValueError)
     if pack > 1:
         if tiler[c] % pack:
             raise ext.user_error(f"make_tiled_tma_atom: a tile of packed {et.__name__} values spans whole bytes along "
@@ -489,6 +503,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     attrs = {"data_type": tma_type, "rank": len(dims), "swizzle": _SWIZZLE_NAMES[swizzle],
              "dims": ",".join(map(str, dims)), "ebytes": ebytes, "pack": pack, "backend": backend,
              "hook": entry["host_hook"]}
+    if gbits:
+        attrs["gbits"] = gbits
     for i, bx in enumerate(box):
         attrs[f"box{i}"] = bx
     # The tensor map is of the tensor as the program views it (its modes flattened, at its offset from the
@@ -498,7 +514,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         attrs[f"extent{i}"], attrs[f"gstride{i}"] = shape[mode], stride[mode]
     attrs["offset"] = gmem_tensor.iterator.offset
     desc = ext.host_argument(DESCRIPTOR, gmem_tensor, **attrs) if descriptor is None else descriptor(DESCRIPTOR, attrs)
-    smem_bytes = cute.size(outer) * ebytes // pack
+    # the bytes a load counts on its barrier: those it reads (an unpacked narrow type's padding is not counted)
+    smem_bytes = cute.size(outer) * (gbits or ebytes * 8 // pack) // 8
     atom = TmaCopyAtom(op, desc, et, dims, boxes, tuple(box), num_multicast, smem_bytes, swizzle)
     atom.pack = pack
     atom.reduce_op = reduce_op
@@ -507,6 +524,16 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     atom.split = split
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
+
+
+def unpacked_bits(gmem_type, internal_type) -> int:
+    """The bits of a global element TMA unpacks one a byte into shared memory (0 where it does not): a 6-bit type
+    always (shared memory has no dense form of it), a 4-bit one loaded as an 8-bit internal_type (CuTe DSL's
+    Uint8)."""
+    w = getattr(gmem_type, "width", 0)
+    if w == 6 or (w == 4 and internal_type is not None and internal_type.width == 8):
+        return w
+    return 0
 
 
 def leaves(x) -> list:
@@ -617,7 +644,7 @@ def _first_stage(smem_layout, tile_rank: int):
     return stage
 
 
-def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend, hook, pack=1, offset=0,
+def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend, hook, pack=1, offset=0, gbits=0,
                       **boxes) -> bytes:
     """The host-argument producer: the tensor map of the call's tensor (of bytes for a packed 4-bit type: the
     contiguous mode's extent and the strides, counted in elements, halved), by host hook `hook` of `backend`.
@@ -639,8 +666,8 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend
     if strides[0] != 1:
         raise ValueError(f"TMA descriptor: mode {names[0]} of the tensor must be contiguous (stride 1), its strides "
                          f"are {tuple(strides)}")
-    pack = int(pack)
-    address = int(tensor.data_ptr) + int(offset) * ebytes // pack
+    pack, gbits = int(pack), int(gbits)
+    address = int(tensor.data_ptr) + (int(offset) * gbits // 8 if gbits else int(offset) * ebytes // pack)
     if address % 16:
         raise ValueError(f"TMA descriptor: the tensor's address {address:#x} is not 16-byte aligned")
     attrs = {"data_type": data_type, "rank": rank, "address": address, "swizzle": swizzle}
@@ -652,7 +679,7 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend
         attrs[f"dim{i}"] = shape[i] // (pack if i == 0 else 1)
         attrs[f"box{i}"] = int(boxes[f"box{i}"])
         if i:
-            s = strides[i] // pack * ebytes
+            s = unpacked_stride(strides[i], gbits) if gbits else strides[i] // pack * ebytes
             if shape[i] == 1:
                 # A mode of extent 1 is never stepped along, so its stride is arbitrary (torch gives such modes
                 # stride 1); the tensor map gets a legal one.
@@ -663,6 +690,20 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend
             attrs[f"stride{i}"] = s
         compact = max(compact, attrs[f"dim{i}"] * (attrs.get(f"stride{i}") or ebytes))
     return ext.host_call(backend, hook, attrs, TMAP_BYTES)
+
+
+def unpacked_stride(elements: int, gbits: int) -> int:
+    """The byte stride of `elements` narrow elements of gbits each, as the tensor map takes it: in 16-byte steps, the
+    nearest to the exact length when that is not whole bytes (a row pitch of 416 bytes seen as 554 6-bit elements,
+    415.5 bytes), which must be within a byte of it."""
+    exact = elements * gbits          # bits
+    if exact % 8 == 0:
+        return exact // 8
+    s = (exact + 64) // 128 * 16
+    if abs(s * 8 - exact) >= 8:
+        raise ValueError(f"TMA descriptor: a stride of {elements} {gbits}-bit elements ({exact / 8} bytes) is not a "
+                         "whole number of bytes, nor within a byte of a multiple of 16")
+    return s
 
 
 def tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor, *, loc=None, ip=None):

@@ -27,7 +27,7 @@ def _enum(value, names, what):
 
 
 def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, pack=1, offset=0, backend=None, hook=None,
-                 **boxes):
+                 gbits=0, **boxes):
     """(declarations, statements) writing the tensor map of `tensor` (an export_c.CTensor) at dst: of the atom's view
     of it (extent{i}/gstride{i}, numbers or C expressions of the call, at `offset` elements) where given, else of
     the tensor's own modes in `dims` order."""
@@ -44,10 +44,12 @@ def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, pack=1,
         strides = [tensor.stride(m) for m in order]
         o = [f"if ({tensor.rank} != {rank}) "
              f"{fail.format(f'the tensor has {tensor.rank} modes, the atom was made for {rank}')}"]
-    pack = int(pack)
+    pack, gbits = int(pack), int(gbits)
+    # an unpacked narrow type (tma.unpacked_bits) counts its offset and strides in elements of gbits
+    scale = f"{gbits} / 8" if gbits else f"{int(ebytes)} / {pack}"
     o += [f"if ({strides[0]} != 1) {fail.format(f'mode {order[0]} must be contiguous (stride 1)')}",
           "{",
-          f"  const char *address = (const char *){tensor.data} + (int64_t)({offset}) * {int(ebytes)} / {pack};",
+          f"  const char *address = (const char *){tensor.data} + (int64_t)({offset}) * {scale};",
           f"  _Alignas(64) unsigned char map[128];",
           f"  unsigned long long dims[{rank}], strides[{max(rank - 1, 1)}];",
           f"  const unsigned box[{rank}] = {{{', '.join(str(int(boxes[f'box{i}'])) for i in range(rank))}}};",
@@ -61,7 +63,15 @@ def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, pack=1,
         o.append(f"  dims[{i}] = (unsigned long long)({extent}) / {pack if i == 0 else 1};")
         if i:
             # A mode of extent 1 is never stepped along: it gets a legal stride, as the Python producer gives it.
-            o.append(f"  s = {extent} == 1 ? (compact + 15) / 16 * 16 : {strides[i]} / {pack} * {int(ebytes)};")
+            # as tma.unpacked_stride: whole bytes, else the nearest 16-byte step within a byte of the exact length
+            step = (f"((int64_t)({strides[i]}) * {gbits} % 8 == 0 ? (int64_t)({strides[i]}) * {gbits} / 8 : "
+                    f"((int64_t)({strides[i]}) * {gbits} + 64) / 128 * 16)" if gbits
+                    else f"{strides[i]} / {pack} * {int(ebytes)}")
+            o.append(f"  s = {extent} == 1 ? (compact + 15) / 16 * 16 : {step};")
+            if gbits:
+                o.append(f"  if ({extent} != 1 && (s * 8 - (int64_t)({strides[i]}) * {gbits} >= 8 || "
+                         f"(int64_t)({strides[i]}) * {gbits} - s * 8 >= 8)) "
+                         f"{fail.format(f'mode {mode} has a stride that is not within a byte of whole bytes')}")
             o.append(f"  if (s % 16 != 0) {fail.format(f'mode {mode} has a stride that is not a multiple of 16 bytes')}")
             o.append(f"  strides[{i - 1}] = (unsigned long long)s;")
             o.append(f"  if ((int64_t)dims[{i}] * s > compact) compact = (int64_t)dims[{i}] * s;")

@@ -13,6 +13,7 @@ from ..base import ir_dialects
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import Type, Value, VectorType, emit, operand
 from .numeric import Boolean, Int32, Numeric, NumericMeta, as_numeric, numeric_type_of, select
+from .numeric_meta import from_lane, to_lane
 from .tensor_ssa import TensorSSA
 
 
@@ -59,7 +60,7 @@ class Vector:
     def from_elements(scalars, dtype, *, shape=None, loc=None, ip=None) -> "Vector":
         if not isinstance(dtype, NumericMeta):
             raise DSLTypeError(f"Vector.from_elements: dtype is a DSL numeric type, got {dtype!r}", user_location(2))
-        xs = [dtype(x).ir_value() for x in scalars]
+        xs = [to_lane(dtype, dtype(x).ir_value()) for x in scalars]
         if not xs:
             raise DSLValueError("Vector.from_elements: a vector has at least one element", user_location(2))
         vt = VectorType.get([len(xs)], dtype.mlir_type)
@@ -102,7 +103,7 @@ class Vector:
         return Vector(self._value, dtype=self.dtype, shape=_dims(shape))
 
     def _lane(self, i: int):
-        return self.dtype(ir_dialects.extract(self._value, [], [i]))
+        return self.dtype(from_lane(self.dtype, ir_dialects.extract(self._value, [], [i])))
 
     def to_elements(self, *, loc=None, ip=None) -> tuple:
         return tuple(self._lane(i) for i in range(self.numel))
@@ -116,7 +117,8 @@ class Vector:
                                     "slices are static", user_location(3))
             flat = flat * d + i
         pos = (flat if isinstance(flat, Numeric) else Int32(flat)).to(Int32)
-        return self.dtype(emit("llvm.extractelement", [self._value, pos.ir_value()], [self.dtype.mlir_type])[0])
+        lane = emit("llvm.extractelement", [self._value, pos.ir_value()], [self.dtype.mlir_type])[0]
+        return self.dtype(from_lane(self.dtype, lane))
 
     def __getitem__(self, idx):
         idx = idx if isinstance(idx, tuple) else (idx,)
@@ -188,7 +190,8 @@ class Vector:
             return (other if other.dtype is self.dtype else other.to(self.dtype))._value
         if isinstance(other, (Numeric, int, float, bool)):
             x = other if isinstance(other, Numeric) and type(other) is self.dtype else self.dtype(other)
-            return ir_dialects.broadcast(VectorType.get([self.numel], self.dtype.mlir_type), x.ir_value())
+            return ir_dialects.broadcast(VectorType.get([self.numel], self.dtype.mlir_type),
+                                         to_lane(self.dtype, x.ir_value()))
         raise DSLTypeError(f"Vector {op} with a {type(other).__name__}", user_location(4))
 
     def _binary(self, other, op, reverse=False):
@@ -252,8 +255,8 @@ def full(shape, fill_value, dtype=None, *, loc=None, ip=None) -> Vector:
     shape = _dims(shape)
     x = as_numeric(fill_value) if dtype is None else dtype(fill_value)
     t = type(x)
-    return Vector(ir_dialects.broadcast(VectorType.get([math.prod(shape)], t.mlir_type), x.ir_value()), dtype=t,
-                  shape=shape)
+    return Vector(ir_dialects.broadcast(VectorType.get([math.prod(shape)], t.mlir_type), to_lane(t, x.ir_value())),
+                  dtype=t, shape=shape)
 
 
 def full_like(a: Vector, fill_value, dtype=None, *, loc=None, ip=None) -> Vector:

@@ -105,7 +105,7 @@ class Numeric(metaclass=NumericMeta):
         return type(self)(values[0])
 
     def __get_mlir_types__(self) -> list:
-        return [type(self).mlir_type]
+        return [type(self).register_type]
 
     @classmethod
     def is_same_kind(cls, other) -> bool:
@@ -218,8 +218,8 @@ def _int_type(name, width, signed):
     return type(name, (Integer,), {"__slots__": (), "width": width, "ir_type": f"i{width}", "signed": signed})
 
 
-def _float_type(name, width, ir_type):
-    return type(name, (Float,), {"__slots__": (), "width": width, "ir_type": ir_type})
+def _float_type(name, width, ir_type, lane_type=None):
+    return type(name, (Float,), {"__slots__": (), "width": width, "ir_type": ir_type, "lane_type": lane_type})
 
 
 Int8 = _int_type("Int8", 8, True)
@@ -243,7 +243,7 @@ Float8E4M3 = _float_type("Float8E4M3", 8, "i8")  # IEEE-style E4M3 (inf and NaN 
 FLOAT8_TYPES = (Float8E4M3FN, Float8E5M2, Float8E4M3)
 # The OCP microscaling formats, also in i8 registers (the code in the low bits): E2M1 (4 bits), E2M3 and E3M2 (6
 # bits), finite only; E8M0, an unsigned power-of-two scale (no zero; 0xFF is NaN).
-Float4E2M1FN = _float_type("Float4E2M1FN", 4, "i8")
+Float4E2M1FN = _float_type("Float4E2M1FN", 4, "i8", lane_type="i4")   # 4-bit lanes in IR vectors, as CuTe DSL's
 Float6E2M3FN = _float_type("Float6E2M3FN", 6, "i8")
 Float6E3M2FN = _float_type("Float6E3M2FN", 6, "i8")
 Float8E8M0FNU = _float_type("Float8E8M0FNU", 8, "i8")

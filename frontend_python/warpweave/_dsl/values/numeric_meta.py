@@ -84,9 +84,16 @@ class NumericMeta(type):
 
     @property
     def mlir_type(cls) -> ir_values.Type:
-        """The IR type a value of this type is stored as (`Int32.mlir_type` is i32), for ops written with the IR."""
+        """The IR type of this type in the IR a program writes (`Int32.mlir_type` is i32), an IR vector's lanes
+        among it: a type with a `lane_type` (4-bit floats: 4 bits, as CuTe DSL's) is that, though a number of it
+        is held in a wider register (`register_type`)."""
         if not cls.ir_type:
             raise DSLTypeError(f"{cls.__name__} is abstract: it has no IR type", user_location(2))
+        return ir_values.Type(getattr(cls, "lane_type", None) or cls.ir_type)
+
+    @property
+    def register_type(cls) -> ir_values.Type:
+        """The IR type a number of this type is held in (its `ir_value()`'s)."""
         return ir_values.Type(cls.ir_type)
 
     @property
@@ -111,3 +118,18 @@ class FloatMeta(NumericMeta):
 
 class BooleanMeta(NumericMeta):
     """The metaclass of the Boolean type (CuTe DSL's name)."""
+
+
+def to_lane(t, value):
+    """The IR value of a number of type t as a lane of an IR vector of t (of t.mlir_type: a 4-bit float's code
+    narrowed to its 4 bits)."""
+    if t.mlir_type == t.register_type:
+        return value
+    return ir_values.emit("arith.trunci", [value], [t.mlir_type])[0]
+
+
+def from_lane(t, value):
+    """A lane of an IR vector of t as the register value a number of t holds (to_lane undone)."""
+    if t.mlir_type == t.register_type:
+        return value
+    return ir_values.emit("arith.extui", [value], [t.register_type])[0]

@@ -220,7 +220,9 @@ def size_in_bytes(dtype, layout) -> int:
         # the identity swizzle (a layout made composed for a TMA atom): the bytes are the outer layout's, not
         # rounded to the swizzle's span as an allocation is; a TMA load's transaction bytes are counted so
         cos = layout.offset + layout.outer.cosize()
-    bits = storage_bits(dtype)
+    # 6-bit elements count their 6 bits, as CuTe DSL counts them: the bytes a TMA load reads of densely packed
+    # ones (what its barrier's transaction count takes), though shared memory holds them a byte each
+    bits = dtype.width if dtype.width == 6 else storage_bits(dtype)
     return (cos * bits + 7) // 8 if isinstance(cos, int) else cos * bits // 8
 
 

@@ -9,6 +9,7 @@ from ..base.ir_values import Value, VectorType
 from . import hooks
 from .coordinates import has_none, norm_coord, slice_layout, zero_nones
 from .numeric import BFloat16, Boolean, Float16, Numeric, dtype as dtype_of, select
+from .numeric_meta import from_lane, to_lane
 
 
 def _add(a, b):
@@ -65,7 +66,7 @@ class TensorSSA:
         cutlass._mlir's vector-capable ops (math.absf, ...) take and give."""
         dt = dtype_of(self.dtype)
         vt = VectorType.get([len(self.values)], dt.mlir_type)
-        return ir_dialects.from_elements(vt, [dt(v).ir_value() for v in self.values])
+        return ir_dialects.from_elements(vt, [to_lane(dt, dt(v).ir_value()) for v in self.values])
 
     @property
     def element_type(self):
@@ -197,7 +198,7 @@ def _lanes(value, shape, dtype):
             VectorType(value.type).element_type != dt.mlir_type:
         raise DSLTypeError(f"TensorSSA of shape {shape} and {dt.__name__}: expected a value of "
                            f"vector<{n}x{dt.mlir_type}>, got one of {value.type}", user_location(3))
-    return [dt(ir_dialects.extract(value, [], [i])) for i in range(n)]
+    return [dt(from_lane(dt, ir_dialects.extract(value, [], [i]))) for i in range(n)]
 
 
 def _broadcast_shape(a, b):

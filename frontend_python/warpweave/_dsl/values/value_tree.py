@@ -39,7 +39,7 @@ def get_mlir_types(obj) -> list:
     if isinstance(obj, Value):
         return [obj.type]
     if isinstance(obj, Numeric):
-        return [type(obj).mlir_type]
+        return [type(obj).register_type]
     if _protocol(obj, "__get_mlir_types__"):
         return list(obj.__get_mlir_types__())
     return [v.type for v in extract_mlir_values(obj)]
