@@ -249,7 +249,7 @@ def agent_sync(group, is_relaxed: bool = False):
 
 
 def alloc_reserved_mbarrier(num_stages: int, *, multiplier: int = 2):
-    """Shared memory for a pipeline's mbarriers: num_stages * multiplier Int64 words, 8-byte aligned, as a
+    """Shared memory for a pipeline's barriers: num_stages * multiplier Int64 words, 8-byte aligned, as a
     pointer, in the RESERVED partition: in the alignment padding below the user's buffers where it fits, so that
     a kernel sized to the capacity by CuTe DSL's layout fits here too."""
     if not isinstance(num_stages, int) or num_stages <= 0 or not isinstance(multiplier, int) or multiplier <= 0:
