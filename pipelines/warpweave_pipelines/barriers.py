@@ -249,12 +249,13 @@ def agent_sync(group, is_relaxed: bool = False):
 
 
 def alloc_reserved_mbarrier(num_stages: int, *, multiplier: int = 2):
-    """Shared memory for a pipeline's mbarriers: num_stages * multiplier Int64 words, 8-byte aligned, as a
-    pointer. The kernel's shared memory is laid out once for its whole life here (it is never resized while the
-    kernel runs), so the storage needs no placement of its own to stay valid."""
+    """Shared memory for a pipeline's barriers: num_stages * multiplier Int64 words, 8-byte aligned, as a
+    pointer, in the RESERVED partition: in the alignment padding below the user's buffers where it fits, so that
+    a kernel sized to the capacity by CuTe DSL's layout fits here too."""
     if not isinstance(num_stages, int) or num_stages <= 0 or not isinstance(multiplier, int) or multiplier <= 0:
         raise ValueError(f"alloc_reserved_mbarrier: positive integers expected, got {num_stages!r}, {multiplier!r}")
-    return cutlass.utils.SmemAllocator().allocate_array(cutlass.Int64, num_stages * multiplier, byte_alignment=8)
+    return cutlass.utils.SmemAllocator().allocate_array(cutlass.Int64, num_stages * multiplier, byte_alignment=8,
+                                                        partition=cutlass.utils.SmemPartition.RESERVED)
 
 
 def own_barriers(barrier_storage, num_stages: int, per_stage: int = 2):

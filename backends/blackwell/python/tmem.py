@@ -675,14 +675,16 @@ class TmemAllocator:
         if alloc_result_dst_smem_ptr is None:
             # Later CuTe DSL releases (QuACK's Blackwell GEMM calls it so) keep the word that receives the
             # allocation's address themselves: one more 32-bit word of the kernel's shared memory.
-            alloc_result_dst_smem_ptr = cutlass.utils.SmemAllocator().allocate(cutlass.Int32)
+            alloc_result_dst_smem_ptr = cutlass.utils.SmemAllocator().allocate(
+                cutlass.Int32, partition=cutlass.utils.SmemPartition.RESERVED)
         ptr = getattr(alloc_result_dst_smem_ptr, "iterator", alloc_result_dst_smem_ptr)
         if getattr(ptr, "memspace", None) != "smem" or ptr.dtype.width != 32:
             raise ext.user_error(f"TmemAllocator: the allocation's address is written to a 32-bit shared-memory "
                                  f"word; got {alloc_result_dst_smem_ptr!r}", ext.DSLTypeError)
         if is_two_cta and two_cta_tmem_dealloc_mbar_ptr is None:
             # likewise the pair's dealloc barrier (an Int64 word), which the allocator warp initializes below
-            two_cta_tmem_dealloc_mbar_ptr = cutlass.utils.SmemAllocator().allocate(cutlass.Int64)
+            two_cta_tmem_dealloc_mbar_ptr = cutlass.utils.SmemAllocator().allocate(
+                cutlass.Int64, partition=cutlass.utils.SmemPartition.RESERVED)
         self.ptr = ptr
         self.barrier = barrier_for_retrieve
         self.warp = allocator_warp_id

@@ -34,6 +34,7 @@ class KernelState:
     sregs: dict = field(default_factory=dict)   # (register, axis) -> Int32 read once at entry
     smem_base: Any = None                       # the dynamic shared memory's address, once used
     smem_bytes: int = 0                         # shared memory the kernel's allocators carved
+    smem_holes: list = field(default_factory=list)  # (start, end) bytes below smem_bytes left free
     merge_branch_allocs: bool = False           # launch(smem_merge_branch_allocs=True): branches share smem
     # A parameter the body finds it needs while traced (host_arguments.kernel_parameter): add_parameter(host
     # argument) -> the IR value of its address; tensor_arguments: (jit argument index, host Pointer) of the

@@ -41,8 +41,14 @@ def _base_pointer():
     return k.smem_base
 
 
-def _carve(nbytes: int, align: int) -> int:
-    """Reserves nbytes at an offset aligned to `align`; returns the offset."""
+def _carve(nbytes: int, align: int, *, reserved: bool = False, gaps=()) -> int:
+    """Reserves nbytes at an offset aligned to `align`; returns the offset.
+
+    User allocations are laid out in order, each after the last. The bytes that alignment leaves unused (before
+    an aligned allocation, and `gaps`, the padding inside a struct, relative to it) are kept as holes; a reserved
+    allocation (partition=RESERVED, and the barriers and words the pipelines and allocators keep for themselves)
+    takes the lowest hole it fits in, as CuTe DSL puts those below the user's buffers: a kernel whose small
+    reserved fields precede 1024-byte aligned buffers fits them in the padding, not after the buffers."""
     if not isinstance(nbytes, int) or nbytes < 0:
         raise DSLValueError(f"shared memory sizes must be static and non-negative, got {nbytes}", user_location(3))
     if align <= 0 or align & (align - 1):
@@ -50,11 +56,27 @@ def _carve(nbytes: int, align: int) -> int:
     if align > BASE_ALIGN:
         raise DSLValueError(f"byte_alignment {align} exceeds the {BASE_ALIGN}-byte alignment of shared memory",
                             user_location(3))
-    st = _kernel()
-    k = st.kernel
-    off = (getattr(k, "smem_bytes", 0) + align - 1) // align * align
+    k = _kernel().kernel
+    if reserved:
+        off = _take_hole(k.smem_holes, nbytes, align)
+        if off is not None:
+            return off
+    top = k.smem_bytes
+    off = (top + align - 1) // align * align
     k.smem_bytes = off + nbytes
+    k.smem_holes.extend(h for h in [(top, off)] + [(off + s, off + e) for s, e in gaps] if h[0] < h[1])
     return off
+
+
+def _take_hole(holes: list, nbytes: int, align: int):
+    """The offset of nbytes at `align` in the lowest hole that holds them (the hole shrinks to what is left of
+    it), or None."""
+    for i, (s, e) in sorted(enumerate(holes), key=lambda h: h[1]):
+        off = (s + align - 1) // align * align
+        if off + nbytes <= e:
+            holes[i:i + 1] = [h for h in ((s, off), (off + nbytes, e)) if h[0] < h[1]]
+            return off
+    return None
 
 
 def _pointer(offset: int, dtype) -> Pointer:
@@ -73,45 +95,46 @@ def allocate_elements(dtype, num_elems: int, byte_alignment: int) -> Pointer:
 
 
 class SmemPartition(enum.Enum):
-    """Where CuTe DSL places an allocation in shared memory: RESERVED, the low addresses kept if the kernel's shared
-    memory is resized while it runs, or USER. warpweave lays a kernel's shared memory out once for its whole life
-    (it is never resized), so both partitions are one and an allocation may name either."""
+    """Where CuTe DSL places an allocation in shared memory: RESERVED, the low addresses, with the barriers and
+    words the library keeps for itself, or USER, the buffers above them. warpweave lays USER allocations out in
+    order and puts a RESERVED one in the lowest alignment padding it fits in (see _carve), else after the rest."""
     RESERVED = 0
     USER = 1
 
 
-def _check_partition(partition):
+def _is_reserved(partition) -> bool:
     if partition is not None and not isinstance(partition, SmemPartition):
         raise DSLTypeError(f"partition must be a SmemPartition, got {partition!r}", user_location(3))
+    return partition is SmemPartition.RESERVED
 
 
 class SmemAllocator:
     """Carves the kernel's shared memory: allocate(bytes or a cute.struct), allocate_array, allocate_tensor."""
 
     def allocate(self, size_or_type, byte_alignment: int = 1, *, partition=None):
-        _check_partition(partition)
+        reserved = _is_reserved(partition)
         if isinstance(size_or_type, type) and issubclass(size_or_type, Struct):
             t = size_or_type
-            off = _carve(t.size_in_bytes(), max(byte_alignment, t.alignment()))
+            off = _carve(t.size_in_bytes(), max(byte_alignment, t.alignment()), reserved=reserved, gaps=t._gaps)
             return t._bind(off)
         if isinstance(size_or_type, int):
-            return _pointer(_carve(size_or_type, byte_alignment), Uint8)
+            return _pointer(_carve(size_or_type, byte_alignment, reserved=reserved), Uint8)
         if isinstance(size_or_type, type) and issubclass(size_or_type, Numeric) and size_or_type.width >= 8:
             # One value of a numeric type (a scalar in shared memory): a pointer to it, aligned to its size.
             t = size_or_type
-            return _pointer(_carve(elem_bytes(t), max(byte_alignment, elem_bytes(t))), t)
+            return _pointer(_carve(elem_bytes(t), max(byte_alignment, elem_bytes(t)), reserved=reserved), t)
         raise DSLTypeError(f"SmemAllocator.allocate takes a byte count, a numeric type or a @cute.struct class, got "
                            f"{size_or_type!r}", user_location(2))
 
     def allocate_array(self, element_type, num_elems: int = 1, byte_alignment: int = 0, *, partition=None):
-        _check_partition(partition)
+        reserved = _is_reserved(partition)
         t = dtype_of(element_type)
-        return _pointer(_carve(num_elems * elem_bytes(t), max(byte_alignment, elem_bytes(t))), t)
+        return _pointer(_carve(num_elems * elem_bytes(t), max(byte_alignment, elem_bytes(t)), reserved=reserved), t)
 
     def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None, *, partition=None):
         """A shared-memory tensor of `layout` (a Layout or a swizzled ComposedLayout); `swizzle` composes one.
         4-bit types are packed two to a byte (tensor.is_packed): sizes and swizzle periods count their bytes."""
-        _check_partition(partition)
+        reserved = _is_reserved(partition)
         t = dtype_of(element_type)
         if isinstance(layout, tuple) or isinstance(layout, int):
             layout = _core.make_layout(layout)
@@ -132,7 +155,7 @@ class SmemAllocator:
             # A swizzle permutes address bits below its period: the buffer starts at a multiple of the period, so
             # that the swizzle of offsets is the swizzle of addresses (what TMA and the MMAs apply).
             align = max(align, _bytes_of(1 << (inner.num_bits + inner.num_base + inner.num_shift), t))
-        ptr = _pointer(_carve(_bytes_of(cos, t), align), t)
+        ptr = _pointer(_carve(_bytes_of(cos, t), align, reserved=reserved), t)
         if swizzle is not None:   # the swizzle is the pointer's, as CuTe DSL gives it (the tensor has strides)
             ptr = SwizzledOrigin.of(ptr, layout.inner, 0)
         return Tensor(ptr, layout, t)
@@ -278,6 +301,7 @@ class Struct:
     _fields: list = []
     _size = 0
     _align = 1
+    _gaps: tuple = ()   # (start, end) byte ranges no field covers: alignment padding, a reserved allocation's room
 
     def __init__(self, offset):
         # CuTe DSL builds a struct over a shared-memory pointer (e.g. one SmemAllocator.allocate returned): the
@@ -329,16 +353,22 @@ def _offset_of(ptr: Pointer, cls) -> int:
 
 def struct(cls):
     """@cute.struct: a class whose annotations are shared-memory fields (MemRange, Align, numbers, structs)."""
-    fields, off, align = [], 0, 1
+    fields, gaps, off, align = [], [], 0, 1
     for name, t in cls.__dict__.get("__annotations__", {}).items():
         ft = _field_type(t)
         a = ft.alignment()
-        off = (off + a - 1) // a * a
-        fields.append((name, ft, off))
-        off += ft.size()
+        start = (off + a - 1) // a * a
+        gaps.append((off, start))
+        fields.append((name, ft, start))
+        inner = ft.inner if isinstance(ft, _AlignType) else ft
+        if isinstance(inner, _StructType):
+            gaps.extend((start + s, start + e) for s, e in inner.cls._gaps)
+        off = start + ft.size()
         align = max(align, a)
     size = (off + align - 1) // align * align
+    gaps.append((off, size))
     return type(cls.__name__, (Struct,), {"_fields": fields, "_size": size, "_align": align,
+                                          "_gaps": tuple(g for g in gaps if g[0] < g[1]),
                                           "__doc__": cls.__doc__, "__module__": cls.__module__})
 
 

@@ -50,13 +50,15 @@ def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
     at_line(b, lineno)
     c = cond.ir()
     k = st.kernel
-    smem_before = k.smem_bytes
+    smem_before, holes_before = k.smem_bytes, list(k.smem_holes)
     _branch(b, carry, then_fn, values, lineno)
-    smem_then = k.smem_bytes
+    smem_then, holes_then = k.smem_bytes, k.smem_holes
     if k.merge_branch_allocs:  # launch(smem_merge_branch_allocs=True): the else branch reuses the then's space
-        k.smem_bytes = smem_before
+        k.smem_bytes, k.smem_holes = smem_before, holes_before
     _branch(b, carry, else_fn, values, lineno)
     k.smem_bytes = max(k.smem_bytes, smem_then)
+    if k.merge_branch_allocs:  # a hole stays free after the if only where neither branch used it
+        k.smem_holes = [h for h in k.smem_holes if h in holes_then]
     outs = b.op("scf.if", [c], carry.ir_types(), num_regions=2)
     return carry.outputs(outs, lineno)
 
