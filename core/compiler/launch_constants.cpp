@@ -1,13 +1,12 @@
-// Reads of the values that are the same for a whole block of threads (the grid's, block's and cluster's extents,
-// the block's and cluster's indices, the shared memory sizes) are made again where they are used, instead of once at
-// the kernel's entry.
+// Reads of the values that are the same for a whole launch (the grid's, block's and cluster's extents, the shared
+// memory sizes) are made again where they are used, instead of once at the kernel's entry.
 //
 // Those reads have no side effects, so the optimiser merges them all into one read at the entry (EarlyCSE, GVN), and
 // the value lives across the whole kernel. In a warp-specialised kernel that spans every warp role: the assembler
 // does not rematerialise it, and where a role runs at its register ceiling it spills it to local memory. CuTe DSL's
 // Blackwell mixed_input_gemm, whose persistent tile scheduler starts in each role from the block's index and steps
 // by the grid's depth, spilled the grid's depth (a 4-byte store reloaded five times; with 8-bit A, the block's index
-// too). Each use's block now reads the value itself (a constant-bank or uniform special-register read); a use inside
+// too, which this pass no longer covers: see launch_constant). Each use's block now reads the value itself (a constant-bank or uniform special-register read); a use inside
 // a loop that does not hold the original read gets its read in the preheader of the outermost such loop, as the
 // optimiser had hoisted it. Thread indices are left alone: they differ per thread and feed most addresses, so a read
 // in every block would only add latency. Runs after the last optimisation pass, which would merge the reads again.
@@ -44,17 +43,9 @@ bool launch_constant(llvm::Intrinsic::ID id) {
     case llvm::Intrinsic::nvvm_read_ptx_sreg_dynamic_smem_size:
     case llvm::Intrinsic::nvvm_read_ptx_sreg_total_smem_size:
     case llvm::Intrinsic::nvvm_read_ptx_sreg_aggr_smem_size:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_clusterid_x:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_clusterid_y:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_clusterid_z:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctaid_x:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctaid_y:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctaid_z:
-    case llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank:
       return true;
+    // The block's and cluster's indices are left where the optimiser put them: read again in each block they put
+    // uniform-register moves between the back-to-back warpgroup MMAs of Hopper's peeled first k-tile (its SASS test).
     default:
       return false;
   }

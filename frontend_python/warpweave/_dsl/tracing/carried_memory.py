@@ -18,7 +18,7 @@ import math
 from ..base import trace
 from ..base.errors import DSLTypeError, user_location
 from ..values.numeric import SymInt
-from ..values.pointer import GENERIC, GMEM, RMEM, Pointer, elem_bytes, is_packed, ptr_type
+from ..values.pointer import GENERIC, GMEM, RMEM, SMEM, Pointer, elem_bytes, is_packed, ptr_type
 from ..values.tensor_type import SwizzledOrigin, Tensor, full_layout
 
 
@@ -58,22 +58,41 @@ class CarriedPointer:
         self.ptr = p
         # the alignment of the base and of the address: the offset is carried as a multiple of it (its quotient, so
         # that the index algebra knows the multiple: an 8-bit value's byte within a 32-bit column stays static)
-        self.align = math.gcd(p.alignment_at(0), p.base_align)
+        self.align = self._region_alignment(p)
         self.unit = _offset_divisibility(p.dtype, self.align)
         self.index_type = _index_type(p)
+        # Byte-addressed memory carries one address, as a loop over k-tiles advancing a global pointer wants it: a
+        # (base, offset) pair there cost the Ampere tensor-op GEMM's main loop four instructions. Offsets that are
+        # not whole bytes (4-bit elements), a swizzle counted from an origin, and other address units keep the pair.
+        self.as_address = (type(p) is Pointer and p.memspace in (GMEM, SMEM) and not is_packed(p.dtype)
+                           and p.swizzle is None)
+
+    @staticmethod
+    def _region_alignment(p) -> int:
+        # A bare pointer is assumed no more aligned than its element: a pipeline's barrier fetched once before a loop
+        # at stage 0 (the buffer's alignment) and again inside it at a runtime stage (the barrier's own) is one
+        # variable, as in CuTe DSL. A tensor keeps what it enters with: its accesses are vectorised by it.
+        align = math.gcd(p.alignment_at(0), p.base_align)
+        return align if is_packed(p.dtype) else math.gcd(align, max(1, elem_bytes(p.dtype)))
 
     def ir_types(self):
+        if self.as_address:
+            return [ptr_type(self.ptr.memspace)]
         return [ptr_type(self.ptr.memspace), self.index_type]
 
     def _values(self, p):
+        if self.as_address:
+            return [p.address(0)]
         return [p.base, trace.builder().materialize(p.offset // self.unit, self.index_type)]
 
     def values(self, p):
         return self._values(p)
 
     def _rebuild(self, ir_values):
-        base, offset = ir_values
         p = self.ptr
+        if self.as_address:
+            return Pointer(ir_values[0], p.dtype, p.memspace, self.align, 0, None, p.wide, 0, p.swizzle)
+        base, offset = ir_values
         off = trace.lift_int(offset, self.index_type) * self.unit
         out = Pointer(base, p.dtype, p.memspace, self.align, off, None, p.wide, 0, p.swizzle)
         return SwizzledOrigin.of(out, p.origin_swizzle, p.origin_offset) if isinstance(p, SwizzledOrigin) else out
@@ -116,6 +135,10 @@ class CarriedTensor(CarriedPointer):
     its pointer as a carried pointer, its layout and element type the same throughout."""
 
     what = "tensor"
+
+    @staticmethod
+    def _region_alignment(p) -> int:
+        return math.gcd(p.alignment_at(0), p.base_align)
 
     def __init__(self, name, t):
         super().__init__(name, t.iterator)
