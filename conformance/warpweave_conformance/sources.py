@@ -10,10 +10,10 @@ from warpweave._dsl.registry.plugins import TargetInfo, registry
 
 
 # Each family contributes its corners and this many further instances drawn with FAMILY_SEED: every instance of
-# the in-tree families (the largest, blackwell.tcgen05.mma.f8f6f4, has 640), so that coverage equals the instance
-# lists they replace; a larger family is sampled. `python -m warpweave conformance --family-sample N --seed S`
+# the in-tree families (the largest, blackwell.tcgen05.mma.mxf8f6f4.mixed with its 6- and 4-bit operands, has
+# 1200), so that coverage equals the instance lists they replace; a larger family is sampled. `python -m warpweave conformance --family-sample N --seed S`
 # sets them.
-FAMILY_SAMPLE = 1024
+FAMILY_SAMPLE = 2048
 FAMILY_SEED = 1
 
 

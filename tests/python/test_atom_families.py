@@ -230,6 +230,6 @@ def test_conformance_takes_every_family_s_corners_and_a_seeded_sample(monkeypatc
         expected += corners_and_sample
     assert ids == expected
     # The default covers every instance of the in-tree families: as many records as the lists they replaced.
-    monkeypatch.setattr(sources, "FAMILY_SAMPLE", 1024)
+    monkeypatch.setattr(sources, "FAMILY_SAMPLE", 2048)
     full = sources.loaded_sources(["blackwell"])[0]
     assert len(list(full.entries())) == len(b.atoms) + len(b.primitives) + len(b.all_instances())
