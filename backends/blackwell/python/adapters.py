@@ -7,7 +7,7 @@ from . import tcgen05_mma, tmem
 # Tensor memory: 32-bit addresses (lane in the high half, column in the low half) in NVPTX address space 6.
 TMEM_ADDRESS_SPACE = 6
 
-ext.register_memory_space("tmem", TMEM_ADDRESS_SPACE)
+ext.register_memory_space("tmem", TMEM_ADDRESS_SPACE, address_bits=32)
 
 # The operand kinds of the tcgen05.mma atoms (the manifest's Operand.kind).
 ext.register_operand_kind("umma_smem_descriptor", tcgen05_mma.UmmaSmemDescriptorKind())

@@ -13,7 +13,7 @@ import math
 
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from . import hooks
+from . import address_units, hooks
 from .address_swizzle import PointerType, Swizzle
 from .ir_vector import Vector
 from .numeric import PACKED_TYPES, Int32, Int64, Numeric, SymInt, Uint8
@@ -25,11 +25,12 @@ _ADDRSPACE = {GMEM: 1, SMEM: 3, RMEM: 0, GENERIC: 0}
 _SHORT_ADDRESS_SPACES = (3, 6, 7)
 
 
-def register_memory_space(name: str, address_space: int) -> None:
+def register_memory_space(name: str, address_space: int, address_bits: int = 8) -> None:
     """A backend's memory space (warpweave.ext.register_memory_space), e.g. tensor memory."""
     known = _ADDRSPACE.get(name)
     if known is not None and known != address_space:
         raise ValueError(f"memory space {name!r} is already address space {known}")
+    address_units.register(name, address_bits)
     _ADDRSPACE[name] = int(address_space)
 
 
@@ -371,6 +372,8 @@ class Pointer(metaclass=_PointerType):
         return not isinstance(self.offset, int) and not (isinstance(offset, int) and offset == 0)
 
     def _gep(self, base, total):
+        if address_units.unit_bits(self.memspace):
+            return address_units.unit_address(base, total, self.dtype, self.memspace, ptr_type(self.memspace))
         b = trace.builder()
         et = mem_type(self.dtype)
         if isinstance(total, int):
