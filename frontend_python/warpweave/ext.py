@@ -55,9 +55,11 @@ def register_operand_kind(name: str, adapter: OperandKind) -> None:
     _operand_kinds.register(adapter, name)
 
 
-def register_memory_space(name: str, address_space: int) -> None:
-    """A memory space tensors may live in (e.g. "tmem" in LLVM address space 6), besides gmem, smem and rmem."""
-    _tensor.register_memory_space(name, address_space)
+def register_memory_space(name: str, address_space: int, *, address_bits: int = 8) -> None:
+    """A memory space tensors may live in (e.g. "tmem" in LLVM address space 6), besides gmem, smem and rmem; one
+    step of its addresses counts address_bits (32 for a space addressed by 32-bit columns), so a pointer's address
+    there (Pointer.toint, its IR value) is its base plus its offset in those units."""
+    _tensor.register_memory_space(name, address_space, address_bits)
 
 
 def register_host_argument(name: str, producer, *, size: int, align: int = 8, export_c=None) -> None:

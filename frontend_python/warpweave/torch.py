@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _core
+from ._dsl.values import fp8 as _fp8
 from ._dsl.values import numeric as _n
 from ._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from ._dsl.values.runtime import RuntimeTensor, from_dlpack
@@ -160,6 +162,44 @@ def _e2m1_codes(values):
     return code | (torch.signbit(v).to(torch.uint8) << 3)
 
 
+def _float_codes(values, t):
+    """The codes of a narrow float type t (one without infinities or NaN, as fp6) nearest each value (a torch
+    tensor), ties to the even code, saturated to the largest finite magnitude (NaN and infinities too), as int64:
+    fp8.encode_static over a tensor."""
+    torch = _torch()
+    half = 1 << (t.width - 1)              # the sign bit; codes below it are the magnitudes, ascending
+    mags = torch.tensor([_fp8.decode_static(t, c) for c in range(half)], dtype=torch.float64, device=values.device)
+    v = values.to(torch.float64)
+    a = v.abs().nan_to_num_(nan=math.inf).clamp_(max=float(mags[-1]))
+    hi = torch.searchsorted(mags, a.contiguous()).clamp_(max=half - 1)
+    lo = (hi - 1).clamp_(min=0)
+    d_lo, d_hi = a - mags[lo], mags[hi] - a
+    code = torch.where((d_lo < d_hi) | (d_lo == d_hi) & (lo % 2 == 0), lo, hi)
+    return code | (torch.signbit(v).to(torch.int64) << (t.width - 1))
+
+
+def _store_bits(dst, codes, width):
+    """Writes `width`-bit codes into dst's storage as a bit string, low bits first: the value at element offset o
+    (dst's strides, in elements) takes bits [o * width, (o + 1) * width) of the storage, as a cute tensor of a
+    sub-byte type over the same strides reads them (CuTe's packing of fp6: four values in three bytes)."""
+    torch = _torch()
+    nbytes = dst.untyped_storage().nbytes()
+    raw = torch.empty(0, dtype=torch.uint8, device=dst.device).set_(dst.untyped_storage())
+    if (dst.storage_offset() + max(dst.numel(), 1)) * width > 8 * nbytes and dst.numel():
+        raise DSLValueError(f"a {dst.dtype} tensor of {nbytes} bytes cannot hold its elements at {width} bits",
+                            user_location(4))
+    shifts = torch.arange(8, device=dst.device)
+    bits = ((raw.to(torch.int64).unsqueeze(1) >> shifts) & 1).reshape(-1)    # keep the bits dst does not cover
+    index = torch.int32 if 8 * nbytes < 2 ** 31 else torch.int64
+    offsets = torch.as_strided(torch.arange(nbytes, dtype=index, device=dst.device), tuple(dst.shape),
+                               tuple(dst.stride()), dst.storage_offset()).reshape(-1).to(torch.int64)
+    places = (offsets * width).unsqueeze(1) + torch.arange(width, device=dst.device)
+    bits[places.reshape(-1)] = ((codes.reshape(-1, 1).to(torch.int64) >> torch.arange(width, device=dst.device))
+                                & 1).reshape(-1)
+    raw.copy_((bits.reshape(-1, 8) << shifts).sum(dim=1).to(torch.uint8))
+    return dst
+
+
 def _storage_order(t):
     """The permutation of t's modes that lists its elements in memory order, where t covers a dense run of
     memory from its storage offset without gaps or overlaps (else None)."""
@@ -205,6 +245,8 @@ def _store(dst, values, cutlass_dtype):
         return _store_nibbles(dst, _e2m1_codes(values.to(device=dst.device)))
     if t in (_n.Int4, _n.Uint4):   # integers in the type's range, two's complement in a nibble
         return _store_nibbles(dst, values.to(device=dst.device).round().to(torch.int64) & 15)
+    if t.width == 6:
+        return _store_bits(dst, _float_codes(values.to(device=dst.device), t), 6)
     want = dtype(cutlass_dtype)
     converted = values.to(device=dst.device).to(want)
     if dst.dtype == want:
@@ -245,6 +287,9 @@ def cute_tensor_like(data_ref, cutlass_dtype, is_dynamic_layout, assumed_align=N
         if storage is None:
             raise DSLTypeError(f"cute_tensor_like: {t.__name__} needs torch's packed 4-bit storage "
                                "(torch.float4_e2m1fn_x2, torch 2.8 or later)", user_location(2))
+    elif t.width == 6:
+        # a byte for each value (CuTe DSL's host helpers do so), the values packed from the start (_store_bits)
+        storage = torch.uint8
     else:
         storage = dtype(t)
     if t.is_float and t.width == 8:

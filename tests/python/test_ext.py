@@ -43,6 +43,14 @@ def test_memory_spaces_are_a_registry():
         ext.register_memory_space("test_space", 5)
     with pytest.raises(ValueError, match="no loaded backend registers the memory space 'nowhere'"):
         tensor.ptr_type("nowhere")
+    # an address step wider than a byte is a power of two of bits (tensor memory's 32-bit columns)
+    from warpweave._dsl.values import address_units
+
+    assert address_units.unit_bits("test_space") is None
+    with pytest.raises(ValueError, match="address_bits is a power of two"):
+        ext.register_memory_space("test_units", 7, address_bits=12)
+    ext.register_memory_space("test_units", 7, address_bits=32)
+    assert address_units.unit_bits("test_units") == 32
 
 
 def test_host_argument_producers_are_checked_and_memoised():

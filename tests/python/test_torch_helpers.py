@@ -172,3 +172,65 @@ def test_cute_tensor_like_packs_4bit_integers_at_their_element_offsets(dtype, lo
     for idx in itertools.product(*(range(s) for s in storage.shape)):
         off = sum(i * st for i, st in zip(idx, storage.stride()))
         assert nib[off] == int(vals[idx]) & 15, idx
+
+
+def _fields(storage, width):
+    """The buffer's `width`-bit fields in order, bit string low bits first (field o is bits [o*width, (o+1)*width))."""
+    raw = torch.empty(0, dtype=torch.uint8).set_(storage.untyped_storage()).to(torch.int64)
+    bits = ((raw.unsqueeze(1) >> torch.arange(8)) & 1).reshape(-1)
+    bits = bits[:bits.numel() // width * width].reshape(-1, width)
+    return (bits << torch.arange(width)).sum(dim=1)
+
+
+@pytest.mark.parametrize("dtype", [cutlass.Float6E2M3FN, cutlass.Float6E3M2FN])
+def test_fp6_codes_are_the_static_encoding(dtype):
+    # nearest code, ties to even, saturating (the types have neither infinities nor NaN): fp8.encode_static's
+    # rounding, value by value, at every magnitude, the midpoints between neighbours and their float neighbours
+    from warpweave._dsl.values import fp8
+
+    mags = sorted({abs(fp8.decode_static(dtype, c)) for c in range(64)})
+    mids = [(a + b) / 2 for a, b in zip(mags, mags[1:])]
+    edge = [float(torch.nextafter(torch.tensor(m, dtype=torch.float32), torch.tensor(d, dtype=torch.float32)))
+            for m in mids for d in (0.0, 100.0)]
+    rand = (torch.rand(2000, generator=torch.Generator().manual_seed(3)) * 64 - 32).tolist()
+    vals = mags + mids + edge + rand + [mags[-1] * 1.5, 1e9, float("inf")]
+    vals += [-v for v in vals]
+    codes = cutlass_torch._float_codes(torch.tensor(vals, dtype=torch.float32), dtype).tolist()
+    assert codes == [fp8.encode_static(dtype, v) for v in torch.tensor(vals, dtype=torch.float32).tolist()]
+    assert cutlass_torch._float_codes(torch.tensor([float("nan")]), dtype).item() == 31   # the largest magnitude
+
+
+@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize("dtype", [cutlass.Float6E2M3FN, cutlass.Float6E3M2FN])
+def test_cute_tensor_like_packs_fp6_at_their_element_offsets(dtype, k_major):
+    # as CuTe DSL's host helpers: a byte of uint8 storage per value, the tensor's strides in elements, the values
+    # packed from the buffer's start at 6 bits each (four in three bytes), element offset o at bits [6o, 6o + 6)
+    ref = cutlass_torch.matrix(2, 8, 12, not k_major, cutlass.Float32)
+    vals = torch.randint(-6, 7, tuple(ref.shape), generator=torch.Generator().manual_seed(5)).float() * 0.5
+    ref.copy_(vals)
+    cute_t, storage = cutlass_torch.cute_tensor_like(ref, dtype, is_dynamic_layout=True, assumed_align=16,
+                                                     device="cpu")
+    assert cute_t.element_type is dtype and storage.dtype is torch.uint8
+    assert tuple(storage.shape) == tuple(ref.shape) and storage.stride() == ref.stride()
+    fields = _fields(storage, 6)
+    want = cutlass_torch._float_codes(vals, dtype)
+    for idx in itertools.product(*(range(s) for s in storage.shape)):
+        off = sum(i * st for i, st in zip(idx, storage.stride()))
+        assert fields[off] == want[idx], idx
+    # convert_cute_tensor refills the same storage with new values
+    cutlass_torch.convert_cute_tensor(-ref, cute_t, dtype)
+    fields, want = _fields(storage, 6), cutlass_torch._float_codes(-vals, dtype)
+    assert all(fields[sum(i * st for i, st in zip(idx, storage.stride()))] == want[idx]
+               for idx in itertools.product(*(range(s) for s in storage.shape)))
+
+
+def test_fp6_store_keeps_the_bits_no_element_covers():
+    store = torch.full((20,), 0xFF, dtype=torch.uint8)
+    dst = torch.as_strided(store, (3, 2), (5, 2), 1)           # element offsets 1, 3, 6, 8, 11, 13
+    cutlass_torch._store_bits(dst, torch.zeros(3, 2, dtype=torch.int64), 6)
+    fields = _fields(store, 6).tolist()
+    covered = {1, 3, 6, 8, 11, 13}
+    assert all(fields[o] == (0 if o in covered else 63) for o in range(len(fields)))
+    with pytest.raises(ValueError, match="cannot hold"):
+        cutlass_torch._store_bits(torch.empty(0, dtype=torch.uint8).set_(store.untyped_storage(), 0, (4, 6)),
+                                  torch.zeros(4, 6, dtype=torch.int64), 8 * 20)

@@ -7,7 +7,7 @@ from . import tcgen05_mma, tmem
 # Tensor memory: 32-bit addresses (lane in the high half, column in the low half) in NVPTX address space 6.
 TMEM_ADDRESS_SPACE = 6
 
-ext.register_memory_space("tmem", TMEM_ADDRESS_SPACE)
+ext.register_memory_space("tmem", TMEM_ADDRESS_SPACE, address_bits=32)
 
 # The operand kinds of the tcgen05.mma atoms (the manifest's Operand.kind).
 ext.register_operand_kind("umma_smem_descriptor", tcgen05_mma.UmmaSmemDescriptorKind())
@@ -102,3 +102,9 @@ for _name in tcgen05_primitives.NAMES:
     ext.register_python_name(f"primitives.{_name}", getattr(tcgen05_primitives, _name))
 from . import cute_ext as _cute_ext  # noqa: E402,F401 - cute.experimental's tensor memory, TMA and pipelines
 from . import cute_ext_gemm as _cute_ext_gemm  # noqa: E402,F401 - cute.experimental's main loop and TMA epilogue
+
+# tcgen05.mma reads 4- and 6-bit operands from byte containers in shared memory: TMA loads of such tensors unpack
+# them there (hopper's tma, declare_unpacking)
+from warpweave.backends.hopper import tma as _hopper_tma  # noqa: E402
+
+_hopper_tma.declare_unpacking("blackwell")

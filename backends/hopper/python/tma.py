@@ -332,8 +332,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: num_multicast={num_multicast} needs "
                              "CopyBulkTensorTileG2SMulticastOp (and is at least 1)", ext.DSLValueError)
     gbits = unpacked_bits(gmem_tensor.element_type, internal_type)
-    if gbits and _select(_kind(op), 2)[0] != "blackwell":
-        gbits = 0   # unpacking is sm_100a's (its tcgen05 operands); elsewhere the bytes move as internal_type's
+    if gbits and not unpacks_on_target():
+        gbits = 0   # where no backend declares the unpacking tensor maps, the bytes move as internal_type's
     if gbits and not _is_load(op):
         raise ext.user_error(f"make_tiled_tma_atom: TMA unpacks {gmem_tensor.element_type.__name__} values into "
                              "shared memory on loads only; store them as bytes", ext.DSLValueError)
@@ -524,6 +524,22 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     atom.split = split
     tma_tensor = cute.make_identity_tensor(gmem_tensor.shape)
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
+
+
+# The backends whose targets' copy engine unpacks 4- and 6-bit values into byte containers of shared memory (the
+# tensor maps of _UNPACKED_CODES), as their MMAs read such operands: each declares it when it loads.
+_UNPACKING_BACKENDS: set = set()
+
+
+def declare_unpacking(backend_name: str) -> None:
+    """Backend `backend_name` declares that the copy engine of its targets unpacks 4- and 6-bit values (and that
+    its MMAs read them so): loads of such a tensor with a byte internal_type (6-bit ones always) unpack there."""
+    _UNPACKING_BACKENDS.add(backend_name)
+
+
+def unpacks_on_target() -> bool:
+    """Whether the current target's backend declared unpacking loads (declare_unpacking)."""
+    return ext.current_target().backend in _UNPACKING_BACKENDS
 
 
 def unpacked_bits(gmem_type, internal_type) -> int:

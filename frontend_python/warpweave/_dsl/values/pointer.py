@@ -13,7 +13,7 @@ import math
 
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
-from . import hooks
+from . import address_units, hooks
 from .address_swizzle import PointerType, Swizzle
 from .ir_vector import Vector
 from .numeric import PACKED_TYPES, Int32, Int64, Numeric, SymInt, Uint8
@@ -25,11 +25,12 @@ _ADDRSPACE = {GMEM: 1, SMEM: 3, RMEM: 0, GENERIC: 0}
 _SHORT_ADDRESS_SPACES = (3, 6, 7)
 
 
-def register_memory_space(name: str, address_space: int) -> None:
+def register_memory_space(name: str, address_space: int, address_bits: int = 8) -> None:
     """A backend's memory space (warpweave.ext.register_memory_space), e.g. tensor memory."""
     known = _ADDRSPACE.get(name)
     if known is not None and known != address_space:
         raise ValueError(f"memory space {name!r} is already address space {known}")
+    address_units.register(name, address_bits)
     _ADDRSPACE[name] = int(address_space)
 
 
@@ -113,9 +114,8 @@ class Pointer(metaclass=_PointerType):
         return self._copy(base=base, host=None)
 
     def __extract_mlir_values__(self):
-        """CuTe DSL's IR-values protocol: the address, one value (an object holding the pointer is carried through
-        dynamic control flow by it); none for a host-side placeholder, a swizzled or a packed pointer, whose offset
-        the element addressing reads, and which stay what they are."""
+        """CuTe DSL's IR-values protocol: the address, one value (which carries an object holding the pointer through
+        dynamic control flow); none for a host placeholder, a swizzled or a packed pointer, which stay what they are."""
         if self.base is None or self.swizzle is not None or is_packed(self.dtype):
             return []
         return [self.ir_value()]
@@ -288,13 +288,11 @@ class Pointer(metaclass=_PointerType):
     to_llvm_ptr = ir_value  # CuTe DSL's name, for code that builds IR over the address (llvm.addrspacecast)
 
     def toint(self, dtype=None, *, loc=None, ip=None):
-        """The address as an integer of dtype: by default 32 bits in the memories addressed with 32 (shared, a
-        cluster's shared, tensor memory), 64 elsewhere. Of packed values at a run-time offset: the byte holding the
-        element (offset / 2), as CuTe DSL gives (a tensor map's address of a tensor moved by a run-time offset)."""
+        """The address as an integer of dtype (by default 32 bits where the memory's addresses are, else 64), in the
+        memory's address unit (address_units.py); of packed values at a run-time offset, the byte holding the element
+        (offset / 2), as CuTe DSL gives (a tensor map's address of a tensor moved by a run-time offset)."""
         if self.base is None and self.host is not None:
-            # on the host, an argument's address is known only at each call: a HostAddress, which what takes an
-            # address there (a tensor map's global_address) resolves to the argument
-            return HostAddress(self)
+            return HostAddress(self)    # known only at each call, where what takes it resolves it to the argument
         t = dtype or (Int32 if _ADDRSPACE.get(self.memspace) in _SHORT_ADDRESS_SPACES else Int64)
         if not getattr(t, "is_integer", False):
             raise DSLTypeError(f"Pointer.toint: dtype is an integer type, got {t!r}", user_location(2))
@@ -371,6 +369,8 @@ class Pointer(metaclass=_PointerType):
         return not isinstance(self.offset, int) and not (isinstance(offset, int) and offset == 0)
 
     def _gep(self, base, total):
+        if address_units.unit_bits(self.memspace):
+            return address_units.unit_address(base, total, self.dtype, self.memspace, ptr_type(self.memspace))
         b = trace.builder()
         et = mem_type(self.dtype)
         if isinstance(total, int):

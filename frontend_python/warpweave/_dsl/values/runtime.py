@@ -144,9 +144,11 @@ class RuntimeTensor:
 
     @element_type.setter
     def element_type(self, t):
-        """The element type kernels see (e.g. fp8 over a uint8 torch tensor); its width must be the storage's."""
+        """The element type kernels see (e.g. fp8 over a uint8 torch tensor); its width is the storage's, or a
+        sub-byte type over bytes (fp6 over uint8, as CuTe DSL's host helpers make it): the tensor's strides count its
+        elements, packed at their width from the buffer's start, which holds at least as many bits."""
         old = self.__dict__.get("_element_type")
-        if old is not None and old.width != t.width:
+        if old is not None and old.width != t.width and not (t.width < 8 and old.width == 8):
             raise DSLTypeError(f"element_type: {t.__name__} is {t.width} bits wide, the buffer holds {old.width}-bit "
                                "elements", user_location(2))
         self._element_type = t
