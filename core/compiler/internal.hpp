@@ -15,6 +15,7 @@ namespace llvm {
 class LLVMContext;
 class Module;
 class PassBuilder;
+class TargetMachine;
 }  // namespace llvm
 
 namespace ww::compiler::detail {
@@ -91,6 +92,12 @@ void rematerialize_launch_constants(llvm::Module& module);
 // Integers of at most 24 significant bits converted to bf16 or f16 through a 32-bit integer and f32 (exact there, so
 // rounded once), after the last optimisation pass: full-rate conversions, rounded in pairs, as NVIDIA's compiler does.
 void convert_small_integers_through_f32(llvm::Module& module);
+
+// --- paired_float_arithmetic.cpp (LLVM only) ---------------------------------------------------------------------
+// Independent f32 multiplies, adds and fused multiply-adds of a block executed in pairs, on vectors of two lanes,
+// where the target's code generator has those as legal operations (each lane rounds as before), after the last
+// optimisation pass.
+void pair_float_arithmetic(llvm::Module& module, const llvm::TargetMachine& machine);
 
 // --- nvptxcompiler.cpp / nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.

@@ -220,6 +220,7 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
   read_sub_byte_elements_as_bits(*module);
   rematerialize_launch_constants(*module);
   convert_small_integers_through_f32(*module);
+  if (opt_level > 0) pair_float_arithmetic(*module, *machine);
   if (options.want_llvm_ir) {
     result.llvm_ir.clear();
     llvm::raw_string_ostream os(result.llvm_ir);
