@@ -58,6 +58,22 @@ def test_fake_compact_strides_rank_like_cute_dsl():
         make_fake_compact_tensor(cutlass.Float32, (3, 4), stride_order=(0, 0))
 
 
+def test_tensors_answer_their_alignment_under_cute_dsls_private_name_too():
+    """Code written against CuTe DSL reads a tensor's alignment as _assumed_align (QuACK's tests do): the same number
+    as assumed_align for fake tensors of every width and for from_dlpack's, and it cannot be set apart from it."""
+    n = cute.sym_int()
+    for dtype, align in itertools.product((cutlass.Int4, cutlass.Float4E2M1FN, cutlass.Boolean, cutlass.Float16,
+                                           cutlass.Float32), (1, 2, 4, 8, 16)):
+        t = make_fake_tensor(dtype, (n,), stride=(1,), assumed_align=align)
+        assert t._assumed_align == t.assumed_align == align
+    assert make_fake_compact_tensor(cutlass.Int8, (8, 4), assumed_align=None)._assumed_align == 1
+    a = np.zeros(64, np.float32)
+    t = from_dlpack(a, assumed_align=4)
+    assert t._assumed_align == t.assumed_align == 4
+    with pytest.raises(AttributeError):
+        t._assumed_align = 16
+
+
 def test_sym_int_extents_make_dynamic_specialisations():
     m = cute.sym_int(divisibility=8)
     t = make_fake_compact_tensor(cutlass.Float16, (m, 64), stride_order=(1, 0))  # mode 1 contiguous

@@ -239,7 +239,8 @@ def test_quack_tests_compile_only_runs_quacks_own_tests_without_a_gpu(quack_src,
 def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda_ones():
     """The compile-only plugin's stand-ins: a generator asked for on CUDA is a torch.Generator on the CPU that
     reproduces its seed's stream, a test's tensors (made on the CPU for CUDA) say they are CUDA tensors, as QuACK's
-    host-side checks assert before a launch, and torch.compile runs the function eagerly."""
+    host-side checks assert before a launch, torch.compile runs the function eagerly, and the
+    device's free and total memory are the host's."""
     script = textwrap.dedent("""
         import sys
         sys.path.insert(0, PLUGIN_DIR)
@@ -257,6 +258,11 @@ def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda
         g = torch.compile(dynamic=True)(lambda x: x * 2)
         x = torch.randn(4, 8, device="cuda")
         assert torch.equal(f(x), torch.softmax(x, -1)) and torch.equal(g(x), x * 2)
+        # the stand-in device's memory is the host's, where its tensors are made
+        free, total = torch.cuda.mem_get_info()
+        assert 0 < free <= total
+        with open("/proc/meminfo") as m:
+            assert total == int(next(l for l in m if l.startswith("MemTotal:")).split()[1]) * 1024
         print("stand-ins ok")
     """)
     plugin_dir = os.path.join(ROOT, "benchmarks", "python")

@@ -179,6 +179,12 @@ class RuntimeTensor:
         assumed alignment; programs that build their layouts in the function pass tensors so."""
         return RuntimePointer(self.element_type, self.data_ptr, AddressSpace.gmem, self.assumed_align)
 
+    @property
+    def _assumed_align(self) -> int:
+        # CuTe DSL's tensors keep their alignment under this name, and code written against them reads it there
+        # (QuACK's tests check the alignment its fake tensors claim); read-only, as assumed_align is the one kept.
+        return self.assumed_align
+
     def __repr__(self):
         dims = ",".join("?" if d else str(s) for s, d in zip(self._shape, self.dynamic_shape))
         strides = ",".join("?" if d else str(s) for s, d in zip(self._strides, self.dynamic_stride))
