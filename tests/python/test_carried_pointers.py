@@ -246,8 +246,8 @@ def test_a_bare_pointer_is_carried_with_its_elements_alignment():
     it (the barrier's 8) is one variable: a bare pointer enters a region assuming only its element's alignment."""
     seen = {}
 
-    @cute.kernel
-    def k(g: cute.Tensor, n: cutlass.Int32):
+    @cute.jit
+    def body(g, n):
         p = g.iterator
         seen["entry"] = p.alignment
         for _ in cutlass.range(n, unroll=1):
@@ -255,31 +255,33 @@ def test_a_bare_pointer_is_carried_with_its_elements_alignment():
         seen["after"] = p.alignment
         cute.make_tensor(p, cute.make_layout(1))[0] = cutlass.Float32(0.0)
 
+    assert _single_thread_loop(body).count('"scf.for"') == 1
+    assert seen["entry"] > 4 and seen["after"] == 4, seen
+
+
+def _single_thread_loop(kernel_body):
+    """The IR of a one-thread kernel running kernel_body(g, n), compiled for sm_80."""
+    @cute.kernel
+    def k(g: cute.Tensor, n: cutlass.Int32):
+        kernel_body(g, n)
+
     @cute.jit
     def h(g: cute.Tensor, n: cutlass.Int32):
         k(g, n).launch(grid=[1, 1, 1], block=[1, 1, 1])
 
     with target("sm_80"):
-        c = cute.compile(h, _g(), 3)
-    assert c.ir.count('"scf.for"') == 1
-    assert seen["entry"] > 4 and seen["after"] == 4, seen
+        return cute.compile(h, _g(), 3).ir
 
 
 def test_a_pointer_whose_step_is_assumed_aligned_is_carried():
-    @cute.kernel
-    def k(g: cute.Tensor, n: cutlass.Int32):
+    @cute.jit
+    def body(g, n):
         p = g.iterator
         for _ in cutlass.range(n, unroll=1):
             p = p + cute.assume(n * 4, divby=4)
         cute.make_tensor(p, cute.make_layout(4))[0] = cutlass.Float32(0.0)
 
-    @cute.jit
-    def h(g: cute.Tensor, n: cutlass.Int32):
-        k(g, n).launch(grid=[1, 1, 1], block=[1, 1, 1])
-
-    with target("sm_80"):
-        c = cute.compile(h, _g(), 3)
-    assert c.ir.count('"scf.for"') == 1
+    assert _single_thread_loop(body).count('"scf.for"') == 1
 
 
 def test_a_tensor_that_moves_to_another_memory_in_a_loop_is_refused():

@@ -41,19 +41,24 @@ def _nvjitlink_candidates() -> list[str]:
     return out
 
 
-def _nvjitlink_version() -> tuple[int, int] | None:
-    for candidate in _nvjitlink_candidates():
+def _library_version(candidates, *symbols: str) -> tuple[int, int] | None:
+    """(major, minor) from the first candidate library that loads and answers the first of `symbols` it has."""
+    for candidate in candidates:
         if "/" in candidate and not os.path.isfile(candidate):
             continue
         try:
             lib = ctypes.CDLL(candidate)
-            query = getattr(lib, "__nvJitLinkVersion_13_0", None) or lib.nvJitLinkVersion
-        except (OSError, AttributeError):
+        except OSError:
             continue
+        query = next((getattr(lib, s) for s in symbols if hasattr(lib, s)), None)
         major, minor = ctypes.c_uint(), ctypes.c_uint()
-        if query(ctypes.byref(major), ctypes.byref(minor)) == 0:
+        if query is not None and query(ctypes.byref(major), ctypes.byref(minor)) == 0:
             return major.value, minor.value
     return None
+
+
+def _nvjitlink_version() -> tuple[int, int] | None:
+    return _library_version(_nvjitlink_candidates(), "__nvJitLinkVersion_13_0", "nvJitLinkVersion")
 
 
 def _ptxas_version() -> tuple[int, int] | None:
@@ -75,18 +80,8 @@ def _nvptxcompiler_version() -> tuple[int, int] | None:
     # Where the core looks (core/compiler/nvptxcompiler.cpp): the environment's choice, then beside the extension.
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     entries = [e for e in os.environ.get("WARPWEAVE_NVPTXCOMPILER", "").split(":") if e] + [package]
-    for entry in entries:
-        candidate = entry if os.path.isfile(entry) else os.path.join(entry, _NVPTXCOMPILER)
-        if not os.path.isfile(candidate):
-            continue
-        try:
-            query = ctypes.CDLL(candidate).nvPTXCompilerGetVersion
-        except (OSError, AttributeError):
-            continue
-        major, minor = ctypes.c_uint(), ctypes.c_uint()
-        if query(ctypes.byref(major), ctypes.byref(minor)) == 0:
-            return major.value, minor.value
-    return None
+    candidates = [e if os.path.isfile(e) else os.path.join(e, _NVPTXCOMPILER) for e in entries]
+    return _library_version(candidates, "nvPTXCompilerGetVersion")
 
 
 _TOOLS = {"nvptxcompiler": _nvptxcompiler_version, "ptxas": _ptxas_version, "nvjitlink": _nvjitlink_version}
