@@ -41,6 +41,9 @@ from warpweave import ext
 
 from . import tma_blocked
 from . import tma_in_kernel
+# declare_unpacking is the backends' (their adapters call it here); the rest is what this file's atoms use
+from .tma_unpack import (UNPACKED_CODES, declare_unpacking, unpacked_bits, unpacked_stride,  # noqa: F401
+                         unpacks_on_target)
 
 DESCRIPTOR = "hopper.tma_descriptor"
 TMAP_BYTES = 128
@@ -51,10 +54,6 @@ _TMA_TYPES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32"
               "Uint16": "u16", "Int32": "s32", "Uint32": "u32", "Int64": "s64", "Uint64": "u64"}
 _SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 _PACKED_TYPES = ("Float4E2M1FN", "Int4", "Uint4")   # two values a byte
-# Narrow types the copy engine unpacks into shared memory (sm_100a): each run of 16 elements fills 16 bytes, one
-# element a byte (CUtensorMapDataType 16U4_ALIGN16B and 16U6_ALIGN16B), the form tcgen05.mma's kind::mxf8f6f4 reads
-# its 4- and 6-bit operands in. Global memory holds them densely, element i at bits [w i, w i + w) of its row.
-_UNPACKED_CODES = {4: 14, 6: 15}
 
 
 def _name(op) -> str:
@@ -341,7 +340,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     # Packed 4-bit types (two to a byte) move as bytes: the atom works in bytes along the contiguous mode (the
     # layouts' element offsets there are half bytes) and the tensor map is of u8 over half the extent.
     pack = 2 if et.width == 4 and et.__name__ in _PACKED_TYPES else 1
-    tma_type = _UNPACKED_CODES[gbits] if gbits else "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
+    tma_type = UNPACKED_CODES[gbits] if gbits else "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
     if tma_type is None:
         raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
     reduce_op = _reduce_qualifier(op, "u8" if pack == 2 else tma_type, et.__name__)
@@ -526,32 +525,6 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     return cute.nvgpu.cpasync.TmaInfo(atom, tma_tensor, given_layout)
 
 
-# The backends whose targets' copy engine unpacks 4- and 6-bit values into byte containers of shared memory (the
-# tensor maps of _UNPACKED_CODES), as their MMAs read such operands: each declares it when it loads.
-_UNPACKING_BACKENDS: set = set()
-
-
-def declare_unpacking(backend_name: str) -> None:
-    """Backend `backend_name` declares that the copy engine of its targets unpacks 4- and 6-bit values (and that
-    its MMAs read them so): loads of such a tensor with a byte internal_type (6-bit ones always) unpack there."""
-    _UNPACKING_BACKENDS.add(backend_name)
-
-
-def unpacks_on_target() -> bool:
-    """Whether the current target's backend declared unpacking loads (declare_unpacking)."""
-    return ext.current_target().backend in _UNPACKING_BACKENDS
-
-
-def unpacked_bits(gmem_type, internal_type) -> int:
-    """The bits of a global element TMA unpacks one a byte into shared memory (0 where it does not): a 6-bit type
-    always (shared memory has no dense form of it), a 4-bit one loaded as an 8-bit internal_type (CuTe DSL's
-    Uint8)."""
-    w = getattr(gmem_type, "width", 0)
-    if w == 6 or (w == 4 and internal_type is not None and internal_type.width == 8):
-        return w
-    return 0
-
-
 def leaves(x) -> list:
     return [y for e in x for y in leaves(e)] if isinstance(x, tuple) else [x]
 
@@ -706,20 +679,6 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend
             attrs[f"stride{i}"] = s
         compact = max(compact, attrs[f"dim{i}"] * (attrs.get(f"stride{i}") or ebytes))
     return ext.host_call(backend, hook, attrs, TMAP_BYTES)
-
-
-def unpacked_stride(elements: int, gbits: int) -> int:
-    """The byte stride of `elements` narrow elements of gbits each, as the tensor map takes it: in 16-byte steps, the
-    nearest to the exact length when that is not whole bytes (a row pitch of 416 bytes seen as 554 6-bit elements,
-    415.5 bytes), which must be within a byte of it."""
-    exact = elements * gbits          # bits
-    if exact % 8 == 0:
-        return exact // 8
-    s = (exact + 64) // 128 * 16
-    if abs(s * 8 - exact) >= 8:
-        raise ValueError(f"TMA descriptor: a stride of {elements} {gbits}-bit elements ({exact / 8} bytes) is not a "
-                         "whole number of bytes, nor within a byte of a multiple of 16")
-    return s
 
 
 def tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor, *, loc=None, ip=None):
