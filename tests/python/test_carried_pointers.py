@@ -189,16 +189,8 @@ def test_a_tensor_memory_tensor_reassigned_in_a_loop_of_runtime_bounds():
 
 
 def _refused(kernel_body):
-    @cute.kernel
-    def k(g: cute.Tensor, n: cutlass.Int32):
-        kernel_body(g, n)
-
-    @cute.jit
-    def h(g: cute.Tensor, n: cutlass.Int32):
-        k(g, n).launch(grid=[1, 1, 1], block=[32, 1, 1])
-
-    with target("sm_80"), pytest.raises(TypeError) as e:
-        cute.compile(h, _g(), 3)
+    with pytest.raises(TypeError) as e:
+        _single_thread_loop(kernel_body)
     assert re.search(HERE + r":\d+", str(e.value)), str(e.value)
     return str(e.value)
 
