@@ -162,41 +162,118 @@ def _e2m1_codes(values):
     return code | (torch.signbit(v).to(torch.uint8) << 3)
 
 
+# Elements (values, or groups of packed fields) handled per step when converting or packing a whole tensor: the
+# float64 and int64 temporaries of a step stay a few MB however large the tensor is.
+_STEP = 1 << 18
+
+
 def _float_codes(values, t):
     """The codes of a narrow float type t (one without infinities or NaN, as fp6) nearest each value (a torch
-    tensor), ties to the even code, saturated to the largest finite magnitude (NaN and infinities too), as int64:
+    tensor), ties to the even code, saturated to the largest finite magnitude (NaN and infinities too), as uint8:
     fp8.encode_static over a tensor."""
     torch = _torch()
     half = 1 << (t.width - 1)              # the sign bit; codes below it are the magnitudes, ascending
     mags = torch.tensor([_fp8.decode_static(t, c) for c in range(half)], dtype=torch.float64, device=values.device)
-    v = values.to(torch.float64)
-    a = v.abs().nan_to_num_(nan=math.inf).clamp_(max=float(mags[-1]))
-    hi = torch.searchsorted(mags, a.contiguous()).clamp_(max=half - 1)
-    lo = (hi - 1).clamp_(min=0)
-    d_lo, d_hi = a - mags[lo], mags[hi] - a
-    code = torch.where((d_lo < d_hi) | (d_lo == d_hi) & (lo % 2 == 0), lo, hi)
-    return code | (torch.signbit(v).to(torch.int64) << (t.width - 1))
+    flat = values.reshape(-1)
+    out = torch.empty(flat.shape, dtype=torch.uint8, device=values.device)
+    for s in range(0, flat.numel(), _STEP):
+        v = flat[s:s + _STEP].to(torch.float64)
+        a = v.abs().nan_to_num_(nan=math.inf).clamp_(max=float(mags[-1]))
+        hi = torch.searchsorted(mags, a).clamp_(max=half - 1)
+        lo = (hi - 1).clamp_(min=0)
+        d_lo, d_hi = a - mags[lo], mags[hi] - a
+        code = torch.where((d_lo < d_hi) | (d_lo == d_hi) & (lo % 2 == 0), lo, hi)
+        out[s:s + _STEP] = code | (torch.signbit(v).to(torch.int64) << (t.width - 1))
+    return out.reshape(values.shape)
+
+
+def _field_group(width):
+    """(fields, bytes, word type) of the smallest run of `width`-bit fields that fills whole bytes (fp6: four in
+    three), the word type an integer type that holds the run."""
+    torch = _torch()
+    bits = math.lcm(width, 8)
+    return bits // width, bits // 8, torch.int32 if bits < 32 else torch.int64
+
+
+def _unpack_fields(raw, width):
+    """The `width`-bit fields of raw (uint8, whole groups of _field_group(width) bytes), low bits first, as uint8."""
+    torch = _torch()
+    per, nb, word_type = _field_group(width)
+    groups = raw.reshape(-1, nb)
+    out = torch.empty((groups.shape[0], per), dtype=torch.uint8, device=raw.device)
+    for s in range(0, groups.shape[0], _STEP):
+        word = torch.zeros(groups[s:s + _STEP].shape[0], dtype=word_type, device=raw.device)
+        for j in range(nb):
+            word |= groups[s:s + _STEP, j].to(word_type) << (8 * j)
+        for i in range(per):
+            out[s:s + _STEP, i] = (word >> (width * i)) & ((1 << width) - 1)
+    return out.reshape(-1)
+
+
+def _pack_fields(fields, width, raw):
+    """The inverse of _unpack_fields: fields (uint8, whole groups, each below 2**width) into the bytes raw."""
+    torch = _torch()
+    per, nb, word_type = _field_group(width)
+    groups = fields.reshape(-1, per)
+    out = raw.view(-1, nb)
+    for s in range(0, groups.shape[0], _STEP):
+        word = torch.zeros(groups[s:s + _STEP].shape[0], dtype=word_type, device=fields.device)
+        for i in range(per):
+            word |= groups[s:s + _STEP, i].to(word_type) << (width * i)
+        for j in range(nb):
+            out[s:s + _STEP, j] = (word >> (8 * j)) & 255
+
+
+def _element_offsets(t, start=0, stop=None):
+    """The element offsets of t's elements start..stop (row-major order of their indices), as int64."""
+    torch = _torch()
+    stop = t.numel() if stop is None else stop
+    index = torch.unravel_index(torch.arange(start, stop, device=t.device), tuple(t.shape))
+    off = torch.full((stop - start,), t.storage_offset(), dtype=torch.int64, device=t.device)
+    for i, stride in zip(index, t.stride()):
+        off += i * stride
+    return off
 
 
 def _store_bits(dst, codes, width):
-    """Writes `width`-bit codes into dst's storage as a bit string, low bits first: the value at element offset o
-    (dst's strides, in elements) takes bits [o * width, (o + 1) * width) of the storage, as a cute tensor of a
-    sub-byte type over the same strides reads them (CuTe's packing of fp6: four values in three bytes)."""
+    """Writes `width`-bit codes (width up to 8) into dst's storage as a bit string, low bits first: the value at
+    element offset o (dst's strides, in elements) takes bits [o * width, (o + 1) * width) of the storage, as a
+    cute tensor of a sub-byte type over the same strides reads them (CuTe's packing of fp6: four values in three
+    bytes). Only the whole byte groups around dst's elements are unpacked and packed again, a byte per field, so
+    bits no element covers keep their values and the memory used stays near the storage's own size."""
     torch = _torch()
     nbytes = dst.untyped_storage().nbytes()
     raw = torch.empty(0, dtype=torch.uint8, device=dst.device).set_(dst.untyped_storage())
-    if (dst.storage_offset() + max(dst.numel(), 1)) * width > 8 * nbytes and dst.numel():
-        raise DSLValueError(f"a {dst.dtype} tensor of {nbytes} bytes cannot hold its elements at {width} bits",
+    if width > 8:    # below it, a torch view (a byte or more per element) always has room for its fields
+        raise DSLValueError(f"{width}-bit fields are not sub-byte: store them through a wider dtype",
                             user_location(4))
-    shifts = torch.arange(8, device=dst.device)
-    bits = ((raw.to(torch.int64).unsqueeze(1) >> shifts) & 1).reshape(-1)    # keep the bits dst does not cover
-    index = torch.int32 if 8 * nbytes < 2 ** 31 else torch.int64
-    offsets = torch.as_strided(torch.arange(nbytes, dtype=index, device=dst.device), tuple(dst.shape),
-                               tuple(dst.stride()), dst.storage_offset()).reshape(-1).to(torch.int64)
-    places = (offsets * width).unsqueeze(1) + torch.arange(width, device=dst.device)
-    bits[places.reshape(-1)] = ((codes.reshape(-1, 1).to(torch.int64) >> torch.arange(width, device=dst.device))
-                                & 1).reshape(-1)
-    raw.copy_((bits.reshape(-1, 8) << shifts).sum(dim=1).to(torch.uint8))
+    if dst.numel() == 0:
+        return dst
+    per, nb, _ = _field_group(width)
+    order = _storage_order(dst)
+    first = dst.storage_offset() + sum((n - 1) * st for n, st in zip(dst.shape, dst.stride()) if st < 0)
+    last = dst.storage_offset() + sum((n - 1) * st for n, st in zip(dst.shape, dst.stride()) if st > 0)
+    g0, g1 = first // per, last // per + 1
+    window = raw[g0 * nb:min(g1 * nb, nbytes)]
+    padded = window
+    if window.numel() < (g1 - g0) * nb:    # the storage ends inside the last group: its missing bytes read as 0
+        padded = torch.zeros((g1 - g0) * nb, dtype=torch.uint8, device=dst.device)
+        padded[:window.numel()] = window
+    fields = _unpack_fields(padded, width)
+    mask = (1 << width) - 1
+    if order is not None:          # dense: the codes in memory order fill one run of fields, no scatter
+        run = fields[first - g0 * per:last + 1 - g0 * per]
+        run.copy_(codes.permute(order).reshape(-1))
+        run &= mask
+    else:                          # scattered a step at a time, so the offsets take no more than a step's room
+        flat = codes.reshape(-1)
+        for s in range(0, flat.numel(), _STEP):
+            at = _element_offsets(dst, s, min(s + _STEP, flat.numel()))
+            at -= g0 * per
+            fields[at] = flat[s:s + _STEP].to(torch.uint8) & mask
+    _pack_fields(fields, width, padded)
+    if padded is not window:
+        window.copy_(padded[:window.numel()])
     return dst
 
 
