@@ -35,14 +35,13 @@ struct OperandFormat {
   const char* name;
   const char* kind;  // the .kind of tcgen05.mma that takes it
   uint32_t code;     // the 3-bit A/B format field
-  bool mn_major_ok;  // sub-byte formats exist only K-major
 };
 
+// Every kind here transposes its A and B (the descriptor's MN-major bits), kind::f8f6f4 whatever its formats (PTX
+// ISA, tcgen05.mma's "Transpose and Negate operations"); the 6- and 4-bit ones are read one a byte either way.
 const OperandFormat kFormats[] = {
-    {"f16", "f16", 0, true},     {"bf16", "f16", 1, true},     {"tf32", "tf32", 2, true},
-    {"e4m3", "f8f6f4", 0, true}, {"e5m2", "f8f6f4", 1, true},  {"e2m3", "f8f6f4", 3, false},
-    {"e3m2", "f8f6f4", 4, false}, {"e2m1", "f8f6f4", 5, false}, {"u8", "i8", 0, true},
-    {"s8", "i8", 1, true},
+    {"f16", "f16", 0},    {"bf16", "f16", 1},   {"tf32", "tf32", 2}, {"e4m3", "f8f6f4", 0}, {"e5m2", "f8f6f4", 1},
+    {"e2m3", "f8f6f4", 3}, {"e3m2", "f8f6f4", 4}, {"e2m1", "f8f6f4", 5}, {"u8", "i8", 0},     {"s8", "i8", 1},
 };
 
 const OperandFormat& operand_format(const std::string& t, const char* which) {
@@ -146,10 +145,10 @@ uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
   if (m != 128 && m != 256) throw HookError("block-scaled m must be 128 or 256 (the pair's M with cta_group 2)");
   if (n < 8 || n > 256 || n % 8) throw HookError("n must be a multiple of 8 from 8 to 256");
   const uint32_t a_mn = major_bit(at, "a_major"), b_mn = major_bit(at, "b_major");
-  if ((a_mn || b_mn) && atom.kind != "mxf8f6f4") throw HookError("e2m1 operands must be K-major");
-  // kind::mxf8f6f4's 6- and 4-bit formats (codes 3..5) are read unpacked, K-major only, as in its dense form.
-  if ((a_mn && a_format >= 3) || (b_mn && b_format >= 3))
-    throw HookError("sub-byte formats (e2m3 e3m2 e2m1) must be K-major");
+  // PTX ISA, "Transpose and Negate operations": kind::mxf8f6f4 transposes (its 6- and 4-bit formats too), the
+  // 4-bit kinds do not.
+  if ((a_mn || b_mn) && atom.kind != "mxf8f6f4")
+    throw HookError("kind::" + atom.kind + " cannot transpose A or B: a_major and b_major must be K");
   if (flag(at, "saturate")) throw HookError("saturate exists for kind::i8 only");
   uint32_t neg_a = flag(at, "negate_a"), neg_b = flag(at, "negate_b");
   uint32_t d = 0;
@@ -210,8 +209,6 @@ uint32_t instr_desc(const Attrs& at) {
   if (n < 8 || n > 256 || n % 8) throw HookError("n must be a multiple of 8 from 8 to 256");
 
   uint32_t a_major = major_bit(at, "a_major"), b_major = major_bit(at, "b_major");
-  if ((a_major && !fa.mn_major_ok) || (b_major && !fb.mn_major_ok))
-    throw HookError("sub-byte formats (e2m3 e3m2 e2m1) must be K-major");
   if (from_atom && atom.a_in_tmem && a_major) throw HookError("A in tensor memory is K-major; a_major must be K");
   // CuTe's F8F6F4 traits: an MN-major B needs N in steps of 16.
   if (kind == "f8f6f4" && b_major && n % 16) throw HookError("kind::f8f6f4 with an MN-major B needs n % 16 == 0");

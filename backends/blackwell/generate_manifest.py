@@ -794,7 +794,7 @@ def block_scaled_mma_families(kinds=None, prefix="blackwell.tcgen05.mma"):
 # btype; CuTe DSL's MmaMXF8F6F4Op(a_dtype, b_dtype, ...)), 8-, 6- or 4-bit each. The 6- and 4-bit ones are read
 # from shared memory unpacked: each run of 16 elements fills 16 bytes (the PTX ISA's .b6x16_p32 and .b4x16_p64
 # forms, which TMA's 16U6_ALIGN16B and 16U4_ALIGN16B tensor maps write), so their tiles are laid out and described
-# as 8-bit ones; they are K-major.
+# as 8-bit ones, K- or MN-major (kind::mxf8f6f4 transposes A and B whatever their formats).
 MIXED_BLOCK_SCALED = ("mxf8f6f4", "tcgen05.MmaMXF8F6F4Op", 32, ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1"),
                       ("ue8m0",), "1X", ["a_dtype", "b_dtype", "shape_mnk", "cta_group", "a_src"],
                       {"sf_dtype": PY_DTYPE["ue8m0"]})

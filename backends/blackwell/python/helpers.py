@@ -79,7 +79,7 @@ def make_blockscaled_trivial_tiled_mma(ab_dtype, *args, loc=None, ip=None, **kwa
     scale_vec::4X for Float4E2M1FN A and B with a scale factor per 16 values (Float8E4M3FN or Float8E8M0FNU),
     kind::mxf4 scale_vec::2X for Float4E2M1FN with a Float8E8M0FNU factor per 32, kind::mxf8f6f4 scale_vec::1X for
     Float8E4M3FN or Float8E5M2 A and B of one type (MmaMXF8Op), or A and B of any of its formats (8-bit, or
-    K-major Float6E2M3FN, Float6E3M2FN, Float4E2M1FN: MmaMXF8F6F4Op) with a Float8E8M0FNU factor per 32.
+    Float6E2M3FN, Float6E3M2FN, Float4E2M1FN, K- or MN-major: MmaMXF8F6F4Op) with a Float8E8M0FNU factor per 32.
 
     make_blockscaled_trivial_tiled_mma(ab_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group,
     mma_tiler_mn[, a_source]) or, with A's and B's types apart, (a_dtype, b_dtype, a_leading_mode, ...)."""
@@ -97,7 +97,9 @@ def _blockscaled_op(t, a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtyp
     where = "make_blockscaled_trivial_tiled_mma"
     if a_dtype is fp4 and b_dtype is fp4:
         if a_leading_mode != OperandMajorMode.K or b_leading_mode != OperandMajorMode.K:
-            raise ext.user_error(f"{where}: 4-bit A and B are K-major for tcgen05.mma", ext.DSLValueError)
+            raise ext.user_error(f"{where}: Float4E2M1FN A and B select kind::mxf4 or kind::mxf4nvf4, which cannot "
+                                 "transpose their operands: both must be K-major (OperandMajorMode.K)",
+                                 ext.DSLValueError)
         if sf_vec_size == 16:
             return t.MmaMXF4NVF4Op(sf_dtype, (*mn, 64), CtaGroup(cta_group), a_source)
         if sf_vec_size == 32 and sf_dtype is cutlass.Float8E8M0FNU:

@@ -259,8 +259,8 @@ def _make_op_classes():
         class MmaMXF8F6F4Op(BlockScaledMmaOp, _Tcgen05Mma, base):
             """tcgen05.mma kind::mxf8f6f4 .block_scale.scale_vec::1X with A and B of their own formats:
             MmaMXF8F6F4Op(a_dtype, b_dtype, instruction_shape, cta_group, a_src, a_major_mode, b_major_mode);
-            Float8E4M3FN, Float8E5M2, Float6E2M3FN, Float6E3M2FN or Float4E2M1FN each (the 6- and 4-bit ones
-            K-major, a byte an element in shared memory), Float32 accumulators, K = 32, one Float8E8M0FNU scale
+            Float8E4M3FN, Float8E5M2, Float6E2M3FN, Float6E3M2FN or Float4E2M1FN each (the 6- and 4-bit ones a
+            byte an element in shared memory, K- or MN-major), Float32 accumulators, K = 32, one Float8E8M0FNU scale
             factor per 32 elements along K."""
 
             def __init__(self, a_dtype, b_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
@@ -270,7 +270,6 @@ def _make_op_classes():
                     raise ext.user_error("MmaMXF8F6F4Op: A is read from shared memory here (OperandSource.SMEM)",
                                          ext.DSLValueError)
                 base.__init__(self, a_dtype, b_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
-                check_sub_byte_k_major("MmaMXF8F6F4Op", a_dtype, b_dtype, self.a_major_mode, self.b_major_mode)
                 self.sf_dtype, self.sf_vec_size = cutlass.Float8E8M0FNU, 32
 
         out["MmaMXF8F6F4Op"] = MmaMXF8F6F4Op
@@ -328,8 +327,7 @@ class BlockScaledMmaOp:
         name = type(self).__name__
         self._setup(name, cta_group, a_src, a_major_mode, b_major_mode)
         target = _block_scaled_target(name, a_dtype, b_dtype, acc_dtype, sf_dtype, sf_vec_size)
-        if target == "tcgen05.MmaMXF8F6F4Op":
-            check_sub_byte_k_major(name, a_dtype, b_dtype, self.a_major_mode, self.b_major_mode)
+        check_transposable(name, target, self.a_major_mode, self.b_major_mode)
         cls = ext.manifest_class(target)
         if cls is None:
             raise ext.user_error(f"{name}: no loaded backend offers {target}", ext.DSLNotImplementedError)
@@ -405,7 +403,7 @@ def _block_scaled_target(name, a, b, acc, sf, vec):
 BLOCK_SCALED_FORMS = ("Float4E2M1FN A and B with Float8E4M3FN or Float8E8M0FNU per 16 (kind::mxf4nvf4), "
                       "Float4E2M1FN with Float8E8M0FNU per 32 (kind::mxf4), Float8E4M3FN, Float8E5M2, Float6E2M3FN, "
                       "Float6E3M2FN or Float4E2M1FN A and B, alike or not, with Float8E8M0FNU per 32 "
-                      "(kind::mxf8f6f4; its 6- and 4-bit operands K-major, one a byte in shared memory)")
+                      "(kind::mxf8f6f4; its 6- and 4-bit operands one a byte in shared memory)")
 
 # kind::mxf8f6f4's formats. The 6- and 4-bit ones are read from shared memory unpacked (PTX ISA: 16 elements fill
 # 16 bytes, .b6x16_p32 / .b4x16_p64), so their tiles are those of 8-bit elements, typically Uint8 tensors that
@@ -414,12 +412,20 @@ MXF8F6F4_TYPES = (cutlass.Float8E4M3FN, cutlass.Float8E5M2, cutlass.Float6E2M3FN
                   cutlass.Float4E2M1FN)
 
 
-def check_sub_byte_k_major(name, a_dtype, b_dtype, a_major, b_major):
-    """kind::mxf8f6f4 reads its 6- and 4-bit operands K-major only (PTX ISA, the transpose bits)."""
-    for what, t, major in (("A", a_dtype, a_major), ("B", b_dtype, b_major)):
-        if t.width < 8 and major != OperandMajorMode.K:
-            raise ext.user_error(f"{name}: a {t.__name__} {what} is read K-major by tcgen05.mma (its sub-byte "
-                                 f"formats have no MN-major form), got {major}", ext.DSLValueError)
+# The block-scaled kinds whose A and B cannot be transposed, so are read K-major only (PTX ISA, tcgen05.mma's
+# "Transpose and Negate operations": kind::mxf8f6f4 transposes, whatever its formats; kind::mxf4 and kind::mxf4nvf4
+# do not).
+_K_MAJOR_ONLY = {"tcgen05.MmaMXF4Op": "kind::mxf4", "tcgen05.MmaMXF4NVF4Op": "kind::mxf4nvf4"}
+
+
+def check_transposable(name, target, a_major, b_major):
+    """Refuses an MN-major A or B for a kind that has no transpose (_K_MAJOR_ONLY)."""
+    kind = _K_MAJOR_ONLY.get(target)
+    for what, major in (("A", a_major), ("B", b_major)):
+        if kind is not None and major != OperandMajorMode.K:
+            raise ext.user_error(f"{name}: {kind} cannot transpose its operands, so {what} must be K-major "
+                                 f"(OperandMajorMode.K), got {major}; MN-major 4-bit operands need kind::mxf8f6f4 "
+                                 "(MmaMXF8F6F4Op, a Float8E8M0FNU scale factor per 32 elements)", ext.DSLValueError)
 
 
 def _scale_address(ptr, field):

@@ -1,9 +1,9 @@
 """kind::mxf8f6f4 with 6- and 4-bit operands (Float6E2M3FN, Float6E3M2FN, Float4E2M1FN), without a GPU.
 
 - The block-scaled MMA takes A and B of any of its five formats (PTX ISA, tcgen05.mma: atype / btype of the
-  instruction descriptor, e4m3 0, e5m2 1, e2m3 3, e3m2 4, e2m1 5); its 6- and 4-bit operands are K-major and read
-  from shared memory unpacked, 16 elements filling 16 bytes, so their tiles are 8-bit (Uint8) ones, described as
-  such.
+  instruction descriptor, e4m3 0, e5m2 1, e2m3 3, e3m2 4, e2m1 5); its 6- and 4-bit operands, K- or MN-major (the
+  kind transposes), are read from shared memory unpacked, 16 elements filling 16 bytes, so their tiles are 8-bit
+  (Uint8) ones, described as such.
 - TMA unpacks them on the way in: a 6-bit tensor, or a 4-bit one loaded with internal_type=Uint8, gets the tensor
   map data type 16U6_ALIGN16B (15) or 16U4_ALIGN16B (14), its extents in elements, its byte strides those of the
   dense global rows; a load counts the bytes it reads (elements x 6 or 4 bits), not the padding it writes.
@@ -54,28 +54,40 @@ def test_two_4bit_operands_keep_the_4bit_kinds():
     assert type(tm.op).__name__ == "MmaMXF4Op"
 
 
-def test_sub_byte_operands_are_k_major_at_the_users_line():
+def test_sub_byte_operands_may_be_mn_major_where_the_kind_transposes():
+    # PTX ISA, tcgen05.mma "Transpose and Negate operations": kind::mxf8f6f4 transposes A and B, its 6- and 4-bit
+    # formats too (CuTe DSL's block-scaled GEMM runs an M-major Float6E3M2FN A so); kind::mxf4 and kind::mxf4nvf4
+    # do not, which is refused at the user's line, naming the rule
     import warpweave.utils.blackwell_helpers as sm100
 
     t = tc()
     K, MN = cutlass.cute.nvgpu.OperandMajorMode.K, cutlass.cute.nvgpu.OperandMajorMode.MN
-    with pytest.raises(Exception, match=r"test_subbyte_mxf8f6f4.py:\d+: .*Float6E2M3FN A is read K-major"):
-        t.MmaMXF8F6F4Op(cutlass.Float6E2M3FN, cutlass.Float8E4M3FN, (128, 64, 32), t.CtaGroup.ONE,
-                        t.OperandSource.SMEM, MN, K)
-    with pytest.raises(Exception, match=r"test_subbyte_mxf8f6f4.py:\d+: .*Float4E2M1FN B is read K-major"):
-        sm100.make_blockscaled_trivial_tiled_mma(cutlass.Float8E4M3FN, cutlass.Float4E2M1FN, K, MN,
-                                                 cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE, (128, 128))
-    # an 8-bit operand beside them may be MN-major
     op = t.MmaMXF8F6F4Op(cutlass.Float6E2M3FN, cutlass.Float8E4M3FN, (128, 64, 32), t.CtaGroup.ONE,
-                         t.OperandSource.SMEM, K, MN)
-    assert op.b_major_mode == MN
-    # the descriptor hook refuses the transposed sub-byte forms too
-    with pytest.raises(Exception, match="sub-byte formats .* must be K-major"):
-        _instr_desc({"atom": "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.e2m3xe4m3.f32.ue8m0.ss",
-                     "a_major": "MN"})
+                         t.OperandSource.SMEM, MN, K)
+    assert (op.a_major_mode, op.b_major_mode) == (MN, K)
+    tm = sm100.make_blockscaled_trivial_tiled_mma(cutlass.Float8E4M3FN, cutlass.Float4E2M1FN, K, MN,
+                                                  cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE, (128, 128))
+    assert type(tm.op).__name__ == "MmaMXF8F6F4Op" and tm.op.b_major_mode == MN
+    fp4 = cutlass.Float4E2M1FN
+    with pytest.raises(Exception, match=r"test_subbyte_mxf8f6f4.py:\d+: .*kind::mxf4 or kind::mxf4nvf4, which "
+                                        "cannot transpose"):
+        sm100.make_blockscaled_trivial_tiled_mma(fp4, fp4, MN, K, cutlass.Float8E8M0FNU, 32, t.CtaGroup.ONE,
+                                                 (128, 128))
+    with pytest.raises(Exception, match=r"test_subbyte_mxf8f6f4.py:\d+: .*kind::mxf4nvf4 cannot transpose its "
+                                        "operands, so B must be K-major"):
+        t.BlockScaledMmaOp.__init__(t.MmaMXF4NVF4Op.__new__(t.MmaMXF4NVF4Op), fp4, fp4, cutlass.Float32,
+                                    cutlass.Float8E4M3FN, 16, (128, 64, 64), t.CtaGroup.ONE, t.OperandSource.SMEM,
+                                    K, MN)   # CuTe DSL's general constructor, as libraries' subclasses call it
+    # the descriptor hook sets the transpose bits of the sub-byte formats, and refuses them for the 4-bit kinds
+    for a in ("e2m3", "e3m2", "e2m1"):
+        d = _instr_desc({"atom": f"blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.{a}xe4m3.f32.ue8m0.ss",
+                         "a_major": "MN"})
+        assert (d >> 15) & 1 == 1 and (d >> 16) & 1 == 0 and (d >> 7) & 7 == CODES[a]
     d = _instr_desc({"atom": "blackwell.tcgen05.mma.cta1.mxf8f6f4.m128n64k32.e2m3xe4m3.f32.ue8m0.ss",
                      "b_major": "MN"})
     assert (d >> 16) & 1 == 1 and (d >> 15) & 1 == 0
+    with pytest.raises(Exception, match="kind::mxf4nvf4 cannot transpose"):
+        _instr_desc({"atom": "blackwell.tcgen05.mma.cta1.mxf4nvf4.m128n64k64.e2m1.f32.ue4m3.ss", "a_major": "MN"})
 
 
 def _descriptor_constants(ptx):
@@ -102,9 +114,9 @@ def test_kernel_reads_sub_byte_tiles_as_8bit_ones(a, b):
 
 # --- TMA: unpacking loads ---------------------------------------------------------------------------------------------
 
-def _tma_atoms(a_type, b_type, internal=cutlass.Uint8, m=128, n=256, k=1024):
-    """make_tiled_tma_atom_A/B over K-major (M, K, 1) / (N, K, 1) tensors of a_type / b_type into Uint8 tiles of a
-    mixed kind::mxf8f6f4 MMA (tile K 128)."""
+def _tma_atoms(a_type, b_type, internal=cutlass.Uint8, m=128, n=256, k=1024, a_major="K"):
+    """make_tiled_tma_atom_A/B over (M, K, 1) / (N, K, 1) tensors of a_type / b_type (A K- or M-major, B K-major)
+    into Uint8 tiles of a mixed kind::mxf8f6f4 MMA (tile K 128)."""
     from warpweave.cute.nvgpu import cpasync
     from warpweave.cute.runtime import make_ptr
     import warpweave.utils.blackwell_helpers as sm100
@@ -117,9 +129,11 @@ def _tma_atoms(a_type, b_type, internal=cutlass.Uint8, m=128, n=256, k=1024):
 
     @cute.jit
     def host(a_ptr: cute.Pointer, b_ptr: cute.Pointer):
+        major = t.OperandMajorMode[a_major]
         tm = cute.make_tiled_mma(t.MmaMXF8F6F4Op(cutlass.Float6E2M3FN, cutlass.Float8E4M3FN, (m, n, 32),
-                                                 t.CtaGroup.ONE))
-        a = cute.make_tensor(a_ptr, cute.make_layout((m, k, 1), stride=(k, 1, m * k)))
+                                                 t.CtaGroup.ONE, t.OperandSource.SMEM, major))
+        a = cute.make_tensor(a_ptr, cute.make_layout((m, k, 1), stride=(k, 1, m * k) if a_major == "K"
+                                                     else (1, m, m * k)))
         b = cute.make_tensor(b_ptr, cute.make_layout((n, k, 1), stride=(k, 1, n * k)))
         copy_op = cpasync.CopyBulkTensorTileG2SOp(t.CtaGroup.ONE)
         for which, x, make, tiled in (("A", a, sm100.make_smem_layout_a, cute.nvgpu.make_tiled_tma_atom_A),
@@ -145,6 +159,19 @@ def test_unpacking_tma_atoms():
         assert atom.smem_bytes == rows * 128 * bits // 8     # what the load reads, not the padding it writes
         attrs = atom.tma_desc.attrs
         assert (attrs["data_type"], attrs["gbits"], attrs["ebytes"], attrs["pack"]) == (code, bits, 1, 1)
+
+
+@pytest.mark.parametrize("a_type,bits,code", [(cutlass.Float6E3M2FN, 6, 15), (cutlass.Float4E2M1FN, 4, 14)])
+def test_unpacking_tma_atom_of_an_m_major_operand(a_type, bits, code):
+    # M-major A: the tensor map's first dimension is M (16 elements of it fill 16 bytes of shared memory), the box
+    # 128 M elements (one 128-byte swizzled row of bytes) by the tile's 128 K; as CuTe DSL's block-scaled GEMM
+    # loads an M-major Float6E3M2FN A (its box (128, 128) of 6-bit elements, M first)
+    atom = _tma_atoms(a_type, cutlass.Float8E4M3FN, m=128, k=512, a_major="MN")["A"]
+    assert atom.element_type is cutlass.Uint8 and atom.swizzle == 128
+    assert atom.box == (128, 128, 1) and atom.dims == [0, 1, 2]
+    assert atom.smem_bytes == 128 * 128 * bits // 8
+    attrs = atom.tma_desc.attrs
+    assert (attrs["data_type"], attrs["gbits"], attrs["ebytes"]) == (code, bits, 1)
 
 
 def test_a_6bit_tensor_unpacks_without_internal_type_and_a_4bit_one_stays_packed():

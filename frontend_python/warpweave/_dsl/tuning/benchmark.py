@@ -18,6 +18,11 @@ class JitArguments:
     def __init__(self, *args, **kwargs):
         self.args = args
         self.kwargs = kwargs
+        self.scope = []
+
+    def add_to_scope(self, objects):
+        """Keeps `objects` alive as long as these arguments (the tensors that pointers among them point into)."""
+        self.scope.extend(objects)
 
 
 def get_workspace_count(one_workspace_bytes: int, warmup_iterations: int, iterations: int) -> int:
