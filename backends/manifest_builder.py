@@ -145,6 +145,8 @@ def format_target(t: dict) -> str:
                 lines.append(f"  {k}: true")
         elif isinstance(v, str):
             lines.append(f"  {k}: {q(v)}")
+        elif isinstance(v, (list, tuple)):
+            lines += [f"  {k}: {q(x) if isinstance(x, str) else x}" for x in v]
         elif v:
             lines.append(f"  {k}: {v}")
     lines.append("}")

@@ -148,7 +148,7 @@ uint32_t block_scaled_instr_desc(const Attrs& at, const AtomShape& atom) {
   // PTX ISA, "Transpose and Negate operations": kind::mxf8f6f4 transposes (its 6- and 4-bit formats too), the
   // 4-bit kinds do not.
   if ((a_mn || b_mn) && atom.kind != "mxf8f6f4")
-    throw HookError("kind::" + atom.kind + " cannot transpose A or B: a_major and b_major must be K");
+    throw HookError("kind::" + atom.kind + " cannot transpose A or B: both are K-major (a_major, b_major K)");
   if (flag(at, "saturate")) throw HookError("saturate exists for kind::i8 only");
   uint32_t neg_a = flag(at, "negate_a"), neg_b = flag(at, "negate_b");
   uint32_t d = 0;

@@ -795,6 +795,11 @@ def block_scaled_mma_families(kinds=None, prefix="blackwell.tcgen05.mma"):
 # from shared memory unpacked: each run of 16 elements fills 16 bytes (the PTX ISA's .b6x16_p32 and .b4x16_p64
 # forms, which TMA's 16U6_ALIGN16B and 16U4_ALIGN16B tensor maps write), so their tiles are laid out and described
 # as 8-bit ones, K- or MN-major (kind::mxf8f6f4 transposes A and B whatever their formats).
+# The tensor maps whose loads unpack 4- and 6-bit values into byte containers (CUDA 12.8's 16U4_ALIGN8B,
+# 16U4_ALIGN16B and 16U6_ALIGN16B), which the copy engine of compute capability 10.x has: the Python loads a 6-bit
+# tensor, or a 4-bit one asked for as Uint8, through the 16-byte forms, the ones kind::mxf8f6f4 reads.
+TMA_UNPACKING = ("16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B")
+
 MIXED_BLOCK_SCALED = ("mxf8f6f4", "tcgen05.MmaMXF8F6F4Op", 32, ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1"),
                       ("ue8m0",), "1X", ["a_dtype", "b_dtype", "shape_mnk", "cta_group", "a_src"],
                       {"sf_dtype": PY_DTYPE["ue8m0"]})
@@ -1160,10 +1165,12 @@ def manifest_text() -> str:
                       ("tcgen05.Repetition", tuple(f"x{1 << i}" for i in range(8))))),
         "\n" + format_target(dict(name=TARGET, compute_capability=100, arch_specific=True, llvm_cpu="sm_100a",
                                    ptx_features="+ptx88", jit_arch="sm_100a", smem_capacity_bytes=232448,
-                                   max_threads_per_block=1024, max_cluster_size=16)) + "\n",
+                                   max_threads_per_block=1024, max_cluster_size=16,
+                                   tma_unpacking=TMA_UNPACKING)) + "\n",
         "\n" + format_target(dict(name="sm_103a", compute_capability=103, arch_specific=True, llvm_cpu="sm_103a",
                                    ptx_features="+ptx88", jit_arch="sm_103a", smem_capacity_bytes=232448,
-                                   max_threads_per_block=1024, max_cluster_size=16)) + "\n"]
+                                   max_threads_per_block=1024, max_cluster_size=16,
+                                   tma_unpacking=TMA_UNPACKING)) + "\n"]
     out.append("\n" + element_types_text())
     sections = [
         ("tcgen05.mma families: kinds f16, tf32, f8f6f4 and i8; cta_group 1 and 2; A from shared or tensor memory",

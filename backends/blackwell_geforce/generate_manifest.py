@@ -69,6 +69,9 @@ OUT = os.path.join(HERE, "blackwell_geforce.textproto")
 # Both chips of the generation take the same instructions and produce the same SASS; each is its own
 # arch-specific target, so a device of either gets code built for it.
 TARGETS = ("sm_120a", "sm_121a")
+# The copy engine of compute capability 12.x unpacks 4- and 6-bit values into byte containers as 10.x's does (the
+# tensor maps 16U4_ALIGN8B, 16U4_ALIGN16B, 16U6_ALIGN16B); its block-scaled mma.sync reads fp6/fp4 so.
+TMA_UNPACKING = ("16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B")
 
 # (name, bits, DSL type): the element types operands name. The _b8 types are fp6/fp4 values in 8-bit containers.
 ELEMENT_TYPES = [
@@ -274,7 +277,8 @@ def manifest_text() -> str:
         # (there is no TMA multicast to share loads over), which the limit allows.
         out.append("\n" + format_target(dict(name=name, compute_capability=cc, arch_specific=True, llvm_cpu=name,
                                               ptx_features="+ptx88", jit_arch=name, smem_capacity_bytes=101376,
-                                              max_threads_per_block=1024, max_cluster_size=8)) + "\n")
+                                              max_threads_per_block=1024, max_cluster_size=8,
+                                              tma_unpacking=TMA_UNPACKING)) + "\n")
     out.append("\n" + "\n".join(format_element_types(ELEMENT_TYPES, IR_TYPES)) + "\n")
     out.append("\n# " + "-" * 110 + "\n# mma.sync kind::f8f6f4 and the block-scaled kinds (warp-level, 32 threads)\n# "
                + "-" * 110 + "\n\n")

@@ -48,6 +48,8 @@ constexpr int64_t kMaxUnitBits = 1024;          // layout_unit_bits
 constexpr int64_t kMaxComputeCapability = 10000;
 constexpr int64_t kMaxThreadsPerBlock = 4096;   // a target's launch limits
 constexpr int64_t kMaxClusterSize = 64;
+// The tensor-map element formats whose loads unpack narrow values into shared memory (Target.tma_unpacking).
+const std::set<std::string> kTmaUnpackingFormats = {"16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B"};
 
 // Count of distinct $N operand references in an inline-asm template, as max index + 1; -1 (and the index as text
 // in `bad`) when one is beyond kMaxOperandIndex.
@@ -294,6 +296,14 @@ std::vector<std::string> validate_manifest(const Manifest& m, bool sample_famili
     for (uint32_t cc : t.also_serves())
       if (cc == 0 || cc > kMaxComputeCapability)
         out.push_back("target " + t.name() + ": also_serves " + std::to_string(cc) + " is not a compute capability");
+    std::set<std::string> unpacking;
+    for (auto& f : t.tma_unpacking()) {
+      if (!kTmaUnpackingFormats.count(f))
+        out.push_back("target " + t.name() + ": tma_unpacking \"" + f +
+                      "\" is not a tensor-map element format that unpacks (16U4_ALIGN8B 16U4_ALIGN16B 16U6_ALIGN16B)");
+      else if (!unpacking.insert(f).second)
+        out.push_back("target " + t.name() + ": tma_unpacking \"" + f + "\" is repeated");
+    }
   }
   std::set<std::string> ids;
   for (auto& a : m.atoms()) {

@@ -153,6 +153,28 @@ def test_a_template_names_only_declared_attributes():
                                                        "the template uses the undeclared attribute {also_1}"], problems
 
 
+def test_a_targets_unpacking_tensor_maps_are_known_formats_named_once(tmp_path):
+    # Target.tma_unpacking is data the core checks: each value one of the tensor-map element formats that unpack,
+    # once; anything else refuses the manifest (validation, so loading it fails) with the target and the value named
+    text = open(EXAMPLE_INSTANCES).read()
+    at = text.index('jit_arch: "sm_80"')
+
+    def with_unpacking(*values):
+        return text[:at] + "".join(f'tma_unpacking: "{v}"\n  ' for v in values) + text[at:]
+
+    assert _core.validate_manifest(with_unpacking("16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B")) == []
+    problems = _core.validate_manifest(with_unpacking("16U6_ALIGN16B", "16U5_ALIGN16B", "16U6_ALIGN16B"))
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        'tma_unpacking "16U5_ALIGN16B" is not a tensor-map element format that unpacks (16U4_ALIGN8B 16U4_ALIGN16B '
+        '16U6_ALIGN16B)', 'tma_unpacking "16U6_ALIGN16B" is repeated'], problems
+    assert all(p.startswith("target sm_80") for p in problems)
+    path = tmp_path / "bad_unpacking.textproto"
+    path.write_text(with_unpacking("u6"))
+    r = cli("conformance", "--manifest", str(path), "--tier", "manifest")
+    assert r.returncode == 1 and 'tma_unpacking "u6" is not a tensor-map element format' in r.stdout + r.stderr, \
+        r.stdout + r.stderr
+
+
 def test_unparsable_manifest_fails(tmp_path):
     path = tmp_path / "junk.textproto"
     path.write_text('name: "junk"\nthis is not a manifest\n')

@@ -103,8 +103,3 @@ for _name in tcgen05_primitives.NAMES:
 from . import cute_ext as _cute_ext  # noqa: E402,F401 - cute.experimental's tensor memory, TMA and pipelines
 from . import cute_ext_gemm as _cute_ext_gemm  # noqa: E402,F401 - cute.experimental's main loop and TMA epilogue
 
-# tcgen05.mma reads 4- and 6-bit operands from byte containers in shared memory: TMA loads of such tensors unpack
-# them there (hopper's tma, declare_unpacking)
-from warpweave.backends.hopper import tma as _hopper_tma  # noqa: E402
-
-_hopper_tma.declare_unpacking("blackwell")

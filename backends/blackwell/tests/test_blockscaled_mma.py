@@ -82,7 +82,8 @@ def test_blockscaled_trivial_tiled_mma_and_the_sfb_tma_op():
                 (fp8, fp8, cutlass.Float8E4M3FN, 32), (fp4, fp4, cutlass.Float8E4M3FN, 32)):
         with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*none of this backend's block-scaled"):
             h.make_blockscaled_trivial_tiled_mma(bad[0], bad[1], K, K, bad[2], bad[3], t.CtaGroup.ONE, (128, 128))
-    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*4-bit A and B are K-major"):
+    with pytest.raises(Exception, match=r"test_blockscaled_mma.py:\d+: .*kind::mxf4 or kind::mxf4nvf4, which cannot "
+                                        "transpose"):
         h.make_blockscaled_trivial_tiled_mma(fp4, fp4, t.OperandMajorMode.MN, K, cutlass.Float8E4M3FN, 16,
                                              t.CtaGroup.ONE, (128, 128))
     # B's scale factors: a 2-CTA MMA multicasts them to its pair; one CTA multicasts along a cluster's M only

@@ -26,10 +26,3 @@ class PartitionTypedRegisters(ext.OperandKind):
 
 
 ext.register_operand_kind(PartitionTypedRegisters.name, PartitionTypedRegisters())
-
-# mma.sync kind::mxf8f6f4 takes 4- and 6-bit operands in byte containers, which ldmatrix's .b8x16.b4x16_p64 and
-# .b8x16.b6x16_p32 forms read from shared memory in the unpacked form the copy engine writes on these targets too
-# (the 16U4_ALIGN16B / 16U6_ALIGN16B tensor maps): TMA loads of such tensors unpack (hopper's tma, declare_unpacking)
-from warpweave.backends.hopper import tma as _hopper_tma  # noqa: E402
-
-_hopper_tma.declare_unpacking("blackwell_geforce")

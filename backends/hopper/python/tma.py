@@ -41,9 +41,8 @@ from warpweave import ext
 
 from . import tma_blocked
 from . import tma_in_kernel
-# declare_unpacking is the backends' (their adapters call it here); the rest is what this file's atoms use
-from .tma_unpack import (UNPACKED_CODES, declare_unpacking, unpacked_bits, unpacked_stride,  # noqa: F401
-                         unpacks_on_target)
+# what this file's atoms use (unpacked_stride also for tests, through this module)
+from .tma_unpack import unpacked_bits, unpacked_codes, unpacked_stride  # noqa: F401
 
 DESCRIPTOR = "hopper.tma_descriptor"
 TMAP_BYTES = 128
@@ -331,8 +330,9 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: num_multicast={num_multicast} needs "
                              "CopyBulkTensorTileG2SMulticastOp (and is at least 1)", ext.DSLValueError)
     gbits = unpacked_bits(gmem_tensor.element_type, internal_type)
-    if gbits and not unpacks_on_target():
-        gbits = 0   # where no backend declares the unpacking tensor maps, the bytes move as internal_type's
+    codes = unpacked_codes() if gbits else {}
+    if gbits not in codes:
+        gbits = 0   # where the target's manifest lists no unpacking tensor map for them, the bytes move as they are
     if gbits and not _is_load(op):
         raise ext.user_error(f"make_tiled_tma_atom: TMA unpacks {gmem_tensor.element_type.__name__} values into "
                              "shared memory on loads only; store them as bytes", ext.DSLValueError)
@@ -340,7 +340,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     # Packed 4-bit types (two to a byte) move as bytes: the atom works in bytes along the contiguous mode (the
     # layouts' element offsets there are half bytes) and the tensor map is of u8 over half the extent.
     pack = 2 if et.width == 4 and et.__name__ in _PACKED_TYPES else 1
-    tma_type = UNPACKED_CODES[gbits] if gbits else "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
+    tma_type = codes[gbits] if gbits else "u8" if pack == 2 else _TMA_TYPES.get(et.__name__)
     if tma_type is None:
         raise ext.user_error(f"make_tiled_tma_atom: TMA does not move {et.__name__} values", ext.DSLTypeError)
     reduce_op = _reduce_qualifier(op, "u8" if pack == 2 else tma_type, et.__name__)

@@ -1,29 +1,24 @@
 """TMA loads that unpack 4- and 6-bit values into byte containers of shared memory: which targets do it (their
-backends declare it), which loads do, and the strides their tensor maps take (tma.py and tma_export.py use them)."""
+manifest entry lists the tensor maps, Target.tma_unpacking), which loads do, and the strides their tensor maps take
+(tma.py and tma_export.py use them)."""
 from __future__ import annotations
 
 from warpweave import ext
 
-# Narrow types the copy engine unpacks into shared memory (sm_100a): each run of 16 elements fills 16 bytes, one
-# element a byte (CUtensorMapDataType 16U4_ALIGN16B and 16U6_ALIGN16B), the form tcgen05.mma's kind::mxf8f6f4 reads
-# its 4- and 6-bit operands in. Global memory holds them densely, element i at bits [w i, w i + w) of its row.
-UNPACKED_CODES = {4: 14, 6: 15}
+# The unpacking tensor maps the loads use, by the width of the values: each run of 16 elements fills 16 bytes, one
+# element a byte, the form tcgen05.mma's kind::mxf8f6f4 and sm_120's ldmatrix .b4x16_p64 / .b6x16_p32 read 4- and
+# 6-bit operands in; (CUtensorMapDataType name as the manifest lists it, its value). Global memory holds the values
+# densely, element i at bits [w i, w i + w) of its row.
+UNPACKING_TENSOR_MAPS = {4: ("16U4_ALIGN16B", 14), 6: ("16U6_ALIGN16B", 15)}
 
 
-# The backends whose targets' copy engine unpacks 4- and 6-bit values into byte containers of shared memory (the
-# tensor maps of UNPACKED_CODES), as their MMAs read such operands: each declares it when it loads.
-_UNPACKING_BACKENDS: set = set()
-
-
-def declare_unpacking(backend_name: str) -> None:
-    """Backend `backend_name` declares that the copy engine of its targets unpacks 4- and 6-bit values (and that
-    its MMAs read them so): loads of such a tensor with a byte internal_type (6-bit ones always) unpack there."""
-    _UNPACKING_BACKENDS.add(backend_name)
-
-
-def unpacks_on_target() -> bool:
-    """Whether the current target's backend declared unpacking loads (declare_unpacking)."""
-    return ext.current_target().backend in _UNPACKING_BACKENDS
+def unpacked_codes(target=None) -> dict:
+    """{bits: tensor-map data type} of the unpacking loads `target` (default: the current one) has: those of
+    UNPACKING_TENSOR_MAPS its backend's manifest lists in the target's tma_unpacking ({} where it lists none)."""
+    target = target or ext.current_target()
+    entries = ext.backend(target.backend).manifest.get("targets", [])
+    listed = next((t.get("tma_unpacking", []) for t in entries if t.get("name") == target.name), [])
+    return {bits: code for bits, (name, code) in UNPACKING_TENSOR_MAPS.items() if name in listed}
 
 
 def unpacked_bits(gmem_type, internal_type) -> int:
