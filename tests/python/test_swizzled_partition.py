@@ -11,6 +11,7 @@ properties were read from, compiling the same programs with CuTe DSL 4.8.1 for s
   permutes the same bytes, and a swizzle that would split a new element is refused at the user's line.
 Random swizzles, tiles and thread layouts, traced for sm_80 (addresses are read off the traced tensors)."""
 import random
+import re
 
 import numpy as np
 import pytest
@@ -105,7 +106,7 @@ def trace_kernel(body, arch="sm_80", threads=32):
         kernel(out).launch(grid=[1, 1, 1], block=[threads, 1, 1])
 
     with target(arch):
-        cute.compile(launch, from_dlpack(np.zeros(4, dtype=np.float16)))
+        return cute.compile(launch, from_dlpack(np.zeros(4, dtype=np.float16)))
 
 
 def _trace_partitions(smem):
@@ -195,6 +196,25 @@ def test_printed_as_cutedsl_prints_them():
     assert str(seen["moved"].type.swizzle_type) == "S<3,4,3>"
     assert str(seen["recast"].layout) == "(64,32):(32,1)" and "S<" not in repr(seen["recast"])
     assert repr(seen["slice"]) == "tensor<Float16, smem, align 16, S<3,4,3>, ((8,1),4,1):((1,0),1024,0)>"
+
+
+def test_stores_land_on_the_bytes_cutedsl_stores_to():
+    """The same stores compiled by CuTe DSL 4.8.1 for sm_90a write bytes 128 and 388 (the Int32 recast: unswizzled),
+    416 (= (256 + 128 + 16) ^ 48, the Float16 tensor over iterator + 128, swizzled after the move) and 144 (the
+    Float8 recast) of the tile."""
+    def body(smem):
+        t = smem.allocate_tensor(cutlass.Float16, cute.make_layout((64, 64), stride=(64, 1)), 1024,
+                                 cute.make_swizzle(3, 4, 3))
+        r = cute.recast_tensor(t, cutlass.Int32)
+        r[1, 0] = cutlass.Int32(7)
+        r[3, 1] = cutlass.Int32(9)
+        u = cute.make_tensor(t.iterator + 64 * 2, cute.make_layout((8, 64), stride=(64, 1)))
+        u[1, 8] = cutlass.Float16(3.0)
+        cute.recast_tensor(t, cutlass.Float8E4M3FN)[1, 16] = cutlass.Float8E4M3FN(1.0)
+
+    ptx = trace_kernel(body, "sm_90a").info["ptx"]
+    stores = re.findall(r"st\.shared\.b(\d+)\s+\[[^\]+]*\+?(\d*)\],\s*([^;]+);", ptx)
+    assert [(int(w), int(off or 0)) for w, off, _ in stores] == [(32, 128), (32, 388), (16, 416), (8, 144)], stores
 
 
 def _composed_cases(seed, n):
