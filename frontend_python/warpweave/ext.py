@@ -154,6 +154,13 @@ def full_layout(tensor):
     return _tensor.full_layout(tensor)
 
 
+def base_pointer(tensor):
+    """The pointer full_layout(tensor) offsets: a tensor's iterator, or where the iterator stands for a swizzled
+    pointer (whose + moves the logical address, before the swizzle, as in CuTe DSL) the plain pointer under it.
+    make_tensor(base_pointer(t) + k, full_layout(t)) is t moved by k elements of its full layout's codomain."""
+    return _tensor.base_pointer(tensor.iterator)
+
+
 # --- instructions and the IR ----------------------------------------------------------------------------------
 
 def in_kernel() -> bool:

@@ -218,7 +218,8 @@ def partition(atom, cta_coord, smem_tensor, gmem_tensor):
     step = [0, 0]
     # the coordinate iterator adds layout-algebra integers (what a DSL integer stands for there)
     step[mode] = (r * atom.share_step).__ww_int__()
-    smem = cute.make_tensor(smem_tensor.iterator + r * atom.share_elems, ext.full_layout(smem_tensor))
+    smem = cute.make_tensor(ext.base_pointer(smem_tensor) + r * atom.share_elems,
+                            ext.full_layout(smem_tensor))
     coords = cute.make_tensor(gmem_tensor.iterator + tuple(step), gmem_tensor.layout)
     return smem, coords
 

@@ -9,13 +9,16 @@ thread is (a run-time value for bits the swizzle reads or writes, +2^b for the r
 stride unchanged. So the slice is the pointer moved by Sw(base) and a plain layout whose swizzled modes are split
 into one-bit modes with those strides (16:128 under Sw<2,4,3> becomes (2,2,4):(d7,d8,512)). A library can then
 read its modes' shapes and strides, as it can under CuTe DSL. A slice that does not meet these conditions keeps
-the swizzle around it."""
+the swizzle around it. Of a tensor whose swizzle came with its pointer, CuTe DSL's slice keeps the swizzle in the
+pointer and the plain layout's slice: the plain slice here stands for that one (values/swizzled_face.py), which is
+what the program reads of it."""
 from __future__ import annotations
 
 from ... import _core
 from ..values.coordinates import slice_tuple
 from ..values.numeric import Int32
-from ..values.tensor import ComposedLayout, Tensor, full_layout
+from ..values.swizzled_face import base_pointer
+from ..values.tensor import ComposedLayout, SwizzledOrigin, Tensor, full_layout, with_face
 
 
 def _power_of_two(x) -> bool:
@@ -97,7 +100,13 @@ def thread_slice(tensor: Tensor, thr_layout, coord):
     if found is None:
         return None
     offset, layout = found
-    return Tensor(tensor.iterator + offset, layout, tensor.element_type)
+    plain = Tensor(base_pointer(tensor.iterator) + offset, layout, tensor.element_type)
+    if not isinstance(tensor.iterator, SwizzledOrigin):
+        return plain
+    # the swizzle came with the pointer: the program sees CuTe DSL's slice, the swizzled pointer at its origin
+    L = full_layout(tensor)
+    return with_face(plain, Tensor(tensor.iterator, ComposedLayout(L.inner, L.offset, thr_layout),
+                                   tensor.element_type)[coord])
 
 
 def unswizzled_slice(L, thr_layout, coord):

@@ -31,7 +31,7 @@ from ..values.pointer import (
     element_index, load_scalar, pointer_of, store_scalar, store_vector_value,
 )
 from ..values.runtime import AddressSpace
-from ..values.tensor import ComposedLayout, Layout, Tensor, full_layout
+from ..values.tensor import ComposedLayout, Layout, Tensor, base_pointer, full_layout
 from .arch import printf
 from .device_pointer import make_ptr
 from .smem import allocate_elements
@@ -237,7 +237,7 @@ class Array:
         if isinstance(idx, tuple):
             self._coordinates()
         off = full_layout(self._tensor)(tuple(idx)) if isinstance(idx, tuple) else _flat(idx)
-        p = self.iterator if isinstance(off, int) and off == 0 else self.iterator + off
+        p = self.iterator if isinstance(off, int) and off == 0 else base_pointer(self.iterator) + off
         return p.align(alignment) if alignment else p
 
     def load(self, idx=0, vector_size=None, *, alignment=None, is_volatile=False, is_invariant=False,

@@ -19,7 +19,8 @@ from ..base import trace
 from ..base.errors import DSLTypeError, user_location
 from ..values.numeric import SymInt
 from ..values.pointer import GENERIC, GMEM, RMEM, SMEM, Pointer, elem_bytes, is_packed, ptr_type
-from ..values.tensor_type import SwizzledOrigin, Tensor, full_layout
+from ..values.swizzled_face import base_pointer
+from ..values.tensor_type import SwizzledOrigin, Tensor, face_of, full_layout, with_face
 
 
 def _index_type(p) -> str:
@@ -45,7 +46,7 @@ def carried_pointer(p) -> bool:
 
 
 def carried_tensor(t) -> bool:
-    return isinstance(t, Tensor) and carried_pointer(t.iterator)
+    return isinstance(t, Tensor) and carried_pointer(base_pointer(t.iterator) if face_of(t) is not None else t.iterator)
 
 
 class CarriedPointer:
@@ -141,15 +142,26 @@ class CarriedTensor(CarriedPointer):
         return math.gcd(p.alignment_at(0), p.base_align)
 
     def __init__(self, name, t):
-        super().__init__(name, t.iterator)
+        # a thread slice that stands for a pointer-swizzled one (swizzled_face.py) carries both: its own pointer,
+        # which its accesses use, and the swizzled tensor the program sees (dead in the kernel unless it reads it)
+        face = face_of(t)
+        self.face = CarriedTensor(name, face) if face is not None else None
+        super().__init__(name, base_pointer(t.iterator) if face is not None else t.iterator)
         self.layout, self.shown = full_layout(t), t.layout
         self.dtype = t.element_type
 
+    def ir_types(self):
+        return super().ir_types() + (self.face.ir_types() if self.face is not None else [])
+
     def values(self, t):
-        return self._values(t.iterator)
+        if self.face is None:
+            return self._values(t.iterator)
+        return self._values(base_pointer(t.iterator)) + self.face.values(face_of(t))
 
     def rebuild(self, ir_values):
-        return Tensor(self._rebuild(ir_values), self.layout, self.dtype)
+        n = len(super().ir_types())
+        plain = Tensor(self._rebuild(ir_values[:n]), self.layout, self.dtype)
+        return plain if self.face is None else with_face(plain, self.face.rebuild(ir_values[n:]))
 
     def yields(self, after, lineno, where):
         if not carried_tensor(after):
@@ -160,7 +172,11 @@ class CarriedTensor(CarriedPointer):
             self._fail(lineno, where, f"changes its element type from {self.dtype.__name__} to "
                                       f"{after.element_type.__name__}")
         L = full_layout(after)
-        if type(L) is not type(self.layout) or not (L == self.layout):
+        if type(L) is not type(self.layout) or not (L == self.layout) or (face_of(after) is None) != (
+                self.face is None):
             self._fail(lineno, where, f"changes its layout ({self.shown} before, {after.layout} after)")
-        self._check_pointer(after.iterator, lineno, where)
-        return self._values(after.iterator)
+        if self.face is None:
+            self._check_pointer(after.iterator, lineno, where)
+            return self._values(after.iterator)
+        self._check_pointer(base_pointer(after.iterator), lineno, where)
+        return self._values(base_pointer(after.iterator)) + self.face.yields(face_of(after), lineno, where)

@@ -100,4 +100,9 @@ class PointerType:
                 f"align={self.alignment}, {self.swizzle_type})")
 
 
-__all__ = ["PointerType", "Swizzle"]
+def swizzle_suffix(t: PointerType) -> str:
+    """What a pointer's printing adds for its swizzle (of byte addresses, as CuTe DSL prints it): nothing for none."""
+    return f", {t.swizzle_type}" if t.swizzle_type.num_bits else ""
+
+
+__all__ = ["PointerType", "Swizzle", "swizzle_suffix"]

@@ -14,7 +14,7 @@ import math
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import address_units, hooks
-from .address_swizzle import PointerType, Swizzle
+from .address_swizzle import PointerType, Swizzle, swizzle_suffix
 from .ir_vector import Vector
 from .numeric import PACKED_TYPES, Int32, Int64, Numeric, SymInt, Uint8
 
@@ -399,7 +399,7 @@ class Pointer(metaclass=_PointerType):
                 self._index(part)
 
     def __repr__(self):
-        return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.alignment_at(0)}>"
+        return f"ptr<{self.dtype.__name__}, {self.memspace}, align {self.alignment_at(0)}{swizzle_suffix(self.type)}>"
 
 # --- element access -----------------------------------------------------------------------------------------------
 

@@ -23,8 +23,9 @@ from .pointer import (  # noqa: F401
 from .tensor_ssa import TensorSSA, full, full_like, where, zeros_like  # noqa: F401
 from .tensor_type import (  # noqa: F401
     ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, full_layout, outer_of, static_size, swizzle_span,
-    view,
+    view, with_face,
 )
+from .swizzled_face import SwizzledFace, base_pointer  # noqa: F401
 
 
 def make_tensor(iterator, layout):
@@ -36,6 +37,8 @@ def make_tensor(iterator, layout):
     over = getattr(type(iterator), "__ww_make_tensor__", None)
     if over is not None:
         return over(iterator, layout)
+    if isinstance(iterator, SwizzledFace):     # a thread slice's: the swizzled pointer at the slice's origin
+        iterator = iterator.face
     if isinstance(iterator, SwizzledOrigin):   # CuTe DSL's swizzled pointer at another tensor's origin
         sw = iterator.origin_swizzle
         if isinstance(layout, ComposedLayout):   # the layout brings its own swizzle: over the tensor's base
@@ -192,6 +195,8 @@ def recast_ptr(ptr, swizzle_=None, dtype=None):
     (its .inner) swizzles element addresses (see UserSwizzle)."""
     if not isinstance(ptr, Pointer):
         raise DSLTypeError(f"recast_ptr expects a pointer, got {type(ptr).__name__}", user_location(2))
+    if isinstance(ptr, SwizzledFace):     # a thread slice's: its logical origin, as a swizzled tensor's
+        ptr = ptr.face._copy(swizzle=None)
     if isinstance(ptr, SwizzledOrigin):   # a swizzled tensor's iterator: its origin, swizzled anew or not at all
         ptr = ptr.origin()
     if swizzle_ is not None and not isinstance(swizzle_, _core.Swizzle):
@@ -203,8 +208,8 @@ def recast_ptr(ptr, swizzle_=None, dtype=None):
         raise DSLValueError(f"recast_ptr: only shared-memory pointers are swizzled, this one is {ptr.memspace}",
                             user_location(2))
     out = ptr.recast(dtype_of(dtype)) if dtype is not None else ptr
-    if swizzle_ is None:
-        return out
+    if swizzle_ is None:   # CuTe DSL's recast_ptr keeps the address, not a swizzle the pointer had
+        return out if dtype is None or out.swizzle is None else out._copy(swizzle=None)
     return out._copy(swizzle=element_swizzle(swizzle_, out.dtype, "recast_ptr"))
 
 
@@ -268,11 +273,39 @@ def recast_tensor(src, dtype, swizzle_=None):
                            user_location(2))
     if not isinstance(src, Tensor) or not isinstance(src.iterator, Pointer):
         raise DSLTypeError(f"recast_tensor expects a tensor in memory, got {type(src).__name__}", user_location(2))
-    if isinstance(full_layout(src), ComposedLayout):
-        raise DSLTypeError("recast_tensor of a swizzled tensor: recast its outer layout's tensor", user_location(2))
-    old, new = src.element_type, dtype
-    layout = _recast_layout(full_layout(src), storage_bits(old), storage_bits(new))
-    return Tensor(src.iterator.recast(new), layout, new)
+    old, new = storage_bits(src.element_type), storage_bits(dtype)
+    it = src.iterator
+    if isinstance(it, (SwizzledOrigin, SwizzledFace)):
+        # CuTe DSL recasts the pointer's address and not its swizzle: the result is the plain recast of the
+        # program's layout over the origin (CuTe DSL's bytes, unswizzled; test_swizzled_recast.py)
+        origin = it.origin() if isinstance(it, SwizzledOrigin) else it.face._copy(swizzle=None)
+        return Tensor(origin.recast(dtype), _recast_layout(src.layout, old, new), dtype)
+    L = full_layout(src)
+    if isinstance(L, ComposedLayout):
+        return Tensor(it.recast(dtype), _recast_composed(L, old, new), dtype)
+    return Tensor(it.recast(dtype), _recast_layout(L, old, new), dtype)
+
+
+def _recast_composed(L, old_bits: int, new_bits: int):
+    """Swizzle o offset o outer, which counts old_bits-wide elements, counting new_bits-wide ones: the swizzle's bit
+    positions (of element offsets) move by log2 of the ratio, so it permutes the same bytes; the offset and the
+    outer layout scale. Refused where a swizzled bit falls inside a new element or the offset is not a whole
+    number of them."""
+    sw = L.inner
+    if not isinstance(sw, _core.Swizzle):
+        raise DSLTypeError(f"recast_tensor: the composed layout {L} has no swizzle inside", user_location(3))
+    shift = int(math.log2(old_bits)) - int(math.log2(new_bits))
+    if sw.num_bits and sw.num_base + shift < 0:
+        raise DSLValueError(f"recast_tensor: the swizzle {sw} of {old_bits}-bit elements moves address bits from "
+                            f"{sw.num_base} up, inside a {new_bits}-bit element; {new_bits}-bit elements need a "
+                            f"swizzle base of at least {-shift} in {old_bits}-bit elements", user_location(3))
+    off = L.offset * old_bits
+    div = off if isinstance(off, int) else off.divisibility
+    if div % new_bits:
+        raise DSLValueError(f"recast_tensor: the swizzled layout's offset {L.offset} is not a whole number of "
+                            f"{new_bits}-bit elements", user_location(3))
+    inner = _core.Swizzle(sw.num_bits, sw.num_base + shift, sw.num_shift) if sw.num_bits else sw
+    return _core.ComposedLayout(inner, off // new_bits, _recast_layout(L.outer, old_bits, new_bits))
 
 
 def _flat_coord(tile, index):
@@ -312,8 +345,6 @@ def local_partition(target, tiler, index, proj=None):
     if proj is not None:
         keep = [i for i, p in enumerate(proj) if p is not None]
         tiler = _core.make_layout(tuple(tiler.shape[i] for i in keep), tuple(tiler.stride[i] for i in keep))
-    if isinstance(full_layout(target), ComposedLayout):
-        raise DSLTypeError("local_partition of a swizzled tensor: partition its outer layout", user_location(2))
     tile_shape = tuple(_core.product(s) for s in tiler.shape) if isinstance(tiler.shape, tuple) \
         else _core.product(tiler.shape)
     coord = _flat_coord(tiler, index)

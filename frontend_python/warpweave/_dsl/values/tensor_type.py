@@ -13,6 +13,7 @@ from .coordinates import CoordIterator, coordinate_sum, has_none, norm_coord, sl
 from .numeric import Int32, Int64
 from . import hooks
 from .pointer import GMEM, RMEM, SMEM, Pointer, load_scalar, store_scalar
+from .swizzled_face import SwizzledFace, base_pointer
 from .tensor_ssa import TensorSSA
 
 Layout = _core.Layout
@@ -36,7 +37,8 @@ class SwizzledOrigin(Pointer):
     SmemAllocator.allocate_tensor(swizzle=)). To the tensor's own operations it is the base pointer its composed
     layout (Swizzle o r o layout) offsets; to the program it stands for CuTe DSL's swizzled pointer at the tensor's
     origin, base + r with the swizzle: make_tensor(t.iterator, layout) is swizzled as t is, and recast_ptr reads
-    the origin's address. Arithmetic on it gives plain pointers (the base moved)."""
+    the origin's address. Arithmetic on it is the program's, CuTe DSL's: it moves the logical address and keeps
+    the swizzle; the tensor's own operations move the base (base_pointer)."""
 
     __slots__ = ("origin_swizzle", "origin_offset")
 
@@ -68,6 +70,21 @@ class SwizzledOrigin(Pointer):
     def toint(self, dtype=None, *, loc=None, ip=None):
         return self.origin().toint(dtype)
 
+    def base_pointer(self) -> Pointer:
+        return self._copy()
+
+    @property
+    def face(self) -> Pointer:
+        return self.swizzled()
+
+    def __add__(self, off):
+        return self.swizzled() + off
+
+    __radd__ = __add__
+
+    def __repr__(self):
+        return repr(self.swizzled())
+
 
 def view(tensor, outer_offset, outer_layout):
     """`tensor` moved by outer_offset (in units of its layout's codomain; for a composed layout, of the outer
@@ -78,11 +95,11 @@ def view(tensor, outer_offset, outer_layout):
         total = L.offset + outer_offset
         span = swizzle_span(L.inner)
         d, r = _core.split_divisible(total, span) if span else (0, total)
-        it = tensor.iterator + d
+        it = base_pointer(tensor.iterator) + d
         if isinstance(tensor.iterator, SwizzledOrigin):
             it = SwizzledOrigin.of(it, L.inner, r)
         return Tensor(it, _core.ComposedLayout(L.inner, r, outer_layout), tensor.element_type)
-    return Tensor(tensor.iterator + outer_offset, outer_layout, tensor.element_type)
+    return Tensor(base_pointer(tensor.iterator) + outer_offset, outer_layout, tensor.element_type)
 
 
 def outer_of(layout):
@@ -91,6 +108,19 @@ def outer_of(layout):
 
 def _pointer_swizzled(t) -> bool:
     return isinstance(t.iterator, SwizzledOrigin) and isinstance(t._layout, ComposedLayout)
+
+
+def with_face(plain, face):
+    """`plain` (a tensor that addresses through a plain layout) standing for `face`, the pointer-swizzled tensor
+    CuTe DSL has of the same elements (swizzled_face.py): its iterator, layout and slices are the program's."""
+    out = Tensor(SwizzledFace.of(base_pointer(plain.iterator), face.iterator.face), plain._layout, plain._dtype)
+    out._face = face
+    return out
+
+
+def face_of(t):
+    """The pointer-swizzled tensor a plain one stands for (with_face), or None."""
+    return getattr(t, "_face", None)
 
 
 def full_layout(t):
@@ -117,12 +147,15 @@ class Tensor(metaclass=_TensorType):
             layout = _core.ComposedLayout(iterator.origin_swizzle, iterator.origin_offset, layout)
         self.iterator = iterator
         self._layout = layout
+        self._face = None   # the pointer-swizzled tensor a plain one stands for (with_face)
         self._dtype = dtype if dtype is not None else getattr(iterator, "dtype", None)
 
     @property
     def layout(self):
         """The layout as CuTe DSL gives it: of a tensor whose swizzle lives in its pointer (its iterator), the plain
         outer layout, the swizzle being applied through the pointer; what addresses the elements is full_layout."""
+        if self._face is not None:
+            return self._face.layout
         return self._layout.outer if _pointer_swizzled(self) else self._layout
 
     # --- properties -------------------------------------------------------------------------------------------
@@ -138,6 +171,8 @@ class Tensor(metaclass=_TensorType):
 
     @property
     def stride(self):
+        if self._face is not None:
+            return self._face.stride
         L = self._layout
         if isinstance(L, ComposedLayout):
             if not (isinstance(self.iterator, SwizzledOrigin) or isinstance(L.inner, _core.Swizzle)):
@@ -188,6 +223,8 @@ class Tensor(metaclass=_TensorType):
         if self.is_coordinate_tensor:
             return f"coord_tensor<{self.layout}>"
         p = self.iterator
+        if self._face is not None:
+            return self._face.type
         if _pointer_swizzled(self):   # CuTe DSL prints the pointer's swizzle (of byte addresses) apart
             p = p.swizzled()
             return (f"tensor<{self._dtype.__name__}, {p.memspace}, align {p.alignment_at(0)}, "
@@ -223,8 +260,9 @@ class Tensor(metaclass=_TensorType):
     def __getitem__(self, coord):
         coord = norm_coord(coord)
         if has_none(coord):
-            outer = outer_of(self.layout)
-            return view(self, outer(zero_nones(coord)), slice_layout(coord, outer))
+            outer = outer_of(self._layout if self._face is not None else self.layout)
+            part = view(self, outer(zero_nones(coord)), slice_layout(coord, outer))
+            return part if self._face is None else with_face(part, self._face[coord])
         offset = self._offset(coord)
         if self.is_coordinate_tensor:
             return _coord_value(coordinate_sum(self.iterator.base, offset))
