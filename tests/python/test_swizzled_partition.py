@@ -272,3 +272,24 @@ def test_recast_of_a_composed_layout_permutes_the_same_bytes():
             assert gl(i) * nb == want, (c, i)
         done += 1
     assert done > 10 and refused > 3
+
+
+def test_a_swizzled_pointers_own_accesses_go_to_the_swizzled_address():
+    """ptr.load()/.store() and ptr[i] of a swizzled pointer (t.iterator + k) reach the element its tensor would: the
+    store of test_stores_land_on_the_bytes_cutedsl_stores_to's Float16 tensor element, through the pointer, lands on
+    byte 416 too; reads and a 4-wide vector go to the swizzled bytes of their row (3: bytes 384..511, XOR 48)."""
+    def body(smem):
+        t = smem.allocate_tensor(cutlass.Float16, cute.make_layout((64, 64), stride=(64, 1)), 1024,
+                                 cute.make_swizzle(3, 4, 3))
+        p = t.iterator + 64 * 2
+        (p + 64 + 8).store(cutlass.Float16(3.0))
+        p[64 + 9] = p[64 + 24]
+        (p + 64).store((p + 64 + 40).load(count=4))
+
+    ptx = trace_kernel(body, "sm_90a").info["ptx"]
+    stores = re.findall(r"st\.shared(?:\.v(\d))?\.b(\d+)\s+\[[^\]+]*\+?(\d*)\]", ptx)
+    loads = re.findall(r"ld\.shared(?:\.v\d)?\.b\d+\s+(?:\{[^}]*\}|[^,]+),\s*\[[^\]+]*\+?(\d*)\]", ptx)
+    # row 3 of the tile (bytes 384..511), swizzled by (row & 7) << 4 = 48
+    written = sorted(b for v, w, off in stores for b in range(int(off or 0), int(off or 0) + int(v or 1) * int(w) // 8))
+    assert written == [416, 417, 418, 419] + list(range(432, 440)), stores
+    assert sorted(set(int(o or 0) for o in loads)) == [384, 480], loads

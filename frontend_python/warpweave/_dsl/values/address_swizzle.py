@@ -106,3 +106,13 @@ def swizzle_suffix(t: PointerType) -> str:
 
 
 __all__ = ["PointerType", "Swizzle", "swizzle_suffix"]
+
+
+def byte_swizzle(sw, dtype) -> Swizzle:
+    """A pointer's swizzle of its `dtype` element addresses (a _core.Swizzle) as a Swizzle of byte addresses."""
+    shift = (dtype.width if hasattr(dtype, "width") else 8).bit_length() - 4     # log2 of bytes per element
+    if shift < 0 or sw.num_base + shift < 0:
+        raise DSLValueError(f"an access through a swizzled pointer to {dtype.__name__} values: the swizzle would "
+                            "split an element", user_location(3))
+    return Swizzle(sw.num_bits, sw.num_base + shift, sw.num_shift)
+

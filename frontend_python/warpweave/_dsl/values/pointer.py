@@ -14,7 +14,7 @@ import math
 from ..base import ir_values, trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from . import address_units, hooks
-from .address_swizzle import PointerType, Swizzle, swizzle_suffix
+from .address_swizzle import PointerType, Swizzle, byte_swizzle, swizzle_suffix
 from .ir_vector import Vector
 from .numeric import PACKED_TYPES, Int32, Int64, Numeric, SymInt, Uint8
 
@@ -131,6 +131,8 @@ class Pointer(metaclass=_PointerType):
         """The element the pointer points to (CuTe DSL's Pointer.load: `(ptr + i).load()`), or with count=n the n
         elements from it as one Vector (one vector access; alignment= promises the address's alignment in bytes)."""
         p = self.align(alignment) if alignment else self
+        if p.swizzle is not None:   # CuTe's swizzled pointer: the access goes to the swizzle of its address
+            return p._copy(swizzle=None).load_swizzled(byte_swizzle(p.swizzle, p.dtype), count=count)
         if count is None and not (is_volatile or is_invariant):
             return load_scalar(p, 0)
         return load_vector_value(p, 0, 1 if count is None else count, volatile=is_volatile, invariant=is_invariant,
@@ -140,6 +142,8 @@ class Pointer(metaclass=_PointerType):
         """Writes value where the pointer points: a number (converted to the element type), or a Vector from here on
         in one vector access (alignment= promises the address's alignment in bytes)."""
         p = self.align(alignment) if alignment else self
+        if p.swizzle is not None:
+            return p._copy(swizzle=None).store_swizzled(byte_swizzle(p.swizzle, p.dtype), value)
         if isinstance(value, Vector) or is_volatile:
             store_vector_value(p, 0, value, volatile=is_volatile)
         else:
@@ -155,10 +159,10 @@ class Pointer(metaclass=_PointerType):
         masked_store(self.align(alignment) if alignment else self, 0, value, mask)
 
     def __getitem__(self, i):
-        return load_scalar(self, element_index(i))
+        return (self + i).load() if self.swizzle is not None else load_scalar(self, element_index(i))
 
     def __setitem__(self, i, value):
-        store_scalar(self, element_index(i), value)
+        (self + i).store(value) if self.swizzle is not None else store_scalar(self, element_index(i), value)
 
     def apply_swizzle(self, swizzle: Swizzle) -> "Pointer":
         """The pointer to this address permuted by `swizzle` (a cutlass.Swizzle of byte addresses): where a tile
@@ -169,6 +173,9 @@ class Pointer(metaclass=_PointerType):
         if not swizzle.bbits:
             return self
         _in_kernel("apply_swizzle")
+        eb, off = elem_bytes(self.dtype), self.offset   # a base the swizzle's span divides: permute the offset alone
+        if isinstance(off, int) and self.base_align >= swizzle.span_bytes and swizzle.apply(off * eb) % eb == 0:
+            return self._copy(offset=swizzle.apply(off * eb) // eb, assumed=0, swizzle=None)
         b = trace.builder()
         addr = b.op1("llvm.ptrtoint", [self.address(0)], "i64")
         mask = b.constant_int(((1 << swizzle.bbits) - 1) << (swizzle.mbase + swizzle.sshift), "i64")
