@@ -43,6 +43,7 @@ import contextlib
 import importlib.util
 import itertools
 import os
+import sys
 
 from ... import _core
 from ..base.errors import user_location
@@ -156,7 +157,7 @@ def compile_only(on_launch: str = "stop"):
         if _driver_bindings_without_driver():
             stack.enter_context(_driver_stand_ins())
         if _jax_tvm_ffi_without_driver():
-            stack.enter_context(_jax_gpu_targets(session))
+            _when_imported("jax_tvm_ffi", stack, lambda: stack.enter_context(_jax_gpu_targets(session)))
         try:
             yield session
         finally:
@@ -418,6 +419,49 @@ def _driver_stand_ins():
 
 def _jax_tvm_ffi_without_driver() -> bool:
     return importlib.util.find_spec("jax_tvm_ffi") is not None and not _core.driver_available()
+
+
+class _AfterImport:
+    """A finder that runs `then` once `name` has been imported (its module executed). Protocol methods only, as
+    backend_python's finder: importlib.abc would bring importlib.resources into every process."""
+
+    def __init__(self, name: str, then):
+        self.name, self.then, self.busy = name, then, False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name or self.busy:
+            return None
+        self.busy = True  # the other finders find it; this one only wraps what they found
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, then = spec.loader, self.then
+
+        class _Loader:
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                then()
+
+        spec.loader = _Loader()
+        return spec
+
+
+def _when_imported(name: str, stack: contextlib.ExitStack, then) -> None:
+    """then() now if `name` is imported, else when the program imports it, while `stack` is open. A program that
+    never imports it does not pay for importing it (JAX takes ~1.5 s, and installs an audit hook and a collector
+    callback that then slow every trace of the run)."""
+    if name in sys.modules:
+        then()
+        return
+    finder = _AfterImport(name, then)
+    sys.meta_path.insert(0, finder)
+    stack.callback(lambda: finder in sys.meta_path and sys.meta_path.remove(finder))
 
 
 @contextlib.contextmanager
