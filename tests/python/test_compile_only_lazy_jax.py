@@ -1,6 +1,7 @@
 """A compile-only run stands in for JAX's GPU FFI targets (compile_only.py) without importing JAX itself: a program
-that never imports jax-tvm-ffi does not pay for JAX (~1.5 s to import, and an audit hook and a collector callback
-that then slow every trace of the run), and one that imports it inside the session still gets the stand-in."""
+that never imports JAX does not pay for it (~1.5 s to import, and an audit hook and a collector callback that then
+slow every trace of the run), and one that imports it inside the session still gets the stand-in, also where it
+takes jax.ffi.ffi_call by name before it imports jax-tvm-ffi."""
 import ast
 import os
 import subprocess
@@ -19,9 +20,10 @@ _PROGRAM = textwrap.dedent("""
 
     with compile_only.compile_only():
         before = sorted(m for m in ("jax", "jax_tvm_ffi") if m in sys.modules)
+        from jax.ffi import ffi_call   # bound before jax_tvm_ffi is imported: already the stand-in
         import jax
         import jax_tvm_ffi
-        inside = (jax.ffi.ffi_call.__qualname__, jax_tvm_ffi.register_ffi_target.__qualname__)
+        inside = (ffi_call.__qualname__, jax_tvm_ffi.register_ffi_target.__qualname__)
     after = (jax.ffi.ffi_call.__qualname__, jax_tvm_ffi.register_ffi_target.__qualname__)
     print(repr((before, inside, after, any(type(f).__name__ == "_AfterImport" for f in sys.meta_path))))
 """)

@@ -157,7 +157,8 @@ def compile_only(on_launch: str = "stop"):
         if _driver_bindings_without_driver():
             stack.enter_context(_driver_stand_ins())
         if _jax_tvm_ffi_without_driver():
-            _when_imported("jax_tvm_ffi", stack, lambda: stack.enter_context(_jax_gpu_targets(session)))
+            _when_imported(("jax", "jax_tvm_ffi"), stack,
+                           lambda: stack.enter_context(_jax_gpu_targets(session)))
         try:
             yield session
         finally:
@@ -422,44 +423,45 @@ def _jax_tvm_ffi_without_driver() -> bool:
 
 
 class _AfterImport:
-    """A finder that runs `then` once `name` has been imported (its module executed). Protocol methods only, as
-    backend_python's finder: importlib.abc would bring importlib.resources into every process."""
+    """A finder that runs `then` once, when the first of `names` has been imported (its module executed). It finds
+    nothing itself: the module's own loader loads it, its exec_module wrapped for that one call. Protocol methods
+    only, as backend_python's finder: importlib.abc would bring importlib.resources into every process."""
 
-    def __init__(self, name: str, then):
-        self.name, self.then, self.busy = name, then, False
+    def __init__(self, names, then):
+        self.names, self.then, self.busy, self.done = frozenset(names), then, False, False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.name or self.busy:
+        if fullname not in self.names or self.busy or self.done:
             return None
-        self.busy = True  # the other finders find it; this one only wraps what they found
+        self.busy = True
         try:
             spec = importlib.util.find_spec(fullname)
         finally:
             self.busy = False
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
             return spec
-        loader, then = spec.loader, self.then
+        run = loader.exec_module
 
-        class _Loader:
-            def create_module(self, spec):
-                return loader.create_module(spec)
+        def exec_module(module):
+            del loader.exec_module   # the loader's own method again
+            run(module)
+            if not self.done:
+                self.done = True
+                self.then()
 
-            def exec_module(self, module):
-                loader.exec_module(module)
-                then()
-
-        spec.loader = _Loader()
+        loader.exec_module = exec_module
         return spec
 
 
-def _when_imported(name: str, stack: contextlib.ExitStack, then) -> None:
-    """then() now if `name` is imported, else when the program imports it, while `stack` is open. A program that
-    never imports it does not pay for importing it (JAX takes ~1.5 s, and installs an audit hook and a collector
-    callback that then slow every trace of the run)."""
-    if name in sys.modules:
+def _when_imported(names, stack: contextlib.ExitStack, then) -> None:
+    """then() now if one of `names` is imported, else once the program imports one, while `stack` is open. A
+    program that imports none of them does not pay for importing them (JAX takes ~1.5 s, and installs an audit
+    hook and a collector callback that then slow every trace of the run)."""
+    if any(n in sys.modules for n in names):
         then()
         return
-    finder = _AfterImport(name, then)
+    finder = _AfterImport(names, then)
     sys.meta_path.insert(0, finder)
     stack.callback(lambda: finder in sys.meta_path and sys.meta_path.remove(finder))
 
