@@ -91,6 +91,17 @@ struct Builder::Impl {
   std::vector<std::string> closed_regions;
   Location loc;
   std::string loc_text = "loc(unknown)";
+  // The text names each distinct location and each long type once, in aliases (#loc3 = loc("prog.py":12:1),
+  // !ww_t0 = !llvm.struct<(f32, ...)>), and its ops refer to them: a GEMM's
+  // ~6000 ops each repeat a ~90-character location, and a 128-register accumulator's struct type (~700
+  // characters) is spelled by every one of its ~1000 extracts. MLIR resolves the aliases as it parses; the
+  // module is the same, its text a third the size, and each location and type is parsed and uniqued once.
+  std::unordered_map<std::string, size_t> loc_aliases;
+  std::string loc_definitions;
+  std::unordered_map<std::string, size_t> type_aliases;
+  std::vector<std::string> type_alias_names;
+  std::string type_definitions;
+  std::vector<int32_t> spelling{-1};  // per value: its type's alias (an index of type_alias_names), or -1
   uint64_t next_symbol = uint64_t{1} << 48;  // host-side ids stay below
   size_t ops = 0;
   bool at_entry = false;
@@ -106,8 +117,22 @@ struct Builder::Impl {
   std::unordered_map<uint64_t, Location> region_opened_at;
   uint64_t next_frame_id = 1;
 
+  // A type as the text spells it: long ones by their alias.
+  static constexpr size_t kAliasedTypeLength = 64;
+  int32_t alias_of(const std::string& type) {
+    if (type.size() < kAliasedTypeLength) return -1;
+    auto [it, added] = type_aliases.try_emplace(type, type_alias_names.size());
+    if (added) {
+      type_alias_names.push_back("!ww_t" + std::to_string(it->second));
+      type_definitions += type_alias_names.back() + " = " + type + " ";
+    }
+    return static_cast<int32_t>(it->second);
+  }
+  const std::string& spelled(Value v) const { return spelling[v] < 0 ? types[v] : type_alias_names[spelling[v]]; }
+
   Value new_value(const std::string& type) {
     types.push_back(type);
+    spelling.push_back(alias_of(type));
     scopes.push_back(frames.empty() ? 0 : top().id);
     return static_cast<Value>(types.size() - 1);
   }
@@ -235,7 +260,10 @@ std::string Builder::str() const {
       head += (head.back() == '{' ? "" : ", ") + name + " = " + value;
     head += "} ";
   }
-  return head + "{\n" + impl_->module_text + "}\n";
+  // Type aliases must precede their uses, location aliases may follow them. An op the text gives no location (a
+  // function) is located at its line of the text, and line info carries that line into the PTX: the type aliases
+  // share the module's first line and the location aliases follow it, so that every line stays where it was.
+  return impl_->type_definitions + head + "{\n" + impl_->module_text + "}\n" + impl_->loc_definitions;
 }
 
 std::vector<Value> Builder::op(std::string_view name, std::span<const Value> operands,
@@ -257,9 +285,9 @@ std::vector<Value> Builder::op(std::string_view name, std::span<const Value> ope
   std::string in_types;
   for (size_t i = 0; i < operands.size(); ++i) {
     m.check_visible(operands[i]);
-    const std::string& t = m.type(operands[i]);
     s += (i ? ", " : "") + value_name(operands[i]);
-    in_types += (i ? ", " : "") + t;
+    if (i) in_types += ", ";
+    in_types += m.spelled(operands[i]);
   }
   s += ")";
   if (!properties.empty()) s += " <{" + std::string(properties) + "}>";
@@ -272,7 +300,10 @@ std::vector<Value> Builder::op(std::string_view name, std::span<const Value> ope
   }
   if (!attributes.empty()) s += " {" + std::string(attributes) + "}";
   s += " : (" + in_types + ") -> (";
-  for (size_t i = 0; i < result_types.size(); ++i) s += (i ? ", " : "") + result_types[i];
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) s += ", ";
+    s += m.spelled(results[i]);
+  }
   s += ") " + m.loc_text;
   m.line(s);
   ++m.ops;
@@ -348,7 +379,7 @@ std::vector<Value> Builder::begin_region(std::span<const std::string> arg_types)
   for (size_t i = 0; i < arg_types.size(); ++i) {
     Value v = m.new_value(arg_types[i]);
     args.push_back(v);
-    header += (i ? ", " : "") + value_name(v) + ": " + arg_types[i];
+    header += (i ? ", " : "") + value_name(v) + ": " + m.spelled(v);
   }
   header += "):";
   m.frames.emplace_back();
@@ -375,13 +406,20 @@ void Builder::set_emit_at_entry(bool at_entry) { impl_->at_entry = at_entry; }
 const std::string& Builder::type_of(Value v) const { return impl_->type(v); }
 
 void Builder::set_location(Location loc) {
-  impl_->loc = std::move(loc);
-  if (impl_->loc.file.empty()) {
-    impl_->loc_text = "loc(unknown)";
-  } else {
-    impl_->loc_text = "loc(" + quote(impl_->loc.file) + ":" + std::to_string(impl_->loc.line) + ":" +
-                      std::to_string(std::max(impl_->loc.col, 1)) + ")";
+  Impl& m = *impl_;
+  // Asked at every traced op, mostly with the location of the op before.
+  if (loc.line == m.loc.line && loc.col == m.loc.col && loc.file == m.loc.file) return;
+  m.loc = std::move(loc);
+  if (m.loc.file.empty()) {
+    m.loc_text = "loc(unknown)";
+    return;
   }
+  std::string spelled = quote(m.loc.file) + ":" + std::to_string(m.loc.line) + ":" +
+                        std::to_string(std::max(m.loc.col, 1));
+  auto [it, added] = m.loc_aliases.try_emplace(std::move(spelled), m.loc_aliases.size());
+  std::string name = "#loc" + std::to_string(it->second);
+  if (added) m.loc_definitions += name + " = loc(" + it->first + ")\n";
+  m.loc_text = "loc(" + name + ")";
 }
 
 const Location& Builder::location() const { return impl_->loc; }

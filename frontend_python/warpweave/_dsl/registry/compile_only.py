@@ -43,6 +43,7 @@ import contextlib
 import importlib.util
 import itertools
 import os
+import sys
 
 from ... import _core
 from ..base.errors import user_location
@@ -156,7 +157,8 @@ def compile_only(on_launch: str = "stop"):
         if _driver_bindings_without_driver():
             stack.enter_context(_driver_stand_ins())
         if _jax_tvm_ffi_without_driver():
-            stack.enter_context(_jax_gpu_targets(session))
+            _when_imported(("jax", "jax_tvm_ffi"), stack,
+                           lambda: stack.enter_context(_jax_gpu_targets(session)))
         try:
             yield session
         finally:
@@ -418,6 +420,50 @@ def _driver_stand_ins():
 
 def _jax_tvm_ffi_without_driver() -> bool:
     return importlib.util.find_spec("jax_tvm_ffi") is not None and not _core.driver_available()
+
+
+class _AfterImport:
+    """A finder that runs `then` once, when the first of `names` has been imported (its module executed). It finds
+    nothing itself: the module's own loader loads it, its exec_module wrapped for that one call. Protocol methods
+    only, as backend_python's finder: importlib.abc would bring importlib.resources into every process."""
+
+    def __init__(self, names, then):
+        self.names, self.then, self.busy, self.done = frozenset(names), then, False, False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.names or self.busy or self.done:
+            return None
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self.busy = False
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module):
+            del loader.exec_module   # the loader's own method again
+            run(module)
+            if not self.done:
+                self.done = True
+                self.then()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _when_imported(names, stack: contextlib.ExitStack, then) -> None:
+    """then() now if one of `names` is imported, else once the program imports one, while `stack` is open. A
+    program that imports none of them does not pay for importing them (JAX takes ~1.5 s, and installs an audit
+    hook and a collector callback that then slow every trace of the run)."""
+    if any(n in sys.modules for n in names):
+        then()
+        return
+    finder = _AfterImport(names, then)
+    sys.meta_path.insert(0, finder)
+    stack.callback(lambda: finder in sys.meta_path and sys.meta_path.remove(finder))
 
 
 @contextlib.contextmanager
