@@ -13,8 +13,8 @@
 // Finding roles decides only where copies go: computing a pure value again in a block its original dominates never
 // changes a result, so a branch taken for a role by mistake costs code size, not correctness.
 // A value is recomputed when it is free of memory and side effects (no loads, no convergent calls) and made only of
-// kernel arguments, constants and such values. Its uses inside a role get a copy at the role's top, in the role that
-// is outermost below the value; other uses keep the original, which goes away when none is left. A role inside a
+// kernel arguments, constants and such values. When every use of it lies inside a role, each role gets a copy at its
+// top (the role outermost below the value) and the original goes away; a value also used outside the roles stays. A role inside a
 // loop that does not hold the value gets no copy: that would compute it once per iteration instead of once. Runs
 // after the last optimisation pass, which would hoist the copies again.
 #include <llvm/ADT/DenseMap.h>
@@ -131,9 +131,14 @@ class Recomputer {
   }
 
   void recompute(llvm::Instruction& inst) {
+    // Only a value that no use outside the roles keeps alive: otherwise the original still lives across the roles
+    // and each copy adds a register where it is used.
     llvm::DenseMap<llvm::BasicBlock*, llvm::SmallVector<llvm::Use*, 4>> by_role;
-    for (llvm::Use& use : inst.uses())
-      if (llvm::BasicBlock* role = outermost_role(inst.getParent(), reading_block(use))) by_role[role].push_back(&use);
+    for (llvm::Use& use : inst.uses()) {
+      llvm::BasicBlock* role = outermost_role(inst.getParent(), reading_block(use));
+      if (role == nullptr) return;
+      by_role[role].push_back(&use);
+    }
     for (auto& [role, uses] : by_role) {
       llvm::Instruction* copy = inst.clone();
       copy->setName(inst.getName());
