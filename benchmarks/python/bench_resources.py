@@ -79,7 +79,19 @@ BLACKWELL = [
     ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm.py", "sm_100a", _INT8_A),
     ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm_acc_scale.py", "sm_100a", []),
     ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py", "sm_100a", []),
-]
+    # the remaining single-GPU GEMM and attention programs of the set
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d256.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/fmha/fmha_bwd.py", "sm_100a", []),
+    ("cute/blackwell/kernel/attention/mamba2_ssd/mamba2_ssd.py", "sm_100a", []),
+    ("cute/blackwell/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent.py", "sm_100a", []),
+    ("cute/blackwell/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_amax.py", "sm_100a", []),
+    ("cute/blackwell/kernel/blockscaled_grouped_gemm/grouped_blockscaled_gemm.py", "sm_100a", []),
+    ("cute/blackwell/kernel/blockscaled_grouped_gemm/sm103_grouped_blockscaled_gemm.py", "sm_103a", []),
+    ("cute/blackwell/efc/activation_custom_epilogue_dense_gemm.py", "sm_100a", []),
+    ("cute/blackwell/efc/synthetic_custom_epilogue_dense_gemm.py", "sm_100a", []),
+] + [("cute/blackwell/tutorial/tutorial_gemm/" + name + ".py", "sm_100a", [])
+     for name in ("fp16_gemm_0", "fp16_gemm_1", "fp16_gemm_2", "fp16_gemm_3", "fp16_gemm_3_1", "fp16_gemm_4",
+                  "fp16_gemm_5", "fp16_gemm_6", "nvfp4_gemm_0")]
 SETS = {"geforce": GEFORCE, "blackwell": BLACKWELL, "all": GEFORCE + BLACKWELL}
 
 # Runs inside CuTe DSL's interpreter: argv = [this, program, args...]; env SHIM_CC="major,minor", SHIM_TORCH_SITE.
