@@ -204,10 +204,29 @@ def _extent_and_stride(shape, stride, mode, src_bits, rows, rows_mode, row_bytes
     """A tensor-map dimension's extent, stride and bytes a stride step (stride x bytes: its byte stride): the rest
     of a blocked mode (its rows when it is the rows mode), or a remaining mode."""
     if mode >= 2:
-        return shape[mode], stride[mode], src_bits // 8
+        return (*_one_extent(shape[mode], stride[mode]), src_bits // 8)
     if rows > 1 and mode == rows_mode:
         return shape[mode][1] * rows, row_bytes, 1
     return shape[mode][1], stride[mode][1], src_bits // 8
+
+
+def _one_extent(extent, stride):
+    """A remaining mode as one tensor-map dimension: a nested mode (a tensor that keeps its nesting, e.g. (1,1)) is
+    the one run its size-1 parts leave, or the runs that follow each other merged."""
+    pairs = [(e, s) for e, s in zip(_flat(extent), _flat(stride)) if not (isinstance(e, int) and e == 1)]
+    if not pairs:
+        return 1, 0
+    (e, s), rest = pairs[0], pairs[1:]
+    for e2, s2 in rest:
+        if not (isinstance(s2, int) and isinstance(e, int) and isinstance(s, int) and s2 == s * e):
+            raise ext.user_error(f"make_tiled_tma_atom: the mode {extent}:{stride} is not one run of memory, which "
+                                 "a tensor-map dimension needs", ext.DSLValueError)
+        e = e * e2
+    return e, s
+
+
+def _flat(x):
+    return [y for v in x for y in _flat(v)] if isinstance(x, tuple) else [x]
 
 
 def partition(atom, cta_coord, smem_tensor, gmem_tensor):

@@ -15,6 +15,7 @@ import warpweave.cute as cute
 from warpweave import utils
 from warpweave.cute.nvgpu import cpasync
 from warpweave.cute.runtime import from_dlpack
+from host_stand_in import stand_in  # noqa: F401 (a fixture)
 from dsl_helpers import requires_gpu, target
 
 VEC = 16
@@ -131,3 +132,23 @@ def test_a_rebuilt_coordinate_tensor_loads_the_experts_blocks_on_the_gpu():
     torch.cuda.synchronize()
     # M block 1 (the offset), K blocks 6 and 7, each 512 bytes, one after the other in shared memory
     assert torch.equal(out, sf[(8 + 6) * 512:(8 + 8) * 512])
+
+
+def test_the_host_descriptor_of_a_nested_remaining_mode_is_one_dimension(monkeypatch, stand_in):
+    """The tensor map the call encodes for the rebuilt coordinate tensor (its last mode nested, (1,1):(0,8192)):
+    every dimension a plain extent and byte stride, the nested mode one dimension of extent 1."""
+    from warpweave import _core
+
+    seen = []
+
+    def encode(backend, hook, attrs, size):
+        seen.append(dict(attrs))
+        return bytes(size)
+
+    with target("sm_90a"):
+        c = cute.compile(_rebuilt_program(1, 128, (0, 3)), from_dlpack(np.zeros(2 * 8 * 512, np.uint8)),
+                         from_dlpack(np.zeros(1024, np.uint8)))
+    monkeypatch.setattr(_core, "plugin_host_call", encode)
+    stand_in(c)(from_dlpack(np.zeros(2 * 8 * 512, np.uint8)), from_dlpack(np.zeros(1024, np.uint8)))
+    assert len(seen) == 1 and all(type(v) is int for k, v in seen[0].items() if k[:3] in ("dim", "box", "str"))
+    assert seen[0]["dim3"] == 1 and seen[0]["dim2"] == 8 and seen[0]["dim1"] == 2
