@@ -3,12 +3,15 @@ width (QuACK's stochastic rounding splits a 32x32 product into its halves with i
 import re
 
 import numpy as np
+import struct
+
 import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
 
+from host_stand_in import stand_in  # noqa: F401 (a fixture)
 from dsl_helpers import requires_gpu, target
 
 # operand type: (result type, the multiply's PTX). A 16-bit operand already sits in a 32-bit register, which the
@@ -92,3 +95,16 @@ def test_mul_wide_values_on_the_gpu(dtype):
 
         want = (value(a) * value(b)) & (2**(2 * bits) - 1)
         assert (hi << bits) | lo == want, (a, b, hi, lo)
+
+
+def test_an_unsigned_argument_above_the_signed_range_is_packed_as_its_bits(stand_in):
+    """A Uint32 argument of 2**32 - 1 (which the GPU test passes) reaches the kernel's parameter as its 32 bits, on
+    the Python path and the native one alike."""
+    with target("sm_90a"):
+        fn = stand_in(cute.compile(_kernel(_store_halves(cutlass.Uint32, {})), from_dlpack(np.zeros(4, np.uint32)),
+                                   1, 2))
+    g = from_dlpack(np.zeros(4, np.uint32))
+    for _ in range(3):  # the first calls take the Python path, later ones may be native
+        fn(g, 2**32 - 1, 2**31)
+    for name, grid, params, path in stand_in.launched:
+        assert params[-8:] == struct.pack("=II", 2**32 - 1, 2**31), (path, params)

@@ -32,6 +32,11 @@ _CTYPES_NAME = {"bool": "c_bool", "int8_t": "c_int8", "int16_t": "c_int16", "int
                 "float": "c_float", "double": "c_double"}
 
 
+def _value_path(t):
+    """Where a number argument's symbol reads it; an unsigned one says so, so that its parameter packs unsigned."""
+    return ("value", "u") if t.is_integer and not t.signed else ("value",)
+
+
 def annotated_numeric(annotation):
     """The numeric type a parameter is annotated with (the class, or its name under `from __future__ import
     annotations`), else None."""
@@ -128,11 +133,11 @@ class IntArg(ArgPlan):
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         if isinstance(value, SymbolicInt):  # known at each call only, a multiple of its divisibility
             t = annotated_numeric(annotation) or (Int64 if value.width == 64 else Int32)
-            sym = st.new_host_symbol(index, ("value",), t.width, value.divisibility, name, nonneg=not t.signed)
+            sym = st.new_host_symbol(index, _value_path(t), t.width, value.divisibility, name, nonneg=not t.signed)
             return t._wrap(sym), cls(index, name, ("int", t.__name__), t, [sym_id(sym)])
         t = _number_type(value, annotation)
         # A signed argument may be negative: its divisions and remainders floor as Python's do, never unsigned.
-        sym = st.new_host_symbol(index, ("value",), t.width, 1, name, nonneg=not t.signed)
+        sym = st.new_host_symbol(index, _value_path(t), t.width, 1, name, nonneg=not t.signed)
         if not isinstance(value, Numeric) or value.is_static:
             st.host_values[sym_id(sym)] = number_value(name, value, t, 3)
         return t._wrap(sym), cls(index, name, ("int", t.__name__), t, [sym_id(sym)])

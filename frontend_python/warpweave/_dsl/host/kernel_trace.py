@@ -348,7 +348,7 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     for sid in host_syms:
         hs = st.host_symbols[sid]
         t = "i64" if hs.bits == 64 else "i32"
-        unsigned = tuple(hs.path[:1]) == ("derived",) and len(hs.path) > 1 and str(hs.path[1]).startswith("u")
+        unsigned = tuple(hs.path[:1]) in (("derived",), ("value",)) and len(hs.path) > 1 and str(hs.path[1])[:1] == "u"
         params.append(Param("sym", sid, t, SCALAR_FMT[t].upper() if unsigned else SCALAR_FMT[t]))
     for idx, t in sorted(scalars.items(), key=_host_order):
         ir = "i8" if t.is_boolean else t.ir_type
