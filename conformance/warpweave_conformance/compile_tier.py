@@ -127,13 +127,18 @@ def build_probe(b, kname: str, backend: str, entry: dict, plugin: bool) -> None:
     k.end()
 
 
-def _module_body(text: str) -> tuple | None:
-    """(module attributes, body) of the IR builder's module text; the attributes (e.g. a request for ptxas) go
-    onto the batch module that holds the body."""
-    m = re.match(r"module (?:attributes \{(.*?)\} )?\{(.*)\}$", text.strip(), re.S)
-    if m is None:
+def _module_body(text: str, tag: int = 0) -> tuple | None:
+    """(module attributes, body, aliases) of the IR builder's module text; the attributes (e.g. a request for ptxas)
+    go onto the batch module that holds the body. The builder names long types and locations in aliases (type
+    aliases before the module, location aliases after it); each probe's are renamed apart by `tag`, so that the
+    bodies of several probes share one module."""
+    m = re.match(r"(.*?)module (?:attributes \{(.*?)\} )?\{(.*)\}\s*\n((?:#loc\d+ = .*\n?)*)$", text.strip() + "\n",
+                 re.S)
+    if m is None or m.group(1).strip() and not m.group(1).lstrip().startswith("!ww_t"):
         return None
-    return ({m.group(1)} if m.group(1) else set()), m.group(2).strip("\n")
+    rename = lambda t: re.sub(r"(!ww_t|#loc)(\d+)\b", rf"\g<1>{tag}_\2", t)  # noqa: E731
+    return ({m.group(2)} if m.group(2) else set()), rename(m.group(3).strip("\n")), \
+        (rename(m.group(1).strip()), rename(m.group(4).strip()))
 
 
 def split_sass(sass: str) -> dict:
@@ -204,7 +209,7 @@ def compile_batch(task):
         b = _core.IRBuilder()
         try:
             build_probe(b, kname, backend, entry, plugin)
-            body = _module_body(str(b))
+            body = _module_body(str(b), idx)
             if body is None:
                 raise RuntimeError("unexpected module text from the IR builder")
             bodies.append((idx, kname, entry, body))
@@ -218,7 +223,9 @@ def compile_batch(task):
     def compile_text(parts):
         attrs = sorted(set().union(*(p[3][0] for p in parts)))
         head = f"module attributes {{{', '.join(attrs)}}} {{" if attrs else "module {"
-        text = head + "\n" + "\n".join(p[3][1] for p in parts) + "\n}\n"
+        types = " ".join(p[3][2][0] for p in parts if p[3][2][0])
+        locs = "\n".join(p[3][2][1] for p in parts if p[3][2][1])
+        text = (types + " " if types else "") + head + "\n" + "\n".join(p[3][1] for p in parts) + "\n}\n" + locs + "\n"
         return _core.compile(text, target)
 
     def sass_of(cubin):
