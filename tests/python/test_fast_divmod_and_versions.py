@@ -61,6 +61,28 @@ def test_fast_divmod_in_a_kernel_divides_with_a_multiply_high_not_a_divide():
     assert "clz.b32" in ptx
 
 
+def test_one_divisor_divides_in_several_branches_of_a_kernel():
+    # warp roles each divide by the same divisor: what one branch unpacks is not defined in the next
+    @cute.kernel
+    def k(n: cutlass.Int32, x: cutlass.Int32, out: cute.Tensor):
+        f = cute.fast_divmod_create_divisor(n)
+        tidx, _, _ = cute.arch.thread_idx()
+        if tidx == 0:
+            out[0] = x // f
+        if tidx == 1:
+            out[1] = x % f
+
+    @cute.jit
+    def h(n: cutlass.Int32, x: cutlass.Int32, out: cute.Tensor):
+        k(n, x, out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        ptx = cute.compile(h, 7, 100, from_dlpack(np.zeros(2, np.int32))).info["ptx"]
+    # each branch unpacks the divisor itself (a shift from leading zeros) and stores its result
+    assert ptx.count("clz.b32") >= 2 and ptx.count("st.global") == 2
+    assert "div.s32" not in ptx.split("clz.b32", 1)[1] and "rem." not in ptx
+
+
 @requires_gpu
 def test_fast_divmod_host_made_divisor_divides_in_the_kernel():
     import torch

@@ -64,7 +64,6 @@ class FastDivmodDivisor:
     def __init__(self, divisor, is_power_of_2: bool | None = None, *, _packed: Int64 | None = None):
         # is_power_of_2 is CuTe DSL's hint; the multiplier of a power of two already divides by a shift alone
         self._packed = _packed if _packed is not None else _pack(divisor)
-        self._unpacked = None
 
     @property
     def divisor(self) -> Int32:
@@ -78,13 +77,14 @@ class FastDivmodDivisor:
         return FastDivmodDivisor(None, _packed=Int64(values[0]))
 
     def _parts(self):
-        if self._unpacked is None:
-            p = self._packed
-            d = Uint32(p & Int64(0xFFFFFFFF))
-            m = Uint32(p >> Int64(32))
-            shift = Uint32(31) - Uint32(_leading_zeros(d - Uint32(1)))   # L - 1
-            self._unpacked = (d, m, shift)
-        return self._unpacked
+        # Unpacked at each use, never kept: one divisor serves several branches of a kernel (the warps of a
+        # warp-specialized one), and values made inside one branch are not defined in the next; the compiler
+        # merges the repeats that are in reach of each other.
+        p = self._packed
+        d = Uint32(p & Int64(0xFFFFFFFF))
+        m = Uint32(p >> Int64(32))
+        shift = Uint32(31) - Uint32(_leading_zeros(d - Uint32(1)))   # L - 1
+        return d, m, shift
 
     def _quotient(self, x) -> Int32:
         x = x if isinstance(x, Numeric) else as_numeric(x)

@@ -299,6 +299,9 @@ class Tensor(metaclass=_TensorType):
             if len(value.values) != n:
                 raise DSLValueError(f"store: {len(value.values)} values into a tensor of {n} elements",
                                     user_location(2))
+            if self._fills_by_vectors():   # a thread's values as wide stores, not one store per element
+                hooks.fill_memory(self, value)
+                return
             for i, v in enumerate(value.values):
                 self[i] = v
         elif self._fills_by_vectors():
@@ -308,7 +311,7 @@ class Tensor(metaclass=_TensorType):
                 self[i] = value
 
     def _fills_by_vectors(self) -> bool:
-        """Whether a fill goes through the vectorizing copy: a kernel's shared- or global-memory tensor of whole-byte
+        """Whether a fill (or a store of a TensorSSA) goes through the vectorizing copy: a kernel's shared- or global-memory tensor of whole-byte
         values (a register tensor has no stores to merge; the host side records element stores), a thread's part
         of one (its values go through a register fragment: at most _FILL_BYTES of them)."""
         it = self.iterator
