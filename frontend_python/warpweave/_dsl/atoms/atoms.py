@@ -399,9 +399,9 @@ def register_python_name(qualified: str, obj) -> None:
     if qualified.count(".") != 1 or not all(p.isidentifier() for p in qualified.split(".")):
         raise ValueError(f"register_python_name: {qualified!r} is not '<module>.<name>' (e.g. 'cpasync.tma_partition')")
     _python_names[qualified] = obj
-    # A trace mounts only its target's backends: what an earlier trace made of this name without the registering
-    # backend (the manifest's generic class) is dropped, so that the name now means the registered object.
-    _manifest_classes.pop(qualified, None)
+    # A trace mounts only its target's backends: what an earlier trace found for this name without the registering
+    # backend (the manifest's class, which manifest_class keeps serving) is dropped from the namespaces, so that the
+    # name now means the registered object.
     prefix, attr = qualified.split(".")
     for ns in _namespaces:
         if ns._prefix == prefix and attr not in ns._static:
