@@ -14,7 +14,7 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..registry.arch_enum import arch_enum
-from ..registry.backend_python import ensure_loaded, packages
+from ..registry.backend_python import ensure_loaded_for_trace, packages
 from ..registry.plugins import registry
 from ..registry.target import target_named
 from ..values.numeric import Boolean, Int32, Int64, Numeric, as_numeric
@@ -399,6 +399,24 @@ def register_python_name(qualified: str, obj) -> None:
     if qualified.count(".") != 1 or not all(p.isidentifier() for p in qualified.split(".")):
         raise ValueError(f"register_python_name: {qualified!r} is not '<module>.<name>' (e.g. 'cpasync.tma_partition')")
     _python_names[qualified] = obj
+    # A trace mounts only its target's backends: what an earlier trace found for this name without the registering
+    # backend (the manifest's class, which manifest_class keeps serving) is dropped from the namespaces, so that the
+    # name now means the registered object.
+    prefix, attr = qualified.split(".")
+    for ns in _namespaces:
+        if ns._prefix == prefix and attr not in ns._static:
+            ns._cache.pop(attr, None)
+    for forget in _name_caches:
+        forget(qualified)
+
+
+_name_caches: list = []  # callables(qualified name) of the modules above that keep what a name resolved to
+
+
+def on_python_name_registered(forget) -> None:
+    """`forget(qualified)` runs whenever a backend registers a name: a module caching what its names resolved to
+    drops that name (resolved before the registering backend was mounted)."""
+    _name_caches.append(forget)
 
 
 _manifest_classes: dict = {}
@@ -415,7 +433,7 @@ def manifest_class(python_name: str):
 def backend_python_name(full: str):
     hit = _python_names.get(full)
     if hit is None:
-        ensure_loaded()  # mounting a backend's package registers its names
+        ensure_loaded_for_trace()  # mounting a backend's package registers its names
         hit = _python_names.get(full)
     return hit
 
@@ -432,13 +450,18 @@ def mount_every_backend() -> bool:
     return True
 
 
+_namespaces: list = []  # every _Namespace made (a handful, module-level: cute.nvgpu's submodules)
+
+
 class _Namespace(types.ModuleType):
     """A cute.nvgpu submodule whose names come from the manifests (and from the backends' Python packages)."""
 
     def __init__(self, name: str, prefix: str, static: dict | None = None):
         super().__init__(name)
         self._prefix = prefix
+        self._static = frozenset(static or ())
         self._cache = dict(static or {})
+        _namespaces.append(self)
 
     def __getattr__(self, attr):
         # no backend name is private: a probe of one (hasattr(x, "_ww_carry_get") on a namespace held by the

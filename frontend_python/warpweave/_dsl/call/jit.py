@@ -29,6 +29,7 @@ from ..base.errors import DSLError, DSLRuntimeError, DSLTypeError, as_dsl_error,
 from ..host.host_guards import GuardMismatch
 from ..host.kernel_trace import Decorated, KernelFunction
 from ..registry import compile_only
+from ..registry.backend_python import ensure_loaded_for_trace
 from ..registry.target import Target, select_target, target_named
 from ..tracing.reach_recording import Recording
 from . import compile_warmup, function_cache
@@ -163,6 +164,9 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
         try:
             with trace.tracing(st), assumptions, recording:
                 try:
+                    # The target's backend packages, before any name is looked up: what they register replaces
+                    # what an earlier trace of another target found without them.
+                    ensure_loaded_for_trace()
                     jf.rewritten(*host_args)
                 except DSLError as e:
                     raise as_dsl_error(e) from None

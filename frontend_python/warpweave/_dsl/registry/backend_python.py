@@ -161,6 +161,15 @@ def ensure_loaded() -> Packages:
     return packages
 
 
+def ensure_loaded_for_trace() -> Packages:
+    """Mounts the packages of the backends that the target being traced uses (outside a trace, of every loaded
+    one). Another generation's package is not mounted for a name it might register: the names it registers, once it
+    mounts (a later trace of its target), replace what was found without it (atoms.register_python_name)."""
+    registry.load()
+    packages.mount_all(registry.loaded_for_trace())
+    return packages
+
+
 def mount_backend(name: str) -> types.ModuleType | None:
     """Loads one backend (and the backends it extends, not the others) and mounts its package."""
     registry.load([name])

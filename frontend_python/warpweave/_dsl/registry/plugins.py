@@ -183,6 +183,14 @@ class Registry:
         return [n for n, c in self.candidates.items()
                 if any(t.backend == n and t.usable_on(cc) for t in self._targets)]
 
+    def loaded_for_trace(self) -> list[Backend]:
+        """The loaded backends that the target being traced uses (after load()); outside a trace every loaded one."""
+        st = trace.current_or_none()
+        names = None if st is None else self._usable_for.get(st.target["name"])
+        if names is None:
+            return list(self.backends.values())
+        return [self.backends[n] for n in names if n in self.backends]
+
     def target_named(self, name: str) -> TargetInfo | None:
         for t in self.targets():
             if t.name == name:

@@ -16,12 +16,11 @@ import __future__
 import ast
 import collections
 import functools
-import inspect
-import textwrap
 from typing import Callable
 
 from ..base.errors import DSLNotImplementedError, DSLTypeError
 from . import control_flow, rewrite_cache
+from .function_source import source_tree
 
 # The control_flow module inside rewritten code. It ends in "__" so that Python's private-name mangling leaves it
 # alone in the methods of a class defined inside a kernel (where "__ww_cf" would be read as "_Class__ww_cf").
@@ -640,13 +639,10 @@ def _drop_definition_time_expressions(fdef):
 def _rewritten_code(fn: Callable):
     """The code of a module defining `__ww_factory(control_flow, *free variables)`, which returns fn rewritten."""
     try:
-        lines, first = inspect.getsourcelines(fn)
+        tree, filename = source_tree(fn)  # its nodes carry the file's line numbers (the helpers receive them)
     except (OSError, TypeError) as e:
         raise DSLTypeError(f"cannot read the source of {fn.__qualname__}: warpweave rewrites a decorated function's "
                            f"source, so it must live in a file ({e})") from None
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    # Parsed below first - 1 empty lines: the nodes carry the file's line numbers (the helpers receive them).
-    tree = ast.parse("\n" * (first - 1) + textwrap.dedent("".join(lines)))
     fdef = tree.body[0]
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise DSLTypeError(f"{fn.__qualname__} is not a plain function definition")

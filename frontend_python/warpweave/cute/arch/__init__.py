@@ -2,7 +2,8 @@
 float min/max, clocks, and the backends' primitives (cp.async groups, mbarriers, fences, packed f32x2 arithmetic,
 grid dependency control, ...): a name the loaded backends publish as "arch.<name>" is found here."""
 from ..._dsl.atoms.atoms import (
-    backend_python_name as _backend_python_name, mount_every_backend as _mount_every_backend, primitive as _primitive,
+    backend_python_name as _backend_python_name, mount_every_backend as _mount_every_backend,
+    on_python_name_registered as _on_python_name_registered, primitive as _primitive,
 )
 from ..._dsl.base.errors import DSLTypeError as _DSLTypeError, user_location as _user_location
 from ..._dsl.registry.arch_enum import arch_enum as _arch_enum
@@ -82,4 +83,19 @@ def __getattr__(name):
     if f is None:
         raise AttributeError(f"cute.arch has no {name}, and no loaded backend offers arch.{name}")
     globals()[name] = f
+    _resolved.add(name)
     return f
+
+
+_resolved: set = set()  # the names __getattr__ found and kept as attributes
+
+
+def _forget(qualified: str) -> None:
+    # A backend mounted after a name was found here may register its own object for it (a helper over the
+    # manifest's primitive): the name is looked up again.
+    if qualified.startswith("arch.") and qualified[5:] in _resolved:
+        _resolved.discard(qualified[5:])
+        globals().pop(qualified[5:], None)
+
+
+_on_python_name_registered(_forget)
