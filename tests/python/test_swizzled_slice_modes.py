@@ -15,7 +15,7 @@ import warpweave.cute as cute
 from warpweave import ext
 
 from dsl_helpers import target
-from test_swizzled_partition import _random_cases, _swizzled
+from test_swizzled_partition import _random_cases, _swizzled, tile_and_slice
 
 CASES = _random_cases(11, 12)
 
@@ -30,7 +30,8 @@ def trace_kernel(body, arch="sm_80", threads=32):
     def modes_launch():
         modes_kernel().launch(grid=[1, 1, 1], block=[threads, 1, 1])
 
-    with target(arch):
+    with target(arch), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WARPWEAVE_DISABLE_CACHE", "1")   # what the test reads is made by the trace, not a cached compile
         return cute.compile(modes_launch)
 
 
@@ -106,7 +107,7 @@ def test_align_keeps_a_kept_promise_and_drops_the_swizzle_for_a_stronger_one(tra
                     assert got.offset == origin.offset and got.base is origin.base
 
 
-def test_a_stronger_alignment_must_be_a_power_of_two(traced):
+def test_a_stronger_alignment_must_be_a_power_of_two():
     with pytest.raises(ValueError, match="power of two"):
         trace_kernel(lambda smem: smem.allocate_tensor(cutlass.Float16, cute.make_layout(64), 1024,
                                                        cute.make_swizzle(3, 4, 3)).iterator.align(48))
@@ -119,11 +120,7 @@ def test_printed_as_cutedsl_prints_them():
     seen = {}
 
     def body(smem):
-        t = smem.allocate_tensor(cutlass.Float16, cute.make_layout((64, 64), stride=(64, 1)), 1024,
-                                 cute.make_swizzle(3, 4, 3))
-        atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float16, num_bits_per_copy=64)
-        tc = cute.make_tiled_copy_tv(atom, cute.make_layout((8, 16), stride=(1, 8)), cute.make_layout((2, 4)))
-        s = tc.get_slice(cute.arch.thread_idx()[0]).partition_S(t)
+        t, s = tile_and_slice(smem, cute.make_layout((8, 16), stride=(1, 8)), cute.make_layout((2, 4)), 64)
         seen.update(group=cute.group_modes(s, 1, 3), flatten=cute.flatten(s), coalesce=cute.coalesce(s),
                     filter_zeros=cute.filter_zeros(s), domain_offset=cute.domain_offset((0, 1, 0), s),
                     logical_divide=cute.logical_divide(s, (None, 2)), fragment=cute.make_rmem_tensor_like(s),
