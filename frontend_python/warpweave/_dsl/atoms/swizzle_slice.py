@@ -206,7 +206,16 @@ def refold(src: Tensor, layout):
     sw = L.inner
     high = 1 << (sw.num_base + sw.num_shift + sw.num_bits)
     strides = _bit_strides(L.outer.shape, L.outer.stride, src._layout.shape, src._layout.stride, high, {})
-    folded = _fold(layout.shape, layout.stride, sw, high, strides.get)
+    used: set = set()
+
+    def bit_stride(b):
+        # a bit two modes walk adds with a carry, which its folded stride (an XOR's) does not
+        if b in used:
+            return None
+        used.add(b)
+        return strides.get(b)
+
+    folded = _fold(layout.shape, layout.stride, sw, high, bit_stride)
     if folded is None:
         return out
     return with_face(Tensor(base_pointer(src.iterator), _core.make_layout(folded[0], folded[1]),
