@@ -105,7 +105,8 @@ def trace_kernel(body, arch="sm_80", threads=32):
     def launch(out):
         kernel(out).launch(grid=[1, 1, 1], block=[threads, 1, 1])
 
-    with target(arch):
+    with target(arch), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WARPWEAVE_DISABLE_CACHE", "1")   # what the test reads is made by the trace, not a cached compile
         return cute.compile(launch, from_dlpack(np.zeros(4, dtype=np.float16)))
 
 
@@ -174,6 +175,16 @@ def test_recast_keeps_the_address_not_the_swizzle(traced):
                 assert _address(got, i) == _address(want, i), (c, i)
 
 
+def tile_and_slice(smem, thr_layout, val_layout, bits_per_copy=128):
+    """A 64x64 Float16 row-major tile allocated with make_swizzle(3, 4, 3), and this thread's source slice of it by a
+    tiled copy of thr_layout threads by val_layout values, bits_per_copy a copy."""
+    t = smem.allocate_tensor(cutlass.Float16, cute.make_layout((64, 64), stride=(64, 1)), 1024,
+                             cute.make_swizzle(3, 4, 3))
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float16, num_bits_per_copy=bits_per_copy)
+    tc = cute.make_tiled_copy_tv(atom, thr_layout, val_layout)
+    return t, tc.get_slice(cute.arch.thread_idx()[0]).partition_S(t)
+
+
 def test_printed_as_cutedsl_prints_them():
     """CuTe DSL 4.8.1 prints, for a 64x64 Float16 row-major tile allocated with make_swizzle(3, 4, 3) and a tiled
     copy of 16x8 threads by 8 values: the slice `ptr<f16, smem, align<16>, S<3,4,3>> o ((8,1),4,1):((1,0),1024,0)`,
@@ -182,11 +193,7 @@ def test_printed_as_cutedsl_prints_them():
     seen = {}
 
     def body(smem):
-        t = smem.allocate_tensor(cutlass.Float16, cute.make_layout((64, 64), stride=(64, 1)), 1024,
-                                 cute.make_swizzle(3, 4, 3))
-        atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float16, num_bits_per_copy=128)
-        tc = cute.make_tiled_copy_tv(atom, cute.make_layout((16, 8), stride=(8, 1)), cute.make_layout((1, 8)))
-        s = tc.get_slice(cute.arch.thread_idx()[0]).partition_S(t)
+        t, s = tile_and_slice(smem, cute.make_layout((16, 8), stride=(8, 1)), cute.make_layout((1, 8)))
         seen.update(slice=s, moved=t.iterator + 5, recast=cute.recast_tensor(t, cutlass.Int32), sliced=s[None, 1, None])
 
     trace_kernel(body, "sm_90a", 128)

@@ -6,12 +6,14 @@ with a ``layout`` attribute and a ``_ww_with_layout(layout)`` method gets its la
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 from .. import _core
 from .._dsl.base.markers import accept_locations
 from .._dsl.values.numeric import Int32, Int64
 from .._dsl.values.runtime import SymInt as _runtime_SymInt
+from .._dsl.atoms.swizzle_slice import pointer_swizzled, refold
 from .._dsl.values.tensor import UserSwizzle, full_layout
 from .custom_composed_layout import CustomComposedLayout
 
@@ -113,6 +115,17 @@ def _rewrap(x: Any, new_layout):
     if _is_layout(x):
         return new_layout
     return x._ww_with_layout(new_layout)
+
+
+def _keeps_face(op):
+    """op on a tensor whose swizzle is in its pointer (a thread slice that folds one too, values/swizzled_face.py)
+    acts on the layout the program sees, CuTe DSL's, over the same swizzled origin; a folded slice's result is
+    folded again where it can be."""
+    @functools.wraps(op)
+    def wrapped(input, *args, **kwargs):
+        seen = op(input.layout, *args, **kwargs) if pointer_swizzled(input) else None
+        return refold(input, seen) if isinstance(seen, _core.Layout) else op(input, *args, **kwargs)
+    return wrapped
 
 
 def _mode_path(mode) -> list[int]:
@@ -284,6 +297,7 @@ def product_each(a):
 
 # --- Modes ----------------------------------------------------------------------------------------------------
 
+@_keeps_face
 def get(input, mode):
     """The sub-tuple or sub-layout at a mode path, e.g. get(layout, mode=[1, 0])."""
     path = _mode_path(mode)
@@ -292,6 +306,7 @@ def get(input, mode):
     return _rewrap(input, _select_layout(input, path, "get"))
 
 
+@_keeps_face
 def select(input, mode):
     path = _mode_path(mode)
     if isinstance(input, tuple):
@@ -302,12 +317,14 @@ def select(input, mode):
     return _rewrap(input, _core.select(_layout_of(input, "select"), path))
 
 
+@_keeps_face
 def flatten(a):
     if isinstance(a, (int, tuple)):
         return _core.tuple_flatten(a)
     return _rewrap(a, _core.flatten(_layout_of(a, "flatten")))
 
 
+@_keeps_face
 def group_modes(input, begin: int, end: int = None):
     if isinstance(input, tuple):
         end = len(input) if end is None else end
@@ -330,6 +347,7 @@ def _on_outer(lay, fn):
     return fn(lay)
 
 
+@_keeps_face
 def append(input, elem, up_to_rank: int = None):
     if isinstance(input, (int, tuple)):
         t = input if isinstance(input, tuple) else (input,)
@@ -350,6 +368,7 @@ def append(input, elem, up_to_rank: int = None):
     return _rewrap(input, _on_outer(lay, lambda o: _core.append_to_rank(o, up_to_rank, elem)))
 
 
+@_keeps_face
 def prepend(input, elem, up_to_rank: int = None):
     if isinstance(input, (int, tuple)):
         t = input if isinstance(input, tuple) else (input,)
@@ -384,6 +403,7 @@ def idx2crd(idx, shape):
 
 # --- Algebra --------------------------------------------------------------------------------------------------
 
+@_keeps_face
 def coalesce(input, target_profile=None):
     return _rewrap(input, _core.coalesce(_layout_of(input, "coalesce"), target_profile))
 
@@ -397,14 +417,17 @@ def _filtered(input, op, f, target_profile):
     return _rewrap(input, f(lay, target_profile))
 
 
+@_keeps_face
 def filter_zeros(input, *, target_profile=None):
     return _filtered(input, "filter_zeros", _core.filter_zeros, target_profile)
 
 
+@_keeps_face
 def filter(input, *, target_profile=None):  # noqa: A001 (CuTe's name)
     return _filtered(input, "filter", _core.filter, target_profile)
 
 
+@_keeps_face
 def composition(lhs, rhs):
     """lhs o rhs: (lhs o rhs)(c) == lhs(rhs(c)). rhs may be a layout or a tiler (a tuple of layouts/ints/None)."""
     if isinstance(lhs, Swizzle):
@@ -432,7 +455,7 @@ def _tiler_op(name):
 
     op.__name__ = name
     op.__doc__ = f"CuTe's {name}(target, tiler); a tensor target keeps its data and gets the new layout."
-    return op
+    return _keeps_face(op)
 
 
 logical_divide = _tiler_op("logical_divide")

@@ -17,8 +17,8 @@ from __future__ import annotations
 from ... import _core
 from ..values.coordinates import slice_tuple
 from ..values.numeric import Int32
-from ..values.swizzled_face import base_pointer
-from ..values.tensor import ComposedLayout, SwizzledOrigin, Tensor, full_layout, with_face
+from ..values.swizzled_face import SwizzledFace, base_pointer
+from ..values.tensor import ComposedLayout, SwizzledOrigin, Tensor, face_of, full_layout, with_face
 
 
 def _power_of_two(x) -> bool:
@@ -64,33 +64,55 @@ def _toggle(sbase, bits):
     return sum(((sbase >> k) & 1) * (-2 << k) + (1 << k) for k in sorted(bits))
 
 
-def _split(shape, stride, sw, sbase, high: int, images: set):
-    """shape:stride with each swizzled bit its own mode; None where two bits' images overlap."""
+def _swizzled_bits(sw) -> int:
+    """The address bits a swizzle reads or writes."""
+    zmask = ((1 << sw.num_bits) - 1) << sw.num_base
+    return zmask | zmask << sw.num_shift
+
+
+def _fold(shape, stride, sw, high: int, bit_stride):
+    """shape:stride with each swizzled bit its own mode of stride bit_stride(bit) (the other bits of a mode kept
+    together where they stay contiguous); None where a mode is not single bits or bit_stride gives None."""
     if isinstance(shape, tuple):
-        parts = [_split(sh, st, sw, sbase, high, images) for sh, st in zip(shape, stride)]
+        parts = [_fold(sh, st, sw, high, bit_stride) for sh, st in zip(shape, stride)]
         if any(p is None for p in parts):
             return None
         return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
     if shape == 1 or stride == 0 or (isinstance(stride, int) and stride % high == 0):
         return shape, stride
-    zmask = ((1 << sw.num_bits) - 1) << sw.num_base
-    ymask = zmask << sw.num_shift
+    if not (_power_of_two(shape) and _power_of_two(stride)):
+        return None
+    swizzled = _swizzled_bits(sw)
     pieces = []  # (size, stride) from the mode's lowest bit up
     for b in _bits(shape, stride):
+        s = bit_stride(b)
+        if s is None:
+            return None
+        if (1 << b) & swizzled:
+            pieces.append((2, s))
+        elif pieces and isinstance(pieces[-1][1], int) and pieces[-1][1] * pieces[-1][0] == 1 << b:
+            pieces[-1] = (pieces[-1][0] * 2, pieces[-1][1])
+        else:
+            pieces.append((2, s))
+    if len(pieces) == 1:
+        return pieces[0]
+    return tuple(p[0] for p in pieces), tuple(p[1] for p in pieces)
+
+
+def _split(shape, stride, sw, sbase, high: int):
+    """shape:stride with each swizzled bit its own mode, of the stride flipping it adds under sbase; None where two
+    bits' images overlap (their XORs are then no sums)."""
+    images: set = set()
+
+    def bit_stride(b):
         image = _apply(sw, 1 << b)
         image_bits = {k for k in range(image.bit_length()) if image >> k & 1}
         if image_bits & images:
             return None
-        images |= image_bits
-        if (1 << b) & (zmask | ymask):
-            pieces.append((2, _toggle(sbase, image_bits)))
-        elif pieces and isinstance(pieces[-1][1], int) and pieces[-1][1] * pieces[-1][0] == 1 << b:
-            pieces[-1] = (pieces[-1][0] * 2, pieces[-1][1])
-        else:
-            pieces.append((2, 1 << b))
-    if len(pieces) == 1:
-        return pieces[0]
-    return tuple(p[0] for p in pieces), tuple(p[1] for p in pieces)
+        images.update(image_bits)
+        return _toggle(sbase, image_bits) if (1 << b) & _swizzled_bits(sw) else 1 << b
+
+    return _fold(shape, stride, sw, high, bit_stride)
 
 
 def thread_slice(tensor: Tensor, thr_layout, coord):
@@ -139,7 +161,7 @@ def unswizzled_slice(L, thr_layout, coord):
         sbase = _apply(sw, base)
     else:
         sbase = base + ((_apply(sw, base) - base) >> sw.num_base) * (1 << sw.num_base)
-    split = _split(rest_shape, rest_stride, sw, sbase, high, set())
+    split = _split(rest_shape, rest_stride, sw, sbase, high)
     if split is None:
         return None
     return sbase, _core.make_layout(split[0], split[1])
@@ -147,3 +169,54 @@ def unswizzled_slice(L, thr_layout, coord):
 
 def _all_none(c) -> bool:
     return c is None or (isinstance(c, tuple) and all(_all_none(x) for x in c))
+
+
+def _bit_strides(shape, stride, plain_shape, plain_stride, high: int, out: dict) -> dict:
+    """The stride each address bit of a pointer-swizzled slice's layout (shape:stride) has in the plain layout that
+    folds it (thread_slice: each of its modes is one of the other's, split into pieces from its lowest bit up)."""
+    if isinstance(shape, tuple):
+        for i in range(len(shape)):
+            _bit_strides(shape[i], stride[i], plain_shape[i], plain_stride[i], high, out)
+        return out
+    if shape == 1 or stride == 0 or (isinstance(stride, int) and stride % high == 0):
+        return out
+    bits = iter(_bits(shape, stride))
+    for n, s in _leaves(plain_shape, plain_stride, []):
+        for i in range(n.bit_length() - 1):
+            out[next(bits)] = s if i == 0 else s * (1 << i)
+    return out
+
+
+def pointer_swizzled(t) -> bool:
+    """Whether t is a tensor whose swizzle is in its pointer, as the program sees it (folded or not)."""
+    return type.__instancecheck__(Tensor, t) and isinstance(t.iterator, (SwizzledOrigin, SwizzledFace)) and \
+        (face_of(t) is not None or isinstance(t._layout, ComposedLayout))
+
+
+def refold(src: Tensor, layout):
+    """The tensor whose swizzle is in its pointer src (pointer_swizzled) given the program's layout `layout` over
+    the same origin (a mode operation on its layout: grouped, selected, flattened, coalesced, divided). Of a folded
+    thread slice (thread_slice), a plain layout made of the same bits' strides standing for CuTe DSL's tensor, the
+    swizzled origin with `layout`; that tensor itself where some mode of `layout` is not made of its bits."""
+    face = face_of(src)
+    out = Tensor((src if face is None else face).iterator, layout, src.element_type)
+    if face is None:
+        return out
+    L = full_layout(face)
+    sw = L.inner
+    high = 1 << (sw.num_base + sw.num_shift + sw.num_bits)
+    strides = _bit_strides(L.outer.shape, L.outer.stride, src._layout.shape, src._layout.stride, high, {})
+    used: set = set()
+
+    def bit_stride(b):
+        # a bit two modes walk adds with a carry, which its folded stride (an XOR's) does not
+        if b in used:
+            return None
+        used.add(b)
+        return strides.get(b)
+
+    folded = _fold(layout.shape, layout.stride, sw, high, bit_stride)
+    if folded is None:
+        return out
+    return with_face(Tensor(base_pointer(src.iterator), _core.make_layout(folded[0], folded[1]),
+                            src.element_type), out)

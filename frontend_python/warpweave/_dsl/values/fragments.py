@@ -11,7 +11,7 @@ from .coordinates import norm_coord
 from .numeric import dtype as dtype_of
 from .pointer import RMEM, Pointer, is_packed, mem_type, storage_bits
 from .tensor_ssa import TensorSSA
-from .tensor_type import ComposedLayout, Layout, Tensor, full_layout, outer_of
+from .tensor_type import ComposedLayout, Layout, Tensor, face_of, full_layout, outer_of
 
 
 def _alloca(dtype, n: int, align: int) -> int:
@@ -158,10 +158,17 @@ def _layout_like(layout):
     return _core.make_layout(shape, _like(shape, iter(out)) if isinstance(shape, tuple) else out[0])
 
 
+def _shaping_layout(src):
+    """The layout whose modes and stride order a register copy of src follows: of a thread slice that folds a
+    pointer-swizzled tensor, that tensor's (the program's modes, not the folded bits)."""
+    face = face_of(src)
+    return full_layout(src if face is None else face)
+
+
 def make_fragment_like(src, dtype=None):
     """A register tensor shaped like `src` (a tensor or layout), ordered for vector copies from it."""
     if isinstance(src, Tensor):
-        layout = full_layout(src)
+        layout = _shaping_layout(src)
         dtype = dtype or src.element_type
         if dtype is None:
             raise DSLTypeError("make_fragment_like of a coordinate tensor needs dtype=", user_location(2))
@@ -183,7 +190,7 @@ def make_rmem_tensor_like(src, dtype=None):
         dtype = dtype_of(dtype) if dtype is not None else src.element_type
         if dtype is None:
             raise DSLTypeError("make_rmem_tensor_like of a coordinate tensor needs dtype=", user_location(2))
-        return make_rmem_tensor(_layout_like(full_layout(src)), dtype)
+        return make_rmem_tensor(_layout_like(_shaping_layout(src)), dtype)
     if isinstance(src, (Layout, ComposedLayout)):
         if dtype is None:
             raise DSLTypeError("make_rmem_tensor_like of a layout needs dtype=", user_location(2))

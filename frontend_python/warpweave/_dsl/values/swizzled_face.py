@@ -48,8 +48,19 @@ class SwizzledFace(Pointer):
 
     __radd__ = __add__
 
+    def align(self, min_align: int):
+        return align_swizzled(self, self.face._copy(swizzle=None), min_align)
+
     def __repr__(self):
         return repr(self.face)
+
+
+def align_swizzled(it, logical: Pointer, min_align: int):
+    """CuTe DSL's Pointer.align of a swizzled pointer `it` whose logical address is `logical`: a promise its
+    alignment already keeps leaves it as it is (the swizzle too); a stronger one gives a plain pointer at the
+    logical address with that alignment (CuTe DSL's result has no swizzle)."""
+    out = Pointer.align(logical, min_align)
+    return it if out.alignment <= it.alignment else out
 
 
 def base_pointer(it):

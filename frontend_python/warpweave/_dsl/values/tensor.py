@@ -22,7 +22,7 @@ from .pointer import (  # noqa: F401
 )
 from .tensor_ssa import TensorSSA, full, full_like, where, zeros_like  # noqa: F401
 from .tensor_type import (  # noqa: F401
-    ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, full_layout, outer_of, static_size, swizzle_span,
+    ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, face_of, full_layout, outer_of, static_size, swizzle_span,
     view, with_face,
 )
 from .swizzled_face import SwizzledFace, base_pointer  # noqa: F401
@@ -162,6 +162,11 @@ def domain_offset(coord, tensor):
     coord = zero_nones(norm_coord(coord))
     if tensor.is_coordinate_tensor:
         return Tensor(tensor.iterator + full_layout(tensor)(coord), full_layout(tensor), None)
+    face = face_of(tensor)
+    if face is not None:
+        # a folded thread slice's plain layout adds its bits' strides where the swizzle XORs them: a move that
+        # carries into other bits is the pointer-swizzled tensor's (swizzled_face.py)
+        return domain_offset(coord, face)
     outer = outer_of(full_layout(tensor))
     return view(tensor, outer(coord), outer)
 

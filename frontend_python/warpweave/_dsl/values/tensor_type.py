@@ -13,7 +13,7 @@ from .coordinates import CoordIterator, coordinate_sum, has_none, norm_coord, sl
 from .numeric import Int32, Int64
 from . import hooks
 from .pointer import GMEM, RMEM, SMEM, Pointer, load_scalar, store_scalar
-from .swizzled_face import SwizzledFace, base_pointer
+from .swizzled_face import SwizzledFace, align_swizzled, base_pointer
 from .tensor_ssa import TensorSSA
 
 Layout = _core.Layout
@@ -81,6 +81,9 @@ class SwizzledOrigin(Pointer):
         return self.swizzled() + off
 
     __radd__ = __add__
+
+    def align(self, min_align: int):
+        return align_swizzled(self, self.origin(), min_align)
 
     def __repr__(self):
         return repr(self.swizzled())
