@@ -22,8 +22,8 @@ from .pointer import (  # noqa: F401
 )
 from .tensor_ssa import TensorSSA, full, full_like, where, zeros_like  # noqa: F401
 from .tensor_type import (  # noqa: F401
-    ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, face_of, full_layout, outer_of, static_size, swizzle_span,
-    view, with_face,
+    ComposedLayout, DSLIndexError, Layout, SwizzledOrigin, Tensor, face_of, full_layout, outer_of, static_size,
+    swizzle_span, view, with_face,
 )
 from .swizzled_face import SwizzledFace, base_pointer  # noqa: F401
 
@@ -282,7 +282,7 @@ def recast_tensor(src, dtype, swizzle_=None):
     it = src.iterator
     if isinstance(it, (SwizzledOrigin, SwizzledFace)):
         # CuTe DSL recasts the pointer's address and not its swizzle: the result is the plain recast of the
-        # program's layout over the origin (CuTe DSL's bytes, unswizzled; test_swizzled_recast.py)
+        # program's layout over the origin (CuTe DSL's bytes, unswizzled; test_swizzled_partition.py)
         origin = it.origin() if isinstance(it, SwizzledOrigin) else it.face._copy(swizzle=None)
         return Tensor(origin.recast(dtype), _recast_layout(src.layout, old, new), dtype)
     L = full_layout(src)

@@ -314,9 +314,10 @@ class Tensor(metaclass=_TensorType):
                 self[i] = value
 
     def _fills_by_vectors(self) -> bool:
-        """Whether a fill (or a store of a TensorSSA) goes through the vectorizing copy: a kernel's shared- or global-memory tensor of whole-byte
-        values (a register tensor has no stores to merge; the host side records element stores), a thread's part
-        of one (its values go through a register fragment: at most _FILL_BYTES of them)."""
+        """Whether a fill (or a store of a TensorSSA) goes through the vectorizing copy: a kernel's shared- or
+        global-memory tensor of whole-byte values (a register tensor has no stores to merge; the host side records
+        element stores), a thread's part of one (its values go through a register fragment: at most _FILL_BYTES of
+        them)."""
         it = self.iterator
         if not isinstance(it, Pointer) or it.memspace not in (SMEM, GMEM) or self._dtype is None:
             return False
