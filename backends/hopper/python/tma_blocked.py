@@ -212,21 +212,14 @@ def _extent_and_stride(shape, stride, mode, src_bits, rows, rows_mode, row_bytes
 
 def _one_extent(extent, stride):
     """A remaining mode as one tensor-map dimension: a nested mode (a tensor that keeps its nesting, e.g. (1,1)) is
-    the one run its size-1 parts leave, or the runs that follow each other merged."""
-    pairs = [(e, s) for e, s in zip(_flat(extent), _flat(stride)) if not (isinstance(e, int) and e == 1)]
-    if not pairs:
-        return 1, 0
-    (e, s), rest = pairs[0], pairs[1:]
-    for e2, s2 in rest:
-        if not (isinstance(s2, int) and isinstance(e, int) and isinstance(s, int) and s2 == s * e):
-            raise ext.user_error(f"make_tiled_tma_atom: the mode {extent}:{stride} is not one run of memory, which "
-                                 "a tensor-map dimension needs", ext.DSLValueError)
-        e = e * e2
-    return e, s
-
-
-def _flat(x):
-    return [y for v in x for y in _flat(v)] if isinstance(x, tuple) else [x]
+    the one run it coalesces to."""
+    if not isinstance(extent, tuple):
+        return extent, stride
+    one = cute.coalesce(cute.make_layout(extent, stride=stride))
+    if isinstance(one.shape, tuple):
+        raise ext.user_error(f"make_tiled_tma_atom: the mode {extent}:{stride} is not one run of memory, which a "
+                             "tensor-map dimension needs", ext.DSLValueError)
+    return one.shape, one.stride
 
 
 def partition(atom, cta_coord, smem_tensor, gmem_tensor):
