@@ -2,7 +2,7 @@
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
 # summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|sanitize_tests|integration|
-# stash|vs_cutedsl|example_set|same_source|quack|quack_bench|ncu|all]...
+# stash|vs_cutedsl|example_set|same_source|same_source_calls|quack|quack_bench|ncu|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples; sanitize_tests: over the GPU tests.
@@ -177,16 +177,25 @@ case " $what " in *" quack_bench "*)
     echo "quack_bench: needs .devcarry/quack.tar.gz and CuTe DSL's packages (stash)" | tee "$OUT/quack_bench.log"
   fi ;;
 esac
-case " $what " in *" same_source "*)
+case " $what " in *" same_source "*|*" same_source_calls "*)
   # CuTe DSL's own programs compiled and timed by CuTe DSL and by warpweave, one timer (bench_same_source.py);
-  # CuTe DSL's packages as for vs_cutedsl, its interpreter a wrapper that puts them on the path.
+  # CuTe DSL's packages as for vs_cutedsl, its interpreter a wrapper that puts them on the path. Then (and alone
+  # with same_source_calls) every example program that times itself with cute.testing.benchmark, run unmodified
+  # by each side, its benchmark calls timed by one shared timer (--benchmark-calls): WW_SAME_SOURCE_CALL_TIMEOUT
+  # seconds per program and side (default 150), WW_SAME_SOURCE_CALLS_BUDGET seconds in all (default 360: the
+  # programs left after it are reported as not run), WW_SAME_SOURCE_CALLS_ARGS more arguments (e.g. --only).
   unpack_cutedsl
   if [ -d $pk/nvidia_cutlass_dsl ] && [ -f .devcarry/cutedsl.tar.xz ]; then
     mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
     printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
     chmod +x /tmp/cdpy
-    run same_source python3 benchmarks/python/bench_same_source.py /tmp/cutedsl --cutedsl-python /tmp/cdpy \
-      ${WW_SAME_SOURCE_ARGS:-} --json "$OUT/same_source.json"
+    case " $what " in *" same_source "*)
+      run same_source python3 benchmarks/python/bench_same_source.py /tmp/cutedsl --cutedsl-python /tmp/cdpy \
+        ${WW_SAME_SOURCE_ARGS:-} --json "$OUT/same_source.json" ;;
+    esac
+    run same_source_calls python3 benchmarks/python/bench_same_source.py /tmp/cutedsl --cutedsl-python /tmp/cdpy \
+      --benchmark-calls --timeout "${WW_SAME_SOURCE_CALL_TIMEOUT:-150}" --budget "${WW_SAME_SOURCE_CALLS_BUDGET:-360}" \
+      ${WW_SAME_SOURCE_CALLS_ARGS:-} --json "$OUT/same_source_calls.json"
   else
     echo "same_source: no CuTe DSL packages (stash part 1 in the call before) or no .devcarry/cutedsl.tar.xz" |
       tee "$OUT/same_source.log"

@@ -28,6 +28,8 @@ imports in it). The ratios to CuTe DSL are of the medians and, more robust on a 
 round's ratio (`pair`). warpweave's rows add its stages (trace, parse, lower, llvm, codegen, cubin). --ww-root A,B
 times several checkouts side by side (before / after).
 
+Every program of the example set that times itself (--benchmark-calls; a GPU): same_source_benchmark_calls.py.
+
 GPU half (when torch.cuda is available here and --no-gpu is not given): each side times the compiled function in its
 own process with the same timer (timing_driver below, the same text for both): CUDA events around 20 back-to-back
 calls, operands alternating between two sets, median of 10, after warm-up; the table gains each side's time and the
@@ -633,7 +635,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-gpu", action="store_true", help="the compile-time half only, even with a GPU")
     ap.add_argument("--json", default=None)
     ap.add_argument("--keep", default=None, help="keep each side's PTX, cubin and SASS under this folder")
-    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--timeout", type=int, default=None,
+                    help="seconds per process (default 900; with --benchmark-calls, 150 per program and side)")
+    ap.add_argument("--benchmark-calls", action="store_true",
+                    help="instead: every example program that calls cute.testing.benchmark (sm_80, sm_90a), run by "
+                         "each side with its benchmark calls timed by one shared timer "
+                         "(same_source_benchmark_calls.py)")
+    ap.add_argument("--only", default="", help="--benchmark-calls: comma-separated programs (file names or paths)")
+    ap.add_argument("--budget", type=float, default=None, help="--benchmark-calls: seconds for the whole run")
     ap.add_argument("--compile-time", type=int, default=0, metavar="N",
                     help="only time each side's compile call, in N fresh processes a side (medians of wall and CPU "
                          "time); no SASS, no GPU half")
@@ -642,6 +651,12 @@ def main(argv=None) -> int:
                                                     "--compile-time, several (comma-separated) are timed side by "
                                                     "side, alternating")
     args = ap.parse_args(argv)
+    if args.benchmark_calls:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import same_source_benchmark_calls
+        return same_source_benchmark_calls.run(args.cutlass, args.cutedsl_python, args.ww_python, args.only,
+                                               args.timeout or 150, args.budget, args.json, args.ww_root)
+    args.timeout = args.timeout or 900
 
     names = [n.strip() for n in args.programs.split(",") if n.strip()]
     unknown = [n for n in names if n not in PROGRAMS]
