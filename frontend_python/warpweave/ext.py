@@ -9,7 +9,8 @@ What a backend can do here:
   memory spaces (e.g. tensor memory) and host-argument producers (e.g. a TMA tensor map computed per call);
 - define names in cute.nvgpu.<module> and cute.arch (functions, or classes wrapping the manifest's op classes),
   select its instructions by Python name and parameters;
-- emit its manifest's instructions and read its manifest entries, with `if` regions for library code;
+- emit its manifest's instructions and read its manifest entries, with `if` regions and rolled loops for library
+  code;
 - call its plugin's host hooks;
 - raise errors that name the user's line.
 """
@@ -32,6 +33,8 @@ from ._dsl.device import workspace as _workspace
 from ._dsl.registry.plugins import registry as _registry
 from ._dsl.registry.target import Target, select_target as current_target  # noqa: F401
 from ._dsl.tracing import branches as _branches
+from ._dsl.tracing import functional as _functional
+from ._dsl.tracing import loops as _loops
 from ._dsl.values import tensor as _tensor
 from ._dsl.values.numeric import dtype as _dtype
 from ._dsl.values.numeric import select  # noqa: F401 - cond ? a : b over DSL numbers (pipelines' states)
@@ -173,6 +176,19 @@ def when(cond, fn) -> None:
     _branches.when(cond, fn)
 
 
+def rolled_range(trips: int):
+    """In a kernel: `for i in ext.rolled_range(n): ...`, a loop of n trips that stays one in the kernel (the
+    compiler neither unrolls nor peels it), i an Int32 known only at run time; the body runs once while tracing and
+    must not rebind values the caller uses after it. For library code whose trips, unrolled, would all be live at
+    once: a copy of many words from parameters, whose loads the compiler would otherwise issue together and hold in
+    a register each."""
+    if not _trace.in_kernel():
+        raise user_error("ext.rolled_range is for code traced in a kernel", DSLValueError)
+    where = user_location(2)
+    return _functional._for_generate(0, static_int(trips, "rolled_range(trips)"), 1,
+                                     _loops.loop_attributes(1, False, where), where, rolled=True)
+
+
 def builder():
     """The IR builder of the kernel being traced (warpweave._core.IRBuilder)."""
     return _trace.builder()
@@ -209,6 +225,7 @@ def host_call(backend_name: str, hook: str, attrs: dict, out_size: int) -> bytes
 __all__ = ["EXT_API_VERSION", "DSLError", "DSLTypeError", "DSLValueError", "DSLRuntimeError", "user_error",
            "user_location", "register_library_dir", "OperandKind", "kind_of", "register_operand_kind",
            "register_memory_space", "make_pointer", "qualifier", "static_int", "register_host_argument", "host_argument", "HostArgument", "DeviceHostArgument",
-           "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "builder",
+           "register_python_name", "manifest_class", "select_instruction", "in_kernel", "when", "rolled_range",
+           "builder",
            "emit_instruction", "manifest_entry", "backend", "host_call", "Target", "current_target", "select", "ir",
            "ir_arith", "ir_llvm", "DSLNotImplementedError", "Array", "address_of"]

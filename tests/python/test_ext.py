@@ -140,3 +140,35 @@ def test_backends_answer_option_queries_through_their_host_hook():
     assert backend_options.cubin_tool("hopper", "hopper.mbarrier.init") == ""
     # A backend without the hook (Ampere has no host hooks at all) has nothing to say.
     assert backend_options.ask("ampere", "compile", instruction="ampere.anything") == {}
+
+
+def test_a_rolled_range_stays_one_loop_in_the_kernel():
+    """ext.rolled_range over static bounds is a loop of the kernel, kept rolled (library code's copies of many words,
+    tensormap_update.py): its body appears once in the PTX, under the assembler's no-unroll hint, where a Python
+    range would repeat it per trip. Outside a kernel it is refused."""
+    import re
+
+    import numpy as np
+
+    import warpweave as cutlass
+    import warpweave.cute as cute
+    from warpweave.cute.runtime import from_dlpack
+    from dsl_helpers import target
+
+    @cute.kernel
+    def k(src: cute.Tensor, dst: cute.Tensor):
+        for i in ext.rolled_range(12):
+            dst[i] = src[i] * cutlass.Int32(3)
+
+    @cute.jit
+    def host(src: cute.Tensor, dst: cute.Tensor):
+        k(src, dst).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    args = [from_dlpack(np.zeros(12, np.int32)) for _ in range(2)]
+    with target("sm_90a"):
+        ptx = cute.compile(host, *args).info["ptx"]
+    body = ptx[ptx.index(".entry k("):]
+    assert '.pragma "nounroll"' in body and re.search(r"@%p\d+ bra\s+\$L__BB\d+_\d+;", body)
+    assert len(re.findall(r"st\.global\.b32", body)) == 1 and len(re.findall(r"ld\.global\.b32", body)) == 1
+    with pytest.raises(errors.DSLValueError, match="in a kernel"):
+        list(ext.rolled_range(4))

@@ -123,9 +123,11 @@ def update_tma_descriptor(tma_atom, gmem_tensor, tma_desc_ptr, *, loc=None, ip=N
 
 
 def _copy_whole_map(src, dst):
-    """The 128 bytes at src copied to dst by the calling thread alone (64-bit words)."""
+    """The 128 bytes at src copied to dst by the calling thread alone, a 64-bit word a trip of a loop kept rolled:
+    src is a kernel parameter, whose words, unrolled, the compiler would read all at once ahead of the stores and
+    hold in 32 registers (a kernel that only writes maps would need twice the registers of one that encodes them)."""
     s, d = _words(src), _words(dst)
-    for w in range(_WORDS):
+    for w in ext.rolled_range(_WORDS):
         (d + w).store((s + w).load())
 
 

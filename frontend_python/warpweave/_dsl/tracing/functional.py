@@ -119,10 +119,11 @@ def for_generate(start, stop=None, step=None, iter_args=None, *, unroll=None, lo
     return _for_generate(start, stop, step, loops.loop_attributes(unroll, False, where), where)
 
 
-def _for_generate(start, stop, step, attributes, where):
+def _for_generate(start, stop, step, attributes, where, rolled=False):
+    """rolled: a loop in the kernel's IR even over static bounds (ext.rolled_range), which otherwise loop in Python."""
     st = trace.current()
     bounds = [as_numeric(x) if not isinstance(x, Numeric) else x for x in (start, stop, step)]
-    if st.kernel is None or all(x.is_static for x in bounds):
+    if st.kernel is None or (all(x.is_static for x in bounds) and not rolled):
         if not all(x.is_static for x in bounds):
             raise DSLValueError("for_generate over a runtime bound in host code: loop inside the kernel", where)
         yield from range(*(int(x.value) for x in bounds))
