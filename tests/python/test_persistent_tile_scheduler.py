@@ -177,6 +177,24 @@ def test_scheduler_loop_compiles_with_dynamic_shapes():
     assert "%nctaid.z" in ptx and "%ctaid.z" in ptx
 
 
+@pytest.mark.parametrize("swizzle", [1, 2])
+def test_scheduler_walk_divides_unsigned(swizzle):
+    # The linear work index and the extents are never negative: the walk's quotients are unsigned divisions. A
+    # signed floor division (a divide plus sign corrections) in each role's tile loop took the registers that made
+    # a warp-specialised GEMM's epilogue role spill its work index to local memory.
+    import re
+
+    from warpweave.cute.runtime import make_fake_tensor
+
+    launch = make_launcher((1, 1), swizzle, True, 8)
+    mC = make_fake_tensor(cutlass.Float16, (100, 60, 2), (1, 100, 6000)).mark_layout_dynamic(leading_dim=0)
+    cnt = make_fake_tensor(cutlass.Int32, (7, 8, 2), (1, 7, 56)).mark_layout_dynamic(leading_dim=0)
+    with target("sm_90a"):
+        ptx = cute.compile(launch, mC, cnt).info["ptx"]
+    assert re.search(r"\b(div|rem)\.u32", ptx)
+    assert not re.search(r"\b(div|rem)\.s32", ptx), "a signed division in the scheduler's walk"
+
+
 @requires_gpu
 @pytest.mark.parametrize("cluster_mn,swizzle,along_m,max_active", [((1, 1), 1, True, 132), ((2, 1), 2, True, 5),
                                                                     ((1, 2), 3, False, 7), ((2, 2), 1, False, 16)])

@@ -37,7 +37,7 @@ import copy
 
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from .._dsl.values.numeric import Boolean, Int32, Numeric
-from .tile_scheduler_values import ceil_div, is_dynamic, smaller, static_int
+from .tile_scheduler_values import ceil_div, index_div, is_dynamic, smaller, static_int
 
 
 class PersistentTileSchedulerParams:
@@ -96,18 +96,18 @@ class PersistentTileSchedulerParams:
         num_clusters)."""
         cm_count, cn_count, _ = self.problem_shape_ncluster_mnl
         per_batch = cm_count * cn_count
-        l = linear // per_batch
+        l = index_div(linear, per_batch)
         r = linear - l * per_batch
         major, minor = (cm_count, cn_count) if self.raster_along_m else (cn_count, cm_count)
         s = self.swizzle_size
         if s == 1:
-            minor_i = r // major
+            minor_i = index_div(r, major)
             major_i = r - minor_i * major
         else:
-            band = r // (s * major)
+            band = index_div(r, s * major)
             within = r - band * (s * major)
             width = smaller(s, minor - band * s)       # the last band may be narrower
-            major_i = within // width
+            major_i = index_div(within, width)
             minor_i = band * s + (within - major_i * width)
         return (major_i, minor_i, l) if self.raster_along_m else (minor_i, major_i, l)
 
@@ -306,7 +306,7 @@ class StaticPersistentRuntimeTileScheduler(StaticPersistentTileScheduler):
         p = self.params
         cm_count, cn_count, _ = p.problem_shape_ncluster_mnl
         inner = cn_count if self.inner_mode == 1 else cm_count
-        outer_i = self._linear // inner
+        outer_i = index_div(self._linear, inner)
         inner_i = self._linear - outer_i * inner
         cl_m, cl_n = (outer_i, inner_i) if self.inner_mode == 1 else (inner_i, outer_i)
         cm, cn, _ = p.cluster_shape_mnk
