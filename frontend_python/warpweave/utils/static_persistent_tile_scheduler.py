@@ -38,6 +38,7 @@ import copy
 from .._dsl.base import trace
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
 from .._dsl.device.fast_divmod import FastDivmodDivisor
+from .._dsl.device.math import max as dsl_max
 from .._dsl.values.numeric import Boolean, Int32, Numeric
 from .tile_scheduler_values import ceil_div, is_dynamic, smaller, static_int
 
@@ -100,7 +101,8 @@ class PersistentTileSchedulerParams:
         out = {}
         for name, d in (("per_batch", cm_count * cn_count), ("band", band)):
             if is_dynamic(d):
-                out[name] = FastDivmodDivisor(d)
+                # an empty problem (a count of 0) has no valid work index to divide: 1 keeps the divisor valid
+                out[name] = FastDivmodDivisor(dsl_max(d, 1))
         return out or None
 
     def _div(self, x, d, name):
