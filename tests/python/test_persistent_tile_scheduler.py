@@ -191,7 +191,8 @@ def test_scheduler_walk_divides_unsigned(swizzle):
     cnt = make_fake_tensor(cutlass.Int32, (7, 8, 2), (1, 7, 56)).mark_layout_dynamic(leading_dim=0)
     with target("sm_90a"):
         ptx = cute.compile(launch, mC, cnt).info["ptx"]
-    assert re.search(r"\b(div|rem)\.u32", ptx)
+    # unsigned: a division, or a host-made fast divisor's multiply (where the tile counts are run-time values)
+    assert re.search(r"\b(div|rem)\.u32|\bmul\.(hi|wide)\.u32|\bmul\.lo\.[su]64", ptx)
     assert not re.search(r"\b(div|rem)\.s32", ptx), "a signed division in the scheduler's walk"
 
 
@@ -245,3 +246,24 @@ def test_runtime_scheduler_refuses_another_inner_mode():
     params = utils.PersistentTileSchedulerParams((5, 4, 1), (1, 1, 1))
     with pytest.raises(ValueError, match="inner_mode"):
         utils.StaticPersistentRuntimeTileScheduler.create(params, (0, 0, 0), (1, 1, 1), inner_mode=2)
+
+
+def test_dynamic_walk_divides_by_the_host_made_divisors():
+    """Tile counts known only at run time: the host program makes the walk's divisors (a multiplier and the divisor,
+    one 64-bit parameter each), so the kernel divides a work index with a multiply-high and a shift, values the same
+    for the whole launch, and has no division instruction (its reciprocal and fix-ups held vector registers across a
+    persistent GEMM's tile loop)."""
+    import re
+    from warpweave.cute.runtime import make_fake_tensor
+
+    launch = make_launcher((2, 1), 1, True, 8)
+    mC = make_fake_tensor(cutlass.Float16, (100, 60, 2), (1, 100, 6000)).mark_layout_dynamic(leading_dim=0)
+    cnt = make_fake_tensor(cutlass.Int32, (7, 8, 2), (1, 7, 56)).mark_layout_dynamic(leading_dim=0)
+    with target("sm_90a"):
+        ptx = cute.compile(launch, mC, cnt).info["ptx"]
+    assert not re.search(r"\b(div|rem)\.[su]32\b", ptx), re.findall(r"\b(?:div|rem)\.[su]32\b.*", ptx)[:4]
+    # the two divisors (clusters per batch, per band) are 64-bit parameters, their multipliers in the high halves
+    params = re.findall(r"\.param \.u64 (\w+)", ptx)
+    high = [p for p in params
+            if re.search(r"ld\.param\.b64 \t(%rd\d+), \[" + p + r"\];\n(?:.*\n)*?\tshr\.u64 \t%rd\d+, \1, 32;", ptx)]
+    assert len(high) == 2, params

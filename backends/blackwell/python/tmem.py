@@ -27,6 +27,7 @@ from warpweave import ext
 
 from .tcgen05_mma import CtaGroup, i32_value, tmem_address
 from .tmem_layouts import LANE, LANES, columns_of
+from .tmem_tiled_copy import TmemTiledCopy
 
 WARPS = LANES // 32
 
@@ -248,13 +249,6 @@ def _tmem_atom(atom, value_offsets, lanes, cols, thread_offset):
     new.layout_src_tv = new.layout_dst_tv = new.layout_ref_tv = reg
     new._setup_tmem(lanes, cols, thread_offset, value_offsets)
     return new
-
-
-class TmemTiledCopy(cute.TiledCopy):
-    """A tiled copy between a tensor-memory tile and registers (make_tmem_copy). Its tiler holds, for each of the
-    tile's modes (as one index over the mode's size), the coordinates one instruction per warp reaches, so that
-    tiles of the same sizes partition alike however their modes are grouped (the accumulator's rows of layout F
-    are (16, 4), those of a tile of C in global memory 64)."""
 
 
 def _register_offsets(atom, per):

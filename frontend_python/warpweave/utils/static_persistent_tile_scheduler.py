@@ -35,7 +35,10 @@ from __future__ import annotations
 
 import copy
 
+from .._dsl.base import trace
 from .._dsl.base.errors import DSLTypeError, DSLValueError, user_location
+from .._dsl.device.fast_divmod import FastDivmodDivisor
+from .._dsl.device.math import max as dsl_max
 from .._dsl.values.numeric import Boolean, Int32, Numeric
 from .tile_scheduler_values import ceil_div, index_div, is_dynamic, smaller, static_int
 
@@ -81,6 +84,30 @@ class PersistentTileSchedulerParams:
         tm, tn, tl = self.problem_shape_ntile_mnl
         # The problem in clusters (the last cluster along a mode may hang over the problem's edge).
         self.problem_shape_ncluster_mnl = (ceil_div(tm, cluster[0]), ceil_div(tn, cluster[1]), tl)
+        self._divisors = self._fast_divisors()
+
+    def _fast_divisors(self):
+        """The run-time divisors of cluster_coord's walk, each as a FastDivmodDivisor made where the params are
+        (the host program, at each call): the kernel then divides a work index with a multiply-high and a shift on
+        values the same for the whole launch, which stay in uniform registers, instead of a division per tile
+        (a reciprocal in vector registers: 4-7 registers above CuTe DSL's, whose params carry such divisors too).
+        None where nothing is divided at run time, or the params are made in a kernel (making a divisor there
+        costs a 64-bit division of its own)."""
+        if not trace.on_host():
+            return None
+        cm_count, cn_count, _ = self.problem_shape_ncluster_mnl
+        major = cm_count if self.raster_along_m else cn_count
+        band = major if self.swizzle_size == 1 else self.swizzle_size * major
+        out = {}
+        for name, d in (("per_batch", cm_count * cn_count), ("band", band)):
+            if is_dynamic(d):
+                # an empty problem (a count of 0) has no valid work index to divide: 1 keeps the divisor valid
+                out[name] = FastDivmodDivisor(dsl_max(d, 1))
+        return out or None
+
+    def _div(self, x, d, name):
+        fast = (self._divisors or {}).get(name)
+        return index_div(x, d) if fast is None or not is_dynamic(x) else x // fast
 
     @property
     def num_clusters(self):
@@ -96,15 +123,15 @@ class PersistentTileSchedulerParams:
         num_clusters)."""
         cm_count, cn_count, _ = self.problem_shape_ncluster_mnl
         per_batch = cm_count * cn_count
-        l = index_div(linear, per_batch)
+        l = self._div(linear, per_batch, "per_batch")
         r = linear - l * per_batch
         major, minor = (cm_count, cn_count) if self.raster_along_m else (cn_count, cm_count)
         s = self.swizzle_size
         if s == 1:
-            minor_i = index_div(r, major)
+            minor_i = self._div(r, major, "band")
             major_i = r - minor_i * major
         else:
-            band = index_div(r, s * major)
+            band = self._div(r, s * major, "band")
             within = r - band * (s * major)
             width = smaller(s, minor - band * s)       # the last band may be narrower
             major_i = index_div(within, width)
