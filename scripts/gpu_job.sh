@@ -40,6 +40,9 @@ if ls .devcarry/deps/*.whl > /dev/null 2>&1; then  # apache-tvm-ffi and the like
   export PYTHONPATH=$PYTHONPATH:/tmp/ww-deps
 fi
 export PYTHONUNBUFFERED=1 WARPWEAVE_CACHE_DIR=/tmp/ww-cache
+# JAX takes 75% of the GPU's memory when it starts: with the example set's programs run several at once, the
+# others then ran out of memory (2026-12-07: four programs failed so under warpweave, two under CuTe DSL itself)
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 export WARPWEAVE_EXAMPLE_PLUGIN_DIR=$PWD/example_plugin
 what=${*:-all}
 summary=()
