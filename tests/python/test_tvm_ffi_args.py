@@ -169,3 +169,32 @@ def test_a_compile_time_value_is_left_out_of_the_call():
     if not has_gpu():
         with pytest.raises(RuntimeError, match="no CUDA driver"):
             f(x, 64)
+
+
+@cute.jit
+def scale_with_epilogue(x: cute.Tensor, epilogue_args: tuple, n: cutlass.Int32, stream):
+    _scale_kernel(x, x, n, 2).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
+
+
+@pytest.mark.parametrize("epilogue_args", [(), (1.5, None)])
+def test_a_tuple_compiled_in_keeps_its_position(epilogue_args):
+    """A tuple argument traced as one compile-time value (an empty epilogue-arguments tuple, or one of numbers and
+    None) still has its position, as every declared parameter has in CuTe DSL's entry: libraries pass it at each
+    call (QuACK's GEMM launch passes its empty epilogue arguments between C and the scheduler's)."""
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        f = cute.compile(scale_with_epilogue, t, epilogue_args, 64, make_fake_stream(use_tvm_ffi_env_stream=True),
+                         options="--enable-tvm-ffi")
+    assert [type(p).__name__ for p in f.params] == ["Tensor", "Tuple", "Scalar", "EnvStream"]
+    assert len(f.params[1].params) == len(epilogue_args)
+    x = tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,)))
+    with pytest.raises(TypeError, match=r"scale_with_epilogue\(\) takes 3 arguments \(x, epilogue_args, n\)"):
+        f(x, 64)
+    with pytest.raises(TypeError, match=f"argument epilogue_args must be a tuple of {len(epilogue_args)} elements"):
+        f(x, (1.5, None, 3), 64)
+    if epilogue_args:
+        with pytest.raises(ValueError, match=r"argument epilogue_args.0 is compiled in as 1.5"):
+            f(x, (2.5, None), 64)
+    if not has_gpu():  # every check passed: the call goes on to load the module, which needs a driver
+        with pytest.raises(RuntimeError, match="no CUDA driver"):
+            f(x, epilogue_args, 64)

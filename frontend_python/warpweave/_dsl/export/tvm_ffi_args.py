@@ -53,7 +53,9 @@ def _convert_single_arg(arg, arg_name, arg_type, ctx):
     if arg_type is not None and is_constexpr(arg_type):
         return spec.ConstNone(arg_name) if ctx.depth else spec.Absent(arg_name)
     kind = getattr(ctx.plan, "kind", None)
-    if kind == "tree" or (kind is None and isinstance(arg, (tuple, list))):
+    # a tuple is passed whole, also one compiled in (an empty one, or of compile-time values only): the caller
+    # passes it in its place, as a library's call of every declared parameter does
+    if kind == "tree" or (kind in (None, "const") and isinstance(arg, (tuple, list))):
         types = _field_types(arg)
         names = type(arg)._fields if hasattr(type(arg), "_fields") else [str(k) for k in range(len(arg))]
         return spec.Tuple(arg_name, [_convert_single_arg(x, f"{arg_name}.{n}", t, ctx.element(k))

@@ -59,11 +59,19 @@ def _seq_checks(param, v: str, o: list) -> None:
                  f"\"argument {param.name} is compiled in as {x!r}\");")
 
 
+def _compiled_in(param) -> bool:
+    if isinstance(param, spec.Tuple):
+        return all(_compiled_in(p) for p in param.params)
+    return isinstance(param, (spec.ConstNone, spec.Const, spec.Absent))
+
+
 def _check_agrees(param, plan) -> None:
     """A parameter the converter gave must fit how its argument was traced (tvm_ffi_args.py)."""
     runtime = plan.passed_to_c
     if isinstance(param, spec.Tuple):
         children = getattr(plan, "children", None)
+        if children is None and not runtime and _compiled_in(param):
+            return  # a tuple traced as one compile-time value: each element compiled in, checked by the entry
         if children is None or len(children) != len(param.params):
             raise DSLValueError(f"--enable-tvm-ffi: argument '{param.name}' is a tuple for the TVM FFI converter, "
                                 f"but it was traced as {plan.kind}", user_location(5))
