@@ -328,6 +328,10 @@ def test_compile_only_runs_build_the_entry_but_do_not_launch(on_launch):
         else:
             assert f(x, x, 16, 1.0, None) is None
         assert len(session.skipped) == 1 and session.skipped[0][1].startswith(os.path.abspath(__file__))
+        # the entry's count of arguments is checked there too, as the entry would on a GPU
+        with pytest.raises(TypeError, match=r"takes 5 arguments \(.*\), got 4"):
+            f(x, x, 16, 1.0)
+        assert len(session.skipped) == 1
 
 
 _AOT_SCRIPT = r"""

@@ -272,8 +272,17 @@ def wrap(compiled, values):
     session = compile_only.current()
     if session is not None and compiled.launches:
         # A compile-only run: the entry is built (so it is checked) but its launches are not made; the call goes to
-        # the session as any compiled function's does (ending the program, or returning None to go on).
-        call = staticmethod(lambda *args: session.launch_reached(compiled))
+        # the session as any compiled function's does (ending the program, or returning None to go on), after the
+        # entry's first check, its count of arguments, which needs no GPU.
+        positional = [p.name for p in f.params if p.positional]
+        name = compiled.jit_function.fn.__name__
+
+        def reached(*args):
+            if len(args) != len(positional):
+                raise TypeError(f"{name}() takes {len(positional)} arguments ({', '.join(positional)}), "
+                                f"got {len(args)}")
+            return session.launch_reached(compiled)
+        call = staticmethod(reached)
         f.ffi_object = _tvm_ffi().convert(call.__func__)
     else:
         call = staticmethod(f.function)
