@@ -6,13 +6,15 @@ shares); UTMASTG for each epilogue sub-tile and STSM for 16-bit C; SYNCS (two mb
 arrivals of a cluster); USETMAXREG down to 40 registers for the producer warpgroup and up to 232 for the two
 consumer warpgroups;
 no local memory, no spills, no stack frame. The PTX carries the launch bounds setmaxnreg needs. The epilogue's
-sub-tiles put every accumulator where it belongs (layout algebra against the wgmma fragment). Bad configurations
-are refused.
+sub-tiles put every accumulator where it belongs (layout algebra against the wgmma fragment), each through its own
+buffer of the ring, with no write to a buffer able to overtake a TMA store still reading it (the order of writes,
+fences, barriers and bulk waits in the PTX, epilogue_ring_order.py). Bad configurations are refused.
 On the GPU (skipped here): against a float32 torch reference on fresh random data, C poisoned with NaN first,
 over sizes that are not multiples of the tile, every major, fp16, bf16 and fp8, L > 1, clusters 1x1, 2x1, 1x2,
 fp32 C, both raster orders and a swizzle, and grids of few clusters, so that every CTA walks many tiles and the
 pipelines wrap across tile boundaries.
 """
+import dataclasses
 import os
 import re
 import sys
@@ -26,6 +28,7 @@ from dsl_helpers import requires_gpu, sass_opcodes, target
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "frontend_python", "examples", "hopper"))
 import dense_gemm_persistent as dgp  # noqa: E402
+import epilogue_ring_order as ero  # noqa: E402
 
 SASS = pytest.mark.skipif(not _core.sass_tool_available(), reason="no SASS disassembler (nvdisasm) installed")
 
@@ -170,6 +173,72 @@ def test_launch_bounds_and_register_split_in_ptx():
     assert ptx.count("cp.async.bulk.wait_group.read 0;") == 1          # before the block leaves
     # Only the k-loop's acquire arms a full barrier: the producer's tail waits on the empty ones and expects nothing.
     assert ptx.count("mbarrier.arrive.expect_tx") == 1
+
+
+EPILOGUE_CASES = [
+    # majors, A/B type, C type, tile, cluster: 4 buffers (16-bit C by stmatrix, 32-bit C by stores of each thread,
+    # a C box split in several TMA stores), 2 buffers, 1 buffer, one consumer warpgroup
+    ("kkn", cutlass.BFloat16, cutlass.BFloat16, (128, 256), (1, 1)),
+    ("kkm", cutlass.Float16, cutlass.Float16, (64, 128), (1, 2)),
+    ("knn", cutlass.BFloat16, cutlass.Float32, (128, 128), (1, 1)),
+    ("mkm", cutlass.Float16, cutlass.Float32, (128, 128), (2, 1)),
+    ("kkn", cutlass.Float16, cutlass.Float16, (128, 64), (1, 1)),
+    ("kkn", cutlass.Float16, cutlass.Float16, (128, 96), (1, 1)),
+]
+
+
+def _epilogue(majors, ab, c, tile, cluster):
+    """The epilogue's events, the buffers of its ring and their count."""
+    gemm = dgp.HopperPersistentDenseGemm(cutlass.Float32, tile, cluster, max_active_clusters=66)
+    with target("sm_90a"):
+        ptx = dgp.compile_only(gemm, majors[0], majors[1], majors[2], ab, c).info["ptx"]
+    subtiles = tile[1] // dgp.EPI_N
+    buffers = 4 if subtiles % 4 == 0 else (2 if subtiles % 2 == 0 else 1)
+    buffer_bytes = tile[0] * dgp.EPI_N * c.width // 8
+    consumers = range(dgp.WARPGROUP, gemm.num_threads)
+    return ptx, buffer_bytes, consumers, buffers, subtiles
+
+
+@pytest.mark.parametrize("majors,ab,c,tile,cluster", EPILOGUE_CASES)
+def test_epilogue_stores_each_subtile_from_its_own_buffer_without_races(majors, ab, c, tile, cluster):
+    """Sub-tile j goes through buffer j % E of the ring, and no write to a buffer can overtake a TMA store still
+    reading it (nor a store its writes): the bulk copy engine reads shared memory on its own, so such a race
+    gives wrong C only depending on timing, with nothing for a sanitizer to see. (The ring once collapsed to
+    buffer 0, every sub-tile written under the stores of the previous ones: wrong on the GPU, right under the
+    slowdown of compute-sanitizer's memcheck.)"""
+    ptx, buffer_bytes, consumers, buffers, subtiles = _epilogue(majors, ab, c, tile, cluster)
+    events = ero.epilogue_events(ptx, buffer_bytes, consumers)
+    assert ero.store_buffers(events) == [[j % buffers] for j in range(subtiles)]
+    written, since_fence = [], set()          # the buffers each sub-tile's writes fall in (one fence a sub-tile)
+    for e in events:
+        if e.kind == "write":
+            since_fence |= e.buffers
+        elif e.kind == "fence":
+            written.append(sorted(since_fence))
+            since_fence = set()
+    assert written == [[j % buffers] for j in range(subtiles)]
+    assert ero.hazards(events, buffers) == []
+
+
+def test_epilogue_race_check_sees_each_hazard():
+    """The check above fails for each way the epilogue's ordering can break: a store left running one group longer
+    than the ring allows, no fence between the threads' writes and the stores, one buffer for every sub-tile."""
+    ptx, buffer_bytes, consumers, buffers, _ = _epilogue(*EPILOGUE_CASES[0])
+
+    def problems(text):
+        return ero.hazards(ero.epilogue_events(text, buffer_bytes, consumers), buffers)
+
+    assert problems(ptx) == []
+    later = problems(ptx.replace("cp.async.bulk.wait_group.read 2;", "cp.async.bulk.wait_group.read 3;"))
+    assert later and all("may still read it" in p for p in later), later
+    unfenced = problems(ptx.replace("fence.proxy.async.shared::cta;", ""))
+    assert unfenced and all("before its writes are fenced" in p for p in unfenced), unfenced
+    # Every sub-tile through buffer 0 (what a slice of the ring's layout alone, which drops the buffer's offset,
+    # once made of the example).
+    events = ero.epilogue_events(ptx, buffer_bytes, consumers)
+    collapsed = [dataclasses.replace(e, buffers=frozenset([0])) if e.buffers else e for e in events]
+    one = ero.hazards(collapsed, buffers)
+    assert one and all("may still read it" in p for p in one), one
 
 
 def test_warpgroup_reg_alloc_names():

@@ -321,7 +321,9 @@ class HopperPersistentDenseGemm:
                 buf = j % epi_stages
                 sub = cute.make_tensor(acc.iterator + j * per_sub, sub_layout)
                 rD.store(sub.load().to(c_dtype))
-                sC_buf = cute.make_tensor(sC.iterator, cute.slice_(sC.layout, (None, None, buf)))
+                # Buffer buf of the ring: the tensor slice keeps the buffer's offset (a slice of the layout alone
+                # would drop it and put every sub-tile into buffer 0, under stores still reading it).
+                sC_buf = sC[None, None, buf]
                 if cutlass.const_expr(c_16bit):
                     cute.copy(r2s, rD_view, thr_r2s.partition_D(sC_buf))
                 else:
