@@ -8,7 +8,7 @@ from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import Value, VectorType
 from . import hooks
 from .coordinates import has_none, norm_coord, slice_layout, zero_nones
-from .numeric import BFloat16, Boolean, Float16, Numeric, dtype as dtype_of, select
+from .numeric import BFloat16, Boolean, Float16, Float32, Numeric, dtype as dtype_of, select
 from .numeric_meta import from_lane, to_lane
 
 
@@ -48,6 +48,27 @@ def _paired(fn, xs, ys):
                 for i in (0, 1)]
     if len(xs) % 2:
         out.append(fn(xs[-1], ys[-1]))
+    return out
+
+
+def _narrowed_in_pairs(xs, t):
+    """xs (f32) rounded to the 16-bit float t two lanes at a time, as one conversion of a two-lane vector: the code
+    generator makes it the GPU's paired rounding, which also leaves both halves in one register, where a
+    fragment's pairs are read as words (a matrix operand). None where that does not apply (other types, values
+    known while tracing, or outside a kernel)."""
+    if t not in (Float16, BFloat16) or len(xs) < 2 or not trace.in_kernel():
+        return None
+    if any(type(v) is not Float32 or v.is_static for v in xs):
+        return None
+    b = trace.builder()
+    out = []
+    for k in range(0, len(xs) - 1, 2):
+        v = b.op1("vector.from_elements", [xs[k].ir(), xs[k + 1].ir()], "vector<2xf32>")
+        r = b.op1("arith.truncf", [v], f"vector<2x{t.ir_type}>")
+        out += [t.from_ir(b.op1("vector.extract", [r], t.ir_type, f"static_position = array<i64: {i}>"))
+                for i in (0, 1)]
+    if len(xs) % 2:
+        out.append(t(xs[-1]))
     return out
 
 
@@ -178,7 +199,8 @@ class TensorSSA:
 
     def to(self, dtype, *, loc=None, ip=None):
         dtype = dtype_of(dtype)
-        return TensorSSA([dtype(a) for a in self.values], self.shape, dtype)
+        return TensorSSA(_narrowed_in_pairs(self.values, dtype) or [dtype(a) for a in self.values], self.shape,
+                         dtype)
 
     def reduce(self, op, init_val=None, reduction_profile=0):
         """Reduces with op (a cute.ReductionOp, "add"/"mul"/"max"/"min", or a function of two values) over every
