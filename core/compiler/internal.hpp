@@ -88,6 +88,12 @@ void read_sub_byte_elements_as_bits(llvm::Module& module);
 // loops), after the last optimisation pass: one merged read at the entry lives across every warp role and may spill.
 void rematerialize_launch_constants(llvm::Module& module);
 
+// --- warp_role_values.cpp (LLVM only) ----------------------------------------------------------------------------
+// Values made only of kernel arguments, constants and special registers, used inside warp roles (regions reached by
+// a branch on the warp's index), computed again at the top of each role that uses them, after the last optimisation
+// pass: hoisted above the roles, they live across all of them and may spill.
+void recompute_values_in_warp_roles(llvm::Module& module);
+
 // --- narrow_float_conversions.cpp (LLVM only) --------------------------------------------------------------------
 // Integers of at most 24 significant bits converted to bf16 or f16 through a 32-bit integer and f32 (exact there, so
 // rounded once), after the last optimisation pass: full-rate conversions, rounded in pairs, as NVIDIA's compiler does.

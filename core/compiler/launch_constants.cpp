@@ -6,7 +6,7 @@
 // does not rematerialise it, and where a role runs at its register ceiling it spills it to local memory. CuTe DSL's
 // Blackwell mixed_input_gemm, whose persistent tile scheduler starts in each role from the block's index and steps
 // by the grid's depth, spilled the grid's depth (a 4-byte store reloaded five times; with 8-bit A, the block's index
-// too, which this pass no longer covers: see launch_constant). Each use's block now reads the value itself (a constant-bank or uniform special-register read); a use inside
+// too, which this pass no longer covers (see launch_constant): warp_role_values.cpp computes it again in each role). Each use's block now reads the value itself (a constant-bank or uniform special-register read); a use inside
 // a loop that does not hold the original read gets its read in the preheader of the outermost such loop, as the
 // optimiser had hoisted it. Thread indices are left alone: they differ per thread and feed most addresses, so a read
 // in every block would only add latency. Runs after the last optimisation pass, which would merge the reads again.
