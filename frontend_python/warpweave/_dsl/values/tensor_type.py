@@ -12,7 +12,7 @@ from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
 from .coordinates import CoordIterator, coordinate_sum, has_none, norm_coord, slice_layout, zero_nones
 from .numeric import Int32, Int64
 from . import hooks
-from .pointer import GMEM, RMEM, SMEM, Pointer, load_scalar, store_scalar
+from .pointer import GMEM, RMEM, SMEM, Pointer, load_scalar, store_scalar, store_scalars
 from .swizzled_face import SwizzledFace, align_swizzled, base_pointer
 from .tensor_ssa import TensorSSA
 
@@ -305,6 +305,8 @@ class Tensor(metaclass=_TensorType):
             if self._fills_by_vectors():   # a thread's values as wide stores, not one store per element
                 hooks.fill_memory(self, value)
                 return
+            if self._stores_as_registers(value.values):
+                return
             for i, v in enumerate(value.values):
                 self[i] = v
         elif self._fills_by_vectors():
@@ -312,6 +314,24 @@ class Tensor(metaclass=_TensorType):
         else:
             for i in range(n):
                 self[i] = value
+
+    def _stores_as_registers(self, values) -> bool:
+        """Stores a TensorSSA into a kernel's register tensor of static offsets as the registers hold it
+        (store_scalars: 16- and 8-bit values a 32-bit register at a time, wider ones as one array), and says whether it
+        did. Per-element stores of 16-bit values leave LLVM the register's halves apart: the instruction that reads
+        the register whole (an MMA's A operand after a type conversion) gets it rebuilt by shifts and ors where it
+        is read, which the conversion to a narrower type cannot fuse into one paired conversion, and which, placed
+        among an asynchronous MMA's instructions, makes the assembler wait for each MMA before the next."""
+        it = self.iterator
+        if (not isinstance(it, Pointer) or it.memspace != RMEM or self._face is not None
+                or self._dtype is None or self.is_coordinate_tensor or not trace.in_kernel()):
+            return False
+        offsets = [self._offset(i) for i in range(len(values))]
+        if not all(type(o) is int for o in offsets) or len(set(offsets)) != len(offsets):
+            return False
+        order = sorted(range(len(offsets)), key=offsets.__getitem__)
+        store_scalars(it, [offsets[i] for i in order], [values[i] for i in order])
+        return True
 
     def _fills_by_vectors(self) -> bool:
         """Whether a fill (or a store of a TensorSSA) goes through the vectorizing copy: a kernel's shared- or
