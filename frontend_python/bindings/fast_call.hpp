@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dlpack_exchange.hpp"
+#include "fast_call_hosts.hpp"
 #include "launcher.hpp"
 #include "ww/runtime/error.hpp"
 
@@ -41,7 +42,8 @@ constexpr size_t kStackParams = 4096;
 
 // The kinds of argument, numbered as _dsl/call/arg_kind.py's NATIVE_ codes.
 enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer, Event };
-enum class Source : uint8_t { Sym, Ptr, Scalar, Float };
+// Host: the bytes of a host argument (HostArg, its index in `slot`), copied whole.
+enum class Source : uint8_t { Sym, Ptr, Scalar, Float, Host };
 // Grid expressions and the integer values of a host program (_dsl/host/host_program.py), in postfix form over
 // symbol slots, with Python's integer semantics (floor // and %). Comparisons leave 0 or 1; Select takes
 // (condition, then, else); Cast wraps to a width (operand: bits, plus 256 when signed; 0: to a Boolean).
@@ -390,6 +392,7 @@ struct Values {
   double fvals[kMaxSlots];  // the host program's float values, by the slot of their symbol
   uint64_t ptrs[kMaxSlots];
   PyObject* objs[kMaxSlots];
+  const char* hosts[kMaxHosts];  // the call's host argument bytes (HostArg::value), by host argument
   TorchRead misses[4];
   int nmisses = 0;
   bool need_fallback = false;
@@ -424,6 +427,7 @@ struct FastCall {
   std::vector<LoopPlan> loops;     // its host loops (a loop's inner loops have lower indices)
   std::vector<OrderNode> order;    // the call's launches, in order
   std::vector<LaunchPlan> launches;
+  std::vector<HostArg> hosts;
   PyObject* view_type = nullptr;
   PyObject* satisfies = nullptr;
   PyObject* numeric = nullptr;  // the DSL's Numeric base class
@@ -721,7 +725,12 @@ struct FastCall {
           break;
       }
     }
-    return out.need_fallback ? Outcome::Fallback : Outcome::Ready;
+    if (out.need_fallback) return Outcome::Fallback;
+    for (size_t h = 0; h < hosts.size(); ++h) {
+      out.hosts[h] = hosts[h].value(a[hosts[h].arg], out.syms, out.ptrs);
+      if (!out.hosts[h]) return Outcome::Fallback;
+    }
+    return Outcome::Ready;
   }
 
   // The host program's steps, in order (host loops run whole, for their carried values); false where the Python

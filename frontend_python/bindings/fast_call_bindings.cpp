@@ -206,10 +206,12 @@ void parse_launch_options(nb::tuple ft, const std::vector<ArgPlan>& args, Launch
 // [(source, fmt, slot, offset)], [predicate slots], None or its options (parse_launch_options: cooperative and
 // pdl fixed where the slot is -1, else the Boolean there at each call; a preferred cluster; events)).
 // derived: the host program's steps in order (parse_steps), loops: its host loops (parse_loop), order: the
-// launches' order (parse_order; None: one after another).
+// launches' order (parse_order; None: one after another). hosts: per host argument (produce, argument index,
+// its address slot, [key symbol slots], number of them handed to produce (the last ones), size); a launch's
+// parameter ("host", "", index, offset) is its bytes.
 void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                      nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
-                     nb::handle numeric, nb::list derived, nb::list loops, nb::handle order) {
+                     nb::handle numeric, nb::list derived, nb::list loops, nb::handle order, nb::list hosts) {
   if (nargs < 0 || nargs > kMaxArgs) throw std::invalid_argument("FastCall: too many arguments");
   if (nb::len(args) != static_cast<size_t>(nargs) || nb::len(constexprs) != static_cast<size_t>(nargs))
     throw std::invalid_argument("FastCall: one plan and one Constexpr entry per argument");
@@ -276,6 +278,24 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
     }
     f->args.push_back(std::move(p));
   }
+  if (nb::len(hosts) > static_cast<size_t>(kMaxHosts)) throw std::invalid_argument("FastCall: too many host arguments");
+  for (nb::handle h : hosts) {
+    nb::tuple t = nb::cast<nb::tuple>(h);
+    HostArg ha;
+    ha.produce = f->keep(t[0]);
+    ha.arg = nb::cast<int>(t[1]);
+    if (ha.arg < 0 || ha.arg >= nargs) throw std::invalid_argument("FastCall: a host argument's argument");
+    ha.ptr_slot = checked_slot(t[2]);
+    for (nb::handle s : nb::cast<nb::list>(t[3])) ha.key_slots.push_back(checked_slot(s));
+    if (ha.key_slots.size() > kMaxHostKey)
+      throw std::invalid_argument("FastCall: a host argument's key");
+    ha.nproduce = nb::cast<int>(t[4]);
+    if (ha.nproduce < 0 || ha.nproduce > static_cast<int>(ha.key_slots.size()))
+      throw std::invalid_argument("FastCall: a host argument's produced symbols");
+    ha.size = nb::cast<uint32_t>(t[5]);
+    if (ha.size == 0 || ha.size > 4096) throw std::invalid_argument("FastCall: a host argument's size");
+    f->hosts.push_back(std::move(ha));
+  }
   if (nb::len(launches) > 8) throw std::invalid_argument("FastCall: more than 8 launches");
   nb::handle launcher_type = nb::type<Launcher>();
   for (nb::handle h : launches) {
@@ -297,8 +317,14 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
       nb::tuple pt = nb::cast<nb::tuple>(ph);
       std::string src = nb::cast<std::string>(pt[0]), fmt = nb::cast<std::string>(pt[1]);
       Source source = src == "sym" ? Source::Sym : src == "ptr" ? Source::Ptr : src == "float" ? Source::Float
-                                                                                                : Source::Scalar;
+                      : src == "host" ? Source::Host : Source::Scalar;
       Param p{source, fmt.size() == 1 ? fmt[0] : '\0', checked_slot(pt[2]), nb::cast<uint32_t>(pt[3])};
+      if (source == Source::Host) {
+        if (p.slot >= static_cast<int>(f->hosts.size()) || p.offset + f->hosts[p.slot].size > l.size)
+          throw std::invalid_argument("FastCall: a host argument parameter's index or offset");
+        l.params.push_back(p);
+        continue;
+      }
       if (src != "sym" && src != "ptr" && src != "scalar" && src != "float")
         throw std::invalid_argument("FastCall: parameter source");
       if (source == Source::Float && p.fmt != 'e' && p.fmt != 'f' && p.fmt != 'd')
@@ -325,10 +351,10 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
 
 void init_fast_call(FastCall* self, nb::tuple bound_self, int nargs, nb::list defaults, nb::list constexprs,
                     nb::list args, nb::list launches, nb::handle view_type, nb::handle satisfies,
-                    nb::handle numeric, nb::list derived, nb::list loops, nb::handle order) {
+                    nb::handle numeric, nb::list derived, nb::list loops, nb::handle order, nb::list hosts) {
   FastCall f;
   build_fast_call(&f, bound_self, nargs, defaults, constexprs, args, launches, view_type, satisfies, numeric,
-                  derived, loops, order);
+                  derived, loops, order, hosts);
   new (self) FastCall(std::move(f));
 }
 
@@ -355,7 +381,7 @@ void bind_fast_call(nb::module_& m) {
   fc.def("__init__", &init_fast_call, nb::arg("bound_self"), nb::arg("nargs"), nb::arg("defaults"),
          nb::arg("constexprs"), nb::arg("args"), nb::arg("launches"), nb::arg("view_type"), nb::arg("satisfies"),
          nb::arg("numeric") = nb::none(), nb::arg("derived") = nb::list(),
-         nb::arg("loops") = nb::list(), nb::arg("order") = nb::none())
+         nb::arg("loops") = nb::list(), nb::arg("order") = nb::none(), nb::arg("hosts") = nb::list())
       // The launches a call would make, [(grid, stream, parameter bytes)], without making them; None where the
       // call would go the Python way.
       .def("packed", [](FastCall& f, nb::args args) -> nb::object {

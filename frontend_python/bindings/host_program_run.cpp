@@ -110,6 +110,10 @@ class Runner {
     char* b = out_->bytes() + r->offset;
     for (const Param& p : l.params) {
       char* d = b + p.offset;
+      if (p.source == Source::Host) {
+        std::memcpy(d, v_.hosts[p.slot], f_.hosts[p.slot].size);
+        continue;
+      }
       bool ok = p.source == Source::Sym     ? pack_int(p.fmt, v_.syms[p.slot], d)
                 : p.source == Source::Ptr   ? pack_u64(p.fmt, v_.ptrs[p.slot], d)
                 : p.source == Source::Float ? pack_double(p.fmt, v_.fvals[p.slot], d)

@@ -14,8 +14,10 @@ from ..host.host_loop import launch_groups
 from ..host.launch_plan import dim_source, needs_launch_options, needs_other_launch_options
 from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
-from ..values.runtime import RuntimeTensor, satisfies
-from .arg_kind import NATIVE_EVENT, NATIVE_INT, NATIVE_SKIP, NATIVE_STREAM, HostStream, NativeSlots
+from ..values.runtime import RuntimePointer, RuntimeTensor, satisfies
+from .arg_kind import (NATIVE_EVENT, NATIVE_INT, NATIVE_POINTER, NATIVE_SKIP, NATIVE_STREAM, NATIVE_TENSOR, HostStream,
+                       NativeSlots)
+from .arg_tensor import view_or_error
 from .native_code import cast_range, loop_writes, share_common, simplify, split_invariant
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
@@ -71,9 +73,9 @@ def grid_program(src: str, slots: dict) -> list | None:
 
 def build(compiled, launchers):
     """The _core.FastCall of a compiled function whose Python fast path was just built (launchers: its
-    _core.Launcher objects, one per launch), or None where the native path cannot describe it: host arguments
-    (TMA descriptors), assumptions, the divisors of host divisions to check, lists of tensors."""
-    if not hasattr(_core, "FastCall") or compiled._has_assumptions or compiled.host_arguments:
+    _core.Launcher objects, one per launch), or None where the native path cannot describe it: assumptions,
+    the divisors of host divisions to check, lists of tensors, host arguments of values it does not read."""
+    if not hasattr(_core, "FastCall") or compiled._has_assumptions:
         return None
     n = compiled._nargs
     slots = NativeSlots()
@@ -86,6 +88,9 @@ def build(compiled, launchers):
         if args[i] is None:
             return None
     sym_slots, ptr_slots, obj_slots = slots.syms, slots.ptrs, slots.objs
+    hosts = _host_arguments(compiled, slots, args)  # before the host program adds its values' slots
+    if hosts is None:
+        return None
     # slot -> the integers it holds where known (a 32-bit argument, a host value of its type): the programs
     # leave out conversions of such values to their own type (native_code.simplify)
     slots.ranges = {a[1]: cast_range(256 + 32) for a in args if a[0] == NATIVE_INT and a[2] == 32}
@@ -129,6 +134,8 @@ def build(compiled, launchers):
                 if p.source not in obj_slots:
                     return None
                 params.append(("scalar", p.fmt, obj_slots[p.source], off))
+            elif p.kind == "host" and p.source in hosts:
+                params.append(("host", "", list(hosts).index(p.source), off))
             else:
                 return None
         preds = getattr(l, "predicates", ())
@@ -142,8 +149,41 @@ def build(compiled, launchers):
     if max(len(sym_slots), len(ptr_slots), len(obj_slots), 0) > _MAX_SLOTS or len(launches) > 8 or n > 64:
         return None
     constexprs = [(compiled._constexprs[i],) if i in compiled._constexprs else None for i in range(n)]
-    return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
-                          RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None)
+    extra = {"hosts": list(hosts.values())} if hosts else {}
+    try:
+        return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
+                              RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None, **extra)
+    except TypeError:
+        if extra:  # an extension built before the native path took host arguments
+            return None
+        raise
+
+
+def _host_arguments(compiled, slots, args) -> dict | None:
+    """id -> the native description of each host argument (fast_call.hpp's HostArg): its producer asked once
+    per key of the argument's address, its dynamic extents and strides and the symbols of its attributes (values
+    read from the arguments); None where one is computed from what the native path does not read."""
+    out = {}
+    plans = {p.index: p for p in compiled.plans}
+    for hid, h in compiled.host_arguments.items():
+        i, plan = h.tensor_index, plans.get(h.tensor_index)
+        if plan is None or args[i][0] not in (NATIVE_TENSOR, NATIVE_POINTER) or i not in slots.ptrs:
+            return None
+        own, used = list(plan.symbol_ids()), list(h.symbols)
+        if any(sid not in slots.syms for sid in own + used):
+            return None
+        out[hid] = (_producer(h, plan), i, slots.ptrs[i], [slots.syms[sid] for sid in own + used], len(used),
+                    h.size)
+    return out
+
+
+def _producer(h, plan):
+    """What the native path asks for a key it has not seen: the host argument's bytes for the call's argument (a
+    view, a pointer or a torch tensor) and the values of its symbols, as the Python call computes them."""
+    def produce(value, symbols):
+        t = value if isinstance(value, (RuntimeTensor, RuntimePointer)) else view_or_error(plan, value)
+        return h.value(t, dict(zip(h.symbols, symbols)))
+    return produce
 
 
 def _launch_flags(l, sym_slots, ptr_slots, args):
