@@ -24,6 +24,7 @@
 
 #include "dlpack_exchange.hpp"
 #include "fast_call_hosts.hpp"
+#include "fast_call_int_ops.hpp"
 #include "launcher.hpp"
 #include "ww/runtime/error.hpp"
 
@@ -44,14 +45,6 @@ constexpr size_t kStackParams = 4096;
 enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer, Event };
 // Host: the bytes of a host argument (HostArg, its index in `slot`), copied whole.
 enum class Source : uint8_t { Sym, Ptr, Scalar, Float, Host };
-// Grid expressions and the integer values of a host program (_dsl/host/host_program.py), in postfix form over
-// symbol slots, with Python's integer semantics (floor // and %). Comparisons leave 0 or 1; Select takes
-// (condition, then, else); Cast wraps to a width (operand: bits, plus 256 when signed; 0: to a Boolean).
-// Host programs add floats (host_program_eval.cpp): Arg reads a scalar argument's number, FConst is a double's
-// bits, TrueDiv divides as Python's /, and Cast with 512 + 32 or 64 converts to Float32 or Float64.
-enum class Op : uint8_t { Const, Sym, Add, Sub, Mul, FloorDiv, Mod, Xor, Min, Max, Neg,
-                          Lt, Le, Gt, Ge, Eq, Ne, And, Or, Not, Abs, Select, Cast, Arg, FConst, TrueDiv };
-
 struct SymRead {
   bool stride;  // else the extent
   int mode;
@@ -313,50 +306,6 @@ int64_t stride_key(int64_t x);
 // A grid program over the symbol slots, with Python's integer semantics: false where Python raises or leaves
 // 64 bits.
 bool eval(const Expr& e, const int64_t* syms, int64_t& out);
-// `a op b` on integers with Python's results (floor division and modulo); false where Python raises or the result
-// leaves 64 bits. Inline: the evaluators call it for each operation (r may alias a).
-[[gnu::always_inline]] inline bool int_binary(Op op, int64_t a, int64_t b, int64_t& r) {
-  {
-    switch (op) {
-      case Op::Add:
-        if (__builtin_add_overflow(a, b, &r)) return false;
-        break;
-      case Op::Sub:
-        if (__builtin_sub_overflow(a, b, &r)) return false;
-        break;
-      case Op::Mul:
-        if (__builtin_mul_overflow(a, b, &r)) return false;
-        break;
-      case Op::FloorDiv:
-        if (b == 0 || (a == INT64_MIN && b == -1)) return false;  // Python raises, or leaves 64 bits
-        r = a / b;
-        if ((a % b != 0) && ((a < 0) != (b < 0))) --r;
-        break;
-      case Op::Mod:
-        if (b == 0) return false;
-        if (b == -1) {
-          r = 0;
-          break;
-        }
-        r = a % b;
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        break;
-      case Op::Xor: r = a ^ b; break;
-      case Op::Min: r = a < b ? a : b; break;
-      case Op::Max: r = a > b ? a : b; break;
-      case Op::Lt: r = a < b; break;
-      case Op::Le: r = a <= b; break;
-      case Op::Gt: r = a > b; break;
-      case Op::Ge: r = a >= b; break;
-      case Op::Eq: r = a == b; break;
-      case Op::Ne: r = a != b; break;
-      case Op::And: r = a & b; break;
-      case Op::Or: r = a | b; break;
-      default: return false;
-    }
-  }
-  return true;
-}
 // Writes v as struct format `fmt` (native byte order, standard sizes) where it fits the field.
 bool pack_int(char fmt, int64_t v, char* d);
 bool pack_u64(char fmt, uint64_t v, char* d);
