@@ -600,6 +600,15 @@ print("WW_TIMING " + json.dumps(dict(ms=ms, tflops=(work / ms / 1e9) if work els
 """
 
 
+def side_command(python: str, script: str, args, warpweave: bool, root=None):
+    """(command, environment) of one side running `script ARGS`: CuTe DSL's interpreter with nothing of warpweave on
+    its path, or warpweave's through `python -m warpweave run` with the checkout `root` (this one by default)
+    first."""
+    if warpweave:
+        return [python, "-m", "warpweave", "run", script, *args], ww_env(root=root)
+    return [python, script, *args], {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def time_side(cutlass, prog, python, warpweave, reps=10, calls=20, timeout=900, root=None):
     path = os.path.join(cutlass, prog["path"])
     text = TIMING_DRIVER.format(dir=os.path.dirname(path), path=path, setup=prog["gpu_setup"], reps=reps, calls=calls)
@@ -607,10 +616,7 @@ def time_side(cutlass, prog, python, warpweave, reps=10, calls=20, timeout=900, 
     with os.fdopen(fd, "w") as f:
         f.write(text)
     try:
-        if warpweave:
-            cmd, env = [python, "-m", "warpweave", "run", drv], ww_env(root=root)
-        else:
-            cmd, env = [python, drv], {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        cmd, env = side_command(python, drv, [], warpweave, root)
         p = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True, text=True, timeout=timeout)
     finally:
         os.unlink(drv)

@@ -43,7 +43,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_same_source import ww_env  # noqa: E402
+from bench_same_source import side_command  # noqa: E402
 from cutedsl_examples import ALL_ROOT, all_programs, program_target  # noqa: E402
 
 TARGETS = ("sm_80", "sm_90a")
@@ -163,18 +163,10 @@ def discover(cutlass: str, targets=TARGETS) -> list[str]:
 
 # --- one side -------------------------------------------------------------------------------------------------------
 
-def side_command(python: str, driver: str, path: str, args, warpweave: bool, root=None):
-    """(command, environment) of one side: CuTe DSL's interpreter with nothing of warpweave on its path, or
-    warpweave's through `python -m warpweave run` with the checkout `root` (this one by default) first."""
-    if warpweave:
-        return [python, "-m", "warpweave", "run", driver, path, *args], ww_env(root=root)
-    return [python, driver, path, *args], {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-
-
 def run_side(python: str, driver: str, path: str, args, warpweave: bool, timeout: float, root=None) -> dict:
     """{ok, calls, wall_s, detail}: ok when the program exited with status 0 (its own checks passed); calls: each
     benchmark call's record from WW_TIMING."""
-    cmd, env = side_command(python, driver, path, args, warpweave, root)
+    cmd, env = side_command(python, driver, [path, *args], warpweave, root)
     t0 = time.perf_counter()
     # A session of its own, so that a timeout ends whatever the program started too (a process still holding the
     # output pipes would keep the wait for them going).

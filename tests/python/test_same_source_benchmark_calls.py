@@ -187,8 +187,8 @@ def test_a_real_programs_benchmark_call_reaches_the_shared_timer(tmp_path):
     driver.write_text(calls.BENCHMARK_CALLS_DRIVER)
     rel = "cute/ampere/kernel/elementwise/elementwise_add.py"
     path = os.path.join(_CUTLASS, calls.ALL_ROOT, rel)
-    cmd, env = calls.side_command(py, str(driver), path, calls.EXTRA_ARGS[rel] + ["--M", "256", "--N", "512",
-                                                                                   "--skip_ref_check"], True)
+    cmd, env = calls.side_command(py, str(driver), [path] + calls.EXTRA_ARGS[rel] + ["--M", "256", "--N", "512",
+                                                                                       "--skip_ref_check"], True)
     cmd[cmd.index("run") + 1:cmd.index("run") + 1] = ["--compile-only", "--arch", "sm_80"]
     p = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True, text=True, timeout=600)
     out = p.stdout + p.stderr

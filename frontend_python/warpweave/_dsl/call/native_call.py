@@ -23,6 +23,7 @@ from .native_code import cast_range, loop_writes, share_common, simplify, split_
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod",
            ast.BitXor: "xor"}
 _MAX_SLOTS = 256
+_MAX_HOSTS = 16  # fast_call_hosts.hpp's kMaxHosts
 
 
 def grid_program(src: str, slots: dict) -> list | None:
@@ -146,17 +147,13 @@ def build(compiled, launchers):
             return None
         launches.append((target, l.kernel, grid, stream_slot, stream, packer.size, params,
                          [sym_slots[sid] for sid in preds], flags))
-    if max(len(sym_slots), len(ptr_slots), len(obj_slots), 0) > _MAX_SLOTS or len(launches) > 8 or n > 64:
+    if (max(len(sym_slots), len(ptr_slots), len(obj_slots), 0) > _MAX_SLOTS or len(launches) > 8 or n > 64
+            or len(hosts) > _MAX_HOSTS):
         return None
     constexprs = [(compiled._constexprs[i],) if i in compiled._constexprs else None for i in range(n)]
-    extra = {"hosts": list(hosts.values())} if hosts else {}
-    try:
-        return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
-                              RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None, **extra)
-    except TypeError:
-        if extra:  # an extension built before the native path took host arguments
-            return None
-        raise
+    return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
+                          RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None,
+                          list(hosts.values()))
 
 
 def _host_arguments(compiled, slots, args) -> dict | None:

@@ -59,6 +59,12 @@ def _seq_checks(param, v: str, o: list) -> None:
                  f"\"argument {param.name} is compiled in as {x!r}\");")
 
 
+def _arity_text(compiled, params) -> str:
+    """The entry's refusal of a call with another count of arguments, up to that count."""
+    names = [p.name for p in params if p.positional]
+    return f"{compiled.jit_function.fn.__name__}() takes {len(names)} arguments ({', '.join(names)}), got "
+
+
 def _compiled_in(param) -> bool:
     if isinstance(param, spec.Tuple):
         return all(_compiled_in(p) for p in param.params)
@@ -126,8 +132,7 @@ def entry_source(compiled, args, prefix: str, params) -> str:
          f"int __tvm_ffi_{prefix}(void *self, const TVMFFIAny *args, int32_t num_args, TVMFFIAny *result) {{",
          "  char msg[512];", "  int device_id = -1;", "  int32_t r;", "  (void)self;",
          f"  if (num_args != {n}) {{",
-         f'    snprintf(msg, sizeof msg, "{compiled.jit_function.fn.__name__}() takes {n} arguments '
-         f'({", ".join(p.name for p in params if p.positional)}), got %d", (int)num_args);',
+         f'    snprintf(msg, sizeof msg, "{_arity_text(compiled, params)}%d", (int)num_args);',
          '    return ww_tvm_error("TypeError", msg);', "  }"]
     for p, plan in zip(params, compiled.plans):
         if p.positional:
@@ -274,13 +279,12 @@ def wrap(compiled, values):
         # A compile-only run: the entry is built (so it is checked) but its launches are not made; the call goes to
         # the session as any compiled function's does (ending the program, or returning None to go on), after the
         # entry's first check, its count of arguments, which needs no GPU.
-        positional = [p.name for p in f.params if p.positional]
-        name = compiled.jit_function.fn.__name__
+        n = sum(p.positional for p in f.params)
+        refusal = _arity_text(compiled, f.params)
 
         def reached(*args):
-            if len(args) != len(positional):
-                raise TypeError(f"{name}() takes {len(positional)} arguments ({', '.join(positional)}), "
-                                f"got {len(args)}")
+            if len(args) != n:
+                raise TypeError(f"{refusal}{len(args)}")
             return session.launch_reached(compiled)
         call = staticmethod(reached)
         f.ffi_object = _tvm_ffi().convert(call.__func__)
