@@ -11,6 +11,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.utils as utils
 from warpweave._dsl.base.errors import DSLError
+from warpweave._dsl.host.entry_name import entry_name
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import sass_opcodes, target
@@ -263,4 +264,4 @@ def test_a_jit_methods_name_prefix_is_the_methods():
     with target("sm_90a"):
         compiled = cute.compile(b, _f32(4))
     # the kernels it launches are named after it (a kernel's own prefix would win)
-    assert [launch.kernel for launch in compiled.launches] == ["rank0_gemm_gemm_kernel"]
+    assert [launch.kernel for launch in compiled.launches] == [entry_name("rank0_gemm_gemm_kernel")]

@@ -9,6 +9,7 @@ import pytest
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
+from warpweave._dsl.host.entry_name import entry_name
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import line_in, requires_gpu, target
@@ -351,7 +352,7 @@ def test_keep_writes_each_stage(tmp_path, monkeypatch, ew):
     with target("sm_90a"):
         cute.compile(ew.elementwise_add, dyn((64, 64)), dyn((64, 64)), dyn((64, 64)))
     files = sorted(os.listdir(tmp_path / "dump"))
-    base = "elementwise_add_kernel"
+    base = entry_name("elementwise_add_kernel")
     for ext in ("mlir", "ptx", "cubin", "sass"):
         assert f"{base}.{ext}" in files
     assert "spill" in (tmp_path / "dump" / f"{base}.ptxas.log").read_text()

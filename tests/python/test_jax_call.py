@@ -16,6 +16,7 @@ import warpweave.jax as cjax  # noqa: E402
 from warpweave._dsl.base.errors import DSLTypeError, DSLValueError  # noqa: E402
 from warpweave._dsl.jax_call.tensor_spec import ArrayView  # noqa: E402
 from warpweave._dsl.registry import compile_only  # noqa: E402
+from warpweave._dsl.host.entry_name import entry_name  # noqa: E402
 from warpweave.cute.runtime import from_dlpack  # noqa: E402
 
 from dsl_helpers import target  # noqa: E402
@@ -107,7 +108,7 @@ def test_compile_only_stops_at_a_kernel_launch_inside_jit():
     with target("sm_80"), compile_only.compile_only() as session:
         with pytest.raises(compile_only.LaunchSkipped, match="_add_kernel"):
             jax.jit(call)(x, x)
-    assert [c.launches[0].kernel for c in session.compiled] == ["_add_kernel"]
+    assert [c.launches[0].kernel for c in session.compiled] == [entry_name("_add_kernel")]
     # the call named is the user's line, not JAX's tracing
     assert session.skipped[0][1].startswith(__file__)
 

@@ -269,3 +269,40 @@ def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda
     p = subprocess.run([_torch_python(), "-c", f"PLUGIN_DIR = {plugin_dir!r}\n" + script], capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 0 and "stand-ins ok" in p.stdout, p.stderr[-3000:]
+
+
+NORM_BACKWARD = ALIAS + textwrap.dedent("""
+    from warpweave import _core
+    from warpweave._dsl.registry import compile_only
+    import torch
+    import cutlass
+    bf16, f32 = cutlass.BFloat16, cutlass.Float32
+    with compile_only.compile_only():
+        from quack.rmsnorm import _compile_rmsnorm_bwd, _bucket_T_hint
+        # bench_quack.py's rows (32768 x 8192, bf16 x and dout, f32 weight, the partial dW in f32): N, x, dout, dx,
+        # weight, has db, dresidual, dresidual out, has dW, per head
+        args = (8192, bf16, bf16, bf16, f32, False, None, None, True, False)
+        compiled = {kind: _compile_rmsnorm_bwd.__wrapped__(*args, T_hint=_bucket_T_hint(32768),
+                                                           is_layernorm=kind == "layernorm")
+                    for kind in ("rmsnorm", "layernorm")}
+    for kind, c in compiled.items():
+        sass = _core.disassemble_sass(c.cubin) if _core.sass_tool_available() else ""
+        ops = [w for l in sass.splitlines() for w in l.split() if w.startswith("LDGSTS")]
+        print("norm_bwd", kind, int(bool(sass)), len(ops), sum(".LTC128B" in o for o in ops))
+""")
+
+
+def test_quack_norm_backwards_prefetch_their_rows_into_l2(quack_src):
+    """QuACK's RMSNorm and LayerNorm backward kernels (bench_quack.py's 32768x8192 rows) copy each row into shared
+    memory with 8-byte asynchronous copies, in a loop over rows. The assembler gives each copy a 128-byte L2
+    prefetch for CuTe DSL's kernels (SASS: 32 of 32 copies), by their entries' names (host/entry_name.py): ours
+    must get it too: without it (the one difference in their copies) they ran at 0.955x and 0.988x of CuTe DSL's
+    speed on an H100."""
+    p = _run(_torch_python(), quack_src, NORM_BACKWARD)
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = {w[1]: [int(x) for x in w[2:]] for w in (l.split() for l in p.stdout.splitlines()) if w[:1] == ["norm_bwd"]}
+    assert sorted(rows) == ["layernorm", "rmsnorm"], p.stdout
+    if not all(has_sass for has_sass, _, _ in rows.values()):
+        pytest.skip("no SASS disassembler (nvdisasm) in the interpreter with torch: the copies cannot be read")
+    for kind, (_, copies, prefetching) in rows.items():
+        assert copies == 32 and prefetching == copies, (kind, copies, prefetching)

@@ -18,6 +18,7 @@ from ..atoms.host_arguments import DeviceHostArgument, HostArgument
 from ..base.launch_config import launch_config
 from . import host_program
 from .host_values import ReadAddress
+from .entry_name import entry_name
 from .launch_plan import Launch, Param, SCALAR_FMT
 from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
@@ -357,7 +358,7 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         params.append(Param("host", hid, "!llvm.ptr", f"{h.size}s"))
     prefix = kernel.name_prefix or st.name_prefix
     base = (prefix + "_" if prefix else "") + kernel.fn.__name__
-    name = st.unique_kernel_name(base)
+    name = st.unique_kernel_name(entry_name(base))
     attrs = ["nvvm.kernel"]
     if block is not None and all(isinstance(x, int) for x in block):
         attrs.append(f"nvvm.reqntid = array<i32: {block[0]}, {block[1]}, {block[2]}>")
