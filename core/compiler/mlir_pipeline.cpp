@@ -109,8 +109,8 @@ struct FastExp : mlir::OpRewritePattern<mlir::math::ExpOp> {
 //  - exp2 flushes subnormals: 2^Q is used only for 1 <= |x| <= 4, where it is above 2^-26, so the flush changes
 //    nothing, and the subnormal-preserving form costs a compare and two predicated multiplies more.
 // Coefficients: least-squares fits on Chebyshev nodes of erf(x)/x - 1 over x^2 in [0, 1] and (Lawson-iterated,
-// weighted by erfc) of log2(erfc(t)) over t in [1, 4], rounded to f32 and checked in f32 arithmetic against erf
-// on every f32 of [2^-20, 4.2).
+// weighted by erfc) of log2(erfc(t)) over t in [1, 4], rounded to f32 and checked in f32 arithmetic (exp2 correctly
+// rounded) against erf on every normal f32 below 4.5: 1.19 ulp at most (at 1.005).
 constexpr double kErfSmall[] = {0.12837916612625122,    -0.3761262595653534,    0.11283597350120544,
                                 -0.02685432881116867,   0.005189312156289816,   -0.0008018855005502701,
                                 7.882497448008507e-05};
