@@ -508,12 +508,17 @@ def other_primitives():
                            operand("phase", "SCALAR", "IN")],
                  ptx_template="mbarrier.try_wait.parity.shared::cta.b64 $0, [$1], $2;", constraints="=b,r,r",
                  has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
+    # The loop's try_wait carries a suspend-time hint (10 ms, the phase's completion wakes the thread first): ptxas
+    # then parks a waiting warp in NANOSLEEP.SYNCS, woken by the barrier, where without it the warp re-issues the
+    # try_wait in a loop. A warp-specialised kernel's producer waits on an empty stage for as long as the
+    # consumers' epilogue lasts, on the schedulers those consumers issue from (CuTe DSL's and CUTLASS's waits carry
+    # the same hint).
     out.append(P("hopper.mbarrier.wait.parity", "WAIT",
                  description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
                  python_name="arch.mbarrier_wait",
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("phase", "SCALAR", "IN")],
                  ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, "
-                               "[$0], $1; @!ww_done bra ww_wait; }"),
+                               "[$0], $1, 10000000; @!ww_done bra ww_wait; }"),
                  constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
     out.append(P("hopper.mbarrier.inval", "BARRIER",
                  description="mbarrier.inval: invalidates the mbarrier so that its memory can be reused",

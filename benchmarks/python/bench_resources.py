@@ -1,10 +1,10 @@
 """Per-kernel resources of CuTe DSL's public example programs, compiled by warpweave and by CuTe DSL, without a GPU.
 
     python benchmarks/python/bench_resources.py /path/to/cutlass --cutedsl-python /path/to/cutedsl/bin/python \
-        [--set geforce|blackwell|all] [--only prog1.py,prog2.py] [--json out.json] [--keep DIR]
+        [--set geforce|blackwell|hopper|all] [--only prog1.py,prog2.py] [--json out.json] [--keep DIR]
 
-Each program runs unmodified, at its target (sm_100a, sm_103a or sm_120a), with the arguments of its command line
-(defaults unless the list below gives some), on both sides:
+Each program runs unmodified, at its target (sm_90a, sm_100a, sm_103a or sm_120a), with the arguments of its command
+line (defaults unless the list below gives some), on both sides:
   * warpweave: `python -m warpweave run --compile-only --arch A prog.py ARGS` (--ww-python, an interpreter with torch),
     its modules kept (WARPWEAVE_KEEP=ptx);
   * CuTe DSL: the same program under CuTe DSL's interpreter (--cutedsl-python) with CUTE_DSL_ARCH=A and
@@ -92,7 +92,10 @@ BLACKWELL = [
 ] + [("cute/blackwell/tutorial/tutorial_gemm/" + name + ".py", "sm_100a", [])
      for name in ("fp16_gemm_0", "fp16_gemm_1", "fp16_gemm_2", "fp16_gemm_3", "fp16_gemm_3_1", "fp16_gemm_4",
                   "fp16_gemm_5", "fp16_gemm_6", "nvfp4_gemm_0")]
-SETS = {"geforce": GEFORCE, "blackwell": BLACKWELL, "all": GEFORCE + BLACKWELL}
+# the Hopper GEMMs timed by the same-source runs (same_source_benchmark_calls.py)
+HOPPER = [("cute/hopper/kernel/dense_gemm/" + name + ".py", "sm_90a", [])
+          for name in ("dense_gemm", "dense_gemm_persistent", "dense_gemm_fp8_gelu_persistent")]
+SETS = {"geforce": GEFORCE, "blackwell": BLACKWELL, "hopper": HOPPER, "all": GEFORCE + BLACKWELL + HOPPER}
 
 # Runs inside CuTe DSL's interpreter: argv = [this, program, args...]; env SHIM_CC="major,minor", SHIM_TORCH_SITE.
 HOST_DEVICE = r'''
