@@ -1,7 +1,8 @@
 """What makes tracing cheaper must not change what it reports: the remembered user lines are those of the frame
 asking, also when a code object's id is reused, library frames passed over by their module's name give the same
-line as walking every frame (also frames of no module, and after a folder is registered as a library's), and the cyclic collector that tracing pauses runs again
-afterwards, whether the trace succeeded or not."""
+line as walking every frame (also frames of no module, and after a folder is registered as a library's), the cyclic
+collector that tracing pauses runs again afterwards, whether the trace succeeded or not, and the DSL calls that find
+the user's line once for all their operations (one_user_line) give each operation the line it would find itself."""
 from __future__ import annotations
 
 import gc
@@ -144,3 +145,65 @@ def test_a_disabled_collector_stays_disabled(monkeypatch):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# --- one_user_line: an operation's line found once per DSL call --------------------------------------------------
+
+def _stage(src, dst):
+    # a user helper: the operations of its copy take this line, not the kernel's line that calls it
+    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), src, dst)
+
+
+@cute.kernel
+def _pinned_kernel(x: cute.Tensor, y: cute.Tensor):
+    from warpweave.cute.nvgpu import warp
+    tidx, _, _ = cute.arch.thread_idx()
+    tm = cute.make_tiled_mma(warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)),
+                             cute.make_layout((1, 1, 1)))
+    thr = tm.get_slice(tidx)
+    a = thr.make_fragment_A(thr.partition_A(cute.make_identity_tensor((16, 16))).layout)
+    b = thr.make_fragment_B(thr.partition_B(cute.make_identity_tensor((8, 16))).layout)
+    c = tm.make_fragment_C(thr.partition_C(cute.make_identity_tensor((16, 8))).layout)
+    a.fill(1.0)
+    b.fill(1.0)
+    c.fill(0.0)
+    cute.gemm(tm, c, a, b, c)
+    frag = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float32)
+    frag.store(x[None, tidx].load())
+    _stage(frag, y[None, tidx])
+    frag[0] = frag[1] + c[0]
+    _stage(frag, y[None, tidx])
+
+
+@cute.jit
+def _pinned_host(x: cute.Tensor, y: cute.Tensor):
+    _pinned_kernel(x, y).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_pinned_dsl_calls_give_each_operation_the_line_it_would_find(monkeypatch):
+    """cute.gemm, cute.copy and a tensor's whole loads, stores and fills find the user's line once (one_user_line):
+    the module, locations included, is the one traced with every operation finding its own line, where the copy's
+    operations have the line inside the user's helper and the statement after a pinned call its own."""
+    import numpy as np
+    from dsl_helpers import line_in, target
+    from warpweave._dsl.atoms import element_copy, mma
+    from warpweave._dsl.values.tensor_type import Tensor
+    from warpweave.cute.runtime import from_dlpack
+
+    monkeypatch.setenv("WARPWEAVE_DISABLE_CACHE", "1")
+    x, y = (from_dlpack(np.zeros((4, 32), np.float32)) for _ in range(2))
+    with target("sm_80"):
+        pinned = cute.compile(_pinned_host, x, y).ir
+        # the same functions with the line found by each operation
+        for owner, name in ((element_copy, "_copy_universal"), (mma, "gemm"), (Tensor, "load"), (Tensor, "store")):
+            fn = getattr(owner, name)
+            while hasattr(fn, "__wrapped__"):
+                fn = fn.__wrapped__
+            monkeypatch.setattr(owner, name, fn)
+        monkeypatch.setattr(cute, "gemm", mma.gemm)
+        each = cute.compile(_pinned_host, x, y).ir
+    assert pinned == each
+    this = os.path.abspath(__file__)
+    for text in ("cute.copy(cute.make_copy_atom(", "cute.gemm(tm, c, a, b, c)", "frag[0] = frag[1] + c[0]",
+                 "a.fill(1.0)", "frag.store(x[None, tidx].load())"):
+        assert f'loc("{this}":{line_in(this, text)}:' in pinned, text

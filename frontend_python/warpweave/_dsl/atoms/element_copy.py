@@ -261,6 +261,7 @@ def prefetch(atom, src, *, loc=None, ip=None, **kwargs):
     return own(src, **kwargs)
 
 
+@trace.one_user_line  # the universal copy and a backend's atoms run no user code
 def _copy_universal(atom, sa: _Access, da: _Access, n: int, p: _Pred):
     t = sa.ptr.dtype
     if is_packed(t) or is_packed(da.ptr.dtype):
@@ -486,6 +487,7 @@ def _copy_run(src: Pointer, so, dst: Pointer, do, n: int):
 
 # --- backend atoms ------------------------------------------------------------------------------------------------
 
+@trace.one_user_line
 def _copy_manifest(atom: ManifestCopyAtom, src, dst, pred):
     ins = atom.manifest
     if atom.width_mismatch:

@@ -503,6 +503,7 @@ def _companions(mma_atom, x, which):
     return x[0], list(x[1:])
 
 
+@trace.one_user_line
 def gemm(atom, d, a, b, c, *, loc=None, ip=None):
     """D = A * B + C over a thread's register fragments: d, c (V, M, N); a (V, M[, K]); b (V, N[, K]). A and B may
     each be a list [fragment, companions...] whose companions (V, M[, K]) and (V, N[, K]) the operation reads per

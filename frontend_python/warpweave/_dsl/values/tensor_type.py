@@ -289,6 +289,8 @@ class Tensor(metaclass=_TensorType):
                            "(cute.size(t) > 0), or `t is not None`", user_location(2))
 
     # --- whole-tensor values ----------------------------------------------------------------------------------
+    # A whole tensor's loads and stores run no user code: their operations take the caller's line, found once.
+    @trace.one_user_line
     def load(self):
         """All elements as a TensorSSA (in the order of the tensor's coordinates)."""
         n = static_size(self, "load")
@@ -296,6 +298,7 @@ class Tensor(metaclass=_TensorType):
             return [self[i] for i in range(n)]
         return TensorSSA([self[i] for i in range(n)], self.shape, self._dtype)
 
+    @trace.one_user_line
     def store(self, value):
         n = static_size(self, "store")
         if isinstance(value, TensorSSA):
