@@ -4,15 +4,15 @@
 // An instruction the frontend emits as inline assembly (a backend manifest's template) gets its address as a 32- or
 // 64-bit register. The code generator folds a constant offset into the address of the loads and stores it selects
 // itself (`[base+C]`), but not into an assembly operand: each of a fragment's addresses (one swizzled base plus a
-// constant per matrix) became a register of its own. Hoisted out of a loop, they all live across it: CuTe DSL's
-// sm_120 block-scaled GEMM with 8-bit operands kept sixteen matrix-load addresses of two bases live across its MMA
-// loop and spilled 88-104 bytes; NVIDIA's compiler, which selects those loads itself, addresses them as
-// `[base+4096]` and so on, two registers. The offset is taken off where the value is a chain of constant additions
-// (integer adds, disjoint ors, subtractions, constant-index GEPs, through pointer-integer casts) above a base that
-// is not a constant (a fully constant address stays as it is). The operand must appear in the template only as
-// `[$n]` (a register in brackets is an address in every instruction's syntax), so nothing else in the template
-// reads the register. Runs after the last optimisation pass; a base-plus-offset computation left without users
-// goes away.
+// constant per matrix) became a register and an addition of its own, where NVIDIA's compiler, which selects those
+// matrix loads itself, addresses them as `[base+4096]` and so on from one register (CuTe DSL's sm_120 block-scaled
+// GEMMs: 32 stmatrix and 16 ldmatrix addresses of a few bases each). The offset is taken off where the value is a
+// chain of constant additions (integer adds, disjoint ors, subtractions, constant-index GEPs, through a
+// pointer-integer cast) above a base that is not a constant (a fully constant address stays as it is). The value must
+// be a pointer's integer into generic, global or shared memory: an integer that only the template treats as an
+// address (tensor memory's lane and column) keeps its offset. The operand must appear in the template only as `[$n]`
+// (a register in brackets is an address in every instruction's syntax), so nothing else in the template reads the
+// register. Runs after the last optimisation pass; a base-plus-offset computation left without users goes away.
 #include <cctype>
 #include <cstdint>
 #include <optional>
@@ -34,19 +34,26 @@
 namespace ww::compiler::detail {
 namespace {
 
-// `value` as a non-constant base plus a constant byte offset (the offset may be zero).
+// `value` as a non-constant base plus a constant byte offset (the offset may be zero), and whether it is the integer
+// of a pointer into memory that loads and stores address (generic, global or shared: an integer that only the
+// template knows to be an address, such as a tensor-memory address, keeps its offset).
 struct Split {
   llvm::Value* base;
   int64_t offset;
+  bool memory_address;
 };
+
+bool addressable(unsigned address_space) { return address_space == 0 || address_space == 1 || address_space == 3; }
 
 Split split_offset(llvm::Value* value, const llvm::DataLayout& layout) {
   int64_t offset = 0;
+  bool memory_address = false;
   for (int depth = 0; depth < 32; ++depth) {
     if (auto* cast = llvm::dyn_cast<llvm::PtrToIntOperator>(value)) {
       // Only where the integer holds the whole pointer: a truncating cast would wrap differently.
       if (layout.getTypeSizeInBits(cast->getType()) != layout.getTypeSizeInBits(cast->getOperand(0)->getType()))
         break;
+      memory_address = addressable(cast->getPointerAddressSpace());
       value = cast->getOperand(0);
       continue;
     }
@@ -68,7 +75,7 @@ Split split_offset(llvm::Value* value, const llvm::DataLayout& layout) {
     else break;
     value = op->getOperand(0);
   }
-  return {value, offset};
+  return {value, offset, memory_address};
 }
 
 // Where the template refers to operand `n`: the offsets of each `$n`, `${n}` or `${n:m}`, and their lengths.
@@ -164,7 +171,7 @@ bool fold(llvm::CallInst& call, const llvm::DataLayout& layout, llvm::SmallVecto
     if (!argument->getType()->isIntegerTy() || llvm::isa<llvm::Constant>(argument)) continue;
     if (!register_constraint(*assembly, i)) continue;
     Split split = split_offset(argument, layout);
-    if (split.offset == 0 || llvm::isa<llvm::Constant>(split.base)) continue;
+    if (split.offset == 0 || !split.memory_address || llvm::isa<llvm::Constant>(split.base)) continue;
     std::optional<std::string> rewritten = with_offset(text, static_cast<unsigned>(numbers[i]), split.offset);
     if (!rewritten) continue;
     llvm::Value* base = split.base;

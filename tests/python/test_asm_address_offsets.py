@@ -64,15 +64,21 @@ def test_offsets_of_one_base_share_its_register():
 
 
 def test_an_operand_the_template_reads_otherwise_keeps_its_offset():
-    # Read as a value (not an address), inside an address with an offset of its own, and both as an address and as
-    # a value: each keeps the whole sum in its register.
+    # Read as a value (not an address), inside an address with an offset of its own, both as an address and as a
+    # value, and an integer that only the template takes for an address (not a pointer's: tensor memory's addresses
+    # are such integers): each keeps the whole sum in its register.
     body = (_load("v1", 64, "mov.b32 $0, $1;") + _load("v2", 32, "ld.shared.b32 $0, [$1+8];") +
             _load("v3", 96, "ld.shared.b32 $0, [$1]; add.s32 $0, $0, $1;") + """
+    %c128 = arith.constant 128 : i32
+    %v4_a = arith.addi %off, %c128 : i32
+    %v4 = llvm.inline_asm has_side_effects "ld.shared.b32 $0, [$1];", "=r,r" %v4_a : (i32) -> i32
     %s1 = arith.addi %v1, %v2 : i32
-    %sum = arith.addi %s1, %v3 : i32
+    %s2 = arith.addi %s1, %v3 : i32
+    %sum = arith.addi %s2, %v4 : i32
 """)
     lines = _asm_lines(_compile(body))
     assert any(re.fullmatch(r"mov\.b32 %r\d+, %r\d+;", line) for line in lines), lines
     assert any(re.fullmatch(r"ld\.shared\.b32 %r\d+, \[%r\d+\+8\];", line) for line in lines), lines
     assert any(re.fullmatch(r"ld\.shared\.b32 %r\d+, \[%r\d+\]; add\.s32 .*", line) for line in lines), lines
-    assert not any(re.search(r"\+(64|32|96)\b", line) for line in lines), lines
+    assert any(re.fullmatch(r"ld\.shared\.b32 %r\d+, \[%r\d+\];", line) for line in lines), lines
+    assert not any(re.search(r"\+(64|32|96|128)\b", line) for line in lines), lines
