@@ -94,6 +94,19 @@ void rematerialize_launch_constants(llvm::Module& module);
 // pass: hoisted above the roles, they live across all of them and may spill.
 void recompute_values_in_warp_roles(llvm::Module& module);
 
+// --- asm_address_offsets.cpp (LLVM only) ------------------------------------------------------------------------
+// A constant offset of an inline-assembly operand used only as a memory address (`[$n]`, a generic, global or shared
+// pointer's integer) written into the template (`[$n+C]`), after the last optimisation pass: each base-plus-constant
+// address was a register of its own.
+void fold_offsets_into_asm_addresses(llvm::Module& module);
+
+// --- loop_invariant_values.cpp (LLVM only) ----------------------------------------------------------------------
+// Values made only of kernel arguments, constants and special registers, hoisted out of an outer loop (a persistent
+// kernel's tile loop) and used in it, computed again inside that loop where that takes them off an inner loop's live
+// range (an epilogue's addresses, after the main loop; never inside an innermost loop), after the last optimisation
+// pass: hoisted, they live across the whole loop and its main loop, and may spill.
+void recompute_invariant_values_in_loops(llvm::Module& module);
+
 // --- narrow_float_conversions.cpp (LLVM only) --------------------------------------------------------------------
 // Integers of at most 24 significant bits converted to bf16 or f16 through a 32-bit integer and f32 (exact there, so
 // rounded once), after the last optimisation pass: full-rate conversions, rounded in pairs, as NVIDIA's compiler does.

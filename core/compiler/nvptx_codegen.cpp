@@ -220,6 +220,12 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
   read_sub_byte_elements_as_bits(*module);
   if (opt_level > 0) recompute_values_in_warp_roles(*module);
   rematerialize_launch_constants(*module);
+  if (opt_level > 0) {
+    // Before the loops' values are placed: the addresses' bases are what is left to place.
+    fold_offsets_into_asm_addresses(*module);
+    // After the launch constants' reads are placed: it may move them, with what they feed, further into a loop.
+    recompute_invariant_values_in_loops(*module);
+  }
   convert_small_integers_through_f32(*module);
   if (opt_level > 0) pair_float_arithmetic(*module, *machine);
   if (options.want_llvm_ir) {

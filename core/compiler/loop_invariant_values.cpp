@@ -1,0 +1,210 @@
+// Values that the optimiser hoisted out of an outer loop, made only of kernel arguments, constants and special
+// registers (thread and block indices, the launch's extents), are computed again inside the loop that uses them,
+// instead of living across all of it.
+//
+// LICM moves every loop-invariant computation to the loop's preheader. A persistent GEMM's tile loop then keeps,
+// through every tile's main loop, the thread's shared-memory addresses that only its epilogue uses: CuTe DSL's
+// sm_120 pingpong GEMM kept 32 stmatrix addresses (one swizzled base plus a constant each, passed to inline
+// assembly as plain registers, so nothing folds the constant into the address) live across its MMA loop and
+// spilled 16-104 bytes where NVIDIA's compiler, which computes them in the epilogue, spills nothing. The assembler
+// does not rematerialise them: it sees registers live across a loop.
+//
+// A value is recomputed when it is free of memory and side effects, cheap (no division by a variable), and made of
+// kernel arguments, constants and such values. Each use of it in a loop that the value is outside of gets a copy in
+// that loop: in the use's block, or, for a use in an innermost loop (the hot one, which a copy must stay out of), at
+// the end of the block that dominates that loop's header; the copies for one loop go to the nearest common dominator
+// of their places, before the first use there. A copy is made only where it pays: where one of the loop's inner
+// loops cannot be reached from it within an iteration (the value is then no longer live across that inner loop,
+// typically the main loop before the epilogue that uses the value). Where a use has no such place (a use in an
+// innermost loop right below the value, a copy before every inner loop, a use outside the loops), the value stays
+// as it is for all its uses: it lives across the loop anyway, and copies would only add instructions. So copies run
+// once per iteration of an outer loop (a tile), never in an innermost loop. A copy's operands are copied with it, down
+// to arguments, constants and values that the loop reads anyway (an operand left outside would live across the loop
+// in the copy's stead); copies in one block are shared. Runs after the last optimisation pass, which would hoist the
+// copies again.
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
+
+#include "internal.hpp"
+
+namespace ww::compiler::detail {
+namespace {
+
+// Free of memory, side effects and cross-thread communication, and cheap enough to execute once per iteration of an
+// outer loop: no division by a variable (tens of instructions), no call but to an intrinsic.
+bool cheap_and_pure(const llvm::Instruction& inst) {
+  if (llvm::isa<llvm::PHINode>(inst) || inst.isTerminator() || inst.isEHPad() || llvm::isa<llvm::AllocaInst>(inst))
+    return false;
+  if (inst.mayReadOrWriteMemory() || inst.mayHaveSideEffects()) return false;
+  if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+    return llvm::isa<llvm::IntrinsicInst>(call) && !call->isConvergent();
+  switch (inst.getOpcode()) {
+    case llvm::Instruction::UDiv:
+    case llvm::Instruction::SDiv:
+    case llvm::Instruction::URem:
+    case llvm::Instruction::SRem:
+      return llvm::isa<llvm::Constant>(inst.getOperand(1));
+    default:
+      return true;
+  }
+}
+
+// A use of a value and the block its copy goes to.
+struct Place {
+  llvm::Use* use;
+  llvm::BasicBlock* block;
+};
+
+class Recomputer {
+ public:
+  explicit Recomputer(llvm::Function& function) : dominators_(function), loops_(dominators_) {}
+
+  bool any_loops() const { return !loops_.empty(); }
+
+  // Made of arguments, constants and cheap pure instructions only (memoised).
+  bool recomputable(const llvm::Value* value) {
+    if (llvm::isa<llvm::Argument>(value) || llvm::isa<llvm::Constant>(value)) return true;
+    auto* inst = llvm::dyn_cast<llvm::Instruction>(value);
+    if (!inst) return false;
+    if (auto it = known_.find(inst); it != known_.end()) return it->second;
+    known_[inst] = false;  // cycles go through phis, which are not recomputable
+    bool ok = cheap_and_pure(*inst) &&
+              llvm::all_of(inst->operands(), [&](const llvm::Use& op) { return recomputable(op.get()); });
+    known_[inst] = ok;
+    return ok;
+  }
+
+  void recompute(llvm::Instruction& inst) {
+    llvm::BasicBlock* home = inst.getParent();
+    llvm::SmallDenseMap<llvm::Loop*, llvm::SmallVector<Place, 8>, 4> by_loop;
+    for (llvm::Use& use : inst.uses()) {
+      llvm::BasicBlock* block = placement(home, reading_block(use));
+      if (block == nullptr) return;
+      by_loop[loops_.getLoopFor(block)].push_back({&use, block});
+    }
+    // The copies' places first: a failure leaves the function as it was.
+    struct Copy {
+      llvm::Instruction* before;
+      llvm::SmallVector<Place, 8>* places;
+      const llvm::Loop* loop;
+    };
+    llvm::SmallVector<Copy, 4> copies;
+    for (auto& [loop, places] : by_loop) {
+      llvm::BasicBlock* block = places.front().block;
+      for (const Place& place : places) block = dominators_.findNearestCommonDominator(block, place.block);
+      // The common dominator of places after an innermost loop may be that loop's exit test: go above the loop.
+      while (loops_.getLoopFor(block) != loop) block = dominators_.getNode(block)->getIDom()->getBlock();
+      if (!dominators_.dominates(home, block) || !skips_an_inner_loop(*loop, block)) return;
+      copies.push_back({insertion_point(block, places), &places, loop});
+    }
+    for (auto& [before, places, loop] : copies) {
+      llvm::Instruction* copy = copy_chain(inst, before, *loop);
+      for (const Place& place : *places) place.use->set(copy);
+    }
+    if (inst.use_empty()) inst.eraseFromParent();
+  }
+
+  // A copy of `inst` before `before` (in `loop`), its operands copied too, down to arguments, constants and values
+  // that live across the loop anyway (read in it by something that stays): an operand left outside would live
+  // across the loop in the copy's stead. Copies in one block are shared.
+  llvm::Instruction* copy_chain(llvm::Instruction& inst, llvm::Instruction* before, const llvm::Loop& loop) {
+    for (llvm::Instruction* copy : copies_[{&inst, before->getParent()}])
+      if (copy->comesBefore(before)) return copy;
+    llvm::Instruction* copy = inst.clone();
+    copy->setName(inst.getName());
+    copy->insertBefore(before->getIterator());
+    for (llvm::Use& operand : copy->operands())
+      if (auto* value = llvm::dyn_cast<llvm::Instruction>(operand.get()); value && !read_in(*value, loop))
+        operand.set(copy_chain(*value, copy, loop));
+    copies_[{&inst, before->getParent()}].push_back(copy);
+    return copy;
+  }
+
+ private:
+  static bool read_in(llvm::Instruction& value, const llvm::Loop& loop) {
+    return llvm::any_of(value.uses(), [&](llvm::Use& use) { return loop.contains(reading_block(use)); });
+  }
+
+  static llvm::BasicBlock* reading_block(llvm::Use& use) {
+    auto* user = llvm::cast<llvm::Instruction>(use.getUser());
+    if (auto* phi = llvm::dyn_cast<llvm::PHINode>(user)) return phi->getIncomingBlock(use);
+    return user->getParent();
+  }
+
+  // Where a copy for a use read in `block` goes: that block, or, out of each innermost loop that `home` is outside
+  // of, the block that dominates the loop's header. Null when that is in no loop that `home` is outside of.
+  llvm::BasicBlock* placement(llvm::BasicBlock* home, llvm::BasicBlock* block) {
+    if (!dominators_.isReachableFromEntry(block)) return nullptr;
+    llvm::Loop* loop = loops_.getLoopFor(block);
+    while (loop != nullptr && loop->isInnermost() && !loop->contains(home)) {
+      block = dominators_.getNode(loop->getHeader())->getIDom()->getBlock();
+      loop = loops_.getLoopFor(block);
+    }
+    if (loop == nullptr || loop->contains(home)) return nullptr;
+    return block;
+  }
+
+  // Whether one of `loop`'s inner loops cannot be reached from `block` within an iteration of `loop`: a value
+  // computed in `block` is not live across that inner loop (typically the main loop, before the epilogue that uses
+  // the value), where it was before. A copy from which every inner loop is reachable would still live across them
+  // and only add instructions to each iteration.
+  static bool skips_an_inner_loop(const llvm::Loop& loop, llvm::BasicBlock* block) {
+    if (loop.isInnermost()) return false;
+    llvm::SmallPtrSet<const llvm::BasicBlock*, 32> reached{block};
+    llvm::SmallVector<const llvm::BasicBlock*, 32> work{block};
+    while (!work.empty()) {
+      const llvm::BasicBlock* at = work.pop_back_val();
+      for (const llvm::BasicBlock* next : llvm::successors(at))
+        if (next != loop.getHeader() && loop.contains(next) && reached.insert(next).second) work.push_back(next);
+    }
+    return llvm::any_of(loop.getSubLoops(), [&](const llvm::Loop* inner) {
+      return !inner->contains(block) && !reached.contains(inner->getHeader());
+    });
+  }
+
+  // Before the first of the uses that reads in `block` itself, else at its end.
+  static llvm::Instruction* insertion_point(llvm::BasicBlock* block, llvm::ArrayRef<Place> places) {
+    llvm::Instruction* first = block->getTerminator();
+    for (const Place& place : places) {
+      auto* user = llvm::cast<llvm::Instruction>(place.use->getUser());
+      if (user->getParent() != block || llvm::isa<llvm::PHINode>(user)) continue;
+      if (user->comesBefore(first)) first = user;
+    }
+    return first;
+  }
+
+  llvm::DominatorTree dominators_;
+  llvm::LoopInfo loops_;
+  llvm::DenseMap<const llvm::Instruction*, bool> known_;
+  llvm::DenseMap<std::pair<const llvm::Instruction*, const llvm::BasicBlock*>, llvm::SmallVector<llvm::Instruction*, 1>>
+      copies_;
+};
+
+}  // namespace
+
+void recompute_invariant_values_in_loops(llvm::Module& module) {
+  for (llvm::Function& function : module) {
+    if (function.isDeclaration()) continue;
+    Recomputer recomputer(function);
+    if (!recomputer.any_loops()) continue;
+    // Users before their operands: blocks in post order (a block's dominated blocks first), each from its end; a
+    // copy's operands are still the originals, which are visited later and copied above it.
+    llvm::SmallVector<llvm::Instruction*> order;
+    for (llvm::BasicBlock* block : llvm::post_order(&function.getEntryBlock()))
+      for (llvm::Instruction& inst : llvm::reverse(*block))
+        if (!llvm::isa<llvm::Constant>(&inst) && recomputer.recomputable(&inst)) order.push_back(&inst);
+    for (llvm::Instruction* inst : order) recomputer.recompute(*inst);
+  }
+}
+
+}  // namespace ww::compiler::detail
