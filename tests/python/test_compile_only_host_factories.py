@@ -101,7 +101,7 @@ def facts(tmp_path_factory):
 
 
 def test_a_large_random_cuda_tensor_costs_one_block_of_draws(facts):
-    # one draw per element is what made QuACK's varlen GEMM tests take minutes without compiling anything
+    # one draw per element is what made a file of varlen GEMM tests take minutes without compiling anything
     assert facts["big_drawn"] == facts["block"] < facts["exact"]
     assert facts["big"] == [[3000, 4096], "torch.bfloat16", True, True, False]
     assert facts["generator_next"]

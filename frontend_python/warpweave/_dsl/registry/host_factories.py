@@ -3,10 +3,10 @@ with a CUDA device) make its host stand-in directly in CUDA-aligned storage, and
 of its generator's values, repeated.
 
 Why: a GPU makes a program's operands in microseconds; the host standing in for it pays for every element. A GEMM
-test's operands (QuACK's varlen GEMMs: 300-700 million bf16 elements) took torch's CPU generator 1-3 s each
+test's operands (varlen grouped GEMMs: 300-700 million bf16 elements) took torch's CPU generator 1-3 s each
 (~5 ns an element), and then one more pass each when the tensor was moved into CUDA-aligned storage
 (compile_only._cuda_aligned copies it when torch's allocator gave 64-byte alignment). A compile-only run of such a
-test file spent most of its time there, not compiling: thousands of tests sharing a dozen kernels. Nothing compiled
+test file spent most of its time there, not compiling: a thousand tests sharing a few dozen kernels. Nothing compiled
 depends on the values, and the launch that would read them is not made. So:
 - the tensor is allocated once, aligned (its storage begins at a multiple of CUDA_ALLOCATION_ALIGNMENT), and filled
   in place: no copy;
