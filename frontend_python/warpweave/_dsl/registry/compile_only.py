@@ -16,7 +16,8 @@ What changes inside `compile_only()`:
   that programs choosing their kernels by the device choose those of the target compiled for. Multi-GPU programs
   (torchrun's) run as one rank of a world of ranks (compile_only_world.py: torch.distributed, symmetric memory). CUDA graphs capture
   and replay nothing (the launches in them are not made), and events measure nothing (elapsed_time is NaN). Such tensors have real addresses, shapes, strides and dtypes,
-  which is all that compiling needs.
+  which is all that compiling needs; their storage begins CUDA-aligned, and a large random one repeats a block of
+  its generator's values (host_factories.py: drawing every element cost GEMM tests seconds each).
 - Where cuda-bindings is installed but no CUDA driver can be loaded, `cuda.bindings.driver.cuInit` succeeds and
   `cuDeviceGetCount` reports one device (the stand-in below), as programs check both before compiling anything;
   `cuda.bindings.runtime`'s cudaMalloc gives host memory (cudaMemset, cudaMemcpy and cudaFree work on it), as
@@ -48,6 +49,7 @@ import sys
 from ... import _core
 from ..base.errors import user_location
 from . import host_ops_on_meta
+from .host_factories import CUDA_ALLOCATION_ALIGNMENT, aligned_home, fill_kind, make_on_host
 from .compile_only_world import emulated_world, env_positive_int
 from .plugins import registry
 from .target import select_target
@@ -255,9 +257,6 @@ def _is_cuda(d) -> bool:
     return False
 
 
-# cudaMalloc's alignment: programs promise it of their tensors (from_dlpack(t, assumed_align=128)), so the host
-# tensors that stand in for CUDA ones in a compile-only run have it too (torch's CPU allocator gives 64 bytes).
-CUDA_ALLOCATION_ALIGNMENT = 256
 
 
 def _cuda_aligned(torch, t):
@@ -268,15 +267,12 @@ def _cuda_aligned(torch, t):
     storage, esize = t.untyped_storage(), t.element_size()
     if (t.data_ptr() - t.storage_offset() * esize) % CUDA_ALLOCATION_ALIGNMENT == 0:
         return t
-    nbytes = storage.nbytes()
-    raw = torch.empty(nbytes + CUDA_ALLOCATION_ALIGNMENT, dtype=torch.uint8)
-    off = -raw.data_ptr() % CUDA_ALLOCATION_ALIGNMENT
-    # a storage that begins at the aligned address (frombuffer keeps the buffer alive), so that the tensor's storage
-    # offset stays what it was
-    home = torch.frombuffer(memoryview(raw[off:off + nbytes].numpy()), dtype=torch.uint8) if nbytes else \
-        torch.empty(0, dtype=torch.uint8)
+    # a storage that begins at the aligned address, so that the tensor's storage offset stays what it was
+    home = aligned_home(torch, storage.nbytes())
     home.copy_(torch.empty(0, dtype=torch.uint8).set_(storage))
-    return torch.empty(0, dtype=t.dtype).set_(home.untyped_storage(), t.storage_offset(), t.shape, t.stride())
+    moved = torch.empty(0, dtype=t.dtype).set_(home.untyped_storage(), t.storage_offset(), t.shape, t.stride())
+    # a leaf made with requires_grad=True (torch.tensor(..., requires_grad=True, device="cuda")) still requires it
+    return moved.requires_grad_(True) if t.requires_grad else moved
 
 
 @contextlib.contextmanager
@@ -292,6 +288,11 @@ def _torch_on_host(session):
             was_cuda = "device" in kwargs and _is_cuda(kwargs["device"])
             if was_cuda:
                 kwargs["device"] = "cpu"
+                kind = fill_kind(torch, func)
+                if kind is not None:  # made in aligned storage, large random ones cheaply (host_factories.py)
+                    made = make_on_host(torch, kind, args, kwargs)
+                    if made is not None:
+                        return made
             if func is torch.Tensor.to:
                 was_cuda = was_cuda or any(_is_cuda(a) for a in args)
                 args = tuple("cpu" if _is_cuda(a) else a for a in args)
