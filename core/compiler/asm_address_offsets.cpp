@@ -172,6 +172,8 @@ bool fold(llvm::CallInst& call, const llvm::DataLayout& layout, llvm::SmallVecto
     if (!register_constraint(*assembly, i)) continue;
     Split split = split_offset(argument, layout);
     if (split.offset == 0 || !split.memory_address || llvm::isa<llvm::Constant>(split.base)) continue;
+    // An address operand's displacement is a signed 32-bit immediate.
+    if (split.offset < INT32_MIN || split.offset > INT32_MAX) continue;
     std::optional<std::string> rewritten = with_offset(text, static_cast<unsigned>(numbers[i]), split.offset);
     if (!rewritten) continue;
     llvm::Value* base = split.base;

@@ -70,7 +70,8 @@ def test_red_state_space_follows_the_pointer_and_register_the_type():
                   mem_scope=prims.MemScope.CLUSTER)
 
     reds = instructions(ptx_of(body), "red.")
-    assert re.fullmatch(r"red\.relaxed\.gpu\.global\.add\.f32 \[%rd\d+\], %r\d+", reds[0]), reds
+    # The element offset of `gF.iterator + 1` is the address's constant displacement (4 bytes).
+    assert re.fullmatch(r"red\.relaxed\.gpu\.global\.add\.f32 \[%rd\d+\+4\], %r\d+", reds[0]), reds
     assert re.fullmatch(r"red\.release\.cta\.shared::cta\.max\.s32 \[%r\d+\], %r\d+", reds[1]), reds
     assert re.fullmatch(r"red\.relaxed\.gpu\.global\.add\.u64 \[%rd\d+\], %rd\d+", reds[2]), reds
     assert re.fullmatch(r"red\.relaxed\.gpu\.global\.add\.noftz\.bf16 \[%rd\d+\], %rs\d+", reds[3]), reds
