@@ -3,16 +3,17 @@ what each call would launch is checked without a GPU."""
 import pytest
 
 from warpweave import _core
+from warpweave._dsl.base.entry_name import function_name
 
 
 @pytest.fixture
 def stand_in(monkeypatch):
-    """Launches recorded as (kernel, grid, parameter bytes, path) instead of made."""
+    """Launches recorded as (kernel function's name, grid, parameter bytes, path) instead of made."""
     launched, clusters = [], []
 
     class Launcher:
         def __init__(self, fn, block, cluster, smem, offsets):
-            self.name = fn.name
+            self.name = function_name(fn.name)
 
         def __call__(self, gx, gy, gz, stream, params):
             launched.append((self.name, (gx, gy, gz), params, "native"))
@@ -25,7 +26,7 @@ def stand_in(monkeypatch):
             pass
 
     def launch(f, grid, block, cluster, smem, stream, params, offsets, *options):
-        launched.append((f.name, tuple(grid), params, "python"))
+        launched.append((function_name(f.name), tuple(grid), params, "python"))
         clusters.append(tuple(cluster))
 
     monkeypatch.setattr(_core, "Launcher", Launcher)

@@ -11,7 +11,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.utils as utils
 from warpweave._dsl.base.errors import DSLError
-from warpweave._dsl.host.entry_name import entry_name
+from warpweave._dsl.base.entry_name import entry_name
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import sass_opcodes, target

@@ -9,7 +9,7 @@ import pytest
 import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
-from warpweave._dsl.host.entry_name import entry_name
+from warpweave._dsl.base.entry_name import entry_name
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import line_in, requires_gpu, target

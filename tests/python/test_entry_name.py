@@ -1,4 +1,4 @@
-"""A kernel's entry name (host/entry_name.py): the name its launch, its dumps and its machine code share carries the
+"""A kernel's entry name (base/entry_name.py): the name its launch, its dumps and its machine code share carries the
 word the assembler keys its treatment of CuTe DSL's kernels on (an L2 prefetch on asynchronous copies among them:
 test_quack_compile.py holds that on QuACK's backward norms), after the jit function's name prefix and the kernel's
 own name, as CuTe DSL's entries do."""
@@ -8,7 +8,7 @@ import numpy as np
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave._dsl.host.entry_name import entry_name
+from warpweave._dsl.base.entry_name import entry_name
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import target

@@ -154,7 +154,7 @@ def test_a_rolled_range_stays_one_loop_in_the_kernel():
     import warpweave.cute as cute
     from warpweave.cute.runtime import from_dlpack
     from dsl_helpers import target
-    from warpweave._dsl.host.entry_name import entry_name
+    from warpweave._dsl.base.entry_name import entry_name
 
     @cute.kernel
     def k(src: cute.Tensor, dst: cute.Tensor):

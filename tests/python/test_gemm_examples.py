@@ -137,7 +137,7 @@ def test_sgemm_sass(arch):
     # loads the next tile's at its end, after its barrier, as the source does (not at its top: see
     # test_same_source_sass.py).
     assert sum(o == "LDS.128" for o in ops) == 32 + 4
-    # 16-byte asynchronous copies (which the assembler gives an L2 prefetch, as CuTe DSL's: host/entry_name.py)
+    # 16-byte asynchronous copies (which the assembler gives an L2 prefetch, as CuTe DSL's: base/entry_name.py)
     assert any(o.startswith("LDGSTS.E") and o.endswith(".128") for o in ops)
     stack, spill_st, spill_ld, _ = ptxas_report(compiled)
     assert (stack, spill_st, spill_ld) == (0, 0, 0), compiled.info["jit_log"]

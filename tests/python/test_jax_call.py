@@ -16,7 +16,7 @@ import warpweave.jax as cjax  # noqa: E402
 from warpweave._dsl.base.errors import DSLTypeError, DSLValueError  # noqa: E402
 from warpweave._dsl.jax_call.tensor_spec import ArrayView  # noqa: E402
 from warpweave._dsl.registry import compile_only  # noqa: E402
-from warpweave._dsl.host.entry_name import entry_name  # noqa: E402
+from warpweave._dsl.base.entry_name import entry_name  # noqa: E402
 from warpweave.cute.runtime import from_dlpack  # noqa: E402
 
 from dsl_helpers import target  # noqa: E402

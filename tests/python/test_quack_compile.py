@@ -295,7 +295,7 @@ NORM_BACKWARD = ALIAS + textwrap.dedent("""
 def test_quack_norm_backwards_prefetch_their_rows_into_l2(quack_src):
     """QuACK's RMSNorm and LayerNorm backward kernels (bench_quack.py's 32768x8192 rows) copy each row into shared
     memory with 8-byte asynchronous copies, in a loop over rows. The assembler gives each copy a 128-byte L2
-    prefetch for CuTe DSL's kernels (SASS: 32 of 32 copies), by their entries' names (host/entry_name.py): ours
+    prefetch for CuTe DSL's kernels (SASS: 32 of 32 copies), by their entries' names (base/entry_name.py): ours
     must get it too: without it (the one difference in their copies) they ran at 0.955x and 0.988x of CuTe DSL's
     speed on an H100."""
     p = _run(_torch_python(), quack_src, NORM_BACKWARD)

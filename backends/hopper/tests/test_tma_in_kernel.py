@@ -12,6 +12,7 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
+from warpweave._dsl.base.entry_name import entry_name
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import requires_gpu, target
@@ -87,7 +88,7 @@ def fake_args():
 
 
 def kernel_text(ptx, name):
-    start = ptx.index(f".entry {name}(")
+    start = ptx.index(f".entry {entry_name(name)}(")
     end = ptx.find(".entry", start + 1)
     return ptx[start:end if end > 0 else len(ptx)]
 
@@ -96,7 +97,7 @@ def test_the_kernel_gets_the_template_and_completes_it():
     with target("sm_90a"):
         compiled = cute.compile(make_host(), *fake_args())
     init = kernel_text(compiled.info["ptx"], "init")
-    params = re.findall(r"\.param (.*?) init_param_(\d+)(\[\d+\])?", init)
+    params = re.findall(rf"\.param (.*?) {entry_name('init')}_param_(\d+)(\[\d+\])?", init)
     # the template: the kernel's last parameter, a grid-constant tensor map
     assert params[-1][0] == ".align 64 .b8" and params[-1][2] == "[128]"
     assert not any(p[2] for p in params[:-1])
@@ -130,7 +131,7 @@ def test_a_kernel_that_writes_a_map_holds_no_copy_of_it_in_registers(arch):
 
     with target(arch):
         compiled = cute.compile(make_host(), *fake_args())
-    init = cubin_resources(bytes(compiled.cubin))["init"]
+    init = cubin_resources(bytes(compiled.cubin))[entry_name("init")]
     assert init.get("stack", 0) == 0 and init["registers"] < 32, init
 
 
@@ -138,7 +139,7 @@ def test_one_template_per_request_in_a_kernel():
     with target("sm_90a"):
         compiled = cute.compile(make_host(twice=True), *fake_args())
     init = kernel_text(compiled.info["ptx"], "init")
-    assert len(re.findall(r"\.param \.align 64 \.b8 init_param_\d+\[128\]", init)) == 1
+    assert len(re.findall(rf"\.param \.align 64 \.b8 {entry_name('init')}_param_\d+\[128\]", init)) == 1
     assert len(re.findall(r"tensormap\.replace\.tile\.global_address", init)) == 2
 
 

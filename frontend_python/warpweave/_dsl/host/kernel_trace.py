@@ -18,7 +18,7 @@ from ..atoms.host_arguments import DeviceHostArgument, HostArgument
 from ..base.launch_config import launch_config
 from . import host_program
 from .host_values import ReadAddress
-from .entry_name import entry_name
+from ..base.entry_name import entry_name
 from .launch_plan import Launch, Param, SCALAR_FMT
 from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt

@@ -47,6 +47,7 @@ import os
 import sys
 
 from ... import _core
+from ..base.entry_name import function_name
 from ..base.errors import user_location
 from . import host_ops_on_meta
 from .host_factories import CUDA_ALLOCATION_ALIGNMENT, aligned_home, fill_kind, make_on_host
@@ -86,6 +87,7 @@ class Session:
         loc = loc or user_location(3)
         where = f"{loc[0]}:{loc[1]}" if loc else "?"
         self.skipped.append((name, where))
+        kernels = [function_name(k) for k in kernels]
         msg = (f"compile-only: the call of the {what} {name} at {where} would launch "
                f"{', '.join(kernels) if kernels else 'its kernels'}; not made")
         if self.on_launch == "stop":
@@ -107,8 +109,9 @@ class Session:
                  + (f", {len(self.not_computed)} host result(s) not computed (NaN)" if self.not_computed else "")]
         for c in self.compiled:
             # dynamic shared memory where the launch fixes it when compiled (what a resource comparison needs)
-            kernels = ", ".join(l.kernel + (f" ({l.smem} bytes dynamic shared memory)" if isinstance(l.smem, int)
-                                            else "") for l in c.launches) or "no kernel (host only)"
+            kernels = ", ".join(function_name(l.kernel)
+                                + (f" ({l.smem} bytes dynamic shared memory)" if isinstance(l.smem, int) else "")
+                                for l in c.launches) or "no kernel (host only)"
             size = f", cubin {len(c.cubin)} bytes" if c.cubin else ""
             lines.append(f"  {c.jit_function.fn.__name__} for {c.target['name']}: {kernels}{size}")
         for op, _, where in self.not_computed:

@@ -16,3 +16,9 @@ ENTRY_PREFIX = "kernel_cutlass_"
 def entry_name(base: str) -> str:
     """The entry's name for a kernel called `base` (its function's name, after a jit function's name prefix)."""
     return ENTRY_PREFIX + base
+
+
+def function_name(entry: str) -> str:
+    """The name `entry` was made from (entry_name's inverse; a name without the prefix is returned as it is): what
+    messages to users call a kernel, the name of their own function."""
+    return entry[len(ENTRY_PREFIX):] if entry.startswith(ENTRY_PREFIX) else entry
