@@ -8,6 +8,16 @@
 // rescale issues half the instructions, and the register allocator sees pairs of consecutive registers, as NVIDIA's
 // compiler builds CuTe DSL's programs (the mixed-input FMHA's 256 scale-and-subtracts become 128 paired ones).
 //
+// Two units pair only where they are the same step of two elements: in each operand slot, both read the same value,
+// or both read constants, or both read results of the same operation (the same opcode or intrinsic; a lane of a
+// pair counts as the paired operation). Programs interleave the steps of element-wise chains (element k's
+// exp(c - a[k]) * d[k] * b[k], then element k + 1's): pairing the next free unit instead joins element k's last
+// step with element k + 1's first, packing a computed value with a constant (one register of the constant per
+// pair) and chaining every pair to the previous one; the mamba2 SSD's pre-inter warps needed 20 registers more than
+// CuTe DSL's build and spilled. A unit whose operands are computed after its partner's root in the block has them
+// computed earlier (its cheap, pure operands, a few instructions deep, move up with it), as a vectorizer schedules
+// a bundle: element k + 1's step then pairs with element k's.
+//
 // Each lane rounds as the scalar operation did, so the values are unchanged. Fusion is kept as it was: a multiply
 // whose only user is an add or subtract is paired with that user as one unit (the code generator then fuses the two
 // vector operations as it fused the scalar ones); a multiply or add that the code generator might fuse in another
@@ -139,6 +149,48 @@ std::vector<llvm::Value*> leaves(const Unit& unit) {
   return {unit.root->getOperand(0), unit.root->getOperand(1)};
 }
 
+// What makes an operand: the operation that computes it (a lane of a pair counts as the paired operation), or
+// that it is a constant or an argument.
+std::tuple<int, unsigned, unsigned> operand_kind(const llvm::Value* value) {
+  if (llvm::isa<llvm::Constant>(value)) return {0, 0, 0};
+  if (auto* lane = llvm::dyn_cast<llvm::ExtractElementInst>(value))
+    if (llvm::isa<llvm::Instruction>(lane->getVectorOperand())) value = lane->getVectorOperand();
+  auto* inst = llvm::dyn_cast<llvm::Instruction>(value);
+  if (inst == nullptr) return {1, 0, 0};
+  unsigned id = 0;
+  if (auto* call = llvm::dyn_cast<llvm::CallBase>(inst))
+    if (const llvm::Function* callee = call->getCalledFunction()) id = callee->getIntrinsicID();
+  return {2, inst->getOpcode(), id};
+}
+
+// The two units are the same step of two elements: per operand slot, the same value, or operands of one kind.
+bool same_step(const Unit& first, const Unit& second) {
+  std::vector<llvm::Value*> a = leaves(first), b = leaves(second);
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k] != b[k] && operand_kind(a[k]) != operand_kind(b[k])) return false;
+  return true;
+}
+
+// May be computed earlier in its block: no memory, side effects, cross-thread communication or phi, and no integer
+// division by a variable (undefined where the divisor is zero, which a branch or an exit between may rule out).
+bool movable(const llvm::Instruction& inst) {
+  if (llvm::isa<llvm::PHINode>(inst) || inst.isTerminator() || inst.isEHPad() || llvm::isa<llvm::AllocaInst>(inst))
+    return false;
+  if (inst.mayReadOrWriteMemory() || inst.mayHaveSideEffects()) return false;
+  if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+    return llvm::isa<llvm::IntrinsicInst>(call) && !call->isConvergent();
+  switch (inst.getOpcode()) {
+    case llvm::Instruction::UDiv:
+    case llvm::Instruction::SDiv:
+    case llvm::Instruction::URem:
+    case llvm::Instruction::SRem:
+      return llvm::isa<llvm::Constant>(inst.getOperand(1));
+    default:
+      return true;
+  }
+}
+
 class BlockPairer {
  public:
   BlockPairer(llvm::BasicBlock& block, const PairLegality& legal) : block_(block), legal_(legal) {
@@ -157,6 +209,7 @@ class BlockPairer {
       bool paired = false;
       // Earliest first: the trips of an unrolled loop pair in their order (k with k + 1).
       for (size_t i = 0; i < waiting.size(); ++i) {
+        if (!same_step(waiting[i], *unit)) continue;
         std::optional<llvm::Instruction*> anchor = placement(waiting[i], *unit);
         if (!anchor) continue;
         emit(waiting[i], *unit, *anchor);
@@ -174,6 +227,8 @@ class BlockPairer {
  private:
   // How many units wait for a partner: keeps a long unrolled block linear.
   static constexpr size_t kWindow = 16;
+  // How deep the operands that a unit computes earlier, to pair, may go.
+  static constexpr int kDepth = 4;
 
   int64_t position(const llvm::Value* value) const {
     auto* inst = llvm::dyn_cast<llvm::Instruction>(value);
@@ -184,13 +239,39 @@ class BlockPairer {
   // Where the pair's vector operations can go: before the first root if the second unit's leaves are ready there
   // (the second is hoisted), else before the second root if nothing up to it reads the first (the first sinks; a
   // second unit that reads the first, through its product too, depends on it).
-  std::optional<llvm::Instruction*> placement(const Unit& first, const Unit& second) const {
+  std::optional<llvm::Instruction*> placement(const Unit& first, const Unit& second) {
     int64_t at = position(first.root);
     if (llvm::all_of(leaves(second), [&](llvm::Value* v) { return position(v) < at; })) return first.root;
+    // The second unit's operands computed earlier, before the first root, where they can be.
+    llvm::SmallVector<llvm::Instruction*, 8> moved;
+    if (llvm::all_of(leaves(second), [&](llvm::Value* v) { return earlier(v, at, kDepth, moved); })) {
+      llvm::sort(moved, [&](const llvm::Instruction* x, const llvm::Instruction* y) {
+        return position_.lookup(x) < position_.lookup(y);
+      });
+      for (llvm::Instruction* inst : moved) {
+        inst->moveBefore(first.root->getIterator());
+        position_[inst] = at - 1;
+      }
+      return first.root;
+    }
     int64_t until = position(second.root);
     for (const llvm::User* user : first.root->users())
       if (position(user) >= 0 && position(user) <= until) return std::nullopt;
     return second.root;
+  }
+
+  // `value` is ready before position `at`, or can be computed there: a movable instruction of the block, after `at`,
+  // whose operands are (at most `depth` instructions deep); those to move go to `moved`, once each.
+  bool earlier(llvm::Value* value, int64_t at, int depth, llvm::SmallVectorImpl<llvm::Instruction*>& moved) const {
+    int64_t p = position(value);
+    if (p < at) return true;
+    auto* inst = llvm::cast<llvm::Instruction>(value);
+    if (p == at || depth == 0 || !movable(*inst)) return false;
+    if (llvm::is_contained(moved, inst)) return true;
+    for (llvm::Value* operand : inst->operands())
+      if (!earlier(operand, at, depth - 1, moved)) return false;
+    moved.push_back(inst);
+    return true;
   }
 
   llvm::Value* lanes(llvm::IRBuilder<>& builder, llvm::Value* a, llvm::Value* b) {

@@ -75,3 +75,49 @@ def test_other_targets_keep_element_by_element_math(arch, fresh_compilations):
 def test_pairs_compute_what_their_lanes_computed(fresh_compilations):
     """Per operation, as many lanes on sm_100a as elements on sm_90a: nothing fused or unfused on the way."""
     assert _lanes(_ptx("sm_100a")) == _lanes(_ptx("sm_90a"))
+
+
+def _scaled_by_exp():
+    """Per thread, fragments of N f32 (b, a, d) and a scalar c: out[k] = exp(c - a[k]) * d[k] * b[k], the steps of
+    one element after another (the form of the mamba2 SSD's pre-inter B scaling): c - a[k], times log2(e), exp2,
+    times d[k], times b[k]."""
+
+    @cute.kernel
+    def kern(b: cute.Tensor, a: cute.Tensor, d: cute.Tensor, c: cutlass.Float32, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        frags = []
+        for src in (b, a, d):
+            frag = cute.make_rmem_tensor(cute.make_layout(N), cutlass.Float32)
+            cute.autovec_copy(src[None, tidx], frag)
+            frags.append(frag)
+        rb, ra, rd = frags
+        res = cute.make_rmem_tensor(cute.make_layout(N), cutlass.Float32)
+        for k in cutlass.range(N, vectorize=True, unroll_full=True):
+            res[k] = cute.math.exp(c - ra[k], fastmath=True) * rd[k]
+            res[k] = res[k] * rb[k]
+        cute.autovec_copy(res, out[None, tidx])
+
+    @cute.jit
+    def host(b: cute.Tensor, a: cute.Tensor, d: cute.Tensor, c: cutlass.Float32, out: cute.Tensor):
+        kern(b, a, d, c, out).launch(grid=(1, 1, 1), block=(b.shape[1], 1, 1))
+
+    return host
+
+
+def _scaled_by_exp_ptx(arch):
+    frags = [from_dlpack(np.zeros((32, N), np.float32).T) for _ in range(4)]
+    with target(arch):
+        return cute.compile(_scaled_by_exp(), *frags[:3], cutlass.Float32(0.5), frags[3]).ptx
+
+
+def test_pairs_join_the_same_step_of_two_elements(fresh_compilations):
+    """Each step pairs with the same step of the next element, never with the next element's first step: no pair
+    packs the log2(e) scale with a computed value (a register of the constant per pair), and every multiply is
+    paired (three per element: by log2(e), by d, by b)."""
+    ptx = _scaled_by_exp_ptx("sm_100a")
+    immediates = set(re.findall(r"\bmov\.b32\s+(%r\d+),\s*0f[0-9A-F]{8};", ptx))
+    for lo, hi in re.findall(r"\bmov\.b64\s+%rd\d+,\s*\{(%r\d+),\s*(%r\d+)\};", ptx):
+        assert (lo in immediates) == (hi in immediates), f"a pair of a constant and a computed value: {lo}, {hi}"
+    assert not re.search(r"\bmul(\.rn)?(\.ftz)?\.f32\s", ptx), "a multiply left unpaired"
+    assert len(re.findall(r"\bmul(\.rn)?(\.ftz)?\.f32x2\s", ptx)) == 3 * N // 2
+    assert _lanes(ptx) == _lanes(_scaled_by_exp_ptx("sm_90a"))
