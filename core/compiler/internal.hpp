@@ -12,6 +12,7 @@
 #include "ww/compiler/compiler.hpp"
 
 namespace llvm {
+class Instruction;
 class LLVMContext;
 class Module;
 class PassBuilder;
@@ -99,6 +100,12 @@ void recompute_values_in_warp_roles(llvm::Module& module);
 // pointer's integer) written into the template (`[$n+C]`), after the last optimisation pass: each base-plus-constant
 // address was a register of its own.
 void fold_offsets_into_asm_addresses(llvm::Module& module);
+
+// --- cheap_pure_instructions.cpp (LLVM only) --------------------------------------------------------------------
+// Free of memory, side effects and cross-thread communication (no phi, terminator or alloca; a call only to a
+// non-convergent intrinsic), and cheap (no integer division by a variable): an instruction the passes below may
+// compute again in another place, or earlier in its block.
+bool cheap_and_pure(const llvm::Instruction& inst);
 
 // --- loop_invariant_values.cpp (LLVM only) ----------------------------------------------------------------------
 // Values made only of kernel arguments, constants and special registers, hoisted out of an outer loop (a persistent

@@ -40,25 +40,6 @@
 namespace ww::compiler::detail {
 namespace {
 
-// Free of memory, side effects and cross-thread communication, and cheap enough to execute once per iteration of an
-// outer loop: no division by a variable (tens of instructions), no call but to an intrinsic.
-bool cheap_and_pure(const llvm::Instruction& inst) {
-  if (llvm::isa<llvm::PHINode>(inst) || inst.isTerminator() || inst.isEHPad() || llvm::isa<llvm::AllocaInst>(inst))
-    return false;
-  if (inst.mayReadOrWriteMemory() || inst.mayHaveSideEffects()) return false;
-  if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
-    return llvm::isa<llvm::IntrinsicInst>(call) && !call->isConvergent();
-  switch (inst.getOpcode()) {
-    case llvm::Instruction::UDiv:
-    case llvm::Instruction::SDiv:
-    case llvm::Instruction::URem:
-    case llvm::Instruction::SRem:
-      return llvm::isa<llvm::Constant>(inst.getOperand(1));
-    default:
-      return true;
-  }
-}
-
 // A use of a value and the block its copy goes to.
 struct Place {
   llvm::Use* use;

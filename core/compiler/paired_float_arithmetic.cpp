@@ -172,25 +172,6 @@ bool same_step(const Unit& first, const Unit& second) {
   return true;
 }
 
-// May be computed earlier in its block: no memory, side effects, cross-thread communication or phi, and no integer
-// division by a variable (undefined where the divisor is zero, which a branch or an exit between may rule out).
-bool movable(const llvm::Instruction& inst) {
-  if (llvm::isa<llvm::PHINode>(inst) || inst.isTerminator() || inst.isEHPad() || llvm::isa<llvm::AllocaInst>(inst))
-    return false;
-  if (inst.mayReadOrWriteMemory() || inst.mayHaveSideEffects()) return false;
-  if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
-    return llvm::isa<llvm::IntrinsicInst>(call) && !call->isConvergent();
-  switch (inst.getOpcode()) {
-    case llvm::Instruction::UDiv:
-    case llvm::Instruction::SDiv:
-    case llvm::Instruction::URem:
-    case llvm::Instruction::SRem:
-      return llvm::isa<llvm::Constant>(inst.getOperand(1));
-    default:
-      return true;
-  }
-}
-
 class BlockPairer {
  public:
   BlockPairer(llvm::BasicBlock& block, const PairLegality& legal) : block_(block), legal_(legal) {
@@ -266,7 +247,7 @@ class BlockPairer {
     int64_t p = position(value);
     if (p < at) return true;
     auto* inst = llvm::cast<llvm::Instruction>(value);
-    if (p == at || depth == 0 || !movable(*inst)) return false;
+    if (p == at || depth == 0 || !cheap_and_pure(*inst)) return false;
     if (llvm::is_contained(moved, inst)) return true;
     for (llvm::Value* operand : inst->operands())
       if (!earlier(operand, at, depth - 1, moved)) return false;
