@@ -10,6 +10,7 @@ from warpweave import _core
 from warpweave._dsl.registry import compile_only
 
 from dsl_helpers import has_gpu, target
+from torch_interpreter import torch_python
 
 pytestmark = pytest.mark.skipif(has_gpu(), reason="checks the stand-in used where no GPU is present")
 
@@ -64,11 +65,7 @@ def test_torch_sees_the_stand_in_device_of_the_target():
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    py = next((p for p in (os.environ.get("WARPWEAVE_TORCH_PYTHON"),
-                           os.path.join(root, "build", "cutedsl-venv", "bin", "python"))
-               if p and os.path.exists(p) and subprocess.run([p, "-c", "import torch"]).returncode == 0), None)
-    if py is None:
-        pytest.skip("no Python with torch (set WARPWEAVE_TORCH_PYTHON, or build/cutedsl-venv)")
+    py = torch_python()
     env = dict(os.environ, WARPWEAVE_ARCH="sm_90a", PYTHONPATH=os.path.join(root, "frontend_python"))
     p = subprocess.run([py, "-c", _TORCH_SCRIPT], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]

@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 
+from torch_interpreter import torch_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _SCRIPT = r"""
@@ -77,19 +79,12 @@ print("FACTS" + json.dumps(facts))
 """
 
 
-def _torch_python():
-    for p in (os.environ.get("WARPWEAVE_TORCH_PYTHON"), os.path.join(ROOT, "build", "cutedsl-venv", "bin", "python")):
-        if p and os.path.exists(p) and subprocess.run([p, "-c", "import torch"]).returncode == 0:
-            return p
-    pytest.skip("no Python with torch (set WARPWEAVE_TORCH_PYTHON, or build/cutedsl-venv)")
-
-
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory):
     script = tmp_path_factory.mktemp("meta") / "program.py"
     script.write_text(_SCRIPT)
     env = dict(os.environ, WARPWEAVE_ARCH="sm_100a", PYTHONPATH=os.path.join(ROOT, "frontend_python"))
-    p = subprocess.run([_torch_python(), str(script)], capture_output=True, text=True, env=env, timeout=300)
+    p = subprocess.run([torch_python(), str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     (line,) = [l for l in p.stdout.splitlines() if l.startswith("FACTS")]
     out = json.loads(line[5:])

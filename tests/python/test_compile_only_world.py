@@ -8,6 +8,8 @@ import pytest
 
 from warpweave._dsl.registry import compile_only_world as world
 
+from torch_interpreter import torch_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -26,15 +28,6 @@ def test_world_shape_follows_the_launcher_environment(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "zero")
     with pytest.raises(ValueError, match="WORLD_SIZE must be a positive integer"):
         world.world_shape()
-
-
-def _torch_python():
-    py = next((p for p in (os.environ.get("WARPWEAVE_TORCH_PYTHON"),
-                           os.path.join(ROOT, "build", "cutedsl-venv", "bin", "python"))
-               if p and os.path.exists(p) and subprocess.run([p, "-c", "import torch"]).returncode == 0), None)
-    if py is None:
-        pytest.skip("no Python with torch (set WARPWEAVE_TORCH_PYTHON, or build/cutedsl-venv)")
-    return py
 
 
 # A torchrun program: its rank from LOCAL_RANK, an NCCL process group, symmetric memory with its multicast address,
@@ -114,7 +107,7 @@ def _run(tmp_path, program, env_extra=None, args=()):
     env.update(PYTHONPATH=os.pathsep.join(ours + [p for p in [os.environ.get("PYTHONPATH")] if p]),
                WARPWEAVE_KEEP="ptx", WARPWEAVE_DUMP_DIR=str(tmp_path / "dump"), WARPWEAVE_DISABLE_CACHE="1",
                **(env_extra or {}))
-    return subprocess.run([_torch_python(), "-m", "warpweave", "run", "--compile-only", "--arch", "sm_100a",
+    return subprocess.run([torch_python(), "-m", "warpweave", "run", "--compile-only", "--arch", "sm_100a",
                            str(prog), *args], capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
 
 
@@ -177,7 +170,7 @@ dist.destroy_process_group()
 
 
 def test_nvshmem_programs_get_the_worlds_symmetric_memory(tmp_path):
-    if subprocess.run([_torch_python(), "-c", "import nvshmem.core, cuda.core"]).returncode != 0:
+    if subprocess.run([torch_python(), "-c", "import nvshmem.core, cuda.core"]).returncode != 0:
         pytest.skip("nvshmem4py and cuda-core are not installed with torch (requirements-examples.txt has them)")
     p = _run(tmp_path, NVSHMEM_PROGRAM)
     assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]

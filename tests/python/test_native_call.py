@@ -36,6 +36,7 @@ from dsl_helpers import requires_gpu, target
 from test_export import axpy, axpy_cluster
 from test_gpu_kernels import scale_on_stream
 from test_torch_call_key import Tensor  # a torch.Tensor stand-in: attributes only, no DLPack exchange table
+from torch_interpreter import torch_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -413,18 +414,8 @@ print(json.dumps(out))
 """
 
 
-def _python_with_torch():
-    for p in (os.environ.get("WARPWEAVE_TORCH_PYTHON"), os.path.join(ROOT, "build", "cutedsl-venv", "bin", "python"),
-              "/tmp/exvenv/bin/python"):
-        if p and os.path.exists(p) and subprocess.run([p, "-c", "import torch"], capture_output=True).returncode == 0:
-            return p
-    return None
-
-
 def test_real_torch_tensors_through_dlpack_launch_as_the_general_path():
-    py = _python_with_torch()
-    if py is None:
-        pytest.skip("no Python with torch (set WARPWEAVE_TORCH_PYTHON, or build/cutedsl-venv)")
+    py = torch_python()
     p = subprocess.run([py, "-c", _TORCH_SCRIPT, ROOT, "4"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]
     import json

@@ -20,16 +20,11 @@ import textwrap
 
 import pytest
 
+from torch_interpreter import torch_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VERSION = "0.6.5"
 CACHE = os.path.join(ROOT, "build", "quack-cache")
-
-
-def _python_with_torch():
-    for p in (os.environ.get("WARPWEAVE_TORCH_PYTHON"), os.path.join(ROOT, "build", "cutedsl-venv", "bin", "python")):
-        if p and os.path.exists(p) and subprocess.run([p, "-c", "import torch"], capture_output=True).returncode == 0:
-            return p
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +88,7 @@ IMPORT_SURFACE = textwrap.dedent("""
 
 
 def test_quack_imports_its_first_layer_of_the_extension_surface(quack_src):
-    p = _run(_torch_python(), quack_src, IMPORT_SURFACE)
+    p = _run(torch_python(), quack_src, IMPORT_SURFACE)
     assert p.returncode == 0 and "surface ok" in p.stdout, p.stderr[-3000:]
 
 
@@ -154,15 +149,8 @@ GEMM = ALIAS + textwrap.dedent("""
 """)
 
 
-def _torch_python():
-    py = _python_with_torch()
-    if py is None:
-        pytest.skip("no Python with torch (set WARPWEAVE_TORCH_PYTHON, or build/cutedsl-venv)")
-    return py
-
-
 def test_quack_rmsnorm_softmax_cross_entropy_compile_for_sm90a_and_assemble(quack_src):
-    p = _run(_torch_python(), quack_src, COMPILE, extra_env={"WARPWEAVE_KEEP": "ptx"})
+    p = _run(torch_python(), quack_src, COMPILE, extra_env={"WARPWEAVE_KEEP": "ptx"})
     assert p.returncode == 0, p.stderr[-3000:]
     rows = {line.split()[1]: line.split()[2:] for line in p.stdout.splitlines() if line.startswith("compiled ")}
     assert sorted(rows) == ["cross_entropy", "rmsnorm", "softmax"], p.stdout
@@ -173,7 +161,7 @@ def test_quack_rmsnorm_softmax_cross_entropy_compile_for_sm90a_and_assemble(quac
 
 def test_quack_imports_unchanged(quack_src):
     script = "from warpweave.alias_hook import install\ninstall()\nimport quack\nprint('imported')"
-    p = _run(_torch_python(), quack_src, script)
+    p = _run(torch_python(), quack_src, script)
     assert p.returncode == 0 and "imported" in p.stdout, p.stderr[-3000:]
 
 
@@ -183,7 +171,7 @@ def test_quack_sm90_gemm_compiles_for_sm90a(quack_src):
     markers and cutlass.utils.block_copy with multicast (2x1 cluster: B is multicast to the cluster's column,
     A is not) trace; the kernel has CuTe DSL's pieces: wgmma, the TMA loads (one multicast) and stores, the
     scheduler's broadcast to the peer CTA."""
-    p = _run(_torch_python(), quack_src, GEMM, extra_env={"WARPWEAVE_KEEP": "ptx"})
+    p = _run(torch_python(), quack_src, GEMM, extra_env={"WARPWEAVE_KEEP": "ptx"})
     assert p.returncode == 0 and "compiled gemm" in p.stdout, p.stderr[-3000:]
     counts = dict(kv.split("=") for kv in p.stdout.split("compiled gemm", 1)[1].split())
     assert int(counts["cubin"]) > 0 and int(counts["wgmma"]) > 0, counts
@@ -203,7 +191,7 @@ def test_quack_sm90_default_gemm_with_c_and_bias_compiles_for_sm90a(quack_src):
     16 in all, as CuTe DSL's PTX has."""
     config = {"c_dtype": "bf16", "c_major": "n", "b_major": "n", "tile_shape_mn": [128, 192], "pingpong": True,
               "rowvec_dtype": "bf16", "batched": False, "b_kn": True}
-    p = _run(_torch_python(), quack_src, GEMM, extra_env={"WARPWEAVE_KEEP": "ptx",
+    p = _run(torch_python(), quack_src, GEMM, extra_env={"WARPWEAVE_KEEP": "ptx",
                                                           "QUACK_GEMM_CONFIG": json.dumps(config)})
     assert p.returncode == 0 and "compiled gemm" in p.stdout, p.stderr[-3000:]
     counts = dict(kv.split("=") for kv in p.stdout.split("compiled gemm", 1)[1].split())
@@ -221,7 +209,7 @@ def test_quack_tests_compile_only_runs_quacks_own_tests_without_a_gpu(quack_src,
     (alias / "sitecustomize.py").write_text("from warpweave.alias_hook import install\ninstall()\n")
     py = tmp_path / "python"
     path = os.pathsep.join([str(alias), os.path.join(ROOT, "frontend_python"), os.path.join(ROOT, "pipelines")])
-    py.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{path}" exec {_torch_python()} "$@"\n')
+    py.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{path}" exec {torch_python()} "$@"\n')
     py.chmod(0o755)
     out = tmp_path / "rows.json"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WARPWEAVE_ARCH")}
@@ -266,7 +254,7 @@ def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda
         print("stand-ins ok")
     """)
     plugin_dir = os.path.join(ROOT, "benchmarks", "python")
-    p = subprocess.run([_torch_python(), "-c", f"PLUGIN_DIR = {plugin_dir!r}\n" + script], capture_output=True,
+    p = subprocess.run([torch_python(), "-c", f"PLUGIN_DIR = {plugin_dir!r}\n" + script], capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 0 and "stand-ins ok" in p.stdout, p.stderr[-3000:]
 
@@ -298,7 +286,7 @@ def test_quack_norm_backwards_prefetch_their_rows_into_l2(quack_src):
     prefetch for CuTe DSL's kernels (SASS: 32 of 32 copies), by their entries' names (base/entry_name.py): ours
     must get it too: without it (the one difference in their copies) they ran at 0.955x and 0.988x of CuTe DSL's
     speed on an H100."""
-    p = _run(_torch_python(), quack_src, NORM_BACKWARD)
+    p = _run(torch_python(), quack_src, NORM_BACKWARD)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = {w[1]: [int(x) for x in w[2:]] for w in (l.split() for l in p.stdout.splitlines()) if w[:1] == ["norm_bwd"]}
     assert sorted(rows) == ["layernorm", "rmsnorm"], p.stdout

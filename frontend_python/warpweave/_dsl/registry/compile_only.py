@@ -260,8 +260,6 @@ def _is_cuda(d) -> bool:
     return False
 
 
-
-
 def _cuda_aligned(torch, t):
     """t itself when its storage starts CUDA-aligned, else the same tensor (shape, strides, offset, bytes) in a
     storage that does. Bytes are copied, not values: any dtype, packed fp4 included."""
