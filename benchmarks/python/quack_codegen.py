@@ -90,6 +90,7 @@ def report(sides: dict) -> dict:
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.join(ROOT, "frontend_python"))
     from bench_resources import ptxas_resources
+    from bench_same_source import parse_sass
     from warpweave import _core
     out = {}
     for name, s in sides.items():
@@ -98,12 +99,7 @@ def report(sides: dict) -> dict:
         if _core.sass_tool_available():
             with open(s["cubin"], "rb") as f:
                 sass = _core.disassemble_sass(f.read())
-            for line in sass.splitlines():
-                words = line.split("*/", 1)[-1].split()
-                if words and words[0].startswith("@"):
-                    words = words[1:]
-                if words and words[0][:1].isupper():
-                    ops[words[0].rstrip(";")] += 1
+            ops.update(op for insns in parse_sass(sass).values() for _, op, _, _ in insns)
         out[name] = dict(entry=entry, **res, instructions=sum(ops.values()), ops=dict(ops))
     return out
 
