@@ -341,8 +341,9 @@ def primitives():
             description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
             python_name="arch.mbarrier_wait",
             operands=[op("mbar", "MBARRIER"), op("phase", "SCALAR")],
-            ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, [$0], $1; "
-                          "@!ww_done bra ww_wait; }"),
+            # The suspend-time hint parks the waiting warp until the phase completes, as on sm_90 (see Hopper's).
+            ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, [$0], $1, "
+                          "10000000; @!ww_done bra ww_wait; }"),
             constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"])
 
 

@@ -39,8 +39,9 @@ _CHANGED.update({f"hopper.tma.reduce.{r}d": (
     "description", "xor where the tensor map's type allows). ",
     "xor), per the tensor map's type: add f16, bf16, f32, s32, u32, u64; min and max f16, bf16, s32, u32, s64, u64; "
     "inc and dec u32; and, or, xor s32, u32, s64, u64. ") for r in range(1, 6)})
-# Hopper's mbarrier wait loop suspends the warp between tries (a suspend-time hint) instead of spinning.
+# Hopper's and Blackwell's mbarrier wait loops suspend the warp between tries (a suspend-time hint) instead of spinning.
 _CHANGED["hopper.mbarrier.wait.parity"] = ("ptx_template", "$1; @!ww_done", "$1, 10000000; @!ww_done")
+_CHANGED["blackwell.mbarrier.wait.parity"] = ("ptx_template", "$1; @!ww_done", "$1, 10000000; @!ww_done")
 # Blackwell's instruction descriptor says the block-scaled kinds added since (MXFP4, MXFP8) beside NVFP4's.
 _CHANGED["blackwell.tcgen05.make_instr_desc"] = (
     "description", "(kind::mxf4nvf4; a_type e2m1, code 1)",
