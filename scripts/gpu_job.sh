@@ -173,7 +173,8 @@ case " $what " in *" quack "*)
   fi ;;
 esac
 case " $what " in *" quack_bench "*)
-  # QuACK's memory-bound kernels timed under both (benchmarks/python/bench_quack.py), as the quack step sets them up.
+  # QuACK's memory-bound kernels and its sm_90 GEMM (4096^3, 8192^3, beside cuBLAS) timed under both
+  # (benchmarks/python/bench_quack.py), as the quack step sets them up. WW_QUACK_BENCH_ARGS: e.g. --kernels gemm.
   unpack_cutedsl
   if [ -f .devcarry/quack.tar.gz ] && [ -d $pk/nvidia_cutlass_dsl ]; then
     rm -rf /tmp/quack && mkdir -p /tmp/quack && tar -C /tmp/quack -xzf .devcarry/quack.tar.gz

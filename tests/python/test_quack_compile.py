@@ -294,3 +294,36 @@ def test_quack_norm_backwards_prefetch_their_rows_into_l2(quack_src):
         pytest.skip("no SASS disassembler (nvdisasm) in the interpreter with torch: the copies cannot be read")
     for kind, (_, copies, prefetching) in rows.items():
         assert copies == 32 and prefetching == copies, (kind, copies, prefetching)
+
+
+BENCH_GEMM = ALIAS + textwrap.dedent("""
+    import sys
+    sys.path.insert(0, BENCH_DIR)
+    import quack_compile_only_plugin  # noqa: F401 - CUDA tensors on the CPU, a stand-in sm_90 device
+    from warpweave._dsl.registry import compile_only
+    import bench_quack
+    try:
+        with compile_only.compile_only():
+            bench_quack.main(["--inner", "--quack-src", QUACK_SRC, "--kernels", "gemm", "--gemm-shapes", "4096",
+                              "--json", OUT])
+    except compile_only.LaunchSkipped as e:
+        print("launch reached", str(e).split(" at ")[1].split(":")[0].rsplit("/", 1)[-1])
+""")
+
+
+def test_bench_quacks_gemm_row_compiles_quacks_gemm_for_sm90a(quack_src, tmp_path):
+    """bench_quack.py's GEMM row as its --inner run makes it (QuACK's public gemm, B k-major, an output handed in,
+    tuned=False) on the compile-only stand-ins: QuACK picks its default sm_90 configuration (128x192 tiles,
+    ping-pong warp groups, 2x1 cluster), the kernel compiles and assembles, and the call reaches QuACK's launch.
+    Its PTX has CuTe DSL's 16 MMAs of 64x192 (a k-block's 4 per consumer warp group, before the loop and in it) and
+    the one multicast TMA load of the operand the cluster shares."""
+    dump = tmp_path / "dump"
+    script = (f"BENCH_DIR = {os.path.join(ROOT, 'benchmarks', 'python')!r}\nOUT = {str(tmp_path / 'rows.json')!r}\n"
+              + BENCH_GEMM)
+    p = _run(torch_python(), quack_src, script, timeout=300,
+             extra_env={"QUACK_CACHE_ENABLED": "0", "QUACK_ARCH": "sm_90a", "WARPWEAVE_KEEP": "ptx",
+                        "WARPWEAVE_DUMP_DIR": str(dump)})
+    assert p.returncode == 0 and "launch reached gemm_tvm_ffi_utils.py" in p.stdout, p.stdout + p.stderr[-3000:]
+    (ptx,) = [f.read_text() for f in dump.rglob("*.ptx")]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16") == 16
+    assert ptx.count(".multicast::cluster") == 1
