@@ -147,6 +147,20 @@ case " $what " in *" example_set "*)
       tee "$OUT/example_set.log"
   fi ;;
 esac
+case " $what " in *" odd_shapes "*)
+  # The GEMM and attention programs at shapes that are not multiples of their tiles, under both (odd_shape_runs.py).
+  unpack_cutedsl
+  if [ -f .devcarry/cutedsl.tar.xz ]; then
+    mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
+    ref=()
+    [ -d $pk/nvidia_cutlass_dsl ] && ref=(--reference-pythonpath "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps")
+    run odd_shapes python3 benchmarks/python/odd_shape_runs.py /tmp/cutedsl --python python3 \
+      --jobs "${WW_EXAMPLE_JOBS:-4}" --timeout "${WW_EXAMPLE_TIMEOUT:-200}" "${ref[@]}"
+  else
+    echo "odd_shapes: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl <cutlass checkout>)" |
+      tee "$OUT/odd_shapes.log"
+  fi ;;
+esac
 case " $what " in *" quack "*)
   # QuACK's own tests (benchmarks/python/quack_tests.py), the same sample under CuTe DSL itself (packages as for
   # vs_cutedsl) and under warpweave through the `cutlass` alias; QuACK's sdist carried in .devcarry/ by
