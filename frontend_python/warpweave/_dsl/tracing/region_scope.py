@@ -132,5 +132,17 @@ def takes_register_values(before, after) -> bool:
     if after is before or not (plain(before) and plain(after)) or before.element_type is not after.element_type \
             or str(full_layout(before)) != str(full_layout(after)):
         return False
-    before.store(after.load())
+    if not _same_registers(before.iterator, after.iterator):
+        before.store(after.load())
     return True
+
+
+def _same_registers(p, q) -> bool:
+    """Whether two register pointers of one element type address the same registers (a view the loop makes again
+    each trip, `frag = f(tCrX)`): with the same layout, the values are already where the variable keeps them. A copy
+    would read each element and store them back in wider pieces, which would tie the fragment's separate elements
+    into vectors carried whole around the loop, keeping elements live that the next trip overwrites."""
+    if p.base is None or p.base != q.base:
+        return False
+    d = p.offset - q.offset
+    return isinstance(d, int) and d == 0
