@@ -53,6 +53,16 @@ def test_launch_attributes_are_recorded():
     assert ".reqnctapercluster 2, 1, 1" in fixed.ptx and fixed.launches[0].preferred_cluster is None
 
 
+def test_a_one_block_cluster_is_launched_but_not_compiled_in():
+    # As CuTe DSL's modules: its Hopper GEMMs with a 1x1 cluster launch with cluster (1, 1, 1) from a kernel that
+    # declares no cluster shape (a cluster kernel of one block is another kind of module for the driver).
+    c = compiled_with(grid=[4, 1, 1], block=[32, 1, 1], cluster=[1, 1, 1])
+    assert ".reqnctapercluster" not in c.ptx and ".explicitcluster" not in c.ptx
+    assert c.launches[0].cluster == (1, 1, 1)
+    two = compiled_with(grid=[4, 2, 1], block=[32, 1, 1], cluster=[1, 2, 1])
+    assert ".explicitcluster" in two.ptx and ".reqnctapercluster 1, 2, 1" in two.ptx
+
+
 def test_launch_config_object():
     from warpweave._dsl.base.launch_config import LaunchConfig
 

@@ -365,7 +365,11 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
     elif max_threads is not None:
         # (a block known while tracing is the exact count, which bounds it already)
         attrs.append(f"nvvm.maxntid = array<i32: {max_threads[0]}, {max_threads[1]}, {max_threads[2]}>")
-    if cluster is not None and all(isinstance(x, int) for x in cluster):
+    # A known cluster of several blocks is compiled in (the assembler then knows the cluster's extents). One of a
+    # single block is not: the launch still gives it (1, 1, 1), as CuTe DSL's launches do, but the module is not
+    # made a cluster kernel for it, as CuTe DSL's are not (the code is the same either way; only the cubin's
+    # cluster attributes, which the driver reads, differed).
+    if cluster is not None and all(isinstance(x, int) for x in cluster) and cluster[0] * cluster[1] * cluster[2] > 1:
         attrs.append(f"nvvm.cluster_dim = array<i32: {cluster[0]}, {cluster[1]}, {cluster[2]}>")
     if min_blocks_per_mp is not None:
         attrs.append(f"nvvm.minctasm = {int(min_blocks_per_mp)} : i32")
