@@ -208,7 +208,8 @@ case " $what " in *" same_source "*|*" same_source_calls "*)
   # with same_source_calls) every example program that times itself with cute.testing.benchmark, run unmodified
   # by each side, its benchmark calls timed by one shared timer (--benchmark-calls): WW_SAME_SOURCE_CALL_TIMEOUT
   # seconds per program and side (default 150), WW_SAME_SOURCE_CALLS_BUDGET seconds in all (default 360: the
-  # programs left after it are reported as not run), WW_SAME_SOURCE_CALLS_ARGS more arguments (e.g. --only).
+  # programs left after it are reported as not run), WW_SAME_SOURCE_ROUNDS runs of each side, the order alternating
+  # (default 2), WW_SAME_SOURCE_CALLS_ARGS more arguments (e.g. --only).
   unpack_cutedsl
   if [ -d $pk/nvidia_cutlass_dsl ] && [ -f .devcarry/cutedsl.tar.xz ]; then
     mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
@@ -220,7 +221,7 @@ case " $what " in *" same_source "*|*" same_source_calls "*)
     esac
     run same_source_calls python3 benchmarks/python/bench_same_source.py /tmp/cutedsl --cutedsl-python /tmp/cdpy \
       --benchmark-calls --timeout "${WW_SAME_SOURCE_CALL_TIMEOUT:-150}" --budget "${WW_SAME_SOURCE_CALLS_BUDGET:-360}" \
-      ${WW_SAME_SOURCE_CALLS_ARGS:-} --json "$OUT/same_source_calls.json"
+      --rounds "${WW_SAME_SOURCE_ROUNDS:-2}" ${WW_SAME_SOURCE_CALLS_ARGS:-} --json "$OUT/same_source_calls.json"
   else
     echo "same_source: no CuTe DSL packages (stash part 1 in the call before) or no .devcarry/cutedsl.tar.xz" |
       tee "$OUT/same_source.log"

@@ -649,6 +649,8 @@ def main(argv=None) -> int:
                          "(same_source_benchmark_calls.py)")
     ap.add_argument("--only", default="", help="--benchmark-calls: comma-separated programs (file names or paths)")
     ap.add_argument("--budget", type=float, default=None, help="--benchmark-calls: seconds for the whole run")
+    ap.add_argument("--rounds", type=int, default=1, help="--benchmark-calls: runs of each side, the order "
+                                                          "alternating; each call's time the median of its rounds'")
     ap.add_argument("--compile-time", type=int, default=0, metavar="N",
                     help="only time each side's compile call, in N fresh processes a side (medians of wall and CPU "
                          "time); no SASS, no GPU half")
@@ -661,7 +663,8 @@ def main(argv=None) -> int:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import same_source_benchmark_calls
         return same_source_benchmark_calls.run(args.cutlass, args.cutedsl_python, args.ww_python, args.only,
-                                               args.timeout or 150, args.budget, args.json, args.ww_root)
+                                               args.timeout or 150, args.budget, args.json, args.ww_root,
+                                               args.rounds)
     args.timeout = args.timeout or 900
 
     names = [n.strip() for n in args.programs.split(",") if n.strip()]

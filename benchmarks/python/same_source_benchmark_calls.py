@@ -9,11 +9,11 @@ by warpweave, each of its benchmark calls timed by one timer shared by both side
 `benchmark` and whose target (cutedsl_examples.program_target, the rule the example-set runs use) is sm_80 or
 sm_90a, the targets a Hopper GPU runs: Blackwell's and the distributed programs are left out by that rule.
 
-Each program runs once per side, in a process of its own, with the same command line: `PY DRIVER prog.py ARGS`
-(CuTe DSL) and `python -m warpweave run DRIVER prog.py ARGS` (warpweave). DRIVER (BENCHMARK_CALLS_DRIVER below, the
-same text for both) replaces `benchmark` in the public testing modules (cutlass.testing, where CuTe DSL defines it,
-and cutlass.cute.testing, which re-exports it; under warpweave's alias the same two names) before the program runs,
-so that `testing.benchmark(...)`, `cute.testing.benchmark(...)` and `from cutlass.cute.testing import benchmark`
+Each program runs once per side (--rounds N: N times, the order alternating), in a process of its own, with the
+same command line: `PY DRIVER prog.py ARGS` (CuTe DSL) and `python -m warpweave run DRIVER prog.py ARGS`
+(warpweave). DRIVER (BENCHMARK_CALLS_DRIVER below, the same text for both) replaces `benchmark` in the public
+testing modules (cutlass.testing, where CuTe DSL defines it, and cutlass.cute.testing, which re-exports it; under
+warpweave's alias the same two names) before the program runs, so that `testing.benchmark(...)`, `cute.testing.benchmark(...)` and `from cutlass.cute.testing import benchmark`
 all reach the replacement; then it runs the program as `__main__` with its arguments, as `python prog.py ARGS` does.
 The program's own reference check runs, and a side passes only when its program exits with status 0.
 
@@ -193,26 +193,48 @@ def run_side(python: str, driver: str, path: str, args, warpweave: bool, timeout
 
 # --- both sides -----------------------------------------------------------------------------------------------------
 
+def combine_rounds(runs: list) -> dict:
+    """One side's result over several rounds: it passes when every round passed; each benchmark call's time is the
+    median of its rounds' (the other fields of a call are the first round's)."""
+    first = runs[0]
+    if not all(r["ok"] for r in runs):
+        bad = next(r for r in runs if not r["ok"])
+        return dict(bad, rounds=len(runs))
+    n = min(len(r["calls"]) for r in runs)
+    calls = [dict(first["calls"][i], us=statistics.median(r["calls"][i]["us"] for r in runs),
+                  us_rounds=[r["calls"][i]["us"] for r in runs]) for i in range(n)]
+    return dict(first, calls=calls, rounds=len(runs), wall_s=round(sum(r["wall_s"] for r in runs), 1))
+
+
 def compare(cutlass: str, programs, cd_python: str, ww_python: str, timeout: float, budget: float | None = None,
-            root=None, report=print) -> dict:
-    """{program: {args, cutedsl, warpweave}}, each side run in turn (CuTe DSL first); past `budget` seconds in all
-    a program is not started (its sides say so) and a running side's timeout is cut to what is left."""
+            root=None, report=print, rounds: int = 1) -> dict:
+    """{program: {args, cutedsl, warpweave}}, the sides run in turn, `rounds` times, the order alternating between
+    rounds (CuTe DSL first, then warpweave first, ...): a GPU's clocks settle lower over back-to-back runs at full
+    load, which a fixed order would charge to the second side. Past `budget` seconds in all a program is not
+    started (its sides say so) and a running side's timeout is cut to what is left."""
     fd, driver = tempfile.mkstemp(suffix="_benchmark_calls.py")
     with os.fdopen(fd, "w") as f:
         f.write(BENCHMARK_CALLS_DRIVER)
     t0 = time.perf_counter()
     rows = {}
+    sides = (("cutedsl", cd_python, False), ("warpweave", ww_python, True))
     try:
         for rel in programs:
             path = os.path.join(cutlass, ALL_ROOT, rel)
             args = EXTRA_ARGS.get(rel, [])
             row = rows[rel] = dict(args=args)
-            for side, python, ww in (("cutedsl", cd_python, False), ("warpweave", ww_python, True)):
-                left = timeout if budget is None else min(timeout, budget - (time.perf_counter() - t0))
-                if left < 1:
-                    row[side] = dict(ok=False, calls=[], detail="not run: the time budget was spent")
-                    continue
-                row[side] = run_side(python, driver, path, args, ww, left, root)
+            runs = {"cutedsl": [], "warpweave": []}
+            for r in range(max(1, rounds)):
+                for side, python, ww in (sides if r % 2 == 0 else sides[::-1]):
+                    left = timeout if budget is None else min(timeout, budget - (time.perf_counter() - t0))
+                    if left < 1:
+                        runs[side].append(dict(ok=False, calls=[], detail="not run: the time budget was spent"))
+                        continue
+                    runs[side].append(run_side(python, driver, path, args, ww, left, root))
+                if not all(runs[s][-1]["ok"] for s in runs):
+                    break  # a failing side fails every round alike: no more rounds of it
+            for side in runs:
+                row[side] = combine_rounds(runs[side])
             report(f"{rel}: " + " | ".join(f"{s} {'pass' if row[s]['ok'] else 'FAIL'} "
                                            f"{[round(c['us'], 1) for c in row[s]['calls']]} {row[s]['detail']}"
                                            for s in ("cutedsl", "warpweave")), flush=True)
@@ -259,7 +281,7 @@ def print_table(rows, report=print) -> float | None:
 
 
 def run(cutlass: str, cd_python: str, ww_python: str, only: str = "", timeout: float = 150,
-        budget: float | None = None, json_path: str | None = None, root=None) -> int:
+        budget: float | None = None, json_path: str | None = None, root=None, rounds: int = 1) -> int:
     cutlass = os.path.abspath(cutlass)
     programs = discover(cutlass)
     if only:  # paths under the set, or file names
@@ -267,7 +289,7 @@ def run(cutlass: str, cd_python: str, ww_python: str, only: str = "", timeout: f
         programs = [p for p in programs if p in names or os.path.basename(p) in names]
     print(f"{len(programs)} programs call benchmark (targets {', '.join(TARGETS)}): {', '.join(programs)}",
           flush=True)
-    rows = compare(cutlass, programs, cd_python, ww_python, timeout, budget, root)
+    rows = compare(cutlass, programs, cd_python, ww_python, timeout, budget, root, rounds=rounds)
     g = print_table(rows)
     if json_path:
         with open(json_path, "w") as f:
@@ -284,9 +306,12 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=150, help="seconds per program and side")
     ap.add_argument("--budget", type=float, default=None, help="seconds for the whole run")
     ap.add_argument("--ww-root", default=None, help="the warpweave checkout to run (default: this one)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of each side, the order alternating; each call's time is the median of its rounds'")
     ap.add_argument("--json", default=None)
     ns = ap.parse_args(argv)
-    return run(ns.cutlass, ns.cutedsl_python, ns.ww_python, ns.only, ns.timeout, ns.budget, ns.json, ns.ww_root)
+    return run(ns.cutlass, ns.cutedsl_python, ns.ww_python, ns.only, ns.timeout, ns.budget, ns.json, ns.ww_root,
+               ns.rounds)
 
 
 if __name__ == "__main__":

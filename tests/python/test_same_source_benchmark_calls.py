@@ -203,3 +203,36 @@ def test_a_side_past_its_timeout_is_ended_and_reported(tmp_path):
     prog.write_text("import time\ntime.sleep(60)\n")
     res = calls.run_side(sys.executable, driver, str(prog), [], warpweave=True, timeout=3)
     assert not res["ok"] and res["detail"] == "timed out after 3 s" and res["wall_s"] < 30
+
+
+def test_rounds_alternate_the_order_and_each_call_keeps_the_median_of_its_rounds(tmp_path, monkeypatch):
+    order = []
+    times = {"cutedsl": iter([10.0, 14.0, 11.0]), "warpweave": iter([9.0, 30.0, 8.0])}
+
+    def fake_side(python, driver, path, args, warpweave, timeout, root=None):
+        side = "warpweave" if warpweave else "cutedsl"
+        order.append(side)
+        return dict(ok=True, calls=[dict(us=next(times[side]))], wall_s=1.0, detail="exit 0")
+
+    monkeypatch.setattr(calls, "run_side", fake_side)
+    rows = calls.compare(str(tmp_path), ["p.py"], "cd", "ww", timeout=10, report=lambda *a, **k: None, rounds=3)
+    # the second round runs warpweave first: neither side is always the one after the other's full-load run
+    assert order == ["cutedsl", "warpweave", "warpweave", "cutedsl", "cutedsl", "warpweave"]
+    row = rows["p.py"]
+    assert row["cutedsl"]["calls"][0]["us"] == 11.0 and row["warpweave"]["calls"][0]["us"] == 9.0
+    assert row["warpweave"]["calls"][0]["us_rounds"] == [9.0, 30.0, 8.0] and row["warpweave"]["rounds"] == 3
+
+
+def test_a_side_failing_in_a_round_fails_and_ends_the_rounds(tmp_path, monkeypatch):
+    runs = []
+
+    def fake_side(python, driver, path, args, warpweave, timeout, root=None):
+        runs.append(warpweave)
+        ok = not (warpweave and len(runs) > 2)
+        return dict(ok=ok, calls=[dict(us=5.0)] if ok else [], wall_s=1.0, detail="exit 0" if ok else "Boom: x")
+
+    monkeypatch.setattr(calls, "run_side", fake_side)
+    rows = calls.compare(str(tmp_path), ["p.py"], "cd", "ww", timeout=10, report=lambda *a, **k: None, rounds=4)
+    assert len(runs) == 4  # two rounds: the second's warpweave failed, so no third
+    assert not rows["p.py"]["warpweave"]["ok"] and rows["p.py"]["warpweave"]["detail"] == "Boom: x"
+    assert rows["p.py"]["cutedsl"]["ok"] and calls.ratios(rows["p.py"]) == []
