@@ -430,7 +430,9 @@ def test_hopper_gemm_exports_with_its_tma_descriptors_encoded_in_c(tmp_path, mon
         assert g["strides"] == [e[f"stride{i}"] for i in range(1, e["rank"])]
         assert g["box"] == [e[f"box{i}"] for i in range(e["rank"])]
         assert g["swizzle"] == ["none", "32B", "64B", "128B"].index(e["swizzle"])
-        assert g["elem"] == [1] * e["rank"] and g["interleave"] == g["l2"] == g["oob"] == 0
+        assert g["elem"] == [1] * e["rank"] and g["interleave"] == g["oob"] == 0
+        # the tile's rows fetched from DRAM as whole 128-byte lines, by both encoders
+        assert e["l2_promotion"] == "128B" and g["l2"] == ["none", "64B", "128B", "256B"].index(e["l2_promotion"])
 
 
 def tma_export_types():

@@ -52,6 +52,10 @@ _TMA_TYPES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32"
               "Int8": "u8", "Uint8": "u8", "Float8E4M3FN": "u8", "Float8E5M2": "u8", "Float8E8M0FNU": "u8", "Int16": "u16",
               "Uint16": "u16", "Int32": "s32", "Uint32": "u32", "Int64": "s64", "Uint64": "u64"}
 _SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
+# A tile's rows come from DRAM as whole 128-byte L2 lines instead of the 32-byte sectors the box's rows touch: the
+# rows of a GEMM's tiles are 64 to 128 bytes of lines the neighbouring tiles (and the next k-block) read too. CuTe's
+# C++ tensor maps are made so as well.
+L2_PROMOTION = "128B"
 _PACKED_TYPES = ("Float4E2M1FN", "Int4", "Uint4")   # two values a byte
 
 
@@ -500,8 +504,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
         raise ext.user_error(f"make_tiled_tma_atom: {entry['id']} names no host hook that encodes its tensor map",
                              ext.DSLValueError)
     attrs = {"data_type": tma_type, "rank": len(dims), "swizzle": _SWIZZLE_NAMES[swizzle],
-             "dims": ",".join(map(str, dims)), "ebytes": ebytes, "pack": pack, "backend": backend,
-             "hook": entry["host_hook"]}
+             "l2_promotion": L2_PROMOTION, "dims": ",".join(map(str, dims)), "ebytes": ebytes, "pack": pack,
+             "backend": backend, "hook": entry["host_hook"]}
     if gbits:
         attrs["gbits"] = gbits
     for i, bx in enumerate(box):
@@ -634,7 +638,7 @@ def _first_stage(smem_layout, tile_rank: int):
 
 
 def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend, hook, pack=1, offset=0, gbits=0,
-                      **boxes) -> bytes:
+                      l2_promotion="none", **boxes) -> bytes:
     """The host-argument producer: the tensor map of the call's tensor (of bytes for a packed 4-bit type: the
     contiguous mode's extent and the strides, counted in elements, halved), by host hook `hook` of `backend`.
     With extent{i}/gstride{i} (the atom's view of the tensor, per tensor-map dimension, evaluated at this call)
@@ -659,7 +663,8 @@ def encode_descriptor(tensor, *, data_type, rank, swizzle, dims, ebytes, backend
     address = int(tensor.data_ptr) + (int(offset) * gbits // 8 if gbits else int(offset) * ebytes // pack)
     if address % 16:
         raise ValueError(f"TMA descriptor: the tensor's address {address:#x} is not 16-byte aligned")
-    attrs = {"data_type": data_type, "rank": rank, "address": address, "swizzle": swizzle}
+    attrs = {"data_type": data_type, "rank": rank, "address": address, "swizzle": swizzle,
+             "l2_promotion": l2_promotion}
     compact = ebytes  # the byte stride mode i would have if the tensor were packed in this order
     if pack > 1 and (shape[0] % pack or any(s % pack for s in strides[1:])):
         raise ValueError(f"TMA descriptor: a tensor of packed 4-bit values needs an even contiguous extent and even "

@@ -7,6 +7,7 @@ from __future__ import annotations
 _DATA_TYPES = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f64", "bf16", "f32_ftz", "tf32", "tf32_ftz"]
 # CUtensorMapSwizzle of Hopper's four modes (index = value).
 _SWIZZLES = ["none", "32B", "64B", "128B"]
+_L2_PROMOTIONS = ["none", "64B", "128B", "256B"]
 
 DECLARATIONS = """\
 /* cuTensorMapEncodeTiled, as cuda.h declares it (the enumerations as int, the CUtensorMap as its 128 bytes). */
@@ -27,7 +28,7 @@ def _enum(value, names, what):
 
 
 def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, pack=1, offset=0, backend=None, hook=None,
-                 gbits=0, **boxes):
+                 gbits=0, l2_promotion="none", **boxes):
     """(declarations, statements) writing the tensor map of `tensor` (an export_c.CTensor) at dst: of the atom's view
     of it (extent{i}/gstride{i}, numbers or C expressions of the call, at `offset` elements) where given, else of
     the tensor's own modes in `dims` order."""
@@ -79,7 +80,8 @@ def descriptor_c(tensor, dst, *, data_type, rank, swizzle, dims, ebytes, pack=1,
             o.append(f"  if ((int64_t)dims[0] * {int(ebytes)} > compact) compact = (int64_t)dims[0] * {int(ebytes)};")
     o += ["  (void)s; (void)compact;",
           f"  r = cuTensorMapEncodeTiled(map, {_enum(data_type, _DATA_TYPES, 'data type')}, {rank}, (void *)address, "
-          f"dims, strides, box, elem, 0, {_enum(swizzle, _SWIZZLES, 'swizzle')}, 0, 0);",
+          f"dims, strides, box, elem, 0, {_enum(swizzle, _SWIZZLES, 'swizzle')}, "
+          f"{_enum(l2_promotion, _L2_PROMOTIONS, 'L2 promotion')}, 0);",
           f'  if (r != 0) return ww_driver(r, "cuTensorMapEncodeTiled of {name}");',
           f"  memcpy({dst}, map, 128);",
           "}"]

@@ -379,7 +379,8 @@ def _call_symbols(h, T):
 @pytest.mark.parametrize("k_major", [True, False])
 def test_tma_host_descriptor_attributes(monkeypatch, k_major):
     """What the host argument asks the plugin's encode_tma_descriptor for, per call: dimensions innermost first
-    (the contiguous mode, then the others in order), byte strides of the outer ones, the boxes and the swizzle."""
+    (the contiguous mode, then the others in order), byte strides of the outer ones, the boxes, the swizzle and the
+    L2 promotion of whole 128-byte lines."""
     from warpweave.backends.hopper import tma
 
     calls = []
@@ -400,7 +401,7 @@ def test_tma_host_descriptor_attributes(monkeypatch, k_major):
     backend, hook, attrs, size = calls[0]
     assert (backend, hook, size) == ("hopper", "encode_tma_descriptor", 128)
     inner, outer = (K, M) if k_major else (M, K)
-    assert attrs == {"data_type": "f16", "rank": 3, "address": T.data_ptr, "swizzle": "128B",
+    assert attrs == {"data_type": "f16", "rank": 3, "address": T.data_ptr, "swizzle": "128B", "l2_promotion": "128B",
                      "dim0": inner, "dim1": outer, "dim2": L, "stride1": inner * 2, "stride2": M * K * 2,
                      "box0": 64, "box1": 128 if k_major else 64, "box2": 1}
 
