@@ -172,11 +172,12 @@ def recorded(monkeypatch):
     monkeypatch.setattr(_core, "launch", lambda f, grid, block, cluster, smem, stream, params, *rest:
                         launched.append((tuple(grid), params)))
 
-    def ready(compiled):
+    def ready(compiled, fast=True):
         monkeypatch.setattr(compiled, "_load", lambda: None)
         compiled._functions = {l.kernel: Function() for l in compiled.launches}
-        compiled._fast = compiled._build_fast_call()
-        assert callable(compiled._fast), "a tuple of numbers takes the generated fast path"
+        if fast:
+            compiled._fast = compiled._build_fast_call()
+            assert callable(compiled._fast), "a tuple of numbers takes the generated fast path"
         return compiled
 
     return launched, ready
@@ -218,6 +219,66 @@ def test_the_function_cache_serves_other_values_of_the_tuple(recorded):
     assert second.plans[1].spec == first.plans[1].spec
     assert [c.kind for c in second.plans[1].children] == ["tree", "scalar"]
     assert general(second, y, ((4, 6), 2.5)) == general(first, y, ((4, 6), 2.5))
+
+
+@cute.jit
+def fill_tiled(y: cute.Tensor, problem):
+    (m, n), w = problem
+    tiled = cute.tile_to_shape(cute.make_layout((4, 4)), (m, n), (0, 1))  # assumes that 4 divides m and n
+    fill_kernel(y, cute.size(tiled), w).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_what_the_kernel_assumes_of_the_numbers_is_checked_at_each_call(recorded):
+    launched, ready = recorded
+    y = tensor()
+    with target("sm_80"):
+        compiled = ready(cute.compile(fill_tiled, y, ((8, 8), 1.0)))
+    assert len(compiled.assumptions) == 2
+    for call in (compiled, compiled._fast, lambda *a: compiled.prepare(*a)):
+        call(y, ((12, 4), 1.0))
+        with pytest.raises(DSLValueError, match=r"breaks? what the compiled kernel assumes"):
+            call(y, ((8, 6), 1.0))
+
+
+@cute.jit
+def print_problem(y: cute.Tensor, problem):
+    (m, n), w = problem
+    cute.printf("m={} n={}", m, n)  # on the host, at each call
+    fill_kernel(y, m * n, w).launch(grid=[m, 1, 1], block=[32, 1, 1])
+
+
+def test_host_code_reads_the_numbers_of_each_call(recorded, capsys):
+    _, ready = recorded
+    y = tensor()
+    with target("sm_80"):
+        compiled = ready(cute.compile(print_problem, y, ((3, 5), 1.0)), fast=False)  # host prints: the general path
+    compiled(y, ((3, 5), 1.0))
+    compiled(y, ((4, 6), 2.0))
+    assert capsys.readouterr().out.splitlines() == ["m=3 n=5", "m=4 n=6"]
+
+
+def _is_big(m):
+    return m > 3  # not rewritten: Python asks for the truth, decided with the value compiled for (a guard)
+
+
+@cute.jit
+def branch_on_problem(y: cute.Tensor, problem):
+    (m, n), w = problem
+    if cutlass.const_expr(_is_big(m)):
+        fill_kernel(y, n, w).launch(grid=[1, 1, 1], block=[32, 1, 1])
+    else:
+        fill_kernel(y, n, w).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+
+def test_a_cached_compilation_is_used_only_for_numbers_that_decide_its_host_comparisons_alike():
+    y = tensor()
+    with target("sm_80"):
+        big = cute.compile(branch_on_problem, y, ((8, 5), 1.0))
+        again = cute.compile(branch_on_problem, y, ((5, 7), 2.0))  # decides `m > 3` the same way
+        small = cute.compile(branch_on_problem, y, ((2, 7), 2.0))  # otherwise: the entry does not apply
+    assert big.host_guards and again.info.get("level") == "function"
+    assert small.info.get("level") != "function"
+    assert (again.launches[0].block[0], small.launches[0].block[0]) == (32, 64)
 
 
 @cute.jit

@@ -493,6 +493,14 @@ class TreeArg(ArgPlan):
         for child, x in zip(self.children, v):
             child.read(x, read)
 
+    def symbol_env(self, v, env) -> bool:
+        if not isinstance(v, (list, tuple)) or len(v) != len(self.children):
+            return False
+        return all(child.symbol_env(x, env) for child, x in zip(self.children, v))
+
+    def symbol_ids(self) -> list:
+        return [sid for child in self.children for sid in child.symbol_ids()]
+
     @property
     def fast_path(self) -> bool:
         """A tuple of numbers and compile-time values (a problem shape) is read by the generated Python fast path,
