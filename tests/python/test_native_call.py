@@ -271,7 +271,7 @@ def test_empty_grids_and_argument_counts_go_the_python_way(recorded):
 
 
 @cute.jit
-def add_with_layout(mA, mB, mC, tile, copy_bits: cutlass.Constexpr = 128):
+def add_with_layout(mA, mB, mC, tile: cute.Tile, copy_bits: cutlass.Constexpr = 128):  # a tile: compiled in
     ew.elementwise_add(mA, mB, mC, copy_bits)
 
 

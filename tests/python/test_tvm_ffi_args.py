@@ -176,9 +176,9 @@ def scale_with_epilogue(x: cute.Tensor, epilogue_args: tuple, n: cutlass.Int32, 
     _scale_kernel(x, x, n, 2).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
 
 
-@pytest.mark.parametrize("epilogue_args", [(), (1.5, None)])
+@pytest.mark.parametrize("epilogue_args", [(), ("relu", None)])
 def test_a_tuple_compiled_in_keeps_its_position(epilogue_args):
-    """A tuple argument traced as one compile-time value (an empty epilogue-arguments tuple, or one of numbers and
+    """A tuple argument traced as one compile-time value (an empty epilogue-arguments tuple, or one of names and
     None) still has its position, as every declared parameter has in CuTe DSL's entry: libraries pass it at each
     call (QuACK's GEMM launch passes its empty epilogue arguments between C and the scheduler's)."""
     with target("sm_80"):
@@ -191,10 +191,44 @@ def test_a_tuple_compiled_in_keeps_its_position(epilogue_args):
     with pytest.raises(TypeError, match=r"scale_with_epilogue\(\) takes 3 arguments \(x, epilogue_args, n\)"):
         f(x, 64)
     with pytest.raises(TypeError, match=f"argument epilogue_args must be a tuple of {len(epilogue_args)} elements"):
-        f(x, (1.5, None, 3), 64)
-    if epilogue_args:
-        with pytest.raises(ValueError, match=r"argument epilogue_args.0 is compiled in as 1.5"):
-            f(x, (2.5, None), 64)
+        f(x, ("relu", None, 3), 64)
     if not has_gpu():  # every check passed: the call goes on to load the module, which needs a driver
         with pytest.raises(RuntimeError, match="no CUDA driver"):
             f(x, epilogue_args, 64)
+
+
+@cute.jit
+def scale_tiled(x: cute.Tensor, tile: cute.Shape, n: cutlass.Int32, stream):
+    _scale_kernel(x, x, n, cute.size(tile)).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
+
+
+def test_a_layout_annotated_tuple_is_compiled_in_and_checked():
+    """A parameter annotated cute.Shape takes its Python numbers as compile-time values (values/layout_annotations.py):
+    the tuple keeps its position, and the entry refuses other numbers than those compiled in."""
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        f = cute.compile(scale_tiled, t, (2, 4), 64, make_fake_stream(use_tvm_ffi_env_stream=True),
+                         options="--enable-tvm-ffi")
+    assert [type(p).__name__ for p in f.params[1].params] == ["Const", "Const"]
+    x = tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,)))
+    with pytest.raises(ValueError, match=r"argument tile.1 is compiled in as 4"):
+        f(x, (2, 8), 64)
+    if not has_gpu():
+        with pytest.raises(RuntimeError, match="no CUDA driver"):
+            f(x, (2, 4), 64)
+
+
+def test_the_numbers_of_a_tuple_are_its_runtime_elements():
+    """A Python number in a tuple is a runtime value (the tuple rule of call/arg_tensor.py): the entry reads it from
+    the tuple's array as a scalar, beside the None compiled in, and takes another number at the next call."""
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        f = cute.compile(scale_with_epilogue, t, (1.5, None), 64, make_fake_stream(use_tvm_ffi_env_stream=True),
+                         options="--enable-tvm-ffi")
+    assert [type(p).__name__ for p in f.params[1].params] == ["Scalar", "ConstNone"]
+    x = tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,)))
+    with pytest.raises(TypeError, match="argument epilogue_args.0 must be a number"):
+        f(x, ("relu", None), 64)
+    if not has_gpu():  # 2.5 is no compiled-in 1.5 to refuse: the call goes on to load the module
+        with pytest.raises(RuntimeError, match="no CUDA driver"):
+            f(x, (2.5, None), 64)

@@ -61,13 +61,9 @@ from .._dsl.base.compile_options import (  # noqa: F401
 )
 from .._dsl.values.runtime import AddressSpace, sym_int, sym_int32, sym_int64  # noqa: F401
 
-# Annotation types, as in CuTe DSL (any Python value is accepted where they annotate).
-Shape = tuple
-Coord = tuple
-IntTuple = tuple
-Stride = tuple
-Tile = tuple
-XTuple = tuple
+# Annotation types, as in CuTe DSL: a parameter annotated with one takes Python numbers as compile-time values
+# (values/layout_annotations.py).
+from .._dsl.values.layout_annotations import Coord, IntTuple, Shape, Stride, Tile, Tiler, XTuple  # noqa: F401,E501
 
 __all__ = list(_layout_all) + [
     "CopyAtom", "TiledCopy", "ThrCopy", "copy", "prefetch", "autovec_copy", "basic_copy", "basic_copy_if", "make_copy_atom", "make_tiled_copy",
@@ -79,5 +75,5 @@ __all__ = list(_layout_all) + [
     "runtime", "testing", "dice", "append_ones", "prepend_ones", "make_ptr", "all_", "any_", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
-    "math", "NumericMeta", "as_numeric", "XTuple", "FastDivmodDivisor", "fast_divmod_create_divisor"] + list(_numeric_exports) + _TOP_LEVEL_MATH
+    "math", "NumericMeta", "as_numeric", "XTuple", "Tiler", "FastDivmodDivisor", "fast_divmod_create_divisor"] + list(_numeric_exports) + _TOP_LEVEL_MATH
 

@@ -7,6 +7,7 @@ from typing import Union as _Union
 
 from .. import cute as _cute
 from .._dsl.base.constexpr import Constexpr  # noqa: F401
+from .._dsl.values.layout_annotations import Tiler, XTuple  # noqa: F401 - a tiler: a tile of layouts or extents
 from .._dsl.values.numeric import Numeric, NumericMeta, as_numeric  # noqa: F401
 from .._mlir.extras import types as T  # noqa: F401 - MLIR types by short name, as CuTe DSL's typing has them
 
@@ -17,8 +18,6 @@ _NUMERIC = [n for n in ("Integer", "Float", "Boolean", "Int4", "Int8", "Int16", 
 _STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swizzle", "ScaledBasis", "AddressSpace",
               "Shape", "Stride", "Coord", "IntTuple", "Tile"]
 globals().update({n: getattr(_cute, n) for n in _NUMERIC + _STRUCTURE})
-Tiler = _cute.Tile  # a tiler is a tile (of layouts or extents) that divides or tiles another layout
 Int = _Union[int, _cute.Integer]  # an integer annotation: a Python int or a DSL integer
-XTuple = _cute.IntTuple  # a tuple of any nesting (CuTe DSL's annotation name)
 
 __all__ = ["Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE

@@ -118,7 +118,9 @@ class ArgPlan:
     def fast_lines(self, env: dict, hosted: bool) -> list:
         """The lines of the generated Python fast path (its argument is a<index>) that read this argument into
         p<index> (an address), s<symbol id>, x<index> (a scalar) or q<index> (a stream), with what they need
-        added to env; `hosted`: a host argument is computed from this tensor (t<index> is its view)."""
+        added to env; `hosted`: a host argument is computed from this tensor (t<index> is its view). The plan is
+        `plans[<index>]` there; an element of a list or tuple (numbers, compile-time values: TreeArg.fast_path)
+        is named by fast_id(index) instead and its plan is P<fast_id>."""
         return []
 
     def native(self, slots: NativeSlots):
@@ -197,6 +199,12 @@ def tvm_value(i) -> str:
     for k in parts[1:]:
         v = f"(*ww_tvm_elem(&{v}, {k}))"
     return v
+
+
+def fast_id(index) -> str:
+    """The suffix of an argument's names in the generated Python fast path (a<id>, x<id>, P<id>, ...): its position,
+    or for an element of a list or tuple argument its path (`0_1`: element 1 of argument 0)."""
+    return str(index) if isinstance(index, int) else "_".join(str(k) for k in index)
 
 
 def keyed_by_value(cls, value, annotation, stable) -> str:

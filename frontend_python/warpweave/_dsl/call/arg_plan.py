@@ -9,13 +9,15 @@ import inspect
 from ..base import trace
 from ..base.constexpr import Constexpr, is_constexpr  # noqa: F401 - Constexpr is public here too
 from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..values.layout_annotations import compiles_numbers_in
 from ..values.numeric import Numeric, SymInt
 from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, runtime_view
 from ..values.tensor import Tensor
 from .arg_kind import ArgPlan  # noqa: F401 - the plan's base, public here
 from .arg_protocol import JitArgumentArg
 from .arg_tensor import PointerArg, TensorArg, TreeArg
-from .arg_values import ConstArg, ConstexprArg, EventArg, IntArg, ScalarArg, StreamArg, check_annotated
+from .arg_values import ConstArg, ConstexprArg, EventArg, IntArg, ScalarArg, StreamArg, annotated_numeric, \
+    check_annotated
 from .workspace import WorkspaceArg
 
 # The kinds in the order they are asked whether they take an argument (the first that does, does): a Constexpr
@@ -37,6 +39,10 @@ def kind_of(value, annotation) -> type:
 def kind_named(name: str) -> type:
     """The plan class of a kind's name (as the function cache stores it); KeyError for an unknown one."""
     return _BY_NAME[name]
+
+
+TreeArg.kind_of = staticmethod(kind_of)  # the kinds of a list's or tuple's elements
+TreeArg.kind_named = staticmethod(kind_named)
 
 
 def _is_tensor_annotation(annotation) -> bool:
@@ -62,12 +68,28 @@ def _refuse_unusable(name, value, annotation):
             not isinstance(value, Tensor):
         raise DSLTypeError(f"argument '{name}' is annotated cute.Tensor but is a {type(value).__name__}",
                            user_location(3))
+    if isinstance(value, (list, tuple)):
+        _refuse_container(name, value, annotation)
     check_annotated(name, value, annotation)
     rt = runtime_view(value)
     if rt is not None and any(s == 0 for s, dyn in zip(rt.shape, rt.dynamic_shape) if not dyn):
         raise DSLValueError(f"argument '{name}' is a tensor of shape {tuple(rt.shape)}, with an extent of 0 known "
                             "when compiling; a kernel over no elements has nothing to do: skip the call, or mark the "
                             "extent dynamic (mark_layout_dynamic) so that it is read at each call", user_location(3))
+
+
+def _refuse_container(name, value, annotation):
+    """A list or tuple where the annotation says a number, or a list where it says a layout algebra type (a number
+    or a tuple of them): refused, as CuTe DSL refuses an argument its annotation does not describe."""
+    text = annotation.split(".")[-1] if isinstance(annotation, str) else getattr(annotation, "__name__", None)
+    number = annotated_numeric(annotation) is not None or annotation in (int, float, bool) or \
+        isinstance(annotation, str) and text in ("int", "float", "bool")
+    if number:
+        raise DSLTypeError(f"argument '{name}' is annotated {text}, a number, but is a {type(value).__name__}; "
+                           "annotate it as a tuple (or leave it unannotated)", user_location(4))
+    if isinstance(value, list) and compiles_numbers_in(annotation):
+        raise DSLTypeError(f"argument '{name}' is annotated with a layout algebra type, which takes a number or a "
+                           "tuple of them, but is a list; pass a tuple", user_location(4))
 
 
 def check_arguments(fn_name: str, signature: inspect.Signature, args, kwargs) -> None:

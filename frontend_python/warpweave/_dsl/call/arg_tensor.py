@@ -1,18 +1,18 @@
 """Argument kinds that pass memory: a tensor (a from_dlpack view, or a torch tensor passed directly), a pointer
-(make_ptr) and a list or tuple of tensors (each element an argument of its own). See arg_kind.py."""
+(make_ptr) and a list or tuple of tensors or numbers (each element an argument of its own). See arg_kind.py."""
 from __future__ import annotations
 
 import inspect
 
 from ... import _core
-from ..base.constexpr import is_constexpr
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
 from ..values.runtime import runtime_view
 from ..values.numeric import Numeric
 from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, SymbolicInt, is_torch_tensor, satisfies
 from ..values.tensor import GMEM, Pointer, Tensor
+from ..values.layout_annotations import compiles_numbers_in
 from ..values.user_numeric import storage_name
-from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, const_key, keyed_by_value, sym_id,
+from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, fast_id, keyed_by_value, sym_id,
                        tvm_value)
 
 # DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, and
@@ -389,46 +389,46 @@ class PointerArg(ArgPlan):
         return x.address
 
 
-def holds_runtime_values(value) -> bool:
-    """Whether a list or tuple argument holds something only known when the function is called: a tensor, a
-    pointer, or a DSL number (`(Int32(m), Int32(n), ...)`, a problem shape given as numbers of the DSL is dynamic,
-    as such a number is as an argument of its own; Python numbers beside them become arguments too)."""
+def passes_at_call(value, numbers: bool) -> bool:
+    """Whether a list or tuple argument holds something read at each call: a tensor, a pointer, a DSL number or,
+    where `numbers`, a Python number. A jit function takes each number of a tuple or list (at any depth) as a
+    runtime value, as it takes a number argument of its own: a problem shape `(m, n, k)` is read at each call, one
+    compilation serves every shape, and no trip count is known while tracing. A parameter annotated with a layout
+    algebra name (cute.Shape, ...) takes Python numbers as compile-time values (values/layout_annotations.py)."""
     return any(isinstance(x, (RuntimeTensor, RuntimePointer, Numeric, SymbolicInt)) or is_torch_tensor(x) or
-               isinstance(x, (list, tuple)) and holds_runtime_values(x) for x in value)
+               numbers and isinstance(x, (bool, int, float)) or
+               isinstance(x, (list, tuple)) and passes_at_call(x, numbers) for x in value)
 
 
-def field_annotations(value) -> list:
-    """The annotations of a NamedTuple's fields (inspect.Parameter.empty for a plain tuple's or list's elements): a
-    field annotated cutlass.Constexpr is compiled in, as a parameter so annotated is."""
+def element_annotations(value, annotation) -> list:
+    """The annotation of each element of a list or tuple argument annotated `annotation`: a NamedTuple field's own
+    (a field annotated cutlass.Constexpr is compiled in, as a parameter so annotated is); else none (a plain tuple's
+    element type, as in `tuple[Int64, Float32]`, does not type its numbers), except that a layout algebra annotation
+    compiles the Python numbers of its tuples in at every depth."""
     fields = getattr(type(value), "__annotations__", {}) if hasattr(type(value), "_fields") else {}
     anns = [fields.get(f, inspect.Parameter.empty) for f in getattr(type(value), "_fields", ())]
-    return anns + [inspect.Parameter.empty] * (len(value) - len(anns))
+    rest = annotation if compiles_numbers_in(annotation) else inspect.Parameter.empty
+    return anns + [rest] * (len(value) - len(anns))
 
 
-def _tree_key(value):
-    out = []
-    for x, ann in zip(value, field_annotations(value)):
-        rt = runtime_view(x)
-        if is_constexpr(ann):
-            out.append(const_key(x))
-        elif rt is not None:
-            out.append(rt.spec())
-        elif isinstance(x, RuntimePointer):
-            out.append(x.spec())
-        elif isinstance(x, (list, tuple)) and holds_runtime_values(x):
-            out.append(_tree_key(x))
-        elif isinstance(x, (bool, int, float, Numeric)):
-            out.append(type(x).__name__)
-        else:
-            out.append(const_key(x))
-    return (type(value).__name__, tuple(out))
+def tree_mismatch(plan, v):
+    raise DSLTypeError(f"argument '{plan.name}' must be a {plan.spec[1]} of {len(plan.children)} elements, got {v!r}",
+                       None)
+
+
+# The kinds of elements the generated Python fast path reads in a list or tuple (named by fast_id there).
+_FAST_ELEMENT_KINDS = ("int", "scalar", "const", "constexpr")
 
 
 class TreeArg(ArgPlan):
-    """A list or tuple of tensors (and numbers): each element an argument of its own, keyed (index, k)."""
+    """A list or tuple holding tensors or numbers: each element an argument of its own, keyed (index, k); the other
+    elements (None, strings, atoms, ...) are compiled in, each in its place."""
 
     kind = "tree"
-    fast_path = False
+    # arg_plan's kind_of and kind_named, which list this kind among the others (set there: importing them here
+    # would make a circle): an element is the kind its value and annotation make it.
+    kind_of = None
+    kind_named = None
 
     def __init__(self, index, name, spec, dtype=None, symbols=None, children=()):
         super().__init__(index, name, spec, dtype, symbols)
@@ -436,32 +436,86 @@ class TreeArg(ArgPlan):
 
     @classmethod
     def takes(cls, value, annotation) -> bool:
-        return isinstance(value, (list, tuple)) and holds_runtime_values(value)
+        return isinstance(value, (list, tuple)) and passes_at_call(value, not compiles_numbers_in(annotation))
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         hosts, children = [], []
-        for k, (x, ann) in enumerate(zip(value, field_annotations(value))):
+        for k, (x, ann) in enumerate(zip(value, element_annotations(value, annotation))):
             h, p = make_host_arg(st, (index, k) if isinstance(index, int) else index + (k,), f"{name}[{k}]", x, ann)
             hosts.append(h)
             children.append(p)
-        plan = cls(index, name, ("tree", type(value).__name__, tuple(c.spec for c in children)), children=children)
+        plan = cls(index, name, cls._spec(value, children), children=children)
         if hasattr(value, "_fields"):  # a NamedTuple (a scheduler's arguments, say) keeps its type and field names
             return type(value)(*hosts), plan
         return (tuple(hosts) if isinstance(value, tuple) else hosts), plan
 
+    @staticmethod
+    def _spec(value, children):
+        return ("tree", type(value).__name__, tuple(c.spec for c in children))
+
     @classmethod
     def spec_key(cls, value, annotation):
-        return _tree_key(value)
+        return (type(value).__name__, tuple(cls.kind_of(x, a).spec_key(x, a)
+                                            for x, a in zip(value, element_annotations(value, annotation))))
 
-    cache_key = classmethod(keyed_by_value)
+    @classmethod
+    def cache_key(cls, value, annotation, stable) -> str:
+        """Its elements' keys: a number's is its type, not its value, so that another process reuses the
+        compilation for other numbers."""
+        t = type(value)
+        parts = [cls.kind_of(x, a).cache_key(x, a, stable)
+                 for x, a in zip(value, element_annotations(value, annotation))]
+        return f"{t.__module__}.{t.__qualname__}[" + ", ".join(parts) + "]"
+
+    def stored_fields(self) -> dict:
+        fields = super().stored_fields()
+        fields.pop("spec", None)   # its compile-time elements' part is the calling values' (restore)
+        fields["children"] = [{"kind": c.kind, **c.stored_fields()} for c in self.children]
+        return fields
+
+    def restore(self, values) -> None:
+        value = values[self.index]
+        children = []
+        for fields, x in zip(self.children, value):
+            fields = dict(fields)
+            kind = self.kind_named(fields.pop("kind"))
+            child = kind.__new__(kind)
+            child.__dict__.update(fields)
+            child.restore({child.index: x})
+            children.append(child)
+        self.children = children
+        self.spec = self._spec(value, children)
 
     def read(self, v, read):
         if not isinstance(v, (list, tuple)) or len(v) != len(self.children):
-            raise DSLTypeError(f"argument '{self.name}' must be a {self.spec[1]} of {len(self.children)} elements, "
-                               f"got {v!r}", None)
+            tree_mismatch(self, v)
         for child, x in zip(self.children, v):
             child.read(x, read)
+
+    def symbol_env(self, v, env) -> bool:
+        if not isinstance(v, (list, tuple)) or len(v) != len(self.children):
+            return False
+        return all(child.symbol_env(x, env) for child, x in zip(self.children, v))
+
+    def symbol_ids(self) -> list:
+        return [sid for child in self.children for sid in child.symbol_ids()]
+
+    @property
+    def fast_path(self) -> bool:
+        """A tuple of numbers and compile-time values (a problem shape) is read by the generated Python fast path,
+        element by element; one holding tensors or pointers goes the general way."""
+        return all(c.kind in _FAST_ELEMENT_KINDS or c.kind == "tree" and c.fast_path for c in self.children)
+
+    def fast_lines(self, env, hosted):
+        i = fast_id(self.index)
+        env.update({"tree_mismatch": tree_mismatch, f"P{i}": self})
+        lines = [f"if not isinstance(a{i}, (list, tuple)) or len(a{i}) != {len(self.children)}: "
+                 f"tree_mismatch(P{i}, a{i})"]
+        for k, child in enumerate(self.children):
+            lines.append(f"a{fast_id(child.index)} = a{i}[{k}]")
+            lines += child.fast_lines(env, False)
+        return lines
 
     def c_args(self, name, c_identifier, host_symbols):
         out = []

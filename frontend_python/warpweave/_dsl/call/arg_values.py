@@ -13,11 +13,12 @@ import struct
 from ..base.constexpr import is_constexpr
 from ..base.errors import DSLNotImplementedError, DSLTypeError, DSLValueError, user_location
 from ..values.host_inputs import HostEvent, event_handle, is_event, is_stream, stream_handle
+from ..values.layout_annotations import compiles_numbers_in
 from ..values.runtime import SymbolicInt
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from ..values.user_numeric import is_numeric_type, numeric_name, storage_numeric
 from .arg_kind import NATIVE_CONST, NATIVE_EVENT, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, \
-    ExportOnlyHandle, HostStream, const_key, keyed_by_value, sym_id, tvm_value
+    ExportOnlyHandle, HostStream, const_key, fast_id, keyed_by_value, sym_id, tvm_value
 
 _NUMERIC_BY_NAME = {t.__name__: t for t in ALL_TYPES}
 
@@ -49,6 +50,12 @@ def annotated_numeric(annotation):
 
 def _is_number(value) -> bool:
     return isinstance(value, (bool, int, float, Numeric))
+
+
+def _passed_at_call(value, annotation) -> bool:
+    """Whether a number argument is a runtime value: a DSL number always; a Python number unless its parameter's
+    annotation is a layout algebra name (cute.Shape, ...), which compiles it in (values/layout_annotations.py)."""
+    return _is_number(value) and (isinstance(value, Numeric) or not compiles_numbers_in(annotation))
 
 
 def number_value(name: str, value, t, depth: int):
@@ -118,7 +125,7 @@ class IntArg(ArgPlan):
     def takes(cls, value, annotation) -> bool:
         if isinstance(value, SymbolicInt):  # cute.sym_int(): an integer compiled for any value
             return annotated_numeric(annotation) is None or _is_symbol_type(annotated_numeric(annotation))
-        if not _is_number(value):
+        if not _passed_at_call(value, annotation):
             return False
         t = annotated_numeric(annotation)
         if t is None:
@@ -156,10 +163,10 @@ class IntArg(ArgPlan):
         return [self.symbols[0]]
 
     def fast_lines(self, env, hosted):
-        i, lim = self.index, 1 << (self.dtype.width - 1)
-        env["int_value"] = IntArg.value_of
+        i, lim = fast_id(self.index), 1 << (self.dtype.width - 1)
+        env.update({"int_value": IntArg.value_of, f"P{i}": self})
         return [f"s{self.symbols[0]} = a{i} if type(a{i}) is int and {-lim} <= a{i} < {lim} else "
-                f"int_value(plans[{i}], a{i})"]
+                f"int_value(P{i}, a{i})"]
 
     def native(self, slots):
         return (NATIVE_INT, slots.slot(slots.syms, self.symbols[0]), self.dtype.width)
@@ -218,7 +225,7 @@ class ScalarArg(ArgPlan):
 
     @classmethod
     def takes(cls, value, annotation) -> bool:
-        return _is_number(value)
+        return _passed_at_call(value, annotation)
 
     spec_key = cache_key = classmethod(number_key)
 
@@ -239,10 +246,10 @@ class ScalarArg(ArgPlan):
         read[2][self.index] = self.value_of(v)
 
     def fast_lines(self, env, hosted):
-        i = self.index
+        i = fast_id(self.index)
         if self.dtype.is_integer:
-            env["scalar_value"] = ScalarArg.value_of
-            return [f"x{i} = scalar_value(plans[{i}], a{i})"]
+            env.update({"scalar_value": ScalarArg.value_of, f"P{i}": self})
+            return [f"x{i} = scalar_value(P{i}, a{i})"]
         env["Numeric"] = Numeric
         return [f"x{i} = a{i}.value if isinstance(a{i}, Numeric) else a{i}"]
 
@@ -434,9 +441,9 @@ class ConstArg(ArgPlan):
             const_mismatch(self, v)
 
     def fast_lines(self, env, hosted):
-        i = self.index
-        env.update({f"K{i}": self.spec[1], "const_key": const_key, "const_mismatch": const_mismatch})
-        return [f"if const_key(a{i}) != K{i}: const_mismatch(plans[{i}], a{i})"]
+        i = fast_id(self.index)
+        env.update({f"K{i}": self.spec[1], "const_key": const_key, "const_mismatch": const_mismatch, f"P{i}": self})
+        return [f"if const_key(a{i}) != K{i}: const_mismatch(P{i}, a{i})"]
 
     def native(self, slots):
         key = self.spec[1]

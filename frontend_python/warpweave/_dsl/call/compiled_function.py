@@ -18,7 +18,7 @@ from ..registry import compile_only
 from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
 from . import native_call, workspace as _workspace
-from .arg_kind import HostStream
+from .arg_kind import HostStream, fast_id
 
 
 def launch_dims(l, env):
@@ -315,7 +315,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 elif p.kind == "host":
                     vals.append(f"h{p.source}")
                 else:
-                    vals.append(f"int(x{p.source})" if p.fmt in "bBhiq" else f"x{p.source}")
+                    vals.append(f"int(x{fast_id(p.source)})" if p.fmt in "bBhiq" else f"x{fast_id(p.source)}")
             grid = [dim_source(g) for g in l.grid]
             if isinstance(l.stream, HostStream):
                 stream = f"q{l.stream.arg_index}"
