@@ -23,7 +23,6 @@ import pytest
 
 import warpweave as cutlass
 import warpweave.cute as cute
-from warpweave import _core
 from warpweave._dsl.base.errors import DSLTypeError, DSLValueError
 from warpweave._dsl.call.arg_plan import spec_key
 from warpweave._dsl.values.layout_annotations import compiles_numbers_in
@@ -31,6 +30,7 @@ from warpweave.cute.runtime import from_dlpack, make_fake_tensor
 
 import aot_helpers as aot
 from dsl_helpers import target
+from host_stand_in import stand_in  # noqa: F401 - a fixture
 from test_export import export, stand_in_driver
 
 SEEN = []
@@ -153,34 +153,41 @@ def test_the_kernel_has_no_constant_for_the_numbers():
 
 
 @pytest.fixture
-def recorded(monkeypatch):
-    """Launches recorded as (grid, parameter bytes); a compiled function made ready for its fast path."""
-    launched = []
-
-    class Launcher:
-        def __init__(self, fn, block, cluster, smem, offsets):
-            pass
-
-        def __call__(self, gx, gy, gz, stream, params):
-            launched.append(((gx, gy, gz), params))
-
-    class Function:
-        def set_max_dynamic_shared_memory(self, n):
-            pass
-
-    monkeypatch.setattr(_core, "Launcher", Launcher)
-    monkeypatch.setattr(_core, "launch", lambda f, grid, block, cluster, smem, stream, params, *rest:
-                        launched.append((tuple(grid), params)))
+def recorded(stand_in):
+    """Launches recorded as (grid, parameter bytes) by the stand-in driver; a compiled function made ready (for its
+    fast path, where `fast`)."""
+    launched = _GridAndParams(stand_in.launched)
 
     def ready(compiled, fast=True):
-        monkeypatch.setattr(compiled, "_load", lambda: None)
-        compiled._functions = {l.kernel: Function() for l in compiled.launches}
+        stand_in(compiled)
         if fast:
             compiled._fast = compiled._build_fast_call()
             assert callable(compiled._fast), "a tuple of numbers takes the generated fast path"
         return compiled
 
     return launched, ready
+
+
+class _GridAndParams:
+    """The stand-in's record of launches, seen as (grid, parameter bytes) pairs."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def clear(self):
+        self.records.clear()
+
+    def _pairs(self):
+        return [(grid, params) for _, grid, params, _ in self.records]
+
+    def __eq__(self, other):
+        return self._pairs() == other
+
+    def __getitem__(self, i):
+        return self._pairs()[i]
+
+    def __repr__(self):
+        return repr(self._pairs())
 
 
 def general(compiled, *args):
