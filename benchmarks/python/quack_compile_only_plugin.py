@@ -7,7 +7,9 @@ code runs, its kernels trace, compile and assemble, and the first launch ends th
 ends without launching) passes; one whose kernel does not trace or compile fails with the error at QuACK's line.
 What a test checks after its first launch (values, gradients) is not checked here. Under CuTe DSL itself (the
 reference column, CUTE_DSL_ARCH set), a test passes the same way: its first launch fails on the CPU tensor it is
-handed, or on the missing device, after its kernels compiled."""
+handed, or on the missing device, after its kernels compiled; what it would ask the driver for before that (the
+clusters QuACK sizes its grids by, device attributes read while a kernel's IR is built) the same stand-in device
+answers."""
 import os
 import re
 
@@ -137,12 +139,65 @@ _REFERENCE_LAUNCH = ("expected device_type=cuda", "CUDA_ERROR_NO_DEVICE", "CUDA_
 
 
 def _reference_launch(exc) -> bool:
+    """Whether the test's error, or one it was raised from (QuACK's autotuner reports its configs' launch
+    failures in an error of its own), is the reference's first launch."""
     import traceback
-    text = str(exc[1])
-    if not any(m in text for m in _REFERENCE_LAUNCH):
-        return False
-    files = [f.f_code.co_filename for f, _ in traceback.walk_tb(exc[2])]
-    return any(("tvm_ffi" in f or os.sep + "cutlass" + os.sep in f) for f in files) or "tvm_ffi" in text
+    error = exc[1]
+    while error is not None:
+        text = str(error)
+        if any(m in text for m in _REFERENCE_LAUNCH):
+            files = [f.f_code.co_filename for f, _ in traceback.walk_tb(error.__traceback__)]
+            if any(("tvm_ffi" in f or os.sep + "cutlass" + os.sep in f) for f in files) or "tvm_ffi" in text:
+                return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+class _StandInHardwareInfo:
+    """The reference column's HardwareInfo without a driver: the device _Properties describes (QuACK sizes its
+    persistent grids by it before it compiles; CuTe DSL's own asks the driver, which is absent here, and the test
+    would stop before any kernel compiled). One CTA per multiprocessor, as warpweave's compile-only stand-in."""
+
+    def __init__(self, device_id=0):
+        self.device_id = device_id
+
+    def get_device_multiprocessor_count(self):
+        return _Properties.multi_processor_count
+
+    def get_max_active_clusters(self, cluster_size, stream=None):
+        return _Properties.multi_processor_count // cluster_size
+
+    def get_l2_cache_size_in_bytes(self):
+        return _Properties.L2_cache_size
+
+    def get_smem_capacity_in_bytes(self):
+        return _Properties.shared_memory_per_block_optin
+
+
+# The device attributes CuTe DSL asks the driver for while it builds a kernel's IR (a kernel of two or more CTAs
+# per multiprocessor is given the multiprocessor's shared memory for its carveout), as the stand-in device has them.
+_STAND_IN_ATTRIBUTES = {
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 228 << 10,
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": _Properties.shared_memory_per_block_optin,
+    "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": _Properties.multi_processor_count,
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": _CC[0],
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": _CC[1],
+}
+
+
+def _stand_in_device_attribute(attribute, device_id=0):
+    name = getattr(attribute, "name", str(attribute))
+    if name not in _STAND_IN_ATTRIBUTES:
+        raise RuntimeError(f"the compile-only stand-in device has no {name}")
+    return _STAND_IN_ATTRIBUTES[name]
+
+
+def pytest_configure(config):
+    if not _under_warpweave():
+        import cutlass.utils
+        import cutlass.base_dsl.runtime.cuda as reference_cuda
+        cutlass.utils.HardwareInfo = _StandInHardwareInfo
+        reference_cuda.get_device_attribute = _stand_in_device_attribute
 
 
 @pytest.hookimpl(hookwrapper=True)

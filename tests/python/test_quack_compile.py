@@ -259,6 +259,53 @@ def test_quack_compile_only_plugin_stands_cpu_tensors_and_generators_in_for_cuda
     assert p.returncode == 0 and "stand-ins ok" in p.stdout, p.stderr[-3000:]
 
 
+def test_quack_compile_only_plugin_reference_column_stand_ins():
+    """The reference column (CuTe DSL itself, no driver) reaches its kernels' compile: the cluster count QuACK sizes
+    its grids by and the device attributes asked for while a kernel's IR is built come from the stand-in device
+    (an attribute it does not have is refused, not made up), and a launch failure that QuACK's autotuner reports
+    in an error of its own (raised from the launch's) still counts as the first launch, where a config rejected
+    for another reason does not."""
+    script = textwrap.dedent("""
+        import sys, types
+        sys.path.insert(0, PLUGIN_DIR)
+        import quack_compile_only_plugin as plugin
+        info = plugin._StandInHardwareInfo(0)
+        assert info.get_device_multiprocessor_count() == 132 and info.get_max_active_clusters(cluster_size=2) == 66
+        attr = lambda name: types.SimpleNamespace(name=name)
+        assert plugin._stand_in_device_attribute(attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR")) \
+            == 228 * 1024
+        try:
+            plugin._stand_in_device_attribute(attr("CU_DEVICE_ATTRIBUTE_CLOCK_RATE"))
+            raise AssertionError("an attribute the stand-in lacks was answered")
+        except RuntimeError as e:
+            assert "CLOCK_RATE" in str(e)
+        # a launch inside the reference (its frames in a cutlass package), reported by the autotuner
+        launch = compile("def launch():\\n"
+                         "    raise ValueError('Mismatched Tensor on mA, expected device_type=cuda')\\n",
+                         "/site/cutlass/base_dsl/jit_executor.py", "exec")
+        ns = {}
+        exec(launch, ns)
+        def autotune(reason):
+            try:
+                reason()
+            except Exception as e:
+                raise RuntimeError(f"config rejected: {e}") from e
+        def rejected(reason):
+            try:
+                autotune(reason)
+            except RuntimeError as e:
+                return plugin._reference_launch((type(e), e, e.__traceback__))
+        def shape():
+            raise ValueError("tile_n does not divide n")
+        assert rejected(ns["launch"]) and not rejected(shape)
+        print("reference stand-ins ok")
+    """)
+    plugin_dir = os.path.join(ROOT, "benchmarks", "python")
+    p = subprocess.run([torch_python(), "-c", f"PLUGIN_DIR = {plugin_dir!r}\n" + script], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0 and "reference stand-ins ok" in p.stdout, p.stderr[-3000:]
+
+
 NORM_BACKWARD = ALIAS + textwrap.dedent("""
     from warpweave import _core
     from warpweave._dsl.registry import compile_only
