@@ -232,11 +232,22 @@ def main(argv=None) -> int:
     rows = []
     for test_file in [x.strip() for x in ns.files.split(",") if x.strip()]:
         ids, out = collect(reference_py, src, test_file, plugin_dir, ns.collect_timeout, arch)
+        note = ""
+        if ids is None:
+            # kept whole: the last line of a failed collection says only that it failed
+            with open(os.path.join(log_dir, f"collect-{impls[0][0]}-{test_file}.log"), "w") as f:
+                f.write(out)
+            note = f"{impls[0][0]} cannot collect it: {_last_error(out)}"
+            # the other implementation's collection gives the sample, so that both still run it (the one that
+            # cannot collect the file then fails it test by test, in its column)
+            for _, py in impls[1:]:
+                ids, _ = collect(py, src, test_file, plugin_dir, ns.collect_timeout, arch)
+                if ids is not None:
+                    break
         if ids is None:
             for impl, _ in impls:
                 rows.append({"impl": impl, "file": test_file, "sample": 0, "status": "not collected",
-                             "passed": 0, "failed": 0, "errors": 0, "skipped": 0,
-                             "note": f"{impls[0][0]} cannot collect it: {_last_error(out)}"})
+                             "passed": 0, "failed": 0, "errors": 0, "skipped": 0, "note": note})
             continue
         sample = ids[::ns.every]
         sample_path = os.path.join(log_dir, f"sample-{test_file}.txt")
@@ -245,6 +256,8 @@ def main(argv=None) -> int:
         for impl, py in impls:
             row = run_file(impl, py, src, test_file, sample_path, len(sample), plugin_dir, ns.workers, ns.timeout,
                            log_dir, arch)
+            if note and impl == impls[0][0]:
+                row["note"] = note + " (sample collected by another implementation)"
             rows.append(row)
             print(f"{test_file:28s} {impl:10s} {row['passed']:4d} passed {row['failed']:4d} failed "
                   f"{row['errors']:4d} errors {row.get('skipped', 0):4d} skipped  ({row['status']}, "
