@@ -125,6 +125,12 @@ void convert_small_integers_through_f32(llvm::Module& module);
 // optimisation pass.
 void pair_float_arithmetic(llvm::Module& module, const llvm::TargetMachine& machine);
 
+// --- shared_constant_addresses.cpp (LLVM only) -------------------------------------------------------------------
+// Loads, stores and atomics at a constant shared-memory address (a shared array's symbol plus an offset) take the
+// array's address from a register and the offset in the instruction, as the other shared-memory accesses do, after
+// the last optimisation pass: the symbol written into an address changed what the assembler kept uniform.
+void address_shared_constants_from_registers(llvm::Module& module);
+
 // --- nvptxcompiler.cpp / nvjitlink.cpp / ptxas.cpp -----------------------------------------------------------------
 // What to ask of a cubin tool; each tool spells it its own way.
 struct CubinRequest {

@@ -45,6 +45,7 @@ class KernelState:
     tensor_arguments: list = field(default_factory=list)
     late_parameters: dict = field(default_factory=dict)  # (producer, attributes) -> DeviceHostArgument
     workspace: list = field(default_factory=list)  # bytes per CTA of each device workspace request (workspace.py)
+    barrier_waits: int = 0  # block-level barrier waits traced so far (loops.py keeps loops with one rolled)
 
 
 @dataclass

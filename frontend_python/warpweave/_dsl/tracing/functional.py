@@ -135,10 +135,11 @@ def _for_generate(start, stop, step, attributes, where, rolled=False):
         b.set_location(where[0], where[1], 1)
     operands = [lo.ir(), hi.ir(), sp.ir()]
     block = b.begin_region([t.ir_type])
+    waits = st.kernel.barrier_waits
     yield t._wrap(trace.lift_int(block[0], t.ir_type))
     b.op0("scf.yield", [])
     b.end_region()
-    b.op("scf.for", operands, [], attributes=attributes, num_regions=1)
+    b.op("scf.for", operands, [], attributes=loops.rolled_if_synchronised(attributes, waits), num_regions=1)
 
 
 def yield_out(values=(), *, loc=None, ip=None):

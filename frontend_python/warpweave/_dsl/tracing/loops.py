@@ -67,6 +67,26 @@ def loop_attributes(unroll, unroll_full, where) -> str:
     return f"loop_annotation = #llvm.loop_annotation<unroll = <count = {n} : i32>>"
 
 
+# A loop that the program leaves to the compiler's unrolling and whose body waits at a block-level barrier stays a
+# loop down to the assembler (the unroll-disable annotation, which the PTX carries as the loop's no-unroll pragma).
+# Unrolling such a loop saves little, each trip waiting for the whole block anyway, and lets the assembler move one
+# trip's register-only work past the barriers into the next trips: the sub-tile loop of a Blackwell epilogue that
+# also reduces its accumulators (the absolute maximum of the tile) then held several sub-tiles of accumulators at
+# once (132 registers under the CUDA 13.5 PTX compiler, where CuTe DSL's loop takes 44). The assembler decides by
+# the size of the body, and the same body is smaller in our PTX than in NVIDIA's compiler's (which moves register
+# pairs through 64-bit registers): it unrolled ours and kept CuTe DSL's rolled.
+ROLLED_WHEN_SYNCHRONISED = "loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>"
+
+
+def rolled_if_synchronised(attributes: str, waits_before: int) -> str:
+    """The loop's annotation: `attributes` (the program's unrolling), or none given and the body waited at a
+    block-level barrier since the kernel had traced `waits_before` of them, the rolled loop's."""
+    k = trace.current().kernel
+    if attributes or k is None or k.barrier_waits == waits_before:
+        return attributes
+    return ROLLED_WHEN_SYNCHRONISED
+
+
 def _indexes_registers(indexed) -> bool:
     return any(isinstance(t, Tensor) and isinstance(t.iterator, Pointer) and t.iterator.memspace == RMEM
                for t in indexed)
@@ -138,12 +158,14 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
         nonneg = start.is_static and step.is_static and start.value >= 0 and step.value > 0
         div = math.gcd(start.value, step.value) if start.is_static and step.is_static else 1
         iv = t._wrap(trace.lift_int(block[0], t.ir_type, nonneg=nonneg, divisibility=max(div, 1)))
+    waits = st.kernel.barrier_waits
     with carry.scope():
         results = body(iv, *carry.inner(block[1:]))
         ys = carry.yields(results, lineno, "loop")
     at_line(b, lineno)
     b.op0("scf.yield", ys)
     b.end_region()
+    attributes = rolled_if_synchronised(attributes, waits)
     outs = b.op("scf.for", [lb, ub, sp] + inits, carry.ir_types(), attributes=attributes, num_regions=1)
     return carry.outputs(outs, lineno)
 
