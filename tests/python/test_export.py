@@ -463,6 +463,20 @@ for bad in [lambda: f(x, x, 1000, 2.5), lambda: f(x, 3, 1000, 2.5, 0), lambda: f
 """
 
 
+def run_loading_script(compiled, tmp_path, module_path, text):
+    """Runs `text`, a program that loads the exported module at module_path (its argv[1]) with load_module, on the
+    stand-in driver: (the finished process, its launches as aot.parse_mock_output reads them)."""
+    mock = aot.build_mock_driver(str(tmp_path))
+    script = tmp_path / "load.py"
+    script.write_text(text)
+    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in compiled.launches[0].params)
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
+    p = subprocess.run([sys.executable, str(script), module_path, os.path.dirname(__file__)], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p, aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+
+
 @stand_in_driver
 @needs_compilers
 def test_load_module_calls_the_exported_wrapper(tmp_path):
@@ -470,15 +484,7 @@ def test_load_module_calls_the_exported_wrapper(tmp_path):
         t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
         compiled = cute.compile(axpy, t, t, 1, 1.0, make_fake_stream())
     h, o = export(compiled, tmp_path, "axpy")
-    mock = aot.build_mock_driver(str(tmp_path))
-    script = tmp_path / "load.py"
-    script.write_text(_LOAD_SCRIPT)
-    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in compiled.launches[0].params)
-    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
-    p = subprocess.run([sys.executable, str(script), o, os.path.dirname(__file__)], capture_output=True, text=True,
-                       env=env)
-    assert p.returncode == 0, p.stdout + p.stderr
-    out = aot.parse_mock_output(p.stdout + "\nrc call 0\n")
+    p, out = run_loading_script(compiled, tmp_path, o, _LOAD_SCRIPT)
     x = RuntimeTensor(None, 0x30000000, (1000,), (1,), cutlass.Float32, "cuda", 16).mark_layout_dynamic()
     launches = out["calls"][0][2]
     assert [{k: v for k, v in l.items() if k != "attrs"} for l in launches] == \

@@ -12,9 +12,6 @@ path and the general path alike, and an exported wrapper); where a static value 
 Python index) such a number is refused as CuTe DSL refuses it; an annotation the tuple contradicts is refused.
 Without a GPU: compiled for sm_80, launches recorded by stand-ins of the launcher.
 """
-import os
-import subprocess
-import sys
 import typing
 from typing import Optional, Tuple, Union
 
@@ -31,7 +28,7 @@ from warpweave.cute.runtime import from_dlpack, make_fake_tensor
 import aot_helpers as aot
 from dsl_helpers import target
 from host_stand_in import stand_in  # noqa: F401 - a fixture
-from test_export import export, stand_in_driver
+from test_export import export, run_loading_script, stand_in_driver
 
 SEEN = []
 
@@ -350,15 +347,8 @@ def test_an_exported_function_takes_the_numbers_of_the_tuple(tmp_path):
         compiled = cute.compile(fill_shape, make_fake_tensor(cutlass.Int32, (64,), (1,), assumed_align=16),
                                 ((3, 5), 1.0))
     _, o = export(compiled, tmp_path, "fill")
-    mock = aot.build_mock_driver(str(tmp_path))
-    script = tmp_path / "load.py"
-    script.write_text(_LOAD_SCRIPT)
-    sizes = ",".join(str(__import__("struct").calcsize("=" + p.fmt)) for p in compiled.launches[0].params)
-    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_PARAM_SIZES=sizes)
-    p = subprocess.run([sys.executable, str(script), o, os.path.dirname(__file__)], capture_output=True, text=True,
-                       env=env)
-    assert p.returncode == 0, p.stdout + p.stderr
-    launches = aot.parse_mock_output(p.stdout + "\nrc call 0\n")["calls"][0][2]
+    _, out = run_loading_script(compiled, tmp_path, o, _LOAD_SCRIPT)
+    launches = out["calls"][0][2]
     y = RuntimeTensor(None, 0x30000000, (64,), (1,), cutlass.Int32, "cuda", 16)
     assert [{k: v for k, v in l.items() if k != "attrs"} for l in launches] == \
         aot.python_launches(compiled, y, ((4, 6), 2.5)) + aot.python_launches(compiled, y, ((7, 2), 0.5))
