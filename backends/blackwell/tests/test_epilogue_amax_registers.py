@@ -18,12 +18,11 @@ import glob
 import os
 import re
 import shutil
-import sys
 import tempfile
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from cutedsl_programs import compile_cutedsl_program
 PROGRAM = "cute/blackwell/kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_amax.py"
 CUTEDSL_REGISTERS = 47  # CuTe DSL 4.8.1's PTX under ptxas 13.0 (bench_resources.py); 44 under the PTX compiler 13.5
 TOLERANCE = 0.05
@@ -32,21 +31,10 @@ TOLERANCE = 0.05
 @pytest.fixture(scope="module")
 def compiled():
     """(registers under ptxas of the kept PTX, registers under the tool that made the kernel's cubin)."""
-    cutlass_dir = os.environ.get("WARPWEAVE_CUTLASS_DIR")
-    if not cutlass_dir:
-        pytest.skip("WARPWEAVE_CUTLASS_DIR names no checkout of NVIDIA/cutlass (CuTe DSL's sources are not in the "
-                    "repository)")
     if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")):
         pytest.skip("no ptxas to report the registers of the kept PTX")
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks", "python"))
-    import bench_resources
-    path = os.path.join(cutlass_dir, bench_resources.EXAMPLES, PROGRAM)
-    if not os.path.exists(path):
-        pytest.skip(f"{cutlass_dir} has no {PROGRAM}")
-    py = os.environ.get("WARPWEAVE_EXAMPLES_PYTHON", sys.executable)
     with tempfile.TemporaryDirectory() as dump:
-        res = bench_resources.run_warpweave(path, "sm_100a", [], py, dump, timeout=900, root=ROOT)
-        assert "error" not in res, res.get("error")
+        res = compile_cutedsl_program(PROGRAM, "sm_100a", dump)
         logs = "".join(open(f).read() for f in glob.glob(os.path.join(dump, "*.ptxas.log")))
     (kernel, k), = res["kernels"]
     assert k["spill_stores"] == 0 and k["spill_loads"] == 0, k

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 import tempfile
 
 import numpy as np
@@ -27,9 +26,9 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave.cute.runtime import from_dlpack
 
+from cutedsl_programs import compile_cutedsl_program
 from dsl_helpers import target
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 M, N = 128, 256
 
 
@@ -143,19 +142,9 @@ TOLERANCE = 0.05
 
 @pytest.mark.parametrize("prog,registers", BASELINE, ids=[os.path.basename(b[0])[:-3] for b in BASELINE])
 def test_cutedsl_tutorials_hold_their_registers(prog, registers):
-    cutlass_dir = os.environ.get("WARPWEAVE_CUTLASS_DIR")
-    if not cutlass_dir:
-        pytest.skip("WARPWEAVE_CUTLASS_DIR names no checkout of NVIDIA/cutlass (CuTe DSL's sources are not in the "
-                    "repository; the small kernel above takes the same path)")
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks", "python"))
-    import bench_resources
-    path = os.path.join(cutlass_dir, bench_resources.EXAMPLES, prog)
-    if not os.path.exists(path):
-        pytest.skip(f"{cutlass_dir} has no {prog}")
-    py = os.environ.get("WARPWEAVE_EXAMPLES_PYTHON", sys.executable)
+    # (without a checkout the small kernel above takes the same path)
     with tempfile.TemporaryDirectory() as dump:
-        res = bench_resources.run_warpweave(path, "sm_100a", [], py, dump, timeout=900, root=ROOT)
-    assert "error" not in res, res.get("error")
+        res = compile_cutedsl_program(prog, "sm_100a", dump)
     (kernel, k), = res["kernels"]
     assert abs(k["registers"] - registers) <= TOLERANCE * registers, (kernel, k["registers"])
     assert k["spill_stores"] == 0 and k["spill_loads"] == 0, k
