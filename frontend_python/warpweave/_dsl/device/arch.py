@@ -63,9 +63,8 @@ def warp_idx():
 
 def barrier(*, barrier_id=None, number_of_threads=None):
     """Waits until every thread of the block (or of the named barrier) arrives: bar.sync."""
-    b = trace.builder()
-    if trace.in_kernel():
-        trace.current().kernel.barrier_waits += 1
+    b = trace.builder()  # (in a kernel: builder() refuses to be asked outside one)
+    trace.current().kernel.barrier_waits += 1
     if barrier_id is None and number_of_threads is None:
         b.op0("nvvm.barrier0", [])
         return

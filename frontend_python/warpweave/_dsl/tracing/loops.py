@@ -81,8 +81,7 @@ ROLLED_WHEN_SYNCHRONISED = "loop_annotation = #llvm.loop_annotation<unroll = <di
 def rolled_if_synchronised(attributes: str, waits_before: int) -> str:
     """The loop's annotation: `attributes` (the program's unrolling), or none given and the body waited at a
     block-level barrier since the kernel had traced `waits_before` of them, the rolled loop's."""
-    k = trace.current().kernel
-    if attributes or k is None or k.barrier_waits == waits_before:
+    if attributes or trace.current().kernel.barrier_waits == waits_before:
         return attributes
     return ROLLED_WHEN_SYNCHRONISED
 
