@@ -118,3 +118,32 @@ def test_the_outer_run_hands_each_inner_run_its_shapes_and_kernels_with_quacks_d
     assert "| gemm | 2048x2048x2048 |" in printed and "CuTe DSL µs" not in printed  # no norm table asked for
     (row,) = json.loads(out.read_text())
     assert row["ratio"] == pytest.approx(1600 / 1500, abs=1e-3)
+
+
+def test_rounds_take_turns_at_going_first_and_a_row_keeps_its_fastest_round_unless_one_failed(tmp_path, capsys):
+    """With --rounds 3 the order is CuTe DSL, warpweave / warpweave, CuTe DSL / CuTe DSL, warpweave; each row is the
+    fastest of its implementation's rounds, and a round that reports no time (a wrong result) is what the row shows."""
+    log = tmp_path / "order"
+    times = {"cutedsl": [1600.0, 1550.0, 1580.0], "warpweave": [1500.0, 1450.0, None]}
+    for impl, series in times.items():
+        rows = [_row(impl, us, 1400.0, shape="2048x2048x2048") if us else
+                {"kernel": "gemm", "shape": "2048x2048x2048", "error": "wrong result"} for us in series]
+        stub = tmp_path / f"{impl}_python"
+        stub.write_text(textwrap.dedent(f"""\
+            #!{sys.executable}
+            import json, sys
+            with open({str(log)!r}, "a") as f:
+                f.write({impl!r} + "\\n")
+            n = open({str(log)!r}).read().split().count({impl!r})
+            args = sys.argv[1:]
+            json.dump([{rows!r}[n - 1]], open(args[args.index("--json") + 1], "w"))
+        """))
+        stub.chmod(0o755)
+    out = tmp_path / "table.json"
+    assert bench_quack.main(["--quack-src", str(tmp_path), "--cutedsl-python", str(tmp_path / "cutedsl_python"),
+                             "--warpweave-python", str(tmp_path / "warpweave_python"), "--kernels", "gemm",
+                             "--gemm-shapes", "2048", "--rounds", "3", "--json", str(out)]) == 0
+    assert log.read_text().split() == ["cutedsl", "warpweave", "warpweave", "cutedsl", "cutedsl", "warpweave"]
+    (row,) = json.loads(out.read_text())
+    assert row["cutedsl"]["us"] == 1550.0 and row["cutedsl"]["rounds"] == 3
+    assert "us" not in row["warpweave"] and row["warpweave"]["error"] == "wrong result" and row["ratio"] is None
