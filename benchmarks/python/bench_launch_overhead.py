@@ -6,7 +6,9 @@ in the same process, on the GPU:
 | compiled, views | JitCompiledFunction(a, b, c) on from_dlpack views (the native fast call, _core.FastCall) |
 | compiled, torch | JitCompiledFunction(a, b, c) on the torch tensors (read through torch's DLPack exchange table) |
 | compiled, host program | a function whose host code branches on the extent and scales a Float32 at each call |
+| compiled, tuple | a function taking its problem as a tuple of Python numbers, `((m, n), alpha)`, read at each call |
 | Python fast path | the generated Python fast call on the views (what a call took before the native one) |
+| Python fast path, tuple | the generated Python fast call of the tuple function (what such calls took before) |
 | TVM FFI | cute.compile(..., options="--enable-tvm-ffi") called on the torch tensors |
 | raw, ctypes | cuLaunchKernel through ctypes, arguments packed once |
 | raw Launcher | the kernel's _core.Launcher called with its parameters packed once: the floor of a call from Python |
@@ -84,6 +86,28 @@ def host_program_function():
         axpy_kernel(mA, mB, mC, alpha * 0.5, per_thread).launch(grid=(blocks, 1, 1), block=(128, 1, 1))
 
     return host_axpy
+
+
+def tuple_function():
+    """A @cute.jit function taking its problem as a tuple of Python numbers, `((m, n), alpha)`: each number a runtime
+    value read from the tuple at each call (call/arg_tensor.py's TreeArg), the grid computed from two of them."""
+    import warpweave as cutlass
+    import warpweave.cute as cute
+
+    @cute.kernel
+    def scale_kernel(gA: cute.Tensor, gC: cute.Tensor, alpha: cutlass.Float32, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        bidx, _, _ = cute.arch.block_idx()
+        i = bidx * 128 + tidx
+        if i < n:
+            gC[i] = alpha * gA[i]
+
+    @cute.jit
+    def tuple_scale(mA: cute.Tensor, mC: cute.Tensor, problem):
+        (m, n), alpha = problem
+        scale_kernel(mA, mC, alpha, m * n).launch(grid=((m * n + 127) // 128, 1, 1), block=(128, 1, 1))
+
+    return tuple_scale
 
 
 class RawLaunch:
@@ -197,6 +221,12 @@ def measure(calls: int) -> dict:
     hosted(fa, fb, fc, cutlass_f32(2.0))  # the second call: the native path, which runs the host program
     torch.cuda.synchronize()
     torch.testing.assert_close(c, a + b)  # 2.0 * 0.5 * a + b
+    problem = ((128, 128), 3.0)
+    tupled = cute.compile(tuple_function(), fa, fc, problem)
+    tupled(fa, fc, problem)
+    tupled(fa, fc, problem)  # the second call: the native path (a tuple of numbers read in C++)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, 3.0 * a)
     raw = RawLaunch(compiled, compiled.prepare(*views)[0])
     # The floor of any call made from Python: the kernel's Launcher (cuLaunchKernel) called with its parameters
     # packed once, from the same timing loop as the compiled call.
@@ -209,11 +239,14 @@ def measure(calls: int) -> dict:
              "compiled_torch_us": python_loop(lambda: compiled(a, b, c)),
              "compiled_host_program_us": python_loop(lambda: hosted(fa, fb, fc, 2.0)),
              "compiled_python_views_us": python_loop(lambda: python_fast(va, vb, vc)),
+             "compiled_tuple_us": python_loop(lambda: tupled(fa, fc, problem)),
+             "compiled_python_tuple_us": python_loop(lambda: tupled._fast(fa, fc, problem)),
              "tvm_ffi_us": python_loop(lambda: ffi(a, b, c)),
              "tvm_ffi_function_us": python_loop(lambda: ffi.function(a, b, c)),
              "torch_add_us": python_loop(lambda: torch.add(a, b, out=c)),
              "empty_call_us": python_loop(lambda: None)}  # the timing loop's own cost
     stats0 = compiled._native.stats if compiled._native else (0, 0)
+    tstats0 = tupled._native.stats if tupled._native else (0, 0)
     hstats0 = hosted._native.stats if hosted._native else (0, 0)
     out = {}
     for k, (lo, sh) in round_robin(paths, torch.cuda.synchronize, max(calls // 5, 100)).items():
@@ -223,6 +256,8 @@ def measure(calls: int) -> dict:
     hstats = hosted._native.stats if hosted._native else (0, 0)
     out["host_program_native_calls"] = hstats[0] - hstats0[0]
     out["host_program_fallbacks"] = hstats[1] - hstats0[1]
+    tstats = tupled._native.stats if tupled._native else (0, 0)
+    out["tuple_native_calls"], out["tuple_fallbacks"] = tstats[0] - tstats0[0], tstats[1] - tstats0[1]
     return out
 
 
@@ -261,9 +296,15 @@ def measure_stub(calls: int) -> dict:
     fa, fb, fc = flat
     hosted = cute.compile(host_program_function(), *flat, cutlass_f32(2.0))
     hosted(fa, fb, fc, 2.0)
+    problem = ((128, 128), 3.0)
+    tupled = cute.compile(tuple_function(), fa, fc, problem)
+    tupled(fa, fc, problem)
     r = {"compiled_views_us": best(lambda: compiled(va, vb, vc)),
          "compiled_host_program_us": best(lambda: hosted(fa, fb, fc, 2.0)),
-         "compiled_python_views_us": best(lambda: python_fast(va, vb, vc)), "empty_call_us": best(lambda: None),
+         "compiled_python_views_us": best(lambda: python_fast(va, vb, vc)),
+         "compiled_tuple_us": best(lambda: tupled(fa, fc, problem)),
+         "compiled_python_tuple_us": best(lambda: tupled._fast(fa, fc, problem)),
+         "empty_call_us": best(lambda: None),
          "raw_python_us": best(lambda: launcher(gx, gy, gz, stream, params))}
     try:
         import torch
@@ -289,6 +330,7 @@ def measure_stub(calls: int) -> dict:
         r["tvm_ffi_us"] = best(lambda: ffi(t0, t1, t2))
     r["native_calls"], r["native_fallbacks"] = compiled._native.stats
     r["host_program_native_calls"], r["host_program_fallbacks"] = hosted._native.stats if hosted._native else (0, 0)
+    r["tuple_native_calls"], r["tuple_fallbacks"] = tupled._native.stats if tupled._native else (0, 0)
     return r
 
 
@@ -362,10 +404,13 @@ def main(argv=None) -> int:
                      ("compiled_views_us", "compiled, from_dlpack views"), ("compiled_torch_us", "compiled, torch"),
                      ("compiled_host_program_us", "compiled, host program"),
                      ("compiled_python_views_us", "Python fast path, views"),
+                     ("compiled_tuple_us", "compiled, tuple"),
+                     ("compiled_python_tuple_us", "Python fast path, tuple"),
                      ("torch_add_us", "torch.add"), ("empty_call_us", "empty Python call")]:
         lo, sh = r[k], r["short_" + k]
         print(f"{label:<28} {lo:8.2f} {lo / floor:8.2f} {sh:8.2f} {sh / short_floor:8.2f}")
-    print(f"native calls {r['native_calls']}, fallbacks {r['native_fallbacks']}")
+    print(f"native calls {r['native_calls']}, fallbacks {r['native_fallbacks']}; tuple function: native calls "
+          f"{r['tuple_native_calls']}, fallbacks {r['tuple_fallbacks']}")
     r["ratios_to_raw_c"] = {k: v / (short_floor if k.startswith("short_") else floor) for k, v in r.items()
                             if k.endswith("_us")}
     if args.json:

@@ -7,6 +7,7 @@
 //
 // fast_call.hpp               the plan and FastCall (reading the arguments, packing, launching)
 // fast_call_values.cpp        reading Python values (integers, torch tensor types, streams), grids, packing
+// fast_call_tree.cpp          reading a list or tuple of numbers (TreeArg), comparing compile-time values
 // fast_call_bindings.cpp      FastCall built from native_call.py's description, and its Python type
 // compiled_function_base.cpp  warpweave._core.CompiledFunctionBase, whose vectorcall slot runs the FastCall
 #pragma once
@@ -40,9 +41,12 @@ constexpr int kMaxRank = 16;         // tensor rank
 constexpr int kMaxExprStack = 32;    // depth of a grid expression
 constexpr size_t kMaxTorchKeys = 64; // accepted torch specialisation keys kept per argument
 constexpr size_t kStackParams = 4096;
+constexpr int kMaxOwned = kMaxSlots; // references a call holds (numbers of Numeric arguments, a list's elements)
+constexpr int kMaxTreeDepth = 16;    // nesting of a list or tuple argument
 
-// The kinds of argument, numbered as _dsl/call/arg_kind.py's NATIVE_ codes.
-enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer, Event };
+// The kinds of argument, numbered as _dsl/call/arg_kind.py's NATIVE_ codes. Tree: a list or tuple of numbers and
+// compile-time values (call/arg_tensor.py's TreeArg), each element read as an argument of its kind.
+enum class ArgKind : uint8_t { Skip, Tensor, Int, Scalar, Stream, Const, Pointer, Event, Tree };
 // Host: the bytes of a host argument (HostArg, its index in `slot`), copied whole.
 enum class Source : uint8_t { Sym, Ptr, Scalar, Float, Host };
 struct SymRead {
@@ -108,6 +112,7 @@ struct ArgPlan {
   std::vector<SymRead> reads;
   TorchKeys keys;
   ViewCache view;
+  std::vector<ArgPlan> children;  // Tree: its elements' plans (Int, Scalar, Const or Tree), in order
 };
 
 struct Param {
@@ -321,6 +326,10 @@ bool stream_by_int(PyTypeObject* tp);
 // Whether an event argument of this type is read by int() of it (cuda.bindings' CUevent, cudaEvent_t: no
 // cuda_event attribute); fast_call_values.cpp.
 bool event_by_int(PyTypeObject* tp);
+// Whether a compile-time value `given` is `compiled` by value where both are of one exact type among int, float,
+// str and tuples of them (const_key then compares equal); false for anything else, which the Python call compares.
+// fast_call_tree.cpp.
+bool same_const(PyObject* compiled, PyObject* given);
 
 // A torch tensor's description read for one argument, kept when its key was not yet accepted.
 struct TorchRead {
@@ -345,7 +354,8 @@ struct Values {
   TorchRead misses[4];
   int nmisses = 0;
   bool need_fallback = false;
-  PyObject* owned[kMaxArgs];  // the numbers read out of Numeric arguments (references held for the call)
+  // References held for the call: the numbers read out of Numeric arguments, the scalars read from lists.
+  PyObject* owned[kMaxOwned];
   int nowned = 0;
 
   Values() = default;
@@ -525,6 +535,7 @@ struct FastCall {
     if (PyLong_CheckExact(v) || PyBool_Check(v) || PyFloat_CheckExact(v) || !numeric ||
         !PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(numeric)))
       return v;
+    if (out.nowned >= kMaxOwned) return nullptr;
     PyObject* x = PyObject_GetAttr(v, g_names.numeric_value);
     if (!x) {
       PyErr_Clear();
@@ -533,6 +544,17 @@ struct FastCall {
     out.owned[out.nowned++] = x;
     return PyLong_CheckExact(x) || PyBool_Check(x) || PyFloat_CheckExact(x) ? x : nullptr;
   }
+
+  // An integer argument (or element) of its width, as IntArg.value_of reads it where it raises nothing.
+  bool read_int(const ArgPlan& p, PyObject* v, Values& out) {
+    v = number(v, out);
+    return v && (PyLong_CheckExact(v) || PyBool_Check(v)) && read_i64(v, out.syms[p.slot]) &&
+           (p.bits == 64 || (out.syms[p.slot] >= INT32_MIN && out.syms[p.slot] <= INT32_MAX));
+  }
+
+  // A list or tuple argument (or element) of the compiled length, each element read by its plan; `hold`: it is
+  // in a list, whose scalars the call holds references to. fast_call_tree.cpp.
+  bool read_tree(const ArgPlan& p, PyObject* v, Values& out, bool hold);
 
   // A RuntimePointer (make_ptr) of the compiled element type, memory space and alignment, by identity of the
   // first two (the Python call compares its spec by value).
@@ -649,10 +671,7 @@ struct FastCall {
           break;
         }
         case ArgKind::Int:
-          v = number(v, out);
-          if (!v || !(PyLong_CheckExact(v) || PyBool_Check(v)) || !read_i64(v, out.syms[p.slot]) ||
-              (p.bits == 32 && (out.syms[p.slot] < INT32_MIN || out.syms[p.slot] > INT32_MAX)))
-            return Outcome::Fallback;
+          if (!read_int(p, v, out)) return Outcome::Fallback;
           break;
         case ArgKind::Scalar:
           v = number(v, out);
@@ -670,7 +689,11 @@ struct FastCall {
           break;
         case ArgKind::Const:
           if (omit && constexprs[i]) break;
-          if (v != p.object) return Outcome::Fallback;  // identity; the Python call compares by value
+          // identity, or equal numbers, strings and tuples of them; the Python call compares anything else
+          if (v != p.object && !(p.object && same_const(p.object, v))) return Outcome::Fallback;
+          break;
+        case ArgKind::Tree:
+          if (!read_tree(p, v, out, false)) return Outcome::Fallback;
           break;
       }
     }

@@ -198,10 +198,67 @@ void parse_launch_options(nb::tuple ft, const std::vector<ArgPlan>& args, Launch
   l.extras.trigger_at_block_start = nb::cast<bool>(ev[4]);
 }
 
+// One argument's plan from its description (build_fast_call's `args`), or of an element of a Tree at `depth`.
+ArgPlan parse_arg(FastCall* f, nb::tuple t, int depth) {
+  int code = nb::cast<int>(t[0]);
+  if (code < 0 || code > static_cast<int>(ArgKind::Tree))
+    throw std::invalid_argument("FastCall: unknown argument kind " + std::to_string(code));
+  ArgPlan p;
+  p.kind = static_cast<ArgKind>(code);
+  switch (p.kind) {
+    case ArgKind::Skip: break;
+    case ArgKind::Tensor:
+      p.object = f->keep(t[1]);
+      p.slot = checked_slot(t[2]);
+      p.rank = nb::cast<int>(t[3]);
+      if (p.rank < 0 || p.rank > kMaxRank) throw std::invalid_argument("FastCall: tensor rank out of range");
+      p.torch = nb::cast<bool>(t[4]);
+      p.keys.width = 2 + p.rank;
+      for (nb::handle r : nb::cast<nb::list>(t[5])) {
+        nb::tuple rr = nb::cast<nb::tuple>(r);
+        SymRead s{nb::cast<bool>(rr[1]), nb::cast<int>(rr[2]), checked_slot(rr[0])};
+        if (s.mode < 0 || s.mode >= p.rank) throw std::invalid_argument("FastCall: a mode out of range");
+        p.reads.push_back(s);
+      }
+      break;
+    case ArgKind::Int:
+      p.slot = checked_slot(t[1]);
+      p.bits = nb::cast<int>(t[2]);
+      if (p.bits != 32 && p.bits != 64) throw std::invalid_argument("FastCall: an integer of 32 or 64 bits");
+      break;
+    case ArgKind::Scalar:
+    case ArgKind::Stream:
+    case ArgKind::Event:
+      p.slot = checked_slot(t[1]);
+      break;
+    case ArgKind::Pointer:
+      p.slot = checked_slot(t[1]);
+      if (!PyType_Check(t[2].ptr())) throw std::invalid_argument("FastCall: a pointer's type must be a class");
+      p.object = f->keep(t[2]);
+      p.element_type = f->keep(t[3]);
+      p.mem_space = f->keep(t[4]);
+      p.align = nb::cast<int64_t>(t[5]);
+      break;
+    case ArgKind::Const:
+      p.object = nb::cast<bool>(t[1]) ? f->keep(t[2]) : nullptr;
+      break;
+    case ArgKind::Tree:
+      if (depth >= kMaxTreeDepth) throw std::invalid_argument("FastCall: a list or tuple nested too deep");
+      for (nb::handle c : nb::cast<nb::list>(t[1])) {
+        ArgPlan e = parse_arg(f, nb::cast<nb::tuple>(c), depth + 1);
+        if (e.kind != ArgKind::Int && e.kind != ArgKind::Scalar && e.kind != ArgKind::Const && e.kind != ArgKind::Tree)
+          throw std::invalid_argument("FastCall: an element of a list or tuple is a number, a value or a tuple");
+        p.children.push_back(std::move(e));
+      }
+      break;
+  }
+  return p;
+}
+
 // args: per argument a tuple led by its ArgKind (the NATIVE_ codes of _dsl/call/arg_kind.py): (Skip,) |
 // (Tensor, spec, ptr_slot, rank, torch, [(slot, is_stride, mode)]) | (Int, slot, bits) | (Scalar, slot) |
 // (Stream, slot) | (Const, has_value, value) | (Pointer, slot, RuntimePointer, element_type, mem_space, align) |
-// (Event, slot).
+// (Event, slot) | (Tree, [its elements' descriptions: Int, Scalar, Const or Tree]).
 // launches: per launch (target, kernel, [grid programs x3 of (op, operand)], stream_slot, stream, size,
 // [(source, fmt, slot, offset)], [predicate slots], None or its options (parse_launch_options: cooperative and
 // pdl fixed where the slot is -1, else the Boolean there at each call; a preferred cluster; events)).
@@ -231,53 +288,7 @@ void build_fast_call(FastCall* f, nb::tuple bound_self, int nargs, nb::list defa
     f->constexprs.push_back(has ? f->keep(nb::cast<nb::tuple>(h)[0]) : nullptr);
     f->nconstexprs += has;
   }
-  for (nb::handle h : args) {
-    nb::tuple t = nb::cast<nb::tuple>(h);
-    int code = nb::cast<int>(t[0]);
-    if (code < 0 || code > static_cast<int>(ArgKind::Event))
-      throw std::invalid_argument("FastCall: unknown argument kind " + std::to_string(code));
-    ArgPlan p;
-    p.kind = static_cast<ArgKind>(code);
-    switch (p.kind) {
-      case ArgKind::Skip: break;
-      case ArgKind::Tensor:
-        p.object = f->keep(t[1]);
-        p.slot = checked_slot(t[2]);
-        p.rank = nb::cast<int>(t[3]);
-        if (p.rank < 0 || p.rank > kMaxRank) throw std::invalid_argument("FastCall: tensor rank out of range");
-        p.torch = nb::cast<bool>(t[4]);
-        p.keys.width = 2 + p.rank;
-        for (nb::handle r : nb::cast<nb::list>(t[5])) {
-          nb::tuple rr = nb::cast<nb::tuple>(r);
-          SymRead s{nb::cast<bool>(rr[1]), nb::cast<int>(rr[2]), checked_slot(rr[0])};
-          if (s.mode < 0 || s.mode >= p.rank) throw std::invalid_argument("FastCall: a mode out of range");
-          p.reads.push_back(s);
-        }
-        break;
-      case ArgKind::Int:
-        p.slot = checked_slot(t[1]);
-        p.bits = nb::cast<int>(t[2]);
-        if (p.bits != 32 && p.bits != 64) throw std::invalid_argument("FastCall: an integer of 32 or 64 bits");
-        break;
-      case ArgKind::Scalar:
-      case ArgKind::Stream:
-      case ArgKind::Event:
-        p.slot = checked_slot(t[1]);
-        break;
-      case ArgKind::Pointer:
-        p.slot = checked_slot(t[1]);
-        if (!PyType_Check(t[2].ptr())) throw std::invalid_argument("FastCall: a pointer's type must be a class");
-        p.object = f->keep(t[2]);
-        p.element_type = f->keep(t[3]);
-        p.mem_space = f->keep(t[4]);
-        p.align = nb::cast<int64_t>(t[5]);
-        break;
-      case ArgKind::Const:
-        p.object = nb::cast<bool>(t[1]) ? f->keep(t[2]) : nullptr;
-        break;
-    }
-    f->args.push_back(std::move(p));
-  }
+  for (nb::handle h : args) f->args.push_back(parse_arg(f, nb::cast<nb::tuple>(h), 0));
   if (nb::len(hosts) > static_cast<size_t>(kMaxHosts)) throw std::invalid_argument("FastCall: too many host arguments");
   for (nb::handle h : hosts) {
     nb::tuple t = nb::cast<nb::tuple>(h);

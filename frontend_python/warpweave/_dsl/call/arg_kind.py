@@ -9,9 +9,9 @@ from ... import _core
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 
 # The argument kinds of _core.FastCall (bindings/fast_call.hpp, ArgKind): a plan's native description
-# starts with one of these.
-NATIVE_SKIP, NATIVE_TENSOR, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, NATIVE_CONST, NATIVE_POINTER, NATIVE_EVENT = \
-    range(8)
+# starts with one of these (NATIVE_TREE: a list or tuple of numbers and compile-time values, arg_tensor.TreeArg).
+(NATIVE_SKIP, NATIVE_TENSOR, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, NATIVE_CONST, NATIVE_POINTER, NATIVE_EVENT,
+ NATIVE_TREE) = range(9)
 
 
 class HostStream:

@@ -12,7 +12,7 @@ from ..values.runtime import AddressSpace, RuntimePointer, RuntimeTensor, Symbol
 from ..values.tensor import GMEM, Pointer, Tensor
 from ..values.layout_annotations import compiles_numbers_in
 from ..values.user_numeric import storage_name
-from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, ArgPlan, CArg, fast_id, keyed_by_value, sym_id,
+from .arg_kind import (NATIVE_POINTER, NATIVE_TENSOR, NATIVE_TREE, ArgPlan, CArg, fast_id, keyed_by_value, sym_id,
                        tvm_value)
 
 # DLPack's (code, bits) of each element type (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, and
@@ -506,6 +506,18 @@ class TreeArg(ArgPlan):
         """A tuple of numbers and compile-time values (a problem shape) is read by the generated Python fast path,
         element by element; one holding tensors or pointers goes the general way."""
         return all(c.kind in _FAST_ELEMENT_KINDS or c.kind == "tree" and c.fast_path for c in self.children)
+
+    def native(self, slots):
+        """(NATIVE_TREE, [each element's description]): the C++ fast path reads what fast_lines reads (numbers and
+        compile-time values, at any depth; bindings/fast_call_tree.cpp); None for a tuple holding tensors or
+        pointers, which goes the general way."""
+        out = []
+        for c in self.children:
+            d = c.native(slots) if c.kind in _FAST_ELEMENT_KINDS or c.kind == "tree" else None
+            if d is None:
+                return None
+            out.append(d)
+        return (NATIVE_TREE, out)
 
     def fast_lines(self, env, hosted):
         i = fast_id(self.index)

@@ -15,8 +15,8 @@ from ..host.launch_plan import dim_source, needs_launch_options, needs_other_lau
 from ..values.host_inputs import stream_handle
 from ..values.numeric import Numeric
 from ..values.runtime import RuntimePointer, RuntimeTensor, satisfies
-from .arg_kind import (NATIVE_EVENT, NATIVE_INT, NATIVE_POINTER, NATIVE_SKIP, NATIVE_STREAM, NATIVE_TENSOR, HostStream,
-                       NativeSlots)
+from .arg_kind import (NATIVE_EVENT, NATIVE_INT, NATIVE_POINTER, NATIVE_SKIP, NATIVE_STREAM, NATIVE_TENSOR, NATIVE_TREE,
+                       HostStream, NativeSlots)
 from .arg_tensor import view_or_error
 from .native_code import cast_range, loop_writes, share_common, simplify, split_invariant
 
@@ -94,7 +94,7 @@ def build(compiled, launchers):
         return None
     # slot -> the integers it holds where known (a 32-bit argument, a host value of its type): the programs
     # leave out conversions of such values to their own type (native_code.simplify)
-    slots.ranges = {a[1]: cast_range(256 + 32) for a in args if a[0] == NATIVE_INT and a[2] == 32}
+    slots.ranges = {a[1]: cast_range(256 + 32) for a in _leaves(args) if a[0] == NATIVE_INT and a[2] == 32}
     loops: list = []
     loop_ids: dict = {}
     derived = _host_program(compiled.host_program, slots, loops, loop_ids)
@@ -154,6 +154,15 @@ def build(compiled, launchers):
     return _core.FastCall(tuple(compiled.bound_self), n, list(compiled._defaults), constexprs, args, launches,
                           RuntimeTensor, satisfies, Numeric, derived, loops, order if loops else None,
                           list(hosts.values()))
+
+
+def _leaves(args):
+    """The descriptions of the arguments, those of the elements of a list or tuple (NATIVE_TREE) in its place."""
+    for a in args:
+        if a[0] == NATIVE_TREE:
+            yield from _leaves(a[1])
+        else:
+            yield a
 
 
 def _host_arguments(compiled, slots, args) -> dict | None:

@@ -228,6 +228,15 @@ def _binary(op: str, a, b):
     raise AssertionError(op)
 
 
+def _element(values, path):
+    """The number at `path` of the call's arguments: an element of a list or tuple argument, at any depth (its
+    plan's index, call/arg_tensor.py's TreeArg: the argument's position, then the element's at each level)."""
+    v = values
+    for k in path:
+        v = v[k]
+    return v
+
+
 def run_code(code, values, env):
     st: list = []
     for op, x in code:
@@ -236,7 +245,7 @@ def run_code(code, values, env):
         elif op == "sym":
             st.append(env[x])
         elif op == "arg":
-            a = values[x]
+            a = values[x] if isinstance(x, int) else _element(values, x)
             st.append(a.value if isinstance(a, Numeric) else a)
         elif op == "cast":
             st[-1] = cast(st[-1], x)
