@@ -1,7 +1,9 @@
 """Warp-level collectives (cute.arch): shuffles, votes and warp reductions, through NVVM's shfl.sync / vote.sync.
 
-They are architecture-neutral (every target of warpweave has them) and so are emitted by the core. A value of any
-DSL type moves through 32-bit registers: narrower types are widened bit for bit, 64-bit ones take two shuffles.
+They are architecture-neutral (every target of warpweave has them) and so are emitted by the core, except a float
+warp reduction where the target's backend publishes one instruction for it (warp_redux_sync asks the manifests).
+A value of any DSL type moves through 32-bit registers: narrower types are widened bit for bit, 64-bit ones take
+two shuffles.
 """
 from __future__ import annotations
 
