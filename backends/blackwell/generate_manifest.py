@@ -338,12 +338,15 @@ def primitives():
             ptx_template="mbarrier.try_wait.parity.shared::cta.b64 $0, [$1], $2;", constraints="=b,r,r",
             has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"])
     yield P(id="blackwell.mbarrier.wait.parity", kind="WAIT",
-            description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
+            description=("waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed; the "
+                         "lanes of a warp that run it together wait on the same barrier and phase (the loop exits "
+                         "for the whole warp at once); lanes with barriers of their own loop on mbarrier_try_wait"),
             python_name="arch.mbarrier_wait",
             operands=[op("mbar", "MBARRIER"), op("phase", "SCALAR")],
-            # The suspend-time hint parks the waiting warp until the phase completes, as on sm_90 (see Hopper's).
+            # The suspend-time hint parks the waiting warp until the phase completes, and the back-edge is a uniform
+            # branch, as on sm_90 (see Hopper's).
             ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, [$0], $1, "
-                          "10000000; @!ww_done bra ww_wait; }"),
+                          "10000000; @!ww_done bra.uni ww_wait; }"),
             constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"])
 
 

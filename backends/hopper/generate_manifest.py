@@ -513,12 +513,22 @@ def other_primitives():
     # try_wait in a loop. A warp-specialised kernel's producer waits on an empty stage for as long as the
     # consumers' epilogue lasts, on the schedulers those consumers issue from (CuTe DSL's and CUTLASS's waits carry
     # the same hint).
+    # The loop's back-edge is a uniform branch (bra.uni), as in CuTe DSL's wait: the lanes of a warp that wait on
+    # one barrier and phase get one answer from each try, so the warp leaves the loop together, and ptxas need not
+    # keep the loop's exit as a point where the warp reconverges. In a kernel where that exit sat in a long-lived
+    # region (dense_blockscaled_gemm_persistent_amax's epilogue before its register fixes) ptxas took 50 registers
+    # instead of 57. It asks that every lane of a warp running the wait names the same barrier and phase, as every
+    # pipeline's does; lanes that wait on barriers of their own loop on mbarrier_try_wait instead (a DSL loop,
+    # whose branch the compiler keeps divergent).
     out.append(P("hopper.mbarrier.wait.parity", "WAIT",
-                 description="waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed",
+                 description=("waits (a try_wait.parity loop in PTX) until the phase of parity phase has completed; "
+                              "the lanes of a warp that run it together wait on the same barrier and phase (the loop "
+                              "exits for the whole warp at once); lanes with barriers of their own loop on "
+                              "mbarrier_try_wait"),
                  python_name="arch.mbarrier_wait",
                  operands=[operand("mbar", "MBARRIER", "IN"), operand("phase", "SCALAR", "IN")],
                  ptx_template=("{ .reg .pred ww_done; ww_wait: mbarrier.try_wait.parity.shared::cta.b64 ww_done, "
-                               "[$0], $1, 10000000; @!ww_done bra ww_wait; }"),
+                               "[$0], $1, 10000000; @!ww_done bra.uni ww_wait; }"),
                  constraints="r,r", has_side_effects=True, sass_opcodes=["SYNCS.PHASECHK.TRANS64.TRYWAIT"]))
     out.append(P("hopper.mbarrier.inval", "BARRIER",
                  description="mbarrier.inval: invalidates the mbarrier so that its memory can be reused",

@@ -39,9 +39,14 @@ _CHANGED.update({f"hopper.tma.reduce.{r}d": (
     "description", "xor where the tensor map's type allows). ",
     "xor), per the tensor map's type: add f16, bf16, f32, s32, u32, u64; min and max f16, bf16, s32, u32, s64, u64; "
     "inc and dec u32; and, or, xor s32, u32, s64, u64. ") for r in range(1, 6)})
-# Hopper's and Blackwell's mbarrier wait loops suspend the warp between tries (a suspend-time hint) instead of spinning.
-_CHANGED["hopper.mbarrier.wait.parity"] = ("ptx_template", "$1; @!ww_done", "$1, 10000000; @!ww_done")
-_CHANGED["blackwell.mbarrier.wait.parity"] = ("ptx_template", "$1; @!ww_done", "$1, 10000000; @!ww_done")
+# Hopper's and Blackwell's mbarrier wait loops suspend the warp between tries (a suspend-time hint) instead of
+# spinning, and their back-edge is a uniform branch, which asks the lanes of a warp to wait on one barrier and phase
+# (the description says so).
+for _wait in ("hopper.mbarrier.wait.parity", "blackwell.mbarrier.wait.parity"):
+    _CHANGED[_wait] = [("ptx_template", "$1; @!ww_done bra ww_wait", "$1, 10000000; @!ww_done bra.uni ww_wait"),
+                       ("description", "has completed", "has completed; the lanes of a warp that run it together "
+                        "wait on the same barrier and phase (the loop exits for the whole warp at once); lanes with "
+                        "barriers of their own loop on mbarrier_try_wait")]
 # Blackwell's instruction descriptor says the block-scaled kinds added since (MXFP4, MXFP8) beside NVFP4's.
 _CHANGED["blackwell.tcgen05.make_instr_desc"] = (
     "description", "(kind::mxf4nvf4; a_type e2m1, code 1)",
@@ -52,10 +57,10 @@ def _project(e):
     out = {k: e.get(k) for k in _FIELDS}
     if out["targets"]:
         out["targets"] = [t for t in out["targets"] if t not in _LATER_TARGETS]
-    if e["id"] in _CHANGED:
-        field, was, now = _CHANGED[e["id"]]
-        assert now in e[field] and was not in e[field], (e["id"], e[field])
-        out[field] = e[field].replace(now, was)
+    changes = _CHANGED.get(e["id"], [])
+    for field, was, now in [changes] if isinstance(changes, tuple) else changes:
+        assert now in e[field] and (was not in e[field] or was in now), (e["id"], e[field])
+        out[field] = out[field].replace(now, was)
     out["operands"] = [{k: o.get(k) for k in _OPERAND} for o in e.get("operands", [])]
     out["attributes"] = [{k: a.get(k) for k in _ATTRIBUTE} for a in e.get("attributes", [])]
     return out

@@ -204,7 +204,9 @@ class TmemCopyAtom:
             raise ext.user_error(f"cute.copy with {self.manifest['id']}: the tensor-memory side has {n} values and the "
                                  f"registers {m}; each instruction moves {per} per thread", ext.DSLValueError)
         b = ext.builder()
-        lane = cute.arch.lane_idx()
+        # The lane as the partition computed it (TmemThrCopy: the thread index modulo 32), not the lane register:
+        # the two offsets then cancel in the compiler's folding and the address is the warp-uniform part alone.
+        lane = cute.arch.thread_idx()[0] % 32
         own = _eval(*self.thread_offset, lane)   # where this thread's first value sits within the instruction
         et = rg.element_type
         pack = 32 // w

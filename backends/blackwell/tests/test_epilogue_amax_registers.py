@@ -30,25 +30,36 @@ TOLERANCE = 0.05
 
 @pytest.fixture(scope="module")
 def compiled():
-    """(registers under ptxas of the kept PTX, registers under the tool that made the kernel's cubin)."""
+    """(registers under ptxas of the kept PTX, registers under the tool that made the kernel's cubin, the PTX)."""
     if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")):
         pytest.skip("no ptxas to report the registers of the kept PTX")
     with tempfile.TemporaryDirectory() as dump:
         res = compile_cutedsl_program(PROGRAM, "sm_100a", dump)
         logs = "".join(open(f).read() for f in glob.glob(os.path.join(dump, "*.ptxas.log")))
+        ptx = "".join(open(f).read() for f in glob.glob(os.path.join(dump, "*.ptx")))
     (kernel, k), = res["kernels"]
     assert k["spill_stores"] == 0 and k["spill_loads"] == 0, k
     own = [int(x) for x in re.findall(r"Used (\d+) registers", logs)]
-    return k["registers"], own
+    return k["registers"], own, ptx
 
 
 def test_registers_under_ptxas_within_five_percent_of_cutedsl(compiled):
-    registers, _ = compiled
+    registers, _, _ = compiled
     assert registers <= (1 + TOLERANCE) * CUTEDSL_REGISTERS, registers
 
 
 def test_registers_of_the_kernel_as_compiled_within_five_percent_of_cutedsl(compiled):
-    _, own = compiled
+    _, own, _ = compiled
     if not own:
         pytest.skip("the cubin tool wrote no resource report")
     assert max(own) <= (1 + TOLERANCE) * CUTEDSL_REGISTERS, own
+
+
+def test_the_warp_reduction_and_the_first_lane_test_are_cutedsls(compiled):
+    # The warps' absolute maximum is one warp-wide float reduction (not five shuffles), and `lane_idx() == 0`
+    # reads the lane register, so that the atomic maximum behind it is not aggregated over the warp: both as in
+    # CuTe DSL's PTX of the program.
+    _, _, ptx = compiled
+    assert re.findall(r"redux\.sync\.[\w.]+\.f32", ptx) == ["redux.sync.max.NaN.f32"], ptx
+    assert "shfl.sync.bfly" not in ptx
+    assert re.search(r"mov\.u32\s+%r\d+, %laneid;", ptx)

@@ -21,7 +21,7 @@ from ..values.pointer import Pointer
 from ..values.tensor import Tensor, TensorSSA, static_size
 
 
-def _sreg(name: str, axis: str) -> Int32:
+def _sreg(name: str, axis: str | None) -> Int32:
     st = trace.current()
     if st.kernel is None:
         raise DSLTypeError(f"cute.arch.{name}() is only available inside a @cute.kernel function", user_location(2))
@@ -29,9 +29,10 @@ def _sreg(name: str, axis: str) -> Int32:
     key = (name, axis)
     if key not in cache:
         b = trace.builder()
-        op = {"thread_idx": "tid", "block_idx": "ctaid", "block_dim": "ntid", "grid_dim": "nctaid"}[name]
+        op = {"thread_idx": "tid", "block_idx": "ctaid", "block_dim": "ntid", "grid_dim": "nctaid",
+              "lane_idx": "laneid"}[name]
         with trace.at_entry():
-            v = b.op1(f"nvvm.read.ptx.sreg.{op}.{axis}", [], "i32")
+            v = b.op1(f"nvvm.read.ptx.sreg.{op}" + (f".{axis}" if axis else ""), [], "i32")
             cache[key] = Int32._wrap(trace.lift_int(v, "i32", nonneg=True))
     return cache[key]
 
@@ -54,7 +55,11 @@ def grid_dim():
 
 
 def lane_idx():
-    return thread_idx()[0] % 32
+    """This thread's lane in its warp, read from the lane special register (as CuTe DSL reads it). Not the thread's
+    x index modulo 32: that is the lane only when the block's x extent is a multiple of 32, and the assembler
+    cannot tell from it that `lane_idx() == 0` lets one lane through (it then wraps an atomic behind that test in
+    a warp-wide aggregation: a vote, a lane-index read and a reduction)."""
+    return _sreg("lane_idx", None)
 
 
 def warp_idx():

@@ -1,12 +1,16 @@
 """Warp-level collectives (cute.arch): shuffles, votes and warp reductions, through NVVM's shfl.sync / vote.sync.
 
-They are architecture-neutral (every target of warpweave has them) and so are emitted by the core. A value of any
-DSL type moves through 32-bit registers: narrower types are widened bit for bit, 64-bit ones take two shuffles.
+They are architecture-neutral (every target of warpweave has them) and so are emitted by the core, except a float
+warp reduction where the target's backend publishes one instruction for it (warp_redux_sync asks the manifests).
+A value of any DSL type moves through 32-bit registers: narrower types are widened bit for bit, 64-bit ones take
+two shuffles.
 """
 from __future__ import annotations
 
 import operator
 
+from ..atoms.atoms import current_cc, entries_named, entry_usable
+from ..atoms.instructions import emit_instruction
 from ..base import trace
 from ..base.markers import accept_locations
 from ..base.errors import DSLTypeError, DSLValueError, user_location
@@ -201,12 +205,28 @@ def warp_reduction_min(val, threads_in_group: int = 32):
 _REDUX_INT = {"add": "add", "and": "and", "or": "or", "xor": "xor", "max": "max", "min": "min"}
 
 
+def _float_redux_instruction(t, abs: bool, nan: bool):  # noqa: A002
+    """(backend name, entry) of the current target's one-instruction warp reduction of `t` values with these
+    qualifiers (a loaded backend's primitives.redux_sync of that type, usable on the target), or None where the
+    target has none and the reduction is made of shuffles. Only the loaded backends are asked: a trace loads those
+    of its target, and another generation's instruction would not be usable anyway."""
+    params = {"type": t.ir_type, "abs": "1" if abs else "0", "nan": "1" if nan else "0"}
+    cc = current_cc()
+    for b, ins in entries_named("primitives.redux_sync"):
+        own = ins.get("python_params", {})
+        if all(own.get(k) == v for k, v in params.items()) and entry_usable(b, ins, cc):
+            return b.name, ins
+    return None
+
+
 def warp_redux_sync(value, kind: str, mask_and_clamp=-1, *, abs: bool = False, nan: bool = False,  # noqa: A002
                     mask=None, loc=None, ip=None):
     """The reduction of `value` over the lanes of `mask_and_clamp` (or `mask`), in every one of them. Integers
     (kind "add", "min", "max", "and", "or", "xor") use redux.sync. Floats (kind "fmax" or "fmin", or "max" /
-    "min", with `abs` taking magnitudes and `nan` making a NaN win) combine by butterfly shuffles, over the whole
-    warp."""
+    "min", with `abs` taking magnitudes and `nan` making a NaN win) reduce over the whole warp: in one instruction
+    where the target's backend offers one for the type and qualifiers, by butterfly shuffles otherwise (the same
+    result: the maximum or minimum, of magnitudes with `abs`, NaN where any lane holds one with `nan`, NaNs
+    ignored without it)."""
     if not isinstance(value, Numeric):
         value = as_numeric(value)
     t = type(value)
@@ -219,6 +239,11 @@ def warp_redux_sync(value, kind: str, mask_and_clamp=-1, *, abs: bool = False, n
             raise DSLTypeError(f"warp_redux_sync: kind={kind!r} needs a float, got {t.__name__}", user_location(2))
         if not (isinstance(mask, int) and mask in (-1, FULL_MASK)):
             raise DSLValueError("warp_redux_sync: float reductions cover the whole warp (mask=-1)", user_location(2))
+        single = _float_redux_instruction(t, bool(abs), bool(nan))
+        if single is not None:
+            out = emit_instruction(b, single[0], single[1], {"value": [value.ir()], "mask": [_i32(mask, "mask")]},
+                                   {"op": kind[1:]})
+            return t.from_ir(out["result"][0])
         x = value
         if abs:
             x = t.from_ir(b.op1("math.absf", [x.ir()], t.ir_type)) if t.ir_type in ("f32", "f64", "f16", "bf16") \
