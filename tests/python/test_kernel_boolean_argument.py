@@ -1,15 +1,17 @@
 """A runtime Boolean passed on from a @cute.jit function to a @cute.kernel parameter.
 
 A kernel parameter has no 1-bit type: a Boolean travels as a byte, and the kernel takes its low bit where it starts
-(kernel_trace.py, in code emitted at the kernel's entry).
+(kernel_trace.py, in code emitted at the kernel's entry). The host packs that byte as 0 or 1 whatever the argument's
+value (launch_plan.BOOL_FMT): a byte 2 would read as false.
 
 Properties, without a GPU (compiled for sm_80; launches recorded by the launcher's stand-ins):
 - a runtime Boolean reaches a kernel parameter whatever its origin: an argument annotated Boolean, a Python bool
   given to an unannotated argument, a comparison computed in the host function, an element of a tuple argument, a
   tuple argument holding one passed whole to the kernel, a tuple built in the host function; it is a parameter of the
   kernel (one byte), not a value compiled in;
-- that byte is 0 or 1, the truth of the value passed, on each path that packs it: the general call, the generated
-  Python fast path and the native fast path; a Boolean the host function computes likewise;
+- that byte is 0 or 1, the truth of the value passed (True, 1, 2, -1, 256, 0.5, a DSL Boolean or integer), on each
+  path that packs it: the general call, the generated Python fast path and the native fast path; a Boolean the host
+  function computes likewise;
 - the IR builder: a function's arguments (those it begins with and those added while tracing its body) are visible
   in code emitted at its entry as in its body; values of the body or of another function stay refused there.
 """
@@ -21,7 +23,9 @@ import warpweave as cutlass
 import warpweave.cute as cute
 from warpweave import _core
 
+import aot_helpers as aot
 from dsl_helpers import target
+from test_export import build_harness, needs_compilers, run_harness, stand_in_driver
 from test_native_call import general, recorded  # noqa: F401 - a fixture
 
 
@@ -139,6 +143,19 @@ def test_a_runtime_boolean_is_a_kernel_parameter_whatever_its_origin(recorded, m
         assert set(_bytes_on_each_path(c, launched, args).values()) == {truth}, args
 
 
+TRUTHS = [True, False, 1, 0, 2, -1, 255, 256, 1 << 40, 0.5, 0.0, -0.0,
+          cutlass.Boolean(True), cutlass.Boolean(False), cutlass.Int32(2), cutlass.Int32(0)]
+
+
+@pytest.mark.parametrize("value", TRUTHS, ids=repr)
+def test_the_boolean_byte_is_0_or_1_on_every_path(recorded, monkeypatch, value):
+    launched, _ = recorded
+    c = _compile(monkeypatch, annotated, (True, 3))
+    want = 1 if bool(value.value if isinstance(value, cutlass.Numeric) else value) else 0
+    assert _bytes_on_each_path(c, launched, (value, 3)) == dict.fromkeys(
+        ("general", "python fast path", "native", "call"), want)
+
+
 # --- the IR builder ------------------------------------------------------------------------------------------------
 
 def test_function_arguments_are_visible_in_code_at_the_entry():
@@ -163,3 +180,25 @@ def test_function_arguments_are_visible_in_code_at_the_entry():
     b.set_emit_at_entry(False)
     b.end_function()
 
+
+# --- an exported function ------------------------------------------------------------------------------------------
+
+@stand_in_driver
+@needs_compilers
+@pytest.mark.parametrize("fn,compiled_with,calls", [
+    (annotated, (True, 3), [({"flag": v, "n": 3}, bool(v)) for v in (0, 1, 2, -1, 256)]),
+    (computed, (3,), [({"n": v}, v > 0) for v in (0, 1, 7, -5)]),
+])
+def test_an_exported_function_packs_the_boolean_as_python_does(tmp_path, fn, compiled_with, calls):
+    # The C wrapper's Boolean argument is a C bool; a Boolean computed on the host is 0 or 1 there too.
+    with target("sm_80"):
+        c = cute.compile(fn, *compiled_with)
+    exe, meta = build_harness(tmp_path, c, "flagged", aot.build_mock_driver(str(tmp_path)))
+    out = run_harness(exe, meta, [values for values, _ in calls], c)
+    assert len(out["calls"]) == len(calls)
+    for (rc, msg, launches), (values, truth) in zip(out["calls"], calls):
+        assert rc == 0, msg
+        want = aot.python_launches(c, *values.values())
+        assert [{k: v for k, v in l.items() if k != "attrs"} for l in launches] == want
+        flag = [x for x, p in zip(want[0]["params"], c.launches[0].params) if _is_flag(p)]
+        assert flag == ["01" if truth else "00"], values
