@@ -222,14 +222,16 @@ std::vector<Value> Builder::begin_function(const std::string& name, const std::v
   impl_->frames.emplace_back();
   impl_->frames.back().id = impl_->next_frame_id++;
   impl_->prologue.id = impl_->next_frame_id++;
-  for (Value v : args) impl_->scopes[v] = impl_->frames.back().id;
+  // The arguments are the entry block's: visible in the body and in the prologue alike (a parameter converted
+  // where the kernel starts, e.g. a Boolean's byte to its bit, is an op of the prologue on an argument).
+  for (Value v : args) impl_->scopes[v] = impl_->prologue.id;
   return args;
 }
 
 Value Builder::add_function_argument(const std::string& type, const std::string& attributes) {
   if (impl_->frames.empty()) throw IRError("IR builder: add_function_argument outside a function");
   Value v = impl_->new_value(type);
-  impl_->scopes[v] = impl_->frames.front().id;
+  impl_->scopes[v] = impl_->prologue.id;  // an argument, as begin_function's
   std::string& h = impl_->function_header;
   if (h.back() != '(') h += ", ";
   h += value_name(v) + ": " + type;

@@ -111,7 +111,9 @@ bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
 bool pack_int(char fmt, int64_t v, char* d) {
   switch (fmt) {
     case 'b': if (v < INT8_MIN || v > INT8_MAX) return false; { int8_t x = v; std::memcpy(d, &x, 1); } return true;
-    case 'B': case '?': if (v < 0 || v > UINT8_MAX) return false; { uint8_t x = v; std::memcpy(d, &x, 1); } return true;
+    case 'B': if (v < 0 || v > UINT8_MAX) return false; { uint8_t x = v; std::memcpy(d, &x, 1); } return true;
+    // a Boolean parameter: 0 or 1, as struct.pack('?', v) writes it (the kernel reads the byte's low bit)
+    case '?': { uint8_t x = v != 0; std::memcpy(d, &x, 1); } return true;
     case 'h': if (v < INT16_MIN || v > INT16_MAX) return false; { int16_t x = v; std::memcpy(d, &x, 2); } return true;
     case 'H': if (v < 0 || v > UINT16_MAX) return false; { uint16_t x = v; std::memcpy(d, &x, 2); } return true;
     case 'i': if (v < INT32_MIN || v > INT32_MAX) return false; { int32_t x = v; std::memcpy(d, &x, 4); } return true;
@@ -161,6 +163,16 @@ bool pack_scalar(char fmt, PyObject* o, char* d) {
       PyErr_Clear();
       return false;
     }
+    return true;
+  }
+  if (fmt == '?') {  // a Boolean parameter: the value's truth, as struct.pack('?', x) takes it (2 and 0.5 are true)
+    if (!PyLong_CheckExact(o) && !PyBool_Check(o) && !PyFloat_CheckExact(o)) return false;
+    int t = PyObject_IsTrue(o);
+    if (t < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    d[0] = static_cast<char>(t);
     return true;
   }
   if (!PyLong_CheckExact(o) && !PyBool_Check(o)) return false;

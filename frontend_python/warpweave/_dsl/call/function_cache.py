@@ -42,7 +42,8 @@ from .arg_plan import arguments_key, kind_named
 from .compile_module import compiler_identity, jit_cache, keep_requested
 from .compiled_function import JitCompiledFunction
 
-_FORMAT = 4  # 2: argument plans stored by kind (arg_plan.KINDS); 3: the host program; 4: its host loops
+_FORMAT = 5  # 2: argument plans stored by kind (arg_plan.KINDS); 3: the host program; 4: its host loops;
+# 5: a Boolean kernel parameter packs as 0 or 1 (launch_plan.BOOL_FMT)
 
 
 class Unstable(Exception):

@@ -45,11 +45,20 @@ from ..values.host_inputs import stream_handle
 
 ABI_VERSION = 1
 
-# C types of a kernel parameter's struct format (launch_plan.SCALAR_FMT; half and bfloat16 travel as their bits).
-_FMT_CTYPE = {"B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int32_t", "I": "uint32_t", "q": "int64_t",
-              "Q": "uint64_t",
+# C types of a kernel parameter's struct format (launch_plan.SCALAR_FMT and BOOL_FMT; half and bfloat16 travel as
+# their bits).
+_FMT_CTYPE = {"?": "uint8_t", "B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int32_t", "I": "uint32_t",
+              "q": "int64_t", "Q": "uint64_t",
               "e": "uint16_t", "H": "uint16_t", "f": "float", "d": "double"}
-_FMT_SIZE = {"B": 1, "b": 1, "h": 2, "i": 4, "I": 4, "q": 8, "Q": 8, "e": 2, "H": 2, "f": 4, "d": 8}
+_FMT_SIZE = {"?": 1, "B": 1, "b": 1, "h": 2, "i": 4, "I": 4, "q": 8, "Q": 8, "e": 2, "H": 2, "f": 4, "d": 8}
+
+
+def _param_value(fmt: str, x: str) -> str:
+    """The C declaration of `v`, kernel parameter of struct format fmt, from the C value x: a Boolean's byte is 0 or
+    1 whatever x is (launch_plan.BOOL_FMT)."""
+    ct = _FMT_CTYPE[fmt]
+    return f"{ct} v = ({x}) != 0" if fmt == "?" else f"{ct} v = ({ct}){x}"
+
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -603,18 +612,15 @@ def _launch_c(compiled, l, fi, by_index, symbols) -> list[str]:
             v = a.plan.c_address(a)
             o.append(f"      {{ void *v = {v}; memcpy(ww_params + {off}, &v, sizeof v); }}")
         elif p.kind == "sym":
-            ct = _FMT_CTYPE[p.fmt]
-            o.append(f"      {{ {ct} v = ({ct})s{p.source}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+            o.append(f"      {{ {_param_value(p.fmt, f's{p.source}')}; memcpy(ww_params + {off}, &v, sizeof v); }}")
         elif p.kind == "scalar" and isinstance(p.source, (tuple, list)) and p.source[0] == "derived":
-            ct = _FMT_CTYPE[p.fmt]
-            o.append(f"      {{ {ct} v = ({ct})s{p.source[1]}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+            o.append(f"      {{ {_param_value(p.fmt, f's{p.source[1]}')}; memcpy(ww_params + {off}, &v, sizeof v); }}")
         elif p.kind == "scalar":
             a = by_index[p.source]
-            ct = _FMT_CTYPE[p.fmt]
             if a.fmt in ("e", "H") and p.fmt in ("e", "H"):
                 o.append(f"      {{ uint16_t v = {a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
             else:
-                o.append(f"      {{ {ct} v = ({ct}){a.name}; memcpy(ww_params + {off}, &v, sizeof v); }}")
+                o.append(f"      {{ {_param_value(p.fmt, a.name)}; memcpy(ww_params + {off}, &v, sizeof v); }}")
         else:  # a per-call host argument, in the C form of its producer (checked there: check_exportable)
             h = compiled.host_arguments[p.source]
             o.append("      {")

@@ -19,7 +19,7 @@ from ..base.launch_config import launch_config
 from . import host_program
 from .host_values import ReadAddress
 from ..base.entry_name import entry_name
-from .launch_plan import Launch, Param, SCALAR_FMT
+from .launch_plan import BOOL_FMT, Launch, Param, SCALAR_FMT
 from ..values.host_inputs import HostEvent
 from ..values.numeric import HostRef, IRVal, Numeric, SymInt
 from ..registry.plugins import Backend
@@ -352,8 +352,10 @@ def trace_kernel(st: trace.TraceState, kernel: KernelFunction, args, kwargs, blo
         unsigned = tuple(hs.path[:1]) in (("derived",), ("value",)) and len(hs.path) > 1 and str(hs.path[1])[:1] == "u"
         params.append(Param("sym", sid, t, SCALAR_FMT[t].upper() if unsigned else SCALAR_FMT[t]))
     for idx, t in sorted(scalars.items(), key=_host_order):
-        ir = "i8" if t.is_boolean else t.ir_type
-        params.append(Param("scalar", idx, ir, SCALAR_FMT[ir]))
+        if t.is_boolean:  # a byte (a parameter has no 1-bit type), its low bit taken below
+            params.append(Param("scalar", idx, "i8", BOOL_FMT))
+        else:
+            params.append(Param("scalar", idx, t.ir_type, SCALAR_FMT[t.ir_type]))
     for hid, h in sorted(hosts.items()):
         params.append(Param("host", hid, "!llvm.ptr", f"{h.size}s"))
     prefix = kernel.name_prefix or st.name_prefix

@@ -35,8 +35,10 @@ class Launch:
         self.static_block = list(self.block) if static(self.block) else None
 
 
-SCALAR_FMT = {"i1": "B", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e", "f32": "f", "f64": "d",
-              "bf16": "H"}
+SCALAR_FMT = {"i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e", "f32": "f", "f64": "d", "bf16": "H"}
+# A Boolean parameter is a byte whose low bit the kernel reads (kernel_trace.py): packed as struct's bool, 0 or 1
+# for any value (an int 2 or a float 0.5 is true, not a byte of low bit 0), on every path that packs it.
+BOOL_FMT = "?"
 
 
 def packer(params):
