@@ -24,7 +24,7 @@ import warpweave.cute as cute
 from warpweave import _core
 
 import aot_helpers as aot
-from dsl_helpers import target
+from dsl_helpers import requires_gpu, target
 from test_export import build_harness, needs_compilers, run_harness, stand_in_driver
 from test_native_call import general, recorded  # noqa: F401 - a fixture
 
@@ -202,3 +202,47 @@ def test_an_exported_function_packs_the_boolean_as_python_does(tmp_path, fn, com
         assert [{k: v for k, v in l.items() if k != "attrs"} for l in launches] == want
         flag = [x for x, p in zip(want[0]["params"], c.launches[0].params) if _is_flag(p)]
         assert flag == ["01" if truth else "00"], values
+
+
+# --- on the GPU ------------------------------------------------------------------------------------------------------
+
+@cute.kernel
+def _select_kernel(out: cute.Tensor, flag: cutlass.Boolean):
+    if flag:
+        out[0] = cutlass.Int32(7)
+    else:
+        out[0] = cutlass.Int32(3)
+
+
+@cute.jit
+def _select(out: cute.Tensor, flag: cutlass.Boolean):
+    _select_kernel(out, flag).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+@cute.jit
+def _select_positive(out: cute.Tensor, n: cutlass.Int32):
+    _select_kernel(out, n > 0).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+@requires_gpu
+def test_the_kernel_reads_the_truth_of_the_value_passed():
+    """One compiled function, called with values of each truth (a byte 2 would read as false in the kernel): the
+    kernel takes the branch the value's truth names; the output is poisoned before each call."""
+    import torch
+    from warpweave.cute.runtime import from_dlpack
+
+    out = torch.full((1,), -1, dtype=torch.int32, device="cuda")
+    view = from_dlpack(out)
+    c = cute.compile(_select, view, True)
+    for value in (True, False, 2, 0, -1, 0.5, 256, cutlass.Boolean(False), cutlass.Int32(2)):
+        out.fill_(-1)
+        c(view, value)
+        torch.cuda.synchronize()
+        truth = bool(value.value if isinstance(value, cutlass.Numeric) else value)
+        assert out.item() == (7 if truth else 3), value
+    p = cute.compile(_select_positive, view, 1)
+    for n, want in ((5, 7), (0, 3), (-4, 3)):
+        out.fill_(-1)
+        p(view, n)
+        torch.cuda.synchronize()
+        assert out.item() == want, n
