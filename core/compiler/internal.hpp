@@ -100,6 +100,11 @@ void recompute_values_in_warp_roles(llvm::Module& module);
 // The blocks where a warp role starts: a successor, reached from that block alone, of a branch on the warp's index.
 std::vector<const llvm::BasicBlock*> warp_role_entries(llvm::Function& function);
 
+// --- sunk_vector_extracts.cpp (LLVM only) ------------------------------------------------------------------------
+// Each element taken out of a vector moved to right before its first use in its block, after the last optimisation
+// pass: extracted together after a load, a fragment's elements all lived at once.
+void sink_vector_extracts(llvm::Module& module);
+
 // --- role_values_kept.cpp (LLVM only) ----------------------------------------------------------------------------
 // The copies of the passes above kept where they are through code generation, whose common-subexpression
 // elimination merged sibling roles' equal copies into one above the roles: the launch constants read by inline
