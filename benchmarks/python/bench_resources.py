@@ -6,7 +6,9 @@
 Each program runs unmodified, at its target (sm_90a, sm_100a, sm_103a or sm_120a), with the arguments of its command
 line (defaults unless the list below gives some), on both sides:
   * warpweave: `python -m warpweave run --compile-only --arch A prog.py ARGS` (--ww-python, an interpreter with torch),
-    its modules kept (WARPWEAVE_KEEP=ptx);
+    its modules kept (WARPWEAVE_KEEP=ptx), assembled by ptxas (WARPWEAVE_CUBIN_TOOL=ptxas, unless set): the
+    assembler that measures both sides, so that a program's choices by `cutlass.target_version` (register splits
+    tuned per assembler generation) are made for it, as CuTe DSL's are made for its own (older) toolchain;
   * CuTe DSL: the same program under CuTe DSL's interpreter (--cutedsl-python) with CUTE_DSL_ARCH=A and
     CUTE_DSL_KEEP=ptx,cubin,ir, through HOST_DEVICE below: PyTorch's "cuda" tensors made in host memory (DLPack
     says they are on the GPU, so that CuTe DSL types them as global memory), the device queries answered for the
@@ -309,7 +311,8 @@ def _by_mtime(paths):
 
 
 def run_warpweave(prog_path, arch, args, python, dump, timeout, root=None):
-    env = ww_env({"WARPWEAVE_KEEP": "ptx", "WARPWEAVE_DUMP_DIR": dump, "WARPWEAVE_DISABLE_CACHE": "1"}, root)
+    env = ww_env({"WARPWEAVE_KEEP": "ptx", "WARPWEAVE_DUMP_DIR": dump, "WARPWEAVE_DISABLE_CACHE": "1",
+                  "WARPWEAVE_CUBIN_TOOL": os.environ.get("WARPWEAVE_CUBIN_TOOL") or "ptxas"}, root)
     t = time.perf_counter()
     p = subprocess.run([python, "-m", "warpweave", "run", "--compile-only", "--arch", arch, prog_path, *args],
                        cwd=os.path.dirname(prog_path), env=env, capture_output=True, text=True, timeout=timeout)

@@ -12,6 +12,8 @@
 #include "ww/compiler/compiler.hpp"
 
 namespace llvm {
+class BasicBlock;
+class Function;
 class Instruction;
 class LLVMContext;
 class Module;
@@ -94,6 +96,21 @@ void rematerialize_launch_constants(llvm::Module& module);
 // a branch on the warp's index), computed again at the top of each role that uses them, after the last optimisation
 // pass: hoisted above the roles, they live across all of them and may spill.
 void recompute_values_in_warp_roles(llvm::Module& module);
+
+// The blocks where a warp role starts: a successor, reached from that block alone, of a branch on the warp's index.
+std::vector<const llvm::BasicBlock*> warp_role_entries(llvm::Function& function);
+
+// --- sunk_vector_extracts.cpp (LLVM only) ------------------------------------------------------------------------
+// Each element taken out of a vector moved to right before its first use in its block, after the last optimisation
+// pass: extracted together after a load, a fragment's elements all lived at once.
+void sink_vector_extracts(llvm::Module& module);
+
+// --- role_values_kept.cpp (LLVM only) ----------------------------------------------------------------------------
+// The copies of the passes above kept where they are through code generation, whose common-subexpression
+// elimination merged sibling roles' equal copies into one above the roles: the launch constants read by inline
+// assembly, and each warp role's pure arithmetic reading the integer kernel arguments through a move of its own.
+// Runs last, after every pass that places copies.
+void keep_role_values_in_place(llvm::Module& module);
 
 // --- asm_address_offsets.cpp (LLVM only) ------------------------------------------------------------------------
 // A constant offset of an inline-assembly operand used only as a memory address (`[$n]`, a generic, global or shared

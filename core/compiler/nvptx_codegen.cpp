@@ -229,6 +229,9 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
   convert_small_integers_through_f32(*module);
   if (opt_level > 0) pair_float_arithmetic(*module, *machine);
   if (opt_level > 0) address_shared_constants_from_registers(*module);
+  if (opt_level > 0) sink_vector_extracts(*module);
+  // Last: the passes above recognise the special registers' reads by their intrinsics.
+  if (opt_level > 0) keep_role_values_in_place(*module);
   if (options.want_llvm_ir) {
     result.llvm_ir.clear();
     llvm::raw_string_ostream os(result.llvm_ir);

@@ -14,9 +14,12 @@
 // changes a result, so a branch taken for a role by mistake costs code size, not correctness.
 // A value is recomputed when it is free of memory and side effects (no loads, no convergent calls) and made only of
 // kernel arguments, constants and such values. When every use of it lies inside a role, each role gets a copy at its
-// top (the role outermost below the value) and the original goes away; a value also used outside the roles stays. A role inside a
-// loop that does not hold the value gets no copy: that would compute it once per iteration instead of once. Runs
-// after the last optimisation pass, which would hoist the copies again.
+// top (the role innermost around the use) and the original goes away; a value also used outside the roles stays. A role inside a
+// loop that does not hold the value gets no copy (the next role out does): that would compute it once per iteration
+// instead of once. Innermost, not outermost: a role whose region branches again into roles (a warpgroup's warps at
+// register ceilings of their own) would share one copy among them, live across all of them; mamba2_ssd spilled its
+// tile count so. Runs after the last optimisation pass, which would hoist the copies again (and
+// role_values_kept.cpp keeps the code generator from merging them).
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/PostOrderIterator.h>
@@ -135,7 +138,7 @@ class Recomputer {
     // and each copy adds a register where it is used.
     llvm::DenseMap<llvm::BasicBlock*, llvm::SmallVector<llvm::Use*, 4>> by_role;
     for (llvm::Use& use : inst.uses()) {
-      llvm::BasicBlock* role = outermost_role(inst.getParent(), reading_block(use));
+      llvm::BasicBlock* role = innermost_role(inst.getParent(), reading_block(use));
       if (role == nullptr) return;
       by_role[role].push_back(&use);
     }
@@ -156,19 +159,18 @@ class Recomputer {
     return user->getParent();
   }
 
-  // The role entry on the dominator tree's path from `home` (exclusive) down to `block` that is nearest `home`,
+  // The role entry on the dominator tree's path from `home` (exclusive) down to `block` that is nearest `block`,
   // outside any loop that does not hold `home`; null if none.
-  llvm::BasicBlock* outermost_role(llvm::BasicBlock* home, llvm::BasicBlock* block) {
+  llvm::BasicBlock* innermost_role(llvm::BasicBlock* home, llvm::BasicBlock* block) {
     if (!dominators_.dominates(home, block)) return nullptr;
-    llvm::BasicBlock* found = nullptr;
     for (llvm::DomTreeNode* node = dominators_.getNode(block); node && node->getBlock() != home;
          node = node->getIDom()) {
       llvm::BasicBlock* at = node->getBlock();
       if (!entries_.contains(at)) continue;
       const llvm::Loop* loop = loops_.getLoopFor(at);
-      if (loop == nullptr || loop->contains(home)) found = at;
+      if (loop == nullptr || loop->contains(home)) return at;
     }
-    return found;
+    return nullptr;
   }
 
   llvm::DominatorTree dominators_;
@@ -178,6 +180,11 @@ class Recomputer {
 };
 
 }  // namespace
+
+std::vector<const llvm::BasicBlock*> warp_role_entries(llvm::Function& function) {
+  llvm::DenseSet<const llvm::BasicBlock*> entries = role_entries(function);
+  return {entries.begin(), entries.end()};
+}
 
 void recompute_values_in_warp_roles(llvm::Module& module) {
   for (llvm::Function& function : module) {

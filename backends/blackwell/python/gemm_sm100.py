@@ -33,6 +33,16 @@ from warpweave import ext
 from . import helpers
 
 
+# The sub-tile loops below are runtime loops kept rolled (unroll=1), as CuTe DSL's are: one copy of the body, each
+# trip's accumulators loaded from tensor memory, converted and stored before the next trip's load, so that a thread
+# holds one sub-tile of them at a time. Unrolled while tracing, the assembler overlapped the trips and the epilogue
+# warps held several sub-tiles at once: CuTe DSL's sm103_dense_blockscaled_gemm_persistent (8 sub-tiles of 32
+# columns, stored to global memory) took 146 registers under ptxas 13.0 where CuTe DSL's rolled loop takes 56; 50
+# rolled. The loop variable is a runtime value: what depends on the trip (the sub-tile, the buffer, the release
+# after the last or the early-release sub-tile) is computed or branched on at run time.
+_SUBTILE_LOOP_UNROLL = 1
+
+
 def _tcgen05():
     from warpweave.cute.nvgpu import tcgen05
 
@@ -102,10 +112,12 @@ def epilogue_smem_copy_and_partition(gemm, tiled_copy_t2r, tTR_rC, tidx, sC):
     return r2s, r2s.retile(tTR_rC), r2s.get_slice(tidx).partition_D(sC)
 
 
+@cute.jit
 def _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
                           acc_state):
-    """Sub-tile j (a Python int) of the accumulator stage into registers, converted to C's type by epilogue_op into
-    tTR_rC. After the last sub-tile the whole stage is in registers, so the MMA warp may accumulate into it again."""
+    """Sub-tile j (the sub-tile loop's runtime index) of the accumulator stage into registers, converted to C's type
+    by epilogue_op into tTR_rC. After the last sub-tile the whole stage is in registers, so the MMA warp may
+    accumulate into it again."""
     cute.copy(t2r, tTR_tAcc[(None, None, None, j)], tTR_rAcc)
     if j == subtiles - 1:
         # the registers are read after the release: the loads must have completed before it
@@ -146,7 +158,8 @@ def epilogue_tma_store(gemm, tidx, warp_idx, tma_atom_c, tCtAcc_base, sC, tCgC, 
 
     acc_pipeline.consumer_wait(acc_consumer_state)
     t.fence_after_thread_sync()
-    for j in cutlass.range_constexpr(subtiles):
+    # a runtime loop over the sub-tiles, kept rolled (see _SUBTILE_LOOP_UNROLL)
+    for j in cutlass.range(subtiles, unroll=_SUBTILE_LOOP_UNROLL):
         _subtile_to_registers(gemm, t, t2r, tTR_tAcc, j, subtiles, tTR_rAcc, tTR_rC, epilogue_op, acc_pipeline,
                               acc_consumer_state)
         buf = (first_buffer + j) % gemm.num_c_stage
@@ -196,12 +209,15 @@ def epilogue(gemm, tidx, tCtAcc_base, tCgC, epi_tile, epilogue_op, mma_tile_coor
 
     acc_pipeline.consumer_wait(acc_consumer_state)
     t.fence_after_thread_sync()
-    for j in cutlass.range_constexpr(subtiles):
+    # a runtime loop over the sub-tiles, kept rolled (see _SUBTILE_LOOP_UNROLL)
+    for j in cutlass.range(subtiles, unroll=_SUBTILE_LOOP_UNROLL):
         if cutlass.const_expr(overlapping_accum):
             # stage 0 (phase 0) from its last sub-tile back: j + (1 - stage) (subtiles - 1 - 2 j)
             sub = j + (1 - stage) * (subtiles - 1 - 2 * j)
             cute.copy(t2r, tTR_tAcc[(None, None, None, sub)], tTR_rAcc)
-            if cutlass.const_expr(j == gemm.iter_acc_early_release_in_epilogue):
+            if j == gemm.iter_acc_early_release_in_epilogue:
+                # the loads of the columns handed back have completed before the MMA warp may write them
+                cute.arch.fence_view_async_tmem_load()
                 t.fence_before_thread_sync()
                 with cute.arch.elect_one():
                     acc_pipeline.consumer_release(acc_consumer_state)

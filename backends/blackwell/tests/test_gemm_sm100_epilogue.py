@@ -1,10 +1,12 @@
 """warpweave.utils.gemm.sm100 (the Blackwell backend's gemm_sm100.py) without a GPU.
 
 - The name resolves to the backend's module; a generation no backend ships is an AttributeError naming it.
-- epilogue_tma_store in a kernel of four epilogue warps over a 128 x 128 accumulator stage: one tcgen05.ld and one
-  TMA store per epilogue sub-tile, the stores issued by the first epilogue warp only, the accumulator stage released
-  once (one elected arrival per warp) after its last load; the shared-memory buffers alternate.
-- epilogue: the same loads, then global stores of every element of the thread's row (no TMA, no shared memory).
+- epilogue_tma_store in a kernel of four epilogue warps over a 128 x 128 accumulator stage: a runtime loop over
+  the epilogue sub-tiles, kept rolled, of one tcgen05.ld and one TMA store a trip (the store at the trip's columns),
+  the stores issued by the first epilogue warp only, the accumulator stage released once (one elected arrival per
+  warp, after its loads have completed) on the last trip.
+- epilogue: the same loads, then global stores of every element of the thread's row (no TMA, no shared memory);
+  with overlapping stages, the release on the trip of gemm.iter_acc_early_release_in_epilogue.
 What needs a Blackwell GPU (the values in C): the CuTe DSL dense_gemm_persistent run on one.
 """
 from __future__ import annotations
@@ -112,18 +114,49 @@ def _compile(tma_store: bool, c_dtype=cutlass.Float16, edges=False, overlapping=
         return cute.compile(host, mc, from_dlpack(np.zeros(1, np.int32)))
 
 
+def _subtile_loop(ir: str):
+    """(trips, the loop variable, the loop's body) of the kernel's one loop in its IR (a loop from 0 by 1), and
+    the values of its integer constants."""
+    consts = dict(re.findall(r'(%\d+) = "arith\.constant"\(\) <\{value = (-?\d+) : i32\}>', ir))
+    loops = list(re.finditer(r'"scf\.for"\((%\d+), (%\d+), (%\d+)[^)]*\) \(\{\n\s*\^bb0\((%\d+): i32', ir))
+    assert len(loops) == 1, ir
+    lb, ub, step, iv = loops[0].groups()
+    assert consts.get(lb) == "0" and consts.get(step) == "1", (lb, step)
+    body = ir[loops[0].end():ir.index("loop_annotation", loops[0].end())]
+    return int(consts[ub]), iv, body, consts
+
+
+def _release_trip(ir: str) -> int:
+    """The trip of the sub-tile loop on which the accumulator stage is released: the loop variable's comparison
+    (equal) with a constant guarding the region of the arrival, which waits for the loads first."""
+    _, iv, body, consts = _subtile_loop(ir)
+    arrive = body.index("mbarrier.arrive")
+    guards = [(m.start(), consts.get(m.group(1))) for m in
+              re.finditer(rf'"arith\.cmpi"\({iv}, (%\d+)\) <\{{predicate = 0 : i64\}}>', body)]
+    assert len(guards) == 1 and guards[0][0] < arrive, guards
+    assert body.rfind("tcgen05.wait::ld", 0, arrive) > guards[0][0], body
+    return int(guards[0][1])
+
+
 def test_epilogue_tma_store_one_load_and_one_store_per_subtile():
-    ptx = _compile(True).ptx
+    compiled = _compile(True)
+    ptx, ir = compiled.ptx, compiled.ir
+    # a 128 x 128 fp32 accumulator in 128 x 32 sub-tiles: a rolled loop of 4 trips, each one load of 32 columns and
+    # one TMA store of 32 columns of C, committed
+    trips, _, body, _ = _subtile_loop(ir)
+    assert trips == 4
+    assert 'unroll = <disable = true>' in ir[ir.index("loop_annotation", ir.index(body)):][:80]
     loads = re.findall(r"tcgen05\.ld\.sync\.aligned\.32x32b\.x(\d+)\.b32", ptx)
     stores = re.findall(r"cp\.async\.bulk\.tensor\.3d\.global\.shared::cta\.bulk_group \[%rd\d+, \{([^}]*)\}\]", ptx)
-    # a 128 x 128 fp32 accumulator in 128 x 32 sub-tiles: 4 loads of 32 columns, 4 stores of 32 columns of C
-    assert loads == ["32"] * 4 and len(stores) == 4, (loads, stores)
-    consts = dict(re.findall(r"mov\.b32 \t?(%r\d+), (\d+);", ptx))
-    cols = sorted(int(consts.get(s.split(",")[0].strip(), -1)) for s in stores)
-    assert cols == [0, 32, 64, 96], stores
-    # one release of the stage: an elected arrival per warp on its empty barrier
+    assert loads == ["32"] and len(stores) == 1, (loads, stores)
+    assert ptx.count('.pragma "nounroll"') == 1 and ptx.count("cp.async.bulk.commit_group") == 1
+    # the store's column is the loop's counter, which steps by 32 columns up to 128
+    col = stores[0].split(",")[0].strip()
+    assert re.search(rf"add\.s32 \t?{re.escape(col)}, {re.escape(col)}, 32;", ptx), (col, ptx)
+    assert re.search(rf"setp\.\w+\.b32 \t?%p\d+, {re.escape(col)}, 128;", ptx), (col, ptx)
+    # one release of the stage, on the last trip: an elected arrival per warp on its empty barrier
     assert len(re.findall(r"mbarrier\.arrive(\.release\.cta)?\.shared::cta\.b64", ptx)) == 1, ptx
-    assert ptx.count("cp.async.bulk.commit_group") == 4
+    assert _release_trip(ir) == trips - 1
 
 
 def test_epilogue_stores_every_element_of_the_row():
@@ -254,9 +287,12 @@ def test_epilogue_stores_only_inside_c_given_its_coordinates():
 
 def test_epilogue_with_overlapping_stages_releases_early():
     # overlapping_accum: the stage is the consumer's phase and is released once, right after sub-tile
-    # gemm.iter_acc_early_release_in_epilogue (1) is in registers, not after the last
-    ptx = _compile(False, cutlass.Float32, overlapping=True).ptx
-    loads = [m.start() for m in re.finditer(r"tcgen05\.ld\.sync\.aligned", ptx)]
-    release = [m.start() for m in re.finditer(r"mbarrier\.arrive(\.release\.cta)?\.shared::cta\.b64", ptx)]
+    # gemm.iter_acc_early_release_in_epilogue (1) is in registers (its loads completed), not after the last
+    compiled = _compile(False, cutlass.Float32, overlapping=True)
+    ptx = compiled.ptx
+    trips, _, _, _ = _subtile_loop(compiled.ir)
+    assert trips == 4
+    assert len(re.findall(r"tcgen05\.ld\.sync\.aligned\.32x32b\.x32\.b32", ptx)) == 1, ptx
+    release = re.findall(r"mbarrier\.arrive(\.release\.cta)?\.shared::cta\.b64", ptx)
     assert len(release) == 1, ptx
-    assert sum(pos < release[0] for pos in loads) == 2 * (len(loads) // 4), (len(loads), loads, release)
+    assert _release_trip(compiled.ir) == 1

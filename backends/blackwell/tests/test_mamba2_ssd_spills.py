@@ -1,0 +1,32 @@
+"""CuTe DSL's mamba2_ssd at sm_100a (a warp-specialised kernel: roles at register ceilings of 48, 88, 168 and 208,
+each walking a persistent tile scheduler set up before the roles) spills no value across its roles under ptxas
+(CUDA 13.0), where CuTe DSL 4.8.1's PTX spills nothing.
+
+The grid's extents and the tile count (a product of two arguments), computed again in each role, were merged back
+above the roles by the code generator, and a role branching into roles of its own shared one copy among them: 16 bytes
+stored and 136 reloaded across the roles (compiler/role_values_kept.cpp, compiler/warp_role_values.cpp). What is left,
+8 bytes stored and 8 reloaded, is the epilogue role's own (two addresses held across its loop at 88 registers).
+
+CuTe DSL's sources are not in the repository: WARPWEAVE_CUTLASS_DIR names a checkout of NVIDIA/cutlass, and
+WARPWEAVE_EXAMPLES_PYTHON an interpreter with torch for the program (this one by default)."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from cutedsl_programs import compile_cutedsl_program
+
+PROGRAM = "cute/blackwell/kernel/attention/mamba2_ssd/mamba2_ssd.py"
+
+
+def test_no_value_spilled_across_the_roles():
+    if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")):
+        pytest.skip("no ptxas to report the spills of the kept PTX")
+    with tempfile.TemporaryDirectory() as dump:
+        res = compile_cutedsl_program(PROGRAM, "sm_100a", dump)
+    (_, k), = res["kernels"]
+    # recorded: 8 bytes stored, 8 reloaded (before: 16 and 136)
+    assert k["spill_stores"] <= 8 and k["spill_loads"] <= 8, k
