@@ -7,6 +7,8 @@ repository is checked out.
 """
 from __future__ import annotations
 
+import importlib.util
+import os
 import sys
 
 # Optional operand fields, in the order they are written.
@@ -170,6 +172,22 @@ def format_header(*, comment: str, name: str, version: str, description: str, ex
     lines += [f"python_enums {{ name: {q(n)}" + "".join(f" members: {q(m)}" for m in members) + " }"
               for n, members in python_enums]
     return "\n".join(lines) + "\n"
+
+
+def load_tables(name: str, folder: str):
+    """The package of a generator's tables (folder, which has an __init__.py), imported as `name`. A generator
+    runs as a script or is loaded by file path (by its tests, by another generation's generator), so no package
+    holds it; its tables get a package of their own to import one another relatively. name is unique to the
+    generation, as several generators' tables may be loaded in one process; an earlier import of it is dropped, so
+    that each load of a generator executes its tables as they are on disk, as loading a one-file generator did."""
+    for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+        del sys.modules[key]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                  submodule_search_locations=[folder])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    return package
 
 
 def write_or_check(path: str, text: str, argv, script: str) -> int:

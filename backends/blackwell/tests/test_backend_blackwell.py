@@ -158,7 +158,7 @@ def _isa_n_values(kind, cta, a_src, m):
     """Dense tcgen05.mma N values. The PTX ISA's shape table for A in shared memory, and for A in tensor memory with
     one CTA (N in steps of 8 for M 64 and 128, as CuTe's SM100 TS traits and CuTe DSL's attention decode take);
     for a pair's A in tensor memory and for kind::i8 the narrower sets of CuTe's SM100 MMA traits (see
-    generate_manifest.mma_shapes for why)."""
+    MMA_N_RULES in backends/blackwell/manifest/mma.py for why)."""
     if kind == "i8":
         return {8, *range(16, 257, 16)} if cta == 1 else set(range(32, 257, 32))
     if cta == 1:
