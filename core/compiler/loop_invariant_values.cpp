@@ -12,16 +12,21 @@
 // A value is recomputed when it is free of memory and side effects, cheap (no division by a variable), and made of
 // kernel arguments, constants and such values. Each use of it in a loop that the value is outside of gets a copy in
 // that loop: in the use's block, or, for a use in an innermost loop (the hot one, which a copy must stay out of), at
-// the end of the block that dominates that loop's header; the copies for one loop go to the nearest common dominator
-// of their places, before the first use there. A copy is made only where it pays: where one of the loop's inner
-// loops cannot be reached from it within an iteration (the value is then no longer live across that inner loop,
-// typically the main loop before the epilogue that uses the value). Where a use has no such place (a use in an
-// innermost loop right below the value, a copy before every inner loop, a use outside the loops), the value stays
-// as it is for all its uses: it lives across the loop anyway, and copies would only add instructions. So copies run
-// once per iteration of an outer loop (a tile), never in an innermost loop. A copy's operands are copied with it, down
-// to arguments, constants and values that the loop reads anyway (an operand left outside would live across the loop
-// in the copy's stead); copies in one block are shared. Runs after the last optimisation pass, which would hoist the
-// copies again.
+// the end of the block that dominates that loop's header; the copies for one loop go to the nearest common dominator of
+// their places, before the first use there. A copy is made only where it pays: where it is dead across one of the
+// loop's inner loops, which the original, live across all of the loop, is not. That is so where the inner loop cannot
+// be reached from the copy within an iteration (typically the main loop, before the epilogue that uses the value), or
+// where no use of the copy can be reached from the inner loop (the copy only feeds a value made before it: a thread's
+// shared-memory base plus the current stage's offset, which the inner loop then reads). CuTe DSL's mamba2_ssd kept two
+// such bases (the thread's addresses of its epilogue's shared-memory reads of the deltas and of X, each stage's buffer
+// an offset from them) across its epilogue role's loops, at a ceiling of 88 registers, and spilled them; NVIDIA's
+// compiler computes them again from the thread's index inside the loop and spills nothing. Where a use has no such
+// place (a use in an innermost loop right below the value, a copy live across every inner loop, a use outside the
+// loops), the value stays as it is for all its uses: it lives across the loop anyway, and copies would only add
+// instructions. So copies run once per iteration of an outer loop (a tile), never in an innermost loop. A copy's
+// operands are copied with it, down to arguments, constants and values that the loop reads anyway (an operand left
+// outside would live across the loop in the copy's stead); copies in one block are shared. Runs after the last
+// optimisation pass, which would hoist the copies again.
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/PostOrderIterator.h>
 #include <llvm/ADT/SmallPtrSet.h>
@@ -85,7 +90,7 @@ class Recomputer {
       for (const Place& place : places) block = dominators_.findNearestCommonDominator(block, place.block);
       // The common dominator of places after an innermost loop may be that loop's exit test: go above the loop.
       while (loops_.getLoopFor(block) != loop) block = dominators_.getNode(block)->getIDom()->getBlock();
-      if (!dominators_.dominates(home, block) || !skips_an_inner_loop(*loop, block)) return;
+      if (!dominators_.dominates(home, block) || !dead_across_an_inner_loop(*loop, block, places)) return;
       copies.push_back({insertion_point(block, places), &places, loop});
     }
     for (auto& [before, places, loop] : copies) {
@@ -135,22 +140,34 @@ class Recomputer {
     return block;
   }
 
-  // Whether one of `loop`'s inner loops cannot be reached from `block` within an iteration of `loop`: a value
-  // computed in `block` is not live across that inner loop (typically the main loop, before the epilogue that uses
-  // the value), where it was before. A copy from which every inner loop is reachable would still live across them
-  // and only add instructions to each iteration.
-  static bool skips_an_inner_loop(const llvm::Loop& loop, llvm::BasicBlock* block) {
+  // Whether a copy in `block`, read where `places` say, is dead across one of `loop`'s inner loops, where the
+  // original is live: that inner loop cannot be reached from `block` within an iteration of `loop` (the value is
+  // used after it, typically the main loop before the epilogue that uses the value), or none of the places' reads
+  // can be reached from it (the value is used before it only, to make another that the inner loop reads). A copy
+  // live across every inner loop would gain nothing and only add instructions to each iteration.
+  static bool dead_across_an_inner_loop(const llvm::Loop& loop, llvm::BasicBlock* block, llvm::ArrayRef<Place> places) {
     if (loop.isInnermost()) return false;
-    llvm::SmallPtrSet<const llvm::BasicBlock*, 32> reached{block};
-    llvm::SmallVector<const llvm::BasicBlock*, 32> work{block};
+    auto from_block = reached_in_an_iteration(loop, block);
+    return llvm::any_of(loop.getSubLoops(), [&](const llvm::Loop* inner) {
+      if (inner->contains(block)) return false;
+      if (!from_block.contains(inner->getHeader())) return true;
+      // A place moved out of an innermost loop reads in that loop: what counts is the block that reads.
+      auto from_inner = reached_in_an_iteration(loop, inner->getHeader());
+      return llvm::none_of(places, [&](const Place& place) { return from_inner.contains(reading_block(*place.use)); });
+    });
+  }
+
+  // The blocks of `loop` that `start` reaches without going round `loop` (through its header), `start` included.
+  static llvm::SmallPtrSet<const llvm::BasicBlock*, 32> reached_in_an_iteration(const llvm::Loop& loop,
+                                                                               const llvm::BasicBlock* start) {
+    llvm::SmallPtrSet<const llvm::BasicBlock*, 32> reached{start};
+    llvm::SmallVector<const llvm::BasicBlock*, 32> work{start};
     while (!work.empty()) {
       const llvm::BasicBlock* at = work.pop_back_val();
       for (const llvm::BasicBlock* next : llvm::successors(at))
         if (next != loop.getHeader() && loop.contains(next) && reached.insert(next).second) work.push_back(next);
     }
-    return llvm::any_of(loop.getSubLoops(), [&](const llvm::Loop* inner) {
-      return !inner->contains(block) && !reached.contains(inner->getHeader());
-    });
+    return reached;
   }
 
   // Before the first of the uses that reads in `block` itself, else at its end.
