@@ -18,6 +18,9 @@ The variants undoing a change since commit 10af8d9 (a Hopper GEMM's speed next t
   before_10af8d9_python        all five above
 Not reachable from Python (C++ passes of core/compiler, run for every optimised compile, no switch):
 shared_constant_addresses.cpp, role_values_kept.cpp, sunk_vector_extracts.cpp.
+The host side of a call:
+  python_call_path             no native fast path: every call of a compiled function the general Python way (the
+                               persistent GEMMs' calls went so until the native path computed shifts and bit counts)
 Variants trying what CuTe DSL does differently:
   cutedsl_random_fill          the programs' random test data drawn in [min_val, max_val) as CuTe DSL's cutlass.torch
                                draws it (ours includes max_val: -2..2 where CuTe DSL's are -2..1)
@@ -236,6 +239,18 @@ def _cutedsl_random_fill(variant):
     _set(wt, "_fill", cutedsl_fill)
 
 
+def _python_call_path(variant):
+    """Every call of a compiled function the general Python way: the native fast path never built (as before the
+    native path computed shifts and bit counts, which the persistent GEMMs' tile schedulers' divisors need at each
+    call; those calls then took 85 to 140 us of the host each on a 2-core host)."""
+    nc = _module("warpweave._dsl.call.native_call")
+
+    def no_native(*a, **k):
+        _hit(variant)
+        return None
+    _set(nc, "build", no_native)
+
+
 def _cubin_ptxas(directory=None):
     def apply(variant):
         _set_env("WARPWEAVE_CUBIN_TOOL", "ptxas")
@@ -269,6 +284,7 @@ VARIANTS = {
     "mbarrier_wait_divergent": ("the mbarrier wait loop's back-edge a plain branch (before 4d4daed)",
                                 _mbarrier_wait_divergent),
     "before_10af8d9_python": ("the five variants above together", None),
+    "python_call_path": ("every call the general Python way (no native fast path)", _python_call_path),
     "cutedsl_random_fill": ("the programs' random data drawn as CuTe DSL's cutlass.torch draws it (upper bound left "
                             "out)", _cutedsl_random_fill),
     "tma_cache_hint_zero": ("TMA loads and stores with an L2 cache policy of 0, as CuTe DSL's",

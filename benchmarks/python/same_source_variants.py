@@ -58,10 +58,11 @@ from same_source_benchmark_calls import (  # noqa: E402
 import same_source_variant_patches as patches  # noqa: E402
 
 PROGRAMS = "dense_gemm_persistent.py,dense_gemm_fp8_gelu_persistent.py"
-# The default set, sized for one 10-minute device command with both programs and 2 rounds: the test data as CuTe
-# DSL's, the changes since 10af8d9 together and the L2 promotion alone (the one host-side change), and the
-# assembler, the loop unrolling and the cache policy of CuTe DSL's compile.
-DEFAULT_VARIANTS = ("baseline,cutedsl_random_fill,before_10af8d9_python,l2_promotion_none,cubin_ptxas,"
+# The default set, sized for one 10-minute device command with both programs and 2 rounds: the calls the Python way
+# (as before the native path took these programs' host code), the test data as CuTe DSL's, the changes since
+# 10af8d9 together and the L2 promotion alone (the one host-side change), and the loop unrolling and the cache
+# policy of CuTe DSL's compile.
+DEFAULT_VARIANTS = ("baseline,python_call_path,cutedsl_random_fill,before_10af8d9_python,l2_promotion_none,"
                     "runtime_loops_unroll_2,tma_cache_hint_zero")
 
 PRELUDE = '''

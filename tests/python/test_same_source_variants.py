@@ -20,6 +20,7 @@ from warpweave.cute.runtime import from_dlpack
 
 import aot_helpers as aot
 from dsl_helpers import fresh_compilations, target  # noqa: F401 - the fixture
+from host_stand_in import stand_in  # noqa: F401 - the fixture
 from test_barrier_loops_stay_rolled import _compile as compile_barrier_loop, _loop_annotations
 from test_launch_keywords import compiled_with
 from test_pipelines import fake_args, make_kernel
@@ -211,6 +212,20 @@ def test_cutedsl_random_fill_leaves_the_upper_bound_out():
         assert values() == {-2.0, -1.0, 0.0, 1.0}   # CuTe DSL's cutlass.torch.matrix gives these
         assert patches.hits("cutedsl_random_fill") == 1
     assert values() == {-2.0, -1.0, 0.0, 1.0, 2.0}
+
+
+def test_python_call_path_builds_no_native_path(stand_in):  # noqa: F811 - the fixture
+    def compiled():
+        with target("sm_90a"):
+            c = stand_in(compiled_with(grid=[2, 1, 1], block=[32, 1, 1]))
+        c(from_dlpack(np.zeros(32, np.float32)))
+        return c
+    assert compiled()._native is not None
+    with patches.applied("python_call_path"):
+        c = compiled()
+        c(from_dlpack(np.zeros(32, np.float32)))
+        assert c._native is None and patches.hits("python_call_path") >= 1
+    assert compiled()._native is not None
 
 
 def test_cubin_ptxas_sets_the_tool_for_the_block():
