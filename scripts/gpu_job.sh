@@ -2,7 +2,7 @@
 # Runs on the GPU machine (device tool), over a copy of the working tree with .devcarry/ carried:
 # unpacks the build, then runs the GPU tests, the examples and the benchmarks. Logs go under $OUT; a short
 # summary is printed last. Usage: scripts/gpu_job.sh [pytest|conformance|bench|gemm|hopper|profile|examples|cutedsl|sanitize|sanitize_tests|integration|
-# stash|vs_cutedsl|example_set|same_source|same_source_calls|quack|quack_bench|ncu|all]...
+# stash|vs_cutedsl|example_set|same_source|same_source_calls|same_source_variants|quack|quack_bench|ncu|all]...
 # cutedsl: CuTe DSL's own public example programs, unmodified, through `python -m warpweave run`, from the copy that
 # `scripts/pack_for_device.sh --cutedsl <NVIDIA/cutlass checkout>` put in .devcarry/ (never committed).
 # sanitize: compute-sanitizer's memcheck, racecheck and synccheck over the examples; sanitize_tests: over the GPU tests.
@@ -225,6 +225,32 @@ case " $what " in *" same_source "*|*" same_source_calls "*)
   else
     echo "same_source: no CuTe DSL packages (stash part 1 in the call before) or no .devcarry/cutedsl.tar.xz" |
       tee "$OUT/same_source.log"
+  fi ;;
+esac
+case " $what " in *" same_source_variants "*)
+  # CuTe DSL's Hopper persistent GEMMs under warpweave with variants of warpweave applied from outside (each undoes
+  # one change or tries what CuTe DSL's compile does otherwise), timed by the shared timer beside the baseline and
+  # CuTe DSL (same_source_variants.py); first each side's launches and tensor maps recorded (launch_recorder.c),
+  # last, with what is left of the budget, both GEMM kernels profiled under Nsight Compute on both sides.
+  # Without CuTe DSL's packages (stash part 1 in the call before) the variants are timed against the baseline
+  # alone. WW_VARIANTS_BUDGET seconds in all (default 540), WW_VARIANTS_ARGS more arguments (e.g. --variants all,
+  # --rounds 3, --only dense_gemm_persistent.py, cubin_ptxas@DIR among the variants).
+  unpack_cutedsl
+  if [ -f .devcarry/cutedsl.tar.xz ]; then
+    mkdir -p /tmp/cutedsl && tar -C /tmp/cutedsl -xJf .devcarry/cutedsl.tar.xz
+    cd_args=--no-cutedsl
+    if [ -d $pk/nvidia_cutlass_dsl ]; then
+      printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' "$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
+      chmod +x /tmp/cdpy
+      cd_args="--cutedsl-python /tmp/cdpy"
+    fi
+    run same_source_variants python3 benchmarks/python/same_source_variants.py /tmp/cutedsl $cd_args \
+      --record-launches --ncu dense_gemm_persistent.py,dense_gemm_fp8_gelu_persistent.py \
+      --budget "${WW_VARIANTS_BUDGET:-540}" ${WW_VARIANTS_ARGS:-} \
+      --json "$OUT/same_source_variants.json"
+  else
+    echo "same_source_variants: no .devcarry/cutedsl.tar.xz (pack_for_device.sh --cutedsl)" |
+      tee "$OUT/same_source_variants.log"
   fi ;;
 esac
 case " $what " in *" sanitize "*)

@@ -20,10 +20,12 @@ The program's own reference check runs, and a side passes only when its program 
 The shared timer: the program's workspaces (workspace_generator called workspace_count times, at least twice, or
 its fixed kernel_arguments), a warm-up (one call per workspace, at least 5), then 10 rounds of 20 back-to-back
 calls rotating through the workspaces between two CUDA events (torch's, on the program's stream); the median
-round's time per call, in microseconds, is returned to the program (as benchmark returns it) and recorded. The
-program's warmup and iteration counts are not used (both sides then time the same calls). use_cuda_graphs is not
-honoured (the calls are timed without a graph) and recorded. A call made from inside the library (an autotuner timing
-its candidates) keeps that side's own benchmark. At the end the driver prints `WW_TIMING {"calls": [...]}`.
+round's time per call, in microseconds, is returned to the program (as benchmark returns it) and recorded, with the
+host's time per call to submit the calls of a round (host_us, median; at or above the GPU's, the GPU waited for the
+host). The program's warmup and iteration counts are not used (both sides then time the same calls). use_cuda_graphs
+is not honoured (the calls are timed without a graph) and recorded. A call made from inside the library (an
+autotuner timing its candidates) keeps that side's own benchmark. At the end the driver prints
+`WW_TIMING {"calls": [...]}`.
 
 Table: program, each side's time (the first benchmark call's; a program with several calls has one row each), the
 ratio warpweave speed / CuTe DSL speed, each side's pass/fail; the geometric mean of the ratios over the programs
@@ -60,7 +62,7 @@ EXTRA_ARGS = {
 BENCHMARK_CALLS_DRIVER = r'''
 """Runs a program (argv[1], its arguments after it) as __main__ with the testing modules' benchmark replaced by one
 timer; prints WW_TIMING with every call the program made of it."""
-import importlib, json, os, runpy, statistics, sys
+import importlib, json, os, runpy, statistics, sys, time
 
 CALLS, ROUNDS = 20, 10
 recorded = []
@@ -95,17 +97,22 @@ def shared_benchmark(callable_, **kw):
     for _ in range(max(5, len(workspaces))):
         call()
     torch.cuda.synchronize()
-    rounds = []
+    rounds, host = [], []
     for _ in range(ROUNDS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record(on)
+        t0 = time.perf_counter()
         for _ in range(CALLS):
             call()
+        t1 = time.perf_counter()
         end.record(on)
         torch.cuda.synchronize()
         rounds.append(start.elapsed_time(end) * 1e3 / CALLS)
+        host.append((t1 - t0) * 1e6 / CALLS)
     us = statistics.median(rounds)
-    recorded.append(dict(us=us, rounds_us=[round(r, 3) for r in rounds], workspaces=len(workspaces),
+    # host_us: the host's time per call to submit the round (at or above us, the GPU waited for the host)
+    recorded.append(dict(us=us, rounds_us=[round(r, 3) for r in rounds], host_us=round(statistics.median(host), 3),
+                         workspaces=len(workspaces),
                          cuda_graphs_requested=bool(kw.get("use_cuda_graphs", False)),
                          program_iterations=[kw.get("warmup_iterations"), kw.get("iterations")]))
     return us
@@ -163,10 +170,15 @@ def discover(cutlass: str, targets=TARGETS) -> list[str]:
 
 # --- one side -------------------------------------------------------------------------------------------------------
 
-def run_side(python: str, driver: str, path: str, args, warpweave: bool, timeout: float, root=None) -> dict:
-    """{ok, calls, wall_s, detail}: ok when the program exited with status 0 (its own checks passed); calls: each
-    benchmark call's record from WW_TIMING."""
+def run_side(python: str, driver: str, path: str, args, warpweave: bool, timeout: float, root=None,
+             extra_env=None, wrapper=()) -> dict:
+    """{ok, calls, wall_s, detail, variant_lines}: ok when the program exited with status 0 (its own checks passed);
+    calls: each benchmark call's record from WW_TIMING; variant_lines: the WW_VARIANT lines a patched driver
+    printed (same_source_variants.py). extra_env: variables added to the side's environment; wrapper: a command
+    the side runs under (a profiler's, ending where the side's own begins), whose stdout is then kept whole."""
     cmd, env = side_command(python, driver, [path, *args], warpweave, root)
+    cmd = [*wrapper, *cmd]
+    env.update(extra_env or {})
     t0 = time.perf_counter()
     # A session of its own, so that a timeout ends whatever the program started too (a process still holding the
     # output pipes would keep the wait for them going).
@@ -188,14 +200,16 @@ def run_side(python: str, driver: str, path: str, args, warpweave: bool, timeout
                                                                   "Exception" in l.split(":")[0])]
     detail = "exit 0" if p.returncode == 0 else (errors[-1] if errors else (out.strip().splitlines() or ["?"])[-1])
     return dict(ok=p.returncode == 0, rc=p.returncode, calls=calls, wall_s=round(time.perf_counter() - t0, 1),
-                detail=detail[:200], tail=out[-3000:])
+                detail=detail[:200], tail=out[-3000:],
+                variant_lines=[l for l in stdout.splitlines() if l.startswith("WW_VARIANT ")],
+                **(dict(stdout=stdout) if wrapper else {}))
 
 
 # --- both sides -----------------------------------------------------------------------------------------------------
 
 def combine_rounds(runs: list) -> dict:
-    """One side's result over several rounds: it passes when every round passed; each benchmark call's time is the
-    median of its rounds' (the other fields of a call are the first round's)."""
+    """One side's result over several rounds: it passes when every round passed; each benchmark call's time (and its
+    host's time per call) is the median of its rounds' (the other fields of a call are the first round's)."""
     first = runs[0]
     if not all(r["ok"] for r in runs):
         bad = next(r for r in runs if not r["ok"])
@@ -203,6 +217,9 @@ def combine_rounds(runs: list) -> dict:
     n = min(len(r["calls"]) for r in runs)
     calls = [dict(first["calls"][i], us=statistics.median(r["calls"][i]["us"] for r in runs),
                   us_rounds=[r["calls"][i]["us"] for r in runs]) for i in range(n)]
+    for i, call in enumerate(calls):  # the host's time per call likewise, where the driver recorded it
+        if all("host_us" in r["calls"][i] for r in runs):
+            call["host_us"] = statistics.median(r["calls"][i]["host_us"] for r in runs)
     return dict(first, calls=calls, rounds=len(runs), wall_s=round(sum(r["wall_s"] for r in runs), 1))
 
 

@@ -38,7 +38,9 @@ Op op_of(const std::string& s) {
                                                    {"or", Op::Or}, {"not", Op::Not}, {"abs", Op::Abs},
                                                    {"select", Op::Select}, {"cast", Op::Cast},
                                                    {"arg", Op::Arg}, {"fconst", Op::FConst},
-                                                   {"truediv", Op::TrueDiv}};
+                                                   {"truediv", Op::TrueDiv}, {"shl", Op::Shl}, {"shlw", Op::ShlWrap},
+                                                   {"shr", Op::Shr}, {"ctlz", Op::Ctlz},
+                                                   {"cttz", Op::Cttz}, {"popc", Op::Popc}};
   for (auto& [n, o] : ops)
     if (s == n) return o;
   throw std::invalid_argument("FastCall: unknown grid operation '" + s + "'");
@@ -54,12 +56,13 @@ Expr parse_program(nb::handle program) {
     Op op = op_of(nb::cast<std::string>(ot[0]));
     int64_t v = nb::cast<int64_t>(ot[1]);
     if (op == Op::Sym && (v < 0 || v >= kMaxSlots)) throw std::invalid_argument("FastCall: a symbol slot");
-    bool unary = op == Op::Neg || op == Op::Abs || op == Op::Not || op == Op::Cast;
+    bool unary = op == Op::Neg || op == Op::Abs || op == Op::Not || op == Op::Cast || is_bit_count(op);
     bool leaf = op == Op::Const || op == Op::Sym || op == Op::Arg || op == Op::FConst;
     depth += leaf ? 1 : unary ? 0 : op == Op::Select ? -2 : -1;
     if (op == Op::Cast && !((v >= 0 && v <= 511 && (v & 255) <= 64) || v == 512 + 32 || v == 512 + 64))
       throw std::invalid_argument("FastCall: a cast");
     if (op == Op::Arg && (v < 0 || v >= kMaxSlots)) throw std::invalid_argument("FastCall: an argument slot");
+    if (is_bit_count(op) && (v < 1 || v > 64)) throw std::invalid_argument("FastCall: a bit count's width");
     if (depth < 1 || depth > kMaxExprStack) throw std::invalid_argument("FastCall: a malformed grid");
     e.code.emplace_back(op, v);
     if (op == Op::Arg || op == Op::FConst || op == Op::TrueDiv || (op == Op::Cast && v >= 512)) e.integer_only = false;
@@ -70,7 +73,7 @@ Expr parse_program(nb::handle program) {
     Op next = k + 1 < e.code.size() ? e.code[k + 1].first : Op::Const;
     bool binary = next != Op::Select && next != Op::Cast && next != Op::Neg && next != Op::Abs && next != Op::Not &&
                   next != Op::Const && next != Op::Sym && next != Op::Arg && next != Op::FConst &&
-                  next != Op::TrueDiv;
+                  next != Op::TrueDiv && !is_bit_count(next);
     if ((op == Op::Const || op == Op::Sym) && binary && k + 1 < e.code.size()) {
       e.ins.push_back(Ins{next, static_cast<uint8_t>(op == Op::Const ? 1 : 2), v});
       ++k;

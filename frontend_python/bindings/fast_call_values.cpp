@@ -78,6 +78,9 @@ bool eval(const Expr& e, const int64_t* syms, int64_t& out) {
         st[n - 1] = (op == Op::Neg || st[n - 1] < 0) ? -st[n - 1] : st[n - 1];
         continue;
       case Op::Not: st[n - 1] = st[n - 1] == 0; continue;
+      case Op::Ctlz:
+      case Op::Cttz:
+      case Op::Popc: st[n - 1] = bit_count(op, st[n - 1], v); continue;
       case Op::Cast: {
         int bits = static_cast<int>(v & 255);
         bool is_signed = (v & 256) != 0;

@@ -125,6 +125,12 @@ bool eval_host(const Expr& e, const Values& v, bool want_float, int64_t& iout, d
         }
         continue;
       case Op::Not: st[n - 1] = integer(!st[n - 1].truth()); continue;
+      case Op::Ctlz:
+      case Op::Cttz:
+      case Op::Popc:
+        if (st[n - 1].f) return false;  // the bits of a float: Python's int() of it, left to the Python call
+        st[n - 1] = integer(bit_count(op, st[n - 1].i, x));
+        continue;
       case Op::Select: {
         Num b = st[--n], a = st[--n];
         st[n - 1] = st[n - 1].truth() ? a : b;

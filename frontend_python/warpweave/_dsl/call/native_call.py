@@ -232,8 +232,8 @@ def _is_derived(source) -> bool:
 def _host_program(program, slots, loops: list, loop_ids: dict) -> list | None:
     """The host program's steps as native ones: values [(slot, [(operation, operand)], guard slots, is_float)] and
     ("loop", index) of its host loops, described into `loops` (an inner loop before the loop it is in; loop_ids:
-    id(HostLoop) -> index); None where one uses what the native path does not compute (shifts, a value its
-    arguments do not give)."""
+    id(HostLoop) -> index); None where one uses what the native path does not compute (an operation outside
+    _NATIVE_OPS and the bit counts, a value its arguments do not give)."""
     out = []
     for d in program.entries:
         if d.kind == "loop":
@@ -319,7 +319,7 @@ def _guard_checks(guards, slots, key=("guard",)) -> list | None:
 
 def _native_code(code, slots) -> list | None:
     out = []
-    for op, x in code:
+    for k, (op, x) in enumerate(code):
         if op == "sym":
             if x not in slots.syms:  # neither an argument's symbol nor an earlier value of the program
                 return None
@@ -337,6 +337,14 @@ def _native_code(code, slots) -> list | None:
             out.append(("arg", slots.objs[x]))
         elif op == "cast":
             out.append(("cast", _cast_code(x)))
+        elif op in _BIT_COUNTS:
+            if not 1 <= int(x) <= 64:
+                return None
+            out.append((op, int(x)))
+        elif op == "shl" and k + 1 < len(code) and code[k + 1][0] == "cast" and code[k + 1][1][0] in "iu":
+            # converted to an integer of at most 64 bits next: the shift may drop what it moves past 64 bits
+            # (the conversion would), where alone it leaves such a value to the Python call
+            out.append(("shlw", 0))
         elif op in _NATIVE_OPS:
             out.append((op, 0))
         else:
@@ -351,6 +359,9 @@ def _cast_code(tc: str) -> int:
     return 0 if tc == "b" else int(tc[1:]) + (256 if tc[0] == "i" else 0)
 
 
-# The host program's operations the native path evaluates (fast_call.hpp's Op), on integers.
+# The host program's operations the native path evaluates (fast_call.hpp's Op), on integers; the bit counts take
+# their width as operand (a fast divisor's set-up on the host: its shift from the leading zeros, its multiplier
+# from shifts, as in the persistent GEMMs' tile schedulers).
 _NATIVE_OPS = {"add", "sub", "mul", "floordiv", "mod", "xor", "min", "max", "neg", "lt", "le", "gt", "ge", "eq",
-               "ne", "and", "or", "not", "abs", "select", "truediv"}
+               "ne", "and", "or", "not", "abs", "select", "truediv", "shl", "shr"}
+_BIT_COUNTS = {"ctlz", "cttz", "popc"}

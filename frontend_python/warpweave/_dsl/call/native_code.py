@@ -13,7 +13,7 @@ the Python call computes.
 from __future__ import annotations
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
-_UNARY = {"neg", "abs", "not", "cast"}
+_UNARY = {"neg", "abs", "not", "cast", "ctlz", "cttz", "popc"}
 _LEAF = {"const", "sym", "arg", "fconst"}
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne", "not"}
 
@@ -106,6 +106,8 @@ def _unary(op: str, x: int, a: _Node) -> _Node:
         return a.kids[0]
     if op == "not":
         return _Node(op, x, (a,), "i", (0, 1))
+    if op in ("ctlz", "cttz", "popc"):  # a count of x bits: 0 to x
+        return _Node(op, x, (a,), "i", (0, x))
     return _Node(op, x, (a,), a.kind, None)
 
 
