@@ -100,6 +100,16 @@ void recompute_values_in_warp_roles(llvm::Module& module);
 // The blocks where a warp role starts: a successor, reached from that block alone, of a branch on the warp's index.
 std::vector<const llvm::BasicBlock*> warp_role_entries(llvm::Function& function);
 
+// --- merged_warp_broadcasts.cpp (LLVM only) ---------------------------------------------------------------------
+// Equal full-warp broadcasts from a fixed lane within one block merged into the first, after the last optimisation
+// pass: kept apart (they are convergent), addresses made from them stay apart and may spill.
+void merge_warp_broadcasts(llvm::Module& module);
+
+// --- values_past_other_roles.cpp (LLVM only) --------------------------------------------------------------------
+// A value merged where a warp role ends, read inside another role that no warp of the first reaches, replaced there
+// by the value the warps skipping the first role bring: merged, it lives across the first role and may spill there.
+void forward_values_past_other_roles(llvm::Module& module);
+
 // --- sunk_vector_extracts.cpp (LLVM only) ------------------------------------------------------------------------
 // Each element taken out of a vector moved to right before its first use in its block, after the last optimisation
 // pass: extracted together after a load, a fragment's elements all lived at once.

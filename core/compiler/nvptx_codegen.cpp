@@ -218,6 +218,8 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
   optimize(*module, *machine, opt_level);
   if (diags.error_count) return fail(Stage::llvm, {});
   read_sub_byte_elements_as_bits(*module);
+  if (opt_level > 0) merge_warp_broadcasts(*module);
+  if (opt_level > 0) forward_values_past_other_roles(*module);
   if (opt_level > 0) recompute_values_in_warp_roles(*module);
   rematerialize_launch_constants(*module);
   if (opt_level > 0) {
