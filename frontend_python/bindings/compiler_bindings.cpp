@@ -2,7 +2,12 @@
 // diagnostics (file, line, column, message) and the cubin tool's log.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include "ww/compiler/compiler.hpp"
 
@@ -31,6 +36,39 @@ wc::Target make_target(const nb::dict& t) {
   if (t.contains("jit_arch")) target.jit_arch = nb::cast<std::string>(t["jit_arch"]);
   return target;
 }
+
+// A compile on a thread of its own whose result is dropped (the compiler warm-up). join() waits for the thread's
+// very end, its thread_local destructors included: MLIR's per-thread caches lock their context's mutexes there,
+// and a Python thread's join returns before they run, so a fork right after it could hand the child a mutex
+// held by a thread the child does not have. The thread never touches Python.
+class BackgroundCompile {
+ public:
+  BackgroundCompile(std::string mlir, wc::Target target, wc::CompileOptions options, bool want_cubin)
+      : thread_([this, mlir = std::move(mlir), target = std::move(target), options = std::move(options),
+                 want_cubin] {
+          try {
+            if (want_cubin) {
+              wc::compile(mlir, target, options);
+            } else {
+              wc::mlir_to_ptx(mlir, target, options, nullptr);
+            }
+          } catch (...) {  // only saves time: the kernel's own compile reports any problem
+          }
+          done_.store(true, std::memory_order_release);
+        }) {}
+  ~BackgroundCompile() { join(); }
+
+  void join() {
+    std::lock_guard lock(join_mutex_);
+    if (thread_.joinable()) thread_.join();
+  }
+  bool done() const { return done_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<bool> done_{false};  // before thread_: the thread may set it at once
+  std::mutex join_mutex_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -82,6 +120,19 @@ void bind_compiler(nb::module_& m) {
   }, nb::arg("mlir"), nb::arg("target"), nb::arg("opt_level") = 3, nb::arg("verbose_ptxas") = false,
      nb::arg("want_llvm_ir") = false, nb::arg("want_optimized_mlir") = false, nb::arg("line_info") = false,
      nb::arg("source_name") = "<warpweave>", nb::arg("ptxas_options") = std::vector<std::string>{},
+     nb::arg("want_cubin") = true);
+
+  nb::class_<BackgroundCompile>(m, "BackgroundCompile")
+      .def("join", &BackgroundCompile::join, nb::call_guard<nb::gil_scoped_release>())
+      .def_prop_ro("done", &BackgroundCompile::done);
+  // start_background_compile(mlir, target, ...) -> BackgroundCompile: compiles on a new thread, keeps no result.
+  m.def("start_background_compile", [](const std::string& mlir, const nb::dict& target, int opt_level,
+                                       bool line_info, bool want_cubin) {
+    wc::CompileOptions o;
+    o.opt_level = opt_level;
+    o.line_info = line_info;
+    return std::make_unique<BackgroundCompile>(mlir, make_target(target), std::move(o), want_cubin);
+  }, nb::arg("mlir"), nb::arg("target"), nb::arg("opt_level") = 3, nb::arg("line_info") = false,
      nb::arg("want_cubin") = true);
 
   m.def("set_search_dirs", [](const std::vector<std::string>& dirs) { wc::set_search_dirs(dirs); });

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _CHILD = r"""
@@ -52,8 +54,8 @@ def test_warm_up_starts_once_per_target_and_options():
     other = CompileOptions(opt_level=1)
     assert compile_warmup.start(t80, other) is True
     for t in compile_warmup.threads:
-        t.join(timeout=120)
-        assert not t.is_alive()
+        t.join()
+        assert t.done
 
 
 def test_warm_up_module_compiles_for_every_target():
@@ -108,3 +110,58 @@ def test_a_fork_during_the_warm_up_can_compile():
     r = subprocess.run([sys.executable, "-c", _FORK_CHILD], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip().splitlines()[-1] == "child 0"
+
+
+# Warm-ups and forks in a row, each fork at once after its warm-up started. The property: when a fork happens, the
+# warm-up's thread has ended, not only its compile (a thread that is ending still runs its thread_local destructors,
+# and MLIR's lock the MLIR context's mutex there: a child forked then hung at its first compile). At each fork the
+# child counts the other threads still running their own code: a thread the kernel lists a little longer, already in
+# its exit (PF_EXITING, 0x4 in /proc's stat flags), counts as ended. A join that returns early shows in most forks;
+# the children's compiles (under an alarm, so that a hang fails fast) check what the count is for.
+_FORKS_CHILD = r"""
+import json, os, signal, threading, warnings
+warnings.simplefilter("ignore", DeprecationWarning)   # Python's warning of a fork with threads: counted below
+
+def running_threads():
+    n = 0
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == threading.get_native_id():
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:   # gone since the listing
+            continue
+        n += not int(stat[stat.rindex(")") + 2:].split()[6]) & 0x4
+    return n
+
+threads_at_fork = []
+# Registered before compile_warmup's own hook: before-fork hooks run last registered first, so this runs after its join.
+os.register_at_fork(before=lambda: threads_at_fork.append(running_threads()))
+from warpweave import _core
+from warpweave._dsl.call import compile_warmup
+from warpweave._dsl.base.compile_options import CompileOptions
+from warpweave._dsl.registry.target import target_named
+t = target_named("sm_90a")
+codes = []
+for _ in range(20):
+    compile_warmup.spawn(t, CompileOptions())
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(20)
+        r = _core.compile(compile_warmup.WARM_UP_MODULE, t.as_dict(), want_cubin=False)
+        os._exit(0 if ".entry __ww_warm_up" in r["ptx"] else 3)
+    codes.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+print(json.dumps({"codes": codes, "threads_at_fork": threads_at_fork}))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads a process's threads from /proc")
+def test_forks_right_after_warm_ups_find_them_ended():
+    env = dict(os.environ, WARPWEAVE_DISABLE_CACHE="1")
+    env.pop("WARPWEAVE_COMPILER_WARMUP", None)
+    r = subprocess.run([sys.executable, "-c", _FORKS_CHILD], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["threads_at_fork"] == [0] * 20   # no other thread runs at any fork
+    assert out["codes"] == [0] * 20

@@ -7,9 +7,16 @@ start-up, and the first touch of the compiler's code pages. On the Blackwell GEM
 function cache, a thread compiles a small kernel for the same target and options through the whole pipeline while
 the trace runs, and the real compile finds everything made. Once per (target, options) and process; a failure
 there is ignored (the real compile reports its own).
+
+The thread is the core's own (_core.start_background_compile), not a Python thread: a Python thread's join returns
+before the thread has ended, while its thread_local destructors still run, and MLIR's per-thread caches lock their
+MLIR context's mutex there. A fork in that window (most forks made right after such a join land in it) hands the
+child that mutex held by a thread it does not have, and the child hangs at its first compile. The core's join
+waits for the thread's very end.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 
@@ -38,20 +45,32 @@ WARM_UP_MODULE = """module {
 
 _started: set = set()
 _lock = threading.Lock()
-threads: list[threading.Thread] = []   # the warm-ups started (tests join them)
+threads: list = []   # the warm-ups started, _core.BackgroundCompile (tests join them)
 
 
-def _finish_before_fork() -> None:
-    # A process forked while the warm-up holds the compiler's locks (MLIR's pipeline, nvJitLink's loader) would
-    # inherit them held and hang at its first compile: a fork waits for the warm-up to end (tens of ms, and only
-    # while one runs).
-    for t in list(threads):
-        if t.is_alive() and t is not threading.current_thread():
-            t.join()
+def _join_all() -> None:  # with _lock held
+    for t in threads:
+        t.join()
+
+
+def _before_fork() -> None:
+    # A process forked while the warm-up holds the compiler's locks (MLIR's pipeline, nvJitLink's loader, the MLIR
+    # context's per-thread caches while the thread ends) would inherit them held and hang at its first compile: a
+    # fork waits for the warm-up to end (tens of ms, and only while one runs). _lock stays held across the fork:
+    # a warm-up that another Python thread starts is then either listed and joined or not started, and the child
+    # never inherits _lock held by a thread it does not have.
+    _lock.acquire()
+    _join_all()
+
+
+def _at_exit() -> None:  # no compile runs on while the process tears its statics down
+    with _lock:
+        _join_all()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_finish_before_fork)
+    os.register_at_fork(before=_before_fork, after_in_parent=_lock.release, after_in_child=_lock.release)
+atexit.register(_at_exit)
 
 
 def enabled() -> bool:
@@ -67,17 +86,20 @@ def start(target, opts) -> bool:
         if key in _started:
             return False
         _started.add(key)
-    # A ptxas subprocess as the cubin tool would only be started and thrown away: warm up MLIR and LLVM alone.
-    want_cubin = os.environ.get("WARPWEAVE_CUBIN_TOOL", "").strip().lower() != "ptxas"
-    t = threading.Thread(target=_warm_up, args=(target.as_dict(), opts.opt_level, opts.line_info, want_cubin),
-                         name="warpweave-compiler-warm-up")
-    t.start()
-    threads.append(t)
+    try:
+        spawn(target, opts)
+    except Exception:  # noqa: BLE001 - a warm-up only saves time; the kernel's own compile reports any problem
+        return False
     return True
 
 
-def _warm_up(target: dict, opt_level: int, line_info: bool, want_cubin: bool) -> None:
-    try:
-        _core.compile(WARM_UP_MODULE, target, opt_level=opt_level, line_info=line_info, want_cubin=want_cubin)
-    except Exception:  # noqa: BLE001 - a warm-up only saves time; the kernel's own compile reports any problem
-        pass
+def spawn(target, opts):
+    """Starts one warm-up for (target, opts) on a thread of the core's, whether or not one ran before; returns it."""
+    # A ptxas subprocess as the cubin tool would only be started and thrown away: warm up MLIR and LLVM alone.
+    want_cubin = os.environ.get("WARPWEAVE_CUBIN_TOOL", "").strip().lower() != "ptxas"
+    target_dict = target.as_dict()
+    with _lock:
+        t = _core.start_background_compile(WARM_UP_MODULE, target_dict, opt_level=opts.opt_level,
+                                           line_info=opts.line_info, want_cubin=want_cubin)
+        threads.append(t)
+    return t
