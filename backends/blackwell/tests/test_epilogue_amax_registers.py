@@ -17,7 +17,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import shutil
 import tempfile
 
 import pytest
@@ -31,8 +30,6 @@ TOLERANCE = 0.05
 @pytest.fixture(scope="module")
 def compiled():
     """(registers under ptxas of the kept PTX, registers under the tool that made the kernel's cubin, the PTX)."""
-    if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")):
-        pytest.skip("no ptxas to report the registers of the kept PTX")
     with tempfile.TemporaryDirectory() as dump:
         res = compile_cutedsl_program(PROGRAM, "sm_100a", dump)
         logs = "".join(open(f).read() for f in glob.glob(os.path.join(dump, "*.ptxas.log")))

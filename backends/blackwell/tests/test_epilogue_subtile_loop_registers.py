@@ -10,8 +10,6 @@ CuTe DSL's sources are not in the repository: WARPWEAVE_CUTLASS_DIR names a chec
 WARPWEAVE_EXAMPLES_PYTHON an interpreter with torch for the program (this one by default)."""
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 
 import pytest
@@ -25,8 +23,6 @@ TOLERANCE = 0.05
 
 @pytest.fixture(scope="module")
 def kernel():
-    if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")):
-        pytest.skip("no ptxas to report the registers of the kept PTX")
     with tempfile.TemporaryDirectory() as dump:
         res = compile_cutedsl_program(PROGRAM, "sm_103a", dump)
     (_, k), = res["kernels"]

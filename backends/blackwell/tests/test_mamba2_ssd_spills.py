@@ -13,11 +13,7 @@ CuTe DSL's sources are not in the repository: WARPWEAVE_CUTLASS_DIR names a chec
 WARPWEAVE_EXAMPLES_PYTHON an interpreter with torch for the program (this one by default)."""
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
-
-import pytest
 
 from cutedsl_programs import compile_cutedsl_program
 
@@ -25,8 +21,6 @@ PROGRAM = "cute/blackwell/kernel/attention/mamba2_ssd/mamba2_ssd.py"
 
 
 def test_nothing_spilled():
-    if not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")):
-        pytest.skip("no ptxas to report the spills of the kept PTX")
     with tempfile.TemporaryDirectory() as dump:
         res = compile_cutedsl_program(PROGRAM, "sm_100a", dump)
     (_, k), = res["kernels"]
