@@ -20,6 +20,7 @@ import warpweave.utils as utils
 from warpweave.cute.runtime import from_dlpack
 
 from dsl_helpers import requires_gpu, target
+from host_stand_in import stand_in  # noqa: F401 (a fixture)
 
 
 def walk(tiles_mnl, cluster_mn, swizzle, along_m, max_active):
@@ -175,6 +176,27 @@ def test_scheduler_loop_compiles_with_dynamic_shapes():
     ptx = compiled.info["ptx"]
     assert "atom.global.add" in ptx or "red.global.add" in ptx
     assert "%nctaid.z" in ptx and "%ctaid.z" in ptx
+
+
+@pytest.mark.parametrize("shape,cluster_mn,max_active", [((100, 60, 2), (2, 1), 8), ((20, 9, 1), (2, 1), 8),
+                                                         ((16, 8, 1), (1, 1), 132), ((300, 200, 1), (1, 2), 16)])
+def test_grid_of_run_time_shapes_holds_no_clusters_without_work(stand_in, shape, cluster_mn, max_active):
+    # With the tile counts known only at run time, each call launches min(work, max_active_clusters) clusters
+    # (at least one), on the native path and the Python one alike: a small problem starts no idle CTAs.
+    launch = make_launcher(cluster_mn, 1, True, max_active)
+    tiles = tuple(-(-s // t) for s, t in zip(shape, (*TILE, 1)))
+    c = np.zeros(shape[::-1], np.float16).transpose(2, 1, 0)
+    count = np.zeros(tiles[::-1], np.int32).transpose(2, 1, 0)
+    args = (from_dlpack(c).mark_layout_dynamic(), from_dlpack(count).mark_layout_dynamic())
+    with target("sm_90a"):
+        compiled = stand_in(cute.compile(launch, *args))
+    clusters = (-(-tiles[0] // cluster_mn[0])) * (-(-tiles[1] // cluster_mn[1])) * tiles[2]
+    want = (*cluster_mn, max(1, min(clusters, max_active)))
+    compiled(*args)  # the first call takes the Python path and builds the native one
+    assert [tuple(l[1]) for l in compiled.prepare(*args)] == [want]
+    native = compiled._native.packed(*args)
+    assert native is not None, "the native path left the call to Python"
+    assert [tuple(g) for g, _, _ in native] == [want]
 
 
 @pytest.mark.parametrize("swizzle", [1, 2])

@@ -201,8 +201,8 @@ class StaticPersistentTileScheduler:
     @staticmethod
     def get_grid_shape(params: PersistentTileSchedulerParams, max_active_clusters: int, *, loc=None, ip=None):
         """The launch grid (cm, cn, persistent clusters): as many clusters as there is work, at most
-        max_active_clusters (all of them when the amount of work is only known at run time: those without work
-        leave at once)."""
+        max_active_clusters, and at least one. When the amount of work is only known at run time, so is the
+        count: a small problem launches no clusters that would find no work."""
         if not isinstance(params, PersistentTileSchedulerParams):
             raise DSLTypeError(f"get_grid_shape: expected PersistentTileSchedulerParams, got {params!r}",
                                user_location(2))
@@ -211,8 +211,11 @@ class StaticPersistentTileScheduler:
             raise DSLValueError(f"get_grid_shape: max_active_clusters is a static integer >= 1, got "
                                 f"{max_active_clusters!r}", user_location(2))
         cm, cn, _ = params.cluster_shape_mnk
-        total = static_int(params.num_clusters)
-        clusters = mac if total is None else max(1, min(total, mac))
+        total = params.num_clusters
+        if static_int(total) is not None:
+            clusters = max(1, min(static_int(total), mac))
+        else:
+            clusters = dsl_max(smaller(total, mac), 1)
         return (cm, cn, clusters)
 
     # --- device side --------------------------------------------------------------------------------------------
