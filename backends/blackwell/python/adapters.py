@@ -1,6 +1,7 @@
 """What the Blackwell backend registers with warpweave when it loads (see the package's docstring)."""
 import warpweave as cutlass
 from warpweave import ext
+from warpweave.cute import atom as _atom
 
 from . import tcgen05_mma, tmem
 
@@ -18,6 +19,8 @@ _mma_names = {_name: getattr(tcgen05_mma, _name) for _name in (
     "CtaGroup", "OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom",
     "make_umma_smem_desc")}
 _mma_names.update(tcgen05_mma._make_op_classes())
+# The class every tcgen05 MMA operation is an instance of (libraries annotate with it and test against it).
+_mma_names["MmaOp"] = _atom.kind_of_namespace(_atom.MmaOp, "tcgen05.", "MmaOp", "A tcgen05 MMA operation.")
 for _name, _obj in _mma_names.items():
     ext.register_python_name(f"tcgen05.{_name}", _obj)
 ext.register_python_name("tcgen05.Pack", tmem.Pack)

@@ -50,7 +50,7 @@ from . import export_entries as _export_entries  # noqa: F401 - attaches export_
 
 def __getattr__(name):
     # cute.testing (benchmarking, autotuning: statistics, logging, threads) is imported when first named
-    if name in ("testing", "typing", "tensor", "experimental", "core"):
+    if name in ("testing", "typing", "tensor", "experimental", "core", "atom"):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -83,7 +83,7 @@ __all__ = [
     "composition", "complement", "right_inverse", "left_inverse", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
     "raked_product", "max_common_layout", "max_common_vector", "tile_to_shape", "recast_layout", "ceil_div",
-    "shape_div", "product", "product_each", "is_static", "round_up", "slice_", "pretty_str", "repeat_like",
+    "shape_div", "product", "product_each", "is_static", "is_congruent", "is_weakly_congruent", "round_up", "slice_", "pretty_str", "repeat_like",
 ]
 
 
@@ -285,6 +285,29 @@ def is_static(x) -> bool:
     if isinstance(x, ComposedLayout):
         return x.outer.is_static()
     return False
+
+
+def _profile(x):
+    """The hierarchy of an IntTuple or of a layout's shape: a tuple of profiles, or None for a leaf."""
+    if _is_layout(x) or isinstance(x, EmptyLayout):
+        x = x.outer.shape if isinstance(x, ComposedLayout) else x.shape
+    return tuple(_profile(c) for c in x) if isinstance(x, tuple) else None
+
+
+def is_congruent(a, b) -> bool:
+    """Whether a and b (IntTuples or layouts, by their shapes) have the same hierarchy: both leaves, or tuples of
+    the same length whose modes are congruent."""
+    return _profile(a) == _profile(b)
+
+
+def is_weakly_congruent(a, b) -> bool:
+    """Whether a's hierarchy is b's with some subtrees of b collapsed to leaves: a leaf of a matches any mode of
+    b; a tuple of a matches a tuple of b of the same length whose modes a's modes weakly match."""
+    def weak(p, q):
+        if p is None:
+            return True
+        return q is not None and len(p) == len(q) and all(weak(x, y) for x, y in zip(p, q))
+    return weak(_profile(a), _profile(b))
 
 
 def product(a):
