@@ -96,6 +96,11 @@ def check_reference(py: str) -> None:
         sys.exit(f"{py}: `import cutlass` gives {p.stdout.strip() or p.stderr.strip()[-300:]!r}, not CuTe DSL")
 
 
+def _flat(test_file: str) -> str:
+    """A test file's path under tests/ (a library may keep them in a subfolder: cute/test_x.py) as one log name."""
+    return test_file.replace(os.sep, "_")
+
+
 COMPILE_ONLY_PLUGIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "quack_compile_only_plugin.py")
 
 
@@ -163,14 +168,14 @@ def junit_counts(path):
 
 
 def run_file(impl, py, src, test_file, sample_path, n_sample, plugin_dir, workers, timeout, log_dir, arch=None):
-    junit = os.path.join(log_dir, f"{impl}-{test_file}.xml")
+    junit = os.path.join(log_dir, f"{impl}-{_flat(test_file)}.xml")
     cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "quack_sample_plugin"] + plugins(arch) + \
         ["--junitxml", junit, "-o", "junit_family=xunit2", os.path.join("tests", test_file)]
     xdist = workers > 1 and has_module(py, "xdist")
     if xdist:
         cmd[3:3] = ["-n", str(workers)]
     rc, out, secs = run_group(cmd, src, environment(src, plugin_dir, sample_path, arch), timeout)
-    with open(os.path.join(log_dir, f"{impl}-{test_file}.log"), "w") as f:
+    with open(os.path.join(log_dir, f"{impl}-{_flat(test_file)}.log"), "w") as f:
         f.write(out)
     counts, _ = junit_counts(junit)
     row = {"impl": impl, "file": test_file, "sample": n_sample, "seconds": round(secs, 1), "xdist": xdist,
@@ -235,7 +240,7 @@ def main(argv=None) -> int:
         note = ""
         if ids is None:
             # kept whole: the last line of a failed collection says only that it failed
-            with open(os.path.join(log_dir, f"collect-{impls[0][0]}-{test_file}.log"), "w") as f:
+            with open(os.path.join(log_dir, f"collect-{impls[0][0]}-{_flat(test_file)}.log"), "w") as f:
                 f.write(out)
             note = f"{impls[0][0]} cannot collect it: {_last_error(out)}"
             # the other implementation's collection gives the sample, so that both still run it (the one that
@@ -250,7 +255,7 @@ def main(argv=None) -> int:
                              "passed": 0, "failed": 0, "errors": 0, "skipped": 0, "note": note})
             continue
         sample = ids[::ns.every]
-        sample_path = os.path.join(log_dir, f"sample-{test_file}.txt")
+        sample_path = os.path.join(log_dir, f"sample-{_flat(test_file)}.txt")
         with open(sample_path, "w") as f:
             f.write("\n".join(sample) + "\n")
         for impl, py in impls:
