@@ -5,7 +5,9 @@
 - arch_ops.py: cute.arch.lop3 and cute.arch.red with CuTe DSL's signatures;
 - primitives.py: cutlass.experimental.primitives whose signatures adapt onto this backend's instructions
   (shfl_sync, vote_sync, redux_sync, red, cp.async ones);
-- integer_pack.py: primitives.convert_and_pack_integer (saturating integer packing).
+- integer_pack.py: primitives.convert_and_pack_integer (saturating integer packing);
+- nvvm_ops.py: cutlass._mlir.dialects.nvvm's ops of every generation from sm_80 (atomicrmw, fmax, fmin), which the
+  backends building on this one see too.
 It imports warpweave's public modules and warpweave.ext only.
 """
 from . import adapters  # noqa: F401

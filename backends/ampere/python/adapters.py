@@ -51,3 +51,10 @@ from . import ordered_copy as _ordered_copy  # noqa: E402
 for _name, _obj in _ordered_copy.NAMES.items():
     ext.register_python_name(f"nvgpu.{_name}", _obj)
     ext.register_python_name(f"common.{_name}", _obj)
+
+# cutlass._mlir.dialects.nvvm: the NVVM ops every generation from sm_80 has (atomicrmw, fmax, fmin), seen by the
+# backends that build on this one too
+from . import nvvm_ops as _nvvm_ops  # noqa: E402
+
+for _name in _nvvm_ops.NAMES:
+    ext.register_python_name(f"nvvm.{_name}", getattr(_nvvm_ops, _name))
