@@ -5,7 +5,8 @@
   and scope asked for written on it (the default: relaxed at GPU scope, the instruction's own default); its old
   value is a result the program uses. SUB adds the negated operand, CAS takes the new value as b.
 - Two-input fmax is one instruction everywhere; the three-input one is one instruction where the target has it
-  (sm_100a) and an error naming the user's line elsewhere (sm_90a), never two instructions in disguise.
+  (sm_100a) and an error naming the user's line elsewhere (sm_90a), never two instructions in disguise; nan= and
+  ftz= are the instruction's qualifiers, abs= (the |x| form) from sm_86 on and refused on sm_80.
 - Misuse (an integer operation on a float, a float add on an integer, cluster scope before clusters, a CAS without
   its new value) is an error at the user's line.
 - The names are the Ampere backend's: a process whose first trace is for sm_100a or sm_90a finds them.
@@ -141,6 +142,36 @@ def test_three_input_fmax_elsewhere_names_the_users_line():
     msg = str(e.value)
     assert f"{THIS}:{line_in(THIS, 'Float32(nvvm.fmax(')}:" in msg, msg
     assert "sm_90a" in msg and "10.0" in msg, msg
+
+
+def _extrema(abs_: bool, arch: str):
+    @cute.kernel
+    def k(f: cute.Tensor):
+        a, b = f[0].ir_value(), f[1].ir_value()
+        f[2] = Float32(nvvm.fmax(a, b, nan=True))
+        f[3] = Float32(nvvm.fmin(a, b, ftz=True))
+        if cutlass.const_expr(abs_):
+            f[4] = Float32(nvvm.fmax(a, b, abs=True))  # the |x| form
+
+    @cute.jit
+    def h(f: cute.Tensor):
+        k(f).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    with target(arch):
+        return cute.compile(h, from_dlpack(np.zeros(8, np.float32))).ptx
+
+
+def test_fmax_fmin_qualifiers(tmp_path):
+    ptx = _extrema(False, "sm_80")
+    assert len(re.findall(rf"\bmax\.NaN\.f32 {_R}, {_R}, {_R};", ptx)) == 1, ptx
+    assert len(re.findall(rf"\bmin\.ftz\.f32 {_R}, {_R}, {_R};", ptx)) == 1, ptx
+    _assembles(ptx, "sm_80", tmp_path)
+    ptx = _extrema(True, "sm_90a")
+    assert len(re.findall(rf"\bmax\.xorsign\.abs\.f32 {_R}, {_R}, {_R};", ptx)) == 1, ptx
+    _assembles(ptx, "sm_90a", tmp_path)
+    with pytest.raises(ext.DSLValueError) as e:   # sm_80 lacks the |x| form (8.6 and later have it)
+        _extrema(True, "sm_80")
+    assert f"{THIS}:{line_in(THIS, '# the |x| form')}:" in str(e.value) and "8.6" in str(e.value), str(e.value)
 
 
 # --- orders, scopes, operations --------------------------------------------------------------------------------
