@@ -207,3 +207,45 @@ def test_append_and_prepend_on_a_composed_layout_act_on_its_outer_layout():
         for i in range(0, 8 * 64, 37):
             m, k = i % 8, i // 8
             assert staged((m, k, s)) == c.inner(c.outer((m, k)) + 512 * s)
+
+
+def test_rank_and_depth_of_int_tuples_with_run_time_leaves():
+    # A run-time extent (a fake tensor's symbolic one, a traced integer) is a leaf like a Python int: libraries ask
+    # cute.rank(t.shape[0]) of a dynamic mode before deciding how to index it.
+    import warpweave as cutlass
+
+    s = cute.sym_int()
+    for leaf in (s, cutlass.Int32(7), 7):
+        assert cute.rank(leaf) == 1 and cute.depth(leaf) == 0
+        assert cute.rank((leaf, (2, leaf))) == 2 and cute.depth((leaf, (2, leaf))) == 2
+        assert cute.rank((leaf, (2, leaf)), mode=[1]) == 2
+
+
+def _profiles(depth, rng):
+    """Random IntTuples and a second one of the same hierarchy (different values)."""
+    if depth == 0 or rng.random() < 0.3:
+        return rng.randint(1, 9), rng.randint(1, 9)
+    pairs = [_profiles(depth - 1, rng) for _ in range(rng.randint(1, 3))]
+    return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+
+
+def test_congruence_is_equality_of_hierarchies_and_weak_congruence_coarsens():
+    import random
+
+    rng = random.Random(5)
+    for _ in range(300):
+        a, b = _profiles(3, rng)
+        assert cute.is_congruent(a, b) and cute.is_congruent(b, a)
+        assert cute.is_weakly_congruent(a, b) and cute.is_weakly_congruent(1, b)
+        assert cute.is_congruent(cute.make_layout(a), b)
+        wrapped = (b, 1)
+        assert not cute.is_congruent(a, wrapped) or a == ()
+        if isinstance(b, tuple):
+            # a leaf in place of a mode: weakly congruent one way only
+            coarse = (1,) + b[1:]
+            assert cute.is_weakly_congruent(coarse, b)
+            if isinstance(b[0], tuple):
+                assert not cute.is_weakly_congruent(b, coarse) and not cute.is_congruent(b, coarse)
+    assert cute.is_congruent(((1, 1), (1, 1)), ((4, 2), (8, 1)))
+    assert not cute.is_congruent(((1, 1), (1, 1)), ((4, 2), 8))
+    assert not cute.is_weakly_congruent((1, 2), (1, 2, 3))

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from .. import _core
 from .._dsl.base.markers import accept_locations
-from .._dsl.values.numeric import Int32, Int64
+from .._dsl.values.numeric import Int32, Int64, Integer
 from .._dsl.values.runtime import SymInt as _runtime_SymInt
 from .._dsl.atoms.swizzle_slice import pointer_swizzled, refold
 from .._dsl.values.tensor import UserSwizzle, full_layout
@@ -245,19 +245,31 @@ def cosize(a, mode=[]):  # noqa: B006
     return _dsl_int(_select_layout(a, mode, "cosize").cosize())
 
 
+def _is_int_tuple(a) -> bool:
+    """An IntTuple: an integer (static, a symbolic extent, or a run-time integer value) or a tuple of them."""
+    return isinstance(a, (int, tuple, _core.SymInt, SymInt)) or (isinstance(a, Integer) and not isinstance(a, bool))
+
+
+def _as_core_tuple(a):
+    # a leaf's place in the hierarchy is all that rank and depth ask of it: any integer stands for a run-time one
+    if isinstance(a, tuple):
+        return tuple(_as_core_tuple(c) for c in a)
+    return a if isinstance(a, (int, _core.SymInt)) else 1
+
+
 def rank(a, mode=[]):  # noqa: B006
     path = _mode_path(mode)
     if isinstance(a, EmptyLayout) and not path:
         return 0
-    if isinstance(a, (int, tuple)):
-        return _core.tuple_rank(_tuple_get(a, path))
+    if _is_int_tuple(a):
+        return _core.tuple_rank(_as_core_tuple(_tuple_get(a, path)))
     return _select_layout(a, path, "rank", True).rank
 
 
 def depth(a, mode=[]):  # noqa: B006
     path = _mode_path(mode)
-    if isinstance(a, (int, tuple)):
-        return _core.tuple_depth(_tuple_get(a, path))
+    if _is_int_tuple(a):
+        return _core.tuple_depth(_as_core_tuple(_tuple_get(a, path)))
     return _select_layout(a, path, "depth", True).depth
 
 
