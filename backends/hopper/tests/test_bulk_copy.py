@@ -198,6 +198,32 @@ def test_an_address_of_unknown_alignment_is_the_programs_promise():
     assert len(re.findall(G2S, _compile(body))) == 1
 
 
+def test_a_row_tile_at_run_time_indices_into_a_stage_of_a_buffer():
+    """The attention backward's use: a 128-float tile of a tensor of run-time length at a run-time tile index, into
+    one stage of a two-stage shared buffer, on that stage's barrier (partial(cute.copy, atom) as it writes it)."""
+    from functools import partial
+
+    @cute.kernel
+    def k(m_lse: cute.Tensor, m_block: cutlass.Int32):
+        smem = utils.SmemAllocator()
+        s_lse = smem.allocate_tensor(cutlass.Float32, cute.make_layout((128, 2)), byte_alignment=128)
+        bars = smem.allocate_array(cutlass.Int64, 2, byte_alignment=8)
+        g_lse = cute.local_tile(m_lse, (128,), (None,))
+        copy_stats = partial(cute.copy, cute.make_copy_atom(cpasync.CopyBulkG2SOp(), cutlass.Float32))
+        stage = m_block % 2
+        copy_stats(g_lse[None, m_block], s_lse[None, stage], mbar_ptr=bars + stage)
+
+    @cute.jit
+    def host(m_lse: cute.Tensor, m_block: cutlass.Int32):
+        k(m_lse, m_block).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    with target("sm_100a"):
+        t = from_dlpack(np.zeros(1024, np.float32), assumed_align=16).mark_layout_dynamic()
+        ptx = cute.compile(host, t, 3).ptx
+    loads = re.findall(G2S, ptx)
+    assert len(loads) == 1 and constant(ptx, loads[0][3]) == 512, ptx
+
+
 # --- on the GPU -------------------------------------------------------------------------------------------------
 
 def _round_trip_program(cluster):
