@@ -13,7 +13,7 @@ from .mma_block_scaled import SM103_BLOCK_SCALED_KINDS, block_scaled_mma_familie
 from .primitives import primitives
 from .registers import register_primitives
 from .targets import TARGET, TMA_UNPACKING, targets_of
-from .tma import tma_families
+from .tma import bulk_multicast_atoms, tma_families
 from .tmem_copy import cp_atoms, tmem_copy_families
 
 COMMENT = """\
@@ -79,6 +79,8 @@ def manifest_text() -> str:
         ("tcgen05.cp: shared memory -> tensor memory", cp_atoms()),
         ("TMA tile load and store families (the Hopper PTX, for sm_100a) over the rank, with the 2-CTA load",
          tma_families()),
+        ("Bulk copy of a byte range with multicast (the unicast ones are Hopper's portable entries)",
+         bulk_multicast_atoms()),
         ("Primitives: descriptors, tensor-memory allocation, commit, waits, fences, bulk groups, mbarriers",
          primitives()),
         ("Primitives: packed f32x2 arithmetic, grid dependency control", arithmetic_and_grid_primitives()),

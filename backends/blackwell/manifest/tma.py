@@ -63,3 +63,20 @@ def tma_families():
             ptx_template="cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {{seq(2, rank, '$', ', ')}}], [$1];",
             constraints="l,r,{repeat('r', rank)}", has_side_effects=True,
             sass_opcodes=["UTMASTG.{rank}D"], host_hook="encode_tma_descriptor", conformance="tma_store")))
+
+
+def bulk_multicast_atoms():
+    """The multicast bulk copy of a byte range (cpasync.CopyBulkG2SMulticastOp): arch-specific PTX, so sm_100a
+    needs its own entry; the unicast bulk copies are Hopper's portable sm_90 entries, which run here (Hopper's
+    python/bulk_copy.py lowers all three)."""
+    yield entry("atoms", id="blackwell.bulk_copy.g2s.multicast", kind="COPY",
+                description=("bulk copy with multicast: size bytes from global src into the same shared-memory "
+                             "offset (dst) and mbarrier offset (mbar) of every CTA of the cluster whose bit is set in "
+                             "cta_mask (low 16 bits); size a multiple of 16 bytes, both addresses 16-byte aligned"),
+                python_name="cpasync.CopyBulkG2SMulticastOp", thr_id="1:1",
+                operands=[op("dst", "SMEM_ADDRESS", "OUT"), op("src", "GMEM_ADDRESS"), op("mbar", "MBARRIER"),
+                          op("size", "SCALAR"), op("cta_mask", "SCALAR")],
+                ptx_template=("{ .reg .b16 ww_mask; cvt.u16.u32 ww_mask, $4; "
+                              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                              "[$0], [$1], $3, [$2], ww_mask; }"),
+                constraints="r,l,r,r,r", has_side_effects=True, sass_opcodes=["UBLKCP.S.G"])

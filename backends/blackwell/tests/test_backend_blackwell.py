@@ -134,7 +134,8 @@ _LD_ST = [f"blackwell.tcgen05.{op}.{shape}.x{1 << i}" for op in ("ld", "st") for
 _CP = [f"blackwell.tcgen05.cp.cta{g}.{s}" for g in (1, 2) for s in
        ("128x256b", "4x256b", "128x128b", "64x128b.warpx2_02_13", "64x128b.warpx2_01_23", "32x128b.warpx4")]
 _TMA = ([f"blackwell.tma.load{mc}{cta}.{r}d" for r in range(1, 6) for mc in ("", ".multicast") for cta in ("", ".cta2")]
-        + [f"blackwell.tma.store.{r}d" for r in range(1, 6)])
+        + [f"blackwell.tma.store.{r}d" for r in range(1, 6)]
+        + ["blackwell.bulk_copy.g2s.multicast"])  # the unicast bulk copies are Hopper's portable entries
 # the block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4)
 _BLOCKSCALED_MMA_RE = re.compile(r"blackwell\.tcgen05\.mma\.cta[12]\.mx\w+\.")
 # CuTe DSL's byte matrix loads and stores: LdMatrix8x16x8bOp's unpacking forms, LdMatrix16x16x8bOp and

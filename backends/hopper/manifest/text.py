@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from manifest_builder import format_header, format_target
 
+from .bulk_copy import bulk_copy_atoms
 from .common import PORTABLE, TARGET
 from .element_types import element_types
 from .experimental import experimental_sync_primitives, experimental_tma_primitives
@@ -24,8 +25,8 @@ HEADER = format_header(
 # The Hopper backend (sm_90a; its TMA, mbarrier, cluster, fence, elect, stmatrix and griddepcontrol entries also
 # for the portable sm_90 target, which later generations' devices can use). Thread-value layouts are in CuTe notation; MMA layouts map (thread, value) to the
 # column-major index of (m,k), (n,k) or (m,n); copy layouts map (thread, value) to the bit (layout_unit_bits: 1).
-# Ids: hopper.wgmma.m64n<N>k<K>.<acc>.<a>.<b>.<ss|rs> (instances of the hopper.wgmma.* families), hopper.stmatrix.*, hopper.tma.*, hopper.mbarrier.*,
-# hopper.fence.*, hopper.cluster.*, hopper.elect.sync, hopper.setmaxnreg.*.""",
+# Ids: hopper.wgmma.m64n<N>k<K>.<acc>.<a>.<b>.<ss|rs> (instances of the hopper.wgmma.* families), hopper.stmatrix.*, hopper.tma.*, hopper.bulk_copy.*,
+# hopper.mbarrier.*, hopper.fence.*, hopper.cluster.*, hopper.elect.sync, hopper.setmaxnreg.*.""",
     name="hopper", version="0.1.0",
     description="NVIDIA Hopper (sm_90a): wgmma, TMA, mbarrier, clusters, setmaxnreg, stmatrix, proxy fences",
     python_modules=("warp", "warpgroup", "cpasync"),
@@ -43,7 +44,7 @@ HEADER = format_header(
 
 
 def render() -> str:
-    blocks = stmatrix_atoms() + tma_entries() + wgmma_control_primitives() + mbarrier_primitives() \
+    blocks = stmatrix_atoms() + tma_entries() + bulk_copy_atoms() + wgmma_control_primitives() + mbarrier_primitives() \
         + proxy_fence_primitives() + cluster_primitives() + elect_primitives() + register_primitives() \
         + grid_dependency_primitives() + dsmem_primitives() + red_vector_primitives() + experimental_sync_primitives() \
         + multimem_primitives() + experimental_tma_primitives()

@@ -4,7 +4,8 @@
   host argument (a TMA tensor map encoded per call), and the names CuTe DSL's users call in cute.nvgpu.cpasync
   (make_tiled_tma_atom, tma_partition, prefetch_descriptor, create_tma_multicast_mask) and cute.nvgpu.warpgroup
   (MmaF16BF16Op, MmaF8Op, OperandMajorMode, OperandSource, Field, SmemLayoutAtomKind, make_smem_layout_atom);
-- tma.py: TMA atoms; wgmma.py: warpgroup MMA ops, layout atoms, descriptors;
+- tma.py: TMA atoms; bulk_copy.py: bulk copies of byte ranges (cpasync.CopyBulkG2SOp, ...); wgmma.py: warpgroup
+  MMA ops, layout atoms, descriptors;
 - helpers.py, public as warpweave.utils.hopper_helpers;
 - dsmem.py, public as warpweave.cute.arch.smem and cute.arch.map_dsmem_ptr, and cpasync.CopyDsmemStoreOp:
   distributed shared memory (another CTA's shared memory in the cluster, mapa and st.async);

@@ -28,6 +28,11 @@ ext.register_python_name("cpasync.ReductionKind", tma.ReductionOp)  # CuTe DSL's
 _reduce = tma.reduce_op_class()
 if _reduce is not None:
     ext.register_python_name("cpasync.CopyReduceBulkTensorTileS2GOp", _reduce)
+# Bulk copies of byte ranges (no tensor map): the manifest's ops, whose atoms take their byte count from each copy
+from . import bulk_copy  # noqa: E402
+
+for _name, _cls in bulk_copy.op_classes().items():
+    ext.register_python_name(_name, _cls)
 for _name in ("OperandMajorMode", "OperandSource", "Field", "SmemLayoutAtomKind", "make_smem_layout_atom"):
     ext.register_python_name(f"warpgroup.{_name}", getattr(wgmma, _name))
 for _name, _cls in wgmma._make_op_classes().items():

@@ -46,6 +46,7 @@ WGMMA_SUBSET = [_wgmma_id(a, b, acc, n, src) for a, b, acc in _WGMMA_TYPES for s
                 for n in (8, 24, 64, 256)]
 STMATRIX = [f"hopper.stmatrix.x{x}{t}.b16" for t in ("", ".trans") for x in (1, 2, 4)]
 TMA_ATOMS = [f"hopper.tma.{k}.{r}d" for r in range(1, 6) for k in ("load", "load.multicast", "store", "reduce")]
+BULK_COPY_ATOMS = ["hopper.bulk_copy.g2s", "hopper.bulk_copy.g2s.multicast", "hopper.bulk_copy.s2g"]
 # cutlass.experimental.primitives' tensor-map edits: a field of the map, in a state space
 TENSORMAP_REPLACE = [f"hopper.tensormap.replace.{f}.{s}" for f in ("global_address", "rank", "box_dim", "global_dim",
                                                                     "global_stride", "element_stride")
@@ -133,7 +134,8 @@ def test_source_manifest_validates_and_is_the_embedded_one(hopper):
 
 def test_ids_are_exactly_the_published_set(hopper):
     assert len(WGMMA_ALL) == 912
-    assert sorted(a["id"] for a in hopper.atoms + hopper.all_instances()) == sorted(WGMMA_ALL + STMATRIX + TMA_ATOMS)
+    assert sorted(a["id"] for a in hopper.atoms + hopper.all_instances()) == \
+        sorted(WGMMA_ALL + STMATRIX + TMA_ATOMS + BULK_COPY_ATOMS)
     assert sorted(p["id"] for p in hopper.primitives) == sorted(PRIMITIVES)
 
 
@@ -141,10 +143,11 @@ def test_targets(hopper):
     assert [(t.name, t.compute_capability, t.arch_specific) for t in hopper.targets] == [("sm_90a", 90, True),
                                                                                          ("sm_90", 90, False)]
     assert registry.primary_target(90).name == "sm_90a"     # the arch-specific target drives code generation
-    # Arch-specific PTX (wgmma, setmaxnreg, tensormap.replace) and hardware TMA multicast are sm_90a's alone; the rest is sm_90 PTX,
+    # Arch-specific PTX (wgmma, setmaxnreg, tensormap.replace) and hardware multicast (TMA, bulk) are sm_90a's alone; the rest is sm_90 PTX,
     # offered for the portable target too, which devices of later generations can use.
     # tensormap.replace is arch-specific PTX too (ptxas refuses it for sm_90)
-    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.", "hopper.tensormap.")
+    sm_90a_only = ("hopper.wgmma.", "hopper.setmaxnreg.", "hopper.tma.load.multicast.", "hopper.tensormap.",
+                   "hopper.bulk_copy.g2s.multicast")
     for ins in hopper.atoms + hopper.primitives + hopper.all_instances():
         want = ["sm_90a"] if ins["id"].startswith(sm_90a_only) else ["sm_90a", "sm_90"]
         assert ins["targets"] == want, ins["id"]
