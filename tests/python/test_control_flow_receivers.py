@@ -373,3 +373,43 @@ def test_a_dataclass_with_fields_not_taken_by_init_is_carried_through_a_branch_t
         c = cute.compile(host, from_dlpack(np.zeros(2, np.float32)), cutlass.Int32(5))
     # the branch yields the flag (i1) and the count (i32), which the stores after it read
     assert re.search(r'"scf\.if".*\n', c.ir) and re.search(r"selp|@%p", c.ptx), c.ptx
+
+
+# --- a protocol object whose number field is set to a run-time extent in a loop ------------------------------------
+# (a library's single-tile scheduler ends its walk with `self._tile_idx = params.total_blocks`, a count made of the
+# tensors' run-time shapes: a symbolic extent here, where it held an Int32 before the loop.)
+
+class _Walk:
+    def __init__(self, total, idx):
+        self.total = total
+        self._idx = idx
+
+    def __extract_mlir_values__(self):
+        return cutlass.extract_mlir_values(self._idx)
+
+    def __new_from_mlir_values__(self, values):
+        return _Walk(self.total, cutlass.new_from_mlir_values(self._idx, values))
+
+    def valid(self):
+        return self._idx < self.total
+
+    def finish(self):
+        self._idx = self.total
+
+
+def test_a_protocol_object_field_set_to_a_run_time_extent_in_a_loop_keeps_its_number_type():
+    @cute.kernel
+    def k(x: cute.Tensor):
+        bidx, _, _ = cute.arch.block_idx()
+        w = _Walk(x.shape[0], bidx)  # a symbolic extent (the tensor's run-time length)
+        while w.valid():
+            x[w._idx] = cutlass.Float32(1.0)
+            w.finish()
+
+    @cute.jit
+    def host(x: cute.Tensor):
+        k(x).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    with target("sm_80"):
+        c = cute.compile(host, from_dlpack(np.zeros(8, np.float32)).mark_layout_dynamic())
+    assert "scf.while" in c.ir and "st.global" in c.ptx

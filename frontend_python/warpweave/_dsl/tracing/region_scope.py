@@ -19,7 +19,7 @@ import sys
 from ..base import trace
 from ..base.errors import is_user_file
 from ..base.ir_values import Value
-from ..values.numeric import Numeric
+from ..values.numeric import Numeric, SymInt
 from ..values.tensor import RMEM, Pointer, Tensor, full_layout
 from ..values.value_tree import carries_ir_values
 
@@ -110,14 +110,15 @@ class Scope:
 
 
 def promote_constants(before, after) -> None:
-    """A field of an object carried in place that held a DSL number before the region and a Python number at its
-    end (`self.flag = True` in a branch, the flag a Boolean set before it) takes the number's type, as a carried
-    variable's Python number does."""
+    """A field of an object carried in place that held a DSL number before the region and a Python number or a
+    symbolic extent at its end (`self.flag = True` in a branch, the flag a Boolean set before it; `self.idx =
+    params.total`, a count made of the tensors' run-time shapes) takes the number's type, as a carried variable's
+    does: the object is made of the same IR values at both ends."""
     if type(after) is not type(before) or not hasattr(after, "__dict__") or not hasattr(before, "__dict__"):
         return
     for k, was in vars(before).items():
         now = getattr(after, k, None)
-        if isinstance(was, Numeric) and isinstance(now, (bool, int, float)) and not isinstance(now, Numeric):
+        if isinstance(was, Numeric) and isinstance(now, (bool, int, float, SymInt)) and not isinstance(now, Numeric):
             object.__setattr__(after, k, type(was)(now))
 
 

@@ -6,6 +6,8 @@ the layout.
 """
 from __future__ import annotations
 
+import warnings
+
 from ... import _core
 from ..base import trace
 from ..base.errors import DSLError, DSLTypeError, DSLValueError, user_location
@@ -22,6 +24,11 @@ ComposedLayout = _core.ComposedLayout
 
 class DSLIndexError(DSLError, IndexError):
     """A static index outside a tensor whose extent is known while tracing."""
+
+
+class DSLIndexWarning(UserWarning):
+    """A static index outside a register tensor, which compiles to an access that reads an undefined value or
+    writes nothing."""
 
 
 def swizzle_span(inner) -> int:
@@ -244,21 +251,30 @@ class Tensor(metaclass=_TensorType):
 
     # --- indexing ---------------------------------------------------------------------------------------------
     def _offset(self, coord):
-        off = self._layout(coord)
-        if isinstance(off, int) and isinstance(self.iterator, Pointer) and self.iterator.memspace == RMEM:
-            self._check_static_index(coord, off)
-        return off
+        return self._layout(coord)
 
-    def _check_static_index(self, coord, off):
-        """A register tensor is a fixed array: a static index outside it would be an out-of-bounds store or load
-        (undefined behaviour in the kernel), so it is refused while tracing."""
+    def _outside_registers(self, coord, off, access: str) -> bool:
+        """Whether a static index falls outside a register tensor (a fixed array of registers). CuTe DSL compiles
+        such an access (an out-of-bounds one on the array: undefined behaviour, which its compiler folds away), and
+        shipped libraries contain loops that run past a fragment's end; so it is not refused, but warned of at the
+        user's line, and made well defined: a read gives an undefined value, a write writes nothing."""
+        if not (isinstance(off, int) and isinstance(self.iterator, Pointer) and self.iterator.memspace == RMEM):
+            return False
         n = _core.product(self.shape)
         cos = outer_of(self.layout).cosize()
         bad = isinstance(coord, int) and isinstance(n, int) and not 0 <= coord < n
         bad = bad or (isinstance(cos, int) and not 0 <= off < max(cos, 1))
         if bad:
-            raise DSLIndexError(f"index {coord} is out of range for the register tensor of shape {self.shape} "
-                                f"({n} elements, layout {self.layout})", user_location(3))
+            where = user_location(3)
+            # the same text for every index at one line, so that a loop running past the end warns once
+            text = (f"an index is out of range for the register tensor of shape {self.shape} ({n} elements, "
+                    f"layout {self.layout}): the {access} " +
+                    ("gives an undefined value" if access == "read" else "writes nothing"))
+            if where is None:
+                warnings.warn(text, DSLIndexWarning, stacklevel=3)
+            else:
+                warnings.warn_explicit(text, DSLIndexWarning, where[0], where[1])
+        return bad
 
     def __getitem__(self, coord):
         coord = norm_coord(coord)
@@ -269,6 +285,8 @@ class Tensor(metaclass=_TensorType):
         offset = self._offset(coord)
         if self.is_coordinate_tensor:
             return _coord_value(coordinate_sum(self.iterator.base, offset))
+        if self._outside_registers(coord, offset, "read"):
+            return self._dtype.from_ir(trace.builder().op1("llvm.mlir.undef", [], self._dtype.ir_type))
         return load_scalar(self.iterator, offset)
 
     def __setitem__(self, coord, value):
@@ -278,7 +296,9 @@ class Tensor(metaclass=_TensorType):
         if has_none(coord):
             self[coord].store(value)
             return
-        store_scalar(self.iterator, self._offset(coord), value)
+        offset = self._offset(coord)
+        if not self._outside_registers(coord, offset, "write"):
+            store_scalar(self.iterator, offset, value)
 
     def __iter__(self):
         raise DSLTypeError("iterate a tensor with an index range: for i in range(cute.size(t)): t[i]", user_location(2))
