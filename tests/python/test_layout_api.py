@@ -207,3 +207,10 @@ def test_append_and_prepend_on_a_composed_layout_act_on_its_outer_layout():
         for i in range(0, 8 * 64, 37):
             m, k = i % 8, i // 8
             assert staged((m, k, s)) == c.inner(c.outer((m, k)) + 512 * s)
+
+
+def test_rank_and_depth_of_shapes_with_run_time_extents():
+    # a run-time extent is a shape of rank 1 and depth 0, as an int is (libraries ask cute.rank(t.shape[0]))
+    m = cute.SymInt.symbol(1, name="M")
+    assert (cute.rank(m), cute.depth(m)) == (1, 0) == (cute.rank(7), cute.depth(7))
+    assert (cute.rank((m, (4, m))), cute.depth((m, (4, m))), cute.rank((m, (4, m)), mode=[1])) == (2, 2, 2)

@@ -249,14 +249,14 @@ def rank(a, mode=[]):  # noqa: B006
     path = _mode_path(mode)
     if isinstance(a, EmptyLayout) and not path:
         return 0
-    if isinstance(a, (int, tuple)):
+    if isinstance(a, (int, tuple, _core.SymInt)) or hasattr(a, "__ww_int__"):   # a shape, run-time extents too
         return _core.tuple_rank(_tuple_get(a, path))
     return _select_layout(a, path, "rank", True).rank
 
 
 def depth(a, mode=[]):  # noqa: B006
     path = _mode_path(mode)
-    if isinstance(a, (int, tuple)):
+    if isinstance(a, (int, tuple, _core.SymInt)) or hasattr(a, "__ww_int__"):
         return _core.tuple_depth(_tuple_get(a, path))
     return _select_layout(a, path, "depth", True).depth
 
