@@ -17,7 +17,11 @@ import dataclasses
 
 from ..base.errors import DSLValueError, user_location
 from ..base.ir_values import Value
-from .numeric import Numeric
+from .numeric import Int32, Int64, Numeric, SymInt
+
+
+def _as_dsl_int(x):
+    return (Int64 if x.bits > 32 else Int32)._wrap(x)
 
 
 def _protocol(obj, name):
@@ -40,6 +44,8 @@ def get_mlir_types(obj) -> list:
         return [obj.type]
     if isinstance(obj, Numeric):
         return [type(obj).register_type]
+    if isinstance(obj, SymInt):
+        return [type(_as_dsl_int(obj)).register_type]
     if _protocol(obj, "__get_mlir_types__"):
         return list(obj.__get_mlir_types__())
     return [v.type for v in extract_mlir_values(obj)]
@@ -53,6 +59,10 @@ def extract_mlir_values(obj, structured: bool = False):
         return obj if structured else [obj]
     if isinstance(obj, Numeric):
         return obj.ir_value() if structured else [obj.ir_value()]
+    if isinstance(obj, SymInt):
+        # a run-time integer of the layout algebra (cute.ceil_div of a dynamic extent) is a DSL integer, as CuTe
+        # DSL's are: one IR value, carried through dynamic control flow like Int32 (made again as one)
+        return extract_mlir_values(_as_dsl_int(obj), structured)
     if _protocol(obj, "__extract_mlir_values__"):
         tree = obj.__extract_mlir_values__()
         return _normalize(tree) if structured else _flatten(tree)
@@ -125,7 +135,7 @@ def new_from_mlir_values(obj, values, structured: bool = False):
     if len(values) != n:
         raise DSLValueError(f"new_from_mlir_values: {type(obj).__name__} is made of {n} IR values, got "
                             f"{len(values)}", user_location(2))
-    if isinstance(obj, (Value, Numeric)) or not _protocol(obj, "__extract_mlir_values__"):
+    if isinstance(obj, (Value, Numeric, SymInt)) or not _protocol(obj, "__extract_mlir_values__"):
         return _rebuild(obj, _unflatten(extract_mlir_values(obj, True), values))
     template = obj.__extract_mlir_values__()
     # A protocol that gives a dict takes one back; one that gives a list takes the flat values, as it always has.
@@ -138,6 +148,8 @@ def _rebuild(obj, tree):
         return tree[0] if isinstance(tree, list) else tree
     if isinstance(obj, Numeric):
         return type(obj)(tree[0] if isinstance(tree, list) else tree)
+    if isinstance(obj, SymInt):
+        return _rebuild(_as_dsl_int(obj), tree)
     if _protocol(obj, "__new_from_mlir_values__"):
         return obj.__new_from_mlir_values__(tree)
     if _is_dataclass(obj):
