@@ -274,10 +274,11 @@ def get_tmem_copy_properties(atom, *, loc=None, ip=None):
     """(data paths, bits, repetitions, packing) of a tensor-memory load or store atom (tcgen05.Ld*Op / St*Op): the
     lanes and bits per lane of its shape (.32x32b: 32 and 32, .16x256b: 16 and 256), its Repetition's count, and
     its Pack (loads) or Unpack (stores) mode, which is NONE here (the only mode these ops build)."""
-    from .tmem import Pack, Unpack, _is_tmem_op
+    from .tmem import Pack, Unpack
 
-    ld = _is_tmem_op(atom, "Ld")
-    if not (ld or _is_tmem_op(atom, "St")) or getattr(atom, "manifest", None) is None:
+    name = getattr(getattr(atom, "op", None), "python_name", "")
+    ld = name.startswith("tcgen05.Ld")
+    if not (ld or name.startswith("tcgen05.St")) or getattr(atom, "manifest", None) is None:
         raise ext.user_error(f"get_tmem_copy_properties: the atom is a tensor-memory load or store (a copy atom of "
                              f"tcgen05.Ld*Op or St*Op), got {atom!r}", ext.DSLValueError)
     _, _, _, shape, num = atom.manifest["id"].split(".")       # blackwell.tcgen05.<ld|st>.<lanes>x<bits>b.x<num>
