@@ -11,6 +11,7 @@
   operand kinds; tmem_layouts.py: where D lives in tensor
   memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
 - clc.py: the decoded response of cluster launch control (arch.clc_query_cancel);
+- nvvm_ops.py: cutlass._mlir.dialects.nvvm's fmax and fmin (two or three values);
 - helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100), get_tmem_copy_properties included;
 - blockscaled_layout.py, public as warpweave.utils.blockscaled_layout: where a block-scaled GEMM's scale factors
   live in global, shared and tensor memory;

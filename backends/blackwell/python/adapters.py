@@ -106,3 +106,8 @@ for _name in tcgen05_primitives.NAMES:
 from . import cute_ext as _cute_ext  # noqa: E402,F401 - cute.experimental's tensor memory, TMA and pipelines
 from . import cute_ext_gemm as _cute_ext_gemm  # noqa: E402,F401 - cute.experimental's main loop and TMA epilogue
 
+# cutlass._mlir.dialects.nvvm: the float maximum and minimum of two or three values
+from . import nvvm_ops  # noqa: E402
+
+for _name in nvvm_ops.NAMES:
+    ext.register_python_name(f"nvvm.{_name}", getattr(nvvm_ops, _name))
