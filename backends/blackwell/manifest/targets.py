@@ -19,7 +19,7 @@ SM103_ONLY = ("blackwell.sm103.tcgen05.mma.mxf4nvf4", "blackwell.sm103.tcgen05.m
 # it assembles into two scalar instructions (FADD, FMUL, FFMA) instead of the paired ones these entries are for.
 NOT_SM110 = ("blackwell.redux.sync.f32", "blackwell.redux.sync.f32.abs", "blackwell.redux.sync.f32.nan",
              "blackwell.redux.sync.f32.abs.nan", "blackwell.prim.tcgen05.mma.scale_input_d",
-             "blackwell.add.rn.f32x2", "blackwell.sub.rn.f32x2", "blackwell.mul.rn.f32x2", "blackwell.fma.rn.f32x2")
+             *(f"blackwell.{op}.{r}.f32x2" for op in ("add", "sub", "mul", "fma") for r in ("rn", "rnd")))
 # The integer tensor-core MMAs: sm_103a has none (ptxas: "Feature '.kind::i8' not supported on .target 'sm_103a'")
 I8 = ("blackwell.tcgen05.mma.i8", "blackwell.prim.tcgen05.mma.i8")
 

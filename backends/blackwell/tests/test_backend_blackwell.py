@@ -65,7 +65,7 @@ def test_targets_are_sm_100a_sm_103a_and_sm_110a(blackwell):
     assert registry.primary_target(110).name == "sm_110a"
     # what ptxas 13.0 refuses for sm_110a (redux.f32, scale-input-d) or assembles into scalar instructions (f32x2)
     not_sm110 = re.compile(r"^blackwell\.(redux\.sync\.f32|prim\.tcgen05\.mma\..*\.s1\.|"
-                           r"(add|sub|mul|fma)\.rn\.f32x2$)")
+                           r"(add|sub|mul|fma)\.rnd?\.f32x2$)")
     for ins in blackwell.atoms + blackwell.primitives + blackwell.all_instances():
         # sm_103a has no kind::i8 tensor-core MMA, sm_100a no K = 96 4-bit MMA (nor its next-buffer descriptor);
         # everything else is the same PTX on both
@@ -120,7 +120,8 @@ _OTHER_PRIMITIVES = [
     "blackwell.fence.proxy_async.shared_cta", "blackwell.mbarrier.init", "blackwell.mbarrier.init_fence",
     "blackwell.mbarrier.arrive", "blackwell.mbarrier.arrive_expect_tx", "blackwell.mbarrier.try_wait.parity",
     "blackwell.mbarrier.wait.parity", "blackwell.add.rn.f32x2", "blackwell.sub.rn.f32x2", "blackwell.mul.rn.f32x2",
-    "blackwell.fma.rn.f32x2", "blackwell.griddepcontrol.wait", "blackwell.griddepcontrol.launch_dependents",
+    "blackwell.fma.rn.f32x2", "blackwell.add.rnd.f32x2", "blackwell.sub.rnd.f32x2", "blackwell.mul.rnd.f32x2",
+    "blackwell.fma.rnd.f32x2", "blackwell.griddepcontrol.wait", "blackwell.griddepcontrol.launch_dependents",
     # clusters, elect, descriptor prefetch and proxy fences of sm_100a (2-CTA MMAs, multicast TMA)
     "blackwell.cluster.arrive", "blackwell.cluster.arrive.relaxed", "blackwell.cluster.wait",
     "blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwell.cluster.ctarank", "blackwell.cluster.nctarank",
