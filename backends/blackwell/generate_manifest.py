@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes blackwell.textproto, the manifest of the Blackwell backend (sm_100a, sm_103a).
+"""Writes blackwell.textproto, the manifest of the Blackwell backend (sm_100a, sm_103a, sm_110a).
 
 The committed textproto is the source the plugin embeds. The tcgen05.mma atoms (~1500 that differ in shape and
 types), tcgen05.ld/st and the TMA loads and stores are atom families (manifest.proto, message Family): parameters,

@@ -270,6 +270,24 @@ def test_packed_f32x2_elsewhere_names_the_target(arch):
     assert f"compiling for {arch}" in msg and "blackwell for sm_100a" in msg and f"{THIS}:" in msg
 
 
+def rounded_body(gA, gB, tidx):
+    x, y = gA[tidx], gB[tidx]
+    s = cute.arch.add_packed_f32x2((x, y), (y, 1.0), rnd="rm")
+    d = cute.arch.sub_packed_f32x2(s, (x, x), rnd="rz")
+    m = cute.arch.mul_packed_f32x2(d, (2.0, 3.0), rnd="rp")
+    f = cute.arch.fma_packed_f32x2(m, (x, y), s, rnd="none")
+    gB[tidx] = f[0] + f[1]
+
+
+def test_packed_f32x2_take_cute_dsls_rounding_modes():
+    # rnd= (CuTe DSL's): toward minus / plus infinity, toward zero, or "none" (to nearest even, the default)
+    ptx = ptx_of(rounded_body, "sm_100a")
+    for op, r in (("add", "rm"), ("sub", "rz"), ("mul", "rp"), ("fma", "rn")):
+        assert count(rf"\b{op}\.{r}\.f32x2\b", ptx) == 1 and count(rf"\b{op}\.r[nzmp]\.f32x2\b", ptx) == 1, op
+    with pytest.raises(TypeError, match=r"rnd is one of rn, rz, rm, rp or none"):
+        ptx_of(lambda gA, gB, t: cute.arch.add_packed_f32x2((gA[t], gA[t]), (gB[t], gB[t]), rnd="rx"), "sm_100a")
+
+
 def test_packed_operands_are_pairs():
     with pytest.raises(TypeError, match="pair"):
         ptx_of(lambda gA, gB, t: cute.arch.add_packed_f32x2(gA[t], gB[t]), "sm_100a")

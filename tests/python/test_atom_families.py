@@ -26,9 +26,9 @@ _OPERAND = ["name", "role", "direction", "element_type", "values", "registers", 
 _ATTRIBUTE = ["name", "type", "allowed", "default_value"]
 
 
-# Targets a backend gained after families existed (Hopper's portable sm_90, Blackwell's sm_103a): a new target
+# Targets a backend gained after families existed (Hopper's portable sm_90, Blackwell's sm_103a and sm_110a): a new target
 # is a capability added, not a field of an old entry changed, so the digest reads each entry's original targets.
-_LATER_TARGETS = {"sm_90", "sm_103a"}
+_LATER_TARGETS = {"sm_90", "sm_103a", "sm_110a"}
 # Fields changed on purpose since: (field, what it was, what it is now) of the part that changed; the digest reads
 # what it was, once the field is checked to hold what it is now. Hopper's TMA tile load names its destination as
 # this CTA's shared memory (the sm_120a code of a shared::cluster one checks the address and calls out).

@@ -379,7 +379,7 @@ def test_a_dataclass_with_fields_not_taken_by_init_is_carried_through_a_branch_t
 # (a library's single-tile scheduler ends its walk with `self._tile_idx = params.total_blocks`, a count made of the
 # tensors' run-time shapes: a symbolic extent here, where it held an Int32 before the loop.)
 
-class _Walk:
+class _TileWalk:
     def __init__(self, total, idx):
         self.total = total
         self._idx = idx
@@ -388,7 +388,7 @@ class _Walk:
         return cutlass.extract_mlir_values(self._idx)
 
     def __new_from_mlir_values__(self, values):
-        return _Walk(self.total, cutlass.new_from_mlir_values(self._idx, values))
+        return _TileWalk(self.total, cutlass.new_from_mlir_values(self._idx, values))
 
     def valid(self):
         return self._idx < self.total
@@ -401,7 +401,7 @@ def test_a_protocol_object_field_set_to_a_run_time_extent_in_a_loop_keeps_its_nu
     @cute.kernel
     def k(x: cute.Tensor):
         bidx, _, _ = cute.arch.block_idx()
-        w = _Walk(x.shape[0], bidx)  # a symbolic extent (the tensor's run-time length)
+        w = _TileWalk(x.shape[0], bidx)  # a symbolic extent (the tensor's run-time length)
         while w.valid():
             x[w._idx] = cutlass.Float32(1.0)
             w.finish()

@@ -249,3 +249,40 @@ def test_a_pipeline_state_a_helper_advances_in_a_branch_is_carried_by_the_branch
         c = cute.compile(h, from_dlpack(np.zeros(8, np.float32)), cutlass.Int32(3), cutlass.Int32(1))
     # the branch yields the state's values to the loop after it, which waits on them
     assert '"scf.if"' in c.ir and ("scf.for" in c.ir or "scf.while" in c.ir)
+
+
+class _Cursor:
+    """A library's state object (the IR-values protocol written by hand, as attention's tile schedulers do) whose
+    index a loop sets to a run-time integer of the layout algebra (a count of tiles: cute.ceil_div of an extent)."""
+
+    def __init__(self, idx):
+        self.idx = idx
+
+    def __extract_mlir_values__(self):
+        return cutlass.extract_mlir_values(self.idx)
+
+    def __new_from_mlir_values__(self, values):
+        return _Cursor(cutlass.new_from_mlir_values(self.idx, values))
+
+
+def test_a_run_time_integer_of_the_layout_algebra_is_one_carried_value():
+    # CuTe DSL's cute.ceil_div of a dynamic extent is an Int32; here a symbolic extent: an object whose Int32 field
+    # a loop sets to one keeps its number type, so it is made of one IR value before the loop and after it alike
+    @cute.kernel
+    def k(g: cute.Tensor, out: cute.Tensor):
+        bidx, _, _ = cute.arch.block_idx()
+        tiles = cute.ceil_div(g.shape[0], 128)
+        cur = _Cursor(cutlass.Int32(bidx))
+        while cur.idx < tiles:
+            out[cur.idx] = cutlass.Int32(1)
+            cur.idx = tiles
+        out[0] = cur.idx
+
+    @cute.jit
+    def h(g: cute.Tensor, out: cute.Tensor):
+        k(g, out).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    with target("sm_80"):
+        ptx = cute.compile(h, from_dlpack(np.zeros(1000, np.float32)).mark_layout_dynamic(),
+                           from_dlpack(np.zeros(8, np.int32))).ptx
+    assert re.search(r"\bbra\b", ptx)   # the loop is there, its bound the run-time tile count

@@ -17,14 +17,24 @@ def arithmetic_and_grid_primitives():
         movs = " ".join(f"mov.b64 ww_{x}, {{${2 + 2 * i}, ${3 + 2 * i}}};" for i, x in enumerate(ins))
         regs = ", ".join(f"ww_{x}" for x in ins)
         what = "a * b + c" if name == "fma" else {"add": "a + b", "sub": "a - b", "mul": "a * b"}[name]
+        sass = [{"add": "FADD2", "sub": "FADD2", "mul": "FMUL2", "fma": "FFMA2"}[name]]
         yield P(id=f"blackwell.{name}.rn.f32x2", kind="OTHER",
                 description=f"{name}.rn.f32x2: {what} on two f32 values at once",
                 python_name=f"arch.{name}_packed_f32x2",
                 operands=[pair("d", "OUT")] + [pair(x) for x in ins],
                 ptx_template=("{ .reg .b64 ww_d, " + regs + "; " + movs + f" {name}.rn.f32x2 ww_d, {regs}; "
                               "mov.b64 {$0, $1}, ww_d; }"),
-                constraints=",".join(["=f", "=f"] + ["f"] * (2 * n_in)),
-                sass_opcodes=[{"add": "FADD2", "sub": "FADD2", "mul": "FMUL2", "fma": "FFMA2"}[name]])
+                constraints=",".join(["=f", "=f"] + ["f"] * (2 * n_in)), sass_opcodes=sass)
+        # the same with a rounding mode of the caller's (CuTe DSL's rnd=: toward zero, minus or plus infinity)
+        yield P(id=f"blackwell.{name}.rnd.f32x2", kind="OTHER",
+                description=f"{name}.<rnd>.f32x2: {what} on two f32 values at once, rounded as the attribute rnd says",
+                python_name=f"arch.{name}_packed_f32x2", python_params={"rounding": "attribute"},
+                operands=[pair("d", "OUT")] + [pair(x) for x in ins],
+                attributes=[{"name": "rnd", "type": "string", "allowed": ["rn", "rz", "rm", "rp"],
+                             "default_value": "rn"}],
+                ptx_template=("{ .reg .b64 ww_d, " + regs + "; " + movs + f" {name}.{{rnd}}.f32x2 ww_d, {regs}; "
+                              "mov.b64 {$0, $1}, ww_d; }"),
+                constraints=",".join(["=f", "=f"] + ["f"] * (2 * n_in)), sass_opcodes=sass)
     yield P(id="blackwell.griddepcontrol.wait", kind="WAIT",
             description=("griddepcontrol.wait: waits until the grids this one depends on have completed and their "
                          "memory operations are visible (a no-op when launched without a dependency)"),

@@ -18,13 +18,14 @@ def experimental_tcgen05_primitives():
     scale-input-d, .ashift and collector-buffer uses; tensor-memory loads and stores with 16-bit packing and the
     16x32bx2 shape. The backend's Python (tcgen05_primitives.py) adapts CuTe DSL's signatures onto them."""
     cta = param("cta", set_=(1, 2), rule="cta_group is 1 or 2")
-    # kind::i8 is sm_100a's only (targets_of): a family of its own
-    for group, kinds in (("float", ("f16", "tf32", "f8f6f4")), ("i8", ("i8",))):
+    # kind::i8 is no sm_103a instruction and scale-input-d no sm_110a one (targets_of): families of their own
+    for group, kinds, scales in (("float", ("f16", "tf32", "f8f6f4"), (0,)), ("scale_input_d", ("f16", "tf32"), (1,)),
+                                 ("i8", ("i8",), (0, 1))):
         yield entry("families", **family(
             f"blackwell.prim.tcgen05.mma.{group}", primitive=True,
             parameters=[cta, param("kind", values=kinds), param("a_src", values=("SMEM", "TMEM")),
                         param("collector", values=("none",) + COLLECTOR_OPS), param("lanes", set_=(0, 1),
-                        rule="lanes 1: a disable-output-lane mask"), param("scale", set_=(0, 1),
+                        rule="lanes 1: a disable-output-lane mask"), param("scale", set_=scales,
                         rule="scale 1: a scale-input-d"), param("ashift", set_=(0, 1), rule="ashift 1: .ashift")],
             derived=[("nmask", "lanes == 1 ? 4 * cta : 0")],
             rules=[("scale-input-d is for kind::f16 and kind::tf32", "scale == 0 || kind == 'f16' || kind == 'tf32'"),

@@ -12,7 +12,7 @@ from .mma import mma_families
 from .mma_block_scaled import SM103_BLOCK_SCALED_KINDS, block_scaled_mma_families, mixed_block_scaled_mma_families
 from .primitives import primitives
 from .registers import register_primitives
-from .targets import TARGET, TMA_UNPACKING, targets_of
+from .targets import SM110, TARGET, TMA_UNPACKING, targets_of
 from .tma import bulk_multicast_atoms, tma_families
 from .tmem_copy import cp_atoms, tmem_copy_families
 
@@ -62,6 +62,11 @@ def manifest_text() -> str:
                                    tma_unpacking=TMA_UNPACKING)) + "\n",
         "\n" + format_target(dict(name="sm_103a", compute_capability=103, arch_specific=True, llvm_cpu="sm_103a",
                                    ptx_features="+ptx88", jit_arch="sm_103a", smem_capacity_bytes=232448,
+                                   max_threads_per_block=1024, max_cluster_size=16,
+                                   tma_unpacking=TMA_UNPACKING)) + "\n",
+        # PTX ISA 9.0: the first that has the sm_110a target
+        "\n" + format_target(dict(name=SM110, compute_capability=110, arch_specific=True, llvm_cpu="sm_110a",
+                                   ptx_features="+ptx90", jit_arch="sm_110a", smem_capacity_bytes=232448,
                                    max_threads_per_block=1024, max_cluster_size=16,
                                    tma_unpacking=TMA_UNPACKING)) + "\n"]
     out.append("\n" + element_types_text())

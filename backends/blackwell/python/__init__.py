@@ -2,15 +2,16 @@
 
 - adapters.py (run on load): the tensor memory space, the operand kinds of the tcgen05.mma atoms
   ("umma_smem_descriptor", "tmem"), and the names CuTe DSL's users call: cute.nvgpu.tcgen05 (MmaF16BF16Op,
-  MmaTF32Op, MmaI8Op, MmaF8F6F4Op, CtaGroup, OperandMajorMode, OperandSource, Field, SmemLayoutAtomKind,
+  MmaTF32Op, MmaI8Op, MmaF8F6F4Op, MmaFP8Op, CtaGroup, OperandMajorMode, OperandSource, Field, SmemLayoutAtomKind,
   make_smem_layout_atom, make_tmem_copy, commit, ...), cute.nvgpu.make_tiled_tma_atom_A/B, cute.arch's
   tensor-memory functions, utils.TmemAllocator and utils.get_num_tmem_alloc_cols;
 - tcgen05_mma.py: the MMA ops (sm_103a's K = 96 4-bit ones, SM103MmaMXF4NVF4Op and SM103MmaMXF4Op, are sm_100a's
-  classes over their own manifest families), their descriptors (make_umma_smem_desc, with next_src on sm_103a) and
+  classes over their own manifest families; MmaFP8Op, CuTe DSL's earlier name of the one-type kind::f8f6f4 MMA,
+  selects MmaF8F6F4Op's atoms), their descriptors (make_umma_smem_desc, with next_src on sm_103a) and
   operand kinds; tmem_layouts.py: where D lives in tensor
   memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
 - clc.py: the decoded response of cluster launch control (arch.clc_query_cancel);
-- helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100);
+- helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100), get_tmem_copy_properties included;
 - blockscaled_layout.py, public as warpweave.utils.blockscaled_layout: where a block-scaled GEMM's scale factors
   live in global, shared and tensor memory;
 - gemm_sm100.py, public as warpweave.utils.gemm.sm100: the epilogue warps' per-tile epilogue of a tcgen05 GEMM;

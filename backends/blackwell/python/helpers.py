@@ -270,6 +270,22 @@ def get_tmem_load_op(cta_tile_shape, layout_d: LayoutEnum, elem_ty_d, elem_ty_ac
     return cute.make_copy_atom(op, elem_ty_acc)
 
 
+def get_tmem_copy_properties(atom, *, loc=None, ip=None):
+    """(data paths, bits, repetitions, packing) of a tensor-memory load or store atom (tcgen05.Ld*Op / St*Op): the
+    lanes and bits per lane of its shape (.32x32b: 32 and 32, .16x256b: 16 and 256), its Repetition's count, and
+    its Pack (loads) or Unpack (stores) mode, which is NONE here (the only mode these ops build)."""
+    from .tmem import Pack, Unpack
+
+    name = getattr(getattr(atom, "op", None), "python_name", "")
+    ld = name.startswith("tcgen05.Ld")
+    if not (ld or name.startswith("tcgen05.St")) or getattr(atom, "manifest", None) is None:
+        raise ext.user_error(f"get_tmem_copy_properties: the atom is a tensor-memory load or store (a copy atom of "
+                             f"tcgen05.Ld*Op or St*Op), got {atom!r}", ext.DSLValueError)
+    _, _, _, shape, num = atom.manifest["id"].split(".")       # blackwell.tcgen05.<ld|st>.<lanes>x<bits>b.x<num>
+    lanes, bits = shape.split("x")
+    return int(lanes), int(bits.rstrip("b")), int(num[1:]), Pack.NONE if ld else Unpack.NONE
+
+
 def get_smem_store_op(layout_d: LayoutEnum, elem_ty_d, elem_ty_acc, tiled_tmem_load=None, *, loc=None, ip=None):
     """The copy atom that writes the converted accumulators into the epilogue's shared-memory tile (a universal
     copy: each thread holds its row's values)."""
@@ -308,6 +324,7 @@ def get_smem_capacity_in_bytes(arch: str = "sm100") -> int:
 
 __all__ = ["make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
            "make_smem_layout_epi", "compute_epilogue_tile_shape", "get_tmem_load_op", "get_smem_store_op",
+           "get_tmem_copy_properties",
            "cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "cluster_shape_to_tma_atom_SFB",
            "make_blockscaled_trivial_tiled_mma", "get_smem_capacity_in_bytes", "check_gemm_tma_alignment",
            "OperandMajorMode", "OperandSource", "CtaGroup", "SmemLayoutAtomKind", "make_smem_layout_atom"]

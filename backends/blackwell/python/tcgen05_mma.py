@@ -177,6 +177,10 @@ class _Tcgen05Mma:
                 f"-major, B {self.b_major_mode.name}-major)")
 
 
+def _is_f8_type(t) -> bool:
+    return isinstance(t, type) and issubclass(t, cutlass.Float) and getattr(t, "width", 0) == 8
+
+
 def _make_op_classes():
     out = {}
     S, K = OperandSource.SMEM, OperandMajorMode.K
@@ -219,15 +223,41 @@ def _make_op_classes():
     base = ext.manifest_class("tcgen05.MmaF8F6F4Op")
     if base is not None:
         class MmaF8F6F4Op(_Tcgen05Mma, base):
-            """tcgen05.mma kind::f8f6f4 with 8-bit floats: MmaF8F6F4Op(ab_dtype, acc_dtype, instruction_shape,
-            cta_group, a_src, a_major_mode, b_major_mode); Float8E4M3FN or Float8E5M2, K = 32."""
+            """tcgen05.mma kind::f8f6f4 with 8-bit floats: MmaF8F6F4Op(a_dtype, b_dtype, acc_dtype,
+            instruction_shape, cta_group, a_src, a_major_mode, b_major_mode), CuTe DSL's form, or with one type for
+            A and B, MmaF8F6F4Op(ab_dtype, acc_dtype, instruction_shape, ...); Float8E4M3FN or Float8E5M2, the same
+            for A and B (the families here have one type for both), K = 32."""
+
+            def __init__(self, ab_dtype, *args, **kwargs):
+                # CuTe DSL's form gives B's type second; the accumulator types (Float16, Float32) are no 8-bit
+                # float, so the second argument says which form this is
+                if args and _is_f8_type(args[0]):
+                    b_dtype, args = args[0], args[1:]
+                    if b_dtype is not ab_dtype:
+                        raise ext.user_error(
+                            f"MmaF8F6F4Op: A is {ab_dtype.__name__} and B {b_dtype.__name__}; the kind::f8f6f4 MMAs "
+                            "here take one type for both", ext.DSLTypeError)
+                self._init(ab_dtype, *args, **kwargs)
+
+            def _init(self, ab_dtype, acc_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
+                      a_major_mode=K, b_major_mode=K):
+                self._setup(type(self).__name__, cta_group, a_src, a_major_mode, b_major_mode)
+                base.__init__(self, ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+
+        out["MmaF8F6F4Op"] = MmaF8F6F4Op
+
+        # A class of its own, not a subclass: CuTe DSL's MmaFP8Op is no MmaF8F6F4Op (libraries test for both)
+        class MmaFP8Op(_Tcgen05Mma, base):
+            """tcgen05.mma kind::f8f6f4 with one 8-bit float type for A and B, CuTe DSL's earlier name:
+            MmaFP8Op(ab_dtype, acc_dtype, instruction_shape, cta_group, a_src, a_major_mode, b_major_mode); the
+            same instruction and atom as MmaF8F6F4Op of that type for A and B."""
 
             def __init__(self, ab_dtype, acc_dtype, instruction_shape, cta_group=CtaGroup.ONE, a_src=S,
                          a_major_mode=K, b_major_mode=K):
-                self._setup("MmaF8F6F4Op", cta_group, a_src, a_major_mode, b_major_mode)
-                super().__init__(ab_dtype, acc_dtype, tuple(instruction_shape), self.cta_group, self.a_src)
+                MmaF8F6F4Op._init(self, ab_dtype, acc_dtype, instruction_shape, cta_group, a_src, a_major_mode,
+                                  b_major_mode)
 
-        out["MmaF8F6F4Op"] = MmaF8F6F4Op
+        out["MmaFP8Op"] = MmaFP8Op
 
 
     # sm_103a's K = 96 ops are sm_100a's 4-bit ops over their own manifest families (K = 96 in the descriptor)

@@ -316,7 +316,7 @@ def _first_mismatch(T, tv, tmem_tv, values):
     """None when T(tv(t, v)) == tmem_tv(t, v) on every thread of a sample of values, else a sentence."""
     size = cute.size(T)
     for t in range(LANES):
-        for v in sorted({0, 1, values // 2, values - 1}):
+        for v in sorted({0, 1, values // 2, values - 1} & set(range(values))):   # an x1 32x32b op has one value
             want = tmem_tv((t, v))
             i = tv((t, v))
             if not 0 <= i < size or T(i) != want:

@@ -58,15 +58,20 @@ def test_committed_manifest_is_the_generators_output(blackwell):
     assert _core.validate_manifest(text) == []
 
 
-def test_targets_are_sm_100a_and_sm_103a(blackwell):
+def test_targets_are_sm_100a_sm_103a_and_sm_110a(blackwell):
     assert [(t.name, t.compute_capability, t.arch_specific) for t in blackwell.targets] == [
-        ("sm_100a", 100, True), ("sm_103a", 103, True)]
+        ("sm_100a", 100, True), ("sm_103a", 103, True), ("sm_110a", 110, True)]
     assert registry.primary_target(103).name == "sm_103a" and registry.primary_target(100).name == "sm_100a"
+    assert registry.primary_target(110).name == "sm_110a"
+    # what ptxas 13.0 refuses for sm_110a (redux.f32, scale-input-d) or assembles into scalar instructions (f32x2)
+    not_sm110 = re.compile(r"^blackwell\.(redux\.sync\.f32|prim\.tcgen05\.mma\..*\.s1\.|"
+                           r"(add|sub|mul|fma)\.rnd?\.f32x2$)")
     for ins in blackwell.atoms + blackwell.primitives + blackwell.all_instances():
         # sm_103a has no kind::i8 tensor-core MMA, sm_100a no K = 96 4-bit MMA (nor its next-buffer descriptor);
         # everything else is the same PTX on both
         sm103 = ".k96." in re.sub(r"m\d+n\d+k", ".k", ins["id"]) or ".sm103." in ins["id"]
-        want = ["sm_100a"] if ".i8." in ins["id"] else ["sm_103a"] if sm103 else ["sm_100a", "sm_103a"]
+        want = ["sm_100a", "sm_110a"] if ".i8." in ins["id"] else ["sm_103a"] if sm103 else \
+            ["sm_100a", "sm_103a"] if not_sm110.match(ins["id"]) else ["sm_100a", "sm_103a", "sm_110a"]
         assert ins["targets"] == want, ins["id"]
 
 
@@ -115,7 +120,8 @@ _OTHER_PRIMITIVES = [
     "blackwell.fence.proxy_async.shared_cta", "blackwell.mbarrier.init", "blackwell.mbarrier.init_fence",
     "blackwell.mbarrier.arrive", "blackwell.mbarrier.arrive_expect_tx", "blackwell.mbarrier.try_wait.parity",
     "blackwell.mbarrier.wait.parity", "blackwell.add.rn.f32x2", "blackwell.sub.rn.f32x2", "blackwell.mul.rn.f32x2",
-    "blackwell.fma.rn.f32x2", "blackwell.griddepcontrol.wait", "blackwell.griddepcontrol.launch_dependents",
+    "blackwell.fma.rn.f32x2", "blackwell.add.rnd.f32x2", "blackwell.sub.rnd.f32x2", "blackwell.mul.rnd.f32x2",
+    "blackwell.fma.rnd.f32x2", "blackwell.griddepcontrol.wait", "blackwell.griddepcontrol.launch_dependents",
     # clusters, elect, descriptor prefetch and proxy fences of sm_100a (2-CTA MMAs, multicast TMA)
     "blackwell.cluster.arrive", "blackwell.cluster.arrive.relaxed", "blackwell.cluster.wait",
     "blackwell.cluster.ctaid", "blackwell.cluster.nctaid", "blackwell.cluster.ctarank", "blackwell.cluster.nctarank",
@@ -654,13 +660,14 @@ def test_the_backend_package_registers_tensor_memory(blackwell):
 
 def test_experimental_primitive_families(blackwell):
     """cutlass.experimental.primitives' tcgen05 instructions with run-time operands: one family each, their
-    instances the legal combinations (kind::i8 for sm_100a alone, .ashift only with A in tensor memory and without a
-    collector use, scale-input-d for the f16 and tf32 kinds)."""
+    instances the legal combinations (kind::i8 for sm_100a and sm_110a, scale-input-d for sm_100a and sm_103a,
+    .ashift only with A in tensor memory and without a collector use, scale-input-d for the f16 and tf32 kinds)."""
     fams = {f["id"]: f for f in blackwell.families if f["id"].startswith("blackwell.prim.")}
     shapes = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
     cps = ("128x256b", "4x256b", "128x128b", "64x128b.warpx2_02_13", "64x128b.warpx2_01_23", "32x128b.warpx4")
     assert sorted(fams) == sorted(
-        ["blackwell.prim.tcgen05.mma.float", "blackwell.prim.tcgen05.mma.i8", "blackwell.prim.tcgen05.mma.block_scale",
+        ["blackwell.prim.tcgen05.mma.float", "blackwell.prim.tcgen05.mma.scale_input_d", "blackwell.prim.tcgen05.mma.i8",
+         "blackwell.prim.tcgen05.mma.block_scale",
          "blackwell.prim.tensormap.replace"] + [f"blackwell.prim.tcgen05.{d}.{s}" for d in ("ld", "st") for s in shapes]
         + [f"blackwell.prim.tcgen05.cp.{c}" for c in cps])
     ids = {a["id"] for a in blackwell.all_instances() if a["id"].startswith("blackwell.prim.tcgen05.mma.")}
@@ -668,4 +675,5 @@ def test_experimental_primitive_families(blackwell):
     assert "blackwell.prim.tcgen05.mma.cta1.f16.ts.fill.l0.s0.a1" not in ids      # .ashift with a collector use
     assert "blackwell.prim.tcgen05.mma.cta1.f8f6f4.ss.none.l0.s1.a0" not in ids   # scale-input-d of kind::f8f6f4
     assert "blackwell.prim.tcgen05.mma.cta1.f16.ss.none.l0.s0.a1" not in ids      # .ashift of A in shared memory
-    assert fams["blackwell.prim.tcgen05.mma.i8"]["template"]["targets"] == ["sm_100a"]
+    assert fams["blackwell.prim.tcgen05.mma.i8"]["template"]["targets"] == ["sm_100a", "sm_110a"]
+    assert fams["blackwell.prim.tcgen05.mma.scale_input_d"]["template"]["targets"] == ["sm_100a", "sm_103a"]

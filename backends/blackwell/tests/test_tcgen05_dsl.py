@@ -321,7 +321,9 @@ def test_umma_descriptor_refuses_unreadable_layouts():
 # --- a kernel -------------------------------------------------------------------------------------------------------
 
 
-def _compile_small_gemm(ab=cutlass.Float16, m=128, n=64, k_tile=64, ld=("Ld32x32bOp", 32), epi_cols=32):
+def _compile_small_gemm(ab=cutlass.Float16, m=128, n=64, k_tile=64, ld=("Ld32x32bOp", 32), epi_cols=32, op=None,
+                        arch="sm_100a"):
+    """op: a function of no arguments making the MMA op (else make_trivial_tiled_mma's for ab)."""
     import numpy as np
 
     import warpweave.pipeline as pipeline
@@ -372,13 +374,13 @@ def _compile_small_gemm(ab=cutlass.Float16, m=128, n=64, k_tile=64, ld=("Ld32x32
 
     @cute.jit
     def host(g: cute.Tensor):
-        tiled_mma = sm100.make_trivial_tiled_mma(ab, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
-                                                 t.CtaGroup.ONE, (m, n))
+        tiled_mma = cute.make_tiled_mma(op()) if op is not None else sm100.make_trivial_tiled_mma(
+            ab, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32, t.CtaGroup.ONE, (m, n))
         sA = sm100.make_smem_layout_a(tiled_mma, (m, n, k_tile), ab, 1)
         sB = sm100.make_smem_layout_b(tiled_mma, (m, n, k_tile), ab, 1)
         kern(tiled_mma, g, sA, sB).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
-    with target("sm_100a"):
+    with target(arch):
         return cute.compile(host, from_dlpack(np.zeros((m, n), np.float32)), options="-v")
 
 

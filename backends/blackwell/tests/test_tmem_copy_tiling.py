@@ -106,3 +106,18 @@ def test_an_operand_kept_in_another_major_mode_than_the_mma_reads():
         [cute.size(k_major.outer, mode=[i]) for i in range(4)]
     assert m_major.outer(((1, 0), 0, 0, 0)) == 1
     assert k_major.outer(((0, 1), 0, 0, 0)) == 1
+
+
+def test_a_one_column_tile_takes_the_one_value_32x32b_x1():
+    # attention's row scale: one column of the accumulators (a composition of shape (128, 1)), stored by .32x32b.x1,
+    # one value a thread, thread t at lane t
+    op = t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, 128, 16), t.CtaGroup.ONE)
+    tm = cute.make_tiled_mma(op)
+    acc = tm.make_fragment_C(tm.partition_shape_C((128, 128)))[((None, None), 0, 0)]
+    col = cute.composition(acc, cute.make_layout((128, 1)))
+    for op_cls in (t.St32x32bOp, t.Ld32x32bOp):
+        copy = t.make_tmem_copy(cute.make_copy_atom(op_cls(t.Repetition.x1), cutlass.Float32), col)
+        for tidx in (0, 37, 127):
+            part = copy.get_slice(tidx).partition_D(col) if op_cls is t.St32x32bOp else \
+                copy.get_slice(tidx).partition_S(col)
+            assert cute.size(part) == 1 and part.iterator.offset + part.layout(0) == tidx * LANE

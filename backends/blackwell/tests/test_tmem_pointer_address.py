@@ -59,3 +59,30 @@ def test_tmem_pointer_addresses_are_the_atoms_addresses(dtype, offsets):
     stored = re.findall(r"st\.global[^\]]*\],\s*([^;]+);", ptx)
     assert stored and all(re.fullmatch(r"\{?(%r\w*|0)(, (%r\w*|0))*\}?", v) for v in stored), stored
     assert set(re.findall(r"mov\.b32\s+%r\d+, (-?\d+);", ptx)) <= {"0"}, ptx
+
+
+def test_a_fragment_laid_out_from_a_shape_starts_at_address_0():
+    """Accumulator fragments made from a partition shape have no allocation's address (kernels that allocate all of
+    tensor memory offset them): their addresses are those of address 0, as the atoms address them, and as CuTe
+    DSL's toint() gives (attention kernels pass tCrA.iterator.toint() to inline PTX)."""
+    from warpweave.cute.nvgpu import tcgen05 as t
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tid, _, _ = cute.arch.thread_idx()
+        tm = cute.make_tiled_mma(t.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (128, 64, 16), t.CtaGroup.ONE))
+        acc = tm.make_fragment_C(tm.partition_shape_C((128, 64)))
+        out[0] = acc.iterator.toint()
+        out[1] = (acc.iterator + 96).toint()
+        out[2] = (acc.iterator + cutlass.Int32(tid) * 2).toint() - cutlass.Int32(tid) * 2
+
+    @cute.jit
+    def host(out):
+        k(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_100a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros(3, np.int32))).ptx
+    stored = re.findall(r"st\.global[^\]]*\],\s*([^;]+);", ptx)
+    consts = re.findall(r"mov\.b32\s+%r\d+, (-?\d+);", ptx)
+    # 0, 96 and 0: the stores are of zero registers and 96, nothing from a pointer argument or the thread index
+    assert "%tid" not in ptx and set(consts) <= {"0", "96"} and "96" in "".join(stored + consts), ptx

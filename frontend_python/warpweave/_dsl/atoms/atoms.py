@@ -319,6 +319,18 @@ def _primitive_function(python_name, short, first):
             raise DSLTypeError(f"{python_name}: no form takes these arguments; its forms: {sigs}", user_location(2))
         in_names, given = chosen
         b, ins = select(python_name, {}, in_names)
+        attr_names = set(given) - in_names
+        if not attr_names <= {a["name"] for a in ins.get("attributes", [])}:
+            # forms alike in operands, one with attributes the other lacks (an instruction with and without a
+            # rounding mode of the caller's): the form that takes the attributes given
+            cc = current_cc()
+            forms = [(fb, fi) for fb, fi in entries_named(python_name)
+                     if {o["name"] for o in fi.get("operands", []) if not is_result(o)} == in_names
+                     and attr_names <= {a["name"] for a in fi.get("attributes", [])} and entry_usable(fb, fi, cc)]
+            if not forms:
+                raise DSLTypeError(f"{python_name}: no form for the current target takes {sorted(attr_names)}",
+                                   user_location(2))
+            b, ins = forms[0]
         bld = trace.builder()
         inputs = {}
         for o in ins.get("operands", []):

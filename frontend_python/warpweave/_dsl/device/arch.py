@@ -163,31 +163,42 @@ def _f32_pair(x, what):
     return [v if isinstance(v, Numeric) and type(v) is Float32 else Float32(v) for v in x]
 
 
-def _packed(name, *operands):
+_ROUNDINGS = ("rn", "rz", "rm", "rp")
+
+
+def _packed(name, *operands, rnd="rn", ftz=None):
+    """CuTe DSL's packed f32x2 arithmetic: rnd is the rounding ("rn" to nearest even, the default; "rz", "rm",
+    "rp"; "none" asks for none in particular, which is "rn"); ftz (flushing subnormals) is not built here."""
+    if ftz:
+        raise DSLTypeError(f"cute.arch.{name}: ftz=True is not supported here", user_location(3))
+    r = "rn" if rnd in (None, "none") else rnd
+    if r not in _ROUNDINGS:
+        raise DSLTypeError(f"cute.arch.{name}: rnd is one of rn, rz, rm, rp or none, got {rnd!r}", user_location(3))
     f = _target_primitive(f"arch.{name}", name)
     pairs = [_f32_pair(x, name) for x in operands]
-    r = f(*pairs)
+    # the default rounding is the entry without the attribute, so that every target with the instruction has it
+    r = f(*pairs) if r == "rn" else f(*pairs, rnd=r)
     return tuple(Float32.from_ir(v) for v in r)
 
 
-def add_packed_f32x2(a, b):
-    """(a0 + b0, a1 + b1) in one instruction (sm_100 and later, from the target's backend)."""
-    return _packed("add_packed_f32x2", a, b)
+def add_packed_f32x2(a, b, *, rnd="rn", ftz=None, loc=None, ip=None):
+    """(a0 + b0, a1 + b1) in one instruction (sm_100 and later, from the target's backend), rounded as rnd says."""
+    return _packed("add_packed_f32x2", a, b, rnd=rnd, ftz=ftz)
 
 
-def sub_packed_f32x2(a, b):
+def sub_packed_f32x2(a, b, *, rnd="rn", ftz=None, loc=None, ip=None):
     """(a0 - b0, a1 - b1) in one instruction (sm_100 and later)."""
-    return _packed("sub_packed_f32x2", a, b)
+    return _packed("sub_packed_f32x2", a, b, rnd=rnd, ftz=ftz)
 
 
-def mul_packed_f32x2(a, b):
+def mul_packed_f32x2(a, b, *, rnd="rn", ftz=None, loc=None, ip=None):
     """(a0 * b0, a1 * b1) in one instruction (sm_100 and later)."""
-    return _packed("mul_packed_f32x2", a, b)
+    return _packed("mul_packed_f32x2", a, b, rnd=rnd, ftz=ftz)
 
 
-def fma_packed_f32x2(a, b, c):
+def fma_packed_f32x2(a, b, c, *, rnd="rn", ftz=None, loc=None, ip=None):
     """(a0 * b0 + c0, a1 * b1 + c1), each with one rounding, in one instruction (sm_100 and later)."""
-    return _packed("fma_packed_f32x2", a, b, c)
+    return _packed("fma_packed_f32x2", a, b, c, rnd=rnd, ftz=ftz)
 
 
 # --- float min/max, clocks ----------------------------------------------------------------------------------------

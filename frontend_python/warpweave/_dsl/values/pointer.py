@@ -351,6 +351,10 @@ class Pointer(metaclass=_PointerType):
         shared pointer plus a hoisted offset. One index of their sum (a 32-bit sum, sign-extended) would be neither,
         and the loop would carry an index per access. Without `inbounds` a GEP is plain 64-bit arithmetic, so LLVM
         may reassociate the two."""
+        if self.base is None and self.host is None and address_units.unit_bits(self.memspace):
+            # a tensor of a space addressed by number (a backend's, as tensor memory) laid out from a shape alone,
+            # with no address (an accumulator fragment): it starts at address 0, as CuTe DSL's do
+            return self._copy(base=trace.builder().op1("llvm.mlir.zero", [], ptr_type(self.memspace))).address(offset)
         if self.base is None:
             raise DSLTypeError("this tensor lives on the host side of a @cute.jit function: pass it to a kernel to "
                                "access its elements", user_location(1))
