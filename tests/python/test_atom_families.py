@@ -167,8 +167,9 @@ def test_good_parameters_select_the_instance_and_mixed_types_keep_their_names():
 def test_the_text_manifest_is_a_fraction_of_the_instances_it_stands_for():
     here = os.path.dirname(os.path.abspath(__file__))
     # A bound, not a target: each family adds tens of lines where its instances would add thousands (the mixed
-    # mxf8f6f4 family took Blackwell from 2977 to 3032 lines); a manifest written instance by instance is far above.
-    for name, most in (("hopper", 3000), ("blackwell", 3300)):
+    # mxf8f6f4 family took Blackwell from 2977 to 3032 lines; a third target, sm_110a, the bulk multicast copies and
+    # the packed-f32x2 rounding forms to 3312); a manifest written instance by instance is far above.
+    for name, most in (("hopper", 3000), ("blackwell", 3500)):
         path = os.path.join(here, "..", "..", "backends", name, f"{name}.textproto")
         with open(path) as f:
             lines = f.read().count("\n")
