@@ -3,7 +3,7 @@ implementation with pytest-xdist, and a table of passed / failed / errors per fi
 
     python benchmarks/python/quack_tests.py --warpweave-python PY_WW --cutedsl-python PY_REF \\
         [--quack-src DIR | --version 0.6.5] [--files test_softmax.py,...] [--every 4] [--workers 8] \\
-        [--timeout 1800] [--json results.json] [--install-alias]
+        [--timeout 1800] [--chunk N] [--json results.json] [--install-alias]
 
 - QuACK's sources are the sdist from PyPI (fetched with pip into build/quack-cache unless --quack-src names an
   unpacked one); both implementations import that same `quack` (its folder first on PYTHONPATH) and run its tests/.
@@ -15,7 +15,9 @@ implementation with pytest-xdist, and a table of passed / failed / errors per fi
   given), every N-th in collection order (--every, 4 by default), written to one list that both runs select with
   the same pytest plugin; a test that one implementation does not collect is reported as missing there.
 - Each (file, implementation) is one pytest process with its own time limit (--timeout seconds); a run that passes
-  it is killed (its whole process group) and reported as a timeout with what it had finished.
+  it is killed (its whole process group) and reported as a timeout with what it had finished. --chunk N runs the
+  sample N tests per process instead (each chunk with that limit), for libraries whose tests keep more in memory
+  than one process can hold (FlashAttention's CPU references in a compile-only run).
 - --compile-only [ARCH]: no GPU needed (quack_compile_only_plugin.py): CUDA tensors are made on the CPU, torch
   reports a device of ARCH (sm_90a by default), and a test passes when its kernels trace, compile and assemble up
   to its first launch, which is not made (under CuTe DSL, with CUTE_DSL_ARCH=ARCH: which fails on the CPU tensor
@@ -167,17 +169,38 @@ def junit_counts(path):
     return counts, ran
 
 
-def run_file(impl, py, src, test_file, sample_path, n_sample, plugin_dir, workers, timeout, log_dir, arch=None):
-    junit = os.path.join(log_dir, f"{impl}-{_flat(test_file)}.xml")
-    cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "quack_sample_plugin"] + plugins(arch) + \
-        ["--junitxml", junit, "-o", "junit_family=xunit2", os.path.join("tests", test_file)]
+def run_file(impl, py, src, test_file, sample_path, n_sample, plugin_dir, workers, timeout, log_dir, arch=None,
+             chunk=0):
+    """One implementation over one file's sample: one pytest process, or with chunk > 0 one process per `chunk`
+    tests of the sample in turn (each with the time limit), so that what a library's tests keep in memory (their
+    reference data, every kernel they compiled) is given back between chunks."""
+    with open(sample_path) as f:
+        ids = [ln.strip() for ln in f if ln.strip()]
+    parts = [ids[i:i + chunk] for i in range(0, len(ids), chunk)] if chunk > 0 and len(ids) > chunk else [None]
     xdist = workers > 1 and has_module(py, "xdist")
-    if xdist:
-        cmd[3:3] = ["-n", str(workers)]
-    rc, out, secs = run_group(cmd, src, environment(src, plugin_dir, sample_path, arch), timeout)
+    rc, outs, secs, counts = 0, [], 0.0, None
+    for k, part in enumerate(parts):
+        stem = f"{impl}-{_flat(test_file)}" + (f"-{k}" if part is not None else "")
+        path = sample_path
+        if part is not None:
+            path = os.path.join(log_dir, f"sample-{stem}.txt")
+            with open(path, "w") as f:
+                f.write("\n".join(part) + "\n")
+        junit = os.path.join(log_dir, f"{stem}.xml")
+        cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "quack_sample_plugin"] + plugins(arch) + \
+            ["--junitxml", junit, "-o", "junit_family=xunit2", os.path.join("tests", test_file)]
+        if xdist:
+            cmd[3:3] = ["-n", str(workers)]
+        rc_k, out, s = run_group(cmd, src, environment(src, plugin_dir, path, arch), timeout)
+        outs.append(out)
+        secs += s
+        rc = None if rc_k is None or rc is None else max(rc, rc_k)
+        got, _ = junit_counts(junit)
+        if got is not None:
+            counts = got if counts is None else {key: counts[key] + got[key] for key in counts}
+    out = "\n".join(outs)
     with open(os.path.join(log_dir, f"{impl}-{_flat(test_file)}.log"), "w") as f:
         f.write(out)
-    counts, _ = junit_counts(junit)
     row = {"impl": impl, "file": test_file, "sample": n_sample, "seconds": round(secs, 1), "xdist": xdist,
            "status": "timeout" if rc is None else f"rc={rc}"}
     if counts is None:
@@ -206,6 +229,8 @@ def main(argv=None) -> int:
     p.add_argument("--every", type=int, default=4, help="run every N-th test of each file (1: all)")
     p.add_argument("--workers", type=int, default=8, help="pytest-xdist workers per run (1: no xdist)")
     p.add_argument("--timeout", type=int, default=1800, help="seconds per (file, implementation) run")
+    p.add_argument("--chunk", type=int, default=0,
+                   help="run each file's sample N tests per pytest process (0: one process for the sample)")
     p.add_argument("--collect-timeout", type=int, default=600)
     p.add_argument("--json", help="also write the rows here")
     p.add_argument("--logs", help="folder for each run's output and junit xml (default: a new temporary one)")
@@ -260,7 +285,7 @@ def main(argv=None) -> int:
             f.write("\n".join(sample) + "\n")
         for impl, py in impls:
             row = run_file(impl, py, src, test_file, sample_path, len(sample), plugin_dir, ns.workers, ns.timeout,
-                           log_dir, arch)
+                           log_dir, arch, ns.chunk)
             if note and impl == impls[0][0]:
                 row["note"] = note + " (sample collected by another implementation)"
             rows.append(row)
