@@ -1,8 +1,8 @@
 """`cute.atom`: the kinds of operation an atom is made of, as classes a library tests operations against or names
 in its annotations (`op: cute.atom.CopyOp`). Operations here are made from the backends' manifests (a class per
 manifest entry, kind COPY or MMA) or are the universal ones, so these classes hold no instances of their own:
-isinstance and issubclass ask the operation what kind it is. `prefix` narrows a kind to one namespace of
-operations (a backend's `tcgen05.mma.MmaOp` is MmaOp with the prefix "tcgen05.")."""
+isinstance and issubclass ask the operation what kind it is. `kind_of_namespace` narrows a kind to the operations
+of one backend namespace (the Blackwell backend's `mma.MmaOp` is MmaOp narrowed to its own namespace)."""
 from __future__ import annotations
 
 from .._dsl.atoms.atoms import ManifestOp

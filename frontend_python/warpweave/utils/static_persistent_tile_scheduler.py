@@ -212,10 +212,8 @@ class StaticPersistentTileScheduler:
                                 f"{max_active_clusters!r}", user_location(2))
         cm, cn, _ = params.cluster_shape_mnk
         total = params.num_clusters
-        if static_int(total) is not None:
-            clusters = max(1, min(static_int(total), mac))
-        else:
-            clusters = dsl_max(smaller(total, mac), 1)
+        known = static_int(total)
+        clusters = max(1, min(known, mac)) if known is not None else dsl_max(smaller(total, mac), 1)
         return (cm, cn, clusters)
 
     # --- device side --------------------------------------------------------------------------------------------

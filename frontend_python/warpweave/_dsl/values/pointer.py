@@ -4,8 +4,7 @@ or a whole array at a time.
 
 A pointer's offset is an integer of the layout algebra, static or symbolic, and becomes IR only at an access, where
 its known divisibility gives the access its alignment. Outside a kernel (the host side of a @cute.jit function) an
-access is recorded for each call by the host layer (values/hooks.py).
-"""
+access is recorded for each call by the host layer (values/hooks.py)."""
 from __future__ import annotations
 
 import enum
@@ -349,11 +348,9 @@ class Pointer(metaclass=_PointerType):
         index computations do not mix: in a loop over the k-tiles of a tensor the first changes per k-tile and is
         the same for all of a thread's accesses, the second is per access and loop-invariant, so each access is the
         shared pointer plus a hoisted offset. One index of their sum (a 32-bit sum, sign-extended) would be neither,
-        and the loop would carry an index per access. Without `inbounds` a GEP is plain 64-bit arithmetic, so LLVM
-        may reassociate the two."""
+        and the loop would carry an index per access. Without `inbounds` LLVM may reassociate the two GEPs."""
         if self.base is None and self.host is None and address_units.unit_bits(self.memspace):
-            # a tensor of a space addressed by number (a backend's, as tensor memory) laid out from a shape alone,
-            # with no address (an accumulator fragment): it starts at address 0, as CuTe DSL's do
+            # a fragment of a space addressed by number (tensor memory) laid out from a shape alone starts at 0
             return self._copy(base=trace.builder().op1("llvm.mlir.zero", [], ptr_type(self.memspace))).address(offset)
         if self.base is None:
             raise DSLTypeError("this tensor lives on the host side of a @cute.jit function: pass it to a kernel to "
