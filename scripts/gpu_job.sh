@@ -169,16 +169,24 @@ case " $what " in *" quack "*)
   if [ -f .devcarry/quack.tar.gz ]; then
     rm -rf /tmp/quack && mkdir -p /tmp/quack && tar -C /tmp/quack -xzf .devcarry/quack.tar.gz
     qsrc=$(ls -d /tmp/quack/quack_kernels-*)
+    # WW_QUACK_LIBRARY: a tarball of another library written in CuTe DSL (its package and tests/ at the top, any
+    # pure-Python package its tests import beside them), whose tests run instead of QuACK's, with QuACK still
+    # importable on both sides (FlashAttention's CuTe DSL kernels import it). Fetched, never committed.
+    lib_path=""
+    if [ -n "${WW_QUACK_LIBRARY:-}" ]; then
+      rm -rf /tmp/library && mkdir -p /tmp/library && tar -C /tmp/library -xzf "$WW_QUACK_LIBRARY"
+      lib_path=$qsrc: && qsrc=/tmp/library
+    fi
     ref=()
     if [ -d $pk/nvidia_cutlass_dsl ]; then
       # CuTe DSL's interpreter: its packages, QuACK and the sample plugin on the path, and not warpweave (the
       # alias that --install-alias puts in python3's site-packages finds no warpweave there, so it does nothing)
       printf '#!/bin/sh\nPYTHONPATH=%s exec python3 "$@"\n' \
-        "$qsrc:$OUT/quack_logs/plugin:$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
+        "$qsrc:$lib_path$OUT/quack_logs/plugin:$pk:$pk/nvidia_cutlass_dsl/dsl_packages:/tmp/ww-deps" > /tmp/cdpy
       chmod +x /tmp/cdpy
       ref=(--cutedsl-python /tmp/cdpy)
     fi
-    run quack python3 benchmarks/python/quack_tests.py --warpweave-python python3 --install-alias \
+    run quack env PYTHONPATH="$lib_path$PYTHONPATH" python3 benchmarks/python/quack_tests.py --warpweave-python python3 --install-alias \
       --quack-src "$qsrc" --logs "$OUT/quack_logs" --json "$OUT/quack.json" \
       ${WW_QUACK_ARGS:-} "${ref[@]}"
     tar -C "$OUT" -cJf "$OUT/quack_logs.tar.xz" quack_logs && rm -rf "$OUT/quack_logs"
