@@ -102,6 +102,7 @@ struct Builder::Impl {
   std::vector<std::string> type_alias_names;
   std::string type_definitions;
   std::vector<int32_t> spelling{-1};  // per value: its type's alias (an index of type_alias_names), or -1
+  std::vector<uint32_t> uses{0};      // per value: operands that name it
   uint64_t next_symbol = uint64_t{1} << 48;  // host-side ids stay below
   size_t ops = 0;
   bool at_entry = false;
@@ -133,15 +134,16 @@ struct Builder::Impl {
   Value new_value(const std::string& type) {
     types.push_back(type);
     spelling.push_back(alias_of(type));
+    uses.push_back(0);
     scopes.push_back(frames.empty() ? 0 : top().id);
     return static_cast<Value>(types.size() - 1);
   }
-  void check_visible(Value v) {
+  void check_visible(Value v) {  // (each operand passes here once: it counts the use)
     type(v);  // an unknown value
     uint64_t s = scopes[v];
-    if (s == 0) return;
+    if (s == 0) return void(++uses[v]);
     for (Frame* f : visible())
-      if (f->id == s) return;
+      if (f->id == s) return void(++uses[v]);
     auto r = region_opened_at.find(s);
     if (r == region_opened_at.end())
       throw IRError("a value of another kernel or function (or of the kernel's body, in code that runs at its "
@@ -149,10 +151,11 @@ struct Builder::Impl {
     std::string where = r->second.file.empty() ? std::string("a dynamic loop or branch")
                                                : "the dynamic loop or branch at line " + std::to_string(r->second.line);
     throw IRError("a value computed inside " + where + " is used after that region has ended: dynamic control "
-                  "flow carries only plain variables assigned before it, not values kept in a list, dict, "
-                  "attribute or a nonlocal/global variable; assign it to a plain variable defined before the "
-                  "loop or branch (e.g. `acc = cutlass.Float32(0.0)` before, `acc += x` inside), or keep several "
-                  "values in a register tensor (cute.make_rmem_tensor)");
+                  "flow carries plain variables assigned before it and lists of numbers it stores into by index, "
+                  "not values kept in a dict, an attribute, a list it appends to or a nonlocal/global variable; "
+                  "assign it to a plain variable defined before the loop or branch (e.g. `acc = "
+                  "cutlass.Float32(0.0)` before, `acc += x` inside), or keep several values in a register tensor "
+                  "(cute.make_rmem_tensor)");
   }
   Frame& top() {
     if (frames.empty()) throw IRError("IR builder: an operation was created outside any function");
@@ -469,6 +472,11 @@ bool Builder::has_symbol(uint64_t id) const { return impl_->lookup_symbol(id) !=
 uint64_t Builder::fresh_symbol_id() { return impl_->next_symbol++; }
 
 size_t Builder::num_ops() const { return impl_->ops; }
+
+size_t Builder::use_count(Value v) const {
+  impl_->type(v);  // an unknown value
+  return impl_->uses[v];
+}
 
 namespace {
 

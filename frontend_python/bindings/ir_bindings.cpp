@@ -62,5 +62,6 @@ void bind_ir(nb::module_& m) {
            })
       .def("fresh_symbol_id", &Builder::fresh_symbol_id)
       .def_prop_ro("num_ops", &Builder::num_ops)
+      .def("use_count", &Builder::use_count)
       .def("__str__", &Builder::str);
 }

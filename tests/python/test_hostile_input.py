@@ -57,11 +57,12 @@ def launch1(kernel):
 # --- item 4: state kept outside plain variables inside dynamic control flow ------------------------------------
 
 @cute.kernel
-def escape_through_list(gA: cute.Tensor, n: cutlass.Int32):
-    acc = [cutlass.Float32(0.0)]
-    for i in range(n):  # escape-list loop
-        acc[0] += gA[i]
-    gA[0] = acc[0]  # escape-list use
+def escape_through_dict(gA: cute.Tensor, n: cutlass.Int32):
+    # (a list of numbers stored into by index is carried, as a variable is: test_region_carry.py)
+    acc = {"sum": cutlass.Float32(0.0)}
+    for i in range(n):  # escape-dict loop
+        acc["sum"] += gA[i]
+    gA[0] = acc["sum"]  # escape-dict use
 
 
 class Holder:
@@ -94,7 +95,7 @@ def escape_through_nonlocal(gA: cute.Tensor, n: cutlass.Int32):
 
 
 @pytest.mark.parametrize("kernel,use,region", [
-    (escape_through_list, "escape-list use", "escape-list loop"),
+    (escape_through_dict, "escape-dict use", "escape-dict loop"),
     (escape_through_attribute, "escape-attribute use", "escape-attribute branch"),
     (escape_through_nonlocal, "escape-nonlocal use", "escape-nonlocal loop"),
 ])

@@ -14,6 +14,7 @@ import warpweave as cutlass
 import warpweave.cute as cute
 import warpweave.pipeline as pipeline
 from warpweave.cute.runtime import from_dlpack
+from warpweave._dsl.base.errors import DSLTypeError
 
 from dsl_helpers import requires_gpu, target
 
@@ -286,3 +287,140 @@ def test_a_run_time_integer_of_the_layout_algebra_is_one_carried_value():
         ptx = cute.compile(h, from_dlpack(np.zeros(1000, np.float32)).mark_layout_dynamic(),
                            from_dlpack(np.zeros(8, np.int32))).ptx
     assert re.search(r"\bbra\b", ptx)   # the loop is there, its bound the run-time tile count
+
+
+def stats_per_stage():
+    # FlashAttention's correction warps: per-stage statistics default to constants and are stored element by element
+    # inside a run-time branch; the code after the branch reads them (the branch's values or the defaults)
+    @cute.kernel
+    def k(g: cute.Tensor, out: cute.Tensor, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        stats = [(0.0, -1.0, True)] * 2
+        acc = [0.0] * 2
+        if tidx < n:
+            for stage in cutlass.range_constexpr(2):
+                s = g[tidx * 2 + stage]
+                stats[stage] = (s, s * 2.0, s == 0.0)
+        for i in cutlass.range(n, unroll=1):
+            for stage in cutlass.range_constexpr(2):
+                acc[stage] += g[i * 2 + stage]
+        for stage in cutlass.range_constexpr(2):
+            row_sum, row_max, empty = stats[stage]
+            out[tidx * 6 + stage * 3] = row_sum
+            out[tidx * 6 + stage * 3 + 1] = row_max
+            out[tidx * 6 + stage * 3 + 2] = acc[stage] if not empty else cutlass.Float32(-7.0)
+
+    @cute.jit
+    def h(g: cute.Tensor, out: cute.Tensor, n: cutlass.Int32):
+        k(g, out, n).launch(grid=[1, 1, 1], block=[4, 1, 1])
+
+    return h
+
+
+def test_a_list_of_python_numbers_stored_into_in_a_branch_is_carried_through_it():
+    with target("sm_80"):
+        c = cute.compile(stats_per_stage(), from_dlpack(np.zeros(8, np.float32)),
+                         from_dlpack(np.zeros(24, np.float32)), 3)
+    # the branch yields both stages' three values (the else branch, the defaults); the loop carries both sums
+    yields = re.findall(r'"scf.yield"\([^)]*\) : \(([^)]*)\)', c.ir)
+    assert yields.count("f32, f32, i1, f32, f32, i1") == 2 and yields.count("f32, f32") == 1, yields
+
+
+@requires_gpu
+def test_a_list_stored_into_in_a_branch_and_a_loop_on_the_gpu():
+    import torch
+
+    g = torch.tensor([1.5, 0.0, 2.0, 3.0, 0.25, -1.0, 4.0, 5.0], device="cuda")
+    out = torch.full((24,), float("nan"), device="cuda")
+    n = 3
+    cute.compile(stats_per_stage(), from_dlpack(g), from_dlpack(out), n)(from_dlpack(g), from_dlpack(out), n)
+    torch.cuda.synchronize()
+    h = g.cpu().tolist()
+    acc = [sum(h[i * 2 + s] for i in range(n)) for s in range(2)]
+    want = []
+    for t in range(4):
+        for s in range(2):
+            if t < n:
+                x = h[t * 2 + s]
+                want += [x, 2 * x, acc[s] if x != 0.0 else -7.0]
+            else:
+                want += [0.0, -1.0, -7.0]
+    assert out.cpu().tolist() == pytest.approx(want)
+
+
+def test_a_list_a_branch_changes_the_length_of_is_refused_at_the_users_line():
+    @cute.kernel
+    def k(g: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        sums = [0.0, 0.0]
+        if tidx == 0:
+            sums[0] = g[0]
+            sums.append(g[1])
+        g[2] = sums[0]
+
+    @cute.jit
+    def h(g: cute.Tensor):
+        k(g).launch(grid=[1, 1, 1], block=[2, 1, 1])
+
+    with target("sm_80"), pytest.raises(DSLTypeError) as e:
+        cute.compile(h, from_dlpack(np.zeros(4, np.float32)))
+    assert "'sums'" in str(e.value) and "test_region_carry.py" in str(e.value)
+
+
+SW = cute.make_swizzle(3, 4, 3)
+STAGED = cute.make_layout((8, 64, 3), stride=(64, 1, 512))
+
+
+def moved_stage_kernel(read_after: bool):
+    # FlashAttention's uneven K/V stages: a swizzled stage view, moved by a run-time offset that is not a multiple of
+    # the swizzle's period, rebound each trip before any use; a variable the loop need not carry
+    @cute.kernel
+    def k(g: cute.Tensor, n: cutlass.Int32, shift: cutlass.Int32):
+        smem = cutlass.utils.SmemAllocator()
+        sK = smem.allocate_tensor(cutlass.Float16, STAGED, 1024, swizzle=SW)
+        tidx, _, _ = cute.arch.thread_idx()
+        sK[tidx % 8, tidx, 0] = cutlass.Float16(1.0)
+        cur = sK[None, None, 0]
+        g[0] = cur[0, tidx].to(cutlass.Float32)
+        for i in cutlass.range(n, unroll=1):
+            cur = sK[None, None, i % 3]
+            off = cute.assume(shift * 8, divby=8)
+            cur = cute.make_tensor(cur.iterator + off, cur.layout)  # moved-stage rebinding
+            g[1 + i] = cur[1, tidx].to(cutlass.Float32)
+        if cutlass.const_expr(read_after):
+            g[0] = cur[2, tidx].to(cutlass.Float32)  # moved-stage read after
+
+    @cute.jit
+    def h(g: cute.Tensor, n: cutlass.Int32, shift: cutlass.Int32):
+        k(g, n, shift).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+    return h
+
+
+def test_a_tensor_a_loop_rebinds_before_any_use_may_change_its_representation():
+    with target("sm_80"):
+        c = cute.compile(moved_stage_kernel(False), from_dlpack(np.zeros(16, np.float32)), 4, 1)
+    assert c.ir.count('"scf.for"') == 1
+
+
+def test_such_a_tensor_read_after_the_loop_is_refused_at_the_read():
+    src = open(__file__).read().splitlines()
+    line = next(i for i, s in enumerate(src, 1) if "moved-stage read after" in s)
+    with target("sm_80"), pytest.raises(DSLTypeError) as e:
+        cute.compile(moved_stage_kernel(True), from_dlpack(np.zeros(16, np.float32)), 4, 1)
+    msg = str(e.value)
+    assert f"test_region_carry.py:{line}:" in msg and "'cur' is not usable after the dynamic loop" in msg, msg
+    assert "changes its layout" in msg
+
+
+def test_the_builder_counts_each_values_uses():
+    from warpweave import _core
+
+    b = _core.IRBuilder()
+    x, y = b.begin_function("f", ["i32", "i32"])
+    s = b.op1("arith.addi", [x, x], "i32")
+    assert (b.use_count(x), b.use_count(y), b.use_count(s)) == (2, 0, 0)
+    b.op0("llvm.return", [s])
+    assert b.use_count(s) == 1
+    with pytest.raises(ValueError):
+        b.use_count(10_000)

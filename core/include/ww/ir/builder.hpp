@@ -108,6 +108,9 @@ class Builder {
 
   // Counts for tests and diagnostics.
   size_t num_ops() const;
+  // How many operands of the ops built so far are v: a region's block argument that nothing in its body read is
+  // dead there, whatever the value the region's end would hand it.
+  size_t use_count(Value v) const;
 
   struct Impl;  // opaque; public only so that the builder's own helpers can name it
 

@@ -184,10 +184,10 @@ def _assigned_names(stmts) -> list[str]:
 
 
 def _method_receivers(stmts, assigned) -> list[str]:
-    """Names whose methods a block calls (x.advance()) or whose attributes it assigns, and names it passes to a
-    function or method call (helper(x), self.load(x, n): a @cute.jit helper that may call x.set(...) or
+    """Names whose methods a block calls (x.advance()), whose attributes or elements it assigns, and names it passes
+    to a function or method call (helper(x), self.load(x, n): a @cute.jit helper that may call x.set(...) or
     x.advance()): objects it may change in place, which a dynamic region carries when they hold run-time values
-    (e.g. a pipeline state, a tiled MMA's ACCUMULATE field)."""
+    (e.g. a pipeline state, a tiled MMA's ACCUMULATE field, a list of running statistics)."""
     found: list[str] = []
 
     def note(n):
@@ -198,9 +198,18 @@ def _method_receivers(stmts, assigned) -> list[str]:
         for node in _walk(s):
             # an attribute assigned (x.f = ..., x.f ^= 1): the object changes in place as a method would change it
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                targets = list(node.targets if isinstance(node, ast.Assign) else [node.target])
+                while any(isinstance(t, (ast.Tuple, ast.List)) for t in targets):  # a, x[i] = ...
+                    targets = [e for t in targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+                for t in targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
                         note(t.value.id)
+                    # an element stored (x[i] = ..., x[i][j] += ...): a Python list of numbers changes in place
+                    # (running statistics kept per stage); tensors' stores are memory's and carry nothing
+                    while isinstance(t, ast.Subscript):
+                        t = t.value
+                        if isinstance(t, ast.Name):
+                            note(t.id)
             if not isinstance(node, ast.Call):
                 continue
             if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
@@ -478,6 +487,8 @@ class DSLPreprocessor(ast.NodeTransformer):
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
                         keywords=node.iter.keywords + [ast.keyword(arg="mutables",
                                                                    value=self._values_tuple(mutables)),
+                                                       ast.keyword(arg="mutable_names",
+                                                                   value=self._names_tuple(mutables)),
                                                        ast.keyword(arg="indexed",
                                                                    value=self._values_tuple(indexed))])
         out = [fdef, self._assign_back(names, call)]
@@ -507,7 +518,8 @@ class DSLPreprocessor(ast.NodeTransformer):
         call = ast.Call(func=self._helper("if_"),
                         args=[node.test, ast.Name(id=then_name, ctx=ast.Load()), ast.Name(id=else_name, ctx=ast.Load()),
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
-                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables))])
+                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables)),
+                                  ast.keyword(arg="mutable_names", value=self._names_tuple(mutables))])
         # On the condition's line: a statement's location spans its body, and the helper's call would report the
         # last of those lines as the frame's line while it judges the condition.
         ast.copy_location(call, node.test)
@@ -543,7 +555,8 @@ class DSLPreprocessor(ast.NodeTransformer):
         call = ast.Call(func=self._helper("while_"),
                         args=[ast.Name(id=cond_name, ctx=ast.Load()), ast.Name(id=body_name, ctx=ast.Load()),
                               self._names_tuple(names), self._values_tuple(names), ast.Constant(value=node.lineno)],
-                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables))])
+                        keywords=[ast.keyword(arg="mutables", value=self._values_tuple(mutables)),
+                                  ast.keyword(arg="mutable_names", value=self._names_tuple(mutables))])
         out = [cond_def, body_def, self._assign_back(names, call)]
         for s in out:
             ast.copy_location(s, node)

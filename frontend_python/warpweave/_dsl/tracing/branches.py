@@ -38,14 +38,14 @@ def _branch(b, carry, fn, values, lineno):
     carry.restore_objects()
 
 
-def if_(cond, then_fn, else_fn, names, values, lineno, mutables=()):
+def if_(cond, then_fn, else_fn, names, values, lineno, mutables=(), mutable_names=()):
     cond = as_condition(cond)
     if is_static(cond):
         return then_fn(*values) if static_value(cond) else else_fn(*values)
     st = trace.current()
     if st.kernel is None:  # a branch of the compiled host code, taken at each call (host/host_branch.py)
         return hooks.branch_on_host(cond, then_fn, else_fn, names, values, lineno)
-    carry = Carry(names, values, mutables)
+    carry = Carry(names, values, mutables, mutable_names)
     b = st.builder
     at_line(b, lineno)
     c = cond.ir()

@@ -25,11 +25,14 @@ class Undefined:
         self.line = line
 
     def _fail(self, *args, **kwargs):
+        raise self._error()
+
+    def _error(self):
         where = f" (line {self.line})" if self.line else ""
-        raise DSLTypeError(
+        return DSLTypeError(
             f"variable '{self.name}' is not defined here: it is assigned inside a dynamic if/loop{where} but not "
             "defined before it; define it before (e.g. x = cutlass.Int32(0)) so that it is carried out of the region",
-            user_location(3))
+            user_location(2))
 
     __getattr__ = __call__ = __getitem__ = __setitem__ = __iter__ = __len__ = _fail
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = _fail
@@ -37,6 +40,24 @@ class Undefined:
 
     def __repr__(self):
         return f"<undefined {self.name}>"
+
+
+class Stale(Undefined):
+    """The value after a dynamic loop of a variable the loop rebinds to what it cannot carry (a tensor over a pointer
+    moved by a run-time offset into another swizzle phase) but never read inside it before rebinding: the loop was
+    free to carry anything there. Reading it after the loop is refused with the reason."""
+    __slots__ = ("why",)
+
+    def __init__(self, name, line, why):
+        super().__init__(name, line)
+        self.why = why
+
+    def _error(self):
+        return DSLTypeError(f"variable '{self.name}' is not usable after the dynamic loop at line {self.line}: "
+                            f"{self.why}", user_location(2))
+
+    def __repr__(self):
+        return f"<stale {self.name}>"
 
 
 def read(getter, name):

@@ -92,7 +92,7 @@ def _indexes_registers(indexed) -> bool:
 
 
 def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(),
-              prefetch_stages=None, vectorize=False, indexed=(), **kwargs):
+              prefetch_stages=None, vectorize=False, indexed=(), mutable_names=(), **kwargs):
     # prefetch_stages: CuTe DSL's request to software-pipeline the loop's loads; a scheduling hint that does not
     # change what the loop computes, and that is not applied here. Any other keyword is refused, not ignored.
     # vectorize: a request that the trips' element operations become vector operations. A loop with static bounds
@@ -130,7 +130,7 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
         raise DSLTypeError("range() step must not be zero", user_location(2))
     t = Int64 if any(isinstance(x, Numeric) and type(x) in (Int64,) for x in (start, stop, step)) else Int32
     start, stop, step = t(start), t(stop), t(step)
-    carry = Carry(names, values, mutables)
+    carry = Carry(names, values, mutables, mutable_names)
     b = st.builder
     at_line(b, lineno)
     # The IR's loop counts up (it runs while its variable is below the bound): a loop with a negative step (range(n,
@@ -171,7 +171,7 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
 
 # --- while --------------------------------------------------------------------------------------------------------
 
-def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
+def while_(cond_fn, body_fn, names, values, lineno, mutables=(), mutable_names=()):
     st = trace.current()
     raw = cond_fn(*values)
     probe = as_condition(raw)
@@ -190,7 +190,7 @@ def while_(cond_fn, body_fn, names, values, lineno, mutables=()):
             vals = body_fn(*vals)
     if st.kernel is None:  # a loop of the compiled host code, run at each call (host/host_loop.py)
         return hooks.while_on_host(cond_fn, body_fn, names, values, lineno)
-    carry = Carry(names, values, mutables)
+    carry = Carry(names, values, mutables, mutable_names)
     b = st.builder
     at_line(b, lineno)
     inits = carry.inits()

@@ -3,11 +3,13 @@ the region, its block arguments, what its yields hand on, and its results; with 
 place (pipeline states, a library's state objects)."""
 from __future__ import annotations
 
+from ..base import trace
 from ..base.errors import DSLRuntimeError, DSLTypeError, user_location
 from . import dynamic_debug, region_scope
 from .carried_memory import CarriedPointer, CarriedTensor, carried_pointer, carried_tensor
 from .carried_values import (
-    CarriedObject, CarriedTuple, Undefined, as_type, check_unchanged, holds_dsl_number, numeric_type_of, tuple_leaves,
+    CarriedObject, CarriedTuple, Stale, Undefined, as_type, check_unchanged, holds_dsl_number, numeric_type_of,
+    tuple_leaves,
 )
 from ..values.value_tree import carries_ir_values, extract_mlir_values, new_from_mlir_values
 
@@ -17,7 +19,7 @@ class Carry:
     state's advance()), carried through their _ww_carry_get / _ww_carry_set values, or, for the program's own
     objects of the IR-values protocol, through those values (in_place)."""
 
-    def __init__(self, names, values, mutables=()):
+    def __init__(self, names, values, mutables=(), mutable_names=()):
         self.names = names
         self.values = list(values)
         self.index = []  # positions of carried values
@@ -64,6 +66,13 @@ class Carry:
                 # the region, and not in each of its blocks
                 template = new_from_mlir_values(m, extract_mlir_values(m))
                 self.in_place.append((m, CarriedObject(type(m).__name__, template), region_scope.state(m)))
+        # a list of numbers the region stores elements of (stats[stage] = (row_sum, row_max)): carried in place,
+        # element by element as a tuple of its elements is, its Python numbers taking DSL types
+        self.lists = []  # (list, CarriedTuple, what it held before the region)
+        for k, m in enumerate(mutables):
+            if type(m) is list and holds_dsl_number(tuple(m)) and not any(m is x for x, _, _ in self.lists):
+                name = mutable_names[k] if k < len(mutable_names) else "list"
+                self.lists.append((m, CarriedTuple(name, tuple(m)), list(m)))
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
         for o in self.objects + [o for o, _, _ in self.in_place]:
             region_scope.note(o)
@@ -73,7 +82,8 @@ class Carry:
     def ir_types(self):
         return ([ty.ir_type for ty in self.types] + [t for _, ct in self.tuples for t in ct.ir_types()] +
                 [t.ir_type for ts in self.object_types for t in ts] + [t for _, co, _ in self.in_place
-                                                                       for t in co.ir_types()])
+                                                                       for t in co.ir_types()] +
+                [t for _, ct, _ in self.lists for t in ct.ir_types()])
 
     def _split(self, ir_values):
         """(scalar and tensor values, per-tuple value lists, object values) of a flat list of region values."""
@@ -96,6 +106,8 @@ class Carry:
             out.extend(v.ir() for v in vals)
         for o, co, _ in self.in_place:
             out.extend(co.values(o))
+        for lst, ct, _ in self.lists:
+            out.extend(ct.values(tuple(lst)))
         return out
 
     def _wrap(self, k, v):
@@ -111,6 +123,10 @@ class Carry:
             k = len(co.ir_types())
             o.__dict__.update(co.rebuild(ir_values[pos:pos + k]).__dict__)
             pos += k
+        for lst, ct, _ in self.lists:
+            k = len(ct.ir_types())
+            lst[:] = ct.rebuild(ir_values[pos:pos + k])
+            pos += k
 
     def scope(self):
         """The body of a region: objects nested regions change in place are put back at its end (region_scope.py)."""
@@ -123,10 +139,13 @@ class Carry:
             o._ww_carry_set(vals)
         for _, _, held in self.in_place:
             region_scope.put_back(held)
+        for lst, _, held in self.lists:
+            lst[:] = held
 
     def inner(self, block_args):
         vals = list(self.values)
         scalars, per_tuple, objects = self._split(list(block_args))
+        self.block_tuples = per_tuple
         for k, i in enumerate(self.index):
             vals[i] = self._wrap(k, scalars[k])
         for (i, ct), v in zip(self.tuples, per_tuple):
@@ -141,8 +160,18 @@ class Carry:
         for k, i in enumerate(self.index):
             out.append(as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
         tuples = dict(self.tuples)
-        for i, ct in self.tuples:
-            out.extend(ct.yields(results[i], lineno, where))
+        self.stale = {}
+        for k, (i, ct) in enumerate(self.tuples):
+            try:
+                out.extend(ct.yields(results[i], lineno, where))
+            except DSLTypeError as e:
+                args = self._unread_block_values(k, ct, where)
+                if args is None:
+                    raise
+                # rebound to what the loop cannot carry, but never read in it before: the loop hands on what it
+                # entered with, and the variable is unusable after it (as a variable first set inside it is)
+                out.extend(args)
+                self.stale[i] = e.bare_message + (f" (line {e.location[1]})" if e.location else "")
         # A variable holding a carried object that the region rebinds to another object of its type (a scheduler
         # helper returning a new WorkTileInfo each trip) hands its state to the object it held before, which the
         # variable names again after the region.
@@ -163,7 +192,20 @@ class Carry:
             out.extend(t(v).ir() for t, v in zip(ts, now))
         for o, co, _ in self.in_place:
             out.extend(co.yields(o, lineno, where))
+        for lst, ct, _ in self.lists:
+            out.extend(ct.yields(tuple(lst), lineno, where))
         return out
+
+    def _unread_block_values(self, k, ct, where):
+        """The block values of the k-th carried memory variable of a loop's body when nothing in it read them (its
+        trips rebind the variable before any use), else None. Only a memory variable (a tensor or a pointer) may
+        be rebound so: its representation is not its type in CuTe DSL (a swizzled tensor moved by a run-time
+        offset keeps the same type there)."""
+        if where != "loop" or not isinstance(ct, CarriedPointer) or not hasattr(self, "block_tuples"):
+            return None
+        b = trace.builder()
+        vals = self.block_tuples[k]
+        return list(vals) if all(b.use_count(v) == 0 for v in vals) else None
 
     def outputs(self, result_values, lineno):
         vals = []
@@ -173,6 +215,8 @@ class Carry:
         for i, v in enumerate(self.values):
             if i in carried:
                 vals.append(self._wrap(self.index.index(i), carried[i]))
+            elif i in getattr(self, "stale", {}):
+                vals.append(Stale(self.names[i], lineno, self.stale[i]))
             elif i in tuples:
                 vals.append(tuples[i])
             elif isinstance(v, Undefined):
