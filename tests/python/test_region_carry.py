@@ -371,7 +371,7 @@ SW = cute.make_swizzle(3, 4, 3)
 STAGED = cute.make_layout((8, 64, 3), stride=(64, 1, 512))
 
 
-def moved_stage_kernel(read_after: bool):
+def moved_stage_kernel(read_after: bool, keep_previous: bool = False):
     # FlashAttention's uneven K/V stages: a swizzled stage view, moved by a run-time offset that is not a multiple of
     # the swizzle's period, rebound each trip before any use; a variable the loop need not carry
     @cute.kernel
@@ -381,14 +381,19 @@ def moved_stage_kernel(read_after: bool):
         tidx, _, _ = cute.arch.thread_idx()
         sK[tidx % 8, tidx, 0] = cutlass.Float16(1.0)
         cur = sK[None, None, 0]
+        prev = cur
         g[0] = cur[0, tidx].to(cutlass.Float32)
         for i in cutlass.range(n, unroll=1):
+            if cutlass.const_expr(keep_previous):
+                prev = cur  # the trip before's tensor, read without an op: the loop must carry it after all
             cur = sK[None, None, i % 3]
             off = cute.assume(shift * 8, divby=8)
             cur = cute.make_tensor(cur.iterator + off, cur.layout)  # moved-stage rebinding
             g[1 + i] = cur[1, tidx].to(cutlass.Float32)
         if cutlass.const_expr(read_after):
             g[0] = cur[2, tidx].to(cutlass.Float32)  # moved-stage read after
+        if cutlass.const_expr(keep_previous):
+            g[1] = prev[2, tidx].to(cutlass.Float32)
 
     @cute.jit
     def h(g: cute.Tensor, n: cutlass.Int32, shift: cutlass.Int32):
@@ -411,6 +416,11 @@ def test_such_a_tensor_read_after_the_loop_is_refused_at_the_read():
     msg = str(e.value)
     assert f"test_region_carry.py:{line}:" in msg and "'cur' is not usable after the dynamic loop" in msg, msg
     assert "changes its layout" in msg
+
+
+def test_such_a_tensor_handed_to_another_variable_before_its_rebinding_is_refused_in_the_loop():
+    with target("sm_80"), pytest.raises(DSLTypeError, match="'cur' .* changes its layout"):
+        cute.compile(moved_stage_kernel(False, keep_previous=True), from_dlpack(np.zeros(16, np.float32)), 4, 1)
 
 
 def test_the_builder_counts_each_values_uses():

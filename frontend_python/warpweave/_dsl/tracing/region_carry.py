@@ -73,6 +73,8 @@ class Carry:
             if type(m) is list and holds_dsl_number(tuple(m)) and not any(m is x for x, _, _ in self.lists):
                 name = mutable_names[k] if k < len(mutable_names) else "list"
                 self.lists.append((m, CarriedTuple(name, tuple(m)), list(m)))
+        self.block_tuples = None  # the carried memory variables' block values in a loop's body (inner)
+        self.stale = {}  # position: why, of variables the loop rebound to what it cannot carry (yields)
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
         for o in self.objects + [o for o, _, _ in self.in_place]:
             region_scope.note(o)
@@ -160,7 +162,7 @@ class Carry:
         for k, i in enumerate(self.index):
             out.append(as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
         tuples = dict(self.tuples)
-        self.stale = {}
+        unread = []  # (its block values, where they are in out, the refusal) of variables rebound before any read
         for k, (i, ct) in enumerate(self.tuples):
             try:
                 out.extend(ct.yields(results[i], lineno, where))
@@ -170,6 +172,7 @@ class Carry:
                     raise
                 # rebound to what the loop cannot carry, but never read in it before: the loop hands on what it
                 # entered with, and the variable is unusable after it (as a variable first set inside it is)
+                unread.append((args, len(out), e))
                 out.extend(args)
                 self.stale[i] = e.bare_message + (f" (line {e.location[1]})" if e.location else "")
         # A variable holding a carried object that the region rebinds to another object of its type (a scheduler
@@ -194,6 +197,10 @@ class Carry:
             out.extend(co.yields(o, lineno, where))
         for lst, ct, _ in self.lists:
             out.extend(ct.yields(tuple(lst), lineno, where))
+        for args, at, e in unread:
+            # read without an op (another variable set to its pointer, handed on unchanged): not free after all
+            if any(v in args for v in out[:at] + out[at + len(args):]):
+                raise e
         return out
 
     def _unread_block_values(self, k, ct, where):
@@ -201,7 +208,7 @@ class Carry:
         trips rebind the variable before any use), else None. Only a memory variable (a tensor or a pointer) may
         be rebound so: its representation is not its type in CuTe DSL (a swizzled tensor moved by a run-time
         offset keeps the same type there)."""
-        if where != "loop" or not isinstance(ct, CarriedPointer) or not hasattr(self, "block_tuples"):
+        if where != "loop" or not isinstance(ct, CarriedPointer) or self.block_tuples is None:
             return None
         b = trace.builder()
         vals = self.block_tuples[k]
@@ -215,7 +222,7 @@ class Carry:
         for i, v in enumerate(self.values):
             if i in carried:
                 vals.append(self._wrap(self.index.index(i), carried[i]))
-            elif i in getattr(self, "stale", {}):
+            elif i in self.stale:
                 vals.append(Stale(self.names[i], lineno, self.stale[i]))
             elif i in tuples:
                 vals.append(tuples[i])
