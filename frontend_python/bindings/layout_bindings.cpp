@@ -278,6 +278,13 @@ void bind_layout(nb::module_& m) {
           })
       .def("__eq__", [](const ScaledBasis& a, const ScaledBasis& b) { return a.basis == b.basis && a.value.same(b.value); })
       .def("__hash__", [](const ScaledBasis& b) { return b.value.hash() * 31 + b.basis.raw(); })
+      // a basis stride scaled by an integer steps as far along the same mode (CuTe's E<i>{} * k)
+      .def("__mul__", [](const ScaledBasis& b, nb::handle k) {
+             return ScaledBasis{b.value * to_int(k, "ScaledBasis *"), b.basis};
+           })
+      .def("__rmul__", [](const ScaledBasis& b, nb::handle k) {
+             return ScaledBasis{to_int(k, "* ScaledBasis") * b.value, b.basis};
+           })
       .def("__repr__", [](const ScaledBasis& b) { return IntTuple::scaled_basis(b.value, b.basis).str(); });
 
   nb::class_<Layout>(m, "Layout", "A CuTe layout: a shape and a congruent stride.")

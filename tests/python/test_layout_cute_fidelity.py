@@ -278,3 +278,13 @@ def test_pretty_str():
     assert cute.pretty_str(L("(4,2):(1,4)")) == "(4,2):(1,4)"
     assert cute.pretty_str((4, (2, 3))) == "(4,(2,3))"
     assert cute.pretty_str(7) == "7"
+
+
+def test_a_basis_stride_scaled_by_an_integer_steps_as_far_along_the_same_mode():
+    # a TMA coordinate tensor's strides rescaled by a program (FlashAttention's packed GQA: heads per KV head)
+    b = cute.ScaledBasis(2, (0, 1))
+    assert b * 3 == cute.ScaledBasis(6, (0, 1)) and 3 * b == b * 3
+    L = cute.make_layout((4, 8), stride=(b * 4, cute.ScaledBasis(1, 1)))
+    assert str(L) == "(4,8):(8@0@1,1@1)"
+    with pytest.raises(TypeError):
+        b * "x"

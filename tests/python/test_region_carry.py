@@ -434,3 +434,28 @@ def test_the_builder_counts_each_values_uses():
     assert b.use_count(s) == 1
     with pytest.raises(ValueError):
         b.use_count(10_000)
+
+
+def test_a_number_a_loop_rebinds_to_a_register_tensor_before_any_use_is_free_inside_it():
+    # FlashAttention's split-KV combine: `scale` is a Float32 of an earlier unrolled loop, then each trip of the
+    # main loop makes it a fragment of per-row scales
+    @cute.kernel
+    def k(g: cute.Tensor, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        scale = g[tidx] * 2.0
+        g[tidx] = scale
+        for s in cutlass.range(n, unroll=1):
+            scale = cute.make_rmem_tensor(2, cutlass.Float32)
+            for m in cutlass.range_constexpr(2):
+                scale[m] = g[s * 2 + m]
+            g[16 + s] = scale[0] + scale[1]
+
+    @cute.jit
+    def h(g: cute.Tensor, n: cutlass.Int32):
+        k(g, n).launch(grid=[1, 1, 1], block=[4, 1, 1])
+
+    with target("sm_80"):
+        c = cute.compile(h, from_dlpack(np.zeros(32, np.float32)), 4)
+    # the loop hands on the number it entered with (its block value read by nothing but the yield)
+    yields = re.findall(r'"scf.yield"\(([^)]*)\) : \(([^)]*)\)', c.ir)
+    assert c.ir.count('"scf.for"') == 1 and [t for _, t in yields] == ["f32"], yields

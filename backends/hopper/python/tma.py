@@ -358,11 +358,15 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast: 
     ebytes = max(1, et.width // 8)
     cta_tiler = _tile_of_identity_tiler(cta_tiler, gmem_tensor.shape)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
-    tiler = tuple(_static(t, "cta_tiler") for t in tiler)
+    # a mode tiled by a tuple names the tile along each of its sub-modes ((heads per KV head, rows) over a
+    # (heads, rows) mode, where the run-time head count leaves the split of a plain extent unknown)
+    tiler = tuple(tuple(_static(x, "cta_tiler") for x in leaves(t)) if isinstance(t, tuple)
+                  else _static(t, "cta_tiler") for t in tiler)
     merged = {}
-    shape, stride = global_modes(gmem_tensor.layout, len(tiler), merged)
-    tile_shape = tiler
-    tiler, tile_of, split = tile_over_leaves(gmem_tensor.layout, tile_shape, merged)
+    shape, stride = global_modes(gmem_tensor.layout, len(tiler), merged,
+                                 keep_split={i for i, t in enumerate(tiler) if isinstance(t, tuple)})
+    tile_shape = tuple(math.prod(t) if isinstance(t, tuple) else t for t in tiler)
+    tiler, tile_of, split = tile_over_leaves(gmem_tensor.layout, tiler, merged)
     rank = len(shape)
     contiguous = [i for i, d in enumerate(stride) if isinstance(d, int) and d == 1]
     if not contiguous:
@@ -533,20 +537,21 @@ def leaves(x) -> list:
     return [y for e in x for y in leaves(e)] if isinstance(x, tuple) else [x]
 
 
-def global_modes(layout, tiled: int, merged: dict | None = None):
+def global_modes(layout, tiled: int, merged: dict | None = None, keep_split=()):
     """The tensor's modes as (shapes, strides), flat: the tile takes its first `tiled` modes, which stay one mode
     each; the others (a ((heads, kv heads), batch) mode, say) are flattened into their leaves, each a mode of the
     tensor map. The coordinates the atom's TMA tensor gives are flattened alike. A tiled mode with modes of its
     own that step through memory as one (each sub-mode's stride the previous one's extent times its stride, as a
     sequence split into (8, s / 8)) is that one mode: its coordinates are linearized (colexicographically, as the
     layout counts them); merged, when given, receives {mode: its shape} for each. A tiled mode whose sub-modes are
-    not one run is flattened into them like an untiled one (the tile is split over them, tile_over_leaves)."""
+    not one run is flattened into them like an untiled one (the tile is split over them, tile_over_leaves), as is
+    one of keep_split (a tile that names its extent along each sub-mode)."""
     outer = layout.outer if hasattr(layout, "outer") else layout
     shape, stride = outer.shape, outer.stride
     shape = list(shape) if isinstance(shape, tuple) else [shape]
     stride = list(stride) if isinstance(stride, tuple) else [stride]
     for i in range(min(tiled, len(shape))):
-        if isinstance(shape[i], tuple):
+        if isinstance(shape[i], tuple) and i not in keep_split:
             one = cute.coalesce(cute.make_layout(shape[i], stride=stride[i]))
             if isinstance(one.shape, tuple):
                 # Not one run (the [gate; up] halves of an interleaved operand, (2, n / 2):(n / 2 * s, s)): each
@@ -566,13 +571,26 @@ def tile_over_leaves(layout, tile, merged):
     """The tile over the tensor map's dimensions of its modes (global_modes): (extent per dimension, (tile mode,
     coordinate scale) per dimension, {split mode: its sub-modes' extents}). A mode read as sub-modes (not one
     run) takes the tile's extent along it colexicographically, as its coordinates count: all of a sub-mode before
-    the next, or a divisor of it and one of each later sub-mode."""
+    the next, or a divisor of it and one of each later sub-mode; a tile given as a tuple there names its extent
+    along each sub-mode."""
     outer = layout.outer if hasattr(layout, "outer") else layout
     shape, stride = outer.shape, outer.stride
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     flat, where, split = [], [], {}
     for i, t in enumerate(tile):
+        if isinstance(t, tuple):
+            subs = leaves(shape[i]) if i < len(shape) and isinstance(shape[i], tuple) else None
+            if subs is None or len(subs) != len(t) or any(isinstance(n, int) and b > n for b, n in zip(t, subs)):
+                raise ext.user_error(f"make_tiled_tma_atom: the tile {t} along mode {i} of the tensor "
+                                     f"({shape[i] if i < len(shape) else None}) gives an extent per sub-mode; the "
+                                     "mode has no such sub-modes, or fewer elements", ext.DSLValueError)
+            split[i], scale = subs, 1
+            for b in t:
+                flat.append(b)
+                where.append((i, scale))
+                scale *= b
+            continue
         if i >= len(shape) or not isinstance(shape[i], tuple) or i in merged:
             flat.append(t)
             where.append((i, 1))

@@ -1,9 +1,10 @@
 """How one variable's value is carried through a dynamic region (tracing/region_carry.py gathers a region's):
 numbers (DSL numbers, and Python numbers, which become dynamic) as region results; pointers and the tensors over
-them as their base and offset (carried_memory.py); tuples that hold a DSL number (a coordinate such as (None, None, k, stage)) number by
-number, their other elements unchanged; objects of CuTe DSL's IR-values protocol value by value. Other objects
-(layouts, ...) must stay the same object, and a variable may not change type inside a dynamic body. A variable
-first defined inside a dynamic body is not available after it (Undefined), as in CuTe DSL.
+them as their base and offset (carried_memory.py); tuples that hold a DSL number (a coordinate such as (None,
+None, k, stage)) or objects of CuTe DSL's IR-values protocol element by element, their other elements unchanged;
+objects of that protocol value by value. Other objects (layouts, ...) must stay the same object, and a variable
+may not change type inside a dynamic body. A variable first defined inside a dynamic body is not available after
+it (Undefined), as in CuTe DSL.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ..base.errors import DSLTypeError, user_location
 from ..base.ir_values import Value
 from ..base import ir_values as ir_values_mod
 from . import region_scope
-from ..values.value_tree import extract_mlir_values, new_from_mlir_values, tree_difference, type_tree
+from ..values.value_tree import carries_ir_values, extract_mlir_values, new_from_mlir_values, tree_difference, type_tree
 from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt
 from ..values.tensor import Pointer, Tensor, full_layout
 
@@ -160,12 +161,21 @@ def _profile_str(p) -> str:
         if isinstance(p, tuple) else "_"
 
 
+def _object_leaf(x) -> bool:
+    """A tuple element carried as an object of CuTe DSL's IR-values protocol (a fast divisor, a register vector, a
+    library's state): not a tensor or a pointer, whose static facts (layout, swizzle, alignment) a region keeps
+    as a variable of its own keeps them (carried_memory.py)."""
+    return not isinstance(x, (Tensor, Pointer)) and carries_ir_values(x)
+
+
 def holds_dsl_number(t) -> bool:
     """A tuple with a DSL number (or a runtime integer) in it: carried element by element. So is one with a Python
     float, which no shape holds: running statistics a region starts from constants (`stats = (0.0, -inf)`, then
-    `stats = step(stats)` in a dynamic loop, as CuTe DSL's attention softmax does). Tuples of other Python values
-    (a tile shape) stay as they are and must not change."""
-    return isinstance(t, tuple) and any(isinstance(x, (Numeric, SymInt, float)) for x in tuple_leaves(t))
+    `stats = step(stats)` in a dynamic loop, as CuTe DSL's attention softmax does), and one holding objects of the
+    IR-values protocol (a pair of fast divisors a persistent loop makes again for each tile). Tuples of other Python
+    values (a tile shape) stay as they are and must not change."""
+    return isinstance(t, tuple) and any(isinstance(x, (Numeric, SymInt, float)) or _object_leaf(x)
+                                        for x in tuple_leaves(t))
 
 
 class CarriedObject:
@@ -212,16 +222,36 @@ class CarriedTuple:
         self.profile = _tuple_profile(t)
         self.leaves = tuple_leaves(t)
         self.leaf_types = [numeric_type_of(x) for x in self.leaves]
+        # elements of the IR-values protocol, each carried as an object (by position)
+        self.objects = {k: CarriedObject(f"{name}[{k}]", x) for k, (x, lt) in enumerate(zip(self.leaves,
+                                                                                           self.leaf_types))
+                        if lt is None and _object_leaf(x)}
 
     def ir_types(self):
-        return [lt.ir_type for lt in self.leaf_types if lt is not None]
+        return [t for k, lt in enumerate(self.leaf_types)
+                for t in ([lt.ir_type] if lt is not None else self.objects[k].ir_types() if k in self.objects else [])]
 
     def values(self, t):
-        return [lt(x).ir() for x, lt in zip(tuple_leaves(t), self.leaf_types) if lt is not None]
+        out = []
+        for k, (x, lt) in enumerate(zip(tuple_leaves(t), self.leaf_types)):
+            if lt is not None:
+                out.append(lt(x).ir())
+            elif k in self.objects:
+                out.extend(self.objects[k].values(x))
+        return out
 
     def rebuild(self, ir_values):
         it = iter(ir_values)
-        leaves = iter([lt.from_ir(next(it)) if lt is not None else x for x, lt in zip(self.leaves, self.leaf_types)])
+
+        def leaf(k, x, lt):
+            if lt is not None:
+                return lt.from_ir(next(it))
+            if k in self.objects:
+                co = self.objects[k]
+                return co.rebuild([next(it) for _ in co.types])
+            return x
+
+        leaves = iter([leaf(k, x, lt) for k, (x, lt) in enumerate(zip(self.leaves, self.leaf_types))])
 
         def build(p):
             return tuple(build(c) for c in p) if isinstance(p, tuple) else next(leaves)
@@ -238,6 +268,8 @@ class CarriedTuple:
         for k, (x, before, lt) in enumerate(zip(tuple_leaves(after), self.leaves, self.leaf_types)):
             if lt is not None:
                 out.append(as_type(f"{self.name}[{k}]", x, lt, lineno, where).ir())
+            elif k in self.objects:
+                out.extend(self.objects[k].yields(x, lineno, where))
             elif x is not before and not (isinstance(before, str) and before == x):
                 raise DSLTypeError(f"element {k} of the tuple '{self.name}' is reassigned inside the dynamic {where} "
                                    f"at line {lineno} to a different {type(x).__name__}; only its numbers can "

@@ -73,7 +73,8 @@ class Carry:
             if type(m) is list and holds_dsl_number(tuple(m)) and not any(m is x for x, _, _ in self.lists):
                 name = mutable_names[k] if k < len(mutable_names) else "list"
                 self.lists.append((m, CarriedTuple(name, tuple(m)), list(m)))
-        self.block_tuples = None  # the carried memory variables' block values in a loop's body (inner)
+        # the block values of the carried numbers and of the other carried variables in a loop's body (inner)
+        self.block_scalars = self.block_tuples = None
         self.stale = {}  # position: why, of variables the loop rebound to what it cannot carry (yields)
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
         for o in self.objects + [o for o, _, _ in self.in_place]:
@@ -147,7 +148,7 @@ class Carry:
     def inner(self, block_args):
         vals = list(self.values)
         scalars, per_tuple, objects = self._split(list(block_args))
-        self.block_tuples = per_tuple
+        self.block_scalars, self.block_tuples = scalars, per_tuple
         for k, i in enumerate(self.index):
             vals[i] = self._wrap(k, scalars[k])
         for (i, ct), v in zip(self.tuples, per_tuple):
@@ -159,22 +160,32 @@ class Carry:
         if not isinstance(results, tuple) or len(results) != len(self.values):
             raise DSLRuntimeError("internal: a rewritten body returned the wrong number of values")
         out = []
-        for k, i in enumerate(self.index):
-            out.append(as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
-        tuples = dict(self.tuples)
         unread = []  # (its block values, where they are in out, the refusal) of variables rebound before any read
+
+        def rebound(i, args, e):
+            # rebound to what the loop cannot carry, but never read in it before: the loop hands on what it
+            # entered with, and the variable is unusable after it (as a variable first set inside it is)
+            if args is None:
+                raise e
+            unread.append((args, len(out), e))
+            out.extend(args)
+            self.stale[i] = e.bare_message + (f" (line {e.location[1]})" if e.location else "")
+
+        for k, i in enumerate(self.index):
+            try:
+                out.append(as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
+            except DSLTypeError as e:
+                rebound(i, self._unread(where, None if self.block_scalars is None else [self.block_scalars[k]]), e)
+        tuples = dict(self.tuples)
         for k, (i, ct) in enumerate(self.tuples):
             try:
                 out.extend(ct.yields(results[i], lineno, where))
             except DSLTypeError as e:
-                args = self._unread_block_values(k, ct, where)
-                if args is None:
-                    raise
-                # rebound to what the loop cannot carry, but never read in it before: the loop hands on what it
-                # entered with, and the variable is unusable after it (as a variable first set inside it is)
-                unread.append((args, len(out), e))
-                out.extend(args)
-                self.stale[i] = e.bare_message + (f" (line {e.location[1]})" if e.location else "")
+                # (only a memory variable: a tuple or an object rebound to another structure is the program's
+                # mistake even where nothing reads it)
+                vals = self.block_tuples[k] if self.block_tuples is not None and isinstance(ct, CarriedPointer) \
+                    else None
+                rebound(i, self._unread(where, vals), e)
         # A variable holding a carried object that the region rebinds to another object of its type (a scheduler
         # helper returning a new WorkTileInfo each trip) hands its state to the object it held before, which the
         # variable names again after the region.
@@ -203,15 +214,14 @@ class Carry:
                 raise e
         return out
 
-    def _unread_block_values(self, k, ct, where):
-        """The block values of the k-th carried memory variable of a loop's body when nothing in it read them (its
-        trips rebind the variable before any use), else None. Only a memory variable (a tensor or a pointer) may
-        be rebound so: its representation is not its type in CuTe DSL (a swizzled tensor moved by a run-time
-        offset keeps the same type there)."""
-        if where != "loop" or not isinstance(ct, CarriedPointer) or self.block_tuples is None:
+    @staticmethod
+    def _unread(where, vals):
+        """A loop body's block values of one variable when nothing in the body read them (its trips rebind the
+        variable before any use: a number rebound to a register tensor, a swizzled tensor moved by a run-time
+        offset), else None."""
+        if where != "loop" or vals is None:
             return None
         b = trace.builder()
-        vals = self.block_tuples[k]
         return list(vals) if all(b.use_count(v) == 0 for v in vals) else None
 
     def outputs(self, result_values, lineno):

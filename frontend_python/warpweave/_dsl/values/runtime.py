@@ -13,7 +13,7 @@ import enum
 from typing import Any
 
 from ... import _core
-from ..base.errors import DSLTypeError, DSLValueError, user_location
+from ..base.errors import DSLRuntimeError, DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import PointerType
 from .jit_argument import HostAddress
 from .pointer import GMEM, Pointer
@@ -76,11 +76,13 @@ class RuntimeTensor:
         self._spec = None
 
     # --- marks ------------------------------------------------------------------------------------------------
-    def mark_layout_dynamic(self, leading_dim: int | None = None):
-        """Every extent and stride becomes a runtime value, except the unit stride of the leading dimension."""
+    def mark_layout_dynamic(self, leading_dim: int | None = None, *, _deduce_strictly: bool = True):
+        """Every extent and stride becomes a runtime value, except the unit stride of the leading dimension and
+        the zero strides of broadcast modes (compiled in: a kernel for a broadcast operand is another kernel).
+        Without leading_dim, the leading dimension is the mode of stride 1, or of those the one of extent above 1;
+        where that leaves several (a (2, 2) view of strides (1, 1)) it cannot be deduced, and is refused."""
         if leading_dim is None:
-            ones = [i for i, s in enumerate(self._strides) if s == 1]
-            leading_dim = ones[0] if len(ones) == 1 else None
+            leading_dim = self._deduced_leading_dim(strict=_deduce_strictly)
         elif not 0 <= leading_dim < len(self._shape):
             raise DSLValueError(f"mark_layout_dynamic: leading_dim={leading_dim} out of range for rank "
                                 f"{len(self._shape)}", user_location(2))
@@ -88,9 +90,19 @@ class RuntimeTensor:
             raise DSLValueError(f"mark_layout_dynamic: dimension {leading_dim} has stride {self._strides[leading_dim]}, "
                                 "not 1", user_location(2))
         self.dynamic_shape = [True] * len(self._shape)
-        self.dynamic_stride = [i != leading_dim for i in range(len(self._strides))]
+        self.dynamic_stride = [i != leading_dim and s != 0 for i, s in enumerate(self._strides)]
         self._spec = None
         return self
+
+    def _deduced_leading_dim(self, strict: bool):
+        ones = [i for i, s in enumerate(self._strides) if s == 1]
+        if len(ones) > 1:
+            ones = [i for i in ones if self._shape[i] != 1] or ones
+        if len(ones) > 1 and strict:
+            raise DSLRuntimeError(f"mark_layout_dynamic: cannot deduce the leading dimension of shape {self._shape} "
+                                  f"and strides {self._strides} (modes {tuple(ones)} all have stride 1); pass "
+                                  "leading_dim=", user_location(3))
+        return ones[0] if len(ones) == 1 else None
 
     def mark_compact_shape_dynamic(self, mode: int, stride_order=None, divisibility: int = 1):
         """Extent `mode` becomes a runtime value (a multiple of `divisibility`), and the strides that depend on
@@ -132,10 +144,7 @@ class RuntimeTensor:
     @property
     def leading_dim(self):
         """The mode whose stride is 1 (None when no single mode has it)."""
-        ones = [i for i, s in enumerate(self._strides) if s == 1 and self._shape[i] != 1]
-        if len(ones) != 1:
-            ones = [i for i, s in enumerate(self._strides) if s == 1]
-        return ones[0] if len(ones) == 1 else None
+        return self._deduced_leading_dim(strict=False)
 
     # --- views ------------------------------------------------------------------------------------------------
     @property
@@ -190,6 +199,18 @@ class RuntimeTensor:
         strides = ",".join("?" if d else str(s) for s, d in zip(self._strides, self.dynamic_stride))
         return f"RuntimeTensor<{self.element_type.__name__}, ({dims}):({strides}), align {self.assumed_align}>"
 
+    @property
+    def __cache_key__(self):
+        """What a kernel compiled for this tensor depends on as the program declared it: the element type, the
+        static extents and strides (a runtime one as "?" with the divisibility promised for it) and the assumed
+        alignment. Libraries key their own caches of compiled functions on it; the divisibility a dynamic stride
+        happens to have is a specialisation of ours (spec), which a call re-checks."""
+        shape = tuple(("?", self.shape_divisibility[i] or 1) if d else s
+                      for i, (s, d) in enumerate(zip(self._shape, self.dynamic_shape)))
+        stride = tuple(("?", self.stride_divisibility[i] or 1) if d else s
+                       for i, (s, d) in enumerate(zip(self._strides, self.dynamic_stride)))
+        return ("tensor", numeric_name(self.element_type), shape, stride, self.assumed_align)
+
     # --- specialisation ---------------------------------------------------------------------------------------
     def spec(self) -> tuple:
         """What a compiled kernel may rely on: type, static extents and strides, divisibility, alignment."""
@@ -216,8 +237,8 @@ def satisfies(spec: tuple, compiled: tuple) -> bool:
     if spec[0] != compiled[0] or storage_name(spec[1]) != storage_name(compiled[1]) or spec[4] % compiled[4] != 0:
         return False
     for mine, theirs in zip(spec[2] + spec[3], compiled[2] + compiled[3]):
-        if isinstance(theirs, tuple):
-            if not isinstance(mine, tuple) or mine[1] % theirs[1] != 0:
+        if isinstance(theirs, tuple):  # a runtime value there: one of the call's (a static one too) that divides so
+            if (mine[1] if isinstance(mine, tuple) else mine) % theirs[1] != 0:
                 return False
         elif mine != theirs:
             return False
@@ -306,7 +327,8 @@ def runtime_view(value):
     if isinstance(value, RuntimeTensor):
         return value
     if is_torch_tensor(value):
-        return from_dlpack(value).mark_layout_dynamic()
+        # (a view whose leading dimension is ambiguous is passed with every unit stride a runtime value)
+        return from_dlpack(value).mark_layout_dynamic(_deduce_strictly=False)
     return None
 
 
