@@ -120,6 +120,8 @@ class MbarrierArray:
         """Arrives once this thread's cp.async copies issued so far have landed."""
         cute.nvgpu.cpasync.mbarrier_arrive_noinc(self.get_barrier(index))
 
+    arrive_cp_async_mbarrier = arrive_cp_async  # CuTe DSL's other name for it (FlashAttention's Q loads)
+
     def __repr__(self):
         return f"MbarrierArray({self.op_type}, {self.num} stages, {self.cg})"
 

@@ -134,7 +134,16 @@ def compile_error(fn, *args):
 def type_change_kernel(gA: cute.Tensor):
     x = cutlass.Int32(0)
     for i in range(4):
+        gA[i] = x.to(cutlass.Float32)
         x = cutlass.Float32(1.5)  # type change in a dynamic loop
+
+
+@cute.kernel
+def type_change_read_after_kernel(gA: cute.Tensor):
+    x = cutlass.Int32(0)
+    for i in range(4):
+        x = cutlass.Float32(1.5)  # type change, x not read in the loop
+    gA[0] = x  # read after the loop
 
 
 @cute.jit
@@ -142,11 +151,21 @@ def type_change(mA):
     type_change_kernel(mA).launch(grid=[1, 1, 1], block=[1, 1, 1])
 
 
+@cute.jit
+def type_change_read_after(mA):
+    type_change_read_after_kernel(mA).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
 def test_type_change_in_dynamic_loop_names_the_line():
     e = compile_error(type_change, dyn(8))
     assert isinstance(e, TypeError)
     assert "changes type from Int32 to Float32" in str(e)
-    assert e.location == (THIS, line_of("x = cutlass.Float32(1.5)  # type change"))
+    assert e.location == (THIS, line_of("x = cutlass.Float32(1.5)  # type change in"))
+    # a variable the loop does not read before its new value: refused where it is read after the loop, naming both
+    e = compile_error(type_change_read_after, dyn(8))
+    assert isinstance(e, TypeError) and "changes type from Int32 to Float32" in str(e)
+    assert e.location == (THIS, line_of("gA[0] = x  # read after the loop"))
+    assert f"(line {line_of('x = cutlass.Float32(1.5)  # type change, x')})" in str(e)
 
 
 @cute.kernel

@@ -20,7 +20,7 @@ from warpweave.utils import LayoutEnum
 from .tcgen05_mma import (BLOCK_SCALED_FORMS, MXF8F6F4_TYPES, CtaGroup, OperandMajorMode, OperandSource,  # noqa: F401
                           SmemLayoutAtomKind, make_smem_layout_atom)
 from .tma import cluster_shape_to_tma_atom_A, cluster_shape_to_tma_atom_B, cluster_shape_to_tma_atom_SFB  # noqa: F401
-from .tmem_layouts import datapath
+from .tmem_layouts import DATAPATHS, datapath
 
 SMEM_CAPACITY = {"sm100": 232448}
 
@@ -259,7 +259,9 @@ def get_tmem_load_op(cta_tile_shape, layout_d: LayoutEnum, elem_ty_d, elem_ty_ac
     t = _tcgen05()
     m = cta_tile_shape[0]
     cta = 2 if use_2cta_instrs else 1
-    dp = datapath(m * cta, cta)
+    # M is one CTA's share of the tile, as CuTe DSL's examples give it; a pair's whole MMA tile (FlashAttention
+    # passes its MMA tiler, M = 256 for two CTAs) names the same data path
+    dp = datapath(m * cta if (m * cta, cta) in DATAPATHS else m, cta)
     cols = cute.size(epi_tile[1]) * elem_ty_acc.width // 32
     if dp in ("A", "D", "B"):
         num = min(cols // 2 if dp == "B" else cols, 32)

@@ -159,10 +159,16 @@ def _modes(tensor):
 
 
 def _by_element_blocks(gmem_tensor) -> bool:
-    """Whether the tensor's (MN, K) modes are (part, part, ...) of flat parts, some nested (a mixed-input GEMM's
-    scales), and not stored in dense blocks (block-scaled scale factors, Hopper's tma_blocked)."""
+    """Whether the tensor's (MN, K) modes are (part, part, ...) of flat parts, some nested, one of stride 0 (a
+    mixed-input GEMM's scales: one per block of elements), and not stored in dense blocks (block-scaled scale
+    factors, Hopper's tma_blocked). A nested mode without a repeated part (the query rows of the heads that share
+    a KV head, FlashAttention's packed GQA) is a mode of Hopper's atom, split over its parts."""
     first = _modes(gmem_tensor)[:2]
-    return (any(isinstance(m, tuple) for m in first) and not tma_blocked.is_blocked(gmem_tensor)
+    layout = gmem_tensor.layout
+    strides = layout.stride if isinstance(layout.shape, tuple) else (layout.stride,)
+    repeated = any(isinstance(d, int) and d == 0 for m, st in zip(first, strides[:2]) if isinstance(m, tuple)
+                   for d in (st if isinstance(st, tuple) else (st,)))
+    return (repeated and not tma_blocked.is_blocked(gmem_tensor)
             and all(not isinstance(p, tuple) for m in first if isinstance(m, tuple) for p in m))
 
 

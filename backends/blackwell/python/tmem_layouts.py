@@ -21,9 +21,12 @@ LANE = 1 << 16
 LANES = 128
 
 
+DATAPATHS = {(256, 2): "A", (128, 2): "B", (128, 1): "D", (64, 1): "F"}  # (M, CTAs) -> the data path of D
+
+
 def datapath(m: int, cta: int) -> str:
     """The PTX ISA's letter for the data-path layout of D of an M-row instruction of cta CTAs (dense)."""
-    hit = {(256, 2): "A", (128, 2): "B", (128, 1): "D", (64, 1): "F"}.get((m, cta))
+    hit = DATAPATHS.get((m, cta))
     if hit is None:
         raise ext.user_error(f"no tensor-memory layout of D for M={m} with {cta} CTA(s) (M is 64 or 128 for one CTA, "
                              "128 or 256 for two)", ext.DSLValueError)

@@ -124,6 +124,11 @@ def test_epilogue_tile_and_tmem_load_op():
     # layout B (a pair's M = 128): all 128 lanes, half of a sub-tile's columns in each lane half
     folded = h.get_tmem_load_op((64, 128), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32, (64, 32), True)
     assert folded.manifest["id"] == "blackwell.tcgen05.ld.32x32b.x16"
+    # a pair's whole MMA tile (M = 256, as FlashAttention passes its MMA tiler) names layout A, as (128, ...) does
+    whole = h.get_tmem_load_op((256, 256), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32, (128, 32), True)
+    assert whole.manifest["id"] == pair.manifest["id"]
+    with pytest.raises(ValueError, match="no tensor-memory layout of D for M=192"):
+        h.get_tmem_load_op((192, 256), LayoutEnum.ROW_MAJOR, cutlass.Float16, cutlass.Float32, (128, 32), True)
 
 
 # --- TMA atoms of the MMA's operands ------------------------------------------------------------------------------
@@ -178,6 +183,37 @@ def test_tma_atoms_of_the_mma_operands(cta, cluster, mc_a, mc_b):
     assert names[0].endswith("MulticastOp") == (mc_a > 1) and names[1].endswith("MulticastOp") == (mc_b > 1)
     assert a._entry("multicast" if mc_a > 1 else "load")[1]["id"].startswith(
         "blackwell.tma.load" + (".multicast" if mc_a > 1 else "") + (".cta2" if cta == 2 else ""))
+
+
+def test_tma_atom_of_an_operand_whose_rows_are_heads_and_rows_takes_the_tile_over_both():
+    """FlashAttention's packed GQA: A's M mode is (heads per KV head, rows), and its K = 128 is two swizzle atoms
+    of shared memory apart; the atom splits the tile's 128 rows into 4 heads of 32 rows and loads K in two boxes."""
+    t = tc()
+    h = sm100()
+    got = {}
+
+    @cute.jit
+    def host(a: cute.Tensor):
+        tm = h.make_trivial_tiled_mma(cutlass.Float16, t.OperandMajorMode.K, t.OperandMajorMode.K, cutlass.Float32,
+                                      t.CtaGroup.ONE, (128, 128))
+        sa = h.make_smem_layout_a(tm, (128, 128, 128), cutlass.Float16, 2)
+        one = cute.make_composed_layout(sa.inner, 0, cute.slice_(sa.outer, (None, None, None, 0)))
+        # (heads 128 apart, rows 1024 apart: the group's heads are not all of a row's, so the mode is not one run)
+        packed = cute.make_tensor(a.iterator, cute.make_layout(((4, 512), 128, 1), stride=((128, 1024), 1, 1 << 19)))
+        got["a"] = cute.nvgpu.make_tiled_tma_atom_A(t_op(), packed, one, (128, 128, 128), tm)[0]
+
+    def t_op():
+        return cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp(t.CtaGroup.ONE)
+
+    with target("sm_100a"):
+        try:
+            cute.compile(host, _fake((1 << 19,), (1,)))
+        except Exception as e:  # noqa: BLE001 - a host function without a kernel may refuse to build; the atom exists
+            if "a" not in got:
+                raise e
+    a = got["a"]
+    assert tuple(a.box) == (64, 4, 32, 1) and len(a.boxes) == 2
+    assert [int(a.tma_desc.attrs[f"gstride{i}"]) for i in range(3)] == [1, 128, 1024]
 
 
 @pytest.mark.parametrize("cta", [1, 2])

@@ -70,6 +70,9 @@ class TraceState:
     host_guards: list = field(default_factory=list)     # host comparisons decided with them (host_guards.py)
     profile: Any = None                                 # the profiler's token while profiled (warpweave.profile)
     assertions: bool = False                            # cute.testing.assert_ checks compiled in (EnableAssertions)
+    # tensors compiled for what the program declared of them only (their spec_declared): a function called through
+    # TVM FFI takes any framework tensor of the declared layout, as CuTe DSL's does
+    declared_facts_only: bool = False
     asm_sites: list = field(default_factory=list)       # (asm string, user's location) of each user inline asm op
     # The user's line that builder() gives the IR while a one_user_line function runs (UNPINNED: found per op).
     pinned_location: Any = UNPINNED

@@ -35,10 +35,26 @@ def torch_key(dtype, ptr, strides):
     return (dtype, ptr & 15, *[-1 if x == 1 else x & -x for x in strides])
 
 
+class SpecialisationMiss(DSLValueError):
+    """A tensor of the compiled function's declared layout whose run-time extents, strides or address divide less
+    than the compiled ones did: what the compile speculated on, not what the program declared. The compiled
+    function compiles again for such a call (compiled_function.py), as CuTe DSL's runs any tensor of the layout."""
+
+
+def _declared_alike(spec, compiled) -> bool:
+    """The same element type and the same static extents and strides where the compiled specialisation has them
+    (a run-time one there may be anything)."""
+    if spec[0] != compiled[0] or spec[1] != compiled[1] or len(spec[2]) != len(compiled[2]):
+        return False
+    return all(isinstance(theirs, tuple) or mine == theirs
+               for mine, theirs in zip(spec[2] + spec[3], compiled[2] + compiled[3]))
+
+
 def spec_mismatch(plan, rt):
-    raise DSLValueError(f"argument '{plan.name}' does not match the compiled specialisation: compiled for "
-                        f"{plan.spec}, called with {rt.spec()}; call the @cute.jit function itself to compile "
-                        "for these arguments", None)
+    sp = rt.spec()
+    error = SpecialisationMiss if _declared_alike(sp, plan.spec) else DSLValueError
+    raise error(f"argument '{plan.name}' does not match the compiled specialisation: compiled for {plan.spec}, "
+                f"called with {sp}; call the @cute.jit function itself to compile for these arguments", None)
 
 
 def torch_check(plan, tensor, compiled_spec, ok, key):
@@ -94,7 +110,7 @@ class TensorArg(ArgPlan):
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         rt = runtime_view(value)
-        plan = cls(index, name, rt.spec(), rt.element_type)
+        plan = cls(index, name, rt.spec_declared() if st.declared_facts_only else rt.spec(), rt.element_type)
         shape, stride = [], []
         cosize = 1 + sum((s - 1) * abs(d) for s, d in zip(rt.shape, rt.stride))
         wide = cosize >= (1 << 31) if rt.index_bits is None else rt.index_bits == 64

@@ -17,8 +17,10 @@ from ..host.launch_plan import (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, dim_source, e
 from ..registry import compile_only
 from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
+from ..values.runtime import runtime_view
 from . import native_call, workspace as _workspace
 from .arg_kind import HostStream, fast_id
+from .arg_tensor import SpecialisationMiss
 
 
 def launch_dims(l, env):
@@ -73,6 +75,10 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         self._call_nargs = self._call_min = self._omit_nargs = -1
         self._packers = {l.kernel: packer(l.params) for l in self.launches}
         self._takes_workspace = _workspace.takes_workspace(self)  # its call has one more, trailing argument
+        # compile_function(args, kwargs) with this function's target and options (set by the compile), and the
+        # functions it made for calls whose tensors divide less than the compiled ones (_call_sibling)
+        self.compile_again = None
+        self._siblings = {}
         params = list(jf.signature.parameters.values())
         self._nargs = len(params)
         # index -> value of each Constexpr-annotated argument (a call may leave them out, as in CuTe DSL)
@@ -239,10 +245,33 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
             if fast:
                 try:
                     return fast(*self.bound_self, *args) if self.bound_self else fast(*args)
-                except ZeroDivisionError:
-                    pass  # a launch extent with no value for these arguments: the general way names its launch
+                except (ZeroDivisionError, SpecialisationMiss):
+                    # a launch extent with no value for these arguments (the general way names its launch), or
+                    # tensors that divide less than the compiled ones (the general way compiles for them)
+                    pass
                 except _core.CudaError as e:
                     raise cuda_error(e, user_location(2)) from None
+        try:
+            return self._call_general(fast, args, kwargs)
+        except SpecialisationMiss:
+            if self.compile_again is None:
+                raise
+            return self._call_sibling(args, kwargs)
+
+    def _call_sibling(self, args, kwargs):
+        """A call whose tensors have the compiled layout but divide less (a row stride of 120 where the compile saw
+        128): the function compiled again for them, once per such specialisation. A library that keeps compiled
+        functions by the layout a program declares (FlashAttention's cache, keyed as CuTe DSL's tensors are)
+        calls one with any tensor of that layout."""
+        values = self._bind(self.bound_self + args, kwargs)
+        key = tuple(runtime_view(values[p.index]).spec() for p in self.plans if p.kind == "tensor")
+        sibling = self._siblings.get(key)
+        if sibling is None:
+            sibling = self._siblings[key] = self.compile_again(tuple(values), {})
+            sibling.bound_self = self.bound_self
+        return sibling._call(*args, **kwargs)
+
+    def _call_general(self, fast, args, kwargs):
         # The first call goes the general way (checks everything, loads the module), later ones the fast one.
         own = _workspace.split(self, args)[0] if self._takes_workspace else args
         if (self.host_actions or compile_only.current() is not None) and host_side(self, own, kwargs):

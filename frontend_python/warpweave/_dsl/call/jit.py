@@ -136,6 +136,7 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
         else:
             fkey, compiled, fwhy = None, None, "no_cache=True"
         if compiled is not None:  # found before tracing: no trace, no MLIR
+            compiled.compile_again = _again(jf, target, options)
             session = compile_only.current()
             if session is not None:
                 session.note_compiled(compiled)
@@ -144,7 +145,7 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
         # The compiler warms up on another core while this trace runs (once per process and target).
         compile_warmup.start(target, opts)
         st = trace.TraceState(target=target.as_dict(), profile=opts.profile, assertions=opts.assertions,
-                              name_prefix=jf.name_prefix)
+                              name_prefix=jf.name_prefix, declared_facts_only=opts.tvm_ffi)
         t0 = time.perf_counter()
         bound = jf.signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -184,6 +185,7 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
     t2 = time.perf_counter()
     compiled = JitCompiledFunction(jf, plans, st, module, cubin, info, assumptions,
                                    {"trace_s": t1 - t0, "compile_s": t2 - t1})
+    compiled.compile_again = _again(jf, target, options)
     # The entry records host decisions on argument values (checked before a hit is used) and launch attributes;
     # what it cannot record (host prints, host arguments) is not stored, and info["function_cache"] says so.
     function_cache.remember(fkey, compiled, st, recording, fwhy)
@@ -191,6 +193,10 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
     if session is not None:
         session.note_compiled(compiled)
     return compiled
+
+
+def _again(jf, target, options):
+    return lambda args, kwargs: compile_function(jf, args, kwargs, target=target, options=options)
 
 
 def _compile_kernels(module, target, opts, kernel_names, asm_sites=()):

@@ -230,10 +230,10 @@ class Carry:
         carried = dict(zip(self.index, scalars))
         tuples = {i: ct.rebuild(v) for (i, ct), v in zip(self.tuples, per_tuple)}
         for i, v in enumerate(self.values):
-            if i in carried:
-                vals.append(self._wrap(self.index.index(i), carried[i]))
-            elif i in self.stale:
+            if i in self.stale:
                 vals.append(Stale(self.names[i], lineno, self.stale[i]))
+            elif i in carried:
+                vals.append(self._wrap(self.index.index(i), carried[i]))
             elif i in tuples:
                 vals.append(tuples[i])
             elif isinstance(v, Undefined):

@@ -61,6 +61,7 @@ class RuntimeTensor:
         self.device = device
         eb = max(1, dtype.width // 8)
         self.assumed_align = assumed_align if assumed_align is not None else min(16, pow2_divisibility(self.data_ptr, 16) or eb)
+        self.align_declared = assumed_align is not None
         if self.data_ptr % self.assumed_align:
             raise DSLValueError(f"from_dlpack: assumed_align={self.assumed_align} but the buffer address "
                                 f"{self.data_ptr:#x} is not aligned to it", user_location(2))
@@ -136,8 +137,13 @@ class RuntimeTensor:
                                     user_location(2))
         self.dynamic_shape[mode] = True
         self.shape_divisibility[mode] = divisibility
-        for i in inner_to_outer[inner_to_outer.index(mode) + 1:]:
-            self.dynamic_stride[i] = True
+        # a compact stride is the product of the extents inside it: what they are declared to divide, it divides
+        inside = 1
+        for i in inner_to_outer:
+            if self.dynamic_stride[i] or inner_to_outer.index(i) > inner_to_outer.index(mode):
+                self.dynamic_stride[i] = True
+                self.stride_divisibility[i] = pow2_divisibility(inside)
+            inside *= (self.shape_divisibility[i] or 1) if self.dynamic_shape[i] else self._shape[i]
         self._spec = None
         return self
 
@@ -201,15 +207,10 @@ class RuntimeTensor:
 
     @property
     def __cache_key__(self):
-        """What a kernel compiled for this tensor depends on as the program declared it: the element type, the
-        static extents and strides (a runtime one as "?" with the divisibility promised for it) and the assumed
-        alignment. Libraries key their own caches of compiled functions on it; the divisibility a dynamic stride
-        happens to have is a specialisation of ours (spec), which a call re-checks."""
-        shape = tuple(("?", self.shape_divisibility[i] or 1) if d else s
-                      for i, (s, d) in enumerate(zip(self._shape, self.dynamic_shape)))
-        stride = tuple(("?", self.stride_divisibility[i] or 1) if d else s
-                       for i, (s, d) in enumerate(zip(self._strides, self.dynamic_stride)))
-        return ("tensor", numeric_name(self.element_type), shape, stride, self.assumed_align)
+        """What a kernel compiled for this tensor depends on as the program declared it (spec_declared): libraries
+        key their own caches of compiled functions on it. The divisibility a dynamic stride happens to have is a
+        specialisation of ours (spec), which a call re-checks."""
+        return self.spec_declared()
 
     # --- specialisation ---------------------------------------------------------------------------------------
     def spec(self) -> tuple:
@@ -218,12 +219,25 @@ class RuntimeTensor:
             self._spec = self._make_spec()
         return self._spec
 
+    def spec_declared(self) -> tuple:
+        """spec with only what the program declared: a run-time extent or stride divisible by what it promised
+        (1 where it promised nothing), the buffer aligned as from_dlpack's assumed_align says (its element's
+        alignment where it says nothing). What a kernel called through TVM FFI is compiled for (jit.py)."""
+        _, name, shape, stride, _ = self.spec()
+        shape = tuple(("?", self.shape_divisibility[i] or 1) if isinstance(x, tuple) else x for i, x in enumerate(shape))
+        stride = tuple(("?", self.stride_divisibility[i] or 1) if isinstance(x, tuple) else x
+                       for i, x in enumerate(stride))
+        align = self.assumed_align if self.align_declared else max(1, self.element_type.width // 8)
+        return ("tensor", name, shape, stride, align)
+
     def _make_spec(self) -> tuple:
         # Dynamic extents carry only the divisibility the user promised; dynamic strides and the address carry
         # what they have (up to 16), which is what proves vector accesses aligned.
         shape = tuple(("?", self.shape_divisibility[i] or 1) if self.dynamic_shape[i] else s
                       for i, s in enumerate(self._shape))
-        stride = tuple(("?", self.stride_divisibility[i] or pow2_divisibility(s)) if self.dynamic_stride[i] else s
+        # (a buffer's own stride divides as it does, at least as its declaration says; a fake tensor's is declared)
+        stride = tuple(("?", pow2_divisibility(s) if self.device != "fake" else
+                        self.stride_divisibility[i] or pow2_divisibility(s)) if self.dynamic_stride[i] else s
                        for i, s in enumerate(self._strides))
         return ("tensor", numeric_name(self.element_type), shape, stride, self.assumed_align)
 
