@@ -12,7 +12,9 @@ from ..base.errors import DSLTypeError, user_location
 from ..base.ir_values import Value
 from ..base import ir_values as ir_values_mod
 from . import region_scope
-from ..values.value_tree import carries_ir_values, extract_mlir_values, new_from_mlir_values, tree_difference, type_tree
+from ..values.value_tree import (
+    carries_ir_values, extract_mlir_values, new_from_mlir_values, tree_difference, type_tree,
+)
 from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt
 from ..values.tensor import Pointer, Tensor, full_layout
 
@@ -45,8 +47,9 @@ class Undefined:
 
 class Stale(Undefined):
     """The value after a dynamic loop of a variable the loop rebinds to what it cannot carry (a tensor over a pointer
-    moved by a run-time offset into another swizzle phase) but never read inside it before rebinding: the loop was
-    free to carry anything there. Reading it after the loop is refused with the reason."""
+    moved by a run-time offset into another swizzle phase, a number rebound to a register fragment) but never reads
+    inside it before rebinding: the loop was free to carry anything there. Reading it after the loop is refused
+    with the reason."""
     __slots__ = ("why",)
 
     def __init__(self, name, line, why):

@@ -224,7 +224,8 @@ class RuntimeTensor:
         (1 where it promised nothing), the buffer aligned as from_dlpack's assumed_align says (its element's
         alignment where it says nothing). What a kernel called through TVM FFI is compiled for (jit.py)."""
         _, name, shape, stride, _ = self.spec()
-        shape = tuple(("?", self.shape_divisibility[i] or 1) if isinstance(x, tuple) else x for i, x in enumerate(shape))
+        shape = tuple(("?", self.shape_divisibility[i] or 1) if isinstance(x, tuple) else x
+                      for i, x in enumerate(shape))
         stride = tuple(("?", self.stride_divisibility[i] or 1) if isinstance(x, tuple) else x
                        for i, x in enumerate(stride))
         align = self.assumed_align if self.align_declared else max(1, self.element_type.width // 8)
