@@ -137,9 +137,14 @@ def matrix(l, mode0, mode1, is_mode0_major, cutlass_dtype, init_type=TensorInitT
 
 
 def get_leading_dim(t) -> int | None:
-    """The mode of a torch tensor whose stride is 1 (None when there is none or several)."""
-    ones = [i for i, s in enumerate(t.stride()) if s == 1 and t.shape[i] != 1]
-    return ones[0] if len(ones) == 1 else None
+    """The mode of a torch tensor whose stride is 1 (of those, the one of extent above 1), or None when there is
+    none or several. Where every unit-stride mode has one element (a (1, 1, 1) scalar), any is the leading one:
+    the innermost (torch's last in its dimension order)."""
+    units = [i for i, s in enumerate(t.stride()) if s == 1]
+    ones = [i for i in units if t.shape[i] != 1]
+    if len(ones) == 1:
+        return ones[0]
+    return units[-1] if units and not ones else None
 
 
 def _e2m1_codes(values):

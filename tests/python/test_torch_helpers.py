@@ -43,6 +43,9 @@ def test_create_and_permute_is_a_permuted_compact_tensor():
     # CuTe DSL's GEMM idiom: (l, n, m) permuted by (2, 1, 0) is an M-major (m, n, l) matrix batch.
     t = cutlass_torch.create_and_permute_torch_tensor((5, 6, 7), torch.float16, permute_order=(2, 1, 0))
     assert t.shape == (7, 6, 5) and t.stride()[0] == 1 and cutlass_torch.get_leading_dim(t) == 0
+    # a scalar as a (1, 1, 1) tensor (CuTe DSL's amax output): every mode has stride 1, the innermost leads
+    assert cutlass_torch.get_leading_dim(torch.zeros(1, 1, 1)) == 2
+    assert cutlass_torch.get_leading_dim(torch.zeros(2, 2).as_strided((2, 2), (1, 1))) is None
     with pytest.raises(ValueError, match="permutation"):
         cutlass_torch.create_and_permute_torch_tensor((2, 3), torch.float32, permute_order=(0, 0))
 
