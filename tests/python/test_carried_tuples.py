@@ -101,6 +101,7 @@ def element_change(out, n: cutlass.Int32):
 def static_tuple_change_kernel(gOut: cute.Tensor, n: cutlass.Int32):
     tile = (4, 8)
     for i in cutlass.range(n, unroll=1):
+        gOut[i] = tile[1]  # (read in the trip: its value entering the trip matters)
         tile = (4, 16)  # a tuple of Python values changes: refused
     gOut[0] = tile[0]
 
@@ -121,3 +122,25 @@ def test_tuple_changes_that_cannot_be_carried_name_the_line(fn, message, marker)
     assert message in str(info.value) and isinstance(info.value, TypeError)
     # The line of the assignment that changed it.
     assert info.value.location == (THIS, line_of(marker))
+
+
+@cute.kernel
+def rebound_tuple_kernel(gOut: cute.Tensor, n: cutlass.Int32):
+    tile = (4, 8)
+    for i in cutlass.range(n, unroll=1):
+        tile = (4, 16)  # set by each trip before any read
+        gOut[i] = tile[1]
+    gOut[0] = tile[0]  # the rebound tuple read after the loop
+
+
+@cute.jit
+def rebound_tuple(out, n: cutlass.Int32):
+    rebound_tuple_kernel(out, n).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+def test_a_tuple_each_trip_sets_before_reading_it_is_refused_only_where_read_after_the_loop():
+    with target("sm_80"), pytest.raises(cutlass.DSLError) as info:
+        cute.compile(rebound_tuple, dyn(4), 3)
+    assert "'tile' is not usable after the dynamic loop" in str(info.value) and "'tile' is reassigned" in str(
+        info.value)
+    assert info.value.location == (THIS, line_of("gOut[0] = tile[0]  # the rebound tuple read after"))

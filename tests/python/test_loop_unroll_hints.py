@@ -112,3 +112,23 @@ def test_a_runtime_count_is_refused():
     with pytest.raises(DSLTypeError, match="integer known while tracing") as e:
         compile(host)
     assert "test_loop_unroll_hints.py:" in str(e.value)
+
+
+def test_range_constexpr_takes_the_unroll_hints_of_range():
+    # FlashAttention writes cutlass.range_constexpr(n, unroll_full=True): a loop unrolled in Python already is
+    @cute.kernel
+    def kern(g: cute.Tensor):
+        acc = cutlass.Float32(0.0)
+        for i in cutlass.range_constexpr(4, unroll_full=True):
+            acc = acc + g[i]
+        for i in cutlass.range_constexpr(2, unroll=2):
+            acc = acc + g[4 + i]
+        g[0] = acc
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        kern(g).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    with target("sm_80"):
+        c = cute.compile(host, from_dlpack(np.zeros(8, np.float32)))
+    assert '"scf.for"' not in c.ir and c.ir.count("llvm.fadd") + c.ir.count("arith.addf") == 6

@@ -459,3 +459,43 @@ def test_a_number_a_loop_rebinds_to_a_register_tensor_before_any_use_is_free_ins
     # the loop hands on the number it entered with (its block value read by nothing but the yield)
     yields = re.findall(r'"scf.yield"\(([^)]*)\) : \(([^)]*)\)', c.ir)
     assert c.ir.count('"scf.for"') == 1 and [t for _, t in yields] == ["f32"], yields
+
+
+class ProblemShape:
+    """A library's parameters object (FlashAttention's tile scheduler params): an extent computed from a tensor's
+    run-time shape, kept as the layout algebra gives it, and a count."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __extract_mlir_values__(self):
+        from warpweave.cutlass_dsl import extract_mlir_values
+        return extract_mlir_values(self.shape)
+
+    def __new_from_mlir_values__(self, values):
+        from warpweave.cutlass_dsl import new_from_mlir_values
+        return ProblemShape(new_from_mlir_values(self.shape, values))
+
+
+def test_an_extent_of_the_algebra_in_an_ir_values_object_is_one_value_as_a_number_is():
+    seen = {}
+
+    @cute.kernel
+    def k(g: cute.Tensor, n: cutlass.Int32):
+        from warpweave.cutlass_dsl import extract_mlir_values
+
+        p = ProblemShape(((g.shape[0] + 127) // 128, cutlass.Int32(3), 4))
+        seen["values"] = len(extract_mlir_values(p))
+        for i in cutlass.range(n, unroll=1):
+            p = ProblemShape((p.shape[0] + 1, p.shape[1] * 2, 4))
+        g[0] = p.shape[0].to(cutlass.Float32) + p.shape[1].to(cutlass.Float32)
+
+    @cute.jit
+    def h(g: cute.Tensor, n: cutlass.Int32):
+        k(g, n).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+    with target("sm_80"):
+        c = cute.compile(h, from_dlpack(np.zeros(300, np.float32)).mark_layout_dynamic(), 3)
+    assert seen["values"] == 2   # the run-time extent and the Int32; the static 4 is no value
+    yields = re.findall(r'"scf.yield"\([^)]*\) : \(([^)]*)\)', c.ir)
+    assert yields == ["i32, i32"], yields

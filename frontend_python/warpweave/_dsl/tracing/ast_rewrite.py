@@ -222,6 +222,27 @@ def _method_receivers(stmts, assigned) -> list[str]:
     return found
 
 
+def _rebound_first(stmts, names) -> list[str]:
+    """Those of `names` whose first mention in the block (its statements in order) is a plain assignment whose
+    value does not read them: each trip of a loop over the block sets them before reading them, so the trip never
+    reads what the one before left there (a stage's view made again at the top of the trip)."""
+    def mentions(node, n):
+        return any(isinstance(x, ast.Name) and x.id == n for x in ast.walk(node))
+
+    out = []
+    for n in names:
+        for st in stmts:
+            if not mentions(st, n):
+                continue
+            value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign)) else None
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
+            if value is not None and len(targets) == 1 and isinstance(targets[0], ast.Name) and \
+                    targets[0].id == n and not mentions(value, n):
+                out.append(n)
+            break
+    return out
+
+
 def _indexed_by(stmts, var: str) -> list[str]:
     """Names a block subscripts with an index that uses `var` (x[i], x[i, 0], x[(None, i)]): where they are
     register tensors, a loop over `var` must be unrolled for them to stay in registers."""
@@ -481,6 +502,7 @@ class DSLPreprocessor(ast.NodeTransformer):
         fdef = self._func(fname, [node.target.id] + names, body, names)
         mutables = _method_receivers(node.body, set(names) | {node.target.id})
         indexed = [n for n in _indexed_by(node.body, node.target.id) if n not in names]
+        rebound = _rebound_first(node.body, names)
         call = ast.Call(func=self._helper("for_range"),
                         args=[ast.Name(id=fname, ctx=ast.Load()),
                               ast.Tuple(elts=node.iter.args, ctx=ast.Load()),
@@ -490,7 +512,8 @@ class DSLPreprocessor(ast.NodeTransformer):
                                                        ast.keyword(arg="mutable_names",
                                                                    value=self._names_tuple(mutables)),
                                                        ast.keyword(arg="indexed",
-                                                                   value=self._values_tuple(indexed))])
+                                                                   value=self._values_tuple(indexed)),
+                                                       ast.keyword(arg="rebound", value=self._names_tuple(rebound))])
         out = [fdef, self._assign_back(names, call)]
         for s in out:
             ast.copy_location(s, node)

@@ -92,7 +92,7 @@ def _indexes_registers(indexed) -> bool:
 
 
 def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(),
-              prefetch_stages=None, vectorize=False, indexed=(), mutable_names=(), **kwargs):
+              prefetch_stages=None, vectorize=False, indexed=(), mutable_names=(), rebound=(), **kwargs):
     # prefetch_stages: CuTe DSL's request to software-pipeline the loop's loads; a scheduling hint that does not
     # change what the loop computes, and that is not applied here. Any other keyword is refused, not ignored.
     # vectorize: a request that the trips' element operations become vector operations. A loop with static bounds
@@ -130,7 +130,7 @@ def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=
         raise DSLTypeError("range() step must not be zero", user_location(2))
     t = Int64 if any(isinstance(x, Numeric) and type(x) in (Int64,) for x in (start, stop, step)) else Int32
     start, stop, step = t(start), t(stop), t(step)
-    carry = Carry(names, values, mutables, mutable_names)
+    carry = Carry(names, values, mutables, mutable_names, rebound)
     b = st.builder
     at_line(b, lineno)
     # The IR's loop counts up (it runs while its variable is below the bound): a loop with a negative step (range(n,
@@ -215,8 +215,9 @@ def while_(cond_fn, body_fn, names, values, lineno, mutables=(), mutable_names=(
 
 # --- ranges and compile-time markers --------------------------------------------------------------------------
 
-def range_constexpr(*args):
-    """A loop unrolled while tracing: every bound must be known (Constexpr)."""
+def range_constexpr(*args, unroll=None, unroll_full=False):
+    """A loop unrolled while tracing: every bound must be known (Constexpr). unroll / unroll_full, which programs
+    pass as to cutlass.range, ask for what such a loop always is: unrolled whole."""
     for a in args:
         if not is_static(a):
             raise DSLTypeError("cutlass.range_constexpr needs bounds known while tracing; use range() for a runtime "

@@ -19,8 +19,9 @@ class Carry:
     state's advance()), carried through their _ww_carry_get / _ww_carry_set values, or, for the program's own
     objects of the IR-values protocol, through those values (in_place)."""
 
-    def __init__(self, names, values, mutables=(), mutable_names=()):
+    def __init__(self, names, values, mutables=(), mutable_names=(), rebound=()):
         self.names = names
+        self.rebound = set(rebound)  # names each trip of a loop sets before reading them (ast_rewrite)
         self.values = list(values)
         self.index = []  # positions of carried values
         self.types = []  # their DSL numeric types
@@ -175,17 +176,18 @@ class Carry:
             try:
                 out.append(as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
             except DSLTypeError as e:
-                rebound(i, self._unread(where, None if self.block_scalars is None else [self.block_scalars[k]]), e)
+                rebound(i, self._unread(where, None if self.block_scalars is None else [self.block_scalars[k]],
+                                        self.names[i]), e)
         tuples = dict(self.tuples)
         for k, (i, ct) in enumerate(self.tuples):
             try:
                 out.extend(ct.yields(results[i], lineno, where))
             except DSLTypeError as e:
-                # (only a memory variable: a tuple or an object rebound to another structure is the program's
-                # mistake even where nothing reads it)
-                vals = self.block_tuples[k] if self.block_tuples is not None and isinstance(ct, CarriedPointer) \
-                    else None
-                rebound(i, self._unread(where, vals), e)
+                # (a tuple or an object rebound to another structure is the program's mistake where the trip may
+                # read it, a memory variable's representation is not: see _unread)
+                vals = self.block_tuples[k] if self.block_tuples is not None and (
+                    isinstance(ct, CarriedPointer) or self.names[i] in self.rebound) else None
+                rebound(i, self._unread(where, vals, self.names[i]), e)
         # A variable holding a carried object that the region rebinds to another object of its type (a scheduler
         # helper returning a new WorkTileInfo each trip) hands its state to the object it held before, which the
         # variable names again after the region.
@@ -197,7 +199,13 @@ class Carry:
                 rebound[id(before)] = after
                 continue
             if not region_scope.takes_register_values(before, after):
-                check_unchanged(self.names[i], before, after, lineno, where)
+                try:
+                    check_unchanged(self.names[i], before, after, lineno, where)
+                except DSLTypeError as e:
+                    if where != "loop" or self.names[i] not in self.rebound:
+                        raise
+                    # not carried, and set anew by each trip before a read: unusable after the loop only
+                    self.stale[i] = e.bare_message + (f" (line {e.location[1]})" if e.location else "")
         for o, ts in zip(self.objects, self.object_types):
             now = list(rebound.get(id(o), o)._ww_carry_get())
             if len(now) != len(ts):
@@ -214,13 +222,15 @@ class Carry:
                 raise e
         return out
 
-    @staticmethod
-    def _unread(where, vals):
+    def _unread(self, where, vals, name):
         """A loop body's block values of one variable when nothing in the body read them (its trips rebind the
         variable before any use: a number rebound to a register tensor, a swizzled tensor moved by a run-time
-        offset), else None."""
+        offset), else None: the body set it before any mention (ast_rewrite's rebound), or its ops never named
+        them."""
         if where != "loop" or vals is None:
             return None
+        if name in self.rebound:
+            return list(vals)
         b = trace.builder()
         return list(vals) if all(b.use_count(v) == 0 for v in vals) else None
 

@@ -17,7 +17,7 @@ import dataclasses
 
 from ..base.errors import DSLValueError, user_location
 from ..base.ir_values import Value
-from .numeric import Numeric
+from .numeric import Int32, Int64, Numeric, SymInt
 
 
 def _protocol(obj, name):
@@ -32,6 +32,12 @@ def _fields(obj) -> dict:
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
+def _as_number(x: SymInt) -> Numeric:
+    """A run-time integer of the layout algebra (an extent made of a tensor's shape) as the DSL number it stands
+    for, as CuTe DSL's shapes hold Int32s: a protocol object keeping one in a field carries its value."""
+    return (Int32 if x.bits <= 32 else Int64)._wrap(x)
+
+
 def get_mlir_types(obj) -> list:
     """The IR types of the values `obj` is made of, recursively: a number's, an IR value's, those an object gives
     through `__get_mlir_types__` or `__extract_mlir_values__`, a list's, tuple's, dict's or dataclass's in order;
@@ -40,6 +46,8 @@ def get_mlir_types(obj) -> list:
         return [obj.type]
     if isinstance(obj, Numeric):
         return [type(obj).register_type]
+    if isinstance(obj, SymInt):
+        return [type(_as_number(obj)).register_type]
     if _protocol(obj, "__get_mlir_types__"):
         return list(obj.__get_mlir_types__())
     return [v.type for v in extract_mlir_values(obj)]
@@ -51,8 +59,9 @@ def extract_mlir_values(obj, structured: bool = False):
     number); none (an empty list) for Python constants and objects without the protocol."""
     if isinstance(obj, Value):
         return obj if structured else [obj]
-    if isinstance(obj, Numeric):
-        return obj.ir_value() if structured else [obj.ir_value()]
+    if isinstance(obj, (Numeric, SymInt)):
+        v = (obj if isinstance(obj, Numeric) else _as_number(obj)).ir_value()
+        return v if structured else [v]
     if _protocol(obj, "__extract_mlir_values__"):
         tree = obj.__extract_mlir_values__()
         return _normalize(tree) if structured else _flatten(tree)
@@ -125,7 +134,7 @@ def new_from_mlir_values(obj, values, structured: bool = False):
     if len(values) != n:
         raise DSLValueError(f"new_from_mlir_values: {type(obj).__name__} is made of {n} IR values, got "
                             f"{len(values)}", user_location(2))
-    if isinstance(obj, (Value, Numeric)) or not _protocol(obj, "__extract_mlir_values__"):
+    if isinstance(obj, (Value, Numeric, SymInt)) or not _protocol(obj, "__extract_mlir_values__"):
         return _rebuild(obj, _unflatten(extract_mlir_values(obj, True), values))
     template = obj.__extract_mlir_values__()
     # A protocol that gives a dict takes one back; one that gives a list takes the flat values, as it always has.
@@ -136,8 +145,8 @@ def new_from_mlir_values(obj, values, structured: bool = False):
 def _rebuild(obj, tree):
     if isinstance(obj, Value):
         return tree[0] if isinstance(tree, list) else tree
-    if isinstance(obj, Numeric):
-        return type(obj)(tree[0] if isinstance(tree, list) else tree)
+    if isinstance(obj, (Numeric, SymInt)):
+        return type(obj if isinstance(obj, Numeric) else _as_number(obj))(tree[0] if isinstance(tree, list) else tree)
     if _protocol(obj, "__new_from_mlir_values__"):
         return obj.__new_from_mlir_values__(tree)
     if _is_dataclass(obj):
