@@ -18,7 +18,7 @@ from . import _core
 from ._dsl.values import fp8 as _fp8
 from ._dsl.values import numeric as _n
 from ._dsl.base.errors import DSLTypeError, DSLValueError, user_location
-from ._dsl.values.runtime import RuntimeTensor, from_dlpack
+from ._dsl.values.runtime import RuntimeTensor, from_dlpack, leading_dim_candidates
 
 
 def _torch():
@@ -140,11 +140,10 @@ def get_leading_dim(t) -> int | None:
     """The mode of a torch tensor whose stride is 1 (of those, the one of extent above 1), or None when there is
     none or several. Where every unit-stride mode has one element (a (1, 1, 1) scalar), any is the leading one:
     the innermost (torch's last in its dimension order)."""
-    units = [i for i, s in enumerate(t.stride()) if s == 1]
-    ones = [i for i in units if t.shape[i] != 1]
-    if len(ones) == 1:
-        return ones[0]
-    return units[-1] if units and not ones else None
+    ones = leading_dim_candidates(t.shape, t.stride())
+    if len(ones) == 1 or ones and all(t.shape[i] == 1 for i in ones):
+        return ones[-1]
+    return None
 
 
 def _e2m1_codes(values):

@@ -163,20 +163,20 @@ class Carry:
         out = []
         unread = []  # (its block values, where they are in out, the refusal) of variables rebound before any read
 
-        def rebound(i, args, e):
+        def hand_on_unread(i, args, e):
             # rebound to what the loop cannot carry, but never read in it before: the loop hands on what it
             # entered with, and the variable is unusable after it (as a variable first set inside it is)
             if args is None:
                 raise e
             unread.append((args, len(out), e))
             out.extend(args)
-            self.stale[i] = e.bare_message + (f" (line {e.location[1]})" if e.location else "")
+            self.stale[i] = _why(e)
 
         for k, i in enumerate(self.index):
             try:
                 out.append(as_type(self.names[i], results[i], self.types[k], lineno, where).ir())
             except DSLTypeError as e:
-                rebound(i, self._unread(where, None if self.block_scalars is None else [self.block_scalars[k]],
+                hand_on_unread(i, self._unread(where, None if self.block_scalars is None else [self.block_scalars[k]],
                                         self.names[i]), e)
         tuples = dict(self.tuples)
         for k, (i, ct) in enumerate(self.tuples):
@@ -187,7 +187,7 @@ class Carry:
                 # read it, a memory variable's representation is not: see _unread)
                 vals = self.block_tuples[k] if self.block_tuples is not None and (
                     isinstance(ct, CarriedPointer) or self.names[i] in self.rebound) else None
-                rebound(i, self._unread(where, vals, self.names[i]), e)
+                hand_on_unread(i, self._unread(where, vals, self.names[i]), e)
         # A variable holding a carried object that the region rebinds to another object of its type (a scheduler
         # helper returning a new WorkTileInfo each trip) hands its state to the object it held before, which the
         # variable names again after the region.
@@ -205,7 +205,7 @@ class Carry:
                     if where != "loop" or self.names[i] not in self.rebound:
                         raise
                     # not carried, and set anew by each trip before a read: unusable after the loop only
-                    self.stale[i] = e.bare_message + (f" (line {e.location[1]})" if e.location else "")
+                    self.stale[i] = _why(e)
         for o, ts in zip(self.objects, self.object_types):
             now = list(rebound.get(id(o), o)._ww_carry_get())
             if len(now) != len(ts):
@@ -255,6 +255,11 @@ class Carry:
             [(self.names[i], self.values[i]) for i, _ in self.tuples]
         dynamic_debug.leave(self.depth, lineno, carried)
         return tuple(vals)
+
+
+def _why(e) -> str:
+    """The refusal a stale variable's later read repeats, with the line it came from."""
+    return e.bare_message + (f" (line {e.location[1]})" if e.location else "")
 
 
 def at_line(b, lineno):

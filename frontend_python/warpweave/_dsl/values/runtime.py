@@ -48,6 +48,13 @@ def pow2_divisibility(v: int, cap: int = _MAX_DIV) -> int:
     return d
 
 
+def leading_dim_candidates(shape, strides) -> list:
+    """The modes that may be a tensor's leading dimension: those of stride 1, or of those the ones of extent above 1
+    where there are any (a mode of one element has every stride)."""
+    ones = [i for i, s in enumerate(strides) if s == 1]
+    return [i for i in ones if shape[i] != 1] or ones
+
+
 class RuntimeTensor:
     """A device (or host) buffer seen as a tensor, passed to @cute.jit functions."""
     is_runtime_tensor = True   # isinstance(t, cute.Tensor) holds (tensor_type.py)
@@ -96,9 +103,7 @@ class RuntimeTensor:
         return self
 
     def _deduced_leading_dim(self, strict: bool):
-        ones = [i for i, s in enumerate(self._strides) if s == 1]
-        if len(ones) > 1:
-            ones = [i for i in ones if self._shape[i] != 1] or ones
+        ones = leading_dim_candidates(self._shape, self._strides)
         if len(ones) > 1 and strict:
             raise DSLRuntimeError(f"mark_layout_dynamic: cannot deduce the leading dimension of shape {self._shape} "
                                   f"and strides {self._strides} (modes {tuple(ones)} all have stride 1); pass "
@@ -138,10 +143,10 @@ class RuntimeTensor:
         self.dynamic_shape[mode] = True
         self.shape_divisibility[mode] = divisibility
         # a compact stride is the product of the extents inside it: what they are declared to divide, it divides
-        inside = 1
-        for i in inner_to_outer:
-            if self.dynamic_stride[i] or inner_to_outer.index(i) > inner_to_outer.index(mode):
-                self.dynamic_stride[i] = True
+        inside, at = 1, inner_to_outer.index(mode)
+        for k, i in enumerate(inner_to_outer):
+            self.dynamic_stride[i] = self.dynamic_stride[i] or k > at
+            if self.dynamic_stride[i]:
                 self.stride_divisibility[i] = pow2_divisibility(inside)
             inside *= (self.shape_divisibility[i] or 1) if self.dynamic_shape[i] else self._shape[i]
         self._spec = None
