@@ -439,3 +439,43 @@ def test_a_function_that_launches_nothing_compiles_for_tvm_ffi_and_its_call_does
                                                         (8, 1)), options="--enable-tvm-ffi")
     assert not f.launches and "tensor<" in capsys.readouterr().out
     assert f(tvm_ffi.from_dlpack(CudaLike(1 << 32, (3, 8), code=2, bits=16))) is None
+
+
+def test_the_runtime_libraries_name_the_driver_the_loader_finds_wherever_it_lives(tmp_path):
+    # A driver outside the usual folders (containers mount it under /usr/local/nvidia/lib64 and the like) is the one
+    # named, not the CUDA toolkit's stub: libraries load these RTLD_GLOBAL before loading exports, and a stub loaded
+    # so answers every later driver call of the process with CUDA_ERROR_STUB_LIBRARY.
+    mock = aot.build_mock_driver(str(tmp_path))
+    env = {k: v for k, v in os.environ.items() if k != "WARPWEAVE_LIBCUDA"}
+    env["LD_LIBRARY_PATH"] = mock + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    script = "import warpweave.cute as cute; print(cute.runtime.find_runtime_libraries()[0])"
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert os.path.realpath(p.stdout.strip()) == os.path.realpath(os.path.join(mock, "libcuda.so.1"))
+
+
+@requires_gpu
+def test_a_tvm_ffi_call_runs_after_the_runtime_libraries_are_loaded_globally():
+    # As FlashAttention's kernel cache does before loading kernels: every library of find_runtime_libraries()
+    # loaded with RTLD_GLOBAL, then a function compiled for TVM FFI called (its driver calls bind then).
+    script = r"""
+import ctypes, sys
+sys.path.insert(0, sys.argv[1])
+import warpweave.cute as cute
+for lib in cute.runtime.find_runtime_libraries(enable_tvm_ffi=False):
+    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+import torch
+from warpweave.cute.runtime import from_dlpack
+from test_export import axpy
+x = torch.randn(1000, device="cuda")
+y = torch.randn(1000, device="cuda")
+expected = 2.5 * x.double() + y.double()
+tx, ty = (from_dlpack(t, enable_tvm_ffi=True).mark_layout_dynamic() for t in (x, y))
+f = cute.compile(axpy, tx, ty, 1000, 2.5, torch.cuda.current_stream(), options="--enable-tvm-ffi")
+f(x, y, 1000, 2.5, None)
+torch.cuda.synchronize()
+assert torch.allclose(y.double(), expected, rtol=1e-6, atol=1e-6), (y.double() - expected).abs().max()
+print("ok")
+"""
+    p = subprocess.run([sys.executable, "-c", script, os.path.dirname(__file__)], capture_output=True, text=True)
+    assert p.returncode == 0 and "ok" in p.stdout, p.stdout + p.stderr

@@ -293,11 +293,29 @@ class _CompileOnlyModule:
         return self.__getattr__(name)
 
 
+def _loaded_driver_path() -> str | None:
+    """Where the dynamic loader finds libcuda.so.1 for this process (loading it, as load_driver does), read from
+    /proc/self/maps: containers put the driver in folders no fixed list names (/usr/local/nvidia/lib64, ...)."""
+    if not load_driver():
+        return None
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip()
+                if os.path.basename(path).startswith("libcuda.so") and "/stubs/" not in path:
+                    return path
+    except OSError:
+        pass
+    return None
+
+
 def find_runtime_libraries(enable_tvm_ffi: bool = False) -> list:
-    """The shared libraries an exported object links against: the CUDA driver (the installed one, else the CUDA
-    toolkit's stub, which the real one replaces at load time) and, for TVM FFI exports, libtvm_ffi."""
+    """The shared libraries an exported object links against: the CUDA driver (the one this process loads, else
+    the CUDA toolkit's stub, which the real one replaces at load time) and, for TVM FFI exports, libtvm_ffi.
+    Libraries load these with RTLD_GLOBAL before loading exports (FlashAttention's kernel cache does): the stub
+    named where a driver is installed would then answer every driver call with CUDA_ERROR_STUB_LIBRARY."""
     out = []
-    found = os.environ.get("WARPWEAVE_LIBCUDA") or None
+    found = os.environ.get("WARPWEAVE_LIBCUDA") or _loaded_driver_path()
     for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib"):
         if found is None and os.path.isfile(os.path.join(d, "libcuda.so.1")):
             found = os.path.join(d, "libcuda.so.1")
