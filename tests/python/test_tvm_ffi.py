@@ -479,3 +479,27 @@ print("ok")
 """
     p = subprocess.run([sys.executable, "-c", script, os.path.dirname(__file__)], capture_output=True, text=True)
     assert p.returncode == 0 and "ok" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_stub_driver_answering_is_named_as_such(tmp_path):
+    # The toolkit's stub answers cuInit with CUDA_ERROR_STUB_LIBRARY and names no errors: the call's exception says
+    # what answered, instead of "unknown error (34)".
+    mock = aot.build_mock_driver(str(tmp_path))
+    script = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import tvm_ffi
+from test_tvm_ffi import CudaLike, compiled_axpy
+f = compiled_axpy(options="--enable-tvm-ffi")
+x = tvm_ffi.from_dlpack(CudaLike(0x30000000, (1000,)))
+try:
+    f(x, x, 1000, 2.5, None)
+except RuntimeError as e:
+    print("raised", e)
+"""
+    env = dict(os.environ, WARPWEAVE_LIBCUDA=os.path.join(mock, "libcuda.so.1"), WW_MOCK_STUB="1",
+               WARPWEAVE_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-c", script, os.path.dirname(__file__)], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "raised ww_fn: cuInit failed: CUDA_ERROR_STUB_LIBRARY: the CUDA toolkit's stub" in p.stdout, p.stdout

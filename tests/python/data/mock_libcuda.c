@@ -26,13 +26,19 @@ typedef struct {
 static int ctx_token, module_token;
 static CUcontext current;
 
-CUresult cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
+/* WW_MOCK_STUB: answers as the CUDA toolkit's stub library does (CUDA_ERROR_STUB_LIBRARY, no error names) */
+CUresult cuInit(unsigned flags) { return getenv("WW_MOCK_STUB") ? 34 : flags == 0 ? 0 : 1; }
 CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
 CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return 0; }
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return 0; }
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int d) { (void)d; *c = &ctx_token; return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
-CUresult cuGetErrorString(CUresult e, const char **s) { (void)e; *s = "mock driver error"; return 0; }
+CUresult cuGetErrorString(CUresult e, const char **s) {
+  (void)e;
+  if (getenv("WW_MOCK_STUB")) return 34;
+  *s = "mock driver error";
+  return 0;
+}
 
 CUresult cuModuleLoadData(CUmodule *m, const void *image) {
   const unsigned char *p = (const unsigned char *)image;

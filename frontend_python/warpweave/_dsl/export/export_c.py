@@ -346,6 +346,7 @@ WW_DRIVER_ENTRY ww_CUresult cuLaunchKernelEx(const ww_CUlaunchConfig *config, CU
 
 #define WW_INVALID_VALUE 1              /* CUDA_ERROR_INVALID_VALUE */
 #define WW_NO_DRIVER 35                 /* CUDA_ERROR_INSUFFICIENT_DRIVER */
+#define WW_STUB_LIBRARY 34              /* CUDA_ERROR_STUB_LIBRARY */
 #define WW_MAX_DYNAMIC_SHARED_SIZE 8    /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 #define WW_ATTR_COOPERATIVE 2
 #define WW_ATTR_CLUSTER_DIMENSION 4
@@ -376,7 +377,10 @@ def source(compiled, args: list[CArg], prefix: str, header_name: str) -> str:
     o.append("static int32_t ww_driver(int32_t r, const char *call) {")
     o.append("  const char *text = NULL;")
     o.append("  if (r == 0) return 0;")
-    o.append("  if (cuGetErrorString(r, &text) != 0 || text == NULL) text = \"unknown error\";")
+    o.append("  if (r == WW_STUB_LIBRARY)  /* the stub names no errors: what it is, and the usual way it got here */")
+    o.append('    text = "CUDA_ERROR_STUB_LIBRARY: the CUDA toolkit\'s stub libcuda.so answered in place of the driver '
+             '(was the stub loaded with RTLD_GLOBAL before the driver?)";')
+    o.append("  else if (cuGetErrorString(r, &text) != 0 || text == NULL) text = \"unknown error\";")
     o.append(f'  snprintf(ww_error, sizeof ww_error, "{prefix}: %s failed: %s (%d)", call, text, (int)r);')
     o.append("  return r;")
     o.append("}")
