@@ -62,6 +62,8 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "target_version":  # needs ctypes, which `import warpweave` does not load
         return importlib.import_module(f"{__name__}._dsl.base.cuda_version").target_version
+    if name == "CUDA_VERSION":  # the toolchain's version (.major, .minor), asked of it when first named
+        return importlib.import_module(f"{__name__}._dsl.base.cuda_version").cuda_version_object()
     if name == "Layout":  # CuTe DSL names the layout type here too (annotations: `layout: cutlass.Layout`)
         return cute.Layout
     raise AttributeError(f"module 'warpweave' has no attribute {name!r}")

@@ -59,9 +59,10 @@ class CutlassAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except ModuleNotFoundError as e:
             if e.name != real:
                 raise  # the module exists and failed to import something of its own
-            raise ModuleNotFoundError(f"No module named {fullname!r}: this run maps {ALIAS} to {REAL}, and "
-                                      f"{real} does not exist (not implemented, or no loaded backend provides it)",
-                                      name=fullname) from None
+            # No such module: no spec, as a finder answers, so that `importlib.util.find_spec("cutlass.x")` is None
+            # (programs probe optional parts of CuTe DSL that way) and `import cutlass.x` is the usual
+            # ModuleNotFoundError naming cutlass.x.
+            return None
         spec = importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
         spec.loader_state = module
         return spec

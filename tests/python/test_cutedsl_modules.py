@@ -1,6 +1,7 @@
 """CuTe DSL's module layout and names: every module imports as a module, names sit where CuTe DSL has them, and
 the `cutlass` alias of the migration runner maps onto the very same module objects, only while it is installed."""
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -146,8 +147,12 @@ def test_alias_gives_the_same_module_objects_and_only_inside():
         assert c_warp is cute.nvgpu.warp and c_hw is warpweave.utils.hardware_info
         assert from_dlpack is cute.runtime.from_dlpack
         assert sys.modules["cutlass.cute"] is cute
-        with pytest.raises(ModuleNotFoundError, match="warpweave.utils.no_such_helpers does not exist"):
+        with pytest.raises(ModuleNotFoundError, match="No module named 'cutlass.utils.no_such_helpers'"):
             import cutlass.utils.no_such_helpers  # noqa: F401
+        # a probe for an optional module answers None, as for any module that does not exist (programs ask so
+        # whether their CuTe DSL has a part before they import it); one that exists has a spec
+        assert importlib.util.find_spec("cutlass.utils.no_such_helpers") is None
+        assert importlib.util.find_spec("cutlass.utils.hardware_info") is not None
     assert not any(n == "cutlass" or n.startswith("cutlass.") for n in sys.modules)
     assert warpweave.__spec__.name == "warpweave" and cute.__spec__.name == "warpweave.cute"
     with pytest.raises(ModuleNotFoundError):

@@ -110,6 +110,14 @@ def test_target_version_compares_the_cubin_tools_cuda_version():
     assert target_version is cutlass.target_version
 
 
+def test_cuda_version_object_is_the_cubin_tools_version_by_fields():
+    # cutlass.CUDA_VERSION: .major / .minor of the same toolchain, ordered as versions are
+    major, minor = cuda_version()
+    v = cutlass.CUDA_VERSION
+    assert (v.major, v.minor) == (major, minor) and str(v) == f"{major}.{minor}"
+    assert type(v)(major, minor + 1) > v > type(v)(major - 1, 9) and v == type(v)(major, minor)
+
+
 def test_cuda_version_is_the_chosen_cubin_tools(monkeypatch):
     # target_version answers for the tool that assembles this process's cubins, in the core's order of choice
     from warpweave._dsl.base import cuda_version as module

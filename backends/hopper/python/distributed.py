@@ -7,6 +7,7 @@ names.
   words' bits (Int32 values); multimem_st(ptr, *words)
   stores such words at a multicast address (every GPU's memory); multimem_red_add1(ptr) adds 1 to a multicast
   flag in every GPU's memory. multimem_ld_reduce_4xf32 / multimem_st_4xb32 are the four-word forms.
+- atomicAdd(ptr, val): adds val to a 32-bit integer and returns the value it held (CUDA's atomicAdd).
 - red_add1(ptr): adds 1 to a flag (a peer's or this GPU's) without a result.
 - spin_lock_atom_cas_{acquire,relaxed}_wait(ptr, expected_val=, reset_val=): waits until the flag at ptr holds
   expected_val, and resets it to reset_val in the same atomic compare-and-swap; spin_lock_ld_lt_relaxed_wait waits
@@ -134,6 +135,17 @@ def multimem_red_add1(lock_ptr, *, order=None, scope=None, loc=None, ip=None):
     ext.emit_instruction(b, backend, entry, {"addr": [addr], "value": [cutlass.Int32(1).ir()]},
                          {"sem": _order(order, what, ("relaxed", "release"), "relaxed"),
                           "scope": _scope(scope, what, "sys")})
+
+
+def atomicAdd(dst_ptr, val, *, loc=None, ip=None):
+    """*dst_ptr += val for the 32-bit integer at dst_ptr (global or shared memory); the value it held before. A
+    relaxed atomic of the whole GPU, as CUDA's atomicAdd."""
+    what = "utils.distributed.atomicAdd"
+    p = ext.address_of(dst_ptr, f"{what}: dst_ptr")
+    if p.dtype.width != 32 or not p.dtype.is_integer:
+        raise ext.user_error(f"{what}: adds to a 32-bit integer, the pointer is to {p.dtype.__name__}",
+                             ext.DSLTypeError)
+    return cute.arch.atomic_add(p, val, sem="relaxed", scope="gpu")
 
 
 def red_add1(lock_ptr, *, order=None, scope=None, loc=None, ip=None):

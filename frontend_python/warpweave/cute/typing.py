@@ -4,6 +4,9 @@ type names of shapes, strides, coordinates and tiles. Each is the very object wa
 from __future__ import annotations
 
 from typing import Union as _Union
+# CuTe DSL's typing module is where its programs also find the annotation helpers of Python's typing (Type, Optional,
+# Union, ...): `from cutlass.cute.typing import Type, Pointer` is one import line there.
+from typing import Any, ForwardRef, List, Literal, Optional, Tuple, Type, Union  # noqa: F401
 
 from .. import cute as _cute
 from .._dsl.base.constexpr import Constexpr  # noqa: F401
@@ -20,4 +23,4 @@ _STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swi
 globals().update({n: getattr(_cute, n) for n in _NUMERIC + _STRUCTURE})
 Int = _Union[int, _cute.Integer]  # an integer annotation: a Python int or a DSL integer
 
-__all__ = ["Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE
+__all__ = ["Any", "ForwardRef", "List", "Literal", "Optional", "Tuple", "Type", "Union", "Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE

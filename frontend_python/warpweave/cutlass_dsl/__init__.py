@@ -5,6 +5,7 @@ form (`if_generate`, `while_generate` / `yield_out`, `and_`, `or_`, `not_`), `Ba
 DSL, `Arch`, `JitCompiledFunction` (what cute.compile returns), and `target_version` (as `cutlass.target_version`: QuACK's nvfp4 helpers import it from here)."""
 import importlib
 from .._dsl.base.errors import DSLCudaRuntimeError, DSLRuntimeError  # noqa: F401 - CuTe DSL programs import both
+from .._dsl.base.constexpr import Constexpr
 from .._dsl.base.markers import dsl_user_op
 from .._dsl.call.compiled_function import JitCompiledFunction
 from .._dsl.device.math import max, min  # noqa: A004
@@ -18,7 +19,7 @@ from ..base_dsl import BaseDSL
 
 CuTeDSL = BaseDSL  # CuTe DSL's name of its DSL class, whose _get_dsl() libraries reach through
 
-__all__ = ["Arch", "BFloat16", "BaseDSL", "Boolean", "CuTeDSL", "DSLCudaRuntimeError", "Float", "Float16", "Float32", "Float64", "Int8",
+__all__ = ["Arch", "BFloat16", "BaseDSL", "Boolean", "Constexpr", "CuTeDSL", "DSLCudaRuntimeError", "Float", "Float16", "Float32", "Float64", "Int8",
            "Int16", "Int32", "Int64", "Integer", "JitCompiledFunction", "Numeric", "NumericMeta", "T", "TFloat32", "Uint8", "Uint16",
            "Uint32", "Uint64", "and_", "const_expr", "dsl_user_op", "extract_mlir_values", "get_mlir_types",
            "for_generate", "if_generate", "max", "min", "new_from_mlir_values", "not_", "or_", "while_generate", "yield_out"]

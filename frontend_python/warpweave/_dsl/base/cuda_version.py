@@ -7,6 +7,7 @@ ctypes, which `import warpweave` does not load)."""
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import glob
 import os
@@ -98,6 +99,22 @@ def cuda_version() -> tuple[int, int]:
                               "the DSL compiles with is unknown (set WARPWEAVE_NVJITLINK, or install "
                               "nvidia-nvjitlink-cu13)")
     return version
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class CudaVersion:
+    """A CUDA version, major.minor (CuTe DSL's `cutlass.CUDA_VERSION`: programs read .major and .minor to pick code a
+    toolchain generation supports), ordered as versions are."""
+    major: int
+    minor: int
+
+    def __str__(self):
+        return f"{self.major}.{self.minor}"
+
+
+def cuda_version_object() -> CudaVersion:
+    """`cutlass.CUDA_VERSION`: the version of the toolchain this process's PTX is compiled with (cuda_version())."""
+    return CudaVersion(*cuda_version())
 
 
 def _parse(name: str, value) -> tuple[int, int]:
