@@ -314,9 +314,58 @@ def test_cutlass_alias_names():
         from cutlass.cute.tensor import TensorSSA, _Tensor
         from cutlass.cute.nvgpu.tcgen05.mma import CtaGroup  # noqa: F401 - a submodule of a backend's namespace
         import cutlass.cute.typing as ct
+        from cutlass.cute.typing import Optional, Type  # Python's typing names, where CuTe DSL's typing has them
+        from cutlass.cutlass_dsl import Constexpr
+        from cutlass.utils.smem_allocator import SmemAllocator
+        from cutlass.utils.dynamic_persistent_tile_scheduler import ClcDynamicPersistentTileScheduler
+        from cutlass._mlir.dialects.cute import AddressSpace as IrAddressSpace
+        from cutlass.pipeline.helpers import MbarrierArray, NamedBarrier
+        from cutlass.pipeline.sm90 import PipelineTmaAsync
+        from cutlass.pipeline.sm100 import PipelineTmaUmma
+    import typing
+    assert Type is typing.Type and Optional is typing.Optional and Constexpr is cutlass.Constexpr
+    assert SmemAllocator is cutlass.utils.SmemAllocator
+    assert ClcDynamicPersistentTileScheduler is cutlass.utils.ClcDynamicPersistentTileScheduler
+    assert [m.name for m in IrAddressSpace] == [m.name for m in cute.AddressSpace]
+    assert (MbarrierArray, NamedBarrier, PipelineTmaAsync, PipelineTmaUmma) == (
+        cutlass.pipeline.MbarrierArray, cutlass.pipeline.NamedBarrier, cutlass.pipeline.PipelineTmaAsync,
+        cutlass.pipeline.PipelineTmaUmma)
     assert cv.extract is vector.extract and cs.IfOp is scf.IfOp and cm.exp is mmath.exp
     assert CV is Vector and CA is Arch and g is get_mlir_types
     assert _Tensor is cute.Tensor and TensorSSA is cute.TensorSSA and ct.Int32 is cutlass.Int32
+
+
+# --- llvm pointer/integer and width casts ----------------------------------------------------------------------
+
+def test_llvm_pointer_integer_and_width_casts():
+    def body(out, t):
+        smem = cutlass.utils.SmemAllocator()
+        buf = smem.allocate_array(cutlass.Int32, 32)
+        s32 = llvm.ptrtoint(T.i32(), buf.llvm_ptr)               # a shared-memory pointer's 32-bit address
+        g64 = llvm.ptrtoint(T.i64(), (out.iterator + t).llvm_ptr)  # a global one's 64-bit address
+        wide = llvm.zext(T.i64(), s32)
+        back = llvm.inttoptr(llvm.PointerType.get(1), g64)
+        out[t] = Int32(llvm.trunc(T.i32(), wide)) + Int32(llvm.trunc(T.i32(), llvm.ptrtoint(T.i64(), back))) + \
+            Int32(llvm.sext(T.i64(), Int32(t).ir_value()) == 0)
+
+    assert compile_body(body).cubin
+
+    def smem_address(out, t):
+        buf = cutlass.utils.SmemAllocator().allocate_array(cutlass.Int32, 32)
+        out[t] = Int32(llvm.trunc(T.i32(), llvm.zext(T.i64(), llvm.ptrtoint(T.i32(), buf.llvm_ptr))))
+
+    ptx = compile_body(smem_address).ptx
+    # the value stored is the shared-memory window's own 32-bit address, not a generic (64-bit) one cut short
+    assert re.search(r"mov\.b32\s+%r\d+, __ww_dynamic_smem;", ptx), ptx
+
+
+def test_llvm_casts_refuse_the_wrong_kinds_and_widths():
+    raises_at(Exception, "ptrtoint takes a pointer", "not-a-pointer",
+              lambda out, t: llvm.ptrtoint(T.i64(), Int32(t).ir_value()))  # not-a-pointer
+    raises_at(Exception, "must widen", "zext-narrows",
+              lambda out, t: llvm.zext(T.i16(), Int32(t).ir_value()))  # zext-narrows
+    raises_at(Exception, "inttoptr takes an integer", "inttoptr-of-pointer",
+              lambda out, t: llvm.inttoptr(llvm.PointerType.get(1), out.iterator.llvm_ptr))  # inttoptr-of-pointer
 
 
 # --- NVVM ops come from the backends ------------------------------------------------------------------------------

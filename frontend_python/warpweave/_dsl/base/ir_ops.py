@@ -281,6 +281,45 @@ def addrspacecast(res, arg, *, loc=None, ip=None) -> Value:
     return emit("llvm.addrspacecast", [arg], [res], "")[0]
 
 
+def ptrtoint(res, arg, *, loc=None, ip=None) -> Value:
+    """The address the pointer arg holds, as an integer of type res (a narrower one keeps its low bits: the 32-bit
+    address of a pointer to shared memory)."""
+    arg = operand(arg)
+    res = Type(res)
+    if not PointerType.isinstance(arg.type) or not IntegerType.isinstance(res):
+        raise DSLTypeError(f"ptrtoint takes a pointer to an integer type, got {arg.type} to {res}", user_location(2))
+    return emit("llvm.ptrtoint", [arg], [res], "")[0]
+
+
+def inttoptr(res, arg, *, loc=None, ip=None) -> Value:
+    """The pointer of type res to the address the integer arg holds."""
+    arg = operand(arg)
+    res = Type(res)
+    if not IntegerType.isinstance(arg.type) or not PointerType.isinstance(res):
+        raise DSLTypeError(f"inttoptr takes an integer to a pointer type, got {arg.type} to {res}", user_location(2))
+    return emit("llvm.inttoptr", [arg], [res], "")[0]
+
+
+def _llvm_int_cast(name: str, widen: bool):
+    def op(res, arg, *, loc=None, ip=None) -> Value:
+        a = operand(arg)
+        t = Type(res)
+        check_kind(name, a.type, "int")
+        check_kind(name, t, "int")
+        wa, wt = bit_width(_scalar_or_vector_of(a.type)), bit_width(_scalar_or_vector_of(t))
+        if wa is not None and wt is not None and not (wt > wa if widen else wt < wa):
+            raise DSLTypeError(f"{name}: {a.type} to {t} must {'widen' if widen else 'narrow'}", user_location(2))
+        return emit(name, [a], [t], "")[0]
+
+    op.__name__ = name.split(".")[1]
+    return op
+
+
+zext = _llvm_int_cast("llvm.zext", True)    # unsigned widening (arith.extui's meaning)
+sext = _llvm_int_cast("llvm.sext", True)    # signed widening
+trunc = _llvm_int_cast("llvm.trunc", False)  # the low bits
+
+
 def intr_ctlz(arg, is_zero_poison, *, loc=None, ip=None) -> Value:
     arg = operand(arg)
     check_kind("llvm.intr.ctlz", arg.type, "int")
