@@ -10,28 +10,45 @@ IR types and those attributes (integers excepted: they are taken as the call's d
 """
 from __future__ import annotations
 
+import ctypes
+
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import HostIRValue, PointerType, Type, bit_width
-from ..values.jit_argument import HostAddress, assemble, is_jit_argument, leaves, read_leaves, types_of
+from ..values.jit_argument import (HostAddress, assemble, is_jit_argument, leaves, read_leaves, type_texts,
+                                   typed_pointers, types_of)
+from ..values.pointer import GMEM, Pointer
 from ..values.numeric import Int8, Int16, Int32, Int64, Numeric
 from ..values.runtime import RuntimePointer, RuntimeTensor
 from .arg_kind import ArgPlan, const_key, keyed_by_value, sym_id
 
 _INTS = {8: Int8, 16: Int16, 32: Int32, 64: Int64}
+_CTYPES_DATA = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array, ctypes._Pointer)
 
 
 def _configuration(value) -> tuple:
     """What selects a compilation among an object's attributes: pointers and tensors by their specialisation,
-    integers not at all (the call's data), anything else by value (or identity where unhashable)."""
+    integers and ctypes objects (the cells its C pointers point at) not at all (the call's data), anything else by
+    value (or identity where unhashable)."""
     out = []
     for k, x in sorted(getattr(value, "__dict__", {}).items()):
         if isinstance(x, (RuntimePointer, RuntimeTensor)):
             out.append((k, x.spec()))
         elif isinstance(x, int) and not isinstance(x, bool):
             out.append((k, "int"))
+        elif isinstance(x, _CTYPES_DATA):  # the memory __c_pointers__ points at: the call's data, as integers
+            out.append((k, "ctypes"))
         else:
             out.append((k, const_key(x)))
     return tuple(out)
+
+
+def _typed_pointer(ptr_type, key, name) -> Pointer:
+    """The pointer a function sees for a value declared as a typed pointer (cute.PtrType): its element and
+    alignment, in global memory (what a call's address is), at the address the call gives under key."""
+    if ptr_type.memspace not in ("gmem", "generic"):
+        raise DSLValueError(f"argument '{name}': a pointer passed to a @cute.jit function is to global memory, "
+                            f"this one's type is to {ptr_type.memspace}", user_location(5))
+    return Pointer(None, ptr_type.dtype, GMEM, ptr_type.alignment, host=key, wide=True)
 
 
 class JitArgumentArg(ArgPlan):
@@ -55,20 +72,21 @@ class JitArgumentArg(ArgPlan):
 
     @classmethod
     def spec_key(cls, value, annotation):
-        return ("jit_argument", type(value).__qualname__, tuple(t.text for t in types_of(value)),
-                _configuration(value))
+        return ("jit_argument", type(value).__qualname__, type_texts(value), _configuration(value))
 
     cache_key = classmethod(keyed_by_value)
 
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         types = types_of(value)
+        typed = typed_pointers(value)
         layout = leaves(types)
         values, described = [], []
         for i, path, off, t in layout:
             key = (index, i) + path if isinstance(index, int) else index + (i,) + path
             if PointerType.isinstance(t):
-                values.append(HostIRValue(HostAddress(key), t))
+                values.append(HostIRValue(HostAddress(key), t) if typed[i] is None else
+                              _typed_pointer(typed[i], key, name))
                 described.append((i, path, off, t.text, key))
                 continue
             w = bit_width(t)

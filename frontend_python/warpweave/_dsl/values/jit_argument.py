@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..base.errors import DSLTypeError, user_location
 from ..base.ir_values import HostIRValue, IntegerType, PointerType, StructType, Type, bit_width
+from .ptr_type import PtrType
 
 
 class HostAddress:
@@ -37,12 +38,27 @@ def types_of(value) -> list:
     """The IR types of a JitArgument's values, as Types (refused at the user's line when they are not types)."""
     out = []
     for t in value.__get_mlir_types__():
+        if isinstance(t, PtrType):  # a typed pointer is held as the address (stand_in makes the pointer again)
+            out.append(t.llvm_type())
+            continue
         try:
             out.append(t if isinstance(t, Type) else Type(t))
         except Exception:  # noqa: BLE001 - whatever the object gave, named at the user's line
             raise DSLTypeError(f"{type(value).__name__}.__get_mlir_types__() gave {t!r}, not an IR type",
                                user_location(4)) from None
     return out
+
+
+def typed_pointers(value) -> list:
+    """For each of a JitArgument's values, the PtrType it was declared with (a typed pointer), else None."""
+    return [t if isinstance(t, PtrType) else None for t in value.__get_mlir_types__()]
+
+
+def type_texts(value) -> tuple:
+    """What a JitArgument's types are, to select a compilation: a typed pointer by its element, memory and
+    alignment (the kernel is compiled for them), any other type by its spelling."""
+    return tuple(t.text if p is None else f"!cute.ptr<{p.dtype.__name__}, {p.memspace}, align<{p.alignment}>>"
+                 for t, p in zip(types_of(value), typed_pointers(value)))
 
 
 def _align(t: Type) -> int:

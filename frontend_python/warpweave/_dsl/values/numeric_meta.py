@@ -23,6 +23,18 @@ from ..base.errors import DSLTypeError, user_location
 _OWN_PACKAGE = __name__.split(".")[0]
 
 
+class NumericIRType(ir_values.Type):
+    """A numeric type's `mlir_type`: the IR type (equal to the plain one of its spelling) that also remembers the
+    numeric type it was asked of, as several share one (Float8E4M3FN, Float8E5M2 and Uint8 are all held in i8).
+    A type built of it (a typed pointer's element: `PtrType.get(Float8E4M3FN.mlir_type, ...)`) finds its numeric
+    type again."""
+    __slots__ = ("numeric",)
+
+    def __init__(self, t, numeric):
+        super().__init__(t)
+        self.numeric = numeric
+
+
 def _type_text(mlir_type, name: str) -> str:
     """The MLIR spelling of a class's `mlir_type=`: an ir.Type, its text, or a function returning either."""
     t = mlir_type() if callable(mlir_type) and not isinstance(mlir_type, (str, ir_values.Type)) else mlir_type
@@ -89,7 +101,7 @@ class NumericMeta(type):
         is held in a wider register (`register_type`)."""
         if not cls.ir_type:
             raise DSLTypeError(f"{cls.__name__} is abstract: it has no IR type", user_location(2))
-        return ir_values.Type(getattr(cls, "lane_type", None) or cls.ir_type)
+        return NumericIRType(getattr(cls, "lane_type", None) or cls.ir_type, cls)
 
     @property
     def register_type(cls) -> ir_values.Type:

@@ -2,29 +2,15 @@
 tensors and atoms are the Python objects of cute), so the module has no ops: naming one is an error at the user's
 line that says so, never IR that MLIR would refuse later. What it has is the typed-pointer recast programs write
 with it (`recast_iter(PtrType.get(element, memspace, alignment), ptr)`), which is cute.recast_ptr: the element a DSL
-type, or what a backend's dialect names (cute_nvgpu.TmaDescriptorTiledType: a tensor map, whose pointer is one to
-its words, `pointee_dtype`)."""
+type or its mlir_type, or what a backend's dialect names (cute_nvgpu.TmaDescriptorTiledType: a tensor map, whose
+pointer is one to its words, `pointee_dtype`); the memory spaces (AddressSpace), by their names."""
 from ..._dsl.base.errors import DSLTypeError, user_location
 from ..._dsl.base.ir_dialects import unknown_op
+from ..._dsl.values.ptr_type import PtrType
+from ..._dsl.values.runtime import AddressSpace  # noqa: F401 - the dialect's memory spaces, by the same names
 from ..._dsl.values.tensor import Pointer, recast_ptr
 
-__all__ = ["PtrType", "recast_iter"]
-
-
-class PtrType:
-    """A pointer type: its element (a DSL type, or a backend's pointee), memory and alignment (bytes)."""
-
-    def __init__(self, element, memspace, alignment):
-        self.element = element
-        self.memspace = getattr(memspace, "name", memspace)
-        self.alignment = alignment
-
-    @staticmethod
-    def get(element, memspace, alignment, context=None) -> "PtrType":
-        return PtrType(element, memspace, alignment)
-
-    def __repr__(self):
-        return f"!cute.ptr<{self.element!r}, {self.memspace}, align<{self.alignment}>>"
+__all__ = ["AddressSpace", "PtrType", "recast_iter"]
 
 
 def recast_iter(result_type, iterator, *, loc=None, ip=None) -> Pointer:
@@ -35,8 +21,7 @@ def recast_iter(result_type, iterator, *, loc=None, ip=None) -> Pointer:
     if result_type.memspace != iterator.memspace:
         raise DSLTypeError(f"cute.recast_iter: the pointer is to {iterator.memspace} memory, the type to "
                            f"{result_type.memspace}", user_location(2))
-    dtype = getattr(result_type.element, "pointee_dtype", result_type.element)
-    return recast_ptr(iterator, dtype=dtype).align(result_type.alignment)
+    return recast_ptr(iterator, dtype=result_type.dtype).align(result_type.alignment)
 
 
 def __getattr__(name):
