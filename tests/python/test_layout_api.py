@@ -249,3 +249,17 @@ def test_congruence_is_equality_of_hierarchies_and_weak_congruence_coarsens():
     assert cute.is_congruent(((1, 1), (1, 1)), ((4, 2), (8, 1)))
     assert not cute.is_congruent(((1, 1), (1, 1)), ((4, 2), 8))
     assert not cute.is_weakly_congruent((1, 2), (1, 2, 3))
+
+
+def test_a_mode_of_a_composed_layout_keeps_its_swizzle_and_offset():
+    # get(composed, mode) and composed[i]: the outer layout's mode under the same swizzle and offset, so that each
+    # element of the mode maps where the whole layout maps it
+    sw = cute.make_swizzle(3, 4, 3)
+    c = cute.make_composed_layout(sw, 5, cute.make_layout(((8, 2), 4, 3), stride=((1, 8), 16, 64)))
+    first = cute.get(c, mode=[0])
+    assert str(first) == "S<3,4,3> o 5 o (8,2):(1,8)" and str(c[0]) == str(first)
+    assert str(cute.get(c, mode=[0, 1])) == str(c[0][1]) == "S<3,4,3> o 5 o 2:8"
+    for i in range(cute.size(first)):
+        assert first(i) == c((i, 0, 0))
+    with pytest.raises(ValueError, match="out of range"):
+        c[3]

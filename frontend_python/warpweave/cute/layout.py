@@ -155,7 +155,9 @@ def _select_layout(x, mode, op, shape_only=False):
     if isinstance(lay, ComposedLayout):
         if shape_only:
             return _core.get(lay.outer, path)  # a composed layout has its outer layout's shape
-        raise TypeError(f"{op}: mode selection on a composed layout; select on its outer layout instead")
+        # a mode of the outer layout under the same inner function and offset (CuTe's get of a composition: one
+        # stage's modes of a swizzled staged layout, the TMA mode of a divided one)
+        return ComposedLayout(lay.inner, lay.offset, _core.get(lay.outer, path))
     return _core.get(lay, path)
 
 
@@ -339,6 +341,16 @@ def get(input, mode):
     if isinstance(input, tuple) or isinstance(input, int):
         return _tuple_get(input, path)
     return _rewrap(input, _select_layout(input, path, "get"))
+
+
+def _composed_mode(self, i):
+    """composed[i]: get(composed, mode=[i]), as a layout's own indexing is."""
+    if not isinstance(i, int):
+        raise TypeError(f"a composed layout is indexed by a mode number, got {i!r}")
+    return get(self, mode=[i])
+
+
+ComposedLayout.__getitem__ = _composed_mode
 
 
 @_keeps_face
