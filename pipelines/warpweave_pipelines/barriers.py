@@ -177,9 +177,10 @@ class NamedBarrier:
     num_threads: int
 
     def __post_init__(self):
-        if not 0 <= self.barrier_id < 16:
-            raise ValueError(f"named barrier ids are 0..15, got {self.barrier_id!r}")
-        if self.num_threads <= 0 or self.num_threads % 32:
+        # What is known while tracing is checked here; an id or count computed in the kernel (a phase added to a
+        # base id) is the program's business, as for sync().
+        _check_static_id(self.barrier_id)
+        if isinstance(self.num_threads, int) and (self.num_threads <= 0 or self.num_threads % 32):
             raise ValueError(f"a named barrier counts whole warps, got {self.num_threads!r} threads")
 
     @classmethod

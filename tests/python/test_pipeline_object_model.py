@@ -220,3 +220,18 @@ def test_named_barrier_wait_is_the_barrier_of_its_threads(fresh_compilations):
     waits = re.findall(r"bar(?:rier)?\.sync(?:\.aligned)? [^;]*;", _ptx(of("wait"), cluster=(1, 1, 1)))
     both = re.findall(r"bar(?:rier)?\.sync(?:\.aligned)? [^;]*;", _ptx(of("arrive_and_wait"), cluster=(1, 1, 1)))
     assert waits == both and len(waits) == 1 and re.search(r"\b3, 64;", waits[0]), waits
+
+
+def test_a_named_barrier_of_an_id_computed_in_the_kernel(fresh_compilations):
+    # A barrier id made of a base and a phase known only in the kernel (a phase-alternating pair of barriers): the
+    # barrier waits on the id the kernel computes; a static id out of range is still refused where it is made.
+    def body(g):
+        phase = cute.arch.block_idx()[0] % 2
+        base = pipeline.NamedBarrier(4, 64)
+        pipeline.NamedBarrier(base.barrier_id + phase, base.num_threads).arrive_and_wait()
+
+    ptx = _ptx(body, cluster=(1, 1, 1))
+    syncs = re.findall(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s+(%r\d+|\d+), 64;", ptx)
+    assert len(syncs) == 1 and syncs[0].startswith("%r"), ptx
+    with pytest.raises(ValueError, match="named barrier ids are 0..15, got 16"):
+        pipeline.NamedBarrier(16, 64)
