@@ -94,6 +94,15 @@ def test_cuda_tensors_of_a_compile_only_run_are_cuda_aligned():
     assert cpu.data_ptr() % 16 == 4
 
 
+def test_pinned_host_memory_is_host_memory_in_a_compile_only_run():
+    # programs pin a host staging buffer next to their CUDA workspace (torch would ask the driver for it)
+    torch = pytest.importorskip("torch")
+    with target("sm_90a"), compile_only.compile_only():
+        staged = torch.empty((64,), dtype=torch.uint8, pin_memory=True, device="cpu")
+        again = torch.arange(8).pin_memory()
+        assert staged.shape == (64,) and staged.device.type == "cpu" and torch.equal(again, torch.arange(8))
+
+
 @pytest.mark.parametrize("arch, cc", [("sm_100a", (10, 0)), ("sm_120a", (12, 0)), ("sm_90a", (9, 0))])
 def test_torch_device_queries_answer_for_the_target(arch, cc):
     # programs pick their code path by torch.cuda.get_device_properties(...).major / get_device_capability()

@@ -11,7 +11,8 @@ What changes inside `compile_only()`:
   @cute.jit functions, e.g. printing layouts) run as usual.
 - PyTorch, when installed, makes "cuda" tensors in host memory: factory functions and `.to()`/`.cuda()` given a
   CUDA device get the CPU instead, `torch.cuda.is_available()` is True, `current_stream()` is a stream whose
-  handle is 0 (so is that of a new `torch.cuda.Stream()`), `synchronize()` does nothing, and
+  handle is 0 (so is that of a new `torch.cuda.Stream()`), `synchronize()` does nothing, pinned host memory
+  (`pin_memory=True`, `.pin_memory()`) is ordinary host memory, and
   `get_device_capability()` / `get_device_properties()` describe the stand-in device of the target (below), so
   that programs choosing their kernels by the device choose those of the target compiled for. Multi-GPU programs
   (torchrun's) run as one rank of a world of ranks (compile_only_world.py: torch.distributed, symmetric memory). CUDA graphs capture
@@ -286,6 +287,12 @@ def _torch_on_host(session):
             kwargs = dict(kwargs or {})
             if func is torch.Tensor.cuda:
                 return _cuda_aligned(torch, args[0])
+            # Page-locked host memory is the driver's to give: without one, host memory is what there is (the
+            # staging buffers programs pin for copies to the device hold host tensors as any other).
+            if func is torch.Tensor.pin_memory:
+                return args[0]
+            if kwargs.get("pin_memory"):
+                kwargs["pin_memory"] = False
             was_cuda = "device" in kwargs and _is_cuda(kwargs["device"])
             if was_cuda:
                 kwargs["device"] = "cpu"
