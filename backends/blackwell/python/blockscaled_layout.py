@@ -85,8 +85,10 @@ def tile_atom_to_shape_SF(Shape, sf_vec_size: int, *, loc=None, ip=None):
     s = (((32, 4), mn_chunks), ((sf_vec_size, CHUNK_SF), k_chunks))
     d = (((16, 4), mn_stride), ((0, 1), k_stride))
     if len(shape) == 3:
-        s += (shape[2],)
-        d += (mn_stride * mn_chunks,)
+        # the batch mode as CuTe DSL makes it, (1, size(L)) : (0, one matrix's chunks): a batch of several modes
+        # (((heads, kv heads), batch) of attention) is counted as one run of matrices
+        s += ((1, cute.size(shape[2])),)
+        d += ((0, mn_stride * mn_chunks),)
     return cute.make_layout(s, stride=d)
 
 

@@ -60,6 +60,15 @@ def test_tile_atom_to_shape_sf_is_the_block_layout(MN, K, L, vec):
     assert sorted(seen) == list(range(len(seen)))
 
 
+def test_tile_atom_to_shape_sf_counts_a_batch_of_several_modes_as_one_run():
+    # attention's operands have a batch of modes (((heads, kv heads), batch)); the batch mode is (1, L) : (0, Mc Kc 512)
+    lay = bsl().tile_atom_to_shape_SF((256, 128, ((2, 3), 4)), 16)
+    assert str(lay) == "(((32,4),2),((16,4),2),(1,24)):(((16,4),1024),((0,1),512),(0,2048))"
+    flat = bsl().tile_atom_to_shape_SF((256, 128, 24), 16)
+    assert all(lay((mn, k, l)) == flat((mn, k, l)) == gmem_offset(mn, k, l, 256, 128, 16)
+               for mn, k, l in itertools.product(range(0, 256, 7), range(0, 128, 5), range(24)))
+
+
 def test_basic_chunk():
     chunk = bsl().BlockScaledBasicChunk(16).layout
     assert cute.size(chunk) == 128 * 64 and cute.cosize(chunk) == 512
