@@ -601,7 +601,15 @@ class DSLPreprocessor(ast.NodeTransformer):
 
     def visit_Compare(self, node: ast.Compare):
         self.generic_visit(node)
-        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        if len(node.ops) > 1:
+            # `a < b < c`: Python asks the truth of `a < b` before it compares b and c; on DSL values that is
+            # and_'s combination, each operand evaluated once (branches.compare_chain)
+            empty = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+            ops = ast.Tuple(elts=[ast.Constant(value=type(op).__name__) for op in node.ops], ctx=ast.Load())
+            rights = [ast.Lambda(args=empty, body=c) for c in node.comparators]
+            call = ast.Call(func=self._helper("compare_chain"), args=[node.left, ops] + rights, keywords=[])
+            return ast.copy_location(call, node)
+        if not isinstance(node.ops[0], (ast.In, ast.NotIn)):
             return node
         call = ast.Call(func=self._helper("contains"), args=[node.left, node.comparators[0]], keywords=[])
         if isinstance(node.ops[0], ast.NotIn):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 
 from ..base import trace
 from ..base.errors import DSLNotImplementedError, DSLTypeError, user_location
@@ -107,6 +108,32 @@ def or_(first, *rest):
             w = as_condition(f())
             v = as_condition(v) | (w if isinstance(w, Numeric) else Boolean(bool(w)))
     return v
+
+
+_COMPARE = {"Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge, "Eq": operator.eq,
+            "NotEq": operator.ne, "Is": operator.is_, "IsNot": operator.is_not}
+
+
+def compare_chain(left, ops, *rights):
+    """`left op0 r0 op1 r1 ...` (a chained comparison) as Python means it, `left op0 r0 and r0 op1 r1 ...`, with
+    each operand evaluated once and a later one only when the result is not settled yet (rights are thunks): on
+    DSL values the comparisons are combined as and_ combines them. `in` / `not in` are membership (contains)."""
+    from .membership import contains
+
+    seen = [left]
+
+    def step(i):
+        def compare():
+            a, b = seen[-1], rights[i]()
+            seen.append(b)
+            op = ops[i]
+            if op in ("In", "NotIn"):
+                r = contains(a, b)
+                return r if op == "In" else not_(r)
+            return _COMPARE[op](a, b)
+        return compare
+
+    return and_(step(0)(), *[step(i) for i in range(1, len(ops))])
 
 
 def not_(x):

@@ -8,7 +8,7 @@ from ..base import trace
 from ..base.errors import DSLTypeError, user_location
 from ..values import hooks
 from .branches import (  # noqa: F401 - rewritten code's if, ifexp, and/or/not, min/max (ast_rewrite.py)
-    and_, builtin_min_max, if_, ifexp, not_, or_, static_condition,
+    and_, builtin_min_max, compare_chain, if_, ifexp, not_, or_, static_condition,
 )
 from .carried_values import read, static_value  # noqa: F401 - rewritten code's reads of variables
 from .loops import dsl_range, for_range, range_constexpr, while_  # noqa: F401 - rewritten code's loops
