@@ -106,6 +106,14 @@ def register_python_name(qualified: str, obj) -> None:
     _atoms.register_python_name(qualified, obj)
 
 
+def register_plain_atom_copy(prefix: str, fn) -> None:
+    """How cute.copy(atom, src, dst, pred=...) copies with a plain atom (cute.make_copy_atom's, not a tiled copy's)
+    of an op whose Python name starts with prefix (e.g. "tcgen05.Ld"): fn(atom, src, dst, pred=) is called with
+    the per-thread partitions a tiled copy of that atom made."""
+    from ._dsl.atoms import element_copy
+    element_copy.register_plain_atom_copy(prefix, fn)
+
+
 def manifest_class(python_name: str):
     """The class made from the loaded manifests for an op name (e.g. "warpgroup.MmaF16BF16Op"): construct it with
     the manifest's Python parameters; its .entry() selects the atom. None when no manifest has the name."""

@@ -4,6 +4,7 @@ from warpweave import ext
 from warpweave.cute import atom as _atom
 
 from . import tcgen05_mma, tmem
+from . import tmem_plain_copy as _tmem_plain_copy  # noqa: F401 - cute.copy with a plain tcgen05.ld/st atom
 
 # Tensor memory: 32-bit addresses (lane in the high half, column in the low half) in NVPTX address space 6.
 TMEM_ADDRESS_SPACE = 6

@@ -215,6 +215,21 @@ class _Pred:
         return _as_bool(load_scalar(self.pred.iterator, full_layout(self.pred)(k)))
 
 
+# A backend's copy of per-thread partitions with a plain atom of one of its ops (python_name prefix -> fn(atom, src,
+# dst, pred=, **kwargs)): CuTe DSL programs hand cute.copy the atom they made a tiled copy of, with that tiled copy's
+# partitions (a tensor-memory load: cute.copy(ld_atom, thr.partition_S(t), regs)).
+_PLAIN_ATOM_COPIES: dict = {}
+
+
+def register_plain_atom_copy(prefix: str, fn) -> None:
+    _PLAIN_ATOM_COPIES[prefix] = fn
+
+
+def _plain_atom_copy(atom):
+    name = getattr(getattr(atom, "op", None), "python_name", "") or ""
+    return next((fn for prefix, fn in _PLAIN_ATOM_COPIES.items() if name.startswith(prefix)), None)
+
+
 def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
     """Copies the per-thread partition src into dst (element i of src to element i of dst); with pred, only the
     elements (or atom instances) whose predicate is true. Atoms that take more operands (a barrier, a multicast
@@ -233,6 +248,9 @@ def copy(atom, src, dst, *, pred=None, loc=None, ip=None, **kwargs):
         raise DSLTypeError(f"cute.copy: expected a copy atom or tiled copy, got {type(atom).__name__}",
                            user_location(2))
     if isinstance(atom, ManifestCopyAtom):
+        plain = _plain_atom_copy(atom)
+        if plain is not None:
+            return plain(atom, src, dst, pred=pred)
         return _copy_manifest(atom, src, dst, pred)
     for name, t in (("source", src), ("destination", dst)):
         _check_memory_tensor(t, name)
