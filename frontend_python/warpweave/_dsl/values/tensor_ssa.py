@@ -126,10 +126,13 @@ class TensorSSA:
         return TensorSSA([self.values[base + sub(k)] for k in range(n)], sub.shape, self.dtype)
 
     def broadcast_to(self, shape):
-        """The values repeated along the modes of extent 1 to `shape` (of the same rank; other extents equal)."""
+        """The values repeated along the modes of extent 1 to `shape` (of the same rank, or a higher one: the lower
+        rank is aligned to the left; other extents equal)."""
         shape = norm_coord(shape)
-        src = self.shape if isinstance(self.shape, tuple) else (self.shape,)
         dst = shape if isinstance(shape, tuple) else (shape,)
+        src = self.shape if isinstance(self.shape, tuple) else (self.shape,)
+        if len(src) < len(dst):  # a lower rank is aligned to the left (trailing modes of extent 1)
+            src = _padded(src, len(dst))
         if len(src) != len(dst) or any(isinstance(x, tuple) for x in src + dst) or \
                 any(a != b and a != 1 for a, b in zip(src, dst)):
             raise DSLValueError(f"broadcast_to: a TensorSSA of shape {self.shape} does not broadcast to {shape} "
@@ -223,11 +226,20 @@ def _lanes(value, shape, dtype):
     return [dt(from_lane(dt, ir_dialects.extract(value, [], [i]))) for i in range(n)]
 
 
+def _padded(shape, rank: int) -> tuple:
+    """A flat shape of a lower rank aligned to the left of one of `rank` modes: trailing modes of extent 1, as
+    CuTe DSL broadcasts ((8,) against (8, 2) is (8, 1)); the values' order is the same."""
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    return shape + (1,) * (rank - len(shape))
+
+
 def _broadcast_shape(a, b):
-    """The shape two TensorSSA shapes broadcast to (flat, same rank, extents equal or 1), or None."""
+    """The shape two TensorSSA shapes broadcast to (flat, the lower rank padded with trailing modes of extent 1,
+    extents equal or 1), or None."""
     a = a if isinstance(a, tuple) else (a,)
     b = b if isinstance(b, tuple) else (b,)
-    if len(a) != len(b) or any(isinstance(x, tuple) or not isinstance(x, int) for x in a + b):
+    a, b = _padded(a, len(b)), _padded(b, len(a))
+    if any(isinstance(x, tuple) or not isinstance(x, int) for x in a + b):
         return None
     if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
         return None
