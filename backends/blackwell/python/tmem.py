@@ -27,6 +27,7 @@ from warpweave import ext
 
 from .tcgen05_mma import CtaGroup, i32_value, tmem_address
 from .tmem_layouts import LANE, LANES, columns_of
+from . import tmem_warps
 from .tmem_tiled_copy import TmemTiledCopy
 
 WARPS = LANES // 32
@@ -300,8 +301,9 @@ def make_tmem_copy(atom, tmem_tensor, *, loc=None, ip=None):
         raise ext.user_error(f"make_tmem_copy: the tile's layout {T} must be static", ext.DSLValueError)
     thr, vals, thr32, lanes, C = _register_offsets(atom, per)
     # (thread of the warpgroup, value of one instruction) -> offset from the tile's first cell; warp w reaches the
-    # lanes 32 (w % 4) ..
-    thr_all = cute.make_layout((thr.shape, WARPS), stride=(thr.stride, 32 * LANE * per))
+    # lanes 32 (w % 4) .. (warps past a tile of fewer lanes repeat the first ones: tmem_warps.py)
+    w_shape, w_stride = tmem_warps.warp_mode(T, per)
+    thr_all = cute.make_layout((thr.shape, w_shape), stride=(thr.stride, w_stride))
     atom_tv = cute.make_layout((thr_all.shape, vals.shape), stride=(thr_all.stride, vals.stride))
     bad = _first_mismatch(T, cute.composition(cute.left_inverse(T), atom_tv), atom_tv, cute.size(vals))
     if bad is not None:

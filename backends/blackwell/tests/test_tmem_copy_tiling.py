@@ -121,3 +121,46 @@ def test_a_one_column_tile_takes_the_one_value_32x32b_x1():
             part = copy.get_slice(tidx).partition_D(col) if op_cls is t.St32x32bOp else \
                 copy.get_slice(tidx).partition_S(col)
             assert cute.size(part) == 1 and part.iterator.offset + part.layout(0) == tidx * LANE
+
+
+def test_a_tile_of_64_lanes_is_copied_by_two_warps_and_repeated_by_the_other_two():
+    # one CTA's accumulator rows of a two-CTA M = 128 MMA (lanes 0-63): CuTe DSL 4.8.1 tiles it with warps 2 and 3
+    # repeating warps 0 and 1 (TV layout ((32,(2,2)),(4,32)):((0,(1,0)),(64,2))), not as a tile too small for the
+    # warpgroup
+    import warpweave.pipeline as pipeline
+    from warpweave import utils
+
+    atom = cute.make_copy_atom(t.Ld32x32bOp(t.Repetition(4)), cutlass.Float32)
+    layout = cute.make_layout((64, 4, 2), stride=(LANE, 1, 4))
+    coords = cute.make_identity_tensor((64, 4, 2))
+    seen = {}
+
+    @cute.kernel
+    def kern(g: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        hold = utils.SmemAllocator().allocate_array(cutlass.Int32, 1, byte_alignment=4)
+        tmem = utils.TmemAllocator(hold, barrier_for_retrieve=pipeline.NamedBarrier(1, 128))
+        tmem.allocate(32)
+        tmem.wait_for_alloc()
+        tile = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), layout)
+        copy = t.make_tmem_copy(atom, tile)
+        for th in (0, 33, 64, 97):
+            d = copy.get_slice(th).partition_D(coords)
+            seen[th] = [d[(v, 0, 0, s)] for v in range(4) for s in range(2)]
+        thr = copy.get_slice(tidx)
+        r = cute.make_rmem_tensor(thr.partition_D(coords).shape, cutlass.Float32)
+        cute.copy(copy, thr.partition_S(tile), r)
+        g[tidx] = r[0]
+        tmem.relinquish_alloc_permit()
+        pipeline.sync(barrier_id=1, num_threads=128)
+        tmem.free(tile.iterator)
+
+    @cute.jit
+    def host(g: cute.Tensor):
+        kern(g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    with target("sm_100a"):
+        ptx = cute.compile(host, from_dlpack(np.zeros(128, np.float32))).info["ptx"]
+    assert "tcgen05.ld.sync.aligned.32x32b.x4.b32" in ptx
+    assert seen[64] == seen[0] and seen[97] == seen[33] and seen[0] != seen[33]
+    assert [c[0] for c in seen[33][::2]] == [33] * 4   # thread 33: row 33, of warp 1
