@@ -7,6 +7,8 @@ have no position; a tuple is one argument whose elements the entry reads from it
 `_convert_single_arg` decides the entry built after it (QuACK's), and one that contradicts the trace is refused. The
 entry's checks run before anything is launched, so they are tested without a GPU.
 """
+import dataclasses
+import typing
 from typing import NamedTuple, get_origin
 
 import numpy as np
@@ -169,6 +171,33 @@ def test_a_compile_time_value_is_left_out_of_the_call():
     if not has_gpu():
         with pytest.raises(RuntimeError, match="no CUDA driver"):
             f(x, 64)
+
+
+@dataclasses.dataclass(frozen=True)
+class Window:
+    left: int = 2
+    right: typing.Optional[int] = None
+
+
+@cute.jit
+def scale_window(x: cute.Tensor, n: cutlass.Int32, window, stream):
+    _scale_kernel(x, x, n, window.left).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
+
+
+def test_a_dataclass_compiled_in_keeps_its_place_in_the_call():
+    """A configuration dataclass (unannotated, compiled in) is passed in its place, as CuTe DSL's callers pass it
+    (its entry takes it as a tuple of its fields); the entry does not read it."""
+    with target("sm_80"):
+        t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
+        f = cute.compile(scale_window, t, 64, Window(), make_fake_stream(use_tvm_ffi_env_stream=True),
+                         options="--enable-tvm-ffi")
+    assert [type(p).__name__ for p in f.params] == ["Tensor", "Scalar", "Const", "EnvStream"]
+    x = tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,)))
+    with pytest.raises(TypeError, match=r"scale_window\(\) takes 3 arguments \(x, n, window\)"):
+        f(x, 64)
+    if not has_gpu():
+        with pytest.raises(RuntimeError, match="no CUDA driver"):
+            f(x, 64, Window())
 
 
 @cute.jit

@@ -9,6 +9,7 @@ traced: a value compiled in cannot become a runtime parameter, nor a traced runt
 """
 from __future__ import annotations
 
+import dataclasses
 import typing
 
 from ..base.constexpr import is_constexpr
@@ -77,6 +78,10 @@ def _convert_single_arg(arg, arg_name, arg_type, ctx):
         return spec.ConstNone(arg_name) if ctx.depth else spec.Absent(arg_name)
     if arg is None:
         return spec.ConstNone(arg_name)
+    if dataclasses.is_dataclass(arg) and not isinstance(arg, type):
+        # a dataclass instance compiled in (a configuration object, e.g. a mask) keeps its place in the call, as
+        # CuTe DSL's callers pass it there (its entry takes it as a tuple of its fields); the value is not read
+        return spec.Const(arg_name, arg)
     # another compile-time value: left out of the call at the top (an enumeration, a Python number), in its place
     # inside a tuple, which is passed whole
     return spec.Const(arg_name, arg) if ctx.depth else spec.Absent(arg_name)
