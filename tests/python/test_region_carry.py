@@ -499,3 +499,43 @@ def test_an_extent_of_the_algebra_in_an_ir_values_object_is_one_value_as_a_numbe
     assert seen["values"] == 2   # the run-time extent and the Int32; the static 4 is no value
     yields = re.findall(r'"scf.yield"\([^)]*\) : \(([^)]*)\)', c.ir)
     assert yields == ["i32, i32"], yields
+
+
+def phased_barrier_kernel(read_after: bool):
+    @cute.kernel
+    def k(g: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = tidx // 32
+        bar = pipeline.NamedBarrier(2, 64)
+        if warp < 2:
+            # this branch's own barrier: an id of a phase computed here, used here only
+            bar = pipeline.NamedBarrier(bar.barrier_id + warp % 2, bar.num_threads)
+            bar.arrive_and_wait()
+        else:
+            bar.arrive()   # the sibling branch: the barrier of before the if
+        if cutlass.const_expr(read_after):
+            bar.arrive()  # phased-barrier read after
+        g[tidx] = tidx
+
+    @cute.jit
+    def h(g: cute.Tensor):
+        k(g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+    return h
+
+
+def test_an_object_a_branch_rebinds_for_its_own_use_compiles():
+    with target("sm_90a"):
+        ptx = cute.compile(phased_barrier_kernel(False), from_dlpack(np.zeros(128, np.int32))).ptx
+    syncs = re.findall(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s+(%r\d+|\d+), 64;", ptx)
+    arrives = re.findall(r"\bbar(?:rier)?\.arrive\b", ptx)
+    assert len(syncs) == 1 and syncs[0].startswith("%r") and len(arrives) == 1, ptx   # a phase's id; barrier 2
+
+
+def test_such_an_object_read_after_the_if_is_refused_at_the_read():
+    src = open(__file__).read().splitlines()
+    line = next(i for i, s in enumerate(src, 1) if "phased-barrier read after" in s)
+    with target("sm_90a"), pytest.raises(DSLTypeError) as e:
+        cute.compile(phased_barrier_kernel(True), from_dlpack(np.zeros(128, np.int32)))
+    msg = str(e.value)
+    assert f"test_region_carry.py:{line}:" in msg and "'bar' is not usable after the dynamic if" in msg, msg

@@ -48,16 +48,19 @@ class Undefined:
 class Stale(Undefined):
     """The value after a dynamic loop of a variable the loop rebinds to what it cannot carry (a tensor over a pointer
     moved by a run-time offset into another swizzle phase, a number rebound to a register fragment) but never reads
-    inside it before rebinding: the loop was free to carry anything there. Reading it after the loop is refused
-    with the reason."""
-    __slots__ = ("why",)
+    inside it before rebinding: the loop was free to carry anything there. Likewise after a dynamic if whose branch
+    rebinds a variable to another object than it held (a named barrier of a phase computed in that branch, used
+    there): the branch uses it, and only a read after the if needs a value the if cannot carry. Reading it after
+    the region is refused with the reason."""
+    __slots__ = ("why", "where")
 
-    def __init__(self, name, line, why):
+    def __init__(self, name, line, why, where="loop"):
         super().__init__(name, line)
         self.why = why
+        self.where = where
 
     def _error(self):
-        return DSLTypeError(f"variable '{self.name}' is not usable after the dynamic loop at line {self.line}: "
+        return DSLTypeError(f"variable '{self.name}' is not usable after the dynamic {self.where} at line {self.line}: "
                             f"{self.why}", user_location(2))
 
     def __repr__(self):

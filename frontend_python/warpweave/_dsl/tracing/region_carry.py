@@ -76,7 +76,8 @@ class Carry:
                 self.lists.append((m, CarriedTuple(name, tuple(m)), list(m)))
         # the block values of the carried numbers and of the other carried variables in a loop's body (inner)
         self.block_scalars = self.block_tuples = None
-        self.stale = {}  # position: why, of variables the loop rebound to what it cannot carry (yields)
+        self.stale = {}  # position: why, of variables the region rebound to what it cannot carry (yields)
+        self.stale_where = "loop"
         self.snapshot = [list(o._ww_carry_get()) for o in self.objects]
         for o in self.objects + [o for o, _, _ in self.in_place]:
             region_scope.note(o)
@@ -202,10 +203,12 @@ class Carry:
                 try:
                     check_unchanged(self.names[i], before, after, lineno, where)
                 except DSLTypeError as e:
-                    if where != "loop" or self.names[i] not in self.rebound:
+                    if where == "loop" and self.names[i] not in self.rebound:
                         raise
-                    # not carried, and set anew by each trip before a read: unusable after the loop only
+                    # not carried: a loop's trips set it anew before a read, or an if's branch rebinds it for its
+                    # own use; unusable after the region only
                     self.stale[i] = _why(e)
+                    self.stale_where = where
         for o, ts in zip(self.objects, self.object_types):
             now = list(rebound.get(id(o), o)._ww_carry_get())
             if len(now) != len(ts):
@@ -241,7 +244,7 @@ class Carry:
         tuples = {i: ct.rebuild(v) for (i, ct), v in zip(self.tuples, per_tuple)}
         for i, v in enumerate(self.values):
             if i in self.stale:
-                vals.append(Stale(self.names[i], lineno, self.stale[i]))
+                vals.append(Stale(self.names[i], lineno, self.stale[i], self.stale_where))
             elif i in carried:
                 vals.append(self._wrap(self.index.index(i), carried[i]))
             elif i in tuples:
