@@ -50,18 +50,19 @@ class CopyDsmemStoreOp:
         return "cpasync.CopyDsmemStoreOp()"
 
     def __ww_make_copy_atom__(self, value_type, num_bits_per_copy=None):
-        return DsmemStoreAtom(self, value_type)
+        return DsmemStoreAtom(self, value_type, num_bits_per_copy)
 
 
-class DsmemStoreAtom:
-    """The copy atom of CopyDsmemStoreOp for values of value_type (32 or 64 bits each)."""
+class DsmemStoreAtom(cute.CopyAtom):
+    """The copy atom of CopyDsmemStoreOp for values of value_type (32 or 64 bits each): one thread stores
+    num_bits_per_copy / width of them (one by default), so that make_tiled_copy lays threads and values out over a
+    tile as for any one-thread atom; each value is one st.async."""
 
-    def __init__(self, op, value_type):
+    def __init__(self, op, value_type, num_bits_per_copy=None):
         if value_type.width not in (32, 64):
             raise ext.user_error(f"CopyDsmemStoreOp stores 32- or 64-bit values, not {value_type.__name__}",
                                  ext.DSLTypeError)
-        self.op = op
-        self.value_type = value_type
+        super().__init__(op, value_type, num_bits_per_copy)
 
     def __repr__(self):
         return f"CopyAtom(cpasync.CopyDsmemStoreOp, {self.value_type.__name__})"

@@ -108,3 +108,26 @@ def test_dsmem_store_refuses_what_it_cannot_do():
         _dsmem_kernel(local_dst)
     with pytest.raises(Exception, match="32- or 64-bit values"):
         cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float16)
+
+
+def test_a_tiled_copy_of_the_dsmem_store_partitions_as_a_one_thread_atom_does():
+    # CuTe DSL programs tile the atom (num_bits_per_copy=128: four Float32 a thread) over a row of shared memory and
+    # copy each thread's partition to the peer: one st.async a value, at the partition's own elements
+    from warpweave.cute.arch.smem import map_dsmem_ptr
+
+    def body(bar, mailbox):
+        tidx, _, _ = cute.arch.thread_idx()
+        atom = cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32, num_bits_per_copy=128)
+        assert atom.num_values == 4
+        tiled = cute.make_tiled_copy(atom, cute.make_ordered_layout((2, 4), order=(1, 0)), (8,))
+        thr = tiled.get_slice(tidx % 2)
+        row = cute.make_tensor(mailbox, cute.make_layout(8))
+        src = cute.make_rmem_tensor(thr.partition_S(row).shape, cutlass.Float32)
+        src.fill(3.0)
+        peer = cute.arch.block_idx_in_cluster() ^ 1
+        remote = cute.make_tensor(map_dsmem_ptr(mailbox, peer), cute.make_layout(8))
+        cute.copy(tiled, src, thr.partition_D(remote), mbar_ptr=map_dsmem_ptr(bar, peer))
+
+    ptx = _dsmem_kernel(body).ptx
+    stores = re.findall(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.b32 \[(%r\d+)\]", ptx)
+    assert len(stores) == 4 and len(set(stores)) == 4, ptx
