@@ -322,11 +322,18 @@ def test_cutlass_alias_names():
         from cutlass.pipeline.helpers import MbarrierArray, NamedBarrier
         from cutlass.pipeline.sm90 import PipelineTmaAsync
         from cutlass.pipeline.sm100 import PipelineTmaUmma
+        from cutlass.base_dsl import extract_mlir_values, new_from_mlir_values, get_mlir_types as base_types
+        from cutlass.base_dsl.dsl import JitCompiledFunction
+        from cutlass.cute.typing import sym_int64
     import typing
     assert Type is typing.Type and Optional is typing.Optional and Constexpr is cutlass.Constexpr
     assert SmemAllocator is cutlass.utils.SmemAllocator
     assert ClcDynamicPersistentTileScheduler is cutlass.utils.ClcDynamicPersistentTileScheduler
     assert [m.name for m in IrAddressSpace] == [m.name for m in cute.AddressSpace]
+    from warpweave.base_dsl import dsl as base_dsl_dsl
+    assert (extract_mlir_values, new_from_mlir_values, base_types) == (
+        base_dsl_dsl.extract_mlir_values, base_dsl_dsl.new_from_mlir_values, get_mlir_types)
+    assert JitCompiledFunction is cutlass.cutlass_dsl.JitCompiledFunction and sym_int64 is cute.sym_int64
     assert (MbarrierArray, NamedBarrier, PipelineTmaAsync, PipelineTmaUmma) == (
         cutlass.pipeline.MbarrierArray, cutlass.pipeline.NamedBarrier, cutlass.pipeline.PipelineTmaAsync,
         cutlass.pipeline.PipelineTmaUmma)

@@ -7,6 +7,8 @@ import os
 
 from .._dsl.registry.arch_enum import arch_enum, current_arch
 from .._dsl.registry.target import select_target, target_named
+# the IR-values protocol's functions, which CuTe DSL's base module names too (`from cutlass.base_dsl import ...`)
+from .._dsl.values.value_tree import extract_mlir_values, get_mlir_types, new_from_mlir_values  # noqa: F401
 
 
 class EnvironmentSettings:
@@ -54,4 +56,4 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BaseDSL"]
+__all__ = ["BaseDSL", "extract_mlir_values", "get_mlir_types", "new_from_mlir_values"]

@@ -12,6 +12,7 @@ from .. import cute as _cute
 from .._dsl.base.constexpr import Constexpr  # noqa: F401
 from .._dsl.values.layout_annotations import Tiler, XTuple  # noqa: F401 - a tiler: a tile of layouts or extents
 from .._dsl.values.numeric import Numeric, NumericMeta, as_numeric  # noqa: F401
+from .._dsl.values.runtime import sym_int, sym_int32, sym_int64  # noqa: F401 - symbolic extents of fake tensors
 from .._mlir.extras import types as T  # noqa: F401 - MLIR types by short name, as CuTe DSL's typing has them
 
 _NUMERIC = [n for n in ("Integer", "Float", "Boolean", "Int4", "Int8", "Int16", "Int32", "Int64", "Int128", "Uint4",
@@ -23,4 +24,4 @@ _STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swi
 globals().update({n: getattr(_cute, n) for n in _NUMERIC + _STRUCTURE})
 Int = _Union[int, _cute.Integer]  # an integer annotation: a Python int or a DSL integer
 
-__all__ = ["Any", "ForwardRef", "List", "Literal", "Optional", "Tuple", "Type", "Union", "Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE
+__all__ = ["Any", "ForwardRef", "List", "Literal", "Optional", "Tuple", "Type", "Union", "sym_int", "sym_int32", "sym_int64", "Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE
