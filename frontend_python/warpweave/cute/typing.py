@@ -24,4 +24,5 @@ _STRUCTURE = ["Pointer", "Tensor", "TensorSSA", "Layout", "ComposedLayout", "Swi
 globals().update({n: getattr(_cute, n) for n in _NUMERIC + _STRUCTURE})
 Int = _Union[int, _cute.Integer]  # an integer annotation: a Python int or a DSL integer
 
-__all__ = ["Any", "ForwardRef", "List", "Literal", "Optional", "Tuple", "Type", "Union", "sym_int", "sym_int32", "sym_int64", "Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE
+# (Python's typing names are attributes, not exports: `from cutlass.cute.typing import *` gives cute's own names)
+__all__ = ["sym_int", "sym_int32", "sym_int64", "Numeric", "NumericMeta", "Constexpr", "T", "Tiler", "Int", "XTuple", "as_numeric"] + _NUMERIC + _STRUCTURE
