@@ -47,6 +47,19 @@ def _real_name(fullname: str) -> str | None:
     return None
 
 
+def _probing() -> bool:
+    """Whether the finder is asked by importlib.util.find_spec (a probe) rather than by an import statement: the
+    frame that called the import system's lookup of specs."""
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code.co_name == "find_spec" and f.f_globals.get("__name__") == "importlib.util":
+            return True
+        if not f.f_code.co_filename.startswith("<frozen importlib"):
+            return False   # past the import system's own frames (importlib.util may be one of them)
+        f = f.f_back
+    return False
+
+
 class CutlassAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Resolves `cutlass[.sub...]` to the module `warpweave[.sub...]` itself."""
 
@@ -59,10 +72,13 @@ class CutlassAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except ModuleNotFoundError as e:
             if e.name != real:
                 raise  # the module exists and failed to import something of its own
-            # No such module: no spec, as a finder answers, so that `importlib.util.find_spec("cutlass.x")` is None
-            # (programs probe optional parts of CuTe DSL that way) and `import cutlass.x` is the usual
-            # ModuleNotFoundError naming cutlass.x.
-            return None
+            if _probing():
+                # `importlib.util.find_spec("cutlass.x")`: no spec, as a finder answers for a module that does not
+                # exist (programs probe optional parts of CuTe DSL that way before importing them)
+                return None
+            raise ModuleNotFoundError(f"No module named {fullname!r}: this run maps {ALIAS} to {REAL}, and "
+                                      f"{real} does not exist (not implemented, or no loaded backend provides it)",
+                                      name=fullname) from None
         spec = importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
         spec.loader_state = module
         return spec

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from . import _core
 from ._dsl.atoms import atoms as _atoms
+from ._dsl.atoms import element_copy as _element_copy
 from ._dsl.atoms import host_arguments as _host_arguments
 from ._dsl.atoms import instructions as _instructions
 from ._dsl.atoms import operand_kinds as _operand_kinds
@@ -110,8 +111,7 @@ def register_plain_atom_copy(prefix: str, fn) -> None:
     """How cute.copy(atom, src, dst, pred=...) copies with a plain atom (cute.make_copy_atom's, not a tiled copy's)
     of an op whose Python name starts with prefix (e.g. "tcgen05.Ld"): fn(atom, src, dst, pred=) is called with
     the per-thread partitions a tiled copy of that atom made."""
-    from ._dsl.atoms import element_copy
-    element_copy.register_plain_atom_copy(prefix, fn)
+    _element_copy.register_plain_atom_copy(prefix, fn)
 
 
 def manifest_class(python_name: str):

@@ -10,7 +10,7 @@ IR types and those attributes (integers excepted: they are taken as the call's d
 """
 from __future__ import annotations
 
-import ctypes
+import sys
 
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..base.ir_values import HostIRValue, PointerType, Type, bit_width
@@ -22,7 +22,14 @@ from ..values.runtime import RuntimePointer, RuntimeTensor
 from .arg_kind import ArgPlan, const_key, keyed_by_value, sym_id
 
 _INTS = {8: Int8, 16: Int16, 32: Int32, 64: Int64}
-_CTYPES_DATA = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array, ctypes._Pointer)
+
+
+def _is_ctypes_data(x) -> bool:
+    """Whether x is a ctypes object (a cell an object's C pointers point at); no object is where ctypes, which
+    importing warpweave does not load, was never imported."""
+    ctypes = sys.modules.get("ctypes")
+    return ctypes is not None and isinstance(x, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array,
+                                                 ctypes._Pointer))
 
 
 def _configuration(value) -> tuple:
@@ -35,7 +42,7 @@ def _configuration(value) -> tuple:
             out.append((k, x.spec()))
         elif isinstance(x, int) and not isinstance(x, bool):
             out.append((k, "int"))
-        elif isinstance(x, _CTYPES_DATA):  # the memory __c_pointers__ points at: the call's data, as integers
+        elif _is_ctypes_data(x):  # the memory __c_pointers__ points at: the call's data, as integers
             out.append((k, "ctypes"))
         else:
             out.append((k, const_key(x)))

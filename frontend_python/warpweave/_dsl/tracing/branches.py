@@ -10,6 +10,7 @@ from ..base.errors import DSLNotImplementedError, DSLTypeError, user_location
 from ..base.ir_values import Value
 from ..values import hooks
 from .carried_values import is_static, numeric_type_of, static_value
+from .membership import contains
 from .region_carry import Carry, at_line
 from ..values.numeric import Boolean, Float32, Int32, Int64, Numeric, SymInt, as_numeric, select
 
@@ -118,8 +119,6 @@ def compare_chain(left, ops, *rights):
     """`left op0 r0 op1 r1 ...` (a chained comparison) as Python means it, `left op0 r0 and r0 op1 r1 ...`, with
     each operand evaluated once and a later one only when the result is not settled yet (rights are thunks): on
     DSL values the comparisons are combined as and_ combines them. `in` / `not in` are membership (contains)."""
-    from .membership import contains
-
     seen = [left]
 
     def step(i):

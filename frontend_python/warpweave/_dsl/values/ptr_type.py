@@ -45,16 +45,11 @@ class PtrType:
             return dtype_of(e)
         raise DSLTypeError(f"cute.PtrType: no numeric type has the element {e!r}", user_location(3))
 
-    @property
-    def address_space(self) -> int:
-        """The number of the pointer's memory (generic memory is global memory's, as for make_ptr)."""
-        from .runtime import AddressSpace
-        space = AddressSpace[self.memspace] if isinstance(self.memspace, str) else AddressSpace(self.memspace)
-        return AddressSpace.gmem.value if space is AddressSpace.generic else space.value
-
     def llvm_type(self) -> Type:
-        """The untyped pointer the value is held in."""
-        return PointerType.get(self.address_space)
+        """The untyped pointer the value is held in: a global one (a pointer a call passes is to global memory;
+        generic memory is taken as global memory, as make_ptr takes it; another memory is refused where the
+        argument is made)."""
+        return PointerType.get(1)
 
     def __eq__(self, other):
         return isinstance(other, PtrType) and (str(self.element), self.memspace, self.alignment) == \
