@@ -65,3 +65,26 @@ def test_dynamic_smem_size_is_the_launchs(smem):
     _program(body, smem=smem)(from_dlpack(out))
     torch.cuda.synchronize()
     assert int(out[0]) == smem
+
+
+def test_get_dyn_smem_is_the_start_of_dynamic_shared_memory():
+    # a kernel that lays out the launch's smem= bytes itself: the pointer is the dynamic shared memory's first byte,
+    # of the element type asked for
+    seen = {}
+
+    def body(x):
+        p = cute.arch.get_dyn_smem(cutlass.Float32, alignment=16)
+        seen.update(dtype=p.dtype, memspace=p.memspace)
+        t = cute.make_tensor(p + 2, cute.make_layout(4))
+        t[0] = cutlass.Float32(1.0)
+        x[0] = cutlass.Int32(t[0])
+
+    with target("sm_90a"):
+        ptx = cute.compile(_program(body, smem=64), from_dlpack(np.zeros(4, np.int32))).info["ptx"]
+    assert seen["dtype"] is cutlass.Float32 and seen["memspace"] == "smem"
+    # the store lands 8 bytes into the dynamic shared memory
+    assert re.search(r"st\.shared\.(?:b32|f32)\s+\[__ww_dynamic_smem\+8\]", ptx), ptx
+    with pytest.raises(DSLError, match="alignment is a power of two"):
+        with target("sm_90a"):
+            cute.compile(_program(lambda x: cute.arch.get_dyn_smem(cutlass.Float32, alignment=3)),
+                         from_dlpack(np.zeros(4, np.int32)))

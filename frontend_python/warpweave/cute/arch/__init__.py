@@ -25,7 +25,7 @@ from ..._dsl.device.inline_ptx import inline_ptx  # noqa: F401
 from ..._dsl.device.math import rcp as _rcp
 from ..._dsl.device.ordered_memory import load, store  # noqa: F401
 from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
-from ..._dsl.device.smem_size import dynamic_smem_size  # noqa: F401
+from ..._dsl.device.smem_size import dynamic_smem_size, get_dyn_smem  # noqa: F401
 from ..._dsl.device.warp import (  # noqa: F401
     FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly, shuffle_sync_down,
     shuffle_sync_op, shuffle_sync_up, sync_warp, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
