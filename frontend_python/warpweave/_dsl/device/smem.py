@@ -26,7 +26,8 @@ def _kernel():
     return st
 
 
-def _base_pointer():
+def base_pointer():
+    """The IR value of the kernel's dynamic shared memory's first byte (declared on first use)."""
     st = _kernel()
     k = st.kernel
     if getattr(k, "smem_base", None) is None:
@@ -81,11 +82,11 @@ def _take_hole(holes: list, nbytes: int, align: int):
 
 def _pointer(offset: int, dtype) -> Pointer:
     if is_packed(dtype):   # element offsets of 4-bit values count half bytes
-        return Pointer(_base_pointer(), dtype, SMEM, BASE_ALIGN, offset * 2)
+        return Pointer(base_pointer(), dtype, SMEM, BASE_ALIGN, offset * 2)
     eb = elem_bytes(dtype)
     if offset % eb:
         raise DSLValueError(f"shared memory offset {offset} is not aligned for {dtype.__name__}", user_location(3))
-    return Pointer(_base_pointer(), dtype, SMEM, BASE_ALIGN, offset // eb)
+    return Pointer(base_pointer(), dtype, SMEM, BASE_ALIGN, offset // eb)
 
 
 def allocate_elements(dtype, num_elems: int, byte_alignment: int) -> Pointer:

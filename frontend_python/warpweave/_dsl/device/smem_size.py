@@ -8,7 +8,7 @@ from ..base import trace
 from ..base.errors import DSLValueError, user_location
 from ..values.numeric import Int32, dtype as dtype_of
 from ..values.tensor import SMEM, Pointer
-from .smem import BASE_ALIGN, _base_pointer
+from .smem import BASE_ALIGN, base_pointer
 
 
 def dynamic_smem_size(*, loc=None, ip=None):
@@ -25,4 +25,4 @@ def get_dyn_smem(element_type, alignment: int | None = None, *, loc=None, ip=Non
     if not isinstance(align, int) or align <= 0 or align & (align - 1) or align > BASE_ALIGN:
         raise DSLValueError(f"get_dyn_smem: alignment is a power of two up to {BASE_ALIGN} bytes, got {alignment!r}",
                             user_location(2))
-    return Pointer(_base_pointer(), dtype_of(element_type), SMEM, align, 0)
+    return Pointer(base_pointer(), dtype_of(element_type), SMEM, align, 0)
