@@ -88,3 +88,18 @@ def test_get_dyn_smem_is_the_start_of_dynamic_shared_memory():
         with target("sm_90a"):
             cute.compile(_program(lambda x: cute.arch.get_dyn_smem(cutlass.Float32, alignment=3)),
                          from_dlpack(np.zeros(4, np.int32)))
+
+
+def test_arch_exp2_and_exp_are_the_approximate_exponentials():
+    # CuTe DSL's cute.arch.exp2 / exp: ex2.approx.ftz of a Float32 (exp: of a * log2(e)), as attention softmaxes use
+    def body(x):
+        f = cute.make_rmem_tensor(cute.make_layout(2), cutlass.Float32)
+        f[0] = cutlass.Float32(x[0])
+        f[1] = cutlass.Float32(x[1])
+        x[2] = cutlass.Int32(cute.arch.exp2(f[0]) + cute.arch.exp(f[1]))
+
+    with target("sm_90a"):
+        ptx = cute.compile(_program(body), from_dlpack(np.zeros(4, np.int32))).info["ptx"]
+    assert len(re.findall(r"ex2\.approx\.ftz\.f32", ptx)) == 2
+    assert re.search(r"mul(?:\.rn)?\.f32\s+%r\d+, %r\d+, 0f3FB8AA3B;", ptx), ptx   # log2(e)
+    assert cute.arch.exp2(3.0).value == 8.0   # a Python number: a Float32 of the exact value

@@ -25,6 +25,7 @@ from ..._dsl.device.inline_ptx import inline_ptx  # noqa: F401
 from ..._dsl.device.math import rcp as _rcp
 from ..._dsl.device.ordered_memory import load, store  # noqa: F401
 from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
+from ..._dsl.device.arch_exp import exp, exp2  # noqa: F401 - the approximate exponentials
 from ..._dsl.device.smem_size import dynamic_smem_size, get_dyn_smem  # noqa: F401
 from ..._dsl.device.warp import (  # noqa: F401
     FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly, shuffle_sync_down,
