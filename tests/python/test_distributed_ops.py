@@ -265,3 +265,34 @@ def test_a_jit_methods_name_prefix_is_the_methods():
         compiled = cute.compile(b, _f32(4))
     # the kernels it launches are named after it (a kernel's own prefix would win)
     assert [launch.kernel for launch in compiled.launches] == [entry_name("rank0_gemm_gemm_kernel")]
+
+
+def test_atomic_add_returns_the_old_value_of_a_global_or_shared_counter():
+    # utils.distributed.atomicAdd (CuTe DSL's): CUDA's atomicAdd, a relaxed atomic of the GPU, on global memory and
+    # on a shared-memory histogram; a counter of another width is refused
+    @cute.kernel
+    def k(counter: cute.Tensor, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        hist = utils.SmemAllocator().allocate_tensor(cutlass.Int32, cute.make_layout(8))
+        old = utils.distributed.atomicAdd(counter.iterator, cutlass.Int32(1))
+        out[tidx] = old + utils.distributed.atomicAdd(hist.iterator + tidx % 8, cutlass.Int32(2))
+
+    @cute.jit
+    def h(counter: cute.Tensor, out: cute.Tensor):
+        k(counter, out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"):
+        ptx = cute.compile(h, _i32(4), _i32(32)).ptx
+    adds = re.findall(r"\batom\.(?:relaxed\.gpu\.)?(global|shared)?\.?add\.[us]32\s+%r\d+", ptx)
+    assert sorted(adds) == ["global", "shared"], ptx
+
+    @cute.kernel
+    def wide(counter: cute.Tensor):
+        utils.distributed.atomicAdd(counter.iterator, 1)
+
+    @cute.jit
+    def hw(counter: cute.Tensor):
+        wide(counter).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target("sm_90a"), pytest.raises(DSLError, match="adds to a 32-bit integer"):
+        cute.compile(hw, from_dlpack(np.zeros(4, np.int64), assumed_align=16))
