@@ -539,3 +539,24 @@ def test_such_an_object_read_after_the_if_is_refused_at_the_read():
         cute.compile(phased_barrier_kernel(True), from_dlpack(np.zeros(128, np.int32)))
     msg = str(e.value)
     assert f"test_region_carry.py:{line}:" in msg and "'bar' is not usable after the dynamic if" in msg, msg
+
+
+def test_a_while_loop_rebinding_what_it_cannot_carry_is_refused_at_the_users_line():
+    # unlike an if's branch, which runs once, a trip after the first would read the rebound object, which the
+    # traced body cannot give it: refused, as before the if's leniency
+    @cute.kernel
+    def k(g: cute.Tensor, n: cutlass.Int32):
+        lay = cute.make_layout(4)
+        s = cutlass.Int32(0)
+        while s < n:
+            g[s] = g[s] + cutlass.Float32(cute.size(lay))
+            lay = cute.make_layout(8)
+            s += 1
+
+    @cute.jit
+    def h(g: cute.Tensor, n: cutlass.Int32):
+        k(g, n).launch(grid=[1, 1, 1], block=[4, 1, 1])
+
+    with target("sm_80"), pytest.raises(DSLTypeError, match="'lay' is reassigned inside the dynamic while loop") as e:
+        cute.compile(h, from_dlpack(np.zeros(8, np.float32)), 4)
+    assert "test_region_carry.py" in str(e.value)

@@ -203,7 +203,9 @@ class Carry:
                 try:
                     check_unchanged(self.names[i], before, after, lineno, where)
                 except DSLTypeError as e:
-                    if where == "loop" and self.names[i] not in self.rebound:
+                    # an if's branch runs once; a loop's next trip would read the rebinding, which the trace
+                    # cannot give it (a while loop's too: its trips are not known to set the variable first)
+                    if where != "if" and (where != "loop" or self.names[i] not in self.rebound):
                         raise
                     # not carried: a loop's trips set it anew before a read, or an if's branch rebinds it for its
                     # own use; unusable after the region only
