@@ -51,7 +51,7 @@ from ._dsl.values.ir_vector import full  # noqa: E402,F401 - cutlass.full is cut
 from ._dsl.device import math as _device_math, reduction as _reduction  # noqa: E402,F401
 from ._dsl.host import host_branch as _host_branch, host_guards as _host_guards, host_loop as _host_loop  # noqa: E402,F401,E501
 from ._dsl.host import host_ir as _host_ir, host_values as _host_values  # noqa: E402,F401
-from ._dsl.values import symint_bitwise as _symint_bitwise  # noqa: E402,F401 - `extent ^ s` of a dynamic extent
+from ._dsl.values import symint_operators as _symint_operators  # noqa: E402,F401 - `n > 0`, `n ^ s` of an extent
 
 # Submodules imported when first named (cutlass.torch does not import torch until it is used, ...).
 _LAZY_SUBMODULES = ("base_dsl", "cuda", "cutlass_dsl", "experimental", "migrate", "pipeline", "runtime", "testing",

@@ -1,9 +1,7 @@
 """`cutlass.pipeline.helpers`: the module of CuTe DSL's pipeline package that holds its helpers: cooperative groups,
 barriers as arrays, named barriers, pipeline states. Programs import them by this path too; each is the object of
-warpweave.pipeline by the same name (a name warpweave.pipeline lacks is missing here as well)."""
-import sys
-
-_package = vars(sys.modules[__package__])
+warpweave.pipeline by the same name."""
+from ._reexport import reexport
 
 _NAMES = ['Agent', 'CooperativeGroup', 'MbarrierArray', 'MbarrierLayout', 'NamedBarrier', 'PerStagePipelineState',
           'PipelineOp', 'PipelineState', 'PipelineUserType', 'SyncObject', 'TmaStoreFence', 'agent_sync',
@@ -11,5 +9,4 @@ _NAMES = ['Agent', 'CooperativeGroup', 'MbarrierArray', 'MbarrierLayout', 'Named
           'make_pipeline_state', 'pipeline_init_arrive', 'pipeline_init_wait', 'sync', 'wait',
           'wait_unaligned']
 
-__all__ = [n for n in _NAMES if n in _package]
-globals().update({n: _package[n] for n in __all__})
+__all__ = reexport(globals(), _NAMES)

@@ -1,14 +1,11 @@
 """`cutlass.pipeline.sm90`: the module of CuTe DSL's pipeline package that holds the pipelines of Hopper (asynchronous
 copies, TMA loads and stores) and their helpers. Programs import them by this path too; each is the object of
-warpweave.pipeline by the same name (a name warpweave.pipeline lacks is missing here as well)."""
-import sys
-
-_package = vars(sys.modules[__package__])
+warpweave.pipeline by the same name."""
+from ._reexport import reexport
 
 _NAMES = ['Agent', 'CooperativeGroup', 'MbarrierArray', 'PipelineAsync', 'PipelineConsumer', 'PipelineCpAsync',
           'PipelineOp', 'PipelineOrder', 'PipelineProducer', 'PipelineState', 'PipelineTmaAsync',
           'PipelineTmaStore', 'PipelineUserType', 'SyncObject', 'TmaStoreFence', 'agent_sync',
           'alloc_reserved_mbarrier', 'make_pipeline_state']
 
-__all__ = [n for n in _NAMES if n in _package]
-globals().update({n: _package[n] for n in __all__})
+__all__ = reexport(globals(), _NAMES)

@@ -271,33 +271,31 @@ def llvm_bitcast(res, arg, *, loc=None, ip=None) -> Value:
     return emit("llvm.bitcast", [arg], [res], "")[0]
 
 
-def addrspacecast(res, arg, *, loc=None, ip=None) -> Value:
-    """The pointer arg in another address space (to or from the generic one, or shared to a cluster's shared)."""
-    arg = operand(arg)
-    res = Type(res)
-    if not PointerType.isinstance(arg.type) or not PointerType.isinstance(res):
-        raise DSLTypeError(f"addrspacecast takes a pointer to a pointer type, got {arg.type} to {res}",
-                           user_location(2))
-    return emit("llvm.addrspacecast", [arg], [res], "")[0]
+def _llvm_pointer_cast(name: str, takes: str, gives: str, doc: str):
+    """An llvm cast between pointers and integers (takes / gives: "a pointer" or "an integer"), its operand and
+    result checked for those kinds at the user's line."""
+    kinds = {"a pointer": PointerType.isinstance, "an integer": IntegerType.isinstance}
+
+    def op(res, arg, *, loc=None, ip=None) -> Value:
+        a = operand(arg)
+        t = Type(res)
+        if not kinds[takes](a.type) or not kinds[gives](t):
+            raise DSLTypeError(f"{op.__name__} takes {takes} to {gives} type, got {a.type} to {t}", user_location(2))
+        return emit(name, [a], [t], "")[0]
+
+    op.__name__ = name.split(".")[1]
+    op.__doc__ = doc
+    return op
 
 
-def ptrtoint(res, arg, *, loc=None, ip=None) -> Value:
-    """The address the pointer arg holds, as an integer of type res (a narrower one keeps its low bits: the 32-bit
-    address of a pointer to shared memory)."""
-    arg = operand(arg)
-    res = Type(res)
-    if not PointerType.isinstance(arg.type) or not IntegerType.isinstance(res):
-        raise DSLTypeError(f"ptrtoint takes a pointer to an integer type, got {arg.type} to {res}", user_location(2))
-    return emit("llvm.ptrtoint", [arg], [res], "")[0]
-
-
-def inttoptr(res, arg, *, loc=None, ip=None) -> Value:
-    """The pointer of type res to the address the integer arg holds."""
-    arg = operand(arg)
-    res = Type(res)
-    if not IntegerType.isinstance(arg.type) or not PointerType.isinstance(res):
-        raise DSLTypeError(f"inttoptr takes an integer to a pointer type, got {arg.type} to {res}", user_location(2))
-    return emit("llvm.inttoptr", [arg], [res], "")[0]
+addrspacecast = _llvm_pointer_cast("llvm.addrspacecast", "a pointer", "a pointer",
+                                   "The pointer arg in another address space (to or from the generic one, or shared "
+                                   "to a cluster's shared).")
+ptrtoint = _llvm_pointer_cast("llvm.ptrtoint", "a pointer", "an integer",
+                              "The address the pointer arg holds, as an integer of type res (a narrower one keeps its "
+                              "low bits: the 32-bit address of a pointer to shared memory).")
+inttoptr = _llvm_pointer_cast("llvm.inttoptr", "an integer", "a pointer",
+                              "The pointer of type res to the address the integer arg holds.")
 
 
 def _llvm_int_cast(name: str, widen: bool):

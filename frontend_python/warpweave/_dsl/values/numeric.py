@@ -769,16 +769,3 @@ def min_(a, b):
 
 def max_(a, b):
     return _extremum("max", a, b)
-
-
-def _symint_compare(op):
-    def compare(a, b):
-        return _compare(op, (Int64 if a.bits == 64 else Int32)._wrap(a), b)
-    compare.__name__ = f"__{op}__"
-    return compare
-
-
-# A runtime integer of the algebra (cute.size, cute.ceil_div of dynamic extents) orders like the Int32 / Int64 it
-# stands for: `n_block > 0` in a kernel is a runtime Boolean, in host code a Boolean of the host program.
-for _op in ("lt", "le", "gt", "ge"):
-    setattr(SymInt, f"__{_op}__", _symint_compare(_op))
