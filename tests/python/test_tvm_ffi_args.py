@@ -8,6 +8,7 @@ have no position; a tuple is one argument whose elements the entry reads from it
 entry's checks run before anything is launched, so they are tested without a GPU.
 """
 import dataclasses
+import enum
 import typing
 from typing import NamedTuple, get_origin
 
@@ -173,31 +174,50 @@ def test_a_compile_time_value_is_left_out_of_the_call():
             f(x, 64)
 
 
+class Mode(enum.Enum):
+    EXACT = 1
+    FAST = 2
+
+
 @dataclasses.dataclass(frozen=True)
 class Window:
     left: int = 2
     right: typing.Optional[int] = None
+    unroll: cutlass.Constexpr[int] = 2
+    mode: Mode = Mode.EXACT
 
 
 @cute.jit
 def scale_window(x: cute.Tensor, n: cutlass.Int32, window, stream):
-    _scale_kernel(x, x, n, window.left).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
+    _scale_kernel(x, x, n - window.left, window.unroll).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
 
 
-def test_a_dataclass_compiled_in_keeps_its_place_in_the_call():
-    """A configuration dataclass (unannotated, compiled in) is passed in its place, as CuTe DSL's callers pass it
-    (its entry takes it as a tuple of its fields); the entry does not read it."""
+def test_a_dataclass_passes_its_numbers_at_each_call():
+    """A dataclass argument is a tuple of its fields, as CuTe DSL's entry takes it: its int field a runtime int32
+    read at each call (another value is no new compilation), its None, Constexpr and enumeration fields compiled
+    in and checked; the caller passes the dataclass itself."""
     with target("sm_80"):
         t = make_fake_tensor(cutlass.Float32, (cute.sym_int(),), (1,), assumed_align=16)
         f = cute.compile(scale_window, t, 64, Window(), make_fake_stream(use_tvm_ffi_env_stream=True),
                          options="--enable-tvm-ffi")
-    assert [type(p).__name__ for p in f.params] == ["Tensor", "Scalar", "Const", "EnvStream"]
+    assert [type(p).__name__ for p in f.params] == ["Tensor", "Scalar", "Tuple", "EnvStream"]
+    assert [(type(p).__name__, getattr(p, "dtype", None)) for p in f.params[2].params] == [
+        ("Scalar", "int32"), ("ConstNone", None), ("Const", None), ("Const", None)]
     x = tvm_ffi.from_dlpack(CudaLike(1 << 32, (64,)))
     with pytest.raises(TypeError, match=r"scale_window\(\) takes 3 arguments \(x, n, window\)"):
         f(x, 64)
-    if not has_gpu():
-        with pytest.raises(RuntimeError, match="no CUDA driver"):
-            f(x, 64, Window())
+    with pytest.raises(ValueError, match="argument window.unroll is compiled in as 2"):
+        f(x, 64, Window(unroll=4))
+    with pytest.raises(ValueError, match="argument window.mode is compiled in as <Mode.EXACT: 1>"):
+        f(x, 64, Window(mode=Mode.FAST))
+    with pytest.raises(TypeError, match="argument window.right is compiled in: pass None"):
+        f(x, 64, Window(right=3))
+    with pytest.raises(TypeError, match="argument window.left must be"):
+        f(x, 64, Window(left="wide"))
+    if not has_gpu():  # every check passed, another left included: the call goes on to load the module
+        for w in (Window(), Window(left=7), (7, None, 2, None)):
+            with pytest.raises(RuntimeError, match="no CUDA driver"):
+                f(x, 64, w)
 
 
 @cute.jit

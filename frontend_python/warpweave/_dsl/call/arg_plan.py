@@ -15,6 +15,7 @@ from ..values.runtime import RuntimePointer, RuntimeTensor, is_torch_tensor, run
 from ..values.tensor import Tensor
 from .arg_kind import ArgPlan  # noqa: F401 - the plan's base, public here
 from .arg_protocol import JitArgumentArg
+from .arg_dataclass import DataclassArg
 from .arg_tensor import PointerArg, TensorArg, TreeArg
 from .arg_values import ConstArg, ConstexprArg, EventArg, IntArg, ScalarArg, StreamArg, annotated_numeric, \
     check_annotated
@@ -22,8 +23,10 @@ from .workspace import WorkspaceArg
 
 # The kinds in the order they are asked whether they take an argument (the first that does, does): a Constexpr
 # annotation before anything, memory before numbers (an object of CuTe DSL's JitArgument protocol after tensors
-# and pointers), an integer before other numbers, a compile-time value last.
-KINDS = (ConstexprArg, TensorArg, TreeArg, PointerArg, JitArgumentArg, StreamArg, EventArg, IntArg, ScalarArg, ConstArg)
+# and pointers, a dataclass of runtime values after that protocol), an integer before other numbers, a
+# compile-time value last.
+KINDS = (ConstexprArg, TensorArg, TreeArg, PointerArg, JitArgumentArg, DataclassArg, StreamArg, EventArg, IntArg,
+         ScalarArg, ConstArg)
 # A function's device workspace is a parameter of its exported wrapper (call/workspace.py), not an argument kind.
 _BY_NAME = {k.kind: k for k in KINDS + (WorkspaceArg,)}
 

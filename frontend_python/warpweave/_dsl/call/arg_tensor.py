@@ -457,23 +457,52 @@ class TreeArg(ArgPlan):
     @classmethod
     def stand_in(cls, st, index, name, value, annotation, make_host_arg):
         hosts, children = [], []
-        for k, (x, ann) in enumerate(zip(value, element_annotations(value, annotation))):
-            h, p = make_host_arg(st, (index, k) if isinstance(index, int) else index + (k,), f"{name}[{k}]", x, ann)
+        for k, (x, ann) in enumerate(zip(cls.elements(value), cls.annotations(value, annotation))):
+            h, p = make_host_arg(st, (index, k) if isinstance(index, int) else index + (k,),
+                                 cls.element_name(name, value, k), x, ann)
             hosts.append(h)
             children.append(p)
-        plan = cls(index, name, cls._spec(value, children), children=children)
-        if hasattr(value, "_fields"):  # a NamedTuple (a scheduler's arguments, say) keeps its type and field names
-            return type(value)(*hosts), plan
-        return (tuple(hosts) if isinstance(value, tuple) else hosts), plan
+        return cls.rebuilt(value, hosts), cls(index, name, cls._spec(value, children), children=children)
+
+    # --- what a subclass of other containers (arg_dataclass.py) changes ---------------------------------------
 
     @staticmethod
-    def _spec(value, children):
-        return ("tree", type(value).__name__, tuple(c.spec for c in children))
+    def elements(value) -> list:
+        """The values of the container's elements, in order."""
+        return value
+
+    @staticmethod
+    def annotations(value, annotation) -> list:
+        return element_annotations(value, annotation)
+
+    @staticmethod
+    def element_name(name: str, value, k: int) -> str:
+        return f"{name}[{k}]"
+
+    @staticmethod
+    def rebuilt(value, hosts):
+        """The container the function traces with: the value's kind of container, of the elements' stand-ins."""
+        if hasattr(value, "_fields"):  # a NamedTuple (a scheduler's arguments, say) keeps its type and field names
+            return type(value)(*hosts)
+        return tuple(hosts) if isinstance(value, tuple) else hosts
+
+    def element_c_name(self, name: str, k: int) -> str:
+        return f"{name}_{k}"
+
+    def matches(self, v) -> bool:
+        """Whether a call's value is a container of the compiled count of elements."""
+        return isinstance(v, (list, tuple)) and len(v) == len(self.children)
+
+    # ---------------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def _spec(cls, value, children):
+        return (cls.kind, type(value).__name__, tuple(c.spec for c in children))
 
     @classmethod
     def spec_key(cls, value, annotation):
         return (type(value).__name__, tuple(cls.kind_of(x, a).spec_key(x, a)
-                                            for x, a in zip(value, element_annotations(value, annotation))))
+                                            for x, a in zip(cls.elements(value), cls.annotations(value, annotation))))
 
     @classmethod
     def cache_key(cls, value, annotation, stable) -> str:
@@ -481,7 +510,7 @@ class TreeArg(ArgPlan):
         compilation for other numbers."""
         t = type(value)
         parts = [cls.kind_of(x, a).cache_key(x, a, stable)
-                 for x, a in zip(value, element_annotations(value, annotation))]
+                 for x, a in zip(cls.elements(value), cls.annotations(value, annotation))]
         return f"{t.__module__}.{t.__qualname__}[" + ", ".join(parts) + "]"
 
     def stored_fields(self) -> dict:
@@ -493,7 +522,7 @@ class TreeArg(ArgPlan):
     def restore(self, values) -> None:
         value = values[self.index]
         children = []
-        for fields, x in zip(self.children, value):
+        for fields, x in zip(self.children, self.elements(value)):
             fields = dict(fields)
             kind = self.kind_named(fields.pop("kind"))
             child = kind.__new__(kind)
@@ -504,15 +533,15 @@ class TreeArg(ArgPlan):
         self.spec = self._spec(value, children)
 
     def read(self, v, read):
-        if not isinstance(v, (list, tuple)) or len(v) != len(self.children):
+        if not self.matches(v):
             tree_mismatch(self, v)
-        for child, x in zip(self.children, v):
+        for child, x in zip(self.children, self.elements(v)):
             child.read(x, read)
 
     def symbol_env(self, v, env) -> bool:
-        if not isinstance(v, (list, tuple)) or len(v) != len(self.children):
+        if not self.matches(v):
             return False
-        return all(child.symbol_env(x, env) for child, x in zip(self.children, v))
+        return all(child.symbol_env(x, env) for child, x in zip(self.children, self.elements(v)))
 
     def symbol_ids(self) -> list:
         return [sid for child in self.children for sid in child.symbol_ids()]
@@ -548,7 +577,7 @@ class TreeArg(ArgPlan):
     def c_args(self, name, c_identifier, host_symbols):
         out = []
         for k, child in enumerate(self.children):
-            for a in child.c_args(f"{name}_{k}", c_identifier, host_symbols):
+            for a in child.c_args(self.element_c_name(name, k), c_identifier, host_symbols):
                 a.path = (k,) + getattr(a, "path", ())  # where TVM FFI finds it: in the tuple's element k
                 out.append(a)
         return out

@@ -16,6 +16,7 @@ from ..base.constexpr import is_constexpr
 from ..base.errors import DSLTypeError, user_location
 from ..values.numeric import (BFloat16, Boolean, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Uint8, Uint16,
                               Uint32, Uint64)
+from ..values.value_tree import argument_annotations, argument_fields
 from . import tvm_ffi_spec as spec
 
 # The DSL number types a scalar argument may have, and their TVM FFI dtype (a library adds its own types to both)
@@ -54,6 +55,16 @@ def _convert_single_arg(arg, arg_name, arg_type, ctx):
     if arg_type is not None and is_constexpr(arg_type):
         return spec.ConstNone(arg_name) if ctx.depth else spec.Absent(arg_name)
     kind = getattr(ctx.plan, "kind", None)
+    if kind == "dataclass":
+        # a dataclass of runtime values: a tuple of the fields its __init__ takes, as the call passes it
+        # (tvm_ffi_call.wrap makes the caller's object that tuple); a field annotated cutlass.Constexpr is compiled
+        # in as its value, which the call checks
+        params = []
+        for k, (n, t) in enumerate(zip(argument_fields(arg), argument_annotations(arg))):
+            x = getattr(arg, n)
+            params.append(spec.Const(f"{arg_name}.{n}", x) if t is not None and is_constexpr(t) and x is not None
+                          else _convert_single_arg(x, f"{arg_name}.{n}", t, ctx.element(k)))
+        return spec.Tuple(arg_name, params, dataclass=True)
     # a tuple is passed whole, also one compiled in (an empty one, or of compile-time values only): the caller
     # passes it in its place, as a library's call of every declared parameter does
     if kind == "tree" or (kind in (None, "const") and isinstance(arg, (tuple, list))):
@@ -79,8 +90,8 @@ def _convert_single_arg(arg, arg_name, arg_type, ctx):
     if arg is None:
         return spec.ConstNone(arg_name)
     if dataclasses.is_dataclass(arg) and not isinstance(arg, type):
-        # a dataclass instance compiled in (a configuration object, e.g. a mask) keeps its place in the call, as
-        # CuTe DSL's callers pass it there (its entry takes it as a tuple of its fields); the value is not read
+        # a dataclass of compile-time values only (a configuration object, e.g. a mask) keeps its place in the
+        # call, as CuTe DSL's callers pass it there; compiled in, it is not read
         return spec.Const(arg_name, arg)
     # another compile-time value: left out of the call at the top (an enumeration, a Python number), in its place
     # inside a tuple, which is passed whole

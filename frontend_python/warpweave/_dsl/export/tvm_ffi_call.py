@@ -13,6 +13,7 @@ The ordinary call path is unchanged: without the option, cute.compile returns a 
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -21,6 +22,7 @@ import tempfile
 
 from ..base.errors import DSLRuntimeError, DSLValueError, user_location
 from ..registry import compile_only
+from ..values.value_tree import argument_fields
 from . import export_c, tvm_ffi_args
 from . import tvm_ffi_spec as spec
 from .export import c_compiler
@@ -269,6 +271,50 @@ class TVMFFICompiledFunction:
         return f"<TVM FFI {self.compiled!r}>"
 
 
+def _passes_dataclass(param) -> bool:
+    return isinstance(param, spec.Tuple) and (param.dataclass or any(_passes_dataclass(p) for p in param.params))
+
+
+def _compiled_field(param, x):
+    """A dataclass field as the entry reads it: a field compiled in as another object than a number (an enumeration,
+    a string) is checked here, where its value is, and passed as None; a number compiled in, the entry checks."""
+    if not isinstance(param, spec.Const) or type(param.value) in (int, bool, float):
+        return x
+    try:
+        same = x is param.value or bool(x == param.value)
+    except Exception:  # an object whose comparison is not a truth value: only itself is itself
+        same = False
+    if not same:
+        raise ValueError(f"argument {param.name} is compiled in as {param.value!r}, got {x!r}; compile again for it")
+    return None
+
+
+def _as_passed(param, v):
+    """The value the entry reads for a caller's v at a tuple parameter holding a dataclass: its argument fields as a
+    tuple (TVM FFI passes a dataclass as an opaque Python object), at any depth."""
+    if param.dataclass and dataclasses.is_dataclass(v) and not isinstance(v, type):
+        v = tuple(_compiled_field(p, getattr(v, f)) for p, f in zip(param.params, argument_fields(v)))
+    if isinstance(v, (tuple, list)) and len(v) == len(param.params):
+        return tuple(_as_passed(p, x) if _passes_dataclass(p) else x for p, x in zip(param.params, v))
+    return v  # the entry refuses it, naming the argument
+
+
+def _dataclass_call(function, params):
+    """The call of an entry some of whose arguments are dataclasses (a Python step before TVM FFI's), or the
+    entry itself where none is."""
+    at = [(k, p) for k, p in enumerate(p for p in params if p.positional) if _passes_dataclass(p)]
+    if not at:
+        return function
+
+    def call(*args):
+        args = list(args)
+        for k, p in at:
+            if k < len(args):
+                args[k] = _as_passed(p, args[k])
+        return function(*args)
+    return call
+
+
 def wrap(compiled, values):
     """The TVM FFI function of `compiled`, traced with these argument values (bound to its parameters, in order).
     Its call is the tvm_ffi.Function itself, set as the __call__ of a class of its own: no Python frame between the
@@ -289,7 +335,7 @@ def wrap(compiled, values):
         call = staticmethod(reached)
         f.ffi_object = _tvm_ffi().convert(call.__func__)
     else:
-        call = staticmethod(f.function)
+        call = staticmethod(_dataclass_call(f.function, f.params))
     cls = type("TVMFFICompiledFunction", (TVMFFICompiledFunction,), {"__call__": call})
     f.__class__ = cls
     return f

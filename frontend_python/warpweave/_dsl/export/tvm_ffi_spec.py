@@ -72,11 +72,13 @@ class EnvStream(Param):
 
 
 class Tuple(Param):
-    """A tuple (a NamedTuple too) passed as one argument, whose elements are parameters of their own."""
+    """A tuple (a NamedTuple too) passed as one argument, whose elements are parameters of their own. `dataclass`:
+    the caller passes a dataclass there, whose fields the call makes this tuple."""
 
-    def __init__(self, name: str, params: list):
+    def __init__(self, name: str, params: list, dataclass: bool = False):
         super().__init__(name)
         self.params = list(params)
+        self.dataclass = dataclass
 
     def __repr__(self):
         return f"Tuple({self.name!r}, {self.params!r})"

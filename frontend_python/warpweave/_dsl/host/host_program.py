@@ -24,6 +24,7 @@ from ... import _core
 from ..base import trace
 from ..base.errors import DSLTypeError, DSLValueError, user_location
 from ..values.numeric import HostRef, Numeric, SymInt
+from ..values.value_tree import tree_element
 
 # The program's operations are numeric.py's names of them (add, lt, select, cast, ...; comparisons leave 0 or 1),
 # evaluated by run_code here, by bindings/host_program_eval.cpp and by export/host_program_c.py alike.
@@ -229,11 +230,12 @@ def _binary(op: str, a, b):
 
 
 def _element(values, path):
-    """The number at `path` of the call's arguments: an element of a list or tuple argument, at any depth (its
-    plan's index, call/arg_tensor.py's TreeArg: the argument's position, then the element's at each level)."""
+    """The number at `path` of the call's arguments: an element of a list, tuple or dataclass argument, at any
+    depth (its plan's index, call/arg_tensor.py's TreeArg: the argument's position, then the element's at each
+    level)."""
     v = values
     for k in path:
-        v = v[k]
+        v = tree_element(v, k)
     return v
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy as _copy
 import dataclasses
+import typing
 
 from ..base.errors import DSLValueError, user_location
 from ..base.ir_values import Value
@@ -30,6 +31,27 @@ def _is_dataclass(obj) -> bool:
 
 def _fields(obj) -> dict:
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+def argument_fields(obj) -> list:
+    """The fields of a dataclass argument that a call passes, in declaration order: those its __init__ takes (the
+    others, init=False, are derived from them when the function rebuilds it)."""
+    return [f.name for f in dataclasses.fields(obj) if f.init]
+
+
+def argument_annotations(obj) -> list:
+    """The annotations of a dataclass argument's fields that a call passes (argument_fields), resolved where their
+    module can (a field annotated cutlass.Constexpr is compiled in); None for a field without one."""
+    try:
+        hints = typing.get_type_hints(type(obj), include_extras=True)
+    except Exception:  # an annotation naming what its module cannot resolve: the raw ones
+        hints = {f.name: f.type for f in dataclasses.fields(obj)}
+    return [hints.get(f) for f in argument_fields(obj)]
+
+
+def tree_element(value, k: int):
+    """Element k of a list, tuple or dataclass argument (its k-th argument field), as call/ plans number them."""
+    return getattr(value, argument_fields(value)[k]) if _is_dataclass(value) else value[k]
 
 
 def _as_number(x: SymInt) -> Numeric:
@@ -252,5 +274,5 @@ def format_tree(obj, max_depth: int | None = None) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["carries_ir_values", "extract_mlir_values", "format_tree", "get_mlir_types", "new_from_mlir_values",
-           "tree_difference", "type_tree"]
+__all__ = ["argument_annotations", "argument_fields", "carries_ir_values", "extract_mlir_values", "format_tree", "get_mlir_types",
+           "new_from_mlir_values", "tree_difference", "tree_element", "type_tree"]
