@@ -27,6 +27,7 @@ import sys
 import traceback
 
 from ._dsl.registry import compile_only as co
+from ._dsl.registry.target import arch_from_environment
 
 # The alias itself lives in alias_hook.py, which a .pth line also loads (python -m warpweave alias --install).
 from .alias_hook import ALIAS, REAL, CutlassAliasFinder, cutlass_alias, install, uninstall  # noqa: F401
@@ -196,7 +197,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m warpweave run",
                                 description="run a CuTe DSL program with `import cutlass` mapped to warpweave")
     p.add_argument("--compile-only", action="store_true",
-                   help="compile without a GPU: kernels compile for --arch (or WARPWEAVE_ARCH); calls that would "
+                   help="compile without a GPU: kernels compile for --arch (or WARPWEAVE_ARCH / CUTE_DSL_ARCH); calls that would "
                         "launch them are not made; torch's CUDA tensors are made in host memory")
     p.add_argument("--arch", help="the target to compile for (e.g. sm_80, sm_90a); sets WARPWEAVE_ARCH")
     p.add_argument("--on-launch", choices=("stop", "skip"),
@@ -208,7 +209,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("program")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
-    if ns.compile_only and not (ns.arch or os.environ.get("WARPWEAVE_ARCH")):
-        p.error("--compile-only needs --arch (or WARPWEAVE_ARCH): the target to compile for")
+    if ns.compile_only and not (ns.arch or arch_from_environment()):
+        p.error("--compile-only needs --arch (or WARPWEAVE_ARCH, or CUTE_DSL_ARCH): the target to compile for")
     return run_program(ns.program, ns.args, compile_only=ns.compile_only, arch=ns.arch, on_launch=ns.on_launch,
                        keep_going=ns.keep_going)

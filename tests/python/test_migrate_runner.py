@@ -9,11 +9,14 @@ import textwrap
 import pytest
 
 
-def run(tmp_path, source, *args, name="prog.py", runner_args=()):
+def run(tmp_path, source, *args, name="prog.py", runner_args=(), extra_env=None):
     path = tmp_path / name
     path.write_text(textwrap.dedent(source))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    env.pop("WARPWEAVE_ARCH", None)
+    extra_env = extra_env or {}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **extra_env}
+    for name in ("WARPWEAVE_ARCH", "CUTE_DSL_ARCH"):
+        if name not in extra_env:
+            env.pop(name, None)
     return subprocess.run([sys.executable, "-m", "warpweave", "run", *runner_args, str(path), *args],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
 
@@ -53,12 +56,36 @@ def test_exit_status_and_errors_are_the_programs(tmp_path):
 def test_missing_program_and_compile_only_without_target(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("WARPWEAVE_ARCH", None)
+    env.pop("CUTE_DSL_ARCH", None)
     r = subprocess.run([sys.executable, "-m", "warpweave", "run", str(tmp_path / "absent.py")], capture_output=True,
                        text=True, env=env)
     assert r.returncode == 2 and "no such file" in r.stdout
     r = subprocess.run([sys.executable, "-m", "warpweave", "run", "--compile-only", str(tmp_path / "absent.py")],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "--arch" in r.stderr
+
+
+def test_cute_dsl_arch_names_the_target_as_in_cute_dsl(tmp_path):
+    """CUTE_DSL_ARCH, which CuTe DSL programs and their build jobs set to compile without a GPU, names the target
+    where WARPWEAVE_ARCH is not set (which wins where both are), for compile-only runs too."""
+    program = """
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.base_dsl import BaseDSL
+
+        @cute.jit
+        def f(a: cutlass.Int32):
+            cute.printf("{}", a)
+
+        cute.compile(f, cutlass.Int32(1))
+        print("arch", BaseDSL._get_dsl().envar.arch)
+        """
+    r = run(tmp_path, program, extra_env={"CUTE_DSL_ARCH": "sm_90a"})
+    assert r.returncode == 0 and "arch sm_90a" in r.stdout, r.stderr
+    r = run(tmp_path, program, extra_env={"CUTE_DSL_ARCH": "sm_90a", "WARPWEAVE_ARCH": "sm_80"})
+    assert r.returncode == 0 and "arch sm_80" in r.stdout, r.stderr
+    r = run(tmp_path, program, runner_args=("--compile-only",), extra_env={"CUTE_DSL_ARCH": "sm_100a"})
+    assert r.returncode == 0 and "arch sm_100a" in r.stdout, r.stderr
 
 
 HOST_PRINT = """

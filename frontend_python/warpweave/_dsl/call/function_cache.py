@@ -34,6 +34,7 @@ from ..host import host_loop
 from ..host.kernel_trace import Decorated
 from ..host.launch_plan import DimExpr, Launch, Param
 from ..registry.plugins import PACKAGE_PLUGIN_DIR
+from ..registry.target import arch_from_environment
 from ..tracing.reach_recording import Recording
 from ..values.numeric import Numeric
 from ..values.user_numeric import numeric_name, numeric_named
@@ -207,11 +208,11 @@ def _plugins_identity() -> str:
 
 
 def target_selector(target) -> str:
-    """What picks the target, known before the backends are looked at: the target itself, WARPWEAVE_ARCH, else
-    the current device's compute capability."""
+    """What picks the target, known before the backends are looked at: the target itself, the one the environment
+    names, else the current device's compute capability."""
     if target is not None:
         return target.name
-    env = os.environ.get("WARPWEAVE_ARCH", "").strip()
+    env = arch_from_environment()
     if env:
         return env
     if not _core.driver_available() or _core.device_count() == 0:

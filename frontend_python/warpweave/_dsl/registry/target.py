@@ -58,9 +58,16 @@ def target_for_capability(major: int, minor: int) -> Target:
 _chosen: dict = {}
 
 
+def arch_from_environment() -> str:
+    """The target the environment names, '' for none: WARPWEAVE_ARCH, else CUTE_DSL_ARCH, the variable CuTe DSL
+    programs set to compile without a GPU (their scripts and build jobs keep working unchanged)."""
+    return (os.environ.get("WARPWEAVE_ARCH", "").strip() or os.environ.get("CUTE_DSL_ARCH", "").strip())
+
+
 def select_target() -> Target:
-    """WARPWEAVE_ARCH if set (compiling without a GPU), else the current device's primary backend's target."""
-    env = os.environ.get("WARPWEAVE_ARCH", "")
+    """The target the environment names (arch_from_environment: compiling without a GPU), else the current
+    device's primary backend's target."""
+    env = arch_from_environment()
     if env:
         t = _chosen.get(env)
         if t is None:
