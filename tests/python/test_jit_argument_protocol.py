@@ -261,3 +261,55 @@ def test_a_tuple_giving_the_protocol_is_read_field_by_field():
     with target("sm_80"):
         c = cute.compile(scaled, from_dlpack(np.zeros(4, np.float32)), ScaledArgs(scale=2.0))
     assert all(p.kind != "jit_argument" for p in c.plans), [p.kind for p in c.plans]
+
+
+# --- the protocol as a class to derive from (cutlass.base_dsl.typing.JitArgument) -------------------------------
+
+from dataclasses import dataclass, fields  # noqa: E402
+
+from warpweave.base_dsl.typing import JitArgument  # noqa: E402
+
+
+@dataclass
+class FieldsArgument(JitArgument):
+    """A library's argument base: a dataclass that describes itself by its fields (those with the protocol give
+    values; the others, static, ride along), as argument classes derived from JitArgument are written."""
+    ptr: object
+    rows: int
+
+    def _dynamic(self):
+        return [getattr(self, f.name) for f in fields(self) if hasattr(getattr(self, f.name), "__c_pointers__")]
+
+    def __c_pointers__(self):
+        return [p for x in self._dynamic() for p in x.__c_pointers__()]
+
+    def __get_mlir_types__(self):
+        return [t for x in self._dynamic() for t in x.__get_mlir_types__()]
+
+    def __new_from_mlir_values__(self, values):
+        return FieldsArgument(self.ptr.__new_from_mlir_values__(values), self.rows)
+
+
+@cute.jit
+def show_fields(arg: FieldsArgument):
+    cute.print_tensor(cute.make_tensor(arg.ptr, cute.make_ordered_layout((arg.rows, 3), (1, 0))))
+
+
+def test_a_dataclass_derived_from_the_protocol_class_is_a_jit_argument(capsys):
+    a = np.arange(6, dtype=np.float32) + 20
+
+    def arg(x, rows):
+        return FieldsArgument(make_ptr(cutlass.Float32, x.ctypes.data, cute.AddressSpace.gmem, assumed_align=16), rows)
+
+    with target("sm_80"):
+        c = cute.compile(show_fields, arg(a, 2))
+        c(arg(a, 2))
+    assert [p.kind for p in c.plans] == ["jit_argument"]
+    assert "[20.000000, 21.000000, 22.000000]" in capsys.readouterr().out
+
+
+def test_the_protocol_class_is_where_cutedsl_names_it():
+    import typing
+
+    import warpweave.base_dsl.typing as base_typing
+    assert base_typing.JitArgument is JitArgument and typing.Protocol in JitArgument.__mro__

@@ -79,7 +79,7 @@ __all__ = [
     "Layout", "ComposedLayout", "Swizzle", "SymInt", "ScaledBasis", "EmptyLayout",
     "make_layout", "make_ordered_layout", "make_identity_layout", "make_layout_tv", "make_swizzle",
     "make_composed_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride", "get", "select",
-    "flatten", "group_modes", "append", "prepend", "crd2idx", "idx2crd", "coalesce", "filter", "filter_zeros",
+    "flatten", "flatten_to_tuple", "group_modes", "append", "prepend", "crd2idx", "idx2crd", "coalesce", "filter", "filter_zeros",
     "composition", "complement", "right_inverse", "left_inverse", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
     "raked_product", "max_common_layout", "max_common_vector", "tile_to_shape", "recast_layout", "ceil_div",
@@ -369,6 +369,14 @@ def flatten(a):
     if isinstance(a, (int, tuple)):
         return _core.tuple_flatten(a)
     return _rewrap(a, _core.flatten(_layout_of(a, "flatten")))
+
+
+def flatten_to_tuple(a) -> tuple:
+    """The leaves of a nested tuple (a shape, stride or coordinate, static or dynamic) as one flat tuple, depth
+    first; anything else is the tuple of itself (a layout is one leaf here: flatten is what flattens its modes)."""
+    if not isinstance(a, tuple):
+        return (a,)
+    return tuple(leaf for mode in a for leaf in flatten_to_tuple(mode))
 
 
 @_keeps_face

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 from ..base import trace
 from ..base.errors import DSLTypeError, user_location
@@ -94,16 +95,19 @@ def _indexes_registers(indexed) -> bool:
 def for_range(body, range_args, names, values, lineno, unroll=None, unroll_full=False, mutables=(),
               prefetch_stages=None, vectorize=False, indexed=(), mutable_names=(), rebound=(), **kwargs):
     # prefetch_stages: CuTe DSL's request to software-pipeline the loop's loads; a scheduling hint that does not
-    # change what the loop computes, and that is not applied here. Any other keyword is refused, not ignored.
+    # change what the loop computes, and that is not applied here; nor is at_least_once (that the loop runs a trip,
+    # for analyses). Any other keyword is ignored, as CuTe DSL 4.8.1 ignores it (shipped code misspells one:
+    # unfoll_full), with a warning at the user's line so that a misspelling is still seen.
     # vectorize: a request that the trips' element operations become vector operations. A loop with static bounds
     # is unrolled while tracing for it, so that LLVM's vectorizer sees the trips side by side (a loop kept in the
     # IR would hide them); a loop with runtime bounds stays a loop.
     # indexed: the values of the names the body subscripts with the loop variable (from the preprocessor).
+    kwargs.pop("at_least_once", None)
     if kwargs:
         loc = user_location(2)
-        raise DSLTypeError(f"cutlass.range() got an unexpected keyword argument {next(iter(kwargs))!r} (its "
-                           "keywords: unroll, unroll_full, prefetch_stages, vectorize)",
-                           (loc[0], lineno) if loc else None)
+        warnings.warn_explicit(f"cutlass.range() ignores the keyword argument {next(iter(kwargs))!r}, as CuTe DSL "
+                               "does (its keywords: unroll, unroll_full, prefetch_stages, vectorize, at_least_once)",
+                               SyntaxWarning, loc[0] if loc else "<unknown>", lineno)
     start, stop, step = _range_bounds(range_args)
     attributes = ""
     if unroll is not None or unroll_full:

@@ -11,6 +11,8 @@ object's C pointers. A make_ptr pointer (values/runtime.py) follows the protocol
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 from ..base.errors import DSLTypeError, user_location
 from ..base.ir_values import HostIRValue, IntegerType, PointerType, StructType, Type, bit_width
 from .ptr_type import PtrType
@@ -26,6 +28,24 @@ class HostAddress:
 
     def __repr__(self):
         return f"HostAddress{self.key}"
+
+
+class JitArgument(Protocol):
+    """The protocol as a class (`cutlass.base_dsl.typing.JitArgument`): libraries derive their argument classes
+    from it (a dataclass of tensors and numbers that describes itself by its fields), as they would from any
+    typing.Protocol. Deriving from it is not what makes an object one: is_jit_argument looks for the methods."""
+
+    def __c_pointers__(self) -> list:
+        """At each call, the address of each of the object's values (ctypes pointers or ints)."""
+        ...
+
+    def __get_mlir_types__(self) -> list:
+        """The IR types of the values the object is made of."""
+        ...
+
+    def __new_from_mlir_values__(self, values: list) -> "JitArgument":
+        """The object the function body sees, made of values of those types."""
+        ...
 
 
 def is_jit_argument(value) -> bool:

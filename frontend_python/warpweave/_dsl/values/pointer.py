@@ -310,9 +310,8 @@ class Pointer(metaclass=_PointerType):
     def memspace_name(self):
         return self.memspace
 
-    @property
-    def alignment(self) -> int:
-        return self.alignment_at(0)
+    alignment = property(lambda self: self.alignment_at(0), doc="Known alignment in bytes of the address.")
+    max_alignment = property(lambda self: self.alignment, doc="CuTe DSL 4.8.1's other name of alignment.")
 
     def alignment_at(self, offset) -> int:
         """Known alignment in bytes of the address `offset` elements past this pointer."""

@@ -4,5 +4,8 @@ that none offers is an AttributeError naming it."""
 import sys
 
 from ..._dsl.atoms.atoms import namespace
+from ..._dsl.device.packed_f32x2_op import NVVM_OPS
 
-sys.modules[__name__] = namespace(__name__, "nvvm")
+# the packed f32x2 ops are the frontend's: what they stand for (cute.arch.calc_packed_f32x2_op's calc_func) is on
+# every target, the instruction is the target backend's
+sys.modules[__name__] = namespace(__name__, "nvvm", static=NVVM_OPS)

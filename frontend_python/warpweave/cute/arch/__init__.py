@@ -22,6 +22,7 @@ from ..._dsl.device.fences import (
     fence_acq_rel_cluster, fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys,
 )  # noqa: F401
 from ..._dsl.device.inline_ptx import inline_ptx  # noqa: F401
+from ..._dsl.device.packed_f32x2_op import calc_packed_f32x2_op  # noqa: F401
 from ..._dsl.device.math import rcp as _rcp
 from ..._dsl.device.ordered_memory import load, store  # noqa: F401
 from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
