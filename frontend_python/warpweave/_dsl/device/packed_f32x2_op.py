@@ -8,7 +8,9 @@ calc_packed_f32x2_op makes that operation (device/arch.py: the target's backend 
 from __future__ import annotations
 
 from ..base.errors import DSLNotImplementedError, DSLTypeError, user_location
+from .arch import add_packed_f32x2, fma_packed_f32x2, mul_packed_f32x2, sub_packed_f32x2
 
+_OPERATIONS = {f.__name__: f for f in (add_packed_f32x2, sub_packed_f32x2, mul_packed_f32x2, fma_packed_f32x2)}
 _ARITY = {"add_packed_f32x2": 2, "sub_packed_f32x2": 2, "mul_packed_f32x2": 2, "fma_packed_f32x2": 3}
 
 
@@ -32,8 +34,6 @@ def calc_packed_f32x2_op(src_a, src_b, src_c, calc_func, *, result_type_inferred
                          loc=None, ip=None):
     """calc_func's packed operation on pairs (x, y) of Float32 (src_c: the addend of fma, else None), rounded as
     rnd says; the result is a pair of Float32. calc_func is one of nvvm.add/sub/mul/fma_packed_f32x2."""
-    from .arch import _packed
-
     name = getattr(calc_func, "_ww_packed_f32x2", None)
     if name is None:
         raise DSLNotImplementedError(
@@ -44,4 +44,4 @@ def calc_packed_f32x2_op(src_a, src_b, src_c, calc_func, *, result_type_inferred
         raise DSLTypeError(f"cute.arch.calc_packed_f32x2_op: nvvm.{name} takes {_ARITY[name]} operands "
                            f"(src_c {'is the addend' if _ARITY[name] == 3 else 'is None'}), got {len(operands)}",
                            user_location(2))
-    return _packed(name, *operands, rnd=rnd, ftz=ftz)
+    return _OPERATIONS[name](*operands, rnd=rnd, ftz=ftz)
