@@ -41,6 +41,26 @@ def _flat_shape(layout):
     return shape
 
 
+def _mcast_modes(mcast_mode_mn) -> tuple:
+    mcast_mode_mn = tuple(mcast_mode_mn)
+    if len(mcast_mode_mn) != 2 or any(m not in (0, 1) for m in mcast_mode_mn) or mcast_mode_mn == (0, 0):
+        raise ValueError(f"mcast_mode_mn is (A multicast, B multicast), each 0 or 1 and not both 0, got "
+                         f"{mcast_mode_mn!r}")
+    return mcast_mode_mn
+
+
+def _cluster_mn(cta_layout_vmnk) -> tuple:
+    """(M, N) of the cluster a (1, M, N, 1) layout of its CTAs describes ((1, 1) for None: one CTA)."""
+    if cta_layout_vmnk is None:
+        return (1, 1)
+    shape = _flat_shape(cta_layout_vmnk)
+    if len(shape) != 4 or shape[0] != 1 or shape[3] != 1:
+        raise ValueError(f"cta_layout_vmnk is a (1, M, N, 1) layout of the cluster's CTAs, got {cta_layout_vmnk}")
+    if shape[1] * shape[2] > 16:
+        raise ValueError(f"a cluster has at most 16 CTAs, got {(shape[1], shape[2])}")
+    return (shape[1], shape[2])
+
+
 @dataclass(frozen=True, eq=False)
 class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
     is_signalling_thread: object = None
@@ -59,23 +79,12 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
         each of its threads. mcast_mode_mn: which loads are multicast into this CTA, (A along N, B along M), each 0
         or 1: a consumer releases the stage to the CTAs that sent them (those of its cluster row for A, of its
         column for B)."""
-        mcast_mode_mn = tuple(mcast_mode_mn)
-        if len(mcast_mode_mn) != 2 or any(m not in (0, 1) for m in mcast_mode_mn) or mcast_mode_mn == (0, 0):
-            raise ValueError(f"mcast_mode_mn is (A multicast, B multicast), each 0 or 1 and not both 0, got "
-                             f"{mcast_mode_mn!r}")
+        mcast_mode_mn = _mcast_modes(mcast_mode_mn)
         if not isinstance(num_stages, int) or num_stages < 1:
             raise ValueError(f"a pipeline needs at least one stage, got {num_stages!r}")
         if not isinstance(tx_count, int) or tx_count <= 0:
             raise ValueError(f"tx_count must be the positive static byte count of a stage's loads, got {tx_count!r}")
-        cluster_mn = (1, 1)
-        if cta_layout_vmnk is not None:
-            shape = _flat_shape(cta_layout_vmnk)
-            if len(shape) != 4 or shape[0] != 1 or shape[3] != 1:
-                raise ValueError(f"cta_layout_vmnk is a (1, M, N, 1) layout of the cluster's CTAs, got "
-                                 f"{cta_layout_vmnk}")
-            cluster_mn = (shape[1], shape[2])
-        if cluster_mn[0] * cluster_mn[1] > 16:
-            raise ValueError(f"a cluster has at most 16 CTAs, got {cluster_mn}")
+        cluster_mn = _cluster_mn(cta_layout_vmnk)
         barrier_storage = own_barriers(barrier_storage, num_stages)
         full = cls._sync_object(barrier_storage, num_stages, (PipelineOp.TmaLoad, producer_group), tx_count)
         empty = cls._sync_object(barrier_storage + num_stages, num_stages, (PipelineOp.AsyncThread, consumer_group))
@@ -109,6 +118,17 @@ class PipelineTmaAsync(ExpectTxProducer, PipelineAsync):
         same_m, same_n = lane % cm == me % cm, lane // cm == me // cm
         peer = (same_m | same_n) if a_mc and b_mc else (same_m if a_mc else same_n)
         return (lane < size) & peer, lane
+
+    @staticmethod
+    def init_empty_barrier_arrive_signal(cta_layout_vmnk, tidx, mcast_mode_mn=(1, 1), *, loc=None, ip=None):
+        """(dst_rank, is_signalling_thread): which CTA of the cluster the thread of index tidx releases a stage
+        in, and whether it is one that releases (create's choice, for pipelines a kernel builds itself): lane r
+        of a consumer warp releases it in the CTA of rank r when that CTA sent this one multicast loads (its row
+        of the cluster for A, its column for B, as mcast_mode_mn says); with one CTA, lane 0 releases this CTA's
+        own."""
+        cluster_mn = _cluster_mn(cta_layout_vmnk)
+        signalling, dst = PipelineTmaAsync._release_lanes(cluster_mn, tidx, _mcast_modes(mcast_mode_mn))
+        return (cutlass.Int32(tidx) % 32 if dst is None else dst), signalling
 
     @property
     def cluster_size(self) -> int:
