@@ -26,6 +26,12 @@ from ..._dsl.device.math import rcp as _rcp
 from ..._dsl.device.ordered_memory import load, store  # noqa: F401
 from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
 from ..._dsl.device.arch_exp import exp, exp2, exp_packed_f32x2  # noqa: F401 - the approximate exponentials
+from ..._dsl.base.cuda_version import target_version  # noqa: F401 - CuTe DSL names it here too
+from ..._dsl.device.conversions import (  # noqa: F401
+    cvt_f32_bf16, cvt_f32_tf32, cvt_f32x2_bf16x2, cvt_i4_bf16, cvt_i4_bf16_intrinsic, cvt_i4x2_to_bf16x2,
+    cvt_i4x4_to_bf16x4, cvt_i4x8_to_bf16x8, cvt_i8_bf16, cvt_i8_bf16_intrinsic, cvt_i8x2_to_f32x2, cvt_i8x4_to_f32x4,
+    sext_unpacked_i4_i8_intrinsic, sext_unpacked_i4x4_to_i8x4,
+)
 from ..._dsl.device.integer_bits import (  # noqa: F401
     brev, clz, log2_of_pow2_int, match_sync, shf,
 )
