@@ -58,3 +58,11 @@ from . import nvvm_ops as _nvvm_ops  # noqa: E402
 
 for _name in _nvvm_ops.NAMES:
     ext.register_python_name(f"nvvm.{_name}", getattr(_nvvm_ops, _name))
+
+# cute.arch's integer instructions without a generic LLVM form (bfe, bfi, bfind, mul24, mad24, saturating add and
+# subtract, carry chains) and its half-precision arithmetic (packed f16x2/bf16x2 add, sub, fma, exp2; scalar fma)
+from . import integer_isa as _integer_isa, packed_half as _packed_half  # noqa: E402
+
+for _module in (_integer_isa, _packed_half):
+    for _name, _f in _module.NAMES.items():
+        ext.register_python_name(f"arch.{_name}", _f)

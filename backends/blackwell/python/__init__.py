@@ -10,6 +10,8 @@
   selects MmaF8F6F4Op's atoms), their descriptors (make_umma_smem_desc, with next_src on sm_103a) and
   operand kinds; tmem_layouts.py: where D lives in tensor
   memory; tmem.py: tensor-memory copies, allocation, fences and commit; tma.py: TMA atoms of MMA operands;
+- fp4_convert.py: cute.arch's E2M1 to f16 conversions (cvt_f4e2m1_f16, cvt_f4e2m1x{2,4,8}_to_f16x{2,4,8});
+  tmem_names.py: cute.arch.fence_view_async_tmem_op and is_tmem_allocation_exclusive;
 - clc.py: the decoded response of cluster launch control (arch.clc_query_cancel);
 - helpers.py, public as warpweave.utils.blackwell_helpers (and utils.sm100), get_tmem_copy_properties included;
 - blockscaled_layout.py, public as warpweave.utils.blockscaled_layout: where a block-scaled GEMM's scale factors

@@ -107,3 +107,11 @@ for _name in tcgen05_primitives.NAMES:
 from . import cute_ext as _cute_ext  # noqa: E402,F401 - cute.experimental's tensor memory, TMA and pipelines
 from . import cute_ext_gemm as _cute_ext_gemm  # noqa: E402,F401 - cute.experimental's main loop and TMA epilogue
 
+
+# cute.arch: the conversions of packed E2M1 values to f16 (fp4_convert.py), an instruction of the family-specific
+# Blackwell targets; the tensor-memory fence by kind and the exclusive-allocation question (tmem_names.py)
+from . import fp4_convert as _fp4_convert, tmem_names as _tmem_names  # noqa: E402
+
+for _module in (_fp4_convert, _tmem_names):
+    for _name, _f in _module.NAMES.items():
+        ext.register_python_name(f"arch.{_name}", _f)

@@ -147,6 +147,18 @@ def vote_uni_sync(pred, mask=-1):
     return Boolean.from_ir(_vote("uni", pred, mask, "i1"))
 
 
+_VOTES = {"any": vote_any_sync, "all": vote_all_sync, "uni": vote_uni_sync, "ballot": vote_ballot_sync}
+
+
+def vote_sync_op(pred, kind, mask=FULL_MASK):
+    """The vote of `kind` ("any", "all", "uni": a Boolean; "ballot": the Int32 word of lanes) over the lanes of
+    mask: vote_<kind>_sync by its kind's name."""
+    f = _VOTES.get(kind) if isinstance(kind, str) else None
+    if f is None:
+        raise DSLValueError(f"vote_sync_op: kind is one of {', '.join(_VOTES)}, got {kind!r}", user_location(2))
+    return f(pred, mask)
+
+
 def _reduction_function(op):
     def typed_max(a, b):
         return fmax(a, b) if isinstance(a, Float) else max_(a, b)
@@ -300,7 +312,7 @@ def popc(value):
 __all__ = ["WARP_SIZE", "FULL_MASK", "shuffle_sync", "shuffle_sync_op", "shuffle_sync_up", "shuffle_sync_down", "shuffle_sync_bfly",
            "vote_ballot_sync", "vote_any_sync", "vote_all_sync", "vote_uni_sync", "warp_reduction",
            "warp_reduction_sum", "warp_reduction_max", "warp_reduction_min", "warp_redux_sync", "make_warp_uniform",
-           "popc", "sync_warp"]
+           "popc", "sync_warp", "vote_sync_op"]
 
 
 accept_locations(globals(), __all__)

@@ -109,6 +109,11 @@ class TensorSSA:
         return TensorSSA([dt.from_ir(v.use() if isinstance(v, Value) else v) for v in values], self.shape,
                          self.dtype)
 
+    def maybe_downcast(self):
+        """The same values: an IR value's maybe_downcast gives it as its most specific Python class, which a
+        TensorSSA already is (code writes `t.load().maybe_downcast()` before handing the vector to a conversion)."""
+        return self
+
     def __len__(self):
         return len(self.values)
 

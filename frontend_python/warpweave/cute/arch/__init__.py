@@ -26,11 +26,25 @@ from ..._dsl.device.packed_f32x2_op import calc_packed_f32x2_op  # noqa: F401
 from ..._dsl.device.math import rcp as _rcp
 from ..._dsl.device.ordered_memory import load, store  # noqa: F401
 from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
-from ..._dsl.device.arch_exp import exp, exp2  # noqa: F401 - the approximate exponentials
-from ..._dsl.device.smem_size import dynamic_smem_size, get_dyn_smem  # noqa: F401
+from ..._dsl.device.arch_exp import exp, exp2, exp_packed_f32x2  # noqa: F401 - the approximate exponentials
+from ..._dsl.base.cuda_version import target_version  # noqa: F401 - CuTe DSL names it here too
+from ..._dsl.device.conversions import (  # noqa: F401
+    cvt_f32_bf16, cvt_f32_tf32, cvt_f32x2_bf16x2, cvt_i4_bf16, cvt_i4_bf16_intrinsic, cvt_i4x2_to_bf16x2,
+    cvt_i4x4_to_bf16x4, cvt_i4x8_to_bf16x8, cvt_i8_bf16, cvt_i8_bf16_intrinsic, cvt_i8x2_to_f32x2, cvt_i8x4_to_f32x4,
+    sext_unpacked_i4_i8_intrinsic, sext_unpacked_i4x4_to_i8x4,
+)
+from ..._dsl.device.integer_bits import (  # noqa: F401
+    brev, clz, log2_of_pow2_int, match_sync, shf,
+)
+from ..._dsl.device.smem_size import alloc_smem, dynamic_smem_size, get_dyn_smem  # noqa: F401
+from ..._dsl.device.special_registers import (  # noqa: F401
+    activemask, aggr_smem_size, get_dyn_smem_size, gridid, lanemask_eq, lanemask_ge, lanemask_gt, lanemask_le,
+    lanemask_lt, nsmid, nwarpid, physical_warp_id, smid, total_smem_size, warpsize,
+)
 from ..._dsl.device.warp import (  # noqa: F401
     FULL_MASK, WARP_SIZE, make_warp_uniform, popc, shuffle_sync, shuffle_sync_bfly, shuffle_sync_down,
-    shuffle_sync_op, shuffle_sync_up, sync_warp, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_uni_sync, warp_reduction,
+    shuffle_sync_op, shuffle_sync_up, sync_warp, vote_all_sync, vote_any_sync, vote_ballot_sync, vote_sync_op,
+    vote_uni_sync, warp_reduction,
     warp_reduction_max, warp_reduction_min, warp_reduction_sum, warp_redux_sync,
 )
 
@@ -42,6 +56,12 @@ from ..._dsl.device.warp import (  # noqa: F401
 def rcp_approx(a, *, loc=None, ip=None):
     """1/a with the hardware's approximate reciprocal (rcp.approx.ftz)."""
     return _rcp(a, approx=True, ftz=True)
+
+
+def atomic_max_float32(ptr, value, *, positive_only=True, loc=None, ip=None):
+    """CuTe DSL's older name of atomic_fmax: positive_only=True promises that every value stored at ptr is
+    non-negative (atomic_fmax's sign_bit=False)."""
+    return atomic_fmax(ptr, value, sign_bit=False if positive_only else None)
 
 
 def mbarrier_arrive(mbar_ptr, peer_cta_rank_in_cluster=None, *, loc=None, ip=None):
