@@ -1,6 +1,8 @@
 """cute.arch: thread and block indices, barriers, printf, warp collectives (shuffles, votes, reductions), atomics,
 float min/max, clocks, and the backends' primitives (cp.async groups, mbarriers, fences, packed f32x2 arithmetic,
 grid dependency control, ...): a name the loaded backends publish as "arch.<name>" is found here."""
+import importlib as _importlib
+
 from ..._dsl.atoms.atoms import (
     backend_python_name as _backend_python_name, mount_every_backend as _mount_every_backend,
     on_python_name_registered as _on_python_name_registered, primitive as _primitive,
@@ -27,7 +29,6 @@ from ..._dsl.device.math import rcp as _rcp
 from ..._dsl.device.ordered_memory import load, store  # noqa: F401
 from ..._dsl.device.thread_sleep import nanosleep  # noqa: F401
 from ..._dsl.device.arch_exp import exp, exp2, exp_packed_f32x2  # noqa: F401 - the approximate exponentials
-from ..._dsl.base.cuda_version import target_version  # noqa: F401 - CuTe DSL names it here too
 from ..._dsl.device.conversions import (  # noqa: F401
     cvt_f32_bf16, cvt_f32_tf32, cvt_f32x2_bf16x2, cvt_i4_bf16, cvt_i4_bf16_intrinsic, cvt_i4x2_to_bf16x2,
     cvt_i4x4_to_bf16x4, cvt_i4x8_to_bf16x8, cvt_i8_bf16, cvt_i8_bf16_intrinsic, cvt_i8x2_to_f32x2, cvt_i8x4_to_f32x4,
@@ -93,6 +94,8 @@ def __getattr__(name):
         raise AttributeError(name)
     if name == "Arch":  # CuTe DSL names the architectures here too; made of the backends' targets when first named
         return _arch_enum()
+    if name == "target_version":  # CuTe DSL names it here too; it needs ctypes, which importing cute does not load
+        return _importlib.import_module("warpweave._dsl.base.cuda_version").target_version
     # A backend's Python may define arch.<name> itself (warpweave.ext.register_python_name), e.g. a helper
     # composed of several of its primitives; otherwise the manifests' primitive of that name.
     f = _backend_python_name("arch." + name) or _primitive("arch." + name)
