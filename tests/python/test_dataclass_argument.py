@@ -142,13 +142,26 @@ def takes_names(names, n: cutlass.Int32):
 
 
 def test_a_dataclass_of_compile_time_values_is_one(recorded, monkeypatch):
-    """(An unhashable one, as this is, is compared by identity: the call passes the same object.)"""
-    names = Names()
-    c = _compiled(monkeypatch, takes_names, names, 4)
+    """Compared by its fields (it is not hashable: eq without frozen), so that an equal one made for each call
+    selects the same compilation, on the general path and the fast ones."""
+    c = _compiled(monkeypatch, takes_names, Names(), 4)
     assert [p.kind for p in c.plans] == ["const", "int"]
-    general(c, names, 9)
+    general(c, Names(), 9)
     with pytest.raises(DSLValueError, match="compile-time constant"):
         general(c, Names(first="b"), 9)
+    launched, _ = recorded
+    c._fast = c._build_fast_call()
+    for _ in range(3):
+        c(Names(), 9)
+    assert len(launched) == 3
+    with pytest.raises(DSLValueError, match="compile-time constant"):
+        c(Names(mode=Mode.SUB), 9)
+
+
+def test_an_equal_dataclass_keys_the_same_compilation():
+    sig = inspect.signature(takes_names.fn if hasattr(takes_names, "fn") else takes_names)
+    assert arg_plan.spec_key(sig, [Names(), 1], {}) == arg_plan.spec_key(sig, [Names(), 2], {})
+    assert arg_plan.spec_key(sig, [Names(), 1], {}) != arg_plan.spec_key(sig, [Names(first="c"), 1], {})
 
 
 def test_the_plan_read_back_from_the_cache_reads_calls_as_the_traced_one(recorded, monkeypatch):

@@ -5,6 +5,8 @@ path and the C++ fast path), keyed in the caches, and passed through exported C 
 what they share: the base class, the C wrapper's parameter (CArg) and the stand-in of a stream argument."""
 from __future__ import annotations
 
+import dataclasses
+
 from ... import _core
 from ..base.errors import DSLNotImplementedError, DSLValueError, user_location
 
@@ -213,12 +215,20 @@ def keyed_by_value(cls, value, annotation, stable) -> str:
     return "const " + stable(value)
 
 
+BY_FIELDS = "by fields"
+
+
 def const_key(value):
-    """A compile-time value's key: the value itself where it is hashable, else its identity."""
+    """A compile-time value's key: the value itself where it is hashable; a dataclass that is not (one with eq
+    and without frozen) by its fields' keys, so that an equal object made for each call selects the same
+    compilation; else its identity."""
     try:
         hash(value)
         return (type(value).__qualname__, value)
     except TypeError:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value).__eq__ is not object.__eq__:
+            return (type(value).__qualname__, (BY_FIELDS,) + tuple(const_key(getattr(value, f.name))
+                                                                   for f in dataclasses.fields(value)))
         return (type(value).__qualname__, id(value))
 
 

@@ -17,7 +17,7 @@ from ..values.layout_annotations import compiles_numbers_in
 from ..values.runtime import SymbolicInt
 from ..values.numeric import ALL_TYPES, Boolean, Float32, HostRef, Int32, Int64, Numeric
 from ..values.user_numeric import is_numeric_type, numeric_name, storage_numeric
-from .arg_kind import NATIVE_CONST, NATIVE_EVENT, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, \
+from .arg_kind import BY_FIELDS, NATIVE_CONST, NATIVE_EVENT, NATIVE_INT, NATIVE_SCALAR, NATIVE_STREAM, ArgPlan, CArg, \
     ExportOnlyHandle, HostStream, const_key, fast_id, keyed_by_value, sym_id, tvm_value
 
 _NUMERIC_BY_NAME = {t.__name__: t for t in ALL_TYPES}
@@ -449,7 +449,8 @@ class ConstArg(ArgPlan):
         key = self.spec[1]
         # const_key keeps a hashable value itself (the same object passes by identity); of an unhashable one only
         # its id, so every call of it goes the Python way, which compares.
-        hashable = isinstance(key, tuple) and len(key) == 2 and not (type(key[1]) is int and key[0] != "int")
+        hashable = isinstance(key, tuple) and len(key) == 2 and not (type(key[1]) is int and key[0] != "int") and \
+            not (type(key[1]) is tuple and key[1][:1] == (BY_FIELDS,))
         return (NATIVE_CONST, hashable, key[1] if hashable else None)
 
 

@@ -334,7 +334,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
         for k, l in enumerate(self.launches):
             packer, offsets = self._packers[l.kernel]
             env[f"L{k}"] = self._launcher(l)
-            env[f"P{k}"] = packer.pack
+            env[f"PK{k}"] = packer.pack   # (P<id> names the plans: fast_lines' checks report through them)
             vals = []
             for p in l.params:
                 if p.kind == "ptr":
@@ -350,11 +350,11 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
                 stream = f"q{l.stream.arg_index}"
             else:
                 stream = str(stream_handle(l.stream))
-            call = f"L{k}({', '.join(grid)}, {stream}, P{k}({', '.join(vals)}))"
+            call = f"L{k}({', '.join(grid)}, {stream}, PK{k}({', '.join(vals)}))"
             if l.static_grid is None:
                 body.append(f"g = ({', '.join(grid)})")
                 body.append(f"if g[0] > 0 and g[1] > 0 and g[2] > 0: L{k}(g[0], g[1], g[2], {stream}, "
-                            f"P{k}({', '.join(vals)}))")
+                            f"PK{k}({', '.join(vals)}))")
                 body.append(f"else: _check_call_grid({l.kernel!r}, g)")
             else:
                 body.append(call)
