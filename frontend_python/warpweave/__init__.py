@@ -44,6 +44,7 @@ from ._dsl.values.runtime import AddressSpace  # noqa: E402,F401
 from ._dsl.values.ir_vector import Vector  # noqa: E402,F401
 from ._dsl.device.array import Array, inttoptr, make_array_view, print_nd_vector  # noqa: E402,F401
 from ._dsl.base.constexpr import GridConstant  # noqa: E402,F401
+from ._dsl.call.arg_adapters import JitArgAdapterRegistry, register_jit_arg_adapter  # noqa: E402,F401
 from ._dsl.values.address_swizzle import Swizzle  # noqa: E402,F401
 from ._dsl.values.packed_floats import Float4E2M1FNx2, Float6E2M3FNx4, Float6E3M2FNx4  # noqa: E402,F401
 from ._dsl.values.ir_vector import full  # noqa: E402,F401 - cutlass.full is cutlass.vector.full

@@ -49,6 +49,11 @@ from . import dsmem  # noqa: E402
 ext.register_memory_space("dsmem", dsmem.DSMEM_ADDRESS_SPACE)
 ext.register_python_name("cpasync.CopyDsmemStoreOp", dsmem.CopyDsmemStoreOp)
 ext.register_python_name("arch.map_dsmem_ptr", dsmem.map_dsmem_ptr)
+ext.register_python_name("arch.store_async_dsmem", dsmem.store_async_dsmem)
+
+from . import mbarrier_waits  # noqa: E402
+
+ext.register_python_name("arch.mbarrier_conditional_try_wait", mbarrier_waits.mbarrier_conditional_try_wait)
 
 from . import nvvm_ops  # noqa: E402
 

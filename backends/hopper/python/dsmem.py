@@ -98,3 +98,48 @@ class DsmemStoreAtom(cute.CopyAtom):
                 v = b.op1("llvm.bitcast", [v], word)
             addr = b.op1("llvm.ptrtoint", [dst.iterator.address(ext.full_layout(dst)(i))], "i32")
             ext.emit_instruction(b, backend, entry, {"dst": [addr], "value": [v], "mbar": [mbar]})
+
+
+def _i32(v, what):
+    if isinstance(v, bool) or not (isinstance(v, int) or isinstance(v, cutlass.Integer)):
+        raise ext.user_error(f"store_async_dsmem: {what} is an integer (an i32), got {type(v).__name__}",
+                             ext.DSLTypeError)
+    return cutlass.Int32(v).ir()
+
+
+def store_async_dsmem(smem_ptr, value, mbar_ptr, peer_cta_rank, *, loc=None, ip=None):
+    """st.async of value (an i32, or a tuple of 2 or 4) to smem_ptr's offset in the shared memory of the cluster's
+    CTA peer_cta_rank, completing its bytes on the mbarrier at mbar_ptr's offset in that CTA (both pointers are
+    this CTA's and are mapped with mapa). smem_ptr must be aligned to the bytes stored. Two values go as one 8-byte
+    store, four as two (the bytes and the transaction count are those of one 16-byte store)."""
+    for p, what in ((smem_ptr, "smem_ptr"), (mbar_ptr, "mbar_ptr")):
+        if not hasattr(p, "memspace") or not hasattr(p, "alignment_at"):
+            raise ext.user_error(f"store_async_dsmem: {what} is a CuTe pointer, got {type(p).__name__}",
+                                 ext.DSLTypeError)
+        if p.memspace != "smem":
+            raise ext.user_error(f"store_async_dsmem: {what} is a pointer to this CTA's shared memory, got one to "
+                                 f"{p.memspace}", ext.DSLValueError)
+    values = list(value) if isinstance(value, tuple) else [value]
+    if len(values) not in (1, 2, 4):
+        raise ext.user_error(f"store_async_dsmem: value is an i32 or a tuple of 2 or 4, got {len(values)} values",
+                             ext.DSLValueError)
+    words = [_i32(v, "each value") for v in values]
+    nbytes = 4 * len(words)
+    if smem_ptr.alignment_at(0) < nbytes:
+        raise ext.user_error(f"store_async_dsmem: smem_ptr must be aligned to {nbytes} bytes (the bytes stored), its "
+                             f"known alignment is {smem_ptr.alignment_at(0)}", ext.DSLValueError)
+    dst = _address32(map_dsmem_ptr(smem_ptr, peer_cta_rank), "smem_ptr")
+    mbar = _address32(map_dsmem_ptr(mbar_ptr, peer_cta_rank), "mbar_ptr")
+    b = ext.builder()
+    if len(words) == 1:
+        backend, entry = ext.select_instruction("cpasync.dsmem_store_b32", {}, {"dst", "value", "mbar"})
+        ext.emit_instruction(b, backend, entry, {"dst": [dst], "value": words, "mbar": [mbar]})
+        return
+    backend, entry = ext.select_instruction("cpasync.dsmem_store_b64", {}, {"dst", "value", "mbar"})
+    for k in range(0, len(words), 2):
+        lo = b.op1("llvm.zext", [words[k]], "i64")
+        hi = b.op1("llvm.zext", [words[k + 1]], "i64")
+        hi = b.op1("llvm.shl", [hi, cutlass.Int64(32).ir()], "i64")
+        pair = b.op1("llvm.or", [lo, hi], "i64")   # the first value at the lower address (little endian)
+        at = dst if k == 0 else b.op1("llvm.add", [dst, cutlass.Int32(4 * k).ir()], "i32")
+        ext.emit_instruction(b, backend, entry, {"dst": [at], "value": [pair], "mbar": [mbar]})

@@ -28,6 +28,7 @@ from .._dsl.values.assume import assume  # noqa: F401
 from .._dsl.values.numeric import NumericMeta, as_numeric  # noqa: F401
 from .layout_image_mask import make_layout_image_mask  # noqa: F401
 from .tuple_modes import append_ones, dice, prepend_ones  # noqa: F401
+from .leading_dim import leading_dim  # noqa: F401
 from .._dsl.device.device_pointer import make_ptr  # noqa: F401
 from .._dsl.device.fast_divmod import FastDivmodDivisor, fast_divmod_create_divisor  # noqa: F401
 from .._dsl.values.numeric import NUMERIC_EXPORTS as _numeric_exports
@@ -57,7 +58,7 @@ def __getattr__(name):
 
 from .. import profile  # noqa: F401 - cute.profile.region(...): warpweave.profile
 from .._dsl.base.compile_options import (  # noqa: F401
-    EnableAssertions, EnableTVMFFI, GenerateLineInfo, GPUArch, KeepCUBIN, KeepPTX, OptLevel, PtxasOptions,
+    EnableAssertions, EnableTVMFFI, GenerateLineInfo, GPUArch, KeepCUBIN, KeepPTX, KeepSASS, OptLevel, PtxasOptions,
 )
 from .._dsl.values.runtime import AddressSpace, sym_int, sym_int32, sym_int64  # noqa: F401
 
@@ -72,8 +73,8 @@ __all__ = list(_layout_all) + [
     "JitCompiledFunction", "compile", "jit", "kernel", "struct", "Pointer", "Tensor", "TensorSSA", "domain_offset",
     "elem_less", "full", "full_like", "local_tile", "make_fragment", "make_fragment_like", "make_identity_tensor",
     "make_rmem_tensor", "make_tensor", "recast_ptr", "size_in_bytes", "zeros_like", "printf", "arch", "nvgpu",
-    "runtime", "testing", "dice", "append_ones", "prepend_ones", "make_ptr", "all_", "any_", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
-    "GPUArch", "KeepCUBIN", "KeepPTX", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
+    "runtime", "testing", "dice", "leading_dim", "append_ones", "prepend_ones", "make_ptr", "all_", "any_", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
+    "GPUArch", "KeepCUBIN", "KeepPTX", "KeepSASS", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
     "math", "NumericMeta", "as_numeric", "XTuple", "Tiler", "FastDivmodDivisor", "fast_divmod_create_divisor"] + list(_numeric_exports) + _TOP_LEVEL_MATH
 

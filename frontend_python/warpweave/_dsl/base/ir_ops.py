@@ -256,7 +256,7 @@ def mlir_undef(res, *, loc=None, ip=None) -> Value:
     return emit("llvm.mlir.undef", [], [Type(res)], "")[0]
 
 
-def _total_bits(t: Type):
+def total_bits(t: Type):
     """The bits of a scalar type, or of a vector's lanes together (vector<8xi16> and vector<32xi4>: 128)."""
     dims = re.match(r"^vector<((?:\d+x)+)", t.text)
     return bit_width(t) if dims is None else \
@@ -266,7 +266,7 @@ def _total_bits(t: Type):
 def llvm_bitcast(res, arg, *, loc=None, ip=None) -> Value:
     arg = operand(arg)
     res = Type(res)
-    if not _total_bits(arg.type) or _total_bits(arg.type) != _total_bits(res):
+    if not total_bits(arg.type) or total_bits(arg.type) != total_bits(res):
         raise DSLTypeError(f"bitcast keeps the bits: {arg.type} to {res} changes the width", user_location(2))
     return emit("llvm.bitcast", [arg], [res], "")[0]
 

@@ -19,6 +19,7 @@ from ..registry.launch_limits import check_call_cluster, check_call_grid
 from ..values.host_inputs import stream_handle
 from ..values.runtime import runtime_view
 from . import native_call, workspace as _workspace
+from .arg_adapters import adapt_arguments
 from .arg_kind import HostStream, fast_id
 from .arg_tensor import SpecialisationMiss
 
@@ -232,6 +233,7 @@ class JitCompiledFunction(_core.CompiledFunctionBase):
     def _call(self, *args, **kwargs):
         """The Python call: the generated fast path, or the general one (prepare) for the first call and for
         arguments the fast path does not take."""
+        args, kwargs = adapt_arguments(args, kwargs)  # registered JIT argument adapters (arg_adapters.py)
         fast = self._fast
         if fast and not kwargs:
             n = len(args)

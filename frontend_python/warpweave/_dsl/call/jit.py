@@ -33,6 +33,7 @@ from ..registry.backend_python import ensure_loaded_for_trace
 from ..registry.target import Target, select_target, target_named
 from ..tracing.reach_recording import Recording
 from . import compile_warmup, function_cache
+from .arg_adapters import adapt_arguments
 from .arg_plan import Constexpr, check_arguments, make_host_arg, spec_key  # noqa: F401 - Constexpr is public here too
 from .compile_module import compile_module
 from .compiled_function import JitCompiledFunction
@@ -53,6 +54,7 @@ class JitFunction(Decorated):
     def __call__(self, *args, **kwargs):
         if trace.current_or_none() is not None:
             return self.rewritten(*args, **kwargs)  # a helper called while tracing: inline it
+        args, kwargs = adapt_arguments(args, kwargs)  # registered JIT argument adapters (arg_adapters.py)
         if "no_cache" in kwargs and "no_cache" not in self.signature.parameters:
             # CuTe DSL's call option: compile for this call, and keep the result neither here nor in the
             # on-disk function cache (the cubin cache, keyed by the module's text, may still supply the cubin).
@@ -94,6 +96,7 @@ class BoundJitFunction:
     def __call__(self, *args, **kwargs):
         if trace.current_or_none() is not None:
             return self.jit_function.rewritten(self.obj, *args, **kwargs)
+        args, kwargs = adapt_arguments(args, kwargs)
         jf = self.jit_function
         target = select_target()
         full = (self.obj,) + args
@@ -124,6 +127,7 @@ def compile_function(jf: JitFunction, args, kwargs, *, target: Target | None = N
                      use_cache: bool = True):
     """Traces jf with the given arguments, compiles the module and returns the compiled function (use_cache=False:
     without looking in or storing into the function cache)."""
+    args, kwargs = adapt_arguments(args, kwargs)
     check_arguments(jf.fn.__name__, jf.signature, args, kwargs)
     opts = options if isinstance(options, CompileOptions) else merge_options(CompileOptions(), options)
     if opts.gpu_arch:
@@ -202,17 +206,20 @@ def _again(jf, target, options):
 def _compile_kernels(module, target, opts, kernel_names, asm_sites=()):
     if not opts.keep:
         return compile_module(module, target, opts, kernel_names, asm_sites)
-    # KeepPTX / KeepCUBIN: the WARPWEAVE_KEEP dumps, for this compilation only.
-    saved = os.environ.get("WARPWEAVE_KEEP")
-    kept = {k for k in (saved or "").split(",") if k} | set(opts.keep)
+    # KeepPTX / KeepCUBIN / KeepSASS (and DumpDir): the WARPWEAVE_KEEP dumps, for this compilation only.
+    saved = {k: os.environ.get(k) for k in ("WARPWEAVE_KEEP", "WARPWEAVE_DUMP_DIR")}
+    kept = {k for k in (saved["WARPWEAVE_KEEP"] or "").split(",") if k} | set(opts.keep)
     os.environ["WARPWEAVE_KEEP"] = ",".join(sorted(kept))
+    if opts.dump_dir:
+        os.environ["WARPWEAVE_DUMP_DIR"] = opts.dump_dir
     try:
         return compile_module(module, target, opts, kernel_names, asm_sites)
     finally:
-        if saved is None:
-            del os.environ["WARPWEAVE_KEEP"]
-        else:
-            os.environ["WARPWEAVE_KEEP"] = saved
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 

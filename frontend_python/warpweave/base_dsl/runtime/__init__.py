@@ -1,4 +1,5 @@
-"""`cutlass.base_dsl.runtime`: `cuda`, CuTe DSL's helpers over the CUDA driver bindings (cuda-bindings)."""
-from . import cuda
+"""`cutlass.base_dsl.runtime`: `cuda`, CuTe DSL's helpers over the CUDA driver bindings (cuda-bindings), and
+`jit_arg_adapters`, the registry of JIT argument adapters."""
+from . import cuda, jit_arg_adapters
 
-__all__ = ["cuda"]
+__all__ = ["cuda", "jit_arg_adapters"]
