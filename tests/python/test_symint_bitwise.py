@@ -34,3 +34,28 @@ def test_bitwise_operators_of_a_dynamic_extent_are_its_integer_types():
         c = cute.compile(launch, make_fake_compact_tensor(cutlass.Int32, (8,)), cutlass.Int32(100))
     assert SEEN["phase"] is SymInt and SEEN["results"] == {cutlass.Int32}
     assert re.search(r"\bxor\.b32\b", c.ptx) and re.search(r"\bshl\.b32\b", c.ptx), c.ptx
+
+
+@cute.kernel
+def conversions(t: cute.Tensor, f: cute.Tensor):
+    n = cute.ceil_div(cute.size(t, mode=[0]), 4)
+    SEEN["dtype"] = n.dtype
+    SEEN["to"] = type(n.to(cutlass.Int64))
+    SEEN["ir"] = n.ir_value().type.text
+    t[0] = n.to(cutlass.Int32) + cutlass.Int32(n.ir_value())
+    f[0] = cutlass.Float32(n) * 0.5
+
+
+@cute.jit
+def convert(t: cute.Tensor, f: cute.Tensor):
+    conversions(t, f).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def test_a_dynamic_extent_answers_as_its_integer_type():
+    """.dtype, .ir_value(), .to(type) and a float made of it, as code written for an Int32 extent asks (CuTe DSL's
+    extents are Int32 values)."""
+    with target("sm_80"):
+        t = cute.runtime.make_fake_tensor(cutlass.Int32, (cute.sym_int(),), (1,), assumed_align=16)
+        c = cute.compile(convert, t, make_fake_compact_tensor(cutlass.Float32, (4,)))
+    assert SEEN["dtype"] is cutlass.Int32 and SEEN["to"] is cutlass.Int64 and SEEN["ir"] == "i32"
+    assert re.search(r"\bcvt\.rn\.f32\.[su]32\b", c.ptx), c.ptx  # (an extent is known not negative: unsigned)

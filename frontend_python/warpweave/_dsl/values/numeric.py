@@ -384,9 +384,8 @@ def _convert_to(t, value):
             return hooks.defer_on_host(lambda x: t(x), (value,), t, op=("cast", t))._v
         return cast(value, t)._v
     if isinstance(value, SymInt):
-        if not t.is_integer:
-            raise DSLTypeError(f"a dynamic extent converts to integer types, not {t.__name__}", user_location(3))
-        return value
+        # to a float: the conversion of the integer it stands for (Int32, or Int64 for a 64-bit extent)
+        return value if t.is_integer else _convert_to(t, as_numeric(value))
     if hasattr(value, "__ww_int__") and t.is_integer:
         return value.__ww_int__()
     if isinstance(value, (bool, int, float)):
