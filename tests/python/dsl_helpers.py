@@ -98,3 +98,21 @@ def compile_in_fresh_process(tmp_path, name: str, program: str, *archs: str):
     r = subprocess.run([sys.executable, str(script), *archs], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     return script, json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def kernel_ptx(body, arch="sm_80"):
+    """The PTX of a one-warp kernel whose body is body(x), x a tensor of 16 Int32, compiled for `arch`."""
+    import numpy as np
+    import warpweave.cute as cute
+    from warpweave.cute.runtime import from_dlpack
+
+    @cute.kernel
+    def k(x: cute.Tensor):
+        body(x)
+
+    @cute.jit
+    def h(x: cute.Tensor):
+        k(x).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+    with target(arch):
+        return cute.compile(h, from_dlpack(np.zeros(16, np.int32))).info["ptx"]

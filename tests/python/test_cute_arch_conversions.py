@@ -13,27 +13,14 @@ import warpweave.cute as cute
 from warpweave._dsl.base.errors import DSLError
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import kernel_ptx, requires_gpu
 
 A = cute.arch
 I32, I8, I4, F32, F16, BF16, F4 = (cutlass.Int32, cutlass.Int8, cutlass.Int4, cutlass.Float32, cutlass.Float16,
                                    cutlass.BFloat16, cutlass.Float4E2M1FN)
 
 
-def _program(body):
-    @cute.kernel
-    def k(x: cute.Tensor):
-        body(x)
-
-    @cute.jit
-    def h(x: cute.Tensor):
-        k(x).launch(grid=[1, 1, 1], block=[32, 1, 1])
-    return h
-
-
-def _ptx(body, arch="sm_80"):
-    with target(arch):
-        return cute.compile(_program(body), from_dlpack(np.zeros(16, np.int32))).info["ptx"]
+_ptx = kernel_ptx
 
 
 def _sum(x, vec, n, dtype):

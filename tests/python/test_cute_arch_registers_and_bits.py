@@ -12,27 +12,14 @@ import warpweave.cute as cute
 from warpweave._dsl.base.errors import DSLError
 from warpweave.cute.runtime import from_dlpack
 
-from dsl_helpers import requires_gpu, target
+from dsl_helpers import kernel_ptx, requires_gpu
 
 A = cute.arch
 I32, U32, I64, U64 = cutlass.Int32, cutlass.Uint32, cutlass.Int64, cutlass.Uint64
 F32, F16, BF16 = cutlass.Float32, cutlass.Float16, cutlass.BFloat16
 
 
-def _program(body):
-    @cute.kernel
-    def k(x: cute.Tensor):
-        body(x)
-
-    @cute.jit
-    def h(x: cute.Tensor):
-        k(x).launch(grid=[1, 1, 1], block=[32, 1, 1])
-    return h
-
-
-def _ptx(body, arch="sm_80"):
-    with target(arch):
-        return cute.compile(_program(body), from_dlpack(np.zeros(16, np.int32))).info["ptx"]
+_ptx = kernel_ptx
 
 
 def _store(x, r):
