@@ -76,21 +76,36 @@ class MbarrierArray:
         """Whether stage `index` completed `phase` already (does not wait)."""
         return cute.arch.mbarrier_try_wait(self.get_barrier(index), cutlass.Int32(phase))
 
-    def arrive(self, index, dst=None, *, loc=None, ip=None):
-        """This agent's arrival for stage `index`, as its op_type arrives, on this CTA's barrier (dst None) or on
-        those of the CTAs dst names (a rank for thread arrivals, a mask for loads and MMA commits)."""
+    def arrive(self, index, dst=None, cta_group=None, *, loc=None, ip=None):
+        """This agent's arrival for stage `index`, as its op_type arrives: thread arrivals on this CTA's barrier
+        (dst None) or on that of the CTA of rank dst; MMA commits on this CTA's or on those of the CTAs of the mask
+        dst (static or run-time), for the MMAs of cta_group CTAs (given here, or the sync object's); a TMA load's
+        producer arms this CTA's barrier whatever dst says (each CTA's producer arms its own: the multicast copies
+        complete bytes on every destination's barrier), as CuTe DSL's sync objects do."""
         if self.op_type is PipelineOp.TCGen05Mma:
-            cute.arch.umma_commit_arrive(self.get_barrier(index), mask=_mask(dst, dynamic=True),
-                                         cta_group=self.cta_group)
+            self.arrive_tcgen05mma(index, dst, self.cta_group if cta_group is None else cta_group)
+        elif self.op_type is PipelineOp.TmaLoad:
+            self.arrive_and_expect_tx(index, self.tx_count)
         elif self.op_type in _TX_OPS:
             self.arrive_and_expect_tx(index, self.tx_count, dst)
         else:
-            bar = self.get_barrier(index)
-            rank = _rank(dst)
-            if rank is None:
-                cute.arch.mbarrier_arrive(bar)
-            else:
-                cute.arch.mbarrier_arrive_cluster(bar, rank)
+            self.arrive_mbarrier(index, dst)
+
+    def arrive_tcgen05mma(self, index, mask, cta_group, *, loc=None, ip=None):
+        """The MMAs' commit: once the tcgen05 operations this thread issued so far completed, one arrival on stage
+        `index`'s barrier of this CTA (mask None) or of each CTA of mask (a static or run-time mask of ranks)."""
+        cute.arch.umma_commit_arrive(self.get_barrier(index), mask=_mask(mask, dynamic=True),
+                                     cta_group=int(cta_group))
+
+    def arrive_mbarrier(self, index, dst_rank=None, *, loc=None, ip=None):
+        """Each calling thread's arrival on stage `index`'s barrier of this CTA (dst_rank None) or of the CTA of
+        rank dst_rank (static or run-time)."""
+        bar = self.get_barrier(index)
+        rank = _rank(dst_rank)
+        if rank is None:
+            cute.arch.mbarrier_arrive(bar)
+        else:
+            cute.arch.mbarrier_arrive_cluster(bar, rank)
 
     def arrive_and_expect_tx(self, index, tx_count, dst=None, *, loc=None, ip=None):
         """An arrival that also expects tx_count more bytes this phase. For TMA and CLC loads one elected lane of the

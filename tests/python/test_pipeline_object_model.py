@@ -1,7 +1,8 @@
 """The pipelines' object model, as CuTe DSL libraries (QuACK's quack/pipeline.py) build on it: a pipeline is a
 frozen dataclass whose fields are (sync_object_full, sync_object_empty, num_stages, producer_mask, consumer_mask);
 sync objects (PipelineAsync._make_sync_object) make and initialize one agent's barriers and arrive on this CTA's
-barrier or on peers' (a rank for thread arrivals, a multicast mask for loads); create() takes consumer_mask /
+barrier or on peers' (a rank for thread arrivals, a multicast mask for MMA commits; a TMA load's producer arms this
+CTA's barrier, as CuTe DSL 4.8.1's do); create() takes consumer_mask /
 producer_mask across the CTAs of a cluster. Compiled on the CPU."""
 import dataclasses
 import re
@@ -136,7 +137,10 @@ def _rank_operands(ptx):
     return [int(consts.get(r, r)) for r in re.findall(r"mapa\.shared::cluster\.u32 \w+, %r\d+, (%r\d+|\d+);", ptx)]
 
 
-def test_a_sync_objects_remote_arrive_targets_the_rank_or_the_ranks_of_its_mask():
+def test_a_thread_arrival_targets_its_rank_and_a_load_arrival_arms_this_ctas_barrier():
+    # CuTe DSL 4.8.1: a thread arrival's dst is a CTA rank; a TMA load producer's arrival arms this CTA's barrier
+    # whatever dst says (each CTA arms its own; the multicast copies complete bytes on every destination's), so a
+    # library passing its multicast mask there (TensorRT-LLM's PipelineTmaUmma.producer_acquire) arms one barrier.
     def body(g):
         bars = _bars(4)
         threads = pipeline.PipelineAsync._make_sync_object(bars, 2, _agent(pipeline.PipelineOp.AsyncThread, 4))
@@ -144,13 +148,38 @@ def test_a_sync_objects_remote_arrive_targets_the_rank_or_the_ranks_of_its_mask(
         assert loads.tx_count == 4096
         cute.arch.sync_threads()
         threads.arrive(1, 3)                  # a thread arrival: dst is a CTA rank
-        loads.arrive(0, 0b1010)               # a load's arrival: dst is a mask (ranks 1 and 3)
+        loads.arrive(0, 0b1010)               # a load's arrival: this CTA's barrier
+        rank = cute.arch.block_idx_in_cluster()
+        loads.arrive(1, (cutlass.Int32(1) << rank) | 1)    # a mask computed in the kernel: the same
 
     ptx = _ptx(body, arch="sm_100a")
     assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 1
-    assert ptx.count("mbarrier.arrive.expect_tx.shared::cluster.b64") == 2 and "4096" in ptx
-    assert _rank_operands(ptx) == [3, 1, 3]
+    assert "mbarrier.arrive.expect_tx.shared::cluster" not in ptx
+    assert len(re.findall(r"mbarrier\.arrive\.expect_tx\.shared(?:::cta)?\.b64", ptx)) == 2 and "4096" in ptx
+    assert _rank_operands(ptx) == [3]
     assert "elect.sync" in ptx                # one lane arrives for the loads
+
+
+def test_mma_commits_and_thread_arrivals_take_run_time_destinations_and_the_callers_cta_group():
+    # TensorRT-LLM's custom pipelines: sync objects made without a cta_group, which each arrival then names
+    # (arrive(index, mask, cta_group)); masks and ranks computed from the CTA's rank in the cluster.
+    def body(g):
+        bars = _bars(6)
+        mma = pipeline.PipelineAsync._make_sync_object(bars, 2, _agent(pipeline.PipelineOp.TCGen05Mma))
+        threads = pipeline.PipelineAsync._make_sync_object(bars + 2, 2, _agent(pipeline.PipelineOp.AsyncThread))
+        cute.arch.sync_threads()
+        rank = cute.arch.block_idx_in_cluster()
+        mask = (cutlass.Int32(1) << rank) | (cutlass.Int32(1) << (rank ^ 1))
+        mma.arrive(0, mask, cute.nvgpu.tcgen05.CtaGroup.TWO)
+        mma.arrive_tcgen05mma(1, None, cute.nvgpu.tcgen05.CtaGroup.TWO)   # (one kernel commits for one group)
+        threads.arrive(0, rank // 2 * 2, None)
+        threads.arrive_mbarrier(1, rank ^ 1)
+
+    ptx = _ptx(body, arch="sm_100a")
+    commits = re.findall(r"tcgen05\.commit\.cta_group::(\d)(\S*)", ptx)
+    assert [c[0] for c in commits] == ["2", "2"], commits   # the sync object's own cta_group is ONE
+    assert sorted("multicast::cluster" in c[1] for c in commits) == [False, True], commits
+    assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 2
 
 
 @pytest.mark.parametrize("kw,err", [
@@ -175,8 +204,8 @@ def test_a_bad_mask_is_an_error_at_the_users_line(kw, err):
 
 def test_a_bad_multicast_mask_is_an_error_at_the_users_line():
     def body(g):
-        loads = pipeline.PipelineAsync._make_sync_object(_bars(2), 2, _agent(pipeline.PipelineOp.TmaLoad), 1024)
-        loads.arrive(0, 1 << 16)
+        commits = pipeline.PipelineAsync._make_sync_object(_bars(2), 2, _agent(pipeline.PipelineOp.TCGen05Mma))
+        commits.arrive(0, 1 << 16)
 
     line = body.__code__.co_firstlineno + 2
     with pytest.raises(Exception, match=r"mask of 1 to 16 CTAs .* got 0x10000") as info:

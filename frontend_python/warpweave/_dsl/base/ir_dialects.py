@@ -16,6 +16,8 @@ from .errors import DSLAttributeError, DSLTypeError, DSLValueError, user_locatio
 from .ir_ops import caller_location, check_kind
 from .ir_values import FloatType, IndexType, IntegerType, Type, Value, VectorType, bit_width, emit, operand, wrap
 
+_as_operand = operand
+
 
 def unknown_op(dialect: str, name: str, known=()):
     """The error for `dialect.name` where the dialect has no such op (a dialect module's `__getattr__` raises it): at
@@ -149,8 +151,10 @@ def _fastmath(flag) -> str:
 
 
 def _math_unary(name: str, kind: str = "float"):
-    def op(operand_, *, fastmath=None, results=None, loc=None, ip=None):
-        a = operand(operand_, f"{name}'s operand")
+    # the parameter is named as the generated builder names it (`math.exp(operand=v)`), shadowing ir_values'
+    # operand() here: _as_operand is that
+    def op(operand, *, fastmath=None, results=None, loc=None, ip=None):
+        a = _as_operand(operand, f"{name}'s operand")
         check_kind(name, a.type, kind)
         return emit(name, [a], [a.type], _fastmath(fastmath) if kind == "float" else "")[0]
     op.__name__ = name.split(".")[1]
@@ -375,8 +379,9 @@ def if_(results_, condition, *, loc=None, ip=None):
     return IfOp(condition, results_, has_else=bool(results_))
 
 
-def for_(lower_bound, upper_bound, step, iter_args=None, *, loc=None, ip=None):
-    return ForOp(lower_bound, upper_bound, step, iter_args)
+def for_(start, stop, step, iter_args=None, *, loc=None, ip=None):
+    """scf.for_ (the generated builder's spelling and parameter names): the loop op, to fill through its body."""
+    return ForOp(start, stop, step, iter_args)
 
 
 __all__ = ["Block", "CombiningKind", "ForOp", "IfOp", "InsertionPoint", "bitcast", "broadcast", "extract", "fma",

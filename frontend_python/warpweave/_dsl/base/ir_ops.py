@@ -21,6 +21,8 @@ from .ir_values import (
     FloatType, IndexType, IntegerType, PointerType, StructType, Type, Value, bit_width, emit, operand,
 )
 
+_as_operand = operand  # for the builders whose parameter is named `operand`, as the generated ones name it
+
 
 # --- MLIR text -----------------------------------------------------------------------------------------------
 
@@ -168,11 +170,13 @@ def _check_asm_text(asm: str, where):
                             where)
 
 
-def inline_asm(res, operands, asm_string, constraints, *, has_side_effects=False, is_align_stack=False,
+def inline_asm(res, operands_, asm_string, constraints, *, has_side_effects=False, is_align_stack=False,
                tail_call_kind=None, asm_dialect=None, operand_attrs=None, loc=None, ip=None):
     """llvm.inline_asm: `res` the result type (an llvm struct for several outputs, None for none). The operands and
-    results are checked against the constraints here; the string reaches the PTX as written."""
+    results are checked against the constraints here; the string reaches the PTX as written. The parameters are
+    named as the generated builder names them (`operands_`: programs pass them by keyword too)."""
     where = user_location(2)
+    operands = operands_
     if not isinstance(asm_string, str) or not isinstance(constraints, str):
         raise DSLTypeError("inline asm: the asm string and the constraints are strings", where)
     if asm_dialect not in (None, AsmDialect.AD_ATT, 0):
@@ -298,8 +302,18 @@ inttoptr = _llvm_pointer_cast("llvm.inttoptr", "an integer", "a pointer",
                               "The pointer of type res to the address the integer arg holds.")
 
 
+class IntegerOverflowFlags(enum.IntFlag):
+    """llvm.trunc's flags (the generated builder takes them as its third parameter): that the dropped bits are
+    the sign's (nsw) or zero (nuw); a promise, so leaving it out changes no result."""
+    none = 0
+    nsw = 1
+    nuw = 2
+
+
 def _llvm_int_cast(name: str, widen: bool):
-    def op(res, arg, *, loc=None, ip=None) -> Value:
+    # The generated builders' parameters: llvm.trunc's overflow_flags (positional there), llvm.zext's non_neg; both
+    # only promise what the operand is, so the op is emitted without them (never a wrong result).
+    def op(res, arg, overflow_flags=None, *, non_neg=None, loc=None, ip=None) -> Value:
         a = operand(arg)
         t = Type(res)
         check_kind(name, a.type, "int")
@@ -318,8 +332,8 @@ sext = _llvm_int_cast("llvm.sext", True)    # signed widening
 trunc = _llvm_int_cast("llvm.trunc", False)  # the low bits
 
 
-def intr_ctlz(arg, is_zero_poison, *, loc=None, ip=None) -> Value:
-    arg = operand(arg)
+def intr_ctlz(in_, is_zero_poison, *, loc=None, ip=None) -> Value:
+    arg = operand(in_)
     check_kind("llvm.intr.ctlz", arg.type, "int")
     return emit("llvm.intr.ctlz", [arg], [arg.type], f"is_zero_poison = {'true' if is_zero_poison else 'false'}")[0]
 
@@ -408,8 +422,9 @@ def _binary_op(name: str, kind: str):
 
 
 def _unary_op(name: str, kind: str):
-    def op(operand_, *, loc=None, ip=None):
-        a = operand(operand_, f"{name}'s operand")
+    # `operand`, as the generated builder names it (arith.negf(operand=v)); ir_values' operand() is _as_operand
+    def op(operand, *, loc=None, ip=None):
+        a = _as_operand(operand, f"{name}'s operand")
         check_kind(name, a.type, kind)
         return emit(name, [a], [a.type], "")[0]
 

@@ -13,8 +13,10 @@ from ..._dsl.values.tensor import Pointer, recast_ptr
 __all__ = ["AddressSpace", "PtrType", "recast_iter"]
 
 
-def recast_iter(result_type, iterator, *, loc=None, ip=None) -> Pointer:
-    """The pointer `iterator` as one of result_type (a PtrType of its memory)."""
+def recast_iter(dst, src, *, loc=None, ip=None) -> Pointer:
+    """The pointer `src` as one of type `dst` (a PtrType of its memory); the parameters are named as the generated
+    builder names them."""
+    result_type, iterator = dst, src
     if not isinstance(result_type, PtrType) or not isinstance(iterator, Pointer):
         raise DSLTypeError(f"cute.recast_iter takes a cute.PtrType and a pointer, got {result_type!r} and "
                            f"{type(iterator).__name__}", user_location(2))

@@ -2,13 +2,14 @@
 atomics and the intrinsics user code reaches for."""
 from ..._dsl.base.ir_atomics import AtomicBinOp, AtomicOrdering, atomicrmw, cmpxchg
 from ..._dsl.base.ir_dialects import unknown_op
-from ..._dsl.base.ir_ops import (AsmDialect, addrspacecast, extractvalue, insertvalue, inline_asm, intr_ctlz,
-                                 inttoptr, mlir_undef, ptrtoint, sext, trunc, zext, llvm_bitcast as bitcast)
+from ..._dsl.base.ir_ops import (AsmDialect, IntegerOverflowFlags, addrspacecast, extractvalue, insertvalue,
+                                 inline_asm, intr_ctlz, inttoptr, mlir_undef, ptrtoint, sext, trunc, zext,
+                                 llvm_bitcast as bitcast)
 from ..._dsl.base.ir_values import PointerType, StructType
 
-__all__ = ["AsmDialect", "AtomicBinOp", "AtomicOrdering", "PointerType", "StructType", "addrspacecast",
-           "atomicrmw", "bitcast", "cmpxchg", "extractvalue", "insertvalue", "inline_asm", "intr_ctlz", "inttoptr",
-           "mlir_undef", "ptrtoint", "sext", "trunc", "zext"]
+__all__ = ["AsmDialect", "AtomicBinOp", "AtomicOrdering", "IntegerOverflowFlags", "PointerType", "StructType",
+           "addrspacecast", "atomicrmw", "bitcast", "cmpxchg", "extractvalue", "insertvalue", "inline_asm", "intr_ctlz",
+           "inttoptr", "mlir_undef", "ptrtoint", "sext", "trunc", "zext"]
 
 
 def __getattr__(name):
