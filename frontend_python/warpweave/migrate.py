@@ -197,8 +197,8 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m warpweave run",
                                 description="run a CuTe DSL program with `import cutlass` mapped to warpweave")
     p.add_argument("--compile-only", action="store_true",
-                   help="compile without a GPU: kernels compile for --arch (or WARPWEAVE_ARCH / CUTE_DSL_ARCH); calls that would "
-                        "launch them are not made; torch's CUDA tensors are made in host memory")
+                   help="compile without a GPU: kernels compile for --arch (or WARPWEAVE_ARCH / CUTE_DSL_ARCH); "
+                        "calls that would launch them are not made; torch's CUDA tensors are made in host memory")
     p.add_argument("--arch", help="the target to compile for (e.g. sm_80, sm_90a); sets WARPWEAVE_ARCH")
     p.add_argument("--on-launch", choices=("stop", "skip"),
                    help="compile-only: at the first call that would launch kernels, end the program (or the "

@@ -18,8 +18,9 @@
 An option type may be given as the class (`GenerateLineInfo`) or an instance (`GenerateLineInfo(True)`).
 A string that is not one of these options but looks like one (`-v`, `-lineinfo`, `-O2`) is passed to the cubin
 tool, which refuses what it does not know. Each option object's setting is its `value` (CuTe DSL's name), and
-`OptionList(options)` is CuTe DSL's `CompileOptions(options)`: options given once and passed as `options=`. `EnableAssertions` / `--enable-assertions` compiles the run-time checks
-of cute.testing.assert_ into the kernels (without it they are left out, as CuTe DSL leaves them).
+`OptionList(options)` is CuTe DSL's `CompileOptions(options)`: options given once and passed as `options=`.
+`EnableAssertions` / `--enable-assertions` compiles the run-time checks of cute.testing.assert_ into the kernels
+(without it they are left out, as CuTe DSL leaves them).
 """
 from __future__ import annotations
 

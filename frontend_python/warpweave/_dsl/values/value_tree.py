@@ -274,5 +274,5 @@ def format_tree(obj, max_depth: int | None = None) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["argument_annotations", "argument_fields", "carries_ir_values", "extract_mlir_values", "format_tree", "get_mlir_types",
-           "new_from_mlir_values", "tree_difference", "tree_element", "type_tree"]
+__all__ = ["argument_annotations", "argument_fields", "carries_ir_values", "extract_mlir_values", "format_tree",
+           "get_mlir_types", "new_from_mlir_values", "tree_difference", "tree_element", "type_tree"]
