@@ -214,6 +214,8 @@ def test_a_dataclass_passes_its_numbers_at_each_call():
         f(x, 64, Window(right=3))
     with pytest.raises(TypeError, match="argument window.left must be"):
         f(x, 64, Window(left="wide"))
+    with pytest.raises(TypeError, match="argument window must be a Window"):
+        f(x, 64, None)
     if not has_gpu():  # every check passed, another left included: the call goes on to load the module
         for w in (Window(), Window(left=7), (7, None, 2, None)):
             with pytest.raises(RuntimeError, match="no CUDA driver"):

@@ -64,7 +64,7 @@ def _convert_single_arg(arg, arg_name, arg_type, ctx):
             x = getattr(arg, n)
             params.append(spec.Const(f"{arg_name}.{n}", x) if t is not None and is_constexpr(t) and x is not None
                           else _convert_single_arg(x, f"{arg_name}.{n}", t, ctx.element(k)))
-        return spec.Tuple(arg_name, params, dataclass=True)
+        return spec.Tuple(arg_name, params, dataclass=type(arg).__name__)
     # a tuple is passed whole, also one compiled in (an empty one, or of compile-time values only): the caller
     # passes it in its place, as a library's call of every declared parameter does
     if kind == "tree" or (kind in (None, "const") and isinstance(arg, (tuple, list))):

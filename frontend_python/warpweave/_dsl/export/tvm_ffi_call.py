@@ -43,8 +43,9 @@ def _seq_checks(param, v: str, o: list) -> None:
     in (None, or the number compiled for), recursively; v is the C lvalue of the parameter's TVMFFIAny."""
     if isinstance(param, spec.Tuple):
         n = len(param.params)
+        what = f"a {param.dataclass}" if param.dataclass else f"a tuple of {n} elements"
         o.append(f"  if (!ww_tvm_is_seq(&{v}, {n})) return ww_tvm_error(\"TypeError\", \"argument {param.name} must be "
-                 f"a tuple of {n} elements\");")
+                 f"{what}\");")
         for k, p in enumerate(param.params):
             _seq_checks(p, f"(*ww_tvm_elem(&{v}, {k}))", o)
     elif isinstance(param, spec.ConstNone):

@@ -73,12 +73,12 @@ class EnvStream(Param):
 
 class Tuple(Param):
     """A tuple (a NamedTuple too) passed as one argument, whose elements are parameters of their own. `dataclass`:
-    the caller passes a dataclass there, whose fields the call makes this tuple."""
+    the name of the dataclass the caller passes there, whose fields the call makes this tuple."""
 
-    def __init__(self, name: str, params: list, dataclass: bool = False):
+    def __init__(self, name: str, params: list, dataclass: str | None = None):
         super().__init__(name)
         self.params = list(params)
-        self.dataclass = dataclass
+        self.dataclass = dataclass   # the dataclass's name, where the caller passes one
 
     def __repr__(self):
         return f"Tuple({self.name!r}, {self.params!r})"
