@@ -1,8 +1,9 @@
 """The op builders' optional keywords, as the generated MLIR bindings have them: `results=` on arith.cmpi / cmpf /
 select, the binary ops and llvm.insertvalue (the stated result types; ones the op does not have are refused),
 `fastmath=` on arith.cmpf / extf / truncf and the float binary ops (arith.FastMathFlags, combinable with |: carried
-to the code, so a compare and select under nnan become a min), `roundingmode=` on arith.truncf (to nearest even, the
-conversion's own rounding, is honoured; a directed rounding is refused at the user's line, never compiled as another)."""
+to the code, so a compare and select under nnan become a min), `roundingmode=` on arith.truncf (to nearest even,
+the conversion's own rounding, is honoured; a directed rounding is refused at the user's line, never compiled as
+another)."""
 import re
 
 import pytest

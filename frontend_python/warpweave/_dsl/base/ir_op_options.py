@@ -46,8 +46,8 @@ def fastmath_flags(name: str, fastmath, where=None) -> list:
         fastmath = FastMathFlags.fast
     if isinstance(fastmath, str):
         if fastmath not in FastMathFlags.__members__:
-            raise DSLValueError(f"{name}: fastmath is a FastMathFlags value or one of {sorted(FastMathFlags.__members__)}"
-                                f", got {fastmath!r}", where)
+            raise DSLValueError(f"{name}: fastmath is a FastMathFlags value or one of "
+                                f"{sorted(FastMathFlags.__members__)}, got {fastmath!r}", where)
         fastmath = FastMathFlags[fastmath]
     elif isinstance(fastmath, enum.Enum) and type(fastmath).__name__ == "FastMathFlags":
         fastmath = int(fastmath.value)    # another module's enum of the same flags (arith's bits)
