@@ -1,6 +1,7 @@
 """Barriers the pipelines are made of, from the backends' primitives."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import warpweave as cutlass
@@ -12,6 +13,7 @@ from .agents import CooperativeGroup, PipelineOp
 
 
 MAX_CLUSTER = 16   # CTAs of the largest (non-portable) cluster: ranks 0..15, masks of 16 bits
+MAX_ARRIVAL_COUNT = (1 << 20) - 1   # the most arrivals an mbarrier's phase can expect (its count field's width)
 
 _TX_OPS = (PipelineOp.TmaLoad, PipelineOp.ClcLoad)
 
@@ -73,8 +75,30 @@ class MbarrierArray:
         cute.arch.mbarrier_wait(self.get_barrier(index), cutlass.Int32(phase))
 
     def try_wait(self, index, phase, *, loc=None, ip=None):
-        """Whether stage `index` completed `phase` already (does not wait)."""
+        """Whether stage `index` completed `phase` already (may wait a while first, as the hardware's bounded
+        wait does; never for good)."""
         return cute.arch.mbarrier_try_wait(self.get_barrier(index), cutlass.Int32(phase))
+
+    def test_wait(self, index, phase, *, loc=None, ip=None):
+        """Whether stage `index` completed `phase` already, looked at once: no waiting at all (CuTe DSL 4.8.1's
+        test_wait; try_wait may suspend the thread for a while first)."""
+        return cute.arch.mbarrier_test_wait(self.get_barrier(index), cutlass.Int32(phase))
+
+    def max(self) -> int:
+        """The largest arrival count an mbarrier can be initialized with (2**20 - 1), as CuTe DSL 4.8.1's max()
+        answers: a Python int."""
+        return MAX_ARRIVAL_COUNT
+
+    def recast_to_new_op_type(self, new_op_type: PipelineOp) -> "MbarrierArray":
+        """A sync object over the same barriers (not initialized again) whose agent arrives as new_op_type does;
+        tx_count, cta_group and the group are kept. As in CuTe DSL 4.8.1, a load's arrival through a recast
+        object that had no tx_count expects no bytes (an elected lane's plain arrival)."""
+        if not isinstance(new_op_type, PipelineOp) or new_op_type is PipelineOp.TmaStore:
+            raise ValueError(f"recast_to_new_op_type: a pipeline's barriers are arrived on by a PipelineOp other "
+                             f"than TmaStore, got {new_op_type!r}")
+        other = copy.copy(self)
+        other.op_type = new_op_type
+        return other
 
     def arrive(self, index, dst=None, cta_group=None, *, loc=None, ip=None):
         """This agent's arrival for stage `index`, as its op_type arrives: thread arrivals on this CTA's barrier
@@ -90,6 +114,16 @@ class MbarrierArray:
             self.arrive_and_expect_tx(index, self.tx_count, dst)
         else:
             self.arrive_mbarrier(index, dst)
+
+    def arrive_and_wait(self, index, phase, dst=None, cta_group=None, *, loc=None, ip=None):
+        """arrive(index, dst, cta_group), then wait(index, phase): this agent's arrival, then waiting for stage
+        `index` to complete `phase` (which this arrival may be the last of)."""
+        self.arrive(index, dst, cta_group)
+        self.wait(index, phase)
+
+    def arrive_and_drop(self, *, loc=None, ip=None):
+        """Not offered, as in CuTe DSL 4.8.1 (whose arrive_and_drop raises NotImplementedError)."""
+        raise NotImplementedError("MbarrierArray.arrive_and_drop is not supported (nor is it by CuTe DSL 4.8.1)")
 
     def arrive_tcgen05mma(self, index, mask, cta_group, *, loc=None, ip=None):
         """The MMAs' commit: once the tcgen05 operations this thread issued so far completed, one arrival on stage
@@ -107,12 +141,25 @@ class MbarrierArray:
         else:
             cute.arch.mbarrier_arrive_cluster(bar, rank)
 
+    def arrive_and_expect_tx_with_dst(self, index, tx_count, dst=None, *, loc=None, ip=None):
+        """Each calling thread's arrival that also expects tx_count more bytes (static or run-time), on stage
+        `index`'s barrier of this CTA (dst None) or of the CTA of rank dst (static or run-time), whatever op_type
+        says: no lane is elected, as in CuTe DSL 4.8.1 (a kernel calls it from the one thread that arms a
+        peer's barrier)."""
+        bar = self.get_barrier(index)
+        tx = _byte_count(tx_count)
+        rank = _rank(dst, "arrive_and_expect_tx_with_dst's dst")
+        if rank is None:
+            cute.arch.mbarrier_arrive_and_expect_tx(bar, tx)
+        else:
+            cute.arch.mbarrier_arrive_and_expect_tx_cluster(bar, tx, rank)
+
     def arrive_and_expect_tx(self, index, tx_count, dst=None, *, loc=None, ip=None):
         """An arrival that also expects tx_count more bytes this phase. For TMA and CLC loads one elected lane of the
         calling warp arrives (the barrier counts one arrival per phase), on this CTA's barrier or on each CTA's of
         the static mask dst; for other agents each calling thread arrives on this CTA's barrier."""
         bar = self.get_barrier(index)
-        tx = cutlass.Int32(tx_count)
+        tx = _byte_count(tx_count)
         if self.op_type not in _TX_OPS:
             if dst is not None:
                 raise ValueError(f"arrive_and_expect_tx: a {self.op_type} barrier expects bytes in this CTA only, "
@@ -139,6 +186,21 @@ class MbarrierArray:
 
     def __repr__(self):
         return f"MbarrierArray({self.op_type}, {self.num} stages, {self.cg})"
+
+
+def _byte_count(tx_count):
+    """The bytes an arrival expects, as an Int32: a static count, a run-time integer, or None (a recast sync
+    object without a tx_count: no bytes)."""
+    if tx_count is None:
+        return cutlass.Int32(0)
+    n = _static_int(tx_count)
+    if n is not None:
+        if n < 0:
+            raise ValueError(f"an arrival expects a non-negative byte count, got {n}")
+        return cutlass.Int32(n)
+    if _is_dsl_integer(tx_count):
+        return cutlass.Int32(tx_count)
+    raise TypeError(f"an arrival's byte count is an integer, got {tx_count!r}")
 
 
 def _rank(dst, what="a thread arrival's destination", ctas=MAX_CLUSTER):

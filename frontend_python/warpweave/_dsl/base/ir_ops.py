@@ -17,6 +17,7 @@ import struct
 
 from . import trace
 from .errors import DSLTypeError, DSLValueError, user_location
+from .ir_op_options import FastMathFlags, RoundingMode, check_results, check_rounding, fastmath_property
 from .ir_values import (
     FloatType, IndexType, IntegerType, PointerType, StructType, Type, Value, bit_width, emit, operand,
 )
@@ -240,7 +241,7 @@ def extractvalue(res, container, position, *, loc=None, ip=None) -> Value:
     return emit("llvm.extractvalue", [container], [res], "position = array<i64: " + ", ".join(map(str, pos)) + ">")[0]
 
 
-def insertvalue(container, value, position, *, loc=None, ip=None) -> Value:
+def insertvalue(container, value, position, *, results=None, loc=None, ip=None) -> Value:
     where = user_location(2)
     container, value = operand(container), operand(value)
     pos = [position] if isinstance(position, int) else list(position)
@@ -252,6 +253,7 @@ def insertvalue(container, value, position, *, loc=None, ip=None) -> Value:
         t = body[p]
     if value.type != t:
         raise DSLTypeError(f"insertvalue: field {pos} of {container.type} is {t}, the value is {value.type}", where)
+    check_results("llvm.insertvalue", results, [container.type], where)
     return emit("llvm.insertvalue", [container, value], [container.type],
                 "position = array<i64: " + ", ".join(map(str, pos)) + ">")[0]
 
@@ -408,13 +410,20 @@ def constant(result, value, *, loc=None, ip=None) -> Value:
 
 
 def _binary_op(name: str, kind: str):
-    def op(lhs, rhs, *, loc=None, ip=None, **flags):
-        if flags:
-            raise DSLTypeError(f"{name}: unsupported arguments {sorted(flags)}", user_location(2))
+    # a float op's fastmath flags go on the op; its roundingmode must be the one the arithmetic does (nearest even)
+    def op(lhs, rhs, *, results=None, loc=None, ip=None, **flags):
+        where = user_location(2)
+        fastmath, rounding = flags.pop("fastmath", None), flags.pop("roundingmode", None)
+        if flags or (kind == "int" and (fastmath is not None or rounding is not None)):
+            extra = sorted(flags) + [k for k, v in (("fastmath", fastmath), ("roundingmode", rounding))
+                                     if kind == "int" and v is not None]
+            raise DSLTypeError(f"{name}: unsupported arguments {extra}", where)
         a, b = operand(lhs, f"{name}'s lhs"), operand(rhs, f"{name}'s rhs")
         t = _same_types(name, [a, b])
         check_kind(name, t, kind)
-        return emit(name, [a, b], [t], "")[0]
+        check_results(name, results, [t], where)
+        check_rounding(name, rounding, where)
+        return emit(name, [a, b], [t], fastmath_property(name, fastmath, where))[0]
 
     op.__name__ = name.split(".")[1]
     op.__doc__ = f"{name}: both operands of one {'integer' if kind == 'int' else 'float'} type; the result too."
@@ -432,9 +441,14 @@ def _unary_op(name: str, kind: str):
     return op
 
 
-def _cast_op(name: str, src_kind: str, dst_kind: str, widen):
-    def op(out, in_, *, loc=None, ip=None):
+def _cast_op(name: str, src_kind: str, dst_kind: str, widen, options=()):
+    # options: the keywords this conversion's builder has (fastmath on extf/truncf, roundingmode on truncf)
+    def op(out, in_, *, loc=None, ip=None, **kw):
         where = user_location(2)
+        if set(kw) - set(options):
+            raise DSLTypeError(f"{name}: unsupported arguments {sorted(set(kw) - set(options))}", where)
+        check_rounding(name, kw.get("roundingmode"), where)
+        props = fastmath_property(name, kw.get("fastmath"), where)
         a = operand(in_, f"{name}'s operand")
         t = Type(out)
         check_kind(name, a.type, src_kind)
@@ -443,7 +457,7 @@ def _cast_op(name: str, src_kind: str, dst_kind: str, widen):
             wa, wt = bit_width(_scalar_or_vector_of(a.type)), bit_width(_scalar_or_vector_of(t))
             if wa is not None and wt is not None and not (wt > wa if widen else wt < wa):
                 raise DSLTypeError(f"{name}: {a.type} to {t} must {'widen' if widen else 'narrow'}", where)
-        return emit(name, [a], [t], "")[0]
+        return emit(name, [a], [t], props)[0]
 
     op.__name__ = name.split(".")[1]
     return op
@@ -478,8 +492,8 @@ negf = _unary_op("arith.negf", "float")
 extui = _cast_op("arith.extui", "int", "int", True)
 extsi = _cast_op("arith.extsi", "int", "int", True)
 trunci = _cast_op("arith.trunci", "int", "int", False)
-extf = _cast_op("arith.extf", "float", "float", True)
-truncf = _cast_op("arith.truncf", "float", "float", False)
+extf = _cast_op("arith.extf", "float", "float", True, ("fastmath",))
+truncf = _cast_op("arith.truncf", "float", "float", False, ("fastmath", "roundingmode"))
 sitofp = _cast_op("arith.sitofp", "int", "float", None)
 uitofp = _cast_op("arith.uitofp", "int", "float", None)
 fptosi = _cast_op("arith.fptosi", "float", "int", None)
@@ -496,20 +510,25 @@ def bitcast(out, in_, *, loc=None, ip=None) -> Value:
     return emit("arith.bitcast", [a], [t], "")[0]
 
 
-def cmpi(predicate, lhs, rhs, *, loc=None, ip=None) -> Value:
+def cmpi(predicate, lhs, rhs, *, results=None, loc=None, ip=None) -> Value:
     a, b = operand(lhs), operand(rhs)
     t = _same_types("arith.cmpi", [a, b])
     check_kind("arith.cmpi", t, "int")
     p = CmpIPredicate(int(predicate))
+    check_results("arith.cmpi", results, [_bool_like(t)], user_location(2))
     return emit("arith.cmpi", [a, b], [_bool_like(t)], f"predicate = {int(p)} : i64")[0]
 
 
-def cmpf(predicate, lhs, rhs, *, loc=None, ip=None) -> Value:
+def cmpf(predicate, lhs, rhs, *, fastmath=None, results=None, loc=None, ip=None) -> Value:
+    where = user_location(2)
     a, b = operand(lhs), operand(rhs)
     t = _same_types("arith.cmpf", [a, b])
     check_kind("arith.cmpf", t, "float")
     p = CmpFPredicate(int(predicate))
-    return emit("arith.cmpf", [a, b], [_bool_like(t)], f"predicate = {int(p)} : i64")[0]
+    check_results("arith.cmpf", results, [_bool_like(t)], where)
+    flags = fastmath_property("arith.cmpf", fastmath, where)
+    return emit("arith.cmpf", [a, b], [_bool_like(t)], f"predicate = {int(p)} : i64" + (", " + flags if flags
+                                                                                           else ""))[0]
 
 
 def _bool_like(t: Type) -> Type:
@@ -517,11 +536,12 @@ def _bool_like(t: Type) -> Type:
     return Type(f"vector<{m.group(1)}i1>") if m else Type("i1")
 
 
-def select(condition, true_value, false_value, *, loc=None, ip=None) -> Value:
+def select(condition, true_value, false_value, *, results=None, loc=None, ip=None) -> Value:
     c, a, b = operand(condition), operand(true_value), operand(false_value)
     t = _same_types("arith.select", [a, b])
     if c.type != Type("i1") and c.type != _bool_like(t):
         raise DSLTypeError(f"arith.select: the condition is i1, got {c.type}", user_location(2))
+    check_results("arith.select", results, [t], user_location(2))
     return emit("arith.select", [c, a, b], [t], "")[0]
 
 
@@ -613,11 +633,6 @@ def vector_broadcast(result, source, *, loc=None, ip=None) -> Value:
 
 # --- math ----------------------------------------------------------------------------------------------------------
 
-_FASTMATH = {None: None, False: None, True: "fast", "none": None, "fast": "fast", "afn": "afn",
-             "reassoc": "reassoc", "nnan": "nnan", "ninf": "ninf", "nsz": "nsz", "arcp": "arcp",
-             "contract": "contract"}
-
-
 def _math_op(name: str, kind: str = "float", arity: int = 1):
     def op(*args, fastmath=None, loc=None, ip=None):
         where = user_location(2)
@@ -626,11 +641,7 @@ def _math_op(name: str, kind: str = "float", arity: int = 1):
         vs = [operand(a, f"{name}'s operand") for a in args]
         t = _same_types(name, vs)
         _check_kind(name, t, kind)
-        flag = _FASTMATH.get(getattr(fastmath, "name", fastmath), "?")
-        if flag == "?":
-            raise DSLValueError(f"{name}: fastmath is one of {sorted(k for k in _FASTMATH if isinstance(k, str))} "
-                                f"or a bool, got {fastmath!r}", where)
-        props = f"fastmath = #arith.fastmath<{flag}>" if (flag and kind == "float") else ""
+        props = fastmath_property(name, fastmath, where) if kind == "float" else ""
         return emit(name, vs, [t], props)[0]
 
     op.__name__ = name.split(".")[1]
