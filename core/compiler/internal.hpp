@@ -49,6 +49,16 @@ class Stopwatch {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// A function the module calls and declares without defining it (the frontend's cute.extern): the module attribute
+// `ww.externs` lists them, each with the LLVM bitcode file that defines it, if one was given.
+struct ExternFunction {
+  std::string symbol;
+  std::string bitcode;  // path of the file defining it; empty when none was given
+  std::string file;     // where the kernel first calls it (the user's line), for the diagnostics; empty if unknown
+  int line = 0;
+  int col = 0;
+};
+
 // --- fatal_error.cpp ---------------------------------------------------------------------------------------------
 // Runs `fn`, which must not throw. If LLVM reports a fatal error inside it, control comes back here (by longjmp:
 // whatever `fn` had allocated is leaked, its objects must not be used again), `*reason` gets LLVM's message and the
@@ -58,9 +68,11 @@ bool run_guarded(const std::function<void()>& fn, std::string* reason);
 // --- mlir_pipeline.cpp (the only translation unit with MLIR headers) ---------------------------------------------
 // Parse, verify, lower to the LLVM dialect and translate into `llvm_ctx`. On failure returns null and fills
 // `failure`. `stage` is kept current so that a fatal error can be attributed.
+// The module's `ww.externs` attribute is taken off before lowering and returned in `externs`.
 std::unique_ptr<llvm::Module> lower_to_llvm_ir(std::string_view mlir_text, const CompileOptions& options,
                                                llvm::LLVMContext& llvm_ctx, CompileResult& result,
-                                               Failure& failure, Stage& stage);
+                                               std::vector<ExternFunction>& externs, Failure& failure,
+                                               Stage& stage);
 // After a fatal error the MLIR context may be inconsistent: drop it (leaked, never destroyed) and make a new one.
 void abandon_mlir_context();
 
@@ -71,6 +83,13 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
                   CompileResult& result, std::string& ptx, Failure& failure, Stage& stage);
 // After a fatal error inside LLVM the cached TargetMachines' state is unknown: drop (leak) them.
 void abandon_target_machines();
+
+// --- extern_bitcode.cpp (LLVM only) ------------------------------------------------------------------------------
+// Links the bitcode files that define `externs` into `module` before it is optimised: only what the module uses,
+// made internal to it (unused library functions disappear, the used ones may be inlined). Afterwards every extern
+// must be defined, with the type the module declared. False + `failure` (naming the file or the symbol, at the
+// kernel's first call of it) otherwise.
+bool link_extern_bitcode(llvm::Module& module, const std::vector<ExternFunction>& externs, Failure& failure);
 
 // --- convergence.cpp (LLVM only) ---------------------------------------------------------------------------------
 // Marks every defined function, every inline-asm call and every call to a non-intrinsic convergent (see the file).

@@ -418,10 +418,60 @@ void abandon_mlir_context() {
 }
 
 constexpr const char* kCubinToolAttribute = "ww.cubin_tool";
+constexpr const char* kExternsAttribute = "ww.externs";
+
+namespace {
+
+// `ww.externs = [{symbol = "f", bitcode = "/path/lib.bc", sha256 = "..."}, ...]`: the functions the module declares
+// for the frontend's cute.extern, and the files defining them (sha256 is there for the module text, which keys the
+// compile cache, to change with the file's contents; the linker reads the file itself). Each gets the location of
+// its first call, so that what the linker finds wrong is reported at the user's line.
+bool take_externs(mlir::ModuleOp module, std::vector<ExternFunction>& externs, std::vector<Diagnostic>& errors) {
+  mlir::Attribute attr = module->getAttr(kExternsAttribute);
+  if (!attr) return true;
+  module->removeAttr(kExternsAttribute);
+  auto list = mlir::dyn_cast<mlir::ArrayAttr>(attr);
+  auto malformed = [&] {
+    errors.push_back(error_diag(std::string("the module attribute ") + kExternsAttribute +
+                                " must be an array of {symbol = \"...\", bitcode = \"...\"} dictionaries"));
+    return false;
+  };
+  if (!list) return malformed();
+  llvm::StringMap<size_t> index;
+  for (mlir::Attribute entry : list) {
+    auto dict = mlir::dyn_cast<mlir::DictionaryAttr>(entry);
+    auto symbol = dict ? dict.getAs<mlir::StringAttr>("symbol") : nullptr;
+    if (!symbol) return malformed();
+    ExternFunction fn;
+    fn.symbol = symbol.getValue().str();
+    if (mlir::Attribute bc = dict.get("bitcode")) {
+      auto path = mlir::dyn_cast<mlir::StringAttr>(bc);
+      if (!path) return malformed();
+      fn.bitcode = path.getValue().str();
+    }
+    index[fn.symbol] = externs.size();
+    externs.push_back(std::move(fn));
+  }
+  module.walk([&](mlir::LLVM::CallOp call) {
+    std::optional<llvm::StringRef> callee = call.getCallee();
+    if (!callee) return;
+    auto it = index.find(*callee);
+    if (it == index.end() || !externs[it->second].file.empty()) return;
+    Diagnostic where;
+    locate(where, call.getLoc());
+    externs[it->second].file = where.file;
+    externs[it->second].line = where.line;
+    externs[it->second].col = where.col;
+  });
+  return true;
+}
+
+}  // namespace
 
 std::unique_ptr<llvm::Module> lower_to_llvm_ir(std::string_view mlir_text, const CompileOptions& options,
                                                llvm::LLVMContext& llvm_ctx, CompileResult& result,
-                                               Failure& failure, Stage& stage) {
+                                               std::vector<ExternFunction>& externs, Failure& failure,
+                                               Stage& stage) {
   Stopwatch watch;
   MlirState& s = state();
   mlir::MLIRContext& ctx = s.context();
@@ -451,6 +501,7 @@ std::unique_ptr<llvm::Module> lower_to_llvm_ir(std::string_view mlir_text, const
     result.requested_cubin_tool = name.getValue().str();
     (*module)->removeAttr(kCubinToolAttribute);
   }
+  if (!take_externs(*module, externs, diags.errors)) return fail(Stage::parse);
   stage = Stage::verify;
   if (mlir::failed(mlir::verify(*module))) return fail(Stage::verify);
   result.timings.parse_ms = watch.lap_ms();

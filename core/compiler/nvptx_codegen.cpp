@@ -204,13 +204,18 @@ bool generate_ptx(std::string_view mlir_text, const Target& target, const Compil
     return false;
   };
 
-  std::unique_ptr<llvm::Module> module = lower_to_llvm_ir(mlir_text, options, context, result, failure, stage);
+  std::vector<ExternFunction> externs;
+  std::unique_ptr<llvm::Module> module =
+      lower_to_llvm_ir(mlir_text, options, context, result, externs, failure, stage);
   if (!module) return false;
 
   Stopwatch watch;
   stage = Stage::llvm;
   module->setTargetTriple(machine->getTargetTriple());
   module->setDataLayout(machine->createDataLayout());
+  // Before anything looks at the module: the library's functions are then optimised with the kernels'.
+  if (!externs.empty() && !link_extern_bitcode(*module, externs, failure)) return false;
+  if (diags.error_count) return fail(Stage::llvm, {});
   std::string broken;
   llvm::raw_string_ostream broken_os(broken);
   if (llvm::verifyModule(*module, &broken_os)) return fail(Stage::llvm, "invalid LLVM IR: " + broken);

@@ -47,7 +47,7 @@ class BaseDSL:
         return arch_enum()
 
 
-_SUBMODULES = ("arch", "ast_preprocessor", "compiler", "dsl", "enums", "typing", "runtime", "tvm_ffi_builder")
+_SUBMODULES = ("arch", "ast_preprocessor", "compiler", "dsl", "enums", "ffi", "typing", "runtime", "tvm_ffi_builder")
 
 
 def __getattr__(name):

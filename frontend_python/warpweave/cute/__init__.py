@@ -20,6 +20,7 @@ from .._dsl.values.tensor import (  # noqa: F401
     make_fragment_like, make_identity_tensor, make_rmem_tensor, make_tensor, recast_ptr, size_in_bytes, zeros_like,
 )
 from .._dsl.device.arch import print_tensor, printf  # noqa: F401
+from .._dsl.device.extern_call import cute_extern as extern  # noqa: F401
 from .._dsl.values.tensor import (  # noqa: F401
     local_partition, make_rmem_tensor_like, recast_tensor, where,
 )
@@ -76,5 +77,5 @@ __all__ = list(_layout_all) + [
     "runtime", "testing", "dice", "leading_dim", "append_ones", "prepend_ones", "make_ptr", "all_", "any_", "Shape", "Coord", "IntTuple", "Stride", "Tile", "EnableAssertions", "EnableTVMFFI", "GenerateLineInfo",
     "GPUArch", "KeepCUBIN", "KeepPTX", "KeepSASS", "OptLevel", "PtxasOptions", "AddressSpace", "sym_int", "sym_int32", "sym_int64", "local_partition",
     "make_rmem_tensor_like", "print_tensor", "recast_tensor", "where", "ReductionOp", "assume", "make_layout_image_mask",
-    "math", "NumericMeta", "as_numeric", "XTuple", "Tiler", "FastDivmodDivisor", "fast_divmod_create_divisor"] + list(_numeric_exports) + _TOP_LEVEL_MATH
+    "math", "NumericMeta", "as_numeric", "extern", "XTuple", "Tiler", "FastDivmodDivisor", "fast_divmod_create_divisor"] + list(_numeric_exports) + _TOP_LEVEL_MATH
 

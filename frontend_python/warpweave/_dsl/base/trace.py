@@ -59,6 +59,8 @@ class TraceState:
     name_prefix: str = ""   # the traced @jit function's set_name_prefix: its kernels' names begin with it
     globals_count: int = 0
     has_vprintf: bool = False
+    # extern functions declared in the module (device/extern_call.py): symbol -> its signature and bitcode file
+    externs: dict = field(default_factory=dict)
     declared_dynamic_smem: bool = False
     next_host_symbol: int = 1
     kernel_params: dict = field(default_factory=dict)  # kernel name -> its parameters

@@ -18,12 +18,19 @@ def note_reached(decorated) -> None:
         _recording.functions.add(decorated)
 
 
+def note_file(path: str) -> None:
+    """Called when a trace reads a file other than Python source (an extern's bitcode): an edit of it is a miss."""
+    if _recording is not None:
+        _recording.data_files.add(path)
+
+
 class Recording:
     """The source files of the Python code a trace runs, and the decorated functions it reaches."""
 
     def __init__(self):
         self.codes: set = set()
         self.functions: set = set()
+        self.data_files: set = set()
         self.tool = None
         self.problem = None
 
@@ -66,6 +73,7 @@ class Recording:
 
     def files(self) -> list:
         paths = {c.co_filename for c in self.codes} | {f.fn.__code__.co_filename for f in self.functions}
+        paths |= self.data_files
         out = []
         for p in sorted(paths):
             if p.startswith("<"):
