@@ -100,8 +100,9 @@ def compile_in_fresh_process(tmp_path, name: str, program: str, *archs: str):
     return script, json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def kernel_ptx(body, arch="sm_80"):
-    """The PTX of a one-warp kernel whose body is body(x), x a tensor of 16 Int32, compiled for `arch`."""
+def compile_body(body, arch="sm_80", dtype="int32", n=16):
+    """The compiled function of a one-warp kernel whose body is body(x), x a tensor of n elements of the numpy
+    dtype, for `arch`."""
     import numpy as np
     import warpweave.cute as cute
     from warpweave.cute.runtime import from_dlpack
@@ -115,4 +116,9 @@ def kernel_ptx(body, arch="sm_80"):
         k(x).launch(grid=[1, 1, 1], block=[32, 1, 1])
 
     with target(arch):
-        return cute.compile(h, from_dlpack(np.zeros(16, np.int32))).info["ptx"]
+        return cute.compile(h, from_dlpack(np.zeros(n, dtype)))
+
+
+def kernel_ptx(body, arch="sm_80"):
+    """The PTX of a one-warp kernel whose body is body(x), x a tensor of 16 Int32, compiled for `arch`."""
+    return compile_body(body, arch).info["ptx"]

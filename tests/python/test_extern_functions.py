@@ -15,7 +15,7 @@ from warpweave.base_dsl.ffi import BitCode, extern, mangle
 from warpweave.cute.runtime import from_dlpack
 from warpweave._dsl.base.errors import DSLError
 
-from dsl_helpers import fresh_compilations, line_in, requires_gpu, target  # noqa: F401
+from dsl_helpers import compile_body, fresh_compilations, line_in, requires_gpu  # noqa: F401
 
 HERE = os.path.abspath(__file__)
 
@@ -59,16 +59,7 @@ def bitcode(tmp_path, text=LIBRARY, name="lib.bc"):
 
 def compile_kernel(body, n=32):
     """The compiled function of a one-warp kernel body(x) over a Float32 tensor of n elements, for sm_80."""
-    @cute.kernel
-    def k(x: cute.Tensor):
-        body(x)
-
-    @cute.jit
-    def h(x: cute.Tensor):
-        k(x).launch(grid=[1, 1, 1], block=[32, 1, 1])
-
-    with target("sm_80"):
-        return cute.compile(h, from_dlpack(np.zeros(n, np.float32)))
+    return compile_body(body, "sm_80", np.float32, n)
 
 
 def test_extern_from_bitcode_is_linked_and_inlined(tmp_path, fresh_compilations):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ..base import trace
 from ..base import ir_values
 from ..base.errors import DSLTypeError, DSLValueError, DSLNotImplementedError, user_location
+from ..base.ir_ops import mlir_string
 from ..tracing import reach_recording
 from ..values.numeric import (Boolean, BFloat16, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric,
                               TFloat32, Uint8, Uint16, Uint32, Uint64)
@@ -195,19 +196,11 @@ def _set_module_attribute(st) -> None:
     # The digests are in the module text, which keys the compile cache: a changed library is compiled again.
     items = []
     for symbol, e in st.externs.items():
-        fields = [f"symbol = {ir_string(symbol)}"]
+        fields = [f"symbol = {mlir_string(symbol)}"]
         if e["bitcode"]:
-            fields += [f"bitcode = {ir_string(e['bitcode'])}", f"sha256 = {ir_string(e['sha256'])}"]
+            fields += [f"bitcode = {mlir_string(e['bitcode'])}", f"sha256 = {mlir_string(e['sha256'])}"]
         items.append("{" + ", ".join(fields) + "}")
     st.builder.set_module_attribute("ww.externs", "[" + ", ".join(items) + "]")
-
-
-def ir_string(s: str) -> str:
-    out = []
-    for ch in s.encode("utf-8"):
-        c = chr(ch)
-        out.append(c if 0x20 <= ch < 0x7F and c not in '"\\' else f"\\{ch:02X}")
-    return '"' + "".join(out) + '"'
 
 
 # --- matching a call to a signature ---------------------------------------------------------------------------
